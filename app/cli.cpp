@@ -1,0 +1,168 @@
+#include "cli.hpp"
+
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+#include "articles.hpp"
+#include "engine.hpp"
+#include "presets.hpp"
+#include "report.hpp"
+#include "serialize.hpp"
+
+namespace attn::cli {
+
+std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostream& err, int& exit_code) {
+    Options o;
+    CLI::App app{"Attention Lab: transformer self-attention, every step computed and shown.\n"
+                 "With no command, opens the window on a preset."};
+    app.add_flag("--list-presets", o.list_presets, "print every preset name, one per line");
+    app.add_flag("--print", o.print, "print the trace as labelled tables");
+    app.add_flag("--check-articles", o.check_articles,
+                 "compare every number the articles print with the computed one (MATCH / MISMATCH)");
+    app.add_option("--export-json", o.export_json, "write the trace as JSON to this file");
+    app.add_option("--preset", o.preset, "open this preset (see --list-presets)");
+    app.add_option("--scenario", o.scenario_file, "open this scenario JSON file");
+    app.add_option("--screenshot", o.screenshot, "render the window, write this PNG and exit");
+    std::string size;
+    app.add_option("--size", size, "window size WxH for the window and --screenshot (default 1600x1000)");
+    app.add_option("--mask", o.mask, "none|causal|padding|window|custom");
+    app.add_option("--window", o.window, "sliding window size (with --mask window)")->check(CLI::PositiveNumber);
+    app.add_option("--heads", o.heads, "number of heads (must divide d_model)")->check(CLI::PositiveNumber);
+    app.add_option("--pe", o.positional, "positional encoding: none|sinusoidal|learned|rope|alibi");
+    app.add_option("--softmax", o.softmax, "stable|naive");
+    app.add_option("--scale", o.scale, "divide scores by sqrt(d_k): true|false");
+    app.add_option("--masked-fill", o.masked_fill, "value written into masked cells (default -inf)");
+    app.add_option("--seed", o.seed, "seed of the generated weights");
+    app.add_option("--text", o.text, "replace the tokens with this sentence");
+    app.add_flag("--block", o.block, "add the rest of the block: residual, LayerNorm, feed-forward");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        exit_code = app.exit(e, out, err);
+        return std::nullopt;
+    }
+    if (!size.empty()) {
+        int w = 0, h = 0;
+        char x = 0;
+        if (std::sscanf(size.c_str(), "%d%c%d", &w, &x, &h) != 3 || (x != 'x' && x != 'X') || w < 64 || h < 64 ||
+            w > 16384 || h > 16384) {
+            err << "--size " << size << ": expected WIDTHxHEIGHT, e.g. 1600x1000 (64 to 16384 each)\n";
+            exit_code = 2;
+            return std::nullopt;
+        }
+        o.width = w;
+        o.height = h;
+    }
+    if (!o.preset.empty() && !o.scenario_file.empty()) {
+        err << "give either --preset or --scenario, not both\n";
+        exit_code = 2;
+        return std::nullopt;
+    }
+    return o;
+}
+
+bool apply_toggles(const Options& o, Scenario& s, std::ostream& err) {
+    if (o.mask) {
+        auto m = mask_from_string(*o.mask);
+        if (!m) {
+            err << "--mask " << *o.mask << ": expected none, causal, padding, window or custom\n";
+            return false;
+        }
+        s.mask = *m;
+    }
+    if (o.window) s.window = *o.window;
+    if (o.heads) s.heads = *o.heads;
+    if (o.positional) {
+        auto p = positional_from_string(*o.positional);
+        if (!p) {
+            err << "--pe " << *o.positional << ": expected none, sinusoidal, learned, rope or alibi\n";
+            return false;
+        }
+        s.positional = *p;
+    }
+    if (o.softmax) {
+        auto k = softmax_from_string(*o.softmax);
+        if (!k) {
+            err << "--softmax " << *o.softmax << ": expected stable or naive\n";
+            return false;
+        }
+        s.softmax = *k;
+    }
+    if (o.scale) s.scale = *o.scale;
+    if (o.masked_fill) s.masked_fill = *o.masked_fill;
+    if (o.seed) s.seed = *o.seed;
+    if (o.text) {
+        if (s.input == InputMode::Direct) {
+            err << "--text: this scenario gives Q, K, V directly and has no tokens to replace\n";
+            return false;
+        }
+        s.target.tokens = tokenize(*o.text);
+        s.target.embeddings.resize(0, 0);
+        s.target.padding.clear();
+        if (s.mask == MaskKind::Custom) s.custom_mask.resize(0, 0);
+    }
+    if (o.block) s.block.residual = s.block.layer_norm = s.block.feed_forward = true;
+    if (s.mask == MaskKind::Custom && s.custom_mask.size() == 0) {
+        // A custom mask with no cells painted yet starts from everything visible.
+        const Trace shape_only = run([&] { Scenario t = s; t.mask = MaskKind::None; return t; }());
+        if (shape_only.ok) s.custom_mask = MaskMatrix::Constant(shape_only.n_queries, shape_only.n_keys, true);
+    }
+    return true;
+}
+
+std::optional<Scenario> load_scenario(const Options& o, std::ostream& err) {
+    Scenario s;
+    if (!o.scenario_file.empty()) {
+        ScenarioLoad load = load_scenario_file(o.scenario_file);
+        for (auto& e : load.errors) err << e << "\n";
+        if (!load.scenario) return std::nullopt;
+        s = std::move(*load.scenario);
+    } else {
+        const std::string name = o.preset.empty() ? default_preset_name() : o.preset;
+        const Preset* p = find_preset(name);
+        if (!p) {
+            err << "unknown preset '" << name << "' (attnlab --list-presets lists them)\n";
+            return std::nullopt;
+        }
+        s = p->scenario;
+    }
+    if (!apply_toggles(o, s, err)) return std::nullopt;
+    return s;
+}
+
+bool wants_window(const Options& o) {
+    return !o.list_presets && !o.print && !o.check_articles && o.export_json.empty();
+}
+
+int run_headless(const Options& o, std::ostream& out, std::ostream& err) {
+    if (o.list_presets) {
+        for (const Preset& p : presets()) out << p.name << "\n";
+        return 0;
+    }
+    if (o.check_articles) {
+        auto verdicts = check_articles();
+        out << format_verdicts(verdicts);
+        return 0;  // a mismatch is the article's, not a failure of the run
+    }
+    auto scenario = load_scenario(o, err);
+    if (!scenario) return 2;
+    const Trace trace = run(*scenario);
+    if (!trace.ok) {
+        const std::string where = o.scenario_file.empty() ? "preset " + (o.preset.empty() ? std::string(default_preset_name()) : o.preset)
+                                                          : o.scenario_file;
+        for (auto& e : trace.errors) err << where << ": " << e << "\n";
+        return 3;
+    }
+    if (o.print) out << format_trace(trace);
+    if (!o.export_json.empty()) {
+        std::string error;
+        if (!write_file_atomic(o.export_json, trace_to_json(trace).dump(1) + "\n", &error)) {
+            err << error << "\n";
+            return 4;
+        }
+    }
+    return 0;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,56 @@
+#pragma once
+// The command line: flags, the headless commands (no display needed) and the toggles
+// that can be applied to any scenario before it is printed, exported or shown.
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenario.hpp"
+
+namespace attn::cli {
+
+struct Options {
+    // Headless commands.
+    bool list_presets = false;
+    bool print = false;
+    bool check_articles = false;
+    std::string export_json;          // write the trace here
+
+    // What to open.
+    std::string preset;               // a preset name
+    std::string scenario_file;        // or a scenario JSON file
+
+    // Window.
+    std::string screenshot;           // render one frame set and write a PNG, then exit
+    int width = 1600, height = 1000;
+
+    // Toggles applied on top of the scenario.
+    std::optional<std::string> mask;        // none|causal|padding|window|custom
+    std::optional<int> window;
+    std::optional<int> heads;
+    std::optional<std::string> positional;  // none|sinusoidal|learned|rope|alibi
+    std::optional<std::string> softmax;     // stable|naive
+    std::optional<bool> scale;
+    std::optional<float> masked_fill;
+    std::optional<std::uint64_t> seed;
+    std::optional<std::string> text;        // replaces the tokens with this sentence
+    bool block = false;                     // residual + LayerNorm + FFN on
+};
+
+// Parses argv. On --help or a bad flag, returns nullopt and sets exit_code
+// (0 for --help) after writing the message to out/err.
+std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostream& err,
+                             int& exit_code);
+
+// Loads the scenario the options name (preset, file, or the default preset) and applies
+// the toggles. nullopt with a message in err when it cannot.
+std::optional<Scenario> load_scenario(const Options& options, std::ostream& err);
+// Applies the toggles; false with a message in err for a value that does not fit.
+bool apply_toggles(const Options& options, Scenario& scenario, std::ostream& err);
+
+bool wants_window(const Options& options);
+// Runs the headless commands. Returns the process exit code.
+int run_headless(const Options& options, std::ostream& out, std::ostream& err);
+
+}  // namespace attn::cli

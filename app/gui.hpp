@@ -1,0 +1,12 @@
+#pragma once
+#include "cli.hpp"
+#include "scenario.hpp"
+
+namespace attn::gui {
+
+// Opens the window on the scenario and runs until it is closed; with
+// options.screenshot set, renders a few frames, writes the PNG and returns.
+// Returns the process exit code (non-zero when no window or GL context could be made).
+int run(const cli::Options& options, Scenario scenario);
+
+}  // namespace attn::gui

@@ -1,0 +1,62 @@
+#include "positional.hpp"
+
+#include <cmath>
+
+#include "random.hpp"
+
+namespace attn {
+
+Matrix sinusoidal_encoding(int n, int d_model) {
+    Matrix pe(n, d_model);
+    for (int p = 0; p < n; ++p) {
+        for (int j = 0; j < d_model; ++j) {
+            const int two_i = j - (j % 2);  // dimensions 2i and 2i+1 share one frequency
+            const double angle = p / std::pow(10000.0, static_cast<double>(two_i) / d_model);
+            pe(p, j) = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+        }
+    }
+    return pe;
+}
+
+Matrix learned_encoding(int n, int d_model, std::uint64_t seed) {
+    // One stream per position, so growing the sequence never changes earlier rows.
+    Matrix pe(n, d_model);
+    for (int p = 0; p < n; ++p) pe.row(p) = normal_matrix(1, d_model, seed * 1000003ull + 0x1ea4edull + p, 0.5f);
+    return pe;
+}
+
+Matrix additive_encoding(PositionalEncoding kind, int n, int d_model, std::uint64_t seed) {
+    switch (kind) {
+        case PositionalEncoding::Sinusoidal: return sinusoidal_encoding(n, d_model);
+        case PositionalEncoding::Learned: return learned_encoding(n, d_model, seed);
+        default: return Matrix::Zero(n, d_model);
+    }
+}
+
+Matrix apply_rotary(const Matrix& m) {
+    Matrix out = m;
+    const int d = static_cast<int>(m.cols());
+    for (int p = 0; p < m.rows(); ++p) {
+        for (int two_i = 0; two_i + 1 < d; two_i += 2) {
+            const double angle = p * std::pow(10000.0, -static_cast<double>(two_i) / d);
+            const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+            const float x0 = m(p, two_i), x1 = m(p, two_i + 1);
+            out(p, two_i) = x0 * c - x1 * s;
+            out(p, two_i + 1) = x0 * s + x1 * c;
+        }
+    }
+    return out;
+}
+
+float alibi_slope(int head, int heads) {
+    return std::pow(2.0f, -8.0f * static_cast<float>(head + 1) / static_cast<float>(heads));
+}
+
+Matrix alibi_bias(int n_queries, int n_keys, float slope) {
+    Matrix bias(n_queries, n_keys);
+    for (int i = 0; i < n_queries; ++i)
+        for (int j = 0; j < n_keys; ++j) bias(i, j) = -slope * static_cast<float>(std::abs(i - j));
+    return bias;
+}
+
+}  // namespace attn

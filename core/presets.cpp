@@ -1,0 +1,297 @@
+// The presets. The article presets carry the numbers the article prints, as printed:
+// where the printed arithmetic is wrong the engine still computes the truth, and the
+// explanation says where the article went astray.
+//
+// [SECTION] Builders
+// [SECTION] The articles' worked examples
+// [SECTION] Sentences the articles use
+// [SECTION] Demonstrations
+#include "presets.hpp"
+
+#include <cmath>
+
+#include "random.hpp"
+
+namespace attn {
+
+namespace {
+
+// [SECTION] Builders
+
+Matrix rows(std::initializer_list<std::initializer_list<float>> values) {
+    Matrix m(static_cast<Eigen::Index>(values.size()), static_cast<Eigen::Index>(values.begin()->size()));
+    Eigen::Index i = 0;
+    for (auto& row : values) {
+        Eigen::Index j = 0;
+        for (float v : row) m(i, j++) = v;
+        ++i;
+    }
+    return m;
+}
+
+Scenario sentence(const std::string& name, const std::string& text, int d_model, int heads,
+                  PositionalEncoding pe = PositionalEncoding::Sinusoidal) {
+    Scenario s;
+    s.name = name;
+    s.target.tokens = tokenize(text);
+    s.d_model = d_model;
+    s.heads = heads;
+    s.positional = pe;
+    return s;
+}
+
+const char* kArticle003 = "Transformers and Attention Mechanisms: Unveiling the Math Behind Modern NLP Models (R. Shaikh)";
+const char* kArticle000 = "The Transformer Breakdown: A Deep Dive into Self-Attention, Key-Value Pairs, and Positional Encoding";
+const char* kArticle002 = "Transformer Architecture: the math behind attention (Codeayan)";
+const char* kArticle004 = "Understanding Transformer Networks and the Self-Attention Mechanism (Ghaznix)";
+
+// [SECTION] The articles' worked examples
+
+Preset three_token_example() {
+    Preset p;
+    p.name = "dot-product-3-tokens";
+    p.title = "3 tokens, d_k = 2: the worked example";
+    p.article = kArticle003;
+    p.description =
+        "Q, K and V given directly for 3 tokens with d_k = 2, as in the article's sections 1 "
+        "(dot-product attention) and 2 (self-attention matrix calculations). The article prints "
+        "the scores, the scaled scores, the weights and the output of row 1.";
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.input = InputMode::Direct;
+    s.q = rows({{1, 0}, {0, 1}, {1, 1}});
+    s.k = rows({{1, 1}, {1, 0}, {0, 1}});
+    s.v = rows({{10, 0}, {0, 10}, {5, 5}});
+    s.direct_query_labels = s.direct_key_labels = {"token 1", "token 2", "token 3"};
+
+    const double r = 1.0 / std::sqrt(2.0);
+    const std::string softmax_truth =
+        "softmax(0.7071, 0.7071, 0): e^0.7071 = 2.0281, e^0 = 1, sum = 2.0281 + 2.0281 + 1 = 5.0562, "
+        "so the weights are 2.0281/5.0562 = 0.4011, 0.4011 and 1/5.0562 = 0.1978.";
+    const std::string output_truth =
+        "Row 1 of the output is 0.4011·[10, 0] + 0.4011·[0, 10] + 0.1978·[5, 5] = [4.011 + 0.989, 4.011 + 0.989] "
+        "= [5.0, 5.0]. Both components are equal because the first two weights are equal and V's third row is "
+        "[5, 5]; in fact 10·w₁ + 5·w₃ = 5·(2w₁ + w₃) = 5 for any weights with w₁ = w₂ that sum to 1.";
+    p.printed = {
+        {"§1 scores Q₁·Kᵀ, row 1", "head0.scores", 0, 0, {1, 1, 0}, 0, ""},
+        {"§1 scaled scores, row 1 (1/√2, 1/√2, 0)", "head0.scaled_scores", 0, 0, {r, r, 0}, 6, ""},
+        {"§1 attention weights, row 1", "head0.weights", 0, 0, {0.42, 0.42, 0.16}, 2,
+         "The printed [0.42, 0.42, 0.16] is not the softmax of the scaled scores. " + softmax_truth},
+        {"§1 output, row 1", "head0.output", 0, 0, {5.3, 4.2}, 1,
+         "The printed [5.3, 4.2] does not follow even from the printed weights: 0.42·10 + 0.42·0 + 0.16·5 = 5.0 and "
+         "0.42·0 + 0.42·10 + 0.16·5 = 5.0. " + output_truth},
+        {"§2 scores QKᵀ, row 1", "head0.scores", 0, 0, {1, 1, 0}, 0, ""},
+        {"§2 scores QKᵀ, row 2", "head0.scores", 1, 0, {1, 0, 1}, 0, ""},
+        {"§2 scores QKᵀ, row 3", "head0.scores", 2, 0, {2, 1, 1}, 0, ""},
+        {"§2 scaled scores, row 1", "head0.scaled_scores", 0, 0, {r, r, 0}, 6, ""},
+        {"§2 scaled scores, row 2", "head0.scaled_scores", 1, 0, {r, 0, r}, 6, ""},
+        {"§2 scaled scores, row 3", "head0.scaled_scores", 2, 0, {2 * r, r, r}, 6, ""},
+        {"§2 attention weights, row 1 (to one decimal)", "head0.weights", 0, 0, {0.4, 0.4, 0.2}, 1, ""},
+        {"§2 output, row 1", "head0.output", 0, 0, {5, 4}, 0,
+         "The second component is 0.4·0 + 0.4·10 + 0.2·5 = 4 + 1 = 5, not 4: the printed value drops the third "
+         "token's contribution 0.2·5 = 1. " + output_truth},
+    };
+    return p;
+}
+
+Preset positional_encoding_example() {
+    Preset p;
+    p.name = "positional-encoding-d4";
+    p.title = "Sinusoidal encoding, d_model = 4, positions 0 and 1";
+    p.article = kArticle003;
+    p.description =
+        "The article's section 3: PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(same), for "
+        "pos = 0 and 1 with d_model = 4. The embeddings are zero so that X + PE shows the encoding alone.";
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.target.tokens = {"pos 0", "pos 1"};
+    s.target.embeddings = Matrix::Zero(2, 4);
+    s.d_model = 4;
+    s.heads = 1;
+    s.positional = PositionalEncoding::Sinusoidal;
+    p.printed = {
+        {"PE(0, ·) = sin 0, cos 0, sin 0, cos 0", "pe", 0, 0, {0, 1, 0, 1}, 3, ""},
+        {"PE(1, 0) = sin 1, PE(1, 1) = cos 1", "pe", 1, 0, {0.841, 0.540}, 3, ""},
+        {"PE(1, 2) printed as sin(0.0001)", "pe", 1, 2, {0.0001}, 4,
+         "PE(1, 2) has i = 1, so its angle is 1 / 10000^(2·1/4) = 1 / 10000^0.5 = 1/100, and PE(1, 2) = sin(0.01) "
+         "= 0.0100. The printed sin(0.0001) takes 10000^(2·2/4) = 10000: it doubles the dimension index 2 instead "
+         "of the pair index i = 1. The article's own code makes the same slip: its loop variable i steps over the "
+         "dimensions 0, 2, … and is doubled again in 2*i/d_model."},
+        {"PE(1, 3) printed as cos(0.0001) ≈ 1.0000", "pe", 1, 3, {1.0}, 4,
+         "PE(1, 3) = cos(0.01) = 0.99995, which rounds to 1.0000 only by luck: the angle should be 0.01, not "
+         "0.0001 (see PE(1, 2))."},
+    };
+    return p;
+}
+
+Preset embedding_plus_pe_example() {
+    Preset p;
+    p.name = "embedding-plus-pe";
+    p.title = "Word embedding + positional encoding, d_model = 4";
+    p.article = kArticle003;
+    p.description =
+        "The article adds a positional encoding to the word embedding [0.5, 0.2, 0.3, 0.1]. Here the same word "
+        "stands at positions 0 and 1, so both true sums are on screen.";
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.target.tokens = {"word", "word"};
+    s.target.embeddings = rows({{0.5f, 0.2f, 0.3f, 0.1f}, {0.5f, 0.2f, 0.3f, 0.1f}});
+    s.d_model = 4;
+    s.heads = 1;
+    s.positional = PositionalEncoding::Sinusoidal;
+    const std::string why =
+        "The printed encoding [0.0, 1.0, 0.841, 0.540] is not the encoding of any position: its first half is "
+        "PE(0, 0..1) = [0, 1] and its second half is PE(1, 0..1) = [0.841, 0.540]. With d_model = 4 the encoding "
+        "of position 0 is [0, 1, 0, 1] and of position 1 is [0.841, 0.540, 0.010, 1.000].";
+    p.printed = {
+        {"positional encoding added (position 0)", "pe", 0, 0, {0.0, 1.0, 0.841, 0.540}, 3, why},
+        {"final input = embedding + PE (position 0)", "x_pe", 0, 0, {0.5, 1.2, 1.141, 0.640}, 3,
+         "The addition itself is right for the vector printed, but that vector is wrong. " + why +
+             " So the input at position 0 is [0.5, 1.2, 0.3, 1.1], and at position 1 it is [1.341, 0.740, 0.310, 1.100]."},
+    };
+    return p;
+}
+
+Preset numpy_example() {
+    Preset p;
+    p.name = "numpy-seed-42";
+    p.title = "NumPy example: np.random.seed(42), 4 tokens, d_k = 8";
+    p.article = kArticle004;
+    p.description =
+        "The article's NumPy code: np.random.seed(42), then Q, K, V = np.random.randn(1, 4, 8) each, for "
+        "\"I love deep learning\". The generator is replayed exactly (MT19937 and NumPy's polar Box–Muller), so "
+        "these are the matrices the article's code draws. The article prints only the output shape (1, 4, 8).";
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.input = InputMode::Direct;
+    NumpyLegacyRandom rng(42);
+    s.q = rng.randn(4, 8);
+    s.k = rng.randn(4, 8);
+    s.v = rng.randn(4, 8);
+    s.direct_query_labels = s.direct_key_labels = {"I", "love", "deep", "learning"};
+    return p;
+}
+
+// [SECTION] Sentences the articles use
+
+Preset sentence_preset(const std::string& name, const std::string& title, const std::string& text,
+                       const std::string& description, const char* article, int d_model, int heads,
+                       MaskKind mask = MaskKind::None) {
+    Preset p;
+    p.name = name;
+    p.title = title;
+    p.description = description;
+    p.article = article;
+    p.scenario = sentence(name, text, d_model, heads);
+    p.scenario.mask = mask;
+    return p;
+}
+
+// [SECTION] Demonstrations
+
+Preset cross_attention_preset() {
+    Preset p;
+    p.name = "cross-attention-translation";
+    p.title = "Cross-attention: \"le chat dort\" reads \"the cat sleeps\"";
+    p.article = kArticle002;
+    p.description =
+        "Queries come from the target sentence being generated, keys and values from the encoded source "
+        "sentence, as in an encoder–decoder translator.";
+    p.scenario = sentence(p.name, "le chat dort", 8, 2);
+    p.scenario.attention = AttentionKind::Cross;
+    p.scenario.source.tokens = tokenize("the cat sleeps");
+    return p;
+}
+
+Preset overflow_preset() {
+    Preset p;
+    p.name = "naive-softmax-overflow";
+    p.title = "Large scores: naive vs stable softmax";
+    p.description =
+        "Scores around 10⁴. exp(10⁴) is infinite in float32, so the naive softmax returns NaN; the stable "
+        "softmax subtracts each row's max first and is exact. Switch the softmax to compare.";
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.input = InputMode::Direct;
+    s.q = rows({{100, 100}, {1, 0}});
+    s.k = rows({{100, 100}, {99, 100}, {0, 1}});
+    s.v = rows({{1, 0}, {0, 1}, {1, 1}});
+    s.softmax = SoftmaxKind::Naive;
+    return p;
+}
+
+Preset long_preset() {
+    Preset p;
+    p.name = "long-64-tokens";
+    p.title = "64 tokens, d_model = 64, 8 heads";
+    p.description = "A longer text for exploring heads and masks at a size where the heatmaps become images.";
+    std::string text;
+    const char* sentences[] = {"The animal did not cross the road because it was tired .",
+                               "The bank of the river was muddy .", "The money was deposited in the bank .",
+                               "She gave her dog a bone .", "dog bites man .", "man bites dog ."};
+    std::vector<std::string> tokens;
+    for (int round = 0; static_cast<int>(tokens.size()) < 64; ++round)
+        for (const char* sentence_text : sentences)
+            for (auto& t : tokenize(sentence_text))
+                if (tokens.size() < 64) tokens.push_back(t);
+    p.scenario = sentence(p.name, "", 64, 8);
+    p.scenario.target.tokens = tokens;
+    p.scenario.mask = MaskKind::Causal;
+    return p;
+}
+
+std::vector<Preset> make_presets() {
+    std::vector<Preset> all;
+    all.push_back(three_token_example());
+    all.push_back(positional_encoding_example());
+    all.push_back(embedding_plus_pe_example());
+    all.push_back(numpy_example());
+    all.push_back(sentence_preset("animal-was-tired", "\"The animal did not cross the road because it was tired\"",
+                                  "The animal did not cross the road because it was tired",
+                                  "\"it\" refers to \"animal\": a model must connect distant words.", kArticle002, 8, 2));
+    all.push_back(sentence_preset("dog-bites-man", "\"dog bites man\"", "dog bites man",
+                                  "Same words as \"man bites dog\": only position encoding tells them apart.",
+                                  kArticle000, 8, 1));
+    all.push_back(sentence_preset("man-bites-dog", "\"man bites dog\"", "man bites dog",
+                                  "Same words as \"dog bites man\": only position encoding tells them apart.",
+                                  kArticle000, 8, 1));
+    all.push_back(sentence_preset("bank-of-the-river", "\"The bank of the river was muddy.\"",
+                                  "The bank of the river was muddy.",
+                                  "\"bank\" next to \"river\": context decides the meaning.", kArticle004, 8, 2));
+    all.push_back(sentence_preset("bank-deposit", "\"The money was deposited in the bank.\"",
+                                  "The money was deposited in the bank.",
+                                  "\"bank\" next to \"money\": context decides the meaning.", kArticle004, 8, 2));
+    all.push_back(sentence_preset("i-love-ai", "\"I love AI\"", "I love AI",
+                                  "Without position encoding, \"I love AI\" and \"AI love I\" give the same outputs, "
+                                  "only permuted.", kArticle003, 8, 1));
+    all.push_back(sentence_preset("ai-love-i", "\"AI love I\"", "AI love I",
+                                  "The words of \"I love AI\" in another order.", kArticle003, 8, 1));
+    all.push_back(sentence_preset("she-gave-her-dog-a-bone", "\"She gave her dog a bone\"", "She gave her dog a bone",
+                                  "Who does \"her\" refer to? Self-attention looks at the whole sentence.", kArticle003,
+                                  8, 2));
+    all.push_back(sentence_preset("i-love-deep-learning-causal", "\"I love deep learning\", causal mask",
+                                  "I love deep learning",
+                                  "A decoder's view: each token sees only itself and the tokens before it.",
+                                  kArticle004, 8, 2, MaskKind::Causal));
+    all.push_back(cross_attention_preset());
+    all.push_back(overflow_preset());
+    all.push_back(long_preset());
+    return all;
+}
+
+}  // namespace
+
+const std::vector<Preset>& presets() {
+    static const std::vector<Preset> all = make_presets();
+    return all;
+}
+
+const Preset* find_preset(const std::string& name) {
+    for (const Preset& p : presets())
+        if (p.name == name) return &p;
+    return nullptr;
+}
+
+const char* default_preset_name() { return "dot-product-3-tokens"; }
+
+}  // namespace attn

@@ -1,0 +1,133 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace attn {
+
+namespace {
+
+// Display width of UTF-8 text (counts code points, which is right for the labels used here).
+int display_width(const std::string& s) {
+    int w = 0;
+    for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+    return w;
+}
+
+std::string pad_left(const std::string& s, int width) {
+    return std::string(static_cast<size_t>(std::max(0, width - display_width(s))), ' ') + s;
+}
+
+std::string number(double x, int decimals) {
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+    return buf;
+}
+
+std::string list(const std::vector<double>& values, int decimals) {
+    std::string s = "[";
+    for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + number(values[i], decimals);
+    return s + "]";
+}
+
+}  // namespace
+
+std::string format_matrix(const std::string& title, const Matrix& m, const std::vector<std::string>& row_labels,
+                          const std::vector<std::string>& col_labels, int decimals) {
+    std::ostringstream out;
+    out << title << "  (" << m.rows() << "×" << m.cols() << ")\n";
+    int label_width = 0;
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        if (i < static_cast<Eigen::Index>(row_labels.size())) label_width = std::max(label_width, display_width(row_labels[i]));
+    int cell_width = 0;
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.cols(); ++j) cell_width = std::max(cell_width, display_width(number(m(i, j), decimals)));
+    for (Eigen::Index j = 0; j < m.cols(); ++j)
+        if (j < static_cast<Eigen::Index>(col_labels.size())) cell_width = std::max(cell_width, display_width(col_labels[j]));
+    if (!col_labels.empty()) {
+        out << std::string(static_cast<size_t>(label_width), ' ');
+        for (Eigen::Index j = 0; j < m.cols(); ++j)
+            out << "  " << pad_left(j < static_cast<Eigen::Index>(col_labels.size()) ? col_labels[j] : "", cell_width);
+        out << "\n";
+    }
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        out << pad_left(i < static_cast<Eigen::Index>(row_labels.size()) ? row_labels[i] : "", label_width);
+        for (Eigen::Index j = 0; j < m.cols(); ++j) out << "  " << pad_left(number(m(i, j), decimals), cell_width);
+        out << "\n";
+    }
+    return out.str();
+}
+
+std::string format_trace(const Trace& t, int decimals) {
+    std::ostringstream out;
+    if (!t.ok) {
+        for (auto& e : t.errors) out << "error: " << e << "\n";
+        return out.str();
+    }
+    out << "queries: " << t.n_queries << ", keys: " << t.n_keys << ", heads: " << t.heads << ", d_k = " << t.d_k
+        << ", d_v = " << t.d_v << ", scale = " << (t.scale == 1.0f ? std::string("1 (off)") : "1/√" + std::to_string(t.d_k))
+        << "\n\n";
+    const auto& qt = t.query_tokens;
+    const auto& kt = t.key_tokens;
+    auto columns = [](int n, const char* prefix) {
+        std::vector<std::string> c;
+        for (int i = 0; i < n; ++i) c.push_back(prefix + std::to_string(i));
+        return c;
+    };
+    if (t.x.size()) {
+        out << format_matrix("X (embeddings)", t.x, qt, columns(t.d_model, "d"), decimals) << "\n";
+        if (!t.pe.isZero(0)) {
+            out << format_matrix("PE (positional encoding)", t.pe, qt, columns(t.d_model, "d"), decimals) << "\n";
+            out << format_matrix("X + PE", t.x_pe, qt, columns(t.d_model, "d"), decimals) << "\n";
+        }
+    }
+    if (t.source_x.size()) out << format_matrix("source X + PE", t.source_x_pe, kt, columns(t.d_model, "d"), decimals) << "\n";
+    for (size_t h = 0; h < t.head.size(); ++h) {
+        const HeadTrace& head = t.head[h];
+        const std::string prefix = t.heads > 1 ? "head " + std::to_string(h + 1) + ": " : "";
+        out << format_matrix(prefix + "Q", head.q, qt, columns(t.d_k, "d"), decimals) << "\n";
+        out << format_matrix(prefix + "K", head.k, kt, columns(t.d_k, "d"), decimals) << "\n";
+        out << format_matrix(prefix + "V", head.v, kt, columns(t.d_v, "d"), decimals) << "\n";
+        out << format_matrix(prefix + "scores Q·Kᵀ", head.scores, qt, kt, decimals) << "\n";
+        if (head.position_bias.size())
+            out << format_matrix(prefix + "ALiBi bias", head.position_bias, qt, kt, decimals) << "\n";
+        out << format_matrix(prefix + (t.scale == 1.0f ? "scores (unscaled)" : "scaled scores Q·Kᵀ/√d_k"),
+                             head.scaled_scores, qt, kt, decimals) << "\n";
+        if (!t.visible.all()) out << format_matrix(prefix + "masked scores", head.masked_scores, qt, kt, decimals) << "\n";
+        out << format_matrix(prefix + "attention weights softmax(·)", head.weights, qt, kt, decimals) << "\n";
+        out << format_matrix(prefix + "output weights·V", head.output, qt, columns(t.d_v, "d"), decimals) << "\n";
+    }
+    if (t.heads > 1) out << format_matrix("concat(heads)", t.concat, qt, columns(static_cast<int>(t.concat.cols()), "d"), decimals) << "\n";
+    if (t.w_o.size()) out << format_matrix("output concat·W_O", t.output, qt, columns(static_cast<int>(t.output.cols()), "d"), decimals) << "\n";
+    if (t.has_block) out << format_matrix("block output", t.block.output, qt, columns(t.d_model, "d"), decimals) << "\n";
+    for (auto& w : t.warnings) out << "warning: " << w << "\n";
+    return out.str();
+}
+
+std::string format_verdicts(const std::vector<Verdict>& verdicts) {
+    std::ostringstream out;
+    std::string preset;
+    int matches = 0;
+    for (const Verdict& v : verdicts) {
+        if (v.preset != preset) {
+            preset = v.preset;
+            out << "\n== " << v.preset << " — " << v.article << "\n";
+        }
+        int decimals = std::max(0, static_cast<int>(std::lround(-std::log10(std::max(1e-9, v.tolerance - 1e-6) * 2.0))));
+        out << (v.match ? "  MATCH     " : "  MISMATCH  ") << v.quantity << "\n";
+        out << "            printed  " << list(v.printed, decimals) << "\n";
+        out << "            computed " << list(v.computed, std::max(decimals, 4)) << "   (tolerance ±"
+            << number(v.tolerance - 1e-6, decimals + 1) << ")\n";
+        if (!v.match) out << "            why: " << v.explanation << "\n";
+        matches += v.match;
+    }
+    out << "\n" << matches << " of " << verdicts.size() << " printed quantities match; "
+        << verdicts.size() - matches << " do not.\n";
+    return out.str();
+}
+
+}  // namespace attn

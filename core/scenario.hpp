@@ -1,0 +1,103 @@
+#pragma once
+// A Scenario is plain data describing one attention computation: the inputs and every
+// switch. The engine turns it into a Trace; the UI and the files edit it.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matrix.hpp"
+
+namespace attn {
+
+enum class InputMode {
+    Embeddings,  // tokens → X (n × d_model) → Q = XW_Q, K = XW_K, V = XW_V
+    Direct,      // Q, K, V given as they are (the articles' worked examples)
+};
+
+enum class PositionalEncoding {
+    None,
+    Sinusoidal,  // "Attention Is All You Need": PE(p, 2i) = sin(p / 10000^(2i/d)), PE(p, 2i+1) = cos(...)
+    Learned,     // a seeded table of one vector per position, added like the sinusoid
+    Rotary,      // RoPE: rotates each (2i, 2i+1) pair of q and k by p·10000^(−2i/d_k)
+    ALiBi,       // adds −m_h·|i − j| to the scaled scores, m_h = 2^(−8(h+1)/H)
+};
+
+enum class MaskKind {
+    None,
+    Causal,         // key j visible to query i iff j ≤ i
+    Padding,        // key j hidden iff padding[j]
+    SlidingWindow,  // causal window: i − w < j ≤ i
+    Custom,         // custom_mask(i, j), true = visible
+};
+
+enum class SoftmaxKind {
+    Stable,  // exp(s − max s) / Σ exp(s − max s)
+    Naive,   // exp(s) / Σ exp(s): overflows to inf/NaN above s ≈ 88 in float32
+};
+
+enum class AttentionKind {
+    Self,   // Q, K, V from one sequence
+    Cross,  // Q from the target sequence, K and V from the source sequence
+};
+
+// One sequence of tokens. embeddings may be empty: each row is then derived from the
+// token's text (token_embedding), so a repeated word shares its vector.
+struct Sequence {
+    std::vector<std::string> tokens;
+    Matrix embeddings;                  // (n × d_model) or empty
+    std::vector<bool> padding;          // one flag per token (mask kind Padding); may be empty
+};
+
+struct BlockOptions {
+    bool residual = false;    // y = x + attention(x)
+    bool layer_norm = false;  // post-norm, as in the 2017 paper: LayerNorm(x + sublayer(x))
+    bool feed_forward = false;
+    int d_ff = 0;             // 0 → 4·d_model
+};
+
+struct Scenario {
+    std::string name;         // for display and file names; not used by the engine
+    InputMode input = InputMode::Embeddings;
+    AttentionKind attention = AttentionKind::Self;
+
+    // Embedding mode.
+    Sequence target;          // the queries' sequence (and keys/values in self-attention)
+    Sequence source;          // keys/values in cross-attention
+    int d_model = 8;
+    int heads = 1;            // d_k = d_v = d_model / heads
+    Matrix w_q, w_k, w_v;     // (d_model × d_model), or empty → seeded Xavier-uniform
+    Matrix w_o;               // (d_model × d_model), or empty → seeded
+    std::uint64_t seed = 1;   // weights and the learned position table
+
+    // Direct mode: Q (n_q × h·d_k), K (n_k × h·d_k), V (n_k × h·d_v); heads split columns.
+    Matrix q, k, v;
+    std::vector<std::string> direct_query_labels, direct_key_labels;  // optional
+
+    PositionalEncoding positional = PositionalEncoding::None;
+    MaskKind mask = MaskKind::None;
+    int window = 2;                   // sliding window size w ≥ 1
+    MaskMatrix custom_mask;           // (n_q × n_k), true = visible
+    float masked_fill = -std::numeric_limits<float>::infinity();  // or e.g. −1e9
+    bool scale = true;                // divide scores by √d_k
+    SoftmaxKind softmax = SoftmaxKind::Stable;
+
+    BlockOptions block;
+};
+
+const char* to_string(InputMode);
+const char* to_string(PositionalEncoding);
+const char* to_string(MaskKind);
+const char* to_string(SoftmaxKind);
+const char* to_string(AttentionKind);
+// Parse the names written by to_string; nullopt for an unknown name.
+std::optional<PositionalEncoding> positional_from_string(const std::string&);
+std::optional<MaskKind> mask_from_string(const std::string&);
+std::optional<SoftmaxKind> softmax_from_string(const std::string&);
+std::optional<AttentionKind> attention_from_string(const std::string&);
+
+// Splits text into tokens: whitespace separates, punctuation stands alone.
+std::vector<std::string> tokenize(const std::string& text);
+
+}  // namespace attn

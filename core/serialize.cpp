@@ -1,0 +1,553 @@
+// Scenario and trace files.
+//
+// [SECTION] Reading: a cursor that knows where it is, for messages that say where
+// [SECTION] Scenario from JSON
+// [SECTION] Scenario and trace to JSON
+// [SECTION] Files
+#include "serialize.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace attn {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::uintmax_t kMaxFileBytes = 64u * 1024 * 1024;
+constexpr int kMaxTokens = 1 << 20;
+
+// [SECTION] Reading: a cursor that knows where it is, for messages that say where
+
+struct Reader {
+    std::string source;
+    std::vector<std::string> errors;
+
+    void fail(const std::string& where, const std::string& what) { errors.push_back(source + ": " + where + ": " + what); }
+
+    static std::string type_name(const json& j) {
+        switch (j.type()) {
+            case json::value_t::null: return "null";
+            case json::value_t::boolean: return "a boolean";
+            case json::value_t::string: return "a string";
+            case json::value_t::array: return "an array";
+            case json::value_t::object: return "an object";
+            case json::value_t::discarded: return "nothing";
+            default: return "a number";
+        }
+    }
+
+    std::optional<float> number(const json& j, const std::string& where) {
+        if (j.is_number()) {
+            const double d = j.get<double>();
+            if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max()) {
+                fail(where, "expected a float32 number (|x| ≤ 3.4e38), found " + j.dump());
+                return std::nullopt;
+            }
+            return static_cast<float>(d);
+        }
+        if (j.is_string()) {
+            const std::string s = j.get<std::string>();
+            if (s == "inf" || s == "+inf" || s == "Infinity") return std::numeric_limits<float>::infinity();
+            if (s == "-inf" || s == "-Infinity") return -std::numeric_limits<float>::infinity();
+            if (s == "nan" || s == "NaN") return std::numeric_limits<float>::quiet_NaN();
+        }
+        fail(where, "expected a number (or \"inf\", \"-inf\", \"nan\"), found " + type_name(j) +
+                        (j.is_string() ? " " + j.dump() : ""));
+        return std::nullopt;
+    }
+
+    std::optional<Matrix> matrix(const json& j, const std::string& key) {
+        const std::string where = "key '" + key + "'";
+        if (!j.is_array() || j.empty()) {
+            fail(where, "expected a non-empty array of rows, found " + type_name(j));
+            return std::nullopt;
+        }
+        const size_t rows = j.size();
+        if (!j[0].is_array() || j[0].empty()) {
+            fail(where + " row 1", "expected a non-empty array of numbers, found " + type_name(j[0]));
+            return std::nullopt;
+        }
+        const size_t cols = j[0].size();
+        if (rows * cols > 64u * 1024 * 1024) {
+            fail(where, "matrix of " + std::to_string(rows) + "×" + std::to_string(cols) + " is too large");
+            return std::nullopt;
+        }
+        Matrix m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(cols));
+        bool ok = true;
+        for (size_t i = 0; i < rows && ok; ++i) {
+            const json& row = j[i];
+            const std::string row_where = where + " row " + std::to_string(i + 1);
+            if (!row.is_array() || row.size() != cols) {
+                fail(row_where, "expected " + std::to_string(cols) + " numbers (like row 1), found " +
+                                    (row.is_array() ? std::to_string(row.size()) : type_name(row)));
+                return std::nullopt;
+            }
+            for (size_t c = 0; c < cols; ++c) {
+                auto v = number(row[c], row_where + " column " + std::to_string(c + 1));
+                if (!v) return std::nullopt;
+                m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(c)) = *v;
+            }
+        }
+        return m;
+    }
+
+    std::optional<std::vector<std::string>> strings(const json& j, const std::string& key) {
+        if (!j.is_array()) {
+            fail("key '" + key + "'", "expected an array of strings, found " + type_name(j));
+            return std::nullopt;
+        }
+        if (j.size() > static_cast<size_t>(kMaxTokens)) {
+            fail("key '" + key + "'", "has " + std::to_string(j.size()) + " entries; the limit is " + std::to_string(kMaxTokens));
+            return std::nullopt;
+        }
+        std::vector<std::string> out;
+        for (size_t i = 0; i < j.size(); ++i) {
+            if (!j[i].is_string()) {
+                fail("key '" + key + "' entry " + std::to_string(i + 1), "expected a string, found " + type_name(j[i]));
+                return std::nullopt;
+            }
+            out.push_back(j[i].get<std::string>());
+        }
+        return out;
+    }
+
+    std::optional<std::vector<bool>> flags(const json& j, const std::string& key) {
+        if (!j.is_array()) {
+            fail("key '" + key + "'", "expected an array of booleans, found " + type_name(j));
+            return std::nullopt;
+        }
+        std::vector<bool> out;
+        for (size_t i = 0; i < j.size(); ++i) {
+            if (j[i].is_boolean()) out.push_back(j[i].get<bool>());
+            else if (j[i].is_number_integer() && (j[i] == 0 || j[i] == 1)) out.push_back(j[i] == 1);
+            else {
+                fail("key '" + key + "' entry " + std::to_string(i + 1), "expected true/false or 1/0, found " + j[i].dump());
+                return std::nullopt;
+            }
+        }
+        return out;
+    }
+
+    std::optional<long long> integer(const json& j, const std::string& key, long long lo, long long hi) {
+        if (!j.is_number_integer()) {
+            fail("key '" + key + "'", "expected an integer, found " + type_name(j) + " " + j.dump());
+            return std::nullopt;
+        }
+        const long long v = j.get<long long>();
+        if (v < lo || v > hi) {
+            fail("key '" + key + "'", "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", found " +
+                                          std::to_string(v));
+            return std::nullopt;
+        }
+        return v;
+    }
+
+    std::optional<bool> boolean(const json& j, const std::string& key) {
+        if (!j.is_boolean()) {
+            fail("key '" + key + "'", "expected true or false, found " + type_name(j));
+            return std::nullopt;
+        }
+        return j.get<bool>();
+    }
+
+    template <typename Enum>
+    std::optional<Enum> choice(const json& j, const std::string& key, std::optional<Enum> (*parse)(const std::string&),
+                               const char* expected) {
+        if (j.is_string())
+            if (auto v = parse(j.get<std::string>())) return v;
+        fail("key '" + key + "'", std::string("expected one of ") + expected + ", found " + j.dump());
+        return std::nullopt;
+    }
+
+    // A weight matrix: one (d_model × d_model) matrix, or one (d_model × d_k) matrix per head.
+    std::optional<Matrix> weight(const json& j, const std::string& key) {
+        if (j.is_array() && !j.empty() && j[0].is_array() && !j[0].empty() && j[0][0].is_array()) {
+            Matrix joined;
+            for (size_t h = 0; h < j.size(); ++h) {
+                auto m = matrix(j[h], key + "[" + std::to_string(h) + "]");
+                if (!m) return std::nullopt;
+                if (h > 0 && (m->rows() != joined.rows() || m->cols() != joined.cols() / static_cast<Eigen::Index>(h))) {
+                    fail("key '" + key + "'", "head " + std::to_string(h + 1) + " has a different shape from head 1");
+                    return std::nullopt;
+                }
+                Matrix next(m->rows(), joined.cols() + m->cols());
+                if (joined.size() != 0) next.leftCols(joined.cols()) = joined;
+                next.rightCols(m->cols()) = *m;
+                joined = std::move(next);
+            }
+            return joined;
+        }
+        return matrix(j, key);
+    }
+};
+
+std::optional<MaskMatrix> read_custom_mask(Reader& r, const json& j) {
+    auto m = r.matrix(j, "custom_mask");
+    if (!m) return std::nullopt;
+    for (Eigen::Index i = 0; i < m->rows(); ++i)
+        for (Eigen::Index c = 0; c < m->cols(); ++c)
+            if ((*m)(i, c) != 0.0f && (*m)(i, c) != 1.0f) {
+                r.fail("key 'custom_mask' row " + std::to_string(i + 1) + " column " + std::to_string(c + 1),
+                       "expected 1 (visible) or 0 (masked)");
+                return std::nullopt;
+            }
+    return MaskMatrix(m->array() != 0.0f);
+}
+
+bool read_sequence(Reader& r, const json& j, const std::string& prefix, Sequence& seq) {
+    const std::string tokens_key = prefix + "tokens", text_key = prefix + "text";
+    if (j.contains(tokens_key) && j.contains(text_key)) {
+        r.fail("key '" + text_key + "'", "give either '" + tokens_key + "' or '" + text_key + "', not both");
+        return false;
+    }
+    if (j.contains(tokens_key)) {
+        auto t = r.strings(j.at(tokens_key), tokens_key);
+        if (!t) return false;
+        seq.tokens = *t;
+    } else if (j.contains(text_key)) {
+        if (!j.at(text_key).is_string()) {
+            r.fail("key '" + text_key + "'", "expected a string");
+            return false;
+        }
+        seq.tokens = tokenize(j.at(text_key).get<std::string>());
+    }
+    if (j.contains(prefix + "embeddings")) {
+        auto e = r.matrix(j.at(prefix + "embeddings"), prefix + "embeddings");
+        if (!e) return false;
+        seq.embeddings = *e;
+    }
+    if (j.contains(prefix + "padding")) {
+        auto p = r.flags(j.at(prefix + "padding"), prefix + "padding");
+        if (!p) return false;
+        seq.padding = *p;
+    }
+    return true;
+}
+
+const std::set<std::string>& known_keys() {
+    static const std::set<std::string> keys = {
+        "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
+        "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads",
+        "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "mask", "window", "custom_mask", "masked_fill",
+        "scale", "softmax", "block", "format", "version"};
+    return keys;
+}
+
+// Byte offset → "line L, column C" for parse errors.
+std::string line_column(const std::string& text, size_t offset) {
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+json number_to_json(float x) {
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    return x;
+}
+
+}  // namespace
+
+// [SECTION] Scenario from JSON
+
+ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
+    Reader r{source_name, {}};
+    ScenarioLoad result;
+    if (!j.is_object()) {
+        r.fail("top level", "expected a JSON object {...} describing a scenario, found " + Reader::type_name(j));
+        result.errors = r.errors;
+        return result;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!known_keys().count(it.key())) r.fail("key '" + it.key() + "'", "unknown key (see the scenario format in README.md)");
+
+    Scenario s;
+    if (j.contains("name") && j["name"].is_string()) s.name = j["name"].get<std::string>();
+    const bool direct = j.contains("q") || j.contains("k") || j.contains("v");
+    if (direct) {
+        s.input = InputMode::Direct;
+        for (const char* key : {"q", "k", "v"}) {
+            if (!j.contains(key)) {
+                r.fail("key '" + std::string(key) + "'", "missing: direct input needs all of q, k and v");
+                continue;
+            }
+            if (auto m = r.matrix(j.at(key), key)) (key[0] == 'q' ? s.q : key[0] == 'k' ? s.k : s.v) = *m;
+        }
+        if (j.contains("query_labels"))
+            if (auto l = r.strings(j["query_labels"], "query_labels")) s.direct_query_labels = *l;
+        if (j.contains("key_labels"))
+            if (auto l = r.strings(j["key_labels"], "key_labels")) s.direct_key_labels = *l;
+        for (const char* key : {"tokens", "text", "embeddings", "w_q", "w_k", "w_v"})
+            if (j.contains(key)) r.fail("key '" + std::string(key) + "'", "not used with direct q, k, v input; remove it or remove q, k, v");
+        s.heads = 1;
+    } else {
+        s.input = InputMode::Embeddings;
+        read_sequence(r, j, "", s.target);
+        read_sequence(r, j, "source_", s.source);
+        if (!j.contains("tokens") && !j.contains("text") && !j.contains("embeddings"))
+            r.fail("top level", "expected either direct input (q, k, v) or a sequence ('tokens', 'text' or 'embeddings')");
+        if (j.contains("d_model")) {
+            if (auto d = r.integer(j["d_model"], "d_model", 1, 8192)) s.d_model = static_cast<int>(*d);
+        } else if (s.target.embeddings.size() != 0) {
+            s.d_model = static_cast<int>(s.target.embeddings.cols());
+        }
+        if (j.contains("seed"))
+            if (auto v = r.integer(j["seed"], "seed", 0, std::numeric_limits<long long>::max())) s.seed = static_cast<std::uint64_t>(*v);
+        if (j.contains("w_q")) if (auto m = r.weight(j["w_q"], "w_q")) s.w_q = *m;
+        if (j.contains("w_k")) if (auto m = r.weight(j["w_k"], "w_k")) s.w_k = *m;
+        if (j.contains("w_v")) if (auto m = r.weight(j["w_v"], "w_v")) s.w_v = *m;
+    }
+    if (j.contains("heads"))
+        if (auto h = r.integer(j["heads"], "heads", 1, 1024)) s.heads = static_cast<int>(*h);
+    if (j.contains("w_o")) if (auto m = r.matrix(j["w_o"], "w_o")) s.w_o = *m;
+    if (j.contains("attention"))
+        if (auto a = r.choice(j["attention"], "attention", attention_from_string, "\"self\", \"cross\"")) s.attention = *a;
+    if (j.contains("positional_encoding"))
+        if (auto p = r.choice(j["positional_encoding"], "positional_encoding", positional_from_string,
+                              "\"none\", \"sinusoidal\", \"learned\", \"rope\", \"alibi\""))
+            s.positional = *p;
+    if (j.contains("mask"))
+        if (auto m = r.choice(j["mask"], "mask", mask_from_string, "\"none\", \"causal\", \"padding\", \"window\", \"custom\""))
+            s.mask = *m;
+    if (j.contains("window"))
+        if (auto w = r.integer(j["window"], "window", 1, 1 << 30)) s.window = static_cast<int>(*w);
+    if (j.contains("custom_mask"))
+        if (auto m = read_custom_mask(r, j["custom_mask"])) s.custom_mask = *m;
+    if (j.contains("masked_fill"))
+        if (auto f = r.number(j["masked_fill"], "key 'masked_fill'")) s.masked_fill = *f;
+    if (j.contains("scale"))
+        if (auto b = r.boolean(j["scale"], "scale")) s.scale = *b;
+    if (j.contains("softmax"))
+        if (auto k = r.choice(j["softmax"], "softmax", softmax_from_string, "\"stable\", \"naive\"")) s.softmax = *k;
+    if (j.contains("block")) {
+        const json& b = j["block"];
+        if (!b.is_object()) {
+            r.fail("key 'block'", "expected an object {\"residual\", \"layer_norm\", \"feed_forward\", \"d_ff\"}");
+        } else {
+            for (auto it = b.begin(); it != b.end(); ++it) {
+                const std::string key = "block." + it.key();
+                if (it.key() == "residual") { if (auto v = r.boolean(*it, key)) s.block.residual = *v; }
+                else if (it.key() == "layer_norm") { if (auto v = r.boolean(*it, key)) s.block.layer_norm = *v; }
+                else if (it.key() == "feed_forward") { if (auto v = r.boolean(*it, key)) s.block.feed_forward = *v; }
+                else if (it.key() == "d_ff") { if (auto v = r.integer(*it, key, 1, 65536)) s.block.d_ff = static_cast<int>(*v); }
+                else r.fail("key '" + key + "'", "unknown key");
+            }
+        }
+    }
+    if (j.contains("attention") && s.attention == AttentionKind::Cross && s.input == InputMode::Embeddings &&
+        s.source.tokens.empty() && s.source.embeddings.size() == 0)
+        r.fail("key 'attention'", "cross-attention needs a source sequence ('source_tokens', 'source_text' or 'source_embeddings')");
+
+    result.errors = r.errors;
+    if (result.errors.empty()) result.scenario = std::move(s);
+    return result;
+}
+
+ScenarioLoad scenario_from_text(const std::string& text, const std::string& source_name) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error& e) {
+        ScenarioLoad result;
+        std::string what = e.what();
+        const auto colon = what.rfind(": ");
+        if (colon != std::string::npos) what = what.substr(colon + 2);  // drop nlohmann's "[json.exception...]" prefix
+        result.errors.push_back(source_name + ": " + line_column(text, e.byte > 0 ? e.byte - 1 : 0) +
+                                ": not valid JSON: " + what);
+        return result;
+    }
+    return scenario_from_json(j, source_name);
+}
+
+ScenarioLoad load_scenario_file(const std::string& path) {
+    ScenarioLoad result;
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) {
+        result.errors.push_back(path + ": cannot open: " + std::strerror(errno));
+        return result;
+    }
+    const auto size = static_cast<std::uintmax_t>(in.tellg());
+    if (size > kMaxFileBytes) {
+        result.errors.push_back(path + ": " + std::to_string(size) + " bytes; a scenario file is at most " +
+                                std::to_string(kMaxFileBytes) + " bytes");
+        return result;
+    }
+    in.seekg(0);
+    std::string text(size, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    return scenario_from_text(text, path);
+}
+
+// [SECTION] Scenario and trace to JSON
+
+json matrix_to_json(const Matrix& m) {
+    json rows = json::array();
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        json row = json::array();
+        for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(number_to_json(m(i, c)));
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+namespace {
+
+json mask_to_json(const MaskMatrix& m) {
+    json rows = json::array();
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+        json row = json::array();
+        for (Eigen::Index c = 0; c < m.cols(); ++c) row.push_back(m(i, c) ? 1 : 0);
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+void put_matrix(json& j, const char* key, const Matrix& m) {
+    if (m.size() != 0) j[key] = matrix_to_json(m);
+}
+
+}  // namespace
+
+json scenario_to_json(const Scenario& s) {
+    json j;
+    j["format"] = "attnlab-scenario";
+    j["version"] = 1;
+    if (!s.name.empty()) j["name"] = s.name;
+    if (s.input == InputMode::Direct) {
+        j["q"] = matrix_to_json(s.q);
+        j["k"] = matrix_to_json(s.k);
+        j["v"] = matrix_to_json(s.v);
+        if (!s.direct_query_labels.empty()) j["query_labels"] = s.direct_query_labels;
+        if (!s.direct_key_labels.empty()) j["key_labels"] = s.direct_key_labels;
+    } else {
+        j["tokens"] = s.target.tokens;
+        put_matrix(j, "embeddings", s.target.embeddings);
+        if (!s.target.padding.empty()) j["padding"] = s.target.padding;
+        if (s.attention == AttentionKind::Cross || !s.source.tokens.empty()) {
+            j["source_tokens"] = s.source.tokens;
+            put_matrix(j, "source_embeddings", s.source.embeddings);
+            if (!s.source.padding.empty()) j["source_padding"] = s.source.padding;
+        }
+        j["d_model"] = s.d_model;
+        j["seed"] = s.seed;
+        put_matrix(j, "w_q", s.w_q);
+        put_matrix(j, "w_k", s.w_k);
+        put_matrix(j, "w_v", s.w_v);
+    }
+    put_matrix(j, "w_o", s.w_o);
+    j["heads"] = s.heads;
+    j["attention"] = to_string(s.attention);
+    j["positional_encoding"] = to_string(s.positional);
+    j["mask"] = to_string(s.mask);
+    j["window"] = s.window;
+    if (s.custom_mask.size() != 0) j["custom_mask"] = mask_to_json(s.custom_mask);
+    j["masked_fill"] = number_to_json(s.masked_fill);
+    j["scale"] = s.scale;
+    j["softmax"] = to_string(s.softmax);
+    if (s.block.residual || s.block.layer_norm || s.block.feed_forward || s.block.d_ff != 0) {
+        j["block"] = {{"residual", s.block.residual}, {"layer_norm", s.block.layer_norm},
+                      {"feed_forward", s.block.feed_forward}};
+        if (s.block.d_ff != 0) j["block"]["d_ff"] = s.block.d_ff;
+    }
+    return j;
+}
+
+json trace_to_json(const Trace& t) {
+    json j;
+    j["format"] = "attnlab-trace";
+    j["version"] = 1;
+    j["ok"] = t.ok;
+    j["errors"] = t.errors;
+    j["warnings"] = t.warnings;
+    if (!t.ok) return j;
+    j["query_tokens"] = t.query_tokens;
+    j["key_tokens"] = t.key_tokens;
+    j["n_queries"] = t.n_queries;
+    j["n_keys"] = t.n_keys;
+    j["d_model"] = t.d_model;
+    j["d_k"] = t.d_k;
+    j["d_v"] = t.d_v;
+    j["scale"] = t.scale;
+    for (const char* name : {"x", "pe", "x_pe", "source_x", "source_pe", "source_x_pe", "w_q", "w_k", "w_v", "w_o"})
+        if (const Matrix* m = find_matrix(t, name)) j[name] = matrix_to_json(*m);
+    j["visible"] = mask_to_json(t.visible);
+    json heads = json::array();
+    for (const HeadTrace& h : t.head) {
+        json jh;
+        put_matrix(jh, "q", h.q);
+        put_matrix(jh, "k", h.k);
+        put_matrix(jh, "v", h.v);
+        put_matrix(jh, "q_unrotated", h.q_unrotated);
+        put_matrix(jh, "k_unrotated", h.k_unrotated);
+        put_matrix(jh, "scores", h.scores);
+        put_matrix(jh, "position_bias", h.position_bias);
+        if (h.position_bias.size() != 0) jh["alibi_slope"] = h.alibi_slope;
+        put_matrix(jh, "scaled_scores", h.scaled_scores);
+        put_matrix(jh, "masked_scores", h.masked_scores);
+        put_matrix(jh, "weights", h.weights);
+        put_matrix(jh, "output", h.output);
+        jh["fully_masked_rows"] = h.fully_masked_rows;
+        jh["softmax_overflow"] = h.softmax_overflow;
+        heads.push_back(std::move(jh));
+    }
+    j["heads"] = std::move(heads);
+    j["concat"] = matrix_to_json(t.concat);
+    j["output"] = matrix_to_json(t.output);
+    if (t.has_block) {
+        json b;
+        put_matrix(b, "residual", t.block.residual);
+        put_matrix(b, "norm1", t.block.norm1);
+        put_matrix(b, "ffn_hidden", t.block.ffn_hidden);
+        put_matrix(b, "ffn_output", t.block.ffn_output);
+        put_matrix(b, "residual2", t.block.residual2);
+        put_matrix(b, "output", t.block.output);
+        j["block"] = std::move(b);
+    }
+    return j;
+}
+
+// [SECTION] Files
+
+bool write_file_atomic(const std::string& path, const std::string& contents, std::string* error) {
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) {
+        if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
+        return false;
+    }
+    bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+    ok = std::fflush(f) == 0 && ok;
+    ok = ::fsync(::fileno(f)) == 0 && ok;
+    const int saved_errno = errno;
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) {
+        if (error) *error = "cannot write " + path + ": " + std::strerror(saved_errno ? saved_errno : errno);
+        std::remove(tmp.c_str());
+        return false;
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        if (error) *error = "cannot replace " + path + ": " + std::strerror(errno);
+        std::remove(tmp.c_str());
+        return false;
+    }
+    return true;
+}
+
+}  // namespace attn

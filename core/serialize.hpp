@@ -1,0 +1,33 @@
+#pragma once
+// The scenario and trace files (JSON). The format is documented in README.md.
+// Non-finite numbers are written as the strings "inf", "-inf" and "nan" (JSON has no
+// literal for them) and read back from the same strings.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "scenario.hpp"
+#include "trace.hpp"
+
+namespace attn {
+
+struct ScenarioLoad {
+    std::optional<Scenario> scenario;
+    std::vector<std::string> errors;   // "FILE: key 'q' row 2: expected 3 numbers, found 2"
+};
+
+ScenarioLoad scenario_from_json(const nlohmann::json& j, const std::string& source_name);
+ScenarioLoad scenario_from_text(const std::string& text, const std::string& source_name);
+ScenarioLoad load_scenario_file(const std::string& path);
+
+nlohmann::json scenario_to_json(const Scenario& scenario);
+nlohmann::json trace_to_json(const Trace& trace);
+nlohmann::json matrix_to_json(const Matrix& m);
+
+// Writes to PATH.tmp, flushes, renames over PATH: a crash never leaves a half file.
+// Returns false and sets *error (with the system's reason) on failure.
+bool write_file_atomic(const std::string& path, const std::string& contents, std::string* error);
+
+}  // namespace attn

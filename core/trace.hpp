@@ -1,0 +1,80 @@
+#pragma once
+// The Trace keeps every intermediate of one run. The UI draws it, the exports write it,
+// the tests read it; nothing else recomputes attention.
+#include <string>
+#include <vector>
+
+#include "matrix.hpp"
+#include "scenario.hpp"
+
+namespace attn {
+
+struct HeadTrace {
+    Matrix q, k, v;                      // (n_q × d_k), (n_k × d_k), (n_k × d_v); after RoPE when on
+    Matrix q_unrotated, k_unrotated;     // before RoPE (RoPE only)
+    Matrix scores;                       // QKᵀ: (n_q × d_k)·(d_k × n_k) → (n_q × n_k)
+    Matrix position_bias;                // ALiBi: −m·|i − j| (ALiBi only)
+    float alibi_slope = 0.0f;
+    Matrix scaled_scores;                // scores / √d_k (or · 1) + position_bias
+    Matrix masked_scores;                // masked cells replaced by the fill value
+    Matrix weights;                      // softmax over each row
+    Matrix output;                       // weights · V: (n_q × n_k)·(n_k × d_v) → (n_q × d_v)
+    std::vector<int> fully_masked_rows;  // rows with no visible key (see README: the rule)
+    bool softmax_overflow = false;       // the naive softmax produced inf or NaN
+};
+
+struct BlockTrace {
+    Matrix residual;     // x + attention output
+    Matrix norm1;        // LayerNorm of the above (or a copy when LayerNorm is off)
+    Matrix ffn_hidden;   // ReLU(norm1 · W_1 + b_1): (n × d_ff)
+    Matrix ffn_output;   // ffn_hidden · W_2 + b_2: (n × d_model)
+    Matrix residual2;    // norm1 + ffn_output
+    Matrix output;       // LayerNorm of the above: the block's output
+    Matrix w_1, w_2;     // (d_model × d_ff), (d_ff × d_model)
+    Vector b_1, b_2;
+};
+
+// Where a non-finite value first appears: "X(2,3)", "W_Q(0,1)".
+struct NonFinite {
+    std::string matrix;
+    Cell cell;
+};
+
+struct Trace {
+    bool ok = false;                     // false → errors says why; no matrix is valid
+    std::vector<std::string> errors;
+    std::vector<std::string> warnings;   // computed, but worth telling the user
+    std::vector<NonFinite> non_finite_inputs;
+
+    std::vector<std::string> query_tokens, key_tokens;
+    int n_queries = 0, n_keys = 0;
+    int d_model = 0, heads = 0, d_k = 0, d_v = 0;
+    float scale = 1.0f;                  // 1/√d_k, or 1 when scaling is off
+
+    // Embedding mode (empty in direct mode). Target = query side; source = key side in
+    // cross-attention (in self-attention the source matrices are empty).
+    Matrix x, pe, x_pe;                  // (n_q × d_model)
+    Matrix source_x, source_pe, source_x_pe;
+    Matrix w_q, w_k, w_v, w_o;           // as used: (d_model × d_model)
+
+    MaskMatrix visible;                  // (n_q × n_k), true = query may attend to key
+    std::vector<HeadTrace> head;
+    Matrix concat;                       // (n_q × h·d_v): head h in columns [h·d_v, (h+1)·d_v)
+    Matrix output;                       // concat · W_O (direct mode without W_O: concat)
+
+    bool has_block = false;
+    BlockTrace block;
+};
+
+}  // namespace attn
+
+namespace attn {
+
+// Every matrix of a trace by name: "x", "pe", "x_pe", "source_x", ..., "w_q", "w_o",
+// "head0.q", "head0.scores", "head0.weights", ..., "concat", "output", "block.output".
+// nullptr when the name is unknown or the matrix is empty in this trace.
+const Matrix* find_matrix(const Trace& trace, const std::string& name);
+// The names find_matrix answers for this trace, in pipeline order.
+std::vector<std::string> matrix_names(const Trace& trace);
+
+}  // namespace attn

@@ -1,0 +1,103 @@
+// The command line, driven in-process: outputs and the error paths.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+
+using namespace attn;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Result {
+    int code;
+    std::string out, err;
+};
+
+Result run_cli(std::vector<std::string> args) {
+    args.insert(args.begin(), "attnlab");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    std::ostringstream out, err;
+    int code = 0;
+    auto options = cli::parse(static_cast<int>(argv.size()), argv.data(), out, err, code);
+    if (options) code = cli::run_headless(*options, out, err);
+    return {code, out.str(), err.str()};
+}
+
+const std::string data = ATTNLAB_TEST_DATA;
+
+}  // namespace
+
+TEST_CASE("option --list-presets prints one name per line") {
+    const Result r = run_cli({"--list-presets"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("dot-product-3-tokens\n") && Contains("dog-bites-man\n"));
+}
+
+TEST_CASE("option --print shows the 3-token example's weights and outputs") {
+    const Result r = run_cli({"--preset", "dot-product-3-tokens", "--print"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("0.4011") && Contains("0.1978") && Contains("5.0000"));
+}
+
+TEST_CASE("option --scenario with toggles and --export-json") {
+    const std::string out_path = "test_cli_trace.json";
+    const Result r = run_cli({"--scenario", data + "/three_tokens.json", "--mask", "causal", "--export-json", out_path});
+    CHECK(r.code == 0);
+    std::ifstream in(out_path);
+    const auto j = nlohmann::json::parse(in);
+    CHECK(j["heads"][0]["weights"][0][1] == 0.0);  // causal: token 1 cannot see token 2
+    CHECK(j["heads"][0]["weights"][0][0] == 1.0);
+    std::remove(out_path.c_str());
+}
+
+TEST_CASE("option --check-articles reports MATCH and MISMATCH") {
+    const Result r = run_cli({"--check-articles"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains("MATCH") && Contains("MISMATCH") && Contains("5.3"));
+}
+
+TEST_CASE("errors exit non-zero and say what and where") {
+    SECTION("unknown preset") {
+        const Result r = run_cli({"--preset", "nope", "--print"});
+        CHECK(r.code != 0);
+        CHECK_THAT(r.err, Contains("unknown preset 'nope'"));
+    }
+    SECTION("malformed file") {
+        const Result r = run_cli({"--scenario", data + "/malformed.json", "--print"});
+        CHECK(r.code != 0);
+        CHECK_THAT(r.err, Contains("malformed.json: line 4"));
+    }
+    SECTION("ragged file") {
+        const Result r = run_cli({"--scenario", data + "/ragged.json", "--print"});
+        CHECK(r.code != 0);
+        CHECK_THAT(r.err, Contains("key 'k' row 2"));
+    }
+    SECTION("impossible scenario") {
+        const Result r = run_cli({"--scenario", data + "/sentence.json", "--heads", "3", "--print"});
+        CHECK(r.code != 0);
+        CHECK_THAT(r.err, Contains("sentence.json") && Contains("not divisible by 3 heads"));
+    }
+    SECTION("bad toggle value") {
+        const Result r = run_cli({"--preset", "dog-bites-man", "--mask", "diagonal", "--print"});
+        CHECK(r.code != 0);
+        CHECK_THAT(r.err, Contains("--mask diagonal"));
+    }
+    SECTION("bad size") {
+        const Result r = run_cli({"--size", "huge", "--print"});
+        CHECK(r.code != 0);
+        CHECK_THAT(r.err, Contains("--size huge"));
+    }
+    SECTION("unwritable export path") {
+        const Result r = run_cli({"--preset", "dog-bites-man", "--export-json", "/nonexistent-dir/t.json"});
+        CHECK(r.code != 0);
+        CHECK_THAT(r.err, Contains("/nonexistent-dir/t.json"));
+    }
+}

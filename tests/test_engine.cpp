@@ -1,0 +1,226 @@
+// The engine's defined behaviour on edge cases and its separate steps.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "engine.hpp"
+#include "mask.hpp"
+#include "random.hpp"
+#include "softmax.hpp"
+
+using namespace attn;
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+
+namespace {
+
+bool any_error_contains(const Trace& t, const std::string& text) {
+    for (auto& e : t.errors)
+        if (e.find(text) != std::string::npos) return true;
+    return false;
+}
+
+Scenario three_words() {
+    Scenario s;
+    s.target.tokens = {"a", "b", "c"};
+    s.d_model = 6;
+    s.heads = 2;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("impossible scenarios give a message / not a crash") {
+    SECTION("d_model not divisible by heads") {
+        Scenario s = three_words();
+        s.heads = 4;
+        const Trace t = run(s);
+        CHECK_FALSE(t.ok);
+        CHECK(any_error_contains(t, "not divisible by 4 heads"));
+    }
+    SECTION("no tokens") {
+        Scenario s = three_words();
+        s.target.tokens.clear();
+        const Trace t = run(s);
+        CHECK_FALSE(t.ok);
+        CHECK(any_error_contains(t, "no tokens"));
+    }
+    SECTION("embeddings of the wrong width") {
+        Scenario s = three_words();
+        s.target.embeddings = Matrix::Zero(3, 5);
+        CHECK(any_error_contains(run(s), "5 columns, expected d_model = 6"));
+    }
+    SECTION("a weight of the wrong shape") {
+        Scenario s = three_words();
+        s.w_k = Matrix::Zero(6, 4);
+        CHECK(any_error_contains(run(s), "W_K is 6×4, expected 6×6"));
+    }
+    SECTION("direct Q and K of different widths") {
+        Scenario s;
+        s.input = InputMode::Direct;
+        s.q = Matrix::Zero(2, 3);
+        s.k = Matrix::Zero(2, 2);
+        s.v = Matrix::Zero(2, 2);
+        CHECK(any_error_contains(run(s), "same length d_k"));
+    }
+    SECTION("custom mask of the wrong shape") {
+        Scenario s = three_words();
+        s.mask = MaskKind::Custom;
+        s.custom_mask = MaskMatrix::Constant(2, 3, true);
+        CHECK(any_error_contains(run(s), "custom mask is 2×3, expected 3×3"));
+    }
+    SECTION("a size that does not fit is refused up front with the number") {
+        Scenario s;
+        s.input = InputMode::Direct;
+        s.q = Matrix::Zero(40000, 1);
+        s.k = Matrix::Zero(40000, 1);
+        s.v = Matrix::Zero(40000, 1);
+        CHECK(any_error_contains(run(s), "GiB"));
+    }
+    SECTION("d_model = 0") {
+        Scenario s = three_words();
+        s.d_model = 0;
+        CHECK(any_error_contains(run(s), "d_model is 0"));
+    }
+}
+
+TEST_CASE("NaN in an input is computed / flagged and located") {
+    Scenario s = three_words();
+    s.target.embeddings = resolved_embeddings(s.target, 6);
+    s.target.embeddings(1, 2) = std::numeric_limits<float>::quiet_NaN();
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    REQUIRE(t.non_finite_inputs.size() == 1);
+    CHECK(t.non_finite_inputs[0].matrix == "X");
+    CHECK(t.non_finite_inputs[0].cell.row == 1);
+    CHECK(t.non_finite_inputs[0].cell.col == 2);
+    CHECK_THAT(t.warnings.at(0), Contains("X(1,2)"));
+    CHECK_FALSE(t.output.allFinite());
+}
+
+TEST_CASE("token embeddings are deterministic and shared by repeated words") {
+    Scenario s;
+    s.target.tokens = {"the", "cat", "saw", "the", "dog"};
+    s.d_model = 8;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    CHECK(t.x.row(0) == t.x.row(3));
+    CHECK(t.x.row(0) != t.x.row(1));
+    CHECK(token_embedding("cat", 8) == t.x.row(1));
+    // Prefix-stable: a wider model extends the same vector.
+    CHECK(token_embedding("cat", 16).leftCols(8) == token_embedding("cat", 8));
+}
+
+TEST_CASE("weights are seeded: same seed same weights / another seed other weights") {
+    Scenario s = three_words();
+    const Trace a = run(s), b = run(s);
+    CHECK(a.w_q == b.w_q);
+    s.seed = 2;
+    const Trace c = run(s);
+    CHECK(a.w_q != c.w_q);
+    CHECK(a.w_q != a.w_k);
+    // Xavier-uniform bound √(6 / (d + d)).
+    CHECK(a.w_q.cwiseAbs().maxCoeff() <= std::sqrt(6.0f / 12.0f));
+}
+
+TEST_CASE("masks") {
+    const MaskMatrix c = causal_mask(3, 3);
+    CHECK(c(0, 0));
+    CHECK_FALSE(c(0, 1));
+    CHECK(c(2, 0));
+    const MaskMatrix w = sliding_window_mask(5, 5, 2);
+    CHECK(w(3, 3));
+    CHECK(w(3, 2));
+    CHECK_FALSE(w(3, 1));
+    CHECK_FALSE(w(3, 4));
+    const MaskMatrix p = padding_mask(2, {false, true, false}, 3);
+    CHECK(p(0, 0));
+    CHECK_FALSE(p(0, 1));
+    CHECK_FALSE(p(1, 1));
+    CHECK(p(1, 2));
+}
+
+TEST_CASE("masked scores hold the fill value exactly where the mask hides a key") {
+    Scenario s = three_words();
+    s.mask = MaskKind::Causal;
+    s.masked_fill = -1e9f;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    for (const HeadTrace& h : t.head)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                CHECK(h.masked_scores(i, j) == (j > i ? -1e9f : h.scaled_scores(i, j)));
+}
+
+TEST_CASE("softmax of a −∞ row is the zero row; naive and stable agree on small scores") {
+    Matrix scores(2, 3);
+    const float inf = std::numeric_limits<float>::infinity();
+    scores << 1, 2, 3, -inf, -inf, -inf;
+    const SoftmaxResult stable = softmax_rows(scores, SoftmaxKind::Stable);
+    const SoftmaxResult naive = softmax_rows(scores, SoftmaxKind::Naive);
+    CHECK(stable.fully_masked_rows == std::vector<int>{1});
+    CHECK(stable.weights.row(1).isZero(0));
+    CHECK((stable.weights.row(0) - naive.weights.row(0)).cwiseAbs().maxCoeff() < 1e-6f);
+    const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+    CHECK_THAT(stable.weights(0, 2), WithinAbs(std::exp(3.0) / z, 1e-6));
+}
+
+TEST_CASE("ALiBi subtracts slope·distance from the scaled scores") {
+    Scenario s = three_words();
+    s.positional = PositionalEncoding::ALiBi;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    CHECK(t.head[0].alibi_slope == Approx(std::pow(2.0, -4.0)));  // 2^(−8·1/2)
+    CHECK(t.head[1].alibi_slope == Approx(std::pow(2.0, -8.0)));
+    for (const HeadTrace& h : t.head)
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j)
+                CHECK_THAT(h.scaled_scores(i, j), WithinAbs(h.scores(i, j) * t.scale - h.alibi_slope * std::abs(i - j), 1e-6));
+}
+
+TEST_CASE("RoPE makes a score depend on relative position only") {
+    // The same vector at every position: score(i, j) must depend only on i − j.
+    Scenario s;
+    s.input = InputMode::Direct;
+    const Matrix row = normal_matrix(1, 8, 4);
+    s.q = row.replicate(6, 1);
+    s.k = row.replicate(6, 1);
+    s.v = Matrix::Identity(6, 6);
+    s.positional = PositionalEncoding::Rotary;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const Matrix& sc = t.head[0].scores;
+    for (int i = 1; i < 6; ++i)
+        for (int j = 1; j < 6; ++j) CHECK_THAT(sc(i, j), WithinAbs(sc(i - 1, j - 1), 1e-4));
+    CHECK(t.head[0].q_unrotated.size() == s.q.size());
+    CHECK(t.head[0].q.row(0) == s.q.row(0));  // position 0 is not rotated
+}
+
+TEST_CASE("the block: residual / LayerNorm and feed-forward") {
+    Scenario s = three_words();
+    s.block.residual = s.block.layer_norm = s.block.feed_forward = true;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    REQUIRE(t.has_block);
+    CHECK((t.block.residual - (t.x_pe + t.output)).cwiseAbs().maxCoeff() < 1e-6f);
+    for (int i = 0; i < 3; ++i) {
+        CHECK_THAT(t.block.output.row(i).mean(), WithinAbs(0.0, 1e-5));
+        CHECK_THAT((t.block.output.row(i).array().square()).mean(), WithinAbs(1.0, 1e-3));
+    }
+    CHECK(t.block.ffn_hidden.cols() == 4 * 6);
+    CHECK((t.block.ffn_hidden.array() >= 0).all());
+}
+
+TEST_CASE("every matrix is reachable by name") {
+    Scenario s = three_words();
+    s.positional = PositionalEncoding::Rotary;
+    const Trace t = run(s);
+    const auto names = matrix_names(t);
+    CHECK(std::find(names.begin(), names.end(), "head1.weights") != names.end());
+    CHECK(std::find(names.begin(), names.end(), "head0.q_unrotated") != names.end());
+    for (auto& n : names) CHECK(find_matrix(t, n) != nullptr);
+    CHECK(find_matrix(t, "head9.weights") == nullptr);
+    CHECK(find_matrix(t, "nonsense") == nullptr);
+    CHECK(find_matrix(t, "head.weights") == nullptr);
+}

@@ -1,0 +1,132 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <limits>
+
+#include "engine.hpp"
+#include "presets.hpp"
+#include "serialize.hpp"
+
+using namespace attn;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string all_errors(const ScenarioLoad& load) {
+    std::string s;
+    for (auto& e : load.errors) s += e + "\n";
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("scenario JSON round trip gives the same trace") {
+    for (const Preset& p : presets()) {
+        INFO(p.name);
+        Scenario s = p.scenario;
+        s.w_q = resolved_weight(s.w_q, s.d_model, s.d_model, s.seed, 0);  // an explicit matrix too
+        if (s.input == InputMode::Direct) s.w_q.resize(0, 0);
+        const std::string text = scenario_to_json(s).dump();
+        const ScenarioLoad back = scenario_from_text(text, "round-trip");
+        REQUIRE(back.errors.empty());
+        REQUIRE(back.scenario);
+        CHECK(scenario_to_json(*back.scenario) == scenario_to_json(s));
+        const Trace a = run(s), b = run(*back.scenario);
+        REQUIRE(a.ok == b.ok);
+        CHECK(trace_to_json(a) == trace_to_json(b));
+    }
+}
+
+TEST_CASE("the fixed keys of the direct format") {
+    const ScenarioLoad load = scenario_from_text(
+        R"({"q": [[1,0],[0,1],[1,1]], "k": [[1,1],[1,0],[0,1]], "v": [[10,0],[0,10],[5,5]],
+            "mask": "causal", "scale": false, "masked_fill": -1e9})", "t");
+    REQUIRE(load.scenario);
+    CHECK(load.scenario->input == InputMode::Direct);
+    CHECK(load.scenario->mask == MaskKind::Causal);
+    CHECK_FALSE(load.scenario->scale);
+    CHECK(load.scenario->masked_fill == -1e9f);
+}
+
+TEST_CASE("the embedding format / with per-head weights") {
+    const ScenarioLoad load = scenario_from_text(
+        R"({"tokens": ["a","b"], "d_model": 2, "heads": 2,
+            "w_q": [[[1],[0]], [[0],[1]]], "positional_encoding": "rope", "mask": "window", "window": 1})", "t");
+    REQUIRE(load.errors.empty());
+    const Scenario& s = *load.scenario;
+    CHECK(s.w_q.rows() == 2);
+    CHECK(s.w_q.cols() == 2);
+    CHECK(s.w_q(0, 0) == 1.0f);
+    CHECK(s.w_q(1, 1) == 1.0f);
+    CHECK(s.positional == PositionalEncoding::Rotary);
+    CHECK(s.mask == MaskKind::SlidingWindow);
+    CHECK(run(s).ok);
+}
+
+TEST_CASE("bad files say what and where") {
+    SECTION("not JSON") {
+        const auto load = scenario_from_text("{\"q\": [[1, 0],\n [0 1]]}", "bad.json");
+        CHECK_FALSE(load.scenario);
+        CHECK_THAT(all_errors(load), Contains("bad.json: line 2") && Contains("not valid JSON"));
+    }
+    SECTION("ragged matrix") {
+        const auto load = scenario_from_text(R"({"q": [[1,0],[0,1,2]], "k": [[1,1],[1,0]], "v": [[1],[2]]})", "r.json");
+        CHECK_THAT(all_errors(load), Contains("key 'q' row 2") && Contains("expected 2 numbers"));
+    }
+    SECTION("wrong type") {
+        const auto load = scenario_from_text(R"({"tokens": ["a"], "heads": "two"})", "w.json");
+        CHECK_THAT(all_errors(load), Contains("key 'heads'") && Contains("expected an integer"));
+    }
+    SECTION("unknown enum value") {
+        const auto load = scenario_from_text(R"({"tokens": ["a"], "mask": "diagonal"})", "e.json");
+        CHECK_THAT(all_errors(load), Contains("key 'mask'") && Contains("\"causal\""));
+    }
+    SECTION("unknown key") {
+        const auto load = scenario_from_text(R"({"tokens": ["a"], "maks": "causal"})", "k.json");
+        CHECK_THAT(all_errors(load), Contains("key 'maks'"));
+    }
+    SECTION("top level is not an object") {
+        CHECK_THAT(all_errors(scenario_from_text("[1, 2]", "a.json")), Contains("expected a JSON object"));
+    }
+    SECTION("number outside float32") {
+        CHECK_THAT(all_errors(scenario_from_text(R"({"q": [[1e39]], "k": [[1]], "v": [[1]]})", "f.json")),
+                   Contains("float32"));
+    }
+    SECTION("missing file") {
+        CHECK_THAT(all_errors(load_scenario_file("/nonexistent/x.json")), Contains("cannot open"));
+    }
+}
+
+TEST_CASE("non-finite numbers travel as strings") {
+    const auto load = scenario_from_text(R"({"q": [["nan", 1]], "k": [["-inf", 0]], "v": [["inf", 2]]})", "n.json");
+    REQUIRE(load.scenario);
+    CHECK(std::isnan(load.scenario->q(0, 0)));
+    CHECK(load.scenario->k(0, 0) == -std::numeric_limits<float>::infinity());
+    const auto j = scenario_to_json(*load.scenario);
+    CHECK(j["q"][0][0] == "nan");
+    CHECK(j["v"][0][0] == "inf");
+}
+
+TEST_CASE("trace JSON has the documented keys and equals the trace") {
+    const Trace t = run(find_preset("dot-product-3-tokens")->scenario);
+    const auto j = trace_to_json(t);
+    for (const char* key : {"q", "k", "v", "scores", "scaled_scores", "masked_scores", "weights", "output"})
+        CHECK(j["heads"][0].contains(key));
+    CHECK(j["output"].size() == 3);
+    CHECK(j["heads"][0]["weights"][0][2].get<float>() == t.head[0].weights(0, 2));
+    CHECK(j["output"][2][1].get<float>() == t.output(2, 1));
+}
+
+TEST_CASE("atomic write replaces the file whole / and a failed write keeps the old one") {
+    const std::string path = "test_atomic_write.json";
+    std::string error;
+    REQUIRE(write_file_atomic(path, "first", &error));
+    REQUIRE(write_file_atomic(path, "second", &error));
+    std::ifstream in(path);
+    std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(contents == "second");
+    CHECK_FALSE(write_file_atomic("/nonexistent-dir/x.json", "x", &error));
+    CHECK_THAT(error, Contains("/nonexistent-dir/x.json"));
+    std::remove(path.c_str());
+}
