@@ -35,6 +35,8 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     app.add_option("--masked-fill", o.masked_fill, "value written into masked cells (default -inf)");
     app.add_option("--seed", o.seed, "seed of the generated weights");
     app.add_option("--text", o.text, "replace the tokens with this sentence");
+    app.add_option("--backend", o.backend, "engine: cpu|gpu|auto (gpu runs OpenGL compute shaders)")
+        ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
     app.add_flag("--block", o.block, "add the rest of the block: residual, LayerNorm, feed-forward");
     try {
         app.parse(argc, argv);
@@ -135,7 +137,7 @@ bool wants_window(const Options& o) {
     return !o.list_presets && !o.print && !o.check_articles && o.export_json.empty();
 }
 
-int run_headless(const Options& o, std::ostream& out, std::ostream& err) {
+int run_headless(const Options& o, std::ostream& out, std::ostream& err, const TraceRunner& runner) {
     if (o.list_presets) {
         for (const Preset& p : presets()) out << p.name << "\n";
         return 0;
@@ -147,7 +149,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err) {
     }
     auto scenario = load_scenario(o, err);
     if (!scenario) return 2;
-    const Trace trace = run(*scenario);
+    const Trace trace = runner ? runner(*scenario) : run(*scenario);
     if (!trace.ok) {
         const std::string where = o.scenario_file.empty() ? "preset " + (o.preset.empty() ? std::string(default_preset_name()) : o.preset)
                                                           : o.scenario_file;

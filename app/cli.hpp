@@ -1,12 +1,14 @@
 #pragma once
 // The command line: flags, the headless commands (no display needed) and the toggles
 // that can be applied to any scenario before it is printed, exported or shown.
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "scenario.hpp"
+#include "trace.hpp"
 
 namespace attn::cli {
 
@@ -36,7 +38,12 @@ struct Options {
     std::optional<std::uint64_t> seed;
     std::optional<std::string> text;        // replaces the tokens with this sentence
     bool block = false;                     // residual + LayerNorm + FFN on
+    std::string backend = "cpu";            // cpu|gpu|auto
 };
+
+// A backend for the headless commands: the CPU engine by default; main() passes the GPU
+// one when --backend asks for it.
+using TraceRunner = std::function<Trace(const Scenario&)>;
 
 // Parses argv. On --help or a bad flag, returns nullopt and sets exit_code
 // (0 for --help) after writing the message to out/err.
@@ -51,6 +58,7 @@ bool apply_toggles(const Options& options, Scenario& scenario, std::ostream& err
 
 bool wants_window(const Options& options);
 // Runs the headless commands. Returns the process exit code.
-int run_headless(const Options& options, std::ostream& out, std::ostream& err);
+int run_headless(const Options& options, std::ostream& out, std::ostream& err,
+                 const TraceRunner& runner = nullptr);
 
 }  // namespace attn::cli

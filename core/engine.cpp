@@ -7,6 +7,7 @@
 // [SECTION] run()
 #include "engine.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <sstream>
 
@@ -14,6 +15,7 @@
 #include "positional.hpp"
 #include "random.hpp"
 #include "softmax.hpp"
+#include "streaming.hpp"
 
 namespace attn {
 
@@ -64,7 +66,7 @@ int sequence_length(const Sequence& seq) {
 
 // [SECTION] Validation
 
-std::vector<std::string> validate(const Scenario& s) {
+std::vector<std::string> validate(const Scenario& s, Detail detail) {
     std::vector<std::string> errors;
     if (s.heads < 1) errors.push_back("heads is " + std::to_string(s.heads) + ": at least 1 head is needed");
 
@@ -115,13 +117,17 @@ std::vector<std::string> validate(const Scenario& s) {
 
     // Refuse sizes that do not fit before allocating anything.
     const double heads = std::max(1, s.heads);
-    const double bytes = 5.0 * heads * n_q * static_cast<double>(n_k) * sizeof(float);
+    const double width = s.input == InputMode::Direct ? static_cast<double>(s.q.cols() + s.k.cols() + s.v.cols())
+                                                      : 6.0 * s.d_model;
+    const double bytes = detail == Detail::Full ? 5.0 * heads * n_q * static_cast<double>(n_k) * sizeof(float)
+                                                : 2.0 * (n_q + n_k) * width * sizeof(float);
     if (errors.empty() && bytes > kMaxTraceBytes) {
         std::ostringstream msg;
         msg.precision(3);
-        msg << "a full trace of " << n_q << "×" << n_k << " scores with " << s.heads << " heads needs "
-            << bytes / (1024.0 * 1024 * 1024) << " GiB (limit " << kMaxTraceBytes / (1024.0 * 1024 * 1024)
-            << " GiB): use fewer tokens";
+        msg << (detail == Detail::Full ? "a full trace of " : "an output-only run of ") << n_q << "×" << n_k
+            << " scores with " << s.heads << " heads needs " << bytes / (1024.0 * 1024 * 1024) << " GiB (limit "
+            << kMaxTraceBytes / (1024.0 * 1024 * 1024) << " GiB): use fewer tokens"
+            << (detail == Detail::Full ? " or the output-only mode" : "");
         errors.push_back(msg.str());
     }
     return errors;
@@ -201,6 +207,45 @@ HeadTrace run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const
     return head;
 }
 
+// The same head without any (n_q × n_k) matrix: the output by streaming, and the weights
+// only as the pooled grid the display needs.
+HeadTrace run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all,
+                             const Matrix& v_all, int h, const RunOptions& options) {
+    HeadTrace head;
+    head.q = q_all.middleCols(h * t.d_k, t.d_k);
+    head.k = k_all.middleCols(h * t.d_k, t.d_k);
+    head.v = v_all.middleCols(h * t.d_v, t.d_v);
+    if (s.positional == PositionalEncoding::Rotary) {
+        head.q = apply_rotary(head.q);
+        head.k = apply_rotary(head.k);
+    }
+    if (s.positional == PositionalEncoding::ALiBi) head.alibi_slope = alibi_slope(h, t.heads);
+    const std::vector<bool>& key_padding =
+        s.input == InputMode::Embeddings && s.attention == AttentionKind::Cross ? s.source.padding : s.target.padding;
+    StreamingInputs in;
+    in.q = &head.q;
+    in.k = &head.k;
+    in.v = &head.v;
+    in.scale = t.scale;
+    in.alibi_slope = head.alibi_slope;
+    in.masked_fill = s.masked_fill;
+    in.softmax = s.softmax;
+    in.mask = MaskRule{s.mask, s.window, &key_padding, &s.custom_mask};
+    StreamingHead result = streaming_attention(in);
+    head.output = std::move(result.output);
+    for (int i = 0; i < t.n_queries; ++i)
+        if (result.row_sum(i) == 0.0f) head.fully_masked_rows.push_back(i);
+    head.softmax_overflow = s.softmax == SoftmaxKind::Naive && !head.output.allFinite() && q_all.allFinite() &&
+                            k_all.allFinite() && v_all.allFinite();
+    const int row_end = options.region_row_end > 0 ? options.region_row_end : t.n_queries;
+    const int col_end = options.region_col_end > 0 ? options.region_col_end : t.n_keys;
+    const int bins_rows = options.pooled_rows > 0 ? options.pooled_rows : std::min(t.n_queries, 512);
+    const int bins_cols = options.pooled_cols > 0 ? options.pooled_cols : std::min(t.n_keys, 512);
+    head.pooled_weights = pooled_weights(in, result, options.region_row_begin, row_end, options.region_col_begin,
+                                         col_end, bins_rows, bins_cols);
+    return head;
+}
+
 // [SECTION] The block: residual, LayerNorm, feed-forward
 
 BlockTrace run_block(const Scenario& s, const Matrix& x, const Matrix& attention_output) {
@@ -228,10 +273,15 @@ BlockTrace run_block(const Scenario& s, const Matrix& x, const Matrix& attention
 
 // [SECTION] run()
 
-Trace run(const Scenario& s) {
+Trace run(const Scenario& s) { return run(s, RunOptions{}); }
+
+Trace run(const Scenario& s, const RunOptions& options) {
     Trace t;
-    t.errors = validate(s);
+    t.detail = options.detail;
+    t.errors = validate(s, options.detail);
     if (!t.errors.empty()) return t;
+    const bool full = options.detail == Detail::Full;
+    const auto start = std::chrono::steady_clock::now();
 
     t.heads = s.heads;
     Matrix q_all, k_all, v_all;  // every head's columns side by side
@@ -286,14 +336,16 @@ Trace run(const Scenario& s) {
 
     const std::vector<bool>& key_padding =
         s.input == InputMode::Embeddings && s.attention == AttentionKind::Cross ? s.source.padding : s.target.padding;
-    t.visible = build_mask(s.mask, t.n_queries, t.n_keys, s.window, key_padding, s.custom_mask);
+    if (full) t.visible = build_mask(s.mask, t.n_queries, t.n_keys, s.window, key_padding, s.custom_mask);
 
     t.concat.resize(t.n_queries, static_cast<Eigen::Index>(t.d_v) * s.heads);
     for (int h = 0; h < s.heads; ++h) {
-        t.head.push_back(run_head(s, t, q_all, k_all, v_all, h));
+        t.head.push_back(full ? run_head(s, t, q_all, k_all, v_all, h)
+                              : run_head_streaming(s, t, q_all, k_all, v_all, h, options));
         t.concat.middleCols(h * t.d_v, t.d_v) = t.head.back().output;  // head h → columns [h·d_v, (h+1)·d_v)
     }
     t.output = t.w_o.size() != 0 ? Matrix(t.concat * t.w_o) : t.concat;  // (n_q, h·d_v)·(h·d_v, d_model)
+    t.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
     for (int h = 0; h < s.heads; ++h) {
         const HeadTrace& head = t.head[h];

@@ -4,12 +4,24 @@
 
 namespace attn {
 
+struct RunOptions {
+    Detail detail = Detail::Full;
+    // OutputOnly: size of the pooled weights grid (0 → min(n, 512)) and the region it
+    // covers (row_end/col_end 0 → n).
+    int pooled_rows = 0, pooled_cols = 0;
+    int region_row_begin = 0, region_row_end = 0, region_col_begin = 0, region_col_end = 0;
+};
+
 // Computes every step of the scenario. Never throws for bad input: an impossible
 // scenario returns a Trace with ok = false and errors naming what and where.
 Trace run(const Scenario& scenario);
+Trace run(const Scenario& scenario, const RunOptions& options);
+
+// Anything that turns a scenario into a trace: the CPU engine, the GPU backend.
+using Engine = Trace (*)(const Scenario&, const RunOptions&);
 
 // The problems that make a scenario impossible (empty when it can run).
-std::vector<std::string> validate(const Scenario& scenario);
+std::vector<std::string> validate(const Scenario& scenario, Detail detail = Detail::Full);
 
 // The matrices the engine would use when the scenario leaves them empty: derived
 // embeddings and seeded weights. The UI calls this before the first in-place edit.

@@ -9,6 +9,18 @@
 
 namespace attn {
 
+// The weights of a region of a head's (n_q × n_k) matrix reduced to a small grid for
+// display: cell (r, c) is the max of the weights it covers (max, not mean, so one sharp
+// spike stays visible). Query rows [row_begin, row_end) map onto values.rows() bins and
+// key columns [col_begin, col_end) onto values.cols() bins, bin b covering
+// [begin + b·len/bins, begin + (b+1)·len/bins) in integer arithmetic.
+struct PooledWeights {
+    Matrix values;
+    int row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
+};
+PooledWeights max_pool(const Matrix& weights, int row_begin, int row_end, int col_begin, int col_end,
+                       int bins_rows, int bins_cols);
+
 struct HeadTrace {
     Matrix q, k, v;                      // (n_q × d_k), (n_k × d_k), (n_k × d_v); after RoPE when on
     Matrix q_unrotated, k_unrotated;     // before RoPE (RoPE only)
@@ -21,6 +33,7 @@ struct HeadTrace {
     Matrix output;                       // weights · V: (n_q × n_k)·(n_k × d_v) → (n_q × d_v)
     std::vector<int> fully_masked_rows;  // rows with no visible key (see README: the rule)
     bool softmax_overflow = false;       // the naive softmax produced inf or NaN
+    PooledWeights pooled_weights;        // output-only runs: the weights at display size
 };
 
 struct BlockTrace {
@@ -40,11 +53,20 @@ struct NonFinite {
     Cell cell;
 };
 
+// How much of the computation a run keeps.
+enum class Detail {
+    Full,        // every (n_q × n_k) matrix, for display and teaching
+    OutputOnly,  // Q, K, V, outputs and the pooled weights; never an (n_q × n_k) matrix
+};
+
 struct Trace {
     bool ok = false;                     // false → errors says why; no matrix is valid
     std::vector<std::string> errors;
     std::vector<std::string> warnings;   // computed, but worth telling the user
     std::vector<NonFinite> non_finite_inputs;
+    Detail detail = Detail::Full;
+    std::string backend = "cpu";         // which engine produced it
+    double milliseconds = 0.0;           // how long the attention took
 
     std::vector<std::string> query_tokens, key_tokens;
     int n_queries = 0, n_keys = 0;

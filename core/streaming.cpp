@@ -1,0 +1,191 @@
+// Output-only attention: per query block, stream over key blocks with an online softmax.
+//
+//   for each key block:  S = Q_b·K_bᵀ·scale + bias, masked      (B_q, d_k)·(d_k, B_k) → (B_q, B_k)
+//                        m' = max(m, rowmax S)                   the running max
+//                        P  = exp(S − m')                        (B_q, B_k)
+//                        l  = l·exp(m − m') + rowsum P           the running sum
+//                        O  = O·exp(m − m') + P·V_b              (B_q, B_k)·(B_k, d_v) → (B_q, d_v)
+//   finally              O /= l
+//
+// Query blocks are independent, so they run in parallel (OpenMP) for long inputs.
+#include "streaming.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attn {
+
+namespace {
+
+constexpr int kQueryBlock = 64;
+constexpr int kKeyBlock = 128;
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+
+// Fills S for one (query block, key block) tile: scaled scores, ALiBi, mask.
+void score_tile(const StreamingInputs& in, int i0, int rows, int j0, int cols, Matrix& s) {
+    s.noalias() = in.q->middleRows(i0, rows) * in.k->middleRows(j0, cols).transpose();  // (B_q, d_k)·(d_k, B_k)
+    s *= in.scale;
+    if (in.alibi_slope != 0.0f)
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c) s(r, c) -= in.alibi_slope * static_cast<float>(std::abs(i0 + r - (j0 + c)));
+    if (in.mask.kind != MaskKind::None)
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c)
+                if (!in.mask.visible(i0 + r, j0 + c)) s(r, c) = in.masked_fill;
+}
+
+// A tile with no visible cell contributes exp(−∞) = 0 and can be skipped; with a finite
+// fill every cell counts, so nothing is skipped.
+bool skippable(const StreamingInputs& in, int i0, int i1, int j0, int j1) {
+    return std::isinf(in.masked_fill) && in.masked_fill < 0 && in.mask.block_hidden(i0, i1, j0, j1);
+}
+
+void query_block(const StreamingInputs& in, int i0, int rows, StreamingHead& out) {
+    const int n_k = static_cast<int>(in.k->rows());
+    const int d_v = static_cast<int>(in.v->cols());
+    const bool stable = in.softmax == SoftmaxKind::Stable;
+    Matrix s(rows, kKeyBlock), acc = Matrix::Zero(rows, d_v);
+    Eigen::Array<float, Eigen::Dynamic, 1> m = Eigen::Array<float, Eigen::Dynamic, 1>::Constant(rows, stable ? kMinusInf : 0.0f);
+    Eigen::Array<float, Eigen::Dynamic, 1> l = Eigen::Array<float, Eigen::Dynamic, 1>::Zero(rows);
+    for (int j0 = 0; j0 < n_k; j0 += kKeyBlock) {
+        const int cols = std::min(kKeyBlock, n_k - j0);
+        if (skippable(in, i0, i0 + rows, j0, j0 + cols)) continue;
+        s.resize(rows, cols);
+        score_tile(in, i0, rows, j0, cols, s);
+        for (int r = 0; r < rows; ++r) {
+            auto row = s.row(r).array();
+            const float m_new = stable ? std::max(m(r), row.maxCoeff()) : 0.0f;
+            if (m_new == kMinusInf) {  // nothing visible in this row yet
+                row.setZero();
+                continue;
+            }
+            row = (row == kMinusInf).select(0.0f, (row - m_new).exp());  // P = exp(S − m')
+            const float correction = stable ? std::exp(m(r) - m_new) : 1.0f;  // exp(m − m'), 0 when m = −∞
+            l(r) = l(r) * correction + row.sum();
+            acc.row(r) *= correction;
+            m(r) = m_new;
+        }
+        acc.noalias() += s * in.v->middleRows(j0, cols);  // (B_q, B_k)·(B_k, d_v)
+    }
+    for (int r = 0; r < rows; ++r) {
+        // The fully masked row rule (softmax.hpp): no visible key under −∞ → output 0.
+        if (l(r) == 0.0f) acc.row(r).setZero();
+        else acc.row(r) /= l(r);
+    }
+    out.output.middleRows(i0, rows) = acc;
+    out.row_max.segment(i0, rows) = m.matrix().transpose();
+    out.row_sum.segment(i0, rows) = l.matrix().transpose();
+}
+
+}  // namespace
+
+bool MaskRule::visible(int i, int j) const {
+    switch (kind) {
+        case MaskKind::None: return true;
+        case MaskKind::Causal: return j <= i;
+        case MaskKind::SlidingWindow: return j <= i && j > i - window;
+        case MaskKind::Padding:
+            return !(key_is_padding && j < static_cast<int>(key_is_padding->size()) && (*key_is_padding)[j]);
+        case MaskKind::Custom: return custom && (*custom)(i, j);
+    }
+    return true;
+}
+
+bool MaskRule::block_hidden(int i0, int i1, int j0, int j1) const {
+    switch (kind) {
+        case MaskKind::None: return false;
+        case MaskKind::Causal: return j0 > i1 - 1;                               // every key after every query
+        case MaskKind::SlidingWindow: return j0 > i1 - 1 || j1 - 1 <= i0 - window;  // after, or before the window
+        case MaskKind::Padding:
+            for (int j = j0; j < j1; ++j)
+                if (visible(i0, j)) return false;
+            return true;
+        case MaskKind::Custom: return false;  // checked per cell
+    }
+    return false;
+}
+
+StreamingHead streaming_attention(const StreamingInputs& in) {
+    const int n_q = static_cast<int>(in.q->rows());
+    StreamingHead head;
+    head.output.resize(n_q, in.v->cols());
+    head.row_max.resize(n_q);
+    head.row_sum.resize(n_q);
+    const int blocks = (n_q + kQueryBlock - 1) / kQueryBlock;
+    // Threads only pay off for long inputs; a 3-token edit stays on the calling thread.
+    const long long work = static_cast<long long>(n_q) * in.k->rows() * in.q->cols();
+#pragma omp parallel for schedule(dynamic, 1) if (work > (1LL << 20))
+    for (int b = 0; b < blocks; ++b) {
+        const int i0 = b * kQueryBlock;
+        query_block(in, i0, std::min(kQueryBlock, n_q - i0), head);
+    }
+    return head;
+}
+
+PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& head, int row_begin, int row_end,
+                             int col_begin, int col_end, int bins_rows, int bins_cols) {
+    PooledWeights pooled;
+    pooled.row_begin = row_begin;
+    pooled.row_end = row_end;
+    pooled.col_begin = col_begin;
+    pooled.col_end = col_end;
+    const int rows = row_end - row_begin, cols = col_end - col_begin;
+    bins_rows = std::max(1, std::min(bins_rows, rows));
+    bins_cols = std::max(1, std::min(bins_cols, cols));
+    pooled.values = Matrix::Zero(bins_rows, bins_cols);
+    if (rows <= 0 || cols <= 0) return pooled;
+    const bool stable = in.softmax == SoftmaxKind::Stable;
+    // Bin of an index: the b with begin + b·len/bins ≤ index < begin + (b+1)·len/bins.
+    std::vector<int> col_bin(static_cast<size_t>(cols));
+    for (int b = 0; b < bins_cols; ++b)
+        for (int c = static_cast<int>(static_cast<long long>(b) * cols / bins_cols);
+             c < static_cast<int>(static_cast<long long>(b + 1) * cols / bins_cols); ++c)
+            col_bin[static_cast<size_t>(c)] = b;
+#pragma omp parallel for schedule(dynamic, 1) if (static_cast<long long>(rows) * cols * in.q->cols() > (1LL << 20))
+    for (int rb = 0; rb < bins_rows; ++rb) {
+        const int r0 = row_begin + static_cast<int>(static_cast<long long>(rb) * rows / bins_rows);
+        const int r1 = row_begin + static_cast<int>(static_cast<long long>(rb + 1) * rows / bins_rows);
+        Matrix s;
+        for (int j0 = col_begin; j0 < col_end; j0 += kKeyBlock) {
+            const int tile_cols = std::min(kKeyBlock, col_end - j0);
+            if (skippable(in, r0, r1, j0, j0 + tile_cols)) continue;
+            s.resize(r1 - r0, tile_cols);
+            score_tile(in, r0, r1 - r0, j0, tile_cols, s);
+            for (int r = 0; r < r1 - r0; ++r) {
+                const float m = stable ? head.row_max(r0 + r) : 0.0f, l = head.row_sum(r0 + r);
+                if (l == 0.0f) continue;  // fully masked row: weights are 0
+                for (int c = 0; c < tile_cols; ++c) {
+                    const float w = s(r, c) == kMinusInf ? 0.0f : std::exp(s(r, c) - m) / l;
+                    float& cell = pooled.values(rb, col_bin[static_cast<size_t>(j0 + c - col_begin)]);
+                    if (w > cell || std::isnan(w)) cell = w;
+                }
+            }
+        }
+    }
+    return pooled;
+}
+
+PooledWeights max_pool(const Matrix& weights, int row_begin, int row_end, int col_begin, int col_end, int bins_rows,
+                       int bins_cols) {
+    PooledWeights pooled;
+    pooled.row_begin = row_begin;
+    pooled.row_end = row_end;
+    pooled.col_begin = col_begin;
+    pooled.col_end = col_end;
+    const int rows = row_end - row_begin, cols = col_end - col_begin;
+    bins_rows = std::max(1, std::min(bins_rows, rows));
+    bins_cols = std::max(1, std::min(bins_cols, cols));
+    pooled.values = Matrix::Zero(bins_rows, bins_cols);
+    for (int rb = 0; rb < bins_rows && rows > 0; ++rb)
+        for (int cb = 0; cb < bins_cols && cols > 0; ++cb) {
+            const int r0 = row_begin + static_cast<int>(static_cast<long long>(rb) * rows / bins_rows);
+            const int r1 = row_begin + static_cast<int>(static_cast<long long>(rb + 1) * rows / bins_rows);
+            const int c0 = col_begin + static_cast<int>(static_cast<long long>(cb) * cols / bins_cols);
+            const int c1 = col_begin + static_cast<int>(static_cast<long long>(cb + 1) * cols / bins_cols);
+            pooled.values(rb, cb) = weights.block(r0, c0, r1 - r0, c1 - c0).maxCoeff();
+        }
+    return pooled;
+}
+
+}  // namespace attn

@@ -1,0 +1,122 @@
+// The output-only path (key blocks, online softmax, pooled weights) against the full engine.
+#include <catch2/catch.hpp>
+
+#include <tuple>
+
+#include "engine.hpp"
+#include "random.hpp"
+
+using namespace attn;
+
+namespace {
+
+Scenario case_scenario(int n, int d_model, int heads, MaskKind mask, PositionalEncoding pe, bool cross) {
+    Scenario s;
+    for (int i = 0; i < n; ++i) s.target.tokens.push_back("tok" + std::to_string(i % 37));
+    s.d_model = d_model;
+    s.heads = heads;
+    s.mask = mask;
+    s.positional = pe;
+    s.window = 5;
+    s.target.padding.assign(static_cast<size_t>(n), false);
+    for (int i = n - n / 4; i < n; ++i) s.target.padding[static_cast<size_t>(i)] = true;
+    if (cross) {
+        s.attention = AttentionKind::Cross;
+        for (int i = 0; i < n + 3; ++i) s.source.tokens.push_back("src" + std::to_string(i % 11));
+        s.source.padding.assign(static_cast<size_t>(n + 3), false);
+        s.source.padding.back() = true;
+    }
+    if (mask == MaskKind::Custom) {
+        const int n_k = cross ? n + 3 : n;
+        s.custom_mask = MaskMatrix(n, n_k);
+        Rng rng(7);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n_k; ++j) s.custom_mask(i, j) = rng.uniform() < 0.6f;
+        s.custom_mask(0, 0) = true;
+    }
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("output-only attention equals the full engine") {
+    using Row = std::tuple<int, int, int, MaskKind, PositionalEncoding, bool>;
+    auto [n, d_model, heads, mask, pe, cross] = GENERATE(table<int, int, int, MaskKind, PositionalEncoding, bool>({
+        Row{1, 8, 1, MaskKind::None, PositionalEncoding::None, false},
+        Row{7, 8, 2, MaskKind::Causal, PositionalEncoding::Sinusoidal, false},
+        Row{64, 16, 2, MaskKind::SlidingWindow, PositionalEncoding::Rotary, false},
+        Row{130, 32, 4, MaskKind::Padding, PositionalEncoding::ALiBi, false},
+        Row{257, 64, 8, MaskKind::Causal, PositionalEncoding::Learned, false},
+        Row{77, 16, 2, MaskKind::Custom, PositionalEncoding::None, false},
+        Row{50, 16, 2, MaskKind::Padding, PositionalEncoding::Sinusoidal, true},
+        Row{300, 16, 1, MaskKind::None, PositionalEncoding::Rotary, true},
+    }));
+    auto fill = GENERATE(-std::numeric_limits<float>::infinity(), -1e9f);
+    CAPTURE(n, d_model, heads, static_cast<int>(mask), static_cast<int>(pe), cross, fill);
+    Scenario s = case_scenario(n, d_model, heads, mask, pe, cross);
+    s.masked_fill = fill;
+    const Trace full = run(s);
+    RunOptions options;
+    options.detail = Detail::OutputOnly;
+    options.pooled_rows = 13;
+    options.pooled_cols = 11;
+    const Trace streamed = run(s, options);
+    REQUIRE(full.ok);
+    REQUIRE(streamed.ok);
+    CHECK(streamed.visible.size() == 0);
+    CHECK((full.output - streamed.output).cwiseAbs().maxCoeff() < 1e-5f);
+    for (int h = 0; h < heads; ++h) {
+        CHECK(streamed.head[h].weights.size() == 0);  // nothing (n_q × n_k) kept
+        const PooledWeights expected = max_pool(full.head[h].weights, 0, full.n_queries, 0, full.n_keys, 13, 11);
+        REQUIRE(streamed.head[h].pooled_weights.values.rows() == expected.values.rows());
+        REQUIRE(streamed.head[h].pooled_weights.values.cols() == expected.values.cols());
+        CHECK((streamed.head[h].pooled_weights.values - expected.values).cwiseAbs().maxCoeff() < 1e-5f);
+    }
+}
+
+TEST_CASE("a zoomed region of the pooled weights keeps a single sharp spike") {
+    Scenario s;
+    s.input = InputMode::Direct;
+    const int n = 300;
+    s.q = Matrix::Zero(n, 4);
+    s.k = Matrix::Zero(n, 4);
+    s.v = normal_matrix(n, 4, 3);
+    s.q(150, 0) = 30.0f;
+    s.k(222, 0) = 30.0f;  // query 150 attends almost only to key 222
+    RunOptions options;
+    options.detail = Detail::OutputOnly;
+    options.pooled_rows = 10;
+    options.pooled_cols = 10;
+    const Trace t = run(s, options);
+    REQUIRE(t.ok);
+    const Matrix& pooled = t.head[0].pooled_weights.values;
+    CHECK(pooled(5, 7) > 0.99f);  // bin 5 holds rows 150..179, bin 7 holds keys 210..239
+    CHECK(pooled(4, 7) < 0.01f);
+    options.region_row_begin = 140;
+    options.region_row_end = 160;
+    options.region_col_begin = 200;
+    options.region_col_end = 240;
+    options.pooled_rows = 20;
+    options.pooled_cols = 40;
+    const Trace zoom = run(s, options);
+    CHECK(zoom.head[0].pooled_weights.values(10, 22) > 0.99f);  // full resolution: exactly one cell
+    CHECK(zoom.head[0].pooled_weights.values(10, 21) < 0.01f);
+}
+
+TEST_CASE("output-only mode runs sizes the full trace refuses") {
+    Scenario s;
+    s.input = InputMode::Direct;
+    const int n = 40000;
+    s.q = normal_matrix(n, 2, 1);
+    s.k = normal_matrix(n, 2, 2);
+    s.v = normal_matrix(n, 2, 3);
+    s.mask = MaskKind::SlidingWindow;
+    s.window = 16;
+    CHECK_FALSE(run(s).ok);
+    RunOptions options;
+    options.detail = Detail::OutputOnly;
+    const Trace t = run(s, options);
+    REQUIRE(t.ok);
+    CHECK(t.output.rows() == n);
+    CHECK(t.output.allFinite());
+}
