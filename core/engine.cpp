@@ -339,10 +339,15 @@ Trace run(const Scenario& s, const RunOptions& options) {
     if (full) t.visible = build_mask(s.mask, t.n_queries, t.n_keys, s.window, key_padding, s.custom_mask);
 
     t.concat.resize(t.n_queries, static_cast<Eigen::Index>(t.d_v) * s.heads);
+    t.head.resize(static_cast<size_t>(s.heads));
+    // Full traces: heads in parallel (each head's products then run on one thread).
+    // Output-only: heads in turn, each parallel over its query blocks.
+    const double head_work = static_cast<double>(t.n_queries) * t.n_keys * t.d_k;
+#pragma omp parallel for schedule(dynamic, 1) if (full && s.heads > 1 && head_work > (1 << 18))
     for (int h = 0; h < s.heads; ++h) {
-        t.head.push_back(full ? run_head(s, t, q_all, k_all, v_all, h)
-                              : run_head_streaming(s, t, q_all, k_all, v_all, h, options));
-        t.concat.middleCols(h * t.d_v, t.d_v) = t.head.back().output;  // head h → columns [h·d_v, (h+1)·d_v)
+        t.head[static_cast<size_t>(h)] = full ? run_head(s, t, q_all, k_all, v_all, h)
+                                              : run_head_streaming(s, t, q_all, k_all, v_all, h, options);
+        t.concat.middleCols(h * t.d_v, t.d_v) = t.head[static_cast<size_t>(h)].output;  // head h → columns [h·d_v, (h+1)·d_v)
     }
     t.output = t.w_o.size() != 0 ? Matrix(t.concat * t.w_o) : t.concat;  // (n_q, h·d_v)·(h·d_v, d_model)
     t.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
