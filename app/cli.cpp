@@ -159,7 +159,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err, const T
     if (o.print) out << format_trace(trace);
     if (!o.export_json.empty()) {
         std::string error;
-        if (!write_file_atomic(o.export_json, trace_to_json(trace).dump(1) + "\n", &error)) {
+        if (!write_file_atomic(o.export_json, dump_json(trace_to_json(trace), 1) + "\n", &error)) {
             err << error << "\n";
             return 4;
         }

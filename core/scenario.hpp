@@ -97,7 +97,9 @@ std::optional<MaskKind> mask_from_string(const std::string&);
 std::optional<SoftmaxKind> softmax_from_string(const std::string&);
 std::optional<AttentionKind> attention_from_string(const std::string&);
 
-// Splits text into tokens: whitespace separates, punctuation stands alone.
+// Splits text into tokens: whitespace separates, punctuation stands alone. Invalid UTF-8
+// is replaced by U+FFFD, so every token can be drawn and written to JSON.
 std::vector<std::string> tokenize(const std::string& text);
+std::string valid_utf8(const std::string& text);
 
 }  // namespace attn

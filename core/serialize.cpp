@@ -50,7 +50,7 @@ struct Reader {
         if (j.is_number()) {
             const double d = j.get<double>();
             if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max()) {
-                fail(where, "expected a float32 number (|x| ≤ 3.4e38), found " + j.dump());
+                fail(where, "expected a float32 number (|x| ≤ 3.4e38), found " + dump_json(j));
                 return std::nullopt;
             }
             return static_cast<float>(d);
@@ -62,7 +62,7 @@ struct Reader {
             if (s == "nan" || s == "NaN") return std::numeric_limits<float>::quiet_NaN();
         }
         fail(where, "expected a number (or \"inf\", \"-inf\", \"nan\"), found " + type_name(j) +
-                        (j.is_string() ? " " + j.dump() : ""));
+                        (j.is_string() ? " " + dump_json(j) : ""));
         return std::nullopt;
     }
 
@@ -131,7 +131,7 @@ struct Reader {
             if (j[i].is_boolean()) out.push_back(j[i].get<bool>());
             else if (j[i].is_number_integer() && (j[i] == 0 || j[i] == 1)) out.push_back(j[i] == 1);
             else {
-                fail("key '" + key + "' entry " + std::to_string(i + 1), "expected true/false or 1/0, found " + j[i].dump());
+                fail("key '" + key + "' entry " + std::to_string(i + 1), "expected true/false or 1/0, found " + dump_json(j[i]));
                 return std::nullopt;
             }
         }
@@ -140,7 +140,7 @@ struct Reader {
 
     std::optional<long long> integer(const json& j, const std::string& key, long long lo, long long hi) {
         if (!j.is_number_integer()) {
-            fail("key '" + key + "'", "expected an integer, found " + type_name(j) + " " + j.dump());
+            fail("key '" + key + "'", "expected an integer, found " + type_name(j) + " " + dump_json(j));
             return std::nullopt;
         }
         const long long v = j.get<long long>();
@@ -165,7 +165,7 @@ struct Reader {
                                const char* expected) {
         if (j.is_string())
             if (auto v = parse(j.get<std::string>())) return v;
-        fail("key '" + key + "'", std::string("expected one of ") + expected + ", found " + j.dump());
+        fail("key '" + key + "'", std::string("expected one of ") + expected + ", found " + dump_json(j));
         return std::nullopt;
     }
 
@@ -522,6 +522,8 @@ json trace_to_json(const Trace& t) {
     }
     return j;
 }
+
+std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
 
 // [SECTION] Files
 

@@ -26,6 +26,9 @@ nlohmann::json scenario_to_json(const Scenario& scenario);
 nlohmann::json trace_to_json(const Trace& trace);
 nlohmann::json matrix_to_json(const Matrix& m);
 
+// JSON text that never throws: invalid UTF-8 in a string is written as U+FFFD.
+std::string dump_json(const nlohmann::json& j, int indent = -1);
+
 // Writes to PATH.tmp, flushes, renames over PATH: a crash never leaves a half file.
 // Returns false and sets *error (with the system's reason) on failure.
 bool write_file_atomic(const std::string& path, const std::string& contents, std::string* error);

@@ -1,0 +1,341 @@
+// The GPU backend against the CPU engine, the reference (core/engine.cpp, Detail::Full).
+//
+// Tolerances: max |GPU − CPU| ≤ 1e-4 on outputs (and Q, K, V, concat, the W_O output),
+// ≤ 1e-5 on the pooled weights. Both sides are float32; they differ only in summation
+// order (Eigen's blocked products vs the shader's per-row dot products and online softmax).
+// A cell that is non-finite on both sides (the naive softmax overflowing) agrees.
+//
+// Needs an OpenGL 4.3 context: ctest runs this binary under xvfb-run (Mesa llvmpipe).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "engine.hpp"
+#include "gpu/backend.hpp"
+#include "random.hpp"
+#include "ui/gl.hpp"
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+
+namespace {
+
+using attn::AttentionKind;
+using attn::Detail;
+using attn::InputMode;
+using attn::MaskKind;
+using attn::Matrix;
+using attn::PositionalEncoding;
+using attn::RunOptions;
+using attn::Scenario;
+using attn::SoftmaxKind;
+using attn::Trace;
+
+constexpr float kOutputTolerance = 1e-4f;
+constexpr float kPooledTolerance = 1e-5f;
+
+// One hidden window and one backend for the whole test run (creating a context per test
+// case would cost more than the small cases themselves).
+struct GlFixture {
+    GLFWwindow* window = nullptr;
+    std::unique_ptr<attn::gpu::Backend> backend;
+    std::string why_not;
+
+    GlFixture() {
+        if (!glfwInit()) {
+            why_not = "glfwInit failed (no display: run under xvfb-run)";
+            return;
+        }
+        glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 4);
+        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+        glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+        window = glfwCreateWindow(64, 64, "attnlab gpu tests", nullptr, nullptr);
+        if (!window) {
+            why_not = "no OpenGL 4.3 core context";
+            return;
+        }
+        glfwMakeContextCurrent(window);
+        backend = attn::gpu::Backend::create(&why_not);
+    }
+    ~GlFixture() {
+        backend.reset();
+        if (window) glfwDestroyWindow(window);
+        glfwTerminate();
+    }
+};
+
+attn::gpu::Backend& backend() {
+    static GlFixture fixture;
+    INFO("GPU backend unavailable: " << fixture.why_not);
+    REQUIRE(fixture.backend);
+    return *fixture.backend;
+}
+
+// max |a − b|, counting a cell non-finite on both sides as equal and a cell non-finite on
+// one side only as infinitely wrong.
+float max_abs_difference(const Matrix& a, const Matrix& b) {
+    REQUIRE(a.rows() == b.rows());
+    REQUIRE(a.cols() == b.cols());
+    float worst = 0.0f;
+    for (Eigen::Index i = 0; i < a.rows(); ++i)
+        for (Eigen::Index j = 0; j < a.cols(); ++j) {
+            const float x = a(i, j), y = b(i, j);
+            if (!std::isfinite(x) || !std::isfinite(y)) {
+                if (std::isfinite(x) != std::isfinite(y)) return INFINITY;
+                continue;
+            }
+            worst = std::max(worst, std::abs(x - y));
+        }
+    return worst;
+}
+
+struct Case {
+    std::string name;
+    MaskKind mask;
+    PositionalEncoding positional;
+    int heads, n_q, n_k, d_k;  // n_k ≠ n_q → cross-attention
+    bool finite_fill, scale, naive;
+};
+
+Scenario make_scenario(const Case& c, std::uint64_t seed) {
+    Scenario s;
+    s.name = c.name;
+    s.heads = c.heads;
+    s.d_model = c.heads * c.d_k;
+    s.seed = seed;
+    s.target.embeddings = attn::normal_matrix(c.n_q, s.d_model, seed * 11 + 1);
+    if (c.n_k != c.n_q) {
+        s.attention = AttentionKind::Cross;
+        s.source.embeddings = attn::normal_matrix(c.n_k, s.d_model, seed * 11 + 2);
+    }
+    s.positional = c.positional;
+    s.mask = c.mask;
+    s.window = 3;
+    s.scale = c.scale;
+    s.softmax = c.naive ? SoftmaxKind::Naive : SoftmaxKind::Stable;
+    if (c.finite_fill) s.masked_fill = -1e9f;
+    // Padding: every third key from the middle on (the source's keys in cross-attention).
+    std::vector<bool> padding(static_cast<size_t>(c.n_k), false);
+    for (int j = c.n_k / 2; j < c.n_k; j += 3) padding[static_cast<size_t>(j)] = true;
+    (c.n_k != c.n_q ? s.source : s.target).padding = padding;
+    if (c.mask == MaskKind::Custom) {
+        // Random cells, a band of whole hidden key blocks, and the last row fully hidden.
+        attn::Rng rng(seed);
+        s.custom_mask = attn::MaskMatrix(c.n_q, c.n_k);
+        for (int i = 0; i < c.n_q; ++i)
+            for (int j = 0; j < c.n_k; ++j) s.custom_mask(i, j) = rng.uniform() < 0.6f && !(j >= 64 && j < 160);
+        s.custom_mask.row(c.n_q - 1).setConstant(false);
+    }
+    return s;
+}
+
+void require_agreement(const Scenario& s, const Trace& cpu, const Trace& gpu) {
+    INFO("GPU errors: " << (gpu.errors.empty() ? std::string() : gpu.errors.front()));
+    REQUIRE(cpu.ok);
+    REQUIRE(gpu.ok);
+    CHECK(gpu.backend == "gpu");
+    CHECK(gpu.detail == Detail::OutputOnly);
+    REQUIRE(gpu.head.size() == cpu.head.size());
+    CHECK(gpu.n_queries == cpu.n_queries);
+    CHECK(gpu.n_keys == cpu.n_keys);
+    CHECK(gpu.scale == cpu.scale);
+    CHECK(gpu.key_tokens == cpu.key_tokens);
+    CHECK(gpu.milliseconds > 0.0);
+    for (size_t h = 0; h < cpu.head.size(); ++h) {
+        INFO("head " << h);
+        const attn::HeadTrace& c = cpu.head[h];
+        const attn::HeadTrace& g = gpu.head[h];
+        CHECK(g.weights.size() == 0);  // never an (n_q × n_k) matrix
+        CHECK(g.scores.size() == 0);
+        CHECK(max_abs_difference(g.q, c.q) <= kOutputTolerance);
+        CHECK(max_abs_difference(g.k, c.k) <= kOutputTolerance);
+        CHECK(max_abs_difference(g.v, c.v) <= kOutputTolerance);
+        CHECK(max_abs_difference(g.output, c.output) <= kOutputTolerance);
+        CHECK(g.fully_masked_rows == c.fully_masked_rows);
+        CHECK(g.softmax_overflow == c.softmax_overflow);
+        CHECK(g.alibi_slope == c.alibi_slope);
+        const int bins_rows = std::min(cpu.n_queries, 512), bins_cols = std::min(cpu.n_keys, 512);
+        const attn::PooledWeights expected = attn::max_pool(c.weights, 0, cpu.n_queries, 0, cpu.n_keys, bins_rows, bins_cols);
+        CHECK(g.pooled_weights.row_end == cpu.n_queries);
+        CHECK(g.pooled_weights.col_end == cpu.n_keys);
+        CHECK(max_abs_difference(g.pooled_weights.values, expected.values) <= kPooledTolerance);
+    }
+    CHECK(max_abs_difference(gpu.concat, cpu.concat) <= kOutputTolerance);
+    CHECK(max_abs_difference(gpu.output, cpu.output) <= kOutputTolerance);
+    if (s.input == InputMode::Embeddings) {
+        CHECK(gpu.x_pe == cpu.x_pe);
+        CHECK(gpu.w_q == cpu.w_q);
+        CHECK(gpu.w_o == cpu.w_o);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("GPU attention agrees with the CPU engine", "[gpu]") {
+    using M = MaskKind;
+    using P = PositionalEncoding;
+    // name, mask, positional encoding, heads, n_q, n_k (≠ n_q: cross), d_k, finite fill, scale, naive softmax
+    auto [name, mask, positional, heads, n_q, n_k, d_k, finite_fill, scale, naive] =
+        GENERATE(table<const char*, M, P, int, int, int, int, bool, bool, bool>({
+            {"one token", M::None, P::None, 1, 1, 1, 2, false, true, false},
+            {"one token, rope", M::None, P::Rotary, 1, 1, 1, 2, false, true, false},
+            {"causal, sinusoidal, odd d_k", M::Causal, P::Sinusoidal, 2, 7, 7, 3, false, true, false},
+            {"padding, learned", M::Padding, P::Learned, 1, 64, 64, 16, false, true, false},
+            {"window, rope", M::SlidingWindow, P::Rotary, 2, 257, 257, 8, false, true, false},
+            {"custom, alibi, 8 heads", M::Custom, P::ALiBi, 8, 64, 64, 4, false, true, false},
+            {"custom, finite fill", M::Custom, P::None, 2, 64, 64, 5, true, true, false},
+            {"padding, finite fill", M::Padding, P::Sinusoidal, 2, 257, 257, 7, true, true, false},
+            {"causal, finite fill", M::Causal, P::None, 1, 257, 257, 64, true, true, false},
+            {"window, finite fill, alibi", M::SlidingWindow, P::ALiBi, 2, 64, 64, 6, true, true, false},
+            {"no scaling", M::Causal, P::None, 2, 64, 64, 8, false, false, false},
+            {"naive softmax", M::None, P::Learned, 2, 64, 64, 8, false, true, true},
+            {"cross, sinusoidal", M::None, P::Sinusoidal, 2, 7, 33, 8, false, true, false},
+            {"cross, window: rows past the keys see nothing", M::SlidingWindow, P::None, 1, 64, 20, 16, false, true, false},
+            {"cross, custom, rope", M::Custom, P::Rotary, 1, 257, 100, 32, false, true, false},
+            {"cross, padding, alibi", M::Padding, P::ALiBi, 8, 7, 257, 2, false, true, false},
+            {"n = 1024, causal, rope, 8 heads", M::Causal, P::Rotary, 8, 1024, 1024, 64, false, true, false},
+            {"n = 1024, no mask, alibi, d_k = 128", M::None, P::ALiBi, 1, 1024, 1024, 128, false, true, false},
+            {"n = 1024, window, learned", M::SlidingWindow, P::Learned, 2, 1024, 1024, 32, false, true, false},
+        }));
+    const Case c{name, mask, positional, heads, n_q, n_k, d_k, finite_fill, scale, naive};
+    INFO("case: " << c.name);
+    const Scenario s = make_scenario(c, 7);
+    const Trace cpu = attn::run(s);
+    const Trace gpu = backend().run(s, RunOptions{Detail::OutputOnly});
+    require_agreement(s, cpu, gpu);
+}
+
+TEST_CASE("GPU naive softmax overflows where the CPU one does", "[gpu]") {
+    Scenario s;
+    s.input = InputMode::Direct;
+    s.heads = 2;
+    s.q = 6.0f * attn::normal_matrix(64, 2 * 32, 1);  // scores far above 88: exp overflows
+    s.k = attn::normal_matrix(64, 2 * 32, 2);
+    s.v = attn::normal_matrix(64, 2 * 32, 3);
+    s.scale = false;
+    s.softmax = SoftmaxKind::Naive;
+    s.mask = MaskKind::Causal;
+    const Trace cpu = attn::run(s);
+    const Trace gpu = backend().run(s, RunOptions{Detail::OutputOnly});
+    REQUIRE(cpu.head[0].softmax_overflow);
+    CHECK(gpu.head[0].softmax_overflow);
+    require_agreement(s, cpu, gpu);
+}
+
+TEST_CASE("GPU attention with Q, K, V given directly (d_v ≠ d_k, W_O)", "[gpu]") {
+    Scenario s;
+    s.input = InputMode::Direct;
+    s.heads = 2;
+    s.q = attn::normal_matrix(70, 2 * 6, 1);
+    s.k = attn::normal_matrix(90, 2 * 6, 2);
+    s.v = attn::normal_matrix(90, 2 * 10, 3);
+    s.w_o = attn::normal_matrix(20, 5, 4);
+    s.mask = MaskKind::Causal;
+    s.masked_fill = -1e4f;
+    const Trace cpu = attn::run(s);
+    const Trace gpu = backend().run(s, RunOptions{Detail::OutputOnly});
+    require_agreement(s, cpu, gpu);
+    CHECK(gpu.output.cols() == 5);
+
+    s.w_o.resize(0, 0);  // no W_O: the output is the concatenation
+    s.positional = PositionalEncoding::Rotary;
+    require_agreement(s, attn::run(s), backend().run(s, RunOptions{Detail::OutputOnly}));
+}
+
+TEST_CASE("GPU heatmap of a region (zoom) at full and at reduced resolution", "[gpu]") {
+    const Case c{"zoom", MaskKind::Causal, PositionalEncoding::Rotary, 2, 300, 300, 16, false, true, false};
+    const Scenario s = make_scenario(c, 3);
+    const Trace cpu = attn::run(s);
+    REQUIRE(cpu.ok);
+    // rows [100, 180) × keys [37, 290): full resolution, fewer bins, and more bins than cells.
+    for (auto [bins_rows, bins_cols] : {std::pair{80, 253}, std::pair{7, 30}, std::pair{500, 1000}}) {
+        RunOptions o{Detail::OutputOnly};
+        o.pooled_rows = bins_rows;
+        o.pooled_cols = bins_cols;
+        o.region_row_begin = 100;
+        o.region_row_end = 180;
+        o.region_col_begin = 37;
+        o.region_col_end = 290;
+        const Trace gpu = backend().run(s, o);
+        REQUIRE(gpu.ok);
+        for (int h = 0; h < 2; ++h) {
+            INFO("bins " << bins_rows << "×" << bins_cols << ", head " << h);
+            const auto expected = attn::max_pool(cpu.head[h].weights, 100, 180, 37, 290, bins_rows, bins_cols);
+            const auto& got = gpu.head[h].pooled_weights;
+            CHECK(got.row_begin == 100);
+            CHECK(got.col_end == 290);
+            CHECK(max_abs_difference(got.values, expected.values) <= kPooledTolerance);
+            CHECK(expected.values.maxCoeff() > 0.0f);  // the comparison is not of two zero grids
+        }
+    }
+    RunOptions outside{Detail::OutputOnly};
+    outside.region_row_end = 400;
+    const Trace refused = backend().run(s, outside);
+    CHECK_FALSE(refused.ok);
+    CHECK_FALSE(refused.errors.empty());
+}
+
+TEST_CASE("GPU chunked run: step() within a budget, progress, a new begin() supersedes", "[gpu]") {
+    const Case big{"chunked", MaskKind::None, PositionalEncoding::Rotary, 8, 512, 512, 64, false, true, false};
+    const Case small{"superseding", MaskKind::Causal, PositionalEncoding::ALiBi, 2, 64, 64, 8, false, true, false};
+    const Scenario first = make_scenario(big, 5), second = make_scenario(small, 6);
+    attn::gpu::Backend& gpu = backend();
+
+    gpu.begin(first, RunOptions{Detail::OutputOnly});
+    CHECK(gpu.busy());
+    CHECK_FALSE(gpu.take().ok);  // not finished yet
+    int steps = 0;
+    float last = -1.0f;
+    while (!gpu.step(1.0)) {
+        CHECK(gpu.progress() >= last);
+        CHECK(gpu.progress() < 1.0f);
+        last = gpu.progress();
+        ++steps;
+        REQUIRE(steps < 100000);
+    }
+    CHECK(steps > 1);  // 1 ms is far less than the whole run on any GPU
+    CHECK(gpu.progress() == 1.0f);
+    require_agreement(first, attn::run(first), gpu.take());
+
+    gpu.begin(first, RunOptions{Detail::OutputOnly});
+    gpu.step(1.0);
+    gpu.begin(second, RunOptions{Detail::OutputOnly});  // abandons the first
+    while (!gpu.step(5.0)) {
+    }
+    const Trace t = gpu.take();
+    CHECK(t.n_queries == 64);
+    require_agreement(second, attn::run(second), t);
+}
+
+TEST_CASE("GPU backend: impossible scenarios come back as errors", "[gpu]") {
+    Scenario s;
+    s.heads = 3;  // d_model 8 is not divisible by 3
+    s.target.tokens = {"a", "b"};
+    const Trace t = backend().run(s, RunOptions{Detail::OutputOnly});
+    CHECK_FALSE(t.ok);
+    REQUIRE_FALSE(t.errors.empty());
+    CHECK(t.errors == attn::validate(s, Detail::OutputOnly));
+}
+
+TEST_CASE("GPU backend: a shader that does not compile makes create() return null with the reason", "[gpu]") {
+    backend();  // the context
+    std::string why;
+    attn::gpu::BackendOptions broken;
+    broken.extra_defines = "#define BROKEN this is not GLSL\nBROKEN;\n";
+    const auto failed = attn::gpu::Backend::create(&why, broken);
+    CHECK(failed == nullptr);
+    CHECK(why.find("does not compile") != std::string::npos);
+}
+
+TEST_CASE("GPU run_headless makes its own context and returns a trace", "[gpu]") {
+    const Case c{"headless", MaskKind::Padding, PositionalEncoding::Sinusoidal, 2, 40, 40, 8, false, true, false};
+    const Scenario s = make_scenario(c, 9);
+    backend();  // the fixture's context stays current afterwards
+    const Trace gpu = attn::gpu::run_headless(s, RunOptions{Detail::OutputOnly});
+    require_agreement(s, attn::run(s), gpu);
+    CHECK(backend().run(s, RunOptions{Detail::OutputOnly}).ok);
+}

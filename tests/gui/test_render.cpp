@@ -1,0 +1,173 @@
+// The app rendered headless (xvfb-run, Mesa llvmpipe): every preset without a GL error,
+// and pixel checks against the layout sidecar that screenshot mode writes.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <stb_image.h>
+
+#include "cli.hpp"
+#include "engine.hpp"
+#include "gui.hpp"
+#include "presets.hpp"
+
+using namespace attn;
+
+namespace {
+
+std::string output_path(const std::string& name) {
+    std::filesystem::create_directories(ATTNLAB_TEST_OUTPUT);
+    const std::string path = std::string(ATTNLAB_TEST_OUTPUT) + "/" + name + ".png";
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + ".layout.json");
+    return path;
+}
+
+struct Image {
+    int width = 0, height = 0;
+    std::vector<unsigned char> rgba;
+    struct Pixel { int r, g, b; };
+    Pixel at(int x, int y) const {
+        const size_t i = (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 4;
+        return {rgba[i], rgba[i + 1], rgba[i + 2]};
+    }
+};
+
+Image load_png(const std::string& path) {
+    Image image;
+    int channels = 0;
+    unsigned char* data = stbi_load(path.c_str(), &image.width, &image.height, &channels, 4);
+    REQUIRE(data != nullptr);
+    image.rgba.assign(data, data + static_cast<size_t>(image.width) * static_cast<size_t>(image.height) * 4);
+    stbi_image_free(data);
+    return image;
+}
+
+nlohmann::json heatmap(const std::string& png, const std::string& name) {
+    std::ifstream in(png + ".layout.json");
+    REQUIRE(in.good());
+    const nlohmann::json layout = nlohmann::json::parse(in);
+    for (const auto& h : layout.at("heatmaps"))
+        if (h.at("name") == name) return h;
+    FAIL("no heatmap named " << name << " in the layout");
+    return {};
+}
+
+// Pixel rectangle of cell (row, col): [x0, x1) × [y0, y1).
+struct CellBox { int x0, y0, x1, y1; };
+CellBox cell_box(const nlohmann::json& h, int row, int col) {
+    const double x = h.at("x").get<double>() + (col - h.at("first_col").get<int>()) * h.at("cell_w").get<double>();
+    const double y = h.at("y").get<double>() + (row - h.at("first_row").get<int>()) * h.at("cell_h").get<double>();
+    return {static_cast<int>(std::ceil(x)), static_cast<int>(std::ceil(y)),
+            static_cast<int>(std::floor(x + h.at("cell_w").get<double>())),
+            static_cast<int>(std::floor(y + h.at("cell_h").get<double>()))};
+}
+
+bool close_to(Image::Pixel p, int r, int g, int b, int tolerance) {
+    return std::abs(p.r - r) <= tolerance && std::abs(p.g - g) <= tolerance && std::abs(p.b - b) <= tolerance;
+}
+
+int render(const Scenario& scenario, const std::string& png, int width = 1600, int height = 1000) {
+    cli::Options options;
+    options.screenshot = png;
+    options.width = width;
+    options.height = height;
+    return gui::run(options, scenario);
+}
+
+}  // namespace
+
+TEST_CASE("every preset renders to a PNG without a GL error") {
+    for (const Preset& preset : presets()) {
+        INFO("preset " << preset.name);
+        const std::string png = output_path("preset-" + preset.name);
+        REQUIRE(render(preset.scenario, png) == 0);  // non-zero on any glGetError in any frame
+        const Image image = load_png(png);
+        CHECK(image.width == 1600);
+        CHECK(image.height == 1000);
+        std::ifstream layout(png + ".layout.json");
+        CHECK(layout.good());
+    }
+}
+
+TEST_CASE("the largest weight is drawn in viridis' top colour and a causal-masked cell is hatched grey") {
+    Scenario scenario = find_preset("dot-product-3-tokens")->scenario;
+    scenario.mask = MaskKind::Causal;
+    const Trace trace = run(scenario);
+    REQUIRE(trace.ok);
+    const Matrix& weights = trace.head[0].weights;
+    Eigen::Index max_row = 0, max_col = 0;
+    weights.maxCoeff(&max_row, &max_col);
+    REQUIRE(weights(max_row, max_col) == Approx(1.0f));  // causal row 0 sees only itself
+
+    const std::string png = output_path("weights-causal");
+    REQUIRE(render(scenario, png) == 0);
+    const Image image = load_png(png);
+    const nlohmann::json h = heatmap(png, "head0.weights");
+    REQUIRE(h.at("cell_w").get<double>() >= 16.0);  // the 3-token example is drawn large
+
+    // The corner of the cell, away from the number written in its middle.
+    const CellBox top = cell_box(h, static_cast<int>(max_row), static_cast<int>(max_col));
+    const Image::Pixel corner = image.at(top.x0 + 3, top.y0 + 3);
+    INFO("largest weight pixel " << corner.r << "," << corner.g << "," << corner.b);
+    CHECK(close_to(corner, 253, 231, 37, 3));  // #FDE725, viridis(1)
+
+    // A hidden key (row 0, col 2: the future): grey hatching, no colour of the map.
+    const CellBox masked = cell_box(h, 0, 2);
+    REQUIRE_FALSE(trace.visible(0, 2));
+    int darker = 0, lighter = 0;
+    for (int y = masked.y0 + 2; y < masked.y0 + 10; ++y)
+        for (int x = masked.x0 + 2; x < masked.x0 + 10; ++x) {
+            const Image::Pixel p = image.at(x, y);
+            INFO("masked pixel " << p.r << "," << p.g << "," << p.b);
+            CHECK(std::abs(p.r - p.g) <= 4);  // grey: no hue
+            CHECK(std::abs(p.g - p.b) <= 4);
+            CHECK(p.r >= 60);                 // not viridis' dark purple end, not black
+            (p.r < 128 ? darker : lighter) += 1;
+        }
+    CHECK(darker > 0);   // hatch lines
+    CHECK(lighter > 0);  // between them
+}
+
+TEST_CASE("a big heatmap is drawn as a texture in the colour of its values") {
+    Scenario scenario = find_preset("long-64-tokens")->scenario;
+    const Trace trace = run(scenario);
+    REQUIRE(trace.ok);
+    const std::string png = output_path("long-64-tokens-texture");
+    REQUIRE(render(scenario, png) == 0);
+    const Image image = load_png(png);
+    const nlohmann::json h = heatmap(png, "head0.weights");
+    CHECK(h.at("textured").get<bool>());
+    const Matrix& weights = trace.head[0].weights;
+    Eigen::Index max_row = 0, max_col = 0;
+    const float largest = weights.maxCoeff(&max_row, &max_col);
+    const CellBox box = cell_box(h, static_cast<int>(max_row), static_cast<int>(max_col));
+    const Image::Pixel p = image.at((box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2);
+    // viridis(largest) lies between two stops of the table; it is far from the dark end.
+    INFO("weight " << largest << " pixel " << p.r << "," << p.g << "," << p.b);
+    CHECK_FALSE(close_to(p, 68, 1, 84, 20));
+    CHECK(p.g > 30);
+}
+
+TEST_CASE("a forced hover renders the tooltip without a GL error") {
+    Scenario scenario = find_preset("dot-product-3-tokens")->scenario;
+    const std::string plain = output_path("hover-off"), hovered = output_path("hover-on");
+    REQUIRE(render(scenario, plain) == 0);
+    setenv("ATTNLAB_DEBUG_HOVER", "head0.weights:1:2", 1);
+    const int code = render(scenario, hovered);
+    unsetenv("ATTNLAB_DEBUG_HOVER");
+    REQUIRE(code == 0);
+    const Image a = load_png(plain), b = load_png(hovered);
+    REQUIRE(a.rgba.size() == b.rgba.size());
+    size_t differing = 0;
+    for (size_t i = 0; i < a.rgba.size(); i += 4)
+        if (a.rgba[i] != b.rgba[i] || a.rgba[i + 1] != b.rgba[i + 1] || a.rgba[i + 2] != b.rgba[i + 2]) ++differing;
+    CHECK(differing > 2000);  // a tooltip box full of arithmetic appeared
+}
