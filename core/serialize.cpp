@@ -372,6 +372,13 @@ ScenarioLoad scenario_from_text(const std::string& text, const std::string& sour
         result.errors.push_back(source_name + ": " + line_column(text, e.byte > 0 ? e.byte - 1 : 0) +
                                 ": not valid JSON: " + what);
         return result;
+    } catch (const json::exception& e) {  // e.g. a number too large for a double
+        ScenarioLoad result;
+        std::string what = e.what();
+        const auto bracket = what.find("] ");
+        if (bracket != std::string::npos) what = what.substr(bracket + 2);
+        result.errors.push_back(source_name + ": not valid JSON: " + what);
+        return result;
     }
     return scenario_from_json(j, source_name);
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -109,4 +110,27 @@ TEST_CASE("wrong types everywhere name the key") {
         CHECK_FALSE(load.scenario);
         CHECK_THAT(errors_of(load), Contains("f.json") && Contains(c[1]));
     }
+}
+
+TEST_CASE("every input the fuzzer ever crashed on loads without a crash") {
+    int files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(ATTNLAB_FUZZ_REGRESSIONS)) {
+        std::ifstream in(entry.path(), std::ios::binary);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        INFO(entry.path().string());
+        const auto load = scenario_from_text(text, entry.path().filename().string());
+        if (load.scenario) {
+            CHECK_NOTHROW(run(*load.scenario));
+        } else {
+            CHECK_FALSE(load.errors.empty());
+        }
+        ++files;
+    }
+    CHECK(files >= 1);
+}
+
+TEST_CASE("a number too large for a double is a message") {
+    const auto load = scenario_from_text("{\"q\": [[1e999999]]}", "o.json");
+    CHECK_FALSE(load.scenario);
+    CHECK_THAT(errors_of(load), Contains("o.json") && Contains("not valid JSON"));
 }
