@@ -178,9 +178,14 @@ void note_non_finite(Trace& t, const char* name, const Matrix& m) {
 
 // [SECTION] One head
 
-HeadTrace run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all, const Matrix& v_all,
-                   int h) {
-    HeadTrace head;
+// Writes into head, reusing its storage: a recompute after an edit allocates nothing.
+void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all, const Matrix& v_all, int h,
+              HeadTrace& head) {
+    head.q_unrotated.resize(0, 0);
+    head.k_unrotated.resize(0, 0);
+    head.position_bias.resize(0, 0);
+    head.alibi_slope = 0.0f;
+    head.pooled_weights = PooledWeights{};
     head.q = q_all.middleCols(h * t.d_k, t.d_k);  // (n_q, d_k): head h's slice of the projection
     head.k = k_all.middleCols(h * t.d_k, t.d_k);  // (n_k, d_k)
     head.v = v_all.middleCols(h * t.d_v, t.d_v);  // (n_k, d_v)
@@ -190,28 +195,34 @@ HeadTrace run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const
         head.q = apply_rotary(head.q);  // rotate pair (2i, 2i+1) of row p by p·θ_i
         head.k = apply_rotary(head.k);
     }
-    head.scores = head.q * head.k.transpose();  // (n_q, d_k)·(d_k, n_k) → (n_q, n_k)
+    head.scores.resize(t.n_queries, t.n_keys);
+    head.scores.noalias() = head.q * head.k.transpose();  // (n_q, d_k)·(d_k, n_k) → (n_q, n_k)
     head.scaled_scores = head.scores * t.scale;  // ÷√d_k keeps the variance near 1
     if (s.positional == PositionalEncoding::ALiBi) {
         head.alibi_slope = alibi_slope(h, t.heads);
         head.position_bias = alibi_bias(t.n_queries, t.n_keys, head.alibi_slope);
         head.scaled_scores += head.position_bias;  // farther keys lose −m·|i − j|
     }
-    head.masked_scores = t.visible.select(head.scaled_scores, s.masked_fill);
-    SoftmaxResult sm = softmax_rows(head.masked_scores, s.softmax);  // each row → a distribution over keys
-    head.weights = std::move(sm.weights);
+    head.masked_scores = head.scaled_scores;  // then the fill value where the mask hides a key
+    if (s.mask != MaskKind::None) {
+        const bool* visible = t.visible.data();
+        float* masked = head.masked_scores.data();
+        for (Eigen::Index c = 0; c < head.masked_scores.size(); ++c) masked[c] = visible[c] ? masked[c] : s.masked_fill;
+    }
+    std::vector<int> unused_rows;  // the mask decides which rows are fully masked, below
+    softmax_rows_into(head.masked_scores, s.softmax, head.weights, unused_rows, head.softmax_overflow);  // each row → a distribution
+    head.fully_masked_rows.clear();
     for (int i = 0; i < t.n_queries; ++i)  // no visible key, whatever the fill value
         if (!t.visible.row(i).any()) head.fully_masked_rows.push_back(i);
-    head.softmax_overflow = sm.overflow;
-    head.output = head.weights * head.v;  // (n_q, n_k)·(n_k, d_v) → (n_q, d_v)
-    return head;
+    head.output.resize(t.n_queries, t.d_v);
+    head.output.noalias() = head.weights * head.v;  // (n_q, n_k)·(n_k, d_v) → (n_q, d_v)
 }
 
 // The same head without any (n_q × n_k) matrix: the output by streaming, and the weights
 // only as the pooled grid the display needs.
-HeadTrace run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all,
-                             const Matrix& v_all, int h, const RunOptions& options) {
-    HeadTrace head;
+void run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all,
+                        const Matrix& v_all, int h, const RunOptions& options, HeadTrace& head) {
+    head = HeadTrace{};
     head.q = q_all.middleCols(h * t.d_k, t.d_k);
     head.k = k_all.middleCols(h * t.d_k, t.d_k);
     head.v = v_all.middleCols(h * t.d_v, t.d_v);
@@ -237,13 +248,13 @@ HeadTrace run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_
         if (result.row_sum(i) == 0.0f) head.fully_masked_rows.push_back(i);
     head.softmax_overflow = s.softmax == SoftmaxKind::Naive && !head.output.allFinite() && q_all.allFinite() &&
                             k_all.allFinite() && v_all.allFinite();
+    if (!options.pool_weights) return;
     const int row_end = options.region_row_end > 0 ? options.region_row_end : t.n_queries;
     const int col_end = options.region_col_end > 0 ? options.region_col_end : t.n_keys;
     const int bins_rows = options.pooled_rows > 0 ? options.pooled_rows : std::min(t.n_queries, 512);
     const int bins_cols = options.pooled_cols > 0 ? options.pooled_cols : std::min(t.n_keys, 512);
     head.pooled_weights = pooled_weights(in, result, options.region_row_begin, row_end, options.region_col_begin,
                                          col_end, bins_rows, bins_cols);
-    return head;
 }
 
 // [SECTION] The block: residual, LayerNorm, feed-forward
@@ -277,9 +288,33 @@ Trace run(const Scenario& s) { return run(s, RunOptions{}); }
 
 Trace run(const Scenario& s, const RunOptions& options) {
     Trace t;
+    run_into(s, options, t);
+    return t;
+}
+
+void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
+    // Everything but the matrices' storage starts afresh; a matrix not produced by this run
+    // is emptied where it would otherwise keep the previous run's values.
+    t.ok = false;
+    t.errors.clear();
+    t.warnings.clear();
+    t.non_finite_inputs.clear();
+    t.query_tokens.clear();
+    t.key_tokens.clear();
+    t.backend = "cpu";
+    t.milliseconds = 0.0;
+    t.d_model = t.n_queries = t.n_keys = t.d_k = t.d_v = 0;
+    t.has_block = false;
+    for (Matrix* m : {&t.x, &t.pe, &t.x_pe, &t.source_x, &t.source_pe, &t.source_x_pe, &t.w_q, &t.w_k, &t.w_v, &t.w_o})
+        m->resize(0, 0);
+    t.visible.resize(0, 0);
+    t.block = BlockTrace{};
     t.detail = options.detail;
     t.errors = validate(s, options.detail);
-    if (!t.errors.empty()) return t;
+    if (!t.errors.empty()) {
+        t.head.clear();
+        return;
+    }
     const bool full = options.detail == Detail::Full;
     const auto start = std::chrono::steady_clock::now();
 
@@ -345,8 +380,8 @@ Trace run(const Scenario& s, const RunOptions& options) {
     const double head_work = static_cast<double>(t.n_queries) * t.n_keys * t.d_k;
 #pragma omp parallel for schedule(dynamic, 1) if (full && s.heads > 1 && head_work > (1 << 18))
     for (int h = 0; h < s.heads; ++h) {
-        t.head[static_cast<size_t>(h)] = full ? run_head(s, t, q_all, k_all, v_all, h)
-                                              : run_head_streaming(s, t, q_all, k_all, v_all, h, options);
+        if (full) run_head(s, t, q_all, k_all, v_all, h, t.head[static_cast<size_t>(h)]);
+        else run_head_streaming(s, t, q_all, k_all, v_all, h, options, t.head[static_cast<size_t>(h)]);
         t.concat.middleCols(h * t.d_v, t.d_v) = t.head[static_cast<size_t>(h)].output;  // head h → columns [h·d_v, (h+1)·d_v)
     }
     t.output = t.w_o.size() != 0 ? Matrix(t.concat * t.w_o) : t.concat;  // (n_q, h·d_v)·(h·d_v, d_model)
@@ -373,7 +408,6 @@ Trace run(const Scenario& s, const RunOptions& options) {
         t.block = run_block(s, t.x_pe, t.output);
     }
     t.ok = true;
-    return t;
 }
 
 }  // namespace attn

@@ -8,6 +8,7 @@ struct RunOptions {
     Detail detail = Detail::Full;
     // OutputOnly: size of the pooled weights grid (0 → min(n, 512)) and the region it
     // covers (row_end/col_end 0 → n).
+    bool pool_weights = true;  // false: outputs only, no weights at all
     int pooled_rows = 0, pooled_cols = 0;
     int region_row_begin = 0, region_row_end = 0, region_col_begin = 0, region_col_end = 0;
 };
@@ -16,6 +17,9 @@ struct RunOptions {
 // scenario returns a Trace with ok = false and errors naming what and where.
 Trace run(const Scenario& scenario);
 Trace run(const Scenario& scenario, const RunOptions& options);
+// The same into an existing trace, reusing its matrices' storage: recomputing after an
+// edit then allocates (and page-faults) nothing. The UI keeps two traces and swaps them.
+void run_into(const Scenario& scenario, const RunOptions& options, Trace& trace);
 
 // Anything that turns a scenario into a trace: the CPU engine, the GPU backend.
 using Engine = Trace (*)(const Scenario&, const RunOptions&);

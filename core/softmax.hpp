@@ -17,5 +17,8 @@ struct SoftmaxResult {
     bool overflow = false;  // a non-finite weight came out of finite scores (naive only)
 };
 SoftmaxResult softmax_rows(const Matrix& scores, SoftmaxKind kind);
+// The same, writing into weights (resized; its storage is reused when the shape matches).
+void softmax_rows_into(const Matrix& scores, SoftmaxKind kind, Matrix& weights, std::vector<int>& fully_masked_rows,
+                       bool& overflow);
 
 }  // namespace attn

@@ -41,38 +41,57 @@ bool skippable(const StreamingInputs& in, int i0, int i1, int j0, int j1) {
     return std::isinf(in.masked_fill) && in.masked_fill < 0 && in.mask.block_hidden(i0, i1, j0, j1);
 }
 
+using Column = Eigen::Array<float, Eigen::Dynamic, 1>;
+
+// row[c] ← exp(row[c] − shift), with exp(−∞) exactly 0. Eigen's exp is vectorised only in
+// an expression without select(), and it clamps its argument (exp(−∞) would come out as
+// 4e−39), so the −∞ cells are remembered and zeroed in a second, vectorisable loop.
+void exp_row(float* row, int n, float shift, bool may_hold_minus_inf) {
+    constexpr int kMax = 1024;
+    float was_minus_inf[kMax];
+    const bool fix = may_hold_minus_inf && n <= kMax;
+    if (fix)
+        for (int c = 0; c < n; ++c) was_minus_inf[c] = row[c] == kMinusInf ? 0.0f : 1.0f;
+    Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>> r(row, n);
+    r = (r - shift).exp();
+    if (fix)
+        for (int c = 0; c < n; ++c) row[c] *= was_minus_inf[c];
+}
+
 void query_block(const StreamingInputs& in, int i0, int rows, StreamingHead& out) {
     const int n_k = static_cast<int>(in.k->rows());
     const int d_v = static_cast<int>(in.v->cols());
     const bool stable = in.softmax == SoftmaxKind::Stable;
+    // Cells can hold −∞ only when a mask writes it; then exp must give exactly 0 there
+    // (Eigen's vectorised exp clamps its argument and would give a tiny positive number).
+    const bool may_hold_minus_inf = in.mask.kind != MaskKind::None && std::isinf(in.masked_fill);
     Matrix s(rows, kKeyBlock), acc = Matrix::Zero(rows, d_v);
-    Eigen::Array<float, Eigen::Dynamic, 1> m = Eigen::Array<float, Eigen::Dynamic, 1>::Constant(rows, stable ? kMinusInf : 0.0f);
-    Eigen::Array<float, Eigen::Dynamic, 1> l = Eigen::Array<float, Eigen::Dynamic, 1>::Zero(rows);
+    Column m = Column::Constant(rows, stable ? kMinusInf : 0.0f), l = Column::Zero(rows);
+    Column m_new(rows), shift(rows), correction(rows);
     for (int j0 = 0; j0 < n_k; j0 += kKeyBlock) {
         const int cols = std::min(kKeyBlock, n_k - j0);
         if (skippable(in, i0, i0 + rows, j0, j0 + cols)) continue;
         s.resize(rows, cols);
         score_tile(in, i0, rows, j0, cols, s);
-        for (int r = 0; r < rows; ++r) {
-            auto row = s.row(r).array();
-            const float m_new = stable ? std::max(m(r), row.maxCoeff()) : 0.0f;
-            if (m_new == kMinusInf) {  // nothing visible in this row yet
-                row.setZero();
-                continue;
-            }
-            row = (row == kMinusInf).select(0.0f, (row - m_new).exp());  // P = exp(S − m')
-            const float correction = stable ? std::exp(m(r) - m_new) : 1.0f;  // exp(m − m'), 0 when m = −∞
-            l(r) = l(r) * correction + row.sum();
-            acc.row(r) *= correction;
-            m(r) = m_new;
+        auto tile = s.array();
+        if (stable) {
+            m_new = m.max(tile.rowwise().maxCoeff());                     // m' = max(m, rowmax S)
+            shift = (m_new == kMinusInf).select(Column::Zero(rows), m_new);  // a row with nothing visible yet
+            correction = (m == kMinusInf).select(Column::Zero(rows), (m - shift).exp());  // exp(m − m')
+        } else {
+            m_new.setZero();
+            shift.setZero();
+            correction.setOnes();
         }
-        acc.noalias() += s * in.v->middleRows(j0, cols);  // (B_q, B_k)·(B_k, d_v)
+        for (int r = 0; r < rows; ++r) exp_row(s.row(r).data(), cols, shift(r), may_hold_minus_inf);  // P = exp(S − m')
+        l = l * correction + tile.rowwise().sum();                         // l = l·exp(m − m') + rowsum P
+        acc.array().colwise() *= correction;
+        acc.noalias() += s * in.v->middleRows(j0, cols);                   // (B_q, B_k)·(B_k, d_v)
+        m = m_new;
     }
-    for (int r = 0; r < rows; ++r) {
-        // The fully masked row rule (softmax.hpp): no visible key under −∞ → output 0.
-        if (l(r) == 0.0f) acc.row(r).setZero();
-        else acc.row(r) /= l(r);
-    }
+    // The fully masked row rule (softmax.hpp): no visible key under −∞ → output 0.
+    const Column inverse = (l == 0.0f).select(Column::Zero(rows), l.inverse());
+    acc.array().colwise() *= inverse;
     out.output.middleRows(i0, rows) = acc;
     out.row_max.segment(i0, rows) = m.matrix().transpose();
     out.row_sum.segment(i0, rows) = l.matrix().transpose();
@@ -155,10 +174,12 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
             for (int r = 0; r < r1 - r0; ++r) {
                 const float m = stable ? head.row_max(r0 + r) : 0.0f, l = head.row_sum(r0 + r);
                 if (l == 0.0f) continue;  // fully masked row: weights are 0
+                float* row = s.row(r).data();
+                exp_row(row, tile_cols, m, true);  // w = exp(s − m) / l
+                for (int c = 0; c < tile_cols; ++c) row[c] /= l;
                 for (int c = 0; c < tile_cols; ++c) {
-                    const float w = s(r, c) == kMinusInf ? 0.0f : std::exp(s(r, c) - m) / l;
                     float& cell = pooled.values(rb, col_bin[static_cast<size_t>(j0 + c - col_begin)]);
-                    if (w > cell || std::isnan(w)) cell = w;
+                    if (row[c] > cell || std::isnan(row[c])) cell = row[c];
                 }
             }
         }

@@ -7,6 +7,7 @@
 #include "engine.hpp"
 #include "mask.hpp"
 #include "random.hpp"
+#include "serialize.hpp"
 #include "softmax.hpp"
 
 using namespace attn;
@@ -223,4 +224,37 @@ TEST_CASE("every matrix is reachable by name") {
     CHECK(find_matrix(t, "head9.weights") == nullptr);
     CHECK(find_matrix(t, "nonsense") == nullptr);
     CHECK(find_matrix(t, "head.weights") == nullptr);
+}
+
+TEST_CASE("run_into a reused trace equals a fresh run, whatever ran before") {
+    Scenario a;
+    a.target.tokens = {"one", "two", "three", "four"};
+    a.d_model = 8;
+    a.heads = 2;
+    a.positional = PositionalEncoding::ALiBi;
+    a.mask = MaskKind::Causal;
+    a.block.residual = a.block.layer_norm = a.block.feed_forward = true;
+    Scenario b;
+    b.input = InputMode::Direct;
+    b.q = normal_matrix(3, 4, 1);
+    b.k = normal_matrix(5, 4, 2);
+    b.v = normal_matrix(5, 2, 3);
+    Scenario c = a;
+    c.positional = PositionalEncoding::Rotary;
+    c.attention = AttentionKind::Cross;
+    c.source.tokens = {"x", "y"};
+    c.heads = 4;
+    Scenario bad = a;
+    bad.heads = 3;
+    Trace reused;
+    for (const Scenario* s : {&a, &b, &c, &bad, &a, &c, &b}) {
+        for (Detail detail : {Detail::Full, Detail::OutputOnly}) {
+            RunOptions options;
+            options.detail = detail;
+            run_into(*s, options, reused);
+            const Trace fresh = run(*s, options);
+            CHECK(trace_to_json(reused) == trace_to_json(fresh));
+            CHECK(reused.head.size() == fresh.head.size());
+        }
+    }
 }
