@@ -29,10 +29,24 @@ void score_tile(const StreamingInputs& in, int i0, int rows, int j0, int cols, M
     if (in.alibi_slope != 0.0f)
         for (int r = 0; r < rows; ++r)
             for (int c = 0; c < cols; ++c) s(r, c) -= in.alibi_slope * static_cast<float>(std::abs(i0 + r - (j0 + c)));
-    if (in.mask.kind != MaskKind::None)
-        for (int r = 0; r < rows; ++r)
-            for (int c = 0; c < cols; ++c)
-                if (!in.mask.visible(i0 + r, j0 + c)) s(r, c) = in.masked_fill;
+    switch (in.mask.kind) {
+        case MaskKind::None: break;
+        case MaskKind::Causal:
+        case MaskKind::SlidingWindow:
+            // Visible keys form one run per row, [i − w + 1, i]: fill what lies outside it.
+            for (int r = 0; r < rows; ++r) {
+                const int i = i0 + r;
+                const int lo = in.mask.kind == MaskKind::Causal ? 0 : i - in.mask.window + 1;
+                const int first = std::clamp(lo - j0, 0, cols), last = std::clamp(i + 1 - j0, 0, cols);
+                s.row(r).head(first).setConstant(in.masked_fill);
+                s.row(r).tail(cols - std::max(first, last)).setConstant(in.masked_fill);
+            }
+            break;
+        default:
+            for (int r = 0; r < rows; ++r)
+                for (int c = 0; c < cols; ++c)
+                    if (!in.mask.visible(i0 + r, j0 + c)) s(r, c) = in.masked_fill;
+    }
 }
 
 // A tile with no visible cell contributes exp(−∞) = 0 and can be skipped; with a finite
@@ -73,6 +87,7 @@ void query_block(const StreamingInputs& in, int i0, int rows, StreamingHead& out
         if (skippable(in, i0, i0 + rows, j0, j0 + cols)) continue;
         s.resize(rows, cols);
         score_tile(in, i0, rows, j0, cols, s);
+        const bool tile_may_hold_minus_inf = may_hold_minus_inf && !in.mask.block_visible(i0, i0 + rows, j0, j0 + cols);
         auto tile = s.array();
         if (stable) {
             m_new = m.max(tile.rowwise().maxCoeff());                     // m' = max(m, rowmax S)
@@ -83,7 +98,7 @@ void query_block(const StreamingInputs& in, int i0, int rows, StreamingHead& out
             shift.setZero();
             correction.setOnes();
         }
-        for (int r = 0; r < rows; ++r) exp_row(s.row(r).data(), cols, shift(r), may_hold_minus_inf);  // P = exp(S − m')
+        for (int r = 0; r < rows; ++r) exp_row(s.row(r).data(), cols, shift(r), tile_may_hold_minus_inf);  // P = exp(S − m')
         l = l * correction + tile.rowwise().sum();                         // l = l·exp(m − m') + rowsum P
         acc.array().colwise() *= correction;
         acc.noalias() += s * in.v->middleRows(j0, cols);                   // (B_q, B_k)·(B_k, d_v)
@@ -123,6 +138,15 @@ bool MaskRule::block_hidden(int i0, int i1, int j0, int j1) const {
         case MaskKind::Custom: return false;  // checked per cell
     }
     return false;
+}
+
+bool MaskRule::block_visible(int i0, int i1, int j0, int j1) const {
+    switch (kind) {
+        case MaskKind::None: return true;
+        case MaskKind::Causal: return j1 - 1 <= i0;                                   // every key at or before every query
+        case MaskKind::SlidingWindow: return j1 - 1 <= i0 && j0 > i1 - 1 - window;   // and inside every query's window
+        default: return false;                                                       // checked per cell
+    }
 }
 
 StreamingHead streaming_attention(const StreamingInputs& in) {

@@ -20,6 +20,8 @@ struct MaskRule {
     bool visible(int i, int j) const;
     // True when no query in [i0, i1) sees any key in [j0, j1) (a block that can be skipped).
     bool block_hidden(int i0, int i1, int j0, int j1) const;
+    // True when every query in [i0, i1) sees every key in [j0, j1) (false when unsure).
+    bool block_visible(int i0, int i1, int j0, int j1) const;
 };
 
 struct StreamingHead {
