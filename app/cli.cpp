@@ -21,6 +21,7 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     app.add_flag("--check-articles", o.check_articles,
                  "compare every number the articles print with the computed one (MATCH / MISMATCH)");
     app.add_option("--export-json", o.export_json, "write the trace as JSON to this file");
+    app.add_option("--export-scenario", o.export_scenario, "write the scenario (with any toggles applied) as JSON");
     app.add_option("--preset", o.preset, "open this preset (see --list-presets)");
     app.add_option("--scenario", o.scenario_file, "open this scenario JSON file");
     app.add_option("--screenshot", o.screenshot, "render the window, write this PNG and exit");
@@ -134,7 +135,7 @@ std::optional<Scenario> load_scenario(const Options& o, std::ostream& err) {
 }
 
 bool wants_window(const Options& o) {
-    return !o.list_presets && !o.print && !o.check_articles && o.export_json.empty();
+    return !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
 }
 
 int run_headless(const Options& o, std::ostream& out, std::ostream& err, const TraceRunner& runner) {
@@ -149,6 +150,14 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err, const T
     }
     auto scenario = load_scenario(o, err);
     if (!scenario) return 2;
+    if (!o.export_scenario.empty()) {
+        std::string error;
+        if (!write_file_atomic(o.export_scenario, dump_json(scenario_to_json(*scenario), 1) + "\n", &error)) {
+            err << error << "\n";
+            return 4;
+        }
+        if (!o.print && o.export_json.empty()) return 0;
+    }
     const Trace trace = runner ? runner(*scenario) : run(*scenario);
     if (!trace.ok) {
         const std::string where = o.scenario_file.empty() ? "preset " + (o.preset.empty() ? std::string(default_preset_name()) : o.preset)

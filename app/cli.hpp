@@ -18,6 +18,7 @@ struct Options {
     bool print = false;
     bool check_articles = false;
     std::string export_json;          // write the trace here
+    std::string export_scenario;      // write the scenario (after toggles) here
 
     // What to open.
     std::string preset;               // a preset name

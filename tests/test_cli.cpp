@@ -73,7 +73,7 @@ TEST_CASE("errors exit non-zero and say what and where") {
     SECTION("malformed file") {
         const Result r = run_cli({"--scenario", data + "/malformed.json", "--print"});
         CHECK(r.code != 0);
-        CHECK_THAT(r.err, Contains("malformed.json: line 4"));
+        CHECK_THAT(r.err, Contains("malformed.json: line 3, column 19"));
     }
     SECTION("ragged file") {
         const Result r = run_cli({"--scenario", data + "/ragged.json", "--print"});
@@ -100,4 +100,16 @@ TEST_CASE("errors exit non-zero and say what and where") {
         CHECK(r.code != 0);
         CHECK_THAT(r.err, Contains("/nonexistent-dir/t.json"));
     }
+}
+
+TEST_CASE("option --export-scenario writes a file that loads back to the same trace") {
+    const std::string path = "test_cli_scenario.json";
+    const Result r = run_cli({"--preset", "animal-was-tired", "--heads", "4", "--mask", "causal", "--export-scenario", path});
+    REQUIRE(r.code == 0);
+    const Result a = run_cli({"--scenario", path, "--print"});
+    const Result b = run_cli({"--preset", "animal-was-tired", "--heads", "4", "--mask", "causal", "--print"});
+    CHECK(a.code == 0);
+    CHECK(a.out == b.out);
+    CHECK_THAT(a.out, Contains("head 4"));
+    std::remove(path.c_str());
 }
