@@ -9,6 +9,7 @@
 #include "presets.hpp"
 #include "report.hpp"
 #include "serialize.hpp"
+#include "toggles.hpp"
 
 namespace attn::cli {
 
@@ -66,50 +67,39 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
 }
 
 bool apply_toggles(const Options& o, Scenario& s, std::ostream& err) {
+    Toggles t;
     if (o.mask) {
-        auto m = mask_from_string(*o.mask);
-        if (!m) {
+        t.mask = mask_from_string(*o.mask);
+        if (!t.mask) {
             err << "--mask " << *o.mask << ": expected none, causal, padding, window or custom\n";
             return false;
         }
-        s.mask = *m;
     }
-    if (o.window) s.window = *o.window;
-    if (o.heads) s.heads = *o.heads;
     if (o.positional) {
-        auto p = positional_from_string(*o.positional);
-        if (!p) {
+        t.positional = positional_from_string(*o.positional);
+        if (!t.positional) {
             err << "--pe " << *o.positional << ": expected none, sinusoidal, learned, rope or alibi\n";
             return false;
         }
-        s.positional = *p;
     }
     if (o.softmax) {
-        auto k = softmax_from_string(*o.softmax);
-        if (!k) {
+        t.softmax = softmax_from_string(*o.softmax);
+        if (!t.softmax) {
             err << "--softmax " << *o.softmax << ": expected stable or naive\n";
             return false;
         }
-        s.softmax = *k;
     }
-    if (o.scale) s.scale = *o.scale;
-    if (o.masked_fill) s.masked_fill = *o.masked_fill;
-    if (o.seed) s.seed = *o.seed;
-    if (o.text) {
-        if (s.input == InputMode::Direct) {
-            err << "--text: this scenario gives Q, K, V directly and has no tokens to replace\n";
-            return false;
-        }
-        s.target.tokens = tokenize(*o.text);
-        s.target.embeddings.resize(0, 0);
-        s.target.padding.clear();
-        if (s.mask == MaskKind::Custom) s.custom_mask.resize(0, 0);
-    }
-    if (o.block) s.block.residual = s.block.layer_norm = s.block.feed_forward = true;
-    if (s.mask == MaskKind::Custom && s.custom_mask.size() == 0) {
-        // A custom mask with no cells painted yet starts from everything visible.
-        const Trace shape_only = run([&] { Scenario t = s; t.mask = MaskKind::None; return t; }());
-        if (shape_only.ok) s.custom_mask = MaskMatrix::Constant(shape_only.n_queries, shape_only.n_keys, true);
+    t.window = o.window;
+    t.heads = o.heads;
+    t.scale = o.scale;
+    t.masked_fill = o.masked_fill;
+    t.seed = o.seed;
+    t.text = o.text;
+    if (o.block) t.block = true;
+    std::string error;
+    if (!apply(t, s, &error)) {
+        err << error << "\n";
+        return false;
     }
     return true;
 }
