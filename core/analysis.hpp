@@ -1,0 +1,41 @@
+#pragma once
+// Numbers for the classroom: why scaling matters, comparing two settings, and checking a
+// student's hand calculation.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace.hpp"
+
+namespace attn {
+
+// Softmax sharpness for random unit-variance q and k of width d_k over n_keys keys,
+// averaged over samples rows: the largest weight and the entropy (in nats; a uniform row
+// has ln n_keys), with and without dividing by √d_k.
+struct SharpnessPoint {
+    int d_k = 0;
+    double max_weight_scaled = 0, max_weight_unscaled = 0;
+    double entropy_scaled = 0, entropy_unscaled = 0;
+};
+std::vector<SharpnessPoint> softmax_sharpness(const std::vector<int>& d_ks, int n_keys, int samples, std::uint64_t seed);
+
+// B − A for every matrix the two traces both have with the same shape.
+struct MatrixDifference {
+    std::string name;
+    Matrix difference;   // B − A
+    float max_abs = 0;
+};
+std::vector<MatrixDifference> compare_traces(const Trace& a, const Trace& b);
+
+// A student's value for one cell against the engine's, with the step that went wrong when
+// the value matches a known intermediate instead (e.g. the score before ÷√d_k).
+struct HandCheck {
+    bool correct = false;
+    double expected = 0;
+    double tolerance = 0;    // half a unit in the last digit the student typed
+    std::string verdict;     // one or two sentences for the student
+};
+// decimals: how many digits after the point the student typed.
+HandCheck check_hand_value(const Trace& trace, const std::string& matrix, int row, int col, double value, int decimals);
+
+}  // namespace attn

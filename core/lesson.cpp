@@ -1,0 +1,191 @@
+#include "lesson.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "engine.hpp"
+#include "presets.hpp"
+#include "serialize.hpp"
+
+namespace attn {
+
+namespace {
+
+const std::pair<Stage, const char*> kStageNames[] = {
+    {Stage::Tokens, "tokens"},       {Stage::Embeddings, "embeddings"}, {Stage::Positional, "positional"},
+    {Stage::Projections, "qkv"},     {Stage::Scores, "scores"},         {Stage::Scaled, "scaled"},
+    {Stage::Masked, "masked"},       {Stage::Weights, "weights"},       {Stage::Output, "output"},
+    {Stage::Concat, "concat"},       {Stage::Final, "final"},           {Stage::Block, "block"},
+    {Stage::ScalingPlot, "scaling_plot"},
+};
+
+// The line of the first occurrence of needle in text (1-based), or 0.
+int line_of(const std::string& text, const std::string& needle) {
+    const auto at = text.find(needle);
+    if (at == std::string::npos) return 0;
+    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+}
+
+}  // namespace
+
+const char* to_string(Stage stage) {
+    for (auto& [s, name] : kStageNames)
+        if (s == stage) return name;
+    return "tokens";
+}
+
+std::optional<Stage> stage_from_string(const std::string& name) {
+    for (auto& [s, n] : kStageNames)
+        if (name == n) return s;
+    return std::nullopt;
+}
+
+const std::vector<Stage>& all_stages() {
+    static const std::vector<Stage> stages = [] {
+        std::vector<Stage> v;
+        for (auto& entry : kStageNames) v.push_back(entry.first);
+        return v;
+    }();
+    return stages;
+}
+
+LessonLoad lesson_from_text(const std::string& text, const std::string& source) {
+    LessonLoad result;
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        const size_t at = e.byte > 0 ? e.byte - 1 : 0;
+        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(std::min(at, text.size())), '\n'));
+        std::string what = e.what();
+        const auto colon = what.rfind(": ");
+        if (colon != std::string::npos) what = what.substr(colon + 2);
+        result.errors.push_back(source + ": line " + std::to_string(line) + ": not valid JSON: " + what);
+        return result;
+    } catch (const nlohmann::json::exception& e) {
+        result.errors.push_back(source + ": not valid JSON: " + std::string(e.what()));
+        return result;
+    }
+    // Semantic errors point at the line of the offending value when it can be found.
+    auto fail = [&](const std::string& where, const std::string& what, const nlohmann::json* value) {
+        const int line = value ? line_of(text, dump_json(*value)) : 0;
+        result.errors.push_back(source + ": " + (line ? "line " + std::to_string(line) + ": " : std::string()) + where +
+                                ": " + what);
+    };
+    if (!j.is_object()) {
+        fail("top level", "expected a lesson object {\"title\", \"preset\" or \"scenario\", \"steps\"}", nullptr);
+        return result;
+    }
+    Lesson lesson;
+    lesson.file = source;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        static const char* known[] = {"title", "summary", "preset", "scenario", "toggles", "steps"};
+        if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }))
+            fail("'" + it.key() + "'", "unknown key", nullptr);
+    }
+    if (!j.contains("title") || !j["title"].is_string()) fail("'title'", "expected a string", nullptr);
+    else lesson.title = j["title"].get<std::string>();
+    if (j.contains("summary") && j["summary"].is_string()) lesson.summary = j["summary"].get<std::string>();
+
+    if (j.contains("preset") == j.contains("scenario")) {
+        fail("top level", "give exactly one of 'preset' (a preset name) or 'scenario' (a scenario object)", nullptr);
+    } else if (j.contains("preset")) {
+        const Preset* p = j["preset"].is_string() ? find_preset(j["preset"].get<std::string>()) : nullptr;
+        if (!p) fail("'preset'", "unknown preset " + dump_json(j["preset"]) + " (attnlab --list-presets)", &j["preset"]);
+        else lesson.scenario = p->scenario;
+    } else {
+        ScenarioLoad load = scenario_from_json(j["scenario"], source + ": 'scenario'");
+        result.errors.insert(result.errors.end(), load.errors.begin(), load.errors.end());
+        if (load.scenario) lesson.scenario = std::move(*load.scenario);
+    }
+    if (j.contains("toggles")) {
+        std::vector<std::string> errors;
+        const Toggles t = toggles_from_json(j["toggles"], "'toggles' ", errors);
+        for (auto& e : errors) fail("toggles", e, nullptr);
+        std::string error;
+        if (errors.empty() && !apply(t, lesson.scenario, &error)) fail("'toggles'", error, nullptr);
+    }
+    if (!j.contains("steps") || !j["steps"].is_array() || j["steps"].empty()) {
+        fail("'steps'", "expected a non-empty array of steps", nullptr);
+    } else {
+        for (size_t i = 0; i < j["steps"].size(); ++i) {
+            const auto& js = j["steps"][i];
+            const std::string where = "step " + std::to_string(i + 1);
+            if (!js.is_object()) {
+                fail(where, "expected an object {\"stage\", \"title\", \"text\"}", nullptr);
+                continue;
+            }
+            LessonStep step;
+            if (!js.contains("stage") || !js["stage"].is_string() || !stage_from_string(js["stage"].get<std::string>())) {
+                std::string names;
+                for (auto& entry : kStageNames) names += std::string(names.empty() ? "" : ", ") + entry.second;
+                fail(where + " 'stage'", "unknown stage " + (js.contains("stage") ? dump_json(js["stage"]) : "(missing)") +
+                                             "; expected one of " + names,
+                     js.contains("stage") ? &js["stage"] : nullptr);
+            } else {
+                step.stage = *stage_from_string(js["stage"].get<std::string>());
+            }
+            if (!js.contains("text") || !js["text"].is_string()) fail(where + " 'text'", "expected a string", nullptr);
+            else step.text = js["text"].get<std::string>();
+            if (js.contains("title") && js["title"].is_string()) step.title = js["title"].get<std::string>();
+            if (js.contains("toggles")) {
+                std::vector<std::string> errors;
+                step.toggles = toggles_from_json(js["toggles"], where + " toggles ", errors);
+                for (auto& e : errors) fail(where, e, nullptr);
+            }
+            for (auto it = js.begin(); it != js.end(); ++it)
+                if (it.key() != "stage" && it.key() != "title" && it.key() != "text" && it.key() != "toggles")
+                    fail(where + " '" + it.key() + "'", "unknown key", nullptr);
+            lesson.steps.push_back(std::move(step));
+        }
+    }
+    if (result.errors.empty()) {
+        // Every step's scenario must be computable, so a lesson never opens on an error.
+        for (size_t i = 0; i < lesson.steps.size(); ++i) {
+            Scenario s = lesson.scenario;
+            bool ok = true;
+            for (size_t k = 0; k <= i && ok; ++k) {
+                std::string error;
+                ok = apply(lesson.steps[k].toggles, s, &error);
+                if (!ok) fail("step " + std::to_string(i + 1), error, nullptr);
+            }
+            if (ok)
+                for (auto& e : validate(s)) fail("step " + std::to_string(i + 1), e, nullptr);
+        }
+    }
+    if (result.errors.empty()) result.lesson = std::move(lesson);
+    return result;
+}
+
+LessonLoad load_lesson_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return LessonLoad{std::nullopt, {path + ": cannot open"}};
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.size() > (8u << 20)) return LessonLoad{std::nullopt, {path + ": larger than 8 MiB; not a lesson"}};
+    return lesson_from_text(text, path);
+}
+
+std::vector<Lesson> load_lessons(const std::string& folder, std::vector<std::string>& errors) {
+    std::vector<std::string> paths;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(folder, ec))
+        if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+    if (ec) errors.push_back(folder + ": " + ec.message());
+    std::sort(paths.begin(), paths.end());
+    std::vector<Lesson> lessons;
+    for (const auto& p : paths) {
+        LessonLoad load = load_lesson_file(p);
+        errors.insert(errors.end(), load.errors.begin(), load.errors.end());
+        if (load.lesson) lessons.push_back(std::move(*load.lesson));
+    }
+    return lessons;
+}
+
+Scenario scenario_at_step(const Lesson& lesson, int step) {
+    Scenario s = lesson.scenario;
+    for (int k = 0; k <= step && k < static_cast<int>(lesson.steps.size()); ++k) apply(lesson.steps[static_cast<size_t>(k)].toggles, s, nullptr);
+    return s;
+}
+
+}  // namespace attn

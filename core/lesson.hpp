@@ -1,0 +1,52 @@
+#pragma once
+// Lessons: a preset (or a scenario), the toggles to set, and a sequence of steps, each
+// revealing one stage of the pipeline with a short explanation. Lessons are JSON files in
+// assets/lessons/; a teacher writes a new one without rebuilding. Format: README.md.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenario.hpp"
+#include "toggles.hpp"
+
+namespace attn {
+
+// The stages of the pipeline a step can reveal, in pipeline order.
+enum class Stage {
+    Tokens, Embeddings, Positional, Projections, Scores, Scaled, Masked, Weights, Output, Concat, Final, Block,
+    ScalingPlot,  // softmax sharpness against d_k, with and without √d_k
+};
+const char* to_string(Stage);
+std::optional<Stage> stage_from_string(const std::string&);
+const std::vector<Stage>& all_stages();
+
+struct LessonStep {
+    Stage stage = Stage::Tokens;
+    std::string title;
+    std::string text;
+    Toggles toggles;  // applied when the step is shown (on top of the lesson's)
+};
+
+struct Lesson {
+    std::string title;
+    std::string summary;
+    Scenario scenario;
+    std::vector<LessonStep> steps;
+    std::string file;
+};
+
+struct LessonLoad {
+    std::optional<Lesson> lesson;
+    std::vector<std::string> errors;  // "FILE: line L: step 3 'stage': unknown stage "wieghts""
+};
+
+LessonLoad lesson_from_text(const std::string& text, const std::string& source_name);
+LessonLoad load_lesson_file(const std::string& path);
+// Every *.json in the folder, sorted by file name; failed files are reported in errors.
+std::vector<Lesson> load_lessons(const std::string& folder, std::vector<std::string>& errors);
+
+// The scenario a step shows: the lesson's scenario with every step's toggles up to and
+// including `step` applied in order.
+Scenario scenario_at_step(const Lesson& lesson, int step);
+
+}  // namespace attn
