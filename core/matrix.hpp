@@ -7,6 +7,16 @@
 //  * Multi-head: W_Q, W_K, W_V are (d_model × d_model) and head h owns columns
 //    [h·d_k, (h+1)·d_k). The concatenation of head outputs follows the same layout, and
 //    W_O is (h·d_v × d_model).
+// GCC 12's own AVX-512 intrinsics initialise a variable from itself (`__m512 __Y = __Y;`,
+// GCC bug 105593) and warn about it wherever Eigen inlines them; the pragmas silence that
+// warning for the intrinsic headers only, not for the project's code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
 #include <Eigen/Dense>
 
 namespace attn {

@@ -175,7 +175,7 @@ void require_agreement(const Scenario& s, const Trace& cpu, const Trace& gpu) {
 
 }  // namespace
 
-TEST_CASE("GPU attention agrees with the CPU engine", "[gpu]") {
+TEST_CASE("GPU attention agrees with the CPU engine", "[gpu][agreement]") {
     using M = MaskKind;
     using P = PositionalEncoding;
     // name, mask, positional encoding, heads, n_q, n_k (≠ n_q: cross), d_k, finite fill, scale, naive softmax
@@ -209,7 +209,7 @@ TEST_CASE("GPU attention agrees with the CPU engine", "[gpu]") {
     require_agreement(s, cpu, gpu);
 }
 
-TEST_CASE("GPU naive softmax overflows where the CPU one does", "[gpu]") {
+TEST_CASE("GPU naive softmax overflows where the CPU one does", "[gpu][overflow]") {
     Scenario s;
     s.input = InputMode::Direct;
     s.heads = 2;
@@ -221,12 +221,27 @@ TEST_CASE("GPU naive softmax overflows where the CPU one does", "[gpu]") {
     s.mask = MaskKind::Causal;
     const Trace cpu = attn::run(s);
     const Trace gpu = backend().run(s, RunOptions{Detail::OutputOnly});
-    REQUIRE(cpu.head[0].softmax_overflow);
-    CHECK(gpu.head[0].softmax_overflow);
-    require_agreement(s, cpu, gpu);
+    REQUIRE(cpu.ok);
+    REQUIRE(gpu.ok);
+    // Once exp overflows, what comes out (NaN, ±inf or 0 from x/inf) depends on the order of
+    // the sums, which differs between the two: only rows that stay finite on both sides are
+    // compared, and both must flag the overflow on the same heads.
+    int compared = 0;
+    for (size_t h = 0; h < cpu.head.size(); ++h) {
+        const Matrix& c = cpu.head[h].output;
+        const Matrix& g = gpu.head[h].output;
+        CHECK(gpu.head[h].softmax_overflow == cpu.head[h].softmax_overflow);
+        for (Eigen::Index i = 0; i < c.rows(); ++i)
+            if (c.row(i).allFinite() && g.row(i).allFinite()) {
+                CHECK((c.row(i) - g.row(i)).cwiseAbs().maxCoeff() <= kOutputTolerance);
+                ++compared;
+            }
+    }
+    CHECK(cpu.head[0].softmax_overflow);
+    CHECK(compared > 0);
 }
 
-TEST_CASE("GPU attention with Q, K, V given directly (d_v ≠ d_k, W_O)", "[gpu]") {
+TEST_CASE("GPU attention with Q, K, V given directly (d_v ≠ d_k, W_O)", "[gpu][direct]") {
     Scenario s;
     s.input = InputMode::Direct;
     s.heads = 2;
@@ -246,7 +261,7 @@ TEST_CASE("GPU attention with Q, K, V given directly (d_v ≠ d_k, W_O)", "[gpu]
     require_agreement(s, attn::run(s), backend().run(s, RunOptions{Detail::OutputOnly}));
 }
 
-TEST_CASE("GPU heatmap of a region (zoom) at full and at reduced resolution", "[gpu]") {
+TEST_CASE("GPU heatmap of a region (zoom) at full and at reduced resolution", "[gpu][zoom]") {
     const Case c{"zoom", MaskKind::Causal, PositionalEncoding::Rotary, 2, 300, 300, 16, false, true, false};
     const Scenario s = make_scenario(c, 3);
     const Trace cpu = attn::run(s);
@@ -279,7 +294,7 @@ TEST_CASE("GPU heatmap of a region (zoom) at full and at reduced resolution", "[
     CHECK_FALSE(refused.errors.empty());
 }
 
-TEST_CASE("GPU chunked run: step() within a budget, progress, a new begin() supersedes", "[gpu]") {
+TEST_CASE("GPU chunked run: step() within a budget, progress, a new begin() supersedes", "[gpu][chunked]") {
     const Case big{"chunked", MaskKind::None, PositionalEncoding::Rotary, 8, 512, 512, 64, false, true, false};
     const Case small{"superseding", MaskKind::Causal, PositionalEncoding::ALiBi, 2, 64, 64, 8, false, true, false};
     const Scenario first = make_scenario(big, 5), second = make_scenario(small, 6);
@@ -311,7 +326,7 @@ TEST_CASE("GPU chunked run: step() within a budget, progress, a new begin() supe
     require_agreement(second, attn::run(second), t);
 }
 
-TEST_CASE("GPU backend: impossible scenarios come back as errors", "[gpu]") {
+TEST_CASE("GPU backend: impossible scenarios come back as errors", "[gpu][errors]") {
     Scenario s;
     s.heads = 3;  // d_model 8 is not divisible by 3
     s.target.tokens = {"a", "b"};
@@ -321,7 +336,7 @@ TEST_CASE("GPU backend: impossible scenarios come back as errors", "[gpu]") {
     CHECK(t.errors == attn::validate(s, Detail::OutputOnly));
 }
 
-TEST_CASE("GPU backend: a shader that does not compile makes create() return null with the reason", "[gpu]") {
+TEST_CASE("GPU backend: a shader that does not compile makes create() return null with the reason", "[gpu][compile-failure]") {
     backend();  // the context
     std::string why;
     attn::gpu::BackendOptions broken;
@@ -331,7 +346,7 @@ TEST_CASE("GPU backend: a shader that does not compile makes create() return nul
     CHECK(why.find("does not compile") != std::string::npos);
 }
 
-TEST_CASE("GPU run_headless makes its own context and returns a trace", "[gpu]") {
+TEST_CASE("GPU run_headless makes its own context and returns a trace", "[gpu][headless]") {
     const Case c{"headless", MaskKind::Padding, PositionalEncoding::Sinusoidal, 2, 40, 40, 8, false, true, false};
     const Scenario s = make_scenario(c, 9);
     backend();  // the fixture's context stays current afterwards

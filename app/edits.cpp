@@ -1,0 +1,431 @@
+// Edit commands applied to a Scenario, and the session that recomputes the trace.
+//
+// Index
+// [SECTION] Helpers
+// [SECTION] Cells
+// [SECTION] Tokens
+// [SECTION] Switches
+// [SECTION] Session
+#include "edits.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include <Eigen/Core>
+
+#include "engine.hpp"
+#include "mask.hpp"
+#include "random.hpp"
+
+namespace attn::edits {
+
+// [SECTION] Helpers
+
+namespace {
+
+bool same_value(float a, float b) {
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+    return std::memcmp(&a, &b, sizeof a) == 0;  // tells −0 from +0: the user typed it
+}
+
+Matrix without_row(const Matrix& m, int row) {
+    Matrix out(m.rows() - 1, m.cols());
+    for (Eigen::Index r = 0, o = 0; r < m.rows(); ++r)
+        if (r != row) out.row(o++) = m.row(r);
+    return out;
+}
+
+Matrix with_row(const Matrix& m, int at, const Vector& row) {
+    Matrix out(m.rows() + 1, m.cols());
+    for (Eigen::Index r = 0, o = 0; o < out.rows(); ++o) {
+        if (o == at) out.row(o) = row;
+        else out.row(o) = m.row(r++);
+    }
+    return out;
+}
+
+// Moves row `from` to index `to`, shifting the rows between.
+Matrix moved_row(const Matrix& m, int from, int to) {
+    const Vector moving = m.row(from);
+    Matrix rest = without_row(m, from);
+    return with_row(rest, to, moving);
+}
+
+template <typename T>
+void move_element(std::vector<T>& v, int from, int to) {
+    T moving = v[static_cast<size_t>(from)];
+    v.erase(v.begin() + from);
+    v.insert(v.begin() + to, moving);
+}
+
+// Keeps the overlap of the old custom mask; new cells are visible.
+void resize_custom_mask(Scenario& s) {
+    const int n_q = query_count(s), n_k = key_count(s);
+    if (s.custom_mask.rows() == n_q && s.custom_mask.cols() == n_k) return;
+    if (s.custom_mask.size() == 0 && s.mask != MaskKind::Custom) return;
+    MaskMatrix resized = MaskMatrix::Constant(n_q, n_k, true);
+    const Eigen::Index rows = std::min<Eigen::Index>(n_q, s.custom_mask.rows());
+    const Eigen::Index cols = std::min<Eigen::Index>(n_k, s.custom_mask.cols());
+    if (rows > 0 && cols > 0) resized.topLeftCorner(rows, cols) = s.custom_mask.topLeftCorner(rows, cols);
+    s.custom_mask = resized;
+}
+
+Matrix* weight_matrix(Scenario& s, MatrixId id, int& which) {
+    switch (id) {
+        case MatrixId::WQ: which = 0; return &s.w_q;
+        case MatrixId::WK: which = 1; return &s.w_k;
+        case MatrixId::WV: which = 2; return &s.w_v;
+        case MatrixId::WO: which = 3; return &s.w_o;
+        default: return nullptr;
+    }
+}
+
+}  // namespace
+
+const char* to_string(MatrixId id) {
+    switch (id) {
+        case MatrixId::X: return "X";
+        case MatrixId::SourceX: return "source X";
+        case MatrixId::Q: return "Q";
+        case MatrixId::K: return "K";
+        case MatrixId::V: return "V";
+        case MatrixId::WQ: return "W_Q";
+        case MatrixId::WK: return "W_K";
+        case MatrixId::WV: return "W_V";
+        case MatrixId::WO: return "W_O";
+    }
+    return "?";
+}
+
+int query_count(const Scenario& s) {
+    if (s.input == InputMode::Direct) return static_cast<int>(s.q.rows());
+    return s.target.tokens.empty() ? static_cast<int>(s.target.embeddings.rows()) : static_cast<int>(s.target.tokens.size());
+}
+
+int key_count(const Scenario& s) {
+    if (s.input == InputMode::Direct) return static_cast<int>(s.k.rows());
+    if (s.attention == AttentionKind::Self) return query_count(s);
+    return s.source.tokens.empty() ? static_cast<int>(s.source.embeddings.rows()) : static_cast<int>(s.source.tokens.size());
+}
+
+std::vector<int> head_choices(const Scenario& s) {
+    int columns = s.d_model;
+    if (s.input == InputMode::Direct) columns = static_cast<int>(s.q.cols());
+    std::vector<int> choices;
+    for (int h = 1; h <= columns; ++h) {
+        if (columns % h != 0) continue;
+        if (s.input == InputMode::Direct && s.v.cols() % h != 0) continue;
+        choices.push_back(h);
+    }
+    if (choices.empty()) choices.push_back(1);
+    return choices;
+}
+
+// [SECTION] Cells
+
+namespace {
+
+bool set_cell(const SetCell& e, Scenario& s) {
+    Matrix* target = nullptr;
+    bool materialised = false;
+    switch (e.matrix) {
+        case MatrixId::X:
+        case MatrixId::SourceX: {
+            if (s.input != InputMode::Embeddings) return false;
+            Sequence& seq = e.matrix == MatrixId::X ? s.target : s.source;
+            if (seq.embeddings.size() == 0) {
+                seq.embeddings = resolved_embeddings(seq, s.d_model);  // X from the token text, before the edit
+                materialised = true;
+            }
+            target = &seq.embeddings;
+            break;
+        }
+        case MatrixId::Q: target = &s.q; break;
+        case MatrixId::K: target = &s.k; break;
+        case MatrixId::V: target = &s.v; break;
+        default: {
+            int which = 0;
+            target = weight_matrix(s, e.matrix, which);
+            if (target->size() == 0) {
+                if (s.input != InputMode::Embeddings) return false;  // direct mode without W_O
+                *target = resolved_weight(*target, s.d_model, s.d_model, s.seed, which);
+                materialised = true;
+            }
+        }
+    }
+    if (e.row < 0 || e.col < 0 || e.row >= target->rows() || e.col >= target->cols()) return materialised;
+    if (same_value((*target)(e.row, e.col), e.value)) return materialised;
+    (*target)(e.row, e.col) = e.value;
+    return true;
+}
+
+}  // namespace
+
+// [SECTION] Tokens
+
+namespace {
+
+// The rows that follow one side's tokens: the token texts (or direct-mode labels), the
+// matrices with one row per token, and the padding flags.
+struct TokenRows {
+    std::vector<std::string>* labels = nullptr;
+    std::vector<Matrix*> matrices;   // materialised matrices with one row per token
+    std::vector<bool>* padding = nullptr;
+    bool derive_rows = false;        // new rows come from token_embedding (embedding mode)
+    int count = 0;
+};
+
+TokenRows token_rows(Scenario& s, Side side) {
+    TokenRows rows;
+    if (s.input == InputMode::Embeddings) {
+        Sequence& seq = side == Side::Source && s.attention == AttentionKind::Cross ? s.source : s.target;
+        rows.labels = &seq.tokens;
+        if (seq.embeddings.size() != 0) rows.matrices.push_back(&seq.embeddings);
+        rows.padding = &seq.padding;
+        rows.derive_rows = true;
+        rows.count = seq.tokens.empty() ? static_cast<int>(seq.embeddings.rows()) : static_cast<int>(seq.tokens.size());
+        if (seq.tokens.empty())
+            for (int i = 0; i < rows.count; ++i) seq.tokens.push_back("t" + std::to_string(i + 1));
+    } else if (side == Side::Target) {
+        rows.labels = &s.direct_query_labels;
+        rows.matrices.push_back(&s.q);
+        rows.count = static_cast<int>(s.q.rows());
+        if (static_cast<int>(s.direct_query_labels.size()) != rows.count) {
+            s.direct_query_labels.clear();
+            for (int i = 0; i < rows.count; ++i) s.direct_query_labels.push_back("q" + std::to_string(i + 1));
+        }
+    } else {
+        rows.labels = &s.direct_key_labels;
+        rows.matrices.push_back(&s.k);
+        rows.matrices.push_back(&s.v);
+        rows.count = static_cast<int>(s.k.rows());
+        if (static_cast<int>(s.direct_key_labels.size()) != rows.count) {
+            s.direct_key_labels.clear();
+            for (int i = 0; i < rows.count; ++i) s.direct_key_labels.push_back("k" + std::to_string(i + 1));
+        }
+    }
+    return rows;
+}
+
+Vector new_row(const TokenRows& rows, const Matrix& m, const std::string& text, int d_model) {
+    if (rows.derive_rows) return token_embedding(text, d_model);
+    return Vector::Zero(m.cols());
+}
+
+bool insert_token(const InsertToken& e, Scenario& s) {
+    TokenRows rows = token_rows(s, e.side);
+    if (e.index < 0 || e.index > rows.count) return false;
+    rows.labels->insert(rows.labels->begin() + e.index, e.text);
+    for (Matrix* m : rows.matrices) *m = with_row(*m, e.index, new_row(rows, *m, e.text, s.d_model));
+    if (rows.padding && !rows.padding->empty()) rows.padding->insert(rows.padding->begin() + e.index, false);
+    resize_custom_mask(s);
+    return true;
+}
+
+bool delete_token(const DeleteToken& e, Scenario& s) {
+    TokenRows rows = token_rows(s, e.side);
+    if (e.index < 0 || e.index >= rows.count || rows.count <= 1) return false;  // attention needs one token
+    rows.labels->erase(rows.labels->begin() + e.index);
+    for (Matrix* m : rows.matrices) *m = without_row(*m, e.index);
+    if (rows.padding && static_cast<int>(rows.padding->size()) > e.index)
+        rows.padding->erase(rows.padding->begin() + e.index);
+    resize_custom_mask(s);
+    return true;
+}
+
+bool move_token(const MoveToken& e, Scenario& s) {
+    TokenRows rows = token_rows(s, e.side);
+    if (e.from < 0 || e.to < 0 || e.from >= rows.count || e.to >= rows.count || e.from == e.to) return false;
+    move_element(*rows.labels, e.from, e.to);
+    for (Matrix* m : rows.matrices) *m = moved_row(*m, e.from, e.to);
+    if (rows.padding && static_cast<int>(rows.padding->size()) == rows.count) {
+        std::vector<bool>& flags = *rows.padding;
+        const bool moving = flags[static_cast<size_t>(e.from)];
+        flags.erase(flags.begin() + e.from);
+        flags.insert(flags.begin() + e.to, moving);
+    }
+    return true;
+}
+
+bool rename_token(const RenameToken& e, Scenario& s) {
+    TokenRows rows = token_rows(s, e.side);
+    if (e.index < 0 || e.index >= rows.count || e.text.empty()) return false;
+    if ((*rows.labels)[static_cast<size_t>(e.index)] == e.text) return false;
+    (*rows.labels)[static_cast<size_t>(e.index)] = e.text;
+    if (rows.derive_rows)  // a new word has its own vector
+        for (Matrix* m : rows.matrices) m->row(e.index) = token_embedding(e.text, s.d_model);
+    return true;
+}
+
+bool set_tokens(const SetTokens& e, Scenario& s) {
+    if (e.tokens.empty()) return false;
+    TokenRows rows = token_rows(s, e.side);
+    const std::vector<std::string> old = *rows.labels;
+    if (old == e.tokens) return false;
+    const int n = static_cast<int>(e.tokens.size());
+    for (Matrix* m : rows.matrices) {
+        Matrix updated(n, m->cols());
+        for (int i = 0; i < n; ++i) {
+            // A position keeps its (possibly edited) row while its word stays the same.
+            const bool kept = i < static_cast<int>(old.size()) && old[static_cast<size_t>(i)] == e.tokens[static_cast<size_t>(i)] &&
+                              i < m->rows();
+            updated.row(i) = kept ? Vector(m->row(i)) : new_row(rows, *m, e.tokens[static_cast<size_t>(i)], s.d_model);
+        }
+        *m = updated;
+    }
+    *rows.labels = e.tokens;
+    if (rows.padding && !rows.padding->empty()) rows.padding->resize(static_cast<size_t>(n), false);
+    resize_custom_mask(s);
+    return true;
+}
+
+bool set_padding(const SetPadding& e, Scenario& s) {
+    if (s.input != InputMode::Embeddings) return false;
+    Sequence& seq = e.side == Side::Source && s.attention == AttentionKind::Cross ? s.source : s.target;
+    const int n = seq.tokens.empty() ? static_cast<int>(seq.embeddings.rows()) : static_cast<int>(seq.tokens.size());
+    if (e.index < 0 || e.index >= n) return false;
+    if (static_cast<int>(seq.padding.size()) != n) seq.padding.assign(static_cast<size_t>(n), false);
+    if (seq.padding[static_cast<size_t>(e.index)] == e.padding) return false;
+    seq.padding[static_cast<size_t>(e.index)] = e.padding;
+    return true;
+}
+
+}  // namespace
+
+// [SECTION] Switches
+
+namespace {
+
+bool set_mask_kind(const SetMaskKind& e, Scenario& s) {
+    if (s.mask == e.kind) return false;
+    if (e.kind == MaskKind::Custom) {
+        const int n_q = query_count(s), n_k = key_count(s);
+        if (s.custom_mask.rows() != n_q || s.custom_mask.cols() != n_k) {
+            // Start painting from the mask on screen, so switching to Custom changes nothing yet.
+            const std::vector<bool>& padding =
+                s.input == InputMode::Embeddings && s.attention == AttentionKind::Cross ? s.source.padding : s.target.padding;
+            s.custom_mask = build_mask(s.mask, n_q, n_k, std::max(1, s.window), padding, MaskMatrix());
+        }
+    }
+    s.mask = e.kind;
+    return true;
+}
+
+bool paint_mask_cell(const PaintMaskCell& e, Scenario& s) {
+    const int n_q = query_count(s), n_k = key_count(s);
+    if (e.row < 0 || e.col < 0 || e.row >= n_q || e.col >= n_k) return false;
+    if (s.custom_mask.rows() != n_q || s.custom_mask.cols() != n_k) s.custom_mask = MaskMatrix::Constant(n_q, n_k, true);
+    const bool changed_kind = s.mask != MaskKind::Custom;
+    s.mask = MaskKind::Custom;
+    if (s.custom_mask(e.row, e.col) == e.visible) return changed_kind;
+    s.custom_mask(e.row, e.col) = e.visible;
+    return true;
+}
+
+bool set_attention(const SetAttention& e, Scenario& s) {
+    if (s.attention == e.kind || s.input != InputMode::Embeddings) return false;
+    s.attention = e.kind;
+    if (e.kind == AttentionKind::Cross && s.source.tokens.empty() && s.source.embeddings.size() == 0) {
+        // A second sentence to attend to: the target's words, reversed, so the two rows differ.
+        s.source.tokens = s.target.tokens;
+        std::reverse(s.source.tokens.begin(), s.source.tokens.end());
+    }
+    resize_custom_mask(s);
+    return true;
+}
+
+template <typename T, typename V>
+bool assign(T& field, const V& value) {
+    if (field == value) return false;
+    field = value;
+    return true;
+}
+
+}  // namespace
+
+bool apply(const Edit& edit, Scenario& s) {
+    return std::visit(
+        [&s](const auto& e) -> bool {
+            using E = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<E, SetCell>) return set_cell(e, s);
+            else if constexpr (std::is_same_v<E, SetTokens>) return set_tokens(e, s);
+            else if constexpr (std::is_same_v<E, InsertToken>) return insert_token(e, s);
+            else if constexpr (std::is_same_v<E, DeleteToken>) return delete_token(e, s);
+            else if constexpr (std::is_same_v<E, MoveToken>) return move_token(e, s);
+            else if constexpr (std::is_same_v<E, RenameToken>) return rename_token(e, s);
+            else if constexpr (std::is_same_v<E, SetHeads>) {
+                const std::vector<int> choices = head_choices(s);
+                if (std::find(choices.begin(), choices.end(), e.heads) == choices.end()) return false;
+                return assign(s.heads, e.heads);  // W_Q… stay (d_model × d_model); only the split changes
+            } else if constexpr (std::is_same_v<E, SetMaskKind>) return set_mask_kind(e, s);
+            else if constexpr (std::is_same_v<E, SetWindow>) return e.window >= 1 && assign(s.window, e.window);
+            else if constexpr (std::is_same_v<E, SetPadding>) return set_padding(e, s);
+            else if constexpr (std::is_same_v<E, PaintMaskCell>) return paint_mask_cell(e, s);
+            else if constexpr (std::is_same_v<E, SetMaskedFill>) {
+                if (same_value(s.masked_fill, e.value)) return false;
+                s.masked_fill = e.value;
+                return true;
+            } else if constexpr (std::is_same_v<E, SetScale>) return assign(s.scale, e.on);
+            else if constexpr (std::is_same_v<E, SetSoftmax>) return assign(s.softmax, e.kind);
+            else if constexpr (std::is_same_v<E, SetPositional>) return assign(s.positional, e.kind);
+            else if constexpr (std::is_same_v<E, SetAttention>) return set_attention(e, s);
+            else if constexpr (std::is_same_v<E, SetBlock>) {
+                BlockOptions block = s.block;
+                block.residual = block.layer_norm = block.feed_forward = e.on;
+                const bool changed = block.residual != s.block.residual || block.layer_norm != s.block.layer_norm ||
+                                     block.feed_forward != s.block.feed_forward;
+                s.block = block;
+                return changed;
+            } else if constexpr (std::is_same_v<E, SetSeed>) {
+                const bool had_weights = s.w_q.size() || s.w_k.size() || s.w_v.size() ||
+                                         (s.input == InputMode::Embeddings && s.w_o.size());
+                if (s.seed == e.seed && !had_weights) return false;
+                s.seed = e.seed;
+                s.w_q = s.w_k = s.w_v = Matrix();  // seeded again from the new seed
+                if (s.input == InputMode::Embeddings) s.w_o = Matrix();
+                return true;
+            } else if constexpr (std::is_same_v<E, ReplaceScenario>) {
+                s = e.scenario;
+                return true;
+            }
+        },
+        edit);
+}
+
+// [SECTION] Session
+
+bool apply_pending(Session& session) {
+    bool changed = false;
+    std::vector<Edit> edits;
+    edits.swap(session.pending);  // an edit never sees edits pushed while applying
+    for (const Edit& e : edits) changed = apply(e, session.scenario) || changed;
+    if (changed) session.dirty = true;
+    return changed;
+}
+
+bool update(Session& session) {
+    apply_pending(session);
+    if (!session.dirty) return false;
+    session.dirty = false;
+    // Recompute into the spare trace (its matrices are reused: no allocation per edit),
+    // then swap, so the last good trace stays intact when the new one fails.
+    const auto start = std::chrono::steady_clock::now();
+    run_into(session.scenario, RunOptions{}, session.spare);
+    Trace& trace = session.spare;
+    session.last_run_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!trace.ok) {
+        session.errors = trace.errors;  // the last good trace stays on screen
+        if (session.errors.empty()) session.errors.push_back("the scenario cannot run");
+        return false;
+    }
+    session.errors.clear();
+    std::swap(session.trace, session.spare);
+    ++session.generation;
+    return true;
+}
+
+}  // namespace attn::edits

@@ -1,0 +1,80 @@
+#pragma once
+// Edit commands: the only way the UI changes a Scenario. Panels read a const Trace and
+// push edits; the edits are applied between frames, mark the session dirty, and the
+// trace is recomputed once. Pure logic: no window, no GL.
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "scenario.hpp"
+#include "trace.hpp"
+
+namespace attn::edits {
+
+// The scenario matrices a user may edit in place.
+enum class MatrixId { X, SourceX, Q, K, V, WQ, WK, WV, WO };
+// Which token row: the target (queries) or the source (keys/values in cross-attention).
+enum class Side { Target, Source };
+
+const char* to_string(MatrixId id);
+
+struct SetCell { MatrixId matrix; int row = 0; int col = 0; float value = 0.0f; };
+struct SetTokens { Side side = Side::Target; std::vector<std::string> tokens; };
+struct InsertToken { Side side = Side::Target; int index = 0; std::string text; };
+struct DeleteToken { Side side = Side::Target; int index = 0; };
+struct MoveToken { Side side = Side::Target; int from = 0; int to = 0; };
+struct RenameToken { Side side = Side::Target; int index = 0; std::string text; };
+struct SetHeads { int heads = 1; };
+struct SetMaskKind { MaskKind kind = MaskKind::None; };
+struct SetWindow { int window = 1; };
+struct SetPadding { Side side = Side::Target; int index = 0; bool padding = false; };
+struct PaintMaskCell { int row = 0; int col = 0; bool visible = true; };
+struct SetMaskedFill { float value = 0.0f; };
+struct SetScale { bool on = true; };
+struct SetSoftmax { SoftmaxKind kind = SoftmaxKind::Stable; };
+struct SetPositional { PositionalEncoding kind = PositionalEncoding::None; };
+struct SetAttention { AttentionKind kind = AttentionKind::Self; };
+struct SetBlock { bool on = false; };
+struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_O
+struct ReplaceScenario { Scenario scenario; };
+
+using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
+                          SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetSoftmax,
+                          SetPositional, SetAttention, SetBlock, SetSeed, ReplaceScenario>;
+
+// Applies one edit. Returns true when the scenario changed; false (scenario untouched)
+// when the edit does not fit it (a cell out of range, a head count that does not divide).
+// The first SetCell on a derived matrix (X from the token text, a seeded W) copies the
+// matrix the engine would use into the scenario, then changes the one cell.
+bool apply(const Edit& edit, Scenario& scenario);
+
+// Number of queries and keys the scenario describes (before running it).
+int query_count(const Scenario& scenario);
+int key_count(const Scenario& scenario);
+// The head counts that split the columns evenly (divisors of d_model, or of Q's columns
+// in direct mode), ascending.
+std::vector<int> head_choices(const Scenario& scenario);
+
+// The document the UI edits: the scenario, the last good trace, and the queue.
+struct Session {
+    Scenario scenario;
+    Trace trace;                         // the last trace that ran (ok); shown on screen
+    Trace spare;                         // the next run is computed into this one, then swapped
+    std::vector<std::string> errors;     // why the current scenario cannot run (empty when it can)
+    std::vector<Edit> pending;           // applied by update(), between frames
+    bool dirty = true;                   // the scenario changed since the trace was computed
+    std::uint64_t generation = 0;        // bumped each time `trace` is replaced
+    double last_run_ms = 0.0;
+
+    void push(Edit edit) { pending.push_back(std::move(edit)); }
+};
+
+// Applies the pending edits in order (marking the session dirty when one changed the
+// scenario). Returns true when at least one edit changed the scenario.
+bool apply_pending(Session& session);
+// apply_pending, then recomputes the trace when dirty. An impossible scenario keeps the
+// last good trace and fills `errors`. Returns true when a new trace was computed.
+bool update(Session& session);
+
+}  // namespace attn::edits

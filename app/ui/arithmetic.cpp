@@ -1,0 +1,403 @@
+// Tooltip arithmetic: each function writes the steps of one kind of cell.
+//
+// Index
+// [SECTION] Formatting
+// [SECTION] Inputs: X, PE, W
+// [SECTION] Projections: Q, K, V
+// [SECTION] Scores, scaling, mask
+// [SECTION] Softmax
+// [SECTION] Outputs
+// [SECTION] Dispatch
+#include "ui/arithmetic.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace attn::ui {
+
+// [SECTION] Formatting
+
+std::string format_value(float value, int decimals) {
+    if (std::isnan(value)) return "NaN";
+    if (std::isinf(value)) return value < 0 ? "\xE2\x88\x92\xE2\x88\x9E" : "\xE2\x88\x9E";
+    char buffer[64];
+    const float magnitude = std::fabs(value);
+    if (magnitude >= 1e5f)
+        std::snprintf(buffer, sizeof buffer, "%.*e", std::max(1, decimals - 1), static_cast<double>(magnitude));
+    else
+        std::snprintf(buffer, sizeof buffer, "%.*f", decimals, static_cast<double>(magnitude));
+    std::string text = buffer;
+    // "-0.00" would read as a sign without a value: a rounded zero is written without one.
+    bool all_zero = true;
+    for (char ch : text)
+        if (ch >= '1' && ch <= '9') all_zero = false;
+    if (value < 0 && !all_zero) text = "\xE2\x88\x92" + text;
+    return text;
+}
+
+namespace {
+
+constexpr const char* kTimes = "\xC2\xB7";       // ·
+constexpr const char* kSqrt = "\xE2\x88\x9A";     // √
+constexpr const char* kSigma = "\xCE\xA3";        // Σ
+constexpr const char* kArrow = "\xE2\x86\x92";    // →
+constexpr const char* kMinusInf = "\xE2\x88\x92\xE2\x88\x9E";
+
+std::string num(float v) { return format_value(v, 4); }
+
+// "(" a ")" when negative, so "a · (−b)" reads as a product.
+std::string factor(float v) {
+    const std::string s = num(v);
+    return v < 0 ? "(" + s + ")" : s;
+}
+
+// The terms a_t·b_t of a dot product, several per line, at most max_terms written.
+std::vector<std::string> product_terms(const std::vector<float>& a, const std::vector<float>& b, const char* lead,
+                                       size_t max_terms = 16, size_t per_line = 4) {
+    std::vector<std::string> lines;
+    std::string line = lead;
+    const size_t n = a.size();
+    for (size_t t = 0; t < n && t < max_terms; ++t) {
+        if (t > 0 && t % per_line == 0) {
+            lines.push_back(line);
+            line = "   ";
+        }
+        line += (t == 0 ? std::string() : std::string(" + ")) + factor(a[t]) + kTimes + factor(b[t]);
+    }
+    if (n > max_terms) line += " + \xE2\x80\xA6 (" + std::to_string(n - max_terms) + " more terms)";
+    lines.push_back(line);
+    return lines;
+}
+
+std::vector<float> row_of(const Matrix& m, int r) {
+    std::vector<float> out(static_cast<size_t>(m.cols()));
+    for (Eigen::Index c = 0; c < m.cols(); ++c) out[static_cast<size_t>(c)] = m(r, c);
+    return out;
+}
+std::vector<float> col_of(const Matrix& m, int c) {
+    std::vector<float> out(static_cast<size_t>(m.rows()));
+    for (Eigen::Index r = 0; r < m.rows(); ++r) out[static_cast<size_t>(r)] = m(r, c);
+    return out;
+}
+
+// "[a, b, c]" — long rows show a window around `focus`, marked with ⟨ ⟩.
+std::string list(const std::vector<float>& v, int focus) {
+    const int n = static_cast<int>(v.size());
+    int begin = 0, end = n;
+    if (n > 9) {
+        begin = std::max(0, focus - 3);
+        end = std::min(n, begin + 7);
+        begin = std::max(0, end - 7);
+    }
+    std::string s = "[";
+    if (begin > 0) s += "\xE2\x80\xA6 ";
+    for (int i = begin; i < end; ++i) {
+        if (i > begin) s += ", ";
+        const std::string value = num(v[static_cast<size_t>(i)]);
+        s += i == focus && n > 1 ? "\xE2\x9F\xA8" + value + "\xE2\x9F\xA9" : value;
+    }
+    if (end < n) s += " \xE2\x80\xA6";
+    return s + "]";
+}
+
+std::string quoted(const std::vector<std::string>& labels, int i) {
+    if (i < 0 || i >= static_cast<int>(labels.size())) return "#" + std::to_string(i);
+    return "'" + labels[static_cast<size_t>(i)] + "'";
+}
+
+struct Where {
+    std::string field;  // "weights", or the whole name for non-head matrices
+    int head = -1;
+};
+
+Where parse(const std::string& name) {
+    Where w;
+    if (name.rfind("head", 0) == 0) {
+        const auto dot = name.find('.');
+        if (dot != std::string::npos) {
+            w.head = std::atoi(name.c_str() + 4);
+            w.field = name.substr(dot + 1);
+            return w;
+        }
+    }
+    w.field = name;
+    return w;
+}
+
+// [SECTION] Inputs: X, PE, W
+
+void explain_input(const Trace& t, const Scenario& s, const std::string& field, int r, int c, Explanation& e) {
+    const bool source = field.rfind("source_", 0) == 0;
+    const std::vector<std::string>& tokens = source ? t.key_tokens : t.query_tokens;
+    const std::string base = source ? field.substr(7) : field;
+    const Matrix& x = source ? t.source_x : t.x;
+    const Matrix& pe = source ? t.source_pe : t.pe;
+    if (base == "x") {
+        const Sequence& seq = source ? s.source : s.target;
+        e.heading = "X[" + std::to_string(r) + "," + std::to_string(c) + "]: token " + quoted(tokens, r) +
+                    ", dimension " + std::to_string(c);
+        e.lines.push_back("= " + num(x(r, c)));
+        e.lines.push_back(seq.embeddings.size() ? "embedding given by the scenario (or edited)"
+                                                : "derived from the token's text: seeded N(0, 1), same word → same vector");
+        e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
+    } else if (base == "pe") {
+        e.heading = "PE[" + std::to_string(r) + "," + std::to_string(c) + "]: position " + std::to_string(r) +
+                    ", dimension " + std::to_string(c);
+        if (s.positional == PositionalEncoding::Sinusoidal) {
+            const int i = c / 2;
+            const double exponent = 2.0 * i / t.d_model;
+            const double angle = r / std::pow(10000.0, exponent);
+            char buffer[200];
+            std::snprintf(buffer, sizeof buffer, "angle = p / 10000^(2i/d) = %d / 10000^(%d/%d) = %.4f", r, 2 * i,
+                          t.d_model, angle);
+            e.lines.push_back(buffer);
+            e.lines.push_back(std::string(c % 2 == 0 ? "sin" : "cos") + "(" + num(static_cast<float>(angle)) +
+                              ") = " + num(pe(r, c)) + (c % 2 == 0 ? "   (even dimension: sin)" : "   (odd dimension: cos)"));
+        } else {
+            e.lines.push_back("learned table, row " + std::to_string(r) + " = " + num(pe(r, c)));
+        }
+    } else {  // x_pe
+        e.heading = "(X + PE)[" + std::to_string(r) + "," + std::to_string(c) + "]: token " + quoted(tokens, r);
+        e.lines.push_back("X + PE = " + num(x(r, c)) + " + " + factor(pe(r, c)) + " = " +
+                          num(x(r, c) + pe(r, c)));
+    }
+}
+
+void explain_weight(const Trace& t, const std::string& field, int r, int c, Explanation& e) {
+    const std::string label = field == "w_q" ? "W_Q" : field == "w_k" ? "W_K" : field == "w_v" ? "W_V" : "W_O";
+    const Matrix& w = field == "w_q" ? t.w_q : field == "w_k" ? t.w_k : field == "w_v" ? t.w_v : t.w_o;
+    e.heading = label + "[" + std::to_string(r) + "," + std::to_string(c) + "] = " + num(w(r, c));
+    if (field == "w_o") {
+        const int d_v = std::max(1, t.d_v);
+        e.lines.push_back("row " + std::to_string(r) + " reads concat column " + std::to_string(r) + " (head " +
+                          std::to_string(r / d_v + 1) + "), column " + std::to_string(c) + " writes output dimension " +
+                          std::to_string(c));
+    } else {
+        const int d_k = std::max(1, field == "w_v" ? t.d_v : t.d_k);
+        e.lines.push_back("input dimension " + std::to_string(r) + " " + kArrow + " column " + std::to_string(c) +
+                          ": head " + std::to_string(c / d_k + 1) + " of " + std::to_string(t.heads) +
+                          ", its column " + std::to_string(c % d_k));
+    }
+    e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
+}
+
+// [SECTION] Projections: Q, K, V
+
+void explain_projection(const Trace& t, const Scenario& s, const Where& w, int r, int c, Explanation& e) {
+    const bool is_q = w.field == "q" || w.field == "q_unrotated";
+    const bool is_v = w.field == "v";
+    const std::string label = is_q ? "Q" : is_v ? "V" : "K";
+    const Matrix& m = *find_matrix(t, "head" + std::to_string(w.head) + "." + w.field);
+    const std::vector<std::string>& tokens = is_q ? t.query_tokens : t.key_tokens;
+    const int width = is_v ? t.d_v : t.d_k;
+    const int global = w.head * width + c;
+    e.heading = label + "[" + std::to_string(r) + "," + std::to_string(c) + "] (head " + std::to_string(w.head + 1) +
+                "), token " + quoted(tokens, r) + " = " + num(m(r, c));
+    if (s.input == InputMode::Direct) {
+        e.lines.push_back("given directly (direct input): column " + std::to_string(global) + " of " + label +
+                          ", head " + std::to_string(w.head + 1) + " owns columns [" + std::to_string(w.head * width) +
+                          ", " + std::to_string((w.head + 1) * width) + ")");
+        e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
+        return;
+    }
+    const bool cross = s.attention == AttentionKind::Cross && !is_q;
+    const Matrix& inputs = cross ? t.source_x_pe : t.x_pe;
+    const Matrix& weights = is_q ? t.w_q : is_v ? t.w_v : t.w_k;
+    const std::string wname = "W_" + label;
+    e.lines.push_back(label + "[" + std::to_string(r) + "," + std::to_string(c) + "] = (X+PE)[" + std::to_string(r) +
+                      ",:] " + kTimes + " " + wname + "[:," + std::to_string(global) + "]" +
+                      (cross ? "   (source sentence)" : ""));
+    const std::vector<float> xs = row_of(inputs, r), ws = col_of(weights, global);
+    for (auto& line : product_terms(xs, ws, "= ")) e.lines.push_back(line);
+    float sum = 0.0f;
+    for (size_t i = 0; i < xs.size(); ++i) sum += xs[i] * ws[i];
+    e.lines.push_back("= " + num(sum));
+    if (s.positional == PositionalEncoding::Rotary && !is_v && w.field != "q_unrotated" && w.field != "k_unrotated") {
+        e.lines.push_back(std::string("then RoPE rotates the pair (") + std::to_string(c / 2 * 2) + ", " +
+                          std::to_string(c / 2 * 2 + 1) + ") by position " + std::to_string(r) + " " + kArrow + " " +
+                          num(m(r, c)));
+    }
+}
+
+// [SECTION] Scores, scaling, mask
+
+void explain_scores(const Trace& t, const Scenario& s, const Where& w, int r, int c, Explanation& e) {
+    const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
+    const std::string pair = "query " + quoted(t.query_tokens, r) + " " + kArrow + " key " + quoted(t.key_tokens, c);
+    const float raw = head.scores(r, c);
+    if (w.field == "scores") {
+        e.heading = "raw score q" + std::to_string(r) + " " + kTimes + " k" + std::to_string(c) + ", " + pair;
+        const std::vector<float> q = row_of(head.q, r), k = row_of(head.k, c);
+        for (auto& line : product_terms(q, k, (std::string(kSigma) + " q[t]" + kTimes + "k[t] = ").c_str()))
+            e.lines.push_back(line);
+        e.lines.push_back("= " + num(raw));
+        return;
+    }
+    const float d_k = static_cast<float>(t.d_k);
+    const std::string scaled_text =
+        s.scale ? num(raw) + " / " + kSqrt + std::to_string(t.d_k) + " = " + num(raw) + " / " + num(std::sqrt(d_k)) +
+                      " = " + num(raw * t.scale)
+                : num(raw) + "   (scaling off: no division by " + kSqrt + "d_k)";
+    if (w.field == "position_bias") {
+        e.heading = "ALiBi bias, " + pair;
+        e.lines.push_back("\xE2\x88\x92m" + std::string(kTimes) + "|i \xE2\x88\x92 j| = " +
+                          "\xE2\x88\x92" + num(head.alibi_slope) + kTimes + std::to_string(std::abs(r - c)) + " = " +
+                          num(head.position_bias(r, c)));
+        return;
+    }
+    if (w.field == "scaled_scores") {
+        e.heading = "scaled score, " + pair;
+        e.lines.push_back(std::string("score / ") + kSqrt + "d_k = " + scaled_text);
+        if (head.position_bias.size() != 0)
+            e.lines.push_back("+ ALiBi bias " + num(head.position_bias(r, c)) + " = " + num(head.scaled_scores(r, c)));
+        return;
+    }
+    // masked_scores
+    e.heading = "masked score, " + pair;
+    if (t.visible(r, c)) {
+        e.lines.push_back("key visible " + std::string(kArrow) + " unchanged: " + num(head.scaled_scores(r, c)));
+        return;
+    }
+    std::string why;
+    switch (s.mask) {
+        case MaskKind::Causal: why = "causal: key " + std::to_string(c) + " > query " + std::to_string(r) + " (the future)"; break;
+        case MaskKind::Padding: why = "padding: key " + quoted(t.key_tokens, c) + " is padding"; break;
+        case MaskKind::SlidingWindow:
+            why = "sliding window " + std::to_string(s.window) + ": key outside (" + std::to_string(r - s.window) + ", " +
+                  std::to_string(r) + "]";
+            break;
+        case MaskKind::Custom: why = "custom mask: cell painted hidden"; break;
+        case MaskKind::None: why = "masked"; break;
+    }
+    e.lines.push_back(why);
+    e.lines.push_back("scaled score " + num(head.scaled_scores(r, c)) + " replaced by the fill " + num(s.masked_fill) +
+                      (std::isinf(s.masked_fill) ? "  (exp(" + std::string(kMinusInf) + ") = 0)" : ""));
+}
+
+// [SECTION] Softmax
+
+void explain_weights(const Trace& t, const Scenario& s, const Where& w, int r, int c, Explanation& e) {
+    const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
+    e.heading = "attention weight, query " + quoted(t.query_tokens, r) + " " + kArrow + " key " +
+                quoted(t.key_tokens, c) + " = " + num(head.weights(r, c));
+    const std::vector<float> scores = row_of(head.masked_scores, r);
+    for (int fully : head.fully_masked_rows)
+        if (fully == r && std::isinf(s.masked_fill)) {
+            e.lines.push_back("every key of this row is masked with " + std::string(kMinusInf) +
+                              ": no distribution exists; the rule gives weights 0 and output 0");
+            return;
+        }
+    const bool stable = s.softmax == SoftmaxKind::Stable;
+    float max = -INFINITY;
+    for (float v : scores) max = std::max(max, v);
+    const float shift = stable ? max : 0.0f;
+    std::vector<float> shifted, exps;
+    float sum = 0.0f;
+    for (float v : scores) {
+        shifted.push_back(v - shift);
+        exps.push_back(std::exp(v - shift));
+        sum += exps.back();
+    }
+    e.lines.push_back("scores s (row " + std::to_string(r) + ", after scale and mask) = " + list(scores, c));
+    if (stable) {
+        e.lines.push_back("max s = " + num(max) + "   (stable softmax subtracts it: exp never overflows)");
+        e.lines.push_back("s \xE2\x88\x92 max = " + list(shifted, c));
+        e.lines.push_back("exp(s \xE2\x88\x92 max) = " + list(exps, c));
+    } else {
+        e.lines.push_back("naive softmax: exp(s) directly (overflows above s \xE2\x89\x88 88)");
+        e.lines.push_back("exp(s) = " + list(exps, c));
+    }
+    e.lines.push_back(std::string(kSigma) + " = " + num(sum));
+    const float numerator = exps[static_cast<size_t>(c)];
+    e.lines.push_back("weight = exp" + std::string(stable ? "(s_j \xE2\x88\x92 max)" : "(s_j)") + " / " + kSigma +
+                      " = " + num(numerator) + " / " + num(sum) + " = " + num(head.weights(r, c)));
+}
+
+// [SECTION] Outputs
+
+void explain_head_output(const Trace& t, const Where& w, int r, int c, Explanation& e) {
+    const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
+    e.heading = "head " + std::to_string(w.head + 1) + " output[" + std::to_string(r) + "," + std::to_string(c) +
+                "], query " + quoted(t.query_tokens, r) + " = " + num(head.output(r, c));
+    e.lines.push_back(std::string(kSigma) + "_j weight[" + std::to_string(r) + ",j] " + kTimes + " V[j," +
+                      std::to_string(c) + "]");
+    const std::vector<float> ws = row_of(head.weights, r), vs = col_of(head.v, c);
+    for (auto& line : product_terms(ws, vs, "= ")) e.lines.push_back(line);
+    e.lines.push_back("= " + num(head.output(r, c)));
+}
+
+void explain_output(const Trace& t, const Scenario& s, const std::string& field, int r, int c, Explanation& e) {
+    if (field == "concat") {
+        const int d_v = std::max(1, t.d_v);
+        e.heading = "concat[" + std::to_string(r) + "," + std::to_string(c) + "] = " + num(t.concat(r, c));
+        e.lines.push_back("head " + std::to_string(c / d_v + 1) + " output, its column " + std::to_string(c % d_v) +
+                          " (head h owns columns [h" + kTimes + "d_v, (h+1)" + kTimes + "d_v))");
+        return;
+    }
+    e.heading = "output[" + std::to_string(r) + "," + std::to_string(c) + "], query " + quoted(t.query_tokens, r) +
+                " = " + num(t.output(r, c));
+    if (t.w_o.size() == 0) {
+        e.lines.push_back("no W_O in this scenario: the output is the concatenation");
+        return;
+    }
+    e.lines.push_back("concat[" + std::to_string(r) + ",:] " + kTimes + " W_O[:," + std::to_string(c) + "]");
+    for (auto& line : product_terms(row_of(t.concat, r), col_of(t.w_o, c), "= ")) e.lines.push_back(line);
+    e.lines.push_back("= " + num(t.output(r, c)));
+    (void)s;
+}
+
+void explain_block(const Trace& t, const std::string& field, int r, int c, Explanation& e) {
+    const Matrix* m = find_matrix(t, field);
+    e.heading = field + "[" + std::to_string(r) + "," + std::to_string(c) + "] = " + (m ? num((*m)(r, c)) : "?");
+    const BlockTrace& b = t.block;
+    if (field == "block.residual")
+        e.lines.push_back("(X+PE) + attention output = " + num(t.x_pe(r, c)) + " + " + factor(t.output(r, c)));
+    else if (field == "block.norm1")
+        e.lines.push_back("LayerNorm of the residual row: (x \xE2\x88\x92 mean) / " + std::string(kSqrt) +
+                          "(var + \xCE\xB5)   (from " + num(b.residual(r, c)) + ")");
+    else if (field == "block.ffn_hidden")
+        e.lines.push_back("ReLU(norm1 " + std::string(kTimes) + " W_1 + b_1)");
+    else if (field == "block.ffn_output")
+        e.lines.push_back("hidden " + std::string(kTimes) + " W_2 + b_2");
+    else if (field == "block.residual2")
+        e.lines.push_back("norm1 + FFN = " + num(b.norm1(r, c)) + " + " + factor(b.ffn_output(r, c)));
+    else if (field == "block.output")
+        e.lines.push_back("LayerNorm of norm1 + FFN (post-norm, as in the 2017 paper)");
+}
+
+}  // namespace
+
+// [SECTION] Dispatch
+
+Explanation explain_cell(const Trace& t, const Scenario& s, const std::string& matrix, int row, int col) {
+    Explanation e;
+    const Matrix* m = find_matrix(t, matrix);
+    if (m == nullptr || row < 0 || col < 0 || row >= m->rows() || col >= m->cols()) {
+        e.heading = matrix;
+        return e;
+    }
+    const Where w = parse(matrix);
+    if (w.head >= 0 && w.head < static_cast<int>(t.head.size())) {
+        if (w.field == "q" || w.field == "k" || w.field == "v" || w.field == "q_unrotated" || w.field == "k_unrotated")
+            explain_projection(t, s, w, row, col, e);
+        else if (w.field == "scores" || w.field == "scaled_scores" || w.field == "masked_scores" ||
+                 w.field == "position_bias")
+            explain_scores(t, s, w, row, col, e);
+        else if (w.field == "weights")
+            explain_weights(t, s, w, row, col, e);
+        else if (w.field == "output")
+            explain_head_output(t, w, row, col, e);
+    } else if (w.field == "x" || w.field == "pe" || w.field == "x_pe" || w.field.rfind("source_", 0) == 0) {
+        explain_input(t, s, w.field, row, col, e);
+    } else if (w.field.rfind("w_", 0) == 0) {
+        explain_weight(t, w.field, row, col, e);
+    } else if (w.field == "concat" || w.field == "output") {
+        explain_output(t, s, w.field, row, col, e);
+    } else if (w.field.rfind("block.", 0) == 0) {
+        explain_block(t, w.field, row, col, e);
+    }
+    if (e.heading.empty()) e.heading = matrix + " = " + num((*m)(row, col));
+    return e;
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,25 @@
+#pragma once
+// The arithmetic behind one cell of the trace, written out with the real numbers: the
+// hover tooltip of every heatmap. Pure text, no ImGui.
+#include <string>
+#include <vector>
+
+#include "scenario.hpp"
+#include "trace.hpp"
+
+namespace attn::ui {
+
+struct Explanation {
+    std::string heading;             // "softmax weight, query 'cat' → key 'sat'"
+    std::vector<std::string> lines;  // one step per line, numbers included
+};
+
+// `matrix` is a trace matrix name ("head0.weights", "x_pe", "output", …); row and col
+// index that matrix. Unknown names give a heading with the value only.
+Explanation explain_cell(const Trace& trace, const Scenario& scenario, const std::string& matrix, int row, int col);
+
+// A number as the tooltips and cells write it: −∞, ∞, NaN, or `decimals` digits (with a
+// real minus sign, U+2212).
+std::string format_value(float value, int decimals);
+
+}  // namespace attn::ui

@@ -1,0 +1,85 @@
+#include "ui/fonts.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <imgui.h>
+#include <imgui_freetype.h>
+
+namespace attn::ui {
+
+namespace {
+
+#ifndef ATTNLAB_ASSETS_DIR
+#define ATTNLAB_ASSETS_DIR "assets"
+#endif
+
+bool readable(const std::string& path) { return std::ifstream(path).good(); }
+
+std::string find_font(const char* file) {
+    const std::string candidates[] = {
+        std::string(ATTNLAB_ASSETS_DIR) + "/fonts/" + file,
+        std::string("/usr/share/fonts/truetype/dejavu/") + file,
+    };
+    for (const std::string& path : candidates)
+        if (readable(path)) return path;
+    return "";
+}
+
+}  // namespace
+
+UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size) {
+    ImGuiIO& io = ImGui::GetIO();
+    UiFonts fonts;
+    fonts.scale = scale;
+
+    ImFontGlyphRangesBuilder builder;
+    builder.AddRanges(io.Fonts->GetGlyphRangesDefault());  // Basic Latin + Latin-1 (×, ·, ÷, ²)
+    const ImWchar kMaths[] = {
+        0x0370, 0x03FF,  // Greek: Σ, ε, θ (ImGui 1.86 has no Greek preset)
+        0x1D00, 0x1D7F,  // phonetic extensions: ᵀ
+        0x2000, 0x206F,  // punctuation: – … ‖
+        0x2070, 0x209F,  // superscripts and subscripts: ⁴ ₖ ₁
+        0x2190, 0x21FF,  // arrows: → ↳
+        0x2200, 0x22FF,  // mathematical operators: √ − ∞ Σ ≈ ≤ ⋅
+        0x2713, 0x2717,  // ✓ ✗
+        0x27E8, 0x27E9,  // ⟨ ⟩
+        0,
+    };
+    builder.AddRanges(kMaths);
+    builder.AddText("\xE2\x88\x9A\xE1\xB5\x80\xC3\x97\xE2\x86\x92\xE2\x88\x92\xE2\x88\x9E\xC2\xB7\xCE\xA3\xE2\x82\x96"
+                    "\xE2\x82\x81\xE2\x82\x82\xE2\x80\x93\xE2\x80\xA6\xE2\x89\x88\xE2\x89\xA4\xE2\x9F\xA8\xE2\x9F\xA9\xC3\xB7"
+                    "\xE2\x86\xB3\xE2\x9C\x95\xE2\x89\xA0\xE2\x96\xA8\xE2\x9A\xA0");  // √ ᵀ × → − ∞ · Σ ₖ ₁ ₂ – … ≈ ≤ ⟨ ⟩ ÷ ↳ ✕ ≠ ▨ ⚠
+    builder.BuildRanges(&ranges);
+    io.Fonts->FontBuilderIO = ImGuiFreeType::GetBuilderForFreeType();
+
+    const std::string sans = find_font("DejaVuSans.ttf");
+    const std::string mono = find_font("DejaVuSansMono.ttf");
+    ImFontConfig config;
+    config.OversampleH = 1;
+    config.OversampleV = 1;
+    auto add = [&](const std::string& path, float size) -> ImFont* {
+        if (path.empty()) return nullptr;
+        return io.Fonts->AddFontFromFileTTF(path.c_str(), size * scale, &config, ranges.Data);
+    };
+    fonts.ui = add(sans, base_size);
+    fonts.small = add(sans, base_size - 4.0f);
+    fonts.title = add(sans, base_size + 1.0f);
+    fonts.mono_large = add(mono, base_size + 5.0f);
+    fonts.mono = add(mono, base_size - 1.0f);
+    fonts.mono_small = add(mono, base_size - 4.0f);
+    if (!fonts.ui || !fonts.small || !fonts.title || !fonts.mono_large || !fonts.mono || !fonts.mono_small) {
+        std::fprintf(stderr, "attnlab: DejaVu fonts not found (looked in %s/fonts and /usr/share/fonts/truetype/dejavu); "
+                             "using ImGui's built-in font\n", ATTNLAB_ASSETS_DIR);
+        io.Fonts->Clear();
+        ImFontConfig fallback;
+        fallback.SizePixels = 13.0f * scale;
+        ImFont* font = io.Fonts->AddFontDefault(&fallback);
+        fonts.ui = fonts.small = fonts.title = fonts.mono_large = fonts.mono = fonts.mono_small = font;
+    }
+    io.FontDefault = fonts.ui;
+    return fonts;
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,15 @@
+#pragma once
+#include <imgui.h>
+
+#include "ui/app_state.hpp"
+
+namespace attn::ui {
+
+// Loads DejaVu Sans and DejaVu Sans Mono (assets/fonts, else the system's DejaVu) at
+// sizes scaled by the window content scale, with the glyphs the formulas need
+// (√ ᵀ × → − ∞ · Σ ₖ …). A missing font falls back to ImGui's built-in one; the app goes on.
+// Call before the renderer builds the font atlas. `base_size` is the UI text size in
+// pixels at scale 1. `ranges` receives the glyph ranges and must outlive the font atlas.
+UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size = 16.0f);
+
+}  // namespace attn::ui

@@ -1,0 +1,634 @@
+// A heatmap card: layout, cells (rectangles or one texture), labels, legend, tooltip,
+// zoom/pan and in-place editing.
+//
+// Index
+// [SECTION] Text helpers
+// [SECTION] Measuring
+// [SECTION] Textures
+// [SECTION] Cells
+// [SECTION] Labels and legend
+// [SECTION] Interaction
+// [SECTION] Card
+#include "ui/heatmap.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include "ui/arithmetic.hpp"
+
+namespace attn::ui {
+
+namespace {
+
+constexpr float kLabelMax = 110.0f;  // row/column token labels are truncated beyond this (× scale)
+constexpr ImU32 kTextColor = IM_COL32(230, 230, 230, 255);
+constexpr ImU32 kDimText = IM_COL32(160, 160, 170, 255);
+constexpr ImU32 kHighlightText = IM_COL32(255, 210, 80, 255);
+
+// [SECTION] Text helpers
+
+float text_width(const ImFont* font, const std::string& text) {
+    return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, text.c_str()).x;
+}
+
+int code_points(const std::string& text) {
+    int n = 0;
+    for (unsigned char ch : text)
+        if ((ch & 0xC0) != 0x80) ++n;
+    return n;
+}
+
+// The text shortened with "…" to fit width.
+std::string fit_text(const ImFont* font, const std::string& text, float width) {
+    if (text_width(font, text) <= width) return text;
+    std::string cut = text;
+    while (!cut.empty()) {
+        do cut.pop_back();
+        while (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0x80);
+        if (!cut.empty() && (static_cast<unsigned char>(cut.back()) & 0xC0) == 0xC0) cut.pop_back();
+        if (text_width(font, cut + "\xE2\x80\xA6") <= width) return cut + "\xE2\x80\xA6";
+    }
+    return "";
+}
+
+// Text turned 90° counter-clockwise, reading upward from `pivot` (its baseline side on
+// the right). ImGui has no rotated text, so the glyph quads are rotated in place.
+void text_rotated(ImDrawList* draw, const ImFont* font, ImVec2 pivot, ImU32 color, const std::string& text) {
+    const float w = text_width(font, text), h = font->FontSize;
+    // The unrotated text lies in [pivot.x, pivot.x + w] × [pivot.y, pivot.y + h]; clip to
+    // that and to the rotated box so no glyph is culled before it is turned.
+    draw->PushClipRect(ImVec2(pivot.x, pivot.y - w), ImVec2(pivot.x + std::max(w, h), pivot.y + h), false);
+    const int first = draw->VtxBuffer.Size;
+    draw->AddText(font, font->FontSize, pivot, color, text.c_str());
+    for (int i = first; i < draw->VtxBuffer.Size; ++i) {
+        ImVec2& p = draw->VtxBuffer[i].pos;
+        const ImVec2 d(p.x - pivot.x, p.y - pivot.y);
+        p = ImVec2(pivot.x + d.y, pivot.y - d.x);
+    }
+    draw->PopClipRect();
+}
+
+std::string label_text(const std::vector<std::string>* tokens, Axis axis, int i, int offset) {
+    if (axis != Axis::Dim && tokens && i < static_cast<int>(tokens->size())) return (*tokens)[static_cast<size_t>(i)];
+    return std::to_string(i + offset);
+}
+
+int axis_length(const HeatmapSpec& spec, bool rows) {
+    return static_cast<int>(rows ? spec.values->rows() : spec.values->cols());
+}
+
+float max_label_width(const HeatmapSpec& spec, bool rows, const UiFonts& fonts) {
+    const Axis axis = rows ? spec.row_axis : spec.col_axis;
+    const int n = axis_length(spec, rows);
+    if (axis == Axis::Dim) return text_width(fonts.mono_small, std::to_string(n - 1 + (rows ? 0 : spec.col_index_offset)));
+    const std::vector<std::string>* tokens = rows ? spec.row_tokens : spec.col_tokens;
+    float w = 0;
+    for (int i = 0; i < n; ++i) w = std::max(w, text_width(fonts.ui, label_text(tokens, axis, i, 0)));
+    return std::min(w, kLabelMax * fonts.scale);
+}
+
+bool is_visible(const HeatmapSpec& spec, int r, int c) {
+    return spec.mask == nullptr || spec.mask->rows() <= r || spec.mask->cols() <= c || (*spec.mask)(r, c);
+}
+
+}  // namespace
+
+// [SECTION] Measuring
+
+CardText measure_text(const HeatmapSpec& spec, const UiFonts& fonts) {
+    CardText text;
+    text.row_labels = max_label_width(spec, true, fonts);
+    text.col_labels = max_label_width(spec, false, fonts);
+    text.title = spec.compact ? text_width(fonts.small, spec.title)
+                              : std::max(text_width(fonts.title, spec.title), text_width(fonts.mono_small, spec.shape));
+    return text;
+}
+
+CardMetrics measure_card(const HeatmapSpec& spec, const CardText& text, float cell_w, float cell_h, const UiFonts& fonts) {
+    CardMetrics m;
+    m.cell_w = cell_w;
+    m.cell_h = cell_h;
+    const float line = fonts.ui->FontSize;
+    const float small = fonts.mono_small->FontSize;
+    m.title_h = spec.compact ? fonts.small->FontSize + 3.0f : fonts.title->FontSize + small + 6.0f;
+    m.label_w = text.row_labels + 6.0f;
+    if (spec.col_axis == Axis::Dim) {
+        m.header_h = small + 3.0f;
+    } else {
+        m.rotated_columns = text.col_labels + 4.0f > cell_w;
+        m.header_h = m.rotated_columns ? text.col_labels + 6.0f : line + 3.0f;
+    }
+    m.grid_w = static_cast<float>(spec.values->cols()) * cell_w;
+    m.grid_h = static_cast<float>(spec.values->rows()) * cell_h;
+    m.legend_h = 6.0f + 7.0f + small + 2.0f;
+    m.width = std::max({m.label_w + m.grid_w, text.title, m.label_w + 90.0f * fonts.scale});
+    m.height = m.title_h + m.header_h + m.grid_h + m.legend_h;
+    return m;
+}
+
+float legend_limit(const HeatmapSpec& spec) {
+    float limit = 0.0f;
+    const Matrix& v = *spec.values;
+    for (Eigen::Index r = 0; r < v.rows(); ++r)
+        for (Eigen::Index c = 0; c < v.cols(); ++c) {
+            const float x = v(r, c);
+            if (std::isfinite(x) && is_visible(spec, static_cast<int>(r), static_cast<int>(c)))
+                limit = std::max(limit, std::fabs(x));
+        }
+    return limit > 0.0f ? limit : 1.0f;
+}
+
+// [SECTION] Textures
+
+const Texture& HeatmapTextures::get(const HeatmapSpec& spec, std::uint64_t generation, float limit,
+                                    int& texels_per_cell) {
+    const Matrix& v = *spec.values;
+    const bool has_mask = spec.mask != nullptr && !spec.mask->all();
+    texels_per_cell = has_mask && std::max(v.rows(), v.cols()) * 4 <= 4096 ? 4 : 1;
+    Entry& entry = entries_[spec.name];
+    if (entry.texture && entry.generation == generation && entry.limit == limit) return entry.texture;
+    const int k = texels_per_cell;
+    const int width = static_cast<int>(v.cols()) * k, height = static_cast<int>(v.rows()) * k;
+    pixels_.assign(static_cast<size_t>(width) * static_cast<size_t>(height), 0);
+    for (int r = 0; r < v.rows(); ++r)
+        for (int c = 0; c < v.cols(); ++c) {
+            const bool masked = !is_visible(spec, r, c);
+            const float x = v(r, c);
+            const Rgb color = !std::isfinite(x) ? kNonFinite : scale_color(spec.scale, x, limit);
+            for (int a = 0; a < k; ++a)
+                for (int b = 0; b < k; ++b) {
+                    // Masked: grey with diagonal hatching (one dark texel per diagonal of 4).
+                    const Rgb texel = masked ? ((a + b) % 4 == 0 && k > 1 ? kMaskedHatch : kMaskedBackground) : color;
+                    pixels_[static_cast<size_t>(r * k + a) * static_cast<size_t>(width) + static_cast<size_t>(c * k + b)] =
+                        pack(texel);
+                }
+        }
+    entry.texture.upload(width, height, pixels_.data());
+    entry.generation = generation;
+    entry.limit = limit;
+    return entry.texture;
+}
+
+namespace {
+
+// [SECTION] Cells
+
+// Diagonal lines at 45° across the rectangle, computed so no clipping is needed.
+void hatch(ImDrawList* draw, ImVec2 p0, float w, float h, ImU32 color, float step, float thickness) {
+    for (float t = step * 0.5f; t < w + h; t += step) {
+        const float ax = std::min(t, w), ay = t - ax;  // on the top or right edge
+        const float by = std::min(t, h), bx = t - by;  // on the left or bottom edge
+        draw->AddLine(ImVec2(p0.x + ax, p0.y + ay), ImVec2(p0.x + bx, p0.y + by), color, thickness);
+    }
+}
+
+struct Visible {
+    int row0 = 0, row1 = 0, col0 = 0, col1 = 0;  // cells [row0,row1) × [col0,col1) at least partly shown
+    float cw = 0, ch = 0;                         // pixels per cell with zoom
+    ImVec2 origin;                                // screen position of cell (0, 0)
+};
+
+Visible visible_cells(const HeatmapSpec& spec, const CardMetrics& m, const HeatmapView& view, ImVec2 grid0) {
+    Visible vis;
+    vis.cw = m.cell_w * view.zoom;
+    vis.ch = m.cell_h * view.zoom;
+    vis.origin = ImVec2(grid0.x - view.first_col * vis.cw, grid0.y - view.first_row * vis.ch);
+    const int rows = static_cast<int>(spec.values->rows()), cols = static_cast<int>(spec.values->cols());
+    vis.row0 = std::clamp(static_cast<int>(std::floor(view.first_row)), 0, rows);
+    vis.col0 = std::clamp(static_cast<int>(std::floor(view.first_col)), 0, cols);
+    vis.row1 = std::clamp(static_cast<int>(std::ceil(view.first_row + m.grid_h / vis.ch)), 0, rows);
+    vis.col1 = std::clamp(static_cast<int>(std::ceil(view.first_col + m.grid_w / vis.cw)), 0, cols);
+    return vis;
+}
+
+// The font and decimals that fit every shown number in a cell, or nullptr: the most
+// decimals first (at least one: a weight of 0.04 written "0" would say something false),
+// then the largest font.
+const ImFont* number_font(const HeatmapSpec& spec, const Visible& vis, const AppState& state, int& decimals) {
+    if (!state.view.numbers) return nullptr;
+    const ImFont* fonts[] = {state.fonts.mono_large, state.fonts.mono, state.fonts.mono_small};
+    const ImFont* smallest = state.fonts.mono_small;
+    // Not even "0.0" fits: skip formatting every cell (big maps with small cells).
+    if (smallest->FontSize + 2.0f > vis.ch || 3.0f * text_width(smallest, "0") + 6.0f > vis.cw) return nullptr;
+    for (int d = state.view.decimals; d >= std::min(1, state.view.decimals); --d) {
+        int widest = 0;
+        for (int r = vis.row0; r < vis.row1; ++r)
+            for (int c = vis.col0; c < vis.col1; ++c) {
+                const bool masked = !is_visible(spec, r, c) && spec.show_masked_value;
+                widest = std::max(widest, code_points(format_value(masked ? spec.masked_value : (*spec.values)(r, c), d)));
+            }
+        for (const ImFont* font : fonts) {
+            if (font->FontSize + 2.0f > vis.ch) continue;
+            if (static_cast<float>(widest) * text_width(font, "0") + 6.0f <= vis.cw) {
+                decimals = d;
+                return font;
+            }
+        }
+    }
+    return nullptr;
+}
+
+void draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, float limit, AppState& state,
+                HeatmapTextures& textures, ImVec2 grid0) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const int rows = static_cast<int>(spec.values->rows()), cols = static_cast<int>(spec.values->cols());
+    const bool textured = rows * cols > kTextureCells;
+    if (textured) {
+        int k = 1;
+        const Texture& texture = textures.get(spec, state.session.generation, limit, k);
+        const ImVec2 p0 = vis.origin;
+        const ImVec2 p1(vis.origin.x + static_cast<float>(cols) * vis.cw, vis.origin.y + static_cast<float>(rows) * vis.ch);
+        draw->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture.id())), p0, p1);
+    }
+    int decimals = state.view.decimals;
+    const ImFont* font = number_font(spec, vis, state, decimals);
+    const float hatch_step = std::clamp(std::min(vis.cw, vis.ch) / 4.0f, 3.0f, 9.0f);
+    for (int r = vis.row0; r < vis.row1; ++r)
+        for (int c = vis.col0; c < vis.col1; ++c) {
+            const ImVec2 p0(vis.origin.x + static_cast<float>(c) * vis.cw, vis.origin.y + static_cast<float>(r) * vis.ch);
+            const ImVec2 p1(p0.x + vis.cw, p0.y + vis.ch);
+            const float value = (*spec.values)(r, c);
+            const bool masked = !is_visible(spec, r, c);
+            Rgb background = kMaskedBackground;
+            if (!masked) background = std::isfinite(value) ? scale_color(spec.scale, value, limit) : kNonFinite;
+            if (!textured) {
+                draw->AddRectFilled(p0, p1, pack(background));
+                if (masked) hatch(draw, p0, vis.cw, vis.ch, pack(kMaskedHatch), hatch_step, std::max(1.0f, std::min(vis.cw, vis.ch) / 24.0f));
+            }
+            if (font == nullptr) continue;
+            const std::string text = format_value(masked && spec.show_masked_value ? spec.masked_value : value, decimals);
+            const ImVec2 size = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, text.c_str());
+            const ImU32 ink = masked ? IM_COL32(20, 20, 20, 255)
+                              : text_should_be_dark(background) ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+            draw->AddText(font, font->FontSize, ImVec2(p0.x + (vis.cw - size.x) * 0.5f, p0.y + (vis.ch - size.y) * 0.5f),
+                          ink, text.c_str());
+        }
+    // Thin separators keep neighbouring cells of equal colour apart while they are big.
+    if (std::min(vis.cw, vis.ch) >= 12.0f) {
+        const ImU32 line = IM_COL32(30, 30, 34, 255);
+        for (int r = vis.row0; r <= vis.row1; ++r) {
+            const float y = vis.origin.y + static_cast<float>(r) * vis.ch;
+            draw->AddLine(ImVec2(grid0.x, y), ImVec2(grid0.x + m.grid_w, y), line);
+        }
+        for (int c = vis.col0; c <= vis.col1; ++c) {
+            const float x = vis.origin.x + static_cast<float>(c) * vis.cw;
+            draw->AddLine(ImVec2(x, grid0.y), ImVec2(x, grid0.y + m.grid_h), line);
+        }
+    }
+    // The shown head's columns of a W: the other heads' columns are dimmed.
+    if (spec.band_begin >= 0) {
+        for (int c = vis.col0; c < vis.col1; ++c) {
+            if (c >= spec.band_begin && c < spec.band_end) continue;
+            const float x = vis.origin.x + static_cast<float>(c) * vis.cw;
+            draw->AddRectFilled(ImVec2(x, grid0.y), ImVec2(x + vis.cw, grid0.y + m.grid_h), IM_COL32(20, 20, 24, 150));
+        }
+    }
+}
+
+bool row_highlighted(const HeatmapSpec& spec, const HoverState& hover, bool rows, int i) {
+    const Axis axis = rows ? spec.row_axis : spec.col_axis;
+    if (axis == Axis::Query) return hover.query == i;
+    if (axis == Axis::Key) return hover.key == i;
+    return false;
+}
+
+void outline(ImDrawList* draw, ImVec2 a, ImVec2 b) {
+    draw->AddRect(a, b, IM_COL32(0, 0, 0, 255), 0.0f, 0, 4.0f);
+    draw->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
+}
+
+void draw_highlights(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, const AppState& state, ImVec2 grid0) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const HoverState& hover = state.hover;
+    for (int r = vis.row0; r < vis.row1; ++r)
+        if (row_highlighted(spec, hover, true, r)) {
+            const float y = vis.origin.y + static_cast<float>(r) * vis.ch;
+            outline(draw, ImVec2(grid0.x, y), ImVec2(grid0.x + m.grid_w, y + vis.ch));
+        }
+    for (int c = vis.col0; c < vis.col1; ++c)
+        if (row_highlighted(spec, hover, false, c)) {
+            const float x = vis.origin.x + static_cast<float>(c) * vis.cw;
+            outline(draw, ImVec2(x, grid0.y), ImVec2(x + vis.cw, grid0.y + m.grid_h));
+        }
+    if (hover.matrix == spec.name && hover.row >= vis.row0 && hover.row < vis.row1 && hover.col >= vis.col0 &&
+        hover.col < vis.col1) {
+        const ImVec2 p0(vis.origin.x + static_cast<float>(hover.col) * vis.cw,
+                        vis.origin.y + static_cast<float>(hover.row) * vis.ch);
+        draw->AddRect(p0, ImVec2(p0.x + vis.cw, p0.y + vis.ch), IM_COL32(255, 210, 80, 255), 0.0f, 0, 3.0f);
+    }
+}
+
+// [SECTION] Labels and legend
+
+void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, AppState& state, ImVec2 origin,
+                 ImVec2 grid0) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const UiFonts& fonts = state.fonts;
+    const bool mouse_here = ImGui::IsWindowHovered();
+    // Rows: every k-th label when the cells are shorter than a line.
+    {
+        const ImFont* font = spec.row_axis == Axis::Dim ? fonts.mono_small : vis.ch < fonts.ui->FontSize + 1.0f ? fonts.small : fonts.ui;
+        const int step = std::max(1, static_cast<int>(std::ceil(font->FontSize / vis.ch)));
+        const float overhang = font->FontSize * 0.5f;  // a label taller than its row may spill a little
+        draw->PushClipRect(ImVec2(origin.x, grid0.y - overhang), ImVec2(grid0.x, grid0.y + m.grid_h + overhang), true);
+        for (int r = vis.row0; r < vis.row1; ++r) {
+            const float y = vis.origin.y + static_cast<float>(r) * vis.ch;
+            const bool lit = row_highlighted(spec, state.hover, true, r);
+            if (spec.row_axis != Axis::Dim && mouse_here &&
+                ImGui::IsMouseHoveringRect(ImVec2(origin.x, y), ImVec2(grid0.x, y + vis.ch))) {
+                (spec.row_axis == Axis::Query ? state.hover_next.query : state.hover_next.key) = r;
+                if (state.session.scenario.attention == AttentionKind::Self || state.session.scenario.input == InputMode::Direct) {
+                    if (spec.row_axis == Axis::Query) state.hover_next.key = r;
+                    else state.hover_next.query = r;
+                }
+            }
+            if (r % step != 0 && !lit) continue;
+            const std::string text = fit_text(font, label_text(spec.row_tokens, spec.row_axis, r, 0), m.label_w - 6.0f);
+            const float w = text_width(font, text);
+            draw->AddText(font, font->FontSize, ImVec2(grid0.x - 4.0f - w, y + (vis.ch - font->FontSize) * 0.5f),
+                          lit ? kHighlightText : (spec.row_axis == Axis::Dim ? kDimText : kTextColor), text.c_str());
+        }
+        draw->PopClipRect();
+    }
+    // Columns: horizontal when they fit the cell, else turned 90°.
+    {
+        const ImFont* font = spec.col_axis == Axis::Dim ? fonts.mono_small : vis.cw < fonts.ui->FontSize + 1.0f ? fonts.small : fonts.ui;
+        const float top = grid0.y - m.header_h;
+        const bool rotated = m.rotated_columns && vis.cw < max_label_width(spec, false, fonts) + 4.0f;
+        // Every step-th label: as many as fit side by side (indices need their width).
+        const float label_extent = rotated ? font->FontSize
+                                 : spec.col_axis == Axis::Dim
+                                     ? text_width(font, std::to_string(spec.values->cols() - 1 + spec.col_index_offset)) + 6.0f
+                                     : text_width(font, "MMM");
+        const int step = std::max(1, static_cast<int>(std::ceil(label_extent / vis.cw)));
+        draw->PushClipRect(ImVec2(grid0.x, top), ImVec2(grid0.x + m.grid_w, grid0.y), true);
+        for (int c = vis.col0; c < vis.col1; ++c) {
+            const float x = vis.origin.x + static_cast<float>(c) * vis.cw;
+            const bool lit = row_highlighted(spec, state.hover, false, c);
+            if (spec.col_axis != Axis::Dim && mouse_here &&
+                ImGui::IsMouseHoveringRect(ImVec2(x, top), ImVec2(x + vis.cw, grid0.y))) {
+                (spec.col_axis == Axis::Query ? state.hover_next.query : state.hover_next.key) = c;
+                if (state.session.scenario.attention == AttentionKind::Self || state.session.scenario.input == InputMode::Direct) {
+                    if (spec.col_axis == Axis::Key) state.hover_next.query = c;
+                    else state.hover_next.key = c;
+                }
+            }
+            if (c % step != 0 && !lit) continue;
+            const ImU32 color = lit ? kHighlightText : (spec.col_axis == Axis::Dim ? kDimText : kTextColor);
+            const std::string full = label_text(spec.col_tokens, spec.col_axis, c, spec.col_index_offset);
+            if (rotated && spec.col_axis != Axis::Dim) {
+                const std::string text = fit_text(font, full, m.header_h - 6.0f);
+                text_rotated(draw, font, ImVec2(x + (vis.cw - font->FontSize) * 0.5f, grid0.y - 3.0f), color, text);
+            } else {
+                const std::string text = spec.col_axis == Axis::Dim ? full : fit_text(font, full, std::max(vis.cw, 1.0f) * step);
+                const float w = text_width(font, text);
+                const float left = std::clamp(x + (vis.cw - w) * 0.5f, grid0.x, grid0.x + m.grid_w - w);  // edge labels stay whole
+                draw->AddText(font, font->FontSize, ImVec2(left, grid0.y - font->FontSize - 2.0f),
+                              color, text.c_str());
+            }
+        }
+        draw->PopClipRect();
+    }
+}
+
+void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, const UiFonts& fonts, ImVec2 grid0) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const float width = std::max(m.grid_w, 90.0f * fonts.scale);
+    const ImVec2 p0(grid0.x, grid0.y + m.grid_h + 6.0f);
+    const int segments = 24;
+    for (int i = 0; i < segments; ++i) {
+        const float a = static_cast<float>(i) / segments, b = static_cast<float>(i + 1) / segments;
+        auto color_at = [&](float t) {
+            return pack(spec.scale == ColorScale::Weights ? viridis(t) : diverging(2.0f * t - 1.0f));
+        };
+        draw->AddRectFilledMultiColor(ImVec2(p0.x + a * width, p0.y), ImVec2(p0.x + b * width, p0.y + 7.0f), color_at(a),
+                                      color_at(b), color_at(b), color_at(a));
+    }
+    const ImFont* font = fonts.mono_small;
+    const float y = p0.y + 8.0f;
+    const std::string lo = spec.scale == ColorScale::Weights ? "0" : format_value(-limit, 2);
+    const std::string hi = spec.scale == ColorScale::Weights ? "1" : format_value(limit, 2);
+    draw->AddText(font, font->FontSize, ImVec2(p0.x, y), kDimText, lo.c_str());
+    draw->AddText(font, font->FontSize, ImVec2(p0.x + width - text_width(font, hi), y), kDimText, hi.c_str());
+    const bool masked_swatch = spec.mask != nullptr && !spec.mask->all() && width >= text_width(font, lo + hi + " masked ") + 30.0f;
+    const std::string mid = spec.scale == ColorScale::Weights || masked_swatch ? "" : "0";
+    if (!mid.empty()) draw->AddText(font, font->FontSize, ImVec2(p0.x + (width - text_width(font, mid)) * 0.5f, y), kDimText, mid.c_str());
+    if (masked_swatch) {
+        const float sx = p0.x + text_width(font, lo) + 8.0f, s = font->FontSize - 2.0f;
+        draw->AddRectFilled(ImVec2(sx, y + 1.0f), ImVec2(sx + s, y + 1.0f + s), pack(kMaskedBackground));
+        hatch(draw, ImVec2(sx, y + 1.0f), s, s, pack(kMaskedHatch), 3.0f, 1.0f);
+        draw->AddText(font, font->FontSize, ImVec2(sx + s + 3.0f, y), kDimText, "masked");
+    }
+}
+
+// [SECTION] Interaction
+
+void clamp_view(HeatmapView& view, const HeatmapSpec& spec, const CardMetrics& m) {
+    const float max_zoom = std::max(1.0f, 72.0f / std::max(std::min(m.cell_w, m.cell_h), 0.5f));
+    view.zoom = std::clamp(view.zoom, 1.0f, max_zoom);
+    const float cw = m.cell_w * view.zoom, ch = m.cell_h * view.zoom;
+    view.first_row = std::clamp(view.first_row, 0.0f, std::max(0.0f, static_cast<float>(spec.values->rows()) - m.grid_h / ch));
+    view.first_col = std::clamp(view.first_col, 0.0f, std::max(0.0f, static_cast<float>(spec.values->cols()) - m.grid_w / cw));
+}
+
+void zoom_and_pan(const HeatmapSpec& spec, const CardMetrics& m, HeatmapView& view, ImVec2 grid0, bool hovered, bool active) {
+    ImGuiIO& io = ImGui::GetIO();
+    if (hovered && io.MouseWheel != 0.0f && (io.KeyCtrl || view.zoom > 1.0f)) {
+        ImGui::SetItemUsingMouseWheel();  // the wheel zooms/pans this map instead of scrolling the page
+        if (io.KeyCtrl) {
+            const float old_cw = m.cell_w * view.zoom, old_ch = m.cell_h * view.zoom;
+            const float mouse_col = view.first_col + (io.MousePos.x - grid0.x) / old_cw;
+            const float mouse_row = view.first_row + (io.MousePos.y - grid0.y) / old_ch;
+            view.zoom *= std::pow(1.25f, io.MouseWheel);
+            clamp_view(view, spec, m);
+            const float cw = m.cell_w * view.zoom, ch = m.cell_h * view.zoom;
+            view.first_col = mouse_col - (io.MousePos.x - grid0.x) / cw;  // the cell under the mouse stays put
+            view.first_row = mouse_row - (io.MousePos.y - grid0.y) / ch;
+        } else if (io.KeyShift) {
+            view.first_col -= io.MouseWheel * 3.0f;
+        } else {
+            view.first_row -= io.MouseWheel * 3.0f;
+        }
+    }
+    if (active && ImGui::IsMouseDragging(ImGuiMouseButton_Right, 2.0f)) {
+        const float cw = m.cell_w * view.zoom, ch = m.cell_h * view.zoom;
+        view.first_col -= io.MouseDelta.x / cw;
+        view.first_row -= io.MouseDelta.y / ch;
+    }
+    if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Right)) view = HeatmapView{};
+    clamp_view(view, spec, m);
+}
+
+void edit_cell(const HeatmapSpec& spec, AppState& state, bool hovered, int row, int col) {
+    ImGuiIO& io = ImGui::GetIO();
+    CellEditor& editor = state.editor;
+    const bool in_range = row >= 0 && col >= 0;
+    if (spec.editable && hovered && in_range && ImGui::IsItemActivated() && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+        editor = CellEditor{};
+        editor.matrix = spec.name;
+        editor.target = spec.edit_target;
+        editor.row = row;
+        editor.col = col + spec.edit_col_offset;
+        const float current = (*spec.values)(row, col);
+        editor.scrub_start_value = std::isfinite(current) ? current : 0.0f;
+        editor.scrub_start_mouse = io.MousePos.x;
+    }
+    if (spec.editable && hovered && in_range && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+        editor.matrix = spec.name;
+        editor.target = spec.edit_target;
+        editor.row = row;
+        editor.col = col + spec.edit_col_offset;
+        editor.typing = true;
+        editor.scrubbing = false;
+        editor.focus_pending = true;
+        editor.text = format_value((*spec.values)(row, col), 4);
+        if (editor.text.rfind("\xE2\x88\x92", 0) == 0) editor.text = "-" + editor.text.substr(3);
+        ImGui::OpenPopup("edit value");
+    }
+    if (editor.matrix == spec.name && !editor.typing) {
+        if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left, 3.0f)) {
+            editor.scrubbing = true;
+            const float per_pixel = io.KeyShift ? 0.001f : 0.01f;  // Shift: ten times finer
+            const float value = editor.scrub_start_value + (io.MousePos.x - editor.scrub_start_mouse) * per_pixel;
+            state.session.push(edits::SetCell{editor.target, editor.row, editor.col, value});
+        }
+        if (!ImGui::IsItemActive()) editor = CellEditor{};
+    }
+    if (ImGui::BeginPopup("edit value")) {
+        ImGui::Text("%s[%d,%d]", edits::to_string(editor.target), editor.row, editor.col);
+        if (editor.focus_pending) {
+            ImGui::SetKeyboardFocusHere();
+            editor.focus_pending = false;
+        }
+        char buffer[64];
+        std::snprintf(buffer, sizeof buffer, "%s", editor.text.c_str());
+        const bool entered = ImGui::InputText("##value", buffer, sizeof buffer, ImGuiInputTextFlags_EnterReturnsTrue);
+        editor.text = buffer;
+        ImGui::TextDisabled("Enter to set; NaN and inf are accepted");
+        if (entered) {
+            char* end = nullptr;
+            const float value = std::strtof(editor.text.c_str(), &end);
+            if (end != editor.text.c_str()) state.session.push(edits::SetCell{editor.target, editor.row, editor.col, value});
+            editor = CellEditor{};
+            ImGui::CloseCurrentPopup();
+        }
+        ImGui::EndPopup();
+    } else if (editor.typing && editor.matrix == spec.name && !editor.focus_pending) {
+        editor = CellEditor{};  // closed by clicking elsewhere
+    }
+}
+
+void paint_mask(const HeatmapSpec& spec, AppState& state, bool hovered, int row, int col) {
+    if (!spec.paints_mask || state.session.scenario.mask != MaskKind::Custom) return;
+    if (hovered && row >= 0 && ImGui::IsItemActivated() && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+        state.painter.active = true;
+        state.painter.visible = !is_visible(spec, row, col);  // the first cell decides: hide or show
+    }
+    if (state.painter.active && ImGui::IsItemActive() && hovered && row >= 0)
+        state.session.push(edits::PaintMaskCell{row, col, state.painter.visible});
+    if (state.painter.active && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state.painter.active = false;
+}
+
+void tooltip(const HeatmapSpec& spec, AppState& state, int row, int col) {
+    const Explanation e = explain_cell(state.session.trace, state.session.scenario, spec.name, row, col);
+    ImGui::BeginTooltip();
+    ImGui::PushFont(state.fonts.ui);
+    ImGui::TextUnformatted(e.heading.c_str());
+    ImGui::PopFont();
+    ImGui::Separator();
+    ImGui::PushFont(state.fonts.mono);
+    for (const std::string& line : e.lines) ImGui::TextUnformatted(line.c_str());
+    ImGui::PopFont();
+    ImGui::EndTooltip();
+}
+
+}  // namespace
+
+// [SECTION] Card
+
+void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, HeatmapTextures& textures) {
+    if (spec.values == nullptr || spec.values->size() == 0) return;
+    ImGui::PushID(spec.name.c_str());
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const UiFonts& fonts = state.fonts;
+    if (spec.compact) {
+        draw->AddText(fonts.small, fonts.small->FontSize, origin, IM_COL32(220, 220, 228, 255), spec.title.c_str());
+    } else {
+        draw->AddText(fonts.title, fonts.title->FontSize, origin, IM_COL32(240, 240, 245, 255), spec.title.c_str());
+        draw->AddText(fonts.mono_small, fonts.mono_small->FontSize, ImVec2(origin.x, origin.y + fonts.title->FontSize + 2.0f),
+                      kDimText, spec.shape.c_str());
+    }
+
+    const ImVec2 grid0(origin.x + m.label_w, origin.y + m.title_h + m.header_h);
+    HeatmapView& view = state.views[spec.name];
+    clamp_view(view, spec, m);
+
+    // The grid is one invisible button: hover, clicks, drags and the wheel land on it.
+    ImGui::SetCursorScreenPos(grid0);
+    ImGui::InvisibleButton("grid", ImVec2(std::max(m.grid_w, 1.0f), std::max(m.grid_h, 1.0f)),
+                           ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+    const bool hovered = ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem);
+    const bool active = ImGui::IsItemActive();
+    zoom_and_pan(spec, m, view, grid0, hovered, active);
+
+    const Visible vis = visible_cells(spec, m, view, grid0);
+    int row = -1, col = -1;
+    if (hovered) {
+        const ImVec2 mouse = ImGui::GetIO().MousePos;
+        row = static_cast<int>(std::floor((mouse.y - vis.origin.y) / vis.ch));
+        col = static_cast<int>(std::floor((mouse.x - vis.origin.x) / vis.cw));
+        if (row < 0 || col < 0 || row >= spec.values->rows() || col >= spec.values->cols()) row = col = -1;
+    }
+    edit_cell(spec, state, hovered, row, col);
+    paint_mask(spec, state, hovered, row, col);
+
+    const float limit = spec.scale == ColorScale::Weights ? 1.0f : legend_limit(spec);
+    draw->PushClipRect(grid0, ImVec2(grid0.x + m.grid_w, grid0.y + m.grid_h), true);
+    draw_cells(spec, m, vis, limit, state, textures, grid0);
+    draw_highlights(spec, m, vis, state, grid0);
+    draw->PopClipRect();
+    if (view.zoom > 1.0f) {  // a zoomed map says so, and how to get back
+        const std::string badge = "\xC3\x97" + format_value(view.zoom, 1);
+        draw->AddText(fonts.mono_small, fonts.mono_small->FontSize,
+                      ImVec2(grid0.x + m.grid_w - text_width(fonts.mono_small, badge), origin.y), kHighlightText, badge.c_str());
+    }
+    draw_labels(spec, m, vis, state, origin, grid0);
+    draw_legend(spec, m, limit, fonts, grid0);
+
+    if (row >= 0) {
+        HoverState& next = state.hover_next;
+        next.matrix = spec.name;
+        next.row = row;
+        next.col = col;
+        if (spec.row_axis == Axis::Query) next.query = row;
+        if (spec.row_axis == Axis::Key) next.key = row;
+        if (spec.col_axis == Axis::Key) next.key = col;
+        if (spec.col_axis == Axis::Query) next.query = col;
+        if (!state.editor.scrubbing && !state.editor.typing) tooltip(spec, state, row, col);
+    }
+
+    HeatmapLayout record;
+    record.name = spec.name;
+    record.x = vis.origin.x + static_cast<float>(vis.col0) * vis.cw;
+    record.y = vis.origin.y + static_cast<float>(vis.row0) * vis.ch;
+    record.cell_w = vis.cw;
+    record.cell_h = vis.ch;
+    record.rows = static_cast<int>(spec.values->rows());
+    record.cols = static_cast<int>(spec.values->cols());
+    record.first_row = vis.row0;
+    record.first_col = vis.col0;
+    record.shown_rows = vis.row1 - vis.row0;
+    record.shown_cols = vis.col1 - vis.col0;
+    record.textured = record.rows * record.cols > kTextureCells;
+    state.layout_next.push_back(record);
+    ImGui::PopID();
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,91 @@
+#pragma once
+// One matrix drawn as a heatmap card: title, shape, token labels on rows and columns,
+// coloured cells (numbers inside when they fit), masked cells hatched, a legend, the
+// hover tooltip with the cell's arithmetic, zoom/pan, and in-place editing.
+// Big matrices (more than kTextureCells cells) are drawn as one GL texture.
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "edits.hpp"
+#include "ui/app_state.hpp"
+#include "ui/colormap.hpp"
+#include "ui/texture.hpp"
+
+struct ImVec2;
+
+namespace attn::ui {
+
+constexpr int kTextureCells = 32 * 32;
+
+struct HeatmapSpec {
+    std::string name;   // trace matrix name ("head0.weights"): tooltip, zoom state, layout record
+    std::string title;  // "softmax(…) = weights"
+    std::string shape;  // "(3×2)·(2×3) → 3×3"
+    const Matrix* values = nullptr;
+    ColorScale scale = ColorScale::Diverging;
+    Axis row_axis = Axis::Query, col_axis = Axis::Dim;
+    const std::vector<std::string>* row_tokens = nullptr;  // labels of a Query/Key axis
+    const std::vector<std::string>* col_tokens = nullptr;
+    int col_index_offset = 0;          // a Dim axis labels columns from here (a head's slice)
+    const MaskMatrix* mask = nullptr;  // false cells are drawn masked
+    float masked_value = -std::numeric_limits<float>::infinity();  // written in masked cells
+    bool show_masked_value = true;     // false: masked cells show their own value (weights)
+    bool editable = false;             // drag to scrub, double-click to type
+    edits::MatrixId edit_target = edits::MatrixId::X;
+    int edit_col_offset = 0;           // scenario column of the card's column 0
+    bool paints_mask = false;          // click/drag paints the custom mask
+    int band_begin = -1, band_end = -1;  // columns outlined: the shown head's slice of a W
+    bool compact = false;              // one small title line, no shape line: a repeated head
+};
+
+// Where the parts of a card go, for one cell size.
+struct CardMetrics {
+    float cell_w = 0, cell_h = 0;  // one cell in pixels (zoom 1); square unless a long axis was shrunk
+    float title_h = 0;     // title and shape lines
+    float header_h = 0;    // column labels
+    float label_w = 0;     // row labels
+    float grid_w = 0, grid_h = 0;
+    float legend_h = 0;
+    float width = 0, height = 0;
+    bool rotated_columns = false;
+};
+
+// GL textures of the big heatmaps, rebuilt when the trace generation changes.
+class HeatmapTextures {
+public:
+    // The texture for spec's values, uploaded if stale. texels_per_cell is 4 when the
+    // matrix has masked cells (room for the hatching), else 1.
+    const Texture& get(const HeatmapSpec& spec, std::uint64_t generation, float limit, int& texels_per_cell);
+    void clear() { entries_.clear(); }
+
+private:
+    struct Entry {
+        Texture texture;
+        std::uint64_t generation = ~0ull;
+        float limit = 0;
+    };
+    std::map<std::string, Entry> entries_;
+    std::vector<std::uint32_t> pixels_;
+};
+
+// The text extents of a card, which do not depend on the cell size: measured once per
+// frame, then measure_card is plain arithmetic (the layout tries many cell sizes).
+struct CardText {
+    float row_labels = 0;  // widest row label
+    float col_labels = 0;  // widest column label
+    float title = 0;       // widest of title and shape line
+};
+CardText measure_text(const HeatmapSpec& spec, const UiFonts& fonts);
+// cell_w × cell_h: the cell the pipeline layout gives this card (a long axis already shrunk).
+CardMetrics measure_card(const HeatmapSpec& spec, const CardText& text, float cell_w, float cell_h, const UiFonts& fonts);
+// Draws the card with its top-left corner at the cursor's screen position (the caller
+// places cards and reserves their space). Pushes edits into state.session.
+void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, AppState& state, HeatmapTextures& textures);
+
+// The half-range of a diverging legend: the largest finite |value| outside masked cells.
+float legend_limit(const HeatmapSpec& spec);
+
+}  // namespace attn::ui

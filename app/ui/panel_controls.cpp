@@ -1,0 +1,242 @@
+// The left side bar: presets, and every switch of the scenario and the view.
+//
+// Index
+// [SECTION] Presets
+// [SECTION] Heads
+// [SECTION] Mask
+// [SECTION] Computation switches
+// [SECTION] View
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include <imgui.h>
+
+#include "articles.hpp"
+#include "engine.hpp"
+#include "presets.hpp"
+#include "ui/arithmetic.hpp"
+#include "ui/panels.hpp"
+
+namespace attn::ui {
+
+namespace {
+
+// [SECTION] Presets
+
+// The numbers the article prints beside the ones computed now (edits included), with a
+// visible flag wherever they disagree.
+void article_numbers(AppState& state, const Preset& preset) {
+    if (preset.printed.empty() || !state.session.trace.ok) return;
+    const std::vector<Verdict> verdicts = check_preset(preset, state.session.trace);
+    int matches = 0;
+    for (const Verdict& v : verdicts) matches += v.match ? 1 : 0;
+    const int differ = static_cast<int>(verdicts.size()) - matches;
+    char label[96];
+    std::snprintf(label, sizeof label, "Article's numbers: %d match, %d differ###article", matches, differ);
+    if (differ > 0) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 190, 90, 255));
+    const bool open = ImGui::TreeNode(label);
+    if (differ > 0) ImGui::PopStyleColor();
+    if (!open) return;
+    for (const Verdict& v : verdicts) {
+        std::string printed, computed;
+        for (double x : v.printed) printed += (printed.empty() ? "" : ", ") + format_value(static_cast<float>(x), 4);
+        for (double x : v.computed) computed += (computed.empty() ? "" : ", ") + format_value(static_cast<float>(x), 4);
+        ImGui::PushStyleColor(ImGuiCol_Text, v.match ? IM_COL32(140, 210, 140, 255) : IM_COL32(255, 120, 100, 255));
+        ImGui::TextWrapped("%s %s", v.match ? "\xE2\x9C\x93" : "\xE2\x9C\x97", v.quantity.c_str());
+        ImGui::PopStyleColor();
+        ImGui::TextWrapped("  printed  [%s]\n  computed [%s]", printed.c_str(), computed.c_str());
+        if (!v.match && !v.explanation.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", v.explanation.c_str());
+        if (!v.match && !v.explanation.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+            ImGui::TextWrapped("  %s", v.explanation.c_str());
+            ImGui::PopStyleColor();
+        }
+    }
+    ImGui::TreePop();
+}
+
+void presets_menu(AppState& state) {
+    const Preset* current = find_preset(state.preset_name);
+    const std::string preview = current ? current->title : (state.preset_name.empty() ? "(edited scenario)" : state.preset_name);
+    ImGui::TextUnformatted("Preset");
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##preset", preview.c_str(), ImGuiComboFlags_HeightLarge)) {
+        for (const Preset& p : presets()) {
+            const bool selected = p.name == state.preset_name;
+            const std::string label = p.title + "  \xE2\x80\x94 " + p.name;
+            if (ImGui::Selectable(label.c_str(), selected)) {
+                state.session.push(edits::ReplaceScenario{p.scenario});
+                state.preset_name = p.name;
+                state.views.clear();
+                state.view.shown_head = 0;
+            }
+            if (ImGui::IsItemHovered() && !p.description.empty()) ImGui::SetTooltip("%s", p.description.c_str());
+        }
+        ImGui::EndCombo();
+    }
+    if (current) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(190, 190, 200, 255));
+        ImGui::TextWrapped("%s", current->description.c_str());
+        ImGui::PopStyleColor();
+        if (!current->article.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+            ImGui::TextWrapped("Source: %s", current->article.c_str());
+            ImGui::PopStyleColor();
+        }
+        article_numbers(state, *current);
+    }
+}
+
+// [SECTION] Heads
+
+void heads_controls(AppState& state) {
+    const Scenario& s = state.session.scenario;
+    const Trace& t = state.session.trace;
+    const std::vector<int> choices = edits::head_choices(s);
+    const int columns = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) : s.d_model;
+    ImGui::TextUnformatted("Heads");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(70.0f * state.fonts.scale);
+    if (ImGui::BeginCombo("##heads", std::to_string(s.heads).c_str())) {
+        for (int h : choices)  // only divisors: every head gets the same d_k
+            if (ImGui::Selectable(std::to_string(h).c_str(), h == s.heads)) state.session.push(edits::SetHeads{h});
+        ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    ImGui::Text("d\xE2\x82\x96 = %d / %d = %d", columns, std::max(1, s.heads), columns / std::max(1, s.heads));
+    if (t.ok && t.heads > 1) {
+        ImGui::Checkbox("all heads side by side", &state.view.all_heads);
+        if (!state.view.all_heads) {
+            int shown = std::clamp(state.view.shown_head, 0, t.heads - 1) + 1;
+            ImGui::SetNextItemWidth(-1);
+            if (ImGui::SliderInt("##shown head", &shown, 1, t.heads, "showing head %d")) state.view.shown_head = shown - 1;
+        }
+    }
+}
+
+// [SECTION] Mask
+
+void mask_controls(AppState& state) {
+    const Scenario& s = state.session.scenario;
+    const MaskKind kinds[] = {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom};
+    ImGui::TextUnformatted("Mask");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##mask", to_string(s.mask))) {
+        for (MaskKind k : kinds)
+            if (ImGui::Selectable(to_string(k), k == s.mask)) state.session.push(edits::SetMaskKind{k});
+        ImGui::EndCombo();
+    }
+    if (s.mask == MaskKind::SlidingWindow) {
+        int window = s.window;
+        ImGui::SetNextItemWidth(-1);
+        if (ImGui::SliderInt("##window", &window, 1, std::max(2, edits::key_count(s)), "window %d"))
+            state.session.push(edits::SetWindow{window});
+    } else if (s.mask == MaskKind::Padding) {
+        ImGui::TextDisabled("tick \"pad\" under a token to hide it as a key");
+    } else if (s.mask == MaskKind::Custom) {
+        ImGui::TextDisabled("click or drag cells of the masked scores\nor the weights to hide / show them");
+    }
+    bool infinite = std::isinf(s.masked_fill);
+    ImGui::TextUnformatted("Fill");
+    ImGui::SameLine();
+    if (ImGui::RadioButton("\xE2\x88\x92\xE2\x88\x9E", infinite) && !infinite)
+        state.session.push(edits::SetMaskedFill{-INFINITY});
+    ImGui::SameLine();
+    if (ImGui::RadioButton("finite", !infinite) && infinite) state.session.push(edits::SetMaskedFill{-1e9f});
+    if (!infinite) {
+        float fill = s.masked_fill;
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(-1);
+        if (ImGui::InputFloat("##fill", &fill, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue) && !std::isnan(fill))
+            state.session.push(edits::SetMaskedFill{fill});
+    }
+}
+
+// [SECTION] Computation switches
+
+void computation_controls(AppState& state) {
+    const Scenario& s = state.session.scenario;
+    bool scale = s.scale;
+    if (ImGui::Checkbox("divide scores by \xE2\x88\x9A" "d\xE2\x82\x96", &scale)) state.session.push(edits::SetScale{scale});
+    ImGui::TextUnformatted("Softmax");
+    ImGui::SameLine();
+    if (ImGui::RadioButton("stable", s.softmax == SoftmaxKind::Stable)) state.session.push(edits::SetSoftmax{SoftmaxKind::Stable});
+    ImGui::SameLine();
+    if (ImGui::RadioButton("naive", s.softmax == SoftmaxKind::Naive)) state.session.push(edits::SetSoftmax{SoftmaxKind::Naive});
+
+    const PositionalEncoding kinds[] = {PositionalEncoding::None, PositionalEncoding::Sinusoidal, PositionalEncoding::Learned,
+                                        PositionalEncoding::Rotary, PositionalEncoding::ALiBi};
+    ImGui::TextUnformatted("Position");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##positional", to_string(s.positional))) {
+        for (PositionalEncoding k : kinds)
+            if (ImGui::Selectable(to_string(k), k == s.positional)) state.session.push(edits::SetPositional{k});
+        ImGui::EndCombo();
+    }
+    if (s.input == InputMode::Embeddings) {
+        ImGui::TextUnformatted("Attention");
+        ImGui::SameLine();
+        if (ImGui::RadioButton("self", s.attention == AttentionKind::Self))
+            state.session.push(edits::SetAttention{AttentionKind::Self});
+        ImGui::SameLine();
+        if (ImGui::RadioButton("cross", s.attention == AttentionKind::Cross))
+            state.session.push(edits::SetAttention{AttentionKind::Cross});
+        bool block = s.block.residual || s.block.layer_norm || s.block.feed_forward;
+        if (ImGui::Checkbox("block: residual + LayerNorm + FFN", &block)) state.session.push(edits::SetBlock{block});
+        ImGui::TextUnformatted("Seed");
+        ImGui::SameLine();
+        std::uint64_t seed = s.seed;
+        ImGui::SetNextItemWidth(110.0f * state.fonts.scale);
+        if (ImGui::InputScalar("##seed", ImGuiDataType_U64, &seed, nullptr, nullptr, "%llu", ImGuiInputTextFlags_EnterReturnsTrue))
+            state.session.push(edits::SetSeed{seed});
+        ImGui::SameLine();
+        if (ImGui::Button("new weights")) state.session.push(edits::SetSeed{s.seed + 1});
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("W_Q, W_K, W_V, W_O are drawn again from the next seed");
+    } else {
+        ImGui::TextDisabled("direct input: Q, K, V are given (no X, no W)");
+    }
+}
+
+// [SECTION] View
+
+void view_controls(AppState& state) {
+    ViewOptions& view = state.view;
+    ImGui::Checkbox("fit cells to the window", &view.auto_cell);
+    if (!view.auto_cell) {
+        ImGui::SetNextItemWidth(-1);
+        ImGui::SliderFloat("##cell", &view.cell_size, 4.0f, 80.0f, "cell %.0f px");
+    }
+    ImGui::Checkbox("numbers in cells", &view.numbers);
+    if (view.numbers) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(-1);
+        ImGui::SliderInt("##decimals", &view.decimals, 0, 4, "%d decimals");
+    }
+    ImGui::Checkbox("show stages that change nothing", &view.show_identity_stages);
+    ImGui::TextDisabled("hover a cell: its arithmetic\nCtrl+wheel: zoom, right-drag: pan\n"
+                        "right double-click: reset zoom\ndrag a value: scrub, double-click: type");
+}
+
+}  // namespace
+
+void draw_controls(AppState& state) {
+    ImGui::PushFont(state.fonts.title);
+    ImGui::TextUnformatted("Attention Lab");
+    ImGui::PopFont();
+    ImGui::Separator();
+    presets_menu(state);
+    ImGui::Separator();
+    heads_controls(state);
+    ImGui::Separator();
+    mask_controls(state);
+    ImGui::Separator();
+    computation_controls(state);
+    ImGui::Separator();
+    view_controls(state);
+}
+
+}  // namespace attn::ui

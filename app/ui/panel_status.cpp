@@ -1,0 +1,34 @@
+// The status line: why the scenario cannot run (the last good trace stays on screen),
+// the engine's warnings, and the sizes.
+#include <string>
+
+#include <imgui.h>
+
+#include "ui/panels.hpp"
+
+namespace attn::ui {
+
+void draw_status(AppState& state) {
+    const edits::Session& session = state.session;
+    const Trace& t = session.trace;
+    for (const std::string& error : session.errors) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+        ImGui::TextWrapped("Cannot compute: %s%s", error.c_str(),
+                           t.ok ? "  (showing the last result that could be computed; your edit is kept)" : "");
+        ImGui::PopStyleColor();
+    }
+    if (session.errors.empty()) {
+        for (const std::string& warning : t.warnings) {
+            ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 90, 255));
+            ImGui::TextWrapped("\xE2\x9A\xA0 %s", warning.c_str());
+            ImGui::PopStyleColor();
+        }
+    }
+    if (t.ok) {
+        const std::string d_model = t.d_model > 0 ? "d_model = " + std::to_string(t.d_model) + ", " : "direct Q, K, V, ";
+        ImGui::TextDisabled("n_q = %d, n_k = %d, %sheads = %d, d\xE2\x82\x96 = %d, d_v = %d   \xC2\xB7   computed in %.2f ms",
+                            t.n_queries, t.n_keys, d_model.c_str(), t.heads, t.d_k, t.d_v, session.last_run_ms);
+    }
+}
+
+}  // namespace attn::ui

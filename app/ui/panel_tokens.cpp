@@ -1,0 +1,161 @@
+// The token bar: the sentence typed as text, and the tokens as chips (click to rename,
+// drag to reorder, × to delete, + to add, "pad" flags under a padding mask). Hovering a
+// chip highlights its row and column in every heatmap.
+#include <algorithm>
+#include <string>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "ui/panels.hpp"
+
+namespace attn::ui {
+
+namespace {
+
+std::string join(const std::vector<std::string>& tokens) {
+    std::string text;
+    for (const std::string& t : tokens) text += (text.empty() ? "" : " ") + t;
+    return text;
+}
+
+// One row of chips for one side. `axis` says which heatmap axis a chip highlights.
+void chip_row(AppState& state, edits::Side side, const std::vector<std::string>& tokens, Axis axis,
+              const std::vector<bool>* padding) {
+    const Scenario& s = state.session.scenario;
+    const bool self = s.input == InputMode::Embeddings && s.attention == AttentionKind::Self;
+    TokenEditor& editor = state.tokens;
+    const int n = static_cast<int>(tokens.size());
+    ImGui::PushID(side == edits::Side::Target ? "target" : "source");
+    for (int i = 0; i < n; ++i) {
+        ImGui::PushID(i);
+        if (i > 0) {
+            // Chips wrap onto the next line instead of running off the window.
+            const ImGuiStyle& style = ImGui::GetStyle();
+            const float chip = ImGui::CalcTextSize(tokens[static_cast<size_t>(i)].c_str()).x + ImGui::CalcTextSize("\xC3\x97").x +
+                               style.FramePadding.x * 4.0f + style.ItemSpacing.x + 2.0f;
+            const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+            if (ImGui::GetItemRectMax().x + chip < right) ImGui::SameLine();
+        }
+        ImGui::BeginGroup();
+        const bool lit = axis == Axis::Query ? state.hover.query == i : state.hover.key == i;
+        if (editor.editing == i && editor.editing_side == side) {
+            if (editor.focus_pending) {
+                ImGui::SetKeyboardFocusHere();
+                editor.focus_pending = false;
+            }
+            ImGui::SetNextItemWidth(std::max(60.0f, ImGui::CalcTextSize(editor.editing_text.c_str()).x + 20.0f));
+            if (ImGui::InputText("##rename", &editor.editing_text, ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll)) {
+                state.session.push(edits::RenameToken{side, i, editor.editing_text});
+                editor.editing = -1;
+            } else if (!editor.focus_pending && !ImGui::IsItemActive() && ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
+                       !ImGui::IsItemHovered()) {
+                editor.editing = -1;  // clicked away: nothing renamed
+            }
+        } else {
+            ImGui::PushStyleColor(ImGuiCol_Button, lit ? IM_COL32(150, 120, 40, 255) : IM_COL32(55, 70, 100, 255));
+            if (ImGui::Button(tokens[static_cast<size_t>(i)].c_str())) {
+                editor.editing = i;
+                editor.editing_side = side;
+                editor.editing_text = tokens[static_cast<size_t>(i)];
+                editor.focus_pending = true;
+            }
+            ImGui::PopStyleColor();
+            if (ImGui::IsItemHovered()) {
+                (axis == Axis::Query ? state.hover_next.query : state.hover_next.key) = i;
+                if (self || s.input == InputMode::Direct) state.hover_next.query = state.hover_next.key = i;
+                ImGui::SetTooltip("click: rename   drag: reorder   %s", side == edits::Side::Target ? "row (query)" : "key / value");
+            }
+            if (ImGui::BeginDragDropSource()) {
+                const int payload[2] = {static_cast<int>(side), i};
+                ImGui::SetDragDropPayload("attnlab-token", payload, sizeof payload);
+                ImGui::TextUnformatted(tokens[static_cast<size_t>(i)].c_str());
+                ImGui::EndDragDropSource();
+            }
+            if (ImGui::BeginDragDropTarget()) {
+                if (const ImGuiPayload* p = ImGui::AcceptDragDropPayload("attnlab-token")) {
+                    const int* from = static_cast<const int*>(p->Data);
+                    if (from[0] == static_cast<int>(side)) state.session.push(edits::MoveToken{side, from[1], i});
+                }
+                ImGui::EndDragDropTarget();
+            }
+            ImGui::SameLine(0.0f, 1.0f);
+            ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(60, 45, 50, 255));
+            if (ImGui::Button("\xC3\x97") && n > 1) state.session.push(edits::DeleteToken{side, i});
+            ImGui::PopStyleColor();
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip(n > 1 ? "delete this token" : "attention needs at least one token");
+        }
+        if (padding != nullptr) {
+            bool pad = i < static_cast<int>(padding->size()) && (*padding)[static_cast<size_t>(i)];
+            if (ImGui::Checkbox("pad", &pad)) state.session.push(edits::SetPadding{side, i, pad});
+        }
+        ImGui::EndGroup();
+        ImGui::PopID();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("+")) {
+        state.session.push(edits::InsertToken{side, n, s.input == InputMode::Direct ? "new" : "word"});
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("add a token at the end");
+    ImGui::PopID();
+}
+
+}  // namespace
+
+void draw_tokens(AppState& state) {
+    const Scenario& s = state.session.scenario;
+    TokenEditor& editor = state.tokens;
+    const bool direct = s.input == InputMode::Direct;
+    const bool cross = !direct && s.attention == AttentionKind::Cross;
+    if (editor.synced_generation != state.session.generation) {
+        // The boxes show the scenario's sentence again after each change from elsewhere.
+        editor.sentence = join(s.target.tokens);
+        editor.source_sentence = join(s.source.tokens);
+        editor.synced_generation = state.session.generation;
+    }
+    const Trace& t = state.session.trace;
+    const bool padding = s.mask == MaskKind::Padding && !direct;
+    // Many tokens: the chips scroll in a box of about three lines instead of pushing the pipeline down.
+    const size_t shown = t.ok ? t.query_tokens.size() + (cross || direct ? t.key_tokens.size() : 0) : 0;
+    const bool boxed = shown > 24;
+    if (boxed) {
+        const float line = ImGui::GetFrameHeightWithSpacing() * (padding ? 2.0f : 1.0f);
+        ImGui::BeginChild("tokens", ImVec2(0, line * 3.0f + 6.0f), false);
+    }
+    if (!direct) {
+        ImGui::TextUnformatted(cross ? "Target" : "Sentence");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(std::min(380.0f * state.fonts.scale, ImGui::GetContentRegionAvail().x * 0.3f));
+        if (ImGui::InputTextWithHint("##sentence", "type a sentence, Enter", &editor.sentence, ImGuiInputTextFlags_EnterReturnsTrue)) {
+            std::vector<std::string> tokens = tokenize(editor.sentence);
+            if (!tokens.empty()) state.session.push(edits::SetTokens{edits::Side::Target, tokens});
+        }
+        ImGui::SameLine();
+        chip_row(state, edits::Side::Target, !s.target.tokens.empty() || !t.ok ? s.target.tokens : t.query_tokens, Axis::Query,
+                 padding && !cross ? &s.target.padding : nullptr);
+        if (cross) {
+            ImGui::TextUnformatted("Source");
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(std::min(380.0f * state.fonts.scale, ImGui::GetContentRegionAvail().x * 0.3f));
+            if (ImGui::InputTextWithHint("##source", "the sentence attended to", &editor.source_sentence,
+                                         ImGuiInputTextFlags_EnterReturnsTrue)) {
+                std::vector<std::string> tokens = tokenize(editor.source_sentence);
+                if (!tokens.empty()) state.session.push(edits::SetTokens{edits::Side::Source, tokens});
+            }
+            ImGui::SameLine();
+            chip_row(state, edits::Side::Source, !s.source.tokens.empty() || !t.ok ? s.source.tokens : t.key_tokens, Axis::Key,
+                     padding ? &s.source.padding : nullptr);
+        }
+    } else if (t.ok) {
+        ImGui::TextUnformatted("Queries");
+        ImGui::SameLine();
+        chip_row(state, edits::Side::Target, t.query_tokens, Axis::Query, nullptr);
+        ImGui::SameLine(0.0f, 30.0f);
+        ImGui::TextUnformatted("Keys");
+        ImGui::SameLine();
+        chip_row(state, edits::Side::Source, t.key_tokens, Axis::Key, nullptr);
+    }
+    if (boxed) ImGui::EndChild();
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,14 @@
+#pragma once
+// The panels of the main window, one per file (panel_*.cpp). Each reads the session's
+// const trace and pushes edits; none recomputes anything.
+#include "ui/app_state.hpp"
+#include "ui/heatmap.hpp"
+
+namespace attn::ui {
+
+void draw_controls(AppState& state);                               // panel_controls.cpp
+void draw_tokens(AppState& state);                                 // panel_tokens.cpp
+void draw_pipeline(AppState& state, HeatmapTextures& textures);    // panel_pipeline.cpp
+void draw_status(AppState& state);                                 // panel_status.cpp
+
+}  // namespace attn::ui

@@ -1,0 +1,91 @@
+#version 430 core
+// The weights heatmap at display size, never the (n_q × n_k) matrix: pooled cell (rb, cb) is
+// the max of w_ij = exp(s_ij − m_i) / l_i over the rows of row bin rb and the columns of
+// column bin cb, with m_i, l_i from the attention pass. Bin b of `bins` over [begin, end)
+// covers [begin + b·len/bins, begin + (b+1)·len/bins), as core's max_pool.
+//
+// Like the attention pass, one invocation per query row of the region (PQ rows per
+// workgroup), keys streamed through shared memory BK at a time; the scores are recomputed.
+// Each invocation keeps the max of its row over the current column bin and folds it into
+// the cell with atomicMax on the float's bits: weights are ≥ 0, where the order of the bits
+// is the order of the floats (and a NaN, bits above +∞, wins as in max_pool).
+//
+// Variants: DK4 = vec4s per query/key row; BK; PQ.
+
+#ifndef DK4
+#define DK4 16
+#endif
+#ifndef BK
+#define BK 32
+#endif
+#ifndef PQ
+#define PQ 64
+#endif
+
+layout(local_size_x = PQ) in;
+
+layout(std430, binding = 0) readonly buffer Queries { vec4 q_rows[]; };
+layout(std430, binding = 1) readonly buffer Keys { vec4 k_rows[]; };
+layout(std430, binding = 3) buffer Pooled { uint pooled_bits[]; };  // (heads × bins_rows × bins_cols), zeroed
+layout(std430, binding = 4) readonly buffer RowStats { vec2 row_stats[]; };
+
+uniform int row_begin;
+uniform int row_end;
+uniform int col_begin;
+uniform int col_end;
+uniform int bins_rows;
+uniform int bins_cols;
+uniform int row_block_offset;  // this dispatch covers blocks of PQ region rows from here
+
+shared vec4 k_tile[BK * DK4];
+
+// The bin of index x of [begin, begin + len) cut into `bins`: the b with
+// ⌊b·len/bins⌋ ≤ x − begin < ⌊(b+1)·len/bins⌋, i.e. b = ⌈(x − begin + 1)·bins/len⌉ − 1.
+int bin_of(int x, int begin, int len, int bins) { return int((uint(x - begin + 1) * uint(bins) + uint(len) - 1u) / uint(len)) - 1; }
+
+void main() {
+    const int tid = int(gl_LocalInvocationID.x);
+    const int h = int(gl_WorkGroupID.y);
+    const int i0 = row_begin + (row_block_offset + int(gl_WorkGroupID.x)) * PQ;
+    const int i = i0 + tid;
+    const int i_last = min(i0 + PQ, row_end) - 1;
+    const bool row_valid = i < row_end;
+    const int rows = row_end - row_begin, cols = col_end - col_begin;
+
+    vec4 q[DK4];
+    for (int c = 0; c < DK4; ++c) q[c] = row_valid ? q_rows[(h * n_q + i) * DK4 + c] : vec4(0.0);
+    const vec2 stats = row_valid ? row_stats[h * n_q + i] : vec2(0.0);
+    const float shift = stats.x, l = stats.y;
+    const bool row_weighs = row_valid && l != 0.0;  // l = 0: no key weighs anything, the weights are 0
+    const int cell_row = row_valid ? (h * bins_rows + bin_of(i, row_begin, rows, bins_rows)) * bins_cols : 0;
+
+    int bin = bin_of(col_begin, col_begin, cols, bins_cols);
+    float bin_max = 0.0;
+    for (int j0 = col_begin; j0 < col_end; j0 += BK) {
+        const int tile = min(BK, col_end - j0);
+        // With a −∞ fill, keys after every row of the workgroup weigh 0 (causal, window).
+        if (fill_is_minus_inf && (mask_kind == MASK_CAUSAL || mask_kind == MASK_SLIDING_WINDOW) && j0 > i_last) break;
+        for (int idx = tid; idx < BK * DK4; idx += PQ) {
+            const int j = j0 + idx / DK4;
+            k_tile[idx] = j < col_end ? k_rows[(h * n_k + j) * DK4 + idx % DK4] : vec4(0.0);
+        }
+        barrier();
+        for (int jj = 0; jj < tile; ++jj) {
+            const int j = j0 + jj;
+            const int j_bin = bin_of(j, col_begin, cols, bins_cols);  // the same for every invocation
+            if (j_bin != bin) {
+                if (row_weighs) atomicMax(pooled_bits[cell_row + bin], floatBitsToUint(bin_max));
+                bin = j_bin;
+                bin_max = 0.0;
+            }
+            if (!row_weighs) continue;
+            float q_dot_k = 0.0;
+            for (int c = 0; c < DK4; ++c) q_dot_k += dot(q[c], k_tile[jj * DK4 + c]);
+            const float s = masked_score(q_dot_k, h, i, j);
+            const float w = s == minus_infinity() ? 0.0 : exp(s - shift) / l;
+            if (w > bin_max || isnan(w)) bin_max = w;
+        }
+        barrier();
+    }
+    if (row_weighs) atomicMax(pooled_bits[cell_row + bin], floatBitsToUint(bin_max));
+}

@@ -1,0 +1,168 @@
+// The panels driven through ImGui without a window: the mouse scrubs a cell, types a
+// value, paints the custom mask and hovers tokens, and the right edit commands come out.
+// ImGui runs headless here (no renderer: the draw lists are built and not drawn), so no
+// GL is needed; the small matrices used never ask for a texture.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include <imgui.h>
+
+#include "edits.hpp"
+#include "ui/app_state.hpp"
+#include "ui/fonts.hpp"
+#include "ui/heatmap.hpp"
+#include "ui/panels.hpp"
+
+using namespace attn;
+
+namespace {
+
+constexpr int kEnterKey = 257;  // any index: io.KeyMap says which one means Enter
+
+// One ImGui context with fonts, for one test.
+struct Headless {
+    ImVector<ImWchar> ranges;
+    ui::AppState state;
+    ui::HeatmapTextures textures;
+
+    explicit Headless(Scenario scenario) {
+        ImGui::CreateContext();
+        ImGuiIO& io = ImGui::GetIO();
+        io.IniFilename = nullptr;
+        io.DisplaySize = ImVec2(1400, 900);
+        io.DeltaTime = 1.0f / 60.0f;
+        io.KeyMap[ImGuiKey_Enter] = kEnterKey;
+        state.fonts = ui::load_fonts(1.0f, ranges);
+        unsigned char* pixels = nullptr;
+        int w = 0, h = 0;
+        io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas; nothing uploads it
+        state.session.scenario = std::move(scenario);
+        edits::update(state.session);
+        REQUIRE(state.session.trace.ok);
+    }
+    ~Headless() { ImGui::DestroyContext(); }
+
+    // One frame with the mouse at `mouse`, the left button as given.
+    void frame(ImVec2 mouse, bool left_down) {
+        edits::update(state.session);
+        ImGuiIO& io = ImGui::GetIO();
+        io.MousePos = mouse;
+        io.MouseDown[0] = left_down;
+        ImGui::NewFrame();
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(io.DisplaySize);
+        ImGui::Begin("pipeline", nullptr, ImGuiWindowFlags_NoDecoration);
+        ui::draw_tokens(state);
+        ui::draw_pipeline(state, textures);
+        ImGui::End();
+        ImGui::Render();
+        state.hover = state.hover_next;
+        state.hover_next = ui::HoverState{};
+        state.layout.swap(state.layout_next);
+        state.layout_next.clear();
+    }
+
+    ImVec2 cell_centre(const std::string& matrix, int row, int col) const {
+        for (const ui::HeatmapLayout& h : state.layout)
+            if (h.name == matrix)
+                return ImVec2(h.x + (static_cast<float>(col - h.first_col) + 0.5f) * h.cell_w,
+                              h.y + (static_cast<float>(row - h.first_row) + 0.5f) * h.cell_h);
+        FAIL("no heatmap " << matrix);
+        return ImVec2();
+    }
+};
+
+Scenario sentence() {
+    Scenario s;
+    s.target.tokens = {"the", "cat", "sat"};
+    s.d_model = 4;
+    s.heads = 1;
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("hovering a cell reports it and highlights its query and key") {
+    Headless ui(sentence());
+    ui.frame(ImVec2(-1, -1), false);
+    ui.frame(ImVec2(-1, -1), false);
+    const ImVec2 at = ui.cell_centre("head0.weights", 2, 1);
+    ui.frame(at, false);
+    CHECK(ui.state.hover.matrix == "head0.weights");
+    CHECK(ui.state.hover.row == 2);
+    CHECK(ui.state.hover.col == 1);
+    CHECK(ui.state.hover.query == 2);
+    CHECK(ui.state.hover.key == 1);
+    CHECK(ui.state.session.pending.empty());  // looking changes nothing
+}
+
+TEST_CASE("dragging across a cell of X scrubs its value by 0.01 per pixel") {
+    Headless ui(sentence());
+    ui.frame(ImVec2(-1, -1), false);
+    ui.frame(ImVec2(-1, -1), false);
+    const float before = ui.state.session.trace.x(1, 2);
+    const ImVec2 at = ui.cell_centre("x", 1, 2);
+    ui.frame(at, false);
+    ui.frame(at, true);  // press
+    ui.frame(ImVec2(at.x + 20.0f, at.y), true);
+    ui.frame(ImVec2(at.x + 50.0f, at.y), true);
+    ui.frame(ImVec2(at.x + 50.0f, at.y), false);  // release
+    ui.frame(ImVec2(at.x + 50.0f, at.y), false);
+    const Matrix& x = ui.state.session.scenario.target.embeddings;
+    REQUIRE(x.rows() == 3);
+    CHECK(x(1, 2) == Approx(before + 0.5f).margin(1e-4));
+    CHECK(ui.state.session.trace.x(1, 2) == Approx(before + 0.5f).margin(1e-4));
+    CHECK(x(0, 0) == ui.state.session.trace.x(0, 0));
+}
+
+TEST_CASE("double-clicking a weight opens a box where NaN can be typed") {
+    Headless ui(sentence());
+    ui.frame(ImVec2(-1, -1), false);
+    ui.frame(ImVec2(-1, -1), false);
+    const ImVec2 at = ui.cell_centre("w_v", 3, 0);
+    ui.frame(at, false);
+    ui.frame(at, true);
+    ui.frame(at, false);
+    ui.frame(at, true);  // second click: a double-click
+    ui.frame(at, false);
+    ui.frame(at, false);
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyMap[ImGuiKey_Backspace] = 259;  // the box holds the current value: erase it
+    for (int i = 0; i < 12; ++i) {
+        io.KeysDown[259] = true;
+        ui.frame(at, false);
+        io.KeysDown[259] = false;
+        ui.frame(at, false);
+    }
+    io.AddInputCharactersUTF8("nan");
+    ui.frame(at, false);
+    io.KeysDown[kEnterKey] = true;
+    ui.frame(at, false);
+    io.KeysDown[kEnterKey] = false;
+    ui.frame(at, false);
+    const Matrix& w_v = ui.state.session.scenario.w_v;
+    REQUIRE(w_v.rows() == 4);
+    CHECK(std::isnan(w_v(3, 0)));
+    REQUIRE_FALSE(ui.state.session.trace.non_finite_inputs.empty());
+    CHECK(ui.state.session.trace.non_finite_inputs[0].matrix == "W_V");
+}
+
+TEST_CASE("clicking a weight under a custom mask hides exactly that key") {
+    Scenario s = sentence();
+    s.mask = MaskKind::Custom;
+    s.custom_mask = MaskMatrix::Constant(3, 3, true);
+    Headless ui(s);
+    ui.frame(ImVec2(-1, -1), false);
+    ui.frame(ImVec2(-1, -1), false);
+    const ImVec2 at = ui.cell_centre("head0.weights", 0, 2);
+    ui.frame(at, false);
+    ui.frame(at, true);
+    ui.frame(at, false);
+    ui.frame(at, false);
+    const MaskMatrix& mask = ui.state.session.scenario.custom_mask;
+    for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) CHECK(mask(r, c) == !(r == 0 && c == 2));
+    CHECK(ui.state.session.trace.head[0].weights(0, 2) == 0.0f);
+}
