@@ -157,8 +157,6 @@ Matrix layer_norm(const Matrix& x, float epsilon) {
     return out;
 }
 
-namespace {
-
 std::vector<std::string> labels_or_numbers(const std::vector<std::string>& given, int n, const char* prefix) {
     if (static_cast<int>(given.size()) == n) return given;
     std::vector<std::string> labels;
@@ -175,6 +173,8 @@ void note_non_finite(Trace& t, const char* name, const Matrix& m) {
         << ": every matrix computed from it carries the non-finite value";
     t.warnings.push_back(msg.str());
 }
+
+namespace {
 
 // [SECTION] One head
 
@@ -244,8 +244,11 @@ void run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, 
     in.mask = MaskRule{s.mask, s.window, &key_padding, &s.custom_mask};
     StreamingHead result = streaming_attention(in);
     head.output = std::move(result.output);
-    for (int i = 0; i < t.n_queries; ++i)
-        if (result.row_sum(i) == 0.0f) head.fully_masked_rows.push_back(i);
+    for (int i = 0; i < t.n_queries; ++i) {  // no visible key, whatever the fill value (stops at the first visible)
+        int j = 0;
+        while (j < t.n_keys && !in.mask.visible(i, j)) ++j;
+        if (j == t.n_keys) head.fully_masked_rows.push_back(i);
+    }
     head.softmax_overflow = s.softmax == SoftmaxKind::Naive && !head.output.allFinite() && q_all.allFinite() &&
                             k_all.allFinite() && v_all.allFinite();
     if (!options.pool_weights) return;
@@ -256,6 +259,8 @@ void run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, 
     head.pooled_weights = pooled_weights(in, result, options.region_row_begin, row_end, options.region_col_begin,
                                          col_end, bins_rows, bins_cols);
 }
+
+}  // namespace
 
 // [SECTION] The block: residual, LayerNorm, feed-forward
 
@@ -280,9 +285,82 @@ BlockTrace run_block(const Scenario& s, const Matrix& x, const Matrix& attention
     return b;
 }
 
-}  // namespace
-
 // [SECTION] run()
+
+void prepare_inputs(const Scenario& s, Trace& t, Matrix* q_all, Matrix* k_all, Matrix* v_all) {
+    t.heads = s.heads;
+    if (s.input == InputMode::Embeddings) {
+        t.d_model = s.d_model;
+        const bool cross = s.attention == AttentionKind::Cross;
+        t.x = resolved_embeddings(s.target, s.d_model);
+        t.n_queries = static_cast<int>(t.x.rows());
+        t.query_tokens = labels_or_numbers(s.target.tokens, t.n_queries, "t");
+        t.pe = additive_encoding(s.positional, t.n_queries, s.d_model, s.seed);
+        t.x_pe = t.x + t.pe;  // (n, d_model): order enters here (sinusoidal, learned)
+        if (cross) {
+            t.source_x = resolved_embeddings(s.source, s.d_model);
+            t.source_pe = additive_encoding(s.positional, static_cast<int>(t.source_x.rows()), s.d_model, s.seed);
+            t.source_x_pe = t.source_x + t.source_pe;
+        }
+        const Matrix& keys_from = cross ? t.source_x_pe : t.x_pe;
+        t.n_keys = static_cast<int>(keys_from.rows());
+        t.key_tokens = cross ? labels_or_numbers(s.source.tokens, t.n_keys, "s") : t.query_tokens;
+        t.w_q = resolved_weight(s.w_q, s.d_model, s.d_model, s.seed, 0);
+        t.w_k = resolved_weight(s.w_k, s.d_model, s.d_model, s.seed, 1);
+        t.w_v = resolved_weight(s.w_v, s.d_model, s.d_model, s.seed, 2);
+        t.w_o = resolved_weight(s.w_o, s.d_model, s.d_model, s.seed, 3);
+        note_non_finite(t, "X", t.x);
+        if (cross) note_non_finite(t, "source X", t.source_x);
+        note_non_finite(t, "W_Q", t.w_q);
+        note_non_finite(t, "W_K", t.w_k);
+        note_non_finite(t, "W_V", t.w_v);
+        note_non_finite(t, "W_O", t.w_o);
+        if (q_all) {
+            *q_all = t.x_pe * t.w_q;     // (n_q, d_model)·(d_model, d_model) → (n_q, h·d_k)
+            *k_all = keys_from * t.w_k;  // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_k)
+            *v_all = keys_from * t.w_v;  // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_v)
+        }
+        t.d_k = t.d_v = s.d_model / s.heads;
+    } else {
+        if (q_all) {
+            *q_all = s.q;
+            *k_all = s.k;
+            *v_all = s.v;
+        }
+        t.d_k = static_cast<int>(s.q.cols()) / s.heads;
+        t.d_v = static_cast<int>(s.v.cols()) / s.heads;
+        t.n_queries = static_cast<int>(s.q.rows());
+        t.n_keys = static_cast<int>(s.k.rows());
+        t.query_tokens = labels_or_numbers(s.direct_query_labels, t.n_queries, "q");
+        t.key_tokens = labels_or_numbers(s.direct_key_labels, t.n_keys, "k");
+        if (s.w_o.size() != 0) t.w_o = s.w_o;
+        note_non_finite(t, "Q", s.q);
+        note_non_finite(t, "K", s.k);
+        note_non_finite(t, "V", s.v);
+        if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
+            t.warnings.push_back(std::string(to_string(s.positional)) +
+                                 " position encoding is added to embeddings; direct Q, K, V have none, so it is not applied");
+    }
+    t.scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(t.d_k)) : 1.0f;
+}
+
+void add_head_warnings(const Scenario& s, Trace& t) {
+    for (int h = 0; h < s.heads; ++h) {
+        const HeadTrace& head = t.head[h];
+        if (!head.fully_masked_rows.empty()) {
+            std::string rows;
+            for (int r : head.fully_masked_rows) rows += (rows.empty() ? "" : ", ") + t.query_tokens[r];
+            t.warnings.push_back(
+                "head " + std::to_string(h + 1) + ": query " + rows + " sees no key" +
+                (std::isinf(s.masked_fill) ? std::string(" (every key masked with −∞): its weights are 0 and its output is 0")
+                                           : std::string(" (every key filled with the same finite value): its weights are uniform")));
+        }
+        if (head.softmax_overflow)
+            t.warnings.push_back("head " + std::to_string(h + 1) +
+                                 ": the naive softmax overflowed (exp of a score above ~88 is inf in float32); "
+                                 "the stable softmax subtracts the row max first");
+    }
+}
 
 Trace run(const Scenario& s) { return run(s, RunOptions{}); }
 
@@ -318,55 +396,8 @@ void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
     const bool full = options.detail == Detail::Full;
     const auto start = std::chrono::steady_clock::now();
 
-    t.heads = s.heads;
     Matrix q_all, k_all, v_all;  // every head's columns side by side
-    if (s.input == InputMode::Embeddings) {
-        t.d_model = s.d_model;
-        const bool cross = s.attention == AttentionKind::Cross;
-        t.x = resolved_embeddings(s.target, s.d_model);
-        t.n_queries = static_cast<int>(t.x.rows());
-        t.query_tokens = labels_or_numbers(s.target.tokens, t.n_queries, "t");
-        t.pe = additive_encoding(s.positional, t.n_queries, s.d_model, s.seed);
-        t.x_pe = t.x + t.pe;  // (n, d_model): order enters here (sinusoidal, learned)
-        if (cross) {
-            t.source_x = resolved_embeddings(s.source, s.d_model);
-            t.source_pe = additive_encoding(s.positional, static_cast<int>(t.source_x.rows()), s.d_model, s.seed);
-            t.source_x_pe = t.source_x + t.source_pe;
-        }
-        const Matrix& keys_from = cross ? t.source_x_pe : t.x_pe;
-        t.n_keys = static_cast<int>(keys_from.rows());
-        t.key_tokens = cross ? labels_or_numbers(s.source.tokens, t.n_keys, "s") : t.query_tokens;
-        t.w_q = resolved_weight(s.w_q, s.d_model, s.d_model, s.seed, 0);
-        t.w_k = resolved_weight(s.w_k, s.d_model, s.d_model, s.seed, 1);
-        t.w_v = resolved_weight(s.w_v, s.d_model, s.d_model, s.seed, 2);
-        t.w_o = resolved_weight(s.w_o, s.d_model, s.d_model, s.seed, 3);
-        note_non_finite(t, "X", t.x);
-        if (cross) note_non_finite(t, "source X", t.source_x);
-        note_non_finite(t, "W_Q", t.w_q);
-        note_non_finite(t, "W_K", t.w_k);
-        note_non_finite(t, "W_V", t.w_v);
-        note_non_finite(t, "W_O", t.w_o);
-        q_all = t.x_pe * t.w_q;      // (n_q, d_model)·(d_model, d_model) → (n_q, h·d_k)
-        k_all = keys_from * t.w_k;   // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_k)
-        v_all = keys_from * t.w_v;   // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_v)
-    } else {
-        q_all = s.q;
-        k_all = s.k;
-        v_all = s.v;
-        t.n_queries = static_cast<int>(s.q.rows());
-        t.n_keys = static_cast<int>(s.k.rows());
-        t.query_tokens = labels_or_numbers(s.direct_query_labels, t.n_queries, "q");
-        t.key_tokens = labels_or_numbers(s.direct_key_labels, t.n_keys, "k");
-        if (s.w_o.size() != 0) t.w_o = s.w_o;
-        note_non_finite(t, "Q", s.q);
-        note_non_finite(t, "K", s.k);
-        note_non_finite(t, "V", s.v);
-        if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
-            t.warnings.push_back(std::string(to_string(s.positional)) +
-                                 " position encoding is added to embeddings; direct Q, K, V have none, so it is not applied");
-    }
-    t.d_k = static_cast<int>(q_all.cols()) / s.heads;
-    t.d_v = static_cast<int>(v_all.cols()) / s.heads;
+    prepare_inputs(s, t, &q_all, &k_all, &v_all);
     t.scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(t.d_k)) : 1.0f;
 
     const std::vector<bool>& key_padding =
@@ -387,21 +418,7 @@ void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
     t.output = t.w_o.size() != 0 ? Matrix(t.concat * t.w_o) : t.concat;  // (n_q, h·d_v)·(h·d_v, d_model)
     t.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
-    for (int h = 0; h < s.heads; ++h) {
-        const HeadTrace& head = t.head[h];
-        if (!head.fully_masked_rows.empty()) {
-            std::string rows;
-            for (int r : head.fully_masked_rows) rows += (rows.empty() ? "" : ", ") + t.query_tokens[r];
-            t.warnings.push_back(
-                "head " + std::to_string(h + 1) + ": query " + rows + " sees no key" +
-                (std::isinf(s.masked_fill) ? std::string(" (every key masked with −∞): its weights are 0 and its output is 0")
-                                           : std::string(" (every key filled with the same finite value): its weights are uniform")));
-        }
-        if (head.softmax_overflow)
-            t.warnings.push_back("head " + std::to_string(h + 1) +
-                                 ": the naive softmax overflowed (exp of a score above ~88 is inf in float32); "
-                                 "the stable softmax subtracts the row max first");
-    }
+    add_head_warnings(s, t);
 
     if (s.input == InputMode::Embeddings && (s.block.residual || s.block.layer_norm || s.block.feed_forward)) {
         t.has_block = true;

@@ -32,6 +32,21 @@ std::vector<std::string> validate(const Scenario& scenario, Detail detail = Deta
 Matrix resolved_embeddings(const Sequence& sequence, int d_model);
 Matrix resolved_weight(const Matrix& given, int rows, int cols, std::uint64_t seed, int which);
 
+// [SECTION] Pieces shared by the backends (the GPU backend prepares and finishes a trace
+// with these and computes only the attention itself on the device).
+
+// Fills the trace's inputs: tokens, sizes, d_k, scale, X, PE, X + PE (both sequences),
+// the weights as used, non-finite notes and warnings. With q_all non-null also the
+// projections Q = (X+PE)·W_Q, K, V (every head's columns side by side), or the direct Q, K, V.
+void prepare_inputs(const Scenario& scenario, Trace& trace, Matrix* q_all, Matrix* k_all, Matrix* v_all);
+// Warnings for fully masked rows and softmax overflow, from the heads' flags.
+void add_head_warnings(const Scenario& scenario, Trace& trace);
+// The rest of the block after attention: residual, LayerNorm, feed-forward.
+BlockTrace run_block(const Scenario& scenario, const Matrix& x, const Matrix& attention_output);
+// "t1", "t2", … when the labels are missing or do not match n.
+std::vector<std::string> labels_or_numbers(const std::vector<std::string>& given, int n, const char* prefix);
+void note_non_finite(Trace& trace, const char* name, const Matrix& m);
+
 // Row-wise LayerNorm without learned gain and bias: (x − mean) / √(var + ε).
 Matrix layer_norm(const Matrix& x, float epsilon = 1e-5f);
 

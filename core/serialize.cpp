@@ -484,6 +484,8 @@ json trace_to_json(const Trace& t) {
     j["errors"] = t.errors;
     j["warnings"] = t.warnings;
     if (!t.ok) return j;
+    j["backend"] = t.backend;
+    j["detail"] = t.detail == Detail::Full ? "full" : "output_only";
     j["query_tokens"] = t.query_tokens;
     j["key_tokens"] = t.key_tokens;
     j["n_queries"] = t.n_queries;
@@ -494,7 +496,7 @@ json trace_to_json(const Trace& t) {
     j["scale"] = t.scale;
     for (const char* name : {"x", "pe", "x_pe", "source_x", "source_pe", "source_x_pe", "w_q", "w_k", "w_v", "w_o"})
         if (const Matrix* m = find_matrix(t, name)) j[name] = matrix_to_json(*m);
-    j["visible"] = mask_to_json(t.visible);
+    if (t.visible.size() != 0) j["visible"] = mask_to_json(t.visible);
     json heads = json::array();
     for (const HeadTrace& h : t.head) {
         json jh;
@@ -510,6 +512,12 @@ json trace_to_json(const Trace& t) {
         put_matrix(jh, "masked_scores", h.masked_scores);
         put_matrix(jh, "weights", h.weights);
         put_matrix(jh, "output", h.output);
+        if (h.pooled_weights.values.size() != 0) {
+            const PooledWeights& p = h.pooled_weights;
+            jh["pooled_weights"] = {{"values", matrix_to_json(p.values)},
+                                    {"rows", {p.row_begin, p.row_end}},
+                                    {"cols", {p.col_begin, p.col_end}}};
+        }
         jh["fully_masked_rows"] = h.fully_masked_rows;
         jh["softmax_overflow"] = h.softmax_overflow;
         heads.push_back(std::move(jh));

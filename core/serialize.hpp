@@ -23,6 +23,7 @@ ScenarioLoad scenario_from_text(const std::string& text, const std::string& sour
 ScenarioLoad load_scenario_file(const std::string& path);
 
 nlohmann::json scenario_to_json(const Scenario& scenario);
+// Deterministic: the same scenario gives the same file (no timings in it).
 nlohmann::json trace_to_json(const Trace& trace);
 nlohmann::json matrix_to_json(const Matrix& m);
 
