@@ -33,18 +33,22 @@ Matrix additive_encoding(PositionalEncoding kind, int n, int d_model, std::uint6
     }
 }
 
-Matrix apply_rotary(const Matrix& m) {
-    Matrix out = m;
-    const int d = static_cast<int>(m.cols());
-    for (int p = 0; p < m.rows(); ++p) {
-        for (int two_i = 0; two_i + 1 < d; two_i += 2) {
-            const double angle = p * std::pow(10000.0, -static_cast<double>(two_i) / d);
-            const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
-            const float x0 = m(p, two_i), x1 = m(p, two_i + 1);
-            out(p, two_i) = x0 * c - x1 * s;
-            out(p, two_i + 1) = x0 * s + x1 * c;
-        }
+Vector rotate_row(const Vector& row, int position) {
+    Vector out = row;
+    const int d = static_cast<int>(row.cols());
+    for (int two_i = 0; two_i + 1 < d; two_i += 2) {
+        const double angle = position * std::pow(10000.0, -static_cast<double>(two_i) / d);
+        const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+        const float x0 = row(two_i), x1 = row(two_i + 1);
+        out(two_i) = x0 * c - x1 * s;
+        out(two_i + 1) = x0 * s + x1 * c;
     }
+    return out;
+}
+
+Matrix apply_rotary(const Matrix& m) {
+    Matrix out(m.rows(), m.cols());
+    for (Eigen::Index p = 0; p < m.rows(); ++p) out.row(p) = rotate_row(m.row(p), static_cast<int>(p));
     return out;
 }
 

@@ -19,6 +19,8 @@ Matrix additive_encoding(PositionalEncoding kind, int n, int d_model, std::uint6
 // RoPE: rotates each pair (2i, 2i+1) of row p by the angle p · 10000^(−2i/d).
 // An odd last column is left as it is.
 Matrix apply_rotary(const Matrix& m);
+// The same for one row standing at `position`.
+Vector rotate_row(const Vector& row, int position);
 
 // ALiBi slope of head h out of H: 2^(−8(h+1)/H).
 float alibi_slope(int head, int heads);

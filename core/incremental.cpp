@@ -1,0 +1,129 @@
+#include "incremental.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "engine.hpp"
+#include "positional.hpp"
+#include "serialize.hpp"
+#include "softmax.hpp"
+
+namespace attn {
+
+namespace {
+
+// The rows of the target embeddings that differ, or nothing when anything else differs.
+std::optional<std::vector<int>> changed_rows(const Scenario& before, const Scenario& after, const Trace& trace) {
+    if (!trace.ok || trace.detail != Detail::Full || after.input != InputMode::Embeddings ||
+        after.attention != AttentionKind::Self || after.block.residual || after.block.layer_norm ||
+        after.block.feed_forward || after.softmax != SoftmaxKind::Stable || after.target.embeddings.size() == 0 ||
+        before.target.embeddings.rows() != after.target.embeddings.rows() ||
+        before.target.embeddings.cols() != after.target.embeddings.cols())
+        return std::nullopt;
+    // Everything but the embeddings must be equal: compare the rest as data.
+    Scenario a = before, b = after;
+    a.target.embeddings.resize(0, 0);
+    b.target.embeddings.resize(0, 0);
+    if (scenario_to_json(a) != scenario_to_json(b)) return std::nullopt;
+    std::vector<int> rows;
+    for (Eigen::Index i = 0; i < after.target.embeddings.rows(); ++i)
+        if (after.target.embeddings.row(i) != before.target.embeddings.row(i)) {
+            if (!after.target.embeddings.row(i).allFinite()) return std::nullopt;  // a full run locates it
+            rows.push_back(static_cast<int>(i));
+        }
+    return rows;
+}
+
+}  // namespace
+
+bool update_after_embedding_edit(const Scenario& before, const Scenario& after, Trace& t) {
+    const auto rows = changed_rows(before, after, t);
+    if (!rows) return false;
+    if (rows->empty()) return true;
+    if (!t.non_finite_inputs.empty() && t.non_finite_inputs[0].matrix == "X") return false;  // the note may go away
+    const auto start = std::chrono::steady_clock::now();
+    const int n = t.n_queries, d_k = t.d_k, d_v = t.d_v;
+    // Queries that see an edited key: their softmax row changes (its normaliser does).
+    std::vector<char> affected(static_cast<size_t>(n), 0);
+    for (int r : *rows) {
+        affected[static_cast<size_t>(r)] = 1;
+        for (int i = 0; i < n; ++i)
+            if (t.visible(i, r)) affected[static_cast<size_t>(i)] = 1;
+    }
+    std::vector<int> affected_rows;
+    for (int i = 0; i < n; ++i)
+        if (affected[static_cast<size_t>(i)]) affected_rows.push_back(i);
+
+    for (int r : *rows) {
+        t.x.row(r) = after.target.embeddings.row(r);
+        t.x_pe.row(r) = t.x.row(r) + t.pe.row(r);
+    }
+    const bool rope = after.positional == PositionalEncoding::Rotary;
+#pragma omp parallel for schedule(dynamic, 1) if (t.heads > 1 && static_cast<long long>(affected_rows.size()) * n * d_k > (1 << 18))
+    for (int h = 0; h < t.heads; ++h) {
+        HeadTrace& head = t.head[static_cast<size_t>(h)];
+        for (int r : *rows) {
+            // (1, d_model)·(d_model, d_k): the edited token's slice of the projections
+            const Vector q = t.x_pe.row(r) * t.w_q.middleCols(h * d_k, d_k);
+            const Vector k = t.x_pe.row(r) * t.w_k.middleCols(h * d_k, d_k);
+            head.v.row(r) = t.x_pe.row(r) * t.w_v.middleCols(h * d_v, d_v);
+            if (rope) {
+                head.q_unrotated.row(r) = q;
+                head.k_unrotated.row(r) = k;
+            }
+            head.q.row(r) = rope ? rotate_row(q, r) : q;
+            head.k.row(r) = rope ? rotate_row(k, r) : k;
+        }
+        for (int r : *rows) {
+            head.scores.row(r).noalias() = head.q.row(r) * head.k.transpose();  // row r: (1, d_k)·(d_k, n)
+            head.scores.col(r).noalias() = head.q * head.k.row(r).transpose();  // column r: (n, d_k)·(d_k, 1)
+        }
+        const auto refresh = [&](int i, int j) {
+            float s = head.scores(i, j) * t.scale;
+            if (head.position_bias.size() != 0) s += head.position_bias(i, j);
+            head.scaled_scores(i, j) = s;
+            head.masked_scores(i, j) = t.visible(i, j) ? s : after.masked_fill;
+        };
+        for (int r : *rows)
+            for (int j = 0; j < n; ++j) {
+                refresh(r, j);
+                refresh(j, r);
+            }
+        if (affected_rows.size() * 2 > static_cast<size_t>(n)) {
+            // Most rows see an edited key (no mask): the whole-matrix softmax and product
+            // are faster than row by row, and compute the same values.
+            std::vector<int> unused;
+            softmax_rows_into(head.masked_scores, after.softmax, head.weights, unused, head.softmax_overflow);
+            head.output.noalias() = head.weights * head.v;  // (n, n)·(n, d_v)
+            t.concat.middleCols(h * d_v, d_v) = head.output;
+        } else {
+            // Gather the affected rows, softmax them, one product, scatter back.
+            const auto m = static_cast<Eigen::Index>(affected_rows.size());
+            Matrix block(m, n), weights, out;
+            for (Eigen::Index a = 0; a < m; ++a) block.row(a) = head.masked_scores.row(affected_rows[static_cast<size_t>(a)]);
+            std::vector<int> unused;
+            bool overflow = false;
+            softmax_rows_into(block, after.softmax, weights, unused, overflow);
+            out.noalias() = weights * head.v;  // (m, n)·(n, d_v)
+            for (Eigen::Index a = 0; a < m; ++a) {
+                const int i = affected_rows[static_cast<size_t>(a)];
+                head.weights.row(i) = weights.row(a);
+                head.output.row(i) = out.row(a);
+                t.concat.row(i).segment(h * d_v, d_v) = out.row(a);
+            }
+        }
+    }
+    if (affected_rows.size() * 2 > static_cast<size_t>(n)) {
+        t.output.noalias() = t.concat * t.w_o;  // (n, h·d_v)·(h·d_v, d_model)
+    } else {
+        Matrix rows_concat(static_cast<Eigen::Index>(affected_rows.size()), t.concat.cols());
+        for (size_t a = 0; a < affected_rows.size(); ++a) rows_concat.row(static_cast<Eigen::Index>(a)) = t.concat.row(affected_rows[a]);
+        const Matrix rows_output = rows_concat * t.w_o;  // (m, h·d_v)·(h·d_v, d_model)
+        for (size_t a = 0; a < affected_rows.size(); ++a) t.output.row(affected_rows[a]) = rows_output.row(static_cast<Eigen::Index>(a));
+    }
+    t.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return true;
+}
+
+}  // namespace attn
