@@ -112,6 +112,18 @@ void query_block(const StreamingInputs& in, int i0, int rows, StreamingHead& out
     out.row_sum.segment(i0, rows) = l.matrix().transpose();
 }
 
+// A zero grid for the region: at most one bin per row or column, at least one.
+PooledWeights empty_grid(int row_begin, int row_end, int col_begin, int col_end, int bins_rows, int bins_cols) {
+    PooledWeights pooled;
+    pooled.row_begin = row_begin;
+    pooled.row_end = row_end;
+    pooled.col_begin = col_begin;
+    pooled.col_end = col_end;
+    pooled.values = Matrix::Zero(std::max(1, std::min(bins_rows, row_end - row_begin)),
+                                 std::max(1, std::min(bins_cols, col_end - col_begin)));
+    return pooled;
+}
+
 }  // namespace
 
 bool MaskRule::visible(int i, int j) const {
@@ -168,15 +180,10 @@ StreamingHead streaming_attention(const StreamingInputs& in) {
 
 PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& head, int row_begin, int row_end,
                              int col_begin, int col_end, int bins_rows, int bins_cols) {
-    PooledWeights pooled;
-    pooled.row_begin = row_begin;
-    pooled.row_end = row_end;
-    pooled.col_begin = col_begin;
-    pooled.col_end = col_end;
+    PooledWeights pooled = empty_grid(row_begin, row_end, col_begin, col_end, bins_rows, bins_cols);
     const int rows = row_end - row_begin, cols = col_end - col_begin;
-    bins_rows = std::max(1, std::min(bins_rows, rows));
-    bins_cols = std::max(1, std::min(bins_cols, cols));
-    pooled.values = Matrix::Zero(bins_rows, bins_cols);
+    bins_rows = static_cast<int>(pooled.values.rows());
+    bins_cols = static_cast<int>(pooled.values.cols());
     if (rows <= 0 || cols <= 0) return pooled;
     const bool stable = in.softmax == SoftmaxKind::Stable;
     // Bin of an index: the b with begin + b·len/bins ≤ index < begin + (b+1)·len/bins.
@@ -213,15 +220,10 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
 
 PooledWeights max_pool(const Matrix& weights, int row_begin, int row_end, int col_begin, int col_end, int bins_rows,
                        int bins_cols) {
-    PooledWeights pooled;
-    pooled.row_begin = row_begin;
-    pooled.row_end = row_end;
-    pooled.col_begin = col_begin;
-    pooled.col_end = col_end;
+    PooledWeights pooled = empty_grid(row_begin, row_end, col_begin, col_end, bins_rows, bins_cols);
     const int rows = row_end - row_begin, cols = col_end - col_begin;
-    bins_rows = std::max(1, std::min(bins_rows, rows));
-    bins_cols = std::max(1, std::min(bins_cols, cols));
-    pooled.values = Matrix::Zero(bins_rows, bins_cols);
+    bins_rows = static_cast<int>(pooled.values.rows());
+    bins_cols = static_cast<int>(pooled.values.cols());
     for (int rb = 0; rb < bins_rows && rows > 0; ++rb)
         for (int cb = 0; cb < bins_cols && cols > 0; ++cb) {
             const int r0 = row_begin + static_cast<int>(static_cast<long long>(rb) * rows / bins_rows);
