@@ -37,9 +37,13 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     app.add_option("--masked-fill", o.masked_fill, "value written into masked cells (default -inf)");
     app.add_option("--seed", o.seed, "seed of the generated weights");
     app.add_option("--text", o.text, "replace the tokens with this sentence");
+    app.add_option("--bench-frames", o.bench_frames, "run the window N frames editing one embedding each frame; print frame times")->check(CLI::PositiveNumber);
     app.add_option("--backend", o.backend, "engine: cpu|gpu|auto (gpu runs OpenGL compute shaders)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
     app.add_flag("--block", o.block, "add the rest of the block: residual, LayerNorm, feed-forward");
+    app.add_option("--lesson", o.lesson, "open this lesson: a file, or a name in assets/lessons (e.g. 03-masks)");
+    app.add_option("--step", o.step, "the lesson step to show, 1 = the first")->check(CLI::PositiveNumber);
+    app.add_flag("--presenter", o.presenter, "presenter mode: large fonts, high contrast, fewer panels");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -27,6 +27,9 @@ struct Options {
     // Window.
     std::string screenshot;           // render one frame set and write a PNG, then exit
     int width = 1600, height = 1000;
+    std::string lesson;               // open this lesson (file, or name in assets/lessons)
+    int step = 1;                     // at this step (1 = the first)
+    bool presenter = false;           // presenter mode: large fonts, high contrast, fewer panels
 
     // Toggles applied on top of the scenario.
     std::optional<std::string> mask;        // none|causal|padding|window|custom
@@ -40,6 +43,7 @@ struct Options {
     std::optional<std::string> text;        // replaces the tokens with this sentence
     bool block = false;                     // residual + LayerNorm + FFN on
     std::string backend = "cpu";            // cpu|gpu|auto
+    int bench_frames = 0;                   // > 0: run the window this many frames, editing X every frame; print frame times
 };
 
 // A backend for the headless commands: the CPU engine by default; main() passes the GPU

@@ -401,9 +401,29 @@ bool apply_pending(Session& session) {
     bool changed = false;
     std::vector<Edit> edits;
     edits.swap(session.pending);  // an edit never sees edits pushed while applying
-    for (const Edit& e : edits) changed = apply(e, session.scenario) || changed;
+    if (!edits.empty()) {
+        Scenario before = session.scenario;  // one snapshot per batch: a drag of one frame is one undo step
+        for (const Edit& e : edits) changed = apply(e, session.scenario) || changed;
+        if (changed) session.history.record(before);
+    }
+    std::vector<HistoryStep> steps;
+    steps.swap(session.history_steps);
+    for (HistoryStep step : steps)
+        changed = (step == HistoryStep::Undo ? session.history.undo(session.scenario) : session.history.redo(session.scenario)) || changed;
     if (changed) session.dirty = true;
     return changed;
+}
+
+bool undo(Session& session) {
+    if (!session.history.undo(session.scenario)) return false;
+    session.dirty = true;
+    return true;
+}
+
+bool redo(Session& session) {
+    if (!session.history.redo(session.scenario)) return false;
+    session.dirty = true;
+    return true;
 }
 
 bool update(Session& session) {

@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "history.hpp"
 #include "scenario.hpp"
 #include "trace.hpp"
 
@@ -56,6 +57,9 @@ int key_count(const Scenario& scenario);
 // in direct mode), ascending.
 std::vector<int> head_choices(const Scenario& scenario);
 
+// Undo and redo, queued like edits and applied between frames after them.
+enum class HistoryStep { Undo, Redo };
+
 // The document the UI edits: the scenario, the last good trace, and the queue.
 struct Session {
     Scenario scenario;
@@ -66,13 +70,21 @@ struct Session {
     bool dirty = true;                   // the scenario changed since the trace was computed
     std::uint64_t generation = 0;        // bumped each time `trace` is replaced
     double last_run_ms = 0.0;
+    History history;                     // the scenario before each batch of edits that changed it
+    std::vector<HistoryStep> history_steps;  // applied by update(), after the pending edits
 
     void push(Edit edit) { pending.push_back(std::move(edit)); }
+    void request_undo() { history_steps.push_back(HistoryStep::Undo); }
+    void request_redo() { history_steps.push_back(HistoryStep::Redo); }
 };
 
 // Applies the pending edits in order (marking the session dirty when one changed the
-// scenario). Returns true when at least one edit changed the scenario.
+// scenario), recording the scenario before the batch in the history when it changed, then
+// the queued undo/redo steps. Returns true when the scenario changed.
 bool apply_pending(Session& session);
+// Steps back (forward) through the history now; false when there is nothing to undo (redo).
+bool undo(Session& session);
+bool redo(Session& session);
 // apply_pending, then recomputes the trace when dirty. An impossible scenario keeps the
 // last good trace and fills `errors`. Returns true when a new trace was computed.
 bool update(Session& session);

@@ -5,6 +5,7 @@
 // [SECTION] Window and context
 // [SECTION] Screenshot
 // [SECTION] Frame
+// [SECTION] Compute and benchmark
 // [SECTION] run()
 #include "ui/gl.hpp"  // the GL loader first, before GLFW or ImGui's backend touch GL
 
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -25,10 +27,13 @@
 #include <nlohmann/json.hpp>
 #include <stb_image_write.h>
 
+#include "compute.hpp"
+#include "gpu/backend.hpp"
 #include "gui.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
 #include "ui/app_state.hpp"
+#include "ui/classroom.hpp"
 #include "ui/fonts.hpp"
 #include "ui/heatmap.hpp"
 #include "ui/panels.hpp"
@@ -106,6 +111,16 @@ bool write_screenshot(const std::string& path, int width, int height) {
     return stbi_write_png(path.c_str(), width, height, 4, flipped.data(), static_cast<int>(stride)) != 0;
 }
 
+// Export → Window as PNG: the frame just rendered, once the path popup has gone.
+void write_requested_png(ui::AppState& state, int width, int height) {
+    ui::ClassroomState& c = state.classroom;
+    if (c.png_request.empty() || c.png_delay-- > 0) return;
+    const std::string path = std::move(c.png_request);
+    c.png_request.clear();
+    if (write_screenshot(path, width, height)) ui::add_notice(state, "Window written to " + path, false);
+    else ui::add_notice(state, "Cannot write " + path, true);
+}
+
 // PATH.layout.json: where each heatmap's cells are in the PNG (pixels), for tests.
 bool write_layout(const std::string& path, const std::vector<ui::HeatmapLayout>& layout, float pixel_scale, int width,
                   int height) {
@@ -153,34 +168,71 @@ struct DebugHover {
 // [SECTION] Frame
 
 void draw_frame(ui::AppState& state, ui::HeatmapTextures& textures) {
+    ui::ClassroomState& classroom = state.classroom;
+    ui::handle_shortcuts(state);  // keys of the last input: undo, files, F5, the lesson clicker
+    if (classroom.normal_fonts.ui != nullptr) state.fonts = classroom.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
+    ui::prepare_compare(state, textures);  // before anything draws: a new B drops textures
+    const bool presenter = classroom.presenter;
+    ImGui::PushFont(state.fonts.ui);
+    int colours = 0;
+    if (presenter) {  // high contrast for a projector: black ground, white text
+        ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(0, 0, 0, 255));
+        ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 255));
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
+        ImGui::PushStyleColor(ImGuiCol_TextDisabled, IM_COL32(200, 200, 200, 255));
+        ImGui::PushStyleColor(ImGuiCol_MenuBarBg, IM_COL32(20, 20, 24, 255));
+        colours = 5;
+    }
     const ImGuiIO& io = ImGui::GetIO();
     ImGui::SetNextWindowPos(ImVec2(0, 0));
     ImGui::SetNextWindowSize(io.DisplaySize);
     ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
     ImGui::Begin("Attention Lab", nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                     ImGuiWindowFlags_NoBringToFrontOnFocus);
+                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar);
     ImGui::PopStyleVar();
+    ui::draw_menu_bar(state);
     const float scale = state.fonts.scale;
-    ImGui::BeginChild("controls", ImVec2(290.0f * scale, 0), true);
-    ui::draw_controls(state);
-    ImGui::EndChild();
-    ImGui::SameLine();
-    ImGui::BeginGroup();
-    ui::draw_tokens(state);
-    ImGui::Separator();
+    const LessonStep* step = ui::current_step(state);
     const edits::Session& session = state.session;
-    const size_t messages = session.errors.size() + (session.errors.empty() ? session.trace.warnings.size() : 0);
+    const size_t messages = session.errors.size() + (session.errors.empty() ? session.trace.warnings.size() : 0) +
+                            (state.compute.status.notice.empty() ? 0 : 1);  // the GPU fallback notice
     const float line = ImGui::GetTextLineHeightWithSpacing();
-    const float status_h = line * static_cast<float>(1 + std::min<size_t>(messages, 4)) + 8.0f;
+    const float status_h =
+        line * static_cast<float>(1 + std::min<size_t>(messages, 4) + static_cast<size_t>(ui::notice_lines(state))) + 8.0f;
+    if (!presenter) {
+        ImGui::BeginChild("controls", ImVec2(290.0f * scale, 0), true);
+        ui::draw_controls(state);
+        ImGui::EndChild();
+        ImGui::SameLine();
+    }
+    ImGui::BeginGroup();
+    if (!presenter) {
+        ui::draw_tokens(state);
+        ImGui::Separator();
+    }
+    if (step != nullptr) {
+        ui::draw_lesson_text(state);
+        ImGui::Separator();
+    }
     ImGui::BeginChild("pipeline", ImVec2(0, -status_h), false, ImGuiWindowFlags_HorizontalScrollbar);
-    ui::draw_pipeline(state, textures);
+    // Lesson mode: the step's stage and its inputs; presenter mode in free mode: weights and output.
+    if (step != nullptr) ui::draw_stage_view(state, textures, step->stage);
+    else if (presenter) ui::draw_stage_view(state, textures, Stage::Output);
+    else ui::draw_pipeline(state, textures);
     ImGui::EndChild();
     ImGui::BeginChild("status", ImVec2(0, 0), false);
     ui::draw_status(state);
+    ui::draw_notices(state);
     ImGui::EndChild();
     ImGui::EndGroup();
     ImGui::End();
+    ui::draw_articles(state);
+    ui::draw_compare(state, textures);
+    ui::handle_hand_check_click(state);
+    ui::draw_hand_check(state);
+    ImGui::PopStyleColor(colours);
+    ImGui::PopFont();
 }
 
 void apply_style(float scale) {
@@ -193,6 +245,53 @@ void apply_style(float scale) {
     style.Colors[ImGuiCol_ChildBg] = ImVec4(0.11f, 0.11f, 0.13f, 1.0f);
     style.Colors[ImGuiCol_PopupBg] = ImVec4(0.07f, 0.07f, 0.09f, 0.97f);
     style.ScaleAllSizes(scale);
+}
+
+// [SECTION] Compute and benchmark
+
+// The compute layer for this window: the engine from --backend, the GPU backend made on
+// first need from the window's context. ATTNLAB_GPU_EXTRA_DEFINES (hidden, for the tests)
+// is prepended to every shader: a broken line makes the creation fail.
+std::unique_ptr<compute::Compute> make_compute(const cli::Options& options, ui::AppState& state) {
+    if (!compute::parse_choice(options.backend, state.compute.settings.choice)) state.compute.settings.choice = compute::Choice::Cpu;
+    const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+    const std::string renderer_name = renderer ? renderer : "";
+    const bool software = renderer_name.find("llvmpipe") != std::string::npos;
+    compute::BackendFactory factory = [](std::string* why_not) {
+        gpu::BackendOptions backend_options;
+        if (const char* extra = std::getenv("ATTNLAB_GPU_EXTRA_DEFINES")) backend_options.extra_defines = std::string(extra) + "\n";
+        return gpu::Backend::create(why_not, backend_options);
+    };
+    auto layer = std::make_unique<compute::Compute>(std::move(factory), renderer_name, software);
+    state.compute.status = layer->status();
+    return layer;
+}
+
+// --bench-frames: one edit per frame (one cell of X, or of Q in direct mode), so every
+// frame recomputes; frame times from swap to swap.
+struct FrameBench {
+    std::vector<double> frame_ms, recompute_ms;
+    std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+
+    static double percentile(std::vector<double> values, double p) {
+        if (values.empty()) return 0.0;
+        std::sort(values.begin(), values.end());
+        const size_t i = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+        return values[std::min(i, values.size() - 1)];
+    }
+    void print(const Trace& trace) const {
+        std::printf("frames %zu  n = %d, d_model = %d, heads = %d, backend %s\n", frame_ms.size(), trace.n_queries, trace.d_model,
+                    trace.heads, trace.backend.c_str());
+        std::printf("frame time median %.2f ms  p95 %.2f ms\n", percentile(frame_ms, 0.5), percentile(frame_ms, 0.95));
+        std::printf("recompute median %.2f ms  (%zu recomputes)\n", percentile(recompute_ms, 0.5), recompute_ms.size());
+        std::fflush(stdout);
+    }
+};
+
+void push_bench_edit(ui::AppState& state, int frame) {
+    const bool direct = state.session.scenario.input == InputMode::Direct;
+    const float value = 0.5f + 0.25f * static_cast<float>(frame % 7);
+    state.session.push(edits::SetCell{direct ? edits::MatrixId::Q : edits::MatrixId::X, 0, 0, value});
 }
 
 }  // namespace
@@ -216,7 +315,8 @@ int run(const cli::Options& options, Scenario scenario) {
         return 1;
     }
     glfwMakeContextCurrent(glfw.window);
-    glfwSwapInterval(screenshot ? 0 : 1);
+    const bool bench = options.bench_frames > 0;
+    glfwSwapInterval(screenshot || bench ? 0 : 1);
     if (epoxy_gl_version() < 33) {
         std::fprintf(stderr, "attnlab: OpenGL 3.3 is needed, the context offers %d.%d\n", epoxy_gl_version() / 10,
                      epoxy_gl_version() % 10);
@@ -244,11 +344,25 @@ int run(const cli::Options& options, Scenario scenario) {
     // Declared after the ImGui session: textures go before the context does.
     ui::AppState state;
     state.fonts = ui::load_fonts(scale, glyph_ranges);
+    state.classroom.normal_fonts = state.fonts;
+    state.classroom.presenter_fonts = ui::load_presenter_fonts(state.fonts, scale, glyph_ranges);
     state.screenshot_mode = screenshot;
     state.preset_name = options.preset;
     if (state.preset_name.empty() && find_preset(scenario.name) != nullptr) state.preset_name = scenario.name;
     state.session.scenario = std::move(scenario);
+    ui::start_classroom(state, options);  // --lesson, --step, --presenter
     ui::HeatmapTextures textures;
+
+    // The compute layer; declared after the textures, so its GPU backend goes first, while
+    // the context is current.
+    std::unique_ptr<compute::Compute> compute_layer = make_compute(options, state);
+    if (const char* length = std::getenv("ATTNLAB_DEBUG_GENERATE"); length != nullptr && std::atoi(length) > 0) {
+        // Hidden: open on a generated sequence of this length, as the sequence-length control makes.
+        state.session.scenario = compute::generated_scenario(std::atoi(length), state.compute.settings.generate_seed);
+        state.preset_name.clear();
+        state.compute.settings.generate_length = std::atoi(length);
+    }
+    FrameBench frame_bench;
 
     if (screenshot && std::getenv("ATTNLAB_DEBUG_ALL_HEADS") != nullptr) state.view.all_heads = true;  // hidden: screenshots of every head
     DebugHover debug_hover;
@@ -259,9 +373,20 @@ int run(const cli::Options& options, Scenario scenario) {
 
     int quiet_frames = 0;  // frames since the last input: an idle window sleeps until an event
     for (int frame = 0; !glfwWindowShouldClose(glfw.window); ++frame) {
-        if (!screenshot && quiet_frames > 3) glfwWaitEventsTimeout(0.5);
+        if (!screenshot && !bench && quiet_frames > 3) glfwWaitEventsTimeout(0.5);
         else glfwPollEvents();
-        edits::update(state.session);  // edits from the last frame, then one recompute if anything changed
+        if (bench) push_bench_edit(state, frame);
+        // Edits from the last frame, then the recompute they need: synchronous for small n,
+        // stepped (GPU) or on the worker thread (CPU) for output-only runs. A screenshot
+        // waits for the result.
+        const auto compute_start = std::chrono::steady_clock::now();
+        const bool replaced = compute_layer->update(state.session, state.compute.settings);
+        if (screenshot) compute_layer->finish(state.session, state.compute.settings);
+        if (bench && replaced)
+            frame_bench.recompute_ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compute_start).count());
+        state.compute.status = compute_layer->status();
+        state.compute.last_recompute_ms = compute_layer->last_recompute_ms();
 
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
@@ -287,6 +412,7 @@ int run(const cli::Options& options, Scenario scenario) {
         glClearColor(0.11f, 0.11f, 0.13f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+        write_requested_png(state, fb_width, fb_height);
 
         if (screenshot) {
             for (GLenum error = glGetError(); error != GL_NO_ERROR; error = glGetError()) {
@@ -306,16 +432,28 @@ int run(const cli::Options& options, Scenario scenario) {
                         exit_code = 1;
                     for (const std::string& error : state.session.errors)
                         std::fprintf(stderr, "attnlab: the scenario cannot run: %s\n", error.c_str());
+                    const Trace& shown = state.session.trace;
+                    std::fprintf(stderr, "attnlab: trace of %d tokens, %s detail, backend %s, %.1f ms\n", shown.n_queries,
+                                 shown.detail == Detail::Full ? "full" : "output-only", shown.backend.c_str(), shown.milliseconds);
                 }
                 break;
             }
         }
         glfwSwapBuffers(glfw.window);
+        if (bench) {
+            frame_bench.frame_ms.push_back(
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_bench.last).count());
+            frame_bench.last = std::chrono::steady_clock::now();
+            if (static_cast<int>(frame_bench.frame_ms.size()) >= options.bench_frames) {
+                frame_bench.print(state.session.trace);
+                break;
+            }
+        }
 
         const ImGuiIO& io = ImGui::GetIO();
         const bool active = io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f ||
                             ImGui::IsAnyMouseDown() || io.WantTextInput || ImGui::IsAnyItemActive() ||
-                            !state.session.pending.empty() || state.session.dirty;
+                            !state.session.pending.empty() || state.session.dirty || state.compute.status.busy;
         quiet_frames = active ? 0 : quiet_frames + 1;
         state.hover = std::move(state.hover_next);
         state.hover_next = ui::HoverState{};

@@ -119,45 +119,8 @@ int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b
 
 // [SECTION] CPU-side preparation (mirrors core/engine.cpp's run())
 
-std::vector<std::string> labels_or_numbers(const std::vector<std::string>& given, int n, const char* prefix) {
-    if (static_cast<int>(given.size()) == n) return given;
-    std::vector<std::string> labels;
-    for (int i = 0; i < n; ++i) labels.push_back(prefix + std::to_string(i + 1));
-    return labels;
-}
-
-void note_non_finite(Trace& t, const char* name, const Matrix& m) {
-    const Cell c = first_non_finite(m);
-    if (!c.valid()) return;
-    t.non_finite_inputs.push_back({name, c});
-    std::ostringstream msg;
-    msg << name << "(" << c.row << "," << c.col << ") is " << m(c.row, c.col)
-        << ": every matrix computed from it carries the non-finite value";
-    t.warnings.push_back(msg.str());
-}
-
-// The block after attention, as core's run_block (engine.cpp) computes it: O(n·d·d_ff) on
-// the CPU, nothing (n × n) in it.
-BlockTrace run_block(const Scenario& s, const Matrix& x, const Matrix& attention_output) {
-    BlockTrace b;
-    const int d_model = s.d_model;
-    const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * d_model;
-    b.residual = s.block.residual ? Matrix(x + attention_output) : attention_output;
-    b.norm1 = s.block.layer_norm ? layer_norm(b.residual) : b.residual;
-    if (s.block.feed_forward) {
-        b.w_1 = resolved_weight(Matrix(), d_model, d_ff, s.seed, 10);
-        b.w_2 = resolved_weight(Matrix(), d_ff, d_model, s.seed, 11);
-        b.b_1 = Vector::Zero(d_ff);
-        b.b_2 = Vector::Zero(d_model);
-        b.ffn_hidden = ((b.norm1 * b.w_1).rowwise() + b.b_1).cwiseMax(0.0f);  // (n, d_model)·(d_model, d_ff), ReLU
-        b.ffn_output = (b.ffn_hidden * b.w_2).rowwise() + b.b_2;             // (n, d_ff)·(d_ff, d_model)
-        b.residual2 = s.block.residual ? Matrix(b.norm1 + b.ffn_output) : b.ffn_output;
-        b.output = s.block.layer_norm ? layer_norm(b.residual2) : b.residual2;
-    } else {
-        b.output = b.norm1;
-    }
-    return b;
-}
+// labels_or_numbers, note_non_finite and run_block come from core (engine.hpp), shared
+// with the CPU engine.
 
 // (heads × n × stride) head-major, zero-padded, from (n × heads·d) row-major.
 std::vector<float> head_major(const Matrix& all, int heads, int d, int stride) {

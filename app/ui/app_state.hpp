@@ -6,7 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis.hpp"
+#include "articles.hpp"
+#include "comparison.hpp"
+#include "compute.hpp"
 #include "edits.hpp"
+#include "lesson.hpp"
 
 struct ImFont;
 
@@ -97,6 +102,82 @@ struct PipelineLayout {
     std::vector<size_t> row_starts;   // first column of each row
 };
 
+// [SECTION] Classroom: lessons, presenter mode, article checks, files, compare
+
+// Lesson mode: the lessons found in assets/lessons, and the one being taught.
+struct LessonState {
+    bool loaded = false;                     // the folder was read (once, when first needed)
+    std::vector<Lesson> lessons;
+    std::vector<std::string> load_errors;    // malformed lesson files: "FILE: line L: ..."
+    int active = -1;                         // index into lessons; -1 in free mode
+    int step = 0;
+    std::vector<SharpnessPoint> sharpness;   // computed when a scaling-plot step opens
+};
+
+// A line for the status area (a file that could not be read or written, a save that worked).
+struct Notice {
+    std::string text;
+    bool error = false;
+};
+
+// The path popup shared by Save, Open and the exports.
+enum class FileAction { None, SaveSession, OpenSession, ExportMatrix, ExportTrace, ExportPng };
+enum class MatrixFormat { Csv, Markdown, Latex };
+struct FilePrompt {
+    FileAction action = FileAction::None;
+    bool open_requested = false;             // open the popup next frame
+    std::string path;
+    MatrixFormat format = MatrixFormat::Csv;
+    std::string matrix;                      // the matrix an export writes (trace name)
+};
+
+struct ArticlesState {
+    bool open = false;
+    bool computed = false;
+    std::vector<Verdict> verdicts;
+};
+
+// Compare: configuration B is the current scenario with these toggles on top.
+struct CompareState {
+    bool open = false;
+    Toggles toggles_b;
+    std::string matrix = "head0.weights";    // which matrix the three panes show
+    std::string signature;                   // trace generation + toggles B the result was computed for
+    comparison::Comparison result;
+};
+
+// Checking a student's hand-computed value of one cell.
+struct HandCheckState {
+    bool open_requested = false;
+    std::string matrix;
+    int row = -1, col = -1;
+    std::string text;
+    bool checked = false;
+    HandCheck result;
+};
+
+struct ClassroomState {
+    LessonState lesson;
+    bool presenter = false;
+    UiFonts normal_fonts, presenter_fonts;   // state.fonts is one of them for the frame
+    ArticlesState articles;
+    CompareState compare;
+    HandCheckState hand_check;
+    FilePrompt prompt;
+    std::vector<Notice> notices;             // newest last; the status area shows the last few
+    std::string png_request;                 // Export → PNG: write a frame to this file
+    int png_delay = 0;                       // frames to wait first (the path popup must be gone)
+    std::string selected_matrix;             // the last matrix hovered: what Export writes
+};
+
+// The backend section: what the panel asks of the compute layer, and what it last reported.
+struct ComputeState {
+    compute::Settings settings;
+    compute::Status status;           // copied from compute::Compute after each update
+    double last_recompute_ms = 0.0;
+    compute::Region region_draft;     // the region typed, applied with "zoom"
+};
+
 struct AppState {
     edits::Session session;
     std::string preset_name;
@@ -112,6 +193,8 @@ struct AppState {
     PipelineLayout pipeline_layout;
     std::vector<HeatmapLayout> layout, layout_next;
     bool screenshot_mode = false;
+    ClassroomState classroom;
+    ComputeState compute;
 };
 
 }  // namespace attn::ui

@@ -82,4 +82,27 @@ UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size) {
     return fonts;
 }
 
+UiFonts load_presenter_fonts(const UiFonts& normal, float scale, const ImVector<ImWchar>& ranges, float base_size) {
+    const std::string sans = find_font("DejaVuSans.ttf");
+    const std::string mono = find_font("DejaVuSansMono.ttf");
+    if (sans.empty() || mono.empty()) return normal;
+    ImGuiIO& io = ImGui::GetIO();
+    ImFontConfig config;
+    config.OversampleH = 1;
+    config.OversampleV = 1;
+    auto add = [&](const std::string& path, float size) {
+        return io.Fonts->AddFontFromFileTTF(path.c_str(), size * scale, &config, ranges.Data);
+    };
+    UiFonts fonts;
+    fonts.scale = scale;
+    fonts.ui = add(sans, base_size);
+    fonts.small = add(sans, base_size - 5.0f);
+    fonts.title = add(sans, base_size + 3.0f);
+    fonts.mono_large = add(mono, base_size + 6.0f);
+    fonts.mono = add(mono, base_size - 1.0f);
+    fonts.mono_small = add(mono, base_size - 5.0f);
+    if (!fonts.ui || !fonts.small || !fonts.title || !fonts.mono_large || !fonts.mono || !fonts.mono_small) return normal;
+    return fonts;
+}
+
 }  // namespace attn::ui

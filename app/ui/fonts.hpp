@@ -11,5 +11,8 @@ namespace attn::ui {
 // Call before the renderer builds the font atlas. `base_size` is the UI text size in
 // pixels at scale 1. `ranges` receives the glyph ranges and must outlive the font atlas.
 UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size = 16.0f);
+// A second, larger set for presenter mode (a projector), built from the same glyph ranges;
+// call after load_fonts. When the DejaVu files are missing, returns `normal` unchanged.
+UiFonts load_presenter_fonts(const UiFonts& normal, float scale, const ImVector<ImWchar>& ranges, float base_size = 25.0f);
 
 }  // namespace attn::ui

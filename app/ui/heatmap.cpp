@@ -79,6 +79,26 @@ std::string label_text(const std::vector<std::string>* tokens, Axis axis, int i,
     return std::to_string(i + offset);
 }
 
+// Bin i of a pooled axis covers tokens [begin + i·len/bins, begin + (i+1)·len/bins) (as core's max_pool).
+void pooled_range(const PooledWeights& p, bool rows, int i, int& first, int& last) {
+    const long long begin = rows ? p.row_begin : p.col_begin, end = rows ? p.row_end : p.col_end;
+    const long long bins = std::max<long long>(1, rows ? p.values.rows() : p.values.cols());
+    first = static_cast<int>(begin + i * (end - begin) / bins);
+    last = static_cast<int>(begin + (i + 1) * (end - begin) / bins) - 1;
+}
+
+// The label of row (rows) or column i: a token, an index, or a pooled bin's token range.
+std::string axis_label(const HeatmapSpec& spec, bool rows, int i) {
+    if (spec.pooled != nullptr) {
+        int first = 0, last = 0;
+        pooled_range(*spec.pooled, rows, i, first, last);
+        const std::vector<std::string>* tokens = rows ? spec.row_tokens : spec.col_tokens;
+        if (first >= last && tokens && first < static_cast<int>(tokens->size())) return (*tokens)[static_cast<size_t>(first)];
+        return std::to_string(first) + "\xE2\x80\x93" + std::to_string(last);
+    }
+    return rows ? label_text(spec.row_tokens, spec.row_axis, i, 0) : label_text(spec.col_tokens, spec.col_axis, i, spec.col_index_offset);
+}
+
 int axis_length(const HeatmapSpec& spec, bool rows) {
     return static_cast<int>(rows ? spec.values->rows() : spec.values->cols());
 }
@@ -89,8 +109,21 @@ float max_label_width(const HeatmapSpec& spec, bool rows, const UiFonts& fonts) 
     if (axis == Axis::Dim) return text_width(fonts.mono_small, std::to_string(n - 1 + (rows ? 0 : spec.col_index_offset)));
     const std::vector<std::string>* tokens = rows ? spec.row_tokens : spec.col_tokens;
     float w = 0;
-    for (int i = 0; i < n; ++i) w = std::max(w, text_width(fonts.ui, label_text(tokens, axis, i, 0)));
+    if (spec.pooled != nullptr)  // ranges: the widest numbers are at the end
+        for (int i = std::max(0, n - 2); i < n; ++i) w = std::max(w, text_width(fonts.ui, axis_label(spec, rows, i)));
+    else
+        for (int i = 0; i < n; ++i) w = std::max(w, text_width(fonts.ui, label_text(tokens, axis, i, 0)));
     return std::min(w, kLabelMax * fonts.scale);
+}
+
+// Pooled output-only weights are ~1/n each, with a few spikes: viridis on a log scale over
+// three decades below the largest shown (the legend says so), not linear over [0, 1], or a
+// long sequence would be one flat colour.
+constexpr float kPooledDecades = 3.0f;
+Rgb cell_color(const HeatmapSpec& spec, float value, float limit) {
+    if (spec.pooled != nullptr)
+        return viridis(limit > 0.0f && value > 0.0f ? 1.0f + std::log10(value / limit) / kPooledDecades : 0.0f);
+    return scale_color(spec.scale, value, limit);
 }
 
 bool is_visible(const HeatmapSpec& spec, int r, int c) {
@@ -154,18 +187,24 @@ const Texture& HeatmapTextures::get(const HeatmapSpec& spec, std::uint64_t gener
     Entry& entry = entries_[spec.name];
     if (entry.texture && entry.generation == generation && entry.limit == limit) return entry.texture;
     const int k = texels_per_cell;
-    const int width = static_cast<int>(v.cols()) * k, height = static_cast<int>(v.rows()) * k;
+    // A sequence longer than a texture may be tall (GL guarantees 16384; llvmpipe has that)
+    // is sampled: texel row t shows matrix row t·rows/height. The card draws it far
+    // smaller than that anyway; the values stay exact in the tooltip.
+    constexpr int kMaxTextureRows = 8192;
+    const int width = static_cast<int>(v.cols()) * k, height = std::min(static_cast<int>(v.rows()) * k, kMaxTextureRows);
+    const int sampled_rows = k == 1 ? height : static_cast<int>(v.rows());
     pixels_.assign(static_cast<size_t>(width) * static_cast<size_t>(height), 0);
-    for (int r = 0; r < v.rows(); ++r)
+    for (int t = 0; t < sampled_rows; ++t)
         for (int c = 0; c < v.cols(); ++c) {
+            const int r = sampled_rows == v.rows() ? t : static_cast<int>(static_cast<long long>(t) * v.rows() / sampled_rows);
             const bool masked = !is_visible(spec, r, c);
             const float x = v(r, c);
-            const Rgb color = !std::isfinite(x) ? kNonFinite : scale_color(spec.scale, x, limit);
+            const Rgb color = !std::isfinite(x) ? kNonFinite : cell_color(spec, x, limit);
             for (int a = 0; a < k; ++a)
                 for (int b = 0; b < k; ++b) {
                     // Masked: grey with diagonal hatching (one dark texel per diagonal of 4).
                     const Rgb texel = masked ? ((a + b) % 4 == 0 && k > 1 ? kMaskedHatch : kMaskedBackground) : color;
-                    pixels_[static_cast<size_t>(r * k + a) * static_cast<size_t>(width) + static_cast<size_t>(c * k + b)] =
+                    pixels_[static_cast<size_t>(t * k + a) * static_cast<size_t>(width) + static_cast<size_t>(c * k + b)] =
                         pack(texel);
                 }
         }
@@ -249,14 +288,15 @@ void draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vi
     int decimals = state.view.decimals;
     const ImFont* font = number_font(spec, vis, state, decimals);
     const float hatch_step = std::clamp(std::min(vis.cw, vis.ch) / 4.0f, 3.0f, 9.0f);
-    for (int r = vis.row0; r < vis.row1; ++r)
+    const int row_end = textured && font == nullptr ? vis.row0 : vis.row1;  // the texture has drawn everything
+    for (int r = vis.row0; r < row_end; ++r)
         for (int c = vis.col0; c < vis.col1; ++c) {
             const ImVec2 p0(vis.origin.x + static_cast<float>(c) * vis.cw, vis.origin.y + static_cast<float>(r) * vis.ch);
             const ImVec2 p1(p0.x + vis.cw, p0.y + vis.ch);
             const float value = (*spec.values)(r, c);
             const bool masked = !is_visible(spec, r, c);
             Rgb background = kMaskedBackground;
-            if (!masked) background = std::isfinite(value) ? scale_color(spec.scale, value, limit) : kNonFinite;
+            if (!masked) background = std::isfinite(value) ? cell_color(spec, value, limit) : kNonFinite;
             if (!textured) {
                 draw->AddRectFilled(p0, p1, pack(background));
                 if (masked) hatch(draw, p0, vis.cw, vis.ch, pack(kMaskedHatch), hatch_step, std::max(1.0f, std::min(vis.cw, vis.ch) / 24.0f));
@@ -292,6 +332,7 @@ void draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vi
 }
 
 bool row_highlighted(const HeatmapSpec& spec, const HoverState& hover, bool rows, int i) {
+    if (spec.pooled != nullptr) return false;  // a bin is not the hovered token
     const Axis axis = rows ? spec.row_axis : spec.col_axis;
     if (axis == Axis::Query) return hover.query == i;
     if (axis == Axis::Key) return hover.key == i;
@@ -340,7 +381,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
         for (int r = vis.row0; r < vis.row1; ++r) {
             const float y = vis.origin.y + static_cast<float>(r) * vis.ch;
             const bool lit = row_highlighted(spec, state.hover, true, r);
-            if (spec.row_axis != Axis::Dim && mouse_here &&
+            if (spec.row_axis != Axis::Dim && spec.pooled == nullptr && mouse_here &&
                 ImGui::IsMouseHoveringRect(ImVec2(origin.x, y), ImVec2(grid0.x, y + vis.ch))) {
                 (spec.row_axis == Axis::Query ? state.hover_next.query : state.hover_next.key) = r;
                 if (state.session.scenario.attention == AttentionKind::Self || state.session.scenario.input == InputMode::Direct) {
@@ -349,7 +390,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
                 }
             }
             if (r % step != 0 && !lit) continue;
-            const std::string text = fit_text(font, label_text(spec.row_tokens, spec.row_axis, r, 0), m.label_w - 6.0f);
+            const std::string text = fit_text(font, axis_label(spec, true, r), m.label_w - 6.0f);
             const float w = text_width(font, text);
             draw->AddText(font, font->FontSize, ImVec2(grid0.x - 4.0f - w, y + (vis.ch - font->FontSize) * 0.5f),
                           lit ? kHighlightText : (spec.row_axis == Axis::Dim ? kDimText : kTextColor), text.c_str());
@@ -371,7 +412,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
         for (int c = vis.col0; c < vis.col1; ++c) {
             const float x = vis.origin.x + static_cast<float>(c) * vis.cw;
             const bool lit = row_highlighted(spec, state.hover, false, c);
-            if (spec.col_axis != Axis::Dim && mouse_here &&
+            if (spec.col_axis != Axis::Dim && spec.pooled == nullptr && mouse_here &&
                 ImGui::IsMouseHoveringRect(ImVec2(x, top), ImVec2(x + vis.cw, grid0.y))) {
                 (spec.col_axis == Axis::Query ? state.hover_next.query : state.hover_next.key) = c;
                 if (state.session.scenario.attention == AttentionKind::Self || state.session.scenario.input == InputMode::Direct) {
@@ -381,7 +422,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
             }
             if (c % step != 0 && !lit) continue;
             const ImU32 color = lit ? kHighlightText : (spec.col_axis == Axis::Dim ? kDimText : kTextColor);
-            const std::string full = label_text(spec.col_tokens, spec.col_axis, c, spec.col_index_offset);
+            const std::string full = axis_label(spec, false, c);
             if (rotated && spec.col_axis != Axis::Dim) {
                 const std::string text = fit_text(font, full, m.header_h - 6.0f);
                 text_rotated(draw, font, ImVec2(x + (vis.cw - font->FontSize) * 0.5f, grid0.y - 3.0f), color, text);
@@ -412,8 +453,10 @@ void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, con
     }
     const ImFont* font = fonts.mono_small;
     const float y = p0.y + 8.0f;
-    const std::string lo = spec.scale == ColorScale::Weights ? "0" : format_value(-limit, 2);
-    const std::string hi = spec.scale == ColorScale::Weights ? "1" : format_value(limit, 2);
+    const std::string lo = spec.pooled != nullptr ? "log: " + format_value(limit * std::pow(10.0f, -kPooledDecades), 6)
+                           : spec.scale == ColorScale::Weights ? "0" : format_value(-limit, 2);
+    const std::string hi = spec.pooled != nullptr ? format_value(limit, 4) + " (largest)"
+                           : spec.scale == ColorScale::Weights ? "1" : format_value(limit, 2);
     draw->AddText(font, font->FontSize, ImVec2(p0.x, y), kDimText, lo.c_str());
     draw->AddText(font, font->FontSize, ImVec2(p0.x + width - text_width(font, hi), y), kDimText, hi.c_str());
     const bool masked_swatch = spec.mask != nullptr && !spec.mask->all() && width >= text_width(font, lo + hi + " masked ") + 30.0f;
@@ -536,6 +579,18 @@ void paint_mask(const HeatmapSpec& spec, AppState& state, bool hovered, int row,
 }
 
 void tooltip(const HeatmapSpec& spec, AppState& state, int row, int col) {
+    if (spec.pooled != nullptr) {  // output-only: no n×n matrix to explain, the bin's range and max
+        int q0 = 0, q1 = 0, k0 = 0, k1 = 0;
+        pooled_range(*spec.pooled, true, row, q0, q1);
+        pooled_range(*spec.pooled, false, col, k0, k1);
+        ImGui::BeginTooltip();
+        ImGui::Text("queries %d\xE2\x80\x93%d \xC3\x97 keys %d\xE2\x80\x93%d", q0, q1, k0, k1);
+        ImGui::Separator();
+        ImGui::Text("largest weight in the block: %s", format_value((*spec.values)(row, col), 4).c_str());
+        if (q1 > q0 || k1 > k0) ImGui::TextDisabled("zoom (Backend: weights region) for one cell per token");
+        ImGui::EndTooltip();
+        return;
+    }
     const Explanation e = explain_cell(state.session.trace, state.session.scenario, spec.name, row, col);
     ImGui::BeginTooltip();
     ImGui::PushFont(state.fonts.ui);
@@ -589,7 +644,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
     edit_cell(spec, state, hovered, row, col);
     paint_mask(spec, state, hovered, row, col);
 
-    const float limit = spec.scale == ColorScale::Weights ? 1.0f : legend_limit(spec);
+    const float limit = spec.scale == ColorScale::Weights && spec.pooled == nullptr ? 1.0f : legend_limit(spec);
     draw->PushClipRect(grid0, ImVec2(grid0.x + m.grid_w, grid0.y + m.grid_h), true);
     draw_cells(spec, m, vis, limit, state, textures, grid0);
     draw_highlights(spec, m, vis, state, grid0);
@@ -607,10 +662,10 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
         next.matrix = spec.name;
         next.row = row;
         next.col = col;
-        if (spec.row_axis == Axis::Query) next.query = row;
-        if (spec.row_axis == Axis::Key) next.key = row;
-        if (spec.col_axis == Axis::Key) next.key = col;
-        if (spec.col_axis == Axis::Query) next.query = col;
+        if (spec.pooled == nullptr && spec.row_axis == Axis::Query) next.query = row;
+        if (spec.pooled == nullptr && spec.row_axis == Axis::Key) next.key = row;
+        if (spec.pooled == nullptr && spec.col_axis == Axis::Key) next.key = col;
+        if (spec.pooled == nullptr && spec.col_axis == Axis::Query) next.query = col;
         if (!state.editor.scrubbing && !state.editor.typing) tooltip(spec, state, row, col);
     }
 

@@ -17,6 +17,7 @@
 #include "engine.hpp"
 #include "presets.hpp"
 #include "ui/arithmetic.hpp"
+#include "ui/panel_backend.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::ui {
@@ -237,6 +238,7 @@ void draw_controls(AppState& state) {
     computation_controls(state);
     ImGui::Separator();
     view_controls(state);
+    draw_backend(state);
 }
 
 }  // namespace attn::ui

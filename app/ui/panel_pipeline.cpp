@@ -204,6 +204,10 @@ struct Builder {
                 spec.col_index_offset = 0;
                 add(*item.column, spec, title, shape);
             }
+            if (t.detail == Detail::OutputOnly) {
+                pooled_weights(head, hp, prefix, weights, output);
+                continue;
+            }
             add(scores, base(hp + "scores", head.scores, ColorScale::Diverging, Axis::Query, Axis::Key),
                 prefix + "Q" + kDot + "K" + kT,
                 paren(head.q.rows(), head.q.cols()) + kDot + paren(head.k.cols(), head.k.rows()) + " " + kArrow + " " +
@@ -247,6 +251,26 @@ struct Builder {
         q.flexible = !split_qkv;  // Q, K, V of one head
         for (Column* c : {&q, &k, &v, &scores, &scaled, &masked, &weights, &output})
             if (!c->cards.empty()) columns.push_back(std::move(*c));
+    }
+
+    // Output-only: no (n_q × n_k) matrix exists. The weights are the pooled grid (each cell the
+    // largest weight of its block of queries × keys), then the head's output.
+    void pooled_weights(const HeadTrace& head, const std::string& hp, const std::string& prefix, Column& weights, Column& output) {
+        const PooledWeights& pooled = head.pooled_weights;
+        if (pooled.values.size() != 0) {
+            HeatmapSpec w = base(hp + "pooled_weights", pooled.values, ColorScale::Weights, Axis::Query, Axis::Key);
+            w.pooled = &pooled;
+            const int rows = pooled.row_end - pooled.row_begin, cols = pooled.col_end - pooled.col_begin;
+            const bool whole = rows == t.n_queries && cols == t.n_keys;
+            const bool full_resolution = pooled.values.rows() == rows && pooled.values.cols() == cols;
+            add(weights, w, prefix + "softmax weights, " + (full_resolution ? "one cell per token" : "max-pooled"),
+                (whole ? dims(t.n_queries, t.n_keys) : "queries " + std::to_string(pooled.row_begin) + "\xE2\x80\x93" +
+                                                           std::to_string(pooled.row_end - 1) + ", keys " +
+                                                           std::to_string(pooled.col_begin) + "\xE2\x80\x93" + std::to_string(pooled.col_end - 1)) +
+                    " " + kArrow + " " + dims(pooled.values.rows(), pooled.values.cols()) + " (output-only)");
+        }
+        add(output, base(hp + "output", head.output, ColorScale::Diverging, Axis::Query, Axis::Dim), prefix + "weights" + kDot + "V",
+            "streamed, online softmax " + std::string(kArrow) + " " + dims(head.output.rows(), head.output.cols()));
     }
 
     void outputs() {
@@ -311,8 +335,12 @@ void measure_cards(std::vector<Column>& columns, float cell, const UiFonts& font
                 // A long axis is shrunk to kBigMatrixCells cells' worth; a short one keeps full cells.
                 const float rows = static_cast<float>(card.spec.values->rows());
                 const float cols = static_cast<float>(card.spec.values->cols());
-                const float cell_w = std::max(1.0f, cell * std::min(1.0f, kBigMatrixCells / cols));
-                const float cell_h = std::max(1.0f, cell * std::min(1.0f, kBigMatrixCells / rows));
+                // Thousands of rows (output-only sequences) go below a pixel each: the card stays
+                // kBigMatrixCells cells tall and its texture is scaled down.
+                const float min_w = std::min(1.0f, kBigMatrixCells * 16.0f / cols);
+                const float min_h = std::min(1.0f, kBigMatrixCells * 16.0f / rows);
+                const float cell_w = std::max(min_w, cell * std::min(1.0f, kBigMatrixCells / cols));
+                const float cell_h = std::max(min_h, cell * std::min(1.0f, kBigMatrixCells / rows));
                 card.metrics = measure_card(card.spec, card.text, cell_w, cell_h, fonts);
             }
         }

@@ -26,8 +26,21 @@ void draw_status(AppState& state) {
     }
     if (t.ok) {
         const std::string d_model = t.d_model > 0 ? "d_model = " + std::to_string(t.d_model) + ", " : "direct Q, K, V, ";
-        ImGui::TextDisabled("n_q = %d, n_k = %d, %sheads = %d, d\xE2\x82\x96 = %d, d_v = %d   \xC2\xB7   computed in %.2f ms",
-                            t.n_queries, t.n_keys, d_model.c_str(), t.heads, t.d_k, t.d_v, session.last_run_ms);
+        // Which engine produced the trace on screen, and how long its attention took.
+        ImGui::TextDisabled("n_q = %d, n_k = %d, %sheads = %d, d\xE2\x82\x96 = %d, d_v = %d   \xC2\xB7   %s, %s: %.1f ms (%.1f ms to the screen)",
+                            t.n_queries, t.n_keys, d_model.c_str(), t.heads, t.d_k, t.d_v, t.backend == "gpu" ? "GPU" : "CPU",
+                            t.detail == Detail::Full ? "full detail" : "output-only", t.milliseconds, session.last_run_ms);
+    }
+    const compute::Status& compute = state.compute.status;
+    if (compute.busy) {
+        ImGui::SameLine();
+        if (compute.progress >= 0.0f) ImGui::TextDisabled("  \xC2\xB7  computing on the %s: %.0f%%", compute.running_backend == "gpu" ? "GPU" : "CPU", 100.0 * compute.progress);
+        else ImGui::TextDisabled("  \xC2\xB7  computing on the %s\xE2\x80\xA6", compute.running_backend == "gpu" ? "GPU" : "CPU");
+    }
+    if (!compute.notice.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 170, 90, 255));
+        ImGui::TextWrapped("\xE2\x9A\xA0 %s", compute.notice.c_str());
+        ImGui::PopStyleColor();
     }
 }
 

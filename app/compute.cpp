@@ -1,0 +1,236 @@
+// The compute layer: plan, start, advance and install recomputes (see compute.hpp).
+//
+// Index
+// [SECTION] Names
+// [SECTION] Plan
+// [SECTION] Generated sequences
+// [SECTION] Compute
+#include "compute.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "gpu/backend.hpp"
+
+namespace attn::compute {
+
+// [SECTION] Names
+
+const char* to_string(Choice choice) {
+    switch (choice) {
+        case Choice::Cpu: return "cpu";
+        case Choice::Gpu: return "gpu";
+        case Choice::Auto: return "auto";
+    }
+    return "auto";
+}
+
+bool parse_choice(const std::string& text, Choice& choice) {
+    for (Choice c : {Choice::Cpu, Choice::Gpu, Choice::Auto})
+        if (text == to_string(c)) {
+            choice = c;
+            return true;
+        }
+    return false;
+}
+
+// [SECTION] Plan
+
+Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, bool gpu_software) {
+    Plan p;
+    if (choice == Choice::Gpu && gpu_usable) {  // the GPU computes output-only, at any n
+        p.detail = Detail::OutputOnly;
+        p.gpu = true;
+        return p;
+    }
+    const int n = std::max(edits::query_count(scenario), edits::key_count(scenario));
+    // validate() is cheap (no allocation); a refusal that output-only would lift switches too.
+    const bool full_fits = n <= kFullDetailLimit &&
+                           (validate(scenario, Detail::Full).empty() || !validate(scenario, Detail::OutputOnly).empty());
+    if (full_fits) return p;
+    p.detail = Detail::OutputOnly;
+    p.gpu = choice == Choice::Auto && gpu_usable && !gpu_software;
+    return p;
+}
+
+RunOptions output_only_options(const Scenario& scenario, const Region& region) {
+    RunOptions options;
+    options.detail = Detail::OutputOnly;
+    if (region.whole()) return options;
+    const int n_q = edits::query_count(scenario), n_k = edits::key_count(scenario);
+    // Clamped to the sequence: a region left from a longer one shrinks to what exists.
+    options.region_row_begin = std::clamp(region.row_begin, 0, std::max(0, n_q - 1));
+    options.region_row_end = std::clamp(region.row_end, options.region_row_begin + 1, std::max(1, n_q));
+    options.region_col_begin = std::clamp(region.col_begin, 0, std::max(0, n_k - 1));
+    options.region_col_end = std::clamp(region.col_end, options.region_col_begin + 1, std::max(1, n_k));
+    return options;
+}
+
+// [SECTION] Generated sequences
+
+Scenario generated_scenario(int length, std::uint64_t seed) {
+    Scenario s;
+    s.name = "generated-" + std::to_string(length) + "-tokens";
+    s.d_model = 64;
+    s.heads = 8;
+    s.seed = seed;
+    s.positional = PositionalEncoding::Sinusoidal;
+    s.target.tokens.reserve(static_cast<size_t>(std::max(0, length)));
+    for (int i = 1; i <= length; ++i) s.target.tokens.push_back("t" + std::to_string(i));
+    // N(0, 1) rows seeded from each token's text (the engine's own derivation), kept so that
+    // each run does not derive them again.
+    s.target.embeddings = resolved_embeddings(s.target, s.d_model);
+    return s;
+}
+
+// [SECTION] Compute
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+Compute::Compute(BackendFactory factory, std::string renderer, bool software) : factory_(std::move(factory)) {
+    status_.gpu_renderer = std::move(renderer);
+    status_.gpu_software = software;
+    if (!factory_) {
+        status_.gpu = GpuState::Failed;
+        status_.notice.clear();
+    }
+}
+
+Compute::~Compute() {
+    if (worker_.valid()) {
+        if (worker_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+            std::fprintf(stderr, "attnlab: waiting for the CPU run under way to finish\n");
+        worker_.wait();
+    }
+}
+
+bool Compute::busy() const {
+    return worker_.valid() || cpu_pending_ || (gpu_ && gpu_->busy() && gpu_run_ == wanted_);
+}
+
+// Creates the backend on first need; a failure is told once and the CPU takes over.
+bool Compute::ensure_gpu() {
+    if (gpu_) return true;
+    if (status_.gpu == GpuState::Failed || !factory_) return false;
+    std::string why;
+    gpu_ = factory_(&why);
+    if (gpu_) {
+        status_.gpu = GpuState::Ready;
+        return true;
+    }
+    status_.gpu = GpuState::Failed;
+    std::replace(why.begin(), why.end(), '\n', ' ');  // a shader's info log: one line in the status
+    while (!why.empty() && why.back() == ' ') why.pop_back();
+    status_.notice = "GPU backend unavailable (" + (why.empty() ? std::string("unknown reason") : why) +
+                     "): falling back to the CPU engine";
+    std::fprintf(stderr, "attnlab: %s\n", status_.notice.c_str());
+    return false;
+}
+
+void Compute::start_cpu_worker(const Scenario& scenario, const RunOptions& options) {
+    cpu_run_ = wanted_;
+    cpu_started_ = std::chrono::steady_clock::now();
+    // The worker owns copies: the UI thread keeps editing the session meanwhile.
+    worker_ = std::async(std::launch::async, [scenario, options]() { return run(scenario, options); });
+}
+
+bool Compute::install(edits::Session& session, Trace&& trace, double ms) {
+    last_recompute_ms_ = ms;
+    session.last_run_ms = ms;
+    if (!trace.ok) {
+        session.errors = trace.errors;  // the last good trace stays on screen
+        if (session.errors.empty()) session.errors.push_back("the scenario cannot run");
+        return false;
+    }
+    session.errors.clear();
+    session.trace = std::move(trace);
+    ++session.generation;
+    return true;
+}
+
+bool Compute::update(edits::Session& session, const Settings& settings, double gpu_budget_ms) {
+    edits::apply_pending(session);
+    if (settings.choice != choice_ || settings.region != region_) {
+        choice_ = settings.choice;
+        region_ = settings.region;
+        session.dirty = true;
+    }
+    bool replaced = false;
+
+    if (session.dirty) {
+        ++wanted_;
+        const bool gpu_usable = status_.gpu != GpuState::Failed && factory_ != nullptr;
+        Plan p = plan(session.scenario, choice_, gpu_usable, status_.gpu_software);
+        if (p.gpu && !ensure_gpu()) p = plan(session.scenario, choice_, false, status_.gpu_software);
+        status_.planned_detail = p.detail;
+        status_.planned_gpu = p.gpu;
+        cpu_pending_ = false;
+        if (p.detail == Detail::Full) {
+            // Small n: synchronous, as the edits have always been (the edits' own recompute).
+            const auto start = std::chrono::steady_clock::now();
+            replaced = edits::update(session);
+            last_recompute_ms_ = ms_since(start);
+        } else {
+            session.dirty = false;
+            const RunOptions options = output_only_options(session.scenario, region_);
+            if (p.gpu) {
+                gpu_->begin(session.scenario, options);  // abandons a run under way
+                gpu_run_ = wanted_;
+                gpu_started_ = std::chrono::steady_clock::now();
+            } else {
+                cpu_pending_ = true;  // started below, once the worker is free
+            }
+        }
+    }
+
+    // The GPU: one slice of work per frame.
+    if (gpu_ && gpu_->busy() && gpu_run_ == wanted_ && gpu_->step(gpu_budget_ms)) {
+        Trace trace = gpu_->take();
+        if (!trace.ok && validate(session.scenario, Detail::OutputOnly).empty()) {
+            // The scenario is fine: the GPU failed it (an allocation, a lost context).
+            std::string why = trace.errors.empty() ? std::string("unknown reason") : trace.errors.front();
+            status_.notice = "GPU run failed (" + why + "): falling back to the CPU engine";
+            std::fprintf(stderr, "attnlab: %s\n", status_.notice.c_str());
+            status_.gpu = GpuState::Failed;
+            gpu_.reset();
+            status_.planned_gpu = false;
+            cpu_pending_ = true;
+        } else {
+            replaced = install(session, std::move(trace), ms_since(gpu_started_)) || replaced;
+        }
+    }
+
+    // The CPU worker: collect a finished run; a stale one is dropped and run again.
+    if (worker_.valid() && worker_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        Trace trace = worker_.get();
+        if (cpu_run_ == wanted_) replaced = install(session, std::move(trace), ms_since(cpu_started_)) || replaced;
+    }
+    if (cpu_pending_ && !worker_.valid()) {
+        cpu_pending_ = false;
+        start_cpu_worker(session.scenario, output_only_options(session.scenario, region_));
+    }
+
+    status_.stale = worker_.valid() && cpu_run_ != wanted_;
+    const bool gpu_running = gpu_ && gpu_->busy() && gpu_run_ == wanted_;
+    status_.busy = gpu_running || worker_.valid() || cpu_pending_;
+    status_.running_backend = gpu_running ? "gpu" : status_.busy ? "cpu" : "";
+    status_.progress = gpu_running ? gpu_->progress() : -1.0f;
+    return replaced;
+}
+
+void Compute::finish(edits::Session& session, const Settings& settings) {
+    update(session, settings, 1e9);
+    while (busy()) {
+        if (worker_.valid()) worker_.wait();
+        update(session, settings, 1e9);
+    }
+}
+
+}  // namespace attn::compute

@@ -1,0 +1,134 @@
+#pragma once
+// The compute layer between the edits and the engines: which engine runs a scenario (the
+// CPU engine in full detail, the CPU engine output-only on a worker thread, or the GPU
+// backend in steps), and when its result replaces the trace on screen. No GL here: the GPU
+// backend comes from a factory the window supplies, so the CPU paths run in plain tests.
+//
+//   edits ──apply──▶ scenario ──plan──▶ Full, CPU, on the UI thread      (n ≤ kFullDetailLimit)
+//                                  └─▶ OutputOnly, CPU, one worker thread (n > limit, CPU)
+//                                  └─▶ OutputOnly, GPU, begin() + step(budget) per frame
+//
+// Output-only never builds an (n_q × n_k) matrix: the weights come as head[h].pooled_weights
+// (max-pooled to at most 512 × 512), for the whole sequence or for the zoom region.
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "edits.hpp"
+#include "engine.hpp"
+
+namespace attn::gpu {
+class Backend;
+}
+
+namespace attn::compute {
+
+// Above this many queries (or keys) the app switches to output-only detail. A full trace
+// keeps 5·heads·n² floats: 160 MiB at n = 1024 with 8 heads, 2.5 GiB at 4096 — and the
+// UI could not show n² cells anyway. Scenarios that the engine refuses in full (over
+// 4 GiB) switch as well, whatever n.
+constexpr int kFullDetailLimit = 1024;
+
+enum class Choice { Cpu, Gpu, Auto };
+const char* to_string(Choice choice);
+// "cpu" | "gpu" | "auto"; false (choice untouched) for anything else.
+bool parse_choice(const std::string& text, Choice& choice);
+
+// The part of a head's (n_q × n_k) weights to show; all zero = the whole matrix.
+struct Region {
+    int row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
+    bool whole() const { return row_end <= row_begin || col_end <= col_begin; }
+    bool operator==(const Region& o) const {
+        return row_begin == o.row_begin && row_end == o.row_end && col_begin == o.col_begin && col_end == o.col_end;
+    }
+    bool operator!=(const Region& o) const { return !(*this == o); }
+};
+
+// What the UI asks for (the backend panel writes it; update() reads it).
+struct Settings {
+    Choice choice = Choice::Auto;
+    Region region;              // zoom of the pooled weights (output-only runs)
+    int generate_length = 4096; // the sequence-length control
+    std::uint64_t generate_seed = 1;
+};
+
+enum class GpuState { NotTried, Ready, Failed };
+
+// What the compute layer reports (update() writes it; the panels read it).
+struct Status {
+    GpuState gpu = GpuState::NotTried;
+    std::string gpu_renderer;     // GL_RENDERER of the window's context
+    bool gpu_software = false;    // Mesa llvmpipe: 20–40× slower than the CPU engine
+    std::string notice;           // a failure the user should see (the GPU fell back to the CPU)
+    bool busy = false;            // an output-only run is under way (the last good trace stays)
+    float progress = -1.0f;       // 0 → 1 on the GPU; −1 when unknown (the CPU worker)
+    std::string running_backend;  // "cpu" or "gpu" while busy
+    bool stale = false;           // the CPU run under way was overtaken by an edit: it runs again
+    Detail planned_detail = Detail::Full;
+    bool planned_gpu = false;
+};
+
+// The decision for one scenario.
+struct Plan {
+    Detail detail = Detail::Full;
+    bool gpu = false;
+};
+// Full on the CPU up to kFullDetailLimit (and when the engine accepts it in full); above,
+// output-only on the GPU when Gpu is chosen, or Auto and the GPU is usable and not
+// software-rendered; otherwise output-only on the CPU. Gpu chosen: every run goes to the
+// GPU (output-only), whatever n. gpu_usable: a backend exists or may still be created.
+Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, bool gpu_software);
+// The engine options for an output-only run of this scenario showing `region`.
+RunOptions output_only_options(const Scenario& scenario, const Region& region);
+
+// tokens "t1" … "tN", d_model 64, 8 heads, sinusoidal positions; the embeddings are the
+// seeded ones the engine derives from each token's text, stored in the scenario.
+Scenario generated_scenario(int length, std::uint64_t seed);
+
+// Makes the GPU backend (on the UI thread, with the window's context current); null and
+// the reason in why_not when it cannot.
+using BackendFactory = std::function<std::unique_ptr<gpu::Backend>(std::string* why_not)>;
+
+class Compute {
+public:
+    // factory may be empty (no GPU at all); renderer and software describe the context.
+    explicit Compute(BackendFactory factory = nullptr, std::string renderer = "", bool software = false);
+    ~Compute();  // waits for the CPU worker
+    Compute(const Compute&) = delete;
+    Compute& operator=(const Compute&) = delete;
+
+    // Once per frame on the UI thread: applies the pending edits, starts the recompute the
+    // scenario needs (superseding one under way), advances a GPU run by gpu_budget_ms,
+    // and installs a finished result. Returns true when session.trace was replaced.
+    bool update(edits::Session& session, const Settings& settings, double gpu_budget_ms = 8.0);
+    // Blocks (stepping the GPU) until nothing is under way and the trace is current.
+    void finish(edits::Session& session, const Settings& settings);
+
+    const Status& status() const { return status_; }
+    bool busy() const;
+    // Milliseconds of the last recompute that reached the screen (wall time, start to install).
+    double last_recompute_ms() const { return last_recompute_ms_; }
+
+private:
+    bool ensure_gpu();
+    void start_cpu_worker(const Scenario& scenario, const RunOptions& options);
+    bool install(edits::Session& session, Trace&& trace, double ms);
+
+    BackendFactory factory_;
+    std::unique_ptr<gpu::Backend> gpu_;
+    Status status_;
+    Choice choice_ = Choice::Auto;
+    Region region_;
+    std::uint64_t wanted_ = 0;         // bumped at every change of scenario or settings
+    std::uint64_t gpu_run_ = 0;        // the request the GPU run under way answers
+    std::uint64_t cpu_run_ = 0;        // the request the CPU worker answers
+    bool cpu_pending_ = false;         // an output-only CPU run waits for the worker to be free
+    std::future<Trace> worker_;
+    std::chrono::steady_clock::time_point gpu_started_, cpu_started_;
+    double last_recompute_ms_ = 0.0;
+};
+
+}  // namespace attn::compute

@@ -1,0 +1,212 @@
+// View → Compare: A (the current scenario) against B (the same with other toggles), one
+// matrix at a time: A, B and B − A side by side, the hovered cell outlined in all three.
+//
+// Index
+// [SECTION] Toggles of B
+// [SECTION] Recompute (before the frame draws)
+// [SECTION] Drawing
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <imgui.h>
+
+#include "serialize.hpp"
+#include "ui/classroom.hpp"
+
+namespace attn::ui {
+
+namespace {
+
+// [SECTION] Toggles of B
+
+// A combo whose first entry is "same as A" (the toggle unset).
+template <typename T>
+void optional_combo(const char* label, std::optional<T>& value, const std::vector<std::pair<const char*, T>>& choices) {
+    int current = 0;
+    for (size_t i = 0; i < choices.size(); ++i)
+        if (value && *value == choices[i].second) current = static_cast<int>(i) + 1;
+    const char* preview = current == 0 ? "same as A" : choices[static_cast<size_t>(current - 1)].first;
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+    if (ImGui::BeginCombo(label, preview)) {
+        if (ImGui::Selectable("same as A", current == 0)) value.reset();
+        for (size_t i = 0; i < choices.size(); ++i)
+            if (ImGui::Selectable(choices[i].first, current == static_cast<int>(i) + 1)) value = choices[i].second;
+        ImGui::EndCombo();
+    }
+}
+
+void draw_b_toggles(AppState& state) {
+    Toggles& t = state.classroom.compare.toggles_b;
+    optional_combo<MaskKind>("mask", t.mask,
+                             {{"none", MaskKind::None}, {"causal", MaskKind::Causal}, {"padding", MaskKind::Padding},
+                              {"window", MaskKind::SlidingWindow}, {"custom", MaskKind::Custom}});
+    ImGui::SameLine();
+    std::vector<std::pair<std::string, int>> head_names;
+    for (int h : edits::head_choices(state.session.scenario)) head_names.emplace_back(std::to_string(h), h);
+    std::vector<std::pair<const char*, int>> heads;
+    for (const auto& [name, h] : head_names) heads.emplace_back(name.c_str(), h);
+    optional_combo<int>("heads", t.heads, heads);
+    ImGui::SameLine();
+    optional_combo<PositionalEncoding>("positional", t.positional,
+                                       {{"none", PositionalEncoding::None}, {"sinusoidal", PositionalEncoding::Sinusoidal},
+                                        {"learned", PositionalEncoding::Learned}, {"rope", PositionalEncoding::Rotary},
+                                        {"alibi", PositionalEncoding::ALiBi}});
+    ImGui::SameLine();
+    optional_combo<bool>("scaling", t.scale, {{"\xC3\xB7\xE2\x88\x9A" "d\xE2\x82\x96 on", true}, {"off", false}});
+}
+
+}  // namespace
+
+// [SECTION] Recompute (before the frame draws)
+
+// Called before any panel draws: a new B may drop textures, which nothing this frame uses yet.
+void prepare_compare(AppState& state, HeatmapTextures& textures) {
+    CompareState& c = state.classroom.compare;
+    if (!c.open || !state.session.trace.ok) return;
+    const std::string signature = std::to_string(state.session.generation) + dump_json(toggles_to_json(c.toggles_b));
+    if (signature == c.signature) return;
+    c.signature = signature;
+    c.result = comparison::compare_with(state.session.scenario, c.toggles_b);
+    textures.clear();  // "compare.b.*" names keep the session generation: their textures must go
+    if (!c.result.differences.empty() && comparison::find_difference(c.result, c.matrix) == nullptr) {
+        c.matrix = c.result.differences.front().name;
+        for (const MatrixDifference& d : c.result.differences)
+            if (d.name.find(".weights") != std::string::npos) {
+                c.matrix = d.name;
+                break;
+            }
+    }
+}
+
+// [SECTION] Drawing
+
+namespace {
+
+HeatmapSpec compare_spec(const std::string& name, const Matrix& m, ColorScale scale, const Trace& t, const std::string& matrix) {
+    HeatmapSpec spec;
+    spec.name = name;
+    spec.values = &m;
+    spec.scale = scale;
+    spec.shape = std::to_string(m.rows()) + "\xC3\x97" + std::to_string(m.cols());
+    const bool key_cols = matrix.find("scores") != std::string::npos || matrix.find(".weights") != std::string::npos;
+    const bool weights = matrix.rfind("w_", 0) == 0;
+    spec.row_axis = weights ? Axis::Dim : Axis::Query;
+    spec.col_axis = key_cols ? Axis::Key : Axis::Dim;
+    spec.row_tokens = spec.row_axis == Axis::Query && static_cast<Eigen::Index>(t.query_tokens.size()) == m.rows() ? &t.query_tokens : nullptr;
+    if (spec.row_tokens == nullptr) spec.row_axis = Axis::Dim;
+    spec.col_tokens = key_cols ? &t.key_tokens : nullptr;
+    return spec;
+}
+
+std::string describe(const Toggles& t) {
+    std::string text;
+    if (t.mask) text += std::string("mask ") + to_string(*t.mask) + ", ";
+    if (t.heads) text += std::to_string(*t.heads) + " heads, ";
+    if (t.positional) text += std::string("PE ") + to_string(*t.positional) + ", ";
+    if (t.scale) text += *t.scale ? "scaled, " : "unscaled, ";
+    return text.empty() ? "same as A" : text.substr(0, text.size() - 2);
+}
+
+}  // namespace
+
+void draw_compare(AppState& state, HeatmapTextures& textures) {
+    CompareState& c = state.classroom.compare;
+    if (!c.open) return;
+    const float scale = state.fonts.scale;
+    const ImGuiViewport* viewport = ImGui::GetMainViewport();
+    ImGui::SetNextWindowSize(ImVec2(viewport->Size.x * 0.85f, viewport->Size.y * 0.7f), ImGuiCond_Appearing);
+    ImGui::SetNextWindowPos(ImVec2(viewport->Size.x * 0.5f, viewport->Size.y * 0.55f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    if (!ImGui::Begin("Compare A with B", &c.open, ImGuiWindowFlags_NoSavedSettings)) {
+        ImGui::End();
+        return;
+    }
+    ImGui::TextDisabled("A = the current scenario.  B = A with:");
+    ImGui::SameLine();
+    draw_b_toggles(state);
+    const comparison::Comparison& r = c.result;
+    if (!r.error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+        ImGui::TextWrapped("%s", r.error.c_str());
+        ImGui::PopStyleColor();
+        ImGui::End();
+        return;
+    }
+    ImGui::SetNextItemWidth(260.0f * scale);
+    if (ImGui::BeginCombo("matrix", c.matrix.c_str())) {
+        for (const MatrixDifference& d : r.differences)
+            if (ImGui::Selectable(d.name.c_str(), d.name == c.matrix)) c.matrix = d.name;
+        ImGui::EndCombo();
+    }
+    const MatrixDifference* diff = comparison::find_difference(r, c.matrix);
+    const Matrix* ma = find_matrix(r.a, c.matrix);
+    const Matrix* mb = find_matrix(r.b, c.matrix);
+    if (diff == nullptr || ma == nullptr || mb == nullptr) {
+        ImGui::TextWrapped("A and B do not share a matrix of this name and shape (B: %s).", describe(c.toggles_b).c_str());
+        ImGui::End();
+        return;
+    }
+    ImGui::SameLine();
+    ImGui::Text("  largest |B \xE2\x88\x92 A| = %.4g", diff->max_abs);
+
+    const bool weights = c.matrix.find(".weights") != std::string::npos;
+    HeatmapSpec specs[3] = {
+        compare_spec("compare.a." + c.matrix, *ma, weights ? ColorScale::Weights : ColorScale::Diverging, r.a, c.matrix),
+        compare_spec("compare.b." + c.matrix, *mb, weights ? ColorScale::Weights : ColorScale::Diverging, r.b, c.matrix),
+        compare_spec("compare.diff." + c.matrix, diff->difference, ColorScale::Diverging, r.a, c.matrix),
+    };
+    specs[0].title = "A  " + c.matrix;
+    specs[1].title = "B  (" + describe(c.toggles_b) + ")";
+    specs[2].title = "B \xE2\x88\x92 A";
+    if (weights) {  // masked cells hatched where each configuration hides them
+        specs[0].mask = &r.a.visible;
+        specs[1].mask = &r.b.visible;
+        specs[0].show_masked_value = specs[1].show_masked_value = false;
+    }
+    // One cell size for the three, the largest that fits side by side.
+    CardText texts[3];
+    for (int i = 0; i < 3; ++i) texts[i] = measure_text(specs[i], state.fonts);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float gap = 40.0f * scale;
+    CardMetrics metrics[3];
+    for (float cell = 72.0f * scale; cell >= 4.0f; cell -= cell > 16.0f ? 2.0f : 1.0f) {
+        float width = 2.0f * gap, height = 0;
+        for (int i = 0; i < 3; ++i) {
+            const float rows = static_cast<float>(specs[i].values->rows()), cols = static_cast<float>(specs[i].values->cols());
+            metrics[i] = measure_card(specs[i], texts[i], std::max(1.0f, cell * std::min(1.0f, 16.0f / cols)),
+                                      std::max(1.0f, cell * std::min(1.0f, 16.0f / rows)), state.fonts);
+            width += metrics[i].width;
+            height = std::max(height, metrics[i].height);
+        }
+        if (width <= avail.x - 10.0f && height <= avail.y - 10.0f) break;
+    }
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    float x = origin.x, height = 0;
+    for (int i = 0; i < 3; ++i) {
+        ImGui::SetCursorScreenPos(ImVec2(x, origin.y));
+        draw_card(specs[i], metrics[i], state, textures);
+        x += metrics[i].width + gap;
+        height = std::max(height, metrics[i].height);
+    }
+    // Linked hover: the cell under the mouse in any of the three, outlined in all three.
+    const HoverState& hover = state.hover_next;
+    if (hover.row >= 0 && (hover.matrix == specs[0].name || hover.matrix == specs[1].name || hover.matrix == specs[2].name)) {
+        ImDrawList* draw = ImGui::GetWindowDrawList();
+        for (const HeatmapLayout& h : state.layout_next) {
+            if (h.name != specs[0].name && h.name != specs[1].name && h.name != specs[2].name) continue;
+            const int r0 = hover.row - h.first_row, c0 = hover.col - h.first_col;
+            if (r0 < 0 || c0 < 0 || r0 >= h.shown_rows || c0 >= h.shown_cols) continue;
+            const ImVec2 p0(h.x + static_cast<float>(c0) * h.cell_w, h.y + static_cast<float>(r0) * h.cell_h);
+            draw->AddRect(p0, ImVec2(p0.x + h.cell_w, p0.y + h.cell_h), IM_COL32(255, 200, 60, 255), 0.0f, 0, 3.0f * scale);
+        }
+        ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + 6.0f * scale));
+        ImGui::Text("cell (%d, %d):  A = %.4g,  B = %.4g,  B \xE2\x88\x92 A = %.4g", hover.row + 1, hover.col + 1, (*ma)(hover.row, hover.col),
+                    (*mb)(hover.row, hover.col), diff->difference(hover.row, hover.col));
+    } else {
+        ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + 6.0f * scale));
+        ImGui::TextDisabled("Hover a cell: it is outlined in all three.");
+    }
+    ImGui::End();
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,486 @@
+// Lesson mode and the focused stage view: the lessons from assets/lessons, stepping
+// through them, the step's text, a strip of the pipeline's stages (the current one
+// highlighted, later ones dimmed), the current stage drawn large with its inputs, and the
+// softmax-sharpness plot. Presenter mode reuses the focused view.
+//
+// Index
+// [SECTION] Lessons: loading, opening, stepping
+// [SECTION] Stage cards
+// [SECTION] Focused view layout
+// [SECTION] Scaling plot
+// [SECTION] Lesson text and stage strip
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "presets.hpp"
+#include "ui/arithmetic.hpp"
+#include "ui/classroom.hpp"
+#include "ui/panels.hpp"
+
+#ifndef ATTNLAB_ASSETS_DIR
+#define ATTNLAB_ASSETS_DIR "assets"
+#endif
+
+namespace attn::ui {
+
+// [SECTION] Lessons: loading, opening, stepping
+
+void ensure_lessons_loaded(AppState& state) {
+    LessonState& ls = state.classroom.lesson;
+    if (ls.loaded) return;
+    ls.loaded = true;
+    ls.load_errors.clear();
+    ls.lessons = load_lessons(std::string(ATTNLAB_ASSETS_DIR) + "/lessons", ls.load_errors);
+}
+
+namespace {
+
+std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
+void show_step(AppState& state) {
+    LessonState& ls = state.classroom.lesson;
+    const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
+    ls.step = std::clamp(ls.step, 0, std::max(0, static_cast<int>(lesson.steps.size()) - 1));
+    Scenario scenario = scenario_at_step(lesson, ls.step);
+    state.preset_name = find_preset(scenario.name) != nullptr ? scenario.name : std::string();
+    state.session.push(edits::ReplaceScenario{std::move(scenario)});
+    ls.sharpness.clear();
+    if (!lesson.steps.empty() && lesson.steps[static_cast<size_t>(ls.step)].stage == Stage::ScalingPlot) {
+        // d_k from 1 to 512, 64 keys, 200 sampled rows: computed once, when the step opens.
+        std::vector<int> d_ks;
+        for (int d = 1; d <= 512; d *= 2) d_ks.push_back(d);
+        ls.sharpness = softmax_sharpness(d_ks, 64, 200, 1);
+    }
+}
+
+}  // namespace
+
+bool open_lesson(AppState& state, int index, int step) {
+    ensure_lessons_loaded(state);
+    LessonState& ls = state.classroom.lesson;
+    if (index < 0 || index >= static_cast<int>(ls.lessons.size())) return false;
+    ls.active = index;
+    ls.step = step;
+    show_step(state);
+    return true;
+}
+
+bool open_lesson_named(AppState& state, const std::string& file_or_name, int step) {
+    ensure_lessons_loaded(state);
+    LessonState& ls = state.classroom.lesson;
+    for (size_t i = 0; i < ls.lessons.size(); ++i) {
+        const std::string file = base_name(ls.lessons[i].file);
+        const std::string stem = std::filesystem::path(file).stem().string();
+        if (ls.lessons[i].file == file_or_name || file == file_or_name || stem == file_or_name || ls.lessons[i].title == file_or_name ||
+            (stem.size() > 3 && stem.substr(3) == file_or_name))  // "masks" for 03-masks.json
+            return open_lesson(state, static_cast<int>(i), step);
+    }
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(file_or_name, ec)) {
+        // A lesson file outside the folder: added to the list, then opened.
+        LessonLoad load = load_lesson_file(file_or_name);
+        for (const std::string& e : load.errors) add_notice(state, e, true);
+        if (!load.lesson) return false;
+        ls.lessons.push_back(std::move(*load.lesson));
+        return open_lesson(state, static_cast<int>(ls.lessons.size()) - 1, step);
+    }
+    add_notice(state, "no lesson named '" + file_or_name + "' in " + std::string(ATTNLAB_ASSETS_DIR) + "/lessons", true);
+    return false;
+}
+
+void lesson_next(AppState& state) {
+    LessonState& ls = state.classroom.lesson;
+    if (ls.active < 0) return;
+    const int last = static_cast<int>(ls.lessons[static_cast<size_t>(ls.active)].steps.size()) - 1;
+    if (ls.step >= last) return;
+    ++ls.step;
+    show_step(state);
+}
+
+void lesson_previous(AppState& state) {
+    LessonState& ls = state.classroom.lesson;
+    if (ls.active < 0 || ls.step <= 0) return;
+    --ls.step;
+    show_step(state);
+}
+
+void leave_lesson(AppState& state) {
+    state.classroom.lesson.active = -1;
+    state.classroom.lesson.sharpness.clear();
+}
+
+const LessonStep* current_step(const AppState& state) {
+    const LessonState& ls = state.classroom.lesson;
+    if (ls.active < 0 || ls.active >= static_cast<int>(ls.lessons.size())) return nullptr;
+    const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
+    if (lesson.steps.empty()) return nullptr;
+    return &lesson.steps[static_cast<size_t>(std::clamp(ls.step, 0, static_cast<int>(lesson.steps.size()) - 1))];
+}
+
+// [SECTION] Stage cards
+
+namespace {
+
+const char* const kTimes = "\xC3\x97";      // ×
+const char* const kDot = "\xC2\xB7";        // ·
+const char* const kT = "\xE1\xB5\x80";      // ᵀ
+const char* const kSqrt = "\xE2\x88\x9A";   // √
+const char* const kArrow = "\xE2\x86\x92";  // →
+
+std::string dims(const Matrix& m) { return std::to_string(m.rows()) + kTimes + std::to_string(m.cols()); }
+
+struct StageCard {
+    HeatmapSpec spec;
+    CardText text;
+    CardMetrics metrics;
+    bool result = false;  // the stage's own matrix (highlighted); the others are its inputs
+};
+
+struct CardMaker {
+    const Trace& t;
+    const Scenario& s;
+    std::vector<StageCard> cards;
+
+    void add(const std::string& name, const Matrix& m, ColorScale scale, Axis rows, Axis cols, std::string title, bool result) {
+        if (m.size() == 0) return;
+        StageCard card;
+        HeatmapSpec& spec = card.spec;
+        spec.name = name;
+        spec.values = &m;
+        spec.scale = scale;
+        spec.row_axis = rows;
+        spec.col_axis = cols;
+        spec.row_tokens = rows == Axis::Query ? &t.query_tokens : rows == Axis::Key ? &t.key_tokens : nullptr;
+        spec.col_tokens = cols == Axis::Query ? &t.query_tokens : cols == Axis::Key ? &t.key_tokens : nullptr;
+        spec.title = std::move(title);
+        spec.shape = dims(m);
+        card.result = result;
+        cards.push_back(std::move(card));
+    }
+    void masked(const std::string& name, const Matrix& m, ColorScale scale, std::string title, bool result, bool weights) {
+        add(name, m, scale, Axis::Query, Axis::Key, std::move(title), result);
+        if (cards.empty() || cards.back().spec.name != name) return;
+        cards.back().spec.mask = &t.visible;
+        cards.back().spec.masked_value = s.masked_fill;
+        cards.back().spec.show_masked_value = !weights;
+    }
+    bool embeddings() const { return s.input == InputMode::Embeddings; }
+    bool additive_pe() const {
+        return s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned;
+    }
+};
+
+// The stage's inputs and its result, for the shown head.
+std::vector<StageCard> stage_cards(Stage stage, const Trace& t, const Scenario& s, int head_index) {
+    CardMaker c{t, s, {}};
+    const int h = std::clamp(head_index, 0, std::max(0, t.heads - 1));
+    if (t.head.empty()) return {};
+    const HeadTrace& head = t.head[static_cast<size_t>(h)];
+    const std::string hp = "head" + std::to_string(h) + ".";
+    const std::string prefix = t.heads > 1 ? "head " + std::to_string(h + 1) + ": " : "";
+    const bool direct = !c.embeddings();
+    auto qkv = [&](bool result) {
+        c.add(hp + "q", head.q, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "Q", result);
+        c.add(hp + "k", head.k, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "K", result);
+        c.add(hp + "v", head.v, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "V", result);
+    };
+    switch (stage) {
+        case Stage::Tokens:
+        case Stage::Embeddings:
+            if (direct) qkv(true);
+            else c.add("x", t.x, ColorScale::Diverging, Axis::Query, Axis::Dim, "X  embeddings", true);
+            break;
+        case Stage::Positional:
+            if (direct) {
+                qkv(true);
+            } else if (c.additive_pe()) {
+                c.add("x", t.x, ColorScale::Diverging, Axis::Query, Axis::Dim, "X", false);
+                c.add("pe", t.pe, ColorScale::Diverging, Axis::Query, Axis::Dim, std::string("PE  ") + to_string(s.positional), false);
+                c.add("x_pe", t.x_pe, ColorScale::Diverging, Axis::Query, Axis::Dim, "X + PE", true);
+            } else if (s.positional == PositionalEncoding::Rotary) {
+                c.add(hp + "q_unrotated", head.q_unrotated, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "Q before RoPE", false);
+                c.add(hp + "q", head.q, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "Q rotated", true);
+                c.add(hp + "k_unrotated", head.k_unrotated, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "K before RoPE", false);
+                c.add(hp + "k", head.k, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "K rotated", true);
+            } else {
+                c.add("x", t.x, ColorScale::Diverging, Axis::Query, Axis::Dim,
+                      std::string("X  (positional encoding: ") + to_string(s.positional) + ")", true);
+            }
+            break;
+        case Stage::Projections:
+            if (!direct) {
+                c.add("x_pe", t.x_pe, ColorScale::Diverging, Axis::Query, Axis::Dim, c.additive_pe() ? "X + PE" : "X", false);
+                c.add("w_q", t.w_q, ColorScale::Diverging, Axis::Dim, Axis::Dim, "W_Q", false);
+                c.add("w_k", t.w_k, ColorScale::Diverging, Axis::Dim, Axis::Dim, "W_K", false);
+                c.add("w_v", t.w_v, ColorScale::Diverging, Axis::Dim, Axis::Dim, "W_V", false);
+            }
+            qkv(true);
+            break;
+        case Stage::Scores:
+            c.add(hp + "q", head.q, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "Q", false);
+            c.add(hp + "k", head.k, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "K", false);
+            c.add(hp + "scores", head.scores, ColorScale::Diverging, Axis::Query, Axis::Key, prefix + "Q" + kDot + "K" + kT, true);
+            break;
+        case Stage::Scaled:
+        case Stage::ScalingPlot:
+            c.add(hp + "scores", head.scores, ColorScale::Diverging, Axis::Query, Axis::Key, prefix + "Q" + kDot + "K" + kT, false);
+            c.add(hp + "position_bias", head.position_bias, ColorScale::Diverging, Axis::Query, Axis::Key, prefix + "ALiBi bias", false);
+            c.add(hp + "scaled_scores", head.scaled_scores, ColorScale::Diverging, Axis::Query, Axis::Key,
+                  prefix + (s.scale ? std::string("\xC3\xB7 ") + kSqrt + "d\xE2\x82\x96" : std::string("unscaled")), true);
+            break;
+        case Stage::Masked:
+            c.add(hp + "scaled_scores", head.scaled_scores, ColorScale::Diverging, Axis::Query, Axis::Key, prefix + "scaled scores", false);
+            c.masked(hp + "masked_scores", head.masked_scores, ColorScale::Diverging, prefix + "mask: " + to_string(s.mask), true, false);
+            break;
+        case Stage::Weights:
+            c.masked(hp + "masked_scores", head.masked_scores, ColorScale::Diverging,
+                     prefix + (s.mask == MaskKind::None ? "scaled scores" : "masked scores"), false, false);
+            c.masked(hp + "weights", head.weights, ColorScale::Weights, prefix + "softmax " + kArrow + " weights", true, true);
+            break;
+        case Stage::Output:
+            c.masked(hp + "weights", head.weights, ColorScale::Weights, prefix + "weights", false, true);
+            c.add(hp + "v", head.v, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "V", false);
+            c.add(hp + "output", head.output, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "weights" + kDot + "V", true);
+            break;
+        case Stage::Concat:
+            for (int i = 0; i < t.heads && i < 4; ++i)
+                c.add("head" + std::to_string(i) + ".output", t.head[static_cast<size_t>(i)].output, ColorScale::Diverging, Axis::Query,
+                      Axis::Dim, "head " + std::to_string(i + 1) + " output", false);
+            c.add("concat", t.concat, ColorScale::Diverging, Axis::Query, Axis::Dim, "concat heads", true);
+            break;
+        case Stage::Final:
+            c.add("concat", t.concat, ColorScale::Diverging, Axis::Query, Axis::Dim, "concat", false);
+            c.add("w_o", t.w_o, ColorScale::Diverging, Axis::Dim, Axis::Dim, "W_O", false);
+            c.add("output", t.output, ColorScale::Diverging, Axis::Query, Axis::Dim, "output", true);
+            break;
+        case Stage::Block:
+            if (t.has_block) {
+                c.add("output", t.output, ColorScale::Diverging, Axis::Query, Axis::Dim, "attention output", false);
+                c.add("block.residual", t.block.residual, ColorScale::Diverging, Axis::Query, Axis::Dim, "X + attention", false);
+                c.add("block.norm1", t.block.norm1, ColorScale::Diverging, Axis::Query, Axis::Dim, "LayerNorm", false);
+                c.add("block.ffn_output", t.block.ffn_output, ColorScale::Diverging, Axis::Query, Axis::Dim, "feed-forward", false);
+                c.add("block.output", t.block.output, ColorScale::Diverging, Axis::Query, Axis::Dim, "block output", true);
+            } else {
+                c.add("output", t.output, ColorScale::Diverging, Axis::Query, Axis::Dim, "output (block off)", true);
+            }
+            break;
+    }
+    return std::move(c.cards);
+}
+
+// [SECTION] Focused view layout
+
+struct Placement {
+    float cell = 0;
+    std::vector<ImVec2> at;  // top-left of each card, relative to the origin
+    ImVec2 size;
+};
+
+// Cards left to right, wrapping onto more rows; the largest cell size that fits `avail`.
+Placement place(std::vector<StageCard>& cards, const UiFonts& fonts, ImVec2 avail, float largest, float gap) {
+    for (StageCard& card : cards) card.text = measure_text(card.spec, fonts);
+    Placement p;
+    for (float cell = largest; cell >= 4.0f; cell -= cell > 16.0f ? 2.0f : 1.0f) {
+        p.at.clear();
+        float x = 0, y = 0, row_h = 0, width = 0;
+        for (StageCard& card : cards) {
+            const float rows = static_cast<float>(card.spec.values->rows()), cols = static_cast<float>(card.spec.values->cols());
+            const float cell_w = std::max(1.0f, cell * std::min(1.0f, 16.0f / cols));
+            const float cell_h = std::max(1.0f, cell * std::min(1.0f, 16.0f / rows));
+            card.metrics = measure_card(card.spec, card.text, cell_w, cell_h, fonts);
+            if (x > 0 && x + card.metrics.width > avail.x) {
+                x = 0;
+                y += row_h + gap;
+                row_h = 0;
+            }
+            p.at.push_back(ImVec2(x, y));
+            x += card.metrics.width + gap;
+            width = std::max(width, x - gap);
+            row_h = std::max(row_h, card.metrics.height);
+        }
+        p.cell = cell;
+        p.size = ImVec2(width, y + row_h);
+        if (p.size.x <= avail.x && p.size.y <= avail.y) return p;
+    }
+    return p;  // the smallest size: the child scrolls
+}
+
+// Thicker grid lines over a drawn card (presenter mode: visible from the back of a room).
+void thick_grid(const HeatmapLayout& h, ImU32 colour, float thickness) {
+    if (h.textured || h.cell_w < 8.0f || h.cell_h < 8.0f) return;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const float w = h.cell_w * static_cast<float>(h.shown_cols), ht = h.cell_h * static_cast<float>(h.shown_rows);
+    for (int r = 0; r <= h.shown_rows; ++r)
+        draw->AddLine(ImVec2(h.x, h.y + h.cell_h * static_cast<float>(r)), ImVec2(h.x + w, h.y + h.cell_h * static_cast<float>(r)), colour, thickness);
+    for (int c = 0; c <= h.shown_cols; ++c)
+        draw->AddLine(ImVec2(h.x + h.cell_w * static_cast<float>(c), h.y), ImVec2(h.x + h.cell_w * static_cast<float>(c), h.y + ht), colour, thickness);
+}
+
+}  // namespace
+
+void draw_stage_view(AppState& state, HeatmapTextures& textures, Stage stage) {
+    const Trace& t = state.session.trace;
+    if (!t.ok) {
+        ImGui::TextWrapped("Nothing to show yet: the scenario has not run (see the status area).");
+        return;
+    }
+    if (stage == Stage::ScalingPlot) {
+        draw_scaling_plot(state, ImGui::GetContentRegionAvail());
+        return;
+    }
+    std::vector<StageCard> cards = stage_cards(stage, t, state.session.scenario, state.view.shown_head);
+    if (cards.empty()) {
+        ImGui::TextWrapped("This stage has nothing to show for this scenario.");
+        return;
+    }
+    const bool presenter = state.classroom.presenter;
+    const float scale = state.fonts.scale;
+    const float gap = (presenter ? 48.0f : 34.0f) * scale;
+    const ImVec2 avail(ImGui::GetContentRegionAvail().x - 14.0f * scale, ImGui::GetContentRegionAvail().y - 14.0f * scale);
+    const Placement p = place(cards, state.fonts, avail, (presenter ? 110.0f : 80.0f) * scale, gap);
+    const ImVec2 origin(ImGui::GetCursorScreenPos().x + 6.0f * scale, ImGui::GetCursorScreenPos().y + 6.0f * scale);  // room for the frame
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 accent = IM_COL32(255, 200, 60, 255);
+    for (size_t i = 0; i < cards.size(); ++i) {
+        const StageCard& card = cards[i];
+        const ImVec2 at(origin.x + p.at[i].x, origin.y + p.at[i].y);
+        if (i > 0 && p.at[i].x > 0 && card.result && !cards[i - 1].result) {  // inputs → the stage's result
+            const char* sign = kArrow;
+            const ImVec2 size = state.fonts.title->CalcTextSizeA(state.fonts.title->FontSize * 1.4f, FLT_MAX, 0.0f, sign);
+            draw->AddText(state.fonts.title, state.fonts.title->FontSize * 1.4f,
+                          ImVec2(at.x - gap * 0.5f - size.x * 0.5f, at.y + card.metrics.title_h + card.metrics.header_h), IM_COL32(200, 200, 210, 255),
+                          sign);
+        }
+        ImGui::SetCursorScreenPos(at);
+        draw_card(card.spec, card.metrics, state, textures);
+        if (presenter && !state.layout_next.empty() && state.layout_next.back().name == card.spec.name)
+            thick_grid(state.layout_next.back(), IM_COL32(10, 10, 12, 255), 2.0f * scale);
+        if (card.result)  // the step's own matrix: framed
+            draw->AddRect(ImVec2(at.x - 5.0f * scale, at.y - 4.0f * scale),
+                          ImVec2(at.x + card.metrics.width + 5.0f * scale, at.y + card.metrics.height + 4.0f * scale), accent, 5.0f * scale,
+                          0, 2.5f * scale);
+    }
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(p.size);
+}
+
+// [SECTION] Scaling plot
+
+void draw_scaling_plot(AppState& state, ImVec2 avail) {
+    LessonState& ls = state.classroom.lesson;
+    if (ls.sharpness.empty()) {  // opened outside a lesson step (cannot happen from the menu): compute now, once
+        std::vector<int> d_ks;
+        for (int d = 1; d <= 512; d *= 2) d_ks.push_back(d);
+        ls.sharpness = softmax_sharpness(d_ks, 64, 200, 1);
+    }
+    const UiFonts& fonts = state.fonts;
+    const float scale = fonts.scale;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float width = std::min(avail.x - 20.0f * scale, 1100.0f * scale * (state.classroom.presenter ? 1.4f : 1.0f));
+    const float height = std::min(avail.y - 20.0f * scale, width * 0.55f);
+    const float left = 70.0f * scale, bottom = 56.0f * scale, top = fonts.title->FontSize * 2.4f;
+    const ImVec2 p0(origin.x + left, origin.y + top);                       // plot area top-left
+    const ImVec2 p1(origin.x + width - 16.0f * scale, origin.y + height - bottom);  // bottom-right
+    const ImU32 axis = IM_COL32(200, 200, 210, 255), grid = IM_COL32(70, 70, 80, 255);
+    const ImU32 scaled_colour = IM_COL32(90, 200, 255, 255), unscaled_colour = IM_COL32(255, 140, 60, 255);
+    draw->AddText(fonts.title, fonts.title->FontSize, origin, IM_COL32(240, 240, 245, 255),
+                  "Largest softmax weight against d\xE2\x82\x96  (64 keys, random unit-variance q and k)");
+    const int n = static_cast<int>(ls.sharpness.size());
+    auto x_of = [&](int i) { return p0.x + (p1.x - p0.x) * (n > 1 ? static_cast<float>(i) / static_cast<float>(n - 1) : 0.5f); };
+    auto y_of = [&](double w) { return p1.y - (p1.y - p0.y) * static_cast<float>(std::clamp(w, 0.0, 1.0)); };
+    for (int tick = 0; tick <= 4; ++tick) {  // weight 0, 0.25, … 1
+        const double w = tick * 0.25;
+        draw->AddLine(ImVec2(p0.x, y_of(w)), ImVec2(p1.x, y_of(w)), grid, 1.0f);
+        char label[16];
+        std::snprintf(label, sizeof label, "%.2f", w);
+        const float lw = fonts.mono->CalcTextSizeA(fonts.mono->FontSize, FLT_MAX, 0.0f, label).x;
+        draw->AddText(fonts.mono, fonts.mono->FontSize, ImVec2(p0.x - lw - 8.0f * scale, y_of(w) - fonts.mono->FontSize * 0.5f), axis, label);
+    }
+    const float uniform = 1.0f / 64.0f;  // every key equal
+    draw->AddLine(ImVec2(p0.x, y_of(uniform)), ImVec2(p1.x, y_of(uniform)), IM_COL32(120, 120, 130, 255), 1.0f);
+    for (int i = 0; i < n; ++i) {
+        const std::string label = std::to_string(ls.sharpness[static_cast<size_t>(i)].d_k);
+        const float lw = fonts.mono->CalcTextSizeA(fonts.mono->FontSize, FLT_MAX, 0.0f, label.c_str()).x;
+        draw->AddLine(ImVec2(x_of(i), p1.y), ImVec2(x_of(i), p1.y + 5.0f * scale), axis, 1.0f);
+        draw->AddText(fonts.mono, fonts.mono->FontSize, ImVec2(x_of(i) - lw * 0.5f, p1.y + 8.0f * scale), axis, label.c_str());
+    }
+    draw->AddText(fonts.ui, fonts.ui->FontSize, ImVec2((p0.x + p1.x) * 0.5f - 40.0f * scale, p1.y + 12.0f * scale + fonts.mono->FontSize), axis,
+                  "d\xE2\x82\x96 (log scale)");
+    draw->AddRect(p0, p1, axis, 0.0f, 0, 1.0f);
+    const float thickness = (state.classroom.presenter ? 4.0f : 2.5f) * scale;
+    for (int series = 0; series < 2; ++series) {
+        const ImU32 colour = series == 0 ? scaled_colour : unscaled_colour;
+        for (int i = 0; i < n; ++i) {
+            const SharpnessPoint& pt = ls.sharpness[static_cast<size_t>(i)];
+            const double w = series == 0 ? pt.max_weight_scaled : pt.max_weight_unscaled;
+            const ImVec2 at(x_of(i), y_of(w));
+            if (i > 0) {
+                const SharpnessPoint& prev = ls.sharpness[static_cast<size_t>(i - 1)];
+                draw->AddLine(ImVec2(x_of(i - 1), y_of(series == 0 ? prev.max_weight_scaled : prev.max_weight_unscaled)), at, colour, thickness);
+            }
+            draw->AddCircleFilled(at, thickness * 1.6f, colour);
+        }
+    }
+    // Legend, top-left inside the plot.
+    const float lx = p0.x + 16.0f * scale, ly = p0.y + 12.0f * scale, line = fonts.ui->FontSize * 1.4f;
+    draw->AddLine(ImVec2(lx, ly + line * 0.5f), ImVec2(lx + 30.0f * scale, ly + line * 0.5f), unscaled_colour, thickness);
+    draw->AddText(fonts.ui, fonts.ui->FontSize, ImVec2(lx + 40.0f * scale, ly + line * 0.5f - fonts.ui->FontSize * 0.5f), axis,
+                  "without scaling: softmax(q\xC2\xB7k)");
+    draw->AddLine(ImVec2(lx, ly + line * 1.5f), ImVec2(lx + 30.0f * scale, ly + line * 1.5f), scaled_colour, thickness);
+    draw->AddText(fonts.ui, fonts.ui->FontSize, ImVec2(lx + 40.0f * scale, ly + line * 1.5f - fonts.ui->FontSize * 0.5f), axis,
+                  "with scaling: softmax(q\xC2\xB7k / \xE2\x88\x9A" "d\xE2\x82\x96)");
+    draw->AddText(fonts.small, fonts.small->FontSize, ImVec2(p1.x - 150.0f * scale, y_of(uniform) - fonts.small->FontSize - 2.0f), axis,
+                  "uniform: 1/64");
+    ImGui::Dummy(ImVec2(width, height));
+}
+
+// [SECTION] Lesson text and stage strip
+
+void draw_lesson_text(AppState& state) {
+    const LessonState& ls = state.classroom.lesson;
+    const LessonStep* step = current_step(state);
+    if (step == nullptr) return;
+    const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
+    const int count = static_cast<int>(lesson.steps.size());
+    const bool presenter = state.classroom.presenter;
+    // The stage strip: earlier stages plain, the current one highlighted, later ones dimmed.
+    ImGui::TextDisabled("%s  \xC2\xB7 ", lesson.title.c_str());
+    ImGui::SameLine();
+    for (Stage s : all_stages()) {
+        if (s == Stage::ScalingPlot && step->stage != Stage::ScalingPlot) continue;
+        ImGui::SameLine(0.0f, 4.0f);
+        const bool current = s == step->stage;
+        const bool after = static_cast<int>(s) > static_cast<int>(step->stage) && step->stage != Stage::ScalingPlot;
+        const ImU32 colour = current ? IM_COL32(255, 200, 60, 255) : after ? IM_COL32(95, 95, 105, 255) : IM_COL32(190, 190, 200, 255);
+        ImGui::PushStyleColor(ImGuiCol_Text, colour);
+        ImGui::Text(current ? "[%s]" : "%s", to_string(s));
+        ImGui::PopStyleColor();
+    }
+    ImGui::PushFont(state.fonts.title);
+    ImGui::Text("Step %d/%d \xC2\xB7 %s", ls.step + 1, count, step->title.c_str());
+    ImGui::PopFont();
+    ImGui::PushTextWrapPos(ImGui::GetCursorPos().x + std::min(ImGui::GetContentRegionAvail().x, (presenter ? 1500.0f : 1100.0f) * state.fonts.scale));
+    ImGui::TextUnformatted(step->text.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::BeginDisabled(ls.step <= 0);
+    if (ImGui::SmallButton("\xE2\x86\x90 previous")) lesson_previous(state);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(ls.step + 1 >= count);
+    if (ImGui::SmallButton("next \xE2\x86\x92")) lesson_next(state);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::SmallButton("leave lesson")) leave_lesson(state);
+    ImGui::SameLine();
+    ImGui::TextDisabled("\xE2\x86\x92 / Space next, \xE2\x86\x90 previous, Esc leaves");
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,307 @@
+// The menu bar (File, Edit, Lessons, View, Export), the keyboard shortcuts, the path
+// popup that Save, Open and the exports share, and the notices in the status area.
+//
+// Index
+// [SECTION] Notices
+// [SECTION] Start-up
+// [SECTION] Files
+// [SECTION] Path popup
+// [SECTION] Menu bar
+// [SECTION] Shortcuts
+#define GLFW_INCLUDE_NONE  // key codes only: the GLFW backend indexes io.KeysDown by GLFW key
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <imgui.h>
+
+#include "export_file.hpp"
+#include "serialize.hpp"
+#include "session_file.hpp"
+#include "ui/classroom.hpp"
+#include "ui/panels.hpp"
+
+namespace attn::ui {
+
+// [SECTION] Notices
+
+constexpr size_t kNoticesShown = 3;
+
+void add_notice(AppState& state, std::string text, bool error) {
+    std::vector<Notice>& notices = state.classroom.notices;
+    notices.push_back(Notice{std::move(text), error});
+    if (notices.size() > 50) notices.erase(notices.begin());
+}
+
+int notice_lines(const AppState& state) {
+    const size_t lesson_errors = state.classroom.lesson.load_errors.size();
+    return static_cast<int>(std::min(state.classroom.notices.size(), kNoticesShown) + std::min<size_t>(lesson_errors, 3));
+}
+
+void draw_notices(AppState& state) {
+    for (const std::string& error : state.classroom.lesson.load_errors) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
+        ImGui::TextWrapped("Lesson not loaded: %s", error.c_str());
+        ImGui::PopStyleColor();
+    }
+    const std::vector<Notice>& notices = state.classroom.notices;
+    const size_t first = notices.size() > kNoticesShown ? notices.size() - kNoticesShown : 0;
+    for (size_t i = first; i < notices.size(); ++i) {
+        ImGui::PushStyleColor(ImGuiCol_Text, notices[i].error ? IM_COL32(255, 110, 100, 255) : IM_COL32(150, 220, 150, 255));
+        ImGui::TextWrapped("%s", notices[i].text.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
+// [SECTION] Start-up
+
+void start_classroom(AppState& state, const cli::Options& options) {
+    state.classroom.presenter = options.presenter;
+    if (!options.lesson.empty()) open_lesson_named(state, options.lesson, std::max(0, options.step - 1));
+    // Hidden, for screenshots of the classroom windows: ATTNLAB_DEBUG_WINDOWS=articles,compare
+    if (const char* windows = std::getenv("ATTNLAB_DEBUG_WINDOWS")) {
+        const std::string list = windows;
+        state.classroom.articles.open = list.find("articles") != std::string::npos;
+        state.classroom.compare.open = list.find("compare") != std::string::npos;
+        if (state.classroom.compare.open) state.classroom.compare.toggles_b.mask = MaskKind::Causal;
+    }
+}
+
+// [SECTION] Files
+
+namespace {
+
+session_file::ViewChoices view_choices(const AppState& state) {
+    session_file::ViewChoices v;
+    v.shown_head = state.view.shown_head;
+    v.all_heads = state.view.all_heads;
+    v.presenter = state.classroom.presenter;
+    const LessonState& ls = state.classroom.lesson;
+    if (ls.active >= 0) {
+        v.lesson = std::filesystem::path(ls.lessons[static_cast<size_t>(ls.active)].file).filename().string();  // portable: the name in assets/lessons
+        v.step = ls.step;
+    }
+    return v;
+}
+
+void save_session(AppState& state, const std::string& path) {
+    std::string error;
+    if (session_file::save_session(path, state.session.scenario, view_choices(state), &error)) add_notice(state, "Session saved to " + path, false);
+    else add_notice(state, "Cannot save the session: " + error, true);
+}
+
+void open_session(AppState& state, const std::string& path) {
+    session_file::SessionLoad load = session_file::load_session(path);
+    if (!load.scenario) {  // the current state is kept
+        for (const std::string& e : load.errors) add_notice(state, "Cannot open the session: " + e, true);
+        return;
+    }
+    leave_lesson(state);
+    if (!load.view.lesson.empty() && open_lesson_named(state, load.view.lesson, load.view.step)) {
+        // The lesson step's scenario was queued; the saved one (which may have edits) replaces it.
+    }
+    state.session.push(edits::ReplaceScenario{std::move(*load.scenario)});
+    state.view.shown_head = load.view.shown_head;
+    state.view.all_heads = load.view.all_heads;
+    state.classroom.presenter = load.view.presenter;
+    add_notice(state, "Session opened from " + path, false);
+}
+
+void export_matrix(AppState& state, const std::string& path) {
+    const FilePrompt& prompt = state.classroom.prompt;
+    const export_file::Format format = prompt.format == MatrixFormat::Csv        ? export_file::Format::Csv
+                                       : prompt.format == MatrixFormat::Markdown ? export_file::Format::Markdown
+                                                                                 : export_file::Format::Latex;
+    std::string text, error;
+    if (!export_file::matrix_text(state.session.trace, prompt.matrix, format, state.view.decimals, text, &error) ||
+        !write_file_atomic(path, text, &error)) {
+        add_notice(state, "Cannot export " + prompt.matrix + ": " + error, true);
+        return;
+    }
+    add_notice(state, "Exported " + prompt.matrix + " to " + path, false);
+}
+
+void export_trace(AppState& state, const std::string& path) {
+    std::string error;
+    if (write_file_atomic(path, dump_json(trace_to_json(state.session.trace), 1), &error)) add_notice(state, "Trace written to " + path, false);
+    else add_notice(state, "Cannot write the trace: " + error, true);
+}
+
+void ask_path(AppState& state, FileAction action, std::string default_path) {
+    FilePrompt& prompt = state.classroom.prompt;
+    prompt.action = action;
+    prompt.open_requested = true;
+    if (prompt.path.empty() || action != FileAction::OpenSession) prompt.path = std::move(default_path);
+}
+
+const char* prompt_title(FileAction action) {
+    switch (action) {
+        case FileAction::SaveSession: return "Save session";
+        case FileAction::OpenSession: return "Open session";
+        case FileAction::ExportMatrix: return "Export matrix";
+        case FileAction::ExportTrace: return "Export trace as JSON";
+        case FileAction::ExportPng: return "Export window as PNG";
+        case FileAction::None: break;
+    }
+    return "File";
+}
+
+// [SECTION] Path popup
+
+void draw_path_prompt(AppState& state) {
+    FilePrompt& prompt = state.classroom.prompt;
+    if (prompt.open_requested) {
+        ImGui::OpenPopup("path##prompt");
+        prompt.open_requested = false;
+    }
+    ImGui::SetNextWindowSize(ImVec2(620.0f * state.fonts.scale, 0.0f));
+    if (!ImGui::BeginPopupModal("path##prompt", nullptr, ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_AlwaysAutoResize)) return;
+    ImGui::PushFont(state.fonts.title);
+    ImGui::TextUnformatted(prompt_title(prompt.action));
+    ImGui::PopFont();
+    if (prompt.action == FileAction::ExportMatrix) {
+        ImGui::Text("Matrix: %s", prompt.matrix.c_str());
+        int format = static_cast<int>(prompt.format);
+        ImGui::RadioButton("CSV", &format, 0);
+        ImGui::SameLine();
+        ImGui::RadioButton("Markdown", &format, 1);
+        ImGui::SameLine();
+        ImGui::RadioButton("LaTeX", &format, 2);
+        if (format != static_cast<int>(prompt.format)) {  // follow the extension
+            prompt.format = static_cast<MatrixFormat>(format);
+            const auto dot = prompt.path.rfind('.');
+            if (dot != std::string::npos)
+                prompt.path = prompt.path.substr(0, dot + 1) +
+                              export_file::extension(static_cast<export_file::Format>(format));
+        }
+    }
+    ImGui::TextDisabled("Path (relative to the folder the app was started in):");
+    char buffer[1024];
+    const size_t n = std::min(prompt.path.size(), sizeof buffer - 1);
+    prompt.path.copy(buffer, n);
+    buffer[n] = '\0';
+    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+    ImGui::SetNextItemWidth(-1.0f);
+    const bool entered = ImGui::InputText("##path", buffer, sizeof buffer, ImGuiInputTextFlags_EnterReturnsTrue);
+    prompt.path = buffer;
+    const bool ok = ImGui::Button("OK", ImVec2(120.0f * state.fonts.scale, 0)) || entered;
+    ImGui::SameLine();
+    const bool cancel = ImGui::Button("Cancel", ImVec2(120.0f * state.fonts.scale, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape));
+    if (ok && !prompt.path.empty()) {
+        switch (prompt.action) {
+            case FileAction::SaveSession: save_session(state, prompt.path); break;
+            case FileAction::OpenSession: open_session(state, prompt.path); break;
+            case FileAction::ExportMatrix: export_matrix(state, prompt.path); break;
+            case FileAction::ExportTrace: export_trace(state, prompt.path); break;
+            case FileAction::ExportPng:  // written by the loop once the popup has left the screen
+                state.classroom.png_request = prompt.path;
+                state.classroom.png_delay = 2;
+                break;
+            case FileAction::None: break;
+        }
+    }
+    if (ok || cancel) {
+        prompt.action = FileAction::None;
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+}
+
+void toggle_presenter(AppState& state) { state.classroom.presenter = !state.classroom.presenter; }
+
+}  // namespace
+
+// [SECTION] Menu bar
+
+void draw_menu_bar(AppState& state) {
+    ClassroomState& c = state.classroom;
+    if (ImGui::BeginMenuBar()) {
+        if (ImGui::BeginMenu("File")) {
+            if (ImGui::MenuItem("Open session\xE2\x80\xA6", "Ctrl+O")) ask_path(state, FileAction::OpenSession, "session.json");
+            if (ImGui::MenuItem("Save session\xE2\x80\xA6", "Ctrl+S")) ask_path(state, FileAction::SaveSession, "session.json");
+            ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu("Edit")) {
+            if (ImGui::MenuItem("Undo", "Ctrl+Z", false, state.session.history.can_undo())) state.session.request_undo();
+            if (ImGui::MenuItem("Redo", "Ctrl+Y", false, state.session.history.can_redo())) state.session.request_redo();
+            ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu("Lessons")) {
+            ensure_lessons_loaded(state);
+            const LessonState& ls = c.lesson;
+            for (size_t i = 0; i < ls.lessons.size(); ++i) {
+                const Lesson& lesson = ls.lessons[i];
+                if (ImGui::MenuItem(lesson.title.c_str(), nullptr, ls.active == static_cast<int>(i))) open_lesson(state, static_cast<int>(i), 0);
+                if (!lesson.summary.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", lesson.summary.c_str());
+            }
+            if (ls.lessons.empty()) ImGui::TextDisabled("no lessons found");
+            if (!ls.load_errors.empty()) ImGui::TextDisabled("%zu lesson file(s) could not be read: see the status area", ls.load_errors.size());
+            ImGui::Separator();
+            if (ImGui::MenuItem("Leave lesson", "Esc", false, ls.active >= 0)) leave_lesson(state);
+            if (ImGui::MenuItem("Reload lessons from disk")) {
+                c.lesson.loaded = false;
+                leave_lesson(state);
+                ensure_lessons_loaded(state);
+            }
+            ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu("View")) {
+            if (ImGui::MenuItem("Presenter mode", "F5", c.presenter)) toggle_presenter(state);
+            ImGui::MenuItem("Article checks", nullptr, &c.articles.open);
+            ImGui::MenuItem("Compare", nullptr, &c.compare.open);
+            ImGui::EndMenu();
+        }
+        if (ImGui::BeginMenu("Export")) {
+            if (ImGui::MenuItem("Window as PNG\xE2\x80\xA6")) ask_path(state, FileAction::ExportPng, "attnlab.png");
+            const std::string& m = c.selected_matrix;
+            const bool have = !m.empty() && find_matrix(state.session.trace, m) != nullptr;
+            const std::string label = have ? "Matrix " + m + "\xE2\x80\xA6" : std::string("Matrix (hover one first)");
+            if (ImGui::MenuItem(label.c_str(), nullptr, false, have)) {
+                c.prompt.matrix = m;
+                std::string file = m;
+                std::replace(file.begin(), file.end(), '.', '-');
+                ask_path(state, FileAction::ExportMatrix,
+                         file + "." + export_file::extension(static_cast<export_file::Format>(c.prompt.format)));
+            }
+            if (ImGui::MenuItem("Whole trace as JSON\xE2\x80\xA6", nullptr, false, state.session.trace.ok))
+                ask_path(state, FileAction::ExportTrace, "trace.json");
+            ImGui::EndMenu();
+        }
+        if (c.lesson.active >= 0) {
+            ImGui::TextDisabled("  lesson mode");
+        }
+        if (c.presenter) ImGui::TextDisabled("  presenter (F5 leaves)");
+        ImGui::EndMenuBar();
+    }
+    draw_path_prompt(state);
+}
+
+// [SECTION] Shortcuts
+
+void handle_shortcuts(AppState& state) {
+    const ImGuiIO& io = ImGui::GetIO();
+    // The last matrix the mouse was on: what Export → Matrix writes.
+    if (!state.hover.matrix.empty() && state.hover.matrix.rfind("compare.", 0) != 0) state.classroom.selected_matrix = state.hover.matrix;
+    if (io.WantTextInput || ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;  // keys belong to the text field or popup
+    const bool ctrl = io.KeyCtrl;
+    if (ctrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z), false)) {
+        if (io.KeyShift) state.session.request_redo();
+        else state.session.request_undo();
+    }
+    if (ctrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y), false)) state.session.request_redo();
+    if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_S, false)) ask_path(state, FileAction::SaveSession, "session.json");
+    if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) ask_path(state, FileAction::OpenSession, "session.json");
+    if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) toggle_presenter(state);
+    if (state.classroom.lesson.active >= 0 && !ctrl) {  // a clicker sends → / Space and ←
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space)) ||
+            ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN))
+            lesson_next(state);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)) || ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_previous(state);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) leave_lesson(state);
+    }
+}
+
+}  // namespace attn::ui

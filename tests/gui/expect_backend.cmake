@@ -1,0 +1,20 @@
+# Runs attnlab under xvfb-run with ENV (NAME=VALUE;...) and ARGS (;-list) and checks the exit
+# code is 0, that the output (stdout and stderr) matches every regex in EXPECT (;-list) and,
+# with OUT, that the PNG was written.
+set(command ${CMAKE_COMMAND} -E env ${ENV} xvfb-run -a -s "-screen 0 1920x1080x24" ${ATTNLAB} ${ARGS})
+if(OUT)
+  file(REMOVE ${OUT})
+endif()
+execute_process(COMMAND ${command} RESULT_VARIABLE code ERROR_VARIABLE err OUTPUT_VARIABLE out TIMEOUT 120)
+message("${out}${err}")
+if(NOT code STREQUAL "0")
+  message(FATAL_ERROR "expected exit code 0, got '${code}'")
+endif()
+foreach(pattern IN LISTS EXPECT)
+  if(NOT "${out}${err}" MATCHES "${pattern}")
+    message(FATAL_ERROR "expected the output to match '${pattern}'")
+  endif()
+endforeach()
+if(OUT AND NOT EXISTS ${OUT})
+  message(FATAL_ERROR "${OUT} was not written")
+endif()

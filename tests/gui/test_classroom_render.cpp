@@ -1,0 +1,88 @@
+// The classroom views rendered headless (xvfb-run, Mesa llvmpipe): every step of every
+// shipped lesson, presenter mode, and a malformed lesson that must not stop the app.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.hpp"
+#include "gui.hpp"
+#include "lesson.hpp"
+#include "presets.hpp"
+
+using namespace attn;
+
+namespace {
+
+std::string output_path(const std::string& name) {
+    std::filesystem::create_directories(ATTNLAB_TEST_OUTPUT);
+    const std::string path = std::string(ATTNLAB_TEST_OUTPUT) + "/" + name + ".png";
+    std::filesystem::remove(path);
+    std::filesystem::remove(path + ".layout.json");
+    return path;
+}
+
+int render(cli::Options options, const std::string& png) {
+    options.screenshot = png;
+    const Scenario scenario = find_preset("dot-product-3-tokens")->scenario;
+    return gui::run(options, scenario);
+}
+
+std::vector<std::string> layout_names(const std::string& png) {
+    std::ifstream in(png + ".layout.json");
+    REQUIRE(in.good());
+    std::vector<std::string> names;
+    const nlohmann::json layout = nlohmann::json::parse(in);
+    for (const auto& h : layout.at("heatmaps")) names.push_back(h.at("name").get<std::string>());
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("every step of every shipped lesson renders to a PNG without a GL error") {
+    std::vector<std::string> errors;
+    const std::vector<Lesson> lessons = load_lessons(std::string(ATTNLAB_ASSETS_DIR) + "/lessons", errors);
+    CHECK(errors.empty());
+    REQUIRE(lessons.size() >= 6);
+    for (const Lesson& lesson : lessons) {
+        for (size_t step = 0; step < lesson.steps.size(); ++step) {
+            const std::string stem = std::filesystem::path(lesson.file).stem().string();
+            INFO("lesson " << lesson.file << " step " << step + 1);
+            cli::Options options;
+            options.lesson = lesson.file;
+            options.step = static_cast<int>(step) + 1;
+            const std::string png = output_path("lesson-" + stem + "-step" + std::to_string(step + 1));
+            REQUIRE(render(options, png) == 0);  // non-zero on any glGetError in any frame
+            CHECK(std::filesystem::file_size(png) > 1000);
+            if (lesson.steps[step].stage != Stage::ScalingPlot) CHECK_FALSE(layout_names(png).empty());  // the stage was drawn
+        }
+    }
+}
+
+TEST_CASE("presenter mode renders at 1920x1080, free and in a lesson") {
+    cli::Options options;
+    options.presenter = true;
+    options.width = 1920;
+    options.height = 1080;
+    const std::string free_png = output_path("presenter-free");
+    REQUIRE(render(options, free_png) == 0);
+    const std::vector<std::string> names = layout_names(free_png);
+    CHECK(std::find(names.begin(), names.end(), "head0.weights") != names.end());  // weights and output only
+    CHECK(std::find(names.begin(), names.end(), "head0.scores") == names.end());
+    options.lesson = "03-masks";
+    options.step = 2;
+    REQUIRE(render(options, output_path("presenter-lesson")) == 0);
+}
+
+TEST_CASE("a lesson name that does not exist leaves the app running on its scenario") {
+    cli::Options options;
+    options.lesson = "no-such-lesson";
+    const std::string png = output_path("lesson-missing");
+    REQUIRE(render(options, png) == 0);
+    CHECK_FALSE(layout_names(png).empty());  // the pipeline of the scenario
+}

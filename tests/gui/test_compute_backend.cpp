@@ -1,0 +1,48 @@
+// The compute layer without a window: the plan for each size and choice, the CPU worker
+// (an edit while it runs makes its result stale and runs again), no GPU factory at all.
+#include <catch2/catch.hpp>
+
+#include "compute.hpp"
+
+using namespace attn;
+
+TEST_CASE("plan: full detail up to the limit, output-only above, the GPU only where it helps") {
+    const Scenario small = compute::generated_scenario(64, 1);
+    const Scenario large = compute::generated_scenario(compute::kFullDetailLimit + 1, 1);
+    CHECK(compute::plan(small, compute::Choice::Auto, true, false).detail == Detail::Full);
+    CHECK(compute::plan(large, compute::Choice::Cpu, true, false).detail == Detail::OutputOnly);
+    CHECK_FALSE(compute::plan(large, compute::Choice::Cpu, true, false).gpu);
+    CHECK(compute::plan(large, compute::Choice::Auto, true, false).gpu);
+    CHECK_FALSE(compute::plan(large, compute::Choice::Auto, true, true).gpu);   // llvmpipe: the CPU is faster
+    CHECK_FALSE(compute::plan(large, compute::Choice::Auto, false, false).gpu);  // no backend
+    CHECK(compute::plan(small, compute::Choice::Gpu, true, true).gpu);           // asked for: output-only on the GPU
+    CHECK(compute::plan(small, compute::Choice::Gpu, false, true).detail == Detail::Full);
+}
+
+TEST_CASE("the CPU worker: output-only off the UI thread, stale results run again") {
+    compute::Compute layer;  // no GPU factory
+    compute::Settings settings;
+    settings.choice = compute::Choice::Gpu;  // unavailable: the CPU takes over
+    edits::Session session;
+    session.scenario = compute::generated_scenario(2048, 1);
+    layer.update(session, settings);
+    CHECK(layer.status().busy);
+    CHECK_FALSE(layer.status().planned_gpu);
+    session.push(edits::SetCell{edits::MatrixId::X, 0, 0, 3.0f});  // while the worker runs
+    layer.update(session, settings);
+    layer.finish(session, settings);
+    REQUIRE(session.trace.ok);
+    CHECK(session.trace.detail == Detail::OutputOnly);
+    CHECK(session.trace.backend == "cpu");
+    CHECK(session.trace.x(0, 0) == 3.0f);  // the edit's run, not the stale one
+    CHECK(session.trace.head[0].scores.size() == 0);
+    CHECK(session.trace.head[0].pooled_weights.values.rows() == 512);
+
+    settings.region = compute::Region{100, 132, 200, 232};  // zoom: full resolution
+    layer.finish(session, settings);
+    const PooledWeights& zoomed = session.trace.head[0].pooled_weights;
+    CHECK(zoomed.row_begin == 100);
+    CHECK(zoomed.col_end == 232);
+    CHECK(zoomed.values.rows() == 32);
+    CHECK(zoomed.values.cols() == 32);
+}
