@@ -2,7 +2,8 @@
 # Installs what is missing, builds, and runs every test:
 #   1. the whole suite through ctest (the GL tests start their own virtual X server with
 #      xvfb-run and Mesa llvmpipe, so no display is needed);
-#   2. the whole suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer;
+#   2. the engine's suite (core/ and its tests) again, built with AddressSanitizer and
+#      UndefinedBehaviorSanitizer (the window and GL tests are not part of this stage);
 #   3. a 60-second libFuzzer run on the scenario loader (clang), seeded with the shipped
 #      scenario files, after replaying every input that ever crashed it.
 # Set ATTNLAB_QUICK=1 to run only stage 1.
@@ -16,9 +17,9 @@ echo "== 1. build and test"
 (cd "$root/build" && ctest --output-on-failure -j"$jobs" --timeout 900)
 [ "${ATTNLAB_QUICK:-0}" = 1 ] && exit 0
 
-echo "== 2. the suite under AddressSanitizer + UndefinedBehaviorSanitizer"
+echo "== 2. the engine's suite under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S "$root" -B "$root/build-asan" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_SANITIZE=ON \
-  -DATTNLAB_BUILD_BENCH=OFF > /dev/null
+  -DATTNLAB_BUILD_BENCH=OFF -DATTNLAB_BUILD_APP=OFF > /dev/null
 cmake --build "$root/build-asan" -j"$jobs"
 (cd "$root/build-asan" && \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -32,7 +33,7 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=R
 cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_scenario
 corpus="$(mktemp -d)"
 trap 'rm -rf "$corpus"' EXIT
-cp "$root"/tests/data/*.json "$root"/tests/fuzz/regressions/* "$corpus"/
+cp "$root"/tests/data/*.json "$root"/tests/fuzz/regressions/* "$root"/assets/lessons/*.json "$corpus"/
 "$root/build/app/attnlab" --list-presets | while read -r preset; do
   "$root/build/app/attnlab" --preset "$preset" --export-scenario "$corpus/$preset.json" 2>/dev/null || true
 done
