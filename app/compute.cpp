@@ -151,6 +151,7 @@ bool Compute::install(edits::Session& session, Trace&& trace, double ms) {
     }
     session.errors.clear();
     session.trace = std::move(trace);
+    session.computed = Scenario{};  // not the edits::update path: the next edit runs in full
     ++session.generation;
     return true;
 }

@@ -8,6 +8,8 @@
 // [SECTION] Session
 #include "edits.hpp"
 
+#include "incremental.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -433,6 +435,15 @@ bool update(Session& session) {
     // Recompute into the spare trace (its matrices are reused: no allocation per edit),
     // then swap, so the last good trace stays intact when the new one fails.
     const auto start = std::chrono::steady_clock::now();
+    // An edit of embedding cells only: update just what it reaches (exact, see incremental.hpp).
+    if (update_after_embedding_edit(session.computed, session.scenario, session.trace)) {
+        session.computed = session.scenario;
+        session.last_run_ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        session.errors.clear();
+        ++session.generation;
+        return true;
+    }
     run_into(session.scenario, RunOptions{}, session.spare);
     Trace& trace = session.spare;
     session.last_run_ms =
@@ -444,6 +455,7 @@ bool update(Session& session) {
     }
     session.errors.clear();
     std::swap(session.trace, session.spare);
+    session.computed = session.scenario;
     ++session.generation;
     return true;
 }

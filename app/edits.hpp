@@ -65,6 +65,7 @@ struct Session {
     Scenario scenario;
     Trace trace;                         // the last trace that ran (ok); shown on screen
     Trace spare;                         // the next run is computed into this one, then swapped
+    Scenario computed;                   // the scenario `trace` was computed from
     std::vector<std::string> errors;     // why the current scenario cannot run (empty when it can)
     std::vector<Edit> pending;           // applied by update(), between frames
     bool dirty = true;                   // the scenario changed since the trace was computed

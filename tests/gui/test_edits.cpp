@@ -205,3 +205,24 @@ TEST_CASE("an impossible scenario keeps the last good trace and the user's edit"
     CHECK(session.trace.ok);                  // and the last good trace stays
     CHECK(session.generation == generation + 1);
 }
+
+TEST_CASE("successive embedding edits take the incremental path and equal a full run") {
+    Scenario s = sentence_scenario();
+    s.mask = MaskKind::Causal;
+    Session session = ready(s);
+    for (int i = 0; i < 5; ++i) {
+        session.push(SetCell{MatrixId::X, i % 4, (i * 3) % 8, 0.25f * static_cast<float>(i) - 0.5f});
+        REQUIRE(update(session));
+        const Trace full = run(session.scenario);
+        REQUIRE(full.ok);
+        for (size_t h = 0; h < full.head.size(); ++h) {
+            CHECK((session.trace.head[h].weights - full.head[h].weights).cwiseAbs().maxCoeff() < 1e-5f);
+            CHECK((session.trace.head[h].output - full.head[h].output).cwiseAbs().maxCoeff() < 1e-5f);
+        }
+        CHECK((session.trace.output - full.output).cwiseAbs().maxCoeff() < 1e-5f);
+        CHECK(session.trace.x == full.x);
+    }
+    session.push(SetHeads{4});  // not an embedding edit: a full run
+    REQUIRE(update(session));
+    CHECK(session.trace.head.size() == 4);
+}
