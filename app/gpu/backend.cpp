@@ -241,52 +241,9 @@ struct Backend::Impl {
 
 bool Backend::Impl::prepare_inputs(const Scenario& s, Matrix& q_all, Matrix& k_all, Matrix& v_all) {
     Trace& t = trace;
-    t.heads = s.heads;
-    if (s.input == InputMode::Embeddings) {
-        t.d_model = s.d_model;
-        const bool cross = s.attention == AttentionKind::Cross;
-        t.x = resolved_embeddings(s.target, s.d_model);
-        t.n_queries = static_cast<int>(t.x.rows());
-        t.query_tokens = labels_or_numbers(s.target.tokens, t.n_queries, "t");
-        t.pe = additive_encoding(s.positional, t.n_queries, s.d_model, s.seed);
-        t.x_pe = t.x + t.pe;  // (n, d_model)
-        if (cross) {
-            t.source_x = resolved_embeddings(s.source, s.d_model);
-            t.source_pe = additive_encoding(s.positional, static_cast<int>(t.source_x.rows()), s.d_model, s.seed);
-            t.source_x_pe = t.source_x + t.source_pe;
-        }
-        t.n_keys = static_cast<int>((cross ? t.source_x_pe : t.x_pe).rows());
-        t.key_tokens = cross ? labels_or_numbers(s.source.tokens, t.n_keys, "s") : t.query_tokens;
-        t.w_q = resolved_weight(s.w_q, s.d_model, s.d_model, s.seed, 0);
-        t.w_k = resolved_weight(s.w_k, s.d_model, s.d_model, s.seed, 1);
-        t.w_v = resolved_weight(s.w_v, s.d_model, s.d_model, s.seed, 2);
-        t.w_o = resolved_weight(s.w_o, s.d_model, s.d_model, s.seed, 3);
-        note_non_finite(t, "X", t.x);
-        if (cross) note_non_finite(t, "source X", t.source_x);
-        note_non_finite(t, "W_Q", t.w_q);
-        note_non_finite(t, "W_K", t.w_k);
-        note_non_finite(t, "W_V", t.w_v);
-        note_non_finite(t, "W_O", t.w_o);
-        t.d_k = t.d_v = s.d_model / s.heads;
-    } else {
-        t.n_queries = static_cast<int>(s.q.rows());
-        t.n_keys = static_cast<int>(s.k.rows());
-        t.query_tokens = labels_or_numbers(s.direct_query_labels, t.n_queries, "q");
-        t.key_tokens = labels_or_numbers(s.direct_key_labels, t.n_keys, "k");
-        if (s.w_o.size() != 0) t.w_o = s.w_o;
-        note_non_finite(t, "Q", s.q);
-        note_non_finite(t, "K", s.k);
-        note_non_finite(t, "V", s.v);
-        if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
-            t.warnings.push_back(std::string(to_string(s.positional)) +
-                                 " position encoding is added to embeddings; direct Q, K, V have none, so it is not applied");
-        q_all = s.q;
-        k_all = s.k;
-        v_all = s.v;
-        t.d_k = static_cast<int>(s.q.cols()) / s.heads;
-        t.d_v = static_cast<int>(s.v.cols()) / s.heads;
-    }
-    t.scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(t.d_k)) : 1.0f;
+    // The same preparation as the CPU engine; embedding-mode projections run on the device.
+    if (s.input == InputMode::Embeddings) attn::prepare_inputs(s, t, nullptr, nullptr, nullptr);
+    else attn::prepare_inputs(s, t, &q_all, &k_all, &v_all);
     if (t.d_k > kMaxHeadDim || t.d_v > kMaxHeadDim) {
         fail("the GPU path handles head dimensions up to " + std::to_string(kMaxHeadDim) + " (d_k = " +
              std::to_string(t.d_k) + ", d_v = " + std::to_string(t.d_v) + "): use more heads or the CPU engine");
@@ -698,22 +655,7 @@ void Backend::Impl::finish() {
         t.head.push_back(std::move(head));
     }
 
-    // The same warnings as the CPU engine.
-    for (int h = 0; h < heads; ++h) {
-        const HeadTrace& head = t.head[static_cast<size_t>(h)];
-        if (!head.fully_masked_rows.empty()) {
-            std::string rows;
-            for (int r : head.fully_masked_rows) rows += (rows.empty() ? "" : ", ") + t.query_tokens[static_cast<size_t>(r)];
-            t.warnings.push_back(
-                "head " + std::to_string(h + 1) + ": query " + rows + " sees no key" +
-                (std::isinf(s.masked_fill) ? std::string(" (every key masked with −∞): its weights are 0 and its output is 0")
-                                           : std::string(" (every key filled with the same finite value): its weights are uniform")));
-        }
-        if (head.softmax_overflow)
-            t.warnings.push_back("head " + std::to_string(h + 1) +
-                                 ": the naive softmax overflowed (exp of a score above ~88 is inf in float32); "
-                                 "the stable softmax subtracts the row max first");
-    }
+    add_head_warnings(s, t);  // the same warnings as the CPU engine
     if (s.input == InputMode::Embeddings && (s.block.residual || s.block.layer_norm || s.block.feed_forward)) {
         t.has_block = true;
         t.block = run_block(s, t.x_pe, t.output);
