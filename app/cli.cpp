@@ -5,10 +5,12 @@
 #include <CLI/CLI.hpp>
 
 #include "articles.hpp"
+#include "autosave.hpp"
 #include "engine.hpp"
 #include "presets.hpp"
 #include "report.hpp"
 #include "serialize.hpp"
+#include "session_file.hpp"
 #include "toggles.hpp"
 
 namespace attn::cli {
@@ -24,7 +26,10 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     app.add_option("--export-json", o.export_json, "write the trace as JSON to this file");
     app.add_option("--export-scenario", o.export_scenario, "write the scenario (with any toggles applied) as JSON");
     app.add_option("--preset", o.preset, "open this preset (see --list-presets)");
-    app.add_option("--scenario", o.scenario_file, "open this scenario JSON file");
+    app.add_option("--scenario", o.scenario_file, "open this scenario (or session) JSON file");
+    app.add_flag("--restore", o.restore,
+                 "open the newest autosave left by a run that did not close normally (in $XDG_STATE_HOME/attnlab)");
+    app.add_flag("--no-autosave", o.no_autosave, "the window neither autosaves the session nor offers to restore one");
     app.add_option("--screenshot", o.screenshot, "render the window, write this PNG and exit");
     std::string size;
     app.add_option("--size", size, "window size WxH for the window and --screenshot (default 1600x1000)");
@@ -62,8 +67,8 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
         o.width = w;
         o.height = h;
     }
-    if (!o.preset.empty() && !o.scenario_file.empty()) {
-        err << "give either --preset or --scenario, not both\n";
+    if (static_cast<int>(!o.preset.empty()) + static_cast<int>(!o.scenario_file.empty()) + static_cast<int>(o.restore) > 1) {
+        err << "give one of --preset, --scenario and --restore\n";
         exit_code = 2;
         return std::nullopt;
     }
@@ -110,8 +115,20 @@ bool apply_toggles(const Options& o, Scenario& s, std::ostream& err) {
 
 std::optional<Scenario> load_scenario(const Options& o, std::ostream& err) {
     Scenario s;
-    if (!o.scenario_file.empty()) {
-        ScenarioLoad load = load_scenario_file(o.scenario_file);
+    if (o.restore) {
+        const std::string directory = autosave::state_directory();
+        const std::vector<autosave::Orphan> orphans = autosave::find_orphans(directory);
+        if (orphans.empty()) {
+            err << "--restore: no autosave left by a run that did not close normally in "
+                << (directory.empty() ? std::string("the state directory (HOME is not set)") : directory) << "\n";
+            return std::nullopt;
+        }
+        session_file::SessionLoad load = session_file::load_session(orphans.front().path);
+        for (auto& e : load.errors) err << e << "\n";
+        if (!load.scenario) return std::nullopt;
+        s = std::move(*load.scenario);
+    } else if (!o.scenario_file.empty()) {
+        session_file::SessionLoad load = session_file::load_session_or_scenario(o.scenario_file);
         for (auto& e : load.errors) err << e << "\n";
         if (!load.scenario) return std::nullopt;
         s = std::move(*load.scenario);

@@ -22,7 +22,9 @@ struct Options {
 
     // What to open.
     std::string preset;               // a preset name
-    std::string scenario_file;        // or a scenario JSON file
+    std::string scenario_file;        // or a scenario JSON file (or a session file)
+    bool restore = false;             // or the newest autosave a run that died left behind
+    bool no_autosave = false;         // the window neither autosaves nor offers to restore
 
     // Window.
     std::string screenshot;           // render one frame set and write a PNG, then exit

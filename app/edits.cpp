@@ -412,19 +412,24 @@ bool apply_pending(Session& session) {
     steps.swap(session.history_steps);
     for (HistoryStep step : steps)
         changed = (step == HistoryStep::Undo ? session.history.undo(session.scenario) : session.history.redo(session.scenario)) || changed;
-    if (changed) session.dirty = true;
+    if (changed) {
+        session.dirty = true;
+        ++session.revision;
+    }
     return changed;
 }
 
 bool undo(Session& session) {
     if (!session.history.undo(session.scenario)) return false;
     session.dirty = true;
+    ++session.revision;
     return true;
 }
 
 bool redo(Session& session) {
     if (!session.history.redo(session.scenario)) return false;
     session.dirty = true;
+    ++session.revision;
     return true;
 }
 

@@ -69,6 +69,7 @@ struct Session {
     std::vector<std::string> errors;     // why the current scenario cannot run (empty when it can)
     std::vector<Edit> pending;           // applied by update(), between frames
     bool dirty = true;                   // the scenario changed since the trace was computed
+    std::uint64_t revision = 0;          // bumped each time the scenario changes (edits, undo, redo)
     std::uint64_t generation = 0;        // bumped each time `trace` is replaced
     double last_run_ms = 0.0;
     History history;                     // the scenario before each batch of edits that changed it

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <stb_image_write.h>
 
+#include "autosave.hpp"
 #include "compute.hpp"
 #include "gpu/backend.hpp"
 #include "gui.hpp"
@@ -137,7 +138,9 @@ bool write_layout(const std::string& path, const std::vector<ui::HeatmapLayout>&
                             {"first_col", h.first_col},
                             {"shown_rows", h.shown_rows},
                             {"shown_cols", h.shown_cols},
-                            {"textured", h.textured}});
+                            {"textured", h.textured},
+                            {"non_finite_badge", h.badge_x < 0 ? nlohmann::json(nullptr)
+                                                               : nlohmann::json{h.badge_x * pixel_scale, h.badge_y * pixel_scale}}});
     }
     const nlohmann::json doc = {{"width", width}, {"height", height}, {"heatmaps", heatmaps}};
     std::string error;
@@ -231,6 +234,7 @@ void draw_frame(ui::AppState& state, ui::HeatmapTextures& textures) {
     ui::draw_compare(state, textures);
     ui::handle_hand_check_click(state);
     ui::draw_hand_check(state);
+    ui::draw_restore_prompt(state);
     ImGui::PopStyleColor(colours);
     ImGui::PopFont();
 }
@@ -351,6 +355,16 @@ int run(const cli::Options& options, Scenario scenario) {
     if (state.preset_name.empty() && find_preset(scenario.name) != nullptr) state.preset_name = scenario.name;
     state.session.scenario = std::move(scenario);
     ui::start_classroom(state, options);  // --lesson, --step, --presenter
+    // Autosave (not for a screenshot, which only looks) and the offer to restore.
+    ui::start_autosave(state, options.no_autosave ? std::string() : autosave::state_directory(), std::chrono::milliseconds(2000),
+                       !screenshot);
+    if (options.restore && ui::restore_orphan(state, 0)) {
+        state.recovery.prompt = false;
+        std::fprintf(stderr, "attnlab: %s\n", state.classroom.notices.back().text.c_str());
+    } else if (state.recovery.prompt) {
+        std::fprintf(stderr, "attnlab: a run that did not close normally left an autosave (%s): asking whether to restore it\n",
+                     state.recovery.orphans.front().path.c_str());
+    }
     ui::HeatmapTextures textures;
 
     // The compute layer; declared after the textures, so its GPU backend goes first, while
@@ -387,6 +401,7 @@ int run(const cli::Options& options, Scenario scenario) {
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compute_start).count());
         state.compute.status = compute_layer->status();
         state.compute.last_recompute_ms = compute_layer->last_recompute_ms();
+        ui::autosave_tick(state);
 
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();
@@ -460,6 +475,7 @@ int run(const cli::Options& options, Scenario scenario) {
         state.layout.swap(state.layout_next);
         state.layout_next.clear();
     }
+    if (!screenshot) ui::finish_autosave(state);  // closed normally: nothing to restore next time
     textures.clear();  // GL objects go while the context is current
     return exit_code;
 }

@@ -1,8 +1,5 @@
 #include "session_file.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include "serialize.hpp"
 
 namespace attn::session_file {
@@ -79,15 +76,10 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
 }
 
 SessionLoad session_from_text(const std::string& text, const std::string& source) {
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        SessionLoad load;
-        load.errors.push_back(source + ": not valid JSON (" + e.what() + ")");
-        return load;
-    }
-    return session_from_json(j, source);
+    SessionLoad load;
+    std::optional<nlohmann::json> j = parse_json(text, source, load.errors);
+    if (!j) return load;
+    return session_from_json(*j, source);
 }
 
 bool save_session(const std::string& path, const Scenario& scenario, const ViewChoices& view, std::string* error) {
@@ -95,15 +87,23 @@ bool save_session(const std::string& path, const Scenario& scenario, const ViewC
 }
 
 SessionLoad load_session(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        SessionLoad load;
-        load.errors.push_back(path + ": cannot open the file");
-        return load;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return session_from_text(text.str(), path);
+    SessionLoad load;
+    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "session", load.errors);
+    if (!text) return load;
+    return session_from_text(*text, path);
+}
+
+SessionLoad load_session_or_scenario(const std::string& path) {
+    SessionLoad load;
+    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "session", load.errors);
+    if (!text) return load;
+    std::optional<nlohmann::json> j = parse_json(*text, path, load.errors);
+    if (!j) return load;
+    if (j->is_object() && j->contains("format") && (*j)["format"] == kFormat) return session_from_json(*j, path);
+    ScenarioLoad scenario = scenario_from_json(*j, path);
+    load.errors = std::move(scenario.errors);
+    load.scenario = std::move(scenario.scenario);
+    return load;
 }
 
 }  // namespace attn::session_file

@@ -34,5 +34,7 @@ SessionLoad session_from_text(const std::string& text, const std::string& source
 // Written with write_file_atomic; false with *error set when it cannot be written.
 bool save_session(const std::string& path, const Scenario& scenario, const ViewChoices& view, std::string* error);
 SessionLoad load_session(const std::string& path);
+// A session file, or a scenario file (no "format": "attnlab-session"), with the default view.
+SessionLoad load_session_or_scenario(const std::string& path);
 
 }  // namespace attn::session_file

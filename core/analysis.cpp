@@ -1,5 +1,6 @@
 #include "analysis.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -124,6 +125,48 @@ HandCheck check_hand_value(const Trace& t, const std::string& name, int row, int
         }
     }
     return check;
+}
+
+// Non-finite values
+
+bool NonFiniteReport::contains(const std::string& name) const {
+    return std::find(matrices.begin(), matrices.end(), name) != matrices.end();
+}
+
+NonFiniteReport non_finite_report(const Trace& trace) {
+    NonFiniteReport report;
+    if (!trace.ok) return report;
+    for (const std::string& name : matrix_names(trace)) {
+        const Matrix* m = find_matrix(trace, name);
+        if (m == nullptr || m->allFinite()) continue;
+        const bool masked_scores = name.size() > 14 && name.compare(name.size() - 14, 14, ".masked_scores") == 0;
+        if (masked_scores && trace.visible.rows() == m->rows() && trace.visible.cols() == m->cols()) {
+            bool hidden_only = true;  // only the fill of hidden cells is non-finite
+            for (Eigen::Index r = 0; r < m->rows() && hidden_only; ++r)
+                for (Eigen::Index c = 0; c < m->cols() && hidden_only; ++c)
+                    hidden_only = std::isfinite((*m)(r, c)) || !trace.visible(r, c);
+            if (hidden_only) continue;
+        }
+        report.matrices.push_back(name);
+    }
+    if (report.matrices.empty()) return report;
+    if (!trace.non_finite_inputs.empty()) {
+        const NonFinite& first = trace.non_finite_inputs.front();
+        std::string cells;
+        for (const NonFinite& n : trace.non_finite_inputs)
+            cells += (cells.empty() ? "" : ", ") + n.matrix + "(" + std::to_string(n.cell.row) + "," + std::to_string(n.cell.col) + ")";
+        report.origin = "from the input " + cells + (trace.non_finite_inputs.size() > 1 ? " (the first non-finite cell of each)" : "") +
+                        ": every value computed from " + (trace.non_finite_inputs.size() > 1 ? "them" : first.matrix + "(" +
+                        std::to_string(first.cell.row) + "," + std::to_string(first.cell.col) + ")") + " carries it";
+        return report;
+    }
+    const std::string& first = report.matrices.front();
+    bool overflow = false;
+    for (const HeadTrace& h : trace.head) overflow = overflow || h.softmax_overflow;
+    report.origin = "first appears in " + first + " from finite inputs: " +
+                    (overflow ? std::string("the naive softmax overflowed (exp of a large score is ∞; the stable softmax subtracts the row maximum first)")
+                              : std::string("a value beyond the float range (about ±3.4e38) overflowed to ±∞"));
+    return report;
 }
 
 }  // namespace attn

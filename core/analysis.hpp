@@ -38,4 +38,15 @@ struct HandCheck {
 // decimals: how many digits after the point the student typed.
 HandCheck check_hand_value(const Trace& trace, const std::string& matrix, int row, int col, double value, int decimals);
 
+// Every matrix of a trace that holds NaN or ±∞ (a masked score's −∞ fill does not count:
+// it is the mask, not a value that went wrong), and where they come from: the first
+// non-finite input cell ("X(2,3) is nan"), else the first matrix, in pipeline order, in
+// which they appear from finite inputs ("head0.weights: the naive softmax overflowed").
+struct NonFiniteReport {
+    std::vector<std::string> matrices;   // trace names, pipeline order
+    std::string origin;                  // one sentence; empty when every value is finite
+    bool contains(const std::string& name) const;
+};
+NonFiniteReport non_finite_report(const Trace& trace);
+
 }  // namespace attn

@@ -52,21 +52,9 @@ const std::vector<Stage>& all_stages() {
 
 LessonLoad lesson_from_text(const std::string& text, const std::string& source) {
     LessonLoad result;
-    nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        const size_t at = e.byte > 0 ? e.byte - 1 : 0;
-        const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(std::min(at, text.size())), '\n'));
-        std::string what = e.what();
-        const auto colon = what.rfind(": ");
-        if (colon != std::string::npos) what = what.substr(colon + 2);
-        result.errors.push_back(source + ": line " + std::to_string(line) + ": not valid JSON: " + what);
-        return result;
-    } catch (const nlohmann::json::exception& e) {
-        result.errors.push_back(source + ": not valid JSON: " + std::string(e.what()));
-        return result;
-    }
+    std::optional<nlohmann::json> parsed = parse_json(text, source, result.errors);
+    if (!parsed) return result;
+    const nlohmann::json& j = *parsed;
     // Semantic errors point at the line of the offending value when it can be found.
     auto fail = [&](const std::string& where, const std::string& what, const nlohmann::json* value) {
         const int line = value ? line_of(text, dump_json(*value)) : 0;
@@ -159,11 +147,10 @@ LessonLoad lesson_from_text(const std::string& text, const std::string& source) 
 }
 
 LessonLoad load_lesson_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return LessonLoad{std::nullopt, {path + ": cannot open"}};
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (text.size() > (8u << 20)) return LessonLoad{std::nullopt, {path + ": larger than 8 MiB; not a lesson"}};
-    return lesson_from_text(text, path);
+    LessonLoad result;
+    std::optional<std::string> text = read_text_file(path, 8u << 20, "lesson", result.errors);
+    if (!text) return result;
+    return lesson_from_text(*text, path);
 }
 
 std::vector<Lesson> load_lessons(const std::string& folder, std::vector<std::string>& errors) {

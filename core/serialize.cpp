@@ -10,11 +10,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace attn {
@@ -23,7 +25,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::uintmax_t kMaxFileBytes = 64u * 1024 * 1024;
 constexpr int kMaxTokens = 1 << 20;
 
 // [SECTION] Reading: a cursor that knows where it is, for messages that say where
@@ -360,46 +361,58 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     return result;
 }
 
-ScenarioLoad scenario_from_text(const std::string& text, const std::string& source_name) {
-    json j;
+std::optional<json> parse_json(const std::string& text, const std::string& source_name, std::vector<std::string>& errors) {
     try {
-        j = json::parse(text);
+        return json::parse(text);
     } catch (const json::parse_error& e) {
-        ScenarioLoad result;
         std::string what = e.what();
         const auto colon = what.rfind(": ");
         if (colon != std::string::npos) what = what.substr(colon + 2);  // drop nlohmann's "[json.exception...]" prefix
-        result.errors.push_back(source_name + ": " + line_column(text, e.byte > 0 ? e.byte - 1 : 0) +
-                                ": not valid JSON: " + what);
-        return result;
+        errors.push_back(source_name + ": " + line_column(text, e.byte > 0 ? e.byte - 1 : 0) + ": not valid JSON: " + what);
     } catch (const json::exception& e) {  // e.g. a number too large for a double
-        ScenarioLoad result;
         std::string what = e.what();
         const auto bracket = what.find("] ");
         if (bracket != std::string::npos) what = what.substr(bracket + 2);
-        result.errors.push_back(source_name + ": not valid JSON: " + what);
-        return result;
+        errors.push_back(source_name + ": not valid JSON: " + what);
     }
-    return scenario_from_json(j, source_name);
+    return std::nullopt;
 }
 
-ScenarioLoad load_scenario_file(const std::string& path) {
-    ScenarioLoad result;
+std::optional<std::string> read_text_file(const std::string& path, std::uintmax_t max_bytes, const std::string& kind,
+                                          std::vector<std::string>& errors) {
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) {
-        result.errors.push_back(path + ": cannot open: " + std::strerror(errno));
-        return result;
+        errors.push_back(path + ": cannot open: " + std::strerror(errno));
+        return std::nullopt;
     }
     const auto size = static_cast<std::uintmax_t>(in.tellg());
-    if (size > kMaxFileBytes) {
-        result.errors.push_back(path + ": " + std::to_string(size) + " bytes; a scenario file is at most " +
-                                std::to_string(kMaxFileBytes) + " bytes");
-        return result;
+    if (size > max_bytes) {
+        errors.push_back(path + ": " + std::to_string(size) + " bytes; a " + kind + " file is at most " + std::to_string(max_bytes) +
+                         " bytes");
+        return std::nullopt;
     }
     in.seekg(0);
     std::string text(size, '\0');
     in.read(text.data(), static_cast<std::streamsize>(size));
-    return scenario_from_text(text, path);
+    if (!in) {
+        errors.push_back(path + ": cannot read: " + std::strerror(errno));
+        return std::nullopt;
+    }
+    return text;
+}
+
+ScenarioLoad scenario_from_text(const std::string& text, const std::string& source_name) {
+    ScenarioLoad result;
+    std::optional<json> j = parse_json(text, source_name, result.errors);
+    if (!j) return result;
+    return scenario_from_json(*j, source_name);
+}
+
+ScenarioLoad load_scenario_file(const std::string& path) {
+    ScenarioLoad result;
+    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "scenario", result.errors);
+    if (!text) return result;
+    return scenario_from_text(*text, path);
 }
 
 // [SECTION] Scenario and trace to JSON
@@ -542,27 +555,59 @@ std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', fa
 
 // [SECTION] Files
 
+namespace {
+
+// The system's reason in words a user can act on, with the system's own text after it.
+std::string write_failure(const std::string& path, int error_number) {
+    std::string why;
+    switch (error_number) {
+        case ENOSPC: why = "the disk is full"; break;
+        case EDQUOT: why = "the disk quota is used up"; break;
+        case EACCES:
+        case EPERM: why = "permission denied"; break;
+        case EROFS: why = "the file system is read-only"; break;
+        case ENOENT: why = "the folder " + std::filesystem::path(path).parent_path().string() + " does not exist"; break;
+        case ENOTDIR: why = "a part of the path is not a folder"; break;
+        case EISDIR: why = "it is a folder"; break;
+        case EFBIG: why = "the file is larger than this system allows"; break;
+        default: why = "error"; break;
+    }
+    std::string message = "cannot write " + path + ": " + why + " (" + std::strerror(error_number) + ")";
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) message += "; the file already there is unchanged";
+    return message;
+}
+
+}  // namespace
+
 bool write_file_atomic(const std::string& path, const std::string& contents, std::string* error) {
     const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) {
-        if (error) *error = "cannot write " + path + ": " + std::strerror(errno);
+    auto fail = [&](int error_number) {
+        if (error) *error = write_failure(path, error_number);
         return false;
+    };
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return fail(errno);
+    int first_error = 0;
+    for (size_t done = 0; done < contents.size() && first_error == 0;) {
+        const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) first_error = n < 0 ? errno : EIO;
+        else done += static_cast<size_t>(n);
     }
-    bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
-    ok = std::fflush(f) == 0 && ok;
-    ok = ::fsync(::fileno(f)) == 0 && ok;
-    const int saved_errno = errno;
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok) {
-        if (error) *error = "cannot write " + path + ": " + std::strerror(saved_errno ? saved_errno : errno);
-        std::remove(tmp.c_str());
-        return false;
+    if (first_error == 0 && ::fsync(fd) != 0 && errno != EINVAL) first_error = errno;  // EINVAL: a file that cannot be synced
+    if (::close(fd) != 0 && first_error == 0) first_error = errno;
+    if (first_error == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) first_error = errno;
+    if (first_error != 0) {
+        ::unlink(tmp.c_str());
+        return fail(first_error);
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        if (error) *error = "cannot replace " + path + ": " + std::strerror(errno);
-        std::remove(tmp.c_str());
-        return false;
+    // The rename itself is durable once the folder is synced.
+    const std::string folder = std::filesystem::path(path).parent_path().string();
+    const int dir = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        ::fsync(dir);
+        ::close(dir);
     }
     return true;
 }

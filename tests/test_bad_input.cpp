@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "engine.hpp"
+#include "lesson.hpp"
 #include "serialize.hpp"
 
 using namespace attn;
@@ -112,15 +113,29 @@ TEST_CASE("wrong types everywhere name the key") {
     }
 }
 
-TEST_CASE("every input the fuzzer ever crashed on loads without a crash") {
+TEST_CASE("every input the fuzzers ever crashed on loads without a crash") {
+    namespace fs = std::filesystem;
     int files = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(ATTNLAB_FUZZ_REGRESSIONS)) {
-        std::ifstream in(entry.path(), std::ios::binary);
-        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto read = [](const fs::path& p) {
+        std::ifstream in(p, std::ios::binary);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    auto is_input = [](const fs::directory_entry& e) { return e.path().filename() != "README.md"; };
+    for (const auto& entry : fs::directory_iterator(fs::path(ATTNLAB_FUZZ_REGRESSIONS) / "scenario")) {
+        if (!is_input(entry)) continue;
         INFO(entry.path().string());
-        const auto load = scenario_from_text(text, entry.path().filename().string());
-        if (load.scenario) {
-            CHECK_NOTHROW(run(*load.scenario));
+        const auto load = scenario_from_text(read(entry.path()), entry.path().filename().string());
+        if (load.scenario) CHECK_NOTHROW(run(*load.scenario));
+        else CHECK_FALSE(load.errors.empty());
+        ++files;
+    }
+    for (const auto& entry : fs::directory_iterator(fs::path(ATTNLAB_FUZZ_REGRESSIONS) / "lesson")) {
+        if (!is_input(entry)) continue;
+        INFO(entry.path().string());
+        const auto load = lesson_from_text(read(entry.path()), entry.path().filename().string());
+        if (load.lesson) {
+            for (int step = 0; step < static_cast<int>(load.lesson->steps.size()); ++step)
+                CHECK_NOTHROW(run(scenario_at_step(*load.lesson, step)));
         } else {
             CHECK_FALSE(load.errors.empty());
         }

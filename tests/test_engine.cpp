@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "analysis.hpp"
 #include "engine.hpp"
+#include "presets.hpp"
 #include "mask.hpp"
 #include "random.hpp"
 #include "serialize.hpp"
@@ -98,6 +100,47 @@ TEST_CASE("NaN in an input is computed / flagged and located") {
     CHECK(t.non_finite_inputs[0].cell.col == 2);
     CHECK_THAT(t.warnings.at(0), Contains("X(1,2)"));
     CHECK_FALSE(t.output.allFinite());
+}
+
+TEST_CASE("the non-finite report marks every matrix a NaN reaches and names its origin") {
+    Scenario s = three_words();
+    s.target.embeddings = resolved_embeddings(s.target, 6);
+    s.mask = MaskKind::Causal;  // its −∞ fill alone is not a non-finite value
+    const NonFiniteReport clean = non_finite_report(run(s));
+    CHECK(clean.matrices.empty());
+    CHECK(clean.origin.empty());
+
+    s.target.embeddings(1, 2) = std::numeric_limits<float>::quiet_NaN();
+    const Trace t = run(s);
+    const NonFiniteReport report = non_finite_report(t);
+    for (const char* reached : {"x", "x_pe", "head0.q", "head0.k", "head0.v", "head0.scores", "head0.weights", "head0.output", "concat", "output"})
+        CHECK(report.contains(reached));
+    CHECK_FALSE(report.contains("w_q"));  // the weights are upstream of X's NaN
+    CHECK_FALSE(report.contains("pe"));
+    CHECK_THAT(report.origin, Contains("X(1,2)"));
+    // Every matrix with a non-finite visible value is in the report, and only those.
+    for (const std::string& name : matrix_names(t)) {
+        const Matrix& m = *find_matrix(t, name);
+        bool bad = false;
+        for (Eigen::Index r = 0; r < m.rows(); ++r)
+            for (Eigen::Index c = 0; c < m.cols(); ++c)
+                bad = bad || (!std::isfinite(m(r, c)) && !(name.find("masked_scores") != std::string::npos && !t.visible(r, c)));
+        INFO(name);
+        CHECK(report.contains(name) == bad);
+    }
+}
+
+TEST_CASE("non-finite values from finite inputs: the naive softmax's overflow and 1e38 are named") {
+    const Trace overflow = run(find_preset("naive-softmax-overflow")->scenario);
+    const NonFiniteReport a = non_finite_report(overflow);
+    REQUIRE_FALSE(a.matrices.empty());
+    CHECK_THAT(a.origin, Contains("naive softmax overflowed"));
+    Scenario s = three_words();
+    s.target.embeddings = resolved_embeddings(s.target, 6);
+    s.target.embeddings.row(0).setConstant(1e38f);
+    const NonFiniteReport b = non_finite_report(run(s));
+    REQUIRE_FALSE(b.matrices.empty());
+    CHECK_THAT(b.origin, Contains("float range"));
 }
 
 TEST_CASE("token embeddings are deterministic and shared by repeated words") {

@@ -3,10 +3,13 @@
 // the session (scenario, last good trace, pending edits), what the mouse points at, the
 // view toggles, and the small state of the in-place editors. No GL in here.
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis.hpp"
+#include "autosave.hpp"
 #include "articles.hpp"
 #include "comparison.hpp"
 #include "compute.hpp"
@@ -92,6 +95,7 @@ struct HeatmapLayout {
     int rows = 0, cols = 0;      // the whole matrix
     int first_row = 0, first_col = 0, shown_rows = 0, shown_cols = 0;
     bool textured = false;
+    float badge_x = -1, badge_y = -1;  // the NaN/∞ mark beside the title, −1 when none
 };
 
 // The pipeline's fitted layout, kept while the cards and the window stay the same.
@@ -178,6 +182,23 @@ struct ComputeState {
     compute::Region region_draft;     // the region typed, applied with "zoom"
 };
 
+// Autosave and the offer to restore what a run that died left behind (panel_recovery.cpp).
+struct RecoveryState {
+    std::unique_ptr<autosave::Autosaver> saver;   // null: autosave off (--no-autosave, screenshots)
+    std::vector<autosave::Orphan> orphans;        // left by runs that died, newest first
+    bool prompt = false;                          // the restore question is on screen
+    std::optional<autosave::Orphan> restored;     // removed once this run's autosave holds it
+    std::uint64_t writes_at_restore = 0;
+    bool baseline_set = false;                    // what the app opened with is not autosaved
+};
+
+// Which matrices of the shown trace hold NaN or ±∞, and where they come from: computed
+// once per trace (heatmap.cpp), read by every card and tooltip.
+struct NonFiniteCache {
+    std::uint64_t generation = ~0ull;
+    NonFiniteReport report;
+};
+
 struct AppState {
     edits::Session session;
     std::string preset_name;
@@ -195,6 +216,8 @@ struct AppState {
     bool screenshot_mode = false;
     ClassroomState classroom;
     ComputeState compute;
+    RecoveryState recovery;
+    NonFiniteCache non_finite;
 };
 
 }  // namespace attn::ui

@@ -2,11 +2,13 @@
 // The classroom panels (issue 5): the menu bar and shortcuts, lessons, the focused stage
 // view, presenter mode, article checks, files and exports, compare, hand checks. Each
 // panel_*.cpp owns its part; this header is their shared surface. No GL in here.
+#include <chrono>
 #include <string>
 
 #include <imgui.h>
 
 #include "cli.hpp"
+#include "session_file.hpp"
 #include "ui/app_state.hpp"
 #include "ui/heatmap.hpp"
 
@@ -19,6 +21,20 @@ void handle_shortcuts(AppState& state);
 void draw_notices(AppState& state);
 int notice_lines(const AppState& state);
 void add_notice(AppState& state, std::string text, bool error);
+// What a session file keeps of the view, and putting a loaded session on screen (the
+// scenario is queued as an edit: one undo step).
+session_file::ViewChoices view_choices(const AppState& state);
+void apply_session(AppState& state, Scenario scenario, const session_file::ViewChoices& view);
+
+// panel_recovery.cpp: autosave, and the offer to restore what a run that died left.
+// `directory` empty: neither. `save` false (screenshots): the autosaves of dead runs are
+// offered, nothing is written. The orphans are looked for before this run's own file exists.
+void start_autosave(AppState& state, const std::string& directory, std::chrono::milliseconds interval, bool save);
+void autosave_tick(AppState& state);        // every frame, after the edits were applied
+void finish_autosave(AppState& state);      // a clean exit: this run's autosave goes
+bool restore_orphan(AppState& state, size_t index);  // false (with a notice) when it cannot be read
+void discard_orphan(AppState& state, size_t index);
+void draw_restore_prompt(AppState& state);
 
 // panel_lesson.cpp
 void ensure_lessons_loaded(AppState& state);

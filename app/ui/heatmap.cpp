@@ -30,6 +30,7 @@ constexpr float kLabelMax = 110.0f;  // row/column token labels are truncated be
 constexpr ImU32 kTextColor = IM_COL32(230, 230, 230, 255);
 constexpr ImU32 kDimText = IM_COL32(160, 160, 170, 255);
 constexpr ImU32 kHighlightText = IM_COL32(255, 210, 80, 255);
+constexpr ImU32 kNonFiniteText = IM_COL32(255, 120, 90, 255);
 
 // [SECTION] Text helpers
 
@@ -578,6 +579,15 @@ void paint_mask(const HeatmapSpec& spec, AppState& state, bool hovered, int row,
     if (state.painter.active && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state.painter.active = false;
 }
 
+const NonFiniteReport& non_finite(AppState& state) {
+    NonFiniteCache& cache = state.non_finite;
+    if (cache.generation != state.session.generation) {
+        cache.report = non_finite_report(state.session.trace);
+        cache.generation = state.session.generation;
+    }
+    return cache.report;
+}
+
 void tooltip(const HeatmapSpec& spec, AppState& state, int row, int col) {
     if (spec.pooled != nullptr) {  // output-only: no n×n matrix to explain, the bin's range and max
         int q0 = 0, q1 = 0, k0 = 0, k1 = 0;
@@ -600,12 +610,51 @@ void tooltip(const HeatmapSpec& spec, AppState& state, int row, int col) {
     ImGui::PushFont(state.fonts.mono);
     for (const std::string& line : e.lines) ImGui::TextUnformatted(line.c_str());
     ImGui::PopFont();
+    const float value = (*spec.values)(row, col);
+    const bool fill = spec.mask != nullptr && spec.show_masked_value && !is_visible(spec, row, col);  // the mask's −∞
+    if (!std::isfinite(value) && !fill) {
+        ImGui::Separator();
+        ImGui::PushStyleColor(ImGuiCol_Text, kNonFiniteText);
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+        ImGui::TextWrapped("%s is not a number: %s", format_value(value, 2).c_str(), non_finite(state).origin.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
+    }
     ImGui::EndTooltip();
 }
 
 }  // namespace
 
 // [SECTION] Card
+
+namespace {
+
+// A matrix a NaN or ∞ reached says so beside its title; hovering the mark says where it
+// came from. Returns the mark's top-left corner, or (−1, −1) when there is none.
+ImVec2 draw_non_finite_badge(const HeatmapSpec& spec, AppState& state, ImVec2 origin) {
+    if (spec.pooled != nullptr || !non_finite(state).contains(spec.name)) return ImVec2(-1.0f, -1.0f);
+    const UiFonts& fonts = state.fonts;
+    const char* badge = " NaN/\xE2\x88\x9E ";
+    const ImFont* font = spec.compact ? fonts.small : fonts.mono_small;
+    const float x = origin.x + text_width(spec.compact ? fonts.small : fonts.title, spec.title) + 6.0f;
+    const ImVec2 size(text_width(font, badge), font->FontSize + 2.0f);
+    const ImVec2 at(x, origin.y + 1.0f);
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddRectFilled(at, ImVec2(at.x + size.x, at.y + size.y), IM_COL32(150, 40, 30, 255), 3.0f);
+    draw->AddText(font, font->FontSize, ImVec2(at.x, at.y + 1.0f), IM_COL32(255, 235, 230, 255), badge);
+    if (ImGui::IsMouseHoveringRect(at, ImVec2(at.x + size.x, at.y + size.y))) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+        ImGui::TextWrapped("%s holds non-finite values (NaN or \xC2\xB1\xE2\x88\x9E), %s.", spec.name.c_str(),
+                           non_finite(state).origin.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    return at;
+}
+
+}  // namespace
+
 
 void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, HeatmapTextures& textures) {
     if (spec.values == nullptr || spec.values->size() == 0) return;
@@ -620,6 +669,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
         draw->AddText(fonts.mono_small, fonts.mono_small->FontSize, ImVec2(origin.x, origin.y + fonts.title->FontSize + 2.0f),
                       kDimText, spec.shape.c_str());
     }
+    const ImVec2 badge = draw_non_finite_badge(spec, state, origin);
 
     const ImVec2 grid0(origin.x + m.label_w, origin.y + m.title_h + m.header_h);
     HeatmapView& view = state.views[spec.name];
@@ -682,6 +732,8 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
     record.shown_rows = vis.row1 - vis.row0;
     record.shown_cols = vis.col1 - vis.col0;
     record.textured = record.rows * record.cols > kTextureCells;
+    record.badge_x = badge.x;
+    record.badge_y = badge.y;
     state.layout_next.push_back(record);
     ImGui::PopID();
 }

@@ -72,8 +72,6 @@ void start_classroom(AppState& state, const cli::Options& options) {
 
 // [SECTION] Files
 
-namespace {
-
 session_file::ViewChoices view_choices(const AppState& state) {
     session_file::ViewChoices v;
     v.shown_head = state.view.shown_head;
@@ -87,27 +85,33 @@ session_file::ViewChoices view_choices(const AppState& state) {
     return v;
 }
 
+void apply_session(AppState& state, Scenario scenario, const session_file::ViewChoices& view) {
+    leave_lesson(state);
+    // A lesson step queues its own scenario; the saved one (which may have edits) replaces it.
+    if (!view.lesson.empty()) open_lesson_named(state, view.lesson, view.step);
+    state.session.push(edits::ReplaceScenario{std::move(scenario)});
+    state.view.shown_head = view.shown_head;
+    state.view.all_heads = view.all_heads;
+    state.classroom.presenter = view.presenter;
+}
+
+namespace {
+
 void save_session(AppState& state, const std::string& path) {
     std::string error;
     if (session_file::save_session(path, state.session.scenario, view_choices(state), &error)) add_notice(state, "Session saved to " + path, false);
     else add_notice(state, "Cannot save the session: " + error, true);
 }
 
+// A session file, or a plain scenario file (what --export-scenario writes, what students trade).
 void open_session(AppState& state, const std::string& path) {
-    session_file::SessionLoad load = session_file::load_session(path);
+    session_file::SessionLoad load = session_file::load_session_or_scenario(path);
     if (!load.scenario) {  // the current state is kept
-        for (const std::string& e : load.errors) add_notice(state, "Cannot open the session: " + e, true);
+        for (const std::string& e : load.errors) add_notice(state, "Cannot open " + path + ": " + e, true);
         return;
     }
-    leave_lesson(state);
-    if (!load.view.lesson.empty() && open_lesson_named(state, load.view.lesson, load.view.step)) {
-        // The lesson step's scenario was queued; the saved one (which may have edits) replaces it.
-    }
-    state.session.push(edits::ReplaceScenario{std::move(*load.scenario)});
-    state.view.shown_head = load.view.shown_head;
-    state.view.all_heads = load.view.all_heads;
-    state.classroom.presenter = load.view.presenter;
-    add_notice(state, "Session opened from " + path, false);
+    apply_session(state, std::move(*load.scenario), load.view);
+    add_notice(state, "Opened " + path, false);
 }
 
 void export_matrix(AppState& state, const std::string& path) {

@@ -14,35 +14,11 @@
 #include "presets.hpp"
 #include "serialize.hpp"
 #include "session_file.hpp"
+#include "session_fixtures.hpp"
 
 using namespace attn;
 using namespace attn::edits;
-
-namespace {
-
-Scenario sentence_scenario() {
-    Scenario s;
-    s.name = "test";
-    s.target.tokens = {"the", "cat", "sat", "down"};
-    s.d_model = 8;
-    s.heads = 2;
-    s.seed = 7;
-    return s;
-}
-
-Session ready(Scenario s) {
-    Session session;
-    session.scenario = std::move(s);
-    REQUIRE(update(session));
-    REQUIRE(session.trace.ok);
-    return session;
-}
-
-std::string temp_path(const std::string& name) {
-    return (std::filesystem::temp_directory_path() / ("attnlab-test-" + name)).string();
-}
-
-}  // namespace
+using namespace attn::testing;
 
 TEST_CASE("undo after N edits restores the original scenario exactly, redo replays them") {
     Session session = ready(sentence_scenario());

@@ -6,37 +6,13 @@
 #include "edits.hpp"
 #include "engine.hpp"
 #include "presets.hpp"
+#include "session_fixtures.hpp"
 
 using namespace attn;
 using namespace attn::edits;
+using namespace attn::testing;
 
 namespace {
-
-Scenario preset_scenario(const char* name) {
-    const Preset* p = find_preset(name);
-    REQUIRE(p != nullptr);
-    return p->scenario;
-}
-
-// An embedding-mode scenario with d_model = 8 and several tokens.
-Scenario sentence_scenario() {
-    Scenario s;
-    s.name = "test";
-    s.target.tokens = {"the", "cat", "sat", "down"};
-    s.d_model = 8;
-    s.heads = 2;
-    s.seed = 7;
-    return s;
-}
-
-Session ready(Scenario s) {
-    Session session;
-    session.scenario = std::move(s);
-    REQUIRE(update(session));
-    REQUIRE(session.trace.ok);
-    REQUIRE_FALSE(session.dirty);
-    return session;
-}
 
 // Every cell equal except (row, col).
 void require_only_cell_changed(const Matrix& before, const Matrix& after, int row, int col, float value) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -154,6 +155,35 @@ TEST_CASE("a big heatmap is drawn as a texture in the colour of its values") {
     INFO("weight " << largest << " pixel " << p.r << "," << p.g << "," << p.b);
     CHECK_FALSE(close_to(p, 68, 1, 84, 20));
     CHECK(p.g > 30);
+}
+
+TEST_CASE("a NaN typed into X marks every matrix it reaches with the NaN/inf badge") {
+    Scenario s;
+    s.target.tokens = {"the", "cat", "sat"};
+    s.d_model = 4;
+    s.heads = 1;
+    s.seed = 3;
+    s.target.embeddings = run(s).x;
+    s.target.embeddings(1, 2) = std::numeric_limits<float>::quiet_NaN();
+    const std::string png = output_path("non-finite-badges");
+    REQUIRE(render(s, png) == 0);
+    const Image image = load_png(png);
+    std::ifstream in(png + ".layout.json");
+    const nlohmann::json layout = nlohmann::json::parse(in);
+    int badges = 0;
+    for (const auto& h : layout.at("heatmaps")) {
+        const std::string name = h.at("name");
+        INFO(name);
+        const bool reached = name != "w_q" && name != "w_k" && name != "w_v" && name != "w_o" && name != "pe";
+        REQUIRE(h.at("non_finite_badge").is_null() != reached);
+        if (!reached) continue;
+        // The badge's red box, a few pixels inside its corner.
+        const int x = static_cast<int>(h.at("non_finite_badge")[0].get<double>()) + 3;
+        const int y = static_cast<int>(h.at("non_finite_badge")[1].get<double>()) + 2;
+        CHECK(close_to(image.at(x, y), 150, 40, 30, 12));
+        ++badges;
+    }
+    CHECK(badges >= 8);  // X, X+PE, Q, K, V, scores, scaled, weights, output…
 }
 
 TEST_CASE("a forced hover renders the tooltip without a GL error") {

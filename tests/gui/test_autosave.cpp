@@ -1,0 +1,182 @@
+// Autosave and restore without a window: when it writes, what a run killed with SIGKILL
+// leaves, and that restoring gives back exactly the scenario, the lesson step and the view.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include "autosave.hpp"
+#include "serialize.hpp"
+#include "session_file.hpp"
+#include "session_fixtures.hpp"
+#include "ui/app_state.hpp"
+#include "ui/classroom.hpp"
+
+using namespace attn;
+using namespace attn::testing;
+using Catch::Matchers::Contains;
+using Clock = autosave::Clock;
+using std::chrono::milliseconds;
+
+namespace {
+
+std::string read_all(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// A child process that autosaves `contents` and is then killed with SIGKILL, the way a
+// crash or `kill -9` ends the app: no destructor, no clean-up.
+void autosave_then_die(const std::string& folder, const std::string& contents) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        autosave::Autosaver saver(folder);
+        saver.tick("1", [&] { return contents; });
+        ::raise(SIGKILL);
+        ::_exit(0);  // not reached
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    REQUIRE(WIFSIGNALED(status));
+    REQUIRE(WTERMSIG(status) == SIGKILL);
+}
+
+}  // namespace
+
+TEST_CASE("autosave writes after a change, then at most once per interval, and not the opening state") {
+    const std::string folder = temp_folder("autosave-interval");
+    autosave::Autosaver saver(folder, milliseconds(2000));
+    REQUIRE(saver.enabled());
+    const Clock::time_point t0 = Clock::now();
+    int made = 0;
+    auto contents = [&] { return "v" + std::to_string(++made); };
+
+    saver.set_baseline("rev0");
+    CHECK(saver.tick("rev0", contents, t0).empty());
+    CHECK(saver.writes() == 0);  // nothing changed since opening: no file
+    CHECK_FALSE(std::filesystem::exists(saver.path()));
+
+    saver.tick("rev1", contents, t0 + milliseconds(100));  // the first change is written at once
+    CHECK(saver.writes() == 1);
+    CHECK(read_all(saver.path()) == "v1");
+    saver.tick("rev2", contents, t0 + milliseconds(900));  // within the interval: waits
+    CHECK(saver.writes() == 1);
+    saver.tick("rev2", contents, t0 + milliseconds(2100));  // the interval has passed
+    CHECK(saver.writes() == 2);
+    CHECK(read_all(saver.path()) == "v2");
+    saver.tick("rev2", contents, t0 + milliseconds(9000));  // no change: no write
+    CHECK(saver.writes() == 2);
+
+    saver.finish();  // a clean exit leaves nothing to restore
+    CHECK_FALSE(std::filesystem::exists(saver.path()));
+    CHECK(autosave::find_orphans(folder).empty());
+}
+
+TEST_CASE("the autosave of a running app is its own; after SIGKILL it is offered, newest first") {
+    const std::string folder = temp_folder("autosave-orphans");
+    autosave::Autosaver alive(folder);
+    REQUIRE(alive.enabled());
+    alive.tick("x", [] { return std::string("mine"); });
+    CHECK(autosave::find_orphans(folder).empty());  // locked by this process
+
+    autosave_then_die(folder, "older");
+    ::sleep(1);  // modification times one second apart
+    autosave_then_die(folder, "newer");
+    const std::vector<autosave::Orphan> orphans = autosave::find_orphans(folder);
+    REQUIRE(orphans.size() == 2);
+    CHECK(read_all(orphans[0].path) == "newer");
+    CHECK(read_all(orphans[1].path) == "older");
+    CHECK(orphans[0].age_seconds >= 0);
+    CHECK(orphans[0].written.size() == 19);  // "2026-11-22 14:03:12"
+
+    autosave::discard(orphans[1]);
+    const std::vector<autosave::Orphan> left = autosave::find_orphans(folder);
+    REQUIRE(left.size() == 1);
+    CHECK(left[0].path == orphans[0].path);
+    CHECK_FALSE(std::filesystem::exists(orphans[1].lock_path));
+    alive.finish();
+}
+
+TEST_CASE("an autosave that cannot be written says why once, and again when it works") {
+    const std::string folder = temp_folder("autosave-failing");
+    autosave::Autosaver saver(folder, milliseconds(10));
+    REQUIRE(saver.enabled());
+    const Clock::time_point t0 = Clock::now();
+    auto contents = [] { return std::string("{}"); };
+    CHECK(saver.tick("a", contents, t0).empty());
+    std::filesystem::remove(saver.path());
+    std::filesystem::create_directory(saver.path());  // a folder where the file goes: the rename fails
+    const std::string failed = saver.tick("b", contents, t0 + milliseconds(20));
+    CHECK_THAT(failed, Contains("Autosave failed") && Contains(saver.path()));
+    CHECK(saver.tick("c", contents, t0 + milliseconds(40)).empty());  // told once
+    std::filesystem::remove(saver.path());
+    CHECK_THAT(saver.tick("d", contents, t0 + milliseconds(60)), Contains("works again"));
+    saver.finish();
+}
+
+TEST_CASE("restoring after SIGKILL gives back the scenario, the lesson step and the view exactly") {
+    const std::string folder = temp_folder("autosave-restore");
+
+    // The run that dies: a lesson at its third step, edited, showing head 2 of every head.
+    ui::AppState before;
+    ui::apply_session(before, sentence_scenario(), session_file::ViewChoices{1, true, false, "03-masks.json", 2});
+    edits::update(before.session);
+    before.session.push(edits::SetCell{edits::MatrixId::X, 1, 3, -2.75f});
+    before.session.push(edits::SetMaskKind{MaskKind::Causal});
+    edits::update(before.session);
+    REQUIRE(before.session.trace.ok);
+    const session_file::ViewChoices view = ui::view_choices(before);
+    REQUIRE(view.lesson == "03-masks.json");
+    REQUIRE(view.step == 2);
+    autosave_then_die(folder, dump_json(session_file::session_to_json(before.session.scenario, view)));
+
+    // The next start: offered, restored, and removed once this run has saved it again.
+    ui::AppState after;
+    after.session = ready(preset_scenario("dot-product-3-tokens"));
+    ui::start_autosave(after, folder, milliseconds(0), true);
+    REQUIRE(after.recovery.prompt);
+    REQUIRE(after.recovery.orphans.size() == 1);
+    const autosave::Orphan orphan = after.recovery.orphans[0];
+    REQUIRE(ui::restore_orphan(after, 0));
+    edits::update(after.session);
+    CHECK(dump_json(scenario_to_json(after.session.scenario)) == dump_json(scenario_to_json(before.session.scenario)));
+    CHECK(dump_json(trace_to_json(after.session.trace)) == dump_json(trace_to_json(before.session.trace)));
+    const session_file::ViewChoices restored = ui::view_choices(after);
+    CHECK(restored.lesson == view.lesson);
+    CHECK(restored.step == view.step);
+    CHECK(restored.shown_head == view.shown_head);
+    CHECK(restored.all_heads == view.all_heads);
+
+    CHECK(std::filesystem::exists(orphan.path));  // kept until this run's own autosave holds the work
+    ui::autosave_tick(after);  // the baseline
+    ui::autosave_tick(after);
+    CHECK_FALSE(std::filesystem::exists(orphan.path));
+    REQUIRE(after.recovery.saver);
+    const session_file::SessionLoad own = session_file::load_session(after.recovery.saver->path());
+    REQUIRE(own.scenario);
+    CHECK(dump_json(scenario_to_json(*own.scenario)) == dump_json(scenario_to_json(before.session.scenario)));
+    ui::finish_autosave(after);
+    CHECK(autosave::find_orphans(folder).empty());
+}
+
+TEST_CASE("an unreadable autosave is reported and kept aside, never deleted") {
+    const std::string folder = temp_folder("autosave-unreadable");
+    autosave_then_die(folder, "{\"format\": \"attnlab-session\", \"version\": 1, \"scenario\": {\"d_model\": ");
+    ui::AppState state;
+    state.session = ready(sentence_scenario());
+    const nlohmann::json original = scenario_to_json(state.session.scenario);
+    ui::start_autosave(state, folder, milliseconds(0), false);
+    REQUIRE(state.recovery.orphans.size() == 1);
+    const std::string path = state.recovery.orphans[0].path;
+    CHECK_FALSE(ui::restore_orphan(state, 0));
+    CHECK(scenario_to_json(state.session.scenario) == original);  // the current state is kept
+    REQUIRE_FALSE(state.classroom.notices.empty());
+    CHECK(state.classroom.notices.front().error);
+    CHECK_THAT(state.classroom.notices.front().text, Contains("not valid JSON"));
+    CHECK(std::filesystem::exists(path + ".unreadable"));
+}
