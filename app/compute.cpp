@@ -111,8 +111,10 @@ Compute::~Compute() {
     }
 }
 
+bool Compute::gpu_waiting() const { return gpu_ && gpu_uncollected_ && gpu_run_ == wanted_; }
+
 bool Compute::busy() const {
-    return worker_.valid() || cpu_pending_ || (gpu_ && gpu_->busy() && gpu_run_ == wanted_);
+    return worker_.valid() || cpu_pending_ || gpu_waiting();
 }
 
 // Creates the backend on first need; a failure is told once and the CPU takes over.
@@ -184,6 +186,7 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
             if (p.gpu) {
                 gpu_->begin(session.scenario, options);  // abandons a run under way
                 gpu_run_ = wanted_;
+                gpu_uncollected_ = true;
                 gpu_started_ = std::chrono::steady_clock::now();
             } else {
                 cpu_pending_ = true;  // started below, once the worker is free
@@ -192,7 +195,8 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
     }
 
     // The GPU: one slice of work per frame.
-    if (gpu_ && gpu_->busy() && gpu_run_ == wanted_ && gpu_->step(gpu_budget_ms)) {
+    if (gpu_waiting() && (!gpu_->busy() || gpu_->step(gpu_budget_ms))) {  // finished, or failed in begin()
+        gpu_uncollected_ = false;
         Trace trace = gpu_->take();
         if (!trace.ok && validate(session.scenario, Detail::OutputOnly).empty()) {
             // The scenario is fine: the GPU failed it (an allocation, a lost context).
@@ -219,7 +223,7 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
     }
 
     status_.stale = worker_.valid() && cpu_run_ != wanted_;
-    const bool gpu_running = gpu_ && gpu_->busy() && gpu_run_ == wanted_;
+    const bool gpu_running = gpu_waiting() && gpu_->busy();
     status_.busy = gpu_running || worker_.valid() || cpu_pending_;
     status_.running_backend = gpu_running ? "gpu" : status_.busy ? "cpu" : "";
     status_.progress = gpu_running ? gpu_->progress() : -1.0f;

@@ -124,6 +124,8 @@ private:
     Region region_;
     std::uint64_t wanted_ = 0;         // bumped at every change of scenario or settings
     std::uint64_t gpu_run_ = 0;        // the request the GPU run under way answers
+    bool gpu_uncollected_ = false;     // begun and its trace not yet taken (a begin() that fails finishes at once)
+    bool gpu_waiting() const;
     std::uint64_t cpu_run_ = 0;        // the request the CPU worker answers
     bool cpu_pending_ = false;         // an output-only CPU run waits for the worker to be free
     std::future<Trace> worker_;

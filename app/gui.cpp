@@ -51,13 +51,15 @@ const char* glfw_error() {
     return description ? description : "unknown error";
 }
 
-// A window with a core-profile context: 4.3 first (what compute shaders need), then 3.3.
+// A window with a core-profile context: 4.3 first (what compute shaders need), then 3.3;
+// each with reset notification first (a GPU reset is then reported, not a crash), then without.
 GLFWwindow* open_window(int width, int height, const std::string& title, bool screenshot) {
-    const int versions[][2] = {{4, 3}, {3, 3}};
+    const int versions[][3] = {{4, 3, 1}, {4, 3, 0}, {3, 3, 1}, {3, 3, 0}};
     for (const auto& v : versions) {
         glfwDefaultWindowHints();
         glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, v[0]);
         glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, v[1]);
+        if (v[2] != 0) glfwWindowHint(GLFW_CONTEXT_ROBUSTNESS, GLFW_LOSE_CONTEXT_ON_RESET);
         glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
         glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
         glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
@@ -255,7 +257,9 @@ void apply_style(float scale) {
 
 // The compute layer for this window: the engine from --backend, the GPU backend made on
 // first need from the window's context. ATTNLAB_GPU_EXTRA_DEFINES (hidden, for the tests)
-// is prepended to every shader: a broken line makes the creation fail.
+// is prepended to every shader: a broken line makes the creation fail;
+// ATTNLAB_GPU_MAX_BUFFER_BYTES and ATTNLAB_GPU_RESET_AFTER_STEPS inject an allocation
+// failure and a lost context.
 std::unique_ptr<compute::Compute> make_compute(const cli::Options& options, ui::AppState& state) {
     if (!compute::parse_choice(options.backend, state.compute.settings.choice)) state.compute.settings.choice = compute::Choice::Cpu;
     const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
@@ -264,6 +268,9 @@ std::unique_ptr<compute::Compute> make_compute(const cli::Options& options, ui::
     compute::BackendFactory factory = [](std::string* why_not) {
         gpu::BackendOptions backend_options;
         if (const char* extra = std::getenv("ATTNLAB_GPU_EXTRA_DEFINES")) backend_options.extra_defines = std::string(extra) + "\n";
+        // Hidden, for the tests: faults a driver cannot be made to produce on demand.
+        if (const char* bytes = std::getenv("ATTNLAB_GPU_MAX_BUFFER_BYTES")) backend_options.max_buffer_bytes = std::strtoull(bytes, nullptr, 10);
+        if (const char* steps = std::getenv("ATTNLAB_GPU_RESET_AFTER_STEPS")) backend_options.context_reset_after_steps = std::atoi(steps);
         return gpu::Backend::create(why_not, backend_options);
     };
     auto layer = std::make_unique<compute::Compute>(std::move(factory), renderer_name, software);

@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 
@@ -119,14 +122,48 @@ TEST_CASE("trace JSON has the documented keys and equals the trace") {
 }
 
 TEST_CASE("atomic write replaces the file whole / and a failed write keeps the old one") {
-    const std::string path = "test_atomic_write.json";
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::temp_directory_path() / "attnlab-test-atomic";
+    fs::remove_all(folder);
+    fs::create_directories(folder);
+    const std::string path = (folder / "session.json").string();
+    auto contents = [&] {
+        std::ifstream in(path);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
     std::string error;
     REQUIRE(write_file_atomic(path, "first", &error));
     REQUIRE(write_file_atomic(path, "second", &error));
-    std::ifstream in(path);
-    std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    CHECK(contents == "second");
-    CHECK_FALSE(write_file_atomic("/nonexistent-dir/x.json", "x", &error));
-    CHECK_THAT(error, Contains("/nonexistent-dir/x.json"));
-    std::remove(path.c_str());
+    CHECK(contents() == "second");
+
+    SECTION("disk full: the write fails with ENOSPC, the old file stays") {
+        // The temporary file the write goes through, made a link to /dev/full: every write to it fails as on a full disk.
+        const fs::path tmp = path + ".tmp." + std::to_string(::getpid());
+        fs::create_symlink("/dev/full", tmp);
+        CHECK_FALSE(write_file_atomic(path, "third", &error));
+        CHECK_THAT(error, Contains(path) && Contains("the disk is full") && Contains("unchanged"));
+        CHECK(contents() == "second");
+        CHECK_FALSE(fs::exists(fs::symlink_status(tmp)));  // no temporary file left behind
+    }
+    SECTION("path missing: the folder is named") {
+        const std::string missing = (folder / "no-such-folder" / "x.json").string();
+        CHECK_FALSE(write_file_atomic(missing, "x", &error));
+        CHECK_THAT(error, Contains(missing) && Contains("the folder " + (folder / "no-such-folder").string() + " does not exist"));
+    }
+    SECTION("permission denied") {
+        std::string target;
+        if (::geteuid() != 0) {  // a folder without write permission
+            const fs::path locked = folder / "locked";
+            fs::create_directories(locked);
+            fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
+            target = (locked / "x.json").string();
+        } else {  // root writes anywhere it has permissions for; sysfs refuses new files even to root
+            target = "/sys/attnlab-test.json";
+        }
+        CHECK_FALSE(write_file_atomic(target, "x", &error));
+        CHECK_THAT(error, Contains(target) && (Contains("permission denied") || Contains("read-only")));
+        std::error_code ec;  // let remove_all in (the folder exists only when not root)
+        fs::permissions(folder / "locked", fs::perms::owner_all, fs::perm_options::replace, ec);
+    }
+    fs::remove_all(folder);
 }

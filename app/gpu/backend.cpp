@@ -23,6 +23,8 @@
 
 namespace attn::gpu {
 
+constexpr const char* kContextLost = "the GPU context was lost (a GPU reset): its buffers and shaders are gone";
+
 // [SECTION] GL helpers: buffers, shader variants
 
 bool Buffer::allocate(std::size_t bytes, const void* data) {
@@ -169,6 +171,8 @@ struct Backend::Impl {
     bool has_w_o = false;
     std::vector<WorkItem> plan;
     size_t next_item = 0;
+    int steps_taken = 0;        // step() calls over the backend's life (the injected reset counts them)
+    bool context_lost = false;  // once lost, a context never comes back: every later run fails
     double planned_flops = 0.0, done_flops = 0.0;
     double ms_per_flop = 1e-7;  // first guess (~10 GFLOP/s), then measured
     Timings timings, wall_timings;
@@ -217,6 +221,7 @@ struct Backend::Impl {
     }
 
     bool upload(Buffer& buffer, const char* what, std::size_t bytes, const void* data = nullptr) {
+        const bool refused = options.max_buffer_bytes > 0 && bytes > options.max_buffer_bytes;  // an injected allocation failure
         if (bytes > static_cast<std::size_t>(max_block_bytes)) {
             std::ostringstream msg;
             msg << "the GPU buffer for " << what << " needs " << bytes / (1024.0 * 1024.0) << " MiB, more than this GPU's "
@@ -224,7 +229,7 @@ struct Backend::Impl {
             fail(msg.str());
             return false;
         }
-        if (!buffer.allocate(bytes, data)) {
+        if (refused || !buffer.allocate(bytes, data)) {
             fail("the GPU could not allocate " + std::to_string(bytes) + " bytes for " + what + " (out of memory)");
             return false;
         }
@@ -236,6 +241,7 @@ struct Backend::Impl {
     void plan_projection(const Buffer& x, int rows, const Buffer& w, Buffer& target, int head_dim, int stride);
     void plan_rope(Buffer& target, int n);
     bool step(double budget_ms);
+    bool lost_context();
     void finish();
 };
 
@@ -322,6 +328,7 @@ void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
         finished = true;
         return;
     }
+    if (lost_context()) return fail(kContextLost);
 
     Matrix q_all, k_all, v_all;
     if (!prepare_inputs(s, q_all, k_all, v_all)) return;
@@ -540,8 +547,22 @@ void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
 
 // [SECTION] Stepping, timing, reading back
 
+// GL_KHR_robustness (core in 4.5): a context created with a reset notification strategy
+// reports a GPU reset (a hang, a driver restart, a removed GPU) here.
+bool Backend::Impl::lost_context() {
+    if (options.context_reset_after_steps >= 0 && steps_taken > options.context_reset_after_steps) context_lost = true;
+    if (!context_lost && (epoxy_gl_version() >= 45 || epoxy_has_gl_extension("GL_KHR_robustness")))
+        context_lost = glGetGraphicsResetStatus() != GL_NO_ERROR;
+    return context_lost;
+}
+
 bool Backend::Impl::step(double budget_ms) {
     if (!busy) return true;
+    ++steps_taken;
+    if (lost_context()) {
+        fail(kContextLost);
+        return true;
+    }
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(clock::now() - start).count(); };
@@ -666,7 +687,9 @@ void Backend::Impl::finish() {
 // [SECTION] Backend
 
 Backend::Backend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Backend::~Backend() = default;
+Backend::~Backend() {
+    glUseProgram(0);  // a program deleted while current stays bound: whoever restores it next gets GL_INVALID_VALUE
+}
 
 std::unique_ptr<Backend> Backend::create(std::string* why_not, const BackendOptions& options) {
     std::string ignored;

@@ -22,6 +22,10 @@ struct BackendOptions {
     // Prepended after #version to every shader: "#define BQ 32\n". The tests inject a
     // broken line here to check that a compile failure is reported, not fatal.
     std::string extra_defines;
+    // Faults a test cannot make a driver produce on demand, injected where the real ones
+    // are detected (the same code path follows):
+    std::size_t max_buffer_bytes = 0;   // > 0: a larger allocation fails as GL_OUT_OF_MEMORY does
+    int context_reset_after_steps = -1; // ≥ 0: after this many step() calls the context reports a reset
 };
 
 // Time per stage of a run, in milliseconds.

@@ -29,6 +29,7 @@ using attn::MaskKind;
 using attn::Matrix;
 using attn::PositionalEncoding;
 using attn::RunOptions;
+using Catch::Matchers::Contains;
 using attn::Scenario;
 using attn::SoftmaxKind;
 using attn::Trace;
@@ -344,6 +345,44 @@ TEST_CASE("GPU backend: a shader that does not compile makes create() return nul
     const auto failed = attn::gpu::Backend::create(&why, broken);
     CHECK(failed == nullptr);
     CHECK(why.find("does not compile") != std::string::npos);
+}
+
+TEST_CASE("GPU backend: an allocation the GPU refuses fails the run with the reason", "[gpu][out-of-memory]") {
+    backend();  // the context
+    attn::gpu::BackendOptions small;
+    small.max_buffer_bytes = 4096;  // what a GPU with almost no free memory allows
+    std::string why;
+    const auto gpu = attn::gpu::Backend::create(&why, small);
+    REQUIRE(gpu != nullptr);
+    const Case c{"oom", MaskKind::None, PositionalEncoding::None, 2, 200, 200, 32, false, true, false};
+    const Scenario s = make_scenario(c, 5);
+    gpu->begin(s, RunOptions{Detail::OutputOnly});
+    CHECK_FALSE(gpu->busy());  // failed in begin(): nothing to step
+    const Trace t = gpu->take();
+    CHECK_FALSE(t.ok);
+    REQUIRE_FALSE(t.errors.empty());
+    CHECK_THAT(t.errors.front(), Contains("could not allocate") && Contains("out of memory"));
+}
+
+TEST_CASE("GPU backend: a lost context fails the run under way and every later one", "[gpu][lost-context]") {
+    backend();  // the context
+    attn::gpu::BackendOptions resets;
+    resets.context_reset_after_steps = 1;
+    std::string why;
+    const auto gpu = attn::gpu::Backend::create(&why, resets);
+    REQUIRE(gpu != nullptr);
+    const Case c{"reset", MaskKind::Causal, PositionalEncoding::None, 2, 300, 300, 32, false, true, false};
+    const Scenario s = make_scenario(c, 6);
+    gpu->begin(s, RunOptions{Detail::OutputOnly});
+    CHECK_FALSE(gpu->step(0.0));  // one slice of work; the context is then lost
+    CHECK(gpu->step(0.0));        // the run ends, failed
+    const Trace t = gpu->take();
+    CHECK_FALSE(t.ok);
+    REQUIRE_FALSE(t.errors.empty());
+    CHECK_THAT(t.errors.front(), Contains("context was lost"));
+    const Trace later = gpu->run(s, RunOptions{Detail::OutputOnly});
+    CHECK_FALSE(later.ok);
+    CHECK_THAT(later.errors.front(), Contains("context was lost"));
 }
 
 TEST_CASE("GPU run_headless makes its own context and returns a trace", "[gpu][headless]") {
