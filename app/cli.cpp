@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "analysis.hpp"
 #include "articles.hpp"
 #include "autosave.hpp"
 #include "engine.hpp"
@@ -145,6 +146,17 @@ std::optional<Scenario> load_scenario(const Options& o, std::ostream& err) {
     return s;
 }
 
+namespace {
+
+// Where the scenario came from, as messages name it.
+std::string scenario_source(const Options& o) {
+    if (o.restore) return "the autosave";
+    if (!o.scenario_file.empty()) return o.scenario_file;
+    return "preset " + (o.preset.empty() ? std::string(default_preset_name()) : o.preset);
+}
+
+}  // namespace
+
 bool wants_window(const Options& o) {
     return !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
 }
@@ -171,9 +183,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err, const T
     }
     const Trace trace = runner ? runner(*scenario) : run(*scenario);
     if (!trace.ok) {
-        const std::string where = o.scenario_file.empty() ? "preset " + (o.preset.empty() ? std::string(default_preset_name()) : o.preset)
-                                                          : o.scenario_file;
-        for (auto& e : trace.errors) err << where << ": " << e << "\n";
+        for (auto& e : trace.errors) err << scenario_source(o) << ": " << e << "\n";
         return 3;
     }
     if (o.print) out << format_trace(trace);
@@ -183,6 +193,14 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err, const T
             err << error << "\n";
             return 4;
         }
+    }
+    // Computed, but NaN or ±∞ reached the results: said, and a script can tell.
+    const NonFiniteReport non_finite = non_finite_report(trace);
+    if (!non_finite.matrices.empty()) {
+        err << scenario_source(o) << ": NaN or \xC2\xB1\xE2\x88\x9E in " << non_finite.matrices.size() << " matrices (";
+        for (size_t i = 0; i < non_finite.matrices.size() && i < 4; ++i) err << (i ? ", " : "") << non_finite.matrices[i];
+        err << (non_finite.matrices.size() > 4 ? ", …" : "") << "), " << non_finite.origin << "\n";
+        return 5;
     }
     return 0;
 }

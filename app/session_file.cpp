@@ -95,7 +95,7 @@ SessionLoad load_session(const std::string& path) {
 
 SessionLoad load_session_or_scenario(const std::string& path) {
     SessionLoad load;
-    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "session", load.errors);
+    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "scenario or session", load.errors);
     if (!text) return load;
     std::optional<nlohmann::json> j = parse_json(*text, path, load.errors);
     if (!j) return load;

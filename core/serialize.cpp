@@ -365,10 +365,24 @@ std::optional<json> parse_json(const std::string& text, const std::string& sourc
     try {
         return json::parse(text);
     } catch (const json::parse_error& e) {
+        // nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error while parsing
+        // value - invalid literal; last read: 'x'" → the part after the position, its bytes made printable.
         std::string what = e.what();
-        const auto colon = what.rfind(": ");
-        if (colon != std::string::npos) what = what.substr(colon + 2);  // drop nlohmann's "[json.exception...]" prefix
-        errors.push_back(source_name + ": " + line_column(text, e.byte > 0 ? e.byte - 1 : 0) + ": not valid JSON: " + what);
+        const auto column = what.find("column ");
+        const auto colon = what.find(": ", column == std::string::npos ? 0 : column);
+        if (colon != std::string::npos) what = what.substr(colon + 2);
+        std::string printable;
+        for (const unsigned char c : what) {
+            if (c >= 0x20 && c < 0x7F) {
+                printable += static_cast<char>(c);
+            } else {
+                char hex[8];
+                std::snprintf(hex, sizeof hex, "\\x%02X", c);
+                printable += hex;
+            }
+        }
+        if (what.find("UTF-8") != std::string::npos) printable += " (text must be UTF-8)";
+        errors.push_back(source_name + ": " + line_column(text, e.byte > 0 ? e.byte - 1 : 0) + ": not valid JSON: " + printable);
     } catch (const json::exception& e) {  // e.g. a number too large for a double
         std::string what = e.what();
         const auto bracket = what.find("] ");

@@ -2,12 +2,14 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bad_input_catalogue.hpp"
 #include "cli.hpp"
 
 using namespace attn;
@@ -99,6 +101,24 @@ TEST_CASE("errors exit non-zero and say what and where") {
         const Result r = run_cli({"--preset", "dog-bites-man", "--export-json", "/nonexistent-dir/t.json"});
         CHECK(r.code != 0);
         CHECK_THAT(r.err, Contains("/nonexistent-dir/t.json"));
+    }
+}
+
+TEST_CASE("the catalogue of bad input: each exits non-zero naming the file and what was expected") {
+    const std::filesystem::path folder = std::filesystem::temp_directory_path() / "attnlab-test-catalogue-cli";
+    std::filesystem::create_directories(folder);
+    for (const testing::BadInput& bad : testing::bad_input_catalogue()) {
+        INFO(bad.item);
+        const std::string path = (folder / bad.file).string();
+        std::ofstream(path, std::ios::binary) << bad.text;
+        const Result r = run_cli({"--scenario", path, "--print"});
+        INFO(r.err);
+        CHECK(r.code != 0);
+        CHECK(r.code == (bad.computes ? 5 : r.code));  // computed with NaN/∞: 5, after printing the trace
+        CHECK((bad.computes ? !r.out.empty() : r.out.empty()));
+        CHECK_THAT(r.err, Contains(path));
+        for (const std::string& fragment : bad.says) CHECK_THAT(r.err, Contains(fragment));
+        std::filesystem::remove(path);
     }
 }
 

@@ -25,6 +25,9 @@ void add_notice(AppState& state, std::string text, bool error);
 // scenario is queued as an edit: one undo step).
 session_file::ViewChoices view_choices(const AppState& state);
 void apply_session(AppState& state, Scenario scenario, const session_file::ViewChoices& view);
+// File → Open: a session or a scenario file. One that cannot be read leaves everything as
+// it was, with a notice per problem ("Cannot open FILE: FILE: key 'q' row 2: …").
+void open_file(AppState& state, const std::string& path);
 
 // panel_recovery.cpp: autosave, and the offer to restore what a run that died left.
 // `directory` empty: neither. `save` false (screenshots): the autosaves of dead runs are

@@ -95,16 +95,8 @@ void apply_session(AppState& state, Scenario scenario, const session_file::ViewC
     state.classroom.presenter = view.presenter;
 }
 
-namespace {
-
-void save_session(AppState& state, const std::string& path) {
-    std::string error;
-    if (session_file::save_session(path, state.session.scenario, view_choices(state), &error)) add_notice(state, "Session saved to " + path, false);
-    else add_notice(state, "Cannot save the session: " + error, true);
-}
-
 // A session file, or a plain scenario file (what --export-scenario writes, what students trade).
-void open_session(AppState& state, const std::string& path) {
+void open_file(AppState& state, const std::string& path) {
     session_file::SessionLoad load = session_file::load_session_or_scenario(path);
     if (!load.scenario) {  // the current state is kept
         for (const std::string& e : load.errors) add_notice(state, "Cannot open " + path + ": " + e, true);
@@ -112,6 +104,14 @@ void open_session(AppState& state, const std::string& path) {
     }
     apply_session(state, std::move(*load.scenario), load.view);
     add_notice(state, "Opened " + path, false);
+}
+
+namespace {
+
+void save_session(AppState& state, const std::string& path) {
+    std::string error;
+    if (session_file::save_session(path, state.session.scenario, view_choices(state), &error)) add_notice(state, "Session saved to " + path, false);
+    else add_notice(state, "Cannot save the session: " + error, true);
 }
 
 void export_matrix(AppState& state, const std::string& path) {
@@ -197,7 +197,7 @@ void draw_path_prompt(AppState& state) {
     if (ok && !prompt.path.empty()) {
         switch (prompt.action) {
             case FileAction::SaveSession: save_session(state, prompt.path); break;
-            case FileAction::OpenSession: open_session(state, prompt.path); break;
+            case FileAction::OpenSession: open_file(state, prompt.path); break;
             case FileAction::ExportMatrix: export_matrix(state, prompt.path); break;
             case FileAction::ExportTrace: export_trace(state, prompt.path); break;
             case FileAction::ExportPng:  // written by the loop once the popup has left the screen

@@ -1,0 +1,54 @@
+// The catalogue of bad input opened in the app (File → Open): the scenario on screen and
+// its trace stay exactly as they were, and a notice names the file and the problem. The
+// entries the catalogue allows (NaN, ∞, 1e38 in cells) open, and are marked.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "analysis.hpp"
+#include "bad_input_catalogue.hpp"
+#include "serialize.hpp"
+#include "session_fixtures.hpp"
+#include "ui/app_state.hpp"
+#include "ui/classroom.hpp"
+
+using namespace attn;
+using namespace attn::testing;
+using Catch::Matchers::Contains;
+
+TEST_CASE("opening each bad file keeps the current state and says why") {
+    const std::string folder = temp_folder("catalogue-app");
+    for (const BadInput& bad : bad_input_catalogue()) {
+        INFO(bad.item);
+        const std::string path = (std::filesystem::path(folder) / bad.file).string();
+        std::ofstream(path, std::ios::binary) << bad.text;
+        ui::AppState state;
+        state.session = ready(sentence_scenario());
+        state.session.push(edits::SetCell{edits::MatrixId::X, 0, 0, 1.5f});  // work the user would lose
+        edits::update(state.session);
+        const std::string scenario_before = dump_json(scenario_to_json(state.session.scenario));
+        const std::string trace_before = dump_json(trace_to_json(state.session.trace));
+
+        ui::open_file(state, path);
+        edits::update(state.session);
+        if (bad.computes) {  // opened: the non-finite values are computed and every matrix they reach is marked
+            REQUIRE(state.session.errors.empty());
+            CHECK_FALSE(non_finite_report(state.session.trace).matrices.empty());
+            continue;
+        }
+        if (state.session.errors.empty()) {  // refused on reading: nothing changed
+            CHECK(dump_json(scenario_to_json(state.session.scenario)) == scenario_before);
+            REQUIRE_FALSE(state.classroom.notices.empty());
+            CHECK(state.classroom.notices.back().error);
+            CHECK_THAT(state.classroom.notices.back().text, Contains(path) && Contains("Cannot open"));
+        } else {  // readable but impossible to run: the last good trace stays on screen, and why is said (undo brings the work back)
+            CHECK_THAT(state.session.errors.front(), Contains(bad.says.front()));
+            REQUIRE(edits::undo(state.session));
+            edits::update(state.session);
+            CHECK(dump_json(scenario_to_json(state.session.scenario)) == scenario_before);
+        }
+        CHECK(dump_json(trace_to_json(state.session.trace)) == trace_before);
+        std::filesystem::remove(path);
+    }
+}
