@@ -130,37 +130,44 @@ Autosaver::Autosaver(std::string directory, std::chrono::milliseconds interval)
 }
 
 Autosaver::~Autosaver() {
+    wait();
     if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
-bool Autosaver::write(const std::string& signature, const std::function<std::string()>& contents, Clock::time_point now) {
-    last_write_ = now;
-    std::string error;
-    if (!write_file_atomic(path_, contents(), &error)) {
-        error_ = error;
-        return false;
+std::string Autosaver::collect(bool block) {
+    if (!writing_.valid()) return {};
+    if (!block && writing_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return {};
+    const Written w = writing_.get();
+    if (w.ok) {
+        written_signature_ = writing_signature_;
+        ++writes_;
+    } else {
+        error_ = w.error;
     }
-    written_signature_ = signature;
-    ++writes_;
-    return true;
+    if (w.ok == !failing_) return {};
+    failing_ = !w.ok;
+    return w.ok ? "Autosave works again: " + path_ : "Autosave failed: " + error_ + " (the session is still open; save it with Ctrl+S)";
 }
 
-std::string Autosaver::tick(const std::string& signature, const std::function<std::string()>& contents, Clock::time_point now) {
-    if (!enabled() || signature == written_signature_) return {};
-    if (last_write_ != Clock::time_point{} && now - last_write_ < interval_) return {};
-    const bool ok = write(signature, contents, now);
-    if (ok == !failing_) return {};
-    failing_ = !ok;
-    return ok ? "Autosave works again: " + path_ : "Autosave failed: " + error_ + " (the session is still open; save it with Ctrl+S)";
-}
+std::string Autosaver::wait() { return collect(true); }
 
-bool Autosaver::flush(const std::string& signature, const std::function<std::string()>& contents) {
-    if (!enabled()) return false;
-    if (signature == written_signature_) return true;
-    return write(signature, contents, Clock::now());
+std::string Autosaver::tick(const std::string& signature, const Snapshot& snapshot, Clock::time_point now) {
+    if (!enabled()) return {};
+    std::string message = collect(false);
+    if (writing_.valid() || signature == written_signature_) return message;
+    if (last_write_ != Clock::time_point{} && now - last_write_ < interval_) return message;
+    last_write_ = now;
+    writing_signature_ = signature;
+    writing_ = std::async(std::launch::async, [path = path_, contents = snapshot()] {
+        Written w;
+        w.ok = write_file_atomic(path, contents(), &w.error);
+        return w;
+    });
+    return message;
 }
 
 void Autosaver::finish() {
+    wait();
     if (!enabled()) return;
     std::error_code ec;
     fs::remove(path_, ec);

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,28 +52,37 @@ public:
     const std::string& path() const { return path_; }
 
     // Called every frame with a short signature of what would be saved (it changes when
-    // the session does). Writes contents() when the signature differs from the one last
-    // written and at least `interval` has passed since the last write, so a run of edits
-    // is written every interval and a single edit at most one interval after it.
-    // Returns a message when a write fails after one succeeded (or the first one fails),
-    // and when writing works again; empty otherwise.
-    std::string tick(const std::string& signature, const std::function<std::string()>& contents,
-                     Clock::time_point now = Clock::now());
-    // Writes now if anything changed since the last write (a restore calls this before
-    // the orphan it restored is discarded). False with error() set when the write fails.
-    bool flush(const std::string& signature, const std::function<std::string()>& contents);
+    // the session does). Starts a write when the signature differs from the one last
+    // written and at least `interval` has passed since the last write started, so a run of
+    // edits is written every interval and a single edit at most one interval after it.
+    // snapshot() runs then, on this thread, and returns what a worker thread runs to make
+    // the file's text (a long sequence takes a while to write out): it must own its data.
+    // One write at a time; a change during a write is written after it. Returns a message
+    // when a write has failed after one succeeded (or the first one failed), and when
+    // writing works again; empty otherwise.
+    using Contents = std::function<std::string()>;
+    using Snapshot = std::function<Contents()>;
+    std::string tick(const std::string& signature, const Snapshot& snapshot, Clock::time_point now = Clock::now());
+    // Waits for the write under way, if any; returns what tick() would have said of it.
+    std::string wait();
     // What the app opened with (a preset, a file from the command line) needs no autosave
     // until it changes.
     void set_baseline(const std::string& signature) { written_signature_ = signature; }
     // A clean exit: removes the autosave and the lock file.
     void finish();
 
-    std::uint64_t writes() const { return writes_; }
+    std::uint64_t writes() const { return writes_; }  // finished, successful writes
 
 private:
-    bool write(const std::string& signature, const std::function<std::string()>& contents, Clock::time_point now);
+    struct Written {
+        bool ok = false;
+        std::string error;
+    };
+    std::string collect(bool block);  // the write under way, once finished
 
     std::string directory_, path_, lock_path_, error_;
+    std::future<Written> writing_;
+    std::string writing_signature_;
     std::chrono::milliseconds interval_;
     int lock_fd_ = -1;
     std::optional<std::string> written_signature_;  // of the last write, or the baseline

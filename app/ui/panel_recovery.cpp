@@ -54,8 +54,12 @@ void autosave_tick(AppState& state) {
         r.saver->set_baseline(now);
         r.baseline_set = true;
     }
-    const std::string message = r.saver->tick(now, [&state] {
-        return dump_json(session_file::session_to_json(state.session.scenario, view_choices(state)));
+    // The write runs on a worker thread: it gets its own copy of the scenario, made only
+    // when a write starts (at most every interval), and serialises it there.
+    const std::string message = r.saver->tick(now, [&state]() -> autosave::Autosaver::Contents {
+        return [scenario = state.session.scenario, view = view_choices(state)] {
+            return dump_json(session_file::session_to_json(scenario, view));
+        };
     });
     if (!message.empty()) add_notice(state, message, message.rfind("Autosave failed", 0) == 0);
     if (r.restored && r.saver->writes() > r.writes_at_restore) {  // this run's autosave now holds the restored work

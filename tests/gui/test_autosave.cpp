@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <future>
 #include <filesystem>
 #include <fstream>
 
@@ -36,7 +37,8 @@ void autosave_then_die(const std::string& folder, const std::string& contents) {
     REQUIRE(child >= 0);
     if (child == 0) {
         autosave::Autosaver saver(folder);
-        saver.tick("1", [&] { return contents; });
+        saver.tick("1", [&] { return [contents] { return contents; }; });
+        saver.wait();
         ::raise(SIGKILL);
         ::_exit(0);  // not reached
     }
@@ -54,7 +56,7 @@ TEST_CASE("autosave writes after a change, then at most once per interval, and n
     REQUIRE(saver.enabled());
     const Clock::time_point t0 = Clock::now();
     int made = 0;
-    auto contents = [&] { return "v" + std::to_string(++made); };
+    auto contents = [&]() -> autosave::Autosaver::Contents { return [v = ++made] { return "v" + std::to_string(v); }; };
 
     saver.set_baseline("rev0");
     CHECK(saver.tick("rev0", contents, t0).empty());
@@ -62,11 +64,13 @@ TEST_CASE("autosave writes after a change, then at most once per interval, and n
     CHECK_FALSE(std::filesystem::exists(saver.path()));
 
     saver.tick("rev1", contents, t0 + milliseconds(100));  // the first change is written at once
+    saver.wait();
     CHECK(saver.writes() == 1);
     CHECK(read_all(saver.path()) == "v1");
     saver.tick("rev2", contents, t0 + milliseconds(900));  // within the interval: waits
     CHECK(saver.writes() == 1);
     saver.tick("rev2", contents, t0 + milliseconds(2100));  // the interval has passed
+    saver.wait();
     CHECK(saver.writes() == 2);
     CHECK(read_all(saver.path()) == "v2");
     saver.tick("rev2", contents, t0 + milliseconds(9000));  // no change: no write
@@ -81,7 +85,8 @@ TEST_CASE("the autosave of a running app is its own; after SIGKILL it is offered
     const std::string folder = temp_folder("autosave-orphans");
     autosave::Autosaver alive(folder);
     REQUIRE(alive.enabled());
-    alive.tick("x", [] { return std::string("mine"); });
+    alive.tick("x", [] { return [] { return std::string("mine"); }; });
+    alive.wait();
     CHECK(autosave::find_orphans(folder).empty());  // locked by this process
 
     autosave_then_die(folder, "older");
@@ -107,15 +112,36 @@ TEST_CASE("an autosave that cannot be written says why once, and again when it w
     autosave::Autosaver saver(folder, milliseconds(10));
     REQUIRE(saver.enabled());
     const Clock::time_point t0 = Clock::now();
-    auto contents = [] { return std::string("{}"); };
+    auto contents = [] { return [] { return std::string("{}"); }; };
     CHECK(saver.tick("a", contents, t0).empty());
+    CHECK(saver.wait().empty());
     std::filesystem::remove(saver.path());
     std::filesystem::create_directory(saver.path());  // a folder where the file goes: the rename fails
-    const std::string failed = saver.tick("b", contents, t0 + milliseconds(20));
-    CHECK_THAT(failed, Contains("Autosave failed") && Contains(saver.path()));
-    CHECK(saver.tick("c", contents, t0 + milliseconds(40)).empty());  // told once
+    saver.tick("b", contents, t0 + milliseconds(20));
+    CHECK_THAT(saver.wait(), Contains("Autosave failed") && Contains(saver.path()));
+    saver.tick("c", contents, t0 + milliseconds(40));
+    CHECK(saver.wait().empty());  // told once
     std::filesystem::remove(saver.path());
-    CHECK_THAT(saver.tick("d", contents, t0 + milliseconds(60)), Contains("works again"));
+    saver.tick("d", contents, t0 + milliseconds(60));
+    CHECK_THAT(saver.wait(), Contains("works again"));
+    saver.finish();
+}
+
+TEST_CASE("a change during a write is written after it") {
+    const std::string folder = temp_folder("autosave-overlap");
+    autosave::Autosaver saver(folder, milliseconds(0));
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    saver.tick("slow", [released] { return [released] { released.wait(); return std::string("slow"); }; });
+    saver.tick("next", [] { return [] { return std::string("next"); }; });  // the first is still being written
+    release.set_value();
+    saver.wait();
+    CHECK(saver.writes() == 1);
+    CHECK(read_all(saver.path()) == "slow");
+    saver.tick("next", [] { return [] { return std::string("next"); }; });
+    saver.wait();
+    CHECK(saver.writes() == 2);
+    CHECK(read_all(saver.path()) == "next");
     saver.finish();
 }
 
@@ -153,10 +179,12 @@ TEST_CASE("restoring after SIGKILL gives back the scenario, the lesson step and 
     CHECK(restored.all_heads == view.all_heads);
 
     CHECK(std::filesystem::exists(orphan.path));  // kept until this run's own autosave holds the work
-    ui::autosave_tick(after);  // the baseline
-    ui::autosave_tick(after);
-    CHECK_FALSE(std::filesystem::exists(orphan.path));
+    ui::autosave_tick(after);  // starts the write
+    CHECK(std::filesystem::exists(orphan.path));
     REQUIRE(after.recovery.saver);
+    after.recovery.saver->wait();
+    ui::autosave_tick(after);  // the write is done: the orphan goes
+    CHECK_FALSE(std::filesystem::exists(orphan.path));
     const session_file::SessionLoad own = session_file::load_session(after.recovery.saver->path());
     REQUIRE(own.scenario);
     CHECK(dump_json(scenario_to_json(*own.scenario)) == dump_json(scenario_to_json(before.session.scenario)));
