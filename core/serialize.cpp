@@ -394,6 +394,11 @@ std::optional<json> parse_json(const std::string& text, const std::string& sourc
 
 std::optional<std::string> read_text_file(const std::string& path, std::uintmax_t max_bytes, const std::string& kind,
                                           std::vector<std::string>& errors) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        errors.push_back(path + ": is a folder, not a " + kind + " file");
+        return std::nullopt;
+    }
     std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) {
         errors.push_back(path + ": cannot open: " + std::strerror(errno));

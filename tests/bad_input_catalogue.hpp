@@ -2,6 +2,8 @@
 // The catalogue of bad input, one entry per kind, shared by the command-line tests (each
 // exits non-zero with a message naming the file and the key or cell and what was expected)
 // and the app's tests (opening one keeps the current state and says why).
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,15 @@ struct BadInput {
     std::string text;               // the file's contents
     std::vector<std::string> says;  // every fragment the message holds, beside the file name
     bool computes = false;          // NaN, ∞, 1e38 in cells: allowed, computed, every matrix reached marked
+    bool folder = false;            // a folder of that name instead of a file
 };
+
+// Puts the entry on disk at path (replacing whatever was there).
+inline void write_bad_input(const BadInput& bad, const std::string& path) {
+    std::filesystem::remove_all(path);
+    if (bad.folder) std::filesystem::create_directories(path);
+    else std::ofstream(path, std::ios::binary) << bad.text;
+}
 
 inline std::vector<BadInput> bad_input_catalogue() {
     const std::string qkv_tail = R"(, "k": [[1, 2], [3, 4]], "v": [[1], [2]]})";
@@ -40,6 +50,7 @@ inline std::vector<BadInput> bad_input_catalogue() {
          {"top level", "expected a JSON object", "found an array"}},
         {"a huge file", "huge.json", "{\"tokens\": [\"a\"]" + std::string(65u * 1024 * 1024, ' ') + "}",
          {"68157457 bytes", "file is at most 67108864 bytes"}},
+        {"a folder where a file was expected", "folder.json", "", {"is a folder, not a"}, false, true},
         {"NaN in a cell", "nan.json", R"({"q": [["nan", 1], [0, 1]])" + qkv_tail, {"from the input Q(0,0)", "NaN or \xC2\xB1\xE2\x88\x9E"}, true},
         {"Inf in a cell", "inf.json", R"({"q": [["-inf", 1], [0, 1]])" + qkv_tail, {"from the input Q(0,0)"}, true},
         {"1e38 in a cell", "big.json", R"({"q": [[1e38, 1e38], [0, 1]], "k": [[1e38, 1], [3, 4]], "v": [[1], [2]]})",

@@ -110,7 +110,7 @@ TEST_CASE("the catalogue of bad input: each exits non-zero naming the file and w
     for (const testing::BadInput& bad : testing::bad_input_catalogue()) {
         INFO(bad.item);
         const std::string path = (folder / bad.file).string();
-        std::ofstream(path, std::ios::binary) << bad.text;
+        write_bad_input(bad, path);
         const Result r = run_cli({"--scenario", path, "--print"});
         INFO(r.err);
         CHECK(r.code != 0);
@@ -118,7 +118,7 @@ TEST_CASE("the catalogue of bad input: each exits non-zero naming the file and w
         CHECK((bad.computes ? !r.out.empty() : r.out.empty()));
         CHECK_THAT(r.err, Contains(path));
         for (const std::string& fragment : bad.says) CHECK_THAT(r.err, Contains(fragment));
-        std::filesystem::remove(path);
+        std::filesystem::remove_all(path);
     }
 }
 

@@ -22,7 +22,7 @@ TEST_CASE("opening each bad file keeps the current state and says why") {
     for (const BadInput& bad : bad_input_catalogue()) {
         INFO(bad.item);
         const std::string path = (std::filesystem::path(folder) / bad.file).string();
-        std::ofstream(path, std::ios::binary) << bad.text;
+        write_bad_input(bad, path);
         ui::AppState state;
         state.session = ready(sentence_scenario());
         state.session.push(edits::SetCell{edits::MatrixId::X, 0, 0, 1.5f});  // work the user would lose
@@ -49,6 +49,6 @@ TEST_CASE("opening each bad file keeps the current state and says why") {
             CHECK(dump_json(scenario_to_json(state.session.scenario)) == scenario_before);
         }
         CHECK(dump_json(trace_to_json(state.session.trace)) == trace_before);
-        std::filesystem::remove(path);
+        std::filesystem::remove_all(path);
     }
 }
