@@ -13,5 +13,5 @@ if [ ! -x "$APP" ]; then
 fi
 for preset in dot-product-3-tokens long-64-tokens; do
     echo "== $preset, $FRAMES frames"
-    xvfb-run -a -s "-screen 0 1920x1080x24" "$APP" --preset "$preset" --bench-frames "$FRAMES" --size 1600x1000
+    xvfb-run -a -s "-screen 0 1920x1080x24" "$APP" --preset "$preset" --bench-frames "$FRAMES" --size 1600x1000 --no-autosave
 done
