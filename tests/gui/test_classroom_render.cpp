@@ -14,18 +14,12 @@
 #include "gui.hpp"
 #include "lesson.hpp"
 #include "presets.hpp"
+#include "render_fixtures.hpp"
 
 using namespace attn;
+using namespace attn::testing;
 
 namespace {
-
-std::string output_path(const std::string& name) {
-    std::filesystem::create_directories(ATTNLAB_TEST_OUTPUT);
-    const std::string path = std::string(ATTNLAB_TEST_OUTPUT) + "/" + name + ".png";
-    std::filesystem::remove(path);
-    std::filesystem::remove(path + ".layout.json");
-    return path;
-}
 
 int render(cli::Options options, const std::string& png) {
     options.screenshot = png;
@@ -34,10 +28,8 @@ int render(cli::Options options, const std::string& png) {
 }
 
 std::vector<std::string> layout_names(const std::string& png) {
-    std::ifstream in(png + ".layout.json");
-    REQUIRE(in.good());
     std::vector<std::string> names;
-    const nlohmann::json layout = nlohmann::json::parse(in);
+    const nlohmann::json layout = read_layout(png);
     for (const auto& h : layout.at("heatmaps")) names.push_back(h.at("name").get<std::string>());
     return names;
 }

@@ -12,49 +12,20 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <stb_image.h>
 
 #include "cli.hpp"
 #include "engine.hpp"
 #include "gui.hpp"
 #include "presets.hpp"
+#include "render_fixtures.hpp"
 
 using namespace attn;
+using namespace attn::testing;
 
 namespace {
 
-std::string output_path(const std::string& name) {
-    std::filesystem::create_directories(ATTNLAB_TEST_OUTPUT);
-    const std::string path = std::string(ATTNLAB_TEST_OUTPUT) + "/" + name + ".png";
-    std::filesystem::remove(path);
-    std::filesystem::remove(path + ".layout.json");
-    return path;
-}
-
-struct Image {
-    int width = 0, height = 0;
-    std::vector<unsigned char> rgba;
-    struct Pixel { int r, g, b; };
-    Pixel at(int x, int y) const {
-        const size_t i = (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 4;
-        return {rgba[i], rgba[i + 1], rgba[i + 2]};
-    }
-};
-
-Image load_png(const std::string& path) {
-    Image image;
-    int channels = 0;
-    unsigned char* data = stbi_load(path.c_str(), &image.width, &image.height, &channels, 4);
-    REQUIRE(data != nullptr);
-    image.rgba.assign(data, data + static_cast<size_t>(image.width) * static_cast<size_t>(image.height) * 4);
-    stbi_image_free(data);
-    return image;
-}
-
 nlohmann::json heatmap(const std::string& png, const std::string& name) {
-    std::ifstream in(png + ".layout.json");
-    REQUIRE(in.good());
-    const nlohmann::json layout = nlohmann::json::parse(in);
+    const nlohmann::json layout = read_layout(png);
     for (const auto& h : layout.at("heatmaps"))
         if (h.at("name") == name) return h;
     FAIL("no heatmap named " << name << " in the layout");
@@ -168,8 +139,7 @@ TEST_CASE("a NaN typed into X marks every matrix it reaches with the NaN/inf bad
     const std::string png = output_path("non-finite-badges");
     REQUIRE(render(s, png) == 0);
     const Image image = load_png(png);
-    std::ifstream in(png + ".layout.json");
-    const nlohmann::json layout = nlohmann::json::parse(in);
+    const nlohmann::json layout = read_layout(png);
     int badges = 0;
     for (const auto& h : layout.at("heatmaps")) {
         const std::string name = h.at("name");
