@@ -30,6 +30,7 @@
 #include "autosave.hpp"
 #include "compute.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/driver.hpp"
 #include "gui.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
@@ -326,6 +327,7 @@ int run(const cli::Options& options, Scenario scenario) {
         return 1;
     }
     glfwMakeContextCurrent(glfw.window);
+    gpu::keep_gl_driver_loaded();
     const bool bench = options.bench_frames > 0;
     glfwSwapInterval(screenshot || bench ? 0 : 1);
     if (epoxy_gl_version() < 33) {

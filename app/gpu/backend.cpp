@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <functional>
 #include <iostream>
@@ -28,7 +29,14 @@ constexpr const char* kContextLost = "the GPU context was lost (a GPU reset): it
 // [SECTION] GL helpers: buffers, shader variants
 
 bool Buffer::allocate(std::size_t bytes, const void* data) {
-    bytes = std::max<std::size_t>(bytes, 16);
+    // At least 16 bytes (an empty buffer cannot be bound); a smaller upload is copied into a
+    // zero-padded block first, so GL never reads past the end of the caller's data.
+    unsigned char padded[16] = {};
+    if (bytes < sizeof padded && data != nullptr) {
+        std::memcpy(padded, data, bytes);
+        data = padded;
+    }
+    bytes = std::max<std::size_t>(bytes, sizeof padded);
     if (!name_) {
         GLuint name = 0;
         glGenBuffers(1, &name);

@@ -1,6 +1,7 @@
 // run_headless: the GPU backend without a window to show, for the command line, the tests
 // and the benchmark.
 #include "gpu/backend.hpp"
+#include "gpu/driver.hpp"
 
 #include "ui/gl.hpp"
 #define GLFW_INCLUDE_NONE
@@ -42,6 +43,7 @@ Trace run_headless(const Scenario& scenario, const RunOptions& options) {
         return failed(why);
     }
     glfwMakeContextCurrent(window);
+    keep_gl_driver_loaded();
     Trace trace;
     {
         std::string why;

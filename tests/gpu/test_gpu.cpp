@@ -15,6 +15,7 @@
 
 #include "engine.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/driver.hpp"
 #include "random.hpp"
 #include "ui/gl.hpp"
 #define GLFW_INCLUDE_NONE
@@ -60,6 +61,7 @@ struct GlFixture {
             return;
         }
         glfwMakeContextCurrent(window);
+        attn::gpu::keep_gl_driver_loaded();
         backend = attn::gpu::Backend::create(&why_not);
     }
     ~GlFixture() {
