@@ -20,26 +20,45 @@ std::string join(const std::vector<std::string>& tokens) {
 }
 
 // One row of chips for one side. `axis` says which heatmap axis a chip highlights.
+// Wrapped lines start at line_left (screen x).
 void chip_row(AppState& state, edits::Side side, const std::vector<std::string>& tokens, Axis axis,
-              const std::vector<bool>* padding) {
+              const std::vector<bool>* padding, float line_left) {
     const Scenario& s = state.session.scenario;
     const bool self = s.input == InputMode::Embeddings && s.attention == AttentionKind::Self;
     TokenEditor& editor = state.tokens;
     const int n = static_cast<int>(tokens.size());
     ImGui::PushID(side == edits::Side::Target ? "target" : "source");
-    for (int i = 0; i < n; ++i) {
-        ImGui::PushID(i);
-        if (i > 0) {
-            // Chips wrap onto the next line instead of running off the window.
-            const ImGuiStyle& style = ImGui::GetStyle();
-            const float chip = ImGui::CalcTextSize(tokens[static_cast<size_t>(i)].c_str()).x + ImGui::CalcTextSize("\xC3\x97").x +
-                               style.FramePadding.x * 4.0f + style.ItemSpacing.x + 2.0f;
-            const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-            if (ImGui::GetItemRectMax().x + chip < right) ImGui::SameLine();
+    // Chips are laid out by hand, wrapping at the right edge, and only those on a visible
+    // line are submitted: 65,536 tokens cost what the few lines on screen cost.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float left = line_left;
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    const float close_w = ImGui::CalcTextSize("\xC3\x97").x + style.FramePadding.x * 2.0f;
+    const float pad_w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("pad").x;
+    const float row_h = ImGui::GetFrameHeight() * (padding != nullptr ? 2.0f : 1.0f) +
+                        (padding != nullptr ? style.ItemSpacing.y : 0.0f) + style.ItemSpacing.y;
+    ImVec2 at = ImGui::GetCursorScreenPos();
+    auto place = [&](float width, bool first) {  // the top-left corner of the next item of this width
+        if (!first && at.x + width > right && at.x > left) {
+            at.x = left;
+            at.y += row_h;
         }
+        const ImVec2 corner = at;
+        at.x += width + style.ItemSpacing.x;
+        return corner;
+    };
+    for (int i = 0; i < n; ++i) {
+        const bool renaming = editor.editing == i && editor.editing_side == side;
+        const float chip_w = renaming ? std::max(60.0f, ImGui::CalcTextSize(editor.editing_text.c_str()).x + 20.0f)
+                                      : ImGui::CalcTextSize(tokens[static_cast<size_t>(i)].c_str()).x + style.FramePadding.x * 2.0f +
+                                            1.0f + close_w;
+        const ImVec2 corner = place(std::max(chip_w, padding != nullptr ? pad_w : 0.0f), i == 0);
+        if (!ImGui::IsRectVisible(corner, ImVec2(corner.x + chip_w, corner.y + row_h))) continue;
+        ImGui::SetCursorScreenPos(corner);
+        ImGui::PushID(i);
         ImGui::BeginGroup();
         const bool lit = axis == Axis::Query ? state.hover.query == i : state.hover.key == i;
-        if (editor.editing == i && editor.editing_side == side) {
+        if (renaming) {
             if (editor.focus_pending) {
                 ImGui::SetKeyboardFocusHere();
                 editor.focus_pending = false;
@@ -92,11 +111,13 @@ void chip_row(AppState& state, edits::Side side, const std::vector<std::string>&
         ImGui::EndGroup();
         ImGui::PopID();
     }
-    ImGui::SameLine();
+    ImGui::SetCursorScreenPos(place(ImGui::CalcTextSize("+").x + style.FramePadding.x * 2.0f, n == 0));
     if (ImGui::Button("+")) {
         state.session.push(edits::InsertToken{side, n, s.input == InputMode::Direct ? "new" : "word"});
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("add a token at the end");
+    ImGui::SameLine(0.0f, 0.0f);  // the line is as tall as a chip with its "pad" box, whatever was submitted
+    ImGui::Dummy(ImVec2(0.0f, row_h - style.ItemSpacing.y));
     ImGui::PopID();
 }
 
@@ -122,6 +143,7 @@ void draw_tokens(AppState& state) {
         const float line = ImGui::GetFrameHeightWithSpacing() * (padding ? 2.0f : 1.0f);
         ImGui::BeginChild("tokens", ImVec2(0, line * 3.0f + 6.0f), false);
     }
+    const float line_left = ImGui::GetCursorScreenPos().x;
     if (!direct) {
         ImGui::TextUnformatted(cross ? "Target" : "Sentence");
         ImGui::SameLine();
@@ -132,7 +154,7 @@ void draw_tokens(AppState& state) {
         }
         ImGui::SameLine();
         chip_row(state, edits::Side::Target, !s.target.tokens.empty() || !t.ok ? s.target.tokens : t.query_tokens, Axis::Query,
-                 padding && !cross ? &s.target.padding : nullptr);
+                 padding && !cross ? &s.target.padding : nullptr, line_left);
         if (cross) {
             ImGui::TextUnformatted("Source");
             ImGui::SameLine();
@@ -144,16 +166,16 @@ void draw_tokens(AppState& state) {
             }
             ImGui::SameLine();
             chip_row(state, edits::Side::Source, !s.source.tokens.empty() || !t.ok ? s.source.tokens : t.key_tokens, Axis::Key,
-                     padding ? &s.source.padding : nullptr);
+                     padding ? &s.source.padding : nullptr, line_left);
         }
     } else if (t.ok) {
         ImGui::TextUnformatted("Queries");
         ImGui::SameLine();
-        chip_row(state, edits::Side::Target, t.query_tokens, Axis::Query, nullptr);
+        chip_row(state, edits::Side::Target, t.query_tokens, Axis::Query, nullptr, line_left);
         ImGui::SameLine(0.0f, 30.0f);
         ImGui::TextUnformatted("Keys");
         ImGui::SameLine();
-        chip_row(state, edits::Side::Source, t.key_tokens, Axis::Key, nullptr);
+        chip_row(state, edits::Side::Source, t.key_tokens, Axis::Key, nullptr, line_left);
     }
     if (boxed) ImGui::EndChild();
 }
