@@ -405,8 +405,13 @@ bool apply_pending(Session& session) {
     edits.swap(session.pending);  // an edit never sees edits pushed while applying
     if (!edits.empty()) {
         Scenario before = session.scenario;  // one snapshot per batch: a drag of one frame is one undo step
-        for (const Edit& e : edits) changed = apply(e, session.scenario) || changed;
-        if (changed) session.history.record(before);
+        bool navigated = false;
+        for (const Edit& e : edits) {
+            changed = apply(e, session.scenario) || changed;
+            if (const auto* replace = std::get_if<ReplaceScenario>(&e)) navigated = navigated || replace->navigation;
+        }
+        if (navigated) session.history.clear();
+        else if (changed) session.history.record(before);
     }
     std::vector<HistoryStep> steps;
     steps.swap(session.history_steps);

@@ -38,7 +38,9 @@ struct SetPositional { PositionalEncoding kind = PositionalEncoding::None; };
 struct SetAttention { AttentionKind kind = AttentionKind::Self; };
 struct SetBlock { bool on = false; };
 struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_O
-struct ReplaceScenario { Scenario scenario; };
+// navigation: a lesson step being shown, not an edit: it is not undone, and the undo
+// history starts again from it (undo never mixes one step's scenario with another's text).
+struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
                           SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetSoftmax,
@@ -81,8 +83,9 @@ struct Session {
 };
 
 // Applies the pending edits in order (marking the session dirty when one changed the
-// scenario), recording the scenario before the batch in the history when it changed, then
-// the queued undo/redo steps. Returns true when the scenario changed.
+// scenario), recording the scenario before the batch in the history when it changed (a
+// batch with a navigation clears the history instead), then the queued undo/redo steps.
+// Returns true when the scenario changed.
 bool apply_pending(Session& session);
 // Steps back (forward) through the history now; false when there is nothing to undo (redo).
 bool undo(Session& session);

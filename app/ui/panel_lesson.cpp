@@ -50,7 +50,7 @@ void show_step(AppState& state) {
     ls.step = std::clamp(ls.step, 0, std::max(0, static_cast<int>(lesson.steps.size()) - 1));
     Scenario scenario = scenario_at_step(lesson, ls.step);
     state.preset_name = find_preset(scenario.name) != nullptr ? scenario.name : std::string();
-    state.session.push(edits::ReplaceScenario{std::move(scenario)});
+    state.session.push(edits::ReplaceScenario{std::move(scenario), true});  // navigation: not undone
     ls.sharpness.clear();
     if (!lesson.steps.empty() && lesson.steps[static_cast<size_t>(ls.step)].stage == Stage::ScalingPlot) {
         // d_k from 1 to 512, 64 keys, 200 sampled rows: computed once, when the step opens.

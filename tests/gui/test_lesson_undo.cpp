@@ -1,0 +1,41 @@
+// Undo inside a lesson: stepping is navigation, not an edit, so undo takes back the
+// student's edits within the step and never shows one step's scenario under another's text.
+#include <catch2/catch.hpp>
+
+#include "lesson.hpp"
+#include "serialize.hpp"
+#include "session_fixtures.hpp"
+#include "ui/app_state.hpp"
+#include "ui/classroom.hpp"
+
+using namespace attn;
+using namespace attn::testing;
+
+TEST_CASE("undo in a lesson takes back edits within the step and never changes the step's scenario") {
+    ui::AppState state;
+    REQUIRE(ui::open_lesson_named(state, "03-masks", 0));
+    edits::update(state.session);
+    const Lesson& lesson = state.classroom.lesson.lessons[static_cast<size_t>(state.classroom.lesson.active)];
+    auto as_text = [](const Scenario& s) { return dump_json(scenario_to_json(s)); };
+    CHECK_FALSE(state.session.history.can_undo());  // opening the lesson is not an edit
+
+    state.session.push(edits::SetCell{edits::MatrixId::X, 0, 0, 0.123f});
+    edits::update(state.session);
+    REQUIRE(state.session.history.can_undo());
+
+    ui::lesson_next(state);  // step 2: its own scenario; the step-1 edit is gone with step 1
+    edits::update(state.session);
+    REQUIRE(state.classroom.lesson.step == 1);
+    const std::string step2 = as_text(scenario_at_step(lesson, 1));
+    CHECK(as_text(state.session.scenario) == step2);
+    CHECK_FALSE(state.session.history.can_undo());
+
+    state.session.push(edits::SetScale{false});
+    edits::update(state.session);
+    CHECK(as_text(state.session.scenario) != step2);
+    REQUIRE(edits::undo(state.session));
+    edits::update(state.session);
+    CHECK(as_text(state.session.scenario) == step2);  // the edit is undone, the step stays
+    CHECK(state.classroom.lesson.step == 1);
+    CHECK_FALSE(edits::undo(state.session));          // and nothing takes it back to step 1's scenario
+}
