@@ -2,7 +2,8 @@
 # kill -9 in the middle of editing loses at most the last few seconds, and the next start
 # offers the autosave and restores it. The app runs the frame benchmark's edit loop (one
 # embedding cell changed every frame) in a virtual X server, is killed with SIGKILL, and
-#   1. its autosave is at most 3 s older than the kill (written every 2 s while editing);
+#   1. its autosave is at most 4 s older than the kill (written every 2 s while editing;
+#      the rest is slack for a loaded machine or a sanitizer build);
 #   2. while it ran, its autosave was its own: `--restore` found nothing to restore;
 #   3. `attnlab --restore` afterwards reads the edited scenario, not the preset;
 #   4. a window opened afterwards asks whether to restore it (and a screenshot shows it).
@@ -42,7 +43,7 @@ file="$(ls "$state"/autosave-*.json)"
 written="$(stat -c %.9Y "$file")"
 age="$(awk -v k="$killed" -v w="$written" 'BEGIN { printf "%.2f", k - w }')"
 echo "autosave written ${age} s before the kill"
-awk -v a="$age" 'BEGIN { exit !(a <= 3.0) }' || fail "the autosave was ${age} s old at the kill (more than 3 s lost)"
+awk -v a="$age" 'BEGIN { exit !(a <= 4.0) }' || fail "the autosave was ${age} s old at the kill (more than 4 s lost)"
 
 "$attnlab" --restore --export-scenario "$work/restored.json" 2> "$work/restore.log" || fail "--restore: $(cat "$work/restore.log")"
 "$attnlab" --preset long-64-tokens --export-scenario "$work/preset.json"
