@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
 #   1. the whole suite through ctest (the GL tests start their own virtual X server with
-#      xvfb-run and Mesa llvmpipe, so no display is needed);
+#      tests/xvfb.sh — Xvfb and Mesa llvmpipe — so no display is needed);
 #   2. the whole suite again — engine, command line, window, GL and GPU tests — built with
 #      AddressSanitizer (and LeakSanitizer) and UndefinedBehaviorSanitizer;
 #   3. libFuzzer (clang) on the scenario loader and on the lesson loader, 60 s each, seeded

@@ -11,13 +11,14 @@
 set -euo pipefail
 attnlab="$1"
 work="$2"
+xvfb="$(cd "$(dirname "$0")/.." && pwd)/xvfb.sh"
 rm -rf "$work"
 mkdir -p "$work"
 export XDG_STATE_HOME="$work/state"
 state="$XDG_STATE_HOME/attnlab"
 fail() { echo "FAIL: $*"; cat "$work/run.log" 2>/dev/null || true; exit 1; }
 
-xvfb-run -a -s "-screen 0 1920x1080x24" "$attnlab" --preset long-64-tokens --size 800x600 --bench-frames 100000000 \
+"$xvfb" "$attnlab" --preset long-64-tokens --size 800x600 --bench-frames 100000000 \
   > "$work/run.log" 2>&1 &
 runner=$!
 app=""
@@ -58,11 +59,11 @@ assert restored["tokens"] == preset["tokens"]
 print("restored X[0][0] =", x[0][0])
 PY
 
-xvfb-run -a -s "-screen 0 1920x1080x24" "$attnlab" --size 1000x700 --screenshot "$work/offer.png" 2> "$work/offer.log" ||
+"$xvfb" "$attnlab" --size 1000x700 --screenshot "$work/offer.png" 2> "$work/offer.log" ||
   fail "screenshot: $(cat "$work/offer.log")"
 grep -q "asking whether to restore it" "$work/offer.log" || fail "no restore offer: $(cat "$work/offer.log")"
 [ -s "$work/offer.png" ] || fail "no screenshot"
-xvfb-run -a -s "-screen 0 1920x1080x24" "$attnlab" --restore --size 1000x700 --screenshot "$work/restored.png" 2> "$work/restored.log" ||
+"$xvfb" "$attnlab" --restore --size 1000x700 --screenshot "$work/restored.png" 2> "$work/restored.log" ||
   fail "screenshot: $(cat "$work/restored.log")"
 grep -q "Restored the session autosaved at" "$work/restored.log" || fail "not restored: $(cat "$work/restored.log")"
 compgen -G "$state/autosave-*.json" > /dev/null || fail "a screenshot removed the autosave it only looked at"

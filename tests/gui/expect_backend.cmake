@@ -1,7 +1,7 @@
-# Runs attnlab under xvfb-run with ENV (NAME=VALUE;...) and ARGS (;-list) and checks the exit
+# Runs attnlab under tests/xvfb.sh (its own Xvfb) with ENV (NAME=VALUE;...) and ARGS (;-list) and checks the exit
 # code is 0, that the output (stdout and stderr) matches every regex in EXPECT (;-list) and,
 # with OUT, that the PNG was written.
-set(command ${CMAKE_COMMAND} -E env ${ENV} xvfb-run -a -s "-screen 0 1920x1080x24" ${ATTNLAB} ${ARGS})
+set(command ${CMAKE_COMMAND} -E env ${ENV} ${CMAKE_CURRENT_LIST_DIR}/../xvfb.sh ${ATTNLAB} ${ARGS})
 if(OUT)
   file(REMOVE ${OUT})
 endif()

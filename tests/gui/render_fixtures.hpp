@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the tests that render the app in-process under xvfb-run: where screenshots go,
+// Shared by the tests that render the app in-process under tests/xvfb.sh: where screenshots go,
 // reading them back, and the layout sidecar screenshot mode writes beside each PNG.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// The classroom views rendered headless (xvfb-run, Mesa llvmpipe): every step of every
+// The classroom views rendered headless (tests/xvfb.sh, Mesa llvmpipe): every step of every
 // shipped lesson, presenter mode, and a malformed lesson that must not stop the app.
 #include <catch2/catch.hpp>
 

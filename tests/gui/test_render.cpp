@@ -1,4 +1,4 @@
-// The app rendered headless (xvfb-run, Mesa llvmpipe): every preset without a GL error,
+// The app rendered headless (tests/xvfb.sh, Mesa llvmpipe): every preset without a GL error,
 // and pixel checks against the layout sidecar that screenshot mode writes.
 #include <catch2/catch.hpp>
 
