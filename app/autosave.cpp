@@ -100,22 +100,21 @@ void discard(const Orphan& orphan) {
         if (it->path().filename().string().rfind(tmp_prefix, 0) == 0) fs::remove(it->path(), ec);
 }
 
-Autosaver::Autosaver(std::string directory, std::chrono::milliseconds interval)
-    : directory_(std::move(directory)), interval_(interval) {
-    if (directory_.empty()) {
+Autosaver::Autosaver(const std::string& directory, std::chrono::milliseconds interval) : interval_(interval) {
+    if (directory.empty()) {
         error_ = "no state directory (neither XDG_STATE_HOME nor HOME is set)";
         return;
     }
     std::error_code ec;
-    fs::create_directories(directory_, ec);
+    fs::create_directories(directory, ec);
     if (ec) {
-        error_ = "cannot make " + directory_ + ": " + ec.message();
+        error_ = "cannot make " + directory + ": " + ec.message();
         return;
     }
     // PID and start time: a later process that reuses the PID gets other files.
     const std::string stem = std::string(kPrefix) + std::to_string(::getpid()) + "-" + std::to_string(now_ms());
-    path_ = (fs::path(directory_) / (stem + ".json")).string();
-    lock_path_ = (fs::path(directory_) / (stem + ".lock")).string();
+    path_ = (fs::path(directory) / (stem + ".json")).string();
+    lock_path_ = (fs::path(directory) / (stem + ".lock")).string();
     const int fd = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0) {
         error_ = "cannot create " + lock_path_ + ": " + std::strerror(errno);

@@ -42,7 +42,7 @@ class Autosaver {
 public:
     // Makes the directory and takes this process's lock. When either fails, the autosaver
     // is disabled and error() says why; the app keeps working without it.
-    explicit Autosaver(std::string directory, std::chrono::milliseconds interval = std::chrono::milliseconds(2000));
+    explicit Autosaver(const std::string& directory, std::chrono::milliseconds interval = std::chrono::milliseconds(2000));
     ~Autosaver();  // releases the lock; the file stays (finish() removes it)
     Autosaver(const Autosaver&) = delete;
     Autosaver& operator=(const Autosaver&) = delete;
@@ -72,6 +72,7 @@ public:
     void finish();
 
     std::uint64_t writes() const { return writes_; }  // finished, successful writes
+    bool failing() const { return failing_; }          // the last finished write failed
 
 private:
     struct Written {
@@ -80,7 +81,7 @@ private:
     };
     std::string collect(bool block);  // the write under way, once finished
 
-    std::string directory_, path_, lock_path_, error_;
+    std::string path_, lock_path_, error_;
     std::future<Written> writing_;
     std::string writing_signature_;
     std::chrono::milliseconds interval_;

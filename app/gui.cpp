@@ -484,7 +484,7 @@ int run(const cli::Options& options, Scenario scenario) {
         state.layout.swap(state.layout_next);
         state.layout_next.clear();
     }
-    if (!screenshot) ui::finish_autosave(state);  // closed normally: nothing to restore next time
+    ui::finish_autosave(state);  // closed normally: nothing to restore next time (a screenshot wrote none)
     textures.clear();  // GL objects go while the context is current
     return exit_code;
 }

@@ -180,6 +180,7 @@ struct Backend::Impl {
     std::vector<WorkItem> plan;
     size_t next_item = 0;
     int steps_taken = 0;        // step() calls over the backend's life (the injected reset counts them)
+    bool reports_resets = false;  // GL 4.5 or GL_KHR_robustness: glGetGraphicsResetStatus answers
     bool context_lost = false;  // once lost, a context never comes back: every later run fails
     double planned_flops = 0.0, done_flops = 0.0;
     double ms_per_flop = 1e-7;  // first guess (~10 GFLOP/s), then measured
@@ -559,8 +560,7 @@ void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
 // reports a GPU reset (a hang, a driver restart, a removed GPU) here.
 bool Backend::Impl::lost_context() {
     if (options.context_reset_after_steps >= 0 && steps_taken > options.context_reset_after_steps) context_lost = true;
-    if (!context_lost && (epoxy_gl_version() >= 45 || epoxy_has_gl_extension("GL_KHR_robustness")))
-        context_lost = glGetGraphicsResetStatus() != GL_NO_ERROR;
+    if (!context_lost && reports_resets) context_lost = glGetGraphicsResetStatus() != GL_NO_ERROR;
     return context_lost;
 }
 
@@ -715,6 +715,7 @@ std::unique_ptr<Backend> Backend::create(std::string* why_not, const BackendOpti
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     glGetIntegerv(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &impl->max_block_bytes);
+    impl->reports_resets = version >= 45 || epoxy_has_gl_extension("GL_KHR_robustness");
     glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &impl->max_shared_bytes);
     // Compile every shader once now (the common variants), so a broken driver or source
     // is found here and the caller can fall back to the CPU engine.

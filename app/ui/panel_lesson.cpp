@@ -22,6 +22,7 @@
 #include "presets.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui/classroom.hpp"
+#include "ui/glyphs.hpp"
 #include "ui/panels.hpp"
 
 #ifndef ATTNLAB_ASSETS_DIR
@@ -128,11 +129,11 @@ const LessonStep* current_step(const AppState& state) {
 
 namespace {
 
-const char* const kTimes = "\xC3\x97";      // ×
-const char* const kDot = "\xC2\xB7";        // ·
-const char* const kT = "\xE1\xB5\x80";      // ᵀ
-const char* const kSqrt = "\xE2\x88\x9A";   // √
-const char* const kArrow = "\xE2\x86\x92";  // →
+using glyph::kArrow;
+using glyph::kDot;
+using glyph::kSqrt;
+using glyph::kT;
+using glyph::kTimes;
 
 std::string dims(const Matrix& m) { return std::to_string(m.rows()) + kTimes + std::to_string(m.cols()); }
 

@@ -16,6 +16,7 @@
 #include <imgui.h>
 
 #include "ui/arithmetic.hpp"
+#include "ui/glyphs.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::ui {
@@ -24,11 +25,11 @@ namespace {
 
 // [SECTION] Titles and shapes
 
-const char* const kTimes = "\xC3\x97";      // ×
-const char* const kDot = "\xC2\xB7";        // ·
-const char* const kT = "\xE1\xB5\x80";      // ᵀ
-const char* const kSqrt = "\xE2\x88\x9A";   // √
-const char* const kArrow = "\xE2\x86\x92";  // →
+using glyph::kArrow;
+using glyph::kDot;
+using glyph::kSqrt;
+using glyph::kT;
+using glyph::kTimes;
 const char* const kDk = "d\xE2\x82\x96";    // dₖ
 
 std::string dims(Eigen::Index rows, Eigen::Index cols) {

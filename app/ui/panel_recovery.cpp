@@ -61,7 +61,7 @@ void autosave_tick(AppState& state) {
             return dump_json(session_file::session_to_json(scenario, view));
         };
     });
-    if (!message.empty()) add_notice(state, message, message.rfind("Autosave failed", 0) == 0);
+    if (!message.empty()) add_notice(state, message, r.saver->failing());
     if (r.restored && r.saver->writes() > r.writes_at_restore) {  // this run's autosave now holds the restored work
         autosave::discard(*r.restored);
         r.restored.reset();

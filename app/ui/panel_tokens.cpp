@@ -20,9 +20,9 @@ std::string join(const std::vector<std::string>& tokens) {
 }
 
 // One row of chips for one side. `axis` says which heatmap axis a chip highlights.
-// Wrapped lines start at line_left (screen x).
+// Wrapped lines start at `left` (screen x).
 void chip_row(AppState& state, edits::Side side, const std::vector<std::string>& tokens, Axis axis,
-              const std::vector<bool>* padding, float line_left) {
+              const std::vector<bool>* padding, float left) {
     const Scenario& s = state.session.scenario;
     const bool self = s.input == InputMode::Embeddings && s.attention == AttentionKind::Self;
     TokenEditor& editor = state.tokens;
@@ -31,7 +31,6 @@ void chip_row(AppState& state, edits::Side side, const std::vector<std::string>&
     // Chips are laid out by hand, wrapping at the right edge, and only those on a visible
     // line are submitted: 65,536 tokens cost what the few lines on screen cost.
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float left = line_left;
     const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
     const float close_w = ImGui::CalcTextSize("\xC3\x97").x + style.FramePadding.x * 2.0f;
     const float pad_w = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize("pad").x;
@@ -63,7 +62,7 @@ void chip_row(AppState& state, edits::Side side, const std::vector<std::string>&
                 ImGui::SetKeyboardFocusHere();
                 editor.focus_pending = false;
             }
-            ImGui::SetNextItemWidth(std::max(60.0f, ImGui::CalcTextSize(editor.editing_text.c_str()).x + 20.0f));
+            ImGui::SetNextItemWidth(chip_w);
             if (ImGui::InputText("##rename", &editor.editing_text, ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll)) {
                 state.session.push(edits::RenameToken{side, i, editor.editing_text});
                 editor.editing = -1;
