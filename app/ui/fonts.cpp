@@ -27,13 +27,39 @@ std::string find_font(const char* file) {
     return "";
 }
 
+// Sizes of one font set, in points before the content scale.
+struct SetSizes {
+    float ui, small, title, mono_large, mono, mono_small;
+};
+
+// The six fonts of a set from the sans and monospace files; a font that cannot be loaded is null.
+UiFonts add_font_set(const std::string& sans, const std::string& mono, float scale, const ImVector<ImWchar>& ranges,
+                     const SetSizes& sizes) {
+    ImGuiIO& io = ImGui::GetIO();
+    ImFontConfig config;
+    config.OversampleH = 1;
+    config.OversampleV = 1;
+    auto add = [&](const std::string& path, float size) -> ImFont* {
+        if (path.empty()) return nullptr;
+        return io.Fonts->AddFontFromFileTTF(path.c_str(), size * scale, &config, ranges.Data);
+    };
+    UiFonts fonts;
+    fonts.scale = scale;
+    fonts.ui = add(sans, sizes.ui);
+    fonts.small = add(sans, sizes.small);
+    fonts.title = add(sans, sizes.title);
+    fonts.mono_large = add(mono, sizes.mono_large);
+    fonts.mono = add(mono, sizes.mono);
+    fonts.mono_small = add(mono, sizes.mono_small);
+    return fonts;
+}
+
+bool complete(const UiFonts& f) { return f.ui && f.small && f.title && f.mono_large && f.mono && f.mono_small; }
+
 }  // namespace
 
 UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size) {
     ImGuiIO& io = ImGui::GetIO();
-    UiFonts fonts;
-    fonts.scale = scale;
-
     ImFontGlyphRangesBuilder builder;
     builder.AddRanges(io.Fonts->GetGlyphRangesDefault());  // Basic Latin + Latin-1 (×, ·, ÷, ²)
     const ImWchar kMaths[] = {
@@ -54,22 +80,9 @@ UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size) {
     builder.BuildRanges(&ranges);
     io.Fonts->FontBuilderIO = ImGuiFreeType::GetBuilderForFreeType();
 
-    const std::string sans = find_font("DejaVuSans.ttf");
-    const std::string mono = find_font("DejaVuSansMono.ttf");
-    ImFontConfig config;
-    config.OversampleH = 1;
-    config.OversampleV = 1;
-    auto add = [&](const std::string& path, float size) -> ImFont* {
-        if (path.empty()) return nullptr;
-        return io.Fonts->AddFontFromFileTTF(path.c_str(), size * scale, &config, ranges.Data);
-    };
-    fonts.ui = add(sans, base_size);
-    fonts.small = add(sans, base_size - 4.0f);
-    fonts.title = add(sans, base_size + 1.0f);
-    fonts.mono_large = add(mono, base_size + 5.0f);
-    fonts.mono = add(mono, base_size - 1.0f);
-    fonts.mono_small = add(mono, base_size - 4.0f);
-    if (!fonts.ui || !fonts.small || !fonts.title || !fonts.mono_large || !fonts.mono || !fonts.mono_small) {
+    UiFonts fonts = add_font_set(find_font("DejaVuSans.ttf"), find_font("DejaVuSansMono.ttf"), scale, ranges,
+                                 {base_size, base_size - 4.0f, base_size + 1.0f, base_size + 5.0f, base_size - 1.0f, base_size - 4.0f});
+    if (!complete(fonts)) {
         std::fprintf(stderr, "attnlab: DejaVu fonts not found (looked in %s/fonts and /usr/share/fonts/truetype/dejavu); "
                              "using ImGui's built-in font\n", ATTNLAB_ASSETS_DIR);
         io.Fonts->Clear();
@@ -86,23 +99,9 @@ UiFonts load_presenter_fonts(const UiFonts& normal, float scale, const ImVector<
     const std::string sans = find_font("DejaVuSans.ttf");
     const std::string mono = find_font("DejaVuSansMono.ttf");
     if (sans.empty() || mono.empty()) return normal;
-    ImGuiIO& io = ImGui::GetIO();
-    ImFontConfig config;
-    config.OversampleH = 1;
-    config.OversampleV = 1;
-    auto add = [&](const std::string& path, float size) {
-        return io.Fonts->AddFontFromFileTTF(path.c_str(), size * scale, &config, ranges.Data);
-    };
-    UiFonts fonts;
-    fonts.scale = scale;
-    fonts.ui = add(sans, base_size);
-    fonts.small = add(sans, base_size - 5.0f);
-    fonts.title = add(sans, base_size + 3.0f);
-    fonts.mono_large = add(mono, base_size + 6.0f);
-    fonts.mono = add(mono, base_size - 1.0f);
-    fonts.mono_small = add(mono, base_size - 5.0f);
-    if (!fonts.ui || !fonts.small || !fonts.title || !fonts.mono_large || !fonts.mono || !fonts.mono_small) return normal;
-    return fonts;
+    const UiFonts fonts = add_font_set(sans, mono, scale, ranges,
+                                       {base_size, base_size - 5.0f, base_size + 3.0f, base_size + 6.0f, base_size - 1.0f, base_size - 5.0f});
+    return complete(fonts) ? fonts : normal;
 }
 
 }  // namespace attn::ui
