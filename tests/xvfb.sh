@@ -11,7 +11,7 @@ if [ "${1:-}" = "-s" ]; then
   shift 2
 fi
 display_file="$(mktemp)"
-Xvfb -displayfd 3 -screen 0 "$screen" -nolisten tcp 3>"$display_file" 2>/dev/null &
+Xvfb -displayfd 3 -screen 0 "$screen" -nolisten tcp 3>"$display_file" &  # its messages go to the test log
 server=$!
 for _ in $(seq 200); do  # up to 20 s for the server to be ready
   [ -s "$display_file" ] && break

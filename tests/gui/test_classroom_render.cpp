@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,9 +23,17 @@ using namespace attn::testing;
 
 namespace {
 
+// Exit code 1 is "no window could be opened". In a few clean-clone CI runs the virtual X
+// server refused one connection out of the ~45 this test opens (never when run alone), so
+// that one case is tried once more after a second and reported; a GL error (3) or a second
+// refusal still fails.
 int render(cli::Options options, const std::string& png) {
     options.screenshot = png;
     const Scenario scenario = find_preset("dot-product-3-tokens")->scenario;
+    const int code = gui::run(options, scenario);
+    if (code != 1) return code;
+    WARN("the X server refused a window for " << png << "; trying once more");
+    std::this_thread::sleep_for(std::chrono::seconds(1));
     return gui::run(options, scenario);
 }
 
