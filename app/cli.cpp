@@ -16,6 +16,20 @@
 
 namespace attn::cli {
 
+namespace {
+
+// A whole number of at least 1, said plainly (CLI11's PositiveNumber prints a range of doubles).
+const CLI::Validator kAtLeastOne(
+    [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const long long value = std::strtoll(text.c_str(), &end, 10);
+        if (text.empty() || *end != '\0' || value < 1) return "expected a whole number of at least 1, found " + text;
+        return {};
+    },
+    "≥ 1");
+
+}  // namespace
+
 std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostream& err, int& exit_code) {
     Options o;
     CLI::App app{"Attention Lab: transformer self-attention, every step computed and shown.\n"
@@ -35,25 +49,27 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     std::string size;
     app.add_option("--size", size, "window size WxH for the window and --screenshot (default 1600x1000)");
     app.add_option("--mask", o.mask, "none|causal|padding|window|custom");
-    app.add_option("--window", o.window, "sliding window size (with --mask window)")->check(CLI::PositiveNumber);
-    app.add_option("--heads", o.heads, "number of heads (must divide d_model)")->check(CLI::PositiveNumber);
+    app.add_option("--window", o.window, "sliding window size (with --mask window)")->check(kAtLeastOne);
+    app.add_option("--heads", o.heads, "number of heads (must divide d_model)")->check(kAtLeastOne);
     app.add_option("--pe", o.positional, "positional encoding: none|sinusoidal|learned|rope|alibi");
     app.add_option("--softmax", o.softmax, "stable|naive");
     app.add_option("--scale", o.scale, "divide scores by sqrt(d_k): true|false");
     app.add_option("--masked-fill", o.masked_fill, "value written into masked cells (default -inf)");
     app.add_option("--seed", o.seed, "seed of the generated weights");
     app.add_option("--text", o.text, "replace the tokens with this sentence");
-    app.add_option("--bench-frames", o.bench_frames, "run the window N frames editing one embedding each frame; print frame times")->check(CLI::PositiveNumber);
-    app.add_option("--backend", o.backend, "engine: cpu|gpu|auto (gpu runs OpenGL compute shaders)")
+    app.add_option("--bench-frames", o.bench_frames, "run the window N frames editing one embedding each frame; print frame times")->check(kAtLeastOne);
+    app.add_option("--backend", o.backend,
+                   "engine: cpu|gpu|auto (default auto: the CPU in full up to 1024 tokens, above that the faster of the CPU "
+                   "and a hardware GPU, by measurement; gpu runs OpenGL compute shaders and falls back to the CPU with a notice)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
     app.add_flag("--block", o.block, "add the rest of the block: residual, LayerNorm, feed-forward");
     app.add_option("--lesson", o.lesson, "open this lesson: a file, or a name in assets/lessons (e.g. 03-masks)");
-    app.add_option("--step", o.step, "the lesson step to show, 1 = the first")->check(CLI::PositiveNumber);
+    app.add_option("--step", o.step, "the lesson step to show, 1 = the first")->check(kAtLeastOne);
     app.add_flag("--presenter", o.presenter, "presenter mode: large fonts, high contrast, fewer panels");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        exit_code = app.exit(e, out, err);
+        exit_code = app.exit(e, out, err) == 0 ? 0 : 2;  // --help: 0; every bad flag: 2, as the README says
         return std::nullopt;
     }
     if (!size.empty()) {
@@ -134,13 +150,16 @@ std::optional<Scenario> load_scenario(const Options& o, std::ostream& err) {
         if (!load.scenario) return std::nullopt;
         s = std::move(*load.scenario);
     } else {
-        const std::string name = o.preset.empty() ? default_preset_name() : o.preset;
+        // --text alone starts from a sentence: the default preset gives Q, K, V directly.
+        const bool sentence = o.preset.empty() && o.text.has_value();
+        const std::string name = !o.preset.empty() ? o.preset : sentence ? default_sentence_preset_name() : default_preset_name();
         const Preset* p = find_preset(name);
         if (!p) {
             err << "unknown preset '" << name << "' (attnlab --list-presets lists them)\n";
             return std::nullopt;
         }
         s = p->scenario;
+        if (sentence) s.name = "sentence";
     }
     if (!apply_toggles(o, s, err)) return std::nullopt;
     return s;

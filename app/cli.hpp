@@ -44,7 +44,7 @@ struct Options {
     std::optional<std::uint64_t> seed;
     std::optional<std::string> text;        // replaces the tokens with this sentence
     bool block = false;                     // residual + LayerNorm + FFN on
-    std::string backend = "cpu";            // cpu|gpu|auto
+    std::string backend = "auto";           // cpu|gpu|auto (cli_backend.hpp)
     int bench_frames = 0;                   // > 0: run the window this many frames, editing X every frame; print frame times
 };
 

@@ -4,19 +4,28 @@
 
 namespace attn::comparison {
 
-Comparison compare_with(const Scenario& a, const Toggles& b_toggles) {
-    Comparison c;
+std::optional<Scenario> scenario_b(const Scenario& a, const Toggles& b_toggles, std::string* error) {
     Scenario b = a;
-    std::string error;
-    if (!apply(b_toggles, b, &error)) {
-        c.error = "B: " + error;
-        return c;
+    std::string why;
+    if (!apply(b_toggles, b, &why)) {
+        if (error) *error = "B: " + why;
+        return std::nullopt;
     }
-    c.a = run(a);
-    c.b = run(b);
-    if (!c.a.ok) c.error = "A cannot run: " + (c.a.errors.empty() ? std::string("unknown") : c.a.errors.front());
-    else if (!c.b.ok) c.error = "B cannot run: " + (c.b.errors.empty() ? std::string("unknown") : c.b.errors.front());
-    else c.differences = compare_traces(c.a, c.b);
+    const std::vector<std::string> errors = validate(b);
+    if (!errors.empty()) {
+        if (error) *error = "B: " + errors.front();
+        return std::nullopt;
+    }
+    return b;
+}
+
+Comparison compare(const Trace& a, Trace b) {
+    Comparison c;
+    c.ready = true;
+    if (!a.ok) c.error = "A cannot run: " + (a.errors.empty() ? std::string("unknown") : a.errors.front());
+    else if (!b.ok) c.error = "B cannot run: " + (b.errors.empty() ? std::string("unknown") : b.errors.front());
+    else c.differences = compare_traces(a, b);
+    c.b = std::move(b);
     return c;
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "gpu/backend.hpp"
+#include "serialize.hpp"
 
 namespace attn::compute {
 
@@ -37,7 +38,7 @@ bool parse_choice(const std::string& text, Choice& choice) {
 
 // [SECTION] Plan
 
-Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, bool gpu_software) {
+Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, const speed::Speeds& speeds) {
     Plan p;
     if (choice == Choice::Gpu && gpu_usable) {  // the GPU computes output-only, at any n
         p.detail = Detail::OutputOnly;
@@ -50,7 +51,7 @@ Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, bool gpu_sof
                            (validate(scenario, Detail::Full).empty() || !validate(scenario, Detail::OutputOnly).empty());
     if (full_fits) return p;
     p.detail = Detail::OutputOnly;
-    p.gpu = choice == Choice::Auto && gpu_usable && !gpu_software;
+    p.gpu = choice == Choice::Auto && gpu_usable && speed::gpu_is_faster(scenario, speeds);
     return p;
 }
 
@@ -94,9 +95,11 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Compute::Compute(BackendFactory factory, std::string renderer, bool software) : factory_(std::move(factory)) {
+Compute::Compute(BackendFactory factory, std::string renderer, bool software, speed::Speeds speeds)
+    : factory_(std::move(factory)) {
     status_.gpu_renderer = std::move(renderer);
     status_.gpu_software = software;
+    status_.speeds = speeds;
     if (!factory_) {
         status_.gpu = GpuState::Failed;
         status_.notice.clear();
@@ -104,6 +107,7 @@ Compute::Compute(BackendFactory factory, std::string renderer, bool software) : 
 }
 
 Compute::~Compute() {
+    if (compare_worker_.valid()) compare_worker_.wait();
     if (worker_.valid()) {
         if (worker_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
             std::fprintf(stderr, "attnlab: waiting for the CPU run under way to finish\n");
@@ -114,7 +118,7 @@ Compute::~Compute() {
 bool Compute::gpu_waiting() const { return gpu_ && gpu_uncollected_ && gpu_run_ == wanted_; }
 
 bool Compute::busy() const {
-    return worker_.valid() || cpu_pending_ || gpu_waiting();
+    return worker_.valid() || cpu_pending_ || gpu_waiting() || compare_worker_.valid();
 }
 
 // Creates the backend on first need; a failure is told once and the CPU takes over.
@@ -136,11 +140,29 @@ bool Compute::ensure_gpu() {
     return false;
 }
 
+void Compute::measure_speeds() {
+    if (!factory_ || status_.gpu_software) return;
+    speed::Speeds& speeds = status_.speeds;
+    speeds.gpu_hardware = true;
+    speeds.cpu_gflops = speed::cpu_gflops();
+    if (const auto remembered = speed::remembered_gpu_gflops(status_.gpu_renderer)) {
+        speeds.gpu_gflops = *remembered;
+        return;
+    }
+    if (!ensure_gpu()) return;  // the notice says why; Auto then stays on the CPU
+    speeds.gpu_gflops = gpu_->device().probe_gflops;
+    speed::remember_gpu_gflops(status_.gpu_renderer, speeds.gpu_gflops);
+}
+
 void Compute::start_cpu_worker(const Scenario& scenario, const RunOptions& options) {
     cpu_run_ = wanted_;
     cpu_started_ = std::chrono::steady_clock::now();
     // The worker owns copies: the UI thread keeps editing the session meanwhile.
-    worker_ = std::async(std::launch::async, [scenario, options]() { return run(scenario, options); });
+    worker_ = std::async(std::launch::async, [scenario, options]() {
+        Trace t = run(scenario, options);
+        t.settings.preset = edits::preset_of(scenario);
+        return t;
+    });
 }
 
 bool Compute::install(edits::Session& session, Trace&& trace, double ms) {
@@ -170,8 +192,8 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
     if (session.dirty) {
         ++wanted_;
         const bool gpu_usable = status_.gpu != GpuState::Failed && factory_ != nullptr;
-        Plan p = plan(session.scenario, choice_, gpu_usable, status_.gpu_software);
-        if (p.gpu && !ensure_gpu()) p = plan(session.scenario, choice_, false, status_.gpu_software);
+        Plan p = plan(session.scenario, choice_, gpu_usable, status_.speeds);
+        if (p.gpu && !ensure_gpu()) p = plan(session.scenario, choice_, false, status_.speeds);
         status_.planned_detail = p.detail;
         status_.planned_gpu = p.gpu;
         cpu_pending_ = false;
@@ -185,6 +207,7 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
             const RunOptions options = output_only_options(session.scenario, region_);
             if (p.gpu) {
                 gpu_->begin(session.scenario, options);  // abandons a run under way
+                gpu_preset_ = edits::preset_of(session.scenario);
                 gpu_run_ = wanted_;
                 gpu_uncollected_ = true;
                 gpu_started_ = std::chrono::steady_clock::now();
@@ -208,6 +231,7 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
             status_.planned_gpu = false;
             cpu_pending_ = true;
         } else {
+            trace.settings.preset = gpu_preset_;
             replaced = install(session, std::move(trace), ms_since(gpu_started_)) || replaced;
         }
     }
@@ -222,6 +246,7 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
         start_cpu_worker(session.scenario, output_only_options(session.scenario, region_));
     }
 
+    update_comparison(session, settings);
     status_.stale = worker_.valid() && cpu_run_ != wanted_;
     const bool gpu_running = gpu_waiting() && gpu_->busy();
     status_.busy = gpu_running || worker_.valid() || cpu_pending_;
@@ -230,10 +255,44 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
     return replaced;
 }
 
+// Compare's B: once A's trace is the scenario's (nothing under way, no refused edit), B is
+// that scenario with B's toggles, planned like any run and computed on a worker; A is never
+// run again. A result that no longer answers A's trace and B's toggles is dropped.
+void Compute::update_comparison(edits::Session& session, const Settings& settings) {
+    if (compare_worker_.valid() && compare_worker_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        Trace b = compare_worker_.get();
+        if (session.comparison.signature == compare_signature_ && !session.comparison.ready) {
+            const std::string signature = session.comparison.signature;
+            session.comparison = comparison::compare(session.trace, std::move(b));
+            session.comparison.signature = signature;
+        }
+    }
+    if (!settings.compare_b || !session.trace.ok) return;
+    const std::string signature = std::to_string(session.generation) + "|" + dump_json(toggles_to_json(*settings.compare_b));
+    if (signature == session.comparison.signature) return;
+    const bool a_is_current = !session.dirty && session.pending.empty() && session.errors.empty() && !worker_.valid() &&
+                              !cpu_pending_ && !gpu_waiting();
+    if (!a_is_current || compare_worker_.valid()) return;  // asked again next frame
+    session.comparison = comparison::Comparison{};
+    session.comparison.signature = compare_signature_ = signature;
+    std::string error;
+    std::optional<Scenario> b = comparison::scenario_b(session.scenario, *settings.compare_b, &error);
+    if (!b) {
+        session.comparison.ready = true;
+        session.comparison.error = error;
+        return;
+    }
+    // B is planned like A (full detail up to the limit, output-only above), on the CPU.
+    const Plan p = plan(*b, Choice::Cpu, false, status_.speeds);
+    const RunOptions options = p.detail == Detail::Full ? RunOptions{} : output_only_options(*b, region_);
+    compare_worker_ = std::async(std::launch::async, [scenario = std::move(*b), options]() { return run(scenario, options); });
+}
+
 void Compute::finish(edits::Session& session, const Settings& settings) {
     update(session, settings, 1e9);
     while (busy()) {
         if (worker_.valid()) worker_.wait();
+        if (compare_worker_.valid()) compare_worker_.wait();
         update(session, settings, 1e9);
     }
 }

@@ -15,10 +15,12 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "edits.hpp"
 #include "engine.hpp"
+#include "speed.hpp"
 
 namespace attn::gpu {
 class Backend;
@@ -51,6 +53,7 @@ struct Region {
 struct Settings {
     Choice choice = Choice::Auto;
     Region region;              // zoom of the pooled weights (output-only runs)
+    std::optional<Toggles> compare_b;  // Compare is open: B = the scenario on screen with these
     int generate_length = 4096; // the sequence-length control
     std::uint64_t generate_seed = 1;
 };
@@ -61,7 +64,8 @@ enum class GpuState { NotTried, Ready, Failed };
 struct Status {
     GpuState gpu = GpuState::NotTried;
     std::string gpu_renderer;     // GL_RENDERER of the window's context
-    bool gpu_software = false;    // Mesa llvmpipe: 20–40× slower than the CPU engine
+    bool gpu_software = false;    // Mesa llvmpipe: the CPU runs the shaders, slower than the CPU engine
+    speed::Speeds speeds;         // measured throughputs Auto chooses by (speed.hpp)
     std::string notice;           // a failure the user should see (the GPU fell back to the CPU)
     bool busy = false;            // an output-only run is under way (the last good trace stays)
     float progress = -1.0f;       // 0 → 1 on the GPU; −1 when unknown (the CPU worker)
@@ -77,10 +81,11 @@ struct Plan {
     bool gpu = false;
 };
 // Full on the CPU up to kFullDetailLimit (and when the engine accepts it in full); above,
-// output-only on the GPU when Gpu is chosen, or Auto and the GPU is usable and not
-// software-rendered; otherwise output-only on the CPU. Gpu chosen: every run goes to the
-// GPU (output-only), whatever n. gpu_usable: a backend exists or may still be created.
-Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, bool gpu_software);
+// output-only: on the GPU when Auto and the measured speeds predict the GPU faster (a
+// hardware GPU only), otherwise on the CPU. Gpu chosen: every run goes to the GPU
+// (output-only), whatever n. gpu_usable: a backend exists or may still be created. The
+// window and `--backend` on the command line both plan with this.
+Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, const speed::Speeds& speeds);
 // The engine options for an output-only run of this scenario showing `region`.
 RunOptions output_only_options(const Scenario& scenario, const Region& region);
 
@@ -94,8 +99,10 @@ using BackendFactory = std::function<std::unique_ptr<gpu::Backend>(std::string* 
 
 class Compute {
 public:
-    // factory may be empty (no GPU at all); renderer and software describe the context.
-    explicit Compute(BackendFactory factory = nullptr, std::string renderer = "", bool software = false);
+    // factory may be empty (no GPU at all); renderer and software describe the context;
+    // speeds are what Auto chooses by.
+    explicit Compute(BackendFactory factory = nullptr, std::string renderer = "", bool software = false,
+                     speed::Speeds speeds = {});
     ~Compute();  // waits for the CPU worker
     Compute(const Compute&) = delete;
     Compute& operator=(const Compute&) = delete;
@@ -107,14 +114,20 @@ public:
     // Blocks (stepping the GPU) until nothing is under way and the trace is current.
     void finish(edits::Session& session, const Settings& settings);
 
+    // Auto's speeds: on a hardware GPU, the CPU engine's (measured once per machine) and the
+    // GPU's (remembered per renderer, else measured now: the backend is made and its probe
+    // timed). A software renderer is never chosen by Auto, so nothing is measured for it.
+    void measure_speeds();
+
     const Status& status() const { return status_; }
-    bool busy() const;
+    bool busy() const;  // a run or Compare's B under way
     // Milliseconds of the last recompute that reached the screen (wall time, start to install).
     double last_recompute_ms() const { return last_recompute_ms_; }
 
 private:
     bool ensure_gpu();
     void start_cpu_worker(const Scenario& scenario, const RunOptions& options);
+    void update_comparison(edits::Session& session, const Settings& settings);
     bool install(edits::Session& session, Trace&& trace, double ms);
 
     BackendFactory factory_;
@@ -124,11 +137,14 @@ private:
     Region region_;
     std::uint64_t wanted_ = 0;         // bumped at every change of scenario or settings
     std::uint64_t gpu_run_ = 0;        // the request the GPU run under way answers
+    std::string gpu_preset_;           // the preset its scenario is, if unedited
     bool gpu_uncollected_ = false;     // begun and its trace not yet taken (a begin() that fails finishes at once)
     bool gpu_waiting() const;
     std::uint64_t cpu_run_ = 0;        // the request the CPU worker answers
     bool cpu_pending_ = false;         // an output-only CPU run waits for the worker to be free
     std::future<Trace> worker_;
+    std::future<Trace> compare_worker_;  // B of Compare
+    std::string compare_signature_;      // what compare_worker_ (or the installed comparison) answers
     std::chrono::steady_clock::time_point gpu_started_, cpu_started_;
     double last_recompute_ms_ = 0.0;
 };

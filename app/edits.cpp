@@ -8,6 +8,8 @@
 // [SECTION] Session
 #include "edits.hpp"
 
+#include "presets.hpp"
+
 #include "incremental.hpp"
 
 #include <algorithm>
@@ -87,21 +89,6 @@ Matrix* weight_matrix(Scenario& s, MatrixId id, int& which) {
 
 }  // namespace
 
-const char* to_string(MatrixId id) {
-    switch (id) {
-        case MatrixId::X: return "X";
-        case MatrixId::SourceX: return "source X";
-        case MatrixId::Q: return "Q";
-        case MatrixId::K: return "K";
-        case MatrixId::V: return "V";
-        case MatrixId::WQ: return "W_Q";
-        case MatrixId::WK: return "W_K";
-        case MatrixId::WV: return "W_V";
-        case MatrixId::WO: return "W_O";
-    }
-    return "?";
-}
-
 int query_count(const Scenario& s) {
     if (s.input == InputMode::Direct) return static_cast<int>(s.q.rows());
     return s.target.tokens.empty() ? static_cast<int>(s.target.embeddings.rows()) : static_cast<int>(s.target.tokens.size());
@@ -130,10 +117,68 @@ std::vector<int> head_choices(const Scenario& s) {
 
 namespace {
 
+// A vector of the scenario (a bias, γ or β) as edited: the one used, copied in on the first
+// edit (zeros, or ones for γ), then the one entry changed.
+bool set_vector_cell(const SetCell& e, Scenario& s) {
+    if (s.input != InputMode::Embeddings && e.matrix != MatrixId::BO) return false;
+    const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * s.d_model;
+    Vector* target = nullptr;
+    int length = s.d_model;
+    float fill = 0.0f;
+    switch (e.matrix) {
+        case MatrixId::BQ: target = &s.b_q; break;
+        case MatrixId::BK: target = &s.b_k; break;
+        case MatrixId::BV: target = &s.b_v; break;
+        case MatrixId::BO:
+            target = &s.b_o;
+            if (s.input == InputMode::Direct) length = static_cast<int>(s.w_o.size() != 0 ? s.w_o.cols() : s.v.cols());
+            break;
+        case MatrixId::B1: target = &s.block.b_1; length = d_ff; break;
+        case MatrixId::B2: target = &s.block.b_2; break;
+        case MatrixId::Gamma1: target = &s.block.norm_1.gamma; fill = 1.0f; break;
+        case MatrixId::Beta1: target = &s.block.norm_1.beta; break;
+        case MatrixId::Gamma2: target = &s.block.norm_2.gamma; fill = 1.0f; break;
+        case MatrixId::Beta2: target = &s.block.norm_2.beta; break;
+        default: return false;
+    }
+    bool materialised = false;
+    if (target->size() == 0) {
+        *target = Vector::Constant(length, fill);
+        materialised = true;
+    }
+    if (e.row != 0 || e.col < 0 || e.col >= target->size()) return materialised;
+    if (same_value((*target)(e.col), e.value)) return materialised;
+    (*target)(e.col) = e.value;
+    return true;
+}
+
 bool set_cell(const SetCell& e, Scenario& s) {
     Matrix* target = nullptr;
     bool materialised = false;
     switch (e.matrix) {
+        case MatrixId::None: return false;
+        case MatrixId::BQ:
+        case MatrixId::BK:
+        case MatrixId::BV:
+        case MatrixId::BO:
+        case MatrixId::B1:
+        case MatrixId::B2:
+        case MatrixId::Gamma1:
+        case MatrixId::Beta1:
+        case MatrixId::Gamma2:
+        case MatrixId::Beta2: return set_vector_cell(e, s);
+        case MatrixId::W1:
+        case MatrixId::W2: {
+            if (s.input != InputMode::Embeddings) return false;
+            const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * s.d_model;
+            const bool first = e.matrix == MatrixId::W1;
+            target = first ? &s.block.w_1 : &s.block.w_2;
+            if (target->size() == 0) {  // the seeded one the engine uses, before the edit
+                *target = first ? resolved_weight(Matrix(), s.d_model, d_ff, s.seed, 10) : resolved_weight(Matrix(), d_ff, s.d_model, s.seed, 11);
+                materialised = true;
+            }
+            break;
+        }
         case MatrixId::X:
         case MatrixId::SourceX: {
             if (s.input != InputMode::Embeddings) return false;
@@ -307,9 +352,9 @@ bool set_mask_kind(const SetMaskKind& e, Scenario& s) {
         const int n_q = query_count(s), n_k = key_count(s);
         if (s.custom_mask.rows() != n_q || s.custom_mask.cols() != n_k) {
             // Start painting from the mask on screen, so switching to Custom changes nothing yet.
-            const std::vector<bool>& padding =
-                s.input == InputMode::Embeddings && s.attention == AttentionKind::Cross ? s.source.padding : s.target.padding;
-            s.custom_mask = build_mask(s.mask, n_q, n_k, std::max(1, s.window), padding, MaskMatrix());
+            MaskRule rule = mask_rule(s, n_k);
+            rule.window = std::max(1, rule.window);
+            s.custom_mask = mask_matrix(rule, n_q);
         }
     }
     s.mask = e.kind;
@@ -448,6 +493,7 @@ bool update(Session& session) {
     // An edit of embedding cells only: update just what it reaches (exact, see incremental.hpp).
     if (update_after_embedding_edit(session.computed, session.scenario, session.trace)) {
         session.computed = session.scenario;
+        session.trace.settings.preset = preset_of(session.scenario);
         session.last_run_ms =
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         session.errors.clear();
@@ -464,10 +510,16 @@ bool update(Session& session) {
         return false;
     }
     session.errors.clear();
+    trace.settings.preset = preset_of(session.scenario);
     std::swap(session.trace, session.spare);
     session.computed = session.scenario;
     ++session.generation;
     return true;
+}
+
+std::string preset_of(const Scenario& scenario) {
+    const Preset* p = exact_preset(scenario);
+    return p != nullptr ? p->name : std::string();
 }
 
 }  // namespace attn::edits

@@ -7,18 +7,19 @@
 #include <variant>
 #include <vector>
 
+#include "comparison.hpp"
 #include "history.hpp"
+#include "registry.hpp"
 #include "scenario.hpp"
 #include "trace.hpp"
 
 namespace attn::edits {
 
-// The scenario matrices a user may edit in place.
-enum class MatrixId { X, SourceX, Q, K, V, WQ, WK, WV, WO };
+// The scenario matrices a user may edit in place (registry.hpp names them for every card).
+using MatrixId = Editable;
 // Which token row: the target (queries) or the source (keys/values in cross-attention).
 enum class Side { Target, Source };
 
-const char* to_string(MatrixId id);
 
 struct SetCell { MatrixId matrix; int row = 0; int col = 0; float value = 0.0f; };
 struct SetTokens { Side side = Side::Target; std::vector<std::string> tokens; };
@@ -74,6 +75,7 @@ struct Session {
     std::uint64_t revision = 0;          // bumped each time the scenario changes (edits, undo, redo)
     std::uint64_t generation = 0;        // bumped each time `trace` is replaced
     double last_run_ms = 0.0;
+    comparison::Comparison comparison;   // Compare's B against `trace` (compute.hpp installs it)
     History history;                     // the scenario before each batch of edits that changed it
     std::vector<HistoryStep> history_steps;  // applied by update(), after the pending edits
 
@@ -93,5 +95,9 @@ bool redo(Session& session);
 // apply_pending, then recomputes the trace when dirty. An impossible scenario keeps the
 // last good trace and fills `errors`. Returns true when a new trace was computed.
 bool update(Session& session);
+// The name of the preset `scenario` exactly is (unedited), or empty: what a trace computed
+// from it records in settings.preset, so that a panel naming a preset or comparing an
+// article's numbers does so only for the scenario on screen.
+std::string preset_of(const Scenario& scenario);
 
 }  // namespace attn::edits

@@ -30,10 +30,12 @@
 #include "autosave.hpp"
 #include "compute.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/context.hpp"
 #include "gpu/driver.hpp"
 #include "gui.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
+#include "test_hooks.hpp"
 #include "ui/app_state.hpp"
 #include "ui/classroom.hpp"
 #include "ui/fonts.hpp"
@@ -58,11 +60,7 @@ GLFWwindow* open_window(int width, int height, const std::string& title, bool sc
     const int versions[][3] = {{4, 3, 1}, {4, 3, 0}, {3, 3, 1}, {3, 3, 0}};
     for (const auto& v : versions) {
         glfwDefaultWindowHints();
-        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, v[0]);
-        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, v[1]);
-        if (v[2] != 0) glfwWindowHint(GLFW_CONTEXT_ROBUSTNESS, GLFW_LOSE_CONTEXT_ON_RESET);
-        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-        glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+        gpu::glfw_context_hints(v[0], v[1], v[2] != 0);
         glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
         if (screenshot) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
         if (GLFWwindow* window = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr)) return window;
@@ -126,8 +124,8 @@ void write_requested_png(ui::AppState& state, int width, int height) {
 }
 
 // PATH.layout.json: where each heatmap's cells are in the PNG (pixels), for tests.
-bool write_layout(const std::string& path, const std::vector<ui::HeatmapLayout>& layout, float pixel_scale, int width,
-                  int height) {
+bool write_layout(const std::string& path, const std::vector<ui::HeatmapLayout>& layout,
+                  const std::vector<ui::WidgetLayout>& widgets, float pixel_scale, int width, int height) {
     nlohmann::json heatmaps = nlohmann::json::array();
     for (const ui::HeatmapLayout& h : layout) {
         heatmaps.push_back({{"name", h.name},
@@ -145,7 +143,15 @@ bool write_layout(const std::string& path, const std::vector<ui::HeatmapLayout>&
                             {"non_finite_badge", h.badge_x < 0 ? nlohmann::json(nullptr)
                                                                : nlohmann::json{h.badge_x * pixel_scale, h.badge_y * pixel_scale}}});
     }
-    const nlohmann::json doc = {{"width", width}, {"height", height}, {"heatmaps", heatmaps}};
+    nlohmann::json recorded = nlohmann::json::array();
+    for (const ui::WidgetLayout& w : widgets)
+        recorded.push_back({{"id", w.id},
+                            {"text", w.text},
+                            {"x", w.x * pixel_scale},
+                            {"y", w.y * pixel_scale},
+                            {"w", w.w * pixel_scale},
+                            {"h", w.h * pixel_scale}});
+    const nlohmann::json doc = {{"width", width}, {"height", height}, {"heatmaps", heatmaps}, {"widgets", recorded}};
     std::string error;
     if (!write_file_atomic(path, doc.dump(1), &error)) {
         std::fprintf(stderr, "attnlab: cannot write %s: %s\n", path.c_str(), error.c_str());
@@ -154,93 +160,7 @@ bool write_layout(const std::string& path, const std::vector<ui::HeatmapLayout>&
     return true;
 }
 
-// ATTNLAB_DEBUG_HOVER=name:row:col puts the mouse on that cell in screenshot mode, so a
-// screenshot shows the tooltip. Hidden: for looking at tooltips and for tests.
-struct DebugHover {
-    std::string matrix;
-    int row = -1, col = -1;
-    bool parse(const char* text) {
-        if (text == nullptr) return false;
-        const std::string s = text;
-        const auto a = s.find(':'), b = s.rfind(':');
-        if (a == std::string::npos || a == b) return false;
-        matrix = s.substr(0, a);
-        row = std::atoi(s.c_str() + a + 1);
-        col = std::atoi(s.c_str() + b + 1);
-        return true;
-    }
-};
-
 // [SECTION] Frame
-
-void draw_frame(ui::AppState& state, ui::HeatmapTextures& textures) {
-    ui::ClassroomState& classroom = state.classroom;
-    ui::handle_shortcuts(state);  // keys of the last input: undo, files, F5, the lesson clicker
-    if (classroom.normal_fonts.ui != nullptr) state.fonts = classroom.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
-    ui::prepare_compare(state, textures);  // before anything draws: a new B drops textures
-    const bool presenter = classroom.presenter;
-    ImGui::PushFont(state.fonts.ui);
-    int colours = 0;
-    if (presenter) {  // high contrast for a projector: black ground, white text
-        ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(0, 0, 0, 255));
-        ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 255));
-        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
-        ImGui::PushStyleColor(ImGuiCol_TextDisabled, IM_COL32(200, 200, 200, 255));
-        ImGui::PushStyleColor(ImGuiCol_MenuBarBg, IM_COL32(20, 20, 24, 255));
-        colours = 5;
-    }
-    const ImGuiIO& io = ImGui::GetIO();
-    ImGui::SetNextWindowPos(ImVec2(0, 0));
-    ImGui::SetNextWindowSize(io.DisplaySize);
-    ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
-    ImGui::Begin("Attention Lab", nullptr,
-                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar);
-    ImGui::PopStyleVar();
-    ui::draw_menu_bar(state);
-    const float scale = state.fonts.scale;
-    const LessonStep* step = ui::current_step(state);
-    const edits::Session& session = state.session;
-    const size_t messages = session.errors.size() + (session.errors.empty() ? session.trace.warnings.size() : 0) +
-                            (state.compute.status.notice.empty() ? 0 : 1);  // the GPU fallback notice
-    const float line = ImGui::GetTextLineHeightWithSpacing();
-    const float status_h =
-        line * static_cast<float>(1 + std::min<size_t>(messages, 4) + static_cast<size_t>(ui::notice_lines(state))) + 8.0f;
-    if (!presenter) {
-        ImGui::BeginChild("controls", ImVec2(290.0f * scale, 0), true);
-        ui::draw_controls(state);
-        ImGui::EndChild();
-        ImGui::SameLine();
-    }
-    ImGui::BeginGroup();
-    if (!presenter) {
-        ui::draw_tokens(state);
-        ImGui::Separator();
-    }
-    if (step != nullptr) {
-        ui::draw_lesson_text(state);
-        ImGui::Separator();
-    }
-    ImGui::BeginChild("pipeline", ImVec2(0, -status_h), false, ImGuiWindowFlags_HorizontalScrollbar);
-    // Lesson mode: the step's stage and its inputs; presenter mode in free mode: weights and output.
-    if (step != nullptr) ui::draw_stage_view(state, textures, step->stage);
-    else if (presenter) ui::draw_stage_view(state, textures, Stage::Output);
-    else ui::draw_pipeline(state, textures);
-    ImGui::EndChild();
-    ImGui::BeginChild("status", ImVec2(0, 0), false);
-    ui::draw_status(state);
-    ui::draw_notices(state);
-    ImGui::EndChild();
-    ImGui::EndGroup();
-    ImGui::End();
-    ui::draw_articles(state);
-    ui::draw_compare(state, textures);
-    ui::handle_hand_check_click(state);
-    ui::draw_hand_check(state);
-    ui::draw_restore_prompt(state);
-    ImGui::PopStyleColor(colours);
-    ImGui::PopFont();
-}
 
 void apply_style(float scale) {
     ImGui::StyleColorsDark();
@@ -257,24 +177,16 @@ void apply_style(float scale) {
 // [SECTION] Compute and benchmark
 
 // The compute layer for this window: the engine from --backend, the GPU backend made on
-// first need from the window's context. ATTNLAB_GPU_EXTRA_DEFINES (hidden, for the tests)
-// is prepended to every shader: a broken line makes the creation fail;
-// ATTNLAB_GPU_MAX_BUFFER_BYTES and ATTNLAB_GPU_RESET_AFTER_STEPS inject an allocation
-// failure and a lost context.
+// first need from the window's context, with the test hooks' shader variants and faults.
 std::unique_ptr<compute::Compute> make_compute(const cli::Options& options, ui::AppState& state) {
     if (!compute::parse_choice(options.backend, state.compute.settings.choice)) state.compute.settings.choice = compute::Choice::Cpu;
     const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
     const std::string renderer_name = renderer ? renderer : "";
     const bool software = renderer_name.find("llvmpipe") != std::string::npos;
-    compute::BackendFactory factory = [](std::string* why_not) {
-        gpu::BackendOptions backend_options;
-        if (const char* extra = std::getenv("ATTNLAB_GPU_EXTRA_DEFINES")) backend_options.extra_defines = std::string(extra) + "\n";
-        // Hidden, for the tests: faults a driver cannot be made to produce on demand.
-        if (const char* bytes = std::getenv("ATTNLAB_GPU_MAX_BUFFER_BYTES")) backend_options.max_buffer_bytes = std::strtoull(bytes, nullptr, 10);
-        if (const char* steps = std::getenv("ATTNLAB_GPU_RESET_AFTER_STEPS")) backend_options.context_reset_after_steps = std::atoi(steps);
-        return gpu::Backend::create(why_not, backend_options);
-    };
-    auto layer = std::make_unique<compute::Compute>(std::move(factory), renderer_name, software);
+    compute::BackendFactory factory = [](std::string* why_not) { return gpu::Backend::create(why_not, test_hooks().backend); };
+    const char* version = reinterpret_cast<const char*>(glGetString(GL_VERSION));
+    auto layer = std::make_unique<compute::Compute>(std::move(factory), renderer_name + " | " + (version ? version : ""), software);
+    if (state.compute.settings.choice == compute::Choice::Auto) layer->measure_speeds();
     state.compute.status = layer->status();
     return layer;
 }
@@ -360,8 +272,6 @@ int run(const cli::Options& options, Scenario scenario) {
     state.classroom.normal_fonts = state.fonts;
     state.classroom.presenter_fonts = ui::load_presenter_fonts(state.fonts, scale, glyph_ranges);
     state.screenshot_mode = screenshot;
-    state.preset_name = options.preset;
-    if (state.preset_name.empty() && find_preset(scenario.name) != nullptr) state.preset_name = scenario.name;
     state.session.scenario = std::move(scenario);
     ui::start_classroom(state, options);  // --lesson, --step, --presenter
     // Autosave (not for a screenshot, which only looks) and the offer to restore.
@@ -379,18 +289,17 @@ int run(const cli::Options& options, Scenario scenario) {
     // The compute layer; declared after the textures, so its GPU backend goes first, while
     // the context is current.
     std::unique_ptr<compute::Compute> compute_layer = make_compute(options, state);
-    if (const char* length = std::getenv("ATTNLAB_DEBUG_GENERATE"); length != nullptr && std::atoi(length) > 0) {
-        // Hidden: open on a generated sequence of this length, as the sequence-length control makes.
-        state.session.scenario = compute::generated_scenario(std::atoi(length), state.compute.settings.generate_seed);
-        state.preset_name.clear();
-        state.compute.settings.generate_length = std::atoi(length);
+    const TestHooks hooks = test_hooks();
+    if (hooks.generate_length > 0) {
+        // Open on a generated sequence of this length, as the sequence-length control makes.
+        state.session.scenario = compute::generated_scenario(hooks.generate_length, state.compute.settings.generate_seed);
+        state.compute.settings.generate_length = hooks.generate_length;
     }
     FrameBench frame_bench;
 
-    if (screenshot && std::getenv("ATTNLAB_DEBUG_ALL_HEADS") != nullptr) state.view.all_heads = true;  // hidden: screenshots of every head
-    DebugHover debug_hover;
-    const bool hover_forced = screenshot && debug_hover.parse(std::getenv("ATTNLAB_DEBUG_HOVER"));
-    const bool timing = std::getenv("ATTNLAB_DEBUG_TIMING") != nullptr;
+    if (screenshot && hooks.all_heads) state.view.all_heads = true;
+    const bool hover_forced = screenshot && !hooks.hover_matrix.empty();
+    const bool timing = hooks.timing;
     const int screenshot_frames = hover_forced ? 10 : 6;  // layout and fonts settle in 2–3 frames
     int exit_code = 0;
 
@@ -417,13 +326,13 @@ int run(const cli::Options& options, Scenario scenario) {
         if (screenshot) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no stray pointer in the picture
         if (hover_forced) {
             for (const ui::HeatmapLayout& h : state.layout)
-                if (h.name == debug_hover.matrix)
-                    ImGui::GetIO().MousePos = ImVec2(h.x + (static_cast<float>(debug_hover.col - h.first_col) + 0.5f) * h.cell_w,
-                                                     h.y + (static_cast<float>(debug_hover.row - h.first_row) + 0.5f) * h.cell_h);
+                if (h.name == hooks.hover_matrix)
+                    ImGui::GetIO().MousePos = ImVec2(h.x + (static_cast<float>(hooks.hover_col - h.first_col) + 0.5f) * h.cell_w,
+                                                     h.y + (static_cast<float>(hooks.hover_row - h.first_row) + 0.5f) * h.cell_h);
         }
         const auto frame_start = std::chrono::steady_clock::now();
         ImGui::NewFrame();
-        draw_frame(state, textures);
+        ui::draw_frame(state, textures);
         ImGui::Render();
         if (timing) {  // hidden: the CPU cost of building one frame (panels, layout, draw lists)
             const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
@@ -441,7 +350,7 @@ int run(const cli::Options& options, Scenario scenario) {
         if (screenshot) {
             for (GLenum error = glGetError(); error != GL_NO_ERROR; error = glGetError()) {
                 std::fprintf(stderr, "attnlab: %s in frame %d\n", gl_error_name(error).c_str(), frame);
-                exit_code = 3;
+                exit_code = 6;  // an OpenGL error: a code of its own (README)
             }
             if (exit_code != 0) break;
             if (frame + 1 >= screenshot_frames) {
@@ -452,7 +361,7 @@ int run(const cli::Options& options, Scenario scenario) {
                     int win_width = 1, win_height = 1;
                     glfwGetWindowSize(glfw.window, &win_width, &win_height);
                     const float pixel_scale = static_cast<float>(fb_width) / static_cast<float>(std::max(1, win_width));
-                    if (!write_layout(options.screenshot + ".layout.json", state.layout_next, pixel_scale, fb_width, fb_height))
+                    if (!write_layout(options.screenshot + ".layout.json", state.layout_next, state.widgets_next, pixel_scale, fb_width, fb_height))
                         exit_code = 1;
                     for (const std::string& error : state.session.errors)
                         std::fprintf(stderr, "attnlab: the scenario cannot run: %s\n", error.c_str());
@@ -483,6 +392,8 @@ int run(const cli::Options& options, Scenario scenario) {
         state.hover_next = ui::HoverState{};
         state.layout.swap(state.layout_next);
         state.layout_next.clear();
+        state.widgets.swap(state.widgets_next);
+        state.widgets_next.clear();
     }
     ui::finish_autosave(state);  // closed normally: nothing to restore next time (a screenshot wrote none)
     textures.clear();  // GL objects go while the context is current

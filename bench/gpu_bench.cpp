@@ -1,19 +1,26 @@
-// GPU path throughput next to the CPU engine's output-only mode, on the same inputs, in one run.
+// The GPU path's throughput and accuracy, headless (EGL without a display), beside the CPU
+// engine's output-only mode on the same inputs, in one run.
 //
-//   gpu_bench [--json FILE] [--max-seconds S] [--causal] [--from N] [--to N] [--heads H] [--d-k D]
-//             [--defines "#define ROWS 1"]   (shader variant overrides, for tuning)
+//   gpu_bench [--json FILE] [--max-seconds S] [--mask none|causal|both] [--from N] [--to N]
+//             [--heads H] [--d-k D] [--kernel auto|rows|tiled] [--bound MS]
+//             [--peak-tflops T] [--cpu-to N] [--defines "#define ROWS 1"]
 //
-// For n = 1024, 2048, … 65536 (direct Q, K, V of N(0, 1), 8 heads of d_k = 64 by default):
-//   GPU  attention pass wall time (dispatch to glFinish) → GFLOP/s, GL_TIME_ELAPSED beside it in the
-//        JSON (llvmpipe under-reports it); the heatmap pass (max-pooled
-//        weights at 512×512) and the wall time of the whole run beside it; the bytes of GPU
-//        buffers the run allocated (O(n·d) + the heatmap, never O(n²)).
-//   CPU  attn::run(s, RunOptions{Detail::OutputOnly}) with the heatmap off, wall time → GFLOP/s.
-// FLOPs of attention: 4·n²·d_k per head (QKᵀ and weights·V), half for a causal mask.
+// For n = 1024, 2048, … 65536 (direct Q, K, V of N(0, 1), 8 heads of d_k = 64 by default),
+// unmasked and causal:
+//   GPU  the attention pass's wall time (each bounded submission timed from dispatch to its
+//        fence) → TFLOP/s and the % of the card's FP32 peak (a table of known cards, or
+//        --peak-tflops); the heatmap pass (the weights max-pooled to 512 × 512) and the whole
+//        run's wall time beside it; how many submissions, and the longest.
+//   max |GPU − CPU|: the GPU's outputs against the CPU engine's, on 256 query rows spread
+//        over the sequence (first and last included) — the CPU computes exactly those rows.
+//   CPU  attn::run(s, output-only, no heatmap) → TFLOP/s, up to --cpu-to tokens.
+// FLOPs of attention: 4·n²·d_k per head (QKᵀ and weights·V), half under a causal mask.
 // A backend stops at the first size where one run took longer than --max-seconds (default
 // 60), or would take more than three times that by the n² rule; the table says so.
+// The figures of a software renderer (Mesa llvmpipe) say that the path is correct, not fast.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,10 +32,8 @@
 
 #include "engine.hpp"
 #include "gpu/backend.hpp"
+#include "gpu/context.hpp"
 #include "random.hpp"
-#include "ui/gl.hpp"
-#define GLFW_INCLUDE_NONE
-#include <GLFW/glfw3.h>
 
 namespace {
 
@@ -51,153 +56,162 @@ double attention_flops(int n, int heads, int d_k, bool causal) {
     return 4.0 * n * static_cast<double>(n) * d_k * heads * (causal ? 0.5 : 1.0);
 }
 
-struct HiddenContext {
-    GLFWwindow* window = nullptr;
-    HiddenContext() {
-        if (!glfwInit()) return;
-        glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-        glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 4);
-        glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-        glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-        glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-        window = glfwCreateWindow(64, 64, "attnlab gpu_bench", nullptr, nullptr);
-        if (window) glfwMakeContextCurrent(window);
+// FP32 (non-tensor) peaks of known cards, TFLOP/s, by a piece of GL_RENDERER.
+double known_peak_tflops(const std::string& renderer) {
+    const std::pair<const char*, double> cards[] = {
+        {"H100 80GB HBM3", 66.9}, {"H100 SXM", 66.9}, {"H100 NVL", 60.0}, {"H100 PCIe", 51.2}, {"H200", 66.9},
+        {"GH200", 66.9},          {"A100", 19.5},     {"L40S", 91.6},     {"L40", 90.5},      {"L4", 30.3},
+        {"A10G", 31.2},           {"A10", 31.2},      {"T4", 8.1},        {"V100", 15.7},     {"RTX 4090", 82.6},
+        {"RTX 4080", 48.7},       {"RTX 3090", 35.6}, {"RTX 3080", 29.8}, {"MI300X", 163.4},  {"MI250X", 47.9}};
+    for (const auto& [name, peak] : cards)
+        if (renderer.find(name) != std::string::npos) return peak;
+    return 0.0;
+}
+
+// The CPU engine's outputs for `rows` of s: those query rows alone, with the mask each has
+// in s (a custom mask carries a causal one over).
+attn::Matrix cpu_rows(const attn::Scenario& s, const std::vector<int>& rows) {
+    attn::Scenario part = s;
+    part.q.resize(static_cast<Eigen::Index>(rows.size()), s.q.cols());
+    for (size_t r = 0; r < rows.size(); ++r) part.q.row(static_cast<Eigen::Index>(r)) = s.q.row(rows[r]);
+    if (s.mask == attn::MaskKind::Causal) {
+        part.mask = attn::MaskKind::Custom;
+        part.custom_mask = attn::MaskMatrix::Constant(static_cast<Eigen::Index>(rows.size()), s.k.rows(), false);
+        for (size_t r = 0; r < rows.size(); ++r) part.custom_mask.row(static_cast<Eigen::Index>(r)).head(rows[r] + 1).setConstant(true);
     }
-    ~HiddenContext() {
-        if (window) glfwDestroyWindow(window);
-        glfwTerminate();
-    }
-};
+    attn::RunOptions o{attn::Detail::OutputOnly};
+    o.pool_weights = false;
+    return attn::run(part, o).concat;
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string json_path;
-    double max_seconds = 60.0;
-    bool causal = false;
-    int from = 1024, to = 65536, heads = 8, d_k = 64;
-    attn::gpu::BackendOptions backend_options;  // --defines: shader variants to try, e.g. "#define ROWS 1"
+    std::string json_path, mask = "both";
+    double max_seconds = 60.0, peak_tflops = 0.0;
+    int from = 1024, to = 65536, heads = 8, d_k = 64, cpu_to = 16384;
+    attn::gpu::BackendOptions backend_options;
     for (int i = 1; i < argc; ++i) {
         auto value = [&] { return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "%s needs a value\n", argv[i]), std::exit(2), ""); };
         if (!std::strcmp(argv[i], "--json")) json_path = value();
         else if (!std::strcmp(argv[i], "--max-seconds")) max_seconds = std::atof(value());
-        else if (!std::strcmp(argv[i], "--causal")) causal = true;
+        else if (!std::strcmp(argv[i], "--mask")) mask = value();
         else if (!std::strcmp(argv[i], "--from")) from = std::atoi(value());
         else if (!std::strcmp(argv[i], "--to")) to = std::atoi(value());
         else if (!std::strcmp(argv[i], "--heads")) heads = std::atoi(value());
         else if (!std::strcmp(argv[i], "--d-k")) d_k = std::atoi(value());
+        else if (!std::strcmp(argv[i], "--peak-tflops")) peak_tflops = std::atof(value());
+        else if (!std::strcmp(argv[i], "--cpu-to")) cpu_to = std::atoi(value());
+        else if (!std::strcmp(argv[i], "--bound")) backend_options.submission_bound_ms = std::atof(value());
         else if (!std::strcmp(argv[i], "--defines")) backend_options.extra_defines = std::string(value()) + "\n";
-        else {
+        else if (!std::strcmp(argv[i], "--kernel")) {
+            const std::string k = value();
+            backend_options.kernel = k == "rows" ? attn::gpu::Kernel::Rows : k == "tiled" ? attn::gpu::Kernel::Tiled : attn::gpu::Kernel::Auto;
+        } else {
             std::fprintf(stderr,
-                         "usage: gpu_bench [--json FILE] [--max-seconds S] [--causal] [--from N] [--to N] [--heads H] "
-                         "[--d-k D] [--defines \"#define ROWS 1\"]\n");
+                         "usage: gpu_bench [--json FILE] [--max-seconds S] [--mask none|causal|both] [--from N] [--to N] "
+                         "[--heads H] [--d-k D] [--kernel auto|rows|tiled] [--bound MS] [--peak-tflops T] [--cpu-to N] "
+                         "[--defines \"#define ROWS 1\"]\n");
             return 2;
         }
     }
 
-    HiddenContext context;
-    if (!context.window) {
-        std::fprintf(stderr, "gpu_bench: no OpenGL 4.3 context (run under xvfb-run without a display)\n");
+    std::string why;
+    auto context = attn::gpu::HeadlessContext::create(&why);
+    if (!context) {
+        std::fprintf(stderr, "gpu_bench: %s\n", why.c_str());
         return 1;
     }
-    std::string why;
     auto backend = attn::gpu::Backend::create(&why, backend_options);
     if (!backend) {
         std::fprintf(stderr, "gpu_bench: GPU backend unavailable: %s\n", why.c_str());
         return 1;
     }
-    const std::string renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-    std::printf("GPU: %s\nattention, %d heads, d_k = %d, mask: %s; GFLOP/s = %s·n²·d_k·heads / time\n\n", renderer.c_str(),
-                heads, d_k, causal ? "causal" : "none", causal ? "2" : "4");
-    std::printf("| n | GPU attention ms | GPU GFLOP/s | GPU heatmap ms | GPU wall ms | GPU bytes | bytes / (n·h·d_k) "
-                "| CPU ms | CPU GFLOP/s | GPU ÷ CPU |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    const attn::gpu::DeviceInfo& device = backend->device();
+    if (peak_tflops <= 0.0) peak_tflops = known_peak_tflops(device.renderer);
+    std::printf("GPU: %s (%s), context: %s, reset notification: %s\n", device.renderer.c_str(), device.version.c_str(),
+                context->description().c_str(), device.reset_notification ? "on" : "off");
+    std::printf("kernel: %s%s; submissions bounded at %.0f ms; FP32 peak: %s\n", attn::gpu::to_string(device.kernel),
+                device.subgroups ? " (subgroups)" : "", backend_options.submission_bound_ms,
+                peak_tflops > 0 ? (std::to_string(peak_tflops).substr(0, 5) + " TFLOP/s").c_str() : "unknown (--peak-tflops)");
+    if (device.software)
+        std::printf("A software renderer: the CPU runs the shaders. These figures show the path is correct, not how fast a GPU is.\n");
+    std::printf("%d heads, d_k = %d; TFLOP/s = %s\n\n", heads, d_k, "4·n²·d_k·heads (2· causal) / attention time");
 
     nlohmann::json rows = nlohmann::json::array();
-    bool gpu_on = true, cpu_on = true;
-    double gpu_last = 0.0, cpu_last = 0.0;
-    std::string gpu_stop, cpu_stop;
-    for (int n = from; n <= to && (gpu_on || cpu_on); n *= 2) {
-        const attn::Scenario s = direct_scenario(n, heads, d_k, causal);
-        const double flops = attention_flops(n, heads, d_k, causal);
-        nlohmann::json row = {{"n", n}, {"heads", heads}, {"d_k", d_k}, {"causal", causal}, {"flops", flops}};
-        char gpu_cells[256] = "| – | – | – | – | – | – ", cpu_cells[128] = "| – | – ";
-        double gpu_gflops = 0.0, cpu_gflops = 0.0;
-
-        if (gpu_on && gpu_last * 4.0 > 3.0 * max_seconds) {
-            gpu_on = false;
-            gpu_stop = "GPU stopped before n = " + std::to_string(n) + ": about " + std::to_string(int(gpu_last * 4.0)) +
-                       " s predicted";
-        }
-        if (gpu_on) {
+    for (bool causal : {false, true}) {
+        if ((causal && mask == "none") || (!causal && mask == "causal")) continue;
+        std::printf("mask: %s\n\n| n | GPU attention ms | TFLOP/s | %% of peak | heatmap ms | wall ms | submissions | longest ms "
+                    "| max |GPU − CPU| | CPU TFLOP/s | GPU ÷ CPU |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+                    causal ? "causal" : "none");
+        bool gpu_on = true, cpu_on = true;
+        double gpu_last = 0.0, cpu_last = 0.0;
+        std::string stop;
+        for (int n = from; n <= to && gpu_on; n *= 2) {
+            if (gpu_last * 4.0 > 3.0 * max_seconds) {
+                stop = "GPU stopped before n = " + std::to_string(n) + ": about " + std::to_string(int(gpu_last * 4.0)) + " s predicted";
+                break;
+            }
+            const attn::Scenario s = direct_scenario(n, heads, d_k, causal);
+            const double flops = attention_flops(n, heads, d_k, causal);
+            nlohmann::json row = {{"n", n}, {"heads", heads}, {"d_k", d_k}, {"causal", causal}, {"flops", flops}};
             const auto start = Clock::now();
             const attn::Trace t = backend->run(s, attn::RunOptions{attn::Detail::OutputOnly});
             gpu_last = seconds_since(start);
             if (!t.ok) {
-                std::fprintf(stderr, "gpu_bench: n = %d: %s\n", n, t.errors.empty() ? "?" : t.errors.front().c_str());
+                std::printf("| %d | failed: %s |\n", n, t.errors.empty() ? "?" : t.errors.front().c_str());
+                row["error"] = t.errors.empty() ? "?" : t.errors.front();
+                rows.push_back(row);
+                break;
+            }
+            const attn::gpu::Timings& timing = backend->timings();
+            const double tflops = flops / (timing.attention_ms * 1e-3) * 1e-12;
+            double longest = 0.0;
+            for (const attn::gpu::Submission& sub : backend->submissions()) longest = std::max(longest, sub.measured_ms);
+            // Accuracy: 256 rows spread over the sequence, the first and the last among them.
+            std::vector<int> sample;
+            for (int r = 0; r < 256; ++r) sample.push_back(static_cast<int>(static_cast<long long>(r) * (n - 1) / 255));
+            sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
+            const attn::Matrix reference = cpu_rows(s, sample);
+            double worst = 0.0;
+            for (size_t r = 0; r < sample.size(); ++r)
+                worst = std::max<double>(worst, (t.concat.row(sample[r]) - reference.row(static_cast<Eigen::Index>(r))).cwiseAbs().maxCoeff());
+            char cpu_cells[96] = "| – | – ";
+            double cpu_tflops = 0.0;
+            if (cpu_on && n <= cpu_to && cpu_last * 4.0 <= 3.0 * max_seconds) {
+                attn::RunOptions options{attn::Detail::OutputOnly};
+                options.pool_weights = false;
+                const auto cpu_start = Clock::now();
+                attn::run(s, options);
+                cpu_last = seconds_since(cpu_start);
+                cpu_tflops = flops / cpu_last * 1e-12;
+                std::snprintf(cpu_cells, sizeof cpu_cells, "| %.3f | %.1f× ", cpu_tflops, tflops / cpu_tflops);
+                row["cpu"] = {{"wall_ms", cpu_last * 1e3}, {"tflops", cpu_tflops}};
+                if (cpu_last > max_seconds) cpu_on = false;
+            }
+            std::printf("| %d | %.1f | %.3f | %s | %.1f | %.0f | %zu | %.1f | %.1e %s|\n", n, timing.attention_ms, tflops,
+                        peak_tflops > 0 ? (std::to_string(100.0 * tflops / peak_tflops).substr(0, 4) + "%").c_str() : "–",
+                        timing.pooling_ms, gpu_last * 1e3, backend->submissions().size(), longest, worst, cpu_cells);
+            std::fflush(stdout);
+            row["gpu"] = {{"attention_ms", timing.attention_ms}, {"heatmap_ms", timing.pooling_ms}, {"wall_ms", gpu_last * 1e3},
+                          {"tflops", tflops},    {"percent_of_peak", peak_tflops > 0 ? 100.0 * tflops / peak_tflops : 0.0},
+                          {"submissions", backend->submissions().size()}, {"longest_submission_ms", longest},
+                          {"max_abs_difference", worst}, {"allocated_bytes", backend->allocated_bytes()}};
+            rows.push_back(row);
+            if (gpu_last > max_seconds) {
                 gpu_on = false;
-            } else {
-                // Wall time per pass (dispatch to glFinish): llvmpipe's GL_TIME_ELAPSED under-reports.
-                const attn::gpu::Timings& timing = backend->wall_timings();
-                const attn::gpu::Timings& timer = backend->timings();
-                gpu_gflops = flops / (timing.attention_ms * 1e-3) * 1e-9;
-                const double bytes = static_cast<double>(backend->allocated_bytes());
-                std::snprintf(gpu_cells, sizeof gpu_cells, "| %.1f | %.2f | %.1f | %.0f | %.0f | %.1f ", timing.attention_ms,
-                              gpu_gflops, timing.pooling_ms, gpu_last * 1e3, bytes, bytes / (double(n) * heads * d_k));
-                row["gpu"] = {{"attention_ms", timing.attention_ms},
-                              {"heatmap_ms", timing.pooling_ms},
-                              {"attention_ms_gl_timer", timer.attention_ms},
-                              {"heatmap_ms_gl_timer", timer.pooling_ms},
-                              {"wall_ms", gpu_last * 1e3},
-                              {"gflops", gpu_gflops},
-                              {"allocated_bytes", bytes}};
-                if (gpu_last > max_seconds) {
-                    gpu_on = false;
-                    gpu_stop = "GPU stopped after n = " + std::to_string(n) + ": one run took " +
-                               std::to_string(int(gpu_last)) + " s";
-                }
+                stop = "GPU stopped after n = " + std::to_string(n) + ": one run took " + std::to_string(int(gpu_last)) + " s";
             }
         }
-        if (cpu_on && cpu_last * 4.0 > 3.0 * max_seconds) {
-            cpu_on = false;
-            cpu_stop = "CPU stopped before n = " + std::to_string(n) + ": about " + std::to_string(int(cpu_last * 4.0)) +
-                       " s predicted";
-        }
-        if (cpu_on) {
-            attn::RunOptions options{attn::Detail::OutputOnly};
-            options.pool_weights = false;
-            const auto start = Clock::now();
-            const attn::Trace t = attn::run(s, options);
-            cpu_last = seconds_since(start);
-            if (!t.ok) {
-                std::fprintf(stderr, "gpu_bench: CPU n = %d: %s\n", n, t.errors.empty() ? "?" : t.errors.front().c_str());
-                cpu_on = false;
-            } else {
-                cpu_gflops = flops / cpu_last * 1e-9;
-                std::snprintf(cpu_cells, sizeof cpu_cells, "| %.1f | %.2f ", cpu_last * 1e3, cpu_gflops);
-                row["cpu"] = {{"wall_ms", cpu_last * 1e3}, {"gflops", cpu_gflops}};
-                if (cpu_last > max_seconds) {
-                    cpu_on = false;
-                    cpu_stop = "CPU stopped after n = " + std::to_string(n) + ": one run took " +
-                               std::to_string(int(cpu_last)) + " s";
-                }
-            }
-        }
-        if (!row.contains("gpu") && !row.contains("cpu")) break;
-        const std::string ratio =
-            gpu_gflops > 0 && cpu_gflops > 0 ? std::to_string(gpu_gflops / cpu_gflops).substr(0, 5) : "–";
-        std::printf("| %d %s%s| %s |\n", n, gpu_cells, cpu_cells, ratio.c_str());
-        std::fflush(stdout);
-        rows.push_back(row);
+        if (!stop.empty()) std::printf("\n%s (limit %.0f s per run).\n", stop.c_str(), max_seconds);
+        std::printf("\n");
     }
-    if (!gpu_stop.empty()) std::printf("\n%s (limit %.0f s per run).\n", gpu_stop.c_str(), max_seconds);
-    if (!cpu_stop.empty()) std::printf("%s (limit %.0f s per run).\n", cpu_stop.c_str(), max_seconds);
-    std::printf("\nGPU attention ms: the output pass, first dispatch to glFinish (the GL_TIME_ELAPSED figures are in the\n"
-                "JSON; llvmpipe under-reports them); heatmap ms: the 512×512 max-pooled weights pass, timed the same way;\n"
-                "GPU wall ms: the whole blocking run (upload, passes, read-back). CPU: output-only engine, heatmap off.\n");
-
+    std::printf("GPU attention ms: the output pass, summed over its submissions (dispatch to fence); heatmap ms: the\n"
+                "512×512 max-pooled weights pass; wall ms: the whole blocking run (CPU preparation, upload, passes, read-back).\n");
     if (!json_path.empty()) {
-        nlohmann::json report = {{"renderer", renderer}, {"rows", rows},          {"gpu_stop", gpu_stop},
-                                 {"cpu_stop", cpu_stop}, {"max_seconds", max_seconds}};
+        nlohmann::json report = {{"renderer", device.renderer}, {"version", device.version}, {"kernel", attn::gpu::to_string(device.kernel)},
+                                 {"subgroups", device.subgroups}, {"software", device.software}, {"peak_tflops", peak_tflops},
+                                 {"submission_bound_ms", backend_options.submission_bound_ms}, {"rows", rows}};
         std::ofstream(json_path) << report.dump(2) << "\n";
         std::printf("wrote %s\n", json_path.c_str());
     }

@@ -7,6 +7,7 @@
 // [SECTION] run()
 #include "engine.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
@@ -53,9 +54,30 @@ void check_sequence(std::vector<std::string>& errors, const char* which, const S
             errors.push_back(std::string(which) + " embeddings have " + std::to_string(seq.embeddings.cols()) +
                              " columns, expected d_model = " + std::to_string(d_model));
     }
-    if (seq.padding.size() > static_cast<size_t>(std::max<Eigen::Index>(n, seq.embeddings.rows())))
-        errors.push_back(std::string(which) + " has " + std::to_string(seq.padding.size()) +
-                         " padding flags for " + std::to_string(n) + " tokens");
+    const size_t tokens = static_cast<size_t>(std::max<Eigen::Index>(n, seq.embeddings.rows()));
+    if (!seq.padding.empty() && seq.padding.size() != tokens)
+        errors.push_back(std::string(which) + " has " + std::to_string(seq.padding.size()) + " padding flags for " +
+                         std::to_string(tokens) + " tokens: give one flag per token (or none)");
+}
+
+void check_vector(std::vector<std::string>& errors, const char* name, const Vector& v, Eigen::Index length) {
+    if (v.size() != 0 && v.size() != length)
+        errors.push_back(std::string(name) + " has " + std::to_string(v.size()) + " numbers, expected " + std::to_string(length));
+}
+
+void check_block(std::vector<std::string>& errors, const Scenario& s) {
+    const BlockOptions& b = s.block;
+    const int d_ff = b.d_ff > 0 ? b.d_ff : 4 * s.d_model;
+    check_shape(errors, "block W_1", b.w_1, s.d_model, d_ff);
+    check_shape(errors, "block W_2", b.w_2, d_ff, s.d_model);
+    check_vector(errors, "block b_1", b.b_1, d_ff);
+    check_vector(errors, "block b_2", b.b_2, s.d_model);
+    check_vector(errors, "block LayerNorm 1 gamma", b.norm_1.gamma, s.d_model);
+    check_vector(errors, "block LayerNorm 1 beta", b.norm_1.beta, s.d_model);
+    check_vector(errors, "block LayerNorm 2 gamma", b.norm_2.gamma, s.d_model);
+    check_vector(errors, "block LayerNorm 2 beta", b.norm_2.beta, s.d_model);
+    if (!(b.epsilon > 0.0f) || !std::isfinite(b.epsilon))
+        errors.push_back("block epsilon is " + std::to_string(b.epsilon) + ": LayerNorm needs a small positive number such as 1e-5");
 }
 
 int sequence_length(const Sequence& seq) {
@@ -85,6 +107,11 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
         check_shape(errors, "W_K", s.w_k, s.d_model, s.d_model);
         check_shape(errors, "W_V", s.w_v, s.d_model, s.d_model);
         check_shape(errors, "W_O", s.w_o, s.d_model, s.d_model);
+        check_vector(errors, "b_q", s.b_q, s.d_model);
+        check_vector(errors, "b_k", s.b_k, s.d_model);
+        check_vector(errors, "b_v", s.b_v, s.d_model);
+        check_vector(errors, "b_o", s.b_o, s.d_model);
+        check_block(errors, s);
         n_q = sequence_length(s.target);
         n_k = s.attention == AttentionKind::Cross ? sequence_length(s.source) : n_q;
     } else {
@@ -102,6 +129,13 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
             errors.push_back("q has " + std::to_string(s.q.cols()) + " and v has " + std::to_string(s.v.cols()) +
                              " columns: not divisible by " + std::to_string(s.heads) + " heads");
         check_shape(errors, "W_O", s.w_o, s.v.cols(), s.w_o.cols());
+        check_vector(errors, "b_o", s.b_o, s.w_o.size() != 0 ? s.w_o.cols() : s.v.cols());
+        for (const auto& [name, bias] : {std::pair{"b_q", &s.b_q}, std::pair{"b_k", &s.b_k}, std::pair{"b_v", &s.b_v}})
+            if (bias->size() != 0)
+                errors.push_back(std::string(name) + " is given, but direct Q, K, V are not projected: there is nothing to add it to");
+        if (!s.target.padding.empty() && s.target.padding.size() != static_cast<size_t>(s.k.rows()))
+            errors.push_back("padding has " + std::to_string(s.target.padding.size()) + " flags for " +
+                             std::to_string(s.k.rows()) + " rows of k: give one flag per key (or none)");
         if (s.block.residual || s.block.layer_norm || s.block.feed_forward)
             errors.push_back("the block (residual, LayerNorm, feed-forward) needs embeddings: direct input has no X to add back");
         n_q = static_cast<int>(s.q.rows());
@@ -147,14 +181,27 @@ Matrix resolved_weight(const Matrix& given, int rows, int cols, std::uint64_t se
     return xavier_uniform(rows, cols, seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(which) * 7919u + 17u);
 }
 
-Matrix layer_norm(const Matrix& x, float epsilon) {
+Matrix layer_norm(const Matrix& x, float epsilon, const LayerNormParams& params) {
     Matrix out(x.rows(), x.cols());
     for (Eigen::Index i = 0; i < x.rows(); ++i) {
         const float mean = x.row(i).mean();
-        const float var = (x.row(i).array() - mean).square().mean();
+        const float var = (x.row(i).array() - mean).square().mean();  // biased: ÷ d
         out.row(i) = (x.row(i).array() - mean) / std::sqrt(var + epsilon);
     }
+    if (params.gamma.size() != 0) out.array().rowwise() *= params.gamma.array();
+    if (params.beta.size() != 0) out.rowwise() += params.beta;
     return out;
+}
+
+Matrix activate(const Matrix& x, Activation activation) {
+    if (activation == Activation::ReLU) return x.cwiseMax(0.0f);
+    // GPT-2's gelu_new: ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+    const float c = std::sqrt(2.0f / 3.14159265358979f);
+    return (0.5f * x.array() * (1.0f + (c * (x.array() + 0.044715f * x.array().cube())).tanh())).matrix();
+}
+
+bool has_block(const Scenario& s) {
+    return s.input == InputMode::Embeddings && (s.block.residual || s.block.layer_norm || s.block.feed_forward);
 }
 
 std::vector<std::string> labels_or_numbers(const std::vector<std::string>& given, int n, const char* prefix) {
@@ -174,6 +221,82 @@ void note_non_finite(Trace& t, const char* name, const Matrix& m) {
     t.warnings.push_back(msg.str());
 }
 
+// [SECTION] Pieces every backend shares
+
+std::optional<PooledGrid> pooled_grid(const RunOptions& o, int n_q, int n_k, std::string* error) {
+    const int row_end = o.region_row_end > 0 ? o.region_row_end : n_q;
+    const int col_end = o.region_col_end > 0 ? o.region_col_end : n_k;
+    if (o.region_row_begin < 0 || o.region_row_begin >= row_end || row_end > n_q || o.region_col_begin < 0 ||
+        o.region_col_begin >= col_end || col_end > n_k) {
+        if (error) {
+            std::ostringstream msg;
+            msg << "the heatmap region rows [" << o.region_row_begin << ", " << row_end << ") × keys [" << o.region_col_begin
+                << ", " << col_end << ") is not inside the " << n_q << "×" << n_k << " weights";
+            *error = msg.str();
+        }
+        return std::nullopt;
+    }
+    return pooled_grid(o.region_row_begin, row_end, o.region_col_begin, col_end,
+                       o.pooled_rows > 0 ? o.pooled_rows : std::min(n_q, 512), o.pooled_cols > 0 ? o.pooled_cols : std::min(n_k, 512));
+}
+
+void head_inputs(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all, const Matrix& v_all, int h,
+                 HeadTrace& head, bool keep_unrotated) {
+    head.q_unrotated.resize(0, 0);
+    head.k_unrotated.resize(0, 0);
+    head.q = q_all.middleCols(h * t.d_k, t.d_k);  // (n_q, d_k): head h's slice of the projection
+    head.k = k_all.middleCols(h * t.d_k, t.d_k);  // (n_k, d_k)
+    head.v = v_all.middleCols(h * t.d_v, t.d_v);  // (n_k, d_v)
+    if (s.positional == PositionalEncoding::Rotary) {
+        if (keep_unrotated) {
+            head.q_unrotated = head.q;
+            head.k_unrotated = head.k;
+        }
+        head.q = apply_rotary(head.q);  // rotate pair (2i, 2i+1) of row p by p·θ_i
+        head.k = apply_rotary(head.k);
+    }
+    head.alibi_slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, t.heads) : 0.0f;
+}
+
+namespace {
+
+void add_head_warnings(const Scenario& s, Trace& t) {
+    for (int h = 0; h < s.heads; ++h) {
+        const HeadTrace& head = t.head[static_cast<size_t>(h)];
+        if (!head.fully_masked_rows.empty()) {
+            std::string rows;
+            for (int r : head.fully_masked_rows) rows += (rows.empty() ? "" : ", ") + t.query_tokens[static_cast<size_t>(r)];
+            t.warnings.push_back(
+                "head " + std::to_string(h + 1) + ": query " + rows + " sees no key" +
+                (std::isinf(s.masked_fill) ? std::string(" (every key masked with −∞): its weights are 0 and its output is 0")
+                                           : std::string(" (every key filled with the same finite value): its weights are uniform")));
+        }
+        if (head.softmax_overflow)
+            t.warnings.push_back("head " + std::to_string(h + 1) +
+                                 ": the naive softmax overflowed (exp of a score above ~88 is inf in float32); "
+                                 "the stable softmax subtracts the row max first");
+    }
+}
+
+}  // namespace
+
+void finish_trace(const Scenario& s, Trace& t) {
+    t.output = t.w_o.size() != 0 ? Matrix(t.concat * t.w_o) : t.concat;  // (n_q, h·d_v)·(h·d_v, d_model)
+    const std::vector<int> fully_masked = fully_masked_rows(mask_rule(s, t.n_keys), t.n_queries);
+    for (HeadTrace& head : t.head) {
+        head.fully_masked_rows = fully_masked;
+        // The overflow rule: exp(s) of a naive softmax is inf above s ≈ 88.7; with finite
+        // inputs, a non-finite output can only come from there.
+        head.softmax_overflow = s.softmax == SoftmaxKind::Naive && !head.output.allFinite() && head.q.allFinite() &&
+                                head.k.allFinite() && head.v.allFinite();
+    }
+    add_head_warnings(s, t);
+    if (s.b_o.size() != 0) t.output.rowwise() += s.b_o;  // + b_o
+    t.has_block = has_block(s);
+    if (t.has_block) run_block(s, t.x_pe, t.output, t.block);
+    t.ok = true;
+}
+
 namespace {
 
 // [SECTION] One head
@@ -181,25 +304,13 @@ namespace {
 // Writes into head, reusing its storage: a recompute after an edit allocates nothing.
 void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all, const Matrix& v_all, int h,
               HeadTrace& head) {
-    head.q_unrotated.resize(0, 0);
-    head.k_unrotated.resize(0, 0);
     head.position_bias.resize(0, 0);
-    head.alibi_slope = 0.0f;
     head.pooled_weights = PooledWeights{};
-    head.q = q_all.middleCols(h * t.d_k, t.d_k);  // (n_q, d_k): head h's slice of the projection
-    head.k = k_all.middleCols(h * t.d_k, t.d_k);  // (n_k, d_k)
-    head.v = v_all.middleCols(h * t.d_v, t.d_v);  // (n_k, d_v)
-    if (s.positional == PositionalEncoding::Rotary) {
-        head.q_unrotated = head.q;
-        head.k_unrotated = head.k;
-        head.q = apply_rotary(head.q);  // rotate pair (2i, 2i+1) of row p by p·θ_i
-        head.k = apply_rotary(head.k);
-    }
+    head_inputs(s, t, q_all, k_all, v_all, h, head, true);
     head.scores.resize(t.n_queries, t.n_keys);
     head.scores.noalias() = head.q * head.k.transpose();  // (n_q, d_k)·(d_k, n_k) → (n_q, n_k)
     head.scaled_scores = head.scores * t.scale;  // ÷√d_k keeps the variance near 1
     if (s.positional == PositionalEncoding::ALiBi) {
-        head.alibi_slope = alibi_slope(h, t.heads);
         head.position_bias = alibi_bias(t.n_queries, t.n_keys, head.alibi_slope);
         head.scaled_scores += head.position_bias;  // farther keys lose −m·|i − j|
     }
@@ -209,11 +320,7 @@ void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matr
         float* masked = head.masked_scores.data();
         for (Eigen::Index c = 0; c < head.masked_scores.size(); ++c) masked[c] = visible[c] ? masked[c] : s.masked_fill;
     }
-    std::vector<int> unused_rows;  // the mask decides which rows are fully masked, below
-    softmax_rows_into(head.masked_scores, s.softmax, head.weights, unused_rows, head.softmax_overflow);  // each row → a distribution
-    head.fully_masked_rows.clear();
-    for (int i = 0; i < t.n_queries; ++i)  // no visible key, whatever the fill value
-        if (!t.visible.row(i).any()) head.fully_masked_rows.push_back(i);
+    softmax_rows_into(head.masked_scores, s.softmax, head.weights);  // each row → a distribution
     head.output.resize(t.n_queries, t.d_v);
     head.output.noalias() = head.weights * head.v;  // (n_q, n_k)·(n_k, d_v) → (n_q, d_v)
 }
@@ -221,18 +328,9 @@ void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matr
 // The same head without any (n_q × n_k) matrix: the output by streaming, and the weights
 // only as the pooled grid the display needs.
 void run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all,
-                        const Matrix& v_all, int h, const RunOptions& options, HeadTrace& head) {
+                        const Matrix& v_all, int h, const std::optional<PooledGrid>& grid, HeadTrace& head) {
     head = HeadTrace{};
-    head.q = q_all.middleCols(h * t.d_k, t.d_k);
-    head.k = k_all.middleCols(h * t.d_k, t.d_k);
-    head.v = v_all.middleCols(h * t.d_v, t.d_v);
-    if (s.positional == PositionalEncoding::Rotary) {
-        head.q = apply_rotary(head.q);
-        head.k = apply_rotary(head.k);
-    }
-    if (s.positional == PositionalEncoding::ALiBi) head.alibi_slope = alibi_slope(h, t.heads);
-    const std::vector<bool>& key_padding =
-        s.input == InputMode::Embeddings && s.attention == AttentionKind::Cross ? s.source.padding : s.target.padding;
+    head_inputs(s, t, q_all, k_all, v_all, h, head, false);
     StreamingInputs in;
     in.q = &head.q;
     in.k = &head.k;
@@ -241,54 +339,87 @@ void run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, 
     in.alibi_slope = head.alibi_slope;
     in.masked_fill = s.masked_fill;
     in.softmax = s.softmax;
-    in.mask = MaskRule{s.mask, s.window, &key_padding, &s.custom_mask};
+    in.mask = mask_rule(s, t.n_keys);
     StreamingHead result = streaming_attention(in);
     head.output = std::move(result.output);
-    for (int i = 0; i < t.n_queries; ++i) {  // no visible key, whatever the fill value (stops at the first visible)
-        int j = 0;
-        while (j < t.n_keys && !in.mask.visible(i, j)) ++j;
-        if (j == t.n_keys) head.fully_masked_rows.push_back(i);
-    }
-    head.softmax_overflow = s.softmax == SoftmaxKind::Naive && !head.output.allFinite() && q_all.allFinite() &&
-                            k_all.allFinite() && v_all.allFinite();
-    if (!options.pool_weights) return;
-    const int row_end = options.region_row_end > 0 ? options.region_row_end : t.n_queries;
-    const int col_end = options.region_col_end > 0 ? options.region_col_end : t.n_keys;
-    const int bins_rows = options.pooled_rows > 0 ? options.pooled_rows : std::min(t.n_queries, 512);
-    const int bins_cols = options.pooled_cols > 0 ? options.pooled_cols : std::min(t.n_keys, 512);
-    head.pooled_weights = pooled_weights(in, result, options.region_row_begin, row_end, options.region_col_begin,
-                                         col_end, bins_rows, bins_cols);
+    if (grid) head.pooled_weights = pooled_weights(in, result, *grid);
 }
 
 }  // namespace
 
 // [SECTION] The block: residual, LayerNorm, feed-forward
 
-BlockTrace run_block(const Scenario& s, const Matrix& x, const Matrix& attention_output) {
-    BlockTrace b;
+namespace {
+
+// γ and β as used: the given ones, or ones and zeros.
+LayerNormParams resolved_norm(const LayerNormParams& given, int d_model) {
+    LayerNormParams p;
+    p.gamma = given.gamma.size() != 0 ? given.gamma : Vector::Ones(d_model);
+    p.beta = given.beta.size() != 0 ? given.beta : Vector::Zero(d_model);
+    return p;
+}
+
+// The trace keeps vectors as (1 × n) matrices: every matrix of it can be drawn and exported alike.
+Matrix as_row(const Vector& v) { return v; }
+
+}  // namespace
+
+void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_output, BlockTrace& b) {
+    const BlockOptions& o = s.block;
     const int d_model = s.d_model;
-    const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * d_model;
-    b.residual = s.block.residual ? Matrix(x + attention_output) : attention_output;  // x + Attention(x)
-    b.norm1 = s.block.layer_norm ? layer_norm(b.residual) : b.residual;
-    if (s.block.feed_forward) {
-        b.w_1 = resolved_weight(Matrix(), d_model, d_ff, s.seed, 10);
-        b.w_2 = resolved_weight(Matrix(), d_ff, d_model, s.seed, 11);
-        b.b_1 = Vector::Zero(d_ff);
-        b.b_2 = Vector::Zero(d_model);
-        b.ffn_hidden = ((b.norm1 * b.w_1).rowwise() + b.b_1).cwiseMax(0.0f);  // (n, d_model)·(d_model, d_ff), ReLU
-        b.ffn_output = (b.ffn_hidden * b.w_2).rowwise() + b.b_2;             // (n, d_ff)·(d_ff, d_model)
-        b.residual2 = s.block.residual ? Matrix(b.norm1 + b.ffn_output) : b.ffn_output;
-        b.output = s.block.layer_norm ? layer_norm(b.residual2) : b.residual2;
-    } else {
-        b.output = b.norm1;
+    const int d_ff = o.d_ff > 0 ? o.d_ff : 4 * d_model;
+    const LayerNormParams norm_1 = resolved_norm(o.norm_1, d_model), norm_2 = resolved_norm(o.norm_2, d_model);
+    b.gamma_1 = as_row(norm_1.gamma);
+    b.beta_1 = as_row(norm_1.beta);
+    b.gamma_2 = as_row(norm_2.gamma);
+    b.beta_2 = as_row(norm_2.beta);
+    const bool pre = o.norm == NormPlacement::Pre;
+    // Attention, with its residual: x + Attention(x) (post), x + Attention(LN₁(x)) (pre).
+    b.residual = o.residual ? Matrix(x + attention_output) : attention_output;
+    if (!pre) b.norm1 = o.layer_norm ? layer_norm(b.residual, o.epsilon, norm_1) : b.residual;
+    if (pre) b.norm2 = o.layer_norm ? layer_norm(b.residual, o.epsilon, norm_2) : b.residual;
+    const Matrix& ffn_input = pre ? b.norm2 : b.norm1;
+    if (!o.feed_forward) {
+        b.output = pre ? b.residual : b.norm1;
+        return;
     }
-    return b;
+    b.w_1 = resolved_weight(o.w_1, d_model, d_ff, s.seed, 10);
+    b.w_2 = resolved_weight(o.w_2, d_ff, d_model, s.seed, 11);
+    b.b_1 = o.b_1.size() != 0 ? as_row(o.b_1) : Matrix::Zero(1, d_ff);
+    b.b_2 = o.b_2.size() != 0 ? as_row(o.b_2) : Matrix::Zero(1, d_model);
+    b.ffn_hidden = activate((ffn_input * b.w_1).rowwise() + b.b_1.row(0), o.activation);  // (n, d_model)·(d_model, d_ff)
+    b.ffn_output = (b.ffn_hidden * b.w_2).rowwise() + b.b_2.row(0);                      // (n, d_ff)·(d_ff, d_model)
+    const Matrix& around_ffn = pre ? b.residual : b.norm1;                         // what the second residual adds back
+    b.residual2 = o.residual ? Matrix(around_ffn + b.ffn_output) : b.ffn_output;
+    b.output = !pre && o.layer_norm ? layer_norm(b.residual2, o.epsilon, norm_2) : b.residual2;
 }
 
 // [SECTION] run()
 
-void prepare_inputs(const Scenario& s, Trace& t, Matrix* q_all, Matrix* k_all, Matrix* v_all) {
+void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, Matrix& v_all) {
     t.heads = s.heads;
+    TraceSettings& settings = t.settings;
+    settings.scenario_name = s.name;
+    settings.preset.clear();
+    settings.input = s.input;
+    settings.attention = s.attention;
+    settings.positional = s.positional;
+    settings.mask = s.mask;
+    settings.window = s.window;
+    settings.masked_fill = s.masked_fill;
+    settings.scale = s.scale;
+    settings.softmax = s.softmax;
+    settings.heads = s.heads;
+    settings.block = BlockOptions{};  // the switches; the weights are the trace's own
+    settings.block.residual = s.block.residual;
+    settings.block.layer_norm = s.block.layer_norm;
+    settings.block.feed_forward = s.block.feed_forward;
+    settings.block.d_ff = s.block.d_ff;
+    settings.block.norm = s.block.norm;
+    settings.block.activation = s.block.activation;
+    settings.block.epsilon = s.block.epsilon;
+    settings.seed = s.seed;
+    t.has_block = has_block(s);
     if (s.input == InputMode::Embeddings) {
         t.d_model = s.d_model;
         const bool cross = s.attention == AttentionKind::Cross;
@@ -300,33 +431,42 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix* q_all, Matrix* k_all, M
         if (cross) {
             t.source_x = resolved_embeddings(s.source, s.d_model);
             t.source_pe = additive_encoding(s.positional, static_cast<int>(t.source_x.rows()), s.d_model, s.seed);
-            t.source_x_pe = t.source_x + t.source_pe;
+            t.source_x_pe = t.source_x + t.source_pe;  // the source's positions start again at 0
         }
-        const Matrix& keys_from = cross ? t.source_x_pe : t.x_pe;
+        // A pre-norm block's attention reads LN₁(X + PE); in cross-attention the queries'
+        // stream is normalised and the source is read as given (as a decoder reads its memory).
+        if (has_block(s) && s.block.norm == NormPlacement::Pre) {
+            t.block.norm1 = s.block.layer_norm ? layer_norm(t.x_pe, s.block.epsilon, resolved_norm(s.block.norm_1, s.d_model)) : t.x_pe;
+        }
+        const Matrix& queries_from = attention_input(t);
+        const Matrix& keys_from = cross ? t.source_x_pe : queries_from;
         t.n_keys = static_cast<int>(keys_from.rows());
         t.key_tokens = cross ? labels_or_numbers(s.source.tokens, t.n_keys, "s") : t.query_tokens;
         t.w_q = resolved_weight(s.w_q, s.d_model, s.d_model, s.seed, 0);
         t.w_k = resolved_weight(s.w_k, s.d_model, s.d_model, s.seed, 1);
         t.w_v = resolved_weight(s.w_v, s.d_model, s.d_model, s.seed, 2);
         t.w_o = resolved_weight(s.w_o, s.d_model, s.d_model, s.seed, 3);
+        t.b_o = as_row(s.b_o);
         note_non_finite(t, "X", t.x);
         if (cross) note_non_finite(t, "source X", t.source_x);
         note_non_finite(t, "W_Q", t.w_q);
         note_non_finite(t, "W_K", t.w_k);
         note_non_finite(t, "W_V", t.w_v);
         note_non_finite(t, "W_O", t.w_o);
-        if (q_all) {
-            *q_all = t.x_pe * t.w_q;     // (n_q, d_model)·(d_model, d_model) → (n_q, h·d_k)
-            *k_all = keys_from * t.w_k;  // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_k)
-            *v_all = keys_from * t.w_v;  // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_v)
-        }
+        q_all.noalias() = queries_from * t.w_q;  // (n_q, d_model)·(d_model, d_model) → (n_q, h·d_k)
+        k_all.noalias() = keys_from * t.w_k;     // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_k)
+        v_all.noalias() = keys_from * t.w_v;     // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_v)
+        t.b_q = as_row(s.b_q);
+        t.b_k = as_row(s.b_k);
+        t.b_v = as_row(s.b_v);
+        if (s.b_q.size() != 0) q_all.rowwise() += s.b_q;  // + b_q
+        if (s.b_k.size() != 0) k_all.rowwise() += s.b_k;
+        if (s.b_v.size() != 0) v_all.rowwise() += s.b_v;
         t.d_k = t.d_v = s.d_model / s.heads;
     } else {
-        if (q_all) {
-            *q_all = s.q;
-            *k_all = s.k;
-            *v_all = s.v;
-        }
+        q_all = s.q;
+        k_all = s.k;
+        v_all = s.v;
         t.d_k = static_cast<int>(s.q.cols()) / s.heads;
         t.d_v = static_cast<int>(s.v.cols()) / s.heads;
         t.n_queries = static_cast<int>(s.q.rows());
@@ -334,6 +474,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix* q_all, Matrix* k_all, M
         t.query_tokens = labels_or_numbers(s.direct_query_labels, t.n_queries, "q");
         t.key_tokens = labels_or_numbers(s.direct_key_labels, t.n_keys, "k");
         if (s.w_o.size() != 0) t.w_o = s.w_o;
+        t.b_o = as_row(s.b_o);
         note_non_finite(t, "Q", s.q);
         note_non_finite(t, "K", s.k);
         note_non_finite(t, "V", s.v);
@@ -342,24 +483,6 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix* q_all, Matrix* k_all, M
                                  " position encoding is added to embeddings; direct Q, K, V have none, so it is not applied");
     }
     t.scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(t.d_k)) : 1.0f;
-}
-
-void add_head_warnings(const Scenario& s, Trace& t) {
-    for (int h = 0; h < s.heads; ++h) {
-        const HeadTrace& head = t.head[h];
-        if (!head.fully_masked_rows.empty()) {
-            std::string rows;
-            for (int r : head.fully_masked_rows) rows += (rows.empty() ? "" : ", ") + t.query_tokens[r];
-            t.warnings.push_back(
-                "head " + std::to_string(h + 1) + ": query " + rows + " sees no key" +
-                (std::isinf(s.masked_fill) ? std::string(" (every key masked with −∞): its weights are 0 and its output is 0")
-                                           : std::string(" (every key filled with the same finite value): its weights are uniform")));
-        }
-        if (head.softmax_overflow)
-            t.warnings.push_back("head " + std::to_string(h + 1) +
-                                 ": the naive softmax overflowed (exp of a score above ~88 is inf in float32); "
-                                 "the stable softmax subtracts the row max first");
-    }
 }
 
 Trace run(const Scenario& s) { return run(s, RunOptions{}); }
@@ -379,6 +502,7 @@ void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
     t.non_finite_inputs.clear();
     t.query_tokens.clear();
     t.key_tokens.clear();
+    t.settings = TraceSettings{};
     t.backend = "cpu";
     t.milliseconds = 0.0;
     t.d_model = t.n_queries = t.n_keys = t.d_k = t.d_v = 0;
@@ -397,12 +521,18 @@ void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
     const auto start = std::chrono::steady_clock::now();
 
     Matrix q_all, k_all, v_all;  // every head's columns side by side
-    prepare_inputs(s, t, &q_all, &k_all, &v_all);
-    t.scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(t.d_k)) : 1.0f;
-
-    const std::vector<bool>& key_padding =
-        s.input == InputMode::Embeddings && s.attention == AttentionKind::Cross ? s.source.padding : s.target.padding;
-    if (full) t.visible = build_mask(s.mask, t.n_queries, t.n_keys, s.window, key_padding, s.custom_mask);
+    prepare_inputs(s, t, q_all, k_all, v_all);
+    std::optional<PooledGrid> grid;
+    if (!full && options.pool_weights) {
+        std::string error;
+        grid = pooled_grid(options, t.n_queries, t.n_keys, &error);
+        if (!grid) {
+            t.errors.push_back(error);
+            t.head.clear();
+            return;
+        }
+    }
+    if (full) t.visible = mask_matrix(mask_rule(s, t.n_keys), t.n_queries);
 
     t.concat.resize(t.n_queries, static_cast<Eigen::Index>(t.d_v) * s.heads);
     t.head.resize(static_cast<size_t>(s.heads));
@@ -412,19 +542,11 @@ void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
 #pragma omp parallel for schedule(dynamic, 1) if (full && s.heads > 1 && head_work > (1 << 18))
     for (int h = 0; h < s.heads; ++h) {
         if (full) run_head(s, t, q_all, k_all, v_all, h, t.head[static_cast<size_t>(h)]);
-        else run_head_streaming(s, t, q_all, k_all, v_all, h, options, t.head[static_cast<size_t>(h)]);
+        else run_head_streaming(s, t, q_all, k_all, v_all, h, grid, t.head[static_cast<size_t>(h)]);
         t.concat.middleCols(h * t.d_v, t.d_v) = t.head[static_cast<size_t>(h)].output;  // head h → columns [h·d_v, (h+1)·d_v)
     }
-    t.output = t.w_o.size() != 0 ? Matrix(t.concat * t.w_o) : t.concat;  // (n_q, h·d_v)·(h·d_v, d_model)
+    finish_trace(s, t);
     t.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-
-    add_head_warnings(s, t);
-
-    if (s.input == InputMode::Embeddings && (s.block.residual || s.block.layer_norm || s.block.feed_forward)) {
-        t.has_block = true;
-        t.block = run_block(s, t.x_pe, t.output);
-    }
-    t.ok = true;
 }
 
 }  // namespace attn

@@ -1,4 +1,8 @@
 #pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "scenario.hpp"
 #include "trace.hpp"
 
@@ -27,6 +31,11 @@ using Engine = Trace (*)(const Scenario&, const RunOptions&);
 // The problems that make a scenario impossible (empty when it can run).
 std::vector<std::string> validate(const Scenario& scenario, Detail detail = Detail::Full);
 
+// The heatmap of an output-only run: the region of the (n_q × n_k) weights and its grid
+// (RunOptions: an end of 0 → the whole matrix; 0 bins → min(n, 512)). nullopt, with the
+// reason in *error, when the region lies outside the weights.
+std::optional<PooledGrid> pooled_grid(const RunOptions& options, int n_queries, int n_keys, std::string* error);
+
 // The matrices the engine would use when the scenario leaves them empty: derived
 // embeddings and seeded weights. The UI calls this before the first in-place edit.
 Matrix resolved_embeddings(const Sequence& sequence, int d_model);
@@ -35,19 +44,33 @@ Matrix resolved_weight(const Matrix& given, int rows, int cols, std::uint64_t se
 // [SECTION] Pieces shared by the backends (the GPU backend prepares and finishes a trace
 // with these and computes only the attention itself on the device).
 
-// Fills the trace's inputs: tokens, sizes, d_k, scale, X, PE, X + PE (both sequences),
-// the weights as used, non-finite notes and warnings. With q_all non-null also the
-// projections Q = (X+PE)·W_Q, K, V (every head's columns side by side), or the direct Q, K, V.
-void prepare_inputs(const Scenario& scenario, Trace& trace, Matrix* q_all, Matrix* k_all, Matrix* v_all);
-// Warnings for fully masked rows and softmax overflow, from the heads' flags.
-void add_head_warnings(const Scenario& scenario, Trace& trace);
-// The rest of the block after attention: residual, LayerNorm, feed-forward.
-BlockTrace run_block(const Scenario& scenario, const Matrix& x, const Matrix& attention_output);
+// Fills the trace's settings and inputs: tokens, sizes, d_k, scale, X, PE, X + PE (both
+// sequences), the weights as used, non-finite notes and warnings; and the projections
+// Q = (X+PE)·W_Q, K, V (every head's columns side by side), or the direct Q, K, V.
+void prepare_inputs(const Scenario& scenario, Trace& trace, Matrix& q_all, Matrix& k_all, Matrix& v_all);
+// Head h's Q, K, V: its columns [h·d_k, (h+1)·d_k) of the projections, rotated by RoPE
+// (keep_unrotated: the unrotated ones kept beside them), and its ALiBi slope.
+void head_inputs(const Scenario& scenario, const Trace& trace, const Matrix& q_all, const Matrix& k_all,
+                 const Matrix& v_all, int h, HeadTrace& head, bool keep_unrotated);
+// What every backend does once each head's output is in trace.concat: the output
+// concat · W_O; each head's fully masked rows (the mask rule) and overflow flag (the
+// overflow rule: a naive softmax whose finite inputs gave a non-finite output); the
+// warnings; the block. Then trace.ok.
+void finish_trace(const Scenario& scenario, Trace& trace);
+// The rest of the block after attention (trace.hpp: BlockTrace), given x = X + PE and the
+// attention's output. In a pre-norm block, `block` already holds norm1 (prepare_inputs
+// computed it: attention reads it).
+void run_block(const Scenario& scenario, const Matrix& x, const Matrix& attention_output, BlockTrace& block);
+// True when the scenario asks for any part of the block.
+bool has_block(const Scenario& scenario);
 // "t1", "t2", … when the labels are missing or do not match n.
 std::vector<std::string> labels_or_numbers(const std::vector<std::string>& given, int n, const char* prefix);
 void note_non_finite(Trace& trace, const char* name, const Matrix& m);
 
-// Row-wise LayerNorm without learned gain and bias: (x − mean) / √(var + ε).
-Matrix layer_norm(const Matrix& x, float epsilon = 1e-5f);
+// Row-wise LayerNorm: γ ⊙ (x − mean) / √(var + ε) + β, the variance biased (÷ d). γ, β
+// empty → 1 and 0.
+Matrix layer_norm(const Matrix& x, float epsilon = 1e-5f, const LayerNormParams& params = {});
+// The feed-forward's activation, element by element.
+Matrix activate(const Matrix& x, Activation activation);
 
 }  // namespace attn

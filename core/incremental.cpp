@@ -7,45 +7,25 @@
 
 #include "engine.hpp"
 #include "positional.hpp"
-#include "serialize.hpp"
+#include "reflect.hpp"
 #include "softmax.hpp"
 
 namespace attn {
 
 namespace {
 
-bool same_matrix(const Matrix& a, const Matrix& b) {
-    return a.rows() == b.rows() && a.cols() == b.cols() &&
-           (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(a.size())) == 0);
-}
-
-bool same_sequence_but_embeddings(const Sequence& a, const Sequence& b) {
-    return a.tokens == b.tokens && a.padding == b.padding;
-}
-
-// Every field the engine reads, but the target's embeddings.
-bool same_except_target_embeddings(const Scenario& a, const Scenario& b) {
-    return a.input == b.input && a.attention == b.attention && same_sequence_but_embeddings(a.target, b.target) &&
-           same_sequence_but_embeddings(a.source, b.source) && same_matrix(a.source.embeddings, b.source.embeddings) &&
-           a.d_model == b.d_model && a.heads == b.heads && same_matrix(a.w_q, b.w_q) && same_matrix(a.w_k, b.w_k) &&
-           same_matrix(a.w_v, b.w_v) && same_matrix(a.w_o, b.w_o) && a.seed == b.seed && same_matrix(a.q, b.q) &&
-           same_matrix(a.k, b.k) && same_matrix(a.v, b.v) && a.positional == b.positional && a.mask == b.mask &&
-           a.window == b.window && a.custom_mask.rows() == b.custom_mask.rows() &&
-           a.custom_mask.cols() == b.custom_mask.cols() && (a.custom_mask == b.custom_mask).all() &&
-           std::memcmp(&a.masked_fill, &b.masked_fill, sizeof(float)) == 0 && a.scale == b.scale &&
-           a.softmax == b.softmax && a.block.residual == b.block.residual && a.block.layer_norm == b.block.layer_norm &&
-           a.block.feed_forward == b.block.feed_forward && a.block.d_ff == b.block.d_ff;
-}
-
 // The rows of the target embeddings that differ, or nothing when anything else differs.
 std::optional<std::vector<int>> changed_rows(const Scenario& before, const Scenario& after, const Trace& trace) {
     if (!trace.ok || trace.detail != Detail::Full || after.input != InputMode::Embeddings ||
         after.attention != AttentionKind::Self || after.block.residual || after.block.layer_norm ||
         after.block.feed_forward || after.softmax != SoftmaxKind::Stable || after.target.embeddings.size() == 0 ||
+        after.b_q.size() != 0 || after.b_k.size() != 0 || after.b_v.size() != 0 || after.b_o.size() != 0 ||
         before.target.embeddings.rows() != after.target.embeddings.rows() ||
         before.target.embeddings.cols() != after.target.embeddings.cols())
         return std::nullopt;
-    if (!same_except_target_embeddings(before, after)) return std::nullopt;
+    // Every field the engine reads but the target's embeddings, compared field by field
+    // without a hand-kept list (reflect.hpp): a field added to Scenario is compared too.
+    if (!reflect::equal(before, after, &before.target.embeddings)) return std::nullopt;
     std::vector<int> rows;
     for (Eigen::Index i = 0; i < after.target.embeddings.rows(); ++i)
         if (after.target.embeddings.row(i) != before.target.embeddings.row(i)) {
@@ -113,8 +93,7 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
         if (affected_rows.size() * 2 > static_cast<size_t>(n)) {
             // Most rows see an edited key (no mask): the whole-matrix softmax and product
             // are faster than row by row, and compute the same values.
-            std::vector<int> unused;
-            softmax_rows_into(head.masked_scores, after.softmax, head.weights, unused, head.softmax_overflow);
+            softmax_rows_into(head.masked_scores, after.softmax, head.weights);
             head.output.noalias() = head.weights * head.v;  // (n, n)·(n, d_v)
             t.concat.middleCols(h * d_v, d_v) = head.output;
         } else {
@@ -122,9 +101,7 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
             const auto m = static_cast<Eigen::Index>(affected_rows.size());
             Matrix block(m, n), weights, out;
             for (Eigen::Index a = 0; a < m; ++a) block.row(a) = head.masked_scores.row(affected_rows[static_cast<size_t>(a)]);
-            std::vector<int> unused;
-            bool overflow = false;
-            softmax_rows_into(block, after.softmax, weights, unused, overflow);
+            softmax_rows_into(block, after.softmax, weights);
             out.noalias() = weights * head.v;  // (m, n)·(n, d_v)
             for (Eigen::Index a = 0; a < m; ++a) {
                 const int i = affected_rows[static_cast<size_t>(a)];

@@ -1,40 +1,99 @@
 #include "mask.hpp"
 
+#include <algorithm>
+
 namespace attn {
 
-MaskMatrix causal_mask(int n_queries, int n_keys) {
-    MaskMatrix m(n_queries, n_keys);
-    for (int i = 0; i < n_queries; ++i)
-        for (int j = 0; j < n_keys; ++j) m(i, j) = j <= i;
-    return m;
-}
-
-MaskMatrix padding_mask(int n_queries, const std::vector<bool>& key_is_padding, int n_keys) {
-    MaskMatrix m(n_queries, n_keys);
-    for (int j = 0; j < n_keys; ++j) {
-        const bool padded = j < static_cast<int>(key_is_padding.size()) && key_is_padding[j];
-        m.col(j).setConstant(!padded);
-    }
-    return m;
-}
-
-MaskMatrix sliding_window_mask(int n_queries, int n_keys, int window) {
-    MaskMatrix m(n_queries, n_keys);
-    for (int i = 0; i < n_queries; ++i)
-        for (int j = 0; j < n_keys; ++j) m(i, j) = j <= i && j > i - window;
-    return m;
-}
-
-MaskMatrix build_mask(MaskKind kind, int n_queries, int n_keys, int window,
-                      const std::vector<bool>& key_is_padding, const MaskMatrix& custom) {
+bool MaskRule::visible(int i, int j) const {
     switch (kind) {
-        case MaskKind::Causal: return causal_mask(n_queries, n_keys);
-        case MaskKind::Padding: return padding_mask(n_queries, key_is_padding, n_keys);
-        case MaskKind::SlidingWindow: return sliding_window_mask(n_queries, n_keys, window);
-        case MaskKind::Custom: return custom;
-        case MaskKind::None: break;
+        case MaskKind::None: return true;
+        case MaskKind::Causal: return j <= i;                           // no key after the query
+        case MaskKind::SlidingWindow: return j <= i && j > i - window;  // the last w keys up to the query
+        case MaskKind::Padding:
+            return !(key_is_padding && j < static_cast<int>(key_is_padding->size()) && (*key_is_padding)[static_cast<size_t>(j)]);
+        case MaskKind::Custom: return custom != nullptr && (*custom)(i, j);
     }
-    return MaskMatrix::Constant(n_queries, n_keys, true);
+    return true;
+}
+
+void MaskRule::visible_run(int i, int& first, int& last) const {
+    first = 0;
+    last = n_keys;
+    if (kind == MaskKind::Causal || kind == MaskKind::SlidingWindow) {
+        first = kind == MaskKind::Causal ? 0 : std::clamp(i - window + 1, 0, n_keys);
+        last = std::clamp(i + 1, first, n_keys);
+    }
+}
+
+bool MaskRule::block_hidden(int i0, int i1, int j0, int j1) const {
+    switch (kind) {
+        case MaskKind::None: return false;
+        case MaskKind::Causal: return j0 > i1 - 1;                                  // every key after every query
+        case MaskKind::SlidingWindow: return j0 > i1 - 1 || j1 - 1 <= i0 - window;  // after, or before the window
+        case MaskKind::Padding:
+            for (int j = j0; j < j1; ++j)
+                if (visible(i0, j)) return false;
+            return true;
+        case MaskKind::Custom: return false;  // checked per cell
+    }
+    return false;
+}
+
+bool MaskRule::block_visible(int i0, int i1, int j0, int j1) const {
+    switch (kind) {
+        case MaskKind::None: return true;
+        case MaskKind::Causal: return j1 - 1 <= i0;                                  // every key at or before every query
+        case MaskKind::SlidingWindow: return j1 - 1 <= i0 && j0 > i1 - 1 - window;  // and inside every query's window
+        default: return false;                                                      // checked per cell
+    }
+}
+
+bool MaskRule::row_sees_a_key(int i) const {
+    if (is_run()) {
+        int first = 0, last = 0;
+        visible_run(i, first, last);
+        return first < last;
+    }
+    for (int j = 0; j < n_keys; ++j)  // stops at the first visible key
+        if (visible(i, j)) return true;
+    return false;
+}
+
+const std::vector<bool>& key_padding(const Scenario& s) {
+    return s.input == InputMode::Embeddings && s.attention == AttentionKind::Cross ? s.source.padding : s.target.padding;
+}
+
+MaskRule mask_rule(const Scenario& s, int n_keys) {
+    MaskRule rule;
+    rule.kind = s.mask;
+    rule.window = s.window;
+    rule.n_keys = n_keys;
+    rule.key_is_padding = &key_padding(s);
+    rule.custom = &s.custom_mask;
+    return rule;
+}
+
+MaskMatrix mask_matrix(const MaskRule& rule, int n_queries) {
+    if (rule.kind == MaskKind::Custom && rule.custom != nullptr) return *rule.custom;
+    MaskMatrix m(n_queries, rule.n_keys);
+    for (int i = 0; i < n_queries; ++i) {
+        if (rule.is_run()) {  // one run per row: fill by ranges
+            int first = 0, last = 0;
+            rule.visible_run(i, first, last);
+            m.row(i).setConstant(false);
+            m.row(i).segment(first, last - first).setConstant(true);
+        } else {
+            for (int j = 0; j < rule.n_keys; ++j) m(i, j) = rule.visible(i, j);
+        }
+    }
+    return m;
+}
+
+std::vector<int> fully_masked_rows(const MaskRule& rule, int n_queries) {
+    std::vector<int> rows;
+    for (int i = 0; i < n_queries; ++i)
+        if (!rule.row_sees_a_key(i)) rows.push_back(i);
+    return rows;
 }
 
 }  // namespace attn

@@ -33,12 +33,18 @@ Matrix additive_encoding(PositionalEncoding kind, int n, int d_model, std::uint6
     }
 }
 
+void rotary_cos_sin(int position, int two_i, int d, float& cos_angle, float& sin_angle) {
+    const double angle = position * std::pow(10000.0, -static_cast<double>(two_i) / d);
+    cos_angle = static_cast<float>(std::cos(angle));
+    sin_angle = static_cast<float>(std::sin(angle));
+}
+
 Vector rotate_row(const Vector& row, int position) {
     Vector out = row;
     const int d = static_cast<int>(row.cols());
     for (int two_i = 0; two_i + 1 < d; two_i += 2) {
-        const double angle = position * std::pow(10000.0, -static_cast<double>(two_i) / d);
-        const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+        float c = 0.0f, s = 0.0f;
+        rotary_cos_sin(position, two_i, d, c, s);
         const float x0 = row(two_i), x1 = row(two_i + 1);
         out(two_i) = x0 * c - x1 * s;
         out(two_i + 1) = x0 * s + x1 * c;

@@ -21,6 +21,9 @@ Matrix additive_encoding(PositionalEncoding kind, int n, int d_model, std::uint6
 Matrix apply_rotary(const Matrix& m);
 // The same for one row standing at `position`.
 Vector rotate_row(const Vector& row, int position);
+// cos and sin of RoPE's angle for pair (2i, 2i+1) at position p in d dimensions, computed
+// in double and rounded to float: the one table every path rotates by.
+void rotary_cos_sin(int position, int two_i, int d, float& cos_angle, float& sin_angle);
 
 // ALiBi slope of head h out of H: 2^(−8(h+1)/H).
 float alibi_slope(int head, int heads);

@@ -8,6 +8,8 @@
 // [SECTION] Demonstrations
 #include "presets.hpp"
 
+#include "reflect.hpp"
+
 #include <cmath>
 
 #include "random.hpp"
@@ -292,6 +294,12 @@ const Preset* find_preset(const std::string& name) {
     return nullptr;
 }
 
+const Preset* exact_preset(const Scenario& scenario) {
+    const Preset* p = find_preset(scenario.name);
+    return p != nullptr && reflect::equal(scenario, p->scenario) ? p : nullptr;
+}
+
 const char* default_preset_name() { return "dot-product-3-tokens"; }
+const char* default_sentence_preset_name() { return "animal-was-tired"; }
 
 }  // namespace attn

@@ -31,6 +31,12 @@ struct Preset {
 
 const std::vector<Preset>& presets();
 const Preset* find_preset(const std::string& name);
+// The preset `scenario` is, unedited (every field equal, reflect.hpp), or null. A scenario
+// that keeps a preset's name after an edit is that preset no longer: its description and
+// the article's printed numbers do not describe it.
+const Preset* exact_preset(const Scenario& scenario);
 const char* default_preset_name();
+// Where --text starts when no preset is named: a sentence in embedding mode.
+const char* default_sentence_preset_name();
 
 }  // namespace attn

@@ -52,6 +52,21 @@ std::optional<SoftmaxKind> softmax_from_string(const std::string& s) {
     return std::nullopt;
 }
 
+const char* to_string(NormPlacement n) { return n == NormPlacement::Pre ? "pre" : "post"; }
+const char* to_string(Activation a) { return a == Activation::GeluTanh ? "gelu" : "relu"; }
+
+std::optional<NormPlacement> norm_placement_from_string(const std::string& s) {
+    if (s == "post") return NormPlacement::Post;
+    if (s == "pre") return NormPlacement::Pre;
+    return std::nullopt;
+}
+
+std::optional<Activation> activation_from_string(const std::string& s) {
+    if (s == "relu") return Activation::ReLU;
+    if (s == "gelu" || s == "gelu_new" || s == "gelu_tanh") return Activation::GeluTanh;
+    return std::nullopt;
+}
+
 std::optional<AttentionKind> attention_from_string(const std::string& s) {
     if (s == "self") return AttentionKind::Self;
     if (s == "cross") return AttentionKind::Cross;

@@ -50,11 +50,35 @@ struct Sequence {
     std::vector<bool> padding;          // one flag per token (mask kind Padding); may be empty
 };
 
+// Where LayerNorm stands in the block.
+enum class NormPlacement {
+    Post,  // the 2017 paper: y = LN(x + sublayer(x)), after each residual
+    Pre,   // GPT-2: y = x + sublayer(LN(x)); attention reads LN₁(x), the block ends unnormalised
+};
+
+// The feed-forward's activation.
+enum class Activation {
+    ReLU,      // max(0, x), the 2017 paper
+    GeluTanh,  // GPT-2's gelu_new: ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+};
+
+// LayerNorm's gain and bias: y = γ ⊙ (x − mean) / √(var + ε) + β, the variance biased
+// (÷ d, not d − 1). Empty → γ = 1, β = 0.
+struct LayerNormParams {
+    Vector gamma, beta;  // (1 × d_model) each, or empty
+};
+
 struct BlockOptions {
-    bool residual = false;    // y = x + attention(x)
-    bool layer_norm = false;  // post-norm, as in the 2017 paper: LayerNorm(x + sublayer(x))
+    bool residual = false;    // x + sublayer(…): the residual adds X + PE
+    bool layer_norm = false;
     bool feed_forward = false;
     int d_ff = 0;             // 0 → 4·d_model
+    NormPlacement norm = NormPlacement::Post;
+    Activation activation = Activation::ReLU;
+    float epsilon = 1e-5f;    // LayerNorm's ε
+    Matrix w_1, w_2;          // (d_model × d_ff), (d_ff × d_model); empty → seeded Xavier-uniform
+    Vector b_1, b_2;          // (1 × d_ff), (1 × d_model); empty → 0
+    LayerNormParams norm_1, norm_2;  // around attention and around the feed-forward
 };
 
 struct Scenario {
@@ -69,6 +93,9 @@ struct Scenario {
     int heads = 1;            // d_k = d_v = d_model / heads
     Matrix w_q, w_k, w_v;     // (d_model × d_model), or empty → seeded Xavier-uniform
     Matrix w_o;               // (d_model × d_model), or empty → seeded
+    // Biases of the projections: Q = X·W_Q + b_q, …, output = concat·W_O + b_o. Each
+    // (1 × columns of its W), or empty → none (GPT-2 has them; the articles do not).
+    Vector b_q, b_k, b_v, b_o;
     std::uint64_t seed = 1;   // weights and the learned position table
 
     // Direct mode: Q (n_q × h·d_k), K (n_k × h·d_k), V (n_k × h·d_v); heads split columns.
@@ -91,11 +118,15 @@ const char* to_string(PositionalEncoding);
 const char* to_string(MaskKind);
 const char* to_string(SoftmaxKind);
 const char* to_string(AttentionKind);
+const char* to_string(NormPlacement);
+const char* to_string(Activation);
 // Parse the names written by to_string; nullopt for an unknown name.
 std::optional<PositionalEncoding> positional_from_string(const std::string&);
 std::optional<MaskKind> mask_from_string(const std::string&);
 std::optional<SoftmaxKind> softmax_from_string(const std::string&);
 std::optional<AttentionKind> attention_from_string(const std::string&);
+std::optional<NormPlacement> norm_placement_from_string(const std::string&);
+std::optional<Activation> activation_from_string(const std::string&);
 
 // Splits text into tokens: whitespace separates, punctuation stands alone. Invalid UTF-8
 // is replaced by U+FFFD, so every token can be drawn and written to JSON.

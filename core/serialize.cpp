@@ -102,6 +102,26 @@ struct Reader {
         return m;
     }
 
+    // A row vector: one array of numbers.
+    std::optional<Vector> vector(const json& j, const std::string& key) {
+        const std::string where = "key '" + key + "'";
+        if (!j.is_array() || j.empty()) {
+            fail(where, "expected a non-empty array of numbers, found " + type_name(j));
+            return std::nullopt;
+        }
+        if (j.size() > 64u * 1024 * 1024) {
+            fail(where, "has " + std::to_string(j.size()) + " numbers: too many");
+            return std::nullopt;
+        }
+        Vector v(static_cast<Eigen::Index>(j.size()));
+        for (size_t c = 0; c < j.size(); ++c) {
+            auto x = number(j[c], where + " entry " + std::to_string(c + 1));
+            if (!x) return std::nullopt;
+            v(static_cast<Eigen::Index>(c)) = *x;
+        }
+        return v;
+    }
+
     std::optional<std::vector<std::string>> strings(const json& j, const std::string& key) {
         if (!j.is_array()) {
             fail("key '" + key + "'", "expected an array of strings, found " + type_name(j));
@@ -205,6 +225,44 @@ std::optional<MaskMatrix> read_custom_mask(Reader& r, const json& j) {
     return MaskMatrix(m->array() != 0.0f);
 }
 
+void read_norm(Reader& r, const json& j, const std::string& key, LayerNormParams& params) {
+    if (!j.is_object()) {
+        r.fail("key '" + key + "'", "expected an object {\"gamma\": [...], \"beta\": [...]}");
+        return;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string sub = key + "." + it.key();
+        if (it.key() == "gamma") { if (auto v = r.vector(*it, sub)) params.gamma = *v; }
+        else if (it.key() == "beta") { if (auto v = r.vector(*it, sub)) params.beta = *v; }
+        else r.fail("key '" + sub + "'", "unknown key (expected gamma or beta)");
+    }
+}
+
+void read_block(Reader& r, const json& b, BlockOptions& block) {
+    if (!b.is_object()) {
+        r.fail("key 'block'", "expected an object {\"residual\", \"layer_norm\", \"feed_forward\", \"d_ff\", …}");
+        return;
+    }
+    for (auto it = b.begin(); it != b.end(); ++it) {
+        const std::string key = "block." + it.key();
+        const std::string& k = it.key();
+        if (k == "residual") { if (auto v = r.boolean(*it, key)) block.residual = *v; }
+        else if (k == "layer_norm") { if (auto v = r.boolean(*it, key)) block.layer_norm = *v; }
+        else if (k == "feed_forward") { if (auto v = r.boolean(*it, key)) block.feed_forward = *v; }
+        else if (k == "d_ff") { if (auto v = r.integer(*it, key, 1, 65536)) block.d_ff = static_cast<int>(*v); }
+        else if (k == "norm") { if (auto v = r.choice(*it, key, norm_placement_from_string, "\"post\", \"pre\"")) block.norm = *v; }
+        else if (k == "activation") { if (auto v = r.choice(*it, key, activation_from_string, "\"relu\", \"gelu\"")) block.activation = *v; }
+        else if (k == "epsilon") { if (auto v = r.number(*it, "key '" + key + "'")) block.epsilon = *v; }
+        else if (k == "w_1") { if (auto m = r.matrix(*it, key)) block.w_1 = *m; }
+        else if (k == "w_2") { if (auto m = r.matrix(*it, key)) block.w_2 = *m; }
+        else if (k == "b_1") { if (auto v = r.vector(*it, key)) block.b_1 = *v; }
+        else if (k == "b_2") { if (auto v = r.vector(*it, key)) block.b_2 = *v; }
+        else if (k == "norm_1") read_norm(r, *it, key, block.norm_1);
+        else if (k == "norm_2") read_norm(r, *it, key, block.norm_2);
+        else r.fail("key '" + key + "'", "unknown key");
+    }
+}
+
 bool read_sequence(Reader& r, const json& j, const std::string& prefix, Sequence& seq) {
     const std::string tokens_key = prefix + "tokens", text_key = prefix + "text";
     if (j.contains(tokens_key) && j.contains(text_key)) {
@@ -240,7 +298,7 @@ const std::set<std::string>& known_keys() {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads",
         "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "mask", "window", "custom_mask", "masked_fill",
-        "scale", "softmax", "block", "format", "version"};
+        "scale", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
 
@@ -295,8 +353,11 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
             if (auto l = r.strings(j["query_labels"], "query_labels")) s.direct_query_labels = *l;
         if (j.contains("key_labels"))
             if (auto l = r.strings(j["key_labels"], "key_labels")) s.direct_key_labels = *l;
-        for (const char* key : {"tokens", "text", "embeddings", "w_q", "w_k", "w_v"})
+        for (const char* key : {"tokens", "text", "embeddings", "w_q", "w_k", "w_v", "b_q", "b_k", "b_v", "source_tokens",
+                                "source_text", "source_embeddings", "source_padding"})
             if (j.contains(key)) r.fail("key '" + std::string(key) + "'", "not used with direct q, k, v input; remove it or remove q, k, v");
+        if (j.contains("padding"))  // one flag per row of k
+            if (auto p = r.flags(j["padding"], "padding")) s.target.padding = *p;
         s.heads = 1;
     } else {
         s.input = InputMode::Embeddings;
@@ -314,7 +375,11 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
         if (j.contains("w_q")) if (auto m = r.weight(j["w_q"], "w_q")) s.w_q = *m;
         if (j.contains("w_k")) if (auto m = r.weight(j["w_k"], "w_k")) s.w_k = *m;
         if (j.contains("w_v")) if (auto m = r.weight(j["w_v"], "w_v")) s.w_v = *m;
+        if (j.contains("b_q")) if (auto v = r.vector(j["b_q"], "b_q")) s.b_q = *v;
+        if (j.contains("b_k")) if (auto v = r.vector(j["b_k"], "b_k")) s.b_k = *v;
+        if (j.contains("b_v")) if (auto v = r.vector(j["b_v"], "b_v")) s.b_v = *v;
     }
+    if (j.contains("b_o")) if (auto v = r.vector(j["b_o"], "b_o")) s.b_o = *v;
     if (j.contains("heads"))
         if (auto h = r.integer(j["heads"], "heads", 1, 1024)) s.heads = static_cast<int>(*h);
     if (j.contains("w_o")) if (auto m = r.matrix(j["w_o"], "w_o")) s.w_o = *m;
@@ -331,27 +396,18 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
         if (auto w = r.integer(j["window"], "window", 1, 1 << 30)) s.window = static_cast<int>(*w);
     if (j.contains("custom_mask"))
         if (auto m = read_custom_mask(r, j["custom_mask"])) s.custom_mask = *m;
+    // A mask that needs a size or a matrix says so: no silent default stands in for it.
+    if (s.mask == MaskKind::SlidingWindow && !j.contains("window"))
+        r.fail("key 'mask'", "\"window\" needs the window size: add \"window\": W (W ≥ 1 keys)");
+    if (s.mask == MaskKind::Custom && !j.contains("custom_mask"))
+        r.fail("key 'mask'", "\"custom\" needs the mask itself: add \"custom_mask\", one row of 1 (visible) and 0 (masked) per query");
     if (j.contains("masked_fill"))
         if (auto f = r.number(j["masked_fill"], "key 'masked_fill'")) s.masked_fill = *f;
     if (j.contains("scale"))
         if (auto b = r.boolean(j["scale"], "scale")) s.scale = *b;
     if (j.contains("softmax"))
         if (auto k = r.choice(j["softmax"], "softmax", softmax_from_string, "\"stable\", \"naive\"")) s.softmax = *k;
-    if (j.contains("block")) {
-        const json& b = j["block"];
-        if (!b.is_object()) {
-            r.fail("key 'block'", "expected an object {\"residual\", \"layer_norm\", \"feed_forward\", \"d_ff\"}");
-        } else {
-            for (auto it = b.begin(); it != b.end(); ++it) {
-                const std::string key = "block." + it.key();
-                if (it.key() == "residual") { if (auto v = r.boolean(*it, key)) s.block.residual = *v; }
-                else if (it.key() == "layer_norm") { if (auto v = r.boolean(*it, key)) s.block.layer_norm = *v; }
-                else if (it.key() == "feed_forward") { if (auto v = r.boolean(*it, key)) s.block.feed_forward = *v; }
-                else if (it.key() == "d_ff") { if (auto v = r.integer(*it, key, 1, 65536)) s.block.d_ff = static_cast<int>(*v); }
-                else r.fail("key '" + key + "'", "unknown key");
-            }
-        }
-    }
+    if (j.contains("block")) read_block(r, j["block"], s.block);
     if (j.contains("attention") && s.attention == AttentionKind::Cross && s.input == InputMode::Embeddings &&
         s.source.tokens.empty() && s.source.embeddings.size() == 0)
         r.fail("key 'attention'", "cross-attention needs a source sequence ('source_tokens', 'source_text' or 'source_embeddings')");
@@ -462,6 +518,43 @@ void put_matrix(json& j, const char* key, const Matrix& m) {
     if (m.size() != 0) j[key] = matrix_to_json(m);
 }
 
+json vector_to_json(const Vector& v) {
+    json out = json::array();
+    for (Eigen::Index c = 0; c < v.size(); ++c) out.push_back(number_to_json(v(c)));
+    return out;
+}
+
+void put_vector(json& j, const char* key, const Vector& v) {
+    if (v.size() != 0) j[key] = vector_to_json(v);
+}
+
+json norm_to_json(const LayerNormParams& p) {
+    json j = json::object();
+    put_vector(j, "gamma", p.gamma);
+    put_vector(j, "beta", p.beta);
+    return j;
+}
+
+bool block_is_default(const BlockOptions& b) {
+    return !b.residual && !b.layer_norm && !b.feed_forward && b.d_ff == 0 && b.norm == NormPlacement::Post &&
+           b.activation == Activation::ReLU && b.epsilon == 1e-5f && b.w_1.size() == 0 && b.w_2.size() == 0 &&
+           b.b_1.size() == 0 && b.b_2.size() == 0 && b.norm_1.gamma.size() == 0 && b.norm_1.beta.size() == 0 &&
+           b.norm_2.gamma.size() == 0 && b.norm_2.beta.size() == 0;
+}
+
+json block_to_json(const BlockOptions& b) {
+    json j = {{"residual", b.residual}, {"layer_norm", b.layer_norm}, {"feed_forward", b.feed_forward},
+              {"norm", to_string(b.norm)},  {"activation", to_string(b.activation)}, {"epsilon", number_to_json(b.epsilon)}};
+    if (b.d_ff != 0) j["d_ff"] = b.d_ff;
+    put_matrix(j, "w_1", b.w_1);
+    put_vector(j, "b_1", b.b_1);
+    put_matrix(j, "w_2", b.w_2);
+    put_vector(j, "b_2", b.b_2);
+    if (b.norm_1.gamma.size() != 0 || b.norm_1.beta.size() != 0) j["norm_1"] = norm_to_json(b.norm_1);
+    if (b.norm_2.gamma.size() != 0 || b.norm_2.beta.size() != 0) j["norm_2"] = norm_to_json(b.norm_2);
+    return j;
+}
+
 }  // namespace
 
 json scenario_to_json(const Scenario& s) {
@@ -489,8 +582,13 @@ json scenario_to_json(const Scenario& s) {
         put_matrix(j, "w_q", s.w_q);
         put_matrix(j, "w_k", s.w_k);
         put_matrix(j, "w_v", s.w_v);
+        put_vector(j, "b_q", s.b_q);
+        put_vector(j, "b_k", s.b_k);
+        put_vector(j, "b_v", s.b_v);
     }
     put_matrix(j, "w_o", s.w_o);
+    put_vector(j, "b_o", s.b_o);
+    if (s.input == InputMode::Direct && !s.target.padding.empty()) j["padding"] = s.target.padding;
     j["heads"] = s.heads;
     j["attention"] = to_string(s.attention);
     j["positional_encoding"] = to_string(s.positional);
@@ -500,11 +598,7 @@ json scenario_to_json(const Scenario& s) {
     j["masked_fill"] = number_to_json(s.masked_fill);
     j["scale"] = s.scale;
     j["softmax"] = to_string(s.softmax);
-    if (s.block.residual || s.block.layer_norm || s.block.feed_forward || s.block.d_ff != 0) {
-        j["block"] = {{"residual", s.block.residual}, {"layer_norm", s.block.layer_norm},
-                      {"feed_forward", s.block.feed_forward}};
-        if (s.block.d_ff != 0) j["block"]["d_ff"] = s.block.d_ff;
-    }
+    if (!block_is_default(s.block)) j["block"] = block_to_json(s.block);
     return j;
 }
 
@@ -518,6 +612,24 @@ json trace_to_json(const Trace& t) {
     if (!t.ok) return j;
     j["backend"] = t.backend;
     j["detail"] = t.detail == Detail::Full ? "full" : "output_only";
+    const TraceSettings& st = t.settings;  // what produced these numbers
+    j["settings"] = {{"scenario", st.scenario_name},
+                     {"preset", st.preset},
+                     {"input", to_string(st.input)},
+                     {"attention", to_string(st.attention)},
+                     {"positional_encoding", to_string(st.positional)},
+                     {"mask", to_string(st.mask)},
+                     {"window", st.window},
+                     {"masked_fill", number_to_json(st.masked_fill)},
+                     {"scale", st.scale},
+                     {"softmax", to_string(st.softmax)},
+                     {"heads", st.heads},
+                     {"seed", st.seed},
+                     {"block", {{"residual", st.block.residual}, {"layer_norm", st.block.layer_norm},
+                                {"feed_forward", st.block.feed_forward}, {"norm", to_string(st.block.norm)},
+                                {"activation", to_string(st.block.activation)}, {"epsilon", number_to_json(st.block.epsilon)}}},
+                     {"backend", t.backend},
+                     {"detail", t.detail == Detail::Full ? "full" : "output_only"}};
     j["query_tokens"] = t.query_tokens;
     j["key_tokens"] = t.key_tokens;
     j["n_queries"] = t.n_queries;
@@ -528,6 +640,8 @@ json trace_to_json(const Trace& t) {
     j["scale"] = t.scale;
     for (const char* name : {"x", "pe", "x_pe", "source_x", "source_pe", "source_x_pe", "w_q", "w_k", "w_v", "w_o"})
         if (const Matrix* m = find_matrix(t, name)) j[name] = matrix_to_json(*m);
+    for (const auto& [key, m] : {std::pair{"b_q", &t.b_q}, std::pair{"b_k", &t.b_k}, std::pair{"b_v", &t.b_v}, std::pair{"b_o", &t.b_o}})
+        if (m->size() != 0) j[key] = vector_to_json(m->row(0));
     if (t.visible.size() != 0) j["visible"] = mask_to_json(t.visible);
     json heads = json::array();
     for (const HeadTrace& h : t.head) {
@@ -559,8 +673,17 @@ json trace_to_json(const Trace& t) {
     j["output"] = matrix_to_json(t.output);
     if (t.has_block) {
         json b;
-        put_matrix(b, "residual", t.block.residual);
         put_matrix(b, "norm1", t.block.norm1);
+        put_matrix(b, "residual", t.block.residual);
+        put_matrix(b, "norm2", t.block.norm2);
+        put_matrix(b, "w_1", t.block.w_1);
+        put_matrix(b, "w_2", t.block.w_2);
+        for (const auto& [key, m] : {std::pair{"b_1", &t.block.b_1}, std::pair{"b_2", &t.block.b_2}})
+            if (m->size() != 0) b[key] = vector_to_json(m->row(0));
+        if (t.block.gamma_1.size() != 0) {
+            b["norm_1"] = {{"gamma", vector_to_json(t.block.gamma_1.row(0))}, {"beta", vector_to_json(t.block.beta_1.row(0))}};
+            b["norm_2"] = {{"gamma", vector_to_json(t.block.gamma_2.row(0))}, {"beta", vector_to_json(t.block.beta_2.row(0))}};
+        }
         put_matrix(b, "ffn_hidden", t.block.ffn_hidden);
         put_matrix(b, "ffn_output", t.block.ffn_output);
         put_matrix(b, "residual2", t.block.residual2);

@@ -1,28 +1,25 @@
 #include "softmax.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace attn {
 
-SoftmaxResult softmax_rows(const Matrix& scores, SoftmaxKind kind) {
-    SoftmaxResult result;
-    softmax_rows_into(scores, kind, result.weights, result.fully_masked_rows, result.overflow);
-    return result;
+Matrix softmax_rows(const Matrix& scores, SoftmaxKind kind) {
+    Matrix weights;
+    softmax_rows_into(scores, kind, weights);
+    return weights;
 }
 
-void softmax_rows_into(const Matrix& scores, SoftmaxKind kind, Matrix& weights, std::vector<int>& fully_masked_rows,
-                       bool& overflow) {
+void softmax_rows_into(const Matrix& scores, SoftmaxKind kind, Matrix& weights) {
     weights.resize(scores.rows(), scores.cols());
-    fully_masked_rows.clear();
-    overflow = false;
     constexpr float minus_inf = -std::numeric_limits<float>::infinity();
     for (Eigen::Index i = 0; i < scores.rows(); ++i) {
         auto row = scores.row(i).array();
         auto out = weights.row(i).array();
         if (scores.cols() == 0 || (row == minus_inf).all()) {
-            out.setZero();  // the fully masked row rule (softmax.hpp)
-            fully_masked_rows.push_back(static_cast<int>(i));
+            out.setZero();  // nothing visible: the zero row (softmax.hpp)
             continue;
         }
         const float shift = kind == SoftmaxKind::Stable ? row.maxCoeff() : 0.0f;
@@ -33,10 +30,16 @@ void softmax_rows_into(const Matrix& scores, SoftmaxKind kind, Matrix& weights, 
         const float* in = scores.row(i).data();
         float* w = weights.row(i).data();
         for (Eigen::Index j = 0; j < scores.cols(); ++j) w[j] = in[j] == minus_inf ? 0.0f : w[j];
-        out /= out.sum();
-        if (kind == SoftmaxKind::Naive && !out.allFinite() && (row.isFinite() || row == minus_inf).all())
-            overflow = true;  // finite scores, non-finite weights: exp overflowed
+        const float sum = out.sum();
+        if (!std::isfinite(sum)) out.setConstant(std::numeric_limits<float>::quiet_NaN());  // overflowed: inf/inf
+        else out /= sum;
+        for (Eigen::Index j = 0; j < scores.cols(); ++j) w[j] = in[j] == minus_inf ? 0.0f : w[j];  // masked cells stay 0
     }
+}
+
+bool naive_row_far_from_overflow(float max_score, int n_keys) {
+    const double limit = std::log(static_cast<double>(std::numeric_limits<float>::max())) - std::log(std::max(1, n_keys)) - 1.0;
+    return max_score < limit;
 }
 
 }  // namespace attn

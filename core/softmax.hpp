@@ -7,18 +7,24 @@ namespace attn {
 // Softmax over each row of scores, skipping nothing: masking is done before, by writing
 // the fill value into masked cells.
 //
-// The fully masked row rule: a row whose every cell is −∞ has no distribution to take;
-// its weights are all 0 (so its output is the zero vector) and the row is reported in
-// fully_masked_rows. A row masked with a finite fill (e.g. −1e9) is computed as written,
-// which is what PyTorch and NumPy do: every cell equal → uniform weights.
-struct SoftmaxResult {
-    Matrix weights;
-    std::vector<int> fully_masked_rows;
-    bool overflow = false;  // a non-finite weight came out of finite scores (naive only)
-};
-SoftmaxResult softmax_rows(const Matrix& scores, SoftmaxKind kind);
+// A row whose every cell is −∞ has no distribution to take: its weights are all 0, so its
+// output is the zero vector (the fully masked row rule; which rows those are is the mask's
+// to say, core/mask.hpp). A row masked with a finite fill (e.g. −1e9) is computed as
+// written, which is what PyTorch and NumPy do: every cell equal → uniform weights.
+//
+// The naive softmax overflows when Σ_j exp(s_j) exceeds the float range (3.4e38): the row's
+// weights are then inf/inf = NaN and its output NaN, on every backend, and the trace flags
+// the head (the overflow rule, engine.hpp). Where the largest exponent comes within reach of
+// the limit, float rounding decides whether the sum overflows, and exp is rounded
+// differently on a GPU (GLSL allows 3 + 2·|x| ULP) than on the CPU: backends agree on a row
+// only when it is far from the limit (naive_row_far_from_overflow).
+Matrix softmax_rows(const Matrix& scores, SoftmaxKind kind);
 // The same, writing into weights (resized; its storage is reused when the shape matches).
-void softmax_rows_into(const Matrix& scores, SoftmaxKind kind, Matrix& weights, std::vector<int>& fully_masked_rows,
-                       bool& overflow);
+void softmax_rows_into(const Matrix& scores, SoftmaxKind kind, Matrix& weights);
+
+// True when a naive softmax row of n_keys scores whose largest is max_score cannot overflow
+// on any backend: n_keys · e^max_score stays a factor e below the float range, i.e.
+// max_score < ln(FLT_MAX) − ln(n_keys) − 1 (≈ 87.7 − ln n_keys).
+bool naive_row_far_from_overflow(float max_score, int n_keys);
 
 }  // namespace attn

@@ -33,13 +33,13 @@ void score_tile(const StreamingInputs& in, int i0, int rows, int j0, int cols, M
         case MaskKind::None: break;
         case MaskKind::Causal:
         case MaskKind::SlidingWindow:
-            // Visible keys form one run per row, [i − w + 1, i]: fill what lies outside it.
+            // Visible keys form one run per row: fill what lies outside it.
             for (int r = 0; r < rows; ++r) {
-                const int i = i0 + r;
-                const int lo = in.mask.kind == MaskKind::Causal ? 0 : i - in.mask.window + 1;
-                const int first = std::clamp(lo - j0, 0, cols), last = std::clamp(i + 1 - j0, 0, cols);
+                int run_first = 0, run_last = 0;
+                in.mask.visible_run(i0 + r, run_first, run_last);
+                const int first = std::clamp(run_first - j0, 0, cols), last = std::clamp(run_last - j0, first, cols);
                 s.row(r).head(first).setConstant(in.masked_fill);
-                s.row(r).tail(cols - std::max(first, last)).setConstant(in.masked_fill);
+                s.row(r).tail(cols - last).setConstant(in.masked_fill);
             }
             break;
         default:
@@ -104,62 +104,29 @@ void query_block(const StreamingInputs& in, int i0, int rows, StreamingHead& out
         acc.noalias() += s * in.v->middleRows(j0, cols);                   // (B_q, B_k)·(B_k, d_v)
         m = m_new;
     }
-    // The fully masked row rule (softmax.hpp): no visible key under −∞ → output 0.
+    // The fully masked row rule (softmax.hpp): no visible key under −∞ → output 0; a naive
+    // sum that overflowed → NaN (inf/inf), as the full softmax gives.
     const Column inverse = (l == 0.0f).select(Column::Zero(rows), l.inverse());
     acc.array().colwise() *= inverse;
+    for (int r = 0; r < rows; ++r)
+        if (!std::isfinite(l(r))) acc.row(r).setConstant(std::numeric_limits<float>::quiet_NaN());
     out.output.middleRows(i0, rows) = acc;
     out.row_max.segment(i0, rows) = m.matrix().transpose();
     out.row_sum.segment(i0, rows) = l.matrix().transpose();
 }
 
-// A zero grid for the region: at most one bin per row or column, at least one.
-PooledWeights empty_grid(int row_begin, int row_end, int col_begin, int col_end, int bins_rows, int bins_cols) {
+// A zero grid over the region.
+PooledWeights empty_grid(const PooledGrid& grid) {
     PooledWeights pooled;
-    pooled.row_begin = row_begin;
-    pooled.row_end = row_end;
-    pooled.col_begin = col_begin;
-    pooled.col_end = col_end;
-    pooled.values = Matrix::Zero(std::max(1, std::min(bins_rows, row_end - row_begin)),
-                                 std::max(1, std::min(bins_cols, col_end - col_begin)));
+    pooled.row_begin = grid.row_begin;
+    pooled.row_end = grid.row_end;
+    pooled.col_begin = grid.col_begin;
+    pooled.col_end = grid.col_end;
+    pooled.values = Matrix::Zero(grid.bins_rows, grid.bins_cols);
     return pooled;
 }
 
 }  // namespace
-
-bool MaskRule::visible(int i, int j) const {
-    switch (kind) {
-        case MaskKind::None: return true;
-        case MaskKind::Causal: return j <= i;
-        case MaskKind::SlidingWindow: return j <= i && j > i - window;
-        case MaskKind::Padding:
-            return !(key_is_padding && j < static_cast<int>(key_is_padding->size()) && (*key_is_padding)[j]);
-        case MaskKind::Custom: return custom && (*custom)(i, j);
-    }
-    return true;
-}
-
-bool MaskRule::block_hidden(int i0, int i1, int j0, int j1) const {
-    switch (kind) {
-        case MaskKind::None: return false;
-        case MaskKind::Causal: return j0 > i1 - 1;                               // every key after every query
-        case MaskKind::SlidingWindow: return j0 > i1 - 1 || j1 - 1 <= i0 - window;  // after, or before the window
-        case MaskKind::Padding:
-            for (int j = j0; j < j1; ++j)
-                if (visible(i0, j)) return false;
-            return true;
-        case MaskKind::Custom: return false;  // checked per cell
-    }
-    return false;
-}
-
-bool MaskRule::block_visible(int i0, int i1, int j0, int j1) const {
-    switch (kind) {
-        case MaskKind::None: return true;
-        case MaskKind::Causal: return j1 - 1 <= i0;                                   // every key at or before every query
-        case MaskKind::SlidingWindow: return j1 - 1 <= i0 && j0 > i1 - 1 - window;   // and inside every query's window
-        default: return false;                                                       // checked per cell
-    }
-}
 
 StreamingHead streaming_attention(const StreamingInputs& in) {
     const int n_q = static_cast<int>(in.q->rows());
@@ -178,13 +145,11 @@ StreamingHead streaming_attention(const StreamingInputs& in) {
     return head;
 }
 
-PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& head, int row_begin, int row_end,
-                             int col_begin, int col_end, int bins_rows, int bins_cols) {
-    PooledWeights pooled = empty_grid(row_begin, row_end, col_begin, col_end, bins_rows, bins_cols);
+PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& head, const PooledGrid& grid) {
+    PooledWeights pooled = empty_grid(grid);
+    const int row_begin = grid.row_begin, row_end = grid.row_end, col_begin = grid.col_begin, col_end = grid.col_end;
     const int rows = row_end - row_begin, cols = col_end - col_begin;
-    bins_rows = static_cast<int>(pooled.values.rows());
-    bins_cols = static_cast<int>(pooled.values.cols());
-    if (rows <= 0 || cols <= 0) return pooled;
+    const int bins_rows = grid.bins_rows, bins_cols = grid.bins_cols;
     const bool stable = in.softmax == SoftmaxKind::Stable;
     // Bin of an index: the b with begin + b·len/bins ≤ index < begin + (b+1)·len/bins.
     std::vector<int> col_bin(static_cast<size_t>(cols));
@@ -206,8 +171,13 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
                 const float m = stable ? head.row_max(r0 + r) : 0.0f, l = head.row_sum(r0 + r);
                 if (l == 0.0f) continue;  // fully masked row: weights are 0
                 float* row = s.row(r).data();
-                exp_row(row, tile_cols, m, true);  // w = exp(s − m) / l
-                for (int c = 0; c < tile_cols; ++c) row[c] /= l;
+                if (!std::isfinite(l)) {  // the naive sum overflowed: every visible weight is NaN
+                    for (int c = 0; c < tile_cols; ++c)
+                        row[c] = row[c] == kMinusInf ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+                } else {
+                    exp_row(row, tile_cols, m, true);  // w = exp(s − m) / l
+                    for (int c = 0; c < tile_cols; ++c) row[c] /= l;
+                }
                 for (int c = 0; c < tile_cols; ++c) {
                     float& cell = pooled.values(rb, col_bin[static_cast<size_t>(j0 + c - col_begin)]);
                     if (row[c] > cell || std::isnan(row[c])) cell = row[c];
@@ -220,17 +190,18 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
 
 PooledWeights max_pool(const Matrix& weights, int row_begin, int row_end, int col_begin, int col_end, int bins_rows,
                        int bins_cols) {
-    PooledWeights pooled = empty_grid(row_begin, row_end, col_begin, col_end, bins_rows, bins_cols);
+    const PooledGrid grid = pooled_grid(row_begin, row_end, col_begin, col_end, bins_rows, bins_cols);
+    PooledWeights pooled = empty_grid(grid);
     const int rows = row_end - row_begin, cols = col_end - col_begin;
-    bins_rows = static_cast<int>(pooled.values.rows());
-    bins_cols = static_cast<int>(pooled.values.cols());
+    bins_rows = grid.bins_rows;
+    bins_cols = grid.bins_cols;
     for (int rb = 0; rb < bins_rows && rows > 0; ++rb)
         for (int cb = 0; cb < bins_cols && cols > 0; ++cb) {
             const int r0 = row_begin + static_cast<int>(static_cast<long long>(rb) * rows / bins_rows);
             const int r1 = row_begin + static_cast<int>(static_cast<long long>(rb + 1) * rows / bins_rows);
             const int c0 = col_begin + static_cast<int>(static_cast<long long>(cb) * cols / bins_cols);
             const int c1 = col_begin + static_cast<int>(static_cast<long long>(cb + 1) * cols / bins_cols);
-            pooled.values(rb, cb) = weights.block(r0, c0, r1 - r0, c1 - c0).maxCoeff();
+            pooled.values(rb, cb) = weights.block(r0, c0, r1 - r0, c1 - c0).maxCoeff<Eigen::PropagateNaN>();  // a NaN wins, as on every path
         }
     return pooled;
 }

@@ -4,25 +4,12 @@
 // memory is O(n·d). The GPU shaders do the same computation; this is its CPU twin.
 #include <vector>
 
+#include "mask.hpp"
 #include "matrix.hpp"
 #include "scenario.hpp"
 #include "trace.hpp"
 
 namespace attn {
-
-// Which keys a query sees, evaluated per cell instead of stored as a matrix.
-struct MaskRule {
-    MaskKind kind = MaskKind::None;
-    int window = 1;
-    const std::vector<bool>* key_is_padding = nullptr;
-    const MaskMatrix* custom = nullptr;
-
-    bool visible(int i, int j) const;
-    // True when no query in [i0, i1) sees any key in [j0, j1) (a block that can be skipped).
-    bool block_hidden(int i0, int i1, int j0, int j1) const;
-    // True when every query in [i0, i1) sees every key in [j0, j1) (false when unsure).
-    bool block_visible(int i0, int i1, int j0, int j1) const;
-};
 
 struct StreamingHead {
     Matrix output;    // (n_q × d_v)
@@ -45,7 +32,6 @@ StreamingHead streaming_attention(const StreamingInputs& in);
 
 // The weights of a region, max-pooled, from the row max and sum of the output pass:
 // w_ij = exp(s_ij − m_i) / l_i, recomputed block by block, never stored whole.
-PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& head, int row_begin, int row_end,
-                             int col_begin, int col_end, int bins_rows, int bins_cols);
+PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& head, const PooledGrid& grid);
 
 }  // namespace attn

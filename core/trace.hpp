@@ -1,6 +1,7 @@
 #pragma once
 // The Trace keeps every intermediate of one run. The UI draws it, the exports write it,
 // the tests read it; nothing else recomputes attention.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ struct PooledWeights {
     Matrix values;
     int row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
 };
+// The region and the grid it is pooled into, bins clamped to [1, region length] (at most
+// one bin per row or column, at least one).
+struct PooledGrid {
+    int row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
+    int bins_rows = 1, bins_cols = 1;
+};
+PooledGrid pooled_grid(int row_begin, int row_end, int col_begin, int col_end, int bins_rows, int bins_cols);
 PooledWeights max_pool(const Matrix& weights, int row_begin, int row_end, int col_begin, int col_end,
                        int bins_rows, int bins_cols);
 
@@ -36,21 +44,53 @@ struct HeadTrace {
     PooledWeights pooled_weights;        // output-only runs: the weights at display size
 };
 
+// The rest of the transformer block, x being X + PE (n × d_model):
+//   post-norm (2017)                     pre-norm (GPT-2)
+//   residual  = x + attention            norm1     = LN₁(x)          ← attention reads this
+//   norm1     = LN₁(residual)            residual  = x + attention
+//   ffn_hidden = act(norm1·W₁ + b₁)      norm2     = LN₂(residual)
+//   ffn_output = ffn_hidden·W₂ + b₂      ffn_hidden = act(norm2·W₁ + b₁)
+//   residual2 = norm1 + ffn_output       ffn_output = ffn_hidden·W₂ + b₂
+//   output    = LN₂(residual2)           output    = residual2 = residual + ffn_output
+// A switch that is off passes its input through (no residual: the sublayer alone; no
+// LayerNorm: the identity; no feed-forward: the block ends after the first residual).
 struct BlockTrace {
+    Matrix norm1;        // see above: (n × d_model)
     Matrix residual;     // x + attention output
-    Matrix norm1;        // LayerNorm of the above (or a copy when LayerNorm is off)
-    Matrix ffn_hidden;   // ReLU(norm1 · W_1 + b_1): (n × d_ff)
-    Matrix ffn_output;   // ffn_hidden · W_2 + b_2: (n × d_model)
-    Matrix residual2;    // norm1 + ffn_output
-    Matrix output;       // LayerNorm of the above: the block's output
-    Matrix w_1, w_2;     // (d_model × d_ff), (d_ff × d_model)
-    Vector b_1, b_2;
+    Matrix norm2;        // pre-norm only
+    Matrix ffn_hidden;   // (n × d_ff)
+    Matrix ffn_output;   // (n × d_model)
+    Matrix residual2;
+    Matrix output;       // the block's output
+    Matrix w_1, w_2;     // as used: (d_model × d_ff), (d_ff × d_model)
+    Matrix b_1, b_2;     // as used: (1 × d_ff), (1 × d_model)
+    Matrix gamma_1, beta_1, gamma_2, beta_2;  // LayerNorm's as used, (1 × d_model): ones and zeros unless given
 };
 
 // Where a non-finite value first appears: "X(2,3)", "W_Q(0,1)".
 struct NonFinite {
     std::string matrix;
     Cell cell;
+};
+
+// What produced a trace: a copy of the settings it was computed with. Panels, titles,
+// tooltips and exports describe a trace by these, never by the live scenario, which may
+// already hold an edit whose run is under way, or one that was refused.
+struct TraceSettings {
+    std::string scenario_name;
+    std::string preset;           // the preset the scenario exactly is (unedited), or empty;
+                                  // set by the compute layer, which knows the presets
+    InputMode input = InputMode::Embeddings;
+    AttentionKind attention = AttentionKind::Self;
+    PositionalEncoding positional = PositionalEncoding::None;
+    MaskKind mask = MaskKind::None;
+    int window = 0;
+    float masked_fill = 0.0f;
+    bool scale = true;
+    SoftmaxKind softmax = SoftmaxKind::Stable;
+    int heads = 0;
+    BlockOptions block;           // the switches only: the block's weights are in the trace
+    std::uint64_t seed = 0;
 };
 
 // How much of the computation a run keeps.
@@ -64,9 +104,10 @@ struct Trace {
     std::vector<std::string> errors;
     std::vector<std::string> warnings;   // computed, but worth telling the user
     std::vector<NonFinite> non_finite_inputs;
+    TraceSettings settings;              // what produced it (with detail and backend)
     Detail detail = Detail::Full;
     std::string backend = "cpu";         // which engine produced it
-    double milliseconds = 0.0;           // how long the attention took
+    double milliseconds = 0.0;           // wall time of the run
 
     std::vector<std::string> query_tokens, key_tokens;
     int n_queries = 0, n_keys = 0;
@@ -78,6 +119,7 @@ struct Trace {
     Matrix x, pe, x_pe;                  // (n_q × d_model)
     Matrix source_x, source_pe, source_x_pe;
     Matrix w_q, w_k, w_v, w_o;           // as used: (d_model × d_model)
+    Matrix b_q, b_k, b_v, b_o;           // the projections' biases (1 × columns), or empty (none)
 
     MaskMatrix visible;                  // (n_q × n_k), true = query may attend to key
     std::vector<HeadTrace> head;
@@ -92,9 +134,12 @@ struct Trace {
 
 namespace attn {
 
-// Every matrix of a trace by name: "x", "pe", "x_pe", "source_x", ..., "w_q", "w_o",
-// "head0.q", "head0.scores", "head0.weights", ..., "concat", "output", "block.output".
-// nullptr when the name is unknown or the matrix is empty in this trace.
+// What the projections read: X + PE, or in a pre-norm block LN₁(X + PE).
+const Matrix& attention_input(const Trace& trace);
+
+// Every matrix of a trace by name (the names of registry.hpp, which implements these):
+// "x", "w_q", "head0.weights", "block.output". nullptr when the name is unknown or the
+// matrix is empty in this trace.
 const Matrix* find_matrix(const Trace& trace, const std::string& name);
 // The names find_matrix answers for this trace, in pipeline order.
 std::vector<std::string> matrix_names(const Trace& trace);

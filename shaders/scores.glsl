@@ -1,6 +1,9 @@
-// Shared by attention.comp and pool.comp (the loader inserts it after their #version line):
-// which keys a query sees, and the score of one (query, key) cell after scaling, ALiBi and
-// the mask — the same steps, in the same float order, as the CPU engine.
+// The GLSL copy of core's rules of attention, shared by every attention and pooling
+// kernel (the loader inserts it after their #version line): which keys a query sees
+// (core/mask.cpp), the score of one (query, key) cell after scaling, ALiBi and the mask, the
+// fully masked row and the naive softmax's overflow (core/softmax.hpp), and how a pass's
+// workgroups map onto (query block, head) tiles. tests/gpu checks it cell for cell against
+// the C++.
 
 #define MASK_NONE 0
 #define MASK_CAUSAL 1
@@ -23,19 +26,36 @@ uniform float masked_fill;       // the value written into masked cells (may be 
 uniform bool fill_is_minus_inf;  // masked cells then weigh exactly 0, so hidden blocks can be skipped
 uniform bool naive_softmax;      // exp(s) / Σ exp(s), no max subtracted
 uniform bool use_alibi;
+// This dispatch: workgroup g is tile tile_offset + g of the pass; it streams keys
+// [key_begin, key_end) (a slice of the pass's keys when one tile's keys would take longer
+// than a submission may).
+uniform int tile_offset;
+uniform int key_begin;
+uniform int key_end;
+uniform int blocks;              // query blocks of the pass
+uniform bool reverse_blocks;     // causal: the longest rows first, so the work stays balanced
 
 float minus_infinity() { return uintBitsToFloat(0xff800000u); }
+float not_a_number() { return uintBitsToFloat(0x7fc00000u); }
 
 bool bit_set(uint word, int bit) { return ((word >> uint(bit)) & 1u) != 0u; }
 
 bool visible(int i, int j) {
     switch (mask_kind) {
-        case MASK_CAUSAL: return j <= i;
+        case MASK_CAUSAL: return j <= i;                           // no key after the query
         case MASK_PADDING: return !bit_set(key_is_padding[j >> 5], j & 31);
-        case MASK_SLIDING_WINDOW: return j <= i && j > i - window;
+        case MASK_SLIDING_WINDOW: return j <= i && j > i - window;  // the last w keys up to the query
         case MASK_CUSTOM: return bit_set(custom_visible[i * custom_words + (j >> 5)], j & 31);
     }
     return true;
+}
+
+// Causal and sliding window: true when no query in [i0, i1) sees a key in [j0, j1) (as
+// MaskRule::block_hidden). Padding and custom are decided per cell.
+bool run_block_hidden(int i0, int i1, int j0, int j1) {
+    if (mask_kind == MASK_CAUSAL) return j0 > i1 - 1;
+    if (mask_kind == MASK_SLIDING_WINDOW) return j0 > i1 - 1 || j1 - 1 <= i0 - window;
+    return false;
 }
 
 // q·k → (q·k)·scale − m_h·|i − j| (ALiBi), or the fill value when key j is hidden from query i.
@@ -44,3 +64,23 @@ float masked_score(float q_dot_k, int h, int i, int j) {
     if (use_alibi) s -= alibi_slopes[h] * float(abs(i - j));
     return visible(i, j) ? s : masked_fill;
 }
+
+// A row's output from its running sum acc = Σ_j exp(s_j − m)·v_j and l = Σ_j exp(s_j − m):
+// 0 when nothing weighs anything (the fully masked row under −∞), NaN when the naive
+// softmax's sum overflowed (the weights are inf/inf), else acc / l.
+vec4 row_output(vec4 acc, float l) {
+    if (l == 0.0) return vec4(0.0);
+    if (isinf(l) || isnan(l)) return vec4(not_a_number());
+    return acc / l;
+}
+
+// One weight w_ij = exp(s_ij − m_i) / l_i from the row's max and sum, by the same rule.
+float row_weight(float s, float shift, float l) {
+    if (s == minus_infinity() || l == 0.0) return 0.0;
+    if (isinf(l) || isnan(l)) return not_a_number();
+    return exp(s - shift) / l;
+}
+
+// Tile t of a pass → its head and its query block.
+int tile_head(int t) { return t % heads; }
+int tile_block(int t) { return reverse_blocks ? blocks - 1 - t / heads : t / heads; }

@@ -105,7 +105,7 @@ TEST_CASE("article checks: the right quantities match and the wrong ones are fla
     }
 }
 
-TEST_CASE("NumPy's legacy generator replays np.random.seed(42); np.random.randn()") {
+TEST_CASE("NumPy's legacy generator replays np.random.seed(42), np.random.randn()") {
     NumpyLegacyRandom rng(42);
     // Published values of np.random.seed(42); np.random.randn(4).
     CHECK_THAT(rng.gauss(), WithinAbs(0.4967141530112327, 1e-15));

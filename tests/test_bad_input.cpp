@@ -81,7 +81,7 @@ TEST_CASE("absurd sizes are refused with the numbers") {
     CHECK_THAT(t.errors.at(0), Contains("no tokens"));
 }
 
-TEST_CASE("1e38 in a cell is accepted; the overflow it causes is located") {
+TEST_CASE("1e38 in a cell is accepted, the overflow it causes is located") {
     const auto load = scenario_from_text(R"({"q": [[1e38, 1e38]], "k": [[1e38, 1e38]], "v": [[1, 2]]})", "big.json");
     REQUIRE(load.scenario);
     const Trace t = run(*load.scenario);

@@ -67,7 +67,7 @@ TEST_CASE("a malformed lesson names the file and the line") {
     }
 }
 
-TEST_CASE("scaling keeps the softmax soft as d_k grows; without it the softmax sharpens") {
+TEST_CASE("scaling keeps the softmax soft as d_k grows, without it the softmax sharpens") {
     const auto points = softmax_sharpness({1, 4, 16, 64, 256}, 32, 200, 1);
     REQUIRE(points.size() == 5);
     CHECK(points[4].max_weight_unscaled > 0.8);
@@ -154,7 +154,7 @@ TEST_CASE("Markdown and LaTeX tables have the right shape and values") {
     CHECK_THAT(tex, Contains("\\begin{tabular}{lrrr}") && Contains("lo\\_ve & 1.0 & 0.0 & $-\\infty$ \\\\"));
 }
 
-TEST_CASE("undo after N edits restores the original scenario exactly; redo replays them") {
+TEST_CASE("undo after N edits restores the original scenario exactly, redo replays them") {
     Scenario s = find_preset("bank-deposit")->scenario;
     s.target.embeddings = resolved_embeddings(s.target, s.d_model);
     const auto original = scenario_to_json(s);

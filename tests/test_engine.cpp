@@ -169,20 +169,25 @@ TEST_CASE("weights are seeded: same seed same weights / another seed other weigh
 }
 
 TEST_CASE("masks") {
-    const MaskMatrix c = causal_mask(3, 3);
+    const MaskMatrix c = mask_matrix(MaskRule{MaskKind::Causal, 1, 3}, 3);
     CHECK(c(0, 0));
     CHECK_FALSE(c(0, 1));
     CHECK(c(2, 0));
-    const MaskMatrix w = sliding_window_mask(5, 5, 2);
+    const MaskMatrix w = mask_matrix(MaskRule{MaskKind::SlidingWindow, 2, 5}, 5);
     CHECK(w(3, 3));
     CHECK(w(3, 2));
     CHECK_FALSE(w(3, 1));
     CHECK_FALSE(w(3, 4));
-    const MaskMatrix p = padding_mask(2, {false, true, false}, 3);
+    const std::vector<bool> padding{false, true, false};
+    const MaskMatrix p = mask_matrix(MaskRule{MaskKind::Padding, 1, 3, &padding}, 2);
     CHECK(p(0, 0));
     CHECK_FALSE(p(0, 1));
     CHECK_FALSE(p(1, 1));
     CHECK(p(1, 2));
+    // A window longer than the row reaches back to key 0; a row past the keys (cross) sees none.
+    const MaskRule wide{MaskKind::SlidingWindow, 3, 4};
+    CHECK(fully_masked_rows(wide, 8) == std::vector<int>({6, 7}));
+    CHECK(fully_masked_rows(MaskRule{MaskKind::Padding, 1, 3, &padding}, 2).empty());
 }
 
 TEST_CASE("masked scores hold the fill value exactly where the mask hides a key") {
@@ -197,17 +202,16 @@ TEST_CASE("masked scores hold the fill value exactly where the mask hides a key"
                 CHECK(h.masked_scores(i, j) == (j > i ? -1e9f : h.scaled_scores(i, j)));
 }
 
-TEST_CASE("softmax of a −∞ row is the zero row; naive and stable agree on small scores") {
+TEST_CASE("softmax of a −∞ row is the zero row, naive and stable agree on small scores") {
     Matrix scores(2, 3);
     const float inf = std::numeric_limits<float>::infinity();
     scores << 1, 2, 3, -inf, -inf, -inf;
-    const SoftmaxResult stable = softmax_rows(scores, SoftmaxKind::Stable);
-    const SoftmaxResult naive = softmax_rows(scores, SoftmaxKind::Naive);
-    CHECK(stable.fully_masked_rows == std::vector<int>{1});
-    CHECK(stable.weights.row(1).isZero(0));
-    CHECK((stable.weights.row(0) - naive.weights.row(0)).cwiseAbs().maxCoeff() < 1e-6f);
+    const Matrix stable = softmax_rows(scores, SoftmaxKind::Stable);
+    const Matrix naive = softmax_rows(scores, SoftmaxKind::Naive);
+    CHECK(stable.row(1).isZero(0));
+    CHECK((stable.row(0) - naive.row(0)).cwiseAbs().maxCoeff() < 1e-6f);
     const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
-    CHECK_THAT(stable.weights(0, 2), WithinAbs(std::exp(3.0) / z, 1e-6));
+    CHECK_THAT(stable(0, 2), WithinAbs(std::exp(3.0) / z, 1e-6));
 }
 
 TEST_CASE("ALiBi subtracts slope·distance from the scaled scores") {

@@ -67,14 +67,16 @@ TEST_CASE("causal weights are 0 above the diagonal") {
     CHECK(t.head[0].weights(0, 0) == Approx(1.0f));
 }
 
-TEST_CASE("without position encoding / permuting the tokens permutes the outputs; with it they change") {
+TEST_CASE("without position encoding / permuting the tokens permutes the outputs, with it they change") {
     Scenario a;
     a.target.tokens = {"dog", "bites", "man"};
     a.d_model = 8;
     a.heads = 2;
     Scenario b = a;
-    b.target.tokens = {"man", "bites", "dog"};  // permutation: 0↔2
-    const int perm[3] = {2, 1, 0};
+    // A rotation, not the reversal: reversing keeps every distance |i − j|, so ALiBi alone
+    // could not tell the two apart.
+    b.target.tokens = {"man", "dog", "bites"};
+    const int perm[3] = {1, 2, 0};  // token i of a stands at perm[i] in b
 
     const Trace ta = run(a), tb = run(b);
     REQUIRE(ta.ok);
@@ -92,7 +94,7 @@ TEST_CASE("without position encoding / permuting the tokens permutes the outputs
     }
 }
 
-TEST_CASE("scaling keeps score variance near 1; unscaled it is near d_k") {
+TEST_CASE("scaling keeps score variance near 1, unscaled it is near d_k") {
     const int d_k = 64, n = 128;
     Scenario s;
     s.input = InputMode::Direct;

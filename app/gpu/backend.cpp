@@ -1,32 +1,65 @@
-// The GPU backend's host side: prepares the inputs with core's functions, uploads them,
-// dispatches the compute shaders in budgeted slices and reads back O(n·d) results.
+// The GPU backend's host side: core prepares the inputs and finishes the trace; this file
+// uploads, plans bounded submissions, dispatches, waits on fences and reads back.
 //
-// [SECTION] GL helpers: buffers, shader variants
-// [SECTION] CPU-side preparation (mirrors core/engine.cpp's run())
-// [SECTION] The run: buffers and the plan of dispatches
-// [SECTION] Stepping, timing, reading back
+// Index
+// [SECTION] GL helpers: buffers, programs
+// [SECTION] Kernel variants
+// [SECTION] The run's layout and buffers
+// [SECTION] Planning: slices of tiles and keys that fit the time bound
+// [SECTION] Submitting: fences, resets, the measured speed
+// [SECTION] begin(): named stages
+// [SECTION] Reading back and finishing
+// [SECTION] create(): the device, the kernel, the probe
 // [SECTION] Backend
 #include "gpu/backend.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
+#include "gpu/context.hpp"
 #include "gpu/gl_objects.hpp"
 #include "gpu/shader_sources.hpp"
-#include "positional.hpp"
+#include "mask.hpp"
+#include "random.hpp"
 
 namespace attn::gpu {
 
-constexpr const char* kContextLost = "the GPU context was lost (a GPU reset): its buffers and shaders are gone";
+const char* to_string(Kernel kernel) {
+    switch (kernel) {
+        case Kernel::Auto: return "auto";
+        case Kernel::Rows: return "rows";
+        case Kernel::Tiled: return "tiled";
+    }
+    return "auto";
+}
 
-// [SECTION] GL helpers: buffers, shader variants
+namespace {
+
+constexpr const char* kContextLost = "the GPU context was lost (a GPU reset): its buffers and shaders are gone";
+constexpr int kQueryBlock = 64;   // BQ of both attention kernels: query rows per tile
+constexpr int kPoolRows = 64;     // PQ of pool.comp: region rows per tile
+constexpr int kPoolKeys = 32;     // BK of pool.comp
+constexpr int kMaxHeadDim = 512;  // d_k, d_v: beyond this the per-invocation registers get silly
+constexpr int kMaxGroupsPerDispatch = 65535;  // GL_MAX_COMPUTE_WORK_GROUP_COUNT[0] is at least this
+constexpr double kHangSeconds = 20.0;         // a submission not done by then: the GPU is hung
+
+using Clock = std::chrono::steady_clock;
+double ms_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+
+int vec4s(int columns) { return (columns + 3) / 4; }
+int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
+
+}  // namespace
+
+// [SECTION] GL helpers: buffers, programs
 
 bool Buffer::allocate(std::size_t bytes, const void* data) {
     // At least 16 bytes (an empty buffer cannot be bound); a smaller upload is copied into a
@@ -62,22 +95,19 @@ void Buffer::read(void* out, std::size_t bytes) const {
 
 namespace {
 
-constexpr int kMatmulBlock = 64;  // BLOCK of matmul.comp: rows and columns of C per workgroup
-constexpr int kQueryBlock = 64;   // BQ of attention.comp (its default): query rows per workgroup
-constexpr int kPoolRows = 64;     // PQ of pool.comp: region rows per workgroup
-constexpr int kRopeGroup = 64;    // rope.comp's local size
-constexpr int kMaxHeadDim = 512;  // d_k, d_v: beyond this the per-invocation registers get silly
-constexpr double kItemFlops = 1 << 27;  // aim of one dispatch's work, so step() can keep to a budget
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-
-// source's #version line, then the variant's #defines, then (for the attention shaders) the
-// shared scores.glsl, then the rest of source; #line keeps info-log line numbers true to
-// the files (string 0 = the .comp file, 1 = scores.glsl).
-std::string assemble(const char* source, const std::string& defines, bool with_scores) {
+// source's #version line (and its #extension lines), then the variant's #defines, then the
+// shared scores.glsl, then the rest of source; #line keeps info-log line numbers true to the
+// files (string 0 = the .comp file, 1 = scores.glsl).
+std::string assemble(const char* source, const std::string& defines) {
     const std::string text = source;
     const auto end_of_version = text.find('\n');
-    std::string out = text.substr(0, end_of_version + 1) + defines;
-    if (with_scores) out += "#line 1 1\n" + std::string(shader_source::scores);
+    std::string out = text.substr(0, end_of_version + 1);
+    // #extension must come before anything else that is not a preprocessor line: a variant
+    // that wants subgroups says so with its #define, the extension line follows it.
+    out += defines;
+    if (defines.find("#define USE_SUBGROUPS") != std::string::npos)
+        out += "#extension GL_KHR_shader_subgroup_clustered : require\n";
+    out += "#line 1 1\n" + std::string(shader_source::scores);
     out += "#line 2 0\n" + text.substr(end_of_version + 1);
     return out;
 }
@@ -124,101 +154,110 @@ void set_float(GLuint program, const char* name, float value) {
     glProgramUniform1f(program, glGetUniformLocation(program, name), value);
 }
 
-int vec4s(int columns) { return (columns + 3) / 4; }
-int ceil_div(long long a, long long b) { return static_cast<int>((a + b - 1) / b); }
-
-// [SECTION] CPU-side preparation (mirrors core/engine.cpp's run())
-
-// labels_or_numbers, note_non_finite and run_block come from core (engine.hpp), shared
-// with the CPU engine.
-
-// (heads × n × stride) head-major, zero-padded, from (n × heads·d) row-major.
-std::vector<float> head_major(const Matrix& all, int heads, int d, int stride) {
-    const int n = static_cast<int>(all.rows());
-    std::vector<float> out(static_cast<size_t>(heads) * n * stride, 0.0f);
-    for (int h = 0; h < heads; ++h)
+// (heads × n × stride) head-major, zero-padded: head h's (n × d) matrix in rows of `stride`.
+std::vector<float> head_major(const std::vector<const Matrix*>& per_head, int stride) {
+    const size_t heads = per_head.size();
+    const int n = heads ? static_cast<int>(per_head[0]->rows()) : 0;
+    std::vector<float> out(heads * static_cast<size_t>(n) * static_cast<size_t>(stride), 0.0f);
+    for (size_t h = 0; h < heads; ++h) {
+        const Matrix& m = *per_head[h];
         for (int i = 0; i < n; ++i)
-            for (int t = 0; t < d; ++t) out[(static_cast<size_t>(h) * n + i) * stride + t] = all(i, h * d + t);
+            std::copy_n(m.row(i).data(), m.cols(), out.data() + (h * static_cast<size_t>(n) + static_cast<size_t>(i)) * static_cast<size_t>(stride));
+    }
     return out;
 }
 
-// Head h's (n × d) slice of a head-major padded buffer.
-Matrix head_slice(const std::vector<float>& data, int h, int n, int d, int stride) {
-    Matrix m(n, d);
-    for (int i = 0; i < n; ++i)
-        for (int t = 0; t < d; ++t) m(i, t) = data[(static_cast<size_t>(h) * n + i) * stride + t];
-    return m;
+// [SECTION] Kernel variants
+
+// The shared memory the tiled kernel needs (attention_tiled.comp's arrays).
+int tiled_shared_bytes(int dv4, int vc, bool subgroups) {
+    const int kv = std::max(64 * 5, vc * dv4);
+    return 16 * 64 * 4 + 16 * kv + 4 * 64 * 65 + (subgroups ? 0 : 4 * 64 * 16) + 4;
 }
 
-enum class Stage { Projection, Attention, Pooling, Output };
-
-struct WorkItem {
-    Stage stage;
-    double flops;
-    std::function<void()> dispatch;
-};
+// Keys of V per P·V chunk: the largest power of two with VC · DV4 ≤ 256 vec4, at most 64.
+int tiled_value_chunk(int dv4) {
+    int vc = 64;
+    while (vc > 1 && vc * dv4 > 256) vc /= 2;
+    return vc;
+}
 
 }  // namespace
 
-// [SECTION] The run: buffers and the plan of dispatches
+// [SECTION] The run's layout and buffers
 
 struct Backend::Impl {
     BackendOptions options;
-    GLint max_block_bytes = 0;
-    GLint max_shared_bytes = 0;
+    DeviceInfo device;
     std::map<std::string, Program> programs;
 
     // The current run.
     Scenario scenario;
     RunOptions run_options;
     Trace trace;
+    std::optional<PooledGrid> grid;
     bool busy = false, finished = false;
-    int n_q = 0, n_k = 0, heads = 0, d_k = 0, d_v = 0, dk4 = 0, dv4 = 0, d_model = 0;
-    int bins_rows = 0, bins_cols = 0;
-    int row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
-    bool has_w_o = false;
-    std::vector<WorkItem> plan;
-    size_t next_item = 0;
-    int steps_taken = 0;        // step() calls over the backend's life (the injected reset counts them)
-    bool reports_resets = false;  // GL 4.5 or GL_KHR_robustness: glGetGraphicsResetStatus answers
-    bool context_lost = false;  // once lost, a context never comes back: every later run fails
+    int n_q = 0, n_k = 0, heads = 0, d_k = 0, d_v = 0, dk4 = 0, dv4 = 0;
+    Timings timings;
+    std::vector<Submission> log;
+    int submissions_made = 0;     // since create() (the injected reset counts them)
+    bool context_lost = false;    // once lost, a context never comes back: every later run fails
+    bool faults_armed = false;    // the injected faults apply from the end of create(), not to its probe
     double planned_flops = 0.0, done_flops = 0.0;
-    double ms_per_flop = 1e-7;  // first guess (~10 GFLOP/s), then measured
-    Timings timings, wall_timings;
+    // Milliseconds per flop of each pass, from the probe, then from every submission.
+    double ms_per_flop[2] = {1e-6, 1e-6};
 
-    Buffer x_queries, x_keys, w_q, w_k, w_v, w_o;  // embedding mode inputs
-    Buffer q, k, v;                                 // (heads × n × d4) head-major, padded
-    Buffer rope_angles, key_padding, custom_mask, alibi_slopes;
-    Buffer concat, row_stats, pooled, output;
+    Buffer q, k, v, key_padding, custom_mask, alibi_slopes, concat, row_stats, pooled;
+
+    // One pass: `tiles` workgroups of (block of rows × head), each streaming the keys
+    // [key_lo, key_hi); work(t, j0, j1) = the flops tile t spends on the keys [j0, j1).
+    struct PassPlan {
+        Pass pass = Pass::Attention;
+        GLuint program = 0;
+        int tiles = 0, key_lo = 0, key_hi = 0, key_step = 64;
+        std::function<double(int, int, int)> work;
+    };
+    std::vector<PassPlan> passes;
+    // Where the next submission starts: pass, first tile, first key; a group of tiles
+    // [tile, group_end) going through the keys in slices when one tile's keys exceed a
+    // submission.
+    size_t cursor_pass = 0;
+    int cursor_tile = 0, cursor_key = 0, group_end = 0;
+    int fill_tiles = 1024;        // workgroups that keep every compute unit of the device busy
+
+    std::size_t allocated_bytes() const {
+        std::size_t total = 0;
+        for (const Buffer* b : {&q, &k, &v, &key_padding, &custom_mask, &alibi_slopes, &concat, &row_stats, &pooled})
+            total += b->bytes();
+        return total;
+    }
 
     // A program for shader `name` with these #defines, compiled once.
-    GLuint program(const char* name, const char* source, bool with_scores, const std::string& defines,
-                   std::string* error) {
+    GLuint program(const char* name, const char* source, const std::string& defines, std::string* error) {
         const std::string key = std::string(name) + "\n" + defines;
         auto found = programs.find(key);
         if (found != programs.end()) return found->second.get();
-        Program p = compile(assemble(source, options.extra_defines + defines, with_scores), name, error);
+        Program p = compile(assemble(source, options.extra_defines + defines), name, error);
         if (!p) return 0;
         return programs.emplace(key, std::move(p)).first->second.get();
     }
 
-    int key_block(int k4, int v4) const {
+    GLuint attention_program(std::string* error) {
+        std::string defines = "#define DK4 " + std::to_string(dk4) + "\n#define DV4 " + std::to_string(dv4) + "\n";
+        if (device.kernel == Kernel::Tiled) {
+            defines += "#define VC " + std::to_string(tiled_value_chunk(dv4)) + "\n";
+            if (device.subgroups) defines += "#define USE_SUBGROUPS 1\n";
+            return program("attention_tiled", shader_source::attention_tiled, defines, error);
+        }
+        // Rows: as many keys per shared tile as fit (32 at most).
         int bk = 32;
-        while (bk > 4 && static_cast<long long>(bk) * (k4 + v4) * 16 + 64 > max_shared_bytes) bk /= 2;
-        return bk;
+        while (bk > 4 && static_cast<long long>(bk) * (dk4 + dv4) * 16 + 64 > device.max_shared_bytes) bk /= 2;
+        defines += "#define BK " + std::to_string(bk) + "\n";
+        return program("attention_rows", shader_source::attention_rows, defines, error);
     }
-    std::string attention_defines(int k4, int v4) const {
-        return "#define DK4 " + std::to_string(k4) + "\n#define DV4 " + std::to_string(v4) + "\n#define BK " +
-               std::to_string(key_block(k4, v4)) + "\n";
-    }
-    static std::string pool_defines(int k4) { return "#define DK4 " + std::to_string(k4) + "\n#define BK 32\n"; }
-
-    std::size_t allocated_bytes() const {
-        std::size_t total = 0;
-        for (const Buffer* b : {&x_queries, &x_keys, &w_q, &w_k, &w_v, &w_o, &q, &k, &v, &rope_angles, &key_padding,
-                                &custom_mask, &alibi_slopes, &concat, &row_stats, &pooled, &output})
-            total += b->bytes();
-        return total;
+    GLuint pool_program(std::string* error) {
+        return program("pool", shader_source::pool,
+                       "#define DK4 " + std::to_string(dk4) + "\n#define BK " + std::to_string(kPoolKeys) + "\n", error);
     }
 
     void fail(const std::string& why) {
@@ -226,15 +265,15 @@ struct Backend::Impl {
         trace.errors.push_back(why);
         busy = false;
         finished = true;
-        plan.clear();
+        passes.clear();
     }
 
     bool upload(Buffer& buffer, const char* what, std::size_t bytes, const void* data = nullptr) {
-        const bool refused = options.max_buffer_bytes > 0 && bytes > options.max_buffer_bytes;  // an injected allocation failure
-        if (bytes > static_cast<std::size_t>(max_block_bytes)) {
+        const bool refused = faults_armed && options.max_buffer_bytes > 0 && bytes > options.max_buffer_bytes;  // injected
+        if (static_cast<long long>(bytes) > device.max_buffer_bytes) {
             std::ostringstream msg;
             msg << "the GPU buffer for " << what << " needs " << bytes / (1024.0 * 1024.0) << " MiB, more than this GPU's "
-                << max_block_bytes / (1024.0 * 1024.0) << " MiB shader storage block limit: use fewer tokens";
+                << device.max_buffer_bytes / (1024.0 * 1024.0) << " MiB shader storage block limit: use fewer tokens";
             fail(msg.str());
             return false;
         }
@@ -246,453 +285,435 @@ struct Backend::Impl {
     }
 
     void begin(const Scenario& s, const RunOptions& o);
-    bool prepare_inputs(const Scenario& s, Matrix& q_all, Matrix& k_all, Matrix& v_all);
-    void plan_projection(const Buffer& x, int rows, const Buffer& w, Buffer& target, int head_dim, int stride);
-    void plan_rope(Buffer& target, int n);
+    bool prepare(const Scenario& s, const RunOptions& o);
+    bool upload_inputs(const Scenario& s);
+    bool plan_passes(const Scenario& s);
     bool step(double budget_ms);
-    bool lost_context();
     void finish();
+
+    // Planning and submitting.
+    struct Slice {
+        int tile0 = 0, tiles = 0, j0 = 0, j1 = 0;
+        double flops = 0.0;
+    };
+    Slice next_slice(double budget_ms);
+    void advance(const Slice& slice);
+    bool submit(const Slice& slice, double planned_ms);
+    bool lost_context();
 };
 
-bool Backend::Impl::prepare_inputs(const Scenario& s, Matrix& q_all, Matrix& k_all, Matrix& v_all) {
-    Trace& t = trace;
-    // The same preparation as the CPU engine; embedding-mode projections run on the device.
-    if (s.input == InputMode::Embeddings) attn::prepare_inputs(s, t, nullptr, nullptr, nullptr);
-    else attn::prepare_inputs(s, t, &q_all, &k_all, &v_all);
-    if (t.d_k > kMaxHeadDim || t.d_v > kMaxHeadDim) {
-        fail("the GPU path handles head dimensions up to " + std::to_string(kMaxHeadDim) + " (d_k = " +
-             std::to_string(t.d_k) + ", d_v = " + std::to_string(t.d_v) + "): use more heads or the CPU engine");
+// [SECTION] Planning: slices of tiles and keys that fit the time bound
+
+// The largest next piece of work whose predicted time fits budget_ms: whole tiles (all of
+// their keys) while at least one fits; else a group of tiles (as many as fill the device,
+// fewer when even one key tile of each would not fit) goes through the keys in slices, each
+// as long as fits. The one piece that can exceed the budget is a single tile's single key
+// tile (64 × 64 cells: about a megaflop).
+Backend::Impl::Slice Backend::Impl::next_slice(double budget_ms) {
+    const PassPlan& p = passes[cursor_pass];
+    const double budget_flops = budget_ms / ms_per_flop[static_cast<int>(p.pass)];
+    if (cursor_key == p.key_lo) {
+        Slice whole{cursor_tile, 0, p.key_lo, p.key_hi, 0.0};
+        for (int t = cursor_tile; t < p.tiles; ++t) {
+            const double f = p.work(t, p.key_lo, p.key_hi);
+            if (whole.flops + f > budget_flops) break;
+            whole.flops += f;
+            ++whole.tiles;
+        }
+        if (whole.tiles > 0) return whole;
+        const int first_step = std::min(p.key_hi, p.key_lo + p.key_step);
+        double f = 0.0;
+        group_end = cursor_tile;
+        while (group_end < p.tiles && group_end - cursor_tile < fill_tiles) {
+            const double ft = p.work(group_end, p.key_lo, first_step);
+            if (group_end > cursor_tile && f + ft > budget_flops) break;
+            f += ft;
+            ++group_end;
+        }
+    }
+    auto group_work = [&](int j1) {
+        double f = 0.0;
+        for (int t = cursor_tile; t < group_end; ++t) f += p.work(t, cursor_key, j1);
+        return f;
+    };
+    // j1 = cursor_key + steps·key_step: the most steps whose work fits, at least one.
+    int lo = 1, hi = ceil_div(p.key_hi - cursor_key, p.key_step);
+    auto end_of = [&](int steps) { return std::min(p.key_hi, cursor_key + steps * p.key_step); };
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) / 2;
+        if (group_work(end_of(mid)) <= budget_flops) lo = mid;
+        else hi = mid - 1;
+    }
+    const int j1 = end_of(lo);
+    return Slice{cursor_tile, group_end - cursor_tile, cursor_key, j1, group_work(j1)};
+}
+
+void Backend::Impl::advance(const Slice& slice) {
+    const PassPlan& p = passes[cursor_pass];
+    if (slice.j1 < p.key_hi) {
+        cursor_key = slice.j1;
+        return;
+    }
+    cursor_tile = slice.tile0 + slice.tiles;
+    cursor_key = p.key_lo;
+    if (cursor_tile >= p.tiles) {
+        ++cursor_pass;
+        cursor_tile = 0;
+        if (cursor_pass < passes.size()) cursor_key = passes[cursor_pass].key_lo;
+    }
+}
+
+// [SECTION] Submitting: fences, resets, the measured speed
+
+// GL_KHR_robustness (core in 4.5): a context created with a reset notification strategy
+// reports a GPU reset (a hang, a driver restart, a removed GPU) here.
+bool Backend::Impl::lost_context() {
+    if (faults_armed && options.context_reset_after_steps >= 0 && submissions_made > options.context_reset_after_steps)
+        context_lost = true;
+    if (!context_lost && device.reset_notification) context_lost = glGetGraphicsResetStatus() != GL_NO_ERROR;
+    return context_lost;
+}
+
+// Dispatches one slice, fences it and waits for it; the time it took updates the speed the
+// next slices are planned with.
+bool Backend::Impl::submit(const Slice& slice, double planned_ms) {
+    const PassPlan& p = passes[cursor_pass];
+    const auto start = Clock::now();
+    glUseProgram(p.program);
+    // Bound again at every submission: a window draws between the steps of a chunked run.
+    q.bind(0);
+    k.bind(1);
+    v.bind(2);
+    (p.pass == Pass::Attention ? concat : pooled).bind(3);
+    row_stats.bind(4);
+    key_padding.bind(5);
+    custom_mask.bind(6);
+    alibi_slopes.bind(7);
+    set_int(p.program, "key_begin", slice.j0);
+    set_int(p.program, "key_end", slice.j1);
+    for (int first = 0; first < slice.tiles; first += kMaxGroupsPerDispatch) {
+        set_int(p.program, "tile_offset", slice.tile0 + first);
+        glDispatchCompute(static_cast<GLuint>(std::min(kMaxGroupsPerDispatch, slice.tiles - first)), 1, 1);
+    }
+    glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
+    GLsync fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    glFlush();
+    ++submissions_made;
+    // Wait in short steps, asking after each whether the context is still there.
+    GLenum waited = GL_TIMEOUT_EXPIRED;
+    while (waited == GL_TIMEOUT_EXPIRED) {
+        waited = glClientWaitSync(fence, GL_SYNC_FLUSH_COMMANDS_BIT, 100'000'000);  // 100 ms
+        if (waited == GL_TIMEOUT_EXPIRED && (lost_context() || ms_between(start, Clock::now()) > kHangSeconds * 1e3)) break;
+    }
+    glDeleteSync(fence);
+    if (lost_context()) {
+        fail(kContextLost);
         return false;
+    }
+    if (waited != GL_ALREADY_SIGNALED && waited != GL_CONDITION_SATISFIED) {
+        std::ostringstream msg;
+        msg << "the GPU did not finish a submission planned for " << planned_ms << " ms within " << kHangSeconds
+            << " s (a hung GPU)";
+        fail(msg.str());
+        return false;
+    }
+    const double measured = ms_between(start, Clock::now()) * options.simulated_slowdown;
+    log.push_back(Submission{p.pass, slice.tiles, slice.j0, slice.j1, slice.flops, planned_ms, measured});
+    (p.pass == Pass::Attention ? timings.attention_ms : timings.pooling_ms) += measured / options.simulated_slowdown;
+    done_flops += slice.flops;
+    // The speed: samples under 1 ms are mostly the dispatch's fixed cost and are kept out,
+    // unless the device turned out slower than planned (then at once, to stay in bounds).
+    if (slice.flops > 0.0) {
+        double& rate = ms_per_flop[static_cast<int>(p.pass)];
+        const double sample = measured / slice.flops;
+        if (sample > 1.5 * rate) rate = sample;
+        else if (measured >= 1.0) rate = 0.5 * rate + 0.5 * sample;
     }
     return true;
 }
 
-// target (heads × rows × stride) ← x (rows × d_model) · w (d_model × d_model), row slices.
-void Backend::Impl::plan_projection(const Buffer& x, int rows, const Buffer& w, Buffer& target, int head_dim,
-                                    int stride) {
-    std::string error;
-    const GLuint p = program("matmul", shader_source::matmul, false, "", &error);
-    const int n = d_model, depth = d_model;
-    const double row_flops = 2.0 * n * depth;
-    const int slice = std::max(kMatmulBlock, static_cast<int>(kItemFlops / row_flops) / kMatmulBlock * kMatmulBlock);
-    for (int r0 = 0; r0 < rows; r0 += slice) {
-        const int slice_rows = std::min(slice, rows - r0);
-        plan.push_back({Stage::Projection, row_flops * slice_rows, [=, &x, &w, &target] {
-                            glUseProgram(p);
-                            set_int(p, "M", rows);
-                            set_int(p, "N", n);
-                            set_int(p, "K", depth);
-                            set_int(p, "head_cols", head_dim);
-                            set_int(p, "head_stride", stride);
-                            set_int(p, "row_offset", r0);
-                            x.bind(0);
-                            w.bind(1);
-                            target.bind(2);
-                            glDispatchCompute(ceil_div(n, kMatmulBlock), ceil_div(slice_rows, kMatmulBlock), 1);
-                            glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-                        }});
+bool Backend::Impl::step(double budget_ms) {
+    if (!busy) return true;
+    if (lost_context()) {
+        fail(kContextLost);
+        return true;
     }
+    const auto start = Clock::now();
+    while (cursor_pass < passes.size()) {
+        const double remaining = budget_ms - ms_between(start, Clock::now());
+        // Each submission within the bound, and within what is left of the caller's budget.
+        const double slice_budget = std::max(0.05, std::min(options.submission_bound_ms, remaining));
+        const Slice slice = next_slice(slice_budget);
+        const double planned = slice.flops * ms_per_flop[static_cast<int>(passes[cursor_pass].pass)];
+        if (!submit(slice, planned)) return true;
+        advance(slice);
+        if (ms_between(start, Clock::now()) >= budget_ms) break;
+    }
+    if (cursor_pass < passes.size()) return false;
+    finish();
+    return true;
 }
 
-void Backend::Impl::plan_rope(Buffer& target, int n) {
-    std::string error;
-    const GLuint p = program("rope", shader_source::rope, false, "", &error);
-    const int pairs = d_k / 2;
-    if (pairs == 0) return;
-    const long long count = static_cast<long long>(n) * pairs;
-    plan.push_back({Stage::Projection, 6.0 * count * heads, [=, &target] {
-                        glUseProgram(p);
-                        set_int(p, "n", n);
-                        set_int(p, "pairs", pairs);
-                        set_int(p, "stride", dk4 * 4);
-                        target.bind(0);
-                        rope_angles.bind(1);
-                        // Workgroup counts stop at 65535 per dimension: offset larger runs.
-                        for (long long first = 0; first < count; first += 65535LL * kRopeGroup) {
-                            set_int(p, "index_offset", static_cast<int>(first));
-                            glDispatchCompute(ceil_div(std::min<long long>(count - first, 65535LL * kRopeGroup), kRopeGroup),
-                                              heads, 1);
-                        }
-                        glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-                    }});
-}
+// [SECTION] begin(): named stages
 
 void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
+    const auto start = Clock::now();
     scenario = s;
     run_options = o;
     trace = Trace();
     trace.detail = Detail::OutputOnly;
     trace.backend = "gpu";
-    plan.clear();
-    next_item = 0;
+    passes.clear();
+    log.clear();
+    cursor_pass = 0;
+    cursor_tile = cursor_key = group_end = 0;
     planned_flops = done_flops = 0.0;
     timings = Timings();
-    wall_timings = Timings();
     busy = true;
     finished = false;
+    if (lost_context()) return fail(kContextLost);
+    if (!prepare(s, o) || !upload_inputs(s) || !plan_passes(s)) return;
+    timings.prepare_ms = ms_between(start, Clock::now());
+    if (passes.empty()) finish();
+}
 
+// Stage 1, on the CPU with core's functions: the trace's inputs, each head's Q, K, V
+// (RoPE included) and ALiBi slope, the heatmap grid.
+bool Backend::Impl::prepare(const Scenario& s, const RunOptions& o) {
     trace.errors = validate(s, Detail::OutputOnly);
     if (!trace.errors.empty()) {
         busy = false;
         finished = true;
-        return;
+        return false;
     }
-    if (lost_context()) return fail(kContextLost);
-
     Matrix q_all, k_all, v_all;
-    if (!prepare_inputs(s, q_all, k_all, v_all)) return;
-    const Trace& t = trace;
-    n_q = t.n_queries;
-    n_k = t.n_keys;
-    heads = t.heads;
-    d_k = t.d_k;
-    d_v = t.d_v;
+    prepare_inputs(s, trace, q_all, k_all, v_all);
+    n_q = trace.n_queries;
+    n_k = trace.n_keys;
+    heads = trace.heads;
+    d_k = trace.d_k;
+    d_v = trace.d_v;
     dk4 = vec4s(d_k);
     dv4 = vec4s(d_v);
-    d_model = t.d_model;
-    has_w_o = t.w_o.size() != 0;
-
-    // The heatmap's region and grid (RunOptions: 0 → the whole matrix, min(n, 512) bins),
-    // bins clamped to [1, region length] as core's pooled_weights does.
-    row_begin = o.region_row_begin;
-    row_end = o.region_row_end > 0 ? o.region_row_end : n_q;
-    col_begin = o.region_col_begin;
-    col_end = o.region_col_end > 0 ? o.region_col_end : n_k;
-    if (row_begin < 0 || row_begin >= row_end || row_end > n_q || col_begin < 0 || col_begin >= col_end ||
-        col_end > n_k) {
-        std::ostringstream msg;
-        msg << "the heatmap region rows [" << row_begin << ", " << row_end << ") × keys [" << col_begin << ", "
-            << col_end << ") is not inside the " << n_q << "×" << n_k << " weights";
-        return fail(msg.str());
+    if (d_k > kMaxHeadDim || d_v > kMaxHeadDim) {
+        fail("the GPU kernels take heads of up to " + std::to_string(kMaxHeadDim) + " columns; this one has d_k = " +
+             std::to_string(d_k) + ", d_v = " + std::to_string(d_v));
+        return false;
     }
-    bins_rows = std::max(1, std::min(o.pooled_rows > 0 ? o.pooled_rows : std::min(n_q, 512), row_end - row_begin));
-    bins_cols = std::max(1, std::min(o.pooled_cols > 0 ? o.pooled_cols : std::min(n_k, 512), col_end - col_begin));
-
-    std::string error;
-    const GLuint attention = program("attention", shader_source::attention, true, attention_defines(dk4, dv4), &error);
-    const GLuint pool = attention ? program("pool", shader_source::pool, true, pool_defines(dk4), &error) : 0;
-    if (!attention || !pool) return fail(error);
-
-    // Inputs: Q, K, V (head-major, padded to vec4) from the projections or as given.
-    const std::size_t f = sizeof(float);
-    const std::size_t q_bytes = static_cast<std::size_t>(heads) * n_q * dk4 * 4 * f;
-    const std::size_t k_bytes = static_cast<std::size_t>(heads) * n_k * dk4 * 4 * f;
-    const std::size_t v_bytes = static_cast<std::size_t>(heads) * n_k * dv4 * 4 * f;
-    if (s.input == InputMode::Embeddings) {
-        const bool cross = s.attention == AttentionKind::Cross;
-        const Matrix& keys_from = cross ? t.source_x_pe : t.x_pe;
-        const std::size_t w_bytes = static_cast<std::size_t>(d_model) * d_model * f;
-        if (!upload(x_queries, "X+PE", t.x_pe.size() * f, t.x_pe.data()) ||
-            !upload(x_keys, "source X+PE", cross ? keys_from.size() * f : 16, cross ? keys_from.data() : nullptr) ||
-            !upload(w_q, "W_Q", w_bytes, t.w_q.data()) || !upload(w_k, "W_K", w_bytes, t.w_k.data()) ||
-            !upload(w_v, "W_V", w_bytes, t.w_v.data()) || !upload(q, "Q", q_bytes) || !upload(k, "K", k_bytes) ||
-            !upload(v, "V", v_bytes))
-            return;
-        const Buffer& keys_buffer = cross ? x_keys : x_queries;
-        plan_projection(x_queries, n_q, w_q, q, d_k, dk4 * 4);  // (n_q, d_model)·(d_model, h·d_k)
-        plan_projection(keys_buffer, n_k, w_k, k, d_k, dk4 * 4);
-        plan_projection(keys_buffer, n_k, w_v, v, d_v, dv4 * 4);
-    } else {
-        const auto qh = head_major(q_all, heads, d_k, dk4 * 4);
-        const auto kh = head_major(k_all, heads, d_k, dk4 * 4);
-        const auto vh = head_major(v_all, heads, d_v, dv4 * 4);
-        if (!upload(x_queries, "X", 16) || !upload(x_keys, "source X", 16) || !upload(w_q, "W_Q", 16) ||
-            !upload(w_k, "W_K", 16) || !upload(w_v, "W_V", 16) || !upload(q, "Q", q_bytes, qh.data()) ||
-            !upload(k, "K", k_bytes, kh.data()) || !upload(v, "V", v_bytes, vh.data()))
-            return;
-    }
-
-    // RoPE: (cos, sin) of p·10000^(−2i/d_k) in double, as core's apply_rotary.
-    const int pairs = d_k / 2;
-    std::vector<float> angles;
-    if (s.positional == PositionalEncoding::Rotary) {
-        const int n = std::max(n_q, n_k);
-        angles.resize(static_cast<size_t>(n) * pairs * 2);
-        for (int i = 0; i < pairs; ++i) {
-            const double frequency = std::pow(10000.0, -static_cast<double>(2 * i) / d_k);
-            for (int p = 0; p < n; ++p) {
-                const double angle = p * frequency;
-                angles[(static_cast<size_t>(p) * pairs + i) * 2] = static_cast<float>(std::cos(angle));
-                angles[(static_cast<size_t>(p) * pairs + i) * 2 + 1] = static_cast<float>(std::sin(angle));
-            }
+    grid.reset();
+    if (o.pool_weights) {
+        std::string error;
+        grid = pooled_grid(o, n_q, n_k, &error);
+        if (!grid) {
+            fail(error);
+            return false;
         }
     }
-    if (!upload(rope_angles, "RoPE angles", angles.size() * f, angles.empty() ? nullptr : angles.data())) return;
-    if (s.positional == PositionalEncoding::Rotary) {
-        plan_rope(q, n_q);
-        plan_rope(k, n_k);
-    }
+    trace.head.resize(static_cast<size_t>(heads));
+    for (int h = 0; h < heads; ++h) head_inputs(s, trace, q_all, k_all, v_all, h, trace.head[static_cast<size_t>(h)], false);
+    return true;
+}
 
-    // Masks as bits: padding one bit per key (1 = padding), custom (n_q × ⌈n_k/32⌉) words (1 = visible).
-    const std::vector<bool>& padding_flags =
-        s.input == InputMode::Embeddings && s.attention == AttentionKind::Cross ? s.source.padding : s.target.padding;
+// Stage 2: Q, K, V head-major and padded to vec4, the masks as bits, the ALiBi slopes, and
+// the zeroed outputs.
+bool Backend::Impl::upload_inputs(const Scenario& s) {
+    std::vector<const Matrix*> qs, ks, vs;
+    for (const HeadTrace& head : trace.head) {
+        qs.push_back(&head.q);
+        ks.push_back(&head.k);
+        vs.push_back(&head.v);
+    }
+    const std::size_t f = sizeof(float);
+    {
+        const std::vector<float> qh = head_major(qs, dk4 * 4), kh = head_major(ks, dk4 * 4), vh = head_major(vs, dv4 * 4);
+        if (!upload(q, "Q", qh.size() * f, qh.data()) || !upload(k, "K", kh.size() * f, kh.data()) ||
+            !upload(v, "V", vh.size() * f, vh.data()))
+            return false;
+    }
+    // Padding: one bit per key (1 = padding); custom: (n_q × ⌈n_k/32⌉) words (1 = visible).
+    const std::vector<bool>& padding_flags = attn::key_padding(s);
     const int words = ceil_div(n_k, 32);
     std::vector<GLuint> padding_bits(static_cast<size_t>(words), 0u);
     for (int j = 0; j < n_k && j < static_cast<int>(padding_flags.size()); ++j)
         if (padding_flags[static_cast<size_t>(j)]) padding_bits[static_cast<size_t>(j >> 5)] |= 1u << (j & 31);
     std::vector<GLuint> custom_bits;
     if (s.mask == MaskKind::Custom) {
-        custom_bits.assign(static_cast<size_t>(n_q) * words, 0u);
+        custom_bits.assign(static_cast<size_t>(n_q) * static_cast<size_t>(words), 0u);
         for (int i = 0; i < n_q; ++i)
             for (int j = 0; j < n_k; ++j)
-                if (s.custom_mask(i, j)) custom_bits[static_cast<size_t>(i) * words + (j >> 5)] |= 1u << (j & 31);
+                if (s.custom_mask(i, j)) custom_bits[static_cast<size_t>(i) * static_cast<size_t>(words) + static_cast<size_t>(j >> 5)] |= 1u << (j & 31);
     }
-    std::vector<float> slopes(static_cast<size_t>(heads), 0.0f);
-    if (s.positional == PositionalEncoding::ALiBi)
-        for (int h = 0; h < heads; ++h) slopes[static_cast<size_t>(h)] = alibi_slope(h, heads);
-    if (!upload(key_padding, "padding mask", padding_bits.size() * sizeof(GLuint), padding_bits.data()) ||
-        !upload(custom_mask, "custom mask", custom_bits.size() * sizeof(GLuint),
-                custom_bits.empty() ? nullptr : custom_bits.data()) ||
-        !upload(alibi_slopes, "ALiBi slopes", slopes.size() * f, slopes.data()) ||
-        !upload(concat, "concat", static_cast<std::size_t>(n_q) * heads * d_v * f) ||
-        !upload(row_stats, "row max and sum", static_cast<std::size_t>(heads) * n_q * 2 * f) ||
-        !upload(pooled, "heatmap", o.pool_weights ? static_cast<std::size_t>(heads) * bins_rows * bins_cols * f : 16) ||
-        !upload(output, "output", has_w_o ? static_cast<std::size_t>(n_q) * t.w_o.cols() * f : 16) ||
-        !upload(w_o, "W_O", has_w_o ? t.w_o.size() * f : 16, has_w_o ? t.w_o.data() : nullptr))
-        return;
+    std::vector<float> slopes;
+    for (const HeadTrace& head : trace.head) slopes.push_back(head.alibi_slope);
+    const std::size_t pooled_bytes = grid ? static_cast<std::size_t>(heads) * grid->bins_rows * grid->bins_cols * f : 16;
+    return upload(key_padding, "padding mask", padding_bits.size() * sizeof(GLuint), padding_bits.data()) &&
+           upload(custom_mask, "custom mask", custom_bits.size() * sizeof(GLuint), custom_bits.empty() ? nullptr : custom_bits.data()) &&
+           upload(alibi_slopes, "ALiBi slopes", slopes.size() * f, slopes.data()) &&
+           upload(concat, "concat", static_cast<std::size_t>(n_q) * heads * d_v * f) &&
+           upload(row_stats, "row max and sum", static_cast<std::size_t>(heads) * n_q * 2 * f) &&
+           upload(pooled, "heatmap", pooled_bytes);
+}
 
-    // The uniforms scores.glsl shares between the attention and the pooling shader.
-    const bool alibi = s.positional == PositionalEncoding::ALiBi;
+// Stage 3: the programs, their uniforms, and the two passes with their work per tile.
+bool Backend::Impl::plan_passes(const Scenario& s) {
+    std::string error;
+    const GLuint attention = attention_program(&error);
+    const GLuint pool = attention ? pool_program(&error) : 0;
+    if (!attention || !pool) {
+        fail(error);
+        return false;
+    }
+    static_assert(static_cast<int>(MaskKind::None) == 0 && static_cast<int>(MaskKind::Causal) == 1 &&
+                      static_cast<int>(MaskKind::Padding) == 2 && static_cast<int>(MaskKind::SlidingWindow) == 3 &&
+                      static_cast<int>(MaskKind::Custom) == 4,
+                  "scores.glsl's MASK_* numbers follow MaskKind");
     const bool fill_minus_inf = std::isinf(s.masked_fill) && s.masked_fill < 0;
+    const bool run_mask = fill_minus_inf && (s.mask == MaskKind::Causal || s.mask == MaskKind::SlidingWindow);
+    const bool reverse = run_mask && s.mask == MaskKind::Causal;  // the longest rows first
+    const MaskRule rule = mask_rule(scenario, n_k);
+    // The keys a block of rows [i0, i1) streams: all of them, or under a −∞ causal or window
+    // mask the span from the first row's first visible key to the last row's last.
+    auto key_span = [rule, run_mask, this](int i0, int i1, int& lo, int& hi) {
+        lo = 0;
+        hi = n_k;
+        if (!run_mask) return;
+        int first = 0, last = 0;
+        rule.visible_run(i0, first, last);
+        lo = first;
+        rule.visible_run(i1 - 1, first, last);
+        hi = std::max(lo, last);
+    };
+    auto overlap = [](int a0, int a1, int b0, int b1) { return std::max(0, std::min(a1, b1) - std::max(a0, b0)); };
+
+    const int blocks = ceil_div(n_q, kQueryBlock);
     for (GLuint p : {attention, pool}) {
         set_int(p, "n_q", n_q);
         set_int(p, "n_k", n_k);
         set_int(p, "heads", heads);
         set_int(p, "mask_kind", static_cast<int>(s.mask));
         set_int(p, "window", s.window);
-        set_int(p, "custom_words", words);
-        set_float(p, "scale", t.scale);
+        set_int(p, "custom_words", ceil_div(n_k, 32));
+        set_float(p, "scale", trace.scale);
         set_float(p, "masked_fill", s.masked_fill);
         set_int(p, "fill_is_minus_inf", fill_minus_inf);
         set_int(p, "naive_softmax", s.softmax == SoftmaxKind::Naive);
-        set_int(p, "use_alibi", alibi);
+        set_int(p, "use_alibi", s.positional == PositionalEncoding::ALiBi);
+        set_int(p, "reverse_blocks", reverse);
     }
     set_int(attention, "d_v", d_v);
-    set_int(pool, "row_begin", row_begin);
-    set_int(pool, "row_end", row_end);
-    set_int(pool, "col_begin", col_begin);
-    set_int(pool, "col_end", col_end);
-    set_int(pool, "bins_rows", bins_rows);
-    set_int(pool, "bins_cols", bins_cols);
-    static_assert(static_cast<int>(MaskKind::None) == 0 && static_cast<int>(MaskKind::Causal) == 1 &&
-                      static_cast<int>(MaskKind::Padding) == 2 && static_cast<int>(MaskKind::SlidingWindow) == 3 &&
-                      static_cast<int>(MaskKind::Custom) == 4,
-                  "scores.glsl's MASK_* numbers follow MaskKind");
+    set_int(attention, "blocks", blocks);
 
-    auto bind_attention_inputs = [this] {
-        q.bind(0);
-        k.bind(1);
-        v.bind(2);
-        key_padding.bind(5);
-        custom_mask.bind(6);
-        alibi_slopes.bind(7);
+    PassPlan output_pass;
+    output_pass.pass = Pass::Attention;
+    output_pass.program = attention;
+    output_pass.tiles = blocks * heads;
+    output_pass.key_lo = 0;
+    output_pass.key_hi = n_k;
+    output_pass.key_step = 64;
+    const int attention_heads = heads;
+    const double per_cell = 2.0 * (d_k + d_v);  // q·k and p·v
+    output_pass.work = [=](int t, int j0, int j1) {
+        const int block = reverse ? blocks - 1 - t / attention_heads : t / attention_heads;
+        const int i0 = block * kQueryBlock, i1 = std::min(n_q, i0 + kQueryBlock);
+        int lo = 0, hi = 0;
+        key_span(i0, i1, lo, hi);
+        return per_cell * kQueryBlock * overlap(lo, hi, j0, j1);
     };
+    passes.push_back(output_pass);
 
-    // The output pass: slices of query blocks; one head per dispatch when a block is big.
-    const int blocks = ceil_div(n_q, kQueryBlock);
-    const double block_head_flops = 2.0 * kQueryBlock * n_k * (d_k + d_v);
-    const int heads_per_item = block_head_flops * heads > kItemFlops ? 1 : heads;
-    const int blocks_per_item = std::max(1, static_cast<int>(kItemFlops / (block_head_flops * heads_per_item)));
-    for (int b0 = 0; b0 < blocks; b0 += blocks_per_item)
-        for (int h0 = 0; h0 < heads; h0 += heads_per_item) {
-            const int count = std::min(blocks_per_item, blocks - b0);
-            plan.push_back({Stage::Attention, block_head_flops * count * heads_per_item, [=] {
-                                glUseProgram(attention);
-                                bind_attention_inputs();
-                                concat.bind(3);
-                                row_stats.bind(4);
-                                set_int(attention, "query_block_offset", b0);
-                                set_int(attention, "head_offset", h0);
-                                glDispatchCompute(count, heads_per_item, 1);
-                                glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-                            }});
-        }
-
-    // The heatmap: slices of blocks of kPoolRows region rows, every head; the grid starts at 0
-    // (the buffer is zeroed) and every block folds its rows' maxima in.
-    const int region_rows = row_end - row_begin;
-    const int row_blocks = ceil_div(region_rows, kPoolRows);
-    const double row_block_flops = 2.0 * d_k * kPoolRows * static_cast<double>(col_end - col_begin) * heads;
-    const int row_blocks_per_item = std::max(1, static_cast<int>(kItemFlops / row_block_flops));
-    for (int b0 = 0; o.pool_weights && b0 < row_blocks; b0 += row_blocks_per_item) {
-        const int count = std::min(row_blocks_per_item, row_blocks - b0);
-        plan.push_back({Stage::Pooling, row_block_flops * count, [=] {
-                            glUseProgram(pool);
-                            bind_attention_inputs();
-                            pooled.bind(3);
-                            row_stats.bind(4);
-                            set_int(pool, "row_block_offset", b0);
-                            glDispatchCompute(count, heads, 1);
-                            glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-                        }});
+    if (grid) {
+        const PooledGrid g = *grid;
+        set_int(pool, "row_begin", g.row_begin);
+        set_int(pool, "row_end", g.row_end);
+        set_int(pool, "col_begin", g.col_begin);
+        set_int(pool, "col_end", g.col_end);
+        set_int(pool, "bins_rows", g.bins_rows);
+        set_int(pool, "bins_cols", g.bins_cols);
+        const int row_blocks = ceil_div(g.row_end - g.row_begin, kPoolRows);
+        set_int(pool, "blocks", row_blocks);
+        PassPlan heatmap;
+        heatmap.pass = Pass::Pooling;
+        heatmap.program = pool;
+        heatmap.tiles = row_blocks * heads;
+        heatmap.key_lo = g.col_begin;
+        heatmap.key_hi = g.col_end;
+        heatmap.key_step = kPoolKeys;
+        heatmap.work = [=](int t, int j0, int j1) {
+            const int block = reverse ? row_blocks - 1 - t / attention_heads : t / attention_heads;
+            const int i0 = g.row_begin + block * kPoolRows, i1 = std::min(g.row_end, i0 + kPoolRows);
+            int lo = 0, hi = 0;
+            key_span(i0, i1, lo, hi);
+            return 2.0 * d_k * kPoolRows * overlap(lo, hi, j0, j1);
+        };
+        passes.push_back(heatmap);
     }
-
-    // output = concat · W_O: (n_q, h·d_v)·(h·d_v, d_out).
-    if (has_w_o) {
-        const GLuint matmul = program("matmul", shader_source::matmul, false, "", &error);
-        const int inner = heads * d_v, out_cols = static_cast<int>(t.w_o.cols());
-        const double row_flops = 2.0 * inner * out_cols;
-        const int slice = std::max(kMatmulBlock, static_cast<int>(kItemFlops / row_flops) / kMatmulBlock * kMatmulBlock);
-        for (int r0 = 0; r0 < n_q; r0 += slice) {
-            const int rows = std::min(slice, n_q - r0);
-            plan.push_back({Stage::Output, row_flops * rows, [=] {
-                                glUseProgram(matmul);
-                                set_int(matmul, "M", n_q);
-                                set_int(matmul, "N", out_cols);
-                                set_int(matmul, "K", inner);
-                                set_int(matmul, "head_cols", out_cols);
-                                set_int(matmul, "head_stride", out_cols);
-                                set_int(matmul, "row_offset", r0);
-                                concat.bind(0);
-                                w_o.bind(1);
-                                output.bind(2);
-                                glDispatchCompute(ceil_div(out_cols, kMatmulBlock), ceil_div(rows, kMatmulBlock), 1);
-                                glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT);
-                            }});
-        }
-    }
-    for (const WorkItem& item : plan) planned_flops += item.flops;
-}
-
-// [SECTION] Stepping, timing, reading back
-
-// GL_KHR_robustness (core in 4.5): a context created with a reset notification strategy
-// reports a GPU reset (a hang, a driver restart, a removed GPU) here.
-bool Backend::Impl::lost_context() {
-    if (options.context_reset_after_steps >= 0 && steps_taken > options.context_reset_after_steps) context_lost = true;
-    if (!context_lost && reports_resets) context_lost = glGetGraphicsResetStatus() != GL_NO_ERROR;
-    return context_lost;
-}
-
-bool Backend::Impl::step(double budget_ms) {
-    if (!busy) return true;
-    ++steps_taken;
-    if (lost_context()) {
-        fail(kContextLost);
-        return true;
-    }
-    using clock = std::chrono::steady_clock;
-    const auto start = clock::now();
-    auto elapsed_ms = [&] { return std::chrono::duration<double, std::milli>(clock::now() - start).count(); };
-    while (next_item < plan.size()) {
-        // One batch: consecutive items of one stage, as many as the remaining budget allows
-        // at the measured speed (at least one), timed by one GL_TIME_ELAPSED query.
-        const double remaining = budget_ms - elapsed_ms();
-        const Stage stage = plan[next_item].stage;
-        Query query;
-        GLuint query_name = 0;
-        glGenQueries(1, &query_name);
-        query = Query(query_name);
-        glBeginQuery(GL_TIME_ELAPSED, query.get());
-        const auto batch_start = clock::now();
-        double batch_flops = 0.0;
-        do {
-            plan[next_item].dispatch();
-            batch_flops += plan[next_item].flops;
-            ++next_item;
-        } while (next_item < plan.size() && plan[next_item].stage == stage &&
-                 (batch_flops + plan[next_item].flops) * ms_per_flop <= remaining);
-        glEndQuery(GL_TIME_ELAPSED);
-        glFinish();
-        done_flops += batch_flops;
-        const double batch_ms = std::chrono::duration<double, std::milli>(clock::now() - batch_start).count();
-        if (batch_flops > 0.0) ms_per_flop = 0.5 * ms_per_flop + 0.5 * batch_ms / batch_flops;
-        GLuint64 nanoseconds = 0;
-        glGetQueryObjectui64v(query.get(), GL_QUERY_RESULT, &nanoseconds);
-        const double gpu_ms = static_cast<double>(nanoseconds) * 1e-6;
-        for (auto [sink, ms] : {std::pair{&timings, gpu_ms}, std::pair{&wall_timings, batch_ms}}) {
-            switch (stage) {
-                case Stage::Projection: sink->projection_ms += ms; break;
-                case Stage::Attention: sink->attention_ms += ms; break;
-                case Stage::Pooling: sink->pooling_ms += ms; break;
-                case Stage::Output: sink->output_ms += ms; break;
-            }
-        }
-        if (elapsed_ms() >= budget_ms) break;
-    }
-    if (next_item < plan.size()) return false;
-    finish();
+    for (const PassPlan& p : passes)
+        for (int t = 0; t < p.tiles; ++t) planned_flops += p.work(t, p.key_lo, p.key_hi);
     return true;
 }
 
+// [SECTION] Reading back and finishing
+
 void Backend::Impl::finish() {
+    const auto start = Clock::now();
     busy = false;
     finished = true;
-    plan.clear();
+    passes.clear();
     const GLenum gl_error = glGetError();
     if (gl_error != GL_NO_ERROR) {
         std::ostringstream msg;
         msg << "the GPU run failed with OpenGL error 0x" << std::hex << gl_error;
         return fail(msg.str());
     }
-    glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
     Trace& t = trace;
-    const Scenario& s = scenario;
-    t.milliseconds = timings.total();
-
-    std::vector<float> qh(q.bytes() / sizeof(float)), kh(k.bytes() / sizeof(float)), vh(v.bytes() / sizeof(float));
-    q.read(qh.data(), q.bytes());
-    k.read(kh.data(), k.bytes());
-    v.read(vh.data(), v.bytes());
     t.concat.resize(n_q, static_cast<Eigen::Index>(heads) * d_v);
     concat.read(t.concat.data(), static_cast<std::size_t>(t.concat.size()) * sizeof(float));
-    Matrix all_pooled(run_options.pool_weights ? static_cast<Eigen::Index>(heads) * bins_rows : 0, bins_cols);
-    pooled.read(all_pooled.data(), static_cast<std::size_t>(all_pooled.size()) * sizeof(float));
-    if (has_w_o) {
-        t.output.resize(n_q, t.w_o.cols());
-        output.read(t.output.data(), static_cast<std::size_t>(t.output.size()) * sizeof(float));
-    } else {
-        t.output = t.concat;
-    }
-
-    // Rows with no visible key, whatever the fill (the fully masked row rule, README).
-    const std::vector<bool>& padding_flags =
-        s.input == InputMode::Embeddings && s.attention == AttentionKind::Cross ? s.source.padding : s.target.padding;
-    std::vector<int> fully_masked;
-    for (int i = 0; i < n_q; ++i) {
-        bool any = true;
-        switch (s.mask) {
-            case MaskKind::None:
-            case MaskKind::Causal: any = true; break;
-            case MaskKind::SlidingWindow: any = i - s.window + 1 <= n_k - 1; break;
-            case MaskKind::Padding:
-                any = false;
-                for (int j = 0; j < n_k && !any; ++j) any = !(j < static_cast<int>(padding_flags.size()) && padding_flags[static_cast<size_t>(j)]);
-                break;
-            case MaskKind::Custom: any = s.custom_mask.row(i).any(); break;
-        }
-        if (!any) fully_masked.push_back(i);
-    }
-
+    Matrix all_pooled(grid ? static_cast<Eigen::Index>(heads) * grid->bins_rows : 0, grid ? grid->bins_cols : 0);
+    if (grid) pooled.read(all_pooled.data(), static_cast<std::size_t>(all_pooled.size()) * sizeof(float));
+    if (lost_context()) return fail(kContextLost);  // what was read may be garbage
     for (int h = 0; h < heads; ++h) {
-        HeadTrace head;
-        head.q = head_slice(qh, h, n_q, d_k, dk4 * 4);
-        head.k = head_slice(kh, h, n_k, d_k, dk4 * 4);
-        head.v = head_slice(vh, h, n_k, d_v, dv4 * 4);
+        HeadTrace& head = t.head[static_cast<size_t>(h)];
         head.output = t.concat.middleCols(static_cast<Eigen::Index>(h) * d_v, d_v);
-        if (s.positional == PositionalEncoding::ALiBi) head.alibi_slope = alibi_slope(h, heads);
-        head.fully_masked_rows = fully_masked;
-        head.softmax_overflow = s.softmax == SoftmaxKind::Naive && !head.output.allFinite() && head.q.allFinite() &&
-                                head.k.allFinite() && head.v.allFinite();
-        if (run_options.pool_weights) {
-            head.pooled_weights.values = all_pooled.middleRows(static_cast<Eigen::Index>(h) * bins_rows, bins_rows);
-            head.pooled_weights.row_begin = row_begin;
-            head.pooled_weights.row_end = row_end;
-            head.pooled_weights.col_begin = col_begin;
-            head.pooled_weights.col_end = col_end;
+        if (grid) {
+            head.pooled_weights.values = all_pooled.middleRows(static_cast<Eigen::Index>(h) * grid->bins_rows, grid->bins_rows);
+            head.pooled_weights.row_begin = grid->row_begin;
+            head.pooled_weights.row_end = grid->row_end;
+            head.pooled_weights.col_begin = grid->col_begin;
+            head.pooled_weights.col_end = grid->col_end;
         }
-        t.head.push_back(std::move(head));
     }
-
-    add_head_warnings(s, t);  // the same warnings as the CPU engine
-    if (s.input == InputMode::Embeddings && (s.block.residual || s.block.layer_norm || s.block.feed_forward)) {
-        t.has_block = true;
-        t.block = run_block(s, t.x_pe, t.output);
-    }
-    t.ok = true;
+    finish_trace(scenario, t);  // W_O, fully masked rows, the overflow rule, warnings, the block
+    timings.finish_ms = ms_between(start, Clock::now());
+    t.milliseconds = timings.total();
 }
 
-// [SECTION] Backend
+// [SECTION] create(): the device, the kernel, the probe
+
+namespace {
+
+// A scenario that exercises every part of a kernel in little time: partial blocks, two
+// heads, a causal mask with ALiBi, d_v ≠ d_k.
+Scenario probe_scenario(int n, int heads, int d_k, bool masked) {
+    Scenario s;
+    s.input = InputMode::Direct;
+    s.heads = heads;
+    s.q = normal_matrix(n, heads * d_k, 101);
+    s.k = normal_matrix(n + 7, heads * d_k, 102);
+    s.v = normal_matrix(n + 7, heads * (d_k + 4), 103);
+    if (masked) {
+        s.mask = MaskKind::Causal;
+        s.positional = PositionalEncoding::ALiBi;
+    }
+    return s;
+}
+
+float max_difference(const Matrix& a, const Matrix& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return std::numeric_limits<float>::infinity();
+    if (!a.allFinite() || !b.allFinite()) return std::numeric_limits<float>::infinity();
+    return a.size() == 0 ? 0.0f : (a - b).cwiseAbs().maxCoeff();
+}
+
+}  // namespace
 
 Backend::Backend(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Backend::~Backend() {
@@ -714,24 +735,110 @@ std::unique_ptr<Backend> Backend::create(std::string* why_not, const BackendOpti
     }
     auto impl = std::make_unique<Impl>();
     impl->options = options;
-    glGetIntegerv(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &impl->max_block_bytes);
-    impl->reports_resets = version >= 45 || epoxy_has_gl_extension("GL_KHR_robustness");
-    glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &impl->max_shared_bytes);
-    // Compile every shader once now (the common variants), so a broken driver or source
-    // is found here and the caller can fall back to the CPU engine.
-    const int common4 = 16;  // d_k = 64
-    if (!impl->program("matmul", shader_source::matmul, false, "", &why) ||
-        !impl->program("rope", shader_source::rope, false, "", &why) ||
-        !impl->program("attention", shader_source::attention, true, impl->attention_defines(common4, common4), &why) ||
-        !impl->program("pool", shader_source::pool, true, Impl::pool_defines(common4), &why))
-        return nullptr;
-    Buffer probe;
-    if (!probe.allocate(1 << 20)) {
-        why = "the GPU could not allocate a 1 MiB test buffer";
+    DeviceInfo& d = impl->device;
+    auto gl_string = [](GLenum name) {
+        const GLubyte* text = glGetString(name);
+        return text ? std::string(reinterpret_cast<const char*>(text)) : std::string();
+    };
+    d.renderer = gl_string(GL_RENDERER);
+    d.vendor = gl_string(GL_VENDOR);
+    d.version = gl_string(GL_VERSION);
+    d.software = d.renderer.find("llvmpipe") != std::string::npos || d.renderer.find("softpipe") != std::string::npos ||
+                 d.renderer.find("SwiftShader") != std::string::npos;
+    d.reset_notification = current_context_reports_resets();
+    GLint value = 0;
+    glGetIntegerv(GL_MAX_COMPUTE_SHARED_MEMORY_SIZE, &value);
+    d.max_shared_bytes = value;
+    GLint64 block_bytes = 0;
+    glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &block_bytes);
+    d.max_buffer_bytes = block_bytes;
+    if (!d.software && !d.reset_notification) {
+        // Without it, a reset (a watchdog, a driver restart) would leave the buffers holding
+        // garbage that reads back as plausible numbers.
+        why = "this OpenGL context cannot report a GPU reset (no reset notification), so a reset could go unseen";
         return nullptr;
     }
-    return std::unique_ptr<Backend>(new Backend(std::move(impl)));
+    impl->fill_tiles = d.software ? 64 : 2048;
+
+    // The kernels to try, best first; the first that compiles and agrees with the CPU engine
+    // on the probe is kept.
+    bool subgroups_offered = false;
+    if (epoxy_has_gl_extension("GL_KHR_shader_subgroup")) {
+        GLint size = 0, features = 0, stages = 0;
+        glGetIntegerv(GL_SUBGROUP_SIZE_KHR, &size);
+        glGetIntegerv(GL_SUBGROUP_SUPPORTED_FEATURES_KHR, &features);
+        glGetIntegerv(GL_SUBGROUP_SUPPORTED_STAGES_KHR, &stages);
+        subgroups_offered = size >= 16 && (features & GL_SUBGROUP_FEATURE_CLUSTERED_BIT_KHR) && (stages & GL_COMPUTE_SHADER_BIT);
+    }
+    std::vector<std::pair<Kernel, bool>> candidates;
+    const bool tiled_first = options.kernel == Kernel::Tiled || (options.kernel == Kernel::Auto && !d.software);
+    if (tiled_first) {
+        if (subgroups_offered && options.allow_subgroups) candidates.push_back({Kernel::Tiled, true});
+        candidates.push_back({Kernel::Tiled, false});
+    }
+    if (options.kernel != Kernel::Tiled) candidates.push_back({Kernel::Rows, false});
+
+    const Scenario check = probe_scenario(100, 2, 12, true);
+    const Trace expected = attn::run(check);
+    std::string reasons;
+    for (auto [kernel, subgroups] : candidates) {
+        const int dv = 16;  // the probe's d_v rounds to the same number of vec4s
+        if (kernel == Kernel::Tiled && tiled_shared_bytes(vec4s(dv), tiled_value_chunk(vec4s(dv)), subgroups) > d.max_shared_bytes) {
+            reasons += std::string(reasons.empty() ? "" : "; ") + "tiled kernel: needs more shared memory than the device has";
+            continue;
+        }
+        d.kernel = kernel;
+        d.subgroups = subgroups;
+        Backend attempt(std::move(impl));
+        RunOptions probe_options{Detail::OutputOnly};
+        const Trace got = attempt.run(check, probe_options);
+        impl = std::move(attempt.impl_);
+        const std::string label = std::string(to_string(kernel)) + (subgroups ? " kernel with subgroups" : " kernel");
+        if (!got.ok) {
+            reasons += (reasons.empty() ? "" : "; ") + label + ": " + (got.errors.empty() ? std::string("failed") : got.errors.front());
+            if (impl->context_lost) break;
+            continue;
+        }
+        float worst = max_difference(got.output, expected.output);
+        for (size_t h = 0; h < got.head.size(); ++h) {
+            const auto& pooled = got.head[h].pooled_weights;
+            const PooledWeights reference = max_pool(expected.head[h].weights, 0, expected.n_queries, 0, expected.n_keys,
+                                                     static_cast<int>(pooled.values.rows()), static_cast<int>(pooled.values.cols()));
+            worst = std::max(worst, max_difference(pooled.values, reference.values) * 10.0f);  // 1e-5 against 1e-4
+        }
+        if (worst > 1e-4f) {
+            std::ostringstream msg;
+            msg << label << ": its results disagree with the CPU engine (max |GPU − CPU| = " << worst << ")";
+            reasons += (reasons.empty() ? "" : "; ") + msg.str();
+            continue;
+        }
+        d.probe_max_difference = worst;
+        // Throughput: one larger run, timed per submission.
+        const int n = d.software ? 384 : 4096;
+        const Scenario speed = probe_scenario(n, 4, 64, false);
+        RunOptions speed_options{Detail::OutputOnly};
+        speed_options.pool_weights = false;
+        Backend timed(std::move(impl));
+        const Trace timed_trace = timed.run(speed, speed_options);
+        impl = std::move(timed.impl_);
+        if (!timed_trace.ok) {
+            reasons += (reasons.empty() ? "" : "; ") + label + ": " + timed_trace.errors.front();
+            if (impl->context_lost) break;
+            continue;
+        }
+        double flops = 0.0;
+        for (const Submission& sub : impl->log) flops += sub.flops;
+        d.probe_gflops = impl->timings.attention_ms > 0 ? flops / (impl->timings.attention_ms * 1e6) : 0.0;
+        impl->ms_per_flop[1] = impl->ms_per_flop[0];  // the pooling pass does the same arithmetic per cell
+        impl->submissions_made = 0;
+        impl->faults_armed = true;
+        return std::unique_ptr<Backend>(new Backend(std::move(impl)));
+    }
+    why = "no GPU kernel could be used: " + reasons;
+    return nullptr;
 }
+
+// [SECTION] Backend
 
 Trace Backend::run(const Scenario& scenario, const RunOptions& options) {
     begin(scenario, options);
@@ -747,7 +854,7 @@ bool Backend::busy() const { return impl_->busy; }
 float Backend::progress() const {
     if (impl_->finished) return 1.0f;
     if (impl_->planned_flops <= 0.0) return 0.0f;
-    return static_cast<float>(impl_->done_flops / impl_->planned_flops);
+    return static_cast<float>(std::min(1.0, impl_->done_flops / impl_->planned_flops));
 }
 
 Trace Backend::take() {
@@ -762,8 +869,9 @@ Trace Backend::take() {
     return std::move(impl_->trace);
 }
 
+const DeviceInfo& Backend::device() const { return impl_->device; }
 std::size_t Backend::allocated_bytes() const { return impl_->allocated_bytes(); }
 const Timings& Backend::timings() const { return impl_->timings; }
-const Timings& Backend::wall_timings() const { return impl_->wall_timings; }
+const std::vector<Submission>& Backend::submissions() const { return impl_->log; }
 
 }  // namespace attn::gpu

@@ -13,7 +13,7 @@ namespace {
 
 bool is_gl_driver(const char* path) {
     return std::strstr(path, "_dri.so") != nullptr || std::strstr(path, "libgallium") != nullptr ||
-           std::strstr(path, "libGLX_mesa") != nullptr;
+           std::strstr(path, "libGLX_mesa") != nullptr || std::strstr(path, "libEGL_mesa") != nullptr;
 }
 
 }  // namespace

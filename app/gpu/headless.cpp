@@ -1,7 +1,10 @@
-// run_headless: the GPU backend without a window to show, for the command line, the tests
-// and the benchmark.
+// run_headless: the GPU backend on a context of its own, for the command line, the tests
+// and the benchmark. The context that was current before (a test's, a window's) is current
+// again afterwards.
+#include <epoxy/egl.h>
+
 #include "gpu/backend.hpp"
-#include "gpu/driver.hpp"
+#include "gpu/context.hpp"
 
 #include "ui/gl.hpp"
 #define GLFW_INCLUDE_NONE
@@ -19,40 +22,40 @@ Trace failed(const std::string& why) {
     return t;
 }
 
-std::string glfw_error() {
-    const char* description = nullptr;
-    glfwGetError(&description);
-    return description ? description : "unknown GLFW error";
-}
+// Whatever context is current on this thread, EGL's or GLFW's, to make current again.
+struct CurrentContext {
+    EGLDisplay display = eglGetCurrentDisplay();
+    EGLContext context = eglGetCurrentContext();
+    EGLSurface draw = eglGetCurrentSurface(EGL_DRAW), read = eglGetCurrentSurface(EGL_READ);
+    GLFWwindow* window = nullptr;
+    CurrentContext() {
+        glfwGetError(nullptr);
+        window = glfwGetCurrentContext();  // null (and an error, cleared below) before glfwInit
+        glfwGetError(nullptr);
+    }
+    void restore() const {
+        if (context != EGL_NO_CONTEXT) eglMakeCurrent(display, draw, read, context);
+        else if (window != nullptr) glfwMakeContextCurrent(window);
+    }
+};
 
 }  // namespace
 
-Trace run_headless(const Scenario& scenario, const RunOptions& options) {
-    if (!glfwInit()) return failed("no window system (GLFW: " + glfw_error() + "); run under xvfb-run without a display");
-    GLFWwindow* previous = glfwGetCurrentContext();  // the app's own window, if any, stays as it was
-    glfwDefaultWindowHints();
-    glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 4);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
-    GLFWwindow* window = glfwCreateWindow(64, 64, "attnlab compute", nullptr, nullptr);
-    if (!window) {
-        const std::string why = "no OpenGL 4.3 core context (GLFW: " + glfw_error() + ")";
-        if (!previous) glfwTerminate();
-        return failed(why);
-    }
-    glfwMakeContextCurrent(window);
-    keep_gl_driver_loaded();
+Trace run_headless(const Scenario& scenario, const RunOptions& options, const BackendOptions& backend_options) {
+    const CurrentContext previous;
+    std::string why;
     Trace trace;
     {
-        std::string why;
-        auto backend = Backend::create(&why);
+        std::unique_ptr<HeadlessContext> context = HeadlessContext::create(&why);
+        if (!context) {
+            previous.restore();
+            return failed(why);
+        }
+        auto backend = Backend::create(&why, backend_options);
         trace = backend ? backend->run(scenario, options) : failed(why);
-    }  // the backend's GL objects go while their context is current
-    glfwMakeContextCurrent(previous);
-    glfwDestroyWindow(window);
-    if (!previous) glfwTerminate();
+        backend.reset();  // its GL objects go while their context is current
+    }
+    previous.restore();
     return trace;
 }
 

@@ -3,10 +3,9 @@
 // the definitions into the build tree; one constant per file, named after it).
 namespace attn::gpu::shader_source {
 
-extern const char* const matmul;     // shaders/matmul.comp
-extern const char* const rope;       // shaders/rope.comp
-extern const char* const attention;  // shaders/attention.comp
-extern const char* const pool;       // shaders/pool.comp
-extern const char* const scores;     // shaders/scores.glsl, shared by attention and pool
+extern const char* const attention_rows;   // shaders/attention_rows.comp: one query row per invocation
+extern const char* const attention_tiled;  // shaders/attention_tiled.comp: 4 × 4 register tiles
+extern const char* const pool;             // shaders/pool.comp: the heatmap
+extern const char* const scores;           // shaders/scores.glsl: the rules, shared by all three
 
 }  // namespace attn::gpu::shader_source

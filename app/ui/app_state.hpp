@@ -86,6 +86,14 @@ struct UiFonts {
     float scale = 1.0f;            // window content scale
 };
 
+// A widget the tests look for, and what it said, where it was drawn in the last frame
+// (screen pixels): the layout sidecar of a screenshot lists them beside the heatmaps.
+struct WidgetLayout {
+    std::string id;    // "sidebar.preset", "sidebar.verdict", …
+    std::string text;
+    float x = 0, y = 0, w = 0, h = 0;
+};
+
 // Where a heatmap was drawn in the last frame (screen pixels): read by screenshot mode
 // (the layout sidecar) and by the debug hover.
 struct HeatmapLayout {
@@ -146,8 +154,7 @@ struct CompareState {
     bool open = false;
     Toggles toggles_b;
     std::string matrix = "head0.weights";    // which matrix the three panes show
-    std::string signature;                   // trace generation + toggles B the result was computed for
-    comparison::Comparison result;
+    std::string shown;                       // the comparison's signature whose textures are loaded
 };
 
 // Checking a student's hand-computed value of one cell.
@@ -201,7 +208,6 @@ struct NonFiniteCache {
 
 struct AppState {
     edits::Session session;
-    std::string preset_name;
 
     HoverState hover, hover_next;
     ViewOptions view;
@@ -213,6 +219,7 @@ struct AppState {
 
     PipelineLayout pipeline_layout;
     std::vector<HeatmapLayout> layout, layout_next;
+    std::vector<WidgetLayout> widgets, widgets_next;
     bool screenshot_mode = false;
     ClassroomState classroom;
     ComputeState compute;

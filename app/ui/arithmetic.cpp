@@ -10,6 +10,8 @@
 // [SECTION] Dispatch
 #include "ui/arithmetic.hpp"
 
+#include "registry.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -106,39 +108,36 @@ std::string quoted(const std::vector<std::string>& labels, int i) {
 }
 
 struct Where {
-    std::string field;  // "weights", or the whole name for non-head matrices
+    std::string field;  // the registry key: "weights", "x", "block.norm1"
     int head = -1;
 };
 
 Where parse(const std::string& name) {
-    Where w;
-    if (name.rfind("head", 0) == 0) {
-        const auto dot = name.find('.');
-        if (dot != std::string::npos) {
-            w.head = std::atoi(name.c_str() + 4);
-            w.field = name.substr(dot + 1);
-            return w;
-        }
-    }
-    w.field = name;
-    return w;
+    const auto ref = parse_matrix_name(name);
+    if (!ref) return Where{name, -1};
+    return Where{ref->entry->key, ref->head};
+}
+
+// What the projections read, in words: "(X+PE)", "X", "LN₁(X+PE)".
+std::string projection_input(const Trace& t) {
+    const bool additive = t.settings.positional == PositionalEncoding::Sinusoidal || t.settings.positional == PositionalEncoding::Learned;
+    if (&attention_input(t) == &t.block.norm1) return "LN\xE2\x82\x81" + std::string(additive ? "(X+PE)" : "(X)");
+    return additive ? "(X+PE)" : "X";
 }
 
 // [SECTION] Inputs: X, PE, W
 
-void explain_input(const Trace& t, const Scenario& s, const std::string& field, int r, int c, Explanation& e) {
+void explain_input(const Trace& t, const TraceSettings& s, const std::string& field, int r, int c, Explanation& e) {
     const bool source = field.rfind("source_", 0) == 0;
     const std::vector<std::string>& tokens = source ? t.key_tokens : t.query_tokens;
     const std::string base = source ? field.substr(7) : field;
     const Matrix& x = source ? t.source_x : t.x;
     const Matrix& pe = source ? t.source_pe : t.pe;
     if (base == "x") {
-        const Sequence& seq = source ? s.source : s.target;
         e.heading = "X[" + std::to_string(r) + "," + std::to_string(c) + "]: token " + quoted(tokens, r) +
                     ", dimension " + std::to_string(c);
         e.lines.push_back("= " + num(x(r, c)));
-        e.lines.push_back(seq.embeddings.size() ? "embedding given by the scenario (or edited)"
-                                                : "derived from the token's text: seeded N(0, 1), same word → same vector");
+        e.lines.push_back("the token's embedding: given, edited, or derived from its text (seeded N(0, 1), same word \xE2\x86\x92 same vector)");
         e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
     } else if (base == "pe") {
         e.heading = "PE[" + std::to_string(r) + "," + std::to_string(c) + "]: position " + std::to_string(r) +
@@ -183,7 +182,7 @@ void explain_weight(const Trace& t, const std::string& field, int r, int c, Expl
 
 // [SECTION] Projections: Q, K, V
 
-void explain_projection(const Trace& t, const Scenario& s, const Where& w, int r, int c, Explanation& e) {
+void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
     const bool is_q = w.field == "q" || w.field == "q_unrotated";
     const bool is_v = w.field == "v";
     const std::string label = is_q ? "Q" : is_v ? "V" : "K";
@@ -201,16 +200,21 @@ void explain_projection(const Trace& t, const Scenario& s, const Where& w, int r
         return;
     }
     const bool cross = s.attention == AttentionKind::Cross && !is_q;
-    const Matrix& inputs = cross ? t.source_x_pe : t.x_pe;
+    const Matrix& inputs = cross ? t.source_x_pe : attention_input(t);
     const Matrix& weights = is_q ? t.w_q : is_v ? t.w_v : t.w_k;
+    const Matrix& bias = is_q ? t.b_q : is_v ? t.b_v : t.b_k;
     const std::string wname = "W_" + label;
-    e.lines.push_back(label + "[" + std::to_string(r) + "," + std::to_string(c) + "] = (X+PE)[" + std::to_string(r) +
-                      ",:] " + kTimes + " " + wname + "[:," + std::to_string(global) + "]" +
-                      (cross ? "   (source sentence)" : ""));
+    e.lines.push_back(label + "[" + std::to_string(r) + "," + std::to_string(c) + "] = " + (cross ? "(X+PE)" : projection_input(t)) + "[" +
+                      std::to_string(r) + ",:] " + kTimes + " " + wname + "[:," + std::to_string(global) + "]" +
+                      (bias.size() ? " + b[" + std::to_string(global) + "]" : "") + (cross ? "   (source sentence)" : ""));
     const std::vector<float> xs = row_of(inputs, r), ws = col_of(weights, global);
     for (auto& line : product_terms(xs, ws, "= ")) e.lines.push_back(line);
     float sum = 0.0f;
     for (size_t i = 0; i < xs.size(); ++i) sum += xs[i] * ws[i];
+    if (bias.size() != 0) {
+        e.lines.push_back("= " + num(sum) + " + " + factor(bias(0, global)));
+        sum += bias(0, global);
+    }
     e.lines.push_back("= " + num(sum));
     if (s.positional == PositionalEncoding::Rotary && !is_v && w.field != "q_unrotated" && w.field != "k_unrotated") {
         e.lines.push_back(std::string("then RoPE rotates the pair (") + std::to_string(c / 2 * 2) + ", " +
@@ -221,7 +225,7 @@ void explain_projection(const Trace& t, const Scenario& s, const Where& w, int r
 
 // [SECTION] Scores, scaling, mask
 
-void explain_scores(const Trace& t, const Scenario& s, const Where& w, int r, int c, Explanation& e) {
+void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
     const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
     const std::string pair = "query " + quoted(t.query_tokens, r) + " " + kArrow + " key " + quoted(t.key_tokens, c);
     const float raw = head.scores(r, c);
@@ -276,7 +280,7 @@ void explain_scores(const Trace& t, const Scenario& s, const Where& w, int r, in
 
 // [SECTION] Softmax
 
-void explain_weights(const Trace& t, const Scenario& s, const Where& w, int r, int c, Explanation& e) {
+void explain_weights(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
     const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
     e.heading = "attention weight, query " + quoted(t.query_tokens, r) + " " + kArrow + " key " +
                 quoted(t.key_tokens, c) + " = " + num(head.weights(r, c));
@@ -326,7 +330,7 @@ void explain_head_output(const Trace& t, const Where& w, int r, int c, Explanati
     e.lines.push_back("= " + num(head.output(r, c)));
 }
 
-void explain_output(const Trace& t, const Scenario& s, const std::string& field, int r, int c, Explanation& e) {
+void explain_output(const Trace& t, const TraceSettings& s, const std::string& field, int r, int c, Explanation& e) {
     if (field == "concat") {
         const int d_v = std::max(1, t.d_v);
         e.heading = "concat[" + std::to_string(r) + "," + std::to_string(c) + "] = " + num(t.concat(r, c));
@@ -340,36 +344,60 @@ void explain_output(const Trace& t, const Scenario& s, const std::string& field,
         e.lines.push_back("no W_O in this scenario: the output is the concatenation");
         return;
     }
-    e.lines.push_back("concat[" + std::to_string(r) + ",:] " + kTimes + " W_O[:," + std::to_string(c) + "]");
+    e.lines.push_back("concat[" + std::to_string(r) + ",:] " + kTimes + " W_O[:," + std::to_string(c) + "]" +
+                      (t.b_o.size() ? " + b_o[" + std::to_string(c) + "]" : ""));
     for (auto& line : product_terms(row_of(t.concat, r), col_of(t.w_o, c), "= ")) e.lines.push_back(line);
+    if (t.b_o.size() != 0) e.lines.push_back("+ " + factor(t.b_o(0, c)));
     e.lines.push_back("= " + num(t.output(r, c)));
     (void)s;
 }
 
 void explain_block(const Trace& t, const std::string& field, int r, int c, Explanation& e) {
     const Matrix* m = find_matrix(t, field);
-    e.heading = field + "[" + std::to_string(r) + "," + std::to_string(c) + "] = " + (m ? num((*m)(r, c)) : "?");
+    e.heading = display_name(field) + "[" + std::to_string(r) + "," + std::to_string(c) + "] = " + (m ? num((*m)(r, c)) : "?");
     const BlockTrace& b = t.block;
-    if (field == "block.residual")
+    const bool pre = t.settings.block.norm == NormPlacement::Pre;
+    const std::string act = t.settings.block.activation == Activation::GeluTanh ? "GELU" : "ReLU";
+    if (field == "block.residual") {
         e.lines.push_back("(X+PE) + attention output = " + num(t.x_pe(r, c)) + " + " + factor(t.output(r, c)));
-    else if (field == "block.norm1")
-        e.lines.push_back("LayerNorm of the residual row: (x \xE2\x88\x92 mean) / " + std::string(kSqrt) +
-                          "(var + \xCE\xB5)   (from " + num(b.residual(r, c)) + ")");
-    else if (field == "block.ffn_hidden")
-        e.lines.push_back("ReLU(norm1 " + std::string(kTimes) + " W_1 + b_1)");
-    else if (field == "block.ffn_output")
-        e.lines.push_back("hidden " + std::string(kTimes) + " W_2 + b_2");
-    else if (field == "block.residual2")
-        e.lines.push_back("norm1 + FFN = " + num(b.norm1(r, c)) + " + " + factor(b.ffn_output(r, c)));
-    else if (field == "block.output")
-        e.lines.push_back("LayerNorm of norm1 + FFN (post-norm, as in the 2017 paper)");
+    } else if (field == "block.norm1" || field == "block.norm2") {
+        const bool first = field == "block.norm1";
+        const Matrix& input = first && pre ? t.x_pe : b.residual;
+        const Matrix& gamma = first ? b.gamma_1 : b.gamma_2;
+        const Matrix& beta = first ? b.beta_1 : b.beta_2;
+        if (t.settings.block.layer_norm && input.rows() > r && gamma.cols() > c) {
+            const float mean = input.row(r).mean();
+            const float var = (input.row(r).array() - mean).square().mean();
+            e.lines.push_back("\xCE\xB3" + std::string(kTimes) + "(x \xE2\x88\x92 mean) / " + kSqrt + "(var + \xCE\xB5) + \xCE\xB2, var biased (\xC3\xB7 d), \xCE\xB5 = " +
+                              format_value(t.settings.block.epsilon, 6));
+            e.lines.push_back("mean = " + num(mean) + ", var = " + num(var));
+            e.lines.push_back("= " + num(gamma(0, c)) + " " + kTimes + " (" + num(input(r, c)) + " \xE2\x88\x92 " + factor(mean) + ") / " + kSqrt +
+                              "(" + num(var) + " + \xCE\xB5) + " + factor(beta(0, c)));
+        } else {
+            e.lines.push_back("LayerNorm off: the row as it is");
+        }
+    } else if (field == "block.ffn_hidden") {
+        e.lines.push_back(act + "(" + (pre ? "LN\xE2\x82\x82" : "LN\xE2\x82\x81") + " row " + kTimes + " W_1[:," + std::to_string(c) + "] + b_1[" +
+                          std::to_string(c) + "])");
+    } else if (field == "block.ffn_output") {
+        e.lines.push_back("hidden row " + std::string(kTimes) + " W_2[:," + std::to_string(c) + "] + b_2[" + std::to_string(c) + "]");
+    } else if (field == "block.residual2") {
+        const Matrix& around = pre ? b.residual : b.norm1;
+        e.lines.push_back(std::string(pre ? "residual" : "LN\xE2\x82\x81 output") + " + FFN = " + num(around(r, c)) + " + " + factor(b.ffn_output(r, c)));
+    } else if (field == "block.output") {
+        e.lines.push_back(!pre && t.settings.block.layer_norm ? "LayerNorm of residual 2 (post-norm, as in the 2017 paper)"
+                                                              : "residual 2, as it is (pre-norm: the next layer normalises)");
+    } else {
+        e.lines.push_back("a parameter of the block: drag to scrub, double-click to type a value");
+    }
 }
 
 }  // namespace
 
 // [SECTION] Dispatch
 
-Explanation explain_cell(const Trace& t, const Scenario& s, const std::string& matrix, int row, int col) {
+Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int col) {
+    const TraceSettings& s = t.settings;  // what produced these numbers
     Explanation e;
     const Matrix* m = find_matrix(t, matrix);
     if (m == nullptr || row < 0 || col < 0 || row >= m->rows() || col >= m->cols()) {
@@ -389,14 +417,14 @@ Explanation explain_cell(const Trace& t, const Scenario& s, const std::string& m
             explain_head_output(t, w, row, col, e);
     } else if (w.field == "x" || w.field == "pe" || w.field == "x_pe" || w.field.rfind("source_", 0) == 0) {
         explain_input(t, s, w.field, row, col, e);
-    } else if (w.field.rfind("w_", 0) == 0) {
+    } else if (w.field == "w_q" || w.field == "w_k" || w.field == "w_v" || w.field == "w_o") {
         explain_weight(t, w.field, row, col, e);
     } else if (w.field == "concat" || w.field == "output") {
         explain_output(t, s, w.field, row, col, e);
     } else if (w.field.rfind("block.", 0) == 0) {
         explain_block(t, w.field, row, col, e);
     }
-    if (e.heading.empty()) e.heading = matrix + " = " + num((*m)(row, col));
+    if (e.heading.empty()) e.heading = display_name(matrix) + " = " + num((*m)(row, col));
     return e;
 }
 

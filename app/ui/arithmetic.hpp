@@ -15,8 +15,9 @@ struct Explanation {
 };
 
 // `matrix` is a trace matrix name ("head0.weights", "x_pe", "output", …); row and col
-// index that matrix. Unknown names give a heading with the value only.
-Explanation explain_cell(const Trace& trace, const Scenario& scenario, const std::string& matrix, int row, int col);
+// index that matrix. Unknown names give a heading with the value only. Everything is read
+// from the trace and the settings it carries, never from a scenario that may be newer.
+Explanation explain_cell(const Trace& trace, const std::string& matrix, int row, int col);
 
 // A number as the tooltips and cells write it: −∞, ∞, NaN, or `decimals` digits (with a
 // real minus sign, U+2212).

@@ -385,7 +385,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
             if (spec.row_axis != Axis::Dim && spec.pooled == nullptr && mouse_here &&
                 ImGui::IsMouseHoveringRect(ImVec2(origin.x, y), ImVec2(grid0.x, y + vis.ch))) {
                 (spec.row_axis == Axis::Query ? state.hover_next.query : state.hover_next.key) = r;
-                if (state.session.scenario.attention == AttentionKind::Self || state.session.scenario.input == InputMode::Direct) {
+                if (state.session.trace.settings.attention == AttentionKind::Self || state.session.trace.settings.input == InputMode::Direct) {
                     if (spec.row_axis == Axis::Query) state.hover_next.key = r;
                     else state.hover_next.query = r;
                 }
@@ -416,7 +416,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
             if (spec.col_axis != Axis::Dim && spec.pooled == nullptr && mouse_here &&
                 ImGui::IsMouseHoveringRect(ImVec2(x, top), ImVec2(x + vis.cw, grid0.y))) {
                 (spec.col_axis == Axis::Query ? state.hover_next.query : state.hover_next.key) = c;
-                if (state.session.scenario.attention == AttentionKind::Self || state.session.scenario.input == InputMode::Direct) {
+                if (state.session.trace.settings.attention == AttentionKind::Self || state.session.trace.settings.input == InputMode::Direct) {
                     if (spec.col_axis == Axis::Key) state.hover_next.query = c;
                     else state.hover_next.key = c;
                 }
@@ -545,7 +545,7 @@ void edit_cell(const HeatmapSpec& spec, AppState& state, bool hovered, int row, 
         if (!ImGui::IsItemActive()) editor = CellEditor{};
     }
     if (ImGui::BeginPopup("edit value")) {
-        ImGui::Text("%s[%d,%d]", edits::to_string(editor.target), editor.row, editor.col);
+        ImGui::Text("%s[%d,%d]", to_string(editor.target), editor.row, editor.col);
         if (editor.focus_pending) {
             ImGui::SetKeyboardFocusHere();
             editor.focus_pending = false;
@@ -569,7 +569,7 @@ void edit_cell(const HeatmapSpec& spec, AppState& state, bool hovered, int row, 
 }
 
 void paint_mask(const HeatmapSpec& spec, AppState& state, bool hovered, int row, int col) {
-    if (!spec.paints_mask || state.session.scenario.mask != MaskKind::Custom) return;
+    if (!spec.paints_mask || state.session.trace.settings.mask != MaskKind::Custom) return;
     if (hovered && row >= 0 && ImGui::IsItemActivated() && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
         state.painter.active = true;
         state.painter.visible = !is_visible(spec, row, col);  // the first cell decides: hide or show
@@ -601,7 +601,7 @@ void tooltip(const HeatmapSpec& spec, AppState& state, int row, int col) {
         ImGui::EndTooltip();
         return;
     }
-    const Explanation e = explain_cell(state.session.trace, state.session.scenario, spec.name, row, col);
+    const Explanation e = explain_cell(state.session.trace, spec.name, row, col);
     ImGui::BeginTooltip();
     ImGui::PushFont(state.fonts.ui);
     ImGui::TextUnformatted(e.heading.c_str());

@@ -85,7 +85,6 @@ void sequence_length(AppState& state) {
     ImGui::SameLine();
     if (ImGui::Button("generate")) {
         state.session.push(edits::ReplaceScenario{compute::generated_scenario(settings.generate_length, settings.generate_seed)});
-        state.preset_name.clear();
         state.views.clear();
         state.view.shown_head = 0;
         settings.region = compute::Region{};

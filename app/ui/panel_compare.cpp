@@ -60,18 +60,19 @@ void draw_b_toggles(AppState& state) {
 
 // [SECTION] Recompute (before the frame draws)
 
-// Called before any panel draws: a new B may drop textures, which nothing this frame uses yet.
+// Called before any panel draws: asks the compute layer for B (it runs B on a worker and
+// installs the comparison in the session); a new B drops textures, which nothing this frame
+// uses yet.
 void prepare_compare(AppState& state, HeatmapTextures& textures) {
     CompareState& c = state.classroom.compare;
-    if (!c.open || !state.session.trace.ok) return;
-    const std::string signature = std::to_string(state.session.generation) + dump_json(toggles_to_json(c.toggles_b));
-    if (signature == c.signature) return;
-    c.signature = signature;
-    c.result = comparison::compare_with(state.session.scenario, c.toggles_b);
+    state.compute.settings.compare_b = c.open ? std::optional<Toggles>(c.toggles_b) : std::nullopt;
+    const comparison::Comparison& r = state.session.comparison;
+    if (!c.open || !r.ready || r.signature == c.shown) return;
+    c.shown = r.signature;
     textures.clear();  // "compare.b.*" names keep the session generation: their textures must go
-    if (!c.result.differences.empty() && comparison::find_difference(c.result, c.matrix) == nullptr) {
-        c.matrix = c.result.differences.front().name;
-        for (const MatrixDifference& d : c.result.differences)
+    if (!r.differences.empty() && comparison::find_difference(r, c.matrix) == nullptr) {
+        c.matrix = r.differences.front().name;
+        for (const MatrixDifference& d : r.differences)
             if (d.name.find(".weights") != std::string::npos) {
                 c.matrix = d.name;
                 break;
@@ -124,7 +125,13 @@ void draw_compare(AppState& state, HeatmapTextures& textures) {
     ImGui::TextDisabled("A = the current scenario.  B = A with:");
     ImGui::SameLine();
     draw_b_toggles(state);
-    const comparison::Comparison& r = c.result;
+    const comparison::Comparison& r = state.session.comparison;
+    const Trace& a = state.session.trace;
+    if (!r.ready) {
+        ImGui::TextDisabled("computing B\xE2\x80\xA6");
+        ImGui::End();
+        return;
+    }
     if (!r.error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
         ImGui::TextWrapped("%s", r.error.c_str());
@@ -139,7 +146,7 @@ void draw_compare(AppState& state, HeatmapTextures& textures) {
         ImGui::EndCombo();
     }
     const MatrixDifference* diff = comparison::find_difference(r, c.matrix);
-    const Matrix* ma = find_matrix(r.a, c.matrix);
+    const Matrix* ma = find_matrix(a, c.matrix);
     const Matrix* mb = find_matrix(r.b, c.matrix);
     if (diff == nullptr || ma == nullptr || mb == nullptr) {
         ImGui::TextWrapped("A and B do not share a matrix of this name and shape (B: %s).", describe(c.toggles_b).c_str());
@@ -151,15 +158,15 @@ void draw_compare(AppState& state, HeatmapTextures& textures) {
 
     const bool weights = c.matrix.find(".weights") != std::string::npos;
     HeatmapSpec specs[3] = {
-        compare_spec("compare.a." + c.matrix, *ma, weights ? ColorScale::Weights : ColorScale::Diverging, r.a, c.matrix),
+        compare_spec("compare.a." + c.matrix, *ma, weights ? ColorScale::Weights : ColorScale::Diverging, a, c.matrix),
         compare_spec("compare.b." + c.matrix, *mb, weights ? ColorScale::Weights : ColorScale::Diverging, r.b, c.matrix),
-        compare_spec("compare.diff." + c.matrix, diff->difference, ColorScale::Diverging, r.a, c.matrix),
+        compare_spec("compare.diff." + c.matrix, diff->difference, ColorScale::Diverging, a, c.matrix),
     };
     specs[0].title = "A  " + c.matrix;
     specs[1].title = "B  (" + describe(c.toggles_b) + ")";
     specs[2].title = "B \xE2\x88\x92 A";
     if (weights) {  // masked cells hatched where each configuration hides them
-        specs[0].mask = &r.a.visible;
+        specs[0].mask = &a.visible;
         specs[1].mask = &r.b.visible;
         specs[0].show_masked_value = specs[1].show_masked_value = false;
     }

@@ -39,6 +39,7 @@ void article_numbers(AppState& state, const Preset& preset) {
     if (differ > 0) ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 190, 90, 255));
     const bool open = ImGui::TreeNode(label);
     if (differ > 0) ImGui::PopStyleColor();
+    record_item(state, "sidebar.verdict", std::string(label).substr(0, std::string(label).find("###")));
     if (!open) return;
     for (const Verdict& v : verdicts) {
         std::string printed, computed;
@@ -58,18 +59,24 @@ void article_numbers(AppState& state, const Preset& preset) {
     ImGui::TreePop();
 }
 
+// The preset the trace on screen was computed from, unedited — its title, description and
+// the article's numbers; or the one it was edited from, said so; or none. Read from the
+// trace's settings, never from the live scenario (which may be ahead of the trace).
 void presets_menu(AppState& state) {
-    const Preset* current = find_preset(state.preset_name);
-    const std::string preview = current ? current->title : (state.preset_name.empty() ? "(edited scenario)" : state.preset_name);
+    const TraceSettings& shown = state.session.trace.settings;
+    const Preset* current = state.session.trace.ok ? find_preset(shown.preset) : nullptr;
+    const Preset* edited_from = current == nullptr && state.session.trace.ok ? find_preset(shown.scenario_name) : nullptr;
+    const std::string preview = current ? current->title : edited_from ? edited_from->title + " (edited)" : "(your scenario)";
     ImGui::TextUnformatted("Preset");
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::BeginCombo("##preset", preview.c_str(), ImGuiComboFlags_HeightLarge)) {
+    const bool open = ImGui::BeginCombo("##preset", preview.c_str(), ImGuiComboFlags_HeightLarge);
+    record_item(state, "sidebar.preset", preview);
+    if (open) {
         for (const Preset& p : presets()) {
-            const bool selected = p.name == state.preset_name;
+            const bool selected = current != nullptr && p.name == current->name;
             const std::string label = p.title + "  \xE2\x80\x94 " + p.name;
             if (ImGui::Selectable(label.c_str(), selected)) {
                 state.session.push(edits::ReplaceScenario{p.scenario});
-                state.preset_name = p.name;
                 state.views.clear();
                 state.view.shown_head = 0;
             }
@@ -77,10 +84,21 @@ void presets_menu(AppState& state) {
         }
         ImGui::EndCombo();
     }
+    if (edited_from) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+        ImGui::TextWrapped("Edited: the preset's description and the article's printed numbers are for the unedited example.");
+        ImGui::PopStyleColor();
+        record_item(state, "sidebar.description", "edited");
+        if (ImGui::SmallButton("Back to the unedited preset")) {
+            state.session.push(edits::ReplaceScenario{edited_from->scenario});
+            state.views.clear();
+        }
+    }
     if (current) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(190, 190, 200, 255));
         ImGui::TextWrapped("%s", current->description.c_str());
         ImGui::PopStyleColor();
+        record_item(state, "sidebar.description", current->description);
         if (!current->article.empty()) {
             ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
             ImGui::TextWrapped("Source: %s", current->article.c_str());

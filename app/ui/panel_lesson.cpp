@@ -20,6 +20,8 @@
 #include <imgui.h>
 
 #include "presets.hpp"
+#include "registry.hpp"
+#include "ui/cards.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui/classroom.hpp"
 #include "ui/glyphs.hpp"
@@ -50,7 +52,6 @@ void show_step(AppState& state) {
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     ls.step = std::clamp(ls.step, 0, std::max(0, static_cast<int>(lesson.steps.size()) - 1));
     Scenario scenario = scenario_at_step(lesson, ls.step);
-    state.preset_name = find_preset(scenario.name) != nullptr ? scenario.name : std::string();
     state.session.push(edits::ReplaceScenario{std::move(scenario), true});  // navigation: not undone
     ls.sharpness.clear();
     if (!lesson.steps.empty() && lesson.steps[static_cast<size_t>(ls.step)].stage == Stage::ScalingPlot) {
@@ -135,7 +136,6 @@ using glyph::kSqrt;
 using glyph::kT;
 using glyph::kTimes;
 
-std::string dims(const Matrix& m) { return std::to_string(m.rows()) + kTimes + std::to_string(m.cols()); }
 
 struct StageCard {
     HeatmapSpec spec;
@@ -144,132 +144,108 @@ struct StageCard {
     bool result = false;  // the stage's own matrix (highlighted); the others are its inputs
 };
 
+// The stage's cards from the matrix registry, by name: each (name, is-result) pair that
+// exists in this trace becomes a card, titled and shaped as in the pipeline.
 struct CardMaker {
     const Trace& t;
-    const Scenario& s;
     std::vector<StageCard> cards;
 
-    void add(const std::string& name, const Matrix& m, ColorScale scale, Axis rows, Axis cols, std::string title, bool result) {
-        if (m.size() == 0) return;
+    void add(const std::string& name, bool result, const std::string& title = std::string()) {
+        const auto ref = parse_matrix_name(name);
+        if (!ref) return;
+        const Matrix* m = matrix_of(t, *ref);
+        if (m == nullptr) return;
         StageCard card;
-        HeatmapSpec& spec = card.spec;
-        spec.name = name;
-        spec.values = &m;
-        spec.scale = scale;
-        spec.row_axis = rows;
-        spec.col_axis = cols;
-        spec.row_tokens = rows == Axis::Query ? &t.query_tokens : rows == Axis::Key ? &t.key_tokens : nullptr;
-        spec.col_tokens = cols == Axis::Query ? &t.query_tokens : cols == Axis::Key ? &t.key_tokens : nullptr;
-        spec.title = std::move(title);
-        spec.shape = dims(m);
+        card.spec = card_spec(t, *ref, *m);
+        if (!title.empty()) card.spec.title = title;
         card.result = result;
         cards.push_back(std::move(card));
     }
-    void masked(const std::string& name, const Matrix& m, ColorScale scale, std::string title, bool result, bool weights) {
-        add(name, m, scale, Axis::Query, Axis::Key, std::move(title), result);
-        if (cards.empty() || cards.back().spec.name != name) return;
-        cards.back().spec.mask = &t.visible;
-        cards.back().spec.masked_value = s.masked_fill;
-        cards.back().spec.show_masked_value = !weights;
-    }
-    bool embeddings() const { return s.input == InputMode::Embeddings; }
-    bool additive_pe() const {
-        return s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned;
-    }
 };
 
-// The stage's inputs and its result, for the shown head.
-std::vector<StageCard> stage_cards(Stage stage, const Trace& t, const Scenario& s, int head_index) {
-    CardMaker c{t, s, {}};
-    const int h = std::clamp(head_index, 0, std::max(0, t.heads - 1));
+// The stage's inputs and its result, for the shown head, read from the trace's settings.
+std::vector<StageCard> stage_cards(Stage stage, const Trace& t, int head_index) {
+    CardMaker c{t, {}};
     if (t.head.empty()) return {};
-    const HeadTrace& head = t.head[static_cast<size_t>(h)];
+    const int h = std::clamp(head_index, 0, std::max(0, t.heads - 1));
     const std::string hp = "head" + std::to_string(h) + ".";
-    const std::string prefix = t.heads > 1 ? "head " + std::to_string(h + 1) + ": " : "";
-    const bool direct = !c.embeddings();
+    const TraceSettings& st = t.settings;
+    const bool direct = st.input == InputMode::Direct;
+    const bool additive = st.positional == PositionalEncoding::Sinusoidal || st.positional == PositionalEncoding::Learned;
+    const bool pre_norm = t.has_block && st.block.norm == NormPlacement::Pre;
     auto qkv = [&](bool result) {
-        c.add(hp + "q", head.q, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "Q", result);
-        c.add(hp + "k", head.k, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "K", result);
-        c.add(hp + "v", head.v, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "V", result);
+        for (const char* f : {"q", "k", "v"}) c.add(hp + f, result);
     };
     switch (stage) {
         case Stage::Tokens:
         case Stage::Embeddings:
             if (direct) qkv(true);
-            else c.add("x", t.x, ColorScale::Diverging, Axis::Query, Axis::Dim, "X  embeddings", true);
+            else c.add("x", true);
             break;
         case Stage::Positional:
             if (direct) {
                 qkv(true);
-            } else if (c.additive_pe()) {
-                c.add("x", t.x, ColorScale::Diverging, Axis::Query, Axis::Dim, "X", false);
-                c.add("pe", t.pe, ColorScale::Diverging, Axis::Query, Axis::Dim, std::string("PE  ") + to_string(s.positional), false);
-                c.add("x_pe", t.x_pe, ColorScale::Diverging, Axis::Query, Axis::Dim, "X + PE", true);
-            } else if (s.positional == PositionalEncoding::Rotary) {
-                c.add(hp + "q_unrotated", head.q_unrotated, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "Q before RoPE", false);
-                c.add(hp + "q", head.q, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "Q rotated", true);
-                c.add(hp + "k_unrotated", head.k_unrotated, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "K before RoPE", false);
-                c.add(hp + "k", head.k, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "K rotated", true);
+            } else if (additive) {
+                c.add("x", false);
+                c.add("pe", false);
+                c.add("x_pe", true);
+            } else if (st.positional == PositionalEncoding::Rotary) {
+                c.add(hp + "q_unrotated", false);
+                c.add(hp + "q", true);
+                c.add(hp + "k_unrotated", false);
+                c.add(hp + "k", true);
             } else {
-                c.add("x", t.x, ColorScale::Diverging, Axis::Query, Axis::Dim,
-                      std::string("X  (positional encoding: ") + to_string(s.positional) + ")", true);
+                c.add("x", true, std::string("X  (positional encoding: ") + to_string(st.positional) + ")");
             }
             break;
         case Stage::Projections:
             if (!direct) {
-                c.add("x_pe", t.x_pe, ColorScale::Diverging, Axis::Query, Axis::Dim, c.additive_pe() ? "X + PE" : "X", false);
-                c.add("w_q", t.w_q, ColorScale::Diverging, Axis::Dim, Axis::Dim, "W_Q", false);
-                c.add("w_k", t.w_k, ColorScale::Diverging, Axis::Dim, Axis::Dim, "W_K", false);
-                c.add("w_v", t.w_v, ColorScale::Diverging, Axis::Dim, Axis::Dim, "W_V", false);
+                c.add(pre_norm ? "block.norm1" : additive ? "x_pe" : "x", false);
+                for (const char* w : {"w_q", "w_k", "w_v", "b_q", "b_k", "b_v"}) c.add(w, false);
             }
             qkv(true);
             break;
         case Stage::Scores:
-            c.add(hp + "q", head.q, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "Q", false);
-            c.add(hp + "k", head.k, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "K", false);
-            c.add(hp + "scores", head.scores, ColorScale::Diverging, Axis::Query, Axis::Key, prefix + "Q" + kDot + "K" + kT, true);
+            c.add(hp + "q", false);
+            c.add(hp + "k", false);
+            c.add(hp + "scores", true);
             break;
         case Stage::Scaled:
         case Stage::ScalingPlot:
-            c.add(hp + "scores", head.scores, ColorScale::Diverging, Axis::Query, Axis::Key, prefix + "Q" + kDot + "K" + kT, false);
-            c.add(hp + "position_bias", head.position_bias, ColorScale::Diverging, Axis::Query, Axis::Key, prefix + "ALiBi bias", false);
-            c.add(hp + "scaled_scores", head.scaled_scores, ColorScale::Diverging, Axis::Query, Axis::Key,
-                  prefix + (s.scale ? std::string("\xC3\xB7 ") + kSqrt + "d\xE2\x82\x96" : std::string("unscaled")), true);
+            c.add(hp + "scores", false);
+            c.add(hp + "position_bias", false);
+            c.add(hp + "scaled_scores", true);
             break;
         case Stage::Masked:
-            c.add(hp + "scaled_scores", head.scaled_scores, ColorScale::Diverging, Axis::Query, Axis::Key, prefix + "scaled scores", false);
-            c.masked(hp + "masked_scores", head.masked_scores, ColorScale::Diverging, prefix + "mask: " + to_string(s.mask), true, false);
+            c.add(hp + "scaled_scores", false);
+            c.add(hp + "masked_scores", true);
             break;
         case Stage::Weights:
-            c.masked(hp + "masked_scores", head.masked_scores, ColorScale::Diverging,
-                     prefix + (s.mask == MaskKind::None ? "scaled scores" : "masked scores"), false, false);
-            c.masked(hp + "weights", head.weights, ColorScale::Weights, prefix + "softmax " + kArrow + " weights", true, true);
+            c.add(hp + "masked_scores", false);
+            c.add(hp + "weights", true);
             break;
         case Stage::Output:
-            c.masked(hp + "weights", head.weights, ColorScale::Weights, prefix + "weights", false, true);
-            c.add(hp + "v", head.v, ColorScale::Diverging, Axis::Key, Axis::Dim, prefix + "V", false);
-            c.add(hp + "output", head.output, ColorScale::Diverging, Axis::Query, Axis::Dim, prefix + "weights" + kDot + "V", true);
+            c.add(hp + "weights", false);
+            c.add(hp + "v", false);
+            c.add(hp + "output", true);
             break;
         case Stage::Concat:
-            for (int i = 0; i < t.heads && i < 4; ++i)
-                c.add("head" + std::to_string(i) + ".output", t.head[static_cast<size_t>(i)].output, ColorScale::Diverging, Axis::Query,
-                      Axis::Dim, "head " + std::to_string(i + 1) + " output", false);
-            c.add("concat", t.concat, ColorScale::Diverging, Axis::Query, Axis::Dim, "concat heads", true);
+            for (int i = 0; i < t.heads && i < 4; ++i) c.add("head" + std::to_string(i) + ".output", false);
+            c.add("concat", true);
             break;
         case Stage::Final:
-            c.add("concat", t.concat, ColorScale::Diverging, Axis::Query, Axis::Dim, "concat", false);
-            c.add("w_o", t.w_o, ColorScale::Diverging, Axis::Dim, Axis::Dim, "W_O", false);
-            c.add("output", t.output, ColorScale::Diverging, Axis::Query, Axis::Dim, "output", true);
+            c.add(t.heads > 1 ? "concat" : hp + "output", false);
+            c.add("w_o", false);
+            c.add("b_o", false);
+            c.add("output", true);
             break;
         case Stage::Block:
             if (t.has_block) {
-                c.add("output", t.output, ColorScale::Diverging, Axis::Query, Axis::Dim, "attention output", false);
-                c.add("block.residual", t.block.residual, ColorScale::Diverging, Axis::Query, Axis::Dim, "X + attention", false);
-                c.add("block.norm1", t.block.norm1, ColorScale::Diverging, Axis::Query, Axis::Dim, "LayerNorm", false);
-                c.add("block.ffn_output", t.block.ffn_output, ColorScale::Diverging, Axis::Query, Axis::Dim, "feed-forward", false);
-                c.add("block.output", t.block.output, ColorScale::Diverging, Axis::Query, Axis::Dim, "block output", true);
+                for (const char* name : {"output", "block.residual", "block.norm1", "block.norm2", "block.ffn_hidden", "block.ffn_output"})
+                    c.add(name, false);
+                c.add("block.output", true);
             } else {
-                c.add("output", t.output, ColorScale::Diverging, Axis::Query, Axis::Dim, "output (block off)", true);
+                c.add("output", true, "output (block off)");
             }
             break;
     }
@@ -336,7 +312,7 @@ void draw_stage_view(AppState& state, HeatmapTextures& textures, Stage stage) {
         draw_scaling_plot(state, ImGui::GetContentRegionAvail());
         return;
     }
-    std::vector<StageCard> cards = stage_cards(stage, t, state.session.scenario, state.view.shown_head);
+    std::vector<StageCard> cards = stage_cards(stage, t, state.view.shown_head);
     if (cards.empty()) {
         ImGui::TextWrapped("This stage has nothing to show for this scenario.");
         return;

@@ -18,6 +18,8 @@
 
 #include <imgui.h>
 
+#include "test_hooks.hpp"
+
 #include "export_file.hpp"
 #include "serialize.hpp"
 #include "session_file.hpp"
@@ -61,12 +63,12 @@ void draw_notices(AppState& state) {
 void start_classroom(AppState& state, const cli::Options& options) {
     state.classroom.presenter = options.presenter;
     if (!options.lesson.empty()) open_lesson_named(state, options.lesson, std::max(0, options.step - 1));
-    // Hidden, for screenshots of the classroom windows: ATTNLAB_DEBUG_WINDOWS=articles,compare
-    if (const char* windows = std::getenv("ATTNLAB_DEBUG_WINDOWS")) {
-        const std::string list = windows;
-        state.classroom.articles.open = list.find("articles") != std::string::npos;
-        state.classroom.compare.open = list.find("compare") != std::string::npos;
-        if (state.classroom.compare.open) state.classroom.compare.toggles_b.mask = MaskKind::Causal;
+    // Screenshots of the classroom windows (test_hooks.hpp).
+    const TestHooks hooks = test_hooks();
+    if (hooks.open_articles) state.classroom.articles.open = true;
+    if (hooks.open_compare) {
+        state.classroom.compare.open = true;
+        state.classroom.compare.toggles_b.mask = MaskKind::Causal;
     }
 }
 

@@ -2,7 +2,7 @@
 // window (the largest cell size at which the columns fit, wrapping onto up to 3 rows).
 //
 // Index
-// [SECTION] Titles and shapes
+// [SECTION] Cards and columns
 // [SECTION] Building the columns
 // [SECTION] Layout
 // [SECTION] Drawing
@@ -16,6 +16,7 @@
 #include <imgui.h>
 
 #include "ui/arithmetic.hpp"
+#include "ui/cards.hpp"
 #include "ui/glyphs.hpp"
 #include "ui/panels.hpp"
 
@@ -23,19 +24,9 @@ namespace attn::ui {
 
 namespace {
 
-// [SECTION] Titles and shapes
+// [SECTION] Cards and columns
 
 using glyph::kArrow;
-using glyph::kDot;
-using glyph::kSqrt;
-using glyph::kT;
-using glyph::kTimes;
-const char* const kDk = "d\xE2\x82\x96";    // dₖ
-
-std::string dims(Eigen::Index rows, Eigen::Index cols) {
-    return std::to_string(rows) + kTimes + std::to_string(cols);
-}
-std::string paren(Eigen::Index rows, Eigen::Index cols) { return "(" + dims(rows, cols) + ")"; }
 
 // A card is a heatmap, or a short note where a stage changes nothing.
 struct Card {
@@ -68,248 +59,69 @@ Card note(std::string title, std::string text) {
 
 // [SECTION] Building the columns
 
+// The cards in pipeline order, from the matrix registry: each entry's matrices (one per
+// shown head for a head's matrix) go into its column; a stage that changes nothing (no
+// mask) is a note unless the view asks for it.
 struct Builder {
     const Trace& t;
-    const Scenario& s;
     const ViewOptions& view;
     std::vector<Column> columns;
 
-    HeatmapSpec base(std::string name, const Matrix& m, ColorScale scale, Axis rows, Axis cols) const {
-        HeatmapSpec spec;
-        spec.name = std::move(name);
-        spec.values = &m;
-        spec.scale = scale;
-        spec.row_axis = rows;
-        spec.col_axis = cols;
-        spec.row_tokens = rows == Axis::Query ? &t.query_tokens : rows == Axis::Key ? &t.key_tokens : nullptr;
-        spec.col_tokens = cols == Axis::Query ? &t.query_tokens : cols == Axis::Key ? &t.key_tokens : nullptr;
-        return spec;
-    }
-
-    void add(Column& column, HeatmapSpec spec, std::string title, std::string shape) {
-        spec.title = std::move(title);
-        spec.shape = std::move(shape);
-        // Every head after the first in an all-heads column: a one-line "head h" title.
-        const auto dot = spec.name.find('.');
-        if (view.all_heads && t.heads > 1 && spec.name.rfind("head", 0) == 0 && dot != std::string::npos &&
-            spec.name.compare(0, dot, "head0") != 0) {
-            spec.compact = true;
-            spec.title = "head " + std::to_string(std::atoi(spec.name.c_str() + 4) + 1);
-        }
-        Card card;
-        card.spec = std::move(spec);
-        column.cards.push_back(std::move(card));
-    }
-
-    std::string head_prefix(int h) const {
-        if (t.heads == 1) return "";
-        return "head " + std::to_string(h + 1) + (view.all_heads ? ": " : "/" + std::to_string(t.heads) + ": ");
-    }
-
-    void inputs() {
-        if (s.input != InputMode::Embeddings) return;
-        const bool cross = s.attention == AttentionKind::Cross;
-        Column x;
-        HeatmapSpec spec = base("x", t.x, ColorScale::Diverging, Axis::Query, Axis::Dim);
-        spec.editable = true;
-        spec.edit_target = edits::MatrixId::X;
-        add(x, spec, cross ? "X (target)" : "X  embeddings", "n" + std::string(kTimes) + "d_model = " + dims(t.x.rows(), t.x.cols()));
-        if (cross) {
-            spec = base("source_x", t.source_x, ColorScale::Diverging, Axis::Key, Axis::Dim);
-            spec.editable = true;
-            spec.edit_target = edits::MatrixId::SourceX;
-            add(x, spec, "X (source)", dims(t.source_x.rows(), t.source_x.cols()));
-        }
-        x.flexible = true;
-        columns.push_back(std::move(x));
-        const bool additive = s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned;
-        if (!additive) return;
-        Column pe, x_pe;
-        add(pe, base("pe", t.pe, ColorScale::Diverging, Axis::Query, Axis::Dim),
-            std::string("PE  ") + to_string(s.positional), dims(t.pe.rows(), t.pe.cols()));
-        add(x_pe, base("x_pe", t.x_pe, ColorScale::Diverging, Axis::Query, Axis::Dim), "X + PE",
-            dims(t.x_pe.rows(), t.x_pe.cols()));
-        if (cross) {
-            add(pe, base("source_pe", t.source_pe, ColorScale::Diverging, Axis::Key, Axis::Dim), "PE (source)",
-                dims(t.source_pe.rows(), t.source_pe.cols()));
-            add(x_pe, base("source_x_pe", t.source_x_pe, ColorScale::Diverging, Axis::Key, Axis::Dim), "X + PE (source)",
-                dims(t.source_x_pe.rows(), t.source_x_pe.cols()));
-        }
-        pe.flexible = x_pe.flexible = true;
-        columns.push_back(std::move(pe));
-        columns.push_back(std::move(x_pe));
-    }
-
-    void weights(int shown_head) {
-        if (s.input != InputMode::Embeddings) return;
-        Column w;
-        const struct { const char* name; const char* title; const Matrix* m; edits::MatrixId id; int width; } list[] = {
-            {"w_q", "W_Q", &t.w_q, edits::MatrixId::WQ, t.d_k},
-            {"w_k", "W_K", &t.w_k, edits::MatrixId::WK, t.d_k},
-            {"w_v", "W_V", &t.w_v, edits::MatrixId::WV, t.d_v},
-        };
-        for (const auto& item : list) {
-            HeatmapSpec spec = base(item.name, *item.m, ColorScale::Diverging, Axis::Dim, Axis::Dim);
-            spec.editable = true;
-            spec.edit_target = item.id;
-            std::string shape = dims(item.m->rows(), item.m->cols());
-            if (t.heads > 1 && shown_head >= 0) {
-                spec.band_begin = shown_head * item.width;
-                spec.band_end = spec.band_begin + item.width;
-                shape += ", head " + std::to_string(shown_head + 1) + ": cols " + std::to_string(spec.band_begin) + "\xE2\x80\x93" +
-                         std::to_string(spec.band_end - 1);
-            }
-            add(w, spec, item.title, shape);
-        }
-        w.flexible = true;
-        columns.push_back(std::move(w));
-    }
-
-    // One column per stage; each holds one card per shown head.
-    void heads() {
+    void build() {
         std::vector<int> shown;
         if (view.all_heads) {
             for (int h = 0; h < t.heads; ++h) shown.push_back(h);
         } else {
-            shown.push_back(std::clamp(view.shown_head, 0, t.heads - 1));
+            shown.push_back(std::clamp(view.shown_head, 0, std::max(0, t.heads - 1)));
         }
-        const bool direct = s.input == InputMode::Direct;
-        const bool split_qkv = view.all_heads && t.heads > 1;
-        Column q, k, v, scores, scaled, masked, weights, output;
-        for (int h : shown) {
-            const HeadTrace& head = t.head[static_cast<size_t>(h)];
-            const std::string hp = "head" + std::to_string(h) + ".";
-            const std::string prefix = head_prefix(h);
-            const struct { const char* field; const char* label; const Matrix* m; Axis rows; edits::MatrixId id; int width; Column* column; } qkv[] = {
-                {"q", "Q", &head.q, Axis::Query, edits::MatrixId::Q, t.d_k, &q},
-                {"k", "K", &head.k, Axis::Key, edits::MatrixId::K, t.d_k, split_qkv ? &k : &q},
-                {"v", "V", &head.v, Axis::Key, edits::MatrixId::V, t.d_v, split_qkv ? &v : &q},
-            };
-            for (const auto& item : qkv) {
-                HeatmapSpec spec = base(hp + item.field, *item.m, ColorScale::Diverging, item.rows, Axis::Dim);
-                std::string title = prefix + item.label, shape;
-                if (direct) {
-                    spec.editable = true;
-                    spec.edit_target = item.id;
-                    spec.edit_col_offset = h * item.width;
-                    title += " (given)";
-                    shape = dims(item.m->rows(), item.m->cols());
-                } else {
-                    const Matrix& input = item.rows == Axis::Query ? t.x_pe : (s.attention == AttentionKind::Cross ? t.source_x_pe : t.x_pe);
-                    title += std::string(" = ") + (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned ? "(X+PE)" : "X") +
-                             kDot + "W_" + item.label;
-                    shape = paren(input.rows(), input.cols()) + kDot + paren(input.cols(), item.width) + " " + kArrow + " " +
-                            dims(item.m->rows(), item.m->cols());
-                }
-                if (s.positional == PositionalEncoding::Rotary && item.id != edits::MatrixId::V) shape += ", RoPE";
-                spec.col_index_offset = 0;
-                add(*item.column, spec, title, shape);
-            }
-            if (t.detail == Detail::OutputOnly) {
-                pooled_weights(head, hp, prefix, weights, output);
+        const int band_head = view.all_heads ? -1 : shown.front();
+        const bool split_qkv = view.all_heads && t.heads > 1;  // Q, K and V each a column of every head
+        const bool masks = t.settings.mask != MaskKind::None || (t.visible.size() != 0 && !t.visible.all());
+        const bool note_mask = !masks && !view.show_identity_stages && t.detail == Detail::Full;
+        // Columns by (pipeline column, sub-column), kept in the order first met.
+        std::vector<std::pair<std::pair<attn::Column, std::string>, Column>> built;
+        auto column_for = [&](attn::Column c, const std::string& sub) -> Column& {
+            for (auto& [key, column] : built)
+                if (key.first == c && key.second == sub) return column;
+            built.push_back({{c, sub}, Column{}});
+            return built.back().second;
+        };
+        for (const MatrixEntry& e : matrix_registry()) {
+            if (e.drawn && !e.drawn(t)) continue;
+            const std::string key = e.key;
+            if (key == "masked_scores" && note_mask) {
+                column_for(attn::Column::Masked, std::string()).cards.push_back(note("mask: none", "every key visible:\nmasked = scaled"));
                 continue;
             }
-            add(scores, base(hp + "scores", head.scores, ColorScale::Diverging, Axis::Query, Axis::Key),
-                prefix + "Q" + kDot + "K" + kT,
-                paren(head.q.rows(), head.q.cols()) + kDot + paren(head.k.cols(), head.k.rows()) + " " + kArrow + " " +
-                    dims(head.scores.rows(), head.scores.cols()));
-            if (head.position_bias.size() != 0)
-                add(scaled, base(hp + "position_bias", head.position_bias, ColorScale::Diverging, Axis::Query, Axis::Key),
-                    prefix + "ALiBi bias", "\xE2\x88\x92m|i\xE2\x88\x92j|, m = " + format_value(head.alibi_slope, 3));
-            char scale_text[96];
-            if (s.scale)
-                std::snprintf(scale_text, sizeof scale_text, "%s%d = %.3f %s %s", kSqrt, t.d_k, std::sqrt(static_cast<double>(t.d_k)),
-                              kArrow, dims(head.scaled_scores.rows(), head.scaled_scores.cols()).c_str());
-            else
-                std::snprintf(scale_text, sizeof scale_text, "scaling off (%s1)", kTimes);
-            add(scaled, base(hp + "scaled_scores", head.scaled_scores, ColorScale::Diverging, Axis::Query, Axis::Key),
-                prefix + (s.scale ? std::string("\xC3\xB7 ") + kSqrt + kDk : std::string("unscaled")) +
-                    (head.position_bias.size() ? " + bias" : ""),
-                scale_text);
-            const bool masks = s.mask != MaskKind::None || !t.visible.all();
-            if (masks || view.show_identity_stages) {
-                HeatmapSpec spec = base(hp + "masked_scores", head.masked_scores, ColorScale::Diverging, Axis::Query, Axis::Key);
-                spec.mask = &t.visible;
-                spec.masked_value = s.masked_fill;
-                spec.paints_mask = true;
-                std::string title = prefix + "mask: " + to_string(s.mask);
-                if (s.mask == MaskKind::SlidingWindow) title += " " + std::to_string(s.window);
-                add(masked, spec, title, "hidden " + std::string(kArrow) + " " + format_value(s.masked_fill, 1));
-            } else if (h == shown.front()) {
-                masked.cards.push_back(note("mask: none", "every key visible:\nmasked = scaled"));
+            const attn::Column where = e.column(t);
+            const bool per_stage_split = split_qkv && (where == attn::Column::Projections || where == attn::Column::Unrotated);
+            Column* column = nullptr;
+            const std::vector<int> heads = e.per_head ? shown : std::vector<int>{-1};
+            for (int h : heads) {
+                const MatrixRef ref{&e, h};
+                const Matrix* m = matrix_of(t, ref);
+                if (m == nullptr) continue;
+                if (column == nullptr) {
+                    column = &column_for(where, per_stage_split ? key : std::string());
+                    column->flexible = !e.per_head || !split_qkv;
+                }
+                Card card;
+                card.spec = card_spec(t, ref, *m, band_head);
+                // Every head after the first in an all-heads column: a one-line "head h" title.
+                if (view.all_heads && t.heads > 1 && e.per_head && h > shown.front()) {
+                    card.spec.compact = true;
+                    card.spec.title = "head " + std::to_string(h + 1);
+                }
+                column->cards.push_back(std::move(card));
             }
-            HeatmapSpec w = base(hp + "weights", head.weights, ColorScale::Weights, Axis::Query, Axis::Key);
-            w.mask = &t.visible;
-            w.show_masked_value = false;
-            w.paints_mask = true;
-            add(weights, w, prefix + "softmax " + (s.softmax == SoftmaxKind::Stable ? "(stable)" : "(naive)"),
-                "each row sums to 1 " + std::string(kArrow) + " " + dims(head.weights.rows(), head.weights.cols()));
-            add(output, base(hp + "output", head.output, ColorScale::Diverging, Axis::Query, Axis::Dim),
-                prefix + "weights" + kDot + "V",
-                paren(head.weights.rows(), head.weights.cols()) + kDot + paren(head.v.rows(), head.v.cols()) + " " + kArrow + " " +
-                    dims(head.output.rows(), head.output.cols()));
         }
-        q.flexible = !split_qkv;  // Q, K, V of one head
-        for (Column* c : {&q, &k, &v, &scores, &scaled, &masked, &weights, &output})
-            if (!c->cards.empty()) columns.push_back(std::move(*c));
-    }
-
-    // Output-only: no (n_q × n_k) matrix exists. The weights are the pooled grid (each cell the
-    // largest weight of its block of queries × keys), then the head's output.
-    void pooled_weights(const HeadTrace& head, const std::string& hp, const std::string& prefix, Column& weights, Column& output) {
-        const PooledWeights& pooled = head.pooled_weights;
-        if (pooled.values.size() != 0) {
-            HeatmapSpec w = base(hp + "pooled_weights", pooled.values, ColorScale::Weights, Axis::Query, Axis::Key);
-            w.pooled = &pooled;
-            const int rows = pooled.row_end - pooled.row_begin, cols = pooled.col_end - pooled.col_begin;
-            const bool whole = rows == t.n_queries && cols == t.n_keys;
-            const bool full_resolution = pooled.values.rows() == rows && pooled.values.cols() == cols;
-            add(weights, w, prefix + "softmax weights, " + (full_resolution ? "one cell per token" : "max-pooled"),
-                (whole ? dims(t.n_queries, t.n_keys) : "queries " + std::to_string(pooled.row_begin) + "\xE2\x80\x93" +
-                                                           std::to_string(pooled.row_end - 1) + ", keys " +
-                                                           std::to_string(pooled.col_begin) + "\xE2\x80\x93" + std::to_string(pooled.col_end - 1)) +
-                    " " + kArrow + " " + dims(pooled.values.rows(), pooled.values.cols()) + " (output-only)");
-        }
-        add(output, base(hp + "output", head.output, ColorScale::Diverging, Axis::Query, Axis::Dim), prefix + "weights" + kDot + "V",
-            "streamed, online softmax " + std::string(kArrow) + " " + dims(head.output.rows(), head.output.cols()));
-    }
-
-    void outputs() {
-        Column concat, out;
-        if (t.heads > 1) {
-            add(concat, base("concat", t.concat, ColorScale::Diverging, Axis::Query, Axis::Dim), "concat heads",
-                std::to_string(t.n_queries) + kTimes + "(" + std::to_string(t.heads) + kDot + std::to_string(t.d_v) + ") " +
-                    kArrow + " " + dims(t.concat.rows(), t.concat.cols()));
-        }
-        if (t.w_o.size() != 0) {
-            HeatmapSpec spec = base("w_o", t.w_o, ColorScale::Diverging, Axis::Dim, Axis::Dim);
-            spec.editable = true;
-            spec.edit_target = edits::MatrixId::WO;
-            add(concat, spec, "W_O", dims(t.w_o.rows(), t.w_o.cols()));
-            add(out, base("output", t.output, ColorScale::Diverging, Axis::Query, Axis::Dim), "output = concat" + std::string(kDot) + "W_O",
-                paren(t.concat.rows(), t.concat.cols()) + kDot + paren(t.w_o.rows(), t.w_o.cols()) + " " + kArrow + " " +
-                    dims(t.output.rows(), t.output.cols()));
-        } else if (t.heads > 1) {
-            concat.cards.push_back(note("no W_O", "the output is\nthe concatenation"));
-        }
-        concat.flexible = true;
-        if (!concat.cards.empty()) columns.push_back(std::move(concat));
-        if (!out.cards.empty()) columns.push_back(std::move(out));
-        if (!t.has_block) return;
-        Column block1, block2;
-        const BlockTrace& b = t.block;
-        add(block1, base("block.residual", b.residual, ColorScale::Diverging, Axis::Query, Axis::Dim), "residual: X + attention",
-            dims(b.residual.rows(), b.residual.cols()));
-        add(block1, base("block.norm1", b.norm1, ColorScale::Diverging, Axis::Query, Axis::Dim), "LayerNorm",
-            dims(b.norm1.rows(), b.norm1.cols()));
-        add(block2, base("block.ffn_output", b.ffn_output, ColorScale::Diverging, Axis::Query, Axis::Dim), "feed-forward",
-            "ReLU(x" + std::string(kDot) + "W\xE2\x82\x81+b\xE2\x82\x81)" + kDot + "W\xE2\x82\x82+b\xE2\x82\x82 " + kArrow + " " +
-                dims(b.ffn_output.rows(), b.ffn_output.cols()));
-        add(block2, base("block.output", b.output, ColorScale::Diverging, Axis::Query, Axis::Dim), "block output",
-            "LayerNorm(x + FFN) " + std::string(kArrow) + " " + dims(b.output.rows(), b.output.cols()));
-        block1.flexible = block2.flexible = true;
-        columns.push_back(std::move(block1));
-        columns.push_back(std::move(block2));
+        if (t.w_o.size() == 0 && t.heads > 1)
+            column_for(attn::Column::Concat, std::string()).cards.push_back(note("no W_O", "the output is\nthe concatenation"));
+        // Left to right in the order of the pipeline's columns (a head's Q, K, V split in the
+        // order they were met).
+        std::stable_sort(built.begin(), built.end(), [](const auto& a, const auto& b) { return a.first.first < b.first.first; });
+        for (auto& [key, column] : built)
+            if (!column.cards.empty()) columns.push_back(std::move(column));
     }
 };
 
@@ -499,12 +311,8 @@ void draw_pipeline(AppState& state, HeatmapTextures& textures) {
         ImGui::TextWrapped("Nothing to show yet: the scenario has not run (see the status bar).");
         return;
     }
-    Builder builder{t, state.session.scenario, state.view, {}};
-    const int shown_head = state.view.all_heads ? -1 : std::clamp(state.view.shown_head, 0, t.heads - 1);
-    builder.inputs();
-    builder.weights(shown_head);
-    builder.heads();
-    builder.outputs();
+    Builder builder{t, state.view, {}};
+    builder.build();
     std::vector<Column>& columns = builder.columns;
 
     const ImVec2 avail(ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize * 0.5f,

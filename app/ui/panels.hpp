@@ -6,9 +6,16 @@
 
 namespace attn::ui {
 
+// frame.cpp: the whole window, one frame (between ImGui::NewFrame and ImGui::Render).
+void draw_frame(AppState& state, HeatmapTextures& textures);
+
 void draw_controls(AppState& state);                               // panel_controls.cpp
 void draw_tokens(AppState& state);                                 // panel_tokens.cpp
 void draw_pipeline(AppState& state, HeatmapTextures& textures);    // panel_pipeline.cpp
 void draw_status(AppState& state);                                 // panel_status.cpp
+
+// Records the last item drawn (its rectangle and `text`) under `id` for the layout sidecar
+// and the UI tests. Cheap: a few strings per frame.
+void record_item(AppState& state, const char* id, std::string text);
 
 }  // namespace attn::ui

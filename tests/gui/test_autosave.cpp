@@ -81,7 +81,7 @@ TEST_CASE("autosave writes after a change, then at most once per interval, and n
     CHECK(autosave::find_orphans(folder).empty());
 }
 
-TEST_CASE("the autosave of a running app is its own; after SIGKILL it is offered, newest first") {
+TEST_CASE("the autosave of a running app is its own, after SIGKILL it is offered, newest first") {
     const std::string folder = temp_folder("autosave-orphans");
     autosave::Autosaver alive(folder);
     REQUIRE(alive.enabled());

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "comparison.hpp"
+#include "engine.hpp"
 #include "edits.hpp"
 #include "export.hpp"
 #include "export_file.hpp"
@@ -163,12 +164,13 @@ TEST_CASE("compare: B's toggles apply, and the difference is B − A cell for ce
     Toggles toggles;
     toggles.mask = MaskKind::Causal;
     toggles.scale = false;
-    const comparison::Comparison c = comparison::compare_with(a, toggles);
+    const Trace trace_a = run(a);
+    const comparison::Comparison c = comparison::compare(trace_a, run(*comparison::scenario_b(a, toggles, nullptr)));
     REQUIRE(c.error.empty());
     CHECK(c.b.visible(0, 1) == false);  // causal: the first query cannot see the second key
     const MatrixDifference* d = comparison::find_difference(c, "head0.weights");
     REQUIRE(d != nullptr);
-    const Matrix& wa = c.a.head[0].weights;
+    const Matrix& wa = trace_a.head[0].weights;
     const Matrix& wb = c.b.head[0].weights;
     for (Eigen::Index r = 0; r < wa.rows(); ++r)
         for (Eigen::Index col = 0; col < wa.cols(); ++col) CHECK(d->difference(r, col) == wb(r, col) - wa(r, col));
@@ -176,5 +178,7 @@ TEST_CASE("compare: B's toggles apply, and the difference is B − A cell for ce
 
     Toggles impossible;
     impossible.heads = 3;  // does not divide d_model
-    CHECK_FALSE(comparison::compare_with(a, impossible).error.empty());
+    std::string why;
+    CHECK_FALSE(comparison::scenario_b(a, impossible, &why));
+    CHECK_THAT(why, Catch::Matchers::Contains("B:"));
 }

@@ -9,14 +9,23 @@ using namespace attn;
 TEST_CASE("plan: full detail up to the limit, output-only above, the GPU only where it helps") {
     const Scenario small = compute::generated_scenario(64, 1);
     const Scenario large = compute::generated_scenario(compute::kFullDetailLimit + 1, 1);
-    CHECK(compute::plan(small, compute::Choice::Auto, true, false).detail == Detail::Full);
-    CHECK(compute::plan(large, compute::Choice::Cpu, true, false).detail == Detail::OutputOnly);
-    CHECK_FALSE(compute::plan(large, compute::Choice::Cpu, true, false).gpu);
-    CHECK(compute::plan(large, compute::Choice::Auto, true, false).gpu);
-    CHECK_FALSE(compute::plan(large, compute::Choice::Auto, true, true).gpu);   // llvmpipe: the CPU is faster
-    CHECK_FALSE(compute::plan(large, compute::Choice::Auto, false, false).gpu);  // no backend
-    CHECK(compute::plan(small, compute::Choice::Gpu, true, true).gpu);           // asked for: output-only on the GPU
-    CHECK(compute::plan(small, compute::Choice::Gpu, false, true).detail == Detail::Full);
+    speed::Speeds fast_gpu{50.0, 5000.0, true}, slow_gpu{50.0, 20.0, true}, software{50.0, 5000.0, false}, unmeasured{50.0, 0.0, true};
+    CHECK(compute::plan(small, compute::Choice::Auto, true, fast_gpu).detail == Detail::Full);
+    CHECK(compute::plan(large, compute::Choice::Cpu, true, fast_gpu).detail == Detail::OutputOnly);
+    CHECK_FALSE(compute::plan(large, compute::Choice::Cpu, true, fast_gpu).gpu);
+    CHECK(compute::plan(large, compute::Choice::Auto, true, fast_gpu).gpu);       // measured faster
+    CHECK_FALSE(compute::plan(large, compute::Choice::Auto, true, slow_gpu).gpu);  // measured slower than the CPU
+    CHECK_FALSE(compute::plan(large, compute::Choice::Auto, true, software).gpu);  // llvmpipe is never chosen
+    CHECK_FALSE(compute::plan(large, compute::Choice::Auto, true, unmeasured).gpu);  // no measurement, no guess
+    CHECK_FALSE(compute::plan(large, compute::Choice::Auto, false, fast_gpu).gpu);  // no backend
+    CHECK(compute::plan(small, compute::Choice::Gpu, true, software).gpu);          // asked for: output-only on the GPU
+    CHECK(compute::plan(small, compute::Choice::Gpu, false, software).detail == Detail::Full);
+    // The prediction itself: a GPU 100× faster wins at 65,536 tokens; the fixed cost of a
+    // GPU run loses to the CPU on a tiny request.
+    const Scenario huge = compute::generated_scenario(65536, 1);
+    CHECK(speed::gpu_is_faster(huge, speed::Speeds{50.0, 5000.0, true}));
+    const Scenario tiny = compute::generated_scenario(16, 1);
+    CHECK_FALSE(speed::gpu_is_faster(tiny, speed::Speeds{50.0, 5000.0, true}));
 }
 
 TEST_CASE("the CPU worker: output-only off the UI thread, stale results run again") {

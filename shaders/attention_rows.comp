@@ -1,21 +1,27 @@
 #version 430 core
-// Attention output without the (n_q × n_k) matrix (FlashAttention-style online softmax).
-// One invocation per query row, BQ rows per workgroup; keys stream through shared memory
-// BK at a time. Per row i, with running max m and sum l:
+// Attention output without the (n_q × n_k) matrix (online softmax, FlashAttention-style),
+// one query row per invocation: the kernel for CPU-like devices (Mesa llvmpipe runs each
+// invocation in a SIMD lane; a row's q and acc then stay in registers). Real GPUs take
+// attention_tiled.comp. BQ rows per workgroup, ROWS of them per invocation; keys stream
+// through shared memory BK at a time. Per row i, with running max m and sum l:
 //   s_j = masked_score(q_i·k_j)                    (d_k)·(d_k) → scalar, for j in the block
 //   m'  = max(m, max_j s_j)                        stable softmax only (naive: shift 0)
 //   l   = l·exp(m − m') + Σ_j exp(s_j − m')
 //   acc = acc·exp(m − m') + Σ_j exp(s_j − m')·v_j  (d_v)
-//   out = acc / l                                  0 when no key weighs anything (l = 0)
+//   out = row_output(acc, l)                       0 / NaN / acc ÷ l (scores.glsl)
 // Blocks hidden from every row of the workgroup are skipped when the fill is −∞ (they add
 // exp(−∞) = 0); with a finite fill every cell counts.
 //
-// Variants (prepended #defines): DK4, DV4 = vec4s per key and value row; BK; and, for tuning,
-// ROWS = query rows per invocation with THREADS = BQ / ROWS invocations per workgroup, so that
-// every key and value read from shared memory serves ROWS rows. BQ = 64 is the host's too.
+// A dispatch may cover only the keys [key_begin, key_end) (scores.glsl): the running state
+// then goes out and comes back through the output buffers — m and l in row_stats, acc
+// unnormalised in concat — and only the dispatch that reaches n_k writes the output.
+//
+// Variants (prepended #defines): DK4, DV4 = vec4s per key and value row; BK; ROWS with
+// THREADS = BQ / ROWS invocations per workgroup (every key read from shared memory serves
+// ROWS rows). BQ = 64 is the host's too.
 // Layouts: q_rows (heads × n_q × DK4), k_rows (heads × n_k × DK4), v_rows (heads × n_k × DV4),
 // zero-padded; concat (n_q × heads·d_v) row-major, head h in columns [h·d_v, (h+1)·d_v);
-// row_stats (heads × n_q) = (max score m_i, sum l_i) for the pooled weights pass.
+// row_stats (heads × n_q) = (shift m_i, sum l_i), read by the pooling pass.
 
 #ifndef DK4
 #define DK4 16
@@ -44,12 +50,10 @@ layout(local_size_x = THREADS) in;
 layout(std430, binding = 0) readonly buffer Queries { vec4 q_rows[]; };
 layout(std430, binding = 1) readonly buffer Keys { vec4 k_rows[]; };
 layout(std430, binding = 2) readonly buffer Values { vec4 v_rows[]; };
-layout(std430, binding = 3) writeonly buffer Concat { float concat[]; };
-layout(std430, binding = 4) writeonly buffer RowStats { vec2 row_stats[]; };
+layout(std430, binding = 3) buffer Concat { float concat[]; };
+layout(std430, binding = 4) buffer RowStats { vec2 row_stats[]; };
 
 uniform int d_v;
-uniform int query_block_offset;  // this dispatch covers query blocks from here
-uniform int head_offset;         // and heads from here
 
 shared vec4 k_tile[BK * DK4];
 shared vec4 v_tile[BK * DV4];
@@ -57,9 +61,11 @@ shared uint block_has_visible;
 
 void main() {
     const int tid = int(gl_LocalInvocationID.x);
-    const int h = head_offset + int(gl_WorkGroupID.y);
-    const int i0 = (query_block_offset + int(gl_WorkGroupID.x)) * BQ;
+    const int t = tile_offset + int(gl_WorkGroupID.x);
+    const int h = tile_head(t);
+    const int i0 = tile_block(t) * BQ;
     const int i_last = min(i0 + BQ, n_q) - 1;
+    const bool resuming = key_begin > 0, finishing = key_end >= n_k;
     // This invocation owns rows i0 + tid + r·THREADS, r < ROWS.
     int rows_i[ROWS];
     bool rows_valid[ROWS];
@@ -70,18 +76,26 @@ void main() {
     for (int r = 0; r < ROWS; ++r) {
         rows_i[r] = i0 + tid + r * THREADS;
         rows_valid[r] = rows_i[r] < n_q;
+        const int row_start = rows_i[r] * heads * d_v + h * d_v;
         for (int c = 0; c < DK4; ++c) q[r * DK4 + c] = rows_valid[r] ? q_rows[(h * n_q + rows_i[r]) * DK4 + c] : vec4(0.0);
-        for (int c = 0; c < DV4; ++c) acc[r * DV4 + c] = vec4(0.0);
-        m[r] = minus_infinity();
-        l[r] = 0.0;
+        for (int c = 0; c < DV4; ++c) {
+            vec4 a = vec4(0.0);
+            if (resuming && rows_valid[r])
+                for (int e = 0; e < 4; ++e)
+                    if (4 * c + e < d_v) a[e] = concat[row_start + 4 * c + e];
+            acc[r * DV4 + c] = a;
+        }
+        const vec2 state = resuming && rows_valid[r] ? row_stats[h * n_q + rows_i[r]] : vec2(minus_infinity(), 0.0);
+        m[r] = state.x;
+        l[r] = state.y;
     }
 
-    for (int j0 = 0; j0 < n_k; j0 += BK) {
-        const int cols = min(BK, n_k - j0);
+    for (int j0 = key_begin; j0 < key_end; j0 += BK) {
+        const int cols = min(BK, key_end - j0);
         // Skip decisions are the same for the whole workgroup (uniform control flow).
         if (fill_is_minus_inf) {
             if ((mask_kind == MASK_CAUSAL || mask_kind == MASK_SLIDING_WINDOW) && j0 > i_last) break;
-            if (mask_kind == MASK_SLIDING_WINDOW && j0 + cols - 1 <= i0 - window) continue;
+            if (run_block_hidden(i0, i_last + 1, j0, j0 + cols)) continue;
             if (mask_kind == MASK_PADDING || mask_kind == MASK_CUSTOM) {
                 if (tid == 0) block_has_visible = 0u;
                 barrier();
@@ -99,11 +113,11 @@ void main() {
         // (BK, d_k) keys and (BK, d_v) values into shared memory.
         for (int idx = tid; idx < BK * DK4; idx += THREADS) {
             const int j = j0 + idx / DK4;
-            k_tile[idx] = j < n_k ? k_rows[(h * n_k + j) * DK4 + idx % DK4] : vec4(0.0);
+            k_tile[idx] = j < key_end ? k_rows[(h * n_k + j) * DK4 + idx % DK4] : vec4(0.0);
         }
         for (int idx = tid; idx < BK * DV4; idx += THREADS) {
             const int j = j0 + idx / DV4;
-            v_tile[idx] = j < n_k ? v_rows[(h * n_k + j) * DV4 + idx % DV4] : vec4(0.0);
+            v_tile[idx] = j < key_end ? v_rows[(h * n_k + j) * DV4 + idx % DV4] : vec4(0.0);
         }
         barrier();
         // Four keys at a time, so every array index below is a compile-time constant once the
@@ -151,10 +165,11 @@ void main() {
         if (!rows_valid[r]) continue;
         const int row_start = rows_i[r] * heads * d_v + h * d_v;
         for (int c = 0; c < DV4; ++c) {
-            const vec4 o = l[r] == 0.0 ? vec4(0.0) : acc[r * DV4 + c] / l[r];
+            const vec4 o = finishing ? row_output(acc[r * DV4 + c], l[r]) : acc[r * DV4 + c];
             for (int e = 0; e < 4; ++e)
                 if (4 * c + e < d_v) concat[row_start + 4 * c + e] = o[e];
         }
-        row_stats[h * n_q + rows_i[r]] = vec2(naive_softmax ? 0.0 : m[r], l[r]);
+        // Finished: the shift the weights were taken with (0 for the naive softmax) and the sum.
+        row_stats[h * n_q + rows_i[r]] = vec2(finishing && naive_softmax ? 0.0 : m[r], l[r]);
     }
 }

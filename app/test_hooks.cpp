@@ -1,0 +1,44 @@
+#include "test_hooks.hpp"
+
+#include <cstdlib>
+
+namespace attn {
+
+namespace {
+
+const char* env(const char* name) { return std::getenv(name); }
+
+TestHooks read_hooks() {
+    TestHooks h;
+    if (const char* extra = env("ATTNLAB_GPU_EXTRA_DEFINES")) h.backend.extra_defines = std::string(extra) + "\n";
+    if (const char* bytes = env("ATTNLAB_GPU_MAX_BUFFER_BYTES")) h.backend.max_buffer_bytes = std::strtoull(bytes, nullptr, 10);
+    if (const char* steps = env("ATTNLAB_GPU_RESET_AFTER_STEPS")) h.backend.context_reset_after_steps = std::atoi(steps);
+    if (const char* kernel = env("ATTNLAB_GPU_KERNEL")) {
+        const std::string k = kernel;
+        h.backend.kernel = k == "rows" ? gpu::Kernel::Rows : k == "tiled" ? gpu::Kernel::Tiled : gpu::Kernel::Auto;
+    }
+    if (const char* length = env("ATTNLAB_DEBUG_GENERATE")) h.generate_length = std::max(0, std::atoi(length));
+    h.all_heads = env("ATTNLAB_DEBUG_ALL_HEADS") != nullptr;
+    if (const char* hover = env("ATTNLAB_DEBUG_HOVER")) {
+        const std::string s = hover;
+        const auto a = s.find(':'), b = s.rfind(':');
+        if (a != std::string::npos && a != b) {
+            h.hover_matrix = s.substr(0, a);
+            h.hover_row = std::atoi(s.c_str() + a + 1);
+            h.hover_col = std::atoi(s.c_str() + b + 1);
+        }
+    }
+    h.timing = env("ATTNLAB_DEBUG_TIMING") != nullptr;
+    if (const char* windows = env("ATTNLAB_DEBUG_WINDOWS")) {
+        const std::string list = windows;
+        h.open_articles = list.find("articles") != std::string::npos;
+        h.open_compare = list.find("compare") != std::string::npos;
+    }
+    return h;
+}
+
+}  // namespace
+
+TestHooks test_hooks() { return read_hooks(); }
+
+}  // namespace attn

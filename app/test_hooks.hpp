@@ -1,0 +1,36 @@
+#pragma once
+// The hidden hooks the tests and the screenshots use, read from the environment once, in
+// one place. None is documented for users; each makes a state or a fault reachable that a
+// test could not otherwise produce on demand.
+//
+//   ATTNLAB_GPU_EXTRA_DEFINES=…      prepended to every shader (a broken line: a compile failure)
+//   ATTNLAB_GPU_MAX_BUFFER_BYTES=N   a GPU allocation above N bytes fails as out of memory
+//   ATTNLAB_GPU_RESET_AFTER_STEPS=N  the GPU context reports a reset after N submissions
+//   ATTNLAB_GPU_KERNEL=rows|tiled    the attention kernel, instead of the device's choice
+//   ATTNLAB_GL_PLATFORM=egl|glfw     the headless context's platform (gpu/context.hpp)
+//   ATTNLAB_DEBUG_GENERATE=N         the window opens on a generated sequence of N tokens
+//   ATTNLAB_DEBUG_ALL_HEADS=1        screenshots show every head
+//   ATTNLAB_DEBUG_HOVER=name:row:col screenshots put the mouse on that cell (its tooltip shows)
+//   ATTNLAB_DEBUG_TIMING=1           each frame's build time on stderr
+//   ATTNLAB_DEBUG_WINDOWS=articles,compare   those classroom windows open at start
+#include <string>
+
+#include "gpu/backend.hpp"
+
+namespace attn {
+
+struct TestHooks {
+    gpu::BackendOptions backend;      // the GPU faults and shader variants above
+    int generate_length = 0;
+    bool all_heads = false;
+    std::string hover_matrix;         // empty: no forced hover
+    int hover_row = -1, hover_col = -1;
+    bool timing = false;
+    bool open_articles = false, open_compare = false;
+};
+
+// Parsed from the environment now (a handful of getenv calls: cheap enough for every run,
+// and a test may change the environment between two runs in one process).
+TestHooks test_hooks();
+
+}  // namespace attn

@@ -1,0 +1,58 @@
+#include "ui/cards.hpp"
+
+#include <string>
+
+namespace attn::ui {
+
+ColorScale color_scale(ValueKind kind) { return kind == ValueKind::Weights ? ColorScale::Weights : ColorScale::Diverging; }
+
+Axis heatmap_axis(attn::Axis axis) {
+    switch (axis) {
+        case attn::Axis::Query: return Axis::Query;
+        case attn::Axis::Key: return Axis::Key;
+        default: return Axis::Dim;  // a vector's columns, or the feed-forward's hidden units
+    }
+}
+
+HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values, int band_head) {
+    const MatrixEntry& e = *ref.entry;
+    HeatmapSpec spec;
+    spec.name = matrix_name(ref);
+    spec.values = &values;
+    spec.scale = color_scale(e.values);
+    spec.row_axis = heatmap_axis(e.rows);
+    spec.col_axis = heatmap_axis(e.cols);
+    spec.row_tokens = spec.row_axis == Axis::Query ? &t.query_tokens : spec.row_axis == Axis::Key ? &t.key_tokens : nullptr;
+    spec.col_tokens = spec.col_axis == Axis::Query ? &t.query_tokens : spec.col_axis == Axis::Key ? &t.key_tokens : nullptr;
+    spec.title = e.title(t, ref.head);
+    spec.shape = e.shape(t, ref.head);
+    const std::string key = e.key;
+    // In place: Q, K, V only where they are given (direct input); everything else the
+    // registry marks. A head's slice of Q, K, V starts at its columns of the scenario's.
+    const bool direct = t.settings.input == InputMode::Direct;
+    const bool projection = e.edit == Editable::Q || e.edit == Editable::K || e.edit == Editable::V;
+    if (e.edit != Editable::None && (!projection || direct)) {
+        spec.editable = true;
+        spec.edit_target = e.edit;
+        if (projection) spec.edit_col_offset = ref.head * (e.edit == Editable::V ? t.d_v : t.d_k);
+    }
+    if (key == "masked_scores" || key == "weights") {
+        spec.mask = &t.visible;
+        spec.masked_value = t.settings.masked_fill;
+        spec.show_masked_value = key == "masked_scores";
+        spec.paints_mask = true;
+    }
+    if (key == "pooled_weights" && ref.head >= 0 && ref.head < static_cast<int>(t.head.size()))
+        spec.pooled = &t.head[static_cast<size_t>(ref.head)].pooled_weights;
+    const bool sliced = key == "w_q" || key == "w_k" || key == "w_v" || key == "b_q" || key == "b_k" || key == "b_v";
+    if (sliced && t.heads > 1 && band_head >= 0) {
+        const int width = key == "w_v" || key == "b_v" ? t.d_v : t.d_k;
+        spec.band_begin = band_head * width;
+        spec.band_end = spec.band_begin + width;
+        spec.shape += ", head " + std::to_string(band_head + 1) + ": cols " + std::to_string(spec.band_begin) + "\xE2\x80\x93" +
+                      std::to_string(spec.band_end - 1);
+    }
+    return spec;
+}
+
+}  // namespace attn::ui

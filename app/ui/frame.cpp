@@ -1,0 +1,82 @@
+// One frame of the main window: the menu bar, the side bar, the tokens, the pipeline (or
+// a lesson's stage), the status area, and the floating windows. gui.cpp calls it between
+// ImGui::NewFrame and ImGui::Render; the UI tests call it with no window at all.
+#include <algorithm>
+
+#include <imgui.h>
+
+#include "ui/classroom.hpp"
+#include "ui/panels.hpp"
+
+namespace attn::ui {
+
+void draw_frame(AppState& state, HeatmapTextures& textures) {
+    ClassroomState& classroom = state.classroom;
+    handle_shortcuts(state);  // keys of the last input: undo, files, F5, the lesson clicker
+    if (classroom.normal_fonts.ui != nullptr) state.fonts = classroom.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
+    prepare_compare(state, textures);  // before anything draws: a new B drops textures
+    const bool presenter = classroom.presenter;
+    ImGui::PushFont(state.fonts.ui);
+    int colours = 0;
+    if (presenter) {  // high contrast for a projector: black ground, white text
+        ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(0, 0, 0, 255));
+        ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 255));
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
+        ImGui::PushStyleColor(ImGuiCol_TextDisabled, IM_COL32(200, 200, 200, 255));
+        ImGui::PushStyleColor(ImGuiCol_MenuBarBg, IM_COL32(20, 20, 24, 255));
+        colours = 5;
+    }
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(io.DisplaySize);
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
+    ImGui::Begin("Attention Lab", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                     ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar);
+    ImGui::PopStyleVar();
+    draw_menu_bar(state);
+    const float scale = state.fonts.scale;
+    const LessonStep* step = current_step(state);
+    const edits::Session& session = state.session;
+    const size_t messages = session.errors.size() + (session.errors.empty() ? session.trace.warnings.size() : 0) +
+                            (state.compute.status.notice.empty() ? 0 : 1);  // the GPU fallback notice
+    const float line = ImGui::GetTextLineHeightWithSpacing();
+    const float status_h =
+        line * static_cast<float>(1 + std::min<size_t>(messages, 4) + static_cast<size_t>(notice_lines(state))) + 8.0f;
+    if (!presenter) {
+        ImGui::BeginChild("controls", ImVec2(290.0f * scale, 0), true);
+        draw_controls(state);
+        ImGui::EndChild();
+        ImGui::SameLine();
+    }
+    ImGui::BeginGroup();
+    if (!presenter) {
+        draw_tokens(state);
+        ImGui::Separator();
+    }
+    if (step != nullptr) {
+        draw_lesson_text(state);
+        ImGui::Separator();
+    }
+    ImGui::BeginChild("pipeline", ImVec2(0, -status_h), false, ImGuiWindowFlags_HorizontalScrollbar);
+    // Lesson mode: the step's stage and its inputs; presenter mode in free mode: weights and output.
+    if (step != nullptr) draw_stage_view(state, textures, step->stage);
+    else if (presenter) draw_stage_view(state, textures, Stage::Output);
+    else draw_pipeline(state, textures);
+    ImGui::EndChild();
+    ImGui::BeginChild("status", ImVec2(0, 0), false);
+    draw_status(state);
+    draw_notices(state);
+    ImGui::EndChild();
+    ImGui::EndGroup();
+    ImGui::End();
+    draw_articles(state);
+    draw_compare(state, textures);
+    handle_hand_check_click(state);
+    draw_hand_check(state);
+    draw_restore_prompt(state);
+    ImGui::PopStyleColor(colours);
+    ImGui::PopFont();
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,452 @@
+// The matrix registry (registry.hpp): one row per matrix of a trace.
+//
+// Index
+// [SECTION] Words and shapes
+// [SECTION] The table
+// [SECTION] Names
+#include "registry.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace attn {
+
+namespace {
+
+// [SECTION] Words and shapes
+
+const char* const kTimes = "\xC3\x97";  // ×
+const char* const kDot = "\xC2\xB7";    // ·
+const char* const kArrow = "\xE2\x86\x92";
+const char* const kT = "\xE1\xB5\x80";  // ᵀ
+const char* const kSqrt = "\xE2\x88\x9A";
+const char* const kDk = "d\xE2\x82\x96";  // dₖ
+const char* const kSub1 = "\xE2\x82\x81";  // ₁
+const char* const kSub2 = "\xE2\x82\x82";  // ₂
+
+std::string dims(const Matrix& m) { return std::to_string(m.rows()) + kTimes + std::to_string(m.cols()); }
+std::string paren(const Matrix& m) { return "(" + dims(m) + ")"; }
+std::string product(const Matrix& a, const Matrix& b, const Matrix& result) {
+    return paren(a) + kDot + paren(b) + " " + kArrow + " " + dims(result);
+}
+std::string number(double v, int decimals) {
+    char buffer[48];
+    std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
+    return buffer;
+}
+
+const HeadTrace* head_of(const Trace& t, int h) {
+    return h >= 0 && h < static_cast<int>(t.head.size()) ? &t.head[static_cast<size_t>(h)] : nullptr;
+}
+// "head 2/4: " (or nothing with one head): the prefix of a head's titles.
+std::string prefix(const Trace& t, int h) { return t.heads > 1 ? "head " + std::to_string(h + 1) + ": " : ""; }
+
+bool additive_positions(const Trace& t) {
+    return t.settings.positional == PositionalEncoding::Sinusoidal || t.settings.positional == PositionalEncoding::Learned;
+}
+bool pre_norm(const Trace& t) { return t.has_block && t.settings.block.norm == NormPlacement::Pre; }
+bool cross(const Trace& t) { return t.settings.attention == AttentionKind::Cross; }
+
+// What the projections read, as a formula: "X", "(X+PE)", "LN₁(X+PE)".
+std::string projection_input(const Trace& t) {
+    const std::string x = additive_positions(t) ? "(X+PE)" : "X";
+    if (pre_norm(t) && t.settings.block.layer_norm) return std::string("LN") + kSub1 + (additive_positions(t) ? "(X+PE)" : "(X)");
+    return x;
+}
+
+std::string projection_title(const Trace& t, int h, const char* letter, const Matrix& bias) {
+    if (t.settings.input == InputMode::Direct) return prefix(t, h) + letter + " (given)";
+    std::string title = prefix(t, h) + letter + " = " + projection_input(t) + kDot + "W_" + letter;
+    if (bias.size() != 0) title += std::string(" + b_") + static_cast<char>(std::tolower(letter[0]));
+    if (t.settings.positional == PositionalEncoding::Rotary && letter[0] != 'V') title += ", rotated (RoPE)";
+    return title;
+}
+
+std::string projection_shape(const Trace& t, int h, bool keys, int width) {
+    const HeadTrace* head = head_of(t, h);
+    if (head == nullptr) return {};
+    const Matrix& m = keys ? head->k : head->q;
+    if (t.settings.input == InputMode::Direct) return dims(m);
+    const Matrix& input = keys && cross(t) ? t.source_x_pe : attention_input(t);
+    return paren(input) + kDot + "(" + std::to_string(input.cols()) + kTimes + std::to_string(width) + ") " + kArrow + " " + dims(m);
+}
+
+Column fixed_inputs(const Trace&) { return Column::Inputs; }
+Column fixed_positions(const Trace&) { return Column::Positions; }
+Column fixed_with_positions(const Trace&) { return Column::InputsWithPositions; }
+Column fixed_weights(const Trace&) { return Column::Weights; }
+Column fixed_biases(const Trace&) { return Column::Biases; }
+Column fixed_unrotated(const Trace&) { return Column::Unrotated; }
+Column fixed_projections(const Trace&) { return Column::Projections; }
+Column fixed_scores(const Trace&) { return Column::Scores; }
+Column fixed_scaled(const Trace&) { return Column::Scaled; }
+Column fixed_masked(const Trace&) { return Column::Masked; }
+Column fixed_softmax(const Trace&) { return Column::Softmax; }
+Column fixed_head_output(const Trace&) { return Column::HeadOutput; }
+Column fixed_concat(const Trace&) { return Column::Concat; }
+Column fixed_output(const Trace&) { return Column::Output; }
+Column fixed_block(const Trace&) { return Column::Block; }
+Column fixed_feed_forward(const Trace&) { return Column::FeedForward; }
+Column fixed_block_output(const Trace&) { return Column::BlockOutput; }
+
+
+// [SECTION] The table
+
+#define TRACE_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &t.field; }
+#define HEAD_GET(field) [](const Trace&, const HeadTrace* h) -> const Matrix* { return h ? &h->field : nullptr; }
+#define SHAPE_OF(field) [](const Trace& t, int) { return dims(t.field); }
+
+std::vector<MatrixEntry> build_registry() {
+    using A = Axis;
+    using V = ValueKind;
+    using E = Editable;
+    std::vector<MatrixEntry> r;
+    // Inputs.
+    r.push_back({"x", false, Stage::Embeddings, A::Query, A::Dim, V::Signed, E::X, "X", TRACE_GET(x),
+                 [](const Trace& t, int) { return std::string(cross(t) ? "X (target)" : "X  embeddings"); },
+                 [](const Trace& t, int) { return "n" + std::string(kTimes) + "d_model = " + dims(t.x); }, fixed_inputs});
+    r.push_back({"source_x", false, Stage::Embeddings, A::Key, A::Dim, V::Signed, E::SourceX, "source X", TRACE_GET(source_x),
+                 [](const Trace&, int) { return std::string("X (source)"); }, SHAPE_OF(source_x), fixed_inputs});
+    r.push_back({"pe", false, Stage::Positional, A::Query, A::Dim, V::Signed, E::None, "PE",
+                 TRACE_GET(pe),
+                 [](const Trace& t, int) { return std::string("PE  ") + to_string(t.settings.positional); }, SHAPE_OF(pe),
+                 fixed_positions, additive_positions});
+    r.push_back({"source_pe", false, Stage::Positional, A::Key, A::Dim, V::Signed, E::None, "source PE",
+                 TRACE_GET(source_pe),
+                 [](const Trace&, int) { return std::string("PE (source, positions from 0)"); }, SHAPE_OF(source_pe), fixed_positions, additive_positions});
+    r.push_back({"x_pe", false, Stage::Positional, A::Query, A::Dim, V::Signed, E::None, "X + PE",
+                 TRACE_GET(x_pe),
+                 [](const Trace&, int) { return std::string("X + PE"); }, SHAPE_OF(x_pe), fixed_with_positions, additive_positions});
+    r.push_back({"source_x_pe", false, Stage::Positional, A::Key, A::Dim, V::Signed, E::None, "source X + PE",
+                 TRACE_GET(source_x_pe),
+                 [](const Trace&, int) { return std::string("X + PE (source)"); }, SHAPE_OF(source_x_pe), fixed_with_positions, additive_positions});
+    // Block: LayerNorm 1 — before attention in a pre-norm block (what the projections read),
+    // after the first residual in a post-norm one.
+    r.push_back({"block.norm1", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "LayerNorm 1",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.norm1 : nullptr; },
+                 [](const Trace& t, int) {
+                     const std::string ln = std::string("LN") + kSub1;
+                     if (!t.settings.block.layer_norm) return std::string(pre_norm(t) ? "no LayerNorm: the input as it is" : "x + attention (no LayerNorm)");
+                     return pre_norm(t) ? ln + (additive_positions(t) ? "(X + PE)" : "(X)") + ": what attention reads"
+                                        : ln + "(X + attention)";
+                 },
+                 [](const Trace& t, int) {
+                     return dims(t.block.norm1) + ", \xCE\xB3" + kDot + "(x \xE2\x88\x92 mean)/" + kSqrt + "(var + \xCE\xB5) + \xCE\xB2";
+                 },
+                 [](const Trace& t) { return pre_norm(t) ? Column::AttentionInput : Column::Block; }});
+    // Weights and biases.
+    r.push_back({"w_q", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::WQ, "W_Q", TRACE_GET(w_q),
+                 [](const Trace&, int) { return std::string("W_Q"); }, SHAPE_OF(w_q), fixed_weights});
+    r.push_back({"w_k", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::WK, "W_K", TRACE_GET(w_k),
+                 [](const Trace&, int) { return std::string("W_K"); }, SHAPE_OF(w_k), fixed_weights});
+    r.push_back({"w_v", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::WV, "W_V", TRACE_GET(w_v),
+                 [](const Trace&, int) { return std::string("W_V"); }, SHAPE_OF(w_v), fixed_weights});
+    r.push_back({"b_q", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::BQ, "b_q", TRACE_GET(b_q),
+                 [](const Trace&, int) { return std::string("b_q"); }, SHAPE_OF(b_q), fixed_biases});
+    r.push_back({"b_k", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::BK, "b_k", TRACE_GET(b_k),
+                 [](const Trace&, int) { return std::string("b_k"); }, SHAPE_OF(b_k), fixed_biases});
+    r.push_back({"b_v", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::BV, "b_v", TRACE_GET(b_v),
+                 [](const Trace&, int) { return std::string("b_v"); }, SHAPE_OF(b_v), fixed_biases});
+    // RoPE: Q and K before the rotation.
+    r.push_back({"q_unrotated", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::None, "Q before RoPE",
+                 HEAD_GET(q_unrotated),
+                 [](const Trace& t, int h) { return prefix(t, h) + "Q before RoPE"; },
+                 [](const Trace& t, int h) { return projection_shape(t, h, false, t.d_k); }, fixed_unrotated});
+    r.push_back({"k_unrotated", true, Stage::Projections, A::Key, A::Dim, V::Signed, E::None, "K before RoPE",
+                 HEAD_GET(k_unrotated),
+                 [](const Trace& t, int h) { return prefix(t, h) + "K before RoPE"; },
+                 [](const Trace& t, int h) { return projection_shape(t, h, true, t.d_k); }, fixed_unrotated});
+    r.push_back({"q", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::Q, "Q", HEAD_GET(q),
+                 [](const Trace& t, int h) { return projection_title(t, h, "Q", t.b_q); },
+                 [](const Trace& t, int h) {
+                     std::string shape = projection_shape(t, h, false, t.d_k);
+                     if (t.settings.positional == PositionalEncoding::Rotary) shape += ", pair (2i, 2i+1) of row p turned by p\xC2\xB7\xCE\xB8\xE1\xB5\xA2";
+                     return shape;
+                 },
+                 fixed_projections});
+    r.push_back({"k", true, Stage::Projections, A::Key, A::Dim, V::Signed, E::K, "K", HEAD_GET(k),
+                 [](const Trace& t, int h) { return projection_title(t, h, "K", t.b_k); },
+                 [](const Trace& t, int h) { return projection_shape(t, h, true, t.d_k); }, fixed_projections});
+    r.push_back({"v", true, Stage::Projections, A::Key, A::Dim, V::Signed, E::V, "V", HEAD_GET(v),
+                 [](const Trace& t, int h) { return projection_title(t, h, "V", t.b_v); },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     if (!head) return std::string();
+                     if (t.settings.input == InputMode::Direct) return dims(head->v);
+                     const Matrix& input = cross(t) ? t.source_x_pe : attention_input(t);
+                     return paren(input) + kDot + "(" + std::to_string(input.cols()) + kTimes + std::to_string(t.d_v) + ") " +
+                            kArrow + " " + dims(head->v);
+                 },
+                 fixed_projections});
+    // Scores, scaling, ALiBi, mask, softmax, weights·V.
+    r.push_back({"scores", true, Stage::Scores, A::Query, A::Key, V::Signed, E::None, "scores", HEAD_GET(scores),
+                 [](const Trace& t, int h) { return prefix(t, h) + "Q" + kDot + "K" + kT; },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return head ? paren(head->q) + kDot + "(" + std::to_string(head->k.cols()) + kTimes +
+                                       std::to_string(head->k.rows()) + ") " + kArrow + " " + dims(head->scores)
+                                 : std::string();
+                 },
+                 fixed_scores});
+    r.push_back({"position_bias", true, Stage::Scaled, A::Query, A::Key, V::Signed, E::None, "ALiBi bias", HEAD_GET(position_bias),
+                 [](const Trace& t, int h) { return prefix(t, h) + "ALiBi bias"; },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return "\xE2\x88\x92m|i\xE2\x88\x92j|, m = 2^(\xE2\x88\x92" + std::string("8") + kDot + std::to_string(h + 1) + "/" +
+                            std::to_string(t.heads) + ") = " + number(head ? head->alibi_slope : 0.0, 4);
+                 },
+                 fixed_scaled});
+    r.push_back({"scaled_scores", true, Stage::Scaled, A::Query, A::Key, V::Signed, E::None, "scaled scores", HEAD_GET(scaled_scores),
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     const bool bias = head && head->position_bias.size() != 0;
+                     return prefix(t, h) + (t.settings.scale ? std::string("\xC3\xB7 ") + kSqrt + kDk : std::string("unscaled")) +
+                            (bias ? " + ALiBi bias" : "");
+                 },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     if (!head) return std::string();
+                     if (!t.settings.scale) return std::string("scaling off (") + kTimes + "1)";
+                     return std::string(kSqrt) + std::to_string(t.d_k) + " = " + number(std::sqrt(static_cast<double>(t.d_k)), 3) + " " +
+                            kArrow + " " + dims(head->scaled_scores);
+                 },
+                 fixed_scaled});
+    r.push_back({"masked_scores", true, Stage::Masked, A::Query, A::Key, V::Signed, E::None, "masked scores", HEAD_GET(masked_scores),
+                 [](const Trace& t, int h) {
+                     std::string title = prefix(t, h) + "mask: " + to_string(t.settings.mask);
+                     if (t.settings.mask == MaskKind::SlidingWindow) title += " " + std::to_string(t.settings.window);
+                     return title;
+                 },
+                 [](const Trace& t, int) {
+                     const float fill = t.settings.masked_fill;
+                     return "hidden " + std::string(kArrow) + " " +
+                            (std::isinf(fill) ? std::string("\xE2\x88\x92\xE2\x88\x9E") : number(fill, 1));
+                 },
+                 fixed_masked});
+    r.push_back({"weights", true, Stage::Weights, A::Query, A::Key, V::Weights, E::None, "weights", HEAD_GET(weights),
+                 [](const Trace& t, int h) {
+                     return prefix(t, h) + "softmax " + (t.settings.softmax == SoftmaxKind::Stable ? "(stable)" : "(naive)");
+                 },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return head ? "each row sums to 1 " + std::string(kArrow) + " " + dims(head->weights) : std::string();
+                 },
+                 fixed_softmax});
+    r.push_back({"pooled_weights", true, Stage::Weights, A::Query, A::Key, V::Weights, E::None, "weights (pooled)",
+                 [](const Trace&, const HeadTrace* h) -> const Matrix* { return h ? &h->pooled_weights.values : nullptr; },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     if (!head) return std::string();
+                     const PooledWeights& p = head->pooled_weights;
+                     const bool full = p.values.rows() == p.row_end - p.row_begin && p.values.cols() == p.col_end - p.col_begin;
+                     return prefix(t, h) + "softmax weights, " + (full ? "one cell per token" : "max-pooled");
+                 },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     if (!head) return std::string();
+                     const PooledWeights& p = head->pooled_weights;
+                     const bool whole = p.row_end - p.row_begin == t.n_queries && p.col_end - p.col_begin == t.n_keys;
+                     const std::string region = whole ? std::to_string(t.n_queries) + kTimes + std::to_string(t.n_keys)
+                                                      : "queries " + std::to_string(p.row_begin) + "\xE2\x80\x93" + std::to_string(p.row_end - 1) +
+                                                            ", keys " + std::to_string(p.col_begin) + "\xE2\x80\x93" + std::to_string(p.col_end - 1);
+                     return region + " " + kArrow + " " + dims(p.values) + " (output-only)";
+                 },
+                 fixed_softmax});
+    r.push_back({"output", true, Stage::Output, A::Query, A::Dim, V::Signed, E::None, "output", HEAD_GET(output),
+                 [](const Trace& t, int h) { return prefix(t, h) + "weights" + kDot + "V"; },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     if (!head) return std::string();
+                     if (t.detail == Detail::OutputOnly) return "streamed, online softmax " + std::string(kArrow) + " " + dims(head->output);
+                     return product(head->weights, head->v, head->output);
+                 },
+                 fixed_head_output});
+    // Concatenation, W_O, the output.
+    r.push_back({"concat", false, Stage::Concat, A::Query, A::Dim, V::Signed, E::None, "concat",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.heads > 1 ? &t.concat : nullptr; },
+                 [](const Trace&, int) { return std::string("concat heads"); },
+                 [](const Trace& t, int) {
+                     return std::to_string(t.n_queries) + kTimes + "(" + std::to_string(t.heads) + kDot + std::to_string(t.d_v) + ") " +
+                            kArrow + " " + dims(t.concat);
+                 },
+                 fixed_concat});
+    r.push_back({"w_o", false, Stage::Concat, A::Dim, A::Dim, V::Signed, E::WO, "W_O", TRACE_GET(w_o),
+                 [](const Trace&, int) { return std::string("W_O"); }, SHAPE_OF(w_o), fixed_concat});
+    r.push_back({"b_o", false, Stage::Concat, A::Hidden, A::Dim, V::Signed, E::BO, "b_o", TRACE_GET(b_o),
+                 [](const Trace&, int) { return std::string("b_o"); }, SHAPE_OF(b_o), fixed_concat});
+    r.push_back({"output", false, Stage::Final, A::Query, A::Dim, V::Signed, E::None, "output",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.w_o.size() != 0 ? &t.output : nullptr; },
+                 [](const Trace& t, int) { return "output = concat" + std::string(kDot) + "W_O" + (t.b_o.size() ? " + b_o" : ""); },
+                 [](const Trace& t, int) { return product(t.concat, t.w_o, t.output); }, fixed_output});
+    // The rest of the block.
+    r.push_back({"block.residual", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "residual 1",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.residual : nullptr; },
+                 [](const Trace& t, int) {
+                     return std::string(t.settings.block.residual ? (additive_positions(t) ? "residual: (X + PE) + attention" : "residual: X + attention")
+                                                                  : "attention (no residual)");
+                 },
+                 SHAPE_OF(block.residual), fixed_block});
+    r.push_back({"block.gamma_1", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Gamma1, "LayerNorm 1 \xCE\xB3",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.gamma_1 : nullptr; },
+                 [](const Trace&, int) { return std::string("\xCE\xB3") + kSub1; }, SHAPE_OF(block.gamma_1),
+                 [](const Trace& t) { return pre_norm(t) ? Column::AttentionInput : Column::Block; }});
+    r.push_back({"block.beta_1", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Beta1, "LayerNorm 1 \xCE\xB2",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.beta_1 : nullptr; },
+                 [](const Trace&, int) { return std::string("\xCE\xB2") + kSub1; }, SHAPE_OF(block.beta_1),
+                 [](const Trace& t) { return pre_norm(t) ? Column::AttentionInput : Column::Block; }});
+    r.push_back({"block.norm2", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "LayerNorm 2",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.norm2 : nullptr; },
+                 [](const Trace&, int) { return std::string("LN") + kSub2 + "(residual): what the feed-forward reads"; },
+                 SHAPE_OF(block.norm2), fixed_block});
+    r.push_back({"block.gamma_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Gamma2, "LayerNorm 2 \xCE\xB3",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.gamma_2 : nullptr; },
+                 [](const Trace&, int) { return std::string("\xCE\xB3") + kSub2; }, SHAPE_OF(block.gamma_2), fixed_block});
+    r.push_back({"block.beta_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Beta2, "LayerNorm 2 \xCE\xB2",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.beta_2 : nullptr; },
+                 [](const Trace&, int) { return std::string("\xCE\xB2") + kSub2; }, SHAPE_OF(block.beta_2), fixed_block});
+    r.push_back({"block.w_1", false, Stage::Block, A::Dim, A::Hidden, V::Signed, E::W1, "W_1",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.w_1 : nullptr; },
+                 [](const Trace&, int) { return std::string("W") + kSub1; }, SHAPE_OF(block.w_1), fixed_feed_forward});
+    r.push_back({"block.b_1", false, Stage::Block, A::Hidden, A::Hidden, V::Signed, E::B1, "b_1",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.b_1 : nullptr; },
+                 [](const Trace&, int) { return std::string("b") + kSub1; }, SHAPE_OF(block.b_1), fixed_feed_forward});
+    r.push_back({"block.ffn_hidden", false, Stage::Block, A::Query, A::Hidden, V::Signed, E::None, "feed-forward hidden",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.ffn_hidden : nullptr; },
+                 [](const Trace& t, int) {
+                     const std::string act = t.settings.block.activation == Activation::GeluTanh ? "GELU" : "ReLU";
+                     return act + "(x" + kDot + "W" + kSub1 + " + b" + kSub1 + ")";
+                 },
+                 SHAPE_OF(block.ffn_hidden), fixed_feed_forward});
+    r.push_back({"block.w_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::W2, "W_2",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.w_2 : nullptr; },
+                 [](const Trace&, int) { return std::string("W") + kSub2; }, SHAPE_OF(block.w_2), fixed_feed_forward});
+    r.push_back({"block.b_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::B2, "b_2",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.b_2 : nullptr; },
+                 [](const Trace&, int) { return std::string("b") + kSub2; }, SHAPE_OF(block.b_2), fixed_feed_forward});
+    r.push_back({"block.ffn_output", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "feed-forward output",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.ffn_output : nullptr; },
+                 [](const Trace&, int) { return std::string("hidden") + kDot + "W" + kSub2 + " + b" + kSub2; },
+                 SHAPE_OF(block.ffn_output), fixed_feed_forward});
+    r.push_back({"block.residual2", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "residual 2",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.residual2 : nullptr; },
+                 [](const Trace& t, int) {
+                     return std::string(t.settings.block.residual ? (pre_norm(t) ? "residual + feed-forward" : "LN\xE2\x82\x81 output + feed-forward")
+                                                                  : "feed-forward (no residual)");
+                 },
+                 SHAPE_OF(block.residual2), fixed_block_output});
+    r.push_back({"block.output", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "block output",
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.output : nullptr; },
+                 [](const Trace& t, int) {
+                     if (!t.settings.block.feed_forward) return std::string("block output (no feed-forward)");
+                     return std::string(!pre_norm(t) && t.settings.block.layer_norm ? "block output = LN\xE2\x82\x82(residual 2)" : "block output = residual 2");
+                 },
+                 SHAPE_OF(block.output), fixed_block_output});
+    return r;
+}
+
+#undef TRACE_GET
+#undef HEAD_GET
+#undef SHAPE_OF
+
+}  // namespace
+
+const char* to_string(Editable e) {
+    switch (e) {
+        case Editable::None: return "none";
+        case Editable::X: return "X";
+        case Editable::SourceX: return "source X";
+        case Editable::Q: return "Q";
+        case Editable::K: return "K";
+        case Editable::V: return "V";
+        case Editable::WQ: return "W_Q";
+        case Editable::WK: return "W_K";
+        case Editable::WV: return "W_V";
+        case Editable::WO: return "W_O";
+        case Editable::BQ: return "b_q";
+        case Editable::BK: return "b_k";
+        case Editable::BV: return "b_v";
+        case Editable::BO: return "b_o";
+        case Editable::W1: return "W_1";
+        case Editable::B1: return "b_1";
+        case Editable::W2: return "W_2";
+        case Editable::B2: return "b_2";
+        case Editable::Gamma1: return "LayerNorm 1 gamma";
+        case Editable::Beta1: return "LayerNorm 1 beta";
+        case Editable::Gamma2: return "LayerNorm 2 gamma";
+        case Editable::Beta2: return "LayerNorm 2 beta";
+    }
+    return "?";
+}
+
+const std::vector<MatrixEntry>& matrix_registry() {
+    static const std::vector<MatrixEntry> registry = build_registry();
+    return registry;
+}
+
+// [SECTION] Names
+
+std::optional<MatrixRef> parse_matrix_name(const std::string& name) {
+    MatrixRef ref;
+    std::string key = name;
+    if (name.rfind("head", 0) == 0 && name.size() > 4 && name[4] >= '0' && name[4] <= '9') {
+        const auto dot = name.find('.');
+        if (dot == std::string::npos) return std::nullopt;
+        long index = 0;
+        for (size_t i = 4; i < dot; ++i) {
+            if (name[i] < '0' || name[i] > '9' || index > 100000) return std::nullopt;
+            index = index * 10 + (name[i] - '0');
+        }
+        ref.head = static_cast<int>(index);
+        key = name.substr(dot + 1);
+    }
+    for (const MatrixEntry& e : matrix_registry())
+        if (e.per_head == (ref.head >= 0) && key == e.key) {
+            ref.entry = &e;
+            return ref;
+        }
+    return std::nullopt;
+}
+
+std::string matrix_name(const MatrixRef& ref) {
+    if (ref.entry == nullptr) return {};
+    return ref.entry->per_head ? "head" + std::to_string(ref.head) + "." + ref.entry->key : ref.entry->key;
+}
+
+std::string display_name(const std::string& name) {
+    const auto ref = parse_matrix_name(name);
+    if (!ref) return name;
+    return ref->entry->per_head ? "head " + std::to_string(ref->head + 1) + " \xC2\xB7 " + ref->entry->label : ref->entry->label;
+}
+
+const Matrix* matrix_of(const Trace& trace, const MatrixRef& ref) {
+    if (ref.entry == nullptr) return nullptr;
+    const HeadTrace* head = nullptr;
+    if (ref.entry->per_head) {
+        if (ref.head < 0 || ref.head >= static_cast<int>(trace.head.size())) return nullptr;
+        head = &trace.head[static_cast<size_t>(ref.head)];
+    }
+    const Matrix* m = ref.entry->get(trace, head);
+    return m != nullptr && m->size() != 0 ? m : nullptr;
+}
+
+const Matrix* find_matrix(const Trace& trace, const std::string& name) {
+    const auto ref = parse_matrix_name(name);
+    return ref ? matrix_of(trace, *ref) : nullptr;
+}
+
+std::vector<std::string> matrix_names(const Trace& trace) {
+    std::vector<std::string> names;
+    for (const MatrixEntry& e : matrix_registry()) {
+        if (!e.per_head) {
+            if (matrix_of(trace, MatrixRef{&e, -1})) names.emplace_back(e.key);
+            continue;
+        }
+        for (size_t h = 0; h < trace.head.size(); ++h)
+            if (matrix_of(trace, MatrixRef{&e, static_cast<int>(h)})) names.push_back(matrix_name(MatrixRef{&e, static_cast<int>(h)}));
+    }
+    return names;
+}
+
+}  // namespace attn

@@ -1,0 +1,75 @@
+#pragma once
+// Every matrix of a trace, in one table: its name, where it lives in the trace, its axes,
+// the kind of its values, its title and shape in the words of the articles, the stage of
+// the pipeline it belongs to, the column of the pipeline it is drawn in, and the scenario
+// matrix an in-place edit of it writes. find_matrix, matrix_names, the JSON trace, the
+// exports, the pipeline, lesson and compare cards and the tooltips all read this table:
+// adding a matrix is one row.
+//
+// Names: a whole-trace matrix by its key ("x", "w_q", "block.norm1"); a head's matrix as
+// "head<h>." + key ("head0.weights"). Users never see names: display_name() says
+// "head 1 · weights".
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lesson.hpp"
+#include "matrix.hpp"
+#include "trace.hpp"
+
+namespace attn {
+
+// What a matrix's rows or columns count.
+enum class Axis { Query, Key, Dim, Hidden };
+// How its values are coloured: signed (a diverging scale around 0) or weights (0…1).
+enum class ValueKind { Signed, Weights };
+
+// The scenario matrices an in-place edit can write (edits.hpp applies them).
+enum class Editable {
+    None, X, SourceX, Q, K, V, WQ, WK, WV, WO, BQ, BK, BV, BO, W1, B1, W2, B2, Gamma1, Beta1, Gamma2, Beta2,
+};
+const char* to_string(Editable editable);
+
+// The columns of the pipeline, left to right: each card is drawn in its entry's column.
+enum class Column {
+    Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, Unrotated, Projections, Scores, Scaled,
+    Masked, Softmax, HeadOutput, Concat, Output, Block, FeedForward, BlockOutput,
+};
+
+struct MatrixEntry {
+    const char* key;       // "weights", "w_q", "block.norm1"
+    bool per_head;
+    Stage stage;           // the lesson stage it belongs to
+    Axis rows, cols;
+    ValueKind values;
+    Editable edit;         // Editable::None: computed, not edited in place
+    const char* label;     // for users: "weights", "W_Q", "LayerNorm 1"
+    // The matrix in this trace (null when this trace has none: RoPE off, no block, …).
+    const Matrix* (*get)(const Trace& trace, const HeadTrace* head);
+    // Its title and shape line as the pipeline writes them, from the trace's own settings:
+    // "Q = LN₁(X+PE)·W_Q + b_q", "(3×8)·(8×4) → 3×4".
+    std::string (*title)(const Trace& trace, int head);
+    std::string (*shape)(const Trace& trace, int head);
+    Column (*column)(const Trace& trace);
+    // Whether the pipeline draws it (null: whenever it exists). X + PE without an additive
+    // encoding is X again: exported, not drawn twice.
+    bool (*drawn)(const Trace& trace) = nullptr;
+};
+
+// The table, in pipeline order.
+const std::vector<MatrixEntry>& matrix_registry();
+
+// A matrix named in a trace: its entry and head (−1 for whole-trace matrices).
+struct MatrixRef {
+    const MatrixEntry* entry = nullptr;
+    int head = -1;
+};
+// The one parser of names: nullopt for a name no entry has (or a malformed head number).
+std::optional<MatrixRef> parse_matrix_name(const std::string& name);
+std::string matrix_name(const MatrixRef& ref);
+// "head 1 · weights", "W_Q", "X": what the user reads.
+std::string display_name(const std::string& name);
+// The matrix, or null when the name is unknown or the matrix is empty in this trace.
+const Matrix* matrix_of(const Trace& trace, const MatrixRef& ref);
+
+}  // namespace attn

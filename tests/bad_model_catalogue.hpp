@@ -1,0 +1,224 @@
+#pragma once
+// The catalogue of bad checkpoint folders, one entry per kind of fault, shared by the core
+// tests (load_checkpoint refuses each with messages naming the file and the key, line or
+// tensor), and later the command line and the app (opening one keeps the current model and
+// says why). Each entry writes its folder from a good tiny checkpoint and spoils one thing.
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpt2/checkpoint.hpp"
+
+namespace attn::testing {
+
+struct BadModel {
+    std::string item;                                        // what is wrong, as the catalogue names it
+    std::string folder;                                      // written under this name
+    std::function<void(const std::string& folder)> write;    // puts the folder on disk, replacing what was there
+    std::vector<std::string> says;                           // every fragment the messages hold, beside the folder's path
+};
+
+// 2 layers, 2 heads, d = 8, 16 positions, d_ff = 32; vocab_size 260 for a tokenizer of 259
+// tokens (the 256 byte symbols and 3 merges), so the embedding has one row of padding.
+inline gpt2::Config tiny_config() {
+    gpt2::Config config;
+    config.n_layer = 2;
+    config.n_head = 2;
+    config.n_embd = 8;
+    config.n_positions = 16;
+    config.vocab_size = 260;
+    config.n_inner = 32;
+    return config;
+}
+
+inline gpt2::Checkpoint tiny_checkpoint(std::uint64_t seed = 1) {
+    std::vector<std::string> errors;
+    auto tokenizer = gpt2::Tokenizer::from_merges({{"\xC4\xA0", "t"}, {"h", "e"}, {"\xC4\xA0t", "he"}}, errors);
+    return gpt2::random_checkpoint(tiny_config(), seed, std::move(*tokenizer));
+}
+
+inline void write_tiny_checkpoint(const std::string& folder, const gpt2::CheckpointWriteOptions& options = {}) {
+    std::filesystem::remove_all(folder);
+    std::string error;
+    if (!gpt2::write_checkpoint(folder, tiny_checkpoint(), options, &error)) throw std::runtime_error(error);
+}
+
+inline std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+inline void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+// A good folder whose config.json has one key replaced (or removed, for a null value).
+inline std::function<void(const std::string&)> with_config(const std::string& key, const nlohmann::json& value) {
+    return [key, value](const std::string& folder) {
+        write_tiny_checkpoint(folder);
+        nlohmann::json config = nlohmann::json::parse(read_file(folder + "/config.json"));
+        if (value.is_null()) config.erase(key);
+        else config[key] = value;
+        write_file(folder + "/config.json", config.dump(2));
+    };
+}
+
+// A good folder with one file's text replaced.
+inline std::function<void(const std::string&)> with_file(const std::string& name, const std::string& text) {
+    return [name, text](const std::string& folder) {
+        write_tiny_checkpoint(folder);
+        write_file(folder + "/" + name, text);
+    };
+}
+
+// A good folder with one file removed.
+inline std::function<void(const std::string&)> without_file(const std::string& name) {
+    return [name](const std::string& folder) {
+        write_tiny_checkpoint(folder);
+        std::filesystem::remove(folder + "/" + name);
+    };
+}
+
+// A good folder whose model.safetensors is written from an edited list of tensors.
+inline std::function<void(const std::string&)> with_tensors(std::function<void(std::vector<gpt2::NamedTensor>&)> edit) {
+    return [edit](const std::string& folder) {
+        write_tiny_checkpoint(folder);
+        const gpt2::Checkpoint checkpoint = tiny_checkpoint();
+        std::vector<gpt2::NamedTensor> tensors;
+        std::string error;
+        gpt2::checkpoint_tensors(checkpoint, false, tensors, &error);
+        edit(tensors);
+        if (!gpt2::write_safetensors(folder + "/model.safetensors", tensors, {}, gpt2::Dtype::F32, &error))
+            throw std::runtime_error(error);
+    };
+}
+
+inline std::vector<BadModel> bad_model_catalogue() {
+    using nlohmann::json;
+    auto drop = [](const std::string& name) {
+        return with_tensors([name](std::vector<gpt2::NamedTensor>& tensors) {
+            for (auto it = tensors.begin(); it != tensors.end(); ++it)
+                if (it->name == name) {
+                    tensors.erase(it);
+                    return;
+                }
+        });
+    };
+    return {
+        {"no such folder", "missing", [](const std::string& folder) { std::filesystem::remove_all(folder); }, {"no such folder"}},
+        {"a file where the folder should be", "file",
+         [](const std::string& folder) {
+             std::filesystem::remove_all(folder);
+             write_file(folder, "not a folder");
+         },
+         {"is a file, not a checkpoint folder"}},
+
+        // config.json
+        {"no config.json", "no-config", without_file("config.json"), {"config.json: cannot open"}},
+        {"config.json not JSON", "config-syntax", with_file("config.json", "{\"n_layer\": 2,"), {"config.json: line 1", "not valid JSON"}},
+        {"config.json an array", "config-array", with_file("config.json", "[2, 2, 8]"),
+         {"config.json: top level", "expected a JSON object", "found array"}},
+        {"n_head missing", "no-heads", with_config("n_head", nullptr), {"config.json: key 'n_head': missing"}},
+        {"n_head does not divide n_embd", "heads", with_config("n_head", 3), {"config.json: n_embd 8 is not divisible by n_head 3"}},
+        {"a negative n_layer", "negative-layers", with_config("n_layer", -2),
+         {"config.json: key 'n_layer'", "expected an integer from 1 to 1024", "found -2"}},
+        {"an absurd vocab_size", "absurd-vocab", with_config("vocab_size", 1000000000),
+         {"config.json: key 'vocab_size'", "found 1000000000"}},
+        {"a fractional n_embd", "fractional", with_config("n_embd", 8.5), {"config.json: key 'n_embd'", "found 8.5"}},
+        {"a string where a number belongs", "string-size", with_config("n_embd", "eight"),
+         {"config.json: key 'n_embd'", "found \"eight\""}},
+        {"an unsupported activation", "activation", with_config("activation_function", "relu"),
+         {"config.json: key 'activation_function'", "\"relu\" is not read", "gelu_new"}},
+        {"another model type", "model-type", with_config("model_type", "gpt_neo"),
+         {"config.json: key 'model_type'", "gpt_neo", "only model_type \"gpt2\""}},
+        {"attention scaled by the layer index", "inverse-layer", with_config("scale_attn_by_inverse_layer_idx", true),
+         {"config.json: key 'scale_attn_by_inverse_layer_idx'", "not supported"}},
+        {"a negative layer_norm_epsilon", "epsilon", with_config("layer_norm_epsilon", -1e-5),
+         {"config.json: key 'layer_norm_epsilon'", "between 0 and 1"}},
+
+        // vocab.json and merges.txt
+        {"no vocab.json", "no-vocab", without_file("vocab.json"), {"vocab.json: cannot open"}},
+        {"vocab.json not an object", "vocab-array", with_file("vocab.json", "[\"a\", \"b\"]"),
+         {"vocab.json: expected an object of token → id"}},
+        {"a vocabulary id beyond vocab_size", "vocab-id",
+         [](const std::string& folder) {
+             write_tiny_checkpoint(folder);
+             std::string vocab = read_file(folder + "/vocab.json");
+             vocab.pop_back();
+             write_file(folder + "/vocab.json", vocab + ", \"extra\": 5000}");
+         },
+         {"vocab.json: key 'extra': id 5000 is not below vocab_size 260 (config.json)"}},
+        {"no merges.txt", "no-merges", without_file("merges.txt"), {"merges.txt: cannot open"}},
+        {"a bad merges line", "merges-line", with_file("merges.txt", "#version: 0.2\n\xC4\xA0 t\nh e x\n"),
+         {"merges.txt: line 3: expected two tokens separated by one space", "\"h e x\""}},
+        {"a merge of tokens not in the vocabulary", "merges-vocab", with_file("merges.txt", "#version: 0.2\nq z\n"),
+         {"merges.txt: line 2: the merge result 'qz' is not in the vocabulary"}},
+
+        // model.safetensors
+        {"no model.safetensors", "no-weights", without_file("model.safetensors"), {"model.safetensors: cannot open"}},
+        {"pytorch_model.bin instead of safetensors", "pytorch",
+         [](const std::string& folder) {
+             without_file("model.safetensors")(folder);
+             write_file(folder + "/pytorch_model.bin", "PK");
+         },
+         {"model.safetensors: missing", "pytorch_model.bin", "only safetensors are read"}},
+        {"sharded weights", "sharded",
+         [](const std::string& folder) {
+             without_file("model.safetensors")(folder);
+             write_file(folder + "/model.safetensors.index.json", "{}");
+         },
+         {"model.safetensors: missing", "sharded (model.safetensors.index.json)"}},
+        {"model.safetensors not a safetensors file", "not-safetensors", with_file("model.safetensors", "hello, world! not tensors"),
+         {"model.safetensors: the header length is", "not a safetensors file?"}},
+        {"model.safetensors cut short", "cut-short",
+         [](const std::string& folder) {
+             write_tiny_checkpoint(folder);
+             const std::string bytes = read_file(folder + "/model.safetensors");
+             write_file(folder + "/model.safetensors", bytes.substr(0, bytes.size() - 100));
+         },
+         {"model.safetensors: tensor '", "run past the end of the data section"}},
+        {"a missing tensor", "missing-tensor", drop("h.1.mlp.c_fc.bias"),
+         {"model.safetensors: tensor 'h.1.mlp.c_fc.bias' is missing", "nor is there 'transformer.h.1.mlp.c_fc.bias'"}},
+        {"c_attn stored as nn.Linear's (out, in)", "transposed",
+         [](const std::string& folder) {
+             const gpt2::Checkpoint checkpoint = tiny_checkpoint();
+             const Matrix transposed = checkpoint.layers[0].c_attn_w.transpose();
+             with_tensors([&](std::vector<gpt2::NamedTensor>& tensors) {
+                 for (auto& t : tensors)
+                     if (t.name == "h.0.attn.c_attn.weight") t = gpt2::named_tensor(t.name, transposed);
+             })(folder);
+         },
+         {"model.safetensors: tensor 'h.0.attn.c_attn.weight' is [24, 8], but config.json gives [8, 24] (n_embd × 3·n_embd)",
+          "transpose", "Conv1D stores (in, out)"}},
+        {"fewer layers than config.json says", "layers", with_config("n_layer", 3),
+         {"model.safetensors: layer 2 is missing: no tensor 'h.2.…'", "config.json says n_layer 3"}},
+        {"an embedding of another vocabulary size", "wte", with_config("vocab_size", 300),
+         {"model.safetensors: tensor 'wte.weight' is [260, 8], but config.json gives [300, 8] (vocab_size × n_embd)"}},
+        {"an integer tensor where a weight belongs", "dtype",
+         [](const std::string& folder) {
+             write_tiny_checkpoint(folder);
+             // I32 has F32's size, so the header keeps its length and only the dtype is wrong.
+             std::string bytes = read_file(folder + "/model.safetensors");
+             const std::string f32 = "\"ln_f.bias\":{\"data_offsets\":";
+             const auto at = bytes.find(f32);
+             const auto dtype = bytes.find("\"F32\"", at);
+             bytes.replace(dtype, 5, "\"I32\"");
+             write_file(folder + "/model.safetensors", bytes);
+         },
+         {"model.safetensors: tensor 'ln_f.bias': dtype I32 is not read (only F32, F16 and BF16 are)"}},
+        {"not a GPT-2 model's tensors", "not-gpt2",
+         [](const std::string& folder) {
+             write_tiny_checkpoint(folder);
+             const Matrix w = Matrix::Ones(2, 2);
+             gpt2::write_safetensors(folder + "/model.safetensors", {gpt2::named_tensor("encoder.layer.0.weight", w)}, {},
+                                     gpt2::Dtype::F32, nullptr);
+         },
+         {"model.safetensors: none of GPT-2's tensors is here", "holds 1 tensor, such as 'encoder.layer.0.weight'", "not a GPT-2 checkpoint?"}},
+    };
+}
+
+}  // namespace attn::testing

@@ -1,0 +1,271 @@
+// Checkpoint folders: written and read back in F32, F16 and BF16, with and without the
+// "transformer." prefix; GPT-2's Conv1D (in, out) layout kept as stored; config.json's
+// defaults; every entry of the bad-model catalogue refused with its message.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include "bad_model_catalogue.hpp"
+#include "gpt2/checkpoint.hpp"
+#include "random.hpp"
+
+using namespace attn;
+using namespace attn::gpt2;
+using attn::testing::tiny_checkpoint;
+using attn::testing::tiny_config;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string joined(const std::vector<std::string>& errors) {
+    std::string s;
+    for (const auto& e : errors) s += e + "\n";
+    return s;
+}
+
+float rounded(float x, Dtype dtype) {
+    return dtype == Dtype::F32 ? x : dtype == Dtype::F16 ? f16_to_f32(f32_to_f16(x)) : bf16_to_f32(f32_to_bf16(x));
+}
+
+// The tiny checkpoint with every LayerNorm γ and β random too, so a swapped vector shows.
+Checkpoint distinct_checkpoint() {
+    Checkpoint c = tiny_checkpoint(5);
+    std::uint64_t seed = 100;
+    for (auto& layer : c.layers)
+        for (Vector* v : {&layer.ln_1_gamma, &layer.ln_1_beta, &layer.ln_2_gamma, &layer.ln_2_beta})
+            *v = normal_matrix(1, static_cast<int>(v->cols()), ++seed);
+    c.ln_f_gamma = normal_matrix(1, 8, ++seed);
+    c.ln_f_beta = normal_matrix(1, 8, ++seed);
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint written in F32, F16 and BF16, with and without the prefix, reads back") {
+    const Checkpoint original = distinct_checkpoint();
+    std::vector<NamedTensor> expected;
+    std::string error;
+    REQUIRE(checkpoint_tensors(original, false, expected, &error));
+    REQUIRE(expected.size() == 2 + 2 * 12 + 2);
+
+    for (const bool prefix : {false, true})
+        for (const Dtype dtype : {Dtype::F32, Dtype::F16, Dtype::BF16}) {
+            INFO("prefix " << prefix << ", " << to_string(dtype));
+            const std::string folder = std::string("test_gpt2_checkpoint_") + (prefix ? "prefixed_" : "") + to_string(dtype);
+            std::filesystem::remove_all(folder);
+            CheckpointWriteOptions options;
+            options.dtype = dtype;
+            options.transformer_prefix = prefix;
+            options.mask_buffers = prefix;   // old exports' buffers and a separate LM head are ignored
+            options.lm_head = prefix;
+            REQUIRE(write_checkpoint(folder, original, options, &error));
+            for (const char* file : {"config.json", "model.safetensors", "vocab.json", "merges.txt"})
+                CHECK(std::filesystem::exists(folder + "/" + file));
+
+            // The names on disk are Hugging Face's.
+            std::vector<std::string> errors;
+            const auto file = SafetensorsFile::open(folder + "/model.safetensors", errors);
+            REQUIRE(file);
+            CHECK(file->has(prefix ? "transformer.h.1.attn.c_attn.weight" : "h.1.attn.c_attn.weight"));
+            CHECK(file->has("transformer.wte.weight") == prefix);
+            CHECK(file->has("lm_head.weight") == prefix);
+            CHECK(file->has("transformer.h.0.attn.bias") == prefix);
+            if (prefix) CHECK(file->info("transformer.h.0.attn.bias")->shape == std::vector<std::int64_t>{1, 1, 16, 16});
+
+            const CheckpointLoad load = load_checkpoint(folder);
+            INFO(joined(load.errors));
+            REQUIRE(load.checkpoint);
+            CHECK(load.errors.empty());
+            const Checkpoint& c = *load.checkpoint;
+            CHECK(c.folder == folder);
+            CHECK(c.config.n_layer == 2);
+            CHECK(c.config.n_head == 2);
+            CHECK(c.config.n_embd == 8);
+            CHECK(c.config.n_positions == 16);
+            CHECK(c.config.vocab_size == 260);
+            CHECK(c.config.n_inner == 32);
+            CHECK(c.config.layer_norm_epsilon == 1e-5f);
+            CHECK(c.config.activation == "gelu_new");
+            CHECK(c.tokenizer.size() == 259);
+            CHECK(c.tokenizer.vocab_json() == original.tokenizer.vocab_json());
+            CHECK(c.tokenizer.encode(" the") == std::vector<int>{258});
+            std::vector<NamedTensor> actual;
+            REQUIRE(checkpoint_tensors(c, false, actual, &error));
+            REQUIRE(actual.size() == expected.size());
+            for (std::size_t t = 0; t < expected.size(); ++t) {
+                INFO(expected[t].name);
+                CHECK(actual[t].name == expected[t].name);
+                CHECK(actual[t].shape == expected[t].shape);
+                std::size_t count = 1;
+                for (auto dim : expected[t].shape) count *= static_cast<std::size_t>(dim);
+                int mismatches = 0;
+                for (std::size_t i = 0; i < count; ++i) mismatches += actual[t].values[i] != rounded(expected[t].values[i], dtype);
+                CHECK(mismatches == 0);
+            }
+            std::filesystem::remove_all(folder);
+        }
+}
+
+TEST_CASE("Conv1D weights keep GPT-2's (in, out) layout: x·W, Q | K | V along the columns") {
+    Checkpoint c = tiny_checkpoint();
+    // W(i, j) = 32·i + j: every entry names its row and column, exactly in F16.
+    for (int i = 0; i < 8; ++i)
+        for (int j = 0; j < 24; ++j) c.layers[1].c_attn_w(i, j) = static_cast<float>(32 * i + j);
+    const std::string folder = "test_gpt2_conv1d";
+    std::string error;
+    CheckpointWriteOptions options;
+    options.dtype = Dtype::F16;
+    REQUIRE(write_checkpoint(folder, c, options, &error));
+
+    // On disk: shape [in, out] = [8, 24], row-major: the first 24 values are row 0.
+    std::vector<std::string> errors;
+    const auto file = SafetensorsFile::open(folder + "/model.safetensors", errors);
+    REQUIRE(file);
+    CHECK(file->info("h.1.attn.c_attn.weight")->shape == std::vector<std::int64_t>{8, 24});
+    std::vector<float> raw;
+    REQUIRE(file->read("h.1.attn.c_attn.weight", raw, errors));
+    for (int j = 0; j < 24; ++j) CHECK(raw[j] == static_cast<float>(j));
+    CHECK(raw[24] == 32.0f);
+
+    const CheckpointLoad load = load_checkpoint(folder);
+    REQUIRE(load.checkpoint);
+    const Matrix& w = load.checkpoint->layers[1].c_attn_w;
+    REQUIRE(w.rows() == 8);
+    REQUIRE(w.cols() == 24);
+    // The one-hot x = e₃ picks row 3: q = x·W[:, 0:8], k = x·W[:, 8:16], v = x·W[:, 16:24].
+    Matrix x = Matrix::Zero(1, 8);
+    x(0, 3) = 1.0f;
+    const Matrix qkv = x * w;   // (1 × 8)·(8 × 24) → (1 × 24)
+    for (int j = 0; j < 24; ++j) CHECK(qkv(0, j) == static_cast<float>(96 + j));
+    CHECK(qkv.block(0, 8, 1, 8)(0, 0) == 104.0f);   // K starts at column d = 8
+    // Head h of Q owns columns [h·d_k, (h+1)·d_k), d_k = 4.
+    CHECK(load.checkpoint->config.head_dim() == 4);
+    std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("config.json: defaults, n_ctx, n_inner, the tanh GELU's other name") {
+    std::vector<std::string> errors;
+    const auto minimal = config_from_text(R"({"n_layer": 12, "n_head": 12, "n_embd": 768, "n_positions": 1024, "vocab_size": 50257})",
+                                          "config.json", errors);
+    REQUIRE(minimal);
+    CHECK(minimal->n_inner == 3072);
+    CHECK(minimal->layer_norm_epsilon == 1e-5f);
+    CHECK(minimal->activation == "gelu_new");
+    CHECK(minimal->head_dim() == 64);
+    const auto old = config_from_text(R"({"n_layer": 1, "n_head": 1, "n_embd": 4, "n_ctx": 32, "vocab_size": 300, "n_inner": null,
+                                          "activation_function": "gelu_pytorch_tanh", "layer_norm_epsilon": 1e-6,
+                                          "model_type": "gpt2", "scale_attn_weights": true})",
+                                      "config.json", errors);
+    REQUIRE(old);
+    CHECK(old->n_positions == 32);
+    CHECK(old->n_inner == 16);
+    CHECK(old->activation == "gelu_pytorch_tanh");
+    CHECK(old->layer_norm_epsilon == 1e-6f);
+    CHECK(errors.empty());
+    // Written as Hugging Face writes it: n_inner null for 4·d, ε as 1e-05.
+    const std::string text = config_json(tiny_config());
+    CHECK_THAT(text, Contains("\"n_inner\": null") && Contains("\"layer_norm_epsilon\": 1e-05") && Contains("\"model_type\": \"gpt2\""));
+    Config wide = tiny_config();
+    wide.n_inner = 20;
+    wide.activation = "gelu_pytorch_tanh";
+    const auto back = config_from_text(config_json(wide), "config.json", errors);
+    REQUIRE(back);
+    CHECK(back->n_inner == 20);
+    CHECK(back->activation == "gelu_pytorch_tanh");
+
+    // A checkpoint with d_ff ≠ 4·d loads with (8 × 20) and (20 × 8) MLP weights.
+    std::string error;
+    const Checkpoint c = random_checkpoint(wide, 3, tiny_checkpoint().tokenizer);
+    REQUIRE(write_checkpoint("test_gpt2_wide", c, {}, &error));
+    const CheckpointLoad load = load_checkpoint("test_gpt2_wide");
+    REQUIRE(load.checkpoint);
+    CHECK(load.checkpoint->layers[0].c_fc_w.cols() == 20);
+    CHECK(load.checkpoint->layers[0].mlp_proj_w.rows() == 20);
+    CHECK(load.checkpoint->layers[0].mlp_proj_w == c.layers[0].mlp_proj_w);
+    std::filesystem::remove_all("test_gpt2_wide");
+}
+
+TEST_CASE("random checkpoints: N(0, 0.02), γ = 1, β = 0, the same for the same seed") {
+    const Checkpoint a = tiny_checkpoint(9), b = tiny_checkpoint(9), other = tiny_checkpoint(10);
+    CHECK(a.wte == b.wte);
+    CHECK(a.wte != other.wte);
+    CHECK(a.layers[1].ln_2_gamma == Vector::Ones(8));
+    CHECK(a.layers[1].ln_2_beta == Vector::Zero(8));
+    CHECK(a.layers[0].c_attn_w.rows() == 8);
+    CHECK(a.layers[0].c_attn_w.cols() == 24);
+    const Matrix big = random_checkpoint(tiny_config(), 1).wte;   // 260 × 8 values
+    const float mean = big.mean();
+    const float stddev = std::sqrt((big.array() - mean).square().mean());
+    CHECK(std::abs(mean) < 0.005f);
+    CHECK(stddev == Approx(0.02f).epsilon(0.1));
+    // A checkpoint whose matrices disagree with its config is not written.
+    Checkpoint wrong = tiny_checkpoint();
+    wrong.layers[0].c_fc_w.resize(32, 8);
+    std::string error;
+    CHECK_FALSE(write_checkpoint("test_gpt2_wrong", wrong, {}, &error));
+    CHECK_THAT(error, Contains("'h.0.mlp.c_fc.weight' is [32, 8], its config gives [8, 32]"));
+    std::filesystem::remove_all("test_gpt2_wrong");
+}
+
+TEST_CASE("every folder of the bad-model catalogue is refused with its message") {
+    const std::string root = "test_gpt2_bad_models";
+    std::filesystem::create_directories(root);
+    for (const auto& bad : attn::testing::bad_model_catalogue()) {
+        INFO(bad.item);
+        const std::string folder = root + "/" + bad.folder;
+        bad.write(folder);
+        const CheckpointLoad load = load_checkpoint(folder);
+        const std::string message = joined(load.errors);
+        INFO(message);
+        CHECK_FALSE(load.checkpoint);
+        CHECK_THAT(message, Contains(folder));
+        for (const auto& fragment : bad.says) CHECK_THAT(message, Contains(fragment));
+    }
+    std::filesystem::remove_all(root);
+}
+
+TEST_CASE("one attempt reports the faults of every file") {
+    const std::string folder = "test_gpt2_many_faults";
+    attn::testing::with_config("activation_function", "relu")(folder);
+    std::filesystem::remove(folder + "/vocab.json");
+    attn::testing::write_file(folder + "/model.safetensors", "");
+    const CheckpointLoad load = load_checkpoint(folder);
+    CHECK_FALSE(load.checkpoint);
+    CHECK_THAT(joined(load.errors), Contains("config.json: key 'activation_function'") && Contains("vocab.json: cannot open") &&
+                                        Contains("model.safetensors: 0 bytes"));
+    std::filesystem::remove_all(folder);
+}
+
+// Not run by default (it writes 500 MB): build/tests/test_gpt2 "[.benchmark]".
+TEST_CASE("opening a GPT-2-small-sized folder takes about a second", "[.benchmark]") {
+    Config config;
+    config.n_layer = 12;
+    config.n_head = 12;
+    config.n_embd = 768;
+    config.n_positions = 1024;
+    config.vocab_size = 50257;
+    config.n_inner = 3072;
+    using clock = std::chrono::steady_clock;
+    auto seconds = [](clock::time_point since) { return std::chrono::duration<double>(clock::now() - since).count(); };
+    auto start = clock::now();
+    const Checkpoint c = random_checkpoint(config, 1);
+    WARN("random_checkpoint: " << seconds(start) << " s");
+    for (const Dtype dtype : {Dtype::F32, Dtype::F16}) {
+        const std::string folder = std::string("test_gpt2_small_") + to_string(dtype);
+        CheckpointWriteOptions options;
+        options.dtype = dtype;
+        std::string error;
+        start = clock::now();
+        REQUIRE(write_checkpoint(folder, c, options, &error));
+        WARN(to_string(dtype) << " write: " << seconds(start) << " s, "
+                              << std::filesystem::file_size(folder + "/model.safetensors") / 1e6 << " MB");
+        start = clock::now();
+        const CheckpointLoad load = load_checkpoint(folder);
+        WARN(to_string(dtype) << " load: " << seconds(start) << " s");
+        REQUIRE(load.checkpoint);
+        CHECK(load.checkpoint->layers[11].mlp_proj_w(3071, 767) == rounded(c.layers[11].mlp_proj_w(3071, 767), dtype));
+        std::filesystem::remove_all(folder);
+    }
+}
