@@ -444,6 +444,35 @@ bool apply(const Edit& edit, Scenario& s) {
 
 // [SECTION] Session
 
+std::string describe(const Edit& edit) {
+    const auto side = [](Side s) { return s == Side::Source ? std::string("source ") : std::string(); };
+    return std::visit(
+        [&](const auto& e) -> std::string {
+            using E = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<E, SetCell>)
+                return std::string("edit ") + to_string(e.matrix) + "[" + std::to_string(e.row + 1) + "," + std::to_string(e.col + 1) + "]";
+            else if constexpr (std::is_same_v<E, SetTokens>) return "set the " + side(e.side) + "tokens";
+            else if constexpr (std::is_same_v<E, InsertToken>) return "insert " + side(e.side) + "token '" + e.text + "'";
+            else if constexpr (std::is_same_v<E, DeleteToken>) return "delete " + side(e.side) + "token " + std::to_string(e.index + 1);
+            else if constexpr (std::is_same_v<E, MoveToken>) return "move " + side(e.side) + "token " + std::to_string(e.from + 1) + " to " + std::to_string(e.to + 1);
+            else if constexpr (std::is_same_v<E, RenameToken>) return "rename " + side(e.side) + "token " + std::to_string(e.index + 1) + " to '" + e.text + "'";
+            else if constexpr (std::is_same_v<E, SetHeads>) return "set heads to " + std::to_string(e.heads);
+            else if constexpr (std::is_same_v<E, SetMaskKind>) return std::string("set the mask to ") + to_string(e.kind);
+            else if constexpr (std::is_same_v<E, SetWindow>) return "set the window to " + std::to_string(e.window);
+            else if constexpr (std::is_same_v<E, SetPadding>) return std::string(e.padding ? "pad " : "unpad ") + side(e.side) + "token " + std::to_string(e.index + 1);
+            else if constexpr (std::is_same_v<E, PaintMaskCell>) return "paint mask cell [" + std::to_string(e.row + 1) + "," + std::to_string(e.col + 1) + "]";
+            else if constexpr (std::is_same_v<E, SetMaskedFill>) return "set the masked fill";
+            else if constexpr (std::is_same_v<E, SetScale>) return e.on ? "turn scaling on" : "turn scaling off";
+            else if constexpr (std::is_same_v<E, SetSoftmax>) return std::string("set softmax to ") + to_string(e.kind);
+            else if constexpr (std::is_same_v<E, SetPositional>) return std::string("set positions to ") + to_string(e.kind);
+            else if constexpr (std::is_same_v<E, SetAttention>) return std::string("set attention to ") + to_string(e.kind);
+            else if constexpr (std::is_same_v<E, SetBlock>) return e.on ? "turn the block on" : "turn the block off";
+            else if constexpr (std::is_same_v<E, SetSeed>) return "set the seed to " + std::to_string(e.seed);
+            else return "replace the scenario";
+        },
+        edit);
+}
+
 bool apply_pending(Session& session) {
     bool changed = false;
     std::vector<Edit> edits;
@@ -456,7 +485,22 @@ bool apply_pending(Session& session) {
             if (const auto* replace = std::get_if<ReplaceScenario>(&e)) navigated = navigated || replace->navigation;
         }
         if (navigated) session.history.clear();
-        else if (changed) session.history.record(before);
+        else if (changed) {
+            std::string action = describe(edits.front());
+            if (edits.size() > 1) {
+                const bool one_kind = std::all_of(edits.begin(), edits.end(), [&](const Edit& e) { return e.index() == edits.front().index(); });
+                action = one_kind && std::holds_alternative<SetCell>(edits.front())
+                             ? std::string("edit ") + to_string(std::get<SetCell>(edits.front()).matrix) + " (" + std::to_string(edits.size()) + " cells)"
+                             : action + " and " + std::to_string(edits.size() - 1) + " more";
+            }
+            session.history.record(before, std::move(action));
+        }
+    }
+    if (session.restore) {
+        session.scenario = std::move(session.restore->scenario);
+        session.history = std::move(session.restore->history);
+        session.restore.reset();
+        changed = true;
     }
     std::vector<HistoryStep> steps;
     steps.swap(session.history_steps);

@@ -3,6 +3,7 @@
 // push edits; the edits are applied between frames, mark the session dirty, and the
 // trace is recomputed once. Pure logic: no window, no GL.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -78,11 +79,19 @@ struct Session {
     comparison::Comparison comparison;   // Compare's B against `trace` (compute.hpp installs it)
     History history;                     // the scenario before each batch of edits that changed it
     std::vector<HistoryStep> history_steps;  // applied by update(), after the pending edits
+    // A scenario and its undo history put back whole (leaving a lesson returns to the
+    // user's own work): applied by update(), after the pending edits.
+    struct Restore { Scenario scenario; History history; };
+    std::optional<Restore> restore;
 
     void push(Edit edit) { pending.push_back(std::move(edit)); }
     void request_undo() { history_steps.push_back(HistoryStep::Undo); }
     void request_redo() { history_steps.push_back(HistoryStep::Redo); }
 };
+
+// What an edit does, in words, for the Edit menu: "edit W_Q[1,2]" (rows and columns count
+// from 1, as everywhere in the app).
+std::string describe(const Edit& edit);
 
 // Applies the pending edits in order (marking the session dirty when one changed the
 // scenario), recording the scenario before the batch in the history when it changed (a

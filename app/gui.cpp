@@ -304,7 +304,12 @@ int run(const cli::Options& options, Scenario scenario) {
     int exit_code = 0;
 
     int quiet_frames = 0;  // frames since the last input: an idle window sleeps until an event
-    for (int frame = 0; !glfwWindowShouldClose(glfw.window); ++frame) {
+    for (int frame = 0;; ++frame) {
+        // The close button or File → Quit: unsaved work is asked about first (Save / Discard / Cancel).
+        if (glfwWindowShouldClose(glfw.window) || state.classroom.quit_requested) {
+            glfwSetWindowShouldClose(glfw.window, GLFW_FALSE);
+            if (screenshot || bench || ui::request_quit(state)) break;
+        }
         if (!screenshot && !bench && quiet_frames > 3) glfwWaitEventsTimeout(0.5);
         else glfwPollEvents();
         if (bench) push_bench_edit(state, frame);

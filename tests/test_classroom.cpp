@@ -7,6 +7,7 @@
 #include "engine.hpp"
 #include "export.hpp"
 #include "history.hpp"
+#include "reflect.hpp"
 #include "lesson.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
@@ -175,4 +176,51 @@ TEST_CASE("undo after N edits restores the original scenario exactly, redo repla
     history.undo(s);
     history.record(s);  // a new edit drops the redo branch
     CHECK_FALSE(history.can_redo());
+}
+
+TEST_CASE("undo history of a 65,536-token scenario stays bounded: unchanged chunks are shared") {
+    constexpr int n = 65536;
+    Scenario s;
+    s.input = InputMode::Embeddings;
+    s.d_model = 64;
+    s.heads = 4;
+    for (int i = 0; i < n; ++i) s.target.tokens.push_back("token" + std::to_string(i));
+    s.target.embeddings = Matrix::Random(n, 64);
+    const size_t scenario_bytes = static_cast<size_t>(n) * 64 * sizeof(float);  // 16 MiB of embeddings alone
+
+    // One cell per edit: each step adds one 64 KiB chunk, not a 16 MiB copy.
+    History history(256, size_t{64} << 20);
+    constexpr int edits = 270;
+    Scenario step_14;
+    for (int i = 0; i < edits; ++i) {
+        if (i == edits - 256) step_14 = s;
+        history.record(s, "set X[" + std::to_string(i) + "]");
+        s.target.embeddings((i * 977) % n, i % 64) += 1.0f;
+    }
+    CHECK(history.undo_depth() == 256);
+    CHECK(history.undo_action() == "set X[269]");
+    const size_t held = history.bytes();
+    INFO("history holds " << held << " bytes");
+    CHECK(held > scenario_bytes);                                        // one full copy is there
+    CHECK(held < scenario_bytes + 256 * History::kChunkBytes + (size_t{8} << 20));  // and then a chunk per step
+    // Every step comes back exactly.
+    for (int i = 0; i < 256; ++i) REQUIRE(history.undo(s));
+    CHECK_FALSE(history.undo(s));
+    CHECK(reflect::equal(s, step_14));
+    CHECK(history.redo_action() == "set X[14]");
+    CHECK(history.bytes() < held + (size_t{8} << 20));  // the redo side shares the same chunks
+
+    // Edits that change everything: the oldest steps go, the byte bound holds, and the newest
+    // step always stays.
+    History small(256, size_t{40} << 20);
+    for (int i = 0; i < 6; ++i) {
+        small.record(s, "scale X");
+        s.target.embeddings *= 1.5f;
+        CHECK(small.bytes() <= (size_t{40} << 20));
+        CHECK(small.undo_depth() >= 1);
+    }
+    CHECK(small.undo_depth() < 6);
+    History tiny(256, 1024);
+    tiny.record(s, "too big to keep two");
+    CHECK(tiny.undo_depth() == 1);
 }

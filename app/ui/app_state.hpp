@@ -124,6 +124,9 @@ struct LessonState {
     int active = -1;                         // index into lessons; -1 in free mode
     int step = 0;
     std::vector<SharpnessPoint> sharpness;   // computed when a scaling-plot step opens
+    // The user's own scenario and undo history when the lesson was entered: put back on
+    // leaving it, so a lesson never costs the user their work.
+    std::optional<edits::Session::Restore> saved;
 };
 
 // A line for the status area (a file that could not be read or written, a save that worked).
@@ -179,6 +182,14 @@ struct ClassroomState {
     std::string png_request;                 // Export → PNG: write a frame to this file
     int png_delay = 0;                       // frames to wait first (the path popup must be gone)
     std::string selected_matrix;             // the last matrix hovered: what Export writes
+    // Quitting: the window's close button and File → Quit ask first when the work is not
+    // saved (Save / Discard / Cancel). `baseline` is the scenario last saved or opened (or
+    // the one the app started with); a scenario that is an unedited preset has nothing to lose.
+    std::optional<Scenario> baseline;
+    bool quit_requested = false;             // File → Quit, or the window's close button
+    bool quit_confirmed = false;             // the loop may end now
+    bool ask_unsaved = false;                // open the Save / Discard / Cancel dialog
+    bool quit_after_save = false;            // the dialog's Save: quit once the save worked
 };
 
 // The backend section: what the panel asks of the compute layer, and what it last reported.

@@ -28,6 +28,12 @@ void apply_session(AppState& state, Scenario scenario, const session_file::ViewC
 // File → Open: a session or a scenario file. One that cannot be read leaves everything as
 // it was, with a notice per problem ("Cannot open FILE: FILE: key 'q' row 2: …").
 void open_file(AppState& state, const std::string& path);
+// True when the user's work differs from what was last saved or opened and is not an
+// unedited preset (a lesson's scenario counts as the user's own one it stands in for).
+bool has_unsaved_work(const AppState& state);
+// The window's close button or File → Quit: true when the loop may end now; otherwise the
+// Save / Discard / Cancel dialog opens and a later frame confirms (classroom.quit_confirmed).
+bool request_quit(AppState& state);
 
 // panel_recovery.cpp: autosave, and the offer to restore what a run that died left.
 // `directory` empty: neither. `save` false (screenshots): the autosaves of dead runs are

@@ -12,6 +12,7 @@ namespace attn::ui {
 
 void draw_frame(AppState& state, HeatmapTextures& textures) {
     ClassroomState& classroom = state.classroom;
+    if (!classroom.baseline) classroom.baseline = state.session.scenario;  // what the app started with
     handle_shortcuts(state);  // keys of the last input: undo, files, F5, the lesson clicker
     if (classroom.normal_fonts.ui != nullptr) state.fonts = classroom.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
     prepare_compare(state, textures);  // before anything draws: a new B drops textures

@@ -68,6 +68,12 @@ bool open_lesson(AppState& state, int index, int step) {
     ensure_lessons_loaded(state);
     LessonState& ls = state.classroom.lesson;
     if (index < 0 || index >= static_cast<int>(ls.lessons.size())) return false;
+    if (ls.active < 0) {
+        // Entering from free mode: keep the user's work, edits not yet applied included.
+        edits::Session& session = state.session;
+        edits::apply_pending(session);
+        ls.saved = edits::Session::Restore{session.scenario, session.history};
+    }
     ls.active = index;
     ls.step = step;
     show_step(state);
@@ -114,8 +120,14 @@ void lesson_previous(AppState& state) {
 }
 
 void leave_lesson(AppState& state) {
-    state.classroom.lesson.active = -1;
-    state.classroom.lesson.sharpness.clear();
+    LessonState& ls = state.classroom.lesson;
+    if (ls.active >= 0 && ls.saved) {
+        state.session.restore = std::move(*ls.saved);
+        add_notice(state, "left the lesson: your own scenario is back, with its undo history", false);
+    }
+    ls.saved.reset();
+    ls.active = -1;
+    ls.sharpness.clear();
 }
 
 const LessonStep* current_step(const AppState& state) {

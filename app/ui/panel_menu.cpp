@@ -23,6 +23,7 @@
 #include "export_file.hpp"
 #include "serialize.hpp"
 #include "session_file.hpp"
+#include "reflect.hpp"
 #include "ui/classroom.hpp"
 #include "ui/panels.hpp"
 
@@ -89,6 +90,7 @@ session_file::ViewChoices view_choices(const AppState& state) {
 
 void apply_session(AppState& state, Scenario scenario, const session_file::ViewChoices& view) {
     leave_lesson(state);
+    state.session.restore.reset();  // the session replaces the work, as an undo step (below)
     // A lesson step queues its own scenario; the saved one (which may have edits) replaces it.
     if (!view.lesson.empty()) open_lesson_named(state, view.lesson, view.step);
     state.session.push(edits::ReplaceScenario{std::move(scenario)});
@@ -98,22 +100,78 @@ void apply_session(AppState& state, Scenario scenario, const session_file::ViewC
 }
 
 // A session file, or a plain scenario file (what --export-scenario writes, what students trade).
+bool has_unsaved_work(const AppState& state) {
+    const ClassroomState& c = state.classroom;
+    const Scenario& work = c.lesson.saved ? c.lesson.saved->scenario : state.session.scenario;
+    if (c.baseline && reflect::equal(work, *c.baseline)) return false;
+    return edits::preset_of(work).empty();
+}
+
+bool request_quit(AppState& state) {
+    ClassroomState& c = state.classroom;
+    const bool first = !c.quit_requested;
+    c.quit_requested = true;
+    if (c.quit_confirmed || !has_unsaved_work(state)) return c.quit_confirmed = true;
+    if (first) c.ask_unsaved = true;  // once per request
+    return false;
+}
+
 void open_file(AppState& state, const std::string& path) {
     session_file::SessionLoad load = session_file::load_session_or_scenario(path);
     if (!load.scenario) {  // the current state is kept
         for (const std::string& e : load.errors) add_notice(state, "Cannot open " + path + ": " + e, true);
         return;
     }
+    state.classroom.baseline = *load.scenario;
     apply_session(state, std::move(*load.scenario), load.view);
     add_notice(state, "Opened " + path, false);
 }
 
 namespace {
 
+void ask_path(AppState& state, FileAction action, std::string default_path);
+
 void save_session(AppState& state, const std::string& path) {
     std::string error;
-    if (session_file::save_session(path, state.session.scenario, view_choices(state), &error)) add_notice(state, "Session saved to " + path, false);
-    else add_notice(state, "Cannot save the session: " + error, true);
+    ClassroomState& c = state.classroom;
+    if (session_file::save_session(path, state.session.scenario, view_choices(state), &error)) {
+        add_notice(state, "Session saved to " + path, false);
+        c.baseline = state.session.scenario;
+        if (c.quit_after_save) c.quit_requested = c.quit_confirmed = true;
+    } else {
+        add_notice(state, "Cannot save the session: " + error, true);
+    }
+    c.quit_after_save = false;
+}
+
+// Save / Discard / Cancel, when quitting would lose work.
+void draw_unsaved_prompt(AppState& state) {
+    ClassroomState& c = state.classroom;
+    if (c.ask_unsaved) {
+        ImGui::OpenPopup("Unsaved changes");
+        c.ask_unsaved = false;
+    }
+    if (!ImGui::BeginPopupModal("Unsaved changes", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) return;
+    ImGui::TextUnformatted("Your scenario has changes that are not saved in a session file.");
+    ImGui::TextUnformatted("Save them before quitting?");
+    const float w = 120.0f * state.fonts.scale;
+    const bool save = ImGui::Button("Save\xE2\x80\xA6", ImVec2(w, 0));
+    record_item(state, "unsaved.save", "Save");
+    ImGui::SameLine();
+    const bool discard = ImGui::Button("Discard", ImVec2(w, 0));
+    record_item(state, "unsaved.discard", "Discard");
+    ImGui::SameLine();
+    const bool cancel = ImGui::Button("Cancel", ImVec2(w, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false);
+    record_item(state, "unsaved.cancel", "Cancel");
+    if (save || discard || cancel) ImGui::CloseCurrentPopup();
+    ImGui::EndPopup();
+    if (discard) c.quit_confirmed = true;
+    if (cancel) c.quit_requested = false;
+    if (save) {
+        c.quit_requested = false;  // asked again by a save that works
+        c.quit_after_save = true;
+        ask_path(state, FileAction::SaveSession, "session.json");
+    }
 }
 
 void export_matrix(AppState& state, const std::string& path) {
@@ -209,6 +267,7 @@ void draw_path_prompt(AppState& state) {
             case FileAction::None: break;
         }
     }
+    if (cancel) state.classroom.quit_after_save = false;  // Save… then Cancel: no quit
     if (ok || cancel) {
         prompt.action = FileAction::None;
         ImGui::CloseCurrentPopup();
@@ -222,25 +281,47 @@ void toggle_presenter(AppState& state) { state.classroom.presenter = !state.clas
 
 // [SECTION] Menu bar
 
+// Esc closes an open menu (and does nothing else that frame: it does not also leave a lesson).
+static void close_menu_on_escape() {
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) ImGui::CloseCurrentPopup();
+}
+
 void draw_menu_bar(AppState& state) {
     ClassroomState& c = state.classroom;
     if (ImGui::BeginMenuBar()) {
-        if (ImGui::BeginMenu("File")) {
+        const bool file_open = ImGui::BeginMenu("File");
+        record_item(state, "menu.file", "File");
+        if (file_open) {
+            close_menu_on_escape();
             if (ImGui::MenuItem("Open session\xE2\x80\xA6", "Ctrl+O")) ask_path(state, FileAction::OpenSession, "session.json");
             if (ImGui::MenuItem("Save session\xE2\x80\xA6", "Ctrl+S")) ask_path(state, FileAction::SaveSession, "session.json");
+            ImGui::Separator();
+            if (ImGui::MenuItem("Quit", "Ctrl+Q")) request_quit(state);
             ImGui::EndMenu();
         }
-        if (ImGui::BeginMenu("Edit")) {
-            if (ImGui::MenuItem("Undo", "Ctrl+Z", false, state.session.history.can_undo())) state.session.request_undo();
-            if (ImGui::MenuItem("Redo", "Ctrl+Y", false, state.session.history.can_redo())) state.session.request_redo();
+        const bool edit_open = ImGui::BeginMenu("Edit");
+        record_item(state, "menu.edit", "Edit");
+        if (edit_open) {
+            close_menu_on_escape();
+            const History& history = state.session.history;
+            const std::string undo = history.can_undo() && !history.undo_action().empty() ? "Undo " + history.undo_action() : "Undo";
+            const std::string redo = history.can_redo() && !history.redo_action().empty() ? "Redo " + history.redo_action() : "Redo";
+            if (ImGui::MenuItem(undo.c_str(), "Ctrl+Z", false, history.can_undo())) state.session.request_undo();
+            record_item(state, "menu.undo", undo);
+            if (ImGui::MenuItem(redo.c_str(), "Ctrl+Y", false, history.can_redo())) state.session.request_redo();
+            record_item(state, "menu.redo", redo);
             ImGui::EndMenu();
         }
-        if (ImGui::BeginMenu("Lessons")) {
+        const bool lessons_open = ImGui::BeginMenu("Lessons");
+        record_item(state, "menu.lessons", "Lessons");
+        if (lessons_open) {
+            close_menu_on_escape();
             ensure_lessons_loaded(state);
             const LessonState& ls = c.lesson;
             for (size_t i = 0; i < ls.lessons.size(); ++i) {
                 const Lesson& lesson = ls.lessons[i];
                 if (ImGui::MenuItem(lesson.title.c_str(), nullptr, ls.active == static_cast<int>(i))) open_lesson(state, static_cast<int>(i), 0);
+                record_item(state, ("menu.lesson." + std::to_string(i)).c_str(), lesson.title);
                 if (!lesson.summary.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", lesson.summary.c_str());
             }
             if (ls.lessons.empty()) ImGui::TextDisabled("no lessons found");
@@ -254,13 +335,19 @@ void draw_menu_bar(AppState& state) {
             }
             ImGui::EndMenu();
         }
-        if (ImGui::BeginMenu("View")) {
+        const bool view_open = ImGui::BeginMenu("View");
+        record_item(state, "menu.view", "View");
+        if (view_open) {
+            close_menu_on_escape();
             if (ImGui::MenuItem("Presenter mode", "F5", c.presenter)) toggle_presenter(state);
             ImGui::MenuItem("Article checks", nullptr, &c.articles.open);
             ImGui::MenuItem("Compare", nullptr, &c.compare.open);
             ImGui::EndMenu();
         }
-        if (ImGui::BeginMenu("Export")) {
+        const bool export_open = ImGui::BeginMenu("Export");
+        record_item(state, "menu.export", "Export");
+        if (export_open) {
+            close_menu_on_escape();
             if (ImGui::MenuItem("Window as PNG\xE2\x80\xA6")) ask_path(state, FileAction::ExportPng, "attnlab.png");
             const std::string& m = c.selected_matrix;
             const bool have = !m.empty() && find_matrix(state.session.trace, m) != nullptr;
@@ -283,6 +370,7 @@ void draw_menu_bar(AppState& state) {
         ImGui::EndMenuBar();
     }
     draw_path_prompt(state);
+    draw_unsaved_prompt(state);
 }
 
 // [SECTION] Shortcuts
@@ -300,13 +388,16 @@ void handle_shortcuts(AppState& state) {
     if (ctrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Y), false)) state.session.request_redo();
     if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_S, false)) ask_path(state, FileAction::SaveSession, "session.json");
     if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) ask_path(state, FileAction::OpenSession, "session.json");
+    if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) request_quit(state);
     if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) toggle_presenter(state);
     if (state.classroom.lesson.active >= 0 && !ctrl) {  // a clicker sends → / Space and ←
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space)) ||
             ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN))
             lesson_next(state);
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)) || ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_previous(state);
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) leave_lesson(state);
+        // Esc with a menu or a dialog open closes that instead (see close_menu_on_escape).
+        const bool popup_open = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel);
+        if (!popup_open && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) leave_lesson(state);
     }
 }
 

@@ -57,3 +57,98 @@ TEST_CASE("the side bar's preset, description and article verdict belong to the 
     REQUIRE(ui.widget("sidebar.verdict") != nullptr);
     CHECK(ui.text("sidebar.verdict").find("0 match") == std::string::npos);
 }
+
+TEST_CASE("a lesson entered and left with Esc gives the user's sentence back, with its undo history", "[new-user][work-loss]") {
+    UiDriver ui(find_preset("animal-was-tired")->scenario);
+    ui.frame(3);
+    ui.state.session.push(edits::InsertToken{edits::Side::Target, 0, "yes"});
+    ui.frame(2);
+    const std::vector<std::string> mine = ui.state.session.scenario.target.tokens;
+    REQUIRE(mine.front() == "yes");
+
+    ui.click(ui.centre("menu.lessons"));
+    ui.click(ui.centre("menu.lesson.0"));
+    ui.frame(3);
+    REQUIRE(ui.state.classroom.lesson.active == 0);
+    CHECK(ui.state.session.scenario.target.tokens != mine);  // the lesson's own example
+
+    ui.key(GLFW_KEY_ESCAPE);
+    ui.frame(3);
+    CHECK(ui.state.classroom.lesson.active == -1);
+    CHECK(ui.state.session.scenario.target.tokens == mine);
+    REQUIRE(ui.state.session.history.can_undo());
+    CHECK(ui.state.session.history.undo_action() == "insert token 'yes'");
+    ui.key(GLFW_KEY_Z, true);
+    ui.frame(2);
+    CHECK(ui.state.session.scenario.target.tokens.front() != "yes");
+}
+
+TEST_CASE("Esc closes an open menu and does nothing else", "[new-user][trap]") {
+    UiDriver ui(find_preset("animal-was-tired")->scenario);
+    ui.frame(2);
+    REQUIRE(ui::open_lesson(ui.state, 0, 0));
+    ui.frame(3);
+    ui.click(ui.centre("menu.lessons"));
+    REQUIRE(ui.widget("menu.lesson.0") != nullptr);  // the menu is open
+    ui.key(GLFW_KEY_ESCAPE);
+    ui.frame(2);
+    CHECK(ui.widget("menu.lesson.0") == nullptr);     // closed
+    CHECK(ui.state.classroom.lesson.active == 0);     // and the lesson was not left
+}
+
+TEST_CASE("quitting with unsaved work asks Save, Discard or Cancel", "[new-user][work-loss]") {
+    UiDriver ui(find_preset("animal-was-tired")->scenario);
+    ui.frame(2);
+    CHECK(ui::request_quit(ui.state));  // an unedited preset: nothing to lose
+    ui.state.classroom.quit_confirmed = ui.state.classroom.quit_requested = false;
+
+    ui.state.session.push(edits::InsertToken{edits::Side::Target, 0, "yes"});
+    ui.frame(2);
+    CHECK(ui::has_unsaved_work(ui.state));
+    CHECK_FALSE(ui::request_quit(ui.state));
+    ui.frame(2);
+    REQUIRE(ui.widget("unsaved.cancel") != nullptr);
+    ui.click(ui.centre("unsaved.cancel"));
+    ui.frame(2);
+    CHECK(ui.widget("unsaved.cancel") == nullptr);
+    CHECK_FALSE(ui.state.classroom.quit_requested);
+    CHECK_FALSE(ui.state.classroom.quit_confirmed);
+
+    // File → Quit (Ctrl+Q), then Save…: the session is written, then the app may quit.
+    ui.key(GLFW_KEY_Q, true);
+    ui.frame(2);
+    REQUIRE(ui.widget("unsaved.save") != nullptr);
+    ui.click(ui.centre("unsaved.save"));
+    ui.frame(2);
+    CHECK_FALSE(ui.state.classroom.quit_confirmed);
+    const std::string file = temp_path("quit-save.json");
+    std::filesystem::remove(file);
+    ui.key(GLFW_KEY_A, true);  // the path field has the focus: replace its text
+    ui.type(file);
+    ui.key(GLFW_KEY_ENTER);
+    ui.frame(2);
+    REQUIRE(std::filesystem::exists(file));
+    CHECK(ui.state.classroom.quit_confirmed);
+    CHECK_FALSE(ui::has_unsaved_work(ui.state));  // what was saved is the baseline now
+}
+
+TEST_CASE("Discard quits without saving", "[new-user][work-loss]") {
+    UiDriver other(find_preset("animal-was-tired")->scenario);
+    other.frame(2);
+    other.state.session.push(edits::SetHeads{1});
+    other.frame(2);
+    CHECK_FALSE(ui::request_quit(other.state));
+    other.frame(2);
+    other.click(other.centre("unsaved.discard"));
+    CHECK(other.state.classroom.quit_confirmed);
+}
+
+TEST_CASE("the Edit menu names the action Undo reverts", "[new-user][trap]") {
+    UiDriver ui(find_preset("animal-was-tired")->scenario);
+    ui.frame(2);
+    ui.state.session.push(edits::SetHeads{1});
+    ui.frame(2);
+    ui.click(ui.centre("menu.edit"));
+    CHECK(ui.text("menu.undo") == "Undo set heads to 1");
+    CHECK(ui.text("menu.redo") == "Redo");
+}
