@@ -162,6 +162,11 @@ struct CompareState {
 
 // Checking a student's hand-computed value of one cell.
 struct HandCheckState {
+    // A right click opens the check only once it cannot become a double click (which resets
+    // the zoom): the cell waits here for the double-click time.
+    struct Pending { std::string matrix; int row = -1, col = -1; double since = 0.0; };
+    std::optional<Pending> pending;
+    bool ignore_release = false;  // the release that ends a double click
     bool open_requested = false;
     std::string matrix;
     int row = -1, col = -1;

@@ -102,8 +102,12 @@ std::string list(const std::vector<float>& v, int focus) {
     return s + "]";
 }
 
+// Rows, columns, tokens and heads are counted from 1 everywhere on screen (the legend says
+// so); formulas that need a 0-based position (the sinusoid, RoPE) say "p = …".
+std::string ix(int i) { return std::to_string(i + 1); }
+
 std::string quoted(const std::vector<std::string>& labels, int i) {
-    if (i < 0 || i >= static_cast<int>(labels.size())) return "#" + std::to_string(i);
+    if (i < 0 || i >= static_cast<int>(labels.size())) return "#" + ix(i);
     return "'" + labels[static_cast<size_t>(i)] + "'";
 }
 
@@ -134,14 +138,13 @@ void explain_input(const Trace& t, const TraceSettings& s, const std::string& fi
     const Matrix& x = source ? t.source_x : t.x;
     const Matrix& pe = source ? t.source_pe : t.pe;
     if (base == "x") {
-        e.heading = "X[" + std::to_string(r) + "," + std::to_string(c) + "]: token " + quoted(tokens, r) +
-                    ", dimension " + std::to_string(c);
+        e.heading = "X[" + ix(r) + "," + ix(c) + "]: token " + quoted(tokens, r) +
+                    ", dimension " + ix(c);
         e.lines.push_back("= " + num(x(r, c)));
         e.lines.push_back("the token's embedding: given, edited, or derived from its text (seeded N(0, 1), same word \xE2\x86\x92 same vector)");
         e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
     } else if (base == "pe") {
-        e.heading = "PE[" + std::to_string(r) + "," + std::to_string(c) + "]: position " + std::to_string(r) +
-                    ", dimension " + std::to_string(c);
+        e.heading = "PE[" + ix(r) + "," + ix(c) + "]: token " + ix(r) + " (position p = " + ix(r) + " in the formula), dimension " + ix(c);
         if (s.positional == PositionalEncoding::Sinusoidal) {
             const int i = c / 2;
             const double exponent = 2.0 * i / t.d_model;
@@ -151,12 +154,12 @@ void explain_input(const Trace& t, const TraceSettings& s, const std::string& fi
                           t.d_model, angle);
             e.lines.push_back(buffer);
             e.lines.push_back(std::string(c % 2 == 0 ? "sin" : "cos") + "(" + num(static_cast<float>(angle)) +
-                              ") = " + num(pe(r, c)) + (c % 2 == 0 ? "   (even dimension: sin)" : "   (odd dimension: cos)"));
+                              ") = " + num(pe(r, c)) + (c % 2 == 0 ? "   (sin: dimension 2i + 1, counting from 1)" : "   (cos: dimension 2i + 2, counting from 1)"));
         } else {
-            e.lines.push_back("learned table, row " + std::to_string(r) + " = " + num(pe(r, c)));
+            e.lines.push_back("learned table, row " + ix(r) + " = " + num(pe(r, c)));
         }
     } else {  // x_pe
-        e.heading = "(X + PE)[" + std::to_string(r) + "," + std::to_string(c) + "]: token " + quoted(tokens, r);
+        e.heading = "(X + PE)[" + ix(r) + "," + ix(c) + "]: token " + quoted(tokens, r);
         e.lines.push_back("X + PE = " + num(x(r, c)) + " + " + factor(pe(r, c)) + " = " +
                           num(x(r, c) + pe(r, c)));
     }
@@ -165,17 +168,17 @@ void explain_input(const Trace& t, const TraceSettings& s, const std::string& fi
 void explain_weight(const Trace& t, const std::string& field, int r, int c, Explanation& e) {
     const std::string label = field == "w_q" ? "W_Q" : field == "w_k" ? "W_K" : field == "w_v" ? "W_V" : "W_O";
     const Matrix& w = field == "w_q" ? t.w_q : field == "w_k" ? t.w_k : field == "w_v" ? t.w_v : t.w_o;
-    e.heading = label + "[" + std::to_string(r) + "," + std::to_string(c) + "] = " + num(w(r, c));
+    e.heading = label + "[" + ix(r) + "," + ix(c) + "] = " + num(w(r, c));
     if (field == "w_o") {
         const int d_v = std::max(1, t.d_v);
-        e.lines.push_back("row " + std::to_string(r) + " reads concat column " + std::to_string(r) + " (head " +
-                          std::to_string(r / d_v + 1) + "), column " + std::to_string(c) + " writes output dimension " +
-                          std::to_string(c));
+        e.lines.push_back("row " + ix(r) + " reads concat column " + ix(r) + " (head " +
+                          std::to_string(r / d_v + 1) + "), column " + ix(c) + " writes output dimension " +
+                          ix(c));
     } else {
         const int d_k = std::max(1, field == "w_v" ? t.d_v : t.d_k);
-        e.lines.push_back("input dimension " + std::to_string(r) + " " + kArrow + " column " + std::to_string(c) +
+        e.lines.push_back("input dimension " + ix(r) + " " + kArrow + " column " + ix(c) +
                           ": head " + std::to_string(c / d_k + 1) + " of " + std::to_string(t.heads) +
-                          ", its column " + std::to_string(c % d_k));
+                          ", its column " + ix(c % d_k));
     }
     e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
 }
@@ -190,12 +193,12 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
     const std::vector<std::string>& tokens = is_q ? t.query_tokens : t.key_tokens;
     const int width = is_v ? t.d_v : t.d_k;
     const int global = w.head * width + c;
-    e.heading = label + "[" + std::to_string(r) + "," + std::to_string(c) + "] (head " + std::to_string(w.head + 1) +
+    e.heading = label + "[" + ix(r) + "," + ix(c) + "] (head " + std::to_string(w.head + 1) +
                 "), token " + quoted(tokens, r) + " = " + num(m(r, c));
     if (s.input == InputMode::Direct) {
-        e.lines.push_back("given directly (direct input): column " + std::to_string(global) + " of " + label +
-                          ", head " + std::to_string(w.head + 1) + " owns columns [" + std::to_string(w.head * width) +
-                          ", " + std::to_string((w.head + 1) * width) + ")");
+        e.lines.push_back("given directly (direct input): column " + ix(global) + " of " + label +
+                          ", head " + std::to_string(w.head + 1) + " owns columns " + ix(w.head * width) +
+                          "\xE2\x80\x93" + std::to_string((w.head + 1) * width));
         e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
         return;
     }
@@ -204,9 +207,9 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
     const Matrix& weights = is_q ? t.w_q : is_v ? t.w_v : t.w_k;
     const Matrix& bias = is_q ? t.b_q : is_v ? t.b_v : t.b_k;
     const std::string wname = "W_" + label;
-    e.lines.push_back(label + "[" + std::to_string(r) + "," + std::to_string(c) + "] = " + (cross ? "(X+PE)" : projection_input(t)) + "[" +
-                      std::to_string(r) + ",:] " + kTimes + " " + wname + "[:," + std::to_string(global) + "]" +
-                      (bias.size() ? " + b[" + std::to_string(global) + "]" : "") + (cross ? "   (source sentence)" : ""));
+    e.lines.push_back(label + "[" + ix(r) + "," + ix(c) + "] = " + (cross ? "(X+PE)" : projection_input(t)) + "[" +
+                      ix(r) + ",:] " + kTimes + " " + wname + "[:," + ix(global) + "]" +
+                      (bias.size() ? " + b[" + ix(global) + "]" : "") + (cross ? "   (source sentence)" : ""));
     const std::vector<float> xs = row_of(inputs, r), ws = col_of(weights, global);
     for (auto& line : product_terms(xs, ws, "= ")) e.lines.push_back(line);
     float sum = 0.0f;
@@ -217,8 +220,8 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
     }
     e.lines.push_back("= " + num(sum));
     if (s.positional == PositionalEncoding::Rotary && !is_v && w.field != "q_unrotated" && w.field != "k_unrotated") {
-        e.lines.push_back(std::string("then RoPE rotates the pair (") + std::to_string(c / 2 * 2) + ", " +
-                          std::to_string(c / 2 * 2 + 1) + ") by position " + std::to_string(r) + " " + kArrow + " " +
+        e.lines.push_back(std::string("then RoPE rotates the pair (") + ix(c / 2 * 2) + ", " +
+                          ix(c / 2 * 2 + 1) + ") by position p = " + ix(r) + " " + kArrow + " " +
                           num(m(r, c)));
     }
 }
@@ -230,7 +233,7 @@ void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int 
     const std::string pair = "query " + quoted(t.query_tokens, r) + " " + kArrow + " key " + quoted(t.key_tokens, c);
     const float raw = head.scores(r, c);
     if (w.field == "scores") {
-        e.heading = "raw score q" + std::to_string(r) + " " + kTimes + " k" + std::to_string(c) + ", " + pair;
+        e.heading = "raw score q" + ix(r) + " " + kTimes + " k" + ix(c) + ", " + pair;
         const std::vector<float> q = row_of(head.q, r), k = row_of(head.k, c);
         for (auto& line : product_terms(q, k, (std::string(kSigma) + " q[t]" + kTimes + "k[t] = ").c_str()))
             e.lines.push_back(line);
@@ -264,11 +267,11 @@ void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int 
     }
     std::string why;
     switch (s.mask) {
-        case MaskKind::Causal: why = "causal: key " + std::to_string(c) + " > query " + std::to_string(r) + " (the future)"; break;
+        case MaskKind::Causal: why = "causal: key " + ix(c) + " > query " + ix(r) + " (the future)"; break;
         case MaskKind::Padding: why = "padding: key " + quoted(t.key_tokens, c) + " is padding"; break;
         case MaskKind::SlidingWindow:
-            why = "sliding window " + std::to_string(s.window) + ": key outside (" + std::to_string(r - s.window) + ", " +
-                  std::to_string(r) + "]";
+            why = "sliding window " + std::to_string(s.window) + ": key outside (" + std::to_string(r + 1 - s.window) + ", " +
+                  ix(r) + "]";
             break;
         case MaskKind::Custom: why = "custom mask: cell painted hidden"; break;
         case MaskKind::None: why = "masked"; break;
@@ -302,7 +305,7 @@ void explain_weights(const Trace& t, const TraceSettings& s, const Where& w, int
         exps.push_back(std::exp(v - shift));
         sum += exps.back();
     }
-    e.lines.push_back("scores s (row " + std::to_string(r) + ", after scale and mask) = " + list(scores, c));
+    e.lines.push_back("scores s (row " + ix(r) + ", after scale and mask) = " + list(scores, c));
     if (stable) {
         e.lines.push_back("max s = " + num(max) + "   (stable softmax subtracts it: exp never overflows)");
         e.lines.push_back("s \xE2\x88\x92 max = " + list(shifted, c));
@@ -321,10 +324,10 @@ void explain_weights(const Trace& t, const TraceSettings& s, const Where& w, int
 
 void explain_head_output(const Trace& t, const Where& w, int r, int c, Explanation& e) {
     const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
-    e.heading = "head " + std::to_string(w.head + 1) + " output[" + std::to_string(r) + "," + std::to_string(c) +
+    e.heading = "head " + std::to_string(w.head + 1) + " output[" + ix(r) + "," + ix(c) +
                 "], query " + quoted(t.query_tokens, r) + " = " + num(head.output(r, c));
-    e.lines.push_back(std::string(kSigma) + "_j weight[" + std::to_string(r) + ",j] " + kTimes + " V[j," +
-                      std::to_string(c) + "]");
+    e.lines.push_back(std::string(kSigma) + "_j weight[" + ix(r) + ",j] " + kTimes + " V[j," +
+                      ix(c) + "]");
     const std::vector<float> ws = row_of(head.weights, r), vs = col_of(head.v, c);
     for (auto& line : product_terms(ws, vs, "= ")) e.lines.push_back(line);
     e.lines.push_back("= " + num(head.output(r, c)));
@@ -333,19 +336,19 @@ void explain_head_output(const Trace& t, const Where& w, int r, int c, Explanati
 void explain_output(const Trace& t, const TraceSettings& s, const std::string& field, int r, int c, Explanation& e) {
     if (field == "concat") {
         const int d_v = std::max(1, t.d_v);
-        e.heading = "concat[" + std::to_string(r) + "," + std::to_string(c) + "] = " + num(t.concat(r, c));
-        e.lines.push_back("head " + std::to_string(c / d_v + 1) + " output, its column " + std::to_string(c % d_v) +
-                          " (head h owns columns [h" + kTimes + "d_v, (h+1)" + kTimes + "d_v))");
+        e.heading = "concat[" + ix(r) + "," + ix(c) + "] = " + num(t.concat(r, c));
+        e.lines.push_back("head " + std::to_string(c / d_v + 1) + " output, its column " + ix(c % d_v) +
+                          " (head h owns columns (h\xE2\x88\x92" "1)" + kTimes + "d_v + 1 to h" + kTimes + "d_v)");
         return;
     }
-    e.heading = "output[" + std::to_string(r) + "," + std::to_string(c) + "], query " + quoted(t.query_tokens, r) +
+    e.heading = "output[" + ix(r) + "," + ix(c) + "], query " + quoted(t.query_tokens, r) +
                 " = " + num(t.output(r, c));
     if (t.w_o.size() == 0) {
         e.lines.push_back("no W_O in this scenario: the output is the concatenation");
         return;
     }
-    e.lines.push_back("concat[" + std::to_string(r) + ",:] " + kTimes + " W_O[:," + std::to_string(c) + "]" +
-                      (t.b_o.size() ? " + b_o[" + std::to_string(c) + "]" : ""));
+    e.lines.push_back("concat[" + ix(r) + ",:] " + kTimes + " W_O[:," + ix(c) + "]" +
+                      (t.b_o.size() ? " + b_o[" + ix(c) + "]" : ""));
     for (auto& line : product_terms(row_of(t.concat, r), col_of(t.w_o, c), "= ")) e.lines.push_back(line);
     if (t.b_o.size() != 0) e.lines.push_back("+ " + factor(t.b_o(0, c)));
     e.lines.push_back("= " + num(t.output(r, c)));
@@ -354,7 +357,7 @@ void explain_output(const Trace& t, const TraceSettings& s, const std::string& f
 
 void explain_block(const Trace& t, const std::string& field, int r, int c, Explanation& e) {
     const Matrix* m = find_matrix(t, field);
-    e.heading = display_name(field) + "[" + std::to_string(r) + "," + std::to_string(c) + "] = " + (m ? num((*m)(r, c)) : "?");
+    e.heading = display_name(field) + "[" + ix(r) + "," + ix(c) + "] = " + (m ? num((*m)(r, c)) : "?");
     const BlockTrace& b = t.block;
     const bool pre = t.settings.block.norm == NormPlacement::Pre;
     const std::string act = t.settings.block.activation == Activation::GeluTanh ? "GELU" : "ReLU";
@@ -377,10 +380,10 @@ void explain_block(const Trace& t, const std::string& field, int r, int c, Expla
             e.lines.push_back("LayerNorm off: the row as it is");
         }
     } else if (field == "block.ffn_hidden") {
-        e.lines.push_back(act + "(" + (pre ? "LN\xE2\x82\x82" : "LN\xE2\x82\x81") + " row " + kTimes + " W_1[:," + std::to_string(c) + "] + b_1[" +
-                          std::to_string(c) + "])");
+        e.lines.push_back(act + "(" + (pre ? "LN\xE2\x82\x82" : "LN\xE2\x82\x81") + " row " + kTimes + " W_1[:," + ix(c) + "] + b_1[" +
+                          ix(c) + "])");
     } else if (field == "block.ffn_output") {
-        e.lines.push_back("hidden row " + std::string(kTimes) + " W_2[:," + std::to_string(c) + "] + b_2[" + std::to_string(c) + "]");
+        e.lines.push_back("hidden row " + std::string(kTimes) + " W_2[:," + ix(c) + "] + b_2[" + ix(c) + "]");
     } else if (field == "block.residual2") {
         const Matrix& around = pre ? b.residual : b.norm1;
         e.lines.push_back(std::string(pre ? "residual" : "LN\xE2\x82\x81 output") + " + FFN = " + num(around(r, c)) + " + " + factor(b.ffn_output(r, c)));

@@ -77,7 +77,7 @@ void text_rotated(ImDrawList* draw, const ImFont* font, ImVec2 pivot, ImU32 colo
 
 std::string label_text(const std::vector<std::string>* tokens, Axis axis, int i, int offset) {
     if (axis != Axis::Dim && tokens && i < static_cast<int>(tokens->size())) return (*tokens)[static_cast<size_t>(i)];
-    return std::to_string(i + offset);
+    return std::to_string(i + offset + 1);  // counted from 1, as everywhere on screen
 }
 
 // Bin i of a pooled axis covers tokens [begin + i·len/bins, begin + (i+1)·len/bins) (as core's max_pool).
@@ -439,7 +439,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
     }
 }
 
-void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, const UiFonts& fonts, ImVec2 grid0) {
+void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, const UiFonts& fonts, ImVec2 grid0, bool non_finite) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const float width = std::max(m.grid_w, 90.0f * fonts.scale);
     const ImVec2 p0(grid0.x, grid0.y + m.grid_h + 6.0f);
@@ -461,13 +461,24 @@ void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, con
     draw->AddText(font, font->FontSize, ImVec2(p0.x, y), kDimText, lo.c_str());
     draw->AddText(font, font->FontSize, ImVec2(p0.x + width - text_width(font, hi), y), kDimText, hi.c_str());
     const bool masked_swatch = spec.mask != nullptr && !spec.mask->all() && width >= text_width(font, lo + hi + " masked ") + 30.0f;
-    const std::string mid = spec.scale == ColorScale::Weights || masked_swatch ? "" : "0";
+    const std::string mid = spec.scale == ColorScale::Weights || masked_swatch || non_finite ? "" : "0";
     if (!mid.empty()) draw->AddText(font, font->FontSize, ImVec2(p0.x + (width - text_width(font, mid)) * 0.5f, y), kDimText, mid.c_str());
     if (masked_swatch) {
         const float sx = p0.x + text_width(font, lo) + 8.0f, s = font->FontSize - 2.0f;
         draw->AddRectFilled(ImVec2(sx, y + 1.0f), ImVec2(sx + s, y + 1.0f + s), pack(kMaskedBackground));
         hatch(draw, ImVec2(sx, y + 1.0f), s, s, pack(kMaskedHatch), 3.0f, 1.0f);
         draw->AddText(font, font->FontSize, ImVec2(sx + s + 3.0f, y), kDimText, "masked");
+    }
+    if (non_finite) {  // the black cells: said where they are, after the masked swatch or at the centre
+        const char* label = "NaN/\xE2\x88\x9E";
+        const float s = font->FontSize - 2.0f;
+        const float wanted = s + 3.0f + text_width(font, label);
+        float sx = p0.x + (width - wanted) * 0.5f;
+        if (masked_swatch) sx = p0.x + text_width(font, lo) + 8.0f + s + 3.0f + text_width(font, "masked") + 8.0f;
+        sx = std::max(sx, p0.x + text_width(font, lo) + 6.0f);
+        draw->AddRectFilled(ImVec2(sx, y + 1.0f), ImVec2(sx + s, y + 1.0f + s), pack(kNonFinite));
+        draw->AddRect(ImVec2(sx, y + 1.0f), ImVec2(sx + s, y + 1.0f + s), kDimText);
+        draw->AddText(font, font->FontSize, ImVec2(sx + s + 3.0f, y), kDimText, label);
     }
 }
 
@@ -545,7 +556,7 @@ void edit_cell(const HeatmapSpec& spec, AppState& state, bool hovered, int row, 
         if (!ImGui::IsItemActive()) editor = CellEditor{};
     }
     if (ImGui::BeginPopup("edit value")) {
-        ImGui::Text("%s[%d,%d]", to_string(editor.target), editor.row, editor.col);
+        ImGui::Text("%s[%d,%d]", to_string(editor.target), editor.row + 1, editor.col + 1);
         if (editor.focus_pending) {
             ImGui::SetKeyboardFocusHere();
             editor.focus_pending = false;
@@ -601,7 +612,16 @@ void tooltip(const HeatmapSpec& spec, AppState& state, int row, int col) {
         ImGui::EndTooltip();
         return;
     }
-    const Explanation e = explain_cell(state.session.trace, spec.name, row, col);
+    const std::string& matrix = spec.matrix.empty() ? spec.name : spec.matrix;
+    Explanation e;
+    if (spec.diff_a != nullptr && spec.diff_b != nullptr) {
+        e.heading = "B \xE2\x88\x92 A, " + display_name(matrix) + "[" + std::to_string(row + 1) + "," + std::to_string(col + 1) +
+                    "] = " + format_value((*spec.values)(row, col), 6);
+        e.lines.push_back("B = " + format_value((*spec.diff_b)(row, col), 6));
+        e.lines.push_back("A = " + format_value((*spec.diff_a)(row, col), 6));
+    } else {
+        e = explain_cell(spec.trace != nullptr ? *spec.trace : state.session.trace, matrix, row, col);
+    }
     ImGui::BeginTooltip();
     ImGui::PushFont(state.fonts.ui);
     ImGui::TextUnformatted(e.heading.c_str());
@@ -631,21 +651,27 @@ namespace {
 
 // A matrix a NaN or ∞ reached says so beside its title; hovering the mark says where it
 // came from. Returns the mark's top-left corner, or (−1, −1) when there is none.
-ImVec2 draw_non_finite_badge(const HeatmapSpec& spec, AppState& state, ImVec2 origin) {
+ImVec2 draw_non_finite_badge(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, ImVec2 origin) {
     if (spec.pooled != nullptr || !non_finite(state).contains(spec.name)) return ImVec2(-1.0f, -1.0f);
     const UiFonts& fonts = state.fonts;
     const char* badge = " NaN/\xE2\x88\x9E ";
     const ImFont* font = spec.compact ? fonts.small : fonts.mono_small;
-    const float x = origin.x + text_width(spec.compact ? fonts.small : fonts.title, spec.title) + 6.0f;
+    const ImFont* title_font = spec.compact ? fonts.small : fonts.title;
     const ImVec2 size(text_width(font, badge), font->FontSize + 2.0f);
-    const ImVec2 at(x, origin.y + 1.0f);
+    ImVec2 at(origin.x + text_width(title_font, spec.title) + 6.0f, origin.y + 1.0f);
+    const float right = origin.x + std::max(m.width, m.label_w + m.grid_w);
+    if (at.x + size.x > right) {  // no room after the title inside the card: its right edge, a line lower
+        at.x = std::max(origin.x, right - size.x);
+        at.y = origin.y + title_font->FontSize + 2.0f;
+    }
     ImDrawList* draw = ImGui::GetWindowDrawList();
     draw->AddRectFilled(at, ImVec2(at.x + size.x, at.y + size.y), IM_COL32(150, 40, 30, 255), 3.0f);
     draw->AddText(font, font->FontSize, ImVec2(at.x, at.y + 1.0f), IM_COL32(255, 235, 230, 255), badge);
     if (ImGui::IsMouseHoveringRect(at, ImVec2(at.x + size.x, at.y + size.y))) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
-        ImGui::TextWrapped("%s holds non-finite values (NaN or \xC2\xB1\xE2\x88\x9E), %s.", spec.name.c_str(),
+        ImGui::TextWrapped("%s holds non-finite values (NaN or \xC2\xB1\xE2\x88\x9E; drawn black), %s.",
+                           display_name(spec.matrix.empty() ? spec.name : spec.matrix).c_str(),
                            non_finite(state).origin.c_str());
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
@@ -669,7 +695,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
         draw->AddText(fonts.mono_small, fonts.mono_small->FontSize, ImVec2(origin.x, origin.y + fonts.title->FontSize + 2.0f),
                       kDimText, spec.shape.c_str());
     }
-    const ImVec2 badge = draw_non_finite_badge(spec, state, origin);
+    const ImVec2 badge = draw_non_finite_badge(spec, m, state, origin);
 
     const ImVec2 grid0(origin.x + m.label_w, origin.y + m.title_h + m.header_h);
     HeatmapView& view = state.views[spec.name];
@@ -699,13 +725,18 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
     draw_cells(spec, m, vis, limit, state, textures, grid0);
     draw_highlights(spec, m, vis, state, grid0);
     draw->PopClipRect();
-    if (view.zoom > 1.0f) {  // a zoomed map says so, and how to get back
-        const std::string badge = "\xC3\x97" + format_value(view.zoom, 1);
-        draw->AddText(fonts.mono_small, fonts.mono_small->FontSize,
-                      ImVec2(grid0.x + m.grid_w - text_width(fonts.mono_small, badge), origin.y), kHighlightText, badge.c_str());
+    if (view.zoom > 1.0f) {  // a zoomed map says so, and how to get back: inside the grid's corner, off the title
+        const std::string badge = "\xC3\x97" + format_value(view.zoom, 1) + " (right double-click: reset)";
+        const ImFont* font = fonts.mono_small;
+        const float w = std::min(text_width(font, badge), m.grid_w);
+        const ImVec2 at(grid0.x + m.grid_w - w - 2.0f, grid0.y + 2.0f);
+        draw->PushClipRect(grid0, ImVec2(grid0.x + m.grid_w, grid0.y + m.grid_h), true);
+        draw->AddRectFilled(ImVec2(at.x - 2.0f, at.y), ImVec2(at.x + w + 2.0f, at.y + font->FontSize + 2.0f), IM_COL32(0, 0, 0, 200), 3.0f);
+        draw->AddText(font, font->FontSize, ImVec2(at.x, at.y + 1.0f), kHighlightText, badge.c_str());
+        draw->PopClipRect();
     }
     draw_labels(spec, m, vis, state, origin, grid0);
-    draw_legend(spec, m, limit, fonts, grid0);
+    draw_legend(spec, m, limit, fonts, grid0, spec.pooled == nullptr && non_finite(state).contains(spec.name));
 
     if (row >= 0) {
         HoverState& next = state.hover_next;

@@ -42,6 +42,12 @@ struct HeatmapSpec {
     // Output-only weights: values are these max-pooled bins; row/column i is a bin of token
     // indices (labels "a–b", tooltip with the range), not one token.
     const PooledWeights* pooled = nullptr;
+    // The tooltip explains `matrix` of `trace` (unset: the session's trace and `name`). A
+    // difference card (Compare's B − A) shows its two operands instead.
+    const Trace* trace = nullptr;
+    std::string matrix;
+    const Matrix* diff_a = nullptr;
+    const Matrix* diff_b = nullptr;
 };
 
 // Where the parts of a card go, for one cell size.

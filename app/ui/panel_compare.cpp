@@ -27,8 +27,12 @@ void optional_combo(const char* label, std::optional<T>& value, const std::vecto
     for (size_t i = 0; i < choices.size(); ++i)
         if (value && *value == choices[i].second) current = static_cast<int>(i) + 1;
     const char* preview = current == 0 ? "same as A" : choices[static_cast<size_t>(current - 1)].first;
+    // The label stands before its box ("mask [causal]"), so no label sits between two boxes.
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(label);
+    ImGui::SameLine(0.0f, 4.0f);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
-    if (ImGui::BeginCombo(label, preview)) {
+    if (ImGui::BeginCombo((std::string("##") + label).c_str(), preview)) {
         if (ImGui::Selectable("same as A", current == 0)) value.reset();
         for (size_t i = 0; i < choices.size(); ++i)
             if (ImGui::Selectable(choices[i].first, current == static_cast<int>(i) + 1)) value = choices[i].second;
@@ -41,18 +45,18 @@ void draw_b_toggles(AppState& state) {
     optional_combo<MaskKind>("mask", t.mask,
                              {{"none", MaskKind::None}, {"causal", MaskKind::Causal}, {"padding", MaskKind::Padding},
                               {"window", MaskKind::SlidingWindow}, {"custom", MaskKind::Custom}});
-    ImGui::SameLine();
+    ImGui::SameLine(0.0f, 18.0f);
     std::vector<std::pair<std::string, int>> head_names;
     for (int h : edits::head_choices(state.session.scenario)) head_names.emplace_back(std::to_string(h), h);
     std::vector<std::pair<const char*, int>> heads;
     for (const auto& [name, h] : head_names) heads.emplace_back(name.c_str(), h);
     optional_combo<int>("heads", t.heads, heads);
-    ImGui::SameLine();
+    ImGui::SameLine(0.0f, 18.0f);
     optional_combo<PositionalEncoding>("positional", t.positional,
                                        {{"none", PositionalEncoding::None}, {"sinusoidal", PositionalEncoding::Sinusoidal},
                                         {"learned", PositionalEncoding::Learned}, {"rope", PositionalEncoding::Rotary},
                                         {"alibi", PositionalEncoding::ALiBi}});
-    ImGui::SameLine();
+    ImGui::SameLine(0.0f, 18.0f);
     optional_combo<bool>("scaling", t.scale, {{"\xC3\xB7\xE2\x88\x9A" "d\xE2\x82\x96 on", true}, {"off", false}});
 }
 
@@ -140,9 +144,9 @@ void draw_compare(AppState& state, HeatmapTextures& textures) {
         return;
     }
     ImGui::SetNextItemWidth(260.0f * scale);
-    if (ImGui::BeginCombo("matrix", c.matrix.c_str())) {
+    if (ImGui::BeginCombo("matrix", display_name(c.matrix).c_str())) {
         for (const MatrixDifference& d : r.differences)
-            if (ImGui::Selectable(d.name.c_str(), d.name == c.matrix)) c.matrix = d.name;
+            if (ImGui::Selectable((display_name(d.name) + "##" + d.name).c_str(), d.name == c.matrix)) c.matrix = d.name;
         ImGui::EndCombo();
     }
     const MatrixDifference* diff = comparison::find_difference(r, c.matrix);
@@ -162,7 +166,12 @@ void draw_compare(AppState& state, HeatmapTextures& textures) {
         compare_spec("compare.b." + c.matrix, *mb, weights ? ColorScale::Weights : ColorScale::Diverging, r.b, c.matrix),
         compare_spec("compare.diff." + c.matrix, diff->difference, ColorScale::Diverging, a, c.matrix),
     };
-    specs[0].title = "A  " + c.matrix;
+    specs[0].trace = &a;
+    specs[1].trace = &r.b;
+    for (HeatmapSpec& spec : specs) spec.matrix = c.matrix;
+    specs[2].diff_a = ma;
+    specs[2].diff_b = mb;
+    specs[0].title = "A  " + display_name(c.matrix);
     specs[1].title = "B  (" + describe(c.toggles_b) + ")";
     specs[2].title = "B \xE2\x88\x92 A";
     if (weights) {  // masked cells hatched where each configuration hides them

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include <imgui.h>
+
+#include "registry.hpp"
 
 #include "ui/classroom.hpp"
 
@@ -25,17 +28,27 @@ int decimals_typed(const std::string& text) {
 
 void handle_hand_check_click(AppState& state) {
     // A right click without a drag (a right drag pans; a double click resets the zoom).
+    HandCheckState& h = state.classroom.hand_check;
+    const ImGuiIO& io = ImGui::GetIO();
+    if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Right)) {  // the zoom reset's, not a check: nor is its release
+        h.pending.reset();
+        h.ignore_release = true;
+    }
+    if (h.pending && ImGui::GetTime() - h.pending->since > io.MouseDoubleClickTime) {
+        const HandCheckState::Pending cell = *h.pending;
+        h = HandCheckState{};
+        h.open_requested = true;
+        h.matrix = cell.matrix;
+        h.row = cell.row;
+        h.col = cell.col;
+    }
+    if (!ImGui::IsMouseReleased(ImGuiMouseButton_Right)) return;
+    if (std::exchange(h.ignore_release, false) || io.MouseDownDurationPrev[ImGuiMouseButton_Right] > 0.4f) return;
     const HoverState& hover = state.hover_next;  // the cell under the mouse this frame
     if (hover.matrix.empty() || hover.row < 0 || hover.matrix.rfind("compare.", 0) == 0) return;
-    if (!ImGui::IsMouseReleased(ImGuiMouseButton_Right) || ImGui::GetIO().MouseDownDurationPrev[ImGuiMouseButton_Right] > 0.4f) return;
     const ImVec2 drag = ImGui::GetMouseDragDelta(ImGuiMouseButton_Right, 0.0f);
     if (drag.x * drag.x + drag.y * drag.y > 9.0f) return;
-    HandCheckState& h = state.classroom.hand_check;
-    h = HandCheckState{};
-    h.open_requested = true;
-    h.matrix = hover.matrix;
-    h.row = hover.row;
-    h.col = hover.col;
+    if (!h.pending) h.pending = HandCheckState::Pending{hover.matrix, hover.row, hover.col, ImGui::GetTime()};
 }
 
 void draw_hand_check(AppState& state) {
@@ -48,7 +61,7 @@ void draw_hand_check(AppState& state) {
     bool open = true;
     ImGui::SetNextWindowSize(ImVec2(420.0f * state.fonts.scale, 0.0f));
     if (ImGui::Begin("Check my value", &open, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysAutoResize)) {
-        ImGui::TextWrapped("%s, row %d, column %d: type the value you worked out by hand.", h.matrix.c_str(), h.row + 1, h.col + 1);
+        ImGui::TextWrapped("%s, row %d, column %d: type the value you worked out by hand.", display_name(h.matrix).c_str(), h.row + 1, h.col + 1);
         char buffer[64];
         const size_t n = std::min(h.text.size(), sizeof buffer - 1);
         h.text.copy(buffer, n);

@@ -4,7 +4,9 @@
 
 #include <filesystem>
 
+#include "engine.hpp"
 #include "presets.hpp"
+#include "ui/arithmetic.hpp"
 #include "session_file.hpp"
 #include "ui_driver.hpp"
 
@@ -151,4 +153,32 @@ TEST_CASE("the Edit menu names the action Undo reverts", "[new-user][trap]") {
     ui.click(ui.centre("menu.edit"));
     CHECK(ui.text("menu.undo") == "Undo set heads to 1");
     CHECK(ui.text("menu.redo") == "Redo");
+}
+
+TEST_CASE("rows, columns, tokens and heads are counted from 1 everywhere", "[new-user][numbering]") {
+    const Trace t = run(find_preset("animal-was-tired")->scenario);
+    CHECK(ui::explain_cell(t, "x", 1, 2).heading.rfind("X[2,3]: token 'animal'", 0) == 0);
+    CHECK(ui::explain_cell(t, "head0.q", 1, 2).heading.rfind("Q[2,3] (head 1)", 0) == 0);
+    CHECK(ui::explain_cell(t, "head1.scores", 0, 3).heading.rfind("raw score q1 ", 0) == 0);
+    CHECK(ui::explain_cell(t, "output", 4, 0).heading.rfind("output[5,1]", 0) == 0);
+    CHECK(edits::describe(edits::SetCell{edits::MatrixId::WQ, 1, 2, 0.5f}) == "edit W_Q[2,3]");
+    CHECK(t.query_tokens.size() == 11);
+}
+
+TEST_CASE("a right double-click resets the zoom and opens nothing; a right click opens Check my value", "[new-user][zoom]") {
+    UiDriver ui(find_preset("animal-was-tired")->scenario);
+    ui.frame(3);
+    const std::string map = "head0.weights";
+    REQUIRE(ui.heatmap(map) != nullptr);
+    ui.state.views[map].zoom = 3.0f;
+    ui.frame(2);
+    ui.double_click(ui.cell_centre(map, 1, 1), 1);
+    ui.frame(30);  // longer than the double-click time
+    CHECK(ui.state.views[map].zoom == 1.0f);
+    CHECK(ui.state.classroom.hand_check.matrix.empty());
+
+    ui.click(ui.cell_centre(map, 2, 1), 1);
+    ui.frame(30);
+    CHECK(ui.state.classroom.hand_check.matrix == map);
+    CHECK(ui.state.classroom.hand_check.row == 2);
 }
