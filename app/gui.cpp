@@ -140,6 +140,7 @@ bool write_layout(const std::string& path, const std::vector<ui::HeatmapLayout>&
                             {"shown_rows", h.shown_rows},
                             {"shown_cols", h.shown_cols},
                             {"textured", h.textured},
+                            {"numbers", h.numbers},
                             {"non_finite_badge", h.badge_x < 0 ? nlohmann::json(nullptr)
                                                                : nlohmann::json{h.badge_x * pixel_scale, h.badge_y * pixel_scale}}});
     }

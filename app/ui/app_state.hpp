@@ -103,6 +103,7 @@ struct HeatmapLayout {
     int rows = 0, cols = 0;      // the whole matrix
     int first_row = 0, first_col = 0, shown_rows = 0, shown_cols = 0;
     bool textured = false;
+    bool numbers = false;        // the cells' values are written in them
     float badge_x = -1, badge_y = -1;  // the NaN/∞ mark beside the title, −1 when none
 };
 

@@ -274,7 +274,8 @@ const ImFont* number_font(const HeatmapSpec& spec, const Visible& vis, const App
     return nullptr;
 }
 
-void draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, float limit, AppState& state,
+// Returns true when the cells' numbers were written.
+bool draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, float limit, AppState& state,
                 HeatmapTextures& textures, ImVec2 grid0) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const int rows = static_cast<int>(spec.values->rows()), cols = static_cast<int>(spec.values->cols());
@@ -330,6 +331,7 @@ void draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vi
             draw->AddRectFilled(ImVec2(x, grid0.y), ImVec2(x + vis.cw, grid0.y + m.grid_h), IM_COL32(20, 20, 24, 150));
         }
     }
+    return font != nullptr;
 }
 
 bool row_highlighted(const HeatmapSpec& spec, const HoverState& hover, bool rows, int i) {
@@ -722,7 +724,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
 
     const float limit = spec.scale == ColorScale::Weights && spec.pooled == nullptr ? 1.0f : legend_limit(spec);
     draw->PushClipRect(grid0, ImVec2(grid0.x + m.grid_w, grid0.y + m.grid_h), true);
-    draw_cells(spec, m, vis, limit, state, textures, grid0);
+    const bool numbers = draw_cells(spec, m, vis, limit, state, textures, grid0);
     draw_highlights(spec, m, vis, state, grid0);
     draw->PopClipRect();
     if (view.zoom > 1.0f) {  // a zoomed map says so, and how to get back: inside the grid's corner, off the title
@@ -763,6 +765,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
     record.shown_rows = vis.row1 - vis.row0;
     record.shown_cols = vis.col1 - vis.col0;
     record.textured = record.rows * record.cols > kTextureCells;
+    record.numbers = numbers;
     record.badge_x = badge.x;
     record.badge_y = badge.y;
     state.layout_next.push_back(record);

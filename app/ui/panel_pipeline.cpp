@@ -136,6 +136,23 @@ void measure_texts(std::vector<Column>& columns, const UiFonts& fonts) {
             if (card.note.empty()) card.text = measure_text(card.spec, fonts);
 }
 
+// The step being taught gets the space: up to 12 tokens, the weights are drawn with cells
+// large enough for their numbers ("0.40"), the score maps up to three times the pipeline's
+// cell towards theirs ("−2.75"); a few tokens' maps are at least 6 (weights) or 4 (scores)
+// cells wide.
+float emphasis(const HeatmapSpec& spec, float cell, const UiFonts& fonts) {
+    if (spec.pooled != nullptr || spec.row_axis != Axis::Query || spec.col_axis != Axis::Key) return 1.0f;
+    const float n = static_cast<float>(std::max(spec.values->rows(), spec.values->cols()));
+    if (n > 12.0f || fonts.mono_small == nullptr) return 1.0f;
+    const bool weights = spec.scale == ColorScale::Weights;
+    const float digit = fonts.mono_small->CalcTextSizeA(fonts.mono_small->FontSize, FLT_MAX, 0.0f, "0").x;
+    const float readable = (weights ? 4.0f : 5.0f) * digit + 8.0f;
+    const float wanted = std::max(readable, cell * (weights ? 6.0f : 4.0f) / n);
+    // The weights always get their numbers; the score maps grow at most threefold, so that
+    // the rest of the pipeline keeps readable cells.
+    return std::clamp(wanted / cell, 1.0f, weights ? 16.0f : 3.0f);
+}
+
 // Card metrics at this cell size (orientation-independent).
 void measure_cards(std::vector<Column>& columns, float cell, const UiFonts& fonts) {
     for (Column& column : columns)
@@ -152,8 +169,9 @@ void measure_cards(std::vector<Column>& columns, float cell, const UiFonts& font
                 // kBigMatrixCells cells tall and its texture is scaled down.
                 const float min_w = std::min(1.0f, kBigMatrixCells * 16.0f / cols);
                 const float min_h = std::min(1.0f, kBigMatrixCells * 16.0f / rows);
-                const float cell_w = std::max(min_w, cell * std::min(1.0f, kBigMatrixCells / cols));
-                const float cell_h = std::max(min_h, cell * std::min(1.0f, kBigMatrixCells / rows));
+                const float big = cell * emphasis(card.spec, cell, fonts);
+                const float cell_w = std::max(min_w, big * std::min(1.0f, kBigMatrixCells / cols));
+                const float cell_h = std::max(min_h, big * std::min(1.0f, kBigMatrixCells / rows));
                 card.metrics = measure_card(card.spec, card.text, cell_w, cell_h, fonts);
             }
         }

@@ -165,7 +165,7 @@ TEST_CASE("rows, columns, tokens and heads are counted from 1 everywhere", "[new
     CHECK(t.query_tokens.size() == 11);
 }
 
-TEST_CASE("a right double-click resets the zoom and opens nothing; a right click opens Check my value", "[new-user][zoom]") {
+TEST_CASE("a right double-click resets the zoom and opens nothing, a right click opens Check my value", "[new-user][zoom]") {
     UiDriver ui(find_preset("animal-was-tired")->scenario);
     ui.frame(3);
     const std::string map = "head0.weights";
@@ -181,4 +181,19 @@ TEST_CASE("a right double-click resets the zoom and opens nothing; a right click
     ui.frame(30);
     CHECK(ui.state.classroom.hand_check.matrix == map);
     CHECK(ui.state.classroom.hand_check.row == 2);
+}
+
+TEST_CASE("at 1600×1000 the weights of up to 12 tokens are drawn with their numbers", "[new-user][layout]") {
+    for (const char* name : {"dog-bites-man", "dot-product-3-tokens", "animal-was-tired"}) {
+        INFO(name);
+        UiDriver ui(find_preset(name)->scenario);
+        ui.frame(4);
+        const ui::HeatmapLayout* weights = ui.heatmap("head0.weights");
+        REQUIRE(weights != nullptr);
+        CHECK(weights->numbers);
+        CHECK(weights->shown_rows == weights->rows);
+        CHECK(weights->shown_cols == weights->cols);
+        // No map on screen has larger cells than the weights.
+        for (const ui::HeatmapLayout& h : ui.state.layout) CHECK(h.cell_w <= weights->cell_w + 0.5f);
+    }
 }
