@@ -9,7 +9,7 @@ namespace attn {
 
 bool Toggles::empty() const {
     return !mask && !window && !heads && !positional && !softmax && !scale && !masked_fill && !seed && !text &&
-           !source_text && !attention && !block;
+           !source_text && !attention && !block && !hidden_rows;
 }
 
 bool apply(const Toggles& t, Scenario& scenario, std::string* error) {
@@ -55,6 +55,14 @@ bool apply(const Toggles& t, Scenario& scenario, std::string* error) {
         const Trace probe = run(shape, RunOptions{Detail::OutputOnly, false});
         if (probe.ok) s.custom_mask = MaskMatrix::Constant(probe.n_queries, probe.n_keys, true);
     }
+    if (t.hidden_rows) {
+        if (s.mask != MaskKind::Custom) return fail("'hidden_rows' needs \"mask\": \"custom\"");
+        for (int row : *t.hidden_rows) {
+            if (row < 1 || row > s.custom_mask.rows())
+                return fail("'hidden_rows': row " + std::to_string(row) + " is outside 1.." + std::to_string(s.custom_mask.rows()));
+            s.custom_mask.row(row - 1).setConstant(false);
+        }
+    }
     scenario = std::move(s);
     return true;
 }
@@ -83,7 +91,7 @@ Toggles toggles_from_json(const nlohmann::json& j, const std::string& where, std
         return t;
     }
     static const char* known[] = {"mask", "window", "heads", "positional_encoding", "softmax", "scale", "masked_fill",
-                                  "seed", "text", "source_text", "attention", "block"};
+                                  "seed", "text", "source_text", "attention", "block", "hidden_rows"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         bool ok = false;
         for (const char* k : known) ok = ok || it.key() == k;
@@ -115,6 +123,18 @@ Toggles toggles_from_json(const nlohmann::json& j, const std::string& where, std
         else if (f == "-inf") t.masked_fill = -INFINITY;
         else errors.push_back(where + "'masked_fill': expected \"-inf\" or a number");
     }
+    if (j.contains("hidden_rows")) {
+        const auto& rows = j["hidden_rows"];
+        bool ok = rows.is_array() && !rows.empty();
+        std::vector<int> list;
+        for (const auto& r : rows) {
+            if (!ok) break;
+            ok = r.is_number_integer() && r.get<long long>() >= 1 && r.get<long long>() <= (1 << 30);
+            if (ok) list.push_back(r.get<int>());
+        }
+        if (ok) t.hidden_rows = list;
+        else errors.push_back(where + "'hidden_rows': expected a list of row numbers counted from 1, found " + dump_json(rows));
+    }
     for (const char* key : {"text", "source_text"}) {
         if (!j.contains(key)) continue;
         if (!j[key].is_string()) errors.push_back(where + "'" + key + "': expected a string");
@@ -137,6 +157,7 @@ nlohmann::json toggles_to_json(const Toggles& t) {
     if (t.source_text) j["source_text"] = *t.source_text;
     if (t.attention) j["attention"] = to_string(*t.attention);
     if (t.block) j["block"] = *t.block;
+    if (t.hidden_rows) j["hidden_rows"] = *t.hidden_rows;
     return j;
 }
 

@@ -25,6 +25,9 @@ struct Toggles {
     std::optional<std::string> source_text;  // replaces the source tokens (cross-attention)
     std::optional<AttentionKind> attention;
     std::optional<bool> block;               // residual + LayerNorm + FFN together
+    // With "mask": "custom": these query rows (counted from 1) see no key at all — the case
+    // where a finite fill and −∞ differ.
+    std::optional<std::vector<int>> hidden_rows;
 
     bool empty() const;
 };

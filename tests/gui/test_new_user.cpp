@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "engine.hpp"
+#include "lesson.hpp"
 #include "presets.hpp"
 #include "ui/arithmetic.hpp"
 #include "session_file.hpp"
@@ -196,4 +197,43 @@ TEST_CASE("at 1600×1000 the weights of up to 12 tokens are drawn with their num
         // No map on screen has larger cells than the weights.
         for (const ui::HeatmapLayout& h : ui.state.layout) CHECK(h.cell_w <= weights->cell_w + 0.5f);
     }
+}
+
+TEST_CASE("numbers too large or too small for the decimals are written short, never as a false zero", "[new-user][numbers]") {
+    CHECK(ui::format_value(-1e9f, 2) == "\xE2\x88\x92" "1e9");
+    CHECK(ui::format_value(0.0002f, 2) == "2e\xE2\x88\x92" "4");
+    CHECK(ui::format_value(0.00025f, 3) == "2.5e\xE2\x88\x92" "4");
+    CHECK(ui::format_value(-2.75f, 2) == "\xE2\x88\x92" "2.75");
+    CHECK(ui::format_value(0.0f, 2) == "0.00");
+    CHECK(ui::format_value(0.004f, 2) == "4e\xE2\x88\x92" "3");  // "0.00" would be a false zero
+    CHECK(ui::format_value(0.006f, 2) == "0.01");
+}
+
+TEST_CASE("the masked scores show the finite fill in masked cells, numbers and all", "[new-user][mask]") {
+    Scenario s = find_preset("dog-bites-man")->scenario;
+    s.mask = MaskKind::Causal;
+    s.masked_fill = -1e9f;
+    UiDriver ui(s);
+    ui.frame(4);
+    const ui::HeatmapLayout* masked = ui.heatmap("head0.masked_scores");
+    REQUIRE(masked != nullptr);
+    CHECK(masked->numbers);
+}
+
+TEST_CASE("the masks lesson shows a row that sees no key, with a finite fill and with minus infinity", "[new-user][mask]") {
+    LessonLoad load = load_lesson_file(std::string(ATTNLAB_ASSETS_DIR) + "/lessons/03-masks.json");
+    REQUIRE(load.lesson);
+    const Lesson& lesson = *load.lesson;
+    REQUIRE(lesson.steps.size() == 6);
+    const Trace finite = run(scenario_at_step(lesson, 4));
+    REQUIRE(finite.ok);
+    const Matrix& w = finite.head[0].weights;
+    for (Eigen::Index c = 0; c < w.cols(); ++c) CHECK(w(0, c) == Approx(1.0 / static_cast<double>(w.cols())));
+    const Trace infinite = run(scenario_at_step(lesson, 5));
+    REQUIRE(infinite.ok);
+    CHECK(infinite.head[0].weights.row(0).isZero());
+    CHECK(infinite.output.row(0).isZero());
+    CHECK_FALSE(infinite.warnings.empty());
+    // The other rows do not change.
+    CHECK(infinite.head[0].weights.bottomRows(w.rows() - 1).isApprox(w.bottomRows(w.rows() - 1)));
 }
