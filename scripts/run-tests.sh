@@ -4,8 +4,9 @@
 #      tests/xvfb.sh — Xvfb and Mesa llvmpipe — so no display is needed);
 #   2. the whole suite again — engine, command line, window, GL and GPU tests — built with
 #      AddressSanitizer (and LeakSanitizer) and UndefinedBehaviorSanitizer;
-#   3. libFuzzer (clang) on the scenario loader and on the lesson loader, 60 s each, seeded
-#      with the shipped files, after replaying every input that ever crashed them.
+#   3. libFuzzer (clang) on the scenario and lesson loaders (60 s each) and on the
+#      safetensors reader and the BPE tokenizer (30 s each), seeded with the shipped files,
+#      after replaying every input that ever crashed them.
 # Set ATTNLAB_QUICK=1 to run only stage 1.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,23 +29,26 @@ cmake --build "$root/build-sanitize" -j"$jobs"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs" --timeout 1800)
 
-echo "== 3. fuzzing the scenario and lesson loaders, 60 s each"
+echo "== 3. fuzzing the scenario and lesson loaders, the safetensors reader and the BPE tokenizer"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_FUZZ=ON \
   -DATTNLAB_NATIVE=OFF -DATTNLAB_BUILD_APP=OFF -DATTNLAB_BUILD_TESTS=OFF -DATTNLAB_BUILD_BENCH=OFF > /dev/null
-cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_scenario fuzz_lesson
+cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_scenario fuzz_lesson fuzz_safetensors fuzz_bpe
 corpus="$(mktemp -d)"
 trap 'rm -rf "$corpus"' EXIT
-mkdir -p "$corpus/scenario" "$corpus/lesson"
+mkdir -p "$corpus/scenario" "$corpus/lesson" "$corpus/safetensors" "$corpus/bpe"
 cp "$root"/tests/data/*.json "$root"/tests/fuzz/regressions/scenario/* "$corpus/scenario/"
 "$root/build/app/attnlab" --list-presets | while read -r preset; do
   "$root/build/app/attnlab" --preset "$preset" --export-scenario "$corpus/scenario/$preset.json" 2>/dev/null || true
 done
 cp "$root"/assets/lessons/*.json "$root"/tests/fuzz/regressions/lesson/* "$corpus/lesson/"
-for target in scenario lesson; do
+cp "$root"/tests/fuzz/regressions/safetensors/* "$corpus/safetensors/"
+cp "$root"/tests/fuzz/regressions/bpe/* "$corpus/bpe/"
+for target in scenario lesson safetensors bpe; do
   fuzzer="$root/build-fuzz/tests/fuzz/fuzz_$target"
   regressions="$root/tests/fuzz/regressions/$target"
+  case "$target" in scenario | lesson) seconds=60 ;; *) seconds=30 ;; esac
   "$fuzzer" "$regressions"/*
-  "$fuzzer" -max_total_time=60 -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
+  "$fuzzer" -max_total_time=$seconds -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix="$regressions/" "$corpus/$target" 2>&1 | tail -n 3
 done
 echo "all test stages passed"
