@@ -45,8 +45,8 @@ std::vector<std::string> validate(const TaskOptions& o) {
         errors.push_back("task length is " + std::to_string(o.length) + ": expected 2 to 64 content tokens");
     if (o.symbols < 2 || o.symbols > 26)
         errors.push_back("task symbols is " + std::to_string(o.symbols) + ": expected 2 to 26 letters");
-    if (o.kind == TaskKind::Induction && o.symbols < o.length)
-        errors.push_back("induction draws " + std::to_string(o.length) + " distinct tokens: it needs at least as many symbols, not " +
+    if (o.kind == TaskKind::Induction && o.symbols <= o.length)
+        errors.push_back("induction draws " + std::to_string(o.length) + " distinct tokens and fills the gap with others: it needs more symbols than that, not " +
                          std::to_string(o.symbols));
     return errors;
 }
@@ -66,7 +66,7 @@ AttentionKind task_attention(TaskKind kind) {
 
 int target_length(const TaskOptions& o) {
     switch (o.kind) {
-        case TaskKind::Induction: return 2 * o.length - 1;
+        case TaskKind::Induction: return 3 * o.length - 2;  // the longest: a gap of m − 1
         case TaskKind::PreviousToken:
         case TaskKind::CrossReverse: return o.length;
         default: return 2 * o.length;
@@ -129,12 +129,24 @@ Example make_example(const TaskOptions& o, Rng& rng) {
             break;
         }
         case TaskKind::Induction: {
+            // r, then g ∈ [0, m) filler letters not in r, then r again: the distance between
+            // the two occurrences varies, so no fixed positional offset finds the earlier one.
+            std::vector<bool> in_r(static_cast<size_t>(o.symbols), false);
+            for (int token : s) in_r[static_cast<size_t>(token)] = true;
+            std::vector<int> fillers;
+            for (int t = 0; t < o.symbols; ++t)
+                if (!in_r[static_cast<size_t>(t)]) fillers.push_back(t);
+            const int gap = random_below(rng, m);
             std::vector<int> full = s;
+            for (int i = 0; i < gap; ++i) full.push_back(fillers[static_cast<size_t>(random_below(rng, static_cast<int>(fillers.size())))]);
             full.insert(full.end(), s.begin(), s.end());
             next_token(full);
+            const int length = static_cast<int>(e.input.tokens.size());
+            e.scored.assign(static_cast<size_t>(length), false);
+            e.expected_key.assign(static_cast<size_t>(length), -1);
             for (int j = 0; j + 1 < m; ++j) {
-                e.scored[static_cast<size_t>(m + j)] = true;          // row m+j reads r_j again and predicts r_{j+1}
-                at(e.expected_key, m + j) = j + 1;   // the token after r_j's first occurrence
+                e.scored[static_cast<size_t>(m + gap + j)] = true;  // row m+g+j reads r_j again and predicts r_{j+1}
+                at(e.expected_key, m + gap + j) = j + 1;            // the token after r_j's first occurrence
             }
             break;
         }

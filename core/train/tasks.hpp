@@ -9,7 +9,8 @@
 //   copy            full = s | s             rows m … 2m−1 (answer sⱼ at row m+j)   key j
 //   reverse         full = s | reverse(s)    rows m … 2m−1 (answer s_{m−1−j})       key m−1−j
 //   sort            full = s | sorted(s)     rows m … 2m−1                           the smallest key not yet emitted
-//   induction       full = r r (r distinct)  rows m … 2m−2 (answer r_{j+1} at m+j)  key j+1, the token after
+//   induction       full = r f r: r distinct, f a gap of g ∈ [0, m) other letters, so the
+//                   repeat's distance varies; rows m+g … 2m+g−2 (answer r_{j+1})  key j+1, the token after
 //                                                                                    the previous occurrence
 //   previous-token  the model reads s; row i's target is s_{i−1} (rows 1 … m−1)      key i−1
 //   cross-reverse   cross-attention: the source is s, the target reads m separators "|";
@@ -36,7 +37,7 @@ std::vector<TaskKind> all_tasks();
 struct TaskOptions {
     TaskKind kind = TaskKind::Reverse;
     int length = 6;    // m: content tokens per sequence
-    int symbols = 8;   // k: content letters (induction needs k ≥ m: its tokens are distinct)
+    int symbols = 8;   // k: content letters (induction needs k > m: r is distinct, the gap other letters)
 };
 std::vector<std::string> validate(const TaskOptions& options);
 
@@ -51,7 +52,7 @@ struct Example {
 std::vector<std::string> task_vocabulary(const TaskOptions& options);
 int separator_id(const TaskOptions& options);
 AttentionKind task_attention(TaskKind kind);
-int target_length(const TaskOptions& options);
+int target_length(const TaskOptions& options);  // the longest (induction's length varies)
 int source_length(const TaskOptions& options);  // 0 for self-attention tasks
 // The settings a model for the task needs: vocabulary size, positions, attention kind.
 void fit_model_to_task(const TaskOptions& options, ModelConfig& config);

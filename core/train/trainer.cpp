@@ -17,6 +17,7 @@ namespace {
 double distinct_examples(const TaskOptions& o) {
     double count = 1.0;
     for (int i = 0; i < o.length; ++i) count *= o.kind == TaskKind::Induction ? o.symbols - i : o.symbols;
+    if (o.kind == TaskKind::Induction) count *= o.length;  // and the gap's length (its letters counted as none: a bound below)
     return count;
 }
 
