@@ -289,7 +289,7 @@ TEST_CASE("tasks / reverse reads s | reverse(s) and scores the second half") {
     CHECK(e.expected_key == std::vector<int>{-1, -1, -1, 2, 1, 0});
 }
 
-TEST_CASE("tasks / the held-out set is distinct and never trained on") {
+TEST_CASE("tasks / the held-out set is distinct, and one too large for the task is refused") {
     TrainSettings s;
     s.task.kind = TaskKind::Copy;
     s.task.length = 3;
@@ -499,9 +499,17 @@ TEST_CASE("trainer / warm-up, clipping and weight decay do what they say") {
     auto trainer = Trainer::create(s, errors);
     REQUIRE(trainer);
     for (int i = 1; i <= 6; ++i) CHECK(trainer->step().learning_rate == Approx(s.learning_rate * std::min(i, 4) / 4.0f));
-    // The first step's gradient is well above 0.5: clipped, the update is unchanged in
-    // direction; AdamW's first step moves each weight by about lr/warmup whatever the scale.
+    // The norm is recorded before clipping: the first steps' gradients are above the 0.5 limit.
     CHECK(trainer->history().front().gradient_norm > 0.5);
+    // Clipping scales the whole gradient to the limit, keeping its direction; below it, nothing changes.
+    ModelParams grads = zeros_like(trainer->model().params);
+    grads.unembedding(0, 0) = 3.0f;
+    grads.layers[0].b_v(1) = 4.0f;
+    CHECK(clip_gradient(grads, 0.5f) == Approx(5.0));
+    CHECK(grads.unembedding(0, 0) == Approx(0.3f));
+    CHECK(grads.layers[0].b_v(1) == Approx(0.4f));
+    CHECK(clip_gradient(grads, 1.0f) == Approx(0.5));
+    CHECK(grads.layers[0].b_v(1) == Approx(0.4f));
     // Decay alone (no gradient: lr·λ·θ) shrinks a matrix and leaves a bias.
     ModelParams params = trainer->model().params;
     ModelParams zero = zeros_like(params);

@@ -83,6 +83,18 @@ void AdamW::update(ModelParams& params, const ModelParams& grads, float learning
     }
 }
 
+double clip_gradient(ModelParams& grads, float max_norm) {
+    double norm2 = 0.0;
+    for (const ParamView& g : parameter_views(grads)) norm2 += g.map().cast<double>().squaredNorm();
+    const double norm = std::sqrt(norm2);
+    // Every tensor scaled by one factor: the gradient keeps its direction.
+    if (max_norm > 0.0f && norm > max_norm) {
+        const float factor = static_cast<float>(max_norm / norm);
+        for (ParamView& g : parameter_views(grads)) g.map() *= factor;
+    }
+    return norm;
+}
+
 // [SECTION] Trainer
 
 std::vector<int> argmax_rows(const Matrix& logits) {
@@ -149,14 +161,7 @@ StepStats Trainer::step() {
         loss += cross_entropy(f.logits, e.targets, e.scored, weight, &dlogits);
         backward(model_, e.input, f, dlogits, grads);
     }
-    // Clip the global norm: every tensor scaled by one factor keeps the gradient's direction.
-    double norm2 = 0.0;
-    for (const ParamView& g : parameter_views(grads)) norm2 += g.map().cast<double>().squaredNorm();
-    const double norm = std::sqrt(norm2);
-    if (settings_.clip_norm > 0.0f && norm > settings_.clip_norm) {
-        const float factor = static_cast<float>(settings_.clip_norm / norm);
-        for (ParamView& g : parameter_views(grads)) g.map() *= factor;
-    }
+    const double norm = clip_gradient(grads, settings_.clip_norm);
     // Linear warm-up: lr·(step+1)/warmup for the first `warmup` steps.
     const int index = steps_done_;
     const float rate = settings_.warmup_steps > 0 && index < settings_.warmup_steps

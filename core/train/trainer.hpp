@@ -122,6 +122,10 @@ private:
     int snapshot_interval_ = 25;
 };
 
+// Scales every tensor of grads by one factor so that their global L2 norm is at most
+// max_norm (0: no limit). Returns the norm before.
+double clip_gradient(ModelParams& grads, float max_norm);
+
 // The argmax of each row of logits.
 std::vector<int> argmax_rows(const Matrix& logits);
 
