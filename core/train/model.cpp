@@ -1,0 +1,301 @@
+// The trainable model: parameters, their initialisation, and the forward pass through the
+// engine.
+//
+// [SECTION] Config and input validation
+// [SECTION] Parameters as named tensors
+// [SECTION] Initialisation
+// [SECTION] Forward: one scenario per layer, run by the engine
+#include "train/model.hpp"
+
+#include <utility>
+
+#include "engine.hpp"
+#include "positional.hpp"
+#include "random.hpp"
+
+namespace attn::train {
+
+// [SECTION] Config and input validation
+
+std::vector<std::string> validate(const ModelConfig& c) {
+    std::vector<std::string> errors;
+    auto out_of = [&](const char* name, int value, int lo, int hi) {
+        if (value < lo || value > hi)
+            errors.push_back(std::string(name) + " is " + std::to_string(value) + ": expected " + std::to_string(lo) +
+                             " to " + std::to_string(hi));
+    };
+    out_of("vocab_size", c.vocab_size, 2, 4096);
+    out_of("max_positions", c.max_positions, 1, kMaxPositions);
+    out_of("d_model", c.d_model, kMinDModel, kMaxDModel);
+    out_of("heads", c.heads, 1, kMaxHeads);
+    out_of("layers", c.layers, 1, kMaxLayers);
+    if (c.heads >= 1 && c.d_model % c.heads != 0)
+        errors.push_back("d_model " + std::to_string(c.d_model) + " is not divisible by " + std::to_string(c.heads) +
+                         " heads: each head needs d_k = d_model / heads columns");
+    if (c.mask == MaskKind::SlidingWindow) out_of("window", c.window, 1, kMaxPositions);
+    if (c.feed_forward) out_of("d_ff", c.d_ff, 0, 8 * kMaxDModel);
+    return errors;
+}
+
+std::vector<std::string> validate(const Model& model, const ModelInput& in) {
+    std::vector<std::string> errors;
+    const ModelConfig& c = model.config;
+    const bool cross = c.attention == AttentionKind::Cross;
+    auto check_ids = [&](const char* which, const std::vector<int>& ids) {
+        if (ids.empty()) errors.push_back(std::string(which) + " sequence is empty: the model needs at least one token");
+        if (static_cast<int>(ids.size()) > c.max_positions)
+            errors.push_back(std::string(which) + " sequence has " + std::to_string(ids.size()) +
+                             " tokens; the model reads at most " + std::to_string(c.max_positions));
+        for (size_t i = 0; i < ids.size(); ++i)
+            if (ids[i] < 0 || ids[i] >= c.vocab_size) {
+                errors.push_back(std::string(which) + " token " + std::to_string(i + 1) + " has id " +
+                                 std::to_string(ids[i]) + ", outside the vocabulary of " + std::to_string(c.vocab_size));
+                break;
+            }
+    };
+    check_ids("target", in.tokens);
+    if (cross) check_ids("source", in.source);
+    else if (!in.source.empty()) errors.push_back("a source sequence is given, but the model uses self-attention");
+    return errors;  // padding and custom masks are checked by the engine, which says where
+}
+
+// [SECTION] Parameters as named tensors
+
+namespace {
+
+// Calls f(name, tensor) for every tensor (empty ones included), always in one order.
+template <class Params, class F>
+void visit(Params& p, F&& f) {
+    f("token_embedding", p.token_embedding);
+    f("position_embedding", p.position_embedding);
+    for (size_t l = 0; l < p.layers.size(); ++l) {
+        auto& layer = p.layers[l];
+        const std::string prefix = "layer" + std::to_string(l) + ".";
+        f(prefix + "w_q", layer.w_q);
+        f(prefix + "w_k", layer.w_k);
+        f(prefix + "w_v", layer.w_v);
+        f(prefix + "w_o", layer.w_o);
+        f(prefix + "b_q", layer.b_q);
+        f(prefix + "b_k", layer.b_k);
+        f(prefix + "b_v", layer.b_v);
+        f(prefix + "b_o", layer.b_o);
+        f(prefix + "gamma_1", layer.gamma_1);
+        f(prefix + "beta_1", layer.beta_1);
+        f(prefix + "gamma_2", layer.gamma_2);
+        f(prefix + "beta_2", layer.beta_2);
+        f(prefix + "w_1", layer.w_1);
+        f(prefix + "b_1", layer.b_1);
+        f(prefix + "w_2", layer.w_2);
+        f(prefix + "b_2", layer.b_2);
+    }
+    f("final_gamma", p.final_gamma);
+    f("final_beta", p.final_beta);
+    f("unembedding", p.unembedding);
+    f("unembedding_bias", p.unembedding_bias);
+}
+
+}  // namespace
+
+std::vector<ParamView> parameter_views(ModelParams& params) {
+    std::vector<ParamView> views;
+    visit(params, [&](const std::string& name, auto& m) {
+        if (m.size() != 0) views.push_back({name, m.data(), m.rows(), m.cols()});
+    });
+    return views;
+}
+
+std::vector<ParamView> parameter_views(const ModelParams& params) {
+    return parameter_views(const_cast<ModelParams&>(params));
+}
+
+Eigen::Index parameter_count(const ModelParams& params) {
+    Eigen::Index n = 0;
+    for (const ParamView& v : parameter_views(params)) n += v.size();
+    return n;
+}
+
+ModelParams zeros_like(const ModelParams& params) {
+    ModelParams zeros = params;
+    for (ParamView& v : parameter_views(zeros)) v.map().setZero();
+    return zeros;
+}
+
+// [SECTION] Initialisation
+
+Model init_model(const ModelConfig& c, const std::vector<std::string>& vocabulary, std::uint64_t seed) {
+    Model model;
+    model.config = c;
+    model.config.vocab_size = static_cast<int>(vocabulary.size());
+    model.vocabulary = vocabulary;
+    const int d = c.d_model, v = model.config.vocab_size, d_ff = c.resolved_d_ff();
+    // One stream per tensor, so adding a tensor never changes another's values.
+    auto stream = [&](int layer, int which) { return seed * 0x9E3779B97F4A7C15ull + 1000u * (layer + 1) + which; };
+    ModelParams& p = model.params;
+    p.token_embedding = normal_matrix(v, d, stream(-1, 0));
+    if (c.positional == PositionalEncoding::Learned) p.position_embedding = learned_encoding(c.max_positions, d, seed);
+    p.layers.resize(static_cast<size_t>(c.layers));
+    for (int l = 0; l < c.layers; ++l) {
+        LayerParams& layer = p.layers[static_cast<size_t>(l)];
+        layer.w_q = xavier_uniform(d, d, stream(l, 1));
+        layer.w_k = xavier_uniform(d, d, stream(l, 2));
+        layer.w_v = xavier_uniform(d, d, stream(l, 3));
+        layer.w_o = xavier_uniform(d, d, stream(l, 4));
+        if (c.biases) layer.b_q = layer.b_k = layer.b_v = layer.b_o = Vector::Zero(d);
+        if (c.layer_norm) {
+            layer.gamma_1 = Vector::Ones(d);
+            layer.beta_1 = Vector::Zero(d);
+        }
+        if (c.layer_norm && c.feed_forward) {  // LN₂ stands around the feed-forward
+            layer.gamma_2 = Vector::Ones(d);
+            layer.beta_2 = Vector::Zero(d);
+        }
+        if (c.feed_forward) {
+            layer.w_1 = xavier_uniform(d, d_ff, stream(l, 5));
+            layer.w_2 = xavier_uniform(d_ff, d, stream(l, 6));
+            layer.b_1 = Vector::Zero(d_ff);
+            layer.b_2 = Vector::Zero(d);
+        }
+    }
+    if (c.final_norm()) {
+        p.final_gamma = Vector::Ones(d);
+        p.final_beta = Vector::Zero(d);
+    }
+    p.unembedding = normal_matrix(d, v, stream(-1, 7), 1.0f / std::sqrt(static_cast<float>(d)));
+    p.unembedding_bias = Vector::Zero(v);
+    return model;
+}
+
+// [SECTION] Forward: one scenario per layer, run by the engine
+
+namespace {
+
+std::vector<std::string> names_of(const Model& model, const std::vector<int>& ids) {
+    std::vector<std::string> names;
+    names.reserve(ids.size());
+    for (int id : ids) names.push_back(model.vocabulary[static_cast<size_t>(id)]);
+    return names;
+}
+
+// E[ids] (+ P[0..n) for a learned table): (n × d).
+Matrix embed(const Model& model, const std::vector<int>& ids, bool with_learned_positions) {
+    const Eigen::Index n = static_cast<Eigen::Index>(ids.size());
+    Matrix x(n, model.config.d_model);
+    for (Eigen::Index i = 0; i < n; ++i) x.row(i) = model.params.token_embedding.row(ids[static_cast<size_t>(i)]);
+    if (with_learned_positions) x += model.params.position_embedding.topRows(n);
+    return x;
+}
+
+}  // namespace
+
+const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
+
+Scenario layer_scenario(const Model& model, const ModelInput& in, int l, const Matrix& layer_input,
+                        const Matrix* source_memory) {
+    const ModelConfig& c = model.config;
+    const LayerParams& p = model.params.layers[static_cast<size_t>(l)];
+    const bool cross = c.attention == AttentionKind::Cross;
+    Scenario s;
+    s.name = "layer " + std::to_string(l + 1);
+    s.input = InputMode::Embeddings;
+    s.attention = c.attention;
+    s.d_model = c.d_model;
+    s.heads = c.heads;
+    s.target.tokens = names_of(model, in.tokens);
+    s.target.embeddings = layer_input;
+    if (cross) {
+        s.source.tokens = names_of(model, in.source);
+        s.source.embeddings = *source_memory;
+        s.source.padding = in.padding;
+    } else {
+        s.target.padding = in.padding;
+    }
+    // Additive encodings enter once, before layer 1 (a learned table is already in the
+    // input); RoPE and ALiBi act inside every layer's attention.
+    const bool additive = c.positional == PositionalEncoding::Sinusoidal || c.positional == PositionalEncoding::Learned;
+    s.positional = additive ? (l == 0 && c.positional == PositionalEncoding::Sinusoidal ? c.positional : PositionalEncoding::None)
+                            : c.positional;
+    s.mask = c.mask;
+    s.window = c.window;
+    s.custom_mask = in.custom_mask;
+    s.scale = c.scale;
+    s.w_q = p.w_q;
+    s.w_k = p.w_k;
+    s.w_v = p.w_v;
+    s.w_o = p.w_o;
+    s.b_q = p.b_q;
+    s.b_k = p.b_k;
+    s.b_v = p.b_v;
+    s.b_o = p.b_o;
+    BlockOptions& b = s.block;
+    b.residual = c.residual;
+    b.layer_norm = c.layer_norm;
+    b.feed_forward = c.feed_forward;
+    b.d_ff = c.resolved_d_ff();
+    b.norm = c.norm;
+    b.activation = c.activation;
+    b.norm_1 = {p.gamma_1, p.beta_1};
+    b.norm_2 = {p.gamma_2, p.beta_2};
+    b.w_1 = p.w_1;
+    b.w_2 = p.w_2;
+    b.b_1 = p.b_1;
+    b.b_2 = p.b_2;
+    return s;
+}
+
+ForwardPass forward(const Model& model, const ModelInput& in) {
+    ForwardPass f;
+    f.errors = validate(model.config);
+    if (f.errors.empty()) f.errors = validate(model, in);
+    if (!f.errors.empty()) return f;
+    const ModelConfig& c = model.config;
+    const bool learned = c.positional == PositionalEncoding::Learned;
+    const bool cross = c.attention == AttentionKind::Cross;
+    Matrix x = embed(model, in.tokens, learned);           // (n × d): E[tokens] (+ P)
+    Matrix memory;                                         // (n_s × d): E[source] (+ P)
+    if (cross) memory = embed(model, in.source, learned);
+    f.layers.resize(static_cast<size_t>(c.layers));
+    for (int l = 0; l < c.layers; ++l) {
+        Trace& t = f.layers[static_cast<size_t>(l)];
+        run_into(layer_scenario(model, in, l, x, cross ? &memory : nullptr), RunOptions{}, t);
+        if (!t.ok) {
+            for (const std::string& e : t.errors) f.errors.push_back("layer " + std::to_string(l + 1) + ": " + e);
+            return f;
+        }
+        if (l == 0 && learned) {
+            // Label the first trace as the engine labels an added encoding: x_pe = x + pe.
+            const Eigen::Index n = t.x.rows();
+            t.settings.positional = PositionalEncoding::Learned;
+            t.x = embed(model, in.tokens, false);
+            t.pe = model.params.position_embedding.topRows(n);
+            if (cross) {
+                t.source_x = embed(model, in.source, false);
+                t.source_pe = model.params.position_embedding.topRows(t.source_x.rows());
+            }
+        }
+        if (l == 0 && cross) memory = t.source_x_pe;  // the memory every later layer reads
+        x = layer_output(t);
+    }
+    f.final_input = x;
+    f.final_output = c.final_norm() ? layer_norm(x, 1e-5f, {model.params.final_gamma, model.params.final_beta}) : x;
+    f.logits = f.final_output * model.params.unembedding;  // (n, d)·(d, V) → (n, V)
+    f.logits.rowwise() += model.params.unembedding_bias;
+    f.ok = true;
+    return f;
+}
+
+std::vector<int> token_ids(const Model& model, const std::vector<std::string>& names, std::string* error) {
+    std::vector<int> ids;
+    for (size_t i = 0; i < names.size(); ++i) {
+        int id = -1;
+        for (size_t t = 0; t < model.vocabulary.size(); ++t)
+            if (model.vocabulary[t] == names[i]) id = static_cast<int>(t);
+        if (id < 0) {
+            if (error) *error = "token " + std::to_string(i + 1) + " '" + names[i] + "' is not in the model's vocabulary";
+            return {};
+        }
+        ids.push_back(id);
+    }
+    return ids;
+}
+
+}  // namespace attn::train

@@ -1,0 +1,147 @@
+#pragma once
+// A tiny decoder trained in the app: token embedding, the engine's positional encodings,
+// 1 to 4 layers of multi-head attention (each optionally with a feed-forward and LayerNorm,
+// pre- or post-norm) and an unembedding to logits.
+//
+// The forward pass IS the engine: each layer is an attn::Scenario in embedding mode whose
+// weights are the model's, and attn::run turns it into the attn::Trace the panels draw.
+// The backward pass (backward.hpp) reads those traces; nothing recomputes attention.
+//
+//   x₀ = E[tokens] + PE                    (n × d)   PE: sinusoidal or learned, else 0
+//   xₗ₊₁ = layer output of run(scenarioₗ(xₗ))         RoPE and ALiBi act inside every layer
+//   h = LN_f(x_L) (pre-norm with LayerNorm), else x_L
+//   logits = h·W_U + b_U                   (n × V)
+//
+// A learned position table is the model's own parameter, not the engine's seeded one: the
+// first layer's scenario is given X = E[tokens] + P[positions] with no encoding of its own,
+// and its trace is then labelled as the engine would label it (x = E[tokens], pe = P, the
+// positional setting "learned"); x_pe is exactly the X the engine used.
+//
+// Cross-attention (the cross task): every layer's queries come from the target stream and
+// its keys and values from the source memory m = E[source] + PE (positions from 0), the
+// same memory in every layer, as a decoder reads its encoder's output. Pre-norm normalises
+// the target stream only (engine.cpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "matrix.hpp"
+#include "scenario.hpp"
+#include "trace.hpp"
+
+namespace attn::train {
+
+constexpr int kMinDModel = 8, kMaxDModel = 128;
+constexpr int kMaxLayers = 4, kMaxHeads = 8;
+constexpr int kMaxPositions = 256;
+
+struct ModelConfig {
+    int vocab_size = 0;        // V: set from the task's vocabulary
+    int max_positions = 0;     // the longest sequence (target or source) the model reads
+    int d_model = 32;          // 8 … 128
+    int heads = 2;             // 1 … 8, dividing d_model
+    int layers = 1;            // 1 … 4
+    // Learned by default: with it one head of a 1-layer model becomes a sharp reverse or copy
+    // head within ~100 steps; the sinusoid learns the tasks too, with a blurred diagonal.
+    PositionalEncoding positional = PositionalEncoding::Learned;
+    MaskKind mask = MaskKind::Causal;
+    int window = 2;            // sliding window size
+    AttentionKind attention = AttentionKind::Self;
+    bool scale = true;         // ÷√d_k
+    bool biases = true;        // b_q, b_k, b_v, b_o
+    bool residual = true;
+    bool layer_norm = false;
+    NormPlacement norm = NormPlacement::Pre;
+    bool feed_forward = false;
+    int d_ff = 0;              // 0 → 4·d_model
+    Activation activation = Activation::GeluTanh;
+
+    int resolved_d_ff() const { return d_ff > 0 ? d_ff : 4 * d_model; }
+    // LN_f before the unembedding: pre-norm blocks end unnormalised (as GPT-2).
+    bool final_norm() const { return layer_norm && norm == NormPlacement::Pre; }
+};
+
+// Every reason the config cannot build a model ("heads is 3: d_model 32 is not divisible").
+std::vector<std::string> validate(const ModelConfig& config);
+
+struct LayerParams {
+    Matrix w_q, w_k, w_v, w_o;           // (d × d); head h owns columns [h·d_k, (h+1)·d_k)
+    Vector b_q, b_k, b_v, b_o;           // (1 × d), empty without biases
+    Vector gamma_1, beta_1;              // (1 × d), empty without LayerNorm
+    Vector gamma_2, beta_2;              // (1 × d), empty without LayerNorm or without feed-forward
+    Matrix w_1, w_2;                     // (d × d_ff), (d_ff × d), empty without feed-forward
+    Vector b_1, b_2;                     // (1 × d_ff), (1 × d)
+};
+
+// The parameters; gradients and the optimiser's moments have the same layout.
+struct ModelParams {
+    Matrix token_embedding;              // (V × d): row t is token t's vector
+    Matrix position_embedding;           // (max_positions × d), learned encoding only
+    std::vector<LayerParams> layers;
+    Vector final_gamma, final_beta;      // (1 × d), pre-norm with LayerNorm only
+    Matrix unembedding;                  // (d × V)
+    Vector unembedding_bias;             // (1 × V)
+};
+
+// One parameter tensor seen as rows × cols floats, row-major. Names are stable (files use
+// them): "token_embedding", "layer0.w_q", "layer1.gamma_2", "final_gamma", "unembedding".
+struct ParamView {
+    std::string name;
+    float* data = nullptr;
+    Eigen::Index rows = 0, cols = 0;
+    Eigen::Index size() const { return rows * cols; }
+    Eigen::Map<Matrix> map() const { return Eigen::Map<Matrix>(data, rows, cols); }
+};
+// The non-empty tensors, always in the same order.
+std::vector<ParamView> parameter_views(ModelParams& params);
+std::vector<ParamView> parameter_views(const ModelParams& params);  // data must not be written through
+Eigen::Index parameter_count(const ModelParams& params);
+// The same layout filled with zeros.
+ModelParams zeros_like(const ModelParams& params);
+
+struct Model {
+    ModelConfig config;
+    std::vector<std::string> vocabulary;  // V names; token t is drawn as vocabulary[t]
+    ModelParams params;
+};
+
+// A fresh model: E ~ N(0, 1), P the engine's learned table for the seed, the projections and
+// the feed-forward Xavier-uniform, W_U ~ N(0, 1/d), biases 0, γ = 1, β = 0. The same config,
+// vocabulary and seed give the same model.
+Model init_model(const ModelConfig& config, const std::vector<std::string>& vocabulary, std::uint64_t seed);
+
+// One input: target token ids (and source ids in cross-attention), and what the padding and
+// custom masks need.
+struct ModelInput {
+    std::vector<int> tokens;         // the target (queries') sequence, ids in [0, V)
+    std::vector<int> source;         // cross-attention: the keys' and values' sequence
+    std::vector<bool> padding;       // mask Padding: one flag per key (source in cross), true = hidden
+    MaskMatrix custom_mask;          // mask Custom: (n_q × n_k), true = visible
+};
+
+// Reasons the input cannot be run by this model (empty when it can).
+std::vector<std::string> validate(const Model& model, const ModelInput& input);
+
+struct ForwardPass {
+    bool ok = false;
+    std::vector<std::string> errors;
+    std::vector<Trace> layers;       // layer ℓ's trace: attention and its block
+    Matrix final_input;              // x_L, the last layer's output (n × d)
+    Matrix final_output;             // LN_f(x_L) or x_L: what the unembedding reads (n × d)
+    Matrix logits;                   // (n × V)
+};
+
+// The scenario of layer ℓ for a given layer input (n × d) and, in cross-attention, the
+// source memory (n_s × d). Layer 0 adds the sinusoidal encoding itself (engine); a learned
+// table is already in `input` (see above).
+Scenario layer_scenario(const Model& model, const ModelInput& input, int layer, const Matrix& layer_input,
+                        const Matrix* source_memory);
+// Runs the model through the engine, keeping every layer's trace.
+ForwardPass forward(const Model& model, const ModelInput& input);
+// The layer's output as the next layer reads it: the block's output, or the attention's.
+const Matrix& layer_output(const Trace& trace);
+
+// Token ids of the model's vocabulary; names not in it are reported in *error.
+std::vector<int> token_ids(const Model& model, const std::vector<std::string>& names, std::string* error);
+
+}  // namespace attn::train

@@ -1,0 +1,407 @@
+// [SECTION] Writing
+// [SECTION] Reading: a reader that collects messages
+// [SECTION] Reading: the model, the training settings, the tensors
+#include "train/model_file.hpp"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "serialize.hpp"
+
+namespace attn::train {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kFormat = "attnlab-model";
+constexpr int kVersion = 1;
+
+// [SECTION] Writing
+
+json tensor_to_json(const ParamView& view) {
+    json rows = json::array();
+    for (Eigen::Index r = 0; r < view.rows; ++r) {
+        json row = json::array();
+        for (Eigen::Index c = 0; c < view.cols; ++c) row.push_back(static_cast<double>(view.data[r * view.cols + c]));
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+json config_to_json(const ModelConfig& c) {
+    return json{{"d_model", c.d_model},         {"heads", c.heads},
+                {"layers", c.layers},           {"positional", to_string(c.positional)},
+                {"mask", to_string(c.mask)},    {"window", c.window},
+                {"attention", to_string(c.attention)}, {"scale", c.scale},
+                {"biases", c.biases},           {"residual", c.residual},
+                {"layer_norm", c.layer_norm},   {"norm", to_string(c.norm)},
+                {"feed_forward", c.feed_forward}, {"d_ff", c.d_ff},
+                {"activation", to_string(c.activation)}, {"max_positions", c.max_positions}};
+}
+
+json training_to_json(const TrainSettings& s) {
+    return json{{"task", to_string(s.task.kind)},
+                {"length", s.task.length},
+                {"symbols", s.task.symbols},
+                {"seed", s.seed},
+                {"batch_size", s.batch_size},
+                {"learning_rate", s.learning_rate},
+                {"warmup_steps", s.warmup_steps},
+                {"weight_decay", s.weight_decay},
+                {"beta1", s.beta1},
+                {"beta2", s.beta2},
+                {"adam_epsilon", s.adam_epsilon},
+                {"clip_norm", s.clip_norm},
+                {"held_out_size", s.held_out_size},
+                {"evaluate_every", s.evaluate_every},
+                {"snapshot_every", s.snapshot_every},
+                {"snapshot_budget_bytes", s.snapshot_budget_bytes}};
+}
+
+}  // namespace
+
+json model_to_json(const ModelFile& file) {
+    json params = json::object();
+    for (const ParamView& view : parameter_views(file.model.params)) params[view.name] = tensor_to_json(view);
+    return json{{"format", kFormat},
+                {"version", kVersion},
+                {"vocabulary", file.model.vocabulary},
+                {"model", config_to_json(file.model.config)},
+                {"training", training_to_json(file.settings)},
+                {"steps", file.steps},
+                {"parameters", std::move(params)}};
+}
+
+bool save_model_file(const std::string& path, const ModelFile& file, std::string* error) {
+    for (const ParamView& view : parameter_views(file.model.params)) {
+        const Cell cell = first_non_finite(view.map());
+        if (cell.valid()) {
+            if (error)
+                *error = path + ": not saved: parameter '" + view.name + "' row " + std::to_string(cell.row + 1) + " column " +
+                         std::to_string(cell.col + 1) + " is not finite (the training diverged)";
+            return false;
+        }
+    }
+    return write_file_atomic(path, dump_json(model_to_json(file)), error);
+}
+
+// [SECTION] Reading: a reader that collects messages
+
+namespace {
+
+std::string type_name(const json& j) {
+    if (j.is_null()) return "null";
+    if (j.is_boolean()) return "a boolean";
+    if (j.is_number()) return "a number";
+    if (j.is_string()) return "a string";
+    if (j.is_array()) return "an array";
+    return "an object";
+}
+
+struct Reader {
+    std::string source;
+    std::vector<std::string> errors;
+    std::size_t dropped = 0;
+
+    void fail(const std::string& where, const std::string& what) {
+        if (errors.size() < 20) errors.push_back(source + ": " + where + ": " + what);
+        else ++dropped;
+    }
+    std::optional<long long> integer(const json& j, const std::string& key, long long lo, long long hi) {
+        if (!j.is_number_integer()) {
+            fail("key '" + key + "'", "expected an integer, found " + type_name(j) + " " + dump_json(j));
+            return std::nullopt;
+        }
+        const long long v = j.is_number_unsigned() && j.get<unsigned long long>() > static_cast<unsigned long long>(hi)
+                                ? hi + 1
+                                : j.get<long long>();
+        if (v < lo || v > hi) {
+            fail("key '" + key + "'", "expected " + std::to_string(lo) + " to " + std::to_string(hi) + ", found " + dump_json(j));
+            return std::nullopt;
+        }
+        return v;
+    }
+    std::optional<double> number(const json& j, const std::string& key) {
+        if (!j.is_number()) {
+            fail("key '" + key + "'", "expected a number, found " + type_name(j) + " " + dump_json(j));
+            return std::nullopt;
+        }
+        return j.get<double>();
+    }
+    std::optional<bool> boolean(const json& j, const std::string& key) {
+        if (!j.is_boolean()) {
+            fail("key '" + key + "'", "expected true or false, found " + type_name(j) + " " + dump_json(j));
+            return std::nullopt;
+        }
+        return j.get<bool>();
+    }
+    template <class T>
+    std::optional<T> named(const json& j, const std::string& key, std::optional<T> (*parse)(const std::string&),
+                           const char* expected) {
+        std::optional<T> v = j.is_string() ? parse(j.get<std::string>()) : std::nullopt;
+        if (!v) fail("key '" + key + "'", std::string("expected one of ") + expected + ", found " + dump_json(j));
+        return v;
+    }
+};
+
+// Reads an object's keys with one handler per known key; unknown keys and (when required)
+// missing ones are messages.
+using Handlers = std::map<std::string, std::function<void(const json&, const std::string& key)>>;
+void read_object(Reader& r, const json& j, const std::string& prefix, const Handlers& handlers, bool all_required) {
+    if (!j.is_object()) {
+        r.fail("key '" + prefix + "'", "expected an object, found " + type_name(j));
+        return;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = prefix + "." + it.key();
+        const auto handler = handlers.find(it.key());
+        if (handler == handlers.end()) {
+            std::string known;
+            for (const auto& [name, unused] : handlers) known += (known.empty() ? "" : ", ") + name;
+            r.fail("key '" + key + "'", "unknown key (expected " + known + ")");
+        } else {
+            handler->second(it.value(), key);
+        }
+    }
+    if (all_required)
+        for (const auto& [name, unused] : handlers)
+            if (!j.contains(name)) r.fail("key '" + prefix + "." + name + "'", "missing");
+}
+
+// [SECTION] Reading: the model, the training settings, the tensors
+
+void read_config(Reader& r, const json& j, ModelConfig& c) {
+    auto int_into = [&](int& field, long long lo, long long hi) {
+        return [&r, &field, lo, hi](const json& v, const std::string& key) {
+            if (auto x = r.integer(v, key, lo, hi)) field = static_cast<int>(*x);
+        };
+    };
+    auto bool_into = [&](bool& field) {
+        return [&r, &field](const json& v, const std::string& key) {
+            if (auto x = r.boolean(v, key)) field = *x;
+        };
+    };
+    Handlers h{
+        {"d_model", int_into(c.d_model, kMinDModel, kMaxDModel)},
+        {"heads", int_into(c.heads, 1, kMaxHeads)},
+        {"layers", int_into(c.layers, 1, kMaxLayers)},
+        {"window", int_into(c.window, 1, kMaxPositions)},
+        {"d_ff", int_into(c.d_ff, 0, 8 * kMaxDModel)},
+        {"max_positions", int_into(c.max_positions, 1, kMaxPositions)},
+        {"scale", bool_into(c.scale)},
+        {"biases", bool_into(c.biases)},
+        {"residual", bool_into(c.residual)},
+        {"layer_norm", bool_into(c.layer_norm)},
+        {"feed_forward", bool_into(c.feed_forward)},
+        {"positional", [&](const json& v, const std::string& key) {
+             if (auto x = r.named(v, key, positional_from_string, "none, sinusoidal, learned, rope, alibi")) c.positional = *x;
+         }},
+        {"mask", [&](const json& v, const std::string& key) {
+             if (auto x = r.named(v, key, mask_from_string, "none, causal, padding, window, custom")) c.mask = *x;
+         }},
+        {"attention", [&](const json& v, const std::string& key) {
+             if (auto x = r.named(v, key, attention_from_string, "self, cross")) c.attention = *x;
+         }},
+        {"norm", [&](const json& v, const std::string& key) {
+             if (auto x = r.named(v, key, norm_placement_from_string, "pre, post")) c.norm = *x;
+         }},
+        {"activation", [&](const json& v, const std::string& key) {
+             if (auto x = r.named(v, key, activation_from_string, "relu, gelu-tanh")) c.activation = *x;
+         }},
+    };
+    read_object(r, j, "model", h, true);
+}
+
+void read_training(Reader& r, const json& j, TrainSettings& s) {
+    auto int_into = [&](int& field, long long lo, long long hi) {
+        return [&r, &field, lo, hi](const json& v, const std::string& key) {
+            if (auto x = r.integer(v, key, lo, hi)) field = static_cast<int>(*x);
+        };
+    };
+    auto float_into = [&](float& field) {
+        return [&r, &field](const json& v, const std::string& key) {
+            if (auto x = r.number(v, key)) field = static_cast<float>(*x);
+        };
+    };
+    Handlers h{
+        {"task", [&](const json& v, const std::string& key) {
+             if (auto x = r.named(v, key, task_from_string,
+                                  "copy, reverse, sort, induction, previous-token, cross-reverse"))
+                 s.task.kind = *x;
+         }},
+        {"length", int_into(s.task.length, 2, 64)},
+        {"symbols", int_into(s.task.symbols, 2, 26)},
+        {"seed", [&](const json& v, const std::string& key) {
+             if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<long long>() >= 0))
+                 r.fail("key '" + key + "'", "expected a whole number 0 or more, found " + dump_json(v));
+             else s.seed = v.get<std::uint64_t>();
+         }},
+        {"batch_size", int_into(s.batch_size, 1, 4096)},
+        {"learning_rate", float_into(s.learning_rate)},
+        {"warmup_steps", int_into(s.warmup_steps, 0, 1 << 30)},
+        {"weight_decay", float_into(s.weight_decay)},
+        {"beta1", float_into(s.beta1)},
+        {"beta2", float_into(s.beta2)},
+        {"adam_epsilon", float_into(s.adam_epsilon)},
+        {"clip_norm", float_into(s.clip_norm)},
+        {"held_out_size", int_into(s.held_out_size, 1, 100000)},
+        {"evaluate_every", int_into(s.evaluate_every, 0, 1 << 30)},
+        {"snapshot_every", int_into(s.snapshot_every, 1, 1 << 30)},
+        {"snapshot_budget_bytes", [&](const json& v, const std::string& key) {
+             if (auto x = r.integer(v, key, 0, 1ll << 40)) s.snapshot_budget_bytes = static_cast<std::size_t>(*x);
+         }},
+    };
+    read_object(r, j, "training", h, false);
+}
+
+void read_tensor(Reader& r, const json& j, const std::string& key, ParamView& view) {
+    const std::string where = "key '" + key + "'";
+    const std::string shape = std::to_string(view.rows) + "×" + std::to_string(view.cols);
+    if (!j.is_array() || j.size() != static_cast<size_t>(view.rows)) {
+        r.fail(where, "expected " + std::to_string(view.rows) + " rows (a " + shape + " tensor, each row an array), found " +
+                          (j.is_array() ? std::to_string(j.size()) + " rows" : type_name(j)));
+        return;
+    }
+    for (Eigen::Index row = 0; row < view.rows; ++row) {
+        const json& values = j[static_cast<size_t>(row)];
+        const std::string row_where = where + " row " + std::to_string(row + 1);
+        if (!values.is_array() || values.size() != static_cast<size_t>(view.cols)) {
+            r.fail(row_where, "expected " + std::to_string(view.cols) + " numbers, found " +
+                                  (values.is_array() ? std::to_string(values.size()) : type_name(values)));
+            continue;
+        }
+        for (Eigen::Index col = 0; col < view.cols; ++col) {
+            const json& v = values[static_cast<size_t>(col)];
+            const double x = v.is_number() ? v.get<double>() : std::nan("");
+            if (!v.is_number() || !std::isfinite(static_cast<float>(x))) {
+                r.fail(row_where + " column " + std::to_string(col + 1),
+                       "expected a finite number, found " + dump_json(v));
+                continue;
+            }
+            view.data[row * view.cols + col] = static_cast<float>(x);
+        }
+    }
+}
+
+}  // namespace
+
+ModelFileLoad model_from_json(const json& j, const std::string& source_name) {
+    Reader r{source_name, {}, 0};
+    ModelFileLoad load;
+    if (!j.is_object()) {
+        load.errors.push_back(source_name + ": expected a JSON object with \"format\": \"attnlab-model\", found " + type_name(j));
+        return load;
+    }
+    if (!j.contains("format") || j["format"] != kFormat) {
+        load.errors.push_back(source_name + ": key 'format': expected \"attnlab-model\", found " +
+                              (j.contains("format") ? dump_json(j["format"]) : std::string("nothing")) +
+                              ": not a model file");
+        return load;
+    }
+    ModelFile file;
+    std::vector<std::string> vocabulary;
+    bool have_parameters = false;
+    const std::set<std::string> known{"format", "version", "vocabulary", "model", "training", "steps", "parameters"};
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!known.count(it.key()))
+            r.fail("key '" + it.key() + "'", "unknown key (expected format, version, vocabulary, model, training, steps, parameters)");
+    for (const char* required : {"version", "vocabulary", "model", "parameters"})
+        if (!j.contains(required)) r.fail("key '" + std::string(required) + "'", "missing");
+    if (j.contains("version")) {
+        if (auto v = r.integer(j["version"], "version", 1, 1 << 30); v && *v != kVersion)
+            r.fail("key 'version'", "this is version " + std::to_string(*v) + "; this program reads version " +
+                                        std::to_string(kVersion));
+    }
+    if (j.contains("vocabulary")) {
+        const json& v = j["vocabulary"];
+        std::set<std::string> seen;
+        if (!v.is_array() || v.size() < 2 || v.size() > 4096) {
+            r.fail("key 'vocabulary'", "expected an array of 2 to 4096 token names, found " +
+                                           (v.is_array() ? std::to_string(v.size()) + " entries" : type_name(v)));
+        } else {
+            for (size_t i = 0; i < v.size(); ++i) {
+                if (!v[i].is_string()) {
+                    r.fail("key 'vocabulary' entry " + std::to_string(i + 1), "expected a string, found " + type_name(v[i]));
+                } else if (!seen.insert(v[i].get<std::string>()).second) {
+                    r.fail("key 'vocabulary' entry " + std::to_string(i + 1), "the token " + dump_json(v[i]) + " appears twice");
+                } else {
+                    vocabulary.push_back(v[i].get<std::string>());
+                }
+            }
+        }
+    }
+    if (j.contains("model")) read_config(r, j["model"], file.model.config);
+    if (j.contains("training")) read_training(r, j["training"], file.settings);
+    if (j.contains("steps")) {
+        if (auto v = r.integer(j["steps"], "steps", 0, 1 << 30)) file.steps = static_cast<int>(*v);
+    }
+    if (j.contains("parameters")) {
+        if (!j["parameters"].is_object()) r.fail("key 'parameters'", "expected an object of named tensors, found " + type_name(j["parameters"]));
+        else have_parameters = true;
+    }
+    // The config must make sense before it can say which tensors to expect.
+    ModelConfig& c = file.model.config;
+    c.vocab_size = static_cast<int>(vocabulary.size());
+    if (r.errors.empty()) {
+        for (const std::string& e : validate(c)) r.fail("key 'model'", e);
+        if (j.contains("training")) {
+            const TrainSettings fit = fitted(file.settings);
+            for (const std::string& e : validate(fit)) r.fail("key 'training'", e);
+            if (r.errors.empty() && (fit.model.vocab_size != c.vocab_size || fit.model.max_positions != c.max_positions ||
+                                     fit.model.attention != c.attention || task_vocabulary(fit.task) != vocabulary))
+                r.fail("key 'training'", std::string("the task ") + to_string(fit.task.kind) +
+                                             " does not fit the model (its vocabulary, sequence length or attention kind differ)");
+        }
+    }
+    if (r.errors.empty() && have_parameters) {
+        file.model = init_model(c, vocabulary, 0);  // the layout: names and shapes
+        const json& params = j["parameters"];
+        std::set<std::string> expected;
+        for (ParamView& view : parameter_views(file.model.params)) {
+            expected.insert(view.name);
+            const std::string key = "parameters." + view.name;
+            if (!params.contains(view.name)) {
+                r.fail("key '" + key + "'", "missing (expected a " + std::to_string(view.rows) + "×" +
+                                                 std::to_string(view.cols) + " tensor for this model)");
+                continue;
+            }
+            read_tensor(r, params[view.name], key, view);
+        }
+        for (auto it = params.begin(); it != params.end(); ++it)
+            if (!expected.count(it.key()))
+                r.fail("key 'parameters." + it.key() + "'", "unknown tensor: this model (its layers, biases, LayerNorm, "
+                                                            "feed-forward and positional encoding) has no such parameter");
+    }
+    if (r.dropped > 0) r.errors.push_back(source_name + ": … and " + std::to_string(r.dropped) + " more problems");
+    load.errors = std::move(r.errors);
+    if (load.errors.empty()) {
+        if (!j.contains("training")) {
+            // No record of the training: settings that fit the model, the task unknown.
+            file.settings.model = file.model.config;
+        } else {
+            file.settings = fitted(file.settings);
+            file.settings.model = file.model.config;
+        }
+        load.file = std::move(file);
+    }
+    return load;
+}
+
+ModelFileLoad model_from_text(const std::string& text, const std::string& source_name) {
+    ModelFileLoad load;
+    std::optional<json> j = parse_json(text, source_name, load.errors);
+    if (!j) return load;
+    return model_from_json(*j, source_name);
+}
+
+ModelFileLoad load_model_file(const std::string& path) {
+    ModelFileLoad load;
+    std::optional<std::string> text = read_text_file(path, kMaxModelFileBytes, "model", load.errors);
+    if (!text) return load;
+    return model_from_text(*text, path);
+}
+
+}  // namespace attn::train
