@@ -1,7 +1,7 @@
 # Runs a command the way a user would and checks what it did:
 #   cmake -DCOMMAND="prog;arg;…" [-DENV="NAME=VALUE;…"] [-DUNSET="DISPLAY;…"] [-DEXIT=N]
 #         [-DEXPECT="regex;…"] [-DREJECT="regex;…"] [-DFILE=path] [-DEXPECT_FILE="regex;…"]
-#         [-DXVFB=ON] -P expect.cmake
+#         [-DXVFB=ON] [-DTIMEOUT=seconds] -P expect.cmake
 # The exit code must be EXIT (default 0) exactly; the output (stdout and stderr together)
 # must match every EXPECT and no REJECT; FILE, when given, is removed first and must then
 # exist, its text matching every EXPECT_FILE. XVFB=ON runs the command under tests/xvfb.sh.
@@ -17,11 +17,14 @@ list(APPEND env_args ${ENV})
 if(NOT DEFINED EXIT)
   set(EXIT 0)
 endif()
+if(NOT DEFINED TIMEOUT)
+  set(TIMEOUT 600)
+endif()
 if(FILE)
   file(REMOVE ${FILE})
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -E env ${env_args} ${command}
-  RESULT_VARIABLE code ERROR_VARIABLE err OUTPUT_VARIABLE out TIMEOUT 600)
+  RESULT_VARIABLE code ERROR_VARIABLE err OUTPUT_VARIABLE out TIMEOUT ${TIMEOUT})
 message("${out}${err}")
 if(NOT code STREQUAL "${EXIT}")
   message(FATAL_ERROR "expected exit code ${EXIT}, got '${code}'")
