@@ -394,12 +394,7 @@ int run(const cli::Options& options, Scenario scenario) {
                             ImGui::IsAnyMouseDown() || io.WantTextInput || ImGui::IsAnyItemActive() ||
                             !state.session.pending.empty() || state.session.dirty || state.compute.status.busy;
         quiet_frames = active ? 0 : quiet_frames + 1;
-        state.hover = std::move(state.hover_next);
-        state.hover_next = ui::HoverState{};
-        state.layout.swap(state.layout_next);
-        state.layout_next.clear();
-        state.widgets.swap(state.widgets_next);
-        state.widgets_next.clear();
+        ui::end_frame(state);
     }
     ui::finish_autosave(state);  // closed normally: nothing to restore next time (a screenshot wrote none)
     textures.clear();  // GL objects go while the context is current

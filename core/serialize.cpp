@@ -744,14 +744,17 @@ bool write_file_atomic(const std::string& path, const std::string& contents, std
         ::unlink(tmp.c_str());
         return fail(first_error);
     }
-    // The rename itself is durable once the folder is synced.
+    sync_parent_folder(path);  // the rename itself is durable once the folder is synced
+    return true;
+}
+
+void sync_parent_folder(const std::string& path) {
     const std::string folder = std::filesystem::path(path).parent_path().string();
     const int dir = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dir >= 0) {
         ::fsync(dir);
         ::close(dir);
     }
-    return true;
 }
 
 }  // namespace attn

@@ -44,5 +44,8 @@ std::string dump_json(const nlohmann::json& j, int indent = -1);
 // Writes to PATH.tmp, flushes, renames over PATH: a crash never leaves a half file.
 // Returns false and sets *error (with the system's reason) on failure.
 bool write_file_atomic(const std::string& path, const std::string& contents, std::string* error);
+// After a file was renamed into place: syncs the folder that holds PATH, so the rename
+// itself survives a crash (best effort: a folder that cannot be opened is left alone).
+void sync_parent_folder(const std::string& path);
 
 }  // namespace attn

@@ -7,21 +7,17 @@
 #include <map>
 #include <set>
 
+#include "joined.hpp"
 #include "fuzz/fuzz_gpt2.hpp"   // reference_bpe: GPT-2's bpe() line for line
 #include "gpt2/bpe.hpp"
 #include "random.hpp"
 
 using namespace attn;
 using namespace attn::gpt2;
+using attn::testing::joined;
 using Catch::Matchers::Contains;
 
 namespace {
-
-std::string joined(const std::vector<std::string>& errors) {
-    std::string s;
-    for (const auto& e : errors) s += e + "\n";
-    return s;
-}
 
 // The tokens' strings, so the expectations read as GPT-2's vocabulary does.
 std::vector<std::string> pieces(const Tokenizer& t, const std::string& text) {

@@ -7,23 +7,19 @@
 #include <cstring>
 #include <filesystem>
 
+#include "joined.hpp"
 #include "bad_model_catalogue.hpp"
 #include "gpt2/checkpoint.hpp"
 #include "random.hpp"
 
 using namespace attn;
 using namespace attn::gpt2;
+using attn::testing::joined;
 using attn::testing::tiny_checkpoint;
 using attn::testing::tiny_config;
 using Catch::Matchers::Contains;
 
 namespace {
-
-std::string joined(const std::vector<std::string>& errors) {
-    std::string s;
-    for (const auto& e : errors) s += e + "\n";
-    return s;
-}
 
 float rounded(float x, Dtype dtype) {
     return dtype == Dtype::F32 ? x : dtype == Dtype::F16 ? f16_to_f32(f32_to_f16(x)) : bf16_to_f32(f32_to_bf16(x));

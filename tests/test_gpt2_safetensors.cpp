@@ -9,11 +9,13 @@
 #include <fstream>
 #include <limits>
 
+#include "joined.hpp"
 #include "gpt2/safetensors.hpp"
 #include "random.hpp"
 
 using namespace attn;
 using namespace attn::gpt2;
+using attn::testing::joined;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -28,12 +30,6 @@ float from_bits(std::uint32_t x) {
     float f;
     std::memcpy(&f, &x, 4);
     return f;
-}
-
-std::string joined(const std::vector<std::string>& errors) {
-    std::string s;
-    for (const auto& e : errors) s += e + "\n";
-    return s;
 }
 
 // A file image: the header text's length as 8 little-endian bytes, the text, the data.

@@ -2,6 +2,7 @@
 // a lesson's stage), the status area, and the floating windows. gui.cpp calls it between
 // ImGui::NewFrame and ImGui::Render; the UI tests call it with no window at all.
 #include <algorithm>
+#include <utility>
 
 #include <imgui.h>
 
@@ -78,6 +79,15 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     draw_restore_prompt(state);
     ImGui::PopStyleColor(colours);
     ImGui::PopFont();
+}
+
+void end_frame(AppState& state) {
+    state.hover = std::move(state.hover_next);
+    state.hover_next = HoverState{};
+    state.layout.swap(state.layout_next);
+    state.layout_next.clear();
+    state.widgets.swap(state.widgets_next);
+    state.widgets_next.clear();
 }
 
 }  // namespace attn::ui

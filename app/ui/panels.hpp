@@ -8,6 +8,9 @@ namespace attn::ui {
 
 // frame.cpp: the whole window, one frame (between ImGui::NewFrame and ImGui::Render).
 void draw_frame(AppState& state, HeatmapTextures& textures);
+// After ImGui::Render: what this frame recorded (hover, heatmap and widget layout) becomes
+// what the next frame reads.
+void end_frame(AppState& state);
 
 void draw_controls(AppState& state);                               // panel_controls.cpp
 void draw_tokens(AppState& state);                                 // panel_tokens.cpp

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario.hpp"    // valid_utf8
-#include "serialize.hpp"   // parse_json
+#include "serialize.hpp"   // parse_json, sync_parent_folder
 #include "gpt2/messages.hpp"
 
 // The data section is little-endian and F32 tensors are copied with memcpy.
@@ -585,13 +585,7 @@ bool write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
         ::unlink(tmp.c_str());
         return fail(system_error, format_error);
     }
-    // The rename itself is durable once the folder is synced.
-    const std::string folder = std::filesystem::path(path).parent_path().string();
-    const int dir = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-        ::fsync(dir);
-        ::close(dir);
-    }
+    sync_parent_folder(path);  // the rename itself is durable once the folder is synced
     return true;
 }
 

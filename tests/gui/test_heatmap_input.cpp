@@ -58,10 +58,7 @@ struct Headless {
         ui::draw_pipeline(state, textures);
         ImGui::End();
         ImGui::Render();
-        state.hover = state.hover_next;
-        state.hover_next = ui::HoverState{};
-        state.layout.swap(state.layout_next);
-        state.layout_next.clear();
+        ui::end_frame(state);
     }
 
     ImVec2 cell_centre(const std::string& matrix, int row, int col) const {

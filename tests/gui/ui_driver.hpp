@@ -71,12 +71,7 @@ public:
             ImGui::NewFrame();
             ui::draw_frame(state, textures);
             ImGui::Render();
-            state.hover = std::move(state.hover_next);
-            state.hover_next = ui::HoverState{};
-            state.layout.swap(state.layout_next);
-            state.layout_next.clear();
-            state.widgets.swap(state.widgets_next);
-            state.widgets_next.clear();
+            ui::end_frame(state);
         }
     }
 
