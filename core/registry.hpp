@@ -72,4 +72,9 @@ std::string display_name(const std::string& name);
 // The matrix, or null when the name is unknown or the matrix is empty in this trace.
 const Matrix* matrix_of(const Trace& trace, const MatrixRef& ref);
 
+// A number as cards, titles and tooltips write it: −∞, ∞, NaN, or `decimals` digits with a
+// real minus sign (U+2212); values too long for that, or that it would round to zero, in
+// short scientific notation ("−1e9", "2e−4").
+std::string format_value(float value, int decimals);
+
 }  // namespace attn

@@ -18,39 +18,7 @@
 
 namespace attn::ui {
 
-// [SECTION] Formatting
-
-std::string format_value(float value, int decimals) {
-    if (std::isnan(value)) return "NaN";
-    if (std::isinf(value)) return value < 0 ? "\xE2\x88\x92\xE2\x88\x9E" : "\xE2\x88\x9E";
-    char buffer[64];
-    const float magnitude = std::fabs(value);
-    // Large values, and small ones that `decimals` would round to zero (a weight of 0.0002
-    // is not "0.00"), in short scientific notation: "1e9", "2.5e−4".
-    const bool tiny = magnitude > 0.0f && static_cast<double>(magnitude) < 0.5 * std::pow(10.0, -decimals);
-    std::string text;
-    if (magnitude >= 1e5f || tiny) {
-        std::snprintf(buffer, sizeof buffer, "%.*e", std::max(0, decimals - 1), static_cast<double>(magnitude));
-        std::string mantissa = buffer;
-        const auto e = mantissa.find('e');
-        const int exponent = std::atoi(mantissa.c_str() + e + 1);
-        mantissa.resize(e);
-        if (mantissa.find('.') != std::string::npos) {  // 1.0 → 1, 2.50 → 2.5
-            while (mantissa.back() == '0') mantissa.pop_back();
-            if (mantissa.back() == '.') mantissa.pop_back();
-        }
-        text = mantissa + "e" + (exponent < 0 ? "\xE2\x88\x92" : "") + std::to_string(std::abs(exponent));
-    } else {
-        std::snprintf(buffer, sizeof buffer, "%.*f", decimals, static_cast<double>(magnitude));
-        text = buffer;
-    }
-    // "-0.00" would read as a sign without a value: a rounded zero is written without one.
-    bool all_zero = true;
-    for (char ch : text)
-        if (ch >= '1' && ch <= '9') all_zero = false;
-    if (value < 0 && !all_zero) text = "\xE2\x88\x92" + text;
-    return text;
-}
+// [SECTION] Formatting (numbers themselves: format_value in registry.hpp)
 
 namespace {
 

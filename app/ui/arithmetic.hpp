@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "scenario.hpp"
+#include "registry.hpp"
 #include "trace.hpp"
 
 namespace attn::ui {
@@ -19,8 +20,6 @@ struct Explanation {
 // from the trace and the settings it carries, never from a scenario that may be newer.
 Explanation explain_cell(const Trace& trace, const std::string& matrix, int row, int col);
 
-// A number as the tooltips and cells write it: −∞, ∞, NaN, or `decimals` digits (with a
-// real minus sign, U+2212).
-std::string format_value(float value, int decimals);
+using attn::format_value;  // registry.hpp: the one number format
 
 }  // namespace attn::ui
