@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "bad_model_catalogue.hpp"
+#include "engine.hpp"
 #include "gpt2/model.hpp"
 #include "joined.hpp"
 #include "random.hpp"
@@ -349,6 +350,17 @@ TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][mod
         CHECK(pass.next_logits == full.next_logits);
         CHECK_FALSE(layer_output(pass.layers[2]).isApprox(layer_output(forward(c, ids).layers[2])));
         check_against_reference(pass, reference_forward(changed, ids), 2e-4);
+    }
+    SECTION("an edit of the stream entering layer 3 counts; an X that lost a row is refused") {
+        Scenario edited = layer_scenario(c, pass.tokens, 2, layer_input(pass.layers[2]));
+        edited.target.embeddings(1, 4) += 2.0f;
+        REQUIRE(recompute_from(c, 2, pass, &edited));
+        CHECK(pass.layers[2].x_pe(1, 4) == edited.target.embeddings(1, 4));
+        Trace by_hand = run(edited);
+        check_equal(layer_output(pass.layers[2]), layer_output(by_hand));
+        edited.target.embeddings.conservativeResize(edited.target.embeddings.rows() - 1, Eigen::NoChange);
+        CHECK_FALSE(recompute_from(c, 2, pass, &edited));
+        CHECK_THAT(joined(pass.errors), Contains("layer 3: the edited scenario's X is 8 × 8; the model's stream is 9 × 8"));
     }
     SECTION("a layer that does not exist is refused") {
         CHECK_FALSE(recompute_from(c, 3, pass));

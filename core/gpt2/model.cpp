@@ -110,12 +110,19 @@ bool run_layers(const Checkpoint& c, int from, Matrix input, ForwardPass& pass, 
     const int n = static_cast<int>(pass.token_ids.size());
     for (int l = from; l < c.config.n_layer; ++l) {
         Trace& t = pass.layers[static_cast<size_t>(l)];
-        if (l == from && first) {
-            Scenario s = *first;
-            s.target.embeddings = std::move(input);
-            s.target.tokens = pass.tokens;
-            s.positional = PositionalEncoding::None;
-            run_into(s, RunOptions{}, t);
+        const bool edited = l == from && first != nullptr;
+        if (edited) {
+            // The edited scenario as it is: its X is the residual stream entering the layer,
+            // and an edit there counts too; it must still hold one row per token.
+            if (first->target.embeddings.rows() != n || first->target.embeddings.cols() != c.config.n_embd) {
+                pass.errors.push_back("layer " + std::to_string(l + 1) + ": the edited scenario's X is " +
+                                      std::to_string(first->target.embeddings.rows()) + " × " +
+                                      std::to_string(first->target.embeddings.cols()) + "; the model's stream is " +
+                                      std::to_string(n) + " × " + std::to_string(c.config.n_embd) +
+                                      " (one row per token of the sentence)");
+                return false;
+            }
+            run_into(*first, RunOptions{}, t);
         } else {
             run_into(layer_scenario(c, pass.tokens, l, input), RunOptions{}, t);
         }
@@ -123,7 +130,7 @@ bool run_layers(const Checkpoint& c, int from, Matrix input, ForwardPass& pass, 
             for (const std::string& e : t.errors) pass.errors.push_back("layer " + std::to_string(l + 1) + ": " + e);
             return false;
         }
-        if (l == 0) {
+        if (l == 0 && !edited) {
             // Labelled as the engine labels an added encoding: x_pe = x + pe is the input used.
             t.settings.positional = PositionalEncoding::Learned;
             t.x.resize(n, c.config.n_embd);

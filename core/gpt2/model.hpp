@@ -65,9 +65,10 @@ ForwardPass forward_text(const Checkpoint& checkpoint, const std::string& text);
 
 // After an edit in layer ℓ: recomputes layers ℓ … L−1, LN_f and the prediction from the
 // cached input of layer ℓ (pass.layers[ℓ]); layers before ℓ are untouched. With
-// `edited_layer`, layer ℓ runs that scenario (its X replaced by the cached input, so only
-// its weights and switches count) instead of the checkpoint's. False with pass.errors when
-// a layer cannot run.
+// `edited_layer`, layer ℓ runs that scenario as it is (the app's session edits it: its X is
+// the stream entering the layer, so an edit of X counts like one of a weight; it must keep
+// one row per token) instead of the checkpoint's. False with pass.errors when a layer
+// cannot run.
 bool recompute_from(const Checkpoint& checkpoint, int layer, ForwardPass& pass, const Scenario* edited_layer = nullptr);
 
 // The k most probable ids of softmax(logits), best first (ties: the smaller id).
