@@ -182,11 +182,11 @@ std::string scenario_source(const Options& o) {
 }  // namespace
 
 bool wants_window(const Options& o) {
-    return o.model.path.empty() && !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
+    return !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
 }
 
 int run_headless(const Options& o, std::ostream& out, std::ostream& err, const TraceRunner& runner) {
-    if (!o.model.path.empty()) return run_model(o, out, err);
+    if (!o.model.path.empty()) return run_model(o, out, err);  // wants_window: only with --export-json or --print
     if (o.list_presets) {
         for (const Preset& p : presets()) out << p.name << "\n";
         return 0;

@@ -21,11 +21,12 @@ namespace {
 using nlohmann::json;
 
 // Flags that choose or change a scenario: --model computes its own layers, so each would be
-// ignored.
+// ignored. The window's own flags are allowed when --model opens the window.
 constexpr const char* kIgnoredWithModel[] = {
     "--preset", "--scenario", "--restore", "--mask", "--window", "--heads", "--pe", "--softmax", "--scale",
-    "--masked-fill", "--seed", "--block", "--export-scenario", "--lesson", "--step", "--presenter", "--screenshot",
-    "--size", "--bench-frames", "--list-presets", "--check-articles", "--backend", "--no-autosave"};
+    "--masked-fill", "--seed", "--block", "--export-scenario", "--lesson", "--step", "--bench-frames", "--list-presets",
+    "--check-articles"};
+constexpr const char* kHeadlessOnly[] = {"--screenshot", "--size", "--presenter", "--no-autosave", "--backend"};
 
 // What a model run produced, whichever kind of model.
 struct ModelRun {
@@ -206,20 +207,31 @@ bool check_model_options(const CLI::App& app, const Options& o, std::ostream& er
             err << flag << " does not apply with --model: the model's own layers are computed\n";
             return false;
         }
-    if (!o.text) {
-        err << "--model needs --text \"…\": the sentence to run\n";
-        return false;
-    }
-    if (o.export_json.empty() && !o.print) {
-        err << "--model runs headless: give --export-json FILE or --print (the window opens a model with File → Open model…)\n";
-        return false;
+    const bool headless = !o.export_json.empty() || o.print;
+    if (headless) {
+        for (const char* flag : kHeadlessOnly)
+            if (app.count(flag) > 0) {
+                err << flag << " is the window's: --model with --export-json or --print runs without one\n";
+                return false;
+            }
+        if (!o.text) {
+            err << "--model needs --text \"…\": the sentence to run\n";
+            return false;
+        }
+    } else {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(m.path, ec)) {
+            err << m.path << ": the window opens GPT-2 checkpoint folders; a model file opens in View → Train, or give "
+                   "--export-json FILE or --print\n";
+            return false;
+        }
     }
     if (m.layer.has_value() != m.head.has_value()) {
         err << (m.layer ? "--layer needs --head" : "--head needs --layer") << ": --layer L --head H --print prints one head\n";
         return false;
     }
-    if (m.layer && !o.print) {
-        err << "--layer and --head choose what --print prints: give --print\n";
+    if (m.layer && !o.print && headless) {
+        err << "--layer and --head choose what --print prints (or the layer the window opens): give --print\n";
         return false;
     }
     if (m.layer && (*m.layer < 1 || *m.head < 1)) {

@@ -4,6 +4,8 @@
 //   attnlab --model FILE --text "a b c" --export-json OUT.json  a model trained in the app
 //   attnlab --model … --text "…" --layer L --head H --print     one head's tables (L, H from 1)
 //   attnlab --model … --text "…" --print                        the tokens and the top 5
+//   attnlab --model DIR [--text "…"] [--layer L --head H] [--screenshot F]   the window, its
+//                                                               model view open (and that layer)
 // A folder is opened as GPT-2 (config.json, model.safetensors, vocab.json, merges.txt) and the
 // text tokenised by its byte-level BPE; a file as a model file (core/train/model_file.hpp),
 // the text split on spaces into its vocabulary's names. The JSON holds "token_ids",

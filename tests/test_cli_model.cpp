@@ -130,7 +130,17 @@ TEST_CASE("--model FILE runs a model trained in the app: every layer and the pre
 TEST_CASE("--model refuses what it would ignore or cannot find, naming it", "[cli][model]") {
     testing::write_tiny_checkpoint("test_cli_model_errors");
     CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--print"}).err, Contains("--model needs --text"));
-    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x"}).err, Contains("give --export-json FILE or --print"));
+    {
+        train::ModelFile file;
+        file.settings = train::fitted(train::TrainSettings{});
+        file.model = train::init_model(file.settings.model, train::task_vocabulary(file.settings.task), 1);
+        std::string error;
+        REQUIRE(train::save_model_file("test_cli_model_errors.json", file, &error));
+        CHECK_THAT(run_cli({"--model", "test_cli_model_errors.json", "--text", "a"}).err,
+                   Contains("the window opens GPT-2 checkpoint folders"));
+    }
+    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print", "--screenshot", "x.png"}).err,
+               Contains("--screenshot is the window's"));
     CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--layer", "1", "--print"}).err,
                Contains("--layer needs --head"));
     CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--layer", "1", "--head", "1", "--export-json", "x.json"}).err,

@@ -15,6 +15,7 @@
 #include "compute.hpp"
 #include "edits.hpp"
 #include "lesson.hpp"
+#include "ui/model_state.hpp"
 
 struct ImFont;
 
@@ -137,7 +138,7 @@ struct Notice {
 };
 
 // The path popup shared by Save, Open and the exports.
-enum class FileAction { None, SaveSession, OpenSession, ExportMatrix, ExportTrace, ExportPng };
+enum class FileAction { None, SaveSession, OpenSession, ExportMatrix, ExportTrace, ExportPng, OpenModel };
 enum class MatrixFormat { Csv, Markdown, Latex };
 struct FilePrompt {
     FileAction action = FileAction::None;
@@ -242,6 +243,7 @@ struct AppState {
     ComputeState compute;
     RecoveryState recovery;
     NonFiniteCache non_finite;
+    ModelViewState model;          // a GPT-2 checkpoint and its model view (panel_model.cpp)
 };
 
 }  // namespace attn::ui

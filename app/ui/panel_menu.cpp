@@ -25,6 +25,7 @@
 #include "session_file.hpp"
 #include "reflect.hpp"
 #include "ui/classroom.hpp"
+#include "ui/panel_model.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::ui {
@@ -64,6 +65,7 @@ void draw_notices(AppState& state) {
 void start_classroom(AppState& state, const cli::Options& options) {
     state.classroom.presenter = options.presenter;
     if (!options.lesson.empty()) open_lesson_named(state, options.lesson, std::max(0, options.step - 1));
+    start_model(state, options);  // attnlab --model DIR: the model view open
     // Screenshots of the classroom windows (test_hooks.hpp).
     const TestHooks hooks = test_hooks();
     if (hooks.open_articles) state.classroom.articles.open = true;
@@ -208,6 +210,7 @@ const char* prompt_title(FileAction action) {
         case FileAction::ExportMatrix: return "Export matrix";
         case FileAction::ExportTrace: return "Export trace as JSON";
         case FileAction::ExportPng: return "Export window as PNG";
+        case FileAction::OpenModel: return "Open model (a GPT-2 checkpoint folder)";
         case FileAction::None: break;
     }
     return "File";
@@ -258,6 +261,7 @@ void draw_path_prompt(AppState& state) {
         switch (prompt.action) {
             case FileAction::SaveSession: save_session(state, prompt.path); break;
             case FileAction::OpenSession: open_file(state, prompt.path); break;
+            case FileAction::OpenModel: open_model(state, prompt.path); break;
             case FileAction::ExportMatrix: export_matrix(state, prompt.path); break;
             case FileAction::ExportTrace: export_trace(state, prompt.path); break;
             case FileAction::ExportPng:  // written by the loop once the popup has left the screen
@@ -295,6 +299,8 @@ void draw_menu_bar(AppState& state) {
             close_menu_on_escape();
             if (ImGui::MenuItem("Open session\xE2\x80\xA6", "Ctrl+O")) ask_path(state, FileAction::OpenSession, "session.json");
             if (ImGui::MenuItem("Save session\xE2\x80\xA6", "Ctrl+S")) ask_path(state, FileAction::SaveSession, "session.json");
+            if (ImGui::MenuItem("Open model\xE2\x80\xA6")) ask_path(state, FileAction::OpenModel, "gpt2");
+            record_item(state, "menu.open_model", "Open model");
             ImGui::Separator();
             if (ImGui::MenuItem("Quit", "Ctrl+Q")) request_quit(state);
             ImGui::EndMenu();
@@ -342,6 +348,7 @@ void draw_menu_bar(AppState& state) {
             if (ImGui::MenuItem("Presenter mode", "F5", c.presenter)) toggle_presenter(state);
             ImGui::MenuItem("Article checks", nullptr, &c.articles.open);
             ImGui::MenuItem("Compare", nullptr, &c.compare.open);
+            ImGui::MenuItem("Model view", nullptr, &state.model.open, state.model.checkpoint.has_value());
             ImGui::EndMenu();
         }
         const bool export_open = ImGui::BeginMenu("Export");
