@@ -41,7 +41,7 @@ nlohmann::json read_json(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("--model FOLDER --export-json writes every layer's trace and the top 5 of the forward pass", "[cli][model]") {
+TEST_CASE("option --model FOLDER --export-json writes every layer's trace and the top 5 of the forward pass", "[cli][model]") {
     const std::string folder = "test_cli_model_gpt2";
     testing::write_tiny_checkpoint(folder);
     const std::string text = " the cat sat";
@@ -83,7 +83,7 @@ TEST_CASE("--model FOLDER --export-json writes every layer's trace and the top 5
     CHECK(sum <= 1.0);
 }
 
-TEST_CASE("--model FILE runs a model trained in the app: every layer and the predictions per row", "[cli][model]") {
+TEST_CASE("option --model FILE runs a model trained in the app: every layer and the predictions per row", "[cli][model]") {
     train::TrainSettings settings;
     settings.model.d_model = 8;
     settings.model.heads = 2;
@@ -127,7 +127,7 @@ TEST_CASE("--model FILE runs a model trained in the app: every layer and the pre
                                                    {"probabilities", j["predictions"][3]["probabilities"]}}));
 }
 
-TEST_CASE("--model refuses what it would ignore or cannot find, naming it", "[cli][model]") {
+TEST_CASE("option --model refuses what it would ignore or cannot find, naming it", "[cli][model]") {
     testing::write_tiny_checkpoint("test_cli_model_errors");
     CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--print"}).err, Contains("--model needs --text"));
     {
