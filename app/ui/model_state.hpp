@@ -24,7 +24,8 @@ struct ModelViewState {
     std::string layer_name;                   // the opened scenario's name: leaving it detaches
     Scenario applied;
     std::uint64_t seen_revision = ~0ull;
-    bool collapse = false;                    // a map was opened: fold the window so the pipeline shows
+    bool collapse = false;                    // a map was opened: fold the window to the bottom so the pipeline shows
+    bool expand = false;                      // unfold it at its first place
 };
 
 }  // namespace attn::ui

@@ -158,10 +158,14 @@ void draw_model_sentence(AppState& state) {
     ImGui::SameLine();
     if (ImGui::SmallButton("edit the sentence in the model view")) {
         m.open = true;
-        ImGui::SetWindowCollapsed("###model", false);
+        m.expand = true;
     }
-    ImGui::TextDisabled("X is the residual stream entering the layer; attention reads LN\xE2\x82\x81(X). An edit here recomputes "
-                        "the layers after it, the model view's maps and the next token.");
+    // Layer 1's X is wte[ids] + wpe[0..n): the scenario has no encoding of its own (the
+    // engine's learned table is not GPT-2's), so the sum is its X, said here.
+    ImGui::TextDisabled("%s; attention reads LN\xE2\x82\x81(X). An edit here recomputes the layers after it, the model view's "
+                        "maps and the next token.",
+                        m.layer == 0 ? "X = wte[tokens] + wpe[positions], the token and position embeddings added"
+                                     : "X is the residual stream entering the layer (the previous block's output)");
 }
 
 void draw_model_view(AppState& state) {
@@ -171,11 +175,18 @@ void draw_model_view(AppState& state) {
     ImGui::SetNextWindowSize(ImVec2(760.0f * scale, 820.0f * scale), ImGuiCond_FirstUseEver);
     // At the right, below the pipeline's first line (what the layer is, when one is open).
     const ImVec2 display = ImGui::GetIO().DisplaySize;
-    ImGui::SetNextWindowPos(ImVec2(std::max(0.0f, display.x - 780.0f * scale), 110.0f * scale), ImGuiCond_FirstUseEver);
+    const ImVec2 place(std::max(0.0f, display.x - 780.0f * scale), 110.0f * scale);
+    ImGui::SetNextWindowPos(place, ImGuiCond_FirstUseEver);
     const gpt2::Config& c = m.checkpoint->config;
     const std::string title = "Model: " + m.checkpoint->folder + "###model";
-    if (m.collapse) ImGui::SetNextWindowCollapsed(true);
-    m.collapse = false;
+    if (m.collapse) {  // its title bar at the bottom right, over the status area, not over the pipeline
+        ImGui::SetNextWindowCollapsed(true);
+        ImGui::SetNextWindowPos(ImVec2(place.x, display.y - ImGui::GetFrameHeight() - 6.0f * scale));
+    } else if (m.expand) {
+        ImGui::SetNextWindowCollapsed(false);
+        ImGui::SetNextWindowPos(place);
+    }
+    m.collapse = m.expand = false;
     if (!ImGui::Begin(title.c_str(), &m.open)) {
         ImGui::End();
         return;
