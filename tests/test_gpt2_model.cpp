@@ -362,6 +362,17 @@ TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][mod
         CHECK_FALSE(recompute_from(c, 2, pass, &edited));
         CHECK_THAT(joined(pass.errors), Contains("layer 3: the edited scenario's X is 8 × 8; the model's stream is 9 × 8"));
     }
+    SECTION("a pass run again into its own storage equals a fresh one") {
+        const std::vector<int> other = c.tokenizer.encode(" the bank");
+        REQUIRE(forward_into(c, other, pass));
+        const ForwardPass fresh = forward(c, other);
+        REQUIRE(pass.layers.size() == fresh.layers.size());
+        for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(fresh.layers[l]));
+        CHECK(pass.tokens == fresh.tokens);
+        CHECK(pass.next_logits == fresh.next_logits);
+        CHECK_FALSE(forward_into(c, std::vector<int>(17, 65), pass));
+        CHECK_FALSE(pass.ok);
+    }
     SECTION("a layer that does not exist is refused") {
         CHECK_FALSE(recompute_from(c, 3, pass));
         CHECK_THAT(joined(pass.errors), Contains("layer 4"));

@@ -145,17 +145,26 @@ bool run_layers(const Checkpoint& c, int from, Matrix input, ForwardPass& pass, 
 
 }  // namespace
 
-ForwardPass forward(const Checkpoint& c, const std::vector<int>& ids) {
-    ForwardPass pass;
+bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass& pass) {
+    pass.ok = false;
     pass.errors = validate(c, ids);
-    if (!pass.errors.empty()) return pass;
+    if (!pass.errors.empty()) {
+        pass.layers.clear();
+        return false;
+    }
     pass.token_ids = ids;
     const int n = static_cast<int>(ids.size());
+    pass.tokens.clear();
     for (int id : ids) pass.tokens.push_back(c.tokenizer.display(id));
     Matrix x0(n, c.config.n_embd);  // wte[ids] + wpe[0..n): (n × d)
     for (int i = 0; i < n; ++i) x0.row(i) = c.wte.row(ids[static_cast<size_t>(i)]) + c.wpe.row(i);
-    pass.layers.resize(static_cast<size_t>(c.config.n_layer));
-    run_layers(c, 0, std::move(x0), pass, nullptr);
+    pass.layers.resize(static_cast<size_t>(c.config.n_layer));  // kept traces keep their storage (run_into)
+    return run_layers(c, 0, std::move(x0), pass, nullptr);
+}
+
+ForwardPass forward(const Checkpoint& c, const std::vector<int>& ids) {
+    ForwardPass pass;
+    forward_into(c, ids, pass);
     return pass;
 }
 

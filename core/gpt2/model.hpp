@@ -60,6 +60,9 @@ const Matrix& layer_output(const Trace& trace);
 
 // All layers, every trace kept, and the next-token prediction.
 ForwardPass forward(const Checkpoint& checkpoint, const std::vector<int>& ids);
+// The same into an existing pass, reusing its traces' storage: running again (a new
+// sentence) then allocates and page-faults little. False with pass.errors.
+bool forward_into(const Checkpoint& checkpoint, const std::vector<int>& ids, ForwardPass& pass);
 // Tokenises text with the checkpoint's tokenizer and runs it.
 ForwardPass forward_text(const Checkpoint& checkpoint, const std::string& text);
 
