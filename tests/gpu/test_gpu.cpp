@@ -9,10 +9,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "engine.hpp"
@@ -340,6 +342,44 @@ TEST_CASE("GPU chunked run: step() within a budget, progress, a new begin() supe
     const Trace t = gpu.take();
     CHECK(t.n_queries == 64);
     require_agreement(second, attn::run(second), t);
+}
+
+TEST_CASE("GPU run time: the trace reports the wall time from the request to the read-back", "[gpu][wall-time]") {
+    // A chunked run stepped as a window steps it, 5 ms of slices per frame, with a 20 ms
+    // frame drawn in between. The trace's milliseconds (the status bar's figure) cover the
+    // whole run: at least the wall time measured around it here, less the few calls outside
+    // the backend's own clock, and never more. A sum of GPU busy times (or a GL timer) would
+    // miss the frames between the steps.
+    using Clock = std::chrono::steady_clock;
+    const Case c{"wall time", MaskKind::Causal, PositionalEncoding::None, 4, 512, 512, 64, false, true, false};
+    const Scenario s = make_scenario(c, 21);
+    attn::gpu::Backend& gpu = backend();
+    const auto start = Clock::now();
+    gpu.begin(s, RunOptions{Detail::OutputOnly});
+    int frames = 0;
+    while (!gpu.step(5.0) && frames < 100000) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the frame drawn between steps
+        ++frames;
+    }
+    const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    const Trace t = gpu.take();
+    REQUIRE(t.ok);
+    REQUIRE(frames >= 3);  // several frames in between, 60 ms of them at least
+    const attn::gpu::Timings& timings = gpu.timings();
+    INFO("frames " << frames << ", measured wall " << wall_ms << " ms, reported " << t.milliseconds << " ms, stages "
+                   << timings.stages() << " ms");
+    CHECK(t.milliseconds >= wall_ms - 2.0);
+    CHECK(t.milliseconds <= wall_ms);
+    CHECK(timings.wall_ms == t.milliseconds);
+    CHECK(timings.stages() < wall_ms - 20.0 * frames + 1.0);  // the stages alone miss the frames (the old figure)
+
+    // A blocking run: the same rule.
+    const auto blocking_start = Clock::now();
+    const Trace blocking = gpu.run(s, RunOptions{Detail::OutputOnly});
+    const double blocking_ms = std::chrono::duration<double, std::milli>(Clock::now() - blocking_start).count();
+    REQUIRE(blocking.ok);
+    CHECK(blocking.milliseconds >= blocking_ms - 2.0);
+    CHECK(blocking.milliseconds <= blocking_ms);
 }
 
 TEST_CASE("GPU backend: impossible scenarios come back as errors", "[gpu][errors]") {
