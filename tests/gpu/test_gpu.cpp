@@ -459,6 +459,11 @@ TEST_CASE("GPU context: reset notification is on, the kernel is the one asked fo
     else CHECK((device.reset_notification || device.software));
     CHECK(device.probe_gflops > 0.0);
     CHECK(device.probe_max_difference <= 1e-4);
+    // The platform the suite was asked to run through is the one it runs through: ctest runs
+    // it through EGL with no display and through GLFW under Xvfb.
+    const std::string& made = fixture().context->description();
+    if (attn::gpu::platform_from_environment() == attn::gpu::Platform::Egl) CHECK(made.rfind("EGL", 0) == 0);
+    if (attn::gpu::platform_from_environment() == attn::gpu::Platform::Glfw) CHECK(made == "GLFW hidden window");
     const attn::gpu::BackendOptions asked = options_from_environment();
     if (asked.kernel != attn::gpu::Kernel::Auto) CHECK(device.kernel == asked.kernel);
     else CHECK(device.kernel == (device.software ? attn::gpu::Kernel::Rows : attn::gpu::Kernel::Tiled));
