@@ -5,7 +5,8 @@
 // order (Eigen's blocked products vs the shader's per-row dot products and online softmax).
 // A cell that is non-finite on both sides (the naive softmax overflowing) agrees.
 //
-// Needs an OpenGL 4.3 context: ctest runs this binary under tests/xvfb.sh (Mesa llvmpipe).
+// Needs an OpenGL 4.3 context: ctest runs this binary through EGL with no display and through
+// GLFW under tests/xvfb.sh (Mesa llvmpipe; tests/gpu/CMakeLists.txt).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -17,7 +17,7 @@
 #include "engine.hpp"
 #include "gui.hpp"
 #include "presets.hpp"
-#include "render_fixtures.hpp"
+#include "render_fixtures_gl.hpp"
 
 using namespace attn;
 using namespace attn::testing;
