@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
                 attn::run(s, options);
                 cpu_last = seconds_since(cpu_start);
                 cpu_tflops = flops / cpu_last * 1e-12;
-                std::snprintf(cpu_cells, sizeof cpu_cells, "| %.3f | %.1f× ", cpu_tflops, tflops / cpu_tflops);
+                std::snprintf(cpu_cells, sizeof cpu_cells, "| %.3f | %.2g× ", cpu_tflops, tflops / cpu_tflops);
                 row["cpu"] = {{"wall_ms", cpu_last * 1e3}, {"tflops", cpu_tflops}};
                 if (cpu_last > max_seconds) cpu_on = false;
             }
