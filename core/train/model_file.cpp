@@ -31,6 +31,8 @@ json tensor_to_json(const ParamView& view) {
     return rows;
 }
 
+}  // namespace
+
 json config_to_json(const ModelConfig& c) {
     return json{{"d_model", c.d_model},         {"heads", c.heads},
                 {"layers", c.layers},           {"positional", to_string(c.positional)},
@@ -60,8 +62,6 @@ json training_to_json(const TrainSettings& s) {
                 {"snapshot_every", s.snapshot_every},
                 {"snapshot_budget_bytes", s.snapshot_budget_bytes}};
 }
-
-}  // namespace
 
 json model_to_json(const ModelFile& file) {
     json params = json::object();

@@ -47,6 +47,9 @@ struct ModelFileLoad {
 constexpr std::uintmax_t kMaxModelFileBytes = 256u * 1024 * 1024;
 
 nlohmann::json model_to_json(const ModelFile& file);
+// The file's "model" and "training" objects (also written by the command line's training report).
+nlohmann::json config_to_json(const ModelConfig& config);
+nlohmann::json training_to_json(const TrainSettings& settings);
 ModelFileLoad model_from_json(const nlohmann::json& j, const std::string& source_name);
 ModelFileLoad model_from_text(const std::string& text, const std::string& source_name);
 ModelFileLoad load_model_file(const std::string& path);
