@@ -203,7 +203,7 @@ int run_train(const Options& o, std::ostream&, std::ostream& err) {
     const train::Evaluation final_evaluation = trainer->evaluate();
     if (!o.train.save_model.empty()) {
         std::string error;
-        if (!train::save_model_file(o.train.save_model, {trainer->model(), trainer->settings(), trainer->steps_done()}, &error)) {
+        if (!train::save_model_file(o.train.save_model, train::model_file_of(*trainer), &error)) {
             err << error << "\n";
             return 4;
         }
