@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine.hpp"
 #include "random.hpp"
 #include "serialize.hpp"
 #include "train/backward.hpp"
@@ -742,4 +743,70 @@ TEST_CASE("model files / a bad file is refused with a message naming what and wh
         CHECK_THAT(error, Catch::Contains("second moment of 'unembedding' row 1 column 2 is not finite"));
         CHECK_FALSE(std::filesystem::exists(temp_path("nan.json")));
     }
+}
+
+// [SECTION] The trained model in the pipeline view, ablation
+
+TEST_CASE("model / each trained layer opens as a scenario whose trace is the forward pass's layer") {
+    struct Case {
+        TaskKind kind;
+        PositionalEncoding positional;
+    };
+    const Case c = GENERATE(Case{TaskKind::Reverse, PositionalEncoding::Learned}, Case{TaskKind::Reverse, PositionalEncoding::Sinusoidal},
+                            Case{TaskKind::Induction, PositionalEncoding::Rotary}, Case{TaskKind::CrossReverse, PositionalEncoding::Learned},
+                            Case{TaskKind::CrossReverse, PositionalEncoding::Sinusoidal});
+    INFO(to_string(c.kind) << ", " << to_string(c.positional));
+    TrainSettings s = small_settings(c.kind);
+    s.model.layers = 2;
+    s.model.positional = c.positional;
+    if (c.kind == TaskKind::CrossReverse) s.model.mask = MaskKind::None;
+    std::vector<std::string> errors;
+    auto trainer = Trainer::create(s, errors);
+    REQUIRE(trainer);
+    trainer->run(10);
+    const Example& probe = trainer->probe();
+    const ForwardPass f = forward(trainer->model(), probe.input);
+    REQUIRE(f.ok);
+    for (int l = 0; l < 2; ++l) {
+        INFO("layer " << l + 1);
+        const Scenario scenario = trained_layer_scenario(trainer->model(), probe.input, f, l);
+        const Trace t = attn::run(scenario);
+        REQUIRE(t.ok);
+        const Trace& expected = f.layers[static_cast<size_t>(l)];
+        REQUIRE(t.heads == expected.heads);
+        for (int h = 0; h < t.heads; ++h) CHECK(t.head[static_cast<size_t>(h)].weights == expected.head[static_cast<size_t>(h)].weights);
+        CHECK(layer_output(t) == layer_output(expected));
+        CHECK(t.query_tokens == expected.query_tokens);
+    }
+}
+
+TEST_CASE("model / an ablated head reaches nothing downstream, and reverse's accuracy drops without its reverse head") {
+    TrainSettings s = small_settings(TaskKind::Reverse);
+    std::vector<std::string> errors;
+    auto trainer = Trainer::create(s, errors);
+    REQUIRE(trainer);
+    trainer->run(200);
+    int head = -1;
+    best_head_mass(*trainer, trainer->probe(), 0, &head);
+    REQUIRE(head >= 0);
+    const double before = trainer->evaluate().accuracy;
+    Model ablated = trainer->model();
+    ablate_head(ablated, 0, head);
+    const double after = evaluate(ablated, trainer->held_out(), 200).accuracy;
+    INFO("held-out accuracy " << before << " → " << after << " with head " << head + 1 << " ablated");
+    CHECK(before >= 0.99);
+    CHECK(after < 0.9);  // the other head shares some rows: a drop, not to chance
+    CHECK(evaluate(trainer->model(), trainer->held_out(), 200).accuracy == before);  // the free function is the trainer's
+    // The ablated head's values no longer matter: change its W_V columns, the logits stay.
+    Model changed = ablated;
+    const int d_k = s.model.d_model / s.model.heads;
+    changed.params.layers[0].w_v.middleCols(head * d_k, d_k).setConstant(3.0f);
+    const ForwardPass a = forward(ablated, trainer->probe().input), b = forward(changed, trainer->probe().input);
+    REQUIRE(a.ok);
+    REQUIRE(b.ok);
+    CHECK(a.logits == b.logits);
+    // And the other head's do.
+    changed = ablated;
+    changed.params.layers[0].w_v.middleCols((1 - head) * d_k, d_k).setConstant(3.0f);
+    CHECK_FALSE(forward(changed, trainer->probe().input).logits == a.logits);
 }

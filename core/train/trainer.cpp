@@ -212,11 +212,13 @@ Prediction Trainer::predict(const Example& e, const ModelParams& params) const {
     return p;
 }
 
-Evaluation Trainer::evaluate() const {
+Evaluation Trainer::evaluate() const { return train::evaluate(model_, held_out_.examples, steps_done_); }
+
+Evaluation evaluate(const Model& model, const std::vector<Example>& examples, int step) {
     Evaluation ev;
-    ev.step = steps_done_;
-    for (const Example& e : held_out_.examples) {
-        const ForwardPass f = forward(model_, e.input);
+    ev.step = step;
+    for (const Example& e : examples) {
+        const ForwardPass f = forward(model, e.input);
         if (!f.ok) continue;
         ev.loss += cross_entropy(f.logits, e.targets, e.scored, 1.0f, nullptr);
         const std::vector<int> predicted = argmax_rows(f.logits);

@@ -135,6 +135,10 @@ private:
     int snapshot_interval_ = 25;
 };
 
+// Held-out loss and accuracy of a model over examples (what Trainer::evaluate computes with
+// its own weights and held-out set): e.g. a snapshot's weights, or a model with a head ablated.
+Evaluation evaluate(const Model& model, const std::vector<Example>& examples, int step);
+
 // Scales every tensor of grads by one factor so that their global L2 norm is at most
 // max_norm (0: no limit). Returns the norm before.
 double clip_gradient(ModelParams& grads, float max_norm);
