@@ -136,7 +136,7 @@ TEST_CASE("option --export-scenario writes a file that loads back to the same tr
     std::remove(path.c_str());
 }
 
-TEST_CASE("option --train writes the curve, the probe and every layer's trace; the saved model loads and predicts the same") {
+TEST_CASE("option --train writes the curve, the probe and every layer's trace, and the saved model loads and predicts the same") {
     const std::string report_path = "test_cli_train.json", model_path = "test_cli_train_model.json";
     const Result r = run_cli({"--train", "reverse", "--layers", "2", "--steps", "150", "--seed", "3", "--export-json", report_path,
                               "--save-model", model_path});

@@ -11,6 +11,7 @@
 #include "ui/panel_train.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cfloat>
 #include <cstdio>
 #include <cmath>
@@ -29,7 +30,7 @@ namespace attn::ui {
 // [SECTION] The worker
 
 namespace {
-constexpr int kPublishEvery = 5;  // steps between copies handed to the UI (and every evaluation)
+constexpr std::chrono::milliseconds kPublishInterval(30);  // between copies handed to the UI while running
 }  // namespace
 
 TrainWorker::TrainWorker() : thread_([this] { loop(); }) {}
@@ -130,8 +131,14 @@ void TrainWorker::loop() {
             progress_.error = "Training stopped at step " + std::to_string(stats.step) +
                               ": the loss is not finite (the run diverged). Try a smaller learning rate, then Reset.";
         }
-        if (!running_ || steps_requested_ == 0 || stats.step % kPublishEvery == 0 || trainer_->evaluations().size() != evaluations)
+        // Copies cost in proportion to the run's length: while running, at most one every
+        // kPublishInterval (and at every evaluation); when it stops or its steps are done, at once.
+        const auto now = std::chrono::steady_clock::now();
+        if ((!running_ && steps_requested_ == 0) || trainer_->evaluations().size() != evaluations ||
+            now - last_publish_ >= kPublishInterval) {
             publish_locked();
+            last_publish_ = now;
+        }
         if (!running_ && steps_requested_ == 0) idle_.notify_all();
     }
 }
@@ -179,6 +186,9 @@ void begin_run(TrainPanelState& p, train::Trainer trainer) {
     p.settings = trainer.settings();
     p.probe = trainer.probe();
     p.held_out = trainer.held_out();
+    // The accuracy before this run's first step: where the curve starts (the trainer
+    // evaluates every 25 steps from there).
+    p.start_evaluation = trainer.evaluate();
     p.follow = true;
     p.ablate_layer = p.ablate_head = -1;
     p.shown_key.clear();
@@ -335,15 +345,17 @@ void draw_form(AppState& state) {
     if (ImGui::Button("Save model\xE2\x80\xA6")) {
         state.classroom.prompt.action = FileAction::SaveModel;
         state.classroom.prompt.open_requested = true;
-        state.classroom.prompt.path = "model.json";
+        state.classroom.prompt.path = p.model_path;
     }
+    record_item(state, "train.save", "Save model");
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Button("Load model\xE2\x80\xA6")) {
         state.classroom.prompt.action = FileAction::OpenModel;
         state.classroom.prompt.open_requested = true;
-        state.classroom.prompt.path = "model.json";
+        state.classroom.prompt.path = p.model_path;
     }
+    record_item(state, "train.load", "Load model");
     for (const std::string& e : p.errors) {
         ImGui::PushStyleColor(ImGuiCol_Text, kBad);
         ImGui::TextWrapped("Cannot train: %s", e.c_str());
@@ -366,14 +378,12 @@ void draw_curves(AppState& state, float width) {
     std::snprintf(overlay, sizeof overlay, "training loss %.4f", history.empty() ? 0.0 : history.back().loss);
     ImGui::PlotLines("##loss", p.loss_curve.data(), static_cast<int>(p.loss_curve.size()), 0,
                      history.empty() ? "training loss (no step yet)" : overlay, 0.0f, FLT_MAX, ImVec2(width, height));
-    if (evaluations.empty()) {
-        std::snprintf(overlay, sizeof overlay, "held-out accuracy: after %d steps", p.settings.evaluate_every);
-    } else {
-        std::snprintf(overlay, sizeof overlay, "held-out accuracy %.1f%% (step %d)", 100.0 * evaluations.back().accuracy,
-                      evaluations.back().step);
-    }
+    const train::Evaluation& newest = evaluations.empty() ? p.start_evaluation : evaluations.back();
+    std::snprintf(overlay, sizeof overlay, "held-out accuracy %.1f%% (step %d)", 100.0 * newest.accuracy, newest.step);
     ImGui::PlotLines("##accuracy", p.accuracy_curve.data(), static_cast<int>(p.accuracy_curve.size()), 0, overlay, 0.0f, 1.0f,
                      ImVec2(width, height));
+    ImGui::TextDisabled("steps %d â %d: the loss of every step; the accuracy (0 to 1) every %d steps", p.start_evaluation.step,
+                        p.progress.steps_done, p.settings.evaluate_every);
     record_item(state, "train.accuracy",
                 evaluations.empty() ? std::string("none") : std::to_string(evaluations.back().accuracy));
 }
@@ -522,7 +532,7 @@ void draw_train(AppState& state, HeatmapTextures& textures) {
         const size_t n = p.progress.history.size(), stride = std::max<size_t>(1, n / 600);
         p.loss_curve.clear();
         for (size_t i = 0; i < n; i += stride) p.loss_curve.push_back(static_cast<float>(p.progress.history[i].loss));
-        p.accuracy_curve.clear();
+        p.accuracy_curve.assign(1, static_cast<float>(p.start_evaluation.accuracy));
         for (const train::Evaluation& e : p.progress.evaluations) p.accuracy_curve.push_back(static_cast<float>(e.accuracy));
     }
     update_shown(p);
@@ -603,6 +613,7 @@ void save_trained_model(AppState& state, const std::string& path) {
         add_notice(state, "Cannot save the model: " + error, true);
         return;
     }
+    state.train.model_path = path;
     add_notice(state, "Saved the model (step " + std::to_string(p.progress.latest->steps) + ", with its optimiser state) to " + path,
                false);
 }
@@ -622,6 +633,7 @@ void load_trained_model(AppState& state, const std::string& path) {
         for (const std::string& e : errors) add_notice(state, "Cannot train on " + path + ": " + e, true);
         return;
     }
+    p.model_path = path;
     form_from(p, file.settings);
     p.errors.clear();
     begin_run(p, std::move(*trainer));

@@ -5,13 +5,14 @@
 //   UI thread                         worker thread (TrainWorker)
 //   Start / Pause / Step / Reset ──▶  commands under the mutex
 //                                     Trainer::step() (outside the mutex: only the worker
-//                                     touches the trainer), then every few steps it publishes
+//                                     touches the trainer), then every 30 ms it publishes
 //   TrainProgress (copies) ◀────────  the stats, evaluations, snapshots and the model file
 //
 // The UI never waits for a step: it copies the newest TrainProgress when there is one, and
 // runs the probe (a few tokens, microseconds) and the held-out set with a head ablated
 // (milliseconds, only when the ablation or the timeline moves) itself. Pausing is not
 // stepping, so a paused and resumed run is the uninterrupted run, bit for bit.
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -69,6 +70,7 @@ private:
     std::optional<train::Trainer> trainer_;  // the worker's alone
     bool running_ = false, quit_ = false, stepping_ = false;
     int steps_requested_ = 0;
+    std::chrono::steady_clock::time_point last_publish_;
     TrainProgress progress_;
     std::map<int, std::shared_ptr<const train::Snapshot>> snapshot_cache_;  // by step
     std::thread thread_;
@@ -85,6 +87,7 @@ struct TrainPanelState {
     float learning_rate = 1e-2f;
     int seed = 1;
     std::vector<std::string> errors;  // the form's settings cannot train
+    std::string model_path = "model.json";  // what Save model… and Load model… offer
 
     std::unique_ptr<TrainWorker> worker;  // made by the first Start, Step or Reset
     TrainProgress progress;               // the last copy from the worker
@@ -92,6 +95,7 @@ struct TrainPanelState {
     train::TrainSettings settings;        // of the run under way
     train::Example probe;                 // its fixed probe and held-out set (copied once per run)
     std::vector<train::Example> held_out;
+    train::Evaluation start_evaluation;   // the held-out set before the run's first step
 
     // The timeline: a snapshot index, or follow the newest weights.
     bool follow = true;

@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "engine.hpp"
@@ -127,4 +129,64 @@ TEST_CASE("Train: Start on reverse reaches 99%, pause and resume change nothing,
     REQUIRE(ui.state.session.trace.ok);
     CHECK(ui.state.session.trace.head[0].weights == p.shown.layers[0].head[0].weights);
     CHECK(ui.state.session.trace.query_tokens.size() == p.probe.input.tokens.size());
+}
+
+TEST_CASE("Train: Save model and Load model through the path prompt, and the loaded run trains on as if never saved", "[train]") {
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui::TrainPanelState& p = ui.state.train;
+    p.open = true;
+    ui.frame(2);
+    ui::train_now(ui.state, 40);
+    ui.frame(2);
+    REQUIRE(p.progress.steps_done == 40);
+    const train::ModelParams saved = p.progress.latest->model.params;
+    const std::string file = (std::filesystem::temp_directory_path() / "attnlab-train-panel-model.json").string();
+    std::filesystem::remove(file);
+    p.model_path = file;
+    ui.click(ui.centre("train.save"));
+    CHECK(ui.state.classroom.prompt.action == ui::FileAction::SaveModel);
+    ui.frame(2);  // the path prompt opens
+    ui.key(GLFW_KEY_ENTER);
+    ui.frame(2);
+    REQUIRE(std::filesystem::exists(file));
+
+    // A fresh run, then the file: the run on screen is the saved one, at step 40.
+    ui.click(ui.centre("train.reset"));
+    p.worker->wait_idle();
+    ui.frame(2);
+    CHECK(p.progress.steps_done == 0);
+    ui.click(ui.centre("train.load"));
+    CHECK(ui.state.classroom.prompt.action == ui::FileAction::OpenModel);
+    ui.frame(2);  // the path prompt opens
+    ui.key(GLFW_KEY_ENTER);
+    p.worker->wait_idle();
+    ui.frame(2);
+    REQUIRE(p.progress.steps_done == 40);
+    CHECK(same_bits(p.progress.latest->model.params, saved));
+    // Ten more steps: the uninterrupted run's 50.
+    for (int i = 0; i < 10; ++i) ui.click(ui.centre("train.step"));
+    p.worker->wait_idle();
+    ui.frame(2);
+    REQUIRE(p.progress.steps_done == 50);
+    std::vector<std::string> errors;
+    auto uninterrupted = train::Trainer::create(p.settings, errors);
+    REQUIRE(uninterrupted);
+    uninterrupted->run(50);
+    CHECK(same_bits(p.progress.latest->model.params, uninterrupted->model().params));
+
+    // A bad file keeps the run on screen and says why.
+    { std::ofstream(file) << "{\"format\": \"attnlab-model\"}"; }
+    ui.click(ui.centre("train.load"));
+    ui.frame(2);  // the path prompt opens
+    ui.key(GLFW_KEY_ENTER);
+    ui.frame(2);
+    CHECK(p.progress.steps_done == 50);
+    REQUIRE_FALSE(ui.state.classroom.notices.empty());
+    CHECK(ui.state.classroom.notices.back().error);
+    INFO(ui.state.classroom.notices.back().text);
+    bool named = false;  // one notice per problem
+    for (const ui::Notice& n : ui.state.classroom.notices)
+        named = named || n.text.find("Cannot load the model: " + file + ": key 'version': missing") == 0;
+    CHECK(named);
+    std::filesystem::remove(file);
 }
