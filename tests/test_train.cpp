@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine.hpp"
+#include "fuzz/fuzz_model.hpp"
 #include "random.hpp"
 #include "serialize.hpp"
 #include "train/backward.hpp"
@@ -809,4 +811,42 @@ TEST_CASE("model / an ablated head reaches nothing downstream, and reverse's acc
     changed = ablated;
     changed.params.layers[0].w_v.middleCols((1 - head) * d_k, d_k).setConstant(3.0f);
     CHECK_FALSE(forward(changed, trainer->probe().input).logits == a.logits);
+}
+
+// [SECTION] The model-file fuzz target's work
+
+TEST_CASE("model files / a saved file, every truncation of it and a few spoiled bytes are read without a crash") {
+    TrainSettings s = small_settings(TaskKind::Reverse);
+    s.model.d_model = 8;
+    s.model.heads = 1;
+    std::vector<std::string> errors;
+    auto trainer = Trainer::create(s, errors);
+    REQUIRE(trainer);
+    trainer->run(3);
+    const std::string text = attn::dump_json(model_to_json(model_file_of(*trainer)));
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(text.data());
+    CHECK(attn::fuzz::exercise_model_file(bytes, text.size()));  // loads, runs, reads back, trains a step
+    int refused = 0;
+    for (size_t cut = 0; cut < text.size(); cut += 97) {
+        INFO("cut at " << cut);
+        CHECK(attn::fuzz::exercise_model_file(bytes, cut));
+        refused += !model_from_text(text.substr(0, cut), "cut.json").file;
+    }
+    CHECK(refused == static_cast<int>((text.size() + 96) / 97));  // a truncated file never loads
+    for (size_t at = 1; at < text.size(); at += 211) {
+        std::string spoiled = text;
+        spoiled[at] = spoiled[at] == '9' ? '-' : '9';
+        CHECK(attn::fuzz::exercise_model_file(reinterpret_cast<const std::uint8_t*>(spoiled.data()), spoiled.size()));
+    }
+}
+
+TEST_CASE("model files / every input the model-file fuzzer crashed on is read without a crash") {
+    namespace fs = std::filesystem;
+    for (const auto& entry : fs::directory_iterator(fs::path(ATTNLAB_FUZZ_REGRESSIONS) / "model")) {
+        if (entry.path().filename() == "README.md") continue;
+        INFO(entry.path().string());
+        std::ifstream in(entry.path(), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        CHECK(attn::fuzz::exercise_model_file(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+    }
 }
