@@ -382,8 +382,10 @@ void draw_curves(AppState& state, float width) {
     std::snprintf(overlay, sizeof overlay, "held-out accuracy %.1f%% (step %d)", 100.0 * newest.accuracy, newest.step);
     ImGui::PlotLines("##accuracy", p.accuracy_curve.data(), static_cast<int>(p.accuracy_curve.size()), 0, overlay, 0.0f, 1.0f,
                      ImVec2(width, height));
-    ImGui::TextDisabled("steps %d â %d: the loss of every step; the accuracy (0 to 1) every %d steps", p.start_evaluation.step,
-                        p.progress.steps_done, p.settings.evaluate_every);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("Steps %d to %d: the training loss of every step; the held-out accuracy (0 to 1) every %d steps.",
+                       p.start_evaluation.step, p.progress.steps_done, p.settings.evaluate_every);
+    ImGui::PopStyleColor();
     record_item(state, "train.accuracy",
                 evaluations.empty() ? std::string("none") : std::to_string(evaluations.back().accuracy));
 }
@@ -471,7 +473,8 @@ void draw_heads(AppState& state, HeatmapTextures& textures) {
         }
     std::vector<CardText> texts;
     for (const HeatmapSpec& s : specs) texts.push_back(measure_text(s, state.fonts));
-    const float toggle_h = ImGui::GetFrameHeightWithSpacing() * 2.0f;
+    // Under each row of cards: the ablate toggles, the Open button and a gap.
+    const float toggle_h = ImGui::GetFrameHeightWithSpacing() + 8.0f * scale;
     std::vector<CardMetrics> metrics(specs.size());
     for (float cell = 40.0f * scale; cell >= 6.0f; cell -= 1.0f) {
         float width = 0, height = 0;
@@ -484,7 +487,7 @@ void draw_heads(AppState& state, HeatmapTextures& textures) {
                 row_h = std::max(row_h, metrics[i].height);
             }
             width = std::max(width, row_w);
-            height += row_h + toggle_h + gap;
+            height += row_h + toggle_h + ImGui::GetFrameHeightWithSpacing() + gap * 0.5f + ImGui::GetStyle().ItemSpacing.y;
         }
         if (width <= avail.x && height <= avail.y) break;
     }
