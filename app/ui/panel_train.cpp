@@ -356,6 +356,20 @@ void draw_form(AppState& state) {
         state.classroom.prompt.path = p.model_path;
     }
     record_item(state, "train.load", "Load model");
+    if (has_run(p)) {
+        // Start and Step go on with the run under way: a changed form applies only on Reset.
+        const train::TrainSettings form = train::fitted(form_settings(p));
+        const train::TrainSettings& run = p.settings;
+        if (form.task.kind != run.task.kind || form.model.layers != run.model.layers || form.model.heads != run.model.heads ||
+            form.model.d_model != run.model.d_model || form.model.positional != run.model.positional ||
+            form.model.mask != run.model.mask || form.learning_rate != run.learning_rate || form.seed != run.seed) {
+            ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 60, 255));
+            ImGui::TextWrapped("The settings above differ from the run's (below): Start and Step go on with the run; Reset starts "
+                               "one with these settings.");
+            ImGui::PopStyleColor();
+            record_item(state, "train.form_differs", "differs");
+        }
+    }
     for (const std::string& e : p.errors) {
         ImGui::PushStyleColor(ImGuiCol_Text, kBad);
         ImGui::TextWrapped("Cannot train: %s", e.c_str());

@@ -82,6 +82,15 @@ TEST_CASE("Train: Start on reverse reaches 99%, pause and resume change nothing,
     ui.frame(2);
     CHECK(p.progress.steps_done == before_step + 1);
 
+    // A changed form is said to wait for Reset, not silently ignored.
+    CHECK(ui.widget("train.form_differs") == nullptr);
+    p.layers = 2;
+    ui.frame(2);
+    CHECK(ui.widget("train.form_differs") != nullptr);
+    p.layers = 1;
+    ui.frame(2);
+    CHECK(ui.widget("train.form_differs") == nullptr);
+
     // The probe's predictions beside the truth: all right once trained.
     CHECK(ui.text("train.probe") == "6/6");
 
