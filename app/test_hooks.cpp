@@ -37,6 +37,7 @@ TestHooks read_hooks() {
         h.open_train = list.find("train") != std::string::npos;
     }
     if (const char* steps = env("ATTNLAB_DEBUG_TRAIN_STEPS")) h.train_steps = std::max(0, std::atoi(steps));
+    h.train_run = env("ATTNLAB_DEBUG_TRAIN_RUN") != nullptr;
     return h;
 }
 

@@ -14,6 +14,7 @@
 //   ATTNLAB_DEBUG_TIMING=1           each frame's build time on stderr
 //   ATTNLAB_DEBUG_WINDOWS=articles,compare,train   those classroom windows open at start
 //   ATTNLAB_DEBUG_TRAIN_STEPS=N      the Train panel's run (its default settings) has made N steps at start
+//   ATTNLAB_DEBUG_TRAIN_RUN=1        and goes on training (frame times with training under way)
 #include <string>
 
 #include "gpu/backend.hpp"
@@ -29,6 +30,7 @@ struct TestHooks {
     bool timing = false;
     bool open_articles = false, open_compare = false, open_train = false;
     int train_steps = 0;
+    bool train_run = false;
 };
 
 // Parsed from the environment now (a handful of getenv calls: cheap enough for every run,
