@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_train.hpp"
 #include "scenario.hpp"
 #include "trace.hpp"
 
@@ -46,6 +47,8 @@ struct Options {
     bool block = false;                     // residual + LayerNorm + FFN on
     std::string backend = "auto";           // cpu|gpu|auto (cli_backend.hpp)
     int bench_frames = 0;                   // > 0: run the window this many frames, editing X every frame; print frame times
+
+    TrainOptions train;                     // --train TASK and its flags (cli_train.hpp)
 };
 
 // A backend for the headless commands: the CPU engine by default; main() passes the GPU

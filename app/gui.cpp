@@ -468,7 +468,8 @@ int run(const cli::Options& options, Scenario scenario) {
         const ImGuiIO& io = ImGui::GetIO();
         const bool active = io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f ||
                             ImGui::IsAnyMouseDown() || io.WantTextInput || ImGui::IsAnyItemActive() ||
-                            !state.session.pending.empty() || state.session.dirty || state.compute.status.busy;
+                            !state.session.pending.empty() || state.session.dirty || state.compute.status.busy ||
+                            (state.train.open && state.train.progress.running);  // the curves and heads move
         quiet_frames = active ? 0 : quiet_frames + 1;
         ui::end_frame(state);
     }

@@ -15,6 +15,7 @@
 #include "compute.hpp"
 #include "edits.hpp"
 #include "lesson.hpp"
+#include "ui/panel_train.hpp"
 
 struct ImFont;
 
@@ -137,7 +138,7 @@ struct Notice {
 };
 
 // The path popup shared by Save, Open and the exports.
-enum class FileAction { None, SaveSession, OpenSession, ExportMatrix, ExportTrace, ExportPng };
+enum class FileAction { None, SaveSession, OpenSession, ExportMatrix, ExportTrace, ExportPng, SaveModel, OpenModel };
 enum class MatrixFormat { Csv, Markdown, Latex };
 struct FilePrompt {
     FileAction action = FileAction::None;
@@ -242,6 +243,7 @@ struct AppState {
     ComputeState compute;
     RecoveryState recovery;
     NonFiniteCache non_finite;
+    TrainPanelState train;  // View → Train (panel_train.cpp); its worker joins when this goes
 };
 
 }  // namespace attn::ui

@@ -74,6 +74,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ImGui::End();
     draw_articles(state);
     draw_compare(state, textures);
+    draw_train(state, textures);
     handle_hand_check_click(state);
     draw_hand_check(state);
     draw_restore_prompt(state);

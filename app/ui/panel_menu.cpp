@@ -71,6 +71,9 @@ void start_classroom(AppState& state, const cli::Options& options) {
         state.classroom.compare.open = true;
         state.classroom.compare.toggles_b.mask = MaskKind::Causal;
     }
+    if (hooks.open_train) state.train.open = true;
+    if (hooks.train_steps > 0) train_now(state, hooks.train_steps);
+    if (hooks.train_run && state.train.worker) state.train.worker->set_running(true);
 }
 
 // [SECTION] Files
@@ -208,6 +211,8 @@ const char* prompt_title(FileAction action) {
         case FileAction::ExportMatrix: return "Export matrix";
         case FileAction::ExportTrace: return "Export trace as JSON";
         case FileAction::ExportPng: return "Export window as PNG";
+        case FileAction::SaveModel: return "Save the trained model (JSON)";
+        case FileAction::OpenModel: return "Load a trained model (JSON)";
         case FileAction::None: break;
     }
     return "File";
@@ -260,6 +265,8 @@ void draw_path_prompt(AppState& state) {
             case FileAction::OpenSession: open_file(state, prompt.path); break;
             case FileAction::ExportMatrix: export_matrix(state, prompt.path); break;
             case FileAction::ExportTrace: export_trace(state, prompt.path); break;
+            case FileAction::SaveModel: save_trained_model(state, prompt.path); break;
+            case FileAction::OpenModel: load_trained_model(state, prompt.path); break;
             case FileAction::ExportPng:  // written by the loop once the popup has left the screen
                 state.classroom.png_request = prompt.path;
                 state.classroom.png_delay = 2;
@@ -342,6 +349,7 @@ void draw_menu_bar(AppState& state) {
             if (ImGui::MenuItem("Presenter mode", "F5", c.presenter)) toggle_presenter(state);
             ImGui::MenuItem("Article checks", nullptr, &c.articles.open);
             ImGui::MenuItem("Compare", nullptr, &c.compare.open);
+            ImGui::MenuItem("Train", nullptr, &state.train.open);
             ImGui::EndMenu();
         }
         const bool export_open = ImGui::BeginMenu("Export");
