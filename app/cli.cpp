@@ -66,6 +66,7 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     app.add_option("--lesson", o.lesson, "open this lesson: a file, or a name in assets/lessons (e.g. 03-masks)");
     app.add_option("--step", o.step, "the lesson step to show, 1 = the first")->check(kAtLeastOne);
     app.add_flag("--presenter", o.presenter, "presenter mode: large fonts, high contrast, fewer panels");
+    add_train_options(app, o.train);
     add_model_options(app, o.model);
     try {
         app.parse(argc, argv);
@@ -73,7 +74,7 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
         exit_code = app.exit(e, out, err) == 0 ? 0 : 2;  // --help: 0; every bad flag: 2, as the README says
         return std::nullopt;
     }
-    if (!check_model_options(app, o, err)) {
+    if (!check_train_options(app, o, err) || !check_model_options(app, o, err)) {
         exit_code = 2;
         return std::nullopt;
     }
@@ -182,10 +183,11 @@ std::string scenario_source(const Options& o) {
 }  // namespace
 
 bool wants_window(const Options& o) {
-    return !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
+    return o.train.task.empty() && !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
 }
 
 int run_headless(const Options& o, std::ostream& out, std::ostream& err, const TraceRunner& runner) {
+    if (!o.train.task.empty()) return run_train(o, out, err);
     if (!o.model.path.empty()) return run_model(o, out, err);  // wants_window: only with --export-json or --print
     if (o.list_presets) {
         for (const Preset& p : presets()) out << p.name << "\n";

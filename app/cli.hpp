@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_train.hpp"
 #include "cli_model.hpp"
 #include "scenario.hpp"
 #include "trace.hpp"
@@ -48,6 +49,7 @@ struct Options {
     std::string backend = "auto";           // cpu|gpu|auto (cli_backend.hpp)
     int bench_frames = 0;                   // > 0: run the window this many frames, editing X every frame; print frame times
 
+    TrainOptions train;                     // --train TASK and its flags (cli_train.hpp)
     ModelOptions model;                     // --model PATH and its flags (cli_model.hpp)
 };
 

@@ -25,7 +25,7 @@ using nlohmann::json;
 constexpr const char* kIgnoredWithModel[] = {
     "--preset", "--scenario", "--restore", "--mask", "--window", "--heads", "--pe", "--softmax", "--scale",
     "--masked-fill", "--seed", "--block", "--export-scenario", "--lesson", "--step", "--bench-frames", "--list-presets",
-    "--check-articles"};
+    "--check-articles", "--train", "--layers", "--d-model", "--steps", "--lr", "--save-model"};
 constexpr const char* kHeadlessOnly[] = {"--screenshot", "--size", "--presenter", "--no-autosave", "--backend"};
 
 // What a model run produced, whichever kind of model.

@@ -206,11 +206,11 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
             session.dirty = false;
             const RunOptions options = output_only_options(session.scenario, region_);
             if (p.gpu) {
+                gpu_started_ = std::chrono::steady_clock::now();  // before begin(): its preparation counts
                 gpu_->begin(session.scenario, options);  // abandons a run under way
                 gpu_preset_ = edits::preset_of(session.scenario);
                 gpu_run_ = wanted_;
                 gpu_uncollected_ = true;
-                gpu_started_ = std::chrono::steady_clock::now();
             } else {
                 cpu_pending_ = true;  // started below, once the worker is free
             }

@@ -1,4 +1,4 @@
-// The desktop app: window and GL context, the ImGui frame loop, screenshots.
+// The desktop app: window and GL context (or an off-screen one), the ImGui frame loop, screenshots.
 // Setup, loop, teardown; the panels live in ui/.
 //
 // Index
@@ -77,6 +77,58 @@ struct GlfwSession {
     }
 };
 
+// Off-screen drawing for --screenshot and --bench-frames where no window can be opened (a
+// GPU server without X): a headless EGL context (gpu/context.hpp) and a framebuffer object
+// of the --size with one RGBA8 colour renderbuffer, bound for drawing and reading, which
+// ImGui's OpenGL3 renderer draws into as into a window's back buffer. No platform backend:
+// each frame sets the display size and the time step itself (new_frame).
+struct Offscreen {
+    std::unique_ptr<gpu::HeadlessContext> context;
+    GLuint framebuffer = 0, colour = 0;
+    int width = 0, height = 0;
+    std::chrono::steady_clock::time_point last_frame = std::chrono::steady_clock::now();
+
+    // The context current and the framebuffer bound; false with the reason otherwise.
+    bool open(int w, int h, std::string& why) {
+        context = gpu::HeadlessContext::create(&why, gpu::Platform::Egl);
+        if (!context) return false;
+        GLint max_size = 0;
+        glGetIntegerv(GL_MAX_RENDERBUFFER_SIZE, &max_size);
+        if (w > max_size || h > max_size) {
+            why = "a " + std::to_string(w) + "x" + std::to_string(h) + " framebuffer exceeds the driver's " + std::to_string(max_size) +
+                  " pixels";
+            return false;
+        }
+        width = w;
+        height = h;
+        glGenRenderbuffers(1, &colour);
+        glBindRenderbuffer(GL_RENDERBUFFER, colour);
+        glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
+        glGenFramebuffers(1, &framebuffer);
+        glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
+        glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, colour);
+        if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+            why = "the framebuffer object is incomplete";
+            return false;
+        }
+        return true;
+    }
+    // What ImGui_ImplGlfw_NewFrame sets from a window: the size (pixels, scale 1) and the
+    // time since the last frame (ImGui needs it > 0).
+    void new_frame() {
+        ImGuiIO& io = ImGui::GetIO();
+        io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+        io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+        const auto now = std::chrono::steady_clock::now();
+        io.DeltaTime = std::max(1e-4f, std::chrono::duration<float>(now - last_frame).count());
+        last_frame = now;
+    }
+    ~Offscreen() {  // while the context is current, before it goes (members go after this body)
+        if (framebuffer != 0) glDeleteFramebuffers(1, &framebuffer);
+        if (colour != 0) glDeleteRenderbuffers(1, &colour);
+    }
+};
+
 struct ImGuiSession {
     bool context = false, platform = false, renderer = false;
     ~ImGuiSession() {
@@ -99,11 +151,14 @@ std::string gl_error_name(GLenum error) {
 
 // [SECTION] Screenshot
 
-// Reads the back buffer (before the swap) and writes it as PNG, top row first.
+// Reads the back buffer (before the swap), or the off-screen framebuffer's colour where one
+// is bound, and writes it as PNG, top row first.
 bool write_screenshot(const std::string& path, int width, int height) {
     std::vector<unsigned char> pixels(static_cast<size_t>(width) * static_cast<size_t>(height) * 4);
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glReadBuffer(GL_BACK);
+    GLint framebuffer = 0;
+    glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &framebuffer);
+    glReadBuffer(framebuffer != 0 ? GL_COLOR_ATTACHMENT0 : GL_BACK);
     glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
     std::vector<unsigned char> flipped(pixels.size());
     const size_t stride = static_cast<size_t>(width) * 4;
@@ -225,32 +280,49 @@ void push_bench_edit(ui::AppState& state, int frame) {
 
 int run(const cli::Options& options, Scenario scenario) {
     const bool screenshot = !options.screenshot.empty();
-    GlfwSession glfw;
-    if (!glfwInit()) {
-        std::fprintf(stderr, "attnlab: cannot open a window: %s\n"
-                             "  (no display? run headless commands such as --print, or use xvfb-run for --screenshot)\n",
-                     glfw_error());
-        return 1;
-    }
-    glfw.initialised = true;
-    const std::string title = "Attention Lab \xE2\x80\x94 " + (scenario.name.empty() ? std::string("scenario") : scenario.name);
-    glfw.window = open_window(options.width, options.height, title, screenshot);
-    if (glfw.window == nullptr) {
-        std::fprintf(stderr, "attnlab: cannot create an OpenGL 3.3 window: %s\n", glfw_error());
-        return 1;
-    }
-    glfwMakeContextCurrent(glfw.window);
-    gpu::keep_gl_driver_loaded();
     const bool bench = options.bench_frames > 0;
-    glfwSwapInterval(screenshot || bench ? 0 : 1);
+    GlfwSession glfw;
+    Offscreen offscreen;  // used where no window opens (declared before ImGui: it outlives the renderer)
+    std::string no_window;
+    if (!glfwInit()) {
+        no_window = std::string("cannot open a window: ") + glfw_error();
+    } else {
+        glfw.initialised = true;
+        const std::string title = "Attention Lab \xE2\x80\x94 " + (scenario.name.empty() ? std::string("scenario") : scenario.name);
+        glfw.window = open_window(options.width, options.height, title, screenshot);
+        if (glfw.window == nullptr) no_window = std::string("cannot create an OpenGL 3.3 window: ") + glfw_error();
+    }
+    if (glfw.window != nullptr) {
+        glfwMakeContextCurrent(glfw.window);
+        glfwSwapInterval(screenshot || bench ? 0 : 1);
+    } else if (!screenshot && !bench) {
+        std::fprintf(stderr, "attnlab: %s\n  (no display? run headless commands such as --print; --screenshot and "
+                             "--bench-frames render off-screen without one)\n",
+                     no_window.c_str());
+        return 1;
+    } else {
+        // A picture or a benchmark needs no window: drawn off-screen on a headless context.
+        if (glfw.initialised) {
+            glfwTerminate();
+            glfw.initialised = false;
+        }
+        std::string why;
+        if (!offscreen.open(options.width, options.height, why)) {
+            std::fprintf(stderr, "attnlab: %s, and cannot render off-screen: %s\n", no_window.c_str(), why.c_str());
+            return 1;
+        }
+        std::fprintf(stderr, "attnlab: %s: rendering off-screen (%dx%d) through the %s\n", no_window.c_str(), offscreen.width,
+                     offscreen.height, offscreen.context->description().c_str());
+    }
+    gpu::keep_gl_driver_loaded();
     if (epoxy_gl_version() < 33) {
         std::fprintf(stderr, "attnlab: OpenGL 3.3 is needed, the context offers %d.%d\n", epoxy_gl_version() / 10,
                      epoxy_gl_version() % 10);
         return 1;
     }
 
-    float scale_x = 1.0f, scale_y = 1.0f;
-    glfwGetWindowContentScale(glfw.window, &scale_x, &scale_y);
+    float scale_x = 1.0f, scale_y = 1.0f;  // off-screen: 1, the --size in pixels
+    if (glfw.window != nullptr) glfwGetWindowContentScale(glfw.window, &scale_x, &scale_y);
     const float scale = std::max(1.0f, scale_x);
 
     ImVector<ImWchar> glyph_ranges;  // declared first: outlives the font atlas, which the context owns
@@ -260,9 +332,9 @@ int run(const cli::Options& options, Scenario scenario) {
     imgui.context = true;
     ImGui::GetIO().IniFilename = nullptr;  // the layout is computed, nothing to remember
     apply_style(scale);
-    imgui.platform = ImGui_ImplGlfw_InitForOpenGL(glfw.window, true);
+    if (glfw.window != nullptr) imgui.platform = ImGui_ImplGlfw_InitForOpenGL(glfw.window, true);
     imgui.renderer = ImGui_ImplOpenGL3_Init("#version 330 core");
-    if (!imgui.platform || !imgui.renderer) {
+    if ((glfw.window != nullptr && !imgui.platform) || !imgui.renderer) {
         std::fprintf(stderr, "attnlab: cannot start the ImGui GLFW/OpenGL3 backends\n");
         return 1;
     }
@@ -307,12 +379,14 @@ int run(const cli::Options& options, Scenario scenario) {
     int quiet_frames = 0;  // frames since the last input: an idle window sleeps until an event
     for (int frame = 0;; ++frame) {
         // The close button or File → Quit: unsaved work is asked about first (Save / Discard / Cancel).
-        if (glfwWindowShouldClose(glfw.window) || state.classroom.quit_requested) {
-            glfwSetWindowShouldClose(glfw.window, GLFW_FALSE);
+        if ((glfw.window != nullptr && glfwWindowShouldClose(glfw.window)) || state.classroom.quit_requested) {
+            if (glfw.window != nullptr) glfwSetWindowShouldClose(glfw.window, GLFW_FALSE);
             if (screenshot || bench || ui::request_quit(state)) break;
         }
-        if (!screenshot && !bench && quiet_frames > 3) glfwWaitEventsTimeout(0.5);
-        else glfwPollEvents();
+        if (glfw.window != nullptr) {  // off-screen: no events
+            if (!screenshot && !bench && quiet_frames > 3) glfwWaitEventsTimeout(0.5);
+            else glfwPollEvents();
+        }
         if (bench) push_bench_edit(state, frame);
         // Edits from the last frame, then the recompute they need: synchronous for small n,
         // stepped (GPU) or on the worker thread (CPU) for output-only runs. A screenshot
@@ -328,7 +402,8 @@ int run(const cli::Options& options, Scenario scenario) {
         ui::autosave_tick(state);
 
         ImGui_ImplOpenGL3_NewFrame();
-        ImGui_ImplGlfw_NewFrame();
+        if (glfw.window != nullptr) ImGui_ImplGlfw_NewFrame();
+        else offscreen.new_frame();
         if (screenshot) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no stray pointer in the picture
         if (hover_forced) {
             for (const ui::HeatmapLayout& h : state.layout)
@@ -345,8 +420,8 @@ int run(const cli::Options& options, Scenario scenario) {
             std::fprintf(stderr, "attnlab: frame %d built in %.2f ms (trace %.2f ms)\n", frame, ms, state.session.last_run_ms);
         }
 
-        int fb_width = 0, fb_height = 0;
-        glfwGetFramebufferSize(glfw.window, &fb_width, &fb_height);
+        int fb_width = offscreen.width, fb_height = offscreen.height;
+        if (glfw.window != nullptr) glfwGetFramebufferSize(glfw.window, &fb_width, &fb_height);
         glViewport(0, 0, fb_width, fb_height);
         glClearColor(0.11f, 0.11f, 0.13f, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
@@ -364,8 +439,8 @@ int run(const cli::Options& options, Scenario scenario) {
                     std::fprintf(stderr, "attnlab: cannot write %s\n", options.screenshot.c_str());
                     exit_code = 1;
                 } else {
-                    int win_width = 1, win_height = 1;
-                    glfwGetWindowSize(glfw.window, &win_width, &win_height);
+                    int win_width = fb_width, win_height = fb_height;
+                    if (glfw.window != nullptr) glfwGetWindowSize(glfw.window, &win_width, &win_height);
                     const float pixel_scale = static_cast<float>(fb_width) / static_cast<float>(std::max(1, win_width));
                     if (!write_layout(options.screenshot + ".layout.json", state.layout_next, state.widgets_next, pixel_scale, fb_width, fb_height))
                         exit_code = 1;
@@ -378,7 +453,8 @@ int run(const cli::Options& options, Scenario scenario) {
                 break;
             }
         }
-        glfwSwapBuffers(glfw.window);
+        if (glfw.window != nullptr) glfwSwapBuffers(glfw.window);
+        else glFinish();  // off-screen, no swap: a frame's time includes its drawing to the end
         if (bench) {
             frame_bench.frame_ms.push_back(
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_bench.last).count());
@@ -392,7 +468,8 @@ int run(const cli::Options& options, Scenario scenario) {
         const ImGuiIO& io = ImGui::GetIO();
         const bool active = io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f ||
                             ImGui::IsAnyMouseDown() || io.WantTextInput || ImGui::IsAnyItemActive() ||
-                            !state.session.pending.empty() || state.session.dirty || state.compute.status.busy;
+                            !state.session.pending.empty() || state.session.dirty || state.compute.status.busy ||
+                            (state.train.open && state.train.progress.running);  // the curves and heads move
         quiet_frames = active ? 0 : quiet_frames + 1;
         ui::end_frame(state);
     }

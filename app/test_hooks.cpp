@@ -1,5 +1,6 @@
 #include "test_hooks.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace attn {
@@ -33,7 +34,10 @@ TestHooks read_hooks() {
         const std::string list = windows;
         h.open_articles = list.find("articles") != std::string::npos;
         h.open_compare = list.find("compare") != std::string::npos;
+        h.open_train = list.find("train") != std::string::npos;
     }
+    if (const char* steps = env("ATTNLAB_DEBUG_TRAIN_STEPS")) h.train_steps = std::max(0, std::atoi(steps));
+    h.train_run = env("ATTNLAB_DEBUG_TRAIN_RUN") != nullptr;
     return h;
 }
 

@@ -12,7 +12,9 @@
 //   ATTNLAB_DEBUG_ALL_HEADS=1        screenshots show every head
 //   ATTNLAB_DEBUG_HOVER=name:row:col screenshots put the mouse on that cell (its tooltip shows)
 //   ATTNLAB_DEBUG_TIMING=1           each frame's build time on stderr
-//   ATTNLAB_DEBUG_WINDOWS=articles,compare   those classroom windows open at start
+//   ATTNLAB_DEBUG_WINDOWS=articles,compare,train   those classroom windows open at start
+//   ATTNLAB_DEBUG_TRAIN_STEPS=N      the Train panel's run (its default settings) has made N steps at start
+//   ATTNLAB_DEBUG_TRAIN_RUN=1        and goes on training (frame times with training under way)
 #include <string>
 
 #include "gpu/backend.hpp"
@@ -26,7 +28,9 @@ struct TestHooks {
     std::string hover_matrix;         // empty: no forced hover
     int hover_row = -1, hover_col = -1;
     bool timing = false;
-    bool open_articles = false, open_compare = false;
+    bool open_articles = false, open_compare = false, open_train = false;
+    int train_steps = 0;
+    bool train_run = false;
 };
 
 // Parsed from the environment now (a handful of getenv calls: cheap enough for every run,

@@ -1,9 +1,13 @@
 // The GPU path's throughput and accuracy, headless (EGL without a display), beside the CPU
 // engine's output-only mode on the same inputs, in one run.
 //
-//   gpu_bench [--json FILE] [--max-seconds S] [--mask none|causal|both] [--from N] [--to N]
-//             [--heads H] [--d-k D] [--kernel auto|rows|tiled] [--bound MS]
+//   gpu_bench [--quick] [--json FILE] [--max-seconds S] [--mask none|causal|both] [--from N]
+//             [--to N] [--heads H] [--d-k D] [--kernel auto|rows|tiled] [--bound MS]
 //             [--peak-tflops T] [--cpu-to N] [--defines "#define ROWS 1"]
+//
+// --quick: n = 256 and 512 only, 10 s per run at most (a smoke run: a software renderer
+// or CI); the options after it still apply.
+// No display is needed: the context is EGL's device or surfaceless platform (context.hpp).
 //
 // For n = 1024, 2048, … 65536 (direct Q, K, V of N(0, 1), 8 heads of d_k = 64 by default),
 // unmasked and causal:
@@ -93,9 +97,19 @@ int main(int argc, char** argv) {
     attn::gpu::BackendOptions backend_options;
     for (int i = 1; i < argc; ++i) {
         auto value = [&] { return i + 1 < argc ? argv[++i] : (std::fprintf(stderr, "%s needs a value\n", argv[i]), std::exit(2), ""); };
-        if (!std::strcmp(argv[i], "--json")) json_path = value();
+        if (!std::strcmp(argv[i], "--quick")) {
+            from = 256;
+            to = 512;
+            max_seconds = 10.0;
+        } else if (!std::strcmp(argv[i], "--json")) json_path = value();
         else if (!std::strcmp(argv[i], "--max-seconds")) max_seconds = std::atof(value());
-        else if (!std::strcmp(argv[i], "--mask")) mask = value();
+        else if (!std::strcmp(argv[i], "--mask")) {
+            mask = value();
+            if (mask != "none" && mask != "causal" && mask != "both") {
+                std::fprintf(stderr, "gpu_bench: --mask %s: expected none, causal or both\n", mask.c_str());
+                return 2;
+            }
+        }
         else if (!std::strcmp(argv[i], "--from")) from = std::atoi(value());
         else if (!std::strcmp(argv[i], "--to")) to = std::atoi(value());
         else if (!std::strcmp(argv[i], "--heads")) heads = std::atoi(value());
@@ -106,10 +120,14 @@ int main(int argc, char** argv) {
         else if (!std::strcmp(argv[i], "--defines")) backend_options.extra_defines = std::string(value()) + "\n";
         else if (!std::strcmp(argv[i], "--kernel")) {
             const std::string k = value();
+            if (k != "auto" && k != "rows" && k != "tiled") {
+                std::fprintf(stderr, "gpu_bench: --kernel %s: expected auto, rows or tiled\n", k.c_str());
+                return 2;
+            }
             backend_options.kernel = k == "rows" ? attn::gpu::Kernel::Rows : k == "tiled" ? attn::gpu::Kernel::Tiled : attn::gpu::Kernel::Auto;
         } else {
             std::fprintf(stderr,
-                         "usage: gpu_bench [--json FILE] [--max-seconds S] [--mask none|causal|both] [--from N] [--to N] "
+                         "usage: gpu_bench [--quick] [--json FILE] [--max-seconds S] [--mask none|causal|both] [--from N] [--to N] "
                          "[--heads H] [--d-k D] [--kernel auto|rows|tiled] [--bound MS] [--peak-tflops T] [--cpu-to N] "
                          "[--defines \"#define ROWS 1\"]\n");
             return 2;
@@ -136,7 +154,7 @@ int main(int argc, char** argv) {
                 peak_tflops > 0 ? (std::to_string(peak_tflops).substr(0, 5) + " TFLOP/s").c_str() : "unknown (--peak-tflops)");
     if (device.software)
         std::printf("A software renderer: the CPU runs the shaders. These figures show the path is correct, not how fast a GPU is.\n");
-    std::printf("%d heads, d_k = %d; TFLOP/s = %s\n\n", heads, d_k, "4·n²·d_k·heads (2· causal) / attention time");
+    std::printf("%d heads, d_k = %d; TFLOP/s = 4·n²·d_k·heads (half of it under a causal mask) / GPU attention time\n\n", heads, d_k);
 
     nlohmann::json rows = nlohmann::json::array();
     for (bool causal : {false, true}) {
@@ -185,7 +203,7 @@ int main(int argc, char** argv) {
                 attn::run(s, options);
                 cpu_last = seconds_since(cpu_start);
                 cpu_tflops = flops / cpu_last * 1e-12;
-                std::snprintf(cpu_cells, sizeof cpu_cells, "| %.3f | %.1f× ", cpu_tflops, tflops / cpu_tflops);
+                std::snprintf(cpu_cells, sizeof cpu_cells, "| %.3f | %.2g× ", cpu_tflops, tflops / cpu_tflops);
                 row["cpu"] = {{"wall_ms", cpu_last * 1e3}, {"tflops", cpu_tflops}};
                 if (cpu_last > max_seconds) cpu_on = false;
             }

@@ -7,6 +7,7 @@
 #include "engine.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
+#include "train/trainer.hpp"
 
 namespace attn {
 
@@ -27,7 +28,92 @@ int line_of(const std::string& text, const std::string& needle) {
     return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
 }
 
+train::TrainSettings training_settings(const LessonTraining& t) {
+    train::TrainSettings s;
+    s.task.kind = t.task;
+    s.model.layers = t.layers;
+    s.model.heads = t.heads;
+    s.model.d_model = 32;
+    s.model.positional = t.positional;
+    if (t.task == train::TaskKind::CrossReverse) s.model.mask = MaskKind::None;  // the answer's key lies ahead
+    s.seed = t.seed;
+    s.evaluate_every = 0;
+    return s;
+}
+
+// A step's "train" object; each problem through fail(where, what, value).
+template <class Fail>
+LessonTraining read_training(const nlohmann::json& j, const std::string& where, Fail&& fail) {
+    LessonTraining t;
+    if (!j.is_object()) {
+        fail(where + " 'train'", "expected an object {\"task\", \"layers\", \"heads\", \"steps\", \"seed\", \"layer\", \"head\"}", &j);
+        return t;
+    }
+    auto integer = [&](const char* key, int lo, int hi, int& into) {
+        if (!j.contains(key)) return;
+        const nlohmann::json& v = j[key];
+        if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
+            fail(where + " 'train." + key + "'", "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                                                     ", found " + dump_json(v), &v);
+        else into = v.get<int>();
+    };
+    std::string tasks;
+    for (train::TaskKind kind : train::all_tasks()) tasks += (tasks.empty() ? "" : ", ") + std::string(train::to_string(kind));
+    if (!j.contains("task")) {
+        fail(where + " 'train.task'", "missing (expected one of " + tasks + ")", nullptr);
+    } else {
+        const auto kind = j["task"].is_string() ? train::task_from_string(j["task"].get<std::string>()) : std::nullopt;
+        if (!kind) fail(where + " 'train.task'", "unknown task " + dump_json(j["task"]) + "; expected one of " + tasks, &j["task"]);
+        else t.task = *kind;
+    }
+    integer("layers", 1, 2, t.layers);
+    integer("heads", 1, 4, t.heads);
+    integer("steps", 0, 1000, t.steps);
+    integer("layer", 1, 2, t.layer);
+    integer("head", 1, 4, t.head);
+    if (j.contains("seed")) {
+        const nlohmann::json& v = j["seed"];
+        if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<long long>() >= 0))
+            fail(where + " 'train.seed'", "expected a whole number 0 or more, found " + dump_json(v), &v);
+        else t.seed = v.get<std::uint64_t>();
+    }
+    if (j.contains("positional_encoding")) {
+        const nlohmann::json& v = j["positional_encoding"];
+        const auto pe = v.is_string() ? positional_from_string(v.get<std::string>()) : std::nullopt;
+        if (!pe) fail(where + " 'train.positional_encoding'", "expected none, sinusoidal, learned, rope or alibi, found " + dump_json(v), &v);
+        else t.positional = *pe;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        static const char* known[] = {"task", "layers", "heads", "steps", "seed", "positional_encoding", "layer", "head"};
+        if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }))
+            fail(where + " 'train." + it.key() + "'",
+                 "unknown key (expected task, layers, heads, steps, seed, positional_encoding, layer, head)", nullptr);
+    }
+    if (t.layer > t.layers)
+        fail(where + " 'train.layer'", "layer " + std::to_string(t.layer) + " of a model with " + std::to_string(t.layers) +
+                                           (t.layers == 1 ? " layer" : " layers"), nullptr);
+    if (t.head > t.heads)
+        fail(where + " 'train.head'", "head " + std::to_string(t.head) + " of a model with " + std::to_string(t.heads) +
+                                          (t.heads == 1 ? " head" : " heads"), nullptr);
+    for (const std::string& e : train::validate(training_settings(t))) fail(where + " 'train'", e, nullptr);
+    return t;
+}
+
 }  // namespace
+
+Scenario trained_lesson_scenario(const LessonTraining& t) {
+    std::vector<std::string> errors;
+    std::optional<train::Trainer> trainer = train::Trainer::create(training_settings(t), errors);
+    if (!trainer) return Scenario{};  // the loader validated the settings: not reached
+    trainer->run(t.steps);
+    const train::Example& probe = trainer->probe();
+    const train::ForwardPass pass = train::forward(trainer->model(), probe.input);
+    if (!pass.ok) return Scenario{};
+    Scenario s = train::trained_layer_scenario(trainer->model(), probe.input, pass, t.layer - 1);
+    s.name = std::string(train::to_string(t.task)) + " after " + std::to_string(t.steps) + " steps: layer " +
+             std::to_string(t.layer) + " of " + std::to_string(t.layers);
+    return s;
+}
 
 const char* to_string(Stage stage) {
     for (auto& [s, name] : kStageNames)
@@ -76,8 +162,15 @@ LessonLoad lesson_from_text(const std::string& text, const std::string& source) 
     else lesson.title = j["title"].get<std::string>();
     if (j.contains("summary") && j["summary"].is_string()) lesson.summary = j["summary"].get<std::string>();
 
-    if (j.contains("preset") == j.contains("scenario")) {
+    // Steps that all train need no scenario of the lesson's own.
+    bool all_train = j.contains("steps") && j["steps"].is_array() && !j["steps"].empty();
+    if (all_train)
+        for (const auto& js : j["steps"]) all_train = all_train && js.is_object() && js.contains("train");
+    if (j.contains("preset") && j.contains("scenario")) {
         fail("top level", "give exactly one of 'preset' (a preset name) or 'scenario' (a scenario object)", nullptr);
+    } else if (!j.contains("preset") && !j.contains("scenario")) {
+        if (!all_train)
+            fail("top level", "give exactly one of 'preset' (a preset name) or 'scenario' (a scenario object)", nullptr);
     } else if (j.contains("preset")) {
         const Preset* p = j["preset"].is_string() ? find_preset(j["preset"].get<std::string>()) : nullptr;
         if (!p) fail("'preset'", "unknown preset " + dump_json(j["preset"]) + " (attnlab --list-presets)", &j["preset"]);
@@ -122,8 +215,13 @@ LessonLoad lesson_from_text(const std::string& text, const std::string& source) 
                 step.toggles = toggles_from_json(js["toggles"], where + " toggles ", errors);
                 for (auto& e : errors) fail(where, e, nullptr);
             }
+            if (js.contains("train")) {
+                step.train = read_training(js["train"], where, fail);
+                if (js.contains("toggles"))
+                    fail(where + " 'toggles'", "a step with 'train' shows the trained model as it is: no toggles with it", nullptr);
+            }
             for (auto it = js.begin(); it != js.end(); ++it)
-                if (it.key() != "stage" && it.key() != "title" && it.key() != "text" && it.key() != "toggles")
+                if (it.key() != "stage" && it.key() != "title" && it.key() != "text" && it.key() != "toggles" && it.key() != "train")
                     fail(where + " '" + it.key() + "'", "unknown key", nullptr);
             lesson.steps.push_back(std::move(step));
         }
@@ -131,6 +229,7 @@ LessonLoad lesson_from_text(const std::string& text, const std::string& source) 
     if (result.errors.empty()) {
         // Every step's scenario must be computable, so a lesson never opens on an error.
         for (size_t i = 0; i < lesson.steps.size(); ++i) {
+            if (lesson.steps[i].train) continue;  // its settings were validated; it trains when it opens
             Scenario s = lesson.scenario;
             bool ok = true;
             for (size_t k = 0; k <= i && ok; ++k) {
@@ -170,6 +269,8 @@ std::vector<Lesson> load_lessons(const std::string& folder, std::vector<std::str
 }
 
 Scenario scenario_at_step(const Lesson& lesson, int step) {
+    if (step >= 0 && step < static_cast<int>(lesson.steps.size()) && lesson.steps[static_cast<size_t>(step)].train)
+        return trained_lesson_scenario(*lesson.steps[static_cast<size_t>(step)].train);
     Scenario s = lesson.scenario;
     for (int k = 0; k <= step && k < static_cast<int>(lesson.steps.size()); ++k) apply(lesson.steps[static_cast<size_t>(k)].toggles, s, nullptr);
     return s;

@@ -8,6 +8,7 @@
 
 #include "scenario.hpp"
 #include "toggles.hpp"
+#include "train/tasks.hpp"
 
 namespace attn {
 
@@ -20,11 +21,26 @@ const char* to_string(Stage);
 std::optional<Stage> stage_from_string(const std::string&);
 const std::vector<Stage>& all_stages();
 
+// A step's "train": the step shows one layer of a small model trained on a task when the
+// step opens (core/train; deterministic for the seed, a second or less), the fixed probe as
+// its tokens. d_model is 32, the mask causal (none for cross-reverse).
+struct LessonTraining {
+    train::TaskKind task = train::TaskKind::Reverse;
+    int layers = 1;      // 1 or 2
+    int heads = 2;       // 1 to 4
+    int steps = 200;     // 0 (the untrained model) to 1000
+    std::uint64_t seed = 1;
+    PositionalEncoding positional = PositionalEncoding::Learned;
+    int layer = 1;       // the layer shown, from 1
+    int head = 1;        // the head shown, from 1
+};
+
 struct LessonStep {
     Stage stage = Stage::Tokens;
     std::string title;
     std::string text;
     Toggles toggles;  // applied when the step is shown (on top of the lesson's)
+    std::optional<LessonTraining> train;  // the step shows a trained layer (no toggles then)
 };
 
 struct Lesson {
@@ -46,7 +62,9 @@ LessonLoad load_lesson_file(const std::string& path);
 std::vector<Lesson> load_lessons(const std::string& folder, std::vector<std::string>& errors);
 
 // The scenario a step shows: the lesson's scenario with every step's toggles up to and
-// including `step` applied in order.
+// including `step` applied in order; for a step with "train", the trained model's layer.
 Scenario scenario_at_step(const Lesson& lesson, int step);
+// Trains as the step says and returns the shown layer on the probe as a scenario.
+Scenario trained_lesson_scenario(const LessonTraining& training);
 
 }  // namespace attn

@@ -29,13 +29,13 @@ cmake --build "$root/build-sanitize" -j"$jobs"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs" --timeout 1800)
 
-echo "== 3. fuzzing the scenario and lesson loaders, the safetensors reader and the BPE tokenizer"
+echo "== 3. fuzzing the scenario, lesson and model-file loaders, the safetensors reader and the BPE tokenizer"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_FUZZ=ON \
   -DATTNLAB_NATIVE=OFF -DATTNLAB_BUILD_APP=OFF -DATTNLAB_BUILD_TESTS=OFF -DATTNLAB_BUILD_BENCH=OFF > /dev/null
-cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_scenario fuzz_lesson fuzz_safetensors fuzz_bpe
+cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_scenario fuzz_lesson fuzz_safetensors fuzz_bpe fuzz_model
 corpus="$(mktemp -d)"
 trap 'rm -rf "$corpus"' EXIT
-mkdir -p "$corpus/scenario" "$corpus/lesson" "$corpus/safetensors" "$corpus/bpe"
+mkdir -p "$corpus/scenario" "$corpus/lesson" "$corpus/safetensors" "$corpus/bpe" "$corpus/model"
 cp "$root"/tests/data/*.json "$root"/tests/fuzz/regressions/scenario/* "$corpus/scenario/"
 "$root/build/app/attnlab" --list-presets | while read -r preset; do
   "$root/build/app/attnlab" --preset "$preset" --export-scenario "$corpus/scenario/$preset.json" 2>/dev/null || true
@@ -43,7 +43,9 @@ done
 cp "$root"/assets/lessons/*.json "$root"/tests/fuzz/regressions/lesson/* "$corpus/lesson/"
 cp "$root"/tests/fuzz/regressions/safetensors/* "$corpus/safetensors/"
 cp "$root"/tests/fuzz/regressions/bpe/* "$corpus/bpe/"
-for target in scenario lesson safetensors bpe; do
+cp "$root"/tests/fuzz/regressions/model/* "$corpus/model/"
+"$root/build/app/attnlab" --train reverse --d-model 8 --heads 1 --steps 5 --save-model "$corpus/model/tiny.json" 2>/dev/null
+for target in scenario lesson safetensors bpe model; do
   fuzzer="$root/build-fuzz/tests/fuzz/fuzz_$target"
   regressions="$root/tests/fuzz/regressions/$target"
   case "$target" in scenario | lesson) seconds=60 ;; *) seconds=30 ;; esac

@@ -1,10 +1,11 @@
 # Runs a command the way a user would and checks what it did:
 #   cmake -DCOMMAND="prog;arg;…" [-DENV="NAME=VALUE;…"] [-DUNSET="DISPLAY;…"] [-DEXIT=N]
 #         [-DEXPECT="regex;…"] [-DREJECT="regex;…"] [-DFILE=path] [-DEXPECT_FILE="regex;…"]
-#         [-DXVFB=ON] [-DTIMEOUT=seconds] -P expect.cmake
+#         [-DSAME_AS=path -DSAME_MEMBERS="member;…"] [-DXVFB=ON] [-DTIMEOUT=seconds] -P expect.cmake
 # The exit code must be EXIT (default 0) exactly; the output (stdout and stderr together)
 # must match every EXPECT and no REJECT; FILE, when given, is removed first and must then
-# exist, its text matching every EXPECT_FILE. XVFB=ON runs the command under tests/xvfb.sh.
+# exist, its text matching every EXPECT_FILE. SAME_AS: FILE and that JSON file have equal
+# values at every top-level member of SAME_MEMBERS. XVFB=ON runs the command under tests/xvfb.sh.
 set(command ${COMMAND})
 if(XVFB)
   set(command ${CMAKE_CURRENT_LIST_DIR}/xvfb.sh ${command})
@@ -49,4 +50,20 @@ if(FILE)
       message(FATAL_ERROR "expected ${FILE} to match '${pattern}'")
     endif()
   endforeach()
+  if(SAME_AS)
+    if(NOT EXISTS ${SAME_AS})
+      message(FATAL_ERROR "${SAME_AS}, to compare ${FILE} with, does not exist")
+    endif()
+    file(READ ${SAME_AS} reference)
+    foreach(member IN LISTS SAME_MEMBERS)
+      string(JSON ours ERROR_VARIABLE ours_error GET "${text}" ${member})
+      string(JSON theirs ERROR_VARIABLE theirs_error GET "${reference}" ${member})
+      if(ours_error OR theirs_error)
+        message(FATAL_ERROR "'${member}' is missing: ${ours_error} ${theirs_error}")
+      endif()
+      if(NOT ours STREQUAL theirs)
+        message(FATAL_ERROR "'${member}' differs between ${FILE} and ${SAME_AS}:\n${ours}\n---\n${theirs}")
+      endif()
+    endforeach()
+  endif()
 endif()

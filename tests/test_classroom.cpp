@@ -224,3 +224,112 @@ TEST_CASE("undo history of a 65,536-token scenario stays bounded: unchanged chun
     tiny.record(s, "too big to keep two");
     CHECK(tiny.undo_depth() == 1);
 }
+
+// [SECTION] Lessons that train: "What heads learn"
+
+namespace {
+
+// The mean weight a head puts, over `rows`, on each row's expected key.
+double mass_on(const Trace& t, int head, const std::vector<std::pair<int, int>>& row_key) {
+    double mass = 0.0;
+    for (const auto& [row, key] : row_key) mass += t.head[static_cast<size_t>(head)].weights(row, key);
+    return mass / static_cast<double>(std::max<size_t>(1, row_key.size()));
+}
+
+}  // namespace
+
+TEST_CASE("the lesson 'What heads learn' trains each step and shows the pattern its text names") {
+    const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/07-what-heads-learn.json");
+    for (const std::string& e : load.errors) FAIL(e);
+    REQUIRE(load.lesson);
+    const Lesson& l = *load.lesson;
+    REQUIRE(l.steps.size() == 5);
+    for (const LessonStep& s : l.steps) REQUIRE(s.train);
+
+    // Reverse: 6 letters, |, the letters backwards; row 6+j must read key 5−j (the anti-diagonal).
+    auto anti_diagonal = [](const Trace& t) {
+        std::vector<std::pair<int, int>> rows;
+        REQUIRE(t.query_tokens.size() == 12);
+        CHECK(t.query_tokens[6] == "|");
+        for (int j = 0; j < 6; ++j) {
+            if (j < 5) CHECK(t.query_tokens[static_cast<size_t>(7 + j)] == t.query_tokens[static_cast<size_t>(5 - j)]);  // s | reverse(s)
+            rows.emplace_back(6 + j, 5 - j);
+        }
+        return rows;
+    };
+    const Trace untrained = run(scenario_at_step(l, 0));
+    const Trace trained = run(scenario_at_step(l, 1));
+    REQUIRE(untrained.ok);
+    REQUIRE(trained.ok);
+    const int reverse_head = l.steps[1].train->head - 1;
+    CHECK(mass_on(untrained, reverse_head, anti_diagonal(untrained)) < 0.3);
+    CHECK(mass_on(trained, reverse_head, anti_diagonal(trained)) >= 0.9);
+    // Deterministic: the step trains to the same weights every time it opens.
+    CHECK(run(scenario_at_step(l, 1)).head[static_cast<size_t>(reverse_head)].weights ==
+          trained.head[static_cast<size_t>(reverse_head)].weights);
+
+    // Induction, layer 1: head on the previous token, rows 1 … m−1 of the first copy.
+    const Trace layer1 = run(scenario_at_step(l, 3));
+    REQUIRE(layer1.ok);
+    std::vector<std::pair<int, int>> previous;
+    for (int i = 1; i < 5; ++i) previous.emplace_back(i, i - 1);
+    CHECK(mass_on(layer1, l.steps[3].train->head - 1, previous) > 0.7);
+    // Layer 2: a row whose letter occurred before reads the key after that occurrence.
+    const Trace layer2 = run(scenario_at_step(l, 4));
+    REQUIRE(layer2.ok);
+    const std::vector<std::string>& tokens = layer2.query_tokens;
+    std::vector<std::pair<int, int>> induction;
+    for (int i = 0; i < static_cast<int>(tokens.size()); ++i)
+        for (int j = 0; j + 1 < i; ++j)
+            if (tokens[static_cast<size_t>(j)] == tokens[static_cast<size_t>(i)]) induction.emplace_back(i, j + 1);
+    REQUIRE(induction.size() >= 3);
+    CHECK(mass_on(layer2, l.steps[4].train->head - 1, induction) >= 0.8);
+}
+
+TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the line") {
+    struct Bad {
+        const char* train;
+        const char* says;
+    };
+    const std::vector<Bad> catalogue{
+        {R"({"task": "fly"})", "step 1 'train.task': unknown task \"fly\"; expected one of copy, reverse"},
+        {R"({"layers": 1})", "step 1 'train.task': missing"},
+        {R"({"task": "reverse", "layers": 3})", "step 1 'train.layers': expected a whole number from 1 to 2, found 3"},
+        {R"({"task": "reverse", "heads": "two"})", "step 1 'train.heads': expected a whole number from 1 to 4"},
+        {R"({"task": "reverse", "heads": 3})", "d_model 32 is not divisible by 3 heads"},
+        {R"({"task": "reverse", "steps": 5000})", "step 1 'train.steps': expected a whole number from 0 to 1000"},
+        {R"({"task": "reverse", "seed": -1})", "step 1 'train.seed': expected a whole number 0 or more"},
+        {R"({"task": "reverse", "layer": 2})", "step 1 'train.layer': layer 2 of a model with 1 layer"},
+        {R"({"task": "reverse", "head": 3})", "step 1 'train.head': head 3 of a model with 2 heads"},
+        {R"({"task": "reverse", "positional_encoding": "spiral"})", "step 1 'train.positional_encoding': expected none, sinusoidal"},
+        {R"({"task": "reverse", "lr": 0.1})", "step 1 'train.lr': unknown key"},
+        {R"("reverse")", "step 1 'train': expected an object"},
+    };
+    for (const Bad& bad : catalogue) {
+        INFO(bad.train);
+        const std::string text = std::string("{\n  \"title\": \"t\",\n  \"steps\": [\n    {\"stage\": \"weights\", \"text\": \"a\",\n") +
+                                 "     \"train\": " + bad.train + "}\n  ]\n}\n";
+        const auto load = lesson_from_text(text, "train-lesson.json");
+        CHECK_FALSE(load.lesson);
+        REQUIRE_FALSE(load.errors.empty());
+        bool found = false;
+        for (const std::string& e : load.errors) found = found || (e.find(bad.says) != std::string::npos && e.rfind("train-lesson.json: ", 0) == 0);
+        INFO("first message: " << load.errors[0]);
+        CHECK(found);
+    }
+    SECTION("the line of a wrong value") {
+        const auto load = lesson_from_text("{\n\"title\": \"t\",\n\"steps\": [\n{\"stage\": \"weights\", \"text\": \"a\",\n"
+                                           "\"train\": {\"task\": \"reverse\",\n\"steps\": 5000}}]}\n",
+                                           "lined.json");
+        REQUIRE_FALSE(load.errors.empty());
+        CHECK_THAT(load.errors[0], Contains("lined.json: line 6: step 1 'train.steps'"));
+    }
+    SECTION("toggles beside 'train', and a step without 'train' in a lesson with no scenario") {
+        auto load = lesson_from_text(R"({"title": "t", "steps": [{"stage": "weights", "text": "a", "train": {"task": "reverse"}, "toggles": {"heads": 1}}]})",
+                                     "t.json");
+        CHECK_THAT(load.errors.at(0), Contains("step 1 'toggles': a step with 'train' shows the trained model as it is"));
+        load = lesson_from_text(R"({"title": "t", "steps": [{"stage": "weights", "text": "a", "train": {"task": "reverse"}}, {"stage": "scores", "text": "b"}]})",
+                                "t.json");
+        CHECK_THAT(load.errors.at(0), Contains("give exactly one of 'preset'"));
+    }
+}

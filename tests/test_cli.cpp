@@ -11,6 +11,8 @@
 
 #include "bad_input_catalogue.hpp"
 #include "cli.hpp"
+#include "serialize.hpp"
+#include "train/model_file.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;
@@ -132,4 +134,78 @@ TEST_CASE("option --export-scenario writes a file that loads back to the same tr
     CHECK(a.out == b.out);
     CHECK_THAT(a.out, Contains("head 4"));
     std::remove(path.c_str());
+}
+
+TEST_CASE("option --train writes the curve, the probe and every layer's trace, and the saved model loads and predicts the same") {
+    const std::string report_path = "test_cli_train.json", model_path = "test_cli_train_model.json";
+    const Result r = run_cli({"--train", "reverse", "--layers", "2", "--steps", "150", "--seed", "3", "--export-json", report_path,
+                              "--save-model", model_path});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.err, Contains("step   150/150") && Contains("final held-out accuracy"));
+    std::ifstream in(report_path);
+    const auto j = nlohmann::json::parse(in);
+    CHECK(j["format"] == "attnlab-training");
+    CHECK(j["steps"] == 150);
+    CHECK(j["curve"]["steps"].size() == 150);
+    CHECK(j["curve"]["evaluations"].size() == 6);  // every 25 steps
+    CHECK(j["final"]["accuracy"].get<double>() >= 0.99);
+    CHECK(j["final"]["accuracy"].get<double>() ==
+          Approx(j["final"]["correct"].get<double>() / j["final"]["scored"].get<double>()));
+    REQUIRE(j["layers"].size() == 2);
+    // The probe: reverse reads s | reverse(s); the scored rows' targets are s read backwards.
+    const auto& probe = j["probe"];
+    const std::vector<std::string> tokens = probe["tokens"], targets = probe["targets"], predictions = probe["predictions"];
+    REQUIRE(tokens.size() == 12);
+    CHECK(tokens[6] == "|");
+    for (size_t i = 6; i < 12; ++i) {
+        CHECK(targets[i] == tokens[11 - i]);
+        CHECK(probe["scored"][i] == true);
+    }
+    // The saved model, loaded, computes the report's predictions and traces exactly.
+    const train::ModelFileLoad load = train::load_model_file(model_path);
+    INFO((load.errors.empty() ? std::string() : load.errors[0]));
+    REQUIRE(load.file);
+    CHECK(load.file->steps == 150);
+    CHECK(load.file->settings.seed == 3);
+    CHECK(load.file->model.config.layers == 2);
+    std::string error;
+    train::ModelInput input;
+    input.tokens = train::token_ids(load.file->model, tokens, &error);
+    REQUIRE(error.empty());
+    const train::ForwardPass f = train::forward(load.file->model, input);
+    REQUIRE(f.ok);
+    const std::vector<int> predicted = train::argmax_rows(f.logits);
+    for (size_t i = 0; i < predicted.size(); ++i) CHECK(load.file->model.vocabulary[static_cast<size_t>(predicted[i])] == predictions[i]);
+    for (size_t l = 0; l < 2; ++l)
+        CHECK(nlohmann::json::parse(dump_json(trace_to_json(f.layers[l]), 1)) == j["layers"][l]);
+    std::remove(report_path.c_str());
+    std::remove(model_path.c_str());
+}
+
+TEST_CASE("option --train refuses bad values and flags it would ignore, exit 2") {
+    struct Bad {
+        std::vector<std::string> args;
+        const char* says;
+    };
+    const std::vector<Bad> bad{
+        {{"--train", "fly", "--export-json", "x.json"}, "--train fly: unknown task (expected one of copy, reverse"},
+        {{"--train", "reverse", "--heads", "3", "--export-json", "x.json"}, "d_model 32 is not divisible by 3 heads"},
+        {{"--train", "reverse", "--layers", "5", "--export-json", "x.json"}, "layers"},
+        {{"--train", "reverse", "--d-model", "4", "--export-json", "x.json"}, "d_model"},
+        {{"--train", "reverse", "--pe", "spiral", "--export-json", "x.json"}, "--pe spiral"},
+        {{"--train", "reverse", "--lr", "-1", "--export-json", "x.json"}, "learning_rate"},
+        {{"--train", "reverse", "--steps", "0", "--export-json", "x.json"}, "--steps 0"},
+        {{"--train", "reverse"}, "give --export-json"},
+        {{"--train", "reverse", "--text", "a b", "--export-json", "x.json"}, "--text does not apply to --train"},
+        {{"--layers", "2", "--print"}, "--layers applies only with --train"},
+    };
+    for (const Bad& b : bad) {
+        INFO(b.args[0] << " " << (b.args.size() > 1 ? b.args[1] : std::string()) << " …");
+        const Result r = run_cli(b.args);
+        INFO(r.err);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Contains(b.says));
+        CHECK_FALSE(std::filesystem::exists("x.json"));
+    }
 }

@@ -149,6 +149,8 @@ TEST_CASE("option --model refuses what it would ignore or cannot find, naming it
                Contains("count from 1"));
     CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print", "--preset", "dog-bites-man"}).err,
                Contains("--preset does not apply with --model"));
+    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--export-json", "x.json", "--train", "reverse"}).err,
+               Contains("--train does not apply with --model"));
     const Result missing = run_cli({"--model", "test_cli_model_errors/nothing", "--text", "x", "--print"});
     CHECK(missing.code == 2);
     CHECK_THAT(missing.err, Contains("nothing: no such folder or file"));

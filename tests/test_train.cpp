@@ -17,11 +17,15 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine.hpp"
+#include "fuzz/fuzz_model.hpp"
 #include "random.hpp"
 #include "serialize.hpp"
 #include "train/backward.hpp"
@@ -567,7 +571,7 @@ TEST_CASE("model files / save then load gives identical predictions and traces")
     trainer->run(20);
     const std::string path = temp_path("model.json");
     std::string error;
-    REQUIRE(save_model_file(path, {trainer->model(), trainer->settings(), trainer->steps_done()}, &error));
+    REQUIRE(save_model_file(path, model_file_of(*trainer), &error));
     const ModelFileLoad load = load_model_file(path);
     INFO((load.errors.empty() ? std::string() : load.errors[0]));
     REQUIRE(load.file);
@@ -586,11 +590,74 @@ TEST_CASE("model files / save then load gives identical predictions and traces")
                 CHECK(a.layers[l].head[h].weights == b.layers[l].head[h].weights);
         if (k < 4) CHECK(attn::dump_json(attn::trace_to_json(a.layers[1])) == attn::dump_json(attn::trace_to_json(b.layers[1])));
     }
-    // A loaded model trains on from where it was (a fresh optimiser).
-    auto resumed = Trainer::create(load.file->settings, load.file->model, load.file->steps, errors);
+    // A loaded model trains on from where it was.
+    REQUIRE(load.file->optimiser);
+    auto resumed = Trainer::create(load.file->settings, load.file->model, load.file->steps, errors, &*load.file->optimiser);
     REQUIRE(resumed);
     CHECK(resumed->steps_done() == 20);
     resumed->step();
+    std::filesystem::remove(path);
+}
+
+TEST_CASE("model files / save, load and train on is bit for bit the run that was never saved") {
+    TrainSettings s = small_settings(TaskKind::Reverse);
+    s.model.layer_norm = true;
+    s.model.feed_forward = true;
+    s.evaluate_every = 10;
+    s.warmup_steps = 40;  // the save falls inside the warm-up: the rate must resume where it was
+    std::vector<std::string> errors;
+    auto uninterrupted = Trainer::create(s, errors);
+    auto first_half = Trainer::create(s, errors);
+    REQUIRE(uninterrupted);
+    REQUIRE(first_half);
+    uninterrupted->run(50);
+    first_half->run(30);
+    const std::string path = temp_path("resume.json");
+    std::string error;
+    REQUIRE(save_model_file(path, model_file_of(*first_half), &error));
+    const ModelFileLoad load = load_model_file(path);
+    INFO((load.errors.empty() ? std::string() : load.errors[0]));
+    REQUIRE(load.file);
+    REQUIRE(load.file->optimiser);
+    CHECK(load.file->optimiser->steps == 30);
+    CHECK(same_bits(load.file->optimiser->m, first_half->optimiser().state().m));
+    CHECK(same_bits(load.file->optimiser->v, first_half->optimiser().state().v));
+    auto resumed = Trainer::create(load.file->settings, load.file->model, load.file->steps, errors, &*load.file->optimiser);
+    REQUIRE(resumed);
+    std::vector<StepStats> tail;
+    for (int i = 0; i < 20; ++i) tail.push_back(resumed->step());
+    CHECK(resumed->steps_done() == 50);
+    CHECK(resumed->optimiser().steps() == 50);
+    CHECK(same_bits(resumed->model().params, uninterrupted->model().params));
+    for (size_t i = 0; i < tail.size(); ++i) {
+        CHECK(tail[i].step == uninterrupted->history()[30 + i].step);
+        CHECK(tail[i].loss == uninterrupted->history()[30 + i].loss);
+        CHECK(tail[i].learning_rate == uninterrupted->history()[30 + i].learning_rate);
+    }
+    CHECK(resumed->evaluate().loss == uninterrupted->evaluate().loss);
+
+    SECTION("a file without the optimiser (written before it was kept) loads; training on starts AdamW afresh") {
+        nlohmann::json j = model_to_json(model_file_of(*first_half));
+        j.erase("optimiser");
+        const ModelFileLoad older = model_from_json(j, "older.json");
+        REQUIRE(older.file);
+        CHECK_FALSE(older.file->optimiser);
+        auto afresh = Trainer::create(older.file->settings, older.file->model, older.file->steps, errors);
+        REQUIRE(afresh);
+        CHECK(afresh->optimiser().steps() == 0);
+        afresh->run(20);
+        CHECK_FALSE(same_bits(afresh->model().params, uninterrupted->model().params));
+    }
+    SECTION("moments of another layout are refused") {
+        TrainSettings other = s;
+        other.model.feed_forward = false;
+        auto small = Trainer::create(other, errors);
+        REQUIRE(small);
+        const AdamWState wrong = small->optimiser().state();
+        CHECK_FALSE(Trainer::create(load.file->settings, load.file->model, 30, errors, &wrong));
+        REQUIRE_FALSE(errors.empty());
+        CHECK_THAT(errors[0], Catch::Contains("the optimiser's moments do not have the model's tensors"));
+    }
     std::filesystem::remove(path);
 }
 
@@ -599,7 +666,8 @@ TEST_CASE("model files / a bad file is refused with a message naming what and wh
     std::vector<std::string> errors;
     auto trainer = Trainer::create(s, errors);
     REQUIRE(trainer);
-    const nlohmann::json good = model_to_json({trainer->model(), trainer->settings(), 0});
+    trainer->run(2);  // moments that are not all zero
+    const nlohmann::json good = model_to_json(model_file_of(*trainer));
     REQUIRE(model_from_json(good, "good.json").file);
 
     struct Bad {
@@ -634,6 +702,18 @@ TEST_CASE("model files / a bad file is refused with a message naming what and wh
          "key 'parameters.layer0.b_v' row 1 column 5: expected a finite number"},
         {"an overflowing weight", [](nlohmann::json& j) { j["parameters"]["layer0.w_o"][0][0] = 1e300; },
          "key 'parameters.layer0.w_o' row 1 column 1: expected a finite number"},
+        {"an optimiser without its second moment", [](nlohmann::json& j) { j["optimiser"].erase("v"); }, "key 'optimiser.v': missing"},
+        {"an unknown optimiser key", [](nlohmann::json& j) { j["optimiser"]["beta"] = 0.9; }, "key 'optimiser.beta': unknown key"},
+        {"a negative optimiser step count", [](nlohmann::json& j) { j["optimiser"]["steps"] = -1; },
+         "key 'optimiser.steps': expected 0 to"},
+        {"an optimiser moment that is not an object", [](nlohmann::json& j) { j["optimiser"]["m"] = 0; },
+         "key 'optimiser.m': expected an object of named tensors"},
+        {"a moment's short row", [](nlohmann::json& j) { j["optimiser"]["m"]["layer0.w_q"][1].erase(0); },
+         "key 'optimiser.m.layer0.w_q' row 2: expected 32 numbers, found 31"},
+        {"a moment's missing tensor", [](nlohmann::json& j) { j["optimiser"]["v"].erase("unembedding"); },
+         "key 'optimiser.v.unembedding': missing"},
+        {"a negative second moment", [](nlohmann::json& j) { j["optimiser"]["v"]["layer0.w_k"][0][2] = -0.5; },
+         "key 'optimiser.v.layer0.w_k' row 1 column 3: a second moment is a mean of squares"},
     };
     for (const Bad& bad : catalogue) {
         INFO(bad.item);
@@ -654,10 +734,119 @@ TEST_CASE("model files / a bad file is refused with a message naming what and wh
         CHECK_THAT(missing.errors.at(0), Catch::Contains("no_such_model.json"));
     }
     SECTION("a diverged model is not saved") {
-        ModelFile file{trainer->model(), trainer->settings(), 0};
+        ModelFile file = model_file_of(*trainer);
         file.model.params.layers[0].w_v(1, 2) = std::nanf("");
         std::string error;
         CHECK_FALSE(save_model_file(temp_path("nan.json"), file, &error));
         CHECK_THAT(error, Catch::Contains("'layer0.w_v' row 2 column 3 is not finite"));
+        file = model_file_of(*trainer);
+        file.optimiser->v.unembedding(0, 1) = std::numeric_limits<float>::infinity();
+        CHECK_FALSE(save_model_file(temp_path("nan.json"), file, &error));
+        CHECK_THAT(error, Catch::Contains("second moment of 'unembedding' row 1 column 2 is not finite"));
+        CHECK_FALSE(std::filesystem::exists(temp_path("nan.json")));
+    }
+}
+
+// [SECTION] The trained model in the pipeline view, ablation
+
+TEST_CASE("model / each trained layer opens as a scenario whose trace is the forward pass's layer") {
+    struct Case {
+        TaskKind kind;
+        PositionalEncoding positional;
+    };
+    const Case c = GENERATE(Case{TaskKind::Reverse, PositionalEncoding::Learned}, Case{TaskKind::Reverse, PositionalEncoding::Sinusoidal},
+                            Case{TaskKind::Induction, PositionalEncoding::Rotary}, Case{TaskKind::CrossReverse, PositionalEncoding::Learned},
+                            Case{TaskKind::CrossReverse, PositionalEncoding::Sinusoidal});
+    INFO(to_string(c.kind) << ", " << to_string(c.positional));
+    TrainSettings s = small_settings(c.kind);
+    s.model.layers = 2;
+    s.model.positional = c.positional;
+    if (c.kind == TaskKind::CrossReverse) s.model.mask = MaskKind::None;
+    std::vector<std::string> errors;
+    auto trainer = Trainer::create(s, errors);
+    REQUIRE(trainer);
+    trainer->run(10);
+    const Example& probe = trainer->probe();
+    const ForwardPass f = forward(trainer->model(), probe.input);
+    REQUIRE(f.ok);
+    for (int l = 0; l < 2; ++l) {
+        INFO("layer " << l + 1);
+        const Scenario scenario = trained_layer_scenario(trainer->model(), probe.input, f, l);
+        const Trace t = attn::run(scenario);
+        REQUIRE(t.ok);
+        const Trace& expected = f.layers[static_cast<size_t>(l)];
+        REQUIRE(t.heads == expected.heads);
+        for (int h = 0; h < t.heads; ++h) CHECK(t.head[static_cast<size_t>(h)].weights == expected.head[static_cast<size_t>(h)].weights);
+        CHECK(layer_output(t) == layer_output(expected));
+        CHECK(t.query_tokens == expected.query_tokens);
+    }
+}
+
+TEST_CASE("model / an ablated head reaches nothing downstream, and reverse's accuracy drops without its reverse head") {
+    TrainSettings s = small_settings(TaskKind::Reverse);
+    std::vector<std::string> errors;
+    auto trainer = Trainer::create(s, errors);
+    REQUIRE(trainer);
+    trainer->run(200);
+    int head = -1;
+    best_head_mass(*trainer, trainer->probe(), 0, &head);
+    REQUIRE(head >= 0);
+    const double before = trainer->evaluate().accuracy;
+    Model ablated = trainer->model();
+    ablate_head(ablated, 0, head);
+    const double after = evaluate(ablated, trainer->held_out(), 200).accuracy;
+    INFO("held-out accuracy " << before << " → " << after << " with head " << head + 1 << " ablated");
+    CHECK(before >= 0.99);
+    CHECK(after < 0.9);  // the other head shares some rows: a drop, not to chance
+    CHECK(evaluate(trainer->model(), trainer->held_out(), 200).accuracy == before);  // the free function is the trainer's
+    // The ablated head's values no longer matter: change its W_V columns, the logits stay.
+    Model changed = ablated;
+    const int d_k = s.model.d_model / s.model.heads;
+    changed.params.layers[0].w_v.middleCols(head * d_k, d_k).setConstant(3.0f);
+    const ForwardPass a = forward(ablated, trainer->probe().input), b = forward(changed, trainer->probe().input);
+    REQUIRE(a.ok);
+    REQUIRE(b.ok);
+    CHECK(a.logits == b.logits);
+    // And the other head's do.
+    changed = ablated;
+    changed.params.layers[0].w_v.middleCols((1 - head) * d_k, d_k).setConstant(3.0f);
+    CHECK_FALSE(forward(changed, trainer->probe().input).logits == a.logits);
+}
+
+// [SECTION] The model-file fuzz target's work
+
+TEST_CASE("model files / a saved file, every truncation of it and a few spoiled bytes are read without a crash") {
+    TrainSettings s = small_settings(TaskKind::Reverse);
+    s.model.d_model = 8;
+    s.model.heads = 1;
+    std::vector<std::string> errors;
+    auto trainer = Trainer::create(s, errors);
+    REQUIRE(trainer);
+    trainer->run(3);
+    const std::string text = attn::dump_json(model_to_json(model_file_of(*trainer)));
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(text.data());
+    CHECK(attn::fuzz::exercise_model_file(bytes, text.size()));  // loads, runs, reads back, trains a step
+    int refused = 0;
+    for (size_t cut = 0; cut < text.size(); cut += 97) {
+        INFO("cut at " << cut);
+        CHECK(attn::fuzz::exercise_model_file(bytes, cut));
+        refused += !model_from_text(text.substr(0, cut), "cut.json").file;
+    }
+    CHECK(refused == static_cast<int>((text.size() + 96) / 97));  // a truncated file never loads
+    for (size_t at = 1; at < text.size(); at += 211) {
+        std::string spoiled = text;
+        spoiled[at] = spoiled[at] == '9' ? '-' : '9';
+        CHECK(attn::fuzz::exercise_model_file(reinterpret_cast<const std::uint8_t*>(spoiled.data()), spoiled.size()));
+    }
+}
+
+TEST_CASE("model files / every input the model-file fuzzer crashed on is read without a crash") {
+    namespace fs = std::filesystem;
+    for (const auto& entry : fs::directory_iterator(fs::path(ATTNLAB_FUZZ_REGRESSIONS) / "model")) {
+        if (entry.path().filename() == "README.md") continue;
+        INFO(entry.path().string());
+        std::ifstream in(entry.path(), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        CHECK(attn::fuzz::exercise_model_file(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
     }
 }

@@ -77,6 +77,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ImGui::End();
     draw_articles(state);
     draw_compare(state, textures);
+    draw_train(state, textures);
     draw_model_view(state);
     handle_hand_check_click(state);
     draw_hand_check(state);

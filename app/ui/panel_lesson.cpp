@@ -51,8 +51,13 @@ void show_step(AppState& state) {
     LessonState& ls = state.classroom.lesson;
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     ls.step = std::clamp(ls.step, 0, std::max(0, static_cast<int>(lesson.steps.size()) - 1));
+    // A step with "train" trains here, on the UI thread: a second at most (the loader bounds it).
     Scenario scenario = scenario_at_step(lesson, ls.step);
     state.session.push(edits::ReplaceScenario{std::move(scenario), true});  // navigation: not undone
+    if (const auto& training = lesson.steps[static_cast<size_t>(ls.step)].train) {
+        state.view.all_heads = false;
+        state.view.shown_head = training->head - 1;  // the head whose pattern the text explains
+    }
     ls.sharpness.clear();
     if (!lesson.steps.empty() && lesson.steps[static_cast<size_t>(ls.step)].stage == Stage::ScalingPlot) {
         // d_k from 1 to 512, 64 keys, 200 sampled rows: computed once, when the step opens.

@@ -73,6 +73,9 @@ void start_classroom(AppState& state, const cli::Options& options) {
         state.classroom.compare.open = true;
         state.classroom.compare.toggles_b.mask = MaskKind::Causal;
     }
+    if (hooks.open_train) state.train.open = true;
+    if (hooks.train_steps > 0) train_now(state, hooks.train_steps);
+    if (hooks.train_run && state.train.worker) state.train.worker->set_running(true);
 }
 
 // [SECTION] Files
@@ -210,7 +213,9 @@ const char* prompt_title(FileAction action) {
         case FileAction::ExportMatrix: return "Export matrix";
         case FileAction::ExportTrace: return "Export trace as JSON";
         case FileAction::ExportPng: return "Export window as PNG";
-        case FileAction::OpenModel: return "Open model (a GPT-2 checkpoint folder)";
+        case FileAction::SaveModel: return "Save the trained model (JSON)";
+        case FileAction::OpenModel: return "Load a trained model (JSON)";
+        case FileAction::OpenCheckpoint: return "Open model (a GPT-2 checkpoint folder)";
         case FileAction::None: break;
     }
     return "File";
@@ -261,9 +266,11 @@ void draw_path_prompt(AppState& state) {
         switch (prompt.action) {
             case FileAction::SaveSession: save_session(state, prompt.path); break;
             case FileAction::OpenSession: open_file(state, prompt.path); break;
-            case FileAction::OpenModel: open_model(state, prompt.path); break;
+            case FileAction::OpenCheckpoint: open_model(state, prompt.path); break;
             case FileAction::ExportMatrix: export_matrix(state, prompt.path); break;
             case FileAction::ExportTrace: export_trace(state, prompt.path); break;
+            case FileAction::SaveModel: save_trained_model(state, prompt.path); break;
+            case FileAction::OpenModel: load_trained_model(state, prompt.path); break;
             case FileAction::ExportPng:  // written by the loop once the popup has left the screen
                 state.classroom.png_request = prompt.path;
                 state.classroom.png_delay = 2;
@@ -299,7 +306,7 @@ void draw_menu_bar(AppState& state) {
             close_menu_on_escape();
             if (ImGui::MenuItem("Open session\xE2\x80\xA6", "Ctrl+O")) ask_path(state, FileAction::OpenSession, "session.json");
             if (ImGui::MenuItem("Save session\xE2\x80\xA6", "Ctrl+S")) ask_path(state, FileAction::SaveSession, "session.json");
-            if (ImGui::MenuItem("Open model\xE2\x80\xA6")) ask_path(state, FileAction::OpenModel, "gpt2");
+            if (ImGui::MenuItem("Open model\xE2\x80\xA6")) ask_path(state, FileAction::OpenCheckpoint, "gpt2");
             record_item(state, "menu.open_model", "Open model");
             ImGui::Separator();
             if (ImGui::MenuItem("Quit", "Ctrl+Q")) request_quit(state);
@@ -348,6 +355,7 @@ void draw_menu_bar(AppState& state) {
             if (ImGui::MenuItem("Presenter mode", "F5", c.presenter)) toggle_presenter(state);
             ImGui::MenuItem("Article checks", nullptr, &c.articles.open);
             ImGui::MenuItem("Compare", nullptr, &c.compare.open);
+            ImGui::MenuItem("Train", nullptr, &state.train.open);
             ImGui::MenuItem("Model view", nullptr, &state.model.open, state.model.checkpoint.has_value());
             ImGui::EndMenu();
         }

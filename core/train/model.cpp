@@ -242,6 +242,25 @@ Scenario layer_scenario(const Model& model, const ModelInput& in, int l, const M
     return s;
 }
 
+Scenario trained_layer_scenario(const Model& model, const ModelInput& in, const ForwardPass& pass, int l) {
+    const bool learned = model.config.positional == PositionalEncoding::Learned;
+    const bool cross = model.config.attention == AttentionKind::Cross;
+    const Trace& first = pass.layers.front();
+    // Layer 1 reads E[tokens] (+ P, learned); a later layer the previous layer's output.
+    const Matrix input = l == 0 ? (learned ? first.x_pe : first.x) : layer_output(pass.layers[static_cast<size_t>(l - 1)]);
+    // The memory: E[source] (+ P) for layer 1, the first layer's X + PE of the source after it.
+    Matrix memory;
+    if (cross) memory = l == 0 && !learned ? first.source_x : first.source_x_pe;
+    Scenario s = layer_scenario(model, in, l, input, cross ? &memory : nullptr);
+    s.name = "trained layer " + std::to_string(l + 1) + " of " + std::to_string(model.config.layers);
+    return s;
+}
+
+void ablate_head(Model& model, int l, int h) {
+    const int d_k = model.config.d_model / model.config.heads;
+    model.params.layers[static_cast<size_t>(l)].w_o.middleRows(static_cast<Eigen::Index>(h) * d_k, d_k).setZero();
+}
+
 ForwardPass forward(const Model& model, const ModelInput& in) {
     ForwardPass f;
     f.errors = validate(model.config);

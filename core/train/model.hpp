@@ -138,6 +138,14 @@ Scenario layer_scenario(const Model& model, const ModelInput& input, int layer, 
                         const Matrix* source_memory);
 // Runs the model through the engine, keeping every layer's trace.
 ForwardPass forward(const Model& model, const ModelInput& input);
+// Layer ℓ of a forward pass as a scenario the pipeline view opens: its input is what the
+// forward pass gave that layer (layer 1: E[tokens] + P with a learned table, already
+// added; E[tokens] with the sinusoid, which the scenario adds itself), so run() on it gives
+// that layer's trace again. `pass` must be forward(model, input) and ok.
+Scenario trained_layer_scenario(const Model& model, const ModelInput& input, const ForwardPass& pass, int layer);
+// Ablation: head h of layer ℓ contributes nothing. Its rows [h·d_k, (h+1)·d_k) of W_O, the
+// rows its slice of the concatenation meets, are zeroed: concat·W_O = Σ_h head_h·W_O[h rows].
+void ablate_head(Model& model, int layer, int head);
 // The layer's output as the next layer reads it: the block's output, or the attention's.
 const Matrix& layer_output(const Trace& trace);
 

@@ -31,6 +31,8 @@ json tensor_to_json(const ParamView& view) {
     return rows;
 }
 
+}  // namespace
+
 json config_to_json(const ModelConfig& c) {
     return json{{"d_model", c.d_model},         {"heads", c.heads},
                 {"layers", c.layers},           {"positional", to_string(c.positional)},
@@ -61,30 +63,52 @@ json training_to_json(const TrainSettings& s) {
                 {"snapshot_budget_bytes", s.snapshot_budget_bytes}};
 }
 
+namespace {
+
+json tensors_to_json(const ModelParams& params) {
+    json tensors = json::object();
+    for (const ParamView& view : parameter_views(params)) tensors[view.name] = tensor_to_json(view);
+    return tensors;
+}
+
 }  // namespace
 
 json model_to_json(const ModelFile& file) {
-    json params = json::object();
-    for (const ParamView& view : parameter_views(file.model.params)) params[view.name] = tensor_to_json(view);
-    return json{{"format", kFormat},
-                {"version", kVersion},
-                {"vocabulary", file.model.vocabulary},
-                {"model", config_to_json(file.model.config)},
-                {"training", training_to_json(file.settings)},
-                {"steps", file.steps},
-                {"parameters", std::move(params)}};
+    json j{{"format", kFormat},
+           {"version", kVersion},
+           {"vocabulary", file.model.vocabulary},
+           {"model", config_to_json(file.model.config)},
+           {"training", training_to_json(file.settings)},
+           {"steps", file.steps},
+           {"parameters", tensors_to_json(file.model.params)}};
+    if (file.optimiser)
+        j["optimiser"] = json{{"steps", file.optimiser->steps},
+                              {"m", tensors_to_json(file.optimiser->m)},
+                              {"v", tensors_to_json(file.optimiser->v)}};
+    return j;
+}
+
+ModelFile model_file_of(const Trainer& trainer) {
+    return {trainer.model(), trainer.settings(), trainer.steps_done(), trainer.optimiser().state()};
 }
 
 bool save_model_file(const std::string& path, const ModelFile& file, std::string* error) {
-    for (const ParamView& view : parameter_views(file.model.params)) {
-        const Cell cell = first_non_finite(view.map());
-        if (cell.valid()) {
-            if (error)
-                *error = path + ": not saved: parameter '" + view.name + "' row " + std::to_string(cell.row + 1) + " column " +
-                         std::to_string(cell.col + 1) + " is not finite (the training diverged)";
-            return false;
+    auto all_finite = [&](const ModelParams& params, const std::string& what) {
+        for (const ParamView& view : parameter_views(params)) {
+            const Cell cell = first_non_finite(view.map());
+            if (cell.valid()) {
+                if (error)
+                    *error = path + ": not saved: " + what + " '" + view.name + "' row " + std::to_string(cell.row + 1) +
+                             " column " + std::to_string(cell.col + 1) + " is not finite (the training diverged)";
+                return false;
+            }
         }
-    }
+        return true;
+    };
+    if (!all_finite(file.model.params, "parameter")) return false;
+    if (file.optimiser && (!all_finite(file.optimiser->m, "the optimiser's first moment of") ||
+                           !all_finite(file.optimiser->v, "the optimiser's second moment of")))
+        return false;
     return write_file_atomic(path, dump_json(model_to_json(file)), error);
 }
 
@@ -286,6 +310,54 @@ void read_tensor(Reader& r, const json& j, const std::string& key, ParamView& vi
     }
 }
 
+// Every tensor of `params`' layout from the object `j` (key `prefix`), none missing, none unknown.
+void read_tensors(Reader& r, const json& j, const std::string& prefix, ModelParams& params) {
+    if (!j.is_object()) {
+        r.fail("key '" + prefix + "'", "expected an object of named tensors, found " + type_name(j));
+        return;
+    }
+    std::set<std::string> expected;
+    for (ParamView& view : parameter_views(params)) {
+        expected.insert(view.name);
+        const std::string key = prefix + "." + view.name;
+        if (!j.contains(view.name)) {
+            r.fail("key '" + key + "'", "missing (expected a " + std::to_string(view.rows) + "×" + std::to_string(view.cols) +
+                                            " tensor for this model)");
+            continue;
+        }
+        read_tensor(r, j[view.name], key, view);
+    }
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!expected.count(it.key()))
+            r.fail("key '" + prefix + "." + it.key() + "'", "unknown tensor: this model (its layers, biases, LayerNorm, "
+                                                             "feed-forward and positional encoding) has no such parameter");
+}
+
+// AdamW's state (optional): the update count and both moments, in the parameters' layout;
+// the second moment, a mean of squares, is never negative.
+void read_optimiser(Reader& r, const json& j, ModelFile& file) {
+    AdamWState state{zeros_like(file.model.params), zeros_like(file.model.params), 0};
+    Handlers h{
+        {"steps", [&](const json& v, const std::string& key) {
+             if (auto x = r.integer(v, key, 0, 1 << 30)) state.steps = static_cast<int>(*x);
+         }},
+        {"m", [&](const json& v, const std::string& key) { read_tensors(r, v, key, state.m); }},
+        {"v", [&](const json& v, const std::string& key) { read_tensors(r, v, key, state.v); }},
+    };
+    const std::size_t before = r.errors.size() + r.dropped;
+    read_object(r, j, "optimiser", h, true);
+    if (r.errors.size() + r.dropped != before) return;
+    for (const ParamView& view : parameter_views(state.v))
+        for (Eigen::Index i = 0; i < view.size(); ++i)
+            if (view.data[i] < 0.0f) {
+                r.fail("key 'optimiser.v." + view.name + "' row " + std::to_string(i / view.cols + 1) + " column " +
+                           std::to_string(i % view.cols + 1),
+                       "a second moment is a mean of squares: expected 0 or more, found " + std::to_string(view.data[i]));
+                return;
+            }
+    file.optimiser = std::move(state);
+}
+
 }  // namespace
 
 ModelFileLoad model_from_json(const json& j, const std::string& source_name) {
@@ -304,10 +376,11 @@ ModelFileLoad model_from_json(const json& j, const std::string& source_name) {
     ModelFile file;
     std::vector<std::string> vocabulary;
     bool have_parameters = false;
-    const std::set<std::string> known{"format", "version", "vocabulary", "model", "training", "steps", "parameters"};
+    const std::set<std::string> known{"format", "version", "vocabulary", "model", "training", "steps", "parameters", "optimiser"};
     for (auto it = j.begin(); it != j.end(); ++it)
         if (!known.count(it.key()))
-            r.fail("key '" + it.key() + "'", "unknown key (expected format, version, vocabulary, model, training, steps, parameters)");
+            r.fail("key '" + it.key() + "'",
+                   "unknown key (expected format, version, vocabulary, model, training, steps, parameters, optimiser)");
     for (const char* required : {"version", "vocabulary", "model", "parameters"})
         if (!j.contains(required)) r.fail("key '" + std::string(required) + "'", "missing");
     if (j.contains("version")) {
@@ -358,23 +431,9 @@ ModelFileLoad model_from_json(const json& j, const std::string& source_name) {
     }
     if (r.errors.empty() && have_parameters) {
         file.model = init_model(c, vocabulary, 0);  // the layout: names and shapes
-        const json& params = j["parameters"];
-        std::set<std::string> expected;
-        for (ParamView& view : parameter_views(file.model.params)) {
-            expected.insert(view.name);
-            const std::string key = "parameters." + view.name;
-            if (!params.contains(view.name)) {
-                r.fail("key '" + key + "'", "missing (expected a " + std::to_string(view.rows) + "×" +
-                                                 std::to_string(view.cols) + " tensor for this model)");
-                continue;
-            }
-            read_tensor(r, params[view.name], key, view);
-        }
-        for (auto it = params.begin(); it != params.end(); ++it)
-            if (!expected.count(it.key()))
-                r.fail("key 'parameters." + it.key() + "'", "unknown tensor: this model (its layers, biases, LayerNorm, "
-                                                            "feed-forward and positional encoding) has no such parameter");
+        read_tensors(r, j["parameters"], "parameters", file.model.params);
     }
+    if (r.errors.empty() && j.contains("optimiser")) read_optimiser(r, j["optimiser"], file);
     if (r.dropped > 0) r.errors.push_back(source_name + ": … and " + std::to_string(r.dropped) + " more problems");
     load.errors = std::move(r.errors);
     if (load.errors.empty()) {

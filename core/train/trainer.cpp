@@ -107,14 +107,17 @@ std::vector<int> argmax_rows(const Matrix& logits) {
     return out;
 }
 
-Trainer::Trainer(const TrainSettings& settings, Model model, int steps_done)
+Trainer::Trainer(const TrainSettings& settings, Model model, int steps_done, const AdamWState* optimiser)
     : settings_(settings),
       model_(std::move(model)),
-      optimiser_(model_.params),
+      optimiser_(optimiser ? AdamW(*optimiser) : AdamW(model_.params)),
       examples_(settings.seed * 0x2545F4914F6CDD1Dull + 0x7A11u),
       held_out_(make_held_out(settings.task, settings.held_out_size, settings.seed)),
       steps_done_(steps_done),
       snapshot_interval_(settings.snapshot_every) {
+    // The stream after `steps_done` steps: the examples they drew, drawn again and dropped
+    // (cheap next to a step: no forward or backward pass).
+    for (long long i = 0; i < static_cast<long long>(steps_done) * settings_.batch_size; ++i) next_training_example();
     take_snapshot();
 }
 
@@ -122,18 +125,29 @@ std::optional<Trainer> Trainer::create(const TrainSettings& given, std::vector<s
     const TrainSettings s = fitted(given);
     errors = validate(s);
     if (!errors.empty()) return std::nullopt;
-    return Trainer(s, init_model(s.model, task_vocabulary(s.task), s.seed), 0);
+    return Trainer(s, init_model(s.model, task_vocabulary(s.task), s.seed), 0, nullptr);
 }
 
 std::optional<Trainer> Trainer::create(const TrainSettings& given, const Model& model, int steps_done,
-                                       std::vector<std::string>& errors) {
+                                       std::vector<std::string>& errors, const AdamWState* optimiser) {
     const TrainSettings s = fitted(given);
     errors = validate(s);
     if (errors.empty() && model.vocabulary != task_vocabulary(s.task))
         errors.push_back("the model's vocabulary is not the task's (" + std::to_string(model.vocabulary.size()) + " tokens, the task has " +
                          std::to_string(task_vocabulary(s.task).size()) + ")");
+    if (errors.empty() && optimiser) {
+        const std::vector<ParamView> p = parameter_views(model.params), m = parameter_views(optimiser->m),
+                                     v = parameter_views(optimiser->v);
+        bool same_layout = p.size() == m.size() && p.size() == v.size();
+        for (size_t t = 0; same_layout && t < p.size(); ++t)
+            same_layout = p[t].name == m[t].name && p[t].name == v[t].name && p[t].rows == m[t].rows &&
+                          p[t].rows == v[t].rows && p[t].cols == m[t].cols && p[t].cols == v[t].cols;
+        if (!same_layout) errors.push_back("the optimiser's moments do not have the model's tensors and shapes");
+        if (optimiser->steps < 0) errors.push_back("the optimiser's step count is negative");
+    }
+    if (steps_done < 0) errors.push_back("steps_done is " + std::to_string(steps_done) + ": expected 0 or more");
     if (!errors.empty()) return std::nullopt;
-    return Trainer(s, model, steps_done);
+    return Trainer(s, model, steps_done, optimiser);
 }
 
 Example Trainer::next_training_example() {
@@ -198,11 +212,13 @@ Prediction Trainer::predict(const Example& e, const ModelParams& params) const {
     return p;
 }
 
-Evaluation Trainer::evaluate() const {
+Evaluation Trainer::evaluate() const { return train::evaluate(model_, held_out_.examples, steps_done_); }
+
+Evaluation evaluate(const Model& model, const std::vector<Example>& examples, int step) {
     Evaluation ev;
-    ev.step = steps_done_;
-    for (const Example& e : held_out_.examples) {
-        const ForwardPass f = forward(model_, e.input);
+    ev.step = step;
+    for (const Example& e : examples) {
+        const ForwardPass f = forward(model, e.input);
         if (!f.ok) continue;
         ev.loss += cross_entropy(f.logits, e.targets, e.scored, 1.0f, nullptr);
         const std::vector<int> predicted = argmax_rows(f.logits);

@@ -69,12 +69,21 @@ struct Snapshot {
 
 // AdamW (Loshchilov & Hutter): m ← β₁m + (1−β₁)g, v ← β₂v + (1−β₂)g², θ ← θ − lr·(m̂/(√v̂ + ε) + λθ)
 // with bias-corrected m̂, v̂; λ only on matrices with more than one row.
+// Its state: the moments m, v (the parameters' layout) and the updates made (for the bias
+// correction). Kept in model files, so that training continues exactly where it stopped.
+struct AdamWState {
+    ModelParams m, v;
+    int steps = 0;
+};
+
 class AdamW {
 public:
     AdamW() = default;
     explicit AdamW(const ModelParams& like);
+    explicit AdamW(AdamWState state) : m_(std::move(state.m)), v_(std::move(state.v)), steps_(state.steps) {}
     void update(ModelParams& params, const ModelParams& grads, float learning_rate, const TrainSettings& settings);
     int steps() const { return steps_; }
+    AdamWState state() const { return {m_, v_, steps_}; }
 private:
     ModelParams m_, v_;
     int steps_ = 0;
@@ -84,15 +93,19 @@ class Trainer {
 public:
     // nullopt with the reasons when the settings cannot train.
     static std::optional<Trainer> create(const TrainSettings& settings, std::vector<std::string>& errors);
-    // Continues from a given model (a loaded file): the optimiser starts afresh at `steps_done`.
+    // Continues from a given model (a loaded file) after `steps_done` steps: the example
+    // stream resumes where those steps left it, and the optimiser from `optimiser` when given
+    // (its layout must be the model's), else afresh. With the optimiser's state, the run that
+    // continues is bit for bit the run that was never interrupted.
     static std::optional<Trainer> create(const TrainSettings& settings, const Model& model, int steps_done,
-                                         std::vector<std::string>& errors);
+                                         std::vector<std::string>& errors, const AdamWState* optimiser = nullptr);
 
     StepStats step();
     void run(int steps);  // step() that many times
     Evaluation evaluate() const;  // the held-out set, with the current weights
 
     const Model& model() const { return model_; }
+    const AdamW& optimiser() const { return optimiser_; }
     const TrainSettings& settings() const { return settings_; }
     int steps_done() const { return steps_done_; }
     const std::vector<StepStats>& history() const { return history_; }
@@ -106,7 +119,7 @@ public:
     Prediction predict(const Example& example, const ModelParams& params) const;  // e.g. a snapshot's
 
 private:
-    Trainer(const TrainSettings& settings, Model model, int steps_done);
+    Trainer(const TrainSettings& settings, Model model, int steps_done, const AdamWState* optimiser);
     Example next_training_example();
     void take_snapshot();
 
@@ -121,6 +134,10 @@ private:
     std::deque<Snapshot> snapshots_;
     int snapshot_interval_ = 25;
 };
+
+// Held-out loss and accuracy of a model over examples (what Trainer::evaluate computes with
+// its own weights and held-out set): e.g. a snapshot's weights, or a model with a head ablated.
+Evaluation evaluate(const Model& model, const std::vector<Example>& examples, int step);
 
 // Scales every tensor of grads by one factor so that their global L2 norm is at most
 // max_norm (0: no limit). Returns the norm before.

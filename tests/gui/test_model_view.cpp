@@ -34,10 +34,10 @@ std::string write_model(const std::string& name) {
 void open_through_menu(UiDriver& ui, const std::string& folder) {
     ui.click(ui.centre("menu.file"));
     ui.click(ui.centre("menu.open_model"));
-    REQUIRE(ui.state.classroom.prompt.action == ui::FileAction::OpenModel);
+    REQUIRE(ui.state.classroom.prompt.action == ui::FileAction::OpenCheckpoint);
     ui.key(GLFW_KEY_ESCAPE);
     ui.state.classroom.prompt.path = folder;
-    ui.state.classroom.prompt.action = ui::FileAction::OpenModel;
+    ui.state.classroom.prompt.action = ui::FileAction::OpenCheckpoint;
     ui.state.classroom.prompt.open_requested = true;
     ui.frame(2);
     ui.key(GLFW_KEY_ENTER);

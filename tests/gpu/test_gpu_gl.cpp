@@ -5,14 +5,17 @@
 // order (Eigen's blocked products vs the shader's per-row dot products and online softmax).
 // A cell that is non-finite on both sides (the naive softmax overflowing) agrees.
 //
-// Needs an OpenGL 4.3 context: ctest runs this binary under tests/xvfb.sh (Mesa llvmpipe).
+// Needs an OpenGL 4.3 context: ctest runs this binary through EGL with no display and through
+// GLFW under tests/xvfb.sh (Mesa llvmpipe; tests/gpu/CMakeLists.txt).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 
 #include "engine.hpp"
@@ -342,6 +345,44 @@ TEST_CASE("GPU chunked run: step() within a budget, progress, a new begin() supe
     require_agreement(second, attn::run(second), t);
 }
 
+TEST_CASE("GPU run time: the trace reports the wall time from the request to the read-back", "[gpu][wall-time]") {
+    // A chunked run stepped as a window steps it, 5 ms of slices per frame, with a 20 ms
+    // frame drawn in between. The trace's milliseconds (the status bar's figure) cover the
+    // whole run: at least the wall time measured around it here, less the few calls outside
+    // the backend's own clock, and never more. A sum of GPU busy times (or a GL timer) would
+    // miss the frames between the steps.
+    using Clock = std::chrono::steady_clock;
+    const Case c{"wall time", MaskKind::Causal, PositionalEncoding::None, 4, 512, 512, 64, false, true, false};
+    const Scenario s = make_scenario(c, 21);
+    attn::gpu::Backend& gpu = backend();
+    const auto start = Clock::now();
+    gpu.begin(s, RunOptions{Detail::OutputOnly});
+    int frames = 0;
+    while (!gpu.step(5.0) && frames < 100000) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the frame drawn between steps
+        ++frames;
+    }
+    const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    const Trace t = gpu.take();
+    REQUIRE(t.ok);
+    REQUIRE(frames >= 3);  // several frames in between, 60 ms of them at least
+    const attn::gpu::Timings& timings = gpu.timings();
+    INFO("frames " << frames << ", measured wall " << wall_ms << " ms, reported " << t.milliseconds << " ms, stages "
+                   << timings.stages() << " ms");
+    CHECK(t.milliseconds >= wall_ms - 2.0);
+    CHECK(t.milliseconds <= wall_ms);
+    CHECK(timings.wall_ms == t.milliseconds);
+    CHECK(timings.stages() < wall_ms - 20.0 * frames + 1.0);  // the stages alone miss the frames (the old figure)
+
+    // A blocking run: the same rule.
+    const auto blocking_start = Clock::now();
+    const Trace blocking = gpu.run(s, RunOptions{Detail::OutputOnly});
+    const double blocking_ms = std::chrono::duration<double, std::milli>(Clock::now() - blocking_start).count();
+    REQUIRE(blocking.ok);
+    CHECK(blocking.milliseconds >= blocking_ms - 2.0);
+    CHECK(blocking.milliseconds <= blocking_ms);
+}
+
 TEST_CASE("GPU backend: impossible scenarios come back as errors", "[gpu][errors]") {
     Scenario s;
     s.heads = 3;  // d_model 8 is not divisible by 3
@@ -419,6 +460,11 @@ TEST_CASE("GPU context: reset notification is on, the kernel is the one asked fo
     else CHECK((device.reset_notification || device.software));
     CHECK(device.probe_gflops > 0.0);
     CHECK(device.probe_max_difference <= 1e-4);
+    // The platform the suite was asked to run through is the one it runs through: ctest runs
+    // it through EGL with no display and through GLFW under Xvfb.
+    const std::string& made = fixture().context->description();
+    if (attn::gpu::platform_from_environment() == attn::gpu::Platform::Egl) CHECK(made.rfind("EGL", 0) == 0);
+    if (attn::gpu::platform_from_environment() == attn::gpu::Platform::Glfw) CHECK(made == "GLFW hidden window");
     const attn::gpu::BackendOptions asked = options_from_environment();
     if (asked.kernel != attn::gpu::Kernel::Auto) CHECK(device.kernel == asked.kernel);
     else CHECK(device.kernel == (device.software ? attn::gpu::Kernel::Rows : attn::gpu::Kernel::Tiled));

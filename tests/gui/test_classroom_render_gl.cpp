@@ -16,7 +16,7 @@
 #include "gui.hpp"
 #include "lesson.hpp"
 #include "presets.hpp"
-#include "render_fixtures.hpp"
+#include "render_fixtures_gl.hpp"
 
 using namespace attn;
 using namespace attn::testing;

@@ -17,7 +17,7 @@
 #include "engine.hpp"
 #include "gui.hpp"
 #include "presets.hpp"
-#include "render_fixtures.hpp"
+#include "render_fixtures_gl.hpp"
 
 using namespace attn;
 using namespace attn::testing;
@@ -170,4 +170,82 @@ TEST_CASE("a forced hover renders the tooltip without a GL error") {
     for (size_t i = 0; i < a.rgba.size(); i += 4)
         if (a.rgba[i] != b.rgba[i] || a.rgba[i + 1] != b.rgba[i + 1] || a.rgba[i + 2] != b.rgba[i + 2]) ++differing;
     CHECK(differing > 2000);  // a tooltip box full of arithmetic appeared
+}
+
+namespace {
+
+// DISPLAY (and WAYLAND_DISPLAY) unset for a scope: GLFW then finds no window system, as on a
+// GPU server without X.
+struct NoDisplay {
+    std::string display, wayland;
+    bool had_display = false, had_wayland = false;
+    NoDisplay() {
+        if (const char* d = std::getenv("DISPLAY")) display = d, had_display = true;
+        if (const char* w = std::getenv("WAYLAND_DISPLAY")) wayland = w, had_wayland = true;
+        unsetenv("DISPLAY");
+        unsetenv("WAYLAND_DISPLAY");
+    }
+    ~NoDisplay() {
+        if (had_display) setenv("DISPLAY", display.c_str(), 1);
+        if (had_wayland) setenv("WAYLAND_DISPLAY", wayland.c_str(), 1);
+    }
+    NoDisplay(const NoDisplay&) = delete;
+    NoDisplay& operator=(const NoDisplay&) = delete;
+};
+
+}  // namespace
+
+TEST_CASE("with no X server the window is drawn off-screen, heatmaps pixel for pixel as in the window") {
+    // The 3-token example under a causal mask (cells with numbers, hatched masked cells) and
+    // the 64-token preset (heatmaps drawn as textures): once in the window under Xvfb, once
+    // with no display at all (a headless EGL context, a framebuffer object). Both layouts
+    // list the same heatmaps at the same places. Cells drawn as rectangles agree in every
+    // pixel of the grid, and cells of a texture at the pixel holding each cell's centre (a
+    // pixel centre exactly on a boundary between two texels of a 1.875-pixel cell may be
+    // given either, and the window's buffer is drawn y-flipped by Mesa, the framebuffer
+    // object is not), within 2 levels (an antialiased edge may round differently).
+    REQUIRE(std::getenv("DISPLAY") != nullptr);  // this suite runs under tests/xvfb.sh
+    Scenario causal = find_preset("dot-product-3-tokens")->scenario;
+    causal.mask = MaskKind::Causal;
+    const std::pair<std::string, Scenario> cases[] = {{"causal-3", causal}, {"long-64", find_preset("long-64-tokens")->scenario}};
+    for (const auto& [name, scenario] : cases) {
+        INFO("scenario " << name);
+        const std::string window_png = output_path("window-" + name), offscreen_png = output_path("offscreen-" + name);
+        REQUIRE(render(scenario, window_png) == 0);
+        {
+            const NoDisplay no_display;
+            REQUIRE(render(scenario, offscreen_png) == 0);
+        }
+        const nlohmann::json window_layout = read_layout(window_png), offscreen_layout = read_layout(offscreen_png);
+        REQUIRE(offscreen_layout.at("heatmaps") == window_layout.at("heatmaps"));
+        REQUIRE_FALSE(window_layout.at("heatmaps").empty());
+        const Image window = load_png(window_png), offscreen = load_png(offscreen_png);
+        REQUIRE(offscreen.width == 1600);
+        REQUIRE(offscreen.height == 1000);
+        for (const auto& h : window_layout.at("heatmaps")) {
+            const CellBox first = cell_box(h, h.at("first_row").get<int>(), h.at("first_col").get<int>());
+            const CellBox last = cell_box(h, h.at("first_row").get<int>() + h.at("shown_rows").get<int>() - 1,
+                                          h.at("first_col").get<int>() + h.at("shown_cols").get<int>() - 1);
+            int compared = 0, differing = 0;
+            auto compare = [&](int x, int y) {
+                if (x < 0 || y < 0 || x >= window.width || y >= window.height) return;
+                const Image::Pixel a = window.at(x, y), b = offscreen.at(x, y);
+                ++compared;
+                differing += !close_to(a, b.r, b.g, b.b, 2);
+            };
+            if (!h.at("textured").get<bool>()) {
+                for (int y = first.y0; y < last.y1; ++y)
+                    for (int x = first.x0; x < last.x1; ++x) compare(x, y);
+            } else {
+                const double x0 = h.at("x").get<double>(), y0 = h.at("y").get<double>();
+                const double cell_w = h.at("cell_w").get<double>(), cell_h = h.at("cell_h").get<double>();
+                for (int r = 0; r < h.at("shown_rows").get<int>(); ++r)
+                    for (int c = 0; c < h.at("shown_cols").get<int>(); ++c)
+                        compare(static_cast<int>(x0 + (c + 0.5) * cell_w), static_cast<int>(y0 + (r + 0.5) * cell_h));
+            }
+            INFO("heatmap " << h.at("name").get<std::string>() << ": " << differing << " of " << compared << " pixels differ");
+            CHECK(compared > 0);
+            CHECK(differing == 0);
+        }
+    }
 }

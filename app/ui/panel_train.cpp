@@ -1,0 +1,663 @@
+// View → Train (panel_train.hpp): the form, Start / Pause / Step / Reset, the curves, the
+// timeline, every head's weights on the probe, the probe's predictions, ablation, Open in
+// pipeline, Save and Load.
+//
+// Index
+// [SECTION] The worker
+// [SECTION] The form and the run
+// [SECTION] What is shown: the timeline's weights, the ablation
+// [SECTION] Drawing
+// [SECTION] Files
+#include "ui/panel_train.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cfloat>
+#include <cstdio>
+#include <cmath>
+#include <string>
+
+#include <imgui.h>
+
+#include "registry.hpp"
+#include "ui/cards.hpp"
+#include "ui/classroom.hpp"
+#include "ui/heatmap.hpp"
+#include "ui/panels.hpp"
+
+namespace attn::ui {
+
+// [SECTION] The worker
+
+namespace {
+constexpr std::chrono::milliseconds kPublishInterval(30);  // between copies handed to the UI while running
+}  // namespace
+
+TrainWorker::TrainWorker() : thread_([this] { loop(); }) {}
+
+TrainWorker::~TrainWorker() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        quit_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+}
+
+void TrainWorker::replace(train::Trainer trainer) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pending_.emplace(std::move(trainer));
+        running_ = false;
+        steps_requested_ = 0;
+    }
+    wake_.notify_all();
+}
+
+void TrainWorker::set_running(bool running) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        running_ = running;
+        progress_.running = running;
+        ++progress_.generation;
+    }
+    wake_.notify_all();
+}
+
+void TrainWorker::step_once() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++steps_requested_;
+    }
+    wake_.notify_all();
+}
+
+bool TrainWorker::poll(std::uint64_t seen, TrainProgress& into) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (progress_.generation == seen) return false;
+    into = progress_;
+    return true;
+}
+
+void TrainWorker::wait_idle() const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [&] { return !pending_ && !running_ && steps_requested_ == 0 && !stepping_; });
+}
+
+void TrainWorker::publish_locked() {
+    const train::Trainer& t = *trainer_;
+    progress_.running = running_;
+    progress_.steps_done = t.steps_done();
+    progress_.history = t.history();
+    progress_.evaluations = t.evaluations();
+    // Snapshots are shared, made once each; those the trainer thinned out are dropped.
+    std::map<int, std::shared_ptr<const train::Snapshot>> kept;
+    progress_.snapshots.clear();
+    for (const train::Snapshot& s : t.snapshots()) {
+        auto it = snapshot_cache_.find(s.step);
+        auto shared = it != snapshot_cache_.end() ? it->second : std::make_shared<const train::Snapshot>(s);
+        kept[s.step] = shared;
+        progress_.snapshots.push_back(std::move(shared));
+    }
+    snapshot_cache_ = std::move(kept);
+    progress_.latest = std::make_shared<const train::ModelFile>(train::model_file_of(t));
+    ++progress_.generation;
+}
+
+void TrainWorker::loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [&] { return quit_ || pending_ || (trainer_ && (running_ || steps_requested_ > 0)); });
+        if (quit_) return;
+        if (pending_) {
+            trainer_ = std::move(pending_);
+            pending_.reset();
+            snapshot_cache_.clear();
+            progress_.error.clear();
+            publish_locked();
+            idle_.notify_all();
+            continue;
+        }
+        if (steps_requested_ > 0) --steps_requested_;
+        const size_t evaluations = trainer_->evaluations().size();
+        stepping_ = true;
+        lock.unlock();
+        const train::StepStats stats = trainer_->step();  // the trainer is this thread's alone
+        lock.lock();
+        stepping_ = false;
+        if (!std::isfinite(stats.loss)) {
+            running_ = false;
+            steps_requested_ = 0;
+            progress_.error = "Training stopped at step " + std::to_string(stats.step) +
+                              ": the loss is not finite (the run diverged). Try a smaller learning rate, then Reset.";
+        }
+        // Copies cost in proportion to the run's length: while running, at most one every
+        // kPublishInterval (and at every evaluation); when it stops or its steps are done, at once.
+        const auto now = std::chrono::steady_clock::now();
+        if ((!running_ && steps_requested_ == 0) || trainer_->evaluations().size() != evaluations ||
+            now - last_publish_ >= kPublishInterval) {
+            publish_locked();
+            last_publish_ = now;
+        }
+        if (!running_ && steps_requested_ == 0) idle_.notify_all();
+    }
+}
+
+// [SECTION] The form and the run
+
+namespace {
+
+const PositionalEncoding kEncodings[] = {PositionalEncoding::None, PositionalEncoding::Sinusoidal, PositionalEncoding::Learned,
+                                         PositionalEncoding::Rotary, PositionalEncoding::ALiBi};
+const char* const kEncodingNames[] = {"none", "sinusoidal", "learned", "RoPE", "ALiBi"};
+const MaskKind kMasks[] = {MaskKind::None, MaskKind::Causal, MaskKind::SlidingWindow};
+const char* const kMaskNames[] = {"none", "causal", "sliding window (2)"};
+
+train::TrainSettings form_settings(const TrainPanelState& p) {
+    train::TrainSettings s;
+    s.task.kind = train::all_tasks()[static_cast<size_t>(p.task)];
+    s.model.layers = p.layers;
+    s.model.heads = p.heads;
+    s.model.d_model = p.d_model;
+    s.model.positional = kEncodings[p.positional];
+    s.model.mask = kMasks[p.mask];
+    s.learning_rate = p.learning_rate;
+    s.seed = static_cast<std::uint64_t>(std::max(0, p.seed));
+    return s;
+}
+
+void form_from(TrainPanelState& p, const train::TrainSettings& s) {
+    const std::vector<train::TaskKind> tasks = train::all_tasks();
+    p.task = static_cast<int>(std::find(tasks.begin(), tasks.end(), s.task.kind) - tasks.begin());
+    p.layers = s.model.layers;
+    p.heads = s.model.heads;
+    p.d_model = s.model.d_model;
+    for (int i = 0; i < 5; ++i)
+        if (kEncodings[i] == s.model.positional) p.positional = i;
+    for (int i = 0; i < 3; ++i)
+        if (kMasks[i] == s.model.mask) p.mask = i;
+    p.learning_rate = s.learning_rate;
+    p.seed = static_cast<int>(s.seed);
+}
+
+// Hands a new trainer to the worker; the probe and the held-out set are copied once here.
+void begin_run(TrainPanelState& p, train::Trainer trainer) {
+    if (!p.worker) p.worker = std::make_unique<TrainWorker>();
+    p.settings = trainer.settings();
+    p.probe = trainer.probe();
+    p.held_out = trainer.held_out();
+    // The accuracy before this run's first step: where the curve starts (the trainer
+    // evaluates every 25 steps from there).
+    p.start_evaluation = trainer.evaluate();
+    p.follow = true;
+    p.ablate_layer = p.ablate_head = -1;
+    p.shown_key.clear();
+    p.ablation_key.clear();
+    p.worker->replace(std::move(trainer));
+}
+
+// A fresh run from the form; false (with the reasons in p.errors) when it cannot train.
+bool reset_run(TrainPanelState& p) {
+    train::TrainSettings s = form_settings(p);
+    std::optional<train::Trainer> trainer = train::Trainer::create(s, p.errors);
+    if (!trainer) return false;
+    begin_run(p, std::move(*trainer));
+    return true;
+}
+
+bool has_run(const TrainPanelState& p) { return p.worker != nullptr && p.progress.latest != nullptr; }
+
+// [SECTION] What is shown: the timeline's weights, the ablation
+
+// The probe through the weights at the timeline's step (with the ablation), recomputed only
+// when the worker published, the timeline moved or the ablation changed.
+void update_shown(TrainPanelState& p) {
+    if (!has_run(p)) return;
+    const std::vector<std::shared_ptr<const train::Snapshot>>& snaps = p.progress.snapshots;
+    // The timeline's last position is the newest weights; the ones before are the snapshots.
+    const int last = static_cast<int>(snaps.size());
+    if (p.follow) p.timeline = last;
+    p.timeline = std::clamp(p.timeline, 0, last);
+    const bool newest = p.timeline == last;
+    const int step = newest ? p.progress.latest->steps : snaps[static_cast<size_t>(p.timeline)]->step;
+    const std::string key = std::to_string(newest ? p.progress.generation : 0) + "/" + std::to_string(step) + "/" +
+                            std::to_string(p.ablate_layer) + "/" + std::to_string(p.ablate_head);
+    if (key == p.shown_key) return;
+    p.shown_key = key;
+    p.shown_step = step;
+    p.shown_model = p.progress.latest->model;
+    if (!newest) p.shown_model.params = snaps[static_cast<size_t>(p.timeline)]->params;
+    if (p.ablate_layer >= 0 && p.ablate_layer < p.shown_model.config.layers && p.ablate_head >= 0 &&
+        p.ablate_head < p.shown_model.config.heads)
+        train::ablate_head(p.shown_model, p.ablate_layer, p.ablate_head);
+    else
+        p.ablate_layer = p.ablate_head = -1;
+    p.shown = train::forward(p.shown_model, p.probe.input);
+    p.shown_predicted = p.shown.ok ? train::argmax_rows(p.shown.logits) : std::vector<int>{};
+    // The held-out accuracy with and without the ablated head, at this step.
+    if (p.ablate_layer >= 0) {
+        const std::string ablation = std::to_string(step) + "/" + std::to_string(p.ablate_layer) + "/" + std::to_string(p.ablate_head) +
+                                     "/" + std::to_string(newest ? p.progress.generation : 0);
+        if (ablation != p.ablation_key) {
+            p.ablation_key = ablation;
+            train::Model intact = p.progress.latest->model;
+            if (!newest) intact.params = snaps[static_cast<size_t>(p.timeline)]->params;
+            p.intact = train::evaluate(intact, p.held_out, step);
+            p.ablated = train::evaluate(p.shown_model, p.held_out, step);
+        }
+    }
+}
+
+void open_in_pipeline(AppState& state, int layer) {
+    TrainPanelState& p = state.train;
+    if (!p.shown.ok) return;
+    Scenario scenario = train::trained_layer_scenario(p.shown_model, p.probe.input, p.shown, layer);
+    scenario.name += ", step " + std::to_string(p.shown_step) +
+                     (p.ablate_layer >= 0 ? ", head " + std::to_string(p.ablate_head + 1) + " of layer " +
+                                                std::to_string(p.ablate_layer + 1) + " ablated"
+                                          : std::string());
+    session_file::ViewChoices view = view_choices(state);
+    view.lesson.clear();
+    view.step = 0;
+    const std::string name = scenario.name;
+    apply_session(state, std::move(scenario), view);
+    p.open = false;
+    add_notice(state, "Opened " + name + " in the pipeline (View \xE2\x86\x92 Train returns to the training)", false);
+}
+
+// [SECTION] Drawing
+
+const ImU32 kGood = IM_COL32(90, 200, 120, 255), kBad = IM_COL32(255, 110, 100, 255);
+
+void draw_form(AppState& state) {
+    TrainPanelState& p = state.train;
+    const float w = ImGui::GetFontSize() * 6.5f;
+    auto label = [](const char* text) {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(text);
+        ImGui::SameLine(0.0f, 4.0f);
+    };
+    auto next = [] { ImGui::SameLine(0.0f, 16.0f); };
+    std::vector<std::string> task_names;
+    for (train::TaskKind kind : train::all_tasks()) task_names.push_back(train::to_string(kind));
+    label("task");
+    ImGui::SetNextItemWidth(w * 1.4f);
+    if (ImGui::BeginCombo("##task", task_names[static_cast<size_t>(p.task)].c_str())) {
+        for (size_t i = 0; i < task_names.size(); ++i)
+            if (ImGui::Selectable(task_names[i].c_str(), static_cast<int>(i) == p.task)) {
+                p.task = static_cast<int>(i);
+                // cross-reverse's answer lies in the later source keys: no mask.
+                if (train::all_tasks()[i] == train::TaskKind::CrossReverse) p.mask = 0;
+            }
+        ImGui::EndCombo();
+    }
+    next();
+    label("layers");
+    ImGui::SetNextItemWidth(w);
+    ImGui::SliderInt("##layers", &p.layers, 1, train::kMaxLayers);
+    next();
+    label("heads");
+    ImGui::SetNextItemWidth(w);
+    ImGui::SliderInt("##heads", &p.heads, 1, train::kMaxHeads);
+    next();
+    label("d_model");
+    ImGui::SetNextItemWidth(w);
+    ImGui::SliderInt("##d_model", &p.d_model, train::kMinDModel, train::kMaxDModel);
+    label("positions");
+    ImGui::SetNextItemWidth(w * 1.4f);
+    ImGui::Combo("##positions", &p.positional, kEncodingNames, 5);
+    next();
+    label("mask");
+    ImGui::SetNextItemWidth(w * 1.6f);
+    ImGui::Combo("##mask", &p.mask, kMaskNames, 3);
+    next();
+    label("learning rate");
+    ImGui::SetNextItemWidth(w);
+    ImGui::InputFloat("##lr", &p.learning_rate, 0.0f, 0.0f, "%.4g");
+    next();
+    label("seed");
+    ImGui::SetNextItemWidth(w);
+    ImGui::InputInt("##seed", &p.seed);
+    p.seed = std::max(0, p.seed);
+
+    const bool running = has_run(p) && p.progress.running;
+    const float button = ImGui::GetFontSize() * 6.0f;
+    if (ImGui::Button(running ? "Pause" : "Start", ImVec2(button, 0))) {
+        if (running) {
+            p.worker->set_running(false);
+        } else if (has_run(p) || reset_run(p)) {
+            p.follow = true;
+            p.worker->set_running(true);
+        }
+    }
+    record_item(state, "train.start", running ? "Pause" : "Start");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(running);
+    if (ImGui::Button("Step", ImVec2(button, 0)) && (has_run(p) || reset_run(p))) p.worker->step_once();
+    record_item(state, "train.step", "Step");
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::Button("Reset", ImVec2(button, 0))) reset_run(p);
+    record_item(state, "train.reset", "Reset");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("A fresh model with the settings above (the run under way is dropped)");
+    ImGui::SameLine(0.0f, 32.0f);
+    ImGui::BeginDisabled(!has_run(p));
+    if (ImGui::Button("Save model\xE2\x80\xA6")) {
+        state.classroom.prompt.action = FileAction::SaveModel;
+        state.classroom.prompt.open_requested = true;
+        state.classroom.prompt.path = p.model_path;
+    }
+    record_item(state, "train.save", "Save model");
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::Button("Load model\xE2\x80\xA6")) {
+        state.classroom.prompt.action = FileAction::OpenModel;
+        state.classroom.prompt.open_requested = true;
+        state.classroom.prompt.path = p.model_path;
+    }
+    record_item(state, "train.load", "Load model");
+    if (has_run(p)) {
+        // Start and Step go on with the run under way: a changed form applies only on Reset.
+        const train::TrainSettings form = train::fitted(form_settings(p));
+        const train::TrainSettings& run = p.settings;
+        if (form.task.kind != run.task.kind || form.model.layers != run.model.layers || form.model.heads != run.model.heads ||
+            form.model.d_model != run.model.d_model || form.model.positional != run.model.positional ||
+            form.model.mask != run.model.mask || form.learning_rate != run.learning_rate || form.seed != run.seed) {
+            ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 60, 255));
+            ImGui::TextWrapped("The settings above differ from the run's (below): Start and Step go on with the run; Reset starts "
+                               "one with these settings.");
+            ImGui::PopStyleColor();
+            record_item(state, "train.form_differs", "differs");
+        }
+    }
+    for (const std::string& e : p.errors) {
+        ImGui::PushStyleColor(ImGuiCol_Text, kBad);
+        ImGui::TextWrapped("Cannot train: %s", e.c_str());
+        ImGui::PopStyleColor();
+    }
+    if (!p.progress.error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, kBad);
+        ImGui::TextWrapped("%s", p.progress.error.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
+// Loss and held-out accuracy against the step.
+void draw_curves(AppState& state, float width) {
+    TrainPanelState& p = state.train;
+    const float height = ImGui::GetFontSize() * 5.0f;
+    const std::vector<train::StepStats>& history = p.progress.history;
+    const std::vector<train::Evaluation>& evaluations = p.progress.evaluations;
+    char overlay[96];
+    std::snprintf(overlay, sizeof overlay, "training loss %.4f", history.empty() ? 0.0 : history.back().loss);
+    ImGui::PlotLines("##loss", p.loss_curve.data(), static_cast<int>(p.loss_curve.size()), 0,
+                     history.empty() ? "training loss (no step yet)" : overlay, 0.0f, FLT_MAX, ImVec2(width, height));
+    const train::Evaluation& newest = evaluations.empty() ? p.start_evaluation : evaluations.back();
+    std::snprintf(overlay, sizeof overlay, "held-out accuracy %.1f%% (step %d)", 100.0 * newest.accuracy, newest.step);
+    ImGui::PlotLines("##accuracy", p.accuracy_curve.data(), static_cast<int>(p.accuracy_curve.size()), 0, overlay, 0.0f, 1.0f,
+                     ImVec2(width, height));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("Steps %d to %d: the training loss of every step; the held-out accuracy (0 to 1) every %d steps.",
+                       p.start_evaluation.step, p.progress.steps_done, p.settings.evaluate_every);
+    ImGui::PopStyleColor();
+    record_item(state, "train.accuracy",
+                evaluations.empty() ? std::string("none") : std::to_string(evaluations.back().accuracy));
+}
+
+// The probe: its tokens, the truth of each scored row and the shown weights' prediction.
+void draw_probe(AppState& state) {
+    TrainPanelState& p = state.train;
+    const std::vector<std::string>& vocabulary = p.shown_model.vocabulary;
+    const train::Example& e = p.probe;
+    const int n = static_cast<int>(e.input.tokens.size());
+    if (!ImGui::BeginTable("probe", n + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
+    auto row_label = [](const char* text) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", text);
+    };
+    if (!e.input.source.empty()) {
+        row_label("source");
+        for (int id : e.input.source) {
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(vocabulary[static_cast<size_t>(id)].c_str());
+        }
+    }
+    row_label("reads");
+    for (int id : e.input.tokens) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(vocabulary[static_cast<size_t>(id)].c_str());
+    }
+    row_label("truth");
+    for (int i = 0; i < n; ++i) {
+        ImGui::TableNextColumn();
+        if (e.scored[static_cast<size_t>(i)]) ImGui::TextUnformatted(vocabulary[static_cast<size_t>(e.targets[static_cast<size_t>(i)])].c_str());
+        else ImGui::TextDisabled("\xC2\xB7");  // not scored: the answer is not determined
+    }
+    row_label("predicted");
+    int correct = 0, scored = 0;
+    for (int i = 0; i < n; ++i) {
+        ImGui::TableNextColumn();
+        if (i >= static_cast<int>(p.shown_predicted.size())) continue;
+        const int predicted = p.shown_predicted[static_cast<size_t>(i)];
+        const char* name = vocabulary[static_cast<size_t>(predicted)].c_str();
+        if (!e.scored[static_cast<size_t>(i)]) {
+            ImGui::TextDisabled("%s", name);
+            continue;
+        }
+        const bool right = predicted == e.targets[static_cast<size_t>(i)];
+        scored += 1;
+        correct += right;
+        ImGui::TextColored(ImColor(right ? kGood : kBad), "%s", name);
+    }
+    ImGui::EndTable();
+    record_item(state, "train.probe", std::to_string(correct) + "/" + std::to_string(scored));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("The probe at step %d: %d of %d scored predictions right (green right, red wrong, grey not scored).",
+                       p.shown_step, correct, scored);
+    ImGui::PopStyleColor();
+}
+
+// Every layer's heads on the probe, one weights card each, with its ablate toggle.
+void draw_heads(AppState& state, HeatmapTextures& textures) {
+    TrainPanelState& p = state.train;
+    if (!p.shown.ok) return;
+    const int layers = static_cast<int>(p.shown.layers.size());
+    const int heads = p.shown_model.config.heads;
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float scale = state.fonts.scale;
+    const float gap = 24.0f * scale;
+    // One cell size for every card: the largest that fits the heads side by side and the
+    // layers one under another.
+    std::vector<HeatmapSpec> specs;
+    for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < heads; ++h) {
+            const Trace& t = p.shown.layers[static_cast<size_t>(l)];
+            const std::string matrix = "head" + std::to_string(h) + ".weights";
+            const std::optional<MatrixRef> ref = parse_matrix_name(matrix);
+            HeatmapSpec spec = card_spec(t, *ref, t.head[static_cast<size_t>(h)].weights);
+            spec.name = "train.layer" + std::to_string(l) + "." + matrix;
+            spec.matrix = matrix;
+            spec.trace = &t;
+            spec.paints_mask = false;  // the session's mask is not this model's
+            spec.editable = false;
+            spec.title = "layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1) + ": weights";
+            if (l == p.ablate_layer && h == p.ablate_head) spec.title += " (ablated)";
+            specs.push_back(std::move(spec));
+        }
+    std::vector<CardText> texts;
+    for (const HeatmapSpec& s : specs) texts.push_back(measure_text(s, state.fonts));
+    // Under each row of cards: the ablate toggles, the Open button and a gap.
+    const float toggle_h = ImGui::GetFrameHeightWithSpacing() + 8.0f * scale;
+    std::vector<CardMetrics> metrics(specs.size());
+    for (float cell = 40.0f * scale; cell >= 6.0f; cell -= 1.0f) {
+        float width = 0, height = 0;
+        for (int l = 0; l < layers; ++l) {
+            float row_w = 0, row_h = 0;
+            for (int h = 0; h < heads; ++h) {
+                const size_t i = static_cast<size_t>(l * heads + h);
+                metrics[i] = measure_card(specs[i], texts[i], cell, cell, state.fonts);
+                row_w += metrics[i].width + gap;
+                row_h = std::max(row_h, metrics[i].height);
+            }
+            width = std::max(width, row_w);
+            height += row_h + toggle_h + ImGui::GetFrameHeightWithSpacing() + gap * 0.5f + ImGui::GetStyle().ItemSpacing.y;
+        }
+        if (width <= avail.x && height <= avail.y) break;
+    }
+    for (int l = 0; l < layers; ++l) {
+        const ImVec2 origin = ImGui::GetCursorScreenPos();
+        float x = origin.x, row_h = 0;
+        for (int h = 0; h < heads; ++h) {
+            const size_t i = static_cast<size_t>(l * heads + h);
+            ImGui::SetCursorScreenPos(ImVec2(x, origin.y));
+            draw_card(specs[i], metrics[i], state, textures);
+            ImGui::SetCursorScreenPos(ImVec2(x, origin.y + metrics[i].height + 4.0f * scale));
+            bool ablated = l == p.ablate_layer && h == p.ablate_head;
+            const std::string id = "ablate head " + std::to_string(h + 1) + "##" + std::to_string(l) + "." + std::to_string(h);
+            if (ImGui::Checkbox(id.c_str(), &ablated)) {
+                p.ablate_layer = ablated ? l : -1;
+                p.ablate_head = ablated ? h : -1;
+            }
+            record_item(state, ("train.ablate." + std::to_string(l + 1) + "." + std::to_string(h + 1)).c_str(), ablated ? "on" : "off");
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("Zero this head's rows of W_O: its output no longer reaches the next layer");
+            x += metrics[i].width + gap;
+            row_h = std::max(row_h, metrics[i].height);
+        }
+        ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + row_h + toggle_h));
+        const std::string open = "Open layer " + std::to_string(l + 1) + " in the pipeline##" + std::to_string(l);
+        if (ImGui::Button(open.c_str())) open_in_pipeline(state, l);
+        record_item(state, ("train.open." + std::to_string(l + 1)).c_str(), "open");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("This layer with the weights at step %d, on the probe, as the session's scenario:\n"
+                              "every step, hover arithmetic and in-place edits",
+                              p.shown_step);
+        ImGui::Dummy(ImVec2(0, gap * 0.5f));
+    }
+}
+
+}  // namespace
+
+void draw_train(AppState& state, HeatmapTextures& textures) {
+    TrainPanelState& p = state.train;
+    if (!p.open) return;
+    // The newest copy from the worker, and the curves drawn from it.
+    if (p.worker && p.worker->poll(p.seen, p.progress)) {
+        p.seen = p.progress.generation;
+        // At most ~600 points: every k-th step's loss.
+        const size_t n = p.progress.history.size(), stride = std::max<size_t>(1, n / 600);
+        p.loss_curve.clear();
+        for (size_t i = 0; i < n; i += stride) p.loss_curve.push_back(static_cast<float>(p.progress.history[i].loss));
+        p.accuracy_curve.assign(1, static_cast<float>(p.start_evaluation.accuracy));
+        for (const train::Evaluation& e : p.progress.evaluations) p.accuracy_curve.push_back(static_cast<float>(e.accuracy));
+    }
+    update_shown(p);
+
+    static_assert(sizeof(kEncodingNames) / sizeof(kEncodingNames[0]) == 5, "one name per encoding");
+    const ImGuiViewport* viewport = ImGui::GetMainViewport();
+    ImGui::SetNextWindowSize(ImVec2(viewport->Size.x * 0.92f, viewport->Size.y * 0.9f), ImGuiCond_Appearing);
+    ImGui::SetNextWindowPos(ImVec2(viewport->Size.x * 0.5f, viewport->Size.y * 0.52f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    if (!ImGui::Begin("Train a tiny transformer", &p.open, ImGuiWindowFlags_NoSavedSettings)) {
+        ImGui::End();
+        return;
+    }
+    draw_form(state);
+    ImGui::Separator();
+    if (!has_run(p)) {
+        ImGui::TextWrapped("Choose a task and press Start. reverse with 1 layer: one head's weights form the anti-diagonal "
+                           "(row m+j reads key m\xE2\x88\x92" "1\xE2\x88\x92j) within a few hundred steps. induction with 2 layers: "
+                           "a previous-token head in layer 1, then an induction head in layer 2.");
+        ImGui::End();
+        return;
+    }
+    const train::ModelConfig& c = p.progress.latest->model.config;
+    ImGui::Text("%s \xC2\xB7 %d layer%s, %d head%s, d_model %d, %s positions, %s mask \xC2\xB7 step %d%s", train::to_string(p.settings.task.kind),
+                c.layers, c.layers == 1 ? "" : "s", c.heads, c.heads == 1 ? "" : "s", c.d_model, to_string(c.positional),
+                to_string(c.mask), p.progress.steps_done, p.progress.running ? " (training)" : " (paused)");
+    record_item(state, "train.status", std::to_string(p.progress.steps_done));
+
+    const float left_w = std::max(320.0f * state.fonts.scale, ImGui::GetContentRegionAvail().x * 0.3f);
+    ImGui::BeginChild("train.left", ImVec2(left_w, 0), false);
+    draw_curves(state, left_w - 8.0f);
+    // The timeline: the snapshots, then the newest weights.
+    const int last = static_cast<int>(p.progress.snapshots.size());
+    ImGui::TextUnformatted("Timeline");
+    ImGui::SameLine();
+    ImGui::Checkbox("follow the newest", &p.follow);
+    ImGui::SetNextItemWidth(left_w - 8.0f);
+    int position = p.timeline;
+    const std::string shown = "step " + std::to_string(p.shown_step) + (position == last ? " (newest)" : "");
+    if (ImGui::SliderInt("##timeline", &position, 0, last, shown.c_str())) {
+        p.timeline = position;
+        p.follow = position == last;
+    }
+    record_item(state, "train.timeline", std::to_string(p.shown_step));
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%d snapshots, one every %d steps (thinned to stay within memory); drag to replay the run", last,
+                       last > 1 ? p.progress.snapshots[1]->step - p.progress.snapshots[0]->step : p.settings.snapshot_every);
+    ImGui::PopStyleColor();
+    ImGui::Spacing();
+    draw_probe(state);
+    if (p.ablate_layer >= 0) {
+        ImGui::Spacing();
+        ImGui::TextWrapped("Head %d of layer %d ablated: held-out accuracy %.1f%% (intact %.1f%%) at step %d.", p.ablate_head + 1,
+                           p.ablate_layer + 1, 100.0 * p.ablated.accuracy, 100.0 * p.intact.accuracy, p.shown_step);
+        record_item(state, "train.ablated", std::to_string(p.ablated.accuracy));
+    }
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("train.heads", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    draw_heads(state, textures);
+    ImGui::EndChild();
+    ImGui::End();
+}
+
+void train_now(AppState& state, int steps) {
+    TrainPanelState& p = state.train;
+    if (!reset_run(p)) return;
+    for (int i = 0; i < steps; ++i) p.worker->step_once();
+    p.worker->wait_idle();
+}
+
+// [SECTION] Files
+
+void save_trained_model(AppState& state, const std::string& path) {
+    const TrainPanelState& p = state.train;
+    if (!has_run(p)) return;
+    std::string error;
+    if (!train::save_model_file(path, *p.progress.latest, &error)) {
+        add_notice(state, "Cannot save the model: " + error, true);
+        return;
+    }
+    state.train.model_path = path;
+    add_notice(state, "Saved the model (step " + std::to_string(p.progress.latest->steps) + ", with its optimiser state) to " + path,
+               false);
+}
+
+void load_trained_model(AppState& state, const std::string& path) {
+    TrainPanelState& p = state.train;
+    const train::ModelFileLoad load = train::load_model_file(path);
+    if (!load.file) {  // the run on screen stays
+        for (const std::string& e : load.errors) add_notice(state, "Cannot load the model: " + e, true);
+        return;
+    }
+    const train::ModelFile& file = *load.file;
+    std::vector<std::string> errors;
+    std::optional<train::Trainer> trainer = train::Trainer::create(file.settings, file.model, file.steps, errors,
+                                                                   file.optimiser ? &*file.optimiser : nullptr);
+    if (!trainer) {
+        for (const std::string& e : errors) add_notice(state, "Cannot train on " + path + ": " + e, true);
+        return;
+    }
+    p.model_path = path;
+    form_from(p, file.settings);
+    p.errors.clear();
+    begin_run(p, std::move(*trainer));
+    p.open = true;
+    add_notice(state, "Loaded the model " + path + " (step " + std::to_string(file.steps) +
+                          (file.optimiser ? ")" : "; no optimiser state in the file: AdamW starts afresh)"),
+               false);
+}
+
+}  // namespace attn::ui

@@ -1,0 +1,125 @@
+#pragma once
+// View → Train: a small transformer trained in the app (core/train), its heads watched as
+// they learn.
+//
+//   UI thread                         worker thread (TrainWorker)
+//   Start / Pause / Step / Reset ──▶  commands under the mutex
+//                                     Trainer::step() (outside the mutex: only the worker
+//                                     touches the trainer), then every 30 ms it publishes
+//   TrainProgress (copies) ◀────────  the stats, evaluations, snapshots and the model file
+//
+// The UI never waits for a step: it copies the newest TrainProgress when there is one, and
+// runs the probe (a few tokens, microseconds) and the held-out set with a head ablated
+// (milliseconds, only when the ablation or the timeline moves) itself. Pausing is not
+// stepping, so a paused and resumed run is the uninterrupted run, bit for bit.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "train/model_file.hpp"
+#include "train/trainer.hpp"
+
+namespace attn::ui {
+
+struct AppState;
+class HeatmapTextures;
+
+// What the worker hands the UI: copies and shared immutable snapshots, never a reference
+// into the trainer.
+struct TrainProgress {
+    std::uint64_t generation = 0;  // bumped at every publish
+    bool running = false;
+    int steps_done = 0;
+    std::vector<train::StepStats> history;
+    std::vector<train::Evaluation> evaluations;
+    std::vector<std::shared_ptr<const train::Snapshot>> snapshots;  // the timeline, oldest first
+    std::shared_ptr<const train::ModelFile> latest;                 // weights, settings, optimiser now
+    std::string error;                                              // the run stopped (a loss not finite)
+};
+
+class TrainWorker {
+public:
+    TrainWorker();
+    ~TrainWorker();  // stops and joins the thread
+    TrainWorker(const TrainWorker&) = delete;
+    TrainWorker& operator=(const TrainWorker&) = delete;
+
+    // Replaces the run with this trainer, paused; it publishes at once.
+    void replace(train::Trainer trainer);
+    void set_running(bool running);
+    void step_once();  // one step, when paused
+    // The newest progress if it is newer than `seen` (copied into `into`), else false.
+    bool poll(std::uint64_t seen, TrainProgress& into) const;
+    // Blocks until the worker has nothing left to do (no step asked for, not running); for tests.
+    void wait_idle() const;
+
+private:
+    void loop();
+    void publish_locked();
+
+    mutable std::mutex mutex_;
+    mutable std::condition_variable wake_, idle_;
+    std::optional<train::Trainer> pending_;  // handed over by replace(), taken by the worker
+    std::optional<train::Trainer> trainer_;  // the worker's alone
+    bool running_ = false, quit_ = false, stepping_ = false;
+    int steps_requested_ = 0;
+    std::chrono::steady_clock::time_point last_publish_;
+    TrainProgress progress_;
+    std::map<int, std::shared_ptr<const train::Snapshot>> snapshot_cache_;  // by step
+    std::thread thread_;
+};
+
+// What the Train panel keeps between frames.
+struct TrainPanelState {
+    bool open = false;
+    // The form: what Start / Reset build.
+    int task = 1;  // index into train::all_tasks(): reverse
+    int layers = 1, heads = 2, d_model = 32;
+    int positional = 2;  // index into the encodings: learned
+    int mask = 1;        // none, causal, window: causal
+    float learning_rate = 1e-2f;
+    int seed = 1;
+    std::vector<std::string> errors;  // the form's settings cannot train
+    std::string model_path = "model.json";  // what Save model… and Load model… offer
+
+    std::unique_ptr<TrainWorker> worker;  // made by the first Start, Step or Reset
+    TrainProgress progress;               // the last copy from the worker
+    std::uint64_t seen = 0;
+    train::TrainSettings settings;        // of the run under way
+    train::Example probe;                 // its fixed probe and held-out set (copied once per run)
+    std::vector<train::Example> held_out;
+    train::Evaluation start_evaluation;   // the held-out set before the run's first step
+
+    // The timeline: a snapshot index, or follow the newest weights.
+    bool follow = true;
+    int timeline = 0;
+    // Ablation: zero a head's W_O rows (layer, head), or none.
+    int ablate_layer = -1, ablate_head = -1;
+
+    // What is drawn: the probe through the weights the timeline and the ablation choose.
+    std::string shown_key;  // generation, timeline step and ablation it was computed for
+    int shown_step = 0;
+    train::Model shown_model;
+    train::ForwardPass shown;
+    std::vector<int> shown_predicted;
+    std::string ablation_key;  // what `ablated` and `intact` were computed for
+    train::Evaluation ablated, intact;
+    std::vector<float> loss_curve, accuracy_curve;  // the plot's points, rebuilt per publish
+};
+
+void draw_train(AppState& state, HeatmapTextures& textures);
+// A run from the form's settings, `steps` steps made before this returns (paused after):
+// screenshots and tests.
+void train_now(AppState& state, int steps);
+// The path prompt's Save model / Load model (panel_menu.cpp calls these).
+void save_trained_model(AppState& state, const std::string& path);
+void load_trained_model(AppState& state, const std::string& path);
+
+}  // namespace attn::ui

@@ -1,0 +1,201 @@
+// View → Train driven as a user drives it (tests/gui/ui_driver.hpp): Start, watch reverse
+// reach 99%, pause and resume, ablate a head, scrub the timeline back, open a layer in the
+// pipeline.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "engine.hpp"
+#include "presets.hpp"
+#include "train/trainer.hpp"
+#include "ui_driver.hpp"
+
+using namespace attn;
+using attn::testing::UiDriver;
+
+namespace {
+
+bool same_bits(const train::ModelParams& a, const train::ModelParams& b) {
+    const std::vector<train::ParamView> x = train::parameter_views(a), y = train::parameter_views(b);
+    if (x.size() != y.size()) return false;
+    for (size_t t = 0; t < x.size(); ++t)
+        if (x[t].name != y[t].name || x[t].size() != y[t].size() ||
+            std::memcmp(x[t].data, y[t].data, sizeof(float) * static_cast<size_t>(x[t].size())) != 0)
+            return false;
+    return true;
+}
+
+// Frames until `done`, at most `seconds` of wall time (the worker trains meanwhile).
+template <class Done>
+bool frames_until(UiDriver& ui, Done done, double seconds) {
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+        ui.frame();
+        if (done()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("Train: Start on reverse reaches 99%, pause and resume change nothing, the timeline scrubs back, a layer opens in the pipeline",
+          "[train]") {
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui::TrainPanelState& p = ui.state.train;
+    p.open = true;
+    ui.frame(2);
+    REQUIRE(ui.text("train.start") == "Start");
+    ui.click(ui.centre("train.start"));
+    REQUIRE(frames_until(ui, [&] { return !p.progress.evaluations.empty() && p.progress.evaluations.back().accuracy >= 0.99; }, 60.0));
+    CHECK(std::stod(ui.text("train.accuracy")) >= 0.99);
+    CHECK(ui.text("train.start") == "Pause");
+
+    // Pause, resume, pause: the weights are those of a run never paused, step for step.
+    ui.click(ui.centre("train.start"));
+    p.worker->wait_idle();
+    ui.frame(2);
+    CHECK(ui.text("train.start") == "Start");
+    const int paused_at = p.progress.steps_done;
+    ui.frame(5);
+    CHECK(p.progress.steps_done == paused_at);  // paused: no step
+    ui.click(ui.centre("train.start"));
+    REQUIRE(frames_until(ui, [&] { return p.progress.steps_done >= paused_at + 20; }, 30.0));
+    ui.click(ui.centre("train.start"));
+    p.worker->wait_idle();
+    ui.frame(2);
+    REQUIRE_FALSE(p.progress.running);
+    std::vector<std::string> errors;
+    auto uninterrupted = train::Trainer::create(p.settings, errors);
+    REQUIRE(uninterrupted);
+    uninterrupted->run(p.progress.steps_done);
+    CHECK(same_bits(p.progress.latest->model.params, uninterrupted->model().params));
+    CHECK(p.progress.evaluations.back().accuracy == uninterrupted->evaluations().back().accuracy);
+    // Step: exactly one more.
+    const int before_step = p.progress.steps_done;
+    ui.click(ui.centre("train.step"));
+    p.worker->wait_idle();
+    ui.frame(2);
+    CHECK(p.progress.steps_done == before_step + 1);
+
+    // A changed form is said to wait for Reset, not silently ignored.
+    CHECK(ui.widget("train.form_differs") == nullptr);
+    p.layers = 2;
+    ui.frame(2);
+    CHECK(ui.widget("train.form_differs") != nullptr);
+    p.layers = 1;
+    ui.frame(2);
+    CHECK(ui.widget("train.form_differs") == nullptr);
+
+    // The probe's predictions beside the truth: all right once trained.
+    CHECK(ui.text("train.probe") == "6/6");
+
+    // Ablate each head in turn: the held-out accuracy drops without the reverse head.
+    double worst = 1.0;
+    for (const char* head : {"train.ablate.1.1", "train.ablate.1.2"}) {
+        ui.click(ui.centre(head));
+        ui.frame(2);
+        REQUIRE(ui.widget("train.ablated") != nullptr);
+        worst = std::min(worst, std::stod(ui.text("train.ablated")));
+        ui.click(ui.centre(head));
+        ui.frame(2);
+        CHECK(ui.widget("train.ablated") == nullptr);
+    }
+    CHECK(worst < 0.9);
+
+    // Scrub the timeline to its start: the heads and predictions of the untrained model.
+    const ui::WidgetLayout* slider = ui.widget("train.timeline");
+    REQUIRE(slider != nullptr);
+    ui.click(ImVec2(slider->x + 2.0f, slider->y + slider->h * 0.5f));
+    ui.frame(2);
+    CHECK_FALSE(p.follow);
+    CHECK(ui.text("train.timeline") == "0");
+    const train::Model initial = train::init_model(p.settings.model, p.progress.latest->model.vocabulary, p.settings.seed);
+    const train::ForwardPass at_start = train::forward(initial, p.probe.input);
+    REQUIRE(p.shown.ok);
+    CHECK(p.shown.layers[0].head[1].weights == at_start.layers[0].head[1].weights);
+    CHECK(ui.text("train.probe") != "6/6");
+    // And to the middle of the run: a later snapshot, not the newest weights.
+    ui.click(ImVec2(slider->x + slider->w * 0.5f, slider->y + slider->h * 0.5f));
+    ui.frame(2);
+    const int middle = std::stoi(ui.text("train.timeline"));
+    CHECK(middle > 0);
+    CHECK(middle < p.progress.steps_done);
+
+    // Open layer 1 (at the slider's step) in the pipeline: the session's scenario is the
+    // model's layer, and its trace is the one the panel drew.
+    ui.click(ui.centre("train.open.1"));
+    ui.frame(3);
+    CHECK_FALSE(p.open);
+    const Scenario& s = ui.state.session.scenario;
+    CHECK(s.name.find("trained layer 1 of 1, step " + std::to_string(middle)) == 0);
+    CHECK(s.w_q == p.shown_model.params.layers[0].w_q);
+    CHECK(s.w_o == p.shown_model.params.layers[0].w_o);
+    REQUIRE(ui.state.session.trace.ok);
+    CHECK(ui.state.session.trace.head[0].weights == p.shown.layers[0].head[0].weights);
+    CHECK(ui.state.session.trace.query_tokens.size() == p.probe.input.tokens.size());
+}
+
+TEST_CASE("Train: Save model and Load model through the path prompt, and the loaded run trains on as if never saved", "[train]") {
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui::TrainPanelState& p = ui.state.train;
+    p.open = true;
+    ui.frame(2);
+    ui::train_now(ui.state, 40);
+    ui.frame(2);
+    REQUIRE(p.progress.steps_done == 40);
+    const train::ModelParams saved = p.progress.latest->model.params;
+    const std::string file = (std::filesystem::temp_directory_path() / "attnlab-train-panel-model.json").string();
+    std::filesystem::remove(file);
+    p.model_path = file;
+    ui.click(ui.centre("train.save"));
+    CHECK(ui.state.classroom.prompt.action == ui::FileAction::SaveModel);
+    ui.frame(2);  // the path prompt opens
+    ui.key(GLFW_KEY_ENTER);
+    ui.frame(2);
+    REQUIRE(std::filesystem::exists(file));
+
+    // A fresh run, then the file: the run on screen is the saved one, at step 40.
+    ui.click(ui.centre("train.reset"));
+    p.worker->wait_idle();
+    ui.frame(2);
+    CHECK(p.progress.steps_done == 0);
+    ui.click(ui.centre("train.load"));
+    CHECK(ui.state.classroom.prompt.action == ui::FileAction::OpenModel);
+    ui.frame(2);  // the path prompt opens
+    ui.key(GLFW_KEY_ENTER);
+    p.worker->wait_idle();
+    ui.frame(2);
+    REQUIRE(p.progress.steps_done == 40);
+    CHECK(same_bits(p.progress.latest->model.params, saved));
+    // Ten more steps: the uninterrupted run's 50.
+    for (int i = 0; i < 10; ++i) ui.click(ui.centre("train.step"));
+    p.worker->wait_idle();
+    ui.frame(2);
+    REQUIRE(p.progress.steps_done == 50);
+    std::vector<std::string> errors;
+    auto uninterrupted = train::Trainer::create(p.settings, errors);
+    REQUIRE(uninterrupted);
+    uninterrupted->run(50);
+    CHECK(same_bits(p.progress.latest->model.params, uninterrupted->model().params));
+
+    // A bad file keeps the run on screen and says why.
+    { std::ofstream(file) << "{\"format\": \"attnlab-model\"}"; }
+    ui.click(ui.centre("train.load"));
+    ui.frame(2);  // the path prompt opens
+    ui.key(GLFW_KEY_ENTER);
+    ui.frame(2);
+    CHECK(p.progress.steps_done == 50);
+    REQUIRE_FALSE(ui.state.classroom.notices.empty());
+    CHECK(ui.state.classroom.notices.back().error);
+    INFO(ui.state.classroom.notices.back().text);
+    bool named = false;  // one notice per problem
+    for (const ui::Notice& n : ui.state.classroom.notices)
+        named = named || n.text.find("Cannot load the model: " + file + ": key 'version': missing") == 0;
+    CHECK(named);
+    std::filesystem::remove(file);
+}
