@@ -24,9 +24,9 @@ using nlohmann::json;
 // ignored. The window's own flags are allowed when --model opens the window.
 constexpr const char* kIgnoredWithModel[] = {
     "--preset", "--scenario", "--restore", "--mask", "--window", "--heads", "--pe", "--softmax", "--scale",
-    "--masked-fill", "--seed", "--block", "--export-scenario", "--lesson", "--step", "--bench-frames", "--list-presets",
+    "--masked-fill", "--seed", "--block", "--export-scenario", "--lesson", "--step", "--list-presets",
     "--check-articles", "--train", "--layers", "--d-model", "--steps", "--lr", "--save-model"};
-constexpr const char* kHeadlessOnly[] = {"--screenshot", "--size", "--presenter", "--no-autosave", "--backend"};
+constexpr const char* kHeadlessOnly[] = {"--screenshot", "--size", "--presenter", "--no-autosave", "--backend", "--bench-frames"};
 
 // What a model run produced, whichever kind of model.
 struct ModelRun {
