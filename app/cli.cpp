@@ -67,13 +67,14 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     app.add_option("--step", o.step, "the lesson step to show, 1 = the first")->check(kAtLeastOne);
     app.add_flag("--presenter", o.presenter, "presenter mode: large fonts, high contrast, fewer panels");
     add_train_options(app, o.train);
+    add_model_options(app, o.model);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         exit_code = app.exit(e, out, err) == 0 ? 0 : 2;  // --help: 0; every bad flag: 2, as the README says
         return std::nullopt;
     }
-    if (!check_train_options(app, o, err)) {
+    if (!check_train_options(app, o, err) || !check_model_options(app, o, err)) {
         exit_code = 2;
         return std::nullopt;
     }
@@ -187,6 +188,7 @@ bool wants_window(const Options& o) {
 
 int run_headless(const Options& o, std::ostream& out, std::ostream& err, const TraceRunner& runner) {
     if (!o.train.task.empty()) return run_train(o, out, err);
+    if (!o.model.path.empty()) return run_model(o, out, err);  // wants_window: only with --export-json or --print
     if (o.list_presets) {
         for (const Preset& p : presets()) out << p.name << "\n";
         return 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli_train.hpp"
+#include "cli_model.hpp"
 #include "scenario.hpp"
 #include "trace.hpp"
 
@@ -49,6 +50,7 @@ struct Options {
     int bench_frames = 0;                   // > 0: run the window this many frames, editing X every frame; print frame times
 
     TrainOptions train;                     // --train TASK and its flags (cli_train.hpp)
+    ModelOptions model;                     // --model PATH and its flags (cli_model.hpp)
 };
 
 // A backend for the headless commands: the CPU engine by default; main() passes the GPU

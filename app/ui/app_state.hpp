@@ -16,6 +16,7 @@
 #include "edits.hpp"
 #include "lesson.hpp"
 #include "ui/panel_train.hpp"
+#include "ui/model_state.hpp"
 
 struct ImFont;
 
@@ -138,7 +139,7 @@ struct Notice {
 };
 
 // The path popup shared by Save, Open and the exports.
-enum class FileAction { None, SaveSession, OpenSession, ExportMatrix, ExportTrace, ExportPng, SaveModel, OpenModel };
+enum class FileAction { None, SaveSession, OpenSession, ExportMatrix, ExportTrace, ExportPng, SaveModel, OpenModel, OpenCheckpoint };
 enum class MatrixFormat { Csv, Markdown, Latex };
 struct FilePrompt {
     FileAction action = FileAction::None;
@@ -244,6 +245,7 @@ struct AppState {
     RecoveryState recovery;
     NonFiniteCache non_finite;
     TrainPanelState train;  // View → Train (panel_train.cpp); its worker joins when this goes
+    ModelViewState model;          // a GPT-2 checkpoint and its model view (panel_model.cpp)
 };
 
 }  // namespace attn::ui

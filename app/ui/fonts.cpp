@@ -63,6 +63,7 @@ UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size) {
     ImFontGlyphRangesBuilder builder;
     builder.AddRanges(io.Fonts->GetGlyphRangesDefault());  // Basic Latin + Latin-1 (×, ·, ÷, ²)
     const ImWchar kMaths[] = {
+        0x0100, 0x017F,  // Latin Extended-A: GPT-2's token text (Ġ for a space, ċ, …) and its words
         0x0370, 0x03FF,  // Greek: Σ, ε, θ (ImGui 1.86 has no Greek preset)
         0x1D00, 0x1D7F,  // phonetic extensions: ᵀ
         0x2000, 0x206F,  // punctuation: – … ‖
@@ -76,7 +77,8 @@ UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size) {
     builder.AddRanges(kMaths);
     builder.AddText("\xE2\x88\x9A\xE1\xB5\x80\xC3\x97\xE2\x86\x92\xE2\x88\x92\xE2\x88\x9E\xC2\xB7\xCE\xA3\xE2\x82\x96"
                     "\xE2\x82\x81\xE2\x82\x82\xE2\x80\x93\xE2\x80\xA6\xE2\x89\x88\xE2\x89\xA4\xE2\x9F\xA8\xE2\x9F\xA9\xC3\xB7"
-                    "\xE2\x86\xB3\xE2\x9C\x95\xE2\x89\xA0\xE2\x96\xA8\xE2\x9A\xA0");  // √ ᵀ × → − ∞ · Σ ₖ ₁ ₂ – … ≈ ≤ ⟨ ⟩ ÷ ↳ ✕ ≠ ▨ ⚠
+                    "\xE2\x86\xB3\xE2\x9C\x95\xE2\x89\xA0\xE2\x96\xA8\xE2\x9A\xA0"
+                    "\xE2\x90\xA3\xE2\x8F\x8E");  // √ ᵀ × → − ∞ · Σ ₖ ₁ ₂ – … ≈ ≤ ⟨ ⟩ ÷ ↳ ✕ ≠ ▨ ⚠, and ␣ ⏎ (a token's space, newline)
     builder.BuildRanges(&ranges);
     io.Fonts->FontBuilderIO = ImGuiFreeType::GetBuilderForFreeType();
 

@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "ui/classroom.hpp"
+#include "ui/panel_model.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::ui {
@@ -17,6 +18,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     handle_shortcuts(state);  // keys of the last input: undo, files, F5, the lesson clicker
     if (classroom.normal_fonts.ui != nullptr) state.fonts = classroom.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
     prepare_compare(state, textures);  // before anything draws: a new B drops textures
+    update_model_view(state);          // a new sentence, or an edit of the opened layer: the model's layers after it
     const bool presenter = classroom.presenter;
     ImGui::PushFont(state.fonts.ui);
     int colours = 0;
@@ -53,7 +55,8 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     }
     ImGui::BeginGroup();
     if (!presenter) {
-        draw_tokens(state);
+        if (state.model.layer >= 0) draw_model_sentence(state);  // the model's sentence is edited in the model view
+        else draw_tokens(state);
         ImGui::Separator();
     }
     if (step != nullptr) {
@@ -75,6 +78,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     draw_articles(state);
     draw_compare(state, textures);
     draw_train(state, textures);
+    draw_model_view(state);
     handle_hand_check_click(state);
     draw_hand_check(state);
     draw_restore_prompt(state);

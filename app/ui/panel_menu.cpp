@@ -25,6 +25,7 @@
 #include "session_file.hpp"
 #include "reflect.hpp"
 #include "ui/classroom.hpp"
+#include "ui/panel_model.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::ui {
@@ -64,6 +65,7 @@ void draw_notices(AppState& state) {
 void start_classroom(AppState& state, const cli::Options& options) {
     state.classroom.presenter = options.presenter;
     if (!options.lesson.empty()) open_lesson_named(state, options.lesson, std::max(0, options.step - 1));
+    start_model(state, options);  // attnlab --model DIR: the model view open
     // Screenshots of the classroom windows (test_hooks.hpp).
     const TestHooks hooks = test_hooks();
     if (hooks.open_articles) state.classroom.articles.open = true;
@@ -213,6 +215,7 @@ const char* prompt_title(FileAction action) {
         case FileAction::ExportPng: return "Export window as PNG";
         case FileAction::SaveModel: return "Save the trained model (JSON)";
         case FileAction::OpenModel: return "Load a trained model (JSON)";
+        case FileAction::OpenCheckpoint: return "Open model (a GPT-2 checkpoint folder)";
         case FileAction::None: break;
     }
     return "File";
@@ -263,6 +266,7 @@ void draw_path_prompt(AppState& state) {
         switch (prompt.action) {
             case FileAction::SaveSession: save_session(state, prompt.path); break;
             case FileAction::OpenSession: open_file(state, prompt.path); break;
+            case FileAction::OpenCheckpoint: open_model(state, prompt.path); break;
             case FileAction::ExportMatrix: export_matrix(state, prompt.path); break;
             case FileAction::ExportTrace: export_trace(state, prompt.path); break;
             case FileAction::SaveModel: save_trained_model(state, prompt.path); break;
@@ -302,6 +306,8 @@ void draw_menu_bar(AppState& state) {
             close_menu_on_escape();
             if (ImGui::MenuItem("Open session\xE2\x80\xA6", "Ctrl+O")) ask_path(state, FileAction::OpenSession, "session.json");
             if (ImGui::MenuItem("Save session\xE2\x80\xA6", "Ctrl+S")) ask_path(state, FileAction::SaveSession, "session.json");
+            if (ImGui::MenuItem("Open model\xE2\x80\xA6")) ask_path(state, FileAction::OpenCheckpoint, "gpt2");
+            record_item(state, "menu.open_model", "Open model");
             ImGui::Separator();
             if (ImGui::MenuItem("Quit", "Ctrl+Q")) request_quit(state);
             ImGui::EndMenu();
@@ -350,6 +356,7 @@ void draw_menu_bar(AppState& state) {
             ImGui::MenuItem("Article checks", nullptr, &c.articles.open);
             ImGui::MenuItem("Compare", nullptr, &c.compare.open);
             ImGui::MenuItem("Train", nullptr, &state.train.open);
+            ImGui::MenuItem("Model view", nullptr, &state.model.open, state.model.checkpoint.has_value());
             ImGui::EndMenu();
         }
         const bool export_open = ImGui::BeginMenu("Export");

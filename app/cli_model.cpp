@@ -1,0 +1,309 @@
+#include "cli_model.hpp"
+
+#include <filesystem>
+#include <ostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "analysis.hpp"
+#include "cli.hpp"
+#include "gpt2/model.hpp"
+#include "report.hpp"
+#include "serialize.hpp"
+#include "softmax.hpp"
+#include "train/model_file.hpp"
+
+namespace attn::cli {
+
+namespace {
+
+using nlohmann::json;
+
+// Flags that choose or change a scenario: --model computes its own layers, so each would be
+// ignored. The window's own flags are allowed when --model opens the window.
+constexpr const char* kIgnoredWithModel[] = {
+    "--preset", "--scenario", "--restore", "--mask", "--window", "--heads", "--pe", "--softmax", "--scale",
+    "--masked-fill", "--seed", "--block", "--export-scenario", "--lesson", "--step", "--list-presets",
+    "--check-articles", "--train", "--layers", "--d-model", "--steps", "--lr", "--save-model"};
+constexpr const char* kHeadlessOnly[] = {"--screenshot", "--size", "--presenter", "--no-autosave", "--backend", "--bench-frames"};
+
+// What a model run produced, whichever kind of model.
+struct ModelRun {
+    std::vector<int> token_ids;
+    std::vector<std::string> tokens;
+    std::vector<Trace> layers;
+    json next_token_top5;
+    json predictions;              // model files only: every row's top 5
+    bool weights_in_checkpoint = false;
+};
+
+json top_json(const std::vector<gpt2::TokenProbability>& top) {
+    json ids = json::array(), tokens = json::array(), probabilities = json::array();
+    for (const auto& t : top) {
+        ids.push_back(t.id);
+        tokens.push_back(t.token);
+        probabilities.push_back(t.probability);
+    }
+    return {{"ids", ids}, {"tokens", tokens}, {"probabilities", probabilities}};
+}
+
+// The k most probable of softmax(row), best first, named by the vocabulary.
+std::vector<gpt2::TokenProbability> top_of_row(const Matrix& logits, Eigen::Index row, const std::vector<std::string>& names,
+                                               int k) {
+    const Matrix p = softmax_rows(logits.row(row), SoftmaxKind::Stable);  // (1 × V)
+    std::vector<gpt2::TokenProbability> all;
+    for (Eigen::Index t = 0; t < p.cols(); ++t)
+        all.push_back({static_cast<int>(t), names[static_cast<size_t>(t)], p(0, t)});
+    k = std::min<int>(k, static_cast<int>(all.size()));
+    std::partial_sort(all.begin(), all.begin() + k, all.end(), [](const auto& a, const auto& b) {
+        return a.probability != b.probability ? a.probability > b.probability : a.id < b.id;
+    });
+    all.resize(static_cast<size_t>(k));
+    return all;
+}
+
+// A GPT-2 folder. Returns the exit code (0 with `run` filled).
+int run_gpt2(const std::string& folder, const std::string& text, ModelRun& run, std::ostream& err) {
+    gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
+    for (const std::string& e : load.errors) err << e << "\n";
+    if (!load.checkpoint) return 2;
+    gpt2::ForwardPass pass = gpt2::forward_text(*load.checkpoint, text);
+    if (!pass.ok) {
+        for (const std::string& e : pass.errors) err << folder << ": " << e << "\n";
+        return 3;
+    }
+    run.token_ids = std::move(pass.token_ids);
+    run.tokens = std::move(pass.tokens);
+    run.layers = std::move(pass.layers);
+    run.next_token_top5 = top_json(pass.next_token_top5);
+    run.weights_in_checkpoint = true;
+    return 0;
+}
+
+// A model file trained in the app; the text is its vocabulary's names separated by spaces.
+int run_model_file(const std::string& path, const std::string& text, ModelRun& run, std::ostream& err) {
+    train::ModelFileLoad load = train::load_model_file(path);
+    for (const std::string& e : load.errors) err << e << "\n";
+    if (!load.file) return 2;
+    const train::Model& model = load.file->model;
+    if (model.config.attention == AttentionKind::Cross) {
+        err << path << ": a cross-attention model reads a source and a target sequence; --model --text gives one\n";
+        return 2;
+    }
+    std::vector<std::string> names;
+    std::istringstream words(text);
+    for (std::string w; words >> w;) names.push_back(w);
+    std::string error;
+    train::ModelInput input;
+    input.tokens = train::token_ids(model, names, &error);
+    if (!error.empty()) {
+        std::string vocabulary;
+        for (size_t i = 0; i < model.vocabulary.size() && i < 40; ++i) vocabulary += (i ? " " : "") + model.vocabulary[i];
+        err << path << ": --text " << error << " (the vocabulary: " << vocabulary
+            << (model.vocabulary.size() > 40 ? " …" : "") << ")\n";
+        return 2;
+    }
+    train::ForwardPass pass = train::forward(model, input);
+    if (!pass.ok) {
+        for (const std::string& e : pass.errors) err << path << ": " << e << "\n";
+        return 3;
+    }
+    run.token_ids = input.tokens;
+    run.tokens = names;
+    run.layers = std::move(pass.layers);
+    run.predictions = json::array();
+    for (Eigen::Index i = 0; i < pass.logits.rows(); ++i) {
+        json row = top_json(top_of_row(pass.logits, i, model.vocabulary, 5));
+        row["row"] = i + 1;
+        row["token"] = names[static_cast<size_t>(i)];
+        run.predictions.push_back(std::move(row));
+    }
+    run.next_token_top5 = top_json(top_of_row(pass.logits, pass.logits.rows() - 1, model.vocabulary, 5));
+    return 0;
+}
+
+// One layer's trace as JSON. A GPT-2 layer's weight matrices are the checkpoint's (up to
+// 768 × 3072 each): they are named, not copied, so the file stays the size of the activations.
+json layer_json(const Trace& t, int layer, bool weights_in_checkpoint) {
+    json j = trace_to_json(t);
+    if (weights_in_checkpoint) {
+        const std::string h = "h." + std::to_string(layer) + ".";
+        const std::string d = std::to_string(t.d_model);
+        for (const char* key : {"w_q", "w_k", "w_v", "w_o"}) j.erase(key);
+        j["block"].erase("w_1");
+        j["block"].erase("w_2");
+        j["weights_in_checkpoint"] = {
+            {"w_q", h + "attn.c_attn.weight[:, 0:" + d + "]"},
+            {"w_k", h + "attn.c_attn.weight[:, " + d + ":" + std::to_string(2 * t.d_model) + "]"},
+            {"w_v", h + "attn.c_attn.weight[:, " + std::to_string(2 * t.d_model) + ":" + std::to_string(3 * t.d_model) + "]"},
+            {"w_o", h + "attn.c_proj.weight"},
+            {"block.w_1", h + "mlp.c_fc.weight"},
+            {"block.w_2", h + "mlp.c_proj.weight"}};
+    }
+    return j;
+}
+
+std::vector<std::string> numbered(int n, const char* prefix) {
+    std::vector<std::string> labels;
+    for (int i = 1; i <= n; ++i) labels.push_back(prefix + std::to_string(i));
+    return labels;
+}
+
+// One head of one layer as tables: Q, K, V, the scores, scaled, masked, the weights and the
+// head's output. Columns counted from 1, as the panels count them.
+std::string format_head(const Trace& t, int layer, int h) {
+    const HeadTrace& head = t.head[static_cast<size_t>(h)];
+    const auto& qt = t.query_tokens;
+    const auto& kt = t.key_tokens;
+    const std::string prefix = "layer " + std::to_string(layer + 1) + ", head " + std::to_string(h + 1) + ": ";
+    std::ostringstream out;
+    out << prefix << t.n_queries << " tokens, d_k = " << t.d_k << ", scale 1/√" << t.d_k << ", causal mask\n\n";
+    out << format_matrix(prefix + "Q", head.q, qt, numbered(t.d_k, "d"), 4) << "\n";
+    out << format_matrix(prefix + "K", head.k, kt, numbered(t.d_k, "d"), 4) << "\n";
+    out << format_matrix(prefix + "V", head.v, kt, numbered(t.d_v, "d"), 4) << "\n";
+    out << format_matrix(prefix + "scores Q·Kᵀ", head.scores, qt, kt, 4) << "\n";
+    out << format_matrix(prefix + (t.scale == 1.0f ? "scores (unscaled)" : "scaled scores Q·Kᵀ/√d_k"), head.scaled_scores, qt,
+                         kt, 4) << "\n";
+    if (!t.visible.all()) out << format_matrix(prefix + "masked scores", head.masked_scores, qt, kt, 4) << "\n";
+    out << format_matrix(prefix + "attention weights softmax(·)", head.weights, qt, kt, 4) << "\n";
+    out << format_matrix(prefix + "output weights·V", head.output, qt, numbered(t.d_v, "d"), 4) << "\n";
+    for (const auto& w : t.warnings) out << "warning: " << w << "\n";
+    return out.str();
+}
+
+std::string format_top(const json& top) {
+    std::ostringstream out;
+    for (size_t i = 0; i < top["ids"].size(); ++i) {
+        char p[32];
+        std::snprintf(p, sizeof p, "%.4f", top["probabilities"][i].get<double>());
+        out << "  " << i + 1 << ". " << top["tokens"][i].get<std::string>() << " (id " << top["ids"][i].get<int>() << ")  " << p
+            << "\n";
+    }
+    return out.str();
+}
+
+}  // namespace
+
+void add_model_options(CLI::App& app, ModelOptions& m) {
+    app.add_option("--model", m.path,
+                   "a GPT-2 checkpoint folder (config.json, model.safetensors, vocab.json, merges.txt) or a model file "
+                   "trained in the app; with --text and --export-json or --print");
+    app.add_option("--layer", m.layer, "with --model --print: the layer to print, 1 = the first");
+    app.add_option("--head", m.head, "with --model --print: the head to print, 1 = the first");
+}
+
+bool check_model_options(const CLI::App& app, const Options& o, std::ostream& err) {
+    const ModelOptions& m = o.model;
+    if (m.path.empty()) {
+        if (m.layer || m.head) {
+            err << "--layer and --head choose a head of a model: give --model too\n";
+            return false;
+        }
+        return true;
+    }
+    for (const char* flag : kIgnoredWithModel)
+        if (app.count(flag) > 0) {
+            err << flag << " does not apply with --model: the model's own layers are computed\n";
+            return false;
+        }
+    const bool headless = !o.export_json.empty() || o.print;
+    if (headless) {
+        for (const char* flag : kHeadlessOnly)
+            if (app.count(flag) > 0) {
+                err << flag << " is the window's: --model with --export-json or --print runs without one\n";
+                return false;
+            }
+        if (!o.text) {
+            err << "--model needs --text \"…\": the sentence to run\n";
+            return false;
+        }
+    } else {
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(m.path, ec)) {
+            err << m.path << ": the window opens GPT-2 checkpoint folders; a model file opens in View → Train, or give "
+                   "--export-json FILE or --print\n";
+            return false;
+        }
+    }
+    if (m.layer.has_value() != m.head.has_value()) {
+        err << (m.layer ? "--layer needs --head" : "--head needs --layer") << ": --layer L --head H --print prints one head\n";
+        return false;
+    }
+    if (m.layer && !o.print && headless) {
+        err << "--layer and --head choose what --print prints (or the layer the window opens): give --print\n";
+        return false;
+    }
+    if (m.layer && (*m.layer < 1 || *m.head < 1)) {
+        err << "--layer and --head count from 1: found --layer " << *m.layer << " --head " << *m.head << "\n";
+        return false;
+    }
+    return true;
+}
+
+int run_model(const Options& o, std::ostream& out, std::ostream& err) {
+    const std::string& path = o.model.path;
+    std::error_code ec;
+    ModelRun run;
+    int code = 0;
+    if (std::filesystem::is_directory(path, ec)) {
+        code = run_gpt2(path, *o.text, run, err);
+    } else if (std::filesystem::is_regular_file(path, ec)) {
+        code = run_model_file(path, *o.text, run, err);
+    } else {
+        err << path << ": no such folder or file (--model takes a GPT-2 checkpoint folder or a model file)\n";
+        return 2;
+    }
+    if (code != 0) return code;
+    const int layers = static_cast<int>(run.layers.size());
+    if (o.model.layer) {
+        const int l = *o.model.layer - 1, h = *o.model.head - 1;
+        if (l >= layers || h >= run.layers[0].heads) {
+            err << path << ": --layer " << l + 1 << " --head " << h + 1 << " does not exist: the model has " << layers
+                << " layers of " << run.layers[0].heads << " heads\n";
+            return 2;
+        }
+    }
+    if (o.print) {
+        if (o.model.layer) {
+            out << format_head(run.layers[static_cast<size_t>(*o.model.layer - 1)], *o.model.layer - 1, *o.model.head - 1);
+        } else {
+            out << run.tokens.size() << " tokens:";
+            for (size_t i = 0; i < run.tokens.size(); ++i) out << "  " << run.tokens[i] << " (" << run.token_ids[i] << ")";
+            out << "\n" << layers << " layers of " << run.layers[0].heads << " heads\n";
+        }
+        out << "next token, top 5:\n" << format_top(run.next_token_top5);
+    }
+    if (!o.export_json.empty()) {
+        json j;
+        j["format"] = "attnlab-model-trace";
+        j["version"] = 1;
+        j["model"] = path;
+        j["kind"] = run.weights_in_checkpoint ? "gpt2" : "attnlab-model";
+        j["text"] = *o.text;
+        j["token_ids"] = run.token_ids;
+        j["tokens"] = run.tokens;
+        json traces = json::array();
+        for (int l = 0; l < layers; ++l) traces.push_back(layer_json(run.layers[static_cast<size_t>(l)], l, run.weights_in_checkpoint));
+        j["layers"] = std::move(traces);
+        j["next_token_top5"] = run.next_token_top5;
+        if (!run.predictions.is_null()) j["predictions"] = run.predictions;
+        std::string error;
+        if (!write_file_atomic(o.export_json, dump_json(j, 1) + "\n", &error)) {
+            err << error << "\n";
+            return 4;
+        }
+    }
+    for (int l = 0; l < layers; ++l) {
+        const NonFiniteReport non_finite = non_finite_report(run.layers[static_cast<size_t>(l)]);
+        if (!non_finite.matrices.empty()) {
+            err << path << ": layer " << l + 1 << ": NaN or \xC2\xB1\xE2\x88\x9E in " << non_finite.matrices.size()
+                << " matrices (" << non_finite.matrices.front() << (non_finite.matrices.size() > 1 ? ", …" : "") << "), "
+                << non_finite.origin << "\n";
+            return 5;
+        }
+    }
+    return 0;
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,324 @@
+// The model view: a GPT-2 checkpoint opened with File → Open model…, its sentence as token
+// chips, the top 5 next tokens, and every layer × head's attention weights as a small map
+// (BertViz's model view). Clicking a map opens that layer in the pipeline (the session's
+// scenario becomes the layer's scenario, the head shown); edits there recompute the layers
+// after it, the maps and the prediction.
+//
+// Index
+// [SECTION] Opening a model and a layer
+// [SECTION] Keeping the pass in step with the session
+// [SECTION] Drawing
+#include "ui/panel_model.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "presets.hpp"
+#include "reflect.hpp"
+#include "ui/classroom.hpp"
+#include "ui/colormap.hpp"
+#include "ui/panels.hpp"
+
+namespace attn::ui {
+
+namespace {
+
+constexpr const char* kDefaultSentence = "The animal did not cross the road because it was tired";
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The articles' sentences: the presets whose title is a quoted sentence.
+std::vector<std::string> article_sentences() {
+    std::vector<std::string> sentences;
+    for (const Preset& p : presets()) {
+        if (p.title.size() < 3 || p.title[0] != '"') continue;
+        const size_t end = p.title.find('"', 1);
+        if (end == std::string::npos) continue;
+        const std::string s = p.title.substr(1, end - 1);
+        if (std::find(sentences.begin(), sentences.end(), s) == sentences.end()) sentences.push_back(s);
+    }
+    return sentences;
+}
+
+// The session shows layer `layer` of the current pass.
+void show_layer(AppState& state, int layer) {
+    ModelViewState& m = state.model;
+    Scenario s = gpt2::layer_scenario(*m.checkpoint, m.pass.tokens, layer, gpt2::layer_input(m.pass.layers[static_cast<size_t>(layer)]));
+    m.layer = layer;
+    m.layer_name = s.name;
+    m.applied = s;
+    state.session.push(edits::ReplaceScenario{std::move(s)});
+}
+
+// Runs the sentence; false (the pass kept) with a notice when it cannot run.
+bool run_sentence(AppState& state, const std::string& sentence) {
+    ModelViewState& m = state.model;
+    const auto t0 = std::chrono::steady_clock::now();
+    gpt2::ForwardPass pass = gpt2::forward_text(*m.checkpoint, sentence);
+    if (!pass.ok) {
+        for (const std::string& e : pass.errors) add_notice(state, "The model cannot run this sentence: " + e, true);
+        m.computed_sentence = sentence;  // not retried every frame
+        return false;
+    }
+    m.forward_ms = ms_since(t0);
+    m.pass = std::move(pass);
+    m.computed_sentence = sentence;
+    if (m.layer >= 0) show_layer(state, m.layer);  // the opened layer follows the sentence
+    return true;
+}
+
+}  // namespace
+
+// [SECTION] Opening a model and a layer
+
+bool open_model(AppState& state, const std::string& folder) {
+    gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
+    if (!load.checkpoint) {  // the current work and any model already open are kept
+        for (const std::string& e : load.errors) add_notice(state, "Cannot open the model: " + e, true);
+        return false;
+    }
+    ModelViewState& m = state.model;
+    m.checkpoint = std::move(*load.checkpoint);
+    m.open = true;
+    m.layer = -1;
+    m.pass = gpt2::ForwardPass{};
+    if (m.sentence.empty()) m.sentence = kDefaultSentence;
+    const gpt2::Config& c = m.checkpoint->config;
+    add_notice(state, "Opened the model " + folder + ": " + std::to_string(c.n_layer) + " layers \xC3\x97 " +
+                          std::to_string(c.n_head) + " heads, d_model " + std::to_string(c.n_embd), false);
+    run_sentence(state, m.sentence);
+    return true;
+}
+
+void start_model(AppState& state, const cli::Options& options) {
+    if (options.model.path.empty()) return;
+    if (options.text) state.model.sentence = *options.text;
+    if (!open_model(state, options.model.path) || !options.model.layer) return;
+    const int layer = *options.model.layer - 1, head = *options.model.head - 1;
+    const gpt2::Config& c = state.model.checkpoint->config;
+    if (layer >= c.n_layer || head >= c.n_head) {
+        add_notice(state, "--layer " + std::to_string(layer + 1) + " --head " + std::to_string(head + 1) +
+                              " does not exist: the model has " + std::to_string(c.n_layer) + " layers of " +
+                              std::to_string(c.n_head) + " heads", true);
+        return;
+    }
+    open_model_layer(state, layer, head);
+}
+
+void open_model_layer(AppState& state, int layer, int head) {
+    ModelViewState& m = state.model;
+    if (!m.checkpoint || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
+    m.head = head;
+    m.collapse = true;
+    show_layer(state, layer);
+    state.view.all_heads = false;
+    state.view.shown_head = head;
+}
+
+// [SECTION] Keeping the pass in step with the session
+
+void update_model_view(AppState& state) {
+    ModelViewState& m = state.model;
+    if (!m.checkpoint) return;
+    if (m.sentence != m.computed_sentence && !ImGui::GetIO().WantTextInput) run_sentence(state, m.sentence);
+    const edits::Session& session = state.session;
+    if (m.layer < 0 || session.revision == m.seen_revision || !session.pending.empty()) return;
+    m.seen_revision = session.revision;
+    if (session.scenario.name != m.layer_name) {  // another scenario opened: the model view stays, detached
+        m.layer = -1;
+        return;
+    }
+    if (reflect::equal(session.scenario, m.applied)) return;
+    // An edit in layer ℓ: ℓ and every layer after it, the maps and the prediction.
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!gpt2::recompute_from(*m.checkpoint, m.layer, m.pass, &session.scenario)) {
+        for (const std::string& e : m.pass.errors) add_notice(state, "The model's layers after the edit were not recomputed: " + e, true);
+        m.layer = -1;
+        m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence);  // the unedited model, in step again
+        return;
+    }
+    m.forward_ms = ms_since(t0);
+    m.applied = session.scenario;
+}
+
+// [SECTION] Drawing
+
+void draw_model_sentence(AppState& state) {
+    ModelViewState& m = state.model;
+    const std::string text = "GPT-2 layer " + std::to_string(m.layer + 1) + " of " + m.checkpoint->folder + " on \"" +
+                             m.computed_sentence + "\" (" + std::to_string(m.pass.tokens.size()) + " tokens)";
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(text.c_str());
+    record_item(state, "model.pipeline_sentence", text);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("edit the sentence in the model view")) {
+        m.open = true;
+        m.expand = true;
+    }
+    // Layer 1's X is wte[ids] + wpe[0..n): the scenario has no encoding of its own (the
+    // engine's learned table is not GPT-2's), so the sum is its X, said here.
+    ImGui::TextDisabled("%s; attention reads LN\xE2\x82\x81(X). An edit here recomputes the layers after it, the model view's "
+                        "maps and the next token.",
+                        m.layer == 0 ? "X = wte[tokens] + wpe[positions], the token and position embeddings added"
+                                     : "X is the residual stream entering the layer (the previous block's output)");
+}
+
+void draw_model_view(AppState& state) {
+    ModelViewState& m = state.model;
+    if (!m.open || !m.checkpoint) return;
+    const float scale = state.fonts.scale;
+    ImGui::SetNextWindowSize(ImVec2(760.0f * scale, 820.0f * scale), ImGuiCond_FirstUseEver);
+    // At the right, below the pipeline's first line (what the layer is, when one is open).
+    const ImVec2 display = ImGui::GetIO().DisplaySize;
+    const ImVec2 place(std::max(0.0f, display.x - 780.0f * scale), 110.0f * scale);
+    ImGui::SetNextWindowPos(place, ImGuiCond_FirstUseEver);
+    const gpt2::Config& c = m.checkpoint->config;
+    const std::string title = "Model: " + m.checkpoint->folder + "###model";
+    if (m.collapse) {  // its title bar at the bottom right, over the status area, not over the pipeline
+        ImGui::SetNextWindowCollapsed(true);
+        ImGui::SetNextWindowPos(ImVec2(place.x, display.y - ImGui::GetFrameHeight() - 6.0f * scale));
+    } else if (m.expand) {
+        ImGui::SetNextWindowCollapsed(false);
+        ImGui::SetNextWindowPos(place);
+    }
+    m.collapse = m.expand = false;
+    if (!ImGui::Begin(title.c_str(), &m.open)) {
+        ImGui::End();
+        return;
+    }
+    ImGui::TextDisabled("%d layers \xC3\x97 %d heads, d_model %d, vocabulary %d, at most %d tokens", c.n_layer, c.n_head,
+                        c.n_embd, c.vocab_size, c.n_positions);
+
+    // The sentence, re-tokenised by GPT-2's tokenizer when Enter is pressed or the box is left.
+    char buffer[2048];
+    const size_t n = std::min(m.sentence.size(), sizeof buffer - 1);
+    m.sentence.copy(buffer, n);
+    buffer[n] = '\0';
+    ImGui::SetNextItemWidth(-1.0f);
+    ImGui::InputText("##model.sentence", buffer, sizeof buffer);
+    record_item(state, "model.sentence", buffer);
+    m.sentence = buffer;
+    ImGui::TextDisabled("Sentences from the articles:");
+    for (const std::string& s : article_sentences()) {
+        ImGui::SameLine();
+        const std::string label = s.size() > 28 ? s.substr(0, 26) + "\xE2\x80\xA6" : s;
+        if (ImGui::SmallButton((label + "##pick" + s).c_str())) m.sentence = s;
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.c_str());
+        if (ImGui::GetContentRegionAvail().x < 200.0f * scale) ImGui::NewLine();
+    }
+    const gpt2::ForwardPass& pass = m.pass;
+    if (!pass.ok) {
+        ImGui::TextWrapped("No pass to show: see the status area.");
+        ImGui::End();
+        return;
+    }
+
+    // The tokens as chips: the readable token, its id below.
+    std::string chips;
+    for (size_t i = 0; i < pass.tokens.size(); ++i) {
+        if (i > 0) ImGui::SameLine();
+        if (ImGui::GetContentRegionAvail().x < 60.0f * scale) ImGui::NewLine();
+        ImGui::BeginGroup();
+        ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, 6.0f);
+        ImGui::Button((pass.tokens[i] + "##chip" + std::to_string(i)).c_str());
+        ImGui::PopStyleVar();
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("token %zu: id %d, \"%s\" in vocab.json (\xE2\x90\xA3 is a leading space, written \xC4\xA0 there)", i + 1,
+                              pass.token_ids[i], m.checkpoint->tokenizer.token(pass.token_ids[i]).c_str());
+        ImGui::PushFont(state.fonts.mono_small);
+        ImGui::TextDisabled("%d", pass.token_ids[i]);
+        ImGui::PopFont();
+        ImGui::EndGroup();
+        chips += (i ? " " : "") + pass.tokens[i] + "/" + std::to_string(pass.token_ids[i]);
+    }
+    record_item(state, "model.tokens", chips);
+
+    // The next token.
+    std::string top;
+    ImGui::TextUnformatted("Next token:");
+    for (const gpt2::TokenProbability& t : pass.next_token_top5) {
+        ImGui::SameLine();
+        // Below 0.1 % a percentage with one decimal would read 0.0 %: the probability itself, in
+        // short scientific notation.
+        // An id the vocabulary does not use (a padding row of wte) has no text: its id instead.
+        const std::string token = t.token.empty() ? "#" + std::to_string(t.id) : t.token;
+        if (t.probability >= 1e-3f) ImGui::Text("  %s %.1f%%", token.c_str(), 100.0 * t.probability);
+        else ImGui::Text("  %s %.1e", token.c_str(), static_cast<double>(t.probability));
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("id %d, probability %.6f", t.id, static_cast<double>(t.probability));
+        char p[32];
+        std::snprintf(p, sizeof p, "%.4f", static_cast<double>(t.probability));
+        top += (top.empty() ? "" : " ") + t.token + "=" + p;
+    }
+    record_item(state, "model.top5", top);
+    ImGui::TextDisabled("last recompute %.0f ms%s", m.forward_ms,
+                        m.layer >= 0 ? (", layer " + std::to_string(m.layer + 1) + " open in the pipeline: edits there recompute the layers after it").c_str() : "");
+
+    // The grid: rows are layers, columns heads; each map is a head's (n × n) weights.
+    ImGui::Separator();
+    const int heads = c.n_head, layers = static_cast<int>(pass.layers.size());
+    const int tokens = static_cast<int>(pass.tokens.size());
+    const float label_w = ImGui::CalcTextSize("L12 ").x;
+    const float gap = 4.0f * scale;
+    const float avail = ImGui::GetContentRegionAvail().x - label_w - 8.0f * scale;
+    const float map = std::clamp(avail / static_cast<float>(heads) - gap, 16.0f * scale, 120.0f * scale);
+    const float cell = map / static_cast<float>(tokens);
+    ImGui::BeginChild("model.grid", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    ImVec2 origin = ImGui::GetCursorScreenPos();
+    for (int h = 0; h < heads; ++h) {
+        const std::string label = "H" + std::to_string(h + 1);
+        const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+        draw->AddText(ImVec2(origin.x + label_w + static_cast<float>(h) * (map + gap) + (map - size.x) * 0.5f, origin.y),
+                      ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+    }
+    origin.y += ImGui::GetTextLineHeightWithSpacing();
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    for (int l = 0; l < layers; ++l) {
+        const float y = origin.y + static_cast<float>(l) * (map + gap);
+        const std::string label = "L" + std::to_string(l + 1);
+        draw->AddText(ImVec2(origin.x, y + (map - ImGui::GetTextLineHeight()) * 0.5f), ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                      label.c_str());
+        for (int h = 0; h < heads; ++h) {
+            const ImVec2 p0(origin.x + label_w + static_cast<float>(h) * (map + gap), y);
+            const Matrix& w = pass.layers[static_cast<size_t>(l)].head[static_cast<size_t>(h)].weights;
+            // The causal mask hides keys after the query: the map's ground is the masked grey,
+            // the visible cells (j ≤ i) drawn over it in viridis, as the weights cards are.
+            draw->AddRectFilled(p0, ImVec2(p0.x + map, p0.y + map), pack(kMaskedBackground, 90));
+            for (int i = 0; i < tokens; ++i)
+                for (int j = 0; j <= i; ++j) {
+                    const ImVec2 a(p0.x + static_cast<float>(j) * cell, p0.y + static_cast<float>(i) * cell);
+                    draw->AddRectFilled(a, ImVec2(a.x + cell + 0.5f, a.y + cell + 0.5f), pack(viridis(w(i, j))));
+                }
+            const bool opened = m.layer == l && state.view.shown_head == h && !state.view.all_heads;
+            const bool hovered = mouse.x >= p0.x && mouse.x < p0.x + map && mouse.y >= p0.y && mouse.y < p0.y + map &&
+                                 ImGui::IsWindowHovered();
+            if (opened || hovered)
+                draw->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p0.x + map + 2, p0.y + map + 2),
+                              opened ? IM_COL32(255, 200, 60, 255) : IM_COL32(255, 255, 255, 200), 0.0f, 0, 2.0f);
+            ImGui::SetCursorScreenPos(p0);
+            ImGui::InvisibleButton(("map" + std::to_string(l) + "_" + std::to_string(h)).c_str(), ImVec2(map, map));
+            record_item(state, ("model.map." + std::to_string(l + 1) + "." + std::to_string(h + 1)).c_str(),
+                        opened ? "open" : "");
+            if (ImGui::IsItemHovered()) {
+                // The query row and key column under the mouse.
+                const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, tokens - 1);
+                const int j = std::clamp(static_cast<int>((mouse.x - p0.x) / cell), 0, tokens - 1);
+                ImGui::SetTooltip("layer %d, head %d: %s \xE2\x86\x92 %s  weight %.3f\nclick to open this layer and head in the pipeline",
+                                  l + 1, h + 1, pass.tokens[static_cast<size_t>(i)].c_str(),
+                                  pass.tokens[static_cast<size_t>(j)].c_str(), static_cast<double>(w(i, j)));
+            }
+            if (ImGui::IsItemClicked()) open_model_layer(state, l, h);
+        }
+    }
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(layers) * (map + gap)));
+    ImGui::Dummy(ImVec2(label_w + static_cast<float>(heads) * (map + gap), 1.0f));
+    ImGui::EndChild();
+    ImGui::End();
+}
+
+}  // namespace attn::ui

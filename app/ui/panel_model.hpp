@@ -1,0 +1,28 @@
+#pragma once
+// The model view (panel_model.cpp): a GPT-2 checkpoint's layers × heads, its sentence and
+// next token, and the layer opened in the pipeline.
+#include <string>
+
+#include "cli.hpp"
+#include "ui/app_state.hpp"
+
+namespace attn::ui {
+
+// attnlab --model DIR [--text …] [--layer L --head H]: the model opened, that layer in the
+// pipeline. Nothing without --model.
+void start_model(AppState& state, const cli::Options& options);
+// Opens a checkpoint folder and runs the sentence (the articles' animal sentence at first).
+// A folder that cannot be read leaves everything as it was, with a notice per fault; false.
+bool open_model(AppState& state, const std::string& folder);
+// The session's scenario becomes layer `layer`'s (its input the stream entering it), head
+// `head` shown (both from 0).
+void open_model_layer(AppState& state, int layer, int head);
+// Before drawing: a new sentence runs; an edit of the opened layer's scenario recomputes it
+// and the layers after it.
+void update_model_view(AppState& state);
+void draw_model_view(AppState& state);
+// In place of the token bar while a model's layer is in the pipeline: which layer, the
+// sentence, and where to change it.
+void draw_model_sentence(AppState& state);
+
+}  // namespace attn::ui

@@ -1,0 +1,184 @@
+// GPT-2's forward pass: one engine scenario per layer (model.hpp has the maths).
+#include "gpt2/model.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "engine.hpp"
+#include "softmax.hpp"
+
+namespace attn::gpt2 {
+
+std::vector<std::string> validate(const Checkpoint& c, const std::vector<int>& ids) {
+    std::vector<std::string> errors;
+    const int n = static_cast<int>(ids.size());
+    if (n == 0) errors.push_back("the text has no token: GPT-2 needs at least one");
+    if (n > c.config.n_positions)
+        errors.push_back("the text has " + std::to_string(n) + " tokens; the model reads at most n_positions = " +
+                         std::to_string(c.config.n_positions) + " (its position table wpe has that many rows)");
+    for (int i = 0; i < n; ++i)
+        if (ids[static_cast<size_t>(i)] < 0 || ids[static_cast<size_t>(i)] >= c.wte.rows()) {
+            errors.push_back("token " + std::to_string(i + 1) + " has id " + std::to_string(ids[static_cast<size_t>(i)]) +
+                             ", outside wte's " + std::to_string(c.wte.rows()) + " rows");
+            break;
+        }
+    if (c.config.n_layer < 1) errors.push_back("config.json's n_layer is " + std::to_string(c.config.n_layer) + ": expected at least 1");
+    if (static_cast<int>(c.layers.size()) != c.config.n_layer)
+        errors.push_back("the checkpoint holds " + std::to_string(c.layers.size()) + " layers, config.json says n_layer = " +
+                         std::to_string(c.config.n_layer));
+    return errors;
+}
+
+const Matrix& layer_input(const Trace& trace) { return trace.x_pe; }
+const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
+
+Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tokens, int l, const Matrix& input) {
+    const LayerWeights& w = c.layers[static_cast<size_t>(l)];
+    const int d = c.config.n_embd;
+    Scenario s;
+    s.name = "GPT-2 layer " + std::to_string(l + 1);
+    s.input = InputMode::Embeddings;
+    s.attention = AttentionKind::Self;
+    s.d_model = d;
+    s.heads = c.config.n_head;
+    s.target.tokens = tokens;
+    s.target.embeddings = input;            // the residual stream: wpe is already in x₀
+    s.positional = PositionalEncoding::None;
+    s.mask = MaskKind::Causal;
+    s.scale = true;                         // 1/√d_k
+    s.softmax = SoftmaxKind::Stable;
+    // Conv1D keeps (in, out): [Q | K | V] = a·c_attn_w, so W_Q is columns [0, d), W_K
+    // [d, 2d), W_V [2d, 3d) of the (d × 3d) weight, used as they are.
+    s.w_q = w.c_attn_w.middleCols(0, d);
+    s.w_k = w.c_attn_w.middleCols(d, d);
+    s.w_v = w.c_attn_w.middleCols(2 * d, d);
+    s.b_q = w.c_attn_b.segment(0, d);
+    s.b_k = w.c_attn_b.segment(d, d);
+    s.b_v = w.c_attn_b.segment(2 * d, d);
+    s.w_o = w.c_proj_w;                     // (d × d): concat·c_proj_w
+    s.b_o = w.c_proj_b;
+    BlockOptions& b = s.block;
+    b.residual = true;
+    b.layer_norm = true;
+    b.feed_forward = true;
+    b.norm = NormPlacement::Pre;
+    b.activation = Activation::GeluTanh;    // gelu_new
+    b.epsilon = c.config.layer_norm_epsilon;
+    b.d_ff = static_cast<int>(w.c_fc_w.cols());
+    b.norm_1 = {w.ln_1_gamma, w.ln_1_beta};
+    b.norm_2 = {w.ln_2_gamma, w.ln_2_beta};
+    b.w_1 = w.c_fc_w;                       // (d × d_ff)
+    b.b_1 = w.c_fc_b;
+    b.w_2 = w.mlp_proj_w;                   // (d_ff × d)
+    b.b_2 = w.mlp_proj_b;
+    return s;
+}
+
+std::vector<TokenProbability> top_tokens(const Vector& logits, int k, const Tokenizer& tokenizer) {
+    const Matrix probabilities = softmax_rows(logits, SoftmaxKind::Stable);  // (1 × V)
+    std::vector<int> order(static_cast<size_t>(logits.cols()));
+    std::iota(order.begin(), order.end(), 0);
+    k = std::min<int>(k, static_cast<int>(order.size()));
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
+        const float pa = probabilities(0, a), pb = probabilities(0, b);
+        return pa != pb ? pa > pb : a < b;
+    });
+    std::vector<TokenProbability> top;
+    for (int i = 0; i < k; ++i) {
+        const int id = order[static_cast<size_t>(i)];
+        top.push_back({id, tokenizer.display(id), probabilities(0, id)});
+    }
+    return top;
+}
+
+namespace {
+
+// LN_f and the tied LM head on the last layer's output.
+void finish(const Checkpoint& c, ForwardPass& pass) {
+    const Matrix& x = layer_output(pass.layers.back());
+    pass.final_output = layer_norm(x, c.config.layer_norm_epsilon, {c.ln_f_gamma, c.ln_f_beta});
+    // (1 × d)·(d × V) → (1 × V): only the next token's row.
+    pass.next_logits.noalias() = pass.final_output.bottomRows(1) * c.wte.transpose();
+    pass.next_token_top5 = top_tokens(pass.next_logits, 5, c.tokenizer);
+    pass.ok = true;
+}
+
+// Runs layers [from, L) starting from `input`; layer `from` runs `first` when given.
+bool run_layers(const Checkpoint& c, int from, Matrix input, ForwardPass& pass, const Scenario* first) {
+    pass.ok = false;
+    pass.errors.clear();
+    const int n = static_cast<int>(pass.token_ids.size());
+    for (int l = from; l < c.config.n_layer; ++l) {
+        Trace& t = pass.layers[static_cast<size_t>(l)];
+        const bool edited = l == from && first != nullptr;
+        if (edited) {
+            // The edited scenario as it is: its X is the residual stream entering the layer,
+            // and an edit there counts too; it must still hold one row per token.
+            if (first->target.embeddings.rows() != n || first->target.embeddings.cols() != c.config.n_embd) {
+                pass.errors.push_back("layer " + std::to_string(l + 1) + ": the edited scenario's X is " +
+                                      std::to_string(first->target.embeddings.rows()) + " × " +
+                                      std::to_string(first->target.embeddings.cols()) + "; the model's stream is " +
+                                      std::to_string(n) + " × " + std::to_string(c.config.n_embd) +
+                                      " (one row per token of the sentence)");
+                return false;
+            }
+            run_into(*first, RunOptions{}, t);
+        } else {
+            run_into(layer_scenario(c, pass.tokens, l, input), RunOptions{}, t);
+        }
+        if (!t.ok) {
+            for (const std::string& e : t.errors) pass.errors.push_back("layer " + std::to_string(l + 1) + ": " + e);
+            return false;
+        }
+        if (l == 0 && !edited) {
+            // Labelled as the engine labels an added encoding: x_pe = x + pe is the input used.
+            t.settings.positional = PositionalEncoding::Learned;
+            t.x.resize(n, c.config.n_embd);
+            for (int i = 0; i < n; ++i) t.x.row(i) = c.wte.row(pass.token_ids[static_cast<size_t>(i)]);
+            t.pe = c.wpe.topRows(n);
+        }
+        input = layer_output(t);
+    }
+    finish(c, pass);
+    return true;
+}
+
+}  // namespace
+
+bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass& pass) {
+    pass.ok = false;
+    pass.errors = validate(c, ids);
+    if (!pass.errors.empty()) {
+        pass.layers.clear();
+        return false;
+    }
+    pass.token_ids = ids;
+    const int n = static_cast<int>(ids.size());
+    pass.tokens.clear();
+    for (int id : ids) pass.tokens.push_back(c.tokenizer.display(id));
+    Matrix x0(n, c.config.n_embd);  // wte[ids] + wpe[0..n): (n × d)
+    for (int i = 0; i < n; ++i) x0.row(i) = c.wte.row(ids[static_cast<size_t>(i)]) + c.wpe.row(i);
+    pass.layers.resize(static_cast<size_t>(c.config.n_layer));  // kept traces keep their storage (run_into)
+    return run_layers(c, 0, std::move(x0), pass, nullptr);
+}
+
+ForwardPass forward(const Checkpoint& c, const std::vector<int>& ids) {
+    ForwardPass pass;
+    forward_into(c, ids, pass);
+    return pass;
+}
+
+ForwardPass forward_text(const Checkpoint& c, const std::string& text) { return forward(c, c.tokenizer.encode(text)); }
+
+bool recompute_from(const Checkpoint& c, int layer, ForwardPass& pass, const Scenario* edited_layer) {
+    if (layer < 0 || layer >= c.config.n_layer || static_cast<int>(pass.layers.size()) != c.config.n_layer ||
+        !pass.layers[static_cast<size_t>(layer)].ok) {
+        pass.ok = false;
+        pass.errors = {"recompute from layer " + std::to_string(layer + 1) + ": the pass has no computed input for it (run forward first)"};
+        return false;
+    }
+    Matrix input = layer_input(pass.layers[static_cast<size_t>(layer)]);
+    return run_layers(c, layer, std::move(input), pass, edited_layer);
+}
+
+}  // namespace attn::gpt2

@@ -1,0 +1,80 @@
+#pragma once
+// GPT-2's forward pass through the engine: every layer is an attn::Scenario in embedding
+// mode whose weights are the checkpoint's, and attn::run turns it into the attn::Trace the
+// panels, tooltips and exports already read (as core/train/model.hpp does for the app's
+// own models).
+//
+//   x₀ = wte[ids] + wpe[0..n)                   (n × d)
+//   xₗ₊₁ = the block's output of run(scenarioₗ(xₗ)):
+//     a = LN₁(xₗ)                               ln_1's γ, β, layer_norm_epsilon
+//     [Q | K | V] = a·c_attn_w + c_attn_b       (n × d)·(d × 3d) → (n × 3d), Conv1D (in, out) as is
+//     head h: softmax(mask(Q_h·K_hᵀ / √d_k))·V_h, causal
+//     r = xₗ + concat·c_proj_w + c_proj_b
+//     xₗ₊₁ = r + gelu_new(LN₂(r)·c_fc_w + c_fc_b)·mlp_proj_w + mlp_proj_b
+//   h = LN_f(x_L)
+//   logits = h·wteᵀ                             the LM head is tied to wte: (1 × d)·(d × V) → (1 × V)
+// Only the last row's logits are computed: they are the next token's; a row's full (n × V)
+// would cost n times the LM head for nothing shown.
+//
+// Each layer's scenario has no positional encoding of its own: wpe is already in x₀. The
+// first layer's trace is then labelled as the engine labels an added encoding (x = wte[ids],
+// pe = wpe[0..n), the positional setting "learned"), so its card reads "X + PE"; x_pe is
+// exactly the input the engine used, in every layer.
+#include <string>
+#include <vector>
+
+#include "gpt2/checkpoint.hpp"
+#include "scenario.hpp"
+#include "trace.hpp"
+
+namespace attn::gpt2 {
+
+struct TokenProbability {
+    int id = 0;
+    std::string token;        // Tokenizer::display: "␣cat"
+    float probability = 0.0f;
+};
+
+struct ForwardPass {
+    bool ok = false;
+    std::vector<std::string> errors;
+    std::vector<int> token_ids;
+    std::vector<std::string> tokens;        // display() of each id: the traces' labels
+    std::vector<Trace> layers;              // layer ℓ's trace: attention and its block
+    Matrix final_output;                    // LN_f(x_L) (n × d)
+    Vector next_logits;                     // the last row's logits (1 × V)
+    std::vector<TokenProbability> next_token_top5;  // from softmax(next_logits), best first
+};
+
+// Reasons the ids cannot be run (empty when they can): no token, more than n_positions, an
+// id outside wte.
+std::vector<std::string> validate(const Checkpoint& checkpoint, const std::vector<int>& ids);
+
+// Layer ℓ's scenario for its input (n × d): the residual stream entering the layer.
+Scenario layer_scenario(const Checkpoint& checkpoint, const std::vector<std::string>& tokens, int layer,
+                        const Matrix& layer_input);
+// The residual stream layer ℓ read: its trace's x_pe (x₀ for layer 0).
+const Matrix& layer_input(const Trace& trace);
+// What the next layer reads: the block's output.
+const Matrix& layer_output(const Trace& trace);
+
+// All layers, every trace kept, and the next-token prediction.
+ForwardPass forward(const Checkpoint& checkpoint, const std::vector<int>& ids);
+// The same into an existing pass, reusing its traces' storage: running again (a new
+// sentence) then allocates and page-faults little. False with pass.errors.
+bool forward_into(const Checkpoint& checkpoint, const std::vector<int>& ids, ForwardPass& pass);
+// Tokenises text with the checkpoint's tokenizer and runs it.
+ForwardPass forward_text(const Checkpoint& checkpoint, const std::string& text);
+
+// After an edit in layer ℓ: recomputes layers ℓ … L−1, LN_f and the prediction from the
+// cached input of layer ℓ (pass.layers[ℓ]); layers before ℓ are untouched. With
+// `edited_layer`, layer ℓ runs that scenario as it is (the app's session edits it: its X is
+// the stream entering the layer, so an edit of X counts like one of a weight; it must keep
+// one row per token) instead of the checkpoint's. False with pass.errors when a layer
+// cannot run.
+bool recompute_from(const Checkpoint& checkpoint, int layer, ForwardPass& pass, const Scenario* edited_layer = nullptr);
+
+// The k most probable ids of softmax(logits), best first (ties: the smaller id).
+std::vector<TokenProbability> top_tokens(const Vector& logits, int k, const Tokenizer& tokenizer);
+
+}  // namespace attn::gpt2

@@ -1,0 +1,138 @@
+// The model view driven headless (tests/gui/ui_driver.hpp): File → Open model… on a
+// checkpoint the test writes, the grid, a map opened in the pipeline, an edit there
+// recomputing the layers after it, a new sentence, and a bad folder that changes nothing.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "bad_model_catalogue.hpp"
+#include "gpt2/model.hpp"
+#include "presets.hpp"
+#include "ui/panel_model.hpp"
+#include "ui_driver.hpp"
+
+using namespace attn;
+using attn::testing::UiDriver;
+
+namespace {
+
+// 3 layers × 2 heads, d 8, 64 positions: the articles' sentences fit.
+std::string write_model(const std::string& name) {
+    const std::string folder = (std::filesystem::temp_directory_path() / name).string();
+    std::filesystem::remove_all(folder);
+    gpt2::Config config = testing::tiny_config();
+    config.n_layer = 3;
+    config.n_positions = 64;
+    gpt2::Checkpoint c = testing::tiny_checkpoint();
+    c = gpt2::random_checkpoint(config, 4, c.tokenizer);
+    for (auto& layer : c.layers) layer.c_attn_w *= 60.0f;  // attention far from uniform
+    std::string error;
+    REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
+    return folder;
+}
+
+void open_through_menu(UiDriver& ui, const std::string& folder) {
+    ui.click(ui.centre("menu.file"));
+    ui.click(ui.centre("menu.open_model"));
+    REQUIRE(ui.state.classroom.prompt.action == ui::FileAction::OpenCheckpoint);
+    ui.key(GLFW_KEY_ESCAPE);
+    ui.state.classroom.prompt.path = folder;
+    ui.state.classroom.prompt.action = ui::FileAction::OpenCheckpoint;
+    ui.state.classroom.prompt.open_requested = true;
+    ui.frame(2);
+    ui.key(GLFW_KEY_ENTER);
+    ui.frame(2);
+}
+
+}  // namespace
+
+TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an edit recomputing the layers after it",
+          "[model-view]") {
+    const Preset& start = *find_preset(default_preset_name());
+    UiDriver ui(start.scenario);
+    ui.frame(3);
+    const std::string folder = write_model("attnlab-model-view-test");
+
+    SECTION("a folder that cannot be read leaves the work as it was, with a notice") {
+        open_through_menu(ui, folder + "-missing");
+        CHECK_FALSE(ui.state.model.checkpoint.has_value());
+        CHECK(ui.state.session.scenario.name == start.scenario.name);
+        REQUIRE_FALSE(ui.state.classroom.notices.empty());
+        CHECK(ui.state.classroom.notices.back().error);
+        CHECK_THAT(ui.state.classroom.notices.back().text, Catch::Matchers::Contains("-missing: no such folder"));
+    }
+
+    open_through_menu(ui, folder);
+    ui::ModelViewState& m = ui.state.model;
+    REQUIRE(m.checkpoint.has_value());
+    REQUIRE(m.pass.ok);
+    CHECK(m.computed_sentence == "The animal did not cross the road because it was tired");
+    // The same numbers as a forward pass of the folder, computed here.
+    const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
+    const gpt2::ForwardPass expected = gpt2::forward_text(checkpoint, m.computed_sentence);
+    REQUIRE(expected.ok);
+    CHECK(m.pass.token_ids == expected.token_ids);
+    // Chips token/id, by hand: "The" is T + the merge h e (id 257), " animal" starts with Ġ shown as ␣.
+    CHECK(ui.text("model.tokens").rfind("T/51 he/257 \xE2\x90\xA3/220 a/64 n/77", 0) == 0);
+    CHECK(ui.text("model.top5").rfind(expected.next_token_top5[0].token + "=", 0) == 0);
+    for (int l = 1; l <= 3; ++l)
+        for (int h = 1; h <= 2; ++h) CHECK(ui.widget("model.map." + std::to_string(l) + "." + std::to_string(h)) != nullptr);
+    CHECK(ui.state.session.scenario.name == start.scenario.name);  // opening the model changes no work
+
+    SECTION("a bad folder while a model is open keeps that model") {
+        open_through_menu(ui, folder + "-missing");
+        REQUIRE(m.checkpoint.has_value());
+        CHECK(m.checkpoint->folder == folder);
+        CHECK(m.pass.ok);
+    }
+
+    SECTION("a map opens its layer and head; an edit there recomputes the layers after it") {
+        ui.click(ui.centre("model.map.2.2"));
+        ui.frame(3);
+        const edits::Session& session = ui.state.session;
+        REQUIRE(session.scenario.name == "GPT-2 layer 2");
+        CHECK(ui.state.view.shown_head == 1);
+        CHECK(ui.state.model.layer == 1);
+        CHECK(ui.widget("model.map.1.1") == nullptr);  // the model view folded so the pipeline shows
+        REQUIRE(session.trace.ok);
+        CHECK(session.trace.head[1].weights == expected.layers[1].head[1].weights);  // the pipeline's trace is the layer's
+        CHECK(session.trace.x_pe == expected.layers[1].x_pe);                        // X: the stream entering layer 2
+        CHECK_THAT(ui.text("model.pipeline_sentence"), Catch::Matchers::Contains("GPT-2 layer 2"));
+
+        // c_proj_w (in 3, out 6) of layer 2 edited in place.
+        const float before = session.scenario.w_o(2, 5);
+        ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, before + 4.0f});
+        ui.frame(3);
+        gpt2::Checkpoint changed = checkpoint;
+        changed.layers[1].c_proj_w(2, 5) = before + 4.0f;
+        const gpt2::ForwardPass full = gpt2::forward_text(changed, m.computed_sentence);
+        REQUIRE(m.pass.ok);
+        CHECK(m.pass.layers[0].block.output == expected.layers[0].block.output);  // before the edit: untouched
+        for (size_t l = 1; l < 3; ++l) CHECK(m.pass.layers[l].block.output == full.layers[l].block.output);
+        CHECK(m.pass.layers[2].head[0].weights == full.layers[2].head[0].weights);
+        CHECK_FALSE(m.pass.layers[2].block.output == expected.layers[2].block.output);
+        CHECK(m.pass.next_logits == full.next_logits);
+        REQUIRE(m.pass.next_token_top5.size() == 5);
+        CHECK(m.pass.next_token_top5[0].id == full.next_token_top5[0].id);
+        CHECK(m.pass.next_token_top5[0].probability == full.next_token_top5[0].probability);
+
+        // Undo: the model is the folder's again.
+        ui.state.session.request_undo();
+        ui.frame(3);
+        CHECK(m.pass.layers[2].block.output == expected.layers[2].block.output);
+
+        // A new sentence: re-tokenised, and the open layer follows it.
+        m.sentence = "The bank of the river";
+        ui.frame(3);
+        REQUIRE(m.computed_sentence == "The bank of the river");
+        CHECK(m.pass.tokens.size() == 17);  // T he ␣ b a n k ␣ o f ␣the ␣ r i v e r
+        CHECK(ui.state.session.scenario.target.embeddings.rows() == 17);
+        CHECK(ui.state.session.scenario.name == "GPT-2 layer 2");
+
+        // Another scenario opened: the model view stays, detached from the pipeline.
+        ui.state.session.push(edits::ReplaceScenario{start.scenario});
+        ui.frame(3);
+        CHECK(m.layer == -1);
+        CHECK(m.pass.ok);
+    }
+}

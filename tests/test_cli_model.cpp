@@ -1,0 +1,164 @@
+// attnlab --model, driven in-process: the JSON holds the numbers the forward pass computes
+// (GPT-2 folder and model file), and the flags' error paths.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bad_model_catalogue.hpp"
+#include "cli.hpp"
+#include "gpt2/model.hpp"
+#include "train/model_file.hpp"
+#include "train/tasks.hpp"
+
+using namespace attn;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Result {
+    int code;
+    std::string out, err;
+};
+
+Result run_cli(std::vector<std::string> args) {
+    args.insert(args.begin(), "attnlab");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    std::ostringstream out, err;
+    int code = 0;
+    auto options = cli::parse(static_cast<int>(argv.size()), argv.data(), out, err, code);
+    if (options) code = cli::run_headless(*options, out, err);
+    return {code, out.str(), err.str()};
+}
+
+nlohmann::json read_json(const std::string& path) {
+    return nlohmann::json::parse(testing::read_file(path));
+}
+
+}  // namespace
+
+TEST_CASE("option --model FOLDER --export-json writes every layer's trace and the top 5 of the forward pass", "[cli][model]") {
+    const std::string folder = "test_cli_model_gpt2";
+    testing::write_tiny_checkpoint(folder);
+    const std::string text = " the cat sat";
+    const Result r = run_cli({"--model", folder, "--text", text, "--export-json", "test_cli_model_gpt2.json"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = read_json("test_cli_model_gpt2.json");
+
+    const gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
+    REQUIRE(load.checkpoint);
+    const gpt2::ForwardPass pass = gpt2::forward_text(*load.checkpoint, text);
+    REQUIRE(pass.ok);
+    CHECK(j["token_ids"].get<std::vector<int>>() == pass.token_ids);
+    CHECK(j["tokens"].get<std::vector<std::string>>() == pass.tokens);
+    REQUIRE(j["layers"].size() == 2);
+    for (size_t l = 0; l < 2; ++l)
+        for (size_t h = 0; h < 2; ++h) {
+            const auto weights = j["layers"][l]["heads"][h]["weights"].get<std::vector<std::vector<float>>>();
+            const Matrix& expected = pass.layers[l].head[h].weights;
+            REQUIRE(weights.size() == static_cast<size_t>(expected.rows()));
+            for (size_t i = 0; i < weights.size(); ++i)
+                for (size_t k = 0; k < weights[i].size(); ++k)
+                    CHECK(weights[i][k] == expected(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)));
+        }
+    // The weight matrices are named in the checkpoint, not copied.
+    CHECK_FALSE(j["layers"][0].contains("w_q"));
+    CHECK_FALSE(j["layers"][0]["block"].contains("w_1"));
+    CHECK(j["layers"][1]["weights_in_checkpoint"]["w_v"] == "h.1.attn.c_attn.weight[:, 16:24]");
+    CHECK(j["layers"][1]["block"]["output"][0].size() == 8);
+    const auto& top = j["next_token_top5"];
+    REQUIRE(top["ids"].size() == 5);
+    double sum = 0;
+    for (size_t i = 0; i < 5; ++i) {
+        CHECK(top["ids"][i] == pass.next_token_top5[i].id);
+        CHECK(top["tokens"][i] == pass.next_token_top5[i].token);
+        CHECK(top["probabilities"][i].get<float>() == pass.next_token_top5[i].probability);
+        sum += top["probabilities"][i].get<double>();
+    }
+    CHECK(sum <= 1.0);
+}
+
+TEST_CASE("option --model FILE runs a model trained in the app: every layer and the predictions per row", "[cli][model]") {
+    train::TrainSettings settings;
+    settings.model.d_model = 8;
+    settings.model.heads = 2;
+    settings.model.layers = 2;
+    settings = train::fitted(settings);
+    train::ModelFile file;
+    file.settings = settings;
+    file.model = train::init_model(settings.model, train::task_vocabulary(settings.task), 3);
+    std::string error;
+    REQUIRE(train::save_model_file("test_cli_model_file.json", file, &error));
+    const Result r = run_cli({"--model", "test_cli_model_file.json", "--text", "a c b |", "--export-json", "test_cli_model_file_trace.json"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = read_json("test_cli_model_file_trace.json");
+    CHECK(j["token_ids"] == std::vector<int>{0, 2, 1, 8});
+    CHECK(j["tokens"] == std::vector<std::string>{"a", "c", "b", "|"});
+
+    train::ModelInput input;
+    input.tokens = {0, 2, 1, 8};
+    const train::ForwardPass pass = train::forward(file.model, input);
+    REQUIRE(pass.ok);
+    REQUIRE(j["layers"].size() == 2);
+    CHECK(j["layers"][1]["heads"][1]["weights"][3][0].get<float>() == pass.layers[1].head[1].weights(3, 0));
+    // Predictions: an independent softmax of each row's logits.
+    REQUIRE(j["predictions"].size() == 4);
+    for (size_t row = 0; row < 4; ++row) {
+        const auto& p = j["predictions"][row];
+        CHECK(p["row"] == row + 1);
+        const auto logits = pass.logits.row(static_cast<Eigen::Index>(row));
+        double z = 0;
+        for (Eigen::Index t = 0; t < logits.size(); ++t) z += std::exp(double(logits(t)) - logits.maxCoeff());
+        const int best = p["ids"][0];
+        Eigen::Index argmax = 0;
+        logits.maxCoeff(&argmax);
+        CHECK(best == argmax);
+        CHECK(p["probabilities"][0].get<double>() == Approx(1.0 / z).epsilon(1e-5));
+        CHECK(p["tokens"][0] == file.model.vocabulary[static_cast<size_t>(best)]);
+    }
+    CHECK(j["next_token_top5"] == nlohmann::json({{"ids", j["predictions"][3]["ids"]},
+                                                   {"tokens", j["predictions"][3]["tokens"]},
+                                                   {"probabilities", j["predictions"][3]["probabilities"]}}));
+}
+
+TEST_CASE("option --model refuses what it would ignore or cannot find, naming it", "[cli][model]") {
+    testing::write_tiny_checkpoint("test_cli_model_errors");
+    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--print"}).err, Contains("--model needs --text"));
+    {
+        train::ModelFile file;
+        file.settings = train::fitted(train::TrainSettings{});
+        file.model = train::init_model(file.settings.model, train::task_vocabulary(file.settings.task), 1);
+        std::string error;
+        REQUIRE(train::save_model_file("test_cli_model_errors.json", file, &error));
+        CHECK_THAT(run_cli({"--model", "test_cli_model_errors.json", "--text", "a"}).err,
+                   Contains("the window opens GPT-2 checkpoint folders"));
+    }
+    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print", "--screenshot", "x.png"}).err,
+               Contains("--screenshot is the window's"));
+    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--layer", "1", "--print"}).err,
+               Contains("--layer needs --head"));
+    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--layer", "1", "--head", "1", "--export-json", "x.json"}).err,
+               Contains("give --print"));
+    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--layer", "0", "--head", "1", "--print"}).err,
+               Contains("count from 1"));
+    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print", "--preset", "dog-bites-man"}).err,
+               Contains("--preset does not apply with --model"));
+    CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--export-json", "x.json", "--train", "reverse"}).err,
+               Contains("--train does not apply with --model"));
+    const Result missing = run_cli({"--model", "test_cli_model_errors/nothing", "--text", "x", "--print"});
+    CHECK(missing.code == 2);
+    CHECK_THAT(missing.err, Contains("nothing: no such folder or file"));
+    std::filesystem::remove("test_cli_model_errors/vocab.json");
+    const Result no_vocab = run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print"});
+    CHECK(no_vocab.code == 2);
+    CHECK_THAT(no_vocab.err, Contains("vocab.json"));
+    CHECK(run_cli({"--layer", "1", "--head", "1", "--print"}).code == 2);
+    // The scenario commands still work beside the new flags.
+    CHECK(run_cli({"--preset", "dot-product-3-tokens", "--print"}).code == 0);
+}

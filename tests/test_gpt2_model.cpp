@@ -1,0 +1,415 @@
+// GPT-2's forward pass (core/gpt2/model.hpp) on checkpoints the tests write in the Hugging
+// Face layout and read back: checked against a forward pass written here with plain loops
+// in double (no engine, no Eigen products), a hand-checkable case, Conv1D's (in, out) layout
+// entry by entry, recomputing from a middle layer, a refused long input and the top 5.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+
+#include "bad_model_catalogue.hpp"
+#include "engine.hpp"
+#include "gpt2/model.hpp"
+#include "joined.hpp"
+#include "random.hpp"
+
+using namespace attn;
+using namespace attn::gpt2;
+using attn::testing::joined;
+using Catch::Matchers::Contains;
+
+namespace {
+
+using Rows = std::vector<std::vector<double>>;  // [row][column]
+
+Tokenizer small_tokenizer() {
+    std::vector<std::string> errors;
+    auto t = Tokenizer::from_merges({{"\xC4\xA0", "t"}, {"h", "e"}, {"\xC4\xA0t", "he"}}, errors);
+    REQUIRE(t);
+    return *t;
+}
+
+Config config_of(int layers, int heads, int d, int d_ff) {
+    Config c;
+    c.n_layer = layers;
+    c.n_head = heads;
+    c.n_embd = d;
+    c.n_positions = 16;
+    c.vocab_size = 260;
+    c.n_inner = d_ff;
+    c.layer_norm_epsilon = 1e-5f;
+    return c;
+}
+
+// Every weight random, γ and β too, so a swapped or transposed tensor shows.
+Checkpoint random_everything(const Config& config, std::uint64_t seed) {
+    Checkpoint c = random_checkpoint(config, seed, small_tokenizer());
+    std::uint64_t s = seed * 1000;
+    for (auto& layer : c.layers)
+        for (Vector* v : {&layer.ln_1_gamma, &layer.ln_1_beta, &layer.ln_2_gamma, &layer.ln_2_beta})
+            *v = normal_matrix(1, static_cast<int>(v->cols()), ++s, 0.5f) + Vector::Ones(v->cols());
+    c.ln_f_gamma = normal_matrix(1, config.n_embd, ++s) + Vector::Ones(config.n_embd);
+    c.ln_f_beta = normal_matrix(1, config.n_embd, ++s, 0.3f);
+    // Larger projections than N(0, 0.02), so the attention is far from uniform.
+    for (auto& layer : c.layers) {
+        layer.c_attn_w *= 40.0f;
+        layer.c_proj_w *= 20.0f;
+        layer.c_fc_w *= 20.0f;
+        layer.mlp_proj_w *= 20.0f;
+    }
+    c.wte *= 30.0f;
+    c.wpe *= 30.0f;
+    return c;
+}
+
+// Writes the checkpoint in the HF layout and reads it back, as the app opens one.
+Checkpoint round_trip(const Checkpoint& c, const std::string& folder) {
+    std::filesystem::remove_all(folder);
+    std::string error;
+    REQUIRE(write_checkpoint(folder, c, CheckpointWriteOptions{}, &error));
+    CheckpointLoad load = load_checkpoint(folder);
+    INFO(joined(load.errors));
+    REQUIRE(load.checkpoint);
+    return std::move(*load.checkpoint);
+}
+
+// y = x·W + b with W stored (in, out), entry by entry.
+Rows conv1d(const Rows& x, const Matrix& w, const Vector& b, int col_begin = 0, int cols = -1) {
+    if (cols < 0) cols = static_cast<int>(w.cols());
+    Rows y(x.size(), std::vector<double>(static_cast<size_t>(cols)));
+    for (size_t i = 0; i < x.size(); ++i)
+        for (int j = 0; j < cols; ++j) {
+            double sum = b(col_begin + j);
+            for (int k = 0; k < w.rows(); ++k) sum += x[i][static_cast<size_t>(k)] * w(k, col_begin + j);
+            y[i][static_cast<size_t>(j)] = sum;
+        }
+    return y;
+}
+
+Rows layer_norm_ref(const Rows& x, const Vector& gamma, const Vector& beta, double eps) {
+    Rows y = x;
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double d = static_cast<double>(x[i].size());
+        double mean = 0, var = 0;
+        for (double v : x[i]) mean += v / d;
+        for (double v : x[i]) var += (v - mean) * (v - mean) / d;  // biased
+        for (size_t j = 0; j < x[i].size(); ++j)
+            y[i][j] = gamma(static_cast<Eigen::Index>(j)) * (x[i][j] - mean) / std::sqrt(var + eps) + beta(static_cast<Eigen::Index>(j));
+    }
+    return y;
+}
+
+double gelu_new(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+
+struct Reference {
+    std::vector<std::vector<Rows>> weights;  // [layer][head] (n × n)
+    std::vector<Rows> outputs;                // [layer] the block's output
+    std::vector<double> next_probabilities;   // softmax of the last row's logits
+};
+
+Reference reference_forward(const Checkpoint& c, const std::vector<int>& ids) {
+    const int n = static_cast<int>(ids.size()), d = c.config.n_embd, H = c.config.n_head, dk = d / H;
+    Rows x(static_cast<size_t>(n), std::vector<double>(static_cast<size_t>(d)));
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < d; ++j) x[static_cast<size_t>(i)][static_cast<size_t>(j)] = c.wte(ids[static_cast<size_t>(i)], j) + c.wpe(i, j);
+    Reference r;
+    for (const LayerWeights& w : c.layers) {
+        const double eps = c.config.layer_norm_epsilon;
+        const Rows a = layer_norm_ref(x, w.ln_1_gamma, w.ln_1_beta, eps);
+        const Rows q = conv1d(a, w.c_attn_w, w.c_attn_b, 0, d), k = conv1d(a, w.c_attn_w, w.c_attn_b, d, d),
+                   v = conv1d(a, w.c_attn_w, w.c_attn_b, 2 * d, d);
+        Rows concat(static_cast<size_t>(n), std::vector<double>(static_cast<size_t>(d), 0.0));
+        std::vector<Rows> head_weights;
+        for (int h = 0; h < H; ++h) {
+            Rows p(static_cast<size_t>(n), std::vector<double>(static_cast<size_t>(n), 0.0));
+            for (int i = 0; i < n; ++i) {
+                std::vector<double> s(static_cast<size_t>(i + 1));  // causal: keys 0 … i
+                for (int j = 0; j <= i; ++j) {
+                    double dot = 0;
+                    for (int t = 0; t < dk; ++t) dot += q[static_cast<size_t>(i)][static_cast<size_t>(h * dk + t)] * k[static_cast<size_t>(j)][static_cast<size_t>(h * dk + t)];
+                    s[static_cast<size_t>(j)] = dot / std::sqrt(static_cast<double>(dk));
+                }
+                const double m = *std::max_element(s.begin(), s.end());
+                double z = 0;
+                for (double& e : s) z += (e = std::exp(e - m));
+                for (int j = 0; j <= i; ++j) p[static_cast<size_t>(i)][static_cast<size_t>(j)] = s[static_cast<size_t>(j)] / z;
+                for (int t = 0; t < dk; ++t) {
+                    double o = 0;
+                    for (int j = 0; j <= i; ++j) o += p[static_cast<size_t>(i)][static_cast<size_t>(j)] * v[static_cast<size_t>(j)][static_cast<size_t>(h * dk + t)];
+                    concat[static_cast<size_t>(i)][static_cast<size_t>(h * dk + t)] = o;
+                }
+            }
+            head_weights.push_back(p);
+        }
+        r.weights.push_back(head_weights);
+        const Rows attn_out = conv1d(concat, w.c_proj_w, w.c_proj_b);
+        Rows residual = x;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < d; ++j) residual[static_cast<size_t>(i)][static_cast<size_t>(j)] += attn_out[static_cast<size_t>(i)][static_cast<size_t>(j)];
+        Rows hidden = conv1d(layer_norm_ref(residual, w.ln_2_gamma, w.ln_2_beta, eps), w.c_fc_w, w.c_fc_b);
+        for (auto& row : hidden)
+            for (double& e : row) e = gelu_new(e);
+        const Rows mlp = conv1d(hidden, w.mlp_proj_w, w.mlp_proj_b);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < d; ++j) x[static_cast<size_t>(i)][static_cast<size_t>(j)] = residual[static_cast<size_t>(i)][static_cast<size_t>(j)] + mlp[static_cast<size_t>(i)][static_cast<size_t>(j)];
+        r.outputs.push_back(x);
+    }
+    const Rows h = layer_norm_ref({x.back()}, c.ln_f_gamma, c.ln_f_beta, c.config.layer_norm_epsilon);
+    std::vector<double> logits(static_cast<size_t>(c.wte.rows()));
+    for (size_t t = 0; t < logits.size(); ++t) {
+        double dot = 0;  // h·wteᵀ: row t of wte is token t's vector
+        for (int j = 0; j < d; ++j) dot += h[0][static_cast<size_t>(j)] * c.wte(static_cast<Eigen::Index>(t), j);
+        logits[t] = dot;
+    }
+    const double m = *std::max_element(logits.begin(), logits.end());
+    double z = 0;
+    for (double l : logits) z += std::exp(l - m);
+    for (double l : logits) r.next_probabilities.push_back(std::exp(l - m) / z);
+    return r;
+}
+
+void check_against_reference(const ForwardPass& pass, const Reference& r, double tolerance) {
+    REQUIRE(pass.layers.size() == r.outputs.size());
+    for (size_t l = 0; l < r.outputs.size(); ++l) {
+        const Trace& t = pass.layers[l];
+        for (size_t h = 0; h < r.weights[l].size(); ++h)
+            for (size_t i = 0; i < r.weights[l][h].size(); ++i)
+                for (size_t j = 0; j < r.weights[l][h][i].size(); ++j) {
+                    INFO("layer " << l + 1 << " head " << h + 1 << " weight (" << i + 1 << ", " << j + 1 << ")");
+                    CHECK(t.head[h].weights(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) ==
+                          Approx(r.weights[l][h][i][j]).margin(tolerance));
+                }
+        const Matrix& out = layer_output(t);
+        for (size_t i = 0; i < r.outputs[l].size(); ++i)
+            for (size_t j = 0; j < r.outputs[l][i].size(); ++j) {
+                INFO("layer " << l + 1 << " output (" << i + 1 << ", " << j + 1 << ")");
+                CHECK(out(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) ==
+                      Approx(r.outputs[l][i][j]).margin(tolerance * (1 + std::abs(r.outputs[l][i][j]))));
+            }
+    }
+}
+
+void check_equal(const Matrix& a, const Matrix& b) {
+    REQUIRE(a.rows() == b.rows());
+    REQUIRE(a.cols() == b.cols());
+    CHECK(a == b);
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2 forward on a written checkpoint matches plain loops, layer by layer", "[gpt2][model]") {
+    const Config config = config_of(2, 2, 8, 12);  // d_ff 12: not 4·d, not square
+    const Checkpoint original = random_everything(config, 3);
+    const Checkpoint c = round_trip(original, "test_gpt2_model_forward");
+    const std::vector<int> ids = c.tokenizer.encode(" the cat, 42 h\xC3\xA9");
+    REQUIRE(ids.size() >= 8);
+    const ForwardPass pass = forward(c, ids);
+    INFO(joined(pass.errors));
+    REQUIRE(pass.ok);
+    const Reference r = reference_forward(original, ids);  // from the weights before they were written
+    check_against_reference(pass, r, 2e-4);
+    // The attention is far from uniform: a transposed weight would change it.
+    CHECK(pass.layers[1].head[0].weights.maxCoeff() > 0.6f);
+    for (size_t t = 0; t < pass.next_token_top5.size(); ++t)
+        CHECK(pass.next_token_top5[t].probability ==
+              Approx(r.next_probabilities[static_cast<size_t>(pass.next_token_top5[t].id)]).margin(1e-5));
+
+    SECTION("the traces are labelled with the tokens and layer 1 reads X + PE") {
+        REQUIRE(pass.tokens.size() == ids.size());
+        CHECK(pass.tokens[0] == "\xE2\x90\xA3" "the");  // "␣the" (Ġ t, he): a leading space made visible
+        CHECK(pass.layers[0].query_tokens == pass.tokens);
+        CHECK(pass.layers[1].key_tokens == pass.tokens);
+        const Trace& first = pass.layers[0];
+        CHECK(first.settings.positional == PositionalEncoding::Learned);
+        for (size_t i = 0; i < ids.size(); ++i) {
+            CHECK(Matrix(first.x.row(static_cast<Eigen::Index>(i))) == Matrix(original.wte.row(ids[i])));
+            CHECK(Matrix(first.pe.row(static_cast<Eigen::Index>(i))) == Matrix(original.wpe.row(static_cast<Eigen::Index>(i))));
+        }
+        CHECK(first.x_pe.isApprox(first.x + first.pe));
+        CHECK(pass.layers[1].settings.positional == PositionalEncoding::None);
+        check_equal(pass.layers[1].x_pe, layer_output(pass.layers[0]));
+        CHECK(first.settings.mask == MaskKind::Causal);
+        CHECK(first.settings.block.norm == NormPlacement::Pre);
+        CHECK(first.settings.block.activation == Activation::GeluTanh);
+        CHECK(first.d_k == 4);
+    }
+}
+
+TEST_CASE("GPT-2 hand-checkable layer: zero projections give uniform causal weights and V = b_v", "[gpt2][model]") {
+    // c_attn_w = 0: Q = b_q, K = b_k for every row, so every visible score is equal and row i
+    // spreads 1/i over its i keys (counted from 1); V = b_v in every row, so each head's output
+    // is b_v's slice; c_proj_w = 0 and c_fc_w = mlp_proj_w = 0 leave
+    //   output = x₀ + c_proj_b + mlp_proj_b.
+    Config config = config_of(1, 2, 4, 6);
+    Checkpoint c = random_checkpoint(config, 1, small_tokenizer());
+    LayerWeights& w = c.layers[0];
+    w.c_attn_w.setZero();
+    w.c_proj_w.setZero();
+    w.c_fc_w.setZero();
+    w.mlp_proj_w.setZero();
+    w.c_attn_b << 1, 2, 3, 4, 5, 6, 7, 8, 0.5f, -1, 2, 0.25f;
+    w.c_proj_b << 1, 0, 0, -1;
+    w.mlp_proj_b << 0, 2, 0, 0;
+    c = round_trip(c, "test_gpt2_model_hand");
+    const std::vector<int> ids = {10, 20, 30};
+    const ForwardPass pass = forward(c, ids);
+    INFO(joined(pass.errors));
+    REQUIRE(pass.ok);
+    const Trace& t = pass.layers[0];
+    for (int h = 0; h < 2; ++h) {
+        const Matrix& p = t.head[static_cast<size_t>(h)].weights;
+        CHECK(p(0, 0) == Approx(1.0));
+        CHECK(p(0, 1) == 0.0f);
+        CHECK(p(1, 0) == Approx(0.5));
+        CHECK(p(1, 1) == Approx(0.5));
+        CHECK(p(2, 2) == Approx(1.0 / 3));
+    }
+    // Head 1 owns V's columns 1–2 (b_v = 0.5, −1), head 2 columns 3–4 (2, 0.25).
+    CHECK(t.head[0].output(2, 0) == Approx(0.5));
+    CHECK(t.head[0].output(2, 1) == Approx(-1.0));
+    CHECK(t.head[1].output(1, 0) == Approx(2.0));
+    CHECK(t.head[1].output(1, 1) == Approx(0.25));
+    // gelu_new(0) = 0 times a zero weight: the MLP adds its bias alone.
+    const float expected[4] = {1, 2, 0, -1};
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 4; ++j)
+            CHECK(t.block.output(i, j) == Approx(c.wte(ids[static_cast<size_t>(i)], j) + c.wpe(i, j) + expected[j]).margin(1e-6));
+}
+
+TEST_CASE("GPT-2's Conv1D weights are read (in, out): one entry moves one column to another", "[gpt2][model]") {
+    // d = 4, d_ff = 6. Read as (out, in), each single entry below would move a different
+    // column (or the (d × d_ff) weight would not even fit).
+    Config config = config_of(1, 1, 4, 6);
+    Checkpoint c = random_checkpoint(config, 2, small_tokenizer());
+    LayerWeights& w = c.layers[0];
+    w.c_attn_w.setZero();
+    w.c_attn_b.setZero();
+    w.c_proj_w.setZero();
+    w.c_proj_b.setZero();
+    w.c_fc_w.setZero();
+    w.c_fc_b.setZero();
+    w.mlp_proj_w.setZero();
+    w.mlp_proj_b.setZero();
+    w.c_attn_w(0, 4 + 2) = 1.0f;   // K's column 3 = LN₁(x)'s column 1
+    w.c_attn_w(3, 8 + 1) = 1.0f;   // V's column 2 = LN₁(x)'s column 4
+    w.c_proj_w(1, 3) = 1.0f;       // attention output column 4 = concat column 2
+    w.c_fc_w(2, 5) = 1.0f;         // hidden column 6 = gelu(LN₂(r) column 3)
+    w.mlp_proj_w(5, 0) = 1.0f;     // MLP output column 1 = hidden column 6
+    c = round_trip(c, "test_gpt2_model_conv1d");
+    const ForwardPass pass = forward(c, {65, 66, 67, 68, 69});
+    INFO(joined(pass.errors));
+    REQUIRE(pass.ok);
+    const Trace& t = pass.layers[0];
+    const Matrix& a = t.block.norm1;  // LN₁(x₀) (n × d)
+    for (int i = 0; i < 5; ++i) {
+        INFO("row " << i + 1);
+        for (int j = 0; j < 4; ++j) {
+            CHECK(t.head[0].k(i, j) == Approx(j == 2 ? a(i, 0) : 0.0f).margin(1e-6));
+            CHECK(t.head[0].v(i, j) == Approx(j == 1 ? a(i, 3) : 0.0f).margin(1e-6));
+            CHECK(t.output(i, j) == Approx(j == 3 ? t.concat(i, 1) : 0.0f).margin(1e-6));
+        }
+        for (int j = 0; j < 6; ++j)
+            CHECK(t.block.ffn_hidden(i, j) == Approx(j == 5 ? gelu_new(t.block.norm2(i, 2)) : 0.0).margin(1e-6));
+        CHECK(t.block.ffn_output(i, 0) == Approx(t.block.ffn_hidden(i, 5)).margin(1e-6));
+        CHECK(t.block.ffn_output(i, 1) == 0.0f);
+    }
+    CHECK(t.concat.col(1).cwiseAbs().maxCoeff() > 0.1f);  // the moved column is not all zero
+}
+
+TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][model]") {
+    const Config config = config_of(3, 2, 8, 12);
+    const Checkpoint c = round_trip(random_everything(config, 7), "test_gpt2_model_recompute");
+    const std::vector<int> ids = c.tokenizer.encode("The animal");
+    ForwardPass pass = forward(c, ids);
+    REQUIRE(pass.ok);
+
+    SECTION("unedited: the same numbers") {
+        ForwardPass again = pass;
+        REQUIRE(recompute_from(c, 1, again));
+        for (size_t l = 0; l < 3; ++l) check_equal(layer_output(again.layers[l]), layer_output(pass.layers[l]));
+        CHECK(again.next_logits == pass.next_logits);
+    }
+    SECTION("a weight edited in layer 2 gives what a full run of the edited checkpoint gives") {
+        Scenario edited = layer_scenario(c, pass.tokens, 1, layer_input(pass.layers[1]));
+        edited.w_o(2, 5) += 3.0f;  // c_proj_w (in 3, out 6)
+        edited.block.w_1(0, 7) = -2.0f;
+        const Matrix layer_1_before = layer_output(pass.layers[0]);
+        const float* layer_1_storage = pass.layers[0].block.output.data();
+        REQUIRE(recompute_from(c, 1, pass, &edited));
+        CHECK(pass.layers[0].block.output.data() == layer_1_storage);  // layer 1 not recomputed
+        check_equal(layer_output(pass.layers[0]), layer_1_before);
+
+        Checkpoint changed = c;
+        changed.layers[1].c_proj_w(2, 5) += 3.0f;
+        changed.layers[1].c_fc_w(0, 7) = -2.0f;
+        const ForwardPass full = forward(changed, ids);
+        REQUIRE(full.ok);
+        for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(full.layers[l]));
+        CHECK(pass.next_logits == full.next_logits);
+        CHECK_FALSE(layer_output(pass.layers[2]).isApprox(layer_output(forward(c, ids).layers[2])));
+        check_against_reference(pass, reference_forward(changed, ids), 2e-4);
+    }
+    SECTION("an edit of the stream entering layer 3 counts; an X that lost a row is refused") {
+        Scenario edited = layer_scenario(c, pass.tokens, 2, layer_input(pass.layers[2]));
+        edited.target.embeddings(1, 4) += 2.0f;
+        REQUIRE(recompute_from(c, 2, pass, &edited));
+        CHECK(pass.layers[2].x_pe(1, 4) == edited.target.embeddings(1, 4));
+        Trace by_hand = run(edited);
+        check_equal(layer_output(pass.layers[2]), layer_output(by_hand));
+        edited.target.embeddings.conservativeResize(edited.target.embeddings.rows() - 1, Eigen::NoChange);
+        CHECK_FALSE(recompute_from(c, 2, pass, &edited));
+        CHECK_THAT(joined(pass.errors), Contains("layer 3: the edited scenario's X is 8 × 8; the model's stream is 9 × 8"));
+    }
+    SECTION("a pass run again into its own storage equals a fresh one") {
+        const std::vector<int> other = c.tokenizer.encode(" the bank");
+        REQUIRE(forward_into(c, other, pass));
+        const ForwardPass fresh = forward(c, other);
+        REQUIRE(pass.layers.size() == fresh.layers.size());
+        for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(fresh.layers[l]));
+        CHECK(pass.tokens == fresh.tokens);
+        CHECK(pass.next_logits == fresh.next_logits);
+        CHECK_FALSE(forward_into(c, std::vector<int>(17, 65), pass));
+        CHECK_FALSE(pass.ok);
+    }
+    SECTION("a layer that does not exist is refused") {
+        CHECK_FALSE(recompute_from(c, 3, pass));
+        CHECK_THAT(joined(pass.errors), Contains("layer 4"));
+    }
+}
+
+TEST_CASE("GPT-2 refuses a text longer than n_positions, and an empty one", "[gpt2][model]") {
+    const Checkpoint c = random_checkpoint(config_of(1, 1, 4, 8), 1, small_tokenizer());
+    CHECK(forward(c, std::vector<int>(16, 65)).ok);
+    const ForwardPass long_pass = forward(c, std::vector<int>(17, 65));
+    CHECK_FALSE(long_pass.ok);
+    CHECK(long_pass.layers.empty());
+    CHECK_THAT(joined(long_pass.errors), Contains("17 tokens") && Contains("n_positions = 16"));
+    CHECK_THAT(joined(forward(c, {}).errors), Contains("no token"));
+    CHECK_THAT(joined(forward(c, {65, 900}).errors), Contains("token 2 has id 900"));
+}
+
+TEST_CASE("GPT-2's top 5 next tokens: an independent softmax, best first, summing to at most 1", "[gpt2][model]") {
+    const Checkpoint c = round_trip(random_everything(config_of(1, 2, 8, 32), 11), "test_gpt2_model_top5");
+    const std::vector<int> ids = c.tokenizer.encode("the the the");
+    const ForwardPass pass = forward(c, ids);
+    REQUIRE(pass.ok);
+    const Reference r = reference_forward(c, ids);
+    std::vector<int> order(r.next_probabilities.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return r.next_probabilities[static_cast<size_t>(a)] > r.next_probabilities[static_cast<size_t>(b)]; });
+    REQUIRE(pass.next_token_top5.size() == 5);
+    double sum = 0;
+    for (size_t i = 0; i < 5; ++i) {
+        const TokenProbability& t = pass.next_token_top5[i];
+        INFO("rank " << i + 1);
+        CHECK(t.id == order[i]);
+        CHECK(t.probability == Approx(r.next_probabilities[static_cast<size_t>(order[i])]).margin(1e-6));
+        CHECK(t.token == c.tokenizer.display(t.id));
+        if (i > 0) CHECK(t.probability <= pass.next_token_top5[i - 1].probability);
+        sum += t.probability;
+    }
+    CHECK(sum <= 1.0 + 1e-6);
+    CHECK(sum > 0.0);
+}
