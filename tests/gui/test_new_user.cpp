@@ -3,10 +3,14 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "engine.hpp"
+#include "export_file.hpp"
 #include "lesson.hpp"
 #include "presets.hpp"
+#include "registry.hpp"
 #include "ui/arithmetic.hpp"
 #include "session_file.hpp"
 #include "ui_driver.hpp"
@@ -236,4 +240,42 @@ TEST_CASE("the masks lesson shows a row that sees no key, with a finite fill and
     CHECK_FALSE(infinite.warnings.empty());
     // The other rows do not change.
     CHECK(infinite.head[0].weights.bottomRows(w.rows() - 1).isApprox(w.bottomRows(w.rows() - 1)));
+}
+
+TEST_CASE("Export → Matrix writes the matrix chosen in its list, not the one the pointer last crossed", "[new-user][export]") {
+    UiDriver ui(find_preset("dog-bites-man")->scenario);
+    ui.frame(4);
+    // The user clicks the weights, then crosses X on the way to the menu.
+    ui.click(ui.cell_centre("head0.weights", 1, 1));
+    ui.move(ui.cell_centre("x", 0, 0));
+    ui.frame(2);
+    ui.click(ui.centre("menu.export"));
+    ui.click(ui.centre("menu.export.matrix"));
+    ui.frame(2);
+    CHECK(ui.text("export.matrix") == display_name("head0.weights"));  // named, and the one clicked
+    CHECK(ui.text("prompt.folder") == std::filesystem::current_path().string());  // relative to where
+    const std::string file = temp_path("export-weights.csv");
+    std::filesystem::remove(file);
+    ui.key(GLFW_KEY_A, true);  // the path field has the focus: replace its text
+    ui.type(file);
+    ui.key(GLFW_KEY_ENTER);
+    ui.frame(2);
+    REQUIRE(std::filesystem::exists(file));
+    std::string expected, error;
+    REQUIRE(export_file::matrix_text(ui.state.session.trace, "head0.weights", export_file::Format::Csv, ui.state.view.decimals,
+                                     expected, &error));
+    std::ifstream in(file);
+    const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(written == expected);
+}
+
+TEST_CASE("with nothing clicked, Export → Matrix proposes the last matrix hovered", "[new-user][export]") {
+    UiDriver other(find_preset("dog-bites-man")->scenario);
+    other.frame(4);
+    other.move(other.cell_centre("head0.scores", 0, 0));
+    other.frame(2);
+    other.click(other.centre("menu.export"));
+    other.click(other.centre("menu.export.matrix"));
+    other.frame(2);
+    CHECK(other.text("export.matrix") == display_name("head0.scores"));
 }
