@@ -208,6 +208,8 @@ struct ComputeState {
     compute::Status status;           // copied from compute::Compute after each update
     double last_recompute_ms = 0.0;
     compute::Region region_draft;     // the region typed, applied with "zoom"
+    int draft_queries = 0, draft_keys = 0;  // the sequence the draft was made for: another one resets it
+    double cpu_gflops = 0.0;          // the CPU engine's measured speed, read when a zoom is first estimated
 };
 
 // Autosave and the offer to restore what a run that died left behind (panel_recovery.cpp).

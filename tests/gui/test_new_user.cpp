@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "compute.hpp"
 #include "engine.hpp"
 #include "export_file.hpp"
 #include "lesson.hpp"
@@ -278,4 +279,36 @@ TEST_CASE("with nothing clicked, Export → Matrix proposes the last matrix hove
     other.click(other.centre("menu.export.matrix"));
     other.frame(2);
     CHECK(other.text("export.matrix") == display_name("head0.scores"));
+}
+
+TEST_CASE("a generated sequence keeps the mask, and the zoom fields follow the sequence on screen, counted from 1", "[new-user][long]") {
+    Scenario s = compute::generated_scenario(1100, 1);
+    s.mask = MaskKind::Causal;
+    UiDriver ui(s);
+    ui.frame(4);
+    REQUIRE(ui.state.session.trace.detail == Detail::OutputOnly);
+    CHECK(ui.text("backend.region_rows") == "queries 1 to 1100");
+    CHECK(ui.text("backend.zoom_estimate").find("the region only") != std::string::npos);
+    ui.state.compute.settings.generate_length = 2048;
+    ui.click(ui.centre("backend.generate"));
+    ui.frame(4);
+    REQUIRE(ui.state.session.trace.n_queries == 2048);
+    CHECK(ui.state.session.scenario.mask == MaskKind::Causal);  // kept, not reset to none
+    CHECK(ui.text("backend.region_rows") == "queries 1 to 2048");  // not the old sequence's range
+    CHECK(ui.text("backend.region_cols") == "keys 1 to 2048");
+}
+
+TEST_CASE("a mask tied to the old tokens does not follow a generated sequence, and the window says so", "[new-user][long]") {
+    Scenario s = find_preset("animal-was-tired")->scenario;
+    s.mask = MaskKind::Padding;
+    s.target.padding.assign(s.target.tokens.size(), false);
+    s.target.padding.back() = true;
+    UiDriver ui(s);
+    ui.frame(4);
+    ui.state.compute.settings.generate_length = 1100;
+    ui.click(ui.centre("backend.generate"));
+    ui.frame(4);
+    CHECK(ui.state.session.scenario.mask == MaskKind::None);
+    REQUIRE_FALSE(ui.state.classroom.notices.empty());
+    CHECK(ui.state.classroom.notices.back().text.find("padding mask") != std::string::npos);
 }
