@@ -312,3 +312,55 @@ TEST_CASE("a mask tied to the old tokens does not follow a generated sequence, a
     REQUIRE_FALSE(ui.state.classroom.notices.empty());
     CHECK(ui.state.classroom.notices.back().text.find("padding mask") != std::string::npos);
 }
+
+TEST_CASE("ticking a box or choosing a mask never moves the widgets below it", "[new-user][trap]") {
+    Scenario s = find_preset("animal-was-tired")->scenario;
+    s.heads = 2;
+    UiDriver ui(s);
+    ui.frame(4);
+    const float mask_y = ui.widget("controls.mask")->y, numbers_y = ui.widget("controls.numbers")->y;
+    const float identity_y = ui.widget("controls.identity_stages")->y;
+    ui.click(ui.centre("controls.all_heads"));
+    ui.frame(2);
+    REQUIRE(ui.state.view.all_heads);
+    CHECK(ui.widget("controls.mask")->y == mask_y);
+    ui.click(ui.centre("controls.all_heads"));  // and back: the "showing head" slider did not appear under the pointer
+    ui.frame(2);
+    CHECK_FALSE(ui.state.view.all_heads);
+    CHECK(ui.widget("controls.mask")->y == mask_y);
+    ui.click(ui.centre("controls.fit_cells"));
+    ui.frame(2);
+    REQUIRE_FALSE(ui.state.view.auto_cell);
+    CHECK(ui.widget("controls.numbers")->y == numbers_y);
+    ui.click(ui.centre("controls.numbers"));
+    ui.frame(2);
+    REQUIRE_FALSE(ui.state.view.numbers);
+    CHECK(ui.widget("controls.identity_stages")->y == identity_y);
+    for (MaskKind kind : {MaskKind::Causal, MaskKind::SlidingWindow, MaskKind::Padding, MaskKind::Custom, MaskKind::None}) {
+        ui.state.session.push(edits::SetMaskKind{kind});
+        ui.frame(2);
+        CHECK(ui.widget("controls.numbers")->y == numbers_y);
+    }
+}
+
+TEST_CASE("clicking away from the sentence box applies the typed sentence", "[new-user][trap]") {
+    UiDriver ui(find_preset("dog-bites-man")->scenario);
+    ui.frame(4);
+    ui.click(ui.centre("tokens.sentence"));
+    ui.key(GLFW_KEY_A, true);
+    ui.type("the dog ran home");
+    ui.click(ImVec2(1500.0f, 985.0f));  // the status bar: nothing there takes the click
+    ui.frame(2);
+    CHECK(ui.state.session.scenario.target.tokens == std::vector<std::string>{"the", "dog", "ran", "home"});
+    CHECK(ui.text("tokens.sentence") == "the dog ran home");
+    // An emptied box is refused aloud, and shows the tokens again.
+    ui.click(ui.centre("tokens.sentence"));
+    ui.key(GLFW_KEY_A, true);
+    ui.key(GLFW_KEY_DELETE);
+    ui.click(ImVec2(1500.0f, 985.0f));
+    ui.frame(2);
+    CHECK(ui.state.session.scenario.target.tokens.size() == 4);
+    REQUIRE_FALSE(ui.state.classroom.notices.empty());
+    CHECK(ui.state.classroom.notices.back().text.find("empty sentence") != std::string::npos);
+    CHECK(ui.text("tokens.sentence") == "the dog ran home");
+}
