@@ -364,3 +364,27 @@ TEST_CASE("clicking away from the sentence box applies the typed sentence", "[ne
     CHECK(ui.state.classroom.notices.back().text.find("empty sentence") != std::string::npos);
     CHECK(ui.text("tokens.sentence") == "the dog ran home");
 }
+
+TEST_CASE("all heads side by side puts every head's map of a step in one row, and the pipeline fits the window", "[new-user][layout]") {
+    Scenario s = find_preset("animal-was-tired")->scenario;
+    s.heads = 4;
+    UiDriver ui(s);
+    ui.state.view.all_heads = true;
+    ui.frame(4);
+    for (const char* step : {"weights", "scores", "q", "output"}) {
+        INFO(step);
+        const ui::HeatmapLayout* first = ui.heatmap(std::string("head0.") + step);
+        REQUIRE(first != nullptr);
+        for (int h = 1; h < 4; ++h) {
+            const ui::HeatmapLayout* other = ui.heatmap("head" + std::to_string(h) + "." + step);
+            REQUIRE(other != nullptr);
+            CHECK(other->y == first->y);  // side by side, not stacked
+            CHECK(other->x > first->x);
+        }
+    }
+    for (const ui::HeatmapLayout& h : ui.state.layout) {  // nothing below the window's edge: no scrolling to find a head
+        INFO(h.name);
+        CHECK(h.y + static_cast<float>(h.shown_rows) * h.cell_h <= 1000.0f);
+        CHECK(h.x + static_cast<float>(h.shown_cols) * h.cell_w <= 1600.0f);
+    }
+}
