@@ -55,6 +55,13 @@ Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, const speed:
     return p;
 }
 
+Region shown_region(const Trace& trace) {
+    if (trace.head.empty()) return Region{};
+    const PooledWeights& p = trace.head.front().pooled_weights;
+    if (p.row_begin == 0 && p.row_end == trace.n_queries && p.col_begin == 0 && p.col_end == trace.n_keys) return Region{};
+    return Region{p.row_begin, p.row_end, p.col_begin, p.col_end};
+}
+
 RunOptions output_only_options(const Scenario& scenario, const Region& region) {
     RunOptions options;
     options.detail = Detail::OutputOnly;
@@ -109,6 +116,7 @@ Compute::Compute(BackendFactory factory, std::string renderer, bool software, sp
 Compute::~Compute() {
     if (compare_worker_.valid()) compare_worker_.wait();
     if (worker_.valid()) {
+        cancel_->store(true);  // nothing will read its result
         if (worker_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
             std::fprintf(stderr, "attnlab: waiting for the CPU run under way to finish\n");
         worker_.wait();
@@ -157,12 +165,58 @@ void Compute::measure_speeds() {
 void Compute::start_cpu_worker(const Scenario& scenario, const RunOptions& options) {
     cpu_run_ = wanted_;
     cpu_started_ = std::chrono::steady_clock::now();
+    worker_zoom_ = false;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
     // The worker owns copies: the UI thread keeps editing the session meanwhile.
-    worker_ = std::async(std::launch::async, [scenario, options]() {
-        Trace t = run(scenario, options);
+    worker_ = std::async(std::launch::async, [scenario, options, cancel = cancel_]() {
+        RunOptions o = options;
+        o.cancel = cancel.get();
+        Trace t = run(scenario, o);
         t.settings.preset = edits::preset_of(scenario);
         return t;
     });
+}
+
+bool Compute::start_zoom_worker(const edits::Session& session) {
+    const Trace& shown = session.trace;
+    const bool current = !session.dirty && session.pending.empty() && session.errors.empty() && !worker_.valid() &&
+                         !cpu_pending_ && !gpu_waiting();
+    if (!current || !shown.ok || shown.detail != Detail::OutputOnly) return false;
+    // What the worker reads, copied (O(n·d)): each head's Q, K and row statistics.
+    Trace rows;
+    rows.ok = true;
+    rows.detail = shown.detail;
+    rows.n_queries = shown.n_queries;
+    rows.n_keys = shown.n_keys;
+    rows.scale = shown.scale;
+    rows.head.resize(shown.head.size());
+    for (size_t h = 0; h < shown.head.size(); ++h) {
+        const HeadTrace& from = shown.head[h];
+        if (from.row_max.size() != shown.n_queries || from.row_sum.size() != shown.n_queries) return false;  // a GPU run's
+        HeadTrace& to = rows.head[h];
+        to.q = from.q;
+        to.k = from.k;
+        to.alibi_slope = from.alibi_slope;
+        to.row_max = from.row_max;
+        to.row_sum = from.row_sum;
+    }
+    ++wanted_;
+    cpu_run_ = wanted_;
+    cpu_started_ = std::chrono::steady_clock::now();
+    worker_zoom_ = true;
+    zoom_generation_ = session.generation;
+    cancel_ = std::make_shared<std::atomic<bool>>(false);
+    RunOptions options = output_only_options(session.scenario, region_);
+    worker_ = std::async(std::launch::async, [scenario = session.scenario, rows = std::move(rows), options, cancel = cancel_]() mutable {
+        options.cancel = cancel.get();
+        std::string error;
+        std::optional<std::vector<PooledWeights>> pooled = repool_weights(scenario, rows, options, &error);
+        rows.ok = pooled.has_value();
+        if (!pooled) rows.errors.push_back(error);
+        for (size_t h = 0; pooled && h < rows.head.size(); ++h) rows.head[h].pooled_weights = std::move((*pooled)[h]);
+        return rows;
+    });
+    return true;
 }
 
 bool Compute::install(edits::Session& session, Trace&& trace, double ms) {
@@ -182,15 +236,27 @@ bool Compute::install(edits::Session& session, Trace&& trace, double ms) {
 
 bool Compute::update(edits::Session& session, const Settings& settings, double gpu_budget_ms) {
     edits::apply_pending(session);
+    if (settings.cancel_requests != cancels_seen_) {
+        cancels_seen_ = settings.cancel_requests;
+        if (worker_.valid() && worker_zoom_) {
+            cancel_->store(true);
+            ++wanted_;                 // what the worker returns answers nothing now
+            region_ = settings.region; // the region on screen: nothing to draw again
+        }
+    }
     if (settings.choice != choice_ || settings.region != region_) {
+        const bool only_region = settings.choice == choice_;
         choice_ = settings.choice;
         region_ = settings.region;
-        session.dirty = true;
+        // A zoom redraws the region from the trace on screen when it can (a CPU run keeps
+        // each row's softmax statistics); otherwise the whole run is done again.
+        if (!only_region || !start_zoom_worker(session)) session.dirty = true;
     }
     bool replaced = false;
 
     if (session.dirty) {
         ++wanted_;
+        if (worker_.valid()) cancel_->store(true);  // its result would be dropped: stop it now
         const bool gpu_usable = status_.gpu != GpuState::Failed && factory_ != nullptr;
         Plan p = plan(session.scenario, choice_, gpu_usable, status_.speeds);
         if (p.gpu && !ensure_gpu()) p = plan(session.scenario, choice_, false, status_.speeds);
@@ -239,7 +305,23 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
     // The CPU worker: collect a finished run; a stale one is dropped and run again.
     if (worker_.valid() && worker_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
         Trace trace = worker_.get();
-        if (cpu_run_ == wanted_) replaced = install(session, std::move(trace), ms_since(cpu_started_)) || replaced;
+        if (worker_zoom_) {
+            // The region's weights join the trace they were drawn from, if it is still on screen.
+            worker_zoom_ = false;
+            const bool answers = cpu_run_ == wanted_ && session.generation == zoom_generation_ && trace.ok &&
+                                 trace.head.size() == session.trace.head.size();
+            if (answers) {
+                for (size_t h = 0; h < trace.head.size(); ++h)
+                    session.trace.head[h].pooled_weights = std::move(trace.head[h].pooled_weights);
+                ++session.generation;
+                last_recompute_ms_ = session.last_run_ms = ms_since(cpu_started_);
+                replaced = true;
+            } else if (cpu_run_ == wanted_) {
+                session.dirty = true;  // it could not: the whole run, next frame
+            }
+        } else if (cpu_run_ == wanted_) {
+            replaced = install(session, std::move(trace), ms_since(cpu_started_)) || replaced;
+        }
     }
     if (cpu_pending_ && !worker_.valid()) {
         cpu_pending_ = false;
@@ -247,7 +329,8 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
     }
 
     update_comparison(session, settings);
-    status_.stale = worker_.valid() && cpu_run_ != wanted_;
+    status_.stale = worker_.valid() && cpu_run_ != wanted_ && !(worker_zoom_ && cancel_->load());
+    status_.zooming = worker_.valid() && worker_zoom_ && cpu_run_ == wanted_;
     const bool gpu_running = gpu_waiting() && gpu_->busy();
     status_.busy = gpu_running || worker_.valid() || cpu_pending_;
     status_.running_backend = gpu_running ? "gpu" : status_.busy ? "cpu" : "";

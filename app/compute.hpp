@@ -10,6 +10,7 @@
 //
 // Output-only never builds an (n_q × n_k) matrix: the weights come as head[h].pooled_weights
 // (max-pooled to at most 512 × 512), for the whole sequence or for the zoom region.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -56,7 +57,14 @@ struct Settings {
     std::optional<Toggles> compare_b;  // Compare is open: B = the scenario on screen with these
     int generate_length = 4096; // the sequence-length control
     std::uint64_t generate_seed = 1;
+    // Cancel, for a zoom under way: bumped by the panel, which sets region back to
+    // shown_region(trace) in the same frame. The zoom stops between two blocks of its work
+    // and the trace on screen stays.
+    int cancel_requests = 0;
 };
+
+// The region the trace on screen shows (Region{} when it is the whole sequence).
+Region shown_region(const Trace& trace);
 
 enum class GpuState { NotTried, Ready, Failed };
 
@@ -71,6 +79,7 @@ struct Status {
     float progress = -1.0f;       // 0 → 1 on the GPU; −1 when unknown (the CPU worker)
     std::string running_backend;  // "cpu" or "gpu" while busy
     bool stale = false;           // the CPU run under way was overtaken by an edit: it runs again
+    bool zooming = false;         // the run under way redraws another region of the trace on screen (cancellable)
     Detail planned_detail = Detail::Full;
     bool planned_gpu = false;
 };
@@ -127,6 +136,9 @@ public:
 private:
     bool ensure_gpu();
     void start_cpu_worker(const Scenario& scenario, const RunOptions& options);
+    // A new region of an output-only trace: drawn from its row statistics on the worker
+    // (repool_weights), never by running attention again. False when the trace cannot.
+    bool start_zoom_worker(const edits::Session& session);
     void update_comparison(edits::Session& session, const Settings& settings);
     bool install(edits::Session& session, Trace&& trace, double ms);
 
@@ -143,6 +155,10 @@ private:
     std::uint64_t cpu_run_ = 0;        // the request the CPU worker answers
     bool cpu_pending_ = false;         // an output-only CPU run waits for the worker to be free
     std::future<Trace> worker_;
+    std::shared_ptr<std::atomic<bool>> cancel_;  // the flag of the CPU run under way
+    bool worker_zoom_ = false;         // worker_ draws a region of the trace on screen
+    std::uint64_t zoom_generation_ = 0;  // the trace it draws for (session.generation)
+    int cancels_seen_ = 0;
     std::future<Trace> compare_worker_;  // B of Compare
     std::string compare_signature_;      // what compare_worker_ (or the installed comparison) answers
     std::chrono::steady_clock::time_point gpu_started_, cpu_started_;

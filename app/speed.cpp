@@ -126,6 +126,10 @@ double attention_flops(const Scenario& s) {
     return 4.0 * n_q * n_k * d_k * std::max(1, s.heads) * (causal ? 0.5 : 1.0);
 }
 
+double zoom_flops(int heads, int d_k, int rows, int cols) {
+    return 2.0 * static_cast<double>(rows) * static_cast<double>(cols) * d_k * std::max(1, heads);
+}
+
 double predicted_cpu_ms(const Scenario& s, const Speeds& speeds) {
     return speeds.cpu_gflops > 0.0 ? attention_flops(s) / (speeds.cpu_gflops * 1e6) : 1e300;
 }

@@ -327,10 +327,8 @@ void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matr
 
 // The same head without any (n_q × n_k) matrix: the output by streaming, and the weights
 // only as the pooled grid the display needs.
-void run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all,
-                        const Matrix& v_all, int h, const std::optional<PooledGrid>& grid, HeadTrace& head) {
-    head = HeadTrace{};
-    head_inputs(s, t, q_all, k_all, v_all, h, head, false);
+// What the streaming pass and the pooled weights read of one head.
+StreamingInputs streaming_inputs(const Scenario& s, const Trace& t, const HeadTrace& head, const std::atomic<bool>* cancel) {
     StreamingInputs in;
     in.q = &head.q;
     in.k = &head.k;
@@ -340,9 +338,21 @@ void run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, 
     in.masked_fill = s.masked_fill;
     in.softmax = s.softmax;
     in.mask = mask_rule(s, t.n_keys);
+    in.cancel = cancel;
+    return in;
+}
+
+void run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all,
+                        const Matrix& v_all, int h, const std::optional<PooledGrid>& grid,
+                        const std::atomic<bool>* cancel, HeadTrace& head) {
+    head = HeadTrace{};
+    head_inputs(s, t, q_all, k_all, v_all, h, head, false);
+    const StreamingInputs in = streaming_inputs(s, t, head, cancel);
     StreamingHead result = streaming_attention(in);
+    if (grid && !in.cancelled()) head.pooled_weights = pooled_weights(in, result, *grid);
     head.output = std::move(result.output);
-    if (grid) head.pooled_weights = pooled_weights(in, result, *grid);
+    head.row_max = std::move(result.row_max);
+    head.row_sum = std::move(result.row_sum);
 }
 
 }  // namespace
@@ -542,11 +552,43 @@ void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
 #pragma omp parallel for schedule(dynamic, 1) if (full && s.heads > 1 && head_work > (1 << 18))
     for (int h = 0; h < s.heads; ++h) {
         if (full) run_head(s, t, q_all, k_all, v_all, h, t.head[static_cast<size_t>(h)]);
-        else run_head_streaming(s, t, q_all, k_all, v_all, h, grid, t.head[static_cast<size_t>(h)]);
+        else run_head_streaming(s, t, q_all, k_all, v_all, h, grid, options.cancel, t.head[static_cast<size_t>(h)]);
         t.concat.middleCols(h * t.d_v, t.d_v) = t.head[static_cast<size_t>(h)].output;  // head h → columns [h·d_v, (h+1)·d_v)
+    }
+    if (options.cancel != nullptr && options.cancel->load()) {
+        t.errors.push_back("cancelled");
+        t.head.clear();
+        return;
     }
     finish_trace(s, t);
     t.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::optional<std::vector<PooledWeights>> repool_weights(const Scenario& s, const Trace& t, const RunOptions& options,
+                                                         std::string* error) {
+    const auto fail = [&](std::string why) -> std::optional<std::vector<PooledWeights>> {
+        if (error) *error = std::move(why);
+        return std::nullopt;
+    };
+    if (!t.ok || t.detail != Detail::OutputOnly || t.head.size() != static_cast<size_t>(s.heads))
+        return fail("the trace is not an output-only run of this scenario");
+    for (const HeadTrace& head : t.head)
+        if (head.row_max.size() != t.n_queries || head.row_sum.size() != t.n_queries || head.q.rows() != t.n_queries ||
+            head.k.rows() != t.n_keys)
+            return fail("the trace keeps no row statistics to draw another region from");
+    const std::optional<PooledGrid> grid = pooled_grid(options, t.n_queries, t.n_keys, error);
+    if (!grid) return std::nullopt;
+    std::vector<PooledWeights> pooled(t.head.size());
+    for (size_t h = 0; h < t.head.size(); ++h) {
+        const HeadTrace& head = t.head[h];
+        const StreamingInputs in = streaming_inputs(s, t, head, options.cancel);
+        StreamingHead rows;  // the output pass's row max and sum, as pooled_weights reads them
+        rows.row_max = head.row_max;
+        rows.row_sum = head.row_sum;
+        pooled[h] = pooled_weights(in, rows, *grid);
+        if (in.cancelled()) return fail("cancelled");
+    }
+    return pooled;
 }
 
 }  // namespace attn

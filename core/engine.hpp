@@ -1,4 +1,5 @@
 #pragma once
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,9 @@ struct RunOptions {
     bool pool_weights = true;  // false: outputs only, no weights at all
     int pooled_rows = 0, pooled_cols = 0;
     int region_row_begin = 0, region_row_end = 0, region_col_begin = 0, region_col_end = 0;
+    // OutputOnly: set from another thread to stop between two blocks of work; the run then
+    // returns ok = false ("cancelled"), never a partial result.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 // Computes every step of the scenario. Never throws for bad input: an impossible
@@ -35,6 +39,14 @@ std::vector<std::string> validate(const Scenario& scenario, Detail detail = Deta
 // (RunOptions: an end of 0 → the whole matrix; 0 bins → min(n, 512)). nullopt, with the
 // reason in *error, when the region lies outside the weights.
 std::optional<PooledGrid> pooled_grid(const RunOptions& options, int n_queries, int n_keys, std::string* error);
+
+// The heatmap of another region from a finished output-only trace of the same scenario:
+// only the region's scores are computed again (region rows × cols × d_k per head), each
+// row normalised by the max and sum its output pass kept (HeadTrace::row_max, row_sum),
+// so zooming never reruns attention. One PooledWeights per head; nullopt with *error when
+// the trace keeps no row statistics (a GPU run), the region lies outside, or it was cancelled.
+std::optional<std::vector<PooledWeights>> repool_weights(const Scenario& scenario, const Trace& trace,
+                                                         const RunOptions& options, std::string* error);
 
 // The matrices the engine would use when the scenario leaves them empty: derived
 // embeddings and seeded weights. The UI calls this before the first in-place edit.

@@ -139,6 +139,7 @@ StreamingHead streaming_attention(const StreamingInputs& in) {
     const long long work = static_cast<long long>(n_q) * in.k->rows() * in.q->cols();
 #pragma omp parallel for schedule(dynamic, 1) if (work > (1LL << 20))
     for (int b = 0; b < blocks; ++b) {
+        if (in.cancelled()) continue;  // an OpenMP loop cannot break: the rest is skipped
         const int i0 = b * kQueryBlock;
         query_block(in, i0, std::min(kQueryBlock, n_q - i0), head);
     }
@@ -159,6 +160,7 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
             col_bin[static_cast<size_t>(c)] = b;
 #pragma omp parallel for schedule(dynamic, 1) if (static_cast<long long>(rows) * cols * in.q->cols() > (1LL << 20))
     for (int rb = 0; rb < bins_rows; ++rb) {
+        if (in.cancelled()) continue;
         const int r0 = row_begin + static_cast<int>(static_cast<long long>(rb) * rows / bins_rows);
         const int r1 = row_begin + static_cast<int>(static_cast<long long>(rb + 1) * rows / bins_rows);
         Matrix s;

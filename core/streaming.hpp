@@ -2,6 +2,7 @@
 // Attention without the (n_q × n_k) matrix: queries in blocks, keys streamed in blocks with
 // an online softmax (a running max m and sum l per query row, FlashAttention-style), so
 // memory is O(n·d). The GPU shaders do the same computation; this is its CPU twin.
+#include <atomic>
 #include <vector>
 
 #include "mask.hpp"
@@ -26,6 +27,10 @@ struct StreamingInputs {
     float masked_fill = 0.0f;
     SoftmaxKind softmax = SoftmaxKind::Stable;
     MaskRule mask;
+    // Set from another thread to stop: the remaining blocks are skipped and the result is
+    // incomplete (the caller, who set it, discards it).
+    const std::atomic<bool>* cancel = nullptr;
+    bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };
 
 StreamingHead streaming_attention(const StreamingInputs& in);

@@ -42,6 +42,9 @@ struct HeadTrace {
     std::vector<int> fully_masked_rows;  // rows with no visible key (see README: the rule)
     bool softmax_overflow = false;       // the naive softmax produced inf or NaN
     PooledWeights pooled_weights;        // output-only runs: the weights at display size
+    // Output-only CPU runs: each row's softmax max m_i and sum l_i (n_q), so the weights of
+    // any region, w_ij = exp(s_ij − m_i)/l_i, can be drawn again without rerunning attention.
+    Vector row_max, row_sum;
 };
 
 // The rest of the transformer block, x being X + PE (n × d_model):

@@ -1,6 +1,7 @@
 // The output-only path (key blocks, online softmax, pooled weights) against the full engine.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <tuple>
 
 #include "engine.hpp"
@@ -119,4 +120,58 @@ TEST_CASE("output-only mode runs sizes the full trace refuses") {
     REQUIRE(t.ok);
     CHECK(t.output.rows() == n);
     CHECK(t.output.allFinite());
+}
+
+TEST_CASE("a zoom draws its region from the output pass's row statistics, as a fresh run of that region does") {
+    using Case = std::tuple<MaskKind, PositionalEncoding, bool>;
+    const auto [mask, pe, cross] = GENERATE(table<MaskKind, PositionalEncoding, bool>({
+        Case{MaskKind::None, PositionalEncoding::Sinusoidal, false}, Case{MaskKind::Causal, PositionalEncoding::Rotary, false},
+        Case{MaskKind::SlidingWindow, PositionalEncoding::ALiBi, false}, Case{MaskKind::Padding, PositionalEncoding::None, true},
+        Case{MaskKind::Custom, PositionalEncoding::Learned, false}}));
+    CAPTURE(mask, pe, cross);
+    const Scenario s = case_scenario(300, 16, 2, mask, pe, cross);
+    RunOptions whole;
+    whole.detail = Detail::OutputOnly;
+    const Trace t = run(s, whole);
+    REQUIRE(t.ok);
+    RunOptions region = whole;
+    region.region_row_begin = 17;
+    region.region_row_end = 61;
+    region.region_col_begin = 5;
+    region.region_col_end = 290 < t.n_keys ? 290 : t.n_keys;
+    std::string error;
+    const auto pooled = repool_weights(s, t, region, &error);
+    REQUIRE(pooled);
+    const Trace fresh = run(s, region);  // the whole run again, for that region
+    REQUIRE(fresh.ok);
+    const Trace full = run(s);           // and the full weights, max-pooled by hand below
+    for (size_t h = 0; h < t.head.size(); ++h) {
+        const PooledWeights& p = (*pooled)[h];
+        CHECK(p.row_begin == 17);
+        CHECK(p.col_end == region.region_col_end);
+        CHECK(p.values == fresh.head[h].pooled_weights.values);  // bit for bit: the same arithmetic
+        const PooledWeights by_hand = max_pool(full.head[h].weights, 17, 61, 5, region.region_col_end, p.values.rows(),
+                                               p.values.cols());
+        CHECK((p.values - by_hand.values).cwiseAbs().maxCoeff() < 1e-5f);
+    }
+}
+
+TEST_CASE("a zoom needs the row statistics; a cancelled run or zoom returns nothing partial") {
+    const Scenario s = case_scenario(200, 16, 2, MaskKind::Causal, PositionalEncoding::Sinusoidal, false);
+    RunOptions options;
+    options.detail = Detail::OutputOnly;
+    Trace t = run(s, options);
+    REQUIRE(t.ok);
+    std::atomic<bool> cancel{true};
+    RunOptions cancelled = options;
+    cancelled.cancel = &cancel;
+    const Trace stopped = run(s, cancelled);
+    CHECK_FALSE(stopped.ok);
+    CHECK(stopped.head.empty());
+    std::string error;
+    CHECK_FALSE(repool_weights(s, t, cancelled, &error));
+    CHECK(error == "cancelled");
+    t.head[1].row_sum.resize(0);  // as a GPU run's trace: no statistics kept
+    CHECK_FALSE(repool_weights(s, t, options, &error));
+    CHECK(error.find("row statistics") != std::string::npos);
 }

@@ -189,7 +189,10 @@ struct ClassroomState {
     std::vector<Notice> notices;             // newest last; the status area shows the last few
     std::string png_request;                 // Export → PNG: write a frame to this file
     int png_delay = 0;                       // frames to wait first (the path popup must be gone)
-    std::string selected_matrix;             // the last matrix hovered: what Export writes
+    // What Export → Matrix pre-chooses in its list: the last matrix clicked (a click is a
+    // choice; the maps the pointer crosses on its way to the menu are not), else the last
+    // hovered. The dialog names the matrix and lets the user pick another before writing.
+    std::string clicked_matrix, hovered_matrix;
     // Quitting: the window's close button and File → Quit ask first when the work is not
     // saved (Save / Discard / Cancel). `baseline` is the scenario last saved or opened (or
     // the one the app started with); a scenario that is an unedited preset has nothing to lose.
@@ -206,6 +209,8 @@ struct ComputeState {
     compute::Status status;           // copied from compute::Compute after each update
     double last_recompute_ms = 0.0;
     compute::Region region_draft;     // the region typed, applied with "zoom"
+    int draft_queries = 0, draft_keys = 0;  // the sequence the draft was made for: another one resets it
+    double cpu_gflops = 0.0;          // the CPU engine's measured speed, read when a zoom is first estimated
 };
 
 // Autosave and the offer to restore what a run that died left behind (panel_recovery.cpp).

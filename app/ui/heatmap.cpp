@@ -137,7 +137,7 @@ bool is_visible(const HeatmapSpec& spec, int r, int c) {
 
 CardText measure_text(const HeatmapSpec& spec, const UiFonts& fonts) {
     CardText text;
-    text.row_labels = max_label_width(spec, true, fonts);
+    text.row_labels = spec.row_labels ? max_label_width(spec, true, fonts) : 0.0f;
     text.col_labels = max_label_width(spec, false, fonts);
     text.title = spec.compact ? text_width(fonts.small, spec.title)
                               : std::max(text_width(fonts.title, spec.title), text_width(fonts.mono_small, spec.shape));
@@ -263,9 +263,12 @@ const ImFont* number_font(const HeatmapSpec& spec, const Visible& vis, const App
                 const bool masked = !is_visible(spec, r, c) && spec.show_masked_value;
                 widest = std::max(widest, code_points(format_value(masked ? spec.masked_value : (*spec.values)(r, c), d)));
             }
+        // A margin that grows with the cell: on a projector's large cells the numbers keep
+        // clear of the borders instead of filling them edge to edge.
+        const float margin = std::max(6.0f, 0.16f * vis.cw), margin_v = std::max(2.0f, 0.2f * vis.ch);
         for (const ImFont* font : fonts) {
-            if (font->FontSize + 2.0f > vis.ch) continue;
-            if (static_cast<float>(widest) * text_width(font, "0") + 6.0f <= vis.cw) {
+            if (font->FontSize + margin_v > vis.ch) continue;
+            if (static_cast<float>(widest) * text_width(font, "0") + margin <= vis.cw) {
                 decimals = d;
                 return font;
             }
@@ -392,7 +395,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
                     else state.hover_next.query = r;
                 }
             }
-            if (r % step != 0 && !lit) continue;
+            if ((r % step != 0 && !lit) || !spec.row_labels) continue;
             const std::string text = fit_text(font, axis_label(spec, true, r), m.label_w - 6.0f);
             const float w = text_width(font, text);
             draw->AddText(font, font->FontSize, ImVec2(grid0.x - 4.0f - w, y + (vis.ch - font->FontSize) * 0.5f),

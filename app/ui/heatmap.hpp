@@ -39,6 +39,7 @@ struct HeatmapSpec {
     bool paints_mask = false;          // click/drag paints the custom mask
     int band_begin = -1, band_end = -1;  // columns outlined: the shown head's slice of a W
     bool compact = false;              // one small title line, no shape line: a repeated head
+    bool row_labels = true;            // false: a head beside the first, whose row labels it shares
     // Output-only weights: values are these max-pooled bins; row/column i is a bin of token
     // indices (labels "a–b", tooltip with the range), not one token.
     const PooledWeights* pooled = nullptr;

@@ -15,6 +15,10 @@
 
 #include <imgui.h>
 
+#include "speed.hpp"
+#include "ui/classroom.hpp"
+#include "ui/panels.hpp"
+
 namespace attn::ui {
 
 namespace {
@@ -70,6 +74,14 @@ void progress(AppState& state) {
         ImGui::ProgressBar(0.5f + 0.5f * std::sin(t * 3.0f), ImVec2(-1, 0), status.stale ? "CPU (then again: edited)" : "CPU");
     }
     ImGui::TextDisabled("the last result stays on screen until then");
+    if (status.zooming) {  // only a zoom can be stopped: an edit's run is what the screen must show
+        if (ImGui::Button("Cancel zoom")) {
+            state.compute.settings.region = compute::shown_region(state.session.trace);
+            ++state.compute.settings.cancel_requests;
+            state.compute.region_draft = compute::Region{};
+        }
+        record_item(state, "backend.cancel_zoom", "Cancel zoom");
+    }
 }
 
 // [SECTION] Sequence length
@@ -84,12 +96,29 @@ void sequence_length(AppState& state) {
         settings.generate_length = 1 << exponent;
     ImGui::SameLine();
     if (ImGui::Button("generate")) {
-        state.session.push(edits::ReplaceScenario{compute::generated_scenario(settings.generate_length, settings.generate_seed)});
+        // The new sequence keeps the mask, fill, scaling, softmax and position encoding on
+        // screen; a mask tied to the old tokens (padding flags, a painted mask) cannot follow.
+        const Scenario& current = state.session.scenario;
+        Scenario generated = compute::generated_scenario(settings.generate_length, settings.generate_seed);
+        generated.mask = current.mask;
+        generated.window = current.window;
+        generated.masked_fill = current.masked_fill;
+        generated.scale = current.scale;
+        generated.softmax = current.softmax;
+        if (current.input == InputMode::Embeddings) generated.positional = current.positional;
+        if (current.mask == MaskKind::Padding || current.mask == MaskKind::Custom) {
+            generated.mask = MaskKind::None;
+            add_notice(state, std::string("The ") + (current.mask == MaskKind::Padding ? "padding" : "custom") +
+                                  " mask belongs to the old tokens: the generated sequence has no mask",
+                       false);
+        }
+        state.session.push(edits::ReplaceScenario{std::move(generated)});
         state.views.clear();
         state.view.shown_head = 0;
         settings.region = compute::Region{};
         state.compute.region_draft = compute::Region{};
     }
+    record_item(state, "backend.generate", "generate");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("tokens t1 \xE2\x80\xA6 tN, d_model 64, 8 heads, seeded embeddings;\n"
                           "above %d tokens the weights are shown pooled",
@@ -101,26 +130,55 @@ void sequence_length(AppState& state) {
 void zoom_region(AppState& state) {
     const Trace& t = state.session.trace;
     if (!t.ok || t.detail != Detail::OutputOnly || t.head.empty()) return;
-    compute::Settings& settings = state.compute.settings;
-    compute::Region& draft = state.compute.region_draft;
-    if (draft.whole()) draft = compute::Region{0, t.n_queries, 0, t.n_keys};
+    ComputeState& cs = state.compute;
+    compute::Settings& settings = cs.settings;
+    compute::Region& draft = cs.region_draft;
+    if (draft.whole() || cs.draft_queries != t.n_queries || cs.draft_keys != t.n_keys) {  // a new sequence: its whole range
+        draft = compute::Region{0, t.n_queries, 0, t.n_keys};
+        cs.draft_queries = t.n_queries;
+        cs.draft_keys = t.n_keys;
+    }
     ImGui::TextUnformatted("Weights region (zoom)");
+    // Counted from 1, both ends shown: queries first … last.
+    int first_row = draft.row_begin + 1, last_row = draft.row_end, first_col = draft.col_begin + 1, last_col = draft.col_end;
     ImGui::SetNextItemWidth(-1);
-    ImGui::DragIntRange2("##rows", &draft.row_begin, &draft.row_end, std::max(1.0f, t.n_queries / 400.0f), 0, t.n_queries,
-                         "queries %d", "to %d");
+    ImGui::DragIntRange2("##rows", &first_row, &last_row, std::max(1.0f, t.n_queries / 400.0f), 1, t.n_queries, "queries %d",
+                         "to %d", ImGuiSliderFlags_AlwaysClamp);
+    record_item(state, "backend.region_rows", "queries " + std::to_string(first_row) + " to " + std::to_string(last_row));
     ImGui::SetNextItemWidth(-1);
-    ImGui::DragIntRange2("##cols", &draft.col_begin, &draft.col_end, std::max(1.0f, t.n_keys / 400.0f), 0, t.n_keys, "keys %d",
-                         "to %d");
+    ImGui::DragIntRange2("##cols", &first_col, &last_col, std::max(1.0f, t.n_keys / 400.0f), 1, t.n_keys, "keys %d", "to %d",
+                         ImGuiSliderFlags_AlwaysClamp);
+    record_item(state, "backend.region_cols", "keys " + std::to_string(first_col) + " to " + std::to_string(last_col));
+    draft = compute::Region{first_row - 1, std::max(first_row, last_row), first_col - 1, std::max(first_col, last_col)};
+    // The estimate, before anything starts: a zoom draws the region's scores again from the
+    // row statistics the run kept (a GPU run's trace keeps none: the whole run again).
+    const bool from_rows = t.head.front().row_max.size() == t.n_queries;
+    if (cs.cpu_gflops <= 0.0) cs.cpu_gflops = cs.status.speeds.cpu_gflops > 0.0 ? cs.status.speeds.cpu_gflops : speed::cpu_gflops();
+    const double flops = from_rows ? speed::zoom_flops(t.heads, t.d_k, draft.row_end - draft.row_begin, draft.col_end - draft.col_begin)
+                                   : speed::attention_flops(state.session.scenario);
+    const double estimate_ms = flops / (std::max(1e-3, cs.cpu_gflops) * 1e6);
+    char estimate[96];
+    if (estimate_ms < 1000.0) std::snprintf(estimate, sizeof estimate, "about %.0f ms", std::max(1.0, estimate_ms));
+    else std::snprintf(estimate, sizeof estimate, "about %.1f s", estimate_ms / 1000.0);
+    const bool busy = state.compute.status.busy;
+    ImGui::BeginDisabled(busy);
     if (ImGui::Button("zoom")) settings.region = draft;
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("recompute the weights of this region; up to 512 tokens a side is full resolution");
+    ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("draw the weights of this region again; up to 512 tokens a side is full resolution");
     ImGui::SameLine();
+    ImGui::BeginDisabled(busy);
     if (ImGui::Button("whole sequence")) {
         settings.region = compute::Region{};
         draft = compute::Region{0, t.n_queries, 0, t.n_keys};
     }
+    ImGui::EndDisabled();
+    const std::string said = std::string(estimate) + (from_rows ? " (the region only)" : " (the whole run again)");
+    ImGui::TextDisabled("zoom: %s", said.c_str());
+    record_item(state, "backend.zoom_estimate", said);
     const PooledWeights& pooled = t.head.front().pooled_weights;
-    ImGui::TextDisabled("shown: queries %d\xE2\x80\x93%d, keys %d\xE2\x80\x93%d", pooled.row_begin, pooled.row_end - 1, pooled.col_begin,
-                        pooled.col_end - 1);
+    ImGui::TextDisabled("shown: queries %d\xE2\x80\x93%d, keys %d\xE2\x80\x93%d", pooled.row_begin + 1, pooled.row_end, pooled.col_begin + 1,
+                        pooled.col_end);
 }
 
 }  // namespace

@@ -125,14 +125,18 @@ void heads_controls(AppState& state) {
     }
     ImGui::SameLine();
     ImGui::Text("d\xE2\x82\x96 = %d / %d = %d", columns, std::max(1, s.heads), columns / std::max(1, s.heads));
-    if (t.ok && t.heads > 1) {
-        ImGui::Checkbox("all heads side by side", &state.view.all_heads);
-        if (!state.view.all_heads) {
-            int shown = std::clamp(state.view.shown_head, 0, t.heads - 1) + 1;
-            ImGui::SetNextItemWidth(-1);
-            if (ImGui::SliderInt("##shown head", &shown, 1, t.heads, "showing head %d")) state.view.shown_head = shown - 1;
-        }
-    }
+    // Always drawn, disabled where they do not apply: ticking a box never moves the widgets
+    // below it (the next click lands where the user aimed).
+    const int heads = t.ok ? t.heads : 1;
+    ImGui::BeginDisabled(heads <= 1);
+    ImGui::Checkbox("all heads side by side", &state.view.all_heads);
+    record_item(state, "controls.all_heads", "all heads side by side");
+    ImGui::BeginDisabled(state.view.all_heads);
+    int shown = std::clamp(state.view.shown_head, 0, heads - 1) + 1;
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::SliderInt("##shown head", &shown, 1, std::max(1, heads), "showing head %d")) state.view.shown_head = shown - 1;
+    ImGui::EndDisabled();
+    ImGui::EndDisabled();
 }
 
 // [SECTION] Mask
@@ -148,15 +152,22 @@ void mask_controls(AppState& state) {
             if (ImGui::Selectable(to_string(k), k == s.mask)) state.session.push(edits::SetMaskKind{k});
         ImGui::EndCombo();
     }
+    record_item(state, "controls.mask", to_string(s.mask));
+    // One line whatever the mask, so that choosing one moves nothing below.
     if (s.mask == MaskKind::SlidingWindow) {
         int window = s.window;
         ImGui::SetNextItemWidth(-1);
         if (ImGui::SliderInt("##window", &window, 1, std::max(2, edits::key_count(s)), "window %d"))
             state.session.push(edits::SetWindow{window});
-    } else if (s.mask == MaskKind::Padding) {
-        ImGui::TextDisabled("tick \"pad\" under a token to hide it as a key");
-    } else if (s.mask == MaskKind::Custom) {
-        ImGui::TextDisabled("click or drag cells of the masked scores\nor the weights to hide / show them");
+    } else {
+        const char* hint = s.mask == MaskKind::Padding  ? "tick \"pad\" under a token to hide it"
+                           : s.mask == MaskKind::Custom ? "click or drag masked cells to paint"
+                           : s.mask == MaskKind::Causal ? "a query sees itself and earlier keys"
+                                                        : "every query sees every key";
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextDisabled("%s", hint);
+        if (s.mask == MaskKind::Custom && ImGui::IsItemHovered())
+            ImGui::SetTooltip("click or drag cells of the masked scores or the weights to hide / show them");
     }
     bool infinite = std::isinf(s.masked_fill);
     ImGui::TextUnformatted("Fill");
@@ -224,18 +235,22 @@ void computation_controls(AppState& state) {
 
 void view_controls(AppState& state) {
     ViewOptions& view = state.view;
+    // The sliders stay in place, disabled while their box says they do not apply.
     ImGui::Checkbox("fit cells to the window", &view.auto_cell);
-    if (!view.auto_cell) {
-        ImGui::SetNextItemWidth(-1);
-        ImGui::SliderFloat("##cell", &view.cell_size, 4.0f, 80.0f, "cell %.0f px");
-    }
+    record_item(state, "controls.fit_cells", "fit cells to the window");
+    ImGui::BeginDisabled(view.auto_cell);
+    ImGui::SetNextItemWidth(-1);
+    ImGui::SliderFloat("##cell", &view.cell_size, 4.0f, 80.0f, "cell %.0f px");
+    ImGui::EndDisabled();
     ImGui::Checkbox("numbers in cells", &view.numbers);
-    if (view.numbers) {
-        ImGui::SameLine();
-        ImGui::SetNextItemWidth(-1);
-        ImGui::SliderInt("##decimals", &view.decimals, 0, 4, "%d decimals");
-    }
+    record_item(state, "controls.numbers", "numbers in cells");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!view.numbers);
+    ImGui::SetNextItemWidth(-1);
+    ImGui::SliderInt("##decimals", &view.decimals, 0, 4, "%d decimals");
+    ImGui::EndDisabled();
     ImGui::Checkbox("show stages that change nothing", &view.show_identity_stages);
+    record_item(state, "controls.identity_stages", "show stages that change nothing");
     ImGui::TextDisabled("hover a cell: its arithmetic\nCtrl+wheel: zoom, right-drag: pan\n"
                         "right double-click: reset zoom\ndrag a value: scrub, double-click: type");
 }

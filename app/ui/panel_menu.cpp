@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 
@@ -24,6 +25,7 @@
 #include "serialize.hpp"
 #include "session_file.hpp"
 #include "reflect.hpp"
+#include "registry.hpp"
 #include "ui/classroom.hpp"
 #include "ui/panel_model.hpp"
 #include "ui/panels.hpp"
@@ -179,6 +181,23 @@ void draw_unsaved_prompt(AppState& state) {
     }
 }
 
+// The matrix Export → Matrix proposes: the last one clicked, else the last hovered, else the
+// first head's weights, else the first matrix of the trace.
+std::string export_choice(const AppState& state, const std::vector<std::string>& names) {
+    const ClassroomState& c = state.classroom;
+    for (const std::string* wanted : {&c.clicked_matrix, &c.hovered_matrix})
+        if (std::find(names.begin(), names.end(), *wanted) != names.end()) return *wanted;
+    if (std::find(names.begin(), names.end(), "head0.weights") != names.end()) return "head0.weights";
+    return names.empty() ? std::string() : names.front();
+}
+
+// "head0-weights.csv" for head0.weights in CSV.
+std::string export_file_name(const std::string& matrix, MatrixFormat format) {
+    std::string file = matrix;
+    std::replace(file.begin(), file.end(), '.', '-');
+    return file + "." + export_file::extension(static_cast<export_file::Format>(format));
+}
+
 void export_matrix(AppState& state, const std::string& path) {
     const FilePrompt& prompt = state.classroom.prompt;
     const export_file::Format format = prompt.format == MatrixFormat::Csv        ? export_file::Format::Csv
@@ -235,7 +254,24 @@ void draw_path_prompt(AppState& state) {
     ImGui::TextUnformatted(prompt_title(prompt.action));
     ImGui::PopFont();
     if (prompt.action == FileAction::ExportMatrix) {
-        ImGui::Text("Matrix: %s", prompt.matrix.c_str());
+        // The matrix is chosen here, in a list, not by where the pointer last was.
+        const std::vector<std::string> names = matrix_names(state.session.trace);
+        ImGui::TextUnformatted("Matrix");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(-1.0f);
+        const std::string shown = display_name(prompt.matrix);
+        if (ImGui::BeginCombo("##export-matrix", shown.c_str())) {
+            for (const std::string& name : names) {
+                if (ImGui::Selectable(display_name(name).c_str(), name == prompt.matrix)) {
+                    // The file name follows the matrix while it is the one proposed.
+                    if (prompt.path == export_file_name(prompt.matrix, prompt.format)) prompt.path = export_file_name(name, prompt.format);
+                    prompt.matrix = name;
+                }
+                if (name == prompt.matrix) ImGui::SetItemDefaultFocus();
+            }
+            ImGui::EndCombo();
+        }
+        record_item(state, "export.matrix", shown);
         int format = static_cast<int>(prompt.format);
         ImGui::RadioButton("CSV", &format, 0);
         ImGui::SameLine();
@@ -250,7 +286,10 @@ void draw_path_prompt(AppState& state) {
                               export_file::extension(static_cast<export_file::Format>(format));
         }
     }
-    ImGui::TextDisabled("Path (relative to the folder the app was started in):");
+    std::error_code ec;
+    const std::string folder = std::filesystem::current_path(ec).string();
+    ImGui::TextDisabled("Path (a relative one is in %s):", ec ? "the folder the app was started in" : folder.c_str());
+    record_item(state, "prompt.folder", ec ? std::string() : folder);
     char buffer[1024];
     const size_t n = std::min(prompt.path.size(), sizeof buffer - 1);
     prompt.path.copy(buffer, n);
@@ -364,16 +403,12 @@ void draw_menu_bar(AppState& state) {
         if (export_open) {
             close_menu_on_escape();
             if (ImGui::MenuItem("Window as PNG\xE2\x80\xA6")) ask_path(state, FileAction::ExportPng, "attnlab.png");
-            const std::string& m = c.selected_matrix;
-            const bool have = !m.empty() && find_matrix(state.session.trace, m) != nullptr;
-            const std::string label = have ? "Matrix " + m + "\xE2\x80\xA6" : std::string("Matrix (hover one first)");
-            if (ImGui::MenuItem(label.c_str(), nullptr, false, have)) {
-                c.prompt.matrix = m;
-                std::string file = m;
-                std::replace(file.begin(), file.end(), '.', '-');
-                ask_path(state, FileAction::ExportMatrix,
-                         file + "." + export_file::extension(static_cast<export_file::Format>(c.prompt.format)));
+            const std::vector<std::string> names = matrix_names(state.session.trace);
+            if (ImGui::MenuItem("Matrix\xE2\x80\xA6", nullptr, false, !names.empty())) {
+                c.prompt.matrix = export_choice(state, names);
+                ask_path(state, FileAction::ExportMatrix, export_file_name(c.prompt.matrix, c.prompt.format));
             }
+            record_item(state, "menu.export.matrix", "Matrix");
             if (ImGui::MenuItem("Whole trace as JSON\xE2\x80\xA6", nullptr, false, state.session.trace.ok))
                 ask_path(state, FileAction::ExportTrace, "trace.json");
             ImGui::EndMenu();
@@ -392,8 +427,12 @@ void draw_menu_bar(AppState& state) {
 
 void handle_shortcuts(AppState& state) {
     const ImGuiIO& io = ImGui::GetIO();
-    // The last matrix the mouse was on: what Export → Matrix writes.
-    if (!state.hover.matrix.empty() && state.hover.matrix.rfind("compare.", 0) != 0) state.classroom.selected_matrix = state.hover.matrix;
+    // What Export → Matrix pre-chooses: the last matrix clicked, else the last hovered.
+    if (!state.hover.matrix.empty() && state.hover.matrix.rfind("compare.", 0) != 0) {
+        state.classroom.hovered_matrix = state.hover.matrix;
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) || ImGui::IsMouseClicked(ImGuiMouseButton_Right))
+            state.classroom.clicked_matrix = state.hover.matrix;
+    }
     if (io.WantTextInput || ImGui::IsPopupOpen(nullptr, ImGuiPopupFlags_AnyPopupId)) return;  // keys belong to the text field or popup
     const bool ctrl = io.KeyCtrl;
     if (ctrl && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Z), false)) {

@@ -34,13 +34,14 @@ struct Card {
     std::string note;  // non-empty: a note card
     CardText text;
     CardMetrics metrics;
+    float max_emphasis = 16.0f;  // how much larger than the pipeline's cell its cells may grow (emphasis())
 };
 
-// Cards stacked top to bottom, or side by side when the layout finds that fits better
-// (`flexible` columns only: one stage's matrices, not one card per head).
+// Cards stacked top to bottom, or side by side when the layout finds that fits better (a
+// stage's matrices); every head's map of one step, with all heads shown, always side by side.
 struct Column {
     std::vector<Card> cards;
-    bool flexible = false;
+    bool heads = false;        // one step's map for every head: always side by side
     bool horizontal = false;
     float width = 0, height = 0;
 };
@@ -103,14 +104,18 @@ struct Builder {
                 if (m == nullptr) continue;
                 if (column == nullptr) {
                     column = &column_for(where, per_stage_split ? key : std::string());
-                    column->flexible = !e.per_head || !split_qkv;
+                    column->heads = split_qkv && e.per_head;
                 }
                 Card card;
                 card.spec = card_spec(t, ref, *m, band_head);
+                // All heads side by side compare heads: their maps share the pipeline's cell
+                // (twice at most), instead of one head's weights taking the room of all.
+                if (split_qkv && e.per_head) card.max_emphasis = 2.0f;
                 // Every head after the first in an all-heads column: a one-line "head h" title.
                 if (view.all_heads && t.heads > 1 && e.per_head && h > shown.front()) {
                     card.spec.compact = true;
                     card.spec.title = "head " + std::to_string(h + 1);
+                    card.spec.row_labels = false;  // beside the first head's card, whose labels it shares
                 }
                 column->cards.push_back(std::move(card));
             }
@@ -140,7 +145,7 @@ void measure_texts(std::vector<Column>& columns, const UiFonts& fonts) {
 // large enough for their numbers ("0.40"), the score maps up to three times the pipeline's
 // cell towards theirs ("−2.75"); a few tokens' maps are at least 6 (weights) or 4 (scores)
 // cells wide.
-float emphasis(const HeatmapSpec& spec, float cell, const UiFonts& fonts) {
+float emphasis(const HeatmapSpec& spec, float cell, const UiFonts& fonts, float max_emphasis) {
     if (spec.pooled != nullptr || spec.row_axis != Axis::Query || spec.col_axis != Axis::Key) return 1.0f;
     const float n = static_cast<float>(std::max(spec.values->rows(), spec.values->cols()));
     if (n > 12.0f || fonts.mono_small == nullptr) return 1.0f;
@@ -150,7 +155,7 @@ float emphasis(const HeatmapSpec& spec, float cell, const UiFonts& fonts) {
     const float wanted = std::max(readable, cell * (weights ? 6.0f : 4.0f) / n);
     // The weights always get their numbers; the score maps grow at most threefold, so that
     // the rest of the pipeline keeps readable cells.
-    return std::clamp(wanted / cell, 1.0f, weights ? 16.0f : 3.0f);
+    return std::clamp(wanted / cell, 1.0f, std::min(max_emphasis, weights ? 16.0f : 3.0f));
 }
 
 // Card metrics at this cell size (orientation-independent).
@@ -169,7 +174,7 @@ void measure_cards(std::vector<Column>& columns, float cell, const UiFonts& font
                 // kBigMatrixCells cells tall and its texture is scaled down.
                 const float min_w = std::min(1.0f, kBigMatrixCells * 16.0f / cols);
                 const float min_h = std::min(1.0f, kBigMatrixCells * 16.0f / rows);
-                const float big = cell * emphasis(card.spec, cell, fonts);
+                const float big = cell * emphasis(card.spec, cell, fonts, card.max_emphasis);
                 const float cell_w = std::max(min_w, big * std::min(1.0f, kBigMatrixCells / cols));
                 const float cell_h = std::max(min_h, big * std::min(1.0f, kBigMatrixCells / rows));
                 card.metrics = measure_card(card.spec, card.text, cell_w, cell_h, fonts);
@@ -178,18 +183,27 @@ void measure_cards(std::vector<Column>& columns, float cell, const UiFonts& font
 }
 
 // Column sizes for an orientation variant: 0 all stacked, 1 the projections (W, Q K V)
-// side by side, 2 every flexible column side by side.
+// side by side, 2 every column side by side.
+// Where a card's grid starts below its top: side by side, the grids line up on the lowest.
+float grid_top(const Card& card) { return card.metrics.title_h + card.metrics.header_h; }
+float grids_top(const Column& column) {
+    float top = 0;
+    for (const Card& card : column.cards) top = std::max(top, grid_top(card));
+    return top;
+}
+
 void size_columns(std::vector<Column>& columns, int variant, const UiFonts& fonts) {
     for (size_t i = 0; i < columns.size(); ++i) {
         Column& column = columns[i];
-        const bool projection = column.cards.size() == 3 && column.flexible;
-        column.horizontal = column.flexible && column.cards.size() > 1 && (variant == 2 || (variant == 1 && projection));
+        const bool projection = column.cards.size() == 3;
+        column.horizontal = column.cards.size() > 1 && (column.heads || variant == 2 || (variant == 1 && projection));
         column.width = column.height = 0;
+        const float top = grids_top(column);
         for (const Card& card : column.cards) {
             const float gap = kCardGap * fonts.scale * 1.5f;
             if (column.horizontal) {
                 column.width += card.metrics.width + (column.width > 0 ? gap : 0.0f);
-                column.height = std::max(column.height, card.metrics.height);
+                column.height = std::max(column.height, card.metrics.height + top - grid_top(card));
             } else {
                 column.width = std::max(column.width, card.metrics.width);
                 column.height += card.metrics.height + (column.height > 0 ? kCardGap : 0.0f);
@@ -219,7 +233,9 @@ Arrangement arrange(const std::vector<Column>& columns, const std::vector<size_t
     return a;
 }
 
-// The arrangement in `rows` rows (contiguous columns) with the smallest area overflow.
+// The arrangement in `rows` rows (contiguous columns) with the smallest area overflow; rows
+// 0: wrapped where the width runs out, as many rows as that takes (every head's maps side by
+// side need more than three).
 Arrangement best_arrangement(const std::vector<Column>& columns, int rows, float gap, ImVec2 avail) {
     const size_t n = columns.size();
     Arrangement best;
@@ -232,7 +248,20 @@ Arrangement best_arrangement(const std::vector<Column>& columns, int rows, float
             best = a;
         }
     };
-    if (rows == 1 || n < 2) consider({0});
+    if (rows == 0) {  // as many rows as it takes: a new row wherever the next column would pass the width
+        std::vector<size_t> starts{0};
+        float w = 0;
+        for (size_t c = 0; c < n; ++c) {
+            const float next = w + (c > starts.back() ? gap : 0.0f) + columns[c].width;
+            if (c > starts.back() && next > avail.x) {
+                starts.push_back(c);
+                w = gap + columns[c].width;
+            } else {
+                w = next;
+            }
+        }
+        consider(starts);
+    } else if (rows == 1 || n < 2) consider({0});
     else if (rows == 2)
         for (size_t a = 1; a < n; ++a) consider({0, a});
     else
@@ -263,7 +292,7 @@ Arrangement fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const
     const float largest = 84.0f * fonts.scale, smallest = 3.0f;
     for (float c = largest; c >= smallest; c -= c > 12.0f ? 1.0f : 0.5f) {
         measure_cards(columns, c, fonts);
-        for (int rows = 1; rows <= 3; ++rows)
+        for (int rows : {1, 2, 3, 0})
             for (int variant = 0; variant < 3; ++variant) {
                 size_columns(columns, variant, fonts);
                 Arrangement a = best_arrangement(columns, rows, gap, avail);
@@ -280,7 +309,7 @@ Arrangement fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const
         measure_cards(columns, c, fonts);
         Arrangement best;
         int best_variant = -1;
-        for (int rows = 1; rows <= 3; ++rows)
+        for (int rows : {1, 2, 3, 0})
             for (int variant = 0; variant < 3; ++variant) {
                 size_columns(columns, variant, fonts);
                 Arrangement a = best_arrangement(columns, rows, gap, avail);
@@ -376,8 +405,10 @@ void draw_pipeline(AppState& state, HeatmapTextures& textures) {
                 x += gap;
             }
             float card_x = x, card_y = y;
+            const float top = grids_top(columns[c]);
             for (Card& card : columns[c].cards) {
-                ImGui::SetCursorScreenPos(ImVec2(card_x, card_y));
+                const float lowered = columns[c].horizontal ? top - grid_top(card) : 0.0f;
+                ImGui::SetCursorScreenPos(ImVec2(card_x, card_y + lowered));
                 if (card.note.empty()) draw_card(card.spec, card.metrics, state, textures);
                 else draw_note(card, state.fonts);
                 if (columns[c].horizontal) card_x += card.metrics.width + kCardGap * state.fonts.scale * 1.5f;

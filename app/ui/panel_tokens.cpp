@@ -7,6 +7,7 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include "ui/classroom.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::ui {
@@ -120,6 +121,19 @@ void chip_row(AppState& state, edits::Side side, const std::vector<std::string>&
     ImGui::PopID();
 }
 
+// A sentence typed in a box becomes the tokens of its side, unless it says nothing new; an
+// empty box is refused aloud (a sequence needs a token) and shows the tokens again.
+void apply_sentence(AppState& state, edits::Side side, std::string& typed) {
+    const Sequence& sequence = side == edits::Side::Target ? state.session.scenario.target : state.session.scenario.source;
+    std::vector<std::string> tokens = tokenize(typed);
+    if (tokens.empty()) {
+        add_notice(state, "An empty sentence was not applied: a sequence needs at least one token", true);
+        typed = join(sequence.tokens);
+        return;
+    }
+    if (tokens != sequence.tokens) state.session.push(edits::SetTokens{side, std::move(tokens)});
+}
+
 }  // namespace
 
 void draw_tokens(AppState& state) {
@@ -147,10 +161,11 @@ void draw_tokens(AppState& state) {
         ImGui::TextUnformatted(cross ? "Target" : "Sentence");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(std::min(380.0f * state.fonts.scale, ImGui::GetContentRegionAvail().x * 0.3f));
-        if (ImGui::InputTextWithHint("##sentence", "type a sentence, Enter", &editor.sentence, ImGuiInputTextFlags_EnterReturnsTrue)) {
-            std::vector<std::string> tokens = tokenize(editor.sentence);
-            if (!tokens.empty()) state.session.push(edits::SetTokens{edits::Side::Target, tokens});
-        }
+        const bool entered = ImGui::InputTextWithHint("##sentence", "type a sentence, Enter", &editor.sentence,
+                                                      ImGuiInputTextFlags_EnterReturnsTrue);
+        // Clicking away (or Tab) applies the sentence as Enter does: typed text is never dropped.
+        if (entered || ImGui::IsItemDeactivatedAfterEdit()) apply_sentence(state, edits::Side::Target, editor.sentence);
+        record_item(state, "tokens.sentence", editor.sentence);
         ImGui::SameLine();
         chip_row(state, edits::Side::Target, !s.target.tokens.empty() || !t.ok ? s.target.tokens : t.query_tokens, Axis::Query,
                  padding && !cross ? &s.target.padding : nullptr, line_left);
@@ -158,11 +173,10 @@ void draw_tokens(AppState& state) {
             ImGui::TextUnformatted("Source");
             ImGui::SameLine();
             ImGui::SetNextItemWidth(std::min(380.0f * state.fonts.scale, ImGui::GetContentRegionAvail().x * 0.3f));
-            if (ImGui::InputTextWithHint("##source", "the sentence attended to", &editor.source_sentence,
-                                         ImGuiInputTextFlags_EnterReturnsTrue)) {
-                std::vector<std::string> tokens = tokenize(editor.source_sentence);
-                if (!tokens.empty()) state.session.push(edits::SetTokens{edits::Side::Source, tokens});
-            }
+            const bool source_entered = ImGui::InputTextWithHint("##source", "the sentence attended to", &editor.source_sentence,
+                                                                 ImGuiInputTextFlags_EnterReturnsTrue);
+            if (source_entered || ImGui::IsItemDeactivatedAfterEdit())
+                apply_sentence(state, edits::Side::Source, editor.source_sentence);
             ImGui::SameLine();
             chip_row(state, edits::Side::Source, !s.source.tokens.empty() || !t.ok ? s.source.tokens : t.key_tokens, Axis::Key,
                      padding ? &s.source.padding : nullptr, line_left);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "compute.hpp"
+#include "engine.hpp"
 
 using namespace attn;
 
@@ -54,4 +55,49 @@ TEST_CASE("the CPU worker: output-only off the UI thread, stale results run agai
     CHECK(zoomed.col_end == 232);
     CHECK(zoomed.values.rows() == 32);
     CHECK(zoomed.values.cols() == 32);
+}
+
+TEST_CASE("a zoom draws the region from the trace's row statistics, never running attention again; Cancel stops it") {
+    compute::Compute layer;
+    compute::Settings settings;
+    settings.choice = compute::Choice::Cpu;
+    edits::Session session;
+    session.scenario = compute::generated_scenario(4096, 1);
+    layer.finish(session, settings);
+    REQUIRE(session.trace.ok);
+    REQUIRE(session.trace.detail == Detail::OutputOnly);
+    const Matrix output = session.trace.output;
+    const double run_ms = session.last_run_ms;
+    const std::uint64_t generation = session.generation;
+
+    settings.region = compute::Region{100, 132, 200, 232};
+    layer.update(session, settings);
+    CHECK(layer.status().zooming);  // the region only, on the worker
+    layer.finish(session, settings);
+    const PooledWeights& zoomed = session.trace.head[0].pooled_weights;
+    CHECK(zoomed.row_begin == 100);
+    CHECK(zoomed.values.rows() == 32);
+    CHECK(session.generation == generation + 1);
+    CHECK(session.trace.output == output);      // the outputs were not computed again
+    CHECK(session.last_run_ms < run_ms / 10);  // 32×32 scores per head, not 4096² twice
+    // The region's weights are those a whole run for that region draws.
+    RunOptions options = compute::output_only_options(session.scenario, settings.region);
+    const Trace fresh = run(session.scenario, options);
+    for (size_t h = 0; h < fresh.head.size(); ++h)
+        CHECK(session.trace.head[h].pooled_weights.values == fresh.head[h].pooled_weights.values);
+    CHECK(compute::shown_region(session.trace) == settings.region);
+
+    // Cancel: a large region started and stopped at once; the screen keeps the 32×32 region.
+    settings.region = compute::Region{0, 4000, 0, 4000};
+    layer.update(session, settings);
+    REQUIRE(layer.status().zooming);
+    settings.region = compute::shown_region(session.trace);  // what the panel's Cancel does
+    ++settings.cancel_requests;
+    layer.update(session, settings);
+    CHECK_FALSE(layer.status().zooming);
+    layer.finish(session, settings);
+    CHECK(session.generation == generation + 1);  // nothing installed, nothing run again
+    CHECK(session.trace.head[0].pooled_weights.row_begin == 100);
+    CHECK(session.trace.output == output);
+    CHECK_FALSE(session.dirty);
 }

@@ -3,10 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
+#include "compute.hpp"
 #include "engine.hpp"
+#include "export_file.hpp"
 #include "lesson.hpp"
 #include "presets.hpp"
+#include "registry.hpp"
 #include "ui/arithmetic.hpp"
 #include "session_file.hpp"
 #include "ui_driver.hpp"
@@ -236,4 +241,150 @@ TEST_CASE("the masks lesson shows a row that sees no key, with a finite fill and
     CHECK_FALSE(infinite.warnings.empty());
     // The other rows do not change.
     CHECK(infinite.head[0].weights.bottomRows(w.rows() - 1).isApprox(w.bottomRows(w.rows() - 1)));
+}
+
+TEST_CASE("Export → Matrix writes the matrix chosen in its list, not the one the pointer last crossed", "[new-user][export]") {
+    UiDriver ui(find_preset("dog-bites-man")->scenario);
+    ui.frame(4);
+    // The user clicks the weights, then crosses X on the way to the menu.
+    ui.click(ui.cell_centre("head0.weights", 1, 1));
+    ui.move(ui.cell_centre("x", 0, 0));
+    ui.frame(2);
+    ui.click(ui.centre("menu.export"));
+    ui.click(ui.centre("menu.export.matrix"));
+    ui.frame(2);
+    CHECK(ui.text("export.matrix") == display_name("head0.weights"));  // named, and the one clicked
+    CHECK(ui.text("prompt.folder") == std::filesystem::current_path().string());  // relative to where
+    const std::string file = temp_path("export-weights.csv");
+    std::filesystem::remove(file);
+    ui.key(GLFW_KEY_A, true);  // the path field has the focus: replace its text
+    ui.type(file);
+    ui.key(GLFW_KEY_ENTER);
+    ui.frame(2);
+    REQUIRE(std::filesystem::exists(file));
+    std::string expected, error;
+    REQUIRE(export_file::matrix_text(ui.state.session.trace, "head0.weights", export_file::Format::Csv, ui.state.view.decimals,
+                                     expected, &error));
+    std::ifstream in(file);
+    const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(written == expected);
+}
+
+TEST_CASE("with nothing clicked, Export → Matrix proposes the last matrix hovered", "[new-user][export]") {
+    UiDriver other(find_preset("dog-bites-man")->scenario);
+    other.frame(4);
+    other.move(other.cell_centre("head0.scores", 0, 0));
+    other.frame(2);
+    other.click(other.centre("menu.export"));
+    other.click(other.centre("menu.export.matrix"));
+    other.frame(2);
+    CHECK(other.text("export.matrix") == display_name("head0.scores"));
+}
+
+TEST_CASE("a generated sequence keeps the mask, and the zoom fields follow the sequence on screen, counted from 1", "[new-user][long]") {
+    Scenario s = compute::generated_scenario(1100, 1);
+    s.mask = MaskKind::Causal;
+    UiDriver ui(s);
+    ui.frame(4);
+    REQUIRE(ui.state.session.trace.detail == Detail::OutputOnly);
+    CHECK(ui.text("backend.region_rows") == "queries 1 to 1100");
+    CHECK(ui.text("backend.zoom_estimate").find("the region only") != std::string::npos);
+    ui.state.compute.settings.generate_length = 2048;
+    ui.click(ui.centre("backend.generate"));
+    ui.frame(4);
+    REQUIRE(ui.state.session.trace.n_queries == 2048);
+    CHECK(ui.state.session.scenario.mask == MaskKind::Causal);  // kept, not reset to none
+    CHECK(ui.text("backend.region_rows") == "queries 1 to 2048");  // not the old sequence's range
+    CHECK(ui.text("backend.region_cols") == "keys 1 to 2048");
+}
+
+TEST_CASE("a mask tied to the old tokens does not follow a generated sequence, and the window says so", "[new-user][long]") {
+    Scenario s = find_preset("animal-was-tired")->scenario;
+    s.mask = MaskKind::Padding;
+    s.target.padding.assign(s.target.tokens.size(), false);
+    s.target.padding.back() = true;
+    UiDriver ui(s);
+    ui.frame(4);
+    ui.state.compute.settings.generate_length = 1100;
+    ui.click(ui.centre("backend.generate"));
+    ui.frame(4);
+    CHECK(ui.state.session.scenario.mask == MaskKind::None);
+    REQUIRE_FALSE(ui.state.classroom.notices.empty());
+    CHECK(ui.state.classroom.notices.back().text.find("padding mask") != std::string::npos);
+}
+
+TEST_CASE("ticking a box or choosing a mask never moves the widgets below it", "[new-user][trap]") {
+    Scenario s = find_preset("animal-was-tired")->scenario;
+    s.heads = 2;
+    UiDriver ui(s);
+    ui.frame(4);
+    const float mask_y = ui.widget("controls.mask")->y, numbers_y = ui.widget("controls.numbers")->y;
+    const float identity_y = ui.widget("controls.identity_stages")->y;
+    ui.click(ui.centre("controls.all_heads"));
+    ui.frame(2);
+    REQUIRE(ui.state.view.all_heads);
+    CHECK(ui.widget("controls.mask")->y == mask_y);
+    ui.click(ui.centre("controls.all_heads"));  // and back: the "showing head" slider did not appear under the pointer
+    ui.frame(2);
+    CHECK_FALSE(ui.state.view.all_heads);
+    CHECK(ui.widget("controls.mask")->y == mask_y);
+    ui.click(ui.centre("controls.fit_cells"));
+    ui.frame(2);
+    REQUIRE_FALSE(ui.state.view.auto_cell);
+    CHECK(ui.widget("controls.numbers")->y == numbers_y);
+    ui.click(ui.centre("controls.numbers"));
+    ui.frame(2);
+    REQUIRE_FALSE(ui.state.view.numbers);
+    CHECK(ui.widget("controls.identity_stages")->y == identity_y);
+    for (MaskKind kind : {MaskKind::Causal, MaskKind::SlidingWindow, MaskKind::Padding, MaskKind::Custom, MaskKind::None}) {
+        ui.state.session.push(edits::SetMaskKind{kind});
+        ui.frame(2);
+        CHECK(ui.widget("controls.numbers")->y == numbers_y);
+    }
+}
+
+TEST_CASE("clicking away from the sentence box applies the typed sentence", "[new-user][trap]") {
+    UiDriver ui(find_preset("dog-bites-man")->scenario);
+    ui.frame(4);
+    ui.click(ui.centre("tokens.sentence"));
+    ui.key(GLFW_KEY_A, true);
+    ui.type("the dog ran home");
+    ui.click(ImVec2(1500.0f, 985.0f));  // the status bar: nothing there takes the click
+    ui.frame(2);
+    CHECK(ui.state.session.scenario.target.tokens == std::vector<std::string>{"the", "dog", "ran", "home"});
+    CHECK(ui.text("tokens.sentence") == "the dog ran home");
+    // An emptied box is refused aloud, and shows the tokens again.
+    ui.click(ui.centre("tokens.sentence"));
+    ui.key(GLFW_KEY_A, true);
+    ui.key(GLFW_KEY_DELETE);
+    ui.click(ImVec2(1500.0f, 985.0f));
+    ui.frame(2);
+    CHECK(ui.state.session.scenario.target.tokens.size() == 4);
+    REQUIRE_FALSE(ui.state.classroom.notices.empty());
+    CHECK(ui.state.classroom.notices.back().text.find("empty sentence") != std::string::npos);
+    CHECK(ui.text("tokens.sentence") == "the dog ran home");
+}
+
+TEST_CASE("all heads side by side puts every head's map of a step in one row, and the pipeline fits the window", "[new-user][layout]") {
+    Scenario s = find_preset("animal-was-tired")->scenario;
+    s.heads = 4;
+    UiDriver ui(s);
+    ui.state.view.all_heads = true;
+    ui.frame(4);
+    for (const char* step : {"weights", "scores", "q", "output"}) {
+        INFO(step);
+        const ui::HeatmapLayout* first = ui.heatmap(std::string("head0.") + step);
+        REQUIRE(first != nullptr);
+        for (int h = 1; h < 4; ++h) {
+            const ui::HeatmapLayout* other = ui.heatmap("head" + std::to_string(h) + "." + step);
+            REQUIRE(other != nullptr);
+            CHECK(other->y == first->y);  // side by side, not stacked
+            CHECK(other->x > first->x);
+        }
+    }
+    for (const ui::HeatmapLayout& h : ui.state.layout) {  // nothing below the window's edge: no scrolling to find a head
+        INFO(h.name);
+        CHECK(h.y + static_cast<float>(h.shown_rows) * h.cell_h <= 1000.0f);
+        CHECK(h.x + static_cast<float>(h.shown_cols) * h.cell_w <= 1600.0f);
+    }
 }
