@@ -156,7 +156,7 @@ TEST_CASE("a zoom draws its region from the output pass's row statistics, as a f
     }
 }
 
-TEST_CASE("a zoom needs the row statistics; a cancelled run or zoom returns nothing partial") {
+TEST_CASE("a zoom needs the row statistics, and a cancelled run or zoom returns nothing partial") {
     const Scenario s = case_scenario(200, 16, 2, MaskKind::Causal, PositionalEncoding::Sinusoidal, false);
     RunOptions options;
     options.detail = Detail::OutputOnly;

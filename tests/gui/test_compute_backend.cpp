@@ -57,7 +57,7 @@ TEST_CASE("the CPU worker: output-only off the UI thread, stale results run agai
     CHECK(zoomed.values.cols() == 32);
 }
 
-TEST_CASE("a zoom draws the region from the trace's row statistics, never running attention again; Cancel stops it") {
+TEST_CASE("a zoom draws the region from the trace's row statistics, never running attention again, and Cancel stops it") {
     compute::Compute layer;
     compute::Settings settings;
     settings.choice = compute::Choice::Cpu;
