@@ -11,6 +11,7 @@
 
 #include "bad_input_catalogue.hpp"
 #include "cli.hpp"
+#include "cli_runner.hpp"
 #include "serialize.hpp"
 #include "train/model_file.hpp"
 
@@ -19,21 +20,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Result {
-    int code;
-    std::string out, err;
-};
-
-Result run_cli(std::vector<std::string> args) {
-    args.insert(args.begin(), "attnlab");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    std::ostringstream out, err;
-    int code = 0;
-    auto options = cli::parse(static_cast<int>(argv.size()), argv.data(), out, err, code);
-    if (options) code = cli::run_headless(*options, out, err);
-    return {code, out.str(), err.str()};
-}
+using Result = testing::CliResult;
+using testing::run_cli;
 
 const std::string data = ATTNLAB_TEST_DATA;
 

@@ -10,6 +10,8 @@
 
 #include "bad_model_catalogue.hpp"
 #include "cli.hpp"
+#include "cli_runner.hpp"
+#include "train_fixtures.hpp"
 #include "gpt2/model.hpp"
 #include "train/model_file.hpp"
 #include "train/tasks.hpp"
@@ -19,21 +21,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct Result {
-    int code;
-    std::string out, err;
-};
-
-Result run_cli(std::vector<std::string> args) {
-    args.insert(args.begin(), "attnlab");
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    std::ostringstream out, err;
-    int code = 0;
-    auto options = cli::parse(static_cast<int>(argv.size()), argv.data(), out, err, code);
-    if (options) code = cli::run_headless(*options, out, err);
-    return {code, out.str(), err.str()};
-}
+using Result = testing::CliResult;
+using testing::run_cli;
 
 nlohmann::json read_json(const std::string& path) {
     return nlohmann::json::parse(testing::read_file(path));
@@ -84,14 +73,7 @@ TEST_CASE("option --model FOLDER --export-json writes every layer's trace and th
 }
 
 TEST_CASE("option --model FILE runs a model trained in the app: every layer and the predictions per row", "[cli][model]") {
-    train::TrainSettings settings;
-    settings.model.d_model = 8;
-    settings.model.heads = 2;
-    settings.model.layers = 2;
-    settings = train::fitted(settings);
-    train::ModelFile file;
-    file.settings = settings;
-    file.model = train::init_model(settings.model, train::task_vocabulary(settings.task), 3);
+    const train::ModelFile file = testing::untrained_model_file(3);
     std::string error;
     REQUIRE(train::save_model_file("test_cli_model_file.json", file, &error));
     const Result r = run_cli({"--model", "test_cli_model_file.json", "--text", "a c b |", "--export-json", "test_cli_model_file_trace.json"});

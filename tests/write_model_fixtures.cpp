@@ -5,8 +5,7 @@
 #include <iostream>
 
 #include "bad_model_catalogue.hpp"
-#include "train/model_file.hpp"
-#include "train/tasks.hpp"
+#include "train_fixtures.hpp"
 
 using namespace attn;
 
@@ -22,14 +21,7 @@ int main(int argc, char** argv) {
     std::filesystem::resize_file(dir + "/gpt2-truncated/model.safetensors",
                                  std::filesystem::file_size(dir + "/gpt2-truncated/model.safetensors") - 64);
     // A 2-layer model for the reverse task, untrained: its vocabulary a … h and "|".
-    train::TrainSettings settings;
-    settings.model.d_model = 8;
-    settings.model.heads = 2;
-    settings.model.layers = 2;
-    settings = train::fitted(settings);
-    train::ModelFile file;
-    file.settings = settings;
-    file.model = train::init_model(settings.model, train::task_vocabulary(settings.task), 5);
+    const train::ModelFile file = testing::untrained_model_file(5);
     std::string error;
     if (!train::save_model_file(dir + "/model.json", file, &error)) {
         std::cerr << error << "\n";
