@@ -5,6 +5,8 @@
 //
 //   cpu_bench [--json FILE] [--quick]      throughput table (Markdown on stdout)
 //   cpu_bench --memory N                   output-only run at n = N; prints peak resident memory
+//   cpu_bench --zoom N                     output-only run at n = N, then zooms drawn from its row
+//                                          statistics (repool_weights), each as a fraction of the run
 //
 // Every figure is the median of several runs. FLOPs of attention: 4·n²·d per head
 // (QKᵀ and weights·V, 2·n²·d each), half for a causal mask.
@@ -110,6 +112,35 @@ int memory_mode(int n) {
     return t.ok ? 0 : 1;
 }
 
+// What a zoom costs against the run it zooms into: the whole output-only run (causal, as
+// the app's long sequences), then regions of 16², 512² and the whole sequence drawn again.
+int zoom_mode(int n) {
+    const int heads = 8, d_k = 64;
+    const attn::Scenario s = direct_scenario(n, heads, d_k, attn::MaskKind::Causal);
+    attn::RunOptions options;
+    options.detail = attn::Detail::OutputOnly;
+    auto t0 = Clock::now();
+    const attn::Trace t = attn::run(s, options);
+    const double run_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::printf("output-only run, n = %d, %d heads, d_k = %d, causal: %.2f s\n", n, heads, d_k, run_s);
+    for (const int side : {16, 512, n}) {
+        attn::RunOptions region = options;
+        region.region_row_begin = n / 2;
+        region.region_row_end = std::min(n, n / 2 + side);
+        region.region_col_begin = side == n ? 0 : n / 4;
+        region.region_col_end = std::min(n, region.region_col_begin + side);
+        if (side == n) region.region_row_begin = 0;
+        std::string error;
+        t0 = Clock::now();
+        const auto pooled = attn::repool_weights(s, t, region, &error);
+        const double zoom_s = std::chrono::duration<double>(Clock::now() - t0).count();
+        std::printf("zoom %d x %d from the row statistics: %.4f s (%.5f of the run)%s\n", region.region_row_end - region.region_row_begin,
+                    region.region_col_end - region.region_col_begin, zoom_s, zoom_s / run_s, pooled ? "" : " FAILED");
+        if (!pooled) return 1;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -119,8 +150,9 @@ int main(int argc, char** argv) {
         if (!std::strcmp(argv[i], "--json") && i + 1 < argc) json_path = argv[++i];
         else if (!std::strcmp(argv[i], "--quick")) quick = true;
         else if (!std::strcmp(argv[i], "--memory") && i + 1 < argc) return memory_mode(std::atoi(argv[++i]));
+        else if (!std::strcmp(argv[i], "--zoom") && i + 1 < argc) return zoom_mode(std::atoi(argv[++i]));
         else {
-            std::fprintf(stderr, "usage: cpu_bench [--json FILE] [--quick] | --memory N\n");
+            std::fprintf(stderr, "usage: cpu_bench [--json FILE] [--quick] | --memory N | --zoom N\n");
             return 2;
         }
     }
