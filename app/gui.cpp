@@ -6,6 +6,8 @@
 // [SECTION] Screenshot
 // [SECTION] Frame
 // [SECTION] Compute and benchmark
+// [SECTION] Setup
+// [SECTION] The loop's stages
 // [SECTION] run()
 #include "ui/gl.hpp"  // the GL loader first, before GLFW or ImGui's backend touch GL
 
@@ -274,21 +276,41 @@ void push_bench_edit(ui::AppState& state, int frame) {
     state.session.push(edits::SetCell{direct ? edits::MatrixId::Q : edits::MatrixId::X, 0, 0, value});
 }
 
-}  // namespace
+// [SECTION] Setup
 
-// [SECTION] run()
-
-int run(const cli::Options& options, Scenario scenario) {
-    const bool screenshot = !options.screenshot.empty();
-    const bool bench = options.bench_frames > 0;
+// Where frames are drawn: the window, or, where none opens, the off-screen framebuffer.
+// Members go in reverse: the framebuffer while the context is current, then the window.
+struct Surface {
     GlfwSession glfw;
-    Offscreen offscreen;  // used where no window opens (declared before ImGui: it outlives the renderer)
+    Offscreen offscreen;
+
+    GLFWwindow* window() const { return glfw.window; }
+    // Pixels: the framebuffer's size (a window's may differ from its size in points).
+    void framebuffer_size(int& width, int& height) const {
+        width = offscreen.width;
+        height = offscreen.height;
+        if (glfw.window != nullptr) glfwGetFramebufferSize(glfw.window, &width, &height);
+    }
+    void new_platform_frame() {
+        if (glfw.window != nullptr) ImGui_ImplGlfw_NewFrame();
+        else offscreen.new_frame();
+    }
+    void present() {
+        if (glfw.window != nullptr) glfwSwapBuffers(glfw.window);
+        else glFinish();  // off-screen, no swap: a frame's time includes its drawing to the end
+    }
+};
+
+// The window's GL context current (an off-screen one where no window opens and none is
+// needed: a picture or a benchmark); false, with the reason printed, when neither can be had.
+bool open_surface(const cli::Options& options, const std::string& title, Surface& surface) {
+    const bool screenshot = !options.screenshot.empty(), bench = options.bench_frames > 0;
+    GlfwSession& glfw = surface.glfw;
     std::string no_window;
     if (!glfwInit()) {
         no_window = std::string("cannot open a window: ") + glfw_error();
     } else {
         glfw.initialised = true;
-        const std::string title = "Attention Lab \xE2\x80\x94 " + (scenario.name.empty() ? std::string("scenario") : scenario.name);
         glfw.window = open_window(options.width, options.height, title, screenshot);
         if (glfw.window == nullptr) no_window = std::string("cannot create an OpenGL 3.3 window: ") + glfw_error();
     }
@@ -299,48 +321,50 @@ int run(const cli::Options& options, Scenario scenario) {
         std::fprintf(stderr, "attnlab: %s\n  (no display? run headless commands such as --print; --screenshot and "
                              "--bench-frames render off-screen without one)\n",
                      no_window.c_str());
-        return 1;
+        return false;
     } else {
-        // A picture or a benchmark needs no window: drawn off-screen on a headless context.
         if (glfw.initialised) {
             glfwTerminate();
             glfw.initialised = false;
         }
         std::string why;
-        if (!offscreen.open(options.width, options.height, why)) {
+        if (!surface.offscreen.open(options.width, options.height, why)) {
             std::fprintf(stderr, "attnlab: %s, and cannot render off-screen: %s\n", no_window.c_str(), why.c_str());
-            return 1;
+            return false;
         }
-        std::fprintf(stderr, "attnlab: %s: rendering off-screen (%dx%d) through the %s\n", no_window.c_str(), offscreen.width,
-                     offscreen.height, offscreen.context->description().c_str());
+        std::fprintf(stderr, "attnlab: %s: rendering off-screen (%dx%d) through the %s\n", no_window.c_str(), surface.offscreen.width,
+                     surface.offscreen.height, surface.offscreen.context->description().c_str());
     }
     gpu::keep_gl_driver_loaded();
     if (epoxy_gl_version() < 33) {
         std::fprintf(stderr, "attnlab: OpenGL 3.3 is needed, the context offers %d.%d\n", epoxy_gl_version() / 10,
                      epoxy_gl_version() % 10);
-        return 1;
+        return false;
     }
+    return true;
+}
 
-    float scale_x = 1.0f, scale_y = 1.0f;  // off-screen: 1, the --size in pixels
-    if (glfw.window != nullptr) glfwGetWindowContentScale(glfw.window, &scale_x, &scale_y);
-    const float scale = std::max(1.0f, scale_x);
-
-    ImVector<ImWchar> glyph_ranges;  // declared first: outlives the font atlas, which the context owns
-    ImGuiSession imgui;
+// ImGui's context, style and backends (no platform backend off-screen).
+bool start_imgui(GLFWwindow* window, float scale, ImGuiSession& imgui) {
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     imgui.context = true;
     ImGui::GetIO().IniFilename = nullptr;  // the layout is computed, nothing to remember
     apply_style(scale);
-    if (glfw.window != nullptr) imgui.platform = ImGui_ImplGlfw_InitForOpenGL(glfw.window, true);
+    if (window != nullptr) imgui.platform = ImGui_ImplGlfw_InitForOpenGL(window, true);
     imgui.renderer = ImGui_ImplOpenGL3_Init("#version 330 core");
-    if ((glfw.window != nullptr && !imgui.platform) || !imgui.renderer) {
+    if ((window != nullptr && !imgui.platform) || !imgui.renderer) {
         std::fprintf(stderr, "attnlab: cannot start the ImGui GLFW/OpenGL3 backends\n");
-        return 1;
+        return false;
     }
+    return true;
+}
 
-    // Declared after the ImGui session: textures go before the context does.
-    ui::AppState state;
+// The UI's state on the scenario: fonts, the lesson and presenter flags, the autosave and
+// the offer (or, with --restore, the act) of restoring what a run that died left behind.
+void start_state(ui::AppState& state, const cli::Options& options, Scenario scenario, float scale,
+                 ImVector<ImWchar>& glyph_ranges) {
+    const bool screenshot = !options.screenshot.empty();
     state.fonts = ui::load_fonts(scale, glyph_ranges);
     state.classroom.normal_fonts = state.fonts;
     state.classroom.presenter_fonts = ui::load_presenter_fonts(state.fonts, scale, glyph_ranges);
@@ -357,8 +381,93 @@ int run(const cli::Options& options, Scenario scenario) {
         std::fprintf(stderr, "attnlab: a run that did not close normally left an autosave (%s): asking whether to restore it\n",
                      state.recovery.orphans.front().path.c_str());
     }
-    ui::HeatmapTextures textures;
+}
 
+// [SECTION] The loop's stages
+
+// Edits from the last frame, then the recompute they need: synchronous for small n, stepped
+// (GPU) or on the worker thread (CPU) for output-only runs. A screenshot waits for the result.
+void recompute(compute::Compute& compute_layer, ui::AppState& state, bool screenshot, FrameBench* bench) {
+    const auto start = std::chrono::steady_clock::now();
+    const bool replaced = compute_layer.update(state.session, state.compute.settings);
+    if (screenshot) compute_layer.finish(state.session, state.compute.settings);
+    if (bench != nullptr && replaced)
+        bench->recompute_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    state.compute.status = compute_layer.status();
+    state.compute.last_recompute_ms = compute_layer.last_recompute_ms();
+}
+
+// The pointer of a screenshot: nowhere, or on the cell ATTNLAB_DEBUG_HOVER names (its
+// tooltip then shows in the picture).
+void place_screenshot_pointer(const ui::AppState& state, const TestHooks& hooks) {
+    ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    if (hooks.hover_matrix.empty()) return;
+    for (const ui::HeatmapLayout& h : state.layout)
+        if (h.name == hooks.hover_matrix)
+            ImGui::GetIO().MousePos = ImVec2(h.x + (static_cast<float>(hooks.hover_col - h.first_col) + 0.5f) * h.cell_w,
+                                             h.y + (static_cast<float>(hooks.hover_row - h.first_row) + 0.5f) * h.cell_h);
+}
+
+// The frame's draw lists into the framebuffer (and Export → PNG's file, when one waits).
+void render(ui::AppState& state, const Surface& surface, int& fb_width, int& fb_height) {
+    surface.framebuffer_size(fb_width, fb_height);
+    glViewport(0, 0, fb_width, fb_height);
+    glClearColor(0.11f, 0.11f, 0.13f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    write_requested_png(state, fb_width, fb_height);
+}
+
+// --screenshot's last frame: the PNG, its layout sidecar and the trace's line on stderr.
+// Returns the exit code.
+int write_screenshot_files(const cli::Options& options, const Surface& surface, const ui::AppState& state, int fb_width,
+                           int fb_height) {
+    if (!write_screenshot(options.screenshot, fb_width, fb_height)) {
+        std::fprintf(stderr, "attnlab: cannot write %s\n", options.screenshot.c_str());
+        return 1;
+    }
+    int win_width = fb_width, win_height = fb_height;
+    if (surface.window() != nullptr) glfwGetWindowSize(surface.window(), &win_width, &win_height);
+    const float pixel_scale = static_cast<float>(fb_width) / static_cast<float>(std::max(1, win_width));
+    int exit_code = 0;
+    if (!write_layout(options.screenshot + ".layout.json", state.layout_next, state.widgets_next, pixel_scale, fb_width, fb_height))
+        exit_code = 1;
+    for (const std::string& error : state.session.errors) std::fprintf(stderr, "attnlab: the scenario cannot run: %s\n", error.c_str());
+    const Trace& shown = state.session.trace;
+    std::fprintf(stderr, "attnlab: trace of %d tokens, %s detail, backend %s, %.1f ms\n", shown.n_queries,
+                 shown.detail == Detail::Full ? "full" : "output-only", shown.backend.c_str(), shown.milliseconds);
+    return exit_code;
+}
+
+// Whether anything moves: an idle window sleeps until an event instead of redrawing.
+bool window_active(const ui::AppState& state) {
+    const ImGuiIO& io = ImGui::GetIO();
+    return io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f || ImGui::IsAnyMouseDown() ||
+           io.WantTextInput || ImGui::IsAnyItemActive() || !state.session.pending.empty() || state.session.dirty ||
+           state.compute.status.busy || (state.train.open && state.train.progress.running);  // the curves and heads move
+}
+
+}  // namespace
+
+// [SECTION] run()
+
+int run(const cli::Options& options, Scenario scenario) {
+    const bool screenshot = !options.screenshot.empty();
+    const bool bench = options.bench_frames > 0;
+    Surface surface;  // declared before ImGui: it outlives the renderer
+    const std::string title = "Attention Lab \xE2\x80\x94 " + (scenario.name.empty() ? std::string("scenario") : scenario.name);
+    if (!open_surface(options, title, surface)) return 1;
+    float scale_x = 1.0f, scale_y = 1.0f;  // off-screen: 1, the --size in pixels
+    if (surface.window() != nullptr) glfwGetWindowContentScale(surface.window(), &scale_x, &scale_y);
+    const float scale = std::max(1.0f, scale_x);
+
+    ImVector<ImWchar> glyph_ranges;  // declared first: outlives the font atlas, which the context owns
+    ImGuiSession imgui;
+    if (!start_imgui(surface.window(), scale, imgui)) return 1;
+    // Declared after the ImGui session: textures go before the context does.
+    ui::AppState state;
+    start_state(state, options, std::move(scenario), scale, glyph_ranges);
+    ui::HeatmapTextures textures;
     // The compute layer; declared after the textures, so its GPU backend goes first, while
     // the context is current.
     std::unique_ptr<compute::Compute> compute_layer = make_compute(options, state);
@@ -368,65 +477,39 @@ int run(const cli::Options& options, Scenario scenario) {
         state.session.scenario = compute::generated_scenario(hooks.generate_length, state.compute.settings.generate_seed);
         state.compute.settings.generate_length = hooks.generate_length;
     }
-    FrameBench frame_bench;
-
     if (screenshot && hooks.all_heads) state.view.all_heads = true;
-    const bool hover_forced = screenshot && !hooks.hover_matrix.empty();
-    const bool timing = hooks.timing;
-    const int screenshot_frames = hover_forced ? 10 : 6;  // layout and fonts settle in 2–3 frames
+    FrameBench frame_bench;
+    const int screenshot_frames = screenshot && !hooks.hover_matrix.empty() ? 10 : 6;  // layout and fonts settle in 2–3 frames
     int exit_code = 0;
-
-    int quiet_frames = 0;  // frames since the last input: an idle window sleeps until an event
+    int quiet_frames = 0;  // frames since the last input
     for (int frame = 0;; ++frame) {
         // The close button or File → Quit: unsaved work is asked about first (Save / Discard / Cancel).
-        if ((glfw.window != nullptr && glfwWindowShouldClose(glfw.window)) || state.classroom.quit_requested) {
-            if (glfw.window != nullptr) glfwSetWindowShouldClose(glfw.window, GLFW_FALSE);
+        GLFWwindow* window = surface.window();
+        if ((window != nullptr && glfwWindowShouldClose(window)) || state.classroom.quit_requested) {
+            if (window != nullptr) glfwSetWindowShouldClose(window, GLFW_FALSE);
             if (screenshot || bench || ui::request_quit(state)) break;
         }
-        if (glfw.window != nullptr) {  // off-screen: no events
+        if (window != nullptr) {  // off-screen: no events
             if (!screenshot && !bench && quiet_frames > 3) glfwWaitEventsTimeout(0.5);
             else glfwPollEvents();
         }
         if (bench) push_bench_edit(state, frame);
-        // Edits from the last frame, then the recompute they need: synchronous for small n,
-        // stepped (GPU) or on the worker thread (CPU) for output-only runs. A screenshot
-        // waits for the result.
-        const auto compute_start = std::chrono::steady_clock::now();
-        const bool replaced = compute_layer->update(state.session, state.compute.settings);
-        if (screenshot) compute_layer->finish(state.session, state.compute.settings);
-        if (bench && replaced)
-            frame_bench.recompute_ms.push_back(
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - compute_start).count());
-        state.compute.status = compute_layer->status();
-        state.compute.last_recompute_ms = compute_layer->last_recompute_ms();
+        recompute(*compute_layer, state, screenshot, bench ? &frame_bench : nullptr);
         ui::autosave_tick(state);
 
         ImGui_ImplOpenGL3_NewFrame();
-        if (glfw.window != nullptr) ImGui_ImplGlfw_NewFrame();
-        else offscreen.new_frame();
-        if (screenshot) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);  // no stray pointer in the picture
-        if (hover_forced) {
-            for (const ui::HeatmapLayout& h : state.layout)
-                if (h.name == hooks.hover_matrix)
-                    ImGui::GetIO().MousePos = ImVec2(h.x + (static_cast<float>(hooks.hover_col - h.first_col) + 0.5f) * h.cell_w,
-                                                     h.y + (static_cast<float>(hooks.hover_row - h.first_row) + 0.5f) * h.cell_h);
-        }
+        surface.new_platform_frame();
+        if (screenshot) place_screenshot_pointer(state, hooks);
         const auto frame_start = std::chrono::steady_clock::now();
         ImGui::NewFrame();
         ui::draw_frame(state, textures);
         ImGui::Render();
-        if (timing) {  // hidden: the CPU cost of building one frame (panels, layout, draw lists)
+        if (hooks.timing) {  // hidden: the CPU cost of building one frame (panels, layout, draw lists)
             const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
             std::fprintf(stderr, "attnlab: frame %d built in %.2f ms (trace %.2f ms)\n", frame, ms, state.session.last_run_ms);
         }
-
-        int fb_width = offscreen.width, fb_height = offscreen.height;
-        if (glfw.window != nullptr) glfwGetFramebufferSize(glfw.window, &fb_width, &fb_height);
-        glViewport(0, 0, fb_width, fb_height);
-        glClearColor(0.11f, 0.11f, 0.13f, 1.0f);
-        glClear(GL_COLOR_BUFFER_BIT);
-        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-        write_requested_png(state, fb_width, fb_height);
+        int fb_width = 0, fb_height = 0;
+        render(state, surface, fb_width, fb_height);
 
         if (screenshot) {
             for (GLenum error = glGetError(); error != GL_NO_ERROR; error = glGetError()) {
@@ -435,26 +518,11 @@ int run(const cli::Options& options, Scenario scenario) {
             }
             if (exit_code != 0) break;
             if (frame + 1 >= screenshot_frames) {
-                if (!write_screenshot(options.screenshot, fb_width, fb_height)) {
-                    std::fprintf(stderr, "attnlab: cannot write %s\n", options.screenshot.c_str());
-                    exit_code = 1;
-                } else {
-                    int win_width = fb_width, win_height = fb_height;
-                    if (glfw.window != nullptr) glfwGetWindowSize(glfw.window, &win_width, &win_height);
-                    const float pixel_scale = static_cast<float>(fb_width) / static_cast<float>(std::max(1, win_width));
-                    if (!write_layout(options.screenshot + ".layout.json", state.layout_next, state.widgets_next, pixel_scale, fb_width, fb_height))
-                        exit_code = 1;
-                    for (const std::string& error : state.session.errors)
-                        std::fprintf(stderr, "attnlab: the scenario cannot run: %s\n", error.c_str());
-                    const Trace& shown = state.session.trace;
-                    std::fprintf(stderr, "attnlab: trace of %d tokens, %s detail, backend %s, %.1f ms\n", shown.n_queries,
-                                 shown.detail == Detail::Full ? "full" : "output-only", shown.backend.c_str(), shown.milliseconds);
-                }
+                exit_code = write_screenshot_files(options, surface, state, fb_width, fb_height);
                 break;
             }
         }
-        if (glfw.window != nullptr) glfwSwapBuffers(glfw.window);
-        else glFinish();  // off-screen, no swap: a frame's time includes its drawing to the end
+        surface.present();
         if (bench) {
             frame_bench.frame_ms.push_back(
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_bench.last).count());
@@ -464,13 +532,7 @@ int run(const cli::Options& options, Scenario scenario) {
                 break;
             }
         }
-
-        const ImGuiIO& io = ImGui::GetIO();
-        const bool active = io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f ||
-                            ImGui::IsAnyMouseDown() || io.WantTextInput || ImGui::IsAnyItemActive() ||
-                            !state.session.pending.empty() || state.session.dirty || state.compute.status.busy ||
-                            (state.train.open && state.train.progress.running);  // the curves and heads move
-        quiet_frames = active ? 0 : quiet_frames + 1;
+        quiet_frames = window_active(state) ? 0 : quiet_frames + 1;
         ui::end_frame(state);
     }
     ui::finish_autosave(state);  // closed normally: nothing to restore next time (a screenshot wrote none)

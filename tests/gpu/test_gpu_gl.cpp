@@ -369,7 +369,11 @@ TEST_CASE("GPU run time: the trace reports the wall time from the request to the
     const attn::gpu::Timings& timings = gpu.timings();
     INFO("frames " << frames << ", measured wall " << wall_ms << " ms, reported " << t.milliseconds << " ms, stages "
                    << timings.stages() << " ms");
-    CHECK(t.milliseconds >= wall_ms - 2.0);
+    // The slack covers the calls after the backend's clock stops and a preemption on a
+    // loaded machine (the sanitizer stage runs two tests at once); the figure this replaced
+    // missed every frame in between, 20 ms × frames ≥ 60 ms.
+    constexpr double kSlackMs = 15.0;
+    CHECK(t.milliseconds >= wall_ms - kSlackMs);
     CHECK(t.milliseconds <= wall_ms);
     CHECK(timings.wall_ms == t.milliseconds);
     CHECK(timings.stages() < wall_ms - 20.0 * frames + 1.0);  // the stages alone miss the frames (the old figure)
@@ -379,7 +383,7 @@ TEST_CASE("GPU run time: the trace reports the wall time from the request to the
     const Trace blocking = gpu.run(s, RunOptions{Detail::OutputOnly});
     const double blocking_ms = std::chrono::duration<double, std::milli>(Clock::now() - blocking_start).count();
     REQUIRE(blocking.ok);
-    CHECK(blocking.milliseconds >= blocking_ms - 2.0);
+    CHECK(blocking.milliseconds >= blocking_ms - kSlackMs);
     CHECK(blocking.milliseconds <= blocking_ms);
 }
 
