@@ -144,30 +144,12 @@ json layer_json(const Trace& t, int layer, bool weights_in_checkpoint) {
     return j;
 }
 
-std::vector<std::string> numbered(int n, const char* prefix) {
-    std::vector<std::string> labels;
-    for (int i = 1; i <= n; ++i) labels.push_back(prefix + std::to_string(i));
-    return labels;
-}
-
-// One head of one layer as tables: Q, K, V, the scores, scaled, masked, the weights and the
-// head's output. Columns counted from 1, as the panels count them.
-std::string format_head(const Trace& t, int layer, int h) {
-    const HeadTrace& head = t.head[static_cast<size_t>(h)];
-    const auto& qt = t.query_tokens;
-    const auto& kt = t.key_tokens;
+// One head of one layer as tables (format_head), columns counted from 1 as the panels count them.
+std::string format_layer_head(const Trace& t, int layer, int h) {
     const std::string prefix = "layer " + std::to_string(layer + 1) + ", head " + std::to_string(h + 1) + ": ";
     std::ostringstream out;
     out << prefix << t.n_queries << " tokens, d_k = " << t.d_k << ", scale 1/√" << t.d_k << ", causal mask\n\n";
-    out << format_matrix(prefix + "Q", head.q, qt, numbered(t.d_k, "d"), 4) << "\n";
-    out << format_matrix(prefix + "K", head.k, kt, numbered(t.d_k, "d"), 4) << "\n";
-    out << format_matrix(prefix + "V", head.v, kt, numbered(t.d_v, "d"), 4) << "\n";
-    out << format_matrix(prefix + "scores Q·Kᵀ", head.scores, qt, kt, 4) << "\n";
-    out << format_matrix(prefix + (t.scale == 1.0f ? "scores (unscaled)" : "scaled scores Q·Kᵀ/√d_k"), head.scaled_scores, qt,
-                         kt, 4) << "\n";
-    if (!t.visible.all()) out << format_matrix(prefix + "masked scores", head.masked_scores, qt, kt, 4) << "\n";
-    out << format_matrix(prefix + "attention weights softmax(·)", head.weights, qt, kt, 4) << "\n";
-    out << format_matrix(prefix + "output weights·V", head.output, qt, numbered(t.d_v, "d"), 4) << "\n";
+    out << format_head(t, h, prefix);
     for (const auto& w : t.warnings) out << "warning: " << w << "\n";
     return out.str();
 }
@@ -266,7 +248,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
     }
     if (o.print) {
         if (o.model.layer) {
-            out << format_head(run.layers[static_cast<size_t>(*o.model.layer - 1)], *o.model.layer - 1, *o.model.head - 1);
+            out << format_layer_head(run.layers[static_cast<size_t>(*o.model.layer - 1)], *o.model.layer - 1, *o.model.head - 1);
         } else {
             out << run.tokens.size() << " tokens:";
             for (size_t i = 0; i < run.tokens.size(); ++i) out << "  " << run.tokens[i] << " (" << run.token_ids[i] << ")";

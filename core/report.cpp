@@ -62,6 +62,30 @@ std::string format_matrix(const std::string& title, const Matrix& m, const std::
     return out.str();
 }
 
+std::vector<std::string> numbered_columns(int n, const char* prefix) {
+    std::vector<std::string> labels;
+    for (int i = 1; i <= n; ++i) labels.push_back(prefix + std::to_string(i));
+    return labels;
+}
+
+std::string format_head(const Trace& t, int h, const std::string& prefix, int decimals) {
+    const HeadTrace& head = t.head[static_cast<size_t>(h)];
+    const auto& qt = t.query_tokens;
+    const auto& kt = t.key_tokens;
+    std::ostringstream out;
+    out << format_matrix(prefix + "Q", head.q, qt, numbered_columns(t.d_k, "d"), decimals) << "\n";
+    out << format_matrix(prefix + "K", head.k, kt, numbered_columns(t.d_k, "d"), decimals) << "\n";
+    out << format_matrix(prefix + "V", head.v, kt, numbered_columns(t.d_v, "d"), decimals) << "\n";
+    out << format_matrix(prefix + "scores Q·Kᵀ", head.scores, qt, kt, decimals) << "\n";
+    if (head.position_bias.size()) out << format_matrix(prefix + "ALiBi bias", head.position_bias, qt, kt, decimals) << "\n";
+    out << format_matrix(prefix + (t.scale == 1.0f ? "scores (unscaled)" : "scaled scores Q·Kᵀ/√d_k"), head.scaled_scores, qt, kt,
+                         decimals) << "\n";
+    if (!t.visible.all()) out << format_matrix(prefix + "masked scores", head.masked_scores, qt, kt, decimals) << "\n";
+    out << format_matrix(prefix + "attention weights softmax(·)", head.weights, qt, kt, decimals) << "\n";
+    out << format_matrix(prefix + "output weights·V", head.output, qt, numbered_columns(t.d_v, "d"), decimals) << "\n";
+    return out.str();
+}
+
 std::string format_trace(const Trace& t, int decimals) {
     std::ostringstream out;
     if (!t.ok) {
@@ -73,11 +97,7 @@ std::string format_trace(const Trace& t, int decimals) {
         << "\n\n";
     const auto& qt = t.query_tokens;
     const auto& kt = t.key_tokens;
-    auto columns = [](int n, const char* prefix) {
-        std::vector<std::string> c;
-        for (int i = 0; i < n; ++i) c.push_back(prefix + std::to_string(i));
-        return c;
-    };
+    const auto columns = numbered_columns;
     if (t.x.size()) {
         out << format_matrix("X (embeddings)", t.x, qt, columns(t.d_model, "d"), decimals) << "\n";
         if (!t.pe.isZero(0)) {
@@ -86,21 +106,8 @@ std::string format_trace(const Trace& t, int decimals) {
         }
     }
     if (t.source_x.size()) out << format_matrix("source X + PE", t.source_x_pe, kt, columns(t.d_model, "d"), decimals) << "\n";
-    for (size_t h = 0; h < t.head.size(); ++h) {
-        const HeadTrace& head = t.head[h];
-        const std::string prefix = t.heads > 1 ? "head " + std::to_string(h + 1) + ": " : "";
-        out << format_matrix(prefix + "Q", head.q, qt, columns(t.d_k, "d"), decimals) << "\n";
-        out << format_matrix(prefix + "K", head.k, kt, columns(t.d_k, "d"), decimals) << "\n";
-        out << format_matrix(prefix + "V", head.v, kt, columns(t.d_v, "d"), decimals) << "\n";
-        out << format_matrix(prefix + "scores Q·Kᵀ", head.scores, qt, kt, decimals) << "\n";
-        if (head.position_bias.size())
-            out << format_matrix(prefix + "ALiBi bias", head.position_bias, qt, kt, decimals) << "\n";
-        out << format_matrix(prefix + (t.scale == 1.0f ? "scores (unscaled)" : "scaled scores Q·Kᵀ/√d_k"),
-                             head.scaled_scores, qt, kt, decimals) << "\n";
-        if (!t.visible.all()) out << format_matrix(prefix + "masked scores", head.masked_scores, qt, kt, decimals) << "\n";
-        out << format_matrix(prefix + "attention weights softmax(·)", head.weights, qt, kt, decimals) << "\n";
-        out << format_matrix(prefix + "output weights·V", head.output, qt, columns(t.d_v, "d"), decimals) << "\n";
-    }
+    for (size_t h = 0; h < t.head.size(); ++h)
+        out << format_head(t, static_cast<int>(h), t.heads > 1 ? "head " + std::to_string(h + 1) + ": " : "", decimals);
     if (t.heads > 1) out << format_matrix("concat(heads)", t.concat, qt, columns(static_cast<int>(t.concat.cols()), "d"), decimals) << "\n";
     if (t.w_o.size()) out << format_matrix("output concat·W_O", t.output, qt, columns(static_cast<int>(t.output.cols()), "d"), decimals) << "\n";
     if (t.has_block) out << format_matrix("block output", t.block.output, qt, columns(t.d_model, "d"), decimals) << "\n";

@@ -39,6 +39,13 @@ TEST_CASE("option --print shows the 3-token example's weights and outputs") {
     CHECK_THAT(r.out, Contains("0.4011") && Contains("0.1978") && Contains("5.0000"));
 }
 
+TEST_CASE("option --print counts columns from 1, as the window does") {
+    const Result r = run_cli({"--preset", "dog-bites-man", "--print"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Contains(" d1 ") && Contains(" d8\n"));
+    CHECK_THAT(r.out, !Contains(" d0 "));
+}
+
 TEST_CASE("option --scenario with toggles and --export-json") {
     const std::string out_path = "test_cli_trace.json";
     const Result r = run_cli({"--scenario", data + "/three_tokens.json", "--mask", "causal", "--export-json", out_path});
