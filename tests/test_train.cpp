@@ -293,6 +293,84 @@ TEST_CASE("tasks / reverse reads s | reverse(s) and scores the second half") {
     CHECK(e.expected_key == std::vector<int>{-1, -1, -1, 2, 1, 0});
 }
 
+TEST_CASE("tasks / a probe's content token edited: the answer half, the truth and the keys follow") {
+    TaskOptions o;
+    o.kind = TaskKind::Reverse;
+    o.length = 3;
+    o.symbols = 5;
+    Rng rng(2);
+    const Example e = make_example(o, rng);
+    const int changed = (e.input.tokens[0] + 1) % o.symbols;
+    std::string why;
+    const std::optional<Example> edited = edit_content(o, e, false, 0, changed, &why);
+    REQUIRE(edited);
+    const std::vector<int>& t = edited->input.tokens;  // s0' s1 s2 | s2 s1, and row 5 predicts s0'
+    CHECK(t[0] == changed);
+    CHECK(t[1] == e.input.tokens[1]);
+    CHECK(t[4] == t[2]);
+    CHECK(edited->targets.back() == changed);
+    CHECK(edited->scored == e.scored);
+    CHECK(edited->expected_key == e.expected_key);
+    // The separator and the answer half follow from the content: refused, saying so.
+    CHECK_FALSE(edit_content(o, e, false, 3, 1, &why));
+    CHECK(why.find("follows from the content") != std::string::npos);
+    CHECK_FALSE(edit_content(o, e, false, 4, 1, &why));
+    CHECK_FALSE(edit_content(o, e, false, 0, o.symbols, &why));  // the separator is not a content letter
+
+    // Induction: the first half is distinct and apart from the gap.
+    o.kind = TaskKind::Induction;
+    o.length = 4;
+    o.symbols = 8;
+    Rng rng2(5);
+    Example r = make_example(o, rng2);
+    for (int trial = 0; trial < 50 && r.input.tokens.size() == 7; ++trial) r = make_example(o, rng2);  // one with a gap
+    REQUIRE(r.input.tokens.size() > 7);
+    CHECK_FALSE(edit_content(o, r, false, 0, r.input.tokens[1], &why));
+    CHECK(why.find("distinct") != std::string::npos);
+    CHECK_FALSE(edit_content(o, r, false, 0, r.input.tokens[4], &why));  // a letter of the gap
+    CHECK(why.find("gap") != std::string::npos);
+    int unused = 0;  // a letter neither in r nor in the gap
+    while (std::find(r.input.tokens.begin(), r.input.tokens.end(), unused) != r.input.tokens.end()) ++unused;
+    const std::optional<Example> ri = edit_content(o, r, false, 2, unused, &why);
+    REQUIRE(ri);
+    const size_t gap = r.input.tokens.size() - 7;
+    CHECK(ri->input.tokens[4 + gap + 2] == unused);        // the repeat carries the new letter too
+    CHECK(ri->targets[4 + gap + 1] == unused);             // and the row after r₁'s repeat predicts it
+    // Cross-reverse: the content is the source.
+    o.kind = TaskKind::CrossReverse;
+    o.length = 3;
+    o.symbols = 5;
+    const Example c = make_example(o, rng);
+    CHECK_FALSE(edit_content(o, c, false, 0, 1, &why));
+    const std::optional<Example> ci = edit_content(o, c, true, 0, (c.input.source[0] + 1) % 5, &why);
+    REQUIRE(ci);
+    CHECK(ci->targets.back() == (c.input.source[0] + 1) % 5);
+}
+
+TEST_CASE("tasks / every example is recognised from its input, and an input the task cannot make is not") {
+    for (TaskKind kind : all_tasks()) {
+        TaskOptions o;
+        o.kind = kind;
+        o.length = 4;
+        o.symbols = 7;
+        INFO(to_string(kind));
+        Rng rng(9);
+        for (int trial = 0; trial < 10; ++trial) {
+            const Example e = make_example(o, rng);
+            const std::optional<Example> back = example_from_input(o, e.input);
+            REQUIRE(back);
+            CHECK(back->targets == e.targets);
+            CHECK(back->scored == e.scored);
+            CHECK(back->expected_key == e.expected_key);
+            if (kind == TaskKind::PreviousToken) continue;  // every input is one
+            ModelInput spoiled = e.input;
+            int& last = spoiled.tokens.back();
+            last = (last + 1) % o.symbols;  // an answer that does not follow (cross-reverse: a target that is not "|")
+            CHECK_FALSE(example_from_input(o, spoiled));
+        }
+    }
+}
+
 TEST_CASE("tasks / the held-out set is distinct, and one too large for the task is refused") {
     TrainSettings s;
     s.task.kind = TaskKind::Copy;
@@ -780,6 +858,55 @@ TEST_CASE("model / each trained layer opens as a scenario whose trace is the for
         CHECK(layer_output(t) == layer_output(expected));
         CHECK(t.query_tokens == expected.query_tokens);
     }
+}
+
+TEST_CASE("model / an edited layer recomputes the layers after it as a model with that weight would") {
+    struct Case {
+        TaskKind kind;
+        PositionalEncoding positional;
+        int layer;
+    };
+    const Case c = GENERATE(Case{TaskKind::Reverse, PositionalEncoding::Learned, 0}, Case{TaskKind::Reverse, PositionalEncoding::Learned, 1},
+                            Case{TaskKind::Reverse, PositionalEncoding::Sinusoidal, 0}, Case{TaskKind::Induction, PositionalEncoding::Rotary, 1},
+                            Case{TaskKind::CrossReverse, PositionalEncoding::Learned, 1});
+    INFO(to_string(c.kind) << ", " << to_string(c.positional) << ", layer " << c.layer + 1);
+    TrainSettings s = small_settings(c.kind);
+    s.model.layers = 2;
+    s.model.positional = c.positional;
+    if (c.kind == TaskKind::CrossReverse) s.model.mask = MaskKind::None;
+    std::vector<std::string> errors;
+    auto trainer = Trainer::create(s, errors);
+    REQUIRE(trainer);
+    trainer->run(10);
+    const Model& model = trainer->model();
+    const Example& probe = trainer->probe();
+    ForwardPass pass = forward(model, probe.input);
+    REQUIRE(pass.ok);
+    const Matrix before = pass.logits;
+    // The edit: one weight of W_V and one of W_O in the opened layer's scenario.
+    Scenario edited = trained_layer_scenario(model, probe.input, pass, c.layer);
+    edited.w_v(1, 2) += 0.75f;
+    edited.w_o(0, 3) -= 0.5f;
+    REQUIRE(recompute_from(model, probe.input, c.layer, edited, pass));
+    // Independently: the same weights changed in a copy of the model, run from scratch.
+    Model changed = model;
+    changed.params.layers[static_cast<size_t>(c.layer)].w_v(1, 2) += 0.75f;
+    changed.params.layers[static_cast<size_t>(c.layer)].w_o(0, 3) -= 0.5f;
+    const ForwardPass expected = forward(changed, probe.input);
+    REQUIRE(expected.ok);
+    CHECK((pass.logits - before).cwiseAbs().maxCoeff() > 1e-3f);  // the edit reaches the logits
+    CHECK((pass.logits - expected.logits).cwiseAbs().maxCoeff() < 1e-5f);
+    for (int l = c.layer; l < 2; ++l) {
+        INFO("layer " << l + 1);
+        CHECK((layer_output(pass.layers[static_cast<size_t>(l)]) - layer_output(expected.layers[static_cast<size_t>(l)])).cwiseAbs().maxCoeff() < 1e-5f);
+    }
+    // A layer given another token count is refused, saying where tokens change.
+    Scenario shorter = edited;
+    shorter.target.tokens.pop_back();
+    shorter.target.embeddings.conservativeResize(shorter.target.embeddings.rows() - 1, Eigen::NoChange);
+    CHECK_FALSE(recompute_from(model, probe.input, c.layer, shorter, pass));
+    REQUIRE_FALSE(pass.errors.empty());
+    CHECK(pass.errors.front().find("probe") != std::string::npos);
 }
 
 TEST_CASE("model / an ablated head reaches nothing downstream, and reverse's accuracy drops without its reverse head") {

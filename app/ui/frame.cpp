@@ -8,6 +8,7 @@
 
 #include "ui/classroom.hpp"
 #include "ui/panel_model.hpp"
+#include "ui/panel_train.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::ui {
@@ -19,6 +20,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     if (classroom.normal_fonts.ui != nullptr) state.fonts = classroom.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
     prepare_compare(state, textures);  // before anything draws: a new B drops textures
     update_model_view(state);          // a new sentence, or an edit of the opened layer: the model's layers after it
+    update_trained_layer(state);       // the same for a trained model's layer
     const bool presenter = classroom.presenter;
     ImGui::PushFont(state.fonts.ui);
     int colours = 0;
@@ -56,6 +58,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ImGui::BeginGroup();
     if (!presenter) {
         if (state.model.layer >= 0) draw_model_sentence(state);  // the model's sentence is edited in the model view
+        else if (trained_layer_open(state)) draw_trained_probe(state);
         else draw_tokens(state);
         ImGui::Separator();
     }

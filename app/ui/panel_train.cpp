@@ -7,6 +7,7 @@
 // [SECTION] The form and the run
 // [SECTION] What is shown: the timeline's weights, the ablation
 // [SECTION] Drawing
+// [SECTION] The trained layer in the pipeline
 // [SECTION] Files
 #include "ui/panel_train.hpp"
 
@@ -19,6 +20,7 @@
 
 #include <imgui.h>
 
+#include "reflect.hpp"
 #include "registry.hpp"
 #include "ui/cards.hpp"
 #include "ui/classroom.hpp"
@@ -184,7 +186,7 @@ void form_from(TrainPanelState& p, const train::TrainSettings& s) {
 void begin_run(TrainPanelState& p, train::Trainer trainer) {
     if (!p.worker) p.worker = std::make_unique<TrainWorker>();
     p.settings = trainer.settings();
-    p.probe = trainer.probe();
+    p.probe = p.run_probe = trainer.probe();
     p.held_out = trainer.held_out();
     // The accuracy before this run's first step: where the curve starts (the trainer
     // evaluates every 25 steps from there).
@@ -248,6 +250,14 @@ void update_shown(TrainPanelState& p) {
     }
 }
 
+// The opened layer's pass on its probe, layer `layer` run as `scenario` (its edits kept).
+bool recompute_opened(TrainedLayerState& o, const Scenario& scenario) {
+    if (!train::recompute_from(o.model, o.probe.input, o.layer, scenario, o.pass)) return false;
+    o.predicted = train::argmax_rows(o.pass.logits);
+    o.applied = scenario;
+    return true;
+}
+
 void open_in_pipeline(AppState& state, int layer) {
     TrainPanelState& p = state.train;
     if (!p.shown.ok) return;
@@ -256,18 +266,112 @@ void open_in_pipeline(AppState& state, int layer) {
                      (p.ablate_layer >= 0 ? ", head " + std::to_string(p.ablate_head + 1) + " of layer " +
                                                 std::to_string(p.ablate_layer + 1) + " ablated"
                                           : std::string());
+    TrainedLayerState& o = p.opened;
+    o.layer = layer;
+    o.name = scenario.name;
+    o.step = p.shown_step;
+    o.model = p.shown_model;
+    o.settings = p.settings;
+    o.probe = p.probe;
+    o.truth = true;
+    o.pass = p.shown;
+    o.predicted = p.shown_predicted;
+    o.applied = scenario;
     session_file::ViewChoices view = view_choices(state);
     view.lesson.clear();
     view.step = 0;
     const std::string name = scenario.name;
     apply_session(state, std::move(scenario), view);
+    o.seen_revision = ~0ull;
     p.open = false;
-    add_notice(state, "Opened " + name + " in the pipeline (View \xE2\x86\x92 Train returns to the training)", false);
+    add_notice(state, "Opened " + name + " in the pipeline: change a probe token above it, or edit any number, and the "
+                      "prediction follows (View \xE2\x86\x92 Train returns to the training)", false);
+}
+
+// The probe as a table: its tokens (the content ones buttons that pick another letter), the
+// truth of each scored row and the prediction. Returns the edited probe, if a token changed;
+// a change the task cannot make is refused with a notice.
+std::optional<train::Example> draw_probe_table(AppState& state, const char* id, const train::TaskOptions& task,
+                                               const train::Example& e, bool truth, const std::vector<std::string>& vocabulary,
+                                               const std::vector<int>& predicted, int* correct_out, int* scored_out) {
+    const int n = static_cast<int>(e.input.tokens.size());
+    const int columns = std::max(n, static_cast<int>(e.input.source.size()));
+    std::optional<train::Example> edited;
+    if (!ImGui::BeginTable(id, columns + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return edited;
+    auto row_label = [](const char* text) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", text);
+    };
+    // One row of input tokens: a content token is a button; a click offers the task's letters.
+    auto token_row = [&](const char* label, const std::vector<int>& ids, bool source) {
+        row_label(label);
+        for (int i = 0; i < static_cast<int>(ids.size()); ++i) {
+            ImGui::TableNextColumn();
+            const std::string& name = vocabulary[static_cast<size_t>(ids[static_cast<size_t>(i)])];
+            const std::string key = std::string(id) + (source ? ".source." : ".token.") + std::to_string(i + 1);
+            if (!train::is_content(task, source, i)) {
+                ImGui::TextUnformatted(name.c_str());
+                record_item(state, key.c_str(), name);
+                if (ImGui::IsItemHovered())
+                    ImGui::SetTooltip("Follows from the content (the first %d %s): change those", task.length,
+                                      task.kind == train::TaskKind::CrossReverse ? "source tokens" : "tokens");
+                continue;
+            }
+            const std::string popup = key + ".pick";
+            if (ImGui::SmallButton((name + "##" + key).c_str())) ImGui::OpenPopup(popup.c_str());
+            record_item(state, key.c_str(), name);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("Token %d: click to put another letter here; the prediction follows", i + 1);
+            if (ImGui::BeginPopup(popup.c_str())) {
+                for (int t = 0; t < task.symbols; ++t) {
+                    const std::string& letter = vocabulary[static_cast<size_t>(t)];
+                    if (ImGui::Selectable((letter + "##" + popup).c_str(), t == ids[static_cast<size_t>(i)])) {
+                        std::string why;
+                        edited = train::edit_content(task, e, source, i, t, &why);
+                        if (!edited) add_notice(state, "Cannot put '" + letter + "' at token " + std::to_string(i + 1) + ": " + why, true);
+                    }
+                    record_item(state, (popup + "." + letter).c_str(), letter);
+                }
+                ImGui::EndPopup();
+            }
+        }
+    };
+    if (!e.input.source.empty()) token_row("source", e.input.source, true);
+    token_row("reads", e.input.tokens, false);
+    row_label("truth");
+    for (int i = 0; i < n; ++i) {
+        ImGui::TableNextColumn();
+        if (truth && e.scored[static_cast<size_t>(i)]) ImGui::TextUnformatted(vocabulary[static_cast<size_t>(e.targets[static_cast<size_t>(i)])].c_str());
+        else ImGui::TextDisabled("\xC2\xB7");  // not scored: the answer is not determined
+    }
+    row_label("predicted");
+    int correct = 0, scored = 0;
+    std::string predictions;
+    for (int i = 0; i < n; ++i) {
+        ImGui::TableNextColumn();
+        if (i >= static_cast<int>(predicted.size())) continue;
+        const int guess = predicted[static_cast<size_t>(i)];
+        const char* name = vocabulary[static_cast<size_t>(guess)].c_str();
+        predictions += name;
+        if (!truth || !e.scored[static_cast<size_t>(i)]) {
+            ImGui::TextDisabled("%s", name);
+            continue;
+        }
+        const bool right = guess == e.targets[static_cast<size_t>(i)];
+        scored += 1;
+        correct += right;
+        ImGui::TextColored(ImColor(right ? IM_COL32(90, 200, 120, 255) : IM_COL32(255, 110, 100, 255)), "%s", name);
+    }
+    ImGui::EndTable();
+    record_item(state, (std::string(id) + ".predicted").c_str(), predictions);
+    *correct_out = correct;
+    *scored_out = scored;
+    return edited;
 }
 
 // [SECTION] Drawing
 
-const ImU32 kGood = IM_COL32(90, 200, 120, 255), kBad = IM_COL32(255, 110, 100, 255);
+const ImU32 kBad = IM_COL32(255, 110, 100, 255);
 
 void draw_form(AppState& state) {
     TrainPanelState& p = state.train;
@@ -404,58 +508,29 @@ void draw_curves(AppState& state, float width) {
                 evaluations.empty() ? std::string("none") : std::to_string(evaluations.back().accuracy));
 }
 
-// The probe: its tokens, the truth of each scored row and the shown weights' prediction.
+// The probe: its tokens (the content editable), the truth of each scored row and the shown
+// weights' prediction.
 void draw_probe(AppState& state) {
     TrainPanelState& p = state.train;
-    const std::vector<std::string>& vocabulary = p.shown_model.vocabulary;
-    const train::Example& e = p.probe;
-    const int n = static_cast<int>(e.input.tokens.size());
-    if (!ImGui::BeginTable("probe", n + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return;
-    auto row_label = [](const char* text) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s", text);
-    };
-    if (!e.input.source.empty()) {
-        row_label("source");
-        for (int id : e.input.source) {
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(vocabulary[static_cast<size_t>(id)].c_str());
-        }
-    }
-    row_label("reads");
-    for (int id : e.input.tokens) {
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(vocabulary[static_cast<size_t>(id)].c_str());
-    }
-    row_label("truth");
-    for (int i = 0; i < n; ++i) {
-        ImGui::TableNextColumn();
-        if (e.scored[static_cast<size_t>(i)]) ImGui::TextUnformatted(vocabulary[static_cast<size_t>(e.targets[static_cast<size_t>(i)])].c_str());
-        else ImGui::TextDisabled("\xC2\xB7");  // not scored: the answer is not determined
-    }
-    row_label("predicted");
     int correct = 0, scored = 0;
-    for (int i = 0; i < n; ++i) {
-        ImGui::TableNextColumn();
-        if (i >= static_cast<int>(p.shown_predicted.size())) continue;
-        const int predicted = p.shown_predicted[static_cast<size_t>(i)];
-        const char* name = vocabulary[static_cast<size_t>(predicted)].c_str();
-        if (!e.scored[static_cast<size_t>(i)]) {
-            ImGui::TextDisabled("%s", name);
-            continue;
-        }
-        const bool right = predicted == e.targets[static_cast<size_t>(i)];
-        scored += 1;
-        correct += right;
-        ImGui::TextColored(ImColor(right ? kGood : kBad), "%s", name);
+    if (std::optional<train::Example> edited = draw_probe_table(state, "train.probe", p.settings.task, p.probe, true,
+                                                                p.shown_model.vocabulary, p.shown_predicted, &correct, &scored)) {
+        p.probe = std::move(*edited);
+        p.shown_key.clear();  // the probe runs again through the shown weights
     }
-    ImGui::EndTable();
     record_item(state, "train.probe", std::to_string(correct) + "/" + std::to_string(scored));
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("The probe at step %d: %d of %d scored predictions right (green right, red wrong, grey not scored).",
+    ImGui::TextWrapped("The probe at step %d: %d of %d scored predictions right (green right, red wrong, grey not scored). "
+                       "Click a token of the first half to change it: the answer half and the truth follow.",
                        p.shown_step, correct, scored);
     ImGui::PopStyleColor();
+    if (p.probe.input.tokens != p.run_probe.input.tokens || p.probe.input.source != p.run_probe.input.source) {
+        if (ImGui::SmallButton("Restore the probe")) {
+            p.probe = p.run_probe;
+            p.shown_key.clear();
+        }
+        record_item(state, "train.probe.restore", "restore");
+    }
 }
 
 // Every layer's heads on the probe, one weights card each, with its ablate toggle.
@@ -618,6 +693,79 @@ void train_now(AppState& state, int steps) {
     if (!reset_run(p)) return;
     for (int i = 0; i < steps; ++i) p.worker->step_once();
     p.worker->wait_idle();
+}
+
+// [SECTION] The trained layer in the pipeline
+
+bool trained_layer_open(const AppState& state) { return state.train.opened.layer >= 0; }
+
+void update_trained_layer(AppState& state) {
+    TrainedLayerState& o = state.train.opened;
+    const edits::Session& session = state.session;
+    if (o.layer < 0 || session.revision == o.seen_revision || !session.pending.empty()) return;
+    o.seen_revision = session.revision;
+    const Scenario& s = session.scenario;
+    if (s.name != o.name) {  // another scenario opened: the training stays, detached from it
+        o.layer = -1;
+        return;
+    }
+    if (reflect::equal(s, o.applied)) return;
+    auto detach = [&](const std::string& why) {
+        add_notice(state, "The trained model's prediction no longer follows this scenario: " + why, true);
+        o.layer = -1;
+    };
+    // The probe is the scenario's tokens (a probe edit, or its undo, changed them).
+    std::string error;
+    train::ModelInput input = o.probe.input;
+    input.tokens = train::token_ids(o.model, s.target.tokens, &error);
+    if (error.empty() && o.model.config.attention == AttentionKind::Cross) input.source = train::token_ids(o.model, s.source.tokens, &error);
+    if (!error.empty()) return detach(error);
+    if (input.tokens != o.probe.input.tokens || input.source != o.probe.input.source) {
+        const std::optional<train::Example> example = train::example_from_input(o.settings.task, input);
+        o.truth = example.has_value();
+        if (example) o.probe = *example;
+        else o.probe.input = input;
+        o.pass = train::forward(o.model, o.probe.input);
+        if (!o.pass.ok) return detach(o.pass.errors.empty() ? "the model cannot run these tokens" : o.pass.errors.front());
+    }
+    if (!recompute_opened(o, s)) return detach(o.pass.errors.empty() ? "the layers after it cannot run" : o.pass.errors.front());
+}
+
+void draw_trained_probe(AppState& state) {
+    TrainedLayerState& o = state.train.opened;
+    const train::ModelConfig& c = o.model.config;
+    const std::string text = "Trained layer " + std::to_string(o.layer + 1) + " of " + std::to_string(c.layers) + " (" +
+                             train::to_string(o.settings.task.kind) + ", step " + std::to_string(o.step) + ") on the probe:";
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted(text.c_str());
+    record_item(state, "trained.title", text);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("back to the training")) state.train.open = true;
+    int correct = 0, scored = 0;
+    const std::optional<train::Example> edited = draw_probe_table(state, "trained.probe", o.settings.task, o.probe, o.truth,
+                                                                  o.model.vocabulary, o.predicted, &correct, &scored);
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    if (o.truth) ImGui::Text("%d of %d right", correct, scored);
+    else ImGui::TextDisabled("not a %s example: no truth", train::to_string(o.settings.task.kind));
+    record_item(state, "trained.right", std::to_string(correct) + "/" + std::to_string(scored));
+    ImGui::TextDisabled("%s", o.layer == 0 ? "X = E[tokens] (+ positions): the model's embeddings"
+                                           : "X is the output of the layer before");
+    ImGui::EndGroup();
+    if (!edited) return;
+    // The layer's new input for the edited probe; the scenario's weights, edited or not, stay.
+    const train::ForwardPass pass = train::forward(o.model, edited->input);
+    if (!pass.ok) {
+        for (const std::string& e : pass.errors) add_notice(state, "The trained model cannot run the edited probe: " + e, true);
+        return;
+    }
+    const Scenario fresh = train::trained_layer_scenario(o.model, edited->input, pass, o.layer);
+    Scenario s = state.session.scenario;
+    s.target.tokens = fresh.target.tokens;
+    s.target.embeddings = fresh.target.embeddings;
+    s.source.tokens = fresh.source.tokens;
+    s.source.embeddings = fresh.source.embeddings;
+    state.session.push(edits::ReplaceScenario{std::move(s)});
 }
 
 // [SECTION] Files

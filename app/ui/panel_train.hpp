@@ -76,6 +76,25 @@ private:
     std::thread thread_;
 };
 
+// A trained layer opened in the pipeline (Open layer … in the pipeline): the session's
+// scenario is layer `layer` of `model` on `probe`. An edit of it there runs that layer as
+// edited and the layers after it (train::recompute_from); a probe token changed in the bar
+// above the pipeline gives the layer its new input, keeping the edits of its weights. The
+// probe follows the scenario's tokens, so undo brings both back together.
+struct TrainedLayerState {
+    int layer = -1;            // -1: none open
+    std::string name;          // the scenario's name: another scenario opened detaches
+    int step = 0;              // the weights' training step
+    train::Model model;        // the weights it was opened with (timeline step, ablation)
+    train::TrainSettings settings;
+    train::Example probe;      // the input; its truth when `truth` (a task example)
+    bool truth = true;
+    train::ForwardPass pass;   // every layer on the probe, layer `layer` as edited
+    std::vector<int> predicted;
+    Scenario applied;          // what layer `layer` of `pass` was computed from
+    std::uint64_t seen_revision = ~0ull;
+};
+
 // What the Train panel keeps between frames.
 struct TrainPanelState {
     bool open = false;
@@ -93,7 +112,8 @@ struct TrainPanelState {
     TrainProgress progress;               // the last copy from the worker
     std::uint64_t seen = 0;
     train::TrainSettings settings;        // of the run under way
-    train::Example probe;                 // its fixed probe and held-out set (copied once per run)
+    train::Example probe;                 // its probe (tokens edited in the panel) and held-out set
+    train::Example run_probe;             // the probe the run was made with (copied once per run)
     std::vector<train::Example> held_out;
     train::Evaluation start_evaluation;   // the held-out set before the run's first step
 
@@ -112,9 +132,18 @@ struct TrainPanelState {
     std::string ablation_key;  // what `ablated` and `intact` were computed for
     train::Evaluation ablated, intact;
     std::vector<float> loss_curve, accuracy_curve;  // the plot's points, rebuilt per publish
+
+    TrainedLayerState opened;  // a layer opened in the pipeline
 };
 
 void draw_train(AppState& state, HeatmapTextures& textures);
+// Before drawing: an edit of the opened trained layer recomputes the layers after it and the
+// probe's predictions (nothing when no trained layer is open).
+void update_trained_layer(AppState& state);
+// In place of the token bar while a trained layer is in the pipeline: the model, the probe
+// (its content tokens editable), the truth and the predictions.
+void draw_trained_probe(AppState& state);
+bool trained_layer_open(const AppState& state);
 // A run from the form's settings, `steps` steps made before this returns (paused after):
 // screenshots and tests.
 void train_now(AppState& state, int steps);

@@ -261,26 +261,27 @@ void ablate_head(Model& model, int l, int h) {
     model.params.layers[static_cast<size_t>(l)].w_o.middleRows(static_cast<Eigen::Index>(h) * d_k, d_k).setZero();
 }
 
-ForwardPass forward(const Model& model, const ModelInput& in) {
-    ForwardPass f;
-    f.errors = validate(model.config);
-    if (f.errors.empty()) f.errors = validate(model, in);
-    if (!f.errors.empty()) return f;
+namespace {
+
+// Layers `from` … L−1 on the stream x entering layer `from` (and the source memory, in
+// cross-attention), then LN_f and the logits. Layer `from` runs `edited` when given.
+void run_layers(const Model& model, const ModelInput& in, int from, Matrix x, Matrix memory, const Scenario* edited,
+                ForwardPass& f) {
     const ModelConfig& c = model.config;
     const bool learned = c.positional == PositionalEncoding::Learned;
     const bool cross = c.attention == AttentionKind::Cross;
-    Matrix x = embed(model, in.tokens, learned);           // (n × d): E[tokens] (+ P)
-    Matrix memory;                                         // (n_s × d): E[source] (+ P)
-    if (cross) memory = embed(model, in.source, learned);
+    f.ok = false;
+    f.errors.clear();
     f.layers.resize(static_cast<size_t>(c.layers));
-    for (int l = 0; l < c.layers; ++l) {
+    for (int l = from; l < c.layers; ++l) {
         Trace& t = f.layers[static_cast<size_t>(l)];
-        run_into(layer_scenario(model, in, l, x, cross ? &memory : nullptr), RunOptions{}, t);
+        if (l == from && edited) run_into(*edited, RunOptions{}, t);
+        else run_into(layer_scenario(model, in, l, x, cross ? &memory : nullptr), RunOptions{}, t);
         if (!t.ok) {
             for (const std::string& e : t.errors) f.errors.push_back("layer " + std::to_string(l + 1) + ": " + e);
-            return f;
+            return;
         }
-        if (l == 0 && learned) {
+        if (l == 0 && learned && !(edited && from == 0)) {
             // Label the first trace as the engine labels an added encoding: x_pe = x + pe.
             const Eigen::Index n = t.x.rows();
             t.settings.positional = PositionalEncoding::Learned;
@@ -299,7 +300,45 @@ ForwardPass forward(const Model& model, const ModelInput& in) {
     f.logits = f.final_output * model.params.unembedding;  // (n, d)·(d, V) → (n, V)
     f.logits.rowwise() += model.params.unembedding_bias;
     f.ok = true;
+}
+
+}  // namespace
+
+ForwardPass forward(const Model& model, const ModelInput& in) {
+    ForwardPass f;
+    f.errors = validate(model.config);
+    if (f.errors.empty()) f.errors = validate(model, in);
+    if (!f.errors.empty()) return f;
+    const bool learned = model.config.positional == PositionalEncoding::Learned;
+    Matrix memory;  // (n_s × d): E[source] (+ P)
+    if (model.config.attention == AttentionKind::Cross) memory = embed(model, in.source, learned);
+    run_layers(model, in, 0, embed(model, in.tokens, learned), std::move(memory), nullptr, f);  // x₀ = E[tokens] (+ P)
     return f;
+}
+
+bool recompute_from(const Model& model, const ModelInput& in, int l, const Scenario& edited, ForwardPass& pass) {
+    if (l < 0 || l >= model.config.layers || static_cast<int>(pass.layers.size()) != model.config.layers) {
+        pass.ok = false;
+        pass.errors = {"recompute from layer " + std::to_string(l + 1) + ": the pass has no layer there (run forward first)"};
+        return false;
+    }
+    for (int k = 0; k < l; ++k)
+        if (!pass.layers[static_cast<size_t>(k)].ok) {
+            pass.ok = false;
+            pass.errors = {"recompute from layer " + std::to_string(l + 1) + ": layer " + std::to_string(k + 1) + " was not computed"};
+            return false;
+        }
+    // The edited scenario is what layer ℓ reads; its rows are the tokens, which the later
+    // layers and the logits keep.
+    if (edited.target.tokens.size() != in.tokens.size()) {
+        pass.ok = false;
+        pass.errors = {"layer " + std::to_string(l + 1) + " has " + std::to_string(edited.target.tokens.size()) +
+                       " tokens; the model's input has " + std::to_string(in.tokens.size()) + ": a token is added or removed on the probe, not in a layer"};
+        return false;
+    }
+    const Matrix memory = model.config.attention == AttentionKind::Cross ? pass.layers.front().source_x_pe : Matrix();
+    run_layers(model, in, l, Matrix(), memory, &edited, pass);
+    return pass.ok;
 }
 
 std::vector<int> token_ids(const Model& model, const std::vector<std::string>& names, std::string* error) {

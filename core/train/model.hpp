@@ -143,6 +143,11 @@ ForwardPass forward(const Model& model, const ModelInput& input);
 // added; E[tokens] with the sinusoid, which the scenario adds itself), so run() on it gives
 // that layer's trace again. `pass` must be forward(model, input) and ok.
 Scenario trained_layer_scenario(const Model& model, const ModelInput& input, const ForwardPass& pass, int layer);
+// After an edit of layer ℓ's scenario (as trained_layer_scenario gave it, then edited in the
+// pipeline): layer ℓ runs `edited` as it is, then layers ℓ+1 … L−1, LN_f and the logits from
+// its output; layers before ℓ are kept. `pass` must be forward(model, input). The edited
+// scenario must keep one row per token. False with pass.errors when a layer cannot run.
+bool recompute_from(const Model& model, const ModelInput& input, int layer, const Scenario& edited, ForwardPass& pass);
 // Ablation: head h of layer ℓ contributes nothing. Its rows [h·d_k, (h+1)·d_k) of W_O, the
 // rows its slice of the concatenation meets, are zeroed: concat·W_O = Σ_h head_h·W_O[h rows].
 void ablate_head(Model& model, int layer, int head);

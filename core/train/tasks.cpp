@@ -81,18 +81,11 @@ void fit_model_to_task(const TaskOptions& o, ModelConfig& config) {
     config.attention = task_attention(o.kind);
 }
 
-Example make_example(const TaskOptions& o, Rng& rng) {
+namespace {
+
+// The example for content s (and, for induction, the gap's filler letters).
+Example example_of(const TaskOptions& o, std::vector<int> s, const std::vector<int>& fillers) {
     const int m = o.length;
-    std::vector<int> s(static_cast<size_t>(m));
-    if (o.kind == TaskKind::Induction) {
-        // m distinct tokens: a partial Fisher–Yates shuffle of the k letters.
-        std::vector<int> letters(static_cast<size_t>(o.symbols));
-        std::iota(letters.begin(), letters.end(), 0);
-        for (int i = 0; i < m; ++i) std::swap(letters[static_cast<size_t>(i)], letters[static_cast<size_t>(i + random_below(rng, o.symbols - i))]);
-        std::copy(letters.begin(), letters.begin() + m, s.begin());
-    } else {
-        for (int& token : s) token = random_below(rng, o.symbols);
-    }
     const int separator = separator_id(o);
     Example e;
     const int n = target_length(o);
@@ -131,14 +124,9 @@ Example make_example(const TaskOptions& o, Rng& rng) {
         case TaskKind::Induction: {
             // r, then g ∈ [0, m) filler letters not in r, then r again: the distance between
             // the two occurrences varies, so no fixed positional offset finds the earlier one.
-            std::vector<bool> in_r(static_cast<size_t>(o.symbols), false);
-            for (int token : s) in_r[static_cast<size_t>(token)] = true;
-            std::vector<int> fillers;
-            for (int t = 0; t < o.symbols; ++t)
-                if (!in_r[static_cast<size_t>(t)]) fillers.push_back(t);
-            const int gap = random_below(rng, m);
+            const int gap = static_cast<int>(fillers.size());
             std::vector<int> full = s;
-            for (int i = 0; i < gap; ++i) full.push_back(fillers[static_cast<size_t>(random_below(rng, static_cast<int>(fillers.size())))]);
+            full.insert(full.end(), fillers.begin(), fillers.end());
             full.insert(full.end(), s.begin(), s.end());
             next_token(full);
             const int length = static_cast<int>(e.input.tokens.size());
@@ -170,6 +158,96 @@ Example make_example(const TaskOptions& o, Rng& rng) {
             }
             break;
         }
+    }
+    return e;
+}
+
+}  // namespace
+
+Example make_example(const TaskOptions& o, Rng& rng) {
+    const int m = o.length;
+    std::vector<int> s(static_cast<size_t>(m));
+    if (o.kind == TaskKind::Induction) {
+        // m distinct tokens: a partial Fisher–Yates shuffle of the k letters.
+        std::vector<int> letters(static_cast<size_t>(o.symbols));
+        std::iota(letters.begin(), letters.end(), 0);
+        for (int i = 0; i < m; ++i) std::swap(letters[static_cast<size_t>(i)], letters[static_cast<size_t>(i + random_below(rng, o.symbols - i))]);
+        std::copy(letters.begin(), letters.begin() + m, s.begin());
+    } else {
+        for (int& token : s) token = random_below(rng, o.symbols);
+    }
+    std::vector<int> fillers;
+    if (o.kind == TaskKind::Induction) {
+        // g ∈ [0, m) letters not in r.
+        std::vector<bool> in_r(static_cast<size_t>(o.symbols), false);
+        for (int token : s) in_r[static_cast<size_t>(token)] = true;
+        std::vector<int> others;
+        for (int t = 0; t < o.symbols; ++t)
+            if (!in_r[static_cast<size_t>(t)]) others.push_back(t);
+        const int gap = random_below(rng, m);
+        for (int i = 0; i < gap; ++i) fillers.push_back(others[static_cast<size_t>(random_below(rng, static_cast<int>(others.size())))]);
+    }
+    return example_of(o, s, fillers);
+}
+
+bool is_content(const TaskOptions& o, bool source, int position) {
+    // The content is the source in cross-reverse, else the target's first m tokens.
+    return source == (o.kind == TaskKind::CrossReverse) && position >= 0 && position < o.length;
+}
+
+std::optional<Example> edit_content(const TaskOptions& o, const Example& e, bool source, int position, int token,
+                                    std::string* why) {
+    const int m = o.length;
+    auto refuse = [&](const std::string& reason) -> std::optional<Example> {
+        if (why) *why = reason;
+        return std::nullopt;
+    };
+    if (token < 0 || token >= o.symbols) return refuse("token " + std::to_string(token) + " is not one of the task's " + std::to_string(o.symbols) + " letters");
+    if (!is_content(o, source, position))
+        return refuse("position " + std::to_string(position + 1) + " follows from the content (the first " + std::to_string(m) +
+                      (o.kind == TaskKind::CrossReverse ? " source tokens" : " tokens") + "): edit those");
+    const std::vector<int>& from = o.kind == TaskKind::CrossReverse ? e.input.source : e.input.tokens;
+    if (static_cast<int>(from.size()) < m) return refuse("the example is shorter than the task's " + std::to_string(m) + " content tokens");
+    std::vector<int> s(from.begin(), from.begin() + m);
+    std::vector<int> fillers;
+    if (o.kind == TaskKind::Induction) {
+        const int gap = static_cast<int>(e.input.tokens.size()) - (2 * m - 1);
+        if (gap < 0) return refuse("the example is shorter than an induction sequence");
+        fillers.assign(e.input.tokens.begin() + m, e.input.tokens.begin() + m + gap);
+        // r is distinct and the gap holds none of its letters: else "the token after the
+        // earlier occurrence" would not be one answer.
+        for (int j = 0; j < m; ++j)
+            if (j != position && s[static_cast<size_t>(j)] == token)
+                return refuse("induction's first " + std::to_string(m) + " tokens are distinct: this letter is already token " + std::to_string(j + 1));
+        for (int f : fillers)
+            if (f == token) return refuse("the gap between the two halves already uses this letter: the repeat would be ambiguous");
+    }
+    s[static_cast<size_t>(position)] = token;
+    return example_of(o, s, fillers);
+}
+
+std::optional<Example> example_from_input(const TaskOptions& o, const ModelInput& input) {
+    const int m = o.length;
+    const bool cross = o.kind == TaskKind::CrossReverse;
+    const std::vector<int>& from = cross ? input.source : input.tokens;
+    if (static_cast<int>(from.size()) < m) return std::nullopt;
+    for (int i = 0; i < m; ++i)
+        if (from[static_cast<size_t>(i)] < 0 || from[static_cast<size_t>(i)] >= o.symbols) return std::nullopt;
+    std::vector<int> s(from.begin(), from.begin() + m), fillers;
+    if (o.kind == TaskKind::Induction) {
+        const int gap = static_cast<int>(input.tokens.size()) - (2 * m - 1);
+        if (gap < 0 || gap >= m) return std::nullopt;
+        fillers.assign(input.tokens.begin() + m, input.tokens.begin() + m + gap);
+    }
+    Example e = example_of(o, s, fillers);
+    if (e.input.tokens != input.tokens || e.input.source != input.source) return std::nullopt;
+    if (o.kind == TaskKind::Induction) {  // r distinct, and none of its letters in the gap
+        std::vector<int> seen(static_cast<size_t>(o.symbols), 0);
+        for (int t : s) seen[static_cast<size_t>(t)] += 1;
+        for (int t : fillers)
+            if (t < 0 || t >= o.symbols || seen[static_cast<size_t>(t)] > 0) return std::nullopt;
+        for (int count : seen)
+            if (count > 1) return std::nullopt;
     }
     return e;
 }

@@ -59,6 +59,19 @@ void fit_model_to_task(const TaskOptions& options, ModelConfig& config);
 
 // One example from the generator's stream.
 Example make_example(const TaskOptions& options, Rng& rng);
+// The probe edited: token `position` of the content (the source in cross-reverse, else the
+// target's first m tokens, or all of them in previous-token) becomes `token`, and the
+// example follows: the answer half, the targets and the expected keys are rebuilt from the
+// new content, so the truth stays the task's. A position that follows from the content (the
+// separator, the answer half) or a letter that would make induction's answer ambiguous is
+// refused with the reason in *why.
+bool is_content(const TaskOptions& options, bool source, int position);
+std::optional<Example> edit_content(const TaskOptions& options, const Example& example, bool source, int position, int token,
+                                    std::string* why);
+// The example whose input this is (its truth, scored rows and expected keys), or nothing
+// when the input is not one the task generates (an answer half that does not follow from
+// the content, induction's halves not distinct).
+std::optional<Example> example_from_input(const TaskOptions& options, const ModelInput& input);
 // The content an example is drawn from (source and target ids): equal content, equal example.
 std::vector<int> example_content(const Example& example);
 

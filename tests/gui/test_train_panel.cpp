@@ -199,3 +199,82 @@ TEST_CASE("Train: Save model and Load model through the path prompt, and the loa
     CHECK(named);
     std::filesystem::remove(file);
 }
+
+TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the prediction follows, undo brings it back", "[train]") {
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui::TrainPanelState& p = ui.state.train;
+    p.open = true;
+    ui.frame(2);
+    ui::train_now(ui.state, 400);
+    ui.frame(3);
+    REQUIRE(ui.text("train.probe") == "6/6");
+    const std::vector<std::string>& vocabulary = p.shown_model.vocabulary;
+    const int symbols = p.settings.task.symbols;
+    const train::Example original = p.probe;
+
+    // In the panel: token 1 becomes another letter. Reverse answers it last: the truth's last
+    // row and, trained, the prediction there.
+    const int first = original.input.tokens[0], other = (first + 1) % symbols;
+    const std::string letter = vocabulary[static_cast<size_t>(other)];
+    ui.click(ui.centre("train.probe.token.1"));
+    ui.frame();
+    ui.click(ui.centre("train.probe.token.1.pick." + letter));
+    ui.frame(2);
+    CHECK(ui.text("train.probe.token.1") == letter);
+    CHECK(p.probe.targets.back() == other);
+    CHECK(ui.text("train.probe") == "6/6");
+    CHECK(ui.text("train.probe.predicted").back() == letter.back());
+    // A token of the answer half is not a button: it follows from the content.
+    const int n = static_cast<int>(original.input.tokens.size());
+    CHECK(ui.text("train.probe.token." + std::to_string(n)) == vocabulary[static_cast<size_t>(p.probe.input.tokens.back())]);
+    ui.click(ui.centre("train.probe.restore"));
+    ui.frame(2);
+    CHECK(p.probe.input.tokens == original.input.tokens);
+
+    // In the pipeline: the layer opened, a probe token changed above it.
+    ui.click(ui.centre("train.open.1"));
+    ui.frame(3);
+    REQUIRE(ui::trained_layer_open(ui.state));
+    CHECK(ui.text("trained.right") == "6/6");
+    const std::string before = ui.text("trained.probe.predicted");
+    const Scenario opened = ui.state.session.scenario;
+    const int second = original.input.tokens[1], replacement = (second + 2) % symbols;
+    const std::string letter2 = vocabulary[static_cast<size_t>(replacement)];
+    ui.click(ui.centre("trained.probe.token.2"));
+    ui.frame();
+    ui.click(ui.centre("trained.probe.token.2.pick." + letter2));
+    ui.frame(3);
+    const Scenario& s = ui.state.session.scenario;
+    CHECK(s.target.tokens[1] == letter2);
+    CHECK(s.target.tokens[static_cast<size_t>(n - 1)] == letter2);  // the answer half follows: s₁ is read again at row 2m−1
+    CHECK(s.w_q == opened.w_q);
+    CHECK(ui.text("trained.right") == "6/6");
+    const std::string after = ui.text("trained.probe.predicted");
+    CHECK(after != before);
+    CHECK(after[static_cast<size_t>(n - 2)] == letter2.back());  // row 2m−2 predicts s₁
+    // Undo: the tokens and the prediction as they were.
+    ui.key(GLFW_KEY_Z, true);
+    ui.frame(3);
+    CHECK(ui.state.session.scenario.target.tokens == opened.target.tokens);
+    CHECK(ui.text("trained.probe.predicted") == before);
+
+    // A number edited in place: W_O zeroed, the prediction is a model without this layer's
+    // attention output, computed independently.
+    Scenario zeroed = ui.state.session.scenario;
+    zeroed.w_o.setZero();
+    ui.state.session.push(edits::ReplaceScenario{zeroed});
+    ui.frame(3);
+    train::Model without = p.opened.model;
+    without.params.layers[0].w_o.setZero();
+    const train::ForwardPass expected = train::forward(without, p.opened.probe.input);
+    REQUIRE(expected.ok);
+    REQUIRE(p.opened.pass.ok);
+    CHECK((p.opened.pass.logits - expected.logits).cwiseAbs().maxCoeff() < 1e-5f);
+    CHECK(ui.text("trained.right") != "6/6");
+
+    // Another scenario opened: the bar goes, the training stays.
+    ui.state.session.push(edits::ReplaceScenario{find_preset(default_preset_name())->scenario});
+    ui.frame(3);
+    CHECK_FALSE(ui::trained_layer_open(ui.state));
+    CHECK(ui.widget("trained.title") == nullptr);
+}
