@@ -371,6 +371,10 @@ void start_state(ui::AppState& state, const cli::Options& options, Scenario scen
     state.screenshot_mode = screenshot;
     state.session.scenario = std::move(scenario);
     ui::start_classroom(state, options);  // --lesson, --step, --presenter
+    if (!options.scenario_file.empty()) {  // a session file's models beside its scenario (read before, by the command line)
+        const session_file::SessionLoad load = session_file::load_session_or_scenario(options.scenario_file);
+        if (load.scenario) ui::apply_attachments(state, load, state.session.scenario.name);
+    }
     // Autosave (not for a screenshot, which only looks) and the offer to restore.
     ui::start_autosave(state, options.no_autosave ? std::string() : autosave::state_directory(), std::chrono::milliseconds(2000),
                        !screenshot);

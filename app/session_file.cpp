@@ -1,5 +1,7 @@
 #include "session_file.hpp"
 
+#include <algorithm>
+
 #include "serialize.hpp"
 
 namespace attn::session_file {
@@ -8,17 +10,109 @@ namespace {
 
 constexpr const char* kFormat = "attnlab-session";
 constexpr int kVersion = 1;
+// A scenario and two trained models (the run's, and the weights of the layer opened).
+constexpr std::uintmax_t kMaxSessionFileBytes = kMaxScenarioFileBytes + 2 * train::kMaxModelFileBytes;
 
 }  // namespace
 
-nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view) {
+nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view, const Attachments& attached) {
     nlohmann::json v = {{"shown_head", view.shown_head},
                         {"all_heads", view.all_heads},
                         {"presenter", view.presenter},
                         {"lesson", view.lesson},
                         {"step", view.step}};
-    return {{"format", kFormat}, {"version", kVersion}, {"scenario", scenario_to_json(scenario)}, {"view", v}};
+    nlohmann::json j = {{"format", kFormat}, {"version", kVersion}, {"scenario", scenario_to_json(scenario)}, {"view", v}};
+    if (attached.model) {
+        const ModelChoice& m = *attached.model;
+        j["model"] = {{"folder", m.folder}, {"sentence", m.sentence}, {"layer", m.layer + 1}, {"head", m.layer >= 0 ? m.head + 1 : 0}};
+    }
+    if (attached.trained) {
+        const TrainedChoice& t = *attached.trained;
+        nlohmann::json trained = {{"model", train::model_to_json(t.file)},
+                                  {"probe", {{"tokens", t.probe_tokens}, {"source", t.probe_source}}},
+                                  {"layer", t.layer + 1}};
+        if (t.opened) trained["opened"] = train::model_to_json(*t.opened);
+        j["trained"] = std::move(trained);
+    }
+    return j;
 }
+
+namespace {
+
+// "model": a folder to open again, the sentence, the layer and head opened. A malformed
+// block is an error (the file is not a session this app wrote); a folder that is gone is
+// found when it is opened.
+void read_model(const nlohmann::json& j, const std::string& source, SessionLoad& load) {
+    auto fail = [&](const std::string& what) { load.errors.push_back(source + ": key 'model" + what); };
+    if (!j.is_object()) return fail("': expected an object");
+    for (const auto& [key, value] : j.items())
+        if (key != "folder" && key != "sentence" && key != "layer" && key != "head") return fail("." + key + "': unknown key");
+    ModelChoice m;
+    if (!j.contains("folder") || !j["folder"].is_string() || j["folder"].get<std::string>().empty())
+        return fail(".folder': expected the checkpoint folder's path");
+    m.folder = j["folder"].get<std::string>();
+    if (j.contains("sentence")) {
+        if (!j["sentence"].is_string()) return fail(".sentence': expected a string");
+        m.sentence = j["sentence"].get<std::string>();
+    }
+    for (const char* key : {"layer", "head"}) {
+        if (!j.contains(key)) continue;
+        if (!j[key].is_number_integer() || j[key].get<long long>() < 0 || j[key].get<long long>() > 100000)
+            return fail(std::string(".") + key + "': expected a count from 1 (0: none)");
+    }
+    m.layer = j.value("layer", 0) - 1;
+    m.head = std::max(0, j.value("head", 0) - 1);
+    load.attached.model = std::move(m);
+}
+
+// "trained": a model file and how it was shown. A model that cannot be read is a warning:
+// the scenario and the rest of the session open without it.
+void read_trained(const nlohmann::json& j, const std::string& source, SessionLoad& load) {
+    auto warn = [&](const std::string& what) { load.warnings.push_back(source + ": key 'trained" + what); };
+    if (!j.is_object()) return warn("': expected an object");
+    for (const auto& [key, value] : j.items())
+        if (key != "model" && key != "probe" && key != "layer" && key != "opened") return warn("." + key + "': unknown key");
+    if (!j.contains("model")) return warn(".model' is missing");
+    train::ModelFileLoad model = train::model_from_json(j["model"], source + " (trained.model)");
+    if (!model.file) {
+        for (const std::string& e : model.errors) load.warnings.push_back(e);
+        return;
+    }
+    TrainedChoice t;
+    t.file = std::move(*model.file);
+    const int vocabulary = t.file.model.config.vocab_size;
+    auto ids = [&](const nlohmann::json& p, const char* key, std::vector<int>& out) {
+        if (!p.contains(key)) return true;
+        if (!p[key].is_array()) return false;
+        for (const nlohmann::json& id : p[key]) {
+            if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() >= vocabulary) return false;
+            out.push_back(id.get<int>());
+        }
+        return true;
+    };
+    if (j.contains("probe")) {
+        const nlohmann::json& p = j["probe"];
+        if (!p.is_object() || !ids(p, "tokens", t.probe_tokens) || !ids(p, "source", t.probe_source))
+            return warn(".probe': expected {\"tokens\": [ids], \"source\": [ids]} with ids below the vocabulary's " +
+                        std::to_string(vocabulary));
+    }
+    if (j.contains("layer")) {
+        if (!j["layer"].is_number_integer() || j["layer"].get<long long>() < 0 || j["layer"].get<long long>() > t.file.model.config.layers)
+            return warn(".layer': expected a layer from 1 to " + std::to_string(t.file.model.config.layers) + " (0: none)");
+        t.layer = j["layer"].get<int>() - 1;
+    }
+    if (j.contains("opened")) {
+        train::ModelFileLoad opened = train::model_from_json(j["opened"], source + " (trained.opened)");
+        if (!opened.file) {
+            for (const std::string& e : opened.errors) load.warnings.push_back(e);
+            return;
+        }
+        t.opened = std::move(*opened.file);
+    }
+    load.attached.trained = std::move(t);
+}
+
+}  // namespace
 
 SessionLoad session_from_json(const nlohmann::json& j, const std::string& source) {
     SessionLoad load;
@@ -71,6 +165,16 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
         if (load.view.shown_head < 0 || load.view.step < 0) load.errors.push_back(source + ": 'view.shown_head' and 'view.step' must be ≥ 0");
         if (!load.errors.empty()) return load;  // all or nothing: a half-read session is not loaded
     }
+    for (const auto& [key, value] : j.items())
+        if (key != "format" && key != "version" && key != "scenario" && key != "view" && key != "model" && key != "trained") {
+            load.errors.push_back(source + ": key '" + key + "': unknown key");
+            return load;
+        }
+    if (j.contains("model")) {
+        read_model(j["model"], source, load);
+        if (!load.errors.empty()) return load;
+    }
+    if (j.contains("trained")) read_trained(j["trained"], source, load);
     load.scenario = std::move(scenario.scenario);
     return load;
 }
@@ -82,20 +186,21 @@ SessionLoad session_from_text(const std::string& text, const std::string& source
     return session_from_json(*j, source);
 }
 
-bool save_session(const std::string& path, const Scenario& scenario, const ViewChoices& view, std::string* error) {
-    return write_file_atomic(path, dump_json(session_to_json(scenario, view), 1), error);
+bool save_session(const std::string& path, const Scenario& scenario, const ViewChoices& view, std::string* error,
+                  const Attachments& attached) {
+    return write_file_atomic(path, dump_json(session_to_json(scenario, view, attached), 1), error);
 }
 
 SessionLoad load_session(const std::string& path) {
     SessionLoad load;
-    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "session", load.errors);
+    std::optional<std::string> text = read_text_file(path, kMaxSessionFileBytes, "session", load.errors);
     if (!text) return load;
     return session_from_text(*text, path);
 }
 
 SessionLoad load_session_or_scenario(const std::string& path) {
     SessionLoad load;
-    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "scenario or session", load.errors);
+    std::optional<std::string> text = read_text_file(path, kMaxSessionFileBytes, "scenario or session", load.errors);
     if (!text) return load;
     std::optional<nlohmann::json> j = parse_json(*text, path, load.errors);
     if (!j) return load;

@@ -1,6 +1,16 @@
 #pragma once
 // A saved session: the scenario (with every toggle applied to it) and the view choices,
-// as {"format": "attnlab-session", "version": 1, "scenario": {...}, "view": {...}}.
+// as {"format": "attnlab-session", "version": 1, "scenario": {...}, "view": {...}}, and,
+// when the window had them, the models beside the scenario:
+//
+//   "model":   {"folder": "…/gpt2", "sentence": "…", "layer": 5, "head": 2}
+//              a GPT-2 checkpoint folder the model view had open (not copied: opened again
+//              from the folder; "layer" and "head" count from 1, 0 when none was opened)
+//   "trained": {"model": {model file}, "probe": {"tokens": [ids], "source": [ids]},
+//              "layer": 1, "opened": {model file}}
+//              the Train panel's model (train/model_file.hpp: weights, settings, optimiser),
+//              its probe as edited, and the trained layer opened in the pipeline (from 1, 0
+//              when none) with the weights it was opened with (a timeline step, an ablation)
 // Pure logic: no window, no GL; the GUI reads and writes it, the tests check it.
 #include <optional>
 #include <string>
@@ -9,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scenario.hpp"
+#include "train/model_file.hpp"
 
 namespace attn::session_file {
 
@@ -21,18 +32,40 @@ struct ViewChoices {
     int step = 0;         // the lesson step shown
 };
 
+struct ModelChoice {
+    std::string folder;
+    std::string sentence;
+    int layer = -1, head = 0;  // from 0; layer −1: none opened in the pipeline
+};
+
+struct TrainedChoice {
+    train::ModelFile file;                        // the run's newest weights
+    std::vector<int> probe_tokens, probe_source;  // the probe as shown (ids)
+    int layer = -1;                               // opened in the pipeline (from 0), −1 none
+    std::optional<train::ModelFile> opened;       // the weights that layer was opened with
+};
+
+// What the session keeps beside the scenario and the view.
+struct Attachments {
+    std::optional<ModelChoice> model;
+    std::optional<TrainedChoice> trained;
+};
+
 struct SessionLoad {
     std::optional<Scenario> scenario;
     ViewChoices view;
-    std::vector<std::string> errors;  // "FILE: key 'view.step': expected an integer"
+    Attachments attached;
+    std::vector<std::string> errors;    // "FILE: key 'view.step': expected an integer": nothing is loaded
+    std::vector<std::string> warnings;  // an attachment that cannot be read: the rest loads without it
 };
 
-nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view);
+nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view, const Attachments& attached = {});
 SessionLoad session_from_json(const nlohmann::json& j, const std::string& source_name);
 SessionLoad session_from_text(const std::string& text, const std::string& source_name);
 
 // Written with write_file_atomic; false with *error set when it cannot be written.
-bool save_session(const std::string& path, const Scenario& scenario, const ViewChoices& view, std::string* error);
+bool save_session(const std::string& path, const Scenario& scenario, const ViewChoices& view, std::string* error,
+                  const Attachments& attached = {});
 SessionLoad load_session(const std::string& path);
 // A session file, or a scenario file (no "format": "attnlab-session"), with the default view.
 SessionLoad load_session_or_scenario(const std::string& path);

@@ -25,6 +25,11 @@ void add_notice(AppState& state, std::string text, bool error);
 // scenario is queued as an edit: one undo step).
 session_file::ViewChoices view_choices(const AppState& state);
 void apply_session(AppState& state, Scenario scenario, const session_file::ViewChoices& view);
+// The models beside the scenario (a GPT-2 folder, the Train panel's run), for a session file.
+session_file::Attachments attachments(const AppState& state);
+// After apply_session: the models opened again, each failure a notice (the rest stays open).
+// `scenario_name`: the applied scenario's, to reattach a layer opened in the pipeline.
+void apply_attachments(AppState& state, const session_file::SessionLoad& load, const std::string& scenario_name);
 // File → Open: a session or a scenario file. One that cannot be read leaves everything as
 // it was, with a notice per problem ("Cannot open FILE: FILE: key 'q' row 2: …").
 void open_file(AppState& state, const std::string& path);

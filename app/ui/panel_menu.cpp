@@ -106,6 +106,16 @@ void apply_session(AppState& state, Scenario scenario, const session_file::ViewC
     state.classroom.presenter = view.presenter;
 }
 
+session_file::Attachments attachments(const AppState& state) {
+    return session_file::Attachments{model_choice(state), trained_choice(state)};
+}
+
+void apply_attachments(AppState& state, const session_file::SessionLoad& load, const std::string& scenario_name) {
+    for (const std::string& w : load.warnings) add_notice(state, "Part of the session was not opened: " + w, true);
+    if (load.attached.model) restore_model(state, *load.attached.model, scenario_name);
+    if (load.attached.trained) restore_trained(state, *load.attached.trained, scenario_name);
+}
+
 // A session file, or a plain scenario file (what --export-scenario writes, what students trade).
 bool has_unsaved_work(const AppState& state) {
     const ClassroomState& c = state.classroom;
@@ -130,8 +140,10 @@ void open_file(AppState& state, const std::string& path) {
         return;
     }
     state.classroom.baseline = *load.scenario;
+    const std::string name = load.scenario->name;
     apply_session(state, std::move(*load.scenario), load.view);
     add_notice(state, "Opened " + path, false);
+    apply_attachments(state, load, name);
 }
 
 namespace {
@@ -141,7 +153,7 @@ void ask_path(AppState& state, FileAction action, std::string default_path);
 void save_session(AppState& state, const std::string& path) {
     std::string error;
     ClassroomState& c = state.classroom;
-    if (session_file::save_session(path, state.session.scenario, view_choices(state), &error)) {
+    if (session_file::save_session(path, state.session.scenario, view_choices(state), &error, attachments(state))) {
         add_notice(state, "Session saved to " + path, false);
         c.baseline = state.session.scenario;
         if (c.quit_after_save) c.quit_requested = c.quit_confirmed = true;

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <system_error>
 
 #include <imgui.h>
 
@@ -166,6 +168,35 @@ void draw_model_sentence(AppState& state) {
                         "maps and the next token.",
                         m.layer == 0 ? "X = wte[tokens] + wpe[positions], the token and position embeddings added"
                                      : "X is the residual stream entering the layer (the previous block's output)");
+}
+
+std::optional<session_file::ModelChoice> model_choice(const AppState& state) {
+    const ModelViewState& m = state.model;
+    if (!m.checkpoint) return std::nullopt;
+    std::error_code ec;
+    const std::filesystem::path folder = std::filesystem::absolute(m.checkpoint->folder, ec);
+    return session_file::ModelChoice{ec ? m.checkpoint->folder : folder.lexically_normal().string(), m.computed_sentence, m.layer, m.head};
+}
+
+void restore_model(AppState& state, const session_file::ModelChoice& choice, const std::string& scenario_name) {
+    ModelViewState& m = state.model;
+    if (!choice.sentence.empty()) m.sentence = choice.sentence;
+    if (!open_model(state, choice.folder)) {
+        add_notice(state, "The session's model folder " + choice.folder + " cannot be opened: the rest of the session is open without it", true);
+        return;
+    }
+    if (choice.layer < 0) return;
+    if (choice.layer >= m.checkpoint->config.n_layer || !m.pass.ok) {
+        add_notice(state, "The session's layer " + std::to_string(choice.layer + 1) + " is not in " + choice.folder, true);
+        return;
+    }
+    // The session's scenario is that layer (with its edits): the next update recomputes the
+    // layers after it from it.
+    m.layer = choice.layer;
+    m.head = choice.head;
+    m.layer_name = scenario_name;
+    m.applied = Scenario{};
+    m.seen_revision = ~0ull;
 }
 
 void draw_model_view(AppState& state) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli.hpp"
+#include "session_file.hpp"
 #include "ui/app_state.hpp"
 
 namespace attn::ui {
@@ -24,5 +25,10 @@ void draw_model_view(AppState& state);
 // In place of the token bar while a model's layer is in the pipeline: which layer, the
 // sentence, and where to change it.
 void draw_model_sentence(AppState& state);
+// The open checkpoint for a session file (its folder made absolute), and the checkpoint from
+// one: opened again from its folder (a folder that is gone: a notice, nothing else changes),
+// the layer `scenario_name` opened reattached so that its edits recompute the layers after it.
+std::optional<session_file::ModelChoice> model_choice(const AppState& state);
+void restore_model(AppState& state, const session_file::ModelChoice& choice, const std::string& scenario_name);
 
 }  // namespace attn::ui

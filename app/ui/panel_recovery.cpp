@@ -20,8 +20,17 @@ constexpr const char* kPromptTitle = "Restore unsaved work?";
 // Changes whenever what an autosave would hold changes; cheap enough for every frame.
 std::string signature(const AppState& state) {
     const session_file::ViewChoices v = view_choices(state);
+    // The models beside the scenario: the run's newest copy, its probe and opened layer, and
+    // the GPT-2 folder's sentence and layer.
+    const TrainPanelState& t = state.train;
+    std::string probe;
+    for (int id : t.probe.input.tokens) probe += std::to_string(id) + ",";
+    for (int id : t.opened.probe.input.tokens) probe += std::to_string(id) + ";";
+    const ModelViewState& m = state.model;
     return std::to_string(state.session.revision) + "|" + std::to_string(v.shown_head) + "|" + (v.all_heads ? "a" : "-") +
-           (v.presenter ? "p" : "-") + "|" + v.lesson + "|" + std::to_string(v.step);
+           (v.presenter ? "p" : "-") + "|" + v.lesson + "|" + std::to_string(v.step) + "|" + std::to_string(t.seen) + "|" +
+           std::to_string(t.opened.layer) + "|" + probe + "|" + (m.checkpoint ? m.checkpoint->folder : std::string()) + "|" +
+           m.computed_sentence + "|" + std::to_string(m.layer);
 }
 
 std::string describe_age(long long seconds) {
@@ -57,8 +66,8 @@ void autosave_tick(AppState& state) {
     // The write runs on a worker thread: it gets its own copy of the scenario, made only
     // when a write starts (at most every interval), and serialises it there.
     const std::string message = r.saver->tick(now, [&state]() -> autosave::Autosaver::Contents {
-        return [scenario = state.session.scenario, view = view_choices(state)] {
-            return dump_json(session_file::session_to_json(scenario, view));
+        return [scenario = state.session.scenario, view = view_choices(state), attached = attachments(state)] {
+            return dump_json(session_file::session_to_json(scenario, view, attached));
         };
     });
     if (!message.empty()) add_notice(state, message, r.saver->failing());
@@ -87,7 +96,9 @@ bool restore_orphan(AppState& state, size_t index) {
         add_notice(state, "The autosave was kept as " + (ec ? orphan.path : aside), true);
         return false;
     }
+    const std::string name = load.scenario->name;
     apply_session(state, std::move(*load.scenario), load.view);
+    apply_attachments(state, load, name);
     r.baseline_set = true;  // the restored work is not on disk for this run yet: the next tick writes it
     add_notice(state, "Restored the session autosaved at " + orphan.written, false);
     if (r.saver) {  // discarded once written again by this run (autosave_tick)

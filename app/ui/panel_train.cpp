@@ -616,8 +616,8 @@ void draw_heads(AppState& state, HeatmapTextures& textures) {
 
 void draw_train(AppState& state, HeatmapTextures& textures) {
     TrainPanelState& p = state.train;
-    if (!p.open) return;
-    // The newest copy from the worker, and the curves drawn from it.
+    // The newest copy from the worker, and the curves drawn from it: also while the panel is
+    // closed (a session saved then holds the run as it is).
     if (p.worker && p.worker->poll(p.seen, p.progress)) {
         p.seen = p.progress.generation;
         // At most ~600 points: every k-th step's loss.
@@ -627,6 +627,7 @@ void draw_train(AppState& state, HeatmapTextures& textures) {
         p.accuracy_curve.assign(1, static_cast<float>(p.start_evaluation.accuracy));
         for (const train::Evaluation& e : p.progress.evaluations) p.accuracy_curve.push_back(static_cast<float>(e.accuracy));
     }
+    if (!p.open) return;
     update_shown(p);
 
     static_assert(sizeof(kEncodingNames) / sizeof(kEncodingNames[0]) == 5, "one name per encoding");
@@ -781,6 +782,59 @@ void save_trained_model(AppState& state, const std::string& path) {
     state.train.model_path = path;
     add_notice(state, "Saved the model (step " + std::to_string(p.progress.latest->steps) + ", with its optimiser state) to " + path,
                false);
+}
+
+std::optional<session_file::TrainedChoice> trained_choice(const AppState& state) {
+    const TrainPanelState& p = state.train;
+    if (!has_run(p)) return std::nullopt;
+    session_file::TrainedChoice c;
+    c.file = *p.progress.latest;
+    c.probe_tokens = p.probe.input.tokens;
+    c.probe_source = p.probe.input.source;
+    const TrainedLayerState& o = p.opened;
+    if (o.layer >= 0) {
+        c.layer = o.layer;
+        c.opened = train::ModelFile{o.model, o.settings, o.step, std::nullopt};  // weights only: nothing trains on from it
+    }
+    return c;
+}
+
+void restore_trained(AppState& state, const session_file::TrainedChoice& c, const std::string& scenario_name) {
+    TrainPanelState& p = state.train;
+    const train::ModelFile& file = c.file;
+    std::vector<std::string> errors;
+    std::optional<train::Trainer> trainer = train::Trainer::create(file.settings, file.model, file.steps, errors,
+                                                                   file.optimiser ? &*file.optimiser : nullptr);
+    if (!trainer) {
+        for (const std::string& e : errors) add_notice(state, "The session's trained model cannot be opened: " + e, true);
+        return;
+    }
+    form_from(p, file.settings);
+    p.errors.clear();
+    begin_run(p, std::move(*trainer));
+    // The probe as it was shown, when it is still an example of the task.
+    train::ModelInput probe = p.run_probe.input;
+    probe.tokens = c.probe_tokens;
+    probe.source = c.probe_source;
+    if (!c.probe_tokens.empty()) {
+        if (std::optional<train::Example> e = train::example_from_input(file.settings.task, probe)) p.probe = std::move(*e);
+        else add_notice(state, "The session's probe is not a " + std::string(train::to_string(file.settings.task.kind)) +
+                                   " example: the run's own probe is shown", true);
+    }
+    if (c.layer < 0 || !c.opened) return;
+    // The session's scenario is that layer (with its edits): the next update takes the probe
+    // from its tokens and recomputes the layers after it.
+    TrainedLayerState& o = p.opened;
+    o.layer = c.layer;
+    o.name = scenario_name;
+    o.step = c.opened->steps;
+    o.model = c.opened->model;
+    o.settings = c.opened->settings;
+    o.probe = p.probe;
+    o.probe.input.tokens.clear();  // differs from any scenario's: the probe is read from it
+    o.truth = false;
+    o.applied = Scenario{};
+    o.seen_revision = ~0ull;
 }
 
 void load_trained_model(AppState& state, const std::string& path) {

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "session_file.hpp"
 #include "train/model_file.hpp"
 #include "train/trainer.hpp"
 
@@ -144,6 +145,10 @@ void update_trained_layer(AppState& state);
 // (its content tokens editable), the truth and the predictions.
 void draw_trained_probe(AppState& state);
 bool trained_layer_open(const AppState& state);
+// The run for a session file (nothing before the first Start, Step or Reset), and the run
+// from one: paused at its step, its probe, and the layer `scenario_name` opened reattached.
+std::optional<session_file::TrainedChoice> trained_choice(const AppState& state);
+void restore_trained(AppState& state, const session_file::TrainedChoice& choice, const std::string& scenario_name);
 // A run from the form's settings, `steps` steps made before this returns (paused after):
 // screenshots and tests.
 void train_now(AppState& state, int steps);
