@@ -38,6 +38,7 @@ TestHooks read_hooks() {
     }
     if (const char* steps = env("ATTNLAB_DEBUG_TRAIN_STEPS")) h.train_steps = std::max(0, std::atoi(steps));
     h.train_run = env("ATTNLAB_DEBUG_TRAIN_RUN") != nullptr;
+    if (const char* layer = env("ATTNLAB_DEBUG_TRAIN_OPEN")) h.train_open = std::max(0, std::atoi(layer));
     return h;
 }
 

@@ -15,6 +15,7 @@
 //   ATTNLAB_DEBUG_WINDOWS=articles,compare,train   those classroom windows open at start
 //   ATTNLAB_DEBUG_TRAIN_STEPS=N      the Train panel's run (its default settings) has made N steps at start
 //   ATTNLAB_DEBUG_TRAIN_RUN=1        and goes on training (frame times with training under way)
+//   ATTNLAB_DEBUG_TRAIN_OPEN=L       then its layer L is opened in the pipeline
 #include <string>
 
 #include "gpu/backend.hpp"
@@ -31,6 +32,7 @@ struct TestHooks {
     bool open_articles = false, open_compare = false, open_train = false;
     int train_steps = 0;
     bool train_run = false;
+    int train_open = 0;               // a layer from 1, 0: none
 };
 
 // Parsed from the environment now (a handful of getenv calls: cheap enough for every run,

@@ -78,6 +78,7 @@ void start_classroom(AppState& state, const cli::Options& options) {
     if (hooks.open_train) state.train.open = true;
     if (hooks.train_steps > 0) train_now(state, hooks.train_steps);
     if (hooks.train_run && state.train.worker) state.train.worker->set_running(true);
+    if (hooks.train_open > 0 && state.train.worker) open_trained_layer(state, hooks.train_open - 1);
 }
 
 // [SECTION] Files

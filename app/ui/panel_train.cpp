@@ -211,6 +211,18 @@ bool has_run(const TrainPanelState& p) { return p.worker != nullptr && p.progres
 
 // [SECTION] What is shown: the timeline's weights, the ablation
 
+// The newest copy from the worker, and the curves drawn from it.
+void poll_progress(TrainPanelState& p) {
+    if (!p.worker || !p.worker->poll(p.seen, p.progress)) return;
+    p.seen = p.progress.generation;
+    // At most ~600 points: every k-th step's loss.
+    const size_t n = p.progress.history.size(), stride = std::max<size_t>(1, n / 600);
+    p.loss_curve.clear();
+    for (size_t i = 0; i < n; i += stride) p.loss_curve.push_back(static_cast<float>(p.progress.history[i].loss));
+    p.accuracy_curve.assign(1, static_cast<float>(p.start_evaluation.accuracy));
+    for (const train::Evaluation& e : p.progress.evaluations) p.accuracy_curve.push_back(static_cast<float>(e.accuracy));
+}
+
 // The probe through the weights at the timeline's step (with the ablation), recomputed only
 // when the worker published, the timeline moved or the ablation changed.
 void update_shown(TrainPanelState& p) {
@@ -258,9 +270,13 @@ bool recompute_opened(TrainedLayerState& o, const Scenario& scenario) {
     return true;
 }
 
-void open_in_pipeline(AppState& state, int layer) {
+}  // namespace
+
+void open_trained_layer(AppState& state, int layer) {
     TrainPanelState& p = state.train;
-    if (!p.shown.ok) return;
+    poll_progress(p);
+    update_shown(p);
+    if (!p.shown.ok || layer < 0 || layer >= static_cast<int>(p.shown.layers.size())) return;
     Scenario scenario = train::trained_layer_scenario(p.shown_model, p.probe.input, p.shown, layer);
     scenario.name += ", step " + std::to_string(p.shown_step) +
                      (p.ablate_layer >= 0 ? ", head " + std::to_string(p.ablate_head + 1) + " of layer " +
@@ -288,6 +304,8 @@ void open_in_pipeline(AppState& state, int layer) {
                       "prediction follows (View \xE2\x86\x92 Train returns to the training)", false);
 }
 
+namespace {
+
 // The probe as a table: its tokens (the content ones buttons that pick another letter), the
 // truth of each scored row and the prediction. Returns the edited probe, if a token changed;
 // a change the task cannot make is refused with a notice.
@@ -297,7 +315,8 @@ std::optional<train::Example> draw_probe_table(AppState& state, const char* id, 
     const int n = static_cast<int>(e.input.tokens.size());
     const int columns = std::max(n, static_cast<int>(e.input.source.size()));
     std::optional<train::Example> edited;
-    if (!ImGui::BeginTable(id, columns + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) return edited;
+    if (!ImGui::BeginTable(id, columns + 1, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoHostExtendX))
+        return edited;
     auto row_label = [](const char* text) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
@@ -602,7 +621,7 @@ void draw_heads(AppState& state, HeatmapTextures& textures) {
         }
         ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + row_h + toggle_h));
         const std::string open = "Open layer " + std::to_string(l + 1) + " in the pipeline##" + std::to_string(l);
-        if (ImGui::Button(open.c_str())) open_in_pipeline(state, l);
+        if (ImGui::Button(open.c_str())) open_trained_layer(state, l);
         record_item(state, ("train.open." + std::to_string(l + 1)).c_str(), "open");
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("This layer with the weights at step %d, on the probe, as the session's scenario:\n"
@@ -616,17 +635,7 @@ void draw_heads(AppState& state, HeatmapTextures& textures) {
 
 void draw_train(AppState& state, HeatmapTextures& textures) {
     TrainPanelState& p = state.train;
-    // The newest copy from the worker, and the curves drawn from it: also while the panel is
-    // closed (a session saved then holds the run as it is).
-    if (p.worker && p.worker->poll(p.seen, p.progress)) {
-        p.seen = p.progress.generation;
-        // At most ~600 points: every k-th step's loss.
-        const size_t n = p.progress.history.size(), stride = std::max<size_t>(1, n / 600);
-        p.loss_curve.clear();
-        for (size_t i = 0; i < n; i += stride) p.loss_curve.push_back(static_cast<float>(p.progress.history[i].loss));
-        p.accuracy_curve.assign(1, static_cast<float>(p.start_evaluation.accuracy));
-        for (const train::Evaluation& e : p.progress.evaluations) p.accuracy_curve.push_back(static_cast<float>(e.accuracy));
-    }
+    poll_progress(p);  // also while the panel is closed: a session saved then holds the run as it is
     if (!p.open) return;
     update_shown(p);
 

@@ -145,6 +145,9 @@ void update_trained_layer(AppState& state);
 // (its content tokens editable), the truth and the predictions.
 void draw_trained_probe(AppState& state);
 bool trained_layer_open(const AppState& state);
+// Layer `layer` (from 0) of the weights shown (the timeline's step, the ablation) on the probe
+// becomes the session's scenario; what Open layer … in the pipeline does.
+void open_trained_layer(AppState& state, int layer);
 // The run for a session file (nothing before the first Start, Step or Reset), and the run
 // from one: paused at its step, its probe, and the layer `scenario_name` opened reattached.
 std::optional<session_file::TrainedChoice> trained_choice(const AppState& state);
