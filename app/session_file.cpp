@@ -10,8 +10,6 @@ namespace {
 
 constexpr const char* kFormat = "attnlab-session";
 constexpr int kVersion = 1;
-// A scenario and two trained models (the run's, and the weights of the layer opened).
-constexpr std::uintmax_t kMaxSessionFileBytes = kMaxScenarioFileBytes + 2 * train::kMaxModelFileBytes;
 
 }  // namespace
 
@@ -193,14 +191,14 @@ bool save_session(const std::string& path, const Scenario& scenario, const ViewC
 
 SessionLoad load_session(const std::string& path) {
     SessionLoad load;
-    std::optional<std::string> text = read_text_file(path, kMaxSessionFileBytes, "session", load.errors);
+    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "session", load.errors);
     if (!text) return load;
     return session_from_text(*text, path);
 }
 
 SessionLoad load_session_or_scenario(const std::string& path) {
     SessionLoad load;
-    std::optional<std::string> text = read_text_file(path, kMaxSessionFileBytes, "scenario or session", load.errors);
+    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "scenario or session", load.errors);
     if (!text) return load;
     std::optional<nlohmann::json> j = parse_json(*text, path, load.errors);
     if (!j) return load;

@@ -55,4 +55,22 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
     return spec;
 }
 
+const NonFiniteReport& non_finite(AppState& state) {
+    NonFiniteCache& cache = state.non_finite;
+    if (cache.generation != state.session.generation) {
+        cache.report = non_finite_report(state.session.trace);
+        cache.generation = state.session.generation;
+    }
+    return cache.report;
+}
+
+void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, AppState& state, HeatmapTextures& textures) {
+    CardContext context{state.fonts,  state.view,        state.session.trace, state.session.generation,
+                        non_finite(state), state.hover, state.hover_next,   state.views,
+                        state.editor, state.painter,     textures,            state.layout_next,
+                        {}};
+    draw_card(spec, metrics, context);
+    for (edits::Edit& edit : context.edits) state.session.push(std::move(edit));
+}
+
 }  // namespace attn::ui

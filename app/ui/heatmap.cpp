@@ -250,13 +250,13 @@ Visible visible_cells(const HeatmapSpec& spec, const CardMetrics& m, const Heatm
 // The font and decimals that fit every shown number in a cell, or nullptr: the most
 // decimals first (at least one: a weight of 0.04 written "0" would say something false),
 // then the largest font.
-const ImFont* number_font(const HeatmapSpec& spec, const Visible& vis, const AppState& state, int& decimals) {
-    if (!state.view.numbers) return nullptr;
-    const ImFont* fonts[] = {state.fonts.mono_large, state.fonts.mono, state.fonts.mono_small};
-    const ImFont* smallest = state.fonts.mono_small;
+const ImFont* number_font(const HeatmapSpec& spec, const Visible& vis, const CardContext& context, int& decimals) {
+    if (!context.view.numbers) return nullptr;
+    const ImFont* fonts[] = {context.fonts.mono_large, context.fonts.mono, context.fonts.mono_small};
+    const ImFont* smallest = context.fonts.mono_small;
     // Not even "0.0" fits: skip formatting every cell (big maps with small cells).
     if (smallest->FontSize + 2.0f > vis.ch || 3.0f * text_width(smallest, "0") + 6.0f > vis.cw) return nullptr;
-    for (int d = state.view.decimals; d >= std::min(1, state.view.decimals); --d) {
+    for (int d = context.view.decimals; d >= std::min(1, context.view.decimals); --d) {
         int widest = 0;
         for (int r = vis.row0; r < vis.row1; ++r)
             for (int c = vis.col0; c < vis.col1; ++c) {
@@ -278,20 +278,20 @@ const ImFont* number_font(const HeatmapSpec& spec, const Visible& vis, const App
 }
 
 // Returns true when the cells' numbers were written.
-bool draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, float limit, AppState& state,
+bool draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, float limit, CardContext& context,
                 HeatmapTextures& textures, ImVec2 grid0) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const int rows = static_cast<int>(spec.values->rows()), cols = static_cast<int>(spec.values->cols());
     const bool textured = rows * cols > kTextureCells;
     if (textured) {
         int k = 1;
-        const Texture& texture = textures.get(spec, state.session.generation, limit, k);
+        const Texture& texture = textures.get(spec, context.generation, limit, k);
         const ImVec2 p0 = vis.origin;
         const ImVec2 p1(vis.origin.x + static_cast<float>(cols) * vis.cw, vis.origin.y + static_cast<float>(rows) * vis.ch);
         draw->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture.id())), p0, p1);
     }
-    int decimals = state.view.decimals;
-    const ImFont* font = number_font(spec, vis, state, decimals);
+    int decimals = context.view.decimals;
+    const ImFont* font = number_font(spec, vis, context, decimals);
     const float hatch_step = std::clamp(std::min(vis.cw, vis.ch) / 4.0f, 3.0f, 9.0f);
     const int row_end = textured && font == nullptr ? vis.row0 : vis.row1;  // the texture has drawn everything
     for (int r = vis.row0; r < row_end; ++r)
@@ -350,9 +350,9 @@ void outline(ImDrawList* draw, ImVec2 a, ImVec2 b) {
     draw->AddRect(a, b, IM_COL32(255, 255, 255, 255), 0.0f, 0, 2.0f);
 }
 
-void draw_highlights(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, const AppState& state, ImVec2 grid0) {
+void draw_highlights(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, const CardContext& context, ImVec2 grid0) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const HoverState& hover = state.hover;
+    const HoverState& hover = context.hover;
     for (int r = vis.row0; r < vis.row1; ++r)
         if (row_highlighted(spec, hover, true, r)) {
             const float y = vis.origin.y + static_cast<float>(r) * vis.ch;
@@ -373,10 +373,10 @@ void draw_highlights(const HeatmapSpec& spec, const CardMetrics& m, const Visibl
 
 // [SECTION] Labels and legend
 
-void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, AppState& state, ImVec2 origin,
+void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, CardContext& context, ImVec2 origin,
                  ImVec2 grid0) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const UiFonts& fonts = state.fonts;
+    const UiFonts& fonts = context.fonts;
     const bool mouse_here = ImGui::IsWindowHovered();
     // Rows: every k-th label when the cells are shorter than a line.
     {
@@ -386,13 +386,13 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
         draw->PushClipRect(ImVec2(origin.x, grid0.y - overhang), ImVec2(grid0.x, grid0.y + m.grid_h + overhang), true);
         for (int r = vis.row0; r < vis.row1; ++r) {
             const float y = vis.origin.y + static_cast<float>(r) * vis.ch;
-            const bool lit = row_highlighted(spec, state.hover, true, r);
+            const bool lit = row_highlighted(spec, context.hover, true, r);
             if (spec.row_axis != Axis::Dim && spec.pooled == nullptr && mouse_here &&
                 ImGui::IsMouseHoveringRect(ImVec2(origin.x, y), ImVec2(grid0.x, y + vis.ch))) {
-                (spec.row_axis == Axis::Query ? state.hover_next.query : state.hover_next.key) = r;
-                if (state.session.trace.settings.attention == AttentionKind::Self || state.session.trace.settings.input == InputMode::Direct) {
-                    if (spec.row_axis == Axis::Query) state.hover_next.key = r;
-                    else state.hover_next.query = r;
+                (spec.row_axis == Axis::Query ? context.hover_next.query : context.hover_next.key) = r;
+                if (context.trace.settings.attention == AttentionKind::Self || context.trace.settings.input == InputMode::Direct) {
+                    if (spec.row_axis == Axis::Query) context.hover_next.key = r;
+                    else context.hover_next.query = r;
                 }
             }
             if ((r % step != 0 && !lit) || !spec.row_labels) continue;
@@ -417,13 +417,13 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
         draw->PushClipRect(ImVec2(grid0.x, top), ImVec2(grid0.x + m.grid_w, grid0.y), true);
         for (int c = vis.col0; c < vis.col1; ++c) {
             const float x = vis.origin.x + static_cast<float>(c) * vis.cw;
-            const bool lit = row_highlighted(spec, state.hover, false, c);
+            const bool lit = row_highlighted(spec, context.hover, false, c);
             if (spec.col_axis != Axis::Dim && spec.pooled == nullptr && mouse_here &&
                 ImGui::IsMouseHoveringRect(ImVec2(x, top), ImVec2(x + vis.cw, grid0.y))) {
-                (spec.col_axis == Axis::Query ? state.hover_next.query : state.hover_next.key) = c;
-                if (state.session.trace.settings.attention == AttentionKind::Self || state.session.trace.settings.input == InputMode::Direct) {
-                    if (spec.col_axis == Axis::Key) state.hover_next.query = c;
-                    else state.hover_next.key = c;
+                (spec.col_axis == Axis::Query ? context.hover_next.query : context.hover_next.key) = c;
+                if (context.trace.settings.attention == AttentionKind::Self || context.trace.settings.input == InputMode::Direct) {
+                    if (spec.col_axis == Axis::Key) context.hover_next.query = c;
+                    else context.hover_next.key = c;
                 }
             }
             if (c % step != 0 && !lit) continue;
@@ -525,9 +525,9 @@ void zoom_and_pan(const HeatmapSpec& spec, const CardMetrics& m, HeatmapView& vi
     clamp_view(view, spec, m);
 }
 
-void edit_cell(const HeatmapSpec& spec, AppState& state, bool hovered, int row, int col) {
+void edit_cell(const HeatmapSpec& spec, CardContext& context, bool hovered, int row, int col) {
     ImGuiIO& io = ImGui::GetIO();
-    CellEditor& editor = state.editor;
+    CellEditor& editor = context.editor;
     const bool in_range = row >= 0 && col >= 0;
     if (spec.editable && hovered && in_range && ImGui::IsItemActivated() && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
         editor = CellEditor{};
@@ -556,7 +556,7 @@ void edit_cell(const HeatmapSpec& spec, AppState& state, bool hovered, int row, 
             editor.scrubbing = true;
             const float per_pixel = io.KeyShift ? 0.001f : 0.01f;  // Shift: ten times finer
             const float value = editor.scrub_start_value + (io.MousePos.x - editor.scrub_start_mouse) * per_pixel;
-            state.session.push(edits::SetCell{editor.target, editor.row, editor.col, value});
+            context.edits.push_back(edits::SetCell{editor.target, editor.row, editor.col, value});
         }
         if (!ImGui::IsItemActive()) editor = CellEditor{};
     }
@@ -574,7 +574,7 @@ void edit_cell(const HeatmapSpec& spec, AppState& state, bool hovered, int row, 
         if (entered) {
             char* end = nullptr;
             const float value = std::strtof(editor.text.c_str(), &end);
-            if (end != editor.text.c_str()) state.session.push(edits::SetCell{editor.target, editor.row, editor.col, value});
+            if (end != editor.text.c_str()) context.edits.push_back(edits::SetCell{editor.target, editor.row, editor.col, value});
             editor = CellEditor{};
             ImGui::CloseCurrentPopup();
         }
@@ -584,27 +584,20 @@ void edit_cell(const HeatmapSpec& spec, AppState& state, bool hovered, int row, 
     }
 }
 
-void paint_mask(const HeatmapSpec& spec, AppState& state, bool hovered, int row, int col) {
-    if (!spec.paints_mask || state.session.trace.settings.mask != MaskKind::Custom) return;
+void paint_mask(const HeatmapSpec& spec, CardContext& context, bool hovered, int row, int col) {
+    if (!spec.paints_mask || context.trace.settings.mask != MaskKind::Custom) return;
     if (hovered && row >= 0 && ImGui::IsItemActivated() && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-        state.painter.active = true;
-        state.painter.visible = !is_visible(spec, row, col);  // the first cell decides: hide or show
+        context.painter.active = true;
+        context.painter.visible = !is_visible(spec, row, col);  // the first cell decides: hide or show
     }
-    if (state.painter.active && ImGui::IsItemActive() && hovered && row >= 0)
-        state.session.push(edits::PaintMaskCell{row, col, state.painter.visible});
-    if (state.painter.active && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state.painter.active = false;
+    if (context.painter.active && ImGui::IsItemActive() && hovered && row >= 0)
+        context.edits.push_back(edits::PaintMaskCell{row, col, context.painter.visible});
+    if (context.painter.active && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) context.painter.active = false;
 }
 
-const NonFiniteReport& non_finite(AppState& state) {
-    NonFiniteCache& cache = state.non_finite;
-    if (cache.generation != state.session.generation) {
-        cache.report = non_finite_report(state.session.trace);
-        cache.generation = state.session.generation;
-    }
-    return cache.report;
-}
+const NonFiniteReport& non_finite(const CardContext& context) { return context.non_finite; }
 
-void tooltip(const HeatmapSpec& spec, AppState& state, int row, int col) {
+void tooltip(const HeatmapSpec& spec, CardContext& context, int row, int col) {
     if (spec.pooled != nullptr) {  // output-only: no n×n matrix to explain, the bin's range and max
         int q0 = 0, q1 = 0, k0 = 0, k1 = 0;
         pooled_range(*spec.pooled, true, row, q0, q1);
@@ -625,14 +618,14 @@ void tooltip(const HeatmapSpec& spec, AppState& state, int row, int col) {
         e.lines.push_back("B = " + format_value((*spec.diff_b)(row, col), 6));
         e.lines.push_back("A = " + format_value((*spec.diff_a)(row, col), 6));
     } else {
-        e = explain_cell(spec.trace != nullptr ? *spec.trace : state.session.trace, matrix, row, col);
+        e = explain_cell(spec.trace != nullptr ? *spec.trace : context.trace, matrix, row, col);
     }
     ImGui::BeginTooltip();
-    ImGui::PushFont(state.fonts.ui);
+    ImGui::PushFont(context.fonts.ui);
     ImGui::TextUnformatted(e.heading.c_str());
     ImGui::PopFont();
     ImGui::Separator();
-    ImGui::PushFont(state.fonts.mono);
+    ImGui::PushFont(context.fonts.mono);
     for (const std::string& line : e.lines) ImGui::TextUnformatted(line.c_str());
     ImGui::PopFont();
     const float value = (*spec.values)(row, col);
@@ -641,7 +634,7 @@ void tooltip(const HeatmapSpec& spec, AppState& state, int row, int col) {
         ImGui::Separator();
         ImGui::PushStyleColor(ImGuiCol_Text, kNonFiniteText);
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
-        ImGui::TextWrapped("%s is not a number: %s", format_value(value, 2).c_str(), non_finite(state).origin.c_str());
+        ImGui::TextWrapped("%s is not a number: %s", format_value(value, 2).c_str(), non_finite(context).origin.c_str());
         ImGui::PopTextWrapPos();
         ImGui::PopStyleColor();
     }
@@ -656,9 +649,9 @@ namespace {
 
 // A matrix a NaN or ∞ reached says so beside its title; hovering the mark says where it
 // came from. Returns the mark's top-left corner, or (−1, −1) when there is none.
-ImVec2 draw_non_finite_badge(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, ImVec2 origin) {
-    if (spec.pooled != nullptr || !non_finite(state).contains(spec.name)) return ImVec2(-1.0f, -1.0f);
-    const UiFonts& fonts = state.fonts;
+ImVec2 draw_non_finite_badge(const HeatmapSpec& spec, const CardMetrics& m, CardContext& context, ImVec2 origin) {
+    if (spec.pooled != nullptr || !non_finite(context).contains(spec.name)) return ImVec2(-1.0f, -1.0f);
+    const UiFonts& fonts = context.fonts;
     const char* badge = " NaN/\xE2\x88\x9E ";
     const ImFont* font = spec.compact ? fonts.small : fonts.mono_small;
     const ImFont* title_font = spec.compact ? fonts.small : fonts.title;
@@ -677,7 +670,7 @@ ImVec2 draw_non_finite_badge(const HeatmapSpec& spec, const CardMetrics& m, AppS
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
         ImGui::TextWrapped("%s holds non-finite values (NaN or \xC2\xB1\xE2\x88\x9E; drawn black), %s.",
                            display_name(spec.matrix.empty() ? spec.name : spec.matrix).c_str(),
-                           non_finite(state).origin.c_str());
+                           non_finite(context).origin.c_str());
         ImGui::PopTextWrapPos();
         ImGui::EndTooltip();
     }
@@ -687,12 +680,13 @@ ImVec2 draw_non_finite_badge(const HeatmapSpec& spec, const CardMetrics& m, AppS
 }  // namespace
 
 
-void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, HeatmapTextures& textures) {
+void draw_card(const HeatmapSpec& spec, const CardMetrics& m, CardContext& context) {
+    HeatmapTextures& textures = context.textures;
     if (spec.values == nullptr || spec.values->size() == 0) return;
     ImGui::PushID(spec.name.c_str());
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const UiFonts& fonts = state.fonts;
+    const UiFonts& fonts = context.fonts;
     if (spec.compact) {
         draw->AddText(fonts.small, fonts.small->FontSize, origin, IM_COL32(220, 220, 228, 255), spec.title.c_str());
     } else {
@@ -700,10 +694,10 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
         draw->AddText(fonts.mono_small, fonts.mono_small->FontSize, ImVec2(origin.x, origin.y + fonts.title->FontSize + 2.0f),
                       kDimText, spec.shape.c_str());
     }
-    const ImVec2 badge = draw_non_finite_badge(spec, m, state, origin);
+    const ImVec2 badge = draw_non_finite_badge(spec, m, context, origin);
 
     const ImVec2 grid0(origin.x + m.label_w, origin.y + m.title_h + m.header_h);
-    HeatmapView& view = state.views[spec.name];
+    HeatmapView& view = context.views[spec.name];
     clamp_view(view, spec, m);
 
     // The grid is one invisible button: hover, clicks, drags and the wheel land on it.
@@ -722,13 +716,13 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
         col = static_cast<int>(std::floor((mouse.x - vis.origin.x) / vis.cw));
         if (row < 0 || col < 0 || row >= spec.values->rows() || col >= spec.values->cols()) row = col = -1;
     }
-    edit_cell(spec, state, hovered, row, col);
-    paint_mask(spec, state, hovered, row, col);
+    edit_cell(spec, context, hovered, row, col);
+    paint_mask(spec, context, hovered, row, col);
 
     const float limit = spec.scale == ColorScale::Weights && spec.pooled == nullptr ? 1.0f : legend_limit(spec);
     draw->PushClipRect(grid0, ImVec2(grid0.x + m.grid_w, grid0.y + m.grid_h), true);
-    const bool numbers = draw_cells(spec, m, vis, limit, state, textures, grid0);
-    draw_highlights(spec, m, vis, state, grid0);
+    const bool numbers = draw_cells(spec, m, vis, limit, context, textures, grid0);
+    draw_highlights(spec, m, vis, context, grid0);
     draw->PopClipRect();
     if (view.zoom > 1.0f) {  // a zoomed map says so, and how to get back: inside the grid's corner, off the title
         const std::string badge = "\xC3\x97" + format_value(view.zoom, 1) + " (right double-click: reset)";
@@ -740,11 +734,11 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
         draw->AddText(font, font->FontSize, ImVec2(at.x, at.y + 1.0f), kHighlightText, badge.c_str());
         draw->PopClipRect();
     }
-    draw_labels(spec, m, vis, state, origin, grid0);
-    draw_legend(spec, m, limit, fonts, grid0, spec.pooled == nullptr && non_finite(state).contains(spec.name));
+    draw_labels(spec, m, vis, context, origin, grid0);
+    draw_legend(spec, m, limit, fonts, grid0, spec.pooled == nullptr && non_finite(context).contains(spec.name));
 
     if (row >= 0) {
-        HoverState& next = state.hover_next;
+        HoverState& next = context.hover_next;
         next.matrix = spec.name;
         next.row = row;
         next.col = col;
@@ -752,7 +746,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
         if (spec.pooled == nullptr && spec.row_axis == Axis::Key) next.key = row;
         if (spec.pooled == nullptr && spec.col_axis == Axis::Key) next.key = col;
         if (spec.pooled == nullptr && spec.col_axis == Axis::Query) next.query = col;
-        if (!state.editor.scrubbing && !state.editor.typing) tooltip(spec, state, row, col);
+        if (!context.editor.scrubbing && !context.editor.typing) tooltip(spec, context, row, col);
     }
 
     HeatmapLayout record;
@@ -771,7 +765,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, AppState& state, H
     record.numbers = numbers;
     record.badge_x = badge.x;
     record.badge_y = badge.y;
-    state.layout_next.push_back(record);
+    context.layout_next.push_back(record);
     ImGui::PopID();
 }
 

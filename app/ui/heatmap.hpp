@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "analysis.hpp"
 #include "edits.hpp"
-#include "ui/app_state.hpp"
+#include "trace.hpp"
 #include "ui/colormap.hpp"
 #include "ui/texture.hpp"
+#include "ui/widgets.hpp"
 
 struct ImVec2;
 
@@ -91,9 +93,31 @@ struct CardText {
 CardText measure_text(const HeatmapSpec& spec, const UiFonts& fonts);
 // cell_w × cell_h: the cell the pipeline layout gives this card (a long axis already shrunk).
 CardMetrics measure_card(const HeatmapSpec& spec, const CardText& text, float cell_w, float cell_h, const UiFonts& fonts);
+// What a card is given besides its spec, and where it reports: the fonts and number options
+// it draws with, the trace its tooltips explain (unless the spec names its own) and that
+// trace's NaN/∞ report, the state every card shares (last frame's hover, each map's zoom,
+// the cell editor, the mask painter), and its outputs (the hover for the next frame, where
+// it was drawn, the edits asked for). A card never sees the scenario or the session: its
+// edits are returned in `edits`, and the caller decides what they apply to
+// (cards.hpp: draw_card for the window pushes them into the session).
+struct CardContext {
+    const UiFonts& fonts;
+    const ViewOptions& view;
+    const Trace& trace;
+    std::uint64_t generation;           // the trace's: a texture is made again when it changes
+    const NonFiniteReport& non_finite;  // of `trace`
+    const HoverState& hover;            // last frame's
+    HoverState& hover_next;
+    std::map<std::string, HeatmapView>& views;  // zoom and pan, by card name
+    CellEditor& editor;
+    MaskPainter& painter;
+    HeatmapTextures& textures;
+    std::vector<HeatmapLayout>& layout_next;
+    std::vector<edits::Edit> edits;     // SetCell (scrubbing, typing) and PaintMaskCell, in order
+};
 // Draws the card with its top-left corner at the cursor's screen position (the caller
-// places cards and reserves their space). Pushes edits into state.session.
-void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, AppState& state, HeatmapTextures& textures);
+// places cards and reserves their space).
+void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, CardContext& context);
 
 // The half-range of a diverging legend: the largest finite |value| outside masked cells.
 float legend_limit(const HeatmapSpec& spec);

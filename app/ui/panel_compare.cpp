@@ -12,6 +12,7 @@
 #include <imgui.h>
 
 #include "serialize.hpp"
+#include "ui/cards.hpp"
 #include "ui/classroom.hpp"
 
 namespace attn::ui {

@@ -163,3 +163,77 @@ TEST_CASE("clicking a weight under a custom mask hides exactly that key") {
         for (int c = 0; c < 3; ++c) CHECK(mask(r, c) == !(r == 0 && c == 2));
     CHECK(ui.state.session.trace.head[0].weights(0, 2) == 0.0f);
 }
+
+TEST_CASE("a card alone: given a matrix and a context, it reports the hover and a scrub's edits without any scenario",
+          "[heatmap]") {
+    ImVector<ImWchar> ranges;
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.DisplaySize = ImVec2(800, 600);
+    io.DeltaTime = 1.0f / 60.0f;
+    const ui::UiFonts fonts = ui::load_fonts(1.0f, ranges);
+    unsigned char* pixels = nullptr;
+    int w = 0, h = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
+    {
+        // A 2×3 matrix of a trace nobody made from a scenario.
+        Trace trace;
+        const Matrix values = (Matrix(2, 3) << 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f).finished();
+        ui::HeatmapSpec spec;
+        spec.name = "card";
+        spec.title = "a matrix";
+        spec.values = &values;
+        spec.row_axis = spec.col_axis = ui::Axis::Dim;
+        spec.editable = true;
+        spec.edit_target = edits::MatrixId::WV;
+        const ui::CardMetrics metrics = ui::measure_card(spec, ui::measure_text(spec, fonts), 60.0f, 60.0f, fonts);
+        const ui::ViewOptions view;
+        const NonFiniteReport report;
+        ui::HoverState hover, hover_next;
+        std::map<std::string, ui::HeatmapView> views;
+        ui::CellEditor editor;
+        ui::MaskPainter painter;
+        ui::HeatmapTextures textures;
+        std::vector<ui::HeatmapLayout> layout;
+        std::vector<edits::Edit> edits;
+        auto frame = [&](ImVec2 mouse, bool down) {
+            io.MousePos = mouse;
+            io.MouseDown[0] = down;
+            ImGui::NewFrame();
+            ImGui::SetNextWindowPos(ImVec2(0, 0));
+            ImGui::SetNextWindowSize(io.DisplaySize);
+            ImGui::Begin("card window", nullptr, ImGuiWindowFlags_NoDecoration);
+            layout.clear();
+            ui::CardContext context{fonts, view, trace, 1, report, hover, hover_next, views, editor, painter, textures, layout, {}};
+            ui::draw_card(spec, metrics, context);
+            for (edits::Edit& e : context.edits) edits.push_back(std::move(e));
+            ImGui::End();
+            ImGui::Render();
+            hover = hover_next;
+            hover_next = ui::HoverState{};
+        };
+        frame(ImVec2(-1, -1), false);
+        REQUIRE(layout.size() == 1);
+        const ui::HeatmapLayout& at = layout.front();
+        const ImVec2 cell(at.x + 2.5f * at.cell_w, at.y + 1.5f * at.cell_h);  // row 2, column 3
+        frame(cell, false);
+        CHECK(hover.matrix == "card");
+        CHECK(hover.row == 1);
+        CHECK(hover.col == 2);
+        CHECK(edits.empty());
+        // Press and drag 50 px right: a scrub of +0.5 per the card's 0.01 per pixel.
+        frame(cell, true);
+        frame(ImVec2(cell.x + 25.0f, cell.y), true);
+        frame(ImVec2(cell.x + 50.0f, cell.y), true);
+        frame(ImVec2(cell.x + 50.0f, cell.y), false);
+        REQUIRE_FALSE(edits.empty());
+        const auto* last = std::get_if<edits::SetCell>(&edits.back());
+        REQUIRE(last != nullptr);
+        CHECK(last->matrix == edits::MatrixId::WV);
+        CHECK(last->row == 1);
+        CHECK(last->col == 2);
+        CHECK(last->value == Approx(6.5f).margin(1e-4));
+    }
+    ImGui::DestroyContext();
+}
