@@ -503,7 +503,14 @@ Trace run(const Scenario& s, const RunOptions& options) {
     return t;
 }
 
+namespace {
+std::atomic<std::uint64_t> runs_started{0};
+}  // namespace
+
+std::uint64_t engine_runs() { return runs_started.load(std::memory_order_relaxed); }
+
 void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
+    runs_started.fetch_add(1, std::memory_order_relaxed);
     // Everything but the matrices' storage starts afresh; a matrix not produced by this run
     // is emptied where it would otherwise keep the previous run's values.
     t.ok = false;

@@ -1,5 +1,6 @@
 #pragma once
 #include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ Trace run(const Scenario& scenario, const RunOptions& options);
 // The same into an existing trace, reusing its matrices' storage: recomputing after an
 // edit then allocates (and page-faults) nothing. The UI keeps two traces and swaps them.
 void run_into(const Scenario& scenario, const RunOptions& options, Trace& trace);
+// How many runs (run, run_into) this process has started: what the tests count to see that
+// a path (a zoom drawn from row statistics) did not run attention again.
+std::uint64_t engine_runs();
 
 // Anything that turns a scenario into a trace: the CPU engine, the GPU backend.
 using Engine = Trace (*)(const Scenario&, const RunOptions&);
