@@ -33,9 +33,11 @@
 #include "train/model_file.hpp"
 #include "train/tasks.hpp"
 #include "train/trainer.hpp"
+#include "train_fixtures.hpp"
 
 using namespace attn;
 using namespace attn::train;
+using attn::testing::same_bits;
 
 namespace {
 
@@ -523,20 +525,6 @@ TEST_CASE("training / induction with 2 layers: a previous-token head in layer 1,
 
 // [SECTION] Pause, resume, determinism, snapshots
 
-namespace {
-
-bool same_bits(const ModelParams& a, const ModelParams& b) {
-    const std::vector<ParamView> x = parameter_views(a), y = parameter_views(b);
-    if (x.size() != y.size()) return false;
-    for (size_t t = 0; t < x.size(); ++t)
-        if (x[t].name != y[t].name || x[t].size() != y[t].size() ||
-            std::memcmp(x[t].data, y[t].data, sizeof(float) * static_cast<size_t>(x[t].size())) != 0)
-            return false;
-    return true;
-}
-
-}  // namespace
-
 TEST_CASE("trainer / pausing and resuming gives the uninterrupted run bit for bit") {
     TrainSettings s = small_settings(TaskKind::Reverse);
     s.model.layer_norm = true;
@@ -827,6 +815,23 @@ TEST_CASE("model files / a bad file is refused with a message naming what and wh
 
 // [SECTION] The trained model in the pipeline view, ablation
 
+namespace {
+
+// A 2-layer model of the task (cross-reverse unmasked: its answers lie in later source keys)
+// after 10 steps.
+std::optional<Trainer> two_layers_after_10_steps(TaskKind kind, PositionalEncoding positional) {
+    TrainSettings s = small_settings(kind);
+    s.model.layers = 2;
+    s.model.positional = positional;
+    if (kind == TaskKind::CrossReverse) s.model.mask = MaskKind::None;
+    std::vector<std::string> errors;
+    std::optional<Trainer> trainer = Trainer::create(s, errors);
+    if (trainer) trainer->run(10);
+    return trainer;
+}
+
+}  // namespace
+
 TEST_CASE("model / each trained layer opens as a scenario whose trace is the forward pass's layer") {
     struct Case {
         TaskKind kind;
@@ -836,14 +841,8 @@ TEST_CASE("model / each trained layer opens as a scenario whose trace is the for
                             Case{TaskKind::Induction, PositionalEncoding::Rotary}, Case{TaskKind::CrossReverse, PositionalEncoding::Learned},
                             Case{TaskKind::CrossReverse, PositionalEncoding::Sinusoidal});
     INFO(to_string(c.kind) << ", " << to_string(c.positional));
-    TrainSettings s = small_settings(c.kind);
-    s.model.layers = 2;
-    s.model.positional = c.positional;
-    if (c.kind == TaskKind::CrossReverse) s.model.mask = MaskKind::None;
-    std::vector<std::string> errors;
-    auto trainer = Trainer::create(s, errors);
+    std::optional<Trainer> trainer = two_layers_after_10_steps(c.kind, c.positional);
     REQUIRE(trainer);
-    trainer->run(10);
     const Example& probe = trainer->probe();
     const ForwardPass f = forward(trainer->model(), probe.input);
     REQUIRE(f.ok);
@@ -870,14 +869,8 @@ TEST_CASE("model / an edited layer recomputes the layers after it as a model wit
                             Case{TaskKind::Reverse, PositionalEncoding::Sinusoidal, 0}, Case{TaskKind::Induction, PositionalEncoding::Rotary, 1},
                             Case{TaskKind::CrossReverse, PositionalEncoding::Learned, 1});
     INFO(to_string(c.kind) << ", " << to_string(c.positional) << ", layer " << c.layer + 1);
-    TrainSettings s = small_settings(c.kind);
-    s.model.layers = 2;
-    s.model.positional = c.positional;
-    if (c.kind == TaskKind::CrossReverse) s.model.mask = MaskKind::None;
-    std::vector<std::string> errors;
-    auto trainer = Trainer::create(s, errors);
+    std::optional<Trainer> trainer = two_layers_after_10_steps(c.kind, c.positional);
     REQUIRE(trainer);
-    trainer->run(10);
     const Model& model = trainer->model();
     const Example& probe = trainer->probe();
     ForwardPass pass = forward(model, probe.input);

@@ -2,6 +2,7 @@
 // A small untrained model for the reverse task (d_model 8, 2 heads, 2 layers; its vocabulary
 // "a" … "h" and "|"), as a model file holds it: what the command line's --model FILE tests run.
 #include <cstdint>
+#include <cstring>
 
 #include "train/model_file.hpp"
 #include "train/tasks.hpp"
@@ -18,6 +19,17 @@ inline train::ModelFile untrained_model_file(std::uint64_t seed) {
     file.settings = settings;
     file.model = train::init_model(settings.model, train::task_vocabulary(settings.task), seed);
     return file;
+}
+
+// Every tensor of a and b holds the same bits (names and shapes too).
+inline bool same_bits(const train::ModelParams& a, const train::ModelParams& b) {
+    const std::vector<train::ParamView> x = train::parameter_views(a), y = train::parameter_views(b);
+    if (x.size() != y.size()) return false;
+    for (size_t t = 0; t < x.size(); ++t)
+        if (x[t].name != y[t].name || x[t].size() != y[t].size() ||
+            std::memcmp(x[t].data, y[t].data, sizeof(float) * static_cast<size_t>(x[t].size())) != 0)
+            return false;
+    return true;
 }
 
 }  // namespace attn::testing

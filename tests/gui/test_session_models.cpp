@@ -5,7 +5,6 @@
 // rest of the session opens.
 #include <catch2/catch.hpp>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -18,24 +17,16 @@
 #include "session_file.hpp"
 #include "ui/classroom.hpp"
 #include "ui/panel_model.hpp"
+#include "train_fixtures.hpp"
 #include "ui_driver.hpp"
 
 using namespace attn;
 using attn::testing::UiDriver;
+using attn::testing::same_bits;
 
 namespace {
 
 std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
-
-bool same_bits(const train::ModelParams& a, const train::ModelParams& b) {
-    const std::vector<train::ParamView> x = train::parameter_views(a), y = train::parameter_views(b);
-    if (x.size() != y.size()) return false;
-    for (size_t t = 0; t < x.size(); ++t)
-        if (x[t].name != y[t].name || x[t].size() != y[t].size() ||
-            std::memcmp(x[t].data, y[t].data, sizeof(float) * static_cast<size_t>(x[t].size())) != 0)
-            return false;
-    return true;
-}
 
 bool has_notice(const ui::AppState& state, const std::string& part) {
     for (const ui::Notice& n : state.classroom.notices)

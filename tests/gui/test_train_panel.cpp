@@ -12,22 +12,14 @@
 #include "engine.hpp"
 #include "presets.hpp"
 #include "train/trainer.hpp"
+#include "train_fixtures.hpp"
 #include "ui_driver.hpp"
 
 using namespace attn;
 using attn::testing::UiDriver;
+using attn::testing::same_bits;
 
 namespace {
-
-bool same_bits(const train::ModelParams& a, const train::ModelParams& b) {
-    const std::vector<train::ParamView> x = train::parameter_views(a), y = train::parameter_views(b);
-    if (x.size() != y.size()) return false;
-    for (size_t t = 0; t < x.size(); ++t)
-        if (x[t].name != y[t].name || x[t].size() != y[t].size() ||
-            std::memcmp(x[t].data, y[t].data, sizeof(float) * static_cast<size_t>(x[t].size())) != 0)
-            return false;
-    return true;
-}
 
 // Frames until `done`, at most `seconds` of wall time (the worker trains meanwhile).
 template <class Done>
