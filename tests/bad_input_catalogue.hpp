@@ -53,6 +53,12 @@ inline std::vector<BadInput> bad_input_catalogue() {
         {"a folder where a file was expected", "folder.json", "", {"is a folder, not a"}, false, true},
         {"NaN in a cell", "nan.json", R"({"q": [["nan", 1], [0, 1]])" + qkv_tail, {"from the input Q(0,0)", "NaN or \xC2\xB1\xE2\x88\x9E"}, true},
         {"Inf in a cell", "inf.json", R"({"q": [["-inf", 1], [0, 1]])" + qkv_tail, {"from the input Q(0,0)"}, true},
+        {"a session's model without its folder", "session-model.json",
+         R"({"format": "attnlab-session", "version": 1, "scenario": {"tokens": ["a", "b"]}, "model": {"sentence": "hi"}})",
+         {"key 'model.folder'", "expected the checkpoint folder's path"}},
+        {"a session key nothing reads", "session-key.json",
+         R"({"format": "attnlab-session", "version": 1, "scenario": {"tokens": ["a", "b"]}, "colour": "red"})",
+         {"key 'colour'", "unknown key"}},
         {"1e38 in a cell", "big.json", R"({"q": [[1e38, 1e38], [0, 1]], "k": [[1e38, 1], [3, 4]], "v": [[1], [2]]})",
          {"first appears in head0.scores", "float range"}, true},
     };
