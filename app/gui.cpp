@@ -380,7 +380,7 @@ void start_state(ui::AppState& state, const cli::Options& options, Scenario scen
                        !screenshot);
     if (options.restore && ui::restore_orphan(state, 0)) {
         state.recovery.prompt = false;
-        std::fprintf(stderr, "attnlab: %s\n", state.classroom.notices.back().text.c_str());
+        std::fprintf(stderr, "attnlab: %s\n", state.notices.back().text.c_str());
     } else if (state.recovery.prompt) {
         std::fprintf(stderr, "attnlab: a run that did not close normally left an autosave (%s): asking whether to restore it\n",
                      state.recovery.orphans.front().path.c_str());

@@ -1,24 +1,20 @@
 #pragma once
-// Everything the UI keeps between frames, in one struct (no function-local statics):
-// the session (scenario, last good trace, pending edits), what the mouse points at, the
-// view toggles, and the small state of the in-place editors. No GL in here.
+// Everything the UI keeps between frames (no function-local statics): the shared context
+// (ui/context.hpp: the session, the fonts, the pointer, the notices) and each view's own
+// state, one struct per view. No GL in here.
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "analysis.hpp"
 #include "autosave.hpp"
 #include "articles.hpp"
 #include "comparison.hpp"
-#include "compute.hpp"
-#include "edits.hpp"
 #include "lesson.hpp"
+#include "ui/context.hpp"
 #include "ui/model_state.hpp"
 #include "ui/panel_train.hpp"
-#include "ui/widgets.hpp"
-
 
 namespace attn::ui {
 
@@ -30,14 +26,6 @@ struct TokenEditor {
     edits::Side editing_side = edits::Side::Target;
     std::string editing_text;
     bool focus_pending = false;
-};
-
-// A widget the tests look for, and what it said, where it was drawn in the last frame
-// (screen pixels): the layout sidecar of a screenshot lists them beside the heatmaps.
-struct WidgetLayout {
-    std::string id;    // "sidebar.preset", "sidebar.verdict", …
-    std::string text;
-    float x = 0, y = 0, w = 0, h = 0;
 };
 
 // The pipeline's fitted layout, kept while the cards and the window stay the same.
@@ -61,12 +49,6 @@ struct LessonState {
     // The user's own scenario and undo history when the lesson was entered: put back on
     // leaving it, so a lesson never costs the user their work.
     std::optional<edits::Session::Restore> saved;
-};
-
-// A line for the status area (a file that could not be read or written, a save that worked).
-struct Notice {
-    std::string text;
-    bool error = false;
 };
 
 // The path popup shared by Save, Open and the exports.
@@ -111,13 +93,11 @@ struct HandCheckState {
 
 struct ClassroomState {
     LessonState lesson;
-    bool presenter = false;
     UiFonts normal_fonts, presenter_fonts;   // state.fonts is one of them for the frame
     ArticlesState articles;
     CompareState compare;
     HandCheckState hand_check;
     FilePrompt prompt;
-    std::vector<Notice> notices;             // newest last; the status area shows the last few
     std::string png_request;                 // Export → PNG: write a frame to this file
     int png_delay = 0;                       // frames to wait first (the path popup must be gone)
     // What Export → Matrix pre-chooses in its list: the last matrix clicked (a click is a
@@ -134,16 +114,6 @@ struct ClassroomState {
     bool quit_after_save = false;            // the dialog's Save: quit once the save worked
 };
 
-// The backend section: what the panel asks of the compute layer, and what it last reported.
-struct ComputeState {
-    compute::Settings settings;
-    compute::Status status;           // copied from compute::Compute after each update
-    double last_recompute_ms = 0.0;
-    compute::Region region_draft;     // the region typed, applied with "zoom"
-    int draft_queries = 0, draft_keys = 0;  // the sequence the draft was made for: another one resets it
-    double cpu_gflops = 0.0;          // the CPU engine's measured speed, read when a zoom is first estimated
-};
-
 // Autosave and the offer to restore what a run that died left behind (panel_recovery.cpp).
 struct RecoveryState {
     std::unique_ptr<autosave::Autosaver> saver;   // null: autosave off (--no-autosave, screenshots)
@@ -154,34 +124,16 @@ struct RecoveryState {
     bool baseline_set = false;                    // what the app opened with is not autosaved
 };
 
-// Which matrices of the shown trace hold NaN or ±∞, and where they come from: computed
-// once per trace (heatmap.cpp), read by every card and tooltip.
-struct NonFiniteCache {
-    std::uint64_t generation = ~0ull;
-    NonFiniteReport report;
-};
-
-struct AppState {
-    edits::Session session;
-
-    HoverState hover, hover_next;
-    ViewOptions view;
-    std::map<std::string, HeatmapView> views;
-    CellEditor editor;
-    MaskPainter painter;
-    TokenEditor tokens;
-    UiFonts fonts;
-
-    PipelineLayout pipeline_layout;
-    std::vector<HeatmapLayout> layout, layout_next;
-    std::vector<WidgetLayout> widgets, widgets_next;
-    bool screenshot_mode = false;
-    ClassroomState classroom;
-    ComputeState compute;
-    RecoveryState recovery;
-    NonFiniteCache non_finite;
-    TrainPanelState train;  // View → Train (panel_train.cpp); its worker joins when this goes
-    ModelViewState model;          // a GPT-2 checkpoint and its model view (panel_model.cpp)
+// Everything the window keeps: the shared context (ui/context.hpp) and each view's own
+// state. A view draws from the context and its own part; the menu bar, the frame and the
+// few actions that span views (a session opened, a lesson entered) take the whole.
+struct AppState : Context {
+    TokenEditor tokens;                 // the token bar (panel_tokens.cpp)
+    PipelineLayout pipeline_layout;     // the pipeline (panel_pipeline.cpp)
+    ClassroomState classroom;           // lessons, articles, compare, hand check, files
+    RecoveryState recovery;             // autosave and restore (panel_recovery.cpp)
+    TrainPanelState train;              // View → Train (panel_train.cpp); its worker joins when this goes
+    ModelViewState model;               // a GPT-2 checkpoint and its model view (panel_model.cpp)
 };
 
 }  // namespace attn::ui

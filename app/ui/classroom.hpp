@@ -20,7 +20,7 @@ void draw_menu_bar(AppState& state);
 void handle_shortcuts(AppState& state);
 void draw_notices(AppState& state);
 int notice_lines(const AppState& state);
-void add_notice(AppState& state, std::string text, bool error);
+void add_notice(Context& state, std::string text, bool error);
 // What a session file keeps of the view, and putting a loaded session on screen (the
 // scenario is queued as an edit: one undo step).
 session_file::ViewChoices view_choices(const AppState& state);

@@ -17,11 +17,11 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ClassroomState& classroom = state.classroom;
     if (!classroom.baseline) classroom.baseline = state.session.scenario;  // what the app started with
     handle_shortcuts(state);  // keys of the last input: undo, files, F5, the lesson clicker
-    if (classroom.normal_fonts.ui != nullptr) state.fonts = classroom.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
+    if (classroom.normal_fonts.ui != nullptr) state.fonts = state.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
     prepare_compare(state, textures);  // before anything draws: a new B drops textures
     update_model_view(state);          // a new sentence, or an edit of the opened layer: the model's layers after it
     update_trained_layer(state);       // the same for a trained model's layer
-    const bool presenter = classroom.presenter;
+    const bool presenter = state.presenter;
     ImGui::PushFont(state.fonts.ui);
     int colours = 0;
     if (presenter) {  // high contrast for a projector: black ground, white text

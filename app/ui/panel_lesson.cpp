@@ -334,7 +334,7 @@ void draw_stage_view(AppState& state, HeatmapTextures& textures, Stage stage) {
         ImGui::TextWrapped("This stage has nothing to show for this scenario.");
         return;
     }
-    const bool presenter = state.classroom.presenter;
+    const bool presenter = state.presenter;
     const float scale = state.fonts.scale;
     const float gap = (presenter ? 48.0f : 34.0f) * scale;
     const ImVec2 avail(ImGui::GetContentRegionAvail().x - 14.0f * scale, ImGui::GetContentRegionAvail().y - 14.0f * scale);
@@ -378,7 +378,7 @@ void draw_scaling_plot(AppState& state, ImVec2 avail) {
     const float scale = fonts.scale;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float width = std::min(avail.x - 20.0f * scale, 1100.0f * scale * (state.classroom.presenter ? 1.4f : 1.0f));
+    const float width = std::min(avail.x - 20.0f * scale, 1100.0f * scale * (state.presenter ? 1.4f : 1.0f));
     const float height = std::min(avail.y - 20.0f * scale, width * 0.55f);
     const float left = 70.0f * scale, bottom = 56.0f * scale, top = fonts.title->FontSize * 2.4f;
     const ImVec2 p0(origin.x + left, origin.y + top);                       // plot area top-left
@@ -409,7 +409,7 @@ void draw_scaling_plot(AppState& state, ImVec2 avail) {
     draw->AddText(fonts.ui, fonts.ui->FontSize, ImVec2((p0.x + p1.x) * 0.5f - 40.0f * scale, p1.y + 12.0f * scale + fonts.mono->FontSize), axis,
                   "d\xE2\x82\x96 (log scale)");
     draw->AddRect(p0, p1, axis, 0.0f, 0, 1.0f);
-    const float thickness = (state.classroom.presenter ? 4.0f : 2.5f) * scale;
+    const float thickness = (state.presenter ? 4.0f : 2.5f) * scale;
     for (int series = 0; series < 2; ++series) {
         const ImU32 colour = series == 0 ? scaled_colour : unscaled_colour;
         for (int i = 0; i < n; ++i) {
@@ -444,7 +444,7 @@ void draw_lesson_text(AppState& state) {
     if (step == nullptr) return;
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     const int count = static_cast<int>(lesson.steps.size());
-    const bool presenter = state.classroom.presenter;
+    const bool presenter = state.presenter;
     // The stage strip: earlier stages plain, the current one highlighted, later ones dimmed.
     ImGui::TextDisabled("%s  \xC2\xB7 ", lesson.title.c_str());
     ImGui::SameLine();

@@ -36,15 +36,15 @@ namespace attn::ui {
 
 constexpr size_t kNoticesShown = 3;
 
-void add_notice(AppState& state, std::string text, bool error) {
-    std::vector<Notice>& notices = state.classroom.notices;
+void add_notice(Context& state, std::string text, bool error) {
+    std::vector<Notice>& notices = state.notices;
     notices.push_back(Notice{std::move(text), error});
     if (notices.size() > 50) notices.erase(notices.begin());
 }
 
 int notice_lines(const AppState& state) {
     const size_t lesson_errors = state.classroom.lesson.load_errors.size();
-    return static_cast<int>(std::min(state.classroom.notices.size(), kNoticesShown) + std::min<size_t>(lesson_errors, 3));
+    return static_cast<int>(std::min(state.notices.size(), kNoticesShown) + std::min<size_t>(lesson_errors, 3));
 }
 
 void draw_notices(AppState& state) {
@@ -53,7 +53,7 @@ void draw_notices(AppState& state) {
         ImGui::TextWrapped("Lesson not loaded: %s", error.c_str());
         ImGui::PopStyleColor();
     }
-    const std::vector<Notice>& notices = state.classroom.notices;
+    const std::vector<Notice>& notices = state.notices;
     const size_t first = notices.size() > kNoticesShown ? notices.size() - kNoticesShown : 0;
     for (size_t i = first; i < notices.size(); ++i) {
         ImGui::PushStyleColor(ImGuiCol_Text, notices[i].error ? IM_COL32(255, 110, 100, 255) : IM_COL32(150, 220, 150, 255));
@@ -65,7 +65,7 @@ void draw_notices(AppState& state) {
 // [SECTION] Start-up
 
 void start_classroom(AppState& state, const cli::Options& options) {
-    state.classroom.presenter = options.presenter;
+    state.presenter = options.presenter;
     if (!options.lesson.empty()) open_lesson_named(state, options.lesson, std::max(0, options.step - 1));
     start_model(state, options);  // attnlab --model DIR: the model view open
     // Screenshots of the classroom windows (test_hooks.hpp).
@@ -87,7 +87,7 @@ session_file::ViewChoices view_choices(const AppState& state) {
     session_file::ViewChoices v;
     v.shown_head = state.view.shown_head;
     v.all_heads = state.view.all_heads;
-    v.presenter = state.classroom.presenter;
+    v.presenter = state.presenter;
     const LessonState& ls = state.classroom.lesson;
     if (ls.active >= 0) {
         v.lesson = std::filesystem::path(ls.lessons[static_cast<size_t>(ls.active)].file).filename().string();  // portable: the name in assets/lessons
@@ -104,7 +104,7 @@ void apply_session(AppState& state, Scenario scenario, const session_file::ViewC
     state.session.push(edits::ReplaceScenario{std::move(scenario)});
     state.view.shown_head = view.shown_head;
     state.view.all_heads = view.all_heads;
-    state.classroom.presenter = view.presenter;
+    state.presenter = view.presenter;
 }
 
 session_file::Attachments attachments(const AppState& state) {
@@ -338,7 +338,7 @@ void draw_path_prompt(AppState& state) {
     ImGui::EndPopup();
 }
 
-void toggle_presenter(AppState& state) { state.classroom.presenter = !state.classroom.presenter; }
+void toggle_presenter(AppState& state) { state.presenter = !state.presenter; }
 
 }  // namespace
 
@@ -404,7 +404,7 @@ void draw_menu_bar(AppState& state) {
         record_item(state, "menu.view", "View");
         if (view_open) {
             close_menu_on_escape();
-            if (ImGui::MenuItem("Presenter mode", "F5", c.presenter)) toggle_presenter(state);
+            if (ImGui::MenuItem("Presenter mode", "F5", state.presenter)) toggle_presenter(state);
             ImGui::MenuItem("Article checks", nullptr, &c.articles.open);
             ImGui::MenuItem("Compare", nullptr, &c.compare.open);
             ImGui::MenuItem("Train", nullptr, &state.train.open);
@@ -429,7 +429,7 @@ void draw_menu_bar(AppState& state) {
         if (c.lesson.active >= 0) {
             ImGui::TextDisabled("  lesson mode");
         }
-        if (c.presenter) ImGui::TextDisabled("  presenter (F5 leaves)");
+        if (state.presenter) ImGui::TextDisabled("  presenter (F5 leaves)");
         ImGui::EndMenuBar();
     }
     draw_path_prompt(state);

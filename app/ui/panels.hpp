@@ -19,6 +19,6 @@ void draw_status(AppState& state);                                 // panel_stat
 
 // Records the last item drawn (its rectangle and `text`) under `id` for the layout sidecar
 // and the UI tests. Cheap: a few strings per frame.
-void record_item(AppState& state, const char* id, std::string text);
+void record_item(Context& state, const char* id, std::string text);
 
 }  // namespace attn::ui

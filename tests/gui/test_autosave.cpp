@@ -203,8 +203,8 @@ TEST_CASE("an unreadable autosave is reported and kept aside, never deleted") {
     const std::string path = state.recovery.orphans[0].path;
     CHECK_FALSE(ui::restore_orphan(state, 0));
     CHECK(scenario_to_json(state.session.scenario) == original);  // the current state is kept
-    REQUIRE_FALSE(state.classroom.notices.empty());
-    CHECK(state.classroom.notices.front().error);
-    CHECK_THAT(state.classroom.notices.front().text, Contains("not valid JSON"));
+    REQUIRE_FALSE(state.notices.empty());
+    CHECK(state.notices.front().error);
+    CHECK_THAT(state.notices.front().text, Contains("not valid JSON"));
     CHECK(std::filesystem::exists(path + ".unreadable"));
 }

@@ -39,9 +39,9 @@ TEST_CASE("opening each bad file keeps the current state and says why") {
         }
         if (state.session.errors.empty()) {  // refused on reading: nothing changed
             CHECK(dump_json(scenario_to_json(state.session.scenario)) == scenario_before);
-            REQUIRE_FALSE(state.classroom.notices.empty());
-            CHECK(state.classroom.notices.back().error);
-            CHECK_THAT(state.classroom.notices.back().text, Contains(path) && Contains("Cannot open"));
+            REQUIRE_FALSE(state.notices.empty());
+            CHECK(state.notices.back().error);
+            CHECK_THAT(state.notices.back().text, Contains(path) && Contains("Cannot open"));
         } else {  // readable but impossible to run: the last good trace stays on screen, and why is said (undo brings the work back)
             CHECK_THAT(state.session.errors.front(), Contains(bad.says.front()));
             REQUIRE(edits::undo(state.session));

@@ -57,9 +57,9 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         open_through_menu(ui, folder + "-missing");
         CHECK_FALSE(ui.state.model.checkpoint.has_value());
         CHECK(ui.state.session.scenario.name == start.scenario.name);
-        REQUIRE_FALSE(ui.state.classroom.notices.empty());
-        CHECK(ui.state.classroom.notices.back().error);
-        CHECK_THAT(ui.state.classroom.notices.back().text, Catch::Matchers::Contains("-missing: no such folder"));
+        REQUIRE_FALSE(ui.state.notices.empty());
+        CHECK(ui.state.notices.back().error);
+        CHECK_THAT(ui.state.notices.back().text, Catch::Matchers::Contains("-missing: no such folder"));
     }
 
     open_through_menu(ui, folder);

@@ -309,8 +309,8 @@ TEST_CASE("a mask tied to the old tokens does not follow a generated sequence, a
     ui.click(ui.centre("backend.generate"));
     ui.frame(4);
     CHECK(ui.state.session.scenario.mask == MaskKind::None);
-    REQUIRE_FALSE(ui.state.classroom.notices.empty());
-    CHECK(ui.state.classroom.notices.back().text.find("padding mask") != std::string::npos);
+    REQUIRE_FALSE(ui.state.notices.empty());
+    CHECK(ui.state.notices.back().text.find("padding mask") != std::string::npos);
 }
 
 TEST_CASE("ticking a box or choosing a mask never moves the widgets below it", "[new-user][trap]") {
@@ -360,8 +360,8 @@ TEST_CASE("clicking away from the sentence box applies the typed sentence", "[ne
     ui.click(ImVec2(1500.0f, 985.0f));
     ui.frame(2);
     CHECK(ui.state.session.scenario.target.tokens.size() == 4);
-    REQUIRE_FALSE(ui.state.classroom.notices.empty());
-    CHECK(ui.state.classroom.notices.back().text.find("empty sentence") != std::string::npos);
+    REQUIRE_FALSE(ui.state.notices.empty());
+    CHECK(ui.state.notices.back().text.find("empty sentence") != std::string::npos);
     CHECK(ui.text("tokens.sentence") == "the dog ran home");
 }
 

@@ -29,7 +29,7 @@ namespace {
 std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
 
 bool has_notice(const ui::AppState& state, const std::string& part) {
-    for (const ui::Notice& n : state.classroom.notices)
+    for (const ui::Notice& n : state.notices)
         if (n.text.find(part) != std::string::npos) return true;
     return false;
 }

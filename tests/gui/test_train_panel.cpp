@@ -182,11 +182,11 @@ TEST_CASE("Train: Save model and Load model through the path prompt, and the loa
     ui.key(GLFW_KEY_ENTER);
     ui.frame(2);
     CHECK(p.progress.steps_done == 50);
-    REQUIRE_FALSE(ui.state.classroom.notices.empty());
-    CHECK(ui.state.classroom.notices.back().error);
-    INFO(ui.state.classroom.notices.back().text);
+    REQUIRE_FALSE(ui.state.notices.empty());
+    CHECK(ui.state.notices.back().error);
+    INFO(ui.state.notices.back().text);
     bool named = false;  // one notice per problem
-    for (const ui::Notice& n : ui.state.classroom.notices)
+    for (const ui::Notice& n : ui.state.notices)
         named = named || n.text.find("Cannot load the model: " + file + ": key 'version': missing") == 0;
     CHECK(named);
     std::filesystem::remove(file);

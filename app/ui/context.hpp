@@ -1,0 +1,68 @@
+#pragma once
+// The small context every view shares, as the base of AppState: the session (scenario,
+// trace, undo), the fonts, what the pointer points at and the cards' shared interaction
+// state, the compute layer's settings and report, the status area's notices, and where
+// widgets and maps were drawn (the tests and a screenshot's layout read those). A view's
+// draw function takes this and its own state (ui/app_state.hpp), never another view's.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis.hpp"
+#include "compute.hpp"
+#include "edits.hpp"
+#include "ui/widgets.hpp"
+
+namespace attn::ui {
+
+// A line for the status area (a file that could not be read or written, a save that worked).
+struct Notice {
+    std::string text;
+    bool error = false;
+};
+
+// A widget the tests look for, and what it said, where it was drawn in the last frame
+// (screen pixels): the layout sidecar of a screenshot lists them beside the heatmaps.
+struct WidgetLayout {
+    std::string id;    // "sidebar.preset", "sidebar.verdict", …
+    std::string text;
+    float x = 0, y = 0, w = 0, h = 0;
+};
+
+// The backend section: what the panel asks of the compute layer, and what it last reported.
+struct ComputeState {
+    compute::Settings settings;
+    compute::Status status;           // copied from compute::Compute after each update
+    double last_recompute_ms = 0.0;
+    compute::Region region_draft;     // the region typed, applied with "zoom"
+    int draft_queries = 0, draft_keys = 0;  // the sequence the draft was made for: another one resets it
+    double cpu_gflops = 0.0;          // the CPU engine's measured speed, read when a zoom is first estimated
+};
+
+// Which matrices of the shown trace hold NaN or ±∞, and where they come from: computed
+// once per trace (heatmap.cpp), read by every card and tooltip.
+struct NonFiniteCache {
+    std::uint64_t generation = ~0ull;
+    NonFiniteReport report;
+};
+
+struct Context {
+    edits::Session session;
+    UiFonts fonts;                              // the frame's: normal, or presenter mode's
+    bool presenter = false;                     // presenter mode (F5): large fonts, stage view
+    bool screenshot_mode = false;
+
+    HoverState hover, hover_next;               // last frame's, and this frame's
+    ViewOptions view;
+    std::map<std::string, HeatmapView> views;   // each map's zoom and pan
+    CellEditor editor;
+    MaskPainter painter;
+    NonFiniteCache non_finite;
+
+    ComputeState compute;
+    std::vector<Notice> notices;                // newest last; the status area shows the last few
+    std::vector<HeatmapLayout> layout, layout_next;
+    std::vector<WidgetLayout> widgets, widgets_next;
+};
+
+}  // namespace attn::ui
