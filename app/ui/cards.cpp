@@ -55,7 +55,7 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
     return spec;
 }
 
-const NonFiniteReport& non_finite(AppState& state) {
+const NonFiniteReport& non_finite(Context& state) {
     NonFiniteCache& cache = state.non_finite;
     if (cache.generation != state.session.generation) {
         cache.report = non_finite_report(state.session.trace);
@@ -64,7 +64,7 @@ const NonFiniteReport& non_finite(AppState& state) {
     return cache.report;
 }
 
-void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, AppState& state, HeatmapTextures& textures) {
+void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, Context& state, HeatmapTextures& textures) {
     CardContext context{state.fonts,  state.view,        state.session.trace, state.session.generation,
                         non_finite(state), state.hover, state.hover_next,   state.views,
                         state.editor, state.painter,     textures,            state.layout_next,

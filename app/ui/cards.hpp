@@ -4,7 +4,7 @@
 // of a cell writes, the mask drawn over scores and weights, and the shown head's band on a
 // weight matrix. The pipeline, the lesson's stage view and Compare all build cards here.
 #include "registry.hpp"
-#include "ui/app_state.hpp"
+#include "ui/context.hpp"
 #include "ui/heatmap.hpp"
 
 namespace attn::ui {
@@ -14,9 +14,9 @@ HeatmapSpec card_spec(const Trace& trace, const MatrixRef& ref, const Matrix& va
 
 // A card in the window: drawn against the session's trace, its edits pushed into the
 // session (the only place a card's edits meet the scenario).
-void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, AppState& state, HeatmapTextures& textures);
+void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, Context& state, HeatmapTextures& textures);
 // Which matrices of the session's trace hold NaN or ±∞, worked out once per trace.
-const NonFiniteReport& non_finite(AppState& state);
+const NonFiniteReport& non_finite(Context& state);
 
 // The colour scale and axis of a registry entry, in the heatmap's terms.
 ColorScale color_scale(ValueKind kind);

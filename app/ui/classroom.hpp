@@ -57,22 +57,24 @@ bool open_lesson_named(AppState& state, const std::string& file_or_name, int ste
 void lesson_next(AppState& state);
 void lesson_previous(AppState& state);
 void leave_lesson(AppState& state);
-const LessonStep* current_step(const AppState& state);
-void draw_lesson_text(AppState& state);
+const LessonStep* current_step(const LessonState& lesson);
+// What the lesson text's buttons ask for; the frame carries it out (it changes the session).
+enum class LessonRequest { None, Previous, Next, Leave };
+LessonRequest draw_lesson_text(Context& state, const LessonState& lesson);
 // The stage with its inputs, large (lesson mode, presenter mode).
-void draw_stage_view(AppState& state, HeatmapTextures& textures, Stage stage);
-void draw_scaling_plot(AppState& state, ImVec2 avail);
+void draw_stage_view(Context& state, LessonState& lesson, HeatmapTextures& textures, Stage stage);
+void draw_scaling_plot(Context& state, LessonState& lesson, ImVec2 avail);
 
 // panel_articles.cpp: View → Article checks.
-void draw_articles(AppState& state);
+void draw_articles(Context& state, ArticlesState& articles);
 
 // panel_compare.cpp: View → Compare. prepare_compare runs before anything draws (a new B
 // drops the heatmap textures).
-void prepare_compare(AppState& state, HeatmapTextures& textures);
-void draw_compare(AppState& state, HeatmapTextures& textures);
+void prepare_compare(Context& state, CompareState& compare, HeatmapTextures& textures);
+void draw_compare(Context& state, CompareState& compare, HeatmapTextures& textures);
 
 // panel_hand_check.cpp: right-click a cell → "Check my value".
-void handle_hand_check_click(AppState& state);
-void draw_hand_check(AppState& state);
+void handle_hand_check_click(Context& state, HandCheckState& check);
+void draw_hand_check(Context& state, HandCheckState& check);
 
 }  // namespace attn::ui

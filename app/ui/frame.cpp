@@ -18,9 +18,9 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     if (!classroom.baseline) classroom.baseline = state.session.scenario;  // what the app started with
     handle_shortcuts(state);  // keys of the last input: undo, files, F5, the lesson clicker
     if (classroom.normal_fonts.ui != nullptr) state.fonts = state.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
-    prepare_compare(state, textures);  // before anything draws: a new B drops textures
+    prepare_compare(state, state.classroom.compare, textures);  // before anything draws: a new B drops textures
     update_model_view(state);          // a new sentence, or an edit of the opened layer: the model's layers after it
-    update_trained_layer(state);       // the same for a trained model's layer
+    update_trained_layer(state, state.train);      // the same for a trained model's layer
     const bool presenter = state.presenter;
     ImGui::PushFont(state.fonts.ui);
     int colours = 0;
@@ -42,7 +42,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ImGui::PopStyleVar();
     draw_menu_bar(state);
     const float scale = state.fonts.scale;
-    const LessonStep* step = current_step(state);
+    const LessonStep* step = current_step(state.classroom.lesson);
     const edits::Session& session = state.session;
     const size_t messages = session.errors.size() + (session.errors.empty() ? session.trace.warnings.size() : 0) +
                             (state.compute.status.notice.empty() ? 0 : 1);  // the GPU fallback notice
@@ -58,19 +58,24 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ImGui::BeginGroup();
     if (!presenter) {
         if (state.model.layer >= 0) draw_model_sentence(state);  // the model's sentence is edited in the model view
-        else if (trained_layer_open(state)) draw_trained_probe(state);
-        else draw_tokens(state);
+        else if (trained_layer_open(state.train)) draw_trained_probe(state, state.train);
+        else draw_tokens(state, state.tokens);
         ImGui::Separator();
     }
     if (step != nullptr) {
-        draw_lesson_text(state);
+        switch (draw_lesson_text(state, state.classroom.lesson)) {  // carried out after this frame's lesson text
+            case LessonRequest::Previous: lesson_previous(state); break;
+            case LessonRequest::Next: lesson_next(state); break;
+            case LessonRequest::Leave: leave_lesson(state); break;
+            case LessonRequest::None: break;
+        }
         ImGui::Separator();
     }
     ImGui::BeginChild("pipeline", ImVec2(0, -status_h), false, ImGuiWindowFlags_HorizontalScrollbar);
     // Lesson mode: the step's stage and its inputs; presenter mode in free mode: weights and output.
-    if (step != nullptr) draw_stage_view(state, textures, step->stage);
-    else if (presenter) draw_stage_view(state, textures, Stage::Output);
-    else draw_pipeline(state, textures);
+    if (step != nullptr) draw_stage_view(state, state.classroom.lesson, textures, step->stage);
+    else if (presenter) draw_stage_view(state, state.classroom.lesson, textures, Stage::Output);
+    else draw_pipeline(state, state.pipeline_layout, textures);
     ImGui::EndChild();
     ImGui::BeginChild("status", ImVec2(0, 0), false);
     draw_status(state);
@@ -78,12 +83,13 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ImGui::EndChild();
     ImGui::EndGroup();
     ImGui::End();
-    draw_articles(state);
-    draw_compare(state, textures);
-    draw_train(state, textures);
+    draw_articles(state, state.classroom.articles);
+    draw_compare(state, state.classroom.compare, textures);
+    draw_train(state, state.train, textures);
+    carry_out_train_request(state);
     draw_model_view(state);
-    handle_hand_check_click(state);
-    draw_hand_check(state);
+    handle_hand_check_click(state, state.classroom.hand_check);
+    draw_hand_check(state, state.classroom.hand_check);
     draw_restore_prompt(state);
     ImGui::PopStyleColor(colours);
     ImGui::PopFont();

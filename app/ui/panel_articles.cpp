@@ -24,8 +24,7 @@ std::string numbers(const std::vector<double>& values) {
 
 }  // namespace
 
-void draw_articles(AppState& state) {
-    ArticlesState& a = state.classroom.articles;
+void draw_articles(Context& state, ArticlesState& a) {
     if (!a.open) return;
     if (!a.computed) {  // replays every preset once, when the window first opens
         a.verdicts = check_articles();

@@ -27,7 +27,7 @@ constexpr ImU32 kNoticeColor = IM_COL32(255, 170, 90, 255);
 
 // [SECTION] Engine choice
 
-void engine_choice(AppState& state) {
+void engine_choice(Context& state) {
     compute::Settings& settings = state.compute.settings;
     const compute::Status& status = state.compute.status;
     ImGui::TextUnformatted("Engine");
@@ -61,7 +61,7 @@ void engine_choice(AppState& state) {
 
 // [SECTION] Progress
 
-void progress(AppState& state) {
+void progress(Context& state) {
     const compute::Status& status = state.compute.status;
     if (!status.busy) return;
     if (status.progress >= 0.0f) {
@@ -86,7 +86,7 @@ void progress(AppState& state) {
 
 // [SECTION] Sequence length
 
-void sequence_length(AppState& state) {
+void sequence_length(Context& state) {
     compute::Settings& settings = state.compute.settings;
     // Log steps: 2^4 … 2^16.
     int exponent = std::clamp(static_cast<int>(std::lround(std::log2(std::max(16, settings.generate_length)))), 4, 16);
@@ -127,7 +127,7 @@ void sequence_length(AppState& state) {
 
 // [SECTION] Zoom region
 
-void zoom_region(AppState& state) {
+void zoom_region(Context& state) {
     const Trace& t = state.session.trace;
     if (!t.ok || t.detail != Detail::OutputOnly || t.head.empty()) return;
     ComputeState& cs = state.compute;
@@ -183,7 +183,7 @@ void zoom_region(AppState& state) {
 
 }  // namespace
 
-void draw_backend(AppState& state) {
+void draw_backend(Context& state) {
     ImGui::Separator();
     ImGui::TextUnformatted("Backend");
     engine_choice(state);

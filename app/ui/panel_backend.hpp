@@ -6,6 +6,6 @@
 
 namespace attn::ui {
 
-void draw_backend(AppState& state);
+void draw_backend(Context& state);
 
 }  // namespace attn::ui

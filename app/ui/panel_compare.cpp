@@ -41,8 +41,8 @@ void optional_combo(const char* label, std::optional<T>& value, const std::vecto
     }
 }
 
-void draw_b_toggles(AppState& state) {
-    Toggles& t = state.classroom.compare.toggles_b;
+void draw_b_toggles(Context& state, CompareState& c) {
+    Toggles& t = c.toggles_b;
     optional_combo<MaskKind>("mask", t.mask,
                              {{"none", MaskKind::None}, {"causal", MaskKind::Causal}, {"padding", MaskKind::Padding},
                               {"window", MaskKind::SlidingWindow}, {"custom", MaskKind::Custom}});
@@ -68,8 +68,7 @@ void draw_b_toggles(AppState& state) {
 // Called before any panel draws: asks the compute layer for B (it runs B on a worker and
 // installs the comparison in the session); a new B drops textures, which nothing this frame
 // uses yet.
-void prepare_compare(AppState& state, HeatmapTextures& textures) {
-    CompareState& c = state.classroom.compare;
+void prepare_compare(Context& state, CompareState& c, HeatmapTextures& textures) {
     state.compute.settings.compare_b = c.open ? std::optional<Toggles>(c.toggles_b) : std::nullopt;
     const comparison::Comparison& r = state.session.comparison;
     if (!c.open || !r.ready || r.signature == c.shown) return;
@@ -116,8 +115,7 @@ std::string describe(const Toggles& t) {
 
 }  // namespace
 
-void draw_compare(AppState& state, HeatmapTextures& textures) {
-    CompareState& c = state.classroom.compare;
+void draw_compare(Context& state, CompareState& c, HeatmapTextures& textures) {
     if (!c.open) return;
     const float scale = state.fonts.scale;
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
@@ -129,7 +127,7 @@ void draw_compare(AppState& state, HeatmapTextures& textures) {
     }
     ImGui::TextDisabled("A = the current scenario.  B = A with:");
     ImGui::SameLine();
-    draw_b_toggles(state);
+    draw_b_toggles(state, c);
     const comparison::Comparison& r = state.session.comparison;
     const Trace& a = state.session.trace;
     if (!r.ready) {

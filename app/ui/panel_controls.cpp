@@ -28,7 +28,7 @@ namespace {
 
 // The numbers the article prints beside the ones computed now (edits included), with a
 // visible flag wherever they disagree.
-void article_numbers(AppState& state, const Preset& preset) {
+void article_numbers(Context& state, const Preset& preset) {
     if (preset.printed.empty() || !state.session.trace.ok) return;
     const std::vector<Verdict> verdicts = check_preset(preset, state.session.trace);
     int matches = 0;
@@ -62,7 +62,7 @@ void article_numbers(AppState& state, const Preset& preset) {
 // The preset the trace on screen was computed from, unedited — its title, description and
 // the article's numbers; or the one it was edited from, said so; or none. Read from the
 // trace's settings, never from the live scenario (which may be ahead of the trace).
-void presets_menu(AppState& state) {
+void presets_menu(Context& state) {
     const TraceSettings& shown = state.session.trace.settings;
     const Preset* current = state.session.trace.ok ? find_preset(shown.preset) : nullptr;
     const Preset* edited_from = current == nullptr && state.session.trace.ok ? find_preset(shown.scenario_name) : nullptr;
@@ -110,7 +110,7 @@ void presets_menu(AppState& state) {
 
 // [SECTION] Heads
 
-void heads_controls(AppState& state) {
+void heads_controls(Context& state) {
     const Scenario& s = state.session.scenario;
     const Trace& t = state.session.trace;
     const std::vector<int> choices = edits::head_choices(s);
@@ -141,7 +141,7 @@ void heads_controls(AppState& state) {
 
 // [SECTION] Mask
 
-void mask_controls(AppState& state) {
+void mask_controls(Context& state) {
     const Scenario& s = state.session.scenario;
     const MaskKind kinds[] = {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom};
     ImGui::TextUnformatted("Mask");
@@ -187,7 +187,7 @@ void mask_controls(AppState& state) {
 
 // [SECTION] Computation switches
 
-void computation_controls(AppState& state) {
+void computation_controls(Context& state) {
     const Scenario& s = state.session.scenario;
     bool scale = s.scale;
     if (ImGui::Checkbox("divide scores by \xE2\x88\x9A" "d\xE2\x82\x96", &scale)) state.session.push(edits::SetScale{scale});
@@ -233,7 +233,7 @@ void computation_controls(AppState& state) {
 
 // [SECTION] View
 
-void view_controls(AppState& state) {
+void view_controls(Context& state) {
     ViewOptions& view = state.view;
     // The sliders stay in place, disabled while their box says they do not apply.
     ImGui::Checkbox("fit cells to the window", &view.auto_cell);
@@ -257,7 +257,7 @@ void view_controls(AppState& state) {
 
 }  // namespace
 
-void draw_controls(AppState& state) {
+void draw_controls(Context& state) {
     ImGui::PushFont(state.fonts.title);
     ImGui::TextUnformatted("Attention Lab");
     ImGui::PopFont();

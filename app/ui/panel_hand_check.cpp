@@ -26,9 +26,8 @@ int decimals_typed(const std::string& text) {
 
 }  // namespace
 
-void handle_hand_check_click(AppState& state) {
+void handle_hand_check_click(Context& state, HandCheckState& h) {
     // A right click without a drag (a right drag pans; a double click resets the zoom).
-    HandCheckState& h = state.classroom.hand_check;
     const ImGuiIO& io = ImGui::GetIO();
     if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Right)) {  // the zoom reset's, not a check: nor is its release
         h.pending.reset();
@@ -51,8 +50,7 @@ void handle_hand_check_click(AppState& state) {
     if (!h.pending) h.pending = HandCheckState::Pending{hover.matrix, hover.row, hover.col, ImGui::GetTime()};
 }
 
-void draw_hand_check(AppState& state) {
-    HandCheckState& h = state.classroom.hand_check;
+void draw_hand_check(Context& state, HandCheckState& h) {
     if (h.matrix.empty()) return;
     if (h.open_requested) {
         ImGui::SetNextWindowPos(ImGui::GetMousePos(), ImGuiCond_Always, ImVec2(0.0f, 0.0f));

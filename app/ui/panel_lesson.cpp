@@ -135,8 +135,7 @@ void leave_lesson(AppState& state) {
     ls.sharpness.clear();
 }
 
-const LessonStep* current_step(const AppState& state) {
-    const LessonState& ls = state.classroom.lesson;
+const LessonStep* current_step(const LessonState& ls) {
     if (ls.active < 0 || ls.active >= static_cast<int>(ls.lessons.size())) return nullptr;
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     if (lesson.steps.empty()) return nullptr;
@@ -319,14 +318,14 @@ void thick_grid(const HeatmapLayout& h, ImU32 colour, float thickness) {
 
 }  // namespace
 
-void draw_stage_view(AppState& state, HeatmapTextures& textures, Stage stage) {
+void draw_stage_view(Context& state, LessonState& lesson, HeatmapTextures& textures, Stage stage) {
     const Trace& t = state.session.trace;
     if (!t.ok) {
         ImGui::TextWrapped("Nothing to show yet: the scenario has not run (see the status area).");
         return;
     }
     if (stage == Stage::ScalingPlot) {
-        draw_scaling_plot(state, ImGui::GetContentRegionAvail());
+        draw_scaling_plot(state, lesson, ImGui::GetContentRegionAvail());
         return;
     }
     std::vector<StageCard> cards = stage_cards(stage, t, state.view.shown_head);
@@ -367,8 +366,7 @@ void draw_stage_view(AppState& state, HeatmapTextures& textures, Stage stage) {
 
 // [SECTION] Scaling plot
 
-void draw_scaling_plot(AppState& state, ImVec2 avail) {
-    LessonState& ls = state.classroom.lesson;
+void draw_scaling_plot(Context& state, LessonState& ls, ImVec2 avail) {
     if (ls.sharpness.empty()) {  // opened outside a lesson step (cannot happen from the menu): compute now, once
         std::vector<int> d_ks;
         for (int d = 1; d <= 512; d *= 2) d_ks.push_back(d);
@@ -438,10 +436,9 @@ void draw_scaling_plot(AppState& state, ImVec2 avail) {
 
 // [SECTION] Lesson text and stage strip
 
-void draw_lesson_text(AppState& state) {
-    const LessonState& ls = state.classroom.lesson;
-    const LessonStep* step = current_step(state);
-    if (step == nullptr) return;
+LessonRequest draw_lesson_text(Context& state, const LessonState& ls) {
+    const LessonStep* step = current_step(ls);
+    if (step == nullptr) return LessonRequest::None;
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     const int count = static_cast<int>(lesson.steps.size());
     const bool presenter = state.presenter;
@@ -464,17 +461,19 @@ void draw_lesson_text(AppState& state) {
     ImGui::PushTextWrapPos(ImGui::GetCursorPos().x + std::min(ImGui::GetContentRegionAvail().x, (presenter ? 1500.0f : 1100.0f) * state.fonts.scale));
     ImGui::TextUnformatted(step->text.c_str());
     ImGui::PopTextWrapPos();
+    LessonRequest request = LessonRequest::None;
     ImGui::BeginDisabled(ls.step <= 0);
-    if (ImGui::SmallButton("\xE2\x86\x90 previous")) lesson_previous(state);
+    if (ImGui::SmallButton("\xE2\x86\x90 previous")) request = LessonRequest::Previous;
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::BeginDisabled(ls.step + 1 >= count);
-    if (ImGui::SmallButton("next \xE2\x86\x92")) lesson_next(state);
+    if (ImGui::SmallButton("next \xE2\x86\x92")) request = LessonRequest::Next;
     ImGui::EndDisabled();
     ImGui::SameLine();
-    if (ImGui::SmallButton("leave lesson")) leave_lesson(state);
+    if (ImGui::SmallButton("leave lesson")) request = LessonRequest::Leave;
     ImGui::SameLine();
     ImGui::TextDisabled("\xE2\x86\x92 / Space next, \xE2\x86\x90 previous, Esc leaves");
+    return request;
 }
 
 }  // namespace attn::ui

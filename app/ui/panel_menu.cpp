@@ -76,7 +76,7 @@ void start_classroom(AppState& state, const cli::Options& options) {
         state.classroom.compare.toggles_b.mask = MaskKind::Causal;
     }
     if (hooks.open_train) state.train.open = true;
-    if (hooks.train_steps > 0) train_now(state, hooks.train_steps);
+    if (hooks.train_steps > 0) train_now(state.train, hooks.train_steps);
     if (hooks.train_run && state.train.worker) state.train.worker->set_running(true);
     if (hooks.train_open > 0 && state.train.worker) open_trained_layer(state, hooks.train_open - 1);
 }
@@ -108,13 +108,13 @@ void apply_session(AppState& state, Scenario scenario, const session_file::ViewC
 }
 
 session_file::Attachments attachments(const AppState& state) {
-    return session_file::Attachments{model_choice(state), trained_choice(state)};
+    return session_file::Attachments{model_choice(state), trained_choice(state.train)};
 }
 
 void apply_attachments(AppState& state, const session_file::SessionLoad& load, const std::string& scenario_name) {
     for (const std::string& w : load.warnings) add_notice(state, "Part of the session was not opened: " + w, true);
     if (load.attached.model) restore_model(state, *load.attached.model, scenario_name);
-    if (load.attached.trained) restore_trained(state, *load.attached.trained, scenario_name);
+    if (load.attached.trained) restore_trained(state, state.train, *load.attached.trained, scenario_name);
 }
 
 // A session file, or a plain scenario file (what --export-scenario writes, what students trade).
@@ -321,8 +321,8 @@ void draw_path_prompt(AppState& state) {
             case FileAction::OpenCheckpoint: open_model(state, prompt.path); break;
             case FileAction::ExportMatrix: export_matrix(state, prompt.path); break;
             case FileAction::ExportTrace: export_trace(state, prompt.path); break;
-            case FileAction::SaveModel: save_trained_model(state, prompt.path); break;
-            case FileAction::OpenModel: load_trained_model(state, prompt.path); break;
+            case FileAction::SaveModel: save_trained_model(state, state.train, prompt.path); break;
+            case FileAction::OpenModel: load_trained_model(state, state.train, prompt.path); break;
             case FileAction::ExportPng:  // written by the loop once the popup has left the screen
                 state.classroom.png_request = prompt.path;
                 state.classroom.png_delay = 2;

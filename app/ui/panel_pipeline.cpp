@@ -352,7 +352,7 @@ void draw_arrow(ImVec2 at, const UiFonts& fonts) {
 
 }  // namespace
 
-void draw_pipeline(AppState& state, HeatmapTextures& textures) {
+void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextures& textures) {
     const Trace& t = state.session.trace;
     if (!t.ok) {
         ImGui::TextWrapped("Nothing to show yet: the scenario has not run (see the status bar).");
@@ -375,7 +375,7 @@ void draw_pipeline(AppState& state, HeatmapTextures& textures) {
     std::snprintf(view_key, sizeof view_key, "%.1f,%.1f,%d,%d,%.1f,%d,%d", avail.x, avail.y, state.view.all_heads, state.view.auto_cell,
                   state.view.cell_size, state.view.show_identity_stages, state.view.shown_head);
     signature += view_key;
-    PipelineLayout& cached = state.pipeline_layout;
+    PipelineLayout& cached = pipeline_layout;
     Arrangement layout;
     const float gap = kColumnGap * state.fonts.scale;
     if (cached.signature == signature) {

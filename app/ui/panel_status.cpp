@@ -13,7 +13,7 @@ void record_item(Context& state, const char* id, std::string text) {
     state.widgets_next.push_back(WidgetLayout{id, std::move(text), min.x, min.y, max.x - min.x, max.y - min.y});
 }
 
-void draw_status(AppState& state) {
+void draw_status(Context& state) {
     const edits::Session& session = state.session;
     const Trace& t = session.trace;
     for (const std::string& error : session.errors) {

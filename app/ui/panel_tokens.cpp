@@ -22,11 +22,10 @@ std::string join(const std::vector<std::string>& tokens) {
 
 // One row of chips for one side. `axis` says which heatmap axis a chip highlights.
 // Wrapped lines start at `left` (screen x).
-void chip_row(AppState& state, edits::Side side, const std::vector<std::string>& tokens, Axis axis,
+void chip_row(Context& state, TokenEditor& editor, edits::Side side, const std::vector<std::string>& tokens, Axis axis,
               const std::vector<bool>* padding, float left) {
     const Scenario& s = state.session.scenario;
     const bool self = s.input == InputMode::Embeddings && s.attention == AttentionKind::Self;
-    TokenEditor& editor = state.tokens;
     const int n = static_cast<int>(tokens.size());
     ImGui::PushID(side == edits::Side::Target ? "target" : "source");
     // Chips are laid out by hand, wrapping at the right edge, and only those on a visible
@@ -123,7 +122,7 @@ void chip_row(AppState& state, edits::Side side, const std::vector<std::string>&
 
 // A sentence typed in a box becomes the tokens of its side, unless it says nothing new; an
 // empty box is refused aloud (a sequence needs a token) and shows the tokens again.
-void apply_sentence(AppState& state, edits::Side side, std::string& typed) {
+void apply_sentence(Context& state, edits::Side side, std::string& typed) {
     const Sequence& sequence = side == edits::Side::Target ? state.session.scenario.target : state.session.scenario.source;
     std::vector<std::string> tokens = tokenize(typed);
     if (tokens.empty()) {
@@ -136,9 +135,8 @@ void apply_sentence(AppState& state, edits::Side side, std::string& typed) {
 
 }  // namespace
 
-void draw_tokens(AppState& state) {
+void draw_tokens(Context& state, TokenEditor& editor) {
     const Scenario& s = state.session.scenario;
-    TokenEditor& editor = state.tokens;
     const bool direct = s.input == InputMode::Direct;
     const bool cross = !direct && s.attention == AttentionKind::Cross;
     if (editor.synced_generation != state.session.generation) {
@@ -167,7 +165,7 @@ void draw_tokens(AppState& state) {
         if (entered || ImGui::IsItemDeactivatedAfterEdit()) apply_sentence(state, edits::Side::Target, editor.sentence);
         record_item(state, "tokens.sentence", editor.sentence);
         ImGui::SameLine();
-        chip_row(state, edits::Side::Target, !s.target.tokens.empty() || !t.ok ? s.target.tokens : t.query_tokens, Axis::Query,
+        chip_row(state, editor, edits::Side::Target, !s.target.tokens.empty() || !t.ok ? s.target.tokens : t.query_tokens, Axis::Query,
                  padding && !cross ? &s.target.padding : nullptr, line_left);
         if (cross) {
             ImGui::TextUnformatted("Source");
@@ -178,17 +176,17 @@ void draw_tokens(AppState& state) {
             if (source_entered || ImGui::IsItemDeactivatedAfterEdit())
                 apply_sentence(state, edits::Side::Source, editor.source_sentence);
             ImGui::SameLine();
-            chip_row(state, edits::Side::Source, !s.source.tokens.empty() || !t.ok ? s.source.tokens : t.key_tokens, Axis::Key,
+            chip_row(state, editor, edits::Side::Source, !s.source.tokens.empty() || !t.ok ? s.source.tokens : t.key_tokens, Axis::Key,
                      padding ? &s.source.padding : nullptr, line_left);
         }
     } else if (t.ok) {
         ImGui::TextUnformatted("Queries");
         ImGui::SameLine();
-        chip_row(state, edits::Side::Target, t.query_tokens, Axis::Query, nullptr, line_left);
+        chip_row(state, editor, edits::Side::Target, t.query_tokens, Axis::Query, nullptr, line_left);
         ImGui::SameLine(0.0f, 30.0f);
         ImGui::TextUnformatted("Keys");
         ImGui::SameLine();
-        chip_row(state, edits::Side::Source, t.key_tokens, Axis::Key, nullptr, line_left);
+        chip_row(state, editor, edits::Side::Source, t.key_tokens, Axis::Key, nullptr, line_left);
     }
     if (boxed) ImGui::EndChild();
 }

@@ -309,7 +309,7 @@ namespace {
 // The probe as a table: its tokens (the content ones buttons that pick another letter), the
 // truth of each scored row and the prediction. Returns the edited probe, if a token changed;
 // a change the task cannot make is refused with a notice.
-std::optional<train::Example> draw_probe_table(AppState& state, const char* id, const train::TaskOptions& task,
+std::optional<train::Example> draw_probe_table(Context& state, const char* id, const train::TaskOptions& task,
                                                const train::Example& e, bool truth, const std::vector<std::string>& vocabulary,
                                                const std::vector<int>& predicted, int* correct_out, int* scored_out) {
     const int n = static_cast<int>(e.input.tokens.size());
@@ -392,8 +392,7 @@ std::optional<train::Example> draw_probe_table(AppState& state, const char* id, 
 
 const ImU32 kBad = IM_COL32(255, 110, 100, 255);
 
-void draw_form(AppState& state) {
-    TrainPanelState& p = state.train;
+void draw_form(Context& state, TrainPanelState& p) {
     const float w = ImGui::GetFontSize() * 6.5f;
     auto label = [](const char* text) {
         ImGui::AlignTextToFramePadding();
@@ -466,17 +465,13 @@ void draw_form(AppState& state) {
     ImGui::SameLine(0.0f, 32.0f);
     ImGui::BeginDisabled(!has_run(p));
     if (ImGui::Button("Save model\xE2\x80\xA6")) {
-        state.classroom.prompt.action = FileAction::SaveModel;
-        state.classroom.prompt.open_requested = true;
-        state.classroom.prompt.path = p.model_path;
+        p.request = TrainRequest{TrainRequest::SaveModel};
     }
     record_item(state, "train.save", "Save model");
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Button("Load model\xE2\x80\xA6")) {
-        state.classroom.prompt.action = FileAction::OpenModel;
-        state.classroom.prompt.open_requested = true;
-        state.classroom.prompt.path = p.model_path;
+        p.request = TrainRequest{TrainRequest::LoadModel};
     }
     record_item(state, "train.load", "Load model");
     if (has_run(p)) {
@@ -506,8 +501,7 @@ void draw_form(AppState& state) {
 }
 
 // Loss and held-out accuracy against the step.
-void draw_curves(AppState& state, float width) {
-    TrainPanelState& p = state.train;
+void draw_curves(Context& state, TrainPanelState& p, float width) {
     const float height = ImGui::GetFontSize() * 5.0f;
     const std::vector<train::StepStats>& history = p.progress.history;
     const std::vector<train::Evaluation>& evaluations = p.progress.evaluations;
@@ -529,8 +523,7 @@ void draw_curves(AppState& state, float width) {
 
 // The probe: its tokens (the content editable), the truth of each scored row and the shown
 // weights' prediction.
-void draw_probe(AppState& state) {
-    TrainPanelState& p = state.train;
+void draw_probe(Context& state, TrainPanelState& p) {
     int correct = 0, scored = 0;
     if (std::optional<train::Example> edited = draw_probe_table(state, "train.probe", p.settings.task, p.probe, true,
                                                                 p.shown_model.vocabulary, p.shown_predicted, &correct, &scored)) {
@@ -553,8 +546,7 @@ void draw_probe(AppState& state) {
 }
 
 // Every layer's heads on the probe, one weights card each, with its ablate toggle.
-void draw_heads(AppState& state, HeatmapTextures& textures) {
-    TrainPanelState& p = state.train;
+void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     if (!p.shown.ok) return;
     const int layers = static_cast<int>(p.shown.layers.size());
     const int heads = p.shown_model.config.heads;
@@ -621,7 +613,7 @@ void draw_heads(AppState& state, HeatmapTextures& textures) {
         }
         ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + row_h + toggle_h));
         const std::string open = "Open layer " + std::to_string(l + 1) + " in the pipeline##" + std::to_string(l);
-        if (ImGui::Button(open.c_str())) open_trained_layer(state, l);
+        if (ImGui::Button(open.c_str())) p.request = TrainRequest{TrainRequest::OpenLayer, l};
         record_item(state, ("train.open." + std::to_string(l + 1)).c_str(), "open");
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("This layer with the weights at step %d, on the probe, as the session's scenario:\n"
@@ -633,8 +625,7 @@ void draw_heads(AppState& state, HeatmapTextures& textures) {
 
 }  // namespace
 
-void draw_train(AppState& state, HeatmapTextures& textures) {
-    TrainPanelState& p = state.train;
+void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     poll_progress(p);  // also while the panel is closed: a session saved then holds the run as it is
     if (!p.open) return;
     update_shown(p);
@@ -647,7 +638,7 @@ void draw_train(AppState& state, HeatmapTextures& textures) {
         ImGui::End();
         return;
     }
-    draw_form(state);
+    draw_form(state, p);
     ImGui::Separator();
     if (!has_run(p)) {
         ImGui::TextWrapped("Choose a task and press Start. reverse with 1 layer: one head's weights form the anti-diagonal "
@@ -664,7 +655,7 @@ void draw_train(AppState& state, HeatmapTextures& textures) {
 
     const float left_w = std::max(320.0f * state.fonts.scale, ImGui::GetContentRegionAvail().x * 0.3f);
     ImGui::BeginChild("train.left", ImVec2(left_w, 0), false);
-    draw_curves(state, left_w - 8.0f);
+    draw_curves(state, p, left_w - 8.0f);
     // The timeline: the snapshots, then the newest weights.
     const int last = static_cast<int>(p.progress.snapshots.size());
     ImGui::TextUnformatted("Timeline");
@@ -683,7 +674,7 @@ void draw_train(AppState& state, HeatmapTextures& textures) {
                        last > 1 ? p.progress.snapshots[1]->step - p.progress.snapshots[0]->step : p.settings.snapshot_every);
     ImGui::PopStyleColor();
     ImGui::Spacing();
-    draw_probe(state);
+    draw_probe(state, p);
     if (p.ablate_layer >= 0) {
         ImGui::Spacing();
         ImGui::TextWrapped("Head %d of layer %d ablated: held-out accuracy %.1f%% (intact %.1f%%) at step %d.", p.ablate_head + 1,
@@ -693,24 +684,40 @@ void draw_train(AppState& state, HeatmapTextures& textures) {
     ImGui::EndChild();
     ImGui::SameLine();
     ImGui::BeginChild("train.heads", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
-    draw_heads(state, textures);
+    draw_heads(state, p, textures);
     ImGui::EndChild();
     ImGui::End();
 }
 
-void train_now(AppState& state, int steps) {
-    TrainPanelState& p = state.train;
+void train_now(TrainPanelState& p, int steps) {
     if (!reset_run(p)) return;
     for (int i = 0; i < steps; ++i) p.worker->step_once();
     p.worker->wait_idle();
 }
 
+void carry_out_train_request(AppState& state) {
+    TrainPanelState& p = state.train;
+    const TrainRequest request = p.request;
+    p.request = TrainRequest{};
+    FilePrompt& prompt = state.classroom.prompt;
+    switch (request.kind) {
+        case TrainRequest::OpenLayer: open_trained_layer(state, request.layer); break;
+        case TrainRequest::SaveModel:
+        case TrainRequest::LoadModel:
+            prompt.action = request.kind == TrainRequest::SaveModel ? FileAction::SaveModel : FileAction::OpenModel;
+            prompt.open_requested = true;
+            prompt.path = p.model_path;
+            break;
+        case TrainRequest::None: break;
+    }
+}
+
 // [SECTION] The trained layer in the pipeline
 
-bool trained_layer_open(const AppState& state) { return state.train.opened.layer >= 0; }
+bool trained_layer_open(const TrainPanelState& p) { return p.opened.layer >= 0; }
 
-void update_trained_layer(AppState& state) {
-    TrainedLayerState& o = state.train.opened;
+void update_trained_layer(Context& state, TrainPanelState& p) {
+    TrainedLayerState& o = p.opened;
     const edits::Session& session = state.session;
     if (o.layer < 0 || session.revision == o.seen_revision || !session.pending.empty()) return;
     o.seen_revision = session.revision;
@@ -741,8 +748,8 @@ void update_trained_layer(AppState& state) {
     if (!recompute_opened(o, s)) return detach(o.pass.errors.empty() ? "the layers after it cannot run" : o.pass.errors.front());
 }
 
-void draw_trained_probe(AppState& state) {
-    TrainedLayerState& o = state.train.opened;
+void draw_trained_probe(Context& state, TrainPanelState& p) {
+    TrainedLayerState& o = p.opened;
     const train::ModelConfig& c = o.model.config;
     const std::string text = "Trained layer " + std::to_string(o.layer + 1) + " of " + std::to_string(c.layers) + " (" +
                              train::to_string(o.settings.task.kind) + ", step " + std::to_string(o.step) + ") on the probe:";
@@ -750,7 +757,7 @@ void draw_trained_probe(AppState& state) {
     ImGui::TextUnformatted(text.c_str());
     record_item(state, "trained.title", text);
     ImGui::SameLine();
-    if (ImGui::SmallButton("back to the training")) state.train.open = true;
+    if (ImGui::SmallButton("back to the training")) p.open = true;
     int correct = 0, scored = 0;
     const std::optional<train::Example> edited = draw_probe_table(state, "trained.probe", o.settings.task, o.probe, o.truth,
                                                                   o.model.vocabulary, o.predicted, &correct, &scored);
@@ -780,21 +787,19 @@ void draw_trained_probe(AppState& state) {
 
 // [SECTION] Files
 
-void save_trained_model(AppState& state, const std::string& path) {
-    const TrainPanelState& p = state.train;
+void save_trained_model(Context& state, TrainPanelState& p, const std::string& path) {
     if (!has_run(p)) return;
     std::string error;
     if (!train::save_model_file(path, *p.progress.latest, &error)) {
         add_notice(state, "Cannot save the model: " + error, true);
         return;
     }
-    state.train.model_path = path;
+    p.model_path = path;
     add_notice(state, "Saved the model (step " + std::to_string(p.progress.latest->steps) + ", with its optimiser state) to " + path,
                false);
 }
 
-std::optional<session_file::TrainedChoice> trained_choice(const AppState& state) {
-    const TrainPanelState& p = state.train;
+std::optional<session_file::TrainedChoice> trained_choice(const TrainPanelState& p) {
     if (!has_run(p)) return std::nullopt;
     session_file::TrainedChoice c;
     c.file = *p.progress.latest;
@@ -808,8 +813,7 @@ std::optional<session_file::TrainedChoice> trained_choice(const AppState& state)
     return c;
 }
 
-void restore_trained(AppState& state, const session_file::TrainedChoice& c, const std::string& scenario_name) {
-    TrainPanelState& p = state.train;
+void restore_trained(Context& state, TrainPanelState& p, const session_file::TrainedChoice& c, const std::string& scenario_name) {
     const train::ModelFile& file = c.file;
     std::vector<std::string> errors;
     std::optional<train::Trainer> trainer = train::Trainer::create(file.settings, file.model, file.steps, errors,
@@ -846,8 +850,7 @@ void restore_trained(AppState& state, const session_file::TrainedChoice& c, cons
     o.seen_revision = ~0ull;
 }
 
-void load_trained_model(AppState& state, const std::string& path) {
-    TrainPanelState& p = state.train;
+void load_trained_model(Context& state, TrainPanelState& p, const std::string& path) {
     const train::ModelFileLoad load = train::load_model_file(path);
     if (!load.file) {  // the run on screen stays
         for (const std::string& e : load.errors) add_notice(state, "Cannot load the model: " + e, true);

@@ -30,6 +30,7 @@
 namespace attn::ui {
 
 struct AppState;
+struct Context;
 class HeatmapTextures;
 
 // What the worker hands the UI: copies and shared immutable snapshots, never a reference
@@ -96,6 +97,13 @@ struct TrainedLayerState {
     std::uint64_t seen_revision = ~0ull;
 };
 
+// What the panel's buttons ask of the rest of the window (the session, the file prompt): set
+// while it draws, carried out by carry_out_train_request after the frame's views.
+struct TrainRequest {
+    enum Kind { None, OpenLayer, SaveModel, LoadModel } kind = None;
+    int layer = -1;  // OpenLayer: from 0
+};
+
 // What the Train panel keeps between frames.
 struct TrainPanelState {
     bool open = false;
@@ -135,28 +143,30 @@ struct TrainPanelState {
     std::vector<float> loss_curve, accuracy_curve;  // the plot's points, rebuilt per publish
 
     TrainedLayerState opened;  // a layer opened in the pipeline
+    TrainRequest request;      // this frame's, until carried out
 };
 
-void draw_train(AppState& state, HeatmapTextures& textures);
+void draw_train(Context& state, TrainPanelState& panel, HeatmapTextures& textures);
+void carry_out_train_request(AppState& state);
 // Before drawing: an edit of the opened trained layer recomputes the layers after it and the
 // probe's predictions (nothing when no trained layer is open).
-void update_trained_layer(AppState& state);
+void update_trained_layer(Context& state, TrainPanelState& panel);
 // In place of the token bar while a trained layer is in the pipeline: the model, the probe
 // (its content tokens editable), the truth and the predictions.
-void draw_trained_probe(AppState& state);
-bool trained_layer_open(const AppState& state);
+void draw_trained_probe(Context& state, TrainPanelState& panel);
+bool trained_layer_open(const TrainPanelState& panel);
 // Layer `layer` (from 0) of the weights shown (the timeline's step, the ablation) on the probe
 // becomes the session's scenario; what Open layer … in the pipeline does.
 void open_trained_layer(AppState& state, int layer);
 // The run for a session file (nothing before the first Start, Step or Reset), and the run
 // from one: paused at its step, its probe, and the layer `scenario_name` opened reattached.
-std::optional<session_file::TrainedChoice> trained_choice(const AppState& state);
-void restore_trained(AppState& state, const session_file::TrainedChoice& choice, const std::string& scenario_name);
+std::optional<session_file::TrainedChoice> trained_choice(const TrainPanelState& panel);
+void restore_trained(Context& state, TrainPanelState& panel, const session_file::TrainedChoice& choice, const std::string& scenario_name);
 // A run from the form's settings, `steps` steps made before this returns (paused after):
 // screenshots and tests.
-void train_now(AppState& state, int steps);
+void train_now(TrainPanelState& panel, int steps);
 // The path prompt's Save model / Load model (panel_menu.cpp calls these).
-void save_trained_model(AppState& state, const std::string& path);
-void load_trained_model(AppState& state, const std::string& path);
+void save_trained_model(Context& state, TrainPanelState& panel, const std::string& path);
+void load_trained_model(Context& state, TrainPanelState& panel, const std::string& path);
 
 }  // namespace attn::ui

@@ -12,10 +12,10 @@ void draw_frame(AppState& state, HeatmapTextures& textures);
 // what the next frame reads.
 void end_frame(AppState& state);
 
-void draw_controls(AppState& state);                               // panel_controls.cpp
-void draw_tokens(AppState& state);                                 // panel_tokens.cpp
-void draw_pipeline(AppState& state, HeatmapTextures& textures);    // panel_pipeline.cpp
-void draw_status(AppState& state);                                 // panel_status.cpp
+void draw_controls(Context& state);                               // panel_controls.cpp
+void draw_tokens(Context& state, TokenEditor& tokens);                               // panel_tokens.cpp
+void draw_pipeline(Context& state, PipelineLayout& layout, HeatmapTextures& textures);    // panel_pipeline.cpp
+void draw_status(Context& state);                                 // panel_status.cpp
 
 // Records the last item drawn (its rectangle and `text`) under `id` for the layout sidecar
 // and the UI tests. Cheap: a few strings per frame.

@@ -71,8 +71,7 @@ TEST_CASE("a zoom draws the region from the trace's row statistics, never runnin
 
     settings.region = compute::Region{100, 132, 200, 232};
     const std::uint64_t runs = engine_runs();
-    layer.update(session, settings);
-    CHECK(layer.status().zooming);  // the region only, on the worker
+    layer.update(session, settings);  // the region only, on the worker (a 32×32 region may be done by the time update returns)
     layer.finish(session, settings);
     const PooledWeights& zoomed = session.trace.head[0].pooled_weights;
     CHECK(zoomed.row_begin == 100);

@@ -54,8 +54,8 @@ struct Headless {
         ImGui::SetNextWindowPos(ImVec2(0, 0));
         ImGui::SetNextWindowSize(io.DisplaySize);
         ImGui::Begin("pipeline", nullptr, ImGuiWindowFlags_NoDecoration);
-        ui::draw_tokens(state);
-        ui::draw_pipeline(state, textures);
+        ui::draw_tokens(state, state.tokens);
+        ui::draw_pipeline(state, state.pipeline_layout, textures);
         ImGui::End();
         ImGui::Render();
         ui::end_frame(state);

@@ -53,7 +53,7 @@ TEST_CASE("Sessions keep the trained model, its edited probe and the opened laye
         ui::TrainPanelState& p = ui.state.train;
         p.open = true;
         ui.frame(2);
-        ui::train_now(ui.state, 300);
+        ui::train_now(ui.state.train, 300);
         ui.frame(3);
         // The probe edited, layer 1 opened, one of its weights edited.
         const int other = (p.probe.input.tokens[0] + 1) % p.settings.task.symbols;
@@ -63,7 +63,7 @@ TEST_CASE("Sessions keep the trained model, its edited probe and the opened laye
         ui.frame(2);
         ui.click(ui.centre("train.open.1"));
         ui.frame(3);
-        REQUIRE(ui::trained_layer_open(ui.state));
+        REQUIRE(ui::trained_layer_open(ui.state.train));
         Scenario edited = ui.state.session.scenario;
         edited.w_v(0, 0) += 2.0f;
         ui.state.session.push(edits::ReplaceScenario{edited});
@@ -86,7 +86,7 @@ TEST_CASE("Sessions keep the trained model, its edited probe and the opened laye
     CHECK(p.progress.steps_done == steps);
     CHECK(same_bits(p.progress.latest->model.params, weights));
     CHECK(p.probe.input.tokens == probe);
-    REQUIRE(ui::trained_layer_open(ui.state));
+    REQUIRE(ui::trained_layer_open(ui.state.train));
     CHECK(ui.state.session.scenario.name.find("trained layer 1 of 1") == 0);
     REQUIRE(p.opened.pass.ok);
     CHECK(p.opened.pass.logits == logits);  // the edit of W_V is in the prediction again

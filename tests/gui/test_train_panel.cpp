@@ -137,7 +137,7 @@ TEST_CASE("Train: Save model and Load model through the path prompt, and the loa
     ui::TrainPanelState& p = ui.state.train;
     p.open = true;
     ui.frame(2);
-    ui::train_now(ui.state, 40);
+    ui::train_now(ui.state.train, 40);
     ui.frame(2);
     REQUIRE(p.progress.steps_done == 40);
     const train::ModelParams saved = p.progress.latest->model.params;
@@ -197,7 +197,7 @@ TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the pr
     ui::TrainPanelState& p = ui.state.train;
     p.open = true;
     ui.frame(2);
-    ui::train_now(ui.state, 400);
+    ui::train_now(ui.state.train, 400);
     ui.frame(3);
     REQUIRE(ui.text("train.probe") == "6/6");
     const std::vector<std::string>& vocabulary = p.shown_model.vocabulary;
@@ -226,7 +226,7 @@ TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the pr
     // In the pipeline: the layer opened, a probe token changed above it.
     ui.click(ui.centre("train.open.1"));
     ui.frame(3);
-    REQUIRE(ui::trained_layer_open(ui.state));
+    REQUIRE(ui::trained_layer_open(ui.state.train));
     CHECK(ui.text("trained.right") == "6/6");
     const std::string before = ui.text("trained.probe.predicted");
     const Scenario opened = ui.state.session.scenario;
@@ -267,6 +267,6 @@ TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the pr
     // Another scenario opened: the bar goes, the training stays.
     ui.state.session.push(edits::ReplaceScenario{find_preset(default_preset_name())->scenario});
     ui.frame(3);
-    CHECK_FALSE(ui::trained_layer_open(ui.state));
+    CHECK_FALSE(ui::trained_layer_open(ui.state.train));
     CHECK(ui.widget("trained.title") == nullptr);
 }
