@@ -18,8 +18,8 @@ namespace attn::ui {
 void start_classroom(AppState& state, const cli::Options& options);  // once, before the first frame
 void draw_menu_bar(AppState& state);
 void handle_shortcuts(AppState& state);
-void draw_notices(AppState& state);
-int notice_lines(const AppState& state);
+void draw_notices(const Context& state, const LessonState& lesson);  // and the lessons that could not be read
+int notice_lines(const Context& state, const LessonState& lesson);
 void add_notice(Context& state, std::string text, bool error);
 // What a session file keeps of the view, and putting a loaded session on screen (the
 // scenario is queued as an edit: one undo step).
@@ -48,7 +48,9 @@ void autosave_tick(AppState& state);        // every frame, after the edits were
 void finish_autosave(AppState& state);      // a clean exit: this run's autosave goes
 bool restore_orphan(AppState& state, size_t index);  // false (with a notice) when it cannot be read
 void discard_orphan(AppState& state, size_t index);
-void draw_restore_prompt(AppState& state);
+// The restore question; what was chosen is carried out by the frame (a restore replaces the session).
+enum class RestoreRequest { None, Restore, Discard };
+RestoreRequest draw_restore_prompt(Context& state, RecoveryState& recovery);
 
 // panel_lesson.cpp
 void ensure_lessons_loaded(AppState& state);

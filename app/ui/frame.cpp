@@ -48,7 +48,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
                             (state.compute.status.notice.empty() ? 0 : 1);  // the GPU fallback notice
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const float status_h =
-        line * static_cast<float>(1 + std::min<size_t>(messages, 4) + static_cast<size_t>(notice_lines(state))) + 8.0f;
+        line * static_cast<float>(1 + std::min<size_t>(messages, 4) + static_cast<size_t>(notice_lines(state, state.classroom.lesson))) + 8.0f;
     if (!presenter) {
         ImGui::BeginChild("controls", ImVec2(290.0f * scale, 0), true);
         draw_controls(state);
@@ -79,7 +79,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ImGui::EndChild();
     ImGui::BeginChild("status", ImVec2(0, 0), false);
     draw_status(state);
-    draw_notices(state);
+    draw_notices(state, state.classroom.lesson);
     ImGui::EndChild();
     ImGui::EndGroup();
     ImGui::End();
@@ -90,7 +90,11 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     draw_model_view(state);
     handle_hand_check_click(state, state.classroom.hand_check);
     draw_hand_check(state, state.classroom.hand_check);
-    draw_restore_prompt(state);
+    switch (draw_restore_prompt(state, state.recovery)) {
+        case RestoreRequest::Restore: restore_orphan(state, 0); break;
+        case RestoreRequest::Discard: discard_orphan(state, 0); break;
+        case RestoreRequest::None: break;
+    }
     ImGui::PopStyleColor(colours);
     ImGui::PopFont();
 }

@@ -42,13 +42,13 @@ void add_notice(Context& state, std::string text, bool error) {
     if (notices.size() > 50) notices.erase(notices.begin());
 }
 
-int notice_lines(const AppState& state) {
-    const size_t lesson_errors = state.classroom.lesson.load_errors.size();
+int notice_lines(const Context& state, const LessonState& lesson) {
+    const size_t lesson_errors = lesson.load_errors.size();
     return static_cast<int>(std::min(state.notices.size(), kNoticesShown) + std::min<size_t>(lesson_errors, 3));
 }
 
-void draw_notices(AppState& state) {
-    for (const std::string& error : state.classroom.lesson.load_errors) {
+void draw_notices(const Context& state, const LessonState& lesson) {
+    for (const std::string& error : lesson.load_errors) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
         ImGui::TextWrapped("Lesson not loaded: %s", error.c_str());
         ImGui::PopStyleColor();

@@ -115,17 +115,17 @@ void discard_orphan(AppState& state, size_t index) {
     r.orphans.erase(r.orphans.begin() + static_cast<long>(index));
 }
 
-void draw_restore_prompt(AppState& state) {
-    RecoveryState& r = state.recovery;
+RestoreRequest draw_restore_prompt(Context& state, RecoveryState& r) {
     if (!r.prompt || r.orphans.empty()) {
         r.prompt = false;
-        return;
+        return RestoreRequest::None;
     }
     if (!ImGui::IsPopupOpen(kPromptTitle)) ImGui::OpenPopup(kPromptTitle);
     const ImGuiIO& io = ImGui::GetIO();
     ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x * 0.5f, io.DisplaySize.y * 0.4f), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
     ImGui::SetNextWindowSize(ImVec2(560.0f * state.fonts.scale, 0.0f));
-    if (!ImGui::BeginPopupModal(kPromptTitle, nullptr, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_AlwaysAutoResize)) return;
+    if (!ImGui::BeginPopupModal(kPromptTitle, nullptr, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_AlwaysAutoResize))
+        return RestoreRequest::None;
     const autosave::Orphan& newest = r.orphans.front();
     ImGui::TextWrapped("Attention Lab did not close normally last time.");
     ImGui::Spacing();
@@ -135,14 +135,15 @@ void draw_restore_prompt(AppState& state) {
     ImGui::TextDisabled("%s", newest.path.c_str());
     if (r.orphans.size() > 1) ImGui::TextDisabled("%zu older autosaves are kept for the next start.", r.orphans.size() - 1);
     ImGui::Spacing();
+    RestoreRequest request = RestoreRequest::None;
     bool close = false;
     if (ImGui::Button("Restore")) {
-        restore_orphan(state, 0);
+        request = RestoreRequest::Restore;
         close = true;
     }
     ImGui::SameLine();
     if (ImGui::Button("Discard")) {
-        discard_orphan(state, 0);
+        request = RestoreRequest::Discard;
         close = true;
     }
     ImGui::SameLine();
@@ -153,6 +154,7 @@ void draw_restore_prompt(AppState& state) {
         ImGui::CloseCurrentPopup();
     }
     ImGui::EndPopup();
+    return request;
 }
 
 }  // namespace attn::ui
