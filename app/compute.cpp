@@ -220,7 +220,6 @@ bool Compute::start_zoom_worker(const edits::Session& session) {
 }
 
 bool Compute::install(edits::Session& session, Trace&& trace, double ms) {
-    last_recompute_ms_ = ms;
     session.last_run_ms = ms;
     if (!trace.ok) {
         session.errors = trace.errors;  // the last good trace stays on screen
@@ -265,9 +264,7 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
         cpu_pending_ = false;
         if (p.detail == Detail::Full) {
             // Small n: synchronous, as the edits have always been (the edits' own recompute).
-            const auto start = std::chrono::steady_clock::now();
-            replaced = edits::update(session);
-            last_recompute_ms_ = ms_since(start);
+            replaced = edits::update(session);  // it times the run: session.last_run_ms
         } else {
             session.dirty = false;
             const RunOptions options = output_only_options(session.scenario, region_);
@@ -314,7 +311,7 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
                 for (size_t h = 0; h < trace.head.size(); ++h)
                     session.trace.head[h].pooled_weights = std::move(trace.head[h].pooled_weights);
                 ++session.generation;
-                last_recompute_ms_ = session.last_run_ms = ms_since(cpu_started_);
+                session.last_run_ms = ms_since(cpu_started_);
                 replaced = true;
             } else if (cpu_run_ == wanted_) {
                 session.dirty = true;  // it could not: the whole run, next frame

@@ -131,7 +131,6 @@ public:
     const Status& status() const { return status_; }
     bool busy() const;  // a run or Compare's B under way
     // Milliseconds of the last recompute that reached the screen (wall time, start to install).
-    double last_recompute_ms() const { return last_recompute_ms_; }
 
 private:
     bool ensure_gpu();
@@ -162,7 +161,6 @@ private:
     std::future<Trace> compare_worker_;  // B of Compare
     std::string compare_signature_;      // what compare_worker_ (or the installed comparison) answers
     std::chrono::steady_clock::time_point gpu_started_, cpu_started_;
-    double last_recompute_ms_ = 0.0;
 };
 
 }  // namespace attn::compute

@@ -398,7 +398,6 @@ void recompute(compute::Compute& compute_layer, ui::AppState& state, bool screen
     if (bench != nullptr && replaced)
         bench->recompute_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     state.compute.status = compute_layer.status();
-    state.compute.last_recompute_ms = compute_layer.last_recompute_ms();
 }
 
 // The pointer of a screenshot: nowhere, or on the cell ATTNLAB_DEBUG_HOVER names (its

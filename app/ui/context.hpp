@@ -33,7 +33,6 @@ struct WidgetLayout {
 struct ComputeState {
     compute::Settings settings;
     compute::Status status;           // copied from compute::Compute after each update
-    double last_recompute_ms = 0.0;
     compute::Region region_draft;     // the region typed, applied with "zoom"
     int draft_queries = 0, draft_keys = 0;  // the sequence the draft was made for: another one resets it
     double cpu_gflops = 0.0;          // the CPU engine's measured speed, read when a zoom is first estimated
