@@ -2,7 +2,8 @@
 // chips, the top 5 next tokens, and every layer × head's attention weights as a small map
 // (BertViz's model view). Clicking a map opens that layer in the pipeline (the session's
 // scenario becomes the layer's scenario, the head shown); edits there recompute the layers
-// after it, the maps and the prediction.
+// after it, the maps and the prediction. A right-click on a map ablates its head (its rows of
+// W_O zeroed: it contributes nothing) or restores it; the layers from it on are recomputed.
 //
 // Index
 // [SECTION] Opening a model and a layer
@@ -47,21 +48,24 @@ std::vector<std::string> article_sentences() {
     return sentences;
 }
 
-// The session shows layer `layer` of the current pass.
-void show_layer(AppState& state, int layer) {
+// The session shows layer `layer` of the current pass (its ablated heads' rows of W_O zero).
+// `navigation`: shown again because its input or its heads changed, not an edit of the user's:
+// the undo history starts from it (undo never brings back a layer the model no longer runs).
+void show_layer(AppState& state, int layer, bool navigation = false) {
     ModelViewState& m = state.model;
-    Scenario s = gpt2::layer_scenario(*m.checkpoint, m.pass.tokens, layer, gpt2::layer_input(m.pass.layers[static_cast<size_t>(layer)]));
+    Scenario s = gpt2::layer_scenario(*m.checkpoint, m.pass.tokens, layer, gpt2::layer_input(m.pass.layers[static_cast<size_t>(layer)]),
+                                      m.pass.ablated);
     m.layer = layer;
     m.layer_name = s.name;
     m.applied = s;
-    state.session.push(edits::ReplaceScenario{std::move(s)});
+    state.session.push(edits::ReplaceScenario{std::move(s), navigation});
 }
 
 // Runs the sentence; false (the pass kept) with a notice when it cannot run.
 bool run_sentence(AppState& state, const std::string& sentence) {
     ModelViewState& m = state.model;
     const auto t0 = std::chrono::steady_clock::now();
-    gpt2::ForwardPass pass = gpt2::forward_text(*m.checkpoint, sentence);
+    gpt2::ForwardPass pass = gpt2::forward_text(*m.checkpoint, sentence, m.pass.ablated);
     if (!pass.ok) {
         for (const std::string& e : pass.errors) add_notice(state, "The model cannot run this sentence: " + e, true);
         m.computed_sentence = sentence;  // not retried every frame
@@ -69,6 +73,7 @@ bool run_sentence(AppState& state, const std::string& sentence) {
     }
     m.forward_ms = ms_since(t0);
     m.pass = std::move(pass);
+    ++m.revision;
     m.computed_sentence = sentence;
     if (m.layer >= 0) show_layer(state, m.layer);  // the opened layer follows the sentence
     return true;
@@ -88,7 +93,12 @@ bool open_model(AppState& state, const std::string& folder) {
     m.checkpoint = std::move(*load.checkpoint);
     m.open = true;
     m.layer = -1;
-    m.pass = gpt2::ForwardPass{};
+    m.pass = gpt2::ForwardPass{};  // no head ablated in a model just opened
+    ++m.revision;
+    m.ablation_toggles.clear();
+    m.restore_all_heads = false;
+    m.compare.pass_b = gpt2::ForwardPass{};
+    m.compare.computed_b.clear();
     if (m.sentence.empty()) m.sentence = kDefaultSentence;
     const gpt2::Config& c = m.checkpoint->config;
     add_notice(state, "Opened the model " + folder + ": " + std::to_string(c.n_layer) + " layers \xC3\x97 " +
@@ -124,10 +134,47 @@ void open_model_layer(AppState& state, int layer, int head) {
 
 // [SECTION] Keeping the pass in step with the session
 
+namespace {
+
+// The grid's ablation toggles: the pass's set changed, then the layers from the lowest changed
+// one recomputed. A layer open in the pipeline at or after it is shown again (its input or its
+// heads changed); one before it keeps its edits (the stream after it is what changed).
+void apply_ablation(AppState& state) {
+    ModelViewState& m = state.model;
+    if (m.ablation_toggles.empty() && !m.restore_all_heads) return;
+    const int layers = m.checkpoint->config.n_layer, heads = m.checkpoint->config.n_head;
+    gpt2::HeadSet& ablated = m.pass.ablated;
+    int from = layers;
+    if (m.restore_all_heads)
+        for (const gpt2::HeadId& id : ablated) from = std::min(from, id.layer);
+    if (m.restore_all_heads) ablated.clear();
+    for (const gpt2::HeadId& id : m.ablation_toggles) {
+        if (id.layer < 0 || id.layer >= layers || id.head < 0 || id.head >= heads) continue;
+        if (!ablated.erase(id)) ablated.insert(id);
+        from = std::min(from, id.layer);
+    }
+    m.ablation_toggles.clear();
+    m.restore_all_heads = false;
+    if (from >= layers || !m.pass.ok) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!gpt2::recompute_from(*m.checkpoint, from, m.pass)) {
+        for (const std::string& e : m.pass.errors) add_notice(state, "The model was not recomputed with the ablated heads: " + e, true);
+        m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence);  // the intact model, in step again
+        m.layer = -1;
+    } else {
+        m.forward_ms = ms_since(t0);
+        if (m.layer >= from) show_layer(state, m.layer, true);
+    }
+    ++m.revision;
+}
+
+}  // namespace
+
 void update_model_view(AppState& state) {
     ModelViewState& m = state.model;
     if (!m.checkpoint) return;
     if (m.sentence != m.computed_sentence && !ImGui::GetIO().WantTextInput) run_sentence(state, m.sentence);
+    apply_ablation(state);
     const edits::Session& session = state.session;
     if (m.layer < 0 || session.revision == m.seen_revision || !session.pending.empty()) return;
     m.seen_revision = session.revision;
@@ -141,11 +188,13 @@ void update_model_view(AppState& state) {
     if (!gpt2::recompute_from(*m.checkpoint, m.layer, m.pass, &session.scenario)) {
         for (const std::string& e : m.pass.errors) add_notice(state, "The model's layers after the edit were not recomputed: " + e, true);
         m.layer = -1;
-        m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence);  // the unedited model, in step again
+        m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence, m.pass.ablated);  // the unedited model, in step again
+        ++m.revision;
         return;
     }
     m.forward_ms = ms_since(t0);
     m.applied = session.scenario;
+    ++m.revision;
 }
 
 // [SECTION] Drawing
@@ -168,6 +217,16 @@ void draw_model_sentence(AppState& state) {
                         "maps and the next token.",
                         m.layer == 0 ? "X = wte[tokens] + wpe[positions], the token and position embeddings added"
                                      : "X is the residual stream entering the layer (the previous block's output)");
+    if (gpt2::ablated_in_layer(m.pass.ablated, m.layer) > 0) {
+        std::string heads;
+        for (const gpt2::HeadId& id : m.pass.ablated)
+            if (id.layer == m.layer) heads += (heads.empty() ? "" : ", ") + std::to_string(id.head + 1);
+        const std::string text = "Ablated in this layer: head " + heads +
+                                 ". Their rows of W_O are zero, so they add nothing to the output (the model keeps them zero "
+                                 "whatever is edited here; restore them in the model view).";
+        ImGui::TextDisabled("%s", text.c_str());
+        record_item(state, "model.pipeline_ablated", text);
+    }
 }
 
 std::optional<session_file::ModelChoice> model_choice(const AppState& state) {
@@ -286,6 +345,22 @@ void draw_model_view(AppState& state) {
         top += (top.empty() ? "" : " ") + t.token + "=" + p;
     }
     record_item(state, "model.top5", top);
+    const int ablated = static_cast<int>(pass.ablated.size());
+    if (ablated > 0) {
+        const std::string text = std::to_string(ablated) + (ablated == 1 ? " head ablated" : " heads ablated") +
+                                 " (crossed out below): the next token is the model's without " + (ablated == 1 ? "it" : "them");
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 170, 90, 255));
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(text.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "model.ablated", text);
+        ImGui::SameLine();
+        if (ImGui::SmallButton("Restore all heads")) m.restore_all_heads = true;
+        record_item(state, "model.restore_heads", "");
+    } else {
+        ImGui::TextDisabled("Right-click a map to ablate its head (its rows of W_O zeroed: it adds nothing); right-click again to restore it.");
+        record_item(state, "model.ablated", "0 heads ablated");
+    }
     ImGui::TextDisabled("last recompute %.0f ms%s", m.forward_ms,
                         m.layer >= 0 ? (", layer " + std::to_string(m.layer + 1) + " open in the pipeline: edits there recompute the layers after it").c_str() : "");
 
@@ -325,6 +400,14 @@ void draw_model_view(AppState& state) {
                     const ImVec2 a(p0.x + static_cast<float>(j) * cell, p0.y + static_cast<float>(i) * cell);
                     draw->AddRectFilled(a, ImVec2(a.x + cell + 0.5f, a.y + cell + 0.5f), pack(viridis(w(i, j))));
                 }
+            const bool ablated_head = pass.ablated.count({l, h}) > 0;
+            if (ablated_head) {  // crossed out: the head adds nothing to the layer's output
+                const ImU32 cross = IM_COL32(255, 70, 50, 235);
+                const float inset = std::max(1.0f, map * 0.06f), thickness = std::max(2.0f, map * 0.05f);
+                draw->AddRectFilled(p0, ImVec2(p0.x + map, p0.y + map), IM_COL32(0, 0, 0, 90));
+                draw->AddLine(ImVec2(p0.x + inset, p0.y + inset), ImVec2(p0.x + map - inset, p0.y + map - inset), cross, thickness);
+                draw->AddLine(ImVec2(p0.x + map - inset, p0.y + inset), ImVec2(p0.x + inset, p0.y + map - inset), cross, thickness);
+            }
             const bool opened = m.layer == l && state.view.shown_head == h && !state.view.all_heads;
             const bool hovered = mouse.x >= p0.x && mouse.x < p0.x + map && mouse.y >= p0.y && mouse.y < p0.y + map &&
                                  ImGui::IsWindowHovered();
@@ -332,18 +415,23 @@ void draw_model_view(AppState& state) {
                 draw->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p0.x + map + 2, p0.y + map + 2),
                               opened ? IM_COL32(255, 200, 60, 255) : IM_COL32(255, 255, 255, 200), 0.0f, 0, 2.0f);
             ImGui::SetCursorScreenPos(p0);
-            ImGui::InvisibleButton(("map" + std::to_string(l) + "_" + std::to_string(h)).c_str(), ImVec2(map, map));
-            record_item(state, ("model.map." + std::to_string(l + 1) + "." + std::to_string(h + 1)).c_str(),
-                        opened ? "open" : "");
+            ImGui::InvisibleButton(("map" + std::to_string(l) + "_" + std::to_string(h)).c_str(), ImVec2(map, map),
+                                   ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+            std::string record = opened ? "open" : "";
+            if (ablated_head) record += record.empty() ? "ablated" : " ablated";
+            record_item(state, ("model.map." + std::to_string(l + 1) + "." + std::to_string(h + 1)).c_str(), record);
             if (ImGui::IsItemHovered()) {
                 // The query row and key column under the mouse.
                 const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, tokens - 1);
                 const int j = std::clamp(static_cast<int>((mouse.x - p0.x) / cell), 0, tokens - 1);
-                ImGui::SetTooltip("layer %d, head %d: %s \xE2\x86\x92 %s  weight %.3f\nclick to open this layer and head in the pipeline",
-                                  l + 1, h + 1, pass.tokens[static_cast<size_t>(i)].c_str(),
-                                  pass.tokens[static_cast<size_t>(j)].c_str(), static_cast<double>(w(i, j)));
+                ImGui::SetTooltip("layer %d, head %d%s: %s \xE2\x86\x92 %s  weight %.3f\nclick to open this layer and head in the pipeline\n%s",
+                                  l + 1, h + 1, ablated_head ? " (ablated: its output is zeroed, it adds nothing)" : "",
+                                  pass.tokens[static_cast<size_t>(i)].c_str(), pass.tokens[static_cast<size_t>(j)].c_str(),
+                                  static_cast<double>(w(i, j)),
+                                  ablated_head ? "right-click to restore this head" : "right-click to ablate this head (zero its rows of W_O)");
             }
-            if (ImGui::IsItemClicked()) open_model_layer(state, l, h);
+            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) open_model_layer(state, l, h);
+            if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) m.ablation_toggles.push_back({l, h});
         }
     }
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(layers) * (map + gap)));

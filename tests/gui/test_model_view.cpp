@@ -1,6 +1,7 @@
 // The model view driven headless (tests/gui/ui_driver.hpp): File → Open model… on a
 // checkpoint the test writes, the grid, a map opened in the pipeline, an edit there
-// recomputing the layers after it, a new sentence, and a bad folder that changes nothing.
+// recomputing the layers after it, a new sentence, and a bad folder that changes nothing; a
+// head ablated with a right-click and restored; the Compare tab's two modes.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -16,8 +17,9 @@ using attn::testing::UiDriver;
 
 namespace {
 
-// 3 layers × 2 heads, d 8, 64 positions: the articles' sentences fit.
-std::string write_model(const std::string& name) {
+// 3 layers × 2 heads, d 8, 64 positions: the articles' sentences fit. `strong_heads`: W_O
+// and the embeddings scaled up, so that one head moves the prediction visibly.
+std::string write_model(const std::string& name, bool strong_heads = false) {
     const std::string folder = (std::filesystem::temp_directory_path() / name).string();
     std::filesystem::remove_all(folder);
     gpt2::Config config = testing::tiny_config();
@@ -26,6 +28,10 @@ std::string write_model(const std::string& name) {
     gpt2::Checkpoint c = testing::tiny_checkpoint();
     c = gpt2::random_checkpoint(config, 4, c.tokenizer);
     for (auto& layer : c.layers) layer.c_attn_w *= 60.0f;  // attention far from uniform
+    if (strong_heads) {
+        for (auto& layer : c.layers) layer.c_proj_w *= 40.0f;
+        c.wte *= 20.0f;
+    }
     std::string error;
     REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
     return folder;
@@ -134,5 +140,113 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         ui.frame(3);
         CHECK(m.layer == -1);
         CHECK(m.pass.ok);
+    }
+}
+
+TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore all heads brings it back", "[model-view][ablation]") {
+    const Preset& start = *find_preset(default_preset_name());
+    UiDriver ui(start.scenario);
+    ui.frame(3);
+    const std::string folder = write_model("attnlab-model-view-ablation", true);
+    open_through_menu(ui, folder);
+    ui::ModelViewState& m = ui.state.model;
+    REQUIRE(m.pass.ok);
+    const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
+    const gpt2::ForwardPass intact = gpt2::forward_text(checkpoint, m.computed_sentence);
+    const std::string top5 = ui.text("model.top5");
+    CHECK(ui.text("model.ablated") == "0 heads ablated");
+    CHECK(ui.widget("model.restore_heads") == nullptr);
+    const float* layer_1_storage = m.pass.layers[0].block.output.data();
+
+    // Head 1 of layer 2, right-clicked: crossed out, the layers from 2 on recomputed.
+    ui.click(ui.centre("model.map.2.1"), 1);
+    ui.frame(2);
+    CHECK(m.pass.ablated == gpt2::HeadSet{{1, 0}});
+    CHECK(ui.text("model.map.2.1") == "ablated");
+    CHECK(ui.text("model.map.2.2").empty());
+    CHECK(ui.state.session.scenario.name == start.scenario.name);  // a right-click opens nothing
+    CHECK(m.pass.layers[0].block.output.data() == layer_1_storage);  // layer 1 not recomputed
+    const gpt2::ForwardPass ablated = gpt2::forward_text(checkpoint, m.computed_sentence, {{1, 0}});
+    CHECK(m.pass.next_logits == ablated.next_logits);
+    CHECK(m.pass.layers[2].head[0].weights == ablated.layers[2].head[0].weights);
+    CHECK_FALSE(m.pass.next_logits == intact.next_logits);
+    CHECK(ui.text("model.top5") != top5);
+    CHECK(ui.text("model.top5").rfind(ablated.next_token_top5[0].token + "=", 0) == 0);
+    CHECK_THAT(ui.text("model.ablated"), Catch::Matchers::StartsWith("1 head ablated"));
+
+    // A second head, in layer 1: "2 heads ablated".
+    ui.click(ui.centre("model.map.1.2"), 1);
+    ui.frame(2);
+    CHECK(m.pass.ablated == gpt2::HeadSet{{0, 1}, {1, 0}});
+    CHECK_THAT(ui.text("model.ablated"), Catch::Matchers::StartsWith("2 heads ablated"));
+    CHECK(m.pass.next_logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).next_logits);
+
+    SECTION("Restore all heads: the intact model's top 5 again") {
+        ui.click(ui.centre("model.restore_heads"));
+        ui.frame(2);
+        CHECK(m.pass.ablated.empty());
+        CHECK(m.pass.next_logits == intact.next_logits);
+        CHECK(ui.text("model.top5") == top5);
+        CHECK(ui.text("model.ablated") == "0 heads ablated");
+        CHECK(ui.widget("model.restore_heads") == nullptr);
+        CHECK(ui.text("model.map.2.1").empty());
+    }
+    SECTION("right-clicking each again restores it: its own undo") {
+        ui.click(ui.centre("model.map.1.2"), 1);
+        ui.click(ui.centre("model.map.2.1"), 1);
+        ui.frame(2);
+        CHECK(m.pass.ablated.empty());
+        CHECK(m.pass.next_logits == intact.next_logits);
+        CHECK(ui.text("model.top5") == top5);
+    }
+    SECTION("a new sentence keeps the ablated heads") {
+        m.sentence = "The bank of the river";
+        ui.frame(3);
+        REQUIRE(m.computed_sentence == "The bank of the river");
+        CHECK(m.pass.next_logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).next_logits);
+    }
+    SECTION("with layer 2 open in the pipeline, the opened layer stays the model's") {
+        ui.click(ui.centre("model.restore_heads"));
+        ui.frame(2);
+        ui.click(ui.centre("model.map.2.2"));
+        ui.frame(3);
+        REQUIRE(ui.state.session.scenario.name == "GPT-2 layer 2");
+        m.expand = true;  // unfold the model view again
+        ui.frame(2);
+        const edits::Session& session = ui.state.session;
+        const std::uint64_t revision = session.revision;
+
+        // After the opened layer: the pipeline's scenario is untouched.
+        ui.click(ui.centre("model.map.3.1"), 1);
+        ui.frame(3);
+        CHECK(session.revision == revision);
+        CHECK(m.layer == 1);
+        CHECK(m.pass.next_logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{2, 0}}).next_logits);
+
+        // Before it: its input changed, the layer is shown again from the new stream.
+        ui.click(ui.centre("model.map.1.1"), 1);
+        ui.frame(3);
+        const gpt2::ForwardPass before = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 0}, {2, 0}});
+        CHECK(m.layer == 1);
+        REQUIRE(session.scenario.name == "GPT-2 layer 2");
+        CHECK(session.scenario.target.embeddings == before.layers[1].x_pe);
+        REQUIRE(session.trace.ok);
+        CHECK(session.trace.output == before.layers[1].output);
+        CHECK(m.pass.next_logits == before.next_logits);
+
+        // In it: its rows of W_O are zero in the pipeline, and the pipeline says so.
+        ui.click(ui.centre("model.map.2.2"), 1);
+        ui.frame(3);
+        const gpt2::ForwardPass in = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 0}, {1, 1}, {2, 0}});
+        CHECK(session.scenario.w_o.middleRows(4, 4).isZero(0.0f));
+        CHECK(session.scenario.w_o.middleRows(0, 4) == checkpoint.layers[1].c_proj_w.middleRows(0, 4));
+        REQUIRE(session.trace.ok);
+        CHECK(session.trace.output == in.layers[1].output);
+        CHECK(m.pass.next_logits == in.next_logits);
+        CHECK_THAT(ui.text("model.pipeline_ablated"), Catch::Matchers::Contains("Ablated in this layer: head 2"));
+        // An edit there still recomputes the layers after it, the ablated head kept at zero.
+        ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 5, 2, 7.0f});
+        ui.frame(3);
+        CHECK(m.pass.next_logits == in.next_logits);  // row 6 is head 2's: the model keeps it zero
     }
 }
