@@ -81,7 +81,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     draw_articles(state);
     draw_compare(state, textures);
     draw_train(state, textures);
-    draw_model_view(state);
+    draw_model_view(state, textures);
     handle_hand_check_click(state);
     draw_hand_check(state);
     draw_restore_prompt(state);

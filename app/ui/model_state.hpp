@@ -18,11 +18,13 @@ namespace attn::ui {
 // model view's sentence (A) and on sentence B; "two heads": heads A and B on the sentence.
 struct ModelCompareState {
     bool shown = false;                       // the tab was drawn last frame: keep its numbers computed
+    bool select = false;                      // make it the selected tab at the next frame
     bool two_sentences = true;                // else two heads
     std::string sentence_b;                   // the B box
     bool b_follows_a = true;                  // B is A's partner among the articles' sentences until it is typed
     std::string computed_b;                   // what pass_b tokenised
     gpt2::ForwardPass pass_b;                 // sentence B, with the model view's ablated heads
+    std::uint64_t b_revision = 0;             // counts changes of pass_b
     gpt2::HeadId head_a{0, 0}, head_b{0, 1};  // two sentences: head_a on both
     gpt2::WeightsComparison result;           // points into the passes: made again whenever one changes
     std::string key;                          // what `result` was computed from

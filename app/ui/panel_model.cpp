@@ -4,6 +4,7 @@
 // scenario becomes the layer's scenario, the head shown); edits there recompute the layers
 // after it, the maps and the prediction. A right-click on a map ablates its head (its rows of
 // W_O zeroed: it contributes nothing) or restores it; the layers from it on are recomputed.
+// The Compare tab (panel_model_compare.cpp) sets two heads or two sentences side by side.
 //
 // Index
 // [SECTION] Opening a model and a layer
@@ -35,7 +36,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The articles' sentences: the presets whose title is a quoted sentence.
+}  // namespace
+
 std::vector<std::string> article_sentences() {
     std::vector<std::string> sentences;
     for (const Preset& p : presets()) {
@@ -47,6 +49,8 @@ std::vector<std::string> article_sentences() {
     }
     return sentences;
 }
+
+namespace {
 
 // The session shows layer `layer` of the current pass (its ablated heads' rows of W_O zero).
 // `navigation`: shown again because its input or its heads changed, not an edit of the user's:
@@ -168,13 +172,10 @@ void apply_ablation(AppState& state) {
     ++m.revision;
 }
 
-}  // namespace
 
-void update_model_view(AppState& state) {
+// An edit of the layer opened in the pipeline: that layer and every one after it.
+void follow_session(AppState& state) {
     ModelViewState& m = state.model;
-    if (!m.checkpoint) return;
-    if (m.sentence != m.computed_sentence && !ImGui::GetIO().WantTextInput) run_sentence(state, m.sentence);
-    apply_ablation(state);
     const edits::Session& session = state.session;
     if (m.layer < 0 || session.revision == m.seen_revision || !session.pending.empty()) return;
     m.seen_revision = session.revision;
@@ -195,6 +196,17 @@ void update_model_view(AppState& state) {
     m.forward_ms = ms_since(t0);
     m.applied = session.scenario;
     ++m.revision;
+}
+
+}  // namespace
+
+void update_model_view(AppState& state) {
+    ModelViewState& m = state.model;
+    if (!m.checkpoint) return;
+    if (m.sentence != m.computed_sentence && !ImGui::GetIO().WantTextInput) run_sentence(state, m.sentence);
+    apply_ablation(state);
+    follow_session(state);
+    update_model_compare(state);  // last: its comparison points into the passes as they now are
 }
 
 // [SECTION] Drawing
@@ -258,32 +270,13 @@ void restore_model(AppState& state, const session_file::ModelChoice& choice, con
     m.seen_revision = ~0ull;
 }
 
-void draw_model_view(AppState& state) {
-    ModelViewState& m = state.model;
-    if (!m.open || !m.checkpoint) return;
-    const float scale = state.fonts.scale;
-    ImGui::SetNextWindowSize(ImVec2(760.0f * scale, 820.0f * scale), ImGuiCond_FirstUseEver);
-    // At the right, below the pipeline's first line (what the layer is, when one is open).
-    const ImVec2 display = ImGui::GetIO().DisplaySize;
-    const ImVec2 place(std::max(0.0f, display.x - 780.0f * scale), 110.0f * scale);
-    ImGui::SetNextWindowPos(place, ImGuiCond_FirstUseEver);
-    const gpt2::Config& c = m.checkpoint->config;
-    const std::string title = "Model: " + m.checkpoint->folder + "###model";
-    if (m.collapse) {  // its title bar at the bottom right, over the status area, not over the pipeline
-        ImGui::SetNextWindowCollapsed(true);
-        ImGui::SetNextWindowPos(ImVec2(place.x, display.y - ImGui::GetFrameHeight() - 6.0f * scale));
-    } else if (m.expand) {
-        ImGui::SetNextWindowCollapsed(false);
-        ImGui::SetNextWindowPos(place);
-    }
-    m.collapse = m.expand = false;
-    if (!ImGui::Begin(title.c_str(), &m.open)) {
-        ImGui::End();
-        return;
-    }
-    ImGui::TextDisabled("%d layers \xC3\x97 %d heads, d_model %d, vocabulary %d, at most %d tokens", c.n_layer, c.n_head,
-                        c.n_embd, c.vocab_size, c.n_positions);
+namespace {
 
+// The sentence box, the tokens as chips, the top 5 next tokens and the ablated heads; false
+// (nothing more to draw) when the sentence has no pass.
+bool draw_sentence_and_prediction(AppState& state) {
+    ModelViewState& m = state.model;
+    const float scale = state.fonts.scale;
     // The sentence, re-tokenised by GPT-2's tokenizer when Enter is pressed or the box is left.
     char buffer[2048];
     const size_t n = std::min(m.sentence.size(), sizeof buffer - 1);
@@ -304,8 +297,7 @@ void draw_model_view(AppState& state) {
     const gpt2::ForwardPass& pass = m.pass;
     if (!pass.ok) {
         ImGui::TextWrapped("No pass to show: see the status area.");
-        ImGui::End();
-        return;
+        return false;
     }
 
     // The tokens as chips: the readable token, its id below.
@@ -363,9 +355,16 @@ void draw_model_view(AppState& state) {
     }
     ImGui::TextDisabled("last recompute %.0f ms%s", m.forward_ms,
                         m.layer >= 0 ? (", layer " + std::to_string(m.layer + 1) + " open in the pipeline: edits there recompute the layers after it").c_str() : "");
+    return true;
+}
 
-    // The grid: rows are layers, columns heads; each map is a head's (n × n) weights.
-    ImGui::Separator();
+// The layers × heads grid: each map a head's (n × n) weights.
+void draw_grid(AppState& state) {
+    ModelViewState& m = state.model;
+    const gpt2::Config& c = m.checkpoint->config;
+    const gpt2::ForwardPass& pass = m.pass;
+    const float scale = state.fonts.scale;
+    // Rows are layers, columns heads.
     const int heads = c.n_head, layers = static_cast<int>(pass.layers.size());
     const int tokens = static_cast<int>(pass.tokens.size());
     const float label_w = ImGui::CalcTextSize("L12 ").x;
@@ -437,6 +436,58 @@ void draw_model_view(AppState& state) {
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(layers) * (map + gap)));
     ImGui::Dummy(ImVec2(label_w + static_cast<float>(heads) * (map + gap), 1.0f));
     ImGui::EndChild();
+}
+
+}  // namespace
+
+void draw_model_view(AppState& state, HeatmapTextures& textures) {
+    ModelViewState& m = state.model;
+    if (!m.open || !m.checkpoint) return;
+    const float scale = state.fonts.scale;
+    ImGui::SetNextWindowSize(ImVec2(760.0f * scale, 820.0f * scale), ImGuiCond_FirstUseEver);
+    // At the right, below the pipeline's first line (what the layer is, when one is open).
+    const ImVec2 display = ImGui::GetIO().DisplaySize;
+    const ImVec2 place(std::max(0.0f, display.x - 780.0f * scale), 110.0f * scale);
+    ImGui::SetNextWindowPos(place, ImGuiCond_FirstUseEver);
+    const gpt2::Config& c = m.checkpoint->config;
+    const std::string title = "Model: " + m.checkpoint->folder + "###model";
+    if (m.collapse) {  // its title bar at the bottom right, over the status area, not over the pipeline
+        ImGui::SetNextWindowCollapsed(true);
+        ImGui::SetNextWindowPos(ImVec2(place.x, display.y - ImGui::GetFrameHeight() - 6.0f * scale));
+    } else if (m.expand) {
+        ImGui::SetNextWindowCollapsed(false);
+        ImGui::SetNextWindowPos(place);
+    }
+    m.collapse = m.expand = false;
+    m.compare.shown = false;
+    if (!ImGui::Begin(title.c_str(), &m.open)) {
+        ImGui::End();
+        return;
+    }
+    ImGui::TextDisabled("%d layers \xC3\x97 %d heads, d_model %d, vocabulary %d, at most %d tokens", c.n_layer, c.n_head,
+                        c.n_embd, c.vocab_size, c.n_positions);
+    if (!draw_sentence_and_prediction(state)) {
+        ImGui::End();
+        return;
+    }
+    ImGui::Separator();
+    if (ImGui::BeginTabBar("model.tabs")) {
+        const bool grid = ImGui::BeginTabItem("Layers \xC3\x97 heads");
+        record_item(state, "model.tab.grid", "");
+        if (grid) {
+            draw_grid(state);
+            ImGui::EndTabItem();
+        }
+        const bool compare = ImGui::BeginTabItem("Compare", nullptr, m.compare.select ? ImGuiTabItemFlags_SetSelected : 0);
+        record_item(state, "model.tab.compare", "");
+        m.compare.select = false;
+        if (compare) {
+            m.compare.shown = true;
+            draw_model_compare(state, textures);
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
     ImGui::End();
 }
 

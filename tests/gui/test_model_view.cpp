@@ -4,11 +4,14 @@
 // head ablated with a right-click and restored; the Compare tab's two modes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "bad_model_catalogue.hpp"
 #include "gpt2/model.hpp"
 #include "presets.hpp"
+#include "registry.hpp"
 #include "ui/panel_model.hpp"
 #include "ui_driver.hpp"
 
@@ -248,5 +251,114 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 5, 2, 7.0f});
         ui.frame(3);
         CHECK(m.pass.next_logits == in.next_logits);  // row 6 is head 2's: the model keeps it zero
+    }
+}
+
+namespace {
+
+// max |B − A| of two heads' weights, by loops over the passes computed here.
+double largest_difference(const gpt2::ForwardPass& a, gpt2::HeadId head_a, const gpt2::ForwardPass& b, gpt2::HeadId head_b) {
+    const Matrix& wa = a.layers[static_cast<size_t>(head_a.layer)].head[static_cast<size_t>(head_a.head)].weights;
+    const Matrix& wb = b.layers[static_cast<size_t>(head_b.layer)].head[static_cast<size_t>(head_b.head)].weights;
+    double largest = 0;
+    for (Eigen::Index i = 0; i < wa.rows(); ++i)
+        for (Eigen::Index j = 0; j < wa.cols(); ++j)
+            largest = std::max(largest, std::abs(static_cast<double>(wb(i, j)) - static_cast<double>(wa(i, j))));
+    return largest;
+}
+
+}  // namespace
+
+TEST_CASE("Model view Compare: two sentences, a different token count said in words, two heads", "[model-view][compare]") {
+    CHECK(ui::partner_sentence("The bank of the river was muddy.") == "The money was deposited in the bank.");
+    CHECK(ui::partner_sentence("The money was deposited in the bank.") == "The bank of the river was muddy.");
+    CHECK(ui::partner_sentence("dog bites man") == "man bites dog");
+    CHECK(ui::partner_sentence("The animal did not cross the road because it was tired") ==
+          "The animal did not cross the road because it was wide");
+    CHECK(ui::partner_sentence("a sentence of my own") == "a sentence of my own");
+
+    const Preset& start = *find_preset(default_preset_name());
+    UiDriver ui(start.scenario);
+    ui.frame(3);
+    const std::string folder = write_model("attnlab-model-view-compare");
+    open_through_menu(ui, folder);
+    ui::ModelViewState& m = ui.state.model;
+    REQUIRE(m.pass.ok);
+    const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
+    m.sentence = "The bank of the river was muddy.";
+    ui.frame(2);
+    REQUIRE(m.computed_sentence == "The bank of the river was muddy.");
+    CHECK(ui.widget("model.compare.mode.sentences") == nullptr);  // the grid's tab is the first shown
+    ui.click(ui.centre("model.tab.compare"));
+    ui.frame(3);
+    REQUIRE(ui.widget("model.compare.mode.sentences") != nullptr);
+    CHECK(ui.widget("model.map.1.1") == nullptr);
+
+    // Two sentences, B the other "bank" sentence: 28 tokens against 32, no difference.
+    CHECK(ui.text("model.compare.mode.sentences") == "on");
+    CHECK(ui.text("model.compare.sentence_b") == "The money was deposited in the bank.");
+    const size_t n_a = checkpoint.tokenizer.encode(m.computed_sentence).size();
+    const size_t n_b = checkpoint.tokenizer.encode("The money was deposited in the bank.").size();
+    REQUIRE(n_a != n_b);
+    CHECK(ui.text("model.compare.message") ==
+          "A has " + std::to_string(n_a) + " tokens, B has " + std::to_string(n_b) + ": B \xE2\x88\x92 A needs the same tokens");
+    CHECK(ui.text("model.compare.max") == "none");
+    CHECK(ui.heatmap("model.compare.a") != nullptr);
+    REQUIRE(ui.heatmap("model.compare.b") != nullptr);
+    CHECK(ui.heatmap("model.compare.b")->rows == static_cast<int>(n_b));
+    CHECK(ui.heatmap("model.compare.diff") == nullptr);
+
+    // B typed: as many tokens as A, the difference drawn and its largest value the engine's.
+    ui.click(ui.centre("model.compare.sentence_b"));
+    ui.key(GLFW_KEY_A, true);
+    ui.type("The bank of the river was sandy.");
+    ui.key(GLFW_KEY_ENTER);
+    ui.click(ImVec2(5, 995));  // leave the box
+    ui.frame(3);
+    REQUIRE(m.compare.computed_b == "The bank of the river was sandy.");
+    const gpt2::ForwardPass a = gpt2::forward_text(checkpoint, m.computed_sentence);
+    const gpt2::ForwardPass b = gpt2::forward_text(checkpoint, "The bank of the river was sandy.");
+    REQUIRE(a.tokens.size() == b.tokens.size());
+    const double expected = largest_difference(a, {0, 0}, b, {0, 0});
+    CHECK(expected > 1e-3);
+    CHECK(std::stod(ui.text("model.compare.max")) == Approx(expected).margin(1e-6));
+    CHECK(ui.widget("model.compare.message") == nullptr);
+    REQUIRE(ui.heatmap("model.compare.diff") != nullptr);
+    // Hovering a cell of B − A: A, B and the difference there.
+    const int row = static_cast<int>(a.tokens.size()) - 1, col = 2;
+    ui.move(ui.cell_centre("model.compare.diff", row, col));
+    ui.frame();
+    const float wa = a.layers[0].head[0].weights(row, col), wb = b.layers[0].head[0].weights(row, col);
+    CHECK_THAT(ui.text("model.compare.hovered"), Catch::Matchers::Contains("A = " + format_value(wa, 4)) &&
+                                                     Catch::Matchers::Contains("B \xE2\x88\x92 A = " + format_value(wb - wa, 4)));
+    ui.move(ImVec2(-1, -1));
+
+    // Layer 3's head 2 instead: the same sentences.
+    m.compare.head_a = {2, 1};
+    ui.frame(2);
+    CHECK(std::stod(ui.text("model.compare.max")) == Approx(largest_difference(a, {2, 1}, b, {2, 1})).margin(1e-6));
+
+    SECTION("two heads on the sentence") {
+        ui.click(ui.centre("model.compare.mode.heads"));
+        ui.frame(2);
+        CHECK(ui.text("model.compare.mode.heads") == "on");
+        m.compare.head_a = {0, 0};
+        m.compare.head_b = {2, 1};
+        ui.frame(2);
+        CHECK(std::stod(ui.text("model.compare.max")) == Approx(largest_difference(a, {0, 0}, a, {2, 1})).margin(1e-6));
+        CHECK(ui.heatmap("model.compare.diff") != nullptr);
+        // A head against itself: B − A is zero.
+        m.compare.head_b = {0, 0};
+        ui.frame(2);
+        CHECK(std::stod(ui.text("model.compare.max")) == 0.0);
+    }
+    SECTION("an ablated head reaches both sentences: A and B are the same model") {
+        m.ablation_toggles.push_back({0, 1});
+        ui.frame(3);
+        REQUIRE(m.pass.ablated == gpt2::HeadSet{{0, 1}});
+        CHECK(m.compare.pass_b.ablated == m.pass.ablated);
+        const gpt2::ForwardPass a2 = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}});
+        const gpt2::ForwardPass b2 = gpt2::forward_text(checkpoint, "The bank of the river was sandy.", {{0, 1}});
+        CHECK(std::stod(ui.text("model.compare.max")) == Approx(largest_difference(a2, {2, 1}, b2, {2, 1})).margin(1e-6));
     }
 }
