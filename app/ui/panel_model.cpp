@@ -350,7 +350,9 @@ bool draw_sentence_and_prediction(AppState& state) {
         if (ImGui::SmallButton("Restore all heads")) m.restore_all_heads = true;
         record_item(state, "model.restore_heads", "");
     } else {
-        ImGui::TextDisabled("Right-click a map to ablate its head (its rows of W_O zeroed: it adds nothing); right-click again to restore it.");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("Right-click a map to ablate its head (its rows of W_O zeroed: it adds nothing); right-click again to restore it.");
+        ImGui::PopStyleColor();
         record_item(state, "model.ablated", "0 heads ablated");
     }
     ImGui::TextDisabled("last recompute %.0f ms%s", m.forward_ms,

@@ -220,14 +220,15 @@ void draw_model_compare(AppState& state, HeatmapTextures& textures) {
                           r.tokens[static_cast<size_t>(r.max_row)].c_str(), r.tokens[static_cast<size_t>(r.max_col)].c_str());
         else
             std::snprintf(text, sizeof text, "largest |B \xE2\x88\x92 A| = %g (a weight is not a number)", static_cast<double>(r.max_abs));
-        ImGui::TextUnformatted(text);
+        ImGui::TextWrapped("%s", text);
         char value[32];
         std::snprintf(value, sizeof value, "%.6f", static_cast<double>(r.max_abs));
         record_item(state, "model.compare.max", value);
         if (r.differing_tokens > 0) {
-            ImGui::SameLine();
-            ImGui::TextDisabled("  (%d of %zu positions hold other tokens: compared position by position)", r.differing_tokens,
-                                r.tokens.size());
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            ImGui::TextWrapped("%d of %zu positions hold other tokens (\"a | b\": A's | B's): compared position by position.",
+                               r.differing_tokens, r.tokens.size());
+            ImGui::PopStyleColor();
         }
     } else {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 170, 90, 255));
@@ -307,7 +308,7 @@ void draw_model_compare(AppState& state, HeatmapTextures& textures) {
                                  r.tokens[static_cast<size_t>(hover.col)] + ":  A = " + format_value((*r.a)(hover.row, hover.col), 4) +
                                  ",  B = " + format_value((*r.b)(hover.row, hover.col), 4) + ",  B \xE2\x88\x92 A = " +
                                  format_value(r.difference(hover.row, hover.col), 4);
-        ImGui::TextUnformatted(text.c_str());
+        ImGui::TextWrapped("%s", text.c_str());
         record_item(state, "model.compare.hovered", text);
     } else {
         ImGui::TextDisabled("Hover a cell: its query \xE2\x86\x92 key weight in A and B%s.", r.has_difference ? " and B \xE2\x88\x92 A, outlined in all three" : "");
