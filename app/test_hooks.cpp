@@ -39,6 +39,15 @@ TestHooks read_hooks() {
     if (const char* steps = env("ATTNLAB_DEBUG_TRAIN_STEPS")) h.train_steps = std::max(0, std::atoi(steps));
     h.train_run = env("ATTNLAB_DEBUG_TRAIN_RUN") != nullptr;
     if (const char* layer = env("ATTNLAB_DEBUG_TRAIN_OPEN")) h.train_open = std::max(0, std::atoi(layer));
+    if (const char* heads = env("ATTNLAB_DEBUG_MODEL_ABLATE")) {
+        const std::string list = std::string(heads) + ",";
+        for (size_t start = 0, comma; (comma = list.find(',', start)) != std::string::npos; start = comma + 1) {
+            const std::string item = list.substr(start, comma - start);
+            const size_t dot = item.find('.');
+            if (dot != std::string::npos) h.model_ablate.emplace_back(std::atoi(item.c_str()), std::atoi(item.c_str() + dot + 1));
+        }
+    }
+    if (const char* mode = env("ATTNLAB_DEBUG_MODEL_COMPARE")) h.model_compare = mode;
     return h;
 }
 

@@ -16,7 +16,11 @@
 //   ATTNLAB_DEBUG_TRAIN_STEPS=N      the Train panel's run (its default settings) has made N steps at start
 //   ATTNLAB_DEBUG_TRAIN_RUN=1        and goes on training (frame times with training under way)
 //   ATTNLAB_DEBUG_TRAIN_OPEN=L       then its layer L is opened in the pipeline
+//   ATTNLAB_DEBUG_MODEL_ABLATE=L.H,… with --model: those heads (from 1) ablated at start
+//   ATTNLAB_DEBUG_MODEL_COMPARE=sentences|heads   with --model: the model view's Compare tab shown in that mode
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gpu/backend.hpp"
 
@@ -33,6 +37,8 @@ struct TestHooks {
     int train_steps = 0;
     bool train_run = false;
     int train_open = 0;               // a layer from 1, 0: none
+    std::vector<std::pair<int, int>> model_ablate;  // (layer, head), from 1
+    std::string model_compare;        // "sentences", "heads", or empty: the grid tab
 };
 
 // Parsed from the environment now (a handful of getenv calls: cheap enough for every run,

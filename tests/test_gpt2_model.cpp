@@ -1,7 +1,8 @@
 // GPT-2's forward pass (core/gpt2/model.hpp) on checkpoints the tests write in the Hugging
 // Face layout and read back: checked against a forward pass written here with plain loops
 // in double (no engine, no Eigen products), a hand-checkable case, Conv1D's (in, out) layout
-// entry by entry, recomputing from a middle layer, a refused long input and the top 5.
+// entry by entry, recomputing from a middle layer, a refused long input and the top 5; heads
+// ablated against a checkpoint written with their rows zeroed, and two heads' weights compared.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "bad_model_catalogue.hpp"
 #include "engine.hpp"
+#include "gpt2/compare.hpp"
 #include "gpt2/model.hpp"
 #include "joined.hpp"
 #include "random.hpp"
@@ -412,4 +414,204 @@ TEST_CASE("GPT-2's top 5 next tokens: an independent softmax, best first, summin
     }
     CHECK(sum <= 1.0 + 1e-6);
     CHECK(sum > 0.0);
+}
+
+// [SECTION] Ablation and comparison
+
+namespace {
+
+// The checkpoint with head h of layer ℓ's rows of c_proj_w zeroed, as a file would hold it.
+Checkpoint with_zeroed_rows(Checkpoint c, int layer, int head) {
+    const int d_k = c.config.n_embd / c.config.n_head;
+    c.layers[static_cast<size_t>(layer)].c_proj_w.middleRows(head * d_k, d_k).setZero();
+    return c;
+}
+
+void check_close(const Matrix& a, const Matrix& b, double tolerance) {
+    REQUIRE(a.rows() == b.rows());
+    REQUIRE(a.cols() == b.cols());
+    for (Eigen::Index i = 0; i < a.rows(); ++i)
+        for (Eigen::Index j = 0; j < a.cols(); ++j) {
+            INFO("(" << i + 1 << ", " << j + 1 << ")");
+            CHECK(a(i, j) == Approx(b(i, j)).margin(tolerance * (1 + std::abs(b(i, j)))));
+        }
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head's c_proj rows zeroed", "[gpt2][model][ablation]") {
+    const Config config = config_of(3, 2, 8, 12);
+    const Checkpoint original = random_everything(config, 21);
+    const Checkpoint c = round_trip(original, "test_gpt2_model_ablation");
+    // Written to its own folder with rows 4–7 (head 2 of layer 2) of h.1.attn.c_proj.weight zero.
+    const Checkpoint zeroed = round_trip(with_zeroed_rows(original, 1, 1), "test_gpt2_model_ablation_zeroed");
+    REQUIRE(zeroed.layers[1].c_proj_w.middleRows(4, 4).isZero(0.0f));
+    REQUIRE_FALSE(c.layers[1].c_proj_w.middleRows(4, 4).isZero(0.0f));
+    const std::vector<int> ids = c.tokenizer.encode(" the cat, 42");
+
+    const ForwardPass intact = forward(c, ids);
+    const ForwardPass ablated = forward(c, ids, {{1, 1}});
+    const ForwardPass written = forward(zeroed, ids);
+    INFO(joined(ablated.errors));
+    REQUIRE(intact.ok);
+    REQUIRE(ablated.ok);
+    REQUIRE(written.ok);
+    CHECK(ablated.ablated == HeadSet{{1, 1}});
+    CHECK(ablated_in_layer(HeadSet{{0, 1}, {1, 0}, {1, 1}, {2, 0}}, 1) == 2);
+    CHECK(ablated_in_layer(HeadSet{{0, 1}, {2, 0}}, 1) == 0);
+    // Tolerance: 1e-5 relative on every layer's output, weight and logit (the same float
+    // operations run, so they agree far closer than this).
+    for (size_t l = 0; l < 3; ++l) {
+        INFO("layer " << l + 1);
+        check_close(layer_output(ablated.layers[l]), layer_output(written.layers[l]), 1e-5);
+        for (size_t h = 0; h < 2; ++h) check_close(ablated.layers[l].head[h].weights, written.layers[l].head[h].weights, 1e-5);
+    }
+    check_close(ablated.next_logits, written.next_logits, 1e-5);
+    // The scenario the layer ran holds the zero rows, and only those.
+    const Scenario s = layer_scenario(c, ablated.tokens, 1, layer_input(ablated.layers[1]), ablated.ablated);
+    CHECK(s.w_o.middleRows(4, 4).isZero(0.0f));
+    CHECK(s.w_o.middleRows(0, 4) == c.layers[1].c_proj_w.middleRows(0, 4));
+    CHECK(layer_scenario(c, ablated.tokens, 2, layer_input(ablated.layers[2]), ablated.ablated).w_o == c.layers[2].c_proj_w);
+    // And the plain-loop reference of the zeroed weights agrees.
+    check_against_reference(ablated, reference_forward(with_zeroed_rows(original, 1, 1), ids), 2e-4);
+
+    SECTION("the ablation changes what comes after it, not what comes before") {
+        check_equal(layer_output(ablated.layers[0]), layer_output(intact.layers[0]));
+        CHECK(ablated.layers[1].head[1].weights == intact.layers[1].head[1].weights);  // its pattern is still computed
+        CHECK((layer_output(ablated.layers[1]) - layer_output(intact.layers[1])).cwiseAbs().maxCoeff() > 1e-2f);
+        CHECK((ablated.layers[2].head[0].weights - intact.layers[2].head[0].weights).cwiseAbs().maxCoeff() > 1e-4f);
+        CHECK((ablated.next_logits - intact.next_logits).cwiseAbs().maxCoeff() > 1e-3f);
+    }
+    SECTION("a head the model does not have is refused") {
+        const ForwardPass bad = forward(c, ids, {{3, 0}});
+        CHECK_FALSE(bad.ok);
+        CHECK_THAT(joined(bad.errors), Contains("the ablated head 1 of layer 4 does not exist: the model has 3 layers of 2 heads"));
+        CHECK_THAT(joined(forward(c, ids, {{0, 2}}).errors), Contains("head 3 of layer 1"));
+    }
+}
+
+TEST_CASE("GPT-2 ablation toggled on a pass: recompute_from equals a full forward with the ablation", "[gpt2][model][ablation]") {
+    const Config config = config_of(3, 2, 8, 12);
+    const Checkpoint c = round_trip(random_everything(config, 23), "test_gpt2_model_ablation_toggle");
+    const std::vector<int> ids = c.tokenizer.encode("The animal");
+    ForwardPass pass = forward(c, ids);
+    REQUIRE(pass.ok);
+    const ForwardPass intact = pass;
+
+    // Head 1 of layer 3, then head 2 of layer 2: each recomputed from its own layer.
+    pass.ablated.insert({2, 0});
+    const float* layer_2_storage = pass.layers[1].block.output.data();
+    REQUIRE(recompute_from(c, 2, pass));
+    CHECK(pass.layers[1].block.output.data() == layer_2_storage);  // before the change: not recomputed
+    const ForwardPass one = forward(c, ids, {{2, 0}});
+    for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(one.layers[l]));
+    CHECK(pass.next_logits == one.next_logits);
+    CHECK_FALSE(pass.next_logits == intact.next_logits);
+
+    pass.ablated.insert({1, 1});
+    REQUIRE(recompute_from(c, 1, pass));
+    const ForwardPass two = forward(c, ids, {{1, 1}, {2, 0}});
+    for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(two.layers[l]));
+    CHECK(pass.layers[2].head[0].weights == two.layers[2].head[0].weights);
+    CHECK(pass.next_logits == two.next_logits);
+    for (size_t t = 0; t < 5; ++t) CHECK(pass.next_token_top5[t].id == two.next_token_top5[t].id);
+
+    SECTION("toggled off again: the intact model's numbers") {
+        pass.ablated.clear();
+        REQUIRE(recompute_from(c, 1, pass));
+        for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(intact.layers[l]));
+        CHECK(pass.next_logits == intact.next_logits);
+    }
+    SECTION("an edited layer keeps its ablated heads at zero, whatever the edit") {
+        Scenario edited = layer_scenario(c, pass.tokens, 1, layer_input(pass.layers[1]));  // rows not zeroed
+        edited.block.w_1(0, 3) = 1.5f;
+        REQUIRE(recompute_from(c, 1, pass, &edited));
+        Checkpoint changed = c;
+        changed.layers[1].c_fc_w(0, 3) = 1.5f;
+        const ForwardPass full = forward(changed, ids, {{1, 1}, {2, 0}});
+        for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(full.layers[l]));
+        CHECK(pass.next_logits == full.next_logits);
+    }
+    SECTION("forward_into keeps the pass's ablation for a new sentence") {
+        const std::vector<int> other = c.tokenizer.encode(" the bank");
+        REQUIRE(forward_into(c, other, pass));
+        CHECK(pass.next_logits == forward(c, other, {{1, 1}, {2, 0}}).next_logits);
+    }
+}
+
+TEST_CASE("GPT-2 weights compared: B − A of two heads and of two sentences, or why there is none", "[gpt2][model][compare]") {
+    const Config config = config_of(2, 2, 8, 12);
+    const Checkpoint original = random_everything(config, 5);
+    const Checkpoint c = round_trip(original, "test_gpt2_model_compare");
+    const std::vector<int> ids = c.tokenizer.encode(" the cat");
+    const ForwardPass pass = forward(c, ids);
+    REQUIRE(pass.ok);
+    const Reference r = reference_forward(original, ids);
+    const int n = static_cast<int>(ids.size());
+
+    SECTION("two heads on one sentence: B − A against the plain-loop weights") {
+        const WeightsComparison cmp = compare_weights(pass, {0, 1}, pass, {1, 0});
+        REQUIRE(cmp.ok);
+        REQUIRE(cmp.has_difference);
+        CHECK(cmp.message.empty());
+        CHECK(cmp.a == &pass.layers[0].head[1].weights);
+        CHECK(cmp.b == &pass.layers[1].head[0].weights);
+        REQUIRE(cmp.difference.rows() == n);
+        double largest = -1;
+        int at_row = -1, at_col = -1;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+                const double expected = r.weights[1][0][static_cast<size_t>(i)][static_cast<size_t>(j)] -
+                                        r.weights[0][1][static_cast<size_t>(i)][static_cast<size_t>(j)];
+                INFO("(" << i + 1 << ", " << j + 1 << ")");
+                CHECK(cmp.difference(i, j) == Approx(expected).margin(2e-4));
+                if (std::abs(expected) > largest) {
+                    largest = std::abs(expected);
+                    at_row = i;
+                    at_col = j;
+                }
+            }
+        CHECK(cmp.max_abs == Approx(largest).margin(2e-4));
+        // Where it is (a row's weights sum to 1 in both, so its largest change may be tied).
+        REQUIRE(cmp.max_row >= 0);
+        CHECK(std::abs(r.weights[1][0][static_cast<size_t>(cmp.max_row)][static_cast<size_t>(cmp.max_col)] -
+                       r.weights[0][1][static_cast<size_t>(cmp.max_row)][static_cast<size_t>(cmp.max_col)]) ==
+              Approx(largest).margin(2e-4));
+        CHECK(std::abs(cmp.difference(at_row, at_col)) == Approx(cmp.max_abs).margin(2e-4));
+        CHECK(largest > 0.05);  // the two heads do differ
+        CHECK(cmp.tokens == pass.tokens);
+        CHECK(cmp.differing_tokens == 0);
+        // A head against itself: zero everywhere.
+        CHECK(compare_weights(pass, {1, 1}, pass, {1, 1}).max_abs == 0.0f);
+    }
+    SECTION("two sentences of the same length: position against position, the differing tokens named") {
+        const std::vector<int> other_ids = c.tokenizer.encode(" the dog");
+        REQUIRE(static_cast<int>(other_ids.size()) == n);
+        const ForwardPass other = forward(c, other_ids);
+        const Reference ro = reference_forward(original, other_ids);
+        const WeightsComparison cmp = compare_weights(pass, {1, 1}, other, {1, 1});
+        REQUIRE(cmp.has_difference);
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j <= i; ++j)
+                CHECK(cmp.difference(i, j) == Approx(ro.weights[1][1][static_cast<size_t>(i)][static_cast<size_t>(j)] -
+                                                     r.weights[1][1][static_cast<size_t>(i)][static_cast<size_t>(j)])
+                                                  .margin(2e-4));
+        CHECK(cmp.differing_tokens == 3);  // c a t against d o g
+        CHECK(cmp.tokens[0] == pass.tokens[0]);
+        CHECK(cmp.tokens.back() == "t | g");
+    }
+    SECTION("different token counts: A and B, no difference, and the reason in words") {
+        const ForwardPass longer = forward(c, c.tokenizer.encode(" the cats"));
+        const WeightsComparison cmp = compare_weights(pass, {0, 0}, longer, {0, 0});
+        REQUIRE(cmp.ok);
+        CHECK_FALSE(cmp.has_difference);
+        CHECK(cmp.difference.size() == 0);
+        CHECK(cmp.message == "A has " + std::to_string(n) + " tokens, B has " + std::to_string(n + 1) +
+                                 ": B \xE2\x88\x92 A needs the same tokens");
+    }
+    SECTION("a head that does not exist, or no pass") {
+        CHECK_FALSE(compare_weights(pass, {0, 2}, pass, {0, 0}).ok);
+        CHECK_THAT(compare_weights(pass, {0, 0}, pass, {2, 0}).error, Contains("B: head 1 of layer 3 does not exist"));
+        CHECK_THAT(compare_weights(pass, {0, 0}, ForwardPass{}, {0, 0}).error, Contains("B's sentence has no computed pass"));
+    }
 }

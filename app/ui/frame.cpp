@@ -87,7 +87,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     draw_compare(state, state.classroom.compare, textures);
     draw_train(state, state.train, textures);
     carry_out_train_request(state);
-    draw_model_view(state);
+    draw_model_view(state, textures);
     handle_hand_check_click(state, state.classroom.hand_check);
     draw_hand_check(state, state.classroom.hand_check);
     switch (draw_restore_prompt(state, state.recovery)) {

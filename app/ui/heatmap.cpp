@@ -615,6 +615,8 @@ void tooltip(const HeatmapSpec& spec, CardContext& context, int row, int col) {
     if (spec.diff_a != nullptr && spec.diff_b != nullptr) {
         e.heading = "B \xE2\x88\x92 A, " + display_name(matrix) + "[" + std::to_string(row + 1) + "," + std::to_string(col + 1) +
                     "] = " + format_value((*spec.values)(row, col), 6);
+        if (spec.row_axis != Axis::Dim || spec.col_axis != Axis::Dim)  // which tokens the cell is about
+            e.lines.push_back("row " + axis_label(spec, true, row) + " \xE2\x86\x92 column " + axis_label(spec, false, col));
         e.lines.push_back("B = " + format_value((*spec.diff_b)(row, col), 6));
         e.lines.push_back("A = " + format_value((*spec.diff_a)(row, col), 6));
     } else {

@@ -1,21 +1,44 @@
 #pragma once
 // The model view's state (panel_model.cpp): an opened GPT-2 checkpoint, the sentence, its
-// forward pass, and the layer and head opened in the pipeline. No GL.
+// forward pass, the heads ablated, the layer and head opened in the pipeline, and the
+// comparison of two heads or two sentences. No GL.
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "gpt2/compare.hpp"
 #include "gpt2/model.hpp"
 #include "scenario.hpp"
+#include "ui/widgets.hpp"
 
 namespace attn::ui {
+
+// The model view's Compare tab: A's weights, B's and B − A. "Two sentences": one head on the
+// model view's sentence (A) and on sentence B; "two heads": heads A and B on the sentence.
+struct ModelCompareState {
+    bool shown = false;                       // the tab was drawn last frame: keep its numbers computed
+    bool select = false;                      // make it the selected tab at the next frame
+    bool two_sentences = true;                // else two heads
+    std::string sentence_b;                   // the B box
+    bool b_follows_a = true;                  // B is A's partner among the articles' sentences until it is typed
+    std::string computed_b;                   // what pass_b tokenised
+    gpt2::ForwardPass pass_b;                 // sentence B, with the model view's ablated heads
+    std::uint64_t b_revision = 0;             // counts changes of pass_b
+    gpt2::HeadId head_a{0, 0}, head_b{0, 1};  // two sentences: head_a on both
+    gpt2::WeightsComparison result;           // points into the passes: made again whenever one changes
+    std::string key;                          // what `result` was computed from
+    std::uint64_t generation = 0;             // of `result`: the cards' textures follow it
+    HoverState hover, hover_next;             // the three cards' linked hover, apart from the pipeline's
+};
 
 struct ModelViewState {
     bool open = false;                        // the model view window is shown
     std::optional<gpt2::Checkpoint> checkpoint;
     std::string sentence;                     // the sentence box
     std::string computed_sentence;            // what `pass` tokenised
-    gpt2::ForwardPass pass;                   // every layer's trace for the sentence
+    gpt2::ForwardPass pass;                   // every layer's trace for the sentence; pass.ablated: the heads ablated
+    std::uint64_t revision = 0;               // counts changes of `pass`
     double forward_ms = 0.0;                  // the last full or partial recompute
     // Opened in the pipeline: the session's scenario is layer `layer`'s (-1: none). Edits
     // to it recompute the layers after it; `applied` is the scenario that layer's trace in
@@ -26,6 +49,11 @@ struct ModelViewState {
     std::uint64_t seen_revision = ~0ull;
     bool collapse = false;                    // a map was opened: fold the window to the bottom so the pipeline shows
     bool expand = false;                      // unfold it at its first place
+    // Asked for by the grid (right-click on a map, "Restore all heads"), applied before the
+    // next frame draws: the layers from the lowest changed one on are recomputed.
+    std::vector<gpt2::HeadId> ablation_toggles;
+    bool restore_all_heads = false;
+    ModelCompareState compare;
 };
 
 }  // namespace attn::ui

@@ -76,6 +76,11 @@ void start_classroom(AppState& state, const cli::Options& options) {
         state.classroom.compare.toggles_b.mask = MaskKind::Causal;
     }
     if (hooks.open_train) state.train.open = true;
+    for (const auto& [layer, head] : hooks.model_ablate) state.model.ablation_toggles.push_back({layer - 1, head - 1});
+    if (!hooks.model_compare.empty()) {
+        state.model.compare.select = true;
+        state.model.compare.two_sentences = hooks.model_compare != "heads";
+    }
     if (hooks.train_steps > 0) train_now(state.train, hooks.train_steps);
     if (hooks.train_run && state.train.worker) state.train.worker->set_running(true);
     if (hooks.train_open > 0 && state.train.worker) open_trained_layer(state, hooks.train_open - 1);

@@ -2,7 +2,9 @@
 // chips, the top 5 next tokens, and every layer × head's attention weights as a small map
 // (BertViz's model view). Clicking a map opens that layer in the pipeline (the session's
 // scenario becomes the layer's scenario, the head shown); edits there recompute the layers
-// after it, the maps and the prediction.
+// after it, the maps and the prediction. A right-click on a map ablates its head (its rows of
+// W_O zeroed: it contributes nothing) or restores it; the layers from it on are recomputed.
+// The Compare tab (panel_model_compare.cpp) sets two heads or two sentences side by side.
 //
 // Index
 // [SECTION] Opening a model and a layer
@@ -34,7 +36,8 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The articles' sentences: the presets whose title is a quoted sentence.
+}  // namespace
+
 std::vector<std::string> article_sentences() {
     std::vector<std::string> sentences;
     for (const Preset& p : presets()) {
@@ -47,21 +50,26 @@ std::vector<std::string> article_sentences() {
     return sentences;
 }
 
-// The session shows layer `layer` of the current pass.
-void show_layer(AppState& state, int layer) {
+namespace {
+
+// The session shows layer `layer` of the current pass (its ablated heads' rows of W_O zero).
+// `navigation`: shown again because its input or its heads changed, not an edit of the user's:
+// the undo history starts from it (undo never brings back a layer the model no longer runs).
+void show_layer(AppState& state, int layer, bool navigation = false) {
     ModelViewState& m = state.model;
-    Scenario s = gpt2::layer_scenario(*m.checkpoint, m.pass.tokens, layer, gpt2::layer_input(m.pass.layers[static_cast<size_t>(layer)]));
+    Scenario s = gpt2::layer_scenario(*m.checkpoint, m.pass.tokens, layer, gpt2::layer_input(m.pass.layers[static_cast<size_t>(layer)]),
+                                      m.pass.ablated);
     m.layer = layer;
     m.layer_name = s.name;
     m.applied = s;
-    state.session.push(edits::ReplaceScenario{std::move(s)});
+    state.session.push(edits::ReplaceScenario{std::move(s), navigation});
 }
 
 // Runs the sentence; false (the pass kept) with a notice when it cannot run.
 bool run_sentence(AppState& state, const std::string& sentence) {
     ModelViewState& m = state.model;
     const auto t0 = std::chrono::steady_clock::now();
-    gpt2::ForwardPass pass = gpt2::forward_text(*m.checkpoint, sentence);
+    gpt2::ForwardPass pass = gpt2::forward_text(*m.checkpoint, sentence, m.pass.ablated);
     if (!pass.ok) {
         for (const std::string& e : pass.errors) add_notice(state, "The model cannot run this sentence: " + e, true);
         m.computed_sentence = sentence;  // not retried every frame
@@ -69,6 +77,7 @@ bool run_sentence(AppState& state, const std::string& sentence) {
     }
     m.forward_ms = ms_since(t0);
     m.pass = std::move(pass);
+    ++m.revision;
     m.computed_sentence = sentence;
     if (m.layer >= 0) show_layer(state, m.layer);  // the opened layer follows the sentence
     return true;
@@ -88,7 +97,12 @@ bool open_model(AppState& state, const std::string& folder) {
     m.checkpoint = std::move(*load.checkpoint);
     m.open = true;
     m.layer = -1;
-    m.pass = gpt2::ForwardPass{};
+    m.pass = gpt2::ForwardPass{};  // no head ablated in a model just opened
+    ++m.revision;
+    m.ablation_toggles.clear();
+    m.restore_all_heads = false;
+    m.compare.pass_b = gpt2::ForwardPass{};
+    m.compare.computed_b.clear();
     if (m.sentence.empty()) m.sentence = kDefaultSentence;
     const gpt2::Config& c = m.checkpoint->config;
     add_notice(state, "Opened the model " + folder + ": " + std::to_string(c.n_layer) + " layers \xC3\x97 " +
@@ -124,10 +138,44 @@ void open_model_layer(AppState& state, int layer, int head) {
 
 // [SECTION] Keeping the pass in step with the session
 
-void update_model_view(AppState& state) {
+namespace {
+
+// The grid's ablation toggles: the pass's set changed, then the layers from the lowest changed
+// one recomputed. A layer open in the pipeline at or after it is shown again (its input or its
+// heads changed); one before it keeps its edits (the stream after it is what changed).
+void apply_ablation(AppState& state) {
     ModelViewState& m = state.model;
-    if (!m.checkpoint) return;
-    if (m.sentence != m.computed_sentence && !ImGui::GetIO().WantTextInput) run_sentence(state, m.sentence);
+    if (m.ablation_toggles.empty() && !m.restore_all_heads) return;
+    const int layers = m.checkpoint->config.n_layer, heads = m.checkpoint->config.n_head;
+    gpt2::HeadSet& ablated = m.pass.ablated;
+    int from = layers;
+    if (m.restore_all_heads)
+        for (const gpt2::HeadId& id : ablated) from = std::min(from, id.layer);
+    if (m.restore_all_heads) ablated.clear();
+    for (const gpt2::HeadId& id : m.ablation_toggles) {
+        if (id.layer < 0 || id.layer >= layers || id.head < 0 || id.head >= heads) continue;
+        if (!ablated.erase(id)) ablated.insert(id);
+        from = std::min(from, id.layer);
+    }
+    m.ablation_toggles.clear();
+    m.restore_all_heads = false;
+    if (from >= layers || !m.pass.ok) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!gpt2::recompute_from(*m.checkpoint, from, m.pass)) {
+        for (const std::string& e : m.pass.errors) add_notice(state, "The model was not recomputed with the ablated heads: " + e, true);
+        m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence);  // the intact model, in step again
+        m.layer = -1;
+    } else {
+        m.forward_ms = ms_since(t0);
+        if (m.layer >= from) show_layer(state, m.layer, true);
+    }
+    ++m.revision;
+}
+
+
+// An edit of the layer opened in the pipeline: that layer and every one after it.
+void follow_session(AppState& state) {
+    ModelViewState& m = state.model;
     const edits::Session& session = state.session;
     if (m.layer < 0 || session.revision == m.seen_revision || !session.pending.empty()) return;
     m.seen_revision = session.revision;
@@ -141,11 +189,24 @@ void update_model_view(AppState& state) {
     if (!gpt2::recompute_from(*m.checkpoint, m.layer, m.pass, &session.scenario)) {
         for (const std::string& e : m.pass.errors) add_notice(state, "The model's layers after the edit were not recomputed: " + e, true);
         m.layer = -1;
-        m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence);  // the unedited model, in step again
+        m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence, m.pass.ablated);  // the unedited model, in step again
+        ++m.revision;
         return;
     }
     m.forward_ms = ms_since(t0);
     m.applied = session.scenario;
+    ++m.revision;
+}
+
+}  // namespace
+
+void update_model_view(AppState& state) {
+    ModelViewState& m = state.model;
+    if (!m.checkpoint) return;
+    if (m.sentence != m.computed_sentence && !ImGui::GetIO().WantTextInput) run_sentence(state, m.sentence);
+    apply_ablation(state);
+    follow_session(state);
+    update_model_compare(state);  // last: its comparison points into the passes as they now are
 }
 
 // [SECTION] Drawing
@@ -168,6 +229,16 @@ void draw_model_sentence(AppState& state) {
                         "maps and the next token.",
                         m.layer == 0 ? "X = wte[tokens] + wpe[positions], the token and position embeddings added"
                                      : "X is the residual stream entering the layer (the previous block's output)");
+    if (gpt2::ablated_in_layer(m.pass.ablated, m.layer) > 0) {
+        std::string heads;
+        for (const gpt2::HeadId& id : m.pass.ablated)
+            if (id.layer == m.layer) heads += (heads.empty() ? "" : ", ") + std::to_string(id.head + 1);
+        const std::string text = "Ablated in this layer: head " + heads +
+                                 ". Their rows of W_O are zero, so they add nothing to the output (the model keeps them zero "
+                                 "whatever is edited here; restore them in the model view).";
+        ImGui::TextDisabled("%s", text.c_str());
+        record_item(state, "model.pipeline_ablated", text);
+    }
 }
 
 std::optional<session_file::ModelChoice> model_choice(const AppState& state) {
@@ -199,32 +270,13 @@ void restore_model(AppState& state, const session_file::ModelChoice& choice, con
     m.seen_revision = ~0ull;
 }
 
-void draw_model_view(AppState& state) {
-    ModelViewState& m = state.model;
-    if (!m.open || !m.checkpoint) return;
-    const float scale = state.fonts.scale;
-    ImGui::SetNextWindowSize(ImVec2(760.0f * scale, 820.0f * scale), ImGuiCond_FirstUseEver);
-    // At the right, below the pipeline's first line (what the layer is, when one is open).
-    const ImVec2 display = ImGui::GetIO().DisplaySize;
-    const ImVec2 place(std::max(0.0f, display.x - 780.0f * scale), 110.0f * scale);
-    ImGui::SetNextWindowPos(place, ImGuiCond_FirstUseEver);
-    const gpt2::Config& c = m.checkpoint->config;
-    const std::string title = "Model: " + m.checkpoint->folder + "###model";
-    if (m.collapse) {  // its title bar at the bottom right, over the status area, not over the pipeline
-        ImGui::SetNextWindowCollapsed(true);
-        ImGui::SetNextWindowPos(ImVec2(place.x, display.y - ImGui::GetFrameHeight() - 6.0f * scale));
-    } else if (m.expand) {
-        ImGui::SetNextWindowCollapsed(false);
-        ImGui::SetNextWindowPos(place);
-    }
-    m.collapse = m.expand = false;
-    if (!ImGui::Begin(title.c_str(), &m.open)) {
-        ImGui::End();
-        return;
-    }
-    ImGui::TextDisabled("%d layers \xC3\x97 %d heads, d_model %d, vocabulary %d, at most %d tokens", c.n_layer, c.n_head,
-                        c.n_embd, c.vocab_size, c.n_positions);
+namespace {
 
+// The sentence box, the tokens as chips, the top 5 next tokens and the ablated heads; false
+// (nothing more to draw) when the sentence has no pass.
+bool draw_sentence_and_prediction(AppState& state) {
+    ModelViewState& m = state.model;
+    const float scale = state.fonts.scale;
     // The sentence, re-tokenised by GPT-2's tokenizer when Enter is pressed or the box is left.
     char buffer[2048];
     const size_t n = std::min(m.sentence.size(), sizeof buffer - 1);
@@ -245,8 +297,7 @@ void draw_model_view(AppState& state) {
     const gpt2::ForwardPass& pass = m.pass;
     if (!pass.ok) {
         ImGui::TextWrapped("No pass to show: see the status area.");
-        ImGui::End();
-        return;
+        return false;
     }
 
     // The tokens as chips: the readable token, its id below.
@@ -286,11 +337,36 @@ void draw_model_view(AppState& state) {
         top += (top.empty() ? "" : " ") + t.token + "=" + p;
     }
     record_item(state, "model.top5", top);
+    const int ablated = static_cast<int>(pass.ablated.size());
+    if (ablated > 0) {
+        const std::string text = std::to_string(ablated) + (ablated == 1 ? " head ablated" : " heads ablated") +
+                                 " (crossed out below): the next token is the model's without " + (ablated == 1 ? "it" : "them");
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 170, 90, 255));
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(text.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "model.ablated", text);
+        ImGui::SameLine();
+        if (ImGui::SmallButton("Restore all heads")) m.restore_all_heads = true;
+        record_item(state, "model.restore_heads", "");
+    } else {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("Right-click a map to ablate its head (its rows of W_O zeroed: it adds nothing); right-click again to restore it.");
+        ImGui::PopStyleColor();
+        record_item(state, "model.ablated", "0 heads ablated");
+    }
     ImGui::TextDisabled("last recompute %.0f ms%s", m.forward_ms,
                         m.layer >= 0 ? (", layer " + std::to_string(m.layer + 1) + " open in the pipeline: edits there recompute the layers after it").c_str() : "");
+    return true;
+}
 
-    // The grid: rows are layers, columns heads; each map is a head's (n × n) weights.
-    ImGui::Separator();
+// The layers × heads grid: each map a head's (n × n) weights.
+void draw_grid(AppState& state) {
+    ModelViewState& m = state.model;
+    const gpt2::Config& c = m.checkpoint->config;
+    const gpt2::ForwardPass& pass = m.pass;
+    const float scale = state.fonts.scale;
+    // Rows are layers, columns heads.
     const int heads = c.n_head, layers = static_cast<int>(pass.layers.size());
     const int tokens = static_cast<int>(pass.tokens.size());
     const float label_w = ImGui::CalcTextSize("L12 ").x;
@@ -325,6 +401,14 @@ void draw_model_view(AppState& state) {
                     const ImVec2 a(p0.x + static_cast<float>(j) * cell, p0.y + static_cast<float>(i) * cell);
                     draw->AddRectFilled(a, ImVec2(a.x + cell + 0.5f, a.y + cell + 0.5f), pack(viridis(w(i, j))));
                 }
+            const bool ablated_head = pass.ablated.count({l, h}) > 0;
+            if (ablated_head) {  // crossed out: the head adds nothing to the layer's output
+                const ImU32 cross = IM_COL32(255, 70, 50, 235);
+                const float inset = std::max(1.0f, map * 0.06f), thickness = std::max(2.0f, map * 0.05f);
+                draw->AddRectFilled(p0, ImVec2(p0.x + map, p0.y + map), IM_COL32(0, 0, 0, 90));
+                draw->AddLine(ImVec2(p0.x + inset, p0.y + inset), ImVec2(p0.x + map - inset, p0.y + map - inset), cross, thickness);
+                draw->AddLine(ImVec2(p0.x + map - inset, p0.y + inset), ImVec2(p0.x + inset, p0.y + map - inset), cross, thickness);
+            }
             const bool opened = m.layer == l && state.view.shown_head == h && !state.view.all_heads;
             const bool hovered = mouse.x >= p0.x && mouse.x < p0.x + map && mouse.y >= p0.y && mouse.y < p0.y + map &&
                                  ImGui::IsWindowHovered();
@@ -332,23 +416,80 @@ void draw_model_view(AppState& state) {
                 draw->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p0.x + map + 2, p0.y + map + 2),
                               opened ? IM_COL32(255, 200, 60, 255) : IM_COL32(255, 255, 255, 200), 0.0f, 0, 2.0f);
             ImGui::SetCursorScreenPos(p0);
-            ImGui::InvisibleButton(("map" + std::to_string(l) + "_" + std::to_string(h)).c_str(), ImVec2(map, map));
-            record_item(state, ("model.map." + std::to_string(l + 1) + "." + std::to_string(h + 1)).c_str(),
-                        opened ? "open" : "");
+            ImGui::InvisibleButton(("map" + std::to_string(l) + "_" + std::to_string(h)).c_str(), ImVec2(map, map),
+                                   ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+            std::string record = opened ? "open" : "";
+            if (ablated_head) record += record.empty() ? "ablated" : " ablated";
+            record_item(state, ("model.map." + std::to_string(l + 1) + "." + std::to_string(h + 1)).c_str(), record);
             if (ImGui::IsItemHovered()) {
                 // The query row and key column under the mouse.
                 const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, tokens - 1);
                 const int j = std::clamp(static_cast<int>((mouse.x - p0.x) / cell), 0, tokens - 1);
-                ImGui::SetTooltip("layer %d, head %d: %s \xE2\x86\x92 %s  weight %.3f\nclick to open this layer and head in the pipeline",
-                                  l + 1, h + 1, pass.tokens[static_cast<size_t>(i)].c_str(),
-                                  pass.tokens[static_cast<size_t>(j)].c_str(), static_cast<double>(w(i, j)));
+                ImGui::SetTooltip("layer %d, head %d%s: %s \xE2\x86\x92 %s  weight %.3f\nclick to open this layer and head in the pipeline\n%s",
+                                  l + 1, h + 1, ablated_head ? " (ablated: its output is zeroed, it adds nothing)" : "",
+                                  pass.tokens[static_cast<size_t>(i)].c_str(), pass.tokens[static_cast<size_t>(j)].c_str(),
+                                  static_cast<double>(w(i, j)),
+                                  ablated_head ? "right-click to restore this head" : "right-click to ablate this head (zero its rows of W_O)");
             }
-            if (ImGui::IsItemClicked()) open_model_layer(state, l, h);
+            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) open_model_layer(state, l, h);
+            if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) m.ablation_toggles.push_back({l, h});
         }
     }
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(layers) * (map + gap)));
     ImGui::Dummy(ImVec2(label_w + static_cast<float>(heads) * (map + gap), 1.0f));
     ImGui::EndChild();
+}
+
+}  // namespace
+
+void draw_model_view(AppState& state, HeatmapTextures& textures) {
+    ModelViewState& m = state.model;
+    if (!m.open || !m.checkpoint) return;
+    const float scale = state.fonts.scale;
+    ImGui::SetNextWindowSize(ImVec2(760.0f * scale, 820.0f * scale), ImGuiCond_FirstUseEver);
+    // At the right, below the pipeline's first line (what the layer is, when one is open).
+    const ImVec2 display = ImGui::GetIO().DisplaySize;
+    const ImVec2 place(std::max(0.0f, display.x - 780.0f * scale), 110.0f * scale);
+    ImGui::SetNextWindowPos(place, ImGuiCond_FirstUseEver);
+    const gpt2::Config& c = m.checkpoint->config;
+    const std::string title = "Model: " + m.checkpoint->folder + "###model";
+    if (m.collapse) {  // its title bar at the bottom right, over the status area, not over the pipeline
+        ImGui::SetNextWindowCollapsed(true);
+        ImGui::SetNextWindowPos(ImVec2(place.x, display.y - ImGui::GetFrameHeight() - 6.0f * scale));
+    } else if (m.expand) {
+        ImGui::SetNextWindowCollapsed(false);
+        ImGui::SetNextWindowPos(place);
+    }
+    m.collapse = m.expand = false;
+    m.compare.shown = false;
+    if (!ImGui::Begin(title.c_str(), &m.open)) {
+        ImGui::End();
+        return;
+    }
+    ImGui::TextDisabled("%d layers \xC3\x97 %d heads, d_model %d, vocabulary %d, at most %d tokens", c.n_layer, c.n_head,
+                        c.n_embd, c.vocab_size, c.n_positions);
+    if (!draw_sentence_and_prediction(state)) {
+        ImGui::End();
+        return;
+    }
+    ImGui::Separator();
+    if (ImGui::BeginTabBar("model.tabs")) {
+        const bool grid = ImGui::BeginTabItem("Layers \xC3\x97 heads");
+        record_item(state, "model.tab.grid", "");
+        if (grid) {
+            draw_grid(state);
+            ImGui::EndTabItem();
+        }
+        const bool compare = ImGui::BeginTabItem("Compare", nullptr, m.compare.select ? ImGuiTabItemFlags_SetSelected : 0);
+        record_item(state, "model.tab.compare", "");
+        m.compare.select = false;
+        if (compare) {
+            m.compare.shown = true;
+            draw_model_compare(state, textures);
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
     ImGui::End();
 }
 

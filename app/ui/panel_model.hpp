@@ -2,10 +2,12 @@
 // The model view (panel_model.cpp): a GPT-2 checkpoint's layers × heads, its sentence and
 // next token, and the layer opened in the pipeline.
 #include <string>
+#include <vector>
 
 #include "cli.hpp"
 #include "session_file.hpp"
 #include "ui/app_state.hpp"
+#include "ui/heatmap.hpp"
 
 namespace attn::ui {
 
@@ -21,13 +23,27 @@ void open_model_layer(AppState& state, int layer, int head);
 // Before drawing: a new sentence runs; an edit of the opened layer's scenario recomputes it
 // and the layers after it.
 void update_model_view(AppState& state);
-void draw_model_view(AppState& state);
+// The model view: the sentence, the top 5, the ablated heads, and its tabs (the layers ×
+// heads grid, Compare). Heatmap cards wider than kTextureCells draw through `textures`.
+void draw_model_view(AppState& state, HeatmapTextures& textures);
 // In place of the token bar while a model's layer is in the pipeline: which layer, the
 // sentence, and where to change it.
 void draw_model_sentence(AppState& state);
 // The open checkpoint for a session file (its folder made absolute), and the checkpoint from
 // one: opened again from its folder (a folder that is gone: a notice, nothing else changes),
 // the layer `scenario_name` opened reattached so that its edits recompute the layers after it.
+// The articles' sentences: the presets whose title is a quoted sentence.
+std::vector<std::string> article_sentences();
+
+// The Compare tab (panel_model_compare.cpp). Before drawing, while the tab is shown: sentence
+// B run, and the comparison made again when a pass or a choice changed.
+void update_model_compare(AppState& state);
+void draw_model_compare(AppState& state, HeatmapTextures& textures);
+// B's first sentence for A: the article sentence the articles pair with it (the other "bank"
+// sentence, "man bites dog" for "dog bites man"), the animal sentence's twin "… it was wide",
+// else A itself.
+std::string partner_sentence(const std::string& a);
+
 std::optional<session_file::ModelChoice> model_choice(const AppState& state);
 void restore_model(AppState& state, const session_file::ModelChoice& choice, const std::string& scenario_name);
 

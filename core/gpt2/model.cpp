@@ -2,6 +2,7 @@
 #include "gpt2/model.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 
 #include "engine.hpp"
@@ -29,10 +30,36 @@ std::vector<std::string> validate(const Checkpoint& c, const std::vector<int>& i
     return errors;
 }
 
+std::vector<std::string> validate_ablation(const Checkpoint& c, const HeadSet& ablated) {
+    std::vector<std::string> errors;
+    for (const HeadId& id : ablated)
+        if (id.layer < 0 || id.layer >= c.config.n_layer || id.head < 0 || id.head >= c.config.n_head)
+            errors.push_back("the ablated head " + std::to_string(id.head + 1) + " of layer " + std::to_string(id.layer + 1) +
+                             " does not exist: the model has " + std::to_string(c.config.n_layer) + " layers of " +
+                             std::to_string(c.config.n_head) + " heads");
+    return errors;
+}
+
+int ablated_in_layer(const HeadSet& ablated, int layer) {
+    return static_cast<int>(std::distance(ablated.lower_bound({layer, 0}), ablated.lower_bound({layer + 1, 0})));
+}
+
+bool ablate_heads(Scenario& s, const HeadSet& ablated, int layer) {
+    bool any = false;
+    const int d_k = s.d_model / s.heads;
+    for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it) {
+        // Head h's slice of the concatenation, columns [h·d_k, (h+1)·d_k), meets these rows of W_O.
+        s.w_o.middleRows(it->head * d_k, d_k).setZero();
+        any = true;
+    }
+    return any;
+}
+
 const Matrix& layer_input(const Trace& trace) { return trace.x_pe; }
 const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
 
-Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tokens, int l, const Matrix& input) {
+Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tokens, int l, const Matrix& input,
+                        const HeadSet& ablated) {
     const LayerWeights& w = c.layers[static_cast<size_t>(l)];
     const int d = c.config.n_embd;
     Scenario s;
@@ -57,6 +84,7 @@ Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tok
     s.b_v = w.c_attn_b.segment(2 * d, d);
     s.w_o = w.c_proj_w;                     // (d × d): concat·c_proj_w
     s.b_o = w.c_proj_b;
+    ablate_heads(s, ablated, l);
     BlockOptions& b = s.block;
     b.residual = true;
     b.layer_norm = true;
@@ -103,6 +131,14 @@ void finish(const Checkpoint& c, ForwardPass& pass) {
     pass.ok = true;
 }
 
+// Whether an ablated head of layer ℓ still has a nonzero row of W_O in the scenario.
+bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
+    const int d_k = s.d_model / s.heads;
+    for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it)
+        if (!s.w_o.middleRows(it->head * d_k, d_k).isZero(0.0f)) return true;
+    return false;
+}
+
 // Runs layers [from, L) starting from `input`; layer `from` runs `first` when given.
 bool run_layers(const Checkpoint& c, int from, Matrix input, ForwardPass& pass, const Scenario* first) {
     pass.ok = false;
@@ -122,9 +158,15 @@ bool run_layers(const Checkpoint& c, int from, Matrix input, ForwardPass& pass, 
                                       " (one row per token of the sentence)");
                 return false;
             }
-            run_into(*first, RunOptions{}, t);
+            if (needs_ablation(*first, pass.ablated, l)) {
+                Scenario ablated = *first;
+                ablate_heads(ablated, pass.ablated, l);
+                run_into(ablated, RunOptions{}, t);
+            } else {
+                run_into(*first, RunOptions{}, t);
+            }
         } else {
-            run_into(layer_scenario(c, pass.tokens, l, input), RunOptions{}, t);
+            run_into(layer_scenario(c, pass.tokens, l, input, pass.ablated), RunOptions{}, t);
         }
         if (!t.ok) {
             for (const std::string& e : t.errors) pass.errors.push_back("layer " + std::to_string(l + 1) + ": " + e);
@@ -148,6 +190,7 @@ bool run_layers(const Checkpoint& c, int from, Matrix input, ForwardPass& pass, 
 bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass& pass) {
     pass.ok = false;
     pass.errors = validate(c, ids);
+    for (std::string& e : validate_ablation(c, pass.ablated)) pass.errors.push_back(std::move(e));
     if (!pass.errors.empty()) {
         pass.layers.clear();
         return false;
@@ -162,19 +205,27 @@ bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass&
     return run_layers(c, 0, std::move(x0), pass, nullptr);
 }
 
-ForwardPass forward(const Checkpoint& c, const std::vector<int>& ids) {
+ForwardPass forward(const Checkpoint& c, const std::vector<int>& ids, const HeadSet& ablated) {
     ForwardPass pass;
+    pass.ablated = ablated;
     forward_into(c, ids, pass);
     return pass;
 }
 
-ForwardPass forward_text(const Checkpoint& c, const std::string& text) { return forward(c, c.tokenizer.encode(text)); }
+ForwardPass forward_text(const Checkpoint& c, const std::string& text, const HeadSet& ablated) {
+    return forward(c, c.tokenizer.encode(text), ablated);
+}
 
 bool recompute_from(const Checkpoint& c, int layer, ForwardPass& pass, const Scenario* edited_layer) {
     if (layer < 0 || layer >= c.config.n_layer || static_cast<int>(pass.layers.size()) != c.config.n_layer ||
         !pass.layers[static_cast<size_t>(layer)].ok) {
         pass.ok = false;
         pass.errors = {"recompute from layer " + std::to_string(layer + 1) + ": the pass has no computed input for it (run forward first)"};
+        return false;
+    }
+    pass.errors = validate_ablation(c, pass.ablated);
+    if (!pass.errors.empty()) {
+        pass.ok = false;
         return false;
     }
     Matrix input = layer_input(pass.layers[static_cast<size_t>(layer)]);

@@ -20,6 +20,13 @@
 // first layer's trace is then labelled as the engine labels an added encoding (x = wte[ids],
 // pe = wpe[0..n), the positional setting "learned"), so its card reads "X + PE"; x_pe is
 // exactly the input the engine used, in every layer.
+//
+// Ablation: a head ablated to zero contributes nothing to its layer's output. The
+// concatenation's columns [h·d_k, (h+1)·d_k) are head h's, and they meet rows
+// [h·d_k, (h+1)·d_k) of c_proj_w: concat·c_proj_w = Σ_h head_h·c_proj_w[h's rows]. Those
+// rows are zeroed in the layer's scenario (the checkpoint is not changed); the head's
+// weights are still computed and shown, and c_proj_b is still added.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +42,14 @@ struct TokenProbability {
     float probability = 0.0f;
 };
 
+// One head of one layer (both from 0).
+struct HeadId {
+    int layer = 0, head = 0;
+    bool operator<(const HeadId& o) const { return layer != o.layer ? layer < o.layer : head < o.head; }
+    bool operator==(const HeadId& o) const { return layer == o.layer && head == o.head; }
+};
+using HeadSet = std::set<HeadId>;
+
 struct ForwardPass {
     bool ok = false;
     std::vector<std::string> errors;
@@ -44,34 +59,51 @@ struct ForwardPass {
     Matrix final_output;                    // LN_f(x_L) (n × d)
     Vector next_logits;                     // the last row's logits (1 × V)
     std::vector<TokenProbability> next_token_top5;  // from softmax(next_logits), best first
+    // Heads ablated to zero: forward_into and recompute_from apply them to every layer they
+    // run (a change here needs a recompute from its lowest changed layer).
+    HeadSet ablated;
 };
 
 // Reasons the ids cannot be run (empty when they can): no token, more than n_positions, an
 // id outside wte.
 std::vector<std::string> validate(const Checkpoint& checkpoint, const std::vector<int>& ids);
 
-// Layer ℓ's scenario for its input (n × d): the residual stream entering the layer.
+// Reasons the ablated heads cannot be applied (empty when they can): a layer or head the
+// checkpoint does not have.
+std::vector<std::string> validate_ablation(const Checkpoint& checkpoint, const HeadSet& ablated);
+
+// Layer ℓ's scenario for its input (n × d): the residual stream entering the layer, with
+// the rows of W_O (c_proj_w) of the heads of `ablated` in layer ℓ zeroed.
 Scenario layer_scenario(const Checkpoint& checkpoint, const std::vector<std::string>& tokens, int layer,
-                        const Matrix& layer_input);
+                        const Matrix& layer_input, const HeadSet& ablated = {});
+// Zeroes, in a layer's scenario, the rows of W_O that the heads of `ablated` in layer ℓ meet;
+// true when the layer has any.
+bool ablate_heads(Scenario& scenario, const HeadSet& ablated, int layer);
+// The number of heads of `ablated` in layer ℓ.
+int ablated_in_layer(const HeadSet& ablated, int layer);
 // The residual stream layer ℓ read: its trace's x_pe (x₀ for layer 0).
 const Matrix& layer_input(const Trace& trace);
 // What the next layer reads: the block's output.
 const Matrix& layer_output(const Trace& trace);
 
-// All layers, every trace kept, and the next-token prediction.
-ForwardPass forward(const Checkpoint& checkpoint, const std::vector<int>& ids);
-// The same into an existing pass, reusing its traces' storage: running again (a new
-// sentence) then allocates and page-faults little. False with pass.errors.
+// All layers, every trace kept, and the next-token prediction, the heads of `ablated`
+// contributing nothing.
+ForwardPass forward(const Checkpoint& checkpoint, const std::vector<int>& ids, const HeadSet& ablated = {});
+// The same into an existing pass (its `ablated` applied), reusing its traces' storage:
+// running again (a new sentence) then allocates and page-faults little. False with
+// pass.errors.
 bool forward_into(const Checkpoint& checkpoint, const std::vector<int>& ids, ForwardPass& pass);
 // Tokenises text with the checkpoint's tokenizer and runs it.
-ForwardPass forward_text(const Checkpoint& checkpoint, const std::string& text);
+ForwardPass forward_text(const Checkpoint& checkpoint, const std::string& text, const HeadSet& ablated = {});
 
 // After an edit in layer ℓ: recomputes layers ℓ … L−1, LN_f and the prediction from the
 // cached input of layer ℓ (pass.layers[ℓ]); layers before ℓ are untouched. With
 // `edited_layer`, layer ℓ runs that scenario as it is (the app's session edits it: its X is
 // the stream entering the layer, so an edit of X counts like one of a weight; it must keep
-// one row per token) instead of the checkpoint's. False with pass.errors when a layer
-// cannot run.
+// one row per token) instead of the checkpoint's; the ablated heads of layer ℓ are zeroed in
+// a copy of it when its rows of W_O are not zero already (an ablated head contributes
+// nothing, whatever the edit). pass.ablated applies to every layer run. False with
+// pass.errors when a layer cannot run.
 bool recompute_from(const Checkpoint& checkpoint, int layer, ForwardPass& pass, const Scenario* edited_layer = nullptr);
 
 // The k most probable ids of softmax(logits), best first (ties: the smaller id).

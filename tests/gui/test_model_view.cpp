@@ -1,13 +1,17 @@
 // The model view driven headless (tests/gui/ui_driver.hpp): File → Open model… on a
 // checkpoint the test writes, the grid, a map opened in the pipeline, an edit there
-// recomputing the layers after it, a new sentence, and a bad folder that changes nothing.
+// recomputing the layers after it, a new sentence, and a bad folder that changes nothing; a
+// head ablated with a right-click and restored; the Compare tab's two modes.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "bad_model_catalogue.hpp"
 #include "gpt2/model.hpp"
 #include "presets.hpp"
+#include "registry.hpp"
 #include "ui/panel_model.hpp"
 #include "ui_driver.hpp"
 
@@ -16,8 +20,9 @@ using attn::testing::UiDriver;
 
 namespace {
 
-// 3 layers × 2 heads, d 8, 64 positions: the articles' sentences fit.
-std::string write_model(const std::string& name) {
+// 3 layers × 2 heads, d 8, 64 positions: the articles' sentences fit. `strong_heads`: W_O
+// and the embeddings scaled up, so that one head moves the prediction visibly.
+std::string write_model(const std::string& name, bool strong_heads = false) {
     const std::string folder = (std::filesystem::temp_directory_path() / name).string();
     std::filesystem::remove_all(folder);
     gpt2::Config config = testing::tiny_config();
@@ -26,6 +31,10 @@ std::string write_model(const std::string& name) {
     gpt2::Checkpoint c = testing::tiny_checkpoint();
     c = gpt2::random_checkpoint(config, 4, c.tokenizer);
     for (auto& layer : c.layers) layer.c_attn_w *= 60.0f;  // attention far from uniform
+    if (strong_heads) {
+        for (auto& layer : c.layers) layer.c_proj_w *= 40.0f;
+        c.wte *= 20.0f;
+    }
     std::string error;
     REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
     return folder;
@@ -134,5 +143,222 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         ui.frame(3);
         CHECK(m.layer == -1);
         CHECK(m.pass.ok);
+    }
+}
+
+TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore all heads brings it back", "[model-view][ablation]") {
+    const Preset& start = *find_preset(default_preset_name());
+    UiDriver ui(start.scenario);
+    ui.frame(3);
+    const std::string folder = write_model("attnlab-model-view-ablation", true);
+    open_through_menu(ui, folder);
+    ui::ModelViewState& m = ui.state.model;
+    REQUIRE(m.pass.ok);
+    const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
+    const gpt2::ForwardPass intact = gpt2::forward_text(checkpoint, m.computed_sentence);
+    const std::string top5 = ui.text("model.top5");
+    CHECK(ui.text("model.ablated") == "0 heads ablated");
+    CHECK(ui.widget("model.restore_heads") == nullptr);
+    const float* layer_1_storage = m.pass.layers[0].block.output.data();
+
+    // Head 1 of layer 2, right-clicked: crossed out, the layers from 2 on recomputed.
+    ui.click(ui.centre("model.map.2.1"), 1);
+    ui.frame(2);
+    CHECK(m.pass.ablated == gpt2::HeadSet{{1, 0}});
+    CHECK(ui.text("model.map.2.1") == "ablated");
+    CHECK(ui.text("model.map.2.2").empty());
+    CHECK(ui.state.session.scenario.name == start.scenario.name);  // a right-click opens nothing
+    CHECK(m.pass.layers[0].block.output.data() == layer_1_storage);  // layer 1 not recomputed
+    const gpt2::ForwardPass ablated = gpt2::forward_text(checkpoint, m.computed_sentence, {{1, 0}});
+    CHECK(m.pass.next_logits == ablated.next_logits);
+    CHECK(m.pass.layers[2].head[0].weights == ablated.layers[2].head[0].weights);
+    CHECK_FALSE(m.pass.next_logits == intact.next_logits);
+    CHECK(ui.text("model.top5") != top5);
+    CHECK(ui.text("model.top5").rfind(ablated.next_token_top5[0].token + "=", 0) == 0);
+    CHECK_THAT(ui.text("model.ablated"), Catch::Matchers::StartsWith("1 head ablated"));
+
+    // A second head, in layer 1: "2 heads ablated".
+    ui.click(ui.centre("model.map.1.2"), 1);
+    ui.frame(2);
+    CHECK(m.pass.ablated == gpt2::HeadSet{{0, 1}, {1, 0}});
+    CHECK_THAT(ui.text("model.ablated"), Catch::Matchers::StartsWith("2 heads ablated"));
+    CHECK(m.pass.next_logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).next_logits);
+
+    SECTION("Restore all heads: the intact model's top 5 again") {
+        ui.click(ui.centre("model.restore_heads"));
+        ui.frame(2);
+        CHECK(m.pass.ablated.empty());
+        CHECK(m.pass.next_logits == intact.next_logits);
+        CHECK(ui.text("model.top5") == top5);
+        CHECK(ui.text("model.ablated") == "0 heads ablated");
+        CHECK(ui.widget("model.restore_heads") == nullptr);
+        CHECK(ui.text("model.map.2.1").empty());
+    }
+    SECTION("right-clicking each again restores it: its own undo") {
+        ui.click(ui.centre("model.map.1.2"), 1);
+        ui.click(ui.centre("model.map.2.1"), 1);
+        ui.frame(2);
+        CHECK(m.pass.ablated.empty());
+        CHECK(m.pass.next_logits == intact.next_logits);
+        CHECK(ui.text("model.top5") == top5);
+    }
+    SECTION("a new sentence keeps the ablated heads") {
+        m.sentence = "The bank of the river";
+        ui.frame(3);
+        REQUIRE(m.computed_sentence == "The bank of the river");
+        CHECK(m.pass.next_logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).next_logits);
+    }
+    SECTION("with layer 2 open in the pipeline, the opened layer stays the model's") {
+        ui.click(ui.centre("model.restore_heads"));
+        ui.frame(2);
+        ui.click(ui.centre("model.map.2.2"));
+        ui.frame(3);
+        REQUIRE(ui.state.session.scenario.name == "GPT-2 layer 2");
+        m.expand = true;  // unfold the model view again
+        ui.frame(2);
+        const edits::Session& session = ui.state.session;
+        const std::uint64_t revision = session.revision;
+
+        // After the opened layer: the pipeline's scenario is untouched.
+        ui.click(ui.centre("model.map.3.1"), 1);
+        ui.frame(3);
+        CHECK(session.revision == revision);
+        CHECK(m.layer == 1);
+        CHECK(m.pass.next_logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{2, 0}}).next_logits);
+
+        // Before it: its input changed, the layer is shown again from the new stream.
+        ui.click(ui.centre("model.map.1.1"), 1);
+        ui.frame(3);
+        const gpt2::ForwardPass before = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 0}, {2, 0}});
+        CHECK(m.layer == 1);
+        REQUIRE(session.scenario.name == "GPT-2 layer 2");
+        CHECK(session.scenario.target.embeddings == before.layers[1].x_pe);
+        REQUIRE(session.trace.ok);
+        CHECK(session.trace.output == before.layers[1].output);
+        CHECK(m.pass.next_logits == before.next_logits);
+
+        // In it: its rows of W_O are zero in the pipeline, and the pipeline says so.
+        ui.click(ui.centre("model.map.2.2"), 1);
+        ui.frame(3);
+        const gpt2::ForwardPass in = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 0}, {1, 1}, {2, 0}});
+        CHECK(session.scenario.w_o.middleRows(4, 4).isZero(0.0f));
+        CHECK(session.scenario.w_o.middleRows(0, 4) == checkpoint.layers[1].c_proj_w.middleRows(0, 4));
+        REQUIRE(session.trace.ok);
+        CHECK(session.trace.output == in.layers[1].output);
+        CHECK(m.pass.next_logits == in.next_logits);
+        CHECK_THAT(ui.text("model.pipeline_ablated"), Catch::Matchers::Contains("Ablated in this layer: head 2"));
+        // An edit there still recomputes the layers after it, the ablated head kept at zero.
+        ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 5, 2, 7.0f});
+        ui.frame(3);
+        CHECK(m.pass.next_logits == in.next_logits);  // row 6 is head 2's: the model keeps it zero
+    }
+}
+
+namespace {
+
+// max |B − A| of two heads' weights, by loops over the passes computed here.
+double largest_difference(const gpt2::ForwardPass& a, gpt2::HeadId head_a, const gpt2::ForwardPass& b, gpt2::HeadId head_b) {
+    const Matrix& wa = a.layers[static_cast<size_t>(head_a.layer)].head[static_cast<size_t>(head_a.head)].weights;
+    const Matrix& wb = b.layers[static_cast<size_t>(head_b.layer)].head[static_cast<size_t>(head_b.head)].weights;
+    double largest = 0;
+    for (Eigen::Index i = 0; i < wa.rows(); ++i)
+        for (Eigen::Index j = 0; j < wa.cols(); ++j)
+            largest = std::max(largest, std::abs(static_cast<double>(wb(i, j)) - static_cast<double>(wa(i, j))));
+    return largest;
+}
+
+}  // namespace
+
+TEST_CASE("Model view Compare: two sentences, a different token count said in words, two heads", "[model-view][compare]") {
+    CHECK(ui::partner_sentence("The bank of the river was muddy.") == "The money was deposited in the bank.");
+    CHECK(ui::partner_sentence("The money was deposited in the bank.") == "The bank of the river was muddy.");
+    CHECK(ui::partner_sentence("dog bites man") == "man bites dog");
+    CHECK(ui::partner_sentence("The animal did not cross the road because it was tired") ==
+          "The animal did not cross the road because it was wide");
+    CHECK(ui::partner_sentence("a sentence of my own") == "a sentence of my own");
+
+    const Preset& start = *find_preset(default_preset_name());
+    UiDriver ui(start.scenario);
+    ui.frame(3);
+    const std::string folder = write_model("attnlab-model-view-compare");
+    open_through_menu(ui, folder);
+    ui::ModelViewState& m = ui.state.model;
+    REQUIRE(m.pass.ok);
+    const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
+    m.sentence = "The bank of the river was muddy.";
+    ui.frame(2);
+    REQUIRE(m.computed_sentence == "The bank of the river was muddy.");
+    CHECK(ui.widget("model.compare.mode.sentences") == nullptr);  // the grid's tab is the first shown
+    ui.click(ui.centre("model.tab.compare"));
+    ui.frame(3);
+    REQUIRE(ui.widget("model.compare.mode.sentences") != nullptr);
+    CHECK(ui.widget("model.map.1.1") == nullptr);
+
+    // Two sentences, B the other "bank" sentence: 28 tokens against 32, no difference.
+    CHECK(ui.text("model.compare.mode.sentences") == "on");
+    CHECK(ui.text("model.compare.sentence_b") == "The money was deposited in the bank.");
+    const size_t n_a = checkpoint.tokenizer.encode(m.computed_sentence).size();
+    const size_t n_b = checkpoint.tokenizer.encode("The money was deposited in the bank.").size();
+    REQUIRE(n_a != n_b);
+    CHECK(ui.text("model.compare.message") ==
+          "A has " + std::to_string(n_a) + " tokens, B has " + std::to_string(n_b) + ": B \xE2\x88\x92 A needs the same tokens");
+    CHECK(ui.text("model.compare.max") == "none");
+    CHECK(ui.heatmap("model.compare.a") != nullptr);
+    REQUIRE(ui.heatmap("model.compare.b") != nullptr);
+    CHECK(ui.heatmap("model.compare.b")->rows == static_cast<int>(n_b));
+    CHECK(ui.heatmap("model.compare.diff") == nullptr);
+
+    // B typed: as many tokens as A, the difference drawn and its largest value the engine's.
+    ui.click(ui.centre("model.compare.sentence_b"));
+    ui.key(GLFW_KEY_A, true);
+    ui.type("The bank of the river was sandy.");
+    ui.key(GLFW_KEY_ENTER);
+    ui.click(ImVec2(5, 995));  // leave the box
+    ui.frame(3);
+    REQUIRE(m.compare.computed_b == "The bank of the river was sandy.");
+    const gpt2::ForwardPass a = gpt2::forward_text(checkpoint, m.computed_sentence);
+    const gpt2::ForwardPass b = gpt2::forward_text(checkpoint, "The bank of the river was sandy.");
+    REQUIRE(a.tokens.size() == b.tokens.size());
+    const double expected = largest_difference(a, {0, 0}, b, {0, 0});
+    CHECK(expected > 1e-3);
+    CHECK(std::stod(ui.text("model.compare.max")) == Approx(expected).margin(1e-6));
+    CHECK(ui.widget("model.compare.message") == nullptr);
+    REQUIRE(ui.heatmap("model.compare.diff") != nullptr);
+    // Hovering a cell of B − A: A, B and the difference there.
+    const int row = static_cast<int>(a.tokens.size()) - 1, col = 2;
+    ui.move(ui.cell_centre("model.compare.diff", row, col));
+    ui.frame();
+    const float wa = a.layers[0].head[0].weights(row, col), wb = b.layers[0].head[0].weights(row, col);
+    CHECK_THAT(ui.text("model.compare.hovered"), Catch::Matchers::Contains("A = " + format_value(wa, 4)) &&
+                                                     Catch::Matchers::Contains("B \xE2\x88\x92 A = " + format_value(wb - wa, 4)));
+    ui.move(ImVec2(-1, -1));
+
+    // Layer 3's head 2 instead: the same sentences.
+    m.compare.head_a = {2, 1};
+    ui.frame(2);
+    CHECK(std::stod(ui.text("model.compare.max")) == Approx(largest_difference(a, {2, 1}, b, {2, 1})).margin(1e-6));
+
+    SECTION("two heads on the sentence") {
+        ui.click(ui.centre("model.compare.mode.heads"));
+        ui.frame(2);
+        CHECK(ui.text("model.compare.mode.heads") == "on");
+        m.compare.head_a = {0, 0};
+        m.compare.head_b = {2, 1};
+        ui.frame(2);
+        CHECK(std::stod(ui.text("model.compare.max")) == Approx(largest_difference(a, {0, 0}, a, {2, 1})).margin(1e-6));
+        CHECK(ui.heatmap("model.compare.diff") != nullptr);
+        // A head against itself: B − A is zero.
+        m.compare.head_b = {0, 0};
+        ui.frame(2);
+        CHECK(std::stod(ui.text("model.compare.max")) == 0.0);
+    }
+    SECTION("an ablated head reaches both sentences: A and B are the same model") {
+        m.ablation_toggles.push_back({0, 1});
+        ui.frame(3);
+        REQUIRE(m.pass.ablated == gpt2::HeadSet{{0, 1}});
+        CHECK(m.compare.pass_b.ablated == m.pass.ablated);
+        const gpt2::ForwardPass a2 = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}});
+        const gpt2::ForwardPass b2 = gpt2::forward_text(checkpoint, "The bank of the river was sandy.", {{0, 1}});
+        CHECK(std::stod(ui.text("model.compare.max")) == Approx(largest_difference(a2, {2, 1}, b2, {2, 1})).margin(1e-6));
     }
 }
