@@ -19,7 +19,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     handle_shortcuts(state);  // keys of the last input: undo, files, F5, the lesson clicker
     if (classroom.normal_fonts.ui != nullptr) state.fonts = state.presenter ? classroom.presenter_fonts : classroom.normal_fonts;
     prepare_compare(state, state.classroom.compare, textures);  // before anything draws: a new B drops textures
-    update_model_view(state);          // a new sentence, or an edit of the opened layer: the model's layers after it
+    update_model_view(state, state.model);         // a new sentence, or an edit of the opened layer: the model's layers after it
     update_trained_layer(state, state.train);      // the same for a trained model's layer
     const bool presenter = state.presenter;
     ImGui::PushFont(state.fonts.ui);
@@ -57,7 +57,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     }
     ImGui::BeginGroup();
     if (!presenter) {
-        if (state.model.layer >= 0) draw_model_sentence(state);  // the model's sentence is edited in the model view
+        if (state.model.layer >= 0) draw_model_sentence(state, state.model);  // the model's sentence is edited in the model view
         else if (trained_layer_open(state.train)) draw_trained_probe(state, state.train);
         else draw_tokens(state, state.tokens);
         ImGui::Separator();
@@ -87,7 +87,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     draw_compare(state, state.classroom.compare, textures);
     draw_train(state, state.train, textures);
     carry_out_train_request(state);
-    draw_model_view(state, textures);
+    draw_model_view(state, state.model, textures);
     handle_hand_check_click(state, state.classroom.hand_check);
     draw_hand_check(state, state.classroom.hand_check);
     switch (draw_restore_prompt(state, state.recovery)) {

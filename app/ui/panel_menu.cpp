@@ -67,7 +67,7 @@ void draw_notices(const Context& state, const LessonState& lesson) {
 void start_classroom(AppState& state, const cli::Options& options) {
     state.presenter = options.presenter;
     if (!options.lesson.empty()) open_lesson_named(state, options.lesson, std::max(0, options.step - 1));
-    start_model(state, options);  // attnlab --model DIR: the model view open
+    start_model(state, state.model, options);  // attnlab --model DIR: the model view open
     // Screenshots of the classroom windows (test_hooks.hpp).
     const TestHooks hooks = test_hooks();
     if (hooks.open_articles) state.classroom.articles.open = true;
@@ -113,12 +113,12 @@ void apply_session(AppState& state, Scenario scenario, const session_file::ViewC
 }
 
 session_file::Attachments attachments(const AppState& state) {
-    return session_file::Attachments{model_choice(state), trained_choice(state.train)};
+    return session_file::Attachments{model_choice(state.model), trained_choice(state.train)};
 }
 
 void apply_attachments(AppState& state, const session_file::SessionLoad& load, const std::string& scenario_name) {
     for (const std::string& w : load.warnings) add_notice(state, "Part of the session was not opened: " + w, true);
-    if (load.attached.model) restore_model(state, *load.attached.model, scenario_name);
+    if (load.attached.model) restore_model(state, state.model, *load.attached.model, scenario_name);
     if (load.attached.trained) restore_trained(state, state.train, *load.attached.trained, scenario_name);
 }
 
@@ -323,7 +323,7 @@ void draw_path_prompt(AppState& state) {
         switch (prompt.action) {
             case FileAction::SaveSession: save_session(state, prompt.path); break;
             case FileAction::OpenSession: open_file(state, prompt.path); break;
-            case FileAction::OpenCheckpoint: open_model(state, prompt.path); break;
+            case FileAction::OpenCheckpoint: open_model(state, state.model, prompt.path); break;
             case FileAction::ExportMatrix: export_matrix(state, prompt.path); break;
             case FileAction::ExportTrace: export_trace(state, prompt.path); break;
             case FileAction::SaveModel: save_trained_model(state, state.train, prompt.path); break;

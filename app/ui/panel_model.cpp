@@ -55,8 +55,7 @@ namespace {
 // The session shows layer `layer` of the current pass (its ablated heads' rows of W_O zero).
 // `navigation`: shown again because its input or its heads changed, not an edit of the user's:
 // the undo history starts from it (undo never brings back a layer the model no longer runs).
-void show_layer(AppState& state, int layer, bool navigation = false) {
-    ModelViewState& m = state.model;
+void show_layer(Context& state, ModelViewState& m, int layer, bool navigation = false) {
     Scenario s = gpt2::layer_scenario(*m.checkpoint, m.pass.tokens, layer, gpt2::layer_input(m.pass.layers[static_cast<size_t>(layer)]),
                                       m.pass.ablated);
     m.layer = layer;
@@ -66,8 +65,7 @@ void show_layer(AppState& state, int layer, bool navigation = false) {
 }
 
 // Runs the sentence; false (the pass kept) with a notice when it cannot run.
-bool run_sentence(AppState& state, const std::string& sentence) {
-    ModelViewState& m = state.model;
+bool run_sentence(Context& state, ModelViewState& m, const std::string& sentence) {
     const auto t0 = std::chrono::steady_clock::now();
     gpt2::ForwardPass pass = gpt2::forward_text(*m.checkpoint, sentence, m.pass.ablated);
     if (!pass.ok) {
@@ -79,7 +77,7 @@ bool run_sentence(AppState& state, const std::string& sentence) {
     m.pass = std::move(pass);
     ++m.revision;
     m.computed_sentence = sentence;
-    if (m.layer >= 0) show_layer(state, m.layer);  // the opened layer follows the sentence
+    if (m.layer >= 0) show_layer(state, m, m.layer);  // the opened layer follows the sentence
     return true;
 }
 
@@ -87,13 +85,12 @@ bool run_sentence(AppState& state, const std::string& sentence) {
 
 // [SECTION] Opening a model and a layer
 
-bool open_model(AppState& state, const std::string& folder) {
+bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
     gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
     if (!load.checkpoint) {  // the current work and any model already open are kept
         for (const std::string& e : load.errors) add_notice(state, "Cannot open the model: " + e, true);
         return false;
     }
-    ModelViewState& m = state.model;
     m.checkpoint = std::move(*load.checkpoint);
     m.open = true;
     m.layer = -1;
@@ -107,31 +104,30 @@ bool open_model(AppState& state, const std::string& folder) {
     const gpt2::Config& c = m.checkpoint->config;
     add_notice(state, "Opened the model " + folder + ": " + std::to_string(c.n_layer) + " layers \xC3\x97 " +
                           std::to_string(c.n_head) + " heads, d_model " + std::to_string(c.n_embd), false);
-    run_sentence(state, m.sentence);
+    run_sentence(state, m, m.sentence);
     return true;
 }
 
-void start_model(AppState& state, const cli::Options& options) {
+void start_model(Context& state, ModelViewState& m, const cli::Options& options) {
     if (options.model.path.empty()) return;
-    if (options.text) state.model.sentence = *options.text;
-    if (!open_model(state, options.model.path) || !options.model.layer) return;
+    if (options.text) m.sentence = *options.text;
+    if (!open_model(state, m, options.model.path) || !options.model.layer) return;
     const int layer = *options.model.layer - 1, head = *options.model.head - 1;
-    const gpt2::Config& c = state.model.checkpoint->config;
+    const gpt2::Config& c = m.checkpoint->config;
     if (layer >= c.n_layer || head >= c.n_head) {
         add_notice(state, "--layer " + std::to_string(layer + 1) + " --head " + std::to_string(head + 1) +
                               " does not exist: the model has " + std::to_string(c.n_layer) + " layers of " +
                               std::to_string(c.n_head) + " heads", true);
         return;
     }
-    open_model_layer(state, layer, head);
+    open_model_layer(state, m, layer, head);
 }
 
-void open_model_layer(AppState& state, int layer, int head) {
-    ModelViewState& m = state.model;
+void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
     if (!m.checkpoint || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
     m.head = head;
     m.collapse = true;
-    show_layer(state, layer);
+    show_layer(state, m, layer);
     state.view.all_heads = false;
     state.view.shown_head = head;
 }
@@ -143,8 +139,7 @@ namespace {
 // The grid's ablation toggles: the pass's set changed, then the layers from the lowest changed
 // one recomputed. A layer open in the pipeline at or after it is shown again (its input or its
 // heads changed); one before it keeps its edits (the stream after it is what changed).
-void apply_ablation(AppState& state) {
-    ModelViewState& m = state.model;
+void apply_ablation(Context& state, ModelViewState& m) {
     if (m.ablation_toggles.empty() && !m.restore_all_heads) return;
     const int layers = m.checkpoint->config.n_layer, heads = m.checkpoint->config.n_head;
     gpt2::HeadSet& ablated = m.pass.ablated;
@@ -167,15 +162,14 @@ void apply_ablation(AppState& state) {
         m.layer = -1;
     } else {
         m.forward_ms = ms_since(t0);
-        if (m.layer >= from) show_layer(state, m.layer, true);
+        if (m.layer >= from) show_layer(state, m, m.layer, true);
     }
     ++m.revision;
 }
 
 
 // An edit of the layer opened in the pipeline: that layer and every one after it.
-void follow_session(AppState& state) {
-    ModelViewState& m = state.model;
+void follow_session(Context& state, ModelViewState& m) {
     const edits::Session& session = state.session;
     if (m.layer < 0 || session.revision == m.seen_revision || !session.pending.empty()) return;
     m.seen_revision = session.revision;
@@ -200,19 +194,17 @@ void follow_session(AppState& state) {
 
 }  // namespace
 
-void update_model_view(AppState& state) {
-    ModelViewState& m = state.model;
+void update_model_view(Context& state, ModelViewState& m) {
     if (!m.checkpoint) return;
-    if (m.sentence != m.computed_sentence && !ImGui::GetIO().WantTextInput) run_sentence(state, m.sentence);
-    apply_ablation(state);
-    follow_session(state);
-    update_model_compare(state);  // last: its comparison points into the passes as they now are
+    if (m.sentence != m.computed_sentence && !ImGui::GetIO().WantTextInput) run_sentence(state, m, m.sentence);
+    apply_ablation(state, m);
+    follow_session(state, m);
+    update_model_compare(m);  // last: its comparison points into the passes as they now are
 }
 
 // [SECTION] Drawing
 
-void draw_model_sentence(AppState& state) {
-    ModelViewState& m = state.model;
+void draw_model_sentence(Context& state, ModelViewState& m) {
     const std::string text = "GPT-2 layer " + std::to_string(m.layer + 1) + " of " + m.checkpoint->folder + " on \"" +
                              m.computed_sentence + "\" (" + std::to_string(m.pass.tokens.size()) + " tokens)";
     ImGui::AlignTextToFramePadding();
@@ -241,18 +233,16 @@ void draw_model_sentence(AppState& state) {
     }
 }
 
-std::optional<session_file::ModelChoice> model_choice(const AppState& state) {
-    const ModelViewState& m = state.model;
+std::optional<session_file::ModelChoice> model_choice(const ModelViewState& m) {
     if (!m.checkpoint) return std::nullopt;
     std::error_code ec;
     const std::filesystem::path folder = std::filesystem::absolute(m.checkpoint->folder, ec);
     return session_file::ModelChoice{ec ? m.checkpoint->folder : folder.lexically_normal().string(), m.computed_sentence, m.layer, m.head};
 }
 
-void restore_model(AppState& state, const session_file::ModelChoice& choice, const std::string& scenario_name) {
-    ModelViewState& m = state.model;
+void restore_model(Context& state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name) {
     if (!choice.sentence.empty()) m.sentence = choice.sentence;
-    if (!open_model(state, choice.folder)) {
+    if (!open_model(state, m, choice.folder)) {
         add_notice(state, "The session's model folder " + choice.folder + " cannot be opened: the rest of the session is open without it", true);
         return;
     }
@@ -274,8 +264,7 @@ namespace {
 
 // The sentence box, the tokens as chips, the top 5 next tokens and the ablated heads; false
 // (nothing more to draw) when the sentence has no pass.
-bool draw_sentence_and_prediction(AppState& state) {
-    ModelViewState& m = state.model;
+bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     const float scale = state.fonts.scale;
     // The sentence, re-tokenised by GPT-2's tokenizer when Enter is pressed or the box is left.
     char buffer[2048];
@@ -361,8 +350,7 @@ bool draw_sentence_and_prediction(AppState& state) {
 }
 
 // The layers × heads grid: each map a head's (n × n) weights.
-void draw_grid(AppState& state) {
-    ModelViewState& m = state.model;
+void draw_grid(Context& state, ModelViewState& m) {
     const gpt2::Config& c = m.checkpoint->config;
     const gpt2::ForwardPass& pass = m.pass;
     const float scale = state.fonts.scale;
@@ -431,7 +419,7 @@ void draw_grid(AppState& state) {
                                   static_cast<double>(w(i, j)),
                                   ablated_head ? "right-click to restore this head" : "right-click to ablate this head (zero its rows of W_O)");
             }
-            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) open_model_layer(state, l, h);
+            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) open_model_layer(state, m, l, h);
             if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) m.ablation_toggles.push_back({l, h});
         }
     }
@@ -442,8 +430,7 @@ void draw_grid(AppState& state) {
 
 }  // namespace
 
-void draw_model_view(AppState& state, HeatmapTextures& textures) {
-    ModelViewState& m = state.model;
+void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& textures) {
     if (!m.open || !m.checkpoint) return;
     const float scale = state.fonts.scale;
     ImGui::SetNextWindowSize(ImVec2(760.0f * scale, 820.0f * scale), ImGuiCond_FirstUseEver);
@@ -468,7 +455,7 @@ void draw_model_view(AppState& state, HeatmapTextures& textures) {
     }
     ImGui::TextDisabled("%d layers \xC3\x97 %d heads, d_model %d, vocabulary %d, at most %d tokens", c.n_layer, c.n_head,
                         c.n_embd, c.vocab_size, c.n_positions);
-    if (!draw_sentence_and_prediction(state)) {
+    if (!draw_sentence_and_prediction(state, m)) {
         ImGui::End();
         return;
     }
@@ -477,7 +464,7 @@ void draw_model_view(AppState& state, HeatmapTextures& textures) {
         const bool grid = ImGui::BeginTabItem("Layers \xC3\x97 heads");
         record_item(state, "model.tab.grid", "");
         if (grid) {
-            draw_grid(state);
+            draw_grid(state, m);
             ImGui::EndTabItem();
         }
         const bool compare = ImGui::BeginTabItem("Compare", nullptr, m.compare.select ? ImGuiTabItemFlags_SetSelected : 0);
@@ -485,7 +472,7 @@ void draw_model_view(AppState& state, HeatmapTextures& textures) {
         m.compare.select = false;
         if (compare) {
             m.compare.shown = true;
-            draw_model_compare(state, textures);
+            draw_model_compare(state, m, textures);
             ImGui::EndTabItem();
         }
         ImGui::EndTabBar();

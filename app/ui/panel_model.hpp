@@ -6,29 +6,30 @@
 
 #include "cli.hpp"
 #include "session_file.hpp"
-#include "ui/app_state.hpp"
+#include "ui/context.hpp"
 #include "ui/heatmap.hpp"
+#include "ui/model_state.hpp"
 
 namespace attn::ui {
 
 // attnlab --model DIR [--text …] [--layer L --head H]: the model opened, that layer in the
 // pipeline. Nothing without --model.
-void start_model(AppState& state, const cli::Options& options);
+void start_model(Context& state, ModelViewState& model, const cli::Options& options);
 // Opens a checkpoint folder and runs the sentence (the articles' animal sentence at first).
 // A folder that cannot be read leaves everything as it was, with a notice per fault; false.
-bool open_model(AppState& state, const std::string& folder);
+bool open_model(Context& state, ModelViewState& model, const std::string& folder);
 // The session's scenario becomes layer `layer`'s (its input the stream entering it), head
 // `head` shown (both from 0).
-void open_model_layer(AppState& state, int layer, int head);
+void open_model_layer(Context& state, ModelViewState& model, int layer, int head);
 // Before drawing: a new sentence runs; an edit of the opened layer's scenario recomputes it
 // and the layers after it.
-void update_model_view(AppState& state);
+void update_model_view(Context& state, ModelViewState& model);
 // The model view: the sentence, the top 5, the ablated heads, and its tabs (the layers ×
 // heads grid, Compare). Heatmap cards wider than kTextureCells draw through `textures`.
-void draw_model_view(AppState& state, HeatmapTextures& textures);
+void draw_model_view(Context& state, ModelViewState& model, HeatmapTextures& textures);
 // In place of the token bar while a model's layer is in the pipeline: which layer, the
 // sentence, and where to change it.
-void draw_model_sentence(AppState& state);
+void draw_model_sentence(Context& state, ModelViewState& model);
 // The open checkpoint for a session file (its folder made absolute), and the checkpoint from
 // one: opened again from its folder (a folder that is gone: a notice, nothing else changes),
 // the layer `scenario_name` opened reattached so that its edits recompute the layers after it.
@@ -37,14 +38,14 @@ std::vector<std::string> article_sentences();
 
 // The Compare tab (panel_model_compare.cpp). Before drawing, while the tab is shown: sentence
 // B run, and the comparison made again when a pass or a choice changed.
-void update_model_compare(AppState& state);
-void draw_model_compare(AppState& state, HeatmapTextures& textures);
+void update_model_compare(ModelViewState& model);
+void draw_model_compare(Context& state, ModelViewState& model, HeatmapTextures& textures);
 // B's first sentence for A: the article sentence the articles pair with it (the other "bank"
 // sentence, "man bites dog" for "dog bites man"), the animal sentence's twin "… it was wide",
 // else A itself.
 std::string partner_sentence(const std::string& a);
 
-std::optional<session_file::ModelChoice> model_choice(const AppState& state);
-void restore_model(AppState& state, const session_file::ModelChoice& choice, const std::string& scenario_name);
+std::optional<session_file::ModelChoice> model_choice(const ModelViewState& model);
+void restore_model(Context& state, ModelViewState& model, const session_file::ModelChoice& choice, const std::string& scenario_name);
 
 }  // namespace attn::ui

@@ -77,8 +77,7 @@ std::string partner_sentence(const std::string& a) {
 
 // [SECTION] Sentence B and the comparison (before the frame draws)
 
-void update_model_compare(AppState& state) {
-    ModelViewState& m = state.model;
+void update_model_compare(ModelViewState& m) {
     ModelCompareState& c = m.compare;
     if (!m.checkpoint || !c.shown) return;
     const gpt2::Config& config = m.checkpoint->config;
@@ -143,8 +142,7 @@ HeatmapSpec weights_spec(const std::string& name, const std::string& title, cons
 
 }  // namespace
 
-void draw_model_compare(AppState& state, HeatmapTextures& textures) {
-    ModelViewState& m = state.model;
+void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& textures) {
     ModelCompareState& c = m.compare;
     const gpt2::Config& config = m.checkpoint->config;
     const float scale = state.fonts.scale;

@@ -114,9 +114,9 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
         ui.state.model.sentence = sentence;
-        REQUIRE(ui::open_model(ui.state, folder));
+        REQUIRE(ui::open_model(ui.state, ui.state.model, folder));
         ui.frame(2);
-        ui::open_model_layer(ui.state, 1, 1);
+        ui::open_model_layer(ui.state, ui.state.model, 1, 1);
         ui.frame(3);
         Scenario edited = ui.state.session.scenario;
         edited.w_v(0, 0) += 3.0f;  // layer 2 edited: layer 3 and the prediction follow
