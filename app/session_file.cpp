@@ -22,7 +22,13 @@ nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view
     nlohmann::json j = {{"format", kFormat}, {"version", kVersion}, {"scenario", scenario_to_json(scenario)}, {"view", v}};
     if (attached.model) {
         const ModelChoice& m = *attached.model;
-        j["model"] = {{"folder", m.folder}, {"sentence", m.sentence}, {"layer", m.layer + 1}, {"head", m.layer >= 0 ? m.head + 1 : 0}};
+        nlohmann::json ablated = nlohmann::json::array();
+        for (const auto& [layer, head] : m.ablated) ablated.push_back({layer + 1, head + 1});
+        j["model"] = {{"folder", m.folder},
+                      {"sentence", m.sentence},
+                      {"layer", m.layer + 1},
+                      {"head", m.layer >= 0 ? m.head + 1 : 0},
+                      {"ablated", std::move(ablated)}};
     }
     if (attached.trained) {
         const TrainedChoice& t = *attached.trained;
@@ -44,7 +50,8 @@ void read_model(const nlohmann::json& j, const std::string& source, SessionLoad&
     auto fail = [&](const std::string& what) { load.errors.push_back(source + ": key 'model" + what); };
     if (!j.is_object()) return fail("': expected an object");
     for (const auto& [key, value] : j.items())
-        if (key != "folder" && key != "sentence" && key != "layer" && key != "head") return fail("." + key + "': unknown key");
+        if (key != "folder" && key != "sentence" && key != "layer" && key != "head" && key != "ablated")
+            return fail("." + key + "': unknown key");
     ModelChoice m;
     if (!j.contains("folder") || !j["folder"].is_string() || j["folder"].get<std::string>().empty())
         return fail(".folder': expected the checkpoint folder's path");
@@ -60,6 +67,15 @@ void read_model(const nlohmann::json& j, const std::string& source, SessionLoad&
     }
     m.layer = j.value("layer", 0) - 1;
     m.head = std::max(0, j.value("head", 0) - 1);
+    if (j.contains("ablated")) {  // the checkpoint says whether the heads exist, once it is open
+        auto count = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= 100000; };
+        if (!j["ablated"].is_array()) return fail(".ablated': expected a list of [layer, head] pairs counted from 1");
+        for (const nlohmann::json& pair : j["ablated"]) {
+            if (!pair.is_array() || pair.size() != 2 || !count(pair[0]) || !count(pair[1]))
+                return fail(".ablated': expected a list of [layer, head] pairs counted from 1");
+            m.ablated.emplace_back(pair[0].get<int>() - 1, pair[1].get<int>() - 1);
+        }
+    }
     load.attached.model = std::move(m);
 }
 

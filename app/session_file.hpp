@@ -3,9 +3,10 @@
 // as {"format": "attnlab-session", "version": 1, "scenario": {...}, "view": {...}}, and,
 // when the window had them, the models beside the scenario:
 //
-//   "model":   {"folder": "…/gpt2", "sentence": "…", "layer": 5, "head": 2}
+//   "model":   {"folder": "…/gpt2", "sentence": "…", "layer": 5, "head": 2, "ablated": [[5, 1], …]}
 //              a GPT-2 checkpoint folder the model view had open (not copied: opened again
-//              from the folder; "layer" and "head" count from 1, 0 when none was opened)
+//              from the folder; "layer" and "head" count from 1, 0 when none was opened) and
+//              the heads ablated, [layer, head] from 1
 //   "trained": {"model": {model file}, "probe": {"tokens": [ids], "source": [ids]},
 //              "layer": 1, "opened": {model file}}
 //              the Train panel's model (train/model_file.hpp: weights, settings, optimiser),
@@ -36,6 +37,7 @@ struct ModelChoice {
     std::string folder;
     std::string sentence;
     int layer = -1, head = 0;  // from 0; layer −1: none opened in the pipeline
+    std::vector<std::pair<int, int>> ablated;  // (layer, head) from 0
 };
 
 struct TrainedChoice {

@@ -237,7 +237,9 @@ std::optional<session_file::ModelChoice> model_choice(const ModelViewState& m) {
     if (!m.checkpoint) return std::nullopt;
     std::error_code ec;
     const std::filesystem::path folder = std::filesystem::absolute(m.checkpoint->folder, ec);
-    return session_file::ModelChoice{ec ? m.checkpoint->folder : folder.lexically_normal().string(), m.computed_sentence, m.layer, m.head};
+    session_file::ModelChoice choice{ec ? m.checkpoint->folder : folder.lexically_normal().string(), m.computed_sentence, m.layer, m.head, {}};
+    for (const gpt2::HeadId& id : m.pass.ablated) choice.ablated.emplace_back(id.layer, id.head);
+    return choice;
 }
 
 void restore_model(Context& state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name) {
@@ -245,6 +247,19 @@ void restore_model(Context& state, ModelViewState& m, const session_file::ModelC
     if (!open_model(state, m, choice.folder)) {
         add_notice(state, "The session's model folder " + choice.folder + " cannot be opened: the rest of the session is open without it", true);
         return;
+    }
+    // The heads ablated: checked against this checkpoint, then the sentence runs with them.
+    gpt2::HeadSet ablated;
+    for (const auto& [layer, head] : choice.ablated) ablated.insert(gpt2::HeadId{layer, head});
+    const std::vector<std::string> wrong = gpt2::validate_ablation(*m.checkpoint, ablated);
+    for (const std::string& e : wrong) add_notice(state, "The session's ablated heads were not applied: " + e, true);
+    if (wrong.empty() && !ablated.empty() && m.pass.ok) {
+        m.pass.ablated = ablated;
+        if (!gpt2::recompute_from(*m.checkpoint, 0, m.pass)) {
+            for (const std::string& e : m.pass.errors) add_notice(state, "The session's ablated heads were not applied: " + e, true);
+            m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence);
+        }
+        ++m.revision;
     }
     if (choice.layer < 0) return;
     if (choice.layer >= m.checkpoint->config.n_layer || !m.pass.ok) {

@@ -118,6 +118,9 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         ui.frame(2);
         ui::open_model_layer(ui.state, ui.state.model, 1, 1);
         ui.frame(3);
+        ui.state.model.ablation_toggles.push_back(gpt2::HeadId{2, 0});  // layer 3's head 1 ablated, after the opened layer
+        ui.frame(3);
+        REQUIRE(ui.state.model.pass.ablated.size() == 1);
         Scenario edited = ui.state.session.scenario;
         edited.w_v(0, 0) += 3.0f;  // layer 2 edited: layer 3 and the prediction follow
         ui.state.session.push(edits::ReplaceScenario{edited});
@@ -136,6 +139,7 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         REQUIRE(m.checkpoint);
         CHECK(m.computed_sentence == sentence);
         CHECK(m.layer == 1);
+        CHECK(m.pass.ablated == gpt2::HeadSet{gpt2::HeadId{2, 0}});
         CHECK(ui.state.view.shown_head == 1);
         CHECK(m.pass.layers[2].head[0].weights == last_weights);
         std::vector<float> again;
@@ -183,6 +187,11 @@ TEST_CASE("A session's model blocks: malformed is refused, an unreadable trained
     }
     {
         nlohmann::json j = base;
+        j["model"] = {{"folder", "/m"}, {"ablated", {{0, 1}}}};
+        CHECK(load(j).errors.front() == "s.json: key 'model.ablated': expected a list of [layer, head] pairs counted from 1");
+        j["model"] = {{"folder", "/m"}, {"ablated", {{2, 1}, {1, 3}}}};
+        REQUIRE(load(j).attached.model);
+        CHECK(load(j).attached.model->ablated == std::vector<std::pair<int, int>>{{1, 0}, {0, 2}});
         j["model"] = {{"folder", "/m"}, {"colour", 1}};
         CHECK(load(j).errors.front() == "s.json: key 'model.colour': unknown key");
         j = base;
