@@ -21,14 +21,16 @@ constexpr const char* kPromptTitle = "Restore unsaved work?";
 std::string signature(const AppState& state) {
     const session_file::ViewChoices v = view_choices(state);
     // The models beside the scenario: the run's newest copy, its probe and opened layer, and
-    // the GPT-2 folder's sentence and layer.
+    // the GPT-2 folder's sentence and layer. A run under way is written when it pauses, not
+    // at each of its copies (a large model's file is megabytes).
     const TrainPanelState& t = state.train;
+    const std::string run = t.progress.running ? std::string("running") : std::to_string(t.seen);
     std::string probe;
     for (int id : t.probe.input.tokens) probe += std::to_string(id) + ",";
     for (int id : t.opened.probe.input.tokens) probe += std::to_string(id) + ";";
     const ModelViewState& m = state.model;
     return std::to_string(state.session.revision) + "|" + std::to_string(v.shown_head) + "|" + (v.all_heads ? "a" : "-") +
-           (v.presenter ? "p" : "-") + "|" + v.lesson + "|" + std::to_string(v.step) + "|" + std::to_string(t.seen) + "|" +
+           (v.presenter ? "p" : "-") + "|" + v.lesson + "|" + std::to_string(v.step) + "|" + run + "|" +
            std::to_string(t.opened.layer) + "|" + probe + "|" + (m.checkpoint ? m.checkpoint->folder : std::string()) + "|" +
            m.computed_sentence + "|" + std::to_string(m.layer);
 }

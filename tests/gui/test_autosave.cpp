@@ -9,6 +9,7 @@
 #include <future>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "autosave.hpp"
 #include "serialize.hpp"
@@ -207,4 +208,47 @@ TEST_CASE("an unreadable autosave is reported and kept aside, never deleted") {
     CHECK(state.notices.front().error);
     CHECK_THAT(state.notices.front().text, Contains("not valid JSON"));
     CHECK(std::filesystem::exists(path + ".unreadable"));
+}
+
+TEST_CASE("the autosave keeps the Train panel's run: written when it pauses, not at each copy while it trains", "[train]") {
+    const std::string folder = temp_folder("autosave-train");
+    ui::AppState state;
+    state.session = ready(preset_scenario("dot-product-3-tokens"));
+    ui::start_autosave(state, folder, milliseconds(0), true);
+    REQUIRE(state.recovery.saver);
+    autosave::Autosaver& saver = *state.recovery.saver;
+    ui::autosave_tick(state);  // what the app opened with: not written
+    ui::TrainPanelState& p = state.train;
+    auto take_copy = [&] {  // what the window does each frame
+        if (p.worker->poll(p.seen, p.progress)) p.seen = p.progress.generation;
+    };
+    ui::train_now(p, 50);
+    take_copy();
+    ui::autosave_tick(state);
+    saver.wait();
+    session_file::SessionLoad load = session_file::load_session(saver.path());
+    REQUIRE(load.attached.trained);
+    CHECK(load.attached.trained->file.steps == 50);
+
+    // Training: one write when it starts, none for the copies that follow.
+    p.worker->set_running(true);
+    const std::uint64_t writes = saver.writes();
+    for (int frame = 0; frame < 40; ++frame) {
+        take_copy();
+        ui::autosave_tick(state);
+        std::this_thread::sleep_for(milliseconds(5));
+    }
+    saver.wait();
+    CHECK(saver.writes() <= writes + 1);
+    // Paused: the run as it stopped.
+    p.worker->set_running(false);
+    p.worker->wait_idle();
+    take_copy();
+    REQUIRE(p.progress.steps_done > 50);
+    ui::autosave_tick(state);
+    saver.wait();
+    load = session_file::load_session(saver.path());
+    REQUIRE(load.attached.trained);
+    CHECK(load.attached.trained->file.steps == p.progress.steps_done);
+    ui::finish_autosave(state);
 }
