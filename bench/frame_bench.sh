@@ -1,5 +1,5 @@
 #!/bin/sh
-# Frame times of the desktop app while one embedding is edited every frame (issue 6):
+# Frame times of the desktop app while one embedding is edited every frame:
 # median and 95th percentile of the frame time, and the median recompute, for the
 # 3-token article example and the 64-token preset (d_model 64, 8 heads).
 #   bench/frame_bench.sh [build dir] [frames] [xvfb|offscreen] [attnlab options…]

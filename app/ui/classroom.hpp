@@ -1,5 +1,5 @@
 #pragma once
-// The classroom panels (issue 5): the menu bar and shortcuts, lessons, the focused stage
+// The classroom panels: the menu bar and shortcuts, lessons, the focused stage
 // view, presenter mode, article checks, files and exports, compare, hand checks. Each
 // panel_*.cpp owns its part; this header is their shared surface. No GL in here.
 #include <chrono>
@@ -53,12 +53,12 @@ enum class RestoreRequest { None, Restore, Discard };
 RestoreRequest draw_restore_prompt(Context& state, RecoveryState& recovery);
 
 // panel_lesson.cpp
-void ensure_lessons_loaded(AppState& state);
-bool open_lesson(AppState& state, int index, int step);
-bool open_lesson_named(AppState& state, const std::string& file_or_name, int step);
-void lesson_next(AppState& state);
-void lesson_previous(AppState& state);
-void leave_lesson(AppState& state);
+void ensure_lessons_loaded(LessonState& lesson);
+bool open_lesson(Context& state, LessonState& lesson, int index, int step);
+bool open_lesson_named(Context& state, LessonState& lesson, const std::string& file_or_name, int step);
+void lesson_next(Context& state, LessonState& lesson);
+void lesson_previous(Context& state, LessonState& lesson);
+void leave_lesson(Context& state, LessonState& lesson);
 const LessonStep* current_step(const LessonState& lesson);
 // What the lesson text's buttons ask for; the frame carries it out (it changes the session).
 enum class LessonRequest { None, Previous, Next, Leave };

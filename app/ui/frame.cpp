@@ -64,9 +64,9 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     }
     if (step != nullptr) {
         switch (draw_lesson_text(state, state.classroom.lesson)) {  // carried out after this frame's lesson text
-            case LessonRequest::Previous: lesson_previous(state); break;
-            case LessonRequest::Next: lesson_next(state); break;
-            case LessonRequest::Leave: leave_lesson(state); break;
+            case LessonRequest::Previous: lesson_previous(state, state.classroom.lesson); break;
+            case LessonRequest::Next: lesson_next(state, state.classroom.lesson); break;
+            case LessonRequest::Leave: leave_lesson(state, state.classroom.lesson); break;
             case LessonRequest::None: break;
         }
         ImGui::Separator();

@@ -35,8 +35,7 @@ namespace attn::ui {
 
 // [SECTION] Lessons: loading, opening, stepping
 
-void ensure_lessons_loaded(AppState& state) {
-    LessonState& ls = state.classroom.lesson;
+void ensure_lessons_loaded(LessonState& ls) {
     if (ls.loaded) return;
     ls.loaded = true;
     ls.load_errors.clear();
@@ -47,8 +46,7 @@ namespace {
 
 std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
-void show_step(AppState& state) {
-    LessonState& ls = state.classroom.lesson;
+void show_step(Context& state, LessonState& ls) {
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     ls.step = std::clamp(ls.step, 0, std::max(0, static_cast<int>(lesson.steps.size()) - 1));
     // A step with "train" trains here, on the UI thread: a second at most (the loader bounds it).
@@ -69,9 +67,8 @@ void show_step(AppState& state) {
 
 }  // namespace
 
-bool open_lesson(AppState& state, int index, int step) {
-    ensure_lessons_loaded(state);
-    LessonState& ls = state.classroom.lesson;
+bool open_lesson(Context& state, LessonState& ls, int index, int step) {
+    ensure_lessons_loaded(ls);
     if (index < 0 || index >= static_cast<int>(ls.lessons.size())) return false;
     if (ls.active < 0) {
         // Entering from free mode: keep the user's work, edits not yet applied included.
@@ -81,19 +78,18 @@ bool open_lesson(AppState& state, int index, int step) {
     }
     ls.active = index;
     ls.step = step;
-    show_step(state);
+    show_step(state, ls);
     return true;
 }
 
-bool open_lesson_named(AppState& state, const std::string& file_or_name, int step) {
-    ensure_lessons_loaded(state);
-    LessonState& ls = state.classroom.lesson;
+bool open_lesson_named(Context& state, LessonState& ls, const std::string& file_or_name, int step) {
+    ensure_lessons_loaded(ls);
     for (size_t i = 0; i < ls.lessons.size(); ++i) {
         const std::string file = base_name(ls.lessons[i].file);
         const std::string stem = std::filesystem::path(file).stem().string();
         if (ls.lessons[i].file == file_or_name || file == file_or_name || stem == file_or_name || ls.lessons[i].title == file_or_name ||
             (stem.size() > 3 && stem.substr(3) == file_or_name))  // "masks" for 03-masks.json
-            return open_lesson(state, static_cast<int>(i), step);
+            return open_lesson(state, ls, static_cast<int>(i), step);
     }
     std::error_code ec;
     if (std::filesystem::is_regular_file(file_or_name, ec)) {
@@ -102,30 +98,27 @@ bool open_lesson_named(AppState& state, const std::string& file_or_name, int ste
         for (const std::string& e : load.errors) add_notice(state, e, true);
         if (!load.lesson) return false;
         ls.lessons.push_back(std::move(*load.lesson));
-        return open_lesson(state, static_cast<int>(ls.lessons.size()) - 1, step);
+        return open_lesson(state, ls, static_cast<int>(ls.lessons.size()) - 1, step);
     }
     add_notice(state, "no lesson named '" + file_or_name + "' in " + std::string(ATTNLAB_ASSETS_DIR) + "/lessons", true);
     return false;
 }
 
-void lesson_next(AppState& state) {
-    LessonState& ls = state.classroom.lesson;
+void lesson_next(Context& state, LessonState& ls) {
     if (ls.active < 0) return;
     const int last = static_cast<int>(ls.lessons[static_cast<size_t>(ls.active)].steps.size()) - 1;
     if (ls.step >= last) return;
     ++ls.step;
-    show_step(state);
+    show_step(state, ls);
 }
 
-void lesson_previous(AppState& state) {
-    LessonState& ls = state.classroom.lesson;
+void lesson_previous(Context& state, LessonState& ls) {
     if (ls.active < 0 || ls.step <= 0) return;
     --ls.step;
-    show_step(state);
+    show_step(state, ls);
 }
 
-void leave_lesson(AppState& state) {
-    LessonState& ls = state.classroom.lesson;
+void leave_lesson(Context& state, LessonState& ls) {
     if (ls.active >= 0 && ls.saved) {
         state.session.restore = std::move(*ls.saved);
         add_notice(state, "left the lesson: your own scenario is back, with its undo history", false);

@@ -66,7 +66,7 @@ void draw_notices(const Context& state, const LessonState& lesson) {
 
 void start_classroom(AppState& state, const cli::Options& options) {
     state.presenter = options.presenter;
-    if (!options.lesson.empty()) open_lesson_named(state, options.lesson, std::max(0, options.step - 1));
+    if (!options.lesson.empty()) open_lesson_named(state, state.classroom.lesson, options.lesson, std::max(0, options.step - 1));
     start_model(state, state.model, options);  // attnlab --model DIR: the model view open
     // Screenshots of the classroom windows (test_hooks.hpp).
     const TestHooks hooks = test_hooks();
@@ -102,10 +102,10 @@ session_file::ViewChoices view_choices(const AppState& state) {
 }
 
 void apply_session(AppState& state, Scenario scenario, const session_file::ViewChoices& view) {
-    leave_lesson(state);
+    leave_lesson(state, state.classroom.lesson);
     state.session.restore.reset();  // the session replaces the work, as an undo step (below)
     // A lesson step queues its own scenario; the saved one (which may have edits) replaces it.
-    if (!view.lesson.empty()) open_lesson_named(state, view.lesson, view.step);
+    if (!view.lesson.empty()) open_lesson_named(state, state.classroom.lesson, view.lesson, view.step);
     state.session.push(edits::ReplaceScenario{std::move(scenario)});
     state.view.shown_head = view.shown_head;
     state.view.all_heads = view.all_heads;
@@ -386,22 +386,22 @@ void draw_menu_bar(AppState& state) {
         record_item(state, "menu.lessons", "Lessons");
         if (lessons_open) {
             close_menu_on_escape();
-            ensure_lessons_loaded(state);
+            ensure_lessons_loaded(state.classroom.lesson);
             const LessonState& ls = c.lesson;
             for (size_t i = 0; i < ls.lessons.size(); ++i) {
                 const Lesson& lesson = ls.lessons[i];
-                if (ImGui::MenuItem(lesson.title.c_str(), nullptr, ls.active == static_cast<int>(i))) open_lesson(state, static_cast<int>(i), 0);
+                if (ImGui::MenuItem(lesson.title.c_str(), nullptr, ls.active == static_cast<int>(i))) open_lesson(state, state.classroom.lesson, static_cast<int>(i), 0);
                 record_item(state, ("menu.lesson." + std::to_string(i)).c_str(), lesson.title);
                 if (!lesson.summary.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", lesson.summary.c_str());
             }
             if (ls.lessons.empty()) ImGui::TextDisabled("no lessons found");
             if (!ls.load_errors.empty()) ImGui::TextDisabled("%zu lesson file(s) could not be read: see the status area", ls.load_errors.size());
             ImGui::Separator();
-            if (ImGui::MenuItem("Leave lesson", "Esc", false, ls.active >= 0)) leave_lesson(state);
+            if (ImGui::MenuItem("Leave lesson", "Esc", false, ls.active >= 0)) leave_lesson(state, state.classroom.lesson);
             if (ImGui::MenuItem("Reload lessons from disk")) {
                 c.lesson.loaded = false;
-                leave_lesson(state);
-                ensure_lessons_loaded(state);
+                leave_lesson(state, state.classroom.lesson);
+                ensure_lessons_loaded(state.classroom.lesson);
             }
             ImGui::EndMenu();
         }
@@ -465,11 +465,11 @@ void handle_shortcuts(AppState& state) {
     if (state.classroom.lesson.active >= 0 && !ctrl) {  // a clicker sends → / Space and ←
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space)) ||
             ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN))
-            lesson_next(state);
-        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)) || ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_previous(state);
+            lesson_next(state, state.classroom.lesson);
+        if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_LeftArrow)) || ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) lesson_previous(state, state.classroom.lesson);
         // Esc with a menu or a dialog open closes that instead (see close_menu_on_escape).
         const bool popup_open = ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId | ImGuiPopupFlags_AnyPopupLevel);
-        if (!popup_open && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) leave_lesson(state);
+        if (!popup_open && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) leave_lesson(state, state.classroom.lesson);
     }
 }
 

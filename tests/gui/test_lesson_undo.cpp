@@ -13,7 +13,7 @@ using namespace attn::testing;
 
 TEST_CASE("undo in a lesson takes back edits within the step and never changes the step's scenario") {
     ui::AppState state;
-    REQUIRE(ui::open_lesson_named(state, "03-masks", 0));
+    REQUIRE(ui::open_lesson_named(state, state.classroom.lesson, "03-masks", 0));
     edits::update(state.session);
     const Lesson& lesson = state.classroom.lesson.lessons[static_cast<size_t>(state.classroom.lesson.active)];
     auto as_text = [](const Scenario& s) { return dump_json(scenario_to_json(s)); };
@@ -23,7 +23,7 @@ TEST_CASE("undo in a lesson takes back edits within the step and never changes t
     edits::update(state.session);
     REQUIRE(state.session.history.can_undo());
 
-    ui::lesson_next(state);  // step 2: its own scenario; the step-1 edit is gone with step 1
+    ui::lesson_next(state, state.classroom.lesson);  // step 2: its own scenario; the step-1 edit is gone with step 1
     edits::update(state.session);
     REQUIRE(state.classroom.lesson.step == 1);
     const std::string step2 = as_text(scenario_at_step(lesson, 1));

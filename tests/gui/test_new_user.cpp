@@ -94,7 +94,7 @@ TEST_CASE("a lesson entered and left with Esc gives the user's sentence back, wi
 TEST_CASE("Esc closes an open menu and does nothing else", "[new-user][trap]") {
     UiDriver ui(find_preset("animal-was-tired")->scenario);
     ui.frame(2);
-    REQUIRE(ui::open_lesson(ui.state, 0, 0));
+    REQUIRE(ui::open_lesson(ui.state, ui.state.classroom.lesson, 0, 0));
     ui.frame(3);
     ui.click(ui.centre("menu.lessons"));
     REQUIRE(ui.widget("menu.lesson.0") != nullptr);  // the menu is open
