@@ -34,6 +34,7 @@ struct PipelineLayout {
     float cell = 0;
     int variant = 0;                  // which columns lie side by side
     std::vector<size_t> row_starts;   // first column of each row
+    float weights_emphasis = 2.0f;    // all heads side by side: how much the weights' cells grow
 };
 
 // [SECTION] Classroom: lessons, presenter mode, article checks, files, compare

@@ -35,6 +35,7 @@ struct Card {
     CardText text;
     CardMetrics metrics;
     float max_emphasis = 16.0f;  // how much larger than the pipeline's cell its cells may grow (emphasis())
+    bool all_heads_weights = false;  // one head's weights among all heads side by side
 };
 
 // Cards stacked top to bottom, or side by side when the layout finds that fits better (a
@@ -109,8 +110,13 @@ struct Builder {
                 Card card;
                 card.spec = card_spec(t, ref, *m, band_head);
                 // All heads side by side compare heads: their maps share the pipeline's cell
-                // (twice at most), instead of one head's weights taking the room of all.
-                if (split_qkv && e.per_head) card.max_emphasis = 2.0f;
+                // (twice at most), instead of one head's weights taking the room of all. The
+                // weights get up to three times where that fits (draw_pipeline), so that every
+                // head's, not only some, have room for their numbers ("4e−3" is as wide as "0.25").
+                if (split_qkv && e.per_head) {
+                    card.max_emphasis = 2.0f;
+                    card.all_heads_weights = card.spec.scale == ColorScale::Weights;
+                }
                 // Every head after the first in an all-heads column: a one-line "head h" title.
                 if (view.all_heads && t.heads > 1 && e.per_head && h > shown.front()) {
                     card.spec.compact = true;
@@ -272,6 +278,13 @@ Arrangement best_arrangement(const std::vector<Column>& columns, int rows, float
 
 bool fits(const Arrangement& a, ImVec2 avail) { return a.width <= avail.x && a.height <= avail.y; }
 
+// How much larger than the pipeline's cell the weights of all heads side by side may grow.
+void set_all_heads_weights_emphasis(std::vector<Column>& columns, float max_emphasis) {
+    for (Column& column : columns)
+        for (Card& card : column.cards)
+            if (card.all_heads_weights) card.max_emphasis = max_emphasis;
+}
+
 // The largest cell size (then the fewest rows) at which the pipeline fits the area.
 Arrangement fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const ViewOptions& view, ImVec2 avail, float& cell,
                        int& chosen_variant) {
@@ -379,6 +392,7 @@ void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextu
     Arrangement layout;
     const float gap = kColumnGap * state.fonts.scale;
     if (cached.signature == signature) {
+        set_all_heads_weights_emphasis(columns, cached.weights_emphasis);
         measure_texts(columns, state.fonts);
         measure_cards(columns, cached.cell, state.fonts);
         size_columns(columns, cached.variant, state.fonts);
@@ -386,8 +400,17 @@ void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextu
     } else {
         float cell = 0;
         int variant = 0;
+        // All heads' weights three times the cell where the pipeline still fits the window,
+        // else twice, as the other heads' maps.
+        float weights_emphasis = 3.0f;
+        set_all_heads_weights_emphasis(columns, weights_emphasis);
         layout = fit_layout(columns, state.fonts, state.view, avail, cell, variant);
-        cached = PipelineLayout{signature, cell, variant, layout.row_starts};
+        if (!fits(layout, avail)) {
+            weights_emphasis = 2.0f;
+            set_all_heads_weights_emphasis(columns, weights_emphasis);
+            layout = fit_layout(columns, state.fonts, state.view, avail, cell, variant);
+        }
+        cached = PipelineLayout{signature, cell, variant, layout.row_starts, weights_emphasis};
     }
     const ImVec2 origin = ImGui::GetCursorScreenPos();
 

@@ -388,3 +388,19 @@ TEST_CASE("all heads side by side puts every head's map of a step in one row, an
         CHECK(h.x + static_cast<float>(h.shown_cols) * h.cell_w <= 1600.0f);
     }
 }
+
+TEST_CASE("all heads side by side: every head's weights have their numbers, not only the heads whose values are short", "[new-user][layout]") {
+    // dog-bites-man with 4 heads: some heads' weights hold values such as 0.004, written
+    // "4e−3", as wide as "0.25"; every head's card has room for them.
+    Scenario s = find_preset("dog-bites-man")->scenario;
+    s.heads = 4;
+    UiDriver ui(s);
+    ui.state.view.all_heads = true;
+    ui.frame(4);
+    for (int h = 0; h < 4; ++h) {
+        const ui::HeatmapLayout* weights = ui.heatmap("head" + std::to_string(h) + ".weights");
+        REQUIRE(weights != nullptr);
+        INFO("head " << h + 1);
+        CHECK(weights->numbers);
+    }
+}
