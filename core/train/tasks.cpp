@@ -195,60 +195,74 @@ bool is_content(const TaskOptions& o, bool source, int position) {
     return source == (o.kind == TaskKind::CrossReverse) && position >= 0 && position < o.length;
 }
 
+namespace {
+
+// The content an input was made from: s, its first m source (cross-reverse) or target
+// tokens, and induction's gap letters. False when the input is too short (or, in induction,
+// too long) to hold them.
+bool content_of(const TaskOptions& o, const ModelInput& input, std::vector<int>& s, std::vector<int>& fillers) {
+    const int m = o.length;
+    const std::vector<int>& from = o.kind == TaskKind::CrossReverse ? input.source : input.tokens;
+    if (static_cast<int>(from.size()) < m) return false;
+    s.assign(from.begin(), from.begin() + m);
+    fillers.clear();
+    if (o.kind == TaskKind::Induction) {
+        const int gap = static_cast<int>(input.tokens.size()) - (2 * m - 1);
+        if (gap < 0 || gap >= m) return false;
+        fillers.assign(input.tokens.begin() + m, input.tokens.begin() + m + gap);
+    }
+    return true;
+}
+
+// Why content s (and the gap) is not one the task makes: a letter outside the task's, or in
+// induction a repeated letter of r or one of r's letters in the gap, either of which would
+// make "the token after the earlier occurrence" more than one answer. Empty when it is.
+std::string content_fault(const TaskOptions& o, const std::vector<int>& s, const std::vector<int>& fillers) {
+    const std::string letters = "one of the task's " + std::to_string(o.symbols) + " letters";
+    std::vector<int> first(static_cast<size_t>(o.symbols), -1);  // letter → its first token in r
+    for (int i = 0; i < static_cast<int>(s.size()); ++i) {
+        const int t = s[static_cast<size_t>(i)];
+        if (t < 0 || t >= o.symbols) return "token " + std::to_string(i + 1) + " is not " + letters;
+        if (o.kind != TaskKind::Induction) continue;
+        int& seen = first[static_cast<size_t>(t)];
+        if (seen >= 0)
+            return "induction's first " + std::to_string(o.length) + " tokens are distinct: tokens " + std::to_string(seen + 1) +
+                   " and " + std::to_string(i + 1) + " would hold the same letter";
+        seen = i;
+    }
+    for (int t : fillers) {
+        if (t < 0 || t >= o.symbols) return "a letter of the gap is not " + letters;
+        if (first[static_cast<size_t>(t)] >= 0)
+            return "the gap between the two halves already uses the letter of token " + std::to_string(first[static_cast<size_t>(t)] + 1) +
+                   ": the repeat would be ambiguous";
+    }
+    return {};
+}
+
+}  // namespace
+
 std::optional<Example> edit_content(const TaskOptions& o, const Example& e, bool source, int position, int token,
                                     std::string* why) {
-    const int m = o.length;
     auto refuse = [&](const std::string& reason) -> std::optional<Example> {
         if (why) *why = reason;
         return std::nullopt;
     };
     if (token < 0 || token >= o.symbols) return refuse("token " + std::to_string(token) + " is not one of the task's " + std::to_string(o.symbols) + " letters");
     if (!is_content(o, source, position))
-        return refuse("position " + std::to_string(position + 1) + " follows from the content (the first " + std::to_string(m) +
+        return refuse("position " + std::to_string(position + 1) + " follows from the content (the first " + std::to_string(o.length) +
                       (o.kind == TaskKind::CrossReverse ? " source tokens" : " tokens") + "): edit those");
-    const std::vector<int>& from = o.kind == TaskKind::CrossReverse ? e.input.source : e.input.tokens;
-    if (static_cast<int>(from.size()) < m) return refuse("the example is shorter than the task's " + std::to_string(m) + " content tokens");
-    std::vector<int> s(from.begin(), from.begin() + m);
-    std::vector<int> fillers;
-    if (o.kind == TaskKind::Induction) {
-        const int gap = static_cast<int>(e.input.tokens.size()) - (2 * m - 1);
-        if (gap < 0) return refuse("the example is shorter than an induction sequence");
-        fillers.assign(e.input.tokens.begin() + m, e.input.tokens.begin() + m + gap);
-        // r is distinct and the gap holds none of its letters: else "the token after the
-        // earlier occurrence" would not be one answer.
-        for (int j = 0; j < m; ++j)
-            if (j != position && s[static_cast<size_t>(j)] == token)
-                return refuse("induction's first " + std::to_string(m) + " tokens are distinct: this letter is already token " + std::to_string(j + 1));
-        for (int f : fillers)
-            if (f == token) return refuse("the gap between the two halves already uses this letter: the repeat would be ambiguous");
-    }
+    std::vector<int> s, fillers;
+    if (!content_of(o, e.input, s, fillers)) return refuse("the example does not hold the task's " + std::to_string(o.length) + " content tokens");
     s[static_cast<size_t>(position)] = token;
+    if (std::string fault = content_fault(o, s, fillers); !fault.empty()) return refuse(fault);
     return example_of(o, s, fillers);
 }
 
 std::optional<Example> example_from_input(const TaskOptions& o, const ModelInput& input) {
-    const int m = o.length;
-    const bool cross = o.kind == TaskKind::CrossReverse;
-    const std::vector<int>& from = cross ? input.source : input.tokens;
-    if (static_cast<int>(from.size()) < m) return std::nullopt;
-    for (int i = 0; i < m; ++i)
-        if (from[static_cast<size_t>(i)] < 0 || from[static_cast<size_t>(i)] >= o.symbols) return std::nullopt;
-    std::vector<int> s(from.begin(), from.begin() + m), fillers;
-    if (o.kind == TaskKind::Induction) {
-        const int gap = static_cast<int>(input.tokens.size()) - (2 * m - 1);
-        if (gap < 0 || gap >= m) return std::nullopt;
-        fillers.assign(input.tokens.begin() + m, input.tokens.begin() + m + gap);
-    }
+    std::vector<int> s, fillers;
+    if (!content_of(o, input, s, fillers) || !content_fault(o, s, fillers).empty()) return std::nullopt;
     Example e = example_of(o, s, fillers);
     if (e.input.tokens != input.tokens || e.input.source != input.source) return std::nullopt;
-    if (o.kind == TaskKind::Induction) {  // r distinct, and none of its letters in the gap
-        std::vector<int> seen(static_cast<size_t>(o.symbols), 0);
-        for (int t : s) seen[static_cast<size_t>(t)] += 1;
-        for (int t : fillers)
-            if (t < 0 || t >= o.symbols || seen[static_cast<size_t>(t)] > 0) return std::nullopt;
-        for (int count : seen)
-            if (count > 1) return std::nullopt;
-    }
     return e;
 }
 
