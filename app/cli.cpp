@@ -136,7 +136,7 @@ bool apply_toggles(const Options& o, Scenario& s, std::ostream& err) {
     return true;
 }
 
-std::optional<Scenario> load_scenario(const Options& o, std::ostream& err) {
+std::optional<Scenario> load_scenario(const Options& o, std::ostream& err, session_file::SessionLoad* session) {
     Scenario s;
     if (o.restore) {
         const std::string directory = autosave::state_directory();
@@ -155,6 +155,10 @@ std::optional<Scenario> load_scenario(const Options& o, std::ostream& err) {
         for (auto& e : load.errors) err << e << "\n";
         if (!load.scenario) return std::nullopt;
         s = std::move(*load.scenario);
+        if (session) {
+            session->attached = std::move(load.attached);
+            session->warnings = std::move(load.warnings);
+        }
     } else {
         // --text alone starts from a sentence: the default preset gives Q, K, V directly.
         const bool sentence = o.preset.empty() && o.text.has_value();

@@ -10,6 +10,7 @@
 #include "cli_train.hpp"
 #include "cli_model.hpp"
 #include "scenario.hpp"
+#include "session_file.hpp"
 #include "trace.hpp"
 
 namespace attn::cli {
@@ -63,8 +64,10 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
                              int& exit_code);
 
 // Loads the scenario the options name (preset, file, or the default preset) and applies
-// the toggles. nullopt with a message in err when it cannot.
-std::optional<Scenario> load_scenario(const Options& options, std::ostream& err);
+// the toggles. nullopt with a message in err when it cannot. With `session`, a session
+// file's models beside its scenario (attached, and warnings about them) are kept there for
+// the window.
+std::optional<Scenario> load_scenario(const Options& options, std::ostream& err, session_file::SessionLoad* session = nullptr);
 // Applies the toggles; false with a message in err for a value that does not fit.
 bool apply_toggles(const Options& options, Scenario& scenario, std::ostream& err);
 

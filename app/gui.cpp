@@ -362,8 +362,8 @@ bool start_imgui(GLFWwindow* window, float scale, ImGuiSession& imgui) {
 
 // The UI's state on the scenario: fonts, the lesson and presenter flags, the autosave and
 // the offer (or, with --restore, the act) of restoring what a run that died left behind.
-void start_state(ui::AppState& state, const cli::Options& options, Scenario scenario, float scale,
-                 ImVector<ImWchar>& glyph_ranges) {
+void start_state(ui::AppState& state, const cli::Options& options, Scenario scenario, const session_file::SessionLoad& session,
+                 float scale, ImVector<ImWchar>& glyph_ranges) {
     const bool screenshot = !options.screenshot.empty();
     state.fonts = ui::load_fonts(scale, glyph_ranges);
     state.classroom.normal_fonts = state.fonts;
@@ -371,10 +371,7 @@ void start_state(ui::AppState& state, const cli::Options& options, Scenario scen
     state.screenshot_mode = screenshot;
     state.session.scenario = std::move(scenario);
     ui::start_classroom(state, options);  // --lesson, --step, --presenter
-    if (!options.scenario_file.empty()) {  // a session file's models beside its scenario (read before, by the command line)
-        const session_file::SessionLoad load = session_file::load_session_or_scenario(options.scenario_file);
-        if (load.scenario) ui::apply_attachments(state, load, state.session.scenario.name);
-    }
+    ui::apply_attachments(state, session, state.session.scenario.name);  // a session file's models, if it kept any
     // Autosave (not for a screenshot, which only looks) and the offer to restore.
     ui::start_autosave(state, options.no_autosave ? std::string() : autosave::state_directory(), std::chrono::milliseconds(2000),
                        !screenshot);
@@ -454,7 +451,7 @@ bool window_active(const ui::AppState& state) {
 
 // [SECTION] run()
 
-int run(const cli::Options& options, Scenario scenario) {
+int run(const cli::Options& options, Scenario scenario, const session_file::SessionLoad& session) {
     const bool screenshot = !options.screenshot.empty();
     const bool bench = options.bench_frames > 0;
     Surface surface;  // declared before ImGui: it outlives the renderer
@@ -469,7 +466,7 @@ int run(const cli::Options& options, Scenario scenario) {
     if (!start_imgui(surface.window(), scale, imgui)) return 1;
     // Declared after the ImGui session: textures go before the context does.
     ui::AppState state;
-    start_state(state, options, std::move(scenario), scale, glyph_ranges);
+    start_state(state, options, std::move(scenario), session, scale, glyph_ranges);
     ui::HeatmapTextures textures;
     // The compute layer; declared after the textures, so its GPU backend goes first, while
     // the context is current.

@@ -8,7 +8,9 @@ namespace attn::gui {
 // options.screenshot set, renders a few frames, writes the PNG and returns.
 // --screenshot and --bench-frames need no window: where none opens (no X server), they
 // draw off-screen through a headless EGL context into a framebuffer of the --size.
-// Returns the process exit code (non-zero when no window or GL context could be made).
-int run(const cli::Options& options, Scenario scenario);
+// `session`: the models a session file kept beside the scenario (cli::load_scenario), opened
+// again in the window. Returns the process exit code (non-zero when no window or GL context
+// could be made).
+int run(const cli::Options& options, Scenario scenario, const session_file::SessionLoad& session = {});
 
 }  // namespace attn::gui

@@ -11,7 +11,8 @@ int main(int argc, char** argv) {
     if (!options) return exit_code;
     if (!attn::cli::wants_window(*options))
         return attn::cli::run_headless(*options, std::cout, std::cerr, attn::cli::backend_runner(options->backend, std::cerr));
-    auto scenario = attn::cli::load_scenario(*options, std::cerr);
+    attn::session_file::SessionLoad session;  // a session file's models beside its scenario
+    auto scenario = attn::cli::load_scenario(*options, std::cerr, &session);
     if (!scenario) return 2;
-    return attn::gui::run(*options, std::move(*scenario));
+    return attn::gui::run(*options, std::move(*scenario), session);
 }
