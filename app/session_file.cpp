@@ -60,18 +60,18 @@ void read_model(const nlohmann::json& j, const std::string& source, SessionLoad&
         if (!j["sentence"].is_string()) return fail(".sentence': expected a string");
         m.sentence = j["sentence"].get<std::string>();
     }
-    for (const char* key : {"layer", "head"}) {
-        if (!j.contains(key)) continue;
-        if (!j[key].is_number_integer() || j[key].get<long long>() < 0 || j[key].get<long long>() > 100000)
-            return fail(std::string(".") + key + "': expected a count from 1 (0: none)");
-    }
+    // Layers and heads count from 1; the checkpoint says whether they exist, once it is open.
+    auto count = [](const nlohmann::json& v, long long least) {
+        return v.is_number_integer() && v.get<long long>() >= least && v.get<long long>() <= 100000;
+    };
+    for (const char* key : {"layer", "head"})
+        if (j.contains(key) && !count(j[key], 0)) return fail(std::string(".") + key + "': expected a count from 1 (0: none)");
     m.layer = j.value("layer", 0) - 1;
     m.head = std::max(0, j.value("head", 0) - 1);
-    if (j.contains("ablated")) {  // the checkpoint says whether the heads exist, once it is open
-        auto count = [](const nlohmann::json& v) { return v.is_number_integer() && v.get<long long>() >= 1 && v.get<long long>() <= 100000; };
+    if (j.contains("ablated")) {
         if (!j["ablated"].is_array()) return fail(".ablated': expected a list of [layer, head] pairs counted from 1");
         for (const nlohmann::json& pair : j["ablated"]) {
-            if (!pair.is_array() || pair.size() != 2 || !count(pair[0]) || !count(pair[1]))
+            if (!pair.is_array() || pair.size() != 2 || !count(pair[0], 1) || !count(pair[1], 1))
                 return fail(".ablated': expected a list of [layer, head] pairs counted from 1");
             m.ablated.emplace_back(pair[0].get<int>() - 1, pair[1].get<int>() - 1);
         }
