@@ -1,5 +1,6 @@
 #include "ui/cards.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace attn::ui {
@@ -71,6 +72,25 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, Context& sta
                         {}};
     draw_card(spec, metrics, context);
     for (edits::Edit& edit : context.edits) state.session.push(std::move(edit));
+}
+
+void fit_side_by_side(const HeatmapSpec* specs, const CardText* texts, int count, float largest, float smallest, float gap,
+                      ImVec2 room, bool shrink_long_axes, const UiFonts& fonts, CardMetrics* metrics) {
+    for (float cell = largest; cell >= smallest; cell -= cell > 16.0f ? 2.0f : 1.0f) {
+        float width = static_cast<float>(count - 1) * gap, height = 0;
+        for (int i = 0; i < count; ++i) {
+            float cell_w = cell, cell_h = cell;
+            if (shrink_long_axes) {
+                const float rows = static_cast<float>(specs[i].values->rows()), cols = static_cast<float>(specs[i].values->cols());
+                cell_w = std::max(1.0f, cell * std::min(1.0f, 16.0f / cols));
+                cell_h = std::max(1.0f, cell * std::min(1.0f, 16.0f / rows));
+            }
+            metrics[i] = measure_card(specs[i], texts[i], cell_w, cell_h, fonts);
+            width += metrics[i].width;
+            height = std::max(height, metrics[i].height);
+        }
+        if (width <= room.x && height <= room.y) return;
+    }
 }
 
 }  // namespace attn::ui

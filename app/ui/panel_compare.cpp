@@ -184,17 +184,7 @@ void draw_compare(Context& state, CompareState& c, HeatmapTextures& textures) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float gap = 40.0f * scale;
     CardMetrics metrics[3];
-    for (float cell = 72.0f * scale; cell >= 4.0f; cell -= cell > 16.0f ? 2.0f : 1.0f) {
-        float width = 2.0f * gap, height = 0;
-        for (int i = 0; i < 3; ++i) {
-            const float rows = static_cast<float>(specs[i].values->rows()), cols = static_cast<float>(specs[i].values->cols());
-            metrics[i] = measure_card(specs[i], texts[i], std::max(1.0f, cell * std::min(1.0f, 16.0f / cols)),
-                                      std::max(1.0f, cell * std::min(1.0f, 16.0f / rows)), state.fonts);
-            width += metrics[i].width;
-            height = std::max(height, metrics[i].height);
-        }
-        if (width <= avail.x - 10.0f && height <= avail.y - 10.0f) break;
-    }
+    fit_side_by_side(specs, texts, 3, 72.0f * scale, 4.0f, gap, ImVec2(avail.x - 10.0f, avail.y - 10.0f), true, state.fonts, metrics);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     float x = origin.x, height = 0;
     for (int i = 0; i < 3; ++i) {
@@ -205,15 +195,9 @@ void draw_compare(Context& state, CompareState& c, HeatmapTextures& textures) {
     }
     // Linked hover: the cell under the mouse in any of the three, outlined in all three.
     const HoverState& hover = state.hover_next;
-    if (hover.row >= 0 && (hover.matrix == specs[0].name || hover.matrix == specs[1].name || hover.matrix == specs[2].name)) {
-        ImDrawList* draw = ImGui::GetWindowDrawList();
-        for (const HeatmapLayout& h : state.layout_next) {
-            if (h.name != specs[0].name && h.name != specs[1].name && h.name != specs[2].name) continue;
-            const int r0 = hover.row - h.first_row, c0 = hover.col - h.first_col;
-            if (r0 < 0 || c0 < 0 || r0 >= h.shown_rows || c0 >= h.shown_cols) continue;
-            const ImVec2 p0(h.x + static_cast<float>(c0) * h.cell_w, h.y + static_cast<float>(r0) * h.cell_h);
-            draw->AddRect(p0, ImVec2(p0.x + h.cell_w, p0.y + h.cell_h), IM_COL32(255, 200, 60, 255), 0.0f, 0, 3.0f * scale);
-        }
+    auto in_group = [&](const std::string& name) { return name == specs[0].name || name == specs[1].name || name == specs[2].name; };
+    if (hover.row >= 0 && in_group(hover.matrix)) {
+        outline_hovered_cell(hover, state.layout_next, in_group, 3.0f * scale);
         ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + 6.0f * scale));
         ImGui::Text("cell (%d, %d):  A = %.4g,  B = %.4g,  B \xE2\x88\x92 A = %.4g", hover.row + 1, hover.col + 1, (*ma)(hover.row, hover.col),
                     (*mb)(hover.row, hover.col), diff->difference(hover.row, hover.col));

@@ -18,6 +18,7 @@
 #include <imgui.h>
 
 #include "ui/arithmetic.hpp"
+#include "ui/cards.hpp"
 #include "ui/panel_model.hpp"
 #include "ui/panels.hpp"
 
@@ -265,15 +266,8 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
     for (int i = 0; i < cards; ++i) texts[i] = measure_text(specs[i], state.fonts);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float gap = 28.0f * scale;
-    for (float cell = 48.0f * scale; cell >= 3.0f; cell -= cell > 16.0f ? 2.0f : 1.0f) {
-        float width = static_cast<float>(cards - 1) * gap, height = 0;
-        for (int i = 0; i < cards; ++i) {
-            metrics[i] = measure_card(specs[i], texts[i], cell, cell, state.fonts);
-            width += metrics[i].width;
-            height = std::max(height, metrics[i].height);
-        }
-        if (width <= avail.x - 10.0f && height <= std::max(avail.y - 40.0f * scale, 120.0f * scale)) break;
-    }
+    fit_side_by_side(specs, texts, cards, 48.0f * scale, 3.0f, gap,
+                     ImVec2(avail.x - 10.0f, std::max(avail.y - 40.0f * scale, 120.0f * scale)), false, state.fonts, metrics);
     const NonFiniteReport no_report;  // the weights' NaN/∞ are drawn black and said in the tooltip and the largest |B − A|
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     float x = origin.x, height = 0;
@@ -290,16 +284,9 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
     // Linked hover: the cell under the mouse, outlined in every card that has it.
     const HoverState& hover = c.hover;
     const bool ours = hover.row >= 0 && hover.matrix.rfind("model.compare.", 0) == 0;
-    if (ours) {
-        ImDrawList* draw = ImGui::GetWindowDrawList();
-        for (const HeatmapLayout& h : state.layout_next) {
-            if (h.name.rfind("model.compare.", 0) != 0) continue;
-            const int r0 = hover.row - h.first_row, c0 = hover.col - h.first_col;
-            if (r0 < 0 || c0 < 0 || r0 >= h.shown_rows || c0 >= h.shown_cols) continue;
-            const ImVec2 p0(h.x + static_cast<float>(c0) * h.cell_w, h.y + static_cast<float>(r0) * h.cell_h);
-            draw->AddRect(p0, ImVec2(p0.x + h.cell_w, p0.y + h.cell_h), IM_COL32(255, 200, 60, 255), 0.0f, 0, 2.0f * scale);
-        }
-    }
+    if (ours)
+        outline_hovered_cell(hover, state.layout_next, [](const std::string& name) { return name.rfind("model.compare.", 0) == 0; },
+                             2.0f * scale);
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + 6.0f * scale));
     if (ours && r.has_difference && hover.row < r.difference.rows() && hover.col < r.difference.cols()) {
         const std::string text = "query " + r.tokens[static_cast<size_t>(hover.row)] + " \xE2\x86\x92 key " +

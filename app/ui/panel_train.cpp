@@ -306,6 +306,8 @@ void open_trained_layer(AppState& state, int layer) {
 
 namespace {
 
+const ImU32 kGood = IM_COL32(90, 200, 120, 255), kBad = IM_COL32(255, 110, 100, 255);
+
 // The probe as a table: its tokens (the content ones buttons that pick another letter), the
 // truth of each scored row and the prediction. Returns the edited probe, if a token changed;
 // a change the task cannot make is refused with a notice.
@@ -379,7 +381,7 @@ std::optional<train::Example> draw_probe_table(Context& state, const char* id, c
         const bool right = guess == e.targets[static_cast<size_t>(i)];
         scored += 1;
         correct += right;
-        ImGui::TextColored(ImColor(right ? IM_COL32(90, 200, 120, 255) : IM_COL32(255, 110, 100, 255)), "%s", name);
+        ImGui::TextColored(ImColor(right ? kGood : kBad), "%s", name);
     }
     ImGui::EndTable();
     record_item(state, (std::string(id) + ".predicted").c_str(), predictions);
@@ -390,7 +392,6 @@ std::optional<train::Example> draw_probe_table(Context& state, const char* id, c
 
 // [SECTION] Drawing
 
-const ImU32 kBad = IM_COL32(255, 110, 100, 255);
 
 void draw_form(Context& state, TrainPanelState& p) {
     const float w = ImGui::GetFontSize() * 6.5f;
