@@ -5,7 +5,6 @@
 // [SECTION] GL helpers: buffers, programs
 // [SECTION] Kernel variants
 // [SECTION] The run's layout and buffers
-// [SECTION] Planning: slices of tiles and keys that fit the time bound
 // [SECTION] Submitting: fences, resets, the measured speed
 // [SECTION] begin(): named stages
 // [SECTION] Reading back and finishing
@@ -23,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "gpu/context.hpp"
 #include "gpu/gl_objects.hpp"
@@ -204,27 +204,11 @@ struct Backend::Impl {
     int submissions_made = 0;     // since create() (the injected reset counts them)
     bool context_lost = false;    // once lost, a context never comes back: every later run fails
     bool faults_armed = false;    // the injected faults apply from the end of create(), not to its probe
-    double planned_flops = 0.0, done_flops = 0.0;
-    // Milliseconds per flop of each pass, from the probe, then from every submission.
-    double ms_per_flop[2] = {1e-6, 1e-6};
-
+    double done_flops = 0.0;
+    Planner planner;
     Buffer q, k, v, key_padding, custom_mask, alibi_slopes, concat, row_stats, pooled;
 
-    // One pass: `tiles` workgroups of (block of rows × head), each streaming the keys
-    // [key_lo, key_hi); work(t, j0, j1) = the flops tile t spends on the keys [j0, j1).
-    struct PassPlan {
-        Pass pass = Pass::Attention;
-        GLuint program = 0;
-        int tiles = 0, key_lo = 0, key_hi = 0, key_step = 64;
-        std::function<double(int, int, int)> work;
-    };
-    std::vector<PassPlan> passes;
-    // Where the next submission starts: pass, first tile, first key; a group of tiles
-    // [tile, group_end) going through the keys in slices when one tile's keys exceed a
-    // submission.
-    size_t cursor_pass = 0;
-    int cursor_tile = 0, cursor_key = 0, group_end = 0;
-    int fill_tiles = 1024;        // workgroups that keep every compute unit of the device busy
+    std::vector<GLuint> pass_programs;  // planner's passes in order: each one's program
 
     std::size_t allocated_bytes() const {
         std::size_t total = 0;
@@ -266,7 +250,7 @@ struct Backend::Impl {
         trace.errors.push_back(why);
         busy = false;
         finished = true;
-        passes.clear();
+        planner.clear();
     }
 
     bool upload(Buffer& buffer, const char* what, std::size_t bytes, const void* data = nullptr) {
@@ -292,77 +276,9 @@ struct Backend::Impl {
     bool step(double budget_ms);
     void finish();
 
-    // Planning and submitting.
-    struct Slice {
-        int tile0 = 0, tiles = 0, j0 = 0, j1 = 0;
-        double flops = 0.0;
-    };
-    Slice next_slice(double budget_ms);
-    void advance(const Slice& slice);
-    bool submit(const Slice& slice, double planned_ms);
+    bool submit(const Slice& slice);
     bool lost_context();
 };
-
-// [SECTION] Planning: slices of tiles and keys that fit the time bound
-
-// The largest next piece of work whose predicted time fits budget_ms: whole tiles (all of
-// their keys) while at least one fits; else a group of tiles (as many as fill the device,
-// fewer when even one key tile of each would not fit) goes through the keys in slices, each
-// as long as fits. The one piece that can exceed the budget is a single tile's single key
-// tile (64 × 64 cells: about a megaflop).
-Backend::Impl::Slice Backend::Impl::next_slice(double budget_ms) {
-    const PassPlan& p = passes[cursor_pass];
-    const double budget_flops = budget_ms / ms_per_flop[static_cast<int>(p.pass)];
-    if (cursor_key == p.key_lo) {
-        Slice whole{cursor_tile, 0, p.key_lo, p.key_hi, 0.0};
-        for (int t = cursor_tile; t < p.tiles; ++t) {
-            const double f = p.work(t, p.key_lo, p.key_hi);
-            if (whole.flops + f > budget_flops) break;
-            whole.flops += f;
-            ++whole.tiles;
-        }
-        if (whole.tiles > 0) return whole;
-        const int first_step = std::min(p.key_hi, p.key_lo + p.key_step);
-        double f = 0.0;
-        group_end = cursor_tile;
-        while (group_end < p.tiles && group_end - cursor_tile < fill_tiles) {
-            const double ft = p.work(group_end, p.key_lo, first_step);
-            if (group_end > cursor_tile && f + ft > budget_flops) break;
-            f += ft;
-            ++group_end;
-        }
-    }
-    auto group_work = [&](int j1) {
-        double f = 0.0;
-        for (int t = cursor_tile; t < group_end; ++t) f += p.work(t, cursor_key, j1);
-        return f;
-    };
-    // j1 = cursor_key + steps·key_step: the most steps whose work fits, at least one.
-    int lo = 1, hi = ceil_div(p.key_hi - cursor_key, p.key_step);
-    auto end_of = [&](int steps) { return std::min(p.key_hi, cursor_key + steps * p.key_step); };
-    while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (group_work(end_of(mid)) <= budget_flops) lo = mid;
-        else hi = mid - 1;
-    }
-    const int j1 = end_of(lo);
-    return Slice{cursor_tile, group_end - cursor_tile, cursor_key, j1, group_work(j1)};
-}
-
-void Backend::Impl::advance(const Slice& slice) {
-    const PassPlan& p = passes[cursor_pass];
-    if (slice.j1 < p.key_hi) {
-        cursor_key = slice.j1;
-        return;
-    }
-    cursor_tile = slice.tile0 + slice.tiles;
-    cursor_key = p.key_lo;
-    if (cursor_tile >= p.tiles) {
-        ++cursor_pass;
-        cursor_tile = 0;
-        if (cursor_pass < passes.size()) cursor_key = passes[cursor_pass].key_lo;
-    }
-}
 
 // [SECTION] Submitting: fences, resets, the measured speed
 
@@ -377,23 +293,24 @@ bool Backend::Impl::lost_context() {
 
 // Dispatches one slice, fences it and waits for it; the time it took updates the speed the
 // next slices are planned with.
-bool Backend::Impl::submit(const Slice& slice, double planned_ms) {
-    const PassPlan& p = passes[cursor_pass];
+bool Backend::Impl::submit(const Slice& slice) {
+    const Pass pass = planner.pass().pass;
+    const GLuint program = pass_programs[static_cast<size_t>(slice.pass)];
     const auto start = Clock::now();
-    glUseProgram(p.program);
+    glUseProgram(program);
     // Bound again at every submission: a window draws between the steps of a chunked run.
     q.bind(0);
     k.bind(1);
     v.bind(2);
-    (p.pass == Pass::Attention ? concat : pooled).bind(3);
+    (pass == Pass::Attention ? concat : pooled).bind(3);
     row_stats.bind(4);
     key_padding.bind(5);
     custom_mask.bind(6);
     alibi_slopes.bind(7);
-    set_int(p.program, "key_begin", slice.j0);
-    set_int(p.program, "key_end", slice.j1);
+    set_int(program, "key_begin", slice.j0);
+    set_int(program, "key_end", slice.j1);
     for (int first = 0; first < slice.tiles; first += kMaxGroupsPerDispatch) {
-        set_int(p.program, "tile_offset", slice.tile0 + first);
+        set_int(program, "tile_offset", slice.tile0 + first);
         glDispatchCompute(static_cast<GLuint>(std::min(kMaxGroupsPerDispatch, slice.tiles - first)), 1, 1);
     }
     glMemoryBarrier(GL_SHADER_STORAGE_BARRIER_BIT | GL_BUFFER_UPDATE_BARRIER_BIT);
@@ -413,23 +330,16 @@ bool Backend::Impl::submit(const Slice& slice, double planned_ms) {
     }
     if (waited != GL_ALREADY_SIGNALED && waited != GL_CONDITION_SATISFIED) {
         std::ostringstream msg;
-        msg << "the GPU did not finish a submission planned for " << planned_ms << " ms within " << kHangSeconds
+        msg << "the GPU did not finish a submission planned for " << slice.planned_ms << " ms within " << kHangSeconds
             << " s (a hung GPU)";
         fail(msg.str());
         return false;
     }
     const double measured = ms_between(start, Clock::now()) * options.simulated_slowdown;
-    log.push_back(Submission{p.pass, slice.tiles, slice.j0, slice.j1, slice.flops, planned_ms, measured});
-    (p.pass == Pass::Attention ? timings.attention_ms : timings.pooling_ms) += measured / options.simulated_slowdown;
+    log.push_back(Submission{pass, slice.tiles, slice.j0, slice.j1, slice.flops, slice.planned_ms, measured});
+    (pass == Pass::Attention ? timings.attention_ms : timings.pooling_ms) += measured / options.simulated_slowdown;
     done_flops += slice.flops;
-    // The speed: samples under 1 ms are mostly the dispatch's fixed cost and are kept out,
-    // unless the device turned out slower than planned (then at once, to stay in bounds).
-    if (slice.flops > 0.0) {
-        double& rate = ms_per_flop[static_cast<int>(p.pass)];
-        const double sample = measured / slice.flops;
-        if (sample > 1.5 * rate) rate = sample;
-        else if (measured >= 1.0) rate = 0.5 * rate + 0.5 * sample;
-    }
+    planner.learn(slice, measured, options.submission_bound_ms);
     return true;
 }
 
@@ -440,17 +350,15 @@ bool Backend::Impl::step(double budget_ms) {
         return true;
     }
     const auto start = Clock::now();
-    while (cursor_pass < passes.size()) {
+    while (!planner.done()) {
         const double remaining = budget_ms - ms_between(start, Clock::now());
         // Each submission within the bound, and within what is left of the caller's budget.
-        const double slice_budget = std::max(0.05, std::min(options.submission_bound_ms, remaining));
-        const Slice slice = next_slice(slice_budget);
-        const double planned = slice.flops * ms_per_flop[static_cast<int>(passes[cursor_pass].pass)];
-        if (!submit(slice, planned)) return true;
-        advance(slice);
+        const Slice slice = planner.next(std::max(0.05, std::min(options.submission_bound_ms, remaining)));
+        if (!submit(slice)) return true;
+        planner.advance(slice);
         if (ms_between(start, Clock::now()) >= budget_ms) break;
     }
-    if (cursor_pass < passes.size()) return false;
+    if (!planner.done()) return false;
     finish();
     return true;
 }
@@ -465,18 +373,17 @@ void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
     trace = Trace();
     trace.detail = Detail::OutputOnly;
     trace.backend = "gpu";
-    passes.clear();
+    planner.clear();
+    pass_programs.clear();
     log.clear();
-    cursor_pass = 0;
-    cursor_tile = cursor_key = group_end = 0;
-    planned_flops = done_flops = 0.0;
+    done_flops = 0.0;
     timings = Timings();
     busy = true;
     finished = false;
     if (lost_context()) return fail(kContextLost);
     if (!prepare(s, o) || !upload_inputs(s) || !plan_passes(s)) return;
     timings.prepare_ms = ms_between(start, Clock::now());
-    if (passes.empty()) finish();
+    if (planner.done()) finish();
 }
 
 // Stage 1, on the CPU with core's functions: the trace's inputs, each head's Q, K, V
@@ -572,20 +479,7 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
     const bool fill_minus_inf = std::isinf(s.masked_fill) && s.masked_fill < 0;
     const bool run_mask = fill_minus_inf && (s.mask == MaskKind::Causal || s.mask == MaskKind::SlidingWindow);
     const bool reverse = run_mask && s.mask == MaskKind::Causal;  // the longest rows first
-    const MaskRule rule = mask_rule(scenario, n_k);
-    // The keys a block of rows [i0, i1) streams: all of them, or under a −∞ causal or window
-    // mask the span from the first row's first visible key to the last row's last.
-    auto key_span = [rule, run_mask, this](int i0, int i1, int& lo, int& hi) {
-        lo = 0;
-        hi = n_k;
-        if (!run_mask) return;
-        int first = 0, last = 0;
-        rule.visible_run(i0, first, last);
-        lo = first;
-        rule.visible_run(i1 - 1, first, last);
-        hi = std::max(lo, last);
-    };
-    auto overlap = [](int a0, int a1, int b0, int b1) { return std::max(0, std::min(a1, b1) - std::max(a0, b0)); };
+    const MaskRule rule = mask_rule(scenario, n_k);  // points into this run's copy of the scenario
 
     const int blocks = ceil_div(n_q, kQueryBlock);
     for (GLuint p : {attention, pool}) {
@@ -605,23 +499,11 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
     set_int(attention, "d_v", d_v);
     set_int(attention, "blocks", blocks);
 
-    PassPlan output_pass;
-    output_pass.pass = Pass::Attention;
-    output_pass.program = attention;
-    output_pass.tiles = blocks * heads;
-    output_pass.key_lo = 0;
-    output_pass.key_hi = n_k;
-    output_pass.key_step = 64;
-    const int attention_heads = heads;
-    const double per_cell = 2.0 * (d_k + d_v);  // q·k and p·v
-    output_pass.work = [=](int t, int j0, int j1) {
-        const int block = reverse ? blocks - 1 - t / attention_heads : t / attention_heads;
-        const int i0 = block * kQueryBlock, i1 = std::min(n_q, i0 + kQueryBlock);
-        int lo = 0, hi = 0;
-        key_span(i0, i1, lo, hi);
-        return per_cell * kQueryBlock * overlap(lo, hi, j0, j1);
-    };
-    passes.push_back(output_pass);
+    std::vector<PassPlan> passes;
+    // q·k and p·v for each (row, key) of a tile; the heatmap only q·k.
+    passes.push_back(tile_pass(TileGrid{Pass::Attention, 0, n_q, kQueryBlock, heads, 0, n_k, 64, 2.0 * (d_k + d_v)}, rule,
+                               run_mask, reverse));
+    pass_programs.push_back(attention);
 
     if (grid) {
         const PooledGrid g = *grid;
@@ -633,24 +515,12 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
         set_int(pool, "bins_cols", g.bins_cols);
         const int row_blocks = ceil_div(g.row_end - g.row_begin, kPoolRows);
         set_int(pool, "blocks", row_blocks);
-        PassPlan heatmap;
-        heatmap.pass = Pass::Pooling;
-        heatmap.program = pool;
-        heatmap.tiles = row_blocks * heads;
-        heatmap.key_lo = g.col_begin;
-        heatmap.key_hi = g.col_end;
-        heatmap.key_step = kPoolKeys;
-        heatmap.work = [=](int t, int j0, int j1) {
-            const int block = reverse ? row_blocks - 1 - t / attention_heads : t / attention_heads;
-            const int i0 = g.row_begin + block * kPoolRows, i1 = std::min(g.row_end, i0 + kPoolRows);
-            int lo = 0, hi = 0;
-            key_span(i0, i1, lo, hi);
-            return 2.0 * d_k * kPoolRows * overlap(lo, hi, j0, j1);
-        };
-        passes.push_back(heatmap);
+        passes.push_back(tile_pass(TileGrid{Pass::Pooling, g.row_begin, g.row_end, kPoolRows, heads, g.col_begin, g.col_end,
+                                            kPoolKeys, 2.0 * d_k},
+                                   rule, run_mask, reverse));
+        pass_programs.push_back(pool);
     }
-    for (const PassPlan& p : passes)
-        for (int t = 0; t < p.tiles; ++t) planned_flops += p.work(t, p.key_lo, p.key_hi);
+    planner.start(std::move(passes));
     return true;
 }
 
@@ -660,7 +530,7 @@ void Backend::Impl::finish() {
     const auto start = Clock::now();
     busy = false;
     finished = true;
-    passes.clear();
+    planner.clear();
     const GLenum gl_error = glGetError();
     if (gl_error != GL_NO_ERROR) {
         std::ostringstream msg;
@@ -764,7 +634,10 @@ std::unique_ptr<Backend> Backend::create(std::string* why_not, const BackendOpti
         why = "this OpenGL context cannot report a GPU reset (no reset notification), so a reset could go unseen";
         return nullptr;
     }
-    impl->fill_tiles = d.software ? 64 : 2048;
+    // A software renderer runs one workgroup per CPU thread; a GPU keeps about a thousand
+    // resident (an H100: 132 SMs × up to 8 of these 256-invocation groups), so 2048 fill it
+    // about twice over.
+    impl->planner = Planner(d.software ? static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 32u)) : 2048);
 
     // The kernels to try, best first; the first that compiles and agrees with the CPU engine
     // on the probe is kept.
@@ -835,7 +708,7 @@ std::unique_ptr<Backend> Backend::create(std::string* why_not, const BackendOpti
         double flops = 0.0;
         for (const Submission& sub : impl->log) flops += sub.flops;
         d.probe_gflops = impl->timings.attention_ms > 0 ? flops / (impl->timings.attention_ms * 1e6) : 0.0;
-        impl->ms_per_flop[1] = impl->ms_per_flop[0];  // the pooling pass does the same arithmetic per cell
+        impl->planner.speed[1] = impl->planner.speed[0];  // the pooling pass does the same arithmetic per cell
         impl->submissions_made = 0;
         impl->faults_armed = true;
         return std::unique_ptr<Backend>(new Backend(std::move(impl)));
@@ -859,8 +732,9 @@ bool Backend::busy() const { return impl_->busy; }
 
 float Backend::progress() const {
     if (impl_->finished) return 1.0f;
-    if (impl_->planned_flops <= 0.0) return 0.0f;
-    return static_cast<float>(std::min(1.0, impl_->done_flops / impl_->planned_flops));
+    const double planned = impl_->planner.planned_flops();
+    if (planned <= 0.0) return 0.0f;
+    return static_cast<float>(std::min(1.0, impl_->done_flops / planned));
 }
 
 Trace Backend::take() {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "engine.hpp"
+#include "gpu/planner.hpp"
 #include "scenario.hpp"
 #include "trace.hpp"
 
@@ -72,16 +73,14 @@ struct Timings {
     double stages() const { return prepare_ms + attention_ms + pooling_ms + finish_ms; }
 };
 
-enum class Pass { Attention, Pooling };
-
 // One submission: the work it was given and how long it took.
 struct Submission {
     Pass pass = Pass::Attention;
     int workgroups = 0;          // tiles of (query block × head)
     int key_begin = 0, key_end = 0;
     double flops = 0.0;
-    double planned_ms = 0.0;     // from the measured speed, never above the bound (one tile's
-                                 // smallest slice of keys excepted)
+    double planned_ms = 0.0;     // Speed::predict_ms from the measured speed, never above the
+                                 // bound (one tile's smallest slice of keys excepted)
     double measured_ms = 0.0;    // dispatch to fence, × simulated_slowdown
 };
 

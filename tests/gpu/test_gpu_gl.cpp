@@ -551,6 +551,28 @@ TEST_CASE("GPU submissions shrink on a slower device", "[gpu][slow-device]") {
     CHECK(measured[measured.size() / 2] <= 1.5 * slow.submission_bound_ms);
 }
 
+TEST_CASE("GPU submissions grow on a faster device", "[gpu][fast-device]") {
+    // A device that measures 1000 times faster (an H100 against llvmpipe): every submission
+    // takes far less than a millisecond of its time. The planner must learn that from
+    // those short submissions and plan larger ones, not stay at the cautious speed it
+    // starts with; a second run of the same 0.5 GFLOP is then one or two submissions.
+    const Case c{"fast", MaskKind::None, PositionalEncoding::None, 4, 512, 512, 64, false, true, false};
+    const Scenario s = make_scenario(c, 14);
+    attn::gpu::BackendOptions fast;
+    fast.simulated_slowdown = 1e-3;
+    auto gpu = backend_with(fast);
+    RunOptions o{Detail::OutputOnly};
+    o.pool_weights = false;
+    const Trace cpu = attn::run(s);
+    require_same_outputs(cpu, gpu->run(s, o));
+    require_same_outputs(cpu, gpu->run(s, o));
+    const auto& log = gpu->submissions();
+    INFO(log.size() << " submissions, the first of " << log.front().workgroups << " tiles planned for "
+                    << log.front().planned_ms << " ms, took " << log.front().measured_ms << " ms");
+    CHECK(log.size() <= 2);
+    for (const attn::gpu::Submission& sub : log) CHECK(sub.measured_ms <= fast.submission_bound_ms);
+}
+
 TEST_CASE("GPU dispatches cover every block and head when the bound allows", "[gpu][dispatch]") {
     attn::gpu::BackendOptions roomy;
     roomy.submission_bound_ms = 1e7;
