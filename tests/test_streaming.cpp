@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "engine.hpp"
+#include "overflow_agreement.hpp"
 #include "random.hpp"
 
 using namespace attn;
@@ -174,4 +175,28 @@ TEST_CASE("a zoom needs the row statistics, and a cancelled run or zoom returns 
     t.head[1].row_sum.resize(0);  // as a GPU run's trace: no statistics kept
     CHECK_FALSE(repool_weights(s, t, options, &error));
     CHECK(error.find("row statistics") != std::string::npos);
+}
+
+TEST_CASE("output-only attention keeps the naive softmax's overflow guarantee") {
+    // The scenario of the GPU suite's [overflow] case, held to the same guarantee
+    // (overflow_agreement.hpp): the same heads flagged, rows far from the limit equal.
+    Scenario s;
+    s.input = InputMode::Direct;
+    s.heads = 2;
+    s.q = 6.0f * normal_matrix(64, 2 * 32, 1);  // head 1's scores far above 88: exp overflows
+    s.k = normal_matrix(64, 2 * 32, 2);
+    s.v = normal_matrix(64, 2 * 32, 3);
+    s.q.rightCols(32) *= 0.02f;
+    s.scale = false;
+    s.softmax = SoftmaxKind::Naive;
+    s.mask = MaskKind::Causal;
+    const Trace full = run(s);
+    const Trace output_only = run(s, RunOptions{Detail::OutputOnly});
+    REQUIRE(full.ok);
+    REQUIRE(output_only.ok);
+    const testing::OverflowRows rows = testing::check_overflow_agreement(full, output_only, 1e-5f);
+    CHECK(full.head[0].softmax_overflow);
+    CHECK_FALSE(full.head[1].softmax_overflow);
+    CHECK(rows.nan_rows > 0);
+    CHECK(rows.compared >= 64);
 }

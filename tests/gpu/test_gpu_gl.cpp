@@ -21,6 +21,7 @@
 #include "engine.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/context.hpp"
+#include "../overflow_agreement.hpp"
 #include "mask.hpp"
 #include "random.hpp"
 #include "softmax.hpp"
@@ -230,34 +231,11 @@ TEST_CASE("GPU naive softmax overflows where the CPU one does", "[gpu][overflow]
     const Trace gpu = backend().run(s, RunOptions{Detail::OutputOnly});
     REQUIRE(cpu.ok);
     REQUIRE(gpu.ok);
-    // What is guaranteed (softmax.hpp, README conventions): both flag the overflow on the
-    // same heads; a row far from the float limit agrees within the usual tolerance; a row
-    // within reach of it is NaN or agrees (rounding of exp decides whether its sum overflows).
-    int compared = 0, overflowed = 0;
-    for (size_t h = 0; h < cpu.head.size(); ++h) {
-        INFO("head " << h);
-        CHECK(gpu.head[h].softmax_overflow == cpu.head[h].softmax_overflow);
-        const attn::HeadTrace& c = cpu.head[h];
-        const Matrix& g = gpu.head[h].output;
-        for (Eigen::Index i = 0; i < c.output.rows(); ++i) {
-            float row_max = -INFINITY;
-            for (Eigen::Index j = 0; j <= i; ++j) row_max = std::max(row_max, c.masked_scores(i, j));
-            if (attn::naive_row_far_from_overflow(row_max, static_cast<int>(c.output.rows()))) {
-                INFO("row " << i << ", largest score " << row_max);
-                CHECK(g.row(i).allFinite());
-                CHECK(max_abs_difference(g.row(i), c.output.row(i)) <= kOutputTolerance);
-                ++compared;
-            } else {
-                const bool gpu_nan = !g.row(i).allFinite(), cpu_nan = !c.output.row(i).allFinite();
-                overflowed += gpu_nan || cpu_nan;
-                if (!gpu_nan && !cpu_nan) CHECK(max_abs_difference(g.row(i), c.output.row(i)) <= kOutputTolerance);
-            }
-        }
-    }
+    const attn::testing::OverflowRows rows = attn::testing::check_overflow_agreement(cpu, gpu, kOutputTolerance);
     CHECK(cpu.head[0].softmax_overflow);
     CHECK_FALSE(cpu.head[1].softmax_overflow);
-    CHECK(overflowed > 0);
-    CHECK(compared >= 64);  // head 2 whole, and head 1's first rows
+    CHECK(rows.nan_rows > 0);
+    CHECK(rows.compared >= 64);  // head 2 whole, and head 1's first rows
 }
 
 TEST_CASE("GPU attention with Q, K, V given directly (d_v ≠ d_k, W_O)", "[gpu][direct]") {
