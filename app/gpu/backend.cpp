@@ -47,6 +47,7 @@ constexpr const char* kContextLost = "the GPU context was lost (a GPU reset): it
 constexpr int kQueryBlock = 64;   // BQ of both attention kernels: query rows per tile
 constexpr int kPoolRows = 64;     // PQ of pool.comp: region rows per tile
 constexpr int kPoolKeys = 32;     // BK of pool.comp
+constexpr int kTiledPoolKeys = 64;  // BK of pool_tiled.comp (its PQ is kPoolRows too)
 constexpr int kMaxHeadDim = 512;  // d_k, d_v: beyond this the per-invocation registers get silly
 constexpr int kMaxGroupsPerDispatch = 65535;  // GL_MAX_COMPUTE_WORK_GROUP_COUNT[0] is at least this
 constexpr double kHangSeconds = 20.0;         // a submission not done by then: the GPU is hung
@@ -240,10 +241,13 @@ struct Backend::Impl {
         defines += "#define BK " + std::to_string(bk) + "\n";
         return program("attention_rows", shader_source::attention_rows, defines, error);
     }
+    // The heatmap's kernel follows the attention's: register tiles on a real GPU.
     GLuint pool_program(std::string* error) {
-        return program("pool", shader_source::pool,
-                       "#define DK4 " + std::to_string(dk4) + "\n#define BK " + std::to_string(kPoolKeys) + "\n", error);
+        const std::string defines = "#define DK4 " + std::to_string(dk4) + "\n";
+        if (device.kernel == Kernel::Tiled) return program("pool_tiled", shader_source::pool_tiled, defines, error);
+        return program("pool", shader_source::pool, defines + "#define BK " + std::to_string(kPoolKeys) + "\n", error);
     }
+    int pool_key_step() const { return device.kernel == Kernel::Tiled ? kTiledPoolKeys : kPoolKeys; }
 
     void fail(const std::string& why) {
         trace.ok = false;
@@ -516,7 +520,7 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
         const int row_blocks = ceil_div(g.row_end - g.row_begin, kPoolRows);
         set_int(pool, "blocks", row_blocks);
         passes.push_back(tile_pass(TileGrid{Pass::Pooling, g.row_begin, g.row_end, kPoolRows, heads, g.col_begin, g.col_end,
-                                            kPoolKeys, 2.0 * d_k},
+                                            pool_key_step(), 2.0 * d_k},
                                    rule, run_mask, reverse));
         pass_programs.push_back(pool);
     }

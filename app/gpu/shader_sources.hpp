@@ -5,7 +5,8 @@ namespace attn::gpu::shader_source {
 
 extern const char* const attention_rows;   // shaders/attention_rows.comp: one query row per invocation
 extern const char* const attention_tiled;  // shaders/attention_tiled.comp: 4 × 4 register tiles
-extern const char* const pool;             // shaders/pool.comp: the heatmap
-extern const char* const scores;           // shaders/scores.glsl: the rules, shared by all three
+extern const char* const pool;             // shaders/pool.comp: the heatmap, one region row per invocation
+extern const char* const pool_tiled;       // shaders/pool_tiled.comp: the heatmap in 4 × 4 register tiles
+extern const char* const scores;           // shaders/scores.glsl: the rules, shared by all four
 
 }  // namespace attn::gpu::shader_source
