@@ -137,6 +137,9 @@ bool Compute::ensure_gpu() {
     gpu_ = factory_(&why);
     if (gpu_) {
         status_.gpu = GpuState::Ready;
+        // Its probe's speed, where none was measured for Auto (--backend gpu): a zoom of its
+        // runs is planned with it.
+        if (status_.speeds.gpu_gflops <= 0.0) status_.speeds.gpu_gflops = gpu_->device().probe_gflops;
         return true;
     }
     status_.gpu = GpuState::Failed;
@@ -182,6 +185,15 @@ bool Compute::start_zoom_worker(const edits::Session& session) {
     const bool current = !session.dirty && session.pending.empty() && session.errors.empty() && !worker_.valid() &&
                          !cpu_pending_ && !gpu_waiting();
     if (!current || !shown.ok || shown.detail != Detail::OutputOnly) return false;
+    // A GPU run's trace has its row statistics too; but a large region of a long sequence
+    // is drawn sooner by the GPU running the whole sequence again.
+    const int region_rows = region_.whole() ? shown.n_queries : region_.row_end - region_.row_begin;
+    const int region_cols = region_.whole() ? shown.n_keys : region_.col_end - region_.col_begin;
+    if (shown.backend == "gpu" && status_.gpu != GpuState::Failed) {
+        speed::Speeds speeds = status_.speeds;
+        if (speeds.cpu_gflops <= 0.0) speeds.cpu_gflops = speed::cpu_gflops();  // as the backend panel's estimate
+        if (speed::zoom_reruns_on_gpu(session.scenario, speeds, region_rows, region_cols)) return false;
+    }
     // What the worker reads, copied (O(n·d)): each head's Q, K and row statistics.
     Trace rows;
     rows.ok = true;
@@ -192,7 +204,7 @@ bool Compute::start_zoom_worker(const edits::Session& session) {
     rows.head.resize(shown.head.size());
     for (size_t h = 0; h < shown.head.size(); ++h) {
         const HeadTrace& from = shown.head[h];
-        if (from.row_max.size() != shown.n_queries || from.row_sum.size() != shown.n_queries) return false;  // a GPU run's
+        if (from.row_max.size() != shown.n_queries || from.row_sum.size() != shown.n_queries) return false;
         HeadTrace& to = rows.head[h];
         to.q = from.q;
         to.k = from.k;

@@ -546,10 +546,21 @@ void Backend::Impl::finish() {
     concat.read(t.concat.data(), static_cast<std::size_t>(t.concat.size()) * sizeof(float));
     Matrix all_pooled(grid ? static_cast<Eigen::Index>(heads) * grid->bins_rows : 0, grid ? grid->bins_cols : 0);
     if (grid) pooled.read(all_pooled.data(), static_cast<std::size_t>(all_pooled.size()) * sizeof(float));
+    // Each row's (m_i, l_i), (heads × n_q) pairs: what a zoom draws another region from
+    // (repool_weights), as from a CPU run's.
+    std::vector<float> stats(2 * static_cast<size_t>(heads) * static_cast<size_t>(n_q));
+    row_stats.read(stats.data(), stats.size() * sizeof(float));
     if (lost_context()) return fail(kContextLost);  // what was read may be garbage
     for (int h = 0; h < heads; ++h) {
         HeadTrace& head = t.head[static_cast<size_t>(h)];
         head.output = t.concat.middleCols(static_cast<Eigen::Index>(h) * d_v, d_v);
+        head.row_max.resize(n_q);
+        head.row_sum.resize(n_q);
+        for (int i = 0; i < n_q; ++i) {
+            const size_t at = 2 * (static_cast<size_t>(h) * static_cast<size_t>(n_q) + static_cast<size_t>(i));
+            head.row_max(i) = stats[at];
+            head.row_sum(i) = stats[at + 1];
+        }
         if (grid) {
             head.pooled_weights.values = all_pooled.middleRows(static_cast<Eigen::Index>(h) * grid->bins_rows, grid->bins_rows);
             head.pooled_weights.row_begin = grid->row_begin;

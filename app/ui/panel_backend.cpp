@@ -151,12 +151,17 @@ void zoom_region(Context& state) {
     record_item(state, "backend.region_cols", "keys " + std::to_string(first_col) + " to " + std::to_string(last_col));
     draft = compute::Region{first_row - 1, std::max(first_row, last_row), first_col - 1, std::max(first_col, last_col)};
     // The estimate, before anything starts: a zoom draws the region's scores again from the
-    // row statistics the run kept (a GPU run's trace keeps none: the whole run again).
-    const bool from_rows = t.head.front().row_max.size() == t.n_queries;
+    // row statistics the run kept, or a GPU run's whole sequence again when that is faster
+    // (compute.cpp decides by the same speeds).
     if (cs.cpu_gflops <= 0.0) cs.cpu_gflops = cs.status.speeds.cpu_gflops > 0.0 ? cs.status.speeds.cpu_gflops : speed::cpu_gflops();
-    const double flops = from_rows ? speed::zoom_flops(t.heads, t.d_k, draft.row_end - draft.row_begin, draft.col_end - draft.col_begin)
-                                   : speed::attention_flops(state.session.scenario);
-    const double estimate_ms = flops / (std::max(1e-3, cs.cpu_gflops) * 1e6);
+    speed::Speeds speeds = cs.status.speeds;
+    speeds.cpu_gflops = std::max(1e-3, cs.cpu_gflops);
+    const Scenario& scenario = state.session.scenario;
+    const int rows = draft.row_end - draft.row_begin, cols = draft.col_end - draft.col_begin;
+    const bool has_rows = t.head.front().row_max.size() == t.n_queries, on_gpu = t.backend == "gpu";
+    const bool from_rows = has_rows && !(on_gpu && speed::zoom_reruns_on_gpu(scenario, speeds, rows, cols));
+    const double estimate_ms = has_rows ? speed::predicted_zoom_ms(scenario, speeds, on_gpu, rows, cols)
+                                        : speed::predicted_cpu_ms(scenario, speeds);
     char estimate[96];
     if (estimate_ms < 1000.0) std::snprintf(estimate, sizeof estimate, "about %.0f ms", std::max(1.0, estimate_ms));
     else std::snprintf(estimate, sizeof estimate, "about %.1f s", estimate_ms / 1000.0);

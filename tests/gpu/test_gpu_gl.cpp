@@ -291,6 +291,54 @@ TEST_CASE("GPU heatmap of a region (zoom) at full and at reduced resolution", "[
     CHECK_FALSE(refused.errors.empty());
 }
 
+TEST_CASE("GPU runs read back each row's max and sum: a zoom is drawn from them as from a CPU run", "[gpu][row-stats]") {
+    // (m_i, l_i) of every row and head next to the CPU's output-only run, and a region
+    // drawn again from the GPU's statistics (repool_weights) against a GPU run of it.
+    const Case cases[] = {
+        {"causal, alibi", MaskKind::Causal, PositionalEncoding::ALiBi, 2, 300, 300, 16, false, true, false},
+        {"padding, finite fill", MaskKind::Padding, PositionalEncoding::Sinusoidal, 2, 257, 257, 7, true, true, false},
+        {"window", MaskKind::SlidingWindow, PositionalEncoding::Rotary, 1, 200, 200, 8, false, true, false},
+        {"naive softmax", MaskKind::None, PositionalEncoding::None, 2, 130, 130, 8, false, true, true},
+    };
+    for (const Case& c : cases) {
+        INFO(c.name);
+        const Scenario s = make_scenario(c, 21);
+        const Trace cpu = attn::run(s, RunOptions{Detail::OutputOnly});
+        const Trace gpu = backend().run(s, RunOptions{Detail::OutputOnly});
+        REQUIRE(cpu.ok);
+        REQUIRE(gpu.ok);
+        for (size_t h = 0; h < gpu.head.size(); ++h) {
+            const attn::HeadTrace &want = cpu.head[h], &got = gpu.head[h];
+            REQUIRE(got.row_max.size() == gpu.n_queries);
+            REQUIRE(got.row_sum.size() == gpu.n_queries);
+            for (Eigen::Index i = 0; i < gpu.n_queries; ++i) {
+                INFO("head " << h + 1 << ", row " << i + 1);
+                if (want.row_sum(i) == 0.0f) {  // fully masked: nothing weighs anything
+                    CHECK(got.row_sum(i) == 0.0f);
+                    continue;
+                }
+                CHECK(std::abs(got.row_max(i) - want.row_max(i)) <= 1e-5f * std::max(1.0f, std::abs(want.row_max(i))));
+                CHECK(std::abs(got.row_sum(i) - want.row_sum(i)) <= 1e-5f * want.row_sum(i));
+            }
+        }
+        RunOptions region{Detail::OutputOnly};
+        region.region_row_begin = 40;
+        region.region_row_end = 120;
+        region.region_col_begin = 10;
+        region.region_col_end = 100;
+        std::string error;
+        const auto redrawn = attn::repool_weights(s, gpu, region, &error);
+        INFO(error);
+        REQUIRE(redrawn);
+        const Trace gpu_region = backend().run(s, region);
+        REQUIRE(gpu_region.ok);
+        for (size_t h = 0; h < gpu.head.size(); ++h) {
+            CHECK(max_abs_difference((*redrawn)[h].values, gpu_region.head[h].pooled_weights.values) <= kPooledTolerance);
+            CHECK((*redrawn)[h].values.maxCoeff() > 0.0f);
+        }
+    }
+}
+
 TEST_CASE("GPU chunked run: step() within a budget, progress, a new begin() supersedes", "[gpu][chunked]") {
     const Case big{"chunked", MaskKind::None, PositionalEncoding::Rotary, 8, 512, 512, 64, false, true, false};
     const Case small{"superseding", MaskKind::Causal, PositionalEncoding::ALiBi, 2, 64, 64, 8, false, true, false};
