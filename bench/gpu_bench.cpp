@@ -149,9 +149,12 @@ int main(int argc, char** argv) {
     if (peak_tflops <= 0.0) peak_tflops = known_peak_tflops(device.renderer);
     std::printf("GPU: %s (%s), context: %s, reset notification: %s\n", device.renderer.c_str(), device.version.c_str(),
                 context->description().c_str(), device.reset_notification ? "on" : "off");
-    std::printf("kernel: %s%s; submissions bounded at %.0f ms; FP32 peak: %s\n", attn::gpu::to_string(device.kernel),
-                device.subgroups ? " (subgroups)" : "", backend_options.submission_bound_ms,
+    std::printf("kernel: %s%s%s; submissions bounded at %.0f ms; FP32 peak: %s\n", attn::gpu::to_string(device.kernel),
+                device.subgroups ? ", subgroups" : "", device.shuffle ? ", shuffles" : "", backend_options.submission_bound_ms,
                 peak_tflops > 0 ? (std::to_string(peak_tflops).substr(0, 5) + " TFLOP/s").c_str() : "unknown (--peak-tflops)");
+    std::printf("variants tried at start-up (n = %d probe):", device.probe_tokens);
+    for (const std::string& line : device.variants_tried) std::printf(" [%s]", line.c_str());
+    std::printf("\n");
     if (device.software)
         std::printf("A software renderer: the CPU runs the shaders. These figures show the path is correct, not how fast a GPU is.\n");
     std::printf("%d heads, d_k = %d; TFLOP/s = 4·n²·d_k·heads (half of it under a causal mask) / GPU attention time\n\n", heads, d_k);
@@ -228,7 +231,8 @@ int main(int argc, char** argv) {
                 "512×512 max-pooled weights pass; wall ms: the whole blocking run (CPU preparation, upload, passes, read-back).\n");
     if (!json_path.empty()) {
         nlohmann::json report = {{"renderer", device.renderer}, {"version", device.version}, {"kernel", attn::gpu::to_string(device.kernel)},
-                                 {"subgroups", device.subgroups}, {"software", device.software}, {"peak_tflops", peak_tflops},
+                                 {"subgroups", device.subgroups}, {"shuffle", device.shuffle}, {"variants_tried", device.variants_tried},
+                                 {"software", device.software}, {"peak_tflops", peak_tflops},
                                  {"submission_bound_ms", backend_options.submission_bound_ms}, {"rows", rows}};
         std::ofstream(json_path) << report.dump(2) << "\n";
         std::printf("wrote %s\n", json_path.c_str());

@@ -10,7 +10,7 @@
 # Set ATTNLAB_QUICK=1 to run only stage 1.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/install-deps.sh" clang libclang-rt-14-dev python3 procps
+"$root/scripts/install-deps.sh" clang libclang-rt-14-dev python3 procps glslang-tools
 jobs="$(nproc)"
 
 echo "== 1. build and test"

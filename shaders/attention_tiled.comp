@@ -6,7 +6,8 @@
 //               K chunks of KC4 vec4 in shared memory   (64, d_k)·(d_k, 64) → (64, 64)
 //   m' = max(m, rowmax S)   the row max across the 16 invocations of a row: a clustered
 //               subgroup max where the GPU has one (USE_SUBGROUPS), else through shared memory
-//   P  = exp(S − m')        into shared memory, (64, 64)
+//   P  = exp(S − m')        into shared memory, (64, 64); or, with USE_SHUFFLE, kept in
+//               registers and read by P·V from the lane of the row that holds it
 //   l  = l·exp(m − m') + rowsum P      each invocation sums its own keys; the 16 partial
 //               sums of a row are added once, at the end
 //   O  = O·exp(m − m') + P·V           (64, 64)·(64, d_v): its 4 rows × the vec4 columns
@@ -19,11 +20,15 @@
 // The same contract as attention_rows.comp: tiles from scores.glsl's tile_head/tile_block,
 // a dispatch may cover only the keys [key_begin, key_end) with the running state kept in
 // row_stats (m, l) and concat (O unnormalised), and hidden key blocks are skipped under −∞.
-// Variants: DK4, DV4 (vec4s per key and value row), VC (keys per P·V chunk, VC·DV4 ≤ 256),
-// USE_SUBGROUPS.
+// Variants: DK4, DV4 (vec4s per key and value row), VC (keys per P·V chunk, VC·DV4 ≤ 256, a
+// power of two), USE_SUBGROUPS, USE_SHUFFLE (with USE_SUBGROUPS). The subgroup variants
+// take a row's 16 invocations to be 16 aligned lanes of one subgroup (as on NVIDIA's and
+// AMD's GPUs); create()'s probe against the CPU engine refuses a device where they are not.
 
-#ifdef USE_SUBGROUPS
-#extension GL_KHR_shader_subgroup_clustered : require
+// The host puts the #extension lines of USE_SUBGROUPS and USE_SHUFFLE right after #version
+// (they must come before every declaration, scores.glsl's included).
+#ifdef USE_SHUFFLE
+#pragma optionNV(unroll all)
 #endif
 
 #ifndef DK4
@@ -55,7 +60,9 @@ uniform int d_v;
 
 shared vec4 q_chunk[BQ * KC4];
 shared vec4 kv_chunk[KV_SIZE];
+#ifndef USE_SHUFFLE
 shared float p_tile[BQ * PS];
+#endif
 #ifndef USE_SUBGROUPS
 shared float row_scratch[BQ * 16];
 #endif
@@ -188,9 +195,13 @@ void main() {
                 m[r] = m_new;
             }
             for (int g = 0; g < DVG; ++g) acc[r * DVG + g] *= correction;
+#ifndef USE_SHUFFLE
             for (int c = 0; c < 4; ++c) p_tile[(4 * ty + r) * PS + tx + 16 * c] = s[4 * r + c];
+#endif
         }
+#ifndef USE_SHUFFLE
         barrier();
+#endif
 
         // O += P·V: (64, 64)·(64, d_v), VC keys of V at a time.
         for (int v0 = 0; v0 < BK; v0 += VC) {
@@ -201,7 +212,14 @@ void main() {
             barrier();
             for (int jj = 0; jj < VC; ++jj)
                 for (int r = 0; r < 4; ++r) {
+#ifdef USE_SHUFFLE
+                    // Key v0 + jj of row r: s[4·r + c] of the lane tx' of this row, where
+                    // v0 + jj = tx' + 16·c.
+                    const int key = v0 + jj;
+                    const float p = subgroupShuffle(s[4 * r + key / 16], (gl_SubgroupInvocationID & ~15u) + uint(key % 16));
+#else
                     const float p = p_tile[(4 * ty + r) * PS + v0 + jj];
+#endif
                     for (int g = 0; g < DVG; ++g) {
                         const int c4 = tx + 16 * g;
                         if (c4 < DV4) acc[r * DVG + g] += p * kv_chunk[jj * DV4 + c4];

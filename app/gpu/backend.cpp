@@ -21,6 +21,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <iomanip>
 #include <sstream>
 #include <thread>
 
@@ -108,6 +109,8 @@ std::string assemble(const char* source, const std::string& defines) {
     out += defines;
     if (defines.find("#define USE_SUBGROUPS") != std::string::npos)
         out += "#extension GL_KHR_shader_subgroup_clustered : require\n";
+    if (defines.find("#define USE_SHUFFLE") != std::string::npos)
+        out += "#extension GL_KHR_shader_subgroup_shuffle : require\n";
     out += "#line 1 1\n" + std::string(shader_source::scores);
     out += "#line 2 0\n" + text.substr(end_of_version + 1);
     return out;
@@ -171,9 +174,9 @@ std::vector<float> head_major(const std::vector<const Matrix*>& per_head, int st
 // [SECTION] Kernel variants
 
 // The shared memory the tiled kernel needs (attention_tiled.comp's arrays).
-int tiled_shared_bytes(int dv4, int vc, bool subgroups) {
+int tiled_shared_bytes(int dv4, int vc, const DeviceInfo& variant) {
     const int kv = std::max(64 * 5, vc * dv4);
-    return 16 * 64 * 4 + 16 * kv + 4 * 64 * 65 + (subgroups ? 0 : 4 * 64 * 16) + 4;
+    return 16 * 64 * 4 + 16 * kv + (variant.shuffle ? 0 : 4 * 64 * 65) + (variant.subgroups ? 0 : 4 * 64 * 16) + 4;
 }
 
 // Keys of V per P·V chunk: the largest power of two with VC · DV4 ≤ 256 vec4, at most 64.
@@ -181,6 +184,39 @@ int tiled_value_chunk(int dv4) {
     int vc = 64;
     while (vc > 1 && vc * dv4 > 256) vc /= 2;
     return vc;
+}
+
+// A shader of a pass and the #defines of its variant.
+struct ShaderChoice {
+    const char* name;
+    const char* source;
+    std::string defines;
+};
+
+// The attention pass's shader for the device's kernel variant and these head widths (vec4s).
+ShaderChoice attention_shader(const DeviceInfo& d, int dk4, int dv4) {
+    std::string defines = "#define DK4 " + std::to_string(dk4) + "\n#define DV4 " + std::to_string(dv4) + "\n";
+    if (d.kernel == Kernel::Tiled) {
+        defines += "#define VC " + std::to_string(tiled_value_chunk(dv4)) + "\n";
+        if (d.subgroups) defines += "#define USE_SUBGROUPS 1\n";
+        if (d.shuffle) defines += "#define USE_SHUFFLE 1\n";
+        return {"attention_tiled", shader_source::attention_tiled, defines};
+    }
+    // Rows: as many keys per shared tile as fit (32 at most).
+    int bk = 32;
+    while (bk > 4 && static_cast<long long>(bk) * (dk4 + dv4) * 16 + 64 > d.max_shared_bytes) bk /= 2;
+    return {"attention_rows", shader_source::attention_rows, defines + "#define BK " + std::to_string(bk) + "\n"};
+}
+
+// The heatmap's shader follows the attention's: register tiles with the tiled kernel.
+ShaderChoice pool_shader(const DeviceInfo& d, int dk4) {
+    const std::string defines = "#define DK4 " + std::to_string(dk4) + "\n";
+    if (d.kernel == Kernel::Tiled) return {"pool_tiled", shader_source::pool_tiled, defines};
+    return {"pool", shader_source::pool, defines + "#define BK " + std::to_string(kPoolKeys) + "\n"};
+}
+
+std::string variant_label(const DeviceInfo& d) {
+    return std::string(to_string(d.kernel)) + (d.subgroups ? ", subgroups" : "") + (d.shuffle ? ", shuffles" : "");
 }
 
 }  // namespace
@@ -229,23 +265,12 @@ struct Backend::Impl {
     }
 
     GLuint attention_program(std::string* error) {
-        std::string defines = "#define DK4 " + std::to_string(dk4) + "\n#define DV4 " + std::to_string(dv4) + "\n";
-        if (device.kernel == Kernel::Tiled) {
-            defines += "#define VC " + std::to_string(tiled_value_chunk(dv4)) + "\n";
-            if (device.subgroups) defines += "#define USE_SUBGROUPS 1\n";
-            return program("attention_tiled", shader_source::attention_tiled, defines, error);
-        }
-        // Rows: as many keys per shared tile as fit (32 at most).
-        int bk = 32;
-        while (bk > 4 && static_cast<long long>(bk) * (dk4 + dv4) * 16 + 64 > device.max_shared_bytes) bk /= 2;
-        defines += "#define BK " + std::to_string(bk) + "\n";
-        return program("attention_rows", shader_source::attention_rows, defines, error);
+        const ShaderChoice c = attention_shader(device, dk4, dv4);
+        return program(c.name, c.source, c.defines, error);
     }
-    // The heatmap's kernel follows the attention's: register tiles on a real GPU.
     GLuint pool_program(std::string* error) {
-        const std::string defines = "#define DK4 " + std::to_string(dk4) + "\n";
-        if (device.kernel == Kernel::Tiled) return program("pool_tiled", shader_source::pool_tiled, defines, error);
-        return program("pool", shader_source::pool, defines + "#define BK " + std::to_string(kPoolKeys) + "\n", error);
+        const ShaderChoice c = pool_shader(device, dk4);
+        return program(c.name, c.source, c.defines, error);
     }
     int pool_key_step() const { return device.kernel == Kernel::Tiled ? kTiledPoolKeys : kPoolKeys; }
 
@@ -654,42 +679,60 @@ std::unique_ptr<Backend> Backend::create(std::string* why_not, const BackendOpti
     // about twice over.
     impl->planner = Planner(d.software ? static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 32u)) : 2048);
 
-    // The kernels to try, best first; the first that compiles and agrees with the CPU engine
-    // on the probe is kept.
-    bool subgroups_offered = false;
+    // The variants to try. Each must compile and agree with the CPU engine on a probe; then
+    // one larger run times it. A software renderer keeps the first that agrees (the rows
+    // kernel suits it); a GPU keeps the fastest.
+    GLint subgroup_features = 0;
     if (epoxy_has_gl_extension("GL_KHR_shader_subgroup")) {
-        GLint size = 0, features = 0, stages = 0;
+        GLint size = 0, stages = 0;
         glGetIntegerv(GL_SUBGROUP_SIZE_KHR, &size);
-        glGetIntegerv(GL_SUBGROUP_SUPPORTED_FEATURES_KHR, &features);
         glGetIntegerv(GL_SUBGROUP_SUPPORTED_STAGES_KHR, &stages);
-        subgroups_offered = size >= 16 && (features & GL_SUBGROUP_FEATURE_CLUSTERED_BIT_KHR) && (stages & GL_COMPUTE_SHADER_BIT);
+        if (size >= 16 && (stages & GL_COMPUTE_SHADER_BIT)) glGetIntegerv(GL_SUBGROUP_SUPPORTED_FEATURES_KHR, &subgroup_features);
     }
-    std::vector<std::pair<Kernel, bool>> candidates;
-    const bool tiled_first = options.kernel == Kernel::Tiled || (options.kernel == Kernel::Auto && !d.software);
+    const bool clustered = options.allow_subgroups && (subgroup_features & GL_SUBGROUP_FEATURE_CLUSTERED_BIT_KHR);
+    const bool shuffles = clustered && (subgroup_features & GL_SUBGROUP_FEATURE_SHUFFLE_BIT_KHR);
+    struct Candidate {
+        Kernel kernel;
+        bool subgroups, shuffle;
+    };
+    std::vector<Candidate> candidates;
+    const bool time_all = !d.software || options.time_every_variant;
+    const bool tiled_first = options.kernel == Kernel::Tiled || (options.kernel == Kernel::Auto && time_all);
     if (tiled_first) {
-        if (subgroups_offered && options.allow_subgroups) candidates.push_back({Kernel::Tiled, true});
-        candidates.push_back({Kernel::Tiled, false});
+        if (shuffles) candidates.push_back({Kernel::Tiled, true, true});
+        if (clustered) candidates.push_back({Kernel::Tiled, true, false});
+        candidates.push_back({Kernel::Tiled, false, false});
     }
-    if (options.kernel != Kernel::Tiled) candidates.push_back({Kernel::Rows, false});
+    if (options.kernel != Kernel::Tiled) candidates.push_back({Kernel::Rows, false, false});
 
     const Scenario check = probe_scenario(100, 2, 12, true);
     const Trace expected = attn::run(check);
+    const int fill_tiles = impl->planner.fill_tiles();
     std::string reasons;
-    for (auto [kernel, subgroups] : candidates) {
+    std::optional<Candidate> best;
+    double best_gflops = -1.0, best_difference = 0.0;
+    Planner best_planner;
+    for (const Candidate& c : candidates) {
+        d.kernel = c.kernel;
+        d.subgroups = c.subgroups;
+        d.shuffle = c.shuffle;
+        const std::string label = variant_label(d);
+        auto refuse = [&](const std::string& why_refused) {
+            reasons += (reasons.empty() ? "" : "; ") + label + ": " + why_refused;
+            d.variants_tried.push_back(label + ": " + why_refused);
+        };
         const int dv = 16;  // the probe's d_v rounds to the same number of vec4s
-        if (kernel == Kernel::Tiled && tiled_shared_bytes(vec4s(dv), tiled_value_chunk(vec4s(dv)), subgroups) > d.max_shared_bytes) {
-            reasons += std::string(reasons.empty() ? "" : "; ") + "tiled kernel: needs more shared memory than the device has";
+        if (c.kernel == Kernel::Tiled && tiled_shared_bytes(vec4s(dv), tiled_value_chunk(vec4s(dv)), d) > d.max_shared_bytes) {
+            refuse("needs more shared memory than the device has");
             continue;
         }
-        d.kernel = kernel;
-        d.subgroups = subgroups;
+        impl->planner = Planner(fill_tiles);  // this variant's speeds, from its own runs
         Backend attempt(std::move(impl));
         RunOptions probe_options{Detail::OutputOnly};
         const Trace got = attempt.run(check, probe_options);
         impl = std::move(attempt.impl_);
-        const std::string label = std::string(to_string(kernel)) + (subgroups ? " kernel with subgroups" : " kernel");
         if (!got.ok) {
-            reasons += (reasons.empty() ? "" : "; ") + label + ": " + (got.errors.empty() ? std::string("failed") : got.errors.front());
+            refuse(got.errors.empty() ? std::string("failed") : got.errors.front());
             if (impl->context_lost) break;
             continue;
         }
@@ -702,27 +745,44 @@ std::unique_ptr<Backend> Backend::create(std::string* why_not, const BackendOpti
         }
         if (worst > 1e-4f) {
             std::ostringstream msg;
-            msg << label << ": its results disagree with the CPU engine (max |GPU − CPU| = " << worst << ")";
-            reasons += (reasons.empty() ? "" : "; ") + msg.str();
+            msg << "its results disagree with the CPU engine (max |GPU − CPU| = " << worst << ")";
+            refuse(msg.str());
             continue;
         }
-        d.probe_max_difference = worst;
         // Throughput: one larger run, timed per submission.
-        const int n = d.software ? 384 : 4096;
-        const Scenario speed = probe_scenario(n, 4, 64, false);
+        d.probe_tokens = d.software ? 384 : 4096;
+        const Scenario speed = probe_scenario(d.probe_tokens, 4, 64, false);
         RunOptions speed_options{Detail::OutputOnly};
         speed_options.pool_weights = false;
         Backend timed(std::move(impl));
         const Trace timed_trace = timed.run(speed, speed_options);
         impl = std::move(timed.impl_);
         if (!timed_trace.ok) {
-            reasons += (reasons.empty() ? "" : "; ") + label + ": " + timed_trace.errors.front();
+            refuse(timed_trace.errors.front());
             if (impl->context_lost) break;
             continue;
         }
         double flops = 0.0;
         for (const Submission& sub : impl->log) flops += sub.flops;
-        d.probe_gflops = impl->timings.attention_ms > 0 ? flops / (impl->timings.attention_ms * 1e6) : 0.0;
+        const double gflops = impl->timings.attention_ms > 0 ? flops / (impl->timings.attention_ms * 1e6) : 0.0;
+        std::ostringstream said;
+        said << label << ": " << std::fixed << std::setprecision(1) << gflops << " GFLOP/s";
+        d.variants_tried.push_back(said.str());
+        if (gflops > best_gflops) {
+            best = c;
+            best_gflops = gflops;
+            best_difference = worst;
+            best_planner = impl->planner;
+        }
+        if (!time_all) break;
+    }
+    if (best && !impl->context_lost) {
+        d.kernel = best->kernel;
+        d.subgroups = best->subgroups;
+        d.shuffle = best->shuffle;
+        d.probe_gflops = best_gflops;
+        d.probe_max_difference = best_difference;
+        impl->planner = best_planner;
         impl->planner.speed[1] = impl->planner.speed[0];  // the pooling pass does the same arithmetic per cell
         impl->submissions_made = 0;
         impl->faults_armed = true;
@@ -762,6 +822,30 @@ Trace Backend::take() {
     }
     impl_->finished = false;
     return std::move(impl_->trace);
+}
+
+std::vector<ShaderVariant> shader_variants() {
+    std::vector<ShaderVariant> out;
+    DeviceInfo d;
+    d.max_shared_bytes = 32768;  // the least GL 4.3 offers
+    const std::pair<Kernel, int> kernels[] = {{Kernel::Rows, 0}, {Kernel::Tiled, 0}, {Kernel::Tiled, 1}, {Kernel::Tiled, 2}};
+    for (const auto& [kernel, subgroup_level] : kernels) {
+        d.kernel = kernel;
+        d.subgroups = subgroup_level >= 1;
+        d.shuffle = subgroup_level >= 2;
+        for (const int dk4 : {1, 3, 16, 32, 128})
+            for (const int dv4 : {1, 16, 33, 128}) {
+                const std::string widths = " (d_k " + std::to_string(4 * dk4) + ", d_v " + std::to_string(4 * dv4) + ")";
+                const ShaderChoice c = attention_shader(d, dk4, dv4);
+                out.push_back({std::string(c.name) + ", " + variant_label(d) + widths, assemble(c.source, c.defines)});
+            }
+        if (subgroup_level == 0)
+            for (const int dk4 : {1, 16, 128}) {
+                const ShaderChoice c = pool_shader(d, dk4);
+                out.push_back({std::string(c.name) + " (d_k " + std::to_string(4 * dk4) + ")", assemble(c.source, c.defines)});
+            }
+    }
+    return out;
 }
 
 const DeviceInfo& Backend::device() const { return impl_->device; }

@@ -36,7 +36,11 @@ struct BackendOptions {
     // broken line here to check that a compile failure is reported, not fatal.
     std::string extra_defines;
     Kernel kernel = Kernel::Auto;          // Auto: Tiled on hardware, Rows on a software renderer
-    bool allow_subgroups = true;           // the tiled kernel's clustered subgroup max, where offered
+    bool allow_subgroups = true;           // the tiled kernel's subgroup variants, where offered
+    // On a hardware GPU every variant (Auto: the tiled ones, then rows) that agrees with the
+    // CPU engine is timed and the fastest kept; a software renderer keeps the rows kernel
+    // when it agrees (true: try and time them all there too).
+    bool time_every_variant = false;
     // No submission is planned to keep the GPU busy longer than this, whatever n: Windows'
     // watchdog resets a GPU after 2 s, and a window should keep drawing.
     double submission_bound_ms = 50.0;
@@ -53,9 +57,13 @@ struct DeviceInfo {
     bool software = false;            // Mesa llvmpipe / softpipe: no GPU, the CPU runs the shaders
     bool reset_notification = false;  // the context reports GPU resets (GL_LOSE_CONTEXT_ON_RESET)
     Kernel kernel = Kernel::Rows;
-    bool subgroups = false;           // the tiled kernel uses clustered subgroup operations
+    bool subgroups = false;           // the tiled kernel's row max and sum by clustered subgroup operations
+    bool shuffle = false;             // … and its P·V reading P from registers by subgroup shuffles
+    // Each variant create() tried, in order: "tiled, subgroups: 1234.5 GFLOP/s", or why not.
+    std::vector<std::string> variants_tried;
     int max_shared_bytes = 0;
     long long max_buffer_bytes = 0;   // GL_MAX_SHADER_STORAGE_BLOCK_SIZE
+    int probe_tokens = 0;             // n of create()'s timed probe (4 heads, d_k = 64)
     double probe_gflops = 0.0;        // attention throughput measured by create()'s probe
     double probe_max_difference = 0.0;  // max |GPU − CPU| of the probe's outputs
 };
@@ -121,6 +129,15 @@ private:
     explicit Backend(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };
+
+// Every kernel variant the backend can build, as the GL compiler receives it (#version, the
+// variant's #defines and #extension lines, scores.glsl, the kernel), over the head widths of
+// 1 to 512 columns: for checking them with a reference compiler where this machine's GL
+// cannot compile them all (Mesa llvmpipe offers no subgroup operations).
+struct ShaderVariant {
+    std::string label, source;
+};
+std::vector<ShaderVariant> shader_variants();
 
 // Makes a headless context (context.hpp: EGL without a display, else a hidden window), runs
 // the scenario on it and tears it down. Never exits or throws: any failure (no GL 4.3, a

@@ -524,6 +524,44 @@ void require_same_outputs(const Trace& cpu, const Trace& gpu) {
 
 }  // namespace
 
+TEST_CASE("GPU variants: every one that agrees is timed and the fastest is kept", "[gpu][variants-timed]") {
+    // On llvmpipe as on a GPU: the tiled kernel (and its subgroup variants where offered) and
+    // the rows kernel, each checked against the CPU engine and timed.
+    attn::gpu::BackendOptions all;
+    all.time_every_variant = true;
+    all.kernel = attn::gpu::Kernel::Auto;
+    backend();  // the context
+    std::string why;
+    auto gpu = attn::gpu::Backend::create(&why, all);
+    INFO(why);
+    REQUIRE(gpu != nullptr);
+    const attn::gpu::DeviceInfo& d = gpu->device();
+    std::string chosen_line;
+    double fastest = -1.0;
+    int timed = 0;
+    for (const std::string& line : d.variants_tried) {
+        INFO(line);
+        const auto at = line.find(" GFLOP/s");
+        if (at == std::string::npos) continue;
+        const auto colon = line.rfind(": ", at);
+        const double gflops = std::stod(line.substr(colon + 2, at - colon - 2));
+        ++timed;
+        if (gflops > fastest) {
+            fastest = gflops;
+            chosen_line = line;
+        }
+    }
+    CHECK(timed >= 2);  // tiled and rows at least
+    const std::string kernel = attn::gpu::to_string(d.kernel);
+    INFO("kept: " << kernel << (d.subgroups ? ", subgroups" : "") << (d.shuffle ? ", shuffles" : ""));
+    CHECK(chosen_line.rfind(kernel, 0) == 0);
+    CHECK((chosen_line.find("subgroups") != std::string::npos) == d.subgroups);
+    CHECK(d.probe_gflops == Approx(fastest).margin(0.051));  // the line rounds to 0.1
+    const Case c{"kept", MaskKind::Causal, PositionalEncoding::ALiBi, 2, 200, 200, 16, false, true, false};
+    const Scenario s = make_scenario(c, 15);
+    require_agreement(s, attn::run(s), gpu->run(s, RunOptions{Detail::OutputOnly}));
+}
+
 TEST_CASE("GPU submissions stay within the time bound, however long the keys", "[gpu][bound]") {
     // A 4 ms bound where one tile's keys take longer: the run becomes many submissions, each
     // planned within the bound (a single 64 × 64 tile excepted), and still agrees.
