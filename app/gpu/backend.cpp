@@ -4,6 +4,7 @@
 // Index
 // [SECTION] GL helpers: buffers, programs
 // [SECTION] Kernel variants
+// [SECTION] Preparing on the CPU, off the GL thread
 // [SECTION] The run's layout and buffers
 // [SECTION] Submitting: fences, resets, the measured speed
 // [SECTION] begin(): named stages
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -221,6 +223,69 @@ std::string variant_label(const DeviceInfo& d) {
 
 }  // namespace
 
+// [SECTION] Preparing on the CPU, off the GL thread
+
+namespace {
+
+// What a run needs from the CPU: the trace's inputs and each head's Q, K, V (RoPE
+// included) and ALiBi slope (core's functions), the heatmap grid, and the GPU buffers'
+// contents. Made on a worker thread (std::async), so that a window keeps drawing while a
+// long sequence is prepared; the GL thread only uploads it.
+struct Prepared {
+    Trace trace;
+    std::optional<PooledGrid> grid;
+    std::vector<float> q, k, v, slopes;      // head-major, rows padded to vec4
+    std::vector<GLuint> padding_bits;        // one bit per key, 1 = padding
+    std::vector<GLuint> custom_bits;         // (n_q × ⌈n_k/32⌉) words, 1 = visible
+    std::string error;                       // what makes the run impossible on the GPU
+    double cpu_ms = 0.0;                     // how long the worker took
+};
+
+Prepared prepare_run(const Scenario& s, const RunOptions& o, Trace trace) {
+    const auto start = Clock::now();
+    Prepared p;
+    Matrix q_all, k_all, v_all;
+    prepare_inputs(s, trace, q_all, k_all, v_all);
+    const int n_q = trace.n_queries, n_k = trace.n_keys, heads = trace.heads;
+    if (trace.d_k > kMaxHeadDim || trace.d_v > kMaxHeadDim) {
+        p.error = "the GPU kernels take heads of up to " + std::to_string(kMaxHeadDim) + " columns; this one has d_k = " +
+                  std::to_string(trace.d_k) + ", d_v = " + std::to_string(trace.d_v);
+        return p;
+    }
+    if (o.pool_weights) {
+        p.grid = pooled_grid(o, n_q, n_k, &p.error);
+        if (!p.grid) return p;
+    }
+    trace.head.resize(static_cast<size_t>(heads));
+    for (int h = 0; h < heads; ++h) head_inputs(s, trace, q_all, k_all, v_all, h, trace.head[static_cast<size_t>(h)], false);
+    std::vector<const Matrix*> qs, ks, vs;
+    for (const HeadTrace& head : trace.head) {
+        qs.push_back(&head.q);
+        ks.push_back(&head.k);
+        vs.push_back(&head.v);
+        p.slopes.push_back(head.alibi_slope);
+    }
+    p.q = head_major(qs, vec4s(trace.d_k) * 4);
+    p.k = head_major(ks, vec4s(trace.d_k) * 4);
+    p.v = head_major(vs, vec4s(trace.d_v) * 4);
+    const std::vector<bool>& padding_flags = attn::key_padding(s);
+    const int words = ceil_div(n_k, 32);
+    p.padding_bits.assign(static_cast<size_t>(words), 0u);
+    for (int j = 0; j < n_k && j < static_cast<int>(padding_flags.size()); ++j)
+        if (padding_flags[static_cast<size_t>(j)]) p.padding_bits[static_cast<size_t>(j >> 5)] |= 1u << (j & 31);
+    if (s.mask == MaskKind::Custom) {
+        p.custom_bits.assign(static_cast<size_t>(n_q) * static_cast<size_t>(words), 0u);
+        for (int i = 0; i < n_q; ++i)
+            for (int j = 0; j < n_k; ++j)
+                if (s.custom_mask(i, j)) p.custom_bits[static_cast<size_t>(i) * static_cast<size_t>(words) + static_cast<size_t>(j >> 5)] |= 1u << (j & 31);
+    }
+    p.trace = std::move(trace);
+    p.cpu_ms = ms_between(start, Clock::now());
+    return p;
+}
+
+}  // namespace
+
 // [SECTION] The run's layout and buffers
 
 struct Backend::Impl {
@@ -229,7 +294,7 @@ struct Backend::Impl {
     std::map<std::string, Program> programs;
 
     // The current run.
-    Scenario scenario;
+    std::shared_ptr<const Scenario> scenario;  // the current run's, shared with its preparation
     RunOptions run_options;
     Trace trace;
     std::optional<PooledGrid> grid;
@@ -298,9 +363,13 @@ struct Backend::Impl {
         return true;
     }
 
+    // The CPU's part of the current run, under way on a worker; those of abandoned runs
+    // (a begin() while one was preparing) are dropped as they finish.
+    std::future<Prepared> preparing;
+    std::vector<std::future<Prepared>> abandoned;
+
     void begin(const Scenario& s, const RunOptions& o);
-    bool prepare(const Scenario& s, const RunOptions& o);
-    bool upload_inputs(const Scenario& s);
+    bool upload_inputs(Prepared& p);
     bool plan_passes(const Scenario& s);
     bool step(double budget_ms);
     void finish();
@@ -379,6 +448,20 @@ bool Backend::Impl::step(double budget_ms) {
         return true;
     }
     const auto start = Clock::now();
+    if (preparing.valid()) {  // the CPU's part first: wait for it within the budget
+        if (std::isfinite(budget_ms)) {
+            const auto wait = std::chrono::duration<double, std::milli>(std::max(0.0, budget_ms));
+            if (preparing.wait_for(wait) != std::future_status::ready) return false;
+        }
+        Prepared p = preparing.get();
+        const auto upload_start = Clock::now();
+        if (!upload_inputs(p) || !plan_passes(*scenario)) return true;
+        timings.prepare_ms = p.cpu_ms + ms_between(upload_start, Clock::now());  // not the frames it overlapped
+        if (planner.done()) {
+            finish();
+            return true;
+        }
+    }
     while (!planner.done()) {
         const double remaining = budget_ms - ms_between(start, Clock::now());
         // Each submission within the bound, and within what is left of the caller's budget.
@@ -395,9 +478,8 @@ bool Backend::Impl::step(double budget_ms) {
 // [SECTION] begin(): named stages
 
 void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
-    const auto start = Clock::now();
-    requested = start;
-    scenario = s;
+    requested = Clock::now();
+    scenario = std::make_shared<const Scenario>(s);  // one copy, however long
     run_options = o;
     trace = Trace();
     trace.detail = Detail::OutputOnly;
@@ -409,23 +491,29 @@ void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
     timings = Timings();
     busy = true;
     finished = false;
+    if (preparing.valid()) abandoned.push_back(std::move(preparing));
+    const auto done = [](const std::future<Prepared>& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
+    abandoned.erase(std::remove_if(abandoned.begin(), abandoned.end(), done), abandoned.end());
     if (lost_context()) return fail(kContextLost);
-    if (!prepare(s, o) || !upload_inputs(s) || !plan_passes(s)) return;
-    timings.prepare_ms = ms_between(start, Clock::now());
-    if (planner.done()) finish();
-}
-
-// Stage 1, on the CPU with core's functions: the trace's inputs, each head's Q, K, V
-// (RoPE included) and ALiBi slope, the heatmap grid.
-bool Backend::Impl::prepare(const Scenario& s, const RunOptions& o) {
-    trace.errors = validate(s, Detail::OutputOnly);
+    trace.errors = validate(s, Detail::OutputOnly);  // at once: it allocates nothing
     if (!trace.errors.empty()) {
         busy = false;
         finished = true;
+        return;
+    }
+    // Stage 1 on a worker: a blocking run waits for it in its first step, a window draws on.
+    preparing = std::async(std::launch::async, [shared = scenario, o, t = trace] { return prepare_run(*shared, o, t); });
+}
+
+// Stage 2, on the GL thread: the prepared Q, K, V, masks and slopes into buffers, and the
+// zeroed outputs.
+bool Backend::Impl::upload_inputs(Prepared& p) {
+    if (!p.error.empty()) {
+        fail(p.error);
         return false;
     }
-    Matrix q_all, k_all, v_all;
-    prepare_inputs(s, trace, q_all, k_all, v_all);
+    trace = std::move(p.trace);
+    grid = p.grid;
     n_q = trace.n_queries;
     n_k = trace.n_keys;
     heads = trace.heads;
@@ -433,60 +521,13 @@ bool Backend::Impl::prepare(const Scenario& s, const RunOptions& o) {
     d_v = trace.d_v;
     dk4 = vec4s(d_k);
     dv4 = vec4s(d_v);
-    if (d_k > kMaxHeadDim || d_v > kMaxHeadDim) {
-        fail("the GPU kernels take heads of up to " + std::to_string(kMaxHeadDim) + " columns; this one has d_k = " +
-             std::to_string(d_k) + ", d_v = " + std::to_string(d_v));
-        return false;
-    }
-    grid.reset();
-    if (o.pool_weights) {
-        std::string error;
-        grid = pooled_grid(o, n_q, n_k, &error);
-        if (!grid) {
-            fail(error);
-            return false;
-        }
-    }
-    trace.head.resize(static_cast<size_t>(heads));
-    for (int h = 0; h < heads; ++h) head_inputs(s, trace, q_all, k_all, v_all, h, trace.head[static_cast<size_t>(h)], false);
-    return true;
-}
-
-// Stage 2: Q, K, V head-major and padded to vec4, the masks as bits, the ALiBi slopes, and
-// the zeroed outputs.
-bool Backend::Impl::upload_inputs(const Scenario& s) {
-    std::vector<const Matrix*> qs, ks, vs;
-    for (const HeadTrace& head : trace.head) {
-        qs.push_back(&head.q);
-        ks.push_back(&head.k);
-        vs.push_back(&head.v);
-    }
     const std::size_t f = sizeof(float);
-    {
-        const std::vector<float> qh = head_major(qs, dk4 * 4), kh = head_major(ks, dk4 * 4), vh = head_major(vs, dv4 * 4);
-        if (!upload(q, "Q", qh.size() * f, qh.data()) || !upload(k, "K", kh.size() * f, kh.data()) ||
-            !upload(v, "V", vh.size() * f, vh.data()))
-            return false;
-    }
-    // Padding: one bit per key (1 = padding); custom: (n_q × ⌈n_k/32⌉) words (1 = visible).
-    const std::vector<bool>& padding_flags = attn::key_padding(s);
-    const int words = ceil_div(n_k, 32);
-    std::vector<GLuint> padding_bits(static_cast<size_t>(words), 0u);
-    for (int j = 0; j < n_k && j < static_cast<int>(padding_flags.size()); ++j)
-        if (padding_flags[static_cast<size_t>(j)]) padding_bits[static_cast<size_t>(j >> 5)] |= 1u << (j & 31);
-    std::vector<GLuint> custom_bits;
-    if (s.mask == MaskKind::Custom) {
-        custom_bits.assign(static_cast<size_t>(n_q) * static_cast<size_t>(words), 0u);
-        for (int i = 0; i < n_q; ++i)
-            for (int j = 0; j < n_k; ++j)
-                if (s.custom_mask(i, j)) custom_bits[static_cast<size_t>(i) * static_cast<size_t>(words) + static_cast<size_t>(j >> 5)] |= 1u << (j & 31);
-    }
-    std::vector<float> slopes;
-    for (const HeadTrace& head : trace.head) slopes.push_back(head.alibi_slope);
     const std::size_t pooled_bytes = grid ? static_cast<std::size_t>(heads) * grid->bins_rows * grid->bins_cols * f : 16;
-    return upload(key_padding, "padding mask", padding_bits.size() * sizeof(GLuint), padding_bits.data()) &&
-           upload(custom_mask, "custom mask", custom_bits.size() * sizeof(GLuint), custom_bits.empty() ? nullptr : custom_bits.data()) &&
-           upload(alibi_slopes, "ALiBi slopes", slopes.size() * f, slopes.data()) &&
+    return upload(q, "Q", p.q.size() * f, p.q.data()) && upload(k, "K", p.k.size() * f, p.k.data()) &&
+           upload(v, "V", p.v.size() * f, p.v.data()) &&
+           upload(key_padding, "padding mask", p.padding_bits.size() * sizeof(GLuint), p.padding_bits.data()) &&
+           upload(custom_mask, "custom mask", p.custom_bits.size() * sizeof(GLuint), p.custom_bits.empty() ? nullptr : p.custom_bits.data()) &&
+           upload(alibi_slopes, "ALiBi slopes", p.slopes.size() * f, p.slopes.data()) &&
            upload(concat, "concat", static_cast<std::size_t>(n_q) * heads * d_v * f) &&
            upload(row_stats, "row max and sum", static_cast<std::size_t>(heads) * n_q * 2 * f) &&
            upload(pooled, "heatmap", pooled_bytes);
@@ -508,7 +549,7 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
     const bool fill_minus_inf = std::isinf(s.masked_fill) && s.masked_fill < 0;
     const bool run_mask = fill_minus_inf && (s.mask == MaskKind::Causal || s.mask == MaskKind::SlidingWindow);
     const bool reverse = run_mask && s.mask == MaskKind::Causal;  // the longest rows first
-    const MaskRule rule = mask_rule(scenario, n_k);  // points into this run's copy of the scenario
+    const MaskRule rule = mask_rule(*scenario, n_k);  // points into this run's copy of the scenario
 
     const int blocks = ceil_div(n_q, kQueryBlock);
     for (GLuint p : {attention, pool}) {
@@ -594,7 +635,7 @@ void Backend::Impl::finish() {
             head.pooled_weights.col_end = grid->col_end;
         }
     }
-    finish_trace(scenario, t);  // W_O, fully masked rows, the overflow rule, warnings, the block
+    finish_trace(*scenario, t);  // W_O, fully masked rows, the overflow rule, warnings, the block
     const auto done = Clock::now();
     timings.finish_ms = ms_between(start, done);
     // The wall time from the request: a stepped run's frames in between included, so the

@@ -106,7 +106,8 @@ public:
     // Blocking: begin(), then bounded submissions one after another, then take().
     Trace run(const Scenario& scenario, const RunOptions& options);
 
-    // Chunked, so a UI stays responsive: begin() prepares on the CPU and uploads; each step()
+    // Chunked, so a UI stays responsive: begin() starts the CPU's preparation on a worker
+    // thread and returns; the first step() that finds it done uploads, then each step()
     // submits bounded slices of work until about budget_ms have passed. step() returns true
     // when no work is left: the result is ready for take() (or nothing was begun). A begin()
     // while a run is unfinished abandons that run.

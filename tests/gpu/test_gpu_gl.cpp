@@ -371,6 +371,36 @@ TEST_CASE("GPU chunked run: step() within a budget, progress, a new begin() supe
     require_agreement(second, attn::run(second), t);
 }
 
+TEST_CASE("GPU begin() returns at once: the CPU prepares a long sequence on a worker", "[gpu][prepare]") {
+    // A window calls begin() on its UI thread: the inputs, Q, K, V and the buffers' contents
+    // of 16,384 tokens are made on a worker while it keeps drawing, and a new request
+    // abandons a preparation under way without waiting for it or using what it makes.
+    using Clock = std::chrono::steady_clock;
+    const Case long_case{"long", MaskKind::Causal, PositionalEncoding::Rotary, 2, 16384, 16384, 64, false, true, false};
+    const Scenario long_one = make_scenario(long_case, 31);
+    Trace inputs;
+    Matrix q, k, v;
+    auto start = Clock::now();
+    attn::prepare_inputs(long_one, inputs, q, k, v);  // a part of the CPU's preparation, for scale
+    const double part_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+
+    attn::gpu::Backend& gpu = backend();
+    start = Clock::now();
+    gpu.begin(long_one, RunOptions{Detail::OutputOnly});
+    const double begin_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    INFO("begin() " << begin_ms << " ms; the CPU's inputs and projections alone " << part_ms << " ms");
+    CHECK(begin_ms < part_ms / 2.0);
+    CHECK(gpu.busy());
+    CHECK(gpu.progress() == 0.0f);
+
+    const Case small_case{"small", MaskKind::Causal, PositionalEncoding::ALiBi, 2, 100, 100, 8, false, true, false};
+    const Scenario small = make_scenario(small_case, 32);
+    gpu.begin(small, RunOptions{Detail::OutputOnly});  // abandons the long one
+    while (!gpu.step(5.0)) {
+    }
+    require_agreement(small, attn::run(small), gpu.take());
+}
+
 TEST_CASE("GPU run time: the trace reports the wall time from the request to the read-back", "[gpu][wall-time]") {
     // A chunked run stepped as a window steps it, 5 ms of slices per frame, with a 20 ms
     // frame drawn in between. The trace's milliseconds (the status bar's figure) cover the
@@ -443,7 +473,9 @@ TEST_CASE("GPU backend: an allocation the GPU refuses fails the run with the rea
     const Case c{"oom", MaskKind::None, PositionalEncoding::None, 2, 200, 200, 32, false, true, false};
     const Scenario s = make_scenario(c, 5);
     gpu->begin(s, RunOptions{Detail::OutputOnly});
-    CHECK_FALSE(gpu->busy());  // failed in begin(): nothing to step
+    CHECK(gpu->step(10000.0));  // the upload after the CPU's preparation fails: the run ends
+    CHECK_FALSE(gpu->busy());
+    CHECK(gpu->submissions().empty());
     const Trace t = gpu->take();
     CHECK_FALSE(t.ok);
     REQUIRE_FALSE(t.errors.empty());
@@ -460,8 +492,11 @@ TEST_CASE("GPU backend: a lost context fails the run under way and every later o
     const Case c{"reset", MaskKind::Causal, PositionalEncoding::None, 2, 300, 300, 32, false, true, false};
     const Scenario s = make_scenario(c, 6);
     gpu->begin(s, RunOptions{Detail::OutputOnly});
-    CHECK_FALSE(gpu->step(0.0));  // one submission; the context is then lost
-    CHECK(gpu->step(0.0));        // the run ends, failed, at the next
+    // A zero budget: once the CPU's part is ready, one submission per step. The first goes
+    // through; the context is then lost, and the run ends, failed, at the next.
+    int steps = 0;
+    while (!gpu->step(0.0)) REQUIRE(++steps < 1000000);
+    CHECK(gpu->submissions().size() == 1);
     const Trace t = gpu->take();
     CHECK_FALSE(t.ok);
     REQUIRE_FALSE(t.errors.empty());
