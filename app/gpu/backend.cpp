@@ -239,6 +239,7 @@ struct Prepared {
     std::vector<GLuint> custom_bits;         // (n_q × ⌈n_k/32⌉) words, 1 = visible
     std::string error;                       // what makes the run impossible on the GPU
     double cpu_ms = 0.0;                     // how long the worker took
+    std::uint64_t request = 0;               // the begin() it answers
 };
 
 Prepared prepare_run(const Scenario& s, const RunOptions& o, Trace trace) {
@@ -363,10 +364,18 @@ struct Backend::Impl {
         return true;
     }
 
-    // The CPU's part of the current run, under way on a worker; those of abandoned runs
-    // (a begin() while one was preparing) are dropped as they finish.
+    // The CPU's part of a run, on a worker: one at a time. A begin() while one is under way
+    // lets it finish, then drops it and prepares its own (a slider dragged over 65,536
+    // tokens starts no pile of workers).
     std::future<Prepared> preparing;
-    std::vector<std::future<Prepared>> abandoned;
+    std::uint64_t request = 0;  // begin()s so far
+    void start_preparing() {
+        preparing = std::async(std::launch::async, [shared = scenario, o = run_options, t = trace, id = request] {
+            Prepared p = prepare_run(*shared, o, t);
+            p.request = id;
+            return p;
+        });
+    }
 
     void begin(const Scenario& s, const RunOptions& o);
     bool upload_inputs(Prepared& p);
@@ -448,12 +457,16 @@ bool Backend::Impl::step(double budget_ms) {
         return true;
     }
     const auto start = Clock::now();
-    if (preparing.valid()) {  // the CPU's part first: wait for it within the budget
+    while (preparing.valid()) {  // the CPU's part first: wait for it within the budget
         if (std::isfinite(budget_ms)) {
-            const auto wait = std::chrono::duration<double, std::milli>(std::max(0.0, budget_ms));
+            const auto wait = std::chrono::duration<double, std::milli>(std::max(0.0, budget_ms - ms_between(start, Clock::now())));
             if (preparing.wait_for(wait) != std::future_status::ready) return false;
         }
         Prepared p = preparing.get();
+        if (p.request != request) {  // an earlier request's: this one's now
+            start_preparing();
+            continue;
+        }
         const auto upload_start = Clock::now();
         if (!upload_inputs(p) || !plan_passes(*scenario)) return true;
         timings.prepare_ms = p.cpu_ms + ms_between(upload_start, Clock::now());  // not the frames it overlapped
@@ -491,9 +504,7 @@ void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
     timings = Timings();
     busy = true;
     finished = false;
-    if (preparing.valid()) abandoned.push_back(std::move(preparing));
-    const auto done = [](const std::future<Prepared>& f) { return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
-    abandoned.erase(std::remove_if(abandoned.begin(), abandoned.end(), done), abandoned.end());
+    ++request;
     if (lost_context()) return fail(kContextLost);
     trace.errors = validate(s, Detail::OutputOnly);  // at once: it allocates nothing
     if (!trace.errors.empty()) {
@@ -502,7 +513,8 @@ void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
         return;
     }
     // Stage 1 on a worker: a blocking run waits for it in its first step, a window draws on.
-    preparing = std::async(std::launch::async, [shared = scenario, o, t = trace] { return prepare_run(*shared, o, t); });
+    // One under way for an earlier request is let finish first (step() starts this one).
+    if (!preparing.valid() || preparing.wait_for(std::chrono::seconds(0)) == std::future_status::ready) start_preparing();
 }
 
 // Stage 2, on the GL thread: the prepared Q, K, V, masks and slopes into buffers, and the
