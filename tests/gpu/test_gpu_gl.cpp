@@ -385,9 +385,12 @@ TEST_CASE("GPU begin() returns at once: the CPU prepares a long sequence on a wo
     const double part_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 
     attn::gpu::Backend& gpu = backend();
-    start = Clock::now();
-    gpu.begin(long_one, RunOptions{Detail::OutputOnly});
-    const double begin_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    double begin_ms = 1e300;  // the quickest of three (a loaded machine may preempt one)
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        start = Clock::now();
+        gpu.begin(long_one, RunOptions{Detail::OutputOnly});  // a second begin() waits for nothing either
+        begin_ms = std::min(begin_ms, std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    }
     INFO("begin() " << begin_ms << " ms; the CPU's inputs and projections alone " << part_ms << " ms");
     CHECK(begin_ms < part_ms / 2.0);
     CHECK(gpu.busy());
