@@ -71,9 +71,10 @@ struct DeviceInfo {
 // Wall time per stage of a run, in milliseconds (each submission is timed from its dispatch
 // to its fence; the GL timer is not used: Mesa llvmpipe under-reports compute with it).
 // The stages add up to less than the run's wall time when it was stepped: a window draws its
-// frames between the steps. The trace's milliseconds are the wall time (wall_ms).
+// frames between the steps (and beside the preparation, which runs on a worker). The trace's
+// milliseconds are the wall time (wall_ms).
 struct Timings {
-    double prepare_ms = 0.0;    // core's inputs and Q, K, V on the CPU, and the upload
+    double prepare_ms = 0.0;    // core's inputs and Q, K, V on the CPU (the worker's time), and the upload
     double attention_ms = 0.0;  // the streaming output pass
     double pooling_ms = 0.0;    // the heatmap
     double finish_ms = 0.0;     // reading back and core's finishing steps

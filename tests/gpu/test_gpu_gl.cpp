@@ -435,7 +435,9 @@ TEST_CASE("GPU run time: the trace reports the wall time from the request to the
     CHECK(t.milliseconds >= wall_ms - kSlackMs);
     CHECK(t.milliseconds <= wall_ms);
     CHECK(timings.wall_ms == t.milliseconds);
-    CHECK(timings.stages() < wall_ms - 20.0 * frames + 1.0);  // the stages alone miss the frames (the old figure)
+    // The GPU's stages alone (the CPU's preparation runs on a worker, beside the frames)
+    // miss the frames: the old figure.
+    CHECK(timings.attention_ms + timings.pooling_ms + timings.finish_ms < wall_ms - 20.0 * frames + 1.0);
 
     // A blocking run: the same rule.
     const auto blocking_start = Clock::now();
