@@ -45,57 +45,60 @@ void require_region_matches_cpu(const edits::Session& session, const compute::Re
     }
 }
 
+// A compute layer planning with these speeds, after its first GPU run of 1,024 tokens.
+struct FirstRun {
+    compute::Compute layer;
+    edits::Session session;
+    compute::Settings settings;
+
+    FirstRun(GpuLayer& gl, double cpu_gflops, double gpu_gflops)
+        : layer(gl.factory(), "test", false, speed::Speeds{cpu_gflops, gpu_gflops, false}) {
+        settings.choice = compute::Choice::Gpu;
+        session.scenario = compute::generated_scenario(1024, 3);
+        layer.finish(session, settings);
+    }
+};
+
 }  // namespace
 
 TEST_CASE("a GPU run's zoom: from its row statistics on the CPU, or the GPU again when faster", "[gpu-compute][zoom]") {
     GpuLayer gl;
     INFO("no OpenGL 4.3 context: " << gl.why_not);
     REQUIRE(gl.context);
-    compute::Settings settings;
-    settings.choice = compute::Choice::Gpu;
+    const compute::Region region{100, 900, 200, 1000};
 
     SECTION("the CPU draws the region when it is faster") {
-        speed::Speeds cpu_faster;
-        cpu_faster.cpu_gflops = 1e4;
-        cpu_faster.gpu_gflops = 1.0;
-        compute::Compute layer(gl.factory(), "test", false, cpu_faster);
-        edits::Session session;
-        session.scenario = compute::generated_scenario(1024, 3);
-        layer.finish(session, settings);
+        FirstRun run(gl, 1e4, 1.0);
+        edits::Session& session = run.session;
         REQUIRE(session.trace.ok);
         REQUIRE(session.trace.backend == "gpu");
         REQUIRE(session.trace.head[0].row_max.size() == session.trace.n_queries);
         const Matrix output = session.trace.output;
         const double run_ms = session.trace.milliseconds;  // a new run would have its own
 
-        settings.region = compute::Region{100, 900, 200, 1000};
-        layer.update(session, settings);
-        layer.finish(session, settings);
+        run.settings.region = region;
+        run.layer.update(session, run.settings);
+        run.layer.finish(session, run.settings);
         CHECK(session.trace.backend == "gpu");
         CHECK(session.trace.milliseconds == run_ms);  // the trace on screen, its heatmap drawn again
         CHECK(session.trace.output == output);
-        require_region_matches_cpu(session, settings.region);
+        require_region_matches_cpu(session, region);
         CHECK(gl.backends_made == 1);
     }
     SECTION("the GPU runs the sequence again when that is faster") {
-        speed::Speeds gpu_faster;
-        gpu_faster.cpu_gflops = 1e-3;
-        gpu_faster.gpu_gflops = 1e6;
-        compute::Compute layer(gl.factory(), "test", false, gpu_faster);
-        edits::Session session;
-        session.scenario = compute::generated_scenario(1024, 3);
-        layer.finish(session, settings);
+        FirstRun run(gl, 1e-3, 1e6);
+        edits::Session& session = run.session;
         REQUIRE(session.trace.ok);
         const double run_ms = session.trace.milliseconds;
 
-        settings.region = compute::Region{100, 900, 200, 1000};
-        layer.update(session, settings);
-        CHECK_FALSE(layer.status().zooming);
-        CHECK(layer.busy());  // the GPU's run of the whole sequence, for that region
-        layer.finish(session, settings);
+        run.settings.region = region;
+        run.layer.update(session, run.settings);
+        CHECK_FALSE(run.layer.status().zooming);
+        CHECK(run.layer.busy());  // the GPU's run of the whole sequence, for that region
+        run.layer.finish(session, run.settings);
         REQUIRE(session.trace.ok);
         CHECK(session.trace.backend == "gpu");
         CHECK(session.trace.milliseconds != run_ms);  // a new run
-        require_region_matches_cpu(session, settings.region);
+        require_region_matches_cpu(session, region);
     }
 }
