@@ -140,6 +140,11 @@ bool Compute::ensure_gpu() {
         // Its probe's speed, where none was measured for Auto (--backend gpu): a zoom of its
         // runs is planned with it.
         if (status_.speeds.gpu_gflops <= 0.0) status_.speeds.gpu_gflops = gpu_->device().probe_gflops;
+        const gpu::DeviceInfo& d = gpu_->device();
+        char kernel[160];
+        std::snprintf(kernel, sizeof kernel, "%s kernel%s%s, %.1f GFLOP/s at start-up", gpu::to_string(d.kernel),
+                      d.subgroups ? ", subgroups" : "", d.shuffle ? ", shuffles" : "", d.probe_gflops);
+        status_.gpu_kernel = kernel;
         return true;
     }
     status_.gpu = GpuState::Failed;

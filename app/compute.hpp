@@ -72,6 +72,7 @@ enum class GpuState { NotTried, Ready, Failed };
 struct Status {
     GpuState gpu = GpuState::NotTried;
     std::string gpu_renderer;     // GL_RENDERER of the window's context
+    std::string gpu_kernel;       // the kernel variant the backend kept, and its probe's speed
     bool gpu_software = false;    // Mesa llvmpipe: the CPU runs the shaders, slower than the CPU engine
     speed::Speeds speeds;         // measured throughputs Auto chooses by (speed.hpp)
     std::string notice;           // a failure the user should see (the GPU fell back to the CPU)

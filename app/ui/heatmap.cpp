@@ -459,10 +459,18 @@ void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, con
     }
     const ImFont* font = fonts.mono_small;
     const float y = p0.y + 8.0f;
-    const std::string lo = spec.pooled != nullptr ? "log: " + format_value(limit * std::pow(10.0f, -kPooledDecades), 6)
-                           : spec.scale == ColorScale::Weights ? "0" : format_value(-limit, 2);
-    const std::string hi = spec.pooled != nullptr ? format_value(limit, 4) + " (largest)"
-                           : spec.scale == ColorScale::Weights ? "1" : format_value(limit, 2);
+    std::string lo = spec.pooled != nullptr ? "log: " + format_value(limit * std::pow(10.0f, -kPooledDecades), 6)
+                     : spec.scale == ColorScale::Weights ? "0" : format_value(-limit, 2);
+    std::string hi = spec.pooled != nullptr ? format_value(limit, 4) + " (largest)"
+                     : spec.scale == ColorScale::Weights ? "1" : format_value(limit, 2);
+    if (spec.pooled != nullptr && text_width(font, lo) + text_width(font, hi) + 8.0f > width) {
+        // A narrow map: the same two ends, in three significant digits, the scale still named.
+        char low[32], high[32];
+        std::snprintf(low, sizeof low, "log %.3g", limit * std::pow(10.0f, -kPooledDecades));
+        std::snprintf(high, sizeof high, "%.3g", limit);
+        lo = low;
+        hi = high;
+    }
     draw->AddText(font, font->FontSize, ImVec2(p0.x, y), kDimText, lo.c_str());
     draw->AddText(font, font->FontSize, ImVec2(p0.x + width - text_width(font, hi), y), kDimText, hi.c_str());
     const bool masked_swatch = spec.mask != nullptr && !spec.mask->all() && width >= text_width(font, lo + hi + " masked ") + 30.0f;

@@ -40,13 +40,11 @@ void engine_choice(Context& state) {
         ImGui::SetTooltip("Auto: the CPU in full detail up to %d tokens; above, output-only on the GPU\n"
                           "when there is a hardware one (a software renderer is slower than the CPU)",
                           compute::kFullDetailLimit);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
     if (!status.gpu_renderer.empty())
-    {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
         ImGui::TextWrapped("GL: %s%s", status.gpu_renderer.c_str(), status.gpu_software ? " (software)" : "");
-        ImGui::PopStyleColor();
-    }
-    if (status.gpu == compute::GpuState::Ready) ImGui::TextDisabled("GPU backend ready");
+    if (status.gpu == compute::GpuState::Ready) ImGui::TextWrapped("GPU backend ready: %s", status.gpu_kernel.c_str());
+    ImGui::PopStyleColor();
     if (!status.notice.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, kNoticeColor);
         ImGui::TextWrapped("%s", status.notice.c_str());
