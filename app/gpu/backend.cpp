@@ -492,13 +492,13 @@ bool Backend::Impl::step(double budget_ms) {
 
 void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
     requested = Clock::now();
+    planner.clear();  // first: its passes' mask rule points into the scenario being replaced
+    pass_programs.clear();
     scenario = std::make_shared<const Scenario>(s);  // one copy, however long
     run_options = o;
     trace = Trace();
     trace.detail = Detail::OutputOnly;
     trace.backend = "gpu";
-    planner.clear();
-    pass_programs.clear();
     log.clear();
     done_flops = 0.0;
     timings = Timings();
