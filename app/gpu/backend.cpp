@@ -836,7 +836,12 @@ std::unique_ptr<Backend> Backend::create(std::string* why_not, const BackendOpti
         d.probe_gflops = best_gflops;
         d.probe_max_difference = best_difference;
         impl->planner = best_planner;
-        impl->planner.speed[1] = impl->planner.speed[0];  // the pooling pass does the same arithmetic per cell
+        // The heatmap pass starts from the slower of its own probe (the small check run) and
+        // the attention pass's timed one: an exp and a compare per cell besides its q·k.
+        Speed& pooling = impl->planner.speed[1];
+        const Speed& attention = impl->planner.speed[0];
+        pooling.device_ms_per_flop = std::max(pooling.device_ms_per_flop, attention.device_ms_per_flop);
+        pooling.tile_ms_per_flop = std::max(pooling.tile_ms_per_flop, attention.tile_ms_per_flop);
         impl->submissions_made = 0;
         impl->faults_armed = true;
         return std::unique_ptr<Backend>(new Backend(std::move(impl)));

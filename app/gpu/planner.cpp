@@ -32,6 +32,9 @@ PassPlan tile_pass(const TileGrid& g, const MaskRule& rule, bool skip_hidden, bo
         const int keys = std::max(0, std::min(hi, j1) - std::max(lo, j0));
         return g.flops_per_cell * g.block_rows * keys;
     };
+    // What a tile costs whatever its keys (its rows' setup, its state in and out): one key
+    // step's worth, which a submission of many short causal rows would otherwise miss.
+    p.tile_overhead = g.flops_per_cell * g.block_rows * g.key_step;
     return p;
 }
 
@@ -57,40 +60,43 @@ void Planner::start(std::vector<PassPlan> passes) {
 Slice Planner::next(double budget_ms) {
     const PassPlan& p = passes_[cursor_pass_];
     const Speed& rate = speed_of(p);
-    auto fits = [&](double flops, double largest) { return rate.predict_ms(flops, largest) <= budget_ms; };
+    const int pass = static_cast<int>(cursor_pass_);
+    // Tile t over keys [j0, j1) joins slice s: its work, and its cost with the fixed part.
+    auto add = [&](Slice& s, int t, int j0, int j1) {
+        const double f = p.work(t, j0, j1);
+        s.flops += f;
+        s.cost += f + p.tile_overhead;
+        s.largest = std::max(s.largest, f + p.tile_overhead);
+        ++s.tiles;
+    };
+    auto fits = [&](const Slice& s) { return rate.predict_ms(s.cost, s.largest) <= budget_ms; };
     auto planned = [&](Slice s) {
-        s.planned_ms = rate.predict_ms(s.flops, s.largest);
+        s.planned_ms = rate.predict_ms(s.cost, s.largest);
         return s;
     };
-    const int pass = static_cast<int>(cursor_pass_);
     if (cursor_key_ == p.key_lo) {
-        Slice whole{pass, cursor_tile_, 0, p.key_lo, p.key_hi, 0.0, 0.0, 0.0};
+        Slice whole{pass, cursor_tile_, 0, p.key_lo, p.key_hi};
         for (int t = cursor_tile_; t < p.tiles; ++t) {
-            const double f = p.work(t, p.key_lo, p.key_hi);
-            if (!fits(whole.flops + f, std::max(whole.largest, f))) break;
-            whole.flops += f;
-            whole.largest = std::max(whole.largest, f);
-            ++whole.tiles;
+            Slice more = whole;
+            add(more, t, p.key_lo, p.key_hi);
+            if (!fits(more)) break;
+            whole = more;
         }
         if (whole.tiles >= std::min(fill_tiles_, p.tiles - cursor_tile_)) return planned(whole);
         const int first_step = std::min(p.key_hi, p.key_lo + p.key_step);
-        double flops = 0.0, largest = 0.0;
+        Slice group{pass, cursor_tile_, 0, p.key_lo, first_step};
         group_end_ = cursor_tile_;
         while (group_end_ < p.tiles && group_end_ - cursor_tile_ < fill_tiles_) {
-            const double f = p.work(group_end_, p.key_lo, first_step);
-            if (group_end_ > cursor_tile_ && !fits(flops + f, std::max(largest, f))) break;
-            flops += f;
-            largest = std::max(largest, f);
+            Slice more = group;
+            add(more, group_end_, p.key_lo, first_step);
+            if (group_end_ > cursor_tile_ && !fits(more)) break;
+            group = more;
             ++group_end_;
         }
     }
     auto group_slice = [&](int j1) {
-        Slice s{pass, cursor_tile_, group_end_ - cursor_tile_, cursor_key_, j1, 0.0, 0.0, 0.0};
-        for (int t = cursor_tile_; t < group_end_; ++t) {
-            const double f = p.work(t, cursor_key_, j1);
-            s.flops += f;
-            s.largest = std::max(s.largest, f);
-        }
+        Slice s{pass, cursor_tile_, 0, cursor_key_, j1};
+        for (int t = cursor_tile_; t < group_end_; ++t) add(s, t, cursor_key_, j1);
         return s;
     };
     // j1 = cursor_key + steps·key_step: the most steps whose work fits, at least one.
@@ -98,8 +104,7 @@ Slice Planner::next(double budget_ms) {
     auto end_of = [&](int steps) { return std::min(p.key_hi, cursor_key_ + steps * p.key_step); };
     while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
-        const Slice s = group_slice(end_of(mid));
-        if (fits(s.flops, s.largest)) lo = mid;
+        if (fits(group_slice(end_of(mid)))) lo = mid;
         else hi = mid - 1;
     }
     return planned(group_slice(end_of(lo)));
@@ -111,7 +116,7 @@ Slice Planner::next(double budget_ms) {
 // but never too much, and a fast device's first tiny submissions are how the planner learns
 // to give it larger ones.
 void Planner::learn(const Slice& slice, double measured_ms, double bound_ms) {
-    if (slice.flops <= 0.0) return;
+    if (slice.cost <= 0.0) return;
     Speed& rate = speed[static_cast<int>(passes_[static_cast<size_t>(slice.pass)].pass)];
     if (measured_ms > 1.25 * slice.planned_ms && measured_ms > 0.25 * bound_ms) {
         const double slower = measured_ms / std::max(slice.planned_ms, 1e-9);
@@ -119,7 +124,7 @@ void Planner::learn(const Slice& slice, double measured_ms, double bound_ms) {
         rate.tile_ms_per_flop *= slower;
     } else {
         constexpr double kFastest = 1e-15;  // 10⁹ TFLOP/s: a clock's zero never plans infinite work
-        rate.device_ms_per_flop = std::max(kFastest, std::min(rate.device_ms_per_flop, measured_ms / slice.flops));
+        rate.device_ms_per_flop = std::max(kFastest, std::min(rate.device_ms_per_flop, measured_ms / slice.cost));
         rate.tile_ms_per_flop = std::max(kFastest, std::min(rate.tile_ms_per_flop, measured_ms / slice.largest));
     }
 }

@@ -36,6 +36,7 @@ struct PassPlan {
     Pass pass = Pass::Attention;
     int tiles = 0, key_lo = 0, key_hi = 0, key_step = 64;
     std::function<double(int tile, int j0, int j1)> work;  // the flops tile `tile` spends on keys [j0, j1)
+    double tile_overhead = 0.0;  // what a tile in a submission costs besides, in flops' worth
 };
 
 // A pass's tiles: blocks of block_rows rows of [row_begin, row_end), heads innermost (tile t
@@ -47,7 +48,8 @@ struct TileGrid {
     int key_lo = 0, key_hi = 0, key_step = 64;
     double flops_per_cell = 0.0;
 };
-// The work of each tile, as the shaders do it: under a −∞ causal or window mask
+// The work of each tile, as the shaders do it (and a key step's worth of overhead per tile
+// in a submission): under a −∞ causal or window mask
 // (skip_hidden) a block streams only the span from its first row's first visible key to its
 // last row's last, and with reverse the blocks go last-first (a causal mask's longest rows
 // first). The rule must outlive the plan.
@@ -57,8 +59,10 @@ PassPlan tile_pass(const TileGrid& grid, const MaskRule& rule, bool skip_hidden,
 struct Slice {
     int pass = 0;  // index into the planner's passes
     int tile0 = 0, tiles = 0, j0 = 0, j1 = 0;
-    double flops = 0.0, largest = 0.0;  // all of its work, and its largest tile's
-    double planned_ms = 0.0;            // Speed::predict_ms
+    double flops = 0.0;       // its work
+    double cost = 0.0;        // its work and its tiles' overhead: what its time is predicted from
+    double largest = 0.0;     // its largest tile's cost
+    double planned_ms = 0.0;  // Speed::predict_ms(cost, largest)
 };
 
 class Planner {

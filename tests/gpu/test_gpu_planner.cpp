@@ -38,7 +38,7 @@ struct SimulatedDevice {
         for (int t = s.tile0; t < s.tile0 + s.tiles; ++t) {
             const double start = free_at.top();
             free_at.pop();
-            const double done = start + p.work(t, s.j0, s.j1) / (tile_gflops * 1e6);
+            const double done = start + (p.work(t, s.j0, s.j1) + p.tile_overhead) / (tile_gflops * 1e6);
             end = std::max(end, done);
             free_at.push(done);
         }
@@ -84,7 +84,7 @@ RunStats simulate(Planner& planner, SimulatedDevice& device, const std::vector<P
         stats.longest_ms = std::max(stats.longest_ms, ms);
         stats.over_bound += ms > bound_ms + device.overhead_ms * device.slowdown;
         stats.busy_ms += ms;
-        stats.ideal_ms += device.ideal_ms(s.flops) * device.slowdown;
+        stats.ideal_ms += device.ideal_ms(s.cost) * device.slowdown;
         slices.push_back(s);
     }
     for (size_t i = 0; i + 1 < slices.size(); ++i) stats.min_tiles = std::min(stats.min_tiles, slices[i].tiles);
@@ -186,6 +186,7 @@ TEST_CASE("planner: tiles over a heatmap region and under a window mask", "[gpu-
     CHECK(p.work(0, 50, 100) == 64.0 * (100 - 85));
     // Block 3 is rows [292, 300): keys [277, 300) visible, none of them in the region.
     CHECK(p.work(6, 50, 250) == 0.0);
+    CHECK(p.tile_overhead == 64.0 * 32);  // a key step's worth per tile in a submission
     // Without skipping, every key of the region.
     const PassPlan all = attn::gpu::tile_pass(TileGrid{Pass::Pooling, 100, 300, 64, 2, 50, 250, 32, 1.0}, rule, false, false);
     CHECK(all.work(6, 50, 250) == 64.0 * 200);
