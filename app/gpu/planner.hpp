@@ -24,7 +24,8 @@ struct Speed {
     // Milliseconds per flop of the whole device (its throughput), and of one tile on its own
     // (the least time a tile takes, however idle the device). Both start cautious (1 GFLOP/s)
     // and only come down on evidence: a measured time is never less than the work took, so
-    // measured ÷ flops is never below either true figure.
+    // measured ÷ flops is never below either true figure. (Flops here are a slice's cost:
+    // its work and its tiles' overhead.)
     double device_ms_per_flop = 1e-6;
     double tile_ms_per_flop = 1e-6;
     // Greedy scheduling's bound (Graham): the flops spread over the whole device, plus the
@@ -48,11 +49,11 @@ struct TileGrid {
     int key_lo = 0, key_hi = 0, key_step = 64;
     double flops_per_cell = 0.0;
 };
-// The work of each tile, as the shaders do it (and a key step's worth of overhead per tile
-// in a submission): under a −∞ causal or window mask
+// The work of each tile, as the shaders do it: under a −∞ causal or window mask
 // (skip_hidden) a block streams only the span from its first row's first visible key to its
 // last row's last, and with reverse the blocks go last-first (a causal mask's longest rows
-// first). The rule must outlive the plan.
+// first). Each tile in a submission also costs a key step's worth (tile_overhead). The rule
+// must outlive the plan.
 PassPlan tile_pass(const TileGrid& grid, const MaskRule& rule, bool skip_hidden, bool reverse);
 
 // One submission: tiles [tile0, tile0 + tiles) of pass `pass` over the keys [j0, j1).
