@@ -55,6 +55,18 @@ Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, const speed:
     return p;
 }
 
+ZoomPlan plan_zoom(const Trace& shown, const Scenario& scenario, const speed::Speeds& speeds, bool gpu_usable, int rows,
+                   int cols) {
+    bool has_rows = !shown.head.empty();
+    for (const HeadTrace& head : shown.head)
+        has_rows = has_rows && head.row_max.size() == shown.n_queries && head.row_sum.size() == shown.n_queries;
+    const bool gpu_run = shown.backend == "gpu" && gpu_usable;
+    const double cpu_ms = speed::predicted_cpu_zoom_ms(scenario, speeds, rows, cols);
+    const double gpu_ms = gpu_run && speeds.gpu_gflops > 0.0 ? speed::predicted_gpu_rerun_ms(scenario, speeds) : 1e300;
+    if (has_rows && cpu_ms <= gpu_ms) return ZoomPlan{true, cpu_ms};
+    return ZoomPlan{false, gpu_ms < 1e300 ? gpu_ms : speed::predicted_cpu_ms(scenario, speeds)};
+}
+
 Region shown_region(const Trace& trace) {
     if (trace.head.empty()) return Region{};
     const PooledWeights& p = trace.head.front().pooled_weights;
@@ -142,8 +154,7 @@ bool Compute::ensure_gpu() {
         if (status_.speeds.gpu_gflops <= 0.0) status_.speeds.gpu_gflops = gpu_->device().probe_gflops;
         const gpu::DeviceInfo& d = gpu_->device();
         char kernel[160];
-        std::snprintf(kernel, sizeof kernel, "%s kernel%s%s, %.1f GFLOP/s at start-up", gpu::to_string(d.kernel),
-                      d.subgroups ? ", subgroups" : "", d.shuffle ? ", shuffles" : "", d.probe_gflops);
+        std::snprintf(kernel, sizeof kernel, "%s kernel, %.1f GFLOP/s at start-up", gpu::kernel_label(d).c_str(), d.probe_gflops);
         status_.gpu_kernel = kernel;
         return true;
     }
@@ -190,15 +201,13 @@ bool Compute::start_zoom_worker(const edits::Session& session) {
     const bool current = !session.dirty && session.pending.empty() && session.errors.empty() && !worker_.valid() &&
                          !cpu_pending_ && !gpu_waiting();
     if (!current || !shown.ok || shown.detail != Detail::OutputOnly) return false;
-    // A GPU run's trace has its row statistics too; but a large region of a long sequence
-    // is drawn sooner by the GPU running the whole sequence again.
-    const int region_rows = region_.whole() ? shown.n_queries : region_.row_end - region_.row_begin;
-    const int region_cols = region_.whole() ? shown.n_keys : region_.col_end - region_.col_begin;
-    if (shown.backend == "gpu" && status_.gpu != GpuState::Failed) {
-        speed::Speeds speeds = status_.speeds;
-        if (speeds.cpu_gflops <= 0.0) speeds.cpu_gflops = speed::cpu_gflops();  // as the backend panel's estimate
-        if (speed::zoom_reruns_on_gpu(session.scenario, speeds, region_rows, region_cols)) return false;
-    }
+    speed::Speeds speeds = status_.speeds;
+    // A GPU run's zoom is decided by the speeds: the CPU's as the backend panel's estimate has it.
+    if (speeds.cpu_gflops <= 0.0 && shown.backend == "gpu") speeds.cpu_gflops = speed::cpu_gflops();
+    const int rows_shown = region_.whole() ? shown.n_queries : region_.row_end - region_.row_begin;
+    const int cols_shown = region_.whole() ? shown.n_keys : region_.col_end - region_.col_begin;
+    if (!plan_zoom(shown, session.scenario, speeds, status_.gpu != GpuState::Failed, rows_shown, cols_shown).from_rows)
+        return false;
     // What the worker reads, copied (O(n·d)): each head's Q, K and row statistics.
     Trace rows;
     rows.ok = true;
@@ -209,7 +218,6 @@ bool Compute::start_zoom_worker(const edits::Session& session) {
     rows.head.resize(shown.head.size());
     for (size_t h = 0; h < shown.head.size(); ++h) {
         const HeadTrace& from = shown.head[h];
-        if (from.row_max.size() != shown.n_queries || from.row_sum.size() != shown.n_queries) return false;
         HeadTrace& to = rows.head[h];
         to.q = from.q;
         to.k = from.k;

@@ -96,6 +96,17 @@ struct Plan {
 // (output-only), whatever n. gpu_usable: a backend exists or may still be created. The
 // window and `--backend` on the command line both plan with this.
 Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, const speed::Speeds& speeds);
+// How a zoom of the trace on screen (`rows` × `cols` of its weights) is drawn: from its
+// row statistics on the CPU (from_rows), or by running the whole sequence again — a trace
+// without them, or a GPU run when the GPU's whole run is predicted faster, as for a large
+// region of a long sequence. speeds: the CPU's measured; gpu_usable: the GPU has not failed.
+// The compute layer zooms by it and the backend panel's estimate says it.
+struct ZoomPlan {
+    bool from_rows = false;
+    double predicted_ms = 0.0;
+};
+ZoomPlan plan_zoom(const Trace& shown, const Scenario& scenario, const speed::Speeds& speeds, bool gpu_usable, int rows,
+                   int cols);
 // The engine options for an output-only run of this scenario showing `region`.
 RunOptions output_only_options(const Scenario& scenario, const Region& region);
 

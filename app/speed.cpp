@@ -154,23 +154,13 @@ bool gpu_is_faster(const Scenario& s, const Speeds& speeds) {
     return speeds.gpu_hardware && speeds.gpu_gflops > 0.0 && predicted_gpu_ms(s, speeds) < predicted_cpu_ms(s, speeds);
 }
 
-namespace {
-double cpu_zoom_ms(const Scenario& s, const Speeds& speeds, int rows, int cols) {
+double predicted_cpu_zoom_ms(const Scenario& s, const Speeds& speeds, int rows, int cols) {
     const double flops = zoom_flops(std::max(1, s.heads), static_cast<int>(head_width(s)), rows, cols);
     return speeds.cpu_gflops > 0.0 ? flops / (speeds.cpu_gflops * 1e6) : 1e300;
 }
+
 // The heatmap pass computes the scores again (2·d_k per cell against attention's 4·d_k):
 // half as much work again as the attention pass.
-double gpu_rerun_ms(const Scenario& s, const Speeds& speeds) { return 1.5 * predicted_gpu_ms(s, speeds); }
-}  // namespace
-
-bool zoom_reruns_on_gpu(const Scenario& s, const Speeds& speeds, int rows, int cols) {
-    return speeds.gpu_gflops > 0.0 && gpu_rerun_ms(s, speeds) < cpu_zoom_ms(s, speeds, rows, cols);
-}
-
-double predicted_zoom_ms(const Scenario& s, const Speeds& speeds, bool from_gpu_run, int rows, int cols) {
-    if (from_gpu_run && zoom_reruns_on_gpu(s, speeds, rows, cols)) return gpu_rerun_ms(s, speeds);
-    return cpu_zoom_ms(s, speeds, rows, cols);
-}
+double predicted_gpu_rerun_ms(const Scenario& s, const Speeds& speeds) { return 1.5 * predicted_gpu_ms(s, speeds); }
 
 }  // namespace attn::speed

@@ -42,11 +42,9 @@ double predicted_cpu_ms(const Scenario& scenario, const Speeds& speeds);
 double predicted_gpu_ms(const Scenario& scenario, const Speeds& speeds);
 // Auto's choice: the GPU when it is hardware, measured, and predicted faster.
 bool gpu_is_faster(const Scenario& scenario, const Speeds& speeds);
-// A zoom of a trace the GPU computed: the region of `rows` × `cols` is drawn again on the
-// CPU from the row statistics the run read back, unless the GPU's whole run again (its
-// heatmap pass included) is predicted faster, as for a large region of a long sequence.
-bool zoom_reruns_on_gpu(const Scenario& scenario, const Speeds& speeds, int rows, int cols);
-// The predicted time of that zoom, whichever does it.
-double predicted_zoom_ms(const Scenario& scenario, const Speeds& speeds, bool from_gpu_run, int rows, int cols);
+// A zoom of an output-only trace: the region of `rows` × `cols` drawn again on the CPU from
+// the row statistics, or the GPU's whole run again (its heatmap pass included).
+double predicted_cpu_zoom_ms(const Scenario& scenario, const Speeds& speeds, int rows, int cols);
+double predicted_gpu_rerun_ms(const Scenario& scenario, const Speeds& speeds);
 
 }  // namespace attn::speed

@@ -149,8 +149,8 @@ int main(int argc, char** argv) {
     if (peak_tflops <= 0.0) peak_tflops = known_peak_tflops(device.renderer);
     std::printf("GPU: %s (%s), context: %s, reset notification: %s\n", device.renderer.c_str(), device.version.c_str(),
                 context->description().c_str(), device.reset_notification ? "on" : "off");
-    std::printf("kernel: %s%s%s; submissions bounded at %.0f ms; FP32 peak: %s\n", attn::gpu::to_string(device.kernel),
-                device.subgroups ? ", subgroups" : "", device.shuffle ? ", shuffles" : "", backend_options.submission_bound_ms,
+    std::printf("kernel: %s; submissions bounded at %.0f ms; FP32 peak: %s\n", attn::gpu::kernel_label(device).c_str(),
+                backend_options.submission_bound_ms,
                 peak_tflops > 0 ? (std::to_string(peak_tflops).substr(0, 5) + " TFLOP/s").c_str() : "unknown (--peak-tflops)");
     std::printf("variants tried at start-up (n = %d probe):", device.probe_tokens);
     for (const std::string& line : device.variants_tried) std::printf(" [%s]", line.c_str());

@@ -19,11 +19,11 @@
 #include <cstring>
 #include <functional>
 #include <future>
+#include <iomanip>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <optional>
-#include <iomanip>
 #include <sstream>
 #include <thread>
 
@@ -44,13 +44,16 @@ const char* to_string(Kernel kernel) {
     return "auto";
 }
 
+std::string kernel_label(const DeviceInfo& d) {
+    return std::string(to_string(d.kernel)) + (d.subgroups ? ", subgroups" : "") + (d.shuffle ? ", shuffles" : "");
+}
+
 namespace {
 
 constexpr const char* kContextLost = "the GPU context was lost (a GPU reset): its buffers and shaders are gone";
 constexpr int kQueryBlock = 64;   // BQ of both attention kernels: query rows per tile
 constexpr int kPoolRows = 64;     // PQ of pool.comp: region rows per tile
 constexpr int kPoolKeys = 32;     // BK of pool.comp
-constexpr int kTiledPoolKeys = 64;  // BK of pool_tiled.comp (its PQ is kPoolRows too)
 constexpr int kMaxHeadDim = 512;  // d_k, d_v: beyond this the per-invocation registers get silly
 constexpr int kMaxGroupsPerDispatch = 65535;  // GL_MAX_COMPUTE_WORK_GROUP_COUNT[0] is at least this
 constexpr double kHangSeconds = 20.0;         // a submission not done by then: the GPU is hung
@@ -188,11 +191,12 @@ int tiled_value_chunk(int dv4) {
     return vc;
 }
 
-// A shader of a pass and the #defines of its variant.
+// A shader of a pass, the #defines of its variant, and the keys it streams per step (BK).
 struct ShaderChoice {
     const char* name;
     const char* source;
     std::string defines;
+    int key_step = 64;
 };
 
 // The attention pass's shader for the device's kernel variant and these head widths (vec4s).
@@ -213,12 +217,8 @@ ShaderChoice attention_shader(const DeviceInfo& d, int dk4, int dv4) {
 // The heatmap's shader follows the attention's: register tiles with the tiled kernel.
 ShaderChoice pool_shader(const DeviceInfo& d, int dk4) {
     const std::string defines = "#define DK4 " + std::to_string(dk4) + "\n";
-    if (d.kernel == Kernel::Tiled) return {"pool_tiled", shader_source::pool_tiled, defines};
-    return {"pool", shader_source::pool, defines + "#define BK " + std::to_string(kPoolKeys) + "\n"};
-}
-
-std::string variant_label(const DeviceInfo& d) {
-    return std::string(to_string(d.kernel)) + (d.subgroups ? ", subgroups" : "") + (d.shuffle ? ", shuffles" : "");
+    if (d.kernel == Kernel::Tiled) return {"pool_tiled", shader_source::pool_tiled, defines, 64};
+    return {"pool", shader_source::pool, defines + "#define BK " + std::to_string(kPoolKeys) + "\n", kPoolKeys};
 }
 
 }  // namespace
@@ -338,7 +338,6 @@ struct Backend::Impl {
         const ShaderChoice c = pool_shader(device, dk4);
         return program(c.name, c.source, c.defines, error);
     }
-    int pool_key_step() const { return device.kernel == Kernel::Tiled ? kTiledPoolKeys : kPoolKeys; }
 
     void fail(const std::string& why) {
         trace.ok = false;
@@ -598,7 +597,7 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
         const int row_blocks = ceil_div(g.row_end - g.row_begin, kPoolRows);
         set_int(pool, "blocks", row_blocks);
         passes.push_back(tile_pass(TileGrid{Pass::Pooling, g.row_begin, g.row_end, kPoolRows, heads, g.col_begin, g.col_end,
-                                            pool_key_step(), 2.0 * d_k},
+                                            pool_shader(device, dk4).key_step, 2.0 * d_k},
                                    rule, run_mask, reverse));
         pass_programs.push_back(pool);
     }
@@ -769,7 +768,7 @@ std::unique_ptr<Backend> Backend::create(std::string* why_not, const BackendOpti
         d.kernel = c.kernel;
         d.subgroups = c.subgroups;
         d.shuffle = c.shuffle;
-        const std::string label = variant_label(d);
+        const std::string label = kernel_label(d);
         auto refuse = [&](const std::string& why_refused) {
             reasons += (reasons.empty() ? "" : "; ") + label + ": " + why_refused;
             d.variants_tried.push_back(label + ": " + why_refused);
@@ -895,7 +894,7 @@ std::vector<ShaderVariant> shader_variants() {
             for (const int dv4 : {1, 16, 33, 128}) {
                 const std::string widths = " (d_k " + std::to_string(4 * dk4) + ", d_v " + std::to_string(4 * dv4) + ")";
                 const ShaderChoice c = attention_shader(d, dk4, dv4);
-                out.push_back({std::string(c.name) + ", " + variant_label(d) + widths, assemble(c.source, c.defines)});
+                out.push_back({std::string(c.name) + ", " + kernel_label(d) + widths, assemble(c.source, c.defines)});
             }
         if (subgroup_level == 0)
             for (const int dk4 : {1, 16, 128}) {

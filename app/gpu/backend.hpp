@@ -68,6 +68,9 @@ struct DeviceInfo {
     double probe_max_difference = 0.0;  // max |GPU − CPU| of the probe's outputs
 };
 
+// "tiled, subgroups, shuffles": the kernel variant a device info names.
+std::string kernel_label(const DeviceInfo& device);
+
 // Wall time per stage of a run, in milliseconds (each submission is timed from its dispatch
 // to its fence; the GL timer is not used: Mesa llvmpipe under-reports compute with it).
 // The stages add up to less than the run's wall time when it was stepped: a window draws its

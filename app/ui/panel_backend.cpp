@@ -154,12 +154,10 @@ void zoom_region(Context& state) {
     if (cs.cpu_gflops <= 0.0) cs.cpu_gflops = cs.status.speeds.cpu_gflops > 0.0 ? cs.status.speeds.cpu_gflops : speed::cpu_gflops();
     speed::Speeds speeds = cs.status.speeds;
     speeds.cpu_gflops = std::max(1e-3, cs.cpu_gflops);
-    const Scenario& scenario = state.session.scenario;
-    const int rows = draft.row_end - draft.row_begin, cols = draft.col_end - draft.col_begin;
-    const bool has_rows = t.head.front().row_max.size() == t.n_queries, on_gpu = t.backend == "gpu";
-    const bool from_rows = has_rows && !(on_gpu && speed::zoom_reruns_on_gpu(scenario, speeds, rows, cols));
-    const double estimate_ms = has_rows ? speed::predicted_zoom_ms(scenario, speeds, on_gpu, rows, cols)
-                                        : speed::predicted_cpu_ms(scenario, speeds);
+    const compute::ZoomPlan zoom = compute::plan_zoom(t, state.session.scenario, speeds, cs.status.gpu != compute::GpuState::Failed,
+                                                      draft.row_end - draft.row_begin, draft.col_end - draft.col_begin);
+    const bool from_rows = zoom.from_rows;
+    const double estimate_ms = zoom.predicted_ms;
     char estimate[96];
     if (estimate_ms < 1000.0) std::snprintf(estimate, sizeof estimate, "about %.0f ms", std::max(1.0, estimate_ms));
     else std::snprintf(estimate, sizeof estimate, "about %.1f s", estimate_ms / 1000.0);
