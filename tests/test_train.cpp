@@ -727,6 +727,46 @@ TEST_CASE("model files / save, load and train on is bit for bit the run that was
     std::filesystem::remove(path);
 }
 
+TEST_CASE("model files / a file at step 2^30 opens and trains on at once: the example stream is not replayed") {
+    // Each step draws from its own generator (batch_stream), so continuing at step k costs
+    // nothing; replaying k × batch examples to reach it took hours at the largest step count
+    // a file may hold.
+    TrainSettings s = small_settings(TaskKind::Reverse);
+    std::vector<std::string> errors;
+    auto fresh = Trainer::create(s, errors);
+    REQUIRE(fresh);
+    nlohmann::json j = model_to_json(model_file_of(*fresh));
+    j["steps"] = 1 << 30;
+    const ModelFileLoad load = model_from_json(j, "late.json");
+    REQUIRE(load.file);
+    REQUIRE(load.file->steps == 1 << 30);
+    auto late = Trainer::create(load.file->settings, load.file->model, load.file->steps, errors);
+    REQUIRE(late);
+    CHECK(late->steps_done() == 1 << 30);
+    const StepStats stats = late->step();
+    CHECK(stats.step == (1 << 30) + 1);
+    CHECK(stats.learning_rate == late->settings().learning_rate);  // long past the warm-up
+    CHECK(std::isfinite(stats.loss));
+}
+
+TEST_CASE("trainer / each step has its own batch generator: the same step draws the same batch, another step another") {
+    const TrainSettings s = fitted(small_settings(TaskKind::Reverse));
+    std::set<std::vector<int>> firsts;
+    for (int step : {0, 1, 2, 1000, 1 << 30}) {
+        Rng a = batch_stream(s.seed, step), b = batch_stream(s.seed, step);
+        CHECK(a.next_u64() == b.next_u64());  // the same step, the same batch
+        Rng c = batch_stream(s.seed, step);
+        std::vector<int> first;
+        for (int k = 0; k < 4; ++k) {
+            const std::vector<int> content = example_content(make_example(s.task, c));
+            first.insert(first.end(), content.begin(), content.end());
+        }
+        firsts.insert(first);
+    }
+    CHECK(firsts.size() == 5);
+    CHECK(batch_stream(1, 7).next_u64() != batch_stream(2, 7).next_u64());  // another seed, another stream
+}
+
 TEST_CASE("model files / a bad file is refused with a message naming what and where") {
     TrainSettings s = small_settings(TaskKind::Reverse);
     std::vector<std::string> errors;

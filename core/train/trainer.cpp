@@ -111,14 +111,17 @@ Trainer::Trainer(const TrainSettings& settings, Model model, int steps_done, con
     : settings_(settings),
       model_(std::move(model)),
       optimiser_(optimiser ? AdamW(*optimiser) : AdamW(model_.params)),
-      examples_(settings.seed * 0x2545F4914F6CDD1Dull + 0x7A11u),
       held_out_(make_held_out(settings.task, settings.held_out_size, settings.seed)),
       steps_done_(steps_done),
       snapshot_interval_(settings.snapshot_every) {
-    // The stream after `steps_done` steps: the examples they drew, drawn again and dropped
-    // (cheap next to a step: no forward or backward pass).
-    for (long long i = 0; i < static_cast<long long>(steps_done) * settings_.batch_size; ++i) next_training_example();
     take_snapshot();
+}
+
+Rng batch_stream(std::uint64_t seed, int step) {
+    // Rng(x).next_u64() mixes x into an unrelated 64-bit number; x is a bijection of the step
+    // for a seed (an odd multiplier, then xor), so no two steps share a generator.
+    Rng mixer((seed * 0x2545F4914F6CDD1Dull + 0x7A11u) ^ (static_cast<std::uint64_t>(step) * 0xD6E8FEB86659FD93ull));
+    return Rng(mixer.next_u64());
 }
 
 std::optional<Trainer> Trainer::create(const TrainSettings& given, std::vector<std::string>& errors) {
@@ -150,11 +153,11 @@ std::optional<Trainer> Trainer::create(const TrainSettings& given, const Model& 
     return Trainer(s, model, steps_done, optimiser);
 }
 
-Example Trainer::next_training_example() {
+Example Trainer::next_training_example(Rng& stream) const {
     // Never a held-out example: redraw (validate() keeps the held-out set under a quarter of
     // the task's examples, so a redraw succeeds at least three times in four).
     for (;;) {
-        Example e = make_example(settings_.task, examples_);
+        Example e = make_example(settings_.task, stream);
         if (!held_out_.contains(e)) return e;
     }
 }
@@ -162,8 +165,9 @@ Example Trainer::next_training_example() {
 StepStats Trainer::step() {
     std::vector<Example> batch;
     int scored = 0;
+    Rng stream = batch_stream(settings_.seed, steps_done_);
     for (int b = 0; b < settings_.batch_size; ++b) {
-        batch.push_back(next_training_example());
+        batch.push_back(next_training_example(stream));
         for (bool counted : batch.back().scored) scored += counted;
     }
     const float weight = 1.0f / static_cast<float>(std::max(1, scored));  // the batch's mean

@@ -94,9 +94,10 @@ public:
     // nullopt with the reasons when the settings cannot train.
     static std::optional<Trainer> create(const TrainSettings& settings, std::vector<std::string>& errors);
     // Continues from a given model (a loaded file) after `steps_done` steps: the example
-    // stream resumes where those steps left it, and the optimiser from `optimiser` when given
-    // (its layout must be the model's), else afresh. With the optimiser's state, the run that
-    // continues is bit for bit the run that was never interrupted.
+    // stream resumes where those steps left it (batch_stream: at once, no step replayed), and
+    // the optimiser from `optimiser` when given (its layout must be the model's), else afresh.
+    // With the optimiser's state, the run that continues is bit for bit the run that was
+    // never interrupted.
     static std::optional<Trainer> create(const TrainSettings& settings, const Model& model, int steps_done,
                                          std::vector<std::string>& errors, const AdamWState* optimiser = nullptr);
 
@@ -120,13 +121,12 @@ public:
 
 private:
     Trainer(const TrainSettings& settings, Model model, int steps_done, const AdamWState* optimiser);
-    Example next_training_example();
+    Example next_training_example(Rng& stream) const;
     void take_snapshot();
 
     TrainSettings settings_;
     Model model_;
     AdamW optimiser_;
-    Rng examples_;
     HeldOutSet held_out_;
     int steps_done_ = 0;
     std::vector<StepStats> history_;
@@ -134,6 +134,11 @@ private:
     std::deque<Snapshot> snapshots_;
     int snapshot_interval_ = 25;
 };
+
+// The generator of step `step`'s batch (from 0) in a run with this seed. Each step has its
+// own, so a run continued at any step draws what the uninterrupted run drew there, and
+// restoring the stream costs nothing however many steps were made.
+Rng batch_stream(std::uint64_t seed, int step);
 
 // Held-out loss and accuracy of a model over examples (what Trainer::evaluate computes with
 // its own weights and held-out set): e.g. a snapshot's weights, or a model with a head ablated.
