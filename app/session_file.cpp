@@ -195,7 +195,7 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
 
 SessionLoad session_from_text(const std::string& text, const std::string& source) {
     SessionLoad load;
-    std::optional<nlohmann::json> j = parse_json(text, source, load.errors);
+    std::optional<nlohmann::json> j = parse_json(text, source, load.errors, json_limits::kScenario);
     if (!j) return load;
     return session_from_json(*j, source);
 }
@@ -216,7 +216,7 @@ SessionLoad load_session_or_scenario(const std::string& path) {
     SessionLoad load;
     std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "scenario or session", load.errors);
     if (!text) return load;
-    std::optional<nlohmann::json> j = parse_json(*text, path, load.errors);
+    std::optional<nlohmann::json> j = parse_json(*text, path, load.errors, json_limits::kScenario);
     if (!j) return load;
     if (j->is_object() && j->contains("format") && (*j)["format"] == kFormat) return session_from_json(*j, path);
     ScenarioLoad scenario = scenario_from_json(*j, path);

@@ -31,7 +31,7 @@ json read_cache() {
     std::vector<std::string> errors;
     const auto text = read_text_file((fs::path(dir) / kFile).string(), 1 << 20, "speeds", errors);
     if (!text) return json::object();
-    const auto j = parse_json(*text, kFile, errors);
+    const auto j = parse_json(*text, kFile, errors, json_limits::kSmall);
     return j && j->is_object() ? *j : json::object();
 }
 

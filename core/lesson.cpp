@@ -138,7 +138,7 @@ const std::vector<Stage>& all_stages() {
 
 LessonLoad lesson_from_text(const std::string& text, const std::string& source) {
     LessonLoad result;
-    std::optional<nlohmann::json> parsed = parse_json(text, source, result.errors);
+    std::optional<nlohmann::json> parsed = parse_json(text, source, result.errors, json_limits::kLesson);
     if (!parsed) return result;
     const nlohmann::json& j = *parsed;
     // Semantic errors point at the line of the offending value when it can be found.
@@ -246,10 +246,12 @@ LessonLoad lesson_from_text(const std::string& text, const std::string& source) 
 }
 
 LessonLoad load_lesson_file(const std::string& path) {
-    LessonLoad result;
-    std::optional<std::string> text = read_text_file(path, 8u << 20, "lesson", result.errors);
-    if (!text) return result;
-    return lesson_from_text(*text, path);
+    return guard_memory<LessonLoad>(path, "lesson", [&] {
+        LessonLoad result;
+        std::optional<std::string> text = read_text_file(path, 8u << 20, "lesson", result.errors);
+        if (!text) return result;
+        return lesson_from_text(*text, path);
+    });
 }
 
 std::vector<Lesson> load_lessons(const std::string& folder, std::vector<std::string>& errors) {

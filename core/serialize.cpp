@@ -302,20 +302,6 @@ const std::set<std::string>& known_keys() {
     return keys;
 }
 
-// Byte offset → "line L, column C" for parse errors.
-std::string line_column(const std::string& text, size_t offset) {
-    size_t line = 1, column = 1;
-    for (size_t i = 0; i < offset && i < text.size(); ++i) {
-        if (text[i] == '\n') {
-            ++line;
-            column = 1;
-        } else {
-            ++column;
-        }
-    }
-    return "line " + std::to_string(line) + ", column " + std::to_string(column);
-}
-
 json number_to_json(float x) {
     if (std::isnan(x)) return "nan";
     if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
@@ -417,77 +403,20 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     return result;
 }
 
-std::optional<json> parse_json(const std::string& text, const std::string& source_name, std::vector<std::string>& errors) {
-    try {
-        return json::parse(text);
-    } catch (const json::parse_error& e) {
-        // nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error while parsing
-        // value - invalid literal; last read: 'x'" → the part after the position, its bytes made printable.
-        std::string what = e.what();
-        const auto column = what.find("column ");
-        const auto colon = what.find(": ", column == std::string::npos ? 0 : column);
-        if (colon != std::string::npos) what = what.substr(colon + 2);
-        std::string printable;
-        for (const unsigned char c : what) {
-            if (c >= 0x20 && c < 0x7F) {
-                printable += static_cast<char>(c);
-            } else {
-                char hex[8];
-                std::snprintf(hex, sizeof hex, "\\x%02X", c);
-                printable += hex;
-            }
-        }
-        if (what.find("UTF-8") != std::string::npos) printable += " (text must be UTF-8)";
-        errors.push_back(source_name + ": " + line_column(text, e.byte > 0 ? e.byte - 1 : 0) + ": not valid JSON: " + printable);
-    } catch (const json::exception& e) {  // e.g. a number too large for a double
-        std::string what = e.what();
-        const auto bracket = what.find("] ");
-        if (bracket != std::string::npos) what = what.substr(bracket + 2);
-        errors.push_back(source_name + ": not valid JSON: " + what);
-    }
-    return std::nullopt;
-}
-
-std::optional<std::string> read_text_file(const std::string& path, std::uintmax_t max_bytes, const std::string& kind,
-                                          std::vector<std::string>& errors) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
-        errors.push_back(path + ": is a folder, not a " + kind + " file");
-        return std::nullopt;
-    }
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) {
-        errors.push_back(path + ": cannot open: " + std::strerror(errno));
-        return std::nullopt;
-    }
-    const auto size = static_cast<std::uintmax_t>(in.tellg());
-    if (size > max_bytes) {
-        errors.push_back(path + ": " + std::to_string(size) + " bytes; a " + kind + " file is at most " + std::to_string(max_bytes) +
-                         " bytes");
-        return std::nullopt;
-    }
-    in.seekg(0);
-    std::string text(size, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(size));
-    if (!in) {
-        errors.push_back(path + ": cannot read: " + std::strerror(errno));
-        return std::nullopt;
-    }
-    return text;
-}
-
 ScenarioLoad scenario_from_text(const std::string& text, const std::string& source_name) {
     ScenarioLoad result;
-    std::optional<json> j = parse_json(text, source_name, result.errors);
+    std::optional<json> j = parse_json(text, source_name, result.errors, json_limits::kScenario);
     if (!j) return result;
     return scenario_from_json(*j, source_name);
 }
 
 ScenarioLoad load_scenario_file(const std::string& path) {
-    ScenarioLoad result;
-    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "scenario", result.errors);
-    if (!text) return result;
-    return scenario_from_text(*text, path);
+    return guard_memory<ScenarioLoad>(path, "scenario", [&] {
+        ScenarioLoad result;
+        std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "scenario", result.errors);
+        if (!text) return result;
+        return scenario_from_text(*text, path);
+    });
 }
 
 // [SECTION] Scenario and trace to JSON

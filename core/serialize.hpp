@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_read.hpp"   // parse_json, read_text_file: the shared readers of every file
 #include "scenario.hpp"
 #include "trace.hpp"
 
@@ -23,14 +24,6 @@ ScenarioLoad scenario_from_json(const nlohmann::json& j, const std::string& sour
 ScenarioLoad scenario_from_text(const std::string& text, const std::string& source_name);
 ScenarioLoad load_scenario_file(const std::string& path);
 
-// The shared readers of the scenario, lesson and session files. parse_json: the document,
-// or nullopt with "SOURCE: line L, column C: not valid JSON: …" appended to errors (a
-// number too large for a double, a syntax error). read_text_file: the whole file, or
-// nullopt with "PATH: cannot open: …" or "PATH: N bytes; a KIND file is at most M bytes".
-std::optional<nlohmann::json> parse_json(const std::string& text, const std::string& source_name,
-                                         std::vector<std::string>& errors);
-std::optional<std::string> read_text_file(const std::string& path, std::uintmax_t max_bytes, const std::string& kind,
-                                          std::vector<std::string>& errors);
 constexpr std::uintmax_t kMaxScenarioFileBytes = 64u * 1024 * 1024;
 
 nlohmann::json scenario_to_json(const Scenario& scenario);

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 namespace attn::testing {
 
 struct BadInput {
@@ -15,18 +17,29 @@ struct BadInput {
     std::string text;               // the file's contents
     std::vector<std::string> says;  // every fragment the message holds, beside the file name
     bool computes = false;          // NaN, ∞, 1e38 in cells: allowed, computed, every matrix reached marked
-    bool folder = false;            // a folder of that name instead of a file
+    enum class Made { file, folder, fifo, link };
+    Made made = Made::file;         // a folder, a FIFO, or a symbolic link to `text`, instead of a file
 };
 
-// Puts the entry on disk at path (replacing whatever was there).
+// Puts the entry on disk at path (replacing whatever was there). A link whose text is empty
+// points at itself: a loop.
 inline void write_bad_input(const BadInput& bad, const std::string& path) {
     std::filesystem::remove_all(path);
-    if (bad.folder) std::filesystem::create_directories(path);
-    else std::ofstream(path, std::ios::binary) << bad.text;
+    switch (bad.made) {
+        case BadInput::Made::file: std::ofstream(path, std::ios::binary) << bad.text; break;
+        case BadInput::Made::folder: std::filesystem::create_directories(path); break;
+        case BadInput::Made::fifo: ::mkfifo(path.c_str(), 0600); break;
+        case BadInput::Made::link:
+            std::filesystem::create_symlink(bad.text.empty() ? std::filesystem::path(path).filename() : std::filesystem::path(bad.text), path);
+            break;
+    }
 }
 
 inline std::vector<BadInput> bad_input_catalogue() {
     const std::string qkv_tail = R"(, "k": [[1, 2], [3, 4]], "v": [[1], [2]]})";
+    std::string many_zeros = "[";   // 2^23 + 1 values: the array and 2^23 zeros
+    for (int i = 0; i < (1 << 23); ++i) many_zeros += "0,";
+    many_zeros.back() = ']';
     return {
         {"malformed JSON", "malformed.json", R"({"tokens": ["a", "b",})", {"line 1, column 22", "not valid JSON", "unexpected '}'"}},
         {"not JSON at all", "picture.json", std::string("\x89PNG\r\n\x1a\n\0\0binary", 16), {"line 1, column 1", "not valid JSON", "\\x89"}},
@@ -47,10 +60,22 @@ inline std::vector<BadInput> bad_input_catalogue() {
         {"invalid UTF-8 in token text", "utf8.json", "{\"tokens\": [\"a\", \"\xFF\xFE\"]}",
          {"line 1, column 19", "ill-formed UTF-8", "\\xFF", "text must be UTF-8"}},
         {"deeply nested JSON", "nested.json", std::string(100000, '[') + std::string(100000, ']'),
-         {"top level", "expected a JSON object", "found an array"}},
+         {"line 1, column 17", "nested deeper than 16 levels", "; a scenario file nests at most 16"}},
+        {"deeply nested JSON, 60 MB", "nested-60mb.json", std::string(60u << 20, '['),
+         {"line 1, column 17", "nested deeper than 16 levels"}},
+        {"more values than a scenario holds", "values.json", many_zeros,
+         {"line 1, column 16777216", "more than 8388608 values; a scenario file holds at most 8388608"}},
+        {"a key twice in one object", "twice.json", R"({"tokens": ["a", "b"], "heads": 1, "heads": 2})",
+         {"line 1, column 36", "key 'heads' appears twice in the same object (the top level)", "each key may appear once"}},
+        {"a key twice in a nested object", "twice-nested.json",
+         "{\"tokens\": [\"a\", \"b\"],\n \"block\": {\"enabled\": true,\n  \"enabled\": false}}",
+         {"line 3, column 3", "key 'enabled' appears twice", "(at 'block')"}},
+        {"a FIFO where a file was expected", "pipe.json", "", {"is a FIFO (named pipe), not a"}, false, BadInput::Made::fifo},
+        {"a link to /dev/zero", "zero.json", "/dev/zero", {"is a character device, not a"}, false, BadInput::Made::link},
+        {"a symbolic link loop", "loop.json", "", {"cannot open: too many levels of symbolic links"}, false, BadInput::Made::link},
         {"a huge file", "huge.json", "{\"tokens\": [\"a\"]" + std::string(65u * 1024 * 1024, ' ') + "}",
          {"68157457 bytes", "file is at most 67108864 bytes"}},
-        {"a folder where a file was expected", "folder.json", "", {"is a folder, not a"}, false, true},
+        {"a folder where a file was expected", "folder.json", "", {"is a folder, not a"}, false, BadInput::Made::folder},
         {"NaN in a cell", "nan.json", R"({"q": [["nan", 1], [0, 1]])" + qkv_tail, {"from the input Q(0,0)", "NaN or \xC2\xB1\xE2\x88\x9E"}, true},
         {"Inf in a cell", "inf.json", R"({"q": [["-inf", 1], [0, 1]])" + qkv_tail, {"from the input Q(0,0)"}, true},
         {"a session's model without its folder", "session-model.json",

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include <nlohmann/json.hpp>
 
 #include "gpt2/checkpoint.hpp"
@@ -95,6 +97,71 @@ inline std::function<void(const std::string&)> with_tensors(std::function<void(s
         if (!gpt2::write_safetensors(folder + "/model.safetensors", tensors, {}, gpt2::Dtype::F32, &error))
             throw std::runtime_error(error);
     };
+}
+
+// A safetensors file from its header's text and the size of its data section; the data
+// are a hole (a sparse file), so a file of a hundred gigabytes takes no disk.
+inline void write_raw_safetensors(const std::string& path, const std::string& header, std::uint64_t data_size) {
+    std::string length(8, '\0');
+    for (int i = 0; i < 8; ++i) length[static_cast<std::size_t>(i)] = static_cast<char>(static_cast<std::uint64_t>(header.size()) >> (8 * i));
+    write_file(path, length + header);
+    std::filesystem::resize_file(path, 8 + header.size() + data_size);
+}
+
+// A good folder whose model.safetensors has its header edited as JSON (the data kept).
+inline std::function<void(const std::string&)> with_header(std::function<void(nlohmann::json&)> edit) {
+    return [edit](const std::string& folder) {
+        write_tiny_checkpoint(folder);
+        const std::string bytes = read_file(folder + "/model.safetensors");
+        std::uint64_t length = 0;
+        for (int i = 7; i >= 0; --i) length = (length << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+        nlohmann::json header = nlohmann::json::parse(bytes.substr(8, length));
+        edit(header);
+        const std::string text = header.dump();
+        std::string out(8, '\0');
+        for (int i = 0; i < 8; ++i) out[static_cast<std::size_t>(i)] = static_cast<char>(static_cast<std::uint64_t>(text.size()) >> (8 * i));
+        write_file(folder + "/model.safetensors", out + text + bytes.substr(8 + length));
+    };
+}
+
+// A good folder with one of its files replaced by a FIFO, or by a link to target (a link to
+// itself when target is empty).
+inline std::function<void(const std::string&)> as_fifo(const std::string& name) {
+    return [name](const std::string& folder) {
+        write_tiny_checkpoint(folder);
+        std::filesystem::remove(folder + "/" + name);
+        ::mkfifo((folder + "/" + name).c_str(), 0600);
+    };
+}
+inline std::function<void(const std::string&)> as_link(const std::string& name, const std::string& target) {
+    return [name, target](const std::string& folder) {
+        write_tiny_checkpoint(folder);
+        const std::string path = folder + "/" + name;
+        std::filesystem::remove(path);
+        std::filesystem::create_symlink(target.empty() ? std::filesystem::path(name) : std::filesystem::path(target), path);
+    };
+}
+
+// GPT-2 with d = 4096 and a vocabulary of 2^24 rows, stored as F16 in a sparse file: 128 GiB
+// of weights on disk, 256 GiB as float32, more than any machine this runs on has free.
+inline void write_larger_than_memory(const std::string& folder) {
+    write_tiny_checkpoint(folder);
+    gpt2::Config config = tiny_config();
+    config.n_layer = 1;
+    config.n_head = 1;
+    config.n_embd = 4096;
+    config.n_inner = 16;
+    config.vocab_size = 1 << 24;
+    write_file(folder + "/config.json", gpt2::config_json(config));
+    nlohmann::json header = nlohmann::json::object();
+    std::uint64_t offset = 0;
+    for (const gpt2::WeightShape& weight : gpt2::weight_shapes(config)) {
+        std::uint64_t bytes = 2;
+        for (const std::int64_t dim : weight.shape) bytes *= static_cast<std::uint64_t>(dim);
+        header[weight.name] = {{"dtype", "F16"}, {"shape", weight.shape}, {"data_offsets", {offset, offset + bytes}}};
+        offset += bytes;
+    }
+    write_raw_safetensors(folder + "/model.safetensors", header.dump(), offset);
 }
 
 inline std::vector<BadModel> bad_model_catalogue() {
@@ -210,6 +277,79 @@ inline std::vector<BadModel> bad_model_catalogue() {
              write_file(folder + "/model.safetensors", bytes);
          },
          {"model.safetensors: tensor 'ln_f.bias': dtype I32 is not read (only F32, F16 and BF16 are)"}},
+        {"tensors on the same bytes", "overlap",
+         with_header([](nlohmann::json& header) { header["h.1.ln_1.bias"]["data_offsets"] = header["h.1.ln_1.weight"]["data_offsets"]; }),
+         {"model.safetensors: tensor 'h.1.ln_1.", "overlap tensor 'h.1.ln_1.", "each byte of the data section belongs to one tensor"}},
+        {"a gap in the data section", "gap",
+         with_header([](nlohmann::json& header) {
+             // ln_f.bias (8 floats) keeps its place but shrinks to 4: its last 16 bytes belong to nobody.
+             header["ln_f.bias"]["shape"] = {4};
+             header["ln_f.bias"]["data_offsets"][1] = header["ln_f.bias"]["data_offsets"][0].get<std::uint64_t>() + 16;
+         }),
+         {"model.safetensors: bytes [", "belong to no tensor"}},
+        {"a tensor named twice", "twice",
+         [](const std::string& folder) {
+             write_tiny_checkpoint(folder);
+             std::string bytes = read_file(folder + "/model.safetensors");
+             // A second, empty entry for wte.weight at the start of the header; its length grows to match.
+             const std::string extra = "\"wte.weight\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},";
+             std::uint64_t length = 0;
+             for (int i = 7; i >= 0; --i) length = (length << 8) | static_cast<unsigned char>(bytes[static_cast<std::size_t>(i)]);
+             bytes.insert(9, extra);
+             length += extra.size();
+             for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<char>(length >> (8 * i));
+             write_file(folder + "/model.safetensors", bytes);
+         },
+         {"model.safetensors: the JSON header", "key 'wte.weight' appears twice in the same object"}},
+        {"one weight under two names", "two-names",
+         with_tensors([](std::vector<gpt2::NamedTensor>& tensors) {
+             for (const auto& t : tensors)
+                 if (t.name == "ln_f.bias") {
+                     tensors.push_back({"transformer.ln_f.bias", t.shape, t.values});
+                     return;
+                 }
+         }),
+         {"model.safetensors: tensors 'transformer.ln_f.bias' and 'ln_f.bias' are both here", "one weight under two names"}},
+        {"more layers than config.json says", "extra-layer", with_config("n_layer", 1),
+         {"model.safetensors: tensor 'h.1.", "belongs to layer 2, but config.json says n_layer 1", "left unused"}},
+        {"a tensor GPT-2 does not have", "extra-tensor",
+         with_tensors([](std::vector<gpt2::NamedTensor>& tensors) {
+             tensors.push_back({"h.0.attn.rotary_emb.inv_freq", {4}, tensors.front().values});
+         }),
+         {"model.safetensors: tensor 'h.0.attn.rotary_emb.inv_freq' is not a GPT-2 weight: it would be left unused"}},
+        {"weights larger than memory", "larger-than-memory", write_larger_than_memory,
+         {"model.safetensors: its weights need 256 GiB of memory as float32, but only", "is available"}},
+        {"deeply nested config.json", "config-nested", with_file("config.json", std::string(100000, '[')),
+         {"config.json: line 1, column 9", "nested deeper than 8 levels", "; a config file nests at most 8"}},
+        {"a key twice in config.json", "config-twice", with_file("config.json", "{\"n_layer\": 2, \"n_layer\": 3}"),
+         {"config.json: line 1", "key 'n_layer' appears twice"}},
+        {"config.json a FIFO", "config-fifo", as_fifo("config.json"), {"config.json: is a FIFO (named pipe), not a config file"}},
+        {"config.json a link to /dev/zero", "config-zero", as_link("config.json", "/dev/zero"),
+         {"config.json: is a character device, not a config file"}},
+        {"model.safetensors a FIFO", "weights-fifo", as_fifo("model.safetensors"),
+         {"model.safetensors: is a FIFO (named pipe), not a safetensors file"}},
+        {"vocab.json a link loop", "vocab-loop", as_link("vocab.json", ""), {"vocab.json: cannot open: too many levels of symbolic links"}},
+        {"a vocabulary id far past its entries", "vocab-absurd-id",
+         [](const std::string& folder) {
+             write_tiny_checkpoint(folder);
+             std::string vocab = read_file(folder + "/vocab.json");
+             vocab.pop_back();
+             write_file(folder + "/vocab.json", vocab + ", \"extra\": 16777215}");
+             write_file(folder + "/config.json", "{}");   // no vocab_size to check it against
+         },
+         {"vocab.json: key 'extra': id 16777215 is not below the number of entries, 260"}},
+        {"the folder a FIFO", "folder-fifo",
+         [](const std::string& folder) {
+             std::filesystem::remove_all(folder);
+             ::mkfifo(folder.c_str(), 0600);
+         },
+         {"is a FIFO (named pipe), not a checkpoint folder"}},
+        {"the folder a link loop", "folder-loop",
+         [](const std::string& folder) {
+             std::filesystem::remove_all(folder);
+             std::filesystem::create_symlink(std::filesystem::path(folder).filename(), folder);
+         },
+         {"too many levels of symbolic links"}},
         {"not a GPT-2 model's tensors", "not-gpt2",
          [](const std::string& folder) {
              write_tiny_checkpoint(folder);

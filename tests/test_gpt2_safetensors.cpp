@@ -9,6 +9,8 @@
 #include <fstream>
 #include <limits>
 
+#include <sys/stat.h>
+
 #include "joined.hpp"
 #include "gpt2/safetensors.hpp"
 #include "random.hpp"
@@ -330,11 +332,69 @@ TEST_CASE("every bad safetensors file gives a message naming the file and the te
     }
 }
 
+TEST_CASE("the tensors must tile the data section: no byte shared, none left over") {
+    auto entry = [](const char* name, int begin, int end) {
+        return "\"" + std::string(name) + "\": {\"dtype\": \"F32\", \"shape\": [" + std::to_string((end - begin) / 4) +
+               "], \"data_offsets\": [" + std::to_string(begin) + ", " + std::to_string(end) + "]}";
+    };
+    const std::vector<unsigned char> data(16, 0);
+    // Good: in any order in the header, each tensor begins where another ends.
+    CHECK(open_errors(image("{" + entry("b", 8, 16) + ", " + entry("a", 0, 8) + "}", data)) == std::vector<std::string>{"(opened)"});
+    CHECK(open_errors(image("{" + entry("a", 0, 16) + ", " + entry("empty", 16, 16) + "}", data)) == std::vector<std::string>{"(opened)"});
+    struct Case {
+        const char* what;
+        std::string header;
+        std::vector<std::string> says;
+    };
+    const std::vector<Case> cases = {
+        {"two tensors on the same bytes", "{" + entry("a", 0, 16) + ", " + entry("b", 0, 16) + "}",
+         {"tensor 'b': data_offsets [0, 16] overlap tensor 'a' [0, 16]", "each byte of the data section belongs to one tensor"}},
+        {"a tensor inside another", "{" + entry("a", 0, 16) + ", " + entry("b", 4, 8) + "}", {"tensor 'b'", "overlap tensor 'a'"}},
+        {"a gap between tensors", "{" + entry("a", 0, 4) + ", " + entry("b", 8, 16) + "}",
+         {"bytes [4, 8) of the data section belong to no tensor (before tensor 'b')"}},
+        {"bytes left at the end", "{" + entry("a", 0, 8) + "}", {"bytes [8, 16) at the end of the file belong to no tensor"}},
+        {"a gap at the start", "{" + entry("a", 8, 16) + "}", {"bytes [0, 8) of the data section belong to no tensor"}},
+        {"a tensor named twice", "{" + entry("a", 0, 8) + ", " + entry("a", 8, 16) + "}",
+         {"the JSON header", "key 'a' appears twice in the same object"}},
+    };
+    for (const Case& c : cases) {
+        INFO(c.what);
+        const std::string message = joined(open_errors(image(c.header, data)));
+        CHECK_THAT(message, Contains("bad.safetensors: ") && !Contains("(opened)"));
+        for (const auto& fragment : c.says) CHECK_THAT(message, Contains(fragment));
+    }
+}
+
+TEST_CASE("a header's size is bounded while it is read: nesting, and the number of tensors") {
+    // 90 MB of '[' once cost gigabytes; the header nests at most 4 levels.
+    CHECK_THAT(joined(open_errors(image(std::string(1 << 20, '[')))),
+               Contains("the JSON header: line 1, column 5") && Contains("nested deeper than 4 levels") &&
+                   Contains("; a safetensors header file nests at most 4"));
+    // A million tensors once cost a gigabyte: the header holds at most 2^20 values.
+    std::string header = "{";
+    for (int i = 0; i < 200000; ++i) header += (i ? ",\"t" : "\"t") + std::to_string(i) + "\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]}";
+    header += "}";
+    CHECK_THAT(joined(open_errors(image(header))), Contains("more than 1048576 values; a safetensors header file holds at most 1048576"));
+}
+
+TEST_CASE("a FIFO or a device in place of a safetensors file is refused without blocking") {
+    const std::string fifo = (std::filesystem::temp_directory_path() / "attnlab-test-fifo.safetensors").string();
+    std::filesystem::remove(fifo);
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::vector<std::string> errors;
+    CHECK_FALSE(SafetensorsFile::open(fifo, errors));   // opening it for reading would wait for a writer forever
+    CHECK_THAT(joined(errors), Contains(fifo + ": is a FIFO (named pipe), not a safetensors file"));
+    std::filesystem::remove(fifo);
+    errors.clear();
+    CHECK_FALSE(SafetensorsFile::open("/dev/zero", errors));
+    CHECK_THAT(joined(errors), Contains("/dev/zero: is a character device"));
+}
+
 TEST_CASE("dtypes other than F32, F16, BF16 are listed but refused when read") {
     const auto bytes = image(R"({"steps": {"dtype": "I64", "shape": [2], "data_offsets": [0, 16]},)"
-                             R"( "mask": {"dtype": "BOOL", "shape": [4], "data_offsets": [0, 4]},)"
-                             R"( "w": {"dtype": "F64", "shape": [1], "data_offsets": [8, 16]}})",
-                             std::vector<unsigned char>(16, 0));
+                             R"( "mask": {"dtype": "BOOL", "shape": [4], "data_offsets": [16, 20]},)"
+                             R"( "w": {"dtype": "F64", "shape": [1], "data_offsets": [20, 28]}})",
+                             std::vector<unsigned char>(28, 0));
     std::vector<std::string> errors;
     const auto file = SafetensorsFile::from_memory(bytes.data(), bytes.size(), "typed.safetensors", errors);
     REQUIRE(file);

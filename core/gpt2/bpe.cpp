@@ -238,7 +238,7 @@ std::optional<std::vector<MergeLine>> parse_merges(const std::string& text, cons
 // vocab.json: an object of token → non-negative integer id.
 std::optional<std::vector<std::pair<std::string, int>>> parse_vocabulary(const std::string& text, const std::string& source,
                                                                          std::vector<std::string>& errors) {
-    const std::optional<json> document = parse_json(text, source, errors);
+    const std::optional<json> document = parse_json(text, source, errors, json_limits::kVocabulary);
     if (!document) return std::nullopt;
     detail::Faults faults(source);
     if (!document->is_object()) {
@@ -355,6 +355,14 @@ std::optional<Tokenizer> Tokenizer::build(std::vector<std::pair<std::string, int
         if (vocab_size && id >= *vocab_size) {
             vocab_faults.add(key + ": id " + std::to_string(id) + " is not below vocab_size " + std::to_string(*vocab_size) +
                              " (config.json)");
+            continue;
+        }
+        // Ids index the token table: an id past the number of entries would leave a hole, and
+        // one absurd id would cost a table of that size. vocab.json's ids run 0 … entries − 1.
+        if (static_cast<std::size_t>(id) >= vocabulary.size()) {
+            vocab_faults.add(key + ": id " + std::to_string(id) + " is not below the number of entries, " +
+                             std::to_string(vocabulary.size()) + " (a vocabulary's ids run from 0 to " +
+                             std::to_string(vocabulary.size() - 1) + ")");
             continue;
         }
         if (id < static_cast<int>(t.tokens_.size()) && !t.tokens_[id].empty()) {

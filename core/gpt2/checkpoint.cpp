@@ -6,10 +6,15 @@
 // [SECTION] Writing a folder; random checkpoints
 #include "gpt2/checkpoint.hpp"
 
+#include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <new>
+#include <stdexcept>
 #include <type_traits>
 
 #include <nlohmann/json.hpp>
@@ -121,7 +126,7 @@ double shortest_decimal(float value) {
 
 std::optional<Config> config_from_text(const std::string& text, const std::string& source_name,
                                        std::vector<std::string>& errors) {
-    const std::optional<json> document = parse_json(text, source_name, errors);
+    const std::optional<json> document = parse_json(text, source_name, errors, json_limits::kConfig);
     if (!document) return std::nullopt;
     detail::Faults faults(source_name);
     if (!document->is_object()) {
@@ -189,6 +194,8 @@ std::optional<Config> config_from_text(const std::string& text, const std::strin
     }
     // Switches of GPT2Config that change the attention itself: only GPT-2's own settings are computed.
     if (!flag("scale_attn_weights", true)) faults.add("key 'scale_attn_weights': false is not supported (scores are divided by √d_k)");
+    if (!flag("tie_word_embeddings", true))
+        faults.add("key 'tie_word_embeddings': false is not supported (GPT-2's head is wte: logits = h·wteᵀ)");
     if (flag("scale_attn_by_inverse_layer_idx", false))
         faults.add("key 'scale_attn_by_inverse_layer_idx': true is not supported (scores are divided by √d_k only)");
 
@@ -241,16 +248,58 @@ std::optional<SafetensorsFile> open_weights(const fs::path& folder, std::vector<
 
 }  // namespace
 
+namespace {
+
+// Buffers GPT-2's Hugging Face implementation skips when loading: the causal mask
+// h.N.attn.bias and its fill h.N.attn.masked_bias (the engine has its own mask), and
+// lm_head.weight, which GPT2LMHeadModel ties to wte.
+bool ignored_buffer(const std::string& name) {
+    std::string bare = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
+    if (bare == "lm_head.weight") return true;
+    if (bare.rfind("h.", 0) != 0) return false;
+    const std::size_t dot = bare.find('.', 2);
+    if (dot == std::string::npos || dot == 2 || bare.find_first_not_of("0123456789", 2) != dot) return false;
+    const std::string rest = bare.substr(dot + 1);
+    return rest == "attn.bias" || rest == "attn.masked_bias";
+}
+
+CheckpointLoad load_checkpoint_unguarded(const std::string& folder);
+
+}  // namespace
+
 CheckpointLoad load_checkpoint(const std::string& folder) {
+    // Sizes are checked against the machine before anything large is allocated; an
+    // allocation that fails all the same is a message, never an abort.
+    try {
+        return load_checkpoint_unguarded(folder);
+    } catch (const std::bad_alloc&) {
+    } catch (const std::length_error&) {
+    }
+    CheckpointLoad result;
+    result.errors.push_back(folder + ": not enough memory to open this checkpoint");
+    return result;
+}
+
+namespace {
+
+CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
     CheckpointLoad result;
     std::vector<std::string>& errors = result.errors;
     std::error_code ec;
-    if (!fs::exists(folder, ec)) {
-        errors.push_back(folder + ": no such folder");
+    const fs::file_status status = fs::status(folder, ec);
+    if (ec || !fs::exists(status)) {
+        const bool loop = ec.value() == ELOOP;
+        errors.push_back(folder + (loop ? ": too many levels of symbolic links (a loop?)" : ": no such folder"));
         return result;
     }
-    if (!fs::is_directory(folder, ec)) {
-        errors.push_back(folder + ": is a file, not a checkpoint folder (config.json, model.safetensors, vocab.json, merges.txt)");
+    if (!fs::is_directory(status)) {
+        const char* what = fs::is_regular_file(status) ? "a file"
+                           : status.type() == fs::file_type::fifo      ? "a FIFO (named pipe)"
+                           : status.type() == fs::file_type::character ? "a character device"
+                           : status.type() == fs::file_type::block     ? "a block device"
+                           : status.type() == fs::file_type::socket    ? "a socket"
+                                                                       : "not a folder";
+        errors.push_back(folder + ": is " + what + ", not a checkpoint folder (config.json, model.safetensors, vocab.json, merges.txt)");
         return result;
     }
     const fs::path root(folder);
@@ -281,13 +330,12 @@ CheckpointLoad load_checkpoint(const std::string& folder) {
     // A layer of which no tensor is here is one message, not twelve.
     const std::vector<std::string> names = file->names();
     std::vector<bool> layer_present(static_cast<std::size_t>(config->n_layer), false);
-    for (int i = 0; i < config->n_layer; ++i) {
-        const std::string h = "h." + std::to_string(i) + ".", prefixed = "transformer." + h;
-        for (const std::string& name : names)
-            if (name.rfind(h, 0) == 0 || name.rfind(prefixed, 0) == 0) {
-                layer_present[static_cast<std::size_t>(i)] = true;
-                break;
-            }
+    for (const std::string& name : names) {
+        const std::size_t start = name.rfind("transformer.h.", 0) == 0 ? 14 : name.rfind("h.", 0) == 0 ? 2 : 0;
+        const std::size_t dot = start ? name.find('.', start) : std::string::npos;
+        if (dot == std::string::npos || dot == start || dot - start > 6 || name.find_first_not_of("0123456789", start) != dot) continue;
+        const int layer = std::atoi(name.c_str() + start);
+        if (layer < config->n_layer) layer_present[static_cast<std::size_t>(layer)] = true;
     }
     std::vector<std::string> stored_names;
     std::size_t missing = 0;
@@ -323,6 +371,42 @@ CheckpointLoad load_checkpoint(const std::string& folder) {
             faults.add("tensor '" + stored + "': dtype " + info->dtype + " is not read (only F32, F16 and BF16 are)");
         }
     }
+    // Every other tensor of the file is a buffer GPT-2 skips, or refused by name: nothing in
+    // the file goes unread without a word. The bare and the prefixed name of one weight
+    // cannot both be there: which would be meant?
+    std::vector<bool> used(names.size(), false);
+    {
+        std::map<std::string, std::size_t> index;
+        for (std::size_t i = 0; i < names.size(); ++i) index.emplace(names[i], i);
+        for (const std::string& stored : stored_names)
+            if (const auto it = index.find(stored); it != index.end()) used[it->second] = true;
+        std::size_t unused = 0;
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            if (used[i]) continue;
+            const std::string& name = names[i];
+            if (ignored_buffer(name)) {
+                result.ignored.push_back(name);
+                continue;
+            }
+            const std::string other = name.rfind("transformer.", 0) == 0 ? name.substr(12) : "transformer." + name;
+            if (const auto it = index.find(other); it != index.end() && used[it->second]) {
+                faults.add("tensors '" + detail::printable(name) + "' and '" + detail::printable(other) +
+                           "' are both here: one weight under two names (with and without 'transformer.')");
+                continue;
+            }
+            if (unused++ >= 8) continue;   // counted below
+            const std::string bare = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
+            const long layer = bare.rfind("h.", 0) == 0 && std::isdigit(static_cast<unsigned char>(bare[2]))
+                                   ? std::strtol(bare.c_str() + 2, nullptr, 10)
+                                   : -1;
+            if (layer >= config->n_layer)
+                faults.add("tensor '" + detail::printable(name) + "' belongs to layer " + std::to_string(layer + 1) +
+                           ", but config.json says n_layer " + std::to_string(config->n_layer) + ": it would be left unused");
+            else
+                faults.add("tensor '" + detail::printable(name, 80) + "' is not a GPT-2 weight: it would be left unused");
+        }
+        if (unused > 8) faults.add("… and " + std::to_string(unused - 8) + " more tensors that would be left unused");
+    }
     if (missing == refs.size()) {  // nothing of GPT-2's: say so once instead of listing every tensor
         faults = detail::Faults(file->source());
         std::string some;
@@ -333,6 +417,21 @@ CheckpointLoad load_checkpoint(const std::string& folder) {
     }
     if (!faults.flush_into(errors)) return result;
 
+    // The weights as float32, checked against what the machine can still give. The tensors
+    // tile the file (parse_header), so this is at most twice the file's size.
+    std::uint64_t bytes = 0;
+    for (const auto& ref : refs) {
+        std::uint64_t elements = 1;
+        for (const std::int64_t dim : ref.shape) elements *= static_cast<std::uint64_t>(dim);
+        bytes += elements * sizeof(float);
+    }
+    if (const auto available = available_memory_bytes(); available && bytes > *available) {
+        errors.push_back(file->source() + ": its weights need " + byte_size_text(bytes) + " of memory as float32, but only " +
+                         byte_size_text(*available) + " is available");
+        return result;
+    }
+
+    file->prefetch();   // every tensor is read once, now
     // Pass 2: allocate, then convert straight into each matrix (row-major, as stored): a
     // memcpy from the mapping for F32, one table look-up or shift per element for F16/BF16.
     for (const auto& ref : refs) {
@@ -353,6 +452,8 @@ CheckpointLoad load_checkpoint(const std::string& folder) {
     result.checkpoint = std::move(checkpoint);
     return result;
 }
+
+}  // namespace
 
 // [SECTION] Writing a folder; random checkpoints
 

@@ -295,6 +295,40 @@ std::optional<TensorInfo> tensor_entry(const std::string& name, const json& entr
     return info;
 }
 
+// The tensors' byte ranges must tile the data section: in order of their offsets, each
+// begins where the one before ended, the first at 0 and the last at the end (the
+// specification: "the byte buffer needs to be entirely indexed, and cannot contain holes").
+// So no two tensors share a byte, and the file's size bounds what its tensors can need.
+void check_tiling(const Header& header, std::uint64_t data_size, Faults& faults) {
+    std::vector<const TensorInfo*> ranges;
+    ranges.reserve(header.tensors.size());
+    for (const auto& [name, info] : header.tensors)
+        if (info.end > info.begin) ranges.push_back(&info);   // an empty tensor occupies no byte
+    std::sort(ranges.begin(), ranges.end(), [](const TensorInfo* a, const TensorInfo* b) {
+        return a->begin != b->begin ? a->begin < b->begin : a->name < b->name;
+    });
+    auto range = [](const TensorInfo& t) { return "[" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]"; };
+    std::uint64_t covered = 0;   // bytes [0, covered) belong to the tensors seen so far
+    const TensorInfo* previous = nullptr;
+    for (const TensorInfo* t : ranges) {
+        if (t->begin < covered) {
+            faults.tensor(t->name, "data_offsets " + range(*t) + " overlap tensor '" + detail::printable(previous->name) + "' " +
+                                       range(*previous) + "; each byte of the data section belongs to one tensor");
+            return;
+        }
+        if (t->begin > covered) {
+            faults.add("bytes [" + std::to_string(covered) + ", " + std::to_string(t->begin) + ") of the data section belong to no tensor "
+                       "(before tensor '" + detail::printable(t->name) + "'); the tensors must cover it without gaps");
+            return;
+        }
+        covered = t->end;
+        previous = t;
+    }
+    if (covered != data_size)
+        faults.add("bytes [" + std::to_string(covered) + ", " + std::to_string(data_size) + ") at the end of the file belong to no tensor; "
+                   "the tensors must cover the data section without gaps");
+}
+
 }  // namespace
 
 std::optional<Header> parse_header(const unsigned char* data, std::size_t size, const std::string& source_name,
@@ -323,8 +357,9 @@ std::optional<Header> parse_header(const unsigned char* data, std::size_t size, 
     header.data_start = 8 + header_length;
     const std::uint64_t data_size = size - header.data_start;
     std::vector<std::string> json_errors;
-    const std::string text(reinterpret_cast<const char*>(data + 8), static_cast<std::size_t>(header_length));
-    const std::optional<json> document = parse_json(text, source_name + ": the JSON header", json_errors);
+    const char* text = reinterpret_cast<const char*>(data + 8);
+    const std::optional<json> document = parse_json(text, text + header_length, source_name + ": the JSON header", json_errors,
+                                                    json_limits::kSafetensorsHeader);
     if (!document) {
         errors.insert(errors.end(), json_errors.begin(), json_errors.end());
         return std::nullopt;
@@ -353,6 +388,8 @@ std::optional<Header> parse_header(const unsigned char* data, std::size_t size, 
         faults.flush_into(errors);
         return std::nullopt;
     }
+    check_tiling(header, data_size, faults);
+    if (!faults.flush_into(errors)) return std::nullopt;
     return header;
 }
 
@@ -379,18 +416,11 @@ SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = defaul
 SafetensorsFile::~SafetensorsFile() = default;
 
 std::optional<SafetensorsFile> SafetensorsFile::open(const std::string& path, std::vector<std::string>& errors) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        errors.push_back(path + ": cannot open: " + std::strerror(errno));
-        return std::nullopt;
-    }
+    // A FIFO or a device is refused before it could block or never end.
+    const int fd = open_regular_file(path, "safetensors", errors);
+    if (fd < 0) return std::nullopt;
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        const bool folder = S_ISDIR(st.st_mode);
-        ::close(fd);
-        errors.push_back(path + (folder ? ": is a folder, not a safetensors file" : ": is not a regular file"));
-        return std::nullopt;
-    }
+    ::fstat(fd, &st);
     const auto size = static_cast<std::size_t>(st.st_size);
     if (size < 8) {  // mmap cannot map 0 bytes; the header check says why
         ::close(fd);
@@ -404,8 +434,6 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string& path, st
         errors.push_back(path + ": cannot map " + std::to_string(size) + " bytes: " + std::strerror(map_error));
         return std::nullopt;
     }
-    // Every tensor is read once, soon: let the kernel read ahead over the whole file.
-    ::madvise(mapping, size, MADV_WILLNEED);
     auto image = std::make_unique<Image>();
     image->mapping = mapping;
     image->data = static_cast<const unsigned char*>(mapping);
@@ -424,6 +452,10 @@ std::optional<SafetensorsFile> SafetensorsFile::from_memory(const unsigned char*
     std::optional<Header> header = parse_header(image->data, size, source_name, errors);
     if (!header) return std::nullopt;
     return SafetensorsFile(std::move(image), std::move(*header), source_name);
+}
+
+void SafetensorsFile::prefetch() const {
+    if (image_->mapping) ::madvise(image_->mapping, image_->size, MADV_WILLNEED);
 }
 
 bool SafetensorsFile::has(const std::string& name) const { return header_.tensors.count(name) > 0; }

@@ -84,12 +84,16 @@ public:
     std::vector<std::string> names() const;                      // sorted
     const TensorInfo* info(const std::string& name) const;       // nullptr when absent
     const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
+    std::uint64_t data_start() const { return header_.data_start; }   // where the data section begins in the file
 
     // The tensor as float32, row-major. false with "SOURCE: tensor 'NAME': …" for a missing
     // tensor or a dtype other than F32, F16, BF16.
     bool read(const std::string& name, std::vector<float>& out, std::vector<std::string>& errors) const;
     // The same into out[0, count); count must be the tensor's element count.
     bool read_into(const std::string& name, float* out, std::size_t count, std::vector<std::string>& errors) const;
+    // Asks the kernel to read the whole mapping ahead: for a caller about to read every
+    // tensor, once it has decided the file is worth it (never before its sizes are checked).
+    void prefetch() const;
 
     SafetensorsFile(SafetensorsFile&&) noexcept;
     SafetensorsFile& operator=(SafetensorsFile&&) noexcept;

@@ -451,7 +451,7 @@ ModelFileLoad model_from_json(const json& j, const std::string& source_name) {
 
 ModelFileLoad model_from_text(const std::string& text, const std::string& source_name) {
     ModelFileLoad load;
-    std::optional<json> j = parse_json(text, source_name, load.errors);
+    std::optional<json> j = parse_json(text, source_name, load.errors, json_limits::kModel);
     if (!j) return load;
     return model_from_json(*j, source_name);
 }

@@ -4,6 +4,7 @@
 // contradicts itself (the fuzz targets trap on it); nothing may crash or trip a sanitizer.
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -24,6 +25,18 @@ inline bool exercise_safetensors(const std::uint8_t* data, std::size_t size) {
     const auto file = gpt2::SafetensorsFile::from_memory(data, size, "fuzz.safetensors", errors);
     if (!file) return !errors.empty();
     const std::vector<std::string> names = file->names();
+    // A file that opens has tensors that tile its data section: sorted by offset, each
+    // begins where the one before ended, none shares a byte, and the last ends at the end.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
+    for (const auto& name : names)
+        if (const gpt2::TensorInfo* info = file->info(name); info && info->end > info->begin) ranges.emplace_back(info->begin, info->end);
+    std::sort(ranges.begin(), ranges.end());
+    std::uint64_t covered = 0;
+    for (const auto& [begin, end] : ranges) {
+        if (begin != covered) return false;
+        covered = end;
+    }
+    if (covered != size - file->data_start()) return false;
     std::vector<std::vector<float>> values(names.size());   // sized once: the tensors below point into them
     std::vector<gpt2::NamedTensor> tensors;
     std::uint64_t total = 0;
