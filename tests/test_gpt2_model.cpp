@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <numeric>
 
 #include "bad_model_catalogue.hpp"
@@ -414,6 +416,57 @@ TEST_CASE("GPT-2's top 5 next tokens: an independent softmax, best first, summin
     }
     CHECK(sum <= 1.0 + 1e-6);
     CHECK(sum > 0.0);
+}
+
+// NaN or ∞ that arises after the layers (LN_f, the logits) spoils the top 5 without touching
+// a trace (their probabilities may even print as numbers: the softmax clamps its exponent):
+// the pass says where it arose, as precisely as one comparison per stage can.
+TEST_CASE("GPT-2 NaN or ∞ after the last layer is recorded in the pass with the stage and the tensor it came from",
+          "[gpt2][model][non-finite]") {
+    struct Fault {
+        std::string item;
+        std::function<void(Checkpoint&)> spoil;
+        std::string stage;                  // empty: every value stays finite
+        std::vector<std::string> says;
+    };
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const std::vector<Fault> faults = {
+        {"nothing spoiled", [](Checkpoint&) {}, "", {}},
+        {"NaN in ln_f's γ", [&](Checkpoint& c) { c.ln_f_gamma(3) = nan; }, "ln_f", {"ln_f.weight[3] is nan"}},
+        {"∞ in ln_f's β", [&](Checkpoint& c) { c.ln_f_beta(5) = -inf; }, "ln_f", {"ln_f.bias[5] is -inf"}},
+        {"γ of 3e38: LN_f overflows from finite values", [](Checkpoint& c) { c.ln_f_gamma.setConstant(3e38f); }, "ln_f",
+         {"from finite values", "overflowed"}},
+        {"NaN in a row of wte no token of the sentence uses (the padding row)", [&](Checkpoint& c) { c.wte(259, 2) = nan; },
+         "the logits", {"logit for id 259 is nan", "wte.weight[259, 2] = nan", "LM head"}},
+        {"∞ in an unused row of wte", [&](Checkpoint& c) { c.wte(120, 0) = inf; }, "the logits",
+         {"logit for id 120 ('", "wte.weight[120, 0] = inf"}},
+        {"a finite row of wte at 3e38 that overflows in the logits", [](Checkpoint& c) { c.wte.row(120).setConstant(3e38f); },
+         "the logits", {"logit for id 120", "from finite values", "beyond the float range"}},
+        {"NaN in a row of wte a token uses: layer 1 carries it", [&](Checkpoint& c) { c.wte(66, 1) = nan; }, "layer 1",
+         {"its output holds nan", "from the input X("}},
+    };
+    const std::vector<int> ids = {258, 66, 64, 83};  // "␣the c a t": no id 120, no 259
+    for (const Fault& fault : faults) {
+        INFO(fault.item);
+        Checkpoint c = testing::tiny_checkpoint();
+        fault.spoil(c);
+        const ForwardPass pass = forward(c, ids);
+        REQUIRE(pass.ok);
+        CHECK(pass.non_finite.stage == fault.stage);
+        for (const std::string& fragment : fault.says) CHECK_THAT(pass.non_finite.origin, Contains(fragment));
+        REQUIRE(pass.next_token_top5.size() == 5);
+        if (fault.stage.empty()) {
+            CHECK_FALSE(pass.non_finite.any());
+            for (const TokenProbability& t : pass.next_token_top5) CHECK(std::isfinite(t.probability));
+            continue;
+        }
+        // Recomputing from the last layer finds the same; a repaired checkpoint clears it.
+        ForwardPass again = pass;
+        REQUIRE(recompute_from(c, 1, again));
+        CHECK(again.non_finite.sentence() == pass.non_finite.sentence());
+        REQUIRE(forward_into(testing::tiny_checkpoint(), ids, again));
+        CHECK_FALSE(again.non_finite.any());
+    }
 }
 
 // [SECTION] Ablation and comparison

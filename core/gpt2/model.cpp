@@ -2,9 +2,13 @@
 #include "gpt2/model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <limits>
 #include <numeric>
+#include <sstream>
 
+#include "analysis.hpp"
 #include "engine.hpp"
 #include "softmax.hpp"
 
@@ -102,13 +106,20 @@ Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tok
     return s;
 }
 
-std::vector<TokenProbability> top_tokens(const Vector& logits, int k, const Tokenizer& tokenizer) {
-    const Matrix probabilities = softmax_rows(logits, SoftmaxKind::Stable);  // (1 × V)
-    std::vector<int> order(static_cast<size_t>(logits.cols()));
+namespace {
+
+// softmax_rows(logits) (1 × V) → its k most probable ids. NaN ranks below every number, so
+// the order stays a strict weak ordering (partial_sort needs one) when NaN reached the logits.
+std::vector<TokenProbability> top_of(const Matrix& probabilities, int k, const Tokenizer& tokenizer) {
+    std::vector<int> order(static_cast<size_t>(probabilities.cols()));
     std::iota(order.begin(), order.end(), 0);
     k = std::min<int>(k, static_cast<int>(order.size()));
+    const auto rank = [&](int id) {
+        const float p = probabilities(0, id);
+        return std::isnan(p) ? -std::numeric_limits<float>::infinity() : p;
+    };
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
-        const float pa = probabilities(0, a), pb = probabilities(0, b);
+        const float pa = rank(a), pb = rank(b);
         return pa != pb ? pa > pb : a < b;
     });
     std::vector<TokenProbability> top;
@@ -119,7 +130,78 @@ std::vector<TokenProbability> top_tokens(const Vector& logits, int k, const Toke
     return top;
 }
 
+}  // namespace
+
+std::vector<TokenProbability> top_tokens(const Vector& logits, int k, const Tokenizer& tokenizer) {
+    return top_of(softmax_rows(logits, SoftmaxKind::Stable), k, tokenizer);  // (1 × V)
+}
+
 namespace {
+
+std::string number(float value) {
+    if (std::isnan(value)) return "nan";  // never "-nan": the sign of a NaN means nothing
+    std::ostringstream out;
+    out << value;
+    return out.str();
+}
+
+// "id 17 ('␣cat')": a padding row of wte has no text.
+std::string token_named(const Checkpoint& c, int id) {
+    const std::string text = c.tokenizer.display(id);
+    return "id " + std::to_string(id) + (text.empty() ? std::string() : " ('" + text + "')");
+}
+
+// The largest |value| of a row, for a message about an overflow.
+std::string largest(const Matrix& m, Eigen::Index row) { return number(m.row(row).cwiseAbs().maxCoeff()); }
+
+// The first stage of the pass where NaN or ±∞ appears, and what brought it there (model.hpp).
+NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, const Matrix& probabilities) {
+    for (size_t l = 0; l < pass.layers.size(); ++l) {
+        const Matrix& output = layer_output(pass.layers[l]);
+        if (output.allFinite()) continue;
+        const Cell cell = first_non_finite(output);
+        const NonFiniteReport report = non_finite_report(pass.layers[l]);
+        return {"layer " + std::to_string(l + 1), "its output holds " + number(output(cell.row, cell.col)) + ", " +
+                                                      (report.origin.empty() ? std::string("from finite values") : report.origin)};
+    }
+    const Matrix& x = layer_output(pass.layers.back());
+    const Cell normed = first_non_finite(pass.final_output);
+    if (normed.valid()) {
+        // γ or β themselves, else an overflow of finite values.
+        for (const auto& [tensor, values] : {std::pair<const char*, const Vector*>{"ln_f.weight", &c.ln_f_gamma},
+                                              std::pair<const char*, const Vector*>{"ln_f.bias", &c.ln_f_beta}}) {
+            const Cell bad = first_non_finite(*values);
+            if (bad.valid())
+                return {"ln_f", std::string(tensor) + "[" + std::to_string(bad.col) + "] is " + number((*values)(bad.col)) +
+                                    ": LN_f carries it to every row and every logit"};
+        }
+        const Eigen::Index row = normed.row;
+        return {"ln_f", "row " + std::to_string(row + 1) + " ('" + pass.tokens[static_cast<size_t>(row)] + "') is " +
+                            number(pass.final_output(row, normed.col)) +
+                            " from finite values: LN_f overflowed the float range (about ±3.4e38); its input there reaches " +
+                            largest(x, row) + ", ln_f.weight " + largest(c.ln_f_gamma, 0) + ", ln_f.bias " + largest(c.ln_f_beta, 0)};
+    }
+    const Cell logit = first_non_finite(pass.next_logits);
+    if (logit.valid()) {
+        // logit t = LN_f's last row · wte row t: the LM head is tied to wte, so every row of wte
+        // meets the prediction, also those no token of the sentence uses.
+        const int id = logit.col;
+        const std::string start = "the last token's logit for " + token_named(c, id) + " is " + number(pass.next_logits(id));
+        const Cell bad = first_non_finite(c.wte.row(id));
+        if (bad.valid())
+            return {"the logits", start + ", from wte.weight[" + std::to_string(id) + ", " + std::to_string(bad.col) +
+                                      "] = " + number(c.wte(id, bad.col)) + " (wte is also the LM head)"};
+        return {"the logits", start + " from finite values: LN_f's last row · wte row " + std::to_string(id) + " (reaching " +
+                                  largest(c.wte, id) + ") is beyond the float range (about ±3.4e38)"};
+    }
+    // Guard: the stable softmax of finite logits is finite (each exp ≤ 1 after the row maximum
+    // is subtracted, and their sum ≥ 1).
+    const Cell probability = first_non_finite(probabilities);
+    if (probability.valid())
+        return {"the softmax", "the probability of " + token_named(c, probability.col) + " is " +
+                                   number(probabilities(0, probability.col)) + " from finite logits"};
+    return {};
+}
 
 // LN_f and the tied LM head on the last layer's output.
 void finish(const Checkpoint& c, ForwardPass& pass) {
@@ -127,7 +209,9 @@ void finish(const Checkpoint& c, ForwardPass& pass) {
     pass.final_output = layer_norm(x, c.config.layer_norm_epsilon, {c.ln_f_gamma, c.ln_f_beta});
     // (1 × d)·(d × V) → (1 × V): only the next token's row.
     pass.next_logits.noalias() = pass.final_output.bottomRows(1) * c.wte.transpose();
-    pass.next_token_top5 = top_tokens(pass.next_logits, 5, c.tokenizer);
+    const Matrix probabilities = softmax_rows(pass.next_logits, SoftmaxKind::Stable);  // (1 × V)
+    pass.next_token_top5 = top_of(probabilities, 5, c.tokenizer);
+    pass.non_finite = find_non_finite(c, pass, probabilities);
     pass.ok = true;
 }
 
@@ -143,6 +227,7 @@ bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
 bool run_layers(const Checkpoint& c, int from, Matrix input, ForwardPass& pass, const Scenario* first) {
     pass.ok = false;
     pass.errors.clear();
+    pass.non_finite = {};
     const int n = static_cast<int>(pass.token_ids.size());
     for (int l = from; l < c.config.n_layer; ++l) {
         Trace& t = pass.layers[static_cast<size_t>(l)];
@@ -193,6 +278,7 @@ bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass&
     for (std::string& e : validate_ablation(c, pass.ablated)) pass.errors.push_back(std::move(e));
     if (!pass.errors.empty()) {
         pass.layers.clear();
+        pass.non_finite = {};
         return false;
     }
     pass.token_ids = ids;

@@ -50,6 +50,18 @@ struct HeadId {
 };
 using HeadSet = std::set<HeadId>;
 
+// Where NaN or ±∞ first arose in a pass, in pipeline order: the residual stream leaving a
+// layer (only its output is checked: the layer's trace says the rest), LN_f, the last
+// token's logits, the softmax over them. The command line exits 5 with it and the model
+// view marks the top 5 with it: after one non-finite logit no probability means anything,
+// even one that prints as a number.
+struct NonFiniteOrigin {
+    std::string stage;    // "layer 2", "ln_f", "the logits", "the softmax"; empty: every value is finite
+    std::string origin;   // where in it and from what: "ln_f.weight (γ) column 3 is nan"
+    bool any() const { return !stage.empty(); }
+    std::string sentence() const { return stage + ": " + origin; }
+};
+
 struct ForwardPass {
     bool ok = false;
     std::vector<std::string> errors;
@@ -59,6 +71,7 @@ struct ForwardPass {
     Matrix final_output;                    // LN_f(x_L) (n × d)
     Vector next_logits;                     // the last row's logits (1 × V)
     std::vector<TokenProbability> next_token_top5;  // from softmax(next_logits), best first
+    NonFiniteOrigin non_finite;             // set with the prediction, by every run
     // Heads ablated to zero: forward_into and recompute_from apply them to every layer they
     // run (a change here needs a recompute from its lowest changed layer).
     HeadSet ablated;
@@ -106,7 +119,8 @@ ForwardPass forward_text(const Checkpoint& checkpoint, const std::string& text, 
 // pass.errors when a layer cannot run.
 bool recompute_from(const Checkpoint& checkpoint, int layer, ForwardPass& pass, const Scenario* edited_layer = nullptr);
 
-// The k most probable ids of softmax(logits), best first (ties: the smaller id).
+// The k most probable ids of softmax(logits), best first (ties: the smaller id; a NaN
+// probability ranks below every number).
 std::vector<TokenProbability> top_tokens(const Vector& logits, int k, const Tokenizer& tokenizer);
 
 }  // namespace attn::gpt2
