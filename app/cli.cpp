@@ -28,6 +28,18 @@ const CLI::Validator kAtLeastOne(
     },
     "≥ 1");
 
+// The offset of the first byte of text that does not belong to valid UTF-8, or npos.
+size_t first_invalid_utf8(const std::string& text) {
+    for (size_t i = 0; i < text.size();) {
+        const auto lead = static_cast<unsigned char>(text[i]);
+        const size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 1;
+        const std::string sequence = text.substr(i, length);
+        if (valid_utf8(sequence) != sequence) return i;  // valid_utf8 keeps valid sequences as they are
+        i += length;
+    }
+    return std::string::npos;
+}
+
 }  // namespace
 
 std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostream& err, int& exit_code) {
@@ -94,6 +106,17 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
         err << "give one of --preset, --scenario and --restore\n";
         exit_code = 2;
         return std::nullopt;
+    }
+    // A sentence is tokenised and drawn: bytes that are not UTF-8 would become U+FFFD unseen.
+    if (o.text) {
+        const size_t bad = first_invalid_utf8(*o.text);
+        if (bad != std::string::npos) {
+            char byte[8];
+            std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned char>((*o.text)[bad]));
+            err << "--text: not valid UTF-8 at byte " << bad << " (" << byte << "): give the sentence as UTF-8 text\n";
+            exit_code = 2;
+            return std::nullopt;
+        }
     }
     return o;
 }
@@ -228,7 +251,8 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err, const T
     // Computed, but NaN or ±∞ reached the results: said, and a script can tell.
     const NonFiniteReport non_finite = non_finite_report(trace);
     if (!non_finite.matrices.empty()) {
-        err << scenario_source(o) << ": NaN or \xC2\xB1\xE2\x88\x9E in " << non_finite.matrices.size() << " matrices (";
+        err << scenario_source(o) << ": NaN or \xC2\xB1\xE2\x88\x9E in " << non_finite.matrices.size()
+            << (non_finite.matrices.size() == 1 ? " matrix (" : " matrices (");
         for (size_t i = 0; i < non_finite.matrices.size() && i < 4; ++i) err << (i ? ", " : "") << non_finite.matrices[i];
         err << (non_finite.matrices.size() > 4 ? ", …" : "") << "), " << non_finite.origin << "\n";
         return 5;

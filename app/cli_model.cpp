@@ -1,5 +1,7 @@
 #include "cli_model.hpp"
 
+#include <cerrno>
+#include <cmath>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
@@ -28,6 +30,37 @@ constexpr const char* kIgnoredWithModel[] = {
     "--check-articles", "--train", "--layers", "--d-model", "--steps", "--lr", "--save-model"};
 constexpr const char* kHeadlessOnly[] = {"--screenshot", "--size", "--presenter", "--no-autosave", "--backend", "--bench-frames"};
 
+// What --model names, decided from the file's status without opening it (opening a FIFO
+// waits for a writer): a checkpoint folder, a model file, or neither, with why in `why`.
+enum class ModelPath { Folder, File, Neither };
+
+ModelPath model_path_kind(const std::string& path, std::string& why) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    const char* what = nullptr;
+    if (ec && ec.value() == ELOOP) {
+        why = "too many levels of symbolic links (a loop?)";
+        return ModelPath::Neither;
+    }
+    if (ec && status.type() != fs::file_type::not_found) {
+        why = "cannot be read: " + ec.message();
+        return ModelPath::Neither;
+    }
+    switch (status.type()) {
+        case fs::file_type::directory: return ModelPath::Folder;
+        case fs::file_type::regular: return ModelPath::File;
+        case fs::file_type::fifo: what = "a FIFO (named pipe)"; break;
+        case fs::file_type::character: what = "a character device"; break;
+        case fs::file_type::block: what = "a block device"; break;
+        case fs::file_type::socket: what = "a socket"; break;
+        case fs::file_type::not_found: why = "no such folder or file"; return ModelPath::Neither;
+        default: why = "is neither a folder nor a regular file"; return ModelPath::Neither;
+    }
+    why = std::string("is ") + what + ", not a checkpoint folder or a model file";
+    return ModelPath::Neither;
+}
+
 // What a model run produced, whichever kind of model.
 struct ModelRun {
     std::vector<int> token_ids;
@@ -36,7 +69,40 @@ struct ModelRun {
     json next_token_top5;
     json predictions;              // model files only: every row's top 5
     bool weights_in_checkpoint = false;
+    std::string non_finite;        // where NaN or ±∞ first arose after the layers; empty: none
 };
+
+// "1 layer", "2 layers".
+std::string counted(long long n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+std::string number(float value) {
+    if (std::isnan(value)) return "nan";  // never "-nan": the sign of a NaN means nothing
+    std::ostringstream out;
+    out << value;
+    return out.str();
+}
+
+// Where NaN or ±∞ first arose after a model file's layers, as gpt2::NonFiniteOrigin says it
+// for a checkpoint. A model file's parameters are finite (load_model_file refuses others), so
+// only an overflow can: in LN_f, or in the logits h·W_U + b_U. The stable softmax of finite
+// logits is finite.
+std::string model_file_non_finite(const train::Model& model, const train::ForwardPass& pass, const std::vector<std::string>& tokens) {
+    const Cell normed = first_non_finite(pass.final_output);
+    if (normed.valid()) {
+        if (!pass.final_input.allFinite()) return {};  // the last layer's output carries it: the layers' report says where
+        return "LN_f: row " + std::to_string(normed.row + 1) + " ('" + tokens[static_cast<size_t>(normed.row)] + "') is " +
+               number(pass.final_output(normed.row, normed.col)) +
+               " from finite values: LN_f overflowed the float range (about ±3.4e38)";
+    }
+    const Cell logit = first_non_finite(pass.logits);
+    if (!logit.valid()) return {};
+    // Token t's logit reads column t of W_U (d × V).
+    const int t = logit.col;
+    return "the logits: row " + std::to_string(logit.row + 1) + " ('" + tokens[static_cast<size_t>(logit.row)] + "'), the logit of '" +
+           model.vocabulary[static_cast<size_t>(t)] + "' (id " + std::to_string(t) + ") is " + number(pass.logits(logit.row, t)) +
+           " from finite values: h · unembedding column " + std::to_string(t) + " (reaching " +
+           number(model.params.unembedding.col(t).cwiseAbs().maxCoeff()) + ") is beyond the float range (about ±3.4e38)";
+}
 
 json top_json(const std::vector<gpt2::TokenProbability>& top) {
     json ids = json::array(), tokens = json::array(), probabilities = json::array();
@@ -48,7 +114,8 @@ json top_json(const std::vector<gpt2::TokenProbability>& top) {
     return {{"ids", ids}, {"tokens", tokens}, {"probabilities", probabilities}};
 }
 
-// The k most probable of softmax(row), best first, named by the vocabulary.
+// The k most probable of softmax(row), best first, named by the vocabulary (NaN ranks below
+// every number, which keeps the order strict when NaN reached the logits).
 std::vector<gpt2::TokenProbability> top_of_row(const Matrix& logits, Eigen::Index row, const std::vector<std::string>& names,
                                                int k) {
     const Matrix p = softmax_rows(logits.row(row), SoftmaxKind::Stable);  // (1 × V)
@@ -56,8 +123,10 @@ std::vector<gpt2::TokenProbability> top_of_row(const Matrix& logits, Eigen::Inde
     for (Eigen::Index t = 0; t < p.cols(); ++t)
         all.push_back({static_cast<int>(t), names[static_cast<size_t>(t)], p(0, t)});
     k = std::min<int>(k, static_cast<int>(all.size()));
-    std::partial_sort(all.begin(), all.begin() + k, all.end(), [](const auto& a, const auto& b) {
-        return a.probability != b.probability ? a.probability > b.probability : a.id < b.id;
+    const auto rank = [](float probability) { return std::isnan(probability) ? -INFINITY : probability; };
+    std::partial_sort(all.begin(), all.begin() + k, all.end(), [&](const auto& a, const auto& b) {
+        const float pa = rank(a.probability), pb = rank(b.probability);
+        return pa != pb ? pa > pb : a.id < b.id;
     });
     all.resize(static_cast<size_t>(k));
     return all;
@@ -78,6 +147,7 @@ int run_gpt2(const std::string& folder, const std::string& text, ModelRun& run, 
     run.layers = std::move(pass.layers);
     run.next_token_top5 = top_json(pass.next_token_top5);
     run.weights_in_checkpoint = true;
+    if (pass.non_finite.any()) run.non_finite = pass.non_finite.sentence();
     return 0;
 }
 
@@ -120,6 +190,7 @@ int run_model_file(const std::string& path, const std::string& text, ModelRun& r
         run.predictions.push_back(std::move(row));
     }
     run.next_token_top5 = top_json(top_of_row(pass.logits, pass.logits.rows() - 1, model.vocabulary, 5));
+    run.non_finite = model_file_non_finite(model, pass, names);
     return 0;
 }
 
@@ -148,7 +219,7 @@ json layer_json(const Trace& t, int layer, bool weights_in_checkpoint) {
 std::string format_layer_head(const Trace& t, int layer, int h) {
     const std::string prefix = "layer " + std::to_string(layer + 1) + ", head " + std::to_string(h + 1) + ": ";
     std::ostringstream out;
-    out << prefix << t.n_queries << " tokens, d_k = " << t.d_k << ", scale 1/√" << t.d_k << ", causal mask\n\n";
+    out << prefix << counted(t.n_queries, "token", "tokens") << ", d_k = " << t.d_k << ", scale 1/√" << t.d_k << ", causal mask\n\n";
     out << format_head(t, h, prefix);
     for (const auto& w : t.warnings) out << "warning: " << w << "\n";
     return out.str();
@@ -225,24 +296,23 @@ bool check_model_options(const CLI::App& app, const Options& o, std::ostream& er
 
 int run_model(const Options& o, std::ostream& out, std::ostream& err) {
     const std::string& path = o.model.path;
-    std::error_code ec;
     ModelRun run;
     int code = 0;
-    if (std::filesystem::is_directory(path, ec)) {
-        code = run_gpt2(path, *o.text, run, err);
-    } else if (std::filesystem::is_regular_file(path, ec)) {
-        code = run_model_file(path, *o.text, run, err);
-    } else {
-        err << path << ": no such folder or file (--model takes a GPT-2 checkpoint folder or a model file)\n";
-        return 2;
+    std::string why;
+    switch (model_path_kind(path, why)) {
+        case ModelPath::Folder: code = run_gpt2(path, *o.text, run, err); break;
+        case ModelPath::File: code = run_model_file(path, *o.text, run, err); break;
+        case ModelPath::Neither:
+            err << path << ": " << why << " (--model takes a GPT-2 checkpoint folder or a model file)\n";
+            return 2;
     }
     if (code != 0) return code;
     const int layers = static_cast<int>(run.layers.size());
     if (o.model.layer) {
         const int l = *o.model.layer - 1, h = *o.model.head - 1;
         if (l >= layers || h >= run.layers[0].heads) {
-            err << path << ": --layer " << l + 1 << " --head " << h + 1 << " does not exist: the model has " << layers
-                << " layers of " << run.layers[0].heads << " heads\n";
+            err << path << ": --layer " << l + 1 << " --head " << h + 1 << " does not exist: the model has "
+                << counted(layers, "layer", "layers") << " of " << counted(run.layers[0].heads, "head", "heads") << "\n";
             return 2;
         }
     }
@@ -250,9 +320,9 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         if (o.model.layer) {
             out << format_layer_head(run.layers[static_cast<size_t>(*o.model.layer - 1)], *o.model.layer - 1, *o.model.head - 1);
         } else {
-            out << run.tokens.size() << " tokens:";
+            out << counted(static_cast<long long>(run.tokens.size()), "token", "tokens") << ":";
             for (size_t i = 0; i < run.tokens.size(); ++i) out << "  " << run.tokens[i] << " (" << run.token_ids[i] << ")";
-            out << "\n" << layers << " layers of " << run.layers[0].heads << " heads\n";
+            out << "\n" << counted(layers, "layer", "layers") << " of " << counted(run.layers[0].heads, "head", "heads") << "\n";
         }
         out << "next token, top 5:\n" << format_top(run.next_token_top5);
     }
@@ -279,11 +349,16 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
     for (int l = 0; l < layers; ++l) {
         const NonFiniteReport non_finite = non_finite_report(run.layers[static_cast<size_t>(l)]);
         if (!non_finite.matrices.empty()) {
-            err << path << ": layer " << l + 1 << ": NaN or \xC2\xB1\xE2\x88\x9E in " << non_finite.matrices.size()
-                << " matrices (" << non_finite.matrices.front() << (non_finite.matrices.size() > 1 ? ", …" : "") << "), "
-                << non_finite.origin << "\n";
+            err << path << ": layer " << l + 1 << ": NaN or \xC2\xB1\xE2\x88\x9E in "
+                << counted(static_cast<long long>(non_finite.matrices.size()), "matrix", "matrices") << " ("
+                << non_finite.matrices.front() << (non_finite.matrices.size() > 1 ? ", …" : "") << "), " << non_finite.origin << "\n";
             return 5;
         }
+    }
+    // After the layers: LN_f, the logits and their softmax (a NaN there makes every probability NaN).
+    if (!run.non_finite.empty()) {
+        err << path << ": NaN or \xC2\xB1\xE2\x88\x9E reached the prediction, first in " << run.non_finite << "\n";
+        return 5;
     }
     return 0;
 }

@@ -204,3 +204,16 @@ TEST_CASE("option --train refuses bad values and flags it would ignore, exit 2")
         CHECK_FALSE(std::filesystem::exists("x.json"));
     }
 }
+
+TEST_CASE("option --text with bytes that are not UTF-8 exits 2 naming the flag and the byte", "[text]") {
+    const Result r = run_cli({"--text", "dog \xFF" "bites", "--print"});
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK_THAT(r.err, Contains("--text: not valid UTF-8 at byte 4 (0xFF)"));
+    // A sequence cut short, an overlong form, a surrogate: each named at its first byte.
+    CHECK_THAT(run_cli({"--text", "caf\xC3", "--print"}).err, Contains("at byte 3 (0xC3)"));
+    CHECK_THAT(run_cli({"--text", "a\xC0\xAF", "--print"}).err, Contains("at byte 1 (0xC0)"));
+    CHECK_THAT(run_cli({"--text", "ab\xED\xA0\x80", "--print"}).err, Contains("at byte 2 (0xED)"));
+    // Valid UTF-8 of every length still runs.
+    CHECK(run_cli({"--text", "caf\xC3\xA9 \xE2\x88\x9E \xF0\x9F\x90\x95", "--print"}).code == 0);
+}

@@ -4,7 +4,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <limits>
 #include <sstream>
+
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -143,4 +147,118 @@ TEST_CASE("option --model refuses what it would ignore or cannot find, naming it
     CHECK(run_cli({"--layer", "1", "--head", "1", "--print"}).code == 2);
     // The scenario commands still work beside the new flags.
     CHECK(run_cli({"--preset", "dot-product-3-tokens", "--print"}).code == 0);
+}
+
+namespace {
+
+// The tiny checkpoint (bad_model_catalogue.hpp) with `spoil` applied, written to `folder`.
+std::string write_spoiled(const std::string& folder, const std::function<void(gpt2::Checkpoint&)>& spoil) {
+    gpt2::Checkpoint c = testing::tiny_checkpoint();
+    spoil(c);
+    std::filesystem::remove_all(folder);
+    std::string error;
+    REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
+    return folder;
+}
+
+}  // namespace
+
+TEST_CASE("option --model exits 5 when NaN or ∞ arises after the last layer, naming the folder and where", "[cli][model][non-finite]") {
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    struct Fault {
+        std::string item, folder;
+        std::function<void(gpt2::Checkpoint&)> spoil;
+        std::vector<std::string> says;
+    };
+    // " the cat" is ids 258, 220, 66, 64, 83: no token uses wte rows 120 or 259.
+    const std::vector<Fault> faults = {
+        {"NaN in ln_f's γ", "test_cli_model_nan_ln_f", [&](gpt2::Checkpoint& c) { c.ln_f_gamma(3) = nan; },
+         {"first in ln_f: ln_f.weight[3] is nan"}},
+        {"NaN in a row of wte no token uses", "test_cli_model_nan_wte", [&](gpt2::Checkpoint& c) { c.wte(259, 6) = nan; },
+         {"first in the logits: the last token's logit for id 259 is nan, from wte.weight[259, 6] = nan"}},
+        {"∞ in a row of wte no token uses", "test_cli_model_inf_wte", [&](gpt2::Checkpoint& c) { c.wte(120, 0) = -inf; },
+         {"first in the logits", "wte.weight[120, 0] = -inf"}},
+        {"a finite row of wte at 3e38 that overflows in the logits", "test_cli_model_huge_wte",
+         [](gpt2::Checkpoint& c) { c.wte.row(120).setConstant(3e38f); },
+         {"first in the logits: the last token's logit for id 120", "from finite values", "beyond the float range"}},
+    };
+    for (const Fault& fault : faults) {
+        INFO(fault.item);
+        write_spoiled(fault.folder, fault.spoil);
+        const Result r = run_cli({"--model", fault.folder, "--text", " the cat", "--print", "--export-json", fault.folder + ".json"});
+        INFO(r.err);
+        CHECK(r.code == 5);
+        CHECK_THAT(r.err, Contains(fault.folder + ": NaN or \xC2\xB1\xE2\x88\x9E reached the prediction"));
+        for (const std::string& fragment : fault.says) CHECK_THAT(r.err, Contains(fragment));
+        CHECK_THAT(r.out, Contains("next token, top 5:"));  // printed and exported first, as a scenario's trace is
+        CHECK(read_json(fault.folder + ".json")["next_token_top5"]["ids"].size() == 5);
+    }
+    // The same folder unspoiled: every value finite, exit 0.
+    write_spoiled("test_cli_model_finite", [](gpt2::Checkpoint&) {});
+    CHECK(run_cli({"--model", "test_cli_model_finite", "--text", " the cat", "--print"}).code == 0);
+}
+
+TEST_CASE("option --model FILE exits 5 when the unembedding overflows the logits, naming the row and the token", "[cli][model][non-finite]") {
+    // A model file's parameters are finite (the loader refuses others): 3e38 is, and overflows.
+    train::ModelFile file = testing::untrained_model_file(3);
+    file.model.params.unembedding.col(2).setConstant(3e38f);  // token 'c'
+    std::string error;
+    REQUIRE(train::save_model_file("test_cli_model_huge_unembedding.json", file, &error));
+    const Result r = run_cli({"--model", "test_cli_model_huge_unembedding.json", "--text", "a c b |", "--print"});
+    INFO(r.err);
+    CHECK(r.code == 5);
+    CHECK_THAT(r.err, Contains("test_cli_model_huge_unembedding.json: NaN or \xC2\xB1\xE2\x88\x9E reached the prediction, first in the "
+                               "logits: row "));
+    CHECK_THAT(r.err, Contains("the logit of 'c' (id 2) is") && Contains("from finite values: h \xC2\xB7 unembedding column 2"));
+}
+
+TEST_CASE("option --model says 1 layer, 1 head and 1 token in the singular", "[cli][model]") {
+    gpt2::Config config = testing::tiny_config();
+    config.n_layer = 1;
+    config.n_head = 1;
+    const gpt2::Checkpoint c = gpt2::random_checkpoint(config, 2, testing::tiny_checkpoint().tokenizer);
+    std::filesystem::remove_all("test_cli_model_one_head");
+    std::string error;
+    REQUIRE(gpt2::write_checkpoint("test_cli_model_one_head", c, gpt2::CheckpointWriteOptions{}, &error));
+    const Result r = run_cli({"--model", "test_cli_model_one_head", "--text", "x", "--print"});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Contains("1 token:  x (") && Contains("\n1 layer of 1 head\n"));
+    const Result head = run_cli({"--model", "test_cli_model_one_head", "--text", "x", "--layer", "1", "--head", "1", "--print"});
+    CHECK_THAT(head.out, Contains("layer 1, head 1: 1 token, d_k = 8"));
+    const Result missing = run_cli({"--model", "test_cli_model_one_head", "--text", "x", "--layer", "2", "--head", "1", "--print"});
+    CHECK(missing.code == 2);
+    CHECK_THAT(missing.err, Contains("the model has 1 layer of 1 head\n"));
+}
+
+TEST_CASE("option --model on a FIFO, a device or a symbolic link loop says which, without opening it", "[cli][model]") {
+    namespace fs = std::filesystem;
+    fs::remove("test_cli_model_fifo");
+    REQUIRE(::mkfifo("test_cli_model_fifo", 0600) == 0);  // opening it would wait for a writer forever
+    const Result fifo = run_cli({"--model", "test_cli_model_fifo", "--text", "x", "--print"});
+    CHECK(fifo.code == 2);
+    CHECK_THAT(fifo.err, Contains("test_cli_model_fifo: is a FIFO (named pipe), not a checkpoint folder or a model file"));
+    fs::remove("test_cli_model_fifo");
+
+    const Result device = run_cli({"--model", "/dev/zero", "--text", "x", "--export-json", "x.json"});
+    CHECK(device.code == 2);
+    CHECK_THAT(device.err, Contains("/dev/zero: is a character device, not a checkpoint folder or a model file"));
+
+    fs::remove("test_cli_model_loop_a");
+    fs::remove("test_cli_model_loop_b");
+    fs::create_symlink("test_cli_model_loop_b", "test_cli_model_loop_a");
+    fs::create_symlink("test_cli_model_loop_a", "test_cli_model_loop_b");
+    const Result loop = run_cli({"--model", "test_cli_model_loop_a", "--text", "x", "--print"});
+    CHECK(loop.code == 2);
+    CHECK_THAT(loop.err, Contains("test_cli_model_loop_a: too many levels of symbolic links"));
+    fs::remove("test_cli_model_loop_a");
+    fs::remove("test_cli_model_loop_b");
+}
+
+TEST_CASE("option --text with bytes that are not UTF-8 is refused with --model too, naming the byte", "[cli][model]") {
+    testing::write_tiny_checkpoint("test_cli_model_utf8");
+    const Result r = run_cli({"--model", "test_cli_model_utf8", "--text", "the \xC3(cat", "--print"});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("--text: not valid UTF-8 at byte 4 (0xC3)"));
+    CHECK(r.out.empty());
 }
