@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <filesystem>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -8,11 +9,16 @@
 #include "articles.hpp"
 #include "autosave.hpp"
 #include "engine.hpp"
+#include "lesson.hpp"
 #include "presets.hpp"
 #include "report.hpp"
 #include "serialize.hpp"
 #include "session_file.hpp"
 #include "toggles.hpp"
+
+#ifndef ATTNLAB_ASSETS_DIR
+#define ATTNLAB_ASSETS_DIR "assets"
+#endif
 
 namespace attn::cli {
 
@@ -118,6 +124,17 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
             return std::nullopt;
         }
     }
+    if (app.count("--step") > 0 && o.lesson.empty()) {
+        err << "--step chooses a step of a lesson: give --lesson too\n";
+        exit_code = 2;
+        return std::nullopt;
+    }
+    // Without the window the lesson's step is the scenario: it cannot be another one too.
+    if (!o.lesson.empty() && !wants_window(o) && (!o.preset.empty() || !o.scenario_file.empty() || o.restore)) {
+        err << "--lesson gives the scenario that is printed or exported: give one of --lesson, --preset, --scenario and --restore\n";
+        exit_code = 2;
+        return std::nullopt;
+    }
     return o;
 }
 
@@ -198,10 +215,56 @@ std::optional<Scenario> load_scenario(const Options& o, std::ostream& err, sessi
     return s;
 }
 
+std::optional<Scenario> load_lesson_step(const Options& o, std::ostream& err) {
+    // Found as the window finds it (open_lesson_named): a lesson of assets/lessons by its file,
+    // its file name, its name without the extension or the number, or its title; else a file.
+    const std::string folder = std::string(ATTNLAB_ASSETS_DIR) + "/lessons";
+    std::vector<std::string> folder_errors;  // another lesson of the folder that does not load is not this one's fault
+    std::vector<Lesson> lessons = load_lessons(folder, folder_errors);
+    std::optional<Lesson> lesson;
+    for (Lesson& l : lessons) {
+        const std::filesystem::path file(l.file);
+        const std::string stem = file.stem().string();
+        if (l.file == o.lesson || file.filename().string() == o.lesson || stem == o.lesson || l.title == o.lesson ||
+            (stem.size() > 3 && stem.substr(3) == o.lesson)) {
+            lesson = std::move(l);
+            break;
+        }
+    }
+    if (!lesson) {
+        std::error_code ec;
+        const std::filesystem::file_status status = std::filesystem::status(o.lesson, ec);  // never an open: a FIFO would wait
+        if (ec && status.type() != std::filesystem::file_type::not_found) {
+            err << "--lesson " << o.lesson << ": " << ec.message() << "\n";
+            return std::nullopt;
+        }
+        if (ec) {
+            std::string names;
+            for (const Lesson& l : lessons) names += (names.empty() ? "" : ", ") + std::filesystem::path(l.file).stem().string();
+            err << "--lesson " << o.lesson << ": no such lesson file, and no lesson of that name in " << folder
+                << (names.empty() ? std::string() : " (" + names + ")") << "\n";
+            return std::nullopt;
+        }
+        LessonLoad load = load_lesson_file(o.lesson);
+        for (const std::string& e : load.errors) err << e << "\n";
+        if (!load.lesson) return std::nullopt;
+        lesson = std::move(load.lesson);
+    }
+    const int steps = static_cast<int>(lesson->steps.size());
+    if (o.step > steps) {
+        err << "--step " << o.step << ": " << lesson->file << " has " << steps << (steps == 1 ? " step" : " steps") << "\n";
+        return std::nullopt;
+    }
+    Scenario s = scenario_at_step(*lesson, o.step - 1);
+    if (!apply_toggles(o, s, err)) return std::nullopt;
+    return s;
+}
+
 namespace {
 
 // Where the scenario came from, as messages name it.
 std::string scenario_source(const Options& o) {
+    if (!o.lesson.empty()) return "lesson " + o.lesson + " step " + std::to_string(o.step);
     if (o.restore) return "the autosave";
     if (!o.scenario_file.empty()) return o.scenario_file;
     return "preset " + (o.preset.empty() ? std::string(default_preset_name()) : o.preset);
@@ -225,7 +288,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err, const T
         out << format_verdicts(verdicts);
         return 0;  // a mismatch is the article's, not a failure of the run
     }
-    auto scenario = load_scenario(o, err);
+    auto scenario = o.lesson.empty() ? load_scenario(o, err) : load_lesson_step(o, err);
     if (!scenario) return 2;
     if (!o.export_scenario.empty()) {
         std::string error;

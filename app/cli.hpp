@@ -68,6 +68,10 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
 // file's models beside its scenario (attached, and warnings about them) are kept there for
 // the window.
 std::optional<Scenario> load_scenario(const Options& options, std::ostream& err, session_file::SessionLoad* session = nullptr);
+// The scenario --lesson's step --step shows (a lesson file, or a lesson of assets/lessons by
+// name, as the window finds it), with the toggles applied: what the headless commands print
+// and export of a lesson. nullopt with a message naming the lesson when it cannot.
+std::optional<Scenario> load_lesson_step(const Options& options, std::ostream& err);
 // Applies the toggles; false with a message in err for a value that does not fit.
 bool apply_toggles(const Options& options, Scenario& scenario, std::ostream& err);
 

@@ -205,6 +205,52 @@ TEST_CASE("option --train refuses bad values and flags it would ignore, exit 2")
     }
 }
 
+TEST_CASE("option --lesson with --print and --export-json shows that lesson step's scenario", "[lesson]") {
+    // 03-masks: animal-was-tired with 1 head; step 1 no mask, step 2 the causal mask.
+    const Result step_2 = run_cli({"--lesson", "03-masks", "--step", "2", "--export-json", "test_cli_lesson_step2.json"});
+    INFO(step_2.err);
+    REQUIRE(step_2.code == 0);
+    const Result same = run_cli({"--preset", "animal-was-tired", "--heads", "1", "--mask", "causal", "--export-json", "test_cli_lesson_preset.json"});
+    REQUIRE(same.code == 0);
+    const auto lesson = nlohmann::json::parse(std::ifstream("test_cli_lesson_step2.json"));
+    const auto preset = nlohmann::json::parse(std::ifstream("test_cli_lesson_preset.json"));
+    CHECK(lesson["heads"].size() == 1);
+    CHECK(lesson["heads"][0]["weights"] == preset["heads"][0]["weights"]);
+    CHECK(lesson["heads"][0]["weights"][0][1] == 0.0);  // causal
+    const Result step_1 = run_cli({"--lesson", "masks", "--print"});  // step 1 by default; the name without its number
+    REQUIRE(step_1.code == 0);
+    const Result unmasked = run_cli({"--preset", "animal-was-tired", "--heads", "1", "--mask", "none", "--print"});
+    CHECK(step_1.out == unmasked.out);
+
+    // A lesson file of one's own, with a toggle on top.
+    std::ofstream("test_cli_lesson.json") << R"({"title": "Two steps", "preset": "dog-bites-man", "steps": [)"
+                                             R"({"stage": "weights", "title": "one", "text": "a"},)"
+                                             R"({"stage": "weights", "title": "two", "text": "b", "toggles": {"heads": 2}}]})";
+    const Result own = run_cli({"--lesson", "test_cli_lesson.json", "--step", "2", "--pe", "sinusoidal", "--print"});
+    INFO(own.err);
+    CHECK(own.code == 0);
+    CHECK(own.out == run_cli({"--preset", "dog-bites-man", "--heads", "2", "--pe", "sinusoidal", "--print"}).out);
+}
+
+TEST_CASE("option --lesson: a missing or bad lesson, or a step it does not have, exits 2 naming it", "[lesson]") {
+    const Result missing = run_cli({"--lesson", "test_cli_no_such_lesson.json", "--print"});
+    CHECK(missing.code == 2);
+    CHECK(missing.out.empty());
+    CHECK_THAT(missing.err, Contains("--lesson test_cli_no_such_lesson.json: no such lesson file, and no lesson of that name in") &&
+                                Contains("03-masks"));
+    std::ofstream("test_cli_bad_lesson.json") << "{\"title\": \"x\", \"steps\": [";
+    const Result bad = run_cli({"--lesson", "test_cli_bad_lesson.json", "--export-json", "x.json"});
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Contains("test_cli_bad_lesson.json"));
+    const Result past = run_cli({"--lesson", "03-masks", "--step", "40", "--print"});
+    CHECK(past.code == 2);
+    CHECK_THAT(past.err, Contains("--step 40: ") && Contains("03-masks.json has ") && Contains(" steps"));
+    CHECK(run_cli({"--step", "2", "--print"}).code == 2);
+    const Result both = run_cli({"--lesson", "03-masks", "--preset", "dog-bites-man", "--print"});
+    CHECK(both.code == 2);
+    CHECK_THAT(both.err, Contains("give one of --lesson, --preset"));
+}
+
 TEST_CASE("option --text with bytes that are not UTF-8 exits 2 naming the flag and the byte", "[text]") {
     const Result r = run_cli({"--text", "dog \xFF" "bites", "--print"});
     CHECK(r.code == 2);
