@@ -327,17 +327,48 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     // The next token.
     std::string top;
     ImGui::TextUnformatted("Next token:");
+    // NaN or ±∞ reached the prediction (model.hpp: where it arose): a red mark, as a matrix's
+    // title gets one, and no probability shown as a number.
+    const gpt2::NonFiniteOrigin& non_finite = pass.non_finite;
+    const char* mark = " NaN/\xE2\x88\x9E ";
+    if (non_finite.any()) {
+        ImGui::SameLine();
+        const ImVec2 at = ImGui::GetCursorScreenPos();
+        const ImVec2 size(ImGui::CalcTextSize(mark).x, ImGui::GetTextLineHeight() + 2.0f);
+        ImDrawList* draw = ImGui::GetWindowDrawList();
+        draw->AddRectFilled(at, ImVec2(at.x + size.x, at.y + size.y), IM_COL32(150, 40, 30, 255), 3.0f);
+        draw->AddText(ImVec2(at.x, at.y + 1.0f), IM_COL32(255, 235, 230, 255), mark);
+        ImGui::Dummy(size);
+        const std::string where = "NaN or \xC2\xB1\xE2\x88\x9E reached the next token's probabilities, first in " + non_finite.sentence() +
+                                  ". The ranking below means nothing.";
+        if (ImGui::IsItemHovered()) {
+            ImGui::BeginTooltip();
+            ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+            ImGui::TextWrapped("%s", where.c_str());
+            ImGui::PopTextWrapPos();
+            ImGui::EndTooltip();
+        }
+        record_item(state, "model.top5_non_finite", where);
+    }
     for (const gpt2::TokenProbability& t : pass.next_token_top5) {
         ImGui::SameLine();
         // Below 0.1 % a percentage with one decimal would read 0.0 %: the probability itself, in
         // short scientific notation.
         // An id the vocabulary does not use (a padding row of wte) has no text: its id instead.
         const std::string token = t.token.empty() ? "#" + std::to_string(t.id) : t.token;
-        if (t.probability >= 1e-3f) ImGui::Text("  %s %.1f%%", token.c_str(), 100.0 * t.probability);
-        else ImGui::Text("  %s %.1e", token.c_str(), static_cast<double>(t.probability));
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("id %d, probability %.6f", t.id, static_cast<double>(t.probability));
         char p[32];
-        std::snprintf(p, sizeof p, "%.4f", static_cast<double>(t.probability));
+        if (non_finite.any()) {
+            ImGui::TextDisabled("  %s", token.c_str());
+            ImGui::SameLine(0.0f, 4.0f);
+            ImGui::TextColored(ImVec4(1.0f, 0.43f, 0.39f, 1.0f), "NaN/\xE2\x88\x9E");
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("id %d: no probability (see the red mark)", t.id);
+            std::snprintf(p, sizeof p, "NaN/\xE2\x88\x9E");
+        } else {
+            if (t.probability >= 1e-3f) ImGui::Text("  %s %.1f%%", token.c_str(), 100.0 * t.probability);
+            else ImGui::Text("  %s %.1e", token.c_str(), static_cast<double>(t.probability));
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("id %d, probability %.6f", t.id, static_cast<double>(t.probability));
+            std::snprintf(p, sizeof p, "%.4f", static_cast<double>(t.probability));
+        }
         top += (top.empty() ? "" : " ") + t.token + "=" + p;
     }
     record_item(state, "model.top5", top);

@@ -146,6 +146,32 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
     }
 }
 
+TEST_CASE("Model view: NaN in a row of wte no token uses marks the top 5 in red, saying where it arose", "[model-view][non-finite]") {
+    const Preset& start = *find_preset(default_preset_name());
+    UiDriver ui(start.scenario);
+    ui.frame(3);
+    open_through_menu(ui, write_model("attnlab-model-view-finite"));
+    REQUIRE(ui.state.model.pass.ok);
+    CHECK(ui.widget("model.top5_non_finite") == nullptr);
+
+    // wte is also the LM head: its padding row 259, which no sentence uses, meets every logit.
+    const std::string folder = write_model("attnlab-model-view-nan");
+    gpt2::Checkpoint spoiled = *gpt2::load_checkpoint(folder).checkpoint;
+    spoiled.wte(259, 4) = std::nanf("");
+    std::string error;
+    REQUIRE(gpt2::write_checkpoint(folder, spoiled, gpt2::CheckpointWriteOptions{}, &error));
+    open_through_menu(ui, folder);
+    const ui::ModelViewState& m = ui.state.model;
+    REQUIRE(m.pass.ok);
+    CHECK(m.pass.non_finite.stage == "the logits");
+    REQUIRE(ui.widget("model.top5_non_finite") != nullptr);
+    CHECK_THAT(ui.text("model.top5_non_finite"), Catch::Matchers::Contains("first in the logits") &&
+                                                     Catch::Matchers::Contains("from wte.weight[259, 4] = nan"));
+    const std::string top5 = ui.text("model.top5");
+    CHECK_THAT(top5, Catch::Matchers::Contains("=NaN/\xE2\x88\x9E"));
+    CHECK_THAT(top5, !Catch::Matchers::Contains("nan"));
+}
+
 TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore all heads brings it back", "[model-view][ablation]") {
     const Preset& start = *find_preset(default_preset_name());
     UiDriver ui(start.scenario);
