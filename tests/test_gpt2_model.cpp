@@ -392,6 +392,8 @@ TEST_CASE("GPT-2 refuses a text longer than n_positions, and an empty one", "[gp
     CHECK_THAT(joined(long_pass.errors), Contains("17 tokens") && Contains("n_positions = 16"));
     CHECK_THAT(joined(forward(c, {}).errors), Contains("no token"));
     CHECK_THAT(joined(forward(c, {65, 900}).errors), Contains("token 2 has id 900"));
+    // 1 layer of 1 head, in the singular.
+    CHECK_THAT(joined(forward(c, {65}, {{0, 1}}).errors), Contains("the model has 1 layer of 1 head"));
 }
 
 TEST_CASE("GPT-2's top 5 next tokens: an independent softmax, best first, summing to at most 1", "[gpt2][model]") {

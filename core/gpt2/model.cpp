@@ -39,8 +39,9 @@ std::vector<std::string> validate_ablation(const Checkpoint& c, const HeadSet& a
     for (const HeadId& id : ablated)
         if (id.layer < 0 || id.layer >= c.config.n_layer || id.head < 0 || id.head >= c.config.n_head)
             errors.push_back("the ablated head " + std::to_string(id.head + 1) + " of layer " + std::to_string(id.layer + 1) +
-                             " does not exist: the model has " + std::to_string(c.config.n_layer) + " layers of " +
-                             std::to_string(c.config.n_head) + " heads");
+                             " does not exist: the model has " + std::to_string(c.config.n_layer) +
+                             (c.config.n_layer == 1 ? " layer of " : " layers of ") + std::to_string(c.config.n_head) +
+                             (c.config.n_head == 1 ? " head" : " heads"));
     return errors;
 }
 
