@@ -98,7 +98,7 @@ std::optional<std::string> read_text_file(const std::string& path, std::uintmax_
     if (size > max_bytes) return too_large(size);
     std::string text;
     try {
-        text.resize(static_cast<std::size_t>(size));
+        text.resize(static_cast<std::size_t>(size) + 1);   // one byte more: the end is found without growing
         // Read to the end, not to the size fstat gave: a file that grows meanwhile is
         // still bounded by max_bytes, and one that shrinks is read as it is.
         std::size_t done = 0;
@@ -293,17 +293,20 @@ private:
             failure_at_ = *read_up_to_;
             return false;
         }
-        std::string name = open_.empty() ? std::string() : open_.back()->is_array()
-                                                                ? "[" + std::to_string(open_.back()->size() + 1) + "]"
-                                                                : key_;
-        open_.push_back(place(std::move(container)));
-        names_.push_back(std::move(name));
+        // Its place in its parent, for messages: an item's number, or the key as the parent
+        // object holds it (a map's keys never move).
+        Place where;
+        if (!open_.empty() && open_.back()->is_array()) where.item = open_.back()->size() + 1;
+        json* opened = place(std::move(container));
+        if (!open_.empty() && open_.back()->is_object()) where.key = &open_.back()->get_ref<json::object_t&>().find(key_)->first;
+        open_.push_back(opened);
+        places_.push_back(where);
         return true;
     }
 
     bool close() {
         open_.pop_back();
-        names_.pop_back();
+        places_.pop_back();
         return true;
     }
 
@@ -311,21 +314,26 @@ private:
     // the first six steps of a deeper path, then "…".
     std::string path() const {
         std::string out;
-        for (std::size_t i = 1; i < names_.size(); ++i) {
+        for (std::size_t i = 1; i < places_.size(); ++i) {
             if (i > 6) {
                 out += "…";
                 break;
             }
-            const std::string printable = printable_bytes(names_[i].substr(0, 80));
-            out += (out.empty() || names_[i][0] == '[') ? printable : "." + printable;
+            if (places_[i].key) out += (out.empty() ? "" : ".") + printable_bytes(places_[i].key->substr(0, 80));
+            else out += "[" + std::to_string(places_[i].item) + "]";
         }
         return out.empty() ? out : "'" + out + "'";
     }
 
+    struct Place {
+        const std::string* key = nullptr;   // in an object
+        std::size_t item = 0;               // in an array, counted from 1
+    };
+
     JsonLimits limits_;
     const char* const* read_up_to_;
     std::vector<json*> open_;        // the arrays and objects being filled, outermost first
-    std::vector<std::string> names_; // each one's key or [item] in its parent
+    std::vector<Place> places_;      // each one's key or item in its parent
     string_t key_;
     std::size_t values_ = 0;
 };
