@@ -942,6 +942,42 @@ TEST_CASE("model / an edited layer recomputes the layers after it as a model wit
     CHECK(pass.errors.front().find("probe") != std::string::npos);
 }
 
+TEST_CASE("model / a layer scenario of another shape is refused by recompute_from, not run") {
+    std::optional<Trainer> trainer = two_layers_after_10_steps(TaskKind::Reverse, PositionalEncoding::Learned);
+    REQUIRE(trainer);
+    const Model& model = trainer->model();
+    const Example& probe = trainer->probe();
+    ForwardPass pass = forward(model, probe.input);
+    REQUIRE(pass.ok);
+    const Scenario layer = trained_layer_scenario(model, probe.input, pass, 0);
+    CHECK(layer_scenario_faults(model, 0, layer).empty());
+    // Layer 1 of a narrower model (d_model 16): its output could not enter layer 2's d_model 32.
+    Model narrower = init_model([&] {
+        ModelConfig c = model.config;
+        c.d_model = 16;
+        return c;
+    }(), model.vocabulary, 3);
+    const ForwardPass narrow_pass = forward(narrower, probe.input);
+    REQUIRE(narrow_pass.ok);
+    const Scenario narrow = trained_layer_scenario(narrower, probe.input, narrow_pass, 0);
+    CHECK_FALSE(recompute_from(model, probe.input, 0, narrow, pass));
+    REQUIRE_FALSE(pass.errors.empty());
+    CHECK(pass.errors.front() == "layer 1: d_model " + std::to_string(model.config.d_model) + ", but the scenario's layer has d_model 16");
+    // Other faults, each named.
+    auto faults = [&](const std::function<void(Scenario&)>& spoil) {
+        Scenario s = layer;
+        spoil(s);
+        const std::vector<std::string> f = layer_scenario_faults(model, 0, s);
+        return f.empty() ? std::string() : f.front();
+    };
+    CHECK(faults([](Scenario& s) { s.heads = 4; }) == "2 heads, but the scenario's layer has 4");
+    CHECK(faults([](Scenario& s) { s.target.tokens.back() = "zz"; }) ==
+          "target token " + std::to_string(probe.input.tokens.size()) + " 'zz' is not in the model's vocabulary");
+    CHECK(faults([](Scenario& s) { s.target.embeddings = Matrix(); }).find("target input X of ") == 0);
+    CHECK(faults([](Scenario& s) { s.input = InputMode::Direct; }) == "a layer reads embeddings, but the scenario's layer has Q, K and V given directly");
+    CHECK(layer_scenario_faults(model, 2, layer).front() == "layer 3 is not one of the model's layers 1 to 2");
+}
+
 TEST_CASE("model / an ablated head reaches nothing downstream, and reverse's accuracy drops without its reverse head") {
     TrainSettings s = small_settings(TaskKind::Reverse);
     std::vector<std::string> errors;

@@ -256,6 +256,35 @@ Scenario trained_layer_scenario(const Model& model, const ModelInput& in, const 
     return s;
 }
 
+std::vector<std::string> layer_scenario_faults(const Model& model, int l, const Scenario& s) {
+    const ModelConfig& c = model.config;
+    const std::string theirs = ", but the scenario's layer has ";
+    if (l < 0 || l >= c.layers)
+        return {"layer " + std::to_string(l + 1) + " is not one of the model's layers 1 to " + std::to_string(c.layers)};
+    if (s.input != InputMode::Embeddings) return {"a layer reads embeddings" + theirs + "Q, K and V given directly"};
+    std::vector<std::string> faults;
+    if (s.attention != c.attention) faults.push_back(std::string(to_string(c.attention)) + "-attention" + theirs + to_string(s.attention) + "-attention");
+    if (s.d_model != c.d_model) faults.push_back("d_model " + std::to_string(c.d_model) + theirs + "d_model " + std::to_string(s.d_model));
+    if (s.heads != c.heads) faults.push_back(std::to_string(c.heads) + " heads" + theirs + std::to_string(s.heads));
+    auto sequence = [&](const char* which, const Sequence& q) {
+        const int n = static_cast<int>(q.tokens.size());
+        if (n < 1 || n > c.max_positions) {
+            faults.push_back("at most " + std::to_string(c.max_positions) + " " + which + " tokens" + theirs + std::to_string(n));
+            return;
+        }
+        std::string unknown;
+        token_ids(model, q.tokens, &unknown);
+        if (!unknown.empty()) faults.push_back(std::string(which) + " " + unknown);
+        // X: one row of d_model per token (the trained layer's input, never derived from text).
+        if (q.embeddings.rows() != n || q.embeddings.cols() != c.d_model)
+            faults.push_back(std::string(which) + " input X of " + std::to_string(n) + " × " + std::to_string(c.d_model) + theirs +
+                             std::to_string(q.embeddings.rows()) + " × " + std::to_string(q.embeddings.cols()));
+    };
+    sequence("target", s.target);
+    if (c.attention == AttentionKind::Cross && s.attention == AttentionKind::Cross) sequence("source", s.source);
+    return faults;
+}
+
 void ablate_head(Model& model, int l, int h) {
     const int d_k = model.config.d_model / model.config.heads;
     model.params.layers[static_cast<size_t>(l)].w_o.middleRows(static_cast<Eigen::Index>(h) * d_k, d_k).setZero();
@@ -279,6 +308,13 @@ void run_layers(const Model& model, const ModelInput& in, int from, Matrix x, Ma
         else run_into(layer_scenario(model, in, l, x, cross ? &memory : nullptr), RunOptions{}, t);
         if (!t.ok) {
             for (const std::string& e : t.errors) f.errors.push_back("layer " + std::to_string(l + 1) + ": " + e);
+            return;
+        }
+        const Matrix& out = layer_output(t);
+        if (out.rows() != static_cast<Eigen::Index>(in.tokens.size()) || out.cols() != c.d_model) {  // what the next layer and W_U (d × V) read
+            f.errors.push_back("layer " + std::to_string(l + 1) + ": its output is " + std::to_string(out.rows()) + " × " +
+                               std::to_string(out.cols()) + "; the model's stream is " + std::to_string(in.tokens.size()) + " × " +
+                               std::to_string(c.d_model));
             return;
         }
         if (l == 0 && learned && !(edited && from == 0)) {
@@ -334,6 +370,12 @@ bool recompute_from(const Model& model, const ModelInput& in, int l, const Scena
         pass.ok = false;
         pass.errors = {"layer " + std::to_string(l + 1) + " has " + std::to_string(edited.target.tokens.size()) +
                        " tokens; the model's input has " + std::to_string(in.tokens.size()) + ": a token is added or removed on the probe, not in a layer"};
+        return false;
+    }
+    if (std::vector<std::string> faults = layer_scenario_faults(model, l, edited); !faults.empty()) {
+        pass.ok = false;
+        pass.errors.clear();
+        for (const std::string& fault : faults) pass.errors.push_back("layer " + std::to_string(l + 1) + ": " + fault);
         return false;
     }
     const Matrix memory = model.config.attention == AttentionKind::Cross ? pass.layers.front().source_x_pe : Matrix();

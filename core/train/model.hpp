@@ -146,8 +146,15 @@ Scenario trained_layer_scenario(const Model& model, const ModelInput& input, con
 // After an edit of layer ℓ's scenario (as trained_layer_scenario gave it, then edited in the
 // pipeline): layer ℓ runs `edited` as it is, then layers ℓ+1 … L−1, LN_f and the logits from
 // its output; layers before ℓ are kept. `pass` must be forward(model, input). The edited
-// scenario must keep one row per token. False with pass.errors when a layer cannot run.
+// scenario must keep one row per token and the layer's shape (layer_scenario_faults). False
+// with pass.errors when a layer cannot run.
 bool recompute_from(const Model& model, const ModelInput& input, int layer, const Scenario& edited, ForwardPass& pass);
+// Why `scenario` cannot be run as layer ℓ of the model (empty when it can): ℓ not one of
+// its layers, or the scenario not a trained layer of this shape: direct mode, another
+// attention kind, d_model or head count, a token count the model cannot read, a token not
+// in its vocabulary, an input X that is not one row of d_model per token. Each reason says
+// the model's side first: "d_model 8, but the scenario's layer has d_model 32".
+std::vector<std::string> layer_scenario_faults(const Model& model, int layer, const Scenario& scenario);
 // Ablation: head h of layer ℓ contributes nothing. Its rows [h·d_k, (h+1)·d_k) of W_O, the
 // rows its slice of the concatenation meets, are zeroed: concat·W_O = Σ_h head_h·W_O[h rows].
 void ablate_head(Model& model, int layer, int head);
