@@ -1,6 +1,8 @@
 #include "session_file.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "serialize.hpp"
 
@@ -10,6 +12,24 @@ namespace {
 
 constexpr const char* kFormat = "attnlab-session";
 constexpr int kVersion = 1;
+
+// The integer v holds when it lies in [least, most]; nothing for any other value. A number
+// outside int's range is refused, never cut down to one (4294967297 is not 1).
+std::optional<int> integer_in(const nlohmann::json& v, int least, int most) {
+    if (v.is_number_unsigned()) {
+        const std::uint64_t x = v.get<std::uint64_t>();
+        if (least > 0 && x < static_cast<std::uint64_t>(least)) return std::nullopt;
+        if (most < 0 || x > static_cast<std::uint64_t>(most)) return std::nullopt;
+        return static_cast<int>(x);
+    }
+    if (!v.is_number_integer()) return std::nullopt;
+    const std::int64_t x = v.get<std::int64_t>();
+    if (x < least || x > most) return std::nullopt;
+    return static_cast<int>(x);
+}
+
+constexpr int kMaxCount = 100000;  // a layer, a head: far beyond any checkpoint's
+constexpr int kMaxInt = std::numeric_limits<int>::max();
 
 }  // namespace
 
@@ -61,27 +81,48 @@ void read_model(const nlohmann::json& j, const std::string& source, SessionLoad&
         m.sentence = j["sentence"].get<std::string>();
     }
     // Layers and heads count from 1; the checkpoint says whether they exist, once it is open.
-    auto count = [](const nlohmann::json& v, long long least) {
-        return v.is_number_integer() && v.get<long long>() >= least && v.get<long long>() <= 100000;
-    };
-    for (const char* key : {"layer", "head"})
-        if (j.contains(key) && !count(j[key], 0)) return fail(std::string(".") + key + "': expected a count from 1 (0: none)");
-    m.layer = j.value("layer", 0) - 1;
-    m.head = std::max(0, j.value("head", 0) - 1);
+    int layer = 0, head = 0;
+    for (auto [key, out] : {std::pair<const char*, int*>{"layer", &layer}, {"head", &head}}) {
+        if (!j.contains(key)) continue;
+        const std::optional<int> v = integer_in(j[key], 0, kMaxCount);
+        if (!v) return fail(std::string(".") + key + "': expected a count from 1 (0: none)");
+        *out = *v;
+    }
+    m.layer = layer - 1;
+    m.head = std::max(0, head - 1);
     if (j.contains("ablated")) {
         if (!j["ablated"].is_array()) return fail(".ablated': expected a list of [layer, head] pairs counted from 1");
         for (const nlohmann::json& pair : j["ablated"]) {
-            if (!pair.is_array() || pair.size() != 2 || !count(pair[0], 1) || !count(pair[1], 1))
-                return fail(".ablated': expected a list of [layer, head] pairs counted from 1");
-            m.ablated.emplace_back(pair[0].get<int>() - 1, pair[1].get<int>() - 1);
+            const std::optional<int> l = pair.is_array() && pair.size() == 2 ? integer_in(pair[0], 1, kMaxCount) : std::nullopt;
+            const std::optional<int> h = pair.is_array() && pair.size() == 2 ? integer_in(pair[1], 1, kMaxCount) : std::nullopt;
+            if (!l || !h) return fail(".ablated': expected a list of [layer, head] pairs counted from 1");
+            m.ablated.emplace_back(*l - 1, *h - 1);
         }
     }
+    m.source = source;
     load.attached.model = std::move(m);
 }
 
+// What in `opened` is not as in `model` (config and vocabulary: the tensors' shapes follow
+// from them), as "d_model 8, but trained.model has d_model 32"; empty when they agree.
+std::string opened_differs(const train::Model& opened, const train::Model& model) {
+    const nlohmann::json a = train::config_to_json(opened.config), b = train::config_to_json(model.config);
+    for (const auto& [key, value] : a.items())
+        if (!b.contains(key) || b[key] != value)
+            return key + " " + value.dump() + ", but trained.model has " + key + " " + (b.contains(key) ? b[key].dump() : "none");
+    if (opened.vocabulary != model.vocabulary)
+        return "a vocabulary of " + std::to_string(opened.vocabulary.size()) + " tokens, but trained.model's is another (" +
+               std::to_string(model.vocabulary.size()) + " tokens)";
+    return {};
+}
+
 // "trained": a model file and how it was shown. A model that cannot be read is a warning:
-// the scenario and the rest of the session open without it.
-void read_trained(const nlohmann::json& j, const std::string& source, SessionLoad& load) {
+// the scenario and the rest of the session open without it. Every piece is checked against
+// what it meets before anything runs it: the probe against the model's vocabulary and
+// positions, the layer against its layers, the opened weights against the model, and the
+// scenario (which is that layer, edited) against the opened weights. A piece that does not
+// fit is a warning naming it and is left out (the opened layer: the run opens, detached).
+void read_trained(const nlohmann::json& j, const Scenario& scenario, const std::string& source, SessionLoad& load) {
     auto warn = [&](const std::string& what) { load.warnings.push_back(source + ": key 'trained" + what); };
     if (!j.is_object()) return warn("': expected an object");
     for (const auto& [key, value] : j.items())
@@ -94,13 +135,15 @@ void read_trained(const nlohmann::json& j, const std::string& source, SessionLoa
     }
     TrainedChoice t;
     t.file = std::move(*model.file);
-    const int vocabulary = t.file.model.config.vocab_size;
+    const train::ModelConfig& config = t.file.model.config;
+    const int vocabulary = config.vocab_size;
     auto ids = [&](const nlohmann::json& p, const char* key, std::vector<int>& out) {
         if (!p.contains(key)) return true;
         if (!p[key].is_array()) return false;
         for (const nlohmann::json& id : p[key]) {
-            if (!id.is_number_integer() || id.get<long long>() < 0 || id.get<long long>() >= vocabulary) return false;
-            out.push_back(id.get<int>());
+            const std::optional<int> v = integer_in(id, 0, vocabulary - 1);
+            if (!v) return false;
+            out.push_back(*v);
         }
         return true;
     };
@@ -109,11 +152,15 @@ void read_trained(const nlohmann::json& j, const std::string& source, SessionLoa
         if (!p.is_object() || !ids(p, "tokens", t.probe_tokens) || !ids(p, "source", t.probe_source))
             return warn(".probe': expected {\"tokens\": [ids], \"source\": [ids]} with ids below the vocabulary's " +
                         std::to_string(vocabulary));
+        for (auto [key, probe] : {std::pair<const char*, const std::vector<int>*>{"tokens", &t.probe_tokens}, {"source", &t.probe_source}})
+            if (static_cast<int>(probe->size()) > config.max_positions)
+                return warn(".probe." + std::string(key) + "': " + std::to_string(probe->size()) + " tokens, but the model reads at most " +
+                            std::to_string(config.max_positions));
     }
     if (j.contains("layer")) {
-        if (!j["layer"].is_number_integer() || j["layer"].get<long long>() < 0 || j["layer"].get<long long>() > t.file.model.config.layers)
-            return warn(".layer': expected a layer from 1 to " + std::to_string(t.file.model.config.layers) + " (0: none)");
-        t.layer = j["layer"].get<int>() - 1;
+        const std::optional<int> layer = integer_in(j["layer"], 0, config.layers);
+        if (!layer) return warn(".layer': expected a layer from 1 to " + std::to_string(config.layers) + " (0: none)");
+        t.layer = *layer - 1;
     }
     if (j.contains("opened")) {
         train::ModelFileLoad opened = train::model_from_json(j["opened"], source + " (trained.opened)");
@@ -122,6 +169,18 @@ void read_trained(const nlohmann::json& j, const std::string& source, SessionLoa
             return;
         }
         t.opened = std::move(*opened.file);
+    }
+    if (t.opened && t.layer >= 0) {
+        std::string fault = opened_differs(t.opened->model, t.file.model);
+        if (fault.empty()) {
+            const std::vector<std::string> faults = train::layer_scenario_faults(t.opened->model, t.layer, scenario);
+            if (!faults.empty()) fault = faults.front();
+        }
+        if (!fault.empty()) {
+            warn(".opened': " + fault + " (the trained run opens without its layer in the pipeline)");
+            t.layer = -1;
+            t.opened.reset();
+        }
     }
     load.attached.trained = std::move(t);
 }
@@ -138,8 +197,9 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
         load.errors.push_back(source + ": not an Attention Lab session (\"format\" must be \"" + kFormat + "\")");
         return load;
     }
-    if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int>() != kVersion) {
-        load.errors.push_back(source + ": unsupported session version (this app reads version " + std::to_string(kVersion) + ")");
+    if (!j.contains("version") || !integer_in(j["version"], kVersion, kVersion)) {
+        load.errors.push_back(source + ": unsupported session version" + (j.contains("version") ? " " + j["version"].dump() : std::string()) +
+                              " (this app reads version " + std::to_string(kVersion) + ")");
         return load;
     }
     if (!j.contains("scenario")) {
@@ -160,8 +220,8 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
         }
         auto read_int = [&](const char* key, int& out) {
             if (!v.contains(key)) return;
-            if (v[key].is_number_integer()) out = v[key].get<int>();
-            else load.errors.push_back(source + ": key 'view." + key + "': expected an integer");
+            if (const std::optional<int> x = integer_in(v[key], 0, kMaxInt)) out = *x;
+            else load.errors.push_back(source + ": key 'view." + key + "': expected an integer from 0 to " + std::to_string(kMaxInt));
         };
         auto read_bool = [&](const char* key, bool& out) {
             if (!v.contains(key)) return;
@@ -176,7 +236,6 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
             if (v["lesson"].is_string()) load.view.lesson = v["lesson"].get<std::string>();
             else load.errors.push_back(source + ": key 'view.lesson': expected a string");
         }
-        if (load.view.shown_head < 0 || load.view.step < 0) load.errors.push_back(source + ": 'view.shown_head' and 'view.step' must be ≥ 0");
         if (!load.errors.empty()) return load;  // all or nothing: a half-read session is not loaded
     }
     for (const auto& [key, value] : j.items())
@@ -188,7 +247,7 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
         read_model(j["model"], source, load);
         if (!load.errors.empty()) return load;
     }
-    if (j.contains("trained")) read_trained(j["trained"], source, load);
+    if (j.contains("trained")) read_trained(j["trained"], *scenario.scenario, source, load);
     load.scenario = std::move(scenario.scenario);
     return load;
 }

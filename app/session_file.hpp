@@ -38,6 +38,7 @@ struct ModelChoice {
     std::string sentence;
     int layer = -1, head = 0;  // from 0; layer −1: none opened in the pipeline
     std::vector<std::pair<int, int>> ablated;  // (layer, head) from 0
+    std::string source;   // the session file it was read from: what a notice about it names
 };
 
 struct TrainedChoice {

@@ -5,8 +5,10 @@
 // rest of the session opens.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
@@ -207,4 +209,207 @@ TEST_CASE("A session's model blocks: malformed is refused, an unreadable trained
         REQUIRE_FALSE(l.warnings.empty());
         CHECK(l.warnings.front().find("s.json (trained.model)") == 0);
     }
+}
+
+TEST_CASE("A session's integers outside their range are refused, never cut down to an int", "[session]") {
+    const Scenario s = find_preset(default_preset_name())->scenario;
+    const nlohmann::json base = session_file::session_to_json(s, session_file::ViewChoices{});
+    auto first_error = [](const nlohmann::json& j) {
+        const session_file::SessionLoad l = session_file::session_from_json(j, "s.json");
+        CHECK_FALSE(l.scenario);
+        return l.errors.empty() ? std::string() : l.errors.front();
+    };
+    const std::uint64_t wraps_to_one = 4294967297ull;  // 2^32 + 1: an int cast reads 1
+    {
+        nlohmann::json j = base;
+        j["version"] = wraps_to_one;
+        CHECK(first_error(j) == "s.json: unsupported session version 4294967297 (this app reads version 1)");
+        j["version"] = -1;
+        CHECK(first_error(j) == "s.json: unsupported session version -1 (this app reads version 1)");
+    }
+    for (const char* key : {"step", "shown_head"}) {
+        INFO(key);
+        nlohmann::json j = base;
+        j["view"][key] = wraps_to_one;
+        CHECK(first_error(j) == std::string("s.json: key 'view.") + key + "': expected an integer from 0 to 2147483647");
+        j["view"][key] = -1;
+        CHECK(first_error(j) == std::string("s.json: key 'view.") + key + "': expected an integer from 0 to 2147483647");
+    }
+    {
+        nlohmann::json j = base;
+        j["model"] = {{"folder", "/m"}, {"layer", wraps_to_one}};
+        CHECK(first_error(j) == "s.json: key 'model.layer': expected a count from 1 (0: none)");
+        j["model"] = {{"folder", "/m"}, {"ablated", {{wraps_to_one, 1}}}};
+        CHECK(first_error(j) == "s.json: key 'model.ablated': expected a list of [layer, head] pairs counted from 1");
+        j["model"] = {{"folder", "/m"}, {"ablated", {{1, std::numeric_limits<std::uint64_t>::max()}}}};
+        CHECK(first_error(j) == "s.json: key 'model.ablated': expected a list of [layer, head] pairs counted from 1");
+    }
+}
+
+namespace {
+
+// A reverse model of d_model `d` and one layer; the probe is its run's.
+train::ModelFile reverse_model(int d) {
+    train::TrainSettings s;
+    s.model.d_model = d;
+    s.model.heads = 2;
+    s.model.layers = 1;
+    s = train::fitted(s);
+    train::ModelFile file;
+    file.settings = s;
+    file.model = train::init_model(s.model, train::task_vocabulary(s.task), 5);
+    return file;
+}
+
+// Layer 1 of `file`'s model on a reverse probe, as Open layer … in the pipeline makes it.
+Scenario trained_layer(const train::ModelFile& file, const train::Example& probe) {
+    const train::ForwardPass pass = train::forward(file.model, probe.input);
+    REQUIRE(pass.ok);
+    Scenario s = train::trained_layer_scenario(file.model, probe.input, pass, 0);
+    s.name += ", step 0";
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("A session's trained layer is checked against its model and its scenario before it runs", "[train][session]") {
+    const train::ModelFile narrow = reverse_model(8), wide = reverse_model(32);
+    const train::Example probe = train::make_held_out(narrow.settings.task, 1, 3).examples.front();
+    auto session = [&](const Scenario& scenario, const train::ModelFile& model, const train::ModelFile& opened) {
+        nlohmann::json j = session_file::session_to_json(scenario, session_file::ViewChoices{});
+        j["trained"] = {{"model", train::model_to_json(model)},
+                        {"probe", {{"tokens", probe.input.tokens}, {"source", nlohmann::json::array()}}},
+                        {"layer", 1},
+                        {"opened", train::model_to_json(opened)}};
+        return j;
+    };
+    auto load = [](const nlohmann::json& j) { return session_file::session_from_json(j, "s.json"); };
+    {  // all of a piece: the layer is reattached
+        const session_file::SessionLoad l = load(session(trained_layer(narrow, probe), narrow, narrow));
+        REQUIRE(l.scenario);
+        CHECK(l.warnings.empty());
+        REQUIRE(l.attached.trained);
+        CHECK(l.attached.trained->layer == 0);
+        CHECK(l.attached.trained->opened);
+    }
+    const std::string detached = " (the trained run opens without its layer in the pipeline)";
+    {  // the scenario is a layer of d_model 32, the opened weights have d_model 8
+        const session_file::SessionLoad l = load(session(trained_layer(wide, probe), narrow, narrow));
+        REQUIRE(l.scenario);
+        REQUIRE(l.warnings.size() == 1);
+        CHECK(l.warnings.front() == "s.json: key 'trained.opened': d_model 8, but the scenario's layer has d_model 32" + detached);
+        REQUIRE(l.attached.trained);  // the run opens, its layer does not
+        CHECK(l.attached.trained->layer == -1);
+        CHECK_FALSE(l.attached.trained->opened);
+    }
+    {  // the opened weights are not the run's model
+        const session_file::SessionLoad l = load(session(trained_layer(wide, probe), narrow, wide));
+        REQUIRE(l.warnings.size() == 1);
+        CHECK(l.warnings.front() == "s.json: key 'trained.opened': d_model 32, but trained.model has d_model 8" + detached);
+        REQUIRE(l.attached.trained);
+        CHECK_FALSE(l.attached.trained->opened);
+    }
+    {  // a scenario that is no trained layer at all
+        const session_file::SessionLoad l = load(session(find_preset(default_preset_name())->scenario, narrow, narrow));
+        REQUIRE(l.warnings.size() == 1);
+        CHECK(l.warnings.front().find("s.json: key 'trained.opened': ") == 0);
+        CHECK_FALSE(l.attached.trained->opened);
+    }
+    {  // a probe longer than the model reads
+        nlohmann::json j = session(trained_layer(narrow, probe), narrow, narrow);
+        j["trained"]["probe"]["tokens"] = std::vector<int>(40, 1);
+        const session_file::SessionLoad l = load(j);
+        REQUIRE(l.warnings.size() == 1);
+        CHECK(l.warnings.front() == "s.json: key 'trained.probe.tokens': 40 tokens, but the model reads at most " +
+                                        std::to_string(narrow.model.config.max_positions));
+    }
+    SECTION("opened in the window: a notice, the run and the scenario open, nothing runs the mismatched layer") {
+        const std::string path = temp("attnlab-session-trained-mismatch.json");
+        const nlohmann::json j = session(trained_layer(wide, probe), narrow, narrow);
+        { std::ofstream(path) << j.dump(); }
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        ui.frame(2);
+        ui::open_file(ui.state, path);
+        REQUIRE(ui.state.train.worker);
+        ui.state.train.worker->wait_idle();
+        ui.frame(4);
+        CHECK(has_notice(ui.state, path + ": key 'trained.opened': d_model 8, but the scenario's layer has d_model 32"));
+        CHECK(ui.state.train.progress.latest);
+        CHECK_FALSE(ui::trained_layer_open(ui.state.train));
+        CHECK(ui.state.session.scenario.d_model == 32);
+        CHECK(ui.state.session.trace.ok);
+        std::filesystem::remove(path);
+    }
+}
+
+TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against the checkpoint they meet", "[model-view][session]") {
+    const std::string folder = temp("attnlab-session-gpt2-ranges");
+    testing::write_tiny_checkpoint(folder);  // 2 layers of 2 heads, 16 positions
+    const std::string path = temp("attnlab-session-gpt2-ranges.json");
+    nlohmann::json saved;
+    {
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        ui.frame(2);
+        ui.state.model.sentence = "the cat";
+        REQUIRE(ui::open_model(ui.state, ui.state.model, folder));
+        ui.frame(2);
+        ui::open_model_layer(ui.state, ui.state.model, 1, 1);
+        ui.frame(3);
+        save(ui, path);
+        std::vector<std::string> errors;
+        saved = nlohmann::json::parse(*read_text_file(path, kMaxScenarioFileBytes, "session", errors));
+    }
+    auto open = [&](const nlohmann::json& j, UiDriver& ui) {
+        { std::ofstream(path) << j.dump(); }
+        ui.frame(2);
+        ui::open_file(ui.state, path);
+        ui.frame(4);
+    };
+    SECTION("a head and an ablated pair the model does not have: each said with its key and the model's range, and not used") {
+        nlohmann::json j = saved;
+        j["model"]["head"] = 99;
+        j["model"]["ablated"] = {{9, 1}, {2, 2}};
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        open(j, ui);
+        const ui::ModelViewState& m = ui.state.model;
+        CHECK(has_notice(ui.state, path + ": key 'model.head': 99, but the model's heads are 1 to 2: not used"));
+        CHECK(has_notice(ui.state, path + ": key 'model.ablated': [9, 1] is not a head of the model (the model's layers are 1 to 2, its heads 1 to 2): not ablated"));
+        CHECK(m.head == 0);
+        CHECK(m.layer == 1);  // the layer itself is the scenario's: reattached
+        CHECK(m.pass.ablated == gpt2::HeadSet{gpt2::HeadId{1, 1}});
+        CHECK(ui::model_choice(m)->head == 0);
+    }
+    SECTION("a layer the model does not have") {
+        nlohmann::json j = saved;
+        j["model"]["layer"] = 7;
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        open(j, ui);
+        CHECK(has_notice(ui.state, path + ": key 'model.layer': 7, but the model's layers are 1 to 2: no layer is opened in the pipeline"));
+        CHECK(ui.state.model.layer == -1);
+    }
+    SECTION("a sentence longer than the model reads: said as such, not as a layer that is missing") {
+        nlohmann::json j = saved;
+        std::string sentence;
+        for (int i = 0; i < 40; ++i) sentence += " the cat";
+        j["model"]["sentence"] = sentence;
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        open(j, ui);
+        CHECK(has_notice(ui.state, path + ": key 'model.layer': layer 2 is not opened: the session's sentence cannot run (the text has "));
+        CHECK(has_notice(ui.state, "the model reads at most n_positions = 16"));
+        CHECK_FALSE(has_notice(ui.state, "is not in " + folder));
+        CHECK(ui.state.model.layer == -1);
+    }
+    SECTION("a hand-made session whose scenario is not the layer it names") {
+        nlohmann::json j = session_file::session_to_json(find_preset(default_preset_name())->scenario, session_file::ViewChoices{});
+        j["model"] = {{"folder", folder}, {"sentence", "the cat"}, {"layer", 1}, {"head", 1}};
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        open(j, ui);
+        CHECK(has_notice(ui.state, path + ": key 'model.layer': the session's scenario is not layer 1 of the model ("));
+        CHECK_FALSE(has_notice(ui.state, "0 \xC3\x97 0"));
+        CHECK(ui.state.model.layer == -1);
+        CHECK(ui.state.model.checkpoint);
+        CHECK(ui.state.session.trace.ok);
+    }
+    std::filesystem::remove(path);
+    std::filesystem::remove_all(folder);
 }
