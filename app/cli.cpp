@@ -222,15 +222,7 @@ std::optional<Scenario> load_lesson_step(const Options& o, std::ostream& err) {
     std::vector<std::string> folder_errors;  // another lesson of the folder that does not load is not this one's fault
     std::vector<Lesson> lessons = load_lessons(folder, folder_errors);
     std::optional<Lesson> lesson;
-    for (Lesson& l : lessons) {
-        const std::filesystem::path file(l.file);
-        const std::string stem = file.stem().string();
-        if (l.file == o.lesson || file.filename().string() == o.lesson || stem == o.lesson || l.title == o.lesson ||
-            (stem.size() > 3 && stem.substr(3) == o.lesson)) {
-            lesson = std::move(l);
-            break;
-        }
-    }
+    if (const int found = find_lesson(lessons, o.lesson); found >= 0) lesson = std::move(lessons[static_cast<std::size_t>(found)]);
     if (!lesson) {
         std::error_code ec;
         const std::filesystem::file_status status = std::filesystem::status(o.lesson, ec);  // never an open: a FIFO would wait

@@ -254,6 +254,17 @@ LessonLoad load_lesson_file(const std::string& path) {
     });
 }
 
+int find_lesson(const std::vector<Lesson>& lessons, const std::string& name) {
+    for (std::size_t i = 0; i < lessons.size(); ++i) {
+        const std::filesystem::path file(lessons[i].file);
+        const std::string stem = file.stem().string();
+        if (lessons[i].file == name || file.filename().string() == name || stem == name || lessons[i].title == name ||
+            (stem.size() > 3 && stem.substr(3) == name))
+            return static_cast<int>(i);
+    }
+    return -1;
+}
+
 std::vector<Lesson> load_lessons(const std::string& folder, std::vector<std::string>& errors) {
     std::vector<std::string> paths;
     std::error_code ec;

@@ -60,6 +60,9 @@ LessonLoad lesson_from_text(const std::string& text, const std::string& source_n
 LessonLoad load_lesson_file(const std::string& path);
 // Every *.json in the folder, sorted by file name; failed files are reported in errors.
 std::vector<Lesson> load_lessons(const std::string& folder, std::vector<std::string>& errors);
+// The lesson a user means by `name`: its path, its file name ("03-masks.json"), that without
+// the extension ("03-masks") or the number ("masks"), or its title; -1 when none is.
+int find_lesson(const std::vector<Lesson>& lessons, const std::string& name);
 
 // The scenario a step shows: the lesson's scenario with every step's toggles up to and
 // including `step` applied in order; for a step with "train", the trained model's layer.

@@ -44,8 +44,6 @@ void ensure_lessons_loaded(LessonState& ls) {
 
 namespace {
 
-std::string base_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
-
 void show_step(Context& state, LessonState& ls) {
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     ls.step = std::clamp(ls.step, 0, std::max(0, static_cast<int>(lesson.steps.size()) - 1));
@@ -84,13 +82,7 @@ bool open_lesson(Context& state, LessonState& ls, int index, int step) {
 
 bool open_lesson_named(Context& state, LessonState& ls, const std::string& file_or_name, int step) {
     ensure_lessons_loaded(ls);
-    for (size_t i = 0; i < ls.lessons.size(); ++i) {
-        const std::string file = base_name(ls.lessons[i].file);
-        const std::string stem = std::filesystem::path(file).stem().string();
-        if (ls.lessons[i].file == file_or_name || file == file_or_name || stem == file_or_name || ls.lessons[i].title == file_or_name ||
-            (stem.size() > 3 && stem.substr(3) == file_or_name))  // "masks" for 03-masks.json
-            return open_lesson(state, ls, static_cast<int>(i), step);
-    }
+    if (const int found = find_lesson(ls.lessons, file_or_name); found >= 0) return open_lesson(state, ls, found, step);
     std::error_code ec;
     if (std::filesystem::is_regular_file(file_or_name, ec)) {
         // A lesson file outside the folder: added to the list, then opened.
