@@ -7,7 +7,7 @@
 #include "gpu/backend.hpp"
 #include "gpu/context.hpp"
 #include "test_hooks.hpp"
-#include "ui/gl.hpp"
+#include "gl.hpp"
 
 namespace attn::cli {
 

@@ -9,7 +9,7 @@
 // [SECTION] Setup
 // [SECTION] The loop's stages
 // [SECTION] run()
-#include "ui/gl.hpp"  // the GL loader first, before GLFW or ImGui's backend touch GL
+#include "gl.hpp"  // the GL loader first, before GLFW or ImGui's backend touch GL
 
 #include <GLFW/glfw3.h>
 

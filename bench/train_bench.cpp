@@ -1,4 +1,4 @@
-// Training speed: wall time until the held-out accuracy reaches the target, and the
+// Training speed: wall time until the held-out accuracy reaches the target below, and the
 // training throughput in tokens per second (the batch's target tokens, forward and
 // backward, evaluation not counted). One line per case, and each time as a fraction of its
 // budget (reverse and copy: 60 s to 99%; induction with 2 layers: 180 s to 95%).

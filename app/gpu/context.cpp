@@ -2,7 +2,7 @@
 
 #include <epoxy/egl.h>
 
-#include "ui/gl.hpp"
+#include "gl.hpp"
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 // Move-only owners of GL objects: each deletes its object once; a moved-from or
 // default-constructed one holds 0 and deletes nothing. Need a current GL context.
-#include "ui/gl.hpp"
+#include "gl.hpp"
 
 #include <cstddef>
 #include <utility>

@@ -6,7 +6,7 @@
 #include "gpu/backend.hpp"
 #include "gpu/context.hpp"
 
-#include "ui/gl.hpp"
+#include "gl.hpp"
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
 

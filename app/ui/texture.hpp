@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "ui/gl.hpp"
+#include "gl.hpp"
 
 namespace attn::ui {
 
