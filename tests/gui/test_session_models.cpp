@@ -413,3 +413,27 @@ TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against t
     std::filesystem::remove(path);
     std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("A session whose trained model is at step 2^30 opens at once, paused at that step", "[train][session]") {
+    // The run continues where the file says; its example stream is had without replaying the
+    // 2^30 steps before it (that took hours on the window's thread).
+    train::ModelFile file = reverse_model(8);
+    file.steps = 1 << 30;
+    nlohmann::json j = session_file::session_to_json(find_preset(default_preset_name())->scenario, session_file::ViewChoices{});
+    j["trained"] = {{"model", train::model_to_json(file)}};
+    const std::string path = temp("attnlab-session-trained-late.json");
+    { std::ofstream(path) << j.dump(); }
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui::open_file(ui.state, path);
+    REQUIRE(ui.state.train.worker);
+    ui.state.train.worker->wait_idle();
+    ui.frame(2);
+    REQUIRE(ui.state.train.progress.latest);
+    CHECK(ui.state.train.progress.steps_done == 1 << 30);
+    ui.state.train.worker->step_once();
+    ui.state.train.worker->wait_idle();
+    ui.frame(2);
+    CHECK(ui.state.train.progress.steps_done == (1 << 30) + 1);
+    std::filesystem::remove(path);
+}
