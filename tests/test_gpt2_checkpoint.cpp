@@ -3,7 +3,6 @@
 // defaults; every entry of the bad-model catalogue refused with its message.
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -234,8 +233,9 @@ TEST_CASE("one attempt reports the faults of every file") {
     std::filesystem::remove_all(folder);
 }
 
-// Not run by default (it writes 500 MB): build/tests/test_gpt2 "[.benchmark]".
-TEST_CASE("opening a GPT-2-small-sized folder takes about a second", "[.benchmark]") {
+// Not run by default (it writes 500 MB): build/tests/test_gpt2 "[.large]". Its time is
+// gpt2_bench's to measure; this checks that a folder of GPT-2 small's size round-trips.
+TEST_CASE("a GPT-2-small-sized folder opens in F32 and F16 with its weights as written", "[.large]") {
     Config config;
     config.n_layer = 12;
     config.n_head = 12;
@@ -243,25 +243,17 @@ TEST_CASE("opening a GPT-2-small-sized folder takes about a second", "[.benchmar
     config.n_positions = 1024;
     config.vocab_size = 50257;
     config.n_inner = 3072;
-    using clock = std::chrono::steady_clock;
-    auto seconds = [](clock::time_point since) { return std::chrono::duration<double>(clock::now() - since).count(); };
-    auto start = clock::now();
     const Checkpoint c = random_checkpoint(config, 1);
-    WARN("random_checkpoint: " << seconds(start) << " s");
     for (const Dtype dtype : {Dtype::F32, Dtype::F16}) {
         const std::string folder = std::string("test_gpt2_small_") + to_string(dtype);
         CheckpointWriteOptions options;
         options.dtype = dtype;
         std::string error;
-        start = clock::now();
         REQUIRE(write_checkpoint(folder, c, options, &error));
-        WARN(to_string(dtype) << " write: " << seconds(start) << " s, "
-                              << std::filesystem::file_size(folder + "/model.safetensors") / 1e6 << " MB");
-        start = clock::now();
         const CheckpointLoad load = load_checkpoint(folder);
-        WARN(to_string(dtype) << " load: " << seconds(start) << " s");
         REQUIRE(load.checkpoint);
         CHECK(load.checkpoint->layers[11].mlp_proj_w(3071, 767) == rounded(c.layers[11].mlp_proj_w(3071, 767), dtype));
+        CHECK(load.checkpoint->wte(50256, 767) == rounded(c.wte(50256, 767), dtype));
         std::filesystem::remove_all(folder);
     }
 }
