@@ -12,6 +12,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "attention_rules.hpp"
 #include "mask.hpp"
 #include "positional.hpp"
 #include "random.hpp"
@@ -266,10 +267,14 @@ void add_head_warnings(const Scenario& s, Trace& t) {
         if (!head.fully_masked_rows.empty()) {
             std::string rows;
             for (int r : head.fully_masked_rows) rows += (rows.empty() ? "" : ", ") + t.query_tokens[static_cast<size_t>(r)];
-            t.warnings.push_back(
-                "head " + std::to_string(h + 1) + ": query " + rows + " sees no key" +
-                (std::isinf(s.masked_fill) ? std::string(" (every key masked with −∞): its weights are 0 and its output is 0")
-                                           : std::string(" (every key filled with the same finite value): its weights are uniform")));
+            // Every cell of the row is the fill: its sum is zero (−∞, or a naive exponential
+            // that underflows) or every cell weighs the same.
+            const bool weighs_nothing = cell_exp(s.masked_fill, row_shift(s.softmax, s.masked_fill)) == 0.0f;
+            const char* why = std::isinf(s.masked_fill) ? " (every key masked with −∞)"
+                              : weighs_nothing ? " (every key filled with a value whose naive exponential underflows to 0)"
+                                               : " (every key filled with the same finite value)";
+            t.warnings.push_back("head " + std::to_string(h + 1) + ": query " + rows + " sees no key" + why +
+                                 (weighs_nothing ? ": its weights are 0 and its output is 0" : ": its weights are uniform"));
         }
         if (head.softmax_overflow)
             t.warnings.push_back("head " + std::to_string(h + 1) +
@@ -307,19 +312,15 @@ void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matr
     head.position_bias.resize(0, 0);
     head.pooled_weights = PooledWeights{};
     head_inputs(s, t, q_all, k_all, v_all, h, head, true);
+    const ScoreRule rule = score_rule(s, t.scale, head.alibi_slope, t.n_keys);
     head.scores.resize(t.n_queries, t.n_keys);
     head.scores.noalias() = head.q * head.k.transpose();  // (n_q, d_k)·(d_k, n_k) → (n_q, n_k)
-    head.scaled_scores = head.scores * t.scale;  // ÷√d_k keeps the variance near 1
-    if (s.positional == PositionalEncoding::ALiBi) {
-        head.position_bias = alibi_bias(t.n_queries, t.n_keys, head.alibi_slope);
-        head.scaled_scores += head.position_bias;  // farther keys lose −m·|i − j|
-    }
-    head.masked_scores = head.scaled_scores;  // then the fill value where the mask hides a key
-    if (s.mask != MaskKind::None) {
-        const bool* visible = t.visible.data();
-        float* masked = head.masked_scores.data();
-        for (Eigen::Index c = 0; c < head.masked_scores.size(); ++c) masked[c] = visible[c] ? masked[c] : s.masked_fill;
-    }
+    // masked_score of every cell (attention_rules.hpp), each step kept for the trace
+    if (s.positional == PositionalEncoding::ALiBi) head.position_bias = alibi_terms(head.alibi_slope, t.n_queries, t.n_keys);
+    head.scaled_scores = head.scores;
+    scale_scores(rule, 0, 0, head.scaled_scores);  // ÷√d_k, then farther keys lose −m·|i − j|
+    head.masked_scores = head.scaled_scores;
+    mask_scores(rule, 0, 0, head.masked_scores);   // the fill value where the mask hides a key
     softmax_rows_into(head.masked_scores, s.softmax, head.weights);  // each row → a distribution
     head.output.resize(t.n_queries, t.d_v);
     head.output.noalias() = head.weights * head.v;  // (n_q, n_k)·(n_k, d_v) → (n_q, d_v)
@@ -333,11 +334,8 @@ StreamingInputs streaming_inputs(const Scenario& s, const Trace& t, const HeadTr
     in.q = &head.q;
     in.k = &head.k;
     in.v = &head.v;
-    in.scale = t.scale;
-    in.alibi_slope = head.alibi_slope;
-    in.masked_fill = s.masked_fill;
+    in.rule = score_rule(s, t.scale, head.alibi_slope, t.n_keys);
     in.softmax = s.softmax;
-    in.mask = mask_rule(s, t.n_keys);
     in.cancel = cancel;
     return in;
 }

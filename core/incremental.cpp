@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "attention_rules.hpp"
 #include "engine.hpp"
 #include "positional.hpp"
 #include "reflect.hpp"
@@ -79,11 +80,10 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
             head.scores.row(r).noalias() = head.q.row(r) * head.k.transpose();  // row r: (1, d_k)·(d_k, n)
             head.scores.col(r).noalias() = head.q * head.k.row(r).transpose();  // column r: (n, d_k)·(d_k, 1)
         }
-        const auto refresh = [&](int i, int j) {
-            float s = head.scores(i, j) * t.scale;
-            if (head.position_bias.size() != 0) s += head.position_bias(i, j);
-            head.scaled_scores(i, j) = s;
-            head.masked_scores(i, j) = t.visible(i, j) ? s : after.masked_fill;
+        const ScoreRule rule = score_rule(after, t.scale, head.alibi_slope, n);
+        const auto refresh = [&](int i, int j) {  // attention_rules.hpp, one cell
+            head.scaled_scores(i, j) = scaled_score(rule, head.scores(i, j), i, j);
+            head.masked_scores(i, j) = masked_score(rule, head.scores(i, j), i, j);
         };
         for (int r : *rows)
             for (int j = 0; j < n; ++j) {

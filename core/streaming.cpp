@@ -1,11 +1,11 @@
 // Output-only attention: per query block, stream over key blocks with an online softmax.
 //
-//   for each key block:  S = Q_b·K_bᵀ·scale + bias, masked      (B_q, d_k)·(d_k, B_k) → (B_q, B_k)
+//   for each key block:  S = masked_score(Q_b·K_bᵀ)               (B_q, d_k)·(d_k, B_k) → (B_q, B_k)
 //                        m' = max(m, rowmax S)                   the running max
 //                        P  = exp(S − m')                        (B_q, B_k)
 //                        l  = l·exp(m − m') + rowsum P           the running sum
 //                        O  = O·exp(m − m') + P·V_b              (B_q, B_k)·(B_k, d_v) → (B_q, d_v)
-//   finally              O /= l
+//   finally              O = row_output(O, l)                   0 / NaN / O ÷ l (attention_rules.hpp)
 //
 // Query blocks are independent, so they run in parallel (OpenMP) for long inputs.
 #include "streaming.hpp"
@@ -20,96 +20,50 @@ namespace {
 
 constexpr int kQueryBlock = 64;
 constexpr int kKeyBlock = 128;
-constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
-// Fills S for one (query block, key block) tile: scaled scores, ALiBi, mask.
+// S for one (query block, key block) tile: masked_score of every cell, the products by Eigen.
 void score_tile(const StreamingInputs& in, int i0, int rows, int j0, int cols, Matrix& s) {
     s.noalias() = in.q->middleRows(i0, rows) * in.k->middleRows(j0, cols).transpose();  // (B_q, d_k)·(d_k, B_k)
-    s *= in.scale;
-    if (in.alibi_slope != 0.0f)
-        for (int r = 0; r < rows; ++r)
-            for (int c = 0; c < cols; ++c) s(r, c) -= in.alibi_slope * static_cast<float>(std::abs(i0 + r - (j0 + c)));
-    switch (in.mask.kind) {
-        case MaskKind::None: break;
-        case MaskKind::Causal:
-        case MaskKind::SlidingWindow:
-            // Visible keys form one run per row: fill what lies outside it.
-            for (int r = 0; r < rows; ++r) {
-                int run_first = 0, run_last = 0;
-                in.mask.visible_run(i0 + r, run_first, run_last);
-                const int first = std::clamp(run_first - j0, 0, cols), last = std::clamp(run_last - j0, first, cols);
-                s.row(r).head(first).setConstant(in.masked_fill);
-                s.row(r).tail(cols - last).setConstant(in.masked_fill);
-            }
-            break;
-        default:
-            for (int r = 0; r < rows; ++r)
-                for (int c = 0; c < cols; ++c)
-                    if (!in.mask.visible(i0 + r, j0 + c)) s(r, c) = in.masked_fill;
-    }
+    scale_scores(in.rule, i0, j0, s);
+    mask_scores(in.rule, i0, j0, s);
 }
 
 // A tile with no visible cell contributes exp(−∞) = 0 and can be skipped; with a finite
 // fill every cell counts, so nothing is skipped.
 bool skippable(const StreamingInputs& in, int i0, int i1, int j0, int j1) {
-    return std::isinf(in.masked_fill) && in.masked_fill < 0 && in.mask.block_hidden(i0, i1, j0, j1);
+    return fill_is_minus_inf(in.rule.masked_fill) && in.rule.mask.block_hidden(i0, i1, j0, j1);
 }
 
 using Column = Eigen::Array<float, Eigen::Dynamic, 1>;
-
-// row[c] ← exp(row[c] − shift), with exp(−∞) exactly 0. Eigen's exp is vectorised only in
-// an expression without select(), and it clamps its argument (exp(−∞) would come out as
-// 4e−39), so the −∞ cells are remembered and zeroed in a second, vectorisable loop.
-void exp_row(float* row, int n, float shift, bool may_hold_minus_inf) {
-    constexpr int kMax = 1024;
-    float was_minus_inf[kMax];
-    const bool fix = may_hold_minus_inf && n <= kMax;
-    if (fix)
-        for (int c = 0; c < n; ++c) was_minus_inf[c] = row[c] == kMinusInf ? 0.0f : 1.0f;
-    Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>> r(row, n);
-    r = (r - shift).exp();
-    if (fix)
-        for (int c = 0; c < n; ++c) row[c] *= was_minus_inf[c];
-}
 
 void query_block(const StreamingInputs& in, int i0, int rows, StreamingHead& out) {
     const int n_k = static_cast<int>(in.k->rows());
     const int d_v = static_cast<int>(in.v->cols());
     const bool stable = in.softmax == SoftmaxKind::Stable;
-    // Cells can hold −∞ only when a mask writes it; then exp must give exactly 0 there
-    // (Eigen's vectorised exp clamps its argument and would give a tiny positive number).
-    const bool may_hold_minus_inf = in.mask.kind != MaskKind::None && std::isinf(in.masked_fill);
     Matrix s(rows, kKeyBlock), acc = Matrix::Zero(rows, d_v);
-    Column m = Column::Constant(rows, stable ? kMinusInf : 0.0f), l = Column::Zero(rows);
-    Column m_new(rows), shift(rows), correction(rows);
+    Column m = Column::Constant(rows, stable ? kMinusInfinity : 0.0f), l = Column::Zero(rows);
+    Column m_new(rows), correction(rows);
     for (int j0 = 0; j0 < n_k; j0 += kKeyBlock) {
         const int cols = std::min(kKeyBlock, n_k - j0);
         if (skippable(in, i0, i0 + rows, j0, j0 + cols)) continue;
         s.resize(rows, cols);
         score_tile(in, i0, rows, j0, cols, s);
-        const bool tile_may_hold_minus_inf = may_hold_minus_inf && !in.mask.block_visible(i0, i0 + rows, j0, j0 + cols);
         auto tile = s.array();
-        if (stable) {
-            m_new = m.max(tile.rowwise().maxCoeff());                     // m' = max(m, rowmax S)
-            shift = (m_new == kMinusInf).select(Column::Zero(rows), m_new);  // a row with nothing visible yet
-            correction = (m == kMinusInf).select(Column::Zero(rows), (m - shift).exp());  // exp(m − m')
-        } else {
-            m_new.setZero();
-            shift.setZero();
-            correction.setOnes();
+        if (stable) m_new = m.max(tile.rowwise().maxCoeff());  // m' = max(m, rowmax S)
+        for (int r = 0; r < rows; ++r) {
+            const float shift = row_shift(in.softmax, m_new(r));  // naive: m stays 0
+            correction(r) = stable ? cell_exp(m(r), shift) : 1.0f;  // exp(m − m'), 0 while m = −∞
+            cell_exp_row(s.row(r).data(), cols, shift);             // P = exp(S − m')
         }
-        for (int r = 0; r < rows; ++r) exp_row(s.row(r).data(), cols, shift(r), tile_may_hold_minus_inf);  // P = exp(S − m')
-        l = l * correction + tile.rowwise().sum();                         // l = l·exp(m − m') + rowsum P
+        l = l * correction + tile.rowwise().sum();                  // l = l·exp(m − m') + rowsum P
         acc.array().colwise() *= correction;
-        acc.noalias() += s * in.v->middleRows(j0, cols);                   // (B_q, B_k)·(B_k, d_v)
-        m = m_new;
+        acc.noalias() += s * in.v->middleRows(j0, cols);            // (B_q, B_k)·(B_k, d_v)
+        if (stable) m = m_new;
     }
-    // The fully masked row rule (softmax.hpp): no visible key under −∞ → output 0; a naive
-    // sum that overflowed → NaN (inf/inf), as the full softmax gives.
-    const Column inverse = (l == 0.0f).select(Column::Zero(rows), l.inverse());
-    acc.array().colwise() *= inverse;
-    for (int r = 0; r < rows; ++r)
-        if (!std::isfinite(l(r))) acc.row(r).setConstant(std::numeric_limits<float>::quiet_NaN());
+    for (int r = 0; r < rows; ++r) {
+        const float sum = l(r);
+        acc.row(r) = acc.row(r).unaryExpr([sum](float a) { return row_output(a, sum); });  // 0 / NaN / acc ÷ l
+    }
     out.output.middleRows(i0, rows) = acc;
     out.row_max.segment(i0, rows) = m.matrix().transpose();
     out.row_sum.segment(i0, rows) = l.matrix().transpose();
@@ -151,7 +105,6 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
     const int row_begin = grid.row_begin, row_end = grid.row_end, col_begin = grid.col_begin, col_end = grid.col_end;
     const int rows = row_end - row_begin, cols = col_end - col_begin;
     const int bins_rows = grid.bins_rows, bins_cols = grid.bins_cols;
-    const bool stable = in.softmax == SoftmaxKind::Stable;
     // Bin of an index: the b with begin + b·len/bins ≤ index < begin + (b+1)·len/bins.
     std::vector<int> col_bin(static_cast<size_t>(cols));
     for (int b = 0; b < bins_cols; ++b)
@@ -170,16 +123,12 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
             s.resize(r1 - r0, tile_cols);
             score_tile(in, r0, r1 - r0, j0, tile_cols, s);
             for (int r = 0; r < r1 - r0; ++r) {
-                const float m = stable ? head.row_max(r0 + r) : 0.0f, l = head.row_sum(r0 + r);
-                if (l == 0.0f) continue;  // fully masked row: weights are 0
+                const float l = head.row_sum(r0 + r);
+                if (row_sum_kind(l) == RowSum::Nothing) continue;  // fully masked row: weights are 0
+                // w = row_weight(s, m, l), the row at once (an overflowed row reads s itself)
                 float* row = s.row(r).data();
-                if (!std::isfinite(l)) {  // the naive sum overflowed: every visible weight is NaN
-                    for (int c = 0; c < tile_cols; ++c)
-                        row[c] = row[c] == kMinusInf ? 0.0f : std::numeric_limits<float>::quiet_NaN();
-                } else {
-                    exp_row(row, tile_cols, m, true);  // w = exp(s − m) / l
-                    for (int c = 0; c < tile_cols; ++c) row[c] /= l;
-                }
+                if (row_sum_kind(l) == RowSum::Weighs) cell_exp_row(row, tile_cols, row_shift(in.softmax, head.row_max(r0 + r)));
+                weights_from_exp_row(row, row, tile_cols, l);
                 for (int c = 0; c < tile_cols; ++c) {
                     float& cell = pooled.values(rb, col_bin[static_cast<size_t>(j0 + c - col_begin)]);
                     if (row[c] > cell || std::isnan(row[c])) cell = row[c];

@@ -1,11 +1,12 @@
 #pragma once
 // Attention without the (n_q × n_k) matrix: queries in blocks, keys streamed in blocks with
 // an online softmax (a running max m and sum l per query row, FlashAttention-style), so
-// memory is O(n·d). The GPU shaders do the same computation; this is its CPU twin.
+// memory is O(n·d). The GPU shaders do the same computation; this is its CPU twin. Both
+// apply the rules of attention_rules.hpp (masked_score, row_output, row_weight).
 #include <atomic>
 #include <vector>
 
-#include "mask.hpp"
+#include "attention_rules.hpp"
 #include "matrix.hpp"
 #include "scenario.hpp"
 #include "trace.hpp"
@@ -14,7 +15,7 @@ namespace attn {
 
 struct StreamingHead {
     Matrix output;    // (n_q × d_v)
-    Vector row_max;   // m_i: the largest visible scaled score of row i (0 for the naive softmax)
+    Vector row_max;   // m_i: the largest masked score of row i (−∞ when every cell is; 0 for the naive softmax)
     Vector row_sum;   // l_i: Σ_j exp(s_ij − m_i)
 };
 
@@ -22,11 +23,8 @@ struct StreamingInputs {
     const Matrix* q = nullptr;  // (n_q × d_k), after RoPE
     const Matrix* k = nullptr;  // (n_k × d_k)
     const Matrix* v = nullptr;  // (n_k × d_v)
-    float scale = 1.0f;
-    float alibi_slope = 0.0f;   // 0 = no ALiBi
-    float masked_fill = 0.0f;
+    ScoreRule rule;             // scale, ALiBi, fill and mask of the head's scores
     SoftmaxKind softmax = SoftmaxKind::Stable;
-    MaskRule mask;
     // Set from another thread to stop: the remaining blocks are skipped and the result is
     // incomplete (the caller, who set it, discards it).
     const std::atomic<bool>* cancel = nullptr;

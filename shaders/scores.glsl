@@ -1,9 +1,13 @@
-// The GLSL copy of core's rules of attention, shared by every attention and pooling
-// kernel (the loader inserts it after their #version line): which keys a query sees
-// (core/mask.cpp), the score of one (query, key) cell after scaling, ALiBi and the mask, the
-// fully masked row and the naive softmax's overflow (core/softmax.hpp), and how a pass's
-// workgroups map onto (query block, head) tiles. tests/gpu checks it cell for cell against
-// the C++.
+// The GLSL copy of core's rules of attention (core/attention_rules.hpp, function for
+// function: masked_score, row_output, row_weight; visible() is core/mask.cpp's), shared by
+// every attention and pooling kernel (the loader inserts it after their #version line):
+// which keys a query sees, the score of one (query, key) cell after scaling, ALiBi and the
+// mask, the fully masked row and the naive softmax's overflow, and how a pass's workgroups
+// map onto (query block, head) tiles. tests/attention_cases.hpp runs one table of cases on
+// both kernels and checks them cell for cell against the CPU engine.
+//
+// core's cell_exp takes an exponential below ln FLT_MIN (≈ −87.3) as 0: GPUs flush such
+// subnormals to zero, so the kernels' plain exp() is the same rule there.
 
 #define MASK_NONE 0
 #define MASK_CAUSAL 1
