@@ -284,4 +284,57 @@ SessionLoad load_session_or_scenario(const std::string& path) {
     return load;
 }
 
+std::string layer_mismatch(const gpt2::Config& c, int n, const Scenario& s) {
+    if (s.input != InputMode::Embeddings) return "the layer reads embeddings, but the scenario gives Q, K and V directly";
+    if (s.d_model != c.n_embd) return "the layer has d_model " + std::to_string(c.n_embd) + ", but the scenario has d_model " + std::to_string(s.d_model);
+    if (s.heads != c.n_head) return "the layer has " + std::to_string(c.n_head) + " heads, but the scenario has " + std::to_string(s.heads);
+    if (static_cast<int>(s.target.tokens.size()) != n)
+        return "the sentence is " + std::to_string(n) + " tokens, but the scenario has " + std::to_string(s.target.tokens.size());
+    if (s.target.embeddings.rows() != n || s.target.embeddings.cols() != c.n_embd)
+        return "the layer's input X is " + std::to_string(n) + " \xC3\x97 " + std::to_string(c.n_embd) + ", but the scenario's is " +
+               std::to_string(s.target.embeddings.rows()) + " \xC3\x97 " + std::to_string(s.target.embeddings.cols());
+    return {};
+}
+
+ModelRestore check_model_choice(const ModelChoice& choice, const gpt2::Checkpoint& checkpoint, const std::string& sentence,
+                                const gpt2::ForwardPass& pass, const Scenario& scenario) {
+    ModelRestore r;
+    const gpt2::Config& c = checkpoint.config;
+    auto refuse = [&](const std::string& key, const std::string& what) {
+        r.notices.push_back((choice.source.empty() ? "the session" : choice.source) + ": key 'model." + key + "': " + what);
+    };
+    const std::string layers = "the model's layers are 1 to " + std::to_string(c.n_layer);
+    const std::string heads = "its heads 1 to " + std::to_string(c.n_head);
+    for (const auto& [layer, head] : choice.ablated) {
+        if (layer >= 0 && head >= 0 && layer < c.n_layer && head < c.n_head) r.ablated.insert(gpt2::HeadId{layer, head});
+        else refuse("ablated", "[" + std::to_string(layer + 1) + ", " + std::to_string(head + 1) + "] is not a head of the model (" + layers +
+                                   ", " + heads + "): not ablated");
+    }
+    if (choice.layer < 0) return r;
+    const std::string layer = std::to_string(choice.layer + 1);
+    if (choice.layer >= c.n_layer) {
+        refuse("layer", layer + ", but " + layers + ": no layer is opened in the pipeline");
+        return r;
+    }
+    if (!pass.ok) {
+        const std::vector<std::string> why = gpt2::validate(checkpoint, checkpoint.tokenizer.encode(sentence));
+        refuse("layer", "layer " + layer + " is not opened: the session's sentence cannot run (" +
+                            (why.empty() ? (pass.errors.empty() ? std::string("see the notice before") : pass.errors.front()) : why.front()) +
+                            ")");
+        return r;
+    }
+    if (const std::string why = layer_mismatch(c, static_cast<int>(pass.tokens.size()), scenario); !why.empty()) {
+        refuse("layer", "the session's scenario is not layer " + layer + " of the model (" + why +
+                            "): it opens on its own; open the layer from the model view");
+        return r;
+    }
+    r.layer = choice.layer;
+    r.head = choice.head;
+    if (r.head < 0 || r.head >= c.n_head) {
+        refuse("head", std::to_string(choice.head + 1) + ", but the model's heads are 1 to " + std::to_string(c.n_head) + ": not used");
+        r.head = 0;
+    }
+    return r;
+}
+
 }  // namespace attn::session_file

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpt2/model.hpp"
 #include "scenario.hpp"
 #include "train/model_file.hpp"
 
@@ -72,5 +73,21 @@ bool save_session(const std::string& path, const Scenario& scenario, const ViewC
 SessionLoad load_session(const std::string& path);
 // A session file, or a scenario file (no "format": "attnlab-session"), with the default view.
 SessionLoad load_session_or_scenario(const std::string& path);
+
+// What of a session's model choice fits the checkpoint it names, once that is open: the
+// heads to ablate, the layer to open (−1: none) and its head, and a notice for every piece
+// left out ("FILE: key 'model.head': 99, but the model's heads are 1 to 4: not used").
+// `pass` is the sentence's pass without ablations; `scenario` the session's, which must be
+// that layer to be opened as it.
+struct ModelRestore {
+    gpt2::HeadSet ablated;
+    int layer = -1, head = 0;
+    std::vector<std::string> notices;
+};
+ModelRestore check_model_choice(const ModelChoice& choice, const gpt2::Checkpoint& checkpoint, const std::string& sentence,
+                                const gpt2::ForwardPass& pass, const Scenario& scenario);
+// Why `scenario` is not a layer of `checkpoint` on a sentence of n_tokens tokens ("" when it
+// can be): its input mode, d_model, heads, tokens and X.
+std::string layer_mismatch(const gpt2::Config& config, int n_tokens, const Scenario& scenario);
 
 }  // namespace attn::session_file

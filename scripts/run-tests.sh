@@ -4,9 +4,10 @@
 #      tests/xvfb.sh — Xvfb and Mesa llvmpipe — so no display is needed);
 #   2. the whole suite again — engine, command line, window, GL and GPU tests — built with
 #      AddressSanitizer (and LeakSanitizer) and UndefinedBehaviorSanitizer;
-#   3. libFuzzer (clang) on the scenario and lesson loaders (60 s each) and on the
-#      safetensors reader and the BPE tokenizer (30 s each), seeded with the shipped files,
-#      after replaying every input that ever crashed them.
+#   3. libFuzzer (clang) on the scenario and lesson loaders (60 s each), and on the
+#      safetensors reader, the BPE tokenizer, the model-file reader and sessions with the
+#      models they reference (30 s each), seeded with the shipped files, after replaying
+#      every input that ever crashed them.
 # Set ATTNLAB_QUICK=1 to run only stage 1.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -29,13 +30,13 @@ cmake --build "$root/build-sanitize" -j"$jobs"
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs" --timeout 1800)
 
-echo "== 3. fuzzing the scenario, lesson and model-file loaders, the safetensors reader and the BPE tokenizer"
+echo "== 3. fuzzing the scenario, lesson, model-file and session loaders, the safetensors reader and the BPE tokenizer"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_FUZZ=ON \
   -DATTNLAB_NATIVE=OFF -DATTNLAB_BUILD_APP=OFF -DATTNLAB_BUILD_TESTS=OFF -DATTNLAB_BUILD_BENCH=OFF > /dev/null
-cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_scenario fuzz_lesson fuzz_safetensors fuzz_bpe fuzz_model
+cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_scenario fuzz_lesson fuzz_safetensors fuzz_bpe fuzz_model fuzz_session
 corpus="$(mktemp -d)"
 trap 'rm -rf "$corpus"' EXIT
-mkdir -p "$corpus/scenario" "$corpus/lesson" "$corpus/safetensors" "$corpus/bpe" "$corpus/model"
+mkdir -p "$corpus/scenario" "$corpus/lesson" "$corpus/safetensors" "$corpus/bpe" "$corpus/model" "$corpus/session"
 cp "$root"/tests/data/*.json "$root"/tests/fuzz/regressions/scenario/* "$corpus/scenario/"
 "$root/build/app/attnlab" --list-presets | while read -r preset; do
   "$root/build/app/attnlab" --preset "$preset" --export-scenario "$corpus/scenario/$preset.json" 2>/dev/null || true
@@ -44,13 +45,16 @@ cp "$root"/assets/lessons/*.json "$root"/tests/fuzz/regressions/lesson/* "$corpu
 cp "$root"/tests/fuzz/regressions/safetensors/* "$corpus/safetensors/"
 cp "$root"/tests/fuzz/regressions/bpe/* "$corpus/bpe/"
 cp "$root"/tests/fuzz/regressions/model/* "$corpus/model/"
+cp "$root"/tests/fuzz/regressions/session/* "$corpus/session/"
 "$root/build/app/attnlab" --train reverse --d-model 8 --heads 1 --steps 5 --save-model "$corpus/model/tiny.json" 2>/dev/null
-for target in scenario lesson safetensors bpe model; do
+for target in scenario lesson safetensors bpe model session; do
   fuzzer="$root/build-fuzz/tests/fuzz/fuzz_$target"
   regressions="$root/tests/fuzz/regressions/$target"
   case "$target" in scenario | lesson) seconds=60 ;; *) seconds=30 ;; esac
+  # A session that carries a trained run is about 100 KB: its seeds are not cut short.
+  case "$target" in session) max_len=131072 ;; *) max_len=8192 ;; esac
   "$fuzzer" "$regressions"/*
-  "$fuzzer" -max_total_time=$seconds -max_len=8192 -timeout=10 -rss_limit_mb=4096 \
+  "$fuzzer" -max_total_time=$seconds -max_len=$max_len -timeout=10 -rss_limit_mb=4096 \
     -artifact_prefix="$regressions/" "$corpus/$target" 2>&1 | tail -n 3
 done
 echo "all test stages passed"

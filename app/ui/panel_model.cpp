@@ -246,20 +246,6 @@ namespace {
 
 // Why the session's scenario cannot be a layer of the pass, edited (empty when it can): the
 // shape recompute_from needs. A hand-made session may name a layer its scenario is not.
-std::string not_the_layer(const ModelViewState& m, const Scenario& s) {
-    const gpt2::Config& c = m.checkpoint->config;
-    const int n = static_cast<int>(m.pass.tokens.size());
-    if (s.input != InputMode::Embeddings) return "the layer reads embeddings, but the scenario gives Q, K and V directly";
-    if (s.d_model != c.n_embd) return "the layer has d_model " + std::to_string(c.n_embd) + ", but the scenario has d_model " + std::to_string(s.d_model);
-    if (s.heads != c.n_head) return "the layer has " + std::to_string(c.n_head) + " heads, but the scenario has " + std::to_string(s.heads);
-    if (static_cast<int>(s.target.tokens.size()) != n)
-        return "the sentence is " + std::to_string(n) + " tokens, but the scenario has " + std::to_string(s.target.tokens.size());
-    if (s.target.embeddings.rows() != n || s.target.embeddings.cols() != c.n_embd)
-        return "the layer's input X is " + std::to_string(n) + " \xC3\x97 " + std::to_string(c.n_embd) + ", but the scenario's is " +
-               std::to_string(s.target.embeddings.rows()) + " \xC3\x97 " + std::to_string(s.target.embeddings.cols());
-    return {};
-}
-
 // The session's scenario once its queued edits are applied: what a session being opened shows.
 Scenario queued_scenario(const edits::Session& session) {
     Scenario s = session.scenario;
@@ -277,47 +263,23 @@ void restore_model(Context& state, ModelViewState& m, const session_file::ModelC
     }
     // Every piece is checked against this checkpoint before it is used; one that does not fit
     // is said (the file, the key, the value, the model's range) and left out.
-    const gpt2::Config& c = m.checkpoint->config;
-    auto refuse = [&](const std::string& key, const std::string& what) {
-        add_notice(state, (choice.source.empty() ? "the session" : choice.source) + ": key 'model." + key + "': " + what, true);
-    };
-    const std::string layers = "the model's layers are 1 to " + std::to_string(c.n_layer);
-    const std::string heads = "its heads 1 to " + std::to_string(c.n_head);
-    // The heads ablated: those the checkpoint has, applied before the sentence's layers are shown.
-    gpt2::HeadSet ablated;
-    for (const auto& [layer, head] : choice.ablated) {
-        if (layer < c.n_layer && head < c.n_head) ablated.insert(gpt2::HeadId{layer, head});
-        else refuse("ablated", "[" + std::to_string(layer + 1) + ", " + std::to_string(head + 1) + "] is not a head of the model (" + layers +
-                                   ", " + heads + "): not ablated");
-    }
-    if (!ablated.empty() && m.pass.ok) {
-        m.pass.ablated = ablated;
+    const session_file::ModelRestore restore =
+        session_file::check_model_choice(choice, *m.checkpoint, m.computed_sentence, m.pass, queued_scenario(state.session));
+    for (const std::string& notice : restore.notices) add_notice(state, notice, true);
+    // The heads ablated, applied before the sentence's layers are shown.
+    if (!restore.ablated.empty() && m.pass.ok) {
+        m.pass.ablated = restore.ablated;
         if (!gpt2::recompute_from(*m.checkpoint, 0, m.pass)) {
             for (const std::string& e : m.pass.errors) add_notice(state, "The session's ablated heads were not applied: " + e, true);
             m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence);
         }
         ++m.revision;
     }
-    if (choice.layer < 0) return;
-    const std::string layer = std::to_string(choice.layer + 1);
-    if (choice.layer >= c.n_layer) return refuse("layer", layer + ", but " + layers + ": no layer is opened in the pipeline");
-    if (!m.pass.ok) {
-        const std::vector<std::string> why = gpt2::validate(*m.checkpoint, m.checkpoint->tokenizer.encode(m.computed_sentence));
-        return refuse("layer", "layer " + layer + " is not opened: the session's sentence cannot run (" +
-                                   (why.empty() ? std::string("see the notice before") : why.front()) + ")");
-    }
-    if (const std::string why = not_the_layer(m, queued_scenario(state.session)); !why.empty())
-        return refuse("layer", "the session's scenario is not layer " + layer + " of the model (" + why +
-                                   "): it opens on its own; open the layer from the model view");
-    int head = choice.head;
-    if (head >= c.n_head) {
-        refuse("head", std::to_string(head + 1) + ", but the model's heads are 1 to " + std::to_string(c.n_head) + ": not used");
-        head = 0;
-    }
+    if (restore.layer < 0) return;
     // The session's scenario is that layer (with its edits): the next update recomputes the
     // layers after it from it.
-    m.layer = choice.layer;
-    m.head = head;
+    m.layer = restore.layer;
+    m.head = restore.head;
     m.layer_name = scenario_name;
     m.applied = Scenario{};
     m.seen_revision = ~0ull;

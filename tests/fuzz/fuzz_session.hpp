@@ -1,0 +1,90 @@
+#pragma once
+// The session fuzz target's work, shared with the test that replays its regressions: any
+// bytes through the session reader, then every model the session references restored as the
+// window restores it — a GPT-2 choice checked against a small checkpoint (the folder named is
+// not opened: every session meets the same one) and applied (ablations, the layer opened from
+// the session's scenario), a trained run re-created at its step and its opened layer run
+// again from the scenario. False when the code contradicts itself; nothing may crash.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fuzz_common.hpp"
+#include "gpt2/checkpoint.hpp"
+#include "gpt2/model.hpp"
+#include "session_file.hpp"
+#include "train/trainer.hpp"
+
+namespace attn::fuzz {
+
+// 2 layers, 2 heads, d = 8, 16 positions, the 256 byte tokens and one merge.
+inline const gpt2::Checkpoint& session_checkpoint() {
+    static const gpt2::Checkpoint checkpoint = [] {
+        gpt2::Config config;
+        config.n_layer = 2;
+        config.n_head = 2;
+        config.n_embd = 8;
+        config.n_positions = 16;
+        config.vocab_size = 257;
+        config.n_inner = 16;
+        std::vector<std::string> errors;
+        auto tokenizer = gpt2::Tokenizer::from_merges({{"h", "e"}}, errors);
+        return gpt2::random_checkpoint(config, 7, std::move(*tokenizer));
+    }();
+    return checkpoint;
+}
+
+inline bool exercise_session_model(const session_file::ModelChoice& choice, const Scenario& scenario) {
+    const gpt2::Checkpoint& checkpoint = session_checkpoint();
+    const std::string sentence = choice.sentence.empty() ? "the cat" : choice.sentence;
+    gpt2::ForwardPass pass = gpt2::forward_text(checkpoint, sentence);
+    const session_file::ModelRestore restore = session_file::check_model_choice(choice, checkpoint, sentence, pass, scenario);
+    for (const auto& head : restore.ablated)
+        if (head.layer < 0 || head.layer >= checkpoint.config.n_layer || head.head < 0 || head.head >= checkpoint.config.n_head) return false;
+    if (!restore.ablated.empty() && pass.ok) {
+        pass.ablated = restore.ablated;
+        if (!gpt2::recompute_from(checkpoint, 0, pass)) return false;   // every head checked: the recompute must run
+    }
+    if (restore.layer < 0) return true;
+    // A layer the check let through is that layer: the window recomputes from it as edited.
+    if (!pass.ok || restore.layer >= checkpoint.config.n_layer || restore.head < 0 || restore.head >= checkpoint.config.n_head) return false;
+    if (!small_enough(scenario)) return true;
+    gpt2::recompute_from(checkpoint, restore.layer, pass, &scenario);   // may refuse with a message (NaN typed in); never crash
+    return true;
+}
+
+inline bool exercise_session_trained(const session_file::TrainedChoice& trained, const Scenario& scenario) {
+    const train::ModelFile& file = trained.file;
+    if (train::parameter_count(file.model.params) > 50000 || file.model.config.max_positions > 32) return true;   // bounded work
+    std::vector<std::string> errors;
+    // At any step count the run is re-created at once (no example is replayed).
+    auto trainer = train::Trainer::create(file.settings, file.model, file.steps, errors, file.optimiser ? &*file.optimiser : nullptr);
+    if (trainer && file.settings.batch_size <= 16 && file.steps <= 1000) trainer->step();
+    if (!trained.opened || trained.layer < 0) return true;
+    // The opened layer was checked against the scenario when the session was read: it runs.
+    if (!train::layer_scenario_faults(trained.opened->model, trained.layer, scenario).empty()) return false;
+    if (!small_enough(scenario)) return true;
+    train::ModelInput input;
+    input.tokens = trained.probe_tokens;
+    input.source = trained.probe_source;
+    const train::ModelConfig& c = trained.opened->model.config;
+    if (input.tokens.empty() || c.mask == MaskKind::Custom) return true;
+    if (c.mask == MaskKind::Padding)
+        input.padding.assign((c.attention == AttentionKind::Cross ? input.source : input.tokens).size(), false);
+    train::ForwardPass pass = train::forward(trained.opened->model, input);
+    if (pass.ok) train::recompute_from(trained.opened->model, input, trained.layer, scenario, pass);
+    return true;
+}
+
+inline bool exercise_session(const std::uint8_t* data, std::size_t size) {
+    const session_file::SessionLoad load =
+        session_file::session_from_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz-input");
+    if (!load.scenario) return !load.errors.empty();
+    exercise(*load.scenario);
+    if (load.attached.model && !exercise_session_model(*load.attached.model, *load.scenario)) return false;
+    if (load.attached.trained && !exercise_session_trained(*load.attached.trained, *load.scenario)) return false;
+    return true;
+}
+
+}  // namespace attn::fuzz
