@@ -70,6 +70,7 @@ struct ModelRun {
     json predictions;              // model files only: every row's top 5
     bool weights_in_checkpoint = false;
     std::string non_finite;        // where NaN or ±∞ first arose after the layers; empty: none
+    std::string ignored;           // GPT-2 folders: the tensors of the file GPT-2 skips, in words
 };
 
 // "1 layer", "2 layers".
@@ -147,6 +148,7 @@ int run_gpt2(const std::string& folder, const std::string& text, ModelRun& run, 
     run.layers = std::move(pass.layers);
     run.next_token_top5 = top_json(pass.next_token_top5);
     run.weights_in_checkpoint = true;
+    run.ignored = gpt2::ignored_text(load.ignored);
     if (pass.non_finite.any()) run.non_finite = pass.non_finite.sentence();
     return 0;
 }
@@ -323,6 +325,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
             out << counted(static_cast<long long>(run.tokens.size()), "token", "tokens") << ":";
             for (size_t i = 0; i < run.tokens.size(); ++i) out << "  " << run.tokens[i] << " (" << run.token_ids[i] << ")";
             out << "\n" << counted(layers, "layer", "layers") << " of " << counted(run.layers[0].heads, "head", "heads") << "\n";
+            if (!run.ignored.empty()) out << run.ignored << "\n";
         }
         out << "next token, top 5:\n" << format_top(run.next_token_top5);
     }

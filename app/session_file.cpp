@@ -265,13 +265,17 @@ bool save_session(const std::string& path, const Scenario& scenario, const ViewC
 }
 
 SessionLoad load_session(const std::string& path) {
-    SessionLoad load;
-    std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "session", load.errors);
-    if (!text) return load;
-    return session_from_text(*text, path);
+    return guard_memory<SessionLoad>(path, "session", [&] {
+        SessionLoad load;
+        std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "session", load.errors);
+        if (!text) return load;
+        return session_from_text(*text, path);
+    });
 }
 
-SessionLoad load_session_or_scenario(const std::string& path) {
+namespace {
+
+SessionLoad load_session_or_scenario_unguarded(const std::string& path) {
     SessionLoad load;
     std::optional<std::string> text = read_text_file(path, kMaxScenarioFileBytes, "scenario or session", load.errors);
     if (!text) return load;
@@ -282,6 +286,12 @@ SessionLoad load_session_or_scenario(const std::string& path) {
     load.errors = std::move(scenario.errors);
     load.scenario = std::move(scenario.scenario);
     return load;
+}
+
+}  // namespace
+
+SessionLoad load_session_or_scenario(const std::string& path) {
+    return guard_memory<SessionLoad>(path, "scenario or session", [&] { return load_session_or_scenario_unguarded(path); });
 }
 
 std::string layer_mismatch(const gpt2::Config& c, int n, const Scenario& s) {

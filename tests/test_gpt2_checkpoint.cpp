@@ -73,6 +73,17 @@ TEST_CASE("a checkpoint written in F32, F16 and BF16, with and without the prefi
             INFO(joined(load.errors));
             REQUIRE(load.checkpoint);
             CHECK(load.errors.empty());
+            // The buffers GPT-2 skips are listed, never silently dropped: 2 per layer and lm_head.
+            if (prefix) {
+                CHECK(load.ignored == std::vector<std::string>{"lm_head.weight", "transformer.h.0.attn.bias",
+                                                               "transformer.h.0.attn.masked_bias", "transformer.h.1.attn.bias",
+                                                               "transformer.h.1.attn.masked_bias"});
+                CHECK(ignored_text(load.ignored) ==
+                      "ignored 5 tensors GPT-2 skips: lm_head.weight, transformer.h.0.attn.bias, transformer.h.0.attn.masked_bias, …");
+            } else {
+                CHECK(load.ignored.empty());
+                CHECK(ignored_text(load.ignored).empty());
+            }
             const Checkpoint& c = *load.checkpoint;
             CHECK(c.folder == folder);
             CHECK(c.config.n_layer == 2);

@@ -103,7 +103,9 @@ bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
     if (m.sentence.empty()) m.sentence = kDefaultSentence;
     const gpt2::Config& c = m.checkpoint->config;
     add_notice(state, "Opened the model " + folder + ": " + std::to_string(c.n_layer) + " layers \xC3\x97 " +
-                          std::to_string(c.n_head) + " heads, d_model " + std::to_string(c.n_embd), false);
+                          std::to_string(c.n_head) + " heads, d_model " + std::to_string(c.n_embd) +
+                          (load.ignored.empty() ? "" : "; " + gpt2::ignored_text(load.ignored)),
+               false);
     run_sentence(state, m, m.sentence);
     return true;
 }

@@ -455,6 +455,13 @@ CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
 
 }  // namespace
 
+std::string ignored_text(const std::vector<std::string>& ignored) {
+    if (ignored.empty()) return {};
+    std::string text = "ignored " + std::to_string(ignored.size()) + (ignored.size() == 1 ? " tensor" : " tensors") + " GPT-2 skips: ";
+    for (std::size_t i = 0; i < ignored.size() && i < 3; ++i) text += (i ? ", " : "") + detail::printable(ignored[i], 60);
+    return text + (ignored.size() > 3 ? ", …" : "");
+}
+
 // [SECTION] Writing a folder; random checkpoints
 
 bool checkpoint_tensors(const Checkpoint& checkpoint, bool transformer_prefix, std::vector<NamedTensor>& tensors,

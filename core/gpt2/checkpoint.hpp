@@ -73,6 +73,9 @@ struct CheckpointLoad {
 // Reads the four files; every fault found is reported, each message naming the file and the
 // key, line or tensor.
 CheckpointLoad load_checkpoint(const std::string& folder);
+// "ignored 24 tensors GPT-2 skips: h.0.attn.bias, h.0.attn.masked_bias, h.1.attn.bias, …"
+// for a load's `ignored` list; empty when there are none.
+std::string ignored_text(const std::vector<std::string>& ignored);
 
 // config.json alone: nullopt with "SOURCE: key 'n_head': …" messages.
 std::optional<Config> config_from_text(const std::string& text, const std::string& source_name,

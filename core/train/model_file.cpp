@@ -457,10 +457,12 @@ ModelFileLoad model_from_text(const std::string& text, const std::string& source
 }
 
 ModelFileLoad load_model_file(const std::string& path) {
-    ModelFileLoad load;
-    std::optional<std::string> text = read_text_file(path, kMaxModelFileBytes, "model", load.errors);
-    if (!text) return load;
-    return model_from_text(*text, path);
+    return guard_memory<ModelFileLoad>(path, "model", [&] {
+        ModelFileLoad load;
+        std::optional<std::string> text = read_text_file(path, kMaxModelFileBytes, "model", load.errors);
+        if (!text) return load;
+        return model_from_text(*text, path);
+    });
 }
 
 }  // namespace attn::train
