@@ -20,7 +20,7 @@ void draw_menu_bar(AppState& state);
 void handle_shortcuts(AppState& state);
 void draw_notices(const Context& state, const LessonState& lesson);  // and the lessons that could not be read
 int notice_lines(const Context& state, const LessonState& lesson);
-void add_notice(Context& state, std::string text, bool error);
+void add_notice(Context& state, std::string text, bool error, std::string attempt = {});
 // What a session file keeps of the view, and putting a loaded session on screen (the
 // scenario is queued as an edit: one undo step).
 session_file::ViewChoices view_choices(const AppState& state);

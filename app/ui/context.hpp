@@ -16,9 +16,12 @@
 namespace attn::ui {
 
 // A line for the status area (a file that could not be read or written, a save that worked).
+// A notice says which attempt it is about ("open a file", "open a model", …): when a later
+// attempt of the same kind succeeds, the errors of the earlier ones are no longer true and go.
 struct Notice {
     std::string text;
     bool error = false;
+    std::string attempt;   // empty: a notice no later success settles
 };
 
 // A widget the tests look for, and what it said, where it was drawn in the last frame

@@ -36,9 +36,13 @@ namespace attn::ui {
 
 constexpr size_t kNoticesShown = 3;
 
-void add_notice(Context& state, std::string text, bool error) {
+void add_notice(Context& state, std::string text, bool error, std::string attempt) {
     std::vector<Notice>& notices = state.notices;
-    notices.push_back(Notice{std::move(text), error});
+    if (!error && !attempt.empty())   // this attempt worked: earlier failures of its kind are settled
+        notices.erase(std::remove_if(notices.begin(), notices.end(),
+                                     [&](const Notice& n) { return n.error && n.attempt == attempt; }),
+                      notices.end());
+    notices.push_back(Notice{std::move(text), error, std::move(attempt)});
     if (notices.size() > 50) notices.erase(notices.begin());
 }
 
@@ -142,13 +146,13 @@ bool request_quit(AppState& state) {
 void open_file(AppState& state, const std::string& path) {
     session_file::SessionLoad load = session_file::load_session_or_scenario(path);
     if (!load.scenario) {  // the current state is kept
-        for (const std::string& e : load.errors) add_notice(state, "Cannot open " + path + ": " + e, true);
+        for (const std::string& e : load.errors) add_notice(state, "Cannot open " + path + ": " + e, true, "open a file");
         return;
     }
     state.classroom.baseline = *load.scenario;
     const std::string name = load.scenario->name;
     apply_session(state, std::move(*load.scenario), load.view);
-    add_notice(state, "Opened " + path, false);
+    add_notice(state, "Opened " + path, false, "open a file");
     apply_attachments(state, load, name);
 }
 
@@ -160,11 +164,11 @@ void save_session(AppState& state, const std::string& path) {
     std::string error;
     ClassroomState& c = state.classroom;
     if (session_file::save_session(path, state.session.scenario, view_choices(state), &error, attachments(state))) {
-        add_notice(state, "Session saved to " + path, false);
+        add_notice(state, "Session saved to " + path, false, "save the session");
         c.baseline = state.session.scenario;
         if (c.quit_after_save) c.quit_requested = c.quit_confirmed = true;
     } else {
-        add_notice(state, "Cannot save the session: " + error, true);
+        add_notice(state, "Cannot save the session: " + error, true, "save the session");
     }
     c.quit_after_save = false;
 }
@@ -224,16 +228,18 @@ void export_matrix(AppState& state, const std::string& path) {
     std::string text, error;
     if (!export_file::matrix_text(state.session.trace, prompt.matrix, format, state.view.decimals, text, &error) ||
         !write_file_atomic(path, text, &error)) {
-        add_notice(state, "Cannot export " + prompt.matrix + ": " + error, true);
+        add_notice(state, "Cannot export " + prompt.matrix + ": " + error, true, "export");
         return;
     }
-    add_notice(state, "Exported " + prompt.matrix + " to " + path, false);
+    add_notice(state, "Exported " + prompt.matrix + " to " + path, false, "export");
 }
 
 void export_trace(AppState& state, const std::string& path) {
     std::string error;
-    if (write_file_atomic(path, dump_json(trace_to_json(state.session.trace), 1), &error)) add_notice(state, "Trace written to " + path, false);
-    else add_notice(state, "Cannot write the trace: " + error, true);
+    if (write_file_atomic(path, dump_json(trace_to_json(state.session.trace), 1), &error))
+        add_notice(state, "Trace written to " + path, false, "write the trace");
+    else
+        add_notice(state, "Cannot write the trace: " + error, true, "write the trace");
 }
 
 void ask_path(AppState& state, FileAction action, std::string default_path) {

@@ -88,7 +88,7 @@ bool run_sentence(Context& state, ModelViewState& m, const std::string& sentence
 bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
     gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
     if (!load.checkpoint) {  // the current work and any model already open are kept
-        for (const std::string& e : load.errors) add_notice(state, "Cannot open the model: " + e, true);
+        for (const std::string& e : load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
         return false;
     }
     m.checkpoint = std::move(*load.checkpoint);
@@ -105,7 +105,7 @@ bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
     add_notice(state, "Opened the model " + folder + ": " + std::to_string(c.n_layer) + " layers \xC3\x97 " +
                           std::to_string(c.n_head) + " heads, d_model " + std::to_string(c.n_embd) +
                           (load.ignored.empty() ? "" : "; " + gpt2::ignored_text(load.ignored)),
-               false);
+               false, "open a model");
     run_sentence(state, m, m.sentence);
     return true;
 }

@@ -792,12 +792,12 @@ void save_trained_model(Context& state, TrainPanelState& p, const std::string& p
     if (!has_run(p)) return;
     std::string error;
     if (!train::save_model_file(path, *p.progress.latest, &error)) {
-        add_notice(state, "Cannot save the model: " + error, true);
+        add_notice(state, "Cannot save the model: " + error, true, "save the trained model");
         return;
     }
     p.model_path = path;
     add_notice(state, "Saved the model (step " + std::to_string(p.progress.latest->steps) + ", with its optimiser state) to " + path,
-               false);
+               false, "save the trained model");
 }
 
 std::optional<session_file::TrainedChoice> trained_choice(const TrainPanelState& p) {
@@ -854,7 +854,7 @@ void restore_trained(Context& state, TrainPanelState& p, const session_file::Tra
 void load_trained_model(Context& state, TrainPanelState& p, const std::string& path) {
     const train::ModelFileLoad load = train::load_model_file(path);
     if (!load.file) {  // the run on screen stays
-        for (const std::string& e : load.errors) add_notice(state, "Cannot load the model: " + e, true);
+        for (const std::string& e : load.errors) add_notice(state, "Cannot load the model: " + e, true, "load a trained model");
         return;
     }
     const train::ModelFile& file = *load.file;
@@ -862,7 +862,7 @@ void load_trained_model(Context& state, TrainPanelState& p, const std::string& p
     std::optional<train::Trainer> trainer = train::Trainer::create(file.settings, file.model, file.steps, errors,
                                                                    file.optimiser ? &*file.optimiser : nullptr);
     if (!trainer) {
-        for (const std::string& e : errors) add_notice(state, "Cannot train on " + path + ": " + e, true);
+        for (const std::string& e : errors) add_notice(state, "Cannot train on " + path + ": " + e, true, "load a trained model");
         return;
     }
     p.model_path = path;
@@ -872,7 +872,7 @@ void load_trained_model(Context& state, TrainPanelState& p, const std::string& p
     p.open = true;
     add_notice(state, "Loaded the model " + path + " (step " + std::to_string(file.steps) +
                           (file.optimiser ? ")" : "; no optimiser state in the file: AdamW starts afresh)"),
-               false);
+               false, "load a trained model");
 }
 
 }  // namespace attn::ui

@@ -52,3 +52,22 @@ TEST_CASE("opening each bad file keeps the current state and says why") {
         std::filesystem::remove_all(path);
     }
 }
+
+TEST_CASE("a file that opens settles the notices of the attempts that failed before it, and only those") {
+    const std::string folder = temp_folder("catalogue-settle");
+    const std::string bad = (std::filesystem::path(folder) / "bad.json").string();
+    const std::string good = (std::filesystem::path(folder) / "good.json").string();
+    std::ofstream(bad) << "{\"tokens\": [";
+    std::ofstream(good) << dump_json(scenario_to_json(sentence_scenario()));
+    ui::AppState state;
+    state.session = ready(sentence_scenario());
+    ui::add_notice(state, "Cannot save the session: the disk is full", true, "save the session");
+    ui::open_file(state, bad);
+    REQUIRE(state.notices.back().error);
+    ui::open_file(state, good);
+    for (const ui::Notice& n : state.notices) CHECK_FALSE((n.error && n.text.find("Cannot open " + bad) != std::string::npos));
+    CHECK(state.notices.back().text == "Opened " + good);
+    // A failure of another kind is still true: it stays.
+    CHECK(state.notices.front().text == "Cannot save the session: the disk is full");
+    std::filesystem::remove_all(folder);
+}

@@ -88,6 +88,18 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         for (int h = 1; h <= 2; ++h) CHECK(ui.widget("model.map." + std::to_string(l) + "." + std::to_string(h)) != nullptr);
     CHECK(ui.state.session.scenario.name == start.scenario.name);  // opening the model changes no work
 
+    SECTION("a folder that opens settles the notices of the attempts that failed before it") {
+        // Found by a user: red "Cannot open the model …" lines stayed on screen, the projector's
+        // too, after the model had opened.
+        open_through_menu(ui, folder + "-missing");
+        open_through_menu(ui, folder);
+        for (const ui::Notice& n : ui.state.notices) CHECK_FALSE((n.error && n.text.find("Cannot open the model") != std::string::npos));
+        CHECK_THAT(ui.state.notices.back().text, Catch::Matchers::Contains("Opened the model " + folder));
+        // A failure after the success is said again.
+        open_through_menu(ui, folder + "-missing");
+        CHECK(ui.state.notices.back().error);
+    }
+
     SECTION("a bad folder while a model is open keeps that model") {
         open_through_menu(ui, folder + "-missing");
         REQUIRE(m.checkpoint.has_value());
