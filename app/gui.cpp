@@ -485,6 +485,7 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
     const int screenshot_frames = screenshot && !hooks.hover_matrix.empty() ? 10 : 6;  // layout and fonts settle in 2–3 frames
     int exit_code = 0;
     int quiet_frames = 0;  // frames since the last input
+    std::string shown_title = title;
     for (int frame = 0;; ++frame) {
         // The close button or File → Quit: unsaved work is asked about first (Save / Discard / Cancel).
         GLFWwindow* window = surface.window();
@@ -507,6 +508,10 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
         ImGui::NewFrame();
         ui::draw_frame(state, textures);
         ImGui::Render();
+        if (window != nullptr) {  // the title follows what is on screen: a file opened, a preset, an edit
+            const std::string title = ui::window_title(state);
+            if (title != shown_title) glfwSetWindowTitle(window, (shown_title = title).c_str());
+        }
         if (hooks.timing) {  // hidden: the CPU cost of building one frame (panels, layout, draw lists)
             const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
             std::fprintf(stderr, "attnlab: frame %d built in %.2f ms (trace %.2f ms)\n", frame, ms, state.session.last_run_ms);

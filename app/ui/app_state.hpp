@@ -109,6 +109,9 @@ struct ClassroomState {
     // saved (Save / Discard / Cancel). `baseline` is the scenario last saved or opened (or
     // the one the app started with); a scenario that is an unedited preset has nothing to lose.
     std::optional<Scenario> baseline;
+    // The session or scenario file last opened or saved, and the name its scenario had then:
+    // the window's title names the file while that scenario is on screen.
+    std::string document, document_scenario;
     bool quit_requested = false;             // File → Quit, or the window's close button
     bool quit_confirmed = false;             // the loop may end now
     bool ask_unsaved = false;                // open the Save / Discard / Cancel dialog

@@ -36,6 +36,10 @@ void open_file(AppState& state, const std::string& path);
 // True when the user's work differs from what was last saved or opened and is not an
 // unedited preset (a lesson's scenario counts as the user's own one it stands in for).
 bool has_unsaved_work(const AppState& state);
+// "Attention Lab — animal-was-tired", "Attention Lab — lesson.json (edited)": what is on screen,
+// from the file opened or saved when its scenario is still the one shown, else the scenario's
+// name; "(edited)" while there is work a quit would ask about.
+std::string window_title(const AppState& state);
 // The window's close button or File → Quit: true when the loop may end now; otherwise the
 // Save / Discard / Cancel dialog opens and a later frame confirms (classroom.quit_confirmed).
 bool request_quit(AppState& state);

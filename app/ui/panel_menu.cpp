@@ -127,6 +127,15 @@ void apply_attachments(AppState& state, const session_file::SessionLoad& load, c
 }
 
 // A session file, or a plain scenario file (what --export-scenario writes, what students trade).
+std::string window_title(const AppState& state) {
+    const ClassroomState& c = state.classroom;
+    const std::string& name = state.session.scenario.name;
+    std::string shown = !c.document.empty() && name == c.document_scenario ? std::filesystem::path(c.document).filename().string()
+                        : name.empty()                                     ? std::string("scenario")
+                                                                           : name;
+    return "Attention Lab \xE2\x80\x94 " + shown + (has_unsaved_work(state) ? " (edited)" : "");
+}
+
 bool has_unsaved_work(const AppState& state) {
     const ClassroomState& c = state.classroom;
     const Scenario& work = c.lesson.saved ? c.lesson.saved->scenario : state.session.scenario;
@@ -150,6 +159,8 @@ void open_file(AppState& state, const std::string& path) {
         return;
     }
     state.classroom.baseline = *load.scenario;
+    state.classroom.document = path;
+    state.classroom.document_scenario = load.scenario->name;
     const std::string name = load.scenario->name;
     apply_session(state, std::move(*load.scenario), load.view);
     add_notice(state, "Opened " + path, false, "open a file");
@@ -166,6 +177,8 @@ void save_session(AppState& state, const std::string& path) {
     if (session_file::save_session(path, state.session.scenario, view_choices(state), &error, attachments(state))) {
         add_notice(state, "Session saved to " + path, false, "save the session");
         c.baseline = state.session.scenario;
+        c.document = path;
+        c.document_scenario = state.session.scenario.name;
         if (c.quit_after_save) c.quit_requested = c.quit_confirmed = true;
     } else {
         add_notice(state, "Cannot save the session: " + error, true, "save the session");

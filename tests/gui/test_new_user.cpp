@@ -14,6 +14,7 @@
 #include "registry.hpp"
 #include "ui/arithmetic.hpp"
 #include "session_file.hpp"
+#include "ui/classroom.hpp"
 #include "ui_driver.hpp"
 
 using namespace attn;
@@ -37,6 +38,8 @@ TEST_CASE("the side bar's preset, description and article verdict belong to the 
     CHECK(ui.text("sidebar.preset") == start.title);
     CHECK(ui.text("sidebar.description") == start.description);
     REQUIRE(ui.widget("sidebar.verdict") != nullptr);  // the 3-token example's article numbers
+    const std::string app = "Attention Lab \xE2\x80\x94 ";
+    CHECK(ui::window_title(ui.state) == app + start.scenario.name);
 
     // Ctrl+O, a session of the animal sentence, Enter.
     const std::string file = temp_path("animal-session.json");
@@ -50,6 +53,8 @@ TEST_CASE("the side bar's preset, description and article verdict belong to the 
     CHECK(ui.text("sidebar.preset") == animal.title);
     CHECK(ui.text("sidebar.description") == animal.description);
     CHECK(ui.widget("sidebar.verdict") == nullptr);  // the 3-token article's numbers are not this sentence's
+    // The title names the file opened, not the preset the window started on.
+    CHECK(ui::window_title(ui.state) == app + "animal-session.json");
 
     // A new sentence typed: no longer the preset, and said so.
     ui.state.session.push(edits::SetTokens{edits::Side::Target, tokenize("the cat sat on the mat")});
@@ -57,6 +62,7 @@ TEST_CASE("the side bar's preset, description and article verdict belong to the 
     CHECK(ui.text("sidebar.preset") == animal.title + " (edited)");
     CHECK(ui.text("sidebar.description") == "edited");
     CHECK(ui.text("sidebar.description").find("refers") == std::string::npos);
+    CHECK(ui::window_title(ui.state) == app + "animal-session.json (edited)");
 
     // Edited back by hand to the preset's exact scenario: the preset again.
     ui.state.session.push(edits::ReplaceScenario{start.scenario});
@@ -64,6 +70,7 @@ TEST_CASE("the side bar's preset, description and article verdict belong to the 
     CHECK(ui.text("sidebar.preset") == start.title);
     REQUIRE(ui.widget("sidebar.verdict") != nullptr);
     CHECK(ui.text("sidebar.verdict").find("0 match") == std::string::npos);
+    CHECK(ui::window_title(ui.state).rfind(app + start.scenario.name, 0) == 0);   // another scenario: its own name
 }
 
 TEST_CASE("a lesson entered and left with Esc gives the user's sentence back, with its undo history", "[new-user][work-loss]") {
