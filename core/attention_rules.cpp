@@ -64,10 +64,10 @@ void cell_exp_row(float* row, int n, float shift) {
     float keep[kChunk];
     for (int c0 = 0; c0 < n; c0 += kChunk) {
         const int m = std::min(kChunk, n - c0);
-        Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>> x(row + c0, m);
-        x -= shift;
-        for (int c = 0; c < m; ++c) keep[c] = x[c] < kExpFlushBelow ? 0.0f : 1.0f;  // −∞ included
-        x = x.exp();
+        float* x = row + c0;
+        for (int c = 0; c < m; ++c) keep[c] = x[c] - shift < kExpFlushBelow ? 0.0f : 1.0f;  // −∞ included
+        Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>> cells(x, m);
+        cells = (cells - shift).exp();
         for (int c = 0; c < m; ++c) x[c] *= keep[c];
     }
 }

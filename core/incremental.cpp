@@ -45,12 +45,20 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
     if (!t.non_finite_inputs.empty() && t.non_finite_inputs[0].matrix == "X") return false;  // the note may go away
     const auto start = std::chrono::steady_clock::now();
     const int n = t.n_queries, d_k = t.d_k, d_v = t.d_v;
-    // Queries that see an edited key: their softmax row changes (its normaliser does).
+    // Queries that weigh an edited key: their softmax row changes (its normaliser does), or
+    // their output does (the key's value). A query weighs the keys it sees, and under a
+    // finite fill a hidden key too wherever its weight is not 0 (row_weight: a fully masked
+    // row is uniform, a fill close to the row's scores weighs). A hidden cell keeps the fill
+    // and the row keeps its max, so its weight before the edit says.
+    const bool hidden_may_weigh = !fill_is_minus_inf(after.masked_fill);
     std::vector<char> affected(static_cast<size_t>(n), 0);
     for (int r : *rows) {
         affected[static_cast<size_t>(r)] = 1;
-        for (int i = 0; i < n; ++i)
-            if (t.visible(i, r)) affected[static_cast<size_t>(i)] = 1;
+        for (int i = 0; i < n; ++i) {
+            bool weighs = t.visible(i, r);
+            for (size_t h = 0; h < t.head.size() && hidden_may_weigh && !weighs; ++h) weighs = t.head[h].weights(i, r) != 0.0f;
+            if (weighs) affected[static_cast<size_t>(i)] = 1;
+        }
     }
     std::vector<int> affected_rows;
     for (int i = 0; i < n; ++i)
