@@ -1,79 +1,158 @@
-// The output-only path (key blocks, online softmax, pooled weights) against the full engine.
+// The output-only path (key blocks, online softmax, pooled weights) against the full engine,
+// over the one table of attention cases (attention_cases.hpp); and the rules' fast paths
+// against their per-cell definitions (attention_rules.hpp).
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <limits>
 #include <tuple>
 
+#include "attention_cases.hpp"
+#include "attention_rules.hpp"
 #include "engine.hpp"
-#include "overflow_agreement.hpp"
 #include "random.hpp"
 
 using namespace attn;
+using testing::attention_case;
+using testing::AttentionCase;
+
+TEST_CASE("every attention case: output-only equals the full engine", "[cases][output-only]") {
+    const AttentionCase c = GENERATE(from_range(testing::attention_cases()));
+    INFO("case: " << c.name);
+    const Scenario s = testing::case_scenario(c);
+    const Trace full = run(s);
+    testing::check_case_premise(c, full);
+    const Trace streamed = run(s, RunOptions{Detail::OutputOnly});
+    testing::check_output_only_trace(s, full, streamed, testing::kOutputOnlyTolerance);
+}
+
+// [SECTION] The rules' fast paths against their definitions
 
 namespace {
 
-Scenario case_scenario(int n, int d_model, int heads, MaskKind mask, PositionalEncoding pe, bool cross) {
-    Scenario s;
-    for (int i = 0; i < n; ++i) s.target.tokens.push_back("tok" + std::to_string(i % 37));
-    s.d_model = d_model;
-    s.heads = heads;
-    s.mask = mask;
-    s.positional = pe;
-    s.window = 5;
-    s.target.padding.assign(static_cast<size_t>(n), false);
-    for (int i = n - n / 4; i < n; ++i) s.target.padding[static_cast<size_t>(i)] = true;
-    if (cross) {
-        s.attention = AttentionKind::Cross;
-        for (int i = 0; i < n + 3; ++i) s.source.tokens.push_back("src" + std::to_string(i % 11));
-        s.source.padding.assign(static_cast<size_t>(n + 3), false);
-        s.source.padding.back() = true;
-    }
-    if (mask == MaskKind::Custom) {
-        const int n_k = cross ? n + 3 : n;
-        s.custom_mask = MaskMatrix(n, n_k);
-        Rng rng(7);
-        for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n_k; ++j) s.custom_mask(i, j) = rng.uniform() < 0.6f;
-        s.custom_mask(0, 0) = true;
-    }
-    return s;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Two floats the same, NaN included.
+bool same(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// The same up to the rounding of one operation: the compiler may fuse q·k·scale + bias into
+// one multiply-add in one place and not in another.
+// magnitude: the largest term of the sum.
+bool same_score(float a, float b, float magnitude) { return same(a, b) || std::abs(a - b) <= 2.5e-7f * std::max(1.0f, magnitude); }
+float magnitude(const ScoreRule& rule, float q_dot_k, int i, int j) {
+    return std::max(std::abs(q_dot_k * rule.scale), std::abs(alibi_term(rule.alibi_slope, i, j)));
 }
 
 }  // namespace
 
-TEST_CASE("output-only attention equals the full engine") {
-    using Row = std::tuple<int, int, int, MaskKind, PositionalEncoding, bool>;
-    auto [n, d_model, heads, mask, pe, cross] = GENERATE(table<int, int, int, MaskKind, PositionalEncoding, bool>({
-        Row{1, 8, 1, MaskKind::None, PositionalEncoding::None, false},
-        Row{7, 8, 2, MaskKind::Causal, PositionalEncoding::Sinusoidal, false},
-        Row{64, 16, 2, MaskKind::SlidingWindow, PositionalEncoding::Rotary, false},
-        Row{130, 32, 4, MaskKind::Padding, PositionalEncoding::ALiBi, false},
-        Row{257, 64, 8, MaskKind::Causal, PositionalEncoding::Learned, false},
-        Row{77, 16, 2, MaskKind::Custom, PositionalEncoding::None, false},
-        Row{50, 16, 2, MaskKind::Padding, PositionalEncoding::Sinusoidal, true},
-        Row{300, 16, 1, MaskKind::None, PositionalEncoding::Rotary, true},
-    }));
-    auto fill = GENERATE(-std::numeric_limits<float>::infinity(), -1e9f);
-    CAPTURE(n, d_model, heads, static_cast<int>(mask), static_cast<int>(pe), cross, fill);
-    Scenario s = case_scenario(n, d_model, heads, mask, pe, cross);
-    s.masked_fill = fill;
+TEST_CASE("scale_scores and mask_scores give masked_score of every cell of a tile", "[rules]") {
+    const AttentionCase c = GENERATE(from_range(testing::attention_cases()));
+    if (c.n_q > 300) return;  // the 1024-token cases add nothing here
+    INFO("case: " << c.name);
+    const Scenario s = testing::case_scenario(c);
     const Trace full = run(s);
-    RunOptions options;
-    options.detail = Detail::OutputOnly;
-    options.pooled_rows = 13;
-    options.pooled_cols = 11;
-    const Trace streamed = run(s, options);
     REQUIRE(full.ok);
-    REQUIRE(streamed.ok);
-    CHECK(streamed.visible.size() == 0);
-    CHECK((full.output - streamed.output).cwiseAbs().maxCoeff() < 1e-5f);
-    for (int h = 0; h < heads; ++h) {
-        CHECK(streamed.head[h].weights.size() == 0);  // nothing (n_q × n_k) kept
-        const PooledWeights expected = max_pool(full.head[h].weights, 0, full.n_queries, 0, full.n_keys, 13, 11);
-        REQUIRE(streamed.head[h].pooled_weights.values.rows() == expected.values.rows());
-        REQUIRE(streamed.head[h].pooled_weights.values.cols() == expected.values.cols());
-        CHECK((streamed.head[h].pooled_weights.values - expected.values).cwiseAbs().maxCoeff() < 1e-5f);
+    for (size_t h = 0; h < full.head.size(); ++h) {
+        const HeadTrace& head = full.head[h];
+        const ScoreRule rule = score_rule(s, full.scale, head.alibi_slope, full.n_keys);
+        int differ = 0, weights_differ = 0;
+        for (int i = 0; i < full.n_queries; ++i) {
+            // the row's sum by the definition: l = Σ_j cell_exp(s_j, shift)
+            const float shift = row_shift(s.softmax, head.masked_scores.row(i).maxCoeff());
+            float l = 0.0f;
+            for (int j = 0; j < full.n_keys; ++j) l += cell_exp(head.masked_scores(i, j), shift);
+            for (int j = 0; j < full.n_keys; ++j) {
+                const float size = magnitude(rule, head.scores(i, j), i, j);
+                differ += !same_score(head.scaled_scores(i, j), scaled_score(rule, head.scores(i, j), i, j), size);
+                differ += !same_score(head.masked_scores(i, j), masked_score(rule, head.scores(i, j), i, j), size);
+                differ += !rule.mask.visible(i, j) && head.masked_scores(i, j) != s.masked_fill;  // the fill, exactly
+                const float w = row_weight(head.masked_scores(i, j), shift, l), got = head.weights(i, j);
+                weights_differ += !(same(got, w) || std::abs(got - w) <= 1e-6f);
+            }
+        }
+        INFO("head " << h + 1);
+        CHECK(differ == 0);
+        CHECK(weights_differ == 0);
     }
+    // A tile away from the origin: the run fill of causal and sliding-window masks.
+    const ScoreRule rule = score_rule(s, 0.5f, 0.25f, full.n_keys);
+    const int i0 = full.n_queries / 3, j0 = full.n_keys / 4;
+    Matrix tile = normal_matrix(full.n_queries - i0, full.n_keys - j0, 5);
+    const Matrix products = tile;
+    scale_scores(rule, i0, j0, tile);
+    mask_scores(rule, i0, j0, tile);
+    int differ = 0;
+    for (Eigen::Index r = 0; r < tile.rows(); ++r)
+        for (Eigen::Index col = 0; col < tile.cols(); ++col) {
+            const int i = i0 + static_cast<int>(r), j = j0 + static_cast<int>(col);
+            differ += !same_score(tile(r, col), masked_score(rule, products(r, col), i, j), magnitude(rule, products(r, col), i, j));
+        }
+    CHECK(differ == 0);
+}
+
+TEST_CASE("cell_exp_row is cell_exp of every cell, flushing below ln FLT_MIN", "[rules]") {
+    // Around the flush bound, −∞, NaN, +∞, a row longer than one vectorised chunk.
+    std::vector<float> s = {-kInf, kInf, std::numeric_limits<float>::quiet_NaN(), 0.0f, -1e9f, 1e9f, kExpFlushBelow,
+                            std::nextafter(kExpFlushBelow, 0.0f), std::nextafter(kExpFlushBelow, -kInf), -88.4f, -103.0f,
+                            -104.0f, 88.0f, 89.0f};
+    Rng rng(3);
+    while (s.size() < 700) s.push_back(-200.0f + 290.0f * rng.uniform());
+    for (float shift : {0.0f, 3.5f, -20.0f}) {
+        std::vector<float> row = s;
+        cell_exp_row(row.data(), static_cast<int>(row.size()), shift);
+        for (size_t c = 0; c < s.size(); ++c) {
+            const float want = cell_exp(s[c], shift);
+            INFO("s = " << s[c] << ", shift " << shift << ": " << row[c] << " against " << want);
+            CHECK((same(row[c], want) || std::abs(row[c] - want) <= 2e-7f * std::abs(want)));
+            CHECK((row[c] == 0.0f) == (want == 0.0f));  // the same cells flushed
+        }
+    }
+    CHECK(cell_exp(-kInf, 0.0f) == 0.0f);
+    CHECK(cell_exp(-90.0f, 0.0f) == 0.0f);  // subnormal: flushed, as a GPU flushes it
+    CHECK(cell_exp(-87.0f, 0.0f) > 0.0f);
+}
+
+TEST_CASE("softmax_rows gives row_weight of every cell, the row ending by its sum", "[rules]") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    Matrix scores(9, 5);
+    scores << 1, 2, 3, -kInf, 0,                            // some cells masked
+        -kInf, -kInf, -kInf, -kInf, -kInf,                  // fully masked, −∞: l = 0
+        -1e9f, -1e9f, -1e9f, -1e9f, -1e9f,                  // fully masked, finite fill
+        -300, -250, -400, -kInf, -320,                      // naive: every exponential underflows
+        -40, -41, -45, -39, -kInf,                          // naive: small but normal
+        100, 90, 1, -kInf, 0,                               // naive: overflows
+        0, 0, 0, 0, 0,                                      // uniform
+        nan, 1, 2, 3, 4,                                    // a NaN score
+        -95, -96, -100, -kInf, -95;                         // naive: between the flush bound and the smallest subnormal
+    for (SoftmaxKind kind : {SoftmaxKind::Stable, SoftmaxKind::Naive}) {
+        const Matrix weights = softmax_rows(scores, kind);
+        for (Eigen::Index i = 0; i < scores.rows(); ++i) {
+            const float shift = row_shift(kind, scores.row(i).maxCoeff());
+            float l = 0.0f;
+            for (Eigen::Index j = 0; j < scores.cols(); ++j) l += cell_exp(scores(i, j), shift);
+            for (Eigen::Index j = 0; j < scores.cols(); ++j) {
+                const float want = row_weight(scores(i, j), shift, l);
+                INFO(to_string(kind) << " row " << i + 1 << ", cell " << j + 1 << ": " << weights(i, j) << " against " << want);
+                CHECK((same(weights(i, j), want) || std::abs(weights(i, j) - want) <= 1e-6f));
+            }
+        }
+    }
+    // The rule's verdicts, named: l = 0 → 0, l = ∞ → NaN (−∞ cells 0), else exp(s − m) / l.
+    const Matrix naive = softmax_rows(scores, SoftmaxKind::Naive);
+    CHECK(naive.row(1).isZero(0.0f));
+    CHECK(naive.row(2).isZero(0.0f));  // exp(−1e9) = 0: nothing weighs anything
+    CHECK(naive.row(3).isZero(0.0f));
+    CHECK(std::abs(naive.row(4).sum() - 1.0f) < 1e-6f);
+    CHECK(std::isnan(naive(5, 0)));
+    CHECK(naive(5, 3) == 0.0f);
+    const Matrix stable = softmax_rows(scores, SoftmaxKind::Stable);
+    CHECK(stable.row(1).isZero(0.0f));
+    CHECK((stable.row(2).array() == 0.2f).all());  // the finite fill: uniform
+    CHECK(std::abs(stable.row(3).sum() - 1.0f) < 1e-6f);
+    CHECK(row_output(2.0f, 0.0f) == 0.0f);
+    CHECK(std::isnan(row_output(2.0f, kInf)));
+    CHECK(row_output(2.0f, 4.0f) == 0.5f);
+    CHECK(row_weight(-kInf, 0.0f, kInf) == 0.0f);
 }
 
 TEST_CASE("a zoomed region of the pooled weights keeps a single sharp spike") {
@@ -124,13 +203,16 @@ TEST_CASE("output-only mode runs sizes the full trace refuses") {
 }
 
 TEST_CASE("a zoom draws its region from the output pass's row statistics, as a fresh run of that region does") {
-    using Case = std::tuple<MaskKind, PositionalEncoding, bool>;
-    const auto [mask, pe, cross] = GENERATE(table<MaskKind, PositionalEncoding, bool>({
-        Case{MaskKind::None, PositionalEncoding::Sinusoidal, false}, Case{MaskKind::Causal, PositionalEncoding::Rotary, false},
-        Case{MaskKind::SlidingWindow, PositionalEncoding::ALiBi, false}, Case{MaskKind::Padding, PositionalEncoding::None, true},
-        Case{MaskKind::Custom, PositionalEncoding::Learned, false}}));
-    CAPTURE(mask, pe, cross);
-    const Scenario s = case_scenario(300, 16, 2, mask, pe, cross);
+    using M = MaskKind;
+    using P = PositionalEncoding;
+    const AttentionCase c = GENERATE(values<AttentionCase>({
+        attention_case("no mask, sinusoidal", M::None, P::Sinusoidal, 2, 300, 300, 8),
+        attention_case("causal, rope", M::Causal, P::Rotary, 2, 300, 300, 8),
+        attention_case("window 5, alibi", M::SlidingWindow, P::ALiBi, 2, 300, 300, 8).with_window(5),
+        attention_case("cross, padding", M::Padding, P::None, 2, 300, 303, 8),
+        attention_case("custom, learned", M::Custom, P::Learned, 2, 300, 300, 8)}));
+    INFO("case: " << c.name);
+    const Scenario s = testing::case_scenario(c);
     RunOptions whole;
     whole.detail = Detail::OutputOnly;
     const Trace t = run(s, whole);
@@ -158,7 +240,8 @@ TEST_CASE("a zoom draws its region from the output pass's row statistics, as a f
 }
 
 TEST_CASE("a zoom needs the row statistics, and a cancelled run or zoom returns nothing partial") {
-    const Scenario s = case_scenario(200, 16, 2, MaskKind::Causal, PositionalEncoding::Sinusoidal, false);
+    const Scenario s = testing::case_scenario(
+        attention_case("causal, sinusoidal", MaskKind::Causal, PositionalEncoding::Sinusoidal, 2, 200, 200, 8));
     RunOptions options;
     options.detail = Detail::OutputOnly;
     Trace t = run(s, options);
@@ -175,28 +258,4 @@ TEST_CASE("a zoom needs the row statistics, and a cancelled run or zoom returns 
     t.head[1].row_sum.resize(0);  // as a GPU run's trace: no statistics kept
     CHECK_FALSE(repool_weights(s, t, options, &error));
     CHECK(error.find("row statistics") != std::string::npos);
-}
-
-TEST_CASE("output-only attention keeps the naive softmax's overflow guarantee") {
-    // The scenario of the GPU suite's [overflow] case, held to the same guarantee
-    // (overflow_agreement.hpp): the same heads flagged, rows far from the limit equal.
-    Scenario s;
-    s.input = InputMode::Direct;
-    s.heads = 2;
-    s.q = 6.0f * normal_matrix(64, 2 * 32, 1);  // head 1's scores far above 88: exp overflows
-    s.k = normal_matrix(64, 2 * 32, 2);
-    s.v = normal_matrix(64, 2 * 32, 3);
-    s.q.rightCols(32) *= 0.02f;
-    s.scale = false;
-    s.softmax = SoftmaxKind::Naive;
-    s.mask = MaskKind::Causal;
-    const Trace full = run(s);
-    const Trace output_only = run(s, RunOptions{Detail::OutputOnly});
-    REQUIRE(full.ok);
-    REQUIRE(output_only.ok);
-    const testing::OverflowRows rows = testing::check_overflow_agreement(full, output_only, 1e-5f);
-    CHECK(full.head[0].softmax_overflow);
-    CHECK_FALSE(full.head[1].softmax_overflow);
-    CHECK(rows.nan_rows > 0);
-    CHECK(rows.compared >= 64);
 }

@@ -1,9 +1,12 @@
 // The GPU backend against the CPU engine, the reference (core/engine.cpp, Detail::Full).
 //
-// Tolerances: max |GPU − CPU| ≤ 1e-4 on outputs (and Q, K, V, concat, the W_O output),
-// ≤ 1e-5 on the pooled weights. Both sides are float32; they differ only in summation
-// order (Eigen's blocked products vs the shader's per-row dot products and online softmax).
-// A cell that is non-finite on both sides (the naive softmax overflowing) agrees.
+// The agreement is the one table of attention cases (../attention_cases.hpp) that every
+// backend runs, here on both kernels (rows and tiled) with the GPU's tolerances: max
+// |GPU − CPU| ≤ 1e-4 on outputs (and Q, K, V, concat, the W_O output), ≤ 1e-5·σ_i on the
+// weights, pooled at full resolution up to 512 a side, cell for cell. Both sides are float32;
+// they differ only in summation order (Eigen's blocked products vs the shader's per-row dot
+// products and online softmax). A cell that is non-finite on both sides (the naive softmax
+// overflowing) agrees.
 //
 // Needs an OpenGL 4.3 context: ctest runs this binary through EGL with no display and through
 // GLFW under tests/xvfb.sh (Mesa llvmpipe; tests/gpu/CMakeLists.txt).
@@ -13,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -21,6 +25,7 @@
 #include "engine.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/context.hpp"
+#include "../attention_cases.hpp"
 #include "../overflow_agreement.hpp"
 #include "mask.hpp"
 #include "random.hpp"
@@ -60,12 +65,15 @@ struct GlFixture {
     std::unique_ptr<attn::gpu::Backend> backend;
     std::string why_not;
 
+    std::map<attn::gpu::Kernel, std::unique_ptr<attn::gpu::Backend>> kernel_backends;
+
     GlFixture() {
         context = attn::gpu::HeadlessContext::create(&why_not);
         if (context) backend = attn::gpu::Backend::create(&why_not, options_from_environment());
     }
     ~GlFixture() {
-        backend.reset();  // its GL objects go while the context is current
+        kernel_backends.clear();  // their GL objects go while the context is current
+        backend.reset();
         context.reset();
     }
 };
@@ -80,6 +88,28 @@ attn::gpu::Backend& backend() {
     INFO("GPU backend unavailable: " << f.why_not);
     REQUIRE(f.backend);
     return *f.backend;
+}
+
+// The kernels the table runs on: the one ATTNLAB_GPU_KERNEL names, else both.
+std::vector<attn::gpu::Kernel> kernels_to_run() {
+    const attn::gpu::Kernel asked = options_from_environment().kernel;
+    if (asked != attn::gpu::Kernel::Auto) return {asked};
+    return {attn::gpu::Kernel::Rows, attn::gpu::Kernel::Tiled};
+}
+
+// A backend running this kernel, made once on the fixture's context.
+attn::gpu::Backend& kernel_backend(attn::gpu::Kernel kernel) {
+    backend();  // the context
+    auto& made = fixture().kernel_backends[kernel];
+    if (!made) {
+        attn::gpu::BackendOptions options;
+        options.kernel = kernel;
+        std::string why;
+        made = attn::gpu::Backend::create(&why, options);
+        INFO("GPU backend with the " << attn::gpu::to_string(kernel) << " kernel unavailable: " << why);
+        REQUIRE(made);
+    }
+    return *made;
 }
 
 // max |a − b|, counting a cell non-finite on both sides as equal and a cell non-finite on
@@ -108,134 +138,72 @@ struct Case {
     bool finite_fill, scale, naive;
 };
 
+// The table's scenario of a case written the short way.
 Scenario make_scenario(const Case& c, std::uint64_t seed) {
-    Scenario s;
-    s.name = c.name;
-    s.heads = c.heads;
-    s.d_model = c.heads * c.d_k;
-    s.seed = seed;
-    s.target.embeddings = attn::normal_matrix(c.n_q, s.d_model, seed * 11 + 1);
-    if (c.n_k != c.n_q) {
-        s.attention = AttentionKind::Cross;
-        s.source.embeddings = attn::normal_matrix(c.n_k, s.d_model, seed * 11 + 2);
-    }
-    s.positional = c.positional;
-    s.mask = c.mask;
-    s.window = 3;
-    s.scale = c.scale;
-    s.softmax = c.naive ? SoftmaxKind::Naive : SoftmaxKind::Stable;
-    if (c.finite_fill) s.masked_fill = -1e9f;
-    // Padding: every third key from the middle on (the source's keys in cross-attention).
-    std::vector<bool> padding(static_cast<size_t>(c.n_k), false);
-    for (int j = c.n_k / 2; j < c.n_k; j += 3) padding[static_cast<size_t>(j)] = true;
-    (c.n_k != c.n_q ? s.source : s.target).padding = padding;
-    if (c.mask == MaskKind::Custom) {
-        // Random cells, a band of whole hidden key blocks, and the last row fully hidden.
-        attn::Rng rng(seed);
-        s.custom_mask = attn::MaskMatrix(c.n_q, c.n_k);
-        for (int i = 0; i < c.n_q; ++i)
-            for (int j = 0; j < c.n_k; ++j) s.custom_mask(i, j) = rng.uniform() < 0.6f && !(j >= 64 && j < 160);
-        s.custom_mask.row(c.n_q - 1).setConstant(false);
-    }
-    return s;
+    attn::testing::AttentionCase a = attn::testing::attention_case(c.name, c.mask, c.positional, c.heads, c.n_q, c.n_k, c.d_k);
+    if (c.finite_fill) a = a.with_fill(-1e9f);
+    if (!c.scale) a = a.unscaled();
+    if (c.naive) a = a.naive();
+    return attn::testing::case_scenario(a, seed);
 }
 
+// A GPU trace against the CPU engine's full one: what the GPU adds (its name, its clock),
+// then every check the table makes of an output-only backend.
 void require_agreement(const Scenario& s, const Trace& cpu, const Trace& gpu) {
     INFO("GPU errors: " << (gpu.errors.empty() ? std::string() : gpu.errors.front()));
     REQUIRE(cpu.ok);
     REQUIRE(gpu.ok);
     CHECK(gpu.backend == "gpu");
-    CHECK(gpu.detail == Detail::OutputOnly);
-    REQUIRE(gpu.head.size() == cpu.head.size());
-    CHECK(gpu.n_queries == cpu.n_queries);
-    CHECK(gpu.n_keys == cpu.n_keys);
-    CHECK(gpu.scale == cpu.scale);
-    CHECK(gpu.key_tokens == cpu.key_tokens);
     CHECK(gpu.milliseconds > 0.0);
-    for (size_t h = 0; h < cpu.head.size(); ++h) {
-        INFO("head " << h);
-        const attn::HeadTrace& c = cpu.head[h];
-        const attn::HeadTrace& g = gpu.head[h];
-        CHECK(g.weights.size() == 0);  // never an (n_q × n_k) matrix
-        CHECK(g.scores.size() == 0);
-        CHECK(max_abs_difference(g.q, c.q) <= kOutputTolerance);
-        CHECK(max_abs_difference(g.k, c.k) <= kOutputTolerance);
-        CHECK(max_abs_difference(g.v, c.v) <= kOutputTolerance);
-        CHECK(max_abs_difference(g.output, c.output) <= kOutputTolerance);
-        CHECK(g.fully_masked_rows == c.fully_masked_rows);
-        CHECK(g.softmax_overflow == c.softmax_overflow);
-        CHECK(g.alibi_slope == c.alibi_slope);
-        const int bins_rows = std::min(cpu.n_queries, 512), bins_cols = std::min(cpu.n_keys, 512);
-        const attn::PooledWeights expected = attn::max_pool(c.weights, 0, cpu.n_queries, 0, cpu.n_keys, bins_rows, bins_cols);
-        CHECK(g.pooled_weights.row_end == cpu.n_queries);
-        CHECK(g.pooled_weights.col_end == cpu.n_keys);
-        CHECK(max_abs_difference(g.pooled_weights.values, expected.values) <= kPooledTolerance);
-    }
-    CHECK(max_abs_difference(gpu.concat, cpu.concat) <= kOutputTolerance);
-    CHECK(max_abs_difference(gpu.output, cpu.output) <= kOutputTolerance);
-    if (s.input == InputMode::Embeddings) {
-        CHECK(gpu.x_pe == cpu.x_pe);
-        CHECK(gpu.w_q == cpu.w_q);
-        CHECK(gpu.w_o == cpu.w_o);
-    }
+    attn::testing::check_output_only_trace(s, cpu, gpu, attn::testing::kGpuTolerance);
 }
 
 }  // namespace
 
-TEST_CASE("GPU attention agrees with the CPU engine", "[gpu][agreement]") {
-    using M = MaskKind;
-    using P = PositionalEncoding;
-    // name, mask, positional encoding, heads, n_q, n_k (≠ n_q: cross), d_k, finite fill, scale, naive softmax
-    auto [name, mask, positional, heads, n_q, n_k, d_k, finite_fill, scale, naive] =
-        GENERATE(table<const char*, M, P, int, int, int, int, bool, bool, bool>({
-            {"one token", M::None, P::None, 1, 1, 1, 2, false, true, false},
-            {"one token, rope", M::None, P::Rotary, 1, 1, 1, 2, false, true, false},
-            {"causal, sinusoidal, odd d_k", M::Causal, P::Sinusoidal, 2, 7, 7, 3, false, true, false},
-            {"padding, learned", M::Padding, P::Learned, 1, 64, 64, 16, false, true, false},
-            {"window, rope", M::SlidingWindow, P::Rotary, 2, 257, 257, 8, false, true, false},
-            {"custom, alibi, 8 heads", M::Custom, P::ALiBi, 8, 64, 64, 4, false, true, false},
-            {"custom, finite fill", M::Custom, P::None, 2, 64, 64, 5, true, true, false},
-            {"padding, finite fill", M::Padding, P::Sinusoidal, 2, 257, 257, 7, true, true, false},
-            {"causal, finite fill", M::Causal, P::None, 1, 257, 257, 64, true, true, false},
-            {"window, finite fill, alibi", M::SlidingWindow, P::ALiBi, 2, 64, 64, 6, true, true, false},
-            {"no scaling", M::Causal, P::None, 2, 64, 64, 8, false, false, false},
-            {"naive softmax", M::None, P::Learned, 2, 64, 64, 8, false, true, true},
-            {"cross, sinusoidal", M::None, P::Sinusoidal, 2, 7, 33, 8, false, true, false},
-            {"cross, window: rows past the keys see nothing", M::SlidingWindow, P::None, 1, 64, 20, 16, false, true, false},
-            {"cross, custom, rope", M::Custom, P::Rotary, 1, 257, 100, 32, false, true, false},
-            {"cross, padding, alibi", M::Padding, P::ALiBi, 8, 7, 257, 2, false, true, false},
-            {"n = 1024, causal, rope, 8 heads", M::Causal, P::Rotary, 8, 1024, 1024, 64, false, true, false},
-            {"n = 1024, no mask, alibi, d_k = 128", M::None, P::ALiBi, 1, 1024, 1024, 128, false, true, false},
-            {"n = 1024, window, learned", M::SlidingWindow, P::Learned, 2, 1024, 1024, 32, false, true, false},
-        }));
-    const Case c{name, mask, positional, heads, n_q, n_k, d_k, finite_fill, scale, naive};
+TEST_CASE("every attention case: both GPU kernels equal the full engine", "[gpu][agreement]") {
+    const attn::testing::AttentionCase c = GENERATE(from_range(attn::testing::attention_cases()));
     INFO("case: " << c.name);
-    const Scenario s = make_scenario(c, 7);
+    const Scenario s = attn::testing::case_scenario(c);
     const Trace cpu = attn::run(s);
-    const Trace gpu = backend().run(s, RunOptions{Detail::OutputOnly});
-    require_agreement(s, cpu, gpu);
+    const Trace cpu_output_only = attn::run(s, RunOptions{Detail::OutputOnly});
+    for (attn::gpu::Kernel kernel : kernels_to_run()) {
+        INFO("kernel: " << attn::gpu::to_string(kernel));
+        attn::gpu::Backend& gpu = kernel_backend(kernel);
+        CHECK(gpu.device().kernel == kernel);
+        const Trace t = gpu.run(s, RunOptions{Detail::OutputOnly});
+        require_agreement(s, cpu, t);
+        attn::testing::check_row_statistics(cpu, cpu_output_only, t);
+    }
 }
 
+namespace {
+
+const attn::testing::AttentionCase& table_case(const std::string& name) {
+    static const std::vector<attn::testing::AttentionCase> cases = attn::testing::attention_cases();
+    const auto found = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.name == name; });
+    INFO("no case named " << name);
+    REQUIRE(found != cases.end());
+    return *found;
+}
+
+}  // namespace
+
 TEST_CASE("GPU naive softmax overflows where the CPU one does", "[gpu][overflow]") {
-    Scenario s;
-    s.input = InputMode::Direct;
-    s.heads = 2;
-    s.q = 6.0f * attn::normal_matrix(64, 2 * 32, 1);  // scores far above 88: exp overflows
-    s.k = attn::normal_matrix(64, 2 * 32, 2);
-    s.v = attn::normal_matrix(64, 2 * 32, 3);
-    s.q.rightCols(32) *= 0.02f;  // head 2's scores stay small: it must not overflow anywhere
-    s.scale = false;
-    s.softmax = SoftmaxKind::Naive;
-    s.mask = MaskKind::Causal;
+    // The table's overflow case, held to the guarantee every backend keeps
+    // (overflow_agreement.hpp): the same heads flagged, rows far from the limit equal.
+    const Scenario s = attn::testing::case_scenario(table_case("naive overflow: head 1 overflows, head 2 does not"));
     const Trace cpu = attn::run(s);
-    const Trace gpu = backend().run(s, RunOptions{Detail::OutputOnly});
     REQUIRE(cpu.ok);
-    REQUIRE(gpu.ok);
-    const attn::testing::OverflowRows rows = attn::testing::check_overflow_agreement(cpu, gpu, kOutputTolerance);
-    CHECK(cpu.head[0].softmax_overflow);
-    CHECK_FALSE(cpu.head[1].softmax_overflow);
-    CHECK(rows.nan_rows > 0);
-    CHECK(rows.compared >= 64);  // head 2 whole, and head 1's first rows
+    for (attn::gpu::Kernel kernel : kernels_to_run()) {
+        INFO("kernel: " << attn::gpu::to_string(kernel));
+        const Trace gpu = kernel_backend(kernel).run(s, RunOptions{Detail::OutputOnly});
+        REQUIRE(gpu.ok);
+        const attn::testing::OverflowRows rows = attn::testing::check_overflow_agreement(cpu, gpu, kOutputTolerance);
+        CHECK(cpu.head[0].softmax_overflow);
+        CHECK_FALSE(cpu.head[1].softmax_overflow);
+        CHECK(rows.nan_rows > 0);
+        CHECK(rows.compared >= 64);  // head 2 whole, and head 1's first rows
+    }
 }
 
 TEST_CASE("GPU attention with Q, K, V given directly (d_v ≠ d_k, W_O)", "[gpu][direct]") {
@@ -294,33 +262,16 @@ TEST_CASE("GPU heatmap of a region (zoom) at full and at reduced resolution", "[
 TEST_CASE("GPU runs read back each row's max and sum: a zoom is drawn from them as from a CPU run", "[gpu][row-stats]") {
     // (m_i, l_i) of every row and head next to the CPU's output-only run, and a region
     // drawn again from the GPU's statistics (repool_weights) against a GPU run of it.
-    const Case cases[] = {
-        {"causal, alibi", MaskKind::Causal, PositionalEncoding::ALiBi, 2, 300, 300, 16, false, true, false},
-        {"padding, finite fill", MaskKind::Padding, PositionalEncoding::Sinusoidal, 2, 257, 257, 7, true, true, false},
-        {"window", MaskKind::SlidingWindow, PositionalEncoding::Rotary, 1, 200, 200, 8, false, true, false},
-        {"naive softmax", MaskKind::None, PositionalEncoding::None, 2, 130, 130, 8, false, true, true},
-    };
-    for (const Case& c : cases) {
-        INFO(c.name);
-        const Scenario s = make_scenario(c, 21);
+    for (const char* name : {"padding, −1e9 fill", "window, rope", "cross, custom, rope", "padding, alibi, 4 heads",
+                             "naive underflow, padding, −1e9 fill"}) {
+        INFO(name);
+        const Scenario s = attn::testing::case_scenario(table_case(name), 21);
+        const Trace full = attn::run(s);
         const Trace cpu = attn::run(s, RunOptions{Detail::OutputOnly});
         const Trace gpu = backend().run(s, RunOptions{Detail::OutputOnly});
         REQUIRE(cpu.ok);
         REQUIRE(gpu.ok);
-        for (size_t h = 0; h < gpu.head.size(); ++h) {
-            const attn::HeadTrace &want = cpu.head[h], &got = gpu.head[h];
-            REQUIRE(got.row_max.size() == gpu.n_queries);
-            REQUIRE(got.row_sum.size() == gpu.n_queries);
-            for (Eigen::Index i = 0; i < gpu.n_queries; ++i) {
-                INFO("head " << h + 1 << ", row " << i + 1);
-                if (want.row_sum(i) == 0.0f) {  // fully masked: nothing weighs anything
-                    CHECK(got.row_sum(i) == 0.0f);
-                    continue;
-                }
-                CHECK(std::abs(got.row_max(i) - want.row_max(i)) <= 1e-5f * std::max(1.0f, std::abs(want.row_max(i))));
-                CHECK(std::abs(got.row_sum(i) - want.row_sum(i)) <= 1e-5f * want.row_sum(i));
-            }
-        }
+        attn::testing::check_row_statistics(full, cpu, gpu);
         RunOptions region{Detail::OutputOnly};
         region.region_row_begin = 40;
         region.region_row_end = 120;

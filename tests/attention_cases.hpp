@@ -1,0 +1,414 @@
+#pragma once
+// One table of attention cases, run on every backend against the reference, the CPU engine's
+// full trace (as ggml's test-backend-ops runs one case list against the CPU):
+//
+//   backend                       where                              tolerance
+//   output-only (streaming)       tests/test_streaming.cpp           1e-5 outputs, 1e-5·σ_i weights
+//   incremental (an edit)         tests/test_incremental.cpp         2e-5·max(1, |value|), every matrix
+//   GPU rows kernel, tiled kernel tests/gpu/test_gpu_gl.cpp (GL)     1e-4 outputs, 1e-5·σ_i weights,
+//                                                                    1e-5·σ_i row max and sum
+//
+// Weights are compared cell for cell: each backend pools them at full resolution (up to 512
+// a side) and from its row statistics into a 13 × 11 grid as a zoom draws them. σ_i =
+// max(1, max_j |s_ij|) is the size of row i's scores (weight_scale). A cell
+// non-finite on one side only is infinitely wrong. The naive softmax's rows within reach of
+// the float limits (softmax.hpp: naive_row_far_from_overflow and _underflow) are not
+// compared: exp is rounded differently on each backend, and that decides whether the row
+// overflows or underflows.
+//
+// The table covers every mask (custom included) × every position encoding, fills −∞, −1e9
+// and 0, cross-attention, fully masked rows, rows whose naive exponentials all underflow, the
+// naive softmax's overflow, 1 to 8 heads, d_k 2 … 128 and n up to 1024.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "attention_rules.hpp"
+#include "engine.hpp"
+#include "random.hpp"
+#include "softmax.hpp"
+#include "trace.hpp"
+
+namespace attn::testing {
+
+// How the case's inputs are made.
+enum class Inputs {
+    Embeddings,  // N(0, 1) embeddings through seeded projections (the source's too in cross-attention)
+    Overflow,    // direct Q, K, V: head 1's scores far above 88, head 2's small
+    Underflow,   // direct Q, K, V: every fourth row's scores near −300, others near −40, −95 and 0
+};
+
+struct AttentionCase {
+    std::string name;
+    MaskKind mask = MaskKind::None;
+    PositionalEncoding positional = PositionalEncoding::None;
+    int heads = 1, n_q = 1, n_k = 1, d_k = 2;  // n_k ≠ n_q: cross-attention
+    float fill = -std::numeric_limits<float>::infinity();
+    SoftmaxKind softmax = SoftmaxKind::Stable;
+    bool scale = true;
+    int window = 3;
+    bool every_key_padding = false;
+    Inputs inputs = Inputs::Embeddings;
+
+    AttentionCase with_fill(float f) const { AttentionCase c = *this; c.fill = f; return c; }
+    AttentionCase naive() const { AttentionCase c = *this; c.softmax = SoftmaxKind::Naive; return c; }
+    AttentionCase unscaled() const { AttentionCase c = *this; c.scale = false; return c; }
+    AttentionCase with_window(int w) const { AttentionCase c = *this; c.window = w; return c; }
+    AttentionCase with_inputs(Inputs i) const { AttentionCase c = *this; c.inputs = i; return c; }
+    AttentionCase padding_every_key() const { AttentionCase c = *this; c.every_key_padding = true; return c; }
+    bool cross() const { return n_k != n_q; }
+};
+
+inline AttentionCase attention_case(std::string name, MaskKind mask, PositionalEncoding positional, int heads, int n_q,
+                                    int n_k, int d_k) {
+    AttentionCase c;
+    c.name = std::move(name);
+    c.mask = mask;
+    c.positional = positional;
+    c.heads = heads;
+    c.n_q = n_q;
+    c.n_k = n_k;
+    c.d_k = d_k;
+    return c;
+}
+
+inline std::vector<AttentionCase> attention_cases() {
+    using M = MaskKind;
+    using P = PositionalEncoding;
+    const float minus_1e9 = -1e9f;
+    // name, mask, position encoding, heads, n_q, n_k (≠ n_q: cross), d_k; then what differs
+    std::vector<AttentionCase> cases = {
+        attention_case("one token", M::None, P::None, 1, 1, 1, 2),
+        attention_case("one token, rope", M::None, P::Rotary, 1, 1, 1, 2),
+        attention_case("causal, sinusoidal, odd d_k", M::Causal, P::Sinusoidal, 2, 7, 7, 3),
+        attention_case("padding, learned", M::Padding, P::Learned, 1, 64, 64, 16),
+        attention_case("window, rope", M::SlidingWindow, P::Rotary, 2, 257, 257, 8),
+        attention_case("custom, alibi, 8 heads", M::Custom, P::ALiBi, 8, 64, 64, 4),
+        attention_case("custom, −1e9 fill: the hidden row is uniform", M::Custom, P::None, 2, 64, 64, 5).with_fill(minus_1e9),
+        attention_case("custom, fill 0", M::Custom, P::Sinusoidal, 2, 64, 64, 4).with_fill(0.0f),
+        attention_case("custom, 77 tokens", M::Custom, P::None, 2, 77, 77, 8),
+        attention_case("padding, −1e9 fill", M::Padding, P::Sinusoidal, 2, 257, 257, 7).with_fill(minus_1e9),
+        attention_case("padding, alibi, 4 heads", M::Padding, P::ALiBi, 4, 130, 130, 8),
+        attention_case("padding, every key hidden: no row sees a key", M::Padding, P::None, 2, 33, 33, 4).padding_every_key(),
+        attention_case("padding, every key hidden, fill 0", M::Padding, P::ALiBi, 2, 33, 33, 4).padding_every_key().with_fill(0.0f),
+        attention_case("causal, −1e9 fill", M::Causal, P::None, 1, 257, 257, 64).with_fill(minus_1e9),
+        attention_case("causal, learned, 8 heads", M::Causal, P::Learned, 8, 257, 257, 8),
+        attention_case("window, −1e9 fill, alibi", M::SlidingWindow, P::ALiBi, 2, 64, 64, 6).with_fill(minus_1e9),
+        attention_case("window 5, fill 0, rope", M::SlidingWindow, P::Rotary, 2, 64, 64, 8).with_fill(0.0f).with_window(5),
+        attention_case("no scaling", M::Causal, P::None, 2, 64, 64, 8).unscaled(),
+        attention_case("naive softmax", M::None, P::Learned, 2, 64, 64, 8).naive(),
+        attention_case("naive, custom, −1e9 fill: the hidden row's exponentials all underflow", M::Custom, P::None, 2, 64, 64, 8)
+            .naive().with_fill(minus_1e9),
+        attention_case("naive, custom, fill 0: the hidden row is uniform", M::Custom, P::Rotary, 2, 64, 64, 8).naive().with_fill(0.0f),
+        attention_case("cross, sinusoidal", M::None, P::Sinusoidal, 2, 7, 33, 8),
+        attention_case("cross, padding, sinusoidal", M::Padding, P::Sinusoidal, 2, 50, 53, 8),
+        attention_case("cross, rope, one head", M::None, P::Rotary, 1, 300, 303, 16),
+        attention_case("cross, window: rows past the keys see nothing", M::SlidingWindow, P::None, 1, 64, 20, 16),
+        attention_case("cross, window, −1e9 fill: those rows are uniform", M::SlidingWindow, P::Sinusoidal, 2, 64, 20, 8)
+            .with_fill(minus_1e9),
+        attention_case("cross, custom, rope", M::Custom, P::Rotary, 1, 257, 100, 32),
+        attention_case("cross, padding, alibi", M::Padding, P::ALiBi, 8, 7, 257, 2),
+        attention_case("n = 1024, causal, rope, 8 heads", M::Causal, P::Rotary, 8, 1024, 1024, 64),
+        attention_case("n = 1024, no mask, alibi, d_k = 128", M::None, P::ALiBi, 1, 1024, 1024, 128),
+        attention_case("n = 1024, window, learned", M::SlidingWindow, P::Learned, 2, 1024, 1024, 32),
+        attention_case("naive overflow: head 1 overflows, head 2 does not", M::Causal, P::None, 2, 64, 64, 32)
+            .naive().unscaled().with_inputs(Inputs::Overflow),
+        attention_case("naive underflow: every exponential of every fourth row is 0", M::Causal, P::ALiBi, 2, 64, 64, 8)
+            .naive().unscaled().with_inputs(Inputs::Underflow),
+        attention_case("naive underflow, padding, −1e9 fill", M::Padding, P::None, 1, 130, 130, 8)
+            .naive().unscaled().with_inputs(Inputs::Underflow).with_fill(minus_1e9),
+        attention_case("stable softmax of the same far-below scores", M::Causal, P::ALiBi, 2, 64, 64, 8)
+            .unscaled().with_inputs(Inputs::Underflow),
+    };
+    // Every mask × every position encoding on a short sequence.
+    for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom})
+        for (P positional : {P::None, P::Sinusoidal, P::Learned, P::Rotary, P::ALiBi})
+            cases.push_back(attention_case(std::string("40 tokens, ") + to_string(mask) + ", " + to_string(positional), mask,
+                                           positional, 4, 40, 40, 8)
+                                .with_window(4));
+    return cases;
+}
+
+// The case's scenario.
+inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
+    Scenario s;
+    s.name = c.name;
+    s.heads = c.heads;
+    s.seed = seed;
+    s.positional = c.positional;
+    s.mask = c.mask;
+    s.window = c.window;
+    s.scale = c.scale;
+    s.softmax = c.softmax;
+    s.masked_fill = c.fill;
+    const int width = c.heads * c.d_k;
+    if (c.inputs == Inputs::Embeddings) {
+        s.d_model = width;
+        s.target.embeddings = normal_matrix(c.n_q, width, seed * 11 + 1);
+        if (c.cross()) {
+            s.attention = AttentionKind::Cross;
+            s.source.embeddings = normal_matrix(c.n_k, width, seed * 11 + 2);
+        }
+    } else {
+        s.input = InputMode::Direct;
+        s.q = normal_matrix(c.n_q, width, seed * 11 + 1);
+        s.k = normal_matrix(c.n_k, width, seed * 11 + 2);
+        s.v = normal_matrix(c.n_k, width, seed * 11 + 3);
+        if (c.inputs == Inputs::Overflow) {
+            s.q *= 6.0f;                             // head 1: scores far above 88, exp overflows
+            s.q.rightCols(width - c.d_k) *= 0.02f;   // the other heads' scores stay small
+        } else {
+            // Each head's first column: keys 10, queries −30, −4, −9.5 or 0 by row, so the
+            // unscaled scores sit near −300 (every exponential 0), −40, −95 (within reach of
+            // the flush bound: not compared) and 0.
+            const float query_first[] = {-30.0f, -4.0f, -9.5f, 0.0f};
+            for (int h = 0; h < c.heads; ++h) {
+                s.k.col(h * c.d_k).setConstant(10.0f);
+                for (int i = 0; i < c.n_q; ++i) s.q(i, h * c.d_k) = query_first[i % 4];
+            }
+        }
+    }
+    // Padding: every third key from the middle on, and the last (the source's keys in
+    // cross-attention); or every key.
+    std::vector<bool> padding(static_cast<size_t>(c.n_k), c.every_key_padding);
+    for (int j = c.n_k / 2; j < c.n_k; j += 3) padding[static_cast<size_t>(j)] = true;
+    padding.back() = true;
+    (c.cross() ? s.source : s.target).padding = padding;
+    if (c.mask == MaskKind::Custom) {
+        // Random cells, a band of whole hidden key blocks, and the last row fully hidden.
+        Rng rng(seed);
+        s.custom_mask = MaskMatrix(c.n_q, c.n_k);
+        for (int i = 0; i < c.n_q; ++i)
+            for (int j = 0; j < c.n_k; ++j) s.custom_mask(i, j) = rng.uniform() < 0.6f && !(j >= 64 && j < 160);
+        s.custom_mask(0, 0) = true;
+        s.custom_mask.row(c.n_q - 1).setConstant(false);
+    }
+    return s;
+}
+
+// [SECTION] Comparisons
+
+// A reference row compared with another backend's: every row of a stable softmax; a naive
+// softmax row only when it is far from both float limits.
+inline bool row_compared(const Trace& reference, const HeadTrace& head, Eigen::Index row) {
+    if (reference.settings.softmax != SoftmaxKind::Naive) return true;
+    const float row_max = head.masked_scores.row(row).maxCoeff();
+    const int n_keys = static_cast<int>(head.masked_scores.cols());
+    return naive_row_far_from_overflow(row_max, n_keys) && naive_row_far_from_underflow(row_max, n_keys);
+}
+
+// max |got − want| over the rows keep(row) selects, a cell non-finite on both sides counting
+// as equal and on one side only as infinitely wrong.
+template <typename Keep>
+float max_difference(const Matrix& got, const Matrix& want, Keep keep) {
+    REQUIRE(got.rows() == want.rows());
+    REQUIRE(got.cols() == want.cols());
+    float worst = 0.0f;
+    for (Eigen::Index i = 0; i < want.rows(); ++i) {
+        if (!keep(i)) continue;
+        for (Eigen::Index j = 0; j < want.cols(); ++j) {
+            const float x = got(i, j), y = want(i, j);
+            if (!std::isfinite(x) || !std::isfinite(y)) {
+                if (std::isnan(x) != std::isnan(y) || (!std::isnan(x) && x != y)) return INFINITY;
+                continue;
+            }
+            worst = std::max(worst, std::abs(x - y));
+        }
+    }
+    return worst;
+}
+
+inline float max_difference(const Matrix& got, const Matrix& want) {
+    return max_difference(got, want, [](Eigen::Index) { return true; });
+}
+
+// The tolerance of a row's weights is scaled by its scores' size, max(1, max_j |s_ij|): a
+// score is known to a relative precision, and an error δ in s − m is a factor e^δ in the
+// weight. 0: the row is not compared.
+inline float weight_scale(const Trace& reference, const HeadTrace& head, Eigen::Index row) {
+    if (!row_compared(reference, head, row)) return 0.0f;
+    return std::max(1.0f, head.scaled_scores.row(row).cwiseAbs().maxCoeff());
+}
+
+// Pooled weights against the reference's full weights max-pooled over the same grid: bin
+// (b, c) within tolerance × the largest weight_scale of the rows of row bin b,
+// [begin + b·len/bins, begin + (b+1)·len/bins).
+inline void check_pooled(const Trace& reference, const HeadTrace& want, const PooledWeights& got, float tolerance) {
+    const PooledWeights expected =
+        max_pool(want.weights, got.row_begin, got.row_end, got.col_begin, got.col_end, static_cast<int>(got.values.rows()),
+                 static_cast<int>(got.values.cols()));
+    REQUIRE(got.values.rows() == expected.values.rows());
+    REQUIRE(got.values.cols() == expected.values.cols());
+    const long long rows = got.row_end - got.row_begin, bins = got.values.rows();
+    int wrong = 0;
+    float worst = 0.0f;
+    for (Eigen::Index b = 0; b < bins; ++b) {
+        float scale = 1.0f;
+        bool compared = true;
+        for (auto i = got.row_begin + b * rows / bins; i < got.row_begin + (b + 1) * rows / bins; ++i) {
+            const float row_scale = weight_scale(reference, want, i);
+            compared = compared && row_scale > 0.0f;
+            scale = std::max(scale, row_scale);
+        }
+        if (!compared) continue;
+        const float difference = max_difference(Matrix(got.values.row(b)), Matrix(expected.values.row(b)));
+        worst = std::max(worst, difference / scale);
+        wrong += !(difference <= tolerance * scale);
+    }
+    INFO("largest difference ÷ scale " << worst);
+    CHECK(wrong == 0);
+}
+
+struct Tolerance {
+    float output;   // outputs, concat, W_O output
+    float weights;  // pooled weights
+};
+constexpr Tolerance kOutputOnlyTolerance{1e-5f, 1e-5f};
+constexpr Tolerance kGpuTolerance{1e-4f, 1e-5f};
+// Relative to max(1, |value|): the update sums an edited row of QKᵀ in another order than
+// the full product does (up to 1.1e-5 seen at d_k = 64).
+constexpr float kIncrementalTolerance = 2e-5f;
+
+// The region a zoom redraws from the row statistics, against the reference over that region.
+inline RunOptions zoom_region(const Trace& t) {
+    RunOptions region{Detail::OutputOnly};
+    region.region_row_begin = t.n_queries / 5;
+    region.region_row_end = std::max(region.region_row_begin + 1, t.n_queries - t.n_queries / 7);
+    region.region_col_begin = t.n_keys / 6;
+    region.region_col_end = std::max(region.region_col_begin + 1, t.n_keys - t.n_keys / 9);
+    region.pooled_rows = 13;
+    region.pooled_cols = 11;
+    return region;
+}
+
+// An output-only trace (the streaming engine's or a GPU's) against the full reference: the
+// outputs, the rules' verdicts (fully masked rows, overflow, ALiBi slopes), the weights
+// pooled at full resolution and redrawn as a zoom from its own row statistics.
+inline void check_output_only_trace(const Scenario& s, const Trace& reference, const Trace& got, Tolerance tolerance) {
+    INFO("errors: " << (got.errors.empty() ? std::string() : got.errors.front()));
+    REQUIRE(reference.ok);
+    REQUIRE(got.ok);
+    CHECK(got.detail == Detail::OutputOnly);
+    CHECK(got.visible.size() == 0);
+    REQUIRE(got.head.size() == reference.head.size());
+    CHECK(got.n_queries == reference.n_queries);
+    CHECK(got.n_keys == reference.n_keys);
+    CHECK(got.scale == reference.scale);
+    CHECK(got.key_tokens == reference.key_tokens);
+    const auto compared_rows = [&](size_t h) {
+        return [&reference, h](Eigen::Index i) { return row_compared(reference, reference.head[h], i); };
+    };
+    int rows_compared = 0;
+    for (size_t h = 0; h < reference.head.size(); ++h) {
+        INFO("head " << h + 1);
+        const HeadTrace& want = reference.head[h];
+        const HeadTrace& head = got.head[h];
+        CHECK(head.weights.size() == 0);  // never an (n_q × n_k) matrix
+        CHECK(head.scores.size() == 0);
+        CHECK(max_difference(head.q, want.q) <= tolerance.output);
+        CHECK(max_difference(head.k, want.k) <= tolerance.output);
+        CHECK(max_difference(head.v, want.v) <= tolerance.output);
+        CHECK(max_difference(head.output, want.output, compared_rows(h)) <= tolerance.output);
+        CHECK(head.fully_masked_rows == want.fully_masked_rows);
+        CHECK(head.softmax_overflow == want.softmax_overflow);
+        CHECK(head.alibi_slope == want.alibi_slope);
+        CHECK(head.pooled_weights.row_end == reference.n_queries);
+        CHECK(head.pooled_weights.col_end == reference.n_keys);
+        check_pooled(reference, want, head.pooled_weights, tolerance.weights);
+        for (Eigen::Index i = 0; i < reference.n_queries; ++i) rows_compared += row_compared(reference, want, i);
+    }
+    CHECK(rows_compared > 0);  // a case is never compared on nothing
+    std::string error;
+    const auto zoom = repool_weights(s, got, zoom_region(got), &error);
+    INFO("zoom: " << error);
+    REQUIRE(zoom);
+    for (size_t h = 0; h < reference.head.size(); ++h) {
+        INFO("zoom, head " << h + 1);
+        check_pooled(reference, reference.head[h], (*zoom)[h], tolerance.weights);
+    }
+    if (s.input == InputMode::Embeddings) {
+        CHECK(got.x_pe == reference.x_pe);
+        CHECK(got.w_q == reference.w_q);
+        CHECK(got.w_o == reference.w_o);
+    }
+    for (size_t h = 0; h < reference.head.size(); ++h) {
+        const Eigen::Index d_v = reference.d_v, first = static_cast<Eigen::Index>(h) * d_v;
+        INFO("concat, head " << h + 1);
+        CHECK(max_difference(got.concat.middleCols(first, d_v), reference.concat.middleCols(first, d_v), compared_rows(h)) <=
+              tolerance.output);
+    }
+    // W_O mixes the heads: a row of the output is compared when every head's is.
+    const auto every_head = [&](Eigen::Index i) {
+        for (const HeadTrace& head : reference.head)
+            if (!row_compared(reference, head, i)) return false;
+        return true;
+    };
+    CHECK(max_difference(got.output, reference.output, every_head) <= tolerance.output);
+}
+
+// The reference does what the case says: a row that sees no key weighs what the rule says
+// (attention_rules.hpp: nothing when its fill's exponential is 0, else uniformly), the
+// overflow and underflow cases overflow and underflow where they should.
+inline void check_case_premise(const AttentionCase& c, const Trace& reference) {
+    REQUIRE(reference.ok);
+    const HeadTrace& first = reference.head[0];
+    const std::vector<int>& hidden = first.fully_masked_rows;
+    if (c.mask == MaskKind::Custom) CHECK(std::count(hidden.begin(), hidden.end(), c.n_q - 1) == 1);
+    if (c.mask == MaskKind::Padding && c.every_key_padding) CHECK(static_cast<int>(hidden.size()) == c.n_q);
+    if (c.mask == MaskKind::SlidingWindow && c.n_q > c.n_k + c.window) CHECK(!hidden.empty());
+    const bool weighs_nothing = cell_exp(c.fill, row_shift(c.softmax, c.fill)) == 0.0f;
+    for (const HeadTrace& head : reference.head)
+        for (int i : head.fully_masked_rows) {
+            INFO("row " << i + 1 << " sees no key");
+            if (weighs_nothing) {
+                CHECK(head.weights.row(i).isZero(0.0f));
+                CHECK(head.output.row(i).isZero(0.0f));
+            } else {
+                CHECK((head.weights.row(i).array() - 1.0f / static_cast<float>(c.n_k)).abs().maxCoeff() <= 1e-6f);
+            }
+        }
+    if (c.inputs == Inputs::Overflow) {
+        CHECK(reference.head[0].softmax_overflow);
+        for (size_t h = 1; h < reference.head.size(); ++h) CHECK_FALSE(reference.head[h].softmax_overflow);
+        CHECK_FALSE(reference.head[0].output.allFinite());
+    }
+    if (c.inputs == Inputs::Underflow) {
+        for (const HeadTrace& head : reference.head)
+            for (int i = 0; i < c.n_q; i += 4) {
+                INFO("row " << i + 1 << ": scores near −300");
+                if (c.softmax == SoftmaxKind::Naive) CHECK(head.weights.row(i).isZero(0.0f));  // every exponential is 0
+                else CHECK(std::abs(head.weights.row(i).sum() - 1.0f) <= 1e-5f);
+            }
+    }
+}
+
+// A GPU's row statistics (m_i, l_i) against the CPU's output-only run: the same shift and
+// the same sum within 1e-5·σ_i (relative for the sum), a sum of exactly 0 where nothing
+// weighs anything.
+inline void check_row_statistics(const Trace& reference, const Trace& cpu_output_only, const Trace& got) {
+    for (size_t h = 0; h < got.head.size(); ++h) {
+        const HeadTrace &want = cpu_output_only.head[h], &head = got.head[h];
+        REQUIRE(head.row_max.size() == got.n_queries);
+        REQUIRE(head.row_sum.size() == got.n_queries);
+        int mismatches = 0;
+        for (Eigen::Index i = 0; i < got.n_queries; ++i) {
+            // An error δ in the scores is δ in m and a factor e^δ in l: both within 1e-5·σ_i.
+            const float scale = weight_scale(reference, reference.head[h], i);
+            if (scale == 0.0f) continue;
+            if (want.row_sum(i) == 0.0f) {
+                mismatches += head.row_sum(i) != 0.0f;
+                continue;
+            }
+            mismatches += !(std::abs(head.row_max(i) - want.row_max(i)) <= 1e-5f * scale);
+            mismatches += !(std::abs(head.row_sum(i) - want.row_sum(i)) <= 1e-5f * scale * want.row_sum(i));
+        }
+        INFO("head " << h + 1 << ": rows whose max or sum differ");
+        CHECK(mismatches == 0);
+    }
+}
+
+}  // namespace attn::testing
