@@ -12,6 +12,7 @@
 #include "lesson.hpp"
 #include "presets.hpp"
 #include "report.hpp"
+#include "registry.hpp"
 #include "serialize.hpp"
 #include "session_file.hpp"
 #include "toggles.hpp"
@@ -308,7 +309,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err, const T
     if (!non_finite.matrices.empty()) {
         err << scenario_source(o) << ": NaN or \xC2\xB1\xE2\x88\x9E in " << non_finite.matrices.size()
             << (non_finite.matrices.size() == 1 ? " matrix (" : " matrices (");
-        for (size_t i = 0; i < non_finite.matrices.size() && i < 4; ++i) err << (i ? ", " : "") << non_finite.matrices[i];
+        for (size_t i = 0; i < non_finite.matrices.size() && i < 4; ++i) err << (i ? ", " : "") << display_name(non_finite.matrices[i]);
         err << (non_finite.matrices.size() > 4 ? ", …" : "") << "), " << non_finite.origin << "\n";
         return 5;
     }

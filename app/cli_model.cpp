@@ -12,6 +12,7 @@
 #include "cli.hpp"
 #include "gpt2/model.hpp"
 #include "report.hpp"
+#include "registry.hpp"
 #include "serialize.hpp"
 #include "softmax.hpp"
 #include "train/model_file.hpp"
@@ -354,7 +355,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         if (!non_finite.matrices.empty()) {
             err << path << ": layer " << l + 1 << ": NaN or \xC2\xB1\xE2\x88\x9E in "
                 << counted(static_cast<long long>(non_finite.matrices.size()), "matrix", "matrices") << " ("
-                << non_finite.matrices.front() << (non_finite.matrices.size() > 1 ? ", …" : "") << "), " << non_finite.origin << "\n";
+                << display_name(non_finite.matrices.front()) << (non_finite.matrices.size() > 1 ? ", …" : "") << "), " << non_finite.origin << "\n";
             return 5;
         }
     }

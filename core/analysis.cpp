@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "random.hpp"
+#include "registry.hpp"   // display_name
 
 namespace attn {
 
@@ -151,19 +152,21 @@ NonFiniteReport non_finite_report(const Trace& trace) {
     }
     if (report.matrices.empty()) return report;
     if (!trace.non_finite_inputs.empty()) {
-        const NonFinite& first = trace.non_finite_inputs.front();
+        // Cells as the user counts them: row and column from 1.
+        auto cell = [](const NonFinite& n) {
+            return n.matrix + "(" + std::to_string(n.cell.row + 1) + "," + std::to_string(n.cell.col + 1) + ")";
+        };
         std::string cells;
-        for (const NonFinite& n : trace.non_finite_inputs)
-            cells += (cells.empty() ? "" : ", ") + n.matrix + "(" + std::to_string(n.cell.row) + "," + std::to_string(n.cell.col) + ")";
+        for (const NonFinite& n : trace.non_finite_inputs) cells += (cells.empty() ? "" : ", ") + cell(n);
         report.origin = "from the input " + cells + (trace.non_finite_inputs.size() > 1 ? " (the first non-finite cell of each)" : "") +
-                        ": every value computed from " + (trace.non_finite_inputs.size() > 1 ? "them" : first.matrix + "(" +
-                        std::to_string(first.cell.row) + "," + std::to_string(first.cell.col) + ")") + " carries it";
+                        ": every value computed from " +
+                        (trace.non_finite_inputs.size() > 1 ? std::string("them") : cell(trace.non_finite_inputs.front())) + " carries it";
         return report;
     }
     const std::string& first = report.matrices.front();
     bool overflow = false;
     for (const HeadTrace& h : trace.head) overflow = overflow || h.softmax_overflow;
-    report.origin = "first appears in " + first + " from finite inputs: " +
+    report.origin = "first appears in " + display_name(first) + " from finite inputs: " +
                     (overflow ? std::string("the naive softmax overflowed (exp of a large score is ∞; the stable softmax subtracts the row maximum first)")
                               : std::string("a value beyond the float range (about ±3.4e38) overflowed to ±∞"));
     return report;

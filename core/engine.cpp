@@ -217,7 +217,7 @@ void note_non_finite(Trace& t, const char* name, const Matrix& m) {
     if (!c.valid()) return;
     t.non_finite_inputs.push_back({name, c});
     std::ostringstream msg;
-    msg << name << "(" << c.row << "," << c.col << ") is " << m(c.row, c.col)
+    msg << name << "(" << c.row + 1 << "," << c.col + 1 << ") is " << m(c.row, c.col)   // counted from 1, as users count
         << ": every matrix computed from it carries the non-finite value";
     t.warnings.push_back(msg.str());
 }

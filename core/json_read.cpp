@@ -338,16 +338,37 @@ private:
     std::size_t values_ = 0;
 };
 
+// Empties a document from its leaves up without allocating. nlohmann's destructor flattens a
+// container onto a stack it allocates, as large as the container: after an allocation failed,
+// that second allocation would fail inside a destructor and end the process. Nesting is
+// bounded by the format, so the recursion is too.
+void dismantle(json& j) {
+    if (j.is_array()) {
+        auto& items = j.get_ref<json::array_t&>();
+        while (!items.empty()) {
+            dismantle(items.back());
+            items.pop_back();
+        }
+    } else if (j.is_object()) {
+        auto& members = j.get_ref<json::object_t&>();
+        while (!members.empty()) {
+            dismantle(members.begin()->second);
+            members.erase(members.begin());
+        }
+    }
+}
+
 }  // namespace
 
 std::optional<json> parse_json(const char* begin, const char* end, const std::string& source_name,
                                std::vector<std::string>& errors, const JsonLimits& limits) {
     const std::size_t size = static_cast<std::size_t>(end - begin);
     const char* read_up_to = begin;
+    LimitedDom dom(limits, &read_up_to);   // outside the try: a failed allocation dismantles it in the handler
     try {
-        LimitedDom dom(limits, &read_up_to);
         const bool ok = json::sax_parse(TrackedChars{begin, &read_up_to}, TrackedChars{end, nullptr}, &dom);
         if (ok) return std::move(dom.root);
+        dismantle(dom.root);
         if (!dom.failure_.empty()) {
             std::size_t at = static_cast<std::size_t>(dom.failure_at_ - begin);
             at = at > 0 ? at - 1 : 0;   // the last character read
@@ -372,9 +393,11 @@ std::optional<json> parse_json(const char* begin, const char* end, const std::st
             errors.push_back(source_name + ": not valid JSON: " + what);
         }
     } catch (const std::bad_alloc&) {
+        dismantle(dom.root);
         errors.push_back(source_name + ": not enough memory to read this " + std::string(limits.format) + " file (" +
                          byte_size_text(size) + ")");
     } catch (const std::length_error&) {
+        dismantle(dom.root);
         errors.push_back(source_name + ": not enough memory to read this " + std::string(limits.format) + " file (" +
                          byte_size_text(size) + ")");
     }

@@ -76,8 +76,8 @@ inline std::vector<BadInput> bad_input_catalogue() {
         {"a huge file", "huge.json", "{\"tokens\": [\"a\"]" + std::string(65u * 1024 * 1024, ' ') + "}",
          {"68157457 bytes", "file is at most 67108864 bytes"}},
         {"a folder where a file was expected", "folder.json", "", {"is a folder, not a"}, false, BadInput::Made::folder},
-        {"NaN in a cell", "nan.json", R"({"q": [["nan", 1], [0, 1]])" + qkv_tail, {"from the input Q(0,0)", "NaN or \xC2\xB1\xE2\x88\x9E"}, true},
-        {"Inf in a cell", "inf.json", R"({"q": [["-inf", 1], [0, 1]])" + qkv_tail, {"from the input Q(0,0)"}, true},
+        {"NaN in a cell", "nan.json", R"({"q": [["nan", 1], [0, 1]])" + qkv_tail, {"from the input Q(1,1)", "NaN or \xC2\xB1\xE2\x88\x9E"}, true},
+        {"Inf in a cell", "inf.json", R"({"q": [["-inf", 1], [0, 1]])" + qkv_tail, {"from the input Q(1,1)"}, true},
         {"a session's model without its folder", "session-model.json",
          R"({"format": "attnlab-session", "version": 1, "scenario": {"tokens": ["a", "b"]}, "model": {"sentence": "hi"}})",
          {"key 'model.folder'", "expected the checkpoint folder's path"}},
@@ -94,7 +94,7 @@ inline std::vector<BadInput> bad_input_catalogue() {
          R"({"format": "attnlab-session", "version": 1, "scenario": {"tokens": ["a", "b"]}, "colour": "red"})",
          {"key 'colour'", "unknown key"}},
         {"1e38 in a cell", "big.json", R"({"q": [[1e38, 1e38], [0, 1]], "k": [[1e38, 1], [3, 4]], "v": [[1], [2]]})",
-         {"first appears in head0.scores", "float range"}, true},
+         {"first appears in head 1 \xC2\xB7 scores", "float range"}, true},
     };
 }
 

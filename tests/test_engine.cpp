@@ -98,7 +98,7 @@ TEST_CASE("NaN in an input is computed / flagged and located") {
     CHECK(t.non_finite_inputs[0].matrix == "X");
     CHECK(t.non_finite_inputs[0].cell.row == 1);
     CHECK(t.non_finite_inputs[0].cell.col == 2);
-    CHECK_THAT(t.warnings.at(0), Contains("X(1,2)"));
+    CHECK_THAT(t.warnings.at(0), Contains("X(2,3)"));   // row 2, column 3 as the user counts them
     CHECK_FALSE(t.output.allFinite());
 }
 
@@ -117,7 +117,7 @@ TEST_CASE("the non-finite report marks every matrix a NaN reaches and names its 
         CHECK(report.contains(reached));
     CHECK_FALSE(report.contains("w_q"));  // the weights are upstream of X's NaN
     CHECK_FALSE(report.contains("pe"));
-    CHECK_THAT(report.origin, Contains("X(1,2)"));
+    CHECK_THAT(report.origin, Contains("X(2,3)"));
     // Every matrix with a non-finite visible value is in the report, and only those.
     for (const std::string& name : matrix_names(t)) {
         const Matrix& m = *find_matrix(t, name);

@@ -226,9 +226,11 @@ std::string export_choice(const AppState& state, const std::vector<std::string>&
     return names.empty() ? std::string() : names.front();
 }
 
-// "head0-weights.csv" for head0.weights in CSV.
+// "head3-weights.csv" for head 3's weights in CSV: heads counted from 1, as the user reads them.
 std::string export_file_name(const std::string& matrix, MatrixFormat format) {
     std::string file = matrix;
+    if (const std::optional<MatrixRef> ref = parse_matrix_name(matrix); ref && ref->head >= 0)
+        file = "head" + std::to_string(ref->head + 1) + "-" + ref->entry->key;
     std::replace(file.begin(), file.end(), '.', '-');
     return file + "." + export_file::extension(static_cast<export_file::Format>(format));
 }
@@ -241,10 +243,10 @@ void export_matrix(AppState& state, const std::string& path) {
     std::string text, error;
     if (!export_file::matrix_text(state.session.trace, prompt.matrix, format, state.view.decimals, text, &error) ||
         !write_file_atomic(path, text, &error)) {
-        add_notice(state, "Cannot export " + prompt.matrix + ": " + error, true, "export");
+        add_notice(state, "Cannot export " + display_name(prompt.matrix) + ": " + error, true, "export");
         return;
     }
-    add_notice(state, "Exported " + prompt.matrix + " to " + path, false, "export");
+    add_notice(state, "Exported " + display_name(prompt.matrix) + " to " + path, false, "export");
 }
 
 void export_trace(AppState& state, const std::string& path) {

@@ -262,6 +262,7 @@ TEST_CASE("Export → Matrix writes the matrix chosen in its list, not the one t
     ui.frame(2);
     CHECK(ui.text("export.matrix") == display_name("head0.weights"));  // named, and the one clicked
     CHECK(ui.text("prompt.folder") == std::filesystem::current_path().string());  // relative to where
+    CHECK(ui.state.classroom.prompt.path == "head1-weights.csv");   // head 1 as the user counts it, not head0
     const std::string file = temp_path("export-weights.csv");
     std::filesystem::remove(file);
     ui.key(GLFW_KEY_A, true);  // the path field has the focus: replace its text
@@ -275,6 +276,7 @@ TEST_CASE("Export → Matrix writes the matrix chosen in its list, not the one t
     std::ifstream in(file);
     const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(written == expected);
+    CHECK(ui.state.notices.back().text == "Exported head 1 \xC2\xB7 weights to " + file);
 }
 
 TEST_CASE("with nothing clicked, Export → Matrix proposes the last matrix hovered", "[new-user][export]") {
