@@ -56,7 +56,7 @@ Matrix alibi_terms(float slope, int n_queries, int n_keys) {
     return bias;
 }
 
-void cell_exp_row(float* row, int n, float shift) {
+void cell_exp_row(const float* scores, float* out, int n, float shift) {
     // Eigen's exp is vectorised only in an expression without select(), and it clamps its
     // argument (exp(−∞) would come out as 4e−39): the cells below the flush bound are
     // remembered first and zeroed after, in loops the compiler vectorises.
@@ -64,11 +64,11 @@ void cell_exp_row(float* row, int n, float shift) {
     float keep[kChunk];
     for (int c0 = 0; c0 < n; c0 += kChunk) {
         const int m = std::min(kChunk, n - c0);
-        float* x = row + c0;
-        for (int c = 0; c < m; ++c) keep[c] = x[c] - shift < kExpFlushBelow ? 0.0f : 1.0f;  // −∞ included
-        Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>> cells(x, m);
-        cells = (cells - shift).exp();
-        for (int c = 0; c < m; ++c) x[c] *= keep[c];
+        const float* s = scores + c0;
+        float* p = out + c0;
+        for (int c = 0; c < m; ++c) keep[c] = s[c] - shift < kExpFlushBelow ? 0.0f : 1.0f;  // −∞ included
+        Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>(p, m) = (Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>(s, m) - shift).exp();
+        for (int c = 0; c < m; ++c) p[c] *= keep[c];
     }
 }
 

@@ -105,8 +105,8 @@ void scale_scores(const ScoreRule& rule, int i0, int j0, Matrix& tile);
 void mask_scores(const ScoreRule& rule, int i0, int j0, Matrix& tile);
 // (n_q × n_k) of alibi_term: the trace's position bias.
 Matrix alibi_terms(float slope, int n_queries, int n_keys);
-// row[c] ← cell_exp(row[c], shift) for c < n, vectorised.
-void cell_exp_row(float* row, int n, float shift);
+// out[c] ← cell_exp(scores[c], shift) for c < n, vectorised; out may be scores itself.
+void cell_exp_row(const float* scores, float* out, int n, float shift);
 // A row of exponentials p = cell_exp(s, shift) with sum l → its weights by row_weight:
 // p / l, 0 when l = 0, NaN when l overflowed (0 where s = −∞: only then is scores read,
 // and it may be p itself, the exponentials not yet taken).

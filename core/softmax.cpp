@@ -24,8 +24,7 @@ void softmax_rows_into(const Matrix& scores, SoftmaxKind kind, Matrix& weights) 
         // (1, n_k): the row's exponentials against its shift (attention_rules.hpp), so the
         // stable softmax's largest is e⁰ = 1; then the row's weights by the rule of its sum.
         const float shift = row_shift(kind, kind == SoftmaxKind::Stable ? scores.row(i).maxCoeff() : 0.0f);
-        std::copy(s, s + n, p);
-        cell_exp_row(p, n, shift);
+        cell_exp_row(s, p, n, shift);
         const float l = weights.row(i).sum();
         weights_from_exp_row(s, p, n, l);
     }

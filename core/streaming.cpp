@@ -53,7 +53,7 @@ void query_block(const StreamingInputs& in, int i0, int rows, StreamingHead& out
         for (int r = 0; r < rows; ++r) {
             const float shift = row_shift(in.softmax, m_new(r));  // naive: m stays 0
             correction(r) = stable ? cell_exp(m(r), shift) : 1.0f;  // exp(m − m'), 0 while m = −∞
-            cell_exp_row(s.row(r).data(), cols, shift);             // P = exp(S − m')
+            cell_exp_row(s.row(r).data(), s.row(r).data(), cols, shift);  // P = exp(S − m')
         }
         l = l * correction + tile.rowwise().sum();                  // l = l·exp(m − m') + rowsum P
         acc.array().colwise() *= correction;
@@ -127,7 +127,7 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
                 if (row_sum_kind(l) == RowSum::Nothing) continue;  // fully masked row: weights are 0
                 // w = row_weight(s, m, l), the row at once (an overflowed row reads s itself)
                 float* row = s.row(r).data();
-                if (row_sum_kind(l) == RowSum::Weighs) cell_exp_row(row, tile_cols, row_shift(in.softmax, head.row_max(r0 + r)));
+                if (row_sum_kind(l) == RowSum::Weighs) cell_exp_row(row, row, tile_cols, row_shift(in.softmax, head.row_max(r0 + r)));
                 weights_from_exp_row(row, row, tile_cols, l);
                 for (int c = 0; c < tile_cols; ++c) {
                     float& cell = pooled.values(rb, col_bin[static_cast<size_t>(j0 + c - col_begin)]);
