@@ -12,6 +12,7 @@
 #include "cli.hpp"
 #include "gpt2/model.hpp"
 #include "report.hpp"
+#include "path_kind.hpp"
 #include "registry.hpp"
 #include "serialize.hpp"
 #include "softmax.hpp"
@@ -36,29 +37,14 @@ constexpr const char* kHeadlessOnly[] = {"--screenshot", "--size", "--presenter"
 enum class ModelPath { Folder, File, Neither };
 
 ModelPath model_path_kind(const std::string& path, std::string& why) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    const fs::file_status status = fs::status(path, ec);
-    const char* what = nullptr;
-    if (ec && ec.value() == ELOOP) {
-        why = "too many levels of symbolic links (a loop?)";
+    struct stat st {};   // never an open: a FIFO would wait for a writer
+    if (::stat(path.c_str(), &st) != 0) {
+        why = errno == ENOENT ? "no such folder or file" : errno == ELOOP ? reason_of_errno(errno) : "cannot be read: " + reason_of_errno(errno);
         return ModelPath::Neither;
     }
-    if (ec && status.type() != fs::file_type::not_found) {
-        why = "cannot be read: " + ec.message();
-        return ModelPath::Neither;
-    }
-    switch (status.type()) {
-        case fs::file_type::directory: return ModelPath::Folder;
-        case fs::file_type::regular: return ModelPath::File;
-        case fs::file_type::fifo: what = "a FIFO (named pipe)"; break;
-        case fs::file_type::character: what = "a character device"; break;
-        case fs::file_type::block: what = "a block device"; break;
-        case fs::file_type::socket: what = "a socket"; break;
-        case fs::file_type::not_found: why = "no such folder or file"; return ModelPath::Neither;
-        default: why = "is neither a folder nor a regular file"; return ModelPath::Neither;
-    }
-    why = std::string("is ") + what + ", not a checkpoint folder or a model file";
+    if (S_ISDIR(st.st_mode)) return ModelPath::Folder;
+    if (S_ISREG(st.st_mode)) return ModelPath::File;
+    why = "is " + kind_of_mode(st.st_mode) + ", not a checkpoint folder or a model file";
     return ModelPath::Neither;
 }
 

@@ -4,6 +4,7 @@
 // [SECTION] JSON: a DOM built by a SAX handler that enforces the format's limits
 // [SECTION] Memory
 #include "json_read.hpp"
+#include "path_kind.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -25,28 +26,6 @@ using nlohmann::json;
 
 // [SECTION] Files: regular files only, read whole
 
-namespace {
-
-std::string kind_of_mode(mode_t mode) {
-    if (S_ISDIR(mode)) return "a folder";
-    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
-
-std::string reason_of_errno(int error) {
-    switch (error) {
-        case ENOENT: return "no such file";
-        case ELOOP: return "too many levels of symbolic links (a loop?)";
-        case ENOTDIR: return "a part of the path is not a folder";
-        case EACCES: return "permission denied";
-        default: return std::strerror(error);
-    }
-}
-
-}  // namespace
 
 std::optional<std::string> not_a_regular_file(const std::string& path) {
     struct stat st {};

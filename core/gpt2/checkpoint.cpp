@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2/messages.hpp"
+#include "path_kind.hpp"
 #include "random.hpp"
 #include "serialize.hpp"   // parse_json, read_text_file, write_file_atomic
 
@@ -285,23 +286,17 @@ namespace {
 CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
     CheckpointLoad result;
     std::vector<std::string>& errors = result.errors;
+    struct stat st {};
+    if (::stat(folder.c_str(), &st) != 0) {
+        errors.push_back(folder + ": " + (errno == ENOENT ? std::string("no such folder") : reason_of_errno(errno)));
+        return result;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        errors.push_back(folder + ": is " + kind_of_mode(st.st_mode) +
+                         ", not a checkpoint folder (config.json, model.safetensors, vocab.json, merges.txt)");
+        return result;
+    }
     std::error_code ec;
-    const fs::file_status status = fs::status(folder, ec);
-    if (ec || !fs::exists(status)) {
-        const bool loop = ec.value() == ELOOP;
-        errors.push_back(folder + (loop ? ": too many levels of symbolic links (a loop?)" : ": no such folder"));
-        return result;
-    }
-    if (!fs::is_directory(status)) {
-        const char* what = fs::is_regular_file(status) ? "a file"
-                           : status.type() == fs::file_type::fifo      ? "a FIFO (named pipe)"
-                           : status.type() == fs::file_type::character ? "a character device"
-                           : status.type() == fs::file_type::block     ? "a block device"
-                           : status.type() == fs::file_type::socket    ? "a socket"
-                                                                       : "not a folder";
-        errors.push_back(folder + ": is " + what + ", not a checkpoint folder (config.json, model.safetensors, vocab.json, merges.txt)");
-        return result;
-    }
     const fs::path root(folder);
     // Each file is read even when another failed, so one attempt reports every fault.
     std::optional<Config> config;
