@@ -13,10 +13,14 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/install-deps.sh" clang libclang-rt-14-dev python3 procps glslang-tools
 jobs="$(nproc)"
+# Each stage says how long it took: the whole run must stay well inside CI's limit.
+stage_start=$SECONDS
+took() { echo "== $1 took $(((SECONDS - stage_start) / 60)) min $(((SECONDS - stage_start) % 60)) s"; stage_start=$SECONDS; }
 
 echo "== 1. build and test"
 "$root/scripts/build.sh"
 (cd "$root/build" && ctest --output-on-failure -j"$jobs" --timeout 900)
+took "stage 1"
 [ "${ATTNLAB_QUICK:-0}" = 1 ] && exit 0
 
 echo "== 2. the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer"
@@ -29,6 +33,7 @@ cmake --build "$root/build-sanitize" -j"$jobs"
   LSAN_OPTIONS="suppressions=$root/tests/sanitizer/lsan.supp:print_suppressions=0" \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --output-on-failure -j"$jobs" --timeout 1800)
+took "stage 2"
 
 echo "== 3. fuzzing the scenario, lesson, model-file and session loaders, the safetensors reader and the BPE tokenizer"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_FUZZ=ON \
@@ -54,7 +59,22 @@ for target in scenario lesson safetensors bpe model session; do
   # A session that carries a trained run is about 100 KB: its seeds are not cut short.
   case "$target" in session) max_len=131072 ;; *) max_len=8192 ;; esac
   "$fuzzer" "$regressions"/*
-  "$fuzzer" -max_total_time=$seconds -max_len=$max_len -timeout=10 -rss_limit_mb=4096 \
-    -artifact_prefix="$regressions/" "$corpus/$target" 2>&1 | tail -n 3
+  log="$corpus/$target.log"
+  if ! "$fuzzer" -max_total_time=$seconds -max_len=$max_len -timeout=10 -rss_limit_mb=4096 \
+    -artifact_prefix="$corpus/artifact-$target-" "$corpus/$target" > "$log" 2>&1; then
+    # The log's end holds the stack; the input itself goes to the regressions and, base64,
+    # into this output, so a crash on a machine that is gone can still be replayed.
+    tail -n 80 "$log"
+    for artifact in "$corpus"/artifact-"$target"-*; do
+      [ -f "$artifact" ] || continue
+      cp "$artifact" "$regressions/"
+      echo "== the input, base64 ($(basename "$artifact")):"
+      base64 -w 0 "$artifact"
+      echo
+    done
+    exit 1
+  fi
+  tail -n 3 "$log"
 done
-echo "all test stages passed"
+took "stage 3"
+echo "all test stages passed in $((SECONDS / 60)) min"
