@@ -373,8 +373,7 @@ void start_state(ui::AppState& state, const cli::Options& options, Scenario scen
     state.classroom.presenter_fonts = ui::load_presenter_fonts(state.fonts, scale, glyph_ranges);
     state.screenshot_mode = screenshot;
     state.session.scenario = std::move(scenario);
-    ui::start_classroom(state, options);  // --lesson, --step, --presenter
-    ui::apply_attachments(state, session, state.session.scenario.name);  // a session file's models, if it kept any
+    ui::start_classroom(state, options, session);  // a session's view and models; --lesson, --step, --presenter
     // Autosave (not for a screenshot, which only looks) and the offer to restore.
     ui::start_autosave(state, options.no_autosave ? std::string() : autosave::state_directory(), std::chrono::milliseconds(2000),
                        !screenshot);

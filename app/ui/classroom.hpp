@@ -15,7 +15,9 @@
 namespace attn::ui {
 
 // panel_menu.cpp: the menu bar, the keyboard shortcuts, the path popup, the notices.
-void start_classroom(AppState& state, const cli::Options& options);  // once, before the first frame
+// Once, before the first frame: a session named by --scenario opens as File → Open opens it
+// (its view, its lesson step, then its models), and --lesson, --step and --presenter go on top.
+void start_classroom(AppState& state, const cli::Options& options, const session_file::SessionLoad& session = {});
 void draw_menu_bar(AppState& state);
 void handle_shortcuts(AppState& state);
 void draw_notices(const Context& state, const LessonState& lesson);  // and the lessons that could not be read
@@ -25,6 +27,7 @@ void add_notice(Context& state, std::string text, bool error, std::string attemp
 // scenario is queued as an edit: one undo step).
 session_file::ViewChoices view_choices(const AppState& state);
 void apply_session(AppState& state, Scenario scenario, const session_file::ViewChoices& view);
+void apply_view(AppState& state, const session_file::ViewChoices& view);  // the head shown, presenter mode
 // The models beside the scenario (a GPT-2 folder, the Train panel's run), for a session file.
 session_file::Attachments attachments(const AppState& state);
 // After apply_session: the models opened again, each failure a notice (the rest stays open).

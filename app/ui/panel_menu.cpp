@@ -68,8 +68,15 @@ void draw_notices(const Context& state, const LessonState& lesson) {
 
 // [SECTION] Start-up
 
-void start_classroom(AppState& state, const cli::Options& options) {
-    state.presenter = options.presenter;
+void start_classroom(AppState& state, const cli::Options& options, const session_file::SessionLoad& session) {
+    const session_file::ViewChoices& view = session.view;
+    if (!view.lesson.empty() && options.lesson.empty()) {
+        // The step queues its own scenario; the saved one (which may have edits) replaces it.
+        Scenario saved = state.session.scenario;
+        if (open_lesson_named(state, state.classroom.lesson, view.lesson, view.step)) state.session.push(edits::ReplaceScenario{std::move(saved)});
+    }
+    apply_view(state, view);
+    state.presenter = options.presenter || view.presenter;
     if (!options.lesson.empty()) open_lesson_named(state, state.classroom.lesson, options.lesson, std::max(0, options.step - 1));
     start_model(state, state.model, options);  // attnlab --model DIR: the model view open
     // Screenshots of the classroom windows (test_hooks.hpp).
@@ -88,6 +95,7 @@ void start_classroom(AppState& state, const cli::Options& options) {
     if (hooks.train_steps > 0) train_now(state.train, hooks.train_steps);
     if (hooks.train_run && state.train.worker) state.train.worker->set_running(true);
     if (hooks.train_open > 0 && state.train.worker) open_trained_layer(state, hooks.train_open - 1);
+    apply_attachments(state, session, state.session.scenario.name);  // a session file's models, if it kept any
 }
 
 // [SECTION] Files
@@ -111,6 +119,10 @@ void apply_session(AppState& state, Scenario scenario, const session_file::ViewC
     // A lesson step queues its own scenario; the saved one (which may have edits) replaces it.
     if (!view.lesson.empty()) open_lesson_named(state, state.classroom.lesson, view.lesson, view.step);
     state.session.push(edits::ReplaceScenario{std::move(scenario)});
+    apply_view(state, view);
+}
+
+void apply_view(AppState& state, const session_file::ViewChoices& view) {
     state.view.shown_head = view.shown_head;
     state.view.all_heads = view.all_heads;
     state.presenter = view.presenter;

@@ -165,6 +165,69 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
     std::filesystem::remove_all(folder);
 }
 
+TEST_CASE("A session named at start-up comes back as saved: every field it stores", "[model-view][session]") {
+    const std::string folder = temp("attnlab-session-start-gpt2");
+    std::filesystem::remove_all(folder);
+    {
+        gpt2::Config config = testing::tiny_config();
+        config.n_layer = 3;
+        config.n_head = 4;
+        config.n_embd = 16;
+        config.n_positions = 64;
+        std::string error;
+        REQUIRE(gpt2::write_checkpoint(folder, gpt2::random_checkpoint(config, 5, testing::tiny_checkpoint().tokenizer),
+                                       gpt2::CheckpointWriteOptions{}, &error));
+    }
+    const std::string path = temp("attnlab-session-start.json");
+    // What the window writes for its state: the file compares field by field with it.
+    const auto written = [](const ui::AppState& state) {
+        return session_file::session_to_json(state.session.scenario, ui::view_choices(state), ui::attachments(state));
+    };
+    nlohmann::json saved;
+    {
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        ui.frame(2);
+        SECTION("a GPT-2 layer's head, the heads ablated, presenter mode") {
+            ui.state.model.sentence = "the cat sat on";
+            REQUIRE(ui::open_model(ui.state, ui.state.model, folder));
+            ui.frame(2);
+            ui::open_model_layer(ui.state, ui.state.model, 1, 2);  // layer 2, head 3
+            ui.frame(3);
+            ui.state.model.ablation_toggles.push_back(gpt2::HeadId{2, 1});
+            ui.state.model.ablation_toggles.push_back(gpt2::HeadId{0, 3});
+            ui.state.presenter = true;
+            ui.frame(3);
+            CHECK(ui.state.model.pass.ablated.size() == 2);
+        }
+        SECTION("a lesson's step, all heads side by side, the head shown") {
+            REQUIRE(ui::open_lesson_named(ui.state, ui.state.classroom.lesson, "04-multi-head.json", 2));
+            ui.frame(3);
+            ui.state.view.all_heads = true;
+            ui.state.view.shown_head = 1;
+            ui.frame(2);
+        }
+        save(ui, path);
+        saved = written(ui.state);
+    }
+    // As `attnlab --scenario FILE` starts: the file read, then the window started on it.
+    session_file::SessionLoad load = session_file::load_session_or_scenario(path);
+    REQUIRE(load.scenario);
+    std::vector<std::string> errors;
+    CHECK(nlohmann::json::parse(*read_text_file(path, kMaxScenarioFileBytes, "session", errors)) == saved);
+    UiDriver ui(*load.scenario);
+    ui::start_classroom(ui.state, cli::Options{}, load);
+    ui.frame(4);
+    const nlohmann::json again = written(ui.state);
+    for (const auto& [key, value] : saved.items()) {
+        INFO("session key '" << key << "'");
+        CHECK(again[key] == value);
+    }
+    CHECK(again == saved);
+    for (const ui::Notice& n : ui.state.notices) CHECK_FALSE(n.error);
+    std::filesystem::remove(path);
+    std::filesystem::remove_all(folder);
+}
+
 TEST_CASE("A session's model blocks: malformed is refused, an unreadable trained model is a warning", "[session]") {
     const Scenario s = find_preset(default_preset_name())->scenario;
     const nlohmann::json base = session_file::session_to_json(s, session_file::ViewChoices{});
