@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 
 #include "random.hpp"
@@ -46,7 +47,15 @@ std::vector<MatrixDifference> compare_traces(const Trace& a, const Trace& b) {
         // −∞ − (−∞) is NaN: two cells masked alike do not differ.
         for (Eigen::Index i = 0; i < d.difference.size(); ++i)
             if (std::isnan(d.difference.data()[i]) && ma->data()[i] == mb->data()[i]) d.difference.data()[i] = 0.0f;
-        d.max_abs = d.difference.size() ? d.difference.cwiseAbs().maxCoeff() : 0.0f;
+        float magnitude = 0.0f;
+        for (Eigen::Index i = 0; i < d.difference.size(); ++i) {
+            const float x = d.difference.data()[i], from_a = ma->data()[i], from_b = mb->data()[i];
+            if (std::isfinite(x)) d.max_abs = std::max(d.max_abs, std::fabs(x));
+            else ++d.non_finite;
+            if (std::isfinite(from_a)) magnitude = std::max(magnitude, std::fabs(from_a));
+            if (std::isfinite(from_b)) magnitude = std::max(magnitude, std::fabs(from_b));
+        }
+        d.noise = 16.0f * std::numeric_limits<float>::epsilon() * magnitude;
         out.push_back(std::move(d));
     }
     return out;

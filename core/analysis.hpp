@@ -23,7 +23,13 @@ std::vector<SharpnessPoint> softmax_sharpness(const std::vector<int>& d_ks, int 
 struct MatrixDifference {
     std::string name;
     Matrix difference;   // B − A
-    float max_abs = 0;
+    float max_abs = 0;   // the largest finite |B − A|
+    // Float rounding at the operands' size: 16 roundings (2⁻¹⁹) of the largest finite |A| or
+    // |B|. Two computations of the same value that differ only in the order of their sums
+    // stay below it: a |B − A| at or below it is no difference.
+    float noise = 0;
+    int non_finite = 0;  // cells where B − A is NaN or ±∞ (one side overflowed, or masked and the other not)
+    bool differs() const { return max_abs > noise || non_finite > 0; }
 };
 std::vector<MatrixDifference> compare_traces(const Trace& a, const Trace& b);
 

@@ -249,8 +249,8 @@ std::vector<MatrixEntry> build_registry() {
                      const PooledWeights& p = head->pooled_weights;
                      const bool whole = p.row_end - p.row_begin == t.n_queries && p.col_end - p.col_begin == t.n_keys;
                      const std::string region = whole ? std::to_string(t.n_queries) + kTimes + std::to_string(t.n_keys)
-                                                      : "queries " + std::to_string(p.row_begin) + "\xE2\x80\x93" + std::to_string(p.row_end - 1) +
-                                                            ", keys " + std::to_string(p.col_begin) + "\xE2\x80\x93" + std::to_string(p.col_end - 1);
+                                                      : "queries " + position_span(p.row_begin, p.row_end) + ", keys " +
+                                                            position_span(p.col_begin, p.col_end);
                      return region + " " + kArrow + " " + dims(p.values) + " (output-only)";
                  },
                  fixed_softmax});
@@ -447,6 +447,11 @@ std::vector<std::string> matrix_names(const Trace& trace) {
             if (matrix_of(trace, MatrixRef{&e, static_cast<int>(h)})) names.push_back(matrix_name(MatrixRef{&e, static_cast<int>(h)}));
     }
     return names;
+}
+
+std::string position_span(long long begin, long long end) {
+    if (end - begin <= 1) return std::to_string(begin + 1);
+    return std::to_string(begin + 1) + "\xE2\x80\x93" + std::to_string(end);
 }
 
 std::string format_value(float value, int decimals) {

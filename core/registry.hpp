@@ -72,6 +72,10 @@ std::string display_name(const std::string& name);
 // The matrix, or null when the name is unknown or the matrix is empty in this trace.
 const Matrix* matrix_of(const Trace& trace, const MatrixRef& ref);
 
+// Positions [begin, end) counted from 0, as the user counts them: from 1, both ends shown —
+// "1000–1015", or "1000" for one.
+std::string position_span(long long begin, long long end);
+
 // A number as cards, titles and tooltips write it: −∞, ∞, NaN, or `decimals` digits with a
 // real minus sign (U+2212); values too long for that, or that it would round to zero, in
 // short scientific notation ("−1e9", "2e−4").

@@ -11,6 +11,7 @@
 #include "attention_rules.hpp"
 #include "engine.hpp"
 #include "random.hpp"
+#include "registry.hpp"
 
 using namespace attn;
 using testing::attention_case;
@@ -182,6 +183,12 @@ TEST_CASE("a zoomed region of the pooled weights keeps a single sharp spike") {
     const Trace zoom = run(s, options);
     CHECK(zoom.head[0].pooled_weights.values(10, 22) > 0.99f);  // full resolution: exactly one cell
     CHECK(zoom.head[0].pooled_weights.values(10, 21) < 0.01f);
+    // The region as the user counts it, from 1 with both ends: rows 141 to 160, keys 201 to 240.
+    const auto ref = parse_matrix_name("head0.pooled_weights");
+    REQUIRE(ref);
+    CHECK(ref->entry->shape(zoom, 0) == "queries 141\xE2\x80\x93" "160, keys 201\xE2\x80\x93" "240 \xE2\x86\x92 20\xC3\x97" "40 (output-only)");
+    CHECK(position_span(999, 1015) == "1000\xE2\x80\x93" "1015");
+    CHECK(position_span(7, 8) == "8");
 }
 
 TEST_CASE("output-only mode runs sizes the full trace refuses") {

@@ -50,8 +50,7 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
         const int width = key == "w_v" || key == "b_v" ? t.d_v : t.d_k;
         spec.band_begin = band_head * width;
         spec.band_end = spec.band_begin + width;
-        spec.shape += ", head " + std::to_string(band_head + 1) + ": cols " + std::to_string(spec.band_begin) + "\xE2\x80\x93" +
-                      std::to_string(spec.band_end - 1);
+        spec.shape += ", head " + std::to_string(band_head + 1) + ": cols " + position_span(spec.band_begin, spec.band_end);
     }
     return spec;
 }

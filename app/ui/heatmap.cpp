@@ -95,7 +95,7 @@ std::string axis_label(const HeatmapSpec& spec, bool rows, int i) {
         pooled_range(*spec.pooled, rows, i, first, last);
         const std::vector<std::string>* tokens = rows ? spec.row_tokens : spec.col_tokens;
         if (first >= last && tokens && first < static_cast<int>(tokens->size())) return (*tokens)[static_cast<size_t>(first)];
-        return std::to_string(first) + "\xE2\x80\x93" + std::to_string(last);
+        return position_span(first, last + 1);
     }
     return rows ? label_text(spec.row_tokens, spec.row_axis, i, 0) : label_text(spec.col_tokens, spec.col_axis, i, spec.col_index_offset);
 }
@@ -175,6 +175,7 @@ float legend_limit(const HeatmapSpec& spec) {
             if (std::isfinite(x) && is_visible(spec, static_cast<int>(r), static_cast<int>(c)))
                 limit = std::max(limit, std::fabs(x));
         }
+    if (limit < spec.legend_floor) return spec.legend_floor;
     return limit > 0.0f ? limit : 1.0f;
 }
 
@@ -611,7 +612,7 @@ void tooltip(const HeatmapSpec& spec, CardContext& context, int row, int col) {
         pooled_range(*spec.pooled, true, row, q0, q1);
         pooled_range(*spec.pooled, false, col, k0, k1);
         ImGui::BeginTooltip();
-        ImGui::Text("queries %d\xE2\x80\x93%d \xC3\x97 keys %d\xE2\x80\x93%d", q0, q1, k0, k1);
+        ImGui::Text("queries %s \xC3\x97 keys %s", position_span(q0, q1 + 1).c_str(), position_span(k0, k1 + 1).c_str());
         ImGui::Separator();
         ImGui::Text("largest weight in the block: %s", format_value((*spec.values)(row, col), 4).c_str());
         if (q1 > q0 || k1 > k0) ImGui::TextDisabled("zoom (Backend: weights region) for one cell per token");

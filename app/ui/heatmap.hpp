@@ -51,6 +51,9 @@ struct HeatmapSpec {
     std::string matrix;
     const Matrix* diff_a = nullptr;
     const Matrix* diff_b = nullptr;
+    // The smallest half-range of a diverging legend: values below it are drawn near the
+    // middle colour (Compare's B − A: float rounding is no difference).
+    float legend_floor = 0.0f;
 };
 
 // Where the parts of a card go, for one cell size.
@@ -119,7 +122,8 @@ struct CardContext {
 // places cards and reserves their space).
 void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, CardContext& context);
 
-// The half-range of a diverging legend: the largest finite |value| outside masked cells.
+// The half-range of a diverging legend: the largest finite |value| outside masked cells, at
+// least spec.legend_floor (1 when every value is 0).
 float legend_limit(const HeatmapSpec& spec);
 
 }  // namespace attn::ui

@@ -178,8 +178,10 @@ void zoom_region(Context& state) {
     ImGui::TextDisabled("zoom: %s", said.c_str());
     record_item(state, "backend.zoom_estimate", said);
     const PooledWeights& pooled = t.head.front().pooled_weights;
-    ImGui::TextDisabled("shown: queries %d\xE2\x80\x93%d, keys %d\xE2\x80\x93%d", pooled.row_begin + 1, pooled.row_end, pooled.col_begin + 1,
-                        pooled.col_end);
+    const std::string shown = "shown: queries " + position_span(pooled.row_begin, pooled.row_end) + ", keys " +
+                              position_span(pooled.col_begin, pooled.col_end);
+    ImGui::TextDisabled("%s", shown.c_str());
+    record_item(state, "backend.region_shown", shown);
 }
 
 }  // namespace

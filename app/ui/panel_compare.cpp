@@ -14,6 +14,7 @@
 #include "serialize.hpp"
 #include "ui/cards.hpp"
 #include "ui/classroom.hpp"
+#include "ui/panels.hpp"
 
 namespace attn::ui {
 
@@ -59,6 +60,8 @@ void draw_b_toggles(Context& state, CompareState& c) {
                                         {"alibi", PositionalEncoding::ALiBi}});
     ImGui::SameLine(0.0f, 18.0f);
     optional_combo<bool>("scaling", t.scale, {{"\xC3\xB7\xE2\x88\x9A" "d\xE2\x82\x96 on", true}, {"off", false}});
+    ImGui::SameLine(0.0f, 18.0f);
+    optional_combo<SoftmaxKind>("softmax", t.softmax, {{"stable", SoftmaxKind::Stable}, {"naive", SoftmaxKind::Naive}});
 }
 
 }  // namespace
@@ -77,7 +80,7 @@ void prepare_compare(Context& state, CompareState& c, HeatmapTextures& textures)
     if (!r.differences.empty() && comparison::find_difference(r, c.matrix) == nullptr) {
         c.matrix = r.differences.front().name;
         for (const MatrixDifference& d : r.differences)
-            if (d.name.find(".weights") != std::string::npos) {
+            if (const auto ref = parse_matrix_name(d.name); ref && std::string(ref->entry->key) == "weights") {
                 c.matrix = d.name;
                 break;
             }
@@ -88,19 +91,25 @@ void prepare_compare(Context& state, CompareState& c, HeatmapTextures& textures)
 
 namespace {
 
-HeatmapSpec compare_spec(const std::string& name, const Matrix& m, ColorScale scale, const Trace& t, const std::string& matrix) {
+// A card of Compare: the axes and colour scale of the matrix's registry entry.
+HeatmapSpec compare_spec(const std::string& name, const Matrix& m, const Trace& t, const std::string& matrix) {
     HeatmapSpec spec;
     spec.name = name;
     spec.values = &m;
-    spec.scale = scale;
     spec.shape = std::to_string(m.rows()) + "\xC3\x97" + std::to_string(m.cols());
-    const bool key_cols = matrix.find("scores") != std::string::npos || matrix.find(".weights") != std::string::npos;
-    const bool weights = matrix.rfind("w_", 0) == 0;
-    spec.row_axis = weights ? Axis::Dim : Axis::Query;
-    spec.col_axis = key_cols ? Axis::Key : Axis::Dim;
-    spec.row_tokens = spec.row_axis == Axis::Query && static_cast<Eigen::Index>(t.query_tokens.size()) == m.rows() ? &t.query_tokens : nullptr;
+    const std::optional<MatrixRef> ref = parse_matrix_name(matrix);
+    const MatrixEntry* entry = ref ? ref->entry : nullptr;
+    spec.scale = entry != nullptr ? color_scale(entry->values) : ColorScale::Diverging;
+    spec.row_axis = entry != nullptr ? heatmap_axis(entry->rows) : Axis::Dim;
+    spec.col_axis = entry != nullptr ? heatmap_axis(entry->cols) : Axis::Dim;
+    const auto tokens_of = [&](Axis axis, Eigen::Index length) -> const std::vector<std::string>* {
+        const std::vector<std::string>* tokens = axis == Axis::Query ? &t.query_tokens : axis == Axis::Key ? &t.key_tokens : nullptr;
+        return tokens != nullptr && static_cast<Eigen::Index>(tokens->size()) == length ? tokens : nullptr;
+    };
+    spec.row_tokens = tokens_of(spec.row_axis, m.rows());
+    spec.col_tokens = tokens_of(spec.col_axis, m.cols());
     if (spec.row_tokens == nullptr) spec.row_axis = Axis::Dim;
-    spec.col_tokens = key_cols ? &t.key_tokens : nullptr;
+    if (spec.col_tokens == nullptr) spec.col_axis = Axis::Dim;
     return spec;
 }
 
@@ -110,6 +119,7 @@ std::string describe(const Toggles& t) {
     if (t.heads) text += std::to_string(*t.heads) + " heads, ";
     if (t.positional) text += std::string("PE ") + to_string(*t.positional) + ", ";
     if (t.scale) text += *t.scale ? "scaled, " : "unscaled, ";
+    if (t.softmax) text += std::string(to_string(*t.softmax)) + " softmax, ";
     return text.empty() ? "same as A" : text.substr(0, text.size() - 2);
 }
 
@@ -156,15 +166,27 @@ void draw_compare(Context& state, CompareState& c, HeatmapTextures& textures) {
         ImGui::End();
         return;
     }
+    // How far B is from A, in words: below float rounding at the operands' size is no
+    // difference, and the B − A colours start there (a difference of 1e−31 is not drawn as
+    // saturated as one of 1).
     ImGui::SameLine();
-    ImGui::Text("  largest |B \xE2\x88\x92 A| = %.4g", diff->max_abs);
+    std::string largest = "largest |B \xE2\x88\x92 A| = " + format_value(diff->max_abs, 4);
+    if (!diff->differs())
+        largest += ": no difference (float rounding at this size is " + format_value(diff->noise, 4) + ")";
+    if (diff->non_finite > 0)
+        largest += ", and " + std::to_string(diff->non_finite) + (diff->non_finite == 1 ? " cell where" : " cells where") +
+                   " B \xE2\x88\x92 A is not a number (NaN or \xE2\x88\x9E on one side)";
+    ImGui::Text("  %s", largest.c_str());
+    record_item(state, "compare.largest", largest);
 
-    const bool weights = c.matrix.find(".weights") != std::string::npos;
     HeatmapSpec specs[3] = {
-        compare_spec("compare.a." + c.matrix, *ma, weights ? ColorScale::Weights : ColorScale::Diverging, a, c.matrix),
-        compare_spec("compare.b." + c.matrix, *mb, weights ? ColorScale::Weights : ColorScale::Diverging, r.b, c.matrix),
-        compare_spec("compare.diff." + c.matrix, diff->difference, ColorScale::Diverging, a, c.matrix),
+        compare_spec("compare.a." + c.matrix, *ma, a, c.matrix),
+        compare_spec("compare.b." + c.matrix, *mb, r.b, c.matrix),
+        compare_spec("compare.diff." + c.matrix, diff->difference, a, c.matrix),
     };
+    const bool weights = specs[0].scale == ColorScale::Weights;
+    specs[2].scale = ColorScale::Diverging;
+    specs[2].legend_floor = diff->noise;
     specs[0].trace = &a;
     specs[1].trace = &r.b;
     for (HeatmapSpec& spec : specs) spec.matrix = c.matrix;
@@ -199,8 +221,11 @@ void draw_compare(Context& state, CompareState& c, HeatmapTextures& textures) {
     if (hover.row >= 0 && in_group(hover.matrix)) {
         outline_hovered_cell(hover, state.layout_next, in_group, 3.0f * scale);
         ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + 6.0f * scale));
-        ImGui::Text("cell (%d, %d):  A = %.4g,  B = %.4g,  B \xE2\x88\x92 A = %.4g", hover.row + 1, hover.col + 1, (*ma)(hover.row, hover.col),
-                    (*mb)(hover.row, hover.col), diff->difference(hover.row, hover.col));
+        const std::string cell = "cell (" + std::to_string(hover.row + 1) + ", " + std::to_string(hover.col + 1) +
+                                 "):  A = " + format_value((*ma)(hover.row, hover.col), 4) + ",  B = " + format_value((*mb)(hover.row, hover.col), 4) +
+                                 ",  B \xE2\x88\x92 A = " + format_value(diff->difference(hover.row, hover.col), 4);
+        ImGui::TextUnformatted(cell.c_str());
+        record_item(state, "compare.cell", cell);
     } else {
         ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + 6.0f * scale));
         ImGui::TextDisabled("Hover a cell: it is outlined in all three.");

@@ -305,6 +305,48 @@ TEST_CASE("a generated sequence keeps the mask, and the zoom fields follow the s
     CHECK(ui.state.session.scenario.mask == MaskKind::Causal);  // kept, not reset to none
     CHECK(ui.text("backend.region_rows") == "queries 1 to 2048");  // not the old sequence's range
     CHECK(ui.text("backend.region_cols") == "keys 1 to 2048");
+    // Zoomed: the fields, the card's caption and its labels count the same rows, from 1.
+    ui.state.compute.settings.region = compute::Region{999, 1015, 0, 16};
+    ui.state.compute.region_draft = ui.state.compute.settings.region;
+    ui.frame(4);
+    CHECK(ui.text("backend.region_shown") == "shown: queries 1000\xE2\x80\x93" "1015, keys 1\xE2\x80\x93" "16");
+    CHECK(ui.text("backend.region_rows") == "queries 1000 to 1015");
+    const auto ref = parse_matrix_name("head0.pooled_weights");
+    REQUIRE(ref);
+    CHECK(ref->entry->shape(ui.state.session.trace, 0).rfind("queries 1000\xE2\x80\x93" "1015, keys 1\xE2\x80\x93" "16 ", 0) == 0);
+}
+
+TEST_CASE("Compare: float rounding is no difference, B can switch the softmax, and NaN is said", "[new-user][compare]") {
+    {
+        UiDriver ui(find_preset("animal-was-tired")->scenario);
+        ui::CompareState& c = ui.state.classroom.compare;
+        c.open = true;
+        c.toggles_b.softmax = SoftmaxKind::Naive;  // small scores: the two softmaxes agree to rounding
+        ui.frame(6);
+        INFO(ui.text("compare.largest"));
+        CHECK(ui.text("compare.largest").find(": no difference (float rounding at this size is ") != std::string::npos);
+        c.toggles_b = Toggles{};
+        c.toggles_b.mask = MaskKind::Causal;
+        ui.frame(6);
+        CHECK(ui.text("compare.largest").find("no difference") == std::string::npos);
+    }
+    {
+        UiDriver ui(find_preset("naive-softmax-overflow")->scenario);  // A's naive softmax overflows
+        ui::CompareState& c = ui.state.classroom.compare;
+        c.open = true;
+        c.toggles_b.softmax = SoftmaxKind::Stable;
+        ui.frame(6);
+        INFO(ui.text("compare.largest"));
+        CHECK(ui.text("compare.largest").find("is not a number (NaN or \xE2\x88\x9E on one side)") != std::string::npos);
+        CHECK(ui.text("compare.largest").find("nan") == std::string::npos);
+    }
+    // The B − A colours start at the floor: 1e−31 is drawn near the middle, not saturated.
+    const Matrix tiny = Matrix::Constant(2, 2, 1.3e-31f);
+    ui::HeatmapSpec spec;
+    spec.values = &tiny;
+    CHECK(ui::legend_limit(spec) == 1.3e-31f);
+    spec.legend_floor = 2e-6f;
+    CHECK(ui::legend_limit(spec) == 2e-6f);
 }
 
 TEST_CASE("a mask tied to the old tokens does not follow a generated sequence, and the window says so", "[new-user][long]") {
