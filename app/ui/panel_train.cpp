@@ -1,4 +1,4 @@
-// View → Train (panel_train.hpp): the form, Start / Pause / Step / Reset, the curves, the
+// View → Train (panel_train.hpp): the form, Train / Pause / Step / Reset, the curves, the
 // timeline, every head's weights on the probe, the probe's predictions, ablation, Open in
 // pipeline, Save and Load.
 //
@@ -12,10 +12,13 @@
 #include "ui/panel_train.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cfloat>
 #include <cstdio>
 #include <cmath>
+#include <iterator>
+#include <map>
 #include <string>
 
 #include <imgui.h>
@@ -56,10 +59,13 @@ void TrainWorker::replace(train::Trainer trainer) {
     wake_.notify_all();
 }
 
-void TrainWorker::set_running(bool running) {
+void TrainWorker::set_running(bool running, StopAt stop) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         running_ = running;
+        stop_ = stop;
+        stop_step_ = -1;
+        if (running) progress_.stopped.clear();
         progress_.running = running;
         ++progress_.generation;
     }
@@ -122,6 +128,11 @@ void TrainWorker::loop() {
         }
         if (steps_requested_ > 0) --steps_requested_;
         const size_t evaluations = trainer_->evaluations().size();
+        if (running_ && stop_step_ < 0) {
+            // Where this run stops, from the step it starts at; a target already reached is not one.
+            stop_step_ = stop_.steps > 0 ? trainer_->steps_done() + stop_.steps : 0;
+            if (evaluations > 0 && trainer_->evaluations().back().accuracy >= stop_.accuracy) stop_.accuracy = 0.0;
+        }
         stepping_ = true;
         lock.unlock();
         const train::StepStats stats = trainer_->step();  // the trainer is this thread's alone
@@ -132,6 +143,18 @@ void TrainWorker::loop() {
             steps_requested_ = 0;
             progress_.error = "Training stopped at step " + std::to_string(stats.step) +
                               ": the loss is not finite (the run diverged). Try a smaller learning rate, then Reset.";
+        }
+        if (running_ && stop_.accuracy > 0.0 && trainer_->evaluations().size() != evaluations &&
+            trainer_->evaluations().back().accuracy >= stop_.accuracy) {
+            running_ = false;
+            char text[160];
+            std::snprintf(text, sizeof text, "Stopped at step %d: held-out accuracy %.1f%% reached the target %.1f%%. Train goes on.",
+                          trainer_->steps_done(), 100.0 * trainer_->evaluations().back().accuracy, 100.0 * stop_.accuracy);
+            progress_.stopped = text;
+        } else if (running_ && stop_step_ > 0 && trainer_->steps_done() >= stop_step_) {
+            running_ = false;
+            progress_.stopped = "Stopped at step " + std::to_string(trainer_->steps_done()) + ", after the " +
+                                std::to_string(stop_.steps) + " steps asked for. Train goes on.";
         }
         // Copies cost in proportion to the run's length: while running, at most one every
         // kPublishInterval (and at every evaluation); when it stops or its steps are done, at once.
@@ -192,7 +215,8 @@ void begin_run(TrainPanelState& p, train::Trainer trainer) {
     // evaluates every 25 steps from there).
     p.start_evaluation = trainer.evaluate();
     p.follow = true;
-    p.ablate_layer = p.ablate_head = -1;
+    p.ablated_heads.clear();
+    p.looked_at.clear();
     p.shown_key.clear();
     p.ablation_key.clear();
     p.worker->replace(std::move(trainer));
@@ -211,16 +235,53 @@ bool has_run(const TrainPanelState& p) { return p.worker != nullptr && p.progres
 
 // [SECTION] What is shown: the timeline's weights, the ablation
 
+// "0.1/0.2": the ablated heads, for the keys of what was computed with them.
+std::string ablation_key(const std::set<std::pair<int, int>>& heads) {
+    std::string key;
+    for (const auto& [layer, head] : heads) key += std::to_string(layer) + "." + std::to_string(head) + "/";
+    return key;
+}
+
+// "head 1 of layer 1", "heads 1 and 2 of layer 1, head 3 of layer 2": as the user counts them.
+std::string ablated_text(const std::set<std::pair<int, int>>& heads) {
+    std::map<int, std::vector<int>> by_layer;
+    for (const auto& [layer, head] : heads) by_layer[layer].push_back(head + 1);
+    std::string text;
+    for (const auto& [layer, list] : by_layer) {
+        if (!text.empty()) text += ", ";
+        text += list.size() == 1 ? "head " : "heads ";
+        for (size_t i = 0; i < list.size(); ++i)
+            text += (i == 0 ? "" : i + 1 == list.size() ? " and " : ", ") + std::to_string(list[i]);
+        text += " of layer " + std::to_string(layer + 1);
+    }
+    return text;
+}
+
+// The head whose weights are most concentrated (the largest mean of each row's largest
+// weight): the one that learned a pattern, where the user has not looked at another.
+int most_focused_head(const Trace& layer) {
+    int best = 0;
+    double best_focus = -1.0;
+    for (size_t h = 0; h < layer.head.size(); ++h) {
+        const Matrix& w = layer.head[h].weights;
+        if (w.rows() == 0) continue;
+        const double focus = w.rowwise().maxCoeff().cast<double>().mean();
+        if (focus > best_focus) {
+            best_focus = focus;
+            best = static_cast<int>(h);
+        }
+    }
+    return best;
+}
+
 // The newest copy from the worker, and the curves drawn from it.
 void poll_progress(TrainPanelState& p) {
     if (!p.worker || !p.worker->poll(p.seen, p.progress)) return;
     p.seen = p.progress.generation;
-    // At most ~600 points: every k-th step's loss.
-    const size_t n = p.progress.history.size(), stride = std::max<size_t>(1, n / 600);
     p.loss_curve.clear();
-    for (size_t i = 0; i < n; i += stride) p.loss_curve.push_back(static_cast<float>(p.progress.history[i].loss));
-    p.accuracy_curve.assign(1, static_cast<float>(p.start_evaluation.accuracy));
-    for (const train::Evaluation& e : p.progress.evaluations) p.accuracy_curve.push_back(static_cast<float>(e.accuracy));
+    for (const train::StepStats& stats : p.progress.history) p.loss_curve.push_back({stats.step, static_cast<float>(stats.loss)});
+    p.accuracy_curve.assign(1, {p.start_evaluation.step, static_cast<float>(p.start_evaluation.accuracy)});
+    for (const train::Evaluation& e : p.progress.evaluations) p.accuracy_curve.push_back({e.step, static_cast<float>(e.accuracy)});
 }
 
 // The probe through the weights at the timeline's step (with the ablation), recomputed only
@@ -234,26 +295,25 @@ void update_shown(TrainPanelState& p) {
     p.timeline = std::clamp(p.timeline, 0, last);
     const bool newest = p.timeline == last;
     const int step = newest ? p.progress.latest->steps : snaps[static_cast<size_t>(p.timeline)]->step;
-    const std::string key = std::to_string(newest ? p.progress.generation : 0) + "/" + std::to_string(step) + "/" +
-                            std::to_string(p.ablate_layer) + "/" + std::to_string(p.ablate_head);
+    // Heads that no longer exist (a run with fewer) are dropped before anything is computed.
+    for (auto it = p.ablated_heads.begin(); it != p.ablated_heads.end();)
+        it = it->first < p.progress.latest->model.config.layers && it->second < p.progress.latest->model.config.heads
+                 ? std::next(it)
+                 : p.ablated_heads.erase(it);
+    const std::string ablation = ablation_key(p.ablated_heads);
+    const std::string key = std::to_string(newest ? p.progress.generation : 0) + "/" + std::to_string(step) + "/" + ablation;
     if (key == p.shown_key) return;
     p.shown_key = key;
     p.shown_step = step;
     p.shown_model = p.progress.latest->model;
     if (!newest) p.shown_model.params = snaps[static_cast<size_t>(p.timeline)]->params;
-    if (p.ablate_layer >= 0 && p.ablate_layer < p.shown_model.config.layers && p.ablate_head >= 0 &&
-        p.ablate_head < p.shown_model.config.heads)
-        train::ablate_head(p.shown_model, p.ablate_layer, p.ablate_head);
-    else
-        p.ablate_layer = p.ablate_head = -1;
+    for (const auto& [layer, head] : p.ablated_heads) train::ablate_head(p.shown_model, layer, head);
     p.shown = train::forward(p.shown_model, p.probe.input);
     p.shown_predicted = p.shown.ok ? train::argmax_rows(p.shown.logits) : std::vector<int>{};
-    // The held-out accuracy with and without the ablated head, at this step.
-    if (p.ablate_layer >= 0) {
-        const std::string ablation = std::to_string(step) + "/" + std::to_string(p.ablate_layer) + "/" + std::to_string(p.ablate_head) +
-                                     "/" + std::to_string(newest ? p.progress.generation : 0);
-        if (ablation != p.ablation_key) {
-            p.ablation_key = ablation;
+    // The held-out accuracy with and without the ablated heads, at this step.
+    if (!p.ablated_heads.empty()) {
+        if (key != p.ablation_key) {
+            p.ablation_key = key;
             train::Model intact = p.progress.latest->model;
             if (!newest) intact.params = snaps[static_cast<size_t>(p.timeline)]->params;
             p.intact = train::evaluate(intact, p.held_out, step);
@@ -272,16 +332,17 @@ bool recompute_opened(TrainedLayerState& o, const Scenario& scenario) {
 
 }  // namespace
 
-void open_trained_layer(AppState& state, int layer) {
+void open_trained_layer(AppState& state, int layer, int head) {
     TrainPanelState& p = state.train;
     poll_progress(p);
     update_shown(p);
     if (!p.shown.ok || layer < 0 || layer >= static_cast<int>(p.shown.layers.size())) return;
     Scenario scenario = train::trained_layer_scenario(p.shown_model, p.probe.input, p.shown, layer);
-    scenario.name += ", step " + std::to_string(p.shown_step) +
-                     (p.ablate_layer >= 0 ? ", head " + std::to_string(p.ablate_head + 1) + " of layer " +
-                                                std::to_string(p.ablate_layer + 1) + " ablated"
-                                          : std::string());
+    scenario.name += ", step " + std::to_string(p.shown_step) + (p.ablated_heads.empty() ? std::string() : ", " + ablated_text(p.ablated_heads) + " ablated");
+    const Trace& shown = p.shown.layers[static_cast<size_t>(layer)];
+    if (head < 0 || head >= static_cast<int>(shown.head.size()))
+        head = layer < static_cast<int>(p.looked_at.size()) && p.looked_at[static_cast<size_t>(layer)] >= 0 ? p.looked_at[static_cast<size_t>(layer)]
+                                                                                                            : most_focused_head(shown);
     TrainedLayerState& o = p.opened;
     o.layer = layer;
     o.name = scenario.name;
@@ -296,6 +357,8 @@ void open_trained_layer(AppState& state, int layer) {
     session_file::ViewChoices view = view_choices(state);
     view.lesson.clear();
     view.step = 0;
+    view.all_heads = false;
+    view.shown_head = head;
     const std::string name = scenario.name;
     apply_session(state, std::move(scenario), view);
     o.seen_revision = ~0ull;
@@ -445,15 +508,15 @@ void draw_form(Context& state, TrainPanelState& p) {
 
     const bool running = has_run(p) && p.progress.running;
     const float button = ImGui::GetFontSize() * 6.0f;
-    if (ImGui::Button(running ? "Pause" : "Start", ImVec2(button, 0))) {
+    if (ImGui::Button(running ? "Pause" : "Train", ImVec2(button, 0))) {
         if (running) {
             p.worker->set_running(false);
         } else if (has_run(p) || reset_run(p)) {
             p.follow = true;
-            p.worker->set_running(true);
+            p.worker->set_running(true, StopAt{std::max(1, p.stop_after), p.stop_accuracy / 100.0});
         }
     }
-    record_item(state, "train.start", running ? "Pause" : "Start");
+    record_item(state, "train.start", running ? "Pause" : "Train");
     ImGui::SameLine();
     ImGui::BeginDisabled(running);
     if (ImGui::Button("Step", ImVec2(button, 0)) && (has_run(p) || reset_run(p))) p.worker->step_once();
@@ -475,15 +538,37 @@ void draw_form(Context& state, TrainPanelState& p) {
         p.request = TrainRequest{TrainRequest::LoadModel};
     }
     record_item(state, "train.load", "Load model");
+    // Where Train stops by itself: the user presses it again to go on.
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Train stops at");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.0f);
+    ImGui::InputFloat("##stop_accuracy", &p.stop_accuracy, 0.0f, 0.0f, "%.1f");
+    p.stop_accuracy = std::clamp(std::isfinite(p.stop_accuracy) ? p.stop_accuracy : 99.0f, 0.0f, 100.0f);
+    ImGui::SameLine();
+    ImGui::TextUnformatted("% held-out accuracy, or after");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
+    ImGui::InputInt("##stop_after", &p.stop_after, 0, 0);
+    p.stop_after = std::clamp(p.stop_after, 1, 1000000);
+    ImGui::SameLine();
+    ImGui::TextUnformatted("more steps");
+    record_item(state, "train.stop_after", std::to_string(p.stop_after));
+    if (!p.progress.stopped.empty() && !running) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(150, 220, 150, 255));
+        ImGui::TextWrapped("%s", p.progress.stopped.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "train.stopped", p.progress.stopped);
+    }
     if (has_run(p)) {
-        // Start and Step go on with the run under way: a changed form applies only on Reset.
+        // Train and Step go on with the run under way: a changed form applies only on Reset.
         const train::TrainSettings form = train::fitted(form_settings(p));
         const train::TrainSettings& run = p.settings;
         if (form.task.kind != run.task.kind || form.model.layers != run.model.layers || form.model.heads != run.model.heads ||
             form.model.d_model != run.model.d_model || form.model.positional != run.model.positional ||
             form.model.mask != run.model.mask || form.learning_rate != run.learning_rate || form.seed != run.seed) {
             ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 60, 255));
-            ImGui::TextWrapped("The settings above differ from the run's (below): Start and Step go on with the run; Reset starts "
+            ImGui::TextWrapped("The settings above differ from the run's (below): Train and Step go on with the run; Reset starts "
                                "one with these settings.");
             ImGui::PopStyleColor();
             record_item(state, "train.form_differs", "differs");
@@ -502,20 +587,75 @@ void draw_form(Context& state, TrainPanelState& p) {
 }
 
 // Loss and held-out accuracy against the step.
+// A curve over the run's steps, its axes labelled: the steps below on a logarithmic scale
+// (the first 200 steps of a 7,000-step run take 60% of the width, where most is learned), the
+// value's range at the left.
+void draw_step_plot(const std::vector<std::pair<int, float>>& points, float y_max, const std::string& title,
+                    const std::string& y_low, const std::string& y_high, float width, float height) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float line = ImGui::GetTextLineHeight();
+    const float left = std::max(ImGui::CalcTextSize(y_low.c_str()).x, ImGui::CalcTextSize(y_high.c_str()).x) + 6.0f;
+    const ImVec2 p0(origin.x + left, origin.y), p1(origin.x + width, origin.y + height - line - 2.0f);
+    draw->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
+    const int last = points.empty() ? 1 : std::max(1, points.back().first);
+    const auto x_of = [&](int step) {
+        return p0.x + (p1.x - p0.x) * static_cast<float>(std::log1p(std::max(0, step)) / std::log1p(last));
+    };
+    const auto y_of = [&](float v) { return p1.y - (p1.y - p0.y) * std::clamp(y_max > 0.0f ? v / y_max : 0.0f, 0.0f, 1.0f); };
+    // One point per pixel column (the last value in it): a long run costs its width, not its steps.
+    std::vector<ImVec2> line_points;
+    for (const auto& [step, value] : points) {
+        if (!std::isfinite(value)) continue;
+        const ImVec2 at(std::floor(x_of(step)), y_of(value));
+        if (!line_points.empty() && line_points.back().x == at.x) line_points.back() = at;
+        else line_points.push_back(at);
+    }
+    if (line_points.size() >= 2)
+        draw->AddPolyline(line_points.data(), static_cast<int>(line_points.size()), ImGui::GetColorU32(ImGuiCol_PlotLines), 0, 1.5f);
+    else if (line_points.size() == 1)
+        draw->AddCircleFilled(line_points[0], 2.0f, ImGui::GetColorU32(ImGuiCol_PlotLines));
+    // Ticks at 0, 1, 10, 100, … and the last step.
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    float free_from = p0.x - 1000.0f;
+    const auto tick = [&](int step) {
+        const float x = x_of(step);
+        const std::string label = std::to_string(step);
+        const float w = ImGui::CalcTextSize(label.c_str()).x;
+        const float at = std::clamp(x - w * 0.5f, p0.x, p1.x - w);
+        draw->AddLine(ImVec2(x, p1.y), ImVec2(x, p1.y + 3.0f), text);
+        if (at < free_from) return;
+        draw->AddText(ImVec2(at, p1.y + 2.0f), text, label.c_str());
+        free_from = at + w + 6.0f;
+    };
+    tick(0);
+    for (int step = 1; step < last; step *= 10)
+        if (x_of(step) < x_of(last) - 30.0f) tick(step);
+    tick(last);
+    draw->AddText(ImVec2(origin.x, p0.y), text, y_high.c_str());
+    draw->AddText(ImVec2(origin.x, p1.y - line), text, y_low.c_str());
+    draw->AddText(ImVec2(p0.x + 4.0f, p0.y + 2.0f), ImGui::GetColorU32(ImGuiCol_Text), title.c_str());
+    ImGui::Dummy(ImVec2(width, height));
+}
+
 void draw_curves(Context& state, TrainPanelState& p, float width) {
-    const float height = ImGui::GetFontSize() * 5.0f;
+    const float height = ImGui::GetFontSize() * 5.5f;
     const std::vector<train::StepStats>& history = p.progress.history;
     const std::vector<train::Evaluation>& evaluations = p.progress.evaluations;
-    char overlay[96];
-    std::snprintf(overlay, sizeof overlay, "training loss %.4f", history.empty() ? 0.0 : history.back().loss);
-    ImGui::PlotLines("##loss", p.loss_curve.data(), static_cast<int>(p.loss_curve.size()), 0,
-                     history.empty() ? "training loss (no step yet)" : overlay, 0.0f, FLT_MAX, ImVec2(width, height));
+    float largest_loss = 0.0f;
+    for (const auto& point : p.loss_curve)
+        if (std::isfinite(point.second)) largest_loss = std::max(largest_loss, point.second);
+    char title[96];
+    std::snprintf(title, sizeof title, "training loss %.4f", history.empty() ? 0.0 : history.back().loss);
+    char high[32];
+    std::snprintf(high, sizeof high, "%.2f", largest_loss);
+    draw_step_plot(p.loss_curve, largest_loss, history.empty() ? "training loss (no step yet)" : title, "0", high, width, height);
     const train::Evaluation& newest = evaluations.empty() ? p.start_evaluation : evaluations.back();
-    std::snprintf(overlay, sizeof overlay, "held-out accuracy %.1f%% (step %d)", 100.0 * newest.accuracy, newest.step);
-    ImGui::PlotLines("##accuracy", p.accuracy_curve.data(), static_cast<int>(p.accuracy_curve.size()), 0, overlay, 0.0f, 1.0f,
-                     ImVec2(width, height));
+    std::snprintf(title, sizeof title, "held-out accuracy %.1f%% (step %d)", 100.0 * newest.accuracy, newest.step);
+    draw_step_plot(p.accuracy_curve, 1.0f, title, "0%", "100%", width, height);
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("Steps %d to %d: the training loss of every step; the held-out accuracy (0 to 1) every %d steps.",
+    ImGui::TextWrapped("Across: steps %d to %d, on a log scale. Above: the training loss (cross-entropy) of every step; below: the "
+                       "held-out accuracy every %d steps.",
                        p.start_evaluation.step, p.progress.steps_done, p.settings.evaluate_every);
     ImGui::PopStyleColor();
     record_item(state, "train.accuracy",
@@ -569,7 +709,7 @@ void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
             spec.paints_mask = false;  // the session's mask is not this model's
             spec.editable = false;
             spec.title = "layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1) + ": weights";
-            if (l == p.ablate_layer && h == p.ablate_head) spec.title += " (ablated)";
+            if (p.ablated_heads.count({l, h}) > 0) spec.title += " (ablated)";
             specs.push_back(std::move(spec));
         }
     std::vector<CardText> texts;
@@ -599,12 +739,17 @@ void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
             const size_t i = static_cast<size_t>(l * heads + h);
             ImGui::SetCursorScreenPos(ImVec2(x, origin.y));
             draw_card(specs[i], metrics[i], state, textures);
+            // The head looked at in each layer: the one Open layer … shows.
+            if (ImGui::IsMouseHoveringRect(ImVec2(x, origin.y), ImVec2(x + metrics[i].width, origin.y + metrics[i].height))) {
+                p.looked_at.resize(static_cast<size_t>(layers), -1);
+                p.looked_at[static_cast<size_t>(l)] = h;
+            }
             ImGui::SetCursorScreenPos(ImVec2(x, origin.y + metrics[i].height + 4.0f * scale));
-            bool ablated = l == p.ablate_layer && h == p.ablate_head;
+            bool ablated = p.ablated_heads.count({l, h}) > 0;
             const std::string id = "ablate head " + std::to_string(h + 1) + "##" + std::to_string(l) + "." + std::to_string(h);
             if (ImGui::Checkbox(id.c_str(), &ablated)) {
-                p.ablate_layer = ablated ? l : -1;
-                p.ablate_head = ablated ? h : -1;
+                if (ablated) p.ablated_heads.insert({l, h});
+                else p.ablated_heads.erase({l, h});
             }
             record_item(state, ("train.ablate." + std::to_string(l + 1) + "." + std::to_string(h + 1)).c_str(), ablated ? "on" : "off");
             if (ImGui::IsItemHovered())
@@ -615,11 +760,13 @@ void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
         ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + row_h + toggle_h));
         const std::string open = "Open layer " + std::to_string(l + 1) + " in the pipeline##" + std::to_string(l);
         if (ImGui::Button(open.c_str())) p.request = TrainRequest{TrainRequest::OpenLayer, l};
+        const int looked = l < static_cast<int>(p.looked_at.size()) ? p.looked_at[static_cast<size_t>(l)] : -1;
+        const int opens = looked >= 0 ? looked : most_focused_head(p.shown.layers[static_cast<size_t>(l)]);
         record_item(state, ("train.open." + std::to_string(l + 1)).c_str(), "open");
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("This layer with the weights at step %d, on the probe, as the session's scenario:\n"
-                              "every step, hover arithmetic and in-place edits",
-                              p.shown_step);
+            ImGui::SetTooltip("This layer with the weights at step %d, on the probe, as the session's scenario, head %d shown\n"
+                              "(%s): every step, hover arithmetic and in-place edits",
+                              p.shown_step, opens + 1, looked >= 0 ? "the head last pointed at" : "its most concentrated weights");
         ImGui::Dummy(ImVec2(0, gap * 0.5f));
     }
 }
@@ -642,7 +789,7 @@ void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     draw_form(state, p);
     ImGui::Separator();
     if (!has_run(p)) {
-        ImGui::TextWrapped("Choose a task and press Start. reverse with 1 layer: one head's weights form the anti-diagonal "
+        ImGui::TextWrapped("Choose a task and press Train. reverse with 1 layer: one head's weights form the anti-diagonal "
                            "(row m+j reads key m\xE2\x88\x92" "1\xE2\x88\x92j) within a few hundred steps. induction with 2 layers: "
                            "a previous-token head in layer 1, then an induction head in layer 2.");
         ImGui::End();
@@ -663,9 +810,16 @@ void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     ImGui::SameLine();
     ImGui::Checkbox("follow the newest", &p.follow);
     ImGui::SetNextItemWidth(left_w - 8.0f);
-    int position = p.timeline;
-    const std::string shown = "step " + std::to_string(p.shown_step) + (position == last ? " (newest)" : "");
-    if (ImGui::SliderInt("##timeline", &position, 0, last, shown.c_str())) {
+    // In steps: typing 100 goes to step 100 (the snapshot at or before it), not to the 100th snapshot.
+    const int newest_step = p.progress.latest->steps;
+    int wanted = p.shown_step;
+    if (ImGui::SliderInt("##timeline", &wanted, 0, std::max(1, newest_step), p.timeline == last ? "step %d (newest)" : "step %d")) {
+        int position = last;
+        if (wanted < newest_step) {
+            position = 0;
+            for (int i = 0; i < last; ++i)
+                if (p.progress.snapshots[static_cast<size_t>(i)]->step <= wanted) position = i;
+        }
         p.timeline = position;
         p.follow = position == last;
     }
@@ -676,10 +830,12 @@ void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     ImGui::PopStyleColor();
     ImGui::Spacing();
     draw_probe(state, p);
-    if (p.ablate_layer >= 0) {
+    if (!p.ablated_heads.empty()) {
         ImGui::Spacing();
-        ImGui::TextWrapped("Head %d of layer %d ablated: held-out accuracy %.1f%% (intact %.1f%%) at step %d.", p.ablate_head + 1,
-                           p.ablate_layer + 1, 100.0 * p.ablated.accuracy, 100.0 * p.intact.accuracy, p.shown_step);
+        std::string said = ablated_text(p.ablated_heads);
+        said[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(said[0])));
+        ImGui::TextWrapped("%s ablated: held-out accuracy %.1f%% (intact %.1f%%) at step %d.", said.c_str(), 100.0 * p.ablated.accuracy,
+                           100.0 * p.intact.accuracy, p.shown_step);
         record_item(state, "train.ablated", std::to_string(p.ablated.accuracy));
     }
     ImGui::EndChild();

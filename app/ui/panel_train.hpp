@@ -3,7 +3,7 @@
 // they learn.
 //
 //   UI thread                         worker thread (TrainWorker)
-//   Start / Pause / Step / Reset ──▶  commands under the mutex
+//   Train / Pause / Step / Reset ──▶  commands under the mutex
 //                                     Trainer::step() (outside the mutex: only the worker
 //                                     touches the trainer), then every 30 ms it publishes
 //   TrainProgress (copies) ◀────────  the stats, evaluations, snapshots and the model file
@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +45,15 @@ struct TrainProgress {
     std::vector<std::shared_ptr<const train::Snapshot>> snapshots;  // the timeline, oldest first
     std::shared_ptr<const train::ModelFile> latest;                 // weights, settings, optimiser now
     std::string error;                                              // the run stopped (a loss not finite)
+    std::string stopped;  // the run stopped where it was asked to: the target accuracy, or the steps done
+};
+
+// Where a run set running stops by itself: after `steps` more steps (0: never), or at the
+// first evaluation whose held-out accuracy reaches `accuracy` (0: never; a run already there
+// when it starts goes on to its steps).
+struct StopAt {
+    int steps = 0;
+    double accuracy = 0.0;
 };
 
 class TrainWorker {
@@ -55,7 +65,7 @@ public:
 
     // Replaces the run with this trainer, paused; it publishes at once.
     void replace(train::Trainer trainer);
-    void set_running(bool running);
+    void set_running(bool running, StopAt stop = {});
     void step_once();  // one step, when paused
     // The newest progress if it is newer than `seen` (copied into `into`), else false.
     bool poll(std::uint64_t seen, TrainProgress& into) const;
@@ -72,6 +82,8 @@ private:
     std::optional<train::Trainer> trainer_;  // the worker's alone
     bool running_ = false, quit_ = false, stepping_ = false;
     int steps_requested_ = 0;
+    StopAt stop_;
+    int stop_step_ = -1;  // stop_ as the step it ends at, fixed when the first step of the run is taken (−1: not yet)
     std::chrono::steady_clock::time_point last_publish_;
     TrainProgress progress_;
     std::map<int, std::shared_ptr<const train::Snapshot>> snapshot_cache_;  // by step
@@ -107,7 +119,7 @@ struct TrainRequest {
 // What the Train panel keeps between frames.
 struct TrainPanelState {
     bool open = false;
-    // The form: what Start / Reset build.
+    // The form: what Train / Reset build.
     int task = 1;  // index into train::all_tasks(): reverse
     int layers = 1, heads = 2, d_model = 32;
     int positional = 2;  // index into the encodings: learned
@@ -129,8 +141,13 @@ struct TrainPanelState {
     // The timeline: a snapshot index, or follow the newest weights.
     bool follow = true;
     int timeline = 0;
-    // Ablation: zero a head's W_O rows (layer, head), or none.
-    int ablate_layer = -1, ablate_head = -1;
+    // Ablation: the heads whose W_O rows are zeroed, as (layer, head) from 0; any set of them.
+    std::set<std::pair<int, int>> ablated_heads;
+    // Train stops by itself at this held-out accuracy (percent) or after this many more steps.
+    float stop_accuracy = 99.0f;
+    int stop_after = 2000;
+    // Per layer, the head the pointer was last over: Open layer … in the pipeline shows it.
+    std::vector<int> looked_at;
 
     // What is drawn: the probe through the weights the timeline and the ablation choose.
     std::string shown_key;  // generation, timeline step and ablation it was computed for
@@ -140,7 +157,7 @@ struct TrainPanelState {
     std::vector<int> shown_predicted;
     std::string ablation_key;  // what `ablated` and `intact` were computed for
     train::Evaluation ablated, intact;
-    std::vector<float> loss_curve, accuracy_curve;  // the plot's points, rebuilt per publish
+    std::vector<std::pair<int, float>> loss_curve, accuracy_curve;  // (step, value), rebuilt per publish
 
     TrainedLayerState opened;  // a layer opened in the pipeline
     TrainRequest request;      // this frame's, until carried out
@@ -156,8 +173,10 @@ void update_trained_layer(Context& state, TrainPanelState& panel);
 void draw_trained_probe(Context& state, TrainPanelState& panel);
 bool trained_layer_open(const TrainPanelState& panel);
 // Layer `layer` (from 0) of the weights shown (the timeline's step, the ablation) on the probe
-// becomes the session's scenario; what Open layer … in the pipeline does.
-void open_trained_layer(AppState& state, int layer);
+// becomes the session's scenario, head `head` shown (−1: the head last looked at in the
+// panel, else the one whose weights are most concentrated — the head that learned a
+// pattern); what Open layer … in the pipeline does.
+void open_trained_layer(AppState& state, int layer, int head = -1);
 // The run for a session file (nothing before the first Start, Step or Reset), and the run
 // from one: paused at its step, its probe, and the layer `scenario_name` opened reattached.
 std::optional<session_file::TrainedChoice> trained_choice(const TrainPanelState& panel);

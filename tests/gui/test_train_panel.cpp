@@ -1,6 +1,6 @@
-// View → Train driven as a user drives it (tests/gui/ui_driver.hpp): Start, watch reverse
-// reach 99%, pause and resume, ablate a head, scrub the timeline back, open a layer in the
-// pipeline.
+// View → Train driven as a user drives it (tests/gui/ui_driver.hpp): Train, watch reverse
+// reach 99% and stop there, go on and pause, ablate heads, scrub the timeline back, open a
+// layer in the pipeline at the head that learned.
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -35,27 +35,30 @@ bool frames_until(UiDriver& ui, Done done, double seconds) {
 
 }  // namespace
 
-TEST_CASE("Train: Start on reverse reaches 99%, pause and resume change nothing, the timeline scrubs back, a layer opens in the pipeline",
+TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change nothing, the timeline scrubs back, a layer opens in the pipeline",
           "[train]") {
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui::TrainPanelState& p = ui.state.train;
     p.open = true;
     ui.frame(2);
-    REQUIRE(ui.text("train.start") == "Start");
+    REQUIRE(ui.text("train.start") == "Train");
     ui.click(ui.centre("train.start"));
-    REQUIRE(frames_until(ui, [&] { return !p.progress.evaluations.empty() && p.progress.evaluations.back().accuracy >= 0.99; }, 60.0));
-    CHECK(std::stod(ui.text("train.accuracy")) >= 0.99);
+    ui.frame();
     CHECK(ui.text("train.start") == "Pause");
-
-    // Pause, resume, pause: the weights are those of a run never paused, step for step.
-    ui.click(ui.centre("train.start"));
-    p.worker->wait_idle();
+    // It stops by itself at the target accuracy, and says so.
+    REQUIRE(frames_until(ui, [&] { return !p.progress.running && !p.progress.evaluations.empty(); }, 60.0));
+    CHECK(std::stod(ui.text("train.accuracy")) >= 0.99);
+    CHECK(p.progress.evaluations.back().accuracy >= 0.99);
+    CHECK((p.progress.evaluations.size() < 2 || p.progress.evaluations[p.progress.evaluations.size() - 2].accuracy < 0.99));
     ui.frame(2);
-    CHECK(ui.text("train.start") == "Start");
+    CHECK(ui.text("train.start") == "Train");
+    CHECK(ui.text("train.stopped").find("reached the target 99.0%") != std::string::npos);
+
+    // Stopped, resumed, paused: the weights are those of a run never stopped, step for step.
     const int paused_at = p.progress.steps_done;
     ui.frame(5);
-    CHECK(p.progress.steps_done == paused_at);  // paused: no step
-    ui.click(ui.centre("train.start"));
+    CHECK(p.progress.steps_done == paused_at);  // stopped: no step
+    ui.click(ui.centre("train.start"));  // the target is reached: Train goes on to its step budget
     REQUIRE(frames_until(ui, [&] { return p.progress.steps_done >= paused_at + 20; }, 30.0));
     ui.click(ui.centre("train.start"));
     p.worker->wait_idle();
@@ -73,6 +76,13 @@ TEST_CASE("Train: Start on reverse reaches 99%, pause and resume change nothing,
     p.worker->wait_idle();
     ui.frame(2);
     CHECK(p.progress.steps_done == before_step + 1);
+    // A budget of 30 more steps: exactly 30.
+    p.stop_after = 30;
+    ui.click(ui.centre("train.start"));
+    p.worker->wait_idle();
+    ui.frame(2);
+    CHECK(p.progress.steps_done == before_step + 31);
+    CHECK(ui.text("train.stopped").find("after the 30 steps asked for") != std::string::npos);
 
     // A changed form is said to wait for Reset, not silently ignored.
     CHECK(ui.widget("train.form_differs") == nullptr);
@@ -88,16 +98,34 @@ TEST_CASE("Train: Start on reverse reaches 99%, pause and resume change nothing,
 
     // Ablate each head in turn: the held-out accuracy drops without the reverse head.
     double worst = 1.0;
+    int reverse_head = 0;
     for (const char* head : {"train.ablate.1.1", "train.ablate.1.2"}) {
         ui.click(ui.centre(head));
         ui.frame(2);
         REQUIRE(ui.widget("train.ablated") != nullptr);
-        worst = std::min(worst, std::stod(ui.text("train.ablated")));
+        if (std::stod(ui.text("train.ablated")) < worst) {
+            worst = std::stod(ui.text("train.ablated"));
+            reverse_head = head[std::strlen(head) - 1] - '1';
+        }
         ui.click(ui.centre(head));
         ui.frame(2);
         CHECK(ui.widget("train.ablated") == nullptr);
     }
     CHECK(worst < 0.9);
+    // Both at once: ticking the second keeps the first.
+    ui.click(ui.centre("train.ablate.1.1"));
+    ui.frame(2);
+    ui.click(ui.centre("train.ablate.1.2"));
+    ui.frame(2);
+    CHECK(ui.text("train.ablate.1.1") == "on");
+    CHECK(ui.text("train.ablate.1.2") == "on");
+    CHECK(p.ablated_heads.size() == 2);
+    CHECK(p.shown_model.params.layers[0].w_o.isZero());  // every head's rows of W_O zeroed
+    ui.click(ui.centre("train.ablate.1.1"));
+    ui.frame(2);
+    ui.click(ui.centre("train.ablate.1.2"));
+    ui.frame(2);
+    CHECK(ui.widget("train.ablated") == nullptr);
 
     // Scrub the timeline to its start: the heads and predictions of the untrained model.
     const ui::WidgetLayout* slider = ui.widget("train.timeline");
@@ -117,12 +145,36 @@ TEST_CASE("Train: Start on reverse reaches 99%, pause and resume change nothing,
     const int middle = std::stoi(ui.text("train.timeline"));
     CHECK(middle > 0);
     CHECK(middle < p.progress.steps_done);
+    // Typed, the timeline takes a step, not a snapshot's index: 100 is step 100. (Ctrl+click
+    // types into a slider.)
+    ui.move(ImVec2(slider->x + slider->w * 0.5f, slider->y + slider->h * 0.5f));
+    {
+        ImGuiIO& io = ImGui::GetIO();
+        io.KeyCtrl = true;
+        io.MouseDown[0] = true;
+        ui.frame();
+        io.MouseDown[0] = false;
+        ui.frame();
+        io.KeyCtrl = false;
+    }
+    ui.key(GLFW_KEY_A, true);
+    ui.type("100");
+    ui.key(GLFW_KEY_ENTER);
+    ui.frame(2);
+    CHECK(ui.text("train.timeline") == "100");
+    ui.click(ImVec2(slider->x + slider->w * 0.5f, slider->y + slider->h * 0.5f));
+    ui.frame(2);
+    CHECK(std::stoi(ui.text("train.timeline")) == middle);
 
     // Open layer 1 (at the slider's step) in the pipeline: the session's scenario is the
-    // model's layer, and its trace is the one the panel drew.
+    // model's layer, and its trace is the one the panel drew, at the head that learned to
+    // reverse (none was pointed at since the run began: the most concentrated one).
+    p.looked_at.clear();
     ui.click(ui.centre("train.open.1"));
     ui.frame(3);
     CHECK_FALSE(p.open);
+    CHECK(ui.state.view.shown_head == reverse_head);
+    CHECK_FALSE(ui.state.view.all_heads);
     const Scenario& s = ui.state.session.scenario;
     CHECK(s.name.find("trained layer 1 of 1, step " + std::to_string(middle)) == 0);
     CHECK(s.w_q == p.shown_model.params.layers[0].w_q);
