@@ -81,12 +81,17 @@ HandCheck check_hand_value(const Trace& t, const std::string& name, int row, int
     check.expected = (*m)(row, col);
     check.tolerance = 0.5 * std::pow(10.0, -std::max(0, decimals)) + 1e-6;
     const int shown = std::max(decimals, 2) + 1;
+    // The tolerance said as it was judged: half a unit of the last decimal typed.
+    const std::string places = std::to_string(std::max(0, decimals)) + (decimals == 1 ? " decimal" : " decimals");
+    const std::string within = fixed(0.5 * std::pow(10.0, -std::max(0, decimals)), std::max(0, decimals) + 1);
     if (std::fabs(value - check.expected) <= check.tolerance) {
         check.correct = true;
-        check.verdict = "Right: " + fixed(check.expected, shown) + ".";
+        check.verdict = "Right to " + places + ": the value is " + fixed(check.expected, shown) + ", and " + fixed(value, decimals) +
+                        " is within \xC2\xB1" + within + " of it.";
         return check;
     }
-    check.verdict = "Not quite: the value is " + fixed(check.expected, shown) + ", you have " + fixed(value, decimals) + ".";
+    check.verdict = "Not quite: the value is " + fixed(check.expected, shown) + ", you have " + fixed(value, decimals) +
+                    " (judged to " + places + ": within \xC2\xB1" + within + ").";
     // Known slips: a value that matches another step of the same cell says which step was missed.
     const auto dot = name.find('.');
     const std::string head = dot == std::string::npos ? "" : name.substr(0, dot + 1);

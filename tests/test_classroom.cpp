@@ -108,11 +108,15 @@ TEST_CASE("check my hand calculation") {
     SECTION("right to the digits typed") {
         const auto c = check_hand_value(t, "head0.weights", 0, 0, 0.40, 2);
         CHECK(c.correct);
+        CHECK_THAT(c.verdict, Contains("Right to 2 decimals: the value is 0.401, and 0.40 is within \xC2\xB1" "0.005 of it"));
+        const auto coarse = check_hand_value(t, "head0.weights", 0, 0, 0.4, 1);
+        CHECK(coarse.correct);
+        CHECK_THAT(coarse.verdict, Contains("Right to 1 decimal") && Contains("\xC2\xB1" "0.05"));
     }
     SECTION("the article's 0.42 is wrong") {
         const auto c = check_hand_value(t, "head0.weights", 0, 0, 0.42, 2);
         CHECK_FALSE(c.correct);
-        CHECK_THAT(c.verdict, Contains("0.401"));
+        CHECK_THAT(c.verdict, Contains("0.401") && Contains("judged to 2 decimals: within \xC2\xB1" "0.005"));
     }
     SECTION("a raw score where the scaled one belongs") {
         const auto c = check_hand_value(t, "head0.scaled_scores", 2, 0, 2.0, 1);

@@ -247,8 +247,13 @@ void view_controls(Context& state) {
     ImGui::SameLine();
     ImGui::BeginDisabled(!view.numbers);
     ImGui::SetNextItemWidth(-1);
-    ImGui::SliderInt("##decimals", &view.decimals, 0, 4, "%d decimals");
+    ImGui::SliderInt("##decimals", &view.decimals, 0, 4, "up to %d decimals");
+    record_item(state, "controls.decimals", "up to " + std::to_string(view.decimals) + " decimals");
     ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("Cells write their numbers with up to this many decimals: a map whose cells are too narrow for\n"
+                          "them writes fewer (at least 1), and a value that would round to 0 or is too long is written\n"
+                          "short (4e\xE2\x88\x92" "2, \xE2\x88\x92" "1e9). Hover a cell for its value to 4 decimals and its arithmetic.");
     ImGui::Checkbox("show stages that change nothing", &view.show_identity_stages);
     record_item(state, "controls.identity_stages", "show stages that change nothing");
     ImGui::TextDisabled("hover a cell: its arithmetic\nCtrl+wheel: zoom, right-drag: pan\n"

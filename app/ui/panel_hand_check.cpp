@@ -84,6 +84,9 @@ void draw_hand_check(Context& state, HandCheckState& h) {
                 h.result = check_hand_value(state.session.trace, h.matrix, h.row, h.col, value, decimals_typed(text));
             }
         }
+        // Esc closes it, from its value field too.
+        if (ImGui::IsWindowFocused(ImGuiFocusedFlags_RootAndChildWindows) && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+            open = false;
         if (h.checked) {
             ImGui::PushStyleColor(ImGuiCol_Text, h.result.correct ? IM_COL32(120, 220, 120, 255) : IM_COL32(255, 170, 90, 255));
             ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + 400.0f * state.fonts.scale);

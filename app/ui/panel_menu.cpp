@@ -495,6 +495,16 @@ void handle_shortcuts(AppState& state) {
     if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_O, false)) ask_path(state, FileAction::OpenSession, "session.json");
     if (ctrl && ImGui::IsKeyPressed(GLFW_KEY_Q, false)) request_quit(state);
     if (ImGui::IsKeyPressed(GLFW_KEY_F5, false)) toggle_presenter(state);
+    // Esc closes the window on top: Check my value, then Compare; only then does it leave a lesson.
+    const bool escape = ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false);
+    if (escape && !state.classroom.hand_check.matrix.empty()) {
+        state.classroom.hand_check = HandCheckState{};
+        return;
+    }
+    if (escape && state.classroom.compare.open) {
+        state.classroom.compare.open = false;
+        return;
+    }
     if (state.classroom.lesson.active >= 0 && !ctrl) {  // a clicker sends → / Space and ←
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space)) ||
             ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN))

@@ -194,6 +194,16 @@ TEST_CASE("a right double-click resets the zoom and opens nothing, a right click
     ui.frame(30);
     CHECK(ui.state.classroom.hand_check.matrix == map);
     CHECK(ui.state.classroom.hand_check.row == 2);
+    // Esc closes it (its value field has the keyboard), then Compare, each on its own.
+    ui.frame(2);
+    REQUIRE(ImGui::GetIO().WantTextInput);
+    ui.state.classroom.compare.open = true;
+    ui.frame(2);
+    ui.key(GLFW_KEY_ESCAPE);
+    CHECK(ui.state.classroom.hand_check.matrix.empty());
+    CHECK(ui.state.classroom.compare.open);
+    ui.key(GLFW_KEY_ESCAPE);
+    CHECK_FALSE(ui.state.classroom.compare.open);
 }
 
 TEST_CASE("at 1600×1000 the weights of up to 12 tokens are drawn with their numbers", "[new-user][layout]") {
