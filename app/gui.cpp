@@ -35,6 +35,7 @@
 #include "gpu/context.hpp"
 #include "gpu/driver.hpp"
 #include "gui.hpp"
+#include "key_queue.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
 #include "test_hooks.hpp"
@@ -49,6 +50,14 @@ namespace attn::gui {
 namespace {
 
 // [SECTION] Window and context
+
+// What GLFW reports of the keys, handed to ImGui a change per key per frame (key_queue.hpp).
+KeyQueue& key_queue() {
+    static KeyQueue queue;
+    return queue;
+}
+
+void queue_key(GLFWwindow*, int key, int scancode, int action, int mods) { key_queue().push({key, scancode, action, mods}); }
 
 const char* glfw_error() {
     const char* description = nullptr;
@@ -355,6 +364,7 @@ bool start_imgui(GLFWwindow* window, float scale, ImGuiSession& imgui) {
     ImGui::GetIO().IniFilename = nullptr;  // the layout is computed, nothing to remember
     apply_style(scale);
     if (window != nullptr) imgui.platform = ImGui_ImplGlfw_InitForOpenGL(window, true);
+    if (window != nullptr) glfwSetKeyCallback(window, queue_key);  // in place of the backend's: it gets them a frame at a time
     imgui.renderer = ImGui_ImplOpenGL3_Init("#version 330 core");
     if ((window != nullptr && !imgui.platform) || !imgui.renderer) {
         std::fprintf(stderr, "attnlab: cannot start the ImGui GLFW/OpenGL3 backends\n");
@@ -493,8 +503,9 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
             if (screenshot || bench || ui::request_quit(state)) break;
         }
         if (window != nullptr) {  // off-screen: no events
-            if (!screenshot && !bench && quiet_frames > 3) glfwWaitEventsTimeout(0.5);
+            if (!screenshot && !bench && quiet_frames > 3 && key_queue().empty()) glfwWaitEventsTimeout(0.5);
             else glfwPollEvents();
+            for (const KeyQueue::Event& e : key_queue().take_frame()) ImGui_ImplGlfw_KeyCallback(window, e.key, e.scancode, e.action, e.mods);
         }
         if (bench && !compute_layer->busy()) push_bench_edit(state, frame);  // a long run lands first
         recompute(*compute_layer, state, screenshot, bench ? &frame_bench : nullptr);
