@@ -335,6 +335,9 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
             err << error << "\n";
             return 4;
         }
+        err << "wrote " << o.export_json << ": " << run.tokens.size() << (run.tokens.size() == 1 ? " token, " : " tokens, ")
+            << counted(layers, "layer's trace", "layers' traces") << (run.predictions.is_null() ? "" : ", the predictions per row")
+            << " and the top 5 next tokens\n";
     }
     for (int l = 0; l < layers; ++l) {
         const NonFiniteReport non_finite = non_finite_report(run.layers[static_cast<size_t>(l)]);

@@ -215,6 +215,7 @@ int run_train(const Options& o, std::ostream&, std::ostream& err) {
             err << error << "\n";
             return 4;
         }
+        err << "report written to " << o.export_json << "\n";
     }
     err << "final held-out accuracy " << std::fixed << std::setprecision(4) << final_evaluation.accuracy << " ("
         << final_evaluation.correct << " of " << final_evaluation.scored << " tokens) after " << trainer->steps_done()

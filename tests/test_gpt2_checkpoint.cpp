@@ -244,6 +244,27 @@ TEST_CASE("one attempt reports the faults of every file") {
     std::filesystem::remove_all(folder);
 }
 
+TEST_CASE("the folder above a checkpoint is one message naming the checkpoint inside it") {
+    namespace fs = std::filesystem;
+    const std::string parent = "test_gpt2_parent";
+    fs::remove_all(parent);
+    attn::testing::write_tiny_checkpoint(parent + "/gpt2-tiny");
+    fs::create_directories(parent + "/notes");
+    CheckpointLoad load = load_checkpoint(parent);
+    CHECK_FALSE(load.checkpoint);
+    REQUIRE(load.errors.size() == 1);  // not one "cannot open" per file
+    CHECK_THAT(load.errors[0], Contains(parent + ": no checkpoint here (config.json, model.safetensors, vocab.json and merges.txt") &&
+                                   Contains("the checkpoint folder inside it is " + parent + "/gpt2-tiny"));
+    CHECK(load.inside == std::vector<std::string>{parent + "/gpt2-tiny"});
+    CHECK(load_checkpoint(load.inside.front()).checkpoint);
+    // An empty folder: what was expected there, and nothing inside.
+    load = load_checkpoint(parent + "/notes");
+    REQUIRE(load.errors.size() == 1);
+    CHECK_THAT(load.errors[0], Contains("no checkpoint here") && !Contains("inside it"));
+    CHECK(load.inside.empty());
+    fs::remove_all(parent);
+}
+
 // Not run by default (it writes 500 MB): build/tests/test_gpt2 "[.large]". Its time is
 // gpt2_bench's to measure; this checks that a folder of GPT-2 small's size round-trips.
 TEST_CASE("a GPT-2-small-sized folder opens in F32 and F16 with its weights as written", "[.large]") {

@@ -87,6 +87,11 @@ bool run_sentence(Context& state, ModelViewState& m, const std::string& sentence
 
 bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
     gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
+    if (!load.checkpoint && load.inside.size() == 1) {
+        // The folder above one checkpoint: that checkpoint is what was meant.
+        add_notice(state, folder + " holds no checkpoint itself: opening the one inside it, " + load.inside.front(), false);
+        return open_model(state, m, load.inside.front());
+    }
     if (!load.checkpoint) {  // the current work and any model already open are kept
         for (const std::string& e : load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
         return false;

@@ -6,12 +6,14 @@
 // [SECTION] Writing a folder; random checkpoints
 #include "gpt2/checkpoint.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <new>
 #include <stdexcept>
@@ -298,6 +300,22 @@ CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
     }
     std::error_code ec;
     const fs::path root(folder);
+    // None of the four files: one message saying what was expected here, and the checkpoint
+    // folders one level down (the folder above a checkpoint, or a download's parent).
+    const char* const kFiles[] = {"config.json", "model.safetensors", "vocab.json", "merges.txt"};
+    if (std::none_of(std::begin(kFiles), std::end(kFiles), [&](const char* f) { return fs::exists(fs::symlink_status(root / f, ec)); })) {
+        for (fs::directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end; it.increment(ec))
+            if (it->is_directory(ec) && fs::exists(it->path() / "config.json", ec)) result.inside.push_back(it->path().string());
+        std::sort(result.inside.begin(), result.inside.end());
+        std::string message = folder + ": no checkpoint here (config.json, model.safetensors, vocab.json and merges.txt were expected)";
+        if (!result.inside.empty()) {
+            message += "; the checkpoint folder" + std::string(result.inside.size() == 1 ? " inside it is " : "s inside it are ");
+            for (std::size_t i = 0; i < result.inside.size() && i < 5; ++i) message += (i ? ", " : "") + result.inside[i];
+            if (result.inside.size() > 5) message += ", …";
+        }
+        errors.push_back(message);
+        return result;
+    }
     // Each file is read even when another failed, so one attempt reports every fault.
     std::optional<Config> config;
     const std::string config_path = (root / "config.json").string();

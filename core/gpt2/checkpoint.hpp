@@ -68,6 +68,9 @@ struct CheckpointLoad {
     std::optional<Checkpoint> checkpoint;
     std::vector<std::string> errors;   // "FOLDER/model.safetensors: tensor 'h.0.attn.c_attn.weight' is [24, 8], …"
     std::vector<std::string> ignored;  // tensors of the file GPT-2 skips (attn.bias, attn.masked_bias, lm_head.weight)
+    // A folder with none of the four files: the checkpoint folders one level down (the
+    // folder above a checkpoint was chosen), sorted; the one error says where they are.
+    std::vector<std::string> inside;
 };
 
 // Reads the four files; every fault found is reported, each message naming the file and the

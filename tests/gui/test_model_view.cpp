@@ -400,3 +400,22 @@ TEST_CASE("Model view Compare: two sentences, a different token count said in wo
         CHECK(std::stod(ui.text("model.compare.max")) == Approx(largest_difference(a2, {2, 1}, b2, {2, 1})).margin(1e-6));
     }
 }
+
+TEST_CASE("Model view: the folder above one checkpoint opens the checkpoint inside it, and says so", "[model-view]") {
+    const std::string parent = (std::filesystem::temp_directory_path() / "attnlab-model-parent").string();
+    std::filesystem::remove_all(parent);
+    attn::testing::write_tiny_checkpoint(parent + "/gpt2-tiny");
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.state.model.sentence = "the cat";  // the tiny model reads 16 positions
+    REQUIRE(ui::open_model(ui.state, ui.state.model, parent));
+    CHECK(ui.state.model.checkpoint->folder == parent + "/gpt2-tiny");
+    bool said = false;
+    for (const ui::Notice& n : ui.state.notices) {
+        INFO(n.text);
+        CHECK_FALSE(n.error);
+        said = said || n.text.find(parent + " holds no checkpoint itself: opening the one inside it") != std::string::npos;
+    }
+    CHECK(said);
+    std::filesystem::remove_all(parent);
+}
