@@ -251,6 +251,13 @@ TEST_CASE("display: readable tokens") {
     // decode joins bytes; an emoji's four tokens make it whole, ids out of range are skipped.
     const std::vector<int> emoji = {*t.id("\xC3\xB0"), *t.id("\xC5\x81"), *t.id("\xC4\xBB"), -5, *t.id("\xC4\xA4"), 99999};
     CHECK(t.decode(emoji) == "\xF0\x9F\x99\x82");
+    // A prediction names a byte token for what it is: whole characters as displayed, a lone
+    // byte by its value and its place in a character.
+    CHECK(t.describe(*t.id("\xC4\xA0" "cat")) == t.display(*t.id("\xC4\xA0" "cat")));
+    CHECK(t.describe(*t.id("\xC3\x83\xC2\xA9")) == "\xC3\xA9");
+    CHECK(t.describe(*t.id("\xC3\xB0")) == "byte 0xF0, the first byte of a character");
+    CHECK(t.describe(*t.id("\xC5\x81")) == "byte 0x9F, part of a character");
+    CHECK(t.describe(-1) == "");
 }
 
 TEST_CASE("vocab.json and merges.txt: read, written, read again") {

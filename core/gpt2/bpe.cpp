@@ -575,4 +575,26 @@ std::string Tokenizer::display(int id) const {
     return out;
 }
 
+std::string Tokenizer::describe(int id) const {
+    if (id < 0 || id >= size()) return "";
+    const std::string& bytes = bytes_[id];
+    std::size_t whole = 0;
+    while (whole < bytes.size()) {
+        const std::size_t length = utf8_length_at(bytes, whole);
+        if (length == 0) break;
+        whole += length;
+    }
+    if (whole == bytes.size()) return display(id);
+    if (bytes.size() == 1) {
+        const unsigned char c = static_cast<unsigned char>(bytes[0]);
+        char text[64];
+        std::snprintf(text, sizeof text, "byte 0x%02X, %s", c,
+                      (c & 0xC0) == 0x80         ? "part of a character"
+                      : c >= 0xC2 && c <= 0xF4 ? "the first byte of a character"
+                                               : "never part of UTF-8 text");
+        return text;
+    }
+    return display(id) + (whole == 0 ? " (starts part-way through a character)" : " (ends part-way through a character)");
+}
+
 }  // namespace attn::gpt2

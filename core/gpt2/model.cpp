@@ -126,7 +126,7 @@ std::vector<TokenProbability> top_of(const Matrix& probabilities, int k, const T
     std::vector<TokenProbability> top;
     for (int i = 0; i < k; ++i) {
         const int id = order[static_cast<size_t>(i)];
-        top.push_back({id, tokenizer.display(id), probabilities(0, id)});
+        top.push_back({id, tokenizer.describe(id), probabilities(0, id)});
     }
     return top;
 }
