@@ -412,7 +412,7 @@ TEST_CASE("GPT-2's top 5 next tokens: an independent softmax, best first, summin
         INFO("rank " << i + 1);
         CHECK(t.id == order[i]);
         CHECK(t.probability == Approx(r.next_probabilities[static_cast<size_t>(order[i])]).margin(1e-6));
-        CHECK(t.token == c.tokenizer.display(t.id));
+        CHECK(t.token == c.tokenizer.describe(t.id));
         if (i > 0) CHECK(t.probability <= pass.next_token_top5[i - 1].probability);
         sum += t.probability;
     }
