@@ -37,6 +37,7 @@ nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view
     nlohmann::json v = {{"shown_head", view.shown_head},
                         {"all_heads", view.all_heads},
                         {"presenter", view.presenter},
+                        {"pane", view.pane},
                         {"lesson", view.lesson},
                         {"step", view.step}};
     nlohmann::json j = {{"format", kFormat}, {"version", kVersion}, {"scenario", scenario_to_json(scenario)}, {"view", v}};
@@ -232,6 +233,14 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
         read_bool("all_heads", load.view.all_heads);
         read_bool("presenter", load.view.presenter);
         read_int("step", load.view.step);
+        if (v.contains("pane")) {
+            const nlohmann::json& pane = v["pane"];
+            if (pane.is_string() && (pane == "pipeline" || pane == "model" || pane == "train")) load.view.pane = pane.get<std::string>();
+            else load.errors.push_back(source + ": key 'view.pane': expected \"pipeline\", \"model\" or \"train\"");
+        }
+        for (const auto& [key, value] : v.items())
+            if (key != "shown_head" && key != "all_heads" && key != "presenter" && key != "pane" && key != "lesson" && key != "step")
+                load.errors.push_back(source + ": key 'view." + key + "': unknown key");
         if (v.contains("lesson")) {
             if (v["lesson"].is_string()) load.view.lesson = v["lesson"].get<std::string>();
             else load.errors.push_back(source + ": key 'view.lesson': expected a string");

@@ -32,6 +32,7 @@ struct ViewChoices {
     bool presenter = false;
     std::string lesson;   // lesson file name (e.g. "03-masks.json"), empty in free mode
     int step = 0;         // the lesson step shown
+    std::string pane = "pipeline";  // the main area's tab: "pipeline", "model" or "train"
 };
 
 struct ModelChoice {

@@ -27,7 +27,8 @@ void add_notice(Context& state, std::string text, bool error, std::string attemp
 // scenario is queued as an edit: one undo step).
 session_file::ViewChoices view_choices(const AppState& state);
 void apply_session(AppState& state, Scenario scenario, const session_file::ViewChoices& view);
-void apply_view(AppState& state, const session_file::ViewChoices& view);  // the head shown, presenter mode
+void apply_view(AppState& state, const session_file::ViewChoices& view);  // the head shown, presenter mode, the tab
+void apply_view_pane(AppState& state, const session_file::ViewChoices& view);
 // The models beside the scenario (a GPT-2 folder, the Train panel's run), for a session file.
 session_file::Attachments attachments(const AppState& state);
 // After apply_session: the models opened again, each failure a notice (the rest stays open).

@@ -1,5 +1,6 @@
-// One frame of the main window: the menu bar, the side bar, the tokens, the pipeline (or
-// a lesson's stage), the status area, and the floating windows. gui.cpp calls it between
+// One frame of the main window: the menu bar, the side bar, the tokens, the main area's tabs
+// (the pipeline or a lesson's stage, the model view, the Train panel), the status area, and
+// the small floating windows (Compare, Check my value, article checks). gui.cpp calls it between
 // ImGui::NewFrame and ImGui::Render; the UI tests call it with no window at all.
 #include <algorithm>
 #include <utility>
@@ -12,6 +13,48 @@
 #include "ui/panels.hpp"
 
 namespace attn::ui {
+
+namespace {
+
+// The tab bar over the main area, while a model or the Train panel is open; the tab shown.
+// A tab asked for (show_pane) is selected; a tab closed with its × closes its view.
+Pane draw_pane_tabs(AppState& state) {
+    ViewOptions& view = state.view;
+    const bool model_tab = state.model.open && state.model.checkpoint.has_value();
+    const bool train_tab = state.train.open;
+    // A view just opened comes to the front, unless a tab was asked for by name.
+    if (!view.pane_requested && model_tab && !view.had_model_tab) show_pane(view, Pane::Model);
+    if (!view.pane_requested && train_tab && !view.had_train_tab) show_pane(view, Pane::Train);
+    view.had_model_tab = model_tab;
+    view.had_train_tab = train_tab;
+    if ((view.pane == Pane::Model && !model_tab) || (view.pane == Pane::Train && !train_tab)) view.pane = Pane::Pipeline;
+    if (!model_tab && !train_tab) {
+        view.pane_requested = false;
+        return Pane::Pipeline;
+    }
+    Pane shown = view.pane;
+    if (ImGui::BeginTabBar("panes")) {
+        const auto tab = [&](const char* label, const char* id, Pane pane, bool* open) {
+            const ImGuiTabItemFlags flags = view.pane_requested && view.pane == pane ? ImGuiTabItemFlags_SetSelected : 0;
+            const bool selected = ImGui::BeginTabItem(label, open, flags);
+            record_item(state, id, label);
+            if (!selected) return;
+            shown = pane;
+            ImGui::EndTabItem();
+        };
+        tab("Pipeline", "pane.pipeline", Pane::Pipeline, nullptr);
+        if (model_tab) tab("Model view", "pane.model", Pane::Model, &state.model.open);
+        if (train_tab) tab("Train", "pane.train", Pane::Train, &state.train.open);
+        ImGui::EndTabBar();
+    }
+    // A tab asked for is selected from the next frame on: until then it is what the view keeps.
+    if (view.pane_requested) shown = view.pane;
+    else view.pane = shown;
+    view.pane_requested = false;
+    return shown;
+}
+
+}  // namespace
 
 void draw_frame(AppState& state, HeatmapTextures& textures) {
     ClassroomState& classroom = state.classroom;
@@ -71,12 +114,26 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
         }
         ImGui::Separator();
     }
-    ImGui::BeginChild("pipeline", ImVec2(0, -status_h), false, ImGuiWindowFlags_HorizontalScrollbar);
-    // Lesson mode: the step's stage and its inputs; presenter mode in free mode: weights and output.
-    if (step != nullptr) draw_stage_view(state, state.classroom.lesson, textures, step->stage);
-    else if (presenter) draw_stage_view(state, state.classroom.lesson, textures, Stage::Output);
-    else draw_pipeline(state, state.pipeline_layout, textures);
-    ImGui::EndChild();
+    // The main area: the pipeline, and beside it as tabs the model view and the Train panel
+    // while they are open. Tabs keep their place: none can be lost off the screen, fold away or
+    // hide another.
+    const Pane shown = draw_pane_tabs(state);
+    if (shown == Pane::Model) {
+        ImGui::BeginChild("model", ImVec2(0, -status_h), false);
+        draw_model_view(state, state.model, textures);
+        ImGui::EndChild();
+    } else if (shown == Pane::Train) {
+        ImGui::BeginChild("train", ImVec2(0, -status_h), false);
+        draw_train(state, state.train, textures);
+        ImGui::EndChild();
+    } else {
+        ImGui::BeginChild("pipeline", ImVec2(0, -status_h), false, ImGuiWindowFlags_HorizontalScrollbar);
+        // Lesson mode: the step's stage and its inputs; presenter mode in free mode: weights and output.
+        if (step != nullptr) draw_stage_view(state, state.classroom.lesson, textures, step->stage);
+        else if (presenter) draw_stage_view(state, state.classroom.lesson, textures, Stage::Output);
+        else draw_pipeline(state, state.pipeline_layout, textures);
+        ImGui::EndChild();
+    }
     ImGui::BeginChild("status", ImVec2(0, 0), false);
     draw_status(state);
     draw_notices(state, state.classroom.lesson);
@@ -85,9 +142,8 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ImGui::End();
     draw_articles(state, state.classroom.articles);
     draw_compare(state, state.classroom.compare, textures);
-    draw_train(state, state.train, textures);
+    poll_train(state.train);
     carry_out_train_request(state);
-    draw_model_view(state, state.model, textures);
     handle_hand_check_click(state, state.classroom.hand_check);
     draw_hand_check(state, state.classroom.hand_check);
     switch (draw_restore_prompt(state, state.recovery)) {

@@ -47,8 +47,6 @@ struct ModelViewState {
     std::string layer_name;                   // the opened scenario's name: leaving it detaches
     Scenario applied;
     std::uint64_t seen_revision = ~0ull;
-    bool collapse = false;                    // a map was opened: fold the window to the bottom so the pipeline shows
-    bool expand = false;                      // unfold it at its first place
     // Asked for by the grid (right-click on a map, "Restore all heads"), applied before the
     // next frame draws: the layers from the lowest changed one on are recomputed.
     std::vector<gpt2::HeadId> ablation_toggles;

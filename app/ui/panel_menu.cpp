@@ -86,7 +86,10 @@ void start_classroom(AppState& state, const cli::Options& options, const session
         state.classroom.compare.open = true;
         state.classroom.compare.toggles_b.mask = MaskKind::Causal;
     }
-    if (hooks.open_train) state.train.open = true;
+    if (hooks.open_train) {
+        state.train.open = true;
+        show_pane(state.view, Pane::Train);
+    }
     for (const auto& [layer, head] : hooks.model_ablate) state.model.ablation_toggles.push_back({layer - 1, head - 1});
     if (!hooks.model_compare.empty()) {
         state.model.compare.select = true;
@@ -105,6 +108,7 @@ session_file::ViewChoices view_choices(const AppState& state) {
     v.shown_head = state.view.shown_head;
     v.all_heads = state.view.all_heads;
     v.presenter = state.presenter;
+    v.pane = state.view.pane == Pane::Model ? "model" : state.view.pane == Pane::Train ? "train" : "pipeline";
     const LessonState& ls = state.classroom.lesson;
     if (ls.active >= 0) {
         v.lesson = std::filesystem::path(ls.lessons[static_cast<size_t>(ls.active)].file).filename().string();  // portable: the name in assets/lessons
@@ -126,6 +130,12 @@ void apply_view(AppState& state, const session_file::ViewChoices& view) {
     state.view.shown_head = view.shown_head;
     state.view.all_heads = view.all_heads;
     state.presenter = view.presenter;
+    apply_view_pane(state, view);
+}
+
+void apply_view_pane(AppState& state, const session_file::ViewChoices& view) {
+    if (view.pane == "train") state.train.open = true;  // its tab is there to be shown
+    show_pane(state.view, view.pane == "model" ? Pane::Model : view.pane == "train" ? Pane::Train : Pane::Pipeline);
 }
 
 session_file::Attachments attachments(const AppState& state) {
@@ -136,6 +146,8 @@ void apply_attachments(AppState& state, const session_file::SessionLoad& load, c
     for (const std::string& w : load.warnings) add_notice(state, "Part of the session was not opened: " + w, true);
     if (load.attached.model) restore_model(state, state.model, *load.attached.model, scenario_name);
     if (load.attached.trained) restore_trained(state, state.train, *load.attached.trained, scenario_name);
+    // The tab the session showed, not the one a model opening asks for.
+    if (load.attached.model || load.attached.trained) apply_view_pane(state, load.view);
 }
 
 // A session file, or a plain scenario file (what --export-scenario writes, what students trade).
@@ -445,8 +457,15 @@ void draw_menu_bar(AppState& state) {
             if (ImGui::MenuItem("Presenter mode", "F5", state.presenter)) toggle_presenter(state);
             ImGui::MenuItem("Article checks", nullptr, &c.articles.open);
             ImGui::MenuItem("Compare", nullptr, &c.compare.open);
-            ImGui::MenuItem("Train", nullptr, &state.train.open);
-            ImGui::MenuItem("Model view", nullptr, &state.model.open, state.model.checkpoint.has_value());
+            // Train and the model view are tabs beside the pipeline: choosing one shows it.
+            if (ImGui::MenuItem("Train", nullptr, state.train.open)) {
+                state.train.open = !state.train.open;
+                show_pane(state.view, state.train.open ? Pane::Train : Pane::Pipeline);
+            }
+            if (ImGui::MenuItem("Model view", nullptr, state.model.open, state.model.checkpoint.has_value())) {
+                state.model.open = !state.model.open;
+                show_pane(state.view, state.model.open ? Pane::Model : Pane::Pipeline);
+            }
             ImGui::EndMenu();
         }
         const bool export_open = ImGui::BeginMenu("Export");

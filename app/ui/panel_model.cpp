@@ -98,6 +98,7 @@ bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
     }
     m.checkpoint = std::move(*load.checkpoint);
     m.open = true;
+    show_pane(state.view, Pane::Model);
     m.layer = -1;
     m.pass = gpt2::ForwardPass{};  // no head ablated in a model just opened
     ++m.revision;
@@ -133,7 +134,7 @@ void start_model(Context& state, ModelViewState& m, const cli::Options& options)
 void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
     if (!m.checkpoint || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
     m.head = head;
-    m.collapse = true;
+    show_pane(state.view, Pane::Pipeline);  // the layer's every step, where the user looks
     show_layer(state, m, layer);
     state.view.all_heads = false;
     state.view.shown_head = head;
@@ -220,7 +221,7 @@ void draw_model_sentence(Context& state, ModelViewState& m) {
     ImGui::SameLine();
     if (ImGui::SmallButton("edit the sentence in the model view")) {
         m.open = true;
-        m.expand = true;
+        show_pane(state.view, Pane::Model);
     }
     // Layer 1's X is wte[ids] + wpe[0..n): the scenario has no encoding of its own (the
     // engine's learned table is not GPT-2's), so the sum is its X, said here.
@@ -495,33 +496,13 @@ void draw_grid(Context& state, ModelViewState& m) {
 
 void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& textures) {
     if (!m.open || !m.checkpoint) return;
-    const float scale = state.fonts.scale;
-    ImGui::SetNextWindowSize(ImVec2(760.0f * scale, 820.0f * scale), ImGuiCond_FirstUseEver);
-    // At the right, below the pipeline's first line (what the layer is, when one is open).
-    const ImVec2 display = ImGui::GetIO().DisplaySize;
-    const ImVec2 place(std::max(0.0f, display.x - 780.0f * scale), 110.0f * scale);
-    ImGui::SetNextWindowPos(place, ImGuiCond_FirstUseEver);
     const gpt2::Config& c = m.checkpoint->config;
-    const std::string title = "Model: " + m.checkpoint->folder + "###model";
-    if (m.collapse) {  // its title bar at the bottom right, over the status area, not over the pipeline
-        ImGui::SetNextWindowCollapsed(true);
-        ImGui::SetNextWindowPos(ImVec2(place.x, display.y - ImGui::GetFrameHeight() - 6.0f * scale));
-    } else if (m.expand) {
-        ImGui::SetNextWindowCollapsed(false);
-        ImGui::SetNextWindowPos(place);
-    }
-    m.collapse = m.expand = false;
     m.compare.shown = false;
-    if (!ImGui::Begin(title.c_str(), &m.open)) {
-        ImGui::End();
-        return;
-    }
+    ImGui::TextUnformatted(("Model: " + m.checkpoint->folder).c_str());
+    ImGui::SameLine();
     ImGui::TextDisabled("%d layers \xC3\x97 %d heads, d_model %d, vocabulary %d, at most %d tokens", c.n_layer, c.n_head,
                         c.n_embd, c.vocab_size, c.n_positions);
-    if (!draw_sentence_and_prediction(state, m)) {
-        ImGui::End();
-        return;
-    }
+    if (!draw_sentence_and_prediction(state, m)) return;
     ImGui::Separator();
     if (ImGui::BeginTabBar("model.tabs")) {
         const bool grid = ImGui::BeginTabItem("Layers \xC3\x97 heads");
@@ -540,7 +521,6 @@ void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& texture
         }
         ImGui::EndTabBar();
     }
-    ImGui::End();
 }
 
 }  // namespace attn::ui

@@ -359,10 +359,10 @@ void open_trained_layer(AppState& state, int layer, int head) {
     view.step = 0;
     view.all_heads = false;
     view.shown_head = head;
+    view.pane = "pipeline";  // the layer's every step; the Train tab stays beside it
     const std::string name = scenario.name;
     apply_session(state, std::move(scenario), view);
     o.seen_revision = ~0ull;
-    p.open = false;
     add_notice(state, "Opened " + name + " in the pipeline: change a probe token above it, or edit any number, and the "
                       "prediction follows (View \xE2\x86\x92 Train returns to the training)", false);
 }
@@ -773,26 +773,20 @@ void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
 
 }  // namespace
 
+void poll_train(TrainPanelState& p) { poll_progress(p); }
+
 void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
-    poll_progress(p);  // also while the panel is closed: a session saved then holds the run as it is
+    poll_progress(p);
     if (!p.open) return;
     update_shown(p);
 
     static_assert(sizeof(kEncodingNames) / sizeof(kEncodingNames[0]) == 5, "one name per encoding");
-    const ImGuiViewport* viewport = ImGui::GetMainViewport();
-    ImGui::SetNextWindowSize(ImVec2(viewport->Size.x * 0.92f, viewport->Size.y * 0.9f), ImGuiCond_Appearing);
-    ImGui::SetNextWindowPos(ImVec2(viewport->Size.x * 0.5f, viewport->Size.y * 0.52f), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
-    if (!ImGui::Begin("Train a tiny transformer", &p.open, ImGuiWindowFlags_NoSavedSettings)) {
-        ImGui::End();
-        return;
-    }
     draw_form(state, p);
     ImGui::Separator();
     if (!has_run(p)) {
         ImGui::TextWrapped("Choose a task and press Train. reverse with 1 layer: one head's weights form the anti-diagonal "
                            "(row m+j reads key m\xE2\x88\x92" "1\xE2\x88\x92j) within a few hundred steps. induction with 2 layers: "
                            "a previous-token head in layer 1, then an induction head in layer 2.");
-        ImGui::End();
         return;
     }
     const train::ModelConfig& c = p.progress.latest->model.config;
@@ -843,7 +837,6 @@ void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     ImGui::BeginChild("train.heads", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     draw_heads(state, p, textures);
     ImGui::EndChild();
-    ImGui::End();
 }
 
 void train_now(TrainPanelState& p, int steps) {

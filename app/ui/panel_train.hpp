@@ -163,7 +163,10 @@ struct TrainPanelState {
     TrainRequest request;      // this frame's, until carried out
 };
 
+// The Train tab's content; poll_train takes the worker's newest progress (every frame, the
+// tab shown or not: a session saved then holds the run as it is).
 void draw_train(Context& state, TrainPanelState& panel, HeatmapTextures& textures);
+void poll_train(TrainPanelState& panel);
 void carry_out_train_request(AppState& state);
 // Before drawing: an edit of the opened trained layer recomputes the layers after it and the
 // probe's predictions (nothing when no trained layer is open).

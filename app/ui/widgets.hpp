@@ -47,7 +47,14 @@ struct MaskPainter {
     bool visible = true;
 };
 
+// The main area's tabs: the pipeline always, the model view while a model is open, the
+// Train panel while it is open. Fixed in the window: none can be lost off the screen.
+enum class Pane { Pipeline, Model, Train };
+
 struct ViewOptions {
+    Pane pane = Pane::Pipeline;  // the tab shown
+    bool pane_requested = false; // `pane` was asked for (a layer opened, a menu item): selected next frame
+    bool had_model_tab = false, had_train_tab = false;  // last frame's tabs: a view just opened comes to the front
     bool all_heads = false;   // every head side by side, or only shown_head
     int shown_head = 0;
     bool auto_cell = true;    // fit the pipeline to the window
@@ -56,6 +63,11 @@ struct ViewOptions {
     int decimals = 2;
     bool show_identity_stages = false;  // draw "masked" even when no mask changes it
 };
+
+inline void show_pane(ViewOptions& view, Pane pane) {
+    view.pane = pane;
+    view.pane_requested = true;
+}
 
 struct UiFonts {
     ImFont* ui = nullptr;          // proportional, for labels and text

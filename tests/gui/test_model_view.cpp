@@ -8,10 +8,14 @@
 #include <cmath>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "bad_model_catalogue.hpp"
 #include "gpt2/model.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
+#include "session_file.hpp"
+#include "ui/classroom.hpp"
 #include "ui/panel_model.hpp"
 #include "ui_driver.hpp"
 
@@ -252,7 +256,7 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         ui.click(ui.centre("model.map.2.2"));
         ui.frame(3);
         REQUIRE(ui.state.session.scenario.name == "GPT-2 layer 2");
-        m.expand = true;  // unfold the model view again
+        ui::show_pane(ui.state.view, ui::Pane::Model);  // back to the model view's tab
         ui.frame(2);
         const edits::Session& session = ui.state.session;
         const std::uint64_t revision = session.revision;
@@ -418,4 +422,55 @@ TEST_CASE("Model view: the folder above one checkpoint opens the checkpoint insi
     }
     CHECK(said);
     std::filesystem::remove_all(parent);
+}
+
+TEST_CASE("Model view: a tab beside the pipeline that a click on a map cannot lose, kept by the session", "[model-view][layout]") {
+    const std::string folder = write_model("attnlab-model-tabs");
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    CHECK(ui.widget("pane.pipeline") == nullptr);  // one view: no tabs
+    open_through_menu(ui, folder);
+    ui.frame(2);
+    REQUIRE(ui.state.model.checkpoint);
+    CHECK(ui.state.view.pane == ui::Pane::Model);  // a model just opened is in front
+    REQUIRE(ui.widget("model.map.2.1") != nullptr);
+    // A map opened: its layer in the pipeline, the model view a tab away, not folded off screen.
+    ui.click(ui.centre("model.map.2.1"));
+    ui.frame(3);
+    CHECK(ui.state.view.pane == ui::Pane::Pipeline);
+    CHECK(ui.widget("model.map.2.1") == nullptr);
+    ui.click(ui.centre("pane.model"));
+    ui.frame(2);
+    CHECK(ui.state.view.pane == ui::Pane::Model);
+    const ImVec2 display = ImGui::GetIO().DisplaySize;
+    int drawn = 0;
+    for (const ui::WidgetLayout& w : ui.state.widgets) {
+        if (w.id.rfind("model.", 0) != 0 || w.id == "model.pipeline_sentence") continue;
+        INFO(w.id);
+        CHECK(w.x >= 0.0f);
+        CHECK(w.y >= 0.0f);
+        CHECK(w.x + w.w <= display.x + 0.5f);
+        ++drawn;
+    }
+    CHECK(drawn >= 7);  // the sentence, the top 5, 6 maps
+    // The Train panel opened: a third tab in front, the model view's kept.
+    ui.state.train.open = true;
+    ui.frame(2);
+    CHECK(ui.state.view.pane == ui::Pane::Train);
+    CHECK(ui.widget("pane.model") != nullptr);
+    CHECK(ui.widget("train.start") != nullptr);
+    // The session keeps the tab shown; an unknown tab is refused by name.
+    ui.click(ui.centre("pane.model"));
+    ui.frame(2);
+    CHECK(ui::view_choices(ui.state).pane == "model");
+    nlohmann::json j = session_file::session_to_json(ui.state.session.scenario, ui::view_choices(ui.state));
+    j["view"]["pane"] = "sidebar";
+    const session_file::SessionLoad bad = session_file::session_from_json(j, "s.json");
+    CHECK_FALSE(bad.scenario);
+    REQUIRE_FALSE(bad.errors.empty());
+    CHECK(bad.errors[0] == "s.json: key 'view.pane': expected \"pipeline\", \"model\" or \"train\"");
+    j["view"]["pane"] = "model";
+    j["view"]["zoom"] = 2;
+    CHECK(session_file::session_from_json(j, "s.json").errors == std::vector<std::string>{"s.json: key 'view.zoom': unknown key"});
+    std::filesystem::remove_all(folder);
 }

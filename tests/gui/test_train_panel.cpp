@@ -172,7 +172,8 @@ TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change
     p.looked_at.clear();
     ui.click(ui.centre("train.open.1"));
     ui.frame(3);
-    CHECK_FALSE(p.open);
+    CHECK(ui.state.view.pane == ui::Pane::Pipeline);  // the layer shown, the Train tab kept beside it
+    CHECK(p.open);
     CHECK(ui.state.view.shown_head == reverse_head);
     CHECK_FALSE(ui.state.view.all_heads);
     const Scenario& s = ui.state.session.scenario;
