@@ -64,6 +64,7 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     prepare_compare(state, state.classroom.compare, textures);  // before anything draws: a new B drops textures
     update_model_view(state, state.model);         // a new sentence, or an edit of the opened layer: the model's layers after it
     update_trained_layer(state, state.train);      // the same for a trained model's layer
+    poll_train(state.train);                       // the worker's newest progress, once a frame, the Train tab shown or not
     const bool presenter = state.presenter;
     ImGui::PushFont(state.fonts.ui);
     int colours = 0;
@@ -142,7 +143,6 @@ void draw_frame(AppState& state, HeatmapTextures& textures) {
     ImGui::End();
     draw_articles(state, state.classroom.articles);
     draw_compare(state, state.classroom.compare, textures);
-    poll_train(state.train);
     carry_out_train_request(state);
     handle_hand_check_click(state, state.classroom.hand_check);
     draw_hand_check(state, state.classroom.hand_check);

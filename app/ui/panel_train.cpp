@@ -776,7 +776,6 @@ void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
 void poll_train(TrainPanelState& p) { poll_progress(p); }
 
 void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
-    poll_progress(p);
     if (!p.open) return;
     update_shown(p);
 

@@ -163,8 +163,8 @@ struct TrainPanelState {
     TrainRequest request;      // this frame's, until carried out
 };
 
-// The Train tab's content; poll_train takes the worker's newest progress (every frame, the
-// tab shown or not: a session saved then holds the run as it is).
+// The Train tab's content; poll_train takes the worker's newest progress, once a frame before
+// anything draws (the tab shown or not: a session saved then holds the run as it is).
 void draw_train(Context& state, TrainPanelState& panel, HeatmapTextures& textures);
 void poll_train(TrainPanelState& panel);
 void carry_out_train_request(AppState& state);
