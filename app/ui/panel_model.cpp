@@ -423,8 +423,12 @@ void draw_grid(Context& state, ModelViewState& m) {
     const int tokens = static_cast<int>(pass.tokens.size());
     const float label_w = ImGui::CalcTextSize("L12 ").x;
     const float gap = 4.0f * scale;
-    const float avail = ImGui::GetContentRegionAvail().x - label_w - 8.0f * scale;
-    const float map = std::clamp(avail / static_cast<float>(heads) - gap, 16.0f * scale, 120.0f * scale);
+    // The maps fill the tab: as wide as the heads allow and as tall as the layers allow (down to
+    // 48 px, below which the grid scrolls instead), at most 320 px.
+    const ImVec2 room = ImGui::GetContentRegionAvail();
+    const float by_width = (room.x - label_w - 8.0f * scale) / static_cast<float>(heads) - gap;
+    const float by_height = (room.y - ImGui::GetTextLineHeightWithSpacing() - 8.0f * scale) / static_cast<float>(std::max(1, layers)) - gap;
+    const float map = std::clamp(std::min(by_width, std::max(by_height, 48.0f * scale)), 16.0f * scale, 320.0f * scale);
     const float cell = map / static_cast<float>(tokens);
     ImGui::BeginChild("model.grid", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* draw = ImGui::GetWindowDrawList();
