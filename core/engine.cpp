@@ -287,9 +287,11 @@ void add_head_warnings(const Scenario& s, Trace& t) {
 
 void finish_trace(const Scenario& s, Trace& t) {
     t.output = t.w_o.size() != 0 ? Matrix(t.concat * t.w_o) : t.concat;  // (n_q, h·d_v)·(h·d_v, d_model)
-    const std::vector<int> fully_masked = fully_masked_rows(mask_rule(s, t.n_keys), t.n_queries);
+    const MaskRule mask = mask_rule(s, t.n_keys);
+    const std::vector<int> fully_masked = fully_masked_rows(mask, t.n_queries);
     for (HeadTrace& head : t.head) {
         head.fully_masked_rows = fully_masked;
+        if (head.pooled_weights.visible.size() == 0) mark_visible(head.pooled_weights, mask);  // a GPU run's grid
         // The overflow rule: exp(s) of a naive softmax is inf above s ≈ 88.7; with finite
         // inputs, a non-finite output can only come from there.
         head.softmax_overflow = s.softmax == SoftmaxKind::Naive && !head.output.allFinite() && head.q.allFinite() &&

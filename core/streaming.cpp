@@ -136,7 +136,20 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
             }
         }
     }
+    mark_visible(pooled, in.rule.mask);
     return pooled;
+}
+
+void mark_visible(PooledWeights& pooled, const MaskRule& mask) {
+    const Eigen::Index rows = pooled.row_end - pooled.row_begin, cols = pooled.col_end - pooled.col_begin;
+    if (pooled.values.rows() != rows || pooled.values.cols() != cols || rows == 0 || cols == 0) {
+        pooled.visible.resize(0, 0);
+        return;
+    }
+    pooled.visible.resize(rows, cols);
+    for (Eigen::Index r = 0; r < rows; ++r)
+        for (Eigen::Index c = 0; c < cols; ++c)
+            pooled.visible(r, c) = mask.visible(pooled.row_begin + static_cast<int>(r), pooled.col_begin + static_cast<int>(c));
 }
 
 PooledWeights max_pool(const Matrix& weights, int row_begin, int row_end, int col_begin, int col_end, int bins_rows,

@@ -36,5 +36,7 @@ StreamingHead streaming_attention(const StreamingInputs& in);
 // The weights of a region, max-pooled, from the row max and sum of the output pass:
 // w_ij = exp(s_ij − m_i) / l_i, recomputed block by block, never stored whole.
 PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& head, const PooledGrid& grid);
+// Fills pooled.visible from the mask when its bins are single tokens (else leaves it empty).
+void mark_visible(PooledWeights& pooled, const MaskRule& mask);
 
 }  // namespace attn

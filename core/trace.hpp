@@ -18,6 +18,10 @@ namespace attn {
 struct PooledWeights {
     Matrix values;
     int row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
+    // At one cell per token (a zoomed region): whether the mask lets the cell's query see its
+    // key, so the map hatches what the mask hides as a full trace's does. Empty when a bin
+    // pools several tokens (its value is then the block's largest weight).
+    MaskMatrix visible;
 };
 // The region and the grid it is pooled into, bins clamped to [1, region length] (at most
 // one bin per row or column, at least one).

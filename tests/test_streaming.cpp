@@ -187,6 +187,27 @@ TEST_CASE("a zoomed region of the pooled weights keeps a single sharp spike") {
     const auto ref = parse_matrix_name("head0.pooled_weights");
     REQUIRE(ref);
     CHECK(ref->entry->shape(zoom, 0) == "queries 141\xE2\x80\x93" "160, keys 201\xE2\x80\x93" "240 \xE2\x86\x92 20\xC3\x97" "40 (output-only)");
+    CHECK(zoom.head[0].pooled_weights.visible.size() == 20 * 40);  // one cell per token: the mask's cells are known
+    CHECK(t.head[0].pooled_weights.visible.size() == 0);             // pooled bins: none
+    // Causal, zoomed across the diagonal: the cells after each query are marked hidden, on the
+    // CPU and as any backend's trace is finished.
+    s.mask = MaskKind::Causal;
+    options.region_row_begin = 100;
+    options.region_row_end = 104;
+    options.region_col_begin = 98;
+    options.region_col_end = 106;
+    options.pooled_rows = 4;
+    options.pooled_cols = 8;
+    const Trace causal = run(s, options);
+    REQUIRE(causal.ok);
+    const PooledWeights& p = causal.head[0].pooled_weights;
+    REQUIRE(p.visible.rows() == 4);
+    REQUIRE(p.visible.cols() == 8);
+    for (int r = 0; r < 4; ++r)
+        for (int c = 0; c < 8; ++c) {
+            CHECK(p.visible(r, c) == (98 + c <= 100 + r));
+            if (!p.visible(r, c)) CHECK(p.values(r, c) == 0.0f);
+        }
     CHECK(position_span(999, 1015) == "1000\xE2\x80\x93" "1015");
     CHECK(position_span(7, 8) == "8");
 }

@@ -43,8 +43,13 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
         spec.show_masked_value = key == "masked_scores";
         spec.paints_mask = true;
     }
-    if (key == "pooled_weights" && ref.head >= 0 && ref.head < static_cast<int>(t.head.size()))
+    if (key == "pooled_weights" && ref.head >= 0 && ref.head < static_cast<int>(t.head.size())) {
         spec.pooled = &t.head[static_cast<size_t>(ref.head)].pooled_weights;
+        if (spec.pooled->visible.size() != 0) {  // one cell per token: hatched where the mask hides
+            spec.mask = &spec.pooled->visible;
+            spec.show_masked_value = false;
+        }
+    }
     const bool sliced = key == "w_q" || key == "w_k" || key == "w_v" || key == "b_q" || key == "b_k" || key == "b_v";
     if (sliced && t.heads > 1 && band_head >= 0) {
         const int width = key == "w_v" || key == "b_v" ? t.d_v : t.d_k;
