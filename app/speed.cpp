@@ -127,10 +127,12 @@ double head_width(const Scenario& s) {
 }  // namespace
 
 double attention_flops(const Scenario& s) {
-    const double n_q = edits::query_count(s), n_k = edits::key_count(s);
-    const double d_k = head_width(s);
     const bool causal = s.mask == MaskKind::Causal && std::isinf(s.masked_fill);
-    return 4.0 * n_q * n_k * d_k * std::max(1, s.heads) * (causal ? 0.5 : 1.0);
+    return attention_flops(edits::query_count(s), edits::key_count(s), static_cast<int>(head_width(s)), s.heads, causal);
+}
+
+double attention_flops(double n_queries, double n_keys, int d_k, int heads, bool causal) {
+    return 4.0 * n_queries * n_keys * d_k * std::max(1, heads) * (causal ? 0.5 : 1.0);
 }
 
 double zoom_flops(int heads, int d_k, int rows, int cols) {

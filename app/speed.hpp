@@ -34,6 +34,7 @@ void remember_gpu_gflops(const std::string& renderer, double gflops);
 // The floating-point work of output-only attention on this scenario: QKᵀ and weights·V for
 // every head (4·n_q·n_k·d_k per head), halved under a −∞ causal mask.
 double attention_flops(const Scenario& scenario);
+double attention_flops(double n_queries, double n_keys, int d_k, int heads, bool causal);
 // The work of drawing a region of an output-only trace's weights again (repool_weights):
 // the region's scores, 2·rows·cols·d_k per head.
 double zoom_flops(int heads, int d_k, int rows, int cols);

@@ -93,6 +93,19 @@ void sequence_length(Context& state) {
     if (ImGui::SliderInt("##length", &exponent, 4, 16, shown.c_str(), ImGuiSliderFlags_AlwaysClamp))
         settings.generate_length = 1 << exponent;
     ImGui::SameLine();
+    // Before anything starts: about how long the run of the generated sequence takes (its
+    // attention at the measured speeds, the mask on screen kept; d_model 64, 8 heads).
+    const compute::Status& status = state.compute.status;
+    if (state.compute.cpu_gflops <= 0.0)
+        state.compute.cpu_gflops = status.speeds.cpu_gflops > 0.0 ? status.speeds.cpu_gflops : speed::cpu_gflops();
+    const Scenario& on_screen = state.session.scenario;
+    const double n = settings.generate_length;
+    const double flops = speed::attention_flops(n, n, 8, 8, on_screen.mask == MaskKind::Causal && std::isinf(on_screen.masked_fill));
+    double ms = flops / (std::max(1e-3, state.compute.cpu_gflops) * 1e6);
+    if (status.speeds.gpu_hardware && status.speeds.gpu_gflops > 0.0) ms = std::min(ms, flops / (status.speeds.gpu_gflops * 1e6));
+    char estimate[64];
+    if (ms < 1000.0) std::snprintf(estimate, sizeof estimate, "about %.0f ms", std::max(1.0, ms));
+    else std::snprintf(estimate, sizeof estimate, "about %.0f s", ms / 1000.0);
     if (ImGui::Button("generate")) {
         // The new sequence keeps the mask, fill, scaling, softmax and position encoding on
         // screen; a mask tied to the old tokens (padding flags, a painted mask) cannot follow.
@@ -121,6 +134,10 @@ void sequence_length(Context& state) {
         ImGui::SetTooltip("tokens t1 \xE2\x80\xA6 tN, d_model 64, 8 heads, seeded embeddings;\n"
                           "above %d tokens the weights are shown pooled",
                           compute::kFullDetailLimit);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("its run: %s at this machine's measured speed", estimate);
+    ImGui::PopStyleColor();
+    record_item(state, "backend.generate_estimate", estimate);
 }
 
 // [SECTION] Zoom region

@@ -308,6 +308,7 @@ TEST_CASE("a generated sequence keeps the mask, and the zoom fields follow the s
     REQUIRE(ui.state.session.trace.detail == Detail::OutputOnly);
     CHECK(ui.text("backend.region_rows") == "queries 1 to 1100");
     CHECK(ui.text("backend.zoom_estimate").find("the region only") != std::string::npos);
+    CHECK(ui.text("backend.generate_estimate").rfind("about ", 0) == 0);  // said before the button is pressed
     ui.state.compute.settings.generate_length = 2048;
     ui.click(ui.centre("backend.generate"));
     ui.frame(4);
