@@ -71,7 +71,7 @@ void progress(Context& state) {
         const float t = static_cast<float>(ImGui::GetTime());
         ImGui::ProgressBar(0.5f + 0.5f * std::sin(t * 3.0f), ImVec2(-1, 0), status.stale ? "CPU (then again: edited)" : "CPU");
     }
-    ImGui::TextDisabled("the last result stays on screen until then");
+    hint_text("the last result stays on screen until then");
     if (status.zooming) {  // only a zoom can be stopped: an edit's run is what the screen must show
         if (ImGui::Button("Cancel zoom")) {
             state.compute.settings.region = compute::shown_region(state.session.trace);
@@ -134,9 +134,7 @@ void sequence_length(Context& state) {
         ImGui::SetTooltip("tokens t1 \xE2\x80\xA6 tN, d_model 64, 8 heads, seeded embeddings;\n"
                           "above %d tokens the weights are shown pooled",
                           compute::kFullDetailLimit);
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("its run: %s at this machine's measured speed", estimate);
-    ImGui::PopStyleColor();
+    hint_text(std::string("its run: ") + estimate + " at this machine's measured speed");
     record_item(state, "backend.generate_estimate", estimate);
 }
 
@@ -192,12 +190,12 @@ void zoom_region(Context& state) {
     }
     ImGui::EndDisabled();
     const std::string said = std::string(estimate) + (from_rows ? " (the region only)" : " (the whole run again)");
-    ImGui::TextDisabled("zoom: %s", said.c_str());
+    hint_text("zoom: " + said);
     record_item(state, "backend.zoom_estimate", said);
     const PooledWeights& pooled = t.head.front().pooled_weights;
     const std::string shown = "shown: queries " + position_span(pooled.row_begin, pooled.row_end) + ", keys " +
                               position_span(pooled.col_begin, pooled.col_end);
-    ImGui::TextDisabled("%s", shown.c_str());
+    hint_text(shown);
     record_item(state, "backend.region_shown", shown);
 }
 

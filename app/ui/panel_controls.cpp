@@ -165,7 +165,7 @@ void mask_controls(Context& state) {
                            : s.mask == MaskKind::Causal ? "a query sees itself and earlier keys"
                                                         : "every query sees every key";
         ImGui::AlignTextToFramePadding();
-        ImGui::TextDisabled("%s", hint);
+        hint_text(hint);
         if (s.mask == MaskKind::Custom && ImGui::IsItemHovered())
             ImGui::SetTooltip("click or drag cells of the masked scores or the weights to hide / show them");
     }
@@ -227,7 +227,7 @@ void computation_controls(Context& state) {
         if (ImGui::Button("new weights")) state.session.push(edits::SetSeed{s.seed + 1});
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("W_Q, W_K, W_V, W_O are drawn again from the next seed");
     } else {
-        ImGui::TextDisabled("direct input: Q, K, V are given (no X, no W)");
+        hint_text("direct input: Q, K, V are given (no X, no W)");
     }
 }
 
@@ -256,8 +256,8 @@ void view_controls(Context& state) {
                           "short (4e\xE2\x88\x92" "2, \xE2\x88\x92" "1e9). Hover a cell for its value to 4 decimals and its arithmetic.");
     ImGui::Checkbox("show stages that change nothing", &view.show_identity_stages);
     record_item(state, "controls.identity_stages", "show stages that change nothing");
-    ImGui::TextDisabled("hover a cell: its arithmetic\nCtrl+wheel: zoom, right-drag: pan\n"
-                        "right double-click: reset zoom\ndrag a value: scrub, double-click: type");
+    hint_text("hover a cell: its arithmetic\nCtrl+wheel: zoom, right-drag: pan\n"
+              "right double-click: reset zoom\ndrag a value: scrub, double-click: type");
 }
 
 }  // namespace

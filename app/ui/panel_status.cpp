@@ -13,6 +13,12 @@ void record_item(Context& state, const char* id, std::string text) {
     state.widgets_next.push_back(WidgetLayout{id, std::move(text), min.x, min.y, max.x - min.x, max.y - min.y});
 }
 
+void hint_text(const std::string& text) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", text.c_str());
+    ImGui::PopStyleColor();
+}
+
 void draw_status(Context& state) {
     const edits::Session& session = state.session;
     const Trace& t = session.trace;

@@ -20,5 +20,7 @@ void draw_status(Context& state);                                 // panel_statu
 // Records the last item drawn (its rectangle and `text`) under `id` for the layout sidecar
 // and the UI tests. Cheap: a few strings per frame.
 void record_item(Context& state, const char* id, std::string text);
+// Greyed text that wraps at the panel's edge: a hint in the 290 px side bar is never cut off.
+void hint_text(const std::string& text);
 
 }  // namespace attn::ui
