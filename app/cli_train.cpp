@@ -183,7 +183,7 @@ int run_train(const Options& o, std::ostream&, std::ostream& err) {
     const train::ModelConfig& c = trainer->model().config;
     err << "training " << o.train.task << ": " << c.layers << (c.layers == 1 ? " layer, " : " layers, ") << c.heads
         << (c.heads == 1 ? " head, " : " heads, ") << "d_model " << c.d_model << ", " << to_string(c.positional)
-        << " positions, " << to_string(c.mask) << " mask, seed " << settings->seed << ", " << steps << " steps\n";
+        << " positions, " << to_string(c.mask) << " mask, seed " << settings->seed << ", " << steps << (steps == 1 ? " step\n" : " steps\n");
     const auto start = std::chrono::steady_clock::now();
     size_t evaluations_shown = 0;
     for (int i = 0; i < steps; ++i) {
@@ -218,8 +218,8 @@ int run_train(const Options& o, std::ostream&, std::ostream& err) {
         err << "report written to " << o.export_json << "\n";
     }
     err << "final held-out accuracy " << std::fixed << std::setprecision(4) << final_evaluation.accuracy << " ("
-        << final_evaluation.correct << " of " << final_evaluation.scored << " tokens) after " << trainer->steps_done()
-        << " steps, " << std::setprecision(2) << seconds << " s\n"
+        << final_evaluation.correct << " of " << final_evaluation.scored << (final_evaluation.scored == 1 ? " token) after " : " tokens) after ")
+        << trainer->steps_done() << (trainer->steps_done() == 1 ? " step, " : " steps, ") << std::setprecision(2) << seconds << " s\n"
         << std::defaultfloat;
     return 0;
 }
