@@ -62,11 +62,4 @@ float alibi_slope(int head, int heads) {
     return std::pow(2.0f, -8.0f * static_cast<float>(head + 1) / static_cast<float>(heads));
 }
 
-Matrix alibi_bias(int n_queries, int n_keys, float slope) {
-    Matrix bias(n_queries, n_keys);
-    for (int i = 0; i < n_queries; ++i)
-        for (int j = 0; j < n_keys; ++j) bias(i, j) = -slope * static_cast<float>(std::abs(i - j));
-    return bias;
-}
-
 }  // namespace attn

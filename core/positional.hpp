@@ -27,7 +27,6 @@ void rotary_cos_sin(int position, int two_i, int d, float& cos_angle, float& sin
 
 // ALiBi slope of head h out of H: 2^(−8(h+1)/H).
 float alibi_slope(int head, int heads);
-// (n_q × n_k): −slope · |i − j|.
-Matrix alibi_bias(int n_queries, int n_keys, float slope);
+// The bias itself, −slope·|i − j|, is attention_rules' alibi_term (alibi_terms for a matrix).
 
 }  // namespace attn

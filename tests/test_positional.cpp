@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "attention_rules.hpp"
 #include "positional.hpp"
 #include "random.hpp"
 
@@ -34,7 +35,7 @@ TEST_CASE("rotary encoding preserves each row's length") {
 TEST_CASE("ALiBi slopes form the geometric sequence of the paper") {
     CHECK(alibi_slope(0, 8) == Approx(0.5));
     CHECK(alibi_slope(7, 8) == Approx(1.0 / 256));
-    const Matrix b = alibi_bias(3, 4, 0.5f);
+    const Matrix b = alibi_terms(0.5f, 3, 4);
     CHECK(b(0, 3) == Approx(-1.5));
     CHECK(b(2, 2) == 0.0f);
 }
