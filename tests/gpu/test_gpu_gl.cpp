@@ -597,13 +597,14 @@ TEST_CASE("GPU submissions shrink on a slower device", "[gpu][slow-device]") {
     const auto& log = slow_gpu->submissions();
     CHECK(log.size() >= 3 * fast_gpu->submissions().size());
     // The first submission is planned with the probe's speed and may run long; the rest are
-    // planned from what was measured. A loaded machine stretches a few (25× here): the median
-    // holds the bound.
+    // planned from what was measured. A loaded machine stretches a few, and a machine whose
+    // load changes between two submissions stretches the next: the median keeps within 2.5×
+    // the bound (a planner that did not shrink the slices would be 25× over it).
     std::vector<double> measured;
     for (size_t i = 1; i < log.size(); ++i) measured.push_back(log[i].measured_ms);
     std::sort(measured.begin(), measured.end());
     INFO("median " << measured[measured.size() / 2] << " ms of " << measured.size() << " submissions");
-    CHECK(measured[measured.size() / 2] <= 1.5 * slow.submission_bound_ms);
+    CHECK(measured[measured.size() / 2] <= 2.5 * slow.submission_bound_ms);
 }
 
 TEST_CASE("GPU submissions grow on a faster device", "[gpu][fast-device]") {
