@@ -84,6 +84,14 @@ void progress(Context& state) {
 
 // [SECTION] Sequence length
 
+// The CPU engine's measured speed, read once (the compute layer's, else measured now) for the
+// estimates the panel says before a run or a zoom starts.
+double measured_cpu_gflops(Context& state) {
+    ComputeState& cs = state.compute;
+    if (cs.cpu_gflops <= 0.0) cs.cpu_gflops = cs.status.speeds.cpu_gflops > 0.0 ? cs.status.speeds.cpu_gflops : speed::cpu_gflops();
+    return cs.cpu_gflops;
+}
+
 void sequence_length(Context& state) {
     compute::Settings& settings = state.compute.settings;
     // Log steps: 2^4 … 2^16.
@@ -96,12 +104,11 @@ void sequence_length(Context& state) {
     // Before anything starts: about how long the run of the generated sequence takes (its
     // attention at the measured speeds, the mask on screen kept; d_model 64, 8 heads).
     const compute::Status& status = state.compute.status;
-    if (state.compute.cpu_gflops <= 0.0)
-        state.compute.cpu_gflops = status.speeds.cpu_gflops > 0.0 ? status.speeds.cpu_gflops : speed::cpu_gflops();
+    const double cpu_gflops = measured_cpu_gflops(state);
     const Scenario& on_screen = state.session.scenario;
     const double n = settings.generate_length;
     const double flops = speed::attention_flops(n, n, 8, 8, on_screen.mask == MaskKind::Causal && std::isinf(on_screen.masked_fill));
-    double ms = flops / (std::max(1e-3, state.compute.cpu_gflops) * 1e6);
+    double ms = flops / (std::max(1e-3, cpu_gflops) * 1e6);
     if (status.speeds.gpu_hardware && status.speeds.gpu_gflops > 0.0) ms = std::min(ms, flops / (status.speeds.gpu_gflops * 1e6));
     char estimate[64];
     if (ms < 1000.0) std::snprintf(estimate, sizeof estimate, "about %.0f ms", std::max(1.0, ms));
@@ -166,9 +173,8 @@ void zoom_region(Context& state) {
     // The estimate, before anything starts: a zoom draws the region's scores again from the
     // row statistics the run kept, or a GPU run's whole sequence again when that is faster
     // (compute.cpp decides by the same speeds).
-    if (cs.cpu_gflops <= 0.0) cs.cpu_gflops = cs.status.speeds.cpu_gflops > 0.0 ? cs.status.speeds.cpu_gflops : speed::cpu_gflops();
     speed::Speeds speeds = cs.status.speeds;
-    speeds.cpu_gflops = std::max(1e-3, cs.cpu_gflops);
+    speeds.cpu_gflops = std::max(1e-3, measured_cpu_gflops(state));
     const compute::ZoomPlan zoom = compute::plan_zoom(t, state.session.scenario, speeds, cs.status.gpu != compute::GpuState::Failed,
                                                       draft.row_end - draft.row_begin, draft.col_end - draft.col_begin);
     const bool from_rows = zoom.from_rows;

@@ -760,13 +760,12 @@ void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
         ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + row_h + toggle_h));
         const std::string open = "Open layer " + std::to_string(l + 1) + " in the pipeline##" + std::to_string(l);
         if (ImGui::Button(open.c_str())) p.request = TrainRequest{TrainRequest::OpenLayer, l};
-        const int looked = l < static_cast<int>(p.looked_at.size()) ? p.looked_at[static_cast<size_t>(l)] : -1;
-        const int opens = looked >= 0 ? looked : most_focused_head(p.shown.layers[static_cast<size_t>(l)]);
         record_item(state, ("train.open." + std::to_string(l + 1)).c_str(), "open");
-        if (ImGui::IsItemHovered())
+        const int looked = l < static_cast<int>(p.looked_at.size()) ? p.looked_at[static_cast<size_t>(l)] : -1;
+        if (ImGui::IsItemHovered())  // the head it opens, worked out only for the tooltip shown
             ImGui::SetTooltip("This layer with the weights at step %d, on the probe, as the session's scenario, head %d shown\n"
                               "(%s): every step, hover arithmetic and in-place edits",
-                              p.shown_step, opens + 1, looked >= 0 ? "the head last pointed at" : "its most concentrated weights");
+                              p.shown_step, (looked >= 0 ? looked : most_focused_head(p.shown.layers[static_cast<size_t>(l)])) + 1, looked >= 0 ? "the head last pointed at" : "its most concentrated weights");
         ImGui::Dummy(ImVec2(0, gap * 0.5f));
     }
 }
