@@ -8,6 +8,8 @@
 #include "analysis.hpp"
 #include "articles.hpp"
 #include "autosave.hpp"
+#include "cli_model.hpp"
+#include "cli_train.hpp"
 #include "engine.hpp"
 #include "lesson.hpp"
 #include "presets.hpp"

@@ -11,6 +11,7 @@
 #include "analysis.hpp"
 #include "cli.hpp"
 #include "gpt2/model.hpp"
+#include "stack.hpp"
 #include "report.hpp"
 #include "path_kind.hpp"
 #include "registry.hpp"
@@ -107,17 +108,9 @@ json top_json(const std::vector<gpt2::TokenProbability>& top) {
 std::vector<gpt2::TokenProbability> top_of_row(const Matrix& logits, Eigen::Index row, const std::vector<std::string>& names,
                                                int k) {
     const Matrix p = softmax_rows(logits.row(row), SoftmaxKind::Stable);  // (1 × V)
-    std::vector<gpt2::TokenProbability> all;
-    for (Eigen::Index t = 0; t < p.cols(); ++t)
-        all.push_back({static_cast<int>(t), names[static_cast<size_t>(t)], p(0, t)});
-    k = std::min<int>(k, static_cast<int>(all.size()));
-    const auto rank = [](float probability) { return std::isnan(probability) ? -INFINITY : probability; };
-    std::partial_sort(all.begin(), all.begin() + k, all.end(), [&](const auto& a, const auto& b) {
-        const float pa = rank(a.probability), pb = rank(b.probability);
-        return pa != pb ? pa > pb : a.id < b.id;
-    });
-    all.resize(static_cast<size_t>(k));
-    return all;
+    std::vector<gpt2::TokenProbability> top;
+    for (int t : stack::top_k(p, k)) top.push_back({t, names[static_cast<size_t>(t)], p(0, t)});
+    return top;
 }
 
 // A GPT-2 folder. Returns the exit code (0 with `run` filled).

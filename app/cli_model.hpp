@@ -15,18 +15,13 @@
 #include <optional>
 #include <string>
 
+#include "options.hpp"
+
 namespace CLI {
 class App;
 }
 
 namespace attn::cli {
-
-struct Options;
-
-struct ModelOptions {
-    std::string path;                 // empty: no model
-    std::optional<int> layer, head;   // with --print: that head's tables, counted from 1
-};
 
 // Adds --model, --layer and --head to the parser.
 void add_model_options(CLI::App& app, ModelOptions& options);

@@ -9,22 +9,13 @@
 #include <optional>
 #include <string>
 
+#include "options.hpp"
+
 namespace CLI {
 class App;
 }
 
 namespace attn::cli {
-
-struct Options;
-
-struct TrainOptions {
-    std::string task;                 // empty: no training
-    std::optional<int> layers;        // 1 … 4 (default 1)
-    std::optional<int> d_model;       // 8 … 128 (default 32)
-    std::optional<int> steps;         // default 300
-    std::optional<float> learning_rate;
-    std::string save_model;           // write the trained model here (core/train/model_file.hpp)
-};
 
 // Adds --train and the flags only it reads to the parser.
 void add_train_options(CLI::App& app, TrainOptions& options);

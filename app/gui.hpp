@@ -1,5 +1,6 @@
 #pragma once
-#include "cli.hpp"
+#include "options.hpp"
+#include "session_file.hpp"
 #include "scenario.hpp"
 
 namespace attn::gui {

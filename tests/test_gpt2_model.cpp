@@ -333,7 +333,7 @@ TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][mod
         ForwardPass again = pass;
         REQUIRE(recompute_from(c, 1, again));
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(again.layers[l]), layer_output(pass.layers[l]));
-        CHECK(again.next_logits == pass.next_logits);
+        CHECK(again.logits == pass.logits);
     }
     SECTION("a weight edited in layer 2 gives what a full run of the edited checkpoint gives") {
         Scenario edited = layer_scenario(c, pass.tokens, 1, layer_input(pass.layers[1]));
@@ -351,7 +351,7 @@ TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][mod
         const ForwardPass full = forward(changed, ids);
         REQUIRE(full.ok);
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(full.layers[l]));
-        CHECK(pass.next_logits == full.next_logits);
+        CHECK(pass.logits == full.logits);
         CHECK_FALSE(layer_output(pass.layers[2]).isApprox(layer_output(forward(c, ids).layers[2])));
         check_against_reference(pass, reference_forward(changed, ids), 2e-4);
     }
@@ -373,7 +373,7 @@ TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][mod
         REQUIRE(pass.layers.size() == fresh.layers.size());
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(fresh.layers[l]));
         CHECK(pass.tokens == fresh.tokens);
-        CHECK(pass.next_logits == fresh.next_logits);
+        CHECK(pass.logits == fresh.logits);
         CHECK_FALSE(forward_into(c, std::vector<int>(17, 65), pass));
         CHECK_FALSE(pass.ok);
     }
@@ -521,7 +521,7 @@ TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head'
         check_close(layer_output(ablated.layers[l]), layer_output(written.layers[l]), 1e-5);
         for (size_t h = 0; h < 2; ++h) check_close(ablated.layers[l].head[h].weights, written.layers[l].head[h].weights, 1e-5);
     }
-    check_close(ablated.next_logits, written.next_logits, 1e-5);
+    check_close(ablated.logits, written.logits, 1e-5);
     // The scenario the layer ran holds the zero rows, and only those.
     const Scenario s = layer_scenario(c, ablated.tokens, 1, layer_input(ablated.layers[1]), ablated.ablated);
     CHECK(s.w_o.middleRows(4, 4).isZero(0.0f));
@@ -535,7 +535,7 @@ TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head'
         CHECK(ablated.layers[1].head[1].weights == intact.layers[1].head[1].weights);  // its pattern is still computed
         CHECK((layer_output(ablated.layers[1]) - layer_output(intact.layers[1])).cwiseAbs().maxCoeff() > 1e-2f);
         CHECK((ablated.layers[2].head[0].weights - intact.layers[2].head[0].weights).cwiseAbs().maxCoeff() > 1e-4f);
-        CHECK((ablated.next_logits - intact.next_logits).cwiseAbs().maxCoeff() > 1e-3f);
+        CHECK((ablated.logits - intact.logits).cwiseAbs().maxCoeff() > 1e-3f);
     }
     SECTION("a head the model does not have is refused") {
         const ForwardPass bad = forward(c, ids, {{3, 0}});
@@ -560,22 +560,22 @@ TEST_CASE("GPT-2 ablation toggled on a pass: recompute_from equals a full forwar
     CHECK(pass.layers[1].block.output.data() == layer_2_storage);  // before the change: not recomputed
     const ForwardPass one = forward(c, ids, {{2, 0}});
     for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(one.layers[l]));
-    CHECK(pass.next_logits == one.next_logits);
-    CHECK_FALSE(pass.next_logits == intact.next_logits);
+    CHECK(pass.logits == one.logits);
+    CHECK_FALSE(pass.logits == intact.logits);
 
     pass.ablated.insert({1, 1});
     REQUIRE(recompute_from(c, 1, pass));
     const ForwardPass two = forward(c, ids, {{1, 1}, {2, 0}});
     for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(two.layers[l]));
     CHECK(pass.layers[2].head[0].weights == two.layers[2].head[0].weights);
-    CHECK(pass.next_logits == two.next_logits);
+    CHECK(pass.logits == two.logits);
     for (size_t t = 0; t < 5; ++t) CHECK(pass.next_token_top5[t].id == two.next_token_top5[t].id);
 
     SECTION("toggled off again: the intact model's numbers") {
         pass.ablated.clear();
         REQUIRE(recompute_from(c, 1, pass));
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(intact.layers[l]));
-        CHECK(pass.next_logits == intact.next_logits);
+        CHECK(pass.logits == intact.logits);
     }
     SECTION("an edited layer keeps its ablated heads at zero, whatever the edit") {
         Scenario edited = layer_scenario(c, pass.tokens, 1, layer_input(pass.layers[1]));  // rows not zeroed
@@ -585,12 +585,12 @@ TEST_CASE("GPT-2 ablation toggled on a pass: recompute_from equals a full forwar
         changed.layers[1].c_fc_w(0, 3) = 1.5f;
         const ForwardPass full = forward(changed, ids, {{1, 1}, {2, 0}});
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(full.layers[l]));
-        CHECK(pass.next_logits == full.next_logits);
+        CHECK(pass.logits == full.logits);
     }
     SECTION("forward_into keeps the pass's ablation for a new sentence") {
         const std::vector<int> other = c.tokenizer.encode(" the bank");
         REQUIRE(forward_into(c, other, pass));
-        CHECK(pass.next_logits == forward(c, other, {{1, 1}, {2, 0}}).next_logits);
+        CHECK(pass.logits == forward(c, other, {{1, 1}, {2, 0}}).logits);
     }
 }
 

@@ -14,7 +14,7 @@
 #include "lesson.hpp"
 #include "ui/context.hpp"
 #include "ui/model_state.hpp"
-#include "ui/panel_train.hpp"
+#include "ui/train_state.hpp"
 
 namespace attn::ui {
 

@@ -7,7 +7,7 @@
 
 #include <imgui.h>
 
-#include "cli.hpp"
+#include "options.hpp"
 #include "session_file.hpp"
 #include "ui/app_state.hpp"
 #include "ui/heatmap.hpp"

@@ -28,6 +28,7 @@
 #include "registry.hpp"
 #include "ui/classroom.hpp"
 #include "ui/panel_model.hpp"
+#include "ui/panel_train.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::ui {

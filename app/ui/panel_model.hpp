@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "cli.hpp"
+#include "options.hpp"
 #include "session_file.hpp"
 #include "ui/context.hpp"
 #include "ui/heatmap.hpp"

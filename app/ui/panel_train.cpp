@@ -3,7 +3,6 @@
 // pipeline, Save and Load.
 //
 // Index
-// [SECTION] The worker
 // [SECTION] The form and the run
 // [SECTION] What is shown: the timeline's weights, the ablation
 // [SECTION] Drawing
@@ -31,142 +30,6 @@
 #include "ui/panels.hpp"
 
 namespace attn::ui {
-
-// [SECTION] The worker
-
-namespace {
-constexpr std::chrono::milliseconds kPublishInterval(30);  // between copies handed to the UI while running
-}  // namespace
-
-TrainWorker::TrainWorker() : thread_([this] { loop(); }) {}
-
-TrainWorker::~TrainWorker() {
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        quit_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-}
-
-void TrainWorker::replace(train::Trainer trainer) {
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        pending_.emplace(std::move(trainer));
-        running_ = false;
-        steps_requested_ = 0;
-    }
-    wake_.notify_all();
-}
-
-void TrainWorker::set_running(bool running, StopAt stop) {
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        running_ = running;
-        stop_ = stop;
-        stop_step_ = -1;
-        if (running) progress_.stopped.clear();
-        progress_.running = running;
-        ++progress_.generation;
-    }
-    wake_.notify_all();
-}
-
-void TrainWorker::step_once() {
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        ++steps_requested_;
-    }
-    wake_.notify_all();
-}
-
-bool TrainWorker::poll(std::uint64_t seen, TrainProgress& into) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (progress_.generation == seen) return false;
-    into = progress_;
-    return true;
-}
-
-void TrainWorker::wait_idle() const {
-    std::unique_lock<std::mutex> lock(mutex_);
-    idle_.wait(lock, [&] { return !pending_ && !running_ && steps_requested_ == 0 && !stepping_; });
-}
-
-void TrainWorker::publish_locked() {
-    const train::Trainer& t = *trainer_;
-    progress_.running = running_;
-    progress_.steps_done = t.steps_done();
-    progress_.history = t.history();
-    progress_.evaluations = t.evaluations();
-    // Snapshots are shared, made once each; those the trainer thinned out are dropped.
-    std::map<int, std::shared_ptr<const train::Snapshot>> kept;
-    progress_.snapshots.clear();
-    for (const train::Snapshot& s : t.snapshots()) {
-        auto it = snapshot_cache_.find(s.step);
-        auto shared = it != snapshot_cache_.end() ? it->second : std::make_shared<const train::Snapshot>(s);
-        kept[s.step] = shared;
-        progress_.snapshots.push_back(std::move(shared));
-    }
-    snapshot_cache_ = std::move(kept);
-    progress_.latest = std::make_shared<const train::ModelFile>(train::model_file_of(t));
-    ++progress_.generation;
-}
-
-void TrainWorker::loop() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-        wake_.wait(lock, [&] { return quit_ || pending_ || (trainer_ && (running_ || steps_requested_ > 0)); });
-        if (quit_) return;
-        if (pending_) {
-            trainer_ = std::move(pending_);
-            pending_.reset();
-            snapshot_cache_.clear();
-            progress_.error.clear();
-            publish_locked();
-            idle_.notify_all();
-            continue;
-        }
-        if (steps_requested_ > 0) --steps_requested_;
-        const size_t evaluations = trainer_->evaluations().size();
-        if (running_ && stop_step_ < 0) {
-            // Where this run stops, from the step it starts at; a target already reached is not one.
-            stop_step_ = stop_.steps > 0 ? trainer_->steps_done() + stop_.steps : 0;
-            if (evaluations > 0 && trainer_->evaluations().back().accuracy >= stop_.accuracy) stop_.accuracy = 0.0;
-        }
-        stepping_ = true;
-        lock.unlock();
-        const train::StepStats stats = trainer_->step();  // the trainer is this thread's alone
-        lock.lock();
-        stepping_ = false;
-        if (!std::isfinite(stats.loss)) {
-            running_ = false;
-            steps_requested_ = 0;
-            progress_.error = "Training stopped at step " + std::to_string(stats.step) +
-                              ": the loss is not finite (the run diverged). Try a smaller learning rate, then Reset.";
-        }
-        if (running_ && stop_.accuracy > 0.0 && trainer_->evaluations().size() != evaluations &&
-            trainer_->evaluations().back().accuracy >= stop_.accuracy) {
-            running_ = false;
-            char text[160];
-            std::snprintf(text, sizeof text, "Stopped at step %d: held-out accuracy %.1f%% reached the target %.1f%%. Train goes on.",
-                          trainer_->steps_done(), 100.0 * trainer_->evaluations().back().accuracy, 100.0 * stop_.accuracy);
-            progress_.stopped = text;
-        } else if (running_ && stop_step_ > 0 && trainer_->steps_done() >= stop_step_) {
-            running_ = false;
-            progress_.stopped = "Stopped at step " + std::to_string(trainer_->steps_done()) + ", after the " +
-                                std::to_string(stop_.steps) + " steps asked for. Train goes on.";
-        }
-        // Copies cost in proportion to the run's length: while running, at most one every
-        // kPublishInterval (and at every evaluation); when it stops or its steps are done, at once.
-        const auto now = std::chrono::steady_clock::now();
-        if ((!running_ && steps_requested_ == 0) || trainer_->evaluations().size() != evaluations ||
-            now - last_publish_ >= kPublishInterval) {
-            publish_locked();
-            last_publish_ = now;
-        }
-        if (!running_ && steps_requested_ == 0) idle_.notify_all();
-    }
-}
 
 // [SECTION] The form and the run
 
@@ -207,7 +70,7 @@ void form_from(TrainPanelState& p, const train::TrainSettings& s) {
 
 // Hands a new trainer to the worker; the probe and the held-out set are copied once here.
 void begin_run(TrainPanelState& p, train::Trainer trainer) {
-    if (!p.worker) p.worker = std::make_unique<TrainWorker>();
+    if (!p.worker) p.worker = std::make_unique<compute::TrainWorker>();
     p.settings = trainer.settings();
     p.probe = p.run_probe = trainer.probe();
     p.held_out = trainer.held_out();
@@ -236,14 +99,14 @@ bool has_run(const TrainPanelState& p) { return p.worker != nullptr && p.progres
 // [SECTION] What is shown: the timeline's weights, the ablation
 
 // "0.1/0.2": the ablated heads, for the keys of what was computed with them.
-std::string ablation_key(const std::set<std::pair<int, int>>& heads) {
+std::string ablation_key(const train::HeadSet& heads) {
     std::string key;
     for (const auto& [layer, head] : heads) key += std::to_string(layer) + "." + std::to_string(head) + "/";
     return key;
 }
 
 // "head 1 of layer 1", "heads 1 and 2 of layer 1, head 3 of layer 2": as the user counts them.
-std::string ablated_text(const std::set<std::pair<int, int>>& heads) {
+std::string ablated_text(const train::HeadSet& heads) {
     std::map<int, std::vector<int>> by_layer;
     for (const auto& [layer, head] : heads) by_layer[layer].push_back(head + 1);
     std::string text;
@@ -297,7 +160,7 @@ void update_shown(TrainPanelState& p) {
     const int step = newest ? p.progress.latest->steps : snaps[static_cast<size_t>(p.timeline)]->step;
     // Heads that no longer exist (a run with fewer) are dropped before anything is computed.
     for (auto it = p.ablated_heads.begin(); it != p.ablated_heads.end();)
-        it = it->first < p.progress.latest->model.config.layers && it->second < p.progress.latest->model.config.heads
+        it = it->layer < p.progress.latest->model.config.layers && it->head < p.progress.latest->model.config.heads
                  ? std::next(it)
                  : p.ablated_heads.erase(it);
     const std::string ablation = ablation_key(p.ablated_heads);
@@ -307,17 +170,14 @@ void update_shown(TrainPanelState& p) {
     p.shown_step = step;
     p.shown_model = p.progress.latest->model;
     if (!newest) p.shown_model.params = snaps[static_cast<size_t>(p.timeline)]->params;
-    for (const auto& [layer, head] : p.ablated_heads) train::ablate_head(p.shown_model, layer, head);
-    p.shown = train::forward(p.shown_model, p.probe.input);
+    p.shown = train::forward(p.shown_model, p.probe.input, p.ablated_heads);
     p.shown_predicted = p.shown.ok ? train::argmax_rows(p.shown.logits) : std::vector<int>{};
     // The held-out accuracy with and without the ablated heads, at this step.
     if (!p.ablated_heads.empty()) {
         if (key != p.ablation_key) {
             p.ablation_key = key;
-            train::Model intact = p.progress.latest->model;
-            if (!newest) intact.params = snaps[static_cast<size_t>(p.timeline)]->params;
-            p.intact = train::evaluate(intact, p.held_out, step);
-            p.ablated = train::evaluate(p.shown_model, p.held_out, step);
+            p.intact = train::evaluate(p.shown_model, p.held_out, step);
+            p.ablated = train::evaluate(p.shown_model, p.held_out, step, p.ablated_heads);
         }
     }
 }
@@ -338,6 +198,7 @@ void open_trained_layer(AppState& state, int layer, int head) {
     update_shown(p);
     if (!p.shown.ok || layer < 0 || layer >= static_cast<int>(p.shown.layers.size())) return;
     Scenario scenario = train::trained_layer_scenario(p.shown_model, p.probe.input, p.shown, layer);
+    stack::ablate_heads(scenario, p.ablated_heads, layer);
     scenario.name += ", step " + std::to_string(p.shown_step) + (p.ablated_heads.empty() ? std::string() : ", " + ablated_text(p.ablated_heads) + " ablated");
     const Trace& shown = p.shown.layers[static_cast<size_t>(layer)];
     if (head < 0 || head >= static_cast<int>(shown.head.size()))
@@ -347,7 +208,12 @@ void open_trained_layer(AppState& state, int layer, int head) {
     o.layer = layer;
     o.name = scenario.name;
     o.step = p.shown_step;
+    // The opened weights keep the ablation: the pipeline shows W_O as the pass used it, and a
+    // session keeps the layer as it was seen.
     o.model = p.shown_model;
+    const int d_k = o.model.config.d_model / o.model.config.heads;
+    for (int l = 0; l < o.model.config.layers; ++l)
+        stack::ablate_heads(o.model.params.layers[static_cast<size_t>(l)].w_o, d_k, p.ablated_heads, l);
     o.settings = p.settings;
     o.probe = p.probe;
     o.truth = true;
@@ -513,7 +379,7 @@ void draw_form(Context& state, TrainPanelState& p) {
             p.worker->set_running(false);
         } else if (has_run(p) || reset_run(p)) {
             p.follow = true;
-            p.worker->set_running(true, StopAt{std::max(1, p.stop_after), p.stop_accuracy / 100.0});
+            p.worker->set_running(true, compute::StopAt{std::max(1, p.stop_after), p.stop_accuracy / 100.0});
         }
     }
     record_item(state, "train.start", running ? "Pause" : "Train");

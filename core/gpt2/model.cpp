@@ -34,34 +34,7 @@ std::vector<std::string> validate(const Checkpoint& c, const std::vector<int>& i
     return errors;
 }
 
-std::vector<std::string> validate_ablation(const Checkpoint& c, const HeadSet& ablated) {
-    std::vector<std::string> errors;
-    for (const HeadId& id : ablated)
-        if (id.layer < 0 || id.layer >= c.config.n_layer || id.head < 0 || id.head >= c.config.n_head)
-            errors.push_back("the ablated head " + std::to_string(id.head + 1) + " of layer " + std::to_string(id.layer + 1) +
-                             " does not exist: the model has " + std::to_string(c.config.n_layer) +
-                             (c.config.n_layer == 1 ? " layer of " : " layers of ") + std::to_string(c.config.n_head) +
-                             (c.config.n_head == 1 ? " head" : " heads"));
-    return errors;
-}
-
-int ablated_in_layer(const HeadSet& ablated, int layer) {
-    return static_cast<int>(std::distance(ablated.lower_bound({layer, 0}), ablated.lower_bound({layer + 1, 0})));
-}
-
-bool ablate_heads(Scenario& s, const HeadSet& ablated, int layer) {
-    bool any = false;
-    const int d_k = s.d_model / s.heads;
-    for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it) {
-        // Head h's slice of the concatenation, columns [h·d_k, (h+1)·d_k), meets these rows of W_O.
-        s.w_o.middleRows(it->head * d_k, d_k).setZero();
-        any = true;
-    }
-    return any;
-}
-
 const Matrix& layer_input(const Trace& trace) { return trace.x_pe; }
-const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
 
 Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tokens, int l, const Matrix& input,
                         const HeadSet& ablated) {
@@ -89,7 +62,7 @@ Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tok
     s.b_v = w.c_attn_b.segment(2 * d, d);
     s.w_o = w.c_proj_w;                     // (d × d): concat·c_proj_w
     s.b_o = w.c_proj_b;
-    ablate_heads(s, ablated, l);
+    stack::ablate_heads(s, ablated, l);
     BlockOptions& b = s.block;
     b.residual = true;
     b.layer_norm = true;
@@ -109,25 +82,9 @@ Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tok
 
 namespace {
 
-// softmax_rows(logits) (1 × V) → its k most probable ids. NaN ranks below every number, so
-// the order stays a strict weak ordering (partial_sort needs one) when NaN reached the logits.
 std::vector<TokenProbability> top_of(const Matrix& probabilities, int k, const Tokenizer& tokenizer) {
-    std::vector<int> order(static_cast<size_t>(probabilities.cols()));
-    std::iota(order.begin(), order.end(), 0);
-    k = std::min<int>(k, static_cast<int>(order.size()));
-    const auto rank = [&](int id) {
-        const float p = probabilities(0, id);
-        return std::isnan(p) ? -std::numeric_limits<float>::infinity() : p;
-    };
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
-        const float pa = rank(a), pb = rank(b);
-        return pa != pb ? pa > pb : a < b;
-    });
     std::vector<TokenProbability> top;
-    for (int i = 0; i < k; ++i) {
-        const int id = order[static_cast<size_t>(i)];
-        top.push_back({id, tokenizer.describe(id), probabilities(0, id)});
-    }
+    for (int id : stack::top_k(probabilities, k)) top.push_back({id, tokenizer.describe(id), probabilities(0, id)});
     return top;
 }
 
@@ -182,12 +139,12 @@ NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, co
                             " from finite values: LN_f overflowed the float range (about ±3.4e38); its input there reaches " +
                             largest(x, row) + ", ln_f.weight " + largest(c.ln_f_gamma, 0) + ", ln_f.bias " + largest(c.ln_f_beta, 0)};
     }
-    const Cell logit = first_non_finite(pass.next_logits);
+    const Cell logit = first_non_finite(pass.logits);
     if (logit.valid()) {
         // logit t = LN_f's last row · wte row t: the LM head is tied to wte, so every row of wte
         // meets the prediction, also those no token of the sentence uses.
         const int id = logit.col;
-        const std::string start = "the last token's logit for " + token_named(c, id) + " is " + number(pass.next_logits(id));
+        const std::string start = "the last token's logit for " + token_named(c, id) + " is " + number(pass.logits(id));
         const Cell bad = first_non_finite(c.wte.row(id));
         if (bad.valid())
             return {"the logits", start + ", from wte.weight[" + std::to_string(id) + ", " + std::to_string(bad.col) +
@@ -204,82 +161,46 @@ NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, co
     return {};
 }
 
-// LN_f and the tied LM head on the last layer's output.
-void finish(const Checkpoint& c, ForwardPass& pass) {
-    const Matrix& x = layer_output(pass.layers.back());
-    pass.final_output = layer_norm(x, c.config.layer_norm_epsilon, {c.ln_f_gamma, c.ln_f_beta});
-    // (1 × d)·(d × V) → (1 × V): only the next token's row.
-    pass.next_logits.noalias() = pass.final_output.bottomRows(1) * c.wte.transpose();
-    const Matrix probabilities = softmax_rows(pass.next_logits, SoftmaxKind::Stable);  // (1 × V)
+// What GPT-2 reads from the stack's pass: the top 5 and where NaN or ±∞ first arose.
+bool read_prediction(const Checkpoint& c, ForwardPass& pass) {
+    if (!pass.ok) return false;
+    const Matrix probabilities = softmax_rows(pass.logits, SoftmaxKind::Stable);  // (1 × V)
     pass.next_token_top5 = top_of(probabilities, 5, c.tokenizer);
     pass.non_finite = find_non_finite(c, pass, probabilities);
-    pass.ok = true;
-}
-
-// Whether an ablated head of layer ℓ still has a nonzero row of W_O in the scenario.
-bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
-    const int d_k = s.d_model / s.heads;
-    for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it)
-        if (!s.w_o.middleRows(it->head * d_k, d_k).isZero(0.0f)) return true;
-    return false;
-}
-
-// Runs layers [from, L) starting from `input`; layer `from` runs `first` when given.
-bool run_layers(const Checkpoint& c, int from, Matrix input, ForwardPass& pass, const Scenario* first) {
-    pass.ok = false;
-    pass.errors.clear();
-    pass.non_finite = {};
-    const int n = static_cast<int>(pass.token_ids.size());
-    for (int l = from; l < c.config.n_layer; ++l) {
-        Trace& t = pass.layers[static_cast<size_t>(l)];
-        const bool edited = l == from && first != nullptr;
-        if (edited) {
-            // The edited scenario as it is: its X is the residual stream entering the layer,
-            // and an edit there counts too; it must still hold one row per token.
-            if (first->target.embeddings.rows() != n || first->target.embeddings.cols() != c.config.n_embd) {
-                pass.errors.push_back("layer " + std::to_string(l + 1) + ": the edited scenario's X is " +
-                                      std::to_string(first->target.embeddings.rows()) + " × " +
-                                      std::to_string(first->target.embeddings.cols()) + "; the model's stream is " +
-                                      std::to_string(n) + " × " + std::to_string(c.config.n_embd) +
-                                      " (one row per token of the sentence)");
-                return false;
-            }
-            if (needs_ablation(*first, pass.ablated, l)) {
-                Scenario ablated = *first;
-                ablate_heads(ablated, pass.ablated, l);
-                run_into(ablated, RunOptions{}, t);
-            } else {
-                run_into(*first, RunOptions{}, t);
-            }
-        } else {
-            run_into(layer_scenario(c, pass.tokens, l, input, pass.ablated), RunOptions{}, t);
-        }
-        if (!t.ok) {
-            for (const std::string& e : t.errors) pass.errors.push_back("layer " + std::to_string(l + 1) + ": " + e);
-            return false;
-        }
-        if (l == 0 && !edited) {
-            // Labelled as the engine labels an added encoding: x_pe = x + pe is the input used.
-            t.settings.positional = PositionalEncoding::Learned;
-            t.x.resize(n, c.config.n_embd);
-            for (int i = 0; i < n; ++i) t.x.row(i) = c.wte.row(pass.token_ids[static_cast<size_t>(i)]);
-            t.pe = c.wpe.topRows(n);
-        }
-        input = layer_output(t);
-    }
-    finish(c, pass);
     return true;
 }
 
 }  // namespace
 
+stack::Stack make_stack(const Checkpoint& c, const std::vector<int>& ids, const std::vector<std::string>& tokens) {
+    stack::Stack s;
+    s.layers = c.config.n_layer;
+    s.d_model = c.config.n_embd;
+    s.heads = c.config.n_head;
+    s.layer_scenario = [&c, &tokens](int l, const Matrix& input, const Matrix*) { return layer_scenario(c, tokens, l, input); };
+    s.label_first_layer = [&c, &ids](Trace& t) {
+        // Labelled as the engine labels an added encoding: x_pe = x + pe is the input used.
+        const Eigen::Index n = static_cast<Eigen::Index>(ids.size());
+        t.settings.positional = PositionalEncoding::Learned;
+        t.x.resize(n, c.config.n_embd);
+        for (Eigen::Index i = 0; i < n; ++i) t.x.row(i) = c.wte.row(ids[static_cast<size_t>(i)]);
+        t.pe = c.wpe.topRows(n);
+    };
+    s.head.final_norm = true;                      // h = LN_f(x_L)
+    s.head.norm = {c.ln_f_gamma, c.ln_f_beta};
+    s.head.epsilon = c.config.layer_norm_epsilon;
+    s.head.unembedding = &c.wte;                   // the LM head is tied to wte: h·wteᵀ
+    s.head.tied = true;
+    s.head.last_row_only = true;                   // (1 × d)·(d × V) → (1 × V): the next token's
+    return s;
+}
+
 bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass& pass) {
     pass.ok = false;
+    pass.non_finite = {};
     pass.errors = validate(c, ids);
-    for (std::string& e : validate_ablation(c, pass.ablated)) pass.errors.push_back(std::move(e));
     if (!pass.errors.empty()) {
         pass.layers.clear();
-        pass.non_finite = {};
         return false;
     }
     pass.token_ids = ids;
@@ -288,8 +209,7 @@ bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass&
     for (int id : ids) pass.tokens.push_back(c.tokenizer.display(id));
     Matrix x0(n, c.config.n_embd);  // wte[ids] + wpe[0..n): (n × d)
     for (int i = 0; i < n; ++i) x0.row(i) = c.wte.row(ids[static_cast<size_t>(i)]) + c.wpe.row(i);
-    pass.layers.resize(static_cast<size_t>(c.config.n_layer));  // kept traces keep their storage (run_into)
-    return run_layers(c, 0, std::move(x0), pass, nullptr);
+    return stack::forward_into(make_stack(c, pass.token_ids, pass.tokens), std::move(x0), Matrix(), pass) && read_prediction(c, pass);
 }
 
 ForwardPass forward(const Checkpoint& c, const std::vector<int>& ids, const HeadSet& ablated) {
@@ -304,19 +224,8 @@ ForwardPass forward_text(const Checkpoint& c, const std::string& text, const Hea
 }
 
 bool recompute_from(const Checkpoint& c, int layer, ForwardPass& pass, const Scenario* edited_layer) {
-    if (layer < 0 || layer >= c.config.n_layer || static_cast<int>(pass.layers.size()) != c.config.n_layer ||
-        !pass.layers[static_cast<size_t>(layer)].ok) {
-        pass.ok = false;
-        pass.errors = {"recompute from layer " + std::to_string(layer + 1) + ": the pass has no computed input for it (run forward first)"};
-        return false;
-    }
-    pass.errors = validate_ablation(c, pass.ablated);
-    if (!pass.errors.empty()) {
-        pass.ok = false;
-        return false;
-    }
-    Matrix input = layer_input(pass.layers[static_cast<size_t>(layer)]);
-    return run_layers(c, layer, std::move(input), pass, edited_layer);
+    pass.non_finite = {};
+    return stack::recompute_from(make_stack(c, pass.token_ids, pass.tokens), layer, pass, edited_layer) && read_prediction(c, pass);
 }
 
 }  // namespace attn::gpt2

@@ -21,17 +21,16 @@
 // pe = wpe[0..n), the positional setting "learned"), so its card reads "X + PE"; x_pe is
 // exactly the input the engine used, in every layer.
 //
-// Ablation: a head ablated to zero contributes nothing to its layer's output. The
-// concatenation's columns [h·d_k, (h+1)·d_k) are head h's, and they meet rows
-// [h·d_k, (h+1)·d_k) of c_proj_w: concat·c_proj_w = Σ_h head_h·c_proj_w[h's rows]. Those
-// rows are zeroed in the layer's scenario (the checkpoint is not changed); the head's
-// weights are still computed and shown, and c_proj_b is still added.
+// The loop, the recompute after an edit and the ablation of heads are the one stack's
+// (stack.hpp): GPT-2 is a configuration of it, its layer scenarios made from the
+// checkpoint's weights and its head LN_f and the tied wte, of the last row only.
 #include <set>
 #include <string>
 #include <vector>
 
 #include "gpt2/checkpoint.hpp"
 #include "scenario.hpp"
+#include "stack.hpp"
 #include "trace.hpp"
 
 namespace attn::gpt2 {
@@ -42,13 +41,10 @@ struct TokenProbability {
     float probability = 0.0f;
 };
 
-// One head of one layer (both from 0).
-struct HeadId {
-    int layer = 0, head = 0;
-    bool operator<(const HeadId& o) const { return layer != o.layer ? layer < o.layer : head < o.head; }
-    bool operator==(const HeadId& o) const { return layer == o.layer && head == o.head; }
-};
-using HeadSet = std::set<HeadId>;
+using stack::HeadId;
+using stack::HeadSet;
+using stack::ablated_in_layer;
+using stack::layer_output;
 
 // Where NaN or ±∞ first arose in a pass, in pipeline order: the residual stream leaving a
 // layer (only its output is checked: the layer's trace says the rest), LN_f, the last
@@ -62,42 +58,28 @@ struct NonFiniteOrigin {
     std::string sentence() const { return stage + ": " + origin; }
 };
 
-struct ForwardPass {
-    bool ok = false;
-    std::vector<std::string> errors;
+// The stack's pass (its layers, LN_f(x_L) as final_output, the last row's logits (1 × V),
+// the ablated heads) and what GPT-2 reads from it.
+struct ForwardPass : stack::Pass {
     std::vector<int> token_ids;
     std::vector<std::string> tokens;        // display() of each id: the traces' labels
-    std::vector<Trace> layers;              // layer ℓ's trace: attention and its block
-    Matrix final_output;                    // LN_f(x_L) (n × d)
-    Vector next_logits;                     // the last row's logits (1 × V)
-    std::vector<TokenProbability> next_token_top5;  // from softmax(next_logits), best first
+    std::vector<TokenProbability> next_token_top5;  // from softmax(logits), best first
     NonFiniteOrigin non_finite;             // set with the prediction, by every run
-    // Heads ablated to zero: forward_into and recompute_from apply them to every layer they
-    // run (a change here needs a recompute from its lowest changed layer).
-    HeadSet ablated;
 };
+
+// GPT-2 as a stack: its layers from the checkpoint, the tokens labelling them.
+stack::Stack make_stack(const Checkpoint& checkpoint, const std::vector<int>& ids, const std::vector<std::string>& tokens);
 
 // Reasons the ids cannot be run (empty when they can): no token, more than n_positions, an
 // id outside wte.
 std::vector<std::string> validate(const Checkpoint& checkpoint, const std::vector<int>& ids);
 
-// Reasons the ablated heads cannot be applied (empty when they can): a layer or head the
-// checkpoint does not have.
-std::vector<std::string> validate_ablation(const Checkpoint& checkpoint, const HeadSet& ablated);
-
 // Layer ℓ's scenario for its input (n × d): the residual stream entering the layer, with
 // the rows of W_O (c_proj_w) of the heads of `ablated` in layer ℓ zeroed.
 Scenario layer_scenario(const Checkpoint& checkpoint, const std::vector<std::string>& tokens, int layer,
                         const Matrix& layer_input, const HeadSet& ablated = {});
-// Zeroes, in a layer's scenario, the rows of W_O that the heads of `ablated` in layer ℓ meet;
-// true when the layer has any.
-bool ablate_heads(Scenario& scenario, const HeadSet& ablated, int layer);
-// The number of heads of `ablated` in layer ℓ.
-int ablated_in_layer(const HeadSet& ablated, int layer);
 // The residual stream layer ℓ read: its trace's x_pe (x₀ for layer 0).
 const Matrix& layer_input(const Trace& trace);
-// What the next layer reads: the block's output.
-const Matrix& layer_output(const Trace& trace);
 
 // All layers, every trace kept, and the next-token prediction, the heads of `ablated`
 // contributing nothing.

@@ -187,8 +187,6 @@ Matrix embed(const Model& model, const std::vector<int>& ids, bool with_learned_
 
 }  // namespace
 
-const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
-
 Scenario layer_scenario(const Model& model, const ModelInput& in, int l, const Matrix& layer_input,
                         const Matrix* source_memory) {
     const ModelConfig& c = model.config;
@@ -285,85 +283,48 @@ std::vector<std::string> layer_scenario_faults(const Model& model, int l, const 
     return faults;
 }
 
-void ablate_head(Model& model, int l, int h) {
-    const int d_k = model.config.d_model / model.config.heads;
-    model.params.layers[static_cast<size_t>(l)].w_o.middleRows(static_cast<Eigen::Index>(h) * d_k, d_k).setZero();
-}
-
-namespace {
-
-// Layers `from` … L−1 on the stream x entering layer `from` (and the source memory, in
-// cross-attention), then LN_f and the logits. Layer `from` runs `edited` when given.
-void run_layers(const Model& model, const ModelInput& in, int from, Matrix x, Matrix memory, const Scenario* edited,
-                ForwardPass& f) {
+stack::Stack make_stack(const Model& model, const ModelInput& in) {
     const ModelConfig& c = model.config;
-    const bool learned = c.positional == PositionalEncoding::Learned;
-    const bool cross = c.attention == AttentionKind::Cross;
-    f.ok = false;
-    f.errors.clear();
-    f.layers.resize(static_cast<size_t>(c.layers));
-    for (int l = from; l < c.layers; ++l) {
-        Trace& t = f.layers[static_cast<size_t>(l)];
-        if (l == from && edited) run_into(*edited, RunOptions{}, t);
-        else run_into(layer_scenario(model, in, l, x, cross ? &memory : nullptr), RunOptions{}, t);
-        if (!t.ok) {
-            for (const std::string& e : t.errors) f.errors.push_back("layer " + std::to_string(l + 1) + ": " + e);
-            return;
-        }
-        const Matrix& out = layer_output(t);
-        if (out.rows() != static_cast<Eigen::Index>(in.tokens.size()) || out.cols() != c.d_model) {  // what the next layer and W_U (d × V) read
-            f.errors.push_back("layer " + std::to_string(l + 1) + ": its output is " + std::to_string(out.rows()) + " × " +
-                               std::to_string(out.cols()) + "; the model's stream is " + std::to_string(in.tokens.size()) + " × " +
-                               std::to_string(c.d_model));
-            return;
-        }
-        if (l == 0 && learned && !(edited && from == 0)) {
-            // Label the first trace as the engine labels an added encoding: x_pe = x + pe.
-            const Eigen::Index n = t.x.rows();
+    stack::Stack s;
+    s.layers = c.layers;
+    s.d_model = c.d_model;
+    s.heads = c.heads;
+    s.cross = c.attention == AttentionKind::Cross;
+    s.layer_scenario = [&model, &in](int l, const Matrix& input, const Matrix* memory) {
+        return layer_scenario(model, in, l, input, memory);
+    };
+    if (c.positional == PositionalEncoding::Learned)
+        s.label_first_layer = [&model, &in](Trace& t) {
+            // Labelled as the engine labels an added encoding: x_pe = x + pe, as given.
             t.settings.positional = PositionalEncoding::Learned;
             t.x = embed(model, in.tokens, false);
-            t.pe = model.params.position_embedding.topRows(n);
-            if (cross) {
+            t.pe = model.params.position_embedding.topRows(t.x.rows());
+            if (model.config.attention == AttentionKind::Cross) {
                 t.source_x = embed(model, in.source, false);
                 t.source_pe = model.params.position_embedding.topRows(t.source_x.rows());
             }
-        }
-        if (l == 0 && cross) memory = t.source_x_pe;  // the memory every later layer reads
-        x = layer_output(t);
-    }
-    f.final_input = x;
-    f.final_output = c.final_norm() ? layer_norm(x, 1e-5f, {model.params.final_gamma, model.params.final_beta}) : x;
-    f.logits = f.final_output * model.params.unembedding;  // (n, d)·(d, V) → (n, V)
-    f.logits.rowwise() += model.params.unembedding_bias;
-    f.ok = true;
+        };
+    s.head.final_norm = c.final_norm();              // pre-norm blocks end unnormalised
+    s.head.norm = {model.params.final_gamma, model.params.final_beta};
+    s.head.unembedding = &model.params.unembedding;  // (n, d)·(d, V) → (n, V)
+    s.head.bias = &model.params.unembedding_bias;
+    return s;
 }
 
-}  // namespace
-
-ForwardPass forward(const Model& model, const ModelInput& in) {
+ForwardPass forward(const Model& model, const ModelInput& in, const HeadSet& ablated) {
     ForwardPass f;
+    f.ablated = ablated;
     f.errors = validate(model.config);
     if (f.errors.empty()) f.errors = validate(model, in);
     if (!f.errors.empty()) return f;
     const bool learned = model.config.positional == PositionalEncoding::Learned;
     Matrix memory;  // (n_s × d): E[source] (+ P)
     if (model.config.attention == AttentionKind::Cross) memory = embed(model, in.source, learned);
-    run_layers(model, in, 0, embed(model, in.tokens, learned), std::move(memory), nullptr, f);  // x₀ = E[tokens] (+ P)
+    stack::forward_into(make_stack(model, in), embed(model, in.tokens, learned), std::move(memory), f);  // x₀ = E[tokens] (+ P)
     return f;
 }
 
 bool recompute_from(const Model& model, const ModelInput& in, int l, const Scenario& edited, ForwardPass& pass) {
-    if (l < 0 || l >= model.config.layers || static_cast<int>(pass.layers.size()) != model.config.layers) {
-        pass.ok = false;
-        pass.errors = {"recompute from layer " + std::to_string(l + 1) + ": the pass has no layer there (run forward first)"};
-        return false;
-    }
-    for (int k = 0; k < l; ++k)
-        if (!pass.layers[static_cast<size_t>(k)].ok) {
-            pass.ok = false;
-            pass.errors = {"recompute from layer " + std::to_string(l + 1) + ": layer " + std::to_string(k + 1) + " was not computed"};
-            return false;
-        }
     // The edited scenario is what layer ℓ reads; its rows are the tokens, which the later
     // layers and the logits keep.
     if (edited.target.tokens.size() != in.tokens.size()) {
@@ -378,9 +339,7 @@ bool recompute_from(const Model& model, const ModelInput& in, int l, const Scena
         for (const std::string& fault : faults) pass.errors.push_back("layer " + std::to_string(l + 1) + ": " + fault);
         return false;
     }
-    const Matrix memory = model.config.attention == AttentionKind::Cross ? pass.layers.front().source_x_pe : Matrix();
-    run_layers(model, in, l, Matrix(), memory, &edited, pass);
-    return pass.ok;
+    return stack::recompute_from(make_stack(model, in), l, pass, &edited);
 }
 
 std::vector<int> token_ids(const Model& model, const std::vector<std::string>& names, std::string* error) {

@@ -27,6 +27,7 @@
 
 #include "matrix.hpp"
 #include "scenario.hpp"
+#include "stack.hpp"
 #include "trace.hpp"
 
 namespace attn::train {
@@ -122,22 +123,24 @@ struct ModelInput {
 // Reasons the input cannot be run by this model (empty when it can).
 std::vector<std::string> validate(const Model& model, const ModelInput& input);
 
-struct ForwardPass {
-    bool ok = false;
-    std::vector<std::string> errors;
-    std::vector<Trace> layers;       // layer ℓ's trace: attention and its block
-    Matrix final_input;              // x_L, the last layer's output (n × d)
-    Matrix final_output;             // LN_f(x_L) or x_L: what the unembedding reads (n × d)
-    Matrix logits;                   // (n × V)
-};
+// The stack's pass: every layer's trace, x_L, LN_f(x_L) or x_L, the logits (n × V), and the
+// heads ablated to zero.
+using ForwardPass = stack::Pass;
+using stack::HeadSet;
+using stack::layer_output;
+
+// The model as a stack (stack.hpp runs it): its layers' scenarios from its parameters, its
+// learned table labelled in layer 1's trace, LN_f (pre-norm with LayerNorm) and W_U, b_U.
+stack::Stack make_stack(const Model& model, const ModelInput& input);
 
 // The scenario of layer ℓ for a given layer input (n × d) and, in cross-attention, the
 // source memory (n_s × d). Layer 0 adds the sinusoidal encoding itself (engine); a learned
 // table is already in `input` (see above).
 Scenario layer_scenario(const Model& model, const ModelInput& input, int layer, const Matrix& layer_input,
                         const Matrix* source_memory);
-// Runs the model through the engine, keeping every layer's trace.
-ForwardPass forward(const Model& model, const ModelInput& input);
+// Runs the model through the engine, keeping every layer's trace; the heads of `ablated`
+// contribute nothing.
+ForwardPass forward(const Model& model, const ModelInput& input, const HeadSet& ablated = {});
 // Layer ℓ of a forward pass as a scenario the pipeline view opens: its input is what the
 // forward pass gave that layer (layer 1: E[tokens] + P with a learned table, already
 // added; E[tokens] with the sinusoid, which the scenario adds itself), so run() on it gives
@@ -145,7 +148,7 @@ ForwardPass forward(const Model& model, const ModelInput& input);
 Scenario trained_layer_scenario(const Model& model, const ModelInput& input, const ForwardPass& pass, int layer);
 // After an edit of layer ℓ's scenario (as trained_layer_scenario gave it, then edited in the
 // pipeline): layer ℓ runs `edited` as it is, then layers ℓ+1 … L−1, LN_f and the logits from
-// its output; layers before ℓ are kept. `pass` must be forward(model, input). The edited
+// its output; layers before ℓ are kept, pass.ablated applies. `pass` must be forward(model, input). The edited
 // scenario must keep one row per token and the layer's shape (layer_scenario_faults). False
 // with pass.errors when a layer cannot run.
 bool recompute_from(const Model& model, const ModelInput& input, int layer, const Scenario& edited, ForwardPass& pass);
@@ -155,11 +158,6 @@ bool recompute_from(const Model& model, const ModelInput& input, int layer, cons
 // in its vocabulary, an input X that is not one row of d_model per token. Each reason says
 // the model's side first: "d_model 8, but the scenario's layer has d_model 32".
 std::vector<std::string> layer_scenario_faults(const Model& model, int layer, const Scenario& scenario);
-// Ablation: head h of layer ℓ contributes nothing. Its rows [h·d_k, (h+1)·d_k) of W_O, the
-// rows its slice of the concatenation meets, are zeroed: concat·W_O = Σ_h head_h·W_O[h rows].
-void ablate_head(Model& model, int layer, int head);
-// The layer's output as the next layer reads it: the block's output, or the attention's.
-const Matrix& layer_output(const Trace& trace);
 
 // Token ids of the model's vocabulary; names not in it are reported in *error.
 std::vector<int> token_ids(const Model& model, const std::vector<std::string>& names, std::string* error);

@@ -218,11 +218,11 @@ Prediction Trainer::predict(const Example& e, const ModelParams& params) const {
 
 Evaluation Trainer::evaluate() const { return train::evaluate(model_, held_out_.examples, steps_done_); }
 
-Evaluation evaluate(const Model& model, const std::vector<Example>& examples, int step) {
+Evaluation evaluate(const Model& model, const std::vector<Example>& examples, int step, const HeadSet& ablated) {
     Evaluation ev;
     ev.step = step;
     for (const Example& e : examples) {
-        const ForwardPass f = forward(model, e.input);
+        const ForwardPass f = forward(model, e.input, ablated);
         if (!f.ok) continue;
         ev.loss += cross_entropy(f.logits, e.targets, e.scored, 1.0f, nullptr);
         const std::vector<int> predicted = argmax_rows(f.logits);

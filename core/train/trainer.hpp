@@ -141,8 +141,8 @@ private:
 Rng batch_stream(std::uint64_t seed, int step);
 
 // Held-out loss and accuracy of a model over examples (what Trainer::evaluate computes with
-// its own weights and held-out set): e.g. a snapshot's weights, or a model with a head ablated.
-Evaluation evaluate(const Model& model, const std::vector<Example>& examples, int step);
+// its own weights and held-out set): e.g. a snapshot's weights, or with heads ablated.
+Evaluation evaluate(const Model& model, const std::vector<Example>& examples, int step, const HeadSet& ablated = {});
 
 // Scales every tensor of grads by one factor so that their global L2 norm is at most
 // max_norm (0: no limit). Returns the norm before.

@@ -17,6 +17,7 @@
 #include "session_fixtures.hpp"
 #include "ui/app_state.hpp"
 #include "ui/classroom.hpp"
+#include "ui/panel_train.hpp"
 
 using namespace attn;
 using namespace attn::testing;

@@ -136,7 +136,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         for (size_t l = 1; l < 3; ++l) CHECK(m.pass.layers[l].block.output == full.layers[l].block.output);
         CHECK(m.pass.layers[2].head[0].weights == full.layers[2].head[0].weights);
         CHECK_FALSE(m.pass.layers[2].block.output == expected.layers[2].block.output);
-        CHECK(m.pass.next_logits == full.next_logits);
+        CHECK(m.pass.logits == full.logits);
         REQUIRE(m.pass.next_token_top5.size() == 5);
         CHECK(m.pass.next_token_top5[0].id == full.next_token_top5[0].id);
         CHECK(m.pass.next_token_top5[0].probability == full.next_token_top5[0].probability);
@@ -212,9 +212,9 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
     CHECK(ui.state.session.scenario.name == start.scenario.name);  // a right-click opens nothing
     CHECK(m.pass.layers[0].block.output.data() == layer_1_storage);  // layer 1 not recomputed
     const gpt2::ForwardPass ablated = gpt2::forward_text(checkpoint, m.computed_sentence, {{1, 0}});
-    CHECK(m.pass.next_logits == ablated.next_logits);
+    CHECK(m.pass.logits == ablated.logits);
     CHECK(m.pass.layers[2].head[0].weights == ablated.layers[2].head[0].weights);
-    CHECK_FALSE(m.pass.next_logits == intact.next_logits);
+    CHECK_FALSE(m.pass.logits == intact.logits);
     CHECK(ui.text("model.top5") != top5);
     CHECK(ui.text("model.top5").rfind(ablated.next_token_top5[0].token + "=", 0) == 0);
     CHECK_THAT(ui.text("model.ablated"), Catch::Matchers::StartsWith("1 head ablated"));
@@ -224,13 +224,13 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
     ui.frame(2);
     CHECK(m.pass.ablated == gpt2::HeadSet{{0, 1}, {1, 0}});
     CHECK_THAT(ui.text("model.ablated"), Catch::Matchers::StartsWith("2 heads ablated"));
-    CHECK(m.pass.next_logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).next_logits);
+    CHECK(m.pass.logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).logits);
 
     SECTION("Restore all heads: the intact model's top 5 again") {
         ui.click(ui.centre("model.restore_heads"));
         ui.frame(2);
         CHECK(m.pass.ablated.empty());
-        CHECK(m.pass.next_logits == intact.next_logits);
+        CHECK(m.pass.logits == intact.logits);
         CHECK(ui.text("model.top5") == top5);
         CHECK(ui.text("model.ablated") == "0 heads ablated");
         CHECK(ui.widget("model.restore_heads") == nullptr);
@@ -241,14 +241,14 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         ui.click(ui.centre("model.map.2.1"), 1);
         ui.frame(2);
         CHECK(m.pass.ablated.empty());
-        CHECK(m.pass.next_logits == intact.next_logits);
+        CHECK(m.pass.logits == intact.logits);
         CHECK(ui.text("model.top5") == top5);
     }
     SECTION("a new sentence keeps the ablated heads") {
         m.sentence = "The bank of the river";
         ui.frame(3);
         REQUIRE(m.computed_sentence == "The bank of the river");
-        CHECK(m.pass.next_logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).next_logits);
+        CHECK(m.pass.logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).logits);
     }
     SECTION("with layer 2 open in the pipeline, the opened layer stays the model's") {
         ui.click(ui.centre("model.restore_heads"));
@@ -266,7 +266,7 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         ui.frame(3);
         CHECK(session.revision == revision);
         CHECK(m.layer == 1);
-        CHECK(m.pass.next_logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{2, 0}}).next_logits);
+        CHECK(m.pass.logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{2, 0}}).logits);
 
         // Before it: its input changed, the layer is shown again from the new stream.
         ui.click(ui.centre("model.map.1.1"), 1);
@@ -277,7 +277,7 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         CHECK(session.scenario.target.embeddings == before.layers[1].x_pe);
         REQUIRE(session.trace.ok);
         CHECK(session.trace.output == before.layers[1].output);
-        CHECK(m.pass.next_logits == before.next_logits);
+        CHECK(m.pass.logits == before.logits);
 
         // In it: its rows of W_O are zero in the pipeline, and the pipeline says so.
         ui.click(ui.centre("model.map.2.2"), 1);
@@ -287,12 +287,12 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         CHECK(session.scenario.w_o.middleRows(0, 4) == checkpoint.layers[1].c_proj_w.middleRows(0, 4));
         REQUIRE(session.trace.ok);
         CHECK(session.trace.output == in.layers[1].output);
-        CHECK(m.pass.next_logits == in.next_logits);
+        CHECK(m.pass.logits == in.logits);
         CHECK_THAT(ui.text("model.pipeline_ablated"), Catch::Matchers::Contains("Ablated in this layer: head 2"));
         // An edit there still recomputes the layers after it, the ablated head kept at zero.
         ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 5, 2, 7.0f});
         ui.frame(3);
-        CHECK(m.pass.next_logits == in.next_logits);  // row 6 is head 2's: the model keeps it zero
+        CHECK(m.pass.logits == in.logits);  // row 6 is head 2's: the model keeps it zero
     }
 }
 

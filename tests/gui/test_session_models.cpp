@@ -21,6 +21,7 @@
 #include "ui/panel_model.hpp"
 #include "train_fixtures.hpp"
 #include "ui_driver.hpp"
+#include "ui/panel_train.hpp"
 
 using namespace attn;
 using attn::testing::UiDriver;

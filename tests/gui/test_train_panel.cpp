@@ -13,6 +13,7 @@
 #include "presets.hpp"
 #include "train/trainer.hpp"
 #include "train_fixtures.hpp"
+#include "ui/panel_train.hpp"
 #include "ui_driver.hpp"
 
 using namespace attn;
@@ -119,7 +120,8 @@ TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change
     CHECK(ui.text("train.ablate.1.1") == "on");
     CHECK(ui.text("train.ablate.1.2") == "on");
     CHECK(p.ablated_heads.size() == 2);
-    CHECK(p.shown_model.params.layers[0].w_o.isZero());  // every head's rows of W_O zeroed
+    CHECK(p.shown.layers[0].w_o.isZero());  // the pass zeroed every head's rows of W_O
+    CHECK_FALSE(p.shown_model.params.layers[0].w_o.isZero());  // in its layer's scenario, not in the weights
     ui.click(ui.centre("train.ablate.1.1"));
     ui.frame(2);
     ui.click(ui.centre("train.ablate.1.2"));

@@ -1,0 +1,91 @@
+#pragma once
+// What the Train panel keeps between frames (panel_train.hpp draws it): the form, the run's
+// progress as the training job (train_job.hpp) hands it over, what is shown, and a trained
+// layer opened in the pipeline.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scenario.hpp"
+#include "train/model.hpp"
+#include "train/trainer.hpp"
+#include "train_job.hpp"
+
+namespace attn::ui {
+
+// A trained layer opened in the pipeline (Open layer … in the pipeline): the session's
+// scenario is layer `layer` of `model` on `probe`. An edit of it there runs that layer as
+// edited and the layers after it (train::recompute_from); a probe token changed in the bar
+// above the pipeline gives the layer its new input, keeping the edits of its weights. The
+// probe follows the scenario's tokens, so undo brings both back together.
+struct TrainedLayerState {
+    int layer = -1;            // -1: none open
+    std::string name;          // the scenario's name: another scenario opened detaches
+    int step = 0;              // the weights' training step
+    train::Model model;        // the weights it was opened with (timeline step, ablation)
+    train::TrainSettings settings;
+    train::Example probe;      // the input; its truth when `truth` (a task example)
+    bool truth = true;
+    train::ForwardPass pass;   // every layer on the probe, layer `layer` as edited
+    std::vector<int> predicted;
+    Scenario applied;          // what layer `layer` of `pass` was computed from
+    std::uint64_t seen_revision = ~0ull;
+};
+
+// What the panel's buttons ask of the rest of the window (the session, the file prompt): set
+// while it draws, carried out by carry_out_train_request after the frame's views.
+struct TrainRequest {
+    enum Kind { None, OpenLayer, SaveModel, LoadModel } kind = None;
+    int layer = -1;  // OpenLayer: from 0
+};
+
+// What the Train panel keeps between frames.
+struct TrainPanelState {
+    bool open = false;
+    // The form: what Train / Reset build.
+    int task = 1;  // index into train::all_tasks(): reverse
+    int layers = 1, heads = 2, d_model = 32;
+    int positional = 2;  // index into the encodings: learned
+    int mask = 1;        // none, causal, window: causal
+    float learning_rate = 1e-2f;
+    int seed = 1;
+    std::vector<std::string> errors;  // the form's settings cannot train
+    std::string model_path = "model.json";  // what Save model… and Load model… offer
+
+    std::unique_ptr<compute::TrainWorker> worker;  // made by the first Start, Step or Reset
+    compute::TrainProgress progress;               // the last copy from the worker
+    std::uint64_t seen = 0;
+    train::TrainSettings settings;        // of the run under way
+    train::Example probe;                 // its probe (tokens edited in the panel) and held-out set
+    train::Example run_probe;             // the probe the run was made with (copied once per run)
+    std::vector<train::Example> held_out;
+    train::Evaluation start_evaluation;   // the held-out set before the run's first step
+
+    // The timeline: a snapshot index, or follow the newest weights.
+    bool follow = true;
+    int timeline = 0;
+    // Ablation: the heads whose W_O rows are zeroed, as (layer, head) from 0; any set of them.
+    train::HeadSet ablated_heads;
+    // Train stops by itself at this held-out accuracy (percent) or after this many more steps.
+    float stop_accuracy = 99.0f;
+    int stop_after = 2000;
+    // Per layer, the head the pointer was last over: Open layer … in the pipeline shows it.
+    std::vector<int> looked_at;
+
+    // What is drawn: the probe through the weights the timeline and the ablation choose.
+    std::string shown_key;  // generation, timeline step and ablation it was computed for
+    int shown_step = 0;
+    train::Model shown_model;
+    train::ForwardPass shown;
+    std::vector<int> shown_predicted;
+    std::string ablation_key;  // what `ablated` and `intact` were computed for
+    train::Evaluation ablated, intact;
+    std::vector<std::pair<int, float>> loss_curve, accuracy_curve;  // (step, value), rebuilt per publish
+
+    TrainedLayerState opened;  // a layer opened in the pipeline
+    TrainRequest request;      // this frame's, until carried out
+};
+
+}  // namespace attn::ui

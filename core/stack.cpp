@@ -1,0 +1,191 @@
+// The one loop over layers (stack.hpp has the maths).
+#include "stack.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <numeric>
+
+#include "engine.hpp"
+
+namespace attn::stack {
+
+std::vector<std::string> validate_ablation(const Stack& stack, const HeadSet& ablated) {
+    std::vector<std::string> errors;
+    for (const HeadId& id : ablated)
+        if (id.layer < 0 || id.layer >= stack.layers || id.head < 0 || id.head >= stack.heads)
+            errors.push_back("the ablated head " + std::to_string(id.head + 1) + " of layer " + std::to_string(id.layer + 1) +
+                             " does not exist: the model has " + std::to_string(stack.layers) +
+                             (stack.layers == 1 ? " layer of " : " layers of ") + std::to_string(stack.heads) +
+                             (stack.heads == 1 ? " head" : " heads"));
+    return errors;
+}
+
+int ablated_in_layer(const HeadSet& ablated, int layer) {
+    return static_cast<int>(std::distance(ablated.lower_bound({layer, 0}), ablated.lower_bound({layer + 1, 0})));
+}
+
+bool ablate_heads(Matrix& w_o, int d_k, const HeadSet& ablated, int layer) {
+    bool any = false;
+    for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it) {
+        // Head h's slice of the concatenation, columns [h·d_k, (h+1)·d_k), meets these rows of W_O.
+        w_o.middleRows(static_cast<Eigen::Index>(it->head) * d_k, d_k).setZero();
+        any = true;
+    }
+    return any;
+}
+
+bool ablate_heads(Scenario& s, const HeadSet& ablated, int layer) { return ablate_heads(s.w_o, s.d_model / s.heads, ablated, layer); }
+
+const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
+
+namespace {
+
+// Whether an ablated head of layer ℓ still has a nonzero row of W_O in the scenario.
+bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
+    const int d_k = s.d_model / s.heads;
+    for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it)
+        if (!s.w_o.middleRows(static_cast<Eigen::Index>(it->head) * d_k, d_k).isZero(0.0f)) return true;
+    return false;
+}
+
+std::string shape(const Matrix& m) { return std::to_string(m.rows()) + " \xC3\x97 " + std::to_string(m.cols()); }
+
+std::vector<std::string> head_faults(const Stack& stack) {
+    const Head& h = stack.head;
+    if (h.unembedding == nullptr) return {"the model has no unembedding"};
+    const Matrix& u = *h.unembedding;
+    const Eigen::Index d = stack.d_model;
+    if ((h.tied ? u.cols() : u.rows()) != d)
+        return {"the unembedding is " + shape(u) + (h.tied ? ", tied to the embedding table: expected V \xC3\x97 " : ": expected ") +
+                std::to_string(d) + (h.tied ? "" : " \xC3\x97 V")};
+    const Eigen::Index v = h.tied ? u.rows() : u.cols();
+    if (h.bias != nullptr && h.bias->size() != 0 && h.bias->size() != v)
+        return {"the unembedding's bias has " + std::to_string(h.bias->size()) + " values for " + std::to_string(v) + " tokens"};
+    if (h.final_norm && ((h.norm.gamma.size() != 0 && h.norm.gamma.size() != d) || (h.norm.beta.size() != 0 && h.norm.beta.size() != d)))
+        return {"the final norm's \xCE\xB3 or \xCE\xB2 is not one value per column of d_model " + std::to_string(d)};
+    return {};
+}
+
+// h = LN_f(x_L) (or x_L), then the logits of its rows, or of its last row only.
+void finish(const Stack& stack, const Matrix& x, Pass& pass) {
+    const Head& h = stack.head;
+    pass.final_input = x;
+    pass.final_output = h.final_norm ? layer_norm(x, h.epsilon, h.norm) : x;
+    const auto rows = h.last_row_only ? pass.final_output.bottomRows(1) : pass.final_output.topRows(pass.final_output.rows());
+    if (h.tied) pass.logits.noalias() = rows * h.unembedding->transpose();  // (n, d)·(d, V) → (n, V)
+    else pass.logits.noalias() = rows * *h.unembedding;                     // (n, d)·(d, V) → (n, V)
+    if (h.bias != nullptr && h.bias->size() != 0) pass.logits.rowwise() += *h.bias;
+    pass.ok = true;
+}
+
+// Layers [from, L) from the stream entering layer `from` (and the memory); layer `from`
+// runs `edited` when given.
+bool run_layers(const Stack& stack, int from, const Matrix& entering, const Matrix& memory_entering, const Scenario* edited,
+                Pass& pass) {
+    pass.ok = false;
+    pass.errors.clear();
+    const Eigen::Index n = pass.x0.rows();
+    auto fail = [&](int l, const std::string& why) {
+        pass.errors.push_back("layer " + std::to_string(l + 1) + ": " + why);
+        return false;
+    };
+    const Matrix* x = &entering;
+    const Matrix* memory = &memory_entering;
+    for (int l = from; l < stack.layers; ++l) {
+        Trace& t = pass.layers[static_cast<size_t>(l)];
+        const bool is_edited = l == from && edited != nullptr;
+        if (is_edited) {
+            // The edited scenario as it is: its X is the stream entering the layer, and an edit
+            // there counts too; it must still hold one row per token.
+            const Matrix& ex = edited->target.embeddings;
+            if (ex.rows() != n || ex.cols() != stack.d_model)
+                return fail(l, "the edited scenario's X is " + shape(ex) + "; the model's stream is " + std::to_string(n) +
+                                   " \xC3\x97 " + std::to_string(stack.d_model) + " (one row per token of the sentence)");
+            if (needs_ablation(*edited, pass.ablated, l)) {
+                Scenario ablated = *edited;
+                ablate_heads(ablated, pass.ablated, l);
+                run_into(ablated, RunOptions{}, t);
+            } else {
+                run_into(*edited, RunOptions{}, t);
+            }
+        } else {
+            Scenario s = stack.layer_scenario(l, *x, stack.cross ? memory : nullptr);
+            ablate_heads(s, pass.ablated, l);
+            run_into(s, RunOptions{}, t);
+        }
+        if (!t.ok) {
+            for (const std::string& e : t.errors) pass.errors.push_back("layer " + std::to_string(l + 1) + ": " + e);
+            return false;
+        }
+        const Matrix& out = layer_output(t);
+        if (out.rows() != n || out.cols() != stack.d_model)  // what the next layer and the head read
+            return fail(l, "its output is " + shape(out) + "; the model's stream is " + std::to_string(n) + " \xC3\x97 " +
+                               std::to_string(stack.d_model));
+        if (l == 0 && !is_edited && stack.label_first_layer) stack.label_first_layer(t);
+        if (l == 0 && stack.cross) memory = &t.source_x_pe;  // the memory every later layer reads
+        x = &out;
+    }
+    finish(stack, *x, pass);
+    return true;
+}
+
+}  // namespace
+
+bool forward_into(const Stack& stack, Matrix x0, Matrix memory, Pass& pass) {
+    pass.ok = false;
+    pass.errors = validate_ablation(stack, pass.ablated);
+    for (std::string& e : head_faults(stack)) pass.errors.push_back(std::move(e));
+    if (stack.layers < 1) pass.errors.push_back("the model has no layer");
+    if (x0.rows() < 1 || x0.cols() != stack.d_model)
+        pass.errors.push_back("the embedded tokens are " + shape(x0) + ": expected one row of d_model " + std::to_string(stack.d_model) +
+                              " per token");
+    if (!pass.errors.empty()) {
+        pass.layers.clear();
+        return false;
+    }
+    pass.x0 = std::move(x0);
+    pass.memory0 = std::move(memory);
+    pass.layers.resize(static_cast<size_t>(stack.layers));  // kept traces keep their storage (run_into)
+    return run_layers(stack, 0, pass.x0, pass.memory0, nullptr, pass);
+}
+
+bool recompute_from(const Stack& stack, int layer, Pass& pass, const Scenario* edited) {
+    auto refuse = [&](std::vector<std::string> errors) {
+        pass.ok = false;
+        pass.errors = std::move(errors);
+        return false;
+    };
+    const std::string from = "recompute from layer " + std::to_string(layer + 1) + ": ";
+    if (layer < 0 || layer >= stack.layers || static_cast<int>(pass.layers.size()) != stack.layers || pass.x0.rows() < 1)
+        return refuse({from + "the pass has no layer there (run forward first)"});
+    for (int k = 0; k < layer; ++k)
+        if (!pass.layers[static_cast<size_t>(k)].ok)
+            return refuse({from + "layer " + std::to_string(k + 1) + " was not computed (run forward first)"});
+    if (std::vector<std::string> errors = validate_ablation(stack, pass.ablated); !errors.empty()) return refuse(std::move(errors));
+    if (std::vector<std::string> errors = head_faults(stack); !errors.empty()) return refuse(std::move(errors));
+    const Matrix& entering = layer == 0 ? pass.x0 : layer_output(pass.layers[static_cast<size_t>(layer - 1)]);
+    const Matrix& memory = layer == 0 ? pass.memory0 : pass.layers.front().source_x_pe;
+    return run_layers(stack, layer, entering, memory, edited, pass);
+}
+
+std::vector<int> top_k(const Matrix& row, int k) {
+    std::vector<int> order(static_cast<size_t>(row.cols()));
+    std::iota(order.begin(), order.end(), 0);
+    k = std::clamp<int>(k, 0, static_cast<int>(order.size()));
+    // NaN ranks below every number, so the order stays a strict weak ordering (partial_sort
+    // needs one) when NaN reached the row.
+    const auto rank = [&](int i) {
+        const float value = row(0, i);
+        return std::isnan(value) ? -std::numeric_limits<float>::infinity() : value;
+    };
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int a, int b) {
+        const float ra = rank(a), rb = rank(b);
+        return ra != rb ? ra > rb : a < b;
+    });
+    order.resize(static_cast<size_t>(k));
+    return order;
+}
+
+}  // namespace attn::stack

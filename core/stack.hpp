@@ -1,0 +1,111 @@
+#pragma once
+// One stack of layers: the runtime every model runs on (a model trained in the app, GPT-2,
+// and each family after it). A family says how its weights make a layer's scenario and
+// what its head is; the loop, the recompute after an edit, the ablation of heads, the
+// layer's output and the top-k are written here once (llm.c's gpt2_forward loop).
+//
+//   x₀                                   (n × d): the family's embedding of the tokens
+//   for ℓ = 0 … L−1:
+//     sₗ = layer_scenario(ℓ, xₗ, m)      the family's weights; ablated heads' rows of W_O zeroed
+//     traceₗ = run(sₗ)                   the engine: attention and its block, every step kept
+//     xₗ₊₁ = layer_output(traceₗ)        (n × d): the block's output, else the attention's
+//   h = LN_f(x_L), or x_L                (n × d)
+//   logits = h·W_U + b_U                 (n × d)·(d × V) → (n × V); tied: h·Eᵀ with E (V × d);
+//                                        only h's last row when the family predicts one token
+//
+// Cross-attention: every layer reads one memory m (n_s × d), the source's X + PE as layer 1's
+// trace holds it (a decoder reading its encoder's output); layer 1 is given the memory as
+// the family made it.
+//
+// Ablation: head h of layer ℓ contributes nothing. The concatenation's columns
+// [h·d_k, (h+1)·d_k) are head h's, and they meet rows [h·d_k, (h+1)·d_k) of W_O:
+// concat·W_O = Σ_h head_h·W_O[h's rows]. Those rows are zeroed in the layer's scenario (the
+// family's weights are not changed); the head's weights are still computed and shown.
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "matrix.hpp"
+#include "scenario.hpp"
+#include "trace.hpp"
+
+namespace attn::stack {
+
+// One head of one layer (both from 0).
+struct HeadId {
+    int layer = 0, head = 0;
+    bool operator<(const HeadId& o) const { return layer != o.layer ? layer < o.layer : head < o.head; }
+    bool operator==(const HeadId& o) const { return layer == o.layer && head == o.head; }
+};
+using HeadSet = std::set<HeadId>;
+
+// The end of the stack: the final norm and the unembedding (the LM head).
+struct Head {
+    bool final_norm = false;        // h = LN_f(x_L) with `norm`, else h = x_L
+    LayerNormParams norm;           // (1 × d) each
+    float epsilon = 1e-5f;
+    const Matrix* unembedding = nullptr;  // W_U (d × V); tied: the embedding table E (V × d)
+    bool tied = false;                    // logits = h·Eᵀ
+    const Vector* bias = nullptr;         // b_U (1 × V), or none
+    bool last_row_only = false;           // logits of h's last row only (1 × V): the next token's
+};
+
+// What a family gives the runtime. The functions may hold references to the family's
+// weights: the stack is used while they live.
+struct Stack {
+    int layers = 0;
+    int d_model = 0;
+    int heads = 1;
+    bool cross = false;  // every layer's keys and values read the memory
+    // Layer ℓ's scenario for the stream entering it (n × d) and, in cross-attention, the memory.
+    std::function<Scenario(int layer, const Matrix& input, const Matrix* memory)> layer_scenario;
+    // Labels layer 1's trace when x₀ already holds an encoding the engine did not add (a learned
+    // table): the trace then reads as the engine's own "X + PE". May be empty.
+    std::function<void(Trace& first)> label_first_layer;
+    Head head;
+};
+
+struct Pass {
+    bool ok = false;
+    std::vector<std::string> errors;
+    Matrix x0;                  // the stream entering layer 1 (n × d)
+    Matrix memory0;             // cross-attention: the memory layer 1 was given (n_s × d)
+    std::vector<Trace> layers;  // layer ℓ's trace: attention and its block
+    Matrix final_input;         // x_L (n × d)
+    Matrix final_output;        // LN_f(x_L), or x_L: what the unembedding reads (n × d)
+    Matrix logits;              // (n × V), or (1 × V) with Head::last_row_only
+    // Heads ablated to zero: every layer run applies them (a change needs a recompute from
+    // its lowest changed layer).
+    HeadSet ablated;
+};
+
+// Reasons the ablated heads cannot be applied to the stack (empty when they can).
+std::vector<std::string> validate_ablation(const Stack& stack, const HeadSet& ablated);
+// The number of heads of `ablated` in layer ℓ.
+int ablated_in_layer(const HeadSet& ablated, int layer);
+// Zeroes, in layer ℓ's W_O (H·d_k × d), the rows the heads of `ablated` in that layer meet;
+// true when the layer has any. The scenario's form is what every run applies; the matrix's
+// lets a family keep weights with the heads ablated (a trained layer opened in the pipeline).
+bool ablate_heads(Matrix& w_o, int head_dim, const HeadSet& ablated, int layer);
+bool ablate_heads(Scenario& scenario, const HeadSet& ablated, int layer);
+
+// What the next layer reads: the block's output, or the attention's without a block.
+const Matrix& layer_output(const Trace& trace);
+
+// Every layer from x₀ (and the memory, in cross-attention), every trace kept, then the head.
+// Runs into pass's traces, reusing their storage. False with pass.errors.
+bool forward_into(const Stack& stack, Matrix x0, Matrix memory, Pass& pass);
+
+// After an edit in layer ℓ (or of the ablated heads): layers ℓ … L−1 and the head again;
+// layers before ℓ are kept. With `edited`, layer ℓ runs that scenario (the app's pipeline
+// edits it; its X is the stream entering the layer and must keep one row of d per token) with
+// the ablated heads zeroed in a copy where needed; without, the family's own layer. False with
+// pass.errors.
+bool recompute_from(const Stack& stack, int layer, Pass& pass, const Scenario* edited = nullptr);
+
+// The k largest values of a row (1 × V), best first; ties: the smaller index; NaN ranks
+// below every number.
+std::vector<int> top_k(const Matrix& row, int k);
+
+}  // namespace attn::stack
