@@ -433,7 +433,8 @@ TEST_CASE("training / reverse and copy reach 99% held-out accuracy, and a head a
     // With a learned position table one head of the two becomes the reverse (or copy) head.
     // With the sinusoid the task is learned as well, but the anti-diagonal stays blurred over
     // neighbouring keys (≈ 0.75 on the key itself) and the two heads share the rows, so
-    // there only the accuracy is checked.
+    // there only the accuracy is checked; it also learns more slowly, and at 300 steps sits at
+    // the edge of 99% (98.6% or 99.2% as the float rounding of one build or another goes).
     struct Case {
         TaskKind kind;
         PositionalEncoding positional;
@@ -442,8 +443,8 @@ TEST_CASE("training / reverse and copy reach 99% held-out accuracy, and a head a
     };
     const Case c = GENERATE(Case{TaskKind::Reverse, PositionalEncoding::Learned, 200, true},
                             Case{TaskKind::Copy, PositionalEncoding::Learned, 200, true},
-                            Case{TaskKind::Reverse, PositionalEncoding::Sinusoidal, 300, false},
-                            Case{TaskKind::Copy, PositionalEncoding::Sinusoidal, 300, false});
+                            Case{TaskKind::Reverse, PositionalEncoding::Sinusoidal, 500, false},
+                            Case{TaskKind::Copy, PositionalEncoding::Sinusoidal, 500, false});
     INFO(to_string(c.kind) << ", " << to_string(c.positional) << " positions, " << c.steps << " steps");
     TrainSettings s = small_settings(c.kind);
     s.model.positional = c.positional;
