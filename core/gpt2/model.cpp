@@ -3,9 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
-#include <numeric>
 #include <sstream>
 
 #include "analysis.hpp"
