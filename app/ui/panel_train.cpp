@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cfloat>
 #include <cstdio>
 #include <cmath>
@@ -197,8 +196,13 @@ void open_trained_layer(AppState& state, int layer, int head) {
     poll_progress(p);
     update_shown(p);
     if (!p.shown.ok || layer < 0 || layer >= static_cast<int>(p.shown.layers.size())) return;
-    Scenario scenario = train::trained_layer_scenario(p.shown_model, p.probe.input, p.shown, layer);
-    stack::ablate_heads(scenario, p.ablated_heads, layer);
+    // The opened weights keep the ablation: the pipeline shows W_O as the pass used it, and a
+    // session keeps the layer as it was seen.
+    train::Model opened = p.shown_model;
+    const int d_k = opened.config.d_model / opened.config.heads;
+    for (int l = 0; l < opened.config.layers; ++l)
+        stack::ablate_heads(opened.params.layers[static_cast<size_t>(l)].w_o, d_k, p.ablated_heads, l);
+    Scenario scenario = train::trained_layer_scenario(opened, p.probe.input, p.shown, layer);
     scenario.name += ", step " + std::to_string(p.shown_step) + (p.ablated_heads.empty() ? std::string() : ", " + ablated_text(p.ablated_heads) + " ablated");
     const Trace& shown = p.shown.layers[static_cast<size_t>(layer)];
     if (head < 0 || head >= static_cast<int>(shown.head.size()))
@@ -208,12 +212,7 @@ void open_trained_layer(AppState& state, int layer, int head) {
     o.layer = layer;
     o.name = scenario.name;
     o.step = p.shown_step;
-    // The opened weights keep the ablation: the pipeline shows W_O as the pass used it, and a
-    // session keeps the layer as it was seen.
-    o.model = p.shown_model;
-    const int d_k = o.model.config.d_model / o.model.config.heads;
-    for (int l = 0; l < o.model.config.layers; ++l)
-        stack::ablate_heads(o.model.params.layers[static_cast<size_t>(l)].w_o, d_k, p.ablated_heads, l);
+    o.model = std::move(opened);
     o.settings = p.settings;
     o.probe = p.probe;
     o.truth = true;
