@@ -77,7 +77,7 @@ void resize_custom_mask(Scenario& s) {
     s.custom_mask = resized;
 }
 
-Matrix* weight_matrix(Scenario& s, MatrixId id, int& which) {
+SharedMatrix* weight_matrix(Scenario& s, MatrixId id, int& which) {
     switch (id) {
         case MatrixId::WQ: which = 0; return &s.w_q;
         case MatrixId::WK: which = 1; return &s.w_k;
@@ -154,6 +154,7 @@ bool set_vector_cell(const SetCell& e, Scenario& s) {
 
 bool set_cell(const SetCell& e, Scenario& s) {
     Matrix* target = nullptr;
+    SharedMatrix* weight = nullptr;  // a weight: copied from the model it shares only when a cell changes
     bool materialised = false;
     switch (e.matrix) {
         case MatrixId::None: return false;
@@ -172,9 +173,9 @@ bool set_cell(const SetCell& e, Scenario& s) {
             if (s.input != InputMode::Embeddings) return false;
             const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * s.d_model;
             const bool first = e.matrix == MatrixId::W1;
-            target = first ? &s.block.w_1 : &s.block.w_2;
-            if (target->size() == 0) {  // the seeded one the engine uses, before the edit
-                *target = first ? resolved_weight(Matrix(), s.d_model, d_ff, s.seed, 10) : resolved_weight(Matrix(), d_ff, s.d_model, s.seed, 11);
+            weight = first ? &s.block.w_1 : &s.block.w_2;
+            if (weight->size() == 0) {  // the seeded one the engine uses, before the edit
+                *weight = first ? resolved_weight(Matrix(), s.d_model, d_ff, s.seed, 10) : resolved_weight(Matrix(), d_ff, s.d_model, s.seed, 11);
                 materialised = true;
             }
             break;
@@ -195,17 +196,18 @@ bool set_cell(const SetCell& e, Scenario& s) {
         case MatrixId::V: target = &s.v; break;
         default: {
             int which = 0;
-            target = weight_matrix(s, e.matrix, which);
-            if (target->size() == 0) {
+            weight = weight_matrix(s, e.matrix, which);
+            if (weight->size() == 0) {
                 if (s.input != InputMode::Embeddings) return false;  // direct mode without W_O
-                *target = resolved_weight(*target, s.d_model, s.d_model, s.seed, which);
+                *weight = resolved_weight(*weight, s.d_model, s.d_model, s.seed, which);
                 materialised = true;
             }
         }
     }
-    if (e.row < 0 || e.col < 0 || e.row >= target->rows() || e.col >= target->cols()) return materialised;
-    if (same_value((*target)(e.row, e.col), e.value)) return materialised;
-    (*target)(e.row, e.col) = e.value;
+    const Matrix& current = weight ? weight->get() : *target;
+    if (e.row < 0 || e.col < 0 || e.row >= current.rows() || e.col >= current.cols()) return materialised;
+    if (same_value(current(e.row, e.col), e.value)) return materialised;
+    (weight ? weight->edit() : *target)(e.row, e.col) = e.value;
     return true;
 }
 

@@ -177,8 +177,8 @@ Matrix resolved_embeddings(const Sequence& seq, int d_model) {
     return x;
 }
 
-Matrix resolved_weight(const Matrix& given, int rows, int cols, std::uint64_t seed, int which) {
-    if (given.size() != 0) return given;
+SharedMatrix resolved_weight(const SharedMatrix& given, int rows, int cols, std::uint64_t seed, int which) {
+    if (given.size() != 0) return given;  // shared, not copied
     return xavier_uniform(rows, cols, seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(which) * 7919u + 17u);
 }
 
@@ -286,7 +286,7 @@ void add_head_warnings(const Scenario& s, Trace& t) {
 }  // namespace
 
 void finish_trace(const Scenario& s, Trace& t) {
-    t.output = t.w_o.size() != 0 ? Matrix(t.concat * t.w_o) : t.concat;  // (n_q, h·d_v)·(h·d_v, d_model)
+    t.output = t.w_o.size() != 0 ? Matrix(t.concat * *t.w_o) : t.concat;  // (n_q, h·d_v)·(h·d_v, d_model)
     const MaskRule mask = mask_rule(s, t.n_keys);
     const std::vector<int> fully_masked = fully_masked_rows(mask, t.n_queries);
     for (HeadTrace& head : t.head) {
@@ -397,8 +397,8 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
     b.w_2 = resolved_weight(o.w_2, d_ff, d_model, s.seed, 11);
     b.b_1 = o.b_1.size() != 0 ? as_row(o.b_1) : Matrix::Zero(1, d_ff);
     b.b_2 = o.b_2.size() != 0 ? as_row(o.b_2) : Matrix::Zero(1, d_model);
-    b.ffn_hidden = activate((ffn_input * b.w_1).rowwise() + b.b_1.row(0), o.activation);  // (n, d_model)·(d_model, d_ff)
-    b.ffn_output = (b.ffn_hidden * b.w_2).rowwise() + b.b_2.row(0);                      // (n, d_ff)·(d_ff, d_model)
+    b.ffn_hidden = activate((ffn_input * *b.w_1).rowwise() + b.b_1.row(0), o.activation);  // (n, d_model)·(d_model, d_ff)
+    b.ffn_output = (b.ffn_hidden * *b.w_2).rowwise() + b.b_2.row(0);                      // (n, d_ff)·(d_ff, d_model)
     const Matrix& around_ffn = pre ? b.residual : b.norm1;                         // what the second residual adds back
     b.residual2 = o.residual ? Matrix(around_ffn + b.ffn_output) : b.ffn_output;
     b.output = !pre && o.layer_norm ? layer_norm(b.residual2, o.epsilon, norm_2) : b.residual2;
@@ -463,9 +463,9 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         note_non_finite(t, "W_K", t.w_k);
         note_non_finite(t, "W_V", t.w_v);
         note_non_finite(t, "W_O", t.w_o);
-        q_all.noalias() = queries_from * t.w_q;  // (n_q, d_model)·(d_model, d_model) → (n_q, h·d_k)
-        k_all.noalias() = keys_from * t.w_k;     // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_k)
-        v_all.noalias() = keys_from * t.w_v;     // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_v)
+        q_all.noalias() = queries_from * *t.w_q;  // (n_q, d_model)·(d_model, d_model) → (n_q, h·d_k)
+        k_all.noalias() = keys_from * *t.w_k;   // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_k)
+        v_all.noalias() = keys_from * *t.w_v;   // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_v)
         t.b_q = as_row(s.b_q);
         t.b_k = as_row(s.b_k);
         t.b_v = as_row(s.b_v);
@@ -524,8 +524,8 @@ void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
     t.milliseconds = 0.0;
     t.d_model = t.n_queries = t.n_keys = t.d_k = t.d_v = 0;
     t.has_block = false;
-    for (Matrix* m : {&t.x, &t.pe, &t.x_pe, &t.source_x, &t.source_pe, &t.source_x_pe, &t.w_q, &t.w_k, &t.w_v, &t.w_o})
-        m->resize(0, 0);
+    for (Matrix* m : {&t.x, &t.pe, &t.x_pe, &t.source_x, &t.source_pe, &t.source_x_pe}) m->resize(0, 0);
+    for (SharedMatrix* w : {&t.w_q, &t.w_k, &t.w_v, &t.w_o}) *w = SharedMatrix();
     t.visible.resize(0, 0);
     t.block = BlockTrace{};
     t.detail = options.detail;

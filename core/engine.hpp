@@ -55,7 +55,7 @@ std::optional<std::vector<PooledWeights>> repool_weights(const Scenario& scenari
 // The matrices the engine would use when the scenario leaves them empty: derived
 // embeddings and seeded weights. The UI calls this before the first in-place edit.
 Matrix resolved_embeddings(const Sequence& sequence, int d_model);
-Matrix resolved_weight(const Matrix& given, int rows, int cols, std::uint64_t seed, int which);
+SharedMatrix resolved_weight(const SharedMatrix& given, int rows, int cols, std::uint64_t seed, int which);
 
 // [SECTION] Pieces shared by the backends (the GPU backend prepares and finishes a trace
 // with these and computes only the attention itself on the device).

@@ -17,16 +17,21 @@ using reflect::detail::is_vector;
 template <typename T>
 constexpr bool is_plain_leaf = std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>;
 
-// A field whose storage can be large: an Eigen matrix or a list of plain values.
+// A matrix: an Eigen one, or a weight shared with a model (kept in chunks as its values are;
+// a step restored holds its own copy).
+template <typename T>
+constexpr bool is_matrix = is_eigen<T>::value || std::is_same_v<T, SharedMatrix>;
+
+// A field whose storage can be large: a matrix or a list of plain values.
 template <typename T>
 constexpr bool is_bulk() {
-    if constexpr (is_eigen<T>::value) return true;
+    if constexpr (is_matrix<T>) return true;
     else if constexpr (is_vector<T>::value) return is_plain_leaf<typename T::value_type>;
     else return false;
 }
 
-template <typename T, bool = is_eigen<T>::value>
-struct element_type { using type = typename T::Scalar; };
+template <typename T, bool = is_matrix<T>>
+struct element_type { using type = std::remove_cv_t<std::remove_reference_t<decltype(*std::declval<const T&>().data())>>; };
 template <typename T>
 struct element_type<T, false> { using type = typename T::value_type; };
 template <typename T>
@@ -70,7 +75,7 @@ size_t count_of(const T& field) {
 
 template <typename T>
 auto begin_of(const T& field) {
-    if constexpr (is_eigen<T>::value) return field.data();
+    if constexpr (is_matrix<T>) return field.data();
     else return field.begin();
 }
 
@@ -110,7 +115,7 @@ History::Snapshot History::freeze(Scenario scenario, std::string action, const S
             Piece piece;
             piece.leaf = index;
             piece.type = type_tag<T>();
-            if constexpr (is_eigen<T>::value) {
+            if constexpr (is_matrix<T>) {
                 piece.rows = static_cast<long>(field.rows());
                 piece.cols = static_cast<long>(field.cols());
             } else {
@@ -169,12 +174,16 @@ Scenario History::thaw(const Snapshot& snapshot) {
             if (next >= snapshot.pieces.size() || snapshot.pieces[next].leaf != index) return;
             using E = element_of<T>;
             const Piece& piece = snapshot.pieces[next++];
-            if constexpr (is_eigen<T>::value) {
-                field.resize(piece.rows, piece.cols);
+            if constexpr (is_matrix<T>) {
+                auto& matrix = [&]() -> auto& {
+                    if constexpr (std::is_same_v<T, SharedMatrix>) return field.edit();
+                    else return field;
+                }();
+                matrix.resize(piece.rows, piece.cols);
                 size_t at = 0;
                 for (const Chunk& c : piece.chunks) {
                     const auto& part = *static_cast<const std::vector<E>*>(c.data.get());
-                    std::copy(part.begin(), part.end(), field.data() + at);
+                    std::copy(part.begin(), part.end(), matrix.data() + at);
                     at += part.size();
                 }
             } else {

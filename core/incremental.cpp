@@ -74,9 +74,9 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
         HeadTrace& head = t.head[static_cast<size_t>(h)];
         for (int r : *rows) {
             // (1, d_model)·(d_model, d_k): the edited token's slice of the projections
-            const Vector q = t.x_pe.row(r) * t.w_q.middleCols(h * d_k, d_k);
-            const Vector k = t.x_pe.row(r) * t.w_k.middleCols(h * d_k, d_k);
-            head.v.row(r) = t.x_pe.row(r) * t.w_v.middleCols(h * d_v, d_v);
+            const Vector q = t.x_pe.row(r) * t.w_q->middleCols(h * d_k, d_k);
+            const Vector k = t.x_pe.row(r) * t.w_k->middleCols(h * d_k, d_k);
+            head.v.row(r) = t.x_pe.row(r) * t.w_v->middleCols(h * d_v, d_v);
             if (rope) {
                 head.q_unrotated.row(r) = q;
                 head.k_unrotated.row(r) = k;
@@ -120,11 +120,11 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
         }
     }
     if (affected_rows.size() * 2 > static_cast<size_t>(n)) {
-        t.output.noalias() = t.concat * t.w_o;  // (n, h·d_v)·(h·d_v, d_model)
+        t.output.noalias() = t.concat * *t.w_o;  // (n, h·d_v)·(h·d_v, d_model)
     } else {
         Matrix rows_concat(static_cast<Eigen::Index>(affected_rows.size()), t.concat.cols());
         for (size_t a = 0; a < affected_rows.size(); ++a) rows_concat.row(static_cast<Eigen::Index>(a)) = t.concat.row(affected_rows[a]);
-        const Matrix rows_output = rows_concat * t.w_o;  // (m, h·d_v)·(h·d_v, d_model)
+        const Matrix rows_output = rows_concat * *t.w_o;  // (m, h·d_v)·(h·d_v, d_model)
         for (size_t a = 0; a < affected_rows.size(); ++a) t.output.row(affected_rows[a]) = rows_output.row(static_cast<Eigen::Index>(a));
     }
     t.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

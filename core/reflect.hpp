@@ -6,8 +6,9 @@
 // ("did only the embeddings change?") and "is this still the preset?" both rest on it.
 //
 // Compared as: numbers bit for bit (NaN equals the same NaN, −0 differs from +0: an edit
-// that writes either is a change); Eigen matrices by shape and bits; containers element by
-// element; aggregates field by field, recursively.
+// that writes either is a change); Eigen matrices by shape and bits (a SharedMatrix too, and
+// at once when both hold the same one); containers element by element; aggregates field by
+// field, recursively.
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "matrix.hpp"
+#include "shared_matrix.hpp"
 
 namespace attn::reflect {
 
@@ -90,6 +92,8 @@ bool equal_value(const T& a, const T& b, const void* skip) {
         return std::memcmp(&a, &b, sizeof(T)) == 0;
     } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T> || std::is_same_v<T, std::string>) {
         return a == b;
+    } else if constexpr (std::is_same_v<T, SharedMatrix>) {
+        return a.shares(b) || equal_value<Matrix>(*a, *b, skip);
     } else if constexpr (is_eigen<T>::value) {
         if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
         if constexpr (std::is_same_v<typename T::Scalar, bool>) return a.size() == 0 || (a == b).all();

@@ -94,7 +94,10 @@ Column fixed_block_output(const Trace&) { return Column::BlockOutput; }
 
 // [SECTION] The table
 
-#define TRACE_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &t.field; }
+// A field of the trace as the matrix it holds (a weight is a SharedMatrix: its matrix).
+const Matrix& held(const Matrix& m) { return m; }
+
+#define TRACE_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &held(t.field); }
 #define HEAD_GET(field) [](const Trace&, const HeadTrace* h) -> const Matrix* { return h ? &h->field : nullptr; }
 #define SHAPE_OF(field) [](const Trace& t, int) { return dims(t.field); }
 
@@ -307,7 +310,7 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.beta_2 : nullptr; },
                  [](const Trace&, int) { return std::string("\xCE\xB2") + kSub2; }, SHAPE_OF(block.beta_2), fixed_block});
     r.push_back({"block.w_1", false, Stage::Block, A::Dim, A::Hidden, V::Signed, E::W1, "W_1",
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.w_1 : nullptr; },
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.w_1.get() : nullptr; },
                  [](const Trace&, int) { return std::string("W") + kSub1; }, SHAPE_OF(block.w_1), fixed_feed_forward});
     r.push_back({"block.b_1", false, Stage::Block, A::Hidden, A::Hidden, V::Signed, E::B1, "b_1",
                  [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.b_1 : nullptr; },
@@ -320,7 +323,7 @@ std::vector<MatrixEntry> build_registry() {
                  },
                  SHAPE_OF(block.ffn_hidden), fixed_feed_forward});
     r.push_back({"block.w_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::W2, "W_2",
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.w_2 : nullptr; },
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.w_2.get() : nullptr; },
                  [](const Trace&, int) { return std::string("W") + kSub2; }, SHAPE_OF(block.w_2), fixed_feed_forward});
     r.push_back({"block.b_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::B2, "b_2",
                  [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.b_2 : nullptr; },

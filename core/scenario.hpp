@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "matrix.hpp"
+#include "shared_matrix.hpp"
 
 namespace attn {
 
@@ -76,7 +77,7 @@ struct BlockOptions {
     NormPlacement norm = NormPlacement::Post;
     Activation activation = Activation::ReLU;
     float epsilon = 1e-5f;    // LayerNorm's ε
-    Matrix w_1, w_2;          // (d_model × d_ff), (d_ff × d_model); empty → seeded Xavier-uniform
+    SharedMatrix w_1, w_2;    // (d_model × d_ff), (d_ff × d_model); empty → seeded Xavier-uniform
     Vector b_1, b_2;          // (1 × d_ff), (1 × d_model); empty → 0
     LayerNormParams norm_1, norm_2;  // around attention and around the feed-forward
 };
@@ -91,8 +92,9 @@ struct Scenario {
     Sequence source;          // keys/values in cross-attention
     int d_model = 8;
     int heads = 1;            // d_k = d_v = d_model / heads
-    Matrix w_q, w_k, w_v;     // (d_model × d_model), or empty → seeded Xavier-uniform
-    Matrix w_o;               // (d_model × d_model), or empty → seeded
+    // Weights are shared with the model they came from until edited (shared_matrix.hpp).
+    SharedMatrix w_q, w_k, w_v;  // (d_model × d_model), or empty → seeded Xavier-uniform
+    SharedMatrix w_o;            // (d_model × d_model), or empty → seeded
     // Biases of the projections: Q = X·W_Q + b_q, …, output = concat·W_O + b_o. Each
     // (1 × columns of its W), or empty → none (GPT-2 has them; the articles do not).
     Vector b_q, b_k, b_v, b_o;

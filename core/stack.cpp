@@ -36,7 +36,10 @@ bool ablate_heads(Matrix& w_o, int d_k, const HeadSet& ablated, int layer) {
     return any;
 }
 
-bool ablate_heads(Scenario& s, const HeadSet& ablated, int layer) { return ablate_heads(s.w_o, s.d_model / s.heads, ablated, layer); }
+bool ablate_heads(Scenario& s, const HeadSet& ablated, int layer) {
+    if (ablated_in_layer(ablated, layer) == 0) return false;  // W_O stays shared with the family's weights
+    return ablate_heads(s.w_o.edit(), s.d_model / s.heads, ablated, layer);  // the scenario's own copy of W_O
+}
 
 const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
 
@@ -46,7 +49,7 @@ namespace {
 bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
     const int d_k = s.d_model / s.heads;
     for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it)
-        if (!s.w_o.middleRows(static_cast<Eigen::Index>(it->head) * d_k, d_k).isZero(0.0f)) return true;
+        if (!s.w_o->middleRows(static_cast<Eigen::Index>(it->head) * d_k, d_k).isZero(0.0f)) return true;
     return false;
 }
 

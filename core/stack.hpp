@@ -6,7 +6,8 @@
 //
 //   x₀                                   (n × d): the family's embedding of the tokens
 //   for ℓ = 0 … L−1:
-//     sₗ = layer_scenario(ℓ, xₗ, m)      the family's weights; ablated heads' rows of W_O zeroed
+//     sₗ = layer_scenario(ℓ, xₗ, m)      the family's weights, shared (shared_matrix.hpp), not
+//                                        copied; ablated heads' rows of W_O zeroed in sₗ's own W_O
 //     traceₗ = run(sₗ)                   the engine: attention and its block, every step kept
 //     xₗ₊₁ = layer_output(traceₗ)        (n × d): the block's output, else the attention's
 //   h = LN_f(x_L), or x_L                (n × d)

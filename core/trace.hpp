@@ -69,7 +69,7 @@ struct BlockTrace {
     Matrix ffn_output;   // (n × d_model)
     Matrix residual2;
     Matrix output;       // the block's output
-    Matrix w_1, w_2;     // as used: (d_model × d_ff), (d_ff × d_model)
+    SharedMatrix w_1, w_2;  // as used: (d_model × d_ff), (d_ff × d_model); the scenario's when given
     Matrix b_1, b_2;     // as used: (1 × d_ff), (1 × d_model)
     Matrix gamma_1, beta_1, gamma_2, beta_2;  // LayerNorm's as used, (1 × d_model): ones and zeros unless given
 };
@@ -125,7 +125,7 @@ struct Trace {
     // cross-attention (in self-attention the source matrices are empty).
     Matrix x, pe, x_pe;                  // (n_q × d_model)
     Matrix source_x, source_pe, source_x_pe;
-    Matrix w_q, w_k, w_v, w_o;           // as used: (d_model × d_model)
+    SharedMatrix w_q, w_k, w_v, w_o;     // as used: (d_model × d_model); the scenario's when given
     Matrix b_q, b_k, b_v, b_o;           // the projections' biases (1 × columns), or empty (none)
 
     MaskMatrix visible;                  // (n_q × n_k), true = query may attend to key

@@ -253,7 +253,7 @@ inline std::vector<BadModel> bad_model_catalogue() {
         {"c_attn stored as nn.Linear's (out, in)", "transposed",
          [](const std::string& folder) {
              const gpt2::Checkpoint checkpoint = tiny_checkpoint();
-             const Matrix transposed = checkpoint.layers[0].c_attn_w.transpose();
+             const Matrix transposed = gpt2::c_attn(checkpoint.layers[0]).transpose();
              with_tensors([&](std::vector<gpt2::NamedTensor>& tensors) {
                  for (auto& t : tensors)
                      if (t.name == "h.0.attn.c_attn.weight") t = gpt2::named_tensor(t.name, transposed);

@@ -165,7 +165,7 @@ TEST_CASE("weights are seeded: same seed same weights / another seed other weigh
     CHECK(a.w_q != c.w_q);
     CHECK(a.w_q != a.w_k);
     // Xavier-uniform bound √(6 / (d + d)).
-    CHECK(a.w_q.cwiseAbs().maxCoeff() <= std::sqrt(6.0f / 12.0f));
+    CHECK(a.w_q->cwiseAbs().maxCoeff() <= std::sqrt(6.0f / 12.0f));
 }
 
 TEST_CASE("masks") {

@@ -117,8 +117,10 @@ TEST_CASE("a checkpoint written in F32, F16 and BF16, with and without the prefi
 TEST_CASE("Conv1D weights keep GPT-2's (in, out) layout: x·W, Q | K | V along the columns") {
     Checkpoint c = tiny_checkpoint();
     // W(i, j) = 32·i + j: every entry names its row and column, exactly in F16.
+    Matrix numbered(8, 24);
     for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 24; ++j) c.layers[1].c_attn_w(i, j) = static_cast<float>(32 * i + j);
+        for (int j = 0; j < 24; ++j) numbered(i, j) = static_cast<float>(32 * i + j);
+    set_c_attn(c.layers[1], numbered);
     const std::string folder = "test_gpt2_conv1d";
     std::string error;
     CheckpointWriteOptions options;
@@ -137,7 +139,7 @@ TEST_CASE("Conv1D weights keep GPT-2's (in, out) layout: x·W, Q | K | V along t
 
     const CheckpointLoad load = load_checkpoint(folder);
     REQUIRE(load.checkpoint);
-    const Matrix& w = load.checkpoint->layers[1].c_attn_w;
+    const Matrix w = c_attn(load.checkpoint->layers[1]);
     REQUIRE(w.rows() == 8);
     REQUIRE(w.cols() == 24);
     // The one-hot x = e₃ picks row 3: q = x·W[:, 0:8], k = x·W[:, 8:16], v = x·W[:, 16:24].
@@ -199,8 +201,8 @@ TEST_CASE("random checkpoints: N(0, 0.02), γ = 1, β = 0, the same for the same
     CHECK(a.wte != other.wte);
     CHECK(a.layers[1].ln_2_gamma == Vector::Ones(8));
     CHECK(a.layers[1].ln_2_beta == Vector::Zero(8));
-    CHECK(a.layers[0].c_attn_w.rows() == 8);
-    CHECK(a.layers[0].c_attn_w.cols() == 24);
+    CHECK(c_attn(a.layers[0]).rows() == 8);
+    CHECK(c_attn(a.layers[0]).cols() == 24);
     const Matrix big = random_checkpoint(tiny_config(), 1).wte;   // 260 × 8 values
     const float mean = big.mean();
     const float stddev = std::sqrt((big.array() - mean).square().mean());
@@ -208,7 +210,7 @@ TEST_CASE("random checkpoints: N(0, 0.02), γ = 1, β = 0, the same for the same
     CHECK(stddev == Approx(0.02f).epsilon(0.1));
     // A checkpoint whose matrices disagree with its config is not written.
     Checkpoint wrong = tiny_checkpoint();
-    wrong.layers[0].c_fc_w.resize(32, 8);
+    wrong.layers[0].c_fc_w.edit().resize(32, 8);
     std::string error;
     CHECK_FALSE(write_checkpoint("test_gpt2_wrong", wrong, {}, &error));
     CHECK_THAT(error, Contains("'h.0.mlp.c_fc.weight' is [32, 8], its config gives [8, 32]"));

@@ -58,10 +58,10 @@ Checkpoint random_everything(const Config& config, std::uint64_t seed) {
     c.ln_f_beta = normal_matrix(1, config.n_embd, ++s, 0.3f);
     // Larger projections than N(0, 0.02), so the attention is far from uniform.
     for (auto& layer : c.layers) {
-        layer.c_attn_w *= 40.0f;
-        layer.c_proj_w *= 20.0f;
-        layer.c_fc_w *= 20.0f;
-        layer.mlp_proj_w *= 20.0f;
+        set_c_attn(layer, c_attn(layer) * 40.0f);
+        layer.c_proj_w.edit() *= 20.0f;
+        layer.c_fc_w.edit() *= 20.0f;
+        layer.mlp_proj_w.edit() *= 20.0f;
     }
     c.wte *= 30.0f;
     c.wpe *= 30.0f;
@@ -122,8 +122,9 @@ Reference reference_forward(const Checkpoint& c, const std::vector<int>& ids) {
     for (const LayerWeights& w : c.layers) {
         const double eps = c.config.layer_norm_epsilon;
         const Rows a = layer_norm_ref(x, w.ln_1_gamma, w.ln_1_beta, eps);
-        const Rows q = conv1d(a, w.c_attn_w, w.c_attn_b, 0, d), k = conv1d(a, w.c_attn_w, w.c_attn_b, d, d),
-                   v = conv1d(a, w.c_attn_w, w.c_attn_b, 2 * d, d);
+        const Matrix c_attn_w = c_attn(w);
+        const Rows q = conv1d(a, c_attn_w, w.c_attn_b, 0, d), k = conv1d(a, c_attn_w, w.c_attn_b, d, d),
+                   v = conv1d(a, c_attn_w, w.c_attn_b, 2 * d, d);
         Rows concat(static_cast<size_t>(n), std::vector<double>(static_cast<size_t>(d), 0.0));
         std::vector<Rows> head_weights;
         for (int h = 0; h < H; ++h) {
@@ -242,17 +243,17 @@ TEST_CASE("GPT-2 forward on a written checkpoint matches plain loops, layer by l
 }
 
 TEST_CASE("GPT-2 hand-checkable layer: zero projections give uniform causal weights and V = b_v", "[gpt2][model]") {
-    // c_attn_w = 0: Q = b_q, K = b_k for every row, so every visible score is equal and row i
+    // c_attn = 0: Q = b_q, K = b_k for every row, so every visible score is equal and row i
     // spreads 1/i over its i keys (counted from 1); V = b_v in every row, so each head's output
     // is b_v's slice; c_proj_w = 0 and c_fc_w = mlp_proj_w = 0 leave
     //   output = x₀ + c_proj_b + mlp_proj_b.
     Config config = config_of(1, 2, 4, 6);
     Checkpoint c = random_checkpoint(config, 1, small_tokenizer());
     LayerWeights& w = c.layers[0];
-    w.c_attn_w.setZero();
-    w.c_proj_w.setZero();
-    w.c_fc_w.setZero();
-    w.mlp_proj_w.setZero();
+    set_c_attn(w, Matrix::Zero(4, 12));
+    w.c_proj_w.edit().setZero();
+    w.c_fc_w.edit().setZero();
+    w.mlp_proj_w.edit().setZero();
     w.c_attn_b << 1, 2, 3, 4, 5, 6, 7, 8, 0.5f, -1, 2, 0.25f;
     w.c_proj_b << 1, 0, 0, -1;
     w.mlp_proj_b << 0, 2, 0, 0;
@@ -288,19 +289,20 @@ TEST_CASE("GPT-2's Conv1D weights are read (in, out): one entry moves one column
     Config config = config_of(1, 1, 4, 6);
     Checkpoint c = random_checkpoint(config, 2, small_tokenizer());
     LayerWeights& w = c.layers[0];
-    w.c_attn_w.setZero();
+    Matrix c_attn_w = Matrix::Zero(4, 12);
     w.c_attn_b.setZero();
-    w.c_proj_w.setZero();
+    w.c_proj_w.edit().setZero();
     w.c_proj_b.setZero();
-    w.c_fc_w.setZero();
+    w.c_fc_w.edit().setZero();
     w.c_fc_b.setZero();
-    w.mlp_proj_w.setZero();
+    w.mlp_proj_w.edit().setZero();
     w.mlp_proj_b.setZero();
-    w.c_attn_w(0, 4 + 2) = 1.0f;   // K's column 3 = LN₁(x)'s column 1
-    w.c_attn_w(3, 8 + 1) = 1.0f;   // V's column 2 = LN₁(x)'s column 4
-    w.c_proj_w(1, 3) = 1.0f;       // attention output column 4 = concat column 2
-    w.c_fc_w(2, 5) = 1.0f;         // hidden column 6 = gelu(LN₂(r) column 3)
-    w.mlp_proj_w(5, 0) = 1.0f;     // MLP output column 1 = hidden column 6
+    c_attn_w(0, 4 + 2) = 1.0f;            // K's column 3 = LN₁(x)'s column 1
+    c_attn_w(3, 8 + 1) = 1.0f;            // V's column 2 = LN₁(x)'s column 4
+    set_c_attn(w, c_attn_w);
+    w.c_proj_w.edit()(1, 3) = 1.0f;       // attention output column 4 = concat column 2
+    w.c_fc_w.edit()(2, 5) = 1.0f;         // hidden column 6 = gelu(LN₂(r) column 3)
+    w.mlp_proj_w.edit()(5, 0) = 1.0f;     // MLP output column 1 = hidden column 6
     c = round_trip(c, "test_gpt2_model_conv1d");
     const ForwardPass pass = forward(c, {65, 66, 67, 68, 69});
     INFO(joined(pass.errors));
@@ -337,8 +339,8 @@ TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][mod
     }
     SECTION("a weight edited in layer 2 gives what a full run of the edited checkpoint gives") {
         Scenario edited = layer_scenario(c, pass.tokens, 1, layer_input(pass.layers[1]));
-        edited.w_o(2, 5) += 3.0f;  // c_proj_w (in 3, out 6)
-        edited.block.w_1(0, 7) = -2.0f;
+        edited.w_o.edit()(2, 5) += 3.0f;  // c_proj_w (in 3, out 6)
+        edited.block.w_1.edit()(0, 7) = -2.0f;
         const Matrix layer_1_before = layer_output(pass.layers[0]);
         const float* layer_1_storage = pass.layers[0].block.output.data();
         REQUIRE(recompute_from(c, 1, pass, &edited));
@@ -346,8 +348,8 @@ TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][mod
         check_equal(layer_output(pass.layers[0]), layer_1_before);
 
         Checkpoint changed = c;
-        changed.layers[1].c_proj_w(2, 5) += 3.0f;
-        changed.layers[1].c_fc_w(0, 7) = -2.0f;
+        changed.layers[1].c_proj_w.edit()(2, 5) += 3.0f;
+        changed.layers[1].c_fc_w.edit()(0, 7) = -2.0f;
         const ForwardPass full = forward(changed, ids);
         REQUIRE(full.ok);
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(full.layers[l]));
@@ -478,7 +480,7 @@ namespace {
 // The checkpoint with head h of layer ℓ's rows of c_proj_w zeroed, as a file would hold it.
 Checkpoint with_zeroed_rows(Checkpoint c, int layer, int head) {
     const int d_k = c.config.n_embd / c.config.n_head;
-    c.layers[static_cast<size_t>(layer)].c_proj_w.middleRows(head * d_k, d_k).setZero();
+    c.layers[static_cast<size_t>(layer)].c_proj_w.edit().middleRows(head * d_k, d_k).setZero();
     return c;
 }
 
@@ -500,8 +502,8 @@ TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head'
     const Checkpoint c = round_trip(original, "test_gpt2_model_ablation");
     // Written to its own folder with rows 4–7 (head 2 of layer 2) of h.1.attn.c_proj.weight zero.
     const Checkpoint zeroed = round_trip(with_zeroed_rows(original, 1, 1), "test_gpt2_model_ablation_zeroed");
-    REQUIRE(zeroed.layers[1].c_proj_w.middleRows(4, 4).isZero(0.0f));
-    REQUIRE_FALSE(c.layers[1].c_proj_w.middleRows(4, 4).isZero(0.0f));
+    REQUIRE(zeroed.layers[1].c_proj_w->middleRows(4, 4).isZero(0.0f));
+    REQUIRE_FALSE(c.layers[1].c_proj_w->middleRows(4, 4).isZero(0.0f));
     const std::vector<int> ids = c.tokenizer.encode(" the cat, 42");
 
     const ForwardPass intact = forward(c, ids);
@@ -524,8 +526,8 @@ TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head'
     check_close(ablated.logits, written.logits, 1e-5);
     // The scenario the layer ran holds the zero rows, and only those.
     const Scenario s = layer_scenario(c, ablated.tokens, 1, layer_input(ablated.layers[1]), ablated.ablated);
-    CHECK(s.w_o.middleRows(4, 4).isZero(0.0f));
-    CHECK(s.w_o.middleRows(0, 4) == c.layers[1].c_proj_w.middleRows(0, 4));
+    CHECK(s.w_o->middleRows(4, 4).isZero(0.0f));
+    CHECK(s.w_o->middleRows(0, 4) == c.layers[1].c_proj_w->middleRows(0, 4));
     CHECK(layer_scenario(c, ablated.tokens, 2, layer_input(ablated.layers[2]), ablated.ablated).w_o == c.layers[2].c_proj_w);
     // And the plain-loop reference of the zeroed weights agrees.
     check_against_reference(ablated, reference_forward(with_zeroed_rows(original, 1, 1), ids), 2e-4);
@@ -543,6 +545,44 @@ TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head'
         CHECK_THAT(joined(bad.errors), Contains("the ablated head 1 of layer 4 does not exist: the model has 3 layers of 2 heads"));
         CHECK_THAT(joined(forward(c, ids, {{0, 2}}).errors), Contains("head 3 of layer 1"));
     }
+}
+
+TEST_CASE("GPT-2 passes share the checkpoint's weights: an edit or an ablation copies only the matrix it changes", "[gpt2][model][memory]") {
+    const Checkpoint c = random_everything(config_of(3, 2, 8, 12), 23);
+    const std::vector<int> ids = c.tokenizer.encode(" the cat");
+    const ForwardPass pass = forward(c, ids, {{1, 0}});
+    INFO(joined(pass.errors));
+    REQUIRE(pass.ok);
+    for (size_t l = 0; l < 3; ++l) {
+        INFO("layer " << l + 1);
+        const Trace& t = pass.layers[l];
+        const LayerWeights& w = c.layers[l];
+        CHECK(t.w_q.shares(w.w_q));
+        CHECK(t.w_k.shares(w.w_k));
+        CHECK(t.w_v.shares(w.w_v));
+        CHECK(t.block.w_1.shares(w.c_fc_w));
+        CHECK(t.block.w_2.shares(w.mlp_proj_w));
+        // W_O: the ablated layer ran its own copy with head 1's rows zeroed; the others share.
+        CHECK(t.w_o.shares(w.c_proj_w) == (l != 1));
+    }
+    CHECK(pass.layers[1].w_o->topRows(4).isZero(0.0f));
+    CHECK_FALSE(c.layers[1].c_proj_w->topRows(4).isZero(0.0f));
+
+    // An edit in the pipeline: the scenario's W_V becomes its own; the checkpoint keeps its
+    // value, and every other weight of the scenario is still the checkpoint's.
+    Scenario edited = layer_scenario(c, pass.tokens, 2, layer_input(pass.layers[2]));
+    const float before = c.layers[2].w_v(0, 1);
+    edited.w_v.edit()(0, 1) = before + 1.0f;
+    CHECK(c.layers[2].w_v(0, 1) == before);
+    CHECK_FALSE(edited.w_v.shares(c.layers[2].w_v));
+    CHECK(edited.w_q.shares(c.layers[2].w_q));
+    CHECK(edited.block.w_1.shares(c.layers[2].c_fc_w));
+    // A copy of a scenario shares its matrices; editing the copy leaves the original as it was.
+    Scenario copy = edited;
+    CHECK(copy.w_v.shares(edited.w_v));
+    copy.w_v.edit()(0, 1) = 7.0f;
+    CHECK(edited.w_v(0, 1) == before + 1.0f);
+    CHECK(copy.w_v(0, 1) == 7.0f);
 }
 
 TEST_CASE("GPT-2 ablation toggled on a pass: recompute_from equals a full forward with the ablation", "[gpt2][model][ablation]") {
@@ -579,10 +619,10 @@ TEST_CASE("GPT-2 ablation toggled on a pass: recompute_from equals a full forwar
     }
     SECTION("an edited layer keeps its ablated heads at zero, whatever the edit") {
         Scenario edited = layer_scenario(c, pass.tokens, 1, layer_input(pass.layers[1]));  // rows not zeroed
-        edited.block.w_1(0, 3) = 1.5f;
+        edited.block.w_1.edit()(0, 3) = 1.5f;
         REQUIRE(recompute_from(c, 1, pass, &edited));
         Checkpoint changed = c;
-        changed.layers[1].c_fc_w(0, 3) = 1.5f;
+        changed.layers[1].c_fc_w.edit()(0, 3) = 1.5f;
         const ForwardPass full = forward(changed, ids, {{1, 1}, {2, 0}});
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(full.layers[l]));
         CHECK(pass.logits == full.logits);

@@ -204,6 +204,7 @@ void change(T& x) {
     else if constexpr (std::is_enum_v<T>) x = static_cast<T>((static_cast<int>(x) + 1) % 2);
     else if constexpr (std::is_arithmetic_v<T>) x = x + 1;
     else if constexpr (std::is_same_v<T, std::string>) x += "!";
+    else if constexpr (std::is_same_v<T, SharedMatrix>) x = Matrix::Zero(x.rows() + 1, std::max<Eigen::Index>(1, x.cols()));
     else if constexpr (reflect::detail::is_eigen<T>::value) {
         // A fixed-row Eigen type (a Vector is 1×n) grows in its columns.
         if constexpr (T::RowsAtCompileTime == 1) x.resize(1, x.cols() + 1);

@@ -144,15 +144,15 @@ TEST_CASE("h heads equal h single-head runs on the heads' column slices / concat
     for (int h = 0; h < heads; ++h) {
         Scenario one;
         one.input = InputMode::Direct;
-        one.q = (multi.x_pe * multi.w_q).middleCols(h * d_k, d_k);
-        one.k = (multi.x_pe * multi.w_k).middleCols(h * d_k, d_k);
-        one.v = (multi.x_pe * multi.w_v).middleCols(h * d_k, d_k);
+        one.q = (multi.x_pe * *multi.w_q).middleCols(h * d_k, d_k);
+        one.k = (multi.x_pe * *multi.w_k).middleCols(h * d_k, d_k);
+        one.v = (multi.x_pe * *multi.w_v).middleCols(h * d_k, d_k);
         one.mask = MaskKind::Causal;
         const Trace single = run(one);
         REQUIRE(single.ok);
         CHECK(max_abs_diff(single.output, multi.concat.middleCols(h * d_k, d_k)) < 1e-5f);
     }
-    CHECK(max_abs_diff(multi.output, multi.concat * multi.w_o) < 1e-5f);
+    CHECK(max_abs_diff(multi.output, multi.concat * *multi.w_o) < 1e-5f);
 }
 
 TEST_CASE("cross-attention with identical sequences equals self-attention") {

@@ -29,7 +29,7 @@ TEST_CASE("scenario JSON round trip gives the same trace") {
         INFO(p.name);
         Scenario s = p.scenario;
         s.w_q = resolved_weight(s.w_q, s.d_model, s.d_model, s.seed, 0);  // an explicit matrix too
-        if (s.input == InputMode::Direct) s.w_q.resize(0, 0);
+        if (s.input == InputMode::Direct) s.w_q = SharedMatrix();
         const std::string text = scenario_to_json(s).dump();
         const ScenarioLoad back = scenario_from_text(text, "round-trip");
         REQUIRE(back.errors.empty());

@@ -120,7 +120,7 @@ TEST_CASE("stack / recompute from an edited layer: the layers before it kept, th
     stack::Pass pass;
     REQUIRE(stack::forward_into(st, x0(), Matrix(), pass));
     const Matrix first_before = pass.layers[0].block.output;
-    const auto edit = [](Scenario& s) { s.w_v(0, 0) += 1.0f; };
+    const auto edit = [](Scenario& s) { s.w_v.edit()(0, 0) += 1.0f; };
     Scenario edited = family.layer(1, stack::layer_output(pass.layers[0]));
     edit(edited);
     REQUIRE(stack::recompute_from(st, 1, pass, &edited));
@@ -140,9 +140,9 @@ TEST_CASE("stack / an ablated head: its rows of W_O zeroed in the scenario, the 
     stack::Pass pass;
     pass.ablated = {{1, 0}};
     REQUIRE(stack::forward_into(st, x0(), Matrix(), pass));
-    CHECK(pass.layers[1].w_o.topRows(d_k).isZero(0.0f));
-    CHECK_FALSE(pass.layers[1].w_o.bottomRows(d_k).isZero(0.0f));
-    CHECK_FALSE(pass.layers[0].w_o.topRows(d_k).isZero(0.0f));
+    CHECK(pass.layers[1].w_o->topRows(d_k).isZero(0.0f));
+    CHECK_FALSE(pass.layers[1].w_o->bottomRows(d_k).isZero(0.0f));
+    CHECK_FALSE(pass.layers[0].w_o->topRows(d_k).isZero(0.0f));
     CHECK_FALSE(family.layers[1].w_o.topRows(d_k).isZero(0.0f));
     CHECK(pass.logits == family.logits(x0(), false, -1, {}, pass.ablated));
     // Restored: a recompute from the layer gives the intact pass.
@@ -153,8 +153,8 @@ TEST_CASE("stack / an ablated head: its rows of W_O zeroed in the scenario, the 
     pass.ablated = {{2, 1}};
     Scenario edited = family.layer(2, stack::layer_output(pass.layers[1]));
     REQUIRE(stack::recompute_from(st, 2, pass, &edited));
-    CHECK(pass.layers[2].w_o.bottomRows(d_k).isZero(0.0f));
-    CHECK_FALSE(edited.w_o.bottomRows(d_k).isZero(0.0f));
+    CHECK(pass.layers[2].w_o->bottomRows(d_k).isZero(0.0f));
+    CHECK_FALSE(edited.w_o->bottomRows(d_k).isZero(0.0f));
     CHECK(stack::ablated_in_layer({{0, 1}, {2, 0}, {2, 1}}, 2) == 2);
 }
 

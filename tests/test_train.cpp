@@ -913,8 +913,8 @@ TEST_CASE("model / an edited layer recomputes the layers after it as a model wit
     const Matrix before = pass.logits;
     // The edit: one weight of W_V and one of W_O in the opened layer's scenario.
     Scenario edited = trained_layer_scenario(model, probe.input, pass, c.layer);
-    edited.w_v(1, 2) += 0.75f;
-    edited.w_o(0, 3) -= 0.5f;
+    edited.w_v.edit()(1, 2) += 0.75f;
+    edited.w_o.edit()(0, 3) -= 0.5f;
     REQUIRE(recompute_from(model, probe.input, c.layer, edited, pass));
     // Independently: the same weights changed in a copy of the model, run from scratch.
     Model changed = model;
@@ -1003,7 +1003,7 @@ TEST_CASE("model / an ablated head reaches nothing downstream, and reverse's acc
     changed.params.layers[0].w_v.middleCols((1 - head) * d_k, d_k).setConstant(3.0f);
     CHECK_FALSE(forward(changed, trainer->probe().input, ablation).logits == a.logits);
     // The pass used W_O with the head's rows zeroed; the model's own weights are untouched.
-    CHECK(a.layers[0].w_o.middleRows(head * d_k, d_k).isZero(0.0f));
+    CHECK(a.layers[0].w_o->middleRows(head * d_k, d_k).isZero(0.0f));
     CHECK_FALSE(trainer->model().params.layers[0].w_o.middleRows(head * d_k, d_k).isZero(0.0f));
 }
 

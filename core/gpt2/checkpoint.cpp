@@ -7,6 +7,7 @@
 #include "gpt2/checkpoint.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -42,28 +43,36 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }
 
 // Every weight of a checkpoint with its file name (no prefix), its shape by the config, what
-// that shape is in the config's words, and the member it is read into. C is Checkpoint or
-// const Checkpoint; layers must already number n_layer. The one list the loader, the writer
-// and random_checkpoint share, so the three cannot disagree.
+// that shape is in the config's words, and the member it is read into: a matrix, a vector, or
+// `parts` shared matrices that split the tensor's columns evenly (c_attn.weight: W_Q | W_K |
+// W_V). C is Checkpoint or const Checkpoint; layers must already number n_layer. The one list
+// the loader, the writer and random_checkpoint share, so the three cannot disagree.
 template <class C>
 auto weight_refs(C& checkpoint) {
-    using M = std::conditional_t<std::is_const_v<C>, const Matrix, Matrix>;
-    using V = std::conditional_t<std::is_const_v<C>, const Vector, Vector>;
+    constexpr bool read_only = std::is_const_v<C>;
+    using M = std::conditional_t<read_only, const Matrix, Matrix>;
+    using V = std::conditional_t<read_only, const Vector, Vector>;
+    using S = std::conditional_t<read_only, const SharedMatrix, SharedMatrix>;
     struct Ref {
         std::string name;
         std::vector<std::int64_t> shape;
         const char* meaning;
-        M* matrix;
-        V* vector;
+        M* matrix = nullptr;
+        V* vector = nullptr;
+        std::array<S*, 3> shared{};  // the first `parts` are used
+        int parts = 0;
     };
     const Config& k = checkpoint.config;
     const std::int64_t d = k.n_embd, d_ff = k.n_inner;
     std::vector<Ref> refs;
     auto matrix = [&](std::string name, std::int64_t rows, std::int64_t cols, const char* meaning, M& m) {
-        refs.push_back({std::move(name), {rows, cols}, meaning, &m, nullptr});
+        refs.push_back({std::move(name), {rows, cols}, meaning, &m, nullptr, {}, 0});
+    };
+    auto shared = [&](std::string name, std::int64_t rows, std::int64_t cols, const char* meaning, std::array<S*, 3> parts, int count) {
+        refs.push_back({std::move(name), {rows, cols}, meaning, nullptr, nullptr, parts, count});
     };
     auto vector = [&](std::string name, std::int64_t n, const char* meaning, V& v) {
-        refs.push_back({std::move(name), {n}, meaning, nullptr, &v});
+        refs.push_back({std::move(name), {n}, meaning, nullptr, &v, {}, 0});
     };
     matrix("wte.weight", k.vocab_size, d, "vocab_size × n_embd", checkpoint.wte);
     matrix("wpe.weight", k.n_positions, d, "n_positions × n_embd", checkpoint.wpe);
@@ -72,20 +81,27 @@ auto weight_refs(C& checkpoint) {
         const std::string h = "h." + std::to_string(i) + ".";
         vector(h + "ln_1.weight", d, "n_embd", layer.ln_1_gamma);
         vector(h + "ln_1.bias", d, "n_embd", layer.ln_1_beta);
-        matrix(h + "attn.c_attn.weight", d, 3 * d, "n_embd × 3·n_embd", layer.c_attn_w);
+        shared(h + "attn.c_attn.weight", d, 3 * d, "n_embd × 3·n_embd", {&layer.w_q, &layer.w_k, &layer.w_v}, 3);
         vector(h + "attn.c_attn.bias", 3 * d, "3·n_embd", layer.c_attn_b);
-        matrix(h + "attn.c_proj.weight", d, d, "n_embd × n_embd", layer.c_proj_w);
+        shared(h + "attn.c_proj.weight", d, d, "n_embd × n_embd", {&layer.c_proj_w}, 1);
         vector(h + "attn.c_proj.bias", d, "n_embd", layer.c_proj_b);
         vector(h + "ln_2.weight", d, "n_embd", layer.ln_2_gamma);
         vector(h + "ln_2.bias", d, "n_embd", layer.ln_2_beta);
-        matrix(h + "mlp.c_fc.weight", d, d_ff, "n_embd × n_inner", layer.c_fc_w);
+        shared(h + "mlp.c_fc.weight", d, d_ff, "n_embd × n_inner", {&layer.c_fc_w}, 1);
         vector(h + "mlp.c_fc.bias", d_ff, "n_inner", layer.c_fc_b);
-        matrix(h + "mlp.c_proj.weight", d_ff, d, "n_inner × n_embd", layer.mlp_proj_w);
+        shared(h + "mlp.c_proj.weight", d_ff, d, "n_inner × n_embd", {&layer.mlp_proj_w}, 1);
         vector(h + "mlp.c_proj.bias", d, "n_embd", layer.mlp_proj_b);
     }
     vector("ln_f.weight", d, "n_embd", checkpoint.ln_f_gamma);
     vector("ln_f.bias", d, "n_embd", checkpoint.ln_f_beta);
     return refs;
+}
+
+// Splits a (rows × parts·c) tensor's columns into `parts` matrices of (rows × c).
+template <class Ref>
+void split_into(const Ref& ref, const Matrix& whole) {
+    const Eigen::Index cols = whole.cols() / ref.parts;
+    for (int p = 0; p < ref.parts; ++p) *ref.shared[static_cast<std::size_t>(p)] = whole.middleCols(p * cols, cols);
 }
 
 }  // namespace
@@ -447,18 +463,30 @@ CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
     file->prefetch();   // every tensor is read once, now
     // Pass 2: allocate, then convert straight into each matrix (row-major, as stored): a
     // memcpy from the mapping for F32, one table look-up or shift per element for F16/BF16.
+    // c_attn.weight goes through one (d × 3d) matrix of its own, then into its thirds.
     for (const auto& ref : refs) {
         if (ref.matrix) ref.matrix->resize(ref.shape[0], ref.shape[1]);
-        else ref.vector->resize(ref.shape[0]);
+        else if (ref.vector) ref.vector->resize(ref.shape[0]);
+        else if (ref.parts == 1) ref.shared[0]->edit().resize(ref.shape[0], ref.shape[1]);
     }
     const int count = static_cast<int>(refs.size());
     std::vector<std::vector<std::string>> read_errors(refs.size());
 #pragma omp parallel for schedule(dynamic, 1)
     for (int i = 0; i < count; ++i) {
         const auto& ref = refs[static_cast<std::size_t>(i)];
-        float* data = ref.matrix ? ref.matrix->data() : ref.vector->data();
-        const auto size = static_cast<std::size_t>(ref.matrix ? ref.matrix->size() : ref.vector->size());
-        file->read_into(stored_names[static_cast<std::size_t>(i)], data, size, read_errors[static_cast<std::size_t>(i)]);
+        const std::string& stored = stored_names[static_cast<std::size_t>(i)];
+        std::vector<std::string>& read_error = read_errors[static_cast<std::size_t>(i)];
+        if (ref.parts > 1) {
+            Matrix whole(ref.shape[0], ref.shape[1]);
+            file->read_into(stored, whole.data(), static_cast<std::size_t>(whole.size()), read_error);
+            file->release(stored);
+            split_into(ref, whole);
+            continue;
+        }
+        float* data = ref.matrix ? ref.matrix->data() : ref.vector ? ref.vector->data() : ref.shared[0]->edit().data();
+        const auto size = static_cast<std::size_t>(ref.matrix ? ref.matrix->size() : ref.vector ? ref.vector->size() : ref.shared[0]->size());
+        file->read_into(stored, data, size, read_error);
+        file->release(stored);  // read once: the file's pages need not stay beside the weights
     }
     for (const auto& e : read_errors) errors.insert(errors.end(), e.begin(), e.end());  // none after pass 1; kept for safety
     if (!errors.empty()) return result;
@@ -486,14 +514,34 @@ bool checkpoint_tensors(const Checkpoint& checkpoint, bool transformer_prefix, s
     }
     const std::string prefix = transformer_prefix ? "transformer." : "";
     for (const auto& ref : weight_refs(checkpoint)) {
-        const std::vector<std::int64_t> actual =
-            ref.matrix ? std::vector<std::int64_t>{ref.matrix->rows(), ref.matrix->cols()} : std::vector<std::int64_t>{ref.vector->cols()};
-        if (actual != ref.shape) {
+        std::vector<std::int64_t> actual;
+        if (ref.matrix) actual = {ref.matrix->rows(), ref.matrix->cols()};
+        else if (ref.vector) actual = {ref.vector->cols()};
+        else actual = {ref.shared[0]->rows(), ref.shared[0]->cols() * ref.parts};
+        bool equal_parts = true;  // c_attn's thirds: each (d × d)
+        for (int p = 1; p < ref.parts; ++p) {
+            const SharedMatrix& part = *ref.shared[static_cast<std::size_t>(p)];
+            equal_parts = equal_parts && part.rows() == ref.shared[0]->rows() && part.cols() == ref.shared[0]->cols();
+        }
+        if (actual != ref.shape || !equal_parts) {
             if (error)
-                *error = "the checkpoint's '" + ref.name + "' is " + shape_text(actual) + ", its config gives " + shape_text(ref.shape);
+                *error = "the checkpoint's '" + ref.name + "' is " +
+                         (equal_parts ? shape_text(actual) : std::string("W_Q, W_K, W_V of different shapes")) +
+                         ", its config gives " + shape_text(ref.shape);
             return false;
         }
-        tensors.push_back({prefix + ref.name, ref.shape, ref.matrix ? ref.matrix->data() : ref.vector->data()});
+        NamedTensor tensor{prefix + ref.name, ref.shape, nullptr, nullptr};
+        if (ref.matrix) tensor.values = ref.matrix->data();
+        else if (ref.vector) tensor.values = ref.vector->data();
+        else if (ref.parts == 1) tensor.values = ref.shared[0]->data();
+        else {
+            auto whole = std::make_shared<Matrix>(ref.shape[0], ref.shape[1]);
+            const Eigen::Index cols = ref.shared[0]->cols();
+            for (int p = 0; p < ref.parts; ++p) whole->middleCols(p * cols, cols) = ref.shared[static_cast<std::size_t>(p)]->get();
+            tensor.values = whole->data();
+            tensor.storage = std::move(whole);
+        }
+        tensors.push_back(std::move(tensor));
     }
     return true;
 }
@@ -531,6 +579,20 @@ bool write_checkpoint(const std::string& folder, const Checkpoint& checkpoint, c
            write_safetensors((root / "model.safetensors").string(), tensors, {{"format", "pt"}}, options.dtype, error);
 }
 
+Matrix c_attn(const LayerWeights& layer) {
+    const Eigen::Index d = layer.w_q.cols();
+    Matrix whole(layer.w_q.rows(), 3 * d);
+    whole << *layer.w_q, *layer.w_k, *layer.w_v;
+    return whole;
+}
+
+void set_c_attn(LayerWeights& layer, const Matrix& c_attn_w) {
+    const Eigen::Index d = c_attn_w.cols() / 3;
+    layer.w_q = c_attn_w.middleCols(0, d);
+    layer.w_k = c_attn_w.middleCols(d, d);
+    layer.w_v = c_attn_w.middleCols(2 * d, d);
+}
+
 Checkpoint random_checkpoint(const Config& config, std::uint64_t seed, Tokenizer tokenizer) {
     Checkpoint checkpoint;
     checkpoint.config = config;
@@ -543,6 +605,8 @@ Checkpoint random_checkpoint(const Config& config, std::uint64_t seed, Tokenizer
         const std::uint64_t tensor_seed = seeds.next_u64();
         if (ref.matrix) {
             *ref.matrix = normal_matrix(static_cast<int>(ref.shape[0]), static_cast<int>(ref.shape[1]), tensor_seed, 0.02f);
+        } else if (ref.parts > 0) {
+            split_into(ref, normal_matrix(static_cast<int>(ref.shape[0]), static_cast<int>(ref.shape[1]), tensor_seed, 0.02f));
         } else if (layer_norm) {
             *ref.vector = gamma ? Vector::Ones(ref.shape[0]) : Vector::Zero(ref.shape[0]);
         } else {

@@ -9,7 +9,7 @@
 //   wte (V × d), wpe (P × d): one row per token id / per position.
 //   GPT-2's Conv1D keeps its weight as (in × out), NOT nn.Linear's (out × in): a layer is
 //   y = x·W + b with x (n × in), so every weight below is used as it is, row-major:
-//     c_attn_w   (d × 3d)   x·c_attn_w = [Q | K | V], each (n × d); head h owns columns
+//     c_attn     (d × 3d)   x·c_attn = [Q | K | V], each (n × d); head h owns columns
 //                            [h·d_k, (h+1)·d_k) of Q, K and V (d_k = d / n_head)
 //     c_proj_w   (d × d)    concat(heads) (n × d) · c_proj_w → the attention's output
 //     c_fc_w     (d × d_ff) the MLP's expansion, then gelu_new
@@ -25,6 +25,7 @@
 #include "gpt2/bpe.hpp"
 #include "gpt2/safetensors.hpp"
 #include "matrix.hpp"
+#include "shared_matrix.hpp"
 
 namespace attn::gpt2 {
 
@@ -41,18 +42,26 @@ struct Config {
     int head_dim() const { return n_head > 0 ? n_embd / n_head : 0; }
 };
 
+// A layer's weights. The matrices are shared with every scenario and trace a pass builds from
+// them (shared_matrix.hpp): a pass copies none. c_attn.weight is held as its three (d × d)
+// thirds, W_Q | W_K | W_V, read apart when the file is opened (c_attn() joins them again).
 struct LayerWeights {
     Vector ln_1_gamma, ln_1_beta;    // (1 × d)
-    Matrix c_attn_w;                 // (d × 3d): Q | K | V along the output axis
+    SharedMatrix w_q, w_k, w_v;      // (d × d) each: c_attn.weight's columns [0, d), [d, 2d), [2d, 3d)
     Vector c_attn_b;                 // (1 × 3d)
-    Matrix c_proj_w;                 // (d × d)
+    SharedMatrix c_proj_w;           // (d × d)
     Vector c_proj_b;                 // (1 × d)
     Vector ln_2_gamma, ln_2_beta;    // (1 × d)
-    Matrix c_fc_w;                   // (d × d_ff)
+    SharedMatrix c_fc_w;             // (d × d_ff)
     Vector c_fc_b;                   // (1 × d_ff)
-    Matrix mlp_proj_w;               // (d_ff × d)
+    SharedMatrix mlp_proj_w;         // (d_ff × d)
     Vector mlp_proj_b;               // (1 × d)
 };
+
+// c_attn.weight as the file stores it: [W_Q | W_K | W_V], (d × 3d).
+Matrix c_attn(const LayerWeights& layer);
+// Sets W_Q, W_K and W_V from a (d × 3d) c_attn.weight (its columns in thirds).
+void set_c_attn(LayerWeights& layer, const Matrix& c_attn_w);
 
 struct Checkpoint {
     std::string folder;
@@ -100,8 +109,9 @@ struct CheckpointWriteOptions {
     bool lm_head = false;              // also lm_head.weight (a copy of wte)
 };
 
-// The checkpoint's weights as tensors to write, borrowed from checkpoint; false with *error
-// when a matrix's shape disagrees with checkpoint.config.
+// The checkpoint's weights as tensors to write, borrowed from checkpoint (c_attn.weight is
+// joined, and owned by its tensor); false with *error when a matrix's shape disagrees with
+// checkpoint.config.
 bool checkpoint_tensors(const Checkpoint& checkpoint, bool transformer_prefix, std::vector<NamedTensor>& tensors,
                         std::string* error);
 // The four files in folder (created if needed), each written atomically.

@@ -50,11 +50,12 @@ Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tok
     s.mask = MaskKind::Causal;
     s.scale = true;                         // 1/√d_k
     s.softmax = SoftmaxKind::Stable;
-    // Conv1D keeps (in, out): [Q | K | V] = a·c_attn_w, so W_Q is columns [0, d), W_K
-    // [d, 2d), W_V [2d, 3d) of the (d × 3d) weight, used as they are.
-    s.w_q = w.c_attn_w.middleCols(0, d);
-    s.w_k = w.c_attn_w.middleCols(d, d);
-    s.w_v = w.c_attn_w.middleCols(2 * d, d);
+    // Conv1D keeps (in, out): [Q | K | V] = a·c_attn, so W_Q is columns [0, d), W_K
+    // [d, 2d), W_V [2d, 3d) of the (d × 3d) weight, used as they are. The scenario shares
+    // the checkpoint's matrices: a pass copies no weight.
+    s.w_q = w.w_q;
+    s.w_k = w.w_k;
+    s.w_v = w.w_v;
     s.b_q = w.c_attn_b.segment(0, d);
     s.b_k = w.c_attn_b.segment(d, d);
     s.b_v = w.c_attn_b.segment(2 * d, d);

@@ -7,7 +7,7 @@
 //   x₀ = wte[ids] + wpe[0..n)                   (n × d)
 //   xₗ₊₁ = the block's output of run(scenarioₗ(xₗ)):
 //     a = LN₁(xₗ)                               ln_1's γ, β, layer_norm_epsilon
-//     [Q | K | V] = a·c_attn_w + c_attn_b       (n × d)·(d × 3d) → (n × 3d), Conv1D (in, out) as is
+//     [Q | K | V] = a·c_attn + c_attn_b         (n × d)·(d × 3d) → (n × 3d), Conv1D (in, out) as is
 //     head h: softmax(mask(Q_h·K_hᵀ / √d_k))·V_h, causal
 //     r = xₗ + concat·c_proj_w + c_proj_b
 //     xₗ₊₁ = r + gelu_new(LN₂(r)·c_fc_w + c_fc_b)·mlp_proj_w + mlp_proj_b

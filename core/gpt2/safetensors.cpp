@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -456,6 +457,18 @@ std::optional<SafetensorsFile> SafetensorsFile::from_memory(const unsigned char*
 
 void SafetensorsFile::prefetch() const {
     if (image_->mapping) ::madvise(image_->mapping, image_->size, MADV_WILLNEED);
+}
+
+void SafetensorsFile::release(const std::string& name) const {
+    const TensorInfo* tensor = info(name);
+    if (!image_->mapping || !tensor) return;
+    const long page_size = ::sysconf(_SC_PAGESIZE);
+    if (page_size <= 0) return;
+    const auto page = static_cast<std::uintptr_t>(page_size);
+    const auto base = reinterpret_cast<std::uintptr_t>(image_->mapping);
+    const std::uintptr_t begin = base + header_.data_start + tensor->begin, end = base + header_.data_start + tensor->end;
+    const std::uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;  // whole pages only
+    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 bool SafetensorsFile::has(const std::string& name) const { return header_.tensors.count(name) > 0; }

@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "matrix.hpp"
@@ -94,6 +95,10 @@ public:
     // Asks the kernel to read the whole mapping ahead: for a caller about to read every
     // tensor, once it has decided the file is worth it (never before its sizes are checked).
     void prefetch() const;
+    // The mapped pages wholly inside the tensor's bytes leave this process's resident memory
+    // (the OS keeps the file cached; a later read maps them again). A loader that reads each
+    // tensor once and releases it holds the weights at their peak, not the weights and the file.
+    void release(const std::string& name) const;
 
     SafetensorsFile(SafetensorsFile&&) noexcept;
     SafetensorsFile& operator=(SafetensorsFile&&) noexcept;
@@ -110,9 +115,15 @@ private:
 // One float32 tensor to write: the values are borrowed (product(shape) floats at values),
 // so a 500 MB model is not copied to be saved.
 struct NamedTensor {
+    NamedTensor() = default;
+    NamedTensor(std::string name_, std::vector<std::int64_t> shape_, const float* values_, std::shared_ptr<const Matrix> storage_ = {})
+        : name(std::move(name_)), shape(std::move(shape_)), values(values_), storage(std::move(storage_)) {}
     std::string name;
     std::vector<std::int64_t> shape;
     const float* values = nullptr;
+    // The values' owner when the tensor was assembled to be written (GPT-2's c_attn.weight,
+    // joined from W_Q, W_K, W_V); empty when values are borrowed.
+    std::shared_ptr<const Matrix> storage;
 };
 NamedTensor named_tensor(std::string name, const Matrix& m);   // shape [rows, cols]
 NamedTensor named_tensor(std::string name, const Vector& v);   // shape [n], as PyTorch stores a bias

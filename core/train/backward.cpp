@@ -79,13 +79,13 @@ Matrix feed_forward_backward(const Matrix& u, const BlockTrace& b, Activation ac
                              LayerParams& g) {
     g.w_2.noalias() += b.ffn_hidden.transpose() * d_out;            // (d_ff, n)·(n, d) → (d_ff, d)
     g.b_2 += d_out.colwise().sum();                                  // (1, d)
-    const Matrix d_hidden = d_out * b.w_2.transpose();               // (n, d)·(d, d_ff) → (n, d_ff)
-    Matrix pre_activation = u * b.w_1;                               // (n, d)·(d, d_ff): recomputed, the
+    const Matrix d_hidden = d_out * b.w_2->transpose();              // (n, d)·(d, d_ff) → (n, d_ff)
+    Matrix pre_activation = u * *b.w_1;                              // (n, d)·(d, d_ff): recomputed, the
     pre_activation.rowwise() += b.b_1.row(0);                        // trace keeps only act(·)
     const Matrix d_pre = d_hidden.cwiseProduct(activation_derivative(pre_activation, activation));  // (n, d_ff)
     g.w_1.noalias() += u.transpose() * d_pre;                        // (d, n)·(n, d_ff) → (d, d_ff)
     g.b_1 += d_pre.colwise().sum();                                  // (1, d_ff)
-    return d_pre * b.w_1.transpose();                                // (n, d_ff)·(d_ff, d) → (n, d)
+    return d_pre * b.w_1->transpose();                               // (n, d_ff)·(d_ff, d) → (n, d)
 }
 
 // [SECTION] Attention
@@ -113,7 +113,7 @@ Matrix attention_backward(const Trace& t, bool cross, const Matrix& d_output, La
     // output = concat·W_O + b_o
     if (g.b_o.size() != 0) g.b_o += d_output.colwise().sum();       // (1, d)
     g.w_o.noalias() += t.concat.transpose() * d_output;              // (H·d_v, n_q)·(n_q, d) → (H·d_v, d)
-    const Matrix d_concat = d_output * t.w_o.transpose();            // (n_q, d)·(d, H·d_v) → (n_q, H·d_v)
+    const Matrix d_concat = d_output * t.w_o->transpose();           // (n_q, d)·(d, H·d_v) → (n_q, H·d_v)
 
     Matrix d_q_all(t.n_queries, heads * d_k), d_k_all(t.n_keys, heads * d_k), d_v_all(t.n_keys, heads * d_v);
     for (int h = 0; h < heads; ++h) {
@@ -153,9 +153,9 @@ Matrix attention_backward(const Trace& t, bool cross, const Matrix& d_output, La
     g.w_q.noalias() += queries_from.transpose() * d_q_all;           // (d, n_q)·(n_q, d) → (d, d)
     g.w_k.noalias() += keys_from.transpose() * d_k_all;              // (d, n_k)·(n_k, d) → (d, d)
     g.w_v.noalias() += keys_from.transpose() * d_v_all;
-    Matrix d_queries_from = d_q_all * t.w_q.transpose();             // (n_q, d)·(d, d) → (n_q, d)
-    d_keys_input = d_k_all * t.w_k.transpose();                      // (n_k, d)
-    d_keys_input.noalias() += d_v_all * t.w_v.transpose();
+    Matrix d_queries_from = d_q_all * t.w_q->transpose();            // (n_q, d)·(d, d) → (n_q, d)
+    d_keys_input = d_k_all * t.w_k->transpose();                     // (n_k, d)
+    d_keys_input.noalias() += d_v_all * t.w_v->transpose();
     if (!cross) d_queries_from += d_keys_input;                      // one input feeds Q, K and V
     return d_queries_from;
 }

@@ -221,7 +221,7 @@ TEST_CASE("GPU attention with Q, K, V given directly (d_v ≠ d_k, W_O)", "[gpu]
     require_agreement(s, cpu, gpu);
     CHECK(gpu.output.cols() == 5);
 
-    s.w_o.resize(0, 0);  // no W_O: the output is the concatenation
+    s.w_o = attn::SharedMatrix();  // no W_O: the output is the concatenation
     s.positional = PositionalEncoding::Rotary;
     require_agreement(s, attn::run(s), backend().run(s, RunOptions{Detail::OutputOnly}));
 }

@@ -44,7 +44,7 @@ TEST_CASE("editing a cell of X materialises X, changes exactly that value and ma
     CHECK(session.generation == generation + 1);
     require_only_cell_changed(x_before, session.trace.x, 1, 2, 0.5f);
     // Q row 1 follows the edit; row 0 does not.
-    const Matrix q_expected = session.trace.x_pe * session.trace.w_q;
+    const Matrix q_expected = session.trace.x_pe * *session.trace.w_q;
     CHECK(session.trace.head[0].q(1, 0) == Approx(q_expected(1, 0)));
 }
 

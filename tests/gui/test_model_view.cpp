@@ -34,9 +34,9 @@ std::string write_model(const std::string& name, bool strong_heads = false) {
     config.n_positions = 64;
     gpt2::Checkpoint c = testing::tiny_checkpoint();
     c = gpt2::random_checkpoint(config, 4, c.tokenizer);
-    for (auto& layer : c.layers) layer.c_attn_w *= 60.0f;  // attention far from uniform
+    for (auto& layer : c.layers) gpt2::set_c_attn(layer, gpt2::c_attn(layer) * 60.0f);  // attention far from uniform
     if (strong_heads) {
-        for (auto& layer : c.layers) layer.c_proj_w *= 40.0f;
+        for (auto& layer : c.layers) layer.c_proj_w.edit() *= 40.0f;
         c.wte *= 20.0f;
     }
     std::string error;
@@ -129,7 +129,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, before + 4.0f});
         ui.frame(3);
         gpt2::Checkpoint changed = checkpoint;
-        changed.layers[1].c_proj_w(2, 5) = before + 4.0f;
+        changed.layers[1].c_proj_w.edit()(2, 5) = before + 4.0f;
         const gpt2::ForwardPass full = gpt2::forward_text(changed, m.computed_sentence);
         REQUIRE(m.pass.ok);
         CHECK(m.pass.layers[0].block.output == expected.layers[0].block.output);  // before the edit: untouched
@@ -283,8 +283,8 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         ui.click(ui.centre("model.map.2.2"), 1);
         ui.frame(3);
         const gpt2::ForwardPass in = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 0}, {1, 1}, {2, 0}});
-        CHECK(session.scenario.w_o.middleRows(4, 4).isZero(0.0f));
-        CHECK(session.scenario.w_o.middleRows(0, 4) == checkpoint.layers[1].c_proj_w.middleRows(0, 4));
+        CHECK(session.scenario.w_o->middleRows(4, 4).isZero(0.0f));
+        CHECK(session.scenario.w_o->middleRows(0, 4) == checkpoint.layers[1].c_proj_w->middleRows(0, 4));
         REQUIRE(session.trace.ok);
         CHECK(session.trace.output == in.layers[1].output);
         CHECK(m.pass.logits == in.logits);

@@ -68,7 +68,7 @@ TEST_CASE("Sessions keep the trained model, its edited probe and the opened laye
         ui.frame(3);
         REQUIRE(ui::trained_layer_open(ui.state.train));
         Scenario edited = ui.state.session.scenario;
-        edited.w_v(0, 0) += 2.0f;
+        edited.w_v.edit()(0, 0) += 2.0f;
         ui.state.session.push(edits::ReplaceScenario{edited});
         ui.frame(3);
         weights = p.progress.latest->model.params;
@@ -105,7 +105,7 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         config.n_layer = 3;
         config.n_positions = 64;
         gpt2::Checkpoint c = gpt2::random_checkpoint(config, 4, testing::tiny_checkpoint().tokenizer);
-        for (auto& layer : c.layers) layer.c_attn_w *= 60.0f;
+        for (auto& layer : c.layers) gpt2::set_c_attn(layer, gpt2::c_attn(layer) * 60.0f);
         std::string error;
         REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
     }
@@ -125,7 +125,7 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         ui.frame(3);
         REQUIRE(ui.state.model.pass.ablated.size() == 1);
         Scenario edited = ui.state.session.scenario;
-        edited.w_v(0, 0) += 3.0f;  // layer 2 edited: layer 3 and the prediction follow
+        edited.w_v.edit()(0, 0) += 3.0f;  // layer 2 edited: layer 3 and the prediction follow
         ui.state.session.push(edits::ReplaceScenario{edited});
         ui.frame(3);
         for (const gpt2::TokenProbability& t : ui.state.model.pass.next_token_top5) top5.push_back(t.probability);

@@ -120,7 +120,7 @@ TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change
     CHECK(ui.text("train.ablate.1.1") == "on");
     CHECK(ui.text("train.ablate.1.2") == "on");
     CHECK(p.ablated_heads.size() == 2);
-    CHECK(p.shown.layers[0].w_o.isZero());  // the pass zeroed every head's rows of W_O
+    CHECK(p.shown.layers[0].w_o->isZero());  // the pass zeroed every head's rows of W_O
     CHECK_FALSE(p.shown_model.params.layers[0].w_o.isZero());  // in its layer's scenario, not in the weights
     ui.click(ui.centre("train.ablate.1.1"));
     ui.frame(2);
@@ -307,7 +307,7 @@ TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the pr
     // A number edited in place: W_O zeroed, the prediction is a model without this layer's
     // attention output, computed independently.
     Scenario zeroed = ui.state.session.scenario;
-    zeroed.w_o.setZero();
+    zeroed.w_o.edit().setZero();
     ui.state.session.push(edits::ReplaceScenario{zeroed});
     ui.frame(3);
     train::Model without = p.opened.model;

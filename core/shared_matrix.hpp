@@ -1,0 +1,76 @@
+#pragma once
+// A weight matrix held once, however many scenarios and traces use it. Copying a
+// SharedMatrix copies a pointer; the matrix itself is copied only when a holder edits it
+// while another still holds it (copy on write). A model's layer, the scenario each pass
+// builds from it and the trace of that pass share one W_Q; an edit in the pipeline copies
+// that one matrix, and the model's stays as it was.
+//
+// Reading: the matrix is `*w` or `w.get()` (Eigen's operators need the Matrix itself:
+// `x * *w`), `w->row(i)`, or `w.rows()`, `w(i, j)`, `w.size()`. A const Matrix& parameter
+// takes a SharedMatrix as it is. Writing: `w = matrix` replaces it; `w.edit()` is the
+// matrix to change in place, this holder's own.
+//
+// Threads: one SharedMatrix object is used by one thread at a time, as a Matrix is; two
+// objects that share a matrix may be on two threads (a job's copy of the scenario and the
+// window's), since neither writes the shared matrix: edit() copies it first.
+#include <memory>
+#include <utility>
+
+#include "matrix.hpp"
+
+namespace attn {
+
+class SharedMatrix {
+public:
+    SharedMatrix() = default;
+    SharedMatrix(Matrix m) : matrix_(m.size() != 0 || m.rows() != 0 || m.cols() != 0 ? std::make_shared<Matrix>(std::move(m)) : nullptr) {}
+    template <typename Derived>
+    SharedMatrix(const Eigen::MatrixBase<Derived>& m) : SharedMatrix(Matrix(m)) {}
+    template <typename Derived>
+    SharedMatrix& operator=(const Eigen::MatrixBase<Derived>& m) { return *this = SharedMatrix(Matrix(m)); }
+    SharedMatrix& operator=(Matrix m) { return *this = SharedMatrix(std::move(m)); }
+    SharedMatrix(const SharedMatrix&) = default;
+    SharedMatrix(SharedMatrix&&) noexcept = default;
+    SharedMatrix& operator=(const SharedMatrix&) = default;
+    SharedMatrix& operator=(SharedMatrix&&) noexcept = default;
+
+    const Matrix& get() const { return matrix_ ? *matrix_ : empty(); }
+    const Matrix& operator*() const { return get(); }
+    const Matrix* operator->() const { return &get(); }
+    operator const Matrix&() const { return get(); }
+
+    Eigen::Index rows() const { return get().rows(); }
+    Eigen::Index cols() const { return get().cols(); }
+    Eigen::Index size() const { return get().size(); }
+    float operator()(Eigen::Index row, Eigen::Index col) const { return get()(row, col); }
+    const float* data() const { return get().data(); }
+
+    // The matrix to change in place: copied first when another holder shares it, so no
+    // other holder sees the change.
+    Matrix& edit() {
+        if (!matrix_) matrix_ = std::make_shared<Matrix>();
+        else if (matrix_.use_count() > 1) matrix_ = std::make_shared<Matrix>(*matrix_);
+        return *matrix_;
+    }
+
+    // Equal shapes and values (Eigen's ==, for the matrix itself).
+    friend bool operator==(const SharedMatrix& a, const SharedMatrix& b) { return a.shares(b) || equal(a.get(), b.get()); }
+    friend bool operator==(const SharedMatrix& a, const Matrix& b) { return equal(a.get(), b); }
+    friend bool operator==(const Matrix& a, const SharedMatrix& b) { return equal(a, b.get()); }
+    friend bool operator!=(const SharedMatrix& a, const SharedMatrix& b) { return !(a == b); }
+    friend bool operator!=(const SharedMatrix& a, const Matrix& b) { return !(a == b); }
+    friend bool operator!=(const Matrix& a, const SharedMatrix& b) { return !(a == b); }
+
+    // True when both hold the very same matrix (not merely equal values).
+    bool shares(const SharedMatrix& other) const { return matrix_ && matrix_ == other.matrix_; }
+
+private:
+    static bool equal(const Matrix& a, const Matrix& b) { return a.rows() == b.rows() && a.cols() == b.cols() && a == b; }
+    static const Matrix& empty() {
+        static const Matrix none;
+        return none;
+    }
+    std::shared_ptr<Matrix> matrix_;  // nullptr: the empty matrix
+};
+
+}  // namespace attn
