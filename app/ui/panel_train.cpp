@@ -15,7 +15,9 @@
 #include <cfloat>
 #include <cstdio>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <string>
 
@@ -38,33 +40,17 @@ const PositionalEncoding kEncodings[] = {PositionalEncoding::None, PositionalEnc
                                          PositionalEncoding::Rotary, PositionalEncoding::ALiBi};
 const char* const kEncodingNames[] = {"none", "sinusoidal", "learned", "RoPE", "ALiBi"};
 const MaskKind kMasks[] = {MaskKind::None, MaskKind::Causal, MaskKind::SlidingWindow};
-const char* const kMaskNames[] = {"none", "causal", "sliding window (2)"};
 
-train::TrainSettings form_settings(const TrainPanelState& p) {
-    train::TrainSettings s;
-    s.task.kind = train::all_tasks()[static_cast<size_t>(p.task)];
-    s.model.layers = p.layers;
-    s.model.heads = p.heads;
-    s.model.d_model = p.d_model;
-    s.model.positional = kEncodings[p.positional];
-    s.model.mask = kMasks[p.mask];
-    s.learning_rate = p.learning_rate;
-    s.seed = static_cast<std::uint64_t>(std::max(0, p.seed));
-    return s;
-}
-
-void form_from(TrainPanelState& p, const train::TrainSettings& s) {
-    const std::vector<train::TaskKind> tasks = train::all_tasks();
-    p.task = static_cast<int>(std::find(tasks.begin(), tasks.end(), s.task.kind) - tasks.begin());
-    p.layers = s.model.layers;
-    p.heads = s.model.heads;
-    p.d_model = s.model.d_model;
-    for (int i = 0; i < 5; ++i)
-        if (kEncodings[i] == s.model.positional) p.positional = i;
-    for (int i = 0; i < 3; ++i)
-        if (kMasks[i] == s.model.mask) p.mask = i;
-    p.learning_rate = s.learning_rate;
-    p.seed = static_cast<int>(s.seed);
+// A combo over the values the form offers, editing the enum itself. A value it does not offer
+// (from a loaded model) is shown by its own name until another is chosen.
+template <typename E, std::size_t N>
+void enum_combo(const char* id, E& value, const E (&values)[N], const char* const (&names)[N]) {
+    const E* found = std::find(std::begin(values), std::end(values), value);
+    const char* preview = found != std::end(values) ? names[found - values] : to_string(value);
+    if (!ImGui::BeginCombo(id, preview)) return;
+    for (std::size_t i = 0; i < N; ++i)
+        if (ImGui::Selectable(names[i], values[i] == value)) value = values[i];
+    ImGui::EndCombo();
 }
 
 // Hands a new trainer to the worker; the probe and the held-out set are copied once here.
@@ -86,8 +72,7 @@ void begin_run(TrainPanelState& p, train::Trainer trainer) {
 
 // A fresh run from the form; false (with the reasons in p.errors) when it cannot train.
 bool reset_run(TrainPanelState& p) {
-    train::TrainSettings s = form_settings(p);
-    std::optional<train::Trainer> trainer = train::Trainer::create(s, p.errors);
+    std::optional<train::Trainer> trainer = train::Trainer::create(p.form, p.errors);
     if (!trainer) return false;
     begin_run(p, std::move(*trainer));
     return true;
@@ -329,47 +314,54 @@ void draw_form(Context& state, TrainPanelState& p) {
         ImGui::SameLine(0.0f, 4.0f);
     };
     auto next = [] { ImGui::SameLine(0.0f, 16.0f); };
-    std::vector<std::string> task_names;
-    for (train::TaskKind kind : train::all_tasks()) task_names.push_back(train::to_string(kind));
     label("task");
     ImGui::SetNextItemWidth(w * 1.4f);
-    if (ImGui::BeginCombo("##task", task_names[static_cast<size_t>(p.task)].c_str())) {
-        for (size_t i = 0; i < task_names.size(); ++i)
-            if (ImGui::Selectable(task_names[i].c_str(), static_cast<int>(i) == p.task)) {
-                p.task = static_cast<int>(i);
+    train::TrainSettings& form = p.form;
+    if (ImGui::BeginCombo("##task", train::to_string(form.task.kind))) {
+        for (train::TaskKind kind : train::all_tasks())
+            if (ImGui::Selectable(train::to_string(kind), kind == form.task.kind)) {
+                form.task.kind = kind;
                 // cross-reverse's answer lies in the later source keys: no mask.
-                if (train::all_tasks()[i] == train::TaskKind::CrossReverse) p.mask = 0;
+                if (kind == train::TaskKind::CrossReverse) form.model.mask = MaskKind::None;
             }
         ImGui::EndCombo();
     }
     next();
     label("layers");
     ImGui::SetNextItemWidth(w);
-    ImGui::SliderInt("##layers", &p.layers, 1, train::kMaxLayers);
+    ImGui::SliderInt("##layers", &form.model.layers, 1, train::kMaxLayers);
     next();
     label("heads");
     ImGui::SetNextItemWidth(w);
-    ImGui::SliderInt("##heads", &p.heads, 1, train::kMaxHeads);
+    ImGui::SliderInt("##heads", &form.model.heads, 1, train::kMaxHeads);
     next();
     label("d_model");
     ImGui::SetNextItemWidth(w);
-    ImGui::SliderInt("##d_model", &p.d_model, train::kMinDModel, train::kMaxDModel);
+    ImGui::SliderInt("##d_model", &form.model.d_model, train::kMinDModel, train::kMaxDModel);
     label("positions");
     ImGui::SetNextItemWidth(w * 1.4f);
-    ImGui::Combo("##positions", &p.positional, kEncodingNames, 5);
+    enum_combo("##positions", form.model.positional, kEncodings, kEncodingNames);
     next();
     label("mask");
     ImGui::SetNextItemWidth(w * 1.6f);
-    ImGui::Combo("##mask", &p.mask, kMaskNames, 3);
+    const std::string window = "sliding window (" + std::to_string(form.model.window) + ")";
+    const char* const mask_names[] = {"none", "causal", window.c_str()};
+    enum_combo("##mask", form.model.mask, kMasks, mask_names);
     next();
     label("learning rate");
     ImGui::SetNextItemWidth(w);
-    ImGui::InputFloat("##lr", &p.learning_rate, 0.0f, 0.0f, "%.4g");
+    ImGui::InputFloat("##lr", &form.learning_rate, 0.0f, 0.0f, "%.4g");
     next();
     label("seed");
     ImGui::SetNextItemWidth(w);
-    ImGui::InputInt("##seed", &p.seed);
-    p.seed = std::max(0, p.seed);
+    // The seed is 64-bit; the box edits it as a non-negative int, so a larger one (from a loaded
+    // file) is shown as it is, read-only, rather than cut down to an int.
+    if (form.seed <= static_cast<std::uint64_t>(std::numeric_limits<int>::max())) {
+        int seed = static_cast<int>(form.seed);
+        if (ImGui::InputInt("##seed", &seed)) form.seed = static_cast<std::uint64_t>(std::max(0, seed));
+    } else {
+        ImGui::Text("%llu", static_cast<unsigned long long>(form.seed));
+    }
 
     const bool running = has_run(p) && p.progress.running;
     const float button = ImGui::GetFontSize() * 6.0f;
@@ -427,11 +419,7 @@ void draw_form(Context& state, TrainPanelState& p) {
     }
     if (has_run(p)) {
         // Train and Step go on with the run under way: a changed form applies only on Reset.
-        const train::TrainSettings form = train::fitted(form_settings(p));
-        const train::TrainSettings& run = p.settings;
-        if (form.task.kind != run.task.kind || form.model.layers != run.model.layers || form.model.heads != run.model.heads ||
-            form.model.d_model != run.model.d_model || form.model.positional != run.model.positional ||
-            form.model.mask != run.model.mask || form.learning_rate != run.learning_rate || form.seed != run.seed) {
+        if (!reflect::equal(train::fitted(p.form), p.settings)) {
             ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 60, 255));
             ImGui::TextWrapped("The settings above differ from the run's (below): Train and Step go on with the run; Reset starts "
                                "one with these settings.");
@@ -835,7 +823,7 @@ void restore_trained(Context& state, TrainPanelState& p, const session_file::Tra
         for (const std::string& e : errors) add_notice(state, "The session's trained model cannot be opened: " + e, true);
         return;
     }
-    form_from(p, file.settings);
+    p.form = file.settings;
     p.errors.clear();
     begin_run(p, std::move(*trainer));
     // The probe as it was shown, when it is still an example of the task.
@@ -878,7 +866,7 @@ void load_trained_model(Context& state, TrainPanelState& p, const std::string& p
         return;
     }
     p.model_path = path;
-    form_from(p, file.settings);
+    p.form = file.settings;
     p.errors.clear();
     begin_run(p, std::move(*trainer));
     p.open = true;

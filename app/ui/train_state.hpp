@@ -44,13 +44,9 @@ struct TrainRequest {
 // What the Train panel keeps between frames.
 struct TrainPanelState {
     bool open = false;
-    // The form: what Train / Reset build.
-    int task = 1;  // index into train::all_tasks(): reverse
-    int layers = 1, heads = 2, d_model = 32;
-    int positional = 2;  // index into the encodings: learned
-    int mask = 1;        // none, causal, window: causal
-    float learning_rate = 1e-2f;
-    int seed = 1;
+    // The form: the settings Reset trains with (its widgets edit the task, the model's shape,
+    // the encoding, the mask, the rate and the seed; a loaded model's settings come whole).
+    train::TrainSettings form;
     std::vector<std::string> errors;  // the form's settings cannot train
     std::string model_path = "model.json";  // what Save model… and Load model… offer
 

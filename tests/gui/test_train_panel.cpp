@@ -86,10 +86,10 @@ TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change
 
     // A changed form is said to wait for Reset, not silently ignored.
     CHECK(ui.widget("train.form_differs") == nullptr);
-    p.layers = 2;
+    p.form.model.layers = 2;
     ui.frame(2);
     CHECK(ui.widget("train.form_differs") != nullptr);
-    p.layers = 1;
+    p.form.model.layers = 1;
     ui.frame(2);
     CHECK(ui.widget("train.form_differs") == nullptr);
 
