@@ -456,7 +456,8 @@ bool window_active(const ui::AppState& state) {
     const ImGuiIO& io = ImGui::GetIO();
     return io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f || ImGui::IsAnyMouseDown() ||
            io.WantTextInput || ImGui::IsAnyItemActive() || !state.session.pending.empty() || state.session.dirty ||
-           state.compute.status.busy || (state.train.open && state.train.progress.running);  // the curves and heads move
+           state.compute.status.busy || (state.train.open && state.train.progress.running) ||  // the curves and heads move
+           (state.model.jobs && state.model.jobs->busy());  // the model view's recompute lands when it ends
 }
 
 }  // namespace
@@ -509,6 +510,9 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
         }
         if (bench && !compute_layer->busy()) push_bench_edit(state, frame);  // a long run lands first
         recompute(*compute_layer, state, screenshot, bench ? &frame_bench : nullptr);
+        // A screenshot shows the model as edited: the model view's recompute lands before the
+        // frame, as the compute layer's does for a screenshot.
+        if (screenshot && state.model.jobs) state.model.jobs->finish();
         ui::autosave_tick(state);
 
         ImGui_ImplOpenGL3_NewFrame();

@@ -3,12 +3,14 @@
 // forward pass, the heads ablated, the layer and head opened in the pipeline, and the
 // comparison of two heads or two sentences. No GL.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpt2/compare.hpp"
 #include "gpt2/model.hpp"
+#include "model_job.hpp"
 #include "scenario.hpp"
 #include "ui/widgets.hpp"
 
@@ -47,6 +49,12 @@ struct ModelViewState {
     std::string layer_name;                   // the opened scenario's name: leaving it detaches
     Scenario applied;
     std::uint64_t seen_revision = ~0ull;
+    // The recompute after an edit runs as a job (model_job.hpp), off the window's thread; the
+    // pass on screen stays until its result is installed. `submitted`: the scenario of the
+    // last job submitted (what the screen will show once the jobs finish). Declared after the
+    // checkpoint, so the jobs end before it goes.
+    Scenario submitted;
+    std::unique_ptr<compute::ModelJobs> jobs;
     // Asked for by the grid (right-click on a map, "Restore all heads"), applied before the
     // next frame draws: the layers from the lowest changed one on are recomputed.
     std::vector<gpt2::HeadId> ablation_toggles;

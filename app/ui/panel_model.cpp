@@ -64,8 +64,38 @@ void show_layer(Context& state, ModelViewState& m, int layer, bool navigation = 
     state.session.push(edits::ReplaceScenario{std::move(s), navigation});
 }
 
+// Installs the recomputes the jobs finished, oldest first: the pass on screen becomes the
+// one computed from the latest edit that reached it.
+void collect_recomputes(Context& state, ModelViewState& m) {
+    if (!m.jobs) return;
+    for (compute::ModelResult& r : m.jobs->poll()) {
+        if (!m.checkpoint || r.layer != m.layer) continue;  // the layer was closed or another opened since
+        if (!r.ok) {
+            for (const std::string& e : r.pass.errors) add_notice(state, "The model's layers after the edit were not recomputed: " + e, true);
+            m.layer = -1;
+            m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence, m.pass.ablated);  // the unedited model, in step again
+            ++m.revision;
+            continue;
+        }
+        m.pass = std::move(r.pass);
+        m.applied = std::move(r.edited);
+        m.forward_ms = r.milliseconds;
+        ++m.revision;
+    }
+}
+
+// Waits for the recompute under way and installs it: before the view changes the pass or the
+// checkpoint itself (a sentence, ablated heads, a layer opened, another model), so that no
+// older job's result lands on top of what it does.
+void settle(Context& state, ModelViewState& m) {
+    if (!m.jobs) return;
+    m.jobs->finish();
+    collect_recomputes(state, m);
+}
+
 // Runs the sentence; false (the pass kept) with a notice when it cannot run.
 bool run_sentence(Context& state, ModelViewState& m, const std::string& sentence) {
+    settle(state, m);
     const auto t0 = std::chrono::steady_clock::now();
     gpt2::ForwardPass pass = gpt2::forward_text(*m.checkpoint, sentence, m.pass.ablated);
     if (!pass.ok) {
@@ -96,6 +126,7 @@ bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
         for (const std::string& e : load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
         return false;
     }
+    settle(state, m);  // no job may still read the checkpoint it replaces
     m.checkpoint = std::move(*load.checkpoint);
     m.open = true;
     show_pane(state.view, Pane::Model);
@@ -133,6 +164,7 @@ void start_model(Context& state, ModelViewState& m, const cli::Options& options)
 
 void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
     if (!m.checkpoint || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
+    settle(state, m);
     m.head = head;
     show_pane(state.view, Pane::Pipeline);  // the layer's every step, where the user looks
     show_layer(state, m, layer);
@@ -163,6 +195,7 @@ void apply_ablation(Context& state, ModelViewState& m) {
     m.ablation_toggles.clear();
     m.restore_all_heads = false;
     if (from >= layers || !m.pass.ok) return;
+    settle(state, m);  // an edit's recompute under way reaches the pass first
     const auto t0 = std::chrono::steady_clock::now();
     if (!gpt2::recompute_from(*m.checkpoint, from, m.pass)) {
         for (const std::string& e : m.pass.errors) add_notice(state, "The model was not recomputed with the ablated heads: " + e, true);
@@ -176,8 +209,11 @@ void apply_ablation(Context& state, ModelViewState& m) {
 }
 
 
-// An edit of the layer opened in the pipeline: that layer and every one after it.
+// An edit of the layer opened in the pipeline: that layer and every one after it, as a job
+// off the window's thread (model_job.hpp); its result is installed by collect_recomputes.
 void follow_session(Context& state, ModelViewState& m) {
+    if (!m.jobs) m.jobs = std::make_unique<compute::ModelJobs>();
+    collect_recomputes(state, m);
     const edits::Session& session = state.session;
     if (m.layer < 0 || session.revision == m.seen_revision || !session.pending.empty()) return;
     m.seen_revision = session.revision;
@@ -185,19 +221,12 @@ void follow_session(Context& state, ModelViewState& m) {
         m.layer = -1;
         return;
     }
-    if (reflect::equal(session.scenario, m.applied)) return;
-    // An edit in layer ℓ: ℓ and every layer after it, the maps and the prediction.
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!gpt2::recompute_from(*m.checkpoint, m.layer, m.pass, &session.scenario)) {
-        for (const std::string& e : m.pass.errors) add_notice(state, "The model's layers after the edit were not recomputed: " + e, true);
-        m.layer = -1;
-        m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence, m.pass.ablated);  // the unedited model, in step again
-        ++m.revision;
-        return;
-    }
-    m.forward_ms = ms_since(t0);
-    m.applied = session.scenario;
-    ++m.revision;
+    // What the screen shows once the jobs under way finish: an edit back to it needs no job.
+    if (reflect::equal(session.scenario, m.jobs->busy() ? m.submitted : m.applied)) return;
+    // An edit in layer ℓ: ℓ and every layer after it, the maps and the prediction. The job
+    // gets a copy of the pass on screen (its activations; the weights are shared).
+    m.submitted = session.scenario;
+    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, m.pass, m.layer, session.scenario, 0});
 }
 
 }  // namespace
@@ -212,12 +241,30 @@ void update_model_view(Context& state, ModelViewState& m) {
 
 // [SECTION] Drawing
 
+namespace {
+
+// While an edit's recompute runs, the maps and the prediction are the model before it: said
+// in the warning colour wherever they are shown, never left to pass for the edited model's.
+void draw_recompute_under_way(Context& state, const ModelViewState& m) {
+    if (!m.jobs || !m.jobs->busy() || m.layer < 0) return;
+    const std::string text = "Recomputing layers " + std::to_string(m.layer + 1) + "\xE2\x80\x93" +
+                             std::to_string(m.checkpoint->config.n_layer) +
+                             " after the edit: the maps and the next token below are the model before it until it ends.";
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 60, 255));
+    ImGui::TextWrapped("%s", text.c_str());
+    ImGui::PopStyleColor();
+    record_item(state, "model.recomputing", text);
+}
+
+}  // namespace
+
 void draw_model_sentence(Context& state, ModelViewState& m) {
     const std::string text = "GPT-2 layer " + std::to_string(m.layer + 1) + " of " + m.checkpoint->folder + " on \"" +
                              m.computed_sentence + "\" (" + std::to_string(m.pass.tokens.size()) + " tokens)";
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(text.c_str());
     record_item(state, "model.pipeline_sentence", text);
+    draw_recompute_under_way(state, m);
     ImGui::SameLine();
     if (ImGui::SmallButton("edit the sentence in the model view")) {
         m.open = true;
@@ -321,6 +368,7 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
         ImGui::TextWrapped("No pass to show: see the status area.");
         return false;
     }
+    draw_recompute_under_way(state, m);
 
     // The tokens as chips: the readable token, its id below.
     std::string chips;

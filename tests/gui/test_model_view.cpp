@@ -7,11 +7,16 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <future>
+#include <mutex>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "bad_model_catalogue.hpp"
+#include "engine.hpp"
 #include "gpt2/model.hpp"
+#include "model_job.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
 #include "session_file.hpp"
@@ -109,6 +114,57 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         REQUIRE(m.checkpoint.has_value());
         CHECK(m.checkpoint->folder == folder);
         CHECK(m.pass.ok);
+    }
+
+    SECTION("an edit's recompute is a job: the window's thread only submits it, and says the maps are the model before it") {
+        // A stub runner that holds the job until the test lets it go, then runs the real one
+        // and notes the thread it ran on.
+        std::promise<void> release;
+        std::shared_future<void> released = release.get_future().share();
+        std::vector<std::thread::id> threads;
+        std::mutex threads_mutex;
+        m.jobs = std::make_unique<compute::ModelJobs>([&, released](compute::ModelRecompute request) {
+            released.wait();
+            {
+                std::lock_guard<std::mutex> lock(threads_mutex);
+                threads.push_back(std::this_thread::get_id());
+            }
+            return compute::run_model_recompute(std::move(request));
+        });
+        ui.click(ui.centre("model.map.2.1"));
+        ui.frame(3);
+        REQUIRE(m.layer == 1);
+        const gpt2::ForwardPass before = m.pass;
+        ui.hold_model_jobs = true;
+        const std::uint64_t runs = engine_runs();
+        const float w = ui.state.session.scenario.w_o(2, 5);
+        ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, w + 4.0f});
+        ui.frame();
+        // The frame ran the edited layer's own trace for the pipeline (the compute layer), and
+        // none of the model's layers: the recompute waits in its job.
+        CHECK(engine_runs() - runs == 1);
+        CHECK(m.jobs->busy());
+        CHECK(m.pass.logits == before.logits);
+        CHECK_THAT(ui.text("model.recomputing"), Catch::Matchers::Contains("Recomputing layers 2\xE2\x80\x93" "3 after the edit"));
+        // A second edit while the first runs supersedes nothing already running: it waits, and
+        // the screen ends at it.
+        ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, w + 5.0f});
+        ui.frame();
+        CHECK(engine_runs() - runs == 2);
+        release.set_value();
+        ui.hold_model_jobs = false;
+        ui.frame(2);
+        CHECK_FALSE(m.jobs->busy());
+        CHECK(ui.widget("model.recomputing") == nullptr);
+        gpt2::Checkpoint changed = checkpoint;
+        changed.layers[1].c_proj_w.edit()(2, 5) = w + 5.0f;
+        const gpt2::ForwardPass full = gpt2::forward_text(changed, m.computed_sentence);
+        CHECK(m.pass.logits == full.logits);
+        CHECK(m.pass.layers[2].block.output == full.layers[2].block.output);
+        std::lock_guard<std::mutex> lock(threads_mutex);
+        REQUIRE_FALSE(threads.empty());
+        for (const std::thread::id& id : threads) CHECK(id != std::this_thread::get_id());
+        m.jobs.reset();  // its runner refers to this section's locals
     }
 
     SECTION("a map opens its layer and head; an edit there recomputes the layers after it") {

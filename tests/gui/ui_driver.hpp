@@ -1,8 +1,8 @@
 #pragma once
 // The whole window driven without a window: ImGui runs headless (the font atlas is built,
 // nothing is drawn, no GL), each frame goes through ui::draw_frame as the app's loop does,
-// with the compute layer (CPU) in between, and the mouse and keys are simulated the way the
-// GLFW backend feeds them. What the window showed is read from the same records the
+// with the compute layer (CPU) and the model view's jobs in between, and the mouse and keys
+// are simulated the way the GLFW backend feeds them. What the window showed is read from the same records the
 // screenshot's layout sidecar writes: state.layout (heatmaps) and state.widgets (widgets
 // and their text). The small scenarios used never ask for a heatmap texture.
 #define GLFW_INCLUDE_NONE
@@ -30,6 +30,9 @@ public:
     ui::HeatmapTextures textures;
     compute::Compute compute;  // no GPU
     ImVec2 pointer{-1.0f, -1.0f};
+    // Frames wait for the model view's jobs (model_job.hpp) unless a test holds them to see
+    // what a frame does while one runs.
+    bool hold_model_jobs = false;
 
     explicit UiDriver(Scenario scenario, ImVec2 size = ImVec2(1600, 1000)) {
         ImGui::CreateContext();
@@ -67,6 +70,7 @@ public:
         for (int i = 0; i < count; ++i) {
             compute.finish(state.session, state.compute.settings);
             state.compute.status = compute.status();
+            if (state.model.jobs && !hold_model_jobs) state.model.jobs->finish();  // the model view's recompute lands in this frame
             ImGui::GetIO().MousePos = pointer;
             ImGui::NewFrame();
             ui::draw_frame(state, textures);

@@ -1,0 +1,58 @@
+#include "model_job.hpp"
+
+#include <chrono>
+#include <utility>
+
+namespace attn::compute {
+
+ModelResult run_model_recompute(ModelRecompute request) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ModelResult result;
+    result.id = request.id;
+    result.layer = request.layer;
+    result.ok = request.checkpoint != nullptr &&
+                gpt2::recompute_from(*request.checkpoint, request.layer, request.pass, &request.edited);
+    if (request.checkpoint == nullptr) request.pass.errors = {"no model is open"};
+    result.pass = std::move(request.pass);
+    result.edited = std::move(request.edited);
+    result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return result;
+}
+
+ModelJobs::ModelJobs(ModelRunner runner) : runner_(std::move(runner)) {}
+
+ModelJobs::~ModelJobs() {
+    waiting_.reset();
+    if (running_.valid()) running_.wait();
+}
+
+std::uint64_t ModelJobs::submit(ModelRecompute request) {
+    request.id = next_id_++;
+    const std::uint64_t id = request.id;
+    waiting_ = std::move(request);
+    if (!running_.valid()) start_waiting();
+    return id;
+}
+
+void ModelJobs::start_waiting() {
+    if (!waiting_) return;
+    running_ = std::async(std::launch::async, runner_, std::move(*waiting_));
+    waiting_.reset();
+}
+
+std::vector<ModelResult> ModelJobs::poll() {
+    if (running_.valid() && running_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        done_.push_back(running_.get());
+        start_waiting();
+    }
+    return std::exchange(done_, {});
+}
+
+void ModelJobs::finish() {
+    while (running_.valid()) {
+        done_.push_back(running_.get());
+        start_waiting();
+    }
+}
+
+}  // namespace attn::compute

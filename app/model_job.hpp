@@ -1,0 +1,76 @@
+#pragma once
+// GPT-2's recompute after an edit, as a job of the compute layer. The model view submits the
+// edited layer's scenario with a copy of the pass on screen (the copy holds activations; the
+// weights are shared with the checkpoint); a worker thread runs that layer and every one
+// after it, and the view installs the result when it comes, keeping the pass on screen until
+// then. A newer edit supersedes the one waiting; the one running finishes and is installed
+// (it is a state the user passed through), and the newer one starts from it.
+//
+//   view ──submit(request)──▶ waiting ──▶ running (worker thread) ──▶ done ──poll()──▶ view
+//
+// No ImGui, no GL: the runner is a plain function, and a test gives a stub to see that the
+// view only submits.
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <optional>
+#include <vector>
+
+#include "gpt2/model.hpp"
+#include "scenario.hpp"
+
+namespace attn::compute {
+
+// Layer `layer` of `pass` as edited, then the layers after it. The checkpoint must outlive the
+// job: the view settles its jobs (finish) before it replaces the checkpoint.
+struct ModelRecompute {
+    const gpt2::Checkpoint* checkpoint = nullptr;
+    gpt2::ForwardPass pass;   // the pass on screen: layers before `layer` are kept
+    int layer = 0;
+    Scenario edited;          // layer `layer`'s scenario as the session holds it
+    std::uint64_t id = 0;     // set by submit: which request a result answers
+};
+
+struct ModelResult {
+    std::uint64_t id = 0;
+    bool ok = false;          // false: pass.errors say why
+    gpt2::ForwardPass pass;
+    int layer = 0;
+    Scenario edited;          // what layer `layer` of `pass` was computed from
+    double milliseconds = 0.0;
+};
+
+// Runs one request (gpt2::recompute_from); the worker's default. Tests give their own.
+using ModelRunner = std::function<ModelResult(ModelRecompute)>;
+ModelResult run_model_recompute(ModelRecompute request);
+
+class ModelJobs {
+public:
+    explicit ModelJobs(ModelRunner runner = run_model_recompute);
+    ~ModelJobs();  // waits for the job under way
+    ModelJobs(const ModelJobs&) = delete;
+    ModelJobs& operator=(const ModelJobs&) = delete;
+
+    // Starts the request now when nothing runs, else keeps it as the next one (replacing an
+    // older one waiting). Returns its id.
+    std::uint64_t submit(ModelRecompute request);
+    // The results finished since the last poll, oldest first; starts the request waiting.
+    // Never blocks.
+    std::vector<ModelResult> poll();
+    bool busy() const { return running_.valid() || waiting_.has_value(); }
+    // Blocks until nothing runs or waits (the results stay for poll): before the view changes
+    // the pass or the checkpoint itself, and in tests.
+    void finish();
+    std::uint64_t submitted() const { return next_id_ - 1; }  // the last id given (0: none)
+
+private:
+    void start_waiting();
+
+    ModelRunner runner_;
+    std::future<ModelResult> running_;
+    std::optional<ModelRecompute> waiting_;
+    std::vector<ModelResult> done_;
+    std::uint64_t next_id_ = 1;
+};
+
+}  // namespace attn::compute
