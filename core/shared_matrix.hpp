@@ -13,6 +13,8 @@
 // Threads: one SharedMatrix object is used by one thread at a time, as a Matrix is; two
 // objects that share a matrix may be on two threads (a job's copy of the scenario and the
 // window's), since neither writes the shared matrix: edit() copies it first.
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -23,7 +25,8 @@ namespace attn {
 class SharedMatrix {
 public:
     SharedMatrix() = default;
-    SharedMatrix(Matrix m) : matrix_(m.size() != 0 || m.rows() != 0 || m.cols() != 0 ? std::make_shared<Matrix>(std::move(m)) : nullptr) {}
+    SharedMatrix(Matrix m)
+        : held_(m.size() != 0 || m.rows() != 0 || m.cols() != 0 ? std::make_shared<Held>(Held{std::move(m), next_version()}) : nullptr) {}
     template <typename Derived>
     SharedMatrix(const Eigen::MatrixBase<Derived>& m) : SharedMatrix(Matrix(m)) {}
     template <typename Derived>
@@ -34,7 +37,7 @@ public:
     SharedMatrix& operator=(const SharedMatrix&) = default;
     SharedMatrix& operator=(SharedMatrix&&) noexcept = default;
 
-    const Matrix& get() const { return matrix_ ? *matrix_ : empty(); }
+    const Matrix& get() const { return held_ ? held_->matrix : empty(); }
     const Matrix& operator*() const { return get(); }
     const Matrix* operator->() const { return &get(); }
     operator const Matrix&() const { return get(); }
@@ -48,10 +51,16 @@ public:
     // The matrix to change in place: copied first when another holder shares it, so no
     // other holder sees the change.
     Matrix& edit() {
-        if (!matrix_) matrix_ = std::make_shared<Matrix>();
-        else if (matrix_.use_count() > 1) matrix_ = std::make_shared<Matrix>(*matrix_);
-        return *matrix_;
+        if (!held_) held_ = std::make_shared<Held>();
+        else if (held_.use_count() > 1) held_ = std::make_shared<Held>(Held{held_->matrix, 0});
+        held_->version = next_version();  // the values may change from here on
+        return held_->matrix;
     }
+
+    // Names these values: equal versions are the same values (a matrix made or edited gets a
+    // version no other ever had; copies share it). 0 for the empty matrix. A drawing keyed by
+    // it is not made again while a weight stays as it was, whatever else changed.
+    std::uint64_t version() const { return held_ ? held_->version : 0; }
 
     // Equal shapes and values (Eigen's ==, for the matrix itself).
     friend bool operator==(const SharedMatrix& a, const SharedMatrix& b) { return a.shares(b) || equal(a.get(), b.get()); }
@@ -62,7 +71,7 @@ public:
     friend bool operator!=(const Matrix& a, const SharedMatrix& b) { return !(a == b); }
 
     // True when both hold the very same matrix (not merely equal values).
-    bool shares(const SharedMatrix& other) const { return matrix_ && matrix_ == other.matrix_; }
+    bool shares(const SharedMatrix& other) const { return held_ && held_ == other.held_; }
 
 private:
     static bool equal(const Matrix& a, const Matrix& b) { return a.rows() == b.rows() && a.cols() == b.cols() && a == b; }
@@ -70,7 +79,15 @@ private:
         static const Matrix none;
         return none;
     }
-    std::shared_ptr<Matrix> matrix_;  // nullptr: the empty matrix
+    struct Held {
+        Matrix matrix;
+        std::uint64_t version = 0;
+    };
+    static std::uint64_t next_version() {
+        static std::atomic<std::uint64_t> last{0};
+        return last.fetch_add(1, std::memory_order_relaxed) + 1;
+    }
+    std::shared_ptr<Held> held_;  // nullptr: the empty matrix
 };
 
 }  // namespace attn

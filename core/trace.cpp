@@ -15,4 +15,11 @@ const Matrix& attention_input(const Trace& t) {
     return t.has_block && t.settings.block.norm == NormPlacement::Pre && t.block.norm1.size() != 0 ? t.block.norm1 : t.x_pe;
 }
 
+std::uint64_t weight_version(const Trace& t, const Matrix* values) {
+    if (values == nullptr || values->size() == 0) return 0;
+    for (const SharedMatrix* w : {&t.w_q, &t.w_k, &t.w_v, &t.w_o, &t.block.w_1, &t.block.w_2})
+        if (values == &w->get()) return w->version();
+    return 0;
+}
+
 }  // namespace attn

@@ -144,6 +144,11 @@ namespace attn {
 // What the projections read: X + PE, or in a pre-norm block LN₁(X + PE).
 const Matrix& attention_input(const Trace& trace);
 
+// When `values` is one of the trace's weights (W_Q, W_K, W_V, W_O, W_1, W_2: a SharedMatrix),
+// the version of its values (SharedMatrix::version); else 0. A drawing of a weight keyed by it
+// is kept across traces that share the weight (an edit of X recomputes the trace, not W_1).
+std::uint64_t weight_version(const Trace& trace, const Matrix* values);
+
 // Every matrix of a trace by name (the names of registry.hpp, which implements these):
 // "x", "w_q", "head0.weights", "block.output". nullptr when the name is unknown or the
 // matrix is empty in this trace.

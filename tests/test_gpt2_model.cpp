@@ -564,7 +564,14 @@ TEST_CASE("GPT-2 passes share the checkpoint's weights: an edit or an ablation c
         CHECK(t.block.w_2.shares(w.mlp_proj_w));
         // W_O: the ablated layer ran its own copy with head 1's rows zeroed; the others share.
         CHECK(t.w_o.shares(w.c_proj_w) == (l != 1));
+        // A drawing of a weight is named by its content: the checkpoint's version, in every
+        // pass that shares it; an activation has none.
+        CHECK(weight_version(t, &t.w_q.get()) == w.w_q.version());
+        CHECK(weight_version(t, &t.block.w_1.get()) == w.c_fc_w.version());
+        CHECK(weight_version(t, &t.x_pe) == 0);
     }
+    CHECK(forward(c, ids).layers[0].w_k.version() == pass.layers[0].w_k.version());
+    CHECK(pass.layers[1].w_o.version() != c.layers[1].c_proj_w.version());
     CHECK(pass.layers[1].w_o->topRows(4).isZero(0.0f));
     CHECK_FALSE(c.layers[1].c_proj_w->topRows(4).isZero(0.0f));
 
@@ -575,6 +582,7 @@ TEST_CASE("GPT-2 passes share the checkpoint's weights: an edit or an ablation c
     edited.w_v.edit()(0, 1) = before + 1.0f;
     CHECK(c.layers[2].w_v(0, 1) == before);
     CHECK_FALSE(edited.w_v.shares(c.layers[2].w_v));
+    CHECK(edited.w_v.version() != c.layers[2].w_v.version());
     CHECK(edited.w_q.shares(c.layers[2].w_q));
     CHECK(edited.block.w_1.shares(c.layers[2].c_fc_w));
     // A copy of a scenario shares its matrices; editing the copy leaves the original as it was.

@@ -20,6 +20,7 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
     HeatmapSpec spec;
     spec.name = matrix_name(ref);
     spec.values = &values;
+    spec.content_version = weight_version(t, &values);
     spec.scale = color_scale(e.values);
     spec.row_axis = heatmap_axis(e.rows);
     spec.col_axis = heatmap_axis(e.cols);

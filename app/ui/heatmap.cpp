@@ -187,7 +187,13 @@ const Texture& HeatmapTextures::get(const HeatmapSpec& spec, std::uint64_t gener
     const bool has_mask = spec.mask != nullptr && !spec.mask->all();
     texels_per_cell = has_mask && std::max(v.rows(), v.cols()) * 4 <= 4096 ? 4 : 1;
     Entry& entry = entries_[spec.name];
-    if (entry.texture && entry.generation == generation && entry.limit == limit) return entry.texture;
+    // Made again when the trace changed, unless the values are a weight whose content it was
+    // made from (an edit of X leaves W_1's texture as it is).
+    const bool same_values = entry.generation == generation || (spec.content_version != 0 && entry.content_version == spec.content_version);
+    if (entry.texture && same_values && entry.limit == limit) {
+        entry.generation = generation;
+        return entry.texture;
+    }
     const int k = texels_per_cell;
     // A sequence longer than a texture may be tall (GL guarantees 16384; llvmpipe has that)
     // is sampled: texel row t shows matrix row t·rows/height. The card draws it far
@@ -212,6 +218,7 @@ const Texture& HeatmapTextures::get(const HeatmapSpec& spec, std::uint64_t gener
         }
     entry.texture.upload(width, height, pixels_.data());
     entry.generation = generation;
+    entry.content_version = spec.content_version;
     entry.limit = limit;
     return entry.texture;
 }

@@ -27,6 +27,9 @@ struct HeatmapSpec {
     std::string title;  // "softmax(…) = weights"
     std::string shape;  // "(3×2)·(2×3) → 3×3"
     const Matrix* values = nullptr;
+    // Nonzero: names the values' content (a shared weight's version, weight_version): its
+    // texture is kept while it is the same, whatever the trace's generation.
+    std::uint64_t content_version = 0;
     ColorScale scale = ColorScale::Diverging;
     Axis row_axis = Axis::Query, col_axis = Axis::Dim;
     const std::vector<std::string>* row_tokens = nullptr;  // labels of a Query/Key axis
@@ -80,6 +83,7 @@ private:
     struct Entry {
         Texture texture;
         std::uint64_t generation = ~0ull;
+        std::uint64_t content_version = 0;  // of the values it was made from (0: unknown)
         float limit = 0;
     };
     std::map<std::string, Entry> entries_;
