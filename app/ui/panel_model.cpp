@@ -264,12 +264,12 @@ void draw_model_sentence(Context& state, ModelViewState& m) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(text.c_str());
     record_item(state, "model.pipeline_sentence", text);
-    draw_recompute_under_way(state, m);
     ImGui::SameLine();
     if (ImGui::SmallButton("edit the sentence in the model view")) {
         m.open = true;
         show_pane(state.view, Pane::Model);
     }
+    draw_recompute_under_way(state, m);  // under the sentence line, the button staying beside it
     // Layer 1's X is wte[ids] + wpe[0..n): the scenario has no encoding of its own (the
     // engine's learned table is not GPT-2's), so the sum is its X, said here.
     ImGui::TextDisabled("%s; attention reads LN\xE2\x82\x81(X). An edit here recomputes the layers after it, the model view's "
