@@ -207,6 +207,8 @@ bool write_layout(const std::string& path, const std::vector<ui::HeatmapLayout>&
                             {"shown_cols", h.shown_cols},
                             {"textured", h.textured},
                             {"numbers", h.numbers},
+                            {"row_label_step", h.row_label_step},
+                            {"col_label_step", h.col_label_step},
                             {"non_finite_badge", h.badge_x < 0 ? nlohmann::json(nullptr)
                                                                : nlohmann::json{h.badge_x * pixel_scale, h.badge_y * pixel_scale}}});
     }

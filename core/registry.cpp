@@ -417,6 +417,30 @@ std::string matrix_name(const MatrixRef& ref) {
     return ref.entry->per_head ? "head" + std::to_string(ref.head) + "." + ref.entry->key : ref.entry->key;
 }
 
+const char* column_label(Column column) {
+    switch (column) {
+        case Column::Inputs: return "X";
+        case Column::Positions: return "PE";
+        case Column::InputsWithPositions: return "X + PE";
+        case Column::AttentionInput: return "LayerNorm 1";
+        case Column::Weights: return "W_Q W_K W_V";
+        case Column::Biases: return "biases";
+        case Column::Unrotated: return "before RoPE";
+        case Column::Projections: return "Q K V";
+        case Column::Scores: return "Q\xC2\xB7K\xE1\xB5\x80";
+        case Column::Scaled: return "scaled";
+        case Column::Masked: return "mask";
+        case Column::Softmax: return "softmax";
+        case Column::HeadOutput: return "weights\xC2\xB7V";
+        case Column::Concat: return "concat \xC2\xB7 W_O";
+        case Column::Output: return "output";
+        case Column::Block: return "residual, LayerNorm 2";
+        case Column::FeedForward: return "feed-forward";
+        case Column::BlockOutput: return "block output";
+    }
+    return "?";
+}
+
 std::string display_name(const std::string& name) {
     const auto ref = parse_matrix_name(name);
     if (!ref) return name;

@@ -58,6 +58,8 @@ struct MatrixEntry {
 
 // The table, in pipeline order.
 const std::vector<MatrixEntry>& matrix_registry();
+// A pipeline column as the stage strip names it for users: "Q K V", "Q·Kᵀ", "feed-forward".
+const char* column_label(Column column);
 
 // A matrix named in a trace: its entry and head (−1 for whole-trace matrices).
 struct MatrixRef {

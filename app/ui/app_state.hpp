@@ -28,13 +28,29 @@ struct TokenEditor {
     bool focus_pending = false;
 };
 
-// The pipeline's fitted layout, kept while the cards and the window stay the same.
+// The pipeline's fitted layout, kept while the cards and the window stay the same, and where
+// its steps were drawn.
 struct PipelineLayout {
     std::string signature;            // cards, shapes, area and view options it was fitted for
     float cell = 0;
     int variant = 0;                  // which columns lie side by side
     std::vector<size_t> row_starts;   // first column of each row
+    float fill_height = 0;            // one row: how tall its slots may be
     float weights_emphasis = 2.0f;    // all heads side by side: how much the weights' cells grow
+    float scores_emphasis = 3.0f;     // how much the score maps of a few tokens may grow
+    float taught_emphasis = 1.0f;     // the shown head's weights grown into the room left
+    // Last frame's steps, each at its top-left corner from the pipeline's start, in pipeline
+    // order; and the step at the view's top-left with how far into it the view was (kept in view
+    // when another head or layer is shown, or the window resized).
+    struct StageMark {
+        attn::Column stage;
+        float x = 0, y = 0;
+    };
+    std::vector<StageMark> stage_tops;
+    std::optional<attn::Column> anchor;
+    float anchor_dx = 0, anchor_dy = 0;
+    std::optional<attn::Column> jump;  // a step asked for, scrolled to for jump_frames more frames
+    int jump_frames = 0;
 };
 
 // [SECTION] Classroom: lessons, presenter mode, article checks, files, compare

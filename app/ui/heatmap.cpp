@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 
 #include <imgui.h>
 #include <imgui_internal.h>
@@ -381,8 +382,10 @@ void draw_highlights(const HeatmapSpec& spec, const CardMetrics& m, const Visibl
 
 // [SECTION] Labels and legend
 
-void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, CardContext& context, ImVec2 origin,
-                 ImVec2 grid0) {
+// Returns how many rows and columns lie between two labels (1: every one is labelled; 0: none).
+std::pair<int, int> draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, CardContext& context,
+                                ImVec2 origin, ImVec2 grid0) {
+    std::pair<int, int> steps{0, 0};
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const UiFonts& fonts = context.fonts;
     const bool mouse_here = ImGui::IsWindowHovered();
@@ -390,6 +393,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
     {
         const ImFont* font = spec.row_axis == Axis::Dim ? fonts.mono_small : vis.ch < fonts.ui->FontSize + 1.0f ? fonts.small : fonts.ui;
         const int step = std::max(1, static_cast<int>(std::ceil(font->FontSize / vis.ch)));
+        if (spec.row_labels) steps.first = step;
         const float overhang = font->FontSize * 0.5f;  // a label taller than its row may spill a little
         draw->PushClipRect(ImVec2(origin.x, grid0.y - overhang), ImVec2(grid0.x, grid0.y + m.grid_h + overhang), true);
         for (int r = vis.row0; r < vis.row1; ++r) {
@@ -416,12 +420,14 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
         const ImFont* font = spec.col_axis == Axis::Dim ? fonts.mono_small : vis.cw < fonts.ui->FontSize + 1.0f ? fonts.small : fonts.ui;
         const float top = grid0.y - m.header_h;
         const bool rotated = m.rotated_columns && vis.cw < max_label_width(spec, false, fonts) + 4.0f;
-        // Every step-th label: as many as fit side by side (indices need their width).
+        // Every step-th label: as many as fit side by side (indices need their width; a token
+        // not turned fits its cell, or the labels would have been turned).
         const float label_extent = rotated ? font->FontSize
                                  : spec.col_axis == Axis::Dim
                                      ? text_width(font, std::to_string(spec.values->cols() - 1 + spec.col_index_offset)) + 6.0f
-                                     : text_width(font, "MMM");
+                                     : std::min(text_width(font, "MMM"), vis.cw);
         const int step = std::max(1, static_cast<int>(std::ceil(label_extent / vis.cw)));
+        steps.second = step;
         draw->PushClipRect(ImVec2(grid0.x, top), ImVec2(grid0.x + m.grid_w, grid0.y), true);
         for (int c = vis.col0; c < vis.col1; ++c) {
             const float x = vis.origin.x + static_cast<float>(c) * vis.cw;
@@ -450,6 +456,7 @@ void draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& v
         }
         draw->PopClipRect();
     }
+    return steps;
 }
 
 void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, const UiFonts& fonts, ImVec2 grid0, bool non_finite) {
@@ -752,7 +759,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, CardContext& conte
         draw->AddText(font, font->FontSize, ImVec2(at.x, at.y + 1.0f), kHighlightText, badge.c_str());
         draw->PopClipRect();
     }
-    draw_labels(spec, m, vis, context, origin, grid0);
+    const auto [row_label_step, col_label_step] = draw_labels(spec, m, vis, context, origin, grid0);
     draw_legend(spec, m, limit, fonts, grid0, spec.pooled == nullptr && non_finite(context).contains(spec.name));
 
     if (row >= 0) {
@@ -783,6 +790,8 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, CardContext& conte
     record.numbers = numbers;
     record.badge_x = badge.x;
     record.badge_y = badge.y;
+    record.row_label_step = row_label_step;
+    record.col_label_step = col_label_step;
     context.layout_next.push_back(record);
     ImGui::PopID();
 }

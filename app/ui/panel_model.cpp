@@ -167,6 +167,8 @@ void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
     settle(state, m);
     m.head = head;
     show_pane(state.view, Pane::Pipeline);  // the layer's every step, where the user looks
+    // The first layer opened shows its weights; another one after it keeps the step in view.
+    if (m.layer < 0) state.view.jump_to = attn::Column::Softmax;
     show_layer(state, m, layer);
     state.view.all_heads = false;
     state.view.shown_head = head;

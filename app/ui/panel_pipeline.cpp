@@ -10,11 +10,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <imgui.h>
 
+#include "registry.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui/cards.hpp"
 #include "ui/glyphs.hpp"
@@ -41,16 +43,29 @@ struct Card {
 // Cards stacked top to bottom, or side by side when the layout finds that fits better (a
 // stage's matrices); every head's map of one step, with all heads shown, always side by side.
 struct Column {
+    attn::Column stage = attn::Column::Inputs;  // the step it shows (the stage strip's button)
     std::vector<Card> cards;
     bool heads = false;        // one step's map for every head: always side by side
     bool horizontal = false;
     float width = 0, height = 0;
 };
 
+// How much larger than the pipeline's cell the maps of a few tokens are drawn: the score maps
+// towards room for their numbers, the weights (the step being taught) larger still where the
+// window has room.
+struct Emphasis {
+    float scores = 3.0f;  // at most
+    float taught = 1.0f;  // at least, for the weights of one head
+};
+
 constexpr float kCardGap = 12.0f;
 constexpr float kColumnGap = 30.0f;
 constexpr float kRowGap = 18.0f;
 constexpr float kBigMatrixCells = 16.0f;  // a bigger matrix is drawn no larger than this many cells at full size
+constexpr int kLabelledTokens = 16;       // up to this many tokens, every token's label is drawn
+// A pipeline taller than the window scrolls, with cells this large at most: a long axis is then
+// kBigMatrixCells of them (GPT-2's 54 × 768 X about 350 px square, a 1 × 64 bias a strip).
+constexpr float kScrollingCell = 22.0f;
 
 Card note(std::string title, std::string text) {
     Card c;
@@ -128,6 +143,7 @@ struct Builder {
         }
         if (t.w_o.size() == 0 && t.heads > 1)
             column_for(attn::Column::Concat, std::string()).cards.push_back(note("no W_O", "the output is\nthe concatenation"));
+        for (auto& [key, column] : built) column.stage = key.first;
         // Left to right in the order of the pipeline's columns (a head's Q, K, V split in the
         // order they were met).
         std::stable_sort(built.begin(), built.end(), [](const auto& a, const auto& b) { return a.first.first < b.first.first; });
@@ -148,24 +164,29 @@ void measure_texts(std::vector<Column>& columns, const UiFonts& fonts) {
 }
 
 // The step being taught gets the space: up to 12 tokens, the weights are drawn with cells
-// large enough for their numbers ("0.40"), the score maps up to three times the pipeline's
-// cell towards theirs ("−2.75"); a few tokens' maps are at least 6 (weights) or 4 (scores)
-// cells wide.
-float emphasis(const HeatmapSpec& spec, float cell, const UiFonts& fonts, float max_emphasis) {
+// large enough for their numbers ("0.40"), the score maps up to `emphasis.scores` times the
+// pipeline's cell towards theirs ("−2.75"); a few tokens' maps are at least 6 (weights) or 4
+// (scores) cells wide. One head's weights are then grown to `emphasis.taught` times the cell
+// where the window has room for it (fit_layout).
+float emphasis(const Card& card, float cell, const UiFonts& fonts, const Emphasis& emphasis) {
+    const HeatmapSpec& spec = card.spec;
     if (spec.pooled != nullptr || spec.row_axis != Axis::Query || spec.col_axis != Axis::Key) return 1.0f;
     const float n = static_cast<float>(std::max(spec.values->rows(), spec.values->cols()));
-    if (n > 12.0f || fonts.mono_small == nullptr) return 1.0f;
     const bool weights = spec.scale == ColorScale::Weights;
+    const float taught = weights && !card.all_heads_weights && !spec.compact && n <= kLabelledTokens ? emphasis.taught : 1.0f;
+    if (n > 12.0f || fonts.mono_small == nullptr) return taught;
     const float digit = fonts.mono_small->CalcTextSizeA(fonts.mono_small->FontSize, FLT_MAX, 0.0f, "0").x;
-    const float readable = (weights ? 4.0f : 5.0f) * digit + 8.0f;
-    const float wanted = std::max(readable, cell * (weights ? 6.0f : 4.0f) / n);
-    // The weights always get their numbers; the score maps grow at most threefold, so that
-    // the rest of the pipeline keeps readable cells.
-    return std::clamp(wanted / cell, 1.0f, std::min(max_emphasis, weights ? 16.0f : 3.0f));
+    // The score maps grow at most `emphasis.scores`-fold, so that the rest of the pipeline keeps
+    // readable cells; the weights always get their numbers, and are never smaller than the scores.
+    const float scores_wanted = std::max(5.0f * digit + 8.0f, cell * 4.0f / n);
+    const float scores = std::clamp(scores_wanted / cell, 1.0f, std::min(card.max_emphasis, emphasis.scores));
+    if (!weights) return scores;
+    const float wanted = std::max(4.0f * digit + 8.0f, cell * 6.0f / n);
+    return std::max({taught, scores, std::clamp(wanted / cell, 1.0f, std::min(card.max_emphasis, 16.0f))});
 }
 
 // Card metrics at this cell size (orientation-independent).
-void measure_cards(std::vector<Column>& columns, float cell, const UiFonts& fonts) {
+void measure_cards(std::vector<Column>& columns, float cell, const Emphasis& emph, const UiFonts& fonts) {
     for (Column& column : columns)
         for (Card& card : column.cards) {
             if (!card.note.empty()) {
@@ -180,9 +201,14 @@ void measure_cards(std::vector<Column>& columns, float cell, const UiFonts& font
                 // kBigMatrixCells cells tall and its texture is scaled down.
                 const float min_w = std::min(1.0f, kBigMatrixCells * 16.0f / cols);
                 const float min_h = std::min(1.0f, kBigMatrixCells * 16.0f / rows);
-                const float big = cell * emphasis(card.spec, cell, fonts, card.max_emphasis);
-                const float cell_w = std::max(min_w, big * std::min(1.0f, kBigMatrixCells / cols));
-                const float cell_h = std::max(min_h, big * std::min(1.0f, kBigMatrixCells / rows));
+                const float big = cell * emphasis(card, cell, fonts, emph);
+                float cell_w = std::max(min_w, big * std::min(1.0f, kBigMatrixCells / cols));
+                float cell_h = std::max(min_h, big * std::min(1.0f, kBigMatrixCells / rows));
+                // A vector along a long axis (a bias, one token's row) is a strip, not a wall: its
+                // one cell across is no deeper than a label needs.
+                const float strip = std::max(fonts.small->FontSize + 4.0f, 14.0f * fonts.scale);
+                if (rows == 1.0f && cols > kBigMatrixCells) cell_h = std::min(cell_h, strip);
+                if (cols == 1.0f && rows > kBigMatrixCells) cell_w = std::min(cell_w, strip);
                 card.metrics = measure_card(card.spec, card.text, cell_w, cell_h, fonts);
             }
         }
@@ -218,21 +244,39 @@ void size_columns(std::vector<Column>& columns, int variant, const UiFonts& font
     }
 }
 
+// Rows of slots: a slot is one column, or consecutive columns stacked top to bottom where the
+// row is tall enough for them (the pipeline read down a slot, then on to the next).
 struct Arrangement {
-    std::vector<size_t> row_starts;  // index of the first column of each row
+    std::vector<size_t> row_starts;   // index of the first column of each row
+    std::vector<size_t> slot_starts;  // index of the first column of each slot, every row's
+    float fill_height = 0;            // a single row: how tall its slots may be (0: its tallest column)
     float width = 0, height = 0;
 };
 
-Arrangement arrange(const std::vector<Column>& columns, const std::vector<size_t>& starts, float gap) {
+Arrangement arrange(const std::vector<Column>& columns, const std::vector<size_t>& starts, float gap, float fill_height) {
     Arrangement a;
     a.row_starts = starts;
+    a.fill_height = fill_height;
     for (size_t r = 0; r < starts.size(); ++r) {
         const size_t end = r + 1 < starts.size() ? starts[r + 1] : columns.size();
+        float room = starts.size() == 1 ? fill_height : 0.0f;
+        for (size_t c = starts[r]; c < end; ++c) room = std::max(room, columns[c].height);
         float w = r > 0 ? gap : 0.0f, h = 0;  // wrapped rows start after an arrow
+        float slot_w = 0, slot_h = 0;
         for (size_t c = starts[r]; c < end; ++c) {
-            w += columns[c].width + (c > starts[r] ? gap : 0.0f);
-            h = std::max(h, columns[c].height);
+            const Column& column = columns[c];
+            if (c > starts[r] && slot_h + kRowGap + column.height <= room) {  // stacked under the slot's last
+                slot_w = std::max(slot_w, column.width);
+                slot_h += kRowGap + column.height;
+            } else {
+                w += slot_w + (c > starts[r] ? gap : 0.0f);
+                a.slot_starts.push_back(c);
+                slot_w = column.width;
+                slot_h = column.height;
+            }
+            h = std::max(h, slot_h);
         }
+        w += slot_w;
         a.width = std::max(a.width, w);
         a.height += h + (r > 0 ? kRowGap : 0.0f);
     }
@@ -241,13 +285,13 @@ Arrangement arrange(const std::vector<Column>& columns, const std::vector<size_t
 
 // The arrangement in `rows` rows (contiguous columns) with the smallest area overflow; rows
 // 0: wrapped where the width runs out, as many rows as that takes (every head's maps side by
-// side need more than three).
+// side need more than three). One row's slots may be as tall as the area.
 Arrangement best_arrangement(const std::vector<Column>& columns, int rows, float gap, ImVec2 avail) {
     const size_t n = columns.size();
     Arrangement best;
     float best_excess = 1e30f;
     auto consider = [&](const std::vector<size_t>& starts) {
-        Arrangement a = arrange(columns, starts, gap);
+        Arrangement a = arrange(columns, starts, gap, starts.size() == 1 ? avail.y : 0.0f);
         const float excess = std::max(0.0f, a.width - avail.x) * 4.0f + std::max(0.0f, a.height - avail.y) + a.width * 1e-3f;
         if (excess < best_excess) {
             best_excess = excess;
@@ -285,64 +329,124 @@ void set_all_heads_weights_emphasis(std::vector<Column>& columns, float max_emph
             if (card.all_heads_weights) card.max_emphasis = max_emphasis;
 }
 
-// The largest cell size (then the fewest rows) at which the pipeline fits the area.
-Arrangement fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const ViewOptions& view, ImVec2 avail, float& cell,
-                       int& chosen_variant) {
-    chosen_variant = 0;
+// The cell below which a map of at most kLabelledTokens tokens would skip some of their labels
+// (the largest cell when no map has so few tokens).
+float labelled_cell(const std::vector<Column>& columns, const UiFonts& fonts) {
+    for (const Column& column : columns)
+        for (const Card& card : column.cards) {
+            if (!card.note.empty() || card.spec.pooled != nullptr) continue;
+            const HeatmapSpec& spec = card.spec;
+            if ((spec.row_axis != Axis::Dim && spec.values->rows() <= kLabelledTokens) ||
+                (spec.col_axis != Axis::Dim && spec.values->cols() <= kLabelledTokens))
+                return std::ceil(fonts.small->FontSize);
+        }
+    return 84.0f * fonts.scale;
+}
+
+// The fitted pipeline: its cell, how its maps are emphasised, which columns lie side by side
+// and where its rows start.
+struct Fit {
+    Arrangement arrangement;
+    float cell = 0;
+    Emphasis emphasis;
+    int variant = 0;
+    bool fits = false;
+};
+
+// The first arrangement (fewest rows, then fewest columns side by side) that fits the area
+// at this cell, the columns left sized for it.
+bool fit_at(std::vector<Column>& columns, float cell, const Emphasis& emph, const UiFonts& fonts, float gap, ImVec2 avail,
+            Fit& fit) {
+    measure_cards(columns, cell, emph, fonts);
+    for (int rows : {1, 2, 3, 0})
+        for (int variant = 0; variant < 3; ++variant) {
+            size_columns(columns, variant, fonts);
+            Arrangement a = best_arrangement(columns, rows, gap, avail);
+            if (fits(a, avail)) {
+                fit = Fit{a, cell, emph, variant, true};
+                return true;
+            }
+        }
+    return false;
+}
+
+// The largest cell at which the pipeline fits the area (one row of slots as tall as the area
+// first, then two or three rows): with the score maps as large as their numbers want (up to
+// three times the cell) while the cell keeps every token of a short sentence labelled; else
+// smaller score maps before smaller cells. What is left over goes to the
+// weights of the head shown, the step being taught, up to the largest cell. A pipeline that fits
+// at no cell (a GPT-2 layer: twenty maps of 768 columns) scrolls down, its cells at most
+// kScrollingCell.
+Fit fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const ViewOptions& view, ImVec2 avail) {
     const float gap = kColumnGap * fonts.scale;
     measure_texts(columns, fonts);
+    Fit fit;
     if (!view.auto_cell) {
-        cell = view.cell_size * fonts.scale;
-        measure_cards(columns, cell, fonts);
+        fit.cell = view.cell_size * fonts.scale;
+        measure_cards(columns, fit.cell, fit.emphasis, fonts);
         size_columns(columns, 0, fonts);
-        Arrangement best = best_arrangement(columns, 1, gap, avail);
-        for (int rows = 2; rows <= 3 && !fits(best, avail); ++rows) {
+        fit.arrangement = best_arrangement(columns, 1, gap, avail);
+        for (int rows = 2; rows <= 3 && !fits(fit.arrangement, avail); ++rows) {
             Arrangement a = best_arrangement(columns, rows, gap, avail);
-            if (a.width <= avail.x) best = a;
+            if (a.width <= avail.x) fit.arrangement = a;
         }
-        return best;
+        fit.fits = fits(fit.arrangement, avail);
+        return fit;
     }
     const float largest = 84.0f * fonts.scale, smallest = 3.0f;
-    for (float c = largest; c >= smallest; c -= c > 12.0f ? 1.0f : 0.5f) {
-        measure_cards(columns, c, fonts);
-        for (int rows : {1, 2, 3, 0})
-            for (int variant = 0; variant < 3; ++variant) {
-                size_columns(columns, variant, fonts);
-                Arrangement a = best_arrangement(columns, rows, gap, avail);
-                if (fits(a, avail)) {
-                    cell = c;
-                    chosen_variant = variant;
-                    return a;
-                }
+    auto next = [](float c) { return c - (c > 12.0f ? 1.0f : 0.5f); };
+    // Score maps with their numbers while every token keeps its label; else the largest cell.
+    const float labelled = labelled_cell(columns, fonts);
+    bool found = false;
+    for (float c = largest; c >= labelled && !found; c = next(c)) found = fit_at(columns, c, Emphasis{3.0f, 1.0f}, fonts, gap, avail, fit);
+    for (float c = largest; c >= smallest && !found; c = next(c))
+        for (float scores : {3.0f, 2.0f, 1.5f, 1.0f})
+            if (fit_at(columns, c, Emphasis{scores, 1.0f}, fonts, gap, avail, fit)) {
+                found = true;
+                break;
             }
+    if (found) {
+        // The room left over: the score maps towards their numbers, then the weights larger.
+        Fit grown;
+        for (float scores = fit.emphasis.scores + 0.25f; scores <= 3.0f; scores += 0.25f) {
+            if (!fit_at(columns, fit.cell, Emphasis{scores, 1.0f}, fonts, gap, avail, grown)) break;
+            fit = grown;
+        }
+        // (A floor: below the room the weights' numbers need, a larger one changes nothing.)
+        for (float taught = 1.1f; taught * fit.cell <= largest; taught *= 1.1f) {
+            if (!fit_at(columns, fit.cell, Emphasis{fit.emphasis.scores, taught}, fonts, gap, avail, grown)) break;
+            fit = grown;
+        }
+        fit_at(columns, fit.cell, fit.emphasis, fonts, gap, avail, fit);  // the columns sized for the fit kept
+        return fit;
     }
-    // Too tall for the window at any size: the largest cells that fit the width (the
-    // panel scrolls down), the arrangement with the least height.
-    for (float c = largest; c >= smallest; c -= c > 12.0f ? 1.0f : 0.5f) {
-        measure_cards(columns, c, fonts);
-        Arrangement best;
+    // Too tall for the window at any size: the largest cells up to kScrollingCell that fit the
+    // width (the panel scrolls down), the arrangement with the least height.
+    for (float c = std::min(largest, kScrollingCell * fonts.scale); c >= smallest; c = next(c)) {
+        measure_cards(columns, c, fit.emphasis, fonts);
         int best_variant = -1;
         for (int rows : {1, 2, 3, 0})
             for (int variant = 0; variant < 3; ++variant) {
                 size_columns(columns, variant, fonts);
                 Arrangement a = best_arrangement(columns, rows, gap, avail);
-                if (a.width <= avail.x && (best_variant < 0 || a.height < best.height)) {
-                    best = a;
+                if (a.width <= avail.x && (best_variant < 0 || a.height < fit.arrangement.height)) {
+                    fit.arrangement = a;
                     best_variant = variant;
                 }
             }
         if (best_variant >= 0) {
             size_columns(columns, best_variant, fonts);
-            cell = c;
-            chosen_variant = best_variant;
-            return best;
+            fit.cell = c;
+            fit.variant = best_variant;
+            return fit;
         }
     }
-    cell = smallest;  // not even the width fits: smallest cells, scrolling both ways
-    measure_cards(columns, cell, fonts);
+    fit.cell = smallest;  // not even the width fits: smallest cells, scrolling both ways
+    measure_cards(columns, fit.cell, fit.emphasis, fonts);
     size_columns(columns, 2, fonts);
-    chosen_variant = 2;
-    return best_arrangement(columns, 1, gap, avail);
+    fit.variant = 2;
+    fit.arrangement = best_arrangement(columns, 1, gap, avail);
+    return fit;
 }
 
 // [SECTION] Drawing
@@ -357,10 +461,114 @@ void draw_note(const Card& card, const UiFonts& fonts) {
                   card.note.c_str());
 }
 
+// The way on down a slot: a short arrow in the gap above the next column, `length` tall.
+void draw_down_arrow(ImVec2 top, float length) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 colour = IM_COL32(140, 140, 150, 255);
+    const float head = std::min(6.0f, length * 0.4f);
+    draw->AddLine(ImVec2(top.x, top.y + 2.0f), ImVec2(top.x, top.y + length - head - 1.0f), colour, 2.0f);
+    draw->AddTriangleFilled(ImVec2(top.x - head, top.y + length - head - 2.0f), ImVec2(top.x + head, top.y + length - head - 2.0f),
+                            ImVec2(top.x, top.y + length - 1.0f), colour);
+}
+
+// From the last column of a slot to the top of the next one: right out of `from`'s title line,
+// up the gap, right into `to`'s title line.
+void draw_elbow_arrow(ImVec2 from, ImVec2 to, const UiFonts& fonts) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 colour = IM_COL32(140, 140, 150, 255);
+    const float line = fonts.title->FontSize * 0.6f, mid = (from.x + to.x) * 0.5f;
+    const ImVec2 points[4] = {ImVec2(from.x + 4.0f, from.y + line), ImVec2(mid, from.y + line), ImVec2(mid, to.y + line),
+                              ImVec2(to.x - 8.0f, to.y + line)};
+    draw->AddPolyline(points, 4, colour, 0, 2.0f);
+    draw->AddTriangleFilled(ImVec2(to.x - 9.0f, to.y + line - 5.0f), ImVec2(to.x - 9.0f, to.y + line + 5.0f), ImVec2(to.x - 2.0f, to.y + line),
+                            colour);
+}
+
 void draw_arrow(ImVec2 at, const UiFonts& fonts) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const float w = ImGui::CalcTextSize(kArrow).x;
     draw->AddText(fonts.title, fonts.title->FontSize * 1.3f, ImVec2(at.x - w * 0.5f, at.y), IM_COL32(140, 140, 150, 255), kArrow);
+}
+
+// The stage strip: a button for every step the pipeline draws, in its order, the one at the top
+// of the view lit; wrapped onto a second line in a narrow window. Returns the step clicked.
+std::optional<attn::Column> draw_stage_strip(Context& state, const std::vector<Column>& columns, const PipelineLayout& layout) {
+    std::optional<attn::Column> clicked;
+    const std::optional<attn::Column> lit = layout.anchor ? layout.anchor
+                                            : columns.empty() ? std::nullopt : std::optional<attn::Column>(columns.front().stage);
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(5.0f, 1.0f));
+    ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(4.0f, 3.0f));
+    ImGui::TextDisabled("Go to:");
+    const float right = ImGui::GetWindowContentRegionMax().x;
+    std::optional<attn::Column> previous;
+    for (const Column& column : columns) {
+        if (previous == column.stage) continue;  // Q, K and V split into columns of every head: one step
+        previous = column.stage;
+        const char* label = column_label(column.stage);
+        const float width = ImGui::CalcTextSize(label).x + 10.0f;
+        ImGui::SameLine();
+        if (ImGui::GetCursorPosX() + width > right) ImGui::NewLine();
+        const bool here = lit == column.stage;
+        if (here) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+        ImGui::PushID(static_cast<int>(column.stage));
+        if (ImGui::SmallButton(label)) clicked = column.stage;
+        ImGui::PopID();
+        if (here) ImGui::PopStyleColor();
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Scroll the pipeline to %s", label);
+        const std::string id = std::string("pipeline.step.") + label;
+        record_item(state, id.c_str(), here ? std::string("[") + label + "]" : std::string(label));
+    }
+    ImGui::PopStyleVar(2);
+    return clicked;
+}
+
+// Keeps the view on a step: the one asked for (a click in the strip, a head opened at its
+// weights) goes to the view's top-left corner; otherwise, when the layout changed under the view
+// (another head, the window resized), the step that was there stays there. Then notes the step
+// there: the last in pipeline order whose top-left corner is in view or above and left of it (a
+// row's first, a slot's lowest), or the one asked for while it is still in view on that row.
+void keep_step_in_view(PipelineLayout& layout, std::optional<attn::Column> asked, bool relaid, float gap) {
+    auto mark_of = [&](attn::Column stage) -> const PipelineLayout::StageMark* {
+        for (const PipelineLayout::StageMark& m : layout.stage_tops)
+            if (m.stage == stage) return &m;
+        return nullptr;
+    };
+    // A jump is made again for a few frames: the view scrolls as far as last frame's content
+    // reached, and a layout just made may be larger.
+    if (asked) {
+        layout.jump = asked;
+        layout.jump_frames = 3;
+    }
+    if (layout.jump_frames > 0) {
+        --layout.jump_frames;
+        if (const auto* m = mark_of(*layout.jump)) {
+            ImGui::SetScrollX(m->x);
+            ImGui::SetScrollY(m->y);
+            layout.anchor = layout.jump;
+            layout.anchor_dx = layout.anchor_dy = 0;
+            return;
+        }
+        layout.jump_frames = 0;
+    } else if (relaid && layout.anchor && (ImGui::GetScrollX() > 0 || ImGui::GetScrollY() > 0)) {
+        if (const auto* m = mark_of(*layout.anchor)) {
+            ImGui::SetScrollX(m->x + layout.anchor_dx);
+            ImGui::SetScrollY(m->y + layout.anchor_dy);
+            return;
+        }
+    }
+    const float left = ImGui::GetScrollX(), top = ImGui::GetScrollY(), width = ImGui::GetWindowWidth();
+    const std::optional<attn::Column> before = layout.anchor;
+    layout.anchor.reset();
+    const PipelineLayout::StageMark* found = nullptr;
+    for (const PipelineLayout::StageMark& m : layout.stage_tops)
+        if (m.y <= top + 1.0f && m.x <= left + gap + 1.0f) found = &m;
+    if (const auto* kept = before ? mark_of(*before) : nullptr; kept && found && kept->y == found->y && kept->x >= left - 1.0f &&
+                                                                 kept->x < left + width)
+        found = kept;
+    if (found == nullptr) return;
+    layout.anchor = found->stage;
+    layout.anchor_dx = left - found->x;
+    layout.anchor_dy = top - found->y;
 }
 
 }  // namespace
@@ -374,7 +582,11 @@ void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextu
     Builder builder{t, state.view, {}};
     builder.build();
     std::vector<Column>& columns = builder.columns;
+    std::optional<attn::Column> asked = draw_stage_strip(state, columns, pipeline_layout);
+    if (!asked && state.view.jump_to) asked = state.view.jump_to;
+    state.view.jump_to.reset();
 
+    ImGui::BeginChild("pipeline.cards", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     const ImVec2 avail(ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize * 0.5f,
                        ImGui::GetContentRegionAvail().y - 4.0f);
     // The search over cell sizes runs only when the structure, the area or the view
@@ -391,30 +603,39 @@ void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextu
     PipelineLayout& cached = pipeline_layout;
     Arrangement layout;
     const float gap = kColumnGap * state.fonts.scale;
-    if (cached.signature == signature) {
+    const bool relaid = cached.signature != signature;
+    if (!relaid) {
         set_all_heads_weights_emphasis(columns, cached.weights_emphasis);
         measure_texts(columns, state.fonts);
-        measure_cards(columns, cached.cell, state.fonts);
+        measure_cards(columns, cached.cell, Emphasis{cached.scores_emphasis, cached.taught_emphasis}, state.fonts);
         size_columns(columns, cached.variant, state.fonts);
-        layout = arrange(columns, cached.row_starts, gap);
+        layout = arrange(columns, cached.row_starts, gap, cached.fill_height);
     } else {
-        float cell = 0;
-        int variant = 0;
         // All heads' weights three times the cell where the pipeline still fits the window,
         // else twice, as the other heads' maps.
         float weights_emphasis = 3.0f;
         set_all_heads_weights_emphasis(columns, weights_emphasis);
-        layout = fit_layout(columns, state.fonts, state.view, avail, cell, variant);
-        if (!fits(layout, avail)) {
+        Fit fit = fit_layout(columns, state.fonts, state.view, avail);
+        if (!fit.fits && state.view.all_heads) {
             weights_emphasis = 2.0f;
             set_all_heads_weights_emphasis(columns, weights_emphasis);
-            layout = fit_layout(columns, state.fonts, state.view, avail, cell, variant);
+            fit = fit_layout(columns, state.fonts, state.view, avail);
         }
-        cached = PipelineLayout{signature, cell, variant, layout.row_starts, weights_emphasis};
+        layout = fit.arrangement;
+        cached.signature = signature;
+        cached.cell = fit.cell;
+        cached.variant = fit.variant;
+        cached.row_starts = layout.row_starts;
+        cached.fill_height = layout.fill_height;
+        cached.weights_emphasis = weights_emphasis;
+        cached.scores_emphasis = fit.emphasis.scores;
+        cached.taught_emphasis = fit.emphasis.taught;
     }
     const ImVec2 origin = ImGui::GetCursorScreenPos();
 
+    cached.stage_tops.clear();
     float y = origin.y;
+    size_t slot = 0;
     for (size_t r = 0; r < layout.row_starts.size(); ++r) {
         const size_t end = r + 1 < layout.row_starts.size() ? layout.row_starts[r + 1] : columns.size();
         float x = origin.x, row_h = 0;
@@ -422,29 +643,47 @@ void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextu
             draw_arrow(ImVec2(x + gap * 0.5f, y + state.fonts.title->FontSize * 1.5f), state.fonts);
             x += gap;
         }
-        for (size_t c = layout.row_starts[r]; c < end; ++c) {
+        float last_y = y;  // the top of the last column drawn in this row's previous slot
+        for (size_t c = layout.row_starts[r]; c < end;) {
             if (c > layout.row_starts[r]) {
-                draw_arrow(ImVec2(x + gap * 0.5f, y + state.fonts.title->FontSize * 1.5f), state.fonts);
+                if (last_y > y) draw_elbow_arrow(ImVec2(x, last_y), ImVec2(x + gap, y), state.fonts);  // up to the next slot's top
+                else draw_arrow(ImVec2(x + gap * 0.5f, y + state.fonts.title->FontSize * 1.5f), state.fonts);
                 x += gap;
             }
-            float card_x = x, card_y = y;
-            const float top = grids_top(columns[c]);
-            for (Card& card : columns[c].cards) {
-                const float lowered = columns[c].horizontal ? top - grid_top(card) : 0.0f;
-                ImGui::SetCursorScreenPos(ImVec2(card_x, card_y + lowered));
-                if (card.note.empty()) draw_card(card.spec, card.metrics, state, textures);
-                else draw_note(card, state.fonts);
-                if (columns[c].horizontal) card_x += card.metrics.width + kCardGap * state.fonts.scale * 1.5f;
-                else card_y += card.metrics.height + kCardGap;
+            const size_t slot_end = slot + 1 < layout.slot_starts.size() ? std::min(end, layout.slot_starts[slot + 1]) : end;
+            ++slot;
+            float column_y = y, slot_w = 0;
+            for (; c < slot_end; ++c) {
+                if (column_y > y) {  // read on down the slot
+                    draw_down_arrow(ImVec2(x + 10.0f * state.fonts.scale, column_y - kRowGap), kRowGap);
+                }
+                if (cached.stage_tops.empty() || cached.stage_tops.back().stage != columns[c].stage)
+                    cached.stage_tops.push_back({columns[c].stage, x - origin.x, column_y - origin.y});
+                float card_x = x, card_y = column_y;
+                const float top = grids_top(columns[c]);
+                for (Card& card : columns[c].cards) {
+                    const float lowered = columns[c].horizontal ? top - grid_top(card) : 0.0f;
+                    ImGui::SetCursorScreenPos(ImVec2(card_x, card_y + lowered));
+                    if (card.note.empty()) draw_card(card.spec, card.metrics, state, textures);
+                    else draw_note(card, state.fonts);
+                    if (columns[c].horizontal) card_x += card.metrics.width + kCardGap * state.fonts.scale * 1.5f;
+                    else card_y += card.metrics.height + kCardGap;
+                }
+                slot_w = std::max(slot_w, columns[c].width);
+                last_y = column_y;
+                column_y += columns[c].height + kRowGap;
             }
-            x += columns[c].width;
-            row_h = std::max(row_h, columns[c].height);
+            x += slot_w;
+            row_h = std::max(row_h, column_y - kRowGap - y);
         }
         y += row_h + kRowGap;
     }
     // Reserve the whole area so the panel scrolls when it does not fit.
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(layout.width, layout.height));
+    keep_step_in_view(cached, asked, relaid, gap);
+    ImGui::EndChild();
+    record_item(state, "pipeline.view", std::string());
 }
 
 }  // namespace attn::ui

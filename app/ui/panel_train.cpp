@@ -193,6 +193,7 @@ void open_trained_layer(AppState& state, int layer, int head) {
     if (head < 0 || head >= static_cast<int>(shown.head.size()))
         head = layer < static_cast<int>(p.looked_at.size()) && p.looked_at[static_cast<size_t>(layer)] >= 0 ? p.looked_at[static_cast<size_t>(layer)]
                                                                                                             : most_focused_head(shown);
+    const bool first = !trained_layer_open(p);  // else the step in view is kept
     TrainedLayerState& o = p.opened;
     o.layer = layer;
     o.name = scenario.name;
@@ -212,6 +213,7 @@ void open_trained_layer(AppState& state, int layer, int head) {
     view.pane = "pipeline";  // the layer's every step; the Train tab stays beside it
     const std::string name = scenario.name;
     apply_session(state, std::move(scenario), view);
+    if (first) state.view.jump_to = attn::Column::Softmax;  // at the weights, where the head's pattern is
     o.seen_revision = ~0ull;
     add_notice(state, "Opened " + name + " in the pipeline: change a probe token above it, or edit any number, and the "
                       "prediction follows (View \xE2\x86\x92 Train returns to the training)", false);

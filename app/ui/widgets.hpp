@@ -3,9 +3,11 @@
 // the view's drawing options, what the pointer points at, each map's zoom, the in-place
 // cell editor and mask painter, and where a map was drawn. No scenario, no session: a card
 // reads these and reports back through them (ui/heatmap.hpp's CardContext).
+#include <optional>
 #include <string>
 
 #include "edits.hpp"
+#include "registry.hpp"
 
 struct ImFont;
 
@@ -62,6 +64,8 @@ struct ViewOptions {
     bool numbers = true;      // write values in cells that fit them
     int decimals = 2;
     bool show_identity_stages = false;  // draw "masked" even when no mask changes it
+    // A request: the pipeline scrolls to this step next frame (a head opened at its weights).
+    std::optional<attn::Column> jump_to;
 };
 
 inline void show_pane(ViewOptions& view, Pane pane) {
@@ -90,6 +94,7 @@ struct HeatmapLayout {
     bool textured = false;
     bool numbers = false;        // the cells' values are written in them
     float badge_x = -1, badge_y = -1;  // the NaN/∞ mark beside the title, −1 when none
+    int row_label_step = 0, col_label_step = 0;  // every k-th row / column labelled (1: all; 0: none)
 };
 
 }  // namespace attn::ui

@@ -2,6 +2,7 @@
 // replays the steps that went wrong and checks what the window shows afterwards.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -465,4 +466,95 @@ TEST_CASE("all heads side by side: every head's weights have their numbers, not 
         INFO("head " << h + 1);
         CHECK(weights->numbers);
     }
+}
+
+namespace {
+
+// Whether an axis of the named matrix counts tokens (queries or keys), by the registry.
+bool token_rows(const std::string& name) {
+    const auto ref = parse_matrix_name(name);
+    return ref && ref->entry->rows != Axis::Dim && ref->entry->rows != Axis::Hidden;
+}
+bool token_cols(const std::string& name) {
+    const auto ref = parse_matrix_name(name);
+    return ref && ref->entry->cols != Axis::Dim && ref->entry->cols != Axis::Hidden;
+}
+
+}  // namespace
+
+TEST_CASE("one head of up to 16 tokens fills the window: every token labelled, the weights largest, nothing to scroll to",
+          "[new-user][layout]") {
+    for (const ImVec2 size : {ImVec2(1600, 1000), ImVec2(1920, 1080)})
+        for (const char* name : {"animal-was-tired", "dog-bites-man", "she-gave-her-dog-a-bone", "i-love-deep-learning-causal"}) {
+            INFO(name << " at " << size.x << "x" << size.y);
+            Scenario s = find_preset(name)->scenario;
+            s.heads = 1;
+            UiDriver ui(s, size);
+            ui.frame(4);
+            const ui::HeatmapLayout* weights = ui.heatmap("head0.weights");
+            REQUIRE(weights != nullptr);
+            CHECK(weights->numbers);
+            float right = 0, bottom = 0;
+            for (const ui::HeatmapLayout& h : ui.state.layout) {
+                INFO(h.name << ": cells " << h.cell_w << " x " << h.cell_h);
+                CHECK(h.shown_rows == h.rows);  // every cell on screen, none below or beside the window
+                CHECK(h.shown_cols == h.cols);
+                const float r = h.x + static_cast<float>(h.cols) * h.cell_w, b = h.y + static_cast<float>(h.rows) * h.cell_h;
+                CHECK(r <= size.x);
+                CHECK(b <= size.y);
+                right = std::max(right, r);
+                bottom = std::max(bottom, b);
+                CHECK(h.cell_w <= weights->cell_w + 0.5f);  // the step taught is the largest
+                if (token_rows(h.name) && h.rows <= 16) CHECK(h.row_label_step == 1);
+                if (token_cols(h.name) && h.cols <= 16) CHECK(h.col_label_step == 1);
+                if (h.name == "head0.scores" && h.rows <= 7) CHECK(h.numbers);
+            }
+            // The maps reach across the window and down it, not into one corner of it.
+            CHECK(right >= 0.85f * size.x);
+            CHECK(bottom >= 0.75f * size.y);
+        }
+}
+
+TEST_CASE("the stage strip scrolls the pipeline to a step, and the step stays in view when the layout changes", "[new-user][layout]") {
+    Scenario s = find_preset("animal-was-tired")->scenario;
+    s.heads = 2;
+    UiDriver ui(s);
+    ui.state.view.auto_cell = false;
+    ui.state.view.cell_size = 60.0f;  // cards larger than the window: the pipeline scrolls
+    ui.frame(3);
+    const ui::WidgetLayout* view = ui.widget("pipeline.view");
+    REQUIRE(view != nullptr);
+    const float view_left = view->x, view_top = view->y;
+    REQUIRE(ui.heatmap("head0.weights") != nullptr);
+    CHECK(ui.heatmap("head0.weights")->x > view->x + view->w);  // far beyond the window
+    CHECK(ui.text("pipeline.step.X") == "[X]");                 // the step at the view's corner is lit
+    ui.click(ui.centre("pipeline.step.softmax"));
+    ui.frame(3);
+    const ui::HeatmapLayout* weights = ui.heatmap("head0.weights");
+    REQUIRE(weights != nullptr);
+    INFO("weights' grid at " << weights->x << ", " << weights->y << "; the view from " << view_left << ", " << view_top);
+    // Its card at the view's corner: only its token labels left of the grid, its title above.
+    CHECK(weights->x > view_left);
+    CHECK(weights->x < view_left + 150.0f);
+    CHECK(weights->y > view_top);
+    CHECK(weights->y < view_top + 200.0f);
+    CHECK(ui.text("pipeline.step.softmax") == "[softmax]");
+    CHECK(ui.text("pipeline.step.X") == "X");
+    const ImVec2 placed(weights->x - view_left, weights->y - view_top);
+    // Another head shown, then a wider window (the layout made again): the weights stay where they were.
+    ui.state.view.shown_head = 1;
+    ui.frame(3);
+    REQUIRE(ui.heatmap("head1.weights") != nullptr);
+    CHECK(ui.heatmap("head1.weights")->x - view_left == Approx(placed.x).margin(1.0));
+    CHECK(ui.heatmap("head1.weights")->y - view_top == Approx(placed.y).margin(1.0));
+    ImGui::GetIO().DisplaySize = ImVec2(1920, 1080);
+    ui.frame(4);
+    view = ui.widget("pipeline.view");
+    REQUIRE(view != nullptr);
+    REQUIRE(ui.heatmap("head1.weights") != nullptr);
+    // (The wider window may hold the pipeline's width: the weights then keep their place in the row.)
+    CHECK(ui.heatmap("head1.weights")->x > view->x);
+    CHECK(ui.heatmap("head1.weights")->x < view->x + view->w);
+    CHECK(ui.heatmap("head1.weights")->y - view->y == Approx(placed.y).margin(2.0));
+    CHECK(ui.text("pipeline.step.softmax") == "[softmax]");
 }
