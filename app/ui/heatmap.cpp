@@ -392,7 +392,8 @@ std::pair<int, int> draw_labels(const HeatmapSpec& spec, const CardMetrics& m, c
     // Rows: every k-th label when the cells are shorter than a line.
     {
         const ImFont* font = spec.row_axis == Axis::Dim ? fonts.mono_small : vis.ch < fonts.ui->FontSize + 1.0f ? fonts.small : fonts.ui;
-        const int step = std::max(1, static_cast<int>(std::ceil(font->FontSize / vis.ch)));
+        // A label may be a little taller than its row (a line's leading is blank): kLabelSqueeze.
+        const int step = std::max(1, static_cast<int>(std::ceil((font->FontSize - kLabelSqueeze) / vis.ch)));
         if (spec.row_labels) steps.first = step;
         const float overhang = font->FontSize * 0.5f;  // a label taller than its row may spill a little
         draw->PushClipRect(ImVec2(origin.x, grid0.y - overhang), ImVec2(grid0.x, grid0.y + m.grid_h + overhang), true);
@@ -422,7 +423,7 @@ std::pair<int, int> draw_labels(const HeatmapSpec& spec, const CardMetrics& m, c
         const bool rotated = m.rotated_columns && vis.cw < max_label_width(spec, false, fonts) + 4.0f;
         // Every step-th label: as many as fit side by side (indices need their width; a token
         // not turned fits its cell, or the labels would have been turned).
-        const float label_extent = rotated ? font->FontSize
+        const float label_extent = rotated ? font->FontSize - kLabelSqueeze
                                  : spec.col_axis == Axis::Dim
                                      ? text_width(font, std::to_string(spec.values->cols() - 1 + spec.col_index_offset)) + 6.0f
                                      : std::min(text_width(font, "MMM"), vis.cw);

@@ -21,6 +21,9 @@ struct ImVec2;
 namespace attn::ui {
 
 constexpr int kTextureCells = 32 * 32;
+// How many pixels taller than its row or wider than its column a token's label may be: a
+// line's leading is blank, so labels of a 12 px font still read on 10 px rows.
+constexpr float kLabelSqueeze = 2.0f;
 
 struct HeatmapSpec {
     std::string name;   // trace matrix name ("head0.weights"): tooltip, zoom state, layout record

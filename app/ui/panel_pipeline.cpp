@@ -338,7 +338,7 @@ float labelled_cell(const std::vector<Column>& columns, const UiFonts& fonts) {
             const HeatmapSpec& spec = card.spec;
             if ((spec.row_axis != Axis::Dim && spec.values->rows() <= kLabelledTokens) ||
                 (spec.col_axis != Axis::Dim && spec.values->cols() <= kLabelledTokens))
-                return std::ceil(fonts.small->FontSize);
+                return std::ceil(fonts.small->FontSize - kLabelSqueeze);
         }
     return 84.0f * fonts.scale;
 }
@@ -373,10 +373,10 @@ bool fit_at(std::vector<Column>& columns, float cell, const Emphasis& emph, cons
 // The largest cell at which the pipeline fits the area (one row of slots as tall as the area
 // first, then two or three rows): with the score maps as large as their numbers want (up to
 // three times the cell) while the cell keeps every token of a short sentence labelled; else
-// smaller score maps before smaller cells. What is left over goes to the
-// weights of the head shown, the step being taught, up to the largest cell. A pipeline that fits
-// at no cell (a GPT-2 layer: twenty maps of 768 columns) scrolls down, its cells at most
-// kScrollingCell.
+// smaller score maps before smaller cells. What is left over goes to the weights of the head
+// shown, the step being taught, up to the largest cell. A pipeline that does not fit (a GPT-2
+// layer: twenty maps of 768 columns; a whole block of a short sentence at labelled cells)
+// scrolls down, its cells at most kScrollingCell.
 Fit fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const ViewOptions& view, ImVec2 avail) {
     const float gap = kColumnGap * fonts.scale;
     measure_texts(columns, fonts);
@@ -395,11 +395,15 @@ Fit fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const ViewOpt
     }
     const float largest = 84.0f * fonts.scale, smallest = 3.0f;
     auto next = [](float c) { return c - (c > 12.0f ? 1.0f : 0.5f); };
-    // Score maps with their numbers while every token keeps its label; else the largest cell.
+    // Score maps with their numbers while every token keeps its label; else the largest cell
+    // that keeps the labels. Below it only every head side by side (a comparison of heads needs
+    // all of them in view) or a pipeline without a short sentence's map shrinks further; one
+    // head's pipeline of a short sentence scrolls instead, its tokens labelled.
     const float labelled = labelled_cell(columns, fonts);
     bool found = false;
     for (float c = largest; c >= labelled && !found; c = next(c)) found = fit_at(columns, c, Emphasis{3.0f, 1.0f}, fonts, gap, avail, fit);
-    for (float c = largest; c >= smallest && !found; c = next(c))
+    const bool shrink = view.all_heads || labelled >= largest;
+    for (float c = largest; c >= (shrink ? smallest : labelled) && !found; c = next(c))
         for (float scores : {3.0f, 2.0f, 1.5f, 1.0f})
             if (fit_at(columns, c, Emphasis{scores, 1.0f}, fonts, gap, avail, fit)) {
                 found = true;
@@ -420,9 +424,11 @@ Fit fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const ViewOpt
         fit_at(columns, fit.cell, fit.emphasis, fonts, gap, avail, fit);  // the columns sized for the fit kept
         return fit;
     }
-    // Too tall for the window at any size: the largest cells up to kScrollingCell that fit the
-    // width (the panel scrolls down), the arrangement with the least height.
-    for (float c = std::min(largest, kScrollingCell * fonts.scale); c >= smallest; c = next(c)) {
+    // Too tall for the window: the largest cells up to kScrollingCell (up to the labelled cell
+    // where that is what did not fit) that fit the width (the panel scrolls down), the
+    // arrangement with the least height.
+    fit.emphasis = Emphasis{1.0f, 1.0f};  // no longer than it must be: the score maps at the cell
+    for (float c = std::min({largest, kScrollingCell * fonts.scale, labelled}); c >= smallest; c = next(c)) {
         measure_cards(columns, c, fit.emphasis, fonts);
         int best_variant = -1;
         for (int rows : {1, 2, 3, 0})
