@@ -530,3 +530,35 @@ TEST_CASE("Model view: a tab beside the pipeline that a click on a map cannot lo
     CHECK(session_file::session_from_json(j, "s.json").errors == std::vector<std::string>{"s.json: key 'view.zoom': unknown key"});
     std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("Model view: a map opened shows its head's weights; another map keeps that step in view", "[model-view][layout]") {
+    const std::string folder = write_model("attnlab-model-jump");
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    open_through_menu(ui, folder);
+    ui.frame(2);
+    REQUIRE(ui.widget("model.map.2.1") != nullptr);
+    ui.click(ui.centre("model.map.2.1"));
+    ui.frame(4);
+    const ui::WidgetLayout* view = ui.widget("pipeline.view");
+    REQUIRE(view != nullptr);
+    const ui::HeatmapLayout* weights = ui.heatmap("head0.weights");
+    REQUIRE(weights != nullptr);
+    const ui::HeatmapLayout* x = ui.heatmap("x");
+    REQUIRE(x != nullptr);
+    INFO("the view " << view->y << " to " << view->y + view->h << "; X's grid at " << x->y << ", the weights' at " << weights->y);
+    // The layer's whole block does not fit: the view is scrolled down to the weights.
+    CHECK(x->y < view->y);
+    CHECK(weights->y > view->y);
+    CHECK(weights->y + static_cast<float>(weights->rows) * weights->cell_h <= view->y + view->h);
+    CHECK(ui.text("pipeline.step.softmax") == "[softmax]");
+    const float placed = weights->y;
+    // Another map, of another layer and head: the same step where it was.
+    ui.click(ui.centre("pane.model"));
+    ui.frame(2);
+    ui.click(ui.centre("model.map.3.2"));
+    ui.frame(4);
+    REQUIRE(ui.heatmap("head1.weights") != nullptr);
+    CHECK(ui.heatmap("head1.weights")->y == Approx(placed).margin(1.0));
+    CHECK(ui.text("pipeline.step.softmax") == "[softmax]");
+}
