@@ -184,6 +184,13 @@ TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change
     REQUIRE(ui.state.session.trace.ok);
     CHECK(ui.state.session.trace.head[0].weights == p.shown.layers[0].head[0].weights);
     CHECK(ui.state.session.trace.query_tokens.size() == p.probe.input.tokens.size());
+    // Shown at that head's weights: the whole map inside the pipeline's view.
+    const ui::WidgetLayout* view = ui.widget("pipeline.view");
+    const ui::HeatmapLayout* weights = ui.heatmap("head" + std::to_string(reverse_head) + ".weights");
+    REQUIRE(view != nullptr);
+    REQUIRE(weights != nullptr);
+    CHECK(weights->y >= view->y);
+    CHECK(weights->y + static_cast<float>(weights->rows) * weights->cell_h <= view->y + view->h);
 }
 
 TEST_CASE("Train: Save model and Load model through the path prompt, and the loaded run trains on as if never saved", "[train]") {
