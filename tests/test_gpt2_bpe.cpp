@@ -258,6 +258,20 @@ TEST_CASE("display: readable tokens") {
     CHECK(t.describe(*t.id("\xC3\xB0")) == "byte 0xF0, the first byte of a character");
     CHECK(t.describe(*t.id("\xC5\x81")) == "byte 0x9F, part of a character");
     CHECK(t.describe(-1) == "");
+    // After a sentence that ends part-way through a character, a byte that finishes it names the
+    // word it completes; one that does not, or after whole characters, is named alone.
+    std::vector<int> caf_half = t.encode("the caf");  // "é" is C3 A9: its first byte ends the sentence
+    caf_half.push_back(*t.id("\xC3\x83"));           // byte 0xC3 in GPT-2's byte-to-unicode table
+    REQUIRE(t.decode(caf_half) == "the caf\xC3");
+    const int a9 = *t.id("\xC2\xA9");  // byte 0xA9 in GPT-2's byte-to-unicode table
+    CHECK(t.describe(a9) == "byte 0xA9, part of a character");
+    CHECK(t.describe(a9, caf_half) == "byte 0xA9, part of a character: completes \"caf\xC3\xA9\"");
+    CHECK(t.describe(a9, t.encode("the cat")) == "byte 0xA9, part of a character");
+    CHECK(t.describe(*t.id("\xC3\xB0"), caf_half) == "byte 0xF0, the first byte of a character");  // C3 F0 is no character
+    // The emoji's last byte after its first three: the character alone when nothing is before it.
+    const std::vector<int> three = {*t.id("\xC3\xB0"), *t.id("\xC5\x81"), *t.id("\xC4\xBB")};
+    CHECK(t.describe(*t.id("\xC4\xA4"), three) == "byte 0x82, part of a character: completes \"\xF0\x9F\x99\x82\"");
+    CHECK(t.describe(*t.id("\xC4\xA0" "cat"), caf_half) == t.display(*t.id("\xC4\xA0" "cat")));
 }
 
 TEST_CASE("vocab.json and merges.txt: read, written, read again") {

@@ -597,4 +597,45 @@ std::string Tokenizer::describe(int id) const {
     return display(id) + (whole == 0 ? " (starts part-way through a character)" : " (ends part-way through a character)");
 }
 
+std::string Tokenizer::describe(int id, const std::vector<int>& before) const {
+    const std::string named = describe(id);
+    if (id < 0 || id >= size() || named == display(id)) return named;  // whole characters: nothing to complete
+    const std::string text = decode(before);
+    // The character `before` leaves part-way: a lead byte within the last three, only
+    // continuation bytes after it, fewer of them than it announces.
+    std::size_t start = text.size();
+    for (std::size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+        const unsigned char c = static_cast<unsigned char>(text[text.size() - back]);
+        if ((c & 0xC0) == 0x80) continue;
+        const std::size_t announced = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        if (announced > back) start = text.size() - back;
+        break;
+    }
+    if (start == text.size()) return named;
+    const std::string joined = text + bytes_[id];
+    const std::size_t length = utf8_length_at(joined, start);
+    if (length == 0 || start + length > joined.size()) return named;  // not finished by this token, or not UTF-8
+    // The word: back to the last space before the character, on through the token's whole
+    // characters after it.
+    std::size_t begin = start;
+    while (begin > 0 && joined[begin - 1] != ' ' && joined[begin - 1] != '\n' && joined[begin - 1] != '\t') --begin;
+    std::size_t end = start + length;
+    while (end < joined.size() && joined[end] != ' ' && joined[end] != '\n' && joined[end] != '\t') {
+        const std::size_t next = utf8_length_at(joined, end);
+        if (next == 0) break;
+        end += next;
+    }
+    // Whole characters only before it: a word that began with bytes already broken is shown from the character.
+    std::size_t check = begin;
+    while (check < start) {
+        const std::size_t next = utf8_length_at(joined, check);
+        if (next == 0) {
+            begin = start;
+            break;
+        }
+        check += next;
+    }
+    return named + ": completes \"" + joined.substr(begin, end - begin) + "\"";
+}
+
 }  // namespace attn::gpt2

@@ -66,6 +66,10 @@ public:
     // whole characters, what its bytes are ("byte 0xBD, part of a character", "byte 0xE2,
     // the first byte of a character", "␣\xE2 (ends part-way through a character)").
     std::string describe(int id) const;
+    // The same after the tokens `before`: a token that finishes a character they leave
+    // part-way also names the word it completes ("byte 0xA9, part of a character: completes
+    // \"café\"").
+    std::string describe(int id, const std::vector<int>& before) const;
     // One more than the largest id: the rows an embedding for this vocabulary needs.
     int size() const { return static_cast<int>(tokens_.size()); }
     int merge_count() const { return static_cast<int>(merges_.size()); }

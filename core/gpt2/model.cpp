@@ -81,9 +81,10 @@ Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tok
 
 namespace {
 
-std::vector<TokenProbability> top_of(const Matrix& probabilities, int k, const Tokenizer& tokenizer) {
+// `before`: the sentence's ids, so that a byte token finishing its last character names the word.
+std::vector<TokenProbability> top_of(const Matrix& probabilities, int k, const Tokenizer& tokenizer, const std::vector<int>& before = {}) {
     std::vector<TokenProbability> top;
-    for (int id : stack::top_k(probabilities, k)) top.push_back({id, tokenizer.describe(id), probabilities(0, id)});
+    for (int id : stack::top_k(probabilities, k)) top.push_back({id, tokenizer.describe(id, before), probabilities(0, id)});
     return top;
 }
 
@@ -164,7 +165,7 @@ NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, co
 bool read_prediction(const Checkpoint& c, ForwardPass& pass) {
     if (!pass.ok) return false;
     const Matrix probabilities = softmax_rows(pass.logits, SoftmaxKind::Stable);  // (1 × V)
-    pass.next_token_top5 = top_of(probabilities, 5, c.tokenizer);
+    pass.next_token_top5 = top_of(probabilities, 5, c.tokenizer, pass.token_ids);
     pass.non_finite = find_non_finite(c, pass, probabilities);
     return true;
 }

@@ -37,7 +37,7 @@ namespace attn::gpt2 {
 
 struct TokenProbability {
     int id = 0;
-    std::string token;        // Tokenizer::display: "␣cat"
+    std::string token;        // Tokenizer::describe after the sentence: "␣cat", "byte 0xA9, …: completes \"café\""
     float probability = 0.0f;
 };
 
