@@ -491,6 +491,11 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
         // Open on a generated sequence of this length, as the sequence-length control makes.
         state.session.scenario = compute::generated_scenario(hooks.generate_length, state.compute.settings.generate_seed);
         state.compute.settings.generate_length = hooks.generate_length;
+        if (hooks.zoom[1] > 0 && hooks.zoom[3] > 0) {  // typed from 1, both ends in, as the backend panel's fields
+            state.compute.settings.region = compute::Region{hooks.zoom[0] - 1, hooks.zoom[1], hooks.zoom[2] - 1, hooks.zoom[3]};
+            state.compute.region_draft = state.compute.settings.region;
+            state.compute.draft_queries = state.compute.draft_keys = hooks.generate_length;  // the draft is for this sequence
+        }
     }
     if (screenshot && hooks.all_heads) state.view.all_heads = true;
     FrameBench frame_bench;

@@ -19,6 +19,14 @@ TestHooks read_hooks() {
         h.backend.kernel = k == "rows" ? gpu::Kernel::Rows : k == "tiled" ? gpu::Kernel::Tiled : gpu::Kernel::Auto;
     }
     if (const char* length = env("ATTNLAB_DEBUG_GENERATE")) h.generate_length = std::max(0, std::atoi(length));
+    if (const char* zoom = env("ATTNLAB_DEBUG_ZOOM")) {
+        const char* p = zoom;
+        for (int i = 0; i < 4 && *p != '\0'; ++i) {
+            h.zoom[i] = std::atoi(p);
+            while (*p != '\0' && *p != ':') ++p;
+            if (*p == ':') ++p;
+        }
+    }
     h.all_heads = env("ATTNLAB_DEBUG_ALL_HEADS") != nullptr;
     if (const char* hover = env("ATTNLAB_DEBUG_HOVER")) {
         const std::string s = hover;

@@ -9,6 +9,7 @@
 //   ATTNLAB_GPU_KERNEL=rows|tiled    the attention kernel, instead of the device's choice
 //   ATTNLAB_GL_PLATFORM=egl|glfw     the headless context's platform (gpu/context.hpp)
 //   ATTNLAB_DEBUG_GENERATE=N         the window opens on a generated sequence of N tokens
+//   ATTNLAB_DEBUG_ZOOM=r0:r1:c0:c1   and zooms into queries r0–r1, keys c0–c1 (from 1, both ends in)
 //   ATTNLAB_DEBUG_ALL_HEADS=1        screenshots show every head
 //   ATTNLAB_DEBUG_HOVER=name:row:col screenshots put the mouse on that cell (its tooltip shows)
 //   ATTNLAB_DEBUG_TIMING=1           each frame's build time on stderr
@@ -29,6 +30,7 @@ namespace attn {
 struct TestHooks {
     gpu::BackendOptions backend;      // the GPU faults and shader variants above
     int generate_length = 0;
+    int zoom[4] = {0, 0, 0, 0};       // ATTNLAB_DEBUG_ZOOM as typed: first and last query, first and last key
     bool all_heads = false;
     std::string hover_matrix;         // empty: no forced hover
     int hover_row = -1, hover_col = -1;

@@ -184,7 +184,10 @@ void zoom_region(Context& state) {
     else std::snprintf(estimate, sizeof estimate, "about %.1f s", estimate_ms / 1000.0);
     const bool busy = state.compute.status.busy;
     ImGui::BeginDisabled(busy);
-    if (ImGui::Button("zoom")) settings.region = draft;
+    if (ImGui::Button("zoom")) {
+        settings.region = draft;
+        state.view.jump_to = attn::Column::Softmax;  // the weights are what a zoom redraws
+    }
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
         ImGui::SetTooltip("draw the weights of this region again; up to 512 tokens a side is full resolution");

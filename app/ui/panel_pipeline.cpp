@@ -62,6 +62,7 @@ constexpr float kCardGap = 12.0f;
 constexpr float kColumnGap = 30.0f;
 constexpr float kRowGap = 18.0f;
 constexpr float kBigMatrixCells = 16.0f;  // a bigger matrix is drawn no larger than this many cells at full size
+constexpr float kLongAxisPixels = 160.0f;  // the least a long axis is drawn at (a pixel an entry below that)
 constexpr int kLabelledTokens = 16;       // up to this many tokens, every token's label is drawn
 // A pipeline taller than the window scrolls, with cells this large at most: a long axis is then
 // kBigMatrixCells of them (GPT-2's 54 × 768 X about 350 px square, a 1 × 64 bias a strip).
@@ -170,11 +171,11 @@ void measure_texts(std::vector<Column>& columns, const UiFonts& fonts) {
 // where the window has room for it (fit_layout).
 float emphasis(const Card& card, float cell, const UiFonts& fonts, const Emphasis& emphasis) {
     const HeatmapSpec& spec = card.spec;
-    if (spec.pooled != nullptr || spec.row_axis != Axis::Query || spec.col_axis != Axis::Key) return 1.0f;
+    if (spec.row_axis != Axis::Query || spec.col_axis != Axis::Key) return 1.0f;
     const float n = static_cast<float>(std::max(spec.values->rows(), spec.values->cols()));
-    const bool weights = spec.scale == ColorScale::Weights;
+    const bool weights = spec.scale == ColorScale::Weights || spec.pooled != nullptr;
     const float taught = weights && !card.all_heads_weights && !spec.compact && n <= kLabelledTokens ? emphasis.taught : 1.0f;
-    if (n > 12.0f || fonts.mono_small == nullptr) return taught;
+    if (n > 12.0f || fonts.mono_small == nullptr || spec.pooled != nullptr) return taught;  // a zoomed region: no numbers
     const float digit = fonts.mono_small->CalcTextSizeA(fonts.mono_small->FontSize, FLT_MAX, 0.0f, "0").x;
     // The score maps grow at most `emphasis.scores`-fold, so that the rest of the pipeline keeps
     // readable cells; the weights always get their numbers, and are never smaller than the scores.
@@ -198,9 +199,9 @@ void measure_cards(std::vector<Column>& columns, float cell, const Emphasis& emp
                 const float rows = static_cast<float>(card.spec.values->rows());
                 const float cols = static_cast<float>(card.spec.values->cols());
                 // Thousands of rows (output-only sequences) go below a pixel each: the card stays
-                // kBigMatrixCells cells tall and its texture is scaled down.
-                const float min_w = std::min(1.0f, kBigMatrixCells * 16.0f / cols);
-                const float min_h = std::min(1.0f, kBigMatrixCells * 16.0f / rows);
+                // at least kLongAxisPixels tall and its texture is scaled down.
+                const float min_w = std::min(1.0f, kLongAxisPixels * fonts.scale / cols);
+                const float min_h = std::min(1.0f, kLongAxisPixels * fonts.scale / rows);
                 const float big = cell * emphasis(card, cell, fonts, emph);
                 float cell_w = std::max(min_w, big * std::min(1.0f, kBigMatrixCells / cols));
                 float cell_h = std::max(min_h, big * std::min(1.0f, kBigMatrixCells / rows));

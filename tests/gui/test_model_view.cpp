@@ -531,7 +531,7 @@ TEST_CASE("Model view: a tab beside the pipeline that a click on a map cannot lo
     std::filesystem::remove_all(folder);
 }
 
-TEST_CASE("Model view: a map opened shows its head's weights; another map keeps that step in view", "[model-view][layout]") {
+TEST_CASE("Model view: a map opened shows its head's weights, and another map keeps that step in view", "[model-view][layout]") {
     const std::string folder = write_model("attnlab-model-jump");
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
