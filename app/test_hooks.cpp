@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 namespace attn {
 
@@ -45,7 +46,10 @@ TestHooks read_hooks() {
         h.open_train = list.find("train") != std::string::npos;
     }
     if (const char* steps = env("ATTNLAB_DEBUG_TRAIN_STEPS")) h.train_steps = std::max(0, std::atoi(steps));
-    h.train_run = env("ATTNLAB_DEBUG_TRAIN_RUN") != nullptr;
+    if (const char* run = env("ATTNLAB_DEBUG_TRAIN_RUN")) {
+        h.train_until_stop = std::string(run) == "stop";
+        h.train_run = !h.train_until_stop;
+    }
     if (const char* layer = env("ATTNLAB_DEBUG_TRAIN_OPEN")) h.train_open = std::max(0, std::atoi(layer));
     if (const char* heads = env("ATTNLAB_DEBUG_MODEL_ABLATE")) {
         const std::string list = std::string(heads) + ",";

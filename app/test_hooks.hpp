@@ -15,7 +15,8 @@
 //   ATTNLAB_DEBUG_TIMING=1           each frame's build time on stderr
 //   ATTNLAB_DEBUG_WINDOWS=articles,compare,train   those classroom windows open at start
 //   ATTNLAB_DEBUG_TRAIN_STEPS=N      the Train panel's run (its default settings) has made N steps at start
-//   ATTNLAB_DEBUG_TRAIN_RUN=1        and goes on training (frame times with training under way)
+//   ATTNLAB_DEBUG_TRAIN_RUN=1        and goes on training (frame times with training under way);
+//                                    =stop: a run of the panel's settings, trained until it stops by itself
 //   ATTNLAB_DEBUG_TRAIN_OPEN=L       then its layer L is opened in the pipeline
 //   ATTNLAB_DEBUG_MODEL_ABLATE=L.H,… with --model: those heads (from 1) ablated at start
 //   ATTNLAB_DEBUG_MODEL_COMPARE=sentences|heads   with --model: the model view's Compare tab shown in that mode
@@ -38,6 +39,7 @@ struct TestHooks {
     bool open_articles = false, open_compare = false, open_train = false;
     int train_steps = 0;
     bool train_run = false;
+    bool train_until_stop = false;
     int train_open = 0;               // a layer from 1, 0: none
     std::vector<std::pair<int, int>> model_ablate;  // (layer, head), from 1
     std::string model_compare;        // "sentences", "heads", or empty: the grid tab

@@ -698,6 +698,13 @@ void train_now(TrainPanelState& p, int steps) {
     p.worker->wait_idle();
 }
 
+void train_until_stopped(TrainPanelState& p) {
+    if (!reset_run(p)) return;
+    p.follow = true;
+    p.worker->set_running(true, compute::StopAt{std::max(1, p.stop_after), p.stop_accuracy / 100.0});
+    p.worker->wait_idle();
+}
+
 void carry_out_train_request(AppState& state) {
     TrainPanelState& p = state.train;
     const TrainRequest request = p.request;

@@ -40,6 +40,9 @@ void restore_trained(Context& state, TrainPanelState& panel, const session_file:
 // A run from the form's settings, `steps` steps made before this returns (paused after):
 // screenshots and tests.
 void train_now(TrainPanelState& panel, int steps);
+// A run from the form's settings trained as Train does, returning when it stops by itself (the
+// target accuracy, or the steps): screenshots.
+void train_until_stopped(TrainPanelState& panel);
 // The path prompt's Save model / Load model (panel_menu.cpp calls these).
 void save_trained_model(Context& state, TrainPanelState& panel, const std::string& path);
 void load_trained_model(Context& state, TrainPanelState& panel, const std::string& path);
