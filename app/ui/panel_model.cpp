@@ -361,9 +361,12 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     for (const std::string& s : article_sentences()) {
         ImGui::SameLine();
         const std::string label = s.size() > 28 ? s.substr(0, 26) + "\xE2\x80\xA6" : s;
+        // On the next line when this one has no room left for the whole button.
+        if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label.c_str()).x + 2.0f * ImGui::GetStyle().FramePadding.x)
+            ImGui::NewLine();
         if (ImGui::SmallButton((label + "##pick" + s).c_str())) m.sentence = s;
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.c_str());
-        if (ImGui::GetContentRegionAvail().x < 200.0f * scale) ImGui::NewLine();
+        record_item(state, "model.article_sentence", label);
     }
     const gpt2::ForwardPass& pass = m.pass;
     if (!pass.ok) {

@@ -181,11 +181,16 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         ImGui::SameLine();
         head_picker("b", c.head_b, config, scale);
     }
-    if (m.layer >= 0)
-        ImGui::TextDisabled("A is the model view's pass: it includes any edit of layer %d in the pipeline%s.", m.layer + 1,
-                            c.two_sentences ? "; B is the checkpoint's, with the same heads ablated" : "");
-    else if (!m.pass.ablated.empty())
-        ImGui::TextDisabled("Both with the model view's %zu ablated head%s.", m.pass.ablated.size(), m.pass.ablated.size() == 1 ? "" : "s");
+    // Explanations wrap at the tab's edge, never cut by it.
+    if (m.layer >= 0) {
+        hint_text("A is the model view's pass: it includes any edit of layer " + std::to_string(m.layer + 1) + " in the pipeline" +
+                  (c.two_sentences ? "; B is the checkpoint's, with the same heads ablated." : "."));
+        record_item(state, "model.compare.explained", "A is the model view's pass");
+    } else if (!m.pass.ablated.empty()) {
+        hint_text("Both with the model view's " + std::to_string(m.pass.ablated.size()) + " ablated head" +
+                  (m.pass.ablated.size() == 1 ? "." : "s."));
+        record_item(state, "model.compare.explained", "Both with the model view's ablated heads");
+    }
 
     // What the comparison was made from must be what the passes are now (a model opened this
     // frame has dropped them): else it waits for the next frame.
@@ -296,7 +301,8 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         ImGui::TextWrapped("%s", text.c_str());
         record_item(state, "model.compare.hovered", text);
     } else {
-        ImGui::TextDisabled("Hover a cell: its query \xE2\x86\x92 key weight in A and B%s.", r.has_difference ? " and B \xE2\x88\x92 A, outlined in all three" : "");
+        hint_text(std::string("Hover a cell: its query \xE2\x86\x92 key weight in A and B") +
+                  (r.has_difference ? " and B \xE2\x88\x92 A, outlined in all three." : "."));
     }
     if (!r.has_difference)  // in the difference's place, the reason
         ImGui::TextWrapped("No B \xE2\x88\x92 A: it is taken position by position (query i \xE2\x86\x92 key j in A against the same "

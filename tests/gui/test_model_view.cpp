@@ -562,3 +562,27 @@ TEST_CASE("Model view: a map opened shows its head's weights, and another map ke
     CHECK(ui.heatmap("head1.weights")->y == Approx(placed).margin(1.0));
     CHECK(ui.text("pipeline.step.softmax") == "[softmax]");
 }
+
+TEST_CASE("Model view: in a small window the articles' sentences and Compare's explanations wrap, none cut at the edge",
+          "[model-view][layout]") {
+    const std::string folder = write_model("attnlab-model-narrow");
+    UiDriver ui(find_preset(default_preset_name())->scenario, ImVec2(1024, 768));
+    ui.frame(2);
+    open_through_menu(ui, folder);
+    ui.frame(2);
+    ui.click(ui.centre("model.map.2.1"));  // a layer open: Compare says what its A is
+    ui.frame(2);
+    ui.click(ui.centre("pane.model"));
+    ui.frame(2);
+    ui.click(ui.centre("model.tab.compare"));
+    ui.frame(3);
+    int articles = 0, explained = 0;
+    for (const ui::WidgetLayout& w : ui.state.widgets) {
+        if (w.id != "model.article_sentence" && w.id != "model.compare.explained") continue;
+        INFO(w.id << " \"" << w.text << "\" from x " << w.x << " to " << w.x + w.w);
+        CHECK(w.x + w.w <= 1024.0f);
+        (w.id == "model.article_sentence" ? articles : explained) += 1;
+    }
+    CHECK(articles >= 8);
+    CHECK(explained == 1);
+}
