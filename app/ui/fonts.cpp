@@ -29,10 +29,10 @@ std::string find_font(const char* file) {
 
 // Sizes of one font set, in points before the content scale.
 struct SetSizes {
-    float ui, small, title, mono_large, mono, mono_small;
+    float ui, small, title, mono_large, mono, mono_small, tiny;
 };
 
-// The six fonts of a set from the sans and monospace files; a font that cannot be loaded is null.
+// The seven fonts of a set from the sans and monospace files; a font that cannot be loaded is null.
 UiFonts add_font_set(const std::string& sans, const std::string& mono, float scale, const ImVector<ImWchar>& ranges,
                      const SetSizes& sizes) {
     ImGuiIO& io = ImGui::GetIO();
@@ -51,10 +51,11 @@ UiFonts add_font_set(const std::string& sans, const std::string& mono, float sca
     fonts.mono_large = add(mono, sizes.mono_large);
     fonts.mono = add(mono, sizes.mono);
     fonts.mono_small = add(mono, sizes.mono_small);
+    fonts.tiny = add(sans, sizes.tiny);
     return fonts;
 }
 
-bool complete(const UiFonts& f) { return f.ui && f.small && f.title && f.mono_large && f.mono && f.mono_small; }
+bool complete(const UiFonts& f) { return f.ui && f.small && f.title && f.mono_large && f.mono && f.mono_small && f.tiny; }
 
 }  // namespace
 
@@ -83,7 +84,8 @@ UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size) {
     io.Fonts->FontBuilderIO = ImGuiFreeType::GetBuilderForFreeType();
 
     UiFonts fonts = add_font_set(find_font("DejaVuSans.ttf"), find_font("DejaVuSansMono.ttf"), scale, ranges,
-                                 {base_size, base_size - 4.0f, base_size + 1.0f, base_size + 5.0f, base_size - 1.0f, base_size - 4.0f});
+                                 {base_size, base_size - 4.0f, base_size + 1.0f, base_size + 5.0f, base_size - 1.0f, base_size - 4.0f,
+                                  base_size - 6.0f});
     if (!complete(fonts)) {
         std::fprintf(stderr, "attnlab: DejaVu fonts not found (looked in %s/fonts and /usr/share/fonts/truetype/dejavu); "
                              "using ImGui's built-in font\n", ATTNLAB_ASSETS_DIR);
@@ -91,7 +93,7 @@ UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size) {
         ImFontConfig fallback;
         fallback.SizePixels = 13.0f * scale;
         ImFont* font = io.Fonts->AddFontDefault(&fallback);
-        fonts.ui = fonts.small = fonts.title = fonts.mono_large = fonts.mono = fonts.mono_small = font;
+        fonts.ui = fonts.small = fonts.title = fonts.mono_large = fonts.mono = fonts.mono_small = fonts.tiny = font;
     }
     io.FontDefault = fonts.ui;
     return fonts;
@@ -102,7 +104,8 @@ UiFonts load_presenter_fonts(const UiFonts& normal, float scale, const ImVector<
     const std::string mono = find_font("DejaVuSansMono.ttf");
     if (sans.empty() || mono.empty()) return normal;
     const UiFonts fonts = add_font_set(sans, mono, scale, ranges,
-                                       {base_size, base_size - 5.0f, base_size + 3.0f, base_size + 6.0f, base_size - 1.0f, base_size - 5.0f});
+                                       {base_size, base_size - 5.0f, base_size + 3.0f, base_size + 6.0f, base_size - 1.0f, base_size - 5.0f,
+                                        base_size - 7.0f});
     return complete(fonts) ? fonts : normal;
 }
 

@@ -382,6 +382,15 @@ void draw_highlights(const HeatmapSpec& spec, const CardMetrics& m, const Visibl
 
 // [SECTION] Labels and legend
 
+// The font of token labels on rows (or turned columns) `cell` pixels apart: the interface's
+// where it fits, else the small one, else the tiny one (every token of a short sentence keeps
+// its label down to the cell labelled_cell() allows).
+const ImFont* token_label_font(const UiFonts& fonts, float cell) {
+    if (cell >= fonts.ui->FontSize + 1.0f) return fonts.ui;
+    if (cell >= fonts.small->FontSize - kLabelSqueeze || fonts.tiny == nullptr) return fonts.small;
+    return fonts.tiny;
+}
+
 // Returns how many rows and columns lie between two labels (1: every one is labelled; 0: none).
 std::pair<int, int> draw_labels(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vis, CardContext& context,
                                 ImVec2 origin, ImVec2 grid0) {
@@ -391,7 +400,7 @@ std::pair<int, int> draw_labels(const HeatmapSpec& spec, const CardMetrics& m, c
     const bool mouse_here = ImGui::IsWindowHovered();
     // Rows: every k-th label when the cells are shorter than a line.
     {
-        const ImFont* font = spec.row_axis == Axis::Dim ? fonts.mono_small : vis.ch < fonts.ui->FontSize + 1.0f ? fonts.small : fonts.ui;
+        const ImFont* font = spec.row_axis == Axis::Dim ? fonts.mono_small : token_label_font(fonts, vis.ch);
         // A label may be a little taller than its row (a line's leading is blank): kLabelSqueeze.
         const int step = std::max(1, static_cast<int>(std::ceil((font->FontSize - kLabelSqueeze) / vis.ch)));
         if (spec.row_labels) steps.first = step;
@@ -418,7 +427,7 @@ std::pair<int, int> draw_labels(const HeatmapSpec& spec, const CardMetrics& m, c
     }
     // Columns: horizontal when they fit the cell, else turned 90°.
     {
-        const ImFont* font = spec.col_axis == Axis::Dim ? fonts.mono_small : vis.cw < fonts.ui->FontSize + 1.0f ? fonts.small : fonts.ui;
+        const ImFont* font = spec.col_axis == Axis::Dim ? fonts.mono_small : token_label_font(fonts, vis.cw);
         const float top = grid0.y - m.header_h;
         const bool rotated = m.rotated_columns && vis.cw < max_label_width(spec, false, fonts) + 4.0f;
         // Every step-th label: as many as fit side by side (indices need their width; a token

@@ -339,7 +339,7 @@ float labelled_cell(const std::vector<Column>& columns, const UiFonts& fonts) {
             const HeatmapSpec& spec = card.spec;
             if ((spec.row_axis != Axis::Dim && spec.values->rows() <= kLabelledTokens) ||
                 (spec.col_axis != Axis::Dim && spec.values->cols() <= kLabelledTokens))
-                return std::ceil(fonts.small->FontSize - kLabelSqueeze);
+                return std::ceil((fonts.tiny != nullptr ? fonts.tiny : fonts.small)->FontSize - kLabelSqueeze);
         }
     return 84.0f * fonts.scale;
 }

@@ -80,6 +80,7 @@ struct UiFonts {
     ImFont* mono_large = nullptr;  // monospace, large: numbers in big cells (projector)
     ImFont* mono = nullptr;        // monospace, for numbers in cells and the arithmetic
     ImFont* mono_small = nullptr;  // small monospace, for dense cells and indices
+    ImFont* tiny = nullptr;        // proportional, smallest: token labels of rows too short for `small`
     float scale = 1.0f;            // window content scale
 };
 

@@ -485,10 +485,13 @@ bool token_cols(const std::string& name) {
 TEST_CASE("one head of up to 16 tokens fills the window: every token labelled, the weights largest, nothing to scroll to",
           "[new-user][layout]") {
     for (const ImVec2 size : {ImVec2(1600, 1000), ImVec2(1920, 1080)})
-        for (const char* name : {"animal-was-tired", "dog-bites-man", "she-gave-her-dog-a-bone", "i-love-deep-learning-causal"}) {
+        for (const char* name : {"animal-was-tired", "dog-bites-man", "she-gave-her-dog-a-bone", "i-love-deep-learning-causal", "causal"}) {
             INFO(name << " at " << size.x << "x" << size.y);
-            Scenario s = find_preset(name)->scenario;
-            s.heads = 1;
+            // "causal": the README's picture, two heads and a causal mask (one more map to place).
+            const bool causal = std::string(name) == "causal";
+            Scenario s = find_preset(causal ? "animal-was-tired" : name)->scenario;
+            s.heads = causal ? 2 : 1;
+            if (causal) s.mask = MaskKind::Causal;
             UiDriver ui(s, size);
             ui.frame(4);
             const ui::HeatmapLayout* weights = ui.heatmap("head0.weights");
