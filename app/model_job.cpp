@@ -10,11 +10,17 @@ ModelResult run_model_recompute(ModelRecompute request) {
     ModelResult result;
     result.id = request.id;
     result.layer = request.layer;
-    result.ok = request.checkpoint != nullptr &&
-                gpt2::recompute_from(*request.checkpoint, request.layer, request.pass, &request.edited);
-    if (request.checkpoint == nullptr) request.pass.errors = {"no model is open"};
+    if (request.checkpoint == nullptr) {
+        request.pass.errors = {"no model is open"};
+    } else if (request.sentence) {
+        request.pass = gpt2::forward_text(*request.checkpoint, *request.sentence, request.pass.ablated);
+        result.ok = request.pass.ok;
+    } else {
+        result.ok = gpt2::recompute_from(*request.checkpoint, request.layer, request.pass, request.edited ? &*request.edited : nullptr);
+    }
     result.pass = std::move(request.pass);
     result.edited = std::move(request.edited);
+    result.sentence = std::move(request.sentence);
     result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return result;
 }

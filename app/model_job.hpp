@@ -1,10 +1,10 @@
 #pragma once
-// GPT-2's recompute after an edit, as a job of the compute layer. The model view submits the
-// edited layer's scenario with a copy of the pass on screen (the copy holds activations; the
-// weights are shared with the checkpoint); a worker thread runs that layer and every one
-// after it, and the view installs the result when it comes, keeping the pass on screen until
-// then. A newer edit supersedes the one waiting; the one running finishes and is installed
-// (it is a state the user passed through), and the newer one starts from it.
+// GPT-2's passes as jobs of the compute layer: the recompute after an edit, the layers after
+// a head ablated or restored, and a new sentence. The model view submits the request with a
+// copy of the pass on screen (the copy holds activations; the weights are shared with the
+// checkpoint); a worker thread runs it, and the view installs the result when it comes,
+// keeping the pass on screen until then. A newer request supersedes the one waiting; the one
+// running finishes and is installed (it is a state the user passed through).
 //
 //   view ──submit(request)──▶ waiting ──▶ running (worker thread) ──▶ done ──poll()──▶ view
 //
@@ -14,6 +14,7 @@
 #include <functional>
 #include <future>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gpt2/model.hpp"
@@ -21,14 +22,17 @@
 
 namespace attn::compute {
 
-// Layer `layer` of `pass` as edited, then the layers after it. The checkpoint must outlive the
-// job: the view settles its jobs (finish) before it replaces the checkpoint.
+// Layer `layer` of `pass` as `edited`, or, with no `edited`, as the checkpoint holds it with
+// the heads of pass.ablated zeroed (the heads ablated changed), then the layers after it; or,
+// with `sentence`, that sentence from its first layer, pass.ablated applied. The checkpoint
+// must outlive the job: the view settles its jobs (finish) before it replaces the checkpoint.
 struct ModelRecompute {
     const gpt2::Checkpoint* checkpoint = nullptr;
     gpt2::ForwardPass pass;   // the pass on screen: layers before `layer` are kept
     int layer = 0;
-    Scenario edited;          // layer `layer`'s scenario as the session holds it
-    std::uint64_t id = 0;     // set by submit: which request a result answers
+    std::optional<Scenario> edited;       // layer `layer`'s scenario as the session holds it
+    std::optional<std::string> sentence;  // a new sentence, run whole
+    std::uint64_t id = 0;                 // set by submit: which request a result answers
 };
 
 struct ModelResult {
@@ -36,7 +40,8 @@ struct ModelResult {
     bool ok = false;          // false: pass.errors say why
     gpt2::ForwardPass pass;
     int layer = 0;
-    Scenario edited;          // what layer `layer` of `pass` was computed from
+    std::optional<Scenario> edited;       // what layer `layer` of `pass` was computed from, when edited
+    std::optional<std::string> sentence;  // the sentence `pass` ran, when a new one
     double milliseconds = 0.0;
 };
 

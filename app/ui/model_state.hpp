@@ -54,6 +54,11 @@ struct ModelViewState {
     // last job submitted (what the screen will show once the jobs finish). Declared after the
     // checkpoint, so the jobs end before it goes.
     Scenario submitted;
+    // A new sentence or a change of the heads ablated is under way: edits wait for it (they
+    // would recompute the pass it replaces). `job_text`: what the job under way computes, said
+    // in the warning colour above the maps while it runs.
+    bool reshaping = false;
+    std::string job_text;
     std::unique_ptr<compute::ModelJobs> jobs;
     // Asked for by the grid (right-click on a map, "Restore all heads"), applied before the
     // next frame draws: the layers from the lowest changed one on are recomputed.

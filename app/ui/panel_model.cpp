@@ -64,12 +64,41 @@ void show_layer(Context& state, ModelViewState& m, int layer, bool navigation = 
     state.session.push(edits::ReplaceScenario{std::move(s), navigation});
 }
 
-// Installs the recomputes the jobs finished, oldest first: the pass on screen becomes the
-// one computed from the latest edit that reached it.
+// Installs what the jobs finished, oldest first: the pass on screen becomes the one computed
+// from the latest request that reached it. A new sentence or a change of the heads ablated
+// shows the open layer again from its new input.
 void collect_recomputes(Context& state, ModelViewState& m) {
     if (!m.jobs) return;
     for (compute::ModelResult& r : m.jobs->poll()) {
-        if (!m.checkpoint || r.layer != m.layer) continue;  // the layer was closed or another opened since
+        if (!m.checkpoint) continue;
+        if (r.sentence) {  // a new sentence
+            m.reshaping = false;
+            m.computed_sentence = *r.sentence;  // not retried every frame when it cannot run
+            if (!r.ok) {
+                for (const std::string& e : r.pass.errors) add_notice(state, "The model cannot run this sentence: " + e, true);
+                continue;
+            }
+            m.pass = std::move(r.pass);
+            m.forward_ms = r.milliseconds;
+            ++m.revision;
+            if (m.layer >= 0) show_layer(state, m, m.layer);  // the opened layer follows the sentence
+            continue;
+        }
+        if (!r.edited) {  // heads ablated or restored: the layers from the lowest changed one
+            m.reshaping = false;
+            if (!r.ok) {
+                for (const std::string& e : r.pass.errors) add_notice(state, "The model was not recomputed with the ablated heads: " + e, true);
+                m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence);  // the intact model, in step again
+                m.layer = -1;
+            } else {
+                m.pass = std::move(r.pass);
+                m.forward_ms = r.milliseconds;
+                if (m.layer >= r.layer) show_layer(state, m, m.layer, true);
+            }
+            ++m.revision;
+            continue;
+        }
+        if (r.layer != m.layer) continue;  // an edit's: the layer was closed or another opened since
         if (!r.ok) {
             for (const std::string& e : r.pass.errors) add_notice(state, "The model's layers after the edit were not recomputed: " + e, true);
             m.layer = -1;
@@ -78,7 +107,7 @@ void collect_recomputes(Context& state, ModelViewState& m) {
             continue;
         }
         m.pass = std::move(r.pass);
-        m.applied = std::move(r.edited);
+        m.applied = std::move(*r.edited);
         m.forward_ms = r.milliseconds;
         ++m.revision;
     }
@@ -109,6 +138,19 @@ bool run_sentence(Context& state, ModelViewState& m, const std::string& sentence
     m.computed_sentence = sentence;
     if (m.layer >= 0) show_layer(state, m, m.layer);  // the opened layer follows the sentence
     return true;
+}
+
+// A sentence typed: run as a job; the pass on screen stays until it lands. Nothing is submitted
+// while a job runs (the sentence is asked for again next frame), so that no edit's recompute of
+// the old sentence lands on the new one.
+void submit_sentence(ModelViewState& m, const std::string& sentence) {
+    if (!m.jobs) m.jobs = std::make_unique<compute::ModelJobs>();
+    if (m.jobs->busy()) return;
+    m.reshaping = true;
+    m.job_text = "Running the new sentence: the maps and the next token below are the previous sentence's until it ends.";
+    gpt2::ForwardPass base;
+    base.ablated = m.pass.ablated;
+    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, std::move(base), 0, std::nullopt, sentence, 0});
 }
 
 }  // namespace
@@ -183,8 +225,11 @@ namespace {
 // heads changed); one before it keeps its edits (the stream after it is what changed).
 void apply_ablation(Context& state, ModelViewState& m) {
     if (m.ablation_toggles.empty() && !m.restore_all_heads) return;
+    if (!m.jobs) m.jobs = std::make_unique<compute::ModelJobs>();
+    collect_recomputes(state, m);
+    if (m.jobs->busy()) return;  // the toggles wait for the job under way: the heads change on the pass it leaves
     const int layers = m.checkpoint->config.n_layer, heads = m.checkpoint->config.n_head;
-    gpt2::HeadSet& ablated = m.pass.ablated;
+    gpt2::HeadSet ablated = m.pass.ablated;
     int from = layers;
     if (m.restore_all_heads)
         for (const gpt2::HeadId& id : ablated) from = std::min(from, id.layer);
@@ -196,20 +241,18 @@ void apply_ablation(Context& state, ModelViewState& m) {
     }
     m.ablation_toggles.clear();
     m.restore_all_heads = false;
-    if (from >= layers || !m.pass.ok) return;
-    settle(state, m);  // an edit's recompute under way reaches the pass first
-    const auto t0 = std::chrono::steady_clock::now();
-    if (!gpt2::recompute_from(*m.checkpoint, from, m.pass)) {
-        for (const std::string& e : m.pass.errors) add_notice(state, "The model was not recomputed with the ablated heads: " + e, true);
-        m.pass = gpt2::forward_text(*m.checkpoint, m.computed_sentence);  // the intact model, in step again
-        m.layer = -1;
-    } else {
-        m.forward_ms = ms_since(t0);
-        if (m.layer >= from) show_layer(state, m, m.layer, true);
+    if (from >= layers || !m.pass.ok) {
+        m.pass.ablated = std::move(ablated);
+        return;
     }
-    ++m.revision;
+    // The layers from `from` on, as a job: the pass on screen keeps its heads until it lands.
+    gpt2::ForwardPass pass = m.pass;
+    pass.ablated = std::move(ablated);
+    m.reshaping = true;
+    m.job_text = "Recomputing layers " + std::to_string(from + 1) + "\xE2\x80\x93" + std::to_string(layers) +
+                 " with the heads ablated: the maps and the next token below are the model before it until it ends.";
+    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, std::move(pass), from, std::nullopt, std::nullopt, 0});
 }
-
 
 // An edit of the layer opened in the pipeline: that layer and every one after it, as a job
 // off the window's thread (model_job.hpp); its result is installed by collect_recomputes.
@@ -217,7 +260,7 @@ void follow_session(Context& state, ModelViewState& m) {
     if (!m.jobs) m.jobs = std::make_unique<compute::ModelJobs>();
     collect_recomputes(state, m);
     const edits::Session& session = state.session;
-    if (m.layer < 0 || session.revision == m.seen_revision || !session.pending.empty()) return;
+    if (m.layer < 0 || m.reshaping || session.revision == m.seen_revision || !session.pending.empty()) return;
     m.seen_revision = session.revision;
     if (session.scenario.name != m.layer_name) {  // another scenario opened: the model view stays, detached
         m.layer = -1;
@@ -228,14 +271,17 @@ void follow_session(Context& state, ModelViewState& m) {
     // An edit in layer ℓ: ℓ and every layer after it, the maps and the prediction. The job
     // gets a copy of the pass on screen (its activations; the weights are shared).
     m.submitted = session.scenario;
-    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, m.pass, m.layer, session.scenario, 0});
+    m.job_text = "Recomputing layers " + std::to_string(m.layer + 1) + "\xE2\x80\x93" + std::to_string(m.checkpoint->config.n_layer) +
+                 " after the edit: the maps and the next token below are the model before it until it ends.";
+    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, m.pass, m.layer, session.scenario, std::nullopt, 0});
 }
 
 }  // namespace
 
 void update_model_view(Context& state, ModelViewState& m) {
     if (!m.checkpoint) return;
-    if (m.sentence != m.computed_sentence && !ImGui::GetIO().WantTextInput) run_sentence(state, m, m.sentence);
+    if (m.jobs) collect_recomputes(state, m);
+    if (m.sentence != m.computed_sentence && !m.reshaping && !ImGui::GetIO().WantTextInput) submit_sentence(m, m.sentence);
     apply_ablation(state, m);
     follow_session(state, m);
     update_model_compare(m);  // last: its comparison points into the passes as they now are
@@ -248,14 +294,11 @@ namespace {
 // While an edit's recompute runs, the maps and the prediction are the model before it: said
 // in the warning colour wherever they are shown, never left to pass for the edited model's.
 void draw_recompute_under_way(Context& state, const ModelViewState& m) {
-    if (!m.jobs || !m.jobs->busy() || m.layer < 0) return;
-    const std::string text = "Recomputing layers " + std::to_string(m.layer + 1) + "\xE2\x80\x93" +
-                             std::to_string(m.checkpoint->config.n_layer) +
-                             " after the edit: the maps and the next token below are the model before it until it ends.";
+    if (!m.jobs || !m.jobs->busy()) return;
     ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 60, 255));
-    ImGui::TextWrapped("%s", text.c_str());
+    ImGui::TextWrapped("%s", m.job_text.c_str());
     ImGui::PopStyleColor();
-    record_item(state, "model.recomputing", text);
+    record_item(state, "model.recomputing", m.job_text);
 }
 
 }  // namespace

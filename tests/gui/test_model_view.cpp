@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <future>
@@ -167,6 +169,51 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         m.jobs.reset();  // its runner refers to this section's locals
     }
 
+    SECTION("a new sentence and a head ablated are jobs too: the frame that asks runs none of the model's layers") {
+        // A stub runner that runs a request only once the test has allowed it.
+        std::atomic<int> allowed{0};
+        std::atomic<int> started{0};
+        m.jobs = std::make_unique<compute::ModelJobs>([&](compute::ModelRecompute request) {
+            const int mine = started++;
+            while (allowed.load() <= mine) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            return compute::run_model_recompute(std::move(request));
+        });
+        ui.hold_model_jobs = true;
+        const gpt2::ForwardPass before = m.pass;
+        std::uint64_t runs = engine_runs();
+        m.sentence = "dog bites man";
+        ui.frame();
+        CHECK(engine_runs() == runs);  // submitted, not run
+        CHECK(m.jobs->busy());
+        CHECK(m.computed_sentence == "The animal did not cross the road because it was tired");
+        CHECK(m.pass.logits == before.logits);
+        CHECK_THAT(ui.text("model.recomputing"), Catch::Matchers::Contains("Running the new sentence"));
+        ui.frame(2);
+        CHECK(engine_runs() == runs);  // asked once, not again each frame
+        allowed = 1;
+        ui.hold_model_jobs = false;
+        ui.frame(2);
+        CHECK_FALSE(m.jobs->busy());
+        CHECK(m.computed_sentence == "dog bites man");
+        CHECK(m.pass.logits == gpt2::forward_text(checkpoint, "dog bites man").logits);
+
+        // A right-click ablates head 1 of layer 2: the heads shown change when the job lands.
+        ui.hold_model_jobs = true;
+        runs = engine_runs();
+        ui.click(ui.centre("model.map.2.1"), 1);
+        CHECK(engine_runs() == runs);
+        CHECK(m.jobs->busy());
+        CHECK(m.pass.ablated.empty());
+        CHECK_THAT(ui.text("model.recomputing"), Catch::Matchers::Contains("Recomputing layers 2\xE2\x80\x93" "3 with the heads ablated"));
+        allowed = 2;
+        ui.hold_model_jobs = false;
+        ui.frame(2);
+        CHECK(m.pass.ablated == gpt2::HeadSet{{1, 0}});
+        CHECK(m.pass.logits == gpt2::forward_text(checkpoint, "dog bites man", {{1, 0}}).logits);
+        CHECK(ui.widget("model.recomputing") == nullptr);
+        m.jobs.reset();  // its runner refers to this section's locals
+    }
+
     SECTION("a map opens its layer and head; an edit there recomputes the layers after it") {
         ui.click(ui.centre("model.map.2.2"));
         ui.frame(3);
@@ -257,7 +304,7 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
     const std::string top5 = ui.text("model.top5");
     CHECK(ui.text("model.ablated") == "0 heads ablated");
     CHECK(ui.widget("model.restore_heads") == nullptr);
-    const float* layer_1_storage = m.pass.layers[0].block.output.data();
+    const std::uint64_t runs = engine_runs();
 
     // Head 1 of layer 2, right-clicked: crossed out, the layers from 2 on recomputed.
     ui.click(ui.centre("model.map.2.1"), 1);
@@ -266,7 +313,8 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
     CHECK(ui.text("model.map.2.1") == "ablated");
     CHECK(ui.text("model.map.2.2").empty());
     CHECK(ui.state.session.scenario.name == start.scenario.name);  // a right-click opens nothing
-    CHECK(m.pass.layers[0].block.output.data() == layer_1_storage);  // layer 1 not recomputed
+    CHECK(engine_runs() - runs == 2);  // layers 2 and 3: layer 1 not recomputed
+    CHECK(m.pass.layers[0].block.output == intact.layers[0].block.output);
     const gpt2::ForwardPass ablated = gpt2::forward_text(checkpoint, m.computed_sentence, {{1, 0}});
     CHECK(m.pass.logits == ablated.logits);
     CHECK(m.pass.layers[2].head[0].weights == ablated.layers[2].head[0].weights);
