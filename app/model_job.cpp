@@ -8,7 +8,6 @@ namespace attn::compute {
 ModelResult run_model_recompute(ModelRecompute request) {
     const auto t0 = std::chrono::steady_clock::now();
     ModelResult result;
-    result.id = request.id;
     result.layer = request.layer;
     if (request.checkpoint == nullptr) {
         request.pass.errors = {"no model is open"};
@@ -32,12 +31,9 @@ ModelJobs::~ModelJobs() {
     if (running_.valid()) running_.wait();
 }
 
-std::uint64_t ModelJobs::submit(ModelRecompute request) {
-    request.id = next_id_++;
-    const std::uint64_t id = request.id;
+void ModelJobs::submit(ModelRecompute request) {
     waiting_ = std::move(request);
     if (!running_.valid()) start_waiting();
-    return id;
 }
 
 void ModelJobs::start_waiting() {

@@ -10,7 +10,6 @@
 //
 // No ImGui, no GL: the runner is a plain function, and a test gives a stub to see that the
 // view only submits.
-#include <cstdint>
 #include <functional>
 #include <future>
 #include <optional>
@@ -32,11 +31,9 @@ struct ModelRecompute {
     int layer = 0;
     std::optional<Scenario> edited;       // layer `layer`'s scenario as the session holds it
     std::optional<std::string> sentence;  // a new sentence, run whole
-    std::uint64_t id = 0;                 // set by submit: which request a result answers
 };
 
 struct ModelResult {
-    std::uint64_t id = 0;
     bool ok = false;          // false: pass.errors say why
     gpt2::ForwardPass pass;
     int layer = 0;
@@ -57,8 +54,8 @@ public:
     ModelJobs& operator=(const ModelJobs&) = delete;
 
     // Starts the request now when nothing runs, else keeps it as the next one (replacing an
-    // older one waiting). Returns its id.
-    std::uint64_t submit(ModelRecompute request);
+    // older one waiting).
+    void submit(ModelRecompute request);
     // The results finished since the last poll, oldest first; starts the request waiting.
     // Never blocks.
     std::vector<ModelResult> poll();
@@ -66,7 +63,6 @@ public:
     // Blocks until nothing runs or waits (the results stay for poll): before the view changes
     // the pass or the checkpoint itself, and in tests.
     void finish();
-    std::uint64_t submitted() const { return next_id_ - 1; }  // the last id given (0: none)
 
 private:
     void start_waiting();
@@ -75,7 +71,6 @@ private:
     std::future<ModelResult> running_;
     std::optional<ModelRecompute> waiting_;
     std::vector<ModelResult> done_;
-    std::uint64_t next_id_ = 1;
 };
 
 }  // namespace attn::compute

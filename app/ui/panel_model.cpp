@@ -150,7 +150,7 @@ void submit_sentence(ModelViewState& m, const std::string& sentence) {
     m.job_text = "Running the new sentence: the maps and the next token below are the previous sentence's until it ends.";
     gpt2::ForwardPass base;
     base.ablated = m.pass.ablated;
-    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, std::move(base), 0, std::nullopt, sentence, 0});
+    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, std::move(base), 0, std::nullopt, sentence});
 }
 
 }  // namespace
@@ -251,7 +251,7 @@ void apply_ablation(Context& state, ModelViewState& m) {
     m.reshaping = true;
     m.job_text = "Recomputing layers " + std::to_string(from + 1) + "\xE2\x80\x93" + std::to_string(layers) +
                  " with the heads ablated: the maps and the next token below are the model before it until it ends.";
-    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, std::move(pass), from, std::nullopt, std::nullopt, 0});
+    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, std::move(pass), from, std::nullopt, std::nullopt});
 }
 
 // An edit of the layer opened in the pipeline: that layer and every one after it, as a job
@@ -273,7 +273,7 @@ void follow_session(Context& state, ModelViewState& m) {
     m.submitted = session.scenario;
     m.job_text = "Recomputing layers " + std::to_string(m.layer + 1) + "\xE2\x80\x93" + std::to_string(m.checkpoint->config.n_layer) +
                  " after the edit: the maps and the next token below are the model before it until it ends.";
-    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, m.pass, m.layer, session.scenario, std::nullopt, 0});
+    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, m.pass, m.layer, session.scenario, std::nullopt});
 }
 
 }  // namespace
