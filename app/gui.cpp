@@ -459,7 +459,8 @@ bool window_active(const ui::AppState& state) {
     return io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f || ImGui::IsAnyMouseDown() ||
            io.WantTextInput || ImGui::IsAnyItemActive() || !state.session.pending.empty() || state.session.dirty ||
            state.compute.status.busy || (state.train.open && state.train.progress.running) ||  // the curves and heads move
-           (state.model.jobs && state.model.jobs->busy());  // the model view's recompute lands when it ends
+           (state.model.jobs && state.model.jobs->busy()) ||  // the model view's recompute lands when it ends
+           state.model.opening.valid();                        // and a model being opened
 }
 
 }  // namespace
@@ -520,6 +521,7 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
         // A screenshot shows the model as edited: the model view's recompute lands before the
         // frame, as the compute layer's does for a screenshot.
         if (screenshot && state.model.jobs) state.model.jobs->finish();
+        if (screenshot && state.model.opening.valid()) state.model.opening.wait();
         ui::autosave_tick(state);
 
         ImGui_ImplOpenGL3_NewFrame();

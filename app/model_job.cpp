@@ -24,6 +24,21 @@ ModelResult run_model_recompute(ModelRecompute request) {
     return result;
 }
 
+ModelOpened open_model_folder(const std::string& folder, const std::string& sentence) {
+    const auto t0 = std::chrono::steady_clock::now();
+    ModelOpened opened;
+    opened.asked = opened.folder = folder;
+    opened.sentence = sentence;
+    opened.load = gpt2::load_checkpoint(folder);
+    if (!opened.load.checkpoint && opened.load.inside.size() == 1) {  // the folder above one checkpoint: that one was meant
+        opened.folder = opened.load.inside.front();
+        opened.load = gpt2::load_checkpoint(opened.folder);
+    }
+    if (opened.load.checkpoint) opened.pass = gpt2::forward_text(*opened.load.checkpoint, sentence);
+    opened.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    return opened;
+}
+
 ModelJobs::ModelJobs(ModelRunner runner) : runner_(std::move(runner)) {}
 
 ModelJobs::~ModelJobs() {

@@ -46,6 +46,19 @@ struct ModelResult {
 using ModelRunner = std::function<ModelResult(ModelRecompute)>;
 ModelResult run_model_recompute(ModelRecompute request);
 
+// Opening a checkpoint folder as a job: the folder read (or, when it holds none itself, the one
+// checkpoint inside it) and the first pass of `sentence` on it. Nothing of the model on screen
+// is touched: the view installs the result when it lands (or says why it could not open).
+struct ModelOpened {
+    std::string asked;          // the folder asked for
+    std::string folder;         // the folder read: `asked`, or the one checkpoint inside it
+    gpt2::CheckpointLoad load;
+    gpt2::ForwardPass pass;     // `sentence` on the checkpoint, when it opened
+    std::string sentence;
+    double milliseconds = 0.0;  // the whole job
+};
+ModelOpened open_model_folder(const std::string& folder, const std::string& sentence);
+
 class ModelJobs {
 public:
     explicit ModelJobs(ModelRunner runner = run_model_recompute);

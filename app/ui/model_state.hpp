@@ -3,6 +3,7 @@
 // forward pass, the heads ablated, the layer and head opened in the pipeline, and the
 // comparison of two heads or two sentences. No GL.
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +61,9 @@ struct ModelViewState {
     bool reshaping = false;
     std::string job_text;
     std::unique_ptr<compute::ModelJobs> jobs;
+    // File → Open model… under way (compute::open_model_folder on a worker): the model on screen
+    // stays until it lands.
+    std::future<compute::ModelOpened> opening;
     // Asked for by the grid (right-click on a map, "Restore all heads"), applied before the
     // next frame draws: the layers from the lowest changed one on are recomputed.
     std::vector<gpt2::HeadId> ablation_toggles;

@@ -370,7 +370,7 @@ void draw_path_prompt(AppState& state) {
         switch (prompt.action) {
             case FileAction::SaveSession: save_session(state, prompt.path); break;
             case FileAction::OpenSession: open_file(state, prompt.path); break;
-            case FileAction::OpenCheckpoint: open_model(state, state.model, prompt.path); break;
+            case FileAction::OpenCheckpoint: open_model_job(state, state.model, prompt.path); break;
             case FileAction::ExportMatrix: export_matrix(state, prompt.path); break;
             case FileAction::ExportTrace: export_trace(state, prompt.path); break;
             case FileAction::SaveModel: save_trained_model(state, state.train, prompt.path); break;

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <system_error>
 
 #include <imgui.h>
@@ -157,17 +158,12 @@ void submit_sentence(ModelViewState& m, const std::string& sentence) {
 
 // [SECTION] Opening a model and a layer
 
-bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
-    gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
-    if (!load.checkpoint && load.inside.size() == 1) {
-        // The folder above one checkpoint: that checkpoint is what was meant.
-        add_notice(state, folder + " holds no checkpoint itself: opening the one inside it, " + load.inside.front(), false);
-        return open_model(state, m, load.inside.front());
-    }
-    if (!load.checkpoint) {  // the current work and any model already open are kept
-        for (const std::string& e : load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
-        return false;
-    }
+namespace {
+
+// The checkpoint opened takes the place of the one on screen, with its first pass when it came
+// with one (else the sentence is run here).
+void install_model(Context& state, ModelViewState& m, const std::string& folder, gpt2::CheckpointLoad load,
+                   std::optional<gpt2::ForwardPass> pass, double milliseconds) {
     settle(state, m);  // no job may still read the checkpoint it replaces
     m.checkpoint = std::move(*load.checkpoint);
     m.open = true;
@@ -185,8 +181,60 @@ bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
                           std::to_string(c.n_head) + " heads, d_model " + std::to_string(c.n_embd) +
                           (load.ignored.empty() ? "" : "; " + gpt2::ignored_text(load.ignored)),
                false, "open a model");
-    run_sentence(state, m, m.sentence);
+    if (pass && pass->ok) {
+        m.pass = std::move(*pass);
+        m.forward_ms = milliseconds;
+        m.computed_sentence = m.sentence;
+        ++m.revision;
+    } else {
+        run_sentence(state, m, m.sentence);
+    }
+}
+
+}  // namespace
+
+bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
+    gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
+    if (!load.checkpoint && load.inside.size() == 1) {
+        // The folder above one checkpoint: that checkpoint is what was meant.
+        add_notice(state, folder + " holds no checkpoint itself: opening the one inside it, " + load.inside.front(), false);
+        return open_model(state, m, load.inside.front());
+    }
+    if (!load.checkpoint) {  // the current work and any model already open are kept
+        for (const std::string& e : load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
+        return false;
+    }
+    install_model(state, m, folder, std::move(load), std::nullopt, 0.0);
     return true;
+}
+
+void open_model_job(Context& state, ModelViewState& m, const std::string& folder) {
+    if (m.opening.valid()) {
+        add_notice(state, "A model is being opened already: " + folder + " was not opened", true);
+        return;
+    }
+    const std::string sentence = m.sentence.empty() ? std::string(kDefaultSentence) : m.sentence;
+    add_notice(state, "Opening the model " + folder + "\xE2\x80\xA6 (what is on screen stays until it opens)", false);
+    m.opening = std::async(std::launch::async, compute::open_model_folder, folder, sentence);
+}
+
+// The opening under way, when it has landed (`wait`: however long it takes).
+void collect_opened_model(Context& state, ModelViewState& m, bool wait) {
+    if (!m.opening.valid()) return;
+    if (!wait && m.opening.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    compute::ModelOpened opened = m.opening.get();
+    if (opened.folder != opened.asked)
+        add_notice(state, opened.asked + " holds no checkpoint itself: opening the one inside it, " + opened.folder, false);
+    if (!opened.load.checkpoint) {  // the current work and any model already open are kept
+        for (const std::string& e : opened.load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
+        return;
+    }
+    if (m.sentence.empty()) m.sentence = opened.sentence;
+    if (!opened.pass.ok)
+        for (const std::string& e : opened.pass.errors) add_notice(state, "The model cannot run this sentence: " + e, true);
+    install_model(state, m, opened.folder, std::move(opened.load),
+                  m.sentence == opened.sentence ? std::optional<gpt2::ForwardPass>(std::move(opened.pass)) : std::nullopt,
+                  opened.milliseconds);
 }
 
 void start_model(Context& state, ModelViewState& m, const cli::Options& options) {
@@ -279,6 +327,7 @@ void follow_session(Context& state, ModelViewState& m) {
 }  // namespace
 
 void update_model_view(Context& state, ModelViewState& m) {
+    collect_opened_model(state, m, false);
     if (!m.checkpoint) return;
     if (m.jobs) collect_recomputes(state, m);
     if (m.sentence != m.computed_sentence && !m.reshaping && !ImGui::GetIO().WantTextInput) submit_sentence(m, m.sentence);

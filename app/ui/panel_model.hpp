@@ -18,6 +18,10 @@ void start_model(Context& state, ModelViewState& model, const cli::Options& opti
 // Opens a checkpoint folder and runs the sentence (the articles' animal sentence at first).
 // A folder that cannot be read leaves everything as it was, with a notice per fault; false.
 bool open_model(Context& state, ModelViewState& model, const std::string& folder);
+// File → Open model…: the same, as a job (compute::open_model_folder) off the window's thread;
+// update_model_view installs the model when it lands, or says why it could not open. The
+// model and the work on screen stay as they are until then.
+void open_model_job(Context& state, ModelViewState& model, const std::string& folder);
 // The session's scenario becomes layer `layer`'s (its input the stream entering it), head
 // `head` shown (both from 0).
 void open_model_layer(Context& state, ModelViewState& model, int layer, int head);

@@ -71,6 +71,7 @@ public:
             compute.finish(state.session, state.compute.settings);
             state.compute.status = compute.status();
             if (state.model.jobs && !hold_model_jobs) state.model.jobs->finish();  // the model view's recompute lands in this frame
+            if (state.model.opening.valid() && !hold_model_jobs) state.model.opening.wait();  // and a model being opened
             ImGui::GetIO().MousePos = pointer;
             ImGui::NewFrame();
             ui::draw_frame(state, textures);
