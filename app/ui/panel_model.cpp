@@ -230,8 +230,7 @@ void collect_opened_model(Context& state, ModelViewState& m, bool wait) {
         return;
     }
     if (m.sentence.empty()) m.sentence = opened.sentence;
-    if (!opened.pass.ok)
-        for (const std::string& e : opened.pass.errors) add_notice(state, "The model cannot run this sentence: " + e, true);
+    // A first pass that failed is run again by install_model, which says why.
     install_model(state, m, opened.folder, std::move(opened.load),
                   m.sentence == opened.sentence ? std::optional<gpt2::ForwardPass>(std::move(opened.pass)) : std::nullopt,
                   opened.milliseconds);
