@@ -43,6 +43,7 @@
 #include "ui/classroom.hpp"
 #include "ui/fonts.hpp"
 #include "ui/heatmap.hpp"
+#include "ui/panel_model.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::gui {
@@ -459,8 +460,7 @@ bool window_active(const ui::AppState& state) {
     return io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f || ImGui::IsAnyMouseDown() ||
            io.WantTextInput || ImGui::IsAnyItemActive() || !state.session.pending.empty() || state.session.dirty ||
            state.compute.status.busy || (state.train.open && state.train.progress.running) ||  // the curves and heads move
-           (state.model.jobs && state.model.jobs->busy()) ||  // the model view's recompute lands when it ends
-           state.model.opening.valid();                        // and a model being opened
+           ui::model_work_under_way(state.model);  // the model view's jobs land when they end
 }
 
 }  // namespace
@@ -520,8 +520,7 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
         recompute(*compute_layer, state, screenshot, bench ? &frame_bench : nullptr);
         // A screenshot shows the model as edited: the model view's recompute lands before the
         // frame, as the compute layer's does for a screenshot.
-        if (screenshot && state.model.jobs) state.model.jobs->finish();
-        if (screenshot && state.model.opening.valid()) state.model.opening.wait();
+        if (screenshot) ui::finish_model_work(state.model);
         ui::autosave_tick(state);
 
         ImGui_ImplOpenGL3_NewFrame();

@@ -27,6 +27,8 @@ struct ModelCompareState {
     bool b_follows_a = true;                  // B is A's partner among the articles' sentences until it is typed
     std::string computed_b;                   // what pass_b tokenised
     gpt2::ForwardPass pass_b;                 // sentence B, with the model view's ablated heads
+    std::future<gpt2::ForwardPass> running_b; // sentence B being run, off the window's thread
+    std::string asked_b;                      // the sentence running_b runs
     std::uint64_t b_revision = 0;             // counts changes of pass_b
     gpt2::HeadId head_a{0, 0}, head_b{0, 1};  // two sentences: head_a on both
     gpt2::WeightsComparison result;           // points into the passes: made again whenever one changes

@@ -123,6 +123,20 @@ void settle(Context& state, ModelViewState& m) {
     collect_recomputes(state, m);
 }
 
+}  // namespace
+
+bool model_work_under_way(const ModelViewState& m) {
+    return (m.jobs && m.jobs->busy()) || m.opening.valid() || m.compare.running_b.valid();
+}
+
+void finish_model_work(ModelViewState& m) {
+    if (m.jobs) m.jobs->finish();  // the results stay for the next frame's update_model_view
+    if (m.opening.valid()) m.opening.wait();
+    if (m.compare.running_b.valid()) m.compare.running_b.wait();
+}
+
+namespace {
+
 // Runs the sentence; false (the pass kept) with a notice when it cannot run.
 bool run_sentence(Context& state, ModelViewState& m, const std::string& sentence) {
     settle(state, m);
@@ -165,6 +179,7 @@ namespace {
 void install_model(Context& state, ModelViewState& m, const std::string& folder, gpt2::CheckpointLoad load,
                    std::optional<gpt2::ForwardPass> pass, double milliseconds) {
     settle(state, m);  // no job may still read the checkpoint it replaces
+    if (m.compare.running_b.valid()) m.compare.running_b.get();  // B of the model it replaces: dropped
     m.checkpoint = std::move(*load.checkpoint);
     m.open = true;
     show_pane(state.view, Pane::Model);

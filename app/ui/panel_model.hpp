@@ -22,6 +22,10 @@ bool open_model(Context& state, ModelViewState& model, const std::string& folder
 // update_model_view installs the model when it lands, or says why it could not open. The
 // model and the work on screen stay as they are until then.
 void open_model_job(Context& state, ModelViewState& model, const std::string& folder);
+// Whether the model view has work under way off the window's thread (a job, a model being
+// opened, Compare's sentence B), and waiting for all of it (screenshots, tests).
+bool model_work_under_way(const ModelViewState& model);
+void finish_model_work(ModelViewState& model);
 // The session's scenario becomes layer `layer`'s (its input the stream entering it), head
 // `head` shown (both from 0).
 void open_model_layer(Context& state, ModelViewState& model, int layer, int head);

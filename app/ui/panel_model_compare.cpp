@@ -13,6 +13,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <chrono>
+#include <future>
 #include <string>
 
 #include <imgui.h>
@@ -88,11 +90,18 @@ void update_model_compare(ModelViewState& m) {
         if (c.b_follows_a) c.sentence_b = partner_sentence(m.computed_sentence);
         // Run again for a new B (once it is entered) or when the model's ablated heads changed:
         // A and B are the same model.
-        const bool stale = c.sentence_b != c.computed_b || c.pass_b.ablated != m.pass.ablated;
-        if (stale && !ImGui::GetIO().WantTextInput) {
-            c.pass_b = gpt2::forward_text(*m.checkpoint, c.sentence_b, m.pass.ablated);
-            c.computed_b = c.sentence_b;
+        // B runs as a job (the model's layers never run on the window's thread); it lands here.
+        if (c.running_b.valid() && c.running_b.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+            c.pass_b = c.running_b.get();
+            c.computed_b = c.asked_b;
             ++c.b_revision;
+        }
+        const bool stale = c.sentence_b != c.computed_b || c.pass_b.ablated != m.pass.ablated;
+        if (stale && !c.running_b.valid() && !ImGui::GetIO().WantTextInput) {
+            c.asked_b = c.sentence_b;
+            c.running_b = std::async(std::launch::async, [checkpoint = &*m.checkpoint, sentence = c.sentence_b, ablated = m.pass.ablated] {
+                return gpt2::forward_text(*checkpoint, sentence, ablated);
+            });
         }
     }
     const std::string key = compare_key(m);

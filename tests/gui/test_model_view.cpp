@@ -484,6 +484,20 @@ TEST_CASE("Model view Compare: two sentences, a different token count said in wo
     ui.frame(2);
     CHECK(std::stod(ui.text("model.compare.max")) == Approx(largest_difference(a, {2, 1}, b, {2, 1})).margin(1e-6));
 
+    SECTION("B is run off the window's thread: the frame that asks leaves the B on screen as it was") {
+        ui.hold_model_jobs = true;
+        m.compare.b_follows_a = false;
+        m.compare.sentence_b = "The bank of the river was wide.";
+        ui.frame();
+        CHECK(m.compare.running_b.valid());
+        CHECK(m.compare.computed_b == "The bank of the river was sandy.");
+        ui.hold_model_jobs = false;
+        ui.frame(2);
+        CHECK_FALSE(m.compare.running_b.valid());
+        CHECK(m.compare.computed_b == "The bank of the river was wide.");
+        CHECK(m.compare.pass_b.logits == gpt2::forward_text(checkpoint, "The bank of the river was wide.").logits);
+    }
+
     SECTION("two heads on the sentence") {
         ui.click(ui.centre("model.compare.mode.heads"));
         ui.frame(2);

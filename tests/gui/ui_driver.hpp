@@ -19,6 +19,7 @@
 #include "ui/classroom.hpp"
 #include "ui/fonts.hpp"
 #include "ui/heatmap.hpp"
+#include "ui/panel_model.hpp"
 #include "ui/panels.hpp"
 
 namespace attn::testing {
@@ -70,8 +71,7 @@ public:
         for (int i = 0; i < count; ++i) {
             compute.finish(state.session, state.compute.settings);
             state.compute.status = compute.status();
-            if (state.model.jobs && !hold_model_jobs) state.model.jobs->finish();  // the model view's recompute lands in this frame
-            if (state.model.opening.valid() && !hold_model_jobs) state.model.opening.wait();  // and a model being opened
+            if (!hold_model_jobs) ui::finish_model_work(state.model);  // the model view's jobs land in this frame
             ImGui::GetIO().MousePos = pointer;
             ImGui::NewFrame();
             ui::draw_frame(state, textures);
