@@ -148,12 +148,18 @@ bool NonFiniteReport::contains(const std::string& name) const {
     return std::find(matrices.begin(), matrices.end(), name) != matrices.end();
 }
 
-NonFiniteReport non_finite_report(const Trace& trace) {
+NonFiniteReport non_finite_report(const Trace& trace, KnownFinite* known) {
     NonFiniteReport report;
     if (!trace.ok) return report;
     for (const std::string& name : matrix_names(trace)) {
         const Matrix* m = find_matrix(trace, name);
-        if (m == nullptr || m->allFinite()) continue;
+        if (m == nullptr) continue;
+        const std::uint64_t version = known != nullptr ? weight_version(trace, m) : 0;
+        if (version != 0 && known->versions.count(version) != 0) continue;
+        if (m->allFinite()) {
+            if (version != 0) known->versions.insert(version);
+            continue;
+        }
         const bool masked_scores = name.size() > 14 && name.compare(name.size() - 14, 14, ".masked_scores") == 0;
         if (masked_scores && trace.visible.rows() == m->rows() && trace.visible.cols() == m->cols()) {
             bool hidden_only = true;  // only the fill of hidden cells is non-finite

@@ -1,8 +1,10 @@
 #pragma once
 // Numbers for the classroom: why scaling matters, comparing two settings, and checking a
 // student's hand calculation.
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "trace.hpp"
@@ -53,6 +55,12 @@ struct NonFiniteReport {
     std::string origin;                  // one sentence; empty when every value is finite
     bool contains(const std::string& name) const;
 };
-NonFiniteReport non_finite_report(const Trace& trace);
+// Weights whose values were found finite, by content version (SharedMatrix::version): a report
+// given it scans a weight once, not at every trace that shares it (an edit of X in a GPT-2
+// layer leaves W_Q … W_2's 6.5 million values as they were).
+struct KnownFinite {
+    std::unordered_set<std::uint64_t> versions;
+};
+NonFiniteReport non_finite_report(const Trace& trace, KnownFinite* known = nullptr);
 
 }  // namespace attn

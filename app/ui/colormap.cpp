@@ -26,8 +26,10 @@ Rgb interpolate(const Rgb (&table)[N], float t) {
     const float position = t * static_cast<float>(N - 1);
     const size_t i = std::min(static_cast<size_t>(position), N - 2);
     const float f = position - static_cast<float>(i);
+    // Rounded half up: the mix lies in [0, 255], where that is lround's rounding (at every texel of
+    // a texture: no call).
     auto mix = [f](std::uint8_t a, std::uint8_t b) {
-        return static_cast<std::uint8_t>(std::lround(static_cast<float>(a) + (static_cast<float>(b) - a) * f));
+        return static_cast<std::uint8_t>(static_cast<float>(a) + (static_cast<float>(b) - a) * f + 0.5f);
     };
     return {mix(table[i].r, table[i + 1].r), mix(table[i].g, table[i + 1].g), mix(table[i].b, table[i + 1].b)};
 }

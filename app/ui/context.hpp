@@ -46,6 +46,7 @@ struct ComputeState {
 struct NonFiniteCache {
     std::uint64_t generation = ~0ull;
     NonFiniteReport report;
+    KnownFinite known;  // weights already scanned, by content version
 };
 
 struct Context {

@@ -182,6 +182,13 @@ float legend_limit(const HeatmapSpec& spec) {
 
 // [SECTION] Textures
 
+float HeatmapTextures::limit(const HeatmapSpec& spec) {
+    if (spec.content_version == 0) return legend_limit(spec);
+    if (const auto known = limits_.find(spec.content_version); known != limits_.end()) return known->second;
+    if (limits_.size() > 4096) limits_.clear();  // bounded: an edited weight's old versions are not seen again
+    return limits_[spec.content_version] = legend_limit(spec);
+}
+
 const Texture& HeatmapTextures::get(const HeatmapSpec& spec, std::uint64_t generation, float limit,
                                     int& texels_per_cell) {
     const Matrix& v = *spec.values;
@@ -209,6 +216,10 @@ const Texture& HeatmapTextures::get(const HeatmapSpec& spec, std::uint64_t gener
             const bool masked = !is_visible(spec, r, c);
             const float x = v(r, c);
             const Rgb color = !std::isfinite(x) ? kNonFinite : cell_color(spec, x, limit);
+            if (k == 1) {  // one texel a cell
+                pixels_[static_cast<size_t>(t) * static_cast<size_t>(width) + static_cast<size_t>(c)] = pack(masked ? kMaskedBackground : color);
+                continue;
+            }
             for (int a = 0; a < k; ++a)
                 for (int b = 0; b < k; ++b) {
                     // Masked: grey with diagonal hatching (one dark texel per diagonal of 4).
@@ -754,7 +765,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, CardContext& conte
     edit_cell(spec, context, hovered, row, col);
     paint_mask(spec, context, hovered, row, col);
 
-    const float limit = spec.scale == ColorScale::Weights && spec.pooled == nullptr ? 1.0f : legend_limit(spec);
+    const float limit = spec.scale == ColorScale::Weights && spec.pooled == nullptr ? 1.0f : textures.limit(spec);
     draw->PushClipRect(grid0, ImVec2(grid0.x + m.grid_w, grid0.y + m.grid_h), true);
     const bool numbers = draw_cells(spec, m, vis, limit, context, textures, grid0);
     draw_highlights(spec, m, vis, context, grid0);

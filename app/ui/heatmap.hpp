@@ -80,7 +80,12 @@ public:
     // The texture for spec's values, uploaded if stale. texels_per_cell is 4 when the
     // matrix has masked cells (room for the hatching), else 1.
     const Texture& get(const HeatmapSpec& spec, std::uint64_t generation, float limit, int& texels_per_cell);
-    void clear() { entries_.clear(); }
+    void clear() {
+        entries_.clear();
+        limits_.clear();
+    }
+    // legend_limit(spec), kept for a weight while its content is the same (spec.content_version).
+    float limit(const HeatmapSpec& spec);
 
 private:
     struct Entry {
@@ -90,6 +95,7 @@ private:
         float limit = 0;
     };
     std::map<std::string, Entry> entries_;
+    std::map<std::uint64_t, float> limits_;  // by content version
     std::vector<std::uint32_t> pixels_;
 };
 
