@@ -6,7 +6,7 @@
 #include <cstdio>
 
 #include "random.hpp"
-#include "registry.hpp"   // display_name
+#include "registry.hpp"   // parse_matrix_name, sibling_of, display_name
 
 namespace attn {
 
@@ -73,9 +73,10 @@ std::string fixed(double x, int decimals) {
 
 HandCheck check_hand_value(const Trace& t, const std::string& name, int row, int col, double value, int decimals) {
     HandCheck check;
-    const Matrix* m = find_matrix(t, name);
+    const std::optional<MatrixRef> ref = parse_matrix_name(name);
+    const Matrix* m = ref ? matrix_of(t, *ref) : nullptr;
     if (!m || row < 0 || col < 0 || row >= m->rows() || col >= m->cols()) {
-        check.verdict = "There is no cell (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) + ") in " + name + ".";
+        check.verdict = "There is no cell (" + std::to_string(row + 1) + ", " + std::to_string(col + 1) + ") in " + display_name(name) + ".";
         return check;
     }
     check.expected = (*m)(row, col);
@@ -92,12 +93,12 @@ HandCheck check_hand_value(const Trace& t, const std::string& name, int row, int
     }
     check.verdict = "Not quite: the value is " + fixed(check.expected, shown) + ", you have " + fixed(value, decimals) +
                     " (judged to " + places + ": within \xC2\xB1" + within + ").";
-    // Known slips: a value that matches another step of the same cell says which step was missed.
-    const auto dot = name.find('.');
-    const std::string head = dot == std::string::npos ? "" : name.substr(0, dot + 1);
-    const std::string field = dot == std::string::npos ? name : name.substr(dot + 1);
+    // Known slips: a value that matches another step of the same cell says which step was missed
+    // (the steps named by the registry, of the same head).
+    const std::string field = ref->entry->per_head ? ref->entry->key : "";
+    auto sibling = [&](const std::string& key) { return sibling_of(t, *ref, key); };
     auto cell_of = [&](const std::string& other) -> std::optional<double> {
-        const Matrix* o = find_matrix(t, head + other);
+        const Matrix* o = sibling(other);
         if (!o || row >= o->rows() || col >= o->cols()) return std::nullopt;
         return (*o)(row, col);
     };
@@ -107,7 +108,7 @@ HandCheck check_hand_value(const Trace& t, const std::string& name, int row, int
     else if (field == "scaled_scores" && cell_of("scores") && std::fabs(value - *cell_of("scores") / t.d_k) <= check.tolerance)
         check.verdict += " It looks like you divided by d_k = " + std::to_string(t.d_k) + " instead of √d_k.";
     else if (field == "weights") {
-        const Matrix* s = find_matrix(t, head + "masked_scores");
+        const Matrix* s = sibling("masked_scores");
         if (s && row < s->rows()) {
             // The row's steps, in double: e^s, Σ e^s, and the shifted versions.
             double max = -INFINITY, sum = 0, shifted_sum = 0, score_sum = 0;
@@ -130,8 +131,8 @@ HandCheck check_hand_value(const Trace& t, const std::string& name, int row, int
                 check.verdict += " You divided the score by the row's sum of scores; the softmax divides exponentials: e^s / Σ e^s.";
         }
     } else if (field == "output") {
-        const Matrix* w = find_matrix(t, head + "weights");
-        const Matrix* v = find_matrix(t, head + "v");
+        const Matrix* w = sibling("weights");
+        const Matrix* v = sibling("v");
         if (w && v) {
             check.verdict += " The output is Σ_j weight(" + std::to_string(row + 1) + ", j) · V(j, " + std::to_string(col + 1) + "):";
             for (Eigen::Index j = 0; j < w->cols() && j < 8; ++j)

@@ -441,6 +441,13 @@ const char* column_label(Column column) {
     return "?";
 }
 
+const Matrix* sibling_of(const Trace& trace, const MatrixRef& ref, const std::string& key) {
+    if (ref.entry == nullptr) return nullptr;
+    for (const MatrixEntry& e : matrix_registry())
+        if (e.per_head == ref.entry->per_head && key == e.key) return matrix_of(trace, MatrixRef{&e, ref.head});
+    return nullptr;
+}
+
 std::string display_name(const std::string& name) {
     const auto ref = parse_matrix_name(name);
     if (!ref) return name;

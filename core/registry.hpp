@@ -69,6 +69,9 @@ struct MatrixRef {
 // The one parser of names: nullopt for a name no entry has (or a malformed head number).
 std::optional<MatrixRef> parse_matrix_name(const std::string& name);
 std::string matrix_name(const MatrixRef& ref);
+// The matrix `key` of the same head as `ref` ("scores" beside head 2's weights), or null when
+// this trace has none.
+const Matrix* sibling_of(const Trace& trace, const MatrixRef& ref, const std::string& key);
 // "head 1 · weights", "W_Q", "X": what the user reads.
 std::string display_name(const std::string& name);
 // The matrix, or null when the name is unknown or the matrix is empty in this trace.

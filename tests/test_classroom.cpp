@@ -133,6 +133,15 @@ TEST_CASE("check my hand calculation") {
         CHECK_FALSE(c.correct);
         CHECK_THAT(c.verdict, Contains("0.198·5.000"));
     }
+    SECTION("a cell that is not there is named as the user reads it, counted from 1") {
+        const auto c = check_hand_value(t, "head0.weights", 5, 0, 0.5, 1);
+        CHECK_FALSE(c.correct);
+        CHECK(c.verdict == "There is no cell (6, 1) in head 1 \xC2\xB7 weights.");
+        // The whole output shares its key with a head's: no head's steps are looked for in it.
+        const auto whole = check_hand_value(t, "output", 0, 1, 4.0, 0);
+        CHECK_FALSE(whole.correct);
+        CHECK_THAT(whole.verdict, !Contains("\xCE\xA3_j"));
+    }
 }
 
 TEST_CASE("CSV and JSON exports equal the trace") {
