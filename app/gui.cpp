@@ -460,7 +460,8 @@ bool window_active(const ui::AppState& state) {
     return io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f || ImGui::IsAnyMouseDown() ||
            io.WantTextInput || ImGui::IsAnyItemActive() || !state.session.pending.empty() || state.session.dirty ||
            state.compute.status.busy || (state.train.open && state.train.progress.running) ||  // the curves and heads move
-           ui::model_work_under_way(state.model);  // the model view's jobs land when they end
+           ui::model_work_under_way(state.model) ||  // the model view's jobs land when they end
+           state.train.evaluating.valid();           // and the Train panel's evaluations
 }
 
 }  // namespace
@@ -520,7 +521,10 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
         recompute(*compute_layer, state, screenshot, bench ? &frame_bench : nullptr);
         // A screenshot shows the model as edited: the model view's recompute lands before the
         // frame, as the compute layer's does for a screenshot.
-        if (screenshot) ui::finish_model_work(state.model);
+        if (screenshot) {
+            ui::finish_model_work(state.model);
+            if (state.train.evaluating.valid()) state.train.evaluating.wait();
+        }
         ui::autosave_tick(state);
 
         ImGui_ImplOpenGL3_NewFrame();

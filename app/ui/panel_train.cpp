@@ -11,6 +11,8 @@
 #include "ui/panel_train.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <cctype>
 #include <cfloat>
 #include <cstdio>
@@ -156,14 +158,24 @@ void update_shown(TrainPanelState& p) {
     if (!newest) p.shown_model.params = snaps[static_cast<size_t>(p.timeline)]->params;
     p.shown = train::forward(p.shown_model, p.probe.input, p.ablated_heads);
     p.shown_predicted = p.shown.ok ? train::argmax_rows(p.shown.logits) : std::vector<int>{};
-    // The held-out accuracy with and without the ablated heads, at this step.
-    if (!p.ablated_heads.empty()) {
-        if (key != p.ablation_key) {
-            p.ablation_key = key;
-            p.intact = train::evaluate(p.shown_model, p.held_out, step);
-            p.ablated = train::evaluate(p.shown_model, p.held_out, step, p.ablated_heads);
-        }
+}
+
+// The held-out accuracy with and without the ablated heads, at the step shown: both run over
+// the held-out set as a job off the window's thread, asked again when what is shown changed and
+// landing here; the panel says it is being measured until then.
+void update_evaluations(TrainPanelState& p) {
+    if (p.evaluating.valid() && !p.hold_evaluations && p.evaluating.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+        auto [intact, ablated] = p.evaluating.get();
+        p.intact = intact;
+        p.ablated = ablated;
+        p.ablation_key = p.evaluating_key;
     }
+    if (!has_run(p) || p.ablated_heads.empty() || p.shown_key == p.ablation_key || p.evaluating.valid()) return;
+    p.evaluating_key = p.shown_key;
+    p.evaluating = std::async(std::launch::async, [model = p.shown_model, held_out = p.held_out, step = p.shown_step,
+                                                   heads = p.ablated_heads] {
+        return std::pair{train::evaluate(model, held_out, step), train::evaluate(model, held_out, step, heads)};
+    });
 }
 
 // The opened layer's pass on its probe, layer `layer` run as `scenario` (its edits kept).
@@ -180,6 +192,7 @@ void open_trained_layer(AppState& state, int layer, int head) {
     TrainPanelState& p = state.train;
     poll_progress(p);
     update_shown(p);
+    update_evaluations(p);
     if (!p.shown.ok || layer < 0 || layer >= static_cast<int>(p.shown.layers.size())) return;
     // The opened weights keep the ablation: the pipeline shows W_O as the pass used it, and a
     // session keeps the layer as it was seen.
@@ -632,6 +645,7 @@ void poll_train(TrainPanelState& p) { poll_progress(p); }
 void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     if (!p.open) return;
     update_shown(p);
+    update_evaluations(p);
 
     static_assert(sizeof(kEncodingNames) / sizeof(kEncodingNames[0]) == 5, "one name per encoding");
     draw_form(state, p);
@@ -681,9 +695,14 @@ void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
         ImGui::Spacing();
         std::string said = ablated_text(p.ablated_heads);
         said[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(said[0])));
-        ImGui::TextWrapped("%s ablated: held-out accuracy %.1f%% (intact %.1f%%) at step %d.", said.c_str(), 100.0 * p.ablated.accuracy,
-                           100.0 * p.intact.accuracy, p.shown_step);
-        record_item(state, "train.ablated", std::to_string(p.ablated.accuracy));
+        if (p.ablation_key == p.shown_key) {
+            ImGui::TextWrapped("%s ablated: held-out accuracy %.1f%% (intact %.1f%%) at step %d.", said.c_str(), 100.0 * p.ablated.accuracy,
+                               100.0 * p.intact.accuracy, p.shown_step);
+            record_item(state, "train.ablated", std::to_string(p.ablated.accuracy));
+        } else {  // the numbers of another step or set of heads are never shown for these
+            ImGui::TextWrapped("%s ablated: measuring the held-out accuracy at step %d\xE2\x80\xA6", said.c_str(), p.shown_step);
+            record_item(state, "train.ablated", "measuring");
+        }
     }
     ImGui::EndChild();
     ImGui::SameLine();

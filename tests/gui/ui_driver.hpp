@@ -72,6 +72,7 @@ public:
             compute.finish(state.session, state.compute.settings);
             state.compute.status = compute.status();
             if (!hold_model_jobs) ui::finish_model_work(state.model);  // the model view's jobs land in this frame
+            if (!hold_model_jobs && state.train.evaluating.valid()) state.train.evaluating.wait();  // and the Train panel's
             ImGui::GetIO().MousePos = pointer;
             ImGui::NewFrame();
             ui::draw_frame(state, textures);
