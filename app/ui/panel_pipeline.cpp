@@ -401,8 +401,13 @@ Fit fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const ViewOpt
     // all of them in view) or a pipeline without a short sentence's map shrinks further; one
     // head's pipeline of a short sentence scrolls instead, its tokens labelled.
     const float labelled = labelled_cell(columns, fonts);
+    // Below a third of the room a score's number needs ("−2.75"), three times the cell buys no
+    // numbers: the larger cell is worth more then.
+    const float digit = fonts.mono_small != nullptr ? fonts.mono_small->CalcTextSizeA(fonts.mono_small->FontSize, FLT_MAX, 0.0f, "0").x : 7.0f;
+    const float scores_readable = (5.0f * digit + 8.0f) / 3.0f;
     bool found = false;
-    for (float c = largest; c >= labelled && !found; c = next(c)) found = fit_at(columns, c, Emphasis{3.0f, 1.0f}, fonts, gap, avail, fit);
+    for (float c = largest; c >= std::max(labelled, scores_readable) && !found; c = next(c))
+        found = fit_at(columns, c, Emphasis{3.0f, 1.0f}, fonts, gap, avail, fit);
     const bool shrink = view.all_heads || labelled >= largest;
     for (float c = largest; c >= (shrink ? smallest : labelled) && !found; c = next(c))
         for (float scores : {3.0f, 2.0f, 1.5f, 1.0f})
