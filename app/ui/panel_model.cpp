@@ -65,6 +65,12 @@ void show_layer(Context& state, ModelViewState& m, int layer, bool navigation = 
     state.session.push(edits::ReplaceScenario{std::move(s), navigation});
 }
 
+// The model view's jobs, made when first needed.
+compute::ModelJobs& jobs_of(ModelViewState& m) {
+    if (!m.jobs) m.jobs = std::make_unique<compute::ModelJobs>();
+    return *m.jobs;
+}
+
 // Installs what the jobs finished, oldest first: the pass on screen becomes the one computed
 // from the latest request that reached it. A new sentence or a change of the heads ablated
 // shows the open layer again from its new input.
@@ -159,13 +165,12 @@ bool run_sentence(Context& state, ModelViewState& m, const std::string& sentence
 // while a job runs (the sentence is asked for again next frame), so that no edit's recompute of
 // the old sentence lands on the new one.
 void submit_sentence(ModelViewState& m, const std::string& sentence) {
-    if (!m.jobs) m.jobs = std::make_unique<compute::ModelJobs>();
-    if (m.jobs->busy()) return;
+    if (jobs_of(m).busy()) return;
     m.reshaping = true;
     m.job_text = "Running the new sentence: the maps and the next token below are the previous sentence's until it ends.";
     gpt2::ForwardPass base;
     base.ablated = m.pass.ablated;
-    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, std::move(base), 0, std::nullopt, sentence});
+    jobs_of(m).submit(compute::ModelRecompute{&*m.checkpoint, std::move(base), 0, std::nullopt, sentence});
 }
 
 }  // namespace
@@ -287,9 +292,8 @@ namespace {
 // heads changed); one before it keeps its edits (the stream after it is what changed).
 void apply_ablation(Context& state, ModelViewState& m) {
     if (m.ablation_toggles.empty() && !m.restore_all_heads) return;
-    if (!m.jobs) m.jobs = std::make_unique<compute::ModelJobs>();
     collect_recomputes(state, m);
-    if (m.jobs->busy()) return;  // the toggles wait for the job under way: the heads change on the pass it leaves
+    if (jobs_of(m).busy()) return;  // the toggles wait for the job under way: the heads change on the pass it leaves
     const int layers = m.checkpoint->config.n_layer, heads = m.checkpoint->config.n_head;
     gpt2::HeadSet ablated = m.pass.ablated;
     int from = layers;
@@ -313,13 +317,13 @@ void apply_ablation(Context& state, ModelViewState& m) {
     m.reshaping = true;
     m.job_text = "Recomputing layers " + std::to_string(from + 1) + "\xE2\x80\x93" + std::to_string(layers) +
                  " with the heads ablated: the maps and the next token below are the model before it until it ends.";
-    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, std::move(pass), from, std::nullopt, std::nullopt});
+    jobs_of(m).submit(compute::ModelRecompute{&*m.checkpoint, std::move(pass), from, std::nullopt, std::nullopt});
 }
 
 // An edit of the layer opened in the pipeline: that layer and every one after it, as a job
 // off the window's thread (model_job.hpp); its result is installed by collect_recomputes.
 void follow_session(Context& state, ModelViewState& m) {
-    if (!m.jobs) m.jobs = std::make_unique<compute::ModelJobs>();
+    compute::ModelJobs& jobs = jobs_of(m);
     collect_recomputes(state, m);
     const edits::Session& session = state.session;
     if (m.layer < 0 || m.reshaping || session.revision == m.seen_revision || !session.pending.empty()) return;
@@ -329,13 +333,13 @@ void follow_session(Context& state, ModelViewState& m) {
         return;
     }
     // What the screen shows once the jobs under way finish: an edit back to it needs no job.
-    if (reflect::equal(session.scenario, m.jobs->busy() ? m.submitted : m.applied)) return;
+    if (reflect::equal(session.scenario, jobs.busy() ? m.submitted : m.applied)) return;
     // An edit in layer ℓ: ℓ and every layer after it, the maps and the prediction. The job
     // gets a copy of the pass on screen (its activations; the weights are shared).
     m.submitted = session.scenario;
     m.job_text = "Recomputing layers " + std::to_string(m.layer + 1) + "\xE2\x80\x93" + std::to_string(m.checkpoint->config.n_layer) +
                  " after the edit: the maps and the next token below are the model before it until it ends.";
-    m.jobs->submit(compute::ModelRecompute{&*m.checkpoint, m.pass, m.layer, session.scenario, std::nullopt});
+    jobs.submit(compute::ModelRecompute{&*m.checkpoint, m.pass, m.layer, session.scenario, std::nullopt});
 }
 
 }  // namespace

@@ -164,6 +164,13 @@ void measure_texts(std::vector<Column>& columns, const UiFonts& fonts) {
             if (card.note.empty()) card.text = measure_text(card.spec, fonts);
 }
 
+// The width a cell needs for a number of `characters` in the cells' smallest font ("0.40": 4,
+// "−2.75": 5), with its margin.
+float number_room(const UiFonts& fonts, float characters) {
+    const float digit = fonts.mono_small != nullptr ? fonts.mono_small->CalcTextSizeA(fonts.mono_small->FontSize, FLT_MAX, 0.0f, "0").x : 7.0f;
+    return characters * digit + 8.0f;
+}
+
 // The step being taught gets the space: up to 12 tokens, the weights are drawn with cells
 // large enough for their numbers ("0.40"), the score maps up to `emphasis.scores` times the
 // pipeline's cell towards theirs ("−2.75"); a few tokens' maps are at least 6 (weights) or 4
@@ -176,13 +183,12 @@ float emphasis(const Card& card, float cell, const UiFonts& fonts, const Emphasi
     const bool weights = spec.scale == ColorScale::Weights || spec.pooled != nullptr;
     const float taught = weights && !card.all_heads_weights && !spec.compact && n <= kLabelledTokens ? emphasis.taught : 1.0f;
     if (n > 12.0f || fonts.mono_small == nullptr || spec.pooled != nullptr) return taught;  // a zoomed region: no numbers
-    const float digit = fonts.mono_small->CalcTextSizeA(fonts.mono_small->FontSize, FLT_MAX, 0.0f, "0").x;
     // The score maps grow at most `emphasis.scores`-fold, so that the rest of the pipeline keeps
     // readable cells; the weights always get their numbers, and are never smaller than the scores.
-    const float scores_wanted = std::max(5.0f * digit + 8.0f, cell * 4.0f / n);
+    const float scores_wanted = std::max(number_room(fonts, 5.0f), cell * 4.0f / n);
     const float scores = std::clamp(scores_wanted / cell, 1.0f, std::min(card.max_emphasis, emphasis.scores));
     if (!weights) return scores;
-    const float wanted = std::max(4.0f * digit + 8.0f, cell * 6.0f / n);
+    const float wanted = std::max(number_room(fonts, 4.0f), cell * 6.0f / n);
     return std::max({taught, scores, std::clamp(wanted / cell, 1.0f, std::min(card.max_emphasis, 16.0f))});
 }
 
@@ -403,8 +409,7 @@ Fit fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const ViewOpt
     const float labelled = labelled_cell(columns, fonts);
     // Below a third of the room a score's number needs ("−2.75"), three times the cell buys no
     // numbers: the larger cell is worth more then.
-    const float digit = fonts.mono_small != nullptr ? fonts.mono_small->CalcTextSizeA(fonts.mono_small->FontSize, FLT_MAX, 0.0f, "0").x : 7.0f;
-    const float scores_readable = (5.0f * digit + 8.0f) / 3.0f;
+    const float scores_readable = number_room(fonts, 5.0f) / 3.0f;
     bool found = false;
     for (float c = largest; c >= std::max(labelled, scores_readable) && !found; c = next(c))
         found = fit_at(columns, c, Emphasis{3.0f, 1.0f}, fonts, gap, avail, fit);
