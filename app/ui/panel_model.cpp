@@ -213,19 +213,39 @@ void install_model(Context& state, ModelViewState& m, const std::string& folder,
 
 }  // namespace
 
-bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
-    gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
-    if (!load.checkpoint && load.inside.size() == 1) {
-        // The folder above one checkpoint: that checkpoint is what was meant.
-        add_notice(state, folder + " holds no checkpoint itself: opening the one inside it, " + load.inside.front(), false);
-        return open_model(state, m, load.inside.front());
-    }
-    if (!load.checkpoint) {  // the current work and any model already open are kept
-        for (const std::string& e : load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
+namespace {
+
+// What open_model_folder read, shown: a folder that held one checkpoint inside it said, a
+// folder that cannot be opened said fault by fault (the work and any model open are kept),
+// else the checkpoint installed with its first pass. False when nothing opened.
+bool install_opened(Context& state, ModelViewState& m, compute::ModelOpened opened) {
+    if (opened.folder != opened.asked)
+        add_notice(state, opened.asked + " holds no checkpoint itself: opening the one inside it, " + opened.folder, false);
+    if (!opened.load.checkpoint) {
+        for (const std::string& e : opened.load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
         return false;
     }
-    install_model(state, m, folder, std::move(load), std::nullopt, 0.0);
+    if (m.sentence.empty()) m.sentence = opened.sentence;
+    // A first pass that failed is run again by install_model, which says why.
+    install_model(state, m, opened.folder, std::move(opened.load),
+                  m.sentence == opened.sentence ? std::optional<gpt2::ForwardPass>(std::move(opened.pass)) : std::nullopt,
+                  opened.milliseconds);
     return true;
+}
+
+// The sentence a model just opened runs first: the box's, or the articles' animal sentence.
+std::string first_sentence(const ModelViewState& m) { return m.sentence.empty() ? std::string(kDefaultSentence) : m.sentence; }
+
+// The opening under way, once it has landed.
+void collect_opened_model(Context& state, ModelViewState& m) {
+    if (!m.opening.valid() || m.opening.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    install_opened(state, m, m.opening.get());
+}
+
+}  // namespace
+
+bool open_model(Context& state, ModelViewState& m, const std::string& folder) {
+    return install_opened(state, m, compute::open_model_folder(folder, first_sentence(m)));
 }
 
 void open_model_job(Context& state, ModelViewState& m, const std::string& folder) {
@@ -233,27 +253,8 @@ void open_model_job(Context& state, ModelViewState& m, const std::string& folder
         add_notice(state, "A model is being opened already: " + folder + " was not opened", true);
         return;
     }
-    const std::string sentence = m.sentence.empty() ? std::string(kDefaultSentence) : m.sentence;
     add_notice(state, "Opening the model " + folder + "\xE2\x80\xA6 (what is on screen stays until it opens)", false);
-    m.opening = std::async(std::launch::async, compute::open_model_folder, folder, sentence);
-}
-
-// The opening under way, when it has landed (`wait`: however long it takes).
-void collect_opened_model(Context& state, ModelViewState& m, bool wait) {
-    if (!m.opening.valid()) return;
-    if (!wait && m.opening.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-    compute::ModelOpened opened = m.opening.get();
-    if (opened.folder != opened.asked)
-        add_notice(state, opened.asked + " holds no checkpoint itself: opening the one inside it, " + opened.folder, false);
-    if (!opened.load.checkpoint) {  // the current work and any model already open are kept
-        for (const std::string& e : opened.load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
-        return;
-    }
-    if (m.sentence.empty()) m.sentence = opened.sentence;
-    // A first pass that failed is run again by install_model, which says why.
-    install_model(state, m, opened.folder, std::move(opened.load),
-                  m.sentence == opened.sentence ? std::optional<gpt2::ForwardPass>(std::move(opened.pass)) : std::nullopt,
-                  opened.milliseconds);
+    m.opening = std::async(std::launch::async, compute::open_model_folder, folder, first_sentence(m));
 }
 
 void start_model(Context& state, ModelViewState& m, const cli::Options& options) {
@@ -345,7 +346,7 @@ void follow_session(Context& state, ModelViewState& m) {
 }  // namespace
 
 void update_model_view(Context& state, ModelViewState& m) {
-    collect_opened_model(state, m, false);
+    collect_opened_model(state, m);
     if (!m.checkpoint) return;
     if (m.jobs) collect_recomputes(state, m);
     if (m.sentence != m.computed_sentence && !m.reshaping && !ImGui::GetIO().WantTextInput) submit_sentence(m, m.sentence);
