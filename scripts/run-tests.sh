@@ -11,7 +11,12 @@
 # Set ATTNLAB_QUICK=1 to run only stage 1.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-"$root/scripts/install-deps.sh" clang libclang-rt-14-dev python3 procps glslang-tools
+# node and npm for the tokenizer tests' reference (tests/tokenizers/reference.cmake). Debian's npm
+# conflicts with a NodeSource nodejs, which carries its own npm: it is asked for only when
+# there is no npm.
+node_packages=(nodejs)
+command -v npm > /dev/null || node_packages+=(npm)
+"$root/scripts/install-deps.sh" clang libclang-rt-14-dev python3 procps glslang-tools "${node_packages[@]}"
 jobs="$(nproc)"
 # Each stage says how long it took: the whole run must stay well inside CI's limit.
 stage_start=$SECONDS

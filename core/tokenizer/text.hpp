@@ -1,0 +1,66 @@
+#pragma once
+// Text helpers the tokenizer.json pipeline shares: UTF-8 code points, the Unicode questions
+// the Rust library asks of a character (through ICU), normalization forms (ICU), and regular
+// expressions (PCRE2 with UTF + UCP) for the patterns the hub writes for Oniguruma.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace attn::tok {
+
+// [SECTION] UTF-8
+
+// The code point at text[i] and its length in bytes; text must be valid UTF-8.
+std::pair<char32_t, std::size_t> code_point_at(const std::string& text, std::size_t i);
+void append_utf8(std::string& out, char32_t code_point);
+std::size_t code_point_count(const std::string& text);
+
+// [SECTION] Characters, as Rust's char methods and the tokenizers crate see them
+
+bool is_white_space(char32_t c);       // char::is_whitespace: the White_Space property
+bool is_alphanumeric(char32_t c);      // char::is_alphanumeric: Alphabetic or Numeric
+bool is_numeric(char32_t c);           // char::is_numeric: general category N
+bool is_punctuation(char32_t c);       // ASCII punctuation or general category P (BERT's rule)
+bool is_other(char32_t c);             // general category C: Cc, Cf, Cs, Co, Cn
+bool is_nonspacing_mark(char32_t c);   // Mn
+bool is_mark(char32_t c);              // Mn, Mc, Me
+bool is_word_char(char32_t c);         // regex \w (Rust's regex crate): Alphabetic, M, Nd, Pc, Join_Control
+// Each character's full lowercase mapping, character by character (no final-sigma context),
+// as Rust's char::to_lowercase.
+std::string lowercase(const std::string& text);
+
+enum class NormalForm { NFC, NFD, NFKC, NFKD };
+std::string normalize(const std::string& text, NormalForm form);
+
+// [SECTION] Regular expressions
+
+// A pattern written for Oniguruma (the hub's regexes), compiled with PCRE2 in UTF + UCP mode.
+// Oniguruma's \s is Unicode White_Space and its \w is Letter, Mark, Number and
+// Connector_Punctuation; PCRE2's differ (its \s takes U+180E), so those escapes are
+// rewritten as properties before compiling.
+class Regex {
+public:
+    // Throws std::runtime_error naming the pattern and PCRE2's message when it does not compile.
+    explicit Regex(const std::string& oniguruma_pattern);
+    // A literal string, every character meant as itself.
+    static Regex literal(const std::string& text);
+    // The non-overlapping matches in text, left to right, as [begin, end) byte ranges; an empty
+    // match moves the search on by one character.
+    std::vector<std::pair<std::size_t, std::size_t>> find_all(const std::string& text) const;
+    // Every match replaced by content (content taken as it is: no group references).
+    std::string replace_all(const std::string& text, const std::string& content) const;
+
+private:
+    struct Compiled;
+    Regex() = default;
+    void compile(const std::string& pcre2_pattern, const std::string& shown);
+    std::shared_ptr<const Compiled> compiled_;
+};
+
+// Oniguruma's pattern in PCRE2's words (exposed for tests).
+std::string pcre2_pattern_of(const std::string& oniguruma_pattern);
+
+}  // namespace attn::tok
