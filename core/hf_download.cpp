@@ -735,6 +735,7 @@ DownloadResult download_model(const RepoId& repo, const DownloadOptions& options
     };
     if (!parse_repo_id(repo.id + "@" + repo.revision)) return fail("'" + repo.id + "@" + repo.revision + "' is not a repository id (org/name[@revision])");
     if (options.endpoint.empty()) return fail("no hub to download from: HF_ENDPOINT is empty");
+    if (cancelled()) return fail("cancelled");
 
     Listing listing = list_files(repo, options);
     if (!listing.error.empty()) return fail(listing.error);

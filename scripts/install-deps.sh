@@ -7,6 +7,7 @@ packages=(
   build-essential cmake pkg-config
   libeigen3-dev nlohmann-json3-dev libcli11-dev catch2 libpcre2-dev
   libicu-dev
+  libcurl4-openssl-dev libssl-dev
   libimgui-dev libstb-dev libfreetype-dev libglfw3-dev libepoxy-dev libegl-dev libegl-mesa0
   fonts-dejavu-core
   xvfb xauth libgl1-mesa-dri
