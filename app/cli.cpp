@@ -8,6 +8,7 @@
 #include "analysis.hpp"
 #include "articles.hpp"
 #include "autosave.hpp"
+#include "cli_download.hpp"
 #include "cli_model.hpp"
 #include "cli_train.hpp"
 #include "engine.hpp"
@@ -89,13 +90,14 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     app.add_flag("--presenter", o.presenter, "presenter mode: large fonts, high contrast, fewer panels");
     add_train_options(app, o.train);
     add_model_options(app, o.model);
+    add_download_option(app, o.download);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         exit_code = app.exit(e, out, err) == 0 ? 0 : 2;  // --help: 0; every bad flag: 2, as the README says
         return std::nullopt;
     }
-    if (!check_train_options(app, o, err) || !check_model_options(app, o, err)) {
+    if (!check_train_options(app, o, err) || !check_model_options(app, o, err) || !check_download_option(app, o, err)) {
         exit_code = 2;
         return std::nullopt;
     }
@@ -269,11 +271,12 @@ std::string scenario_source(const Options& o) {
 }  // namespace
 
 bool wants_window(const Options& o) {
-    return o.train.task.empty() && !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
+    return o.train.task.empty() && o.download.empty() && !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
 }
 
 int run_headless(const Options& o, std::ostream& out, std::ostream& err, const TraceRunner& runner) {
     if (!o.train.task.empty()) return run_train(o, out, err);
+    if (!o.download.empty()) return run_download(o, out, err);
     if (!o.model.path.empty()) return run_model(o, out, err);  // wants_window: only with --export-json or --print
     if (o.list_presets) {
         for (const Preset& p : presets()) out << p.name << "\n";

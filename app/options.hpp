@@ -61,6 +61,7 @@ struct Options {
 
     TrainOptions train;                     // --train TASK and its flags
     ModelOptions model;                     // --model PATH and its flags
+    std::string download;                   // --download org/name[@rev] (cli_download.hpp)
 };
 
 }  // namespace attn::cli
