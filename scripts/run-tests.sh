@@ -5,8 +5,8 @@
 #   2. the whole suite again — engine, command line, window, GL and GPU tests — built with
 #      AddressSanitizer (and LeakSanitizer) and UndefinedBehaviorSanitizer;
 #   3. libFuzzer (clang) on the scenario and lesson loaders (60 s each), and on the
-#      safetensors reader, the BPE tokenizer, the model-file reader and sessions with the
-#      models they reference (30 s each), seeded with the shipped files, after replaying
+#      safetensors reader, the BPE tokenizer, the tokenizer.json reader, the model-file reader
+#      and sessions with the models they reference (30 s each), seeded with the shipped files, after replaying
 #      every input that ever crashed them.
 # Set ATTNLAB_QUICK=1 to run only stage 1.
 set -euo pipefail
@@ -40,13 +40,13 @@ cmake --build "$root/build-sanitize" -j"$jobs"
   ctest --output-on-failure -j"$jobs" --timeout 1800)
 took "stage 2"
 
-echo "== 3. fuzzing the scenario, lesson, model-file and session loaders, the safetensors reader and the BPE tokenizer"
+echo "== 3. fuzzing the scenario, lesson, model-file and session loaders, the safetensors reader and the BPE and tokenizer.json tokenizers"
 CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNLAB_FUZZ=ON \
   -DATTNLAB_NATIVE=OFF -DATTNLAB_BUILD_APP=OFF -DATTNLAB_BUILD_TESTS=OFF -DATTNLAB_BUILD_BENCH=OFF > /dev/null
-cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_scenario fuzz_lesson fuzz_safetensors fuzz_bpe fuzz_model fuzz_session
+cmake --build "$root/build-fuzz" -j"$jobs" --target fuzz_scenario fuzz_lesson fuzz_safetensors fuzz_bpe fuzz_tokenizer fuzz_model fuzz_session
 corpus="$(mktemp -d)"
 trap 'rm -rf "$corpus"' EXIT
-mkdir -p "$corpus/scenario" "$corpus/lesson" "$corpus/safetensors" "$corpus/bpe" "$corpus/model" "$corpus/session"
+mkdir -p "$corpus/scenario" "$corpus/lesson" "$corpus/safetensors" "$corpus/bpe" "$corpus/tokenizer" "$corpus/model" "$corpus/session"
 cp "$root"/tests/data/*.json "$root"/tests/fuzz/regressions/scenario/* "$corpus/scenario/"
 "$root/build/app/attnlab" --list-presets | while read -r preset; do
   "$root/build/app/attnlab" --preset "$preset" --export-scenario "$corpus/scenario/$preset.json" 2>/dev/null || true
@@ -54,15 +54,19 @@ done
 cp "$root"/assets/lessons/*.json "$root"/tests/fuzz/regressions/lesson/* "$corpus/lesson/"
 cp "$root"/tests/fuzz/regressions/safetensors/* "$corpus/safetensors/"
 cp "$root"/tests/fuzz/regressions/bpe/* "$corpus/bpe/"
+cp "$root"/tests/fuzz/regressions/tokenizer/* "$corpus/tokenizer/"
+for file in "$root"/tests/data/tokenizers/*.json; do   # each hand-written tokenizer.json with a text
+  { cat "$file"; printf '\036Hello  world, I\047m caf\303\251 12345 [CLS] <s>'; } > "$corpus/tokenizer/$(basename "$file")"
+done
 cp "$root"/tests/fuzz/regressions/model/* "$corpus/model/"
 cp "$root"/tests/fuzz/regressions/session/* "$corpus/session/"
 "$root/build/app/attnlab" --train reverse --d-model 8 --heads 1 --steps 5 --save-model "$corpus/model/tiny.json" 2>/dev/null
-for target in scenario lesson safetensors bpe model session; do
+for target in scenario lesson safetensors bpe tokenizer model session; do
   fuzzer="$root/build-fuzz/tests/fuzz/fuzz_$target"
   regressions="$root/tests/fuzz/regressions/$target"
   case "$target" in scenario | lesson) seconds=60 ;; *) seconds=30 ;; esac
   # A session that carries a trained run is about 100 KB: its seeds are not cut short.
-  case "$target" in session) max_len=131072 ;; *) max_len=8192 ;; esac
+  case "$target" in session) max_len=131072 ;; tokenizer) max_len=32768 ;; *) max_len=8192 ;; esac
   "$fuzzer" "$regressions"/*
   log="$corpus/$target.log"
   if ! "$fuzzer" -max_total_time=$seconds -max_len=$max_len -timeout=10 -rss_limit_mb=4096 \

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "fuzz/fuzz_tokenizer.hpp"
 #include "gpt2/bpe.hpp"
 #include "joined.hpp"
 #include "tokenizer/tokenizer_json.hpp"
@@ -340,6 +342,28 @@ TEST_CASE("refused: what would change the ids and is not implemented, and malfor
     errors.clear();
     CHECK_FALSE(TokenizerJson::load("/no/such/tokenizer.json", errors));
     CHECK_THAT(joined(errors), Contains("/no/such/tokenizer.json"));
+}
+
+TEST_CASE("every input the tokenizer.json fuzzer ever crashed on runs without a crash", "[tokenizer]") {
+    namespace fs = std::filesystem;
+    int files = 0;
+    for (const auto& entry : fs::directory_iterator(fs::path(ATTNLAB_FUZZ_REGRESSIONS) / "tokenizer")) {
+        if (entry.path().filename() == "README.md") continue;
+        INFO(entry.path().string());
+        std::ifstream in(entry.path(), std::ios::binary);
+        const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        CHECK(attn::fuzz::exercise_tokenizer(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+        ++files;
+    }
+    CHECK(files >= 1);
+    // The seed loads: the replay runs the encoder, not only the loader.
+    std::ifstream seed(fs::path(ATTNLAB_FUZZ_REGRESSIONS) / "tokenizer" / "seed-every-component", std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(seed)), std::istreambuf_iterator<char>());
+    std::vector<std::string> errors;
+    const auto t = TokenizerJson::from_text(bytes.substr(0, bytes.find('\x1E')), "seed", errors);
+    INFO(joined(errors));
+    REQUIRE(t);
+    CHECK(t->encode("ab").front() == 1);
 }
 
 // [SECTION] Real files against the Rust library
