@@ -84,7 +84,7 @@ TEST_CASE("option --download fetches a model into the cache, and --model opens i
     fs::remove_all(scratch);
 }
 
-TEST_CASE("option --download names what failed and exits 7; a bad name or another flag exits 2", "[cli][download]") {
+TEST_CASE("option --download names what failed and exits 7, a bad name or another flag exits 2", "[cli][download]") {
     testing::HubServer hub;
     const fs::path scratch = fs::temp_directory_path() / ("attnlab-cli-download-errors-" + std::to_string(::getpid()));
     Environment endpoint("HF_ENDPOINT", hub.endpoint()), token("HF_TOKEN", std::nullopt), cache("HF_HUB_CACHE", scratch.string());

@@ -315,7 +315,7 @@ TEST_CASE("a repository, revision or file that does not exist is named", "[downl
     CHECK(snapshots_empty(cache));
 }
 
-TEST_CASE("a gated model without a token says to set HF_TOKEN; with it, it downloads", "[download]") {
+TEST_CASE("a gated model without a token says to set HF_TOKEN, and with it downloads", "[download]") {
     HubServer hub;
     hub.add(tiny_repo());
     hub.require_token("hf_right");
