@@ -39,7 +39,7 @@
 #include "presets.hpp"
 #include "serialize.hpp"
 #include "test_hooks.hpp"
-#include "ui/app_state.hpp"
+#include "ui/window.hpp"
 #include "ui/classroom.hpp"
 #include "ui/fonts.hpp"
 #include "ui/heatmap.hpp"
@@ -181,8 +181,7 @@ bool write_screenshot(const std::string& path, int width, int height) {
 }
 
 // Export → Window as PNG: the frame just rendered, once the path popup has gone.
-void write_requested_png(ui::AppState& state, int width, int height) {
-    ui::ClassroomState& c = state.classroom;
+void write_requested_png(ui::Context& state, ui::FilesState& c, int width, int height) {
     if (c.png_request.empty() || c.png_delay-- > 0) return;
     const std::string path = std::move(c.png_request);
     c.png_request.clear();
@@ -248,7 +247,7 @@ void apply_style(float scale) {
 
 // The compute layer for this window: the engine from --backend, the GPU backend made on
 // first need from the window's context, with the test hooks' shader variants and faults.
-std::unique_ptr<compute::Compute> make_compute(const cli::Options& options, ui::AppState& state) {
+std::unique_ptr<compute::Compute> make_compute(const cli::Options& options, ui::Context& state) {
     if (!compute::parse_choice(options.backend, state.compute.settings.choice)) state.compute.settings.choice = compute::Choice::Cpu;
     const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
     const std::string renderer_name = renderer ? renderer : "";
@@ -285,7 +284,7 @@ struct FrameBench {
     }
 };
 
-void push_bench_edit(ui::AppState& state, int frame) {
+void push_bench_edit(ui::Context& state, int frame) {
     const bool direct = state.session.scenario.input == InputMode::Direct;
     const float value = 0.5f + 0.25f * static_cast<float>(frame % 7);
     state.session.push(edits::SetCell{direct ? edits::MatrixId::Q : edits::MatrixId::X, 0, 0, value});
@@ -376,34 +375,11 @@ bool start_imgui(GLFWwindow* window, float scale, ImGuiSession& imgui) {
     return true;
 }
 
-// The UI's state on the scenario: fonts, the lesson and presenter flags, the autosave and
-// the offer (or, with --restore, the act) of restoring what a run that died left behind.
-void start_state(ui::AppState& state, const cli::Options& options, Scenario scenario, const session_file::SessionLoad& session,
-                 float scale, ImVector<ImWchar>& glyph_ranges) {
-    const bool screenshot = !options.screenshot.empty();
-    state.fonts = ui::load_fonts(scale, glyph_ranges);
-    state.classroom.normal_fonts = state.fonts;
-    state.classroom.presenter_fonts = ui::load_presenter_fonts(state.fonts, scale, glyph_ranges);
-    state.screenshot_mode = screenshot;
-    state.session.scenario = std::move(scenario);
-    ui::start_classroom(state, options, session);  // a session's view and models; --lesson, --step, --presenter
-    // Autosave (not for a screenshot, which only looks) and the offer to restore.
-    ui::start_autosave(state, options.no_autosave ? std::string() : autosave::state_directory(), std::chrono::milliseconds(2000),
-                       !screenshot);
-    if (options.restore && ui::restore_orphan(state, 0)) {
-        state.recovery.prompt = false;
-        std::fprintf(stderr, "attnlab: %s\n", state.notices.back().text.c_str());
-    } else if (state.recovery.prompt) {
-        std::fprintf(stderr, "attnlab: a run that did not close normally left an autosave (%s): asking whether to restore it\n",
-                     state.recovery.orphans.front().path.c_str());
-    }
-}
-
 // [SECTION] The loop's stages
 
 // Edits from the last frame, then the recompute they need: synchronous for small n, stepped
 // (GPU) or on the worker thread (CPU) for output-only runs. A screenshot waits for the result.
-void recompute(compute::Compute& compute_layer, ui::AppState& state, bool screenshot, FrameBench* bench) {
+void recompute(compute::Compute& compute_layer, ui::Context& state, bool screenshot, FrameBench* bench) {
     const bool replaced = compute_layer.update(state.session, state.compute.settings);
     if (screenshot) compute_layer.finish(state.session, state.compute.settings);
     // The recompute's wall time, from the edit to the trace on screen (a long run's frames in
@@ -414,7 +390,7 @@ void recompute(compute::Compute& compute_layer, ui::AppState& state, bool screen
 
 // The pointer of a screenshot: nowhere, or on the cell ATTNLAB_DEBUG_HOVER names (its
 // tooltip then shows in the picture).
-void place_screenshot_pointer(const ui::AppState& state, const TestHooks& hooks) {
+void place_screenshot_pointer(const ui::Context& state, const TestHooks& hooks) {
     ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
     if (hooks.hover_matrix.empty()) return;
     for (const ui::HeatmapLayout& h : state.layout)
@@ -424,18 +400,18 @@ void place_screenshot_pointer(const ui::AppState& state, const TestHooks& hooks)
 }
 
 // The frame's draw lists into the framebuffer (and Export → PNG's file, when one waits).
-void render(ui::AppState& state, const Surface& surface, int& fb_width, int& fb_height) {
+void render(ui::Context& state, ui::FilesState& files, const Surface& surface, int& fb_width, int& fb_height) {
     surface.framebuffer_size(fb_width, fb_height);
     glViewport(0, 0, fb_width, fb_height);
     glClearColor(0.11f, 0.11f, 0.13f, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    write_requested_png(state, fb_width, fb_height);
+    write_requested_png(state, files, fb_width, fb_height);
 }
 
 // --screenshot's last frame: the PNG, its layout sidecar and the trace's line on stderr.
 // Returns the exit code.
-int write_screenshot_files(const cli::Options& options, const Surface& surface, const ui::AppState& state, int fb_width,
+int write_screenshot_files(const cli::Options& options, const Surface& surface, const ui::Context& state, int fb_width,
                            int fb_height) {
     if (!write_screenshot(options.screenshot, fb_width, fb_height)) {
         std::fprintf(stderr, "attnlab: cannot write %s\n", options.screenshot.c_str());
@@ -455,14 +431,13 @@ int write_screenshot_files(const cli::Options& options, const Surface& surface, 
 }
 
 // Whether anything moves: an idle window sleeps until an event instead of redrawing.
-bool window_active(const ui::AppState& state, const ui::HeatmapTextures& textures) {
+bool window_active(const ui::Context& state, bool views_busy, const ui::HeatmapTextures& textures) {
     const ImGuiIO& io = ImGui::GetIO();
     return io.MouseDelta.x != 0.0f || io.MouseDelta.y != 0.0f || io.MouseWheel != 0.0f || ImGui::IsAnyMouseDown() ||
            io.WantTextInput || ImGui::IsAnyItemActive() || !state.session.pending.empty() || state.session.dirty ||
-           state.compute.status.busy || (state.train.open && state.train.progress.running) ||  // the curves and heads move
-           ui::model_work_under_way(state.model) ||  // the model view's jobs land when they end
-           state.train.evaluating.valid() ||         // and the Train panel's evaluations
-           textures.deferred();                      // maps still to be drawn
+           state.compute.status.busy ||
+           views_busy ||           // a view's jobs land when they end; a run's curves and heads move
+           textures.deferred();    // maps still to be drawn
 }
 
 }  // namespace
@@ -483,8 +458,28 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
     ImGuiSession imgui;
     if (!start_imgui(surface.window(), scale, imgui)) return 1;
     // Declared after the ImGui session: textures go before the context does.
-    ui::AppState state;
-    start_state(state, options, std::move(scenario), session, scale, glyph_ranges);
+    ui::Window ui_window;
+    ui::Context& state = ui_window.shared;
+    {
+        // The fonts, the scenario, what the command line and a session ask for, the autosave
+        // (not for a screenshot, which only looks) and the offer (or, with --restore, the act)
+        // of restoring what a run that died left behind.
+        const ui::UiFonts fonts = ui::load_fonts(scale, glyph_ranges);
+        ui_window.set_fonts(fonts, ui::load_presenter_fonts(fonts, scale, glyph_ranges));
+        state.screenshot_mode = screenshot;
+        state.session.scenario = std::move(scenario);
+        ui_window.start(options, session);  // a session's view and models; --lesson, --step, --presenter, --model
+        ui_window.start_autosave(options.no_autosave ? std::string() : autosave::state_directory(), std::chrono::milliseconds(2000),
+                                 !screenshot);
+        ui::RecoveryState& recovery = ui_window.recovery.state;
+        if (options.restore && ui_window.restore_orphan(0)) {
+            recovery.prompt = false;
+            std::fprintf(stderr, "attnlab: %s\n", state.notices.back().text.c_str());
+        } else if (recovery.prompt) {
+            std::fprintf(stderr, "attnlab: a run that did not close normally left an autosave (%s): asking whether to restore it\n",
+                         recovery.orphans.front().path.c_str());
+        }
+    }
     ui::HeatmapTextures textures;
     // The compute layer; declared after the textures, so its GPU backend goes first, while
     // the context is current.
@@ -509,9 +504,9 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
     for (int frame = 0;; ++frame) {
         // The close button or File → Quit: unsaved work is asked about first (Save / Discard / Cancel).
         GLFWwindow* window = surface.window();
-        if ((window != nullptr && glfwWindowShouldClose(window)) || state.classroom.quit_requested) {
+        if ((window != nullptr && glfwWindowShouldClose(window)) || ui_window.files.state.quit_requested) {
             if (window != nullptr) glfwSetWindowShouldClose(window, GLFW_FALSE);
-            if (screenshot || bench || ui::request_quit(state)) break;
+            if (screenshot || bench || ui_window.request_quit()) break;
         }
         if (window != nullptr) {  // off-screen: no events
             if (!screenshot && !bench && quiet_frames > 3 && key_queue().empty()) glfwWaitEventsTimeout(0.5);
@@ -519,26 +514,23 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
             for (const KeyQueue::Event& e : key_queue().take_frame()) ImGui_ImplGlfw_KeyCallback(window, e.key, e.scancode, e.action, e.mods);
         }
         // A model being opened (--model) lands first, then a long run: the edits are the layer's.
-        const bool opening = state.model.opening.valid();
+        const bool opening = ui_window.model.state.opening.valid();
         if (bench && !opening && !compute_layer->busy()) push_bench_edit(state, frame);
         recompute(*compute_layer, state, screenshot, bench ? &frame_bench : nullptr);
         // A screenshot shows the model as edited: the model view's recompute lands before the
         // frame, as the compute layer's does for a screenshot.
-        if (screenshot) {
-            ui::finish_model_work(state.model);
-            if (state.train.evaluating.valid()) state.train.evaluating.wait();
-        }
-        ui::autosave_tick(state);
+        if (screenshot) ui_window.finish_work();
+        ui_window.autosave_tick();
 
         ImGui_ImplOpenGL3_NewFrame();
         surface.new_platform_frame();
         if (screenshot) place_screenshot_pointer(state, hooks);
         const auto frame_start = std::chrono::steady_clock::now();
         ImGui::NewFrame();
-        ui::draw_frame(state, textures);
+        ui_window.draw_frame(textures);
         ImGui::Render();
         if (window != nullptr) {  // the title follows what is on screen: a file opened, a preset, an edit
-            const std::string title = ui::window_title(state);
+            const std::string title = ui_window.title();
             if (title != shown_title) glfwSetWindowTitle(window, (shown_title = title).c_str());
         }
         if (hooks.timing) {  // hidden: the CPU cost of building one frame (panels, layout, draw lists)
@@ -547,7 +539,7 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
                          opening ? " while a model opens" : "");
         }
         int fb_width = 0, fb_height = 0;
-        render(state, surface, fb_width, fb_height);
+        render(state, ui_window.files.state, surface, fb_width, fb_height);
 
         if (screenshot) {
             for (GLenum error = glGetError(); error != GL_NO_ERROR; error = glGetError()) {
@@ -571,10 +563,10 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
                 break;
             }
         }
-        quiet_frames = window_active(state, textures) ? 0 : quiet_frames + 1;
-        ui::end_frame(state);
+        quiet_frames = window_active(state, ui_window.busy(), textures) ? 0 : quiet_frames + 1;
+        ui_window.end_frame();
     }
-    ui::finish_autosave(state);  // closed normally: nothing to restore next time (a screenshot wrote none)
+    ui_window.finish_autosave();  // closed normally: nothing to restore next time (a screenshot wrote none)
     textures.clear();  // GL objects go while the context is current
     return exit_code;
 }

@@ -1,67 +1,83 @@
 #pragma once
-// The classroom panels: the menu bar and shortcuts, lessons, the focused stage
-// view, presenter mode, article checks, files and exports, compare, hand checks. Each
-// panel_*.cpp owns its part; this header is their shared surface. No GL in here.
+// The classroom's views: the menu bar and shortcuts, files and exports, autosave, lessons and
+// the focused stage view, article checks, compare, hand checks. Each panel_*.cpp owns its
+// part; this header is their shared surface. No GL in here.
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include <imgui.h>
 
 #include "options.hpp"
 #include "session_file.hpp"
-#include "ui/app_state.hpp"
 #include "ui/heatmap.hpp"
 #include "ui/menus.hpp"
+#include "ui/view.hpp"
+#include "ui/view_states.hpp"
 
 namespace attn::ui {
 
-// panel_menu.cpp: the menu bar, the keyboard shortcuts, the path popup, the notices.
-// Once, before the first frame: a session named by --scenario opens as File → Open opens it
-// (its view, its lesson step, then its models), and --lesson, --step and --presenter go on top.
-void start_classroom(AppState& state, const cli::Options& options, const session_file::SessionLoad& session = {});
-// The menu bar: File, Edit, the menus the views offer (menus.hpp), View (presenter mode, then
-// the views' items), Export. The shortcuts: the files' and undo's, F5, then the views' keys.
-void draw_menu_bar(AppState& state, const Offers& offers);
-void handle_shortcuts(AppState& state, const Offers& offers);
+// panel_menu.cpp: the menu bar of the views' offers (menus.hpp), their keys, the notices.
+// The menu bar: the menus the views offer, by position (File, Edit, Lessons, View, Export),
+// View's first item presenter mode's. The shortcuts: the views' keys, in the order offered.
+void draw_menu_bar(Context& state, const Offers& offers);
+void handle_shortcuts(const Offers& offers);
 void draw_notices(const Context& state, const LessonState& lesson);  // and the lessons that could not be read
 int notice_lines(const Context& state, const LessonState& lesson);
 void add_notice(Context& state, std::string text, bool error, std::string attempt = {});
-// What a session file keeps of the view, and putting a loaded session on screen (the
-// scenario is queued as an edit: one undo step).
-session_file::ViewChoices view_choices(const AppState& state);
-void apply_session(AppState& state, Scenario scenario, const session_file::ViewChoices& view);
-void apply_view(AppState& state, const session_file::ViewChoices& view);  // the head shown, presenter mode, the tab
-void apply_view_pane(AppState& state, const session_file::ViewChoices& view);
-// The models beside the scenario (a GPT-2 folder, the Train panel's run), for a session file.
-session_file::Attachments attachments(const AppState& state);
-// After apply_session: the models opened again, each failure a notice (the rest stays open).
-// `scenario_name`: the applied scenario's, to reattach a layer opened in the pipeline.
-void apply_attachments(AppState& state, const session_file::SessionLoad& load, const std::string& scenario_name);
-// File → Open: a session or a scenario file. One that cannot be read leaves everything as
-// it was, with a notice per problem ("Cannot open FILE: FILE: key 'q' row 2: …").
-void open_file(AppState& state, const std::string& path);
-// True when the user's work differs from what was last saved or opened and is not an
-// unedited preset (a lesson's scenario counts as the user's own one it stands in for).
-bool has_unsaved_work(const AppState& state);
-// "Attention Lab — animal-was-tired", "Attention Lab — lesson.json (edited)": what is on screen,
-// from the file opened or saved when its scenario is still the one shown, else the scenario's
-// name; "(edited)" while there is work a quit would ask about.
-std::string window_title(const AppState& state);
-// The window's close button or File → Quit: true when the loop may end now; otherwise the
-// Save / Discard / Cancel dialog opens and a later frame confirms (classroom.quit_confirmed).
-bool request_quit(AppState& state);
+
+// panel_files.cpp: File and Export, the path popup, the quit question.
+class FilesView final : public View {
+public:
+    FilesState state;
+    // The user's work, what a quit would lose: the window's scenario, or the one a lesson
+    // stands in for.
+    std::function<const Scenario&()> work;
+
+    void offer(Context& shared, Offers& offers) override;
+    void update(Context& shared, HeatmapTextures& textures) override;
+    // The path popup and the quit question (drawn right after the menu bar).
+    void draw_prompts(Context& shared);
+    void ask(AskForPath ask);
+    // A session file opened or saved: the title names it, a quit has nothing more to ask.
+    void opened(const std::string& path, const Scenario& scenario);
+    void saved(Context& shared, const std::string& path, const Scenario& scenario, const std::string& error);
+    // True when the user's work differs from what was last saved or opened and is not an
+    // unedited preset (a lesson's scenario counts as the user's own one it stands in for).
+    bool has_unsaved_work(const Context& shared) const;
+    // "Attention Lab — animal-was-tired", "Attention Lab — lesson.json (edited)": what is on
+    // screen, from the file opened or saved when its scenario is still the one shown, else the
+    // scenario's name; "(edited)" while there is work a quit would ask about.
+    std::string title(const Context& shared) const;
+    // The window's close button or File → Quit: true when the loop may end now; otherwise the
+    // Save / Discard / Cancel dialog opens and a later frame confirms (state.quit_confirmed).
+    bool request_quit(const Context& shared);
+
+private:
+    void draw_unsaved_prompt(Context& shared);
+};
 
 // panel_recovery.cpp: autosave, and the offer to restore what a run that died left.
-// `directory` empty: neither. `save` false (screenshots): the autosaves of dead runs are
-// offered, nothing is written. The orphans are looked for before this run's own file exists.
-void start_autosave(AppState& state, const std::string& directory, std::chrono::milliseconds interval, bool save);
-void autosave_tick(AppState& state);        // every frame, after the edits were applied
-void finish_autosave(AppState& state);      // a clean exit: this run's autosave goes
-bool restore_orphan(AppState& state, size_t index);  // false (with a notice) when it cannot be read
-void discard_orphan(AppState& state, size_t index);
-// The restore question; what was chosen is carried out by the frame (a restore replaces the session).
-enum class RestoreRequest { None, Restore, Discard };
-RestoreRequest draw_restore_prompt(Context& state, RecoveryState& recovery);
+class Recovery {
+public:
+    RecoveryState state;
+    // `directory` empty: neither. `save` false (screenshots): the autosaves of dead runs are
+    // offered, nothing is written. The orphans are looked for before this run's own file exists.
+    void start(Context& shared, const std::string& directory, std::chrono::milliseconds interval, bool save);
+    // Every frame, after the edits were applied: `signature` changes whenever what an autosave
+    // holds does; `contents` makes the writer of one, called only when a write starts.
+    void tick(Context& shared, const std::string& signature, const std::function<autosave::Autosaver::Contents()>& contents);
+    void finish();  // a clean exit: this run's autosave goes
+    // Orphan `index` read back (null, with notices, when it cannot be read: it is kept aside),
+    // for the window to put on screen; then, once it is, `restored`.
+    std::optional<session_file::SessionLoad> take(Context& shared, size_t index);
+    void restored(Context& shared);
+    void discard(size_t index);
+    // The restore question; what was chosen is carried out by the window (it replaces the session).
+    enum class Choice { None, Restore, Discard };
+    Choice draw_prompt(Context& shared);
+};
 
 // panel_lesson.cpp
 void ensure_lessons_loaded(LessonState& lesson);
@@ -81,19 +97,55 @@ LessonRequest draw_lesson_text(Context& state, const LessonState& lesson);
 void draw_stage_view(Context& state, LessonState& lesson, HeatmapTextures& textures, Stage stage);
 void draw_scaling_plot(Context& state, LessonState& lesson, ImVec2 avail);
 
+class LessonView final : public View {
+public:
+    LessonState state;
+    void start(Context& shared, const cli::Options& options, const TestHooks& hooks) override;  // --lesson, --step
+    void offer(Context& shared, Offers& offers) override { offer_lessons(shared, state, offers); }
+    void keep(session_file::ViewChoices& view, session_file::Attachments& attached) const override;
+    void sign(std::string& signature) const override;
+    void leave(Context& shared) override { leave_lesson(shared, state); }
+    void show(Context& shared, const session_file::ViewChoices& view) override;
+    const Scenario* stands_in_for() const override { return state.saved ? &state.saved->scenario : nullptr; }
+};
+
 // panel_articles.cpp: View → Article checks.
 void draw_articles(Context& state, ArticlesState& articles);
 void offer_articles(ArticlesState& articles, Offers& offers);  // View → Article checks
+class ArticlesView final : public View {
+public:
+    ArticlesState state;
+    void start(Context&, const cli::Options&, const TestHooks& hooks) override { state.open = state.open || hooks.open_articles; }
+    void offer(Context&, Offers& offers) override { offer_articles(state, offers); }
+    void draw_floating(Context& shared, HeatmapTextures&) override { draw_articles(shared, state); }
+};
 
 // panel_compare.cpp: View → Compare. prepare_compare runs before anything draws (a new B
 // drops the heatmap textures).
 void prepare_compare(Context& state, CompareState& compare, HeatmapTextures& textures);
 void draw_compare(Context& state, CompareState& compare, HeatmapTextures& textures);
 void offer_compare(CompareState& compare, Offers& offers);  // View → Compare; Esc closes it
+class CompareView final : public View {
+public:
+    CompareState state;
+    void start(Context& shared, const cli::Options& options, const TestHooks& hooks) override;
+    void offer(Context&, Offers& offers) override { offer_compare(state, offers); }
+    void update(Context& shared, HeatmapTextures& textures) override { prepare_compare(shared, state, textures); }
+    void draw_floating(Context& shared, HeatmapTextures& textures) override { draw_compare(shared, state, textures); }
+};
 
 // panel_hand_check.cpp: right-click a cell → "Check my value".
 void handle_hand_check_click(Context& state, HandCheckState& check);
 void draw_hand_check(Context& state, HandCheckState& check);
 void offer_hand_check(HandCheckState& check, Offers& offers);  // Esc closes it
+class HandCheckView final : public View {
+public:
+    HandCheckState state;
+    void offer(Context&, Offers& offers) override { offer_hand_check(state, offers); }
+    void draw_floating(Context& shared, HeatmapTextures&) override {
+        handle_hand_check_click(shared, state);
+        draw_hand_check(shared, state);
+    }
+};
 
 }  // namespace attn::ui

@@ -1,9 +1,11 @@
 #pragma once
-// The small context every view shares, as the base of AppState: the session (scenario,
-// trace, undo), the fonts, what the pointer points at and the cards' shared interaction
-// state, the compute layer's settings and report, the status area's notices, and where
-// widgets and maps were drawn (the tests and a screenshot's layout read those). A view's
-// draw function takes this and its own state (ui/app_state.hpp), never another view's.
+// The small context every view shares (the window holds it beside its views, window.hpp):
+// the session (scenario, trace, undo), the fonts, what the pointer points at and the cards'
+// shared interaction state, the compute layer's settings and report, the status area's
+// notices, the requests that span views, and where widgets and maps were drawn (the tests and
+// a screenshot's layout read those). A view draws from this and its own state, never another
+// view's.
+#include <functional>
 #include <map>
 #include <string>
 #include <variant>
@@ -51,22 +53,39 @@ struct NonFiniteCache {
     KnownFinite known;  // weights already scanned, by content version
 };
 
-// The path popup's actions (File → Save, Open, the exports, the Train panel's model files).
+// What the path popup is asked for (File → Save, Open, the exports, Open model…, the Train
+// panel's model files): a tag the tests read, not something the popup dispatches on.
 enum class FileAction { None, SaveSession, OpenSession, ExportMatrix, ExportTrace, ExportPng, SaveModel, OpenModel, OpenCheckpoint };
 
+struct Context;
+
 // What a view asks of the window that spans views: queued while it draws, carried out by the
-// frame once every view has drawn (frame.cpp). A view writes its own state and the shared
+// window once every view has drawn (window.cpp). A view writes its own state and the shared
 // context, never another view's.
 struct ShowInPipeline {          // a layer opened in the pipeline, as one undo step
     Scenario scenario;
     int head = 0;                // the head shown, from 0
     bool at_weights = false;     // scrolled to the weights (the first layer opened)
 };
-struct AskForPath {              // the path popup, for this action
+// The path popup (its OK runs `chosen` with the path; a view asking for a path says what to
+// do with it, so the popup knows no view).
+struct AskForPath {
     FileAction action = FileAction::None;
+    std::string title;               // "Save session"
+    std::string path;                // proposed
+    std::string hint;                // a line above the path field; empty: none
+    std::function<void(Context&, const std::string&)> chosen;
+    // Drawn under the path field (Open model…'s cached models); true: chosen at once (a double click).
+    std::function<bool(Context&, std::string& path)> below;
+    std::function<void()> cancelled;  // Cancel (Save… before a quit: no quit)
+};
+struct OpenSession {             // a session or scenario file replaces the work
     std::string path;
 };
-using Request = std::variant<ShowInPipeline, AskForPath>;
+struct SaveSession {             // the session (scenario, view, models) written to a file
+    std::string path;
+};
+using Request = std::variant<ShowInPipeline, AskForPath, OpenSession, SaveSession>;
 
 struct Context {
     edits::Session session;

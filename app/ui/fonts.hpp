@@ -1,7 +1,7 @@
 #pragma once
 #include <imgui.h>
 
-#include "ui/app_state.hpp"
+#include "ui/widgets.hpp"
 
 namespace attn::ui {
 

@@ -23,8 +23,11 @@ struct MenuItem {
 // A view's part of a menu: its items, made only while that menu is open (a menu's items may
 // need work first: the lessons are read from disk when the Lessons menu first opens).
 struct MenuSection {
-    std::string menu;                 // "Lessons", "View": menus appear in the order first offered
+    std::string menu;                 // "Lessons", "View"
     std::function<std::vector<MenuItem>()> items;
+    // Where it stands in its menu: sections by position, equal ones in the order offered. The
+    // menus stand File, Edit, the views' own (Lessons), View, Export.
+    int position = 50;
 };
 
 struct Offers {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gpt2/compare.hpp"
+#include "hf_cache.hpp"
 #include "gpt2/model.hpp"
 #include "model_job.hpp"
 #include "scenario.hpp"
@@ -85,6 +86,10 @@ struct ModelViewState {
     std::vector<gpt2::HeadId> ablation_toggles;
     bool restore_all_heads = false;
     ModelCompareState compare;
+    // File → Open model…: the models in the Hugging Face cache, looked for off the window's
+    // thread when the path popup opens, then listed under the path.
+    std::future<std::vector<hf::CachedModel>> scanning;
+    std::optional<std::vector<hf::CachedModel>> cached;
 };
 
 }  // namespace attn::ui

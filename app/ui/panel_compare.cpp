@@ -245,3 +245,13 @@ void offer_compare(CompareState& compare, Offers& offers) {
 }
 
 }  // namespace attn::ui
+
+namespace attn::ui {
+
+void CompareView::start(Context&, const cli::Options&, const TestHooks& hooks) {
+    if (!hooks.open_compare) return;
+    state.open = true;
+    state.toggles_b.mask = MaskKind::Causal;
+}
+
+}  // namespace attn::ui

@@ -506,3 +506,26 @@ void offer_lessons(Context& state, LessonState& lesson, Offers& offers) {
 }
 
 }  // namespace attn::ui
+
+namespace attn::ui {
+
+void LessonView::start(Context& shared, const cli::Options& options, const TestHooks&) {
+    if (!options.lesson.empty()) open_lesson_named(shared, state, options.lesson, std::max(0, options.step - 1));
+}
+
+void LessonView::keep(session_file::ViewChoices& view, session_file::Attachments&) const {
+    if (state.active < 0) return;
+    // Portable: the file's name in assets/lessons.
+    view.lesson = std::filesystem::path(state.lessons[static_cast<size_t>(state.active)].file).filename().string();
+    view.step = state.step;
+}
+
+void LessonView::sign(std::string& signature) const {
+    signature += "|" + std::to_string(state.active) + "|" + std::to_string(state.step);
+}
+
+void LessonView::show(Context& shared, const session_file::ViewChoices& view) {
+    if (!view.lesson.empty()) open_lesson_named(shared, state, view.lesson, view.step);
+}
+
+}  // namespace attn::ui

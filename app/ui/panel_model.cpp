@@ -701,3 +701,106 @@ void offer_model(Context& state, ModelViewState& m, Offers& offers) {
 }
 
 }  // namespace attn::ui
+
+namespace attn::ui {
+
+namespace {
+
+// The model families that open (gpt2 today), as config.json's model_type names them.
+bool family_opens(const std::string& model_type) { return model_type == "gpt2"; }
+
+std::string megabytes(std::uintmax_t bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.0f MB", static_cast<double>(bytes) / 1e6);
+    return text;
+}
+
+// Under Open model…'s path: the models of the Hugging Face cache that open here, each a click
+// from the path field, and how many others there are (a family not read yet).
+// True when one was double-clicked (opened at once).
+bool draw_cached_models(Context& state, ModelViewState& m, std::string& path) {
+    bool chosen = false;
+    if (m.scanning.valid() && m.scanning.wait_for(std::chrono::seconds(0)) == std::future_status::ready) m.cached = m.scanning.get();
+    const std::string cache = hf::hub_cache_folder();
+    if (!m.cached) {
+        ImGui::TextDisabled("Looking in the Hugging Face cache (%s)\xE2\x80\xA6", cache.c_str());
+        return false;
+    }
+    std::vector<std::string> others;
+    int listed = 0;
+    for (const hf::CachedModel& model : *m.cached) {
+        if (!family_opens(model.model_type)) {
+            others.push_back(model.model_type.empty() ? "no config.json" : model.model_type);
+            continue;
+        }
+        if (listed++ == 0) ImGui::TextDisabled("In the Hugging Face cache (%s):", cache.c_str());
+        const std::string line = model.id + "   " + model.model_type + " \xC2\xB7 " + megabytes(model.bytes);
+        if (ImGui::Selectable(line.c_str(), path == model.id, ImGuiSelectableFlags_AllowDoubleClick | ImGuiSelectableFlags_DontClosePopups)) {
+            path = model.id;
+            if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) chosen = true;  // a double click opens it
+        }
+        record_item(state, ("prompt.cached." + std::to_string(listed)).c_str(), model.id);
+    }
+    if (listed == 0) ImGui::TextDisabled("No model that opens here is in the Hugging Face cache (%s).", cache.c_str());
+    if (!others.empty()) {
+        std::sort(others.begin(), others.end());
+        others.erase(std::unique(others.begin(), others.end()), others.end());
+        std::string families;
+        for (const std::string& f : others) families += (families.empty() ? "" : ", ") + f;
+        ImGui::TextDisabled("(and %zu of families not read yet: %s)", m.cached->size() - static_cast<size_t>(listed), families.c_str());
+    }
+    return chosen;
+}
+
+}  // namespace
+
+void ModelView::start(Context& shared, const cli::Options& options, const TestHooks& hooks) {
+    start_model(shared, state, options);  // attnlab --model DIR: the model view open
+    // Toggled on the model once it has opened (an opening carries them), else now.
+    std::vector<gpt2::HeadId>& toggles = state.after_opening ? state.after_opening->toggles : state.ablation_toggles;
+    for (const auto& [layer, head] : hooks.model_ablate) toggles.push_back({layer - 1, head - 1});
+    if (!hooks.model_compare.empty()) {
+        state.compare.select = true;
+        state.compare.two_sentences = hooks.model_compare != "heads";
+    }
+}
+
+void ModelView::offer(Context& shared, Offers& offers) {
+    offer_model(shared, state, offers);
+    Context* s = &shared;
+    offers.sections.push_back({"File", [this, s] {
+        return std::vector<MenuItem>{{"Open model\xE2\x80\xA6", "", false, true, [this, s] {
+                                          // The cache is looked at off the window's thread while the popup opens.
+                                          state.cached.reset();
+                                          if (!state.scanning.valid())
+                                              state.scanning = std::async(std::launch::async, [cache = hf::hub_cache_folder()] { return hf::cached_models(cache); });
+                                          AskForPath ask{FileAction::OpenCheckpoint, "Open model (a GPT-2 checkpoint folder)", "gpt2",
+                                                         "A checkpoint folder, or the name of a model in the Hugging Face cache (org/name):",
+                                                         [this](Context& c, const std::string& path) { open_model_job(c, state, path); },
+                                                         [this](Context& c, std::string& path) { return draw_cached_models(c, state, path); },
+                                                         nullptr};
+                                          s->requests.push_back(std::move(ask));
+                                      },
+                                      "menu.open_model", "", false}};
+    }, 10});
+}
+
+void ModelView::finish_work() {
+    finish_model_work(state);
+    if (state.scanning.valid()) state.scanning.wait();  // and Open model…'s look at the cache
+}
+
+void ModelView::sign(std::string& signature) const {
+    signature += "|" + (state.checkpoint ? state.checkpoint->folder : std::string()) + "|" + state.computed_sentence + "|" +
+                 std::to_string(state.layer);
+}
+
+void ModelView::reopen(Context& shared, const session_file::SessionLoad& load, const std::string& scenario_name) {
+    if (!load.attached.model) return;
+    // The tab the session showed, not the one a model opening asks for (the model's opening
+    // shows it again when it lands).
+    const Pane pane = load.view.pane == "model" ? Pane::Model : load.view.pane == "train" ? Pane::Train : Pane::Pipeline;
+    restore_model(shared, state, *load.attached.model, scenario_name, pane);
+}
+
+}  // namespace attn::ui

@@ -10,6 +10,7 @@
 #include "ui/heatmap.hpp"
 #include "ui/menus.hpp"
 #include "ui/model_state.hpp"
+#include "ui/view.hpp"
 
 namespace attn::ui {
 
@@ -60,5 +61,21 @@ std::optional<session_file::ModelChoice> model_choice(const ModelViewState& mode
 // scenario `scenario_name`, edited) and `pane`, the tab the session showed.
 void restore_model(Context& state, ModelViewState& model, const session_file::ModelChoice& choice, const std::string& scenario_name,
                    std::optional<Pane> pane);
+
+// The model view as the window holds it: File → Open model… (a folder or a cached model),
+// View → Model view, the model's work before each frame, and its part of a session.
+class ModelView final : public View {
+public:
+    ModelViewState state;
+    // attnlab --model (start_model), and the heads and Compare the test hooks ask for.
+    void start(Context& shared, const cli::Options& options, const TestHooks& hooks) override;
+    void offer(Context& shared, Offers& offers) override;
+    void update(Context& shared, HeatmapTextures&) override { update_model_view(shared, state); }
+    bool busy() const override { return model_work_under_way(state); }
+    void finish_work() override;
+    void keep(session_file::ViewChoices&, session_file::Attachments& attached) const override { attached.model = model_choice(state); }
+    void sign(std::string& signature) const override;
+    void reopen(Context& shared, const session_file::SessionLoad& load, const std::string& scenario_name) override;
+};
 
 }  // namespace attn::ui

@@ -395,13 +395,15 @@ void draw_form(Context& state, TrainPanelState& p) {
     ImGui::SameLine(0.0f, 32.0f);
     ImGui::BeginDisabled(!has_run(p));
     if (ImGui::Button("Save model\xE2\x80\xA6")) {
-        state.requests.push_back(AskForPath{FileAction::SaveModel, p.model_path});
+        state.requests.push_back(AskForPath{FileAction::SaveModel, "Save the trained model (JSON)", p.model_path, "",
+                                            [&p](Context& c, const std::string& path) { save_trained_model(c, p, path); }, nullptr, nullptr});
     }
     record_item(state, "train.save", "Save model");
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Button("Load model\xE2\x80\xA6")) {
-        state.requests.push_back(AskForPath{FileAction::OpenModel, p.model_path});
+        state.requests.push_back(AskForPath{FileAction::OpenModel, "Load a trained model (JSON)", p.model_path, "",
+                                            [&p](Context& c, const std::string& path) { load_trained_model(c, p, path); }, nullptr, nullptr});
     }
     record_item(state, "train.load", "Load model");
     // Where Train stops by itself: the user presses it again to go on.
@@ -894,6 +896,31 @@ void offer_train(Context& state, TrainPanelState& panel, Offers& offers) {
                                       },
                                       "menu.view.train", "", false}};
     }});
+}
+
+}  // namespace attn::ui
+
+namespace attn::ui {
+
+void TrainView::start(Context& shared, const cli::Options&, const TestHooks& hooks) {
+    // Screenshots of the Train panel (test_hooks.hpp).
+    if (hooks.open_train) {
+        state.open = true;
+        show_pane(shared.view, Pane::Train);
+    }
+    if (hooks.train_steps > 0) train_now(state, hooks.train_steps);
+    if (hooks.train_run && state.worker) state.worker->set_running(true);
+    if (hooks.train_until_stop) train_until_stopped(state);
+    if (hooks.train_open > 0 && state.worker) open_trained_layer(shared, state, hooks.train_open - 1);
+}
+
+// The run's newest copy, its probe and opened layer. A run under way is written when it
+// pauses, not at each of its copies (a large model's file is megabytes).
+void TrainView::sign(std::string& signature) const {
+    const TrainPanelState& t = state;
+    signature += "|" + (t.progress.running ? std::string("running") : std::to_string(t.seen)) + "|" + std::to_string(t.opened.layer) + "|";
+    for (int id : t.probe.input.tokens) signature += std::to_string(id) + ",";
+    for (int id : t.opened.probe.input.tokens) signature += std::to_string(id) + ";";
 }
 
 }  // namespace attn::ui

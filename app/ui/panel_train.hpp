@@ -10,10 +10,10 @@
 #include "session_file.hpp"
 #include "ui/menus.hpp"
 #include "ui/train_state.hpp"
+#include "ui/view.hpp"
 
 namespace attn::ui {
 
-struct AppState;
 struct Context;
 class HeatmapTextures;
 
@@ -49,5 +49,31 @@ void train_until_stopped(TrainPanelState& panel);
 // The path prompt's Save model / Load model (panel_menu.cpp calls these).
 void save_trained_model(Context& state, TrainPanelState& panel, const std::string& path);
 void load_trained_model(Context& state, TrainPanelState& panel, const std::string& path);
+
+// The Train panel as the window holds it: View → Train, the run's progress and a trained
+// layer's edits before each frame, and its part of a session.
+class TrainView final : public View {
+public:
+    TrainPanelState state;
+    void start(Context& shared, const cli::Options& options, const TestHooks& hooks) override;  // the test hooks' runs
+    void offer(Context& shared, Offers& offers) override { offer_train(shared, state, offers); }
+    void update(Context& shared, HeatmapTextures&) override {
+        update_trained_layer(shared, state);  // an edit of the opened trained layer: the layers after it
+        poll_train(state);                    // the worker's newest progress, the Train tab shown or not
+    }
+    void draw_floating(Context& shared, HeatmapTextures&) override { after_train_drawn(shared, state); }
+    bool busy() const override { return (state.open && state.progress.running) || state.evaluating.valid(); }
+    void finish_work() override {
+        if (state.evaluating.valid()) state.evaluating.wait();
+    }
+    void keep(session_file::ViewChoices&, session_file::Attachments& attached) const override { attached.trained = trained_choice(state); }
+    void sign(std::string& signature) const override;
+    void show(Context&, const session_file::ViewChoices& view) override {
+        if (view.pane == "train") state.open = true;  // its tab is there to be shown
+    }
+    void reopen(Context& shared, const session_file::SessionLoad& load, const std::string& scenario_name) override {
+        if (load.attached.trained) restore_trained(shared, state, *load.attached.trained, scenario_name);
+    }
+};
 
 }  // namespace attn::ui

@@ -1,21 +1,28 @@
 #pragma once
 // The panels of the main window, one per file (panel_*.cpp). Each reads the session's
 // const trace and pushes edits; none recomputes anything.
-#include "ui/app_state.hpp"
 #include "ui/heatmap.hpp"
+#include "ui/view.hpp"
+#include "ui/view_states.hpp"
 
 namespace attn::ui {
-
-// frame.cpp: the whole window, one frame (between ImGui::NewFrame and ImGui::Render).
-void draw_frame(AppState& state, HeatmapTextures& textures);
-// After ImGui::Render: what this frame recorded (hover, heatmap and widget layout) becomes
-// what the next frame reads.
-void end_frame(AppState& state);
 
 void draw_controls(Context& state);                               // panel_controls.cpp
 void draw_tokens(Context& state, TokenEditor& tokens);                               // panel_tokens.cpp
 void draw_pipeline(Context& state, PipelineLayout& layout, HeatmapTextures& textures);    // panel_pipeline.cpp
 void draw_status(Context& state);                                 // panel_status.cpp
+
+// The token bar and the pipeline as the window holds them (it places them in the main area).
+class TokensView final : public View {
+public:
+    TokenEditor state;
+    void draw(Context& shared) { draw_tokens(shared, state); }
+};
+class PipelineView final : public View {
+public:
+    PipelineLayout state;
+    void draw(Context& shared, HeatmapTextures& textures) { draw_pipeline(shared, state, textures); }
+};
 
 // Records the last item drawn (its rectangle and `text`) under `id` for the layout sidecar
 // and the UI tests. Cheap: a few strings per frame.

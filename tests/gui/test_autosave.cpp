@@ -15,7 +15,7 @@
 #include "serialize.hpp"
 #include "session_file.hpp"
 #include "session_fixtures.hpp"
-#include "ui/app_state.hpp"
+#include "ui/window.hpp"
 #include "ui/classroom.hpp"
 #include "ui/panel_train.hpp"
 
@@ -151,81 +151,81 @@ TEST_CASE("restoring after SIGKILL gives back the scenario, the lesson step and 
     const std::string folder = temp_folder("autosave-restore");
 
     // The run that dies: a lesson at its third step, edited, showing head 2 of every head.
-    ui::AppState before;
-    ui::apply_session(before, sentence_scenario(), session_file::ViewChoices{1, true, false, "03-masks.json", 2});
-    edits::update(before.session);
-    before.session.push(edits::SetCell{edits::MatrixId::X, 1, 3, -2.75f});
-    before.session.push(edits::SetMaskKind{MaskKind::Causal});
-    edits::update(before.session);
-    REQUIRE(before.session.trace.ok);
-    const session_file::ViewChoices view = ui::view_choices(before);
+    ui::Window before;
+    before.apply_session(sentence_scenario(), session_file::ViewChoices{1, true, false, "03-masks.json", 2});
+    edits::update(before.shared.session);
+    before.shared.session.push(edits::SetCell{edits::MatrixId::X, 1, 3, -2.75f});
+    before.shared.session.push(edits::SetMaskKind{MaskKind::Causal});
+    edits::update(before.shared.session);
+    REQUIRE(before.shared.session.trace.ok);
+    const session_file::ViewChoices view = before.view_choices();
     REQUIRE(view.lesson == "03-masks.json");
     REQUIRE(view.step == 2);
-    autosave_then_die(folder, dump_json(session_file::session_to_json(before.session.scenario, view)));
+    autosave_then_die(folder, dump_json(session_file::session_to_json(before.shared.session.scenario, view)));
 
     // The next start: offered, restored, and removed once this run has saved it again.
-    ui::AppState after;
-    after.session = ready(preset_scenario("dot-product-3-tokens"));
-    ui::start_autosave(after, folder, milliseconds(0), true);
-    REQUIRE(after.recovery.prompt);
-    REQUIRE(after.recovery.orphans.size() == 1);
-    const autosave::Orphan orphan = after.recovery.orphans[0];
-    REQUIRE(ui::restore_orphan(after, 0));
-    edits::update(after.session);
-    CHECK(dump_json(scenario_to_json(after.session.scenario)) == dump_json(scenario_to_json(before.session.scenario)));
-    CHECK(dump_json(trace_to_json(after.session.trace)) == dump_json(trace_to_json(before.session.trace)));
-    const session_file::ViewChoices restored = ui::view_choices(after);
+    ui::Window after;
+    after.shared.session = ready(preset_scenario("dot-product-3-tokens"));
+    after.start_autosave(folder, milliseconds(0), true);
+    REQUIRE(after.recovery.state.prompt);
+    REQUIRE(after.recovery.state.orphans.size() == 1);
+    const autosave::Orphan orphan = after.recovery.state.orphans[0];
+    REQUIRE(after.restore_orphan(0));
+    edits::update(after.shared.session);
+    CHECK(dump_json(scenario_to_json(after.shared.session.scenario)) == dump_json(scenario_to_json(before.shared.session.scenario)));
+    CHECK(dump_json(trace_to_json(after.shared.session.trace)) == dump_json(trace_to_json(before.shared.session.trace)));
+    const session_file::ViewChoices restored = after.view_choices();
     CHECK(restored.lesson == view.lesson);
     CHECK(restored.step == view.step);
     CHECK(restored.shown_head == view.shown_head);
     CHECK(restored.all_heads == view.all_heads);
 
     CHECK(std::filesystem::exists(orphan.path));  // kept until this run's own autosave holds the work
-    ui::autosave_tick(after);  // starts the write
+    after.autosave_tick();  // starts the write
     CHECK(std::filesystem::exists(orphan.path));
-    REQUIRE(after.recovery.saver);
-    after.recovery.saver->wait();
-    ui::autosave_tick(after);  // the write is done: the orphan goes
+    REQUIRE(after.recovery.state.saver);
+    after.recovery.state.saver->wait();
+    after.autosave_tick();  // the write is done: the orphan goes
     CHECK_FALSE(std::filesystem::exists(orphan.path));
-    const session_file::SessionLoad own = session_file::load_session(after.recovery.saver->path());
+    const session_file::SessionLoad own = session_file::load_session(after.recovery.state.saver->path());
     REQUIRE(own.scenario);
-    CHECK(dump_json(scenario_to_json(*own.scenario)) == dump_json(scenario_to_json(before.session.scenario)));
-    ui::finish_autosave(after);
+    CHECK(dump_json(scenario_to_json(*own.scenario)) == dump_json(scenario_to_json(before.shared.session.scenario)));
+    after.finish_autosave();
     CHECK(autosave::find_orphans(folder).empty());
 }
 
 TEST_CASE("an unreadable autosave is reported and kept aside, never deleted") {
     const std::string folder = temp_folder("autosave-unreadable");
     autosave_then_die(folder, "{\"format\": \"attnlab-session\", \"version\": 1, \"scenario\": {\"d_model\": ");
-    ui::AppState state;
-    state.session = ready(sentence_scenario());
-    const nlohmann::json original = scenario_to_json(state.session.scenario);
-    ui::start_autosave(state, folder, milliseconds(0), false);
-    REQUIRE(state.recovery.orphans.size() == 1);
-    const std::string path = state.recovery.orphans[0].path;
-    CHECK_FALSE(ui::restore_orphan(state, 0));
-    CHECK(scenario_to_json(state.session.scenario) == original);  // the current state is kept
-    REQUIRE_FALSE(state.notices.empty());
-    CHECK(state.notices.front().error);
-    CHECK_THAT(state.notices.front().text, Contains("not valid JSON"));
+    ui::Window state;
+    state.shared.session = ready(sentence_scenario());
+    const nlohmann::json original = scenario_to_json(state.shared.session.scenario);
+    state.start_autosave(folder, milliseconds(0), false);
+    REQUIRE(state.recovery.state.orphans.size() == 1);
+    const std::string path = state.recovery.state.orphans[0].path;
+    CHECK_FALSE(state.restore_orphan(0));
+    CHECK(scenario_to_json(state.shared.session.scenario) == original);  // the current state is kept
+    REQUIRE_FALSE(state.shared.notices.empty());
+    CHECK(state.shared.notices.front().error);
+    CHECK_THAT(state.shared.notices.front().text, Contains("not valid JSON"));
     CHECK(std::filesystem::exists(path + ".unreadable"));
 }
 
 TEST_CASE("the autosave keeps the Train panel's run: written when it pauses, not at each copy while it trains", "[train]") {
     const std::string folder = temp_folder("autosave-train");
-    ui::AppState state;
-    state.session = ready(preset_scenario("dot-product-3-tokens"));
-    ui::start_autosave(state, folder, milliseconds(0), true);
-    REQUIRE(state.recovery.saver);
-    autosave::Autosaver& saver = *state.recovery.saver;
-    ui::autosave_tick(state);  // what the app opened with: not written
-    ui::TrainPanelState& p = state.train;
+    ui::Window state;
+    state.shared.session = ready(preset_scenario("dot-product-3-tokens"));
+    state.start_autosave(folder, milliseconds(0), true);
+    REQUIRE(state.recovery.state.saver);
+    autosave::Autosaver& saver = *state.recovery.state.saver;
+    state.autosave_tick();  // what the app opened with: not written
+    ui::TrainPanelState& p = state.train.state;
     auto take_copy = [&] {  // what the window does each frame
         if (p.worker->poll(p.seen, p.progress)) p.seen = p.progress.generation;
     };
     ui::train_now(p, 50);
     take_copy();
-    ui::autosave_tick(state);
+    state.autosave_tick();
     saver.wait();
     session_file::SessionLoad load = session_file::load_session(saver.path());
     REQUIRE(load.attached.trained);
@@ -236,7 +236,7 @@ TEST_CASE("the autosave keeps the Train panel's run: written when it pauses, not
     const std::uint64_t writes = saver.writes();
     for (int frame = 0; frame < 40; ++frame) {
         take_copy();
-        ui::autosave_tick(state);
+        state.autosave_tick();
         std::this_thread::sleep_for(milliseconds(5));
     }
     saver.wait();
@@ -246,10 +246,10 @@ TEST_CASE("the autosave keeps the Train panel's run: written when it pauses, not
     p.worker->wait_idle();
     take_copy();
     REQUIRE(p.progress.steps_done > 50);
-    ui::autosave_tick(state);
+    state.autosave_tick();
     saver.wait();
     load = session_file::load_session(saver.path());
     REQUIRE(load.attached.trained);
     CHECK(load.attached.trained->file.steps == p.progress.steps_done);
-    ui::finish_autosave(state);
+    state.finish_autosave();
 }

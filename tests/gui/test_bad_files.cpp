@@ -10,7 +10,7 @@
 #include "bad_input_catalogue.hpp"
 #include "serialize.hpp"
 #include "session_fixtures.hpp"
-#include "ui/app_state.hpp"
+#include "ui/window.hpp"
 #include "ui/classroom.hpp"
 
 using namespace attn;
@@ -23,32 +23,32 @@ TEST_CASE("opening each bad file keeps the current state and says why") {
         INFO(bad.item);
         const std::string path = (std::filesystem::path(folder) / bad.file).string();
         write_bad_input(bad, path);
-        ui::AppState state;
-        state.session = ready(sentence_scenario());
-        state.session.push(edits::SetCell{edits::MatrixId::X, 0, 0, 1.5f});  // work the user would lose
-        edits::update(state.session);
-        const std::string scenario_before = dump_json(scenario_to_json(state.session.scenario));
-        const std::string trace_before = dump_json(trace_to_json(state.session.trace));
+        ui::Window state;
+        state.shared.session = ready(sentence_scenario());
+        state.shared.session.push(edits::SetCell{edits::MatrixId::X, 0, 0, 1.5f});  // work the user would lose
+        edits::update(state.shared.session);
+        const std::string scenario_before = dump_json(scenario_to_json(state.shared.session.scenario));
+        const std::string trace_before = dump_json(trace_to_json(state.shared.session.trace));
 
-        ui::open_file(state, path);
-        edits::update(state.session);
+        state.open_file(path);
+        edits::update(state.shared.session);
         if (bad.computes) {  // opened: the non-finite values are computed and every matrix they reach is marked
-            REQUIRE(state.session.errors.empty());
-            CHECK_FALSE(non_finite_report(state.session.trace).matrices.empty());
+            REQUIRE(state.shared.session.errors.empty());
+            CHECK_FALSE(non_finite_report(state.shared.session.trace).matrices.empty());
             continue;
         }
-        if (state.session.errors.empty()) {  // refused on reading: nothing changed
-            CHECK(dump_json(scenario_to_json(state.session.scenario)) == scenario_before);
-            REQUIRE_FALSE(state.notices.empty());
-            CHECK(state.notices.back().error);
-            CHECK_THAT(state.notices.back().text, Contains(path) && Contains("Cannot open"));
+        if (state.shared.session.errors.empty()) {  // refused on reading: nothing changed
+            CHECK(dump_json(scenario_to_json(state.shared.session.scenario)) == scenario_before);
+            REQUIRE_FALSE(state.shared.notices.empty());
+            CHECK(state.shared.notices.back().error);
+            CHECK_THAT(state.shared.notices.back().text, Contains(path) && Contains("Cannot open"));
         } else {  // readable but impossible to run: the last good trace stays on screen, and why is said (undo brings the work back)
-            CHECK_THAT(state.session.errors.front(), Contains(bad.says.front()));
-            REQUIRE(edits::undo(state.session));
-            edits::update(state.session);
-            CHECK(dump_json(scenario_to_json(state.session.scenario)) == scenario_before);
+            CHECK_THAT(state.shared.session.errors.front(), Contains(bad.says.front()));
+            REQUIRE(edits::undo(state.shared.session));
+            edits::update(state.shared.session);
+            CHECK(dump_json(scenario_to_json(state.shared.session.scenario)) == scenario_before);
         }
-        CHECK(dump_json(trace_to_json(state.session.trace)) == trace_before);
+        CHECK(dump_json(trace_to_json(state.shared.session.trace)) == trace_before);
         std::filesystem::remove_all(path);
     }
 }
@@ -59,15 +59,15 @@ TEST_CASE("a file that opens settles the notices of the attempts that failed bef
     const std::string good = (std::filesystem::path(folder) / "good.json").string();
     std::ofstream(bad) << "{\"tokens\": [";
     std::ofstream(good) << dump_json(scenario_to_json(sentence_scenario()));
-    ui::AppState state;
-    state.session = ready(sentence_scenario());
-    ui::add_notice(state, "Cannot save the session: the disk is full", true, "save the session");
-    ui::open_file(state, bad);
-    REQUIRE(state.notices.back().error);
-    ui::open_file(state, good);
-    for (const ui::Notice& n : state.notices) CHECK_FALSE((n.error && n.text.find("Cannot open " + bad) != std::string::npos));
-    CHECK(state.notices.back().text == "Opened " + good);
+    ui::Window state;
+    state.shared.session = ready(sentence_scenario());
+    ui::add_notice(state.shared, "Cannot save the session: the disk is full", true, "save the session");
+    state.open_file(bad);
+    REQUIRE(state.shared.notices.back().error);
+    state.open_file(good);
+    for (const ui::Notice& n : state.shared.notices) CHECK_FALSE((n.error && n.text.find("Cannot open " + bad) != std::string::npos));
+    CHECK(state.shared.notices.back().text == "Opened " + good);
     // A failure of another kind is still true: it stays.
-    CHECK(state.notices.front().text == "Cannot save the session: the disk is full");
+    CHECK(state.shared.notices.front().text == "Cannot save the session: the disk is full");
     std::filesystem::remove_all(folder);
 }

@@ -10,7 +10,7 @@
 #include <imgui.h>
 
 #include "edits.hpp"
-#include "ui/app_state.hpp"
+#include "ui/window.hpp"
 #include "ui/fonts.hpp"
 #include "ui/heatmap.hpp"
 #include "ui/panels.hpp"
@@ -24,7 +24,7 @@ constexpr int kEnterKey = 257;  // any index: io.KeyMap says which one means Ent
 // One ImGui context with fonts, for one test.
 struct Headless {
     ImVector<ImWchar> ranges;
-    ui::AppState state;
+    ui::Window window;
     ui::HeatmapTextures textures;
 
     explicit Headless(Scenario scenario) {
@@ -34,19 +34,19 @@ struct Headless {
         io.DisplaySize = ImVec2(1400, 900);
         io.DeltaTime = 1.0f / 60.0f;
         io.KeyMap[ImGuiKey_Enter] = kEnterKey;
-        state.fonts = ui::load_fonts(1.0f, ranges);
+        window.shared.fonts = ui::load_fonts(1.0f, ranges);
         unsigned char* pixels = nullptr;
         int w = 0, h = 0;
         io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas; nothing uploads it
-        state.session.scenario = std::move(scenario);
-        edits::update(state.session);
-        REQUIRE(state.session.trace.ok);
+        window.shared.session.scenario = std::move(scenario);
+        edits::update(window.shared.session);
+        REQUIRE(window.shared.session.trace.ok);
     }
     ~Headless() { ImGui::DestroyContext(); }
 
     // One frame with the mouse at `mouse`, the left button as given.
     void frame(ImVec2 mouse, bool left_down) {
-        edits::update(state.session);
+        edits::update(window.shared.session);
         ImGuiIO& io = ImGui::GetIO();
         io.MousePos = mouse;
         io.MouseDown[0] = left_down;
@@ -54,15 +54,15 @@ struct Headless {
         ImGui::SetNextWindowPos(ImVec2(0, 0));
         ImGui::SetNextWindowSize(io.DisplaySize);
         ImGui::Begin("pipeline", nullptr, ImGuiWindowFlags_NoDecoration);
-        ui::draw_tokens(state, state.tokens);
-        ui::draw_pipeline(state, state.pipeline_layout, textures);
+        ui::draw_tokens(window.shared, window.tokens.state);
+        ui::draw_pipeline(window.shared, window.pipeline.state, textures);
         ImGui::End();
         ImGui::Render();
-        ui::end_frame(state);
+        window.end_frame();
     }
 
     ImVec2 cell_centre(const std::string& matrix, int row, int col) const {
-        for (const ui::HeatmapLayout& h : state.layout)
+        for (const ui::HeatmapLayout& h : window.shared.layout)
             if (h.name == matrix)
                 return ImVec2(h.x + (static_cast<float>(col - h.first_col) + 0.5f) * h.cell_w,
                               h.y + (static_cast<float>(row - h.first_row) + 0.5f) * h.cell_h);
@@ -87,19 +87,19 @@ TEST_CASE("hovering a cell reports it and highlights its query and key") {
     ui.frame(ImVec2(-1, -1), false);
     const ImVec2 at = ui.cell_centre("head0.weights", 2, 1);
     ui.frame(at, false);
-    CHECK(ui.state.hover.matrix == "head0.weights");
-    CHECK(ui.state.hover.row == 2);
-    CHECK(ui.state.hover.col == 1);
-    CHECK(ui.state.hover.query == 2);
-    CHECK(ui.state.hover.key == 1);
-    CHECK(ui.state.session.pending.empty());  // looking changes nothing
+    CHECK(ui.window.shared.hover.matrix == "head0.weights");
+    CHECK(ui.window.shared.hover.row == 2);
+    CHECK(ui.window.shared.hover.col == 1);
+    CHECK(ui.window.shared.hover.query == 2);
+    CHECK(ui.window.shared.hover.key == 1);
+    CHECK(ui.window.shared.session.pending.empty());  // looking changes nothing
 }
 
 TEST_CASE("dragging across a cell of X scrubs its value by 0.01 per pixel") {
     Headless ui(sentence());
     ui.frame(ImVec2(-1, -1), false);
     ui.frame(ImVec2(-1, -1), false);
-    const float before = ui.state.session.trace.x(1, 2);
+    const float before = ui.window.shared.session.trace.x(1, 2);
     const ImVec2 at = ui.cell_centre("x", 1, 2);
     ui.frame(at, false);
     ui.frame(at, true);  // press
@@ -107,11 +107,11 @@ TEST_CASE("dragging across a cell of X scrubs its value by 0.01 per pixel") {
     ui.frame(ImVec2(at.x + 50.0f, at.y), true);
     ui.frame(ImVec2(at.x + 50.0f, at.y), false);  // release
     ui.frame(ImVec2(at.x + 50.0f, at.y), false);
-    const Matrix& x = ui.state.session.scenario.target.embeddings;
+    const Matrix& x = ui.window.shared.session.scenario.target.embeddings;
     REQUIRE(x.rows() == 3);
     CHECK(x(1, 2) == Approx(before + 0.5f).margin(1e-4));
-    CHECK(ui.state.session.trace.x(1, 2) == Approx(before + 0.5f).margin(1e-4));
-    CHECK(x(0, 0) == ui.state.session.trace.x(0, 0));
+    CHECK(ui.window.shared.session.trace.x(1, 2) == Approx(before + 0.5f).margin(1e-4));
+    CHECK(x(0, 0) == ui.window.shared.session.trace.x(0, 0));
 }
 
 TEST_CASE("double-clicking a weight opens a box where NaN can be typed") {
@@ -139,11 +139,11 @@ TEST_CASE("double-clicking a weight opens a box where NaN can be typed") {
     ui.frame(at, false);
     io.KeysDown[kEnterKey] = false;
     ui.frame(at, false);
-    const Matrix& w_v = ui.state.session.scenario.w_v;
+    const Matrix& w_v = ui.window.shared.session.scenario.w_v;
     REQUIRE(w_v.rows() == 4);
     CHECK(std::isnan(w_v(3, 0)));
-    REQUIRE_FALSE(ui.state.session.trace.non_finite_inputs.empty());
-    CHECK(ui.state.session.trace.non_finite_inputs[0].matrix == "W_V");
+    REQUIRE_FALSE(ui.window.shared.session.trace.non_finite_inputs.empty());
+    CHECK(ui.window.shared.session.trace.non_finite_inputs[0].matrix == "W_V");
 }
 
 TEST_CASE("clicking a weight under a custom mask hides exactly that key") {
@@ -158,10 +158,10 @@ TEST_CASE("clicking a weight under a custom mask hides exactly that key") {
     ui.frame(at, true);
     ui.frame(at, false);
     ui.frame(at, false);
-    const MaskMatrix& mask = ui.state.session.scenario.custom_mask;
+    const MaskMatrix& mask = ui.window.shared.session.scenario.custom_mask;
     for (int r = 0; r < 3; ++r)
         for (int c = 0; c < 3; ++c) CHECK(mask(r, c) == !(r == 0 && c == 2));
-    CHECK(ui.state.session.trace.head[0].weights(0, 2) == 0.0f);
+    CHECK(ui.window.shared.session.trace.head[0].weights(0, 2) == 0.0f);
 }
 
 TEST_CASE("a card alone: given a matrix and a context, it reports the hover and a scrub's edits without any scenario",

@@ -5,37 +5,37 @@
 #include "lesson.hpp"
 #include "serialize.hpp"
 #include "session_fixtures.hpp"
-#include "ui/app_state.hpp"
+#include "ui/window.hpp"
 #include "ui/classroom.hpp"
 
 using namespace attn;
 using namespace attn::testing;
 
 TEST_CASE("undo in a lesson takes back edits within the step and never changes the step's scenario") {
-    ui::AppState state;
-    REQUIRE(ui::open_lesson_named(state, state.classroom.lesson, "03-masks", 0));
-    edits::update(state.session);
-    const Lesson& lesson = state.classroom.lesson.lessons[static_cast<size_t>(state.classroom.lesson.active)];
+    ui::Window state;
+    REQUIRE(ui::open_lesson_named(state.shared, state.lesson.state, "03-masks", 0));
+    edits::update(state.shared.session);
+    const Lesson& lesson = state.lesson.state.lessons[static_cast<size_t>(state.lesson.state.active)];
     auto as_text = [](const Scenario& s) { return dump_json(scenario_to_json(s)); };
-    CHECK_FALSE(state.session.history.can_undo());  // opening the lesson is not an edit
+    CHECK_FALSE(state.shared.session.history.can_undo());  // opening the lesson is not an edit
 
-    state.session.push(edits::SetCell{edits::MatrixId::X, 0, 0, 0.123f});
-    edits::update(state.session);
-    REQUIRE(state.session.history.can_undo());
+    state.shared.session.push(edits::SetCell{edits::MatrixId::X, 0, 0, 0.123f});
+    edits::update(state.shared.session);
+    REQUIRE(state.shared.session.history.can_undo());
 
-    ui::lesson_next(state, state.classroom.lesson);  // step 2: its own scenario; the step-1 edit is gone with step 1
-    edits::update(state.session);
-    REQUIRE(state.classroom.lesson.step == 1);
+    ui::lesson_next(state.shared, state.lesson.state);  // step 2: its own scenario; the step-1 edit is gone with step 1
+    edits::update(state.shared.session);
+    REQUIRE(state.lesson.state.step == 1);
     const std::string step2 = as_text(scenario_at_step(lesson, 1));
-    CHECK(as_text(state.session.scenario) == step2);
-    CHECK_FALSE(state.session.history.can_undo());
+    CHECK(as_text(state.shared.session.scenario) == step2);
+    CHECK_FALSE(state.shared.session.history.can_undo());
 
-    state.session.push(edits::SetScale{false});
-    edits::update(state.session);
-    CHECK(as_text(state.session.scenario) != step2);
-    REQUIRE(edits::undo(state.session));
-    edits::update(state.session);
-    CHECK(as_text(state.session.scenario) == step2);  // the edit is undone, the step stays
-    CHECK(state.classroom.lesson.step == 1);
-    CHECK_FALSE(edits::undo(state.session));          // and nothing takes it back to step 1's scenario
+    state.shared.session.push(edits::SetScale{false});
+    edits::update(state.shared.session);
+    CHECK(as_text(state.shared.session.scenario) != step2);
+    REQUIRE(edits::undo(state.shared.session));
+    edits::update(state.shared.session);
+    CHECK(as_text(state.shared.session.scenario) == step2);  // the edit is undone, the step stays
+    CHECK(state.lesson.state.step == 1);
+    CHECK_FALSE(edits::undo(state.shared.session));          // and nothing takes it back to step 1's scenario
 }

@@ -57,11 +57,11 @@ std::string write_model(const std::string& name, bool strong_heads = false) {
 void open_through_menu(UiDriver& ui, const std::string& folder) {
     ui.click(ui.centre("menu.file"));
     ui.click(ui.centre("menu.open_model"));
-    REQUIRE(ui.state.classroom.prompt.action == ui::FileAction::OpenCheckpoint);
+    REQUIRE(ui.window.files.state.prompt.action == ui::FileAction::OpenCheckpoint);
     ui.key(GLFW_KEY_ESCAPE);
-    ui.state.classroom.prompt.path = folder;
-    ui.state.classroom.prompt.action = ui::FileAction::OpenCheckpoint;
-    ui.state.classroom.prompt.open_requested = true;
+    ui.window.files.state.prompt.path = folder;
+    ui.window.files.state.prompt.action = ui::FileAction::OpenCheckpoint;
+    ui.window.files.state.prompt.open_requested = true;
     ui.frame(2);
     ui.key(GLFW_KEY_ENTER);
     ui.frame(2);
@@ -78,15 +78,15 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
 
     SECTION("a folder that cannot be read leaves the work as it was, with a notice") {
         open_through_menu(ui, folder + "-missing");
-        CHECK_FALSE(ui.state.model.checkpoint.has_value());
-        CHECK(ui.state.session.scenario.name == start.scenario.name);
-        REQUIRE_FALSE(ui.state.notices.empty());
-        CHECK(ui.state.notices.back().error);
-        CHECK_THAT(ui.state.notices.back().text, Catch::Matchers::Contains("-missing: no such folder"));
+        CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
+        CHECK(ui.window.shared.session.scenario.name == start.scenario.name);
+        REQUIRE_FALSE(ui.window.shared.notices.empty());
+        CHECK(ui.window.shared.notices.back().error);
+        CHECK_THAT(ui.window.shared.notices.back().text, Catch::Matchers::Contains("-missing: no such folder"));
     }
 
     open_through_menu(ui, folder);
-    ui::ModelViewState& m = ui.state.model;
+    ui::ModelViewState& m = ui.window.model.state;
     REQUIRE(m.checkpoint.has_value());
     REQUIRE(m.pass.ok);
     CHECK(m.computed_sentence == "The animal did not cross the road because it was tired");
@@ -100,18 +100,18 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
     CHECK(ui.text("model.top5").rfind(expected.next_token_top5[0].token + "=", 0) == 0);
     for (int l = 1; l <= 3; ++l)
         for (int h = 1; h <= 2; ++h) CHECK(ui.widget("model.map." + std::to_string(l) + "." + std::to_string(h)) != nullptr);
-    CHECK(ui.state.session.scenario.name == start.scenario.name);  // opening the model changes no work
+    CHECK(ui.window.shared.session.scenario.name == start.scenario.name);  // opening the model changes no work
 
     SECTION("a folder that opens settles the notices of the attempts that failed before it") {
         // Found by a user: red "Cannot open the model …" lines stayed on screen, the projector's
         // too, after the model had opened.
         open_through_menu(ui, folder + "-missing");
         open_through_menu(ui, folder);
-        for (const ui::Notice& n : ui.state.notices) CHECK_FALSE((n.error && n.text.find("Cannot open the model") != std::string::npos));
-        CHECK_THAT(ui.state.notices.back().text, Catch::Matchers::Contains("Opened the model " + folder));
+        for (const ui::Notice& n : ui.window.shared.notices) CHECK_FALSE((n.error && n.text.find("Cannot open the model") != std::string::npos));
+        CHECK_THAT(ui.window.shared.notices.back().text, Catch::Matchers::Contains("Opened the model " + folder));
         // A failure after the success is said again.
         open_through_menu(ui, folder + "-missing");
-        CHECK(ui.state.notices.back().error);
+        CHECK(ui.window.shared.notices.back().error);
     }
 
     SECTION("a bad folder while a model is open keeps that model") {
@@ -142,8 +142,8 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         const gpt2::ForwardPass before = m.pass;
         ui.hold_model_jobs = true;
         const std::uint64_t runs = engine_runs();
-        const float w = ui.state.session.scenario.w_o(2, 5);
-        ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, w + 4.0f});
+        const float w = ui.window.shared.session.scenario.w_o(2, 5);
+        ui.window.shared.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, w + 4.0f});
         ui.frame();
         // The frame ran the edited layer's own trace for the pipeline (the compute layer), and
         // none of the model's layers: the recompute waits in its job.
@@ -153,7 +153,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         CHECK_THAT(ui.text("model.recomputing"), Catch::Matchers::Contains("Recomputing layers 2\xE2\x80\x93" "3 after the edit"));
         // A second edit while the first runs supersedes nothing already running: it waits, and
         // the screen ends at it.
-        ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, w + 5.0f});
+        ui.window.shared.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, w + 5.0f});
         ui.frame();
         CHECK(engine_runs() - runs == 2);
         release.set_value();
@@ -220,10 +220,10 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
     SECTION("a map opens its layer and head; an edit there recomputes the layers after it") {
         ui.click(ui.centre("model.map.2.2"));
         ui.frame(3);
-        const edits::Session& session = ui.state.session;
+        const edits::Session& session = ui.window.shared.session;
         REQUIRE(session.scenario.name == "GPT-2 layer 2");
-        CHECK(ui.state.view.shown_head == 1);
-        CHECK(ui.state.model.layer == 1);
+        CHECK(ui.window.shared.view.shown_head == 1);
+        CHECK(ui.window.model.state.layer == 1);
         CHECK(ui.widget("model.map.1.1") == nullptr);  // the model view folded so the pipeline shows
         REQUIRE(session.trace.ok);
         CHECK(session.trace.head[1].weights == expected.layers[1].head[1].weights);  // the pipeline's trace is the layer's
@@ -232,7 +232,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
 
         // c_proj_w (in 3, out 6) of layer 2 edited in place.
         const float before = session.scenario.w_o(2, 5);
-        ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, before + 4.0f});
+        ui.window.shared.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, before + 4.0f});
         ui.frame(3);
         gpt2::Checkpoint changed = checkpoint;
         changed.layers[1].c_proj_w.edit()(2, 5) = before + 4.0f;
@@ -248,7 +248,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         CHECK(m.pass.next_token_top5[0].probability == full.next_token_top5[0].probability);
 
         // Undo: the model is the folder's again.
-        ui.state.session.request_undo();
+        ui.window.shared.session.request_undo();
         ui.frame(3);
         CHECK(m.pass.layers[2].block.output == expected.layers[2].block.output);
 
@@ -257,11 +257,11 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         ui.frame(3);
         REQUIRE(m.computed_sentence == "The bank of the river");
         CHECK(m.pass.tokens.size() == 17);  // T he ␣ b a n k ␣ o f ␣the ␣ r i v e r
-        CHECK(ui.state.session.scenario.target.embeddings.rows() == 17);
-        CHECK(ui.state.session.scenario.name == "GPT-2 layer 2");
+        CHECK(ui.window.shared.session.scenario.target.embeddings.rows() == 17);
+        CHECK(ui.window.shared.session.scenario.name == "GPT-2 layer 2");
 
         // Another scenario opened: the model view stays, detached from the pipeline.
-        ui.state.session.push(edits::ReplaceScenario{start.scenario});
+        ui.window.shared.session.push(edits::ReplaceScenario{start.scenario});
         ui.frame(3);
         CHECK(m.layer == -1);
         CHECK(m.pass.ok);
@@ -305,7 +305,7 @@ TEST_CASE("Model view: NaN in a row of wte no token uses marks the top 5 in red,
     UiDriver ui(start.scenario);
     ui.frame(3);
     open_through_menu(ui, write_model("attnlab-model-view-finite"));
-    REQUIRE(ui.state.model.pass.ok);
+    REQUIRE(ui.window.model.state.pass.ok);
     CHECK(ui.widget("model.top5_non_finite") == nullptr);
 
     // wte is also the LM head: its padding row 259, which no sentence uses, meets every logit.
@@ -315,7 +315,7 @@ TEST_CASE("Model view: NaN in a row of wte no token uses marks the top 5 in red,
     std::string error;
     REQUIRE(gpt2::write_checkpoint(folder, spoiled, gpt2::CheckpointWriteOptions{}, &error));
     open_through_menu(ui, folder);
-    const ui::ModelViewState& m = ui.state.model;
+    const ui::ModelViewState& m = ui.window.model.state;
     REQUIRE(m.pass.ok);
     CHECK(m.pass.non_finite.stage == "the logits");
     REQUIRE(ui.widget("model.top5_non_finite") != nullptr);
@@ -332,7 +332,7 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
     ui.frame(3);
     const std::string folder = write_model("attnlab-model-view-ablation", true);
     open_through_menu(ui, folder);
-    ui::ModelViewState& m = ui.state.model;
+    ui::ModelViewState& m = ui.window.model.state;
     REQUIRE(m.pass.ok);
     const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
     const gpt2::ForwardPass intact = gpt2::forward_text(checkpoint, m.computed_sentence);
@@ -347,7 +347,7 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
     CHECK(m.pass.ablated == gpt2::HeadSet{{1, 0}});
     CHECK(ui.text("model.map.2.1") == "ablated");
     CHECK(ui.text("model.map.2.2").empty());
-    CHECK(ui.state.session.scenario.name == start.scenario.name);  // a right-click opens nothing
+    CHECK(ui.window.shared.session.scenario.name == start.scenario.name);  // a right-click opens nothing
     CHECK(engine_runs() - runs == 2);  // layers 2 and 3: layer 1 not recomputed
     CHECK(m.pass.layers[0].block.output == intact.layers[0].block.output);
     const gpt2::ForwardPass ablated = gpt2::forward_text(checkpoint, m.computed_sentence, {{1, 0}});
@@ -394,10 +394,10 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         ui.frame(2);
         ui.click(ui.centre("model.map.2.2"));
         ui.frame(3);
-        REQUIRE(ui.state.session.scenario.name == "GPT-2 layer 2");
-        ui::show_pane(ui.state.view, ui::Pane::Model);  // back to the model view's tab
+        REQUIRE(ui.window.shared.session.scenario.name == "GPT-2 layer 2");
+        ui::show_pane(ui.window.shared.view, ui::Pane::Model);  // back to the model view's tab
         ui.frame(2);
-        const edits::Session& session = ui.state.session;
+        const edits::Session& session = ui.window.shared.session;
         const std::uint64_t revision = session.revision;
 
         // After the opened layer: the pipeline's scenario is untouched.
@@ -429,7 +429,7 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         CHECK(m.pass.logits == in.logits);
         CHECK_THAT(ui.text("model.pipeline_ablated"), Catch::Matchers::Contains("Ablated in this layer: head 2"));
         // An edit there still recomputes the layers after it, the ablated head kept at zero.
-        ui.state.session.push(edits::SetCell{edits::MatrixId::WO, 5, 2, 7.0f});
+        ui.window.shared.session.push(edits::SetCell{edits::MatrixId::WO, 5, 2, 7.0f});
         ui.frame(3);
         CHECK(m.pass.logits == in.logits);  // row 6 is head 2's: the model keeps it zero
     }
@@ -463,7 +463,7 @@ TEST_CASE("Model view Compare: two sentences, a different token count said in wo
     ui.frame(3);
     const std::string folder = write_model("attnlab-model-view-compare");
     open_through_menu(ui, folder);
-    ui::ModelViewState& m = ui.state.model;
+    ui::ModelViewState& m = ui.window.model.state;
     REQUIRE(m.pass.ok);
     const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
     m.sentence = "The bank of the river was muddy.";
@@ -564,11 +564,11 @@ TEST_CASE("Model view: the folder above one checkpoint opens the checkpoint insi
     attn::testing::write_tiny_checkpoint(parent + "/gpt2-tiny");
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
-    ui.state.model.sentence = "the cat";  // the tiny model reads 16 positions
+    ui.window.model.state.sentence = "the cat";  // the tiny model reads 16 positions
     REQUIRE(ui.open_model(parent));
-    CHECK(ui.state.model.checkpoint->folder == parent + "/gpt2-tiny");
+    CHECK(ui.window.model.state.checkpoint->folder == parent + "/gpt2-tiny");
     bool said = false;
-    for (const ui::Notice& n : ui.state.notices) {
+    for (const ui::Notice& n : ui.window.shared.notices) {
         INFO(n.text);
         CHECK_FALSE(n.error);
         said = said || n.text.find(parent + " holds no checkpoint itself: opening the one inside it") != std::string::npos;
@@ -584,20 +584,20 @@ TEST_CASE("Model view: a tab beside the pipeline that a click on a map cannot lo
     CHECK(ui.widget("pane.pipeline") == nullptr);  // one view: no tabs
     open_through_menu(ui, folder);
     ui.frame(2);
-    REQUIRE(ui.state.model.checkpoint);
-    CHECK(ui.state.view.pane == ui::Pane::Model);  // a model just opened is in front
+    REQUIRE(ui.window.model.state.checkpoint);
+    CHECK(ui.window.shared.view.pane == ui::Pane::Model);  // a model just opened is in front
     REQUIRE(ui.widget("model.map.2.1") != nullptr);
     // A map opened: its layer in the pipeline, the model view a tab away, not folded off screen.
     ui.click(ui.centre("model.map.2.1"));
     ui.frame(3);
-    CHECK(ui.state.view.pane == ui::Pane::Pipeline);
+    CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);
     CHECK(ui.widget("model.map.2.1") == nullptr);
     ui.click(ui.centre("pane.model"));
     ui.frame(2);
-    CHECK(ui.state.view.pane == ui::Pane::Model);
+    CHECK(ui.window.shared.view.pane == ui::Pane::Model);
     const ImVec2 display = ImGui::GetIO().DisplaySize;
     int drawn = 0;
-    for (const ui::WidgetLayout& w : ui.state.widgets) {
+    for (const ui::WidgetLayout& w : ui.window.shared.widgets) {
         if (w.id.rfind("model.", 0) != 0 || w.id == "model.pipeline_sentence") continue;
         INFO(w.id);
         CHECK(w.x >= 0.0f);
@@ -607,16 +607,16 @@ TEST_CASE("Model view: a tab beside the pipeline that a click on a map cannot lo
     }
     CHECK(drawn >= 7);  // the sentence, the top 5, 6 maps
     // The Train panel opened: a third tab in front, the model view's kept.
-    ui.state.train.open = true;
+    ui.window.train.state.open = true;
     ui.frame(2);
-    CHECK(ui.state.view.pane == ui::Pane::Train);
+    CHECK(ui.window.shared.view.pane == ui::Pane::Train);
     CHECK(ui.widget("pane.model") != nullptr);
     CHECK(ui.widget("train.start") != nullptr);
     // The session keeps the tab shown; an unknown tab is refused by name.
     ui.click(ui.centre("pane.model"));
     ui.frame(2);
-    CHECK(ui::view_choices(ui.state).pane == "model");
-    nlohmann::json j = session_file::session_to_json(ui.state.session.scenario, ui::view_choices(ui.state));
+    CHECK(ui.window.view_choices().pane == "model");
+    nlohmann::json j = session_file::session_to_json(ui.window.shared.session.scenario, ui.window.view_choices());
     j["view"]["pane"] = "sidebar";
     const session_file::SessionLoad bad = session_file::session_from_json(j, "s.json");
     CHECK_FALSE(bad.scenario);
@@ -674,7 +674,7 @@ TEST_CASE("Model view: in a small window the articles' sentences and Compare's e
     ui.click(ui.centre("model.tab.compare"));
     ui.frame(3);
     int articles = 0, explained = 0;
-    for (const ui::WidgetLayout& w : ui.state.widgets) {
+    for (const ui::WidgetLayout& w : ui.window.shared.widgets) {
         if (w.id != "model.article_sentence" && w.id != "model.compare.explained") continue;
         INFO(w.id << " \"" << w.text << "\" from x " << w.x << " to " << w.x + w.w);
         CHECK(w.x + w.w <= 1024.0f);
@@ -704,7 +704,7 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
 
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
-    ui.state.model.sentence = "the cat";  // the tiny model reads 16 positions
+    ui.window.model.state.sentence = "the cat";  // the tiny model reads 16 positions
     ui.click(ui.centre("menu.file"));
     ui.click(ui.centre("menu.open_model"));
     ui.frame(2);
@@ -712,15 +712,15 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
     CHECK(ui.text("prompt.cached.1") == "org/tiny");
     CHECK(ui.widget("prompt.cached.2") == nullptr);  // the llama is counted, not offered
     ui.click(ui.centre("prompt.cached.1"));
-    CHECK(ui.state.classroom.prompt.path == "org/tiny");
+    CHECK(ui.window.files.state.prompt.path == "org/tiny");
     ui.click(ui.centre("prompt.ok"));  // the dialog stayed open: the click chose, OK opens
     ui.frame(3);
     if (saved) ::setenv("HF_HUB_CACHE", saved->c_str(), 1);
     else ::unsetenv("HF_HUB_CACHE");
-    REQUIRE(ui.state.model.checkpoint.has_value());
-    CHECK(ui.state.model.checkpoint->folder == snapshot);
+    REQUIRE(ui.window.model.state.checkpoint.has_value());
+    CHECK(ui.window.model.state.checkpoint->folder == snapshot);
     bool said = false;
-    for (const ui::Notice& n : ui.state.notices) said = said || n.text.find("org/tiny: the Hugging Face cache's snapshot") != std::string::npos;
+    for (const ui::Notice& n : ui.window.shared.notices) said = said || n.text.find("org/tiny: the Hugging Face cache's snapshot") != std::string::npos;
     CHECK(said);
     fs::remove_all(cache);
 }

@@ -40,63 +40,63 @@ TEST_CASE("the side bar's preset, description and article verdict belong to the 
     CHECK(ui.text("sidebar.description") == start.description);
     REQUIRE(ui.widget("sidebar.verdict") != nullptr);  // the 3-token example's article numbers
     const std::string app = "Attention Lab \xE2\x80\x94 ";
-    CHECK(ui::window_title(ui.state) == app + start.scenario.name);
+    CHECK(ui.window.title() == app + start.scenario.name);
 
     // Ctrl+O, a session of the animal sentence, Enter.
     const std::string file = temp_path("animal-session.json");
     std::string error;
     REQUIRE(session_file::save_session(file, animal.scenario, session_file::ViewChoices{}, &error));
-    ui.state.classroom.prompt.path = file;
+    ui.window.files.state.prompt.path = file;
     ui.key(GLFW_KEY_O, true);
     ui.key(GLFW_KEY_ENTER);
     ui.frame(2);
-    REQUIRE(ui.state.session.trace.n_queries == 11);
+    REQUIRE(ui.window.shared.session.trace.n_queries == 11);
     CHECK(ui.text("sidebar.preset") == animal.title);
     CHECK(ui.text("sidebar.description") == animal.description);
     CHECK(ui.widget("sidebar.verdict") == nullptr);  // the 3-token article's numbers are not this sentence's
     // The title names the file opened, not the preset the window started on.
-    CHECK(ui::window_title(ui.state) == app + "animal-session.json");
+    CHECK(ui.window.title() == app + "animal-session.json");
 
     // A new sentence typed: no longer the preset, and said so.
-    ui.state.session.push(edits::SetTokens{edits::Side::Target, tokenize("the cat sat on the mat")});
+    ui.window.shared.session.push(edits::SetTokens{edits::Side::Target, tokenize("the cat sat on the mat")});
     ui.frame(2);
     CHECK(ui.text("sidebar.preset") == animal.title + " (edited)");
     CHECK(ui.text("sidebar.description") == "edited");
     CHECK(ui.text("sidebar.description").find("refers") == std::string::npos);
-    CHECK(ui::window_title(ui.state) == app + "animal-session.json (edited)");
+    CHECK(ui.window.title() == app + "animal-session.json (edited)");
 
     // Edited back by hand to the preset's exact scenario: the preset again.
-    ui.state.session.push(edits::ReplaceScenario{start.scenario});
+    ui.window.shared.session.push(edits::ReplaceScenario{start.scenario});
     ui.frame(2);
     CHECK(ui.text("sidebar.preset") == start.title);
     REQUIRE(ui.widget("sidebar.verdict") != nullptr);
     CHECK(ui.text("sidebar.verdict").find("0 match") == std::string::npos);
-    CHECK(ui::window_title(ui.state).rfind(app + start.scenario.name, 0) == 0);   // another scenario: its own name
+    CHECK(ui.window.title().rfind(app + start.scenario.name, 0) == 0);   // another scenario: its own name
 }
 
 TEST_CASE("a lesson entered and left with Esc gives the user's sentence back, with its undo history", "[new-user][work-loss]") {
     UiDriver ui(find_preset("animal-was-tired")->scenario);
     ui.frame(3);
-    ui.state.session.push(edits::InsertToken{edits::Side::Target, 0, "yes"});
+    ui.window.shared.session.push(edits::InsertToken{edits::Side::Target, 0, "yes"});
     ui.frame(2);
-    const std::vector<std::string> mine = ui.state.session.scenario.target.tokens;
+    const std::vector<std::string> mine = ui.window.shared.session.scenario.target.tokens;
     REQUIRE(mine.front() == "yes");
 
     ui.click(ui.centre("menu.lessons"));
     ui.click(ui.centre("menu.lesson.0"));
     ui.frame(3);
-    REQUIRE(ui.state.classroom.lesson.active == 0);
-    CHECK(ui.state.session.scenario.target.tokens != mine);  // the lesson's own example
+    REQUIRE(ui.window.lesson.state.active == 0);
+    CHECK(ui.window.shared.session.scenario.target.tokens != mine);  // the lesson's own example
 
     ui.key(GLFW_KEY_ESCAPE);
     ui.frame(3);
-    CHECK(ui.state.classroom.lesson.active == -1);
-    CHECK(ui.state.session.scenario.target.tokens == mine);
-    REQUIRE(ui.state.session.history.can_undo());
-    CHECK(ui.state.session.history.undo_action() == "insert token 'yes'");
+    CHECK(ui.window.lesson.state.active == -1);
+    CHECK(ui.window.shared.session.scenario.target.tokens == mine);
+    REQUIRE(ui.window.shared.session.history.can_undo());
+    CHECK(ui.window.shared.session.history.undo_action() == "insert token 'yes'");
     ui.key(GLFW_KEY_Z, true);
     ui.frame(2);
-    CHECK(ui.state.session.scenario.target.tokens.front() != "yes");
+    CHECK(ui.window.shared.session.scenario.target.tokens.front() != "yes");
 }
 
 TEST_CASE("the View menu lists what each view offers: Article checks, Compare, Train, the model view only with a model", "[new-user]") {
@@ -112,46 +112,46 @@ TEST_CASE("the View menu lists what each view offers: Article checks, Compare, T
     CHECK(ui.widget("menu.view.compare")->y < ui.widget("menu.view.train")->y);
     CHECK(ui.widget("menu.view.train")->y < ui.widget("menu.view.model")->y);
     ui.click(ui.centre("menu.view.model"));  // disabled: no model is open
-    CHECK(ui.state.view.pane == ui::Pane::Pipeline);
+    CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);
     ui.click(ui.centre("menu.view.train"));
-    CHECK(ui.state.train.open);
-    CHECK(ui.state.view.pane == ui::Pane::Train);
+    CHECK(ui.window.train.state.open);
+    CHECK(ui.window.shared.view.pane == ui::Pane::Train);
     ui.frame(2);  // the menu that closed settles
     ui.click(ui.centre("menu.view"));
     ui.click(ui.centre("menu.view.compare"));
-    CHECK(ui.state.classroom.compare.open);
+    CHECK(ui.window.compare.state.open);
 }
 
 TEST_CASE("Esc closes an open menu and does nothing else", "[new-user][trap]") {
     UiDriver ui(find_preset("animal-was-tired")->scenario);
     ui.frame(2);
-    REQUIRE(ui::open_lesson(ui.state, ui.state.classroom.lesson, 0, 0));
+    REQUIRE(ui::open_lesson(ui.window.shared, ui.window.lesson.state, 0, 0));
     ui.frame(3);
     ui.click(ui.centre("menu.lessons"));
     REQUIRE(ui.widget("menu.lesson.0") != nullptr);  // the menu is open
     ui.key(GLFW_KEY_ESCAPE);
     ui.frame(2);
     CHECK(ui.widget("menu.lesson.0") == nullptr);     // closed
-    CHECK(ui.state.classroom.lesson.active == 0);     // and the lesson was not left
+    CHECK(ui.window.lesson.state.active == 0);     // and the lesson was not left
 }
 
 TEST_CASE("quitting with unsaved work asks Save, Discard or Cancel", "[new-user][work-loss]") {
     UiDriver ui(find_preset("animal-was-tired")->scenario);
     ui.frame(2);
-    CHECK(ui::request_quit(ui.state));  // an unedited preset: nothing to lose
-    ui.state.classroom.quit_confirmed = ui.state.classroom.quit_requested = false;
+    CHECK(ui.window.request_quit());  // an unedited preset: nothing to lose
+    ui.window.files.state.quit_confirmed = ui.window.files.state.quit_requested = false;
 
-    ui.state.session.push(edits::InsertToken{edits::Side::Target, 0, "yes"});
+    ui.window.shared.session.push(edits::InsertToken{edits::Side::Target, 0, "yes"});
     ui.frame(2);
-    CHECK(ui::has_unsaved_work(ui.state));
-    CHECK_FALSE(ui::request_quit(ui.state));
+    CHECK(ui.window.files.has_unsaved_work(ui.window.shared));
+    CHECK_FALSE(ui.window.request_quit());
     ui.frame(2);
     REQUIRE(ui.widget("unsaved.cancel") != nullptr);
     ui.click(ui.centre("unsaved.cancel"));
     ui.frame(2);
     CHECK(ui.widget("unsaved.cancel") == nullptr);
-    CHECK_FALSE(ui.state.classroom.quit_requested);
-    CHECK_FALSE(ui.state.classroom.quit_confirmed);
+    CHECK_FALSE(ui.window.files.state.quit_requested);
+    CHECK_FALSE(ui.window.files.state.quit_confirmed);
 
     // File → Quit (Ctrl+Q), then Save…: the session is written, then the app may quit.
     ui.key(GLFW_KEY_Q, true);
@@ -159,7 +159,7 @@ TEST_CASE("quitting with unsaved work asks Save, Discard or Cancel", "[new-user]
     REQUIRE(ui.widget("unsaved.save") != nullptr);
     ui.click(ui.centre("unsaved.save"));
     ui.frame(2);
-    CHECK_FALSE(ui.state.classroom.quit_confirmed);
+    CHECK_FALSE(ui.window.files.state.quit_confirmed);
     const std::string file = temp_path("quit-save.json");
     std::filesystem::remove(file);
     ui.key(GLFW_KEY_A, true);  // the path field has the focus: replace its text
@@ -167,25 +167,25 @@ TEST_CASE("quitting with unsaved work asks Save, Discard or Cancel", "[new-user]
     ui.key(GLFW_KEY_ENTER);
     ui.frame(2);
     REQUIRE(std::filesystem::exists(file));
-    CHECK(ui.state.classroom.quit_confirmed);
-    CHECK_FALSE(ui::has_unsaved_work(ui.state));  // what was saved is the baseline now
+    CHECK(ui.window.files.state.quit_confirmed);
+    CHECK_FALSE(ui.window.files.has_unsaved_work(ui.window.shared));  // what was saved is the baseline now
 }
 
 TEST_CASE("Discard quits without saving", "[new-user][work-loss]") {
     UiDriver other(find_preset("animal-was-tired")->scenario);
     other.frame(2);
-    other.state.session.push(edits::SetHeads{1});
+    other.window.shared.session.push(edits::SetHeads{1});
     other.frame(2);
-    CHECK_FALSE(ui::request_quit(other.state));
+    CHECK_FALSE(other.window.request_quit());
     other.frame(2);
     other.click(other.centre("unsaved.discard"));
-    CHECK(other.state.classroom.quit_confirmed);
+    CHECK(other.window.files.state.quit_confirmed);
 }
 
 TEST_CASE("the Edit menu names the action Undo reverts", "[new-user][trap]") {
     UiDriver ui(find_preset("animal-was-tired")->scenario);
     ui.frame(2);
-    ui.state.session.push(edits::SetHeads{1});
+    ui.window.shared.session.push(edits::SetHeads{1});
     ui.frame(2);
     ui.click(ui.centre("menu.edit"));
     CHECK(ui.text("menu.undo") == "Undo set heads to 1");
@@ -207,27 +207,27 @@ TEST_CASE("a right double-click resets the zoom and opens nothing, a right click
     ui.frame(3);
     const std::string map = "head0.weights";
     REQUIRE(ui.heatmap(map) != nullptr);
-    ui.state.views[map].zoom = 3.0f;
+    ui.window.shared.views[map].zoom = 3.0f;
     ui.frame(2);
     ui.double_click(ui.cell_centre(map, 1, 1), 1);
     ui.frame(30);  // longer than the double-click time
-    CHECK(ui.state.views[map].zoom == 1.0f);
-    CHECK(ui.state.classroom.hand_check.matrix.empty());
+    CHECK(ui.window.shared.views[map].zoom == 1.0f);
+    CHECK(ui.window.hand_check.state.matrix.empty());
 
     ui.click(ui.cell_centre(map, 2, 1), 1);
     ui.frame(30);
-    CHECK(ui.state.classroom.hand_check.matrix == map);
-    CHECK(ui.state.classroom.hand_check.row == 2);
+    CHECK(ui.window.hand_check.state.matrix == map);
+    CHECK(ui.window.hand_check.state.row == 2);
     // Esc closes it (its value field has the keyboard), then Compare, each on its own.
     ui.frame(2);
     REQUIRE(ImGui::GetIO().WantTextInput);
-    ui.state.classroom.compare.open = true;
+    ui.window.compare.state.open = true;
     ui.frame(2);
     ui.key(GLFW_KEY_ESCAPE);
-    CHECK(ui.state.classroom.hand_check.matrix.empty());
-    CHECK(ui.state.classroom.compare.open);
+    CHECK(ui.window.hand_check.state.matrix.empty());
+    CHECK(ui.window.compare.state.open);
     ui.key(GLFW_KEY_ESCAPE);
-    CHECK_FALSE(ui.state.classroom.compare.open);
+    CHECK_FALSE(ui.window.compare.state.open);
 }
 
 TEST_CASE("at 1600×1000 the weights of up to 12 tokens are drawn with their numbers", "[new-user][layout]") {
@@ -241,7 +241,7 @@ TEST_CASE("at 1600×1000 the weights of up to 12 tokens are drawn with their num
         CHECK(weights->shown_rows == weights->rows);
         CHECK(weights->shown_cols == weights->cols);
         // No map on screen has larger cells than the weights.
-        for (const ui::HeatmapLayout& h : ui.state.layout) CHECK(h.cell_w <= weights->cell_w + 0.5f);
+        for (const ui::HeatmapLayout& h : ui.window.shared.layout) CHECK(h.cell_w <= weights->cell_w + 0.5f);
     }
 }
 
@@ -296,7 +296,7 @@ TEST_CASE("Export → Matrix writes the matrix chosen in its list, not the one t
     ui.frame(2);
     CHECK(ui.text("export.matrix") == display_name("head0.weights"));  // named, and the one clicked
     CHECK(ui.text("prompt.folder") == std::filesystem::current_path().string());  // relative to where
-    CHECK(ui.state.classroom.prompt.path == "head1-weights.csv");   // head 1 as the user counts it, not head0
+    CHECK(ui.window.files.state.prompt.path == "head1-weights.csv");   // head 1 as the user counts it, not head0
     const std::string file = temp_path("export-weights.csv");
     std::filesystem::remove(file);
     ui.key(GLFW_KEY_A, true);  // the path field has the focus: replace its text
@@ -305,12 +305,12 @@ TEST_CASE("Export → Matrix writes the matrix chosen in its list, not the one t
     ui.frame(2);
     REQUIRE(std::filesystem::exists(file));
     std::string expected, error;
-    REQUIRE(export_file::matrix_text(ui.state.session.trace, "head0.weights", export_file::Format::Csv, ui.state.view.decimals,
+    REQUIRE(export_file::matrix_text(ui.window.shared.session.trace, "head0.weights", export_file::Format::Csv, ui.window.shared.view.decimals,
                                      expected, &error));
     std::ifstream in(file);
     const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     CHECK(written == expected);
-    CHECK(ui.state.notices.back().text == "Exported head 1 \xC2\xB7 weights to " + file);
+    CHECK(ui.window.shared.notices.back().text == "Exported head 1 \xC2\xB7 weights to " + file);
 }
 
 TEST_CASE("with nothing clicked, Export → Matrix proposes the last matrix hovered", "[new-user][export]") {
@@ -329,32 +329,32 @@ TEST_CASE("a generated sequence keeps the mask, and the zoom fields follow the s
     s.mask = MaskKind::Causal;
     UiDriver ui(s);
     ui.frame(4);
-    REQUIRE(ui.state.session.trace.detail == Detail::OutputOnly);
+    REQUIRE(ui.window.shared.session.trace.detail == Detail::OutputOnly);
     CHECK(ui.text("backend.region_rows") == "queries 1 to 1100");
     CHECK(ui.text("backend.zoom_estimate").find("the region only") != std::string::npos);
     CHECK(ui.text("backend.generate_estimate").rfind("about ", 0) == 0);  // said before the button is pressed
-    ui.state.compute.settings.generate_length = 2048;
+    ui.window.shared.compute.settings.generate_length = 2048;
     ui.click(ui.centre("backend.generate"));
     ui.frame(4);
-    REQUIRE(ui.state.session.trace.n_queries == 2048);
-    CHECK(ui.state.session.scenario.mask == MaskKind::Causal);  // kept, not reset to none
+    REQUIRE(ui.window.shared.session.trace.n_queries == 2048);
+    CHECK(ui.window.shared.session.scenario.mask == MaskKind::Causal);  // kept, not reset to none
     CHECK(ui.text("backend.region_rows") == "queries 1 to 2048");  // not the old sequence's range
     CHECK(ui.text("backend.region_cols") == "keys 1 to 2048");
     // Zoomed: the fields, the card's caption and its labels count the same rows, from 1.
-    ui.state.compute.settings.region = compute::Region{999, 1015, 0, 16};
-    ui.state.compute.region_draft = ui.state.compute.settings.region;
+    ui.window.shared.compute.settings.region = compute::Region{999, 1015, 0, 16};
+    ui.window.shared.compute.region_draft = ui.window.shared.compute.settings.region;
     ui.frame(4);
     CHECK(ui.text("backend.region_shown") == "shown: queries 1000\xE2\x80\x93" "1015, keys 1\xE2\x80\x93" "16");
     CHECK(ui.text("backend.region_rows") == "queries 1000 to 1015");
     const auto ref = parse_matrix_name("head0.pooled_weights");
     REQUIRE(ref);
-    CHECK(ref->entry->shape(ui.state.session.trace, 0).rfind("queries 1000\xE2\x80\x93" "1015, keys 1\xE2\x80\x93" "16 ", 0) == 0);
+    CHECK(ref->entry->shape(ui.window.shared.session.trace, 0).rfind("queries 1000\xE2\x80\x93" "1015, keys 1\xE2\x80\x93" "16 ", 0) == 0);
 }
 
 TEST_CASE("Compare: float rounding is no difference, B can switch the softmax, and NaN is said", "[new-user][compare]") {
     {
         UiDriver ui(find_preset("animal-was-tired")->scenario);
-        ui::CompareState& c = ui.state.classroom.compare;
+        ui::CompareState& c = ui.window.compare.state;
         c.open = true;
         c.toggles_b.softmax = SoftmaxKind::Naive;  // small scores: the two softmaxes agree to rounding
         ui.frame(6);
@@ -367,7 +367,7 @@ TEST_CASE("Compare: float rounding is no difference, B can switch the softmax, a
     }
     {
         UiDriver ui(find_preset("naive-softmax-overflow")->scenario);  // A's naive softmax overflows
-        ui::CompareState& c = ui.state.classroom.compare;
+        ui::CompareState& c = ui.window.compare.state;
         c.open = true;
         c.toggles_b.softmax = SoftmaxKind::Stable;
         ui.frame(6);
@@ -391,12 +391,12 @@ TEST_CASE("a mask tied to the old tokens does not follow a generated sequence, a
     s.target.padding.back() = true;
     UiDriver ui(s);
     ui.frame(4);
-    ui.state.compute.settings.generate_length = 1100;
+    ui.window.shared.compute.settings.generate_length = 1100;
     ui.click(ui.centre("backend.generate"));
     ui.frame(4);
-    CHECK(ui.state.session.scenario.mask == MaskKind::None);
-    REQUIRE_FALSE(ui.state.notices.empty());
-    CHECK(ui.state.notices.back().text.find("padding mask") != std::string::npos);
+    CHECK(ui.window.shared.session.scenario.mask == MaskKind::None);
+    REQUIRE_FALSE(ui.window.shared.notices.empty());
+    CHECK(ui.window.shared.notices.back().text.find("padding mask") != std::string::npos);
 }
 
 TEST_CASE("ticking a box or choosing a mask never moves the widgets below it", "[new-user][trap]") {
@@ -408,22 +408,22 @@ TEST_CASE("ticking a box or choosing a mask never moves the widgets below it", "
     const float identity_y = ui.widget("controls.identity_stages")->y;
     ui.click(ui.centre("controls.all_heads"));
     ui.frame(2);
-    REQUIRE(ui.state.view.all_heads);
+    REQUIRE(ui.window.shared.view.all_heads);
     CHECK(ui.widget("controls.mask")->y == mask_y);
     ui.click(ui.centre("controls.all_heads"));  // and back: the "showing head" slider did not appear under the pointer
     ui.frame(2);
-    CHECK_FALSE(ui.state.view.all_heads);
+    CHECK_FALSE(ui.window.shared.view.all_heads);
     CHECK(ui.widget("controls.mask")->y == mask_y);
     ui.click(ui.centre("controls.fit_cells"));
     ui.frame(2);
-    REQUIRE_FALSE(ui.state.view.auto_cell);
+    REQUIRE_FALSE(ui.window.shared.view.auto_cell);
     CHECK(ui.widget("controls.numbers")->y == numbers_y);
     ui.click(ui.centre("controls.numbers"));
     ui.frame(2);
-    REQUIRE_FALSE(ui.state.view.numbers);
+    REQUIRE_FALSE(ui.window.shared.view.numbers);
     CHECK(ui.widget("controls.identity_stages")->y == identity_y);
     for (MaskKind kind : {MaskKind::Causal, MaskKind::SlidingWindow, MaskKind::Padding, MaskKind::Custom, MaskKind::None}) {
-        ui.state.session.push(edits::SetMaskKind{kind});
+        ui.window.shared.session.push(edits::SetMaskKind{kind});
         ui.frame(2);
         CHECK(ui.widget("controls.numbers")->y == numbers_y);
     }
@@ -437,7 +437,7 @@ TEST_CASE("clicking away from the sentence box applies the typed sentence", "[ne
     ui.type("the dog ran home");
     ui.click(ImVec2(1500.0f, 985.0f));  // the status bar: nothing there takes the click
     ui.frame(2);
-    CHECK(ui.state.session.scenario.target.tokens == std::vector<std::string>{"the", "dog", "ran", "home"});
+    CHECK(ui.window.shared.session.scenario.target.tokens == std::vector<std::string>{"the", "dog", "ran", "home"});
     CHECK(ui.text("tokens.sentence") == "the dog ran home");
     // An emptied box is refused aloud, and shows the tokens again.
     ui.click(ui.centre("tokens.sentence"));
@@ -445,9 +445,9 @@ TEST_CASE("clicking away from the sentence box applies the typed sentence", "[ne
     ui.key(GLFW_KEY_DELETE);
     ui.click(ImVec2(1500.0f, 985.0f));
     ui.frame(2);
-    CHECK(ui.state.session.scenario.target.tokens.size() == 4);
-    REQUIRE_FALSE(ui.state.notices.empty());
-    CHECK(ui.state.notices.back().text.find("empty sentence") != std::string::npos);
+    CHECK(ui.window.shared.session.scenario.target.tokens.size() == 4);
+    REQUIRE_FALSE(ui.window.shared.notices.empty());
+    CHECK(ui.window.shared.notices.back().text.find("empty sentence") != std::string::npos);
     CHECK(ui.text("tokens.sentence") == "the dog ran home");
 }
 
@@ -455,7 +455,7 @@ TEST_CASE("all heads side by side puts every head's map of a step in one row, an
     Scenario s = find_preset("animal-was-tired")->scenario;
     s.heads = 4;
     UiDriver ui(s);
-    ui.state.view.all_heads = true;
+    ui.window.shared.view.all_heads = true;
     ui.frame(4);
     for (const char* step : {"weights", "scores", "q", "output"}) {
         INFO(step);
@@ -468,7 +468,7 @@ TEST_CASE("all heads side by side puts every head's map of a step in one row, an
             CHECK(other->x > first->x);
         }
     }
-    for (const ui::HeatmapLayout& h : ui.state.layout) {  // nothing below the window's edge: no scrolling to find a head
+    for (const ui::HeatmapLayout& h : ui.window.shared.layout) {  // nothing below the window's edge: no scrolling to find a head
         INFO(h.name);
         CHECK(h.y + static_cast<float>(h.shown_rows) * h.cell_h <= 1000.0f);
         CHECK(h.x + static_cast<float>(h.shown_cols) * h.cell_w <= 1600.0f);
@@ -481,7 +481,7 @@ TEST_CASE("all heads side by side: every head's weights have their numbers, not 
     Scenario s = find_preset("dog-bites-man")->scenario;
     s.heads = 4;
     UiDriver ui(s);
-    ui.state.view.all_heads = true;
+    ui.window.shared.view.all_heads = true;
     ui.frame(4);
     for (int h = 0; h < 4; ++h) {
         const ui::HeatmapLayout* weights = ui.heatmap("head" + std::to_string(h) + ".weights");
@@ -521,7 +521,7 @@ TEST_CASE("one head of up to 16 tokens fills the window: every token labelled, t
             REQUIRE(weights != nullptr);
             CHECK(weights->numbers);
             float right = 0, bottom = 0;
-            for (const ui::HeatmapLayout& h : ui.state.layout) {
+            for (const ui::HeatmapLayout& h : ui.window.shared.layout) {
                 INFO(h.name << ": cells " << h.cell_w << " x " << h.cell_h);
                 CHECK(h.shown_rows == h.rows);  // every cell on screen, none below or beside the window
                 CHECK(h.shown_cols == h.cols);
@@ -545,8 +545,8 @@ TEST_CASE("the stage strip scrolls the pipeline to a step, and the step stays in
     Scenario s = find_preset("animal-was-tired")->scenario;
     s.heads = 2;
     UiDriver ui(s);
-    ui.state.view.auto_cell = false;
-    ui.state.view.cell_size = 60.0f;  // cards larger than the window: the pipeline scrolls
+    ui.window.shared.view.auto_cell = false;
+    ui.window.shared.view.cell_size = 60.0f;  // cards larger than the window: the pipeline scrolls
     ui.frame(3);
     const ui::WidgetLayout* view = ui.widget("pipeline.view");
     REQUIRE(view != nullptr);
@@ -568,7 +568,7 @@ TEST_CASE("the stage strip scrolls the pipeline to a step, and the step stays in
     CHECK(ui.text("pipeline.step.X") == "X");
     const ImVec2 placed(weights->x - view_left, weights->y - view_top);
     // Another head shown, then a wider window (the layout made again): the weights stay where they were.
-    ui.state.view.shown_head = 1;
+    ui.window.shared.view.shown_head = 1;
     ui.frame(3);
     REQUIRE(ui.heatmap("head1.weights") != nullptr);
     CHECK(ui.heatmap("head1.weights")->x - view_left == Approx(placed.x).margin(1.0));

@@ -34,15 +34,15 @@ namespace {
 
 std::string temp(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
 
-bool has_notice(const ui::AppState& state, const std::string& part) {
-    for (const ui::Notice& n : state.notices)
+bool has_notice(const ui::Window& state, const std::string& part) {
+    for (const ui::Notice& n : state.shared.notices)
         if (n.text.find(part) != std::string::npos) return true;
     return false;
 }
 
 void save(UiDriver& ui, const std::string& path) {
     std::string error;
-    REQUIRE(session_file::save_session(path, ui.state.session.scenario, ui::view_choices(ui.state), &error, ui::attachments(ui.state)));
+    REQUIRE(session_file::save_session(path, ui.window.shared.session.scenario, ui.window.view_choices(), &error, ui.window.attachments()));
 }
 
 }  // namespace
@@ -56,10 +56,10 @@ TEST_CASE("Sessions keep the trained model, its edited probe and the opened laye
     std::string predicted;
     {
         UiDriver ui(find_preset(default_preset_name())->scenario);
-        ui::TrainPanelState& p = ui.state.train;
+        ui::TrainPanelState& p = ui.window.train.state;
         p.open = true;
         ui.frame(2);
-        ui::train_now(ui.state.train, 300);
+        ui::train_now(ui.window.train.state, 300);
         ui.frame(3);
         // The probe edited, layer 1 opened, one of its weights edited.
         const int other = (p.probe.input.tokens[0] + 1) % p.settings.task.symbols;
@@ -69,10 +69,10 @@ TEST_CASE("Sessions keep the trained model, its edited probe and the opened laye
         ui.frame(2);
         ui.click(ui.centre("train.open.1"));
         ui.frame(3);
-        REQUIRE(ui::trained_layer_open(ui.state.train));
-        Scenario edited = ui.state.session.scenario;
+        REQUIRE(ui::trained_layer_open(ui.window.train.state));
+        Scenario edited = ui.window.shared.session.scenario;
         edited.w_v.edit()(0, 0) += 2.0f;
-        ui.state.session.push(edits::ReplaceScenario{edited});
+        ui.window.shared.session.push(edits::ReplaceScenario{edited});
         ui.frame(3);
         weights = p.progress.latest->model.params;
         steps = p.progress.steps_done;
@@ -83,17 +83,17 @@ TEST_CASE("Sessions keep the trained model, its edited probe and the opened laye
     }
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
-    ui::open_file(ui.state, path);
-    REQUIRE(ui.state.train.worker);
-    ui.state.train.worker->wait_idle();
+    ui.window.open_file(path);
+    REQUIRE(ui.window.train.state.worker);
+    ui.window.train.state.worker->wait_idle();
     ui.frame(4);
-    const ui::TrainPanelState& p = ui.state.train;
+    const ui::TrainPanelState& p = ui.window.train.state;
     REQUIRE(p.progress.latest);
     CHECK(p.progress.steps_done == steps);
     CHECK(same_bits(p.progress.latest->model.params, weights));
     CHECK(p.probe.input.tokens == probe);
-    REQUIRE(ui::trained_layer_open(ui.state.train));
-    CHECK(ui.state.session.scenario.name.find("trained layer 1 of 1") == 0);
+    REQUIRE(ui::trained_layer_open(ui.window.train.state));
+    CHECK(ui.window.shared.session.scenario.name.find("trained layer 1 of 1") == 0);
     REQUIRE(p.opened.pass.ok);
     CHECK(p.opened.pass.logits == logits);  // the edit of W_V is in the prediction again
     CHECK(ui.text("trained.probe.predicted") == predicted);
@@ -119,34 +119,34 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
     {
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
-        ui.state.model.sentence = sentence;
+        ui.window.model.state.sentence = sentence;
         REQUIRE(ui.open_model(folder));
         ui.frame(2);
-        ui::open_model_layer(ui.state, ui.state.model, 1, 1);
+        ui::open_model_layer(ui.window.shared, ui.window.model.state, 1, 1);
         ui.frame(3);
-        ui.state.model.ablation_toggles.push_back(gpt2::HeadId{2, 0});  // layer 3's head 1 ablated, after the opened layer
+        ui.window.model.state.ablation_toggles.push_back(gpt2::HeadId{2, 0});  // layer 3's head 1 ablated, after the opened layer
         ui.frame(3);
-        REQUIRE(ui.state.model.pass.ablated.size() == 1);
-        Scenario edited = ui.state.session.scenario;
+        REQUIRE(ui.window.model.state.pass.ablated.size() == 1);
+        Scenario edited = ui.window.shared.session.scenario;
         edited.w_v.edit()(0, 0) += 3.0f;  // layer 2 edited: layer 3 and the prediction follow
-        ui.state.session.push(edits::ReplaceScenario{edited});
+        ui.window.shared.session.push(edits::ReplaceScenario{edited});
         ui.frame(3);
-        for (const gpt2::TokenProbability& t : ui.state.model.pass.next_token_top5) top5.push_back(t.probability);
+        for (const gpt2::TokenProbability& t : ui.window.model.state.pass.next_token_top5) top5.push_back(t.probability);
         REQUIRE(top5.size() == 5);
-        last_weights = ui.state.model.pass.layers[2].head[0].weights;
+        last_weights = ui.window.model.state.pass.layers[2].head[0].weights;
         save(ui, path);
     }
     SECTION("opened again: the sentence, the layer and its edit") {
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
-        ui::open_file(ui.state, path);
+        ui.window.open_file(path);
         ui.frame(4);
-        const ui::ModelViewState& m = ui.state.model;
+        const ui::ModelViewState& m = ui.window.model.state;
         REQUIRE(m.checkpoint);
         CHECK(m.computed_sentence == sentence);
         CHECK(m.layer == 1);
         CHECK(m.pass.ablated == gpt2::HeadSet{gpt2::HeadId{2, 0}});
-        CHECK(ui.state.view.shown_head == 1);
+        CHECK(ui.window.shared.view.shown_head == 1);
         CHECK(m.pass.layers[2].head[0].weights == last_weights);
         std::vector<float> again;
         for (const gpt2::TokenProbability& t : m.pass.next_token_top5) again.push_back(t.probability);
@@ -159,11 +159,11 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         { std::ofstream(path) << j.dump(); }
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
-        ui::open_file(ui.state, path);
+        ui.window.open_file(path);
         ui.frame(3);
-        CHECK_FALSE(ui.state.model.checkpoint);
-        CHECK(ui.state.session.scenario.name == j["scenario"]["name"].get<std::string>());
-        CHECK(has_notice(ui.state, "The session's model folder " + folder + "-gone cannot be opened"));
+        CHECK_FALSE(ui.window.model.state.checkpoint);
+        CHECK(ui.window.shared.session.scenario.name == j["scenario"]["name"].get<std::string>());
+        CHECK(has_notice(ui.window, "The session's model folder " + folder + "-gone cannot be opened"));
     }
     std::filesystem::remove(path);
     std::filesystem::remove_all(folder);
@@ -184,40 +184,40 @@ TEST_CASE("A session named at start-up comes back as saved: every field it store
     }
     const std::string path = temp("attnlab-session-start.json");
     // What the window writes for its state: the file compares field by field with it.
-    const auto written = [](const ui::AppState& state) {
-        return session_file::session_to_json(state.session.scenario, ui::view_choices(state), ui::attachments(state));
+    const auto written = [](const ui::Window& state) {
+        return session_file::session_to_json(state.shared.session.scenario, state.view_choices(), state.attachments());
     };
     nlohmann::json saved;
     {
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
         SECTION("a GPT-2 layer's head, the heads ablated, presenter mode") {
-            ui.state.model.sentence = "the cat sat on";
+            ui.window.model.state.sentence = "the cat sat on";
             REQUIRE(ui.open_model(folder));
             ui.frame(2);
-            ui::open_model_layer(ui.state, ui.state.model, 1, 2);  // layer 2, head 3
+            ui::open_model_layer(ui.window.shared, ui.window.model.state, 1, 2);  // layer 2, head 3
             ui.frame(3);
-            ui.state.model.ablation_toggles.push_back(gpt2::HeadId{2, 1});
-            ui.state.model.ablation_toggles.push_back(gpt2::HeadId{0, 3});
-            ui.state.presenter = true;
+            ui.window.model.state.ablation_toggles.push_back(gpt2::HeadId{2, 1});
+            ui.window.model.state.ablation_toggles.push_back(gpt2::HeadId{0, 3});
+            ui.window.shared.presenter = true;
             ui.frame(3);
-            CHECK(ui.state.model.pass.ablated.size() == 2);
+            CHECK(ui.window.model.state.pass.ablated.size() == 2);
         }
         SECTION("the Train tab in front") {
-            ui.state.train.open = true;
-            ui::show_pane(ui.state.view, ui::Pane::Train);
+            ui.window.train.state.open = true;
+            ui::show_pane(ui.window.shared.view, ui::Pane::Train);
             ui.frame(3);
-            REQUIRE(ui.state.view.pane == ui::Pane::Train);
+            REQUIRE(ui.window.shared.view.pane == ui::Pane::Train);
         }
         SECTION("a lesson's step, all heads side by side, the head shown") {
-            REQUIRE(ui::open_lesson_named(ui.state, ui.state.classroom.lesson, "04-multi-head.json", 2));
+            REQUIRE(ui::open_lesson_named(ui.window.shared, ui.window.lesson.state, "04-multi-head.json", 2));
             ui.frame(3);
-            ui.state.view.all_heads = true;
-            ui.state.view.shown_head = 1;
+            ui.window.shared.view.all_heads = true;
+            ui.window.shared.view.shown_head = 1;
             ui.frame(2);
         }
         save(ui, path);
-        saved = written(ui.state);
+        saved = written(ui.window);
     }
     // As `attnlab --scenario FILE` starts (main.cpp): the file read by the command line, then
     // the window started on its scenario and the rest of the session.
@@ -231,15 +231,15 @@ TEST_CASE("A session named at start-up comes back as saved: every field it store
     INFO(err.str());
     REQUIRE(scenario);
     UiDriver ui(*scenario);
-    ui::start_classroom(ui.state, cli::Options{}, load);
+    ui.window.start(cli::Options{}, load);
     ui.frame(4);
-    const nlohmann::json again = written(ui.state);
+    const nlohmann::json again = written(ui.window);
     for (const auto& [key, value] : saved.items()) {
         INFO("session key '" << key << "'");
         CHECK(again[key] == value);
     }
     CHECK(again == saved);
-    for (const ui::Notice& n : ui.state.notices) CHECK_FALSE(n.error);
+    for (const ui::Notice& n : ui.window.shared.notices) CHECK_FALSE(n.error);
     std::filesystem::remove(path);
     std::filesystem::remove_all(folder);
 }
@@ -408,15 +408,15 @@ TEST_CASE("A session's trained layer is checked against its model and its scenar
         { std::ofstream(path) << j.dump(); }
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
-        ui::open_file(ui.state, path);
-        REQUIRE(ui.state.train.worker);
-        ui.state.train.worker->wait_idle();
+        ui.window.open_file(path);
+        REQUIRE(ui.window.train.state.worker);
+        ui.window.train.state.worker->wait_idle();
         ui.frame(4);
-        CHECK(has_notice(ui.state, path + ": key 'trained.opened': d_model 8, but the scenario's layer has d_model 32"));
-        CHECK(ui.state.train.progress.latest);
-        CHECK_FALSE(ui::trained_layer_open(ui.state.train));
-        CHECK(ui.state.session.scenario.d_model == 32);
-        CHECK(ui.state.session.trace.ok);
+        CHECK(has_notice(ui.window, path + ": key 'trained.opened': d_model 8, but the scenario's layer has d_model 32"));
+        CHECK(ui.window.train.state.progress.latest);
+        CHECK_FALSE(ui::trained_layer_open(ui.window.train.state));
+        CHECK(ui.window.shared.session.scenario.d_model == 32);
+        CHECK(ui.window.shared.session.trace.ok);
         std::filesystem::remove(path);
     }
 }
@@ -429,10 +429,10 @@ TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against t
     {
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
-        ui.state.model.sentence = "the cat";
+        ui.window.model.state.sentence = "the cat";
         REQUIRE(ui.open_model(folder));
         ui.frame(2);
-        ui::open_model_layer(ui.state, ui.state.model, 1, 1);
+        ui::open_model_layer(ui.window.shared, ui.window.model.state, 1, 1);
         ui.frame(3);
         save(ui, path);
         std::vector<std::string> errors;
@@ -441,7 +441,7 @@ TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against t
     auto open = [&](const nlohmann::json& j, UiDriver& ui) {
         { std::ofstream(path) << j.dump(); }
         ui.frame(2);
-        ui::open_file(ui.state, path);
+        ui.window.open_file(path);
         ui.frame(4);
     };
     SECTION("a head and an ablated pair the model does not have: each said with its key and the model's range, and not used") {
@@ -450,9 +450,9 @@ TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against t
         j["model"]["ablated"] = {{9, 1}, {2, 2}};
         UiDriver ui(find_preset(default_preset_name())->scenario);
         open(j, ui);
-        const ui::ModelViewState& m = ui.state.model;
-        CHECK(has_notice(ui.state, path + ": key 'model.head': 99, but the model's heads are 1 to 2: not used"));
-        CHECK(has_notice(ui.state, path + ": key 'model.ablated': [9, 1] is not a head of the model (the model's layers are 1 to 2, its heads 1 to 2): not ablated"));
+        const ui::ModelViewState& m = ui.window.model.state;
+        CHECK(has_notice(ui.window, path + ": key 'model.head': 99, but the model's heads are 1 to 2: not used"));
+        CHECK(has_notice(ui.window, path + ": key 'model.ablated': [9, 1] is not a head of the model (the model's layers are 1 to 2, its heads 1 to 2): not ablated"));
         CHECK(m.head == 0);
         CHECK(m.layer == 1);  // the layer itself is the scenario's: reattached
         CHECK(m.pass.ablated == gpt2::HeadSet{gpt2::HeadId{1, 1}});
@@ -463,8 +463,8 @@ TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against t
         j["model"]["layer"] = 7;
         UiDriver ui(find_preset(default_preset_name())->scenario);
         open(j, ui);
-        CHECK(has_notice(ui.state, path + ": key 'model.layer': 7, but the model's layers are 1 to 2: no layer is opened in the pipeline"));
-        CHECK(ui.state.model.layer == -1);
+        CHECK(has_notice(ui.window, path + ": key 'model.layer': 7, but the model's layers are 1 to 2: no layer is opened in the pipeline"));
+        CHECK(ui.window.model.state.layer == -1);
     }
     SECTION("a sentence longer than the model reads: said as such, not as a layer that is missing") {
         nlohmann::json j = saved;
@@ -473,21 +473,21 @@ TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against t
         j["model"]["sentence"] = sentence;
         UiDriver ui(find_preset(default_preset_name())->scenario);
         open(j, ui);
-        CHECK(has_notice(ui.state, path + ": key 'model.layer': layer 2 is not opened: the session's sentence cannot run (the text has "));
-        CHECK(has_notice(ui.state, "the model reads at most n_positions = 16"));
-        CHECK_FALSE(has_notice(ui.state, "is not in " + folder));
-        CHECK(ui.state.model.layer == -1);
+        CHECK(has_notice(ui.window, path + ": key 'model.layer': layer 2 is not opened: the session's sentence cannot run (the text has "));
+        CHECK(has_notice(ui.window, "the model reads at most n_positions = 16"));
+        CHECK_FALSE(has_notice(ui.window, "is not in " + folder));
+        CHECK(ui.window.model.state.layer == -1);
     }
     SECTION("a hand-made session whose scenario is not the layer it names") {
         nlohmann::json j = session_file::session_to_json(find_preset(default_preset_name())->scenario, session_file::ViewChoices{});
         j["model"] = {{"folder", folder}, {"sentence", "the cat"}, {"layer", 1}, {"head", 1}};
         UiDriver ui(find_preset(default_preset_name())->scenario);
         open(j, ui);
-        CHECK(has_notice(ui.state, path + ": key 'model.layer': the session's scenario is not layer 1 of the model ("));
-        CHECK_FALSE(has_notice(ui.state, "0 \xC3\x97 0"));
-        CHECK(ui.state.model.layer == -1);
-        CHECK(ui.state.model.checkpoint);
-        CHECK(ui.state.session.trace.ok);
+        CHECK(has_notice(ui.window, path + ": key 'model.layer': the session's scenario is not layer 1 of the model ("));
+        CHECK_FALSE(has_notice(ui.window, "0 \xC3\x97 0"));
+        CHECK(ui.window.model.state.layer == -1);
+        CHECK(ui.window.model.state.checkpoint);
+        CHECK(ui.window.shared.session.trace.ok);
     }
     std::filesystem::remove(path);
     std::filesystem::remove_all(folder);
@@ -504,16 +504,16 @@ TEST_CASE("A session whose trained model is at step 2^30 opens at once, paused a
     { std::ofstream(path) << j.dump(); }
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
-    ui::open_file(ui.state, path);
-    REQUIRE(ui.state.train.worker);
-    ui.state.train.worker->wait_idle();
+    ui.window.open_file(path);
+    REQUIRE(ui.window.train.state.worker);
+    ui.window.train.state.worker->wait_idle();
     ui.frame(2);
-    REQUIRE(ui.state.train.progress.latest);
-    CHECK(ui.state.train.progress.steps_done == 1 << 30);
-    ui.state.train.worker->step_once();
-    ui.state.train.worker->wait_idle();
+    REQUIRE(ui.window.train.state.progress.latest);
+    CHECK(ui.window.train.state.progress.steps_done == 1 << 30);
+    ui.window.train.state.worker->step_once();
+    ui.window.train.state.worker->wait_idle();
     ui.frame(2);
-    CHECK(ui.state.train.progress.steps_done == (1 << 30) + 1);
+    CHECK(ui.window.train.state.progress.steps_done == (1 << 30) + 1);
     std::filesystem::remove(path);
 }
 
@@ -524,7 +524,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.hold_model_jobs = true;
     auto notice_with = [&](const std::string& part) {
-        return std::any_of(ui.state.notices.begin(), ui.state.notices.end(), [&](const ui::Notice& n) { return n.text.find(part) != std::string::npos; });
+        return std::any_of(ui.window.shared.notices.begin(), ui.window.shared.notices.end(), [&](const ui::Notice& n) { return n.text.find(part) != std::string::npos; });
     };
     SECTION("attnlab --model DIR --layer 2 --head 2: the layer opens in the pipeline once the model has") {
         cli::Options options;
@@ -532,18 +532,18 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         options.model.layer = 2;
         options.model.head = 2;
         options.text = "the cat";
-        ui::start_classroom(ui.state, options);
+        ui.window.start(options);
         // Nothing was read on the window's thread: the opening is a job, said while it runs.
-        CHECK(ui.state.model.opening.valid());
-        CHECK_FALSE(ui.state.model.checkpoint.has_value());
+        CHECK(ui.window.model.state.opening.valid());
+        CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
         CHECK(notice_with("Opening the model " + folder));
         ui.hold_model_jobs = false;
         ui.frame(3);
-        REQUIRE(ui.state.model.checkpoint.has_value());
-        CHECK(ui.state.model.layer == 1);
-        CHECK(ui.state.view.shown_head == 1);
-        CHECK(ui.state.view.pane == ui::Pane::Pipeline);
-        CHECK(ui.state.model.computed_sentence == "the cat");
+        REQUIRE(ui.window.model.state.checkpoint.has_value());
+        CHECK(ui.window.model.state.layer == 1);
+        CHECK(ui.window.shared.view.shown_head == 1);
+        CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);
+        CHECK(ui.window.model.state.computed_sentence == "the cat");
         CHECK(notice_with("Opened the model " + folder));
         CHECK_FALSE(notice_with("Opening the model"));  // its line is replaced by what came of it
     }
@@ -551,27 +551,27 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         session_file::SessionLoad load;
         load.view.pane = "pipeline";
         load.attached.model = session_file::ModelChoice{folder, "the cat sat", -1, 0, {{0, 1}, {7, 0}}, "s.json"};
-        ui::start_classroom(ui.state, cli::Options{}, load);
-        CHECK(ui.state.model.opening.valid());
-        CHECK_FALSE(ui.state.model.checkpoint.has_value());
+        ui.window.start(cli::Options{}, load);
+        CHECK(ui.window.model.state.opening.valid());
+        CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
         ui.hold_model_jobs = false;
         ui.frame(3);
-        REQUIRE(ui.state.model.checkpoint.has_value());
-        CHECK(ui.state.view.pane == ui::Pane::Pipeline);  // not the model view the opening shows
+        REQUIRE(ui.window.model.state.checkpoint.has_value());
+        CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);  // not the model view the opening shows
         // The head the model has is ablated in the first pass; the one it has not is said.
-        CHECK(ui.state.model.pass.ok);
-        CHECK(ui.state.model.pass.ablated == gpt2::HeadSet{gpt2::HeadId{0, 1}});
-        const gpt2::ForwardPass expected = gpt2::forward_text(*ui.state.model.checkpoint, "the cat sat", {{0, 1}});
-        CHECK(ui.state.model.pass.layers.back().head[0].weights == expected.layers.back().head[0].weights);
+        CHECK(ui.window.model.state.pass.ok);
+        CHECK(ui.window.model.state.pass.ablated == gpt2::HeadSet{gpt2::HeadId{0, 1}});
+        const gpt2::ForwardPass expected = gpt2::forward_text(*ui.window.model.state.checkpoint, "the cat sat", {{0, 1}});
+        CHECK(ui.window.model.state.pass.layers.back().head[0].weights == expected.layers.back().head[0].weights);
         CHECK(notice_with("s.json: key 'model.ablated': [8, 1] is not a head of the model"));
     }
     SECTION("a session's model folder that cannot be opened: said, the rest of the session open") {
         session_file::SessionLoad load;
         load.attached.model = session_file::ModelChoice{folder + "-missing", "the cat", -1, 0, {}, "s.json"};
-        ui::start_classroom(ui.state, cli::Options{}, load);
+        ui.window.start(cli::Options{}, load);
         ui.hold_model_jobs = false;
         ui.frame(2);
-        CHECK_FALSE(ui.state.model.checkpoint.has_value());
+        CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
         CHECK(notice_with("The session's model folder " + folder + "-missing cannot be opened"));
     }
     std::filesystem::remove_all(folder);

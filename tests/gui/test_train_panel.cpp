@@ -39,7 +39,7 @@ bool frames_until(UiDriver& ui, Done done, double seconds) {
 TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change nothing, the timeline scrubs back, a layer opens in the pipeline",
           "[train]") {
     UiDriver ui(find_preset(default_preset_name())->scenario);
-    ui::TrainPanelState& p = ui.state.train;
+    ui::TrainPanelState& p = ui.window.train.state;
     p.open = true;
     ui.frame(2);
     REQUIRE(ui.text("train.start") == "Train");
@@ -183,17 +183,17 @@ TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change
     p.looked_at.clear();
     ui.click(ui.centre("train.open.1"));
     ui.frame(3);
-    CHECK(ui.state.view.pane == ui::Pane::Pipeline);  // the layer shown, the Train tab kept beside it
+    CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);  // the layer shown, the Train tab kept beside it
     CHECK(p.open);
-    CHECK(ui.state.view.shown_head == reverse_head);
-    CHECK_FALSE(ui.state.view.all_heads);
-    const Scenario& s = ui.state.session.scenario;
+    CHECK(ui.window.shared.view.shown_head == reverse_head);
+    CHECK_FALSE(ui.window.shared.view.all_heads);
+    const Scenario& s = ui.window.shared.session.scenario;
     CHECK(s.name.find("trained layer 1 of 1, step " + std::to_string(middle)) == 0);
     CHECK(s.w_q == p.shown_model.params.layers[0].w_q);
     CHECK(s.w_o == p.shown_model.params.layers[0].w_o);
-    REQUIRE(ui.state.session.trace.ok);
-    CHECK(ui.state.session.trace.head[0].weights == p.shown.layers[0].head[0].weights);
-    CHECK(ui.state.session.trace.query_tokens.size() == p.probe.input.tokens.size());
+    REQUIRE(ui.window.shared.session.trace.ok);
+    CHECK(ui.window.shared.session.trace.head[0].weights == p.shown.layers[0].head[0].weights);
+    CHECK(ui.window.shared.session.trace.query_tokens.size() == p.probe.input.tokens.size());
     // Shown at that head's weights: the whole map inside the pipeline's view.
     const ui::WidgetLayout* view = ui.widget("pipeline.view");
     const ui::HeatmapLayout* weights = ui.heatmap("head" + std::to_string(reverse_head) + ".weights");
@@ -205,10 +205,10 @@ TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change
 
 TEST_CASE("Train: Save model and Load model through the path prompt, and the loaded run trains on as if never saved", "[train]") {
     UiDriver ui(find_preset(default_preset_name())->scenario);
-    ui::TrainPanelState& p = ui.state.train;
+    ui::TrainPanelState& p = ui.window.train.state;
     p.open = true;
     ui.frame(2);
-    ui::train_now(ui.state.train, 40);
+    ui::train_now(ui.window.train.state, 40);
     ui.frame(2);
     REQUIRE(p.progress.steps_done == 40);
     const train::ModelParams saved = p.progress.latest->model.params;
@@ -216,7 +216,7 @@ TEST_CASE("Train: Save model and Load model through the path prompt, and the loa
     std::filesystem::remove(file);
     p.model_path = file;
     ui.click(ui.centre("train.save"));
-    CHECK(ui.state.classroom.prompt.action == ui::FileAction::SaveModel);
+    CHECK(ui.window.files.state.prompt.action == ui::FileAction::SaveModel);
     ui.frame(2);  // the path prompt opens
     ui.key(GLFW_KEY_ENTER);
     ui.frame(2);
@@ -228,7 +228,7 @@ TEST_CASE("Train: Save model and Load model through the path prompt, and the loa
     ui.frame(2);
     CHECK(p.progress.steps_done == 0);
     ui.click(ui.centre("train.load"));
-    CHECK(ui.state.classroom.prompt.action == ui::FileAction::OpenModel);
+    CHECK(ui.window.files.state.prompt.action == ui::FileAction::OpenModel);
     ui.frame(2);  // the path prompt opens
     ui.key(GLFW_KEY_ENTER);
     p.worker->wait_idle();
@@ -253,11 +253,11 @@ TEST_CASE("Train: Save model and Load model through the path prompt, and the loa
     ui.key(GLFW_KEY_ENTER);
     ui.frame(2);
     CHECK(p.progress.steps_done == 50);
-    REQUIRE_FALSE(ui.state.notices.empty());
-    CHECK(ui.state.notices.back().error);
-    INFO(ui.state.notices.back().text);
+    REQUIRE_FALSE(ui.window.shared.notices.empty());
+    CHECK(ui.window.shared.notices.back().error);
+    INFO(ui.window.shared.notices.back().text);
     bool named = false;  // one notice per problem
-    for (const ui::Notice& n : ui.state.notices)
+    for (const ui::Notice& n : ui.window.shared.notices)
         named = named || n.text.find("Cannot load the model: " + file + ": key 'version': missing") == 0;
     CHECK(named);
     std::filesystem::remove(file);
@@ -265,10 +265,10 @@ TEST_CASE("Train: Save model and Load model through the path prompt, and the loa
 
 TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the prediction follows, undo brings it back", "[train]") {
     UiDriver ui(find_preset(default_preset_name())->scenario);
-    ui::TrainPanelState& p = ui.state.train;
+    ui::TrainPanelState& p = ui.window.train.state;
     p.open = true;
     ui.frame(2);
-    ui::train_now(ui.state.train, 400);
+    ui::train_now(ui.window.train.state, 400);
     ui.frame(3);
     REQUIRE(ui.text("train.probe") == "6/6");
     const std::vector<std::string>& vocabulary = p.shown_model.vocabulary;
@@ -297,17 +297,17 @@ TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the pr
     // In the pipeline: the layer opened, a probe token changed above it.
     ui.click(ui.centre("train.open.1"));
     ui.frame(3);
-    REQUIRE(ui::trained_layer_open(ui.state.train));
+    REQUIRE(ui::trained_layer_open(ui.window.train.state));
     CHECK(ui.text("trained.right") == "6/6");
     const std::string before = ui.text("trained.probe.predicted");
-    const Scenario opened = ui.state.session.scenario;
+    const Scenario opened = ui.window.shared.session.scenario;
     const int second = original.input.tokens[1], replacement = (second + 2) % symbols;
     const std::string letter2 = vocabulary[static_cast<size_t>(replacement)];
     ui.click(ui.centre("trained.probe.token.2"));
     ui.frame();
     ui.click(ui.centre("trained.probe.token.2.pick." + letter2));
     ui.frame(3);
-    const Scenario& s = ui.state.session.scenario;
+    const Scenario& s = ui.window.shared.session.scenario;
     CHECK(s.target.tokens[1] == letter2);
     CHECK(s.target.tokens[static_cast<size_t>(n - 1)] == letter2);  // the answer half follows: s₁ is read again at row 2m−1
     CHECK(s.w_q == opened.w_q);
@@ -318,14 +318,14 @@ TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the pr
     // Undo: the tokens and the prediction as they were.
     ui.key(GLFW_KEY_Z, true);
     ui.frame(3);
-    CHECK(ui.state.session.scenario.target.tokens == opened.target.tokens);
+    CHECK(ui.window.shared.session.scenario.target.tokens == opened.target.tokens);
     CHECK(ui.text("trained.probe.predicted") == before);
 
     // A number edited in place: W_O zeroed, the prediction is a model without this layer's
     // attention output, computed independently.
-    Scenario zeroed = ui.state.session.scenario;
+    Scenario zeroed = ui.window.shared.session.scenario;
     zeroed.w_o.edit().setZero();
-    ui.state.session.push(edits::ReplaceScenario{zeroed});
+    ui.window.shared.session.push(edits::ReplaceScenario{zeroed});
     ui.frame(3);
     train::Model without = p.opened.model;
     without.params.layers[0].w_o.setZero();
@@ -336,8 +336,8 @@ TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the pr
     CHECK(ui.text("trained.right") != "6/6");
 
     // Another scenario opened: the bar goes, the training stays.
-    ui.state.session.push(edits::ReplaceScenario{find_preset(default_preset_name())->scenario});
+    ui.window.shared.session.push(edits::ReplaceScenario{find_preset(default_preset_name())->scenario});
     ui.frame(3);
-    CHECK_FALSE(ui::trained_layer_open(ui.state.train));
+    CHECK_FALSE(ui::trained_layer_open(ui.window.train.state));
     CHECK(ui.widget("trained.title") == nullptr);
 }

@@ -1,9 +1,9 @@
 #pragma once
 // The whole window driven without a window: ImGui runs headless (the font atlas is built,
-// nothing is drawn, no GL), each frame goes through ui::draw_frame as the app's loop does,
+// nothing is drawn, no GL), each frame goes through ui::Window::draw_frame as the app's loop does,
 // with the compute layer (CPU) and the model view's jobs in between, and the mouse and keys
 // are simulated the way the GLFW backend feeds them. What the window showed is read from the same records the
-// screenshot's layout sidecar writes: state.layout (heatmaps) and state.widgets (widgets
+// screenshot's layout sidecar writes: window.shared.layout (heatmaps) and window.shared.widgets (widgets
 // and their text). The small scenarios used never ask for a heatmap texture.
 #define GLFW_INCLUDE_NONE
 #include <GLFW/glfw3.h>
@@ -15,19 +15,19 @@
 #include <imgui.h>
 
 #include "compute.hpp"
-#include "ui/app_state.hpp"
 #include "ui/classroom.hpp"
 #include "ui/fonts.hpp"
 #include "ui/heatmap.hpp"
 #include "ui/panel_model.hpp"
 #include "ui/panels.hpp"
+#include "ui/window.hpp"
 
 namespace attn::testing {
 
 class UiDriver {
 public:
     ImVector<ImWchar> ranges;
-    ui::AppState state;
+    ui::Window window;
     ui::HeatmapTextures textures;
     compute::Compute compute;  // no GPU
     ImVec2 pointer{-1.0f, -1.0f};
@@ -51,13 +51,12 @@ public:
             {ImGuiKey_C, GLFW_KEY_C},             {ImGuiKey_V, GLFW_KEY_V},            {ImGuiKey_X, GLFW_KEY_X},
             {ImGuiKey_Y, GLFW_KEY_Y},             {ImGuiKey_Z, GLFW_KEY_Z}};
         for (const auto& [imgui_key, glfw_key] : keys) io.KeyMap[imgui_key] = glfw_key;
-        state.fonts = ui::load_fonts(1.0f, ranges);
-        state.classroom.normal_fonts = state.fonts;
-        state.classroom.presenter_fonts = ui::load_presenter_fonts(state.fonts, 1.0f, ranges);
+        const ui::UiFonts fonts = ui::load_fonts(1.0f, ranges);
+        window.set_fonts(fonts, ui::load_presenter_fonts(fonts, 1.0f, ranges));
         unsigned char* pixels = nullptr;
         int w = 0, h = 0;
         io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas; nothing uploads it
-        state.session.scenario = std::move(scenario);
+        window.shared.session.scenario = std::move(scenario);
     }
     ~UiDriver() {
         textures.clear();
@@ -69,24 +68,22 @@ public:
     // One frame as the app's loop makes it: edits applied and computed, then drawn.
     void frame(int count = 1) {
         for (int i = 0; i < count; ++i) {
-            compute.finish(state.session, state.compute.settings);
-            state.compute.status = compute.status();
-            if (!hold_model_jobs) ui::finish_model_work(state.model);  // the model view's jobs land in this frame
-            if (!hold_model_jobs && state.train.evaluating.valid()) state.train.evaluating.wait();  // and the Train panel's
-            if (state.classroom.prompt.scanning.valid()) state.classroom.prompt.scanning.wait();  // and Open model…'s look at the cache
+            compute.finish(window.shared.session, window.shared.compute.settings);
+            window.shared.compute.status = compute.status();
+            if (!hold_model_jobs) window.finish_work();  // the views' jobs land in this frame (the model view's, the Train panel's)
             ImGui::GetIO().MousePos = pointer;
             ImGui::NewFrame();
-            ui::draw_frame(state, textures);
+            window.draw_frame(textures);
             ImGui::Render();
-            ui::end_frame(state);
+            window.end_frame();
         }
     }
 
     // File → Open model… on `folder`, landed: whether a model is open after it.
     bool open_model(const std::string& folder) {
-        ui::open_model_job(state, state.model, folder);
+        ui::open_model_job(window.shared, window.model.state, folder);
         frame();
-        return !state.model.opening.valid() && state.model.checkpoint.has_value();
+        return !window.model.state.opening.valid() && window.model.state.checkpoint.has_value();
     }
 
     void move(ImVec2 at) {
@@ -125,7 +122,7 @@ public:
 
     // The widget recorded under `id` in the last frame, or null.
     const ui::WidgetLayout* widget(const std::string& id) const {
-        for (const ui::WidgetLayout& w : state.widgets)
+        for (const ui::WidgetLayout& w : window.shared.widgets)
             if (w.id == id) return &w;
         return nullptr;
     }
@@ -139,7 +136,7 @@ public:
         return ImVec2(w->x + w->w * 0.5f, w->y + w->h * 0.5f);
     }
     const ui::HeatmapLayout* heatmap(const std::string& name) const {
-        for (const ui::HeatmapLayout& h : state.layout)
+        for (const ui::HeatmapLayout& h : window.shared.layout)
             if (h.name == name) return &h;
         return nullptr;
     }

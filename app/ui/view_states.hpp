@@ -1,7 +1,7 @@
 #pragma once
-// Everything the UI keeps between frames (no function-local statics): the shared context
-// (ui/context.hpp: the session, the fonts, the pointer, the notices) and each view's own
-// state, one struct per view. No GL in here.
+// What each view of the window keeps between frames (no function-local statics), one struct
+// per view; the view's class (view.hpp) owns it. The model view's and the Train panel's are
+// in model_state.hpp and train_state.hpp. No GL in here.
 #include <future>
 #include <map>
 #include <memory>
@@ -12,11 +12,8 @@
 #include "autosave.hpp"
 #include "articles.hpp"
 #include "comparison.hpp"
-#include "hf_cache.hpp"
 #include "lesson.hpp"
 #include "ui/context.hpp"
-#include "ui/model_state.hpp"
-#include "ui/train_state.hpp"
 
 namespace attn::ui {
 
@@ -70,18 +67,16 @@ struct LessonState {
     std::optional<edits::Session::Restore> saved;
 };
 
-// The path popup shared by Save, Open and the exports.
+// The path popup shared by Save, Open, the exports and the views' own files: what it was
+// asked for (context.hpp), and the path as typed.
 enum class MatrixFormat { Csv, Markdown, Latex };
 struct FilePrompt {
-    FileAction action = FileAction::None;
+    AskForPath ask;                          // kept once closed: open_requested shows it again
+    FileAction action = FileAction::None;    // ask.action while the popup is open; None once it closed
     bool open_requested = false;             // open the popup next frame
     std::string path;
     MatrixFormat format = MatrixFormat::Csv;
     std::string matrix;                      // the matrix an export writes (trace name)
-    // Open model…: the models in the Hugging Face cache, looked for off the window's thread
-    // when the popup opens, then listed under the path.
-    std::future<std::vector<hf::CachedModel>> scanning;
-    std::optional<std::vector<hf::CachedModel>> cached;
 };
 
 struct ArticlesState {
@@ -113,12 +108,8 @@ struct HandCheckState {
     HandCheck result;
 };
 
-struct ClassroomState {
-    LessonState lesson;
-    UiFonts normal_fonts, presenter_fonts;   // state.fonts is one of them for the frame
-    ArticlesState articles;
-    CompareState compare;
-    HandCheckState hand_check;
+// File and Export: the path popup, the document, the quit question.
+struct FilesState {
     FilePrompt prompt;
     std::string png_request;                 // Export → PNG: write a frame to this file
     int png_delay = 0;                       // frames to wait first (the path popup must be gone)
@@ -144,21 +135,10 @@ struct RecoveryState {
     std::unique_ptr<autosave::Autosaver> saver;   // null: autosave off (--no-autosave, screenshots)
     std::vector<autosave::Orphan> orphans;        // left by runs that died, newest first
     bool prompt = false;                          // the restore question is on screen
+    autosave::Orphan taken;                       // the orphan last read back to be restored
     std::optional<autosave::Orphan> restored;     // removed once this run's autosave holds it
     std::uint64_t writes_at_restore = 0;
     bool baseline_set = false;                    // what the app opened with is not autosaved
-};
-
-// Everything the window keeps: the shared context (ui/context.hpp) and each view's own
-// state. A view draws from the context and its own part; the menu bar, the frame and the
-// few actions that span views (a session opened, a lesson entered) take the whole.
-struct AppState : Context {
-    TokenEditor tokens;                 // the token bar (panel_tokens.cpp)
-    PipelineLayout pipeline_layout;     // the pipeline (panel_pipeline.cpp)
-    ClassroomState classroom;           // lessons, articles, compare, hand check, files
-    RecoveryState recovery;             // autosave and restore (panel_recovery.cpp)
-    TrainPanelState train;              // View → Train (panel_train.cpp); its worker joins when this goes
-    ModelViewState model;               // a GPT-2 checkpoint and its model view (panel_model.cpp)
 };
 
 }  // namespace attn::ui
