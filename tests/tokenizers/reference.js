@@ -51,6 +51,7 @@ const texts = [
   'a',
   'x   <left>   y<right>   z a<word> <word> Hello! HELLO! 2024 12345678',
   "it’s 1,2 x'y a.b?! '' ..",
+  'hello<s>world</s> <mask> the<mask>fox',
 ];
 
 async function main() {
