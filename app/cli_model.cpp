@@ -9,7 +9,6 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis.hpp"
-#include "cli.hpp"
 #include "gpt2/model.hpp"
 #include "hf_cache.hpp"
 #include "stack.hpp"

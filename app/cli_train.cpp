@@ -11,7 +11,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli.hpp"
 #include "serialize.hpp"
 #include "train/model_file.hpp"
 #include "train/trainer.hpp"
