@@ -414,7 +414,7 @@ std::string TokenizerJson::piece(int id) const {
     const std::string& t = token(id);
     if (t.empty()) return t;
     const Pipeline& p = *pipeline_;
-    if (std::any_of(p.added.begin(), p.added.end(), [id](const AddedToken& a) { return a.id == id; })) return t;
+    if (is_special(id)) return t;   // "<|begin_of_text|>" as it is; other added tokens ("▁▁▁" in Gemma) decode as the vocabulary's
     switch (p.style) {
         case PieceStyle::ByteLevel: {
             std::string bytes;

@@ -56,7 +56,7 @@ public:
     std::optional<int> id(const std::string& token) const;
     // What id stands for in the text, for a token strip: " cat" for "Ġcat" and for "▁cat",
     // "ing" for "##ing", the byte 0xE2 for "<0xE2>" and for byte-level "â" (so a piece may be
-    // part of a UTF-8 character), an added token's content as it is.
+    // part of a UTF-8 character), a special token's content as it is.
     std::string piece(int id) const;
     bool is_special(int id) const;
     // One more than the largest id.
