@@ -12,6 +12,7 @@
 #include "gpt2/compare.hpp"
 #include "hf_cache.hpp"
 #include "gpt2/model.hpp"
+#include "download_job.hpp"
 #include "model_job.hpp"
 #include "scenario.hpp"
 #include "session_file.hpp"
@@ -90,6 +91,13 @@ struct ModelViewState {
     // thread when the path popup opens, then listed under the path.
     std::future<std::vector<hf::CachedModel>> scanning;
     std::optional<std::vector<hf::CachedModel>> cached;
+    // A model not in the cache, downloaded from the hub on request (Open model…'s Download):
+    // its progress and Cancel in the popup while it is shown (`in_popup`: drawn there last
+    // frame), else its end said in the status area; `download_said`: how the last one ended.
+    std::unique_ptr<compute::DownloadJob> download;
+    bool in_popup = false;
+    std::string download_said;
+    bool download_failed = false;
 };
 
 }  // namespace attn::ui

@@ -752,6 +752,73 @@ bool draw_cached_models(Context& state, ModelViewState& m, std::string& path) {
     return chosen;
 }
 
+// How a download ended, as a notice (and, while the popup shows it, under its button); true
+// when the model is in the cache now.
+bool say_download(Context& state, ModelViewState& m, const hf::RepoId& repo, const hf::DownloadResult& r) {
+    if (r.ok) {
+        m.download_said = "Downloaded " + repo.id + ": " + std::to_string(r.files.size()) + " files (" + megabytes(r.bytes_fetched) +
+                          " fetched) into " + r.folder;
+        m.download_failed = false;
+    } else if (r.cancelled) {
+        m.download_said = "The download of " + repo.id + " was cancelled: what was fetched stays in the cache, and the next download resumes it";
+        m.download_failed = false;
+    } else {
+        m.download_said = "Cannot download " + repo.id + ": " + r.error;
+        m.download_failed = true;
+    }
+    add_notice(state, m.download_said, m.download_failed, "download a model");
+    return r.ok;
+}
+
+std::string with_revision(const hf::RepoId& repo) { return repo.revision == "main" ? repo.id : repo.id + "@" + repo.revision; }
+
+// Under the cached models: a model named by its id and not in the cache can be downloaded
+// from the hub (HF_ENDPOINT, a gated one with HF_TOKEN) into the cache; while it downloads,
+// its progress and Cancel. True when a download has just ended with the model in the cache
+// (`path` names it: the popup opens it).
+bool draw_download(Context& state, ModelViewState& m, std::string& path) {
+    m.in_popup = true;
+    if (m.download) {
+        if (m.download->done()) {
+            const hf::RepoId repo = m.download->repo();
+            const hf::DownloadResult r = m.download->take();
+            m.download.reset();
+            if (!say_download(state, m, repo, r)) return false;
+            path = with_revision(repo);
+            return true;
+        }
+        const hf::DownloadProgress p = m.download->progress();
+        ImGui::TextUnformatted(("Downloading " + m.download->repo().id + " from " + hf::hub_endpoint() + "\xE2\x80\xA6").c_str());
+        const float fraction = p.total > 0 ? static_cast<float>(static_cast<double>(p.done) / static_cast<double>(p.total)) : 0.0f;
+        const std::string overlay = (p.file.empty() ? std::string("asking the hub for its files") : p.file) + "   " + megabytes(p.done) +
+                                    " of " + (p.total > 0 ? megabytes(p.total) : std::string("?"));
+        ImGui::ProgressBar(fraction, ImVec2(-1.0f, 0.0f), overlay.c_str());
+        record_item(state, "prompt.download.progress", overlay);
+        if (ImGui::Button(m.download->cancelling() ? "Cancelling\xE2\x80\xA6" : "Cancel the download")) m.download->cancel();
+        record_item(state, "prompt.download.cancel", "Cancel the download");
+        return false;
+    }
+    if (!m.download_said.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, m.download_failed ? IM_COL32(255, 110, 100, 255) : IM_COL32(150, 220, 150, 255));
+        ImGui::TextWrapped("%s", m.download_said.c_str());
+        ImGui::PopStyleColor();
+    }
+    const std::optional<hf::RepoId> repo = hf::parse_repo_id(path);
+    std::error_code ec;
+    if (!repo || std::filesystem::exists(path, ec) || !hf::find_in_cache(*repo).folder.empty()) return false;
+    const std::string label = "Download " + with_revision(*repo) + " from the Hugging Face hub";
+    if (ImGui::Button(label.c_str())) {
+        m.download_said.clear();
+        m.download = std::make_unique<compute::DownloadJob>(*repo, hf::DownloadOptions{});
+    }
+    record_item(state, "prompt.download", label);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("From %s into the Hugging Face cache (%s): config.json, the tokenizer's files and the safetensors "
+                          "weights. A gated model needs a token in HF_TOKEN; an interrupted download resumes.",
+                          hf::hub_endpoint().c_str(), hf::hub_cache_folder().c_str());
+    return false;
+}
+
 }  // namespace
 
 void ModelView::start(Context& shared, const cli::Options& options, const TestHooks& hooks) {
@@ -777,16 +844,36 @@ void ModelView::offer(Context& shared, Offers& offers) {
                                           AskForPath ask{FileAction::OpenCheckpoint, "Open model (a GPT-2 checkpoint folder)", "gpt2",
                                                          "A checkpoint folder, or the name of a model in the Hugging Face cache (org/name):",
                                                          [this](Context& c, const std::string& path) { open_model_job(c, state, path); },
-                                                         [this](Context& c, std::string& path) { return draw_cached_models(c, state, path); },
-                                                         nullptr};
+                                                         [this](Context& c, std::string& path) {
+                                                             const bool cached = draw_cached_models(c, state, path);
+                                                             return draw_download(c, state, path) || cached;
+                                                         },
+                                                         [this] {  // the popup's Cancel: a download under way too
+                                                             if (state.download) state.download->cancel();
+                                                         }};
                                           s->requests.push_back(std::move(ask));
                                       },
                                       "menu.open_model", "", false}};
     }, 10});
 }
 
+void ModelView::update(Context& shared, HeatmapTextures&) {
+    // A download that ended while the popup was not there to show it: said, and the model opened.
+    if (!state.in_popup && state.download && state.download->done()) {
+        const hf::RepoId repo = state.download->repo();
+        const hf::DownloadResult r = state.download->take();
+        state.download.reset();
+        if (say_download(shared, state, repo, r)) open_model_job(shared, state, r.folder);
+    }
+    state.in_popup = false;
+    update_model_view(shared, state);
+}
+
+bool ModelView::busy() const { return model_work_under_way(state) || state.download != nullptr; }
+
 void ModelView::finish_work() {
     finish_model_work(state);
+    if (state.download) state.download->wait();
     if (state.scanning.valid()) state.scanning.wait();  // and Open model…'s look at the cache
 }
 

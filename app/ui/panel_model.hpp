@@ -70,8 +70,8 @@ public:
     // attnlab --model (start_model), and the heads and Compare the test hooks ask for.
     void start(Context& shared, const cli::Options& options, const TestHooks& hooks) override;
     void offer(Context& shared, Offers& offers) override;
-    void update(Context& shared, HeatmapTextures&) override { update_model_view(shared, state); }
-    bool busy() const override { return model_work_under_way(state); }
+    void update(Context& shared, HeatmapTextures& textures) override;
+    bool busy() const override;
     void finish_work() override;
     void keep(session_file::ViewChoices&, session_file::Attachments& attached) const override { attached.model = model_choice(state); }
     void sign(std::string& signature) const override;

@@ -21,6 +21,7 @@
 #include "bad_model_catalogue.hpp"
 #include "engine.hpp"
 #include "gpt2/model.hpp"
+#include "hub_server.hpp"
 #include "model_job.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
@@ -722,5 +723,119 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
     bool said = false;
     for (const ui::Notice& n : ui.window.shared.notices) said = said || n.text.find("org/tiny: the Hugging Face cache's snapshot") != std::string::npos;
     CHECK(said);
+    fs::remove_all(cache);
+}
+
+TEST_CASE("Model view: File → Open model… downloads a model that is not in the cache, with its progress, then opens it", "[model-view][download]") {
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / "attnlab-gui-download";
+    fs::remove_all(root);
+    const fs::path folder = root / "tiny";
+    testing::write_tiny_checkpoint(folder.string());
+    // The hub serves the tiny checkpoint's files as org/tiny (the weights as an LFS file).
+    testing::HubServer hub;
+    testing::HubRepo repo{"org/tiny", "2123456789abcdef0123456789abcdef01234567", {"main"}, {}};
+    for (const fs::directory_entry& e : fs::directory_iterator(folder)) {
+        std::ifstream in(e.path(), std::ios::binary);
+        const std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        testing::HubFile file;
+        file.body = body;
+        file.lfs = e.path().extension() == ".safetensors";
+        repo.files[e.path().filename().string()] = file;
+    }
+    hub.add(repo);
+    const fs::path cache = root / "cache";
+    struct Env {  // HF_ENDPOINT and HF_HUB_CACHE for this test only
+        std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+        void set(const char* name, const std::string& value) {
+            const char* old = std::getenv(name);
+            saved.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+            ::setenv(name, value.c_str(), 1);
+        }
+        ~Env() {
+            for (const auto& [name, value] : saved)
+                if (value) ::setenv(name.c_str(), value->c_str(), 1);
+                else ::unsetenv(name.c_str());
+        }
+    } env;
+    env.set("HF_ENDPOINT", hub.endpoint());
+    env.set("HF_HUB_CACHE", cache.string());
+
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.window.model.state.sentence = "the cat";  // the tiny model reads 16 positions
+    ui.click(ui.centre("menu.file"));
+    ui.click(ui.centre("menu.open_model"));
+    ui.frame(2);
+    CHECK(ui.text("prompt.download") == "Download gpt2 from the Hugging Face hub");  // the name proposed is one the hub knows
+    ui.key(GLFW_KEY_ESCAPE);
+    ui::FilePrompt& prompt = ui.window.files.state.prompt;
+    prompt.path = "org/tiny";
+    prompt.action = ui::FileAction::OpenCheckpoint;
+    prompt.open_requested = true;
+    ui.frame(2);
+    REQUIRE(ui.widget("prompt.download") != nullptr);
+    CHECK(ui.text("prompt.download") == "Download org/tiny from the Hugging Face hub");
+    CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
+    ui.hold_model_jobs = true;  // the frames while it downloads
+    ui.click(ui.centre("prompt.download"));
+    REQUIRE(ui.window.model.state.download != nullptr);
+    CHECK(ui.window.busy());
+    ui.frame();
+    CHECK(ui.widget("prompt.download.cancel") != nullptr);  // progress and Cancel, where the user looks
+    CHECK(ui.widget("prompt.download.progress") != nullptr);
+    ui.hold_model_jobs = false;
+    ui.frame(4);  // it lands, the popup opens it
+    REQUIRE(ui.window.model.state.checkpoint.has_value());
+    CHECK(ui.window.model.state.download == nullptr);
+    CHECK(ui.widget("prompt.ok") == nullptr);  // the popup closed
+    CHECK(prompt.path == "org/tiny");
+    bool said = false;
+    for (const ui::Notice& n : ui.window.shared.notices) said = said || (!n.error && n.text.rfind("Downloaded org/tiny: ", 0) == 0);
+    CHECK(said);
+    // In the cache as Python tools lay it out: found by its name from now on.
+    const hf::CacheLookup found = hf::find_in_cache(hf::RepoId{"org/tiny", "main"}, cache.string());
+    REQUIRE_FALSE(found.folder.empty());
+    CHECK(fs::exists(fs::path(found.folder) / "model.safetensors"));
+    fs::remove_all(root);
+}
+
+TEST_CASE("Model view: a download that fails says why in the popup and in the status area, and the work stays", "[model-view][download]") {
+    namespace fs = std::filesystem;
+    const fs::path cache = fs::temp_directory_path() / "attnlab-gui-download-404";
+    fs::remove_all(cache);
+    testing::HubServer hub;  // serves nothing: every repository is a 404
+    const char* old_endpoint = std::getenv("HF_ENDPOINT");
+    const char* old_cache = std::getenv("HF_HUB_CACHE");
+    const std::optional<std::string> saved_endpoint = old_endpoint ? std::optional<std::string>(old_endpoint) : std::nullopt;
+    const std::optional<std::string> saved_cache = old_cache ? std::optional<std::string>(old_cache) : std::nullopt;
+    ::setenv("HF_ENDPOINT", hub.endpoint().c_str(), 1);
+    ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
+
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui::FilePrompt& prompt = ui.window.files.state.prompt;
+    ui.click(ui.centre("menu.file"));
+    ui.click(ui.centre("menu.open_model"));
+    ui.key(GLFW_KEY_ESCAPE);
+    prompt.path = "org/absent";
+    prompt.action = ui::FileAction::OpenCheckpoint;
+    prompt.open_requested = true;
+    ui.frame(2);
+    REQUIRE(ui.widget("prompt.download") != nullptr);
+    ui.click(ui.centre("prompt.download"));
+    ui.frame(3);
+    if (saved_endpoint) ::setenv("HF_ENDPOINT", saved_endpoint->c_str(), 1);
+    else ::unsetenv("HF_ENDPOINT");
+    if (saved_cache) ::setenv("HF_HUB_CACHE", saved_cache->c_str(), 1);
+    else ::unsetenv("HF_HUB_CACHE");
+    CHECK(ui.window.model.state.download == nullptr);
+    CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
+    CHECK(ui.widget("prompt.ok") != nullptr);  // the popup stays, saying why
+    CHECK(ui.window.model.state.download_failed);
+    CHECK_THAT(ui.window.model.state.download_said, Catch::Matchers::StartsWith("Cannot download org/absent: "));
+    REQUIRE_FALSE(ui.window.shared.notices.empty());
+    CHECK(ui.window.shared.notices.back().error);
+    CHECK(ui.window.shared.session.trace.ok);  // the work on screen is untouched
     fs::remove_all(cache);
 }
