@@ -418,6 +418,15 @@ bool apply(const Edit& edit, Scenario& s) {
                 s.masked_fill = e.value;
                 return true;
             } else if constexpr (std::is_same_v<E, SetScale>) return assign(s.scale, e.on);
+            else if constexpr (std::is_same_v<E, SetScoreScale>) {
+                if (same_value(s.score_scale, e.value)) return false;
+                s.score_scale = e.value;  // validate says what is wrong with a bad one
+                return true;
+            } else if constexpr (std::is_same_v<E, SetSoftcap>) {
+                if (same_value(s.softcap, e.value)) return false;
+                s.softcap = e.value;
+                return true;
+            }
             else if constexpr (std::is_same_v<E, SetSoftmax>) return assign(s.softmax, e.kind);
             else if constexpr (std::is_same_v<E, SetPositional>) return assign(s.positional, e.kind);
             else if constexpr (std::is_same_v<E, SetAttention>) return set_attention(e, s);
@@ -465,6 +474,8 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, PaintMaskCell>) return "paint mask cell [" + std::to_string(e.row + 1) + "," + std::to_string(e.col + 1) + "]";
             else if constexpr (std::is_same_v<E, SetMaskedFill>) return "set the masked fill";
             else if constexpr (std::is_same_v<E, SetScale>) return e.on ? "turn scaling on" : "turn scaling off";
+            else if constexpr (std::is_same_v<E, SetScoreScale>) return e.value == 0.0f ? std::string("scale by 1/\xE2\x88\x9A" "d_k") : "set the score scale";
+            else if constexpr (std::is_same_v<E, SetSoftcap>) return e.value == 0.0f ? std::string("turn soft-capping off") : "set the soft-cap";
             else if constexpr (std::is_same_v<E, SetSoftmax>) return std::string("set softmax to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetPositional>) return std::string("set positions to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetAttention>) return std::string("set attention to ") + to_string(e.kind);

@@ -35,6 +35,8 @@ struct SetPadding { Side side = Side::Target; int index = 0; bool padding = fals
 struct PaintMaskCell { int row = 0; int col = 0; bool visible = true; };
 struct SetMaskedFill { float value = 0.0f; };
 struct SetScale { bool on = true; };
+struct SetScoreScale { float value = 0.0f; };  // 0: 1/√d_k
+struct SetSoftcap { float value = 0.0f; };     // 0: no soft-capping
 struct SetSoftmax { SoftmaxKind kind = SoftmaxKind::Stable; };
 struct SetPositional { PositionalEncoding kind = PositionalEncoding::None; };
 struct SetAttention { AttentionKind kind = AttentionKind::Self; };
@@ -45,8 +47,8 @@ struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_
 struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
-                          SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetSoftmax,
-                          SetPositional, SetAttention, SetBlock, SetSeed, ReplaceScenario>;
+                          SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap,
+                          SetSoftmax, SetPositional, SetAttention, SetBlock, SetSeed, ReplaceScenario>;
 
 // Applies one edit. Returns true when the scenario changed; false (scenario untouched)
 // when the edit does not fit it (a cell out of range, a head count that does not divide).

@@ -9,6 +9,7 @@ namespace attn {
 ScoreRule score_rule(const Scenario& s, float scale, float alibi_slope, int n_keys) {
     ScoreRule rule;
     rule.scale = scale;
+    rule.softcap = s.softcap;
     rule.alibi_slope = alibi_slope;
     rule.masked_fill = s.masked_fill;
     rule.mask = mask_rule(s, n_keys);
@@ -23,6 +24,11 @@ void scale_scores(const ScoreRule& rule, int i0, int j0, Matrix& tile) {
         const int i = i0 + static_cast<int>(r);
         for (Eigen::Index c = 0; c < tile.cols(); ++c) row[c] += alibi_term(rule.alibi_slope, i, j0 + static_cast<int>(c));
     }
+}
+
+void cap_scores(const ScoreRule& rule, Matrix& tile) {
+    if (rule.softcap <= 0.0f) return;
+    tile = tile.unaryExpr([&rule](float s) { return capped_score(rule, s); });  // std::tanh, as every other path
 }
 
 void mask_scores(const ScoreRule& rule, int i0, int j0, Matrix& tile) {

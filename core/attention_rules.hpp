@@ -4,7 +4,9 @@
 // is their GLSL copy, function for function, and tests/attention_cases.hpp runs one table of
 // cases on every backend (the GPU kernels included) against the full engine.
 //
-//   masked_score(q·k, i, j) = q·k·scale + alibi_term(i, j), or the fill where key j is hidden
+//   scaled_score(q·k, i, j) = q·k·scale + alibi_term(i, j)
+//   capped_score(s)         = c·tanh(s / c) with a soft-cap c > 0 (Gemma 2), else s
+//   masked_score(q·k, i, j) = capped_score(scaled_score(q·k, i, j)), or the fill where key j is hidden
 //   row_shift(m)            = what a row's exponentials are taken against: m (stable) or 0 (naive)
 //   cell_exp(s, shift)      = exp(s − shift), exactly 0 where that is below the smallest normal
 //                             float (a masked −∞ cell included)
@@ -38,7 +40,8 @@ constexpr float kExpFlushBelow = -87.33654475f;
 
 // What one head's scores are made with.
 struct ScoreRule {
-    float scale = 1.0f;                  // 1/√d_k, or 1
+    float scale = 1.0f;                  // 1/√d_k, a custom scale, or 1
+    float softcap = 0.0f;                // c > 0: s → c·tanh(s/c); 0: none
     float alibi_slope = 0.0f;            // m_h; 0 = no ALiBi
     float masked_fill = kMinusInfinity;  // written into the cells the mask hides
     MaskRule mask;
@@ -58,9 +61,12 @@ inline float scaled_score(const ScoreRule& rule, float q_dot_k, int i, int j) {
     return q_dot_k * rule.scale + alibi_term(rule.alibi_slope, i, j);
 }
 
-// The scaled score, or the fill value when key j is hidden from query i.
+// Logit soft-capping: scores squeezed smoothly into (−c, c), near the identity for |s| ≪ c.
+inline float capped_score(const ScoreRule& rule, float s) { return rule.softcap > 0.0f ? rule.softcap * std::tanh(s / rule.softcap) : s; }
+
+// The scaled (and capped) score, or the fill value when key j is hidden from query i.
 inline float masked_score(const ScoreRule& rule, float q_dot_k, int i, int j) {
-    return rule.mask.visible(i, j) ? scaled_score(rule, q_dot_k, i, j) : rule.masked_fill;
+    return rule.mask.visible(i, j) ? capped_score(rule, scaled_score(rule, q_dot_k, i, j)) : rule.masked_fill;
 }
 
 // The stable softmax subtracts the row's max, the naive one nothing; a row with nothing
@@ -101,6 +107,8 @@ inline float row_weight(float s, float shift, float l) {
 
 // tile(r, c) ← scaled_score(tile(r, c), i0 + r, j0 + c): a tile of q·k products scaled and biased.
 void scale_scores(const ScoreRule& rule, int i0, int j0, Matrix& tile);
+// tile(r, c) ← capped_score(tile(r, c)): nothing without a soft-cap.
+void cap_scores(const ScoreRule& rule, Matrix& tile);
 // tile(r, c) ← the fill where key j0 + c is hidden from query i0 + r (masked_score on scaled scores).
 void mask_scores(const ScoreRule& rule, int i0, int j0, Matrix& tile);
 // (n_q × n_k) of alibi_term: the trace's position bias.

@@ -149,6 +149,12 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
         errors.push_back("custom mask is " + shape(s.custom_mask.rows(), s.custom_mask.cols()) + ", expected " +
                          shape(n_q, n_k) + " (queries × keys)");
     if (std::isnan(s.masked_fill)) errors.push_back("masked fill is NaN: expected −inf or a number such as −1e9");
+    if (!std::isfinite(s.score_scale) || s.score_scale < 0.0f)
+        errors.push_back("score scale is " + std::to_string(s.score_scale) + ": expected a finite number > 0 (or 0 for 1/√d_k)");
+    else if (s.score_scale > 0.0f && !s.scale)
+        errors.push_back("a score scale of " + std::to_string(s.score_scale) + " is given but scaling is off: turn scaling on, or set the scale to 0");
+    if (!std::isfinite(s.softcap) || s.softcap < 0.0f)
+        errors.push_back("soft-cap is " + std::to_string(s.softcap) + ": expected a finite number > 0 (or 0 for none)");
 
     // Refuse sizes that do not fit before allocating anything.
     const double heads = std::max(1, s.heads);
@@ -321,7 +327,12 @@ void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matr
     if (s.positional == PositionalEncoding::ALiBi) head.position_bias = alibi_terms(head.alibi_slope, t.n_queries, t.n_keys);
     head.scaled_scores = head.scores;
     scale_scores(rule, 0, 0, head.scaled_scores);  // ÷√d_k, then farther keys lose −m·|i − j|
-    head.masked_scores = head.scaled_scores;
+    head.capped_scores.resize(0, 0);
+    if (rule.softcap > 0.0f) {
+        head.capped_scores = head.scaled_scores;
+        cap_scores(rule, head.capped_scores);      // c·tanh(s/c)
+    }
+    head.masked_scores = rule.softcap > 0.0f ? head.capped_scores : head.scaled_scores;
     mask_scores(rule, 0, 0, head.masked_scores);   // the fill value where the mask hides a key
     softmax_rows_into(head.masked_scores, s.softmax, head.weights);  // each row → a distribution
     head.output.resize(t.n_queries, t.d_v);
@@ -418,6 +429,8 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.window = s.window;
     settings.masked_fill = s.masked_fill;
     settings.scale = s.scale;
+    settings.score_scale = s.score_scale;
+    settings.softcap = s.softcap;
     settings.softmax = s.softmax;
     settings.heads = s.heads;
     settings.block = BlockOptions{};  // the switches; the weights are the trace's own
@@ -492,7 +505,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
             t.warnings.push_back(std::string(to_string(s.positional)) +
                                  " position encoding is added to embeddings; direct Q, K, V have none, so it is not applied");
     }
-    t.scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(t.d_k)) : 1.0f;
+    t.scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(t.d_k));
 }
 
 Trace run(const Scenario& s) { return run(s, RunOptions{}); }

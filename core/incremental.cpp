@@ -91,6 +91,7 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
         const ScoreRule rule = score_rule(after, t.scale, head.alibi_slope, n);
         const auto refresh = [&](int i, int j) {  // attention_rules.hpp, one cell
             head.scaled_scores(i, j) = scaled_score(rule, head.scores(i, j), i, j);
+            if (rule.softcap > 0.0f) head.capped_scores(i, j) = capped_score(rule, head.scaled_scores(i, j));
             head.masked_scores(i, j) = masked_score(rule, head.scores(i, j), i, j);
         };
         for (int r : *rows)

@@ -222,6 +222,25 @@ Preset overflow_preset() {
     return p;
 }
 
+Preset softcap_preset() {
+    Preset p;
+    p.name = "logit-soft-capping";
+    p.title = "Logit soft-capping: Gemma 2 keeps every score inside (\xE2\x88\x92""50, 50)";
+    p.description =
+        "Gemma 2 passes each scaled score through 50\xC2\xB7tanh(s/50) before the mask and the softmax: small scores "
+        "barely move, large ones are squeezed toward \xC2\xB1""50, so no single key can take all the weight. Query 1 "
+        "scores 100 and 90 on keys 1 and 2: uncapped, key 2 gets 0.005% of the weight; capped to 48.2 and 47.3, it "
+        "keeps 30%. Set the soft-cap to 0 to compare.";
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.input = InputMode::Direct;
+    s.q = rows({{10, 10, 0, 0}, {1, 1, 1, 1}, {0, 0, 4, 4}});
+    s.k = rows({{10, 10, 0, 0}, {9, 9, 0, 0}, {2, 0, 0, 0}, {0, 0, 5, 5}});
+    s.v = rows({{1, 0}, {0, 1}, {1, 1}, {-1, 1}});
+    s.softcap = 50.0f;
+    return p;
+}
+
 Preset long_preset() {
     Preset p;
     p.name = "long-64-tokens";
@@ -277,6 +296,7 @@ std::vector<Preset> make_presets() {
                                   kArticle004, 8, 2, MaskKind::Causal));
     all.push_back(cross_attention_preset());
     all.push_back(overflow_preset());
+    all.push_back(softcap_preset());
     all.push_back(long_preset());
     return all;
 }

@@ -19,6 +19,7 @@ namespace {
 
 const char* const kTimes = "\xC3\x97";  // ×
 const char* const kDot = "\xC2\xB7";    // ·
+const char* const kMinus = "\xE2\x88\x92";  // −
 const char* const kArrow = "\xE2\x86\x92";
 const char* const kT = "\xE1\xB5\x80";  // ᵀ
 const char* const kSqrt = "\xE2\x88\x9A";
@@ -82,6 +83,7 @@ Column fixed_unrotated(const Trace&) { return Column::Unrotated; }
 Column fixed_projections(const Trace&) { return Column::Projections; }
 Column fixed_scores(const Trace&) { return Column::Scores; }
 Column fixed_scaled(const Trace&) { return Column::Scaled; }
+Column fixed_capped(const Trace&) { return Column::Capped; }
 Column fixed_masked(const Trace&) { return Column::Masked; }
 Column fixed_softmax(const Trace&) { return Column::Softmax; }
 Column fixed_head_output(const Trace&) { return Column::HeadOutput; }
@@ -206,17 +208,31 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, int h) {
                      const HeadTrace* head = head_of(t, h);
                      const bool bias = head && head->position_bias.size() != 0;
-                     return prefix(t, h) + (t.settings.scale ? std::string("\xC3\xB7 ") + kSqrt + kDk : std::string("unscaled")) +
-                            (bias ? " + ALiBi bias" : "");
+                     const std::string scaling = !t.settings.scale ? std::string("unscaled")
+                                                 : t.settings.score_scale > 0.0f ? std::string(kTimes) + " " + number(t.settings.score_scale, 4)
+                                                                                 : std::string("\xC3\xB7 ") + kSqrt + kDk;
+                     return prefix(t, h) + scaling + (bias ? " + ALiBi bias" : "");
                  },
                  [](const Trace& t, int h) {
                      const HeadTrace* head = head_of(t, h);
                      if (!head) return std::string();
                      if (!t.settings.scale) return std::string("scaling off (") + kTimes + "1)";
+                     if (t.settings.score_scale > 0.0f)
+                         return "a custom scale in place of 1/" + std::string(kSqrt) + std::to_string(t.d_k) + " " + kArrow + " " + dims(head->scaled_scores);
                      return std::string(kSqrt) + std::to_string(t.d_k) + " = " + number(std::sqrt(static_cast<double>(t.d_k)), 3) + " " +
                             kArrow + " " + dims(head->scaled_scores);
                  },
                  fixed_scaled});
+    r.push_back({"capped_scores", true, Stage::Scaled, A::Query, A::Key, V::Signed, E::None, "soft-capped scores", Ar::CappedScore,
+                 HEAD_GET(capped_scores),
+                 [](const Trace& t, int h) { return prefix(t, h) + "soft-cap c" + kDot + "tanh(s/c)"; },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return head ? "c = " + number(t.settings.softcap, 4) + ": every score inside (" + kMinus + "c, c) " + kArrow + " " +
+                                       dims(head->capped_scores)
+                                 : std::string();
+                 },
+                 fixed_capped});
     r.push_back({"masked_scores", true, Stage::Masked, A::Query, A::Key, V::Signed, E::None, "masked scores", Ar::MaskedScore, HEAD_GET(masked_scores),
                  [](const Trace& t, int h) {
                      std::string title = prefix(t, h) + "mask: " + to_string(t.settings.mask);
@@ -431,6 +447,7 @@ const char* column_label(Column column) {
         case Column::Projections: return "Q K V";
         case Column::Scores: return "Q\xC2\xB7K\xE1\xB5\x80";
         case Column::Scaled: return "scaled";
+        case Column::Capped: return "soft-cap";
         case Column::Masked: return "mask";
         case Column::Softmax: return "softmax";
         case Column::HeadOutput: return "weights\xC2\xB7V";

@@ -36,7 +36,7 @@ enum class Arithmetic {
     Embedding, Encoding, WithEncoding,       // X, PE, X + PE (a source's: rows that count keys)
     Weight, ValueWeight, OutputWeight,       // W_Q and W_K, W_V, W_O: which head's column
     Query, Key, Value, QueryBeforeRope, KeyBeforeRope,  // a row of the input · a column of W
-    RawScore, PositionBias, ScaledScore, MaskedScore, Softmax, HeadOutput,
+    RawScore, PositionBias, ScaledScore, CappedScore, MaskedScore, Softmax, HeadOutput,
     Concat, Output,
     Residual, Norm1, Norm2, FeedForwardHidden, FeedForwardOutput, Residual2, BlockOutput,
     BlockParameter,                          // γ, β, W_1, b_1, W_2, b_2
@@ -45,7 +45,7 @@ enum class Arithmetic {
 // The columns of the pipeline, left to right: each card is drawn in its entry's column.
 enum class Column {
     Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, Unrotated, Projections, Scores, Scaled,
-    Masked, Softmax, HeadOutput, Concat, Output, Block, FeedForward, BlockOutput,
+    Capped, Masked, Softmax, HeadOutput, Concat, Output, Block, FeedForward, BlockOutput,
 };
 
 struct MatrixEntry {

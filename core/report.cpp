@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "registry.hpp"
+
 namespace attn {
 
 namespace {
@@ -78,8 +80,13 @@ std::string format_head(const Trace& t, int h, const std::string& prefix, int de
     out << format_matrix(prefix + "V", head.v, kt, numbered_columns(t.d_v, "d"), decimals) << "\n";
     out << format_matrix(prefix + "scores Q·Kᵀ", head.scores, qt, kt, decimals) << "\n";
     if (head.position_bias.size()) out << format_matrix(prefix + "ALiBi bias", head.position_bias, qt, kt, decimals) << "\n";
-    out << format_matrix(prefix + (t.scale == 1.0f ? "scores (unscaled)" : "scaled scores Q·Kᵀ/√d_k"), head.scaled_scores, qt, kt,
-                         decimals) << "\n";
+    const std::string scaled = t.scale == 1.0f ? "scores (unscaled)"
+                               : t.settings.score_scale > 0.0f ? "scaled scores Q·Kᵀ × " + format_value(t.scale, 4)
+                                                               : "scaled scores Q·Kᵀ/√d_k";
+    out << format_matrix(prefix + scaled, head.scaled_scores, qt, kt, decimals) << "\n";
+    if (head.capped_scores.size())
+        out << format_matrix(prefix + "soft-capped scores c·tanh(s/c), c = " + format_value(t.settings.softcap, 4), head.capped_scores, qt, kt,
+                             decimals) << "\n";
     if (!t.visible.all()) out << format_matrix(prefix + "masked scores", head.masked_scores, qt, kt, decimals) << "\n";
     out << format_matrix(prefix + "attention weights softmax(·)", head.weights, qt, kt, decimals) << "\n";
     out << format_matrix(prefix + "output weights·V", head.output, qt, numbered_columns(t.d_v, "d"), decimals) << "\n";
@@ -93,7 +100,7 @@ std::string format_trace(const Trace& t, int decimals) {
         return out.str();
     }
     out << "queries: " << t.n_queries << ", keys: " << t.n_keys << ", heads: " << t.heads << ", d_k = " << t.d_k
-        << ", d_v = " << t.d_v << ", scale = " << (t.scale == 1.0f ? std::string("1 (off)") : "1/√" + std::to_string(t.d_k))
+        << ", d_v = " << t.d_v << ", scale = " << (t.scale == 1.0f ? std::string("1 (off)") : t.settings.score_scale > 0.0f ? format_value(t.scale, 4) : "1/√" + std::to_string(t.d_k))
         << "\n\n";
     const auto& qt = t.query_tokens;
     const auto& kt = t.key_tokens;

@@ -110,6 +110,11 @@ struct Scenario {
     MaskMatrix custom_mask;           // (n_q × n_k), true = visible
     float masked_fill = -std::numeric_limits<float>::infinity();  // or e.g. −1e9
     bool scale = true;                // divide scores by √d_k
+    // With scale on: scores × this in place of 1/√d_k when > 0 (Gemma's
+    // query_pre_attn_scalar^−½); 0: 1/√d_k.
+    float score_scale = 0.0f;
+    // Logit soft-capping (Gemma 2): each scaled score s → c·tanh(s/c) before the mask; 0: off.
+    float softcap = 0.0f;
     SoftmaxKind softmax = SoftmaxKind::Stable;
 
     BlockOptions block;

@@ -300,7 +300,7 @@ const std::set<std::string>& known_keys() {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads",
         "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "mask", "window", "custom_mask", "masked_fill",
-        "scale", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
+        "scale", "score_scale", "softcap", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
 
@@ -393,6 +393,11 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
         if (auto f = r.number(j["masked_fill"], "key 'masked_fill'")) s.masked_fill = *f;
     if (j.contains("scale"))
         if (auto b = r.boolean(j["scale"], "scale")) s.scale = *b;
+    // A custom scale and the soft-cap: numbers > 0 (validate says what is wrong with others).
+    if (j.contains("score_scale"))
+        if (auto f = r.number(j["score_scale"], "key 'score_scale'")) s.score_scale = *f;
+    if (j.contains("softcap"))
+        if (auto f = r.number(j["softcap"], "key 'softcap'")) s.softcap = *f;
     if (j.contains("softmax"))
         if (auto k = r.choice(j["softmax"], "softmax", softmax_from_string, "\"stable\", \"naive\"")) s.softmax = *k;
     if (j.contains("block")) read_block(r, j["block"], s.block);
@@ -528,6 +533,8 @@ json scenario_to_json(const Scenario& s) {
     if (s.custom_mask.size() != 0) j["custom_mask"] = mask_to_json(s.custom_mask);
     j["masked_fill"] = number_to_json(s.masked_fill);
     j["scale"] = s.scale;
+    if (s.score_scale != 0.0f) j["score_scale"] = number_to_json(s.score_scale);
+    if (s.softcap != 0.0f) j["softcap"] = number_to_json(s.softcap);
     j["softmax"] = to_string(s.softmax);
     if (!block_is_default(s.block)) j["block"] = block_to_json(s.block);
     return j;
@@ -553,6 +560,8 @@ json trace_to_json(const Trace& t) {
                      {"window", st.window},
                      {"masked_fill", number_to_json(st.masked_fill)},
                      {"scale", st.scale},
+                     {"score_scale", number_to_json(st.score_scale)},
+                     {"softcap", number_to_json(st.softcap)},
                      {"softmax", to_string(st.softmax)},
                      {"heads", st.heads},
                      {"seed", st.seed},

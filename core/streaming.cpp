@@ -25,6 +25,7 @@ constexpr int kKeyBlock = 128;
 void score_tile(const StreamingInputs& in, int i0, int rows, int j0, int cols, Matrix& s) {
     s.noalias() = in.q->middleRows(i0, rows) * in.k->middleRows(j0, cols).transpose();  // (B_q, d_k)·(d_k, B_k)
     scale_scores(in.rule, i0, j0, s);
+    cap_scores(in.rule, s);
     mask_scores(in.rule, i0, j0, s);
 }
 

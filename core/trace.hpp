@@ -39,7 +39,8 @@ struct HeadTrace {
     Matrix scores;                       // QKᵀ: (n_q × d_k)·(d_k × n_k) → (n_q × n_k)
     Matrix position_bias;                // ALiBi: −m·|i − j| (ALiBi only)
     float alibi_slope = 0.0f;
-    Matrix scaled_scores;                // scores / √d_k (or · 1) + position_bias
+    Matrix scaled_scores;                // scores / √d_k (or · a custom scale, or · 1) + position_bias
+    Matrix capped_scores;                // c·tanh(scaled / c) (soft-capping only)
     Matrix masked_scores;                // masked cells replaced by the fill value
     Matrix weights;                      // softmax over each row
     Matrix output;                       // weights · V: (n_q × n_k)·(n_k × d_v) → (n_q × d_v)
@@ -94,6 +95,8 @@ struct TraceSettings {
     int window = 0;
     float masked_fill = 0.0f;
     bool scale = true;
+    float score_scale = 0.0f;     // > 0: the custom scale used in place of 1/√d_k
+    float softcap = 0.0f;         // > 0: the soft-cap c
     SoftmaxKind softmax = SoftmaxKind::Stable;
     int heads = 0;
     BlockOptions block;           // the switches only: the block's weights are in the trace

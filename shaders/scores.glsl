@@ -25,7 +25,8 @@ uniform int heads;
 uniform int mask_kind;
 uniform int window;
 uniform int custom_words;        // uints per query row of the custom mask
-uniform float scale;             // 1/√d_k, or 1
+uniform float scale;             // 1/√d_k, a custom scale, or 1
+uniform float softcap;           // c > 0: s → c·tanh(s/c) (logit soft-capping); 0: none
 uniform float masked_fill;       // the value written into masked cells (may be −∞)
 uniform bool fill_is_minus_inf;  // masked cells then weigh exactly 0, so hidden blocks can be skipped
 uniform bool naive_softmax;      // exp(s) / Σ exp(s), no max subtracted
@@ -62,11 +63,16 @@ bool run_block_hidden(int i0, int i1, int j0, int j1) {
     return false;
 }
 
-// q·k → (q·k)·scale − m_h·|i − j| (ALiBi), or the fill value when key j is hidden from query i.
+// Logit soft-capping, as core's capped_score. tanh is 1.0 in float from |x| ≈ 9 on: clamping
+// at 15 changes nothing, and keeps a driver's exp-based tanh from inf/inf.
+float capped_score(float s) { return softcap > 0.0 ? softcap * tanh(clamp(s / softcap, -15.0, 15.0)) : s; }
+
+// q·k → (q·k)·scale − m_h·|i − j| (ALiBi), soft-capped, or the fill value when key j is
+// hidden from query i.
 float masked_score(float q_dot_k, int h, int i, int j) {
     float s = q_dot_k * scale;
     if (use_alibi) s -= alibi_slopes[h] * float(abs(i - j));
-    return visible(i, j) ? s : masked_fill;
+    return visible(i, j) ? capped_score(s) : masked_fill;
 }
 
 // A row's output from its running sum acc = Σ_j exp(s_j − m)·v_j and l = Σ_j exp(s_j − m):

@@ -18,7 +18,8 @@
 //
 // The table covers every mask (custom included) × every position encoding, fills −∞, −1e9
 // and 0, cross-attention, fully masked rows, rows whose naive exponentials all underflow, the
-// naive softmax's overflow, 1 to 8 heads, d_k 2 … 128 and n up to 1024.
+// naive softmax's overflow, custom scales and logit soft-capping, 1 to 8 heads, d_k 2 … 128
+// and n up to 1024.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -50,6 +51,8 @@ struct AttentionCase {
     float fill = -std::numeric_limits<float>::infinity();
     SoftmaxKind softmax = SoftmaxKind::Stable;
     bool scale = true;
+    float score_scale = 0.0f;  // > 0: in place of 1/√d_k
+    float softcap = 0.0f;      // > 0: logit soft-capping
     int window = 3;
     bool every_key_padding = false;
     Inputs inputs = Inputs::Embeddings;
@@ -58,6 +61,8 @@ struct AttentionCase {
     AttentionCase naive() const { AttentionCase c = *this; c.softmax = SoftmaxKind::Naive; return c; }
     AttentionCase unscaled() const { AttentionCase c = *this; c.scale = false; return c; }
     AttentionCase with_window(int w) const { AttentionCase c = *this; c.window = w; return c; }
+    AttentionCase scaled_by(float f) const { AttentionCase c = *this; c.score_scale = f; return c; }
+    AttentionCase capped_at(float cap) const { AttentionCase c = *this; c.softcap = cap; return c; }
     AttentionCase with_inputs(Inputs i) const { AttentionCase c = *this; c.inputs = i; return c; }
     AttentionCase padding_every_key() const { AttentionCase c = *this; c.every_key_padding = true; return c; }
     bool cross() const { return n_k != n_q; }
@@ -123,6 +128,13 @@ inline std::vector<AttentionCase> attention_cases() {
             .naive().unscaled().with_inputs(Inputs::Underflow).with_fill(minus_1e9),
         attention_case("stable softmax of the same far-below scores", M::Causal, P::ALiBi, 2, 64, 64, 8)
             .unscaled().with_inputs(Inputs::Underflow),
+        attention_case("soft-cap 0.5, causal, rope", M::Causal, P::Rotary, 2, 64, 64, 8).capped_at(0.5f),
+        attention_case("custom scale 2, soft-cap 3, window, −1e9 fill", M::SlidingWindow, P::Sinusoidal, 2, 130, 130, 8)
+            .scaled_by(2.0f).capped_at(3.0f).with_fill(minus_1e9),
+        attention_case("custom scale 0.25, custom mask, alibi", M::Custom, P::ALiBi, 4, 64, 64, 4).scaled_by(0.25f),
+        attention_case("cross, soft-cap 1, padding", M::Padding, P::None, 2, 50, 53, 8).capped_at(1.0f),
+        attention_case("naive softmax of scores soft-capped at 20: they cannot overflow", M::Causal, P::None, 2, 64, 64, 32)
+            .naive().unscaled().with_inputs(Inputs::Overflow).capped_at(20.0f),
     };
     // Every mask × every position encoding on a short sequence.
     for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom})
@@ -143,6 +155,8 @@ inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
     s.mask = c.mask;
     s.window = c.window;
     s.scale = c.scale;
+    s.score_scale = c.score_scale;
+    s.softcap = c.softcap;
     s.softmax = c.softmax;
     s.masked_fill = c.fill;
     const int width = c.heads * c.d_k;
@@ -371,7 +385,13 @@ inline void check_case_premise(const AttentionCase& c, const Trace& reference) {
                 CHECK((head.weights.row(i).array() - 1.0f / static_cast<float>(c.n_k)).abs().maxCoeff() <= 1e-6f);
             }
         }
-    if (c.inputs == Inputs::Overflow) {
+    if (c.inputs == Inputs::Overflow && c.softcap > 0.0f) {  // capped scores stay below 88: nothing overflows
+        for (const HeadTrace& head : reference.head) {
+            CHECK_FALSE(head.softmax_overflow);
+            CHECK(head.output.allFinite());
+            CHECK(head.capped_scores.maxCoeff() < c.softcap);
+        }
+    } else if (c.inputs == Inputs::Overflow) {
         CHECK(reference.head[0].softmax_overflow);
         for (size_t h = 1; h < reference.head.size(); ++h) CHECK_FALSE(reference.head[h].softmax_overflow);
         CHECK_FALSE(reference.head[0].output.allFinite());

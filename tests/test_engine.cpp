@@ -331,3 +331,67 @@ TEST_CASE("run_into a reused trace equals a fresh run, whatever ran before") {
         }
     }
 }
+
+TEST_CASE("a custom scale and logit soft-capping: s = c·tanh(q·k·scale / c), against a plain loop", "[engine][softcap]") {
+    Scenario s;
+    s.input = InputMode::Direct;
+    s.heads = 2;
+    s.q = normal_matrix(5, 8, 31) * 4.0f;  // scores of tens: the cap matters
+    s.k = normal_matrix(6, 8, 32) * 4.0f;
+    s.v = normal_matrix(6, 8, 33);
+    s.mask = MaskKind::Custom;
+    s.custom_mask = MaskMatrix::Constant(5, 6, true);
+    s.custom_mask(1, 2) = false;
+    s.score_scale = 0.3f;
+    s.softcap = 7.0f;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    CHECK(t.scale == 0.3f);
+    for (int h = 0; h < 2; ++h) {
+        const HeadTrace& head = t.head[static_cast<size_t>(h)];
+        REQUIRE(head.capped_scores.rows() == 5);
+        for (int i = 0; i < 5; ++i) {
+            double weights[6], sum = 0.0, max = -1e30;
+            double capped[6];
+            for (int j = 0; j < 6; ++j) {
+                double dot = 0.0;
+                for (int d = 0; d < 4; ++d) dot += double(s.q(i, h * 4 + d)) * double(s.k(j, h * 4 + d));
+                capped[j] = 7.0 * std::tanh(dot * 0.3 / 7.0);
+                CHECK(std::abs(head.capped_scores(i, j) - capped[j]) <= 1e-5 * std::max(1.0, std::abs(capped[j])));
+                if (s.custom_mask(i, j)) max = std::max(max, capped[j]);
+            }
+            for (int j = 0; j < 6; ++j) sum += weights[j] = s.custom_mask(i, j) ? std::exp(capped[j] - max) : 0.0;
+            for (int j = 0; j < 6; ++j) {
+                CHECK(std::abs(head.weights(i, j) - weights[j] / sum) <= 1e-5);
+                CHECK(std::abs(head.capped_scores(i, j)) < 7.0f);  // inside (−c, c)
+            }
+        }
+    }
+    SECTION("off: no capped matrix, the masked scores are the scaled ones where visible") {
+        s.softcap = 0.0f;
+        const Trace off = run(s);
+        REQUIRE(off.ok);
+        CHECK(off.head[0].capped_scores.size() == 0);
+        CHECK(off.head[0].masked_scores(0, 0) == off.head[0].scaled_scores(0, 0));
+    }
+    SECTION("nonsense is refused, saying what") {
+        s.softcap = -1.0f;
+        CHECK_THAT(validate(s).front(), Catch::Matchers::Contains("soft-cap is -1"));
+        s.softcap = 0.0f;
+        s.score_scale = std::numeric_limits<float>::quiet_NaN();
+        CHECK_THAT(validate(s).front(), Catch::Matchers::Contains("score scale"));
+        s.score_scale = 0.5f;
+        s.scale = false;
+        CHECK_THAT(validate(s).front(), Catch::Matchers::Contains("scaling is off"));
+    }
+    SECTION("the scenario file keeps both, and refuses a string") {
+        const std::string text = scenario_to_json(s).dump();
+        CHECK_THAT(text, Catch::Matchers::Contains("\"softcap\":7.0") && Catch::Matchers::Contains("\"score_scale\":0.30000001192092896"));
+        const ScenarioLoad back = scenario_from_text(text, "capped.json");
+        REQUIRE(back.scenario);
+        CHECK(back.scenario->softcap == 7.0f);
+        CHECK(back.scenario->score_scale == 0.3f);
+        const ScenarioLoad bad = scenario_from_text(R"({"q": [[1]], "k": [[1]], "v": [[1]], "softcap": "high"})", "bad.json");
+        CHECK_FALSE(bad.scenario);
+    }
+}

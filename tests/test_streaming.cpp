@@ -46,7 +46,7 @@ float magnitude(const ScoreRule& rule, float q_dot_k, int i, int j) {
 
 }  // namespace
 
-TEST_CASE("scale_scores and mask_scores give masked_score of every cell of a tile", "[rules]") {
+TEST_CASE("scale_scores, cap_scores and mask_scores give masked_score of every cell of a tile", "[rules]") {
     const AttentionCase c = GENERATE(from_range(testing::attention_cases()));
     if (c.n_q > 300) return;  // the 1024-token cases add nothing here
     INFO("case: " << c.name);
@@ -65,6 +65,8 @@ TEST_CASE("scale_scores and mask_scores give masked_score of every cell of a til
             for (int j = 0; j < full.n_keys; ++j) {
                 const float size = magnitude(rule, head.scores(i, j), i, j);
                 differ += !same_score(head.scaled_scores(i, j), scaled_score(rule, head.scores(i, j), i, j), size);
+                if (rule.softcap > 0.0f)
+                    differ += !same_score(head.capped_scores(i, j), capped_score(rule, scaled_score(rule, head.scores(i, j), i, j)), size);
                 differ += !same_score(head.masked_scores(i, j), masked_score(rule, head.scores(i, j), i, j), size);
                 differ += !rule.mask.visible(i, j) && head.masked_scores(i, j) != s.masked_fill;  // the fill, exactly
                 const float w = row_weight(head.masked_scores(i, j), shift, l), got = head.weights(i, j);
@@ -81,6 +83,7 @@ TEST_CASE("scale_scores and mask_scores give masked_score of every cell of a til
     Matrix tile = normal_matrix(full.n_queries - i0, full.n_keys - j0, 5);
     const Matrix products = tile;
     scale_scores(rule, i0, j0, tile);
+    cap_scores(rule, tile);
     mask_scores(rule, i0, j0, tile);
     int differ = 0;
     for (Eigen::Index r = 0; r < tile.rows(); ++r)

@@ -571,6 +571,7 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
         set_int(p, "window", s.window);
         set_int(p, "custom_words", ceil_div(n_k, 32));
         set_float(p, "scale", trace.scale);
+        set_float(p, "softcap", s.softcap);
         set_float(p, "masked_fill", s.masked_fill);
         set_int(p, "fill_is_minus_inf", fill_minus_inf);
         set_int(p, "naive_softmax", s.softmax == SoftmaxKind::Naive);

@@ -27,6 +27,7 @@ constexpr const char* kSqrt = "\xE2\x88\x9A";     // √
 constexpr const char* kSigma = "\xCE\xA3";        // Σ
 constexpr const char* kArrow = "\xE2\x86\x92";    // →
 constexpr const char* kMinusInf = "\xE2\x88\x92\xE2\x88\x9E";
+constexpr const char* kMinus = "\xE2\x88\x92";
 
 std::string num(float v) { return format_value(v, 4); }
 
@@ -219,9 +220,11 @@ void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int 
     }
     const float d_k = static_cast<float>(t.d_k);
     const std::string scaled_text =
-        s.scale ? num(raw) + " / " + kSqrt + std::to_string(t.d_k) + " = " + num(raw) + " / " + num(std::sqrt(d_k)) +
-                      " = " + num(raw * t.scale)
-                : num(raw) + "   (scaling off: no division by " + kSqrt + "d_k)";
+        !s.scale               ? num(raw) + "   (scaling off: no division by " + kSqrt + "d_k)"
+        : s.score_scale > 0.0f ? num(raw) + " \xC3\x97 " + num(t.scale) + " (the custom scale, in place of 1/" + kSqrt + "d_k) = " +
+                                     num(raw * t.scale)
+                               : num(raw) + " / " + kSqrt + std::to_string(t.d_k) + " = " + num(raw) + " / " + num(std::sqrt(d_k)) +
+                                     " = " + num(raw * t.scale);
     if (kind == Arithmetic::PositionBias) {
         e.heading = "ALiBi bias, " + pair;
         e.lines.push_back("\xE2\x88\x92m" + std::string(kTimes) + "|i \xE2\x88\x92 j| = " +
@@ -231,15 +234,26 @@ void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int 
     }
     if (kind == Arithmetic::ScaledScore) {
         e.heading = "scaled score, " + pair;
-        e.lines.push_back(std::string("score / ") + kSqrt + "d_k = " + scaled_text);
+        e.lines.push_back((s.score_scale > 0.0f ? std::string("score \xC3\x97 scale = ") : std::string("score / ") + kSqrt + "d_k = ") + scaled_text);
         if (head.position_bias.size() != 0)
             e.lines.push_back("+ ALiBi bias " + num(head.position_bias(r, c)) + " = " + num(head.scaled_scores(r, c)));
         return;
     }
+    if (kind == Arithmetic::CappedScore) {
+        const float cap = s.softcap, scaled = head.scaled_scores(r, c);
+        e.heading = "soft-capped score, " + pair;
+        e.lines.push_back("c" + std::string(kTimes) + "tanh(s / c) = " + num(cap) + kTimes + "tanh(" + num(scaled) + " / " + num(cap) +
+                          ") = " + num(cap) + kTimes + "tanh(" + num(scaled / cap) + ")");
+        e.lines.push_back("= " + num(cap) + kTimes + num(std::tanh(scaled / cap)) + " = " + num(head.capped_scores(r, c)));
+        e.lines.push_back("no score leaves (" + std::string(kMinus) + num(cap) + ", " + num(cap) + "): one key cannot take all the weight");
+        return;
+    }
     // Arithmetic::MaskedScore
     e.heading = "masked score, " + pair;
+    const bool capped = head.capped_scores.size() != 0;
+    const float before_mask = capped ? head.capped_scores(r, c) : head.scaled_scores(r, c);
     if (t.visible(r, c)) {
-        e.lines.push_back("key visible " + std::string(kArrow) + " unchanged: " + num(head.scaled_scores(r, c)));
+        e.lines.push_back("key visible " + std::string(kArrow) + " unchanged: " + num(before_mask));
         return;
     }
     std::string why;
@@ -254,7 +268,7 @@ void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int 
         case MaskKind::None: why = "masked"; break;
     }
     e.lines.push_back(why);
-    e.lines.push_back("scaled score " + num(head.scaled_scores(r, c)) + " replaced by the fill " + num(s.masked_fill) +
+    e.lines.push_back((capped ? "soft-capped score " : "scaled score ") + num(before_mask) + " replaced by the fill " + num(s.masked_fill) +
                       (std::isinf(s.masked_fill) ? "  (exp(" + std::string(kMinusInf) + ") = 0)" : ""));
 }
 
@@ -403,6 +417,7 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::RawScore:
         case A::PositionBias:
         case A::ScaledScore:
+        case A::CappedScore:
         case A::MaskedScore: explain_scores(t, s, w, row, col, e); break;
         case A::Softmax: explain_weights(t, s, w, row, col, e); break;
         case A::HeadOutput: explain_head_output(t, w, row, col, e); break;

@@ -191,6 +191,30 @@ void computation_controls(Context& state) {
     const Scenario& s = state.session.scenario;
     bool scale = s.scale;
     if (ImGui::Checkbox("divide scores by \xE2\x88\x9A" "d\xE2\x82\x96", &scale)) state.session.push(edits::SetScale{scale});
+    // A custom scale in place of 1/√dₖ (Gemma's query_pre_attn_scalar^−½) and logit
+    // soft-capping (Gemma 2): each a number, 0 for the default.
+    const float field = 64.0f * state.fonts.scale;
+    float custom = s.score_scale, cap = s.softcap;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("\xC3\x97");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(field);
+    ImGui::BeginDisabled(!s.scale);
+    if (ImGui::InputFloat("##score-scale", &custom, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue))
+        state.session.push(edits::SetScoreScale{custom});
+    ImGui::EndDisabled();
+    record_item(state, "controls.score_scale", format_value(s.score_scale, 4));
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+        ImGui::SetTooltip("scores \xC3\x97 this in place of 1/\xE2\x88\x9A" "d\xE2\x82\x96 (0: 1/\xE2\x88\x9A" "d\xE2\x82\x96); "
+                          "Gemma uses query_pre_attn_scalar^\xE2\x88\x92\xC2\xBD");
+    ImGui::SameLine();
+    ImGui::TextUnformatted("soft-cap");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(field);
+    if (ImGui::InputFloat("##softcap", &cap, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue)) state.session.push(edits::SetSoftcap{cap});
+    record_item(state, "controls.softcap", format_value(s.softcap, 4));
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("c > 0: every scaled score s \xE2\x86\x92 c\xC2\xB7tanh(s/c) before the mask (Gemma 2: c = 50); 0: off");
     ImGui::TextUnformatted("Softmax");
     ImGui::SameLine();
     if (ImGui::RadioButton("stable", s.softmax == SoftmaxKind::Stable)) state.session.push(edits::SetSoftmax{SoftmaxKind::Stable});

@@ -108,7 +108,9 @@ struct Builder {
             if (e.drawn && !e.drawn(t)) continue;
             const std::string key = e.key;
             if (key == "masked_scores" && note_mask) {
-                column_for(attn::Column::Masked, std::string()).cards.push_back(note("mask: none", "every key visible:\nmasked = scaled"));
+                column_for(attn::Column::Masked, std::string())
+                    .cards.push_back(note("mask: none", t.settings.softcap > 0.0f ? "every key visible:\nmasked = soft-capped"
+                                                                                  : "every key visible:\nmasked = scaled"));
                 continue;
             }
             const attn::Column where = e.column(t);
