@@ -101,6 +101,8 @@ int key_count(const Scenario& s) {
 }
 
 std::vector<int> head_choices(const Scenario& s) {
+    // Grouped-query attention or a head width of its own: the weights' shapes fix the count.
+    if (s.kv_heads > 0 || s.head_dim > 0) return {s.heads};
     int columns = s.d_model;
     if (s.input == InputMode::Direct) columns = static_cast<int>(s.q.cols());
     std::vector<int> choices;
@@ -199,7 +201,11 @@ bool set_cell(const SetCell& e, Scenario& s) {
             weight = weight_matrix(s, e.matrix, which);
             if (weight->size() == 0) {
                 if (s.input != InputMode::Embeddings) return false;  // direct mode without W_O
-                *weight = resolved_weight(*weight, s.d_model, s.d_model, s.seed, which);
+                // W_Q (d_model × H·d_k), W_K and W_V (d_model × H_kv·d_k), W_O (H·d_k × d_model)
+                const int d_k = head_dim_of(s), query_width = s.heads * d_k, kv_width = kv_heads_of(s) * d_k;
+                const int rows = which == 3 ? query_width : s.d_model;
+                const int cols = which == 0 ? query_width : which == 3 ? s.d_model : kv_width;
+                *weight = resolved_weight(*weight, rows, cols, s.seed, which);
                 materialised = true;
             }
         }

@@ -92,6 +92,10 @@ int sequence_length(const Sequence& seq) {
 std::vector<std::string> validate(const Scenario& s, Detail detail) {
     std::vector<std::string> errors;
     if (s.heads < 1) errors.push_back("heads is " + std::to_string(s.heads) + ": at least 1 head is needed");
+    if (s.kv_heads < 0 || (s.heads >= 1 && s.kv_heads > 0 && s.heads % s.kv_heads != 0))
+        errors.push_back("kv_heads is " + std::to_string(s.kv_heads) + ": grouped-query attention needs a number of K/V heads that divides the " +
+                         std::to_string(s.heads) + " query heads (1: multi-query; 0: one per query head)");
+    if (!errors.empty()) return errors;
 
     int n_q = 0, n_k = 0;
     if (s.input == InputMode::Embeddings) {
@@ -99,18 +103,22 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
             errors.push_back("d_model is " + std::to_string(s.d_model) + ": expected 1 to " + std::to_string(kMaxDModel));
             return errors;
         }
-        if (s.heads >= 1 && s.d_model % s.heads != 0)
+        if (s.head_dim < 0 || s.head_dim > kMaxDModel)
+            errors.push_back("head_dim is " + std::to_string(s.head_dim) + ": expected 1 to " + std::to_string(kMaxDModel) +
+                             " (or 0 for d_model / heads)");
+        else if (s.heads >= 1 && s.head_dim == 0 && s.d_model % s.heads != 0)
             errors.push_back("d_model " + std::to_string(s.d_model) + " is not divisible by " + std::to_string(s.heads) +
-                             " heads: each head needs d_k = d_model / heads columns");
+                             " heads: each head needs d_k = d_model / heads columns (or give head_dim)");
         check_sequence(errors, "target", s.target, s.d_model);
         if (s.attention == AttentionKind::Cross) check_sequence(errors, "source", s.source, s.d_model);
-        check_shape(errors, "W_Q", s.w_q, s.d_model, s.d_model);
-        check_shape(errors, "W_K", s.w_k, s.d_model, s.d_model);
-        check_shape(errors, "W_V", s.w_v, s.d_model, s.d_model);
-        check_shape(errors, "W_O", s.w_o, s.d_model, s.d_model);
-        check_vector(errors, "b_q", s.b_q, s.d_model);
-        check_vector(errors, "b_k", s.b_k, s.d_model);
-        check_vector(errors, "b_v", s.b_v, s.d_model);
+        const int d_k = head_dim_of(s), heads = std::max(1, s.heads), kv = std::max(1, kv_heads_of(s));
+        check_shape(errors, "W_Q", s.w_q, s.d_model, heads * d_k);
+        check_shape(errors, "W_K", s.w_k, s.d_model, kv * d_k);
+        check_shape(errors, "W_V", s.w_v, s.d_model, kv * d_k);
+        check_shape(errors, "W_O", s.w_o, heads * d_k, s.d_model);
+        check_vector(errors, "b_q", s.b_q, heads * d_k);
+        check_vector(errors, "b_k", s.b_k, kv * d_k);
+        check_vector(errors, "b_v", s.b_v, kv * d_k);
         check_vector(errors, "b_o", s.b_o, s.d_model);
         check_block(errors, s);
         n_q = sequence_length(s.target);
@@ -120,16 +128,21 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
             errors.push_back("direct input needs q, k and v, each with at least one row and one column");
             return errors;
         }
-        if (s.q.cols() != s.k.cols())
-            errors.push_back("q has " + std::to_string(s.q.cols()) + " columns and k has " + std::to_string(s.k.cols()) +
-                             ": a query and a key must have the same length d_k to take their dot product");
+        if (s.head_dim != 0)
+            errors.push_back("head_dim is given, but direct Q, K, V say d_k themselves (Q's columns / heads): leave it out");
+        const int heads = std::max(1, s.heads), kv = std::max(1, kv_heads_of(s));
+        if (s.heads >= 1 && s.q.cols() % heads != 0)
+            errors.push_back("q has " + std::to_string(s.q.cols()) + " columns: not divisible by " + std::to_string(s.heads) + " heads");
+        else if (s.k.cols() * heads != s.q.cols() * kv)
+            errors.push_back("q has " + std::to_string(s.q.cols()) + " columns and k has " + std::to_string(s.k.cols()) + ": with " +
+                             std::to_string(heads) + " query heads and " + std::to_string(kv) + " K/V heads, k needs " +
+                             std::to_string(s.q.cols() / heads * kv) + " (a query and a key must have the same length d_k)");
         if (s.v.rows() != s.k.rows())
             errors.push_back("v has " + std::to_string(s.v.rows()) + " rows and k has " + std::to_string(s.k.rows()) +
                              ": every key needs exactly one value");
-        if (s.heads >= 1 && (s.q.cols() % s.heads != 0 || s.v.cols() % s.heads != 0))
-            errors.push_back("q has " + std::to_string(s.q.cols()) + " and v has " + std::to_string(s.v.cols()) +
-                             " columns: not divisible by " + std::to_string(s.heads) + " heads");
-        check_shape(errors, "W_O", s.w_o, s.v.cols(), s.w_o.cols());
+        if (s.v.cols() % kv != 0)
+            errors.push_back("v has " + std::to_string(s.v.cols()) + " columns: not divisible by " + std::to_string(kv) + " K/V heads");
+        check_shape(errors, "W_O", s.w_o, s.v.cols() / std::max(1, kv_heads_of(s)) * std::max(1, s.heads), s.w_o.cols());
         check_vector(errors, "b_o", s.b_o, s.w_o.size() != 0 ? s.w_o.cols() : s.v.cols());
         for (const auto& [name, bias] : {std::pair{"b_q", &s.b_q}, std::pair{"b_k", &s.b_k}, std::pair{"b_v", &s.b_v}})
             if (bias->size() != 0)
@@ -417,6 +430,13 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
 
 // [SECTION] run()
 
+Matrix repeat_kv_heads(const Matrix& per_kv_head, int kv_heads, int group, int width) {
+    Matrix out(per_kv_head.rows(), static_cast<Eigen::Index>(kv_heads) * group * width);
+    for (int g = 0; g < kv_heads; ++g)
+        for (int r = 0; r < group; ++r) out.middleCols((g * group + r) * width, width) = per_kv_head.middleCols(g * width, width);
+    return out;
+}
+
 void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, Matrix& v_all) {
     t.heads = s.heads;
     TraceSettings& settings = t.settings;
@@ -465,10 +485,11 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         const Matrix& keys_from = cross ? t.source_x_pe : queries_from;
         t.n_keys = static_cast<int>(keys_from.rows());
         t.key_tokens = cross ? labels_or_numbers(s.source.tokens, t.n_keys, "s") : t.query_tokens;
-        t.w_q = resolved_weight(s.w_q, s.d_model, s.d_model, s.seed, 0);
-        t.w_k = resolved_weight(s.w_k, s.d_model, s.d_model, s.seed, 1);
-        t.w_v = resolved_weight(s.w_v, s.d_model, s.d_model, s.seed, 2);
-        t.w_o = resolved_weight(s.w_o, s.d_model, s.d_model, s.seed, 3);
+        const int d_k = head_dim_of(s), kv = kv_heads_of(s);
+        t.w_q = resolved_weight(s.w_q, s.d_model, s.heads * d_k, s.seed, 0);
+        t.w_k = resolved_weight(s.w_k, s.d_model, kv * d_k, s.seed, 1);
+        t.w_v = resolved_weight(s.w_v, s.d_model, kv * d_k, s.seed, 2);
+        t.w_o = resolved_weight(s.w_o, s.heads * d_k, s.d_model, s.seed, 3);
         t.b_o = as_row(s.b_o);
         note_non_finite(t, "X", t.x);
         if (cross) note_non_finite(t, "source X", t.source_x);
@@ -476,22 +497,22 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         note_non_finite(t, "W_K", t.w_k);
         note_non_finite(t, "W_V", t.w_v);
         note_non_finite(t, "W_O", t.w_o);
-        q_all.noalias() = queries_from * *t.w_q;  // (n_q, d_model)·(d_model, d_model) → (n_q, h·d_k)
-        k_all.noalias() = keys_from * *t.w_k;   // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_k)
-        v_all.noalias() = keys_from * *t.w_v;   // (n_k, d_model)·(d_model, d_model) → (n_k, h·d_v)
+        q_all.noalias() = queries_from * *t.w_q;  // (n_q, d_model)·(d_model, H·d_k) → (n_q, H·d_k)
+        k_all.noalias() = keys_from * *t.w_k;   // (n_k, d_model)·(d_model, H_kv·d_k) → (n_k, H_kv·d_k)
+        v_all.noalias() = keys_from * *t.w_v;   // (n_k, d_model)·(d_model, H_kv·d_v) → (n_k, H_kv·d_v)
         t.b_q = as_row(s.b_q);
         t.b_k = as_row(s.b_k);
         t.b_v = as_row(s.b_v);
         if (s.b_q.size() != 0) q_all.rowwise() += s.b_q;  // + b_q
         if (s.b_k.size() != 0) k_all.rowwise() += s.b_k;
         if (s.b_v.size() != 0) v_all.rowwise() += s.b_v;
-        t.d_k = t.d_v = s.d_model / s.heads;
+        t.d_k = t.d_v = d_k;
     } else {
         q_all = s.q;
         k_all = s.k;
         v_all = s.v;
         t.d_k = static_cast<int>(s.q.cols()) / s.heads;
-        t.d_v = static_cast<int>(s.v.cols()) / s.heads;
+        t.d_v = static_cast<int>(s.v.cols()) / kv_heads_of(s);
         t.n_queries = static_cast<int>(s.q.rows());
         t.n_keys = static_cast<int>(s.k.rows());
         t.query_tokens = labels_or_numbers(s.direct_query_labels, t.n_queries, "q");
@@ -506,6 +527,15 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
                                  " position encoding is added to embeddings; direct Q, K, V have none, so it is not applied");
     }
     t.scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(t.d_k));
+    t.kv_heads = kv_heads_of(s);
+    settings.kv_heads = t.kv_heads;
+    settings.head_dim = s.head_dim;
+    // Grouped-query attention: each K/V head's columns repeated for the query heads that read
+    // it, so that every later step, and every backend, sees one K and one V per query head.
+    if (t.kv_heads != t.heads) {
+        k_all = repeat_kv_heads(k_all, t.kv_heads, t.heads / t.kv_heads, t.d_k);
+        v_all = repeat_kv_heads(v_all, t.kv_heads, t.heads / t.kv_heads, t.d_v);
+    }
 }
 
 Trace run(const Scenario& s) { return run(s, RunOptions{}); }

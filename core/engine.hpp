@@ -62,8 +62,12 @@ SharedMatrix resolved_weight(const SharedMatrix& given, int rows, int cols, std:
 
 // Fills the trace's settings and inputs: tokens, sizes, d_k, scale, X, PE, X + PE (both
 // sequences), the weights as used, non-finite notes and warnings; and the projections
-// Q = (X+PE)·W_Q, K, V (every head's columns side by side), or the direct Q, K, V.
+// Q = (X+PE)·W_Q, K, V (every head's columns side by side), or the direct Q, K, V; with
+// grouped-query attention K and V come out one per query head (repeat_kv_heads).
 void prepare_inputs(const Scenario& scenario, Trace& trace, Matrix& q_all, Matrix& k_all, Matrix& v_all);
+// Grouped-query attention's K or V of H_kv heads (n × H_kv·width) as one per query head
+// (n × H_kv·group·width): query head h = g·group + r reads K/V head g.
+Matrix repeat_kv_heads(const Matrix& per_kv_head, int kv_heads, int group, int width);
 // Head h's Q, K, V: its columns [h·d_k, (h+1)·d_k) of the projections, rotated by RoPE
 // (keep_unrotated: the unrotated ones kept beside them), and its ALiBi slope.
 void head_inputs(const Scenario& scenario, const Trace& trace, const Matrix& q_all, const Matrix& k_all,

@@ -75,8 +75,9 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
         for (int r : *rows) {
             // (1, d_model)·(d_model, d_k): the edited token's slice of the projections
             const Vector q = t.x_pe.row(r) * t.w_q->middleCols(h * d_k, d_k);
-            const Vector k = t.x_pe.row(r) * t.w_k->middleCols(h * d_k, d_k);
-            head.v.row(r) = t.x_pe.row(r) * t.w_v->middleCols(h * d_v, d_v);
+            const int g = h / (t.heads / t.kv_heads);  // the K/V head it reads (grouped-query attention)
+            const Vector k = t.x_pe.row(r) * t.w_k->middleCols(g * d_k, d_k);
+            head.v.row(r) = t.x_pe.row(r) * t.w_v->middleCols(g * d_v, d_v);
             if (rope) {
                 head.q_unrotated.row(r) = q;
                 head.k_unrotated.row(r) = k;

@@ -241,6 +241,21 @@ Preset softcap_preset() {
     return p;
 }
 
+Preset grouped_query_preset() {
+    Preset p;
+    p.name = "grouped-query-attention";
+    p.title = "Grouped-query attention: 4 query heads share 2 K/V heads (Llama, Qwen, Gemma)";
+    p.description =
+        "Llama 2 70B, Llama 3, Qwen and Gemma keep fewer keys and values than queries: here query heads 1\xE2\x80\x93""2 read "
+        "K/V head 1 and heads 3\xE2\x80\x93""4 read K/V head 2, so W_K and W_V have half the columns of W_Q and the K/V "
+        "cache a decoder keeps while generating is 2\xC3\x97 smaller. Each head still has its own queries: compare the "
+        "weights of heads 1 and 2, which see the same keys.";
+    p.scenario = sentence(p.name, "The animal did not cross the road because it was tired", 16, 4, PositionalEncoding::Rotary);
+    p.scenario.kv_heads = 2;
+    p.scenario.mask = MaskKind::Causal;
+    return p;
+}
+
 Preset long_preset() {
     Preset p;
     p.name = "long-64-tokens";
@@ -297,6 +312,7 @@ std::vector<Preset> make_presets() {
     all.push_back(cross_attention_preset());
     all.push_back(overflow_preset());
     all.push_back(softcap_preset());
+    all.push_back(grouped_query_preset());
     all.push_back(long_preset());
     return all;
 }

@@ -57,9 +57,25 @@ std::string projection_input(const Trace& t) {
     return x;
 }
 
+// Grouped-query attention: which K/V head query head h reads, and which query heads share it:
+// " (K/V head 2 of 2, heads 5–8)"; nothing when every head has its own.
+std::string kv_note(const Trace& t, int h) {
+    if (t.kv_heads <= 0 || t.kv_heads == t.heads) return {};
+    const int group = t.heads / t.kv_heads, g = h / group;
+    return " (K/V head " + std::to_string(g + 1) + " of " + std::to_string(t.kv_heads) + ", heads " + std::to_string(g * group + 1) +
+           "\xE2\x80\x93" + std::to_string(g * group + group) + ")";
+}
+
+// W_K and W_V: each K/V head's d_k columns, and how many query heads read them.
+std::string kv_weight_title(const Trace& t, const char* label) {
+    if (t.kv_heads <= 0 || t.kv_heads == t.heads) return label;
+    return std::string(label) + ": " + std::to_string(t.kv_heads) + " K/V heads for " + std::to_string(t.heads) + " query heads";
+}
+
 std::string projection_title(const Trace& t, int h, const char* letter, const Matrix& bias) {
-    if (t.settings.input == InputMode::Direct) return prefix(t, h) + letter + " (given)";
-    std::string title = prefix(t, h) + letter + " = " + projection_input(t) + kDot + "W_" + letter;
+    const std::string shared = letter[0] == 'Q' ? std::string() : kv_note(t, h);
+    if (t.settings.input == InputMode::Direct) return prefix(t, h) + letter + shared + " (given)";
+    std::string title = prefix(t, h) + letter + shared + " = " + projection_input(t) + kDot + "W_" + letter;
     if (bias.size() != 0) title += std::string(" + b_") + static_cast<char>(std::tolower(letter[0]));
     if (t.settings.positional == PositionalEncoding::Rotary && letter[0] != 'V') title += ", rotated (RoPE)";
     return title;
@@ -146,9 +162,9 @@ std::vector<MatrixEntry> build_registry() {
     r.push_back({"w_q", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::WQ, "W_Q", Ar::Weight, TRACE_GET(w_q),
                  [](const Trace&, int) { return std::string("W_Q"); }, SHAPE_OF(w_q), fixed_weights});
     r.push_back({"w_k", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::WK, "W_K", Ar::Weight, TRACE_GET(w_k),
-                 [](const Trace&, int) { return std::string("W_K"); }, SHAPE_OF(w_k), fixed_weights});
+                 [](const Trace& t, int) { return kv_weight_title(t, "W_K"); }, SHAPE_OF(w_k), fixed_weights});
     r.push_back({"w_v", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::WV, "W_V", Ar::ValueWeight, TRACE_GET(w_v),
-                 [](const Trace&, int) { return std::string("W_V"); }, SHAPE_OF(w_v), fixed_weights});
+                 [](const Trace& t, int) { return kv_weight_title(t, "W_V"); }, SHAPE_OF(w_v), fixed_weights});
     r.push_back({"b_q", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::BQ, "b_q", Ar::Plain, TRACE_GET(b_q),
                  [](const Trace&, int) { return std::string("b_q"); }, SHAPE_OF(b_q), fixed_biases});
     r.push_back({"b_k", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::BK, "b_k", Ar::Plain, TRACE_GET(b_k),
@@ -162,7 +178,7 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, int h) { return projection_shape(t, h, false, t.d_k); }, fixed_unrotated});
     r.push_back({"k_unrotated", true, Stage::Projections, A::Key, A::Dim, V::Signed, E::None, "K before RoPE", Ar::KeyBeforeRope,
                  HEAD_GET(k_unrotated),
-                 [](const Trace& t, int h) { return prefix(t, h) + "K before RoPE"; },
+                 [](const Trace& t, int h) { return prefix(t, h) + "K" + kv_note(t, h) + " before RoPE"; },
                  [](const Trace& t, int h) { return projection_shape(t, h, true, t.d_k); }, fixed_unrotated});
     r.push_back({"q", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::Q, "Q", Ar::Query, HEAD_GET(q),
                  [](const Trace& t, int h) { return projection_title(t, h, "Q", t.b_q); },

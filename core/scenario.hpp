@@ -91,16 +91,22 @@ struct Scenario {
     Sequence target;          // the queries' sequence (and keys/values in self-attention)
     Sequence source;          // keys/values in cross-attention
     int d_model = 8;
-    int heads = 1;            // d_k = d_v = d_model / heads
+    int heads = 1;            // query heads H; d_k = d_v = head_dim, or d_model / heads
+    // Grouped-query attention: H_kv K/V heads (dividing H), query head h reading K/V head
+    // h / (H / H_kv); 1 is multi-query attention. 0: H_kv = H (every head its own K and V).
+    int kv_heads = 0;
+    int head_dim = 0;         // d_k = d_v of every head; 0: d_model / heads
     // Weights are shared with the model they came from until edited (shared_matrix.hpp).
-    SharedMatrix w_q, w_k, w_v;  // (d_model × d_model), or empty → seeded Xavier-uniform
-    SharedMatrix w_o;            // (d_model × d_model), or empty → seeded
+    // W_Q (d_model × H·d_k), W_K and W_V (d_model × H_kv·d_k), W_O (H·d_k × d_model): with
+    // neither kv_heads nor head_dim, each (d_model × d_model). Empty → seeded Xavier-uniform.
+    SharedMatrix w_q, w_k, w_v;
+    SharedMatrix w_o;
     // Biases of the projections: Q = X·W_Q + b_q, …, output = concat·W_O + b_o. Each
     // (1 × columns of its W), or empty → none (GPT-2 has them; the articles do not).
     Vector b_q, b_k, b_v, b_o;
     std::uint64_t seed = 1;   // weights and the learned position table
 
-    // Direct mode: Q (n_q × h·d_k), K (n_k × h·d_k), V (n_k × h·d_v); heads split columns.
+    // Direct mode: Q (n_q × H·d_k), K (n_k × H_kv·d_k), V (n_k × H_kv·d_v); heads split columns.
     Matrix q, k, v;
     std::vector<std::string> direct_query_labels, direct_key_labels;  // optional
 
@@ -119,6 +125,10 @@ struct Scenario {
 
     BlockOptions block;
 };
+
+// H_kv (kv_heads, or heads) and, in embedding mode, d_k (head_dim, or d_model / heads).
+inline int kv_heads_of(const Scenario& s) { return s.kv_heads > 0 ? s.kv_heads : s.heads; }
+inline int head_dim_of(const Scenario& s) { return s.head_dim > 0 ? s.head_dim : s.heads > 0 ? s.d_model / s.heads : 0; }
 
 const char* to_string(InputMode);
 const char* to_string(PositionalEncoding);

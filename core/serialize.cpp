@@ -298,7 +298,7 @@ bool read_sequence(Reader& r, const json& j, const std::string& prefix, Sequence
 const std::set<std::string>& known_keys() {
     static const std::set<std::string> keys = {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
-        "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads",
+        "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads", "kv_heads", "head_dim",
         "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "mask", "window", "custom_mask", "masked_fill",
         "scale", "score_scale", "softcap", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
@@ -370,6 +370,11 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     if (j.contains("b_o")) if (auto v = r.vector(j["b_o"], "b_o")) s.b_o = *v;
     if (j.contains("heads"))
         if (auto h = r.integer(j["heads"], "heads", 1, 1024)) s.heads = static_cast<int>(*h);
+    // Grouped-query attention's K/V heads, and a head width independent of d_model.
+    if (j.contains("kv_heads"))
+        if (auto h = r.integer(j["kv_heads"], "kv_heads", 1, 1024)) s.kv_heads = static_cast<int>(*h);
+    if (j.contains("head_dim"))
+        if (auto h = r.integer(j["head_dim"], "head_dim", 1, 8192)) s.head_dim = static_cast<int>(*h);
     if (j.contains("w_o")) if (auto m = r.matrix(j["w_o"], "w_o")) s.w_o = *m;
     if (j.contains("attention"))
         if (auto a = r.choice(j["attention"], "attention", attention_from_string, "\"self\", \"cross\"")) s.attention = *a;
@@ -526,6 +531,8 @@ json scenario_to_json(const Scenario& s) {
     put_vector(j, "b_o", s.b_o);
     if (s.input == InputMode::Direct && !s.target.padding.empty()) j["padding"] = s.target.padding;
     j["heads"] = s.heads;
+    if (s.kv_heads != 0) j["kv_heads"] = s.kv_heads;
+    if (s.head_dim != 0) j["head_dim"] = s.head_dim;
     j["attention"] = to_string(s.attention);
     j["positional_encoding"] = to_string(s.positional);
     j["mask"] = to_string(s.mask);
@@ -564,6 +571,8 @@ json trace_to_json(const Trace& t) {
                      {"softcap", number_to_json(st.softcap)},
                      {"softmax", to_string(st.softmax)},
                      {"heads", st.heads},
+                     {"kv_heads", st.kv_heads},
+                     {"head_dim", st.head_dim},
                      {"seed", st.seed},
                      {"block", {{"residual", st.block.residual}, {"layer_norm", st.block.layer_norm},
                                 {"feed_forward", st.block.feed_forward}, {"norm", to_string(st.block.norm)},

@@ -34,7 +34,8 @@ PooledWeights max_pool(const Matrix& weights, int row_begin, int row_end, int co
                        int bins_rows, int bins_cols);
 
 struct HeadTrace {
-    Matrix q, k, v;                      // (n_q × d_k), (n_k × d_k), (n_k × d_v); after RoPE when on
+    Matrix q, k, v;                      // (n_q × d_k), (n_k × d_k), (n_k × d_v); after RoPE when on;
+                                         // with grouped-query attention k and v are its K/V head's
     Matrix q_unrotated, k_unrotated;     // before RoPE (RoPE only)
     Matrix scores;                       // QKᵀ: (n_q × d_k)·(d_k × n_k) → (n_q × n_k)
     Matrix position_bias;                // ALiBi: −m·|i − j| (ALiBi only)
@@ -99,6 +100,8 @@ struct TraceSettings {
     float softcap = 0.0f;         // > 0: the soft-cap c
     SoftmaxKind softmax = SoftmaxKind::Stable;
     int heads = 0;
+    int kv_heads = 0;             // H_kv (= heads without grouped-query attention)
+    int head_dim = 0;             // the scenario's head_dim (0: d_model / heads)
     BlockOptions block;           // the switches only: the block's weights are in the trace
     std::uint64_t seed = 0;
 };
@@ -122,13 +125,14 @@ struct Trace {
     std::vector<std::string> query_tokens, key_tokens;
     int n_queries = 0, n_keys = 0;
     int d_model = 0, heads = 0, d_k = 0, d_v = 0;
+    int kv_heads = 0;                    // H_kv: query head h reads K/V head h / (heads / kv_heads)
     float scale = 1.0f;                  // 1/√d_k, or 1 when scaling is off
 
     // Embedding mode (empty in direct mode). Target = query side; source = key side in
     // cross-attention (in self-attention the source matrices are empty).
     Matrix x, pe, x_pe;                  // (n_q × d_model)
     Matrix source_x, source_pe, source_x_pe;
-    SharedMatrix w_q, w_k, w_v, w_o;     // as used: (d_model × d_model); the scenario's when given
+    SharedMatrix w_q, w_k, w_v, w_o;     // as used (W_K, W_V: H_kv heads' columns); the scenario's when given
     Matrix b_q, b_k, b_v, b_o;           // the projections' biases (1 × columns), or empty (none)
 
     MaskMatrix visible;                  // (n_q × n_k), true = query may attend to key

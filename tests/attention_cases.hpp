@@ -53,6 +53,8 @@ struct AttentionCase {
     bool scale = true;
     float score_scale = 0.0f;  // > 0: in place of 1/√d_k
     float softcap = 0.0f;      // > 0: logit soft-capping
+    int kv_heads = 0;          // > 0: grouped-query attention
+    int d_model = 0;           // > 0 (embedding inputs): a head width independent of it (head_dim = d_k)
     int window = 3;
     bool every_key_padding = false;
     Inputs inputs = Inputs::Embeddings;
@@ -63,6 +65,8 @@ struct AttentionCase {
     AttentionCase with_window(int w) const { AttentionCase c = *this; c.window = w; return c; }
     AttentionCase scaled_by(float f) const { AttentionCase c = *this; c.score_scale = f; return c; }
     AttentionCase capped_at(float cap) const { AttentionCase c = *this; c.softcap = cap; return c; }
+    AttentionCase grouped(int kv) const { AttentionCase c = *this; c.kv_heads = kv; return c; }
+    AttentionCase model_width(int d) const { AttentionCase c = *this; c.d_model = d; return c; }
     AttentionCase with_inputs(Inputs i) const { AttentionCase c = *this; c.inputs = i; return c; }
     AttentionCase padding_every_key() const { AttentionCase c = *this; c.every_key_padding = true; return c; }
     bool cross() const { return n_k != n_q; }
@@ -135,6 +139,12 @@ inline std::vector<AttentionCase> attention_cases() {
         attention_case("cross, soft-cap 1, padding", M::Padding, P::None, 2, 50, 53, 8).capped_at(1.0f),
         attention_case("naive softmax of scores soft-capped at 20: they cannot overflow", M::Causal, P::None, 2, 64, 64, 32)
             .naive().unscaled().with_inputs(Inputs::Overflow).capped_at(20.0f),
+        attention_case("grouped-query: 8 query heads, 2 K/V heads, causal, rope", M::Causal, P::Rotary, 8, 130, 130, 8).grouped(2),
+        attention_case("multi-query: 4 heads, 1 K/V head, window, alibi", M::SlidingWindow, P::ALiBi, 4, 64, 64, 6).grouped(1),
+        attention_case("grouped-query, head_dim 5 in d_model 12, custom", M::Custom, P::Sinusoidal, 4, 64, 64, 5).grouped(2).model_width(12),
+        attention_case("cross, grouped-query, padding", M::Padding, P::None, 6, 50, 53, 4).grouped(3),
+        attention_case("grouped-query, direct inputs, naive overflow", M::Causal, P::None, 4, 64, 64, 32)
+            .grouped(2).naive().unscaled().with_inputs(Inputs::Overflow),
     };
     // Every mask × every position encoding on a short sequence.
     for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom})
@@ -159,19 +169,21 @@ inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
     s.softcap = c.softcap;
     s.softmax = c.softmax;
     s.masked_fill = c.fill;
-    const int width = c.heads * c.d_k;
+    s.kv_heads = c.kv_heads;
+    const int width = c.heads * c.d_k, kv_width = (c.kv_heads > 0 ? c.kv_heads : c.heads) * c.d_k;
     if (c.inputs == Inputs::Embeddings) {
-        s.d_model = width;
-        s.target.embeddings = normal_matrix(c.n_q, width, seed * 11 + 1);
+        s.d_model = c.d_model > 0 ? c.d_model : width;
+        if (s.d_model != width) s.head_dim = c.d_k;
+        s.target.embeddings = normal_matrix(c.n_q, s.d_model, seed * 11 + 1);
         if (c.cross()) {
             s.attention = AttentionKind::Cross;
-            s.source.embeddings = normal_matrix(c.n_k, width, seed * 11 + 2);
+            s.source.embeddings = normal_matrix(c.n_k, s.d_model, seed * 11 + 2);
         }
     } else {
         s.input = InputMode::Direct;
         s.q = normal_matrix(c.n_q, width, seed * 11 + 1);
-        s.k = normal_matrix(c.n_k, width, seed * 11 + 2);
-        s.v = normal_matrix(c.n_k, width, seed * 11 + 3);
+        s.k = normal_matrix(c.n_k, kv_width, seed * 11 + 2);
+        s.v = normal_matrix(c.n_k, kv_width, seed * 11 + 3);
         if (c.inputs == Inputs::Overflow) {
             s.q *= 6.0f;                             // head 1: scores far above 88, exp overflows
             s.q.rightCols(width - c.d_k) *= 0.02f;   // the other heads' scores stay small
@@ -181,9 +193,9 @@ inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
             // the flush bound: not compared) and 0.
             const float query_first[] = {-30.0f, -4.0f, -9.5f, 0.0f};
             for (int h = 0; h < c.heads; ++h) {
-                s.k.col(h * c.d_k).setConstant(10.0f);
                 for (int i = 0; i < c.n_q; ++i) s.q(i, h * c.d_k) = query_first[i % 4];
             }
+            for (int g = 0; g * c.d_k < kv_width; ++g) s.k.col(g * c.d_k).setConstant(10.0f);
         }
     }
     // Padding: every third key from the middle on, and the last (the source's keys in

@@ -395,3 +395,102 @@ TEST_CASE("a custom scale and logit soft-capping: s = c·tanh(q·k·scale / c), 
         CHECK_FALSE(bad.scenario);
     }
 }
+
+TEST_CASE("grouped-query attention with a head width of its own, against a plain loop", "[engine][gqa]") {
+    // d_model 10, 6 query heads of d_k 3 reading 2 K/V heads: heads 1-3 share K/V head 1.
+    Scenario s;
+    s.name = "gqa";
+    s.d_model = 10;
+    s.heads = 6;
+    s.kv_heads = 2;
+    s.head_dim = 3;
+    s.target.embeddings = normal_matrix(5, 10, 41);
+    s.w_q = normal_matrix(10, 18, 42);
+    s.w_k = normal_matrix(10, 6, 43);
+    s.w_v = normal_matrix(10, 6, 44);
+    s.w_o = normal_matrix(18, 10, 45);
+    s.b_k = normal_matrix(1, 6, 46).row(0);
+    s.mask = MaskKind::Causal;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    CHECK(t.kv_heads == 2);
+    CHECK(t.d_k == 3);
+    CHECK(t.w_k->cols() == 6);
+    const Matrix& x = s.target.embeddings;
+    Matrix concat = Matrix::Zero(5, 18);
+    for (int h = 0; h < 6; ++h) {
+        const int g = h / 3;  // the K/V head it reads
+        for (int i = 0; i < 5; ++i) {
+            double scores[5], weights[5], sum = 0.0, max = -1e30;
+            for (int j = 0; j <= i; ++j) {
+                double dot = 0.0;
+                for (int d = 0; d < 3; ++d) {
+                    double q = 0.0, k = s.b_k(g * 3 + d);
+                    for (int m = 0; m < 10; ++m) {
+                        q += double(x(i, m)) * double((*s.w_q)(m, h * 3 + d));
+                        k += double(x(j, m)) * double((*s.w_k)(m, g * 3 + d));
+                    }
+                    dot += q * k;
+                }
+                scores[j] = dot / std::sqrt(3.0);
+                max = std::max(max, scores[j]);
+            }
+            for (int j = 0; j <= i; ++j) sum += weights[j] = std::exp(scores[j] - max);
+            for (int j = 0; j < 5; ++j) {
+                const double w = j <= i ? weights[j] / sum : 0.0;
+                CHECK(std::abs(t.head[static_cast<size_t>(h)].weights(i, j) - w) <= 1e-5);
+            }
+            for (int d = 0; d < 3; ++d) {
+                double out = 0.0;
+                for (int j = 0; j <= i; ++j) {
+                    double v = 0.0;
+                    for (int m = 0; m < 10; ++m) v += double(x(j, m)) * double((*s.w_v)(m, g * 3 + d));
+                    out += weights[j] / sum * v;
+                }
+                concat(i, h * 3 + d) = static_cast<float>(out);
+            }
+        }
+    }
+    CHECK((t.concat - concat).cwiseAbs().maxCoeff() <= 1e-4f);
+    CHECK((t.output - concat * *s.w_o).cwiseAbs().maxCoeff() <= 1e-3f);
+    // Heads of one group read the same keys and values.
+    CHECK(t.head[0].k == t.head[2].k);
+    CHECK(t.head[3].v == t.head[5].v);
+    CHECK(t.head[0].k != t.head[3].k);
+
+    SECTION("a count that does not divide, and weights of the wrong width, say what") {
+        Scenario bad = s;
+        bad.kv_heads = 4;
+        CHECK_THAT(validate(bad).front(), Catch::Matchers::Contains("kv_heads is 4"));
+        bad = s;
+        bad.w_k = normal_matrix(10, 18, 1);
+        CHECK_THAT(validate(bad).front(), Catch::Matchers::Contains("W_K") && Catch::Matchers::Contains("10×6"));
+        bad = s;
+        bad.head_dim = 0;  // d_model 10 is not divisible by 6 heads
+        CHECK_FALSE(validate(bad).empty());
+    }
+    SECTION("the scenario file keeps both") {
+        const ScenarioLoad back = scenario_from_text(scenario_to_json(s).dump(), "gqa.json");
+        REQUIRE(back.scenario);
+        CHECK(back.scenario->kv_heads == 2);
+        CHECK(back.scenario->head_dim == 3);
+        CHECK(trace_to_json(run(*back.scenario)) == trace_to_json(t));
+    }
+    SECTION("direct input: K and V of H_kv heads") {
+        Scenario d;
+        d.input = InputMode::Direct;
+        d.heads = 4;
+        d.kv_heads = 1;
+        d.q = normal_matrix(3, 8, 1);
+        d.k = normal_matrix(4, 2, 2);
+        d.v = normal_matrix(4, 3, 3);
+        const Trace direct = run(d);
+        REQUIRE(direct.ok);
+        CHECK(direct.d_k == 2);
+        CHECK(direct.d_v == 3);
+        CHECK(direct.concat.cols() == 12);
+        CHECK(direct.head[3].k == d.k);
+        d.k = normal_matrix(4, 8, 2);  // one K per query head: not what kv_heads 1 says
+        CHECK_THAT(validate(d).front(), Catch::Matchers::Contains("k needs 2"));
+    }
+}

@@ -151,9 +151,16 @@ void explain_weight(const Trace& t, const Where& w, int r, int c, Explanation& e
                           ix(c));
     } else {
         const int d_k = std::max(1, w.entry->arithmetic == Arithmetic::ValueWeight ? t.d_v : t.d_k);
-        e.lines.push_back("input dimension " + ix(r) + " " + kArrow + " column " + ix(c) +
-                          ": head " + std::to_string(c / d_k + 1) + " of " + std::to_string(t.heads) +
-                          ", its column " + ix(c % d_k));
+        const bool kv = w.entry->edit == Editable::WK || w.entry->edit == Editable::WV;
+        if (kv && t.kv_heads > 0 && t.kv_heads != t.heads) {  // grouped-query attention
+            const int g = c / d_k, group = t.heads / t.kv_heads;
+            e.lines.push_back("input dimension " + ix(r) + " " + kArrow + " column " + ix(c) + ": K/V head " + std::to_string(g + 1) +
+                              " of " + std::to_string(t.kv_heads) + ", its column " + ix(c % d_k) + ", read by query heads " +
+                              std::to_string(g * group + 1) + "\xE2\x80\x93" + std::to_string(g * group + group));
+        } else {
+            e.lines.push_back("input dimension " + ix(r) + " " + kArrow + " column " + ix(c) + ": head " + std::to_string(c / d_k + 1) +
+                              " of " + std::to_string(t.heads) + ", its column " + ix(c % d_k));
+        }
     }
     e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
 }
@@ -169,13 +176,16 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
     const Matrix& m = *matrix_of(t, w);
     const std::vector<std::string>& tokens = is_q ? t.query_tokens : t.key_tokens;
     const int width = is_v ? t.d_v : t.d_k;
-    const int global = w.head * width + c;
+    // K and V: the columns of the K/V head this query head reads (grouped-query attention).
+    const int column_head = !is_q && t.kv_heads > 0 ? w.head / (t.heads / t.kv_heads) : w.head;
+    const int global = column_head * width + c;
     e.heading = label + "[" + ix(r) + "," + ix(c) + "] (head " + std::to_string(w.head + 1) +
                 "), token " + quoted(tokens, r) + " = " + num(m(r, c));
     if (s.input == InputMode::Direct) {
         e.lines.push_back("given directly (direct input): column " + ix(global) + " of " + label +
-                          ", head " + std::to_string(w.head + 1) + " owns columns " + ix(w.head * width) +
-                          "\xE2\x80\x93" + std::to_string((w.head + 1) * width));
+                          ", " + (column_head != w.head || (!is_q && t.kv_heads != t.heads) ? "K/V head " + std::to_string(column_head + 1)
+                                                                                             : "head " + std::to_string(w.head + 1)) +
+                          " owns columns " + ix(column_head * width) + "\xE2\x80\x93" + std::to_string((column_head + 1) * width));
         e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
         return;
     }

@@ -36,7 +36,9 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
     if (e.edit != Editable::None && (!projection || direct)) {
         spec.editable = true;
         spec.edit_target = e.edit;
-        if (projection) spec.edit_col_offset = ref.head * (e.edit == Editable::V ? t.d_v : t.d_k);
+        // K and V of grouped-query attention: the columns of the K/V head this query head reads.
+        const int column_head = e.edit != Editable::Q && t.kv_heads > 0 ? ref.head / (t.heads / t.kv_heads) : ref.head;
+        if (projection) spec.edit_col_offset = column_head * (e.edit == Editable::V ? t.d_v : t.d_k);
     }
     if (e.arithmetic == Arithmetic::MaskedScore || e.arithmetic == Arithmetic::Softmax) {
         spec.mask = &t.visible;
@@ -57,9 +59,13 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
                         ed == Editable::BV;
     if (sliced && t.heads > 1 && band_head >= 0) {
         const int width = ed == Editable::WV || ed == Editable::BV ? t.d_v : t.d_k;
-        spec.band_begin = band_head * width;
+        const bool kv = ed == Editable::WK || ed == Editable::WV || ed == Editable::BK || ed == Editable::BV;
+        const bool grouped = kv && t.kv_heads > 0 && t.kv_heads != t.heads;
+        const int column_head = grouped ? band_head / (t.heads / t.kv_heads) : band_head;  // the K/V head the shown head reads
+        spec.band_begin = column_head * width;
         spec.band_end = spec.band_begin + width;
-        spec.shape += ", head " + std::to_string(band_head + 1) + ": cols " + position_span(spec.band_begin, spec.band_end);
+        spec.shape += (grouped ? ", K/V head " + std::to_string(column_head + 1) : ", head " + std::to_string(band_head + 1)) + ": cols " +
+                      position_span(spec.band_begin, spec.band_end);
     }
     return spec;
 }

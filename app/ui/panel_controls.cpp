@@ -124,7 +124,18 @@ void heads_controls(Context& state) {
         ImGui::EndCombo();
     }
     ImGui::SameLine();
-    ImGui::Text("d\xE2\x82\x96 = %d / %d = %d", columns, std::max(1, s.heads), columns / std::max(1, s.heads));
+    if (s.input == InputMode::Embeddings && s.head_dim > 0) ImGui::Text("d\xE2\x82\x96 = head_dim = %d", s.head_dim);
+    else ImGui::Text("d\xE2\x82\x96 = %d / %d = %d", columns, std::max(1, s.heads), columns / std::max(1, s.heads));
+    // Grouped-query attention: which query heads share a K/V head, and what the K/V cache saves.
+    const int kv = kv_heads_of(s);
+    if (kv != s.heads && kv > 0) {
+        const int group = s.heads / kv;
+        const std::string text = std::to_string(kv) + (kv == 1 ? " K/V head (multi-query)" : " K/V heads (grouped-query)") + ": heads " +
+                                 "1\xE2\x80\x93" + std::to_string(group) + " share the first; K/V cache " + std::to_string(group) +
+                                 "\xC3\x97 smaller";
+        hint_text(text);
+        record_item(state, "controls.kv_heads", text);
+    }
     // Always drawn, disabled where they do not apply: ticking a box never moves the widgets
     // below it (the next click lands where the user aimed).
     const int heads = t.ok ? t.heads : 1;
