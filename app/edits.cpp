@@ -23,6 +23,7 @@
 #include "engine.hpp"
 #include "mask.hpp"
 #include "random.hpp"
+#include "reflect.hpp"
 
 namespace attn::edits {
 
@@ -127,6 +128,7 @@ bool set_vector_cell(const SetCell& e, Scenario& s) {
     Vector* target = nullptr;
     int length = s.d_model;
     float fill = 0.0f;
+    const float identity_gamma = s.block.gamma_plus_one ? 0.0f : 1.0f;  // Gemma's (1 + γ) is the identity at γ = 0
     switch (e.matrix) {
         case MatrixId::BQ: target = &s.b_q; break;
         case MatrixId::BK: target = &s.b_k; break;
@@ -137,12 +139,21 @@ bool set_vector_cell(const SetCell& e, Scenario& s) {
             break;
         case MatrixId::B1: target = &s.block.b_1; length = d_ff; break;
         case MatrixId::B2: target = &s.block.b_2; break;
-        case MatrixId::Gamma1: target = &s.block.norm_1.gamma; fill = 1.0f; break;
+        case MatrixId::Gamma1: target = &s.block.norm_1.gamma; fill = identity_gamma; break;
         case MatrixId::Beta1: target = &s.block.norm_1.beta; break;
-        case MatrixId::Gamma2: target = &s.block.norm_2.gamma; fill = 1.0f; break;
+        case MatrixId::Gamma2: target = &s.block.norm_2.gamma; fill = identity_gamma; break;
         case MatrixId::Beta2: target = &s.block.norm_2.beta; break;
+        case MatrixId::GammaPostAttention: target = &s.block.norm_post_attention.gamma; fill = identity_gamma; break;
+        case MatrixId::BetaPostAttention: target = &s.block.norm_post_attention.beta; break;
+        case MatrixId::GammaPostFeedForward: target = &s.block.norm_post_feed_forward.gamma; fill = identity_gamma; break;
+        case MatrixId::BetaPostFeedForward: target = &s.block.norm_post_feed_forward.beta; break;
         default: return false;
     }
+    // RMSNorm has no β and a gated feed-forward no biases: there is nothing of theirs to edit.
+    const bool beta = e.matrix == MatrixId::Beta1 || e.matrix == MatrixId::Beta2 || e.matrix == MatrixId::BetaPostAttention ||
+                      e.matrix == MatrixId::BetaPostFeedForward;
+    if ((beta && s.block.norm_kind == NormKind::RMSNorm) || (s.block.gated && (e.matrix == MatrixId::B1 || e.matrix == MatrixId::B2)))
+        return false;
     bool materialised = false;
     if (target->size() == 0) {
         *target = Vector::Constant(length, fill);
@@ -169,15 +180,21 @@ bool set_cell(const SetCell& e, Scenario& s) {
         case MatrixId::Gamma1:
         case MatrixId::Beta1:
         case MatrixId::Gamma2:
-        case MatrixId::Beta2: return set_vector_cell(e, s);
+        case MatrixId::Beta2:
+        case MatrixId::GammaPostAttention:
+        case MatrixId::BetaPostAttention:
+        case MatrixId::GammaPostFeedForward:
+        case MatrixId::BetaPostFeedForward: return set_vector_cell(e, s);
         case MatrixId::W1:
-        case MatrixId::W2: {
+        case MatrixId::W2:
+        case MatrixId::WGate: {
             if (s.input != InputMode::Embeddings) return false;
             const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * s.d_model;
-            const bool first = e.matrix == MatrixId::W1;
-            weight = first ? &s.block.w_1 : &s.block.w_2;
-            if (weight->size() == 0) {  // the seeded one the engine uses, before the edit
-                *weight = first ? resolved_weight(Matrix(), s.d_model, d_ff, s.seed, 10) : resolved_weight(Matrix(), d_ff, s.d_model, s.seed, 11);
+            const bool down = e.matrix == MatrixId::W2;
+            weight = e.matrix == MatrixId::W1 ? &s.block.w_1 : down ? &s.block.w_2 : &s.block.w_gate;
+            if (weight->size() == 0) {  // the seeded one the engine uses, before the edit (engine.cpp's run_block)
+                const int which = e.matrix == MatrixId::W1 ? 10 : down ? 11 : 12;
+                *weight = down ? resolved_weight(Matrix(), d_ff, s.d_model, s.seed, which) : resolved_weight(Matrix(), s.d_model, d_ff, s.seed, which);
                 materialised = true;
             }
             break;
@@ -443,6 +460,22 @@ bool apply(const Edit& edit, Scenario& s) {
                                      block.feed_forward != s.block.feed_forward;
                 s.block = block;
                 return changed;
+            } else if constexpr (std::is_same_v<E, SetBlockDesign>) {
+                BlockOptions block = s.block;
+                block.norm_kind = e.norm_kind;
+                block.gamma_plus_one = e.gamma_plus_one;
+                block.norm = e.norm;
+                block.parallel_residual = e.parallel_residual;
+                block.sandwich_norm = e.sandwich_norm;
+                block.gated = e.gated;
+                block.activation = e.activation;
+                if (block.norm_kind == NormKind::RMSNorm)
+                    for (LayerNormParams* n : {&block.norm_1, &block.norm_2, &block.norm_post_attention, &block.norm_post_feed_forward})
+                        n->beta = Vector();
+                if (block.gated) block.b_1 = block.b_2 = Vector();
+                if (reflect::equal(block, s.block)) return false;
+                s.block = std::move(block);
+                return true;
             } else if constexpr (std::is_same_v<E, SetSeed>) {
                 const bool had_weights = s.w_q.size() || s.w_k.size() || s.w_v.size() ||
                                          (s.input == InputMode::Embeddings && s.w_o.size());
@@ -486,6 +519,7 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetPositional>) return std::string("set positions to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetAttention>) return std::string("set attention to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetBlock>) return e.on ? "turn the block on" : "turn the block off";
+            else if constexpr (std::is_same_v<E, SetBlockDesign>) return "change the block's design";
             else if constexpr (std::is_same_v<E, SetSeed>) return "set the seed to " + std::to_string(e.seed);
             else return "replace the scenario";
         },

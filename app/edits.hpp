@@ -41,6 +41,17 @@ struct SetSoftmax { SoftmaxKind kind = SoftmaxKind::Stable; };
 struct SetPositional { PositionalEncoding kind = PositionalEncoding::None; };
 struct SetAttention { AttentionKind kind = AttentionKind::Self; };
 struct SetBlock { bool on = false; };
+// The block's design, its weights kept: which norm, the feed-forward, where the norms stand.
+// RMSNorm drops any β and a gated feed-forward drops b₁ and b₂ (neither has them).
+struct SetBlockDesign {
+    NormKind norm_kind = NormKind::LayerNorm;
+    bool gamma_plus_one = false;
+    NormPlacement norm = NormPlacement::Post;
+    bool parallel_residual = false;
+    bool sandwich_norm = false;
+    bool gated = false;
+    Activation activation = Activation::ReLU;
+};
 struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_O
 // navigation: a lesson step being shown, not an edit: it is not undone, and the undo
 // history starts again from it (undo never mixes one step's scenario with another's text).
@@ -48,7 +59,7 @@ struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
                           SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap,
-                          SetSoftmax, SetPositional, SetAttention, SetBlock, SetSeed, ReplaceScenario>;
+                          SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetSeed, ReplaceScenario>;
 
 // Applies one edit. Returns true when the scenario changed; false (scenario untouched)
 // when the edit does not fit it (a cell out of range, a head count that does not divide).

@@ -77,8 +77,14 @@ void check_block(std::vector<std::string>& errors, const Scenario& s) {
     check_vector(errors, "block LayerNorm 1 beta", b.norm_1.beta, s.d_model);
     check_vector(errors, "block LayerNorm 2 gamma", b.norm_2.gamma, s.d_model);
     check_vector(errors, "block LayerNorm 2 beta", b.norm_2.beta, s.d_model);
+    check_shape(errors, "block W_gate", b.w_gate, s.d_model, d_ff);
+    check_vector(errors, "block post-attention norm gamma", b.norm_post_attention.gamma, s.d_model);
+    check_vector(errors, "block post-attention norm beta", b.norm_post_attention.beta, s.d_model);
+    check_vector(errors, "block post-feed-forward norm gamma", b.norm_post_feed_forward.gamma, s.d_model);
+    check_vector(errors, "block post-feed-forward norm beta", b.norm_post_feed_forward.beta, s.d_model);
     if (!(b.epsilon > 0.0f) || !std::isfinite(b.epsilon))
-        errors.push_back("block epsilon is " + std::to_string(b.epsilon) + ": LayerNorm needs a small positive number such as 1e-5");
+        errors.push_back("block epsilon is " + std::to_string(b.epsilon) + ": a norm needs a small positive number such as 1e-5");
+    for (const BlockConflict& c : block_conflicts(b)) errors.push_back("block " + c.key + ": " + c.why);
 }
 
 int sequence_length(const Sequence& seq) {
@@ -213,11 +219,33 @@ Matrix layer_norm(const Matrix& x, float epsilon, const LayerNormParams& params)
     return out;
 }
 
+Matrix rms_norm(const Matrix& x, float epsilon, const Vector& gamma, bool gamma_plus_one) {
+    Matrix out(x.rows(), x.cols());
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        const float mean_square = x.row(i).array().square().mean();  // no mean subtracted
+        out.row(i) = x.row(i) * (1.0f / std::sqrt(mean_square + epsilon));
+    }
+    if (gamma.size() != 0) {
+        const Vector scale = gamma_plus_one ? Vector((gamma.array() + 1.0f).matrix()) : gamma;  // Gemma: (1 + γ), in float32
+        out.array().rowwise() *= scale.array();
+    }
+    return out;
+}
+
 Matrix activate(const Matrix& x, Activation activation) {
-    if (activation == Activation::ReLU) return x.cwiseMax(0.0f);
-    // GPT-2's gelu_new: ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
-    const float c = std::sqrt(2.0f / 3.14159265358979f);
-    return (0.5f * x.array() * (1.0f + (c * (x.array() + 0.044715f * x.array().cube())).tanh())).matrix();
+    switch (activation) {
+        case Activation::ReLU: return x.cwiseMax(0.0f);
+        case Activation::GeluTanh: {
+            // GPT-2's gelu_new: ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+            const float c = std::sqrt(2.0f / 3.14159265358979f);
+            return (0.5f * x.array() * (1.0f + (c * (x.array() + 0.044715f * x.array().cube())).tanh())).matrix();
+        }
+        case Activation::GeluErf:  // ½·x·(1 + erf(x/√2)): x times the standard normal's CDF at x
+            return x.unaryExpr([](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); });
+        case Activation::SiLU:  // x·σ(x)
+            return x.unaryExpr([](float v) { return v / (1.0f + std::exp(-v)); });
+    }
+    return x;
 }
 
 bool has_block(const Scenario& s) {
@@ -385,12 +413,18 @@ void run_head_streaming(const Scenario& s, const Trace& t, const Matrix& q_all, 
 
 namespace {
 
-// γ and β as used: the given ones, or ones and zeros.
-LayerNormParams resolved_norm(const LayerNormParams& given, int d_model) {
+// γ and β as used: the given ones, or the identity's: γ = 1 (0 in RMSNorm's (1 + γ) form)
+// and β = 0. RMSNorm has no β.
+LayerNormParams resolved_norm(const BlockOptions& o, const LayerNormParams& given, int d_model) {
     LayerNormParams p;
-    p.gamma = given.gamma.size() != 0 ? given.gamma : Vector::Ones(d_model);
-    p.beta = given.beta.size() != 0 ? given.beta : Vector::Zero(d_model);
+    p.gamma = given.gamma.size() != 0 ? given.gamma : Vector::Constant(d_model, o.gamma_plus_one ? 0.0f : 1.0f);
+    if (o.norm_kind == NormKind::LayerNorm) p.beta = given.beta.size() != 0 ? given.beta : Vector::Zero(d_model);
     return p;
+}
+
+// The block's norm of each row of x: LayerNorm or RMSNorm.
+Matrix block_norm(const BlockOptions& o, const Matrix& x, const LayerNormParams& p) {
+    return o.norm_kind == NormKind::RMSNorm ? rms_norm(x, o.epsilon, p.gamma, o.gamma_plus_one) : layer_norm(x, o.epsilon, p);
 }
 
 // The trace keeps vectors as (1 × n) matrices: every matrix of it can be drawn and exported alike.
@@ -402,16 +436,28 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
     const BlockOptions& o = s.block;
     const int d_model = s.d_model;
     const int d_ff = o.d_ff > 0 ? o.d_ff : 4 * d_model;
-    const LayerNormParams norm_1 = resolved_norm(o.norm_1, d_model), norm_2 = resolved_norm(o.norm_2, d_model);
+    const LayerNormParams norm_1 = resolved_norm(o, o.norm_1, d_model), norm_2 = resolved_norm(o, o.norm_2, d_model);
     b.gamma_1 = as_row(norm_1.gamma);
     b.beta_1 = as_row(norm_1.beta);
     b.gamma_2 = as_row(norm_2.gamma);
     b.beta_2 = as_row(norm_2.beta);
     const bool pre = o.norm == NormPlacement::Pre;
-    // Attention, with its residual: x + Attention(x) (post), x + Attention(LN₁(x)) (pre).
-    b.residual = o.residual ? Matrix(x + attention_output) : attention_output;
-    if (!pre) b.norm1 = o.layer_norm ? layer_norm(b.residual, o.epsilon, norm_1) : b.residual;
-    if (pre) b.norm2 = o.layer_norm ? layer_norm(b.residual, o.epsilon, norm_2) : b.residual;
+    // Attention, with its residual: x + Attention(x) (post), x + Attention(LN₁(x)) (pre); a
+    // sandwich normalises attention's output once more before adding it.
+    const Matrix* attention_added = &attention_output;
+    if (o.sandwich_norm) {
+        const LayerNormParams post = resolved_norm(o, o.norm_post_attention, d_model);
+        b.gamma_post_attention = as_row(post.gamma);
+        b.beta_post_attention = as_row(post.beta);
+        b.post_attention_norm = block_norm(o, attention_output, post);
+        attention_added = &b.post_attention_norm;
+    }
+    b.residual = o.residual ? Matrix(x + *attention_added) : *attention_added;
+    if (!pre) b.norm1 = o.layer_norm ? block_norm(o, b.residual, norm_1) : b.residual;
+    // Pre-norm: the feed-forward reads LN₂ of the stream after attention, or with a parallel
+    // residual LN₂ of the block's input, beside attention.
+    const Matrix& norm2_input = o.parallel_residual ? x : b.residual;
+    if (pre) b.norm2 = o.layer_norm ? block_norm(o, norm2_input, norm_2) : norm2_input;
     const Matrix& ffn_input = pre ? b.norm2 : b.norm1;
     if (!o.feed_forward) {
         b.output = pre ? b.residual : b.norm1;
@@ -419,13 +465,30 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
     }
     b.w_1 = resolved_weight(o.w_1, d_model, d_ff, s.seed, 10);
     b.w_2 = resolved_weight(o.w_2, d_ff, d_model, s.seed, 11);
-    b.b_1 = o.b_1.size() != 0 ? as_row(o.b_1) : Matrix::Zero(1, d_ff);
-    b.b_2 = o.b_2.size() != 0 ? as_row(o.b_2) : Matrix::Zero(1, d_model);
-    b.ffn_hidden = activate((ffn_input * *b.w_1).rowwise() + b.b_1.row(0), o.activation);  // (n, d_model)·(d_model, d_ff)
-    b.ffn_output = (b.ffn_hidden * *b.w_2).rowwise() + b.b_2.row(0);                      // (n, d_ff)·(d_ff, d_model)
-    const Matrix& around_ffn = pre ? b.residual : b.norm1;                         // what the second residual adds back
-    b.residual2 = o.residual ? Matrix(around_ffn + b.ffn_output) : b.ffn_output;
-    b.output = !pre && o.layer_norm ? layer_norm(b.residual2, o.epsilon, norm_2) : b.residual2;
+    if (o.gated) {
+        // SwiGLU / GeGLU: the gate's activation decides how much of each up-projected unit passes.
+        b.w_gate = resolved_weight(o.w_gate, d_model, d_ff, s.seed, 12);
+        b.ffn_gate = activate(ffn_input * *b.w_gate, o.activation);  // (n, d_model)·(d_model, d_ff) → (n, d_ff)
+        b.ffn_up = ffn_input * *b.w_1;                                // (n, d_model)·(d_model, d_ff) → (n, d_ff)
+        b.ffn_product = b.ffn_gate.cwiseProduct(b.ffn_up);           // element by element, (n, d_ff)
+        b.ffn_output = b.ffn_product * *b.w_2;                        // (n, d_ff)·(d_ff, d_model) → (n, d_model)
+    } else {
+        b.b_1 = o.b_1.size() != 0 ? as_row(o.b_1) : Matrix::Zero(1, d_ff);
+        b.b_2 = o.b_2.size() != 0 ? as_row(o.b_2) : Matrix::Zero(1, d_model);
+        b.ffn_hidden = activate((ffn_input * *b.w_1).rowwise() + b.b_1.row(0), o.activation);  // (n, d_model)·(d_model, d_ff)
+        b.ffn_output = (b.ffn_hidden * *b.w_2).rowwise() + b.b_2.row(0);                      // (n, d_ff)·(d_ff, d_model)
+    }
+    const Matrix* ffn_added = &b.ffn_output;
+    if (o.sandwich_norm) {
+        const LayerNormParams post = resolved_norm(o, o.norm_post_feed_forward, d_model);
+        b.gamma_post_feed_forward = as_row(post.gamma);
+        b.beta_post_feed_forward = as_row(post.beta);
+        b.post_feed_forward_norm = block_norm(o, b.ffn_output, post);
+        ffn_added = &b.post_feed_forward_norm;
+    }
+    const Matrix& around_ffn = pre ? b.residual : b.norm1;  // what the second residual adds back
+    b.residual2 = o.residual ? Matrix(around_ffn + *ffn_added) : *ffn_added;
+    b.output = !pre && o.layer_norm ? block_norm(o, b.residual2, norm_2) : b.residual2;
 }
 
 // [SECTION] run()
@@ -461,6 +524,11 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.block.norm = s.block.norm;
     settings.block.activation = s.block.activation;
     settings.block.epsilon = s.block.epsilon;
+    settings.block.norm_kind = s.block.norm_kind;
+    settings.block.gamma_plus_one = s.block.gamma_plus_one;
+    settings.block.gated = s.block.gated;
+    settings.block.parallel_residual = s.block.parallel_residual;
+    settings.block.sandwich_norm = s.block.sandwich_norm;
     settings.seed = s.seed;
     t.has_block = has_block(s);
     if (s.input == InputMode::Embeddings) {
@@ -479,7 +547,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         // A pre-norm block's attention reads LN₁(X + PE); in cross-attention the queries'
         // stream is normalised and the source is read as given (as a decoder reads its memory).
         if (has_block(s) && s.block.norm == NormPlacement::Pre) {
-            t.block.norm1 = s.block.layer_norm ? layer_norm(t.x_pe, s.block.epsilon, resolved_norm(s.block.norm_1, s.d_model)) : t.x_pe;
+            t.block.norm1 = s.block.layer_norm ? block_norm(s.block, t.x_pe, resolved_norm(s.block, s.block.norm_1, s.d_model)) : t.x_pe;
         }
         const Matrix& queries_from = attention_input(t);
         const Matrix& keys_from = cross ? t.source_x_pe : queries_from;

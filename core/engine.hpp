@@ -90,6 +90,9 @@ void note_non_finite(Trace& trace, const char* name, const Matrix& m);
 // Row-wise LayerNorm: γ ⊙ (x − mean) / √(var + ε) + β, the variance biased (÷ d). γ, β
 // empty → 1 and 0.
 Matrix layer_norm(const Matrix& x, float epsilon = 1e-5f, const LayerNormParams& params = {});
+// Row-wise RMSNorm (Llama, Gemma): x / √(mean(x²) + ε) ⊙ γ, or ⊙ (1 + γ) with gamma_plus_one
+// (Gemma, γ as its checkpoint stores it). γ empty → no scale.
+Matrix rms_norm(const Matrix& x, float epsilon, const Vector& gamma = {}, bool gamma_plus_one = false);
 // The feed-forward's activation, element by element.
 Matrix activate(const Matrix& x, Activation activation);
 

@@ -6,6 +6,7 @@
 // [SECTION] The articles' worked examples
 // [SECTION] Sentences the articles use
 // [SECTION] Demonstrations
+// [SECTION] What modern blocks change
 #include "presets.hpp"
 
 #include "reflect.hpp"
@@ -276,6 +277,91 @@ Preset long_preset() {
     return p;
 }
 
+// [SECTION] What modern blocks change
+
+// A pre-norm decoder block over a short sentence: RoPE, a causal mask, 2 heads, d_model 8, a
+// feed-forward 16 wide — what Llama, Gemma and Pythia share. Each preset changes one thing of it.
+Scenario modern_block(const std::string& name, const std::string& text) {
+    Scenario s = sentence(name, text, 8, 2, PositionalEncoding::Rotary);
+    s.mask = MaskKind::Causal;
+    s.block.residual = s.block.layer_norm = s.block.feed_forward = true;
+    s.block.norm = NormPlacement::Pre;
+    s.block.d_ff = 16;
+    return s;
+}
+
+Preset rms_norm_preset() {
+    Preset p;
+    p.name = "rmsnorm-block";
+    p.title = "RMSNorm instead of LayerNorm (Llama, Qwen)";
+    p.description =
+        "A GPT-2 style pre-norm block whose two norms are RMSNorm: each row is divided by its root mean square, "
+        "x / \xE2\x88\x9A(mean(x\xC2\xB2) + \xCE\xB5) \xC2\xB7 \xCE\xB3, with no mean subtracted and no \xCE\xB2. That is one "
+        "statistic fewer than LayerNorm, and Llama, Qwen and Mistral use it. Set Norm to LayerNorm to compare: the "
+        "rows are no longer centred on 0.";
+    p.scenario = modern_block(p.name, "the cat sat down");
+    p.scenario.block.norm_kind = NormKind::RMSNorm;
+    p.scenario.block.activation = Activation::GeluTanh;
+    p.scenario.block.epsilon = 1e-6f;
+    return p;
+}
+
+Preset swiglu_preset() {
+    Preset p;
+    p.name = "swiglu-feed-forward";
+    p.title = "SwiGLU: a gated feed-forward (Llama, Qwen)";
+    p.description =
+        "The feed-forward has two projections side by side: the gate, SiLU(x\xC2\xB7W_gate), and the up "
+        "projection x\xC2\xB7W\xE2\x82\x81. Their cell-by-cell product goes through W\xE2\x82\x82 (down). The gate decides "
+        "how much of each hidden unit passes, and there are no biases. Llama, Qwen and Mistral use it with RMSNorm; "
+        "Gemma uses the same gate with GELU (GeGLU).";
+    p.scenario = modern_block(p.name, "the cat sat down");
+    p.scenario.block.norm_kind = NormKind::RMSNorm;
+    p.scenario.block.gated = true;
+    p.scenario.block.activation = Activation::SiLU;
+    p.scenario.block.epsilon = 1e-6f;
+    return p;
+}
+
+Preset parallel_residual_preset() {
+    Preset p;
+    p.name = "parallel-residual";
+    p.title = "Attention and feed-forward side by side (GPT-NeoX, Pythia)";
+    p.description =
+        "With a parallel residual, the feed-forward reads the block's input through its own LayerNorm, x + "
+        "Attention(LN\xE2\x82\x81(x)) + FFN(LN\xE2\x82\x82(x)), and does not wait for attention's output. GPT-NeoX, Pythia "
+        "and GPT-J compute it this way, with the exact GELU (erf). Compare LN\xE2\x82\x82 with LN\xE2\x82\x81: both "
+        "normalise the same input X.";
+    p.scenario = modern_block(p.name, "dogs chase the ball");
+    p.scenario.block.parallel_residual = true;
+    p.scenario.block.activation = Activation::GeluErf;
+    return p;
+}
+
+Preset sandwich_preset() {
+    Preset p;
+    p.name = "gemma-sandwich-norms";
+    p.title = "Gemma 2/3: four norms around each sublayer";
+    p.description =
+        "Gemma 2 and 3 normalise each sublayer's input (as a pre-norm block does) and also its output before "
+        "the residual adds it: x + N(Attention(N\xE2\x82\x81(x))), then y + N(FFN(N\xE2\x82\x82(y))). That makes four "
+        "RMSNorms, each with its own \xCE\xB3, in Gemma's form x / \xE2\x88\x9A(mean(x\xC2\xB2) + \xCE\xB5) \xC2\xB7 (1 + \xCE\xB3): "
+        "the checkpoint stores \xCE\xB3, and \xCE\xB3 = 0 changes nothing. The feed-forward is GeGLU, a gate with "
+        "GELU-tanh.";
+    p.scenario = modern_block(p.name, "birds fly south");
+    Scenario& s = p.scenario;
+    s.block.norm_kind = NormKind::RMSNorm;
+    s.block.gamma_plus_one = true;
+    s.block.sandwich_norm = true;
+    s.block.gated = true;
+    s.block.activation = Activation::GeluTanh;
+    s.block.epsilon = 1e-6f;
+    // γ as a trained checkpoint holds it: small values around 0, so the norms' scales sit around 1.
+    s.block.norm_post_attention.gamma = normal_matrix(1, 8, 31, 0.25f);
+    s.block.norm_post_feed_forward.gamma = normal_matrix(1, 8, 32, 0.25f);
+    return p;
+}
+
 std::vector<Preset> make_presets() {
     std::vector<Preset> all;
     all.push_back(three_token_example());
@@ -314,6 +400,10 @@ std::vector<Preset> make_presets() {
     all.push_back(softcap_preset());
     all.push_back(grouped_query_preset());
     all.push_back(long_preset());
+    all.push_back(rms_norm_preset());
+    all.push_back(swiglu_preset());
+    all.push_back(parallel_residual_preset());
+    all.push_back(sandwich_preset());
     return all;
 }
 

@@ -49,11 +49,42 @@ bool additive_positions(const Trace& t) {
 }
 bool pre_norm(const Trace& t) { return t.has_block && t.settings.block.norm == NormPlacement::Pre; }
 bool cross(const Trace& t) { return t.settings.attention == AttentionKind::Cross; }
+bool gated(const Trace& t) { return t.has_block && t.settings.block.gated; }
+
+// What the feed-forward reads: LN₂ of pre-norm, LN₁'s output of post-norm.
+const Matrix& ffn_input(const Trace& t) { return pre_norm(t) ? t.block.norm2 : t.block.norm1; }
+
+// The block's norm with its subscript: "LN₁", "RMSNorm₂", "RMSNorm".
+std::string norm_symbol(const Trace& t, const char* subscript) {
+    return std::string(t.settings.block.norm_kind == NormKind::RMSNorm ? "RMSNorm" : "LN") + subscript;
+}
+// Its formula, as a norm card's shape line writes it.
+std::string norm_formula(const Trace& t) {
+    const std::string gamma = "\xCE\xB3";
+    if (t.settings.block.norm_kind == NormKind::RMSNorm)
+        return "x/" + std::string(kSqrt) + "(mean(x\xC2\xB2) + \xCE\xB5)" + kDot + (t.settings.block.gamma_plus_one ? "(1 + " + gamma + ")" : gamma);
+    return gamma + kDot + "(x \xE2\x88\x92 mean)/" + kSqrt + "(var + \xCE\xB5) + \xCE\xB2";
+}
+// "γ₁", or "γ₁ (scale 1 + γ)" in Gemma's form.
+std::string gamma_title(const Trace& t, const char* which) {
+    const std::string gamma = std::string("\xCE\xB3") + which;
+    return t.settings.block.gamma_plus_one ? gamma + " (scale 1 + \xCE\xB3)" : gamma;
+}
+// The feed-forward's activation as its titles write it.
+std::string activation_name(const Trace& t) {
+    switch (t.settings.block.activation) {
+        case Activation::ReLU: return "ReLU";
+        case Activation::GeluTanh: return "GELU-tanh";
+        case Activation::GeluErf: return "GELU-erf";
+        case Activation::SiLU: return "SiLU";
+    }
+    return "?";
+}
 
 // What the projections read, as a formula: "X", "(X+PE)", "LN₁(X+PE)".
 std::string projection_input(const Trace& t) {
     const std::string x = additive_positions(t) ? "(X+PE)" : "X";
-    if (pre_norm(t) && t.settings.block.layer_norm) return std::string("LN") + kSub1 + (additive_positions(t) ? "(X+PE)" : "(X)");
+    if (pre_norm(t) && t.settings.block.layer_norm) return norm_symbol(t, kSub1) + (additive_positions(t) ? "(X+PE)" : "(X)");
     return x;
 }
 
@@ -106,6 +137,7 @@ Column fixed_head_output(const Trace&) { return Column::HeadOutput; }
 Column fixed_concat(const Trace&) { return Column::Concat; }
 Column fixed_output(const Trace&) { return Column::Output; }
 Column fixed_block(const Trace&) { return Column::Block; }
+Column fixed_gate_and_up(const Trace&) { return Column::GateAndUp; }
 Column fixed_feed_forward(const Trace&) { return Column::FeedForward; }
 Column fixed_block_output(const Trace&) { return Column::BlockOutput; }
 
@@ -118,6 +150,10 @@ const Matrix& held(const Matrix& m) { return m; }
 #define TRACE_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &held(t.field); }
 #define HEAD_GET(field) [](const Trace&, const HeadTrace* h) -> const Matrix* { return h ? &h->field : nullptr; }
 #define SHAPE_OF(field) [](const Trace& t, int) { return dims(t.field); }
+#define BLOCK_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.field : nullptr; }
+// A norm's γ or β: only where the block normalises.
+#define NORM_GET(field) \
+    [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.field : nullptr; }
 
 std::vector<MatrixEntry> build_registry() {
     using A = Axis;
@@ -144,19 +180,17 @@ std::vector<MatrixEntry> build_registry() {
     r.push_back({"source_x_pe", false, Stage::Positional, A::Key, A::Dim, V::Signed, E::None, "source X + PE", Ar::WithEncoding,
                  TRACE_GET(source_x_pe),
                  [](const Trace&, int) { return std::string("X + PE (source)"); }, SHAPE_OF(source_x_pe), fixed_with_positions, additive_positions});
-    // Block: LayerNorm 1 — before attention in a pre-norm block (what the projections read),
+    // Block: norm 1 — before attention in a pre-norm block (what the projections read),
     // after the first residual in a post-norm one.
-    r.push_back({"block.norm1", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "LayerNorm 1", Ar::Norm1,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.norm1 : nullptr; },
+    r.push_back({"block.norm1", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "norm 1", Ar::Norm1,
+                 BLOCK_GET(norm1),
                  [](const Trace& t, int) {
-                     const std::string ln = std::string("LN") + kSub1;
-                     if (!t.settings.block.layer_norm) return std::string(pre_norm(t) ? "no LayerNorm: the input as it is" : "x + attention (no LayerNorm)");
-                     return pre_norm(t) ? ln + (additive_positions(t) ? "(X + PE)" : "(X)") + ": what attention reads"
-                                        : ln + "(X + attention)";
+                     const std::string n1 = norm_symbol(t, kSub1);
+                     if (!t.settings.block.layer_norm) return std::string(pre_norm(t) ? "no norm: the input as it is" : "x + attention (no norm)");
+                     return pre_norm(t) ? n1 + (additive_positions(t) ? "(X + PE)" : "(X)") + ": what attention reads"
+                                        : n1 + "(X + attention)";
                  },
-                 [](const Trace& t, int) {
-                     return dims(t.block.norm1) + ", \xCE\xB3" + kDot + "(x \xE2\x88\x92 mean)/" + kSqrt + "(var + \xCE\xB5) + \xCE\xB2";
-                 },
+                 [](const Trace& t, int) { return dims(t.block.norm1) + ", " + norm_formula(t); },
                  [](const Trace& t) { return pre_norm(t) ? Column::AttentionInput : Column::Block; }});
     // Weights and biases.
     r.push_back({"w_q", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::WQ, "W_Q", Ar::Weight, TRACE_GET(w_q),
@@ -317,67 +351,119 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, int) { return "output = concat" + std::string(kDot) + "W_O" + (t.b_o.size() ? " + b_o" : ""); },
                  [](const Trace& t, int) { return product(t.concat, t.w_o, t.output); }, fixed_output,
                  [](const Trace& t) { return t.w_o.size() != 0; }});  // without W_O, the output is the concat
-    // The rest of the block.
+    // The rest of the block. Gemma's sandwich: attention's output normalised before the residual adds it.
+    r.push_back({"block.post_attention_norm", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "post-attention norm",
+                 Ar::PostAttentionNorm, BLOCK_GET(post_attention_norm),
+                 [](const Trace& t, int) { return norm_symbol(t, "") + "(attention output): before the residual adds it"; },
+                 [](const Trace& t, int) { return dims(t.block.post_attention_norm) + ", " + norm_formula(t); }, fixed_block});
+    r.push_back({"block.gamma_post_attention", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::GammaPostAttention,
+                 "post-attention norm \xCE\xB3", Ar::BlockParameter, BLOCK_GET(gamma_post_attention),
+                 [](const Trace& t, int) { return gamma_title(t, " post-attention"); }, SHAPE_OF(block.gamma_post_attention), fixed_block});
+    r.push_back({"block.beta_post_attention", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::BetaPostAttention,
+                 "post-attention norm \xCE\xB2", Ar::BlockParameter, BLOCK_GET(beta_post_attention),
+                 [](const Trace&, int) { return std::string("\xCE\xB2 post-attention"); }, SHAPE_OF(block.beta_post_attention), fixed_block});
     r.push_back({"block.residual", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "residual 1", Ar::Residual,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.residual : nullptr; },
+                 BLOCK_GET(residual),
                  [](const Trace& t, int) {
-                     return std::string(t.settings.block.residual ? (additive_positions(t) ? "residual: (X + PE) + attention" : "residual: X + attention")
-                                                                  : "attention (no residual)");
+                     const std::string attention = t.settings.block.sandwich_norm ? norm_symbol(t, "") + "(attention)" : "attention";
+                     if (!t.settings.block.residual) return attention + " (no residual)";
+                     return "residual: " + std::string(additive_positions(t) ? "(X + PE) + " : "X + ") + attention;
                  },
                  SHAPE_OF(block.residual), fixed_block});
-    r.push_back({"block.gamma_1", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Gamma1, "LayerNorm 1 \xCE\xB3", Ar::BlockParameter,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.gamma_1 : nullptr; },
-                 [](const Trace&, int) { return std::string("\xCE\xB3") + kSub1; }, SHAPE_OF(block.gamma_1),
+    r.push_back({"block.gamma_1", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Gamma1, "norm 1 \xCE\xB3", Ar::BlockParameter,
+                 NORM_GET(gamma_1),
+                 [](const Trace& t, int) { return gamma_title(t, kSub1); }, SHAPE_OF(block.gamma_1),
                  [](const Trace& t) { return pre_norm(t) ? Column::AttentionInput : Column::Block; }});
-    r.push_back({"block.beta_1", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Beta1, "LayerNorm 1 \xCE\xB2", Ar::BlockParameter,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.beta_1 : nullptr; },
+    r.push_back({"block.beta_1", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Beta1, "norm 1 \xCE\xB2", Ar::BlockParameter,
+                 NORM_GET(beta_1),
                  [](const Trace&, int) { return std::string("\xCE\xB2") + kSub1; }, SHAPE_OF(block.beta_1),
                  [](const Trace& t) { return pre_norm(t) ? Column::AttentionInput : Column::Block; }});
-    r.push_back({"block.norm2", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "LayerNorm 2", Ar::Norm2,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.norm2 : nullptr; },
-                 [](const Trace&, int) { return std::string("LN") + kSub2 + "(residual): what the feed-forward reads"; },
-                 SHAPE_OF(block.norm2), fixed_block});
-    r.push_back({"block.gamma_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Gamma2, "LayerNorm 2 \xCE\xB3", Ar::BlockParameter,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.gamma_2 : nullptr; },
-                 [](const Trace&, int) { return std::string("\xCE\xB3") + kSub2; }, SHAPE_OF(block.gamma_2), fixed_block});
-    r.push_back({"block.beta_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Beta2, "LayerNorm 2 \xCE\xB2", Ar::BlockParameter,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.beta_2 : nullptr; },
+    r.push_back({"block.norm2", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "norm 2", Ar::Norm2,
+                 BLOCK_GET(norm2),
+                 [](const Trace& t, int) {
+                     const std::string n2 = t.settings.block.layer_norm ? norm_symbol(t, kSub2) : std::string("no norm: ");
+                     if (t.settings.block.parallel_residual)
+                         return n2 + (additive_positions(t) ? "(X + PE)" : "(X)") + ": the block's input, read beside attention";
+                     return n2 + "(residual): what the feed-forward reads";
+                 },
+                 [](const Trace& t, int) { return dims(t.block.norm2) + ", " + norm_formula(t); }, fixed_block});
+    r.push_back({"block.gamma_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Gamma2, "norm 2 \xCE\xB3", Ar::BlockParameter,
+                 NORM_GET(gamma_2),
+                 [](const Trace& t, int) { return gamma_title(t, kSub2); }, SHAPE_OF(block.gamma_2), fixed_block});
+    r.push_back({"block.beta_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Beta2, "norm 2 \xCE\xB2", Ar::BlockParameter,
+                 NORM_GET(beta_2),
                  [](const Trace&, int) { return std::string("\xCE\xB2") + kSub2; }, SHAPE_OF(block.beta_2), fixed_block});
+    // The feed-forward. Gated (SwiGLU, GeGLU): the gate and the up projection side by side,
+    // then their product; plain: one hidden layer.
+    r.push_back({"block.w_gate", false, Stage::Block, A::Dim, A::Hidden, V::Signed, E::WGate, "W_gate", Ar::BlockParameter,
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.w_gate.get() : nullptr; },
+                 [](const Trace&, int) { return std::string("W_gate"); }, SHAPE_OF(block.w_gate), fixed_gate_and_up});
+    r.push_back({"block.ffn_gate", false, Stage::Block, A::Query, A::Hidden, V::Signed, E::None, "gate", Ar::Gate,
+                 BLOCK_GET(ffn_gate),
+                 [](const Trace& t, int) { return "gate = " + activation_name(t) + "(x" + kDot + "W_gate)"; },
+                 [](const Trace& t, int) { return product(ffn_input(t), t.block.w_gate, t.block.ffn_gate); }, fixed_gate_and_up});
     r.push_back({"block.w_1", false, Stage::Block, A::Dim, A::Hidden, V::Signed, E::W1, "W_1", Ar::BlockParameter,
                  [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.w_1.get() : nullptr; },
-                 [](const Trace&, int) { return std::string("W") + kSub1; }, SHAPE_OF(block.w_1), fixed_feed_forward});
+                 [](const Trace& t, int) { return std::string("W") + kSub1 + (gated(t) ? " (up)" : ""); }, SHAPE_OF(block.w_1),
+                 [](const Trace& t) { return gated(t) ? Column::GateAndUp : Column::FeedForward; }});
     r.push_back({"block.b_1", false, Stage::Block, A::Hidden, A::Hidden, V::Signed, E::B1, "b_1", Ar::BlockParameter,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.b_1 : nullptr; },
+                 BLOCK_GET(b_1),
                  [](const Trace&, int) { return std::string("b") + kSub1; }, SHAPE_OF(block.b_1), fixed_feed_forward});
+    r.push_back({"block.ffn_up", false, Stage::Block, A::Query, A::Hidden, V::Signed, E::None, "up", Ar::UpProjection,
+                 BLOCK_GET(ffn_up),
+                 [](const Trace&, int) { return "up = x" + std::string(kDot) + "W" + kSub1; },
+                 [](const Trace& t, int) { return product(ffn_input(t), t.block.w_1, t.block.ffn_up); }, fixed_gate_and_up});
     r.push_back({"block.ffn_hidden", false, Stage::Block, A::Query, A::Hidden, V::Signed, E::None, "feed-forward hidden", Ar::FeedForwardHidden,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.ffn_hidden : nullptr; },
-                 [](const Trace& t, int) {
-                     const std::string act = t.settings.block.activation == Activation::GeluTanh ? "GELU" : "ReLU";
-                     return act + "(x" + kDot + "W" + kSub1 + " + b" + kSub1 + ")";
-                 },
+                 BLOCK_GET(ffn_hidden),
+                 [](const Trace& t, int) { return activation_name(t) + "(x" + kDot + "W" + kSub1 + " + b" + kSub1 + ")"; },
                  SHAPE_OF(block.ffn_hidden), fixed_feed_forward});
+    r.push_back({"block.ffn_product", false, Stage::Block, A::Query, A::Hidden, V::Signed, E::None, "gate \xE2\x8A\x99 up", Ar::GateProduct,
+                 BLOCK_GET(ffn_product),
+                 [](const Trace&, int) { return std::string("gate \xE2\x8A\x99 up: cell by cell"); }, SHAPE_OF(block.ffn_product),
+                 fixed_feed_forward});
     r.push_back({"block.w_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::W2, "W_2", Ar::BlockParameter,
                  [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.w_2.get() : nullptr; },
-                 [](const Trace&, int) { return std::string("W") + kSub2; }, SHAPE_OF(block.w_2), fixed_feed_forward});
+                 [](const Trace& t, int) { return std::string("W") + kSub2 + (gated(t) ? " (down)" : ""); }, SHAPE_OF(block.w_2),
+                 fixed_feed_forward});
     r.push_back({"block.b_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::B2, "b_2", Ar::BlockParameter,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.b_2 : nullptr; },
+                 BLOCK_GET(b_2),
                  [](const Trace&, int) { return std::string("b") + kSub2; }, SHAPE_OF(block.b_2), fixed_feed_forward});
     r.push_back({"block.ffn_output", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "feed-forward output", Ar::FeedForwardOutput,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.ffn_output : nullptr; },
-                 [](const Trace&, int) { return std::string("hidden") + kDot + "W" + kSub2 + " + b" + kSub2; },
-                 SHAPE_OF(block.ffn_output), fixed_feed_forward});
-    r.push_back({"block.residual2", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "residual 2", Ar::Residual2,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.residual2 : nullptr; },
+                 BLOCK_GET(ffn_output),
                  [](const Trace& t, int) {
-                     return std::string(t.settings.block.residual ? (pre_norm(t) ? "residual + feed-forward" : "LN\xE2\x82\x81 output + feed-forward")
-                                                                  : "feed-forward (no residual)");
+                     if (gated(t)) return std::string("(gate \xE2\x8A\x99 up)") + kDot + "W" + kSub2;
+                     return std::string("hidden") + kDot + "W" + kSub2 + " + b" + kSub2;
+                 },
+                 SHAPE_OF(block.ffn_output), fixed_feed_forward});
+    // Gemma's sandwich: the feed-forward's output normalised before the residual adds it.
+    r.push_back({"block.post_feed_forward_norm", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "post-feed-forward norm",
+                 Ar::PostFeedForwardNorm, BLOCK_GET(post_feed_forward_norm),
+                 [](const Trace& t, int) { return norm_symbol(t, "") + "(feed-forward output): before the residual adds it"; },
+                 [](const Trace& t, int) { return dims(t.block.post_feed_forward_norm) + ", " + norm_formula(t); }, fixed_block_output});
+    r.push_back({"block.gamma_post_feed_forward", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::GammaPostFeedForward,
+                 "post-feed-forward norm \xCE\xB3", Ar::BlockParameter, BLOCK_GET(gamma_post_feed_forward),
+                 [](const Trace& t, int) { return gamma_title(t, " post-FFN"); }, SHAPE_OF(block.gamma_post_feed_forward),
+                 fixed_block_output});
+    r.push_back({"block.beta_post_feed_forward", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::BetaPostFeedForward,
+                 "post-feed-forward norm \xCE\xB2", Ar::BlockParameter, BLOCK_GET(beta_post_feed_forward),
+                 [](const Trace&, int) { return std::string("\xCE\xB2 post-FFN"); }, SHAPE_OF(block.beta_post_feed_forward),
+                 fixed_block_output});
+    r.push_back({"block.residual2", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "residual 2", Ar::Residual2,
+                 BLOCK_GET(residual2),
+                 [](const Trace& t, int) {
+                     const BlockOptions& b = t.settings.block;
+                     const std::string ffn = b.sandwich_norm ? norm_symbol(t, "") + "(feed-forward)" : "feed-forward";
+                     if (!b.residual) return ffn + " (no residual)";
+                     if (b.parallel_residual) return std::string(additive_positions(t) ? "(X + PE)" : "X") + " + attention + feed-forward";
+                     return std::string(pre_norm(t) ? "residual + " : "norm 1 output + ") + ffn;
                  },
                  SHAPE_OF(block.residual2), fixed_block_output});
     r.push_back({"block.output", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "block output", Ar::BlockOutput,
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.output : nullptr; },
+                 BLOCK_GET(output),
                  [](const Trace& t, int) {
                      if (!t.settings.block.feed_forward) return std::string("block output (no feed-forward)");
-                     return std::string(!pre_norm(t) && t.settings.block.layer_norm ? "block output = LN\xE2\x82\x82(residual 2)" : "block output = residual 2");
+                     return !pre_norm(t) && t.settings.block.layer_norm ? "block output = " + norm_symbol(t, kSub2) + "(residual 2)"
+                                                                        : std::string("block output = residual 2");
                  },
                  SHAPE_OF(block.output), fixed_block_output});
     return r;
@@ -386,6 +472,8 @@ std::vector<MatrixEntry> build_registry() {
 #undef TRACE_GET
 #undef HEAD_GET
 #undef SHAPE_OF
+#undef BLOCK_GET
+#undef NORM_GET
 
 }  // namespace
 
@@ -409,10 +497,15 @@ const char* to_string(Editable e) {
         case Editable::B1: return "b_1";
         case Editable::W2: return "W_2";
         case Editable::B2: return "b_2";
-        case Editable::Gamma1: return "LayerNorm 1 gamma";
-        case Editable::Beta1: return "LayerNorm 1 beta";
-        case Editable::Gamma2: return "LayerNorm 2 gamma";
-        case Editable::Beta2: return "LayerNorm 2 beta";
+        case Editable::Gamma1: return "norm 1 gamma";
+        case Editable::Beta1: return "norm 1 beta";
+        case Editable::Gamma2: return "norm 2 gamma";
+        case Editable::Beta2: return "norm 2 beta";
+        case Editable::WGate: return "W_gate";
+        case Editable::GammaPostAttention: return "post-attention norm gamma";
+        case Editable::BetaPostAttention: return "post-attention norm beta";
+        case Editable::GammaPostFeedForward: return "post-feed-forward norm gamma";
+        case Editable::BetaPostFeedForward: return "post-feed-forward norm beta";
     }
     return "?";
 }
@@ -456,7 +549,7 @@ const char* column_label(Column column) {
         case Column::Inputs: return "X";
         case Column::Positions: return "PE";
         case Column::InputsWithPositions: return "X + PE";
-        case Column::AttentionInput: return "LayerNorm 1";
+        case Column::AttentionInput: return "norm 1";
         case Column::Weights: return "W_Q W_K W_V";
         case Column::Biases: return "biases";
         case Column::Unrotated: return "before RoPE";
@@ -469,7 +562,8 @@ const char* column_label(Column column) {
         case Column::HeadOutput: return "weights\xC2\xB7V";
         case Column::Concat: return "concat \xC2\xB7 W_O";
         case Column::Output: return "output";
-        case Column::Block: return "residual, LayerNorm 2";
+        case Column::Block: return "residual, norm 2";
+        case Column::GateAndUp: return "gate, up";
         case Column::FeedForward: return "feed-forward";
         case Column::BlockOutput: return "block output";
     }
@@ -503,7 +597,9 @@ const Matrix* matrix_of(const Trace& trace, const MatrixRef& ref) {
 bool is_vector(const MatrixEntry& entry) {
     switch (entry.edit) {
         case Editable::BQ: case Editable::BK: case Editable::BV: case Editable::BO: case Editable::B1: case Editable::B2:
-        case Editable::Gamma1: case Editable::Beta1: case Editable::Gamma2: case Editable::Beta2: return true;
+        case Editable::Gamma1: case Editable::Beta1: case Editable::Gamma2: case Editable::Beta2:
+        case Editable::GammaPostAttention: case Editable::BetaPostAttention: case Editable::GammaPostFeedForward:
+        case Editable::BetaPostFeedForward: return true;
         default: return false;
     }
 }

@@ -27,6 +27,7 @@ enum class ValueKind { Signed, Weights };
 // The scenario matrices an in-place edit can write (edits.hpp applies them).
 enum class Editable {
     None, X, SourceX, Q, K, V, WQ, WK, WV, WO, BQ, BK, BV, BO, W1, B1, W2, B2, Gamma1, Beta1, Gamma2, Beta2,
+    WGate, GammaPostAttention, BetaPostAttention, GammaPostFeedForward, BetaPostFeedForward,
 };
 const char* to_string(Editable editable);
 
@@ -38,14 +39,17 @@ enum class Arithmetic {
     Query, Key, Value, QueryBeforeRope, KeyBeforeRope,  // a row of the input · a column of W
     RawScore, PositionBias, ScaledScore, CappedScore, MaskedScore, Softmax, HeadOutput,
     Concat, Output,
-    Residual, Norm1, Norm2, FeedForwardHidden, FeedForwardOutput, Residual2, BlockOutput,
-    BlockParameter,                          // γ, β, W_1, b_1, W_2, b_2
+    // The block. A norm's kind says which norm it is; the trace's settings say whether it is
+    // LayerNorm or RMSNorm (and RMSNorm's (1 + γ) form), and the tooltip writes that one out.
+    Residual, Norm1, Norm2, PostAttentionNorm, PostFeedForwardNorm,
+    FeedForwardHidden, Gate, UpProjection, GateProduct, FeedForwardOutput, Residual2, BlockOutput,
+    BlockParameter,                          // γ, β, W_1, b_1, W_2, b_2, W_gate
 };
 
 // The columns of the pipeline, left to right: each card is drawn in its entry's column.
 enum class Column {
     Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, Unrotated, Projections, Scores, Scaled,
-    Capped, Masked, Softmax, HeadOutput, Concat, Output, Block, FeedForward, BlockOutput,
+    Capped, Masked, Softmax, HeadOutput, Concat, Output, Block, GateAndUp, FeedForward, BlockOutput,
 };
 
 struct MatrixEntry {

@@ -1,6 +1,7 @@
 #include "scenario.hpp"
 
 #include <cctype>
+#include <utility>
 
 namespace attn {
 
@@ -53,7 +54,18 @@ std::optional<SoftmaxKind> softmax_from_string(const std::string& s) {
 }
 
 const char* to_string(NormPlacement n) { return n == NormPlacement::Pre ? "pre" : "post"; }
-const char* to_string(Activation a) { return a == Activation::GeluTanh ? "gelu" : "relu"; }
+// "gelu" is the tanh form, as GPT-2's files (and this app's since the first) write it;
+// Hugging Face's exact "gelu" is "gelu_erf" here.
+const char* to_string(Activation a) {
+    switch (a) {
+        case Activation::ReLU: return "relu";
+        case Activation::GeluTanh: return "gelu";
+        case Activation::GeluErf: return "gelu_erf";
+        case Activation::SiLU: return "silu";
+    }
+    return "relu";
+}
+const char* to_string(NormKind k) { return k == NormKind::RMSNorm ? "rms_norm" : "layer_norm"; }
 
 std::optional<NormPlacement> norm_placement_from_string(const std::string& s) {
     if (s == "post") return NormPlacement::Post;
@@ -63,8 +75,44 @@ std::optional<NormPlacement> norm_placement_from_string(const std::string& s) {
 
 std::optional<Activation> activation_from_string(const std::string& s) {
     if (s == "relu") return Activation::ReLU;
-    if (s == "gelu" || s == "gelu_new" || s == "gelu_tanh") return Activation::GeluTanh;
+    if (s == "gelu" || s == "gelu_new" || s == "gelu_tanh" || s == "gelu_pytorch_tanh") return Activation::GeluTanh;
+    if (s == "gelu_erf" || s == "gelu_exact") return Activation::GeluErf;
+    if (s == "silu" || s == "swish") return Activation::SiLU;
     return std::nullopt;
+}
+
+std::optional<NormKind> norm_kind_from_string(const std::string& s) {
+    if (s == "layer_norm") return NormKind::LayerNorm;
+    if (s == "rms_norm") return NormKind::RMSNorm;
+    return std::nullopt;
+}
+
+std::vector<BlockConflict> block_conflicts(const BlockOptions& b) {
+    std::vector<BlockConflict> conflicts;
+    if (!b.residual && !b.layer_norm && !b.feed_forward) return conflicts;  // the block is off: its switches wait
+    const bool rms = b.norm_kind == NormKind::RMSNorm;
+    const bool pre = b.norm == NormPlacement::Pre;
+    if (b.gamma_plus_one && !rms)
+        conflicts.push_back({"gamma_plus_one", "the (1 + \xCE\xB3) scale is Gemma's RMSNorm: it needs \"norm_kind\": \"rms_norm\""});
+    if (rms)
+        for (const auto& [key, norm] : {std::pair{"norm_1.beta", &b.norm_1}, std::pair{"norm_2.beta", &b.norm_2},
+                                        std::pair{"norm_post_attention.beta", &b.norm_post_attention},
+                                        std::pair{"norm_post_feed_forward.beta", &b.norm_post_feed_forward}})
+            if (norm->beta.size() != 0) conflicts.push_back({key, "RMSNorm has no \xCE\xB2 (it subtracts no mean and adds no bias)"});
+    if (b.gated)
+        for (const auto& [key, bias] : {std::pair{"b_1", &b.b_1}, std::pair{"b_2", &b.b_2}})
+            if (bias->size() != 0) conflicts.push_back({key, "a gated feed-forward has no biases, as in Llama and Gemma"});
+    if (b.parallel_residual) {
+        if (!pre) conflicts.push_back({"parallel_residual", "both sublayers read the block's input through their own norm: it needs \"norm\": \"pre\""});
+        if (!b.residual) conflicts.push_back({"parallel_residual", "it adds both sublayers to the input: it needs \"residual\": true"});
+        if (!b.feed_forward) conflicts.push_back({"parallel_residual", "there is no feed-forward to run beside attention: it needs \"feed_forward\": true"});
+        if (b.sandwich_norm) conflicts.push_back({"parallel_residual", "Gemma's sandwich norms are sequential: choose one of parallel_residual and sandwich_norm"});
+    }
+    if (b.sandwich_norm) {
+        if (!pre) conflicts.push_back({"sandwich_norm", "the sandwich adds norms after each sublayer of a pre-norm block: it needs \"norm\": \"pre\""});
+        if (!b.layer_norm) conflicts.push_back({"sandwich_norm", "the sandwich is made of norms: it needs \"layer_norm\": true"});
+    }
+    return conflicts;
 }
 
 std::optional<AttentionKind> attention_from_string(const std::string& s) {

@@ -57,16 +57,25 @@ enum class NormPlacement {
     Pre,   // GPT-2: y = x + sublayer(LN(x)); attention reads LN₁(x), the block ends unnormalised
 };
 
-// The feed-forward's activation.
+// The feed-forward's activation (in a gated feed-forward, the gate's).
 enum class Activation {
     ReLU,      // max(0, x), the 2017 paper
-    GeluTanh,  // GPT-2's gelu_new: ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+    GeluTanh,  // GPT-2's gelu_new, Gemma's gelu_pytorch_tanh: ½·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+    GeluErf,   // the exact GELU, Hugging Face's "gelu" (GPT-NeoX, Pythia): ½·x·(1 + erf(x/√2))
+    SiLU,      // Llama's and Qwen's "silu": x·σ(x) = x / (1 + e^(−x))
 };
 
-// LayerNorm's gain and bias: y = γ ⊙ (x − mean) / √(var + ε) + β, the variance biased
-// (÷ d, not d − 1). Empty → γ = 1, β = 0.
+// Which normalisation every norm of the block is.
+enum class NormKind {
+    LayerNorm,  // γ ⊙ (x − mean)/√(var + ε) + β
+    RMSNorm,    // Llama, Qwen, Gemma: x / √(mean(x²) + ε) ⊙ γ; no mean subtracted, no β
+};
+
+// A norm's gain and bias: LayerNorm y = γ ⊙ (x − mean) / √(var + ε) + β, the variance biased
+// (÷ d, not d − 1); RMSNorm y = x / √(mean(x²) + ε) ⊙ γ, or ⊙ (1 + γ) (Gemma). Empty → γ = 1
+// (γ = 0 in the (1 + γ) form: the same identity scale), β = 0.
 struct LayerNormParams {
-    Vector gamma, beta;  // (1 × d_model) each, or empty
+    Vector gamma, beta;  // (1 × d_model) each, or empty; RMSNorm has no β
 };
 
 struct BlockOptions {
@@ -80,6 +89,19 @@ struct BlockOptions {
     SharedMatrix w_1, w_2;    // (d_model × d_ff), (d_ff × d_model); empty → seeded Xavier-uniform
     Vector b_1, b_2;          // (1 × d_ff), (1 × d_model); empty → 0
     LayerNormParams norm_1, norm_2;  // around attention and around the feed-forward
+    // Modern blocks; every one off by default (the 2017 and GPT-2 blocks above).
+    NormKind norm_kind = NormKind::LayerNorm;
+    bool gamma_plus_one = false;  // RMSNorm scales by (1 + γ), γ as a Gemma checkpoint stores it
+    // Gated feed-forward (SwiGLU with SiLU, GeGLU with GELU): act(x·W_gate) ⊙ (x·W₁), then ·W₂;
+    // W₁ is the up projection, W₂ the down one, and there are no biases (Llama, Gemma).
+    bool gated = false;
+    SharedMatrix w_gate;          // (d_model × d_ff); empty → seeded Xavier-uniform
+    // GPT-NeoX / Pythia: x + Attention(LN₁(x)) + FFN(LN₂(x)), both sublayers reading x (pre-norm).
+    bool parallel_residual = false;
+    // Gemma 2/3 (pre-norm): each sublayer's output is normalised again before its residual add:
+    // x + N_post_attention(Attention(N₁(x))), then y + N_post_ffn(FFN(N₂(y))).
+    bool sandwich_norm = false;
+    LayerNormParams norm_post_attention, norm_post_feed_forward;
 };
 
 struct Scenario {
@@ -137,6 +159,7 @@ const char* to_string(SoftmaxKind);
 const char* to_string(AttentionKind);
 const char* to_string(NormPlacement);
 const char* to_string(Activation);
+const char* to_string(NormKind);
 // Parse the names written by to_string; nullopt for an unknown name.
 std::optional<PositionalEncoding> positional_from_string(const std::string&);
 std::optional<MaskKind> mask_from_string(const std::string&);
@@ -144,6 +167,17 @@ std::optional<SoftmaxKind> softmax_from_string(const std::string&);
 std::optional<AttentionKind> attention_from_string(const std::string&);
 std::optional<NormPlacement> norm_placement_from_string(const std::string&);
 std::optional<Activation> activation_from_string(const std::string&);
+std::optional<NormKind> norm_kind_from_string(const std::string&);
+
+// Settings of a block that contradict each other, each under the key of the scenario file's
+// "block" that names it ("gamma_plus_one", "norm_1.beta") and why. The engine refuses them
+// and so does the file reader, which names the key. A block that is off (no residual, norm
+// or feed-forward) has none: its switches wait for it to be turned on again.
+struct BlockConflict {
+    std::string key;
+    std::string why;
+};
+std::vector<BlockConflict> block_conflicts(const BlockOptions& block);
 
 // Splits text into tokens: whitespace separates, punctuation stands alone. Invalid UTF-8
 // is replaced by U+FFFD, so every token can be drawn and written to JSON.

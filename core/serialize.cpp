@@ -253,7 +253,17 @@ void read_block(Reader& r, const json& b, BlockOptions& block) {
         else if (k == "feed_forward") { if (auto v = r.boolean(*it, key)) block.feed_forward = *v; }
         else if (k == "d_ff") { if (auto v = r.integer(*it, key, 1, 65536)) block.d_ff = static_cast<int>(*v); }
         else if (k == "norm") { if (auto v = r.choice(*it, key, norm_placement_from_string, "\"post\", \"pre\"")) block.norm = *v; }
-        else if (k == "activation") { if (auto v = r.choice(*it, key, activation_from_string, "\"relu\", \"gelu\"")) block.activation = *v; }
+        else if (k == "activation") {
+            if (auto v = r.choice(*it, key, activation_from_string, "\"relu\", \"gelu\" (tanh), \"gelu_erf\", \"silu\"")) block.activation = *v;
+        }
+        else if (k == "norm_kind") { if (auto v = r.choice(*it, key, norm_kind_from_string, "\"layer_norm\", \"rms_norm\"")) block.norm_kind = *v; }
+        else if (k == "gamma_plus_one") { if (auto v = r.boolean(*it, key)) block.gamma_plus_one = *v; }
+        else if (k == "gated") { if (auto v = r.boolean(*it, key)) block.gated = *v; }
+        else if (k == "w_gate") { if (auto m = r.matrix(*it, key)) block.w_gate = *m; }
+        else if (k == "parallel_residual") { if (auto v = r.boolean(*it, key)) block.parallel_residual = *v; }
+        else if (k == "sandwich_norm") { if (auto v = r.boolean(*it, key)) block.sandwich_norm = *v; }
+        else if (k == "norm_post_attention") read_norm(r, *it, key, block.norm_post_attention);
+        else if (k == "norm_post_feed_forward") read_norm(r, *it, key, block.norm_post_feed_forward);
         else if (k == "epsilon") { if (auto v = r.number(*it, "key '" + key + "'")) block.epsilon = *v; }
         else if (k == "w_1") { if (auto m = r.matrix(*it, key)) block.w_1 = *m; }
         else if (k == "w_2") { if (auto m = r.matrix(*it, key)) block.w_2 = *m; }
@@ -263,6 +273,7 @@ void read_block(Reader& r, const json& b, BlockOptions& block) {
         else if (k == "norm_2") read_norm(r, *it, key, block.norm_2);
         else r.fail("key '" + key + "'", "unknown key");
     }
+    for (const BlockConflict& c : block_conflicts(block)) r.fail("key 'block." + c.key + "'", c.why);
 }
 
 bool read_sequence(Reader& r, const json& j, const std::string& prefix, Sequence& seq) {
@@ -480,12 +491,28 @@ bool block_is_default(const BlockOptions& b) {
     return !b.residual && !b.layer_norm && !b.feed_forward && b.d_ff == 0 && b.norm == NormPlacement::Post &&
            b.activation == Activation::ReLU && b.epsilon == 1e-5f && b.w_1.size() == 0 && b.w_2.size() == 0 &&
            b.b_1.size() == 0 && b.b_2.size() == 0 && b.norm_1.gamma.size() == 0 && b.norm_1.beta.size() == 0 &&
-           b.norm_2.gamma.size() == 0 && b.norm_2.beta.size() == 0;
+           b.norm_2.gamma.size() == 0 && b.norm_2.beta.size() == 0 && b.norm_kind == NormKind::LayerNorm &&
+           !b.gamma_plus_one && !b.gated && b.w_gate.size() == 0 && !b.parallel_residual && !b.sandwich_norm &&
+           b.norm_post_attention.gamma.size() == 0 && b.norm_post_attention.beta.size() == 0 &&
+           b.norm_post_feed_forward.gamma.size() == 0 && b.norm_post_feed_forward.beta.size() == 0;
+}
+
+// The block's switches, as a scenario file and a trace's settings write them. A scenario file
+// writes the modern ones only when on (`every` false), so a file of the 2017 or GPT-2 block
+// reads as it always did; a trace's settings write them all.
+json block_switches_to_json(const BlockOptions& b, bool every) {
+    json j = {{"residual", b.residual}, {"layer_norm", b.layer_norm}, {"feed_forward", b.feed_forward},
+              {"norm", to_string(b.norm)},  {"activation", to_string(b.activation)}, {"epsilon", number_to_json(b.epsilon)}};
+    if (every || b.norm_kind != NormKind::LayerNorm) j["norm_kind"] = to_string(b.norm_kind);
+    if (every || b.gamma_plus_one) j["gamma_plus_one"] = b.gamma_plus_one;
+    if (every || b.gated) j["gated"] = b.gated;
+    if (every || b.parallel_residual) j["parallel_residual"] = b.parallel_residual;
+    if (every || b.sandwich_norm) j["sandwich_norm"] = b.sandwich_norm;
+    return j;
 }
 
 json block_to_json(const BlockOptions& b) {
-    json j = {{"residual", b.residual}, {"layer_norm", b.layer_norm}, {"feed_forward", b.feed_forward},
-              {"norm", to_string(b.norm)},  {"activation", to_string(b.activation)}, {"epsilon", number_to_json(b.epsilon)}};
+    json j = block_switches_to_json(b, false);
     if (b.d_ff != 0) j["d_ff"] = b.d_ff;
     put_matrix(j, "w_1", b.w_1);
     put_vector(j, "b_1", b.b_1);
@@ -493,6 +520,11 @@ json block_to_json(const BlockOptions& b) {
     put_vector(j, "b_2", b.b_2);
     if (b.norm_1.gamma.size() != 0 || b.norm_1.beta.size() != 0) j["norm_1"] = norm_to_json(b.norm_1);
     if (b.norm_2.gamma.size() != 0 || b.norm_2.beta.size() != 0) j["norm_2"] = norm_to_json(b.norm_2);
+    put_matrix(j, "w_gate", b.w_gate);
+    if (b.norm_post_attention.gamma.size() != 0 || b.norm_post_attention.beta.size() != 0)
+        j["norm_post_attention"] = norm_to_json(b.norm_post_attention);
+    if (b.norm_post_feed_forward.gamma.size() != 0 || b.norm_post_feed_forward.beta.size() != 0)
+        j["norm_post_feed_forward"] = norm_to_json(b.norm_post_feed_forward);
     return j;
 }
 
@@ -574,9 +606,7 @@ json trace_to_json(const Trace& t) {
                      {"kv_heads", st.kv_heads},
                      {"head_dim", st.head_dim},
                      {"seed", st.seed},
-                     {"block", {{"residual", st.block.residual}, {"layer_norm", st.block.layer_norm},
-                                {"feed_forward", st.block.feed_forward}, {"norm", to_string(st.block.norm)},
-                                {"activation", to_string(st.block.activation)}, {"epsilon", number_to_json(st.block.epsilon)}}},
+                     {"block", block_switches_to_json(st.block, true)},
                      {"backend", t.backend},
                      {"detail", t.detail == Detail::Full ? "full" : "output_only"}};
     j["query_tokens"] = t.query_tokens;

@@ -63,17 +63,31 @@ struct HeadTrace {
 //   output    = LN₂(residual2)           output    = residual2 = residual + ffn_output
 // A switch that is off passes its input through (no residual: the sublayer alone; no
 // LayerNorm: the identity; no feed-forward: the block ends after the first residual).
+// "LN" is the block's norm, LayerNorm or RMSNorm (BlockOptions::norm_kind). The modern
+// options change single lines of the pre-norm column:
+//   gated feed-forward:  ffn_gate = act(norm2·W_gate), ffn_up = norm2·W₁,
+//                        ffn_product = ffn_gate ⊙ ffn_up, ffn_output = ffn_product·W₂ (no ffn_hidden, no b)
+//   parallel residual:   norm2 = LN₂(x), so residual2 = x + attention + ffn_output
+//   sandwich norms:      residual = x + post_attention_norm, post_attention_norm = LN(attention);
+//                        residual2 = residual + post_feed_forward_norm, post_feed_forward_norm = LN(ffn_output)
 struct BlockTrace {
     Matrix norm1;        // see above: (n × d_model)
+    Matrix post_attention_norm;  // sandwich only: LN(attention output), what the residual adds
     Matrix residual;     // x + attention output
     Matrix norm2;        // pre-norm only
-    Matrix ffn_hidden;   // (n × d_ff)
+    Matrix ffn_hidden;   // (n × d_ff), the plain feed-forward
+    Matrix ffn_gate, ffn_up, ffn_product;  // (n × d_ff) each, the gated feed-forward
     Matrix ffn_output;   // (n × d_model)
+    Matrix post_feed_forward_norm;  // sandwich only: LN(ffn_output)
     Matrix residual2;
     Matrix output;       // the block's output
     SharedMatrix w_1, w_2;  // as used: (d_model × d_ff), (d_ff × d_model); the scenario's when given
-    Matrix b_1, b_2;     // as used: (1 × d_ff), (1 × d_model)
-    Matrix gamma_1, beta_1, gamma_2, beta_2;  // LayerNorm's as used, (1 × d_model): ones and zeros unless given
+    SharedMatrix w_gate;    // gated only: (d_model × d_ff)
+    Matrix b_1, b_2;     // as used: (1 × d_ff), (1 × d_model); empty in a gated feed-forward
+    // The norms' γ and β as used, (1 × d_model): the identity's unless given (γ = 1, or 0 in
+    // RMSNorm's (1 + γ) form; β = 0). RMSNorm has no β: empty.
+    Matrix gamma_1, beta_1, gamma_2, beta_2;
+    Matrix gamma_post_attention, beta_post_attention, gamma_post_feed_forward, beta_post_feed_forward;  // sandwich only
 };
 
 // Where a non-finite value first appears: "X(2,3)", "W_Q(0,1)".

@@ -134,7 +134,23 @@ TEST_CASE("trace JSON writes every matrix the registry names, once, where its na
     s.b_o = Matrix::Constant(1, 4, -0.5f);
     s.block.feed_forward = s.block.layer_norm = s.block.residual = true;
     s.block.d_ff = 3;
-    s.block.b_1 = Matrix::Constant(1, 3, 0.125f);
+    // The modern blocks' matrices too: Gemma's sandwich (its two more norms, with β under
+    // LayerNorm) with the gated feed-forward (W_gate, gate, up and their product), and the
+    // parallel residual with RMSNorm.
+    const int design = GENERATE(0, 1, 2);
+    INFO("design " << design);
+    if (design == 0) s.block.b_1 = Matrix::Constant(1, 3, 0.125f);
+    if (design >= 1) s.block.norm = NormPlacement::Pre;
+    if (design == 1) {
+        s.block.sandwich_norm = s.block.gated = true;
+        s.block.norm_post_attention.beta = Matrix::Constant(1, 4, 0.25f);
+        s.block.norm_post_feed_forward.beta = Matrix::Constant(1, 4, -0.25f);
+    }
+    if (design == 2) {
+        s.block.parallel_residual = true;
+        s.block.norm_kind = NormKind::RMSNorm;
+        s.block.gamma_plus_one = true;
+    }
     const Trace t = run(s);
     REQUIRE(t.ok);
     const auto j = trace_to_json(t);

@@ -7,6 +7,7 @@
 // [SECTION] Scores, scaling, mask
 // [SECTION] Softmax
 // [SECTION] Outputs
+// [SECTION] The block: norms, feed-forward, residuals
 // [SECTION] Dispatch
 #include "ui/arithmetic.hpp"
 
@@ -101,7 +102,8 @@ using Where = MatrixRef;
 // What the projections read, in words: "(X+PE)", "X", "LN₁(X+PE)".
 std::string projection_input(const Trace& t) {
     const bool additive = t.settings.positional == PositionalEncoding::Sinusoidal || t.settings.positional == PositionalEncoding::Learned;
-    if (&attention_input(t) == &t.block.norm1) return "LN\xE2\x82\x81" + std::string(additive ? "(X+PE)" : "(X)");
+    if (&attention_input(t) == &t.block.norm1)
+        return std::string(t.settings.block.norm_kind == NormKind::RMSNorm ? "RMSNorm" : "LN") + "\xE2\x82\x81" + (additive ? "(X+PE)" : "(X)");
     return additive ? "(X+PE)" : "X";
 }
 
@@ -355,44 +357,166 @@ void explain_output(const Trace& t, const Where& w, int r, int c, Explanation& e
     e.lines.push_back("= " + num(t.output(r, c)));
 }
 
+// [SECTION] The block: norms, feed-forward, residuals
+
+// The block's norm with its subscript: "LN₁", "RMSNorm₂".
+std::string norm_symbol(const TraceSettings& s, const char* subscript) {
+    return std::string(s.block.norm_kind == NormKind::RMSNorm ? "RMSNorm" : "LN") + subscript;
+}
+
+std::string activation_name(Activation a) {
+    switch (a) {
+        case Activation::ReLU: return "ReLU";
+        case Activation::GeluTanh: return "GELU-tanh";
+        case Activation::GeluErf: return "GELU-erf";
+        case Activation::SiLU: return "SiLU";
+    }
+    return "?";
+}
+
+// "SiLU(z) = z / (1 + e^(−z)) = v": the activation at z, its value v as the trace holds it.
+std::string activation_line(Activation a, float z, float v) {
+    const std::string at = activation_name(a) + "(" + num(z) + ")";
+    switch (a) {
+        case Activation::ReLU: return at + " = max(0, " + num(z) + ") = " + num(v);
+        case Activation::GeluTanh:
+            return at + " = \xC2\xBD" + kTimes + "z" + kTimes + "(1 + tanh(" + kSqrt + "(2/\xCF\x80)" + kTimes +
+                   "(z + 0.044715z\xC2\xB3))) = " + num(v);
+        case Activation::GeluErf: return at + " = \xC2\xBD" + kTimes + "z" + kTimes + "(1 + erf(z/" + kSqrt + "2)) = " + num(v);
+        case Activation::SiLU: return at + " = z / (1 + e^(\xE2\x88\x92z)) = " + num(v);
+    }
+    return at + " = " + num(v);
+}
+
+// One norm's cell with its numbers: LayerNorm or RMSNorm (and RMSNorm's (1 + γ) form), as the
+// trace's settings say. `input` is the matrix the norm read, γ and β as used (β empty: none).
+void explain_norm(const TraceSettings& s, const Matrix& input, const Matrix& gamma, const Matrix& beta, int r, int c,
+                  Explanation& e) {
+    if (!s.block.layer_norm || input.rows() <= r || gamma.cols() <= c) {
+        e.lines.push_back("no norm: the row as it is");
+        return;
+    }
+    const std::string eps = format_value(s.block.epsilon, 6);
+    const float x = input(r, c);
+    if (s.block.norm_kind == NormKind::RMSNorm) {
+        const bool plus_one = s.block.gamma_plus_one;
+        e.lines.push_back("RMSNorm: x / " + std::string(kSqrt) + "(mean(x\xC2\xB2) + \xCE\xB5) " + kTimes +
+                          (plus_one ? " (1 + \xCE\xB3)   (Gemma: \xCE\xB3 as its checkpoint stores it)" : " \xCE\xB3") +
+                          ", no mean subtracted, no \xCE\xB2, \xCE\xB5 = " + eps);
+        const float mean_square = input.row(r).array().square().mean();
+        const float rms = std::sqrt(mean_square + s.block.epsilon);
+        e.lines.push_back("row " + ix(r) + " = " + list(row_of(input, r), c));
+        e.lines.push_back("mean(x\xC2\xB2) = " + num(mean_square) + ", " + kSqrt + "(" + num(mean_square) + " + \xCE\xB5) = " + num(rms));
+        const float g = gamma(0, c);
+        e.lines.push_back("= " + num(x) + " / " + num(rms) + " " + kTimes + " " +
+                          (plus_one ? "(1 + " + factor(g) + ")" : factor(g)));
+        return;
+    }
+    const float mean = input.row(r).mean();
+    const float var = (input.row(r).array() - mean).square().mean();
+    e.lines.push_back("\xCE\xB3" + std::string(kTimes) + "(x \xE2\x88\x92 mean) / " + kSqrt +
+                      "(var + \xCE\xB5) + \xCE\xB2, var biased (\xC3\xB7 d), \xCE\xB5 = " + eps);
+    e.lines.push_back("mean = " + num(mean) + ", var = " + num(var));
+    e.lines.push_back("= " + num(gamma(0, c)) + " " + kTimes + " (" + num(x) + " \xE2\x88\x92 " + factor(mean) + ") / " + kSqrt +
+                      "(" + num(var) + " + \xCE\xB5) + " + factor(beta.cols() > c ? beta(0, c) : 0.0f));
+}
+
+// input[r,:] · weight[:,c] (+ bias[c]) term by term, and the sum.
+float explain_product(const Matrix& input, const Matrix& weight, const Matrix& bias, int r, int c, Explanation& e) {
+    const std::vector<float> xs = row_of(input, r), ws = col_of(weight, c);
+    for (auto& line : product_terms(xs, ws, "= ")) e.lines.push_back(line);
+    float sum = 0.0f;
+    for (size_t i = 0; i < xs.size(); ++i) sum += xs[i] * ws[i];
+    if (bias.size() != 0) {
+        e.lines.push_back("= " + num(sum) + " + " + factor(bias(0, c)));
+        sum += bias(0, c);
+    }
+    e.lines.push_back("= " + num(sum));
+    return sum;
+}
+
 void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e) {
     const Matrix& m = *matrix_of(t, w);
     e.heading = display_name(matrix_name(w)) + "[" + ix(r) + "," + ix(c) + "] = " + num(m(r, c));
     const Arithmetic kind = w.entry->arithmetic;
     const BlockTrace& b = t.block;
-    const bool pre = t.settings.block.norm == NormPlacement::Pre;
-    const std::string act = t.settings.block.activation == Activation::GeluTanh ? "GELU" : "ReLU";
-    if (kind == Arithmetic::Residual) {
-        e.lines.push_back("(X+PE) + attention output = " + num(t.x_pe(r, c)) + " + " + factor(t.output(r, c)));
-    } else if (kind == Arithmetic::Norm1 || kind == Arithmetic::Norm2) {
-        const bool first = kind == Arithmetic::Norm1;
-        const Matrix& input = first && pre ? t.x_pe : b.residual;
-        const Matrix& gamma = first ? b.gamma_1 : b.gamma_2;
-        const Matrix& beta = first ? b.beta_1 : b.beta_2;
-        if (t.settings.block.layer_norm && input.rows() > r && gamma.cols() > c) {
-            const float mean = input.row(r).mean();
-            const float var = (input.row(r).array() - mean).square().mean();
-            e.lines.push_back("\xCE\xB3" + std::string(kTimes) + "(x \xE2\x88\x92 mean) / " + kSqrt + "(var + \xCE\xB5) + \xCE\xB2, var biased (\xC3\xB7 d), \xCE\xB5 = " +
-                              format_value(t.settings.block.epsilon, 6));
-            e.lines.push_back("mean = " + num(mean) + ", var = " + num(var));
-            e.lines.push_back("= " + num(gamma(0, c)) + " " + kTimes + " (" + num(input(r, c)) + " \xE2\x88\x92 " + factor(mean) + ") / " + kSqrt +
-                              "(" + num(var) + " + \xCE\xB5) + " + factor(beta(0, c)));
-        } else {
-            e.lines.push_back("LayerNorm off: the row as it is");
+    const TraceSettings& s = t.settings;
+    const bool pre = s.block.norm == NormPlacement::Pre;
+    const std::string n1 = norm_symbol(s, "\xE2\x82\x81"), n2 = norm_symbol(s, "\xE2\x82\x82");
+    const Matrix& ffn_input = pre ? b.norm2 : b.norm1;
+    const std::string ffn_input_name = pre ? n2 : n1 + " output";
+    switch (kind) {
+        case Arithmetic::Residual:
+            if (s.block.sandwich_norm)
+                e.lines.push_back("(X+PE) + " + norm_symbol(s, "") + "(attention) = " + num(t.x_pe(r, c)) + " + " + factor(b.post_attention_norm(r, c)));
+            else
+                e.lines.push_back("(X+PE) + attention output = " + num(t.x_pe(r, c)) + " + " + factor(t.output(r, c)));
+            break;
+        case Arithmetic::Norm1: explain_norm(s, pre ? t.x_pe : b.residual, b.gamma_1, b.beta_1, r, c, e); break;
+        case Arithmetic::Norm2:
+            if (s.block.parallel_residual) e.lines.push_back("parallel residual: " + n2 + " reads the block's input X + PE, as " + n1 + " does");
+            explain_norm(s, s.block.parallel_residual ? t.x_pe : b.residual, b.gamma_2, b.beta_2, r, c, e);
+            break;
+        case Arithmetic::PostAttentionNorm:
+            e.lines.push_back("the sandwich (Gemma 2/3): attention's output is normalised before the residual adds it");
+            explain_norm(s, t.output, b.gamma_post_attention, b.beta_post_attention, r, c, e);
+            break;
+        case Arithmetic::PostFeedForwardNorm:
+            e.lines.push_back("the sandwich (Gemma 2/3): the feed-forward's output is normalised before the residual adds it");
+            explain_norm(s, b.ffn_output, b.gamma_post_feed_forward, b.beta_post_feed_forward, r, c, e);
+            break;
+        case Arithmetic::FeedForwardHidden: {
+            e.lines.push_back(activation_name(s.block.activation) + "(" + ffn_input_name + "[" + ix(r) + ",:] " + kTimes + " W_1[:," +
+                              ix(c) + "] + b_1[" + ix(c) + "])");
+            const float z = explain_product(ffn_input, b.w_1, b.b_1, r, c, e);
+            e.lines.push_back(activation_line(s.block.activation, z, m(r, c)));
+            break;
         }
-    } else if (kind == Arithmetic::FeedForwardHidden) {
-        e.lines.push_back(act + "(" + (pre ? "LN\xE2\x82\x82" : "LN\xE2\x82\x81") + " row " + kTimes + " W_1[:," + ix(c) + "] + b_1[" +
-                          ix(c) + "])");
-    } else if (kind == Arithmetic::FeedForwardOutput) {
-        e.lines.push_back("hidden row " + std::string(kTimes) + " W_2[:," + ix(c) + "] + b_2[" + ix(c) + "]");
-    } else if (kind == Arithmetic::Residual2) {
-        const Matrix& around = pre ? b.residual : b.norm1;
-        e.lines.push_back(std::string(pre ? "residual" : "LN\xE2\x82\x81 output") + " + FFN = " + num(around(r, c)) + " + " + factor(b.ffn_output(r, c)));
-    } else if (kind == Arithmetic::BlockOutput) {
-        e.lines.push_back(!pre && t.settings.block.layer_norm ? "LayerNorm of residual 2 (post-norm, as in the 2017 paper)"
-                                                              : "residual 2, as it is (pre-norm: the next layer normalises)");
-    } else {
-        e.lines.push_back("a parameter of the block: drag to scrub, double-click to type a value");
+        case Arithmetic::Gate: {
+            e.lines.push_back("gate = " + activation_name(s.block.activation) + "(" + ffn_input_name + "[" + ix(r) + ",:] " + kTimes +
+                              " W_gate[:," + ix(c) + "])");
+            const float z = explain_product(ffn_input, b.w_gate, Matrix(), r, c, e);
+            e.lines.push_back(activation_line(s.block.activation, z, m(r, c)));
+            break;
+        }
+        case Arithmetic::UpProjection:
+            e.lines.push_back("up = " + ffn_input_name + "[" + ix(r) + ",:] " + kTimes + " W_1[:," + ix(c) + "]   (no activation)");
+            explain_product(ffn_input, b.w_1, Matrix(), r, c, e);
+            break;
+        case Arithmetic::GateProduct:
+            e.lines.push_back("gate[" + ix(r) + "," + ix(c) + "] " + kTimes + " up[" + ix(r) + "," + ix(c) + "] = " + num(b.ffn_gate(r, c)) +
+                              " " + kTimes + " " + factor(b.ffn_up(r, c)) + " = " + num(m(r, c)));
+            e.lines.push_back("the gate, " + activation_name(s.block.activation) + " of its own projection, says how much of this up unit passes");
+            break;
+        case Arithmetic::FeedForwardOutput: {
+            const bool gated = s.block.gated;
+            e.lines.push_back(std::string(gated ? "(gate \xE2\x8A\x99 up)" : "hidden") + " row " + ix(r) + " " + kTimes + " W_2[:," + ix(c) + "]" +
+                              (gated ? "" : " + b_2[" + ix(c) + "]"));
+            explain_product(gated ? b.ffn_product : b.ffn_hidden, b.w_2, gated ? Matrix() : b.b_2, r, c, e);
+            break;
+        }
+        case Arithmetic::Residual2: {
+            const Matrix& added = s.block.sandwich_norm ? b.post_feed_forward_norm : b.ffn_output;
+            const std::string ffn = s.block.sandwich_norm ? norm_symbol(s, "") + "(FFN)" : "FFN";
+            if (s.block.parallel_residual)
+                e.lines.push_back("parallel: (X+PE) + attention + FFN = " + num(t.x_pe(r, c)) + " + " + factor(t.output(r, c)) + " + " +
+                                  factor(added(r, c)));
+            else {
+                const Matrix& around = pre ? b.residual : b.norm1;
+                e.lines.push_back(std::string(pre ? "residual" : n1 + " output") + " + " + ffn + " = " + num(around(r, c)) + " + " +
+                                  factor(added(r, c)));
+            }
+            break;
+        }
+        case Arithmetic::BlockOutput:
+            e.lines.push_back(!pre && s.block.layer_norm ? n2 + " of residual 2 (post-norm, as in the 2017 paper)"
+                                                         : "residual 2, as it is (pre-norm: the next layer normalises)");
+            break;
+        default:
+            if (s.block.gamma_plus_one && (w.entry->edit == Editable::Gamma1 || w.entry->edit == Editable::Gamma2 ||
+                                           w.entry->edit == Editable::GammaPostAttention || w.entry->edit == Editable::GammaPostFeedForward))
+                e.lines.push_back("the norm scales by 1 + \xCE\xB3 = " + num(1.0f + m(r, c)) + " (Gemma): \xCE\xB3 = 0 changes nothing");
+            e.lines.push_back("a parameter of the block: drag to scrub, double-click to type a value");
     }
 }
 
@@ -436,7 +560,12 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::Residual:
         case A::Norm1:
         case A::Norm2:
+        case A::PostAttentionNorm:
+        case A::PostFeedForwardNorm:
         case A::FeedForwardHidden:
+        case A::Gate:
+        case A::UpProjection:
+        case A::GateProduct:
         case A::FeedForwardOutput:
         case A::Residual2:
         case A::BlockOutput:

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include <imgui.h>
@@ -198,6 +199,50 @@ void mask_controls(Context& state) {
 
 // [SECTION] Computation switches
 
+// The block's design, each choice a family's: which norm, where the norms stand, which
+// feed-forward. Only combinations the engine runs can be chosen.
+void block_design_controls(Context& state) {
+    const BlockOptions& b = state.session.scenario.block;
+    edits::SetBlockDesign d{b.norm_kind, b.gamma_plus_one, b.norm, b.parallel_residual, b.sandwich_norm, b.gated, b.activation};
+    const char* const norms[] = {"LayerNorm", "RMSNorm (Llama, Qwen)", "RMSNorm, 1 + \xCE\xB3 (Gemma)"};
+    int norm = b.norm_kind == NormKind::LayerNorm ? 0 : b.gamma_plus_one ? 2 : 1;
+    ImGui::TextUnformatted("Norm");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::Combo("##block_norm", &norm, norms, 3)) {
+        d.norm_kind = norm == 0 ? NormKind::LayerNorm : NormKind::RMSNorm;
+        d.gamma_plus_one = norm == 2;
+        state.session.push(d);
+    }
+    record_item(state, "controls.block_norm", norms[norm]);
+    const char* const layouts[] = {"post-norm (2017)", "pre-norm (GPT-2, Llama)", "parallel (GPT-NeoX, Pythia)", "sandwich (Gemma 2/3)"};
+    int layout = b.norm == NormPlacement::Post ? 0 : b.parallel_residual ? 2 : b.sandwich_norm ? 3 : 1;
+    ImGui::TextUnformatted("Norms");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::Combo("##block_layout", &layout, layouts, 4)) {
+        d.norm = layout == 0 ? NormPlacement::Post : NormPlacement::Pre;
+        d.parallel_residual = layout == 2;
+        d.sandwich_norm = layout == 3;
+        state.session.push(d);
+    }
+    record_item(state, "controls.block_layout", layouts[layout]);
+    const char* const feed_forwards[] = {"ReLU",   "GELU-tanh (GPT-2)",    "GELU-erf (Pythia)",
+                                         "SiLU",   "SwiGLU (Llama, Qwen)", "GeGLU (Gemma)"};
+    const Activation plain[] = {Activation::ReLU, Activation::GeluTanh, Activation::GeluErf, Activation::SiLU};
+    int feed_forward = static_cast<int>(std::find(std::begin(plain), std::end(plain), b.activation) - std::begin(plain));
+    if (b.gated) feed_forward = b.activation == Activation::SiLU ? 4 : b.activation == Activation::GeluTanh ? 5 : -1;  // else a file's
+    ImGui::TextUnformatted("FFN");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::Combo("##block_ffn", &feed_forward, feed_forwards, 6)) {
+        d.gated = feed_forward >= 4;
+        d.activation = feed_forward == 4 ? Activation::SiLU : feed_forward == 5 ? Activation::GeluTanh : plain[feed_forward];
+        state.session.push(d);
+    }
+    record_item(state, "controls.block_ffn", feed_forward >= 0 ? feed_forwards[feed_forward] : "gated");
+}
+
 void computation_controls(Context& state) {
     const Scenario& s = state.session.scenario;
     bool scale = s.scale;
@@ -251,7 +296,8 @@ void computation_controls(Context& state) {
         if (ImGui::RadioButton("cross", s.attention == AttentionKind::Cross))
             state.session.push(edits::SetAttention{AttentionKind::Cross});
         bool block = s.block.residual || s.block.layer_norm || s.block.feed_forward;
-        if (ImGui::Checkbox("block: residual + LayerNorm + FFN", &block)) state.session.push(edits::SetBlock{block});
+        if (ImGui::Checkbox("block: residual + norm + FFN", &block)) state.session.push(edits::SetBlock{block});
+        if (block) block_design_controls(state);
         ImGui::TextUnformatted("Seed");
         ImGui::SameLine();
         std::uint64_t seed = s.seed;

@@ -34,6 +34,11 @@ std::vector<std::string> validate(const ModelConfig& c) {
                          " heads: each head needs d_k = d_model / heads columns");
     if (c.mask == MaskKind::SlidingWindow) out_of("window", c.window, 1, kMaxPositions);
     if (c.feed_forward) out_of("d_ff", c.d_ff, 0, 8 * kMaxDModel);
+    // The backward pass (backward.cpp) differentiates these two activations only; the engine's
+    // others (the exact GELU, SiLU) run in the pipeline but cannot be trained here.
+    if (c.activation != Activation::ReLU && c.activation != Activation::GeluTanh)
+        errors.push_back(std::string("activation is ") + to_string(c.activation) +
+                         ": training differentiates relu and gelu (the tanh form) only");
     return errors;
 }
 

@@ -233,7 +233,7 @@ void read_config(Reader& r, const json& j, ModelConfig& c) {
              if (auto x = r.named(v, key, norm_placement_from_string, "pre, post")) c.norm = *x;
          }},
         {"activation", [&](const json& v, const std::string& key) {
-             if (auto x = r.named(v, key, activation_from_string, "relu, gelu-tanh")) c.activation = *x;
+             if (auto x = r.named(v, key, activation_from_string, "relu, gelu")) c.activation = *x;
          }},
     };
     read_object(r, j, "model", h, true);

@@ -7,7 +7,7 @@
 //     "model":      {"d_model": 32, "heads": 2, "layers": 1, "positional": "sinusoidal", "mask": "causal",
 //                    "window": 2, "attention": "self", "scale": true, "biases": true, "residual": true,
 //                    "layer_norm": false, "norm": "pre", "feed_forward": false, "d_ff": 0,
-//                    "activation": "gelu-tanh", "max_positions": 12},
+//                    "activation": "gelu", "max_positions": 12},
 //     "training":   {"task": "reverse", "length": 6, "symbols": 8, "seed": 1, "batch_size": 16, …},
 //     "steps": 150,
 //     "parameters": {"token_embedding": [[…], …], "layer0.w_q": [[…], …], …},

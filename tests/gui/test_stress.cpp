@@ -103,7 +103,15 @@ Edit random_edit(Random& r, const Scenario& s) {
             return SetPositional{kinds[r.below(5)]};
         }
         case 16: return SetAttention{r.chance(0.7) ? AttentionKind::Self : AttentionKind::Cross};
-        case 17: return SetBlock{r.chance(0.4)};
+        case 17: {
+            if (r.chance(0.5)) return SetBlock{r.chance(0.4)};
+            // A design as the side bar offers them: a norm, where the norms stand, a feed-forward.
+            const int layout = r.below(4), norm = r.below(3), ffn = r.below(6);
+            const Activation plain[] = {Activation::ReLU, Activation::GeluTanh, Activation::GeluErf, Activation::SiLU};
+            return SetBlockDesign{norm == 0 ? NormKind::LayerNorm : NormKind::RMSNorm, norm == 2,
+                                  layout == 0 ? NormPlacement::Post : NormPlacement::Pre, layout == 2, layout == 3, ffn >= 4,
+                                  ffn == 4 ? Activation::SiLU : ffn == 5 ? Activation::GeluTanh : plain[ffn]};
+        }
         case 18: return SetSeed{static_cast<std::uint64_t>(1 + r.below(1000))};
         default: {
             std::vector<std::string> sentence;

@@ -1,0 +1,436 @@
+// The modern block: RMSNorm (and Gemma's (1 + γ) form), the gated feed-forward (SwiGLU,
+// GeGLU), the exact GELU and SiLU, the parallel residual and Gemma's sandwich norms. Each
+// is checked against plain loops in double written here, on random values, never against
+// the engine's own expressions; then the files, the refusals, the presets and the registry.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "engine.hpp"
+#include "presets.hpp"
+#include "random.hpp"
+#include "reflect.hpp"
+#include "registry.hpp"
+#include "serialize.hpp"
+#include "train/model.hpp"
+
+using namespace attn;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// [SECTION] Plain-loop references, in double
+
+using Rows = std::vector<std::vector<double>>;
+
+Rows rows_of(const Matrix& m) {
+    Rows out(static_cast<size_t>(m.rows()), std::vector<double>(static_cast<size_t>(m.cols())));
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.cols(); ++j) out[static_cast<size_t>(i)][static_cast<size_t>(j)] = m(i, j);
+    return out;
+}
+std::vector<double> list_of(const Vector& v) {
+    std::vector<double> out;
+    for (Eigen::Index j = 0; j < v.size(); ++j) out.push_back(v(j));
+    return out;
+}
+
+// Hugging Face's LlamaRMSNorm: x · rsqrt(mean(x²) + ε) · w; Gemma's: · (1 + w).
+Rows rms_norm_ref(const Rows& x, const std::vector<double>& w, double eps, bool plus_one) {
+    Rows out = x;
+    for (size_t i = 0; i < x.size(); ++i) {
+        double sum_squares = 0;
+        for (double v : x[i]) sum_squares += v * v;
+        const double inv = 1.0 / std::sqrt(sum_squares / static_cast<double>(x[i].size()) + eps);
+        for (size_t j = 0; j < x[i].size(); ++j) out[i][j] = x[i][j] * inv * (plus_one ? 1.0 + w[j] : w[j]);
+    }
+    return out;
+}
+
+Rows layer_norm_ref(const Rows& x, const std::vector<double>& gamma, const std::vector<double>& beta, double eps) {
+    Rows out = x;
+    for (size_t i = 0; i < x.size(); ++i) {
+        double mean = 0, var = 0;
+        for (double v : x[i]) mean += v;
+        mean /= static_cast<double>(x[i].size());
+        for (double v : x[i]) var += (v - mean) * (v - mean);
+        var /= static_cast<double>(x[i].size());
+        for (size_t j = 0; j < x[i].size(); ++j) out[i][j] = gamma[j] * (x[i][j] - mean) / std::sqrt(var + eps) + beta[j];
+    }
+    return out;
+}
+
+Rows matmul(const Rows& a, const Rows& b) {
+    Rows out(a.size(), std::vector<double>(b[0].size(), 0.0));
+    for (size_t i = 0; i < a.size(); ++i)
+        for (size_t j = 0; j < b[0].size(); ++j)
+            for (size_t k = 0; k < b.size(); ++k) out[i][j] += a[i][k] * b[k][j];
+    return out;
+}
+
+Rows add(const Rows& a, const Rows& b) {
+    Rows out = a;
+    for (size_t i = 0; i < a.size(); ++i)
+        for (size_t j = 0; j < a[i].size(); ++j) out[i][j] += b[i][j];
+    return out;
+}
+
+double silu_ref(double x) { return x / (1.0 + std::exp(-x)); }
+double gelu_erf_ref(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+double gelu_tanh_ref(double x) { return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
+
+Rows map_cells(const Rows& x, double (*f)(double)) {
+    Rows out = x;
+    for (auto& row : out)
+        for (double& v : row) v = f(v);
+    return out;
+}
+Rows cell_product(const Rows& a, const Rows& b) {
+    Rows out = a;
+    for (size_t i = 0; i < a.size(); ++i)
+        for (size_t j = 0; j < a[i].size(); ++j) out[i][j] *= b[i][j];
+    return out;
+}
+
+// The largest |engine − reference| relative to the reference's largest magnitude (at least 1).
+double gap(const Matrix& engine, const Rows& reference) {
+    REQUIRE(engine.rows() == static_cast<Eigen::Index>(reference.size()));
+    REQUIRE(engine.cols() == static_cast<Eigen::Index>(reference[0].size()));
+    double worst = 0, scale = 1;
+    for (size_t i = 0; i < reference.size(); ++i)
+        for (size_t j = 0; j < reference[i].size(); ++j) {
+            worst = std::max(worst, std::fabs(engine(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) - reference[i][j]));
+            scale = std::max(scale, std::fabs(reference[i][j]));
+        }
+    return worst / scale;
+}
+
+bool says(const std::vector<std::string>& errors, const std::string& text) {
+    for (const std::string& e : errors)
+        if (e.find(text) != std::string::npos) return true;
+    return false;
+}
+
+// A pre-norm block over 5 random embeddings, d_model 8, every weight random (seeded by `seed`).
+Scenario random_block(std::uint64_t seed) {
+    Scenario s;
+    s.target.tokens = {"a", "b", "c", "d", "e"};
+    s.target.embeddings = normal_matrix(5, 8, seed);
+    s.d_model = 8;
+    s.heads = 2;
+    s.mask = MaskKind::Causal;
+    s.w_q = normal_matrix(8, 8, seed + 1, 0.4f);
+    s.w_k = normal_matrix(8, 8, seed + 2, 0.4f);
+    s.w_v = normal_matrix(8, 8, seed + 3, 0.4f);
+    s.w_o = normal_matrix(8, 8, seed + 4, 0.4f);
+    BlockOptions& b = s.block;
+    b.residual = b.layer_norm = b.feed_forward = true;
+    b.norm = NormPlacement::Pre;
+    b.d_ff = 12;
+    b.w_1 = normal_matrix(8, 12, seed + 5, 0.4f);
+    b.w_2 = normal_matrix(12, 8, seed + 6, 0.4f);
+    b.norm_1.gamma = normal_matrix(1, 8, seed + 7, 0.3f);
+    b.norm_2.gamma = normal_matrix(1, 8, seed + 8, 0.3f);
+    return s;
+}
+
+}  // namespace
+
+// [SECTION] RMSNorm
+
+TEST_CASE("RMSNorm is x / √(mean(x²) + ε) ⊙ γ, and Gemma's form scales by 1 + γ", "[block][rmsnorm]") {
+    const auto seed = GENERATE(1u, 2u, 3u);
+    const Matrix x = normal_matrix(4, 8, seed, 2.0f);
+    const Vector gamma = normal_matrix(1, 8, seed + 10);
+    for (bool plus_one : {false, true}) {
+        INFO("gamma_plus_one " << plus_one);
+        const Rows reference = rms_norm_ref(rows_of(x), list_of(gamma), 1e-6, plus_one);
+        CHECK(gap(rms_norm(x, 1e-6f, gamma, plus_one), reference) < 1e-6);
+    }
+    // ε enters under the root: a zero row stays zero, a tiny row is not blown up to unit scale.
+    Matrix small = Matrix::Constant(1, 8, 1e-4f);
+    CHECK(gap(rms_norm(small, 1e-6f, Vector::Ones(8)), rms_norm_ref(rows_of(small), std::vector<double>(8, 1.0), 1e-6, false)) < 1e-6);
+}
+
+TEST_CASE("a block with RMSNorm normalises what attention and the feed-forward read by their root mean square", "[block][rmsnorm]") {
+    const auto seed = GENERATE(11u, 21u);
+    Scenario s = random_block(seed);
+    s.block.norm_kind = NormKind::RMSNorm;
+    s.block.epsilon = 1e-6f;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const Rows ln1 = rms_norm_ref(rows_of(t.x_pe), list_of(s.block.norm_1.gamma), 1e-6, false);
+    CHECK(gap(t.block.norm1, ln1) < 1e-5);
+    CHECK(gap(t.block.norm2, rms_norm_ref(rows_of(t.block.residual), list_of(s.block.norm_2.gamma), 1e-6, false)) < 1e-5);
+    CHECK(t.block.beta_1.size() == 0);  // RMSNorm has no β: the trace has none to draw
+    // LayerNorm of the same rows is another matrix: the setting is not ignored.
+    const Rows layer = layer_norm_ref(rows_of(t.x_pe), list_of(s.block.norm_1.gamma), std::vector<double>(8, 0.0), 1e-6);
+    CHECK(gap(t.block.norm1, layer) > 1e-3);
+
+    // Gemma's form with no γ given: γ = 0, the scale 1 + 0, the plain RMS normalisation.
+    s.block.gamma_plus_one = true;
+    s.block.norm_1.gamma = Vector();
+    const Trace gemma = run(s);
+    REQUIRE(gemma.ok);
+    CHECK(gap(gemma.block.norm1, rms_norm_ref(rows_of(gemma.x_pe), std::vector<double>(8, 0.0), 1e-6, true)) < 1e-5);
+    CHECK(gemma.block.gamma_1.isZero());
+}
+
+// [SECTION] Activations and the gated feed-forward
+
+TEST_CASE("SiLU and the exact GELU are x·σ(x) and ½x(1 + erf(x/√2))", "[block][activation]") {
+    const Matrix z = normal_matrix(3, 7, 5, 3.0f);
+    CHECK(gap(activate(z, Activation::SiLU), map_cells(rows_of(z), silu_ref)) < 1e-6);
+    CHECK(gap(activate(z, Activation::GeluErf), map_cells(rows_of(z), gelu_erf_ref)) < 1e-6);
+    CHECK(gap(activate(z, Activation::GeluTanh), map_cells(rows_of(z), gelu_tanh_ref)) < 1e-6);
+    // The two GELUs differ somewhere (by up to ~1e-3), so "gelu" and "gelu_erf" are not one function.
+    CHECK(gap(activate(z, Activation::GeluErf), map_cells(rows_of(z), gelu_tanh_ref)) > 1e-5);
+}
+
+TEST_CASE("a gated feed-forward is down(act(x·W_gate) ⊙ (x·W_up)), each step a matrix of the trace", "[block][gated]") {
+    const Activation activation = GENERATE(Activation::SiLU, Activation::GeluTanh);
+    Scenario s = random_block(31);
+    s.block.norm_kind = NormKind::RMSNorm;
+    s.block.gated = true;
+    s.block.activation = activation;
+    s.block.w_gate = normal_matrix(8, 12, 40, 0.4f);
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const Rows x = rows_of(t.block.norm2);  // what the feed-forward reads (RMSNorm₂ checked above)
+    const Rows gate = map_cells(matmul(x, rows_of(s.block.w_gate)), activation == Activation::SiLU ? silu_ref : gelu_tanh_ref);
+    const Rows up = matmul(x, rows_of(s.block.w_1));
+    const Rows product = cell_product(gate, up);
+    const Rows down = matmul(product, rows_of(s.block.w_2));
+    CHECK(gap(t.block.ffn_gate, gate) < 1e-5);
+    CHECK(gap(t.block.ffn_up, up) < 1e-5);
+    CHECK(gap(t.block.ffn_product, product) < 1e-5);
+    CHECK(gap(t.block.ffn_output, down) < 1e-5);
+    CHECK(gap(t.block.output, add(rows_of(t.block.residual), down)) < 1e-5);
+    CHECK(t.block.ffn_hidden.size() == 0);  // the plain feed-forward's matrices are not there
+    CHECK(t.block.b_1.size() == 0);
+    CHECK(t.block.b_2.size() == 0);
+}
+
+// [SECTION] Parallel residual, sandwich norms
+
+TEST_CASE("a parallel residual adds attention and the feed-forward of the block's input: x + attn(LN₁x) + mlp(LN₂x)", "[block][parallel]") {
+    Scenario s = random_block(51);
+    s.block.parallel_residual = true;
+    s.block.activation = Activation::GeluErf;
+    s.block.norm_1.beta = normal_matrix(1, 8, 60, 0.2f);
+    s.block.norm_2.beta = normal_matrix(1, 8, 61, 0.2f);
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const Rows x = rows_of(t.x_pe);
+    const Rows ln1 = layer_norm_ref(x, list_of(s.block.norm_1.gamma), list_of(s.block.norm_1.beta), 1e-5);
+    const Rows ln2 = layer_norm_ref(x, list_of(s.block.norm_2.gamma), list_of(s.block.norm_2.beta), 1e-5);
+    CHECK(gap(t.block.norm1, ln1) < 1e-5);
+    CHECK(gap(t.block.norm2, ln2) < 1e-5);  // LN₂ of x itself, not of x + attention
+    Rows hidden = matmul(ln2, rows_of(s.block.w_1));  // b₁ = 0
+    hidden = map_cells(hidden, gelu_erf_ref);
+    const Rows mlp = matmul(hidden, rows_of(s.block.w_2));
+    const Rows out = add(add(x, rows_of(t.output)), mlp);
+    CHECK(gap(t.block.output, out) < 1e-5);
+    // The sequential block reads LN₂(x + attention): another output.
+    s.block.parallel_residual = false;
+    CHECK(gap(run(s).block.output, out) > 1e-3);
+}
+
+TEST_CASE("Gemma's sandwich normalises each sublayer's output before its residual add, four norms each with its γ", "[block][sandwich]") {
+    Scenario s = random_block(71);
+    s.block.norm_kind = NormKind::RMSNorm;
+    s.block.gamma_plus_one = true;
+    s.block.epsilon = 1e-6f;
+    s.block.sandwich_norm = true;
+    s.block.gated = true;
+    s.block.activation = Activation::GeluTanh;
+    s.block.w_gate = normal_matrix(8, 12, 80, 0.4f);
+    s.block.norm_post_attention.gamma = normal_matrix(1, 8, 81, 0.3f);
+    s.block.norm_post_feed_forward.gamma = normal_matrix(1, 8, 82, 0.3f);
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const Rows x = rows_of(t.x_pe);
+    CHECK(gap(t.block.norm1, rms_norm_ref(x, list_of(s.block.norm_1.gamma), 1e-6, true)) < 1e-5);
+    const Rows post_attention = rms_norm_ref(rows_of(t.output), list_of(s.block.norm_post_attention.gamma), 1e-6, true);
+    CHECK(gap(t.block.post_attention_norm, post_attention) < 1e-5);
+    const Rows residual = add(x, post_attention);
+    CHECK(gap(t.block.residual, residual) < 1e-5);
+    const Rows pre_ffn = rms_norm_ref(residual, list_of(s.block.norm_2.gamma), 1e-6, true);
+    CHECK(gap(t.block.norm2, pre_ffn) < 1e-5);
+    const Rows gate = map_cells(matmul(pre_ffn, rows_of(s.block.w_gate)), gelu_tanh_ref);
+    const Rows ffn = matmul(cell_product(gate, matmul(pre_ffn, rows_of(s.block.w_1))), rows_of(s.block.w_2));
+    CHECK(gap(t.block.ffn_output, ffn) < 1e-5);
+    const Rows post_ffn = rms_norm_ref(ffn, list_of(s.block.norm_post_feed_forward.gamma), 1e-6, true);
+    CHECK(gap(t.block.post_feed_forward_norm, post_ffn) < 1e-5);
+    CHECK(gap(t.block.output, add(residual, post_ffn)) < 1e-5);
+    CHECK(t.block.gamma_post_attention.size() == 8);
+    CHECK(t.block.beta_post_attention.size() == 0);
+}
+
+// [SECTION] Files, refusals, settings
+
+TEST_CASE("each block setting goes through a scenario file, and into the trace's settings", "[block][json]") {
+    Scenario s = random_block(91);
+    BlockOptions& b = s.block;
+    SECTION("RMSNorm, Gemma's form") {
+        b.norm_kind = NormKind::RMSNorm;
+        b.gamma_plus_one = true;
+    }
+    SECTION("SwiGLU with its W_gate") {
+        b.gated = true;
+        b.activation = Activation::SiLU;
+        b.w_gate = normal_matrix(8, 12, 92);
+    }
+    SECTION("the exact GELU and a parallel residual") {
+        b.activation = Activation::GeluErf;
+        b.parallel_residual = true;
+    }
+    SECTION("sandwich norms with their γ and β") {
+        b.sandwich_norm = true;
+        b.norm_post_attention = {normal_matrix(1, 8, 93), normal_matrix(1, 8, 94)};
+        b.norm_post_feed_forward = {normal_matrix(1, 8, 95), normal_matrix(1, 8, 96)};
+    }
+    const ScenarioLoad back = scenario_from_json(scenario_to_json(s), "round trip");
+    REQUIRE(back.errors.empty());
+    CHECK(reflect::equal(*back.scenario, s));
+    const nlohmann::json settings = trace_to_json(run(*back.scenario))["settings"]["block"];
+    CHECK(settings["norm_kind"] == to_string(b.norm_kind));
+    CHECK(settings["gamma_plus_one"] == b.gamma_plus_one);
+    CHECK(settings["gated"] == b.gated);
+    CHECK(settings["activation"] == to_string(b.activation));
+    CHECK(settings["parallel_residual"] == b.parallel_residual);
+    CHECK(settings["sandwich_norm"] == b.sandwich_norm);
+}
+
+TEST_CASE("the activation names: Hugging Face's, and ours", "[block][json]") {
+    CHECK(activation_from_string("silu") == Activation::SiLU);
+    CHECK(activation_from_string("swish") == Activation::SiLU);
+    CHECK(activation_from_string("gelu_erf") == Activation::GeluErf);
+    CHECK(activation_from_string("gelu_pytorch_tanh") == Activation::GeluTanh);  // Gemma's hidden_activation
+    CHECK(activation_from_string("gelu") == Activation::GeluTanh);  // this app's files since the first: the tanh form
+    for (Activation a : {Activation::ReLU, Activation::GeluTanh, Activation::GeluErf, Activation::SiLU})
+        CHECK(activation_from_string(to_string(a)) == a);
+    CHECK(norm_kind_from_string(to_string(NormKind::RMSNorm)) == NormKind::RMSNorm);
+}
+
+TEST_CASE("bad or contradictory block settings are refused, naming the key", "[block][json]") {
+    auto errors = [](const std::string& block) {
+        const ScenarioLoad load = scenario_from_text(R"({"tokens": ["a", "b"], "d_model": 4, "block": )" + block + "}", "b.json");
+        std::string all;
+        for (const std::string& e : load.errors) all += e + "\n";
+        CHECK_FALSE(load.scenario);
+        return all;
+    };
+    const std::string on = R"("residual": true, "layer_norm": true, "feed_forward": true, )";
+    CHECK_THAT(errors(R"({"norm_kind": "batch_norm"})"), Contains("key 'block.norm_kind'") && Contains("rms_norm"));
+    CHECK_THAT(errors(R"({"activation": "gelu_fast"})"), Contains("key 'block.activation'") && Contains("silu"));
+    CHECK_THAT(errors(R"({"gated": "yes"})"), Contains("key 'block.gated'"));
+    CHECK_THAT(errors(R"({"norm_post_attention": {"gamma": [1, 1, 1, 1], "mu": [0]}})"),
+               Contains("key 'block.norm_post_attention.mu'"));
+    CHECK_THAT(errors("{" + on + R"("gamma_plus_one": true})"), Contains("key 'block.gamma_plus_one'") && Contains("rms_norm"));
+    CHECK_THAT(errors("{" + on + R"("norm_kind": "rms_norm", "norm_2": {"beta": [0, 0, 0, 0]}})"),
+               Contains("key 'block.norm_2.beta'") && Contains("RMSNorm has no"));
+    CHECK_THAT(errors("{" + on + R"("gated": true, "b_1": [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]})"),
+               Contains("key 'block.b_1'") && Contains("no biases"));
+    CHECK_THAT(errors("{" + on + R"("parallel_residual": true})"), Contains("key 'block.parallel_residual'") && Contains("\"pre\""));
+    CHECK_THAT(errors("{" + on + R"("norm": "pre", "parallel_residual": true, "sandwich_norm": true})"),
+               Contains("key 'block.parallel_residual'") && Contains("sandwich"));
+    CHECK_THAT(errors("{" + on + R"("sandwich_norm": true})"), Contains("key 'block.sandwich_norm'") && Contains("\"pre\""));
+    // The engine refuses the same, for a scenario made in the app, and a W_gate of the wrong shape.
+    Scenario s = random_block(101);
+    s.block.norm = NormPlacement::Post;
+    s.block.sandwich_norm = true;
+    CHECK(says(run(s).errors, "block sandwich_norm"));
+    s.block.sandwich_norm = false;
+    s.block.gated = true;
+    s.block.w_gate = normal_matrix(8, 5, 1);
+    CHECK(says(run(s).errors, "block W_gate is 8×5, expected 8×12"));
+    // A block that is off keeps its switches without complaint: turning it on again restores them.
+    s = random_block(101);
+    s.block.parallel_residual = true;
+    s.block.residual = s.block.layer_norm = s.block.feed_forward = false;
+    CHECK(run(s).ok);
+    CHECK(scenario_from_json(scenario_to_json(s), "off").errors.empty());
+}
+
+TEST_CASE("training refuses an activation its backward pass cannot differentiate", "[block][train]") {
+    train::ModelConfig c;
+    c.vocab_size = 8;
+    c.max_positions = 8;
+    c.d_model = 16;
+    c.feed_forward = true;
+    CHECK(train::validate(c).empty());
+    for (Activation a : {Activation::SiLU, Activation::GeluErf}) {
+        c.activation = a;
+        CHECK(says(train::validate(c), std::string("activation is ") + to_string(a)));
+    }
+}
+
+// [SECTION] Presets and the registry
+
+TEST_CASE("the modern-block presets run and draw their new matrices, each registered", "[block][presets]") {
+    const std::vector<std::pair<const char*, std::vector<const char*>>> expected = {
+        {"rmsnorm-block", {"block.norm1", "block.gamma_1", "block.norm2", "block.ffn_hidden"}},
+        {"swiglu-feed-forward", {"block.w_gate", "block.ffn_gate", "block.ffn_up", "block.ffn_product"}},
+        {"parallel-residual", {"block.norm2", "block.ffn_hidden", "block.residual2"}},
+        {"gemma-sandwich-norms", {"block.post_attention_norm", "block.gamma_post_attention", "block.post_feed_forward_norm",
+                                  "block.gamma_post_feed_forward", "block.ffn_product"}}};
+    for (const auto& [name, matrices] : expected) {
+        INFO(name);
+        const Preset* p = find_preset(name);
+        REQUIRE(p != nullptr);
+        CHECK(p->scenario.target.tokens.size() >= 3);
+        CHECK(p->scenario.target.tokens.size() <= 5);
+        CHECK(p->scenario.d_model == 8);
+        const Trace t = run(p->scenario);
+        REQUIRE(t.ok);
+        CHECK(t.warnings.empty());
+        const std::vector<std::string> names = matrix_names(t);
+        for (const char* m : matrices) {
+            INFO(m);
+            CHECK(std::find(names.begin(), names.end(), m) != names.end());
+        }
+        for (const std::string& n : names) CHECK(display_name(n).rfind("block.", 0) == std::string::npos);  // a user's word, never the key
+    }
+    // Each says what changed and where it is used.
+    CHECK_THAT(find_preset("rmsnorm-block")->description, Contains("Llama"));
+    CHECK_THAT(find_preset("swiglu-feed-forward")->description, Contains("Llama"));
+    CHECK_THAT(find_preset("parallel-residual")->description, Contains("Pythia"));
+    CHECK_THAT(find_preset("gemma-sandwich-norms")->description, Contains("Gemma 2 and 3"));
+    // The sandwich preset differs from its own block without the sandwich.
+    Scenario plain = find_preset("gemma-sandwich-norms")->scenario;
+    plain.block.sandwich_norm = false;
+    CHECK_FALSE(run(plain).block.output.isApprox(run(find_preset("gemma-sandwich-norms")->scenario).block.output, 1e-3f));
+}
+
+TEST_CASE("every block entry of the registry is some scenario's matrix, with a column label and a title", "[block][registry]") {
+    std::set<std::string> seen;
+    std::vector<Scenario> scenarios;
+    for (const char* name : {"rmsnorm-block", "swiglu-feed-forward", "parallel-residual", "gemma-sandwich-norms"})
+        scenarios.push_back(find_preset(name)->scenario);
+    Scenario layer = random_block(111);  // LayerNorm's β, plain feed-forward's b, post-norm's norm1
+    layer.block.norm_1.beta = normal_matrix(1, 8, 112);
+    layer.block.sandwich_norm = true;
+    layer.block.norm_post_attention.beta = normal_matrix(1, 8, 113);
+    layer.block.norm_post_feed_forward.beta = normal_matrix(1, 8, 114);
+    scenarios.push_back(layer);
+    for (const Scenario& s : scenarios) {
+        const Trace t = run(s);
+        REQUIRE(t.ok);
+        for (const std::string& n : matrix_names(t)) {
+            seen.insert(n);
+            const auto ref = parse_matrix_name(n);
+            REQUIRE(ref);
+            CHECK_FALSE(ref->entry->title(t, ref->head).empty());
+            CHECK(std::string(column_label(ref->entry->column(t))) != "?");
+        }
+    }
+    for (const MatrixEntry& e : matrix_registry()) {
+        const std::string key = e.key;
+        if (key.rfind("block.", 0) != 0) continue;
+        INFO(key);
+        CHECK(seen.count(key) == 1);
+    }
+}
