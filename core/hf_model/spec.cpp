@@ -109,7 +109,8 @@ const std::map<std::string, KeyLists>& key_table() {
                               // nanotron's export marker
                               "is_llama_config"})};
         const std::vector<std::string> qwen_window = {"use_sliding_window", "sliding_window", "max_window_layers", "layer_types"};
-        t["qwen2"] = {joined(joined(kDecoderHonoured, qwen_window), {"use_mrope"}),
+        // Qwen2Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads)
+        t["qwen2"] = {joined(joined(kDecoderHonoured, qwen_window), {"use_mrope", "head_dim"}),
                       joined(kCommonInformational, {"max_position_embeddings"})};
         t["qwen3"] = {joined(joined(kDecoderHonoured, qwen_window), {"head_dim", "attention_bias"}),
                       joined(kCommonInformational, {"max_position_embeddings"})};
