@@ -405,6 +405,9 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK_FALSE(s.final_norm);
         CHECK(s.norm.epsilon == 1e-12);
         CHECK(s.pad_token_id == 0);
+        json with_mask = bert_checkpoint().config;
+        with_mask["mask_token_id"] = 39;
+        CHECK(spec_of(with_mask).mask_token_id == 39);
     }
     SECTION("rope_parameters, as transformers 5 saves it, is read like rope_theta and rope_scaling") {
         json config = llama3_checkpoint().config;

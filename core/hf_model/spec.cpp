@@ -71,7 +71,7 @@ namespace {
 
 const std::vector<std::string> kCommonInformational = {
     "_name_or_path", "architectures", "torch_dtype", "dtype", "transformers_version", "use_cache", "initializer_range",
-    "bos_token_id", "eos_token_id", "pad_token_id", "attention_dropout", "return_dict", "output_attentions",
+    "bos_token_id", "eos_token_id", "pad_token_id", "mask_token_id", "attention_dropout", "return_dict", "output_attentions",
     "output_hidden_states", "torchscript", "id2label", "label2id", "tokenizer_class", "task_specific_params",
     "problem_type", "finetuning_task", "prefix", "sep_token_id", "decoder_start_token_id", "gradient_checkpointing",
     "chunk_size_feed_forward", "max_length", "min_length", "do_sample", "temperature", "top_k", "top_p",
