@@ -1,0 +1,707 @@
+// config.json → ModelSpec, one reader per family, each from transformers'
+// configuration_<family>.py (its keys and defaults) and modeling_<family>.py (what they do).
+//
+// Index
+//   [SECTION] Names
+//   [SECTION] The key lists
+//   [SECTION] Reading values
+//   [SECTION] The families
+//   [SECTION] RoPE and activations
+#include "hf_model/spec.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "gpt2/messages.hpp"
+#include "json_read.hpp"
+
+namespace attn::hf {
+
+using nlohmann::json;
+
+// [SECTION] Names
+
+const char* to_string(NormKind kind) { return kind == NormKind::layer_norm ? "layer_norm" : "rms_norm"; }
+const char* to_string(Activation activation) {
+    switch (activation) {
+        case Activation::gelu_tanh: return "gelu_tanh";
+        case Activation::gelu_exact: return "gelu_exact";
+        case Activation::silu: return "silu";
+        case Activation::relu: return "relu";
+    }
+    return "?";
+}
+const char* to_string(MlpKind kind) { return kind == MlpKind::plain ? "plain" : "gated"; }
+const char* to_string(BlockLayout layout) {
+    switch (layout) {
+        case BlockLayout::pre_norm: return "pre_norm";
+        case BlockLayout::parallel_residual: return "parallel_residual";
+        case BlockLayout::sandwich: return "sandwich";
+        case BlockLayout::post_norm: return "post_norm";
+    }
+    return "?";
+}
+const char* to_string(PositionKind kind) { return kind == PositionKind::rope ? "rope" : "learned_absolute"; }
+const char* to_string(RopeScalingKind kind) {
+    switch (kind) {
+        case RopeScalingKind::none: return "none";
+        case RopeScalingKind::linear: return "linear";
+        case RopeScalingKind::llama3: return "llama3";
+    }
+    return "?";
+}
+
+const std::vector<std::string>& supported_model_types() {
+    static const std::vector<std::string> types = {"gpt2", "llama", "qwen2", "qwen3", "gemma2", "gemma3_text", "gpt_neox", "bert"};
+    return types;
+}
+
+// [SECTION] The key lists
+//
+// Informational keys change nothing a float32 eager forward pass computes: names, dtypes of the
+// stored file, dropout rates (inference), the cache, initialisation, generation's settings, the
+// special tokens' ids (recorded in the spec, never used by the pass), and RoPE models'
+// max_position_embeddings (a bound of the context, not a table).
+
+namespace {
+
+const std::vector<std::string> kCommonInformational = {
+    "_name_or_path", "architectures", "torch_dtype", "dtype", "transformers_version", "use_cache", "initializer_range",
+    "bos_token_id", "eos_token_id", "pad_token_id", "mask_token_id", "attention_dropout", "return_dict", "output_attentions",
+    "output_hidden_states", "torchscript", "id2label", "label2id", "tokenizer_class", "task_specific_params",
+    "problem_type", "finetuning_task", "prefix", "sep_token_id", "decoder_start_token_id", "gradient_checkpointing",
+    "chunk_size_feed_forward", "max_length", "min_length", "do_sample", "temperature", "top_k", "top_p",
+    "num_beams", "repetition_penalty", "length_penalty", "no_repeat_ngram_size", "bad_words_ids", "early_stopping",
+};
+
+// Keys every RoPE decoder (Llama's config and those derived from it) honours.
+const std::vector<std::string> kDecoderHonoured = {
+    "model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+    "num_key_value_heads", "hidden_act", "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
+    "tie_word_embeddings",
+};
+
+std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
+const std::map<std::string, KeyLists>& key_table() {
+    static const std::map<std::string, KeyLists> table = [] {
+        std::map<std::string, KeyLists> t;
+        t["gpt2"] = {{"model_type", "vocab_size", "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_ctx",
+                      "layer_norm_epsilon", "activation_function", "scale_attn_weights", "scale_attn_by_inverse_layer_idx",
+                      "tie_word_embeddings", "add_cross_attention"},
+                     joined(kCommonInformational,
+                            {"attn_pdrop", "embd_pdrop", "resid_pdrop", "summary_activation", "summary_first_dropout",
+                             "summary_proj_to_labels", "summary_type", "summary_use_proj",
+                             // upcasts the scores to float32 and reorders the scaling: the same sums in a float32 run
+                             "reorder_and_upcast_attn"})};
+        t["llama"] = {joined(kDecoderHonoured, {"head_dim", "attention_bias", "mlp_bias", "rope_interleaved"}),
+                      joined(kCommonInformational,
+                             {"max_position_embeddings",
+                              // splits each projection into slices summed back: the same products
+                              "pretraining_tp",
+                              // nanotron's export marker
+                              "is_llama_config"})};
+        const std::vector<std::string> qwen_window = {"use_sliding_window", "sliding_window", "max_window_layers", "layer_types"};
+        // Qwen2Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads)
+        t["qwen2"] = {joined(joined(kDecoderHonoured, qwen_window), {"use_mrope", "head_dim"}),
+                      joined(kCommonInformational, {"max_position_embeddings"})};
+        t["qwen3"] = {joined(joined(kDecoderHonoured, qwen_window), {"head_dim", "attention_bias"}),
+                      joined(kCommonInformational, {"max_position_embeddings"})};
+        const std::vector<std::string> gemma = {"head_dim", "hidden_activation", "attention_bias", "query_pre_attn_scalar",
+                                                "sliding_window", "final_logit_softcapping", "attn_logit_softcapping",
+                                                "layer_types"};
+        // Gemma's MLP reads hidden_activation; hidden_act is set but never read by the model.
+        const std::vector<std::string> gemma_info = {"max_position_embeddings", "cache_implementation", "hidden_act"};
+        t["gemma2"] = {joined(kDecoderHonoured, gemma), joined(kCommonInformational, gemma_info)};
+        t["gemma3_text"] = {joined(joined(kDecoderHonoured, gemma),
+                                   {"rope_local_base_freq", "sliding_window_pattern", "_sliding_window_pattern",
+                                    "use_bidirectional_attention"}),
+                            joined(kCommonInformational, gemma_info)};
+        t["gpt_neox"] = {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+                          "num_attention_heads", "hidden_act", "layer_norm_eps", "rotary_pct", "rotary_emb_base",
+                          "rope_scaling", "rope_parameters", "rope_theta", "partial_rotary_factor", "use_parallel_residual",
+                          "attention_bias", "tie_word_embeddings"},
+                         joined(kCommonInformational, {"max_position_embeddings", "hidden_dropout", "classifier_dropout",
+                                                       // GPTNeoXForCausalLM is causal whatever it says
+                                                       "is_decoder"})};
+        t["bert"] = {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
+                      "num_attention_heads", "hidden_act", "layer_norm_eps", "max_position_embeddings", "type_vocab_size",
+                      "position_embedding_type", "is_decoder", "add_cross_attention", "tie_word_embeddings"},
+                     joined(kCommonInformational,
+                            {"hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout"})};
+        return t;
+    }();
+    return table;
+}
+
+}  // namespace
+
+const KeyLists* config_keys(const std::string& model_type) {
+    const auto& table = key_table();
+    const auto it = table.find(model_type);
+    return it == table.end() ? nullptr : &it->second;
+}
+
+// [SECTION] Reading values
+
+namespace {
+
+std::string shown(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 80); }
+
+// One config's keys, read once each, every fault a message naming the key.
+class Reader {
+public:
+    Reader(const json& document, gpt2::detail::Faults& faults) : j_(document), faults_(faults) {}
+
+    const json* find(const std::string& key) {
+        read_.insert(key);
+        const auto it = j_.find(key);
+        return it == j_.end() || it->is_null() ? nullptr : &*it;
+    }
+    bool has(const std::string& key) { return find(key) != nullptr; }
+
+    // An integer in [low, high]; absent or null → fallback, or a message when there is none.
+    int integer(const std::string& key, int low, int high, std::optional<int> fallback) {
+        const json* v = find(key);
+        if (!v) {
+            if (!fallback) fault(key, "missing (expected an integer from " + std::to_string(low) + " to " + std::to_string(high) + ")");
+            return fallback.value_or(0);
+        }
+        if (!v->is_number_integer() || v->get<std::int64_t>() < low || v->get<std::int64_t>() > high) {
+            fault(key, "expected an integer from " + std::to_string(low) + " to " + std::to_string(high) + ", found " + shown(*v));
+            return fallback.value_or(0);
+        }
+        return static_cast<int>(v->get<std::int64_t>());
+    }
+    // A number in (low, high); absent or null → fallback.
+    double number(const std::string& key, double low, double high, double fallback) {
+        const json* v = find(key);
+        if (!v) return fallback;
+        if (!v->is_number() || !(v->get<double>() > low) || !(v->get<double>() < high)) {
+            fault(key, "expected a number between " + shown(json(low)) + " and " + shown(json(high)) + ", found " + shown(*v));
+            return fallback;
+        }
+        return v->get<double>();
+    }
+    bool flag(const std::string& key, bool fallback) {
+        const json* v = find(key);
+        if (!v) return fallback;
+        if (!v->is_boolean()) {
+            fault(key, "expected true or false, found " + shown(*v));
+            return fallback;
+        }
+        return v->get<bool>();
+    }
+    std::optional<std::string> text(const std::string& key) {
+        const json* v = find(key);
+        if (!v) return std::nullopt;
+        if (!v->is_string()) {
+            fault(key, "expected a string, found " + shown(*v));
+            return std::nullopt;
+        }
+        return v->get<std::string>();
+    }
+    // A key whose only supported value is `expected` (absent or null is the default, supported).
+    void only(const std::string& key, bool expected, const std::string& why) {
+        const json* v = find(key);
+        if (v && (!v->is_boolean() || v->get<bool>() != expected)) fault(key, shown(*v) + " is not supported: " + why);
+    }
+    void fault(const std::string& key, const std::string& what) { faults_.add("key '" + key + "': " + what); }
+    void fault(const std::string& what) { faults_.add(what); }
+
+    const std::set<std::string>& read() const { return read_; }
+
+private:
+    const json& j_;
+    gpt2::detail::Faults& faults_;
+    std::set<std::string> read_;
+};
+
+std::optional<Activation> activation_named(const std::string& name) {
+    // transformers' ACT2FN names
+    if (name == "gelu") return Activation::gelu_exact;
+    if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::gelu_tanh;
+    if (name == "silu" || name == "swish") return Activation::silu;
+    if (name == "relu") return Activation::relu;
+    return std::nullopt;
+}
+
+Activation read_activation(Reader& r, const std::string& key, const std::string& fallback) {
+    const std::string name = r.text(key).value_or(fallback);
+    if (const auto a = activation_named(name)) return *a;
+    r.fault(key, "\"" + gpt2::detail::printable(name, 60) +
+                     "\" is not supported; expected \"gelu\", \"gelu_new\", \"gelu_pytorch_tanh\", \"silu\", \"swish\" or \"relu\"");
+    return Activation::silu;
+}
+
+// A token id, a list of them (eos), or null.
+void read_token_ids(const json& j, ModelSpec& spec, gpt2::detail::Faults& faults) {
+    auto one = [&](const char* key) -> std::optional<int> {
+        const auto it = j.find(key);
+        if (it == j.end() || it->is_null()) return std::nullopt;
+        if (it->is_number_integer() && it->get<std::int64_t>() >= 0 && it->get<std::int64_t>() < (1 << 30))
+            return static_cast<int>(it->get<std::int64_t>());
+        faults.add(std::string("key '") + key + "': expected a token id, found " + shown(*it));
+        return std::nullopt;
+    };
+    spec.bos_token_id = one("bos_token_id");
+    spec.pad_token_id = one("pad_token_id");
+    spec.mask_token_id = one("mask_token_id");
+    if (const auto it = j.find("eos_token_id"); it != j.end() && !it->is_null()) {
+        const json list = it->is_array() ? *it : json::array({*it});
+        for (const json& id : list) {
+            if (id.is_number_integer() && id.get<std::int64_t>() >= 0 && id.get<std::int64_t>() < (1 << 30))
+                spec.eos_token_ids.push_back(static_cast<int>(id.get<std::int64_t>()));
+            else faults.add("key 'eos_token_id': expected a token id or a list of them, found " + shown(*it));
+        }
+    }
+}
+
+// rope_scaling (transformers 4.x) or rope_parameters (5.x, which also holds rope_theta and
+// partial_rotary_factor). Types other than default, linear and llama3 change the frequencies
+// in ways not computed here (dynamic, yarn, longrope: refused). `theta` and `partial` are
+// updated when rope_parameters holds them.
+RopeScaling read_rope_object(Reader& r, const std::string& key, const json& object, double& theta, double* partial) {
+    RopeScaling scaling;
+    if (!object.is_object()) {
+        r.fault(key, "expected an object or null, found " + shown(object));
+        return scaling;
+    }
+    std::string type = "default";
+    if (const auto it = object.find("rope_type"); it != object.end() && it->is_string()) type = it->get<std::string>();
+    else if (const auto t = object.find("type"); t != object.end() && t->is_string()) type = t->get<std::string>();
+    auto value = [&](const char* name, double fallback, double low, double high) {
+        const auto it = object.find(name);
+        if (it == object.end() || it->is_null()) return fallback;
+        if (!it->is_number() || !(it->get<double>() > low) || !(it->get<double>() < high)) {
+            r.fault(key, std::string("'") + name + "' expected a number between " + shown(json(low)) + " and " + shown(json(high)) +
+                             ", found " + shown(*it));
+            return fallback;
+        }
+        return it->get<double>();
+    };
+    std::set<std::string> allowed = {"rope_type", "type", "rope_theta", "partial_rotary_factor"};
+    if (object.contains("rope_theta")) theta = value("rope_theta", theta, 0, 1e12);
+    if (object.contains("partial_rotary_factor")) {
+        if (partial) *partial = value("partial_rotary_factor", *partial, 0, 1.0000001);
+        else r.fault(key, "'partial_rotary_factor' is not supported by this family (every dim rotates)");
+    }
+    if (type == "default") {
+    } else if (type == "linear") {
+        scaling.kind = RopeScalingKind::linear;
+        scaling.factor = value("factor", 1.0, 0, 1e6);
+        allowed.insert("factor");
+        if (!object.contains("factor")) r.fault(key, "type \"linear\" needs a 'factor'");
+    } else if (type == "llama3") {
+        scaling.kind = RopeScalingKind::llama3;
+        for (const char* needed : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"}) {
+            allowed.insert(needed);
+            if (!object.contains(needed)) r.fault(key, std::string("type \"llama3\" needs '") + needed + "'");
+        }
+        scaling.factor = value("factor", 1.0, 0, 1e6);
+        scaling.low_freq_factor = value("low_freq_factor", 1.0, 0, 1e6);
+        scaling.high_freq_factor = value("high_freq_factor", 4.0, 0, 1e6);
+        scaling.original_max_position_embeddings = static_cast<int>(value("original_max_position_embeddings", 8192, 0, 1e9));
+        if (scaling.high_freq_factor <= scaling.low_freq_factor)
+            r.fault(key, "'high_freq_factor' must exceed 'low_freq_factor' (the smoothing divides by their difference)");
+    } else {
+        r.fault(key, "rope type \"" + gpt2::detail::printable(type, 40) +
+                         "\" is not supported; expected \"default\", \"linear\" or \"llama3\" (or null)");
+        return scaling;
+    }
+    // "attention_factor", "beta_fast", … belong to types not computed here; anything else is unknown.
+    for (const auto& [name, v] : object.items())
+        if (!allowed.count(name) && !v.is_null())
+            r.fault(key, "'" + gpt2::detail::printable(name, 40) + "': " + shown(v) + " is not read with rope type \"" + type + "\"");
+    return scaling;
+}
+
+// The global RoPE settings of a Llama-style config: rope_theta, rope_scaling / rope_parameters.
+RopeScaling read_rope(Reader& r, double& theta, double* partial) {
+    RopeScaling scaling;
+    const json* scaling_object = r.find("rope_scaling");
+    const json* parameters = r.find("rope_parameters");
+    if (scaling_object && parameters) r.fault("keys 'rope_scaling' and 'rope_parameters' both given; transformers reads one");
+    if (scaling_object) scaling = read_rope_object(r, "rope_scaling", *scaling_object, theta, partial);
+    if (parameters) scaling = read_rope_object(r, "rope_parameters", *parameters, theta, partial);
+    return scaling;
+}
+
+// layer_types: "full_attention" or "sliding_attention" per layer; nullopt when absent.
+std::optional<std::vector<bool>> read_layer_types(Reader& r, int n_layers) {
+    const json* v = r.find("layer_types");
+    if (!v) return std::nullopt;
+    if (!v->is_array() || static_cast<int>(v->size()) != n_layers) {
+        r.fault("layer_types", "expected a list of " + std::to_string(n_layers) + " layer types (num_hidden_layers), found " + shown(*v));
+        return std::nullopt;
+    }
+    std::vector<bool> sliding;
+    for (const json& t : *v) {
+        if (t == "full_attention") sliding.push_back(false);
+        else if (t == "sliding_attention") sliding.push_back(true);
+        else {
+            r.fault("layer_types", shown(t) + " is not supported; expected \"full_attention\" or \"sliding_attention\"");
+            return std::nullopt;
+        }
+    }
+    return sliding;
+}
+
+constexpr int kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 1 << 16, kMaxVocab = 1 << 22, kMaxPositions = 1 << 24;
+
+// The sizes of a Llama-derived config (Llama, Qwen, Gemma).
+void read_decoder_sizes(Reader& r, ModelSpec& spec, std::optional<int> default_head_dim) {
+    spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
+    spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
+    spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, std::nullopt);
+    spec.n_layers = r.integer("num_hidden_layers", 1, kMaxLayers, std::nullopt);
+    spec.n_heads = r.integer("num_attention_heads", 1, kMaxHeads, std::nullopt);
+    spec.n_kv_heads = r.integer("num_key_value_heads", 1, kMaxHeads, spec.n_heads);
+    if (default_head_dim) {
+        spec.head_dim = r.integer("head_dim", 1, 4096, *default_head_dim);
+    } else {
+        // head_dim = hidden_size / num_attention_heads (and the config's head_dim when it has one: Llama 3.2, Qwen 3)
+        const int derived = spec.n_heads > 0 ? spec.d_model / spec.n_heads : 0;
+        spec.head_dim = r.integer("head_dim", 1, 4096, derived);
+        if (!r.has("head_dim") && spec.n_heads > 0 && spec.d_model % spec.n_heads != 0)
+            r.fault("hidden_size " + std::to_string(spec.d_model) + " is not divisible by num_attention_heads " +
+                    std::to_string(spec.n_heads) + " and there is no head_dim");
+    }
+    if (spec.n_kv_heads > 0 && spec.n_heads % spec.n_kv_heads != 0)
+        r.fault("num_key_value_heads", std::to_string(spec.n_kv_heads) + " does not divide num_attention_heads " + std::to_string(spec.n_heads));
+}
+
+void rms_decoder_defaults(ModelSpec& spec) {
+    spec.norm = {NormKind::rms_norm, false, 1e-6, false};
+    spec.positions = PositionKind::rope;
+    spec.mlp = MlpKind::gated;
+    spec.layout = BlockLayout::pre_norm;
+    spec.head = HeadKind::causal_lm;
+}
+
+void uniform_layers(ModelSpec& spec, double theta, const RopeScaling& scaling) {
+    spec.layers.assign(static_cast<std::size_t>(std::max(spec.n_layers, 0)), LayerSpec{0, true, theta, scaling});
+}
+
+// Qwen's window: per layer_types when given, else sliding from max_window_layers on when
+// use_sliding_window is true (transformers sets sliding_window to None when it is false, so a
+// sliding_window without use_sliding_window is no window at all).
+void read_qwen_window(Reader& r, ModelSpec& spec) {
+    const bool use = r.flag("use_sliding_window", false);
+    const int window = r.integer("sliding_window", 1, 1 << 30, 0);
+    const int from = r.integer("max_window_layers", 0, kMaxLayers, 28);
+    const auto types = read_layer_types(r, spec.n_layers);
+    for (int l = 0; l < spec.n_layers; ++l) {
+        const bool sliding = types ? (*types)[static_cast<std::size_t>(l)] : (use && window > 0 && l >= from);
+        if (!sliding) continue;
+        if (!use || window == 0) {
+            r.fault("layer_types", "layer " + std::to_string(l) + " is \"sliding_attention\" but there is no window "
+                                   "(use_sliding_window false or sliding_window null): transformers' mask would be undefined");
+            return;
+        }
+        spec.layers[static_cast<std::size_t>(l)].window = window;
+    }
+}
+
+// [SECTION] The families
+
+void read_gpt2(Reader& r, ModelSpec& spec) {
+    spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
+    spec.d_model = r.integer("n_embd", 1, kMaxWidth, std::nullopt);
+    spec.n_layers = r.integer("n_layer", 1, kMaxLayers, std::nullopt);
+    spec.n_heads = r.integer("n_head", 1, kMaxHeads, std::nullopt);
+    spec.n_kv_heads = spec.n_heads;
+    if (spec.n_heads > 0 && spec.d_model % spec.n_heads != 0)
+        r.fault("n_embd " + std::to_string(spec.d_model) + " is not divisible by n_head " + std::to_string(spec.n_heads));
+    spec.head_dim = spec.n_heads > 0 ? spec.d_model / spec.n_heads : 0;
+    spec.d_ff = r.integer("n_inner", 1, 1 << 20, 4 * spec.d_model);   // null: 4·n_embd
+    // n_positions is the table's size; old configs have only n_ctx (the same number)
+    spec.max_positions = r.has("n_positions") || !r.has("n_ctx") ? r.integer("n_positions", 1, kMaxPositions, std::nullopt)
+                                                                  : r.integer("n_ctx", 1, kMaxPositions, std::nullopt);
+    spec.norm = {NormKind::layer_norm, false, r.number("layer_norm_epsilon", 0, 1, 1e-5), true};
+    spec.activation = read_activation(r, "activation_function", "gelu_new");
+    r.only("scale_attn_weights", true, "scores are divided by √head_dim");
+    r.only("scale_attn_by_inverse_layer_idx", false, "scores are divided by √head_dim only");
+    r.only("add_cross_attention", false, "a decoder with cross-attention needs an encoder");
+    spec.tied_lm_head = r.flag("tie_word_embeddings", true);
+    spec.positions = PositionKind::learned_absolute;
+    spec.rotary_dim = 0;
+    spec.qkv_bias = spec.o_bias = spec.mlp_bias = true;
+    spec.mlp = MlpKind::plain;
+    spec.layout = BlockLayout::pre_norm;
+    spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
+    uniform_layers(spec, 0, {});
+}
+
+void read_llama_like(Reader& r, ModelSpec& spec, bool tie_default) {
+    rms_decoder_defaults(spec);
+    read_decoder_sizes(r, spec, std::nullopt);
+    spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-6);
+    spec.activation = read_activation(r, "hidden_act", "silu");
+    double theta = r.number("rope_theta", 0, 1e12, 10000.0);
+    const RopeScaling scaling = read_rope(r, theta, nullptr);
+    spec.tied_lm_head = r.flag("tie_word_embeddings", tie_default);
+    spec.rotary_dim = spec.head_dim;
+    spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
+    uniform_layers(spec, theta, scaling);
+}
+
+void read_llama(Reader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, false);
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    spec.mlp_bias = r.flag("mlp_bias", false);
+    // nanotron writes it; transformers' Llama always rotates halves, whatever it says
+    r.only("rope_interleaved", false, "transformers' Llama rotates halves (rotate_half) and ignores the key; a checkpoint "
+                                      "trained with interleaved pairs would not run as it was trained");
+}
+
+void read_qwen2(Reader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, false);
+    spec.qkv_bias = true;   // Qwen2Attention: q, k, v with bias, o without
+    spec.o_bias = false;
+    r.only("use_mrope", false, "multimodal RoPE (Qwen2-VL) is not computed");
+    read_qwen_window(r, spec);
+}
+
+void read_qwen3(Reader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, false);
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    spec.qk_norm = true;
+    read_qwen_window(r, spec);
+}
+
+// Gemma 2 and 3: (1 + w) RMSNorm, four norms a block, √d embedding, query_pre_attn_scalar.
+void read_gemma(Reader& r, ModelSpec& spec, bool gemma3) {
+    rms_decoder_defaults(spec);
+    read_decoder_sizes(r, spec, 256);
+    spec.norm.one_plus_weight = true;
+    spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-6);
+    spec.activation = read_activation(r, "hidden_activation", "gelu_pytorch_tanh");
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    spec.layout = BlockLayout::sandwich;
+    spec.tied_lm_head = r.flag("tie_word_embeddings", true);
+    spec.rotary_dim = spec.head_dim;
+    // Python's hidden_size**0.5, then torch.tensor(…, dtype=float32)
+    spec.embedding_scale = static_cast<float>(std::sqrt(static_cast<double>(spec.d_model)));
+    spec.attention_scale = 1.0 / std::sqrt(r.number("query_pre_attn_scalar", 0, 1e9, 256));
+    spec.final_logit_softcap = r.number("final_logit_softcapping", 0, 1e9, gemma3 ? 0 : 30.0);
+    const double attn_cap = r.number("attn_logit_softcapping", 0, 1e9, gemma3 ? 0 : 50.0);
+    if (!gemma3) spec.attn_logit_softcap = attn_cap;
+    else if (attn_cap > 0)
+        r.fault("attn_logit_softcapping", shown(json(attn_cap)) + " is not supported: transformers' Gemma 3 attention never "
+                                          "soft-caps its scores, whatever the config says; expected null");
+    double theta = r.number("rope_theta", 0, 1e12, gemma3 ? 1'000'000.0 : 10000.0);
+    const RopeScaling scaling = read_rope(r, theta, nullptr);
+    const int window = r.integer("sliding_window", 1, 1 << 30, 4096);
+    uniform_layers(spec, theta, scaling);
+    std::optional<std::vector<bool>> sliding = read_layer_types(r, spec.n_layers);
+    if (!gemma3) {
+        // Gemma2: layer_types default: even layers (0, 2, …) slide
+        if (!sliding) {
+            sliding.emplace();
+            for (int l = 0; l < spec.n_layers; ++l) sliding->push_back(l % 2 == 0);
+        }
+    } else {
+        // Gemma 3: sliding unless (ℓ + 1) is a multiple of the pattern (5 local : 1 global)
+        const int pattern = r.has("sliding_window_pattern") ? r.integer("sliding_window_pattern", 1, kMaxLayers, 6)
+                                                             : r.integer("_sliding_window_pattern", 1, kMaxLayers, 6);
+        if (r.has("sliding_window_pattern") && r.has("_sliding_window_pattern") &&
+            r.integer("sliding_window_pattern", 1, kMaxLayers, 6) != r.integer("_sliding_window_pattern", 1, kMaxLayers, 6))
+            r.fault("keys 'sliding_window_pattern' and '_sliding_window_pattern' disagree");
+        if (!sliding) {
+            sliding.emplace();
+            for (int l = 0; l < spec.n_layers; ++l) sliding->push_back((l + 1) % pattern != 0);
+        }
+        r.only("use_bidirectional_attention", false, "Gemma 3 as a causal language model only");
+        const double local_theta = r.number("rope_local_base_freq", 0, 1e12, 10000.0);
+        for (int l = 0; l < spec.n_layers; ++l)
+            if ((*sliding)[static_cast<std::size_t>(l)]) spec.layers[static_cast<std::size_t>(l)].rope_theta = local_theta,
+                                                          spec.layers[static_cast<std::size_t>(l)].rope_scaling = RopeScaling{};
+    }
+    for (int l = 0; l < spec.n_layers; ++l)
+        if ((*sliding)[static_cast<std::size_t>(l)]) spec.layers[static_cast<std::size_t>(l)].window = window;
+    spec.qk_norm = gemma3;
+}
+
+void read_gpt_neox(Reader& r, ModelSpec& spec) {
+    spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
+    spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
+    spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, std::nullopt);
+    spec.n_layers = r.integer("num_hidden_layers", 1, kMaxLayers, std::nullopt);
+    spec.n_heads = r.integer("num_attention_heads", 1, kMaxHeads, std::nullopt);
+    spec.n_kv_heads = spec.n_heads;
+    if (spec.n_heads > 0 && spec.d_model % spec.n_heads != 0)
+        r.fault("hidden_size " + std::to_string(spec.d_model) + " is not divisible by num_attention_heads " + std::to_string(spec.n_heads));
+    spec.head_dim = spec.n_heads > 0 ? spec.d_model / spec.n_heads : 0;
+    spec.norm = {NormKind::layer_norm, false, r.number("layer_norm_eps", 0, 1, 1e-5), true};
+    spec.activation = read_activation(r, "hidden_act", "gelu");
+    // 4.x: rotary_pct, rotary_emb_base; 5.x: rope_parameters {rope_theta, partial_rotary_factor}
+    double partial = r.number("rotary_pct", 0, 1.0000001, 0.25);
+    if (r.has("partial_rotary_factor")) partial = r.number("partial_rotary_factor", 0, 1.0000001, partial);
+    double theta = r.number("rotary_emb_base", 0, 1e12, 10000.0);
+    if (r.has("rope_theta")) theta = r.number("rope_theta", 0, 1e12, theta);
+    const RopeScaling scaling = read_rope(r, theta, &partial);
+    if (scaling.kind == RopeScalingKind::llama3) r.fault("rope_scaling", "type \"llama3\" is not one GPT-NeoX reads here; expected \"linear\" or null");
+    spec.rotary_dim = static_cast<int>(spec.head_dim * partial);   // int(head_size * rotary_pct)
+    if (spec.rotary_dim % 2 != 0) r.fault("rotary_pct", "head_dim·rotary_pct = " + std::to_string(spec.rotary_dim) + " is odd; RoPE rotates pairs");
+    spec.positions = PositionKind::rope;
+    spec.layout = r.flag("use_parallel_residual", true) ? BlockLayout::parallel_residual : BlockLayout::pre_norm;
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", true);
+    spec.mlp = MlpKind::plain;
+    spec.mlp_bias = true;
+    spec.tied_lm_head = r.flag("tie_word_embeddings", false);
+    spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
+    uniform_layers(spec, theta, scaling);
+}
+
+void read_bert(Reader& r, ModelSpec& spec) {
+    spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
+    spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
+    spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, std::nullopt);
+    spec.n_layers = r.integer("num_hidden_layers", 1, kMaxLayers, std::nullopt);
+    spec.n_heads = r.integer("num_attention_heads", 1, kMaxHeads, std::nullopt);
+    spec.n_kv_heads = spec.n_heads;
+    if (spec.n_heads > 0 && spec.d_model % spec.n_heads != 0)
+        r.fault("hidden_size " + std::to_string(spec.d_model) + " is not divisible by num_attention_heads " + std::to_string(spec.n_heads));
+    spec.head_dim = spec.n_heads > 0 ? spec.d_model / spec.n_heads : 0;
+    spec.max_positions = r.integer("max_position_embeddings", 1, kMaxPositions, 512);
+    spec.type_vocab_size = r.integer("type_vocab_size", 1, 1 << 16, 2);
+    spec.norm = {NormKind::layer_norm, false, r.number("layer_norm_eps", 0, 1, 1e-12), true};
+    spec.activation = read_activation(r, "hidden_act", "gelu");
+    spec.mlm_activation = spec.activation;   // BertPredictionHeadTransform: ACT2FN[config.hidden_act]
+    if (const auto type = r.text("position_embedding_type"); type && *type != "absolute")
+        r.fault("position_embedding_type", "\"" + gpt2::detail::printable(*type, 40) + "\" is not supported; expected \"absolute\"");
+    r.only("is_decoder", false, "BERT is read as the bidirectional encoder of BertForMaskedLM");
+    r.only("add_cross_attention", false, "BERT is read as an encoder without cross-attention");
+    spec.tied_lm_head = r.flag("tie_word_embeddings", true);
+    spec.positions = PositionKind::learned_absolute;
+    spec.qkv_bias = spec.o_bias = spec.mlp_bias = true;
+    spec.mlp = MlpKind::plain;
+    spec.layout = BlockLayout::post_norm;
+    spec.embedding_norm = true;
+    spec.head = HeadKind::masked_lm;
+    spec.final_norm = false;
+    spec.lm_head_bias = true;
+    spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
+    uniform_layers(spec, 0, {});
+    for (LayerSpec& layer : spec.layers) layer.causal = false;
+}
+
+}  // namespace
+
+std::optional<ModelSpec> spec_from_config(const std::string& text, const std::string& source_name,
+                                          std::vector<std::string>& errors) {
+    const std::optional<json> document = parse_json(text, source_name, errors, json_limits::kConfig);
+    if (!document) return std::nullopt;
+    gpt2::detail::Faults faults(source_name);
+    if (!document->is_object()) {
+        faults.add("top level: expected a JSON object, found " + std::string(document->type_name()));
+        faults.flush_into(errors);
+        return std::nullopt;
+    }
+    const json& j = *document;
+    std::string supported;
+    for (const auto& type : supported_model_types()) supported += (supported.empty() ? "\"" : ", \"") + type + "\"";
+    const auto type_it = j.find("model_type");
+    if (type_it == j.end() || !type_it->is_string()) {
+        faults.add("key 'model_type': " + (type_it == j.end() ? std::string("missing") : "found " + shown(*type_it)) +
+                   "; expected one of " + supported);
+        faults.flush_into(errors);
+        return std::nullopt;
+    }
+    const std::string model_type = type_it->get<std::string>();
+    const KeyLists* keys = config_keys(model_type);
+    if (!keys) {
+        faults.add("key 'model_type': \"" + gpt2::detail::printable(model_type, 60) + "\" is not supported; supported: " + supported);
+        faults.flush_into(errors);
+        return std::nullopt;
+    }
+
+    ModelSpec spec;
+    spec.model_type = model_type;
+    spec.source = source_name;
+    Reader r(j, faults);
+    r.find("model_type");
+    if (model_type == "gpt2") read_gpt2(r, spec);
+    else if (model_type == "llama") read_llama(r, spec);
+    else if (model_type == "qwen2") read_qwen2(r, spec);
+    else if (model_type == "qwen3") read_qwen3(r, spec);
+    else if (model_type == "gemma2") read_gemma(r, spec, false);
+    else if (model_type == "gemma3_text") read_gemma(r, spec, true);
+    else if (model_type == "gpt_neox") read_gpt_neox(r, spec);
+    else if (model_type == "bert") read_bert(r, spec);
+    read_token_ids(j, spec, faults);
+
+    // Every key is honoured (read above) or informational; anything else might change the computation.
+    const std::set<std::string> honoured(keys->honoured.begin(), keys->honoured.end());
+    const std::set<std::string> informational(keys->informational.begin(), keys->informational.end());
+    for (const std::string& key : r.read())
+        if (!honoured.count(key))   // a reader reading a key not listed as honoured is this file's own fault
+            faults.add("key '" + key + "': read by the " + model_type + " reader but not listed as honoured (spec.cpp)");
+    for (const auto& [key, value] : j.items()) {
+        if (honoured.count(key) || informational.count(key)) continue;
+        faults.add("key '" + gpt2::detail::printable(key, 60) + "': " + shown(value) + " is not read by the " + model_type +
+                   " reader, and might change the computation; refused rather than ignored");
+    }
+    if (spec.max_positions == 0) {
+        const auto it = j.find("max_position_embeddings");
+        if (it != j.end() && it->is_number_integer() && it->get<std::int64_t>() > 0 && it->get<std::int64_t>() < kMaxPositions)
+            spec.max_positions = static_cast<int>(it->get<std::int64_t>());
+    }
+    if (spec.positions == PositionKind::rope && spec.rotary_dim % 2 != 0) faults.add("the rotary dims (" + std::to_string(spec.rotary_dim) + ") are odd");
+    if (!faults.flush_into(errors)) return std::nullopt;
+    return spec;
+}
+
+// [SECTION] RoPE and activations
+
+std::vector<float> rope_inverse_frequencies(const ModelSpec& spec, int layer) {
+    const LayerSpec& l = spec.layers.at(static_cast<std::size_t>(layer));
+    const int r = spec.rotary_dim;
+    std::vector<float> inv_freq(static_cast<std::size_t>(r / 2));
+    // 1.0 / (base ** (arange(0, r, 2).float() / r)): float32 throughout
+    for (int i = 0; i < r / 2; ++i) {
+        const float exponent = static_cast<float>(2 * i) / static_cast<float>(r);
+        inv_freq[static_cast<std::size_t>(i)] = 1.0f / std::pow(static_cast<float>(l.rope_theta), exponent);
+    }
+    const RopeScaling& s = l.rope_scaling;
+    if (s.kind == RopeScalingKind::linear) {
+        for (float& f : inv_freq) f = f / static_cast<float>(s.factor);
+    } else if (s.kind == RopeScalingKind::llama3) {
+        // _compute_llama3_parameters: wavelengths beyond the low band / factor, below the high band as
+        // they are, in between a smooth blend
+        const double old_context = s.original_max_position_embeddings;
+        const double low_freq_wavelen = old_context / s.low_freq_factor;
+        const double high_freq_wavelen = old_context / s.high_freq_factor;
+        for (float& f : inv_freq) {
+            const float wavelen = static_cast<float>(2 * M_PI) / f;
+            float scaled = wavelen > low_freq_wavelen ? f / static_cast<float>(s.factor) : f;
+            const float smooth = (static_cast<float>(old_context) / wavelen - static_cast<float>(s.low_freq_factor)) /
+                                 static_cast<float>(s.high_freq_factor - s.low_freq_factor);
+            const float smoothed = (1 - smooth) * scaled / static_cast<float>(s.factor) + smooth * scaled;
+            const bool medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+            if (medium) scaled = smoothed;
+            f = scaled;
+        }
+    }
+    return inv_freq;
+}
+
+double activate(Activation activation, double x) {
+    switch (activation) {
+        case Activation::gelu_tanh: return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+        case Activation::gelu_exact: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+        case Activation::silu: return x / (1 + std::exp(-x));
+        case Activation::relu: return x > 0 ? x : 0;
+    }
+    return x;
+}
+
+}  // namespace attn::hf

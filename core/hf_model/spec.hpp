@@ -1,0 +1,172 @@
+#pragma once
+// What the forward pass of a Hugging Face checkpoint needs, family-neutral: one ModelSpec read
+// from config.json. The families read are those of transformers' own modeling code, whose
+// semantics (eager attention, float32) the spec describes exactly:
+//
+//   model_type    classes                       what sets it apart
+//   gpt2          GPT2LMHeadModel               learned positions, LayerNorm, Conv1D (in × out) weights
+//   llama         LlamaForCausalLM              RMSNorm, RoPE, gated SiLU MLP, GQA (SmolLM2, TinyLlama, Llama 3.x)
+//   qwen2         Qwen2ForCausalLM              Llama with biases on Q, K, V
+//   qwen3         Qwen3ForCausalLM              Llama with an RMSNorm on each head's q and k (QK-norm)
+//   gemma2        Gemma2ForCausalLM             (1 + w) RMSNorm, four norms a block, √d embedding scale,
+//                                               soft-capped scores and logits, every other layer sliding
+//   gemma3_text   Gemma3ForCausalLM             Gemma 2's block with QK-norm, 5 sliding layers : 1 global,
+//                                               a local RoPE base on the sliding ones
+//   gpt_neox      GPTNeoXForCausalLM            partial RoPE, fused per-head QKV, parallel residual (Pythia)
+//   bert          BertForMaskedLM               bidirectional, post-norm, token types, the MLM head
+//
+// The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
+//   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
+//   parallel_residual  x  = x + attn(attn_norm(x)) + mlp(mlp_norm(x))
+//   sandwich (Gemma)   x += post_attn_norm(attn(attn_norm(x))); x += post_mlp_norm(mlp(mlp_norm(x)))
+//   post_norm (BERT)   x  = post_attn_norm(x + attn(x));        x  = post_mlp_norm(x + mlp(x))
+// Norms:  LayerNorm   y = (x − mean)/√(var + ε)·w + b          (var biased)
+//         RMSNorm     y = x/√(mean(x²) + ε)·w, or ·(1 + w) with one_plus_weight (Gemma)
+// Attention, head h (query heads H, K/V heads H_kv; head h reads K/V head h / (H / H_kv)):
+//   q, k: (n × head_dim); with qk_norm each row of q and k is RMS-normed over head_dim, then RoPE
+//   s = q·kᵀ·attention_scale; with attn_logit_softcap c: s → c·tanh(s/c); then the mask; softmax per row
+//   mask: key j is seen by query i when (not causal or j ≤ i) and (window == 0 or i − j < window)
+// MLP:    plain  act(x·W_up + b_up)·W_down + b_down
+//         gated  (act(x·W_gate) ⊙ (x·W_up))·W_down
+// RoPE rotate_half (HF Llama/NeoX): dims i and i + r/2 of the first r = rotary_dim dims rotate
+//   together by angle position·inv_freq[i], i < r/2; dims ≥ r pass as they are.
+//   interleaved (GPT-J): dims 2i and 2i+1 rotate together. No family read here uses it.
+// Logits: h = final_norm(x_L) (or BERT's MLM transform), logits = h·Uᵀ + b (U the LM head (V × d),
+//   tied: the token embedding); with final_logit_softcap c: logits → c·tanh(logits/c).
+//
+// Every config key that would change the computation is either honoured or refused with a
+// message naming the key and its value; keys that do not (architectures, torch_dtype, dropout
+// rates, …) are listed as informational; a key in neither list is refused, naming it.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::hf {
+
+enum class NormKind { layer_norm, rms_norm };
+enum class Activation { gelu_tanh, gelu_exact, silu, relu };
+enum class MlpKind { plain, gated };
+enum class BlockLayout { pre_norm, parallel_residual, sandwich, post_norm };
+enum class PositionKind { learned_absolute, rope };
+enum class RopeStyle { rotate_half, interleaved };
+enum class RopeScalingKind { none, linear, llama3 };
+enum class HeadKind { causal_lm, masked_lm };
+
+const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
+const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"
+const char* to_string(MlpKind kind);
+const char* to_string(BlockLayout layout);
+const char* to_string(PositionKind kind);
+const char* to_string(RopeScalingKind kind);
+
+struct NormSpec {
+    NormKind kind = NormKind::layer_norm;
+    bool one_plus_weight = false;   // Gemma's RMSNorm: x/rms·(1 + w)
+    double epsilon = 1e-5;          // added to the variance (LayerNorm) or mean square (RMSNorm)
+    bool bias = true;               // LayerNorm's β; RMSNorm has none
+};
+
+// RoPE's frequencies, as transformers' rope_init functions compute them.
+struct RopeScaling {
+    RopeScalingKind kind = RopeScalingKind::none;
+    double factor = 1.0;                             // linear: inv_freq / factor; llama3: the low band's divisor
+    double low_freq_factor = 1.0;                    // llama3
+    double high_freq_factor = 4.0;                   // llama3
+    int original_max_position_embeddings = 8192;     // llama3
+};
+
+// What differs from layer to layer.
+struct LayerSpec {
+    int window = 0;              // 0: every earlier key (global); W: keys j with i − j < W (sliding)
+    bool causal = true;          // false: BERT, every query sees every key
+    double rope_theta = 10000;   // the RoPE base of this layer (Gemma 3: rope_local_base_freq on sliding layers)
+    RopeScaling rope_scaling;    // Gemma 3 scales the global layers' RoPE only
+};
+
+struct ModelSpec {
+    std::string model_type;      // "llama", "gpt2", … as config.json names it
+    std::string source;          // the config's file name, for messages
+
+    // Sizes
+    int vocab_size = 0;          // V: rows of the embedding table and of the LM head
+    int d_model = 0;             // hidden_size / n_embd
+    int n_layers = 0;
+    int n_heads = 0;             // query heads H
+    int n_kv_heads = 0;          // K/V heads H_kv (H divisible by it; H_kv == H without GQA)
+    int head_dim = 0;            // independent of d_model (Gemma: 256 with d_model 2304)
+    int d_ff = 0;                // the MLP's inner width
+    int max_positions = 0;       // learned positions: rows of the position table; RoPE: informational
+
+    // Norms (every norm of the model has this kind and ε; the final norm too)
+    NormSpec norm;
+
+    // Attention
+    bool qkv_bias = false;       // biases on Q, K, V
+    bool o_bias = false;         // bias on the output projection
+    bool qk_norm = false;        // RMSNorm over head_dim on each head's q and k, before RoPE (Qwen3, Gemma 3)
+    double attention_scale = 0;  // multiplies q·kᵀ: head_dim^−½, or query_pre_attn_scalar^−½ (Gemma)
+    double attn_logit_softcap = 0;    // 0: none; c: s → c·tanh(s/c) before the mask (Gemma 2)
+    double final_logit_softcap = 0;   // 0: none; c: logits → c·tanh(logits/c) (Gemma 2)
+
+    // Positions
+    PositionKind positions = PositionKind::rope;
+    RopeStyle rope_style = RopeStyle::rotate_half;
+    int rotary_dim = 0;          // r: the leading dims of each head that rotate (Pythia: head_dim·rotary_pct)
+    std::vector<LayerSpec> layers;   // n_layers entries: window, causality and RoPE base per layer
+
+    // MLP
+    MlpKind mlp = MlpKind::gated;
+    Activation activation = Activation::silu;
+    bool mlp_bias = false;
+
+    // Block and embeddings
+    BlockLayout layout = BlockLayout::pre_norm;
+    float embedding_scale = 1.0f;    // Gemma: √d_model as a float32, as HF forms it (torch.tensor(d**0.5) in the
+                                     // embedding's dtype, float32 here); 1 elsewhere
+    int type_vocab_size = 0;         // BERT: rows of the token-type table (type 0 is added when none is given)
+    bool embedding_norm = false;     // BERT: LayerNorm on the summed embeddings
+
+    // Head
+    HeadKind head = HeadKind::causal_lm;
+    bool tied_lm_head = true;        // U = the token embedding; else the file's own LM head (V × d)
+    bool final_norm = true;          // a norm on x_L before the head (BERT: none; its MLM transform has one)
+    bool lm_head_bias = false;       // BERT's decoder bias
+    Activation mlm_activation = Activation::gelu_exact;   // BERT: the MLM transform's act (hidden_act)
+
+    // Special tokens, when the config names them
+    std::optional<int> bos_token_id, pad_token_id, mask_token_id;
+    std::vector<int> eos_token_ids;
+
+    int kv_group() const { return n_kv_heads > 0 ? n_heads / n_kv_heads : 0; }   // query heads per K/V head
+    int kv_head_of(int query_head) const { return kv_group() > 0 ? query_head / kv_group() : 0; }
+};
+
+// The model_types read, in the order listed in messages.
+const std::vector<std::string>& supported_model_types();
+
+// The keys a family's reader honours (they change the computation and are read) and those it
+// accepts as informational (they do not); nullptr for an unknown model_type.
+struct KeyLists {
+    std::vector<std::string> honoured;
+    std::vector<std::string> informational;
+};
+const KeyLists* config_keys(const std::string& model_type);
+
+// config.json's text → the spec, or nullopt with "SOURCE: key 'K': …" messages appended to
+// errors: an unknown model_type (naming it and the supported ones), a key in neither list, a
+// value outside what the family computes (an unsupported rope_scaling type, an activation
+// transformers does not name, a K/V head count that does not divide the heads, …).
+std::optional<ModelSpec> spec_from_config(const std::string& text, const std::string& source_name,
+                                          std::vector<std::string>& errors);
+
+// RoPE's inverse frequencies of layer ℓ, rotary_dim / 2 of them, in float32 as transformers
+// computes them: inv_freq[i] = 1 / θ^(2i / r), then the layer's scaling (linear: / factor;
+// llama3: the low band / factor, the middle band smoothed). HF's angle is then the float32
+// product inv_freq[i]·position, and cos, sin of it.
+std::vector<float> rope_inverse_frequencies(const ModelSpec& spec, int layer);
+
+// The activations, as transformers' ACT2FN computes them (gelu_tanh: 0.5x(1 + tanh(√(2/π)(x + 0.044715x³)));
+// gelu_exact: 0.5x(1 + erf(x/√2)); silu: x·σ(x)).
+double activate(Activation activation, double x);
+
+}  // namespace attn::hf

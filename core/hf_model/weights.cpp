@@ -1,0 +1,477 @@
+// A Hugging Face folder's weights by each family's tensor names (weights.hpp states the layout).
+//
+// Index
+//   [SECTION] The tensors of each family
+//   [SECTION] The files: one, or shards by an index
+//   [SECTION] Loading
+#include "hf_model/weights.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "gpt2/messages.hpp"
+#include "gpt2/safetensors.hpp"
+#include "json_read.hpp"
+
+namespace attn::hf {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using gpt2::SafetensorsFile;
+using gpt2::TensorInfo;
+
+// [SECTION] The tensors of each family
+
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+// One tensor the spec needs: its canonical stored name, the other names it may be stored
+// under, its stored shape, and where its values go (given row-major as stored).
+struct Ref {
+    std::string name;
+    std::vector<std::string> also;
+    Shape shape;
+    std::function<void(const std::vector<float>&)> store;
+};
+
+Matrix as_matrix(const std::vector<float>& v, Eigen::Index rows, Eigen::Index cols) {
+    return Eigen::Map<const Matrix>(v.data(), rows, cols);
+}
+Vector as_vector(const std::vector<float>& v) { return Eigen::Map<const Vector>(v.data(), static_cast<Eigen::Index>(v.size())); }
+
+struct RefList {
+    std::string prefix;       // "model.": names are also taken without it
+    std::vector<Ref> refs;
+
+    void add(const std::string& bare, Shape shape, std::function<void(const std::vector<float>&)> store, bool prefixed = true,
+             std::vector<std::string> also = {}) {
+        Ref ref{prefixed ? prefix + bare : bare, std::move(also), std::move(shape), std::move(store)};
+        if (prefixed && !prefix.empty()) ref.also.insert(ref.also.begin(), bare);
+        refs.push_back(std::move(ref));
+    }
+    // nn.Linear (out × in) → (in × out)
+    void linear(const std::string& bare, std::int64_t out, std::int64_t in, SharedMatrix& target, bool prefixed = true) {
+        add(bare, {out, in}, [&target, out, in](const std::vector<float>& v) { target = as_matrix(v, out, in).transpose(); }, prefixed);
+    }
+    // stored as it is: embeddings (rows × d), Conv1D (in × out)
+    void table(const std::string& bare, std::int64_t rows, std::int64_t cols, SharedMatrix& target, bool prefixed = true) {
+        add(bare, {rows, cols}, [&target, rows, cols](const std::vector<float>& v) { target = as_matrix(v, rows, cols); }, prefixed);
+    }
+    void vector(const std::string& bare, std::int64_t n, Vector& target, bool prefixed = true, std::vector<std::string> also = {}) {
+        add(bare, {n}, [&target](const std::vector<float>& v) { target = as_vector(v); }, prefixed, std::move(also));
+    }
+    // a norm's weight (and a LayerNorm's bias); BERT's old files say gamma and beta
+    void norm(const std::string& bare, std::int64_t n, NormWeights& target, bool with_bias, bool gamma_beta = false) {
+        std::vector<std::string> w_also, b_also;
+        if (gamma_beta) {
+            w_also.push_back(prefix + bare + ".gamma");
+            w_also.push_back(bare + ".gamma");
+            b_also.push_back(prefix + bare + ".beta");
+            b_also.push_back(bare + ".beta");
+        }
+        vector(bare + ".weight", n, target.weight, true, w_also);
+        if (with_bias) vector(bare + ".bias", n, target.bias, true, b_also);
+    }
+};
+
+std::int64_t i64(int v) { return static_cast<std::int64_t>(v); }
+
+RefList decoder_refs(const ModelSpec& s, Weights& w) {
+    // Llama, Qwen 2/3, Gemma 2/3: LlamaForCausalLM's names
+    RefList r{"model.", {}};
+    const std::int64_t d = s.d_model, q = i64(s.n_heads * s.head_dim), kv = i64(s.n_kv_heads * s.head_dim), ff = s.d_ff;
+    const bool gemma = s.layout == BlockLayout::sandwich;
+    r.table("embed_tokens.weight", s.vocab_size, d, w.token_embedding);
+    for (int l = 0; l < s.n_layers; ++l) {
+        LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+        const std::string p = "layers." + std::to_string(l) + ".";
+        r.norm(p + "input_layernorm", d, L.attn_norm, false);
+        r.linear(p + "self_attn.q_proj.weight", q, d, L.w_q);
+        r.linear(p + "self_attn.k_proj.weight", kv, d, L.w_k);
+        r.linear(p + "self_attn.v_proj.weight", kv, d, L.w_v);
+        if (s.qkv_bias) {
+            r.vector(p + "self_attn.q_proj.bias", q, L.b_q);
+            r.vector(p + "self_attn.k_proj.bias", kv, L.b_k);
+            r.vector(p + "self_attn.v_proj.bias", kv, L.b_v);
+        }
+        if (s.qk_norm) {
+            r.norm(p + "self_attn.q_norm", s.head_dim, L.q_norm, false);
+            r.norm(p + "self_attn.k_norm", s.head_dim, L.k_norm, false);
+        }
+        r.linear(p + "self_attn.o_proj.weight", d, q, L.w_o);
+        if (s.o_bias) r.vector(p + "self_attn.o_proj.bias", d, L.b_o);
+        if (gemma) {
+            r.norm(p + "post_attention_layernorm", d, L.post_attn_norm, false);
+            r.norm(p + "pre_feedforward_layernorm", d, L.mlp_norm, false);
+            r.norm(p + "post_feedforward_layernorm", d, L.post_mlp_norm, false);
+        } else {
+            r.norm(p + "post_attention_layernorm", d, L.mlp_norm, false);   // Llama's name for the norm before the MLP
+        }
+        r.linear(p + "mlp.gate_proj.weight", ff, d, L.w_gate);
+        r.linear(p + "mlp.up_proj.weight", ff, d, L.w_up);
+        r.linear(p + "mlp.down_proj.weight", d, ff, L.w_down);
+        if (s.mlp_bias) {
+            r.vector(p + "mlp.gate_proj.bias", ff, L.b_gate);
+            r.vector(p + "mlp.up_proj.bias", ff, L.b_up);
+            r.vector(p + "mlp.down_proj.bias", d, L.b_down);
+        }
+    }
+    r.norm("norm", d, w.final_norm, false);
+    if (!s.tied_lm_head) r.table("lm_head.weight", s.vocab_size, d, w.lm_head, false);
+    return r;
+}
+
+RefList neox_refs(const ModelSpec& s, Weights& w) {
+    RefList r{"gpt_neox.", {}};
+    const std::int64_t d = s.d_model, ff = s.d_ff;
+    const int H = s.n_heads, hd = s.head_dim;
+    r.table("embed_in.weight", s.vocab_size, d, w.token_embedding);
+    for (int l = 0; l < s.n_layers; ++l) {
+        LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+        const std::string p = "layers." + std::to_string(l) + ".";
+        r.norm(p + "input_layernorm", d, L.attn_norm, true);
+        r.norm(p + "post_attention_layernorm", d, L.mlp_norm, true);
+        // (3·H·hd × d): rows viewed as (H, 3, hd) → head h's q, k, v rows
+        r.add(p + "attention.query_key_value.weight", {3 * i64(H * hd), d}, [&L, H, hd, d](const std::vector<float>& v) {
+            const Matrix fused = as_matrix(v, 3 * H * hd, d);
+            Matrix q(d, H * hd), k(d, H * hd), val(d, H * hd);
+            for (int h = 0; h < H; ++h) {
+                q.middleCols(h * hd, hd) = fused.middleRows((3 * h + 0) * hd, hd).transpose();
+                k.middleCols(h * hd, hd) = fused.middleRows((3 * h + 1) * hd, hd).transpose();
+                val.middleCols(h * hd, hd) = fused.middleRows((3 * h + 2) * hd, hd).transpose();
+            }
+            L.w_q = std::move(q);
+            L.w_k = std::move(k);
+            L.w_v = std::move(val);
+        });
+        if (s.qkv_bias)
+            r.add(p + "attention.query_key_value.bias", {3 * i64(H * hd)}, [&L, H, hd](const std::vector<float>& v) {
+                L.b_q.resize(H * hd), L.b_k.resize(H * hd), L.b_v.resize(H * hd);
+                for (int h = 0; h < H; ++h)
+                    for (int c = 0; c < hd; ++c) {
+                        L.b_q(h * hd + c) = v[static_cast<std::size_t>((3 * h + 0) * hd + c)];
+                        L.b_k(h * hd + c) = v[static_cast<std::size_t>((3 * h + 1) * hd + c)];
+                        L.b_v(h * hd + c) = v[static_cast<std::size_t>((3 * h + 2) * hd + c)];
+                    }
+            });
+        r.linear(p + "attention.dense.weight", d, i64(H * hd), L.w_o);
+        if (s.o_bias) r.vector(p + "attention.dense.bias", d, L.b_o);
+        r.linear(p + "mlp.dense_h_to_4h.weight", ff, d, L.w_up);
+        r.vector(p + "mlp.dense_h_to_4h.bias", ff, L.b_up);
+        r.linear(p + "mlp.dense_4h_to_h.weight", d, ff, L.w_down);
+        r.vector(p + "mlp.dense_4h_to_h.bias", d, L.b_down);
+    }
+    r.norm("final_layer_norm", d, w.final_norm, true);
+    if (!s.tied_lm_head) r.table("embed_out.weight", s.vocab_size, d, w.lm_head, false);
+    return r;
+}
+
+RefList bert_refs(const ModelSpec& s, Weights& w) {
+    RefList r{"bert.", {}};
+    const std::int64_t d = s.d_model, ff = s.d_ff;
+    r.table("embeddings.word_embeddings.weight", s.vocab_size, d, w.token_embedding);
+    r.table("embeddings.position_embeddings.weight", s.max_positions, d, w.position_embedding);
+    r.table("embeddings.token_type_embeddings.weight", s.type_vocab_size, d, w.token_type_embedding);
+    r.norm("embeddings.LayerNorm", d, w.embedding_norm, true, true);
+    for (int l = 0; l < s.n_layers; ++l) {
+        LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+        const std::string p = "encoder.layer." + std::to_string(l) + ".";
+        r.linear(p + "attention.self.query.weight", d, d, L.w_q);
+        r.vector(p + "attention.self.query.bias", d, L.b_q);
+        r.linear(p + "attention.self.key.weight", d, d, L.w_k);
+        r.vector(p + "attention.self.key.bias", d, L.b_k);
+        r.linear(p + "attention.self.value.weight", d, d, L.w_v);
+        r.vector(p + "attention.self.value.bias", d, L.b_v);
+        r.linear(p + "attention.output.dense.weight", d, d, L.w_o);
+        r.vector(p + "attention.output.dense.bias", d, L.b_o);
+        r.norm(p + "attention.output.LayerNorm", d, L.post_attn_norm, true, true);
+        r.linear(p + "intermediate.dense.weight", ff, d, L.w_up);
+        r.vector(p + "intermediate.dense.bias", ff, L.b_up);
+        r.linear(p + "output.dense.weight", d, ff, L.w_down);
+        r.vector(p + "output.dense.bias", d, L.b_down);
+        r.norm(p + "output.LayerNorm", d, L.post_mlp_norm, true, true);
+    }
+    r.linear("cls.predictions.transform.dense.weight", d, d, w.mlm_dense, false);   // cls.* has no prefix
+    r.vector("cls.predictions.transform.dense.bias", d, w.mlm_dense_bias, false);
+    r.vector("cls.predictions.transform.LayerNorm.weight", d, w.mlm_norm.weight, false, {"cls.predictions.transform.LayerNorm.gamma"});
+    r.vector("cls.predictions.transform.LayerNorm.bias", d, w.mlm_norm.bias, false, {"cls.predictions.transform.LayerNorm.beta"});
+    // the decoder's bias is tied to cls.predictions.bias: either name (both: equal, checked)
+    r.vector("cls.predictions.bias", s.vocab_size, w.lm_head_bias, false, {"cls.predictions.decoder.bias"});
+    if (!s.tied_lm_head) r.table("cls.predictions.decoder.weight", s.vocab_size, d, w.lm_head, false);
+    return r;
+}
+
+RefList gpt2_refs(const ModelSpec& s, Weights& w) {
+    RefList r{"transformer.", {}};
+    const std::int64_t d = s.d_model, ff = s.d_ff;
+    r.table("wte.weight", s.vocab_size, d, w.token_embedding);
+    r.table("wpe.weight", s.max_positions, d, w.position_embedding);
+    for (int l = 0; l < s.n_layers; ++l) {
+        LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+        const std::string p = "h." + std::to_string(l) + ".";
+        r.norm(p + "ln_1", d, L.attn_norm, true);
+        // Conv1D (in × out): [W_Q | W_K | W_V] by columns
+        r.add(p + "attn.c_attn.weight", {d, 3 * d}, [&L, d](const std::vector<float>& v) {
+            const Matrix c_attn = as_matrix(v, d, 3 * d);
+            L.w_q = c_attn.leftCols(d);
+            L.w_k = c_attn.middleCols(d, d);
+            L.w_v = c_attn.rightCols(d);
+        });
+        r.add(p + "attn.c_attn.bias", {3 * d}, [&L, d](const std::vector<float>& v) {
+            const Vector b = as_vector(v);
+            L.b_q = b.leftCols(d), L.b_k = b.middleCols(d, d), L.b_v = b.rightCols(d);
+        });
+        r.table(p + "attn.c_proj.weight", d, d, L.w_o);
+        r.vector(p + "attn.c_proj.bias", d, L.b_o);
+        r.norm(p + "ln_2", d, L.mlp_norm, true);
+        r.table(p + "mlp.c_fc.weight", d, ff, L.w_up);
+        r.vector(p + "mlp.c_fc.bias", ff, L.b_up);
+        r.table(p + "mlp.c_proj.weight", ff, d, L.w_down);
+        r.vector(p + "mlp.c_proj.bias", d, L.b_down);
+    }
+    r.norm("ln_f", d, w.final_norm, true);
+    if (!s.tied_lm_head) r.table("lm_head.weight", s.vocab_size, d, w.lm_head, false);
+    return r;
+}
+
+RefList refs_of(const ModelSpec& s, Weights& w) {
+    w.layers.resize(static_cast<std::size_t>(std::max(s.n_layers, 0)));
+    if (s.model_type == "gpt2") return gpt2_refs(s, w);
+    if (s.model_type == "gpt_neox") return neox_refs(s, w);
+    if (s.model_type == "bert") return bert_refs(s, w);
+    return decoder_refs(s, w);
+}
+
+// The stored names of the head when it is tied (read past, but checked equal to the embedding).
+std::vector<std::string> tied_head_names(const ModelSpec& s) {
+    if (!s.tied_lm_head) return {};
+    if (s.model_type == "gpt_neox") return {"embed_out.weight"};
+    if (s.model_type == "bert") return {"cls.predictions.decoder.weight"};
+    return {"lm_head.weight"};
+}
+
+// Buffers transformers recomputes and modules BertForMaskedLM drops.
+bool ignorable(const ModelSpec& s, const std::string& name) {
+    static const std::regex inv_freq(R"(.*\.rotary_emb\.inv_freq)");
+    static const std::regex gpt2_mask(R"((transformer\.)?h\.\d+\.attn\.(bias|masked_bias))");
+    static const std::regex neox_mask(R"((gpt_neox\.)?layers\.\d+\.attention\.(bias|masked_bias))");
+    static const std::regex bert_dropped(R"(((bert\.)?pooler\..*)|(cls\.seq_relationship\..*)|((bert\.)?embeddings\.position_ids))");
+    if (s.model_type == "gpt2") return std::regex_match(name, gpt2_mask);
+    if (s.model_type == "bert") return std::regex_match(name, bert_dropped);
+    if (s.model_type == "gpt_neox" && std::regex_match(name, neox_mask)) return true;
+    return s.positions == PositionKind::rope && std::regex_match(name, inv_freq);
+}
+
+std::string shown_name(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 80); }
+
+std::string shape_text(const Shape& shape) {
+    std::string t = "[";
+    for (std::size_t i = 0; i < shape.size(); ++i) t += (i ? ", " : "") + std::to_string(shape[i]);
+    return t + "]";
+}
+
+}  // namespace
+
+std::vector<TensorShape> expected_tensors(const ModelSpec& spec) {
+    Weights scratch;
+    std::vector<TensorShape> out;
+    for (const Ref& ref : refs_of(spec, scratch).refs) out.push_back({ref.name, ref.shape});
+    return out;
+}
+
+// [SECTION] The files: one, or shards by an index
+
+namespace {
+
+struct Located {
+    std::size_t file = 0;
+    const TensorInfo* info = nullptr;
+};
+
+// Opens model.safetensors, or the shards model.safetensors.index.json names; every tensor of
+// every file in `where` (a tensor found twice is an error).
+bool open_files(const fs::path& folder, std::vector<SafetensorsFile>& files, std::map<std::string, Located>& where,
+                std::vector<std::string>& file_names, std::vector<std::string>& errors) {
+    const fs::path single = folder / "model.safetensors", index_path = folder / "model.safetensors.index.json";
+    std::error_code ec;
+    if (fs::exists(single, ec) || !fs::exists(index_path, ec)) {
+        if (!fs::exists(single, ec)) {
+            errors.push_back(single.string() + ": missing, and there is no model.safetensors.index.json" +
+                             (fs::exists(folder / "pytorch_model.bin", ec) ? "; pytorch_model.bin is there, but only safetensors are read" : ""));
+            return false;
+        }
+        auto file = SafetensorsFile::open(single.string(), errors);
+        if (!file) return false;
+        for (const std::string& name : file->names()) where[name] = {0, file->info(name)};
+        files.push_back(std::move(*file));
+        file_names.push_back(single.string());
+        return true;
+    }
+    const std::string source = index_path.string();
+    const auto text = read_text_file(source, 64u << 20, "safetensors index", errors);
+    if (!text) return false;
+    const auto index = parse_json(*text, source, errors, JsonLimits{"safetensors index", 4, 1u << 22});
+    if (!index) return false;
+    gpt2::detail::Faults faults(source);
+    const auto map_it = index->is_object() ? index->find("weight_map") : index->end();
+    if (map_it == index->end() || !map_it->is_object()) {
+        faults.add("key 'weight_map': missing or not an object of tensor name → shard file");
+        faults.flush_into(errors);
+        return false;
+    }
+    // shard file → the tensors the index puts there
+    std::map<std::string, std::vector<std::string>> shards;
+    for (const auto& [tensor, shard] : map_it->items()) {
+        const std::string file = shard.is_string() ? shard.get<std::string>() : "";
+        if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos || file.find('\\') != std::string::npos ||
+            file.find('\0') != std::string::npos)
+            faults.add("weight_map['" + gpt2::detail::printable(tensor, 80) + "']: " + shown_name(shard) +
+                       " is not a file name in this folder");
+        else shards[file].push_back(tensor);
+    }
+    if (!faults.flush_into(errors)) return false;
+    bool ok = true;
+    for (const auto& [shard, tensors] : shards) {
+        const fs::path path = folder / shard;
+        if (!fs::exists(path, ec)) {
+            errors.push_back(path.string() + ": missing; " + source + " names it for " + std::to_string(tensors.size()) +
+                             " tensor" + (tensors.size() == 1 ? "" : "s") + " ('" + gpt2::detail::printable(tensors.front(), 80) + "', …)");
+            ok = false;
+            continue;
+        }
+        auto file = SafetensorsFile::open(path.string(), errors);
+        if (!file) {
+            ok = false;
+            continue;
+        }
+        const std::size_t k = files.size();
+        for (const std::string& tensor : tensors)
+            if (!file->has(tensor)) {
+                errors.push_back(path.string() + ": tensor '" + gpt2::detail::printable(tensor, 80) + "' is missing, but " + source +
+                                 " says it is in this shard");
+                ok = false;
+            }
+        for (const std::string& name : file->names()) {
+            if (const auto seen = where.find(name); seen != where.end()) {
+                errors.push_back(path.string() + ": tensor '" + gpt2::detail::printable(name, 80) + "' is also in " +
+                                 file_names[seen->second.file] + "; a tensor must be stored once");
+                ok = false;
+                continue;
+            }
+            const auto listed = map_it->find(name);
+            if (listed == map_it->end() || *listed != shard) {
+                errors.push_back(path.string() + ": tensor '" + gpt2::detail::printable(name, 80) + "' is not in " + source +
+                                 "'s weight_map for this shard");
+                ok = false;
+            }
+            where[name] = {k, file->info(name)};
+        }
+        files.push_back(std::move(*file));
+        file_names.push_back(path.string());
+    }
+    return ok;
+}
+
+}  // namespace
+
+// [SECTION] Loading
+
+void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& load) {
+    const fs::path root(folder);
+    std::vector<SafetensorsFile> files;
+    std::map<std::string, Located> where;
+    if (!open_files(root, files, where, load.files, load.errors)) return;
+
+    Weights weights;
+    RefList list = refs_of(spec, weights);
+    gpt2::detail::Faults faults(folder);
+    // Pass 1: every name and shape, before a value is read.
+    std::set<std::string> used;
+    std::vector<std::string> stored(list.refs.size());
+    for (std::size_t i = 0; i < list.refs.size(); ++i) {
+        const Ref& ref = list.refs[i];
+        std::vector<std::string> found;
+        for (const std::string& name : [&] { auto all = ref.also; all.insert(all.begin(), ref.name); return all; }())
+            if (where.count(name)) found.push_back(name);
+        if (found.empty()) {
+            std::string others;
+            for (const auto& a : ref.also) others += (others.empty() ? " (nor '" : "', '") + a;
+            faults.add("tensor '" + ref.name + "' is missing" + (others.empty() ? "" : others + "')") + ": " + spec.model_type +
+                       " with this config.json needs it, shape " + shape_text(ref.shape));
+            continue;
+        }
+        if (found.size() > 1) {
+            // BERT's two names of the decoder bias are one tied parameter: equal values are fine (checked below)
+            if (ref.name != "cls.predictions.bias")
+                faults.add("tensor '" + ref.name + "' is stored under " + std::to_string(found.size()) + " names ('" + found[0] +
+                           "', '" + found[1] + "'); which one transformers would load is not defined");
+            for (std::size_t k = 1; k < found.size(); ++k) used.insert(found[k]);
+        }
+        stored[i] = found[0];
+        used.insert(found[0]);
+        const Located& at = where.at(found[0]);
+        if (at.info->shape != ref.shape)
+            faults.add(load.files[at.file] + ": tensor '" + found[0] + "' is " + shape_text(at.info->shape) + "; expected " +
+                       shape_text(ref.shape) + " for this config.json");
+        else if (!at.info->floating)
+            faults.add(load.files[at.file] + ": tensor '" + found[0] + "' is " + at.info->dtype + "; only F32, F16 and BF16 are read");
+    }
+    const std::vector<std::string> tied = tied_head_names(spec);
+    for (const auto& [name, at] : where) {
+        if (used.count(name)) continue;
+        if (ignorable(spec, name) || std::find(tied.begin(), tied.end(), name) != tied.end()) {
+            load.ignored.push_back(name);
+            continue;
+        }
+        faults.add(load.files[at.file] + ": tensor '" + gpt2::detail::printable(name, 100) + "' is not one of a " + spec.model_type +
+                   " checkpoint's (with this config.json); refused rather than ignored");
+    }
+    if (!faults.flush_into(load.errors)) return;
+
+    // Pass 2: the values, each tensor once; the file's pages released after it.
+    std::vector<float> values;
+    for (std::size_t i = 0; i < list.refs.size(); ++i) {
+        const Located& at = where.at(stored[i]);
+        if (!files[at.file].read(stored[i], values, load.errors)) return;
+        files[at.file].release(stored[i]);
+        list.refs[i].store(values);
+    }
+    // A tied head stored beside the embedding, and BERT's second name of the decoder bias, must
+    // hold the same values as the parameter they are tied to.
+    auto check_equal = [&](const std::string& name, const float* expected, std::size_t count, const std::string& tied_to) {
+        const auto it = where.find(name);
+        if (it == where.end()) return;
+        if (it->second.info->element_count != count || !files[it->second.file].read(name, values, load.errors) ||
+            !std::equal(values.begin(), values.end(), expected))
+            load.errors.push_back(load.files[it->second.file] + ": tensor '" + name + "' differs from " + tied_to + ", but " +
+                                  "tie_word_embeddings ties them: transformers would use one of them for both");
+    };
+    for (const std::string& name : tied)
+        check_equal(name, weights.token_embedding.data(), static_cast<std::size_t>(weights.token_embedding.size()), "the token embedding");
+    if (spec.model_type == "bert")
+        for (const std::string& name : {std::string("cls.predictions.decoder.bias"), std::string("cls.predictions.bias")})
+            if (std::find(stored.begin(), stored.end(), name) == stored.end())
+                check_equal(name, weights.lm_head_bias.data(), static_cast<std::size_t>(weights.lm_head_bias.size()), "the decoder's bias");
+    if (!load.errors.empty()) return;
+    load.weights = std::move(weights);
+}
+
+ModelLoad load_model(const std::string& folder) {
+    return guard_memory<ModelLoad>(folder, "model", [&] {
+        ModelLoad load;
+        const std::string config_path = (fs::path(folder) / "config.json").string();
+        if (const auto text = read_text_file(config_path, json_limits::kConfigBytes, "config", load.errors))
+            load.spec = spec_from_config(*text, config_path, load.errors);
+        if (load.spec) load_weights(folder, *load.spec, load);
+        return load;
+    });
+}
+
+}  // namespace attn::hf

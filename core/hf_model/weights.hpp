@@ -1,0 +1,106 @@
+#pragma once
+// The weights of a Hugging Face checkpoint folder, by each family's tensor names, in the
+// engine's convention.
+//
+// Files: config.json (→ ModelSpec, spec.hpp) and either model.safetensors or
+// model.safetensors.index.json, whose "weight_map" names the shard holding each tensor (every
+// shard must exist, every tensor it names be in that shard, and no tensor be in two files).
+// F32, F16 and BF16 tensors are read as float32 (gpt2/safetensors.hpp).
+//
+// Conventions (d = d_model, H = query heads, H_kv = K/V heads, hd = head_dim, V = vocab_size):
+//   * Matrices are row-major and used as x·W, x (n × in): Hugging Face's nn.Linear stores its
+//     weight (out × in), so it is transposed here to (in × out). GPT-2's Conv1D already stores
+//     (in × out) and is taken as it is.
+//       w_q (d × H·hd), w_k, w_v (d × H_kv·hd): head h owns columns [h·hd, (h+1)·hd)
+//       w_o (H·hd × d)
+//       plain MLP: w_up (d × d_ff) (fc, dense_h_to_4h, intermediate.dense), w_down (d_ff × d)
+//       gated MLP: w_gate, w_up (d × d_ff), w_down (d_ff × d): (act(x·w_gate) ⊙ x·w_up)·w_down
+//   * GPT-NeoX fuses Q, K, V per head: query_key_value.weight (3·H·hd × d) is viewed as
+//     (H, 3, hd) along its rows, so rows [h·3hd, h·3hd + hd) are head h's q, the next hd its k,
+//     the next hd its v (modeling_gpt_neox.py: view(…, -1, 3·head_size).chunk(3)); the bias
+//     likewise. They are read apart into w_q, w_k, w_v and b_q, b_k, b_v.
+//   * GPT-2's c_attn.weight (d × 3d) is [W_Q | W_K | W_V] by columns; c_attn.bias likewise.
+//   * Biases and norm weights are (1 × n) row vectors, stored as 1-D tensors [n]; a bias the
+//     spec does not have is empty. An RMSNorm has no bias.
+//   * The embedding tables are kept as stored: token_embedding (V × d), one row per id;
+//     position_embedding (P × d); token_type_embedding (T × d). The LM head is kept (V × d)
+//     too, as HF stores lm_head.weight / embed_out.weight / cls.predictions.decoder.weight:
+//     logits = h·Uᵀ (+ b). Tied: lm_head is empty and U is token_embedding.
+//   * Norms by their place in the block (spec.hpp's layouts), not by HF's names:
+//       attn_norm       before attention: input_layernorm (Llama, Qwen, Gemma, NeoX), ln_1 (GPT-2)
+//       post_attn_norm  after attention: Gemma's post_attention_layernorm, BERT's attention.output.LayerNorm
+//       mlp_norm        before the MLP: Llama/Qwen/NeoX's post_attention_layernorm, Gemma's
+//                       pre_feedforward_layernorm, GPT-2's ln_2
+//       post_mlp_norm   after the MLP: Gemma's post_feedforward_layernorm, BERT's output.LayerNorm
+//       q_norm, k_norm  QK-norm over head_dim (1 × hd), one for every head
+// Names are taken with or without the model class's prefix ("model.", "gpt_neox.", "bert.",
+// "transformer."), and BERT's old LayerNorm "gamma"/"beta" as "weight"/"bias". Buffers HF
+// recomputes (rotary_emb.inv_freq, GPT-2's and NeoX's attn.bias / masked_bias masks, BERT's
+// position_ids) and heads BertForMaskedLM drops (the pooler, the next-sentence head) are
+// listed as ignored; any other tensor is refused.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hf_model/spec.hpp"
+#include "matrix.hpp"
+#include "shared_matrix.hpp"
+
+namespace attn::hf {
+
+struct NormWeights {
+    Vector weight;   // (1 × n); Gemma's stored w, used as (1 + w)
+    Vector bias;     // (1 × n) for a LayerNorm; empty for an RMSNorm
+    bool present() const { return weight.size() > 0; }
+};
+
+struct LayerWeights {
+    NormWeights attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;
+    SharedMatrix w_q, w_k, w_v;        // (d × H·hd), (d × H_kv·hd), (d × H_kv·hd)
+    Vector b_q, b_k, b_v;              // with spec.qkv_bias
+    NormWeights q_norm, k_norm;        // with spec.qk_norm: (1 × hd)
+    SharedMatrix w_o;                  // (H·hd × d)
+    Vector b_o;                        // with spec.o_bias
+    SharedMatrix w_gate, w_up, w_down; // w_gate only for a gated MLP
+    Vector b_gate, b_up, b_down;       // with spec.mlp_bias (gated: b_gate, b_up, b_down; plain: b_up, b_down)
+};
+
+struct Weights {
+    SharedMatrix token_embedding;       // (V × d)
+    SharedMatrix position_embedding;    // (P × d), learned positions only
+    SharedMatrix token_type_embedding;  // (T × d), BERT only
+    NormWeights embedding_norm;         // BERT only
+    std::vector<LayerWeights> layers;
+    NormWeights final_norm;             // spec.final_norm
+    SharedMatrix lm_head;               // (V × d) when untied; empty when tied to token_embedding
+    Vector lm_head_bias;                // (1 × V), BERT's decoder bias
+    // BERT's MLM transform: h = LayerNorm(act(x·mlm_dense + b))
+    SharedMatrix mlm_dense;             // (d × d)
+    Vector mlm_dense_bias;
+    NormWeights mlm_norm;
+
+    const SharedMatrix& unembedding() const { return lm_head.size() > 0 ? lm_head : token_embedding; }
+};
+
+struct ModelLoad {
+    std::optional<ModelSpec> spec;
+    std::optional<Weights> weights;
+    std::vector<std::string> errors;    // each names the file and the key or tensor
+    std::vector<std::string> ignored;   // stored names of tensors read past (buffers, dropped heads)
+    std::vector<std::string> files;     // the safetensors files read
+};
+
+// config.json and the weights of a folder.
+ModelLoad load_model(const std::string& folder);
+// The weights alone, for a spec already read; load.spec is left as it is.
+void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& load);
+
+// The stored name of every tensor a spec needs, canonical (with the prefix the *For… class
+// saves: "model.layers.0.self_attn.q_proj.weight"), and its shape as stored.
+struct TensorShape {
+    std::string name;
+    std::vector<std::int64_t> shape;
+};
+std::vector<TensorShape> expected_tensors(const ModelSpec& spec);
+
+}  // namespace attn::hf

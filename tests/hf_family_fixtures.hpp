@@ -1,0 +1,716 @@
+#pragma once
+// Tiny random checkpoints of every Hugging Face family Attention Lab reads, written by the
+// tests in the exact layout transformers saves (config.json with the key set of a real small
+// model of the family, scaled down; model.safetensors, or shards with their index, with the
+// family's tensor names and dtype), and a plain-loop reference forward pass for each family,
+// written from transformers' modeling_<family>.py: the truth the engine's runs of these
+// families are checked against.
+//
+//   checkpoint          like               dtype  head     files
+//   llama_checkpoint    SmolLM2-135M       BF16   tied     one; GQA 6 : 2
+//   llama3_checkpoint   Llama-3.2-1B       F32    untied   two shards; head_dim ≠ d/H, llama3 rope_scaling
+//   qwen2_checkpoint    Qwen2.5-0.5B       F16    tied     one; Q/K/V biases, use_sliding_window false
+//   qwen3_checkpoint    Qwen3-0.6B         BF16   tied     one; QK-norm, head_dim ≠ d/H
+//   gemma2_checkpoint   gemma-2-2b         F32    tied     one; sandwich norms, soft-caps, sliding layer 0
+//   gemma3_checkpoint   gemma-3-1b         BF16   tied     one; QK-norm, local RoPE base, MQA, 2 : 1 pattern
+//   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
+//   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
+//
+// The values are drawn already rounded to the file's dtype, so reading them back is exact.
+//
+// The reference works on the stored tensors by their Hugging Face names (nn.Linear: y = x·Wᵀ + b,
+// W (out × in); Conv1D: y = x·W + b), in double, with plain loops over tokens, heads and
+// dims: no Eigen expression, no code of core/hf_model but the ModelSpec's values.
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpt2/safetensors.hpp"
+#include "hf_model/spec.hpp"
+
+namespace attn::testing::families {
+
+using Rows = std::vector<std::vector<double>>;   // [row][column]
+
+struct HfTensor {
+    std::vector<std::int64_t> shape;
+    std::vector<float> values;   // row-major, as stored
+};
+using HfTensors = std::map<std::string, HfTensor>;   // by stored name
+
+struct FamilyCheckpoint {
+    std::string label;               // "llama3": which fixture
+    nlohmann::json config;           // config.json
+    HfTensors tensors;               // every tensor of the file(s)
+    gpt2::Dtype dtype = gpt2::Dtype::F32;
+    bool sharded = false;            // model-00001-of-00002.safetensors, …-00002-…, and the index
+};
+
+// [SECTION] Writing
+
+inline float rounded(float value, gpt2::Dtype dtype) {
+    if (dtype == gpt2::Dtype::BF16) return gpt2::bf16_to_f32(gpt2::f32_to_bf16(value));
+    if (dtype == gpt2::Dtype::F16) return gpt2::f16_to_f32(gpt2::f32_to_f16(value));
+    return value;
+}
+
+// Draws tensors N(mean, stddev²), rounded to the dtype; the same seed gives the same values.
+struct TensorMaker {
+    FamilyCheckpoint& checkpoint;
+    std::mt19937_64 rng;
+    TensorMaker(FamilyCheckpoint& c, std::uint64_t seed) : checkpoint(c), rng(seed) {}
+    void operator()(const std::string& name, std::vector<std::int64_t> shape, double stddev, double mean = 0.0) {
+        std::int64_t count = 1;
+        for (auto n : shape) count *= n;
+        std::normal_distribution<double> normal(mean, stddev);
+        HfTensor t{std::move(shape), std::vector<float>(static_cast<std::size_t>(count))};
+        for (float& v : t.values) v = rounded(static_cast<float>(normal(rng)), checkpoint.dtype);
+        checkpoint.tensors[name] = std::move(t);
+    }
+};
+
+inline std::vector<gpt2::NamedTensor> named(const HfTensors& tensors) {
+    std::vector<gpt2::NamedTensor> out;
+    for (const auto& [name, t] : tensors) out.emplace_back(name, t.shape, t.values.data());
+    return out;
+}
+
+// The folder as save_pretrained writes it. Sharded: the tensors split in two files by name
+// order, with model.safetensors.index.json's weight_map.
+inline void write_family_checkpoint(const std::string& folder, const FamilyCheckpoint& c) {
+    namespace fs = std::filesystem;
+    fs::remove_all(folder);
+    fs::create_directories(folder);
+    std::ofstream(fs::path(folder) / "config.json") << c.config.dump(2) << "\n";
+    std::string error;
+    const std::map<std::string, std::string> metadata = {{"format", "pt"}};
+    if (!c.sharded) {
+        if (!gpt2::write_safetensors((fs::path(folder) / "model.safetensors").string(), named(c.tensors), metadata, c.dtype, &error))
+            throw std::runtime_error(error);
+        return;
+    }
+    HfTensors halves[2];
+    std::size_t i = 0;
+    nlohmann::json weight_map = nlohmann::json::object();
+    std::uint64_t total = 0;
+    const char* files[2] = {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
+    for (const auto& [name, t] : c.tensors) {
+        const int half = i++ < c.tensors.size() / 2 ? 0 : 1;
+        halves[half][name] = t;
+        weight_map[name] = files[half];
+        total += t.values.size() * gpt2::dtype_size(c.dtype);
+    }
+    for (int half = 0; half < 2; ++half)
+        if (!gpt2::write_safetensors((fs::path(folder) / files[half]).string(), named(halves[half]), metadata, c.dtype, &error))
+            throw std::runtime_error(error);
+    const nlohmann::json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
+    std::ofstream(fs::path(folder) / "model.safetensors.index.json") << index.dump(2) << "\n";
+}
+
+// [SECTION] The families' checkpoints
+
+// Llama, Qwen and Gemma layers: LlamaDecoderLayer's names ("model.layers.N.…").
+struct DecoderShape {
+    int vocab, d, heads, kv_heads, head_dim, d_ff, layers;
+    bool qkv_bias = false, o_bias = false, mlp_bias = false, qk_norm = false, gemma = false, tied = true;
+};
+
+inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std::uint64_t seed) {
+    TensorMaker make(c, seed);
+    const std::int64_t d = s.d, q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim, ff = s.d_ff;
+    // Gemma stores w of (1 + w): around 0; the others around 1
+    const double norm_mean = s.gemma ? 0.0 : 1.0;
+    make("model.embed_tokens.weight", {s.vocab, d}, 1.0);
+    for (int l = 0; l < s.layers; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        make(p + "input_layernorm.weight", {d}, 0.2, norm_mean);
+        make(p + "self_attn.q_proj.weight", {q, d}, 0.6);
+        make(p + "self_attn.k_proj.weight", {kv, d}, 0.6);
+        make(p + "self_attn.v_proj.weight", {kv, d}, 0.4);
+        make(p + "self_attn.o_proj.weight", {d, q}, 0.3);
+        if (s.qkv_bias) {
+            make(p + "self_attn.q_proj.bias", {q}, 0.3);
+            make(p + "self_attn.k_proj.bias", {kv}, 0.3);
+            make(p + "self_attn.v_proj.bias", {kv}, 0.3);
+        }
+        if (s.o_bias) make(p + "self_attn.o_proj.bias", {d}, 0.3);
+        if (s.qk_norm) {
+            make(p + "self_attn.q_norm.weight", {s.head_dim}, 0.2, norm_mean);
+            make(p + "self_attn.k_norm.weight", {s.head_dim}, 0.2, norm_mean);
+        }
+        make(p + "post_attention_layernorm.weight", {d}, 0.2, norm_mean);
+        if (s.gemma) {
+            make(p + "pre_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
+            make(p + "post_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
+        }
+        make(p + "mlp.gate_proj.weight", {ff, d}, 0.4);
+        make(p + "mlp.up_proj.weight", {ff, d}, 0.4);
+        make(p + "mlp.down_proj.weight", {d, ff}, 0.3);
+        if (s.mlp_bias) {
+            make(p + "mlp.gate_proj.bias", {ff}, 0.2);
+            make(p + "mlp.up_proj.bias", {ff}, 0.2);
+            make(p + "mlp.down_proj.bias", {d}, 0.2);
+        }
+    }
+    make("model.norm.weight", {d}, 0.2, norm_mean);
+    if (!s.tied) make("lm_head.weight", {s.vocab, d}, 0.5);
+}
+
+// SmolLM2-135M's config.json, scaled down: GQA 6 query heads on 2 K/V heads, tied, BF16.
+inline FamilyCheckpoint llama_checkpoint(std::uint64_t seed = 1) {
+    FamilyCheckpoint c{"llama", {}, {}, gpt2::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 0,
+      "eos_token_id": 0, "hidden_act": "silu", "hidden_size": 24, "initializer_range": 0.041666666666666664,
+      "intermediate_size": 40, "is_llama_config": true, "max_position_embeddings": 8192, "mlp_bias": false,
+      "model_type": "llama", "num_attention_heads": 6, "num_hidden_layers": 2, "num_key_value_heads": 2,
+      "pad_token_id": null, "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_interleaved": false, "rope_scaling": null,
+      "rope_theta": 100000, "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.42.3",
+      "use_cache": true, "vocab_size": 48})");
+    make_decoder_tensors(c, {48, 24, 6, 2, 4, 40, 2}, seed);
+    return c;
+}
+
+// Llama-3.2-1B's config.json, scaled down: head_dim 8 with d/H = 4, llama3 rope_scaling, untied
+// (as TinyLlama and Llama 3.1 8B), two shards.
+inline FamilyCheckpoint llama3_checkpoint(std::uint64_t seed = 2) {
+    FamilyCheckpoint c{"llama3", {}, {}, gpt2::Dtype::F32, true};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 128000,
+      "eos_token_id": [128001, 128008, 128009], "head_dim": 8, "hidden_act": "silu", "hidden_size": 16,
+      "initializer_range": 0.02, "intermediate_size": 24, "max_position_embeddings": 131072, "mlp_bias": false,
+      "model_type": "llama", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+      "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+      "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                       "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+      "rope_theta": 500000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.45.0.dev0",
+      "use_cache": true, "vocab_size": 40})");
+    make_decoder_tensors(c, {40, 16, 4, 2, 8, 24, 2, false, false, false, false, false, false}, seed);
+    return c;
+}
+
+// Qwen2.5-0.5B's config.json, scaled down: biases on Q, K, V; a sliding_window that
+// use_sliding_window false turns off; tied; F16.
+inline FamilyCheckpoint qwen2_checkpoint(std::uint64_t seed = 3) {
+    FamilyCheckpoint c{"qwen2", {}, {}, gpt2::Dtype::F16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151643,
+      "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 24,
+      "max_position_embeddings": 32768, "max_window_layers": 1, "model_type": "qwen2", "num_attention_heads": 4,
+      "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0,
+      "sliding_window": 3, "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.43.1",
+      "use_cache": true, "use_sliding_window": false, "vocab_size": 40})");
+    make_decoder_tensors(c, {40, 16, 4, 2, 4, 24, 2, true}, seed);
+    return c;
+}
+
+// Qwen3-0.6B's config.json, scaled down: QK-norm, head_dim 8 with d/H = 4, tied, BF16.
+inline FamilyCheckpoint qwen3_checkpoint(std::uint64_t seed = 4) {
+    FamilyCheckpoint c{"qwen3", {}, {}, gpt2::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 151643,
+      "eos_token_id": 151645, "head_dim": 8, "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02,
+      "intermediate_size": 24, "max_position_embeddings": 40960, "max_window_layers": 28, "model_type": "qwen3",
+      "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
+      "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null, "tie_word_embeddings": true,
+      "torch_dtype": "bfloat16", "transformers_version": "4.51.0", "use_cache": true, "use_sliding_window": false,
+      "vocab_size": 40})");
+    DecoderShape s{40, 16, 4, 2, 8, 24, 2};
+    s.qk_norm = true;
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
+// gemma-2-2b's config.json, scaled down: sandwich norms, (1 + w), soft-caps small enough to
+// bite (1.5 on the scores, 2 on the logits), a window of 3 on layer 0, tied, F32.
+inline FamilyCheckpoint gemma2_checkpoint(std::uint64_t seed = 5) {
+    FamilyCheckpoint c{"gemma2", {}, {}, gpt2::Dtype::F32, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Gemma2ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+      "attn_logit_softcapping": 1.5, "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 107],
+      "final_logit_softcapping": 2.0, "head_dim": 8, "hidden_act": "gelu_pytorch_tanh",
+      "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 32,
+      "max_position_embeddings": 8192, "model_type": "gemma2", "num_attention_heads": 4, "num_hidden_layers": 2,
+      "num_key_value_heads": 2, "pad_token_id": 0, "query_pre_attn_scalar": 8, "rms_norm_eps": 1e-06,
+      "rope_theta": 10000.0, "sliding_window": 3, "torch_dtype": "float32", "transformers_version": "4.42.4",
+      "use_cache": true, "vocab_size": 40})");
+    DecoderShape s{40, 16, 4, 2, 8, 32, 2};
+    s.gemma = true;
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
+// gemma-3-1b's config.json, scaled down: one K/V head, QK-norm, layers 0, 1 sliding (window 3,
+// RoPE base 10000) and layer 2 global (base 10⁶), tied, BF16.
+inline FamilyCheckpoint gemma3_checkpoint(std::uint64_t seed = 6) {
+    FamilyCheckpoint c{"gemma3_text", {}, {}, gpt2::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Gemma3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+      "attn_logit_softcapping": null, "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 106],
+      "final_logit_softcapping": null, "head_dim": 8, "hidden_activation": "gelu_pytorch_tanh", "hidden_size": 16,
+      "initializer_range": 0.02, "intermediate_size": 32, "max_position_embeddings": 32768, "model_type": "gemma3_text",
+      "num_attention_heads": 2, "num_hidden_layers": 3, "num_key_value_heads": 1, "pad_token_id": 0,
+      "query_pre_attn_scalar": 8, "rms_norm_eps": 1e-06, "rope_local_base_freq": 10000, "rope_scaling": null,
+      "rope_theta": 1000000, "sliding_window": 3, "sliding_window_pattern": 3, "torch_dtype": "bfloat16",
+      "transformers_version": "4.50.0.dev0", "use_cache": true, "vocab_size": 40})");
+    DecoderShape s{40, 16, 2, 1, 8, 32, 3};
+    s.gemma = true;
+    s.qk_norm = true;
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
+// pythia-70m's config.json, scaled down: 2 heads of 16, a quarter of each rotating, the fused
+// per-head QKV, parallel residual, untied embed_out, F16; with the old files' buffers.
+inline FamilyCheckpoint neox_checkpoint(std::uint64_t seed = 7, bool parallel_residual = true) {
+    FamilyCheckpoint c{"gpt_neox", {}, {}, gpt2::Dtype::F16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["GPTNeoXForCausalLM"], "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "gelu",
+      "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64, "layer_norm_eps": 1e-05,
+      "max_position_embeddings": 2048, "model_type": "gpt_neox", "num_attention_heads": 2, "num_hidden_layers": 2,
+      "rotary_emb_base": 10000, "rotary_pct": 0.25, "tie_word_embeddings": false, "torch_dtype": "float16",
+      "transformers_version": "4.24.0", "use_cache": true, "use_parallel_residual": true, "vocab_size": 40})");
+    c.config["use_parallel_residual"] = parallel_residual;
+    TensorMaker make(c, seed);
+    const std::int64_t d = 32, ff = 64, V = 40;
+    make("gpt_neox.embed_in.weight", {V, d}, 1.0);
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "gpt_neox.layers." + std::to_string(l) + ".";
+        make(p + "input_layernorm.weight", {d}, 0.2, 1.0);
+        make(p + "input_layernorm.bias", {d}, 0.2);
+        make(p + "post_attention_layernorm.weight", {d}, 0.2, 1.0);
+        make(p + "post_attention_layernorm.bias", {d}, 0.2);
+        make(p + "attention.query_key_value.weight", {3 * d, d}, 0.5);
+        make(p + "attention.query_key_value.bias", {3 * d}, 0.3);
+        make(p + "attention.dense.weight", {d, d}, 0.3);
+        make(p + "attention.dense.bias", {d}, 0.2);
+        make(p + "mlp.dense_h_to_4h.weight", {ff, d}, 0.3);
+        make(p + "mlp.dense_h_to_4h.bias", {ff}, 0.2);
+        make(p + "mlp.dense_4h_to_h.weight", {d, ff}, 0.2);
+        make(p + "mlp.dense_4h_to_h.bias", {d}, 0.2);
+        // buffers the old exports carry: recomputed by transformers, read past
+        make(p + "attention.rotary_emb.inv_freq", {2}, 0.1);
+        make(p + "attention.masked_bias", {}, 0.1);
+    }
+    make("gpt_neox.final_layer_norm.weight", {d}, 0.2, 1.0);
+    make("gpt_neox.final_layer_norm.bias", {d}, 0.2);
+    make("embed_out.weight", {V, d}, 0.5);
+    return c;
+}
+
+// bert-base-uncased's config.json, scaled down, and its file's names: LayerNorm gamma/beta,
+// the pooler and the next-sentence head (which BertForMaskedLM drops), the decoder tied to the
+// word embeddings; F32.
+inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
+    FamilyCheckpoint c{"bert", {}, {}, gpt2::Dtype::F32, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1, "gradient_checkpointing": false,
+      "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 16, "initializer_range": 0.02,
+      "intermediate_size": 32, "layer_norm_eps": 1e-12, "max_position_embeddings": 16, "model_type": "bert",
+      "num_attention_heads": 4, "num_hidden_layers": 2, "pad_token_id": 0, "position_embedding_type": "absolute",
+      "transformers_version": "4.6.0.dev0", "type_vocab_size": 2, "use_cache": true, "vocab_size": 40})");
+    TensorMaker make(c, seed);
+    const std::int64_t d = 16, ff = 32, V = 40;
+    make("bert.embeddings.word_embeddings.weight", {V, d}, 1.0);
+    make("bert.embeddings.position_embeddings.weight", {16, d}, 0.5);
+    make("bert.embeddings.token_type_embeddings.weight", {2, d}, 0.5);
+    make("bert.embeddings.LayerNorm.gamma", {d}, 0.2, 1.0);
+    make("bert.embeddings.LayerNorm.beta", {d}, 0.2);
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "bert.encoder.layer." + std::to_string(l) + ".";
+        for (const char* m : {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"}) {
+            make(p + m + ".weight", {d, d}, 0.5);
+            make(p + m + ".bias", {d}, 0.3);
+        }
+        make(p + "attention.output.LayerNorm.gamma", {d}, 0.2, 1.0);
+        make(p + "attention.output.LayerNorm.beta", {d}, 0.2);
+        make(p + "intermediate.dense.weight", {ff, d}, 0.3);
+        make(p + "intermediate.dense.bias", {ff}, 0.2);
+        make(p + "output.dense.weight", {d, ff}, 0.3);
+        make(p + "output.dense.bias", {d}, 0.2);
+        make(p + "output.LayerNorm.gamma", {d}, 0.2, 1.0);
+        make(p + "output.LayerNorm.beta", {d}, 0.2);
+    }
+    make("bert.pooler.dense.weight", {d, d}, 0.3);
+    make("bert.pooler.dense.bias", {d}, 0.3);
+    make("cls.predictions.bias", {V}, 0.3);
+    make("cls.predictions.transform.dense.weight", {d, d}, 0.4);
+    make("cls.predictions.transform.dense.bias", {d}, 0.2);
+    make("cls.predictions.transform.LayerNorm.gamma", {d}, 0.2, 1.0);
+    make("cls.predictions.transform.LayerNorm.beta", {d}, 0.2);
+    make("cls.seq_relationship.weight", {2, d}, 0.3);
+    make("cls.seq_relationship.bias", {2}, 0.3);
+    return c;
+}
+
+inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
+    return {llama_checkpoint(), llama3_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
+            gemma2_checkpoint(), gemma3_checkpoint(), neox_checkpoint(), bert_checkpoint()};
+}
+
+// Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
+inline HfTensors read_tensors(const std::vector<std::string>& paths) {
+    HfTensors out;
+    for (const std::string& path : paths) {
+        std::vector<std::string> errors;
+        auto file = gpt2::SafetensorsFile::open(path, errors);
+        if (!file) throw std::runtime_error(path + ": cannot be opened");
+        for (const std::string& name : file->names()) {
+            HfTensor t{file->info(name)->shape, {}};
+            if (!file->read(name, t.values, errors)) throw std::runtime_error(path + ": " + name);
+            out[name] = std::move(t);
+        }
+    }
+    return out;
+}
+
+// [SECTION] The reference forward pass
+
+// What the engine is checked against: per layer, every query head's attention weights, the
+// keys each head used (after QK-norm and RoPE) and the scores it soft-capped, and the logits.
+struct Reference {
+    std::vector<std::vector<Rows>> attention;   // [layer][head] (n × n): row i, query i's weights over the keys
+    std::vector<std::vector<Rows>> keys;        // [layer][head] (n × head_dim): the keys head h's scores read
+    std::vector<std::vector<Rows>> scores;      // [layer][head] (n × n): scaled and soft-capped, before the mask
+    std::vector<Rows> outputs;                  // [layer] the residual stream leaving the layer (n × d)
+    Rows logits;                                // (n × V): every row's (BERT: the MLM logits)
+};
+
+// A stored tensor by name, with or without the class prefix (and BERT's gamma/beta for weight/bias).
+inline const HfTensor& tensor(const HfTensors& t, const std::string& name) {
+    for (const std::string prefix : {"", "model.", "gpt_neox.", "bert.", "transformer."}) {
+        if (auto it = t.find(prefix + name); it != t.end()) return it->second;
+        for (const auto& [from, to] : {std::pair<std::string, std::string>{".weight", ".gamma"}, {".bias", ".beta"}})
+            if (name.size() > from.size() && name.compare(name.size() - from.size(), from.size(), from) == 0)
+                if (auto g = t.find(prefix + name.substr(0, name.size() - from.size()) + to); g != t.end()) return g->second;
+    }
+    throw std::runtime_error("the reference needs tensor '" + name + "'");
+}
+inline bool has_tensor(const HfTensors& t, const std::string& name) {
+    try {
+        tensor(t, name);
+        return true;
+    } catch (const std::runtime_error&) {
+        return false;
+    }
+}
+
+// nn.Linear: y = x·Wᵀ + b, W (out × in) as stored.
+inline Rows linear(const Rows& x, const HfTensor& w, const HfTensor* b) {
+    const std::size_t out = static_cast<std::size_t>(w.shape[0]), in = static_cast<std::size_t>(w.shape[1]);
+    Rows y(x.size(), std::vector<double>(out));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        for (std::size_t o = 0; o < out; ++o) {
+            double sum = b ? b->values[o] : 0.0;
+            for (std::size_t k = 0; k < in; ++k) sum += x[i][k] * w.values[o * in + k];
+            y[i][o] = sum;
+        }
+    return y;
+}
+// GPT-2's Conv1D: y = x·W + b, W (in × out) as stored.
+inline Rows conv1d(const Rows& x, const HfTensor& w, const HfTensor& b) {
+    const std::size_t in = static_cast<std::size_t>(w.shape[0]), out = static_cast<std::size_t>(w.shape[1]);
+    Rows y(x.size(), std::vector<double>(out));
+    for (std::size_t i = 0; i < x.size(); ++i)
+        for (std::size_t o = 0; o < out; ++o) {
+            double sum = b.values[o];
+            for (std::size_t k = 0; k < in; ++k) sum += x[i][k] * w.values[k * out + o];
+            y[i][o] = sum;
+        }
+    return y;
+}
+
+// LayerNorm (biased variance) or RMSNorm (Gemma: ·(1 + w)) of each row.
+inline std::vector<double> norm_row(const std::vector<double>& x, const hf::NormSpec& spec, const HfTensor& w, const HfTensor* b) {
+    const double n = static_cast<double>(x.size());
+    std::vector<double> y(x.size());
+    if (spec.kind == hf::NormKind::layer_norm) {
+        double mean = 0, var = 0;
+        for (double v : x) mean += v / n;
+        for (double v : x) var += (v - mean) * (v - mean) / n;
+        for (std::size_t j = 0; j < x.size(); ++j)
+            y[j] = (x[j] - mean) / std::sqrt(var + spec.epsilon) * w.values[j] + (b ? b->values[j] : 0.0);
+    } else {
+        double mean_square = 0;
+        for (double v : x) mean_square += v * v / n;
+        for (std::size_t j = 0; j < x.size(); ++j)
+            y[j] = x[j] / std::sqrt(mean_square + spec.epsilon) * ((spec.one_plus_weight ? 1.0 : 0.0) + w.values[j]);
+    }
+    return y;
+}
+inline Rows norm_rows(const Rows& x, const hf::NormSpec& spec, const HfTensors& t, const std::string& base) {
+    const HfTensor* bias = spec.kind == hf::NormKind::layer_norm ? &tensor(t, base + ".bias") : nullptr;
+    Rows y;
+    for (const auto& row : x) y.push_back(norm_row(row, spec, tensor(t, base + ".weight"), bias));
+    return y;
+}
+
+// The RoPE frequencies of a layer as transformers' rope_init functions form them (float32).
+inline std::vector<float> reference_inv_freq(double theta, int rotary_dim, const hf::RopeScaling& scaling) {
+    std::vector<float> inv(static_cast<std::size_t>(rotary_dim / 2));
+    for (int i = 0; i < rotary_dim / 2; ++i)
+        inv[static_cast<std::size_t>(i)] = 1.0f / std::pow(static_cast<float>(theta), static_cast<float>(2 * i) / static_cast<float>(rotary_dim));
+    for (float& f : inv) {
+        if (scaling.kind == hf::RopeScalingKind::linear) f = static_cast<float>(f / scaling.factor);
+        if (scaling.kind != hf::RopeScalingKind::llama3) continue;
+        const double wavelen = 2 * M_PI / f;
+        const double low_wavelen = scaling.original_max_position_embeddings / scaling.low_freq_factor;
+        const double high_wavelen = scaling.original_max_position_embeddings / scaling.high_freq_factor;
+        if (wavelen > low_wavelen) f = static_cast<float>(f / scaling.factor);        // long waves: interpolated
+        else if (wavelen >= high_wavelen) {                                             // between: blended
+            const double smooth = (scaling.original_max_position_embeddings / wavelen - scaling.low_freq_factor) /
+                                  (scaling.high_freq_factor - scaling.low_freq_factor);
+            f = static_cast<float>((1 - smooth) * f / scaling.factor + smooth * f);
+        }                                                                               // short waves: as they are
+    }
+    return inv;
+}
+
+// rotate_half RoPE on the first rotary_dim dims of one head's row: dims i and i + r/2 turn by
+// angle float32(inv_freq[i]·position); the rest pass.
+inline std::vector<double> apply_rope(std::vector<double> x, int position, const std::vector<float>& inv_freq) {
+    const std::size_t half = inv_freq.size();
+    for (std::size_t i = 0; i < half; ++i) {
+        const double angle = static_cast<float>(inv_freq[i] * static_cast<float>(position));
+        const double x1 = x[i], x2 = x[i + half];
+        x[i] = x1 * std::cos(angle) - x2 * std::sin(angle);
+        x[i + half] = x2 * std::cos(angle) + x1 * std::sin(angle);
+    }
+    return x;
+}
+
+// One layer's self-attention from its input rows a (n × d); the output before the residual.
+inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int layer, const Rows& a, Reference& r) {
+    const std::size_t n = a.size();
+    const int H = s.n_heads, hd = s.head_dim;
+    const std::string l = std::to_string(layer);
+    Rows q, k, v;   // (n × H·hd), (n × H_kv·hd), (n × H_kv·hd)
+    std::string o_name;
+    if (s.model_type == "gpt2") {
+        const Rows qkv = conv1d(a, tensor(t, "h." + l + ".attn.c_attn.weight"), tensor(t, "h." + l + ".attn.c_attn.bias"));
+        for (const auto& row : qkv) {
+            q.emplace_back(row.begin(), row.begin() + s.d_model);
+            k.emplace_back(row.begin() + s.d_model, row.begin() + 2 * s.d_model);
+            v.emplace_back(row.begin() + 2 * s.d_model, row.end());
+        }
+    } else if (s.model_type == "gpt_neox") {
+        // view(n, H, 3·hd).chunk(3): head h's q, k, v are its 3·hd outputs in that order
+        const std::string p = "layers." + l + ".attention.";
+        const Rows qkv = linear(a, tensor(t, p + "query_key_value.weight"), s.qkv_bias ? &tensor(t, p + "query_key_value.bias") : nullptr);
+        q = k = v = Rows(n, std::vector<double>(static_cast<std::size_t>(H * hd)));
+        for (std::size_t i = 0; i < n; ++i)
+            for (int h = 0; h < H; ++h)
+                for (int c = 0; c < hd; ++c) {
+                    const std::size_t at = static_cast<std::size_t>(h * hd + c), from = static_cast<std::size_t>(h * 3 * hd + c);
+                    q[i][at] = qkv[i][from];
+                    k[i][at] = qkv[i][from + static_cast<std::size_t>(hd)];
+                    v[i][at] = qkv[i][from + 2 * static_cast<std::size_t>(hd)];
+                }
+    } else if (s.model_type == "bert") {
+        const std::string p = "encoder.layer." + l + ".attention.self.";
+        q = linear(a, tensor(t, p + "query.weight"), &tensor(t, p + "query.bias"));
+        k = linear(a, tensor(t, p + "key.weight"), &tensor(t, p + "key.bias"));
+        v = linear(a, tensor(t, p + "value.weight"), &tensor(t, p + "value.bias"));
+    } else {
+        const std::string p = "layers." + l + ".self_attn.";
+        auto bias = [&](const char* m) { return s.qkv_bias ? &tensor(t, p + m + ".bias") : nullptr; };
+        q = linear(a, tensor(t, p + "q_proj.weight"), bias("q_proj"));
+        k = linear(a, tensor(t, p + "k_proj.weight"), bias("k_proj"));
+        v = linear(a, tensor(t, p + "v_proj.weight"), bias("v_proj"));
+    }
+    const hf::LayerSpec& ls = s.layers[static_cast<std::size_t>(layer)];
+    const std::vector<float> inv_freq =
+        s.positions == hf::PositionKind::rope ? reference_inv_freq(ls.rope_theta, s.rotary_dim, ls.rope_scaling) : std::vector<float>{};
+    // head h's slice of row i, QK-normed over head_dim and rotated
+    auto head_row = [&](const Rows& m, std::size_t i, int head, const char* norm) {
+        std::vector<double> x(m[i].begin() + head * hd, m[i].begin() + (head + 1) * hd);
+        if (norm && s.qk_norm) x = norm_row(x, hf::NormSpec{hf::NormKind::rms_norm, s.norm.one_plus_weight, s.norm.epsilon, false},
+                                            tensor(t, "layers." + l + ".self_attn." + norm + ".weight"), nullptr);
+        if (norm && s.positions == hf::PositionKind::rope) x = apply_rope(x, static_cast<int>(i), inv_freq);
+        return x;
+    };
+    Rows concat(n, std::vector<double>(static_cast<std::size_t>(H * hd), 0.0));
+    r.attention.emplace_back();
+    r.keys.emplace_back();
+    r.scores.emplace_back();
+    for (int h = 0; h < H; ++h) {
+        const int kv_head = h / (H / s.n_kv_heads);   // repeat_kv: query head h reads K/V head h / group
+        Rows qh, kh, vh;
+        for (std::size_t i = 0; i < n; ++i) {
+            qh.push_back(head_row(q, i, h, "q_norm"));
+            kh.push_back(head_row(k, i, kv_head, "k_norm"));
+            vh.push_back(head_row(v, i, kv_head, nullptr));
+        }
+        Rows scores(n, std::vector<double>(n)), weights(n, std::vector<double>(n, 0.0));
+        for (std::size_t i = 0; i < n; ++i) {
+            // pass 1: scaled (and soft-capped) scores, the visible maximum
+            double max_score = -INFINITY;
+            for (std::size_t j = 0; j < n; ++j) {
+                double dot = 0;
+                for (int c = 0; c < hd; ++c) dot += qh[i][static_cast<std::size_t>(c)] * kh[j][static_cast<std::size_t>(c)];
+                double score = dot * s.attention_scale;
+                if (s.attn_logit_softcap > 0) score = s.attn_logit_softcap * std::tanh(score / s.attn_logit_softcap);
+                scores[i][j] = score;
+                const bool visible = (!ls.causal || j <= i) && (ls.window == 0 || static_cast<int>(i) - static_cast<int>(j) < ls.window);
+                if (visible) max_score = std::max(max_score, score);
+            }
+            // pass 2: softmax over the visible keys
+            double sum = 0;
+            for (std::size_t j = 0; j < n; ++j) {
+                const bool visible = (!ls.causal || j <= i) && (ls.window == 0 || static_cast<int>(i) - static_cast<int>(j) < ls.window);
+                if (visible) sum += weights[i][j] = std::exp(scores[i][j] - max_score);
+            }
+            for (std::size_t j = 0; j < n; ++j) weights[i][j] /= sum;
+            // pass 3: the weighted values into head h's columns
+            for (std::size_t j = 0; j < n; ++j)
+                for (int c = 0; c < hd; ++c) concat[i][static_cast<std::size_t>(h * hd + c)] += weights[i][j] * vh[j][static_cast<std::size_t>(c)];
+        }
+        r.attention.back().push_back(weights);
+        r.keys.back().push_back(kh);
+        r.scores.back().push_back(scores);
+    }
+    if (s.model_type == "gpt2") return conv1d(concat, tensor(t, "h." + l + ".attn.c_proj.weight"), tensor(t, "h." + l + ".attn.c_proj.bias"));
+    if (s.model_type == "gpt_neox") {
+        const std::string p = "layers." + l + ".attention.dense";
+        return linear(concat, tensor(t, p + ".weight"), s.o_bias ? &tensor(t, p + ".bias") : nullptr);
+    }
+    if (s.model_type == "bert") {
+        const std::string p = "encoder.layer." + l + ".attention.output.dense";
+        return linear(concat, tensor(t, p + ".weight"), &tensor(t, p + ".bias"));
+    }
+    const std::string p = "layers." + l + ".self_attn.o_proj";
+    return linear(concat, tensor(t, p + ".weight"), s.o_bias ? &tensor(t, p + ".bias") : nullptr);
+}
+
+inline Rows activated(Rows x, hf::Activation activation) {
+    for (auto& row : x)
+        for (double& v : row) v = hf::activate(activation, v);
+    return x;
+}
+
+// One layer's MLP from its input rows.
+inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer, const Rows& a) {
+    const std::string l = std::to_string(layer);
+    if (s.model_type == "gpt2") {
+        const std::string p = "h." + l + ".mlp.";
+        return conv1d(activated(conv1d(a, tensor(t, p + "c_fc.weight"), tensor(t, p + "c_fc.bias")), s.activation),
+                      tensor(t, p + "c_proj.weight"), tensor(t, p + "c_proj.bias"));
+    }
+    if (s.model_type == "gpt_neox") {
+        const std::string p = "layers." + l + ".mlp.";
+        return linear(activated(linear(a, tensor(t, p + "dense_h_to_4h.weight"), &tensor(t, p + "dense_h_to_4h.bias")), s.activation),
+                      tensor(t, p + "dense_4h_to_h.weight"), &tensor(t, p + "dense_4h_to_h.bias"));
+    }
+    if (s.model_type == "bert") {
+        const std::string p = "encoder.layer." + l + ".";
+        return linear(activated(linear(a, tensor(t, p + "intermediate.dense.weight"), &tensor(t, p + "intermediate.dense.bias")), s.activation),
+                      tensor(t, p + "output.dense.weight"), &tensor(t, p + "output.dense.bias"));
+    }
+    // down_proj(act_fn(gate_proj(x)) * up_proj(x))
+    const std::string p = "layers." + l + ".mlp.";
+    auto bias = [&](const char* m) { return s.mlp_bias ? &tensor(t, p + m + ".bias") : nullptr; };
+    Rows gate = activated(linear(a, tensor(t, p + "gate_proj.weight"), bias("gate_proj")), s.activation);
+    const Rows up = linear(a, tensor(t, p + "up_proj.weight"), bias("up_proj"));
+    for (std::size_t i = 0; i < gate.size(); ++i)
+        for (std::size_t j = 0; j < gate[i].size(); ++j) gate[i][j] *= up[i][j];
+    return linear(gate, tensor(t, p + "down_proj.weight"), bias("down_proj"));
+}
+
+inline Rows added(Rows a, const Rows& b) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+        for (std::size_t j = 0; j < a[i].size(); ++j) a[i][j] += b[i][j];
+    return a;
+}
+
+// The names of a layer's norms by their place (spec.hpp's layouts).
+struct LayerNormNames {
+    std::string attn, post_attn, mlp, post_mlp;   // empty: none
+};
+inline LayerNormNames layer_norm_names(const hf::ModelSpec& s, int layer) {
+    const std::string l = std::to_string(layer);
+    if (s.model_type == "gpt2") return {"h." + l + ".ln_1", "", "h." + l + ".ln_2", ""};
+    if (s.model_type == "bert")
+        return {"", "encoder.layer." + l + ".attention.output.LayerNorm", "", "encoder.layer." + l + ".output.LayerNorm"};
+    const std::string p = "layers." + l + ".";
+    if (s.layout == hf::BlockLayout::sandwich)
+        return {p + "input_layernorm", p + "post_attention_layernorm", p + "pre_feedforward_layernorm", p + "post_feedforward_layernorm"};
+    return {p + "input_layernorm", "", p + "post_attention_layernorm", ""};
+}
+
+// The whole pass over ids (BERT: token types all 0 unless given).
+inline Reference reference_forward(const hf::ModelSpec& s, const HfTensors& t, const std::vector<int>& ids,
+                                   const std::vector<int>& token_types = {}) {
+    const std::size_t n = ids.size(), d = static_cast<std::size_t>(s.d_model);
+    const char* embedding = s.model_type == "gpt2" ? "wte.weight" : s.model_type == "gpt_neox" ? "embed_in.weight"
+                          : s.model_type == "bert" ? "embeddings.word_embeddings.weight" : "embed_tokens.weight";
+    const HfTensor& table = tensor(t, embedding);
+    Rows x(n, std::vector<double>(d));
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < d; ++j) {
+            // Gemma: embedding · float32(√d), a float32 product
+            x[i][j] = static_cast<float>(table.values[static_cast<std::size_t>(ids[i]) * d + j] * s.embedding_scale);
+            if (s.model_type == "gpt2") x[i][j] += tensor(t, "wpe.weight").values[i * d + j];
+            if (s.model_type == "bert") {
+                const std::size_t type = token_types.empty() ? 0 : static_cast<std::size_t>(token_types[i]);
+                x[i][j] += tensor(t, "embeddings.position_embeddings.weight").values[i * d + j] +
+                           tensor(t, "embeddings.token_type_embeddings.weight").values[type * d + j];
+            }
+        }
+    if (s.embedding_norm) x = norm_rows(x, s.norm, t, "embeddings.LayerNorm");
+    Reference r;
+    for (int layer = 0; layer < s.n_layers; ++layer) {
+        const LayerNormNames names = layer_norm_names(s, layer);
+        switch (s.layout) {
+            case hf::BlockLayout::pre_norm: {
+                x = added(x, reference_attention(s, t, layer, norm_rows(x, s.norm, t, names.attn), r));
+                x = added(x, reference_mlp(s, t, layer, norm_rows(x, s.norm, t, names.mlp)));
+                break;
+            }
+            case hf::BlockLayout::parallel_residual: {
+                const Rows attention = reference_attention(s, t, layer, norm_rows(x, s.norm, t, names.attn), r);
+                const Rows mlp = reference_mlp(s, t, layer, norm_rows(x, s.norm, t, names.mlp));
+                x = added(added(x, attention), mlp);
+                break;
+            }
+            case hf::BlockLayout::sandwich: {
+                x = added(x, norm_rows(reference_attention(s, t, layer, norm_rows(x, s.norm, t, names.attn), r), s.norm, t, names.post_attn));
+                x = added(x, norm_rows(reference_mlp(s, t, layer, norm_rows(x, s.norm, t, names.mlp)), s.norm, t, names.post_mlp));
+                break;
+            }
+            case hf::BlockLayout::post_norm: {
+                x = norm_rows(added(x, reference_attention(s, t, layer, x, r)), s.norm, t, names.post_attn);
+                x = norm_rows(added(x, reference_mlp(s, t, layer, x)), s.norm, t, names.post_mlp);
+                break;
+            }
+        }
+        r.outputs.push_back(x);
+    }
+    // The head: the final norm (BERT: the MLM transform), then h·Uᵀ + b, then the soft-cap.
+    const HfTensor* bias = nullptr;
+    if (s.model_type == "bert") {
+        x = norm_rows(activated(linear(x, tensor(t, "cls.predictions.transform.dense.weight"),
+                                       &tensor(t, "cls.predictions.transform.dense.bias")), s.mlm_activation),
+                      s.norm, t, "cls.predictions.transform.LayerNorm");
+        bias = &tensor(t, "cls.predictions.bias");
+    } else {
+        x = norm_rows(x, s.norm, t, s.model_type == "gpt2" ? "ln_f" : s.model_type == "gpt_neox" ? "final_layer_norm" : "norm");
+    }
+    const char* head = !s.tied_lm_head ? (s.model_type == "gpt_neox" ? "embed_out.weight"
+                                          : s.model_type == "bert" ? "cls.predictions.decoder.weight" : "lm_head.weight")
+                                       : embedding;
+    r.logits = linear(x, tensor(t, head), bias);
+    if (s.final_logit_softcap > 0)
+        for (auto& row : r.logits)
+            for (double& v : row) v = s.final_logit_softcap * std::tanh(v / s.final_logit_softcap);
+    return r;
+}
+
+}  // namespace attn::testing::families

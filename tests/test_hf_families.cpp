@@ -1,0 +1,745 @@
+// Hugging Face checkpoints of every family read (core/hf_model): each fixture of
+// hf_family_fixtures.hpp written in the exact layout and read back bit for bit, the specs its
+// config.json gives, every refusal, and the plain-loop reference forward pass's own sanity —
+// tied to the tested GPT-2 engine by running both on one GPT-2 checkpoint.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "bad_model_catalogue.hpp"
+#include "gpt2/model.hpp"
+#include "hf_family_fixtures.hpp"
+#include "hf_model/weights.hpp"
+#include "joined.hpp"
+
+using namespace attn;
+using namespace attn::testing::families;
+using attn::testing::joined;
+using Catch::Matchers::Contains;
+using nlohmann::json;
+
+namespace {
+
+// [SECTION] Helpers
+
+Matrix stored(const FamilyCheckpoint& c, const std::string& name) {
+    const HfTensor& t = c.tensors.at(name);
+    REQUIRE(t.shape.size() == 2);
+    return Eigen::Map<const Matrix>(t.values.data(), t.shape[0], t.shape[1]);
+}
+Vector stored_vector(const FamilyCheckpoint& c, const std::string& name) {
+    const HfTensor& t = c.tensors.at(name);
+    REQUIRE(t.shape.size() == 1);
+    return Eigen::Map<const Vector>(t.values.data(), t.shape[0]);
+}
+// Bit for bit: same shape, every float equal.
+void check_same(const Matrix& got, const Matrix& expected, const std::string& what) {
+    INFO(what);
+    REQUIRE(got.rows() == expected.rows());
+    REQUIRE(got.cols() == expected.cols());
+    CHECK(got == expected);
+}
+
+std::string folder_for(const std::string& label) { return "test_hf_families_" + label; }
+
+hf::ModelLoad written_and_read(const FamilyCheckpoint& c, const std::string& folder) {
+    write_family_checkpoint(folder, c);
+    hf::ModelLoad load = hf::load_model(folder);
+    INFO(joined(load.errors));
+    REQUIRE(load.spec);
+    REQUIRE(load.weights);
+    return load;
+}
+
+hf::ModelSpec spec_of(const json& config) {
+    std::vector<std::string> errors;
+    auto spec = hf::spec_from_config(config.dump(), "config.json", errors);
+    INFO(joined(errors));
+    REQUIRE(spec);
+    return *spec;
+}
+std::string refusal_of(const json& config) {
+    std::vector<std::string> errors;
+    CHECK_FALSE(hf::spec_from_config(config.dump(), "config.json", errors));
+    return joined(errors);
+}
+
+// Llama/Qwen/Gemma: every matrix is nn.Linear's (out × in) transposed, every vector as stored.
+void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, const hf::Weights& w) {
+    check_same(w.token_embedding, stored(c, "model.embed_tokens.weight"), "embed_tokens");
+    for (int l = 0; l < s.n_layers; ++l) {
+        const hf::LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        check_same(L.w_q, stored(c, p + "self_attn.q_proj.weight").transpose(), p + "q_proj");
+        check_same(L.w_k, stored(c, p + "self_attn.k_proj.weight").transpose(), p + "k_proj");
+        check_same(L.w_v, stored(c, p + "self_attn.v_proj.weight").transpose(), p + "v_proj");
+        check_same(L.w_o, stored(c, p + "self_attn.o_proj.weight").transpose(), p + "o_proj");
+        check_same(L.w_gate, stored(c, p + "mlp.gate_proj.weight").transpose(), p + "gate_proj");
+        check_same(L.w_up, stored(c, p + "mlp.up_proj.weight").transpose(), p + "up_proj");
+        check_same(L.w_down, stored(c, p + "mlp.down_proj.weight").transpose(), p + "down_proj");
+        check_same(L.attn_norm.weight, stored_vector(c, p + "input_layernorm.weight"), p + "input_layernorm");
+        CHECK(L.attn_norm.bias.size() == 0);
+        if (s.layout == hf::BlockLayout::sandwich) {
+            check_same(L.post_attn_norm.weight, stored_vector(c, p + "post_attention_layernorm.weight"), p + "post_attention_layernorm");
+            check_same(L.mlp_norm.weight, stored_vector(c, p + "pre_feedforward_layernorm.weight"), p + "pre_feedforward_layernorm");
+            check_same(L.post_mlp_norm.weight, stored_vector(c, p + "post_feedforward_layernorm.weight"), p + "post_feedforward_layernorm");
+        } else {
+            check_same(L.mlp_norm.weight, stored_vector(c, p + "post_attention_layernorm.weight"), p + "post_attention_layernorm");
+            CHECK_FALSE(L.post_attn_norm.present());
+        }
+        if (s.qkv_bias) {
+            check_same(L.b_q, stored_vector(c, p + "self_attn.q_proj.bias"), p + "q_proj.bias");
+            check_same(L.b_k, stored_vector(c, p + "self_attn.k_proj.bias"), p + "k_proj.bias");
+            check_same(L.b_v, stored_vector(c, p + "self_attn.v_proj.bias"), p + "v_proj.bias");
+        } else {
+            CHECK(L.b_q.size() == 0);
+        }
+        CHECK(L.b_o.size() == 0);
+        if (s.qk_norm) {
+            check_same(L.q_norm.weight, stored_vector(c, p + "self_attn.q_norm.weight"), p + "q_norm");
+            check_same(L.k_norm.weight, stored_vector(c, p + "self_attn.k_norm.weight"), p + "k_norm");
+        }
+    }
+    check_same(w.final_norm.weight, stored_vector(c, "model.norm.weight"), "norm");
+    if (s.tied_lm_head) {
+        CHECK(w.lm_head.size() == 0);
+        CHECK(w.unembedding().shares(w.token_embedding));
+    } else {
+        check_same(w.lm_head, stored(c, "lm_head.weight"), "lm_head");
+    }
+}
+
+void check_neox_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, const hf::Weights& w) {
+    check_same(w.token_embedding, stored(c, "gpt_neox.embed_in.weight"), "embed_in");
+    check_same(w.lm_head, stored(c, "embed_out.weight"), "embed_out");
+    const int H = s.n_heads, hd = s.head_dim, d = s.d_model;
+    for (int l = 0; l < s.n_layers; ++l) {
+        const hf::LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+        const std::string p = "gpt_neox.layers." + std::to_string(l) + ".";
+        const Matrix fused = stored(c, p + "attention.query_key_value.weight");
+        const Vector fused_bias = stored_vector(c, p + "attention.query_key_value.bias");
+        // rows of the fused weight, per head: q (hd rows), k (hd), v (hd)
+        for (int h = 0; h < H; ++h)
+            for (int ch = 0; ch < hd; ++ch) {
+                for (int k = 0; k < d; ++k) {
+                    CHECK(L.w_q(k, h * hd + ch) == fused((3 * h + 0) * hd + ch, k));
+                    CHECK(L.w_k(k, h * hd + ch) == fused((3 * h + 1) * hd + ch, k));
+                    CHECK(L.w_v(k, h * hd + ch) == fused((3 * h + 2) * hd + ch, k));
+                }
+                CHECK(L.b_q(h * hd + ch) == fused_bias((3 * h + 0) * hd + ch));
+                CHECK(L.b_k(h * hd + ch) == fused_bias((3 * h + 1) * hd + ch));
+                CHECK(L.b_v(h * hd + ch) == fused_bias((3 * h + 2) * hd + ch));
+            }
+        check_same(L.w_o, stored(c, p + "attention.dense.weight").transpose(), p + "dense");
+        check_same(L.b_o, stored_vector(c, p + "attention.dense.bias"), p + "dense.bias");
+        check_same(L.w_up, stored(c, p + "mlp.dense_h_to_4h.weight").transpose(), p + "dense_h_to_4h");
+        check_same(L.b_up, stored_vector(c, p + "mlp.dense_h_to_4h.bias"), p + "dense_h_to_4h.bias");
+        check_same(L.w_down, stored(c, p + "mlp.dense_4h_to_h.weight").transpose(), p + "dense_4h_to_h");
+        check_same(L.b_down, stored_vector(c, p + "mlp.dense_4h_to_h.bias"), p + "dense_4h_to_h.bias");
+        check_same(L.attn_norm.weight, stored_vector(c, p + "input_layernorm.weight"), p + "input_layernorm");
+        check_same(L.attn_norm.bias, stored_vector(c, p + "input_layernorm.bias"), p + "input_layernorm.bias");
+        check_same(L.mlp_norm.weight, stored_vector(c, p + "post_attention_layernorm.weight"), p + "post_attention_layernorm");
+        check_same(L.mlp_norm.bias, stored_vector(c, p + "post_attention_layernorm.bias"), p + "post_attention_layernorm.bias");
+        CHECK(L.w_gate.size() == 0);
+    }
+    check_same(w.final_norm.weight, stored_vector(c, "gpt_neox.final_layer_norm.weight"), "final_layer_norm");
+    check_same(w.final_norm.bias, stored_vector(c, "gpt_neox.final_layer_norm.bias"), "final_layer_norm.bias");
+}
+
+void check_bert_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, const hf::Weights& w) {
+    check_same(w.token_embedding, stored(c, "bert.embeddings.word_embeddings.weight"), "word_embeddings");
+    check_same(w.position_embedding, stored(c, "bert.embeddings.position_embeddings.weight"), "position_embeddings");
+    check_same(w.token_type_embedding, stored(c, "bert.embeddings.token_type_embeddings.weight"), "token_type_embeddings");
+    check_same(w.embedding_norm.weight, stored_vector(c, "bert.embeddings.LayerNorm.gamma"), "embeddings.LayerNorm.gamma");
+    check_same(w.embedding_norm.bias, stored_vector(c, "bert.embeddings.LayerNorm.beta"), "embeddings.LayerNorm.beta");
+    for (int l = 0; l < s.n_layers; ++l) {
+        const hf::LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+        const std::string p = "bert.encoder.layer." + std::to_string(l) + ".";
+        check_same(L.w_q, stored(c, p + "attention.self.query.weight").transpose(), p + "query");
+        check_same(L.b_q, stored_vector(c, p + "attention.self.query.bias"), p + "query.bias");
+        check_same(L.w_k, stored(c, p + "attention.self.key.weight").transpose(), p + "key");
+        check_same(L.b_k, stored_vector(c, p + "attention.self.key.bias"), p + "key.bias");
+        check_same(L.w_v, stored(c, p + "attention.self.value.weight").transpose(), p + "value");
+        check_same(L.b_v, stored_vector(c, p + "attention.self.value.bias"), p + "value.bias");
+        check_same(L.w_o, stored(c, p + "attention.output.dense.weight").transpose(), p + "attention.output.dense");
+        check_same(L.b_o, stored_vector(c, p + "attention.output.dense.bias"), p + "attention.output.dense.bias");
+        check_same(L.post_attn_norm.weight, stored_vector(c, p + "attention.output.LayerNorm.gamma"), p + "attention LN gamma");
+        check_same(L.post_attn_norm.bias, stored_vector(c, p + "attention.output.LayerNorm.beta"), p + "attention LN beta");
+        check_same(L.w_up, stored(c, p + "intermediate.dense.weight").transpose(), p + "intermediate.dense");
+        check_same(L.b_up, stored_vector(c, p + "intermediate.dense.bias"), p + "intermediate.dense.bias");
+        check_same(L.w_down, stored(c, p + "output.dense.weight").transpose(), p + "output.dense");
+        check_same(L.b_down, stored_vector(c, p + "output.dense.bias"), p + "output.dense.bias");
+        check_same(L.post_mlp_norm.weight, stored_vector(c, p + "output.LayerNorm.gamma"), p + "output LN gamma");
+        check_same(L.post_mlp_norm.bias, stored_vector(c, p + "output.LayerNorm.beta"), p + "output LN beta");
+    }
+    check_same(w.mlm_dense, stored(c, "cls.predictions.transform.dense.weight").transpose(), "transform.dense");
+    check_same(w.mlm_dense_bias, stored_vector(c, "cls.predictions.transform.dense.bias"), "transform.dense.bias");
+    check_same(w.mlm_norm.weight, stored_vector(c, "cls.predictions.transform.LayerNorm.gamma"), "transform LN gamma");
+    check_same(w.mlm_norm.bias, stored_vector(c, "cls.predictions.transform.LayerNorm.beta"), "transform LN beta");
+    check_same(w.lm_head_bias, stored_vector(c, "cls.predictions.bias"), "cls.predictions.bias");
+    CHECK(w.lm_head.size() == 0);
+}
+
+}  // namespace
+
+// [SECTION] Reading back
+
+TEST_CASE("every family's checkpoint, written in the Hugging Face layout, reads back bit for bit", "[families][weights]") {
+    for (const FamilyCheckpoint& c : all_family_checkpoints()) {
+        DYNAMIC_SECTION(c.label) {
+            const hf::ModelLoad load = written_and_read(c, folder_for(c.label));
+            const hf::ModelSpec& s = *load.spec;
+            CHECK(s.model_type == c.config["model_type"]);
+            CHECK(load.files.size() == (c.sharded ? 2u : 1u));
+            REQUIRE(load.weights->layers.size() == static_cast<std::size_t>(s.n_layers));
+            if (s.model_type == "gpt_neox") {
+                check_neox_weights(c, s, *load.weights);
+                CHECK_THAT(joined(load.ignored), Contains("gpt_neox.layers.1.attention.rotary_emb.inv_freq") &&
+                                                     Contains("gpt_neox.layers.0.attention.masked_bias"));
+            } else if (s.model_type == "bert") {
+                check_bert_weights(c, s, *load.weights);
+                CHECK_THAT(joined(load.ignored), Contains("bert.pooler.dense.weight") && Contains("cls.seq_relationship.bias"));
+            } else {
+                check_decoder_weights(c, s, *load.weights);
+                CHECK(load.ignored.empty());
+            }
+        }
+    }
+}
+
+TEST_CASE("names are read without the class prefix, and BERT's LayerNorm as weight/bias", "[families][weights]") {
+    SECTION("Llama saved as LlamaModel has no 'model.' (and a tied head)") {
+        FamilyCheckpoint c = llama_checkpoint();
+        HfTensors bare;
+        for (auto& [name, t] : c.tensors) bare[name.rfind("model.", 0) == 0 ? name.substr(6) : name] = t;
+        FamilyCheckpoint renamed = c;
+        renamed.tensors = bare;
+        const hf::ModelLoad load = written_and_read(renamed, folder_for("llama_bare"));
+        check_same(load.weights->layers[1].w_k, stored(c, "model.layers.1.self_attn.k_proj.weight").transpose(), "k_proj");
+    }
+    SECTION("BERT with weight/bias names and the decoder's bias under its own name") {
+        FamilyCheckpoint c = bert_checkpoint();
+        HfTensors renamed;
+        for (auto& [name, t] : c.tensors) {
+            std::string n = name;
+            if (n.size() > 6 && n.compare(n.size() - 6, 6, ".gamma") == 0) n = n.substr(0, n.size() - 6) + ".weight";
+            if (n.size() > 5 && n.compare(n.size() - 5, 5, ".beta") == 0) n = n.substr(0, n.size() - 5) + ".bias";
+            if (n == "cls.predictions.bias") n = "cls.predictions.decoder.bias";
+            renamed[n] = t;
+        }
+        FamilyCheckpoint r = c;
+        r.tensors = renamed;
+        const hf::ModelLoad load = written_and_read(r, folder_for("bert_renamed"));
+        check_same(load.weights->layers[0].post_mlp_norm.bias, stored_vector(c, "bert.encoder.layer.0.output.LayerNorm.beta"), "beta");
+        check_same(load.weights->lm_head_bias, stored_vector(c, "cls.predictions.bias"), "decoder bias");
+    }
+    SECTION("a tied head stored beside the embedding, equal to it, is read past") {
+        FamilyCheckpoint c = qwen3_checkpoint();
+        c.tensors["lm_head.weight"] = c.tensors.at("model.embed_tokens.weight");
+        const hf::ModelLoad load = written_and_read(c, folder_for("qwen3_tied_copy"));
+        CHECK_THAT(joined(load.ignored), Contains("lm_head.weight"));
+        CHECK(load.weights->lm_head.size() == 0);
+    }
+}
+
+TEST_CASE("expected_tensors lists exactly the tensors each fixture's model needs, with their stored shapes", "[families][weights]") {
+    for (const FamilyCheckpoint& c : all_family_checkpoints()) {
+        DYNAMIC_SECTION(c.label) {
+            const hf::ModelSpec s = spec_of(c.config);
+            std::size_t listed = 0;
+            for (const hf::TensorShape& t : hf::expected_tensors(s)) {
+                // BERT's old files say gamma/beta
+                std::string name = t.name;
+                if (!c.tensors.count(name) && name.size() > 7 && name.compare(name.size() - 7, 7, ".weight") == 0)
+                    name = name.substr(0, name.size() - 7) + ".gamma";
+                if (!c.tensors.count(name) && name.size() > 5 && name.compare(name.size() - 5, 5, ".bias") == 0)
+                    name = name.substr(0, name.size() - 5) + ".beta";
+                INFO(t.name);
+                REQUIRE(c.tensors.count(name));
+                CHECK(c.tensors.at(name).shape == t.shape);
+                ++listed;
+            }
+            const std::size_t extra = s.model_type == "gpt_neox" ? 4 : s.model_type == "bert" ? 4 : 0;   // buffers, pooler, NSP
+            CHECK(listed + extra == c.tensors.size());
+        }
+    }
+}
+
+// [SECTION] Specs
+
+TEST_CASE("each family's config.json gives its forward pass", "[families][spec]") {
+    SECTION("llama (SmolLM2): GQA 6 : 2, RMSNorm, gated SiLU, tied") {
+        const hf::ModelSpec s = spec_of(llama_checkpoint().config);
+        CHECK(s.n_heads == 6);
+        CHECK(s.n_kv_heads == 2);
+        CHECK(s.kv_head_of(2) == 0);
+        CHECK(s.kv_head_of(3) == 1);
+        CHECK(s.head_dim == 4);
+        CHECK(s.norm.kind == hf::NormKind::rms_norm);
+        CHECK_FALSE(s.norm.one_plus_weight);
+        CHECK(s.norm.epsilon == 1e-5);
+        CHECK(s.mlp == hf::MlpKind::gated);
+        CHECK(s.activation == hf::Activation::silu);
+        CHECK(s.tied_lm_head);
+        CHECK(s.layers[1].rope_theta == 100000);
+        CHECK(s.layers[1].window == 0);
+        CHECK(s.rotary_dim == 4);
+        CHECK(s.attention_scale == Approx(0.5));
+        CHECK(s.bos_token_id == 0);
+        CHECK_FALSE(s.pad_token_id);
+    }
+    SECTION("llama 3.2: head_dim independent of d_model, llama3 frequencies, untied, three eos ids") {
+        const hf::ModelSpec s = spec_of(llama3_checkpoint().config);
+        CHECK(s.head_dim == 8);
+        CHECK(s.d_model == 16);
+        CHECK_FALSE(s.tied_lm_head);
+        CHECK(s.eos_token_ids == std::vector<int>{128001, 128008, 128009});
+        CHECK(s.layers[0].rope_scaling.kind == hf::RopeScalingKind::llama3);
+        CHECK(s.layers[0].rope_scaling.factor == 32);
+        // θ = 500000, r = 8: wavelengths 2π, 167, 4447, 118k against the bands 2048 and 8192
+        const std::vector<float> inv = hf::rope_inverse_frequencies(s, 0);
+        REQUIRE(inv.size() == 4);
+        CHECK(inv[0] == 1.0f);                                                  // short: as it is
+        CHECK(inv[1] == Approx(std::pow(500000.0, -0.25)).epsilon(1e-6));
+        const double f2 = std::pow(500000.0, -0.5), smooth = (8192 / (2 * M_PI / f2) - 1) / 3;
+        CHECK(inv[2] == Approx((1 - smooth) * f2 / 32 + smooth * f2).epsilon(1e-5));   // middle: blended
+        CHECK(inv[3] == Approx(std::pow(500000.0, -0.75) / 32).epsilon(1e-6));   // long: / factor
+        const std::vector<float> ref = reference_inv_freq(500000.0, 8, s.layers[0].rope_scaling);
+        for (std::size_t i = 0; i < 4; ++i) CHECK(inv[i] == Approx(ref[i]).epsilon(1e-6));
+    }
+    SECTION("qwen2: Q/K/V biases, no O bias; use_sliding_window false means no window; true slides from max_window_layers") {
+        json config = qwen2_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.qkv_bias);
+        CHECK_FALSE(s.o_bias);
+        CHECK(s.layers[0].window == 0);
+        CHECK(s.layers[1].window == 0);
+        config["use_sliding_window"] = true;
+        s = spec_of(config);
+        CHECK(s.layers[0].window == 0);   // below max_window_layers 1
+        CHECK(s.layers[1].window == 3);
+        config["layer_types"] = {"sliding_attention", "full_attention"};
+        s = spec_of(config);
+        CHECK(s.layers[0].window == 3);
+        CHECK(s.layers[1].window == 0);
+    }
+    SECTION("qwen3: QK-norm, head_dim 8") {
+        const hf::ModelSpec s = spec_of(qwen3_checkpoint().config);
+        CHECK(s.qk_norm);
+        CHECK(s.head_dim == 8);
+        CHECK_FALSE(s.qkv_bias);
+        CHECK(s.layers[0].rope_theta == 1e6);
+    }
+    SECTION("gemma2: (1 + w), sandwich, √d in float32, query_pre_attn_scalar, soft-caps, even layers slide") {
+        const hf::ModelSpec s = spec_of(gemma2_checkpoint().config);
+        CHECK(s.norm.one_plus_weight);
+        CHECK(s.layout == hf::BlockLayout::sandwich);
+        CHECK(s.activation == hf::Activation::gelu_tanh);
+        CHECK(s.embedding_scale == static_cast<float>(std::sqrt(16.0)));
+        CHECK(s.attention_scale == Approx(1 / std::sqrt(8.0)));
+        CHECK(s.attn_logit_softcap == 1.5);
+        CHECK(s.final_logit_softcap == 2.0);
+        CHECK(s.layers[0].window == 3);
+        CHECK(s.layers[1].window == 0);
+        CHECK_FALSE(s.qk_norm);
+        // Gemma 2's defaults when the config leaves them out: caps 50 and 30, window 4096
+        json bare = gemma2_checkpoint().config;
+        for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping", "sliding_window"}) bare.erase(key);
+        const hf::ModelSpec d = spec_of(bare);
+        CHECK(d.attn_logit_softcap == 50);
+        CHECK(d.final_logit_softcap == 30);
+        CHECK(d.layers[0].window == 4096);
+    }
+    SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
+        json config = gemma3_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.qk_norm);
+        CHECK(s.n_kv_heads == 1);
+        CHECK(s.layers[0].window == 3);
+        CHECK(s.layers[1].window == 3);
+        CHECK(s.layers[2].window == 0);
+        CHECK(s.layers[0].rope_theta == 10000);
+        CHECK(s.layers[2].rope_theta == 1e6);
+        CHECK(s.attn_logit_softcap == 0);
+        CHECK(s.final_logit_softcap == 0);
+        config["hidden_size"] = 18;
+        CHECK(spec_of(config).embedding_scale == static_cast<float>(std::sqrt(18.0)));
+        // linear rope_scaling (gemma-3-4b): the global layers only
+        config["rope_scaling"] = {{"factor", 8.0}, {"rope_type", "linear"}};
+        s = spec_of(config);
+        CHECK(s.layers[2].rope_scaling.kind == hf::RopeScalingKind::linear);
+        CHECK(s.layers[0].rope_scaling.kind == hf::RopeScalingKind::none);
+        CHECK(hf::rope_inverse_frequencies(s, 2)[1] == Approx(std::pow(1e6, -0.25) / 8).epsilon(1e-6));
+        // layer_types, as transformers 4.53+ saves it, wins over the pattern
+        config["layer_types"] = {"full_attention", "sliding_attention", "sliding_attention"};
+        s = spec_of(config);
+        CHECK(s.layers[0].window == 0);
+        CHECK(s.layers[0].rope_theta == 1e6);
+        CHECK(s.layers[2].window == 3);
+    }
+    SECTION("gpt_neox (Pythia): a quarter of each head rotates, parallel residual, untied, exact GELU") {
+        hf::ModelSpec s = spec_of(neox_checkpoint().config);
+        CHECK(s.head_dim == 16);
+        CHECK(s.rotary_dim == 4);
+        CHECK(s.layout == hf::BlockLayout::parallel_residual);
+        CHECK(s.activation == hf::Activation::gelu_exact);
+        CHECK(s.norm.kind == hf::NormKind::layer_norm);
+        CHECK(s.mlp == hf::MlpKind::plain);
+        CHECK_FALSE(s.tied_lm_head);
+        CHECK(s.qkv_bias);
+        CHECK(spec_of(neox_checkpoint(7, false).config).layout == hf::BlockLayout::pre_norm);
+    }
+    SECTION("bert: bidirectional, post-norm, learned positions, token types, the MLM head") {
+        const hf::ModelSpec s = spec_of(bert_checkpoint().config);
+        CHECK_FALSE(s.layers[0].causal);
+        CHECK(s.layout == hf::BlockLayout::post_norm);
+        CHECK(s.positions == hf::PositionKind::learned_absolute);
+        CHECK(s.max_positions == 16);
+        CHECK(s.type_vocab_size == 2);
+        CHECK(s.embedding_norm);
+        CHECK(s.head == hf::HeadKind::masked_lm);
+        CHECK(s.lm_head_bias);
+        CHECK_FALSE(s.final_norm);
+        CHECK(s.norm.epsilon == 1e-12);
+        CHECK(s.pad_token_id == 0);
+        json with_mask = bert_checkpoint().config;
+        with_mask["mask_token_id"] = 39;
+        CHECK(spec_of(with_mask).mask_token_id == 39);
+    }
+    SECTION("rope_parameters, as transformers 5 saves it, is read like rope_theta and rope_scaling") {
+        json config = llama3_checkpoint().config;
+        const json scaling = config["rope_scaling"];
+        config.erase("rope_scaling");
+        config.erase("rope_theta");
+        config["rope_parameters"] = scaling;
+        config["rope_parameters"]["rope_theta"] = 500000.0;
+        const hf::ModelSpec s = spec_of(config);
+        CHECK(s.layers[1].rope_theta == 500000.0);
+        CHECK(s.layers[1].rope_scaling.kind == hf::RopeScalingKind::llama3);
+    }
+    SECTION("every key of every fixture's config is honoured or listed as informational") {
+        for (const FamilyCheckpoint& c : all_family_checkpoints()) {
+            const hf::KeyLists* keys = hf::config_keys(c.config["model_type"]);
+            REQUIRE(keys);
+            for (const auto& [key, value] : c.config.items()) {
+                INFO(c.label << ": " << key);
+                const bool listed = std::count(keys->honoured.begin(), keys->honoured.end(), key) +
+                                    std::count(keys->informational.begin(), keys->informational.end(), key);
+                CHECK(listed == 1);
+            }
+        }
+    }
+}
+
+// [SECTION] Refusals
+
+TEST_CASE("configs that would run as something else are refused, naming the key and value", "[families][spec][refusal]") {
+    SECTION("an unknown model_type, naming it and the supported ones") {
+        json config = llama_checkpoint().config;
+        config["model_type"] = "mistral";
+        const std::string e = refusal_of(config);
+        CHECK_THAT(e, Contains("\"mistral\" is not supported") && Contains("\"llama\"") && Contains("\"gemma3_text\"") &&
+                          Contains("\"bert\""));
+        config.erase("model_type");
+        CHECK_THAT(refusal_of(config), Contains("key 'model_type': missing"));
+    }
+    SECTION("an unsupported rope_scaling type, and a linear one without its factor") {
+        json config = llama3_checkpoint().config;
+        config["rope_scaling"]["rope_type"] = "yarn";
+        CHECK_THAT(refusal_of(config), Contains("key 'rope_scaling'") && Contains("\"yarn\" is not supported"));
+        config["rope_scaling"] = {{"type", "dynamic"}, {"factor", 2.0}};
+        CHECK_THAT(refusal_of(config), Contains("\"dynamic\" is not supported"));
+        config["rope_scaling"] = {{"rope_type", "linear"}};
+        CHECK_THAT(refusal_of(config), Contains("\"linear\" needs a 'factor'"));
+        config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+        CHECK_THAT(refusal_of(config), Contains("needs 'low_freq_factor'"));
+        config["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}, {"beta_fast", 32}};
+        CHECK_THAT(refusal_of(config), Contains("'beta_fast'"));
+    }
+    SECTION("an unknown key, naming it; and a key of another family") {
+        json config = qwen3_checkpoint().config;
+        config["rope_mystery"] = 3;
+        CHECK_THAT(refusal_of(config), Contains("key 'rope_mystery': 3 is not read by the qwen3 reader"));
+        json qwen2 = qwen2_checkpoint().config;
+        qwen2["attention_bias"] = false;   // Qwen2 has fixed biases; the key is not one of its config
+        CHECK_THAT(refusal_of(qwen2), Contains("key 'attention_bias'"));
+        json llama = llama_checkpoint().config;
+        llama["attn_logit_softcapping"] = 30.0;   // Gemma's, not Llama's
+        CHECK_THAT(refusal_of(llama), Contains("key 'attn_logit_softcapping': 30.0"));
+    }
+    SECTION("values outside what the family computes") {
+        json llama = llama_checkpoint().config;
+        llama["hidden_act"] = "quick_gelu";
+        CHECK_THAT(refusal_of(llama), Contains("key 'hidden_act': \"quick_gelu\" is not supported"));
+        llama = llama_checkpoint().config;
+        llama["num_key_value_heads"] = 4;
+        CHECK_THAT(refusal_of(llama), Contains("key 'num_key_value_heads': 4 does not divide num_attention_heads 6"));
+        llama = llama_checkpoint().config;
+        llama["rope_interleaved"] = true;
+        CHECK_THAT(refusal_of(llama), Contains("key 'rope_interleaved': true is not supported"));
+        json gemma3 = gemma3_checkpoint().config;
+        gemma3["attn_logit_softcapping"] = 50.0;   // transformers' Gemma 3 would silently not cap
+        CHECK_THAT(refusal_of(gemma3), Contains("key 'attn_logit_softcapping'") && Contains("never soft-caps"));
+        gemma3 = gemma3_checkpoint().config;
+        gemma3["use_bidirectional_attention"] = true;
+        CHECK_THAT(refusal_of(gemma3), Contains("key 'use_bidirectional_attention': true"));
+        gemma3 = gemma3_checkpoint().config;
+        gemma3["layer_types"] = {"full_attention", "chunked_attention", "full_attention"};
+        CHECK_THAT(refusal_of(gemma3), Contains("\"chunked_attention\" is not supported"));
+        json qwen2 = qwen2_checkpoint().config;
+        qwen2["layer_types"] = {"sliding_attention", "full_attention"};   // a sliding layer with use_sliding_window false
+        CHECK_THAT(refusal_of(qwen2), Contains("no window"));
+        json bert = bert_checkpoint().config;
+        bert["position_embedding_type"] = "relative_key";
+        CHECK_THAT(refusal_of(bert), Contains("key 'position_embedding_type': \"relative_key\""));
+        bert = bert_checkpoint().config;
+        bert["is_decoder"] = true;
+        CHECK_THAT(refusal_of(bert), Contains("key 'is_decoder': true"));
+        json neox = neox_checkpoint().config;
+        neox["rotary_pct"] = 0.1875;   // 16·0.1875 = 3 dims: not pairs
+        CHECK_THAT(refusal_of(neox), Contains("odd"));
+        json gpt2 = json::parse(gpt2::config_json(attn::testing::tiny_config()));
+        gpt2["scale_attn_by_inverse_layer_idx"] = true;
+        CHECK_THAT(refusal_of(gpt2), Contains("key 'scale_attn_by_inverse_layer_idx': true"));
+    }
+}
+
+TEST_CASE("folders whose tensors do not match the config are refused, naming the tensor, the file and the shape", "[families][weights][refusal]") {
+    SECTION("a missing tensor") {
+        FamilyCheckpoint c = gemma2_checkpoint();
+        c.tensors.erase("model.layers.1.pre_feedforward_layernorm.weight");
+        write_family_checkpoint(folder_for("missing"), c);
+        const hf::ModelLoad load = hf::load_model(folder_for("missing"));
+        CHECK_FALSE(load.weights);
+        CHECK_THAT(joined(load.errors), Contains("tensor 'model.layers.1.pre_feedforward_layernorm.weight' is missing") &&
+                                            Contains("shape [16]"));
+    }
+    SECTION("an untied head missing") {
+        FamilyCheckpoint c = neox_checkpoint();
+        c.tensors.erase("embed_out.weight");
+        write_family_checkpoint(folder_for("no_head"), c);
+        CHECK_THAT(joined(hf::load_model(folder_for("no_head")).errors), Contains("tensor 'embed_out.weight' is missing"));
+    }
+    SECTION("a wrong shape: k_proj sized for 4 K/V heads when the config says 2") {
+        FamilyCheckpoint c = qwen2_checkpoint();
+        c.tensors["model.layers.0.self_attn.k_proj.weight"] = HfTensor{{16, 16}, std::vector<float>(256, 0.5f)};
+        write_family_checkpoint(folder_for("shape"), c);
+        const hf::ModelLoad load = hf::load_model(folder_for("shape"));
+        CHECK_FALSE(load.weights);
+        CHECK_THAT(joined(load.errors), Contains("model.safetensors: tensor 'model.layers.0.self_attn.k_proj.weight' is [16, 16]; expected [8, 16]"));
+    }
+    SECTION("a tensor the family does not have") {
+        FamilyCheckpoint c = llama_checkpoint();
+        c.tensors["model.layers.0.self_attn.rotary_emb.scale"] = HfTensor{{2}, {1.0f, 2.0f}};
+        write_family_checkpoint(folder_for("extra"), c);
+        CHECK_THAT(joined(hf::load_model(folder_for("extra")).errors),
+                   Contains("tensor 'model.layers.0.self_attn.rotary_emb.scale' is not one of a llama checkpoint's"));
+    }
+    SECTION("one weight under two names") {
+        FamilyCheckpoint c = llama_checkpoint();
+        c.tensors["layers.0.mlp.up_proj.weight"] = c.tensors.at("model.layers.0.mlp.up_proj.weight");
+        write_family_checkpoint(folder_for("twice"), c);
+        CHECK_THAT(joined(hf::load_model(folder_for("twice")).errors), Contains("is stored under 2 names"));
+    }
+    SECTION("a tied head that differs from the embedding") {
+        FamilyCheckpoint c = qwen3_checkpoint();
+        c.tensors["lm_head.weight"] = c.tensors.at("model.embed_tokens.weight");
+        c.tensors["lm_head.weight"].values[5] += 1.0f;
+        write_family_checkpoint(folder_for("tied_differs"), c);
+        CHECK_THAT(joined(hf::load_model(folder_for("tied_differs")).errors),
+                   Contains("tensor 'lm_head.weight' differs from the token embedding"));
+    }
+    SECTION("a shard missing, a tensor the index puts in a shard that lacks it, one in two shards") {
+        const FamilyCheckpoint c = llama3_checkpoint();
+        const std::string folder = folder_for("shards");
+        write_family_checkpoint(folder, c);
+        std::filesystem::remove(std::filesystem::path(folder) / "model-00002-of-00002.safetensors");
+        CHECK_THAT(joined(hf::load_model(folder).errors), Contains("model-00002-of-00002.safetensors: missing; ") &&
+                                                              Contains("model.safetensors.index.json names it for"));
+
+        write_family_checkpoint(folder, c);
+        const std::string index_path = folder + "/model.safetensors.index.json";
+        json index = json::parse(attn::testing::read_file(index_path));
+        index["weight_map"]["model.norm.weight"] =
+            index["weight_map"]["model.norm.weight"] == "model-00001-of-00002.safetensors" ? "model-00002-of-00002.safetensors"
+                                                                                          : "model-00001-of-00002.safetensors";
+        attn::testing::write_file(index_path, index.dump());
+        CHECK_THAT(joined(hf::load_model(folder).errors), Contains("tensor 'model.norm.weight' is missing, but") &&
+                                                              Contains("is not in") );
+
+        write_family_checkpoint(folder, c);
+        index = json::parse(attn::testing::read_file(index_path));
+        index["weight_map"]["model.layers.0.mlp.up_proj.weight"] = "../elsewhere.safetensors";
+        attn::testing::write_file(index_path, index.dump());
+        CHECK_THAT(joined(hf::load_model(folder).errors), Contains("is not a file name in this folder"));
+    }
+    SECTION("a tensor in two shards") {
+        FamilyCheckpoint c = llama3_checkpoint();
+        const std::string folder = folder_for("two_shards");
+        write_family_checkpoint(folder, c);
+        // the second shard rewritten with a tensor of the first shard added
+        HfTensors second;
+        const json index = json::parse(attn::testing::read_file(folder + "/model.safetensors.index.json"));
+        std::string from_first;
+        for (const auto& [name, file] : index["weight_map"].items()) {
+            if (file == "model-00002-of-00002.safetensors") second[name] = c.tensors.at(name);
+            else from_first = name;
+        }
+        second[from_first] = c.tensors.at(from_first);
+        std::string error;
+        REQUIRE(gpt2::write_safetensors(folder + "/model-00002-of-00002.safetensors", named(second), {}, c.dtype, &error));
+        CHECK_THAT(joined(hf::load_model(folder).errors), Contains("tensor '" + from_first + "' is also in"));
+    }
+    SECTION("no weights at all") {
+        FamilyCheckpoint c = bert_checkpoint();
+        write_family_checkpoint(folder_for("no_weights"), c);
+        std::filesystem::remove(folder_for("no_weights") + "/model.safetensors");
+        CHECK_THAT(joined(hf::load_model(folder_for("no_weights")).errors), Contains("model.safetensors: missing"));
+    }
+}
+
+// [SECTION] The reference's own sanity
+
+namespace {
+
+const std::vector<int> kIds = {3, 17, 5, 29, 11, 8, 36, 2};
+
+Reference reference_of(const FamilyCheckpoint& c, const std::vector<int>& ids = kIds) {
+    return reference_forward(spec_of(c.config), c.tensors, ids);
+}
+
+}  // namespace
+
+TEST_CASE("the reference's attention: rows sum to 1, causal and sliding masks, GQA's shared keys", "[families][reference]") {
+    for (const FamilyCheckpoint& c : all_family_checkpoints()) {
+        DYNAMIC_SECTION(c.label) {
+            const hf::ModelSpec s = spec_of(c.config);
+            const Reference r = reference_of(c);
+            const std::size_t n = kIds.size();
+            REQUIRE(r.attention.size() == static_cast<std::size_t>(s.n_layers));
+            REQUIRE(r.logits.size() == n);
+            REQUIRE(r.logits[0].size() == static_cast<std::size_t>(s.vocab_size));
+            double largest_weight = 0;
+            for (int l = 0; l < s.n_layers; ++l) {
+                const hf::LayerSpec& ls = s.layers[static_cast<std::size_t>(l)];
+                REQUIRE(r.attention[static_cast<std::size_t>(l)].size() == static_cast<std::size_t>(s.n_heads));
+                for (int h = 0; h < s.n_heads; ++h) {
+                    const Rows& w = r.attention[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)];
+                    for (std::size_t i = 0; i < n; ++i) {
+                        double sum = 0;
+                        for (std::size_t j = 0; j < n; ++j) {
+                            sum += w[i][j];
+                            largest_weight = std::max(largest_weight, j < i ? w[i][j] : 0.0);
+                            const bool future = j > i, outside = ls.window > 0 && static_cast<int>(i - std::min(i, j)) >= ls.window;
+                            if ((ls.causal && future) || outside) CHECK(w[i][j] == 0.0);
+                            else CHECK(w[i][j] > 0.0);
+                        }
+                        CHECK(sum == Approx(1.0).epsilon(1e-12));
+                    }
+                    // GQA: every query head of a group reads the same keys
+                    const Rows& keys = r.keys[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)];
+                    const Rows& first_of_group = r.keys[static_cast<std::size_t>(l)][static_cast<std::size_t>(s.kv_head_of(h) * s.kv_group())];
+                    CHECK(keys == first_of_group);
+                    if (s.n_kv_heads < s.n_heads && h + 1 < s.n_heads && s.kv_head_of(h + 1) != s.kv_head_of(h))
+                        CHECK(keys != r.keys[static_cast<std::size_t>(l)][static_cast<std::size_t>(h + 1)]);
+                }
+            }
+            // far from uniform: a transposed or swapped weight would show
+            CHECK(largest_weight > 0.5);
+            if (!s.layers[0].causal) CHECK(r.attention[0][0][0][n - 1] > 0.0);   // BERT sees the future
+        }
+    }
+}
+
+TEST_CASE("the reference's soft-caps keep scores and logits inside (−c, c), and bite", "[families][reference]") {
+    const FamilyCheckpoint c = gemma2_checkpoint();
+    const hf::ModelSpec s = spec_of(c.config);
+    const Reference r = reference_of(c);
+    double largest_score = 0, largest_logit = 0;
+    for (const auto& layer : r.scores)
+        for (const Rows& head : layer)
+            for (const auto& row : head)
+                for (double v : row) largest_score = std::max(largest_score, std::abs(v));
+    for (const auto& row : r.logits)
+        for (double v : row) largest_logit = std::max(largest_logit, std::abs(v));
+    CHECK(largest_score < s.attn_logit_softcap);
+    CHECK(largest_logit < s.final_logit_softcap);
+    // without the caps the same weights go past them: the caps are doing something
+    json uncapped = c.config;
+    uncapped["attn_logit_softcapping"] = 1e6;
+    uncapped["final_logit_softcapping"] = 1e6;
+    const Reference raw = reference_forward(spec_of(uncapped), c.tensors, kIds);
+    double raw_score = 0, raw_logit = 0;
+    for (const Rows& head : raw.scores[0])
+        for (const auto& row : head)
+            for (double v : row) raw_score = std::max(raw_score, std::abs(v));
+    for (const auto& row : raw.logits)
+        for (double v : row) raw_logit = std::max(raw_logit, std::abs(v));
+    CHECK(raw_score > s.attn_logit_softcap);
+    CHECK(raw_logit > s.final_logit_softcap);
+}
+
+TEST_CASE("the reference's RoPE: position 0 is the identity, a rotation keeps the norm, dims past rotary_dim pass", "[families][reference]") {
+    const std::vector<double> x = {0.3, -1.2, 2.5, 0.7, -0.4, 1.1, 0.9, -2.0};
+    const std::vector<float> inv = reference_inv_freq(10000.0, 8, {});
+    CHECK(apply_rope(x, 0, inv) == x);
+    const std::vector<double> turned = apply_rope(x, 5, inv);
+    double before = 0, after = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) before += x[i] * x[i], after += turned[i] * turned[i];
+    CHECK(after == Approx(before).epsilon(1e-12));
+    CHECK(turned != x);
+    // rotate_half pairs dims i and i + 4: the pair (x0, x4) turns by 5 radians (inv_freq[0] = 1)
+    CHECK(turned[0] == Approx(x[0] * std::cos(5.0) - x[4] * std::sin(5.0)));
+    CHECK(turned[4] == Approx(x[4] * std::cos(5.0) + x[0] * std::sin(5.0)));
+    const std::vector<double> partial = apply_rope(x, 5, reference_inv_freq(10000.0, 4, {}));
+    CHECK(std::vector<double>(partial.begin() + 4, partial.end()) == std::vector<double>(x.begin() + 4, x.end()));
+    // and the spec's frequencies are the reference's
+    const hf::ModelSpec s = spec_of(neox_checkpoint().config);
+    CHECK(hf::rope_inverse_frequencies(s, 0) == reference_inv_freq(10000.0, 4, {}));
+}
+
+TEST_CASE("the GPT-2 family's reference equals the GPT-2 engine on a tiny GPT-2 checkpoint", "[families][reference][gpt2]") {
+    const std::string folder = folder_for("gpt2");
+    attn::testing::write_tiny_checkpoint(folder);
+    gpt2::CheckpointLoad gpt2_load = gpt2::load_checkpoint(folder);
+    REQUIRE(gpt2_load.checkpoint);
+    const hf::ModelLoad load = hf::load_model(folder);
+    INFO(joined(load.errors));
+    REQUIRE(load.weights);
+    const hf::ModelSpec& s = *load.spec;
+    CHECK(s.model_type == "gpt2");
+    CHECK(s.activation == hf::Activation::gelu_tanh);
+    // the two loaders agree on every weight
+    const gpt2::Checkpoint& g = *gpt2_load.checkpoint;
+    for (int l = 0; l < s.n_layers; ++l) {
+        const hf::LayerWeights& L = load.weights->layers[static_cast<std::size_t>(l)];
+        const gpt2::LayerWeights& G = g.layers[static_cast<std::size_t>(l)];
+        check_same(L.w_q, G.w_q, "w_q");
+        check_same(L.w_k, G.w_k, "w_k");
+        check_same(L.w_v, G.w_v, "w_v");
+        check_same(L.w_o, G.c_proj_w, "c_proj");
+        check_same(L.w_up, G.c_fc_w, "c_fc");
+        check_same(L.w_down, G.mlp_proj_w, "mlp c_proj");
+        check_same(L.attn_norm.weight, G.ln_1_gamma, "ln_1");
+        check_same(L.mlp_norm.bias, G.ln_2_beta, "ln_2.bias");
+    }
+    check_same(load.weights->position_embedding, g.wpe, "wpe");
+
+    const std::vector<int> ids = {65, 66, 67, 200, 68, 259, 70};
+    const Reference r = reference_forward(s, read_tensors(load.files), ids);
+    const gpt2::ForwardPass pass = gpt2::forward(g, ids);
+    REQUIRE(pass.ok);
+    for (int l = 0; l < s.n_layers; ++l)
+        for (int h = 0; h < s.n_heads; ++h)
+            for (std::size_t i = 0; i < ids.size(); ++i)
+                for (std::size_t j = 0; j < ids.size(); ++j)
+                    CHECK(pass.layers[static_cast<std::size_t>(l)].head[static_cast<std::size_t>(h)].weights(
+                              static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) ==
+                          Approx(r.attention[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)][i][j]).margin(1e-5));
+    REQUIRE(pass.logits.rows() == 1);
+    for (int v = 0; v < s.vocab_size; ++v)
+        CHECK(pass.logits(0, v) == Approx(r.logits.back()[static_cast<std::size_t>(v)]).margin(1e-4));
+}
