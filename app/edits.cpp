@@ -445,6 +445,10 @@ bool apply(const Edit& edit, Scenario& s) {
                 if (same_value(s.score_scale, e.value)) return false;
                 s.score_scale = e.value;  // validate says what is wrong with a bad one
                 return true;
+            } else if constexpr (std::is_same_v<E, SetRope>) {
+                if (reflect::equal(s.rope, e.rope)) return false;
+                s.rope = e.rope;  // validate says what is wrong with a bad one
+                return true;
             } else if constexpr (std::is_same_v<E, SetSoftcap>) {
                 if (same_value(s.softcap, e.value)) return false;
                 s.softcap = e.value;
@@ -514,6 +518,7 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetMaskedFill>) return "set the masked fill";
             else if constexpr (std::is_same_v<E, SetScale>) return e.on ? "turn scaling on" : "turn scaling off";
             else if constexpr (std::is_same_v<E, SetScoreScale>) return e.value == 0.0f ? std::string("scale by 1/\xE2\x88\x9A" "d_k") : "set the score scale";
+            else if constexpr (std::is_same_v<E, SetRope>) return std::string("set RoPE's variant");
             else if constexpr (std::is_same_v<E, SetSoftcap>) return e.value == 0.0f ? std::string("turn soft-capping off") : "set the soft-cap";
             else if constexpr (std::is_same_v<E, SetSoftmax>) return std::string("set softmax to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetPositional>) return std::string("set positions to ") + to_string(e.kind);

@@ -37,6 +37,7 @@ struct SetMaskedFill { float value = 0.0f; };
 struct SetScale { bool on = true; };
 struct SetScoreScale { float value = 0.0f; };  // 0: 1/√d_k
 struct SetSoftcap { float value = 0.0f; };     // 0: no soft-capping
+struct SetRope { RopeOptions rope; };          // RoPE's variant (with rotary positions)
 struct SetSoftmax { SoftmaxKind kind = SoftmaxKind::Stable; };
 struct SetPositional { PositionalEncoding kind = PositionalEncoding::None; };
 struct SetAttention { AttentionKind kind = AttentionKind::Self; };
@@ -58,7 +59,7 @@ struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_
 struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
-                          SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap,
+                          SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap, SetRope,
                           SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetSeed, ReplaceScenario>;
 
 // Applies one edit. Returns true when the scenario changed; false (scenario untouched)

@@ -172,6 +172,20 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
         errors.push_back("score scale is " + std::to_string(s.score_scale) + ": expected a finite number > 0 (or 0 for 1/√d_k)");
     else if (s.score_scale > 0.0f && !s.scale)
         errors.push_back("a score scale of " + std::to_string(s.score_scale) + " is given but scaling is off: turn scaling on, or set the scale to 0");
+    if (s.positional == PositionalEncoding::Rotary) {
+        const RopeOptions& r = s.rope;
+        const int d_k = s.input == InputMode::Direct ? (s.heads > 0 ? static_cast<int>(s.q.cols()) / s.heads : 0) : head_dim_of(s);
+        if (!std::isfinite(r.theta) || r.theta <= 1.0f)
+            errors.push_back("RoPE's base θ is " + std::to_string(r.theta) + ": expected a number above 1 (10000 in most models)");
+        if (r.rotary_dims < 0 || r.rotary_dims % 2 != 0 || r.rotary_dims > d_k)
+            errors.push_back("RoPE turns " + std::to_string(r.rotary_dims) + " dimensions: expected an even number up to d_k = " +
+                             std::to_string(d_k) + " (0: all)");
+        if (r.scaling != RopeScalingKind::None && !(std::isfinite(r.factor) && r.factor > 0.0f))
+            errors.push_back("RoPE's scaling factor is " + std::to_string(r.factor) + ": expected a number above 0");
+        if (r.scaling == RopeScalingKind::Llama3 &&
+            !(r.low_freq_factor > 0.0f && r.high_freq_factor > r.low_freq_factor && r.original_max_positions > 0))
+            errors.push_back("Llama 3's RoPE scaling needs 0 < low_freq_factor < high_freq_factor and original_max_position_embeddings > 0");
+    }
     if (!std::isfinite(s.softcap) || s.softcap < 0.0f)
         errors.push_back("soft-cap is " + std::to_string(s.softcap) + ": expected a finite number > 0 (or 0 for none)");
 
@@ -300,8 +314,8 @@ void head_inputs(const Scenario& s, const Trace& t, const Matrix& q_all, const M
             head.q_unrotated = head.q;
             head.k_unrotated = head.k;
         }
-        head.q = apply_rotary(head.q);  // rotate pair (2i, 2i+1) of row p by p·θ_i
-        head.k = apply_rotary(head.k);
+        head.q = apply_rotary(head.q, s.rope);  // turn each pair of row p by p·θ_i
+        head.k = apply_rotary(head.k, s.rope);
     }
     head.alibi_slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, t.heads) : 0.0f;
 }
@@ -508,6 +522,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.input = s.input;
     settings.attention = s.attention;
     settings.positional = s.positional;
+    settings.rope = s.rope;
     settings.mask = s.mask;
     settings.window = s.window;
     settings.masked_fill = s.masked_fill;

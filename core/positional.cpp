@@ -1,5 +1,6 @@
 #include "positional.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "random.hpp"
@@ -55,6 +56,77 @@ Vector rotate_row(const Vector& row, int position) {
 Matrix apply_rotary(const Matrix& m) {
     Matrix out(m.rows(), m.cols());
     for (Eigen::Index p = 0; p < m.rows(); ++p) out.row(p) = rotate_row(m.row(p), static_cast<int>(p));
+    return out;
+}
+
+bool default_rope(const RopeOptions& rope) {
+    return rope.pairing == RopePairing::Interleaved && rope.theta == 10000.0f && rope.rotary_dims == 0 &&
+           rope.scaling == RopeScalingKind::None;
+}
+
+std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k) {
+    const int r = rope.rotary_dims > 0 ? std::min(rope.rotary_dims, d_k) : d_k;
+    std::vector<float> inv_freq(static_cast<std::size_t>(r / 2));
+    // 1.0 / (base ** (arange(0, r, 2).float() / r)): float32 throughout
+    for (int i = 0; i < r / 2; ++i) {
+        const float exponent = static_cast<float>(2 * i) / static_cast<float>(r);
+        inv_freq[static_cast<std::size_t>(i)] = 1.0f / std::pow(rope.theta, exponent);
+    }
+    if (rope.scaling == RopeScalingKind::Linear) {
+        for (float& f : inv_freq) f = f / rope.factor;
+    } else if (rope.scaling == RopeScalingKind::Llama3) {
+        // _compute_llama3_parameters: wavelengths beyond the low band ÷ factor, below the high
+        // band as they are, in between a smooth blend
+        const double old_context = rope.original_max_positions;
+        const double low_freq_wavelen = old_context / rope.low_freq_factor;
+        const double high_freq_wavelen = old_context / rope.high_freq_factor;
+        for (float& f : inv_freq) {
+            const float wavelen = static_cast<float>(2 * M_PI) / f;
+            float scaled = wavelen > low_freq_wavelen ? f / rope.factor : f;
+            const float smooth = (static_cast<float>(old_context) / wavelen - rope.low_freq_factor) /
+                                 (rope.high_freq_factor - rope.low_freq_factor);
+            const float smoothed = (1 - smooth) * scaled / rope.factor + smooth * scaled;
+            const bool medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
+            if (medium) scaled = smoothed;
+            f = scaled;
+        }
+    }
+    return inv_freq;
+}
+
+namespace {
+
+// One row turned by a table of inverse frequencies.
+void rotate_row_into(const float* in, float* out, int d, int position, const std::vector<float>& inv_freq, RopePairing pairing) {
+    for (int c = 0; c < d; ++c) out[c] = in[c];
+    const int pairs = static_cast<int>(inv_freq.size()), half = pairs;
+    for (int i = 0; i < pairs; ++i) {
+        const float angle = static_cast<float>(position) * inv_freq[static_cast<std::size_t>(i)];  // float32, as HF
+        const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+        const int a = pairing == RopePairing::Interleaved ? 2 * i : i;
+        const int b = pairing == RopePairing::Interleaved ? 2 * i + 1 : i + half;
+        const float x0 = in[a], x1 = in[b];
+        out[a] = x0 * c - x1 * s;
+        out[b] = x1 * c + x0 * s;
+    }
+}
+
+}  // namespace
+
+Matrix apply_rotary(const Matrix& m, const RopeOptions& rope) {
+    if (default_rope(rope)) return apply_rotary(m);
+    const std::vector<float> inv_freq = rope_inverse_frequencies(rope, static_cast<int>(m.cols()));
+    Matrix out(m.rows(), m.cols());
+    for (Eigen::Index p = 0; p < m.rows(); ++p)
+        rotate_row_into(m.row(p).data(), out.row(p).data(), static_cast<int>(m.cols()), static_cast<int>(p), inv_freq, rope.pairing);
+    return out;
+}
+
+Vector rotate_row(const Vector& row, int position, const RopeOptions& rope) {
+    if (default_rope(rope)) return rotate_row(row, position);
+    const std::vector<float> inv_freq = rope_inverse_frequencies(rope, static_cast<int>(row.cols()));
+    Vector out(row.cols());
+    rotate_row_into(row.data(), out.data(), static_cast<int>(row.cols()), position, inv_freq, rope.pairing);
     return out;
 }
 

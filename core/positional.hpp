@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "matrix.hpp"
 #include "scenario.hpp"
@@ -16,14 +17,27 @@ Matrix learned_encoding(int n, int d_model, std::uint64_t seed);
 // The additive encoding for kind (zeros for None, Rotary and ALiBi, which do not add).
 Matrix additive_encoding(PositionalEncoding kind, int n, int d_model, std::uint64_t seed);
 
-// RoPE: rotates each pair (2i, 2i+1) of row p by the angle p · 10000^(−2i/d).
-// An odd last column is left as it is.
+// RoPE with the default options: rotates each pair (2i, 2i+1) of row p by the angle
+// p · 10000^(−2i/d). An odd last column is left as it is.
 Matrix apply_rotary(const Matrix& m);
 // The same for one row standing at `position`.
 Vector rotate_row(const Vector& row, int position);
-// cos and sin of RoPE's angle for pair (2i, 2i+1) at position p in d dimensions, computed
-// in double and rounded to float: the one table every path rotates by.
+// cos and sin of that angle for pair (2i, 2i+1) at position p in d dimensions, computed in
+// double and rounded to float: the table the default rotation (and training) turns by.
 void rotary_cos_sin(int position, int two_i, int d, float& cos_angle, float& sin_angle);
+
+// RoPE as Hugging Face computes it, for any options (scenario.hpp RopeOptions), in float32
+// as its rotary embedding does: the inverse frequencies f_i = 1 / θ^(2i/r) for the r rotated
+// dimensions (r = rotary_dims or d_k), then scaled (linear: f/factor; llama3: long
+// wavelengths f/factor, short ones kept, a smooth blend between); the angle of pair i at
+// position p is float(p)·f_i, its cos and sin float32. The pairs are (2i, 2i+1)
+// (interleaved) or (i, i + r/2) (rotate_half); dimensions from r on are not turned.
+std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k);
+// Whether `rope` is the default rotation (apply_rotary above): interleaved, θ = 10000, every
+// dimension, no scaling.
+bool default_rope(const RopeOptions& rope);
+Matrix apply_rotary(const Matrix& m, const RopeOptions& rope);
+Vector rotate_row(const Vector& row, int position, const RopeOptions& rope);
 
 // ALiBi slope of head h out of H: 2^(−8(h+1)/H).
 float alibi_slope(int head, int heads);

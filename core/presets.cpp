@@ -250,10 +250,13 @@ Preset grouped_query_preset() {
         "Llama 2 70B, Llama 3, Qwen and Gemma keep fewer keys and values than queries: here query heads 1\xE2\x80\x93""2 read "
         "K/V head 1 and heads 3\xE2\x80\x93""4 read K/V head 2, so W_K and W_V have half the columns of W_Q and the K/V "
         "cache a decoder keeps while generating is 2\xC3\x97 smaller. Each head still has its own queries: compare the "
-        "weights of heads 1 and 2, which see the same keys.";
+        "weights of heads 1 and 2, which see the same keys. RoPE turns q and k as Llama 3 does: pairs (i, i + d\xE2\x82\x96/2), "
+        "base 500000.";
     p.scenario = sentence(p.name, "The animal did not cross the road because it was tired", 16, 4, PositionalEncoding::Rotary);
     p.scenario.kv_heads = 2;
     p.scenario.mask = MaskKind::Causal;
+    p.scenario.rope.pairing = RopePairing::RotateHalf;  // Llama 3's RoPE: pairs (i, i + d/2), base 500000
+    p.scenario.rope.theta = 500000.0f;
     return p;
 }
 

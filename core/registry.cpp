@@ -103,6 +103,19 @@ std::string kv_weight_title(const Trace& t, const char* label) {
     return std::string(label) + ": " + std::to_string(t.kv_heads) + " K/V heads for " + std::to_string(t.heads) + " query heads";
 }
 
+// How RoPE turns q and k: "pair (2i, 2i+1) of row p turned by p·θᵢ", the base, the
+// dimensions turned and the scaling when they are not the default.
+std::string rope_words(const Trace& t) {
+    const RopeOptions& r = t.settings.rope;
+    std::string words = r.pairing == RopePairing::RotateHalf ? "pair (i, i+r/2)" : "pair (2i, 2i+1)";
+    words += " of row p turned by p\xC2\xB7\xCE\xB8\xE1\xB5\xA2";
+    if (r.theta != 10000.0f) words += ", base " + number(r.theta, 0);
+    if (r.rotary_dims > 0 && r.rotary_dims < t.d_k) words += ", first " + std::to_string(r.rotary_dims) + " of " + std::to_string(t.d_k) + " dims";
+    if (r.scaling == RopeScalingKind::Linear) words += ", positions \xC3\xB7 " + number(r.factor, 2);
+    if (r.scaling == RopeScalingKind::Llama3) words += ", Llama 3 scaling \xC3\x97" + number(r.factor, 2);
+    return words;
+}
+
 std::string projection_title(const Trace& t, int h, const char* letter, const Matrix& bias) {
     const std::string shared = letter[0] == 'Q' ? std::string() : kv_note(t, h);
     if (t.settings.input == InputMode::Direct) return prefix(t, h) + letter + shared + " (given)";
@@ -218,7 +231,7 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, int h) { return projection_title(t, h, "Q", t.b_q); },
                  [](const Trace& t, int h) {
                      std::string shape = projection_shape(t, h, false, t.d_k);
-                     if (t.settings.positional == PositionalEncoding::Rotary) shape += ", pair (2i, 2i+1) of row p turned by p\xC2\xB7\xCE\xB8\xE1\xB5\xA2";
+                     if (t.settings.positional == PositionalEncoding::Rotary) shape += ", " + rope_words(t);
                      return shape;
                  },
                  fixed_projections});

@@ -66,6 +66,28 @@ const char* to_string(Activation a) {
     return "relu";
 }
 const char* to_string(NormKind k) { return k == NormKind::RMSNorm ? "rms_norm" : "layer_norm"; }
+const char* to_string(RopePairing p) { return p == RopePairing::RotateHalf ? "rotate_half" : "interleaved"; }
+const char* to_string(RopeScalingKind k) {
+    switch (k) {
+        case RopeScalingKind::None: return "none";
+        case RopeScalingKind::Linear: return "linear";
+        case RopeScalingKind::Llama3: return "llama3";
+    }
+    return "none";
+}
+
+std::optional<RopePairing> rope_pairing_from_string(const std::string& s) {
+    if (s == "interleaved") return RopePairing::Interleaved;
+    if (s == "rotate_half") return RopePairing::RotateHalf;
+    return std::nullopt;
+}
+
+std::optional<RopeScalingKind> rope_scaling_from_string(const std::string& s) {
+    if (s == "none") return RopeScalingKind::None;
+    if (s == "linear") return RopeScalingKind::Linear;
+    if (s == "llama3") return RopeScalingKind::Llama3;
+    return std::nullopt;
+}
 
 std::optional<NormPlacement> norm_placement_from_string(const std::string& s) {
     if (s == "post") return NormPlacement::Post;

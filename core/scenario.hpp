@@ -43,6 +43,26 @@ enum class AttentionKind {
     Cross,  // Q from the target sequence, K and V from the source sequence
 };
 
+// RoPE's variants (used with PositionalEncoding::Rotary).
+enum class RopePairing {
+    Interleaved,  // pairs (2i, 2i+1): RoFormer, GPT-J; the app's rotary since its first version
+    RotateHalf,   // pairs (i, i + r/2): Hugging Face's Llama, Qwen, Gemma, GPT-NeoX (rotate_half)
+};
+enum class RopeScalingKind {
+    None,
+    Linear,  // every inverse frequency ÷ factor (positions stretched): Gemma 3's global layers
+    Llama3,  // Llama 3.1's: long wavelengths ÷ factor, short ones kept, a smooth blend between
+};
+struct RopeOptions {
+    RopePairing pairing = RopePairing::Interleaved;
+    float theta = 10000.0f;        // the base: inverse frequency θ^(−2i/r)
+    int rotary_dims = 0;           // r: the first r of each head's d_k columns turn (Pythia's rotary_pct); 0: all
+    RopeScalingKind scaling = RopeScalingKind::None;
+    float factor = 1.0f;           // Linear and Llama3
+    float low_freq_factor = 1.0f, high_freq_factor = 4.0f;  // Llama3
+    int original_max_positions = 8192;                      // Llama3
+};
+
 // One sequence of tokens. embeddings may be empty: each row is then derived from the
 // token's text (token_embedding), so a repeated word shares its vector.
 struct Sequence {
@@ -133,6 +153,7 @@ struct Scenario {
     std::vector<std::string> direct_query_labels, direct_key_labels;  // optional
 
     PositionalEncoding positional = PositionalEncoding::None;
+    RopeOptions rope;                 // with Rotary
     MaskKind mask = MaskKind::None;
     int window = 2;                   // sliding window size w ≥ 1
     MaskMatrix custom_mask;           // (n_q × n_k), true = visible
@@ -159,6 +180,10 @@ const char* to_string(SoftmaxKind);
 const char* to_string(AttentionKind);
 const char* to_string(NormPlacement);
 const char* to_string(Activation);
+const char* to_string(RopePairing);
+const char* to_string(RopeScalingKind);
+std::optional<RopePairing> rope_pairing_from_string(const std::string&);
+std::optional<RopeScalingKind> rope_scaling_from_string(const std::string&);
 const char* to_string(NormKind);
 // Parse the names written by to_string; nullopt for an unknown name.
 std::optional<PositionalEncoding> positional_from_string(const std::string&);

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "positional.hpp"
 #include "registry.hpp"
 
 namespace attn {
@@ -240,6 +241,51 @@ void read_norm(Reader& r, const json& j, const std::string& key, LayerNormParams
     }
 }
 
+// "rope": {"pairing", "theta", "rotary_dims", "scaling": {"type", "factor", "low_freq_factor",
+// "high_freq_factor", "original_max_position_embeddings"}}.
+void read_rope(Reader& r, const json& j, RopeOptions& rope) {
+    if (!j.is_object()) {
+        r.fail("key 'rope'", "expected an object {\"pairing\", \"theta\", \"rotary_dims\", \"scaling\"}");
+        return;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = "rope." + it.key();
+        const std::string& k = it.key();
+        if (k == "pairing") {
+            if (auto v = r.choice(*it, key, rope_pairing_from_string, "\"interleaved\", \"rotate_half\"")) rope.pairing = *v;
+        } else if (k == "theta") {
+            if (auto v = r.number(*it, "key '" + key + "'")) rope.theta = *v;
+        } else if (k == "rotary_dims") {
+            if (auto v = r.integer(*it, key, 0, 8192)) rope.rotary_dims = static_cast<int>(*v);
+        } else if (k == "scaling") {
+            if (!it->is_object()) {
+                r.fail("key '" + key + "'", "expected an object {\"type\": \"linear\" or \"llama3\", \"factor\", …}");
+                continue;
+            }
+            for (auto sc = it->begin(); sc != it->end(); ++sc) {
+                const std::string skey = key + "." + sc.key();
+                const std::string& sk = sc.key();
+                if (sk == "type") {
+                    if (auto v = r.choice(*sc, skey, rope_scaling_from_string, "\"none\", \"linear\", \"llama3\"")) rope.scaling = *v;
+                } else if (sk == "factor") {
+                    if (auto v = r.number(*sc, "key '" + skey + "'")) rope.factor = *v;
+                } else if (sk == "low_freq_factor") {
+                    if (auto v = r.number(*sc, "key '" + skey + "'")) rope.low_freq_factor = *v;
+                } else if (sk == "high_freq_factor") {
+                    if (auto v = r.number(*sc, "key '" + skey + "'")) rope.high_freq_factor = *v;
+                } else if (sk == "original_max_position_embeddings") {
+                    if (auto v = r.integer(*sc, skey, 1, 1 << 30)) rope.original_max_positions = static_cast<int>(*v);
+                } else {
+                    r.fail("key '" + skey + "'", "unknown key: expected type, factor, low_freq_factor, high_freq_factor, "
+                                                 "original_max_position_embeddings");
+                }
+            }
+        } else {
+            r.fail("key '" + key + "'", "unknown key: expected pairing, theta, rotary_dims, scaling");
+        }
+    }
+}
+
 void read_block(Reader& r, const json& b, BlockOptions& block) {
     if (!b.is_object()) {
         r.fail("key 'block'", "expected an object {\"residual\", \"layer_norm\", \"feed_forward\", \"d_ff\", …}");
@@ -310,7 +356,7 @@ const std::set<std::string>& known_keys() {
     static const std::set<std::string> keys = {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads", "kv_heads", "head_dim",
-        "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "mask", "window", "custom_mask", "masked_fill",
+        "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "rope", "mask", "window", "custom_mask", "masked_fill",
         "scale", "score_scale", "softcap", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
@@ -319,6 +365,20 @@ json number_to_json(float x) {
     if (std::isnan(x)) return "nan";
     if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
     return x;
+}
+
+json rope_to_json(const RopeOptions& rope) {
+    json j = {{"pairing", to_string(rope.pairing)}, {"theta", number_to_json(rope.theta)}, {"rotary_dims", rope.rotary_dims}};
+    if (rope.scaling != RopeScalingKind::None) {
+        json scaling = {{"type", to_string(rope.scaling)}, {"factor", number_to_json(rope.factor)}};
+        if (rope.scaling == RopeScalingKind::Llama3) {
+            scaling["low_freq_factor"] = number_to_json(rope.low_freq_factor);
+            scaling["high_freq_factor"] = number_to_json(rope.high_freq_factor);
+            scaling["original_max_position_embeddings"] = rope.original_max_positions;
+        }
+        j["scaling"] = scaling;
+    }
+    return j;
 }
 
 }  // namespace
@@ -393,6 +453,12 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
         if (auto p = r.choice(j["positional_encoding"], "positional_encoding", positional_from_string,
                               "\"none\", \"sinusoidal\", \"learned\", \"rope\", \"alibi\""))
             s.positional = *p;
+    if (j.contains("rope")) {  // RoPE's variant: read only where RoPE turns q and k
+        if (s.positional != PositionalEncoding::Rotary)
+            r.fail("key 'rope'", "RoPE's options are given, but \"positional_encoding\" is not \"rope\": they would be ignored");
+        else
+            read_rope(r, j["rope"], s.rope);
+    }
     if (j.contains("mask"))
         if (auto m = r.choice(j["mask"], "mask", mask_from_string, "\"none\", \"causal\", \"padding\", \"window\", \"custom\""))
             s.mask = *m;
@@ -567,6 +633,7 @@ json scenario_to_json(const Scenario& s) {
     if (s.head_dim != 0) j["head_dim"] = s.head_dim;
     j["attention"] = to_string(s.attention);
     j["positional_encoding"] = to_string(s.positional);
+    if (s.positional == PositionalEncoding::Rotary && !default_rope(s.rope)) j["rope"] = rope_to_json(s.rope);
     j["mask"] = to_string(s.mask);
     j["window"] = s.window;
     if (s.custom_mask.size() != 0) j["custom_mask"] = mask_to_json(s.custom_mask);
@@ -595,6 +662,7 @@ json trace_to_json(const Trace& t) {
                      {"input", to_string(st.input)},
                      {"attention", to_string(st.attention)},
                      {"positional_encoding", to_string(st.positional)},
+                     {"rope", rope_to_json(st.rope)},
                      {"mask", to_string(st.mask)},
                      {"window", st.window},
                      {"masked_fill", number_to_json(st.masked_fill)},

@@ -106,6 +106,7 @@ struct TraceSettings {
     InputMode input = InputMode::Embeddings;
     AttentionKind attention = AttentionKind::Self;
     PositionalEncoding positional = PositionalEncoding::None;
+    RopeOptions rope;
     MaskKind mask = MaskKind::None;
     int window = 0;
     float masked_fill = 0.0f;

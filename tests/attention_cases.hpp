@@ -54,6 +54,7 @@ struct AttentionCase {
     float score_scale = 0.0f;  // > 0: in place of 1/√d_k
     float softcap = 0.0f;      // > 0: logit soft-capping
     int kv_heads = 0;          // > 0: grouped-query attention
+    RopeOptions rope;          // with rope: its variant
     int d_model = 0;           // > 0 (embedding inputs): a head width independent of it (head_dim = d_k)
     int window = 3;
     bool every_key_padding = false;
@@ -66,6 +67,13 @@ struct AttentionCase {
     AttentionCase scaled_by(float f) const { AttentionCase c = *this; c.score_scale = f; return c; }
     AttentionCase capped_at(float cap) const { AttentionCase c = *this; c.softcap = cap; return c; }
     AttentionCase grouped(int kv) const { AttentionCase c = *this; c.kv_heads = kv; return c; }
+    AttentionCase rotate_half(float theta, int dims = 0) const {
+        AttentionCase c = *this;
+        c.rope.pairing = RopePairing::RotateHalf;
+        c.rope.theta = theta;
+        c.rope.rotary_dims = dims;
+        return c;
+    }
     AttentionCase model_width(int d) const { AttentionCase c = *this; c.d_model = d; return c; }
     AttentionCase with_inputs(Inputs i) const { AttentionCase c = *this; c.inputs = i; return c; }
     AttentionCase padding_every_key() const { AttentionCase c = *this; c.every_key_padding = true; return c; }
@@ -143,6 +151,10 @@ inline std::vector<AttentionCase> attention_cases() {
         attention_case("multi-query: 4 heads, 1 K/V head, window, alibi", M::SlidingWindow, P::ALiBi, 4, 64, 64, 6).grouped(1),
         attention_case("grouped-query, head_dim 5 in d_model 12, custom", M::Custom, P::Sinusoidal, 4, 64, 64, 5).grouped(2).model_width(12),
         attention_case("cross, grouped-query, padding", M::Padding, P::None, 6, 50, 53, 4).grouped(3),
+        attention_case("rope rotate_half, base 500000, grouped-query (Llama 3)", M::Causal, P::Rotary, 4, 130, 130, 8)
+            .rotate_half(500000.0f).grouped(2),
+        attention_case("rope rotate_half on 4 of 16 dims (Pythia)", M::Causal, P::Rotary, 2, 64, 64, 16).rotate_half(10000.0f, 4),
+        attention_case("cross, rope rotate_half, window", M::SlidingWindow, P::Rotary, 2, 50, 53, 8).rotate_half(1000.0f),
         attention_case("grouped-query, direct inputs, naive overflow", M::Causal, P::None, 4, 64, 64, 32)
             .grouped(2).naive().unscaled().with_inputs(Inputs::Overflow),
     };
@@ -170,6 +182,7 @@ inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
     s.softmax = c.softmax;
     s.masked_fill = c.fill;
     s.kv_heads = c.kv_heads;
+    s.rope = c.rope;
     const int width = c.heads * c.d_k, kv_width = (c.kv_heads > 0 ? c.kv_heads : c.heads) * c.d_k;
     if (c.inputs == Inputs::Embeddings) {
         s.d_model = c.d_model > 0 ? c.d_model : width;

@@ -494,3 +494,34 @@ TEST_CASE("grouped-query attention with a head width of its own, against a plain
         CHECK_THAT(validate(d).front(), Catch::Matchers::Contains("k needs 2"));
     }
 }
+
+TEST_CASE("RoPE's variant travels in the scenario file, and is refused where RoPE is off", "[engine][rope]") {
+    Scenario s;
+    s.name = "rope";
+    s.d_model = 8;
+    s.heads = 2;
+    s.target.tokens = tokenize("a b c d e");
+    s.positional = PositionalEncoding::Rotary;
+    s.rope.pairing = RopePairing::RotateHalf;
+    s.rope.theta = 500000.0f;
+    s.rope.rotary_dims = 2;
+    s.rope.scaling = RopeScalingKind::Llama3;
+    s.rope.factor = 8.0f;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const ScenarioLoad back = scenario_from_text(scenario_to_json(s).dump(), "rope.json");
+    REQUIRE(back.scenario);
+    CHECK(back.scenario->rope.pairing == RopePairing::RotateHalf);
+    CHECK(back.scenario->rope.scaling == RopeScalingKind::Llama3);
+    CHECK(trace_to_json(run(*back.scenario)) == trace_to_json(t));
+    // The variant changes the numbers: the default rotation gives others.
+    Scenario plain = s;
+    plain.rope = RopeOptions{};
+    CHECK((run(plain).head[0].q - t.head[0].q).cwiseAbs().maxCoeff() > 1e-3f);
+    const ScenarioLoad ignored = scenario_from_text(R"({"tokens": ["a"], "rope": {"theta": 1000}})", "r.json");
+    CHECK_FALSE(ignored.scenario);
+    const ScenarioLoad unknown = scenario_from_text(R"({"tokens": ["a"], "positional_encoding": "rope", "rope": {"base": 1000}})", "r.json");
+    CHECK_FALSE(unknown.scenario);
+    s.rope.rotary_dims = 3;
+    CHECK_THAT(validate(s).front(), Catch::Matchers::Contains("even number"));
+}

@@ -39,3 +39,101 @@ TEST_CASE("ALiBi slopes form the geometric sequence of the paper") {
     CHECK(b(0, 3) == Approx(-1.5));
     CHECK(b(2, 2) == 0.0f);
 }
+
+namespace {
+
+// Hugging Face's rotary embedding, written out: inverse frequencies in float32, the angle
+// float(p)·f_i, q·cos + rotate_half(q)·sin on the first r dimensions (or the interleaved pairs).
+Matrix hf_rotary(const Matrix& m, const std::vector<double>& inv_freq, bool rotate_half) {
+    Matrix out = m;
+    const int pairs = static_cast<int>(inv_freq.size());
+    for (Eigen::Index p = 0; p < m.rows(); ++p)
+        for (int i = 0; i < pairs; ++i) {
+            const float angle = static_cast<float>(p) * static_cast<float>(inv_freq[static_cast<size_t>(i)]);
+            const double c = std::cos(angle), s = std::sin(angle);
+            const int a = rotate_half ? i : 2 * i, b = rotate_half ? i + pairs : 2 * i + 1;
+            out(p, a) = static_cast<float>(m(p, a) * c - m(p, b) * s);
+            out(p, b) = static_cast<float>(m(p, b) * c + m(p, a) * s);
+        }
+    return out;
+}
+
+std::vector<double> plain_inverse_frequencies(double theta, int r) {
+    std::vector<double> f;
+    for (int i = 0; i < r / 2; ++i) f.push_back(1.0 / std::pow(theta, 2.0 * i / r));
+    return f;
+}
+
+}  // namespace
+
+TEST_CASE("RoPE's variants turn q as Hugging Face's rotary embedding does", "[rope]") {
+    const Matrix m = normal_matrix(40, 8, 3);
+    SECTION("rotate_half, base 500000") {
+        RopeOptions rope;
+        rope.pairing = RopePairing::RotateHalf;
+        rope.theta = 500000.0f;
+        const Matrix got = apply_rotary(m, rope), want = hf_rotary(m, plain_inverse_frequencies(500000.0, 8), true);
+        CHECK((got - want).cwiseAbs().maxCoeff() <= 2e-5f);
+        CHECK(got.row(0) == m.row(0));  // position 0 turns nothing
+        for (int p = 0; p < 40; ++p) CHECK_THAT(got.row(p).norm(), WithinAbs(m.row(p).norm(), 1e-4));
+    }
+    SECTION("Pythia's partial rotary: the first 4 of 8 dimensions, the rest as they are") {
+        RopeOptions rope;
+        rope.pairing = RopePairing::RotateHalf;
+        rope.rotary_dims = 4;
+        const Matrix got = apply_rotary(m, rope);
+        Matrix want = m;
+        want.leftCols(4) = hf_rotary(m.leftCols(4), plain_inverse_frequencies(10000.0, 4), true);
+        CHECK((got - want).cwiseAbs().maxCoeff() <= 2e-5f);
+        CHECK(got.rightCols(4) == m.rightCols(4));
+    }
+    SECTION("interleaved with another base differs from rotate_half") {
+        RopeOptions rope;
+        rope.theta = 1000.0f;
+        const Matrix interleaved = apply_rotary(m, rope);
+        CHECK((interleaved - hf_rotary(m, plain_inverse_frequencies(1000.0, 8), false)).cwiseAbs().maxCoeff() <= 2e-5f);
+        rope.pairing = RopePairing::RotateHalf;
+        CHECK((apply_rotary(m, rope) - interleaved).cwiseAbs().maxCoeff() > 0.1f);
+    }
+    SECTION("the default options are the app's own rotation, bit for bit") {
+        CHECK(apply_rotary(m, RopeOptions{}) == apply_rotary(m));
+        CHECK(rotate_row(m.row(7), 7, RopeOptions{}) == rotate_row(m.row(7), 7));
+    }
+}
+
+TEST_CASE("Llama 3's RoPE scaling: long wavelengths ÷ factor, short ones kept, a blend between", "[rope]") {
+    RopeOptions rope;
+    rope.pairing = RopePairing::RotateHalf;
+    rope.theta = 500000.0f;
+    rope.scaling = RopeScalingKind::Llama3;
+    rope.factor = 32.0f;  // Llama 3.2
+    rope.low_freq_factor = 1.0f;
+    rope.high_freq_factor = 4.0f;
+    rope.original_max_positions = 8192;
+    const std::vector<float> scaled = rope_inverse_frequencies(rope, 64);
+    const std::vector<double> plain = plain_inverse_frequencies(500000.0, 64);
+    REQUIRE(scaled.size() == 32);
+    int kept = 0, divided = 0, blended = 0;
+    for (size_t i = 0; i < plain.size(); ++i) {
+        const double wavelen = 2 * M_PI / plain[i];
+        double want = plain[i];
+        if (wavelen > 8192.0) {
+            want = plain[i] / 32.0;
+            ++divided;
+        } else if (wavelen >= 8192.0 / 4.0) {
+            const double smooth = (8192.0 / wavelen - 1.0) / (4.0 - 1.0);
+            want = (1 - smooth) * plain[i] / 32.0 + smooth * plain[i];
+            ++blended;
+        } else {
+            ++kept;
+        }
+        INFO("pair " << i);
+        CHECK(std::abs(scaled[i] - want) <= 1e-5 * want);
+    }
+    CHECK(kept > 0);
+    CHECK(divided > 0);
+    CHECK(blended > 0);
+    rope.scaling = RopeScalingKind::Linear;
+    rope.factor = 8.0f;
+    CHECK(std::abs(rope_inverse_frequencies(rope, 64)[5] - plain[5] / 8.0) <= 1e-5 * plain[5]);
+}

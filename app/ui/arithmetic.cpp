@@ -209,9 +209,16 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
     }
     e.lines.push_back("= " + num(sum));
     if (s.positional == PositionalEncoding::Rotary && rotated) {
-        e.lines.push_back(std::string("then RoPE rotates the pair (") + ix(c / 2 * 2) + ", " +
-                          ix(c / 2 * 2 + 1) + ") by position p = " + ix(r) + " " + kArrow + " " +
-                          num(m(r, c)));
+        // The pair this column turns with: (2i, 2i+1), or (i, i + r/2) in the rotate-half pairing.
+        const int r_dims = s.rope.rotary_dims > 0 ? std::min(s.rope.rotary_dims, width) : width;
+        if (c >= r_dims - r_dims % 2) {
+            e.lines.push_back("RoPE turns the first " + std::to_string(r_dims) + " dimensions only: this one stays " + num(m(r, c)));
+        } else {
+            const bool half = s.rope.pairing == RopePairing::RotateHalf;
+            const int a = half ? c % (r_dims / 2) : c / 2 * 2, b = half ? a + r_dims / 2 : a + 1;
+            e.lines.push_back(std::string("then RoPE rotates the pair (") + ix(a) + ", " + ix(b) + ") by position p = " + ix(r) + " " +
+                              kArrow + " " + num(m(r, c)));
+        }
     }
 }
 

@@ -287,6 +287,44 @@ void computation_controls(Context& state) {
             if (ImGui::Selectable(to_string(k), k == s.positional)) state.session.push(edits::SetPositional{k});
         ImGui::EndCombo();
     }
+    if (s.positional == PositionalEncoding::Rotary) {
+        // RoPE's variant: the pairing, the base θ, how many dimensions turn.
+        RopeOptions rope = s.rope;
+        bool changed = false;
+        if (ImGui::RadioButton("(2i, 2i+1)", rope.pairing == RopePairing::Interleaved)) {
+            rope.pairing = RopePairing::Interleaved;
+            changed = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("interleaved pairs, as RoFormer and GPT-J turn them");
+        ImGui::SameLine();
+        if (ImGui::RadioButton("(i, i+r/2)", rope.pairing == RopePairing::RotateHalf)) {
+            rope.pairing = RopePairing::RotateHalf;
+            changed = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("rotate_half, as Hugging Face's Llama, Qwen, Gemma and GPT-NeoX turn them");
+        record_item(state, "controls.rope_pairing", to_string(rope.pairing));
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("\xCE\xB8");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(90.0f * state.fonts.scale);
+        float theta = rope.theta;
+        if (ImGui::InputFloat("##rope-theta", &theta, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue)) {
+            rope.theta = theta;
+            changed = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("the base: pair i turns by p\xC2\xB7\xCE\xB8^(\xE2\x88\x92" "2i/r) (Llama 3: 500000)");
+        ImGui::SameLine();
+        ImGui::TextUnformatted("r");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(-1);
+        int dims = rope.rotary_dims;
+        if (ImGui::InputInt("##rope-dims", &dims, 2, 2, ImGuiInputTextFlags_EnterReturnsTrue)) {
+            rope.rotary_dims = std::max(0, dims);
+            changed = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("the first r dimensions of each head turn (Pythia: d_k/4); 0: all");
+        if (changed) state.session.push(edits::SetRope{rope});
+    }
     if (s.input == InputMode::Embeddings) {
         ImGui::TextUnformatted("Attention");
         ImGui::SameLine();

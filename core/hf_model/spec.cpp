@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2/messages.hpp"
+#include "positional.hpp"
 #include "json_read.hpp"
 
 namespace attn::hf {
@@ -662,36 +663,25 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
 
 // [SECTION] RoPE and activations
 
-std::vector<float> rope_inverse_frequencies(const ModelSpec& spec, int layer) {
+attn::RopeOptions rope_options(const ModelSpec& spec, int layer) {
     const LayerSpec& l = spec.layers.at(static_cast<std::size_t>(layer));
-    const int r = spec.rotary_dim;
-    std::vector<float> inv_freq(static_cast<std::size_t>(r / 2));
-    // 1.0 / (base ** (arange(0, r, 2).float() / r)): float32 throughout
-    for (int i = 0; i < r / 2; ++i) {
-        const float exponent = static_cast<float>(2 * i) / static_cast<float>(r);
-        inv_freq[static_cast<std::size_t>(i)] = 1.0f / std::pow(static_cast<float>(l.rope_theta), exponent);
-    }
+    attn::RopeOptions rope;
+    rope.pairing = spec.rope_style == RopeStyle::interleaved ? attn::RopePairing::Interleaved : attn::RopePairing::RotateHalf;
+    rope.theta = static_cast<float>(l.rope_theta);
+    rope.rotary_dims = spec.rotary_dim;
     const RopeScaling& s = l.rope_scaling;
-    if (s.kind == RopeScalingKind::linear) {
-        for (float& f : inv_freq) f = f / static_cast<float>(s.factor);
-    } else if (s.kind == RopeScalingKind::llama3) {
-        // _compute_llama3_parameters: wavelengths beyond the low band / factor, below the high band as
-        // they are, in between a smooth blend
-        const double old_context = s.original_max_position_embeddings;
-        const double low_freq_wavelen = old_context / s.low_freq_factor;
-        const double high_freq_wavelen = old_context / s.high_freq_factor;
-        for (float& f : inv_freq) {
-            const float wavelen = static_cast<float>(2 * M_PI) / f;
-            float scaled = wavelen > low_freq_wavelen ? f / static_cast<float>(s.factor) : f;
-            const float smooth = (static_cast<float>(old_context) / wavelen - static_cast<float>(s.low_freq_factor)) /
-                                 static_cast<float>(s.high_freq_factor - s.low_freq_factor);
-            const float smoothed = (1 - smooth) * scaled / static_cast<float>(s.factor) + smooth * scaled;
-            const bool medium = !(wavelen < high_freq_wavelen) && !(wavelen > low_freq_wavelen);
-            if (medium) scaled = smoothed;
-            f = scaled;
-        }
-    }
-    return inv_freq;
+    rope.scaling = s.kind == RopeScalingKind::linear   ? attn::RopeScalingKind::Linear
+                   : s.kind == RopeScalingKind::llama3 ? attn::RopeScalingKind::Llama3
+                                                       : attn::RopeScalingKind::None;
+    rope.factor = static_cast<float>(s.factor);
+    rope.low_freq_factor = static_cast<float>(s.low_freq_factor);
+    rope.high_freq_factor = static_cast<float>(s.high_freq_factor);
+    rope.original_max_positions = s.original_max_position_embeddings;
+    return rope;
+}
+
+std::vector<float> rope_inverse_frequencies(const ModelSpec& spec, int layer) {
+    return attn::rope_inverse_frequencies(rope_options(spec, layer), spec.rotary_dim);
 }
 
 double activate(Activation activation, double x) {

@@ -41,6 +41,8 @@
 #include <string>
 #include <vector>
 
+#include "scenario.hpp"
+
 namespace attn::hf {
 
 enum class NormKind { layer_norm, rms_norm };
@@ -163,6 +165,10 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
 // computes them: inv_freq[i] = 1 / θ^(2i / r), then the layer's scaling (linear: / factor;
 // llama3: the low band / factor, the middle band smoothed). HF's angle is then the float32
 // product inv_freq[i]·position, and cos, sin of it.
+// Layer `layer`'s RoPE as the engine's scenario takes it (its base, the dimensions turned, the
+// scaling), and its inverse frequencies (core/positional.hpp computes them, in float32 as
+// Hugging Face does).
+attn::RopeOptions rope_options(const ModelSpec& spec, int layer);
 std::vector<float> rope_inverse_frequencies(const ModelSpec& spec, int layer);
 
 // The activations, as transformers' ACT2FN computes them (gelu_tanh: 0.5x(1 + tanh(√(2/π)(x + 0.044715x³)));
