@@ -43,7 +43,10 @@ void check_same(const Matrix& got, const Matrix& expected, const std::string& wh
     CHECK(got == expected);
 }
 
-std::string folder_for(const std::string& label) { return "test_hf_families_" + label; }
+// A folder of its own under the system temporary folder (never the working directory).
+std::string folder_for(const std::string& label) {
+    return (std::filesystem::temp_directory_path() / ("attnlab-test-hf-families-" + label)).string();
+}
 
 hf::ModelLoad written_and_read(const FamilyCheckpoint& c, const std::string& folder) {
     write_family_checkpoint(folder, c);
