@@ -10,6 +10,7 @@
 
 #include "analysis.hpp"
 #include "gpt2/model.hpp"
+#include "hf_model/model.hpp"
 #include "hf_cache.hpp"
 #include "stack.hpp"
 #include "report.hpp"
@@ -59,6 +60,8 @@ struct ModelRun {
     bool weights_in_checkpoint = false;
     std::string non_finite;        // where NaN or ±∞ first arose after the layers; empty: none
     std::string ignored;           // GPT-2 folders: the tensors of the file GPT-2 skips, in words
+    std::string kind;              // a family's model_type ("llama"); empty: GPT-2 or a model file
+    json masked_predictions;       // BERT: the top 5 of each [MASK]
 };
 
 // "1 layer", "2 layers".
@@ -178,6 +181,44 @@ int run_model_file(const std::string& path, const std::string& text, ModelRun& r
 
 // One layer's trace as JSON. A GPT-2 layer's weight matrices are the checkpoint's (up to
 // 768 × 3072 each): they are named, not copied, so the file stays the size of the activations.
+json predictions_json(const std::vector<hf::Prediction>& top) {
+    json ids = json::array(), tokens = json::array(), probabilities = json::array();
+    for (const hf::Prediction& p : top) {
+        ids.push_back(p.id);
+        tokens.push_back(p.token);
+        probabilities.push_back(p.probability);
+    }
+    return {{"ids", ids}, {"tokens", tokens}, {"probabilities", probabilities}};
+}
+
+// A folder of another family (Llama, Qwen, Gemma, GPT-NeoX, BERT): core/hf_model.
+int run_hf(const std::string& folder, const std::string& text, ModelRun& run, std::ostream& err) {
+    hf::OpenedModelLoad load = hf::open_model(folder);
+    for (const std::string& e : load.errors) err << e << "\n";
+    if (!load.model) return 2;
+    hf::ModelPass pass = hf::forward_text(*load.model, text);
+    if (!pass.ok) {
+        for (const std::string& e : pass.errors) err << folder << ": " << e << "\n";
+        return 3;
+    }
+    run.token_ids = std::move(pass.token_ids);
+    run.tokens = std::move(pass.tokens);
+    run.layers = std::move(pass.pass.layers);
+    run.kind = load.model->spec.model_type;
+    if (load.model->spec.head == hf::HeadKind::causal_lm) {
+        run.next_token_top5 = predictions_json(pass.next_token_top5);
+    } else {
+        json masked = json::array();
+        for (const hf::MaskedPrediction& m : pass.masked_predictions) {
+            json one = predictions_json(m.top);
+            one["position"] = m.position;
+            masked.push_back(one);
+        }
+        run.masked_predictions = masked;
+    }
+    return 0;
+}
+
 json layer_json(const Trace& t, int layer, bool weights_in_checkpoint) {
     json j = trace_to_json(t);
     if (weights_in_checkpoint) {
@@ -288,7 +329,11 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
     int code = 0;
     std::string why;
     switch (model_path_kind(path, why)) {
-        case ModelPath::Folder: code = run_gpt2(path, *o.text, run, err); break;
+        case ModelPath::Folder: {
+            const std::string type = hf::folder_model_type(path);
+            code = type.empty() || type == "gpt2" ? run_gpt2(path, *o.text, run, err) : run_hf(path, *o.text, run, err);
+            break;
+        }
         case ModelPath::File: code = run_model_file(path, *o.text, run, err); break;
         case ModelPath::Neither:
             err << path << ": " << why << " (--model takes a GPT-2 checkpoint folder or a model file)\n";
@@ -313,21 +358,24 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
             out << "\n" << counted(layers, "layer", "layers") << " of " << counted(run.layers[0].heads, "head", "heads") << "\n";
             if (!run.ignored.empty()) out << run.ignored << "\n";
         }
-        out << "next token, top 5:\n" << format_top(run.next_token_top5);
+        if (!run.next_token_top5.is_null()) out << "next token, top 5:\n" << format_top(run.next_token_top5);
+        for (const json& m : run.masked_predictions)
+            out << "[MASK] at token " << m["position"].get<int>() + 1 << ", top 5:\n" << format_top(m);
     }
     if (!o.export_json.empty()) {
         json j;
         j["format"] = "attnlab-model-trace";
         j["version"] = 1;
         j["model"] = path;
-        j["kind"] = run.weights_in_checkpoint ? "gpt2" : "attnlab-model";
+        j["kind"] = !run.kind.empty() ? run.kind : run.weights_in_checkpoint ? "gpt2" : "attnlab-model";
         j["text"] = *o.text;
         j["token_ids"] = run.token_ids;
         j["tokens"] = run.tokens;
         json traces = json::array();
         for (int l = 0; l < layers; ++l) traces.push_back(layer_json(run.layers[static_cast<size_t>(l)], l, run.weights_in_checkpoint));
         j["layers"] = std::move(traces);
-        j["next_token_top5"] = run.next_token_top5;
+        if (!run.next_token_top5.is_null()) j["next_token_top5"] = run.next_token_top5;
+        if (!run.masked_predictions.is_null()) j["masked_predictions"] = run.masked_predictions;
         if (!run.predictions.is_null()) j["predictions"] = run.predictions;
         std::string error;
         if (!write_file_atomic(o.export_json, dump_json(j, 1) + "\n", &error)) {
@@ -336,7 +384,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         }
         err << "wrote " << o.export_json << ": " << run.tokens.size() << (run.tokens.size() == 1 ? " token, " : " tokens, ")
             << counted(layers, "layer's trace", "layers' traces") << (run.predictions.is_null() ? "" : ", the predictions per row")
-            << " and the top 5 next tokens\n";
+            << (run.masked_predictions.is_null() ? " and the top 5 next tokens\n" : " and the top 5 of each [MASK]\n");
     }
     for (int l = 0; l < layers; ++l) {
         const NonFiniteReport non_finite = non_finite_report(run.layers[static_cast<size_t>(l)]);

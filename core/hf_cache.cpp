@@ -143,6 +143,15 @@ ModelLocation locate_model(const std::string& text, const std::string& cache) {
     return where;
 }
 
+std::string folder_model_type(const std::string& folder) {
+    std::vector<std::string> errors;  // a config that cannot be read says why when the model is opened
+    if (const auto text = read_text_file(folder + "/config.json", json_limits::kConfigBytes, "config", errors))
+        if (const auto config = parse_json(text->data(), text->data() + text->size(), "config.json", errors, json_limits::kConfig))
+            if (config->is_object() && config->contains("model_type") && (*config)["model_type"].is_string())
+                return (*config)["model_type"].get<std::string>();
+    return {};
+}
+
 std::vector<CachedModel> cached_models(const std::string& cache) {
     std::vector<CachedModel> models;
     std::error_code ec;
@@ -155,12 +164,7 @@ std::vector<CachedModel> cached_models(const std::string& cache) {
         if (!repo) continue;
         const CacheLookup lookup = find_in_cache(*repo, cache);
         if (lookup.folder.empty()) continue;
-        CachedModel model{repo->id, lookup.folder, "", 0};
-        std::vector<std::string> errors;
-        if (const auto text = read_text_file(lookup.folder + "/config.json", json_limits::kConfigBytes, "config", errors))
-            if (const auto config = parse_json(text->data(), text->data() + text->size(), "config.json", errors, json_limits::kConfig))
-                if (config->is_object() && config->contains("model_type") && (*config)["model_type"].is_string())
-                    model.model_type = (*config)["model_type"].get<std::string>();
+        CachedModel model{repo->id, lookup.folder, folder_model_type(lookup.folder), 0};
         std::error_code size_ec;
         for (fs::recursive_directory_iterator file(lookup.folder, size_ec), files_end; !size_ec && file != files_end; file.increment(size_ec))
             if (std::error_code e; fs::is_regular_file(file->path(), e))

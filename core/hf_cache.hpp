@@ -46,6 +46,10 @@ struct ModelLocation {
 };
 ModelLocation locate_model(const std::string& text, const std::string& cache = hub_cache_folder());
 
+// The model_type a folder's config.json names ("" when there is none that can be read: the
+// opening says why). Read as every file is read: a regular file, bounded, never waiting.
+std::string folder_model_type(const std::string& folder);
+
 // Every model in the cache with a snapshot for "main": its id, folder, config.json's
 // model_type ("" when unreadable) and the size of its snapshot's files.
 struct CachedModel {

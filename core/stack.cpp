@@ -38,7 +38,7 @@ bool ablate_heads(Matrix& w_o, int d_k, const HeadSet& ablated, int layer) {
 
 bool ablate_heads(Scenario& s, const HeadSet& ablated, int layer) {
     if (ablated_in_layer(ablated, layer) == 0) return false;  // W_O stays shared with the family's weights
-    return ablate_heads(s.w_o.edit(), s.d_model / s.heads, ablated, layer);  // the scenario's own copy of W_O
+    return ablate_heads(s.w_o.edit(), head_dim_of(s), ablated, layer);  // the scenario's own copy of W_O
 }
 
 const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
@@ -47,7 +47,7 @@ namespace {
 
 // Whether an ablated head of layer ℓ still has a nonzero row of W_O in the scenario.
 bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
-    const int d_k = s.d_model / s.heads;
+    const int d_k = head_dim_of(s);
     for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it)
         if (!s.w_o->middleRows(static_cast<Eigen::Index>(it->head) * d_k, d_k).isZero(0.0f)) return true;
     return false;
@@ -57,7 +57,7 @@ std::string shape(const Matrix& m) { return std::to_string(m.rows()) + " \xC3\x9
 
 std::vector<std::string> head_faults(const Stack& stack) {
     const Head& h = stack.head;
-    if (h.unembedding == nullptr) return {"the model has no unembedding"};
+    if (h.unembedding == nullptr) return {};  // the family's own head reads h
     const Matrix& u = *h.unembedding;
     const Eigen::Index d = stack.d_model;
     if ((h.tied ? u.cols() : u.rows()) != d)
@@ -75,11 +75,22 @@ std::vector<std::string> head_faults(const Stack& stack) {
 void finish(const Stack& stack, const Matrix& x, Pass& pass) {
     const Head& h = stack.head;
     pass.final_input = x;
-    pass.final_output = h.final_norm ? layer_norm(x, h.epsilon, h.norm) : x;
+    pass.final_output = !h.final_norm                      ? x
+                        : h.norm_kind == NormKind::RMSNorm ? rms_norm(x, h.epsilon, h.norm.gamma, h.gamma_plus_one)
+                                                           : layer_norm(x, h.epsilon, h.norm);
+    if (h.unembedding == nullptr) {
+        pass.logits.resize(0, 0);
+        pass.ok = true;
+        return;
+    }
     const auto rows = h.last_row_only ? pass.final_output.bottomRows(1) : pass.final_output.topRows(pass.final_output.rows());
     if (h.tied) pass.logits.noalias() = rows * h.unembedding->transpose();  // (n, d)·(d, V) → (n, V)
     else pass.logits.noalias() = rows * *h.unembedding;                     // (n, d)·(d, V) → (n, V)
     if (h.bias != nullptr && h.bias->size() != 0) pass.logits.rowwise() += *h.bias;
+    if (h.softcap > 0.0f) {
+        const float c = h.softcap;
+        pass.logits = pass.logits.unaryExpr([c](float v) { return c * std::tanh(v / c); });
+    }
     pass.ok = true;
 }
 

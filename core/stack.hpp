@@ -10,9 +10,10 @@
 //                                        copied; ablated heads' rows of W_O zeroed in sₗ's own W_O
 //     traceₗ = run(sₗ)                   the engine: attention and its block, every step kept
 //     xₗ₊₁ = layer_output(traceₗ)        (n × d): the block's output, else the attention's
-//   h = LN_f(x_L), or x_L                (n × d)
+//   h = norm_f(x_L), or x_L              (n × d): LayerNorm, or RMSNorm (Gemma's (1 + γ))
 //   logits = h·W_U + b_U                 (n × d)·(d × V) → (n × V); tied: h·Eᵀ with E (V × d);
-//                                        only h's last row when the family predicts one token
+//                                        only h's last row when the family predicts one token;
+//                                        soft-capped c·tanh(logits/c) when the family says so
 //
 // Cross-attention: every layer reads one memory m (n_s × d), the source's X + PE as layer 1's
 // trace holds it (a decoder reading its encoder's output); layer 1 is given the memory as
@@ -45,13 +46,18 @@ using HeadSet = std::set<HeadId>;
 
 // The end of the stack: the final norm and the unembedding (the LM head).
 struct Head {
-    bool final_norm = false;        // h = LN_f(x_L) with `norm`, else h = x_L
-    LayerNormParams norm;           // (1 × d) each
+    bool final_norm = false;        // h = norm_f(x_L) with `norm`, else h = x_L
+    LayerNormParams norm;           // (1 × d) each; RMSNorm: γ only
+    NormKind norm_kind = NormKind::LayerNorm;
+    bool gamma_plus_one = false;    // Gemma's RMSNorm: (1 + γ)
     float epsilon = 1e-5f;
-    const Matrix* unembedding = nullptr;  // W_U (d × V); tied: the embedding table E (V × d)
+    // W_U (d × V); tied: the embedding table E (V × d). None: the stack ends at h, and the
+    // family's own head reads it (BERT's masked-token head).
+    const Matrix* unembedding = nullptr;
     bool tied = false;                    // logits = h·Eᵀ
     const Vector* bias = nullptr;         // b_U (1 × V), or none
     bool last_row_only = false;           // logits of h's last row only (1 × V): the next token's
+    float softcap = 0.0f;                 // c > 0: logits → c·tanh(logits/c) (Gemma 2)
 };
 
 // What a family gives the runtime. The functions may hold references to the family's

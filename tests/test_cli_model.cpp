@@ -15,9 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "bad_model_catalogue.hpp"
 #include "cli.hpp"
 #include "cli_runner.hpp"
+#include "hf_family_fixtures.hpp"
+#include "hf_model/model.hpp"
 #include "train_fixtures.hpp"
 #include "gpt2/model.hpp"
 #include "train/model_file.hpp"
@@ -295,4 +299,47 @@ TEST_CASE("option --model NAME opens a model from the Hugging Face cache, and sa
     CHECK_THAT(missing.err, Contains("org/absent: no such folder or file, and org/absent is not in the Hugging Face cache (" + cache.string()) &&
                                 Contains("no folder models--org--absent"));
     fs::remove_all(cache);
+}
+
+TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --export-json writes the ids, every layer's heads and the top 5", "[cli][families]") {
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::temp_directory_path() / "attnlab-cli-llama";
+    fs::remove_all(folder);
+    // The tiny Llama with a vocabulary as large as the byte-level tokenizer it ships with.
+    testing::families::FamilyCheckpoint c = testing::families::llama_checkpoint();
+    c.config["vocab_size"] = 408;
+    testing::families::TensorMaker make(c, 99);
+    make("model.embed_tokens.weight", {408, 24}, 0.5);
+    testing::families::write_family_checkpoint(folder.string(), c);
+    fs::copy_file(fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json", folder / "tokenizer.json");
+    const fs::path out = folder / "trace.json";
+    const Result r = run_cli({"--model", folder.string(), "--text", "the cat sat", "--export-json", out.string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    std::ifstream in(out);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    CHECK(j["kind"] == "llama");
+    REQUIRE(j["token_ids"].size() >= 3);
+    REQUIRE(j["layers"].size() == 2);
+    CHECK(j["layers"][0]["heads"].size() == 6);  // every query head's weights
+    CHECK(j["layers"][0]["heads"][5].contains("weights"));
+    CHECK(j["layers"][1]["settings"]["kv_heads"] == 2);
+    CHECK(j["next_token_top5"]["ids"].size() == 5);
+    // The same ids as the tokenizer gives, and what the engine computes for them.
+    const hf::OpenedModelLoad load = hf::open_model(folder.string());
+    REQUIRE(load.model);
+    const hf::ModelPass pass = hf::forward_text(*load.model, "the cat sat");
+    REQUIRE(pass.ok);
+    CHECK(j["token_ids"].get<std::vector<int>>() == pass.token_ids);
+    CHECK(j["next_token_top5"]["ids"][0] == pass.next_token_top5[0].id);
+    // A family the engine does not compute yet is refused, naming what.
+    testing::families::FamilyCheckpoint qwen3 = testing::families::qwen3_checkpoint();
+    const fs::path qwen3_folder = fs::temp_directory_path() / "attnlab-cli-qwen3";
+    fs::remove_all(qwen3_folder);
+    testing::families::write_family_checkpoint(qwen3_folder.string(), qwen3);
+    const Result refused = run_cli({"--model", qwen3_folder.string(), "--text", "the cat", "--print"});
+    CHECK(refused.code == 2);
+    CHECK_THAT(refused.err, Catch::Matchers::Contains("QK-norm"));
+    fs::remove_all(folder);
+    fs::remove_all(qwen3_folder);
 }
