@@ -365,6 +365,97 @@ Preset sandwich_preset() {
     return p;
 }
 
+// [SECTION] What changed since 2017: one sentence through four blocks, random weights
+// (seeded: the same for each), d_model 16, 4 heads; each adds one generation's changes.
+
+const char* kSince2017 = "The animal did not cross the road because it was tired";
+
+Scenario since_2017_block(const std::string& name) {
+    Scenario s = sentence(name, kSince2017, 16, 4);
+    s.block.residual = s.block.layer_norm = s.block.feed_forward = true;
+    s.block.d_ff = 32;
+    return s;
+}
+
+Preset block_2017_preset() {
+    Preset p;
+    p.name = "block-2017";
+    p.title = "The 2017 block: sinusoidal positions, 4 heads, post-norm, ReLU";
+    p.description =
+        "\"Attention Is All You Need\": sinusoidal positions added to the embeddings, 4 heads each with its own "
+        "K and V, every token seeing every other, then LayerNorm(x + Attention(x)) and LayerNorm(y + "
+        "ReLU(yW\xE2\x82\x81)W\xE2\x82\x82). Random weights: the structure, not a trained model.";
+    p.scenario = since_2017_block(p.name);
+    return p;
+}
+
+Preset block_gpt2_preset() {
+    Preset p;
+    p.name = "block-gpt2";
+    p.title = "GPT-2's block: a causal mask, learned positions, pre-norm, GELU";
+    p.description =
+        "GPT-2 (2019) generates text, so a token sees only itself and the tokens before it (causal mask). Positions "
+        "are a learned table, the norms move before each sublayer (x + Attention(LN\xE2\x82\x81(x))), and ReLU "
+        "becomes GELU. Random weights.";
+    p.scenario = since_2017_block(p.name);
+    p.scenario.positional = PositionalEncoding::Learned;
+    p.scenario.mask = MaskKind::Causal;
+    p.scenario.block.norm = NormPlacement::Pre;
+    p.scenario.block.activation = Activation::GeluTanh;
+    return p;
+}
+
+Preset block_llama_preset() {
+    Preset p;
+    p.name = "block-llama";
+    p.title = "Llama's block: RoPE, grouped-query attention, RMSNorm, SwiGLU";
+    p.description =
+        "Llama (2023) turns q and k by RoPE instead of adding positions (pairs (i, i + d\xE2\x82\x96/2), base 500000 "
+        "in Llama 3), shares each K/V head between two query heads (grouped-query attention: a K/V cache half the "
+        "size), normalises by the root mean square alone (RMSNorm) and gates its feed-forward (SwiGLU). Random weights.";
+    p.scenario = since_2017_block(p.name);
+    Scenario& s = p.scenario;
+    s.positional = PositionalEncoding::Rotary;
+    s.rope.pairing = RopePairing::RotateHalf;
+    s.rope.theta = 500000.0f;
+    s.kv_heads = 2;
+    s.mask = MaskKind::Causal;
+    s.block.norm = NormPlacement::Pre;
+    s.block.norm_kind = NormKind::RMSNorm;
+    s.block.gated = true;
+    s.block.activation = Activation::SiLU;
+    s.block.epsilon = 1e-5f;
+    return p;
+}
+
+Preset block_gemma_preset() {
+    Preset p;
+    p.name = "block-gemma2";
+    p.title = "Gemma 2's block: a local window, soft-capping, sandwich norms, GeGLU";
+    p.description =
+        "Gemma 2 (2024) alternates local layers, where a token sees only its last few tokens (a sliding window, here "
+        "4), with global ones; squeezes every score into (\xE2\x88\x92""50, 50) by 50\xC2\xB7tanh(s/50); scales by "
+        "its query_pre_attn_scalar instead of \xE2\x88\x9A" "d\xE2\x82\x96; normalises each sublayer's output too "
+        "(four RMSNorms in the (1 + \xCE\xB3) form); and gates with GELU (GeGLU). Random weights.";
+    p.scenario = since_2017_block(p.name);
+    Scenario& s = p.scenario;
+    s.positional = PositionalEncoding::Rotary;
+    s.rope.pairing = RopePairing::RotateHalf;
+    s.kv_heads = 2;
+    s.mask = MaskKind::SlidingWindow;
+    s.window = 4;
+    s.softcap = 50.0f;
+    s.score_scale = 0.5f;  // query_pre_attn_scalar 4 here (= d_k): Gemma 2 2B uses 256^−½
+    s.block.norm = NormPlacement::Pre;
+    s.block.norm_kind = NormKind::RMSNorm;
+    s.block.gamma_plus_one = true;
+    s.block.sandwich_norm = true;
+    s.block.gated = true;
+    s.block.activation = Activation::GeluTanh;
+    s.block.epsilon = 1e-6f;
+    return p;
+}
+
 std::vector<Preset> make_presets() {
     std::vector<Preset> all;
     all.push_back(three_token_example());
@@ -402,6 +493,10 @@ std::vector<Preset> make_presets() {
     all.push_back(overflow_preset());
     all.push_back(softcap_preset());
     all.push_back(grouped_query_preset());
+    all.push_back(block_2017_preset());
+    all.push_back(block_gpt2_preset());
+    all.push_back(block_llama_preset());
+    all.push_back(block_gemma_preset());
     all.push_back(long_preset());
     all.push_back(rms_norm_preset());
     all.push_back(swiglu_preset());

@@ -3,12 +3,13 @@
 #include <cmath>
 
 #include "engine.hpp"
+#include "presets.hpp"
 #include "serialize.hpp"
 
 namespace attn {
 
 bool Toggles::empty() const {
-    return !mask && !window && !heads && !positional && !softmax && !scale && !masked_fill && !seed && !text &&
+    return !preset && !mask && !window && !heads && !positional && !softmax && !scale && !masked_fill && !seed && !text &&
            !source_text && !attention && !block && !hidden_rows;
 }
 
@@ -18,6 +19,11 @@ bool apply(const Toggles& t, Scenario& scenario, std::string* error) {
         if (error) *error = message;
         return false;
     };
+    if (t.preset) {
+        const Preset* p = find_preset(*t.preset);
+        if (!p) return fail("unknown preset \"" + *t.preset + "\" (attnlab --list-presets)");
+        s = p->scenario;
+    }
     if (t.mask) s.mask = *t.mask;
     if (t.window) s.window = *t.window;
     if (t.heads) s.heads = *t.heads;
@@ -90,12 +96,18 @@ Toggles toggles_from_json(const nlohmann::json& j, const std::string& where, std
         errors.push_back(where + "expected an object of toggles");
         return t;
     }
-    static const char* known[] = {"mask", "window", "heads", "positional_encoding", "softmax", "scale", "masked_fill",
+    static const char* known[] = {"preset", "mask", "window", "heads", "positional_encoding", "softmax", "scale", "masked_fill",
                                   "seed", "text", "source_text", "attention", "block", "hidden_rows"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         bool ok = false;
         for (const char* k : known) ok = ok || it.key() == k;
         if (!ok) errors.push_back(where + "'" + it.key() + "': unknown toggle");
+    }
+    if (j.contains("preset")) {
+        if (!j["preset"].is_string() || !find_preset(j["preset"].get<std::string>()))
+            errors.push_back(where + "'preset': unknown preset " + dump_json(j["preset"]) + " (attnlab --list-presets)");
+        else
+            t.preset = j["preset"].get<std::string>();
     }
     read_choice(j, "mask", t.mask, mask_from_string, where, errors);
     read_choice(j, "positional_encoding", t.positional, positional_from_string, where, errors);
@@ -145,6 +157,7 @@ Toggles toggles_from_json(const nlohmann::json& j, const std::string& where, std
 
 nlohmann::json toggles_to_json(const Toggles& t) {
     nlohmann::json j = nlohmann::json::object();
+    if (t.preset) j["preset"] = *t.preset;
     if (t.mask) j["mask"] = to_string(*t.mask);
     if (t.window) j["window"] = *t.window;
     if (t.heads) j["heads"] = *t.heads;

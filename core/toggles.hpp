@@ -13,6 +13,7 @@
 namespace attn {
 
 struct Toggles {
+    std::optional<std::string> preset;       // the scenario becomes this preset's (the others go on top)
     std::optional<MaskKind> mask;
     std::optional<int> window;
     std::optional<int> heads;

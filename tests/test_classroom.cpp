@@ -346,3 +346,35 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
         CHECK_THAT(load.errors.at(0), Contains("give exactly one of 'preset'"));
     }
 }
+
+TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama and Gemma 2 blocks, each step showing its change") {
+    const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/08-since-2017.json");
+    for (const std::string& e : load.errors) INFO(e);
+    REQUIRE(load.lesson);
+    const Lesson& l = *load.lesson;
+    REQUIRE(l.steps.size() == 11);
+    const Scenario y2017 = scenario_at_step(l, 0), gpt2 = scenario_at_step(l, 3), llama = scenario_at_step(l, 5),
+                   gemma = scenario_at_step(l, 8);
+    // The same sentence throughout.
+    CHECK(gpt2.target.tokens == y2017.target.tokens);
+    CHECK(gemma.target.tokens == y2017.target.tokens);
+    const Trace a = run(y2017), b = run(gpt2), c = run(llama), d = run(gemma);
+    REQUIRE((a.ok && b.ok && c.ok && d.ok));
+    CHECK(a.head[0].weights(0, 5) > 0.0f);   // 2017: the first token sees the future
+    CHECK(b.head[0].weights(0, 5) == 0.0f);  // GPT-2: causal
+    CHECK(b.settings.block.norm == NormPlacement::Pre);
+    CHECK(c.kv_heads == 2);                  // Llama: grouped-query
+    CHECK(c.head[0].k == c.head[1].k);
+    CHECK(c.head[0].q_unrotated.size() != 0);  // RoPE: q before and after
+    CHECK(c.settings.block.norm_kind == NormKind::RMSNorm);
+    CHECK(c.settings.block.gated);
+    CHECK(d.head[0].capped_scores.size() != 0);   // Gemma 2: soft-capped
+    CHECK(d.head[0].weights(8, 2) == 0.0f);       // outside the window of 4
+    CHECK(d.head[0].weights(8, 6) > 0.0f);
+    CHECK(d.settings.block.sandwich_norm);
+    SECTION("a step naming a preset that does not exist is refused") {
+        const std::string text = R"({"title": "t", "preset": "block-2017", "steps": [{"stage": "weights", "text": "a", "toggles": {"preset": "block-gpt3"}}]})";
+        const auto bad = lesson_from_text(text, "bad.json");
+        CHECK_FALSE(bad.lesson);
+    }
+}

@@ -218,10 +218,11 @@ std::vector<StageCard> stage_cards(Stage stage, const Trace& t, int head_index) 
         case Stage::ScalingPlot:
             c.add(hp + "scores", false);
             c.add(hp + "position_bias", false);
-            c.add(hp + "scaled_scores", true);
+            c.add(hp + "scaled_scores", t.settings.softcap <= 0.0f);
+            if (t.settings.softcap > 0.0f) c.add(hp + "capped_scores", true);  // logit soft-capping: its own step
             break;
         case Stage::Masked:
-            c.add(hp + "scaled_scores", false);
+            c.add(hp + (t.settings.softcap > 0.0f ? "capped_scores" : "scaled_scores"), false);
             c.add(hp + "masked_scores", true);
             break;
         case Stage::Weights:
