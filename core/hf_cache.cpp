@@ -12,12 +12,12 @@ namespace attn::hf {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 std::string environment(const char* name) {
     const char* value = std::getenv(name);
     return value != nullptr ? std::string(value) : std::string();
 }
+
+namespace {
 
 // "~/x" → "$HOME/x", as os.path.expanduser does.
 std::string expand_home(const std::string& path) {

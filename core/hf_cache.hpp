@@ -17,6 +17,8 @@
 namespace attn::hf {
 
 std::string hub_cache_folder();
+// An environment variable's value, "" when it is not set.
+std::string environment(const char* name);
 
 // "org/name" or "name" as the hub writes repository ids (letters, digits, "-", "_", "."; no
 // "--" or ".." inside, at most 96 characters a part), with an optional "@revision": what

@@ -41,11 +41,6 @@ namespace {
 
 // [SECTION] Names, URLs and the cache's paths
 
-std::string environment(const char* name) {
-    const char* value = std::getenv(name);
-    return value != nullptr ? std::string(value) : std::string();
-}
-
 // Python's urllib.parse.quote: letters, digits and "_.-~" stay, "/" too when `keep_slash`;
 // every other byte becomes %XX.
 std::string quote(const std::string& text, bool keep_slash) {

@@ -29,25 +29,6 @@ namespace {
 
 // [SECTION] Bytes and their symbols
 
-std::string utf8_of(std::uint32_t code_point) {
-    std::string s;
-    if (code_point < 0x80) {
-        s += static_cast<char>(code_point);
-    } else if (code_point < 0x800) {
-        s += static_cast<char>(0xC0 | (code_point >> 6));
-        s += static_cast<char>(0x80 | (code_point & 0x3F));
-    } else if (code_point < 0x10000) {
-        s += static_cast<char>(0xE0 | (code_point >> 12));
-        s += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-        s += static_cast<char>(0x80 | (code_point & 0x3F));
-    } else {
-        s += static_cast<char>(0xF0 | (code_point >> 18));
-        s += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
-        s += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-        s += static_cast<char>(0x80 | (code_point & 0x3F));
-    }
-    return s;
-}
 
 // The length of the well-formed UTF-8 sequence at text[i] (no overlong forms, no
 // surrogates, at most U+10FFFF), or 0 when the bytes there are not one.
@@ -120,6 +101,26 @@ const ByteSymbols& byte_symbols() {
 }
 
 }  // namespace
+
+std::string utf8_of(std::uint32_t code_point) {
+    std::string s;
+    if (code_point < 0x80) {
+        s += static_cast<char>(code_point);
+    } else if (code_point < 0x800) {
+        s += static_cast<char>(0xC0 | (code_point >> 6));
+        s += static_cast<char>(0x80 | (code_point & 0x3F));
+    } else if (code_point < 0x10000) {
+        s += static_cast<char>(0xE0 | (code_point >> 12));
+        s += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+        s += static_cast<char>(0x80 | (code_point & 0x3F));
+    } else {
+        s += static_cast<char>(0xF0 | (code_point >> 18));
+        s += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
+        s += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+        s += static_cast<char>(0x80 | (code_point & 0x3F));
+    }
+    return s;
+}
 
 const std::array<std::string, 256>& bytes_to_unicode() { return byte_symbols().text; }
 

@@ -22,6 +22,9 @@
 
 namespace attn::gpt2 {
 
+// A code point as UTF-8 (1 to 4 bytes).
+std::string utf8_of(std::uint32_t code_point);
+
 // The UTF-8 text of byte b's symbol: "!" for '!', "Ġ" (U+0120) for ' ', "Ā" (U+0100) for 0x00.
 const std::array<std::string, 256>& bytes_to_unicode();
 // The byte of a symbol's code point, or −1 for a code point that is no byte's symbol.

@@ -6,6 +6,8 @@
 // [SECTION] Regular expressions (PCRE2)
 #include "tokenizer/text.hpp"
 
+#include "gpt2/bpe.hpp"
+
 #include <cctype>
 #include <stdexcept>
 
@@ -30,23 +32,7 @@ std::pair<char32_t, std::size_t> code_point_at(const std::string& text, std::siz
     return {p[0], 1};   // not reached for valid UTF-8
 }
 
-void append_utf8(std::string& out, char32_t cp) {
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-}
+void append_utf8(std::string& out, char32_t cp) { out += gpt2::utf8_of(static_cast<std::uint32_t>(cp)); }
 
 std::size_t code_point_count(const std::string& text) {
     std::size_t n = 0;
