@@ -123,7 +123,8 @@ namespace {
 // A vector of the scenario (a bias, γ or β) as edited: the one used, copied in on the first
 // edit (zeros, or ones for γ), then the one entry changed.
 bool set_vector_cell(const SetCell& e, Scenario& s) {
-    if (s.input != InputMode::Embeddings && e.matrix != MatrixId::BO) return false;
+    const bool qk_norm = e.matrix == MatrixId::QNorm || e.matrix == MatrixId::KNorm;
+    if (s.input != InputMode::Embeddings && e.matrix != MatrixId::BO && !qk_norm) return false;
     const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * s.d_model;
     Vector* target = nullptr;
     int length = s.d_model;
@@ -147,6 +148,13 @@ bool set_vector_cell(const SetCell& e, Scenario& s) {
         case MatrixId::BetaPostAttention: target = &s.block.norm_post_attention.beta; break;
         case MatrixId::GammaPostFeedForward: target = &s.block.norm_post_feed_forward.gamma; fill = identity_gamma; break;
         case MatrixId::BetaPostFeedForward: target = &s.block.norm_post_feed_forward.beta; break;
+        case MatrixId::QNorm:
+        case MatrixId::KNorm:
+            // One number per dimension of a head, shared by every head: the identity is 1, or 0 in the (1 + w) form.
+            target = e.matrix == MatrixId::QNorm ? &s.q_norm : &s.k_norm;
+            length = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) / std::max(1, s.heads) : head_dim_of(s);
+            fill = s.qk_norm_plus_one ? 0.0f : 1.0f;
+            break;
         default: return false;
     }
     // RMSNorm has no β and a gated feed-forward no biases: there is nothing of theirs to edit.
@@ -184,7 +192,9 @@ bool set_cell(const SetCell& e, Scenario& s) {
         case MatrixId::GammaPostAttention:
         case MatrixId::BetaPostAttention:
         case MatrixId::GammaPostFeedForward:
-        case MatrixId::BetaPostFeedForward: return set_vector_cell(e, s);
+        case MatrixId::BetaPostFeedForward:
+        case MatrixId::QNorm:
+        case MatrixId::KNorm: return set_vector_cell(e, s);
         case MatrixId::W1:
         case MatrixId::W2:
         case MatrixId::WGate: {
@@ -431,6 +441,12 @@ bool apply(const Edit& edit, Scenario& s) {
             else if constexpr (std::is_same_v<E, SetHeads>) {
                 const std::vector<int> choices = head_choices(s);
                 if (std::find(choices.begin(), choices.end(), e.heads) == choices.end()) return false;
+                // A sink per head: the new heads start from the first head's.
+                if (s.sinks.size() != 0 && s.sinks.size() != e.heads) s.sinks = Vector::Constant(e.heads, s.sinks(0));
+                // QK-norm's weights are one per dimension of a head: a new width starts from the identity.
+                const int d_k = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) / e.heads : s.d_model / e.heads;
+                if (s.q_norm.size() != 0 && s.q_norm.size() != d_k) s.q_norm = Vector();
+                if (s.k_norm.size() != 0 && s.k_norm.size() != d_k) s.k_norm = Vector();
                 return assign(s.heads, e.heads);  // W_Q… stay (d_model × d_model); only the split changes
             } else if constexpr (std::is_same_v<E, SetMaskKind>) return set_mask_kind(e, s);
             else if constexpr (std::is_same_v<E, SetWindow>) return e.window >= 1 && assign(s.window, e.window);
@@ -452,6 +468,17 @@ bool apply(const Edit& edit, Scenario& s) {
             } else if constexpr (std::is_same_v<E, SetSoftcap>) {
                 if (same_value(s.softcap, e.value)) return false;
                 s.softcap = e.value;
+                return true;
+            }
+            else if constexpr (std::is_same_v<E, SetQKNorm>) {
+                const bool changed = s.qk_norm != e.on || s.qk_norm_plus_one != e.plus_one;
+                s.qk_norm = e.on;
+                s.qk_norm_plus_one = e.plus_one;
+                return changed;
+            }
+            else if constexpr (std::is_same_v<E, SetSinks>) {
+                if (reflect::equal(s.sinks, e.sinks)) return false;
+                s.sinks = e.sinks;  // validate says what is wrong with a bad one
                 return true;
             }
             else if constexpr (std::is_same_v<E, SetSoftmax>) return assign(s.softmax, e.kind);
@@ -520,6 +547,8 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetScoreScale>) return e.value == 0.0f ? std::string("scale by 1/\xE2\x88\x9A" "d_k") : "set the score scale";
             else if constexpr (std::is_same_v<E, SetRope>) return std::string("set RoPE's variant");
             else if constexpr (std::is_same_v<E, SetSoftcap>) return e.value == 0.0f ? std::string("turn soft-capping off") : "set the soft-cap";
+            else if constexpr (std::is_same_v<E, SetSinks>) return e.sinks.size() == 0 ? "remove the attention sinks" : "set the sink logits";
+            else if constexpr (std::is_same_v<E, SetQKNorm>) return e.on ? "turn QK-norm on" : "turn QK-norm off";
             else if constexpr (std::is_same_v<E, SetSoftmax>) return std::string("set softmax to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetPositional>) return std::string("set positions to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetAttention>) return std::string("set attention to ") + to_string(e.kind);

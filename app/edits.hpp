@@ -38,6 +38,10 @@ struct SetScale { bool on = true; };
 struct SetScoreScale { float value = 0.0f; };  // 0: 1/√d_k
 struct SetSoftcap { float value = 0.0f; };     // 0: no soft-capping
 struct SetRope { RopeOptions rope; };          // RoPE's variant (with rotary positions)
+// QK-norm on or off and its form (1 + w); its weights are kept either way.
+struct SetQKNorm { bool on = false; bool plus_one = false; };
+// Attention sinks: one logit per query head, or none (empty).
+struct SetSinks { Vector sinks; };
 struct SetSoftmax { SoftmaxKind kind = SoftmaxKind::Stable; };
 struct SetPositional { PositionalEncoding kind = PositionalEncoding::None; };
 struct SetAttention { AttentionKind kind = AttentionKind::Self; };
@@ -60,7 +64,7 @@ struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
                           SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap, SetRope,
-                          SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetSeed, ReplaceScenario>;
+                          SetQKNorm, SetSinks, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetSeed, ReplaceScenario>;
 
 // Applies one edit. Returns true when the scenario changed; false (scenario untouched)
 // when the edit does not fit it (a cell out of range, a head count that does not divide).

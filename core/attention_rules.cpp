@@ -6,8 +6,9 @@
 
 namespace attn {
 
-ScoreRule score_rule(const Scenario& s, float scale, float alibi_slope, int n_keys) {
+ScoreRule score_rule(const Scenario& s, float scale, float alibi_slope, int n_keys, float sink) {
     ScoreRule rule;
+    rule.sink = sink;
     rule.scale = scale;
     rule.softcap = s.softcap;
     rule.alibi_slope = alibi_slope;

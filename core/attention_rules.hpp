@@ -8,6 +8,10 @@
 //   capped_score(s)         = c·tanh(s / c) with a soft-cap c > 0 (Gemma 2), else s
 //   masked_score(q·k, i, j) = capped_score(scaled_score(q·k, i, j)), or the fill where key j is hidden
 //   row_shift(m)            = what a row's exponentials are taken against: m (stable) or 0 (naive)
+//   sink b (attention sinks, gpt-oss): the head's logit joins the row as one more cell that is
+//   never drawn: m = max(b, max_j s_j) and l starts from cell_exp(b, shift) (row_start), so
+//   sink_weight = row_weight(b, shift, l) and the row's weights sum to 1 − sink_weight. No
+//   sink is b = −∞, which changes nothing.
 //   cell_exp(s, shift)      = exp(s − shift), exactly 0 where that is below the smallest normal
 //                             float (a masked −∞ cell included)
 //   l                       = Σ_j cell_exp(s_j, shift), the row's sum
@@ -21,9 +25,14 @@
 // output the zero vector, on every backend. A row with l = ∞ is the naive softmax's overflow:
 // inf/inf, NaN.
 //
+// With a sink the fully masked row under −∞ is no longer empty: the sink is its only cell, so
+// m = b, l = 1, the sink takes all of the weight, the keys' weights are 0 and the output is
+// the zero vector. A finite fill f weighs exp(f − m) per hidden key beside the sink's exp(b − m).
+//
 // The per-cell functions define the rule; a fast path may apply it to a whole tile (Eigen's
 // products, the run fill of causal and sliding-window masks, vectorised exponentials) and is
 // tested cell for cell against them (tests/test_streaming.cpp, "[rules]").
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -44,12 +53,18 @@ struct ScoreRule {
     float softcap = 0.0f;                // c > 0: s → c·tanh(s/c); 0: none
     float alibi_slope = 0.0f;            // m_h; 0 = no ALiBi
     float masked_fill = kMinusInfinity;  // written into the cells the mask hides
+    float sink = kMinusInfinity;         // the head's sink logit b_h; −∞: no sink
     MaskRule mask;
 };
 
 // The scenario's rule for one head: scale, that head's ALiBi slope, the fill and the mask of
-// n_keys keys (the mask points into the scenario: keep it alive).
-ScoreRule score_rule(const Scenario& s, float scale, float alibi_slope, int n_keys);
+// n_keys keys (the mask points into the scenario: keep it alive); sink: the head's sink
+// logit (head_sink).
+ScoreRule score_rule(const Scenario& s, float scale, float alibi_slope, int n_keys, float sink = kMinusInfinity);
+// Head h's sink logit b_h, or −∞ when the scenario has no sinks.
+inline float head_sink(const Scenario& s, int h) {
+    return h >= 0 && h < s.sinks.size() ? s.sinks(h) : kMinusInfinity;
+}
 
 inline bool fill_is_minus_inf(float fill) { return std::isinf(fill) && fill < 0.0f; }
 
@@ -79,6 +94,19 @@ inline float cell_exp(float s, float shift) {
     const float x = s - shift;
     return x < kExpFlushBelow ? 0.0f : std::exp(x);  // NaN stays NaN
 }
+
+// Where a row's running max and sum start before any key: the sink's own cell, or (no sink,
+// b = −∞) m = −∞ (0 under the naive softmax, which shifts by nothing) and l = 0.
+struct RowStart {
+    float max;  // m₀ = b (stable), 0 (naive)
+    float sum;  // l₀ = cell_exp(b, row_shift(m₀))
+};
+inline RowStart row_start(SoftmaxKind kind, float sink) {
+    const float max = kind == SoftmaxKind::Stable ? sink : 0.0f;
+    return {max, cell_exp(sink, row_shift(kind, max))};
+}
+// A row's max with its sink: max(b, max_j s_j).
+inline float row_max_with_sink(float row_max, float sink) { return std::max(row_max, sink); }
 
 // How a row ends, from its sum l.
 enum class RowSum { Nothing, Overflowed, Weighs };

@@ -188,6 +188,18 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
     }
     if (!std::isfinite(s.softcap) || s.softcap < 0.0f)
         errors.push_back("soft-cap is " + std::to_string(s.softcap) + ": expected a finite number > 0 (or 0 for none)");
+    // QK-norm's weights: one number per dimension of a head (d_k), whether it is on or off.
+    const int d_k = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) / std::max(1, s.heads) : head_dim_of(s);
+    check_vector(errors, "q_norm (QK-norm's weight for q)", s.q_norm, d_k);
+    check_vector(errors, "k_norm (QK-norm's weight for k)", s.k_norm, d_k);
+    // Attention sinks: one logit per query head, each a number (−∞ would be no sink: leave the list out).
+    if (s.sinks.size() != 0 && s.sinks.size() != s.heads)
+        errors.push_back("sinks has " + std::to_string(s.sinks.size()) + " logits for " + std::to_string(s.heads) +
+                         " heads: give one per query head (or none)");
+    else if (s.sinks.size() != 0 && !s.sinks.allFinite())
+        errors.push_back("a sink logit is not a finite number: each head's sink needs one, such as 2.5");
+    if (s.qk_norm && s.input == InputMode::Direct && !(s.block.epsilon > 0.0f && std::isfinite(s.block.epsilon)))
+        errors.push_back("block epsilon is " + std::to_string(s.block.epsilon) + ": QK-norm needs a small positive number such as 1e-6");
 
     // Refuse sizes that do not fit before allocating anything.
     const double heads = std::max(1, s.heads);
@@ -304,11 +316,24 @@ std::optional<PooledGrid> pooled_grid(const RunOptions& o, int n_q, int n_k, std
 
 void head_inputs(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all, const Matrix& v_all, int h,
                  HeadTrace& head, bool keep_unrotated) {
-    head.q_unrotated.resize(0, 0);
-    head.k_unrotated.resize(0, 0);
+    for (Matrix* m : {&head.q_before_norm, &head.k_before_norm, &head.q_normed, &head.k_normed, &head.q_unrotated, &head.k_unrotated})
+        m->resize(0, 0);
     head.q = q_all.middleCols(h * t.d_k, t.d_k);  // (n_q, d_k): head h's slice of the projection
     head.k = k_all.middleCols(h * t.d_k, t.d_k);  // (n_k, d_k)
     head.v = v_all.middleCols(h * t.d_v, t.d_v);  // (n_k, d_v)
+    if (s.qk_norm) {
+        // QK-norm, before RoPE: each row of q and of k over its d_k numbers, q/√(mean(q²) + ε)⊙w.
+        if (keep_unrotated) {
+            head.q_before_norm = head.q;
+            head.k_before_norm = head.k;
+        }
+        head.q = rms_norm(head.q, s.block.epsilon, t.q_norm.row(0), s.qk_norm_plus_one);  // (n_q, d_k)
+        head.k = rms_norm(head.k, s.block.epsilon, t.k_norm.row(0), s.qk_norm_plus_one);  // (n_k, d_k)
+        if (keep_unrotated) {
+            head.q_normed = head.q;
+            head.k_normed = head.k;
+        }
+    }
     if (s.positional == PositionalEncoding::Rotary) {
         if (keep_unrotated) {
             head.q_unrotated = head.q;
@@ -318,6 +343,8 @@ void head_inputs(const Scenario& s, const Trace& t, const Matrix& q_all, const M
         head.k = apply_rotary(head.k, s.rope);
     }
     head.alibi_slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, t.heads) : 0.0f;
+    head.sink = head_sink(s, h);  // −∞: no sink
+    head.sink_weights.resize(0, 0);
 }
 
 namespace {
@@ -329,13 +356,19 @@ void add_head_warnings(const Scenario& s, Trace& t) {
             std::string rows;
             for (int r : head.fully_masked_rows) rows += (rows.empty() ? "" : ", ") + t.query_tokens[static_cast<size_t>(r)];
             // Every cell of the row is the fill: its sum is zero (−∞, or a naive exponential
-            // that underflows) or every cell weighs the same.
-            const bool weighs_nothing = cell_exp(s.masked_fill, row_shift(s.softmax, s.masked_fill)) == 0.0f;
+            // that underflows) or every cell weighs the same; a sink weighs beside them.
+            const RowStart start = row_start(s.softmax, head.sink);
+            const float shift = row_shift(s.softmax, row_max_with_sink(s.masked_fill, start.max));
+            const bool weighs_nothing = cell_exp(s.masked_fill, shift) == 0.0f;
+            const bool sink = head.sink != kMinusInfinity;
             const char* why = std::isinf(s.masked_fill) ? " (every key masked with −∞)"
-                              : weighs_nothing ? " (every key filled with a value whose naive exponential underflows to 0)"
+                              : weighs_nothing ? (sink ? " (every key filled with a value whose exponential is 0 beside the sink's)"
+                                                       : " (every key filled with a value whose naive exponential underflows to 0)")
                                                : " (every key filled with the same finite value)";
-            t.warnings.push_back("head " + std::to_string(h + 1) + ": query " + rows + " sees no key" + why +
-                                 (weighs_nothing ? ": its weights are 0 and its output is 0" : ": its weights are uniform"));
+            const char* what = weighs_nothing ? (sink ? ": the sink takes all of its weight, its weights are 0 and its output is 0"
+                                                      : ": its weights are 0 and its output is 0")
+                                              : (sink ? ": its weights are equal, beside the sink's" : ": its weights are uniform");
+            t.warnings.push_back("head " + std::to_string(h + 1) + ": query " + rows + " sees no key" + why + what);
         }
         if (head.softmax_overflow)
             t.warnings.push_back("head " + std::to_string(h + 1) +
@@ -352,6 +385,12 @@ void finish_trace(const Scenario& s, Trace& t) {
     const std::vector<int> fully_masked = fully_masked_rows(mask, t.n_queries);
     for (HeadTrace& head : t.head) {
         head.fully_masked_rows = fully_masked;
+        // An output-only run (CPU or GPU) keeps each row's m and l: the sink's share follows.
+        if (head.sink != kMinusInfinity && head.sink_weights.size() == 0 && head.row_sum.size() == t.n_queries) {
+            head.sink_weights.resize(t.n_queries, 1);
+            for (int i = 0; i < t.n_queries; ++i)
+                head.sink_weights(i, 0) = row_weight(head.sink, row_shift(s.softmax, head.row_max(i)), head.row_sum(i));
+        }
         if (head.pooled_weights.visible.size() == 0) mark_visible(head.pooled_weights, mask);  // a GPU run's grid
         // The overflow rule: exp(s) of a naive softmax is inf above s ≈ 88.7; with finite
         // inputs, a non-finite output can only come from there.
@@ -375,7 +414,7 @@ void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matr
     head.position_bias.resize(0, 0);
     head.pooled_weights = PooledWeights{};
     head_inputs(s, t, q_all, k_all, v_all, h, head, true);
-    const ScoreRule rule = score_rule(s, t.scale, head.alibi_slope, t.n_keys);
+    const ScoreRule rule = score_rule(s, t.scale, head.alibi_slope, t.n_keys, head.sink);
     head.scores.resize(t.n_queries, t.n_keys);
     head.scores.noalias() = head.q * head.k.transpose();  // (n_q, d_k)·(d_k, n_k) → (n_q, n_k)
     // masked_score of every cell (attention_rules.hpp), each step kept for the trace
@@ -389,7 +428,10 @@ void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matr
     }
     head.masked_scores = rule.softcap > 0.0f ? head.capped_scores : head.scaled_scores;
     mask_scores(rule, 0, 0, head.masked_scores);   // the fill value where the mask hides a key
-    softmax_rows_into(head.masked_scores, s.softmax, head.weights);  // each row → a distribution
+    if (head.sink != kMinusInfinity)  // each row → a distribution over the keys and the sink, which is then dropped
+        softmax_rows_into(head.masked_scores, s.softmax, head.sink, head.weights, head.sink_weights);
+    else
+        softmax_rows_into(head.masked_scores, s.softmax, head.weights);  // each row → a distribution
     head.output.resize(t.n_queries, t.d_v);
     head.output.noalias() = head.weights * head.v;  // (n_q, n_k)·(n_k, d_v) → (n_q, d_v)
 }
@@ -402,7 +444,7 @@ StreamingInputs streaming_inputs(const Scenario& s, const Trace& t, const HeadTr
     in.q = &head.q;
     in.k = &head.k;
     in.v = &head.v;
-    in.rule = score_rule(s, t.scale, head.alibi_slope, t.n_keys);
+    in.rule = score_rule(s, t.scale, head.alibi_slope, t.n_keys, head.sink);
     in.softmax = s.softmax;
     in.cancel = cancel;
     return in;
@@ -529,6 +571,9 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.scale = s.scale;
     settings.score_scale = s.score_scale;
     settings.softcap = s.softcap;
+    settings.qk_norm = s.qk_norm;
+    settings.qk_norm_plus_one = s.qk_norm_plus_one;
+    settings.sinks = s.sinks.size() != 0;
     settings.softmax = s.softmax;
     settings.heads = s.heads;
     settings.block = BlockOptions{};  // the switches; the weights are the trace's own
@@ -608,6 +653,14 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
             t.warnings.push_back(std::string(to_string(s.positional)) +
                                  " position encoding is added to embeddings; direct Q, K, V have none, so it is not applied");
+    }
+    // QK-norm's weights as used: the identity's unless given (ones, or zeros in the (1 + w) form).
+    t.q_norm.resize(0, 0);
+    t.k_norm.resize(0, 0);
+    if (s.qk_norm) {
+        const float identity = s.qk_norm_plus_one ? 0.0f : 1.0f;
+        t.q_norm = s.q_norm.size() != 0 ? as_row(s.q_norm) : Matrix::Constant(1, t.d_k, identity);
+        t.k_norm = s.k_norm.size() != 0 ? as_row(s.k_norm) : Matrix::Constant(1, t.d_k, identity);
     }
     t.scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(t.d_k));
     t.kv_heads = kv_heads_of(s);

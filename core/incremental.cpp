@@ -74,10 +74,18 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
         HeadTrace& head = t.head[static_cast<size_t>(h)];
         for (int r : *rows) {
             // (1, d_model)·(d_model, d_k): the edited token's slice of the projections
-            const Vector q = t.x_pe.row(r) * t.w_q->middleCols(h * d_k, d_k);
+            Vector q = t.x_pe.row(r) * t.w_q->middleCols(h * d_k, d_k);
             const int g = h / (t.heads / t.kv_heads);  // the K/V head it reads (grouped-query attention)
-            const Vector k = t.x_pe.row(r) * t.w_k->middleCols(g * d_k, d_k);
+            Vector k = t.x_pe.row(r) * t.w_k->middleCols(g * d_k, d_k);
             head.v.row(r) = t.x_pe.row(r) * t.w_v->middleCols(g * d_v, d_v);
+            if (after.qk_norm) {  // QK-norm of the row, as head_inputs does it, before RoPE
+                head.q_before_norm.row(r) = q;
+                head.k_before_norm.row(r) = k;
+                q = rms_norm(q, after.block.epsilon, t.q_norm.row(0), after.qk_norm_plus_one);
+                k = rms_norm(k, after.block.epsilon, t.k_norm.row(0), after.qk_norm_plus_one);
+                head.q_normed.row(r) = q;
+                head.k_normed.row(r) = k;
+            }
             if (rope) {
                 head.q_unrotated.row(r) = q;
                 head.k_unrotated.row(r) = k;
@@ -89,7 +97,7 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
             head.scores.row(r).noalias() = head.q.row(r) * head.k.transpose();  // row r: (1, d_k)·(d_k, n)
             head.scores.col(r).noalias() = head.q * head.k.row(r).transpose();  // column r: (n, d_k)·(d_k, 1)
         }
-        const ScoreRule rule = score_rule(after, t.scale, head.alibi_slope, n);
+        const ScoreRule rule = score_rule(after, t.scale, head.alibi_slope, n, head.sink);
         const auto refresh = [&](int i, int j) {  // attention_rules.hpp, one cell
             head.scaled_scores(i, j) = scaled_score(rule, head.scores(i, j), i, j);
             if (rule.softcap > 0.0f) head.capped_scores(i, j) = capped_score(rule, head.scaled_scores(i, j));
@@ -103,19 +111,22 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
         if (affected_rows.size() * 2 > static_cast<size_t>(n)) {
             // Most rows see an edited key (no mask): the whole-matrix softmax and product
             // are faster than row by row, and compute the same values.
-            softmax_rows_into(head.masked_scores, after.softmax, head.weights);
+            if (head.sink != kMinusInfinity) softmax_rows_into(head.masked_scores, after.softmax, head.sink, head.weights, head.sink_weights);
+            else softmax_rows_into(head.masked_scores, after.softmax, head.weights);
             head.output.noalias() = head.weights * head.v;  // (n, n)·(n, d_v)
             t.concat.middleCols(h * d_v, d_v) = head.output;
         } else {
             // Gather the affected rows, softmax them, one product, scatter back.
             const auto m = static_cast<Eigen::Index>(affected_rows.size());
-            Matrix block(m, n), weights, out;
+            Matrix block(m, n), weights, sink_weights, out;
             for (Eigen::Index a = 0; a < m; ++a) block.row(a) = head.masked_scores.row(affected_rows[static_cast<size_t>(a)]);
-            softmax_rows_into(block, after.softmax, weights);
+            if (head.sink != kMinusInfinity) softmax_rows_into(block, after.softmax, head.sink, weights, sink_weights);
+            else softmax_rows_into(block, after.softmax, weights);
             out.noalias() = weights * head.v;  // (m, n)·(n, d_v)
             for (Eigen::Index a = 0; a < m; ++a) {
                 const int i = affected_rows[static_cast<size_t>(a)];
                 head.weights.row(i) = weights.row(a);
+                if (head.sink != kMinusInfinity) head.sink_weights(i, 0) = sink_weights(a, 0);
                 head.output.row(i) = out.row(a);
                 t.concat.row(i).segment(h * d_v, d_v) = out.row(a);
             }

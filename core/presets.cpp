@@ -13,6 +13,7 @@
 
 #include <cmath>
 
+#include "engine.hpp"
 #include "random.hpp"
 
 namespace attn {
@@ -260,6 +261,45 @@ Preset grouped_query_preset() {
     return p;
 }
 
+Preset qk_norm_preset() {
+    Preset p;
+    p.name = "qk-norm";
+    p.title = "QK-norm: each head's q and k normalised before RoPE (Qwen3, Gemma 3, OLMo 2)";
+    p.description =
+        "Qwen3, Gemma 3 and OLMo 2 pass each head's q and k, row by row, through RMSNorm over their d\xE2\x82\x96 numbers, "
+        "after the projection and before RoPE, with one learned weight vector for q and one for k shared by every head. "
+        "Here W_Q and W_K are 6\xC3\x97 too large, as weights drift in training: the projected rows are long, but after the "
+        "norm every row has RMS 1 times its weights, so no score can grow past \xE2\x88\x9A""d\xE2\x82\x96\xC2\xB7max(w)\xC2\xB2. "
+        "Turn QK-norm off to see the weights collapse onto one key each; edit w_q or w_k to sharpen or soften every head at once.";
+    p.scenario = sentence(p.name, "the cat sat on the mat", 8, 2, PositionalEncoding::Rotary);
+    p.scenario.mask = MaskKind::Causal;
+    p.scenario.w_q = Matrix(resolved_weight(SharedMatrix(), 8, 8, p.scenario.seed, 0).get() * 6.0f);
+    p.scenario.w_k = Matrix(resolved_weight(SharedMatrix(), 8, 8, p.scenario.seed, 1).get() * 6.0f);
+    p.scenario.qk_norm = true;
+    p.scenario.q_norm = rows({{1.6f, 0.6f, 1.2f, 0.9f}}).row(0);
+    p.scenario.k_norm = rows({{1.0f, 1.4f, 0.7f, 1.1f}}).row(0);
+    p.scenario.block.epsilon = 1e-6f;
+    return p;
+}
+
+Preset sinks_preset() {
+    Preset p;
+    p.name = "attention-sinks";
+    p.title = "Attention sinks: a learned logit per head that takes its share of every row (gpt-oss)";
+    p.description =
+        "gpt-oss gives each head one learned sink logit b that joins every softmax row's max and sum and is then "
+        "dropped: w_ij = exp(s_ij \xE2\x88\x92 m) / (exp(b \xE2\x88\x92 m) + "
+        "\xCE\xA3 exp(s \xE2\x88\x92 m)). Head 1's sink, b = 4, takes most of each row: its weights sum to well under 1 (the "
+        "sink card beside them shows the rest), so a head can attend to nothing instead of being forced to hand out a "
+        "whole unit of attention. Head 2's b = 0 takes less, less so as rows see more keys. Models without a sink learn "
+        "one anyway: they park the surplus on the first token (attention sinks, Xiao et al. 2023) \xE2\x80\x94 open GPT-2 "
+        "in the model view and many heads of its later layers put most of their weight on token 1.";
+    p.scenario = sentence(p.name, "the cat sat on the mat", 8, 2, PositionalEncoding::Rotary);
+    p.scenario.mask = MaskKind::Causal;
+    p.scenario.sinks = rows({{4.0f, 0.0f}}).row(0);
+    return p;
+}
+
 Preset long_preset() {
     Preset p;
     p.name = "long-64-tokens";
@@ -497,6 +537,8 @@ std::vector<Preset> make_presets() {
     all.push_back(block_gpt2_preset());
     all.push_back(block_llama_preset());
     all.push_back(block_gemma_preset());
+    all.push_back(qk_norm_preset());
+    all.push_back(sinks_preset());
     all.push_back(long_preset());
     all.push_back(rms_norm_preset());
     all.push_back(swiglu_preset());

@@ -50,6 +50,7 @@ bool additive_positions(const Trace& t) {
 bool pre_norm(const Trace& t) { return t.has_block && t.settings.block.norm == NormPlacement::Pre; }
 bool cross(const Trace& t) { return t.settings.attention == AttentionKind::Cross; }
 bool gated(const Trace& t) { return t.has_block && t.settings.block.gated; }
+bool not_qk_normed(const Trace& t) { return !t.settings.qk_norm; }
 
 // What the feed-forward reads: LN₂ of pre-norm, LN₁'s output of post-norm.
 const Matrix& ffn_input(const Trace& t) { return pre_norm(t) ? t.block.norm2 : t.block.norm1; }
@@ -121,6 +122,7 @@ std::string projection_title(const Trace& t, int h, const char* letter, const Ma
     if (t.settings.input == InputMode::Direct) return prefix(t, h) + letter + shared + " (given)";
     std::string title = prefix(t, h) + letter + shared + " = " + projection_input(t) + kDot + "W_" + letter;
     if (bias.size() != 0) title += std::string(" + b_") + static_cast<char>(std::tolower(letter[0]));
+    if (t.settings.qk_norm && letter[0] != 'V') title += ", QK-normed";
     if (t.settings.positional == PositionalEncoding::Rotary && letter[0] != 'V') title += ", rotated (RoPE)";
     return title;
 }
@@ -140,12 +142,15 @@ Column fixed_with_positions(const Trace&) { return Column::InputsWithPositions; 
 Column fixed_weights(const Trace&) { return Column::Weights; }
 Column fixed_biases(const Trace&) { return Column::Biases; }
 Column fixed_unrotated(const Trace&) { return Column::Unrotated; }
+Column fixed_before_qk_norm(const Trace&) { return Column::BeforeQKNorm; }
+Column fixed_qk_norm(const Trace&) { return Column::QKNorm; }
 Column fixed_projections(const Trace&) { return Column::Projections; }
 Column fixed_scores(const Trace&) { return Column::Scores; }
 Column fixed_scaled(const Trace&) { return Column::Scaled; }
 Column fixed_capped(const Trace&) { return Column::Capped; }
 Column fixed_masked(const Trace&) { return Column::Masked; }
 Column fixed_softmax(const Trace&) { return Column::Softmax; }
+Column fixed_sink(const Trace&) { return Column::Sink; }
 Column fixed_head_output(const Trace&) { return Column::HeadOutput; }
 Column fixed_concat(const Trace&) { return Column::Concat; }
 Column fixed_output(const Trace&) { return Column::Output; }
@@ -218,15 +223,47 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace&, int) { return std::string("b_k"); }, SHAPE_OF(b_k), fixed_biases});
     r.push_back({"b_v", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::BV, "b_v", Ar::Plain, TRACE_GET(b_v),
                  [](const Trace&, int) { return std::string("b_v"); }, SHAPE_OF(b_v), fixed_biases});
-    // RoPE: Q and K before the rotation.
+    // QK-norm: each head's q and k as projected, the weights shared by every head, and the
+    // rows after RMSNorm (what RoPE then rotates).
+    r.push_back({"q_before_norm", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::None, "Q before QK-norm", Ar::QueryBeforeNorm,
+                 HEAD_GET(q_before_norm),
+                 [](const Trace& t, int h) { return prefix(t, h) + "Q before QK-norm"; },
+                 [](const Trace& t, int h) { return projection_shape(t, h, false, t.d_k); }, fixed_before_qk_norm});
+    r.push_back({"k_before_norm", true, Stage::Projections, A::Key, A::Dim, V::Signed, E::None, "K before QK-norm", Ar::KeyBeforeNorm,
+                 HEAD_GET(k_before_norm),
+                 [](const Trace& t, int h) { return prefix(t, h) + "K" + kv_note(t, h) + " before QK-norm"; },
+                 [](const Trace& t, int h) { return projection_shape(t, h, true, t.d_k); }, fixed_before_qk_norm});
+    r.push_back({"q_norm", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::QNorm, "QK-norm w (q)", Ar::QKNormWeight, TRACE_GET(q_norm),
+                 [](const Trace& t, int) { return std::string(t.settings.qk_norm_plus_one ? "w_q (scale 1 + w), every head" : "w_q, every head"); },
+                 SHAPE_OF(q_norm), fixed_qk_norm});
+    r.push_back({"k_norm", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::KNorm, "QK-norm w (k)", Ar::QKNormWeight, TRACE_GET(k_norm),
+                 [](const Trace& t, int) { return std::string(t.settings.qk_norm_plus_one ? "w_k (scale 1 + w), every head" : "w_k, every head"); },
+                 SHAPE_OF(k_norm), fixed_qk_norm});
+    r.push_back({"q_normed", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::None, "Q after QK-norm", Ar::QueryNorm, HEAD_GET(q_normed),
+                 [](const Trace& t, int h) { return prefix(t, h) + "RMSNorm(Q)" + kDot + (t.settings.qk_norm_plus_one ? "(1 + w_q)" : "w_q"); },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return head ? dims(head->q_normed) + ", each row over its d" + "\xE2\x82\x96 = " + std::to_string(t.d_k) : std::string();
+                 },
+                 fixed_qk_norm});
+    r.push_back({"k_normed", true, Stage::Projections, A::Key, A::Dim, V::Signed, E::None, "K after QK-norm", Ar::KeyNorm, HEAD_GET(k_normed),
+                 [](const Trace& t, int h) {
+                     return prefix(t, h) + "RMSNorm(K)" + kDot + (t.settings.qk_norm_plus_one ? "(1 + w_k)" : "w_k") + kv_note(t, h);
+                 },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return head ? dims(head->k_normed) + ", each row over its d" + "\xE2\x82\x96 = " + std::to_string(t.d_k) : std::string();
+                 },
+                 fixed_qk_norm});
+    // RoPE: Q and K before the rotation (with QK-norm, the normed ones: not drawn twice).
     r.push_back({"q_unrotated", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::None, "Q before RoPE", Ar::QueryBeforeRope,
                  HEAD_GET(q_unrotated),
                  [](const Trace& t, int h) { return prefix(t, h) + "Q before RoPE"; },
-                 [](const Trace& t, int h) { return projection_shape(t, h, false, t.d_k); }, fixed_unrotated});
+                 [](const Trace& t, int h) { return projection_shape(t, h, false, t.d_k); }, fixed_unrotated, not_qk_normed});
     r.push_back({"k_unrotated", true, Stage::Projections, A::Key, A::Dim, V::Signed, E::None, "K before RoPE", Ar::KeyBeforeRope,
                  HEAD_GET(k_unrotated),
                  [](const Trace& t, int h) { return prefix(t, h) + "K" + kv_note(t, h) + " before RoPE"; },
-                 [](const Trace& t, int h) { return projection_shape(t, h, true, t.d_k); }, fixed_unrotated});
+                 [](const Trace& t, int h) { return projection_shape(t, h, true, t.d_k); }, fixed_unrotated, not_qk_normed});
     r.push_back({"q", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::Q, "Q", Ar::Query, HEAD_GET(q),
                  [](const Trace& t, int h) { return projection_title(t, h, "Q", t.b_q); },
                  [](const Trace& t, int h) {
@@ -314,9 +351,23 @@ std::vector<MatrixEntry> build_registry() {
                  },
                  [](const Trace& t, int h) {
                      const HeadTrace* head = head_of(t, h);
-                     return head ? "each row sums to 1 " + std::string(kArrow) + " " + dims(head->weights) : std::string();
+                     if (!head) return std::string();
+                     if (head->sink_weights.size() != 0) return "each row sums to 1 " + std::string(kMinus) + " its sink weight " + kArrow + " " + dims(head->weights);
+                     return "each row sums to 1 " + std::string(kArrow) + " " + dims(head->weights);
                  },
                  fixed_softmax});
+    // Attention sinks: the share of each row the head's sink logit took, beside the weights.
+    r.push_back({"sink_weights", true, Stage::Weights, A::Query, A::Hidden, V::Weights, E::None, "sink weight", Ar::SinkWeight,
+                 HEAD_GET(sink_weights),
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return prefix(t, h) + "sink b = " + (head ? format_value(head->sink, 2) : std::string());
+                 },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return head ? dims(head->sink_weights) + ": 1 " + kMinus + " the row's weights" : std::string();
+                 },
+                 fixed_sink});
     r.push_back({"pooled_weights", true, Stage::Weights, A::Query, A::Key, V::Weights, E::None, "weights (pooled)", Ar::Plain,
                  [](const Trace&, const HeadTrace* h) -> const Matrix* { return h ? &h->pooled_weights.values : nullptr; },
                  [](const Trace& t, int h) {
@@ -519,6 +570,8 @@ const char* to_string(Editable e) {
         case Editable::BetaPostAttention: return "post-attention norm beta";
         case Editable::GammaPostFeedForward: return "post-feed-forward norm gamma";
         case Editable::BetaPostFeedForward: return "post-feed-forward norm beta";
+        case Editable::QNorm: return "QK-norm weight of q";
+        case Editable::KNorm: return "QK-norm weight of k";
     }
     return "?";
 }
@@ -565,6 +618,8 @@ const char* column_label(Column column) {
         case Column::AttentionInput: return "norm 1";
         case Column::Weights: return "W_Q W_K W_V";
         case Column::Biases: return "biases";
+        case Column::BeforeQKNorm: return "before QK-norm";
+        case Column::QKNorm: return "QK-norm";
         case Column::Unrotated: return "before RoPE";
         case Column::Projections: return "Q K V";
         case Column::Scores: return "Q\xC2\xB7K\xE1\xB5\x80";
@@ -572,6 +627,7 @@ const char* column_label(Column column) {
         case Column::Capped: return "soft-cap";
         case Column::Masked: return "mask";
         case Column::Softmax: return "softmax";
+        case Column::Sink: return "sink";
         case Column::HeadOutput: return "weights\xC2\xB7V";
         case Column::Concat: return "concat \xC2\xB7 W_O";
         case Column::Output: return "output";
@@ -612,7 +668,7 @@ bool is_vector(const MatrixEntry& entry) {
         case Editable::BQ: case Editable::BK: case Editable::BV: case Editable::BO: case Editable::B1: case Editable::B2:
         case Editable::Gamma1: case Editable::Beta1: case Editable::Gamma2: case Editable::Beta2:
         case Editable::GammaPostAttention: case Editable::BetaPostAttention: case Editable::GammaPostFeedForward:
-        case Editable::BetaPostFeedForward: return true;
+        case Editable::BetaPostFeedForward: case Editable::QNorm: case Editable::KNorm: return true;
         default: return false;
     }
 }

@@ -28,6 +28,7 @@ enum class ValueKind { Signed, Weights };
 enum class Editable {
     None, X, SourceX, Q, K, V, WQ, WK, WV, WO, BQ, BK, BV, BO, W1, B1, W2, B2, Gamma1, Beta1, Gamma2, Beta2,
     WGate, GammaPostAttention, BetaPostAttention, GammaPostFeedForward, BetaPostFeedForward,
+    QNorm, KNorm,  // QK-norm's weights, one (1 × d_k) vector each for q and k
 };
 const char* to_string(Editable editable);
 
@@ -37,6 +38,9 @@ enum class Arithmetic {
     Embedding, Encoding, WithEncoding,       // X, PE, X + PE (a source's: rows that count keys)
     Weight, ValueWeight, OutputWeight,       // W_Q and W_K, W_V, W_O: which head's column
     Query, Key, Value, QueryBeforeRope, KeyBeforeRope,  // a row of the input · a column of W
+    QueryBeforeNorm, KeyBeforeNorm,          // the same, before QK-norm
+    QueryNorm, KeyNorm, QKNormWeight,        // QK-norm: a row's RMS and the product; its weights
+    SinkWeight,                              // attention sinks: the sink's share of a row
     RawScore, PositionBias, ScaledScore, CappedScore, MaskedScore, Softmax, HeadOutput,
     Concat, Output,
     // The block. A norm's kind says which norm it is; the trace's settings say whether it is
@@ -48,8 +52,8 @@ enum class Arithmetic {
 
 // The columns of the pipeline, left to right: each card is drawn in its entry's column.
 enum class Column {
-    Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, Unrotated, Projections, Scores, Scaled,
-    Capped, Masked, Softmax, HeadOutput, Concat, Output, Block, GateAndUp, FeedForward, BlockOutput,
+    Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, BeforeQKNorm, QKNorm, Unrotated, Projections, Scores, Scaled,
+    Capped, Masked, Softmax, Sink, HeadOutput, Concat, Output, Block, GateAndUp, FeedForward, BlockOutput,
 };
 
 struct MatrixEntry {

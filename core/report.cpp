@@ -75,6 +75,12 @@ std::string format_head(const Trace& t, int h, const std::string& prefix, int de
     const auto& qt = t.query_tokens;
     const auto& kt = t.key_tokens;
     std::ostringstream out;
+    if (head.q_before_norm.size()) {
+        out << format_matrix(prefix + "Q before QK-norm", head.q_before_norm, qt, numbered_columns(t.d_k, "d"), decimals) << "\n";
+        out << format_matrix(prefix + "K before QK-norm", head.k_before_norm, kt, numbered_columns(t.d_k, "d"), decimals) << "\n";
+        out << format_matrix(prefix + "Q after QK-norm", head.q_normed, qt, numbered_columns(t.d_k, "d"), decimals) << "\n";
+        out << format_matrix(prefix + "K after QK-norm", head.k_normed, kt, numbered_columns(t.d_k, "d"), decimals) << "\n";
+    }
     out << format_matrix(prefix + "Q", head.q, qt, numbered_columns(t.d_k, "d"), decimals) << "\n";
     out << format_matrix(prefix + "K", head.k, kt, numbered_columns(t.d_k, "d"), decimals) << "\n";
     out << format_matrix(prefix + "V", head.v, kt, numbered_columns(t.d_v, "d"), decimals) << "\n";
@@ -89,6 +95,9 @@ std::string format_head(const Trace& t, int h, const std::string& prefix, int de
                              decimals) << "\n";
     if (!t.visible.all()) out << format_matrix(prefix + "masked scores", head.masked_scores, qt, kt, decimals) << "\n";
     out << format_matrix(prefix + "attention weights softmax(·)", head.weights, qt, kt, decimals) << "\n";
+    if (head.sink_weights.size())
+        out << format_matrix(prefix + "sink weight (sink b = " + format_value(head.sink, 4) + "): 1 − each row's weights", head.sink_weights, qt,
+                             {"sink"}, decimals) << "\n";
     out << format_matrix(prefix + "output weights·V", head.output, qt, numbered_columns(t.d_v, "d"), decimals) << "\n";
     return out.str();
 }

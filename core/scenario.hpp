@@ -165,6 +165,18 @@ struct Scenario {
     // Logit soft-capping (Gemma 2): each scaled score s → c·tanh(s/c) before the mask; 0: off.
     float softcap = 0.0f;
     SoftmaxKind softmax = SoftmaxKind::Stable;
+    // QK-norm (Qwen3, Gemma 3, OLMo 2): each head's q and k, row by row, go through RMSNorm over
+    // their d_k numbers after the projection and before RoPE, q·(1/√(mean(q²) + ε))⊙w with ε the
+    // block's epsilon and one weight vector (1 × d_k) for q and one for k, shared by every head.
+    // qk_norm_plus_one is Gemma's form, ⊙(1 + w). Empty weights are the identity: ones (zeros
+    // in the (1 + w) form). Kept while qk_norm is off, so turning it on again restores them.
+    bool qk_norm = false;
+    bool qk_norm_plus_one = false;
+    Vector q_norm, k_norm;
+    // Attention sinks (gpt-oss): one learned logit b_h per query head that joins each softmax
+    // row's max and sum and then takes its share of the weight away (attention_rules.hpp).
+    // Empty: none.
+    Vector sinks;
 
     BlockOptions block;
 };

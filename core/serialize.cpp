@@ -357,7 +357,7 @@ const std::set<std::string>& known_keys() {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads", "kv_heads", "head_dim",
         "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "rope", "mask", "window", "custom_mask", "masked_fill",
-        "scale", "score_scale", "softcap", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
+        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "q_norm", "k_norm", "sinks", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
 
@@ -480,12 +480,34 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
         if (auto f = r.number(j["score_scale"], "key 'score_scale'")) s.score_scale = *f;
     if (j.contains("softcap"))
         if (auto f = r.number(j["softcap"], "key 'softcap'")) s.softcap = *f;
+    // QK-norm: the switch, Gemma's (1 + w) form and the weights (validate checks their length).
+    if (j.contains("qk_norm"))
+        if (auto b = r.boolean(j["qk_norm"], "qk_norm")) s.qk_norm = *b;
+    if (j.contains("qk_norm_plus_one"))
+        if (auto b = r.boolean(j["qk_norm_plus_one"], "qk_norm_plus_one")) s.qk_norm_plus_one = *b;
+    if (j.contains("q_norm")) if (auto v = r.vector(j["q_norm"], "q_norm")) s.q_norm = *v;
+    if (j.contains("k_norm")) if (auto v = r.vector(j["k_norm"], "k_norm")) s.k_norm = *v;
+    // Attention sinks: one logit per query head.
+    if (j.contains("sinks")) if (auto v = r.vector(j["sinks"], "sinks")) s.sinks = *v;
     if (j.contains("softmax"))
         if (auto k = r.choice(j["softmax"], "softmax", softmax_from_string, "\"stable\", \"naive\"")) s.softmax = *k;
     if (j.contains("block")) read_block(r, j["block"], s.block);
     if (j.contains("attention") && s.attention == AttentionKind::Cross && s.input == InputMode::Embeddings &&
         s.source.tokens.empty() && s.source.embeddings.size() == 0)
         r.fail("key 'attention'", "cross-attention needs a source sequence ('source_tokens', 'source_text' or 'source_embeddings')");
+    // QK-norm's weights have one number per dimension of a head: refused here, by their key.
+    const int d_k = s.input == InputMode::Direct ? (s.heads > 0 && s.q.cols() % s.heads == 0 ? static_cast<int>(s.q.cols()) / s.heads : 0)
+                                                 : (s.heads > 0 && (s.head_dim > 0 || s.d_model % s.heads == 0) ? head_dim_of(s) : 0);
+    for (const auto& [key, weight] : {std::pair{"q_norm", &s.q_norm}, std::pair{"k_norm", &s.k_norm}})
+        if (d_k > 0 && weight->size() != 0 && weight->size() != d_k)
+            r.fail("key '" + std::string(key) + "'", "has " + std::to_string(weight->size()) + " numbers: QK-norm's weight needs one per dimension of a head, d_k = " +
+                                                         std::to_string(d_k));
+
+    if (s.sinks.size() != 0 && s.sinks.size() != s.heads)
+        r.fail("key 'sinks'", "has " + std::to_string(s.sinks.size()) + " logits for " + std::to_string(s.heads) +
+                                  " heads: give one sink logit per query head (or leave the key out)");
+    else if (s.sinks.size() != 0 && !s.sinks.allFinite())
+        r.fail("key 'sinks'", "every sink logit must be a finite number (a head without a sink: leave the key out)");
 
     result.errors = r.errors;
     if (result.errors.empty()) result.scenario = std::move(s);
@@ -641,6 +663,11 @@ json scenario_to_json(const Scenario& s) {
     j["scale"] = s.scale;
     if (s.score_scale != 0.0f) j["score_scale"] = number_to_json(s.score_scale);
     if (s.softcap != 0.0f) j["softcap"] = number_to_json(s.softcap);
+    if (s.qk_norm) j["qk_norm"] = true;
+    if (s.qk_norm_plus_one) j["qk_norm_plus_one"] = true;
+    put_vector(j, "q_norm", s.q_norm);
+    put_vector(j, "k_norm", s.k_norm);
+    put_vector(j, "sinks", s.sinks);
     j["softmax"] = to_string(s.softmax);
     if (!block_is_default(s.block)) j["block"] = block_to_json(s.block);
     return j;
@@ -669,6 +696,9 @@ json trace_to_json(const Trace& t) {
                      {"scale", st.scale},
                      {"score_scale", number_to_json(st.score_scale)},
                      {"softcap", number_to_json(st.softcap)},
+                     {"qk_norm", st.qk_norm},
+                     {"qk_norm_plus_one", st.qk_norm_plus_one},
+                     {"sinks", st.sinks},
                      {"softmax", to_string(st.softmax)},
                      {"heads", st.heads},
                      {"kv_heads", st.kv_heads},
@@ -693,6 +723,7 @@ json trace_to_json(const Trace& t) {
     for (const HeadTrace& h : t.head) {
         json jh;
         if (h.position_bias.size() != 0) jh["alibi_slope"] = h.alibi_slope;
+        if (h.sink != -std::numeric_limits<float>::infinity()) jh["sink"] = h.sink;
         jh["fully_masked_rows"] = h.fully_masked_rows;
         jh["softmax_overflow"] = h.softmax_overflow;
         heads.push_back(std::move(jh));

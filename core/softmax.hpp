@@ -25,6 +25,10 @@ namespace attn {
 Matrix softmax_rows(const Matrix& scores, SoftmaxKind kind);
 // The same, writing into weights (resized; its storage is reused when the shape matches).
 void softmax_rows_into(const Matrix& scores, SoftmaxKind kind, Matrix& weights);
+// With an attention sink b (attention_rules.hpp: row_start): each row's shift is taken over
+// max(b, max_j s_j) and its sum starts from the sink's exponential; sink_weights (n × 1) gets
+// the sink's share of each row, what its weights fall short of 1. b = −∞ is the plain softmax.
+void softmax_rows_into(const Matrix& scores, SoftmaxKind kind, float sink, Matrix& weights, Matrix& sink_weights);
 
 // True when a naive softmax row of n_keys scores whose largest is max_score cannot overflow
 // on any backend: n_keys · e^max_score stays a factor e below the float range, i.e.

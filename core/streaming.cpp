@@ -42,7 +42,9 @@ void query_block(const StreamingInputs& in, int i0, int rows, StreamingHead& out
     const int d_v = static_cast<int>(in.v->cols());
     const bool stable = in.softmax == SoftmaxKind::Stable;
     Matrix s(rows, kKeyBlock), acc = Matrix::Zero(rows, d_v);
-    Column m = Column::Constant(rows, stable ? kMinusInfinity : 0.0f), l = Column::Zero(rows);
+    // The running max and sum start from the sink's cell (row_start): m = −∞, l = 0 without one.
+    const RowStart start = row_start(in.softmax, in.rule.sink);
+    Column m = Column::Constant(rows, start.max), l = Column::Constant(rows, start.sum);
     Column m_new(rows), correction(rows);
     for (int j0 = 0; j0 < n_k; j0 += kKeyBlock) {
         const int cols = std::min(kKeyBlock, n_k - j0);

@@ -2,6 +2,7 @@
 // The Trace keeps every intermediate of one run. The UI draws it, the exports write it,
 // the tests read it; nothing else recomputes attention.
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,9 @@ PooledWeights max_pool(const Matrix& weights, int row_begin, int row_end, int co
 struct HeadTrace {
     Matrix q, k, v;                      // (n_q × d_k), (n_k × d_k), (n_k × d_v); after RoPE when on;
                                          // with grouped-query attention k and v are its K/V head's
-    Matrix q_unrotated, k_unrotated;     // before RoPE (RoPE only)
+    Matrix q_before_norm, k_before_norm; // the projection before QK-norm (QK-norm only)
+    Matrix q_normed, k_normed;           // RMSNorm(q)⊙w, RMSNorm(k)⊙w per row (QK-norm only)
+    Matrix q_unrotated, k_unrotated;     // before RoPE (RoPE only; after QK-norm when on)
     Matrix scores;                       // QKᵀ: (n_q × d_k)·(d_k × n_k) → (n_q × n_k)
     Matrix position_bias;                // ALiBi: −m·|i − j| (ALiBi only)
     float alibi_slope = 0.0f;
@@ -44,6 +47,9 @@ struct HeadTrace {
     Matrix capped_scores;                // c·tanh(scaled / c) (soft-capping only)
     Matrix masked_scores;                // masked cells replaced by the fill value
     Matrix weights;                      // softmax over each row
+    float sink = -std::numeric_limits<float>::infinity();  // the head's sink logit b_h (−∞: no sink)
+    Matrix sink_weights;                 // (n_q × 1): the weight the sink took from each row
+                                         // (sinks only): row i's weights sum to 1 − this
     Matrix output;                       // weights · V: (n_q × n_k)·(n_k × d_v) → (n_q × d_v)
     std::vector<int> fully_masked_rows;  // rows with no visible key (see README: the rule)
     bool softmax_overflow = false;       // the naive softmax produced inf or NaN
@@ -113,6 +119,9 @@ struct TraceSettings {
     bool scale = true;
     float score_scale = 0.0f;     // > 0: the custom scale used in place of 1/√d_k
     float softcap = 0.0f;         // > 0: the soft-cap c
+    bool qk_norm = false;         // QK-norm, and its (1 + w) form
+    bool qk_norm_plus_one = false;
+    bool sinks = false;           // attention sinks: each head's logit is its HeadTrace::sink
     SoftmaxKind softmax = SoftmaxKind::Stable;
     int heads = 0;
     int kv_heads = 0;             // H_kv (= heads without grouped-query attention)
@@ -149,6 +158,7 @@ struct Trace {
     Matrix source_x, source_pe, source_x_pe;
     SharedMatrix w_q, w_k, w_v, w_o;     // as used (W_K, W_V: H_kv heads' columns); the scenario's when given
     Matrix b_q, b_k, b_v, b_o;           // the projections' biases (1 × columns), or empty (none)
+    Matrix q_norm, k_norm;               // QK-norm's weights as used (1 × d_k), or empty (QK-norm off)
 
     MaskMatrix visible;                  // (n_q × n_k), true = query may attend to key
     std::vector<HeadTrace> head;

@@ -85,7 +85,7 @@ void main() {
                     if (4 * c + e < d_v) a[e] = concat[row_start + 4 * c + e];
             acc[r * DV4 + c] = a;
         }
-        const vec2 state = resuming && rows_valid[r] ? row_stats[h * n_q + rows_i[r]] : vec2(minus_infinity(), 0.0);
+        const vec2 state = resuming && rows_valid[r] ? row_stats[h * n_q + rows_i[r]] : row_start_state(h);  // the sink's cell, or nothing
         m[r] = state.x;
         l[r] = state.y;
     }

@@ -109,7 +109,7 @@ void main() {
     for (int r = 0; r < 4; ++r) {
         rows_i[r] = i0 + 4 * ty + r;
         const bool valid = rows_i[r] < n_q;
-        const vec2 state = resuming && valid ? row_stats[h * n_q + rows_i[r]] : vec2(minus_infinity(), 0.0);
+        const vec2 state = resuming && valid ? row_stats[h * n_q + rows_i[r]] : row_start_state(h);  // the sink's cell, or nothing
         m[r] = state.x;
         l[r] = tx == 0 ? state.y : 0.0;  // the row's sum lives in one invocation; the others add to 0
         const int row_start = rows_i[r] * heads * d_v + h * d_v;

@@ -17,7 +17,9 @@
 
 layout(std430, binding = 5) readonly buffer KeyPadding { uint key_is_padding[]; };   // bit j: key j is padding
 layout(std430, binding = 6) readonly buffer CustomMask { uint custom_visible[]; };   // (n_q × custom_words) bits, 1 = visible
-layout(std430, binding = 7) readonly buffer AlibiSlopes { float alibi_slopes[]; };   // one per head
+// Per head: the ALiBi slopes in [0, heads), the sink logits in [heads, 2·heads) (one buffer:
+// a compute shader may have no more than 8 storage blocks).
+layout(std430, binding = 7) readonly buffer HeadConstants { float head_constants[]; };
 
 uniform int n_q;
 uniform int n_k;
@@ -31,6 +33,7 @@ uniform float masked_fill;       // the value written into masked cells (may be 
 uniform bool fill_is_minus_inf;  // masked cells then weigh exactly 0, so hidden blocks can be skipped
 uniform bool naive_softmax;      // exp(s) / Σ exp(s), no max subtracted
 uniform bool use_alibi;
+uniform bool use_sinks;          // attention sinks: each head's logit joins its rows' max and sum
 // This dispatch: workgroup g is tile tile_offset + g of the pass; it streams keys
 // [key_begin, key_end) (a slice of the pass's keys when one tile's keys would take longer
 // than a submission may).
@@ -42,6 +45,15 @@ uniform bool reverse_blocks;     // causal: the longest rows first, so the work 
 
 float minus_infinity() { return uintBitsToFloat(0xff800000u); }
 float not_a_number() { return uintBitsToFloat(0x7fc00000u); }
+
+// core's row_start: a row's running max and sum before any key, from head h's sink b —
+// m = b (the naive softmax shifts by 0 but still tracks m), l = exp(b − shift) — or, without
+// sinks, m = −∞ and l = 0.
+vec2 row_start_state(int h) {
+    if (!use_sinks) return vec2(minus_infinity(), 0.0);
+    const float sink = head_constants[heads + h];
+    return vec2(sink, exp(sink - (naive_softmax ? 0.0 : sink)));
+}
 
 bool bit_set(uint word, int bit) { return ((word >> uint(bit)) & 1u) != 0u; }
 
@@ -71,7 +83,7 @@ float capped_score(float s) { return softcap > 0.0 ? softcap * tanh(clamp(s / so
 // hidden from query i.
 float masked_score(float q_dot_k, int h, int i, int j) {
     float s = q_dot_k * scale;
-    if (use_alibi) s -= alibi_slopes[h] * float(abs(i - j));
+    if (use_alibi) s -= head_constants[h] * float(abs(i - j));
     return visible(i, j) ? capped_score(s) : masked_fill;
 }
 

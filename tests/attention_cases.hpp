@@ -18,8 +18,9 @@
 //
 // The table covers every mask (custom included) × every position encoding, fills −∞, −1e9
 // and 0, cross-attention, fully masked rows, rows whose naive exponentials all underflow, the
-// naive softmax's overflow, custom scales and logit soft-capping, 1 to 8 heads, d_k 2 … 128
-// and n up to 1024.
+// naive softmax's overflow, custom scales and logit soft-capping, QK-norm (both forms),
+// attention sinks (fully masked rows included: the sink takes them whole), 1 to 8 heads, d_k
+// 2 … 128 and n up to 1024.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -57,6 +58,8 @@ struct AttentionCase {
     RopeOptions rope;          // with rope: its variant
     int d_model = 0;           // > 0 (embedding inputs): a head width independent of it (head_dim = d_k)
     int window = 3;
+    bool qk_norm = false, qk_norm_plus_one = false;  // QK-norm, with weights that are not the identity
+    bool sinks = false;        // a sink logit per head: 2, −1, 0.5, 4, 2, −1, …
     bool every_key_padding = false;
     Inputs inputs = Inputs::Embeddings;
 
@@ -66,6 +69,8 @@ struct AttentionCase {
     AttentionCase with_window(int w) const { AttentionCase c = *this; c.window = w; return c; }
     AttentionCase scaled_by(float f) const { AttentionCase c = *this; c.score_scale = f; return c; }
     AttentionCase capped_at(float cap) const { AttentionCase c = *this; c.softcap = cap; return c; }
+    AttentionCase qk_normed(bool plus_one) const { AttentionCase c = *this; c.qk_norm = true; c.qk_norm_plus_one = plus_one; return c; }
+    AttentionCase with_sinks() const { AttentionCase c = *this; c.sinks = true; return c; }
     AttentionCase grouped(int kv) const { AttentionCase c = *this; c.kv_heads = kv; return c; }
     AttentionCase rotate_half(float theta, int dims = 0) const {
         AttentionCase c = *this;
@@ -157,6 +162,23 @@ inline std::vector<AttentionCase> attention_cases() {
         attention_case("cross, rope rotate_half, window", M::SlidingWindow, P::Rotary, 2, 50, 53, 8).rotate_half(1000.0f),
         attention_case("grouped-query, direct inputs, naive overflow", M::Causal, P::None, 4, 64, 64, 32)
             .grouped(2).naive().unscaled().with_inputs(Inputs::Overflow),
+        attention_case("QK-norm, causal, rope", M::Causal, P::Rotary, 2, 64, 64, 8).qk_normed(false),
+        attention_case("QK-norm (1 + w), grouped-query, window, alibi", M::SlidingWindow, P::ALiBi, 4, 130, 130, 8).grouped(2).qk_normed(true),
+        attention_case("cross, QK-norm, padding, −1e9 fill", M::Padding, P::Sinusoidal, 2, 50, 53, 8).qk_normed(false).with_fill(minus_1e9),
+        attention_case("QK-norm of direct inputs that overflow without it: the naive softmax stays finite", M::Causal, P::None, 2, 64, 64, 32)
+            .naive().unscaled().with_inputs(Inputs::Overflow).qk_normed(false),
+        attention_case("sinks, causal, rope", M::Causal, P::Rotary, 2, 64, 64, 8).with_sinks(),
+        attention_case("sinks, custom, alibi: the fully masked row is the sink's", M::Custom, P::ALiBi, 4, 64, 64, 4).with_sinks(),
+        attention_case("sinks, every key hidden: every row is the sink's", M::Padding, P::None, 2, 33, 33, 4).padding_every_key().with_sinks(),
+        attention_case("sinks, every key hidden, −1e9 fill: the sink still takes it all", M::Padding, P::None, 2, 33, 33, 4)
+            .padding_every_key().with_sinks().with_fill(minus_1e9),
+        attention_case("sinks, every key hidden, fill 0: the keys weigh beside the sink", M::Padding, P::Sinusoidal, 2, 33, 33, 4)
+            .padding_every_key().with_sinks().with_fill(0.0f),
+        attention_case("cross, sinks, window: rows past the keys are the sink's", M::SlidingWindow, P::None, 2, 64, 20, 8).with_sinks(),
+        attention_case("sinks, naive softmax", M::None, P::Learned, 2, 64, 64, 8).with_sinks().naive(),
+        attention_case("sinks, soft-cap, QK-norm, grouped-query, 257 tokens", M::Causal, P::Rotary, 4, 257, 257, 16)
+            .with_sinks().capped_at(5.0f).qk_normed(true).grouped(2),
+        attention_case("sinks, n = 1024, 8 heads", M::Causal, P::None, 8, 1024, 1024, 32).with_sinks(),
     };
     // Every mask × every position encoding on a short sequence.
     for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom})
@@ -183,6 +205,22 @@ inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
     s.masked_fill = c.fill;
     s.kv_heads = c.kv_heads;
     s.rope = c.rope;
+    if (c.qk_norm) {
+        // Weights in [0.8, 1.2] (around 0 in the (1 + w) form): |q·k| ≤ d_k·1.2², far below 88 at d_k = 32.
+        s.qk_norm = true;
+        s.qk_norm_plus_one = c.qk_norm_plus_one;
+        s.q_norm = s.k_norm = Vector(c.d_k);
+        for (int i = 0; i < c.d_k; ++i) {
+            s.q_norm(i) = 0.8f + 0.1f * static_cast<float>((i * 7) % 5) - (c.qk_norm_plus_one ? 1.0f : 0.0f);
+            s.k_norm(i) = 1.2f - 0.1f * static_cast<float>((i * 3) % 5) - (c.qk_norm_plus_one ? 1.0f : 0.0f);
+        }
+        s.block.epsilon = 1e-6f;
+    }
+    if (c.sinks) {
+        const float logits[] = {2.0f, -1.0f, 0.5f, 4.0f};
+        s.sinks = Vector(c.heads);
+        for (int h = 0; h < c.heads; ++h) s.sinks(h) = logits[h % 4];
+    }
     const int width = c.heads * c.d_k, kv_width = (c.kv_heads > 0 ? c.kv_heads : c.heads) * c.d_k;
     if (c.inputs == Inputs::Embeddings) {
         s.d_model = c.d_model > 0 ? c.d_model : width;
@@ -358,6 +396,14 @@ inline void check_output_only_trace(const Scenario& s, const Trace& reference, c
         CHECK(head.pooled_weights.row_end == reference.n_queries);
         CHECK(head.pooled_weights.col_end == reference.n_keys);
         check_pooled(reference, want, head.pooled_weights, tolerance.weights);
+        CHECK(head.sink == want.sink);
+        REQUIRE(head.sink_weights.size() == want.sink_weights.size());  // from the row statistics
+        for (Eigen::Index i = 0; i < want.sink_weights.rows(); ++i) {
+            const float scale = weight_scale(reference, want, i);
+            if (scale == 0.0f) continue;
+            INFO("sink weight of row " << i + 1);
+            CHECK(max_difference(Matrix(head.sink_weights.row(i)), Matrix(want.sink_weights.row(i))) <= tolerance.weights * scale);
+        }
         for (Eigen::Index i = 0; i < reference.n_queries; ++i) rows_compared += row_compared(reference, want, i);
     }
     CHECK(rows_compared > 0);  // a case is never compared on nothing
@@ -399,22 +445,50 @@ inline void check_case_premise(const AttentionCase& c, const Trace& reference) {
     if (c.mask == MaskKind::Custom) CHECK(std::count(hidden.begin(), hidden.end(), c.n_q - 1) == 1);
     if (c.mask == MaskKind::Padding && c.every_key_padding) CHECK(static_cast<int>(hidden.size()) == c.n_q);
     if (c.mask == MaskKind::SlidingWindow && c.n_q > c.n_k + c.window) CHECK(!hidden.empty());
-    const bool weighs_nothing = cell_exp(c.fill, row_shift(c.softmax, c.fill)) == 0.0f;
-    for (const HeadTrace& head : reference.head)
+    for (const HeadTrace& head : reference.head) {
+        // A row of nothing but the fill, beside the sink when there is one (attention_rules.hpp).
+        const RowStart start = row_start(c.softmax, head.sink);
+        const float shift = row_shift(c.softmax, row_max_with_sink(c.fill, start.max));
+        const float fill_exp = cell_exp(c.fill, shift), sink_exp = cell_exp(head.sink, shift);
+        const float l = sink_exp + static_cast<float>(c.n_k) * fill_exp;
         for (int i : head.fully_masked_rows) {
             INFO("row " << i + 1 << " sees no key");
-            if (weighs_nothing) {
+            if (fill_exp == 0.0f) {
                 CHECK(head.weights.row(i).isZero(0.0f));
                 CHECK(head.output.row(i).isZero(0.0f));
             } else {
-                CHECK((head.weights.row(i).array() - 1.0f / static_cast<float>(c.n_k)).abs().maxCoeff() <= 1e-6f);
+                CHECK((head.weights.row(i).array() - fill_exp / l).abs().maxCoeff() <= 1e-6f);
+            }
+            if (c.sinks) CHECK(std::abs(head.sink_weights(i, 0) - sink_exp / l) <= 1e-6f);
+        }
+        if (c.sinks) {  // every row: its weights and its sink weight make 1
+            REQUIRE(head.sink_weights.rows() == c.n_q);
+            CHECK(head.sink != kMinusInfinity);
+            for (Eigen::Index i = 0; i < c.n_q; ++i) {
+                if (!row_compared(reference, head, i)) continue;
+                INFO("row " << i + 1);
+                CHECK(std::abs(head.weights.row(i).sum() + head.sink_weights(i, 0) - 1.0f) <= 1e-5f);
+            }
+        } else {
+            CHECK(head.sink_weights.size() == 0);
+        }
+    }
+    if (c.qk_norm) {  // each row of q and k has RMS 1 before its weights
+        for (const HeadTrace& head : reference.head) {
+            REQUIRE(head.q_before_norm.rows() == c.n_q);
+            const Matrix& normed = head.q_normed;
+            for (Eigen::Index i = 0; i < normed.rows(); ++i) {
+                Eigen::ArrayXf unweighted = normed.row(i).array().transpose() / reference.q_norm.row(0).array().transpose();
+                if (c.qk_norm_plus_one) unweighted = normed.row(i).array().transpose() / (reference.q_norm.row(0).array().transpose() + 1.0f);
+                CHECK(std::abs(std::sqrt(unweighted.square().mean()) - 1.0f) <= 1e-3f);
             }
         }
-    if (c.inputs == Inputs::Overflow && c.softcap > 0.0f) {  // capped scores stay below 88: nothing overflows
+    }
+    if (c.inputs == Inputs::Overflow && (c.softcap > 0.0f || c.qk_norm)) {  // capped or normed scores stay below 88: nothing overflows
         for (const HeadTrace& head : reference.head) {
             CHECK_FALSE(head.softmax_overflow);
             CHECK(head.output.allFinite());
-            CHECK(head.capped_scores.maxCoeff() < c.softcap);
+            if (c.softcap > 0.0f) CHECK(head.capped_scores.maxCoeff() < c.softcap);
         }
     } else if (c.inputs == Inputs::Overflow) {
         CHECK(reference.head[0].softmax_overflow);

@@ -55,12 +55,13 @@ TEST_CASE("scale_scores, cap_scores and mask_scores give masked_score of every c
     REQUIRE(full.ok);
     for (size_t h = 0; h < full.head.size(); ++h) {
         const HeadTrace& head = full.head[h];
-        const ScoreRule rule = score_rule(s, full.scale, head.alibi_slope, full.n_keys);
+        const ScoreRule rule = score_rule(s, full.scale, head.alibi_slope, full.n_keys, head_sink(s, static_cast<int>(h)));
         int differ = 0, weights_differ = 0;
         for (int i = 0; i < full.n_queries; ++i) {
-            // the row's sum by the definition: l = Σ_j cell_exp(s_j, shift)
-            const float shift = row_shift(s.softmax, head.masked_scores.row(i).maxCoeff());
-            float l = 0.0f;
+            // the row's sum by the definition: l = cell_exp(b, shift) + Σ_j cell_exp(s_j, shift), the
+            // shift over the sink b too (b = −∞ without one)
+            const float shift = row_shift(s.softmax, row_max_with_sink(head.masked_scores.row(i).maxCoeff(), row_start(s.softmax, rule.sink).max));
+            float l = cell_exp(rule.sink, shift);
             for (int j = 0; j < full.n_keys; ++j) l += cell_exp(head.masked_scores(i, j), shift);
             for (int j = 0; j < full.n_keys; ++j) {
                 const float size = magnitude(rule, head.scores(i, j), i, j);
@@ -72,6 +73,7 @@ TEST_CASE("scale_scores, cap_scores and mask_scores give masked_score of every c
                 const float w = row_weight(head.masked_scores(i, j), shift, l), got = head.weights(i, j);
                 weights_differ += !(same(got, w) || std::abs(got - w) <= 1e-6f);
             }
+            if (rule.sink != kMinusInfinity) weights_differ += !(std::abs(head.sink_weights(i, 0) - row_weight(rule.sink, shift, l)) <= 1e-6f);
         }
         INFO("head " << h + 1);
         CHECK(differ == 0);

@@ -234,7 +234,8 @@ namespace {
 struct Prepared {
     Trace trace;
     std::optional<PooledGrid> grid;
-    std::vector<float> q, k, v, slopes;      // head-major, rows padded to vec4
+    std::vector<float> q, k, v;               // head-major, rows padded to vec4
+    std::vector<float> head_constants;       // every head's ALiBi slope, then every head's sink logit
     std::vector<GLuint> padding_bits;        // one bit per key, 1 = padding
     std::vector<GLuint> custom_bits;         // (n_q × ⌈n_k/32⌉) words, 1 = visible
     std::string error;                       // what makes the run impossible on the GPU
@@ -264,8 +265,9 @@ Prepared prepare_run(const Scenario& s, const RunOptions& o, Trace trace) {
         qs.push_back(&head.q);
         ks.push_back(&head.k);
         vs.push_back(&head.v);
-        p.slopes.push_back(head.alibi_slope);
+        p.head_constants.push_back(head.alibi_slope);
     }
+    for (const HeadTrace& head : trace.head) p.head_constants.push_back(head.sink);  // −∞ without sinks (use_sinks is off)
     p.q = head_major(qs, vec4s(trace.d_k) * 4);
     p.k = head_major(ks, vec4s(trace.d_k) * 4);
     p.v = head_major(vs, vec4s(trace.d_v) * 4);
@@ -309,13 +311,13 @@ struct Backend::Impl {
     bool faults_armed = false;    // the injected faults apply from the end of create(), not to its probe
     double done_flops = 0.0;
     Planner planner;
-    Buffer q, k, v, key_padding, custom_mask, alibi_slopes, concat, row_stats, pooled;
+    Buffer q, k, v, key_padding, custom_mask, head_constants, concat, row_stats, pooled;
 
     std::vector<GLuint> pass_programs;  // planner's passes in order: each one's program
 
     std::size_t allocated_bytes() const {
         std::size_t total = 0;
-        for (const Buffer* b : {&q, &k, &v, &key_padding, &custom_mask, &alibi_slopes, &concat, &row_stats, &pooled})
+        for (const Buffer* b : {&q, &k, &v, &key_padding, &custom_mask, &head_constants, &concat, &row_stats, &pooled})
             total += b->bytes();
         return total;
     }
@@ -412,7 +414,7 @@ bool Backend::Impl::submit(const Slice& slice) {
     row_stats.bind(4);
     key_padding.bind(5);
     custom_mask.bind(6);
-    alibi_slopes.bind(7);
+    head_constants.bind(7);
     set_int(program, "key_begin", slice.j0);
     set_int(program, "key_end", slice.j1);
     for (int first = 0; first < slice.tiles; first += kMaxGroupsPerDispatch) {
@@ -538,7 +540,7 @@ bool Backend::Impl::upload_inputs(Prepared& p) {
            upload(v, "V", p.v.size() * f, p.v.data()) &&
            upload(key_padding, "padding mask", p.padding_bits.size() * sizeof(GLuint), p.padding_bits.data()) &&
            upload(custom_mask, "custom mask", p.custom_bits.size() * sizeof(GLuint), p.custom_bits.empty() ? nullptr : p.custom_bits.data()) &&
-           upload(alibi_slopes, "ALiBi slopes", p.slopes.size() * f, p.slopes.data()) &&
+           upload(head_constants, "ALiBi slopes and sink logits", p.head_constants.size() * f, p.head_constants.data()) &&
            upload(concat, "concat", static_cast<std::size_t>(n_q) * heads * d_v * f) &&
            upload(row_stats, "row max and sum", static_cast<std::size_t>(heads) * n_q * 2 * f) &&
            upload(pooled, "heatmap", pooled_bytes);
@@ -576,6 +578,7 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
         set_int(p, "fill_is_minus_inf", fill_minus_inf);
         set_int(p, "naive_softmax", s.softmax == SoftmaxKind::Naive);
         set_int(p, "use_alibi", s.positional == PositionalEncoding::ALiBi);
+        set_int(p, "use_sinks", s.sinks.size() != 0);
         set_int(p, "reverse_blocks", reverse);
     }
     set_int(attention, "d_v", d_v);

@@ -171,9 +171,13 @@ void explain_weight(const Trace& t, const Where& w, int r, int c, Explanation& e
 
 void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
     const Arithmetic kind = w.entry->arithmetic;
-    const bool is_q = kind == Arithmetic::Query || kind == Arithmetic::QueryBeforeRope;
+    const bool is_q = kind == Arithmetic::Query || kind == Arithmetic::QueryBeforeRope || kind == Arithmetic::QueryBeforeNorm;
     const bool is_v = kind == Arithmetic::Value;
     const bool rotated = kind == Arithmetic::Query || kind == Arithmetic::Key;
+    // With QK-norm every Q and K card but the ones before it holds the normed rows.
+    const bool normed = s.qk_norm && !is_v && kind != Arithmetic::QueryBeforeNorm && kind != Arithmetic::KeyBeforeNorm;
+    const std::string norm_note = std::string("then QK-norm: the row over its d_k numbers / its RMS ") + kTimes +
+                                  (s.qk_norm_plus_one ? " (1 + w)" : " w") + " (hover the QK-norm card for the numbers)";
     const std::string label = is_q ? "Q" : is_v ? "V" : "K";
     const Matrix& m = *matrix_of(t, w);
     const std::vector<std::string>& tokens = is_q ? t.query_tokens : t.key_tokens;
@@ -188,6 +192,7 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
                           ", " + (column_head != w.head || (!is_q && t.kv_heads != t.heads) ? "K/V head " + std::to_string(column_head + 1)
                                                                                              : "head " + std::to_string(w.head + 1)) +
                           " owns columns " + ix(column_head * width) + "\xE2\x80\x93" + std::to_string((column_head + 1) * width));
+        if (normed) e.lines.push_back(norm_note);
         e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
         return;
     }
@@ -208,6 +213,7 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
         sum += bias(0, global);
     }
     e.lines.push_back("= " + num(sum));
+    if (normed) e.lines.push_back(norm_note);
     if (s.positional == PositionalEncoding::Rotary && rotated) {
         // The pair this column turns with: (2i, 2i+1), or (i, i + r/2) in the rotate-half pairing.
         const int r_dims = s.rope.rotary_dims > 0 ? std::min(s.rope.rotary_dims, width) : width;
@@ -220,6 +226,33 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
                               kArrow + " " + num(m(r, c)));
         }
     }
+}
+
+// QK-norm of one cell: the row's RMS over the head's d_k numbers, then the weight, shared by
+// every head (Gemma 3: 1 + w).
+void explain_qk_norm(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
+    const bool is_q = w.entry->arithmetic == Arithmetic::QueryNorm;
+    const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
+    const Matrix& before = is_q ? head.q_before_norm : head.k_before_norm;
+    const Matrix& after = is_q ? head.q_normed : head.k_normed;
+    const Matrix& weight = is_q ? t.q_norm : t.k_norm;
+    const std::string label = is_q ? "q" : "k";
+    const std::vector<std::string>& tokens = is_q ? t.query_tokens : t.key_tokens;
+    e.heading = "QK-norm of " + label + "[" + ix(r) + "," + ix(c) + "] (head " + std::to_string(w.head + 1) + "), token " +
+                quoted(tokens, r) + " = " + num(after(r, c));
+    const float epsilon = s.block.epsilon;
+    e.lines.push_back("RMSNorm over the head's d_k = " + std::to_string(t.d_k) + " numbers of the row: x / " + kSqrt +
+                      "(mean(x\xC2\xB2) + \xCE\xB5) " + kTimes + (s.qk_norm_plus_one ? " (1 + w)" : " w") + ", \xCE\xB5 = " +
+                      format_value(epsilon, 6));
+    e.lines.push_back(label + " row " + ix(r) + " before the norm = " + list(row_of(before, r), c));
+    const float mean_square = before.row(r).array().square().mean();
+    const float rms = std::sqrt(mean_square + epsilon);
+    e.lines.push_back("mean(x\xC2\xB2) = " + num(mean_square) + ", RMS = " + kSqrt + "(" + num(mean_square) + " + \xCE\xB5) = " + num(rms));
+    const float wc = weight(0, c);
+    const std::string scale = s.qk_norm_plus_one ? "(1 + " + factor(wc) + ")" : factor(wc);
+    e.lines.push_back("= " + num(before(r, c)) + " / " + num(rms) + " " + kTimes + " " + scale + " = " + num(before(r, c) / rms) + " " +
+                      kTimes + " " + num(s.qk_norm_plus_one ? 1.0f + wc : wc) + " = " + num(after(r, c)));
+    e.lines.push_back("w_" + label + " is one vector for every head: the same " + scale + " scales column " + ix(c) + " of each head's " + label);
 }
 
 // [SECTION] Scores, scaling, mask
@@ -298,36 +331,75 @@ void explain_weights(const Trace& t, const TraceSettings& s, const Where& w, int
     e.heading = "attention weight, query " + quoted(t.query_tokens, r) + " " + kArrow + " key " +
                 quoted(t.key_tokens, c) + " = " + num(head.weights(r, c));
     const std::vector<float> scores = row_of(head.masked_scores, r);
+    const bool sink = head.sink_weights.size() != 0;
     for (int fully : head.fully_masked_rows)
         if (fully == r && std::isinf(s.masked_fill)) {
-            e.lines.push_back("every key of this row is masked with " + std::string(kMinusInf) +
-                              ": no distribution exists; the rule gives weights 0 and output 0");
+            if (sink)
+                e.lines.push_back("every key of this row is masked with " + std::string(kMinusInf) + ": the sink b = " + num(head.sink) +
+                                  " is the row's only cell, so it takes all of the weight: weights 0, output 0");
+            else
+                e.lines.push_back("every key of this row is masked with " + std::string(kMinusInf) +
+                                  ": no distribution exists; the rule gives weights 0 and output 0");
             return;
         }
     const bool stable = s.softmax == SoftmaxKind::Stable;
-    float max = -INFINITY;
+    float max = sink ? head.sink : -INFINITY;  // the sink is one more cell of the row's max and sum
     for (float v : scores) max = std::max(max, v);
     const float shift = stable ? max : 0.0f;
     std::vector<float> shifted, exps;
-    float sum = 0.0f;
+    const float sink_exp = sink ? std::exp(head.sink - shift) : 0.0f;
+    float sum = sink_exp;
     for (float v : scores) {
         shifted.push_back(v - shift);
         exps.push_back(std::exp(v - shift));
         sum += exps.back();
     }
     e.lines.push_back("scores s (row " + ix(r) + ", after scale and mask) = " + list(scores, c));
+    if (sink) e.lines.push_back("sink b = " + num(head.sink) + ": joins the max and the sum, then is dropped (gpt-oss)");
     if (stable) {
-        e.lines.push_back("max s = " + num(max) + "   (stable softmax subtracts it: exp never overflows)");
+        e.lines.push_back("max = " + num(max) + (sink ? "   (of b and s; " : "   (") + "stable softmax subtracts it: exp never overflows)");
         e.lines.push_back("s \xE2\x88\x92 max = " + list(shifted, c));
         e.lines.push_back("exp(s \xE2\x88\x92 max) = " + list(exps, c));
+        if (sink) e.lines.push_back("exp(b \xE2\x88\x92 max) = " + num(sink_exp));
     } else {
         e.lines.push_back("naive softmax: exp(s) directly (overflows above s \xE2\x89\x88 88)");
         e.lines.push_back("exp(s) = " + list(exps, c));
+        if (sink) e.lines.push_back("exp(b) = " + num(sink_exp));
     }
-    e.lines.push_back(std::string(kSigma) + " = " + num(sum));
+    e.lines.push_back(std::string(kSigma) + (sink ? " = exp(b\xE2\x80\xA6) + " + std::string(kSigma) + " exp(s\xE2\x80\xA6) = " : std::string(" = ")) + num(sum));
     const float numerator = exps[static_cast<size_t>(c)];
     e.lines.push_back("weight = exp" + std::string(stable ? "(s_j \xE2\x88\x92 max)" : "(s_j)") + " / " + kSigma +
                       " = " + num(numerator) + " / " + num(sum) + " = " + num(head.weights(r, c)));
+    if (sink) {
+        const float row_sum = head.weights.row(r).sum(), taken = head.sink_weights(r, 0);
+        e.lines.push_back("this row's weights sum to " + num(row_sum) + ", not 1: the sink took " + num(taken) + " (" + num(row_sum) +
+                          " + " + num(taken) + " = " + num(row_sum + taken) + ")");
+    }
+}
+
+// The sink's share of a row: exp(b − max) / Σ, what the row's weights fall short of 1.
+void explain_sink(const Trace& t, const TraceSettings& s, const Where& w, int r, Explanation& e) {
+    const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
+    const float taken = head.sink_weights(r, 0);
+    e.heading = "sink weight, head " + std::to_string(w.head + 1) + ", query " + quoted(t.query_tokens, r) + " = " + num(taken);
+    e.lines.push_back("the head's sink logit b = " + num(head.sink) + " joins row " + ix(r) + " as one more cell, never drawn as a key");
+    if (head.weights.rows() > r) {
+        const std::vector<float> scores = row_of(head.masked_scores, r);
+        const bool stable = s.softmax == SoftmaxKind::Stable;
+        float max = head.sink;
+        for (float v : scores) max = std::max(max, v);
+        const float shift = stable ? max : 0.0f;
+        float sum = std::exp(head.sink - shift);
+        for (float v : scores) sum += std::exp(v - shift);
+        e.lines.push_back(stable ? "max(b, s) = " + num(max) + ", exp(b \xE2\x88\x92 max) = " + num(std::exp(head.sink - shift))
+                                 : "naive: exp(b) = " + num(std::exp(head.sink)));
+        e.lines.push_back("sink weight = " + num(std::exp(head.sink - shift)) + " / " + kSigma + " " + num(sum) + " = " + num(taken));
+        e.lines.push_back("the row's weights sum to 1 " + std::string(kMinus) + " " + num(taken) + " = " + num(head.weights.row(r).sum()) +
+                          ": the sink's share goes to no value, so the output is that much smaller");
+    } else {
+        e.lines.push_back("from the row's max m and sum l: exp(b \xE2\x88\x92 m) / l (output-only run)");
+    }
+    e.lines.push_back("real models park attention on a sink, or on the first token (Xiao et al. 2023)");
 }
 
 // [SECTION] Outputs
@@ -554,13 +626,25 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::Key:
         case A::Value:
         case A::QueryBeforeRope:
-        case A::KeyBeforeRope: explain_projection(t, s, w, row, col, e); break;
+        case A::KeyBeforeRope:
+        case A::QueryBeforeNorm:
+        case A::KeyBeforeNorm: explain_projection(t, s, w, row, col, e); break;
+        case A::QueryNorm:
+        case A::KeyNorm: explain_qk_norm(t, s, w, row, col, e); break;
+        case A::QKNormWeight:
+            e.heading = display_name(matrix) + "[" + ix(col) + "] = " + num((*m)(row, col));
+            e.lines.push_back("QK-norm's weight for dimension " + ix(col) + " of every head's " +
+                              (w.entry->edit == Editable::QNorm ? "q" : "k") + " (one vector, shared by all heads)");
+            if (s.qk_norm_plus_one) e.lines.push_back("the norm scales by 1 + w = " + num(1.0f + (*m)(row, col)) + " (Gemma 3): w = 0 changes nothing");
+            e.lines.push_back("drag to scrub, double-click to type a value");
+            break;
         case A::RawScore:
         case A::PositionBias:
         case A::ScaledScore:
         case A::CappedScore:
         case A::MaskedScore: explain_scores(t, s, w, row, col, e); break;
         case A::Softmax: explain_weights(t, s, w, row, col, e); break;
+        case A::SinkWeight: explain_sink(t, s, w, row, e); break;
         case A::HeadOutput: explain_head_output(t, w, row, col, e); break;
         case A::Concat:
         case A::Output: explain_output(t, w, row, col, e); break;

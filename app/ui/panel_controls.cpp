@@ -276,6 +276,40 @@ void computation_controls(Context& state) {
     if (ImGui::RadioButton("stable", s.softmax == SoftmaxKind::Stable)) state.session.push(edits::SetSoftmax{SoftmaxKind::Stable});
     ImGui::SameLine();
     if (ImGui::RadioButton("naive", s.softmax == SoftmaxKind::Naive)) state.session.push(edits::SetSoftmax{SoftmaxKind::Naive});
+    // QK-norm (Qwen3, OLMo 2; Gemma 3's 1 + w form): RMSNorm of each head's q and k before RoPE.
+    const char* const qk_norms[] = {"off", "RMSNorm \xC2\xB7 w (Qwen3, OLMo 2)", "RMSNorm \xC2\xB7 (1 + w) (Gemma 3)"};
+    int qk_norm = !s.qk_norm ? 0 : s.qk_norm_plus_one ? 2 : 1;
+    ImGui::TextUnformatted("QK-norm");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::Combo("##qk_norm", &qk_norm, qk_norms, 3)) state.session.push(edits::SetQKNorm{qk_norm != 0, qk_norm == 2});
+    record_item(state, "controls.qk_norm", qk_norms[qk_norm]);
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("each head's q and k, row by row, through RMSNorm over their d\xE2\x82\x96 numbers after the projection "
+                          "and before RoPE; the weights w_q, w_k are shared by every head and edited on their cards");
+    // Attention sinks (gpt-oss): one logit per head that joins each softmax row and takes its share.
+    bool sinks = s.sinks.size() != 0;
+    if (ImGui::Checkbox("attention sinks (gpt-oss)", &sinks))
+        state.session.push(edits::SetSinks{sinks ? Vector(Vector::Constant(std::max(1, s.heads), 1.0f)) : Vector()});
+    record_item(state, "controls.sinks", sinks ? "on" : "off");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("a learned logit b per head joins every softmax row's max and sum and is then dropped: "
+                          "the row's weights sum to 1 \xE2\x88\x92 its sink weight");
+    if (sinks && s.sinks.size() == s.heads) {
+        for (int h = 0; h < s.heads; ++h) {
+            float b = s.sinks(h);
+            if (h % 4 != 0) ImGui::SameLine();
+            ImGui::SetNextItemWidth(field);
+            const std::string id = "##sink" + std::to_string(h);
+            if (ImGui::InputFloat(id.c_str(), &b, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue)) {
+                Vector edited = s.sinks;
+                edited(h) = b;
+                state.session.push(edits::SetSinks{edited});
+            }
+            record_item(state, ("controls.sink" + std::to_string(h)).c_str(), format_value(b, 4));
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("head %d's sink logit b", h + 1);
+        }
+    }
 
     const PositionalEncoding kinds[] = {PositionalEncoding::None, PositionalEncoding::Sinusoidal, PositionalEncoding::Learned,
                                         PositionalEncoding::Rotary, PositionalEncoding::ALiBi};

@@ -1,0 +1,110 @@
+// QK-norm and attention sinks in the window (headless, tests/gui/ui_driver.hpp): each preset's
+// new matrices drawn as cards, their tooltips with the numbers, QK-norm's weights edited in
+// place and both steps switched in the side bar.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "presets.hpp"
+#include "ui/arithmetic.hpp"
+#include "ui_driver.hpp"
+
+using namespace attn;
+using attn::testing::UiDriver;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string joined(const ui::Explanation& e) {
+    std::string all = e.heading + "\n";
+    for (const std::string& line : e.lines) all += line + "\n";
+    return all;
+}
+
+}  // namespace
+
+TEST_CASE("the QK-norm and attention-sinks presets draw their new cards, with cells large enough to read", "[qk_norm][sinks][layout]") {
+    const std::vector<std::pair<const char*, std::vector<const char*>>> presets = {
+        {"qk-norm", {"head0.q_before_norm", "head0.k_before_norm", "q_norm", "k_norm", "head0.q_normed", "head0.k_normed"}},
+        {"attention-sinks", {"head0.sink_weights", "head0.weights"}}};
+    for (const auto& [name, cards] : presets) {
+        INFO(name);
+        UiDriver ui(find_preset(name)->scenario);
+        ui.frame(4);
+        REQUIRE(ui.window.shared.session.trace.ok);
+        for (const char* card : cards) {
+            INFO(card);
+            const ui::HeatmapLayout* h = ui.heatmap(card);
+            REQUIRE(h != nullptr);
+            CHECK(h->cell_w >= 6.0f);
+            CHECK(h->cell_h >= 6.0f);
+        }
+    }
+}
+
+TEST_CASE("QK-norm's normed rows are not drawn twice, and the sink card follows the weights", "[qk_norm][sinks][layout]") {
+    SECTION("QK-norm: the normed rows are what RoPE turns, not drawn again as \"before RoPE\"") {
+        UiDriver qk(find_preset("qk-norm")->scenario);
+        qk.frame(3);
+        CHECK(qk.heatmap("head0.q_unrotated") == nullptr);
+        CHECK(qk.text("controls.qk_norm") == "RMSNorm \xC2\xB7 w (Qwen3, OLMo 2)");
+        CHECK(qk.heatmap("head0.sink_weights") == nullptr);
+    }
+    SECTION("sinks: the sink card is the step after the weights (right of them, or below where the pipeline wraps)") {
+        UiDriver sinks(find_preset("attention-sinks")->scenario);
+        sinks.frame(3);
+        const ui::HeatmapLayout* weights = sinks.heatmap("head0.weights");
+        const ui::HeatmapLayout* sink = sinks.heatmap("head0.sink_weights");
+        REQUIRE(weights != nullptr);
+        REQUIRE(sink != nullptr);
+        CHECK((sink->x > weights->x || sink->y > weights->y + weights->cell_h * static_cast<float>(weights->shown_rows)));
+        CHECK(sink->rows == 6);
+        CHECK(sink->cols == 1);
+        CHECK(sinks.text("controls.sinks") == "on");
+        CHECK(sinks.text("controls.sink0") == format_value(4.0f, 4));
+    }
+}
+
+TEST_CASE("the tooltips write out QK-norm's RMS and product, and what the sink took from a row", "[qk_norm][sinks][arithmetic]") {
+    const Trace t = run(find_preset("qk-norm")->scenario);
+    REQUIRE(t.ok);
+    const std::string normed = joined(ui::explain_cell(t, "head1.q_normed", 2, 3));
+    const float before = t.head[1].q_before_norm(2, 3);
+    const float rms = std::sqrt(t.head[1].q_before_norm.row(2).squaredNorm() / 4.0f + 1e-6f);
+    CHECK_THAT(normed, Contains("RMS = ") && Contains(format_value(rms, 4)) && Contains(format_value(before, 4)) &&
+                           Contains(format_value(t.q_norm(0, 3), 4)) && Contains(format_value(t.head[1].q_normed(2, 3), 4)));
+    CHECK_THAT(joined(ui::explain_cell(t, "head0.q", 1, 0)), Contains("then QK-norm"));
+    CHECK_THAT(joined(ui::explain_cell(t, "q_norm", 0, 1)), Contains("every head"));
+
+    const Trace s = run(find_preset("attention-sinks")->scenario);
+    REQUIRE(s.ok);
+    const std::string weight = joined(ui::explain_cell(s, "head0.weights", 3, 1));
+    CHECK_THAT(weight, Contains("sink b = ") && Contains("not 1: the sink took") && Contains(format_value(s.head[0].sink_weights(3, 0), 4)));
+    const std::string sink = joined(ui::explain_cell(s, "head0.sink_weights", 3, 0));
+    CHECK_THAT(sink, Contains("sink weight = ") && Contains(format_value(s.head[0].sink_weights(3, 0), 4)) &&
+                         Contains(format_value(s.head[0].weights.row(3).sum(), 4)));
+}
+
+TEST_CASE("QK-norm's weights are edited in place and both steps are switched from the side bar", "[qk_norm][sinks][edit]") {
+    UiDriver ui(find_preset("qk-norm")->scenario);
+    ui.frame(3);
+    const Matrix before = ui.window.shared.session.trace.head[0].q_normed;
+    ui.window.shared.session.push(edits::SetCell{Editable::QNorm, 0, 2, 3.0f});
+    ui.frame(3);
+    const Trace& t = ui.window.shared.session.trace;
+    REQUIRE(t.ok);
+    CHECK(t.q_norm(0, 2) == 3.0f);
+    CHECK(ui.window.shared.session.scenario.q_norm(2) == 3.0f);
+    CHECK(t.head[0].q_normed.col(2) != before.col(2));
+    CHECK(t.head[0].q_normed.col(1) == before.col(1));  // one weight, one column of every head
+    ui.window.shared.session.push(edits::SetQKNorm{true, true});
+    ui.window.shared.session.push(edits::SetSinks{Vector::Constant(2, 1.0f)});
+    ui.frame(3);
+    CHECK(ui.text("controls.qk_norm") == "RMSNorm \xC2\xB7 (1 + w) (Gemma 3)");
+    CHECK(ui.heatmap("head0.sink_weights") != nullptr);  // the head shown
+    ui.window.shared.session.push(edits::SetHeads{1});  // the sinks follow the head count
+    ui.frame(3);
+    REQUIRE(ui.window.shared.session.trace.ok);
+    CHECK(ui.window.shared.session.scenario.sinks.size() == 1);
+}
