@@ -332,14 +332,15 @@ TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --expo
     REQUIRE(pass.ok);
     CHECK(j["token_ids"].get<std::vector<int>>() == pass.token_ids);
     CHECK(j["next_token_top5"]["ids"][0] == pass.next_token_top5[0].id);
-    // A family the engine does not compute yet is refused, naming what.
-    testing::families::FamilyCheckpoint qwen3 = testing::families::qwen3_checkpoint();
-    const fs::path qwen3_folder = fs::temp_directory_path() / "attnlab-cli-qwen3";
+    // A family the app does not read is refused, naming it and what is read.
+    testing::families::FamilyCheckpoint mistral = testing::families::llama_checkpoint();
+    mistral.config["model_type"] = "mistral";
+    const fs::path qwen3_folder = fs::temp_directory_path() / "attnlab-cli-mistral";
     fs::remove_all(qwen3_folder);
-    testing::families::write_family_checkpoint(qwen3_folder.string(), qwen3);
+    testing::families::write_family_checkpoint(qwen3_folder.string(), mistral);
     const Result refused = run_cli({"--model", qwen3_folder.string(), "--text", "the cat", "--print"});
     CHECK(refused.code == 2);
-    CHECK_THAT(refused.err, Catch::Matchers::Contains("QK-norm"));
+    CHECK_THAT(refused.err, Catch::Matchers::Contains("mistral") && Catch::Matchers::Contains("llama"));
     fs::remove_all(folder);
     fs::remove_all(qwen3_folder);
 }

@@ -35,7 +35,6 @@ Matrix apply_norm(const Matrix& x, const NormSpec& spec, const NormWeights& w) {
 // something else.
 std::vector<std::string> not_computed(const ModelSpec& spec) {
     std::vector<std::string> why;
-    if (spec.qk_norm) why.push_back("QK-norm (an RMSNorm of each head's q and k) is not computed by the engine yet");
     if (spec.mlp == MlpKind::gated && spec.mlp_bias) why.push_back("a gated MLP with biases (mlp_bias: true) is not computed by the engine");
     if (spec.model_type == "gpt2") why.push_back("GPT-2 folders are opened by the GPT-2 reader (--model opens them so)");
     return why;
@@ -114,6 +113,12 @@ stack::Stack model_stack(const OpenedModel& m) {
         }
         s.mask = !ls.causal ? MaskKind::None : ls.window > 0 ? MaskKind::SlidingWindow : MaskKind::Causal;
         if (ls.window > 0) s.window = ls.window;
+        if (spec.qk_norm) {  // Qwen3, Gemma 3: RMSNorm of each head's q and k before RoPE
+            s.qk_norm = true;
+            s.qk_norm_plus_one = spec.norm.one_plus_weight;
+            s.q_norm = w.q_norm.weight;
+            s.k_norm = w.k_norm.weight;
+        }
         s.score_scale = static_cast<float>(spec.attention_scale);
         s.softcap = static_cast<float>(spec.attn_logit_softcap);
         BlockOptions& b = s.block;
