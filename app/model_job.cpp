@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "hf_cache.hpp"
+#include "hf_model/spec.hpp"
 
 namespace attn::compute {
 
@@ -69,6 +70,14 @@ ModelOpened open_model_folder(const std::string& folder, const std::string& sent
     }
     opened.folder = where.folder;
     opened.from_cache = where.from_cache;
+    // A family the command line runs but this view does not draw yet: said so, with the command.
+    const std::string type = hf::folder_model_type(opened.folder);
+    const std::vector<std::string>& families = hf::supported_model_types();
+    if (!type.empty() && type != "gpt2" && std::find(families.begin(), families.end(), type) != families.end()) {
+        opened.load.errors = {folder + ": a " + type + " checkpoint: the model view opens GPT-2 checkpoints so far; " +
+                              "run it with attnlab --model " + folder + " --text \"…\" --print (or --export-json FILE)"};
+        return opened;
+    }
     opened.load = gpt2::load_checkpoint(opened.folder);
     if (!opened.load.checkpoint && opened.load.inside.size() == 1) {  // the folder above one checkpoint: that one was meant
         opened.folder = opened.load.inside.front();

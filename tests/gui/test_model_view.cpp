@@ -21,6 +21,7 @@
 #include "bad_model_catalogue.hpp"
 #include "engine.hpp"
 #include "gpt2/model.hpp"
+#include "hf_family_fixtures.hpp"
 #include "hub_server.hpp"
 #include "model_job.hpp"
 #include "presets.hpp"
@@ -838,4 +839,21 @@ TEST_CASE("Model view: a download that fails says why in the popup and in the st
     CHECK(ui.window.shared.notices.back().error);
     CHECK(ui.window.shared.session.trace.ok);  // the work on screen is untouched
     fs::remove_all(cache);
+}
+
+TEST_CASE("Model view: a Llama folder is not read as GPT-2: the notice says the view opens GPT-2 so far and gives the command that runs it", "[model-view][families]") {
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::temp_directory_path() / "attnlab-gui-llama";
+    fs::remove_all(folder);
+    testing::families::write_family_checkpoint(folder.string(), testing::families::llama_checkpoint());
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    CHECK_FALSE(ui.open_model(folder.string()));
+    REQUIRE_FALSE(ui.window.shared.notices.empty());
+    const ui::Notice& said = ui.window.shared.notices.back();
+    CHECK(said.error);
+    CHECK_THAT(said.text, Catch::Matchers::Contains("a llama checkpoint") && Catch::Matchers::Contains("GPT-2 checkpoints so far") &&
+                              Catch::Matchers::Contains("--model"));
+    CHECK(ui.window.shared.session.trace.ok);  // the work on screen stays
+    fs::remove_all(folder);
 }
