@@ -13,6 +13,7 @@
 #include "bad_model_catalogue.hpp"
 #include "cli_runner.hpp"
 #include "hub_server.hpp"
+#include "scoped_environment.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;
@@ -20,25 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Sets (or, with nullopt, unsets) an environment variable for the test's scope.
-class Environment {
-public:
-    Environment(const char* name, std::optional<std::string> value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        if (value) ::setenv(name, value->c_str(), 1);
-        else ::unsetenv(name);
-    }
-    ~Environment() {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
-    }
-    Environment(const Environment&) = delete;
-    Environment& operator=(const Environment&) = delete;
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
+using testing::Environment;
 
 constexpr const char* kCommit = "00112233445566778899aabbccddeeff00112233";
 

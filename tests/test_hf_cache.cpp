@@ -11,31 +11,14 @@
 #include "bad_model_catalogue.hpp"
 #include "gpt2/checkpoint.hpp"
 #include "hf_cache.hpp"
+#include "scoped_environment.hpp"
 
 using namespace attn;
 namespace fs = std::filesystem;
 
 namespace {
 
-// Sets (or, with nullopt, unsets) an environment variable for the test's scope.
-class Environment {
-public:
-    Environment(const char* name, std::optional<std::string> value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        if (value) ::setenv(name, value->c_str(), 1);
-        else ::unsetenv(name);
-    }
-    ~Environment() {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
-    }
-    Environment(const Environment&) = delete;
-    Environment& operator=(const Environment&) = delete;
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
+using testing::Environment;
 
 constexpr const char* kCommit = "0123456789abcdef0123456789abcdef01234567";
 

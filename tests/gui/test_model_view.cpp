@@ -23,6 +23,7 @@
 #include "gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
 #include "hub_server.hpp"
+#include "scoped_environment.hpp"
 #include "model_job.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
@@ -746,21 +747,8 @@ TEST_CASE("Model view: File → Open model… downloads a model that is not in t
     }
     hub.add(repo);
     const fs::path cache = root / "cache";
-    struct Env {  // HF_ENDPOINT and HF_HUB_CACHE for this test only
-        std::vector<std::pair<std::string, std::optional<std::string>>> saved;
-        void set(const char* name, const std::string& value) {
-            const char* old = std::getenv(name);
-            saved.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-            ::setenv(name, value.c_str(), 1);
-        }
-        ~Env() {
-            for (const auto& [name, value] : saved)
-                if (value) ::setenv(name.c_str(), value->c_str(), 1);
-                else ::unsetenv(name.c_str());
-        }
-    } env;
-    env.set("HF_ENDPOINT", hub.endpoint());
-    env.set("HF_HUB_CACHE", cache.string());
+    const testing::Environment endpoint("HF_ENDPOINT", hub.endpoint());  // for this test only
+    const testing::Environment hub_cache("HF_HUB_CACHE", cache.string());
 
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
@@ -806,12 +794,8 @@ TEST_CASE("Model view: a download that fails says why in the popup and in the st
     const fs::path cache = fs::temp_directory_path() / "attnlab-gui-download-404";
     fs::remove_all(cache);
     testing::HubServer hub;  // serves nothing: every repository is a 404
-    const char* old_endpoint = std::getenv("HF_ENDPOINT");
-    const char* old_cache = std::getenv("HF_HUB_CACHE");
-    const std::optional<std::string> saved_endpoint = old_endpoint ? std::optional<std::string>(old_endpoint) : std::nullopt;
-    const std::optional<std::string> saved_cache = old_cache ? std::optional<std::string>(old_cache) : std::nullopt;
-    ::setenv("HF_ENDPOINT", hub.endpoint().c_str(), 1);
-    ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
+    const testing::Environment endpoint("HF_ENDPOINT", hub.endpoint());  // for this test only
+    const testing::Environment hub_cache("HF_HUB_CACHE", cache.string());
 
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
@@ -826,10 +810,6 @@ TEST_CASE("Model view: a download that fails says why in the popup and in the st
     REQUIRE(ui.widget("prompt.download") != nullptr);
     ui.click(ui.centre("prompt.download"));
     ui.frame(3);
-    if (saved_endpoint) ::setenv("HF_ENDPOINT", saved_endpoint->c_str(), 1);
-    else ::unsetenv("HF_ENDPOINT");
-    if (saved_cache) ::setenv("HF_HUB_CACHE", saved_cache->c_str(), 1);
-    else ::unsetenv("HF_HUB_CACHE");
     CHECK(ui.window.model.state.download == nullptr);
     CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
     CHECK(ui.widget("prompt.ok") != nullptr);  // the popup stays, saying why
