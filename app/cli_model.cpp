@@ -181,9 +181,9 @@ int run_model_file(const std::string& path, const std::string& text, ModelRun& r
 
 // One layer's trace as JSON. A GPT-2 layer's weight matrices are the checkpoint's (up to
 // 768 × 3072 each): they are named, not copied, so the file stays the size of the activations.
-json predictions_json(const std::vector<hf::Prediction>& top) {
+json predictions_json(const std::vector<TokenProbability>& top) {
     json ids = json::array(), tokens = json::array(), probabilities = json::array();
-    for (const hf::Prediction& p : top) {
+    for (const TokenProbability& p : top) {
         ids.push_back(p.id);
         tokens.push_back(p.token);
         probabilities.push_back(p.probability);
@@ -196,20 +196,21 @@ int run_hf(const std::string& folder, const std::string& text, ModelRun& run, st
     hf::OpenedModelLoad load = hf::open_model(folder);
     for (const std::string& e : load.errors) err << e << "\n";
     if (!load.model) return 2;
-    hf::ModelPass pass = hf::forward_text(*load.model, text);
+    ModelPass pass = hf::forward_text(*load.model, text);
     if (!pass.ok) {
         for (const std::string& e : pass.errors) err << folder << ": " << e << "\n";
         return 3;
     }
     run.token_ids = std::move(pass.token_ids);
     run.tokens = std::move(pass.tokens);
-    run.layers = std::move(pass.pass.layers);
+    run.layers = std::move(pass.layers);
     run.kind = load.model->spec.model_type;
+    if (pass.non_finite.any()) run.non_finite = pass.non_finite.sentence();
     if (load.model->spec.head == hf::HeadKind::causal_lm) {
         run.next_token_top5 = predictions_json(pass.next_token_top5);
     } else {
         json masked = json::array();
-        for (const hf::MaskedPrediction& m : pass.masked_predictions) {
+        for (const MaskedPrediction& m : pass.masked_predictions) {
             json one = predictions_json(m.top);
             one["position"] = m.position;
             masked.push_back(one);

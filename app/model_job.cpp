@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "hf_cache.hpp"
-#include "hf_model/spec.hpp"
 
 namespace attn::compute {
 
@@ -13,13 +12,13 @@ ModelResult run_model_recompute(ModelRecompute request) {
     const auto t0 = std::chrono::steady_clock::now();
     ModelResult result;
     result.layer = request.layer;
-    if (request.checkpoint == nullptr) {
+    if (request.model == nullptr) {
         request.pass.errors = {"no model is open"};
     } else if (request.sentence) {
-        request.pass = gpt2::forward_text(*request.checkpoint, *request.sentence, request.pass.ablated);
+        request.pass = lm::forward_text(*request.model, *request.sentence, request.pass.ablated);
         result.ok = request.pass.ok;
     } else {
-        result.ok = gpt2::recompute_from(*request.checkpoint, request.layer, request.pass, request.edited ? &*request.edited : nullptr);
+        result.ok = lm::recompute_from(*request.model, request.layer, request.pass, request.edited ? &*request.edited : nullptr);
     }
     result.pass = std::move(request.pass);
     result.edited = std::move(request.edited);
@@ -28,8 +27,8 @@ ModelResult run_model_recompute(ModelRecompute request) {
     return result;
 }
 
-gpt2::ForwardPass pass_for_job(const gpt2::ForwardPass& shown, int layer) {
-    gpt2::ForwardPass job;
+ModelPass pass_for_job(const ModelPass& shown, int layer) {
+    ModelPass job;
     job.ok = shown.ok;
     job.errors = shown.errors;
     job.x0 = shown.x0;
@@ -50,14 +49,14 @@ gpt2::ForwardPass pass_for_job(const gpt2::ForwardPass& shown, int layer) {
     return job;
 }
 
-void install_result(gpt2::ForwardPass& shown, gpt2::ForwardPass&& result, int layer) {
+void install_result(ModelPass& shown, ModelPass&& result, int layer) {
     const size_t l = static_cast<size_t>(std::max(layer, 0));
     std::vector<Trace> layers = std::move(shown.layers);
     shown = std::move(result);
     for (size_t k = 0; k < l && k < layers.size() && k < shown.layers.size(); ++k) shown.layers[k] = std::move(layers[k]);
 }
 
-ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const gpt2::HeadSet& ablated) {
+ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::HeadSet& ablated) {
     const auto t0 = std::chrono::steady_clock::now();
     ModelOpened opened;
     opened.asked = opened.folder = folder;
@@ -70,25 +69,17 @@ ModelOpened open_model_folder(const std::string& folder, const std::string& sent
     }
     opened.folder = where.folder;
     opened.from_cache = where.from_cache;
-    // A family the command line runs but this view does not draw yet: said so, with the command.
-    const std::string type = hf::folder_model_type(opened.folder);
-    const std::vector<std::string>& families = hf::supported_model_types();
-    if (!type.empty() && type != "gpt2" && std::find(families.begin(), families.end(), type) != families.end()) {
-        opened.load.errors = {folder + ": a " + type + " checkpoint: the model view opens GPT-2 checkpoints so far; " +
-                              "run it with attnlab --model " + folder + " --text \"…\" --print (or --export-json FILE)"};
-        return opened;
-    }
-    opened.load = gpt2::load_checkpoint(opened.folder);
-    if (!opened.load.checkpoint && opened.load.inside.size() == 1) {  // the folder above one checkpoint: that one was meant
+    opened.load = lm::load_model(opened.folder);
+    if (!opened.load.model && opened.load.inside.size() == 1) {  // the folder above one checkpoint: that one was meant
         opened.folder = opened.load.inside.front();
-        opened.load = gpt2::load_checkpoint(opened.folder);
+        opened.load = lm::load_model(opened.folder);
     }
-    if (opened.load.checkpoint) {
-        const gpt2::Config& c = opened.load.checkpoint->config;
-        gpt2::HeadSet heads;  // those the model has: the view says which of the others were left out
-        for (const gpt2::HeadId& id : ablated)
-            if (id.within(c.n_layer, c.n_head)) heads.insert(id);
-        opened.pass = gpt2::forward_text(*opened.load.checkpoint, sentence, heads);
+    if (opened.load.model) {
+        const lm::Shape& shape = opened.load.model->shape();
+        stack::HeadSet heads;  // those the model has: the view says which of the others were left out
+        for (const stack::HeadId& id : ablated)
+            if (id.within(shape.layers, shape.heads)) heads.insert(id);
+        opened.pass = lm::forward_text(*opened.load.model, sentence, heads);
     }
     opened.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return opened;

@@ -1,11 +1,12 @@
 #pragma once
-// GPT-2's passes as jobs of the compute layer: the recompute after an edit, the layers after
-// a head ablated or restored, and a new sentence. The model view submits the request with
-// what it reads of the pass on screen (pass_for_job: the stream entering the layer; the
-// weights are shared with the checkpoint); a worker thread runs it, and the view installs the
-// result when it comes (install_result), keeping the pass on screen until then. A newer
-// request supersedes the one waiting; the one running finishes and is installed (it is a
-// state the user passed through).
+// A checkpoint's passes (language_model.hpp: GPT-2 or a Hugging Face family) as jobs of the
+// compute layer: the recompute after an edit, the layers after a head ablated or restored,
+// and a new sentence. The model view submits the request with what it reads of the pass on
+// screen (pass_for_job: the stream entering the layer; the weights are shared with the
+// checkpoint); a worker thread runs it, and the view installs the result when it comes
+// (install_result), keeping the pass on screen until then. A newer request supersedes the
+// one waiting; the one running finishes and is installed (it is a state the user passed
+// through).
 //
 //   view ──submit(request)──▶ waiting ──▶ running (worker thread) ──▶ done ──poll()──▶ view
 //
@@ -17,18 +18,18 @@
 #include <string>
 #include <vector>
 
-#include "gpt2/model.hpp"
+#include "language_model.hpp"
 #include "scenario.hpp"
 
 namespace attn::compute {
 
 // Layer `layer` of `pass` as `edited`, or, with no `edited`, as the checkpoint holds it with
 // the heads of pass.ablated zeroed (the heads ablated changed), then the layers after it; or,
-// with `sentence`, that sentence from its first layer, pass.ablated applied. The checkpoint
-// must outlive the job: the view settles its jobs (finish) before it replaces the checkpoint.
+// with `sentence`, that sentence from its first layer, pass.ablated applied. The model must
+// outlive the job: the view settles its jobs (finish) before it replaces the model.
 struct ModelRecompute {
-    const gpt2::Checkpoint* checkpoint = nullptr;
-    gpt2::ForwardPass pass;   // pass_for_job of the pass on screen: the layers before `layer` are the view's
+    const lm::Model* model = nullptr;
+    ModelPass pass;   // pass_for_job of the pass on screen: the layers before `layer` are the view's
     int layer = 0;
     std::optional<Scenario> edited;       // layer `layer`'s scenario as the session holds it
     std::optional<std::string> sentence;  // a new sentence, run whole
@@ -36,7 +37,7 @@ struct ModelRecompute {
 
 struct ModelResult {
     bool ok = false;          // false: pass.errors say why
-    gpt2::ForwardPass pass;
+    ModelPass pass;
     int layer = 0;
     std::optional<Scenario> edited;       // what layer `layer` of `pass` was computed from, when edited
     std::optional<std::string> sentence;  // the sentence `pass` ran, when a new one
@@ -47,12 +48,12 @@ struct ModelResult {
 // layers' traces but for the stream entering ℓ (and, in cross-attention, the memory); the
 // layers before ℓ are only marked computed. A few n × d matrices, where the whole pass is
 // about 50 MB at GPT-2 small's shape and 54 tokens (copying it held a frame for 15 ms).
-gpt2::ForwardPass pass_for_job(const gpt2::ForwardPass& shown, int layer);
+ModelPass pass_for_job(const ModelPass& shown, int layer);
 // A job's result into the pass on screen: its layers from ℓ on, the head's outputs, the
 // prediction and the heads ablated; the layers before ℓ stay as they are.
-void install_result(gpt2::ForwardPass& shown, gpt2::ForwardPass&& result, int layer);
+void install_result(ModelPass& shown, ModelPass&& result, int layer);
 
-// Runs one request (gpt2::recompute_from); the worker's default. Tests give their own.
+// Runs one request (lm::recompute_from); the worker's default. Tests give their own.
 using ModelRunner = std::function<ModelResult(ModelRecompute)>;
 ModelResult run_model_recompute(ModelRecompute request);
 
@@ -65,12 +66,12 @@ struct ModelOpened {
     std::string asked;          // the folder asked for
     std::string folder;         // the folder read: `asked`, its snapshot in the Hugging Face cache, or the one checkpoint inside it
     std::string from_cache;     // the model's name, when `asked` named a model in the Hugging Face cache
-    gpt2::CheckpointLoad load;
-    gpt2::ForwardPass pass;     // `sentence` on the checkpoint, when it opened
+    lm::ModelLoad load;
+    ModelPass pass;             // `sentence` on the model, when it opened
     std::string sentence;
     double milliseconds = 0.0;  // the whole job
 };
-ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const gpt2::HeadSet& ablated = {});
+ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::HeadSet& ablated = {});
 
 class ModelJobs {
 public:

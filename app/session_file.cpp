@@ -303,40 +303,44 @@ SessionLoad load_session_or_scenario(const std::string& path) {
     return guard_memory<SessionLoad>(path, "scenario or session", [&] { return load_session_or_scenario_unguarded(path); });
 }
 
-std::string layer_mismatch(const gpt2::Config& c, int n, const Scenario& s) {
+std::string layer_mismatch(const lm::Shape& c, int n, const Scenario& s) {
     if (s.input != InputMode::Embeddings) return "the layer reads embeddings, but the scenario gives Q, K and V directly";
-    if (s.d_model != c.n_embd) return "the layer has d_model " + std::to_string(c.n_embd) + ", but the scenario has d_model " + std::to_string(s.d_model);
-    if (s.heads != c.n_head) return "the layer has " + std::to_string(c.n_head) + " heads, but the scenario has " + std::to_string(s.heads);
+    if (s.d_model != c.d_model) return "the layer has d_model " + std::to_string(c.d_model) + ", but the scenario has d_model " + std::to_string(s.d_model);
+    if (s.heads != c.heads) return "the layer has " + std::to_string(c.heads) + " heads, but the scenario has " + std::to_string(s.heads);
+    if (const int kv = s.kv_heads > 0 ? s.kv_heads : s.heads; kv != c.kv_heads)
+        return "the layer has " + std::to_string(c.kv_heads) + " K/V heads, but the scenario has " + std::to_string(kv);
+    if (const int hd = s.head_dim > 0 ? s.head_dim : (s.heads > 0 ? s.d_model / s.heads : 0); hd != c.head_dim)
+        return "the layer's heads have head_dim " + std::to_string(c.head_dim) + ", but the scenario's have " + std::to_string(hd);
     if (static_cast<int>(s.target.tokens.size()) != n)
         return "the sentence is " + std::to_string(n) + " tokens, but the scenario has " + std::to_string(s.target.tokens.size());
-    if (s.target.embeddings.rows() != n || s.target.embeddings.cols() != c.n_embd)
-        return "the layer's input X is " + std::to_string(n) + " \xC3\x97 " + std::to_string(c.n_embd) + ", but the scenario's is " +
+    if (s.target.embeddings.rows() != n || s.target.embeddings.cols() != c.d_model)
+        return "the layer's input X is " + std::to_string(n) + " \xC3\x97 " + std::to_string(c.d_model) + ", but the scenario's is " +
                std::to_string(s.target.embeddings.rows()) + " \xC3\x97 " + std::to_string(s.target.embeddings.cols());
     return {};
 }
 
-ModelRestore check_model_choice(const ModelChoice& choice, const gpt2::Checkpoint& checkpoint, const std::string& sentence,
-                                const gpt2::ForwardPass& pass, const Scenario& scenario) {
+ModelRestore check_model_choice(const ModelChoice& choice, const lm::Model& model, const std::string& sentence, const ModelPass& pass,
+                                const Scenario& scenario) {
     ModelRestore r;
-    const gpt2::Config& c = checkpoint.config;
+    const lm::Shape& c = model.shape();
     auto refuse = [&](const std::string& key, const std::string& what) {
         r.notices.push_back((choice.source.empty() ? "the session" : choice.source) + ": key 'model." + key + "': " + what);
     };
-    const std::string layers = "the model's layers are 1 to " + std::to_string(c.n_layer);
-    const std::string heads = "its heads 1 to " + std::to_string(c.n_head);
+    const std::string layers = "the model's layers are 1 to " + std::to_string(c.layers);
+    const std::string heads = "its heads 1 to " + std::to_string(c.heads);
     for (const auto& [layer, head] : choice.ablated) {
-        if (const gpt2::HeadId id{layer, head}; id.within(c.n_layer, c.n_head)) r.ablated.insert(id);
+        if (const stack::HeadId id{layer, head}; id.within(c.layers, c.heads)) r.ablated.insert(id);
         else refuse("ablated", "[" + std::to_string(layer + 1) + ", " + std::to_string(head + 1) + "] is not a head of the model (" + layers +
                                    ", " + heads + "): not ablated");
     }
     if (choice.layer < 0) return r;
     const std::string layer = std::to_string(choice.layer + 1);
-    if (choice.layer >= c.n_layer) {
+    if (choice.layer >= c.layers) {
         refuse("layer", layer + ", but " + layers + ": no layer is opened in the pipeline");
         return r;
     }
     if (!pass.ok) {
-        const std::vector<std::string> why = gpt2::validate(checkpoint, checkpoint.tokenizer.encode(sentence));
+        const std::vector<std::string> why = model.validate(model.encode(sentence));
         refuse("layer", "layer " + layer + " is not opened: the session's sentence cannot run (" +
                             (why.empty() ? (pass.errors.empty() ? std::string("see the notice before") : pass.errors.front()) : why.front()) +
                             ")");
@@ -349,8 +353,8 @@ ModelRestore check_model_choice(const ModelChoice& choice, const gpt2::Checkpoin
     }
     r.layer = choice.layer;
     r.head = choice.head;
-    if (r.head < 0 || r.head >= c.n_head) {
-        refuse("head", std::to_string(choice.head + 1) + ", but the model's heads are 1 to " + std::to_string(c.n_head) + ": not used");
+    if (r.head < 0 || r.head >= c.heads) {
+        refuse("head", std::to_string(choice.head + 1) + ", but the model's heads are 1 to " + std::to_string(c.heads) + ": not used");
         r.head = 0;
     }
     return r;

@@ -4,9 +4,9 @@
 // when the window had them, the models beside the scenario:
 //
 //   "model":   {"folder": "…/gpt2", "sentence": "…", "layer": 5, "head": 2, "ablated": [[5, 1], …]}
-//              a GPT-2 checkpoint folder the model view had open (not copied: opened again
-//              from the folder; "layer" and "head" count from 1, 0 when none was opened) and
-//              the heads ablated, [layer, head] from 1
+//              a checkpoint folder the model view had open (GPT-2, Llama, Qwen, Gemma, GPT-NeoX,
+//              BERT; not copied: opened again from the folder; "layer" and "head" count
+//              from 1, 0 when none was opened) and the heads ablated, [layer, head] from 1
 //   "trained": {"model": {model file}, "probe": {"tokens": [ids], "source": [ids]},
 //              "layer": 1, "opened": {model file}}
 //              the Train panel's model (train/model_file.hpp: weights, settings, optimiser),
@@ -19,7 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2/model.hpp"
+#include "language_model.hpp"
 #include "scenario.hpp"
 #include "train/model_file.hpp"
 
@@ -81,14 +81,14 @@ SessionLoad load_session_or_scenario(const std::string& path);
 // `pass` is the sentence's pass without ablations; `scenario` the session's, which must be
 // that layer to be opened as it.
 struct ModelRestore {
-    gpt2::HeadSet ablated;
+    stack::HeadSet ablated;
     int layer = -1, head = 0;
     std::vector<std::string> notices;
 };
-ModelRestore check_model_choice(const ModelChoice& choice, const gpt2::Checkpoint& checkpoint, const std::string& sentence,
-                                const gpt2::ForwardPass& pass, const Scenario& scenario);
+ModelRestore check_model_choice(const ModelChoice& choice, const lm::Model& model, const std::string& sentence, const ModelPass& pass,
+                                const Scenario& scenario);
 // Why `scenario` is not a layer of `checkpoint` on a sentence of n_tokens tokens ("" when it
 // can be): its input mode, d_model, heads, tokens and X.
-std::string layer_mismatch(const gpt2::Config& config, int n_tokens, const Scenario& scenario);
+std::string layer_mismatch(const lm::Shape& shape, int n_tokens, const Scenario& scenario);
 
 }  // namespace attn::session_file

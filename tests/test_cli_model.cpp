@@ -328,7 +328,7 @@ TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --expo
     // The same ids as the tokenizer gives, and what the engine computes for them.
     const hf::OpenedModelLoad load = hf::open_model(folder.string());
     REQUIRE(load.model);
-    const hf::ModelPass pass = hf::forward_text(*load.model, "the cat sat");
+    const ModelPass pass = hf::forward_text(*load.model, "the cat sat");
     REQUIRE(pass.ok);
     CHECK(j["token_ids"].get<std::vector<int>>() == pass.token_ids);
     CHECK(j["next_token_top5"]["ids"][0] == pass.next_token_top5[0].id);

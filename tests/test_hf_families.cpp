@@ -766,24 +766,24 @@ TEST_CASE("each family runs on the engine as its plain-loop reference computes i
             if (!model.spec.mask_token_id) model.spec.mask_token_id = 6;
             ids[3] = *model.spec.mask_token_id;
         }
-        const hf::ModelPass pass = hf::forward_ids(model, ids);
+        const ModelPass pass = hf::forward_ids(model, ids);
         for (const std::string& e : pass.errors) INFO(e);
         REQUIRE(pass.ok);
         const Reference ref = reference_forward(model.spec, c.tensors, ids);
-        REQUIRE(pass.pass.layers.size() == ref.attention.size());
+        REQUIRE(pass.layers.size() == ref.attention.size());
         double worst = 0.0;
         for (size_t l = 0; l < ref.attention.size(); ++l)
             for (size_t h = 0; h < ref.attention[l].size(); ++h)
                 for (size_t i = 0; i < ids.size(); ++i)
                     for (size_t j = 0; j < ids.size(); ++j)
-                        worst = std::max(worst, std::abs(pass.pass.layers[l].head[h].weights(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) -
+                        worst = std::max(worst, std::abs(pass.layers[l].head[h].weights(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) -
                                                          ref.attention[l][h][i][j]));
         CHECK(worst <= 1e-4);
         // The stream leaving the last layer, and the predictions' logits.
         double stream = 0.0;
         for (size_t i = 0; i < ids.size(); ++i)
             for (int j = 0; j < model.spec.d_model; ++j)
-                stream = std::max(stream, std::abs(stack::layer_output(pass.pass.layers.back())(static_cast<Eigen::Index>(i), j) -
+                stream = std::max(stream, std::abs(stack::layer_output(pass.layers.back())(static_cast<Eigen::Index>(i), j) -
                                                    ref.outputs.back()[i][static_cast<size_t>(j)]));
         CHECK(stream <= 1e-3);
         if (model.spec.head == hf::HeadKind::causal_lm) {
@@ -791,7 +791,7 @@ TEST_CASE("each family runs on the engine as its plain-loop reference computes i
             const std::vector<double>& last = ref.logits.back();
             const int best = static_cast<int>(std::max_element(last.begin(), last.end()) - last.begin());
             CHECK(pass.next_token_top5[0].id == best);
-            for (const hf::Prediction& p : pass.next_token_top5) CHECK(std::abs(pass.pass.logits(0, p.id) - last[static_cast<size_t>(p.id)]) <= 1e-3);
+            for (const TokenProbability& p : pass.next_token_top5) CHECK(std::abs(pass.logits(0, p.id) - last[static_cast<size_t>(p.id)]) <= 1e-3);
         } else {
             REQUIRE(pass.masked_predictions.size() == 1);
             CHECK(pass.masked_predictions[0].position == 3);

@@ -100,7 +100,7 @@ TEST_CASE("a session's model choice that does not fit the checkpoint is left out
     choice.head = 98;
     choice.ablated = {{0, 1}, {5, 0}, {1, 7}};
     Scenario unrelated;   // the default scenario: not a layer of this model
-    session_file::ModelRestore r = session_file::check_model_choice(choice, checkpoint, "the cat", pass, unrelated);
+    session_file::ModelRestore r = session_file::check_model_choice(choice, fuzz::session_model(), "the cat", pass, unrelated);
     CHECK(r.ablated == gpt2::HeadSet{gpt2::HeadId{0, 1}});
     CHECK(r.layer == -1);
     REQUIRE(r.notices.size() == 3);
@@ -109,20 +109,20 @@ TEST_CASE("a session's model choice that does not fit the checkpoint is left out
 
     // The layer itself as the scenario: opened, and the head out of range said and replaced.
     const Scenario layer = gpt2::layer_scenario(checkpoint, pass.tokens, 1, gpt2::layer_input(pass.layers[1]));
-    r = session_file::check_model_choice(choice, checkpoint, "the cat", pass, layer);
+    r = session_file::check_model_choice(choice, fuzz::session_model(), "the cat", pass, layer);
     CHECK(r.layer == 1);
     CHECK(r.head == 0);
     CHECK(r.notices.back() == "s.json: key 'model.head': 99, but the model's heads are 1 to 2: not used");
 
     // A layer past the model, and a sentence past its positions.
     choice.layer = 2;
-    CHECK(session_file::check_model_choice(choice, checkpoint, "the cat", pass, layer).notices.back() ==
+    CHECK(session_file::check_model_choice(choice, fuzz::session_model(), "the cat", pass, layer).notices.back() ==
           "s.json: key 'model.layer': 3, but the model's layers are 1 to 2: no layer is opened in the pipeline");
     choice.layer = 0;
     const std::string long_text(40, 'a');
     const gpt2::ForwardPass too_long = gpt2::forward_text(checkpoint, long_text);
     CHECK_FALSE(too_long.ok);
-    const std::string notice = session_file::check_model_choice(choice, checkpoint, long_text, too_long, layer).notices.back();
+    const std::string notice = session_file::check_model_choice(choice, fuzz::session_model(), long_text, too_long, layer).notices.back();
     CHECK(notice.find("layer 1 is not opened: the session's sentence cannot run (") != std::string::npos);
     CHECK(notice.find("16") != std::string::npos);   // n_positions, the limit the text passed
 }

@@ -45,6 +45,14 @@ Rgb viridis(float t) { return interpolate(kViridis, t); }
 
 Rgb diverging(float t) { return interpolate(kRdBu, 0.5f * (t + 1.0f)); }
 
+Rgb category_colour(int k) {
+    // Okabe & Ito (2008), a violet in place of black (the masked cells are greys).
+    static constexpr Rgb kOkabeIto[] = {{230, 159, 0}, {86, 180, 233}, {0, 158, 115}, {240, 228, 66},
+                                        {0, 114, 178}, {213, 94, 0},   {204, 121, 167}, {153, 102, 204}};
+    constexpr int n = static_cast<int>(sizeof kOkabeIto / sizeof kOkabeIto[0]);
+    return kOkabeIto[((k % n) + n) % n];
+}
+
 Rgb scale_color(ColorScale scale, float value, float limit) {
     if (scale == ColorScale::Weights) return viridis(value);
     return diverging(limit > 0.0f ? value / limit : 0.0f);

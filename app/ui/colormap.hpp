@@ -21,6 +21,10 @@ Rgb viridis(float t);
 // t in [−1, 1]: −1 blue, 0 near-white, +1 red.
 Rgb diverging(float t);
 
+// Colour k of a set of groups (the K/V heads query heads share): Okabe and Ito's eight colours,
+// told apart with any colour vision, then again from the first.
+Rgb category_colour(int k);
+
 // Colour of a finite value under the scale; limit is the half-range of a diverging legend.
 Rgb scale_color(ColorScale scale, float value, float limit);
 

@@ -1,7 +1,7 @@
 #pragma once
-// The model view's state (panel_model.cpp): an opened GPT-2 checkpoint, the sentence, its
-// forward pass, the heads ablated, the layer and head opened in the pipeline, and the
-// comparison of two heads or two sentences. No GL.
+// The model view's state (panel_model.cpp): an opened checkpoint (GPT-2 or a Hugging Face
+// family, language_model.hpp), the sentence, its forward pass, the heads ablated, the layer
+// and head opened in the pipeline, and the comparison of two heads or two sentences. No GL.
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -11,7 +11,7 @@
 
 #include "gpt2/compare.hpp"
 #include "hf_cache.hpp"
-#include "gpt2/model.hpp"
+#include "language_model.hpp"
 #include "download_job.hpp"
 #include "model_job.hpp"
 #include "scenario.hpp"
@@ -29,11 +29,11 @@ struct ModelCompareState {
     std::string sentence_b;                   // the B box
     bool b_follows_a = true;                  // B is A's partner among the articles' sentences until it is typed
     std::string computed_b;                   // what pass_b tokenised
-    gpt2::ForwardPass pass_b;                 // sentence B, with the model view's ablated heads
-    std::future<gpt2::ForwardPass> running_b; // sentence B being run, off the window's thread
+    ModelPass pass_b;                 // sentence B, with the model view's ablated heads
+    std::future<ModelPass> running_b; // sentence B being run, off the window's thread
     std::string asked_b;                      // the sentence running_b runs
     std::uint64_t b_revision = 0;             // counts changes of pass_b
-    gpt2::HeadId head_a{0, 0}, head_b{0, 1};  // two sentences: head_a on both
+    stack::HeadId head_a{0, 0}, head_b{0, 1};  // two sentences: head_a on both
     gpt2::WeightsComparison result;           // points into the passes: made again whenever one changes
     std::string key;                          // what `result` was computed from
     std::uint64_t generation = 0;             // of `result`: the cards' textures follow it
@@ -45,7 +45,7 @@ struct ModelCompareState {
 // against the checkpoint, and the tab the session showed, not the model view the opening shows).
 struct AfterOpening {
     std::optional<std::pair<int, int>> layer_head;    // 0-based
-    std::vector<gpt2::HeadId> toggles;                // ablation toggles, applied once it is open
+    std::vector<stack::HeadId> toggles;                // ablation toggles, applied once it is open
     std::optional<session_file::ModelChoice> session;
     std::string scenario_name;                        // the session's scenario: the layer, edited
     std::optional<Pane> pane;
@@ -53,10 +53,10 @@ struct AfterOpening {
 
 struct ModelViewState {
     bool open = false;                        // the model view window is shown
-    std::optional<gpt2::Checkpoint> checkpoint;
+    std::optional<lm::Model> model;
     std::string sentence;                     // the sentence box
     std::string computed_sentence;            // what `pass` tokenised
-    gpt2::ForwardPass pass;                   // every layer's trace for the sentence; pass.ablated: the heads ablated
+    ModelPass pass;                   // every layer's trace for the sentence; pass.ablated: the heads ablated
     std::uint64_t revision = 0;               // counts changes of `pass`
     double forward_ms = 0.0;                  // the last full or partial recompute
     // Opened in the pipeline: the session's scenario is layer `layer`'s (-1: none). Edits
@@ -84,7 +84,7 @@ struct ModelViewState {
     std::optional<AfterOpening> after_opening;
     // Asked for by the grid (right-click on a map, "Restore all heads"), applied before the
     // next frame draws: the layers from the lowest changed one on are recomputed.
-    std::vector<gpt2::HeadId> ablation_toggles;
+    std::vector<stack::HeadId> ablation_toggles;
     bool restore_all_heads = false;
     ModelCompareState compare;
     // File → Open model…: the models in the Hugging Face cache, looked for off the window's

@@ -1,6 +1,7 @@
-// The model view: a GPT-2 checkpoint opened with File → Open model…, its sentence as token
-// chips, the top 5 next tokens, and every layer × head's attention weights as a small map
-// (BertViz's model view). Clicking a map opens that layer in the pipeline (the session's
+// The model view: a checkpoint opened with File → Open model… (GPT-2, or a Hugging Face family:
+// Llama, Qwen, Gemma, GPT-NeoX, BERT), its sentence as token chips, the top 5 next tokens (or
+// each [MASK]'s), and every layer × head's attention weights as a small map (BertViz's model
+// view), query heads grouped by the K/V head they share and layers marked local or global. Clicking a map opens that layer in the pipeline (the session's
 // scenario becomes the layer's scenario, the head shown); edits there recompute the layers
 // after it, the maps and the prediction. A right-click on a map ablates its head (its rows of
 // W_O zeroed: it contributes nothing) or restores it; the layers from it on are recomputed.
@@ -58,8 +59,7 @@ namespace {
 // `navigation`: shown again because its input or its heads changed, not an edit of the user's:
 // the undo history starts from it (undo never brings back a layer the model no longer runs).
 void show_layer(Context& state, ModelViewState& m, int layer, bool navigation = false) {
-    Scenario s = gpt2::layer_scenario(*m.checkpoint, m.pass.tokens, layer, gpt2::layer_input(m.pass.layers[static_cast<size_t>(layer)]),
-                                      m.pass.ablated);
+    Scenario s = m.model->layer_scenario(m.pass.tokens, layer, lm::layer_input(m.pass.layers[static_cast<size_t>(layer)]), m.pass.ablated);
     m.layer = layer;
     m.layer_name = s.name;
     m.applied = s;
@@ -74,12 +74,12 @@ compute::ModelJobs& jobs_of(ModelViewState& m) {
 
 // After a recompute that failed: the sentence run again from its first layer with these heads
 // ablated, as a job that supersedes any waiting (the pass on screen is said to be stale).
-void rerun_sentence(ModelViewState& m, gpt2::HeadSet ablated) {
+void rerun_sentence(ModelViewState& m, stack::HeadSet ablated) {
     m.reshaping = true;
     m.job_text = "Running the sentence again on the unedited model: the maps and the next token below are not its until it ends.";
-    gpt2::ForwardPass base;
+    ModelPass base;
     base.ablated = std::move(ablated);
-    jobs_of(m).submit(compute::ModelRecompute{&*m.checkpoint, std::move(base), 0, std::nullopt, m.computed_sentence});
+    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), 0, std::nullopt, m.computed_sentence});
 }
 
 // Installs what the jobs finished, oldest first: the pass on screen becomes the one computed
@@ -88,7 +88,7 @@ void rerun_sentence(ModelViewState& m, gpt2::HeadSet ablated) {
 void collect_recomputes(Context& state, ModelViewState& m) {
     if (!m.jobs) return;
     for (compute::ModelResult& r : m.jobs->poll()) {
-        if (!m.checkpoint) continue;
+        if (!m.model) continue;
         if (r.sentence) {  // a new sentence
             m.reshaping = false;
             m.computed_sentence = *r.sentence;  // not retried every frame when it cannot run
@@ -160,9 +160,9 @@ void submit_sentence(ModelViewState& m, const std::string& sentence) {
     if (jobs_of(m).busy()) return;
     m.reshaping = true;
     m.job_text = "Running the new sentence: the maps and the next token below are the previous sentence's until it ends.";
-    gpt2::ForwardPass base;
+    ModelPass base;
     base.ablated = m.pass.ablated;
-    jobs_of(m).submit(compute::ModelRecompute{&*m.checkpoint, std::move(base), 0, std::nullopt, sentence});
+    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), 0, std::nullopt, sentence});
 }
 
 }  // namespace
@@ -176,21 +176,21 @@ namespace {
 void install_model(Context& state, ModelViewState& m, compute::ModelOpened opened) {
     settle(state, m);  // no job may still read the checkpoint it replaces
     if (m.compare.running_b.valid()) m.compare.running_b.get();  // B of the model it replaces: dropped
-    m.checkpoint = std::move(*opened.load.checkpoint);
+    m.model = std::move(*opened.load.model);
     m.open = true;
     show_pane(state.view, Pane::Model);
     m.layer = -1;
-    m.pass = gpt2::ForwardPass{};  // no head ablated but those the opening ran with
+    m.pass = ModelPass{};  // no head ablated but those the opening ran with
     ++m.revision;
     m.ablation_toggles.clear();
     m.restore_all_heads = false;
-    m.compare.pass_b = gpt2::ForwardPass{};
+    m.compare.pass_b = ModelPass{};
     m.compare.computed_b.clear();
     if (m.sentence.empty()) m.sentence = opened.sentence;
-    const gpt2::Config& c = m.checkpoint->config;
-    add_notice(state, "Opened the model " + opened.folder + ": " + std::to_string(c.n_layer) + " layers \xC3\x97 " +
-                          std::to_string(c.n_head) + " heads, d_model " + std::to_string(c.n_embd) +
-                          (opened.load.ignored.empty() ? "" : "; " + gpt2::ignored_text(opened.load.ignored)),
+    const lm::Shape& c = m.model->shape();
+    add_notice(state, "Opened the " + m.model->family() + " model " + opened.folder + ": " + std::to_string(c.layers) + " layers \xC3\x97 " +
+                          std::to_string(c.heads) + " heads" + (c.kv_heads < c.heads ? " on " + std::to_string(c.kv_heads) + " K/V heads" : "") +
+                          ", d_model " + std::to_string(c.d_model) + (opened.load.ignored.empty() ? "" : "; " + opened.load.ignored),
                false, "open a model");
     m.computed_sentence = opened.sentence;  // not retried every frame when it cannot run
     if (!opened.pass.ok) {
@@ -210,7 +210,7 @@ bool install_opened(Context& state, ModelViewState& m, compute::ModelOpened open
         add_notice(state, opened.asked + ": the Hugging Face cache's snapshot, " + opened.folder, false);
     else if (opened.folder != opened.asked)
         add_notice(state, opened.asked + " holds no checkpoint itself: opening the one inside it, " + opened.folder, false);
-    if (!opened.load.checkpoint) {
+    if (!opened.load.model) {
         for (const std::string& e : opened.load.errors) add_notice(state, "Cannot open the model: " + e, true, "open a model");
         return false;
     }
@@ -230,7 +230,7 @@ Scenario queued_scenario(const edits::Session& session) {
 // the value, the model's range) and left out. The heads ablated ran in the opening's pass.
 void restore_session_model(Context& state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name) {
     const session_file::ModelRestore restore =
-        session_file::check_model_choice(choice, *m.checkpoint, m.computed_sentence, m.pass, queued_scenario(state.session));
+        session_file::check_model_choice(choice, *m.model, m.computed_sentence, m.pass, queued_scenario(state.session));
     for (const std::string& notice : restore.notices) add_notice(state, notice, true);
     if (restore.layer < 0) return;
     // The session's scenario is that layer (with its edits): the next update recomputes the
@@ -253,11 +253,11 @@ void carry_out(Context& state, ModelViewState& m, AfterOpening after, bool opene
     m.ablation_toggles = std::move(after.toggles);
     if (after.layer_head) {
         const auto [layer, head] = *after.layer_head;
-        const gpt2::Config& c = m.checkpoint->config;
-        if (layer >= c.n_layer || head >= c.n_head) {
+        const lm::Shape& c = m.model->shape();
+        if (layer >= c.layers || head >= c.heads) {
             add_notice(state, "--layer " + std::to_string(layer + 1) + " --head " + std::to_string(head + 1) +
-                                  " does not exist: the model has " + std::to_string(c.n_layer) + " layers of " +
-                                  std::to_string(c.n_head) + " heads", true);
+                                  " does not exist: the model has " + std::to_string(c.layers) + " layers of " +
+                                  std::to_string(c.heads) + " heads", true);
         } else {
             open_model_layer(state, m, layer, head);
         }
@@ -282,7 +282,7 @@ void collect_opened_model(Context& state, ModelViewState& m) {
 }
 
 // Starts opening `folder` on a worker, `after` to follow; refused (said) while one is under way.
-void start_opening(Context& state, ModelViewState& m, const std::string& folder, AfterOpening after, const gpt2::HeadSet& ablated = {}) {
+void start_opening(Context& state, ModelViewState& m, const std::string& folder, AfterOpening after, const stack::HeadSet& ablated = {}) {
     if (m.opening.valid()) {
         add_notice(state, "A model is being opened already: " + folder + " was not opened", true);
         return;
@@ -307,13 +307,13 @@ void start_model(Context& state, ModelViewState& m, const cli::Options& options)
 void restore_model(Context& state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name,
                    std::optional<Pane> pane) {
     if (!choice.sentence.empty()) m.sentence = choice.sentence;
-    gpt2::HeadSet ablated;  // those the model does not have are said once it is open
-    for (const auto& [layer, head] : choice.ablated) ablated.insert(gpt2::HeadId{layer, head});
+    stack::HeadSet ablated;  // those the model does not have are said once it is open
+    for (const auto& [layer, head] : choice.ablated) ablated.insert(stack::HeadId{layer, head});
     start_opening(state, m, choice.folder, AfterOpening{std::nullopt, {}, choice, scenario_name, pane}, ablated);
 }
 
 void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
-    if (!m.checkpoint || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
+    if (!m.model || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
     settle(state, m);
     m.head = head;
     show_pane(state.view, Pane::Pipeline);  // the layer's every step, where the user looks
@@ -335,13 +335,13 @@ void apply_ablation(Context& state, ModelViewState& m) {
     if (m.ablation_toggles.empty() && !m.restore_all_heads) return;
     collect_recomputes(state, m);
     if (jobs_of(m).busy()) return;  // the toggles wait for the job under way: the heads change on the pass it leaves
-    const int layers = m.checkpoint->config.n_layer, heads = m.checkpoint->config.n_head;
-    gpt2::HeadSet ablated = m.pass.ablated;
+    const int layers = m.model->shape().layers, heads = m.model->shape().heads;
+    stack::HeadSet ablated = m.pass.ablated;
     int from = layers;
     if (m.restore_all_heads)
-        for (const gpt2::HeadId& id : ablated) from = std::min(from, id.layer);
+        for (const stack::HeadId& id : ablated) from = std::min(from, id.layer);
     if (m.restore_all_heads) ablated.clear();
-    for (const gpt2::HeadId& id : m.ablation_toggles) {
+    for (const stack::HeadId& id : m.ablation_toggles) {
         if (!id.within(layers, heads)) continue;
         if (!ablated.erase(id)) ablated.insert(id);
         from = std::min(from, id.layer);
@@ -353,12 +353,12 @@ void apply_ablation(Context& state, ModelViewState& m) {
         return;
     }
     // The layers from `from` on, as a job: the pass on screen keeps its heads until it lands.
-    gpt2::ForwardPass pass = compute::pass_for_job(m.pass, from);
+    ModelPass pass = compute::pass_for_job(m.pass, from);
     pass.ablated = std::move(ablated);
     m.reshaping = true;
     m.job_text = "Recomputing layers " + std::to_string(from + 1) + "\xE2\x80\x93" + std::to_string(layers) +
                  " with the heads ablated: the maps and the next token below are the model before it until it ends.";
-    jobs_of(m).submit(compute::ModelRecompute{&*m.checkpoint, std::move(pass), from, std::nullopt, std::nullopt});
+    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(pass), from, std::nullopt, std::nullopt});
 }
 
 // An edit of the layer opened in the pipeline: that layer and every one after it, as a job
@@ -378,16 +378,16 @@ void follow_session(Context& state, ModelViewState& m) {
     // An edit in layer ℓ: ℓ and every layer after it, the maps and the prediction. The job
     // gets what it reads of the pass on screen: the stream entering ℓ (the weights are shared).
     m.submitted = session.scenario;
-    m.job_text = "Recomputing layers " + std::to_string(m.layer + 1) + "\xE2\x80\x93" + std::to_string(m.checkpoint->config.n_layer) +
+    m.job_text = "Recomputing layers " + std::to_string(m.layer + 1) + "\xE2\x80\x93" + std::to_string(m.model->shape().layers) +
                  " after the edit: the maps and the next token below are the model before it until it ends.";
-    jobs.submit(compute::ModelRecompute{&*m.checkpoint, compute::pass_for_job(m.pass, m.layer), m.layer, session.scenario, std::nullopt});
+    jobs.submit(compute::ModelRecompute{&*m.model, compute::pass_for_job(m.pass, m.layer), m.layer, session.scenario, std::nullopt});
 }
 
 }  // namespace
 
 void update_model_view(Context& state, ModelViewState& m) {
     collect_opened_model(state, m);
-    if (!m.checkpoint) return;
+    if (!m.model) return;
     if (m.jobs) collect_recomputes(state, m);
     if (m.sentence != m.computed_sentence && !m.reshaping && !ImGui::GetIO().WantTextInput) submit_sentence(m, m.sentence);
     apply_ablation(state, m);
@@ -411,8 +411,31 @@ void draw_recompute_under_way(Context& state, const ModelViewState& m) {
 
 }  // namespace
 
+namespace {
+
+// What X of the layer opened in the pipeline is, and what its attention reads of it.
+std::string layer_input_text(const lm::Model& model, int layer) {
+    const hf::OpenedModel* hf = model.hf();
+    if (hf == nullptr)  // GPT-2: wpe is in x₀, so the scenario has no encoding of its own and the sum is its X
+        return layer == 0 ? "X = wte[tokens] + wpe[positions], the token and position embeddings added; attention reads LN\xE2\x82\x81(X)."
+                          : "X is the residual stream entering the layer (the previous block's output); attention reads LN\xE2\x82\x81(X).";
+    const hf::ModelSpec& spec = hf->spec;
+    std::string x;
+    if (layer > 0) x = "X is the residual stream entering the layer (the previous block's output)";
+    else if (spec.layout == hf::BlockLayout::post_norm) x = "X = LayerNorm(E[tokens] + P[positions] + T[type 0]), BERT's embeddings";
+    else if (spec.embedding_scale != 1.0f) x = "X = E[tokens]\xC2\xB7\xE2\x88\x9A" "d_model, the token embeddings scaled as Gemma scales them";
+    else x = "X = E[tokens], the token embeddings";
+    if (spec.positions == hf::PositionKind::rope) x += "; no position is added: RoPE rotates q and k inside attention";
+    const char* norm = spec.norm.kind == hf::NormKind::rms_norm ? (spec.norm.one_plus_weight ? "RMSNorm\xE2\x82\x81(X) with (1 + \xCE\xB3)" : "RMSNorm\xE2\x82\x81(X)")
+                                                                 : "LN\xE2\x82\x81(X)";
+    return x + (spec.layout == hf::BlockLayout::post_norm ? "; attention reads X itself (the norms come after each sublayer)."
+                                                          : std::string("; attention reads ") + norm + ".");
+}
+
+}  // namespace
+
 void draw_model_sentence(Context& state, ModelViewState& m) {
-    const std::string text = "GPT-2 layer " + std::to_string(m.layer + 1) + " of " + m.checkpoint->folder + " on \"" +
+    const std::string text = m.model->family() + " layer " + std::to_string(m.layer + 1) + " of " + m.model->folder() + " on \"" +
                              m.computed_sentence + "\" (" + std::to_string(m.pass.tokens.size()) + " tokens)";
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(text.c_str());
@@ -423,15 +446,14 @@ void draw_model_sentence(Context& state, ModelViewState& m) {
         show_pane(state.view, Pane::Model);
     }
     draw_recompute_under_way(state, m);  // under the sentence line, the button staying beside it
-    // Layer 1's X is wte[ids] + wpe[0..n): the scenario has no encoding of its own (the
-    // engine's learned table is not GPT-2's), so the sum is its X, said here.
-    ImGui::TextDisabled("%s; attention reads LN\xE2\x82\x81(X). An edit here recomputes the layers after it, the model view's "
-                        "maps and the next token.",
-                        m.layer == 0 ? "X = wte[tokens] + wpe[positions], the token and position embeddings added"
-                                     : "X is the residual stream entering the layer (the previous block's output)");
-    if (gpt2::ablated_in_layer(m.pass.ablated, m.layer) > 0) {
+    const std::string input = layer_input_text(*m.model, m.layer);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s An edit here recomputes the layers after it, the model view's maps and the prediction.", input.c_str());
+    ImGui::PopStyleColor();
+    record_item(state, "model.pipeline_input", input);
+    if (stack::ablated_in_layer(m.pass.ablated, m.layer) > 0) {
         std::string heads;
-        for (const gpt2::HeadId& id : m.pass.ablated)
+        for (const stack::HeadId& id : m.pass.ablated)
             if (id.layer == m.layer) heads += (heads.empty() ? "" : ", ") + std::to_string(id.head + 1);
         const std::string text = "Ablated in this layer: head " + heads +
                                  ". Their rows of W_O are zero, so they add nothing to the output (the model keeps them zero "
@@ -442,15 +464,106 @@ void draw_model_sentence(Context& state, ModelViewState& m) {
 }
 
 std::optional<session_file::ModelChoice> model_choice(const ModelViewState& m) {
-    if (!m.checkpoint) return std::nullopt;
+    if (!m.model) return std::nullopt;
     std::error_code ec;
-    const std::filesystem::path folder = std::filesystem::absolute(m.checkpoint->folder, ec);
-    session_file::ModelChoice choice{ec ? m.checkpoint->folder : folder.lexically_normal().string(), m.computed_sentence, m.layer, m.head, {}, {}};
-    for (const gpt2::HeadId& id : m.pass.ablated) choice.ablated.emplace_back(id.layer, id.head);
+    const std::filesystem::path folder = std::filesystem::absolute(m.model->folder(), ec);
+    session_file::ModelChoice choice{ec ? m.model->folder() : folder.lexically_normal().string(), m.computed_sentence, m.layer, m.head, {}, {}};
+    for (const stack::HeadId& id : m.pass.ablated) choice.ablated.emplace_back(id.layer, id.head);
     return choice;
 }
 
 namespace {
+
+std::string plural(int n, const char* one, const char* many) { return std::to_string(n) + " " + (n == 1 ? one : many); }
+
+}  // namespace
+
+std::string model_shape_text(const lm::Model& model) {
+    const lm::Shape& c = model.shape();
+    std::string text = plural(c.layers, "layer", "layers") + " \xC3\x97 " + plural(c.heads, "head", "heads");
+    if (c.kv_heads < c.heads) {
+        const int group = c.heads / c.kv_heads;
+        text += " on " + plural(c.kv_heads, "K/V head", "K/V heads") + " (" + (c.kv_heads == 1 ? "multi-query" : "grouped-query") +
+                " attention: " + std::to_string(group) + " query heads share each, the K/V cache is 1/" + std::to_string(group) +
+                " of multi-head attention's)";
+    }
+    text += ", head_dim " + std::to_string(c.head_dim) + ", d_model " + std::to_string(c.d_model) + ", vocabulary " + std::to_string(c.vocab_size);
+    text += c.max_positions > 0 ? ", at most " + std::to_string(c.max_positions) + " tokens" : std::string();
+    int local = 0, window = 0;
+    for (int l = 0; l < c.layers; ++l)
+        if (model.window(l) > 0) {
+            ++local;
+            window = model.window(l);
+        }
+    if (local > 0)
+        text += "; " + std::to_string(local) + " local layers (window " + std::to_string(window) + ") and " + std::to_string(c.layers - local) + " global";
+    if (const hf::OpenedModel* hf = model.hf()) {
+        const hf::ModelSpec& spec = hf->spec;
+        if (spec.positions == hf::PositionKind::rope) text += "; RoPE";
+        if (spec.qk_norm) text += ", QK-norm";
+        if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
+        if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";
+        if (spec.mlp == hf::MlpKind::gated) text += ", gated MLP";
+        if (spec.layout == hf::BlockLayout::parallel_residual) text += ", parallel residual";
+        if (spec.layout == hf::BlockLayout::sandwich) text += ", sandwich norms";
+        if (spec.layout == hf::BlockLayout::post_norm) text += ", bidirectional, post-norm";
+    }
+    return text;
+}
+
+namespace {
+
+// NaN or ±∞ reached the prediction (model_pass.hpp: where it arose): a red mark on the line,
+// as a matrix's title gets one, its tooltip saying where.
+void draw_non_finite_mark(Context& state, const NonFiniteOrigin& non_finite, const char* whose) {
+    if (!non_finite.any()) return;
+    const char* mark = " NaN/\xE2\x88\x9E ";
+    ImGui::SameLine();
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    const ImVec2 size(ImGui::CalcTextSize(mark).x, ImGui::GetTextLineHeight() + 2.0f);
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw->AddRectFilled(at, ImVec2(at.x + size.x, at.y + size.y), IM_COL32(150, 40, 30, 255), 3.0f);
+    draw->AddText(ImVec2(at.x, at.y + 1.0f), IM_COL32(255, 235, 230, 255), mark);
+    ImGui::Dummy(size);
+    const std::string where = "NaN or \xC2\xB1\xE2\x88\x9E reached " + std::string(whose) + " probabilities, first in " +
+                              non_finite.sentence() + ". The ranking below means nothing.";
+    if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+        ImGui::TextWrapped("%s", where.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    record_item(state, "model.top5_non_finite", where);
+}
+
+// The top tokens on the current line, best first; no probability shown as a number after
+// NaN or ±∞ reached them. Returns them as "token=probability …" for the test record.
+std::string draw_top_tokens(const std::vector<TokenProbability>& top, bool non_finite) {
+    std::string record;
+    for (const TokenProbability& t : top) {
+        ImGui::SameLine();
+        // Below 0.1 % a percentage with one decimal would read 0.0 %: the probability itself, in
+        // short scientific notation.
+        // An id the vocabulary does not use (a padding row of wte) has no text: its id instead.
+        const std::string token = t.token.empty() ? "#" + std::to_string(t.id) : t.token;
+        char p[32];
+        if (non_finite) {
+            ImGui::TextDisabled("  %s", token.c_str());
+            ImGui::SameLine(0.0f, 4.0f);
+            ImGui::TextColored(ImVec4(1.0f, 0.43f, 0.39f, 1.0f), "NaN/\xE2\x88\x9E");
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("id %d: no probability (see the red mark)", t.id);
+            std::snprintf(p, sizeof p, "NaN/\xE2\x88\x9E");
+        } else {
+            if (t.probability >= 1e-3f) ImGui::Text("  %s %.1f%%", token.c_str(), 100.0 * t.probability);
+            else ImGui::Text("  %s %.1e", token.c_str(), static_cast<double>(t.probability));
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("id %d, probability %.6f", t.id, static_cast<double>(t.probability));
+            std::snprintf(p, sizeof p, "%.4f", static_cast<double>(t.probability));
+        }
+        record += (record.empty() ? "" : " ") + t.token + "=" + p;
+    }
+    return record;
+}
 
 // The sentence box, the tokens as chips, the top 5 next tokens and the ablated heads; false
 // (nothing more to draw) when the sentence has no pass.
@@ -476,7 +589,7 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", s.c_str());
         record_item(state, "model.article_sentence", label);
     }
-    const gpt2::ForwardPass& pass = m.pass;
+    const ModelPass& pass = m.pass;
     if (!pass.ok) {
         ImGui::TextWrapped("No pass to show: see the status area.");
         return false;
@@ -493,8 +606,8 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
         ImGui::Button((pass.tokens[i] + "##chip" + std::to_string(i)).c_str());
         ImGui::PopStyleVar();
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("token %zu: id %d, \"%s\" in vocab.json (\xE2\x90\xA3 is a leading space, written \xC4\xA0 there)", i + 1,
-                              pass.token_ids[i], m.checkpoint->tokenizer.token(pass.token_ids[i]).c_str());
+            ImGui::SetTooltip("token %zu: id %d, \"%s\" in the vocabulary (\xE2\x90\xA3 is a leading space, written \xC4\xA0 or \xE2\x96\x81 there)",
+                              i + 1, pass.token_ids[i], m.model->vocabulary_token(pass.token_ids[i]).c_str());
         ImGui::PushFont(state.fonts.mono_small);
         ImGui::TextDisabled("%d", pass.token_ids[i]);
         ImGui::PopFont();
@@ -503,58 +616,29 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     }
     record_item(state, "model.tokens", chips);
 
-    // The next token.
-    std::string top;
-    ImGui::TextUnformatted("Next token:");
-    // NaN or ±∞ reached the prediction (model.hpp: where it arose): a red mark, as a matrix's
-    // title gets one, and no probability shown as a number.
-    const gpt2::NonFiniteOrigin& non_finite = pass.non_finite;
-    const char* mark = " NaN/\xE2\x88\x9E ";
-    if (non_finite.any()) {
-        ImGui::SameLine();
-        const ImVec2 at = ImGui::GetCursorScreenPos();
-        const ImVec2 size(ImGui::CalcTextSize(mark).x, ImGui::GetTextLineHeight() + 2.0f);
-        ImDrawList* draw = ImGui::GetWindowDrawList();
-        draw->AddRectFilled(at, ImVec2(at.x + size.x, at.y + size.y), IM_COL32(150, 40, 30, 255), 3.0f);
-        draw->AddText(ImVec2(at.x, at.y + 1.0f), IM_COL32(255, 235, 230, 255), mark);
-        ImGui::Dummy(size);
-        const std::string where = "NaN or \xC2\xB1\xE2\x88\x9E reached the next token's probabilities, first in " + non_finite.sentence() +
-                                  ". The ranking below means nothing.";
-        if (ImGui::IsItemHovered()) {
-            ImGui::BeginTooltip();
-            ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
-            ImGui::TextWrapped("%s", where.c_str());
-            ImGui::PopTextWrapPos();
-            ImGui::EndTooltip();
+    // The prediction: the next token's top 5, or (BERT) each [MASK]'s.
+    const NonFiniteOrigin& non_finite = pass.non_finite;
+    if (!m.model->masked_lm()) {
+        ImGui::TextUnformatted("Next token:");
+        draw_non_finite_mark(state, non_finite, "the next token's");
+        record_item(state, "model.top5", draw_top_tokens(pass.next_token_top5, non_finite.any()));
+    } else if (pass.masked_predictions.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("BERT fills in masked words: write [MASK] in the sentence, and the model view lists the 5 most probable "
+                           "tokens for each, read from every token on both sides.");
+        ImGui::PopStyleColor();
+        record_item(state, "model.masked", "none");
+    } else {
+        draw_non_finite_mark(state, non_finite, "the masked tokens'");
+        for (const MaskedPrediction& p : pass.masked_predictions) {
+            ImGui::Text("[MASK] at token %d:", p.position + 1);
+            record_item(state, ("model.masked." + std::to_string(p.position + 1)).c_str(), draw_top_tokens(p.top, non_finite.any()));
         }
-        record_item(state, "model.top5_non_finite", where);
     }
-    for (const gpt2::TokenProbability& t : pass.next_token_top5) {
-        ImGui::SameLine();
-        // Below 0.1 % a percentage with one decimal would read 0.0 %: the probability itself, in
-        // short scientific notation.
-        // An id the vocabulary does not use (a padding row of wte) has no text: its id instead.
-        const std::string token = t.token.empty() ? "#" + std::to_string(t.id) : t.token;
-        char p[32];
-        if (non_finite.any()) {
-            ImGui::TextDisabled("  %s", token.c_str());
-            ImGui::SameLine(0.0f, 4.0f);
-            ImGui::TextColored(ImVec4(1.0f, 0.43f, 0.39f, 1.0f), "NaN/\xE2\x88\x9E");
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("id %d: no probability (see the red mark)", t.id);
-            std::snprintf(p, sizeof p, "NaN/\xE2\x88\x9E");
-        } else {
-            if (t.probability >= 1e-3f) ImGui::Text("  %s %.1f%%", token.c_str(), 100.0 * t.probability);
-            else ImGui::Text("  %s %.1e", token.c_str(), static_cast<double>(t.probability));
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("id %d, probability %.6f", t.id, static_cast<double>(t.probability));
-            std::snprintf(p, sizeof p, "%.4f", static_cast<double>(t.probability));
-        }
-        top += (top.empty() ? "" : " ") + t.token + "=" + p;
-    }
-    record_item(state, "model.top5", top);
     const int ablated = static_cast<int>(pass.ablated.size());
     if (ablated > 0) {
         const std::string text = std::to_string(ablated) + (ablated == 1 ? " head ablated" : " heads ablated") +
-                                 " (crossed out below): the next token is the model's without " + (ablated == 1 ? "it" : "them");
+                                 " (crossed out below): the prediction is the model's without " + (ablated == 1 ? "it" : "them");
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 170, 90, 255));
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted(text.c_str());
@@ -574,50 +658,114 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     return true;
 }
 
-// The layers × heads grid: each map a head's (n × n) weights.
+// Whether query i sees key j in a layer computed with these settings (the models' masks:
+// none (BERT), causal, or causal within the last `window` keys).
+bool sees(const TraceSettings& settings, int i, int j) {
+    switch (settings.mask) {
+        case MaskKind::None: return true;
+        case MaskKind::SlidingWindow: return j <= i && i - j < settings.window;
+        default: return j <= i;
+    }
+}
+
+// "L3", and for a model whose layers differ in their window, "local 512" or "global" after it.
+std::string layer_label(const lm::Model& model, bool windows_differ, int layer) {
+    std::string label = "L" + std::to_string(layer + 1);
+    if (!windows_differ) return label;
+    const int window = model.window(layer);
+    return label + (window > 0 ? " local " + std::to_string(window) : std::string(" global"));
+}
+
+// Query heads h and h + 1 share a K/V head.
+bool shares_kv(const lm::Model& model, int h) { return model.kv_head(h) == model.kv_head(h + 1); }
+
+// The layers × heads grid: each map a head's (n × n) weights, the masked cells grey. Query heads
+// that read one K/V head (grouped-query attention) stand together under its label, a wider gap
+// between groups; a model with local (sliding-window) and global layers names each row's kind.
 void draw_grid(Context& state, ModelViewState& m) {
-    const gpt2::Config& c = m.checkpoint->config;
-    const gpt2::ForwardPass& pass = m.pass;
+    const lm::Model& model = *m.model;
+    const lm::Shape& c = model.shape();
+    const ModelPass& pass = m.pass;
     const float scale = state.fonts.scale;
     // Rows are layers, columns heads.
-    const int heads = c.n_head, layers = static_cast<int>(pass.layers.size());
+    const int heads = c.heads, layers = static_cast<int>(pass.layers.size());
     const int tokens = static_cast<int>(pass.tokens.size());
-    const float label_w = ImGui::CalcTextSize("L12 ").x;
-    const float gap = 4.0f * scale;
+    const bool grouped = c.kv_heads < c.heads;
+    bool windows_differ = false;
+    for (int l = 1; l < layers; ++l) windows_differ |= model.window(l) != model.window(0);
+    windows_differ |= layers > 0 && model.window(0) > 0;  // every layer local: still said
+    float label_w = 0.0f;
+    for (int l = 0; l < layers; ++l) label_w = std::max(label_w, ImGui::CalcTextSize((layer_label(model, windows_differ, l) + " ").c_str()).x);
+    const float gap = 4.0f * scale, group_gap = grouped ? 10.0f * scale : 0.0f;
+    const int groups = grouped ? c.kv_heads : 1;
+    const float line = ImGui::GetTextLineHeightWithSpacing();
     // The maps fill the tab: as wide as the heads allow and as tall as the layers allow (down to
     // 48 px, below which the grid scrolls instead), at most 320 px.
     const ImVec2 room = ImGui::GetContentRegionAvail();
-    const float by_width = (room.x - label_w - 8.0f * scale) / static_cast<float>(heads) - gap;
-    const float by_height = (room.y - ImGui::GetTextLineHeightWithSpacing() - 8.0f * scale) / static_cast<float>(std::max(1, layers)) - gap;
+    const float header = line * (grouped ? 2.0f : 1.0f);
+    const float by_width = (room.x - label_w - 8.0f * scale - static_cast<float>(groups - 1) * group_gap) / static_cast<float>(heads) - gap;
+    const float by_height = (room.y - header - 8.0f * scale) / static_cast<float>(std::max(1, layers)) - gap;
     const float map = std::clamp(std::min(by_width, std::max(by_height, 48.0f * scale)), 16.0f * scale, 320.0f * scale);
     const float cell = map / static_cast<float>(tokens);
+    // Head h's left edge, its group's gaps before it.
+    std::vector<float> column(static_cast<size_t>(heads));
+    for (int h = 0, k = 0; h < heads; ++h) {
+        if (h > 0 && grouped && !shares_kv(model, h - 1)) ++k;
+        column[static_cast<size_t>(h)] = label_w + static_cast<float>(h) * (map + gap) + static_cast<float>(k) * group_gap;
+    }
     ImGui::BeginChild("model.grid", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* draw = ImGui::GetWindowDrawList();
     ImVec2 origin = ImGui::GetCursorScreenPos();
+    if (grouped) {
+        // Each K/V head above the query heads that read it, a bracket spanning them.
+        std::string record;
+        for (int h = 0; h < heads;) {
+            int end = h;
+            while (end + 1 < heads && shares_kv(model, end)) ++end;
+            const float x0 = origin.x + column[static_cast<size_t>(h)], x1 = origin.x + column[static_cast<size_t>(end)] + map;
+            const std::string label = "K/V head " + std::to_string(model.kv_head(h) + 1);
+            const ImVec2 size = ImGui::CalcTextSize(label.c_str());
+            const ImU32 colour = pack(category_colour(model.kv_head(h)));
+            draw->AddText(ImVec2((x0 + x1 - size.x) * 0.5f, origin.y), colour, label.c_str());
+            const float y = origin.y + line - 3.0f * scale;
+            draw->AddLine(ImVec2(x0, y), ImVec2(x1, y), colour, 2.0f * scale);
+            record += (record.empty() ? "" : " ") + std::to_string(model.kv_head(h) + 1) + ":" + std::to_string(h + 1) + "-" + std::to_string(end + 1);
+            h = end + 1;
+        }
+        record_item(state, "model.kv_groups", record);
+        origin.y += line;
+    }
     for (int h = 0; h < heads; ++h) {
         const std::string label = "H" + std::to_string(h + 1);
         const ImVec2 size = ImGui::CalcTextSize(label.c_str());
-        draw->AddText(ImVec2(origin.x + label_w + static_cast<float>(h) * (map + gap) + (map - size.x) * 0.5f, origin.y),
+        draw->AddText(ImVec2(origin.x + column[static_cast<size_t>(h)] + (map - size.x) * 0.5f, origin.y),
                       ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
     }
-    origin.y += ImGui::GetTextLineHeightWithSpacing();
+    origin.y += line;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
+    std::string kinds;
     for (int l = 0; l < layers; ++l) {
         const float y = origin.y + static_cast<float>(l) * (map + gap);
-        const std::string label = "L" + std::to_string(l + 1);
-        draw->AddText(ImVec2(origin.x, y + (map - ImGui::GetTextLineHeight()) * 0.5f), ImGui::GetColorU32(ImGuiCol_TextDisabled),
-                      label.c_str());
+        const std::string label = layer_label(model, windows_differ, l);
+        const bool local = model.window(l) > 0;
+        draw->AddText(ImVec2(origin.x, y + (map - ImGui::GetTextLineHeight()) * 0.5f),
+                      windows_differ && !local ? ImGui::GetColorU32(ImGuiCol_Text) : ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
+        if (windows_differ) kinds += (kinds.empty() ? "" : ",") + std::string(local ? "local" : "global");
+        const Trace& trace = pass.layers[static_cast<size_t>(l)];
         for (int h = 0; h < heads; ++h) {
-            const ImVec2 p0(origin.x + label_w + static_cast<float>(h) * (map + gap), y);
-            const Matrix& w = pass.layers[static_cast<size_t>(l)].head[static_cast<size_t>(h)].weights;
-            // The causal mask hides keys after the query: the map's ground is the masked grey,
-            // the visible cells (j ≤ i) drawn over it in viridis, as the weights cards are.
+            const ImVec2 p0(origin.x + column[static_cast<size_t>(h)], y);
+            const Matrix& w = trace.head[static_cast<size_t>(h)].weights;
+            // The masked cells are the masked grey, the cells the mask lets through drawn over
+            // it in viridis, as the weights cards are.
             draw->AddRectFilled(p0, ImVec2(p0.x + map, p0.y + map), pack(kMaskedBackground, 90));
             for (int i = 0; i < tokens; ++i)
-                for (int j = 0; j <= i; ++j) {
+                for (int j = 0; j < tokens; ++j) {
+                    if (!sees(trace.settings, i, j)) continue;
                     const ImVec2 a(p0.x + static_cast<float>(j) * cell, p0.y + static_cast<float>(i) * cell);
                     draw->AddRectFilled(a, ImVec2(a.x + cell + 0.5f, a.y + cell + 0.5f), pack(viridis(w(i, j))));
                 }
+            if (grouped)  // the K/V head's colour along the map's top edge
+                draw->AddRectFilled(ImVec2(p0.x, p0.y - 2.0f * scale), ImVec2(p0.x + map, p0.y), pack(category_colour(model.kv_head(h))));
             const bool ablated_head = pass.ablated.count({l, h}) > 0;
             if (ablated_head) {  // crossed out: the head adds nothing to the layer's output
                 const ImU32 cross = IM_COL32(255, 70, 50, 235);
@@ -642,31 +790,46 @@ void draw_grid(Context& state, ModelViewState& m) {
                 // The query row and key column under the mouse.
                 const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / cell), 0, tokens - 1);
                 const int j = std::clamp(static_cast<int>((mouse.x - p0.x) / cell), 0, tokens - 1);
-                ImGui::SetTooltip("layer %d, head %d%s: %s \xE2\x86\x92 %s  weight %.3f\nclick to open this layer and head in the pipeline\n%s",
+                std::string about;
+                if (grouped) {
+                    int first = h, last = h;
+                    while (first > 0 && model.kv_head(first - 1) == model.kv_head(h)) --first;
+                    while (last + 1 < heads && model.kv_head(last + 1) == model.kv_head(h)) ++last;
+                    about += "\nreads K/V head " + std::to_string(model.kv_head(h) + 1) + ", shared by query heads " + std::to_string(first + 1) +
+                             "\xE2\x80\x93" + std::to_string(last + 1);
+                }
+                if (windows_differ)
+                    about += local ? "\nlocal layer: each query sees its last " + std::to_string(model.window(l)) + " keys (itself included)"
+                                   : std::string("\nglobal layer: each query sees every earlier key");
+                const std::string weight = sees(trace.settings, i, j) ? "weight " + std::to_string(w(i, j)).substr(0, 5)
+                                                                      : std::string("masked: the query does not see this key");
+                ImGui::SetTooltip("layer %d, head %d%s: %s \xE2\x86\x92 %s  %s%s\nclick to open this layer and head in the pipeline\n%s",
                                   l + 1, h + 1, ablated_head ? " (ablated: its output is zeroed, it adds nothing)" : "",
-                                  pass.tokens[static_cast<size_t>(i)].c_str(), pass.tokens[static_cast<size_t>(j)].c_str(),
-                                  static_cast<double>(w(i, j)),
-                                  ablated_head ? "right-click to restore this head" : "right-click to ablate this head (zero its rows of W_O)");
+                                  pass.tokens[static_cast<size_t>(i)].c_str(), pass.tokens[static_cast<size_t>(j)].c_str(), weight.c_str(),
+                                  about.c_str(), ablated_head ? "right-click to restore this head" : "right-click to ablate this head (zero its rows of W_O)");
             }
             if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) open_model_layer(state, m, l, h);
             if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) m.ablation_toggles.push_back({l, h});
         }
     }
+    if (windows_differ) record_item(state, "model.layer_kinds", kinds);
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(layers) * (map + gap)));
-    ImGui::Dummy(ImVec2(label_w + static_cast<float>(heads) * (map + gap), 1.0f));
+    ImGui::Dummy(ImVec2(column.empty() ? label_w : column.back() + map + gap, 1.0f));
     ImGui::EndChild();
 }
 
 }  // namespace
 
 void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& textures) {
-    if (!m.open || !m.checkpoint) return;
-    const gpt2::Config& c = m.checkpoint->config;
+    if (!m.open || !m.model) return;
     m.compare.shown = false;
-    ImGui::TextUnformatted(("Model: " + m.checkpoint->folder).c_str());
+    ImGui::TextUnformatted((m.model->family() + ": " + m.model->folder()).c_str());
     ImGui::SameLine();
-    ImGui::TextDisabled("%d layers \xC3\x97 %d heads, d_model %d, vocabulary %d, at most %d tokens", c.n_layer, c.n_head,
-                        c.n_embd, c.vocab_size, c.n_positions);
+    const std::string shape = model_shape_text(*m.model);
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", shape.c_str());
+    ImGui::PopStyleColor();
+    record_item(state, "model.shape", shape);
     if (!draw_sentence_and_prediction(state, m)) return;
     ImGui::Separator();
     if (ImGui::BeginTabBar("model.tabs")) {
@@ -691,7 +854,7 @@ void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& texture
 void offer_model(Context& state, ModelViewState& m, Offers& offers) {
     // A tab beside the pipeline while a model is open: choosing it shows it, again closes it.
     offers.sections.push_back({"View", [&state, &m] {
-        return std::vector<MenuItem>{{"Model view", "", m.open, m.checkpoint.has_value(),
+        return std::vector<MenuItem>{{"Model view", "", m.open, m.model.has_value(),
                                       [&state, &m] {
                                           m.open = !m.open;
                                           show_pane(state.view, m.open ? Pane::Model : Pane::Pipeline);
@@ -706,8 +869,11 @@ namespace attn::ui {
 
 namespace {
 
-// The model families that open (gpt2 today), as config.json's model_type names them.
-bool family_opens(const std::string& model_type) { return model_type == "gpt2"; }
+// The model families that open, as config.json's model_type names them.
+bool family_opens(const std::string& model_type) {
+    const std::vector<std::string>& types = hf::supported_model_types();
+    return std::find(types.begin(), types.end(), model_type) != types.end();
+}
 
 std::string megabytes(std::uintmax_t bytes) {
     char text[32];
@@ -748,6 +914,7 @@ bool draw_cached_models(Context& state, ModelViewState& m, std::string& path) {
         std::string families;
         for (const std::string& f : others) families += (families.empty() ? "" : ", ") + f;
         ImGui::TextDisabled("(and %zu of families not read yet: %s)", m.cached->size() - static_cast<size_t>(listed), families.c_str());
+        record_item(state, "prompt.cached.others", families);
     }
     return chosen;
 }
@@ -824,7 +991,7 @@ bool draw_download(Context& state, ModelViewState& m, std::string& path) {
 void ModelView::start(Context& shared, const cli::Options& options, const TestHooks& hooks) {
     start_model(shared, state, options);  // attnlab --model DIR: the model view open
     // Toggled on the model once it has opened (an opening carries them), else now.
-    std::vector<gpt2::HeadId>& toggles = state.after_opening ? state.after_opening->toggles : state.ablation_toggles;
+    std::vector<stack::HeadId>& toggles = state.after_opening ? state.after_opening->toggles : state.ablation_toggles;
     for (const auto& [layer, head] : hooks.model_ablate) toggles.push_back({layer - 1, head - 1});
     if (!hooks.model_compare.empty()) {
         state.compare.select = true;
@@ -841,7 +1008,7 @@ void ModelView::offer(Context& shared, Offers& offers) {
                                           state.cached.reset();
                                           if (!state.scanning.valid())
                                               state.scanning = std::async(std::launch::async, [cache = hf::hub_cache_folder()] { return hf::cached_models(cache); });
-                                          AskForPath ask{FileAction::OpenCheckpoint, "Open model (a GPT-2 checkpoint folder)", "gpt2",
+                                          AskForPath ask{FileAction::OpenCheckpoint, "Open model (GPT-2, Llama, Qwen2, Qwen3, Gemma 2, Gemma 3, GPT-NeoX, BERT)", "gpt2",
                                                          "A checkpoint folder, or the name of a model in the Hugging Face cache (org/name):",
                                                          [this](Context& c, const std::string& path) { open_model_job(c, state, path); },
                                                          [this](Context& c, std::string& path) {
@@ -878,7 +1045,7 @@ void ModelView::finish_work() {
 }
 
 void ModelView::sign(std::string& signature) const {
-    signature += "|" + (state.checkpoint ? state.checkpoint->folder : std::string()) + "|" + state.computed_sentence + "|" +
+    signature += "|" + (state.model ? state.model->folder() : std::string()) + "|" + state.computed_sentence + "|" +
                  std::to_string(state.layer);
 }
 

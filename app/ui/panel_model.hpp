@@ -1,6 +1,6 @@
 #pragma once
-// The model view (panel_model.cpp): a GPT-2 checkpoint's layers × heads, its sentence and
-// next token, and the layer opened in the pipeline.
+// The model view (panel_model.cpp): a checkpoint's layers × heads (GPT-2 or a Hugging Face
+// family), its sentence and prediction, and the layer opened in the pipeline.
 #include <string>
 #include <vector>
 
@@ -46,6 +46,9 @@ void draw_model_sentence(Context& state, ModelViewState& model);
 // the layer `scenario_name` opened reattached so that its edits recompute the layers after it.
 // The articles' sentences: the presets whose title is a quoted sentence.
 std::vector<std::string> article_sentences();
+// The model's shape and what its attention does, for the model view's title line: "30 layers ×
+// 9 heads on 3 K/V heads (grouped-query attention: …), head_dim 64, …; RoPE, RMSNorm, gated MLP".
+std::string model_shape_text(const lm::Model& model);
 
 // The Compare tab (panel_model_compare.cpp). Before drawing, while the tab is shown: sentence
 // B run, and the comparison made again when a pass or a choice changed.

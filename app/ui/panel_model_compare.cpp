@@ -51,7 +51,7 @@ bool share_a_word(const std::string& a, const std::string& b) {
     return std::any_of(wa.begin(), wa.end(), [&](const std::string& w) { return std::find(wb.begin(), wb.end(), w) != wb.end(); });
 }
 
-std::string head_name(gpt2::HeadId id) { return "layer " + std::to_string(id.layer + 1) + " \xC2\xB7 head " + std::to_string(id.head + 1); }
+std::string head_name(stack::HeadId id) { return "layer " + std::to_string(id.layer + 1) + " \xC2\xB7 head " + std::to_string(id.head + 1); }
 
 std::string compare_key(const ModelViewState& m) {
     const ModelCompareState& c = m.compare;
@@ -60,8 +60,8 @@ std::string compare_key(const ModelViewState& m) {
            std::to_string(c.head_b.layer) + "." + std::to_string(c.head_b.head);
 }
 
-gpt2::HeadId clamp_head(gpt2::HeadId id, const gpt2::Config& config) {
-    return {std::clamp(id.layer, 0, std::max(0, config.n_layer - 1)), std::clamp(id.head, 0, std::max(0, config.n_head - 1))};
+stack::HeadId clamp_head(stack::HeadId id, const lm::Shape& config) {
+    return {std::clamp(id.layer, 0, std::max(0, config.layers - 1)), std::clamp(id.head, 0, std::max(0, config.heads - 1))};
 }
 
 }  // namespace
@@ -82,8 +82,8 @@ std::string partner_sentence(const std::string& a) {
 
 void update_model_compare(ModelViewState& m) {
     ModelCompareState& c = m.compare;
-    if (!m.checkpoint || !c.shown) return;
-    const gpt2::Config& config = m.checkpoint->config;
+    if (!m.model || !c.shown) return;
+    const lm::Shape& config = m.model->shape();
     c.head_a = clamp_head(c.head_a, config);
     c.head_b = clamp_head(c.head_b, config);
     if (c.two_sentences) {
@@ -99,8 +99,8 @@ void update_model_compare(ModelViewState& m) {
         const bool stale = c.sentence_b != c.computed_b || c.pass_b.ablated != m.pass.ablated;
         if (stale && !c.running_b.valid() && !ImGui::GetIO().WantTextInput) {
             c.asked_b = c.sentence_b;
-            c.running_b = std::async(std::launch::async, [checkpoint = &*m.checkpoint, sentence = c.sentence_b, ablated = m.pass.ablated] {
-                return gpt2::forward_text(*checkpoint, sentence, ablated);
+            c.running_b = std::async(std::launch::async, [model = &*m.model, sentence = c.sentence_b, ablated = m.pass.ablated] {
+                return lm::forward_text(*model, sentence, ablated);
             });
         }
     }
@@ -117,15 +117,15 @@ void update_model_compare(ModelViewState& m) {
 namespace {
 
 // A layer and a head, from 1 on screen.
-bool head_picker(const char* id, gpt2::HeadId& head, const gpt2::Config& config, float scale) {
+bool head_picker(const char* id, stack::HeadId& head, const lm::Shape& config, float scale) {
     bool changed = false;
     int layer = head.layer + 1, h = head.head + 1;
     ImGui::PushID(id);
     ImGui::SetNextItemWidth(110.0f * scale);
-    changed |= ImGui::SliderInt("##layer", &layer, 1, config.n_layer, "layer %d", ImGuiSliderFlags_AlwaysClamp);
+    changed |= ImGui::SliderInt("##layer", &layer, 1, config.layers, "layer %d", ImGuiSliderFlags_AlwaysClamp);
     ImGui::SameLine(0.0f, 4.0f * scale);
     ImGui::SetNextItemWidth(100.0f * scale);
-    changed |= ImGui::SliderInt("##head", &h, 1, config.n_head, "head %d", ImGuiSliderFlags_AlwaysClamp);
+    changed |= ImGui::SliderInt("##head", &h, 1, config.heads, "head %d", ImGuiSliderFlags_AlwaysClamp);
     ImGui::PopID();
     head = {layer - 1, h - 1};
     return changed;
@@ -154,7 +154,7 @@ HeatmapSpec weights_spec(const std::string& name, const std::string& title, cons
 
 void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& textures) {
     ModelCompareState& c = m.compare;
-    const gpt2::Config& config = m.checkpoint->config;
+    const lm::Shape& config = m.model->shape();
     const float scale = state.fonts.scale;
     c.hover = c.hover_next;  // the three cards' own hover: last frame's, then this frame's
     c.hover_next = HoverState{};
@@ -220,8 +220,8 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         record_item(state, "model.compare.message", r.error);
         return;
     }
-    const gpt2::ForwardPass& pass_b = c.two_sentences ? c.pass_b : m.pass;
-    const gpt2::HeadId head_b = c.two_sentences ? c.head_a : c.head_b;
+    const ModelPass& pass_b = c.two_sentences ? c.pass_b : m.pass;
+    const stack::HeadId head_b = c.two_sentences ? c.head_a : c.head_b;
     const Trace& layer_a = m.pass.layers[static_cast<size_t>(c.head_a.layer)];
     const Trace& layer_b = pass_b.layers[static_cast<size_t>(head_b.layer)];
 

@@ -85,7 +85,7 @@ void Window::offer(Offers& offers) {
 // A tab asked for (show_pane) is selected; a tab closed with its × closes its view.
 Pane Window::draw_pane_tabs() {
     ViewOptions& view = shared.view;
-    const bool model_tab = model.state.open && model.state.checkpoint.has_value();
+    const bool model_tab = model.state.open && model.state.model.has_value();
     const bool train_tab = train.state.open;
     // A view just opened comes to the front, unless a tab was asked for by name.
     if (!view.pane_requested && model_tab && !view.had_model_tab) show_pane(view, Pane::Model);

@@ -29,43 +29,25 @@
 #include <vector>
 
 #include "gpt2/checkpoint.hpp"
+#include "model_pass.hpp"
 #include "scenario.hpp"
 #include "stack.hpp"
 #include "trace.hpp"
 
 namespace attn::gpt2 {
 
-struct TokenProbability {
-    int id = 0;
-    std::string token;        // Tokenizer::describe after the sentence: "␣cat", "byte 0xA9, …: completes \"café\""
-    float probability = 0.0f;
-};
-
 using stack::HeadId;
 using stack::HeadSet;
 using stack::ablated_in_layer;
 using stack::layer_output;
 
-// Where NaN or ±∞ first arose in a pass, in pipeline order: the residual stream leaving a
-// layer (only its output is checked: the layer's trace says the rest), LN_f, the last
-// token's logits, the softmax over them. The command line exits 5 with it and the model
-// view marks the top 5 with it: after one non-finite logit no probability means anything,
-// even one that prints as a number.
-struct NonFiniteOrigin {
-    std::string stage;    // "layer 2", "ln_f", "the logits", "the softmax"; empty: every value is finite
-    std::string origin;   // where in it and from what: "ln_f.weight (γ) column 3 is nan"
-    bool any() const { return !stage.empty(); }
-    std::string sentence() const { return stage + ": " + origin; }
-};
-
 // The stack's pass (its layers, LN_f(x_L) as final_output, the last row's logits (1 × V),
-// the ablated heads) and what GPT-2 reads from it.
-struct ForwardPass : stack::Pass {
-    std::vector<int> token_ids;
-    std::vector<std::string> tokens;        // display() of each id: the traces' labels
-    std::vector<TokenProbability> next_token_top5;  // from softmax(logits), best first
-    NonFiniteOrigin non_finite;             // set with the prediction, by every run
-};
+// the ablated heads) and what GPT-2 reads from it: the top 5 (from softmax(logits), best
+// first, Tokenizer::describe after the sentence: "␣cat", "byte 0xA9, …: completes \"café\"")
+// and where NaN or ±∞ first arose (stage "layer 2", "ln_f", "the logits", "the softmax").
+using ForwardPass = attn::ModelPass;
+using attn::NonFiniteOrigin;
+using attn::TokenProbability;
 
 // GPT-2 as a stack: its layers from the checkpoint, the tokens labelling them.
 stack::Stack make_stack(const Checkpoint& checkpoint, const std::vector<int>& ids, const std::vector<std::string>& tokens);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "engine.hpp"
@@ -40,13 +41,20 @@ std::vector<std::string> not_computed(const ModelSpec& spec) {
     return why;
 }
 
-// An id as the token strip shows it; "#id" without a tokenizer.
-std::string piece_of(const OpenedModel& m, int id) { return m.tokenizer ? m.tokenizer->piece(id) : "#" + std::to_string(id); }
+// The length of the UTF-8 character starting at text[i] (1 … 4), or 0 when none starts there.
+size_t utf8_length(const std::string& text, size_t i) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char b = byte(i);
+    const size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > text.size()) return 0;
+    for (size_t k = 1; k < n; ++k)
+        if ((byte(i + k) >> 6) != 0x2) return 0;
+    return n;
+}
 
-std::vector<Prediction> top_predictions(const OpenedModel& m, const Matrix& logits_row, int k) {
-    const Matrix p = softmax_rows(logits_row, SoftmaxKind::Stable);  // (1 × V)
-    std::vector<Prediction> top;
-    for (int id : stack::top_k(p, k)) top.push_back({id, piece_of(m, id), p(0, id)});
+std::vector<TokenProbability> top_predictions(const OpenedModel& m, const Matrix& probabilities, int k) {
+    std::vector<TokenProbability> top;
+    for (int id : stack::top_k(probabilities, k)) top.push_back({id, token_label(m, id), probabilities(0, id)});
     return top;
 }
 
@@ -58,6 +66,27 @@ Matrix unembed(const OpenedModel& m, const Matrix& t) {
 }
 
 }  // namespace
+
+std::string token_label(const OpenedModel& m, int id) {
+    if (!m.tokenizer) return "#" + std::to_string(id);
+    const std::string piece = m.tokenizer->piece(id);
+    std::string label;
+    for (size_t i = 0; i < piece.size();) {
+        const size_t n = utf8_length(piece, i);
+        if (n == 0) {  // a byte of a character the next token completes
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "<0x%02X>", static_cast<unsigned>(static_cast<unsigned char>(piece[i])));
+            label += hex;
+            ++i;
+            continue;
+        }
+        if (piece[i] == ' ') label += "\xE2\x90\xA3";       // ␣
+        else if (piece[i] == '\n') label += "\xE2\x86\xB5";  // ↵
+        else label += piece.substr(i, n);
+        i += n;
+    }
+    return label.empty() ? "#" + std::to_string(id) : label;
+}
 
 OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer) {
     OpenedModelLoad out;
@@ -82,80 +111,95 @@ OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer) {
     return out;
 }
 
-stack::Stack model_stack(const OpenedModel& m) {
+namespace {
+
+// Layer ℓ's scenario from the family's weights (shared, not copied), labelled with `tokens`.
+Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* tokens, int layer, const Matrix& input) {
+    const ModelSpec& spec = m.spec;
+    const LayerSpec& ls = spec.layers[static_cast<size_t>(layer)];
+    const LayerWeights& w = m.weights.layers[static_cast<size_t>(layer)];
+    Scenario s;
+    s.name = std::filesystem::path(m.folder).filename().string() + " layer " + std::to_string(layer + 1);
+    s.d_model = spec.d_model;
+    s.heads = spec.n_heads;
+    s.kv_heads = spec.n_kv_heads;
+    s.head_dim = spec.head_dim;
+    s.target.embeddings = input;
+    if (tokens != nullptr) s.target.tokens = *tokens;
+    s.w_q = w.w_q;
+    s.w_k = w.w_k;
+    s.w_v = w.w_v;
+    s.w_o = w.w_o;
+    s.b_q = w.b_q;
+    s.b_k = w.b_k;
+    s.b_v = w.b_v;
+    s.b_o = w.b_o;
+    if (spec.positions == PositionKind::rope) {
+        s.positional = PositionalEncoding::Rotary;
+        s.rope = rope_options(spec, layer);
+    }
+    s.mask = !ls.causal ? MaskKind::None : ls.window > 0 ? MaskKind::SlidingWindow : MaskKind::Causal;
+    if (ls.window > 0) s.window = ls.window;
+    if (spec.qk_norm) {  // Qwen3, Gemma 3: RMSNorm of each head's q and k before RoPE
+        s.qk_norm = true;
+        s.qk_norm_plus_one = spec.norm.one_plus_weight;
+        s.q_norm = w.q_norm.weight;
+        s.k_norm = w.k_norm.weight;
+    }
+    s.score_scale = static_cast<float>(spec.attention_scale);
+    s.softcap = static_cast<float>(spec.attn_logit_softcap);
+    BlockOptions& b = s.block;
+    b.residual = b.layer_norm = b.feed_forward = true;
+    b.d_ff = spec.d_ff;
+    b.epsilon = static_cast<float>(spec.norm.epsilon);
+    b.norm_kind = spec.norm.kind == NormKind::rms_norm ? attn::NormKind::RMSNorm : attn::NormKind::LayerNorm;
+    b.gamma_plus_one = spec.norm.one_plus_weight;
+    b.activation = engine_activation(spec.activation);
+    b.gated = spec.mlp == MlpKind::gated;
+    b.w_gate = w.w_gate;
+    b.w_1 = w.w_up;
+    b.w_2 = w.w_down;
+    b.b_1 = w.b_up;
+    b.b_2 = w.b_down;
+    switch (spec.layout) {
+        case BlockLayout::post_norm:  // BERT: LN(x + attention), then LN(y + MLP)
+            b.norm = NormPlacement::Post;
+            b.norm_1 = norm_params(w.post_attn_norm);
+            b.norm_2 = norm_params(w.post_mlp_norm);
+            break;
+        case BlockLayout::pre_norm:
+        case BlockLayout::parallel_residual:
+        case BlockLayout::sandwich:
+            b.norm = NormPlacement::Pre;
+            b.norm_1 = norm_params(w.attn_norm);
+            b.norm_2 = norm_params(w.mlp_norm);
+            b.parallel_residual = spec.layout == BlockLayout::parallel_residual;
+            b.sandwich_norm = spec.layout == BlockLayout::sandwich;
+            if (b.sandwich_norm) {
+                b.norm_post_attention = norm_params(w.post_attn_norm);
+                b.norm_post_feed_forward = norm_params(w.post_mlp_norm);
+            }
+            break;
+    }
+    return s;
+}
+
+}  // namespace
+
+Scenario layer_scenario(const OpenedModel& m, const std::vector<std::string>& tokens, int layer, const Matrix& input,
+                        const stack::HeadSet& ablated) {
+    Scenario s = family_layer(m, &tokens, layer, input);
+    stack::ablate_heads(s, ablated, layer);
+    return s;
+}
+
+stack::Stack model_stack(const OpenedModel& m, const std::vector<std::string>* tokens) {
     const ModelSpec& spec = m.spec;
     stack::Stack st;
     st.layers = spec.n_layers;
     st.d_model = spec.d_model;
     st.heads = spec.n_heads;
-    st.layer_scenario = [&m](int layer, const Matrix& input, const Matrix*) {
-        const ModelSpec& spec = m.spec;
-        const LayerSpec& ls = spec.layers[static_cast<size_t>(layer)];
-        const LayerWeights& w = m.weights.layers[static_cast<size_t>(layer)];
-        Scenario s;
-        s.name = std::filesystem::path(m.folder).filename().string() + " layer " + std::to_string(layer + 1);
-        s.d_model = spec.d_model;
-        s.heads = spec.n_heads;
-        s.kv_heads = spec.n_kv_heads;
-        s.head_dim = spec.head_dim;
-        s.target.embeddings = input;
-        s.w_q = w.w_q;
-        s.w_k = w.w_k;
-        s.w_v = w.w_v;
-        s.w_o = w.w_o;
-        s.b_q = w.b_q;
-        s.b_k = w.b_k;
-        s.b_v = w.b_v;
-        s.b_o = w.b_o;
-        if (spec.positions == PositionKind::rope) {
-            s.positional = PositionalEncoding::Rotary;
-            s.rope = rope_options(spec, layer);
-        }
-        s.mask = !ls.causal ? MaskKind::None : ls.window > 0 ? MaskKind::SlidingWindow : MaskKind::Causal;
-        if (ls.window > 0) s.window = ls.window;
-        if (spec.qk_norm) {  // Qwen3, Gemma 3: RMSNorm of each head's q and k before RoPE
-            s.qk_norm = true;
-            s.qk_norm_plus_one = spec.norm.one_plus_weight;
-            s.q_norm = w.q_norm.weight;
-            s.k_norm = w.k_norm.weight;
-        }
-        s.score_scale = static_cast<float>(spec.attention_scale);
-        s.softcap = static_cast<float>(spec.attn_logit_softcap);
-        BlockOptions& b = s.block;
-        b.residual = b.layer_norm = b.feed_forward = true;
-        b.d_ff = spec.d_ff;
-        b.epsilon = static_cast<float>(spec.norm.epsilon);
-        b.norm_kind = spec.norm.kind == NormKind::rms_norm ? attn::NormKind::RMSNorm : attn::NormKind::LayerNorm;
-        b.gamma_plus_one = spec.norm.one_plus_weight;
-        b.activation = engine_activation(spec.activation);
-        b.gated = spec.mlp == MlpKind::gated;
-        b.w_gate = w.w_gate;
-        b.w_1 = w.w_up;
-        b.w_2 = w.w_down;
-        b.b_1 = w.b_up;
-        b.b_2 = w.b_down;
-        switch (spec.layout) {
-            case BlockLayout::post_norm:  // BERT: LN(x + attention), then LN(y + MLP)
-                b.norm = NormPlacement::Post;
-                b.norm_1 = norm_params(w.post_attn_norm);
-                b.norm_2 = norm_params(w.post_mlp_norm);
-                break;
-            case BlockLayout::pre_norm:
-            case BlockLayout::parallel_residual:
-            case BlockLayout::sandwich:
-                b.norm = NormPlacement::Pre;
-                b.norm_1 = norm_params(w.attn_norm);
-                b.norm_2 = norm_params(w.mlp_norm);
-                b.parallel_residual = spec.layout == BlockLayout::parallel_residual;
-                b.sandwich_norm = spec.layout == BlockLayout::sandwich;
-                if (b.sandwich_norm) {
-                    b.norm_post_attention = norm_params(w.post_attn_norm);
-                    b.norm_post_feed_forward = norm_params(w.post_mlp_norm);
-                }
-                break;
-        }
-        return s;
-    };
+    st.layer_scenario = [&m, tokens](int layer, const Matrix& input, const Matrix*) { return family_layer(m, tokens, layer, input); };
     // The head: the final norm and, for a causal LM, the next token's logits (BERT's masked
     // positions are read by forward_text from h).
     stack::Head& head = st.head;
@@ -174,65 +218,102 @@ stack::Stack model_stack(const OpenedModel& m) {
     return st;
 }
 
-ModelPass forward_text(const OpenedModel& m, const std::string& text) {
+namespace {
+
+// What the model predicts from the stack's pass: the next token's top 5, or each [MASK]'s
+// (BERT's MLM head: dense, activation, LayerNorm, then the tied decoder with its bias); and
+// where NaN or ±∞ first arose.
+void read_prediction(const OpenedModel& m, ModelPass& pass) {
+    const ModelSpec& spec = m.spec;
+    pass.next_token_top5.clear();
+    pass.masked_predictions.clear();
+    const std::string final_norm = spec.final_norm ? "the final norm" : "the last layer";
+    if (spec.head == HeadKind::causal_lm) {
+        const Matrix probabilities = softmax_rows(pass.logits, SoftmaxKind::Stable);  // (1 × V)
+        pass.next_token_top5 = top_predictions(m, probabilities, 5);
+        pass.non_finite = find_non_finite(pass, final_norm, &probabilities);
+        return;
+    }
+    pass.non_finite = find_non_finite(pass, final_norm);
+    const std::optional<int> mask = spec.mask_token_id ? spec.mask_token_id : m.tokenizer ? m.tokenizer->id("[MASK]") : std::nullopt;
+    const Matrix& h = pass.final_output;
+    for (int i = 0; i < static_cast<int>(pass.token_ids.size()); ++i) {
+        if (!mask || pass.token_ids[static_cast<size_t>(i)] != *mask) continue;
+        Matrix t = h.row(i) * *m.weights.mlm_dense;  // (1 × d)·(d × d)
+        if (m.weights.mlm_dense_bias.size() != 0) t.row(0) += m.weights.mlm_dense_bias;
+        t = activate(t, engine_activation(spec.mlm_activation));
+        t = apply_norm(t, spec.norm, m.weights.mlm_norm);
+        const Matrix logits = unembed(m, t);
+        const Matrix probabilities = softmax_rows(logits, SoftmaxKind::Stable);
+        if (!pass.non_finite.any()) {
+            if (const Cell c = first_non_finite(logits); c.valid())
+                pass.non_finite = {"the logits", "[MASK] at token " + std::to_string(i + 1) + ": the logit of id " + std::to_string(c.col) +
+                                                     " is not finite"};
+            else if (const Cell p = first_non_finite(probabilities); p.valid())
+                pass.non_finite = {"the softmax", "[MASK] at token " + std::to_string(i + 1) + ": a probability is not finite"};
+        }
+        pass.masked_predictions.push_back({i, top_predictions(m, probabilities, 5)});
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> validate(const OpenedModel& m, const std::vector<int>& ids) {
+    std::vector<std::string> errors;
+    const ModelSpec& spec = m.spec;
+    const int n = static_cast<int>(ids.size());
+    if (n == 0) errors.push_back("the text gives no token");
+    if (spec.positions == PositionKind::learned_absolute && n > spec.max_positions)
+        errors.push_back(std::to_string(n) + " tokens: the model has positions for " + std::to_string(spec.max_positions));
+    const Eigen::Index rows = m.weights.token_embedding.rows();
+    for (int i = 0; i < n; ++i)
+        if (ids[static_cast<size_t>(i)] < 0 || ids[static_cast<size_t>(i)] >= rows) {
+            errors.push_back("token " + std::to_string(i + 1) + " has id " + std::to_string(ids[static_cast<size_t>(i)]) +
+                             ", outside the embedding's " + std::to_string(rows) + " rows");
+            break;
+        }
+    return errors;
+}
+
+ModelPass forward_text(const OpenedModel& m, const std::string& text, const stack::HeadSet& ablated) {
     if (!m.tokenizer) {
         ModelPass out;
         out.errors.push_back(m.folder + ": no tokenizer.json was read: the text cannot be made into ids");
         return out;
     }
-    return forward_ids(m, m.tokenizer->encode(text));
+    return forward_ids(m, m.tokenizer->encode(text), ablated);
 }
 
-ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids) {
+ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids, const stack::HeadSet& ablated) {
     ModelPass out;
     const ModelSpec& spec = m.spec;
     out.token_ids = std::move(ids);
-    if (out.token_ids.empty()) {
-        out.errors.push_back("the text gives no token");
-        return out;
-    }
+    out.ablated = ablated;
+    out.errors = validate(m, out.token_ids);
+    if (!out.errors.empty()) return out;
     const int n = static_cast<int>(out.token_ids.size());
-    if (spec.positions == PositionKind::learned_absolute && n > spec.max_positions) {
-        out.errors.push_back(std::to_string(n) + " tokens: the model has positions for " + std::to_string(spec.max_positions));
-        return out;
-    }
     // x₀: the embedding rows, scaled (Gemma), plus positions and token type 0 with their norm (BERT).
     const Matrix& table = *m.weights.token_embedding;
     Matrix x0(n, spec.d_model);
     for (int i = 0; i < n; ++i) {
         const int id = out.token_ids[static_cast<size_t>(i)];
-        if (id < 0 || id >= table.rows()) {
-            out.errors.push_back("token id " + std::to_string(id) + " is outside the embedding's " + std::to_string(table.rows()) + " rows");
-            return out;
-        }
-        out.tokens.push_back(piece_of(m, id));
+        out.tokens.push_back(token_label(m, id));
         x0.row(i) = table.row(id) * spec.embedding_scale;
         if (m.weights.position_embedding.size() != 0) x0.row(i) += m.weights.position_embedding->row(i);
         if (m.weights.token_type_embedding.size() != 0) x0.row(i) += m.weights.token_type_embedding->row(0);
     }
     if (spec.embedding_norm) x0 = apply_norm(x0, spec.norm, m.weights.embedding_norm);
-    const stack::Stack st = model_stack(m);
-    if (!stack::forward_into(st, std::move(x0), Matrix(), out.pass)) {
-        out.errors = out.pass.errors;
-        return out;
-    }
-    const Matrix& x_last = out.pass.final_output;
-    if (spec.head == HeadKind::causal_lm) {
-        out.next_token_top5 = top_predictions(m, out.pass.logits, 5);
-    } else {
-        const std::optional<int> mask = spec.mask_token_id ? spec.mask_token_id : m.tokenizer ? m.tokenizer->id("[MASK]") : std::nullopt;
-        for (int i = 0; i < n; ++i) {
-            if (!mask || out.token_ids[static_cast<size_t>(i)] != *mask) continue;
-            // BERT's MLM transform: dense, activation, LayerNorm; then the tied decoder with its bias.
-            Matrix t = x_last.row(i) * *m.weights.mlm_dense;
-            if (m.weights.mlm_dense_bias.size() != 0) t.row(0) += m.weights.mlm_dense_bias;
-            t = activate(t, engine_activation(spec.mlm_activation));
-            t = apply_norm(t, spec.norm, m.weights.mlm_norm);
-            out.masked_predictions.push_back({i, top_predictions(m, unembed(m, t), 5)});
-        }
-    }
-    out.ok = true;
+    const stack::Stack st = model_stack(m, &out.tokens);
+    if (!stack::forward_into(st, std::move(x0), Matrix(), out)) return out;
+    read_prediction(m, out);
     return out;
+}
+
+bool recompute_from(const OpenedModel& m, int layer, ModelPass& pass, const Scenario* edited) {
+    const stack::Stack st = model_stack(m, &pass.tokens);
+    if (!stack::recompute_from(st, layer, pass, edited)) return false;
+    read_prediction(m, pass);
+    return true;
 }
 
 }  // namespace attn::hf

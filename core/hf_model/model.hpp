@@ -20,6 +20,7 @@
 
 #include "hf_model/spec.hpp"
 #include "hf_model/weights.hpp"
+#include "model_pass.hpp"
 #include "stack.hpp"
 #include "tokenizer/tokenizer_json.hpp"
 
@@ -42,32 +43,29 @@ struct OpenedModelLoad {
 // refused, naming it.
 OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer = true);
 
-// The next token's (or a masked position's) most probable tokens.
-struct Prediction {
-    int id = 0;
-    std::string token;      // as the tokenizer shows it (" cat")
-    float probability = 0;
-};
-struct MaskedPrediction {
-    int position = 0;       // the [MASK] token's index in the ids
-    std::vector<Prediction> top;
-};
+// The family's stack: how each layer's scenario is made from its weights; `tokens` (which
+// must outlive the stack) label the layers' traces.
+stack::Stack model_stack(const OpenedModel& model, const std::vector<std::string>* tokens = nullptr);
+// Layer ℓ's scenario for its input (n × d), labelled with `tokens`, the rows of W_O of the
+// heads of `ablated` in layer ℓ zeroed (in the scenario's own copy).
+Scenario layer_scenario(const OpenedModel& model, const std::vector<std::string>& tokens, int layer, const Matrix& input,
+                        const stack::HeadSet& ablated = {});
 
-struct ModelPass {
-    bool ok = false;
-    std::vector<std::string> errors;
-    std::vector<int> token_ids;
-    std::vector<std::string> tokens;    // each id's piece, as the token strip shows it
-    stack::Pass pass;                   // every layer's trace
-    std::vector<Prediction> next_token_top5;          // causal LM
-    std::vector<MaskedPrediction> masked_predictions;  // BERT: one per [MASK]
-};
-
-// The family's stack: how each layer's scenario is made from its weights.
-stack::Stack model_stack(const OpenedModel& model);
-// The sentence tokenised as tokenizer(text)["input_ids"] gives it, run through every layer.
-ModelPass forward_text(const OpenedModel& model, const std::string& text);
+// The sentence tokenised as tokenizer(text)["input_ids"] gives it, run through every layer,
+// the heads of `ablated` contributing nothing: the pass (model_pass.hpp) with the next token's
+// top 5 (a causal LM) or each [MASK]'s (BERT), and where NaN or ±∞ first arose.
+ModelPass forward_text(const OpenedModel& model, const std::string& text, const stack::HeadSet& ablated = {});
 // Ids as they are (token type 0 for BERT).
-ModelPass forward_ids(const OpenedModel& model, std::vector<int> ids);
+ModelPass forward_ids(const OpenedModel& model, std::vector<int> ids, const stack::HeadSet& ablated = {});
+// Reasons the ids cannot be run (empty when they can): no token, more than the learned
+// positions, an id outside the embedding.
+std::vector<std::string> validate(const OpenedModel& model, const std::vector<int>& ids);
+// After an edit in layer ℓ (or of pass.ablated): layers ℓ … L−1 and the head again, and the
+// prediction (stack::recompute_from: `edited`, the session's scenario of layer ℓ). False with
+// pass.errors.
+bool recompute_from(const OpenedModel& model, int layer, ModelPass& pass, const Scenario* edited = nullptr);
+// An id as the token strip shows it: the tokenizer's piece, a leading space as ␣, a byte
+// that is no whole character as <0xNN>; "#id" without a tokenizer.
+std::string token_label(const OpenedModel& model, int id);
 
 }  // namespace attn::hf

@@ -12,6 +12,7 @@
 
 #include "fuzz_common.hpp"
 #include "gpt2/checkpoint.hpp"
+#include "language_model.hpp"
 #include "gpt2/model.hpp"
 #include "session_file.hpp"
 #include "train/trainer.hpp"
@@ -35,11 +36,17 @@ inline const gpt2::Checkpoint& session_checkpoint() {
     return checkpoint;
 }
 
+// The same checkpoint as the model view holds it.
+inline const lm::Model& session_model() {
+    static const lm::Model model{session_checkpoint()};
+    return model;
+}
+
 inline bool exercise_session_model(const session_file::ModelChoice& choice, const Scenario& scenario) {
     const gpt2::Checkpoint& checkpoint = session_checkpoint();
     const std::string sentence = choice.sentence.empty() ? "the cat" : choice.sentence;
     gpt2::ForwardPass pass = gpt2::forward_text(checkpoint, sentence);
-    const session_file::ModelRestore restore = session_file::check_model_choice(choice, checkpoint, sentence, pass, scenario);
+    const session_file::ModelRestore restore = session_file::check_model_choice(choice, session_model(), sentence, pass, scenario);
     for (const auto& head : restore.ablated)
         if (head.layer < 0 || head.layer >= checkpoint.config.n_layer || head.head < 0 || head.head >= checkpoint.config.n_head) return false;
     if (!restore.ablated.empty() && pass.ok) {

@@ -81,7 +81,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
 
     SECTION("a folder that cannot be read leaves the work as it was, with a notice") {
         open_through_menu(ui, folder + "-missing");
-        CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
+        CHECK_FALSE(ui.window.model.state.model.has_value());
         CHECK(ui.window.shared.session.scenario.name == start.scenario.name);
         REQUIRE_FALSE(ui.window.shared.notices.empty());
         CHECK(ui.window.shared.notices.back().error);
@@ -90,7 +90,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
 
     open_through_menu(ui, folder);
     ui::ModelViewState& m = ui.window.model.state;
-    REQUIRE(m.checkpoint.has_value());
+    REQUIRE(m.model.has_value());
     REQUIRE(m.pass.ok);
     CHECK(m.computed_sentence == "The animal did not cross the road because it was tired");
     // The same numbers as a forward pass of the folder, computed here.
@@ -111,7 +111,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         open_through_menu(ui, folder + "-missing");
         open_through_menu(ui, folder);
         for (const ui::Notice& n : ui.window.shared.notices) CHECK_FALSE((n.error && n.text.find("Cannot open the model") != std::string::npos));
-        CHECK_THAT(ui.window.shared.notices.back().text, Catch::Matchers::Contains("Opened the model " + folder));
+        CHECK_THAT(ui.window.shared.notices.back().text, Catch::Matchers::Contains("Opened the GPT-2 model " + folder));
         // A failure after the success is said again.
         open_through_menu(ui, folder + "-missing");
         CHECK(ui.window.shared.notices.back().error);
@@ -119,8 +119,8 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
 
     SECTION("a bad folder while a model is open keeps that model") {
         open_through_menu(ui, folder + "-missing");
-        REQUIRE(m.checkpoint.has_value());
-        CHECK(m.checkpoint->folder == folder);
+        REQUIRE(m.model.has_value());
+        CHECK(m.model->folder() == folder);
         CHECK(m.pass.ok);
     }
 
@@ -279,13 +279,14 @@ TEST_CASE("Model jobs get the stream entering the layer, not the pass: their res
     c = gpt2::random_checkpoint(config, 4, c.tokenizer);
     const gpt2::ForwardPass shown = gpt2::forward_text(c, "the cat");  // the tiny model reads 16 positions
     REQUIRE(shown.ok);
+    const lm::Model model{c};
     for (int layer : {0, 1, 2}) {
         INFO("layer " << layer + 1);
         Scenario edited = gpt2::layer_scenario(c, shown.tokens, layer, gpt2::layer_input(shown.layers[static_cast<size_t>(layer)]));
         edited.w_q.edit()(0, 1) += 0.5f;
         const gpt2::ForwardPass job = compute::pass_for_job(shown, layer);
         for (size_t k = 0; k < static_cast<size_t>(layer); ++k) CHECK(job.layers[k].head.empty());  // nothing of them copied
-        compute::ModelResult r = compute::run_model_recompute(compute::ModelRecompute{&c, job, layer, edited, std::nullopt});
+        compute::ModelResult r = compute::run_model_recompute(compute::ModelRecompute{&model, job, layer, edited, std::nullopt});
         REQUIRE(r.ok);
         gpt2::ForwardPass installed = shown;
         compute::install_result(installed, std::move(r.pass), layer);
@@ -569,7 +570,7 @@ TEST_CASE("Model view: the folder above one checkpoint opens the checkpoint insi
     ui.frame(2);
     ui.window.model.state.sentence = "the cat";  // the tiny model reads 16 positions
     REQUIRE(ui.open_model(parent));
-    CHECK(ui.window.model.state.checkpoint->folder == parent + "/gpt2-tiny");
+    CHECK(ui.window.model.state.model->folder() == parent + "/gpt2-tiny");
     bool said = false;
     for (const ui::Notice& n : ui.window.shared.notices) {
         INFO(n.text);
@@ -587,7 +588,7 @@ TEST_CASE("Model view: a tab beside the pipeline that a click on a map cannot lo
     CHECK(ui.widget("pane.pipeline") == nullptr);  // one view: no tabs
     open_through_menu(ui, folder);
     ui.frame(2);
-    REQUIRE(ui.window.model.state.checkpoint);
+    REQUIRE(ui.window.model.state.model);
     CHECK(ui.window.shared.view.pane == ui::Pane::Model);  // a model just opened is in front
     REQUIRE(ui.widget("model.map.2.1") != nullptr);
     // A map opened: its layer in the pipeline, the model view a tab away, not folded off screen.
@@ -687,7 +688,7 @@ TEST_CASE("Model view: in a small window the articles' sentences and Compare's e
     CHECK(explained == 1);
 }
 
-TEST_CASE("Model view: File → Open model… lists the models of the Hugging Face cache that open, and opens one by its name", "[model-view][hf-cache]") {
+TEST_CASE("Model view: File → Open model… lists the models of the Hugging Face cache of every family that opens, and opens one by its name", "[model-view][hf-cache]") {
     namespace fs = std::filesystem;
     const fs::path cache = fs::temp_directory_path() / "attnlab-gui-hf-cache";
     fs::remove_all(cache);
@@ -701,6 +702,8 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
     testing::write_tiny_checkpoint(snapshot);
     const std::string llama = add("models--meta--small-llama", "1123456789abcdef0123456789abcdef01234567");
     std::ofstream(llama + "/config.json") << R"({"model_type": "llama"})";
+    const std::string mistral = add("models--org--mistral", "2123456789abcdef0123456789abcdef01234567");
+    std::ofstream(mistral + "/config.json") << R"({"model_type": "mistral"})";
     const char* old = std::getenv("HF_HUB_CACHE");
     const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
     ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
@@ -711,17 +714,21 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
     ui.click(ui.centre("menu.file"));
     ui.click(ui.centre("menu.open_model"));
     ui.frame(2);
-    REQUIRE(ui.widget("prompt.cached.1") != nullptr);
-    CHECK(ui.text("prompt.cached.1") == "org/tiny");
-    CHECK(ui.widget("prompt.cached.2") == nullptr);  // the llama is counted, not offered
-    ui.click(ui.centre("prompt.cached.1"));
+    // Every family that opens is listed, by name: the Llama (its folder holds no weights yet:
+    // opening it would say so) and the GPT-2; a model_type not read would only be counted.
+    REQUIRE(ui.widget("prompt.cached.2") != nullptr);
+    CHECK(ui.text("prompt.cached.1") == "meta/small-llama");
+    CHECK(ui.text("prompt.cached.2") == "org/tiny");
+    CHECK(ui.widget("prompt.cached.3") == nullptr);
+    CHECK(ui.text("prompt.cached.others") == "mistral");
+    ui.click(ui.centre("prompt.cached.2"));
     CHECK(ui.window.files.state.prompt.path == "org/tiny");
     ui.click(ui.centre("prompt.ok"));  // the dialog stayed open: the click chose, OK opens
     ui.frame(3);
     if (saved) ::setenv("HF_HUB_CACHE", saved->c_str(), 1);
     else ::unsetenv("HF_HUB_CACHE");
-    REQUIRE(ui.window.model.state.checkpoint.has_value());
-    CHECK(ui.window.model.state.checkpoint->folder == snapshot);
+    REQUIRE(ui.window.model.state.model.has_value());
+    CHECK(ui.window.model.state.model->folder() == snapshot);
     bool said = false;
     for (const ui::Notice& n : ui.window.shared.notices) said = said || n.text.find("org/tiny: the Hugging Face cache's snapshot") != std::string::npos;
     CHECK(said);
@@ -765,7 +772,7 @@ TEST_CASE("Model view: File → Open model… downloads a model that is not in t
     ui.frame(2);
     REQUIRE(ui.widget("prompt.download") != nullptr);
     CHECK(ui.text("prompt.download") == "Download org/tiny from the Hugging Face hub");
-    CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
+    CHECK_FALSE(ui.window.model.state.model.has_value());
     ui.hold_model_jobs = true;  // the frames while it downloads
     ui.click(ui.centre("prompt.download"));
     REQUIRE(ui.window.model.state.download != nullptr);
@@ -775,7 +782,7 @@ TEST_CASE("Model view: File → Open model… downloads a model that is not in t
     CHECK(ui.widget("prompt.download.progress") != nullptr);
     ui.hold_model_jobs = false;
     ui.frame(4);  // it lands, the popup opens it
-    REQUIRE(ui.window.model.state.checkpoint.has_value());
+    REQUIRE(ui.window.model.state.model.has_value());
     CHECK(ui.window.model.state.download == nullptr);
     CHECK(ui.widget("prompt.ok") == nullptr);  // the popup closed
     CHECK(prompt.path == "org/tiny");
@@ -811,7 +818,7 @@ TEST_CASE("Model view: a download that fails says why in the popup and in the st
     ui.click(ui.centre("prompt.download"));
     ui.frame(3);
     CHECK(ui.window.model.state.download == nullptr);
-    CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
+    CHECK_FALSE(ui.window.model.state.model.has_value());
     CHECK(ui.widget("prompt.ok") != nullptr);  // the popup stays, saying why
     CHECK(ui.window.model.state.download_failed);
     CHECK_THAT(ui.window.model.state.download_said, Catch::Matchers::StartsWith("Cannot download org/absent: "));
@@ -821,19 +828,116 @@ TEST_CASE("Model view: a download that fails says why in the popup and in the st
     fs::remove_all(cache);
 }
 
-TEST_CASE("Model view: a Llama folder is not read as GPT-2: the notice says the view opens GPT-2 so far and gives the command that runs it", "[model-view][families]") {
+namespace {
+
+// A family's tiny checkpoint with a real tokenizer.json beside it (tests/data/tokenizers), its
+// embedding (and the decoder's bias, for BERT) as large as the tokenizer's vocabulary.
+std::string write_family_model(const std::string& name, testing::families::FamilyCheckpoint c, const std::string& embedding,
+                               int d_model, const std::string& tokenizer, int vocabulary, const std::string& vocabulary_bias = "") {
     namespace fs = std::filesystem;
-    const fs::path folder = fs::temp_directory_path() / "attnlab-gui-llama";
+    const fs::path folder = fs::temp_directory_path() / name;
     fs::remove_all(folder);
-    testing::families::write_family_checkpoint(folder.string(), testing::families::llama_checkpoint());
+    c.config["vocab_size"] = vocabulary;
+    testing::families::TensorMaker make(c, 99);
+    make(embedding, {vocabulary, d_model}, 1.0);
+    if (!vocabulary_bias.empty()) make(vocabulary_bias, {vocabulary}, 0.3);
+    testing::families::write_family_checkpoint(folder.string(), c);
+    fs::copy_file(fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / tokenizer, folder / "tokenizer.json");
+    return folder.string();
+}
+
+}  // namespace
+
+TEST_CASE("Model view: a Gemma 3 folder opens, its query heads grouped by their K/V head and its layers marked local or global", "[model-view][families]") {
+    const std::string folder = write_family_model("attnlab-gui-gemma3", testing::families::gemma3_checkpoint(), "model.embed_tokens.weight", 16,
+                                                  "bytelevel-roberta-prefix-space.json", 402);
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
-    CHECK_FALSE(ui.open_model(folder.string()));
-    REQUIRE_FALSE(ui.window.shared.notices.empty());
-    const ui::Notice& said = ui.window.shared.notices.back();
-    CHECK(said.error);
-    CHECK_THAT(said.text, Catch::Matchers::Contains("a llama checkpoint") && Catch::Matchers::Contains("GPT-2 checkpoints so far") &&
-                              Catch::Matchers::Contains("--model"));
-    CHECK(ui.window.shared.session.trace.ok);  // the work on screen stays
-    fs::remove_all(folder);
+    ui.window.model.state.sentence = "the cat sat on the mat";
+    REQUIRE(ui.open_model(folder));
+    ui.frame(2);
+    const ui::ModelViewState& m = ui.window.model.state;
+    REQUIRE(m.model.has_value());
+    CHECK(m.model->family() == "Gemma 3");
+    REQUIRE(m.pass.ok);
+    // The grid is the engine's pass, map by map: the same as the model run on its own.
+    const lm::ModelLoad alone = lm::load_model(folder);
+    REQUIRE(alone.model);
+    const ModelPass reference = lm::forward_text(*alone.model, "the cat sat on the mat");
+    REQUIRE(reference.ok);
+    CHECK(m.pass.token_ids == reference.token_ids);
+    for (size_t l = 0; l < 3; ++l)
+        for (size_t h = 0; h < 2; ++h) CHECK(m.pass.layers[l].head[h].weights == reference.layers[l].head[h].weights);
+    CHECK(m.pass.next_token_top5[0].id == reference.next_token_top5[0].id);
+    // Two query heads on one K/V head (multi-query), layers 1 and 2 sliding (window 3), layer 3 global.
+    CHECK(ui.text("model.kv_groups") == "1:1-2");
+    CHECK(ui.text("model.layer_kinds") == "local,local,global");
+    CHECK_THAT(ui.text("model.shape"), Catch::Matchers::Contains("multi-query") && Catch::Matchers::Contains("QK-norm") &&
+                                           Catch::Matchers::Contains("2 local layers (window 3) and 1 global"));
+    REQUIRE(ui.widget("model.map.3.2") != nullptr);
+    CHECK(ui.widget("model.map.4.1") == nullptr);
+    // A local layer's head opened: the pipeline computes its steps, the window and QK-norm among them.
+    ui.click(ui.centre("model.map.1.2"));
+    ui.frame(2);
+    const Scenario& s = ui.window.shared.session.scenario;
+    CHECK(s.mask == MaskKind::SlidingWindow);
+    CHECK(s.window == 3);
+    CHECK(s.qk_norm);
+    CHECK(s.kv_heads == 1);
+    CHECK(ui.window.shared.view.shown_head == 1);
+    CHECK_THAT(ui.text("model.pipeline_sentence"), Catch::Matchers::StartsWith("Gemma 3 layer 1 of "));
+    CHECK_THAT(ui.text("model.pipeline_input"), Catch::Matchers::Contains("\xE2\x88\x9A" "d_model") &&
+                                                    Catch::Matchers::Contains("(1 + \xCE\xB3)"));
+    const Trace& t = ui.window.shared.session.trace;
+    REQUIRE(t.ok);
+    CHECK(t.head[1].weights == reference.layers[0].head[1].weights);
+    CHECK(t.head[1].weights(5, 1) == 0.0f);  // query 6 sees keys 4 to 6 only
+    CHECK(t.head[1].weights(5, 3) > 0.0f);
+    // An edit there recomputes the layers after it: the model's own recompute, as a job.
+    ui.window.shared.session.push(edits::SetSoftcap{2.0f});
+    ui.frame(2);
+    ui.window.finish_work();
+    ui.frame(2);
+    ModelPass edited = reference;
+    Scenario layer = alone.model->layer_scenario(reference.tokens, 0, lm::layer_input(reference.layers[0]), {});
+    layer.softcap = 2.0f;
+    REQUIRE(lm::recompute_from(*alone.model, 0, edited, &layer));
+    CHECK(m.pass.layers[2].head[0].weights == edited.layers[2].head[0].weights);
+    CHECK(m.pass.layers[2].head[0].weights != reference.layers[2].head[0].weights);
+    std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("Model view: a BERT folder opens, every query seeing both sides, and each [MASK] gets its top 5", "[model-view][families]") {
+    const std::string folder = write_family_model("attnlab-gui-bert", testing::families::bert_checkpoint(),
+                                                  "bert.embeddings.word_embeddings.weight", 16, "wordpiece-bert-uncased.json", 253,
+                                                  "cls.predictions.bias");
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.window.model.state.sentence = "the cat";
+    const bool opened = ui.open_model(folder);
+    std::string said;
+    for (const ui::Notice& n : ui.window.shared.notices) said += n.text + "\n";
+    INFO(said);
+    REQUIRE(opened);
+    ui.frame(2);
+    const ui::ModelViewState& m = ui.window.model.state;
+    REQUIRE(m.model.has_value());
+    CHECK(m.model->masked_lm());
+    CHECK(ui.text("model.masked") == "none");  // no [MASK] yet: how to ask is said
+    CHECK(ui.widget("model.top5") == nullptr);
+    ui.window.model.state.sentence = "the [MASK] sat";
+    ui.frame(2);
+    ui.window.finish_work();
+    ui.frame(2);
+    REQUIRE(m.pass.ok);
+    REQUIRE(m.pass.masked_predictions.size() == 1);
+    const int position = m.pass.masked_predictions[0].position;
+    CHECK(m.pass.tokens[static_cast<size_t>(position)] == "[MASK]");
+    const std::string shown = ui.text("model.masked." + std::to_string(position + 1));
+    CHECK_THAT(shown, Catch::Matchers::StartsWith(m.pass.masked_predictions[0].top[0].token + "="));
+    // Bidirectional: the first token attends to the last.
+    const Matrix& w = m.pass.layers[0].head[0].weights;
+    CHECK(w(0, w.cols() - 1) > 0.0f);
+    CHECK(m.pass.layers[0].settings.mask == MaskKind::None);
+    std::filesystem::remove_all(folder);
 }

@@ -142,7 +142,7 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         ui.window.open_file(path);
         ui.frame(4);
         const ui::ModelViewState& m = ui.window.model.state;
-        REQUIRE(m.checkpoint);
+        REQUIRE(m.model);
         CHECK(m.computed_sentence == sentence);
         CHECK(m.layer == 1);
         CHECK(m.pass.ablated == gpt2::HeadSet{gpt2::HeadId{2, 0}});
@@ -161,7 +161,7 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         ui.frame(2);
         ui.window.open_file(path);
         ui.frame(3);
-        CHECK_FALSE(ui.window.model.state.checkpoint);
+        CHECK_FALSE(ui.window.model.state.model);
         CHECK(ui.window.shared.session.scenario.name == j["scenario"]["name"].get<std::string>());
         CHECK(has_notice(ui.window, "The session's model folder " + folder + "-gone cannot be opened"));
     }
@@ -486,7 +486,7 @@ TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against t
         CHECK(has_notice(ui.window, path + ": key 'model.layer': the session's scenario is not layer 1 of the model ("));
         CHECK_FALSE(has_notice(ui.window, "0 \xC3\x97 0"));
         CHECK(ui.window.model.state.layer == -1);
-        CHECK(ui.window.model.state.checkpoint);
+        CHECK(ui.window.model.state.model);
         CHECK(ui.window.shared.session.trace.ok);
     }
     std::filesystem::remove(path);
@@ -535,16 +535,16 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         ui.window.start(options);
         // Nothing was read on the window's thread: the opening is a job, said while it runs.
         CHECK(ui.window.model.state.opening.valid());
-        CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
+        CHECK_FALSE(ui.window.model.state.model.has_value());
         CHECK(notice_with("Opening the model " + folder));
         ui.hold_model_jobs = false;
         ui.frame(3);
-        REQUIRE(ui.window.model.state.checkpoint.has_value());
+        REQUIRE(ui.window.model.state.model.has_value());
         CHECK(ui.window.model.state.layer == 1);
         CHECK(ui.window.shared.view.shown_head == 1);
         CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);
         CHECK(ui.window.model.state.computed_sentence == "the cat");
-        CHECK(notice_with("Opened the model " + folder));
+        CHECK(notice_with("Opened the GPT-2 model " + folder));
         CHECK_FALSE(notice_with("Opening the model"));  // its line is replaced by what came of it
     }
     SECTION("a session's model, with a head ablated, on the tab the session showed") {
@@ -553,15 +553,15 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         load.attached.model = session_file::ModelChoice{folder, "the cat sat", -1, 0, {{0, 1}, {7, 0}}, "s.json"};
         ui.window.start(cli::Options{}, load);
         CHECK(ui.window.model.state.opening.valid());
-        CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
+        CHECK_FALSE(ui.window.model.state.model.has_value());
         ui.hold_model_jobs = false;
         ui.frame(3);
-        REQUIRE(ui.window.model.state.checkpoint.has_value());
+        REQUIRE(ui.window.model.state.model.has_value());
         CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);  // not the model view the opening shows
         // The head the model has is ablated in the first pass; the one it has not is said.
         CHECK(ui.window.model.state.pass.ok);
         CHECK(ui.window.model.state.pass.ablated == gpt2::HeadSet{gpt2::HeadId{0, 1}});
-        const gpt2::ForwardPass expected = gpt2::forward_text(*ui.window.model.state.checkpoint, "the cat sat", {{0, 1}});
+        const ModelPass expected = lm::forward_text(*ui.window.model.state.model, "the cat sat", {{0, 1}});
         CHECK(ui.window.model.state.pass.layers.back().head[0].weights == expected.layers.back().head[0].weights);
         CHECK(notice_with("s.json: key 'model.ablated': [8, 1] is not a head of the model"));
     }
@@ -571,7 +571,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         ui.window.start(cli::Options{}, load);
         ui.hold_model_jobs = false;
         ui.frame(2);
-        CHECK_FALSE(ui.window.model.state.checkpoint.has_value());
+        CHECK_FALSE(ui.window.model.state.model.has_value());
         CHECK(notice_with("The session's model folder " + folder + "-missing cannot be opened"));
     }
     std::filesystem::remove_all(folder);

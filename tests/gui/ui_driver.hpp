@@ -83,7 +83,7 @@ public:
     bool open_model(const std::string& folder) {
         ui::open_model_job(window.shared, window.model.state, folder);
         frame();
-        return !window.model.state.opening.valid() && window.model.state.checkpoint.has_value();
+        return !window.model.state.opening.valid() && window.model.state.model.has_value();
     }
 
     void move(ImVec2 at) {

@@ -1,0 +1,121 @@
+#include "language_model.hpp"
+
+#include "gpt2/model.hpp"
+#include "hf_cache.hpp"
+
+namespace attn::lm {
+
+namespace {
+
+Shape shape_of(const gpt2::Checkpoint& c) {
+    const gpt2::Config& g = c.config;
+    return Shape{g.n_layer, g.n_head, g.n_head, g.n_embd, g.head_dim(), g.vocab_size, g.n_positions};
+}
+
+Shape shape_of(const hf::OpenedModel& m) {
+    const hf::ModelSpec& s = m.spec;
+    return Shape{s.n_layers, s.n_heads, s.n_kv_heads, s.d_model, s.head_dim, s.vocab_size,
+                 s.positions == hf::PositionKind::learned_absolute ? s.max_positions : 0};
+}
+
+template <class... F>
+struct Overloaded : F... {
+    using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+}  // namespace
+
+Model::Model(gpt2::Checkpoint checkpoint) : held_(std::move(checkpoint)), shape_(shape_of(std::get<gpt2::Checkpoint>(held_))) {}
+Model::Model(hf::OpenedModel model) : held_(std::move(model)), shape_(shape_of(std::get<hf::OpenedModel>(held_))) {}
+
+const std::string& Model::folder() const {
+    return std::visit(Overloaded{[](const gpt2::Checkpoint& c) -> const std::string& { return c.folder; },
+                                 [](const hf::OpenedModel& m) -> const std::string& { return m.folder; }},
+                      held_);
+}
+
+const std::string& Model::model_type() const {
+    static const std::string gpt2_type = "gpt2";
+    return hf() ? hf()->spec.model_type : gpt2_type;
+}
+
+std::string Model::family() const {
+    const std::string& type = model_type();
+    if (type == "gpt2") return "GPT-2";
+    if (type == "llama") return "Llama";
+    if (type == "qwen2") return "Qwen2";
+    if (type == "qwen3") return "Qwen3";
+    if (type == "gemma2") return "Gemma 2";
+    if (type == "gemma3_text") return "Gemma 3";
+    if (type == "gpt_neox") return "GPT-NeoX (Pythia)";
+    if (type == "bert") return "BERT";
+    return type;
+}
+
+int Model::window(int layer) const {
+    const hf::OpenedModel* m = hf();
+    if (m == nullptr || layer < 0 || layer >= static_cast<int>(m->spec.layers.size())) return 0;
+    return m->spec.layers[static_cast<size_t>(layer)].window;
+}
+
+bool Model::masked_lm() const { return hf() && hf()->spec.head == hf::HeadKind::masked_lm; }
+
+std::vector<int> Model::encode(const std::string& text) const {
+    if (const gpt2::Checkpoint* c = gpt2()) return c->tokenizer.encode(text);
+    const hf::OpenedModel& m = *hf();
+    return m.tokenizer ? m.tokenizer->encode(text) : std::vector<int>{};
+}
+
+std::string Model::vocabulary_token(int id) const {
+    if (const gpt2::Checkpoint* c = gpt2()) return c->tokenizer.token(id);
+    const hf::OpenedModel& m = *hf();
+    return m.tokenizer ? m.tokenizer->token(id) : std::string();
+}
+
+std::vector<std::string> Model::validate(const std::vector<int>& ids) const {
+    if (const gpt2::Checkpoint* c = gpt2()) return gpt2::validate(*c, ids);
+    return hf::validate(*hf(), ids);
+}
+
+Scenario Model::layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::HeadSet& ablated) const {
+    if (const gpt2::Checkpoint* c = gpt2()) return gpt2::layer_scenario(*c, tokens, layer, input, ablated);
+    return hf::layer_scenario(*hf(), tokens, layer, input, ablated);
+}
+
+ModelLoad load_model(const std::string& folder) {
+    ModelLoad load;
+    const std::string type = hf::folder_model_type(folder);
+    if (!type.empty() && type != "gpt2") {
+        hf::OpenedModelLoad opened = hf::open_model(folder);
+        load.errors = std::move(opened.errors);
+        if (!opened.ignored.empty()) {
+            load.ignored = "ignored " + std::to_string(opened.ignored.size()) + " tensors the family recomputes or drops: ";
+            for (size_t i = 0; i < opened.ignored.size() && i < 3; ++i) load.ignored += (i ? ", " : "") + opened.ignored[i];
+            if (opened.ignored.size() > 3) load.ignored += ", \xE2\x80\xA6";
+        }
+        if (opened.model) load.model.emplace(std::move(*opened.model));
+        return load;
+    }
+    gpt2::CheckpointLoad opened = gpt2::load_checkpoint(folder);
+    load.errors = std::move(opened.errors);
+    load.ignored = gpt2::ignored_text(opened.ignored);
+    load.inside = std::move(opened.inside);
+    if (opened.checkpoint) load.model.emplace(std::move(*opened.checkpoint));
+    return load;
+}
+
+ModelPass forward_text(const Model& model, const std::string& text, const stack::HeadSet& ablated) {
+    if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::forward_text(*c, text, ablated);
+    return hf::forward_text(*model.hf(), text, ablated);
+}
+
+bool recompute_from(const Model& model, int layer, ModelPass& pass, const Scenario* edited) {
+    if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::recompute_from(*c, layer, pass, edited);
+    return hf::recompute_from(*model.hf(), layer, pass, edited);
+}
+
+const Matrix& layer_input(const Trace& trace) { return trace.x_pe; }
+
+}  // namespace attn::lm

@@ -1,0 +1,87 @@
+#pragma once
+// A checkpoint as the app opens it, whatever its family: GPT-2's reader (gpt2/) or a Hugging
+// Face family's (hf_model/: Llama, Qwen2, Qwen3, Gemma 2, Gemma 3, GPT-NeoX, BERT). The model
+// view, its jobs, Compare and sessions hold one lm::Model and read one kind of pass
+// (model_pass.hpp); what differs between families is asked of the model, never guessed:
+//
+//   shape()          layers, query heads H, K/V heads H_kv, d_model, head_dim, vocabulary
+//   kv_head(h)       the K/V head query head h reads: h / (H / H_kv) (Hugging Face's repeat_kv)
+//   window(ℓ)        the keys a query of layer ℓ sees: 0 all earlier ones (global), W the last W (local)
+//   masked_lm()      BERT: each [MASK]'s top 5 instead of the next token's
+//   layer_scenario   layer ℓ as an engine scenario (its weights shared, not copied)
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "gpt2/checkpoint.hpp"
+#include "hf_model/model.hpp"
+#include "model_pass.hpp"
+#include "scenario.hpp"
+#include "stack.hpp"
+
+namespace attn::lm {
+
+struct Shape {
+    int layers = 0;
+    int heads = 0;          // query heads H
+    int kv_heads = 0;       // K/V heads H_kv (= H without grouped-query attention)
+    int d_model = 0;
+    int head_dim = 0;
+    int vocab_size = 0;
+    int max_positions = 0;  // the longest sentence with learned positions; 0: no table limits it (RoPE)
+};
+
+class Model {
+public:
+    explicit Model(gpt2::Checkpoint checkpoint);
+    explicit Model(hf::OpenedModel model);
+
+    const std::string& folder() const;
+    const std::string& model_type() const;  // config.json's: "gpt2", "llama", "gemma3_text", …
+    std::string family() const;             // as people name it: "GPT-2", "Llama", "Gemma 3", "GPT-NeoX (Pythia)", …
+    const Shape& shape() const { return shape_; }
+    int kv_head(int head) const { return shape_.kv_heads > 0 ? head / (shape_.heads / shape_.kv_heads) : head; }
+    int window(int layer) const;
+    bool masked_lm() const;
+
+    std::vector<int> encode(const std::string& text) const;
+    // The vocabulary's own string for id ("Ġcat", "▁cat", "##ing").
+    std::string vocabulary_token(int id) const;
+    // Reasons the ids cannot be run (empty when they can).
+    std::vector<std::string> validate(const std::vector<int>& ids) const;
+    // Layer ℓ's scenario for its input (n × d), labelled with `tokens`, the rows of W_O of
+    // the heads of `ablated` in layer ℓ zeroed.
+    Scenario layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::HeadSet& ablated) const;
+
+    // What the model is read by (the command line's exports name GPT-2's tensors).
+    const gpt2::Checkpoint* gpt2() const { return std::get_if<gpt2::Checkpoint>(&held_); }
+    const hf::OpenedModel* hf() const { return std::get_if<hf::OpenedModel>(&held_); }
+
+private:
+    std::variant<gpt2::Checkpoint, hf::OpenedModel> held_;
+    Shape shape_;
+};
+
+struct ModelLoad {
+    std::optional<Model> model;
+    std::vector<std::string> errors;  // each names the file and the key or tensor
+    std::string ignored;              // "ignored 24 tensors …: …", or empty
+    // A folder holding no checkpoint itself: the checkpoint folders one level down, sorted.
+    std::vector<std::string> inside;
+};
+// The folder's config.json says the family: "gpt2" (or none) is read by GPT-2's reader, any
+// other model_type by the Hugging Face families' (which refuses one it does not compute,
+// naming it and those it does).
+ModelLoad load_model(const std::string& folder);
+
+// The sentence tokenised by the model's tokenizer and run, the heads of `ablated`
+// contributing nothing.
+ModelPass forward_text(const Model& model, const std::string& text, const stack::HeadSet& ablated = {});
+// After an edit in layer ℓ (`edited`: the session's scenario of it) or of pass.ablated:
+// layers ℓ … L−1, the head and the prediction again. False with pass.errors.
+bool recompute_from(const Model& model, int layer, ModelPass& pass, const Scenario* edited = nullptr);
+// The residual stream layer ℓ read: its trace's x_pe.
+const Matrix& layer_input(const Trace& trace);
+
+}  // namespace attn::lm
