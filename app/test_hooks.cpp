@@ -60,6 +60,7 @@ TestHooks read_hooks() {
         }
     }
     if (const char* mode = env("ATTNLAB_DEBUG_MODEL_COMPARE")) h.model_compare = mode;
+    if (const char* folder = env("ATTNLAB_DEBUG_MODEL_COMPARE_B")) h.model_compare_b = folder;
     return h;
 }
 

@@ -42,7 +42,8 @@ struct TestHooks {
     bool train_until_stop = false;
     int train_open = 0;               // a layer from 1, 0: none
     std::vector<std::pair<int, int>> model_ablate;  // (layer, head), from 1
-    std::string model_compare;        // "sentences", "heads", or empty: the grid tab
+    std::string model_compare;        // "sentences", "heads", "models", or empty: the grid tab
+    std::string model_compare_b;      // two models: model B's folder
 };
 
 // Parsed from the environment now (a handful of getenv calls: cheap enough for every run,

@@ -21,19 +21,31 @@
 namespace attn::ui {
 
 // The model view's Compare tab: A's weights, B's and B − A. "Two sentences": one head on the
-// model view's sentence (A) and on sentence B; "two heads": heads A and B on the sentence.
+// model view's sentence (A) and on sentence B; "two heads": heads A and B on the sentence; "two
+// models": a head of the model view's model (A) and a head of model B (another checkpoint,
+// another family) on the same sentence, each tokenised by its own tokenizer.
+enum class CompareMode { Sentences, Heads, Models };
+
 struct ModelCompareState {
     bool shown = false;                       // the tab was drawn last frame: keep its numbers computed
     bool select = false;                      // make it the selected tab at the next frame
-    bool two_sentences = true;                // else two heads
+    CompareMode mode = CompareMode::Sentences;
     std::string sentence_b;                   // the B box
     bool b_follows_a = true;                  // B is A's partner among the articles' sentences until it is typed
     std::string computed_b;                   // what pass_b tokenised
-    ModelPass pass_b;                 // sentence B, with the model view's ablated heads
-    std::future<ModelPass> running_b; // sentence B being run, off the window's thread
+    ModelPass pass_b;                         // sentence B (or, two models, the sentence on model B), with the model view's ablated heads
+    std::future<ModelPass> running_b;         // pass_b being run, off the window's thread
     std::string asked_b;                      // the sentence running_b runs
     std::uint64_t b_revision = 0;             // counts changes of pass_b
-    stack::HeadId head_a{0, 0}, head_b{0, 1};  // two sentences: head_a on both
+    stack::HeadId head_a{0, 0}, head_b{0, 1}; // two sentences: head_a on both; two models: head_b is model B's
+    // Two models: model B, opened from `folder_b` (a folder or a cached model's name) as a job;
+    // `b_said`: why it could not open, or what opened. Declared before the futures that read it.
+    std::optional<lm::Model> model_b;
+    std::string folder_b;
+    std::future<compute::ModelOpened> opening_b;
+    std::string b_said;
+    bool b_failed = false;
+    std::uint64_t model_b_revision = 0;       // counts models B opened
     gpt2::WeightsComparison result;           // points into the passes: made again whenever one changes
     std::string key;                          // what `result` was computed from
     std::uint64_t generation = 0;             // of `result`: the cards' textures follow it

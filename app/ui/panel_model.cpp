@@ -142,13 +142,14 @@ void settle(Context& state, ModelViewState& m) {
 }  // namespace
 
 bool model_work_under_way(const ModelViewState& m) {
-    return (m.jobs && m.jobs->busy()) || m.opening.valid() || m.compare.running_b.valid();
+    return (m.jobs && m.jobs->busy()) || m.opening.valid() || m.compare.running_b.valid() || m.compare.opening_b.valid();
 }
 
 void finish_model_work(ModelViewState& m) {
     if (m.jobs) m.jobs->finish();  // the results stay for the next frame's update_model_view
     if (m.opening.valid()) m.opening.wait();
     if (m.compare.running_b.valid()) m.compare.running_b.wait();
+    if (m.compare.opening_b.valid()) m.compare.opening_b.wait();
 }
 
 namespace {
@@ -995,7 +996,8 @@ void ModelView::start(Context& shared, const cli::Options& options, const TestHo
     for (const auto& [layer, head] : hooks.model_ablate) toggles.push_back({layer - 1, head - 1});
     if (!hooks.model_compare.empty()) {
         state.compare.select = true;
-        state.compare.two_sentences = hooks.model_compare != "heads";
+        state.compare.mode = hooks.model_compare == "heads" ? CompareMode::Heads : hooks.model_compare == "models" ? CompareMode::Models : CompareMode::Sentences;
+        if (!hooks.model_compare_b.empty()) open_compare_model(state, hooks.model_compare_b);
     }
 }
 

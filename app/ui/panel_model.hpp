@@ -54,6 +54,9 @@ std::string model_shape_text(const lm::Model& model);
 // B run, and the comparison made again when a pass or a choice changed.
 void update_model_compare(ModelViewState& model);
 void draw_model_compare(Context& state, ModelViewState& model, HeatmapTextures& textures);
+// Two models: model B opened from `folder` (a checkpoint folder or a cached model's name) as a
+// job, the model view's sentence run on it; said under the box when it lands.
+void open_compare_model(ModelViewState& model, const std::string& folder);
 // B's first sentence for A: the article sentence the articles pair with it (the other "bank"
 // sentence, "man bites dog" for "dog bites man"), the animal sentence's twin "… it was wide",
 // else A itself.

@@ -2,7 +2,11 @@
 // B − A, as View → Compare draws a scenario's (the same cards, the same colour scales:
 // viridis for weights, RdBu diverging around 0 for the difference).
 //   two sentences: one layer and head, on the model view's sentence (A) and on sentence B;
-//   two heads:     layer/head A and layer/head B, on the model view's sentence.
+//   two heads:     layer/head A and layer/head B, on the model view's sentence;
+//   two models:    a head of the model view's model (A) and a head of model B, another
+//                  checkpoint (Llama against Gemma, GPT-2 against Pythia), on the model view's
+//                  sentence, each tokenised by its own tokenizer: whether the tokenizations
+//                  agree is said, since B − A is only read token against token where they do.
 // B − A is taken position against position, so it needs as many tokens in A as in B; when
 // they differ, A and B are drawn and the reason is said instead of a difference.
 //
@@ -55,7 +59,8 @@ std::string head_name(stack::HeadId id) { return "layer " + std::to_string(id.la
 
 std::string compare_key(const ModelViewState& m) {
     const ModelCompareState& c = m.compare;
-    return std::string(c.two_sentences ? "sentences" : "heads") + "/" + std::to_string(m.revision) + "/" +
+    const char* mode = c.mode == CompareMode::Sentences ? "sentences" : c.mode == CompareMode::Heads ? "heads" : "models";
+    return std::string(mode) + "/" + std::to_string(m.revision) + "/" + std::to_string(c.model_b_revision) + "/" +
            std::to_string(c.b_revision) + "/" + std::to_string(c.head_a.layer) + "." + std::to_string(c.head_a.head) + "/" +
            std::to_string(c.head_b.layer) + "." + std::to_string(c.head_b.head);
 }
@@ -80,22 +85,58 @@ std::string partner_sentence(const std::string& a) {
 
 // [SECTION] Sentence B and the comparison (before the frame draws)
 
+namespace {
+
+// Model B, once its opening has landed: installed, or why not said (the model B before stays).
+void collect_model_b(ModelCompareState& c) {
+    if (!c.opening_b.valid() || c.opening_b.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    compute::ModelOpened opened = c.opening_b.get();
+    if (!opened.load.model) {
+        c.b_said = "Model B cannot open: " + (opened.load.errors.empty() ? std::string("no model in ") + opened.asked : opened.load.errors.front());
+        c.b_failed = true;
+        return;
+    }
+    if (c.running_b.valid()) c.running_b.wait();  // a pass on the model B it replaces: dropped below
+    if (c.running_b.valid()) c.running_b.get();
+    c.model_b = std::move(*opened.load.model);
+    ++c.model_b_revision;
+    c.b_said = "Model B: " + c.model_b->family() + ", " + opened.folder;
+    c.b_failed = false;
+    c.pass_b = std::move(opened.pass);
+    c.computed_b = opened.sentence;
+    ++c.b_revision;
+}
+
+}  // namespace
+
+void open_compare_model(ModelViewState& m, const std::string& folder) {
+    ModelCompareState& c = m.compare;
+    if (c.opening_b.valid()) return;  // one at a time: the button says it is opening
+    c.folder_b = folder;
+    c.b_said = "Opening model B " + folder + "\xE2\x80\xA6";
+    c.b_failed = false;
+    c.opening_b = std::async(std::launch::async, compute::open_model_folder, folder, m.computed_sentence, stack::HeadSet{});
+}
+
 void update_model_compare(ModelViewState& m) {
     ModelCompareState& c = m.compare;
+    collect_model_b(c);
     if (!m.model || !c.shown) return;
     const lm::Shape& config = m.model->shape();
     c.head_a = clamp_head(c.head_a, config);
-    c.head_b = clamp_head(c.head_b, config);
-    if (c.two_sentences) {
-        if (c.b_follows_a) c.sentence_b = partner_sentence(m.computed_sentence);
-        // Run again for a new B (once it is entered) or when the model's ablated heads changed:
-        // A and B are the same model.
+    c.head_b = clamp_head(c.head_b, c.mode == CompareMode::Models && c.model_b ? c.model_b->shape() : config);
+    if (c.mode != CompareMode::Heads) {
         // B runs as a job (the model's layers never run on the window's thread); it lands here.
         if (c.running_b.valid() && c.running_b.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
             c.pass_b = c.running_b.get();
             c.computed_b = c.asked_b;
             ++c.b_revision;
         }
+    }
+    if (c.mode == CompareMode::Sentences) {
+        if (c.b_follows_a) c.sentence_b = partner_sentence(m.computed_sentence);
+        // Run again for a new B (once it is entered) or when the model's ablated heads changed:
+        // A and B are the same model.
         const bool stale = c.sentence_b != c.computed_b || c.pass_b.ablated != m.pass.ablated;
         if (stale && !c.running_b.valid() && !ImGui::GetIO().WantTextInput) {
             c.asked_b = c.sentence_b;
@@ -103,12 +144,27 @@ void update_model_compare(ModelViewState& m) {
                 return lm::forward_text(*model, sentence, ablated);
             });
         }
+    } else if (c.mode == CompareMode::Models && c.model_b && !c.opening_b.valid()) {
+        // Model B on the model view's sentence, intact (its heads are not the model view's to ablate).
+        const bool stale = m.computed_sentence != c.computed_b || !c.pass_b.ablated.empty();
+        if (stale && !c.running_b.valid()) {
+            c.asked_b = m.computed_sentence;
+            c.running_b = std::async(std::launch::async, [model = &*c.model_b, sentence = m.computed_sentence] {
+                return lm::forward_text(*model, sentence);
+            });
+        }
     }
     const std::string key = compare_key(m);
     if (key == c.key) return;
     c.key = key;
-    c.result = c.two_sentences ? gpt2::compare_weights(m.pass, c.head_a, c.pass_b, c.head_a)
-                               : gpt2::compare_weights(m.pass, c.head_a, m.pass, c.head_b);
+    switch (c.mode) {
+        case CompareMode::Sentences: c.result = gpt2::compare_weights(m.pass, c.head_a, c.pass_b, c.head_a); break;
+        case CompareMode::Heads: c.result = gpt2::compare_weights(m.pass, c.head_a, m.pass, c.head_b); break;
+        case CompareMode::Models:
+            c.result = c.model_b ? gpt2::compare_weights(m.pass, c.head_a, c.pass_b, c.head_b) : gpt2::WeightsComparison{};
+            if (!c.model_b) c.result.error = "Open model B: a checkpoint folder, or a model of the Hugging Face cache by its name.";
+            break;
+    }
     ++c.generation;
 }
 
@@ -159,14 +215,20 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
     c.hover = c.hover_next;  // the three cards' own hover: last frame's, then this frame's
     c.hover_next = HoverState{};
 
-    if (ImGui::RadioButton("two sentences", c.two_sentences)) c.two_sentences = true;
-    record_item(state, "model.compare.mode.sentences", c.two_sentences ? "on" : "off");
+    const bool sentences = c.mode == CompareMode::Sentences, models = c.mode == CompareMode::Models;
+    if (ImGui::RadioButton("two sentences", sentences)) c.mode = CompareMode::Sentences;
+    record_item(state, "model.compare.mode.sentences", sentences ? "on" : "off");
     ImGui::SameLine();
-    if (ImGui::RadioButton("two heads", !c.two_sentences)) c.two_sentences = false;
-    record_item(state, "model.compare.mode.heads", c.two_sentences ? "off" : "on");
+    if (ImGui::RadioButton("two heads", c.mode == CompareMode::Heads)) c.mode = CompareMode::Heads;
+    record_item(state, "model.compare.mode.heads", c.mode == CompareMode::Heads ? "on" : "off");
     ImGui::SameLine();
-    ImGui::TextDisabled(c.two_sentences ? "one head, A on the sentence above, B on this one:" : "on the sentence above:");
-    if (c.two_sentences) {
+    if (ImGui::RadioButton("two models", models)) c.mode = CompareMode::Models;
+    record_item(state, "model.compare.mode.models", models ? "on" : "off");
+    ImGui::SameLine();
+    ImGui::TextDisabled(sentences ? "one head, A on the sentence above, B on this one:"
+                        : models  ? "the sentence above through this model (A) and model B:"
+                                  : "on the sentence above:");
+    if (sentences) {
         char buffer[2048];
         const size_t n = std::min(c.sentence_b.size(), sizeof buffer - 1);
         c.sentence_b.copy(buffer, n);
@@ -179,6 +241,42 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         record_item(state, "model.compare.sentence_b", buffer);
         c.sentence_b = buffer;
         head_picker("head", c.head_a, config, scale);
+    } else if (models) {
+        // Model B's folder (or cached name), opened as a job.
+        char buffer[1024];
+        const size_t n = std::min(c.folder_b.size(), sizeof buffer - 1);
+        c.folder_b.copy(buffer, n);
+        buffer[n] = '\0';
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("model B");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(std::max(160.0f * scale, ImGui::GetContentRegionAvail().x - 140.0f * scale));
+        const bool entered = ImGui::InputText("##model.compare.folder_b", buffer, sizeof buffer, ImGuiInputTextFlags_EnterReturnsTrue);
+        c.folder_b = buffer;
+        record_item(state, "model.compare.folder_b", buffer);
+        ImGui::SameLine();
+        ImGui::BeginDisabled(c.opening_b.valid() || c.folder_b.empty());
+        const bool open = ImGui::Button(c.opening_b.valid() ? "opening\xE2\x80\xA6" : "Open model B");
+        ImGui::EndDisabled();
+        record_item(state, "model.compare.open_b", "");
+        if ((entered || open) && !c.folder_b.empty()) open_compare_model(m, c.folder_b);
+        if (!c.b_said.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, c.b_failed ? ImVec4(1.0f, 0.43f, 0.39f, 1.0f) : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            ImGui::TextWrapped("%s", c.b_said.c_str());
+            ImGui::PopStyleColor();
+            record_item(state, "model.compare.model_b", c.b_said);
+        }
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted("A");
+        ImGui::SameLine();
+        head_picker("a", c.head_a, config, scale);
+        if (c.model_b) {
+            ImGui::SameLine(0.0f, 24.0f * scale);
+            ImGui::AlignTextToFramePadding();
+            ImGui::TextUnformatted("B");
+            ImGui::SameLine();
+            head_picker("b", c.head_b, c.model_b->shape(), scale);
+        }
     } else {
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("A");
@@ -193,7 +291,7 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
     // Explanations wrap at the tab's edge, never cut by it.
     if (m.layer >= 0) {
         hint_text("A is the model view's pass: it includes any edit of layer " + std::to_string(m.layer + 1) + " in the pipeline" +
-                  (c.two_sentences ? "; B is the checkpoint's, with the same heads ablated." : "."));
+                  (sentences ? "; B is the checkpoint's, with the same heads ablated." : models ? "; B is model B's, as its checkpoint holds it." : "."));
         record_item(state, "model.compare.explained", "A is the model view's pass");
     } else if (!m.pass.ablated.empty()) {
         hint_text("Both with the model view's " + std::to_string(m.pass.ablated.size()) + " ablated head" +
@@ -207,11 +305,12 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         ImGui::TextDisabled("computing\xE2\x80\xA6");
         return;
     }
-    if (c.two_sentences && !c.pass_b.ok) {
+    if ((sentences || (models && c.model_b)) && !c.pass_b.ok) {
+        const char* which = sentences ? "Sentence B cannot run: %s" : "Model B cannot run the sentence: %s";
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
-        for (const std::string& e : c.pass_b.errors) ImGui::TextWrapped("Sentence B cannot run: %s", e.c_str());
+        for (const std::string& e : c.pass_b.errors) ImGui::TextWrapped(which, e.c_str());
         ImGui::PopStyleColor();
-        record_item(state, "model.compare.message", "Sentence B cannot run");
+        record_item(state, "model.compare.message", sentences ? "Sentence B cannot run" : "Model B cannot run the sentence");
         return;
     }
     const gpt2::WeightsComparison& r = c.result;
@@ -220,8 +319,23 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         record_item(state, "model.compare.message", r.error);
         return;
     }
-    const ModelPass& pass_b = c.two_sentences ? c.pass_b : m.pass;
-    const stack::HeadId head_b = c.two_sentences ? c.head_a : c.head_b;
+    const ModelPass& pass_b = c.mode == CompareMode::Heads ? m.pass : c.pass_b;
+    const stack::HeadId head_b = sentences ? c.head_a : c.head_b;
+    if (models) {
+        // Whether the two tokenizers cut the sentence alike: B − A reads token against token.
+        std::string text;
+        if (m.pass.tokens == pass_b.tokens)
+            text = "The tokenizations agree: " + std::to_string(m.pass.tokens.size()) + " tokens, the same pieces, so B \xE2\x88\x92 A compares "
+                   "the same query and key in both models.";
+        else
+            text = "The tokenizations differ: A has " + std::to_string(m.pass.tokens.size()) + " tokens, B " + std::to_string(pass_b.tokens.size()) +
+                   " (" + m.model->family() + " and " + c.model_b->family() + " tokenise the sentence their own way)" +
+                   (r.has_difference ? ": B \xE2\x88\x92 A compares positions, which hold other tokens where marked a | b." : ".");
+        ImGui::PushStyleColor(ImGuiCol_Text, m.pass.tokens == pass_b.tokens ? IM_COL32(150, 220, 150, 255) : IM_COL32(255, 170, 90, 255));
+        ImGui::TextWrapped("%s", text.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "model.compare.tokenizations", text);
+    }
     const Trace& layer_a = m.pass.layers[static_cast<size_t>(c.head_a.layer)];
     const Trace& layer_b = pass_b.layers[static_cast<size_t>(head_b.layer)];
 
@@ -252,8 +366,8 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
     }
 
     // The cards: A, B and, where it is defined, B − A.
-    const std::string shape_a = std::to_string(r.a->rows()) + " tokens" + (c.two_sentences ? ", sentence A" : "");
-    const std::string shape_b = std::to_string(r.b->rows()) + " tokens" + (c.two_sentences ? ", sentence B" : "");
+    const std::string shape_a = std::to_string(r.a->rows()) + " tokens" + (sentences ? ", sentence A" : models ? ", " + m.model->family() : "");
+    const std::string shape_b = std::to_string(r.b->rows()) + " tokens" + (sentences ? ", sentence B" : models ? ", " + c.model_b->family() : "");
     HeatmapSpec specs[3] = {
         weights_spec("model.compare.a", "A  " + head_name(c.head_a), shape_a, *r.a, layer_a, c.head_a.head),
         weights_spec("model.compare.b", "B  " + head_name(head_b), shape_b, *r.b, layer_b, head_b.head),
@@ -315,7 +429,7 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
     }
     if (!r.has_difference)  // in the difference's place, the reason
         ImGui::TextWrapped("No B \xE2\x88\x92 A: it is taken position by position (query i \xE2\x86\x92 key j in A against the same "
-                           "cell in B), so it needs two sentences with as many tokens. The chips above show A's tokens.");
+                           "cell in B), so it needs as many tokens in A as in B. The chips above show A's tokens.");
     ImGui::Dummy(ImVec2(1.0f, 1.0f));
 }
 

@@ -941,3 +941,63 @@ TEST_CASE("Model view: a BERT folder opens, every query seeing both sides, and e
     CHECK(m.pass.layers[0].settings.mask == MaskKind::None);
     std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("Model view Compare, two models: one head of a Gemma 3 and one of a Llama on the same sentence, and whether the tokenizations agree", "[model-view][compare][families]") {
+    const std::string gemma = write_family_model("attnlab-gui-compare-gemma3", testing::families::gemma3_checkpoint(), "model.embed_tokens.weight",
+                                                 16, "bytelevel-roberta-prefix-space.json", 402);
+    const std::string llama = write_family_model("attnlab-gui-compare-llama", testing::families::llama_checkpoint(), "model.embed_tokens.weight",
+                                                 24, "bytelevel-roberta-prefix-space.json", 402);
+    const std::string bert = write_family_model("attnlab-gui-compare-bert", testing::families::bert_checkpoint(),
+                                                "bert.embeddings.word_embeddings.weight", 16, "wordpiece-bert-uncased.json", 253,
+                                                "cls.predictions.bias");
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.window.model.state.sentence = "the cat sat";
+    REQUIRE(ui.open_model(gemma));
+    ui::ModelViewState& m = ui.window.model.state;
+    m.compare.select = true;
+    ui.frame(2);
+    ui.click(ui.centre("model.compare.mode.models"));
+    ui.frame(1);
+    CHECK(ui.text("model.compare.message") == "Open model B: a checkpoint folder, or a model of the Hugging Face cache by its name.");
+    m.compare.folder_b = llama;
+    ui.click(ui.centre("model.compare.open_b"));
+    ui.window.finish_work();
+    ui.frame(3);
+    ui.window.finish_work();
+    ui.frame(2);
+    REQUIRE(m.compare.model_b.has_value());
+    CHECK(m.compare.model_b->family() == "Llama");
+    CHECK_THAT(ui.text("model.compare.model_b"), Catch::Matchers::StartsWith("Model B: Llama, "));
+    CHECK_THAT(ui.text("model.compare.tokenizations"), Catch::Matchers::StartsWith("The tokenizations agree: "));
+    // A is the Gemma's head, B the Llama's (query head 5, on its K/V head 3), each as its model computes it alone.
+    m.compare.head_a = {2, 1};
+    m.compare.head_b = {1, 4};
+    ui.frame(2);
+    const lm::ModelLoad b = lm::load_model(llama);
+    REQUIRE(b.model);
+    const ModelPass b_alone = lm::forward_text(*b.model, "the cat sat");
+    REQUIRE(m.compare.result.ok);
+    REQUIRE(m.compare.result.has_difference);
+    CHECK(*m.compare.result.a == m.pass.layers[2].head[1].weights);
+    CHECK(*m.compare.result.b == b_alone.layers[1].head[4].weights);
+    CHECK(m.compare.result.difference == b_alone.layers[1].head[4].weights - m.pass.layers[2].head[1].weights);
+    // A BERT as model B: its WordPiece cuts the sentence otherwise ([CLS] … [SEP]), and that is said.
+    m.compare.folder_b = bert;
+    ui.click(ui.centre("model.compare.open_b"));
+    ui.window.finish_work();
+    ui.frame(3);
+    ui.window.finish_work();
+    ui.frame(2);
+    REQUIRE(m.compare.model_b.has_value());
+    CHECK(m.compare.model_b->family() == "BERT");
+    CHECK_THAT(ui.text("model.compare.tokenizations"), Catch::Matchers::StartsWith("The tokenizations differ: "));
+    // A folder that does not open: said, model B kept.
+    m.compare.folder_b = bert + "-missing";
+    ui.click(ui.centre("model.compare.open_b"));
+    ui.window.finish_work();
+    ui.frame(2);
+    CHECK_THAT(ui.text("model.compare.model_b"), Catch::Matchers::StartsWith("Model B cannot open: "));
+    CHECK(m.compare.model_b->family() == "BERT");
+    for (const std::string& folder : {gemma, llama, bert}) std::filesystem::remove_all(folder);
+}
