@@ -496,6 +496,27 @@ Preset block_gemma_preset() {
     return p;
 }
 
+Preset block_gemma3_preset() {
+    Preset p;
+    p.name = "block-gemma3";
+    p.title = "Gemma 3's block: QK-norm in place of soft-capping, five local layers to one global";
+    p.description =
+        "Gemma 3 (2025) keeps Gemma 2's sandwich norms and GeGLU but drops the soft-cap: each head's q and k pass "
+        "through RMSNorm over their dâ numbers, in the (1 + w) form, before RoPE (QK-norm), which bounds "
+        "every score as the cap did. Five local layers (a sliding window, here 4, RoPE base 10000) come for each "
+        "global one (base 10â¶): this block is a local one. Random weights.";
+    p.scenario = block_gemma_preset().scenario;
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.softcap = 0.0f;
+    s.rope.theta = 10000.0f;  // the local layers' base (rope_local_base_freq)
+    s.qk_norm = true;
+    s.qk_norm_plus_one = true;
+    s.q_norm = rows({{0.3f, -0.2f, 0.1f, 0.25f}}).row(0);  // Gemma stores w of (1 + w): around 0
+    s.k_norm = rows({{-0.1f, 0.2f, 0.35f, -0.25f}}).row(0);
+    return p;
+}
+
 std::vector<Preset> make_presets() {
     std::vector<Preset> all;
     all.push_back(three_token_example());
@@ -537,6 +558,7 @@ std::vector<Preset> make_presets() {
     all.push_back(block_gpt2_preset());
     all.push_back(block_llama_preset());
     all.push_back(block_gemma_preset());
+    all.push_back(block_gemma3_preset());
     all.push_back(qk_norm_preset());
     all.push_back(sinks_preset());
     all.push_back(long_preset());

@@ -347,14 +347,14 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
     }
 }
 
-TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama and Gemma 2 blocks, each step showing its change") {
+TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2 and Gemma 3 blocks, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/08-since-2017.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 11);
+    REQUIRE(l.steps.size() == 13);
     const Scenario y2017 = scenario_at_step(l, 0), gpt2 = scenario_at_step(l, 3), llama = scenario_at_step(l, 5),
-                   gemma = scenario_at_step(l, 8);
+                   gemma = scenario_at_step(l, 8), gemma3 = scenario_at_step(l, 11);
     // The same sentence throughout.
     CHECK(gpt2.target.tokens == y2017.target.tokens);
     CHECK(gemma.target.tokens == y2017.target.tokens);
@@ -372,6 +372,18 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     CHECK(d.head[0].weights(8, 2) == 0.0f);       // outside the window of 4
     CHECK(d.head[0].weights(8, 6) > 0.0f);
     CHECK(d.settings.block.sandwich_norm);
+    // Gemma 3: QK-norm in the (1 + w) form, no soft-cap, still the window and the sandwich norms.
+    CHECK(gemma3.target.tokens == y2017.target.tokens);
+    const Trace e = run(gemma3);
+    REQUIRE(e.ok);
+    CHECK(e.settings.qk_norm);
+    CHECK(e.settings.qk_norm_plus_one);
+    CHECK(e.head[0].q_normed.size() != 0);
+    CHECK(e.head[0].q_normed != e.head[0].q_before_norm);
+    CHECK(e.head[0].capped_scores.size() == 0);
+    CHECK(e.head[0].weights(8, 2) == 0.0f);
+    CHECK(e.settings.block.sandwich_norm);
+    CHECK(scenario_at_step(l, 12).qk_norm);  // the last step keeps Gemma 3's block
     SECTION("a step naming a preset that does not exist is refused") {
         const std::string text = R"({"title": "t", "preset": "block-2017", "steps": [{"stage": "weights", "text": "a", "toggles": {"preset": "block-gpt3"}}]})";
         const auto bad = lesson_from_text(text, "bad.json");
