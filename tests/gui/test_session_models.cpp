@@ -17,6 +17,7 @@
 #include "bad_model_catalogue.hpp"
 #include "cli.hpp"
 #include "gpt2/model.hpp"
+#include "hf_family_fixtures.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
 #include "session_file.hpp"
@@ -167,6 +168,52 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
     }
     std::filesystem::remove(path);
     std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("Sessions keep a Gemma 3 folder as they keep GPT-2's: its sentence, the local layer opened and its edit", "[model-view][session][families]") {
+    namespace fs = std::filesystem;
+    const std::string folder = temp("attnlab-session-gemma3");
+    fs::remove_all(folder);
+    testing::families::FamilyCheckpoint c = testing::families::gemma3_checkpoint();
+    c.config["vocab_size"] = 402;  // the byte-level tokenizer's
+    testing::families::TensorMaker make(c, 99);
+    make("model.embed_tokens.weight", {402, 16}, 1.0);
+    testing::families::write_family_checkpoint(folder, c);
+    fs::copy_file(fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json", fs::path(folder) / "tokenizer.json");
+    const std::string path = temp("attnlab-session-gemma3.json");
+    Matrix last_weights;
+    {
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        ui.frame(2);
+        ui.window.model.state.sentence = "the cat sat on the mat";
+        REQUIRE(ui.open_model(folder));
+        ui.frame(2);
+        ui::open_model_layer(ui.window.shared, ui.window.model.state, 0, 1);
+        ui.frame(3);
+        ui.window.shared.session.push(edits::SetSoftcap{2.0f});  // layer 1 soft-capped: layers 2 and 3 follow
+        ui.frame(3);
+        ui.window.finish_work();
+        ui.frame(2);
+        last_weights = ui.window.model.state.pass.layers[2].head[0].weights;
+        save(ui, path);
+    }
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.window.open_file(path);
+    ui.frame(4);
+    ui.window.finish_work();
+    ui.frame(3);
+    const ui::ModelViewState& m = ui.window.model.state;
+    REQUIRE(m.model);
+    CHECK(m.model->family() == "Gemma 3");
+    CHECK(m.computed_sentence == "the cat sat on the mat");
+    CHECK(m.layer == 0);
+    CHECK(ui.window.shared.view.shown_head == 1);
+    CHECK(ui.window.shared.session.scenario.softcap == 2.0f);
+    CHECK(ui.window.shared.session.scenario.mask == MaskKind::SlidingWindow);
+    CHECK(m.pass.layers[2].head[0].weights == last_weights);
+    fs::remove(path);
+    fs::remove_all(folder);
 }
 
 TEST_CASE("A session named at start-up comes back as saved: every field it stores", "[model-view][session]") {
