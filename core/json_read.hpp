@@ -34,6 +34,9 @@ inline constexpr JsonLimits kLesson{"lesson", 16, 1u << 20};
 inline constexpr JsonLimits kModel{"trained-model", 16, 1u << 23};
 inline constexpr JsonLimits kConfig{"config", 8, 1u << 16};
 inline constexpr std::uintmax_t kConfigBytes = 1u << 20;  // a model folder's config.json
+// tokenizer_config.json: Gemma 3's lists about 6,000 added tokens (1.2 MB)
+inline constexpr JsonLimits kTokenizerConfig{"tokenizer_config", 8, 1u << 20};
+inline constexpr std::uintmax_t kTokenizerConfigBytes = 16u << 20;
 inline constexpr JsonLimits kVocabulary{"vocabulary", 2, 1u << 22};
 inline constexpr JsonLimits kSafetensorsHeader{"safetensors header", 4, 1u << 20};
 inline constexpr JsonLimits kSmall{"settings", 8, 1u << 14};

@@ -800,3 +800,50 @@ TEST_CASE("each family runs on the engine as its plain-loop reference computes i
         }
     }
 }
+
+TEST_CASE("tokenizer_config.json changes the special tokens where transformers' tokenizer class does: Llama's, Gemma's, GPT-NeoX's add_bos_token and add_eos_token", "[engine][tokenizer]") {
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::temp_directory_path() / "attnlab-families-tokenizer-config";
+    fs::remove_all(folder);
+    testing::families::FamilyCheckpoint c = testing::families::llama_checkpoint();
+    c.config["vocab_size"] = 402;
+    testing::families::TensorMaker make(c, 99);
+    make("model.embed_tokens.weight", {402, 24}, 0.5);
+    testing::families::write_family_checkpoint(folder.string(), c);
+    // tokenizer.json's own post-processor (RoBERTa's) puts <s> before and </s> after.
+    fs::copy_file(fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json", folder / "tokenizer.json");
+    auto ids_with = [&](const std::string& config) {
+        if (config.empty()) fs::remove(folder / "tokenizer_config.json");
+        else std::ofstream(folder / "tokenizer_config.json") << config;
+        const hf::OpenedModelLoad load = hf::open_model(folder.string());
+        for (const std::string& e : load.errors) INFO(e);
+        REQUIRE(load.model);
+        return load.model->tokenizer->encode("the cat");
+    };
+    const std::vector<int> plain = ids_with("");
+    REQUIRE(plain.size() >= 4);
+    const int bos = 399, eos = 400;  // <s>, </s>
+    CHECK(plain.front() == bos);
+    CHECK(plain.back() == eos);
+    const std::vector<int> words(plain.begin() + 1, plain.end() - 1);
+    auto around = [&](std::vector<int> before, std::vector<int> after) {
+        before.insert(before.end(), words.begin(), words.end());
+        before.insert(before.end(), after.begin(), after.end());
+        return before;
+    };
+    // LlamaTokenizerFast: add_bos_token true and add_eos_token false unless the file says otherwise.
+    CHECK(ids_with(R"({"tokenizer_class": "LlamaTokenizer", "bos_token": "<s>", "eos_token": "</s>"})") == around({bos}, {}));
+    CHECK(ids_with(R"({"tokenizer_class": "LlamaTokenizerFast", "add_bos_token": false, "add_eos_token": true,
+                       "bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": "</s>"})") == around({}, {eos}));
+    // GPT-NeoX's: neither unless asked; a class that does not rebuild it: tokenizer.json's.
+    CHECK(ids_with(R"({"tokenizer_class": "GPTNeoXTokenizer", "bos_token": "<s>", "eos_token": "</s>"})") == words);
+    CHECK(ids_with(R"({"tokenizer_class": "PreTrainedTokenizerFast", "add_bos_token": false})") == plain);
+    // A bos_token the vocabulary does not have, and a flag that is not a boolean: refused, named.
+    std::ofstream(folder / "tokenizer_config.json") << R"({"tokenizer_class": "GemmaTokenizer", "add_eos_token": "yes"})";
+    const hf::OpenedModelLoad bad = hf::open_model(folder.string());
+    CHECK_FALSE(bad.model);
+    REQUIRE(bad.errors.size() == 2);
+    CHECK_THAT(bad.errors[0], Catch::Matchers::Contains("tokenizer_config.json: key 'add_eos_token': expected true or false"));
+    CHECK_THAT(bad.errors[1], Catch::Matchers::Contains("key 'bos_token' is \"<bos>\", which is no token of tokenizer.json"));
+    fs::remove_all(folder);
+}

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "engine.hpp"
+#include "json_read.hpp"
 #include "positional.hpp"
 #include "softmax.hpp"
 
@@ -65,6 +66,63 @@ Matrix unembed(const OpenedModel& m, const Matrix& t) {
     return logits;
 }
 
+// tokenizer_config.json, where transformers reads it to change what tokenizer.json computes:
+// its Llama, Code Llama, Gemma and GPT-NeoX tokenizers replace the post-processor by
+// "[bos] $A [eos]" from add_bos_token and add_eos_token (defaults: true and false for Llama and
+// Gemma, false and false for GPT-NeoX) with bos_token and eos_token (update_post_processor in
+// their tokenization_*_fast.py). Every other class uses tokenizer.json as it is. No file: as it is.
+void apply_tokenizer_config(const std::string& folder, tok::TokenizerJson& tokenizer, std::vector<std::string>& errors) {
+    const std::string path = (std::filesystem::path(folder) / "tokenizer_config.json").string();
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return;
+    const auto text = read_text_file(path, json_limits::kTokenizerConfigBytes, "tokenizer_config", errors);
+    if (!text) return;
+    const auto config = parse_json(*text, path, errors, json_limits::kTokenizerConfig);
+    if (!config) return;
+    if (!config->is_object()) {
+        errors.push_back(path + ": expected an object");
+        return;
+    }
+    std::string type = config->value("tokenizer_class", std::string());
+    if (type.size() > 4 && type.compare(type.size() - 4, 4, "Fast") == 0) type.resize(type.size() - 4);
+    struct Defaults {
+        bool bos, eos;
+        const char *bos_token, *eos_token;
+    };
+    Defaults d{};
+    if (type == "LlamaTokenizer" || type == "CodeLlamaTokenizer") d = {true, false, "<s>", "</s>"};
+    else if (type == "GemmaTokenizer") d = {true, false, "<bos>", "<eos>"};
+    else if (type == "GPTNeoXTokenizer") d = {false, false, "<|endoftext|>", "<|endoftext|>"};
+    else return;
+    auto flag = [&](const char* key, bool fallback) {
+        const auto it = config->find(key);
+        if (it == config->end() || it->is_null()) return fallback;
+        if (!it->is_boolean()) {
+            errors.push_back(path + ": key '" + key + "': expected true or false");
+            return fallback;
+        }
+        return it->get<bool>();
+    };
+    // A token as the file writes it: a string, or an AddedToken object with its "content".
+    auto token = [&](const char* key, const char* fallback) -> std::string {
+        const auto it = config->find(key);
+        if (it == config->end() || it->is_null()) return fallback;
+        if (it->is_string()) return it->get<std::string>();
+        if (it->is_object() && it->contains("content") && (*it)["content"].is_string()) return (*it)["content"].get<std::string>();
+        errors.push_back(path + ": key '" + key + "': expected a token (a string or {\"content\": …})");
+        return fallback;
+    };
+    const bool add_bos = flag("add_bos_token", d.bos), add_eos = flag("add_eos_token", d.eos);
+    std::vector<int> before, after;
+    auto id_of = [&](const char* key, const std::string& content, std::vector<int>& into) {
+        if (const std::optional<int> id = tokenizer.id(content)) into.push_back(*id);
+        else errors.push_back(path + ": key '" + key + "' is \"" + content + "\", which is no token of tokenizer.json, so it cannot be added");
+    };
+    if (add_bos) id_of("bos_token", token("bos_token", d.bos_token), before);
+    if (add_eos) id_of("eos_token", token("eos_token", d.eos_token), after);
+    tokenizer.set_special_tokens(std::move(before), std::move(after));
+}
+
 }  // namespace
 
 std::string token_label(const OpenedModel& m, int id) {
@@ -100,6 +158,7 @@ OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer) {
         const std::string tokenizer_file = (std::filesystem::path(folder) / "tokenizer.json").string();
         std::vector<std::string> tokenizer_errors;
         tokenizer = tok::TokenizerJson::load(tokenizer_file, tokenizer_errors);
+        if (tokenizer) apply_tokenizer_config(folder, *tokenizer, tokenizer_errors);
         for (std::string& e : tokenizer_errors) out.errors.push_back(std::move(e));
         if (tokenizer && tokenizer->size() > load.spec->vocab_size)
             out.errors.push_back(tokenizer_file + ": " + std::to_string(tokenizer->size()) + " tokens, but the model's embedding has " +

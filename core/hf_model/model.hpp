@@ -38,9 +38,10 @@ struct OpenedModelLoad {
     std::vector<std::string> errors;   // each names the file and what is wrong
     std::vector<std::string> ignored;  // tensors read past
 };
-// config.json, the weights and tokenizer.json of a folder (`with_tokenizer` false: without
-// one, for ids given as they are); a family or a setting the engine does not compute yet is
-// refused, naming it.
+// config.json, the weights, tokenizer.json and tokenizer_config.json (where it changes the
+// special tokens: Llama's, Gemma's and GPT-NeoX's add_bos_token, add_eos_token) of a folder
+// (`with_tokenizer` false: without one, for ids given as they are); a family or a setting the
+// engine does not compute yet is refused, naming it.
 OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer = true);
 
 // The family's stack: how each layer's scenario is made from its weights; `tokens` (which

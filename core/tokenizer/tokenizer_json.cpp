@@ -372,7 +372,20 @@ std::optional<TokenizerJson> TokenizerJson::load(const std::string& path, std::v
     return from_text(*text, path, errors);
 }
 
-std::vector<int> TokenizerJson::encode(const std::string& text) const { return pipeline_->encode(text, true); }
+std::vector<int> TokenizerJson::encode(const std::string& text) const {
+    if (!around_set_) return pipeline_->encode(text, true);
+    std::vector<int> ids = before_;
+    const std::vector<int> sequence = pipeline_->encode(text, false);
+    ids.insert(ids.end(), sequence.begin(), sequence.end());
+    ids.insert(ids.end(), after_.begin(), after_.end());
+    return ids;
+}
+
+void TokenizerJson::set_special_tokens(std::vector<int> before, std::vector<int> after) {
+    around_set_ = true;
+    before_ = std::move(before);
+    after_ = std::move(after);
+}
 
 std::vector<int> TokenizerJson::encode_without_special_tokens(const std::string& text) const { return pipeline_->encode(text, false); }
 

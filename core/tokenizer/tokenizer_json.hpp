@@ -43,6 +43,10 @@ public:
     std::vector<int> encode(const std::string& text) const;
     // The same without the post-processor: what add_special_tokens=False gives.
     std::vector<int> encode_without_special_tokens(const std::string& text) const;
+    // The post-processor replaced by a template: `before`, the sequence, `after` (what
+    // transformers' Llama, Gemma and GPT-NeoX tokenizers build from tokenizer_config.json's
+    // add_bos_token and add_eos_token, whatever tokenizer.json's post-processor says).
+    void set_special_tokens(std::vector<int> before, std::vector<int> after);
 
     // The steps before the model, for showing the pipeline: the text after the normalizer
     // (added tokens cut out first, so they are not in it), and the words the pre-tokenizer
@@ -71,6 +75,8 @@ public:
 private:
     TokenizerJson();
     std::shared_ptr<const Pipeline> pipeline_;   // immutable once read: copies share it
+    bool around_set_ = false;                    // set_special_tokens: these instead of the post-processor
+    std::vector<int> before_, after_;
 };
 
 }  // namespace attn::tok
