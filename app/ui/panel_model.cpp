@@ -604,7 +604,14 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
         if (ImGui::GetContentRegionAvail().x < 60.0f * scale) ImGui::NewLine();
         ImGui::BeginGroup();
         ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, 6.0f);
-        ImGui::Button((pass.tokens[i] + "##chip" + std::to_string(i)).c_str());
+        // The token drawn over a button of its size: a label would hide what follows a "##"
+        // (WordPiece's "##ing"), which ImGui reads as the start of the button's id.
+        const char* token = pass.tokens[i].c_str();
+        const ImVec2 padding = ImGui::GetStyle().FramePadding;
+        const ImVec2 text = ImGui::CalcTextSize(token);
+        const ImVec2 at = ImGui::GetCursorScreenPos();
+        ImGui::Button(("##chip" + std::to_string(i)).c_str(), ImVec2(text.x + 2.0f * padding.x, text.y + 2.0f * padding.y));
+        ImGui::GetWindowDrawList()->AddText(ImVec2(at.x + padding.x, at.y + padding.y), ImGui::GetColorU32(ImGuiCol_Text), token);
         ImGui::PopStyleVar();
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("token %zu: id %d, \"%s\" in the vocabulary (\xE2\x90\xA3 is a leading space, written \xC4\xA0 or \xE2\x96\x81 there)",

@@ -127,6 +127,9 @@ void apply_tokenizer_config(const std::string& folder, tok::TokenizerJson& token
 
 std::string token_label(const OpenedModel& m, int id) {
     if (!m.tokenizer) return "#" + std::to_string(id);
+    // WordPiece's continuations keep their "##": "c ##a ##t" reads as one word cut in three.
+    const std::string& stored = m.tokenizer->token(id);
+    if (stored.size() > 2 && stored.compare(0, 2, "##") == 0 && m.tokenizer->piece(id) == stored.substr(2)) return stored;
     const std::string piece = m.tokenizer->piece(id);
     std::string label;
     for (size_t i = 0; i < piece.size();) {

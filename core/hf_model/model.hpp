@@ -66,7 +66,8 @@ std::vector<std::string> validate(const OpenedModel& model, const std::vector<in
 // pass.errors.
 bool recompute_from(const OpenedModel& model, int layer, ModelPass& pass, const Scenario* edited = nullptr);
 // An id as the token strip shows it: the tokenizer's piece, a leading space as ␣, a byte
-// that is no whole character as <0xNN>; "#id" without a tokenizer.
+// that is no whole character as <0xNN>, a WordPiece continuation with its "##"; "#id"
+// without a tokenizer.
 std::string token_label(const OpenedModel& model, int id);
 
 }  // namespace attn::hf
