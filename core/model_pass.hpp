@@ -43,6 +43,9 @@ struct ModelPass : stack::Pass {
     NonFiniteOrigin non_finite;                        // set with the prediction, by every run
 };
 
+// A value for a message: "nan" (never "-nan": the sign of a NaN means nothing), "inf", "3e+38".
+std::string value_text(float value);
+
 // The first stage of a pass where NaN or ±∞ appears, named generically: a layer's output
 // (with what its trace says of the origin), `final_norm` (the final norm's name), the logits,
 // then `probabilities` (the softmax of the logits, when the caller made it). Empty when every

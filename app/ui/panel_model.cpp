@@ -571,14 +571,9 @@ std::string draw_top_tokens(const std::vector<TokenProbability>& top, bool non_f
 bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     const float scale = state.fonts.scale;
     // The sentence, re-tokenised by GPT-2's tokenizer when Enter is pressed or the box is left.
-    char buffer[2048];
-    const size_t n = std::min(m.sentence.size(), sizeof buffer - 1);
-    m.sentence.copy(buffer, n);
-    buffer[n] = '\0';
     ImGui::SetNextItemWidth(-1.0f);
-    ImGui::InputText("##model.sentence", buffer, sizeof buffer);
-    record_item(state, "model.sentence", buffer);
-    m.sentence = buffer;
+    input_line("##model.sentence", m.sentence);
+    record_item(state, "model.sentence", m.sentence);
     ImGui::TextDisabled("Sentences from the articles:");
     for (const std::string& s : article_sentences()) {
         ImGui::SameLine();

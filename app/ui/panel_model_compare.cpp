@@ -229,31 +229,21 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
                         : models  ? "the sentence above through this model (A) and model B:"
                                   : "on the sentence above:");
     if (sentences) {
-        char buffer[2048];
-        const size_t n = std::min(c.sentence_b.size(), sizeof buffer - 1);
-        c.sentence_b.copy(buffer, n);
-        buffer[n] = '\0';
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("B");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(-1.0f);
-        if (ImGui::InputText("##model.compare.sentence_b", buffer, sizeof buffer)) c.b_follows_a = false;
-        record_item(state, "model.compare.sentence_b", buffer);
-        c.sentence_b = buffer;
+        if (input_line("##model.compare.sentence_b", c.sentence_b)) c.b_follows_a = false;
+        record_item(state, "model.compare.sentence_b", c.sentence_b);
         head_picker("head", c.head_a, config, scale);
     } else if (models) {
         // Model B's folder (or cached name), opened as a job.
-        char buffer[1024];
-        const size_t n = std::min(c.folder_b.size(), sizeof buffer - 1);
-        c.folder_b.copy(buffer, n);
-        buffer[n] = '\0';
         ImGui::AlignTextToFramePadding();
         ImGui::TextUnformatted("model B");
         ImGui::SameLine();
         ImGui::SetNextItemWidth(std::max(160.0f * scale, ImGui::GetContentRegionAvail().x - 140.0f * scale));
-        const bool entered = ImGui::InputText("##model.compare.folder_b", buffer, sizeof buffer, ImGuiInputTextFlags_EnterReturnsTrue);
-        c.folder_b = buffer;
-        record_item(state, "model.compare.folder_b", buffer);
+        const bool entered = input_line("##model.compare.folder_b", c.folder_b, ImGuiInputTextFlags_EnterReturnsTrue);
+        record_item(state, "model.compare.folder_b", c.folder_b);
         ImGui::SameLine();
         ImGui::BeginDisabled(c.opening_b.valid() || c.folder_b.empty());
         const bool open = ImGui::Button(c.opening_b.valid() ? "opening\xE2\x80\xA6" : "Open model B");

@@ -1,5 +1,6 @@
 // The status line: why the scenario cannot run (the last good trace stays on screen),
 // the engine's warnings, and the sizes.
+#include <algorithm>
 #include <string>
 
 #include <imgui.h>
@@ -17,6 +18,16 @@ void hint_text(const std::string& text) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("%s", text.c_str());
     ImGui::PopStyleColor();
+}
+
+bool input_line(const char* id, std::string& text, int flags) {
+    char buffer[2048];
+    const size_t n = std::min(text.size(), sizeof buffer - 1);
+    text.copy(buffer, n);
+    buffer[n] = '\0';
+    const bool result = ImGui::InputText(id, buffer, sizeof buffer, flags);
+    text = buffer;
+    return result;
 }
 
 void draw_status(Context& state) {

@@ -29,5 +29,8 @@ public:
 void record_item(Context& state, const char* id, std::string text);
 // Greyed text that wraps at the panel's edge: a hint in the 290 px side bar is never cut off.
 void hint_text(const std::string& text);
+// A one-line text box on `text` (at most 2047 bytes; `flags` are ImGuiInputTextFlags): true
+// when ImGui's InputText is (changed, or Enter with EnterReturnsTrue).
+bool input_line(const char* id, std::string& text, int flags = 0);
 
 }  // namespace attn::ui

@@ -96,13 +96,6 @@ std::vector<TokenProbability> top_tokens(const Vector& logits, int k, const Toke
 
 namespace {
 
-std::string number(float value) {
-    if (std::isnan(value)) return "nan";  // never "-nan": the sign of a NaN means nothing
-    std::ostringstream out;
-    out << value;
-    return out.str();
-}
-
 // "id 17 ('␣cat')": a padding row of wte has no text.
 std::string token_named(const Checkpoint& c, int id) {
     const std::string text = c.tokenizer.display(id);
@@ -110,7 +103,7 @@ std::string token_named(const Checkpoint& c, int id) {
 }
 
 // The largest |value| of a row, for a message about an overflow.
-std::string largest(const Matrix& m, Eigen::Index row) { return number(m.row(row).cwiseAbs().maxCoeff()); }
+std::string largest(const Matrix& m, Eigen::Index row) { return value_text(m.row(row).cwiseAbs().maxCoeff()); }
 
 // The first stage of the pass where NaN or ±∞ appears, and what brought it there (model.hpp).
 NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, const Matrix& probabilities) {
@@ -119,7 +112,7 @@ NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, co
         if (output.allFinite()) continue;
         const Cell cell = first_non_finite(output);
         const NonFiniteReport report = non_finite_report(pass.layers[l]);
-        return {"layer " + std::to_string(l + 1), "its output holds " + number(output(cell.row, cell.col)) + ", " +
+        return {"layer " + std::to_string(l + 1), "its output holds " + value_text(output(cell.row, cell.col)) + ", " +
                                                       (report.origin.empty() ? std::string("from finite values") : report.origin)};
     }
     const Matrix& x = layer_output(pass.layers.back());
@@ -130,12 +123,12 @@ NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, co
                                               std::pair<const char*, const Vector*>{"ln_f.bias", &c.ln_f_beta}}) {
             const Cell bad = first_non_finite(*values);
             if (bad.valid())
-                return {"ln_f", std::string(tensor) + "[" + std::to_string(bad.col) + "] is " + number((*values)(bad.col)) +
+                return {"ln_f", std::string(tensor) + "[" + std::to_string(bad.col) + "] is " + value_text((*values)(bad.col)) +
                                     ": LN_f carries it to every row and every logit"};
         }
         const Eigen::Index row = normed.row;
         return {"ln_f", "row " + std::to_string(row + 1) + " ('" + pass.tokens[static_cast<size_t>(row)] + "') is " +
-                            number(pass.final_output(row, normed.col)) +
+                            value_text(pass.final_output(row, normed.col)) +
                             " from finite values: LN_f overflowed the float range (about ±3.4e38); its input there reaches " +
                             largest(x, row) + ", ln_f.weight " + largest(c.ln_f_gamma, 0) + ", ln_f.bias " + largest(c.ln_f_beta, 0)};
     }
@@ -144,11 +137,11 @@ NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, co
         // logit t = LN_f's last row · wte row t: the LM head is tied to wte, so every row of wte
         // meets the prediction, also those no token of the sentence uses.
         const int id = logit.col;
-        const std::string start = "the last token's logit for " + token_named(c, id) + " is " + number(pass.logits(id));
+        const std::string start = "the last token's logit for " + token_named(c, id) + " is " + value_text(pass.logits(id));
         const Cell bad = first_non_finite(c.wte.row(id));
         if (bad.valid())
             return {"the logits", start + ", from wte.weight[" + std::to_string(id) + ", " + std::to_string(bad.col) +
-                                      "] = " + number(c.wte(id, bad.col)) + " (wte is also the LM head)"};
+                                      "] = " + value_text(c.wte(id, bad.col)) + " (wte is also the LM head)"};
         return {"the logits", start + " from finite values: LN_f's last row · wte row " + std::to_string(id) + " (reaching " +
                                   largest(c.wte, id) + ") is beyond the float range (about ±3.4e38)"};
     }
@@ -157,7 +150,7 @@ NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, co
     const Cell probability = first_non_finite(probabilities);
     if (probability.valid())
         return {"the softmax", "the probability of " + token_named(c, probability.col) + " is " +
-                                   number(probabilities(0, probability.col)) + " from finite logits"};
+                                   value_text(probabilities(0, probability.col)) + " from finite logits"};
     return {};
 }
 

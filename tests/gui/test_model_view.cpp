@@ -960,12 +960,16 @@ TEST_CASE("Model view Compare, two models: one head of a Gemma 3 and one of a Ll
     ui.click(ui.centre("model.compare.mode.models"));
     ui.frame(1);
     CHECK(ui.text("model.compare.message") == "Open model B: a checkpoint folder, or a model of the Hugging Face cache by its name.");
-    m.compare.folder_b = llama;
-    ui.click(ui.centre("model.compare.open_b"));
-    ui.window.finish_work();
-    ui.frame(3);
-    ui.window.finish_work();
-    ui.frame(2);
+    // Model B typed and opened with the button; its opening and its pass are jobs.
+    auto open_b = [&](const std::string& folder) {
+        m.compare.folder_b = folder;
+        ui.click(ui.centre("model.compare.open_b"));
+        ui.window.finish_work();
+        ui.frame(3);
+        ui.window.finish_work();
+        ui.frame(2);
+    };
+    open_b(llama);
     REQUIRE(m.compare.model_b.has_value());
     CHECK(m.compare.model_b->family() == "Llama");
     CHECK_THAT(ui.text("model.compare.model_b"), Catch::Matchers::StartsWith("Model B: Llama, "));
@@ -983,20 +987,12 @@ TEST_CASE("Model view Compare, two models: one head of a Gemma 3 and one of a Ll
     CHECK(*m.compare.result.b == b_alone.layers[1].head[4].weights);
     CHECK(m.compare.result.difference == b_alone.layers[1].head[4].weights - m.pass.layers[2].head[1].weights);
     // A BERT as model B: its WordPiece cuts the sentence otherwise ([CLS] … [SEP]), and that is said.
-    m.compare.folder_b = bert;
-    ui.click(ui.centre("model.compare.open_b"));
-    ui.window.finish_work();
-    ui.frame(3);
-    ui.window.finish_work();
-    ui.frame(2);
+    open_b(bert);
     REQUIRE(m.compare.model_b.has_value());
     CHECK(m.compare.model_b->family() == "BERT");
     CHECK_THAT(ui.text("model.compare.tokenizations"), Catch::Matchers::StartsWith("The tokenizations differ: "));
     // A folder that does not open: said, model B kept.
-    m.compare.folder_b = bert + "-missing";
-    ui.click(ui.centre("model.compare.open_b"));
-    ui.window.finish_work();
-    ui.frame(2);
+    open_b(bert + "-missing");
     CHECK_THAT(ui.text("model.compare.model_b"), Catch::Matchers::StartsWith("Model B cannot open: "));
     CHECK(m.compare.model_b->family() == "BERT");
     for (const std::string& folder : {gemma, llama, bert}) std::filesystem::remove_all(folder);
