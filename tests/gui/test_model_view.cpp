@@ -997,3 +997,32 @@ TEST_CASE("Model view Compare, two models: one head of a Gemma 3 and one of a Ll
     CHECK(m.compare.model_b->family() == "BERT");
     for (const std::string& folder : {gemma, llama, bert}) std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("Model view: a Gemma 3 in the Hugging Face cache opens by its name, as a GPT-2 does", "[model-view][hf-cache][families]") {
+    namespace fs = std::filesystem;
+    const fs::path cache = fs::temp_directory_path() / "attnlab-gui-hf-cache-gemma3";
+    fs::remove_all(cache);
+    const std::string commit = "3123456789abcdef0123456789abcdef01234567";
+    fs::create_directories(cache / "models--google--tiny-gemma3" / "refs");
+    std::ofstream(cache / "models--google--tiny-gemma3" / "refs" / "main") << commit;
+    const fs::path snapshot = cache / "models--google--tiny-gemma3" / "snapshots" / commit;
+    const std::string written = write_family_model("attnlab-gui-gemma3-for-cache", testing::families::gemma3_checkpoint(),
+                                                   "model.embed_tokens.weight", 16, "bytelevel-roberta-prefix-space.json", 402);
+    fs::create_directories(snapshot.parent_path());
+    fs::rename(written, snapshot);
+    const testing::Environment hub_cache("HF_HUB_CACHE", cache.string());
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.window.model.state.sentence = "the cat sat";
+    REQUIRE(ui.open_model("google/tiny-gemma3"));
+    ui.frame(2);
+    const ui::ModelViewState& m = ui.window.model.state;
+    CHECK(m.model->family() == "Gemma 3");
+    CHECK(m.model->folder() == snapshot.string());
+    CHECK(m.pass.ok);
+    bool said = false;
+    for (const ui::Notice& n : ui.window.shared.notices)
+        said = said || n.text.find("google/tiny-gemma3: the Hugging Face cache's snapshot") != std::string::npos;
+    CHECK(said);
+    fs::remove_all(cache);
+}
