@@ -292,7 +292,7 @@ std::optional<Runs> time_passes(const Opened& model, int n, int runs) {
     return r;
 }
 
-int measure(const Shape& shape, const std::string& folder, int runs) {
+int measure(const Shape& shape, const std::string& folder, int runs, int profile_tokens) {
     Opened model;
     const auto t0 = Clock::now();
     if (shape.learned_positions) {
@@ -313,6 +313,11 @@ int measure(const Shape& shape, const std::string& folder, int runs) {
     const double open_ms = ms_since(t0);
     const double f32_weight_bytes = shape.parameters() * sizeof(float);
     model.weight_bytes = f32_weight_bytes;  // the readers hold every weight as float32
+    if (profile_tokens > 0) {  // passes alone, for a profiler
+        for (int i = 0; i < runs; ++i)
+            if (!one_pass(model, profile_tokens, nullptr)) return 1;
+        return 0;
+    }
 
     const std::optional<Runs> short_runs = time_passes(model, 20, runs);
     const std::optional<Runs> long_runs = short_runs ? time_passes(model, 200, runs) : std::nullopt;
@@ -354,13 +359,14 @@ int measure(const Shape& shape, const std::string& folder, int runs) {
 
 int main(int argc, char** argv) {
     std::string shape_name = "gpt2-small", dtype_name = "f32", keep, measure_folder;
-    int runs = 5;
+    int runs = 5, profile_tokens = 0;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) shape_name = argv[++i];
         else if (!std::strcmp(argv[i], "--dtype") && i + 1 < argc) dtype_name = argv[++i];
         else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
         else if (!std::strcmp(argv[i], "--keep") && i + 1 < argc) keep = argv[++i];
         else if (!std::strcmp(argv[i], "--measure") && i + 1 < argc) measure_folder = argv[++i];
+        else if (!std::strcmp(argv[i], "--profile") && i + 1 < argc) profile_tokens = std::atoi(argv[++i]);
         else {
             std::fprintf(stderr, "usage: model_bench [--shape gpt2-small|smollm2-135m] [--dtype f32|bf16] [--runs N] [--keep DIR]\n");
             return 2;
@@ -371,7 +377,9 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "model_bench: --shape is gpt2-small or smollm2-135m, --dtype f32 or bf16\n");
         return 2;
     }
-    if (!measure_folder.empty()) return measure(shape, measure_folder, runs);
+    // --measure DIR: the measuring process on a folder already written (with --profile N: only
+    // --runs passes of N tokens, for a profiler).
+    if (!measure_folder.empty()) return measure(shape, measure_folder, runs, profile_tokens);
 
     const std::string folder =
         !keep.empty() ? keep
