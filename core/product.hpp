@@ -36,7 +36,9 @@ namespace detail {
 // Calls piece(begin, width) for the column ranges of an (n × cols) product of depth `depth`, on
 // `chunks` threads (0: one per core), or once for all columns where a split does not pay or
 // would change the numbers (a plain b against one row: Eigen's column-major GEMV, whose blocks
-// are 64 rows).
+// are 64 rows). Each thread takes about four pieces, handed out as threads come free: a thread
+// the OS takes away for a while (another program busy on the same cores) holds up its one
+// piece, not a whole half of the product.
 template <typename Piece>
 void for_column_pieces(Eigen::Index n, Eigen::Index depth, Eigen::Index cols, bool gemv_by_columns, int chunks, const Piece& piece) {
     if (chunks <= 0) chunks = omp_in_parallel() ? 1 : omp_get_max_threads();
@@ -46,10 +48,11 @@ void for_column_pieces(Eigen::Index n, Eigen::Index depth, Eigen::Index cols, bo
         piece(Eigen::Index{0}, cols);
         return;
     }
-    const Eigen::Index per_chunk = ((cols + chunks - 1) / chunks + step - 1) / step * step;
-    const int pieces = static_cast<int>((cols + per_chunk - 1) / per_chunk);
-#pragma omp parallel for num_threads(pieces) schedule(static, 1)
-    for (int c = 0; c < pieces; ++c) piece(c * per_chunk, std::min(per_chunk, cols - c * per_chunk));
+    constexpr int kPiecesPerThread = 4;
+    const Eigen::Index per_piece = ((cols + chunks * kPiecesPerThread - 1) / (chunks * kPiecesPerThread) + step - 1) / step * step;
+    const int pieces = static_cast<int>((cols + per_piece - 1) / per_piece);
+#pragma omp parallel for num_threads(std::min(chunks, pieces)) schedule(dynamic, 1)
+    for (int c = 0; c < pieces; ++c) piece(c * per_piece, std::min(per_piece, cols - c * per_piece));
 }
 
 template <typename Rhs>

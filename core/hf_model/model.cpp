@@ -185,16 +185,32 @@ ModelPass forward_text(const OpenedModel& m, const std::string& text) {
 
 ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids) {
     ModelPass out;
+    forward_ids_into(m, std::move(ids), out);
+    return out;
+}
+
+bool forward_ids_into(const OpenedModel& m, std::vector<int> ids, ModelPass& out) {
+    // Everything but the traces starts afresh.
+    out.ok = false;
+    out.errors.clear();
+    out.tokens.clear();
+    out.next_token_top5.clear();
+    out.masked_predictions.clear();
+    auto refuse = [&] {
+        out.pass.ok = false;
+        out.pass.layers.clear();  // no trace of an earlier sentence stays beside these errors
+        return false;
+    };
     const ModelSpec& spec = m.spec;
     out.token_ids = std::move(ids);
     if (out.token_ids.empty()) {
         out.errors.push_back("the text gives no token");
-        return out;
+        return refuse();
     }
     const int n = static_cast<int>(out.token_ids.size());
     if (spec.positions == PositionKind::learned_absolute && n > spec.max_positions) {
         out.errors.push_back(std::to_string(n) + " tokens: the model has positions for " + std::to_string(spec.max_positions));
-        return out;
+        return refuse();
     }
     // x₀: the embedding rows, scaled (Gemma), plus positions and token type 0 with their norm (BERT).
     const Matrix& table = *m.weights.token_embedding;
@@ -203,7 +219,7 @@ ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids) {
         const int id = out.token_ids[static_cast<size_t>(i)];
         if (id < 0 || id >= table.rows()) {
             out.errors.push_back("token id " + std::to_string(id) + " is outside the embedding's " + std::to_string(table.rows()) + " rows");
-            return out;
+            return refuse();
         }
         out.tokens.push_back(piece_of(m, id));
         x0.row(i) = table.row(id) * spec.embedding_scale;
@@ -214,7 +230,7 @@ ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids) {
     const stack::Stack st = model_stack(m);
     if (!stack::forward_into(st, std::move(x0), Matrix(), out.pass)) {
         out.errors = out.pass.errors;
-        return out;
+        return false;
     }
     const Matrix& x_last = out.pass.final_output;
     if (spec.head == HeadKind::causal_lm) {
@@ -232,7 +248,7 @@ ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids) {
         }
     }
     out.ok = true;
-    return out;
+    return true;
 }
 
 }  // namespace attn::hf

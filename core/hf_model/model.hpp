@@ -69,5 +69,8 @@ stack::Stack model_stack(const OpenedModel& model);
 ModelPass forward_text(const OpenedModel& model, const std::string& text);
 // Ids as they are (token type 0 for BERT).
 ModelPass forward_ids(const OpenedModel& model, std::vector<int> ids);
+// The same into an existing pass, reusing its traces' storage (run_into): a sentence run again
+// allocates and page-faults little. False with pass.errors.
+bool forward_ids_into(const OpenedModel& model, std::vector<int> ids, ModelPass& pass);
 
 }  // namespace attn::hf
