@@ -86,6 +86,8 @@ bool has_block(const Scenario& scenario);
 // "t1", "t2", … when the labels are missing or do not match n.
 std::vector<std::string> labels_or_numbers(const std::vector<std::string>& given, int n, const char* prefix);
 void note_non_finite(Trace& trace, const char* name, const Matrix& m);
+// The same for a weight, scanned once per content (SharedMatrix::first_non_finite).
+void note_non_finite(Trace& trace, const char* name, const SharedMatrix& m);
 
 // Row-wise LayerNorm: γ ⊙ (x − mean) / √(var + ε) + β, the variance biased (÷ d). γ, β
 // empty → 1 and 0.

@@ -26,7 +26,7 @@ class SharedMatrix {
 public:
     SharedMatrix() = default;
     SharedMatrix(Matrix m)
-        : held_(m.size() != 0 || m.rows() != 0 || m.cols() != 0 ? std::make_shared<Held>(Held{std::move(m), next_version()}) : nullptr) {}
+        : held_(m.size() != 0 || m.rows() != 0 || m.cols() != 0 ? std::make_shared<Held>(std::move(m), next_version()) : nullptr) {}
     template <typename Derived>
     SharedMatrix(const Eigen::MatrixBase<Derived>& m) : SharedMatrix(Matrix(m)) {}
     template <typename Derived>
@@ -51,10 +51,25 @@ public:
     // The matrix to change in place: copied first when another holder shares it, so no
     // other holder sees the change.
     Matrix& edit() {
-        if (!held_) held_ = std::make_shared<Held>();
-        else if (held_.use_count() > 1) held_ = std::make_shared<Held>(Held{held_->matrix, 0});
+        if (!held_) held_ = std::make_shared<Held>(Matrix(), 0);
+        else if (held_.use_count() > 1) held_ = std::make_shared<Held>(held_->matrix, 0);
         held_->version = next_version();  // the values may change from here on
+        held_->first_non_finite.store(kNotScanned, std::memory_order_relaxed);
         return held_->matrix;
+    }
+
+    // attn::first_non_finite of the matrix, scanned once per content: a weight that every pass
+    // shares (a model's W_Q in each layer's scenario and trace) is not read again by each run.
+    Cell first_non_finite() const {
+        if (!held_) return {};
+        std::int64_t known = held_->first_non_finite.load(std::memory_order_relaxed);
+        if (known == kNotScanned) {
+            const Cell c = attn::first_non_finite(held_->matrix);
+            known = c.valid() ? (static_cast<std::int64_t>(c.row) << 32) | static_cast<std::uint32_t>(c.col) : kAllFinite;
+            held_->first_non_finite.store(known, std::memory_order_relaxed);  // two threads store the same
+        }
+        if (known == kAllFinite) return {};
+        return {static_cast<int>(known >> 32), static_cast<int>(known & 0xffffffff)};
     }
 
     // Names these values: equal versions are the same values (a matrix made or edited gets a
@@ -79,9 +94,13 @@ private:
         static const Matrix none;
         return none;
     }
+    static constexpr std::int64_t kNotScanned = -2, kAllFinite = -1;
     struct Held {
+        Held(Matrix m, std::uint64_t v) : matrix(std::move(m)), version(v) {}
         Matrix matrix;
         std::uint64_t version = 0;
+        // first_non_finite's answer for these values: kNotScanned, kAllFinite, or row << 32 | col.
+        mutable std::atomic<std::int64_t> first_non_finite{kNotScanned};
     };
     static std::uint64_t next_version() {
         static std::atomic<std::uint64_t> last{0};

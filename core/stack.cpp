@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "engine.hpp"
+#include "product.hpp"
 
 namespace attn::stack {
 
@@ -83,9 +84,10 @@ void finish(const Stack& stack, const Matrix& x, Pass& pass) {
         pass.ok = true;
         return;
     }
-    const auto rows = h.last_row_only ? pass.final_output.bottomRows(1) : pass.final_output.topRows(pass.final_output.rows());
-    if (h.tied) pass.logits.noalias() = rows * h.unembedding->transpose();  // (n, d)·(d, V) → (n, V)
-    else pass.logits.noalias() = rows * *h.unembedding;                     // (n, d)·(d, V) → (n, V)
+    const Matrix last_row = h.last_row_only ? Matrix(pass.final_output.bottomRows(1)) : Matrix();
+    const Matrix& rows = h.last_row_only ? last_row : pass.final_output;
+    if (h.tied) product_into(rows, h.unembedding->transpose(), pass.logits);  // (n, d)·(d, V) → (n, V)
+    else product_into(rows, *h.unembedding, pass.logits);                     // (n, d)·(d, V) → (n, V)
     if (h.bias != nullptr && h.bias->size() != 0) pass.logits.rowwise() += *h.bias;
     if (h.softcap > 0.0f) {
         const float c = h.softcap;

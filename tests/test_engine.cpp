@@ -2,11 +2,13 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "analysis.hpp"
 #include "engine.hpp"
 #include "presets.hpp"
+#include "product.hpp"
 #include "mask.hpp"
 #include "random.hpp"
 #include "serialize.hpp"
@@ -524,4 +526,62 @@ TEST_CASE("RoPE's variant travels in the scenario file, and is refused where RoP
     CHECK_FALSE(unknown.scenario);
     s.rope.rotary_dims = 3;
     CHECK_THAT(validate(s).front(), Catch::Matchers::Contains("even number"));
+}
+
+TEST_CASE("a product shared among threads by its columns gives Eigen's own numbers, bit for bit") {
+    // The engine's products (projections, W_O, the MLP with and without biases, the tied LM
+    // head's one row) and the
+    // remainders of Eigen's register blocks: n below and above 4 and 8, widths that are not
+    // multiples of 8, 24 or 48, depths blocked (above ~288) and not.
+    const auto [n, depth, cols] = GENERATE(table<Eigen::Index, Eigen::Index, Eigen::Index>({
+        {200, 576, 576}, {200, 576, 1536}, {200, 1536, 576}, {20, 768, 2304}, {20, 3072, 768}, {37, 576, 192},
+        {9, 64, 1000}, {8, 300, 517}, {3, 100, 4099}, {200, 57, 301}, {1, 576, 4099}, {1, 77, 50257 / 7}, {2, 768, 999}}));
+    const Matrix a = Matrix::Random(n, depth);
+    const Matrix b = Matrix::Random(depth, cols);
+    const Matrix table = Matrix::Random(cols, depth);  // an embedding table (V × d): a·Eᵀ
+    const Matrix bias = Matrix::Random(1, cols);
+    Matrix whole(n, cols), whole_t(n, cols);
+    whole.noalias() = a * b;
+    whole_t.noalias() = a * table.transpose();
+    const Matrix whole_biased = (a * b).rowwise() + bias.row(0);  // a column-major product inside: other last bits
+    Matrix whole_assigned;
+    whole_assigned = a * b;  // the same, through a temporary
+    for (int chunks : {2, 3, 4, 7}) {
+        INFO("n " << n << ", depth " << depth << ", columns " << cols << ", " << chunks << " threads");
+        Matrix split, split_t, split_biased, split_assigned;
+        product_into(a, b, split, ProductKernel::row_major, chunks);
+        product_into(a, table.transpose(), split_t, ProductKernel::row_major, chunks);
+        product_plus_bias_into(a, b, bias, split_biased, chunks);
+        product_into(a, b, split_assigned, ProductKernel::column_major, chunks);
+        CHECK(split.rows() == n);
+        CHECK(split.cols() == cols);
+        CHECK(std::memcmp(split.data(), whole.data(), sizeof(float) * static_cast<size_t>(whole.size())) == 0);
+        CHECK(std::memcmp(split_t.data(), whole_t.data(), sizeof(float) * static_cast<size_t>(whole_t.size())) == 0);
+        CHECK(std::memcmp(split_biased.data(), whole_biased.data(), sizeof(float) * static_cast<size_t>(whole.size())) == 0);
+        CHECK(std::memcmp(split_assigned.data(), whole_assigned.data(), sizeof(float) * static_cast<size_t>(whole.size())) == 0);
+    }
+}
+
+TEST_CASE("a weight's non-finite check is made once per content: a NaN written into a shared weight is still found") {
+    Scenario s = three_words();
+    s.target.embeddings = resolved_embeddings(s.target, 6);
+    s.w_q = xavier_uniform(6, 6, 3);
+    const SharedMatrix model_w_q = s.w_q;  // a model's weight, shared by the scenario
+    CHECK(run(s).non_finite_inputs.empty());
+    s.w_q.edit()(1, 2) = std::numeric_limits<float>::quiet_NaN();  // the scenario's own copy now
+    const Trace edited = run(s);
+    REQUIRE(edited.non_finite_inputs.size() == 1);
+    CHECK(edited.non_finite_inputs[0].matrix == "W_Q");
+    CHECK(edited.non_finite_inputs[0].cell.row == 1);
+    CHECK(edited.non_finite_inputs[0].cell.col == 2);
+    CHECK_FALSE(model_w_q.first_non_finite().valid());  // the model's weight is as it was
+    s.w_q = model_w_q;
+    CHECK(run(s).non_finite_inputs.empty());
+    // Edited in place where no one else holds it: the same matrix, found again.
+    SharedMatrix own = xavier_uniform(6, 6, 5);
+    s.w_q = SharedMatrix();
+    CHECK_FALSE(own.first_non_finite().valid());
+    own.edit()(4, 0) = std::numeric_limits<float>::infinity();
+    CHECK(own.first_non_finite().row == 4);
+    CHECK(own.first_non_finite().col == 0);
 }

@@ -348,11 +348,26 @@ ModelPass forward_text(const OpenedModel& m, const std::string& text, const stac
 
 ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids, const stack::HeadSet& ablated) {
     ModelPass out;
+    out.ablated = ablated;
+    forward_ids_into(m, std::move(ids), out);
+    return out;
+}
+
+bool forward_ids_into(const OpenedModel& m, std::vector<int> ids, ModelPass& out) {
+    // Everything but the traces' storage starts afresh.
+    out.ok = false;
+    out.errors.clear();
+    out.tokens.clear();
+    out.next_token_top5.clear();
+    out.masked_predictions.clear();
+    out.non_finite = {};
     const ModelSpec& spec = m.spec;
     out.token_ids = std::move(ids);
-    out.ablated = ablated;
     out.errors = validate(m, out.token_ids);
-    if (!out.errors.empty()) return out;
+    if (!out.errors.empty()) {
+        out.layers.clear();  // no trace of an earlier sentence stays beside these errors
+        return false;
+    }
     const int n = static_cast<int>(out.token_ids.size());
     // x₀: the embedding rows, scaled (Gemma), plus positions and token type 0 with their norm (BERT).
     const Matrix& table = *m.weights.token_embedding;
@@ -366,9 +381,9 @@ ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids, const stack::H
     }
     if (spec.embedding_norm) x0 = apply_norm(x0, spec.norm, m.weights.embedding_norm);
     const stack::Stack st = model_stack(m, &out.tokens);
-    if (!stack::forward_into(st, std::move(x0), Matrix(), out)) return out;
+    if (!stack::forward_into(st, std::move(x0), Matrix(), out)) return false;
     read_prediction(m, out);
-    return out;
+    return true;
 }
 
 bool recompute_from(const OpenedModel& m, int layer, ModelPass& pass, const Scenario* edited) {

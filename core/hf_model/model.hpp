@@ -69,5 +69,9 @@ bool recompute_from(const OpenedModel& model, int layer, ModelPass& pass, const 
 // that is no whole character as <0xNN>, a WordPiece continuation with its "##"; "#id"
 // without a tokenizer.
 std::string token_label(const OpenedModel& model, int id);
+// The same into an existing pass, reusing its traces' storage (stack::forward_into): a sentence
+// run again allocates and page-faults little. pass.ablated applies. False with pass.errors
+// (and no trace of the sentence before kept).
+bool forward_ids_into(const OpenedModel& model, std::vector<int> ids, ModelPass& pass);
 
 }  // namespace attn::hf

@@ -1,0 +1,428 @@
+// A model's forward pass against this machine's own limits, measured in the same run: the
+// pass's floating-point work at Eigen's GEMM rate (200 tokens), and the time to read the
+// weights once at the measured memory bandwidth (20 tokens); with the peak resident memory.
+//
+//   model_bench [--shape gpt2-small|smollm2-135m] [--dtype f32|bf16] [--runs N] [--keep DIR]
+//   model_bench --measure DIR --shape S [--runs N] [--profile N]    (on a folder already written)
+//
+// Shapes, with random N(0, 0.02)-like weights (the pass's cost does not depend on the values):
+//   gpt2-small     12 layers × 12 heads, d_model 768, d_ff 3072, vocab 50257, tied: written by
+//                  GPT-2's writer and opened by GPT-2's reader (core/gpt2)
+//   smollm2-135m   30 layers, 9 query / 3 K/V heads, d_model 576, head_dim 64, d_ff 1536 (gated,
+//                  SiLU), vocab 49152, tied, rope_theta 100000: a llama folder in Hugging Face's
+//                  layout, opened by core/hf_model
+// The folder is written, then a fresh process opens it and runs (so the peak memory is the
+// opening and the running alone), 20 and 200 tokens with every layer's full trace (every
+// attention map), the median of --runs runs each: into the traces of the pass before (the
+// figure compared with the limits, as gpt2_bench's forward), and into a new pass.
+//
+// The limits, measured in that process, on all cores (nproc):
+//   GEMM-bound time   Σ over the pass's products (Q, K, V, QKᵀ, weights·V, W_O, the MLP's,
+//                     the LM head's one row) of 2·m·k·n FLOPs at the rate Eigen reaches on
+//                     that very shape, every core running its own copy of the product
+//   weight-read time  the weights' bytes as the model holds them in memory, at the bandwidth
+//                     of a streaming read of a buffer far larger than the caches, every core
+//                     reading its own part
+// Peak resident memory is compared with the weights as float32 plus the largest pass's
+// activations (every matrix its traces keep, the weights they share not counted).
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpt2/model.hpp"
+#include "gpt2/safetensors.hpp"
+#include "hf_model/model.hpp"
+#include "trace.hpp"
+
+using Clock = std::chrono::steady_clock;
+using namespace attn;
+
+namespace {
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+long peak_rss_kib() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss;
+}
+
+// [SECTION] The shapes
+
+struct Shape {
+    std::string name;
+    int layers = 0, d_model = 0, heads = 0, kv_heads = 0, head_dim = 0, d_ff = 0, vocab = 0, positions = 0;
+    bool gated = false;                 // (act(x·W_gate) ⊙ x·W_up)·W_down
+    bool learned_positions = false;     // GPT-2's wpe
+    // Every parameter, as float32 would hold it.
+    double parameters() const {
+        const double d = d_model, q = heads * head_dim, kv = kv_heads * head_dim, ff = d_ff;
+        double layer = d * q + 2 * d * kv + q * d + (gated ? 3 : 2) * d * ff;  // the matrices
+        layer += learned_positions ? q + 2 * kv + d + ff + d + 4 * d : 2 * d;  // biases and norms
+        return layers * layer + static_cast<double>(vocab) * d + (learned_positions ? double(positions) * d + 2 * d : d);
+    }
+};
+
+Shape gpt2_small() { return {"gpt2-small", 12, 768, 12, 12, 64, 3072, 50257, 1024, false, true}; }
+Shape smollm2_135m() { return {"smollm2-135m", 30, 576, 9, 3, 64, 1536, 49152, 8192, true, false}; }
+
+// One matrix product of the pass: (m × k)·(k × n), `count` times.
+struct Product {
+    const char* what;
+    long m, k, n, count;
+    double flops() const { return 2.0 * m * k * n * count; }
+};
+
+// The products a pass of `tokens` tokens computes, as the engine computes them: every head's
+// full (n × n) scores and weights·V (the trace keeps the whole map), the LM head of the last
+// row only.
+std::vector<Product> pass_products(const Shape& s, long n) {
+    const long d = s.d_model, q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim, L = s.layers;
+    std::vector<Product> p = {
+        {"x·W_Q", n, d, q, L},
+        {"x·W_K, x·W_V", n, d, kv, 2 * L},
+        {"Q_h·K_hᵀ", n, s.head_dim, n, L * s.heads},
+        {"weights_h·V_h", n, n, s.head_dim, L * s.heads},
+        {"concat·W_O", n, q, d, L},
+        {"x·W_up (and W_gate)", n, d, s.d_ff, (s.gated ? 2 : 1) * L},
+        {"h·W_down", n, s.d_ff, d, L},
+        {"LM head, last row", 1, d, s.vocab, 1},
+    };
+    return p;
+}
+
+// [SECTION] Writing the checkpoint
+
+// Cheap deterministic values around 0 with a spread of about 0.02 (no N(0, σ²) needed: the
+// cost of a pass does not depend on the values).
+struct Draws {
+    std::uint64_t state;
+    float next() {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        return (static_cast<float>(state >> 40) / static_cast<float>(1 << 24) - 0.5f) * 0.07f;
+    }
+    std::vector<float> values(std::size_t count, float mean = 0.0f) {
+        std::vector<float> v(count);
+        for (float& x : v) x = mean + next();
+        return v;
+    }
+};
+
+bool write_llama(const Shape& s, const std::string& folder, gpt2::Dtype dtype, std::string* error) {
+    namespace fs = std::filesystem;
+    fs::create_directories(folder);
+    const nlohmann::json config = {
+        {"architectures", {"LlamaForCausalLM"}}, {"attention_bias", false}, {"hidden_act", "silu"},
+        {"hidden_size", s.d_model}, {"intermediate_size", s.d_ff}, {"max_position_embeddings", s.positions},
+        {"mlp_bias", false}, {"model_type", "llama"}, {"num_attention_heads", s.heads}, {"num_hidden_layers", s.layers},
+        {"num_key_value_heads", s.kv_heads}, {"rms_norm_eps", 1e-5}, {"rope_scaling", nullptr}, {"rope_theta", 100000},
+        {"tie_word_embeddings", true}, {"torch_dtype", dtype == gpt2::Dtype::BF16 ? "bfloat16" : "float32"},
+        {"vocab_size", s.vocab}};
+    std::ofstream(fs::path(folder) / "config.json") << config.dump(2) << "\n";
+    Draws draws{0x9E3779B97F4A7C15ull};
+    std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<float>>> tensors;
+    auto make = [&](const std::string& name, std::vector<std::int64_t> shape, float mean = 0.0f) {
+        std::size_t count = 1;
+        for (auto k : shape) count *= static_cast<std::size_t>(k);
+        tensors[name] = {std::move(shape), draws.values(count, mean)};
+    };
+    const std::int64_t d = s.d_model, q = s.heads * s.head_dim, kv = s.kv_heads * s.head_dim, ff = s.d_ff;
+    make("model.embed_tokens.weight", {s.vocab, d});
+    for (int l = 0; l < s.layers; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        make(p + "input_layernorm.weight", {d}, 1.0f);
+        make(p + "self_attn.q_proj.weight", {q, d});   // nn.Linear: (out × in)
+        make(p + "self_attn.k_proj.weight", {kv, d});
+        make(p + "self_attn.v_proj.weight", {kv, d});
+        make(p + "self_attn.o_proj.weight", {d, q});
+        make(p + "post_attention_layernorm.weight", {d}, 1.0f);
+        make(p + "mlp.gate_proj.weight", {ff, d});
+        make(p + "mlp.up_proj.weight", {ff, d});
+        make(p + "mlp.down_proj.weight", {d, ff});
+    }
+    make("model.norm.weight", {d}, 1.0f);
+    std::vector<gpt2::NamedTensor> named;
+    for (const auto& [name, t] : tensors) named.emplace_back(name, t.first, t.second.data());
+    return gpt2::write_safetensors((fs::path(folder) / "model.safetensors").string(), named, {{"format", "pt"}}, dtype, error);
+}
+
+bool write_gpt2(const Shape& s, const std::string& folder, gpt2::Dtype dtype, std::string* error) {
+    gpt2::Config c;
+    c.n_layer = s.layers;
+    c.n_head = s.heads;
+    c.n_embd = s.d_model;
+    c.n_positions = s.positions;
+    c.vocab_size = s.vocab;
+    c.n_inner = s.d_ff;
+    gpt2::CheckpointWriteOptions options;
+    options.dtype = dtype;
+    return gpt2::write_checkpoint(folder, gpt2::random_checkpoint(c, 1), options, error);
+}
+
+// [SECTION] The machine's limits
+
+// Eigen's rate on one product's shape: every core multiplies its own copy, as many times as
+// fill about 0.2 s; the best of 3 (FLOP/s over all cores).
+double gemm_rate(const Product& p) {
+    const int threads = omp_get_max_threads();
+    const double per_product = 2.0 * p.m * p.k * p.n;
+    const int repeats = std::max(1, static_cast<int>(0.2 * 40e9 / threads / per_product));
+    double best = 0;
+    for (int trial = 0; trial < 3; ++trial) {
+        double seconds = 0;
+#pragma omp parallel num_threads(threads) reduction(max : seconds)
+        {
+            const Matrix a = Matrix::Random(p.m, p.k), b = Matrix::Random(p.k, p.n);
+            Matrix c(p.m, p.n);
+#pragma omp barrier
+            const auto t0 = Clock::now();
+            for (int r = 0; r < repeats; ++r) c.noalias() = a * b;
+            seconds = ms_since(t0) / 1000.0;
+            if (c(0, 0) == 12345.0f) std::printf(" ");  // keeps the product
+        }
+        best = std::max(best, threads * repeats * per_product / seconds);
+    }
+    return best;
+}
+
+// Bytes per second of a streaming read (a sum) of 1 GiB, every core reading its part; the best of 5.
+double read_bandwidth() {
+    const std::size_t count = (std::size_t{1} << 30) / sizeof(float);
+    std::vector<float> buffer(count);
+#pragma omp parallel for
+    for (std::size_t i = 0; i < count; ++i) buffer[i] = static_cast<float>(i & 7);
+    double best = 0, total = 0;
+    for (int trial = 0; trial < 5; ++trial) {
+        const auto t0 = Clock::now();
+        double sum = 0;
+#pragma omp parallel reduction(+ : sum)
+        {
+            const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+            const std::size_t begin = count * t / threads, end = count * (t + 1) / threads;
+            sum += Eigen::Map<const Eigen::VectorXf>(buffer.data() + begin, static_cast<Eigen::Index>(end - begin)).sum();
+        }
+        best = std::max(best, static_cast<double>(count * sizeof(float)) / (ms_since(t0) / 1000.0));
+        total += sum;
+    }
+    if (total == -1) std::printf(" ");
+    return best;
+}
+
+// [SECTION] Measuring
+
+// Every matrix the pass's traces keep, the weights they share left out (they are the model's).
+double activation_bytes(const stack::Pass& pass) {
+    std::set<const void*> seen;
+    double bytes = 0;
+    auto count = [&](const Matrix& m) {
+        if (m.size() != 0 && seen.insert(m.data()).second) bytes += static_cast<double>(m.size()) * sizeof(float);
+    };
+    for (const Matrix* m : {&pass.x0, &pass.memory0, &pass.final_input, &pass.final_output, &pass.logits}) count(*m);
+    for (const Trace& t : pass.layers) {
+        for (const std::string& name : matrix_names(t)) {
+            const Matrix* m = find_matrix(t, name);
+            if (m != nullptr && weight_version(t, m) == 0) count(*m);
+        }
+        bytes += static_cast<double>(t.visible.size());  // one byte per cell of the mask
+    }
+    return bytes;
+}
+
+struct Runs {
+    double rerun_ms = 0;   // into the traces of the pass before (as a sentence edited and run again)
+    double fresh_ms = 0;   // every trace allocated anew (the first sentence)
+    double activations = 0;
+};
+
+// The model opened in this process, as the app holds it; a pass of n tokens.
+struct Opened {
+    std::optional<gpt2::Checkpoint> gpt2;
+    std::optional<hf::OpenedModel> hf;
+    double weight_bytes = 0;   // as held in memory
+};
+
+// A pass of n tokens, every trace kept: into `kept` (its traces' storage reused), or fresh.
+struct Passes {
+    gpt2::ForwardPass gpt2;
+    ModelPass hf;
+};
+
+bool one_pass(const Opened& model, int n, Passes& kept, bool fresh) {
+    std::vector<int> ids(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = (i * 7919 + 13) % 256;  // byte tokens, any ids would do
+    std::vector<std::string> errors;
+    if (model.gpt2) {
+        if (fresh) kept.gpt2 = gpt2::ForwardPass();  // the old traces freed first: one pass alive
+        if (!gpt2::forward_into(*model.gpt2, ids, kept.gpt2)) errors = kept.gpt2.errors;
+    } else {
+        if (fresh) kept.hf = ModelPass();
+        if (!hf::forward_ids_into(*model.hf, ids, kept.hf)) errors = kept.hf.errors;
+    }
+    for (auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
+    return errors.empty();
+}
+
+std::optional<Runs> time_passes(const Opened& model, int n, int runs) {
+    Runs r;
+    Passes kept;
+    if (!one_pass(model, n, kept, true)) return std::nullopt;  // warm-up
+    r.activations = activation_bytes(model.gpt2 ? kept.gpt2 : kept.hf);
+    std::vector<double> rerun, fresh;
+    for (int i = 0; i < runs; ++i) {
+        auto t0 = Clock::now();
+        if (!one_pass(model, n, kept, false)) return std::nullopt;
+        rerun.push_back(ms_since(t0));
+    }
+    for (int i = 0; i < runs; ++i) {
+        kept = Passes();
+        const auto t0 = Clock::now();
+        if (!one_pass(model, n, kept, false)) return std::nullopt;
+        fresh.push_back(ms_since(t0));
+    }
+    r.rerun_ms = median(rerun);
+    r.fresh_ms = median(fresh);
+    return r;
+}
+
+int measure(const Shape& shape, const std::string& folder, int runs, int profile_tokens) {
+    Opened model;
+    const auto t0 = Clock::now();
+    if (shape.learned_positions) {
+        gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
+        if (!load.checkpoint) {
+            for (auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
+            return 1;
+        }
+        model.gpt2 = std::move(*load.checkpoint);
+    } else {
+        hf::OpenedModelLoad load = hf::open_model(folder, false);
+        if (!load.model) {
+            for (auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
+            return 1;
+        }
+        model.hf = std::move(*load.model);
+    }
+    const double open_ms = ms_since(t0);
+    const double f32_weight_bytes = shape.parameters() * sizeof(float);
+    model.weight_bytes = f32_weight_bytes;  // the readers hold every weight as float32
+    if (profile_tokens > 0) {  // passes alone, for a profiler
+        Passes kept;
+        for (int i = 0; i < runs; ++i)
+            if (!one_pass(model, profile_tokens, kept, std::getenv("ATTNLAB_BENCH_FRESH") != nullptr)) return 1;
+        return 0;
+    }
+
+    const std::optional<Runs> short_runs = time_passes(model, 20, runs);
+    const std::optional<Runs> long_runs = short_runs ? time_passes(model, 200, runs) : std::nullopt;
+    if (!long_runs) return 1;
+    const double peak_bytes = peak_rss_kib() * 1024.0;  // before the limits' own buffers
+
+    std::printf("limits (%d threads):\n", omp_get_max_threads());
+    double flops = 0, gemm_seconds = 0;
+    for (const Product& p : pass_products(shape, 200)) {
+        const double rate = gemm_rate(p);
+        flops += p.flops();
+        gemm_seconds += p.flops() / rate;
+        std::printf("  %-22s (%ld x %ld)·(%ld x %ld) x %-4ld %7.2f GFLOP  at %6.1f GFLOP/s\n", p.what, p.m, p.k, p.k, p.n, p.count,
+                    p.flops() / 1e9, rate / 1e9);
+    }
+    const double bandwidth = read_bandwidth();
+    const double gemm_ms = gemm_seconds * 1000.0, read_ms = model.weight_bytes / bandwidth * 1000.0;
+    std::printf("  200 tokens: %.2f GFLOP at Eigen's rate on these shapes (%.1f GFLOP/s overall): %.1f ms GEMM-bound\n",
+                flops / 1e9, flops / gemm_seconds / 1e9, gemm_ms);
+    std::printf("  memory read bandwidth %.1f GB/s: the weights (%.0f MB in memory) read once in %.1f ms\n", bandwidth / 1e9,
+                model.weight_bytes / 1e6, read_ms);
+
+    std::printf("%s, random weights, %s file%s: %d layers, %d/%d heads, d_model %d, head_dim %d, d_ff %d, vocab %d; %.1fM parameters\n",
+                shape.name.c_str(), folder.c_str(), "", shape.layers, shape.heads, shape.kv_heads, shape.d_model, shape.head_dim,
+                shape.d_ff, shape.vocab, shape.parameters() / 1e6);
+    std::printf("open: %.0f ms (the file in the OS cache)\n", open_ms);
+    std::printf("forward, 20 tokens, every trace:  %7.1f ms (median of %d) = %.2f x the weight-read time (target <= 2)\n",
+                short_runs->rerun_ms, runs, short_runs->rerun_ms / read_ms);
+    std::printf("forward, 200 tokens, every trace: %7.1f ms (median of %d) = %.2f x the GEMM-bound time (target <= 1.5)\n",
+                long_runs->rerun_ms, runs, long_runs->rerun_ms / gemm_ms);
+    std::printf("  (each into the traces of the pass before, as a sentence run again; into a new pass, every trace\n"
+                "  allocated and page-faulted anew: 20 tokens %.1f ms = %.2f x, 200 tokens %.1f ms = %.2f x)\n",
+                short_runs->fresh_ms, short_runs->fresh_ms / read_ms, long_runs->fresh_ms, long_runs->fresh_ms / gemm_ms);
+    const double budget = f32_weight_bytes + long_runs->activations;
+    std::printf("peak resident memory: %.0f MiB = %.2f x (float32 weights %.0f MiB + the 200-token traces' activations %.0f MiB) "
+                "(target <= 1.25)\n",
+                peak_bytes / (1 << 20), peak_bytes / budget, f32_weight_bytes / (1 << 20), long_runs->activations / (1 << 20));
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string shape_name = "gpt2-small", dtype_name = "f32", keep, measure_folder;
+    int runs = 5, profile_tokens = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) shape_name = argv[++i];
+        else if (!std::strcmp(argv[i], "--dtype") && i + 1 < argc) dtype_name = argv[++i];
+        else if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
+        else if (!std::strcmp(argv[i], "--keep") && i + 1 < argc) keep = argv[++i];
+        else if (!std::strcmp(argv[i], "--measure") && i + 1 < argc) measure_folder = argv[++i];
+        else if (!std::strcmp(argv[i], "--profile") && i + 1 < argc) profile_tokens = std::atoi(argv[++i]);
+        else {
+            std::fprintf(stderr, "usage: model_bench [--shape gpt2-small|smollm2-135m] [--dtype f32|bf16] [--runs N] [--keep DIR]\n");
+            return 2;
+        }
+    }
+    const Shape shape = shape_name == "smollm2-135m" ? smollm2_135m() : gpt2_small();
+    if (shape.name != shape_name || (dtype_name != "f32" && dtype_name != "bf16")) {
+        std::fprintf(stderr, "model_bench: --shape is gpt2-small or smollm2-135m, --dtype f32 or bf16\n");
+        return 2;
+    }
+    // --measure DIR: the measuring process on a folder already written (with --profile N: only
+    // --runs passes of N tokens, for a profiler).
+    if (!measure_folder.empty()) return measure(shape, measure_folder, runs, profile_tokens);
+
+    const std::string folder =
+        !keep.empty() ? keep
+                      : (std::filesystem::temp_directory_path() / ("attnlab-model-bench-" + std::to_string(getpid()))).string();
+    {
+        const auto t0 = Clock::now();
+        const gpt2::Dtype dtype = dtype_name == "bf16" ? gpt2::Dtype::BF16 : gpt2::Dtype::F32;
+        std::string error;
+        const bool written = shape.learned_positions ? write_gpt2(shape, folder, dtype, &error) : write_llama(shape, folder, dtype, &error);
+        if (!written) {
+            std::fprintf(stderr, "%s\n", error.c_str());
+            return 1;
+        }
+        std::printf("wrote %s (%s) in %.1f s\n", folder.c_str(), dtype_name.c_str(), ms_since(t0) / 1000.0);
+        std::fflush(stdout);
+    }
+    // A fresh process measures: its peak memory is the opening and the running alone.
+    const std::string runs_text = std::to_string(runs);
+    const pid_t child = fork();
+    if (child == 0) {
+        execl("/proc/self/exe", argv[0], "--measure", folder.c_str(), "--shape", shape_name.c_str(), "--dtype", dtype_name.c_str(),
+              "--runs", runs_text.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (keep.empty()) std::filesystem::remove_all(folder);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}

@@ -1,0 +1,94 @@
+#pragma once
+// out = a·b on every core, bit for bit the numbers Eigen's own product gives.
+//
+// The engine runs Eigen's products on the calling thread (EIGEN_DONT_PARALLELIZE: it decides
+// itself where threads pay off). A layer's projections, W_O, the MLP and the LM head are one
+// product each, too few to share among threads by heads; this one shares it by its output's
+// columns: thread t computes out[:, cols_t] = a · b[:, cols_t].
+//
+// Why the numbers do not change: each output element is one dot product over k, and Eigen
+// sums it in depth blocks (kc) that depend on k and the caches only. What else decides its
+// summation order is the kernel path of its column: out is row-major, so Eigen computes outᵀ =
+// bᵀ·aᵀ and out's columns are the kernel's rows, taken in register blocks of mr rows (3
+// packets: 24 floats with AVX, 12 with SSE, 48 with AVX-512), then 2 packets, 1 packet (whose
+// kernel keeps two accumulators, even and odd k), half a packet, one row. A GEMV (one row of a
+// against bᵀ, the tied LM head) takes b's rows in blocks of 8, 4, 2, 1. Splitting at multiples of
+// 48 (a multiple of every mr and of 8) gives every column the block it had in the whole
+// product: the remainder after the last full block is the same columns. tests/test_engine.cpp
+// checks it bit for bit over a table of shapes.
+//
+// Only worth it for large products, and only at the top level: inside a parallel region (the
+// heads' loop) it runs on the calling thread.
+#include <algorithm>
+#include <type_traits>
+
+#include <omp.h>
+
+#include "matrix.hpp"
+
+namespace attn {
+
+// The columns of a split start at multiples of this (see above).
+constexpr Eigen::Index kProductColumnStep = 48;
+
+namespace detail {
+
+// Calls piece(begin, width) for the column ranges of an (n × cols) product of depth `depth`, on
+// `chunks` threads (0: one per core), or once for all columns where a split does not pay or
+// would change the numbers (a plain b against one row: Eigen's column-major GEMV, whose blocks
+// are 64 rows). Each thread takes about four pieces, handed out as threads come free: a thread
+// the OS takes away for a while (another program busy on the same cores) holds up its one
+// piece, not a whole half of the product.
+template <typename Piece>
+void for_column_pieces(Eigen::Index n, Eigen::Index depth, Eigen::Index cols, bool gemv_by_columns, int chunks, const Piece& piece) {
+    if (chunks <= 0) chunks = omp_in_parallel() ? 1 : omp_get_max_threads();
+    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(depth) * static_cast<double>(cols);
+    const Eigen::Index step = kProductColumnStep;
+    if (chunks < 2 || gemv_by_columns || flops < 4.0e6 || cols < 2 * step || depth == 0) {
+        piece(Eigen::Index{0}, cols);
+        return;
+    }
+    constexpr int kPiecesPerThread = 4;
+    const Eigen::Index per_piece = ((cols + chunks * kPiecesPerThread - 1) / (chunks * kPiecesPerThread) + step - 1) / step * step;
+    const int pieces = static_cast<int>((cols + per_piece - 1) / per_piece);
+#pragma omp parallel for num_threads(std::min(chunks, pieces)) schedule(dynamic, 1)
+    for (int c = 0; c < pieces; ++c) piece(c * per_piece, std::min(per_piece, cols - c * per_piece));
+}
+
+template <typename Rhs>
+constexpr bool is_matrix_or_transpose = std::is_same_v<Rhs, Matrix> || std::is_same_v<Rhs, Eigen::Transpose<const Matrix>>;
+
+}  // namespace detail
+
+// Which of Eigen's two evaluations of a·b (two row-major matrices) the numbers are: they differ
+// in the last bits, and a caller keeps the one its numbers always were.
+enum class ProductKernel {
+    row_major,     // out.noalias() = a * b, Matrix(a * b): the row-major result, computed as bᵀ·aᵀ
+    column_major,  // out = a * b, (a * b).rowwise() + bias: a column-major temporary (the product's
+                   // plain type), then copied; its blocks of out's columns are Eigen's nr = 4, and a
+                   // multiple of 4 keeps them
+};
+
+// out = a·b (b a Matrix, or a Matrix's transpose: h·Eᵀ), its columns in `chunks` pieces, one
+// per thread (0: one per core; one piece when the product is small). out must not alias a or b.
+template <typename Rhs>
+void product_into(const Matrix& a, const Rhs& b, Matrix& out, ProductKernel kernel = ProductKernel::row_major, int chunks = 0) {
+    static_assert(detail::is_matrix_or_transpose<Rhs>, "b is a Matrix or a Matrix's transpose");
+    out.resize(a.rows(), b.cols());
+    const bool gemv_by_columns = a.rows() == 1 && (std::is_same_v<Rhs, Matrix> || kernel == ProductKernel::column_major);
+    detail::for_column_pieces(a.rows(), a.cols(), b.cols(), gemv_by_columns, chunks, [&](Eigen::Index begin, Eigen::Index width) {
+        if (kernel == ProductKernel::row_major) out.middleCols(begin, width).noalias() = a * b.middleCols(begin, width);  // (n, k)·(k, w)
+        else out.middleCols(begin, width) = a * b.middleCols(begin, width);  // through a column-major temporary
+    });
+}
+
+// out = a·b + bias on every row, bias (1 × N), as (a * b).rowwise() + bias evaluates it
+// (ProductKernel::column_major). out must not alias a, b or bias.
+inline void product_plus_bias_into(const Matrix& a, const Matrix& b, const Matrix& bias, Matrix& out, int chunks = 0) {
+    out.resize(a.rows(), b.cols());
+    detail::for_column_pieces(a.rows(), a.cols(), b.cols(), a.rows() == 1, chunks, [&](Eigen::Index begin, Eigen::Index width) {
+        out.middleCols(begin, width) = (a * b.middleCols(begin, width)).rowwise() + bias.row(0).segment(begin, width);
+    });
+}
+
+}  // namespace attn
