@@ -264,10 +264,11 @@ std::string format_top(const json& top) {
 
 void add_model_options(CLI::App& app, ModelOptions& m) {
     app.add_option("--model", m.path,
-                   "a GPT-2 checkpoint folder (config.json, model.safetensors, vocab.json, merges.txt) or a model file "
-                   "trained in the app; with --text and --export-json or --print");
-    app.add_option("--layer", m.layer, "with --model --print: the layer to print, 1 = the first");
-    app.add_option("--head", m.head, "with --model --print: the head to print, 1 = the first");
+                   "a checkpoint folder (GPT-2, Llama, Qwen2, Qwen3, Gemma 2, Gemma 3, GPT-NeoX, BERT: config.json, "
+                   "*.safetensors, the tokenizer's files), a model of the Hugging Face cache by name (org/name), or a model "
+                   "file trained in the app; with --text and --export-json or --print, else opened in the window");
+    app.add_option("--layer", m.layer, "with --model: the layer to print (--print) or open in the pipeline, 1 = the first");
+    app.add_option("--head", m.head, "with --model: the head to print (--print) or show in the pipeline, 1 = the first");
 }
 
 bool check_model_options(const CLI::App& app, const Options& o, std::ostream& err) {
