@@ -883,3 +883,36 @@ TEST_CASE("a sentence run into the pass of another gives every number and matrix
         CHECK(kept.layers.empty());
     }
 }
+
+TEST_CASE("tokenizer_config.json's do_lower_case rebuilds a BERT tokenizer's normalizer where it differs from tokenizer.json's, as BertTokenizerFast does", "[engine][tokenizer]") {
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::temp_directory_path() / "attnlab-families-bert-lower-case";
+    fs::remove_all(folder);
+    testing::families::FamilyCheckpoint c = testing::families::bert_checkpoint();
+    c.config["vocab_size"] = 496;
+    testing::families::TensorMaker make(c, 99);
+    make("bert.embeddings.word_embeddings.weight", {496, 16}, 0.5);
+    make("cls.predictions.bias", {496}, 0.3);
+    testing::families::write_family_checkpoint(folder.string(), c);
+    // A cased WordPiece: its BertNormalizer has lowercase false, and "The", "the", "THE" are three tokens.
+    fs::copy_file(fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "wordpiece-bert-cased.json", folder / "tokenizer.json");
+    auto tokens_with = [&](const std::string& config) {
+        if (config.empty()) fs::remove(folder / "tokenizer_config.json");
+        else std::ofstream(folder / "tokenizer_config.json") << config;
+        const hf::OpenedModelLoad load = hf::open_model(folder.string());
+        for (const std::string& e : load.errors) INFO(e);
+        REQUIRE(load.model);
+        std::vector<std::string> tokens;
+        for (int id : load.model->tokenizer->encode("The HELLO")) tokens.push_back(load.model->tokenizer->token(id));
+        return tokens;
+    };
+    const std::vector<std::string> cased = {"[CLS]", "The", "HELLO", "[SEP]"}, lowered = {"[CLS]", "the", "hello", "[SEP]"};
+    CHECK(tokens_with("") == cased);
+    CHECK(tokens_with(R"({"tokenizer_class": "BertTokenizer", "do_lower_case": false})") == cased);
+    // No do_lower_case: transformers' default, true, wins over the file's normalizer.
+    CHECK(tokens_with(R"({"tokenizer_class": "BertTokenizerFast"})") == lowered);
+    CHECK(tokens_with(R"({"tokenizer_class": "BertTokenizer", "do_lower_case": true})") == lowered);
+    // Another class leaves tokenizer.json as it is.
+    CHECK(tokens_with(R"({"tokenizer_class": "PreTrainedTokenizerFast"})") == cased);
+    fs::remove_all(folder);
+}

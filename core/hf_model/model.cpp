@@ -66,25 +66,73 @@ Matrix unembed(const OpenedModel& m, const Matrix& t) {
     return logits;
 }
 
-// tokenizer_config.json, where transformers reads it to change what tokenizer.json computes:
-// its Llama, Code Llama, Gemma and GPT-NeoX tokenizers replace the post-processor by
-// "[bos] $A [eos]" from add_bos_token and add_eos_token (defaults: true and false for Llama and
-// Gemma, false and false for GPT-NeoX) with bos_token and eos_token (update_post_processor in
-// their tokenization_*_fast.py). Every other class uses tokenizer.json as it is. No file: as it is.
-void apply_tokenizer_config(const std::string& folder, tok::TokenizerJson& tokenizer, std::vector<std::string>& errors) {
-    const std::string path = (std::filesystem::path(folder) / "tokenizer_config.json").string();
+// tokenizer_config.json, read where it exists: transformers' tokenizer class applies some of
+// its settings over tokenizer.json. Nullopt: no file, or one that cannot be read (said).
+std::optional<nlohmann::json> read_tokenizer_config(const std::string& path, std::vector<std::string>& errors) {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return;
+    if (!std::filesystem::exists(path, ec)) return std::nullopt;
     const auto text = read_text_file(path, json_limits::kTokenizerConfigBytes, "tokenizer_config", errors);
-    if (!text) return;
-    const auto config = parse_json(*text, path, errors, json_limits::kTokenizerConfig);
-    if (!config) return;
-    if (!config->is_object()) {
+    if (!text) return std::nullopt;
+    auto config = parse_json(*text, path, errors, json_limits::kTokenizerConfig);
+    if (config && !config->is_object()) {
         errors.push_back(path + ": expected an object");
-        return;
+        return std::nullopt;
     }
-    std::string type = config->value("tokenizer_class", std::string());
+    return config;
+}
+
+// The class, without "Fast" (AutoTokenizer loads the fast one either way).
+std::string tokenizer_class(const nlohmann::json& config) {
+    const auto it = config.find("tokenizer_class");
+    std::string type = it != config.end() && it->is_string() ? it->get<std::string>() : std::string();
     if (type.size() > 4 && type.compare(type.size() - 4, 4, "Fast") == 0) type.resize(type.size() - 4);
+    return type;
+}
+
+// tokenizer.json, with what BertTokenizerFast changes in it: when the file's BertNormalizer
+// differs from tokenizer_config.json's do_lower_case (default true), strip_accents (default
+// none) or tokenize_chinese_chars (default true), transformers builds the normalizer again from
+// those three (tokenization_bert_fast.py), so a cased tokenizer.json with no do_lower_case
+// beside it lowercases. Every other class reads the file as it is.
+std::optional<tok::TokenizerJson> load_tokenizer(const std::string& path, const nlohmann::json* config, std::vector<std::string>& errors) {
+    if (config == nullptr || tokenizer_class(*config) != "BertTokenizer") return tok::TokenizerJson::load(path, errors);
+    const auto text = read_text_file(path, tok::kTokenizerJsonMaxBytes, "tokenizer.json", errors);
+    if (!text) return std::nullopt;
+    auto document = parse_json(*text, path, errors, tok::kTokenizerJsonLimits);
+    if (!document) return std::nullopt;
+    auto setting = [&](const char* key, const nlohmann::json& fallback) {
+        const auto it = config->find(key);
+        return it == config->end() ? fallback : *it;
+    };
+    const nlohmann::json lowercase = setting("do_lower_case", true), strip_accents = setting("strip_accents", nullptr),
+                         chinese = setting("tokenize_chinese_chars", true);
+    if (document->is_object() && document->contains("normalizer")) {
+        nlohmann::json& normalizer = (*document)["normalizer"];
+        if (normalizer.is_object() && normalizer.value("type", "") == "BertNormalizer") {
+            auto stored = [&](const char* key, const nlohmann::json& fallback) {
+                const auto it = normalizer.find(key);
+                return it == normalizer.end() ? fallback : *it;
+            };
+            if (stored("lowercase", lowercase) != lowercase || stored("strip_accents", strip_accents) != strip_accents ||
+                stored("handle_chinese_chars", chinese) != chinese) {
+                normalizer["lowercase"] = lowercase;
+                normalizer["strip_accents"] = strip_accents;
+                normalizer["handle_chinese_chars"] = chinese;
+            }
+        }
+    }
+    return tok::TokenizerJson::from_text(document->dump(), path, errors);
+}
+
+// The special tokens tokenizer_config.json decides: transformers' Llama, Code Llama, Gemma
+// and GPT-NeoX tokenizers replace the post-processor by "[bos] $A [eos]" from add_bos_token and
+// add_eos_token (defaults: true and false for Llama and Gemma, false and false for GPT-NeoX)
+// with bos_token and eos_token (update_post_processor in their tokenization_*_fast.py). Every
+// other class keeps tokenizer.json's.
+void apply_special_tokens(const std::string& path, const nlohmann::json& config_json, tok::TokenizerJson& tokenizer,
+                          std::vector<std::string>& errors) {
+    const nlohmann::json* config = &config_json;
+    const std::string type = tokenizer_class(config_json);
     struct Defaults {
         bool bos, eos;
         const char *bos_token, *eos_token;
@@ -160,8 +208,10 @@ OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer) {
     if (with_tokenizer) {
         const std::string tokenizer_file = (std::filesystem::path(folder) / "tokenizer.json").string();
         std::vector<std::string> tokenizer_errors;
-        tokenizer = tok::TokenizerJson::load(tokenizer_file, tokenizer_errors);
-        if (tokenizer) apply_tokenizer_config(folder, *tokenizer, tokenizer_errors);
+        const std::string config_file = (std::filesystem::path(folder) / "tokenizer_config.json").string();
+        const std::optional<nlohmann::json> config = read_tokenizer_config(config_file, tokenizer_errors);
+        tokenizer = load_tokenizer(tokenizer_file, config ? &*config : nullptr, tokenizer_errors);
+        if (tokenizer && config) apply_special_tokens(config_file, *config, *tokenizer, tokenizer_errors);
         for (std::string& e : tokenizer_errors) out.errors.push_back(std::move(e));
         if (tokenizer && tokenizer->size() > load.spec->vocab_size)
             out.errors.push_back(tokenizer_file + ": " + std::to_string(tokenizer->size()) + " tokens, but the model's embedding has " +
