@@ -300,6 +300,48 @@ Preset sinks_preset() {
     return p;
 }
 
+Preset first_token_sink_preset() {
+    Preset p;
+    p.name = "first-token-sink";
+    p.title = "Parking on the first token: what trained decoders do without a sink (GPT-2, Llama)";
+    p.description =
+        "Trained decoders have heads that put most of every row's weight on the first token, whatever the query "
+        "(attention sinks, Xiao et al. 2023): softmax must hand out a whole unit of attention, and a head with nothing "
+        "to read parks it where it costs nothing. Here W_Q and W_K are set by hand to do what training finds: every "
+        "token carries a constant feature (X's column 7) that W_Q turns into the same query direction in head 1, and "
+        "only <s> carries the feature (column 8) that W_K turns into a key along it, so q\xE1\xB5\xA2\xC2\xB7k\xE2\x82\x81 is "
+        "large for every i. <s>'s other features are small and W_V ignores the two, so its value is short: the "
+        "parked weight adds little to the output. Head 2 keeps random weights to compare.";
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.target.tokens = {"<s>", "the", "cat", "sat", "on", "the", "mat"};
+    s.d_model = 8;
+    s.heads = 2;
+    s.positional = PositionalEncoding::None;
+    s.mask = MaskKind::Causal;
+    const int n = static_cast<int>(s.target.tokens.size());
+    Matrix x = normal_matrix(n, 8, 41, 0.6f);
+    x.col(6).setOnes();        // every token: a constant feature
+    x.col(7).setZero();
+    x.row(0) *= 0.15f;         // <s>: small features,
+    x(0, 6) = 1.0f;
+    x(0, 7) = 3.0f;            // and its own
+    s.target.embeddings = x;
+    Matrix w_q = resolved_weight(SharedMatrix(), 8, 8, s.seed, 0).get();
+    Matrix w_k = resolved_weight(SharedMatrix(), 8, 8, s.seed, 1).get();
+    Matrix w_v = resolved_weight(SharedMatrix(), 8, 8, s.seed, 2).get();
+    w_q.row(6).head(4).setConstant(0.7f);  // head 1's query: the constant feature, one direction
+    w_q.row(7).head(4).setZero();
+    w_k.row(6).head(4).setZero();
+    w_k.row(7).head(4).setConstant(0.7f);  // head 1's key along it: <s> alone
+    w_v.row(6).setZero();                  // the constant and <s>'s own feature write nothing
+    w_v.row(7).setZero();
+    s.w_q = w_q;
+    s.w_k = w_k;
+    s.w_v = w_v;
+    return p;
+}
+
 Preset long_preset() {
     Preset p;
     p.name = "long-64-tokens";
@@ -559,6 +601,7 @@ std::vector<Preset> make_presets() {
     all.push_back(block_llama_preset());
     all.push_back(block_gemma_preset());
     all.push_back(block_gemma3_preset());
+    all.push_back(first_token_sink_preset());
     all.push_back(qk_norm_preset());
     all.push_back(sinks_preset());
     all.push_back(long_preset());

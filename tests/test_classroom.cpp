@@ -390,3 +390,22 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
         CHECK_FALSE(bad.lesson);
     }
 }
+
+TEST_CASE("the attention-sinks lesson shows a head parking on the first token with a short value, then gpt-oss's sink") {
+    const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/09-attention-sinks.json");
+    for (const std::string& e : load.errors) INFO(e);
+    REQUIRE(load.lesson);
+    const Lesson& l = *load.lesson;
+    REQUIRE(l.steps.size() == 4);
+    const Trace parked = run(scenario_at_step(l, 0));
+    REQUIRE(parked.ok);
+    const Matrix& w = parked.head[0].weights;
+    for (Eigen::Index i = 1; i < w.rows(); ++i) CHECK(w(i, 0) > 0.5f);   // every row's most on <s>
+    CHECK(parked.head[1].weights(3, 0) < 0.5f);                           // head 2 does not
+    const Matrix& v = parked.head[0].v;
+    for (Eigen::Index j = 1; j < v.rows(); ++j) CHECK(v.row(0).norm() < 0.5f * v.row(j).norm());  // <s>'s value is short
+    const Trace sink = run(scenario_at_step(l, 3));
+    REQUIRE(sink.ok);
+    CHECK(sink.settings.sinks);
+    CHECK(sink.head[0].weights.row(5).sum() < 0.5f);  // the sink took most of the row
+}
