@@ -661,14 +661,11 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     return true;
 }
 
-// Whether query i sees key j in a layer computed with these settings (the models' masks:
-// none (BERT), causal, or causal within the last `window` keys).
-bool sees(const TraceSettings& settings, int i, int j) {
-    switch (settings.mask) {
-        case MaskKind::None: return true;
-        case MaskKind::SlidingWindow: return j <= i && i - j < settings.window;
-        default: return j <= i;
-    }
+// Whether query i sees key j in a layer's trace: its mask as the engine applied it (none for
+// BERT, causal, causal within the layer's window, or what an edit in the pipeline made of it).
+bool sees(const Trace& trace, int i, int j) {
+    if (trace.visible.size() == 0) return true;
+    return trace.visible(i, j);
 }
 
 // "L3", and for a model whose layers differ in their window, "local 512" or "global" after it.
@@ -763,7 +760,7 @@ void draw_grid(Context& state, ModelViewState& m) {
             draw->AddRectFilled(p0, ImVec2(p0.x + map, p0.y + map), pack(kMaskedBackground, 90));
             for (int i = 0; i < tokens; ++i)
                 for (int j = 0; j < tokens; ++j) {
-                    if (!sees(trace.settings, i, j)) continue;
+                    if (!sees(trace, i, j)) continue;
                     const ImVec2 a(p0.x + static_cast<float>(j) * cell, p0.y + static_cast<float>(i) * cell);
                     draw->AddRectFilled(a, ImVec2(a.x + cell + 0.5f, a.y + cell + 0.5f), pack(viridis(w(i, j))));
                 }
@@ -804,11 +801,12 @@ void draw_grid(Context& state, ModelViewState& m) {
                 if (windows_differ)
                     about += local ? "\nlocal layer: each query sees its last " + std::to_string(model.window(l)) + " keys (itself included)"
                                    : std::string("\nglobal layer: each query sees every earlier key");
-                const std::string weight = sees(trace.settings, i, j) ? "weight " + std::to_string(w(i, j)).substr(0, 5)
-                                                                      : std::string("masked: the query does not see this key");
+                char weight[64];
+                if (sees(trace, i, j)) std::snprintf(weight, sizeof weight, "weight %.3f", static_cast<double>(w(i, j)));
+                else std::snprintf(weight, sizeof weight, "masked: the query does not see this key");
                 ImGui::SetTooltip("layer %d, head %d%s: %s \xE2\x86\x92 %s  %s%s\nclick to open this layer and head in the pipeline\n%s",
                                   l + 1, h + 1, ablated_head ? " (ablated: its output is zeroed, it adds nothing)" : "",
-                                  pass.tokens[static_cast<size_t>(i)].c_str(), pass.tokens[static_cast<size_t>(j)].c_str(), weight.c_str(),
+                                  pass.tokens[static_cast<size_t>(i)].c_str(), pass.tokens[static_cast<size_t>(j)].c_str(), weight,
                                   about.c_str(), ablated_head ? "right-click to restore this head" : "right-click to ablate this head (zero its rows of W_O)");
             }
             if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) open_model_layer(state, m, l, h);
