@@ -125,8 +125,11 @@ void heads_controls(Context& state) {
         ImGui::EndCombo();
     }
     ImGui::SameLine();
-    if (s.input == InputMode::Embeddings && s.head_dim > 0) ImGui::Text("d\xE2\x82\x96 = head_dim = %d", s.head_dim);
-    else ImGui::Text("d\xE2\x82\x96 = %d / %d = %d", columns, std::max(1, s.heads), columns / std::max(1, s.heads));
+    if (s.input == InputMode::Embeddings && s.head_dim > 0) {
+        ImGui::Text("d\xE2\x82\x96 = %d", s.head_dim);  // the model's head_dim: no room in the side bar to say so
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("head_dim = %d, the model's own: not d_model / heads = %d / %d", s.head_dim, s.d_model, std::max(1, s.heads));
+    } else ImGui::Text("d\xE2\x82\x96 = %d / %d = %d", columns, std::max(1, s.heads), columns / std::max(1, s.heads));
     // Grouped-query attention: which query heads share a K/V head, and what the K/V cache saves.
     const int kv = kv_heads_of(s);
     if (kv != s.heads && kv > 0) {
