@@ -16,7 +16,8 @@
 // attention map), the median of --runs runs each: into the traces of the pass before (the
 // figure compared with the limits, as gpt2_bench's forward), and into a new pass.
 //
-// The limits, measured in that process, on all cores (nproc):
+// The limits, measured in that process, on all cores (nproc), after the passes and again after
+// a second set of them (each figure the better of two: the machine may be shared):
 //   GEMM-bound time   Σ over the pass's products (Q, K, V, QKᵀ, weights·V, W_O, the MLP's,
 //                     the LM head's one row) of 2·m·k·n FLOPs at the rate Eigen reaches on
 //                     that very shape, every core running its own copy of the product
@@ -333,21 +334,39 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
         return 0;
     }
 
-    const std::optional<Runs> short_runs = time_passes(model, 20, runs);
-    const std::optional<Runs> long_runs = short_runs ? time_passes(model, 200, runs) : std::nullopt;
+    // Passes, the limits, passes again, the limits again: on a machine shared with other work each
+    // figure is the better of its two (the pass's median, the limit's best), the load average
+    // printed beside them.
+    std::optional<Runs> short_runs = time_passes(model, 20, runs);
+    std::optional<Runs> long_runs = short_runs ? time_passes(model, 200, runs) : std::nullopt;
     if (!long_runs) return 1;
     const double peak_bytes = peak_rss_kib() * 1024.0;  // before the limits' own buffers
-
-    std::printf("limits (%d threads):\n", omp_get_max_threads());
-    double flops = 0, gemm_seconds = 0;
-    for (const Product& p : pass_products(shape, 200)) {
-        const double rate = gemm_rate(p);
-        flops += p.flops();
-        gemm_seconds += p.flops() / rate;
-        std::printf("  %-22s (%ld x %ld)·(%ld x %ld) x %-4ld %7.2f GFLOP  at %6.1f GFLOP/s\n", p.what, p.m, p.k, p.k, p.n, p.count,
-                    p.flops() / 1e9, rate / 1e9);
+    const std::vector<Product> products = pass_products(shape, 200);
+    std::vector<double> rates(products.size(), 0.0);
+    double bandwidth = 0;
+    for (int round = 0; round < 2; ++round) {
+        for (std::size_t i = 0; i < products.size(); ++i) rates[i] = std::max(rates[i], gemm_rate(products[i]));
+        bandwidth = std::max(bandwidth, read_bandwidth());
+        if (round == 1) break;
+        const std::optional<Runs> short_again = time_passes(model, 20, runs);
+        const std::optional<Runs> long_again = short_again ? time_passes(model, 200, runs) : std::nullopt;
+        if (!long_again) return 1;
+        for (auto [best, again] : {std::pair{&*short_runs, &*short_again}, std::pair{&*long_runs, &*long_again}}) {
+            best->rerun_ms = std::min(best->rerun_ms, again->rerun_ms);
+            best->fresh_ms = std::min(best->fresh_ms, again->fresh_ms);
+        }
     }
-    const double bandwidth = read_bandwidth();
+    double load[3] = {0, 0, 0};
+    getloadavg(load, 3);
+    std::printf("limits (%d threads; load average %.2f over the last minute):\n", omp_get_max_threads(), load[0]);
+    double flops = 0, gemm_seconds = 0;
+    for (std::size_t i = 0; i < products.size(); ++i) {
+        const Product& p = products[i];
+        flops += p.flops();
+        gemm_seconds += p.flops() / rates[i];
+        std::printf("  %-22s (%ld x %ld)·(%ld x %ld) x %-4ld %7.2f GFLOP  at %6.1f GFLOP/s\n", p.what, p.m, p.k, p.k, p.n, p.count,
+                    p.flops() / 1e9, rates[i] / 1e9);
+    }
     const double gemm_ms = gemm_seconds * 1000.0, read_ms = model.weight_bytes / bandwidth * 1000.0;
     std::printf("  200 tokens: %.2f GFLOP at Eigen's rate on these shapes (%.1f GFLOP/s overall): %.1f ms GEMM-bound\n",
                 flops / 1e9, flops / gemm_seconds / 1e9, gemm_ms);
@@ -358,9 +377,9 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
                 shape.name.c_str(), folder.c_str(), "", shape.layers, shape.heads, shape.kv_heads, shape.d_model, shape.head_dim,
                 shape.d_ff, shape.vocab, shape.parameters() / 1e6);
     std::printf("open: %.0f ms (the file in the OS cache)\n", open_ms);
-    std::printf("forward, 20 tokens, every trace:  %7.1f ms (median of %d) = %.2f x the weight-read time (target <= 2)\n",
+    std::printf("forward, 20 tokens, every trace:  %7.1f ms (median of %d, the better of 2) = %.2f x the weight-read time (target <= 2)\n",
                 short_runs->rerun_ms, runs, short_runs->rerun_ms / read_ms);
-    std::printf("forward, 200 tokens, every trace: %7.1f ms (median of %d) = %.2f x the GEMM-bound time (target <= 1.5)\n",
+    std::printf("forward, 200 tokens, every trace: %7.1f ms (median of %d, the better of 2) = %.2f x the GEMM-bound time (target <= 1.5)\n",
                 long_runs->rerun_ms, runs, long_runs->rerun_ms / gemm_ms);
     std::printf("  (each into the traces of the pass before, as a sentence run again; into a new pass, every trace\n"
                 "  allocated and page-faulted anew: 20 tokens %.1f ms = %.2f x, 200 tokens %.1f ms = %.2f x)\n",
