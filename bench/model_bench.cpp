@@ -341,11 +341,12 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
     std::optional<Runs> long_runs = short_runs ? time_passes(model, 200, runs) : std::nullopt;
     if (!long_runs) return 1;
     const double peak_bytes = peak_rss_kib() * 1024.0;  // before the limits' own buffers
-    const std::vector<Product> products = pass_products(shape, 200);
-    std::vector<double> rates(products.size(), 0.0);
+    const std::vector<Product> products = pass_products(shape, 200), short_products = pass_products(shape, 20);
+    std::vector<double> rates(products.size(), 0.0), short_rates(short_products.size(), 0.0);
     double bandwidth = 0;
     for (int round = 0; round < 2; ++round) {
         for (std::size_t i = 0; i < products.size(); ++i) rates[i] = std::max(rates[i], gemm_rate(products[i]));
+        for (std::size_t i = 0; i < short_products.size(); ++i) short_rates[i] = std::max(short_rates[i], gemm_rate(short_products[i]));
         bandwidth = std::max(bandwidth, read_bandwidth());
         if (round == 1) break;
         const std::optional<Runs> short_again = time_passes(model, 20, runs);
@@ -367,11 +368,20 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
         std::printf("  %-22s (%ld x %ld)·(%ld x %ld) x %-4ld %7.2f GFLOP  at %6.1f GFLOP/s\n", p.what, p.m, p.k, p.k, p.n, p.count,
                     p.flops() / 1e9, rates[i] / 1e9);
     }
+    double short_flops = 0, short_seconds = 0;
+    for (std::size_t i = 0; i < short_products.size(); ++i) {
+        short_flops += short_products[i].flops();
+        short_seconds += short_products[i].flops() / short_rates[i];
+    }
     const double gemm_ms = gemm_seconds * 1000.0, read_ms = model.weight_bytes / bandwidth * 1000.0;
     std::printf("  200 tokens: %.2f GFLOP at Eigen's rate on these shapes (%.1f GFLOP/s overall): %.1f ms GEMM-bound\n",
                 flops / 1e9, flops / gemm_seconds / 1e9, gemm_ms);
     std::printf("  memory read bandwidth %.1f GB/s: the weights (%.0f MB in memory) read once in %.1f ms\n", bandwidth / 1e9,
                 model.weight_bytes / 1e6, read_ms);
+    // At 20 tokens each weight meets 20 rows: 40 FLOPs per 4 bytes read. Where the cores do fewer
+    // FLOPs per byte than that the pass is bound by its arithmetic, not by reading the weights.
+    std::printf("  20 tokens: %.2f GFLOP at Eigen's rate on those shapes (%.1f GFLOP/s overall): %.1f ms GEMM-bound, %.2f x the weight-read time\n",
+                short_flops / 1e9, short_flops / short_seconds / 1e9, short_seconds * 1000.0, short_seconds * 1000.0 / read_ms);
 
     std::printf("%s, random weights, %s file%s: %d layers, %d/%d heads, d_model %d, head_dim %d, d_ff %d, vocab %d; %.1fM parameters\n",
                 shape.name.c_str(), folder.c_str(), "", shape.layers, shape.heads, shape.kv_heads, shape.d_model, shape.head_dim,
@@ -384,6 +394,7 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
     std::printf("  (each into the traces of the pass before, as a sentence run again; into a new pass, every trace\n"
                 "  allocated and page-faulted anew: 20 tokens %.1f ms = %.2f x, 200 tokens %.1f ms = %.2f x)\n",
                 short_runs->fresh_ms, short_runs->fresh_ms / read_ms, long_runs->fresh_ms, long_runs->fresh_ms / gemm_ms);
+    std::printf("  20 tokens: %.2f x the GEMM-bound time at 20 tokens\n", short_runs->rerun_ms / (short_seconds * 1000.0));
     const double budget = f32_weight_bytes + long_runs->activations;
     std::printf("peak resident memory: %.0f MiB = %.2f x (float32 weights %.0f MiB + the 200-token traces' activations %.0f MiB) "
                 "(target <= 1.25)\n",
