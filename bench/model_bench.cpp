@@ -4,6 +4,8 @@
 //
 //   model_bench [--shape gpt2-small|smollm2-135m] [--dtype f32|bf16] [--runs N] [--keep DIR]
 //   model_bench --measure DIR --shape S [--runs N] [--profile N]    (on a folder already written)
+// --profile N runs --runs passes of N tokens alone, for a profiler: each into the pass before, or
+// each a new pass with ATTNLAB_BENCH_FRESH set.
 //
 // Shapes, with random N(0, 0.02)-like weights (the pass's cost does not depend on the values):
 //   gpt2-small     12 layers × 12 heads, d_model 768, d_ff 3072, vocab 50257, tied: written by
