@@ -4,6 +4,8 @@
 //
 //   model_bench [--shape gpt2-small|smollm2-135m] [--dtype f32|bf16] [--runs N] [--keep DIR]
 //   model_bench --measure DIR --shape S [--runs N] [--profile N]    (on a folder already written)
+// --profile N runs --runs passes of N tokens alone, for a profiler: each into the pass before, or
+// each a new pass with ATTNLAB_BENCH_FRESH set.
 //
 // Shapes, with random N(0, 0.02)-like weights (the pass's cost does not depend on the values):
 //   gpt2-small     12 layers × 12 heads, d_model 768, d_ff 3072, vocab 50257, tied: written by
@@ -16,7 +18,8 @@
 // attention map), the median of --runs runs each: into the traces of the pass before (the
 // figure compared with the limits, as gpt2_bench's forward), and into a new pass.
 //
-// The limits, measured in that process, on all cores (nproc):
+// The limits, measured in that process, on all cores (nproc), after the passes and again after
+// a second set of them (each figure the better of two: the machine may be shared):
 //   GEMM-bound time   Σ over the pass's products (Q, K, V, QKᵀ, weights·V, W_O, the MLP's,
 //                     the LM head's one row) of 2·m·k·n FLOPs at the rate Eigen reaches on
 //                     that very shape, every core running its own copy of the product
@@ -333,38 +336,67 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
         return 0;
     }
 
-    const std::optional<Runs> short_runs = time_passes(model, 20, runs);
-    const std::optional<Runs> long_runs = short_runs ? time_passes(model, 200, runs) : std::nullopt;
+    // Passes, the limits, passes again, the limits again: on a machine shared with other work each
+    // figure is the better of its two (the pass's median, the limit's best), the load average
+    // printed beside them.
+    std::optional<Runs> short_runs = time_passes(model, 20, runs);
+    std::optional<Runs> long_runs = short_runs ? time_passes(model, 200, runs) : std::nullopt;
     if (!long_runs) return 1;
     const double peak_bytes = peak_rss_kib() * 1024.0;  // before the limits' own buffers
-
-    std::printf("limits (%d threads):\n", omp_get_max_threads());
-    double flops = 0, gemm_seconds = 0;
-    for (const Product& p : pass_products(shape, 200)) {
-        const double rate = gemm_rate(p);
-        flops += p.flops();
-        gemm_seconds += p.flops() / rate;
-        std::printf("  %-22s (%ld x %ld)·(%ld x %ld) x %-4ld %7.2f GFLOP  at %6.1f GFLOP/s\n", p.what, p.m, p.k, p.k, p.n, p.count,
-                    p.flops() / 1e9, rate / 1e9);
+    const std::vector<Product> products = pass_products(shape, 200), short_products = pass_products(shape, 20);
+    std::vector<double> rates(products.size(), 0.0), short_rates(short_products.size(), 0.0);
+    double bandwidth = 0;
+    for (int round = 0; round < 2; ++round) {
+        for (std::size_t i = 0; i < products.size(); ++i) rates[i] = std::max(rates[i], gemm_rate(products[i]));
+        for (std::size_t i = 0; i < short_products.size(); ++i) short_rates[i] = std::max(short_rates[i], gemm_rate(short_products[i]));
+        bandwidth = std::max(bandwidth, read_bandwidth());
+        if (round == 1) break;
+        const std::optional<Runs> short_again = time_passes(model, 20, runs);
+        const std::optional<Runs> long_again = short_again ? time_passes(model, 200, runs) : std::nullopt;
+        if (!long_again) return 1;
+        for (auto [best, again] : {std::pair{&*short_runs, &*short_again}, std::pair{&*long_runs, &*long_again}}) {
+            best->rerun_ms = std::min(best->rerun_ms, again->rerun_ms);
+            best->fresh_ms = std::min(best->fresh_ms, again->fresh_ms);
+        }
     }
-    const double bandwidth = read_bandwidth();
+    double load[3] = {0, 0, 0};
+    getloadavg(load, 3);
+    std::printf("limits (%d threads; load average %.2f over the last minute):\n", omp_get_max_threads(), load[0]);
+    double flops = 0, gemm_seconds = 0;
+    for (std::size_t i = 0; i < products.size(); ++i) {
+        const Product& p = products[i];
+        flops += p.flops();
+        gemm_seconds += p.flops() / rates[i];
+        std::printf("  %-22s (%ld x %ld)·(%ld x %ld) x %-4ld %7.2f GFLOP  at %6.1f GFLOP/s\n", p.what, p.m, p.k, p.k, p.n, p.count,
+                    p.flops() / 1e9, rates[i] / 1e9);
+    }
+    double short_flops = 0, short_seconds = 0;
+    for (std::size_t i = 0; i < short_products.size(); ++i) {
+        short_flops += short_products[i].flops();
+        short_seconds += short_products[i].flops() / short_rates[i];
+    }
     const double gemm_ms = gemm_seconds * 1000.0, read_ms = model.weight_bytes / bandwidth * 1000.0;
     std::printf("  200 tokens: %.2f GFLOP at Eigen's rate on these shapes (%.1f GFLOP/s overall): %.1f ms GEMM-bound\n",
                 flops / 1e9, flops / gemm_seconds / 1e9, gemm_ms);
     std::printf("  memory read bandwidth %.1f GB/s: the weights (%.0f MB in memory) read once in %.1f ms\n", bandwidth / 1e9,
                 model.weight_bytes / 1e6, read_ms);
+    // At 20 tokens each weight meets 20 rows: 40 FLOPs per 4 bytes read. Where the cores do fewer
+    // FLOPs per byte than that the pass is bound by its arithmetic, not by reading the weights.
+    std::printf("  20 tokens: %.2f GFLOP at Eigen's rate on those shapes (%.1f GFLOP/s overall): %.1f ms GEMM-bound, %.2f x the weight-read time\n",
+                short_flops / 1e9, short_flops / short_seconds / 1e9, short_seconds * 1000.0, short_seconds * 1000.0 / read_ms);
 
     std::printf("%s, random weights, %s file%s: %d layers, %d/%d heads, d_model %d, head_dim %d, d_ff %d, vocab %d; %.1fM parameters\n",
                 shape.name.c_str(), folder.c_str(), "", shape.layers, shape.heads, shape.kv_heads, shape.d_model, shape.head_dim,
                 shape.d_ff, shape.vocab, shape.parameters() / 1e6);
     std::printf("open: %.0f ms (the file in the OS cache)\n", open_ms);
-    std::printf("forward, 20 tokens, every trace:  %7.1f ms (median of %d) = %.2f x the weight-read time (target <= 2)\n",
+    std::printf("forward, 20 tokens, every trace:  %7.1f ms (median of %d, the better of 2) = %.2f x the weight-read time (target <= 2)\n",
                 short_runs->rerun_ms, runs, short_runs->rerun_ms / read_ms);
-    std::printf("forward, 200 tokens, every trace: %7.1f ms (median of %d) = %.2f x the GEMM-bound time (target <= 1.5)\n",
+    std::printf("forward, 200 tokens, every trace: %7.1f ms (median of %d, the better of 2) = %.2f x the GEMM-bound time (target <= 1.5)\n",
                 long_runs->rerun_ms, runs, long_runs->rerun_ms / gemm_ms);
     std::printf("  (each into the traces of the pass before, as a sentence run again; into a new pass, every trace\n"
                 "  allocated and page-faulted anew: 20 tokens %.1f ms = %.2f x, 200 tokens %.1f ms = %.2f x)\n",
                 short_runs->fresh_ms, short_runs->fresh_ms / read_ms, long_runs->fresh_ms, long_runs->fresh_ms / gemm_ms);
+    std::printf("  20 tokens: %.2f x the GEMM-bound time at 20 tokens\n", short_runs->rerun_ms / (short_seconds * 1000.0));
     const double budget = f32_weight_bytes + long_runs->activations;
     std::printf("peak resident memory: %.0f MiB = %.2f x (float32 weights %.0f MiB + the 200-token traces' activations %.0f MiB) "
                 "(target <= 1.25)\n",

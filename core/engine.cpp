@@ -531,6 +531,8 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
     b.w_2 = resolved_weight(o.w_2, d_ff, d_model, s.seed, 11);
     if (o.gated) {
         // SwiGLU / GeGLU: the gate's activation decides how much of each up-projected unit passes.
+        // Each product keeps the kernel its numbers always came from (product.hpp: Matrix(a·b) for
+        // the gate, `m = a·b`, a column-major temporary, for up and down).
         b.w_gate = resolved_weight(o.w_gate, d_model, d_ff, s.seed, 12);
         product_into(ffn_input, *b.w_gate, b.ffn_gate);     // (n, d_model)·(d_model, d_ff) → (n, d_ff)
         b.ffn_gate = activate(b.ffn_gate, o.activation);
