@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <future>
@@ -702,11 +703,12 @@ void draw_grid(Context& state, ModelViewState& m) {
     // The maps fill the tab: as wide as the heads allow and as tall as the layers allow (down to
     // 48 px, below which the grid scrolls instead), at most 320 px.
     const ImVec2 room = ImGui::GetContentRegionAvail();
-    const float header = line * (grouped ? 2.0f : 1.0f);
+    const float header = line * (grouped ? 3.0f : 2.0f);  // K/V heads, heads, and the line said when maps are pooled
     const float by_width = (room.x - label_w - 8.0f * scale - static_cast<float>(groups - 1) * group_gap) / static_cast<float>(heads) - gap;
     const float by_height = (room.y - header - 8.0f * scale) / static_cast<float>(std::max(1, layers)) - gap;
     const float map = std::clamp(std::min(by_width, std::max(by_height, 48.0f * scale)), 16.0f * scale, 320.0f * scale);
     const float cell = map / static_cast<float>(tokens);
+    const int block = std::max(1, static_cast<int>(std::ceil(2.0f / cell)));  // cells per drawn block, each way
     // Head h's left edge, its group's gaps before it.
     std::vector<float> column(static_cast<size_t>(heads));
     for (int h = 0, k = 0; h < heads; ++h) {
@@ -714,6 +716,13 @@ void draw_grid(Context& state, ModelViewState& m) {
         column[static_cast<size_t>(h)] = label_w + static_cast<float>(h) * (map + gap) + static_cast<float>(k) * group_gap;
     }
     ImGui::BeginChild("model.grid", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    if (block > 1) {
+        const std::string text = std::to_string(tokens) + " tokens in " + std::to_string(static_cast<int>(map)) +
+                                 " px: each point of a map is the largest weight of a block of " + std::to_string(block) + " \xC3\x97 " +
+                                 std::to_string(block) + " cells; the tooltip reads each cell, and a click opens the whole layer.";
+        ImGui::TextDisabled("%s", text.c_str());  // one line, counted in the header above the maps
+        record_item(state, "model.grid_pooled", text);
+    }
     ImDrawList* draw = ImGui::GetWindowDrawList();
     ImVec2 origin = ImGui::GetCursorScreenPos();
     if (grouped) {
@@ -758,11 +767,19 @@ void draw_grid(Context& state, ModelViewState& m) {
             // The masked cells are the masked grey, the cells the mask lets through drawn over
             // it in viridis, as the weights cards are.
             draw->AddRectFilled(p0, ImVec2(p0.x + map, p0.y + map), pack(kMaskedBackground, 90));
-            for (int i = 0; i < tokens; ++i)
-                for (int j = 0; j < tokens; ++j) {
-                    if (!sees(trace, i, j)) continue;
-                    const ImVec2 a(p0.x + static_cast<float>(j) * cell, p0.y + static_cast<float>(i) * cell);
-                    draw->AddRectFilled(a, ImVec2(a.x + cell + 0.5f, a.y + cell + 0.5f), pack(viridis(w(i, j))));
+            // Cells under 2 px: each block of `block` × `block` cells one rectangle, coloured by the
+            // largest weight the mask lets through in it (a head's peaks stay visible; said below).
+            for (int i0 = 0; i0 < tokens; i0 += block)
+                for (int j0 = 0; j0 < tokens; j0 += block) {
+                    float largest = -1.0f;
+                    for (int i = i0; i < std::min(tokens, i0 + block); ++i)
+                        for (int j = j0; j < std::min(tokens, j0 + block); ++j)
+                            if (sees(trace, i, j)) largest = std::max(largest, w(i, j));
+                    if (largest < 0.0f) continue;  // every cell of the block masked: the ground shows
+                    const ImVec2 a(p0.x + static_cast<float>(j0) * cell, p0.y + static_cast<float>(i0) * cell);
+                    const float side = static_cast<float>(block) * cell;
+                    draw->AddRectFilled(a, ImVec2(std::min(a.x + side + 0.5f, p0.x + map), std::min(a.y + side + 0.5f, p0.y + map)),
+                                        pack(viridis(largest)));
                 }
             if (grouped)  // the K/V head's colour along the map's top edge
                 draw->AddRectFilled(ImVec2(p0.x, p0.y - 2.0f * scale), ImVec2(p0.x + map, p0.y), pack(category_colour(model.kv_head(h))));

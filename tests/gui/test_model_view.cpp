@@ -1026,3 +1026,26 @@ TEST_CASE("Model view: a Gemma 3 in the Hugging Face cache opens by its name, as
     CHECK(said);
     fs::remove_all(cache);
 }
+
+TEST_CASE("Model view: maps whose cells would be under 2 px draw each block's largest weight, and say so", "[model-view][families]") {
+    const std::string folder = write_family_model("attnlab-gui-gemma3-long", testing::families::gemma3_checkpoint(), "model.embed_tokens.weight", 16,
+                                                  "bytelevel-roberta-prefix-space.json", 402);
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.window.model.state.sentence = "the cat sat";
+    REQUIRE(ui.open_model(folder));
+    ui.frame(2);
+    CHECK(ui.widget("model.grid_pooled") == nullptr);  // 5 tokens: every cell drawn
+    std::string text;
+    for (int i = 0; i < 40; ++i) text += "the cat sat on the mat and ";
+    ui.window.model.state.sentence = text;
+    ui.frame(2);
+    ui.window.finish_work();
+    ui.frame(2);
+    REQUIRE(ui.window.model.state.pass.ok);
+    REQUIRE(ui.window.model.state.pass.tokens.size() > 400);
+    REQUIRE(ui.widget("model.grid_pooled") != nullptr);
+    CHECK_THAT(ui.text("model.grid_pooled"), Catch::Matchers::Contains(" tokens in ") &&
+                                                 Catch::Matchers::Contains("the largest weight of a block of "));
+    std::filesystem::remove_all(folder);
+}
