@@ -593,7 +593,11 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     }
     draw_recompute_under_way(state, m);
 
-    // The tokens as chips: the readable token, its id below.
+    // The tokens as chips: the readable token, its id below. A long sentence's chips scroll in a
+    // box of four rows, so that the maps keep their room.
+    const float chip_row = ImGui::GetFrameHeightWithSpacing() + ImGui::GetTextLineHeight();
+    const bool boxed = pass.tokens.size() > 40;
+    if (boxed) ImGui::BeginChild("model.chips", ImVec2(0.0f, 4.0f * chip_row + ImGui::GetStyle().WindowPadding.y), false);
     std::string chips;
     for (size_t i = 0; i < pass.tokens.size(); ++i) {
         if (i > 0) ImGui::SameLine();
@@ -619,6 +623,7 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
         chips += (i ? " " : "") + pass.tokens[i] + "/" + std::to_string(pass.token_ids[i]);
     }
     record_item(state, "model.tokens", chips);
+    if (boxed) ImGui::EndChild();
 
     // The prediction: the next token's top 5, or (BERT) each [MASK]'s.
     const NonFiniteOrigin& non_finite = pass.non_finite;

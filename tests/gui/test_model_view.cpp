@@ -1045,6 +1045,9 @@ TEST_CASE("Model view: maps whose cells would be under 2 px draw each block's la
     REQUIRE(ui.window.model.state.pass.ok);
     REQUIRE(ui.window.model.state.pass.tokens.size() > 400);
     REQUIRE(ui.widget("model.grid_pooled") != nullptr);
+    // The chips scroll in a box of four rows: the maps start in the window's upper half.
+    REQUIRE(ui.widget("model.tab.grid") != nullptr);
+    CHECK(ui.widget("model.tab.grid")->y < 500.0f);
     CHECK_THAT(ui.text("model.grid_pooled"), Catch::Matchers::Contains(" tokens in ") &&
                                                  Catch::Matchers::Contains("the largest weight of a block of "));
     std::filesystem::remove_all(folder);
