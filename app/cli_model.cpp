@@ -10,7 +10,7 @@
 
 #include "analysis.hpp"
 #include "gpt2/model.hpp"
-#include "hf_model/model.hpp"
+#include "language_model.hpp"
 #include "hf_cache.hpp"
 #include "stack.hpp"
 #include "report.hpp"
@@ -96,7 +96,7 @@ std::string model_file_non_finite(const train::Model& model, const train::Forwar
            number(model.params.unembedding.col(t).cwiseAbs().maxCoeff()) + ") is beyond the float range (about ±3.4e38)";
 }
 
-json top_json(const std::vector<gpt2::TokenProbability>& top) {
+json top_json(const std::vector<TokenProbability>& top) {
     json ids = json::array(), tokens = json::array(), probabilities = json::array();
     for (const auto& t : top) {
         ids.push_back(t.id);
@@ -117,24 +117,6 @@ std::vector<gpt2::TokenProbability> top_of_row(const Matrix& logits, Eigen::Inde
 }
 
 // A GPT-2 folder. Returns the exit code (0 with `run` filled).
-int run_gpt2(const std::string& folder, const std::string& text, ModelRun& run, std::ostream& err) {
-    gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
-    for (const std::string& e : load.errors) err << e << "\n";
-    if (!load.checkpoint) return 2;
-    gpt2::ForwardPass pass = gpt2::forward_text(*load.checkpoint, text);
-    if (!pass.ok) {
-        for (const std::string& e : pass.errors) err << folder << ": " << e << "\n";
-        return 3;
-    }
-    run.token_ids = std::move(pass.token_ids);
-    run.tokens = std::move(pass.tokens);
-    run.layers = std::move(pass.layers);
-    run.next_token_top5 = top_json(pass.next_token_top5);
-    run.weights_in_checkpoint = true;
-    run.ignored = gpt2::ignored_text(load.ignored);
-    if (pass.non_finite.any()) run.non_finite = pass.non_finite.sentence();
-    return 0;
-}
 
 // A model file trained in the app; the text is its vocabulary's names separated by spaces.
 int run_model_file(const std::string& path, const std::string& text, ModelRun& run, std::ostream& err) {
@@ -179,24 +161,14 @@ int run_model_file(const std::string& path, const std::string& text, ModelRun& r
     return 0;
 }
 
-// One layer's trace as JSON. A GPT-2 layer's weight matrices are the checkpoint's (up to
-// 768 × 3072 each): they are named, not copied, so the file stays the size of the activations.
-json predictions_json(const std::vector<TokenProbability>& top) {
-    json ids = json::array(), tokens = json::array(), probabilities = json::array();
-    for (const TokenProbability& p : top) {
-        ids.push_back(p.id);
-        tokens.push_back(p.token);
-        probabilities.push_back(p.probability);
-    }
-    return {{"ids", ids}, {"tokens", tokens}, {"probabilities", probabilities}};
-}
-
-// A folder of another family (Llama, Qwen, Gemma, GPT-NeoX, BERT): core/hf_model.
-int run_hf(const std::string& folder, const std::string& text, ModelRun& run, std::ostream& err) {
-    hf::OpenedModelLoad load = hf::open_model(folder);
+// A checkpoint folder (core/language_model): GPT-2, or a family (Llama, Qwen, Gemma, GPT-NeoX,
+// BERT) read by core/hf_model. GPT-2's weights are named in the export, not copied.
+int run_checkpoint(const std::string& folder, const std::string& text, ModelRun& run, std::ostream& err) {
+    lm::ModelLoad load = lm::load_model(folder);
     for (const std::string& e : load.errors) err << e << "\n";
     if (!load.model) return 2;
-    ModelPass pass = hf::forward_text(*load.model, text);
+    const lm::Model& model = *load.model;
+    ModelPass pass = lm::forward_text(model, text);
     if (!pass.ok) {
         for (const std::string& e : pass.errors) err << folder << ": " << e << "\n";
         return 3;
@@ -204,14 +176,19 @@ int run_hf(const std::string& folder, const std::string& text, ModelRun& run, st
     run.token_ids = std::move(pass.token_ids);
     run.tokens = std::move(pass.tokens);
     run.layers = std::move(pass.layers);
-    run.kind = load.model->spec.model_type;
     if (pass.non_finite.any()) run.non_finite = pass.non_finite.sentence();
-    if (load.model->spec.head == hf::HeadKind::causal_lm) {
-        run.next_token_top5 = predictions_json(pass.next_token_top5);
+    if (model.gpt2()) {
+        run.weights_in_checkpoint = true;
+        run.ignored = load.ignored;
+    } else {
+        run.kind = model.model_type();
+    }
+    if (!model.masked_lm()) {
+        run.next_token_top5 = top_json(pass.next_token_top5);
     } else {
         json masked = json::array();
         for (const MaskedPrediction& m : pass.masked_predictions) {
-            json one = predictions_json(m.top);
+            json one = top_json(m.top);
             one["position"] = m.position;
             masked.push_back(one);
         }
@@ -220,6 +197,8 @@ int run_hf(const std::string& folder, const std::string& text, ModelRun& run, st
     return 0;
 }
 
+// One layer's trace as JSON. A GPT-2 layer's weight matrices are the checkpoint's (up to
+// 768 × 3072 each): they are named, not copied, so the file stays the size of the activations.
 json layer_json(const Trace& t, int layer, bool weights_in_checkpoint) {
     json j = trace_to_json(t);
     if (weights_in_checkpoint) {
@@ -331,11 +310,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
     int code = 0;
     std::string why;
     switch (model_path_kind(path, why)) {
-        case ModelPath::Folder: {
-            const std::string type = hf::folder_model_type(path);
-            code = type.empty() || type == "gpt2" ? run_gpt2(path, *o.text, run, err) : run_hf(path, *o.text, run, err);
-            break;
-        }
+        case ModelPath::Folder: code = run_checkpoint(path, *o.text, run, err); break;
         case ModelPath::File: code = run_model_file(path, *o.text, run, err); break;
         case ModelPath::Neither:
             err << path << ": " << why << " (--model takes a GPT-2 checkpoint folder or a model file)\n";
