@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <omp.h>
 
+#include "measure.hpp"
 #include "engine.hpp"
 #include "incremental.hpp"
 #include "random.hpp"
@@ -87,11 +88,7 @@ void naive_attention(const Matrix& q, const Matrix& k, const Matrix& v, int head
         }
 }
 
-long peak_rss_kib() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
-}
+using attn::bench::peak_rss_kib;
 
 int memory_mode(int n) {
     const int heads = 8, d_k = 64;

@@ -49,27 +49,19 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2/model.hpp"
+#include "measure.hpp"
 #include "gpt2/safetensors.hpp"
 #include "hf_model/model.hpp"
 #include "trace.hpp"
 
-using Clock = std::chrono::steady_clock;
+using attn::bench::Clock;
 using namespace attn;
 
 namespace {
 
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-long peak_rss_kib() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    return usage.ru_maxrss;
-}
+using bench::median;
+using bench::ms_since;
+using bench::peak_rss_kib;
 
 // [SECTION] The shapes
 
