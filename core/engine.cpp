@@ -35,8 +35,8 @@ std::string shape(Eigen::Index rows, Eigen::Index cols) {
     return s.str();
 }
 
-void check_shape(std::vector<std::string>& errors, const char* name, const Matrix& m, Eigen::Index rows,
-                 Eigen::Index cols) {
+template <typename M>  // a Matrix or a SharedMatrix: its shape, never its values
+void check_shape(std::vector<std::string>& errors, const char* name, const M& m, Eigen::Index rows, Eigen::Index cols) {
     if (m.size() == 0) return;  // empty = derived by the engine
     if (m.rows() != rows || m.cols() != cols)
         errors.push_back(std::string(name) + " is " + shape(m.rows(), m.cols()) + ", expected " + shape(rows, cols));
@@ -288,7 +288,8 @@ std::vector<std::string> labels_or_numbers(const std::vector<std::string>& given
 
 namespace {
 
-void note_non_finite_at(Trace& t, const char* name, const Matrix& m, Cell c) {
+template <typename M>  // a Matrix or a SharedMatrix: one value read
+void note_non_finite_at(Trace& t, const char* name, const M& m, Cell c) {
     if (!c.valid()) return;
     t.non_finite_inputs.push_back({name, c});
     std::ostringstream msg;
@@ -300,7 +301,7 @@ void note_non_finite_at(Trace& t, const char* name, const Matrix& m, Cell c) {
 }  // namespace
 
 void note_non_finite(Trace& t, const char* name, const Matrix& m) { note_non_finite_at(t, name, m, first_non_finite(m)); }
-void note_non_finite(Trace& t, const char* name, const SharedMatrix& m) { note_non_finite_at(t, name, *m, m.first_non_finite()); }
+void note_non_finite(Trace& t, const char* name, const SharedMatrix& m) { note_non_finite_at(t, name, m, m.first_non_finite()); }
 
 // [SECTION] Pieces every backend shares
 
@@ -387,7 +388,7 @@ void add_head_warnings(const Scenario& s, Trace& t) {
 }  // namespace
 
 void finish_trace(const Scenario& s, Trace& t) {
-    if (t.w_o.size() != 0) product_into(t.concat, *t.w_o, t.output);  // (n_q, h·d_v)·(h·d_v, d_model) → (n_q, d_model)
+    if (t.w_o.size() != 0) product_into(t.concat, t.w_o, t.output);  // (n_q, h·d_v)·(h·d_v, d_model) → (n_q, d_model)
     else t.output = t.concat;
     const MaskRule mask = mask_rule(s, t.n_keys);
     const std::vector<int> fully_masked = fully_masked_rows(mask, t.n_queries);
@@ -534,17 +535,17 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
         // Each product keeps the kernel its numbers always came from (product.hpp: Matrix(a·b) for
         // the gate, `m = a·b`, a column-major temporary, for up and down).
         b.w_gate = resolved_weight(o.w_gate, d_model, d_ff, s.seed, 12);
-        product_into(ffn_input, *b.w_gate, b.ffn_gate);     // (n, d_model)·(d_model, d_ff) → (n, d_ff)
+        product_into(ffn_input, b.w_gate, b.ffn_gate);     // (n, d_model)·(d_model, d_ff) → (n, d_ff)
         b.ffn_gate = activate(b.ffn_gate, o.activation);
-        product_into(ffn_input, *b.w_1, b.ffn_up, ProductKernel::column_major);          // (n, d_model)·(d_model, d_ff) → (n, d_ff)
+        product_into(ffn_input, b.w_1, b.ffn_up, ProductKernel::column_major);          // (n, d_model)·(d_model, d_ff) → (n, d_ff)
         b.ffn_product = b.ffn_gate.cwiseProduct(b.ffn_up);                              // element by element, (n, d_ff)
-        product_into(b.ffn_product, *b.w_2, b.ffn_output, ProductKernel::column_major);  // (n, d_ff)·(d_ff, d_model) → (n, d_model)
+        product_into(b.ffn_product, b.w_2, b.ffn_output, ProductKernel::column_major);  // (n, d_ff)·(d_ff, d_model) → (n, d_model)
     } else {
         b.b_1 = o.b_1.size() != 0 ? as_row(o.b_1) : Matrix::Zero(1, d_ff);
         b.b_2 = o.b_2.size() != 0 ? as_row(o.b_2) : Matrix::Zero(1, d_model);
-        product_plus_bias_into(ffn_input, *b.w_1, b.b_1, b.ffn_hidden);     // (n, d_model)·(d_model, d_ff) + b_1 → (n, d_ff)
+        product_plus_bias_into(ffn_input, b.w_1, b.b_1, b.ffn_hidden);     // (n, d_model)·(d_model, d_ff) + b_1 → (n, d_ff)
         b.ffn_hidden = activate(b.ffn_hidden, o.activation);
-        product_plus_bias_into(b.ffn_hidden, *b.w_2, b.b_2, b.ffn_output);  // (n, d_ff)·(d_ff, d_model) + b_2 → (n, d_model)
+        product_plus_bias_into(b.ffn_hidden, b.w_2, b.b_2, b.ffn_output);  // (n, d_ff)·(d_ff, d_model) + b_2 → (n, d_model)
     }
     const Matrix* ffn_added = &b.ffn_output;
     if (o.sandwich_norm) {
@@ -637,9 +638,9 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         note_non_finite(t, "W_K", t.w_k);
         note_non_finite(t, "W_V", t.w_v);
         note_non_finite(t, "W_O", t.w_o);
-        product_into(queries_from, *t.w_q, q_all);  // (n_q, d_model)·(d_model, H·d_k) → (n_q, H·d_k)
-        product_into(keys_from, *t.w_k, k_all);     // (n_k, d_model)·(d_model, H_kv·d_k) → (n_k, H_kv·d_k)
-        product_into(keys_from, *t.w_v, v_all);     // (n_k, d_model)·(d_model, H_kv·d_v) → (n_k, H_kv·d_v)
+        product_into(queries_from, t.w_q, q_all);  // (n_q, d_model)·(d_model, H·d_k) → (n_q, H·d_k)
+        product_into(keys_from, t.w_k, k_all);     // (n_k, d_model)·(d_model, H_kv·d_k) → (n_k, H_kv·d_k)
+        product_into(keys_from, t.w_v, v_all);     // (n_k, d_model)·(d_model, H_kv·d_v) → (n_k, H_kv·d_v)
         t.b_q = as_row(s.b_q);
         t.b_k = as_row(s.b_k);
         t.b_v = as_row(s.b_v);

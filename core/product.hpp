@@ -25,6 +25,7 @@
 #include <omp.h>
 
 #include "matrix.hpp"
+#include "shared_matrix.hpp"
 
 namespace attn {
 
@@ -89,6 +90,33 @@ inline void product_plus_bias_into(const Matrix& a, const Matrix& b, const Matri
     detail::for_column_pieces(a.rows(), a.cols(), b.cols(), a.rows() == 1, chunks, [&](Eigen::Index begin, Eigen::Index width) {
         out.middleCols(begin, width) = (a * b.middleCols(begin, width)).rowwise() + bias.row(0).segment(begin, width);
     });
+}
+
+// [SECTION] Weights: a float32 matrix, or one read where its checkpoint stores it
+
+// out = a·b (+ bias on every row, when given: bias (1 × N)) with b stored (stored_matrix.hpp):
+// its columns taken a few hundred at a time, each piece read in place (aligned F32) or widened
+// into a buffer of its thread, never the whole matrix.
+void stored_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, ProductKernel kernel, const Matrix* bias = nullptr,
+                         int chunks = 0);
+
+// out = a·b for a weight, float32 or stored.
+inline void product_into(const Matrix& a, const SharedMatrix& b, Matrix& out, ProductKernel kernel = ProductKernel::row_major,
+                         int chunks = 0) {
+    if (const StoredMatrix* stored = b.stored()) stored_product_into(a, *stored, out, kernel, nullptr, chunks);
+    else product_into(a, b.get(), out, kernel, chunks);
+}
+
+// out = a·bᵀ for a weight kept (N × k): the tied LM head's h·Eᵀ.
+inline void product_transposed_into(const Matrix& a, const SharedMatrix& b, Matrix& out, int chunks = 0) {
+    if (const StoredMatrix* stored = b.stored()) stored_product_into(a, stored->transpose(), out, ProductKernel::row_major, nullptr, chunks);
+    else product_into(a, b.get().transpose(), out, ProductKernel::row_major, chunks);
+}
+
+// out = a·b + bias on every row for a weight, float32 or stored.
+inline void product_plus_bias_into(const Matrix& a, const SharedMatrix& b, const Matrix& bias, Matrix& out, int chunks = 0) {
+    if (const StoredMatrix* stored = b.stored()) stored_product_into(a, *stored, out, ProductKernel::column_major, &bias, chunks);
+    else product_plus_bias_into(a, b.get(), bias, out, chunks);
 }
 
 }  // namespace attn

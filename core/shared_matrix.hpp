@@ -13,12 +13,21 @@
 // Threads: one SharedMatrix object is used by one thread at a time, as a Matrix is; two
 // objects that share a matrix may be on two threads (a job's copy of the scenario and the
 // window's), since neither writes the shared matrix: edit() copies it first.
+//
+// Stored weights: a checkpoint's matrix may be held where the file stores it (a StoredMatrix:
+// the mapped bytes, F32, F16 or BF16, stored_matrix.hpp), so opening a model copies nothing.
+// rows(), cols(), (i, j), first_non_finite(), row_into() and product_into (product.hpp) read
+// the stored bytes; get() — a heatmap of the weight, an export — widens the whole matrix to
+// float32 once and keeps it beside the bytes; edit() gives this holder a float32 copy of its own.
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>  // std::call_once
+#include <optional>
 #include <utility>
 
 #include "matrix.hpp"
+#include "stored_matrix.hpp"
 
 namespace attn {
 
@@ -29,6 +38,7 @@ public:
         : held_(m.size() != 0 || m.rows() != 0 || m.cols() != 0 ? std::make_shared<Held>(std::move(m), next_version()) : nullptr) {}
     template <typename Derived>
     SharedMatrix(const Eigen::MatrixBase<Derived>& m) : SharedMatrix(Matrix(m)) {}
+    explicit SharedMatrix(StoredMatrix stored) : held_(std::make_shared<Held>(std::move(stored), next_version())) {}
     template <typename Derived>
     SharedMatrix& operator=(const Eigen::MatrixBase<Derived>& m) { return *this = SharedMatrix(Matrix(m)); }
     SharedMatrix& operator=(Matrix m) { return *this = SharedMatrix(std::move(m)); }
@@ -37,22 +47,47 @@ public:
     SharedMatrix& operator=(const SharedMatrix&) = default;
     SharedMatrix& operator=(SharedMatrix&&) noexcept = default;
 
-    const Matrix& get() const { return held_ ? held_->matrix : empty(); }
+    // The float32 matrix (a stored one widened here, once).
+    const Matrix& get() const {
+        if (!held_) return empty();
+        if (held_->stored) std::call_once(held_->widened, [held = held_.get()] { held->matrix = held->stored->to_matrix(); });
+        return held_->matrix;
+    }
     const Matrix& operator*() const { return get(); }
     const Matrix* operator->() const { return &get(); }
     operator const Matrix&() const { return get(); }
 
-    Eigen::Index rows() const { return get().rows(); }
-    Eigen::Index cols() const { return get().cols(); }
-    Eigen::Index size() const { return get().size(); }
-    float operator()(Eigen::Index row, Eigen::Index col) const { return get()(row, col); }
+    Eigen::Index rows() const { return held_ ? (held_->stored ? held_->stored->rows : held_->matrix.rows()) : 0; }
+    Eigen::Index cols() const { return held_ ? (held_->stored ? held_->stored->cols : held_->matrix.cols()) : 0; }
+    Eigen::Index size() const { return rows() * cols(); }
+    float operator()(Eigen::Index row, Eigen::Index col) const {
+        return held_ && held_->stored ? held_->stored->value(row, col) : get()(row, col);
+    }
     const float* data() const { return get().data(); }
+    // Row i into out (cols() floats), without widening a stored matrix.
+    void row_into(Eigen::Index row, float* out) const {
+        if (held_ && held_->stored) held_->stored->widen_row(row, out);
+        else Eigen::Map<Vector>(out, cols()) = get().row(row);
+    }
+    Vector row_vector(Eigen::Index row) const {
+        Vector out(cols());
+        row_into(row, out.data());
+        return out;
+    }
+    // The checkpoint bytes these values are read from; nullptr for a float32 matrix of its own.
+    const StoredMatrix* stored() const { return held_ && held_->stored ? &*held_->stored : nullptr; }
+    // True when values is this holder's float32 matrix (a stored one only once widened).
+    bool holds(const Matrix* values) const { return held_ && values == &held_->matrix; }
 
     // The matrix to change in place: copied first when another holder shares it, so no
-    // other holder sees the change.
+    // other holder sees the change. A stored matrix becomes float32 of this holder's own.
     Matrix& edit() {
         if (!held_) held_ = std::make_shared<Held>(Matrix(), 0);
-        else if (held_.use_count() > 1) held_ = std::make_shared<Held>(held_->matrix, 0);
+        else if (held_.use_count() > 1) held_ = std::make_shared<Held>(held_->stored ? held_->stored->to_matrix() : held_->matrix, 0);
+        else if (held_->stored) {  // this holder's alone: widened here, unless get() did
+            if (held_->matrix.size() == 0) held_->matrix = held_->stored->to_matrix();
+            held_->stored.reset();
+        }
         held_->version = next_version();  // the values may change from here on
         held_->first_non_finite.store(kNotScanned, std::memory_order_relaxed);
         return held_->matrix;
@@ -64,7 +99,7 @@ public:
         if (!held_) return {};
         std::int64_t known = held_->first_non_finite.load(std::memory_order_relaxed);
         if (known == kNotScanned) {
-            const Cell c = attn::first_non_finite(held_->matrix);
+            const Cell c = held_->stored ? held_->stored->first_non_finite() : attn::first_non_finite(held_->matrix);
             known = c.valid() ? (static_cast<std::int64_t>(c.row) << 32) | static_cast<std::uint32_t>(c.col) : kAllFinite;
             held_->first_non_finite.store(known, std::memory_order_relaxed);  // two threads store the same
         }
@@ -97,7 +132,10 @@ private:
     static constexpr std::int64_t kNotScanned = -2, kAllFinite = -1;
     struct Held {
         Held(Matrix m, std::uint64_t v) : matrix(std::move(m)), version(v) {}
-        Matrix matrix;
+        Held(StoredMatrix s, std::uint64_t v) : stored(std::move(s)), version(v) {}
+        Matrix matrix;                       // a stored matrix's: filled by get(), under `widened`
+        std::optional<StoredMatrix> stored;  // where the values are read from, when a checkpoint holds them
+        std::once_flag widened;
         std::uint64_t version = 0;
         // first_non_finite's answer for these values: kNotScanned, kAllFinite, or row << 32 | col.
         mutable std::atomic<std::int64_t> first_non_finite{kNotScanned};

@@ -54,12 +54,13 @@ bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
     return false;
 }
 
-std::string shape(const Matrix& m) { return std::to_string(m.rows()) + " \xC3\x97 " + std::to_string(m.cols()); }
+template <typename M>  // a Matrix or a SharedMatrix
+std::string shape(const M& m) { return std::to_string(m.rows()) + " \xC3\x97 " + std::to_string(m.cols()); }
 
 std::vector<std::string> head_faults(const Stack& stack) {
     const Head& h = stack.head;
-    if (h.unembedding == nullptr) return {};  // the family's own head reads h
-    const Matrix& u = *h.unembedding;
+    if (h.unembedding.size() == 0) return {};  // the family's own head reads h
+    const SharedMatrix& u = h.unembedding;
     const Eigen::Index d = stack.d_model;
     if ((h.tied ? u.cols() : u.rows()) != d)
         return {"the unembedding is " + shape(u) + (h.tied ? ", tied to the embedding table: expected V \xC3\x97 " : ": expected ") +
@@ -79,15 +80,15 @@ void finish(const Stack& stack, const Matrix& x, Pass& pass) {
     pass.final_output = !h.final_norm                      ? x
                         : h.norm_kind == NormKind::RMSNorm ? rms_norm(x, h.epsilon, h.norm.gamma, h.gamma_plus_one)
                                                            : layer_norm(x, h.epsilon, h.norm);
-    if (h.unembedding == nullptr) {
+    if (h.unembedding.size() == 0) {
         pass.logits.resize(0, 0);
         pass.ok = true;
         return;
     }
     const Matrix last_row = h.last_row_only ? Matrix(pass.final_output.bottomRows(1)) : Matrix();
     const Matrix& rows = h.last_row_only ? last_row : pass.final_output;
-    if (h.tied) product_into(rows, h.unembedding->transpose(), pass.logits);  // (n, d)·(d, V) → (n, V)
-    else product_into(rows, *h.unembedding, pass.logits);                     // (n, d)·(d, V) → (n, V)
+    if (h.tied) product_transposed_into(rows, h.unembedding, pass.logits);  // (n, d)·(d, V) → (n, V)
+    else product_into(rows, h.unembedding, pass.logits);                    // (n, d)·(d, V) → (n, V)
     if (h.bias != nullptr && h.bias->size() != 0) pass.logits.rowwise() += *h.bias;
     if (h.softcap > 0.0f) {
         const float c = h.softcap;

@@ -30,6 +30,7 @@
 
 #include "matrix.hpp"
 #include "scenario.hpp"
+#include "shared_matrix.hpp"
 #include "trace.hpp"
 
 namespace attn::stack {
@@ -51,9 +52,10 @@ struct Head {
     NormKind norm_kind = NormKind::LayerNorm;
     bool gamma_plus_one = false;    // Gemma's RMSNorm: (1 + γ)
     float epsilon = 1e-5f;
-    // W_U (d × V); tied: the embedding table E (V × d). None: the stack ends at h, and the
-    // family's own head reads it (BERT's masked-token head).
-    const Matrix* unembedding = nullptr;
+    // W_U (d × V); tied: the embedding table E (V × d), shared with the family (a checkpoint's
+    // stored, not copied). Empty: the stack ends at h, and the family's own head reads it
+    // (BERT's masked-token head).
+    SharedMatrix unembedding;
     bool tied = false;                    // logits = h·Eᵀ
     const Vector* bias = nullptr;         // b_U (1 × V), or none
     bool last_row_only = false;           // logits of h's last row only (1 × V): the next token's

@@ -18,7 +18,7 @@ const Matrix& attention_input(const Trace& t) {
 std::uint64_t weight_version(const Trace& t, const Matrix* values) {
     if (values == nullptr || values->size() == 0) return 0;
     for (const SharedMatrix* w : {&t.w_q, &t.w_k, &t.w_v, &t.w_o, &t.block.w_1, &t.block.w_2, &t.block.w_gate})
-        if (values == &w->get()) return w->version();
+        if (w->holds(values)) return w->version();  // a stored weight not yet widened holds no Matrix
     return 0;
 }
 

@@ -143,7 +143,7 @@ inline std::function<void(const std::string&)> as_link(const std::string& name, 
 }
 
 // GPT-2 with d = 4096 and a vocabulary of 2^24 rows, stored as F16 in a sparse file: 128 GiB
-// of weights on disk, 256 GiB as float32, more than any machine this runs on has free.
+// of weights on disk, read in place (as F16), more than any machine this runs on has free.
 inline void write_larger_than_memory(const std::string& folder) {
     write_tiny_checkpoint(folder);
     gpt2::Config config = tiny_config();
@@ -318,7 +318,7 @@ inline std::vector<BadModel> bad_model_catalogue() {
          }),
          {"model.safetensors: tensor 'h.0.attn.rotary_emb.inv_freq' is not a GPT-2 weight: it would be left unused"}},
         {"weights larger than memory", "larger-than-memory", write_larger_than_memory,
-         {"model.safetensors: its weights need 256 GiB of memory as float32, but only", "is available"}},
+         {"model.safetensors: its weights need 128 GiB of memory, but only", "is available"}},
         {"deeply nested config.json", "config-nested", with_file("config.json", std::string(100000, '[')),
          {"config.json: line 1, column 9", "nested deeper than 8 levels", "; a config file nests at most 8"}},
         {"a key twice in config.json", "config-twice", with_file("config.json", "{\"n_layer\": 2, \"n_layer\": 3}"),

@@ -181,12 +181,12 @@ TEST_CASE("option --model exits 5 when NaN or ∞ arises after the last layer, n
     const std::vector<Fault> faults = {
         {"NaN in ln_f's γ", "test_cli_model_nan_ln_f", [&](gpt2::Checkpoint& c) { c.ln_f_gamma(3) = nan; },
          {"first in ln_f: ln_f.weight[3] is nan"}},
-        {"NaN in a row of wte no token uses", "test_cli_model_nan_wte", [&](gpt2::Checkpoint& c) { c.wte(259, 6) = nan; },
+        {"NaN in a row of wte no token uses", "test_cli_model_nan_wte", [&](gpt2::Checkpoint& c) { c.wte.edit()(259, 6) = nan; },
          {"first in the logits: the last token's logit for id 259 is nan, from wte.weight[259, 6] = nan"}},
-        {"∞ in a row of wte no token uses", "test_cli_model_inf_wte", [&](gpt2::Checkpoint& c) { c.wte(120, 0) = -inf; },
+        {"∞ in a row of wte no token uses", "test_cli_model_inf_wte", [&](gpt2::Checkpoint& c) { c.wte.edit()(120, 0) = -inf; },
          {"first in the logits", "wte.weight[120, 0] = -inf"}},
         {"a finite row of wte at 3e38 that overflows in the logits", "test_cli_model_huge_wte",
-         [](gpt2::Checkpoint& c) { c.wte.row(120).setConstant(3e38f); },
+         [](gpt2::Checkpoint& c) { c.wte.edit().row(120).setConstant(3e38f); },
          {"first in the logits: the last token's logit for id 120", "from finite values", "beyond the float range"}},
     };
     for (const Fault& fault : faults) {

@@ -63,8 +63,8 @@ Checkpoint random_everything(const Config& config, std::uint64_t seed) {
         layer.c_fc_w.edit() *= 20.0f;
         layer.mlp_proj_w.edit() *= 20.0f;
     }
-    c.wte *= 30.0f;
-    c.wpe *= 30.0f;
+    c.wte.edit() *= 30.0f;
+    c.wpe.edit() *= 30.0f;
     return c;
 }
 
@@ -229,8 +229,8 @@ TEST_CASE("GPT-2 forward on a written checkpoint matches plain loops, layer by l
         const Trace& first = pass.layers[0];
         CHECK(first.settings.positional == PositionalEncoding::Learned);
         for (size_t i = 0; i < ids.size(); ++i) {
-            CHECK(Matrix(first.x.row(static_cast<Eigen::Index>(i))) == Matrix(original.wte.row(ids[i])));
-            CHECK(Matrix(first.pe.row(static_cast<Eigen::Index>(i))) == Matrix(original.wpe.row(static_cast<Eigen::Index>(i))));
+            CHECK(Matrix(first.x.row(static_cast<Eigen::Index>(i))) == Matrix(original.wte->row(ids[i])));
+            CHECK(Matrix(first.pe.row(static_cast<Eigen::Index>(i))) == Matrix(original.wpe->row(static_cast<Eigen::Index>(i))));
         }
         CHECK(first.x_pe.isApprox(first.x + first.pe));
         CHECK(pass.layers[1].settings.positional == PositionalEncoding::None);
@@ -440,13 +440,13 @@ TEST_CASE("GPT-2 NaN or ∞ after the last layer is recorded in the pass with th
         {"∞ in ln_f's β", [&](Checkpoint& c) { c.ln_f_beta(5) = -inf; }, "ln_f", {"ln_f.bias[5] is -inf"}},
         {"γ of 3e38: LN_f overflows from finite values", [](Checkpoint& c) { c.ln_f_gamma.setConstant(3e38f); }, "ln_f",
          {"from finite values", "overflowed"}},
-        {"NaN in a row of wte no token of the sentence uses (the padding row)", [&](Checkpoint& c) { c.wte(259, 2) = nan; },
+        {"NaN in a row of wte no token of the sentence uses (the padding row)", [&](Checkpoint& c) { c.wte.edit()(259, 2) = nan; },
          "the logits", {"logit for id 259 is nan", "wte.weight[259, 2] = nan", "LM head"}},
-        {"∞ in an unused row of wte", [&](Checkpoint& c) { c.wte(120, 0) = inf; }, "the logits",
+        {"∞ in an unused row of wte", [&](Checkpoint& c) { c.wte.edit()(120, 0) = inf; }, "the logits",
          {"logit for id 120 ('", "wte.weight[120, 0] = inf"}},
-        {"a finite row of wte at 3e38 that overflows in the logits", [](Checkpoint& c) { c.wte.row(120).setConstant(3e38f); },
+        {"a finite row of wte at 3e38 that overflows in the logits", [](Checkpoint& c) { c.wte.edit().row(120).setConstant(3e38f); },
          "the logits", {"logit for id 120", "from finite values", "beyond the float range"}},
-        {"NaN in a row of wte a token uses: layer 1 carries it", [&](Checkpoint& c) { c.wte(66, 1) = nan; }, "layer 1",
+        {"NaN in a row of wte a token uses: layer 1 carries it", [&](Checkpoint& c) { c.wte.edit()(66, 1) = nan; }, "layer 1",
          {"its output holds nan", "from the input X("}},
     };
     const std::vector<int> ids = {258, 66, 64, 83};  // "␣the c a t": no id 120, no 259

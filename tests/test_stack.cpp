@@ -65,7 +65,7 @@ struct Family {
         st.layer_scenario = [this](int l, const Matrix& input, const Matrix*) { return layer(l, input); };
         st.head.final_norm = true;
         st.head.norm = {gamma, beta};
-        st.head.unembedding = tied ? &embedding : &unembedding;
+        st.head.unembedding = tied ? embedding : unembedding;
         st.head.tied = tied;
         st.head.bias = tied ? nullptr : &unembedding_bias;
         st.head.last_row_only = tied;
@@ -183,7 +183,7 @@ TEST_CASE("stack / what cannot run is refused, naming the layer, the head or the
 
     stack::Stack wrong = st;
     const Matrix narrow = Matrix::Zero(kD - 1, kVocab);
-    wrong.head.unembedding = &narrow;
+    wrong.head.unembedding = narrow;
     CHECK_FALSE(stack::forward_into(wrong, x0(), Matrix(), pass));
     CHECK(pass.errors[0] == "the unembedding is 7 \xC3\x97 11: expected 8 \xC3\x97 V");
 }

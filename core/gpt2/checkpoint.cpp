@@ -43,21 +43,19 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }
 
 // Every weight of a checkpoint with its file name (no prefix), its shape by the config, what
-// that shape is in the config's words, and the member it is read into: a matrix, a vector, or
-// `parts` shared matrices that split the tensor's columns evenly (c_attn.weight: W_Q | W_K |
-// W_V). C is Checkpoint or const Checkpoint; layers must already number n_layer. The one list
+// that shape is in the config's words, and the member it is read into: a vector, or `parts`
+// shared matrices that split the tensor's columns evenly (c_attn.weight: W_Q | W_K | W_V; one
+// part: the whole tensor). C is Checkpoint or const Checkpoint; layers must already number n_layer. The one list
 // the loader, the writer and random_checkpoint share, so the three cannot disagree.
 template <class C>
 auto weight_refs(C& checkpoint) {
     constexpr bool read_only = std::is_const_v<C>;
-    using M = std::conditional_t<read_only, const Matrix, Matrix>;
     using V = std::conditional_t<read_only, const Vector, Vector>;
     using S = std::conditional_t<read_only, const SharedMatrix, SharedMatrix>;
     struct Ref {
         std::string name;
         std::vector<std::int64_t> shape;
         const char* meaning;
-        M* matrix = nullptr;
         V* vector = nullptr;
         std::array<S*, 3> shared{};  // the first `parts` are used
         int parts = 0;
@@ -65,17 +63,14 @@ auto weight_refs(C& checkpoint) {
     const Config& k = checkpoint.config;
     const std::int64_t d = k.n_embd, d_ff = k.n_inner;
     std::vector<Ref> refs;
-    auto matrix = [&](std::string name, std::int64_t rows, std::int64_t cols, const char* meaning, M& m) {
-        refs.push_back({std::move(name), {rows, cols}, meaning, &m, nullptr, {}, 0});
-    };
     auto shared = [&](std::string name, std::int64_t rows, std::int64_t cols, const char* meaning, std::array<S*, 3> parts, int count) {
-        refs.push_back({std::move(name), {rows, cols}, meaning, nullptr, nullptr, parts, count});
+        refs.push_back({std::move(name), {rows, cols}, meaning, nullptr, parts, count});
     };
     auto vector = [&](std::string name, std::int64_t n, const char* meaning, V& v) {
-        refs.push_back({std::move(name), {n}, meaning, nullptr, &v, {}, 0});
+        refs.push_back({std::move(name), {n}, meaning, &v, {}, 0});
     };
-    matrix("wte.weight", k.vocab_size, d, "vocab_size × n_embd", checkpoint.wte);
-    matrix("wpe.weight", k.n_positions, d, "n_positions × n_embd", checkpoint.wpe);
+    shared("wte.weight", k.vocab_size, d, "vocab_size × n_embd", {&checkpoint.wte}, 1);
+    shared("wpe.weight", k.n_positions, d, "n_positions × n_embd", {&checkpoint.wpe}, 1);
     for (std::size_t i = 0; i < checkpoint.layers.size(); ++i) {
         auto& layer = checkpoint.layers[i];
         const std::string h = "h." + std::to_string(i) + ".";
@@ -445,49 +440,37 @@ CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
     }
     if (!faults.flush_into(errors)) return result;
 
-    // The weights as float32, checked against what the machine can still give. The tensors
-    // tile the file (parse_header), so this is at most twice the file's size.
+    // The weights are read where the file stores them: the stored bytes become resident as the
+    // passes read them, so they are checked against what the machine can still give.
     std::uint64_t bytes = 0;
-    for (const auto& ref : refs) {
-        std::uint64_t elements = 1;
-        for (const std::int64_t dim : ref.shape) elements *= static_cast<std::uint64_t>(dim);
-        bytes += elements * sizeof(float);
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+        const TensorInfo* info = file->info(stored_names[i]);
+        bytes += info->element_count * dtype_size(*info->floating);
     }
     if (const auto available = available_memory_bytes(); available && bytes > *available) {
-        errors.push_back(file->source() + ": its weights need " + byte_size_text(bytes) + " of memory as float32, but only " +
+        errors.push_back(file->source() + ": its weights need " + byte_size_text(bytes) + " of memory, but only " +
                          byte_size_text(*available) + " is available");
         return result;
     }
 
-    file->prefetch();   // every tensor is read once, now
-    // Pass 2: allocate, then convert straight into each matrix (row-major, as stored): a
-    // memcpy from the mapping for F32, one table look-up or shift per element for F16/BF16.
-    // c_attn.weight goes through one (d × 3d) matrix of its own, then into its thirds.
-    for (const auto& ref : refs) {
-        if (ref.matrix) ref.matrix->resize(ref.shape[0], ref.shape[1]);
-        else if (ref.vector) ref.vector->resize(ref.shape[0]);
-        else if (ref.parts == 1) ref.shared[0]->edit().resize(ref.shape[0], ref.shape[1]);
-    }
-    const int count = static_cast<int>(refs.size());
-    std::vector<std::vector<std::string>> read_errors(refs.size());
-#pragma omp parallel for schedule(dynamic, 1)
-    for (int i = 0; i < count; ++i) {
-        const auto& ref = refs[static_cast<std::size_t>(i)];
-        const std::string& stored = stored_names[static_cast<std::size_t>(i)];
-        std::vector<std::string>& read_error = read_errors[static_cast<std::size_t>(i)];
-        if (ref.parts > 1) {
-            Matrix whole(ref.shape[0], ref.shape[1]);
-            file->read_into(stored, whole.data(), static_cast<std::size_t>(whole.size()), read_error);
+    // Pass 2: each matrix held where the file stores it (stored_matrix.hpp: the mapping stays
+    // while the checkpoint's weights live; a BF16 file stays BF16), c_attn.weight as three
+    // views of its columns; the vectors read as float32.
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+        const auto& ref = refs[i];
+        const std::string& stored = stored_names[i];
+        if (ref.vector) {
+            ref.vector->resize(ref.shape[0]);
+            file->read_into(stored, ref.vector->data(), static_cast<std::size_t>(ref.vector->size()), errors);
             file->release(stored);
-            split_into(ref, whole);
             continue;
         }
-        float* data = ref.matrix ? ref.matrix->data() : ref.vector ? ref.vector->data() : ref.shared[0]->edit().data();
-        const auto size = static_cast<std::size_t>(ref.matrix ? ref.matrix->size() : ref.vector ? ref.vector->size() : ref.shared[0]->size());
-        file->read_into(stored, data, size, read_error);
-        file->release(stored);  // read once: the file's pages need not stay beside the weights
+        const auto held = file->stored(stored);  // floating, checked in pass 1
+        const StoredMatrix whole = StoredMatrix::as_stored(held->owner, held->bytes, held->dtype, ref.shape[0], ref.shape[1]);
+        const Eigen::Index cols = ref.shape[1] / ref.parts;
+        for (int p = 0; p < ref.parts; ++p)
+            *ref.shared[static_cast<std::size_t>(p)] = SharedMatrix(ref.parts == 1 ? whole : whole.columns(p * cols, cols, ref.shape[1], cols));
     }
-    for (const auto& e : read_errors) errors.insert(errors.end(), e.begin(), e.end());  // none after pass 1; kept for safety
     if (!errors.empty()) return result;
     result.checkpoint = std::move(checkpoint);
     return result;
@@ -514,8 +497,7 @@ bool checkpoint_tensors(const Checkpoint& checkpoint, bool transformer_prefix, s
     const std::string prefix = transformer_prefix ? "transformer." : "";
     for (const auto& ref : weight_refs(checkpoint)) {
         std::vector<std::int64_t> actual;
-        if (ref.matrix) actual = {ref.matrix->rows(), ref.matrix->cols()};
-        else if (ref.vector) actual = {ref.vector->cols()};
+        if (ref.vector) actual = {ref.vector->cols()};
         else actual = {ref.shared[0]->rows(), ref.shared[0]->cols() * ref.parts};
         bool equal_parts = true;  // c_attn's thirds: each (d × d)
         for (int p = 1; p < ref.parts; ++p) {
@@ -530,8 +512,7 @@ bool checkpoint_tensors(const Checkpoint& checkpoint, bool transformer_prefix, s
             return false;
         }
         NamedTensor tensor{prefix + ref.name, ref.shape, nullptr, nullptr};
-        if (ref.matrix) tensor.values = ref.matrix->data();
-        else if (ref.vector) tensor.values = ref.vector->data();
+        if (ref.vector) tensor.values = ref.vector->data();
         else if (ref.parts == 1) tensor.values = ref.shared[0]->data();
         else {
             auto whole = std::make_shared<Matrix>(ref.shape[0], ref.shape[1]);
@@ -602,9 +583,7 @@ Checkpoint random_checkpoint(const Config& config, std::uint64_t seed, Tokenizer
         const bool layer_norm = ref.name.find("ln_") != std::string::npos;
         const bool gamma = layer_norm && ref.name.size() > 7 && ref.name.compare(ref.name.size() - 7, 7, ".weight") == 0;
         const std::uint64_t tensor_seed = seeds.next_u64();
-        if (ref.matrix) {
-            *ref.matrix = normal_matrix(static_cast<int>(ref.shape[0]), static_cast<int>(ref.shape[1]), tensor_seed, 0.02f);
-        } else if (ref.parts > 0) {
+        if (ref.parts > 0) {
             split_into(ref, normal_matrix(static_cast<int>(ref.shape[0]), static_cast<int>(ref.shape[1]), tensor_seed, 0.02f));
         } else if (layer_norm) {
             *ref.vector = gamma ? Vector::Ones(ref.shape[0]) : Vector::Zero(ref.shape[0]);

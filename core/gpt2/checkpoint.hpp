@@ -43,8 +43,9 @@ struct Config {
 };
 
 // A layer's weights. The matrices are shared with every scenario and trace a pass builds from
-// them (shared_matrix.hpp): a pass copies none. c_attn.weight is held as its three (d × d)
-// thirds, W_Q | W_K | W_V, read apart when the file is opened (c_attn() joins them again).
+// them (shared_matrix.hpp): a pass copies none. Opened from a file, each is read where the
+// file stores it (stored_matrix.hpp), and c_attn.weight is three views of its (d × d) thirds,
+// W_Q | W_K | W_V (c_attn() joins them again).
 struct LayerWeights {
     Vector ln_1_gamma, ln_1_beta;    // (1 × d)
     SharedMatrix w_q, w_k, w_v;      // (d × d) each: c_attn.weight's columns [0, d), [d, 2d), [2d, 3d)
@@ -66,8 +67,8 @@ void set_c_attn(LayerWeights& layer, const Matrix& c_attn_w);
 struct Checkpoint {
     std::string folder;
     Config config;
-    Matrix wte;                      // (V × d)
-    Matrix wpe;                      // (P × d)
+    SharedMatrix wte;                // (V × d): read in place from the file it was opened from
+    SharedMatrix wpe;                // (P × d)
     std::vector<LayerWeights> layers;
     Vector ln_f_gamma, ln_f_beta;    // (1 × d)
     Tokenizer tokenizer;

@@ -138,12 +138,13 @@ NonFiniteOrigin find_non_finite(const Checkpoint& c, const ForwardPass& pass, co
         // meets the prediction, also those no token of the sentence uses.
         const int id = logit.col;
         const std::string start = "the last token's logit for " + token_named(c, id) + " is " + value_text(pass.logits(id));
-        const Cell bad = first_non_finite(c.wte.row(id));
+        const Vector row = c.wte.row_vector(id);
+        const Cell bad = first_non_finite(row);
         if (bad.valid())
             return {"the logits", start + ", from wte.weight[" + std::to_string(id) + ", " + std::to_string(bad.col) +
                                       "] = " + value_text(c.wte(id, bad.col)) + " (wte is also the LM head)"};
         return {"the logits", start + " from finite values: LN_f's last row · wte row " + std::to_string(id) + " (reaching " +
-                                  largest(c.wte, id) + ") is beyond the float range (about ±3.4e38)"};
+                                  largest(row, 0) + ") is beyond the float range (about ±3.4e38)"};
     }
     // Guard: the stable softmax of finite logits is finite (each exp ≤ 1 after the row maximum
     // is subtracted, and their sum ≥ 1).
@@ -176,13 +177,16 @@ stack::Stack make_stack(const Checkpoint& c, const std::vector<int>& ids, const 
         const Eigen::Index n = static_cast<Eigen::Index>(ids.size());
         t.settings.positional = PositionalEncoding::Learned;
         t.x.resize(n, c.config.n_embd);
-        for (Eigen::Index i = 0; i < n; ++i) t.x.row(i) = c.wte.row(ids[static_cast<size_t>(i)]);
-        t.pe = c.wpe.topRows(n);
+        t.pe.resize(n, c.config.n_embd);
+        for (Eigen::Index i = 0; i < n; ++i) {
+            c.wte.row_into(ids[static_cast<size_t>(i)], t.x.row(i).data());
+            c.wpe.row_into(i, t.pe.row(i).data());
+        }
     };
     s.head.final_norm = true;                      // h = LN_f(x_L)
     s.head.norm = {c.ln_f_gamma, c.ln_f_beta};
     s.head.epsilon = c.config.layer_norm_epsilon;
-    s.head.unembedding = &c.wte;                   // the LM head is tied to wte: h·wteᵀ
+    s.head.unembedding = c.wte;                    // the LM head is tied to wte: h·wteᵀ, shared
     s.head.tied = true;
     s.head.last_row_only = true;                   // (1 × d)·(d × V) → (1 × V): the next token's
     return s;
@@ -201,7 +205,7 @@ bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass&
     pass.tokens.clear();
     for (int id : ids) pass.tokens.push_back(c.tokenizer.display(id));
     Matrix x0(n, c.config.n_embd);  // wte[ids] + wpe[0..n): (n × d)
-    for (int i = 0; i < n; ++i) x0.row(i) = c.wte.row(ids[static_cast<size_t>(i)]) + c.wpe.row(i);
+    for (int i = 0; i < n; ++i) x0.row(i) = c.wte.row_vector(ids[static_cast<size_t>(i)]) + c.wpe.row_vector(i);
     return stack::forward_into(make_stack(c, pass.token_ids, pass.tokens), std::move(x0), Matrix(), pass) && read_prediction(c, pass);
 }
 

@@ -410,7 +410,7 @@ struct SafetensorsFile::Image {
     }
 };
 
-SafetensorsFile::SafetensorsFile(std::unique_ptr<Image> image, Header header, std::string source)
+SafetensorsFile::SafetensorsFile(std::shared_ptr<Image> image, Header header, std::string source)
     : image_(std::move(image)), header_(std::move(header)), source_(std::move(source)) {}
 SafetensorsFile::SafetensorsFile(SafetensorsFile&&) noexcept = default;
 SafetensorsFile& SafetensorsFile::operator=(SafetensorsFile&&) noexcept = default;
@@ -435,7 +435,7 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string& path, st
         errors.push_back(path + ": cannot map " + std::to_string(size) + " bytes: " + std::strerror(map_error));
         return std::nullopt;
     }
-    auto image = std::make_unique<Image>();
+    auto image = std::make_shared<Image>();
     image->mapping = mapping;
     image->data = static_cast<const unsigned char*>(mapping);
     image->size = size;
@@ -446,7 +446,7 @@ std::optional<SafetensorsFile> SafetensorsFile::open(const std::string& path, st
 
 std::optional<SafetensorsFile> SafetensorsFile::from_memory(const unsigned char* data, std::size_t size,
                                                             const std::string& source_name, std::vector<std::string>& errors) {
-    auto image = std::make_unique<Image>();
+    auto image = std::make_shared<Image>();
     image->copy.assign(data, data + size);
     image->data = image->copy.data();
     image->size = size;
@@ -469,6 +469,13 @@ void SafetensorsFile::release(const std::string& name) const {
     const std::uintptr_t begin = base + header_.data_start + tensor->begin, end = base + header_.data_start + tensor->end;
     const std::uintptr_t first = (begin + page - 1) / page * page, last = end / page * page;  // whole pages only
     if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+std::optional<SafetensorsFile::Stored> SafetensorsFile::stored(const std::string& name) const {
+    const TensorInfo* tensor = info(name);
+    if (!tensor || !tensor->floating) return std::nullopt;
+    // parse_header checked begin ≤ end ≤ data size and end − begin = count·sizeof(dtype).
+    return Stored{image_, image_->data + header_.data_start + tensor->begin, *tensor->floating};
 }
 
 bool SafetensorsFile::has(const std::string& name) const { return header_.tensors.count(name) > 0; }

@@ -92,6 +92,16 @@ public:
     bool read(const std::string& name, std::vector<float>& out, std::vector<std::string>& errors) const;
     // The same into out[0, count); count must be the tensor's element count.
     bool read_into(const std::string& name, float* out, std::size_t count, std::vector<std::string>& errors) const;
+    // A tensor's bytes where the file holds them, and their owner: the file stays mapped (or
+    // its copy in memory kept) while any copy of `owner` lives, so a checkpoint's weights can be
+    // read in place (stored_matrix.hpp). nullopt for a missing tensor or a dtype other than F32,
+    // F16, BF16.
+    struct Stored {
+        std::shared_ptr<const void> owner;
+        const unsigned char* bytes = nullptr;
+        Dtype dtype = Dtype::F32;
+    };
+    std::optional<Stored> stored(const std::string& name) const;
     // Asks the kernel to read the whole mapping ahead: for a caller about to read every
     // tensor, once it has decided the file is worth it (never before its sizes are checked).
     void prefetch() const;
@@ -106,8 +116,8 @@ public:
 
 private:
     struct Image;  // the mapping or the owned copy
-    SafetensorsFile(std::unique_ptr<Image> image, Header header, std::string source);
-    std::unique_ptr<Image> image_;
+    SafetensorsFile(std::shared_ptr<Image> image, Header header, std::string source);
+    std::shared_ptr<Image> image_;  // shared with the weights read in place
     Header header_;
     std::string source_;
 };

@@ -8,6 +8,7 @@
 #include "engine.hpp"
 #include "json_read.hpp"
 #include "positional.hpp"
+#include "product.hpp"
 #include "softmax.hpp"
 
 namespace attn::hf {
@@ -61,7 +62,8 @@ std::vector<TokenProbability> top_predictions(const OpenedModel& m, const Matrix
 
 // BERT's decoder: logits = t·Eᵀ + b.
 Matrix unembed(const OpenedModel& m, const Matrix& t) {
-    Matrix logits = t * m.weights.unembedding()->transpose();  // (1 × d)·(d × V) → (1 × V)
+    Matrix logits;
+    product_transposed_into(t, m.weights.unembedding(), logits);  // (1 × d)·(d × V) → (1 × V)
     if (m.weights.lm_head_bias.size() != 0) logits.rowwise() += m.weights.lm_head_bias;
     return logits;
 }
@@ -321,7 +323,7 @@ stack::Stack model_stack(const OpenedModel& m, const std::vector<std::string>* t
     head.gamma_plus_one = spec.norm.one_plus_weight;
     head.epsilon = static_cast<float>(spec.norm.epsilon);
     if (spec.head == HeadKind::causal_lm) {
-        head.unembedding = &*m.weights.unembedding();  // (V × d): logits = h·Uᵀ
+        head.unembedding = m.weights.unembedding();  // (V × d): logits = h·Uᵀ, shared
         head.tied = true;
         head.bias = &m.weights.lm_head_bias;
         head.last_row_only = true;
@@ -351,7 +353,8 @@ void read_prediction(const OpenedModel& m, ModelPass& pass) {
     const Matrix& h = pass.final_output;
     for (int i = 0; i < static_cast<int>(pass.token_ids.size()); ++i) {
         if (!mask || pass.token_ids[static_cast<size_t>(i)] != *mask) continue;
-        Matrix t = h.row(i) * *m.weights.mlm_dense;  // (1 × d)·(d × d)
+        Matrix t;
+        product_into(Matrix(h.row(i)), m.weights.mlm_dense, t);  // (1 × d)·(d × d)
         if (m.weights.mlm_dense_bias.size() != 0) t.row(0) += m.weights.mlm_dense_bias;
         t = activate(t, engine_activation(spec.mlm_activation));
         t = apply_norm(t, spec.norm, m.weights.mlm_norm);
@@ -420,14 +423,15 @@ bool forward_ids_into(const OpenedModel& m, std::vector<int> ids, ModelPass& out
     }
     const int n = static_cast<int>(out.token_ids.size());
     // x₀: the embedding rows, scaled (Gemma), plus positions and token type 0 with their norm (BERT).
-    const Matrix& table = *m.weights.token_embedding;
+    // The tables' rows are read where the checkpoint stores them (stored_matrix.hpp).
     Matrix x0(n, spec.d_model);
     for (int i = 0; i < n; ++i) {
         const int id = out.token_ids[static_cast<size_t>(i)];
         out.tokens.push_back(token_label(m, id));
-        x0.row(i) = table.row(id) * spec.embedding_scale;
-        if (m.weights.position_embedding.size() != 0) x0.row(i) += m.weights.position_embedding->row(i);
-        if (m.weights.token_type_embedding.size() != 0) x0.row(i) += m.weights.token_type_embedding->row(0);
+        m.weights.token_embedding.row_into(id, x0.row(i).data());
+        x0.row(i) *= spec.embedding_scale;
+        if (m.weights.position_embedding.size() != 0) x0.row(i) += m.weights.position_embedding.row_vector(i);
+        if (m.weights.token_type_embedding.size() != 0) x0.row(i) += m.weights.token_type_embedding.row_vector(0);
     }
     if (spec.embedding_norm) x0 = apply_norm(x0, spec.norm, m.weights.embedding_norm);
     const stack::Stack st = model_stack(m, &out.tokens);

@@ -18,6 +18,7 @@
 #include "gpt2/messages.hpp"
 #include "gpt2/safetensors.hpp"
 #include "json_read.hpp"
+#include "stored_matrix.hpp"
 
 namespace attn::hf {
 
@@ -33,17 +34,17 @@ namespace {
 using Shape = std::vector<std::int64_t>;
 
 // One tensor the spec needs: its canonical stored name, the other names it may be stored
-// under, its stored shape, and where its values go (given row-major as stored).
+// under, its stored shape, and where its values go: `store` is given them as float32,
+// row-major as stored (vectors); `hold` is given the stored tensor itself, (rows × cols) as
+// stored, to read in place (matrices: stored_matrix.hpp).
 struct Ref {
     std::string name;
     std::vector<std::string> also;
     Shape shape;
     std::function<void(const std::vector<float>&)> store;
+    std::function<void(const StoredMatrix&)> hold;
 };
 
-Matrix as_matrix(const std::vector<float>& v, Eigen::Index rows, Eigen::Index cols) {
-    return Eigen::Map<const Matrix>(v.data(), rows, cols);
-}
 Vector as_vector(const std::vector<float>& v) { return Eigen::Map<const Vector>(v.data(), static_cast<Eigen::Index>(v.size())); }
 
 struct RefList {
@@ -52,17 +53,22 @@ struct RefList {
 
     void add(const std::string& bare, Shape shape, std::function<void(const std::vector<float>&)> store, bool prefixed = true,
              std::vector<std::string> also = {}) {
-        Ref ref{prefixed ? prefix + bare : bare, std::move(also), std::move(shape), std::move(store)};
+        Ref ref{prefixed ? prefix + bare : bare, std::move(also), std::move(shape), std::move(store), nullptr};
         if (prefixed && !prefix.empty()) ref.also.insert(ref.also.begin(), bare);
         refs.push_back(std::move(ref));
     }
-    // nn.Linear (out × in) → (in × out)
-    void linear(const std::string& bare, std::int64_t out, std::int64_t in, SharedMatrix& target, bool prefixed = true) {
-        add(bare, {out, in}, [&target, out, in](const std::vector<float>& v) { target = as_matrix(v, out, in).transpose(); }, prefixed);
+    // A matrix read in place: hold(stored) sets its targets.
+    void matrix(const std::string& bare, Shape shape, std::function<void(const StoredMatrix&)> hold, bool prefixed = true) {
+        add(bare, std::move(shape), nullptr, prefixed);
+        refs.back().hold = std::move(hold);
     }
-    // stored as it is: embeddings (rows × d), Conv1D (in × out)
+    // nn.Linear (out × in), used as its transpose (in × out)
+    void linear(const std::string& bare, std::int64_t out, std::int64_t in, SharedMatrix& target, bool prefixed = true) {
+        matrix(bare, {out, in}, [&target](const StoredMatrix& stored) { target = SharedMatrix(stored.transpose()); }, prefixed);
+    }
+    // used as stored: embeddings (rows × d), Conv1D (in × out)
     void table(const std::string& bare, std::int64_t rows, std::int64_t cols, SharedMatrix& target, bool prefixed = true) {
-        add(bare, {rows, cols}, [&target, rows, cols](const std::vector<float>& v) { target = as_matrix(v, rows, cols); }, prefixed);
+        matrix(bare, {rows, cols}, [&target](const StoredMatrix& stored) { target = SharedMatrix(stored); }, prefixed);
     }
     void vector(const std::string& bare, std::int64_t n, Vector& target, bool prefixed = true, std::vector<std::string> also = {}) {
         add(bare, {n}, [&target](const std::vector<float>& v) { target = as_vector(v); }, prefixed, std::move(also));
@@ -139,17 +145,12 @@ RefList neox_refs(const ModelSpec& s, Weights& w) {
         r.norm(p + "input_layernorm", d, L.attn_norm, true);
         r.norm(p + "post_attention_layernorm", d, L.mlp_norm, true);
         // (3·H·hd × d): rows viewed as (H, 3, hd) → head h's q, k, v rows
-        r.add(p + "attention.query_key_value.weight", {3 * i64(H * hd), d}, [&L, H, hd, d](const std::vector<float>& v) {
-            const Matrix fused = as_matrix(v, 3 * H * hd, d);
-            Matrix q(d, H * hd), k(d, H * hd), val(d, H * hd);
-            for (int h = 0; h < H; ++h) {
-                q.middleCols(h * hd, hd) = fused.middleRows((3 * h + 0) * hd, hd).transpose();
-                k.middleCols(h * hd, hd) = fused.middleRows((3 * h + 1) * hd, hd).transpose();
-                val.middleCols(h * hd, hd) = fused.middleRows((3 * h + 2) * hd, hd).transpose();
-            }
-            L.w_q = std::move(q);
-            L.w_k = std::move(k);
-            L.w_v = std::move(val);
+        r.matrix(p + "attention.query_key_value.weight", {3 * i64(H * hd), d}, [&L, H, hd](const StoredMatrix& stored) {
+            // (d × 3·H·hd) as used: head h's q, k, v are columns [3h·hd, 3h·hd + hd), the next hd, the next
+            const StoredMatrix fused = stored.transpose();
+            L.w_q = SharedMatrix(fused.columns(0, hd, 3 * hd, H * hd));
+            L.w_k = SharedMatrix(fused.columns(hd, hd, 3 * hd, H * hd));
+            L.w_v = SharedMatrix(fused.columns(2 * hd, hd, 3 * hd, H * hd));
         });
         if (s.qkv_bias)
             r.add(p + "attention.query_key_value.bias", {3 * i64(H * hd)}, [&L, H, hd](const std::vector<float>& v) {
@@ -218,11 +219,10 @@ RefList gpt2_refs(const ModelSpec& s, Weights& w) {
         const std::string p = "h." + std::to_string(l) + ".";
         r.norm(p + "ln_1", d, L.attn_norm, true);
         // Conv1D (in × out): [W_Q | W_K | W_V] by columns
-        r.add(p + "attn.c_attn.weight", {d, 3 * d}, [&L, d](const std::vector<float>& v) {
-            const Matrix c_attn = as_matrix(v, d, 3 * d);
-            L.w_q = c_attn.leftCols(d);
-            L.w_k = c_attn.middleCols(d, d);
-            L.w_v = c_attn.rightCols(d);
+        r.matrix(p + "attn.c_attn.weight", {d, 3 * d}, [&L, d](const StoredMatrix& c_attn) {
+            L.w_q = SharedMatrix(c_attn.columns(0, d, 3 * d, d));
+            L.w_k = SharedMatrix(c_attn.columns(d, d, 3 * d, d));
+            L.w_v = SharedMatrix(c_attn.columns(2 * d, d, 3 * d, d));
         });
         r.add(p + "attn.c_attn.bias", {3 * d}, [&L, d](const std::vector<float>& v) {
             const Vector b = as_vector(v);
@@ -284,6 +284,39 @@ std::vector<TensorShape> expected_tensors(const ModelSpec& spec) {
     std::vector<TensorShape> out;
     for (const Ref& ref : refs_of(spec, scratch).refs) out.push_back({ref.name, ref.shape});
     return out;
+}
+
+std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelSpec& s, int layer) {
+    const std::string l = std::to_string(layer);
+    if (s.model_type == "gpt2") {  // Conv1D: used as stored; W_Q, W_K, W_V are c_attn's thirds
+        const std::string p = "h." + l + ".", d = std::to_string(s.d_model), d2 = std::to_string(2 * s.d_model),
+                          d3 = std::to_string(3 * s.d_model);
+        return {{"w_q", p + "attn.c_attn.weight[:, 0:" + d + "]"}, {"w_k", p + "attn.c_attn.weight[:, " + d + ":" + d2 + "]"},
+                {"w_v", p + "attn.c_attn.weight[:, " + d2 + ":" + d3 + "]"}, {"w_o", p + "attn.c_proj.weight"},
+                {"block.w_1", p + "mlp.c_fc.weight"}, {"block.w_2", p + "mlp.c_proj.weight"}};
+    }
+    if (s.model_type == "gpt_neox") {
+        const std::string p = "gpt_neox.layers." + l + ".";
+        const std::string H = std::to_string(s.n_heads), hd = std::to_string(s.head_dim), d = std::to_string(s.d_model),
+                          rows = std::to_string(s.n_heads * s.head_dim);
+        auto part = [&](int k) {
+            return p + "attention.query_key_value.weight.view(" + H + ", 3, " + hd + ", " + d + ")[:, " + std::to_string(k) + "].reshape(" +
+                   rows + ", " + d + ").T";
+        };
+        return {{"w_q", part(0)}, {"w_k", part(1)}, {"w_v", part(2)}, {"w_o", p + "attention.dense.weight.T"},
+                {"block.w_1", p + "mlp.dense_h_to_4h.weight.T"}, {"block.w_2", p + "mlp.dense_4h_to_h.weight.T"}};
+    }
+    if (s.model_type == "bert") {
+        const std::string p = "bert.encoder.layer." + l + ".";
+        return {{"w_q", p + "attention.self.query.weight.T"}, {"w_k", p + "attention.self.key.weight.T"},
+                {"w_v", p + "attention.self.value.weight.T"}, {"w_o", p + "attention.output.dense.weight.T"},
+                {"block.w_1", p + "intermediate.dense.weight.T"}, {"block.w_2", p + "output.dense.weight.T"}};
+    }
+    const std::string p = "model.layers." + l + ".";  // Llama, Qwen 2/3, Gemma 2/3
+    return {{"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
+            {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
+            {"block.w_gate", p + "mlp.gate_proj.weight.T"}, {"block.w_1", p + "mlp.up_proj.weight.T"},
+            {"block.w_2", p + "mlp.down_proj.weight.T"}};
 }
 
 // [SECTION] The files: one, or shards by an index
@@ -435,30 +468,55 @@ void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& l
     }
     if (!faults.flush_into(load.errors)) return;
 
-    // Pass 2: the values, each tensor once; the file's pages released after it.
+    // Pass 2: matrices held where the files store them (the mapping stays while they live);
+    // vectors read as float32, the file's pages released after each.
     std::vector<float> values;
     for (std::size_t i = 0; i < list.refs.size(); ++i) {
         const Located& at = where.at(stored[i]);
+        const Ref& ref = list.refs[i];
+        if (ref.hold) {
+            const auto bytes = files[at.file].stored(stored[i]);  // floating, checked in pass 1
+            ref.hold(StoredMatrix::as_stored(bytes->owner, bytes->bytes, bytes->dtype, ref.shape[0], ref.shape[1]));
+            continue;
+        }
         if (!files[at.file].read(stored[i], values, load.errors)) return;
         files[at.file].release(stored[i]);
-        list.refs[i].store(values);
+        ref.store(values);
     }
     // A tied head stored beside the embedding, and BERT's second name of the decoder bias, must
     // hold the same values as the parameter they are tied to.
-    auto check_equal = [&](const std::string& name, const float* expected, std::size_t count, const std::string& tied_to) {
+    auto differs = [&](const std::string& name, const std::string& tied_to) {
         const auto it = where.find(name);
-        if (it == where.end()) return;
-        if (it->second.info->element_count != count || !files[it->second.file].read(name, values, load.errors) ||
-            !std::equal(values.begin(), values.end(), expected))
-            load.errors.push_back(load.files[it->second.file] + ": tensor '" + name + "' differs from " + tied_to + ", but " +
-                                  "tie_word_embeddings ties them: transformers would use one of them for both");
+        load.errors.push_back(load.files[it->second.file] + ": tensor '" + name + "' differs from " + tied_to + ", but " +
+                              "tie_word_embeddings ties them: transformers would use one of them for both");
     };
-    for (const std::string& name : tied)
-        check_equal(name, weights.token_embedding.data(), static_cast<std::size_t>(weights.token_embedding.size()), "the token embedding");
+    for (const std::string& name : tied) {
+        // compared row by row where both are stored: neither is widened whole
+        const auto it = where.find(name);
+        if (it == where.end()) continue;
+        const SharedMatrix& embedding = weights.token_embedding;
+        const auto bytes = files[it->second.file].stored(name);
+        bool same = bytes && it->second.info->element_count == static_cast<std::uint64_t>(embedding.size());
+        if (same) {
+            const StoredMatrix head = StoredMatrix::as_stored(bytes->owner, bytes->bytes, bytes->dtype, embedding.rows(), embedding.cols());
+            Vector a(embedding.cols()), b(embedding.cols());
+            for (Eigen::Index r = 0; r < embedding.rows() && same; ++r) {
+                embedding.row_into(r, a.data());
+                head.widen_row(r, b.data());
+                same = a == b;
+            }
+        }
+        if (!same) differs(name, "the token embedding");
+    }
     if (spec.model_type == "bert")
-        for (const std::string& name : {std::string("cls.predictions.decoder.bias"), std::string("cls.predictions.bias")})
-            if (std::find(stored.begin(), stored.end(), name) == stored.end())
-                check_equal(name, weights.lm_head_bias.data(), static_cast<std::size_t>(weights.lm_head_bias.size()), "the decoder's bias");
+        for (const std::string& name : {std::string("cls.predictions.decoder.bias"), std::string("cls.predictions.bias")}) {
+            const auto it = where.find(name);
+            if (it == where.end() || std::find(stored.begin(), stored.end(), name) != stored.end()) continue;
+            const Vector& expected = weights.lm_head_bias;
+            if (it->second.info->element_count != static_cast<std::uint64_t>(expected.size()) ||
+                !files[it->second.file].read(name, values, load.errors) || !std::equal(values.begin(), values.end(), expected.data()))
+                differs(name, "the decoder's bias");
+        }
     if (!load.errors.empty()) return;
     load.weights = std::move(weights);
 }

@@ -5,12 +5,14 @@
 // Files: config.json (→ ModelSpec, spec.hpp) and either model.safetensors or
 // model.safetensors.index.json, whose "weight_map" names the shard holding each tensor (every
 // shard must exist, every tensor it names be in that shard, and no tensor be in two files).
-// F32, F16 and BF16 tensors are read as float32 (gpt2/safetensors.hpp).
+// Matrices stay where the files store them, F32, F16 or BF16, memory-mapped and read in place
+// (stored_matrix.hpp: a BF16 checkpoint stays BF16 in memory); vectors (biases, norms) are
+// read as float32.
 //
 // Conventions (d = d_model, H = query heads, H_kv = K/V heads, hd = head_dim, V = vocab_size):
 //   * Matrices are row-major and used as x·W, x (n × in): Hugging Face's nn.Linear stores its
-//     weight (out × in), so it is transposed here to (in × out). GPT-2's Conv1D already stores
-//     (in × out) and is taken as it is.
+//     weight (out × in), so it is used as its transpose (in × out), read in place. GPT-2's
+//     Conv1D already stores (in × out) and is taken as it is.
 //       w_q (d × H·hd), w_k, w_v (d × H_kv·hd): head h owns columns [h·hd, (h+1)·hd)
 //       w_o (H·hd × d)
 //       plain MLP: w_up (d × d_ff) (fc, dense_h_to_4h, intermediate.dense), w_down (d_ff × d)
@@ -18,7 +20,7 @@
 //   * GPT-NeoX fuses Q, K, V per head: query_key_value.weight (3·H·hd × d) is viewed as
 //     (H, 3, hd) along its rows, so rows [h·3hd, h·3hd + hd) are head h's q, the next hd its k,
 //     the next hd its v (modeling_gpt_neox.py: view(…, -1, 3·head_size).chunk(3)); the bias
-//     likewise. They are read apart into w_q, w_k, w_v and b_q, b_k, b_v.
+//     likewise. w_q, w_k, w_v are three views of the one stored tensor; b_q, b_k, b_v are read apart.
 //   * GPT-2's c_attn.weight (d × 3d) is [W_Q | W_K | W_V] by columns; c_attn.bias likewise.
 //   * Biases and norm weights are (1 × n) row vectors, stored as 1-D tensors [n]; a bias the
 //     spec does not have is empty. An RMSNorm has no bias.
@@ -39,6 +41,7 @@
 // position_ids) and heads BertForMaskedLM drops (the pooler, the next-sentence head) are
 // listed as ignored; any other tensor is refused.
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -94,6 +97,11 @@ struct ModelLoad {
 ModelLoad load_model(const std::string& folder);
 // The weights alone, for a spec already read; load.spec is left as it is.
 void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& load);
+
+// Where layer ℓ's weight matrices are stored, by the trace's keys ("w_q", "block.w_1", …), in
+// PyTorch's words: "model.layers.0.self_attn.q_proj.weight.T" (nn.Linear's weight, used as
+// its transpose); GPT-NeoX's "….query_key_value.weight.view(H, 3, hd, d)[:, 0].reshape(H·hd, d).T".
+std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelSpec& spec, int layer);
 
 // The stored name of every tensor a spec needs, canonical (with the prefix the *For… class
 // saves: "model.layers.0.self_attn.q_proj.weight"), and its shape as stored.

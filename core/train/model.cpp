@@ -311,7 +311,7 @@ stack::Stack make_stack(const Model& model, const ModelInput& in) {
         };
     s.head.final_norm = c.final_norm();              // pre-norm blocks end unnormalised
     s.head.norm = {model.params.final_gamma, model.params.final_beta};
-    s.head.unembedding = &model.params.unembedding;  // (n, d)·(d, V) → (n, V)
+    s.head.unembedding = model.params.unembedding;  // (n, d)·(d, V) → (n, V), a toy's copy
     s.head.bias = &model.params.unembedding_bias;
     return s;
 }

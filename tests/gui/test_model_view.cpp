@@ -50,7 +50,7 @@ std::string write_model(const std::string& name, bool strong_heads = false) {
     for (auto& layer : c.layers) gpt2::set_c_attn(layer, gpt2::c_attn(layer) * 60.0f);  // attention far from uniform
     if (strong_heads) {
         for (auto& layer : c.layers) layer.c_proj_w.edit() *= 40.0f;
-        c.wte *= 20.0f;
+        c.wte.edit() *= 20.0f;
     }
     std::string error;
     REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
@@ -315,7 +315,7 @@ TEST_CASE("Model view: NaN in a row of wte no token uses marks the top 5 in red,
     // wte is also the LM head: its padding row 259, which no sentence uses, meets every logit.
     const std::string folder = write_model("attnlab-model-view-nan");
     gpt2::Checkpoint spoiled = *gpt2::load_checkpoint(folder).checkpoint;
-    spoiled.wte(259, 4) = std::nanf("");
+    spoiled.wte.edit()(259, 4) = std::nanf("");
     std::string error;
     REQUIRE(gpt2::write_checkpoint(folder, spoiled, gpt2::CheckpointWriteOptions{}, &error));
     open_through_menu(ui, folder);
