@@ -57,7 +57,9 @@ struct ModelRun {
     std::vector<Trace> layers;
     json next_token_top5;
     json predictions;              // model files only: every row's top 5
-    bool weights_in_checkpoint = false;
+    // Checkpoints: where each layer's weight matrices are stored, by the trace's keys (the
+    // export names them rather than copying them); empty for a model file, whose traces hold them.
+    std::vector<std::vector<std::pair<std::string, std::string>>> weights_in_checkpoint;
     std::string non_finite;        // where NaN or ±∞ first arose after the layers; empty: none
     std::string ignored;           // GPT-2 folders: the tensors of the file GPT-2 skips, in words
     std::string kind;              // a family's model_type ("llama"); empty: GPT-2 or a model file
@@ -177,12 +179,9 @@ int run_checkpoint(const std::string& folder, const std::string& text, ModelRun&
     run.tokens = std::move(pass.tokens);
     run.layers = std::move(pass.layers);
     if (pass.non_finite.any()) run.non_finite = pass.non_finite.sentence();
-    if (model.gpt2()) {
-        run.weights_in_checkpoint = true;
-        run.ignored = load.ignored;
-    } else {
-        run.kind = model.model_type();
-    }
+    for (int l = 0; l < model.shape().layers; ++l) run.weights_in_checkpoint.push_back(model.layer_weight_names(l));
+    if (model.gpt2()) run.ignored = load.ignored;
+    else run.kind = model.model_type();
     if (!model.masked_lm()) {
         run.next_token_top5 = top_json(pass.next_token_top5);
     } else {
@@ -197,24 +196,14 @@ int run_checkpoint(const std::string& folder, const std::string& text, ModelRun&
     return 0;
 }
 
-// One layer's trace as JSON. A GPT-2 layer's weight matrices are the checkpoint's (up to
-// 768 × 3072 each): they are named, not copied, so the file stays the size of the activations.
-json layer_json(const Trace& t, int layer, bool weights_in_checkpoint) {
-    json j = trace_to_json(t);
-    if (weights_in_checkpoint) {
-        const std::string h = "h." + std::to_string(layer) + ".";
-        const std::string d = std::to_string(t.d_model);
-        for (const char* key : {"w_q", "w_k", "w_v", "w_o"}) j.erase(key);
-        j["block"].erase("w_1");
-        j["block"].erase("w_2");
-        j["weights_in_checkpoint"] = {
-            {"w_q", h + "attn.c_attn.weight[:, 0:" + d + "]"},
-            {"w_k", h + "attn.c_attn.weight[:, " + d + ":" + std::to_string(2 * t.d_model) + "]"},
-            {"w_v", h + "attn.c_attn.weight[:, " + std::to_string(2 * t.d_model) + ":" + std::to_string(3 * t.d_model) + "]"},
-            {"w_o", h + "attn.c_proj.weight"},
-            {"block.w_1", h + "mlp.c_fc.weight"},
-            {"block.w_2", h + "mlp.c_proj.weight"}};
-    }
+// One layer's trace as JSON. A checkpoint layer's weight matrices are the checkpoint's (up to
+// 768 × 3072 each, read in place from its file): they are named, not copied, so the file
+// stays the size of the activations.
+json layer_json(const Trace& t, const ModelRun& run, int layer) {
+    if (run.weights_in_checkpoint.empty()) return trace_to_json(t);
+    json j = trace_to_json(t, false);
+    j["weights_in_checkpoint"] = json::object();
+    for (const auto& [key, stored] : run.weights_in_checkpoint[static_cast<size_t>(layer)]) j["weights_in_checkpoint"][key] = stored;
     return j;
 }
 
@@ -344,12 +333,12 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         j["format"] = "attnlab-model-trace";
         j["version"] = 1;
         j["model"] = path;
-        j["kind"] = !run.kind.empty() ? run.kind : run.weights_in_checkpoint ? "gpt2" : "attnlab-model";
+        j["kind"] = !run.kind.empty() ? run.kind : !run.weights_in_checkpoint.empty() ? "gpt2" : "attnlab-model";
         j["text"] = *o.text;
         j["token_ids"] = run.token_ids;
         j["tokens"] = run.tokens;
         json traces = json::array();
-        for (int l = 0; l < layers; ++l) traces.push_back(layer_json(run.layers[static_cast<size_t>(l)], l, run.weights_in_checkpoint));
+        for (int l = 0; l < layers; ++l) traces.push_back(layer_json(run.layers[static_cast<size_t>(l)], run, l));
         j["layers"] = std::move(traces);
         if (!run.next_token_top5.is_null()) j["next_token_top5"] = run.next_token_top5;
         if (!run.masked_predictions.is_null()) j["masked_predictions"] = run.masked_predictions;

@@ -149,19 +149,17 @@ bool NonFiniteReport::contains(const std::string& name) const {
     return std::find(matrices.begin(), matrices.end(), name) != matrices.end();
 }
 
-NonFiniteReport non_finite_report(const Trace& trace, KnownFinite* known) {
+NonFiniteReport non_finite_report(const Trace& trace) {
     NonFiniteReport report;
     if (!trace.ok) return report;
     for (const std::string& name : matrix_names(trace)) {
-        const Matrix* m = find_matrix(trace, name);
-        if (m == nullptr) continue;
-        const std::uint64_t version = known != nullptr ? weight_version(trace, m) : 0;
-        if (version != 0 && known->versions.count(version) != 0) continue;
-        if (m->allFinite()) {
-            if (version != 0) known->versions.insert(version);
+        const auto ref = parse_matrix_name(name);
+        if (const SharedMatrix* weight = ref ? weight_of(trace, *ref->entry) : nullptr) {
+            if (weight->first_non_finite().valid()) report.matrices.push_back(name);
             continue;
         }
-        const auto ref = parse_matrix_name(name);
+        const Matrix* m = find_matrix(trace, name);
+        if (m == nullptr || m->allFinite()) continue;
         const bool masked_scores = ref && ref->entry->arithmetic == Arithmetic::MaskedScore;
         if (masked_scores && trace.visible.rows() == m->rows() && trace.visible.cols() == m->cols()) {
             bool hidden_only = true;  // only the fill of hidden cells is non-finite

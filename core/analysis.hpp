@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
 #include "trace.hpp"
@@ -55,12 +54,9 @@ struct NonFiniteReport {
     std::string origin;                  // one sentence; empty when every value is finite
     bool contains(const std::string& name) const;
 };
-// Weights whose values were found finite, by content version (SharedMatrix::version): a report
-// given it scans a weight once, not at every trace that shares it (an edit of X in a GPT-2
-// layer leaves W_Q … W_2's 6.5 million values as they were).
-struct KnownFinite {
-    std::unordered_set<std::uint64_t> versions;
-};
-NonFiniteReport non_finite_report(const Trace& trace, KnownFinite* known = nullptr);
+// A weight is asked through SharedMatrix::first_non_finite, which scans each content once
+// however many traces share it (an edit of X in a GPT-2 layer leaves W_Q … W_2's 6.5 million
+// values as they were) and reads a checkpoint's weight where its file stores it.
+NonFiniteReport non_finite_report(const Trace& trace);
 
 }  // namespace attn

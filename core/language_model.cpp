@@ -84,6 +84,16 @@ Scenario Model::layer_scenario(const std::vector<std::string>& tokens, int layer
     return hf::layer_scenario(*hf(), tokens, layer, input, ablated);
 }
 
+std::vector<std::pair<std::string, std::string>> Model::layer_weight_names(int layer) const {
+    if (const gpt2::Checkpoint* c = gpt2()) {  // GPT-2's reader: named as the family's gpt2 layout names them
+        hf::ModelSpec spec;
+        spec.model_type = "gpt2";
+        spec.d_model = c->config.n_embd;
+        return hf::layer_weight_names(spec, layer);
+    }
+    return hf::layer_weight_names(hf()->spec, layer);
+}
+
 ModelLoad load_model(const std::string& folder) {
     ModelLoad load;
     const std::string type = hf::folder_model_type(folder);

@@ -54,6 +54,10 @@ public:
     // the heads of `ablated` in layer ℓ zeroed.
     Scenario layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::HeadSet& ablated) const;
 
+    // Where layer ℓ's weight matrices are in the checkpoint, by the trace's keys ("w_q",
+    // "block.w_1", …): an export names them instead of copying the checkpoint into itself.
+    std::vector<std::pair<std::string, std::string>> layer_weight_names(int layer) const;
+
     // What the model is read by (the command line's exports name GPT-2's tensors).
     const gpt2::Checkpoint* gpt2() const { return std::get_if<gpt2::Checkpoint>(&held_); }
     const hf::OpenedModel* hf() const { return std::get_if<hf::OpenedModel>(&held_); }

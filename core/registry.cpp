@@ -673,6 +673,27 @@ bool is_vector(const MatrixEntry& entry) {
     }
 }
 
+bool is_weight(const MatrixEntry& entry) {
+    switch (entry.edit) {
+        case Editable::WQ: case Editable::WK: case Editable::WV: case Editable::WO:
+        case Editable::W1: case Editable::W2: case Editable::WGate: return true;
+        default: return false;
+    }
+}
+
+const SharedMatrix* weight_of(const Trace& t, const MatrixEntry& entry) {
+    switch (entry.edit) {
+        case Editable::WQ: return &t.w_q;
+        case Editable::WK: return &t.w_k;
+        case Editable::WV: return &t.w_v;
+        case Editable::WO: return &t.w_o;
+        case Editable::W1: return t.has_block ? &t.block.w_1 : nullptr;  // as the entries' get
+        case Editable::W2: return t.has_block ? &t.block.w_2 : nullptr;
+        case Editable::WGate: return t.has_block ? &t.block.w_gate : nullptr;
+        default: return nullptr;
+    }
+}
+
 const Matrix* find_matrix(const Trace& trace, const std::string& name) {
     const auto ref = parse_matrix_name(name);
     return ref ? matrix_of(trace, *ref) : nullptr;
@@ -682,7 +703,9 @@ std::vector<std::string> matrix_names(const Trace& trace) {
     std::vector<std::string> names;
     for (const MatrixEntry& e : matrix_registry()) {
         if (!e.per_head) {
-            if (matrix_of(trace, MatrixRef{&e, -1})) names.emplace_back(e.key);
+            // a weight's presence is its shape: one read in place is not widened to be listed
+            const SharedMatrix* weight = weight_of(trace, e);
+            if (weight ? weight->size() != 0 : matrix_of(trace, MatrixRef{&e, -1}) != nullptr) names.emplace_back(e.key);
             continue;
         }
         for (size_t h = 0; h < trace.head.size(); ++h)

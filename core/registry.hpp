@@ -80,6 +80,11 @@ struct MatrixEntry {
 
 // Whether the scenario holds it as a vector (a bias, γ, β): one row, exported as a list.
 bool is_vector(const MatrixEntry& entry);
+// W_Q, W_K, W_V, W_O and the block's W_1, W_2, W_gate: a model's weights, not computed.
+bool is_weight(const MatrixEntry& entry);
+// That weight of the trace as it is held (a checkpoint's may be read in place from its file:
+// shared_matrix.hpp), so it can be asked about without being widened; nullptr for any other entry.
+const SharedMatrix* weight_of(const Trace& trace, const MatrixEntry& entry);
 
 // The table, in pipeline order.
 const std::vector<MatrixEntry>& matrix_registry();

@@ -5,6 +5,10 @@
 
 namespace attn {
 
+void own_weight_holders(Scenario& s) {
+    for (SharedMatrix* w : {&s.w_q, &s.w_k, &s.w_v, &s.w_o, &s.block.w_1, &s.block.w_2, &s.block.w_gate}) *w = w->own_holder();
+}
+
 const char* to_string(InputMode m) { return m == InputMode::Direct ? "direct" : "embeddings"; }
 
 const char* to_string(PositionalEncoding p) {

@@ -216,6 +216,11 @@ struct BlockConflict {
 };
 std::vector<BlockConflict> block_conflicts(const BlockOptions& block);
 
+// The scenario's weights (W_Q, W_K, W_V, W_O, the block's W_1, W_2, W_gate) each in a holder of
+// its own (SharedMatrix::own_holder): a checkpoint's layer shown in a view is widened to float32
+// for that view alone, and the model keeps its weights as its file stores them.
+void own_weight_holders(Scenario& scenario);
+
 // Splits text into tokens: whitespace separates, punctuation stands alone. Invalid UTF-8
 // is replaced by U+FFFD, so every token can be drawn and written to JSON.
 std::vector<std::string> tokenize(const std::string& text);

@@ -673,7 +673,7 @@ json scenario_to_json(const Scenario& s) {
     return j;
 }
 
-json trace_to_json(const Trace& t) {
+json trace_to_json(const Trace& t, bool weights) {
     json j;
     j["format"] = "attnlab-trace";
     j["version"] = 2;
@@ -729,6 +729,7 @@ json trace_to_json(const Trace& t) {
         heads.push_back(std::move(jh));
     }
     for (const MatrixEntry& e : matrix_registry()) {
+        if (!weights && is_weight(e)) continue;
         for (int h = e.per_head ? 0 : -1; h < (e.per_head ? static_cast<int>(t.head.size()) : 0); ++h) {
             const Matrix* m = matrix_of(t, MatrixRef{&e, h});
             if (m == nullptr) continue;

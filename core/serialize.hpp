@@ -27,8 +27,10 @@ ScenarioLoad load_scenario_file(const std::string& path);
 constexpr std::uintmax_t kMaxScenarioFileBytes = 64u * 1024 * 1024;
 
 nlohmann::json scenario_to_json(const Scenario& scenario);
-// Deterministic: the same scenario gives the same file (no timings in it).
-nlohmann::json trace_to_json(const Trace& trace);
+// Deterministic: the same scenario gives the same file (no timings in it). Without
+// `weights`, the weight matrices (W_Q, W_K, W_V, W_O, the block's W_1, W_2, W_gate) are left
+// out, and never read: a checkpoint's layer names them instead (lm::Model::layer_weight_names).
+nlohmann::json trace_to_json(const Trace& trace, bool weights = true);
 nlohmann::json matrix_to_json(const Matrix& m);
 
 // JSON text that never throws: invalid UTF-8 in a string is written as U+FFFD.

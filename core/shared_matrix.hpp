@@ -74,6 +74,15 @@ public:
         row_into(row, out.data());
         return out;
     }
+    // The same values, version and stored bytes in a holder of their own: a stored matrix widened
+    // through it (a view drawing one layer's weights) is widened for it alone, and freed with it,
+    // while the model's holder stays bytes only. A float32 matrix is shared as it is.
+    SharedMatrix own_holder() const {
+        if (!held_ || !held_->stored) return *this;
+        SharedMatrix apart;
+        apart.held_ = std::make_shared<Held>(*held_->stored, held_->version);
+        return apart;
+    }
     // The checkpoint bytes these values are read from; nullptr for a float32 matrix of its own.
     const StoredMatrix* stored() const { return held_ && held_->stored ? &*held_->stored : nullptr; }
     // True when values is this holder's float32 matrix (a stored one only once widened).

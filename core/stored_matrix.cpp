@@ -186,32 +186,39 @@ namespace {
 // where product_into may, and (with depth 3,072) a piece of 2.4 MB.
 constexpr Eigen::Index kStoredPieceColumns = 4 * kProductColumnStep;
 
+using Strided = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+
 }  // namespace
 
 void stored_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, ProductKernel kernel, const Matrix* bias, int chunks) {
     out.resize(a.rows(), b.cols);
-    detail::for_column_pieces(a.rows(), a.cols(), b.cols, false, chunks, [&](Eigen::Index piece_begin, Eigen::Index piece_width) {
-        thread_local std::vector<float> widened;
-        for (Eigen::Index begin = piece_begin; begin < piece_begin + piece_width; begin += kStoredPieceColumns) {
-            const Eigen::Index width = std::min(kStoredPieceColumns, piece_begin + piece_width - begin);
-            auto into = out.middleCols(begin, width);
-            auto multiply = [&](const auto& block) {  // block: (depth × width)
-                if (bias != nullptr) into = (a * block).rowwise() + bias->row(0).segment(begin, width);
-                else if (kernel == ProductKernel::row_major) into.noalias() = a * block;  // (n, k)·(k, w)
-                else into = a * block;                                                   // through a column-major temporary
-            };
-            const bool one_run = b.group >= b.cols || begin / b.group == (begin + width - 1) / b.group;
-            if (b.direct() && one_run) {
-                const float* first = reinterpret_cast<const float*>(b.bytes) + b.line(begin) * (b.transposed ? b.stride : 1);
-                if (b.transposed) multiply(Eigen::Map<const Matrix>(first, width, b.rows).transpose());
-                else multiply(Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>(first, b.rows, width, Eigen::OuterStride<>(b.stride)));
-                continue;
-            }
-            widened.resize(static_cast<std::size_t>(width * b.rows));
-            b.widen_columns(begin, width, widened.data());
-            if (b.transposed) multiply(Eigen::Map<const Matrix>(widened.data(), width, b.rows).transpose());
-            else multiply(Eigen::Map<const Matrix>(widened.data(), b.rows, width));
+    // out[:, begin, begin + width) from the stored columns there
+    auto columns = [&](Eigen::Index begin, Eigen::Index width) {
+        auto into = out.middleCols(begin, width);
+        auto multiply = [&](const auto& block) {  // block: (depth × width)
+            if (bias != nullptr) into = (a * block).rowwise() + bias->row(0).segment(begin, width);
+            else if (kernel == ProductKernel::row_major) into.noalias() = a * block;  // (n, k)·(k, w)
+            else into = a * block;                                                   // through a column-major temporary
+        };
+        const bool one_run = b.group >= b.cols || begin / b.group == (begin + width - 1) / b.group;
+        if (b.direct() && one_run) {  // read in place: the lines are consecutive float32
+            const float* first = reinterpret_cast<const float*>(b.bytes) + b.line(begin) * (b.transposed ? b.stride : 1);
+            if (b.transposed) multiply(Strided(first, width, b.rows, Eigen::OuterStride<>(b.stride)).transpose());
+            else multiply(Strided(first, b.rows, width, Eigen::OuterStride<>(b.stride)));
+            return;
         }
+        thread_local std::vector<float> widened;
+        widened.resize(static_cast<std::size_t>(width * b.rows));
+        b.widen_columns(begin, width, widened.data());
+        if (b.transposed) multiply(Eigen::Map<const Matrix>(widened.data(), width, b.rows).transpose());
+        else multiply(Eigen::Map<const Matrix>(widened.data(), b.rows, width));
+    };
+    detail::for_column_pieces(a.rows(), a.cols(), b.cols, false, chunks, [&](Eigen::Index piece_begin, Eigen::Index piece_width) {
+        const Eigen::Index end = piece_begin + piece_width;
+        const bool one_run = b.group >= b.cols || piece_begin / b.group == (end - 1) / b.group;
+        if (b.direct() && one_run) return columns(piece_begin, piece_width);  // the whole piece in place
+        for (Eigen::Index begin = piece_begin; begin < end; begin += kStoredPieceColumns)
+            columns(begin, std::min(kStoredPieceColumns, end - begin));
     });
 }
 

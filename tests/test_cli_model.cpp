@@ -324,6 +324,12 @@ TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --expo
     CHECK(j["layers"][0]["heads"].size() == 6);  // every query head's weights
     CHECK(j["layers"][0]["heads"][5].contains("weights"));
     CHECK(j["layers"][1]["settings"]["kv_heads"] == 2);
+    // The weights are named where the checkpoint stores them, not copied into the export.
+    CHECK_FALSE(j["layers"][1].contains("w_q"));
+    CHECK_FALSE(j["layers"][1]["block"].contains("w_gate"));
+    CHECK(j["layers"][1]["weights_in_checkpoint"]["w_q"] == "model.layers.1.self_attn.q_proj.weight.T");
+    CHECK(j["layers"][1]["weights_in_checkpoint"]["block.w_gate"] == "model.layers.1.mlp.gate_proj.weight.T");
+    CHECK(j["layers"][1]["block"].contains("ffn_gate"));
     CHECK(j["next_token_top5"]["ids"].size() == 5);
     // The same ids as the tokenizer gives, and what the engine computes for them.
     const hf::OpenedModelLoad load = hf::open_model(folder.string());

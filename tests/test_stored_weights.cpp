@@ -18,7 +18,9 @@
 #include "gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
 #include "hf_model/model.hpp"
+#include "analysis.hpp"
 #include "language_model.hpp"
+#include "serialize.hpp"
 #include "product.hpp"
 #include "shared_matrix.hpp"
 #include "stored_matrix.hpp"
@@ -217,6 +219,21 @@ TEST_CASE("a stored weight is widened once when its values are asked for, and an
     CHECK(model(0, 0) == table.values(0, 0));
     CHECK(scenario(0, 0) == 5.0f);
     CHECK(scenario.version() != model.version());
+
+    // A holder of its own (a layer a view shows): the same values and version, widened for it alone.
+    const Bytes bytes = stored_bytes(30, 8, Dtype::BF16, 9);
+    const SharedMatrix other(whole(bytes, Dtype::BF16));
+    {
+        const SharedMatrix shown = other.own_holder();
+        CHECK(shown.version() == other.version());
+        CHECK_FALSE(shown.shares(other));
+        const std::size_t widened = stored_bytes_widened();
+        CHECK(shown.get() == bytes.values);
+        CHECK(stored_bytes_widened() == widened + 30 * 8 * sizeof(float));
+    }
+    const std::size_t widened = stored_bytes_widened();
+    CHECK(other.get() == bytes.values);  // the model's holder widens only now: it had not been
+    CHECK(stored_bytes_widened() == widened + 30 * 8 * sizeof(float));
 }
 
 // [SECTION] Checkpoints
@@ -244,6 +261,12 @@ TEST_CASE("every family's checkpoint runs without widening a weight: each matrix
         const std::size_t before = stored_bytes_widened();
         const ModelPass pass = hf::forward_ids(model, ids);
         REQUIRE(pass.ok);
+        CHECK(stored_bytes_widened() == before);
+        // What reads every layer after a pass (the NaN report, an export naming the weights) widens none either.
+        for (const Trace& t : pass.layers) {
+            CHECK(non_finite_report(t).matrices.empty());
+            CHECK_FALSE(trace_to_json(t, false).contains("w_q"));
+        }
         CHECK(stored_bytes_widened() == before);
         ModelPass again = pass;
         REQUIRE(hf::recompute_from(model, 1, again));

@@ -73,8 +73,7 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
 const NonFiniteReport& non_finite(Context& state) {
     NonFiniteCache& cache = state.non_finite;
     if (cache.generation != state.session.generation) {
-        if (cache.known.versions.size() > 4096) cache.known.versions.clear();  // bounded: old versions are never seen again
-        cache.report = non_finite_report(state.session.trace, &cache.known);
+        cache.report = non_finite_report(state.session.trace);
         cache.generation = state.session.generation;
     }
     return cache.report;

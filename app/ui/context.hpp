@@ -50,7 +50,6 @@ struct ComputeState {
 struct NonFiniteCache {
     std::uint64_t generation = ~0ull;
     NonFiniteReport report;
-    KnownFinite known;  // weights already scanned, by content version
 };
 
 // What the path popup is asked for (File → Save, Open, the exports, Open model…, the Train

@@ -61,6 +61,7 @@ namespace {
 // the undo history starts from it (undo never brings back a layer the model no longer runs).
 void show_layer(Context& state, ModelViewState& m, int layer, bool navigation = false) {
     Scenario s = m.model->layer_scenario(m.pass.tokens, layer, lm::layer_input(m.pass.layers[static_cast<size_t>(layer)]), m.pass.ablated);
+    own_weight_holders(s);  // the pipeline draws this layer's weights: widened for it alone
     m.layer = layer;
     m.layer_name = s.name;
     m.applied = s;
