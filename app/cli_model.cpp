@@ -62,6 +62,7 @@ struct ModelRun {
     std::vector<std::vector<std::pair<std::string, std::string>>> weights_in_checkpoint;
     std::string non_finite;        // where NaN or ±∞ first arose after the layers; empty: none
     std::string ignored;           // GPT-2 folders: the tensors of the file GPT-2 skips, in words
+    std::string held;              // checkpoints: "weights BF16, 257 MiB read in place from the file"
     std::string kind;              // a family's model_type ("llama"); empty: GPT-2 or a model file
     json masked_predictions;       // BERT: the top 5 of each [MASK]
 };
@@ -180,6 +181,7 @@ int run_checkpoint(const std::string& folder, const std::string& text, ModelRun&
     run.layers = std::move(pass.layers);
     if (pass.non_finite.any()) run.non_finite = pass.non_finite.sentence();
     for (int l = 0; l < model.shape().layers; ++l) run.weights_in_checkpoint.push_back(model.layer_weight_names(l));
+    run.held = model.held_weights().sentence();
     if (model.gpt2()) run.ignored = load.ignored;
     else run.kind = model.model_type();
     if (!model.masked_lm()) {
@@ -321,7 +323,8 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         } else {
             out << counted(static_cast<long long>(run.tokens.size()), "token", "tokens") << ":";
             for (size_t i = 0; i < run.tokens.size(); ++i) out << "  " << run.tokens[i] << " (" << run.token_ids[i] << ")";
-            out << "\n" << counted(layers, "layer", "layers") << " of " << counted(run.layers[0].heads, "head", "heads") << "\n";
+            out << "\n" << counted(layers, "layer", "layers") << " of " << counted(run.layers[0].heads, "head", "heads")
+                << (run.held.empty() ? "" : "; " + run.held) << "\n";
             if (!run.ignored.empty()) out << run.ignored << "\n";
         }
         if (!run.next_token_top5.is_null()) out << "next token, top 5:\n" << format_top(run.next_token_top5);

@@ -99,7 +99,7 @@ int measure(const std::string& folder, int tokens) {
     const double full_ms = median(full), middle_ms = median(middle);
     std::printf("GPT-2 small's shape, random weights: 12 layers x 12 heads, d_model 768, d_ff 3072, vocab 50257 (F32 file %.0f MB)\n",
                 static_cast<double>(std::filesystem::file_size(std::filesystem::path(folder) / "model.safetensors")) / 1e6);
-    std::printf("open the folder (config, safetensors mapped and converted, vocab, merges): %.0f ms (median of 3, file in the OS cache)\n",
+    std::printf("open the folder (config, safetensors mapped and its weights read in place, vocab, merges): %.0f ms (median of 3, file in the OS cache)\n",
                 median(opens));
     std::printf("forward, %d tokens, every layer's full trace and the top 5: %.1f ms (median of 7)\n", static_cast<int>(ids.size()),
                 full_ms);

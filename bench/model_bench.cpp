@@ -27,7 +27,8 @@
 //                     of a streaming read of a buffer far larger than the caches, every core
 //                     reading its own part
 // Peak resident memory is compared with the weights as float32 plus the largest pass's
-// activations (every matrix its traces keep, the weights they share not counted).
+// activations (every matrix its traces keep, the weights they share not counted), and with the
+// weights as held: read in place from the file, in its dtype (a BF16 file stays BF16).
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +53,9 @@
 #include "measure.hpp"
 #include "gpt2/safetensors.hpp"
 #include "hf_model/model.hpp"
+#include "language_model.hpp"
+#include "registry.hpp"
+#include "stored_matrix.hpp"
 #include "trace.hpp"
 
 using attn::bench::Clock;
@@ -236,8 +240,9 @@ double activation_bytes(const stack::Pass& pass) {
     for (const Matrix* m : {&pass.x0, &pass.memory0, &pass.final_input, &pass.final_output, &pass.logits}) count(*m);
     for (const Trace& t : pass.layers) {
         for (const std::string& name : matrix_names(t)) {
-            const Matrix* m = find_matrix(t, name);
-            if (m != nullptr && weight_version(t, m) == 0) count(*m);
+            const auto ref = parse_matrix_name(name);
+            if (!ref || is_weight(*ref->entry)) continue;  // the weights are shared, not the pass's (and not widened to be counted)
+            if (const Matrix* m = matrix_of(t, *ref)) count(*m);
         }
         bytes += static_cast<double>(t.visible.size());  // one byte per cell of the mask
     }
@@ -320,7 +325,11 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
     }
     const double open_ms = ms_since(t0);
     const double f32_weight_bytes = shape.parameters() * sizeof(float);
-    model.weight_bytes = f32_weight_bytes;  // the readers hold every weight as float32
+    // The matrices are read where the file stores them (stored_matrix.hpp), in its dtype; the
+    // vectors (biases, norms) as float32.
+    const lm::HeldWeights held = model.gpt2 ? lm::held_weights(*model.gpt2) : lm::held_weights(*model.hf);
+    model.weight_bytes = held.bytes + (shape.parameters() - held.elements) * sizeof(float);
+    const std::size_t widened_before = stored_bytes_widened();
     if (profile_tokens > 0) {  // passes alone, for a profiler
         Passes kept;
         for (int i = 0; i < runs; ++i)
@@ -335,6 +344,7 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
     std::optional<Runs> long_runs = short_runs ? time_passes(model, 200, runs) : std::nullopt;
     if (!long_runs) return 1;
     const double peak_bytes = peak_rss_kib() * 1024.0;  // before the limits' own buffers
+    const std::size_t widened = stored_bytes_widened() - widened_before;
     const std::vector<Product> products = pass_products(shape, 200), short_products = pass_products(shape, 20);
     std::vector<double> rates(products.size(), 0.0), short_rates(short_products.size(), 0.0);
     double bandwidth = 0;
@@ -393,6 +403,9 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
     std::printf("peak resident memory: %.0f MiB = %.2f x (float32 weights %.0f MiB + the 200-token traces' activations %.0f MiB) "
                 "(target <= 1.25)\n",
                 peak_bytes / (1 << 20), peak_bytes / budget, f32_weight_bytes / (1 << 20), long_runs->activations / (1 << 20));
+    std::printf("  = %.2f x (the weights as held, %s read in place from the file: %.0f MiB, + the activations); "
+                "weights widened to float32 by the passes: %zu bytes\n",
+                peak_bytes / (model.weight_bytes + long_runs->activations), held.dtypes.c_str(), model.weight_bytes / (1 << 20), widened);
     return 0;
 }
 

@@ -1,7 +1,11 @@
 #include "language_model.hpp"
 
+#include <initializer_list>
+#include <set>
+
 #include "gpt2/model.hpp"
 #include "hf_cache.hpp"
+#include "json_read.hpp"  // byte_size_text
 
 namespace attn::lm {
 
@@ -82,6 +86,54 @@ std::vector<std::string> Model::validate(const std::vector<int>& ids) const {
 Scenario Model::layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::HeadSet& ablated) const {
     if (const gpt2::Checkpoint* c = gpt2()) return gpt2::layer_scenario(*c, tokens, layer, input, ablated);
     return hf::layer_scenario(*hf(), tokens, layer, input, ablated);
+}
+
+namespace {
+
+HeldWeights held_of(std::initializer_list<const SharedMatrix*> tables, const std::vector<std::vector<const SharedMatrix*>>& layers) {
+    HeldWeights h;
+    std::set<std::string> dtypes;
+    auto add = [&](const SharedMatrix& w) {
+        if (w.size() == 0) return;  // a table this family has not
+        h.elements += static_cast<double>(w.size());
+        if (const StoredMatrix* s = w.stored()) {
+            h.bytes += static_cast<double>(s->stored_bytes());
+            dtypes.insert(gpt2::to_string(s->dtype));
+        } else {
+            h.bytes += static_cast<double>(w.size()) * sizeof(float);
+            dtypes.insert("float32");
+        }
+    };
+    for (const SharedMatrix* w : tables) add(*w);
+    for (const auto& layer : layers)
+        for (const SharedMatrix* w : layer) add(*w);
+    for (const std::string& d : dtypes) h.dtypes += (h.dtypes.empty() ? "" : " and ") + d;
+    return h;
+}
+
+}  // namespace
+
+std::string HeldWeights::sentence() const {
+    return "weights " + dtypes + ", " + byte_size_text(static_cast<std::uint64_t>(bytes)) +
+           (dtypes.find("float32") == std::string::npos ? " read in place from the file" : "");
+}
+
+HeldWeights held_weights(const gpt2::Checkpoint& c) {
+    std::vector<std::vector<const SharedMatrix*>> layers;
+    for (const gpt2::LayerWeights& l : c.layers) layers.push_back({&l.w_q, &l.w_k, &l.w_v, &l.c_proj_w, &l.c_fc_w, &l.mlp_proj_w});
+    return held_of({&c.wte, &c.wpe}, layers);
+}
+
+HeldWeights held_weights(const hf::OpenedModel& m) {
+    const hf::Weights& w = m.weights;
+    std::vector<std::vector<const SharedMatrix*>> layers;
+    for (const hf::LayerWeights& l : w.layers) layers.push_back({&l.w_q, &l.w_k, &l.w_v, &l.w_o, &l.w_gate, &l.w_up, &l.w_down});
+    return held_of({&w.token_embedding, &w.position_embedding, &w.token_type_embedding, &w.lm_head, &w.mlm_dense}, layers);
+}
+
+HeldWeights Model::held_weights() const {
+    if (const gpt2::Checkpoint* c = gpt2()) return lm::held_weights(*c);
+    return lm::held_weights(*hf());
 }
 
 std::vector<std::pair<std::string, std::string>> Model::layer_weight_names(int layer) const {

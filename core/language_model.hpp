@@ -32,6 +32,18 @@ struct Shape {
     int max_positions = 0;  // the longest sentence with learned positions; 0: no table limits it (RoPE)
 };
 
+// The weight matrices as a model holds them (stored_matrix.hpp): their bytes and the dtypes
+// they are read in ("BF16": read in place from a BF16 file; "float32": matrices of their own).
+// Biases and norms (float32 vectors) are not counted.
+struct HeldWeights {
+    double bytes = 0, elements = 0;
+    std::string dtypes;  // "BF16", "F32 and float32", …
+    // "weights BF16, 257 MiB read in place from the file"
+    std::string sentence() const;
+};
+HeldWeights held_weights(const gpt2::Checkpoint& checkpoint);
+HeldWeights held_weights(const hf::OpenedModel& model);
+
 class Model {
 public:
     explicit Model(gpt2::Checkpoint checkpoint);
@@ -54,6 +66,7 @@ public:
     // the heads of `ablated` in layer ℓ zeroed.
     Scenario layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::HeadSet& ablated) const;
 
+    HeldWeights held_weights() const;
     // Where layer ℓ's weight matrices are in the checkpoint, by the trace's keys ("w_q",
     // "block.w_1", …): an export names them instead of copying the checkpoint into itself.
     std::vector<std::pair<std::string, std::string>> layer_weight_names(int layer) const;

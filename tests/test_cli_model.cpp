@@ -230,7 +230,7 @@ TEST_CASE("option --model says 1 layer, 1 head and 1 token in the singular", "[c
     const Result r = run_cli({"--model", "test_cli_model_one_head", "--text", "x", "--print"});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Contains("1 token:  x (") && Contains("\n1 layer of 1 head\n"));
+    CHECK_THAT(r.out, Contains("1 token:  x (") && Contains("\n1 layer of 1 head; weights F32, 12 KiB read in place from the file\n"));
     const Result head = run_cli({"--model", "test_cli_model_one_head", "--text", "x", "--layer", "1", "--head", "1", "--print"});
     CHECK_THAT(head.out, Contains("layer 1, head 1: 1 token, d_k = 8"));
     const Result missing = run_cli({"--model", "test_cli_model_one_head", "--text", "x", "--layer", "2", "--head", "1", "--print"});
@@ -330,6 +330,10 @@ TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --expo
     CHECK(j["layers"][1]["weights_in_checkpoint"]["w_q"] == "model.layers.1.self_attn.q_proj.weight.T");
     CHECK(j["layers"][1]["weights_in_checkpoint"]["block.w_gate"] == "model.layers.1.mlp.gate_proj.weight.T");
     CHECK(j["layers"][1]["block"].contains("ffn_gate"));
+    // The fixture is BF16 (SmolLM2's dtype): its weights stay BF16, read where the file has them.
+    const Result printed = run_cli({"--model", folder.string(), "--text", "the cat sat", "--print"});
+    CHECK_THAT(printed.out, Catch::Matchers::Contains("2 layers of 6 heads; weights BF16, ") &&
+                                Catch::Matchers::Contains("read in place from the file"));
     CHECK(j["next_token_top5"]["ids"].size() == 5);
     // The same ids as the tokenizer gives, and what the engine computes for them.
     const hf::OpenedModelLoad load = hf::open_model(folder.string());

@@ -193,7 +193,8 @@ void install_model(Context& state, ModelViewState& m, compute::ModelOpened opene
     const lm::Shape& c = m.model->shape();
     add_notice(state, "Opened the " + m.model->family() + " model " + opened.folder + ": " + std::to_string(c.layers) + " layers \xC3\x97 " +
                           std::to_string(c.heads) + " heads" + (c.kv_heads < c.heads ? " on " + std::to_string(c.kv_heads) + " K/V heads" : "") +
-                          ", d_model " + std::to_string(c.d_model) + (opened.load.ignored.empty() ? "" : "; " + opened.load.ignored),
+                          ", d_model " + std::to_string(c.d_model) + "; " + m.model->held_weights().sentence() +
+                          (opened.load.ignored.empty() ? "" : "; " + opened.load.ignored),
                false, "open a model");
     m.computed_sentence = opened.sentence;  // not retried every frame when it cannot run
     if (!opened.pass.ok) {
