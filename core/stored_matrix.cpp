@@ -15,24 +15,9 @@ namespace {
 
 std::atomic<std::size_t> widened_bytes{0};
 
-float bf16_at(const unsigned char* p) {
-    std::uint16_t bits;
-    std::memcpy(&bits, p, 2);
-    const std::uint32_t wide = static_cast<std::uint32_t>(bits) << 16;
-    float f;
-    std::memcpy(&f, &wide, 4);
-    return f;
-}
-
 // count consecutive stored elements from element `first` → out, float32.
 void widen_run(const StoredMatrix& m, std::size_t first, std::size_t count, float* out) {
-    const unsigned char* p = m.bytes + first * m.element_size();
-    if (m.dtype == gpt2::Dtype::BF16) {
-        // bf16 is float32's upper half: a shift, which the compiler vectorises
-        for (std::size_t i = 0; i < count; ++i) out[i] = bf16_at(p + 2 * i);
-        return;
-    }
-    gpt2::convert_to_f32(p, m.dtype, count, out);
+    gpt2::convert_to_f32(m.bytes + first * m.element_size(), m.dtype, count, out);
 }
 
 }  // namespace
@@ -50,15 +35,6 @@ StoredMatrix StoredMatrix::as_stored(std::shared_ptr<const void> owner, const un
     m.transposed = false;
     m.stride = cols;
     m.group = m.period = std::max<Eigen::Index>(cols, 1);
-    return m;
-}
-
-StoredMatrix StoredMatrix::as_transpose(std::shared_ptr<const void> owner, const unsigned char* bytes, gpt2::Dtype dtype,
-                                        Eigen::Index stored_rows, Eigen::Index stored_cols) {
-    StoredMatrix m = as_stored(std::move(owner), bytes, dtype, stored_cols, stored_rows);
-    m.transposed = true;
-    m.stride = stored_cols;
-    m.group = m.period = std::max<Eigen::Index>(stored_rows, 1);
     return m;
 }
 
@@ -192,6 +168,10 @@ using Strided = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 
 void stored_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, ProductKernel kernel, const Matrix* bias, int chunks) {
     out.resize(a.rows(), b.cols);
+    // Columns [begin, begin + width) as one strided block of aligned F32: read in place.
+    auto in_place = [&](Eigen::Index begin, Eigen::Index width) {
+        return b.direct() && (b.group >= b.cols || begin / b.group == (begin + width - 1) / b.group);
+    };
     // out[:, begin, begin + width) from the stored columns there
     auto columns = [&](Eigen::Index begin, Eigen::Index width) {
         auto into = out.middleCols(begin, width);
@@ -200,8 +180,7 @@ void stored_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, Pr
             else if (kernel == ProductKernel::row_major) into.noalias() = a * block;  // (n, k)·(k, w)
             else into = a * block;                                                   // through a column-major temporary
         };
-        const bool one_run = b.group >= b.cols || begin / b.group == (begin + width - 1) / b.group;
-        if (b.direct() && one_run) {  // read in place: the lines are consecutive float32
+        if (in_place(begin, width)) {  // the lines are consecutive float32
             const float* first = reinterpret_cast<const float*>(b.bytes) + b.line(begin) * (b.transposed ? b.stride : 1);
             if (b.transposed) multiply(Strided(first, width, b.rows, Eigen::OuterStride<>(b.stride)).transpose());
             else multiply(Strided(first, b.rows, width, Eigen::OuterStride<>(b.stride)));
@@ -214,9 +193,8 @@ void stored_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, Pr
         else multiply(Eigen::Map<const Matrix>(widened.data(), b.rows, width));
     };
     detail::for_column_pieces(a.rows(), a.cols(), b.cols, false, chunks, [&](Eigen::Index piece_begin, Eigen::Index piece_width) {
+        if (in_place(piece_begin, piece_width)) return columns(piece_begin, piece_width);  // the whole piece
         const Eigen::Index end = piece_begin + piece_width;
-        const bool one_run = b.group >= b.cols || piece_begin / b.group == (end - 1) / b.group;
-        if (b.direct() && one_run) return columns(piece_begin, piece_width);  // the whole piece in place
         for (Eigen::Index begin = piece_begin; begin < end; begin += kStoredPieceColumns)
             columns(begin, std::min(kStoredPieceColumns, end - begin));
     });

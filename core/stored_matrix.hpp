@@ -38,12 +38,10 @@ struct StoredMatrix {
     Eigen::Index stride = 0;              // elements per stored row
     Eigen::Index group = 0, period = 0, offset = 0;
 
-    // A whole stored (rows × cols) tensor used as it is, and one used as its transpose (an
-    // nn.Linear weight (out × in) as the engine's (in × out)).
+    // A whole stored (rows × cols) tensor used as it is (transpose() gives it as its transpose:
+    // an nn.Linear weight (out × in) as the engine's (in × out)).
     static StoredMatrix as_stored(std::shared_ptr<const void> owner, const unsigned char* bytes, gpt2::Dtype dtype,
                                   Eigen::Index rows, Eigen::Index cols);
-    static StoredMatrix as_transpose(std::shared_ptr<const void> owner, const unsigned char* bytes, gpt2::Dtype dtype,
-                                     Eigen::Index stored_rows, Eigen::Index stored_cols);
     // Columns [first, first + count) of this matrix, taken `count` at a time in every block of
     // `every` columns: columns(d, d, 3d) is GPT-2's W_K out of c_attn; columns(hd, hd, 3hd) of
     // a fused (d × 3·H·hd) is GPT-NeoX's K. Only on a whole tensor (group = cols).
