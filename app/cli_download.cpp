@@ -16,7 +16,8 @@ namespace attn::cli {
 namespace {
 
 std::string percent(std::uint64_t done, std::uint64_t total) {
-    return total == 0 ? std::string() : " (" + std::to_string(done * 100 / total) + "%)";
+    // A file the hub gave no size for counts in no total: no percentage rather than one past 100.
+    return total == 0 || done > total ? std::string() : " (" + std::to_string(done * 100 / total) + "%)";
 }
 
 // At most one line a second while a file arrives, and one when it is whole: readable in a

@@ -269,7 +269,7 @@ bool check_model_options(const CLI::App& app, const Options& o, std::ostream& er
     } else {
         std::error_code ec;
         if (std::filesystem::is_regular_file(m.path, ec)) {
-            err << m.path << ": the window opens GPT-2 checkpoint folders; a model file opens in View → Train, or give "
+            err << m.path << ": the window opens checkpoint folders; a model file opens in View → Train, or give "
                    "--export-json FILE or --print\n";
             return false;
         }
@@ -293,7 +293,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
     // A path as it is; else a model's name ("openai-community/gpt2") found in the Hugging Face cache.
     const hf::ModelLocation where = hf::locate_model(o.model.path);
     if (!where.why_not.empty()) {
-        err << o.model.path << ": " << where.why_not << " (--model takes a GPT-2 checkpoint folder, a model file, or the name of a model in the Hugging Face cache)\n";
+        err << o.model.path << ": " << where.why_not << " (--model takes a checkpoint folder of GPT-2, Llama, Qwen2/3, Gemma 2/3, GPT-NeoX or BERT, a model file, or the name of a model in the Hugging Face cache)\n";
         return 2;
     }
     const std::string& path = where.folder;
@@ -304,7 +304,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         case ModelPath::Folder: code = run_checkpoint(path, *o.text, run, err); break;
         case ModelPath::File: code = run_model_file(path, *o.text, run, err); break;
         case ModelPath::Neither:
-            err << path << ": " << why << " (--model takes a GPT-2 checkpoint folder or a model file)\n";
+            err << path << ": " << why << " (--model takes a checkpoint folder of GPT-2, Llama, Qwen2/3, Gemma 2/3, GPT-NeoX or BERT, or a model file)\n";
             return 2;
     }
     if (code != 0) return code;

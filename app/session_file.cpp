@@ -340,7 +340,8 @@ ModelRestore check_model_choice(const ModelChoice& choice, const lm::Model& mode
         return r;
     }
     if (!pass.ok) {
-        const std::vector<std::string> why = model.validate(model.encode(sentence));
+        std::vector<std::string> why;
+        if (const std::vector<int> ids = model.encode(sentence, why); why.empty()) why = model.validate(ids);
         refuse("layer", "layer " + layer + " is not opened: the session's sentence cannot run (" +
                             (why.empty() ? (pass.errors.empty() ? std::string("see the notice before") : pass.errors.front()) : why.front()) +
                             ")");

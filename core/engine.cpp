@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <new>
 #include <sstream>
 
 #include "attention_rules.hpp"
@@ -19,6 +20,7 @@
 #include "random.hpp"
 #include "softmax.hpp"
 #include "streaming.hpp"
+#include "worker_errors.hpp"
 
 namespace attn {
 
@@ -93,6 +95,30 @@ int sequence_length(const Sequence& seq) {
 }
 
 }  // namespace
+
+// [SECTION] What a trace keeps
+
+double full_trace_bytes(const Scenario& s) {
+    if (s.input != InputMode::Embeddings) return 0.0;
+    const double n_q = sequence_length(s.target);
+    const double n_k = s.attention == AttentionKind::Cross ? sequence_length(s.source) : n_q;
+    const double d = s.d_model, heads = std::max(1, s.heads), d_k = head_dim_of(s);
+    // Each head (HeadTrace): q, k, v and the output; QK-norm's and RoPE's earlier q and k; the
+    // (n_q × n_k) maps: scores, scaled, masked, weights, and ALiBi's bias and the capped scores.
+    double per_head = (2.0 * n_q + 2.0 * n_k) * d_k;
+    if (s.qk_norm) per_head += 2.0 * (n_q + n_k) * d_k;
+    if (s.positional == PositionalEncoding::Rotary) per_head += (n_q + n_k) * d_k;
+    const double maps = 4.0 + (s.positional == PositionalEncoding::ALiBi ? 1.0 : 0.0) + (s.softcap > 0.0f ? 1.0 : 0.0);
+    per_head += maps * n_q * n_k;
+    // The trace: X, PE, X + PE (and the source's), the concatenation and the output.
+    double floats = heads * per_head + 3.0 * (n_q + (n_k != n_q ? n_k : 0.0)) * d + n_q * heads * d_k + n_q * d;
+    const BlockOptions& b = s.block;
+    if (b.residual || b.layer_norm || b.feed_forward) {
+        const double d_ff = b.feed_forward ? (b.d_ff > 0 ? b.d_ff : 4.0 * d) : 0.0;
+        floats += 8.0 * n_q * d + (b.gated ? 3.0 : 1.0) * n_q * d_ff;  // norms, residuals, output; the hidden layer
+    }
+    return floats * sizeof(float) + n_q * n_k;  // and the visible mask, a byte a cell
+}
 
 // [SECTION] Validation
 
@@ -701,8 +727,9 @@ std::atomic<std::uint64_t> runs_started{0};
 
 std::uint64_t engine_runs() { return runs_started.load(std::memory_order_relaxed); }
 
-void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
-    runs_started.fetch_add(1, std::memory_order_relaxed);
+namespace {
+
+void run_unguarded(const Scenario& s, const RunOptions& options, Trace& t) {
     // Everything but the matrices' storage starts afresh; a matrix not produced by this run
     // is emptied where it would otherwise keep the previous run's values.
     t.ok = false;
@@ -748,12 +775,14 @@ void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
     // Full traces: heads in parallel (each head's products then run on one thread).
     // Output-only: heads in turn, each parallel over its query blocks.
     const double head_work = static_cast<double>(t.n_queries) * t.n_keys * t.d_k;
+    WorkerErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) if (full && s.heads > 1 && head_work > (1 << 18))
-    for (int h = 0; h < s.heads; ++h) {
+    for (int h = 0; h < s.heads; ++h) errors.run([&] {
         if (full) run_head(s, t, q_all, k_all, v_all, h, t.head[static_cast<size_t>(h)]);
         else run_head_streaming(s, t, q_all, k_all, v_all, h, grid, options.cancel, t.head[static_cast<size_t>(h)]);
         t.concat.middleCols(h * t.d_v, t.d_v) = t.head[static_cast<size_t>(h)].output;  // head h → columns [h·d_v, (h+1)·d_v)
-    }
+    });
+    errors.rethrow();
     if (options.cancel != nullptr && options.cancel->load()) {
         t.errors.push_back("cancelled");
         t.head.clear();
@@ -761,6 +790,23 @@ void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
     }
     finish_trace(s, t);
     t.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+void run_into(const Scenario& s, const RunOptions& options, Trace& t) {
+    runs_started.fetch_add(1, std::memory_order_relaxed);
+    // Running out of memory is a message, on whichever thread it happened (WorkerErrors carries
+    // it out of a parallel region): the trace says so and keeps nothing half-made.
+    try {
+        run_unguarded(s, options, t);
+    } catch (const std::bad_alloc&) {
+        t.ok = false;
+        t.head.clear();
+        t.head.shrink_to_fit();
+        t.errors.assign(1, "not enough memory to compute this attention (" + std::to_string(t.n_queries) + " \xC3\x97 " +
+                               std::to_string(t.n_keys) + " scores, " + std::to_string(s.heads) + " heads): use fewer tokens");
+    }
 }
 
 std::optional<std::vector<PooledWeights>> repool_weights(const Scenario& s, const Trace& t, const RunOptions& options,

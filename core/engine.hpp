@@ -36,6 +36,11 @@ std::uint64_t engine_runs();
 // Anything that turns a scenario into a trace: the CPU engine, the GPU backend.
 using Engine = Trace (*)(const Scenario&, const RunOptions&);
 
+// About how many bytes a full trace of the scenario keeps (embedding mode; 0 for direct input):
+// every head's matrices, its (n_q × n_k) maps above all, the block's. What a model's pass
+// multiplies by its layers before it starts (stack.hpp).
+double full_trace_bytes(const Scenario& scenario);
+
 // The problems that make a scenario impossible (empty when it can run).
 std::vector<std::string> validate(const Scenario& scenario, Detail detail = Detail::Full);
 

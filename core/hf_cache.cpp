@@ -1,5 +1,7 @@
 #include "hf_cache.hpp"
 
+#include "gpt2/messages.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -54,11 +56,21 @@ std::string folder_name(const std::string& id) {
     return name;
 }
 
-// The first line of a small text file (refs/main), or empty.
-std::string read_ref(const fs::path& path) {
+// The first line of a small text file (refs/main): empty, with `why` empty, when there is no
+// such file; empty with `why` when there is one this cannot read (a FIFO, a symlink loop, a file
+// over 4 KB): "the revision was never downloaded" would then send the user the wrong way.
+std::string read_ref(const fs::path& path, std::string& why) {
+    why.clear();
+    std::error_code ec;
+    const fs::file_status link = fs::symlink_status(path, ec);
+    if (ec || link.type() == fs::file_type::not_found) return {};  // not even a dangling link
+    if (link.type() == fs::file_type::symlink && !fs::exists(path, ec) && !ec) return {};  // a link to nothing
     std::vector<std::string> errors;
     const std::optional<std::string> text = read_text_file(path.string(), 4096, "reference", errors);
-    if (!text) return {};
+    if (!text) {
+        why = errors.empty() ? path.string() + ": cannot be read" : errors.front();
+        return {};
+    }
     std::string line = text->substr(0, text->find_first_of("\r\n"));
     while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.pop_back();
     return line;
@@ -104,14 +116,19 @@ CacheLookup find_in_cache(const RepoId& repo, const std::string& cache) {
         lookup.why_not = where + ": no folder " + folder_name(repo.id);
         return lookup;
     }
-    std::string commit = read_ref(folder / "refs" / repo.revision);
+    std::string unreadable;
+    std::string commit = read_ref(folder / "refs" / repo.revision, unreadable);
+    if (!unreadable.empty()) {
+        lookup.why_not = where + ": its reference cannot be read: " + unreadable;
+        return lookup;
+    }
     if (commit.empty() && is_commit(repo.revision)) commit = repo.revision;  // a commit named itself
     if (commit.empty()) {
         lookup.why_not = where + ": no refs/" + repo.revision + " in " + folder.string() + " (the revision was never downloaded)";
         return lookup;
     }
     if (!is_commit(commit)) {
-        lookup.why_not = where + ": refs/" + repo.revision + " holds \"" + commit.substr(0, 64) + "\", not a commit";
+        lookup.why_not = where + ": refs/" + repo.revision + " holds \"" + gpt2::detail::printable(commit, 64) + "\", not a commit";
         return lookup;
     }
     const fs::path snapshot = folder / "snapshots" / commit;

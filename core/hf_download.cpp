@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gpt2/messages.hpp"
 #include "json_read.hpp"
 #include "path_kind.hpp"
 
@@ -288,13 +289,37 @@ std::string transfer_error(const Response& response, const std::string& url, con
     }
 }
 
+// What an HTTP status means, in the words of RFC 9110 (and 429 of RFC 6585); empty for others.
+std::string status_meaning(long status) {
+    switch (status) {
+        case 400: return "Bad Request";
+        case 401: return "Unauthorized";
+        case 403: return "Forbidden";
+        case 404: return "Not Found";
+        case 408: return "Request Timeout";
+        case 410: return "Gone";
+        case 429: return "Too Many Requests";
+        case 500: return "Internal Server Error";
+        case 501: return "Not Implemented";
+        case 502: return "Bad Gateway";
+        case 503: return "Service Unavailable";
+        case 504: return "Gateway Timeout";
+        default: return {};
+    }
+}
+
 // A request the server answered with an error status.
 std::string http_error(const Response& response, const std::string& url, const Subject& about) {
     const std::string& id = about.repo.id;
     const std::string& endpoint = about.options.endpoint;
     const std::string code = response.header("x-error-code");
-    const std::string message = response.header("x-error-message");
-    const std::string status = "HTTP " + std::to_string(response.status) + (message.empty() ? std::string() : ", \"" + message + "\"");
+    const std::string message = gpt2::detail::printable(response.header("x-error-message"), 300);
+    const std::string meaning = status_meaning(response.status);
+    const std::string status = "HTTP " + std::to_string(response.status) + (meaning.empty() ? std::string() : " " + meaning) +
+                               (message.empty() ? std::string() : ", \"" + message + "\"");
+    // The status class first: a server error is the server's, whatever code it names.
+    if (response.status >= 500)
+        return url + ": the server failed (" + status + "): an error on the hub's side, not a missing or private model; try again later";
     const std::string token_advice =
         about.options.token.empty()
             ? "no token was sent: set HF_TOKEN to an access token from " + endpoint + "/settings/tokens (for a gated model, accept its terms on " +
@@ -315,7 +340,6 @@ std::string http_error(const Response& response, const std::string& url, const S
         return url + ": no repository " + id + " with a revision '" + about.repo.revision + "' on " + endpoint + " (" + status + "): check the name and the revision";
     }
     if (response.status == 429) return url + ": too many requests (" + status + "): wait a few minutes and run again";
-    if (response.status >= 500) return url + ": the server failed (" + status + "): try again later";
     return url + ": the server answered " + status;
 }
 
@@ -437,6 +461,18 @@ private:
 };
 
 // The state curl's callbacks share while a file's body arrives in blobs/<etag>.incomplete.
+// A file whose size the hub does not give (no X-Linked-Size, no Content-Length) is written up to
+// this: above the largest file read but weights (tokenizer.json, 96 MiB). Weights of unknown
+// size are refused before a byte is fetched (describe).
+constexpr std::uint64_t kMaxUnsizedFileBytes = 128u << 20;
+
+// A Content-Length or X-Linked-Size: digits only, or nullopt.
+std::optional<std::uint64_t> size_header(const std::string& text) {
+    if (text.empty() || text.size() >= 20 || !std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        return std::nullopt;
+    return std::strtoull(text.c_str(), nullptr, 10);
+}
+
 struct Transfer {
     Run& run;
     const RemoteFile& file;
@@ -450,6 +486,9 @@ struct Transfer {
     int write_errno = 0;             // writing the file failed
     bool too_long = false;           // the server sent more than the file's size
     bool wrong_offset = false;       // a 206 that does not start where the file ends
+    // What may be written: the size HEAD announced, else the GET's Content-Length, else
+    // kMaxUnsizedFileBytes. Never more than one of them.
+    std::uint64_t limit = 0;
 };
 
 void report(Run& run, const RemoteFile& file, std::uint64_t file_done) {
@@ -480,6 +519,8 @@ size_t write_file_body(char* data, size_t size, size_t count, void* user) {
         t.body_started = true;
         curl_easy_getinfo(t.curl, CURLINFO_RESPONSE_CODE, &t.status);
         if (t.status == 200 && t.on_disk > 0 && !restart(t)) return 0;  // the Range was ignored: start over
+        if (t.status == 200 && !t.file.size_known)  // HEAD said no size: the GET's own, if it gives one
+            if (const auto length = size_header(t.response.header("content-length")); length && *length < t.limit) t.limit = *length;
         if (t.status == 206) {
             const std::string range = t.response.header("content-range");  // "bytes N-M/T"
             const size_t digits = range.find_first_of("0123456789");
@@ -493,7 +534,7 @@ size_t write_file_body(char* data, size_t size, size_t count, void* user) {
         if (t.response.body.size() < 4096) t.response.body.append(data, std::min<size_t>(n, 4096));
         return n;
     }
-    if (t.file.size_known && t.on_disk + n > t.file.size) {
+    if (t.on_disk + n > t.limit) {
         t.too_long = true;
         return 0;
     }
@@ -564,6 +605,7 @@ std::string fetch_blob(Run& run, const RemoteFile& file) {
     Response response;
     Transfer t{run, file, nullptr, fd.get(), sha.get(), response};
     t.on_disk = on_disk;
+    t.limit = file.size_known ? file.size : kMaxUnsizedFileBytes;
     report(run, file, on_disk);
     const bool complete_already = file.size_known && on_disk == file.size && on_disk > 0;
     if (!complete_already) {
@@ -584,7 +626,10 @@ std::string fetch_blob(Run& run, const RemoteFile& file) {
         if (response.code == CURLE_ABORTED_BY_CALLBACK) return "cancelled while downloading " + file.name + ", after " + of_bytes(t.on_disk, file) + kept;
         if (t.too_long || t.wrong_offset) {
             fs::remove(partial);
-            return url + ": the server sent " + (t.too_long ? "more bytes than the file's size (" + std::to_string(file.size) + ")" : std::string("a part that does not continue the file")) +
+            const std::string size = file.size_known ? "the file's size (" + std::to_string(file.size) + ")"
+                                     : t.limit < kMaxUnsizedFileBytes ? "its Content-Length (" + std::to_string(t.limit) + ")"
+                                                                      : std::to_string(kMaxUnsizedFileBytes) + " bytes, the most read of a file the hub gives no size for";
+            return url + ": the server sent " + (t.too_long ? "more bytes than " + size : std::string("a part that does not continue the file")) +
                    "; the partial file was removed: run again";
         }
         if (response.code == CURLE_OPERATION_TIMEDOUT && t.body_started)
@@ -628,13 +673,17 @@ std::string describe(Run& run, RemoteFile& file) {
     std::string etag = response.header("x-linked-etag");
     if (etag.empty()) etag = response.header("etag");
     file.etag = normalise_etag(etag);
-    if (!safe_etag(file.etag)) return url + ": the hub sent no usable ETag (\"" + etag.substr(0, 80) + "\") for " + file.name;
+    if (!safe_etag(file.etag)) return url + ": the hub sent no usable ETag (\"" + gpt2::detail::printable(etag, 80) + "\") for " + file.name;
     std::string size = response.header("x-linked-size");
     if (size.empty() && (response.status < 300 || response.status > 399)) size = response.header("content-length");
-    if (!size.empty() && std::all_of(size.begin(), size.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) && size.size() < 20) {
-        file.size = std::strtoull(size.c_str(), nullptr, 10);
+    if (const auto bytes = size_header(size)) {
+        file.size = *bytes;
         file.size_known = true;
     }
+    // Weights without a size: nothing would bound what is written nor check the free space first.
+    if (!file.size_known && ends_with(file.name, ".safetensors"))
+        return url + ": the hub gave no size for " + file.name + " (no X-Linked-Size, no Content-Length): weights of unknown size are "
+                     "not downloaded; nothing was written";
     return {};
 }
 
@@ -725,7 +774,9 @@ DownloadResult download_model(const RepoId& repo, const DownloadOptions& options
     const auto cancelled = [&] { return options.cancel != nullptr && options.cancel->load(); };
     const auto fail = [&](std::string error) {
         result.cancelled = error.rfind("cancelled", 0) == 0;
-        result.error = std::move(error);
+        // Every message may quote the hub's text (its error message, a redirect's address, an ETag):
+        // control characters are shown as \xNN, never sent to the user's terminal as they came.
+        result.error = gpt2::detail::printable(error, 4096);
         return result;
     };
     if (!parse_repo_id(repo.id + "@" + repo.revision)) return fail("'" + repo.id + "@" + repo.revision + "' is not a repository id (org/name[@revision])");
@@ -776,8 +827,9 @@ DownloadResult download_model(const RepoId& repo, const DownloadOptions& options
     for (const RemoteFile& file : files) {
         run.progress.total += file.size;
         if (file.in_snapshot || fs::exists(run.repo_folder / "blobs" / file.etag, ec)) continue;
+        const std::uint64_t most = file.size_known ? file.size : kMaxUnsizedFileBytes;  // what may be written
         const std::uintmax_t partial = fs::file_size(run.repo_folder / "blobs" / (file.etag + ".incomplete"), ec);
-        missing += file.size - (!ec && partial <= file.size ? partial : 0);
+        missing += most - (!ec && partial <= most ? partial : 0);
     }
     const fs::space_info space = fs::space(run.repo_folder / "blobs", ec);
     if (!ec && space.available < missing)

@@ -10,6 +10,7 @@
 #include "positional.hpp"
 #include "reflect.hpp"
 #include "softmax.hpp"
+#include "worker_errors.hpp"
 
 namespace attn {
 
@@ -69,8 +70,9 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
         t.x_pe.row(r) = t.x.row(r) + t.pe.row(r);
     }
     const bool rope = after.positional == PositionalEncoding::Rotary;
+    WorkerErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) if (t.heads > 1 && static_cast<long long>(affected_rows.size()) * n * d_k > (1 << 18))
-    for (int h = 0; h < t.heads; ++h) {
+    for (int h = 0; h < t.heads; ++h) errors.run([&] {
         HeadTrace& head = t.head[static_cast<size_t>(h)];
         for (int r : *rows) {
             // (1, d_model)·(d_model, d_k): the edited token's slice of the projections
@@ -131,7 +133,8 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
                 t.concat.row(i).segment(h * d_v, d_v) = out.row(a);
             }
         }
-    }
+    });
+    errors.rethrow();
     if (affected_rows.size() * 2 > static_cast<size_t>(n)) {
         t.output.noalias() = t.concat * *t.w_o;  // (n, h·d_v)·(h·d_v, d_model)
     } else {

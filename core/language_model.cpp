@@ -66,10 +66,9 @@ int Model::window(int layer) const {
 
 bool Model::masked_lm() const { return hf() && hf()->spec.head == hf::HeadKind::masked_lm; }
 
-std::vector<int> Model::encode(const std::string& text) const {
+std::vector<int> Model::encode(const std::string& text, std::vector<std::string>& errors) const {
     if (const gpt2::Checkpoint* c = gpt2()) return c->tokenizer.encode(text);
-    const hf::OpenedModel& m = *hf();
-    return m.tokenizer ? m.tokenizer->encode(text) : std::vector<int>{};
+    return hf::encode_text(*hf(), text, errors);
 }
 
 std::string Model::vocabulary_token(int id) const {

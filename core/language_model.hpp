@@ -57,7 +57,9 @@ public:
     int window(int layer) const;
     bool masked_lm() const;
 
-    std::vector<int> encode(const std::string& text) const;
+    // The ids of text, or none with a message in `errors` when the tokenizer cannot encode it
+    // faithfully (a pattern's match limit, a normalizer past its bound: tok::EncodeError).
+    std::vector<int> encode(const std::string& text, std::vector<std::string>& errors) const;
     // The vocabulary's own string for id ("Ġcat", "▁cat", "##ing").
     std::string vocabulary_token(int id) const;
     // Reasons the ids cannot be run (empty when they can).

@@ -24,6 +24,7 @@
 
 #include <omp.h>
 
+#include "worker_errors.hpp"
 #include "matrix.hpp"
 #include "shared_matrix.hpp"
 
@@ -52,8 +53,10 @@ void for_column_pieces(Eigen::Index n, Eigen::Index depth, Eigen::Index cols, bo
     constexpr int kPiecesPerThread = 4;
     const Eigen::Index per_piece = ((cols + chunks * kPiecesPerThread - 1) / (chunks * kPiecesPerThread) + step - 1) / step * step;
     const int pieces = static_cast<int>((cols + per_piece - 1) / per_piece);
+    WorkerErrors errors;
 #pragma omp parallel for num_threads(std::min(chunks, pieces)) schedule(dynamic, 1)
-    for (int c = 0; c < pieces; ++c) piece(c * per_piece, std::min(per_piece, cols - c * per_piece));
+    for (int c = 0; c < pieces; ++c) errors.run([&] { piece(c * per_piece, std::min(per_piece, cols - c * per_piece)); });
+    errors.rethrow();
 }
 
 template <typename Rhs>

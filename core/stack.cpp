@@ -5,9 +5,13 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <new>
+#include <optional>
 #include <numeric>
 
 #include "engine.hpp"
+#include "json_read.hpp"  // byte_size_text
+#include "memory_room.hpp"
 #include "product.hpp"
 
 namespace attn::stack {
@@ -148,6 +152,42 @@ bool run_layers(const Stack& stack, int from, const Matrix& entering, const Matr
     return true;
 }
 
+// Why the whole pass would not fit in the memory left, or empty: every layer's trace (as
+// layer 1's scenario would keep it), the stream and the logits with their softmax, estimated
+// before anything is computed (memory_room.hpp).
+std::string pass_too_large(const Stack& stack, const Matrix& x0, const Matrix& memory) {
+    const std::optional<MemoryRoom> room = memory_room();
+    if (!room) return {};
+    const double per_layer = full_trace_bytes(stack.layer_scenario(0, x0, stack.cross ? &memory : nullptr));
+    const double n = static_cast<double>(x0.rows()), d = stack.d_model;
+    const SharedMatrix& u = stack.head.unembedding;
+    const double vocabulary = u.size() == 0 ? 0.0 : static_cast<double>(stack.head.tied ? u.rows() : u.cols());
+    const double logits = (stack.head.last_row_only ? 1.0 : n) * vocabulary * 2.0 * sizeof(float);  // and their softmax
+    const double bytes = stack.layers * per_layer + 3.0 * n * d * sizeof(float) + logits;
+    if (bytes <= room->bytes) return {};
+    const auto size = [](double b) { return byte_size_text(static_cast<std::uint64_t>(b)); };
+    return "the pass would keep about " + size(bytes) + " (" + std::to_string(stack.layers) + (stack.layers == 1 ? " layer" : " layers") +
+           " \xC3\x97 " + size(per_layer) + " of attention maps and activations for " + std::to_string(x0.rows()) +
+           " tokens, and the logits), more than " + room->what + ", " + size(room->bytes) + ": use fewer tokens";
+}
+
+// Runs the layers, an allocation that fails anywhere (the scenario's copies, the logits)
+// becoming the pass's message rather than an exception out of the model's job.
+bool run_layers_guarded(const Stack& stack, int from, const Matrix& entering, const Matrix& memory_entering, const Scenario* edited,
+                        Pass& pass) {
+    try {
+        return run_layers(stack, from, entering, memory_entering, edited, pass);
+    } catch (const std::bad_alloc&) {
+        pass.ok = false;
+        pass.layers.clear();
+        pass.layers.shrink_to_fit();
+        pass.logits.resize(0, 0);
+        pass.errors.assign(1, "not enough memory for the pass of " + std::to_string(pass.x0.rows()) + " tokens through " +
+                                  std::to_string(stack.layers) + " layers: use fewer tokens");
+        return false;
+    }
+}
+
 }  // namespace
 
 bool forward_into(const Stack& stack, Matrix x0, Matrix memory, Pass& pass) {
@@ -158,6 +198,8 @@ bool forward_into(const Stack& stack, Matrix x0, Matrix memory, Pass& pass) {
     if (x0.rows() < 1 || x0.cols() != stack.d_model)
         pass.errors.push_back("the embedded tokens are " + shape(x0) + ": expected one row of d_model " + std::to_string(stack.d_model) +
                               " per token");
+    if (pass.errors.empty())
+        if (std::string why = pass_too_large(stack, x0, memory); !why.empty()) pass.errors.push_back(std::move(why));
     if (!pass.errors.empty()) {
         pass.layers.clear();
         return false;
@@ -165,7 +207,7 @@ bool forward_into(const Stack& stack, Matrix x0, Matrix memory, Pass& pass) {
     pass.x0 = std::move(x0);
     pass.memory0 = std::move(memory);
     pass.layers.resize(static_cast<size_t>(stack.layers));  // kept traces keep their storage (run_into)
-    return run_layers(stack, 0, pass.x0, pass.memory0, nullptr, pass);
+    return run_layers_guarded(stack, 0, pass.x0, pass.memory0, nullptr, pass);
 }
 
 bool recompute_from(const Stack& stack, int layer, Pass& pass, const Scenario* edited) {
@@ -184,7 +226,7 @@ bool recompute_from(const Stack& stack, int layer, Pass& pass, const Scenario* e
     if (std::vector<std::string> errors = head_faults(stack); !errors.empty()) return refuse(std::move(errors));
     const Matrix& entering = layer == 0 ? pass.x0 : layer_output(pass.layers[static_cast<size_t>(layer - 1)]);
     const Matrix& memory = layer == 0 ? pass.memory0 : pass.layers.front().source_x_pe;
-    return run_layers(stack, layer, entering, memory, edited, pass);
+    return run_layers_guarded(stack, layer, entering, memory, edited, pass);
 }
 
 std::vector<int> top_k(const Matrix& row, int k) {

@@ -9,6 +9,7 @@
 //
 // Query blocks are independent, so they run in parallel (OpenMP) for long inputs.
 #include "streaming.hpp"
+#include "worker_errors.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -94,12 +95,14 @@ StreamingHead streaming_attention(const StreamingInputs& in) {
     const int blocks = (n_q + kQueryBlock - 1) / kQueryBlock;
     // Threads only pay off for long inputs; a 3-token edit stays on the calling thread.
     const long long work = static_cast<long long>(n_q) * in.k->rows() * in.q->cols();
+    WorkerErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) if (work > (1LL << 20))
-    for (int b = 0; b < blocks; ++b) {
-        if (in.cancelled()) continue;  // an OpenMP loop cannot break: the rest is skipped
+    for (int b = 0; b < blocks; ++b) errors.run([&] {
+        if (in.cancelled()) return;  // an OpenMP loop cannot break: the rest is skipped
         const int i0 = b * kQueryBlock;
         query_block(in, i0, std::min(kQueryBlock, n_q - i0), head);
-    }
+    });
+    errors.rethrow();
     return head;
 }
 
@@ -114,9 +117,10 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
         for (int c = static_cast<int>(static_cast<long long>(b) * cols / bins_cols);
              c < static_cast<int>(static_cast<long long>(b + 1) * cols / bins_cols); ++c)
             col_bin[static_cast<size_t>(c)] = b;
+    WorkerErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) if (static_cast<long long>(rows) * cols * in.q->cols() > (1LL << 20))
-    for (int rb = 0; rb < bins_rows; ++rb) {
-        if (in.cancelled()) continue;
+    for (int rb = 0; rb < bins_rows; ++rb) errors.run([&] {
+        if (in.cancelled()) return;
         const int r0 = row_begin + static_cast<int>(static_cast<long long>(rb) * rows / bins_rows);
         const int r1 = row_begin + static_cast<int>(static_cast<long long>(rb + 1) * rows / bins_rows);
         Matrix s;
@@ -138,7 +142,8 @@ PooledWeights pooled_weights(const StreamingInputs& in, const StreamingHead& hea
                 }
             }
         }
-    }
+    });
+    errors.rethrow();
     mark_visible(pooled, in.rule.mask);
     return pooled;
 }

@@ -11,7 +11,9 @@
 // Every resolve answer carries X-Repo-Commit; GET honours "Range: bytes=N-" with 206 (or 416).
 // Faults, per file or for the server: drop the connection after N body bytes (once), stall
 // after N bytes until the client hangs up (once), a wrong etag, a 404 at resolve, 401 unless a
-// given token is sent, a Range ignored (200 with the whole file).
+// given token is sent, a Range ignored (200 with the whole file), no size (HEAD and its redirect
+// without X-Linked-Size or Content-Length), a GET without Content-Length that never ends, and
+// every request answered with one error (a status, X-Error-Code and X-Error-Message).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -40,6 +42,8 @@ struct HubFile {
     std::size_t drop_after = std::string::npos;    // close the connection after this many body bytes (once)
     std::size_t stall_after = std::string::npos;   // send this many, then wait for the client to hang up (once)
     bool missing = false;                          // listed, but resolve answers 404 EntryNotFound
+    bool no_size = false;                          // HEAD (and an LFS redirect) give no size
+    bool endless = false;                          // GET: no Content-Length, the body again and again until the client hangs up
 };
 
 struct HubRepo {
@@ -103,6 +107,11 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         required_token_ = token;
     }
+    // Every request answered with this error (status 0: none).
+    void fail_every_request(int status, const std::string& code, const std::string& message) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        failure_ = error(status, code, message);
+    }
     void ignore_range(bool ignore) {
         std::lock_guard<std::mutex> lock(mutex_);
         ignore_range_ = ignore;
@@ -125,6 +134,8 @@ private:
         std::vector<std::pair<std::string, std::string>> headers;
         std::string body;
         std::size_t drop_after = std::string::npos, stall_after = std::string::npos;
+        bool no_length = false;  // no Content-Length: the body ends when the connection does
+        bool endless = false;    // the body sent again and again until the client hangs up
     };
 
     void serve() {
@@ -164,9 +175,15 @@ private:
         }
         std::string head = "HTTP/1.1 " + std::to_string(answer.status) + " " + reason(answer.status) + "\r\n";
         for (const auto& [name, value] : answer.headers) head += name + ": " + value + "\r\n";
-        head += "Content-Length: " + std::to_string(answer.body.size()) + "\r\nConnection: close\r\n\r\n";
+        if (!answer.no_length) head += "Content-Length: " + std::to_string(answer.body.size()) + "\r\n";
+        head += "Connection: close\r\n\r\n";
         if (!send_all(client, head)) return;
         if (parsed.method == "HEAD") return;
+        if (answer.endless) {  // until the client hangs up (or the server stops): bounded by the client alone
+            while (!stopping_ && send_all(client, answer.body)) {
+            }
+            return;
+        }
         const std::size_t cut = std::min(answer.drop_after, answer.stall_after);
         if (!send_all(client, answer.body.substr(0, std::min(cut, answer.body.size())))) return;
         if (answer.stall_after < answer.body.size()) {
@@ -225,6 +242,7 @@ private:
             case 401: return "Unauthorized";
             case 404: return "Not Found";
             case 416: return "Range Not Satisfiable";
+            case 500: return "Internal Server Error";
             default: return "Status";
         }
     }
@@ -256,6 +274,8 @@ private:
                                                           std::to_string(file.body.size())});
         }
         answer.body = file.body.substr(from);
+        if (file.no_size) answer.no_length = request.method == "HEAD";
+        if (file.endless && request.method == "GET") answer.no_length = answer.endless = true;
         if (request.method == "GET") {
             std::swap(answer.drop_after, file.drop_after);  // once
             std::swap(answer.stall_after, file.stall_after);
@@ -268,6 +288,7 @@ private:
     }
 
     Answer route(const HubRequest& request) {
+        if (failure_.status != 0) return failure_;
         const std::string& path = request.path;
         if (path.rfind("/lfs/", 0) == 0) {
             for (auto& [id, repo] : repos_)
@@ -317,6 +338,7 @@ private:
                               {"X-Linked-Etag", "\"" + file->second.etag + "\""},
                               {"X-Linked-Size", std::to_string(file->second.body.size())},
                               {"ETag", "\"" + git_id("pointer " + file->second.etag) + "\""}};
+            if (file->second.no_size) answer.headers.erase(answer.headers.begin() + 2);
         } else {
             answer = bytes(request, file->second);
         }
@@ -333,6 +355,7 @@ private:
     std::map<std::string, HubRepo> repos_;
     std::string required_token_;
     bool ignore_range_ = false;
+    Answer failure_{0, {}, {}};
     std::vector<HubRequest> requests_;
 };
 

@@ -473,6 +473,34 @@ TEST_CASE("GPT-2 NaN or ∞ after the last layer is recorded in the pass with th
     }
 }
 
+// A finite weight near the float range in a row the sentence never uses: its logit is either
+// the exact sum (computed here in double) or, where that sum is beyond float32, reported as
+// the overflow it is (exit 5 on the command line), never a top 5 that looks fine.
+TEST_CASE("GPT-2: a 3e38 in one cell of an unused row of wte gives its exact logit or a reported overflow", "[gpt2][model][non-finite]") {
+    const std::vector<int> ids = {258, 66, 64, 83};
+    int overflowed = 0, finite = 0;
+    for (int column = 0; column < testing::tiny_config().n_embd; ++column) {
+        INFO("wte[259, " << column << "] = 3e38");
+        Checkpoint c = testing::tiny_checkpoint();
+        c.wte.edit()(259, column) = 3e38f;
+        const ForwardPass pass = forward(c, ids);
+        REQUIRE(pass.ok);
+        const Eigen::Index last = pass.final_output.rows() - 1;
+        double exact = 0.0;
+        for (Eigen::Index j = 0; j < pass.final_output.cols(); ++j)
+            exact += static_cast<double>(pass.final_output(last, j)) * static_cast<double>(c.wte(259, j));
+        if (std::abs(exact) > static_cast<double>(std::numeric_limits<float>::max())) {
+            ++overflowed;
+            CHECK(pass.non_finite.stage == "the logits");
+            CHECK_THAT(pass.non_finite.origin, Contains("id 259"));
+        } else {
+            ++finite;
+            CHECK(pass.logits(0, 259) == Approx(exact).epsilon(1e-5));
+        }
+    }
+    CHECK(overflowed + finite == testing::tiny_config().n_embd);
+}
+
 // [SECTION] Ablation and comparison
 
 namespace {

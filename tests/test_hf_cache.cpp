@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include <sys/stat.h>
+
 #include "bad_model_catalogue.hpp"
 #include "gpt2/checkpoint.hpp"
 #include "hf_cache.hpp"
@@ -97,5 +99,28 @@ TEST_CASE("a cached model is found by its name, and each way it can be missing i
     std::uintmax_t bytes = 0;
     for (const auto& f : fs::directory_iterator(found.folder)) bytes += fs::file_size(f.path());
     CHECK(models[0].bytes == bytes);
+    fs::remove_all(cache);
+}
+
+TEST_CASE("a reference that is there but cannot be read is said, never \"never downloaded\"", "[hf-cache][hostile]") {
+    const std::string cache = make_cache("attnlab-hf-cache-refs");
+    const fs::path refs = fs::path(cache) / "models--org--tiny" / "refs";
+    auto why_not = [&](const std::string& revision) { return hf::find_in_cache(*hf::parse_repo_id("org/tiny@" + revision), cache).why_not; };
+    // A FIFO: refused at once (never waited on), named.
+    REQUIRE(::mkfifo((refs / "fifo").c_str(), 0644) == 0);
+    CHECK_THAT(why_not("fifo"), Catch::Matchers::Contains("its reference cannot be read") && Catch::Matchers::Contains("FIFO"));
+    // Over 4 KB: a commit is 40 characters.
+    std::ofstream(refs / "long") << std::string(5000, 'a');
+    CHECK_THAT(why_not("long"), Catch::Matchers::Contains("5000 bytes; a reference file is at most 4096 bytes"));
+    // A symlink loop.
+    fs::create_symlink("loop", refs / "loop");
+    CHECK_THAT(why_not("loop"), Catch::Matchers::Contains("its reference cannot be read") &&
+                                    Catch::Matchers::Contains("too many levels of symbolic links"));
+    // A link to nothing is a revision never downloaded, as a missing file is.
+    fs::create_symlink("nowhere", refs / "dangling");
+    CHECK_THAT(why_not("dangling"), Catch::Matchers::Contains("never downloaded"));
+    // A reference's text is shown with its control characters escaped.
+    std::ofstream(refs / "escape") << "\x1b[31mred";
+    CHECK_THAT(why_not("escape"), Catch::Matchers::Contains("holds \"\\x1B[31mred\", not a commit"));
     fs::remove_all(cache);
 }

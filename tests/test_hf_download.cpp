@@ -435,3 +435,58 @@ TEST_CASE("no server, and an unwritable cache, are said plainly", "[download]") 
     CHECK_THAT(unwritable.error, Catch::Contains("cannot write the Hugging Face cache at " + not_a_folder) && Catch::Contains("HF_HUB_CACHE"));
     fs::remove(not_a_folder);
 }
+
+// [SECTION] A hostile hub: never more bytes than announced, its text never raw
+
+TEST_CASE("weights the hub gives no size for are refused before a byte is written", "[download][hostile]") {
+    HubServer hub;
+    HubRepo repo = tiny_repo();
+    repo.files["model.safetensors"].no_size = true;
+    hub.add(repo);
+    const std::string cache = temporary_cache("no-size");
+    const hf::DownloadResult result = hf::download_model(repo_id("org/tiny"), options_for(hub, cache));
+    CHECK_FALSE(result.ok);
+    CHECK_THAT(result.error, Catch::Contains("the hub gave no size for model.safetensors") && Catch::Contains("nothing was written"));
+    CHECK(result.bytes_fetched == 0);
+    CHECK(snapshots_empty(cache));
+}
+
+TEST_CASE("a file of unknown size takes the GET's Content-Length, and without one stops at the bound", "[download][hostile]") {
+    HubServer hub;
+    HubRepo repo = tiny_repo();
+    repo.files["merges.txt"].no_size = true;   // HEAD says nothing; GET's Content-Length says 18 bytes
+    hub.add(repo);
+    const std::string cache = temporary_cache("unsized");
+    const hf::DownloadResult sized_by_get = hf::download_model(repo_id("org/tiny"), options_for(hub, cache));
+    INFO(sized_by_get.error);
+    REQUIRE(sized_by_get.ok);
+    CHECK(read_file(fs::path(sized_by_get.folder) / "merges.txt") == "#version: 0.2\na b\n");
+
+    // No size anywhere, and a body without end: before, 3 GiB were written "of 9.1 KiB".
+    hub.change("org/tiny", "vocab.json", [](HubFile& f) {
+        f.no_size = f.endless = true;
+        f.body = std::string(64 << 10, 'v');
+    });
+    const std::string endless_cache = temporary_cache("endless");
+    const hf::DownloadResult endless = hf::download_model(repo_id("org/tiny"), options_for(hub, endless_cache));
+    CHECK_FALSE(endless.ok);
+    CHECK_THAT(endless.error, Catch::Contains("the server sent more bytes than 134217728 bytes, the most read of a file the hub gives no size for"));
+    CHECK(endless.bytes_fetched <= (128u << 20) + kWeightBytes + 1024);
+    CHECK(snapshots_empty(endless_cache));
+    fs::remove_all(cache);
+    fs::remove_all(endless_cache);
+}
+
+TEST_CASE("the hub's error text reaches the user escaped, and a server error is not called a missing model", "[download][hostile]") {
+    HubServer hub;
+    hub.add(tiny_repo());
+    hub.fail_every_request(500, "RepoNotFound", "\x1b[31mred\x1b[0m and \x07");
+    hf::DownloadOptions options = options_for(hub, temporary_cache("server-error"));
+    options.token = "a-token";   // with a token, a RepoNotFound once read as "private or gated"
+    const hf::DownloadResult result = hf::download_model(repo_id("org/tiny"), options);
+    CHECK_FALSE(result.ok);
+    CHECK_THAT(result.error, Catch::Contains("the server failed (HTTP 500 Internal Server Error, \"\\x1B[31mred\\x1B[0m and \\x07\")") &&
+                                 Catch::Contains("not a missing or private model"));
+    CHECK(result.error.find('\x1b') == std::string::npos);
+    CHECK_THAT(result.error, !Catch::Contains("private or gated and"));
+}

@@ -10,11 +10,13 @@
 #include <fstream>
 
 #include "bad_model_catalogue.hpp"
+#include "engine.hpp"
 #include "gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
 #include "hf_model/model.hpp"
 #include "hf_model/weights.hpp"
 #include "joined.hpp"
+#include "memory_room.hpp"
 
 using namespace attn;
 using namespace attn::testing::families;
@@ -605,6 +607,110 @@ TEST_CASE("folders whose tensors do not match the config are refused, naming the
     }
 }
 
+// [SECTION] Hostile files: bounded, said, never a crash or a silent default
+
+TEST_CASE("a tensor name of 50,000 characters is refused by its length, and long names are matched without recursion", "[families][weights][hostile]") {
+    // std::regex's recursion overflowed the stack on such a name in llama, bert and gpt_neox
+    // folders (SIGSEGV) when the unused tensor was checked against the buffers a family drops.
+    for (FamilyCheckpoint c : {llama_checkpoint(), bert_checkpoint(), neox_checkpoint()}) {
+        INFO(c.label);
+        c.tensors[std::string(50000, 'x')] = HfTensor{{1}, {0.0f}};
+        write_family_checkpoint(folder_for("long_name"), c);
+        const hf::ModelLoad load = hf::load_model(folder_for("long_name"));
+        CHECK_FALSE(load.weights);
+        CHECK_THAT(joined(load.errors), Contains("a tensor name of 50000 bytes ('xxxx") && Contains("a name is at most 1024 bytes"));
+    }
+    // Names as long as the format allows still reach the buffers' rules: a RoPE table under a
+    // 1,000-character prefix is ignored, as transformers recomputes it; another is refused.
+    FamilyCheckpoint c = llama_checkpoint();
+    const std::string prefix = "model." + std::string(980, 'a');
+    c.tensors[prefix + ".rotary_emb.inv_freq"] = HfTensor{{2}, {1.0f, 0.5f}};
+    const hf::ModelLoad load = written_and_read(c, folder_for("long_buffer"));
+    REQUIRE(load.ignored.size() == 1);
+    CHECK(load.ignored.front() == prefix + ".rotary_emb.inv_freq");
+    c.tensors[prefix + ".rotary_emb.inv_freq2"] = HfTensor{{2}, {1.0f, 0.5f}};
+    write_family_checkpoint(folder_for("long_buffer"), c);
+    CHECK_THAT(joined(hf::load_model(folder_for("long_buffer")).errors), Contains("' is not one of a llama checkpoint's"));
+    // The buffers GPT-2, GPT-NeoX and BERT store, each read by hand as its pattern said.
+    FamilyCheckpoint n = neox_checkpoint();
+    n.tensors["gpt_neox.layers.12.attention.masked_bias"] = HfTensor{{1}, {-1e9f}};
+    n.tensors["layers.3.attention.bias"] = HfTensor{{1}, {1.0f}};
+    const hf::ModelLoad neox_load = written_and_read(n, folder_for("neox_buffers"));
+    for (const char* name : {"gpt_neox.layers.12.attention.masked_bias", "layers.3.attention.bias"})
+        CHECK(std::find(neox_load.ignored.begin(), neox_load.ignored.end(), name) != neox_load.ignored.end());
+    n.tensors["gpt_neox.layers.x.attention.bias"] = HfTensor{{1}, {1.0f}};   // no layer number: not a buffer
+    write_family_checkpoint(folder_for("neox_buffers"), n);
+    CHECK_THAT(joined(hf::load_model(folder_for("neox_buffers")).errors), Contains("'gpt_neox.layers.x.attention.bias' is not one of"));
+}
+
+TEST_CASE("config values transformers refuses, or float32 cannot hold, are refused, naming the key", "[families][spec][hostile]") {
+    // A soft-cap of 1e-300 became 0.0f: capping off, a top probability of 0.86 where
+    // transformers gives a uniform 1/V.
+    for (const char* key : {"final_logit_softcapping", "attn_logit_softcapping"}) {
+        json gemma2 = gemma2_checkpoint().config;
+        gemma2[key] = 1e-300;
+        CHECK_THAT(refusal_of(gemma2), Contains(std::string("key '") + key + "': 1e-300 is too small for float32"));
+    }
+    json gemma2 = gemma2_checkpoint().config;
+    gemma2["rms_norm_eps"] = 1e-45;   // a subnormal float: its precision gone
+    CHECK_THAT(refusal_of(gemma2), Contains("key 'rms_norm_eps'") && Contains("too small for float32"));
+    gemma2 = gemma2_checkpoint().config;
+    gemma2["rope_theta"] = 1e39;
+    CHECK_THAT(refusal_of(gemma2), Contains("key 'rope_theta'"));
+    // Gemma's MLP is ACT2FN[hidden_activation]: null is no activation there, not the default.
+    for (json config : {gemma2_checkpoint().config, gemma3_checkpoint().config}) {
+        config["hidden_activation"] = nullptr;
+        CHECK_THAT(refusal_of(config), Contains("key 'hidden_activation': null is not an activation"));
+    }
+    // A rope type that is not a string is no type, never the default.
+    json llama = llama3_checkpoint().config;
+    llama["rope_scaling"] = {{"type", 5}, {"factor", 2.0}};
+    CHECK_THAT(refusal_of(llama), Contains("key 'rope_scaling': 'type': expected a string") && Contains("found 5"));
+    llama["rope_scaling"] = {{"rope_type", {{"linear", true}}}, {"factor", 2.0}};
+    CHECK_THAT(refusal_of(llama), Contains("'rope_type': expected a string"));
+    llama["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 1e-300}};
+    CHECK_THAT(refusal_of(llama), Contains("'factor': 1e-300 is too small for float32"));
+    // BERT's [MASK] outside the vocabulary predicted at no token and said nothing.
+    json bert = bert_checkpoint().config;
+    bert["mask_token_id"] = 40;
+    CHECK_THAT(refusal_of(bert), Contains("key 'mask_token_id': 40 is outside the vocabulary (vocab_size 40: ids 0 to 39)"));
+    bert["mask_token_id"] = 39;
+    spec_of(bert);   // the last id is fine
+}
+
+TEST_CASE("a tied head or a decoder bias of another shape is refused even when its count matches", "[families][weights][hostile]") {
+    SECTION("lm_head stored [d, V] beside an embedding [V, d]") {
+        FamilyCheckpoint c = qwen3_checkpoint();
+        const HfTensor& embedding = c.tensors.at("model.embed_tokens.weight");
+        c.tensors["lm_head.weight"] = HfTensor{{embedding.shape[1], embedding.shape[0]}, embedding.values};
+        write_family_checkpoint(folder_for("tied_transposed"), c);
+        const hf::ModelLoad load = hf::load_model(folder_for("tied_transposed"));
+        CHECK_FALSE(load.weights);
+        CHECK_THAT(joined(load.errors), Contains("tensor 'lm_head.weight' is [" + std::to_string(embedding.shape[1]) + ", " +
+                                                 std::to_string(embedding.shape[0]) + "]; tie_word_embeddings ties it to the token embedding"));
+    }
+    SECTION("BERT's decoder bias stored [V/2, 2]") {
+        FamilyCheckpoint c = bert_checkpoint();
+        c.tensors["cls.predictions.decoder.bias"] = HfTensor{{20, 2}, c.tensors.at("cls.predictions.bias").values};
+        write_family_checkpoint(folder_for("bias_shape"), c);
+        const hf::ModelLoad load = hf::load_model(folder_for("bias_shape"));
+        CHECK_FALSE(load.weights);
+        CHECK_THAT(joined(load.errors), Contains("tensor 'cls.predictions.decoder.bias' is [20, 2]"));
+    }
+}
+
+TEST_CASE("a shard that is a symlink loop is said to be unreachable, not missing", "[families][weights][hostile]") {
+    namespace fs = std::filesystem;
+    const std::string folder = folder_for("shard_loop");
+    write_family_checkpoint(folder, llama3_checkpoint());
+    const fs::path shard = fs::path(folder) / "model-00002-of-00002.safetensors";
+    fs::remove(shard);
+    fs::create_symlink(shard.filename(), shard);   // points at itself
+    const std::string errors = joined(hf::load_model(folder).errors);
+    CHECK_THAT(errors, Contains("model-00002-of-00002.safetensors: cannot be reached (too many levels of symbolic links"));
+    CHECK_THAT(errors, !Contains(": missing"));
+}
+
 // [SECTION] The reference's own sanity
 
 namespace {
@@ -915,4 +1021,46 @@ TEST_CASE("tokenizer_config.json's do_lower_case rebuilds a BERT tokenizer's nor
     // Another class leaves tokenizer.json as it is.
     CHECK(tokens_with(R"({"tokenizer_class": "PreTrainedTokenizerFast"})") == cased);
     fs::remove_all(folder);
+}
+
+// [SECTION] The whole pass's memory
+
+TEST_CASE("a pass that would not fit in the memory left is refused before it runs, saying what it would keep", "[families][engine][hostile]") {
+    const std::string folder = folder_for("memory_room");
+    write_family_checkpoint(folder, llama_checkpoint());
+    const hf::OpenedModelLoad load = hf::open_model(folder, false);
+    REQUIRE(load.model);
+    std::vector<int> ids(64);
+    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i % 40);
+    // What the estimate says of one layer is what a layer's trace keeps, within a factor of 1.5.
+    const ModelPass pass = hf::forward_ids(*load.model, ids);
+    REQUIRE(pass.ok);
+    const Trace& first = pass.layers.front();
+    double kept = 0.0;
+    for (const std::string& name : matrix_names(first))
+        if (const Matrix* m = find_matrix(first, name)) kept += static_cast<double>(m->size()) * sizeof(float);
+    const double estimated = full_trace_bytes(hf::layer_scenario(*load.model, pass.tokens, 0, pass.x0, {}));
+    CHECK(estimated >= kept / 1.5);
+    CHECK(estimated <= kept * 1.5);
+
+    struct Room {  // the room a pass sees, for this test only
+        explicit Room(double bytes) { set_memory_room_for_testing(MemoryRoom{bytes, "the test's room"}); }
+        ~Room() { set_memory_room_for_testing(std::nullopt); }
+    };
+    {
+        const Room small(estimated);   // one layer fits; the model's two do not
+        const ModelPass refused = hf::forward_ids(*load.model, ids);
+        CHECK_FALSE(refused.ok);
+        CHECK(refused.layers.empty());
+        CHECK_THAT(joined(refused.errors), Contains("the pass would keep about") && Contains("for 64 tokens") &&
+                                               Contains("more than the test's room") && Contains("use fewer tokens"));
+    }
+    {
+        const Room enough(estimated * 4 + (1 << 20));
+        CHECK(hf::forward_ids(*load.model, ids).ok);
+    }
+    // The system's own figure is there on Linux, and a plain pass fits in it.
+    const std::optional<MemoryRoom> room = memory_room();
+    REQUIRE(room);
+    CHECK(room->bytes > 0.0);
 }

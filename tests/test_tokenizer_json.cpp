@@ -14,6 +14,7 @@
 #include "fuzz/fuzz_tokenizer.hpp"
 #include "gpt2/bpe.hpp"
 #include "joined.hpp"
+#include "tokenizer/text.hpp"
 #include "tokenizer/tokenizer_json.hpp"
 
 using namespace attn;
@@ -342,6 +343,49 @@ TEST_CASE("refused: what would change the ids and is not implemented, and malfor
     errors.clear();
     CHECK_FALSE(TokenizerJson::load("/no/such/tokenizer.json", errors));
     CHECK_THAT(joined(errors), Contains("/no/such/tokenizer.json"));
+}
+
+// [SECTION] Texts that cannot be encoded faithfully: refused, never cut or slow
+
+TEST_CASE("a pattern that hits PCRE2's match limit refuses the text, naming the pattern and the offset", "[tokenizer][hostile]") {
+    const auto t = pre_tokenizing(split({{"Regex", "(a+)+c|b"}}, "Removed"));
+    CHECK(t.words("aaaa xb yb") == Words{"aaaa x", " y"});
+    // Forty a's make (a+)+ backtrack past the match limit at the first byte: before, that was
+    // "no more matches" and the text went on as "x b ␣y b", every b kept.
+    const std::string text = std::string(40, 'a') + "xb yb";
+    CHECK_THROWS_AS(t.words(text), EncodeError);
+    CHECK_THROWS_WITH(t.encode(text), Contains("the pattern '(a+)+c|b' failed at byte 0 of the 45-byte text") && Contains("limit"));
+}
+
+TEST_CASE("WordPiece: max_input_chars_per_word is bounded, and a long word's search stops at the longest entry", "[tokenizer][hostile]") {
+    const json vocab = {{"[UNK]", 0}, {"a", 1}, {"##a", 2}, {"b", 3}};
+    json model = {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"continuing_subword_prefix", "##"},
+                  {"max_input_chars_per_word", 1000000000000LL}, {"vocab", vocab}};
+    CHECK_THAT(refusal(document(model)), Contains("max_input_chars_per_word") && Contains("1000"));
+    model["max_input_chars_per_word"] = static_cast<long long>(kMaxWordPieceChars);
+    const auto t = load(document(model, nullptr, {{"type", "WhitespaceSplit"}}));
+    // A word of 1,000 letters: one piece each, every start trying at most 3 bytes (the longest
+    // entry), not the rest of the word; 1,001 letters: one [UNK] before any search.
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<int> ids = t.encode(std::string(kMaxWordPieceChars, 'a'));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));   // was cubic: minutes
+    REQUIRE(ids.size() == kMaxWordPieceChars);
+    CHECK(ids.front() == 1);
+    CHECK(ids.back() == 2);
+    CHECK(tokens(t, std::string(kMaxWordPieceChars + 1, 'a')) == Words{"[UNK]"});
+    CHECK(tokens(t, "ab") == Words{"[UNK]"});   // "##b" is no entry: the word is unknown, as before
+}
+
+TEST_CASE("a Replace normalizer may not multiply the text past its bound, and says which one", "[tokenizer][hostile]") {
+    const json replace_empty = {{"type", "Replace"}, {"pattern", {{"String", ""}}}, {"content", std::string(10000, 'x')}};
+    const auto alone = normalizing(replace_empty);
+    CHECK_THROWS_WITH(alone.encode(std::string(20000, 'a')),
+                      Contains("normalizer (Replace)") && Contains("longer than " + std::to_string(20000 * kNormalizedGrowth + kNormalizedSlack)));
+    // Each Replace within its own bound, the Sequence's compounding stopped at the text's.
+    const json doubling = {{"type", "Replace"}, {"pattern", {{"String", "a"}}}, {"content", "aaaaaaaaaaaaaaaa"}};
+    const auto twice = normalizing({{"type", "Sequence"}, {"normalizers", {doubling, doubling}}});
+    CHECK_THROWS_WITH(twice.encode(std::string(2000, 'a')), Contains("normalizer.normalizers[1] (Replace) makes the text 512000 bytes from 2000"));
+    CHECK(bytes_of(twice, "ab") == std::string(256, 'a') + "b");   // short texts are as they were
 }
 
 TEST_CASE("every input the tokenizer.json fuzzer ever crashed on runs without a crash", "[tokenizer]") {

@@ -1,10 +1,13 @@
 // Writes the models the binary tests open: DIR/gpt2 (a tiny GPT-2 checkpoint in the Hugging
 // Face layout, the bad-model catalogue's), DIR/model.json (a model file as the app saves
-// one, vocabulary a … h and |), DIR/gpt2-truncated (model.safetensors cut 64 bytes short).
+// one, vocabulary a … h and |), DIR/gpt2-truncated (model.safetensors cut 64 bytes short),
+// DIR/llama (the Llama family's tiny checkpoint with a byte-level tokenizer.json of 402 tokens:
+// RoPE, so a sentence of any length runs).
 #include <filesystem>
 #include <iostream>
 
 #include "bad_model_catalogue.hpp"
+#include "hf_family_fixtures.hpp"
 #include "train_fixtures.hpp"
 
 using namespace attn;
@@ -20,6 +23,13 @@ int main(int argc, char** argv) {
     testing::write_tiny_checkpoint(dir + "/gpt2-truncated");
     std::filesystem::resize_file(dir + "/gpt2-truncated/model.safetensors",
                                  std::filesystem::file_size(dir + "/gpt2-truncated/model.safetensors") - 64);
+    testing::families::FamilyCheckpoint llama = testing::families::llama_checkpoint();
+    llama.config["vocab_size"] = 402;
+    testing::families::TensorMaker make(llama, 99);
+    make("model.embed_tokens.weight", {402, 24}, 0.5);
+    testing::families::write_family_checkpoint(dir + "/llama", llama);
+    std::filesystem::copy_file(std::filesystem::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json",
+                               dir + "/llama/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
     // A 2-layer model for the reverse task, untrained: its vocabulary a … h and "|".
     const train::ModelFile file = testing::untrained_model_file(5);
     std::string error;

@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -179,7 +180,9 @@ std::optional<Config> config_from_text(const std::string& text, const std::strin
         return it->get<bool>();
     };
 
-    if (const auto type = j.find("model_type"); type != j.end() && *type != "gpt2")
+    if (const auto type = j.find("model_type"); type != j.end() && !type->is_string())
+        faults.add("key 'model_type': found " + found(*type) + ", expected a string naming the model's family, such as \"gpt2\" or \"llama\"");
+    else if (type != j.end() && *type != "gpt2")
         faults.add("key 'model_type': " + found(*type) + " is not a GPT-2 model; only model_type \"gpt2\" is read");
 
     Config config;
@@ -196,8 +199,11 @@ std::optional<Config> config_from_text(const std::string& text, const std::strin
 
     if (const auto it = j.find("layer_norm_epsilon"); it != j.end() && !it->is_null()) {
         const double epsilon = it->is_number() ? it->get<double>() : -1.0;
-        if (epsilon > 0.0 && epsilon < 1.0) config.layer_norm_epsilon = static_cast<float>(epsilon);
-        else faults.add("key 'layer_norm_epsilon': expected a number between 0 and 1, found " + found(*it));
+        if (!(epsilon > 0.0 && epsilon < 1.0))
+            faults.add("key 'layer_norm_epsilon': expected a number between 0 and 1, found " + found(*it));
+        else if (epsilon < static_cast<double>(std::numeric_limits<float>::min()))  // 0 or a subnormal in float32, where LN runs
+            faults.add("key 'layer_norm_epsilon': " + found(*it) + " is too small for float32, in which the model computes");
+        else config.layer_norm_epsilon = static_cast<float>(epsilon);
     }
     if (const auto it = j.find("activation_function"); it != j.end() && !it->is_null()) {
         const std::string name = it->is_string() ? it->get<std::string>() : found(*it);

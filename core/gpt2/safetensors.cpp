@@ -388,6 +388,11 @@ std::optional<Header> parse_header(const unsigned char* data, std::size_t size, 
             }
             continue;
         }
+        if (name.size() > kMaxTensorNameBytes) {
+            faults.add("a tensor name of " + std::to_string(name.size()) + " bytes ('" + detail::printable(name, 60) +
+                       "'): a name is at most " + std::to_string(kMaxTensorNameBytes) + " bytes");
+            continue;
+        }
         std::optional<TensorInfo> info = tensor_entry(name, entry, data_size, faults);
         if (info) header.tensors.emplace(name, std::move(*info));
     }

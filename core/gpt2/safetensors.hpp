@@ -65,6 +65,10 @@ struct Header {
 
 // The largest header accepted: GPT-2 XL's is about 40 KB.
 constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+// The longest tensor name accepted. The format sets none; transformers' longest are under 100
+// bytes ("model.layers.31.self_attn.rotary_emb.inv_freq"), and a name is text the file controls
+// that every message quotes and every tensor map reads.
+constexpr std::size_t kMaxTensorNameBytes = 1024;
 
 // Parses and checks the header of a whole file image data[0, size). nullopt with messages
 // "SOURCE: …" (and "SOURCE: tensor 'NAME': …") appended to errors on any fault. Reads only

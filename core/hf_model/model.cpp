@@ -10,6 +10,7 @@
 #include "positional.hpp"
 #include "product.hpp"
 #include "softmax.hpp"
+#include "tokenizer/text.hpp"
 
 namespace attn::hf {
 
@@ -390,13 +391,31 @@ std::vector<std::string> validate(const OpenedModel& m, const std::vector<int>& 
     return errors;
 }
 
-ModelPass forward_text(const OpenedModel& m, const std::string& text, const stack::HeadSet& ablated) {
+std::vector<int> encode_text(const OpenedModel& m, const std::string& text, std::vector<std::string>& errors) {
     if (!m.tokenizer) {
+        errors.push_back(m.folder + ": no tokenizer.json was read: the text cannot be made into ids");
+        return {};
+    }
+    try {
+        return m.tokenizer->encode(text);
+    } catch (const tok::EncodeError& e) {
+        errors.push_back(m.folder + "/tokenizer.json cannot encode the text: " + e.what());
+    } catch (const std::bad_alloc&) {
+        errors.push_back(m.folder + "/tokenizer.json: not enough memory to encode the text's " + std::to_string(text.size()) + " bytes");
+    }
+    return {};
+}
+
+ModelPass forward_text(const OpenedModel& m, const std::string& text, const stack::HeadSet& ablated) {
+    std::vector<std::string> errors;
+    std::vector<int> ids = encode_text(m, text, errors);
+    if (!errors.empty()) {
         ModelPass out;
-        out.errors.push_back(m.folder + ": no tokenizer.json was read: the text cannot be made into ids");
+        out.ablated = ablated;
+        out.errors = std::move(errors);
         return out;
     }
-    return forward_ids(m, m.tokenizer->encode(text), ablated);
+    return forward_ids(m, std::move(ids), ablated);
 }
 
 ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids, const stack::HeadSet& ablated) {

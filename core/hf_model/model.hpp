@@ -55,6 +55,9 @@ Scenario layer_scenario(const OpenedModel& model, const std::vector<std::string>
 // The sentence tokenised as tokenizer(text)["input_ids"] gives it, run through every layer,
 // the heads of `ablated` contributing nothing: the pass (model_pass.hpp) with the next token's
 // top 5 (a causal LM) or each [MASK]'s (BERT), and where NaN or ±∞ first arose.
+// The tokenizer's ids of text; none, with "FOLDER/tokenizer.json cannot encode the text: …" in
+// errors, when it cannot encode it faithfully (tok::EncodeError) or the model has no tokenizer.
+std::vector<int> encode_text(const OpenedModel& model, const std::string& text, std::vector<std::string>& errors);
 ModelPass forward_text(const OpenedModel& model, const std::string& text, const stack::HeadSet& ablated = {});
 // Ids as they are (token type 0 for BERT).
 ModelPass forward_ids(const OpenedModel& model, std::vector<int> ids, const stack::HeadSet& ablated = {});

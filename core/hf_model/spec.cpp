@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -156,6 +157,18 @@ namespace {
 
 std::string shown(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 80); }
 
+// Why a config's number cannot be computed with as float32, or empty: one that rounds to 0 (a
+// soft-cap of 1e-300 would turn capping off), to a subnormal (its precision lost) or to ±∞.
+std::string lost_in_float32(double value) {
+    const double magnitude = std::fabs(value);
+    if (value != 0.0 && magnitude < static_cast<double>(std::numeric_limits<float>::min()))
+        return "is too small for float32, in which the model computes (it would round to " +
+               std::string(static_cast<float>(value) == 0.0f ? "0" : "a subnormal") + ")";
+    if (magnitude > static_cast<double>(std::numeric_limits<float>::max()))
+        return "is too large for float32, in which the model computes (it would round to infinity)";
+    return {};
+}
+
 // One config's keys, read once each, every fault a message naming the key.
 class Reader {
 public:
@@ -189,7 +202,17 @@ public:
             fault(key, "expected a number between " + shown(json(low)) + " and " + shown(json(high)) + ", found " + shown(*v));
             return fallback;
         }
+        if (const std::string why = lost_in_float32(v->get<double>()); !why.empty()) {
+            fault(key, shown(*v) + " " + why);
+            return fallback;
+        }
         return v->get<double>();
+    }
+    // Whether the key is written as null (find() reads null as absent, which most keys mean).
+    bool is_null(const std::string& key) {
+        read_.insert(key);
+        const auto it = j_.find(key);
+        return it != j_.end() && it->is_null();
     }
     bool flag(const std::string& key, bool fallback) {
         const json* v = find(key);
@@ -276,14 +299,27 @@ RopeScaling read_rope_object(Reader& r, const std::string& key, const json& obje
         return scaling;
     }
     std::string type = "default";
-    if (const auto it = object.find("rope_type"); it != object.end() && it->is_string()) type = it->get<std::string>();
-    else if (const auto t = object.find("type"); t != object.end() && t->is_string()) type = t->get<std::string>();
+    // rope_type, else the older "type"; a value that is not a string is no type at all, never the default
+    for (const char* name : {"rope_type", "type"}) {
+        const auto it = object.find(name);
+        if (it == object.end() || it->is_null()) continue;
+        if (!it->is_string()) {
+            r.fault(key, std::string("'") + name + "': expected a string such as \"linear\" or \"llama3\", found " + shown(*it));
+            return scaling;
+        }
+        type = it->get<std::string>();
+        break;
+    }
     auto value = [&](const char* name, double fallback, double low, double high) {
         const auto it = object.find(name);
         if (it == object.end() || it->is_null()) return fallback;
         if (!it->is_number() || !(it->get<double>() > low) || !(it->get<double>() < high)) {
             r.fault(key, std::string("'") + name + "' expected a number between " + shown(json(low)) + " and " + shown(json(high)) +
                              ", found " + shown(*it));
+            return fallback;
+        }
+        if (const std::string why = lost_in_float32(it->get<double>()); !why.empty()) {
+            r.fault(key, std::string("'") + name + "': " + shown(*it) + " " + why);
             return fallback;
         }
         return it->get<double>();
@@ -484,6 +520,11 @@ void read_gemma(Reader& r, ModelSpec& spec, bool gemma3) {
     read_decoder_sizes(r, spec, 256);
     spec.norm.one_plus_weight = true;
     spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-6);
+    // Gemma 2 and 3 build their MLP from ACT2FN[config.hidden_activation]: a null there fails in
+    // transformers, so it is not the default here either.
+    if (r.is_null("hidden_activation"))
+        r.fault("hidden_activation", "null is not an activation: transformers' Gemma MLP looks it up in ACT2FN; expected "
+                                     "\"gelu_pytorch_tanh\" (or leave the key out)");
     spec.activation = read_activation(r, "hidden_activation", "gelu_pytorch_tanh");
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
     spec.layout = BlockLayout::sandwich;
@@ -639,6 +680,11 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
     else if (model_type == "gpt_neox") read_gpt_neox(r, spec);
     else if (model_type == "bert") read_bert(r, spec);
     read_token_ids(j, spec, faults);
+    // The [MASK] id chooses the rows BERT's head predicts at: one outside the vocabulary would
+    // predict at none (and say nothing).
+    if (spec.mask_token_id && spec.vocab_size > 0 && *spec.mask_token_id >= spec.vocab_size)
+        faults.add("key 'mask_token_id': " + std::to_string(*spec.mask_token_id) + " is outside the vocabulary (vocab_size " +
+                   std::to_string(spec.vocab_size) + ": ids 0 to " + std::to_string(spec.vocab_size - 1) + ")");
 
     // Every key is honoured (read above) or informational; anything else might change the computation.
     const std::set<std::string> honoured(keys->honoured.begin(), keys->honoured.end());

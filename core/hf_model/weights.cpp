@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <regex>
+#include <string_view>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +18,7 @@
 #include "gpt2/messages.hpp"
 #include "gpt2/safetensors.hpp"
 #include "json_read.hpp"
+#include "path_kind.hpp"
 #include "stored_matrix.hpp"
 
 namespace attn::hf {
@@ -257,16 +258,44 @@ std::vector<std::string> tied_head_names(const ModelSpec& s) {
     return {"lm_head.weight"};
 }
 
+// Tensor names are read by hand, left to right, never by a backtracking regex: a name is text
+// the file controls, and std::regex's recursion overflowed the stack on a 50,000-character one.
+// Each reader consumes what it matches from `rest` and says whether it did.
+bool take(std::string_view& rest, std::string_view word) {
+    if (rest.substr(0, word.size()) != word) return false;
+    rest.remove_prefix(word.size());
+    return true;
+}
+bool take_digits(std::string_view& rest) {
+    std::size_t n = 0;
+    while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+    rest.remove_prefix(n);
+    return n > 0;
+}
+bool ends_with(std::string_view text, std::string_view end) {
+    return text.size() >= end.size() && text.substr(text.size() - end.size()) == end;
+}
+
+// "[PREFIX.]LAYERS.N.MODULE.(bias|masked_bias)": the causal masks GPT-2 and GPT-NeoX stored.
+bool is_stored_mask(std::string_view name, std::string_view prefix, std::string_view layers, std::string_view module) {
+    take(name, prefix);
+    if (!take(name, layers) || !take_digits(name) || !take(name, module)) return false;
+    return name == "bias" || name == "masked_bias";
+}
+
 // Buffers transformers recomputes and modules BertForMaskedLM drops.
-bool ignorable(const ModelSpec& s, const std::string& name) {
-    static const std::regex inv_freq(R"(.*\.rotary_emb\.inv_freq)");
-    static const std::regex gpt2_mask(R"((transformer\.)?h\.\d+\.attn\.(bias|masked_bias))");
-    static const std::regex neox_mask(R"((gpt_neox\.)?layers\.\d+\.attention\.(bias|masked_bias))");
-    static const std::regex bert_dropped(R"(((bert\.)?pooler\..*)|(cls\.seq_relationship\..*)|((bert\.)?embeddings\.position_ids))");
-    if (s.model_type == "gpt2") return std::regex_match(name, gpt2_mask);
-    if (s.model_type == "bert") return std::regex_match(name, bert_dropped);
-    if (s.model_type == "gpt_neox" && std::regex_match(name, neox_mask)) return true;
-    return s.positions == PositionKind::rope && std::regex_match(name, inv_freq);
+bool ignorable(const ModelSpec& s, const std::string& full_name) {
+    const std::string_view name = full_name;
+    if (s.model_type == "gpt2") return is_stored_mask(name, "transformer.", "h.", ".attn.");
+    if (s.model_type == "bert") {
+        std::string_view rest = name;
+        take(rest, "bert.");
+        return rest.substr(0, 7) == "pooler." || name.substr(0, 21) == "cls.seq_relationship." ||
+               rest == "embeddings.position_ids";
+    }
+    if (s.model_type == "gpt_neox" && is_stored_mask(name, "gpt_neox.", "layers.", ".attention.")) return true;
+    // ".*\.rotary_emb\.inv_freq": anything, then that ending.
+    return s.positions == PositionKind::rope && ends_with(name, ".rotary_emb.inv_freq");
 }
 
 std::string shown_name(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 80); }
@@ -363,7 +392,11 @@ bool open_files(const fs::path& folder, std::vector<SafetensorsFile>& files, std
     std::map<std::string, std::vector<std::string>> shards;
     for (const auto& [tensor, shard] : map_it->items()) {
         const std::string file = shard.is_string() ? shard.get<std::string>() : "";
-        if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos || file.find('\\') != std::string::npos ||
+        if (tensor.size() > gpt2::kMaxTensorNameBytes)
+            faults.add("weight_map has a tensor name of " + std::to_string(tensor.size()) + " bytes ('" +
+                       gpt2::detail::printable(tensor, 60) + "'): a name is at most " + std::to_string(gpt2::kMaxTensorNameBytes) +
+                       " bytes");
+        else if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos || file.find('\\') != std::string::npos ||
             file.find('\0') != std::string::npos)
             faults.add("weight_map['" + gpt2::detail::printable(tensor, 80) + "']: " + shown_name(shard) +
                        " is not a file name in this folder");
@@ -374,7 +407,8 @@ bool open_files(const fs::path& folder, std::vector<SafetensorsFile>& files, std
     for (const auto& [shard, tensors] : shards) {
         const fs::path path = folder / shard;
         if (!fs::exists(path, ec)) {
-            errors.push_back(path.string() + ": missing; " + source + " names it for " + std::to_string(tensors.size()) +
+            // A symlink loop or a folder without permission is there but cannot be reached: say so.
+            errors.push_back(path.string() + (ec ? ": cannot be reached (" + reason_of_errno(ec.value()) + ")" : std::string(": missing")) + "; " + source + " names it for " + std::to_string(tensors.size()) +
                              " tensor" + (tensors.size() == 1 ? "" : "s") + " ('" + gpt2::detail::printable(tensors.front(), 80) + "', …)");
             ok = false;
             continue;
@@ -495,8 +529,15 @@ void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& l
         const auto it = where.find(name);
         if (it == where.end()) continue;
         const SharedMatrix& embedding = weights.token_embedding;
+        const Shape embedding_shape = {embedding.rows(), embedding.cols()};
+        if (it->second.info->shape != embedding_shape) {  // the shape, not only the count: [d, V] is not [V, d]
+            load.errors.push_back(load.files[it->second.file] + ": tensor '" + name + "' is " + shape_text(it->second.info->shape) +
+                                  "; tie_word_embeddings ties it to the token embedding, " + shape_text(embedding_shape) +
+                                  ": transformers would refuse the mismatch");
+            continue;
+        }
         const auto bytes = files[it->second.file].stored(name);
-        bool same = bytes && it->second.info->element_count == static_cast<std::uint64_t>(embedding.size());
+        bool same = bytes.has_value();
         if (same) {
             const StoredMatrix head = StoredMatrix::as_stored(bytes->owner, bytes->bytes, bytes->dtype, embedding.rows(), embedding.cols());
             Vector a(embedding.cols()), b(embedding.cols());
@@ -513,7 +554,12 @@ void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& l
             const auto it = where.find(name);
             if (it == where.end() || std::find(stored.begin(), stored.end(), name) != stored.end()) continue;
             const Vector& expected = weights.lm_head_bias;
-            if (it->second.info->element_count != static_cast<std::uint64_t>(expected.size()) ||
+            if (const Shape bias_shape = {expected.size()}; it->second.info->shape != bias_shape) {
+                load.errors.push_back(load.files[it->second.file] + ": tensor '" + name + "' is " + shape_text(it->second.info->shape) +
+                                      "; the decoder's bias it is tied to is " + shape_text(bias_shape));
+                continue;
+            }
+            if (
                 !files[it->second.file].read(name, values, load.errors) || !std::equal(values.begin(), values.end(), expected.data()))
                 differs(name, "the decoder's bias");
         }

@@ -37,7 +37,13 @@ struct ReplaceNormalizer final : Normalizer {
     Regex pattern;
     std::string content;
     ReplaceNormalizer(Regex p, std::string c) : pattern(std::move(p)), content(std::move(c)) {}
-    std::string normalize(const std::string& text) const override { return pattern.replace_all(text, content); }
+    std::string normalize(const std::string& text) const override {
+        try {
+            return pattern.replace_all(text, content, text.size() * kNormalizedGrowth + kNormalizedSlack);
+        } catch (const EncodeError& e) {
+            throw EncodeError(where + ": " + e.what());
+        }
+    }
 };
 
 struct StripNormalizer final : Normalizer {
@@ -176,6 +182,7 @@ std::vector<std::unique_ptr<Normalizer>> read_normalizer(const json& value, cons
         n->strip_accents = o.optional_boolean("strip_accents").value_or(n->lowercase);
         out.push_back(std::move(n));
     }
+    if (type != "Sequence") out.back()->where = where + " (" + type + ")";  // named as the file places it
     return out;
 }
 

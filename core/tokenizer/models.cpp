@@ -4,6 +4,7 @@
 // [SECTION] BPE
 // [SECTION] WordPiece
 // [SECTION] Reading a model
+#include <algorithm>
 #include <cstdio>
 #include <queue>
 
@@ -112,7 +113,9 @@ void WordPieceModel::tokenize(const std::string& word, std::vector<int>& ids) co
     std::vector<int> pieces;
     for (std::size_t start = 0; start < word.size();) {
         // The longest piece from start the vocabulary holds ("##" before all but the first).
-        std::size_t end = word.size();
+        // No piece is longer than the vocabulary's longest entry: candidates start there.
+        std::size_t end = std::min(word.size(), start + longest_entry_bytes);
+        while (end > start && end < word.size() && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80) --end;
         int found = -1;
         while (start < end) {
             const std::string piece = (start > 0 ? continuing_subword_prefix : std::string()) + word.substr(start, end - start);
@@ -225,7 +228,11 @@ std::unique_ptr<Model> read_wordpiece(const Object& o, Pipeline& pipeline) {
     if (it == m->vocab.end()) refuse(o.at("unk_token"), shown(unk) + " is not in the vocabulary");
     m->unk_id = it->second;
     m->continuing_subword_prefix = o.optional_string("continuing_subword_prefix").value_or("##");
-    m->max_input_chars_per_word = static_cast<std::size_t>(o.integer("max_input_chars_per_word", 100, 0, 1LL << 40));
+    // The search tries every shorter piece at every start of a word: quadratic in the word's
+    // length, so that length is bounded (the library's files say 100).
+    m->max_input_chars_per_word =
+        static_cast<std::size_t>(o.integer("max_input_chars_per_word", 100, 0, static_cast<long long>(kMaxWordPieceChars)));
+    for (const auto& [entry, id] : m->vocab) m->longest_entry_bytes = std::max(m->longest_entry_bytes, entry.size());
     pipeline.subword_prefix = m->continuing_subword_prefix;
     return m;
 }

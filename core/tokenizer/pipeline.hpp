@@ -23,7 +23,9 @@ struct Refusal : std::runtime_error {
 // [SECTION] Normalizers: text → text
 
 struct Normalizer {
+    std::string where;   // "normalizer.normalizers[2] (Replace)": named in messages
     virtual ~Normalizer() = default;
+    // Throws EncodeError when the text cannot be normalized within the bound.
     virtual std::string normalize(const std::string& text) const = 0;
 };
 
@@ -85,7 +87,8 @@ struct WordPieceModel final : Model {
     std::unordered_map<std::string, int> vocab;
     int unk_id = 0;
     std::string continuing_subword_prefix = "##";
-    std::size_t max_input_chars_per_word = 100;
+    std::size_t max_input_chars_per_word = 100;   // at most kMaxWordPieceChars
+    std::size_t longest_entry_bytes = 0;          // of the vocabulary, "##" included where it is
 
     void tokenize(const std::string& word, std::vector<int>& ids) const override;
 };

@@ -7,6 +7,7 @@
 #include "tokenizer/text.hpp"
 
 #include "gpt2/bpe.hpp"
+#include "gpt2/messages.hpp"
 
 #include <cctype>
 #include <stdexcept>
@@ -142,6 +143,7 @@ std::string normalize(const std::string& text, NormalForm form) {
 struct Regex::Compiled {
     pcre2_code* code = nullptr;
     bool jit = false;
+    std::string shown;   // as the file wrote it, for messages
     ~Compiled() { pcre2_code_free(code); }
 };
 
@@ -229,6 +231,7 @@ void Regex::compile(const std::string& pcre2_pattern, const std::string& shown) 
     auto compiled = std::make_shared<Compiled>();
     compiled->code = code;
     compiled->jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE) == 0;   // the interpreter when JIT is missing
+    compiled->shown = shown;
     compiled_ = std::move(compiled);
 }
 
@@ -246,7 +249,14 @@ std::vector<std::pair<std::size_t, std::size_t>> Regex::find_all(const std::stri
         int rc = pcre2_match(code, subject, length, offset, options, match.data, nullptr);
         if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && compiled_->jit)   // e.g. the JIT stack: once more without JIT
             rc = pcre2_match(code, subject, length, offset, options | PCRE2_NO_JIT, match.data, nullptr);
-        if (rc < 0) break;   // no more matches, or a match limit: the rest is no match
+        if (rc == PCRE2_ERROR_NOMATCH) break;
+        if (rc < 0) {
+            PCRE2_UCHAR message[256];
+            pcre2_get_error_message(rc, message, sizeof message);
+            throw EncodeError("the pattern '" + gpt2::detail::printable(compiled_->shown, 80) + "' failed at byte " + std::to_string(offset) +
+                              " of the " + std::to_string(length) + "-byte text it searches (" + reinterpret_cast<const char*>(message) +
+                              "): the text's tokens would be wrong past there");
+        }
         options = PCRE2_NO_UTF_CHECK;
         const PCRE2_SIZE* span = pcre2_get_ovector_pointer(match.data);
         const std::size_t begin = span[0], end = span[1];
@@ -265,16 +275,32 @@ std::vector<std::pair<std::size_t, std::size_t>> Regex::find_all(const std::stri
     return matches;
 }
 
-std::string Regex::replace_all(const std::string& text, const std::string& content) const {
+std::string Regex::replace_all(const std::string& text, const std::string& content, std::size_t max_bytes) const {
     std::string out;
     std::size_t previous = 0;
-    for (const auto& [begin, end] : find_all(text)) {
+    const auto matches = find_all(text);
+    // Counted before a byte is written: an empty pattern with a long content would otherwise
+    // build the whole product first.
+    std::size_t bytes = text.size();
+    for (const auto& [begin, end] : matches) {
+        bytes = bytes - (end - begin) + content.size();
+        if (bytes > max_bytes)
+            throw EncodeError("replacing '" + gpt2::detail::printable(shown(), 80) + "' would make the text longer than " +
+                              std::to_string(max_bytes) + " bytes (from " + std::to_string(text.size()) + ")");
+    }
+    out.reserve(bytes);
+    for (const auto& [begin, end] : matches) {
         out.append(text, previous, begin - previous);
         out += content;
         previous = end;
     }
     out.append(text, previous, std::string::npos);
     return out;
+}
+
+const std::string& Regex::shown() const {
+    static const std::string none;
+    return compiled_ ? compiled_->shown : none;
 }
 
 }  // namespace attn::tok

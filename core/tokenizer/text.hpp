@@ -5,11 +5,30 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace attn::tok {
+
+// A text this tokenizer cannot encode, said rather than turned into plausible tokens: a
+// pattern's match failed (PCRE2's match or depth limit), or a normalizer would multiply the
+// text past its bound. The message names the component and the place in the text.
+struct EncodeError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// What a tokenizer.json may make a text cost (README, Reliability).
+// Normalizing makes at most kNormalizedGrowth times the text's bytes, plus kNormalizedSlack (a
+// Prepend's word). Real normalizers stay far below: NFKD's longest expansion is 18 characters
+// for one (about 11 times its bytes), Metaspace's "▁" 3 for 1. A Replace with an empty pattern
+// and a long content would otherwise multiply the text without bound (10,000 bytes of content
+// on 20 KB make 200 MB).
+inline constexpr std::size_t kNormalizedGrowth = 32, kNormalizedSlack = 4096;
+// The most WordPiece's max_input_chars_per_word may say: its search is quadratic in a word's
+// length, and a longer word is one [UNK] before any search (the library's files say 100).
+inline constexpr std::size_t kMaxWordPieceChars = 1000;
 
 // [SECTION] UTF-8
 
@@ -48,10 +67,15 @@ public:
     // A literal string, every character meant as itself.
     static Regex literal(const std::string& text);
     // The non-overlapping matches in text, left to right, as [begin, end) byte ranges; an empty
-    // match moves the search on by one character.
+    // match moves the search on by one character. A match that fails (a match limit) throws
+    // EncodeError with the pattern, the byte offset in text and PCRE2's message: the matches
+    // after it are unknown, and "no more matches" would cut the text silently.
     std::vector<std::pair<std::size_t, std::size_t>> find_all(const std::string& text) const;
-    // Every match replaced by content (content taken as it is: no group references).
-    std::string replace_all(const std::string& text, const std::string& content) const;
+    // Every match replaced by content (content taken as it is: no group references). Throws
+    // EncodeError, as find_all, and when the result would pass max_bytes.
+    std::string replace_all(const std::string& text, const std::string& content, std::size_t max_bytes = SIZE_MAX) const;
+    // The pattern as the file wrote it.
+    const std::string& shown() const;
 
 private:
     struct Compiled;

@@ -221,7 +221,16 @@ std::vector<Segment> find_added(const std::string& text, const AddedTokenMatcher
 
 std::string Pipeline::normalize(const std::string& text) const {
     std::string out = text;
-    for (const auto& n : normalizers) out = n->normalize(out);
+    // Each normalizer within the bound of the text it was given, and all of them within the
+    // bound of the text they started from: a Sequence must not compound its growths.
+    const std::size_t most = text.size() * kNormalizedGrowth + kNormalizedSlack;
+    for (const auto& n : normalizers) {
+        out = n->normalize(out);
+        if (out.size() > most)
+            throw EncodeError(n->where + " makes the text " + std::to_string(out.size()) + " bytes from " + std::to_string(text.size()) +
+                              ": normalizing may make at most " + std::to_string(kNormalizedGrowth) + " times the text's bytes and " +
+                              std::to_string(kNormalizedSlack) + " more");
+    }
     return out;
 }
 

@@ -40,6 +40,8 @@ public:
                                                   std::vector<std::string>& errors);
 
     // The ids of text (UTF-8; invalid sequences become U+FFFD first), special tokens added.
+    // Throws tok::EncodeError (text.hpp) when the text cannot be encoded faithfully: a pattern's
+    // match limit, a normalizer past its bound. So do the other functions that read a text.
     std::vector<int> encode(const std::string& text) const;
     // The same without the post-processor: what add_special_tokens=False gives.
     std::vector<int> encode_without_special_tokens(const std::string& text) const;
