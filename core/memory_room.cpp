@@ -48,6 +48,11 @@ std::optional<MemoryRoom> memory_room() {
     return room;
 }
 
+bool memory_room_set_for_testing() {
+    const std::lock_guard<std::mutex> lock(testing_mutex);
+    return testing_room.has_value();
+}
+
 void set_memory_room_for_testing(std::optional<MemoryRoom> room) {
     const std::lock_guard<std::mutex> lock(testing_mutex);
     testing_room = std::move(room);

@@ -20,5 +20,8 @@ std::optional<MemoryRoom> memory_room();
 
 // Tests set the room a pass sees (nullopt: the system's again). Never called by the app.
 void set_memory_room_for_testing(std::optional<MemoryRoom> room);
+// Whether a test has set it: a room smaller than any machine's, so no pass is taken to fit
+// by its shapes alone (stack.cpp).
+bool memory_room_set_for_testing();
 
 }  // namespace attn

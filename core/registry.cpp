@@ -308,17 +308,18 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, int h) {
                      const HeadTrace* head = head_of(t, h);
                      const bool bias = head && head->position_bias.size() != 0;
-                     const std::string scaling = !t.settings.scale ? std::string("unscaled")
-                                                 : t.settings.score_scale > 0.0f ? std::string(kTimes) + " " + number(t.settings.score_scale, 4)
-                                                                                 : std::string("\xC3\xB7 ") + kSqrt + kDk;
+                     const std::string scaling = !t.settings.scale       ? std::string("unscaled")
+                                                 : has_custom_scale(t) ? std::string(kTimes) + " " + number(t.settings.score_scale, 4) + " (custom)"
+                                                                       : std::string("\xC3\xB7 ") + kSqrt + kDk;
                      return prefix(t, h) + scaling + (bias ? " + ALiBi bias" : "");
                  },
                  [](const Trace& t, int h) {
                      const HeadTrace* head = head_of(t, h);
                      if (!head) return std::string();
                      if (!t.settings.scale) return std::string("scaling off (") + kTimes + "1)";
-                     if (t.settings.score_scale > 0.0f)
-                         return "a custom scale in place of 1/" + std::string(kSqrt) + std::to_string(t.d_k) + " " + kArrow + " " + dims(head->scaled_scores);
+                     if (has_custom_scale(t))  // both numbers: the scale used, and the 1/√d_k it replaces
+                         return "a custom scale " + number(t.settings.score_scale, 4) + " in place of 1/" + std::string(kSqrt) + std::to_string(t.d_k) +
+                                " = " + number(1.0 / std::sqrt(static_cast<double>(t.d_k)), 4) + " " + kArrow + " " + dims(head->scaled_scores);
                      return std::string(kSqrt) + std::to_string(t.d_k) + " = " + number(std::sqrt(static_cast<double>(t.d_k)), 3) + " " +
                             kArrow + " " + dims(head->scaled_scores);
                  },

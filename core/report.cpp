@@ -87,7 +87,8 @@ std::string format_head(const Trace& t, int h, const std::string& prefix, int de
     out << format_matrix(prefix + "scores Q·Kᵀ", head.scores, qt, kt, decimals) << "\n";
     if (head.position_bias.size()) out << format_matrix(prefix + "ALiBi bias", head.position_bias, qt, kt, decimals) << "\n";
     const std::string scaled = t.scale == 1.0f ? "scores (unscaled)"
-                               : t.settings.score_scale > 0.0f ? "scaled scores Q·Kᵀ × " + format_value(t.scale, 4)
+                               : has_custom_scale(t) ? "scaled scores Q·Kᵀ × " + format_value(t.scale, 4) + " (custom, in place of 1/√" +
+                                                               std::to_string(t.d_k) + ")"
                                                                : "scaled scores Q·Kᵀ/√d_k";
     out << format_matrix(prefix + scaled, head.scaled_scores, qt, kt, decimals) << "\n";
     if (head.capped_scores.size())
@@ -109,7 +110,7 @@ std::string format_trace(const Trace& t, int decimals) {
         return out.str();
     }
     out << "queries: " << t.n_queries << ", keys: " << t.n_keys << ", heads: " << t.heads << ", d_k = " << t.d_k
-        << ", d_v = " << t.d_v << ", scale = " << (t.scale == 1.0f ? std::string("1 (off)") : t.settings.score_scale > 0.0f ? format_value(t.scale, 4) : "1/√" + std::to_string(t.d_k))
+        << ", d_v = " << t.d_v << ", scale = " << (t.scale == 1.0f ? std::string("1 (off)") : has_custom_scale(t) ? format_value(t.scale, 4) + " (custom)" : "1/√" + std::to_string(t.d_k))
         << "\n\n";
     const auto& qt = t.query_tokens;
     const auto& kt = t.key_tokens;

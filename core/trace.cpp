@@ -1,6 +1,7 @@
 #include "trace.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace attn {
 
@@ -13,6 +14,12 @@ PooledGrid pooled_grid(int row_begin, int row_end, int col_begin, int col_end, i
 
 const Matrix& attention_input(const Trace& t) {
     return t.has_block && t.settings.block.norm == NormPlacement::Pre && t.block.norm1.size() != 0 ? t.block.norm1 : t.x_pe;
+}
+
+bool has_custom_scale(const Trace& t) {
+    if (!t.settings.scale || !(t.settings.score_scale > 0.0f) || t.d_k <= 0) return false;
+    const double usual = 1.0 / std::sqrt(static_cast<double>(t.d_k));
+    return std::fabs(static_cast<double>(t.settings.score_scale) - usual) > 1e-6 * usual;  // a float's rounding of 1/√d_k is not custom
 }
 
 std::uint64_t weight_version(const Trace& t, const Matrix* values) {

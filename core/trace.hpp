@@ -176,6 +176,12 @@ namespace attn {
 // What the projections read: X + PE, or in a pre-norm block LN₁(X + PE).
 const Matrix& attention_input(const Trace& trace);
 
+// Whether the scores were scaled by a number other than 1/√d_k (Gemma 2 27B's
+// query_pre_attn_scalar 144 with d_k = 128). A scale given that equals 1/√d_k — Qwen 3's
+// head_dim^−½, Gemma 2 2B's 256^−½ with d_k = 256 — is the usual scaling by another name, and
+// is never called custom.
+bool has_custom_scale(const Trace& trace);
+
 // When `values` is one of the trace's weights (W_Q, W_K, W_V, W_O, W_1, W_2: a SharedMatrix),
 // the version of its values (SharedMatrix::version); else 0. A drawing of a weight keyed by it
 // is kept across traces that share the weight (an edit of X recomputes the trace, not W_1).

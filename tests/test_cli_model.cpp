@@ -130,7 +130,7 @@ TEST_CASE("option --model refuses what it would ignore or cannot find, naming it
         std::string error;
         REQUIRE(train::save_model_file("test_cli_model_errors.json", file, &error));
         CHECK_THAT(run_cli({"--model", "test_cli_model_errors.json", "--text", "a"}).err,
-                   Contains("the window opens GPT-2 checkpoint folders"));
+                   Contains("the window opens checkpoint folders; a model file opens in View"));
     }
     CHECK_THAT(run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print", "--screenshot", "x.png"}).err,
                Contains("--screenshot is the window's"));

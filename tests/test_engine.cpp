@@ -11,6 +11,7 @@
 #include "product.hpp"
 #include "mask.hpp"
 #include "random.hpp"
+#include "report.hpp"
 #include "serialize.hpp"
 #include "softmax.hpp"
 
@@ -330,6 +331,34 @@ TEST_CASE("run_into a reused trace equals a fresh run, whatever ran before") {
             CHECK(reused.head.size() == fresh.head.size());
         }
     }
+}
+
+TEST_CASE("a scale is called custom only when it differs from 1/√d_k, and then both numbers are said", "[engine][scale]") {
+    Scenario s;
+    s.input = InputMode::Direct;
+    s.heads = 1;
+    s.q = normal_matrix(3, 16, 41);
+    s.k = normal_matrix(3, 16, 42);
+    s.v = normal_matrix(3, 16, 43);
+    // Qwen 3's head_dim^−½ and the float 1/√16 itself: the usual scaling, named as such.
+    for (const float usual : {0.25f, 1.0f / std::sqrt(16.0f)}) {
+        s.score_scale = usual;
+        const Trace t = run(s);
+        REQUIRE(t.ok);
+        CHECK_FALSE(has_custom_scale(t));
+        CHECK_THAT(format_trace(t, 4), Catch::Matchers::Contains("scale = 1/\xE2\x88\x9A" "16") &&
+                                           !Catch::Matchers::Contains("custom"));
+    }
+    // Gemma 2 27B's query_pre_attn_scalar 144 with d_k = 128 has the same shape here: 1/√20 for d_k = 16.
+    s.score_scale = 1.0f / std::sqrt(20.0f);
+    const Trace custom = run(s);
+    REQUIRE(custom.ok);
+    CHECK(has_custom_scale(custom));
+    CHECK_THAT(format_trace(custom, 4), Catch::Matchers::Contains("scale = 0.2236 (custom)") &&
+                                            Catch::Matchers::Contains("(custom, in place of 1/\xE2\x88\x9A" "16)"));
+    s.scale = false;
+    s.score_scale = 0.0f;
+    CHECK_FALSE(has_custom_scale(run(s)));
 }
 
 TEST_CASE("a custom scale and logit soft-capping: s = c·tanh(q·k·scale / c), against a plain loop", "[engine][softcap]") {

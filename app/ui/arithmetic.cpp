@@ -273,8 +273,8 @@ void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int 
     const float d_k = static_cast<float>(t.d_k);
     const std::string scaled_text =
         !s.scale               ? num(raw) + "   (scaling off: no division by " + kSqrt + "d_k)"
-        : s.score_scale > 0.0f ? num(raw) + " \xC3\x97 " + num(t.scale) + " (the custom scale, in place of 1/" + kSqrt + "d_k) = " +
-                                     num(raw * t.scale)
+        : has_custom_scale(t) ? num(raw) + " \xC3\x97 " + num(t.scale) + " (the custom scale, in place of 1/" + kSqrt + std::to_string(t.d_k) +
+                                    " = " + num(1.0f / std::sqrt(d_k)) + ") = " + num(raw * t.scale)
                                : num(raw) + " / " + kSqrt + std::to_string(t.d_k) + " = " + num(raw) + " / " + num(std::sqrt(d_k)) +
                                      " = " + num(raw * t.scale);
     if (kind == Arithmetic::PositionBias) {
@@ -286,7 +286,7 @@ void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int 
     }
     if (kind == Arithmetic::ScaledScore) {
         e.heading = "scaled score, " + pair;
-        e.lines.push_back((s.score_scale > 0.0f ? std::string("score \xC3\x97 scale = ") : std::string("score / ") + kSqrt + "d_k = ") + scaled_text);
+        e.lines.push_back((has_custom_scale(t) ? std::string("score \xC3\x97 scale = ") : std::string("score / ") + kSqrt + "d_k = ") + scaled_text);
         if (head.position_bias.size() != 0)
             e.lines.push_back("+ ALiBi bias " + num(head.position_bias(r, c)) + " = " + num(head.scaled_scores(r, c)));
         return;
