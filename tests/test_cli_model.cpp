@@ -147,6 +147,8 @@ TEST_CASE("option --model refuses what it would ignore or cannot find, naming it
     const Result missing = run_cli({"--model", "test_cli_model_errors/nothing", "--text", "x", "--print"});
     CHECK(missing.code == 2);
     CHECK_THAT(missing.err, Contains("nothing: no such folder or file"));
+    // The hint names every family the app reads, not GPT-2 alone.
+    CHECK_THAT(missing.err, Contains("--model takes a checkpoint folder of GPT-2, Llama, Qwen2/3, Gemma 2/3, GPT-NeoX or BERT"));
     std::filesystem::remove("test_cli_model_errors/vocab.json");
     const Result no_vocab = run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print"});
     CHECK(no_vocab.code == 2);

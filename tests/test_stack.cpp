@@ -2,13 +2,16 @@
 // the plain loop over run() written out here, and the recompute, ablation and refusals.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <cmath>
+#include <new>
 #include <functional>
 #include <limits>
 
 #include "engine.hpp"
 #include "random.hpp"
 #include "stack.hpp"
+#include "worker_errors.hpp"
 
 using namespace attn;
 
@@ -95,6 +98,22 @@ struct Family {
 Matrix x0() { return normal_matrix(kTokens, kD, 7); }
 
 }  // namespace
+
+TEST_CASE("stack / an exception in a thread of a parallel region reaches the thread that started it", "[stack][hostile]") {
+    // std::bad_alloc in one head's products once ended the program from a worker (exit 134).
+    WorkerErrors errors;
+    std::atomic<int> ran{0};
+#pragma omp parallel for num_threads(2) schedule(dynamic, 1)
+    for (int i = 0; i < 64; ++i) errors.run([&] {
+        ++ran;
+        if (i == 37) throw std::bad_alloc();
+    });
+    CHECK(ran == 64);  // the other iterations ran to their end
+    CHECK_THROWS_AS(errors.rethrow(), std::bad_alloc);
+    WorkerErrors none;
+    none.run([] {});
+    CHECK_NOTHROW(none.rethrow());
+}
 
 TEST_CASE("stack / one loop: the pass is the plain loop over run(), untied (n × V) and tied (last row)", "[stack]") {
     const Family family;
