@@ -8,11 +8,22 @@ set(commit "unknown commit")
 if(GIT_FOUND)
   # safe.directory: a checkout owned by another user (a CI container running as root) is still
   # read, only to name its commit.
+  # Only a checkout of this source tree: a tarball unpacked inside some other repository is not
+  # that repository's commit.
   execute_process(
-    COMMAND ${GIT_EXECUTABLE} -c safe.directory=${SOURCE_DIR} -C ${SOURCE_DIR} describe --always --dirty --abbrev=12
-    OUTPUT_VARIABLE described OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
-  if(NOT failed AND described)
-    set(commit "commit ${described}")
+    COMMAND ${GIT_EXECUTABLE} -c safe.directory=${SOURCE_DIR} -C ${SOURCE_DIR} rev-parse --show-toplevel
+    OUTPUT_VARIABLE top_level OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  file(REAL_PATH "${SOURCE_DIR}" source_real)
+  if(top_level)
+    file(REAL_PATH "${top_level}" top_level)
+  endif()
+  if(top_level STREQUAL source_real)
+    execute_process(
+      COMMAND ${GIT_EXECUTABLE} -c safe.directory=${SOURCE_DIR} -C ${SOURCE_DIR} describe --always --dirty --abbrev=12
+      OUTPUT_VARIABLE described OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE failed)
+    if(NOT failed AND described)
+      set(commit "commit ${described}")
+    endif()
   endif()
 endif()
 set(VERSION_LINE "attnlab ${VERSION} (${commit})")
