@@ -34,7 +34,7 @@ version_line="$(run "$binary" --version)"
 echo "$version_line"
 commit="$(git -c safe.directory="$source_dir" -C "$source_dir" rev-parse --short=12 HEAD 2>/dev/null || true)"
 if [ -n "$commit" ]; then
-  [[ "$version_line" =~ ^attnlab\ $version\ \(commit\ .*$commit.*\)$ ]] || fail "--version: expected 'attnlab $version (commit …$commit…)', got '$version_line'"
+  [[ "$version_line" =~ ^attnlab\ $version\ \(commit\ .*$commit.*\)$ ]] || fail "--version: expected 'attnlab $version (commit …$commit…)', the source tree's commit, got '$version_line' (a binary built before the last commit: build again)"
 else
   [ "$version_line" = "attnlab $version (unknown commit)" ] || fail "--version: expected 'attnlab $version (unknown commit)', got '$version_line'"
 fi
