@@ -32,7 +32,12 @@ run() { (cd "$work" && env -i PATH=/usr/bin:/bin HOME="$work" "$@"); }
 # --version: the project's version and the commit of the source tree (when it is a checkout).
 version_line="$(run "$binary" --version)"
 echo "$version_line"
-commit="$(git -c safe.directory="$source_dir" -C "$source_dir" rev-parse --short=12 HEAD 2>/dev/null || true)"
+# A checkout of the source tree itself (app/version.cmake's rule), not a tarball inside another one.
+commit=""
+top_level="$(git -c safe.directory="$source_dir" -C "$source_dir" rev-parse --show-toplevel 2>/dev/null || true)"
+if [ -n "$top_level" ] && [ "$(realpath "$top_level")" = "$(realpath "$source_dir")" ]; then
+  commit="$(git -c safe.directory="$source_dir" -C "$source_dir" rev-parse --short=12 HEAD)"
+fi
 if [ -n "$commit" ]; then
   [[ "$version_line" =~ ^attnlab\ $version\ \(commit\ .*$commit.*\)$ ]] || fail "--version: expected 'attnlab $version (commit …$commit…)', the source tree's commit, got '$version_line' (a binary built before the last commit: build again)"
 else
