@@ -24,5 +24,9 @@ for library in libc6 libglfw3 libepoxy0 libfreetype6; do
   fi
 done
 grep -q "fonts-dejavu-core" <<< "$depends" || { echo "Depends has no fonts-dejavu-core (the fonts' links point into it)" >&2; exit 1; }
+# The GL libraries libepoxy opens with dlopen, invisible to dpkg-shlibdeps.
+for library in libgl1 libegl1; do
+  grep -Eq "(^|, )$library(,|$| )" <<< "$depends" || { echo "Depends has no $library (libepoxy opens it at run time)" >&2; exit 1; }
+done
 [ "$(dpkg-deb --field "$deb" Version)" = "$version" ] || { echo "package version is not the project's $version" >&2; exit 1; }
 echo "$deb"
