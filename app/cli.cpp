@@ -11,6 +11,7 @@
 #include "cli_download.hpp"
 #include "cli_model.hpp"
 #include "cli_train.hpp"
+#include "data_dir.hpp"
 #include "engine.hpp"
 #include "lesson.hpp"
 #include "presets.hpp"
@@ -19,10 +20,7 @@
 #include "serialize.hpp"
 #include "session_file.hpp"
 #include "toggles.hpp"
-
-#ifndef ATTNLAB_ASSETS_DIR
-#define ATTNLAB_ASSETS_DIR "assets"
-#endif
+#include "version.hpp"
 
 namespace attn::cli {
 
@@ -54,8 +52,12 @@ size_t first_invalid_utf8(const std::string& text) {
 
 std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostream& err, int& exit_code) {
     Options o;
+    // Named here, not from argv[0]: the usage line (and the manual page made from --help) says
+    // "attnlab" however the binary was started.
     CLI::App app{"Attention Lab: transformer self-attention, every step computed and shown.\n"
-                 "With no command, opens the window on a preset."};
+                 "With no command, opens the window on a preset.",
+                 "attnlab"};
+    app.set_version_flag("--version", version_line(), "print the version and the commit it was built from");
     app.add_flag("--list-presets", o.list_presets, "print every preset name, one per line");
     app.add_flag("--print", o.print, "print the trace as labelled tables");
     app.add_flag("--check-articles", o.check_articles,
@@ -85,7 +87,7 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
                    "and a hardware GPU, by measurement; gpu runs OpenGL compute shaders and falls back to the CPU with a notice)")
         ->check(CLI::IsMember({"cpu", "gpu", "auto"}));
     app.add_flag("--block", o.block, "add the rest of the block: residual, LayerNorm, feed-forward");
-    app.add_option("--lesson", o.lesson, "open this lesson: a file, or a name in assets/lessons (e.g. 03-masks)");
+    app.add_option("--lesson", o.lesson, "open this lesson: a file, or the name of a lesson that comes with the app (e.g. 03-masks)");
     app.add_option("--step", o.step, "the lesson step to show, 1 = the first")->check(kAtLeastOne);
     app.add_flag("--presenter", o.presenter, "presenter mode: large fonts, high contrast, fewer panels");
     add_train_options(app, o.train);
@@ -224,7 +226,7 @@ std::optional<Scenario> load_scenario(const Options& o, std::ostream& err, sessi
 std::optional<Scenario> load_lesson_step(const Options& o, std::ostream& err) {
     // Found as the window finds it (open_lesson_named): a lesson of assets/lessons by its file,
     // its file name, its name without the extension or the number, or its title; else a file.
-    const std::string folder = std::string(ATTNLAB_ASSETS_DIR) + "/lessons";
+    const std::string folder = data_dir() + "/lessons";
     std::vector<std::string> folder_errors;  // another lesson of the folder that does not load is not this one's fault
     std::vector<Lesson> lessons = load_lessons(folder, folder_errors);
     std::optional<Lesson> lesson;

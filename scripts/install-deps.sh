@@ -11,6 +11,9 @@ packages=(
   libimgui-dev libstb-dev libfreetype-dev libglfw3-dev libepoxy-dev libegl-dev libegl-mesa0
   fonts-dejavu-core
   xvfb xauth libgl1-mesa-dri
+  # The Debian package (packaging/): the manual page from --help, the PNG icons from the SVG;
+  # cpack's Depends come from dpkg-shlibdeps (dpkg-dev, in build-essential).
+  help2man librsvg2-bin
 )
 packages+=("$@")
 

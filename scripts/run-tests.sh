@@ -16,7 +16,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 # there is no npm.
 node_packages=(nodejs)
 command -v npm > /dev/null || node_packages+=(npm)
-"$root/scripts/install-deps.sh" clang libclang-rt-14-dev python3 procps glslang-tools "${node_packages[@]}"
+# lintian and desktop-file-utils check the Debian package (tests/package).
+"$root/scripts/install-deps.sh" clang libclang-rt-14-dev python3 procps glslang-tools lintian desktop-file-utils "${node_packages[@]}"
 jobs="$(nproc)"
 # Each stage says how long it took: the whole run must stay well inside CI's limit.
 stage_start=$SECONDS

@@ -7,24 +7,19 @@
 #include <imgui.h>
 #include <imgui_freetype.h>
 
+#include "data_dir.hpp"
+
 namespace attn::ui {
 
 namespace {
 
-#ifndef ATTNLAB_ASSETS_DIR
-#define ATTNLAB_ASSETS_DIR "assets"
-#endif
-
 bool readable(const std::string& path) { return std::ifstream(path).good(); }
 
+// Only the app's own folder: the build tree links it to assets/fonts and the package to
+// fonts-dejavu-core's files, so a font missing here is a broken install, said as one.
 std::string find_font(const char* file) {
-    const std::string candidates[] = {
-        std::string(ATTNLAB_ASSETS_DIR) + "/fonts/" + file,
-        std::string("/usr/share/fonts/truetype/dejavu/") + file,
-    };
-    for (const std::string& path : candidates)
-        if (readable(path)) return path;
-    return "";
+    const std::string path = data_dir() + "/fonts/" + file;
+    return readable(path) ? path : "";
 }
 
 // Sizes of one font set, in points before the content scale.
@@ -87,8 +82,8 @@ UiFonts load_fonts(float scale, ImVector<ImWchar>& ranges, float base_size) {
                                  {base_size, base_size - 4.0f, base_size + 1.0f, base_size + 5.0f, base_size - 1.0f, base_size - 4.0f,
                                   base_size - 6.0f});
     if (!complete(fonts)) {
-        std::fprintf(stderr, "attnlab: DejaVu fonts not found (looked in %s/fonts and /usr/share/fonts/truetype/dejavu); "
-                             "using ImGui's built-in font\n", ATTNLAB_ASSETS_DIR);
+        std::fprintf(stderr, "attnlab: DejaVu fonts not found in %s/fonts; using ImGui's built-in font\n",
+                     data_dir().c_str());
         io.Fonts->Clear();
         ImFontConfig fallback;
         fallback.SizePixels = 13.0f * scale;

@@ -22,6 +22,7 @@
 #define GLFW_INCLUDE_NONE  // key codes only: the GLFW backend indexes io.KeysDown by GLFW key
 #include <GLFW/glfw3.h>
 
+#include "data_dir.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
 #include "ui/cards.hpp"
@@ -29,10 +30,6 @@
 #include "ui/classroom.hpp"
 #include "ui/glyphs.hpp"
 #include "ui/panels.hpp"
-
-#ifndef ATTNLAB_ASSETS_DIR
-#define ATTNLAB_ASSETS_DIR "assets"
-#endif
 
 namespace attn::ui {
 
@@ -42,7 +39,7 @@ void ensure_lessons_loaded(LessonState& ls) {
     if (ls.loaded) return;
     ls.loaded = true;
     ls.load_errors.clear();
-    ls.lessons = load_lessons(std::string(ATTNLAB_ASSETS_DIR) + "/lessons", ls.load_errors);
+    ls.lessons = load_lessons(data_dir() + "/lessons", ls.load_errors);
 }
 
 namespace {
@@ -95,7 +92,7 @@ bool open_lesson_named(Context& state, LessonState& ls, const std::string& file_
         ls.lessons.push_back(std::move(*load.lesson));
         return open_lesson(state, ls, static_cast<int>(ls.lessons.size()) - 1, step);
     }
-    add_notice(state, "no lesson named '" + file_or_name + "' in " + std::string(ATTNLAB_ASSETS_DIR) + "/lessons", true);
+    add_notice(state, "no lesson named '" + file_or_name + "' in " + data_dir() + "/lessons", true);
     return false;
 }
 

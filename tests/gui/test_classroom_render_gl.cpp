@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
+#include "data_dir.hpp"
 #include "gui.hpp"
 #include "lesson.hpp"
 #include "presets.hpp"
@@ -48,7 +49,7 @@ std::vector<std::string> layout_names(const std::string& png) {
 
 TEST_CASE("every step of every shipped lesson renders to a PNG without a GL error") {
     std::vector<std::string> errors;
-    const std::vector<Lesson> lessons = load_lessons(std::string(ATTNLAB_ASSETS_DIR) + "/lessons", errors);
+    const std::vector<Lesson> lessons = load_lessons(attn::data_dir() + "/lessons", errors);
     CHECK(errors.empty());
     REQUIRE(lessons.size() >= 6);
     for (const Lesson& lesson : lessons) {

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "compute.hpp"
+#include "data_dir.hpp"
 #include "engine.hpp"
 #include "export_file.hpp"
 #include "lesson.hpp"
@@ -267,7 +268,7 @@ TEST_CASE("the masked scores show the finite fill in masked cells, numbers and a
 }
 
 TEST_CASE("the masks lesson shows a row that sees no key, with a finite fill and with minus infinity", "[new-user][mask]") {
-    LessonLoad load = load_lesson_file(std::string(ATTNLAB_ASSETS_DIR) + "/lessons/03-masks.json");
+    LessonLoad load = load_lesson_file(attn::data_dir() + "/lessons/03-masks.json");
     REQUIRE(load.lesson);
     const Lesson& lesson = *load.lesson;
     REQUIRE(lesson.steps.size() == 6);
