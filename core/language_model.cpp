@@ -78,6 +78,12 @@ std::string Model::vocabulary_token(int id) const {
     return m.tokenizer ? m.tokenizer->token(id) : std::string();
 }
 
+std::string Model::token_beyond_embedding(const std::string& text) const {
+    const hf::OpenedModel* m = hf();
+    if (m == nullptr || !m->tokenizer) return {};  // GPT-2's reader checks vocab.json's ids against vocab_size on opening
+    return hf::token_beyond_embedding(*m, text, m->tokenizer->encode(text));
+}
+
 std::vector<std::string> Model::validate(const std::vector<int>& ids) const {
     if (const gpt2::Checkpoint* c = gpt2()) return gpt2::validate(*c, ids);
     return hf::validate(*hf(), ids);
