@@ -660,11 +660,14 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
     write_gpt2_small_layers(folder);
     const std::string path = temp("attnlab-session-gpt2-small-layers.json");
     const std::string sentence = "the cat sat on the mat";
+    const std::string autosaves = temp("attnlab-session-gpt2-small-layers-autosave");
     Scenario saved_scenario;
     std::string saved_trace;
     Matrix last_weights;
     {
         UiDriver ui(find_preset(default_preset_name())->scenario);
+        ui.window.start_autosave(autosaves, std::chrono::milliseconds(0), true);
+        ui.window.autosave_tick();  // what the run opened with: no autosave for it
         ui.frame(2);
         ui.window.model.state.sentence = sentence;
         REQUIRE(ui.open_model(folder));
@@ -692,6 +695,12 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
         saved_trace = trace_text(ui.window.shared.session.trace);
         last_weights = ui.window.model.state.pass.layers[1].head[2].weights;
         save(ui, path);
+        // The autosave a crash leaves behind: written as the window writes it, its lock gone
+        // with the run (the window is not closed normally: its file stays).
+        REQUIRE(ui.window.recovery.state.saver);
+        ui.window.recovery.state.saver->wait();
+        ui.window.autosave_tick();
+        ui.window.recovery.state.saver->wait();
     }
     REQUIRE(fs::file_size(path) < 1024 * 1024);
     std::vector<std::string> errors;
@@ -725,6 +734,23 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
         save(ui, again);
         CHECK(nlohmann::json::parse(*read_text_file(again, kMaxScenarioFileBytes, "session", errors)) == file);
         fs::remove(again);
+    }
+    SECTION("after a crash: the autosave (as small) is offered and restores the layer, its edits and the ablation") {
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        ui.window.start_autosave(autosaves, std::chrono::milliseconds(0), false);
+        REQUIRE(ui.window.recovery.state.orphans.size() == 1);
+        CHECK(fs::file_size(ui.window.recovery.state.orphans[0].path) < 1024 * 1024);
+        ui.frame(2);
+        REQUIRE(ui.window.restore_orphan(0));
+        ui.frame(4);
+        ui.window.finish_work();
+        ui.frame(3);
+        for (const ui::Notice& n : ui.window.shared.notices) CHECK_FALSE(n.error);
+        CHECK(ui.window.model.state.layer == 1);
+        CHECK(ui.window.model.state.pass.ablated == gpt2::HeadSet{gpt2::HeadId{0, 4}});
+        CHECK(reflect::equal(ui.window.shared.session.scenario, saved_scenario));
+        CHECK(trace_text(ui.window.shared.session.trace) == saved_trace);
+        for (const auto& entry : fs::directory_iterator(autosaves)) CHECK(entry.path().extension() != ".unreadable");
     }
     SECTION("read without a window (attnlab --scenario FILE --print): the layer made again from the folder") {
         cli::Options options;
@@ -777,4 +803,5 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
     }
     fs::remove(path);
     fs::remove_all(folder);
+    fs::remove_all(autosaves);
 }
