@@ -82,13 +82,15 @@ namespace {
 // "model": a folder to open again, the sentence, the layer and head opened. A malformed
 // block is an error (the file is not a session this app wrote); a folder that is gone is
 // found when it is opened.
-void read_model(const nlohmann::json& j, const std::string& source, SessionLoad& load) {
+void read_model(const nlohmann::json& j, int version, const std::string& source, SessionLoad& load) {
     auto fail = [&](const std::string& what) { load.errors.push_back(source + ": key 'model" + what); };
     if (!j.is_object()) return fail("': expected an object");
-    for (const auto& [key, value] : j.items())
-        if (key != "folder" && key != "files" && key != "sentence" && key != "layer" && key != "head" && key != "ablated" &&
-            key != "layer_edits")
-            return fail("." + key + "': unknown key");
+    for (const auto& [key, value] : j.items()) {
+        const bool since_2 = key == "files" || key == "layer_edits";  // a version-1 file has neither
+        if ((since_2 && version < 2) ||
+            (!since_2 && key != "folder" && key != "sentence" && key != "layer" && key != "head" && key != "ablated"))
+            return fail("." + key + "': unknown key" + (since_2 ? " in a version-1 session" : ""));
+    }
     ModelChoice m;
     if (!j.contains("folder") || !j["folder"].is_string() || j["folder"].get<std::string>().empty())
         return fail(".folder': expected the checkpoint folder's path");
@@ -297,7 +299,7 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
             return load;
         }
     if (j.contains("model")) {
-        read_model(j["model"], source, load);
+        read_model(j["model"], *integer_in(j["version"], kOldestVersion, kVersion), source, load);
         if (!load.errors.empty()) return load;
     }
     // A trained layer cannot be the scenario when the model's layer is: it is checked against

@@ -1,6 +1,7 @@
 #include "scenario_edits.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <optional>

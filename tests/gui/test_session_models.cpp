@@ -21,6 +21,7 @@
 #include "hf_family_fixtures.hpp"
 #include "presets.hpp"
 #include "reflect.hpp"
+#include "scenario_edits.hpp"
 #include "serialize.hpp"
 #include "session_file.hpp"
 #include "ui/classroom.hpp"
@@ -804,4 +805,45 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
     fs::remove(path);
     fs::remove_all(folder);
     fs::remove_all(autosaves);
+}
+
+TEST_CASE("A session's layer kept by reference and its model's files: malformed is refused, naming the key", "[session]") {
+    nlohmann::json j = {{"format", "attnlab-session"}, {"version", 2}, {"view", nlohmann::json::object()}};
+    j["model"] = {{"folder", "/m"}, {"layer", 2}, {"layer_edits", {{"cells", {{"w_q", {{0, 1, 2.5}}}}}, {"settings", {{"mask", "causal"}}}}}};
+    auto load = [](const nlohmann::json& session) { return session_file::session_from_json(session, "s.json"); };
+    {
+        const session_file::SessionLoad l = load(j);
+        CHECK(l.errors.empty());
+        CHECK_FALSE(l.scenario);
+        CHECK(l.scenario_in_model);
+        REQUIRE(l.attached.model);
+        REQUIRE(l.attached.model->layer_edits);
+        CHECK(edited_cell_count(*l.attached.model->layer_edits) == 1);
+    }
+    auto first_error = [&](const nlohmann::json& session) {
+        const session_file::SessionLoad l = load(session);
+        CHECK_FALSE(l.scenario);
+        return l.errors.empty() ? std::string() : l.errors.front();
+    };
+    nlohmann::json bad = j;
+    bad["scenario"] = {{"tokens", {"a", "b"}}};
+    CHECK(first_error(bad) == "s.json: key 'model.layer_edits': the session's scenario is the model's layer, but key 'scenario' gives one too");
+    bad = j;
+    bad["version"] = 1;
+    CHECK(first_error(bad) == "s.json: key 'model.layer_edits': unknown key in a version-1 session");
+    bad = j;
+    bad["model"]["layer"] = 0;
+    CHECK(first_error(bad) == "s.json: key 'model.layer_edits': edits of a layer, but key 'model.layer' names none");
+    bad = j;
+    bad["model"]["layer_edits"]["cells"]["w_q"] = {{0, 1}};
+    CHECK(first_error(bad).find("s.json: key 'model.layer_edits.cells.w_q': entry 1: expected [row, column, value]") == 0);
+    bad = j;
+    bad["model"]["layer_edits"]["colour"] = 1;
+    CHECK(first_error(bad) == "s.json: key 'model.layer_edits.colour': unknown key");
+    bad = j;
+    bad["model"]["files"] = {{{"name", "config.json"}, {"bytes", -1}, {"modified_ns", 0}}};
+    CHECK(first_error(bad).find("s.json: key 'model.files': expected a list of {") == 0);
+    bad = j;
+    bad.erase("model");
+    CHECK(first_error(bad) == "s.json: key 'scenario' is missing");
 }
