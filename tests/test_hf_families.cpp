@@ -918,7 +918,7 @@ TEST_CASE("tokenizer_config.json's do_lower_case rebuilds a BERT tokenizer's nor
     fs::remove_all(folder);
 }
 
-TEST_CASE("Gemma 3 as published opens with one token more in tokenizer.json than its embedding; only a text that produces it is refused",
+TEST_CASE("Gemma 3 as published opens with one token more in tokenizer.json than its embedding, and only a text that produces it is refused",
           "[engine][tokenizer]") {
     namespace fs = std::filesystem;
     const std::string folder = (fs::temp_directory_path() / "attnlab-families-gemma3-image-token").string();

@@ -1054,7 +1054,7 @@ TEST_CASE("Model view: maps whose cells would be under 2 px draw each block's la
     std::filesystem::remove_all(folder);
 }
 
-TEST_CASE("Gemma 3 as published (tokenizer.json one token past the embedding) opens in the window; a sentence that produces that token is said, and the model stays",
+TEST_CASE("Gemma 3 as published (tokenizer.json one token past the embedding) opens in the window, a sentence that produces that token is said, and the model stays",
           "[model-view][families]") {
     namespace fs = std::filesystem;
     const std::string folder = (fs::temp_directory_path() / "attnlab-model-view-gemma3-image-token").string();
