@@ -263,6 +263,7 @@ void restore_session_model(Context& state, ModelViewState& m, const session_file
     m.seen_revision = ~0ull;
     if (layer) {
         m.layer_name = layer->name;
+        state.requests.push_back(SessionLayerMade{*layer});  // the file's scenario, once made: not unsaved work
         state.session.push(edits::ReplaceScenario{std::move(*layer)});
     } else {
         m.layer_name = scenario_name;

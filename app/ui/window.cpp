@@ -256,6 +256,8 @@ void Window::carry_out_requests() {
             open_file(open->path);
         } else if (const SaveSession* save = std::get_if<SaveSession>(&request)) {
             save_session(save->path);
+        } else if (const SessionLayerMade* made = std::get_if<SessionLayerMade>(&request)) {
+            files.layer_made(made->scenario);
         }
     }
 }
@@ -320,7 +322,8 @@ void Window::open_file(const std::string& path) {
         for (const std::string& e : load.errors) add_notice(shared, "Cannot open " + path + ": " + e, true, "open a file");
         return;
     }
-    files.opened(path, load.scenario ? *load.scenario : shared.session.scenario);
+    if (load.scenario) files.opened(path, *load.scenario);
+    else files.opened_awaiting_layer(path);
     const std::string name = load.scenario ? load.scenario->name : std::string();
     apply_session(std::move(load.scenario), load.view);
     add_notice(shared, "Opened " + path, false, "open a file");
