@@ -195,7 +195,8 @@ void install_model(Context& state, ModelViewState& m, compute::ModelOpened opene
     add_notice(state, "Opened the " + m.model->family() + " model " + opened.folder + ": " + std::to_string(c.layers) + " layers \xC3\x97 " +
                           std::to_string(c.heads) + " heads" + (c.kv_heads < c.heads ? " on " + std::to_string(c.kv_heads) + " K/V heads" : "") +
                           ", d_model " + std::to_string(c.d_model) + "; " + m.model->held_weights().sentence() +
-                          (opened.load.ignored.empty() ? "" : "; " + opened.load.ignored),
+                          (opened.load.ignored.empty() ? "" : "; " + opened.load.ignored) +
+                          (m.model->tokens_beyond_embedding().empty() ? "" : "; " + m.model->tokens_beyond_embedding()),
                false, "open a model");
     m.computed_sentence = opened.sentence;  // not retried every frame when it cannot run
     if (!opened.pass.ok) {

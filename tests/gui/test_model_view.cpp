@@ -1066,6 +1066,10 @@ TEST_CASE("Gemma 3 as published (tokenizer.json one token past the embedding) op
     REQUIRE(ui.open_model(folder));
     ui.frame(2);
     REQUIRE(m.pass.ok);
+    CHECK(std::any_of(ui.window.shared.notices.begin(), ui.window.shared.notices.end(), [](const ui::Notice& n) {
+        return !n.error && n.text.find("; tokenizer.json holds 403 tokens, 1 beyond the embedding's 402 rows (`<image_soft_token>`): "
+                                       "a sentence that produces it is refused") != std::string::npos;
+    }));
     const Matrix logits = m.pass.logits;
     m.sentence = "the cat <image_soft_token> sat";
     ui.frame(2);
