@@ -183,8 +183,47 @@ bool apply_toggles(const Options& o, Scenario& s, std::ostream& err) {
     return true;
 }
 
+namespace {
+
+// A session that keeps its scenario as a model's layer (session_file.hpp), read without a
+// window: the model opened from its folder (one that changed since is said, and used as it is
+// now), the sentence run with the heads ablated, the layer made again with the session's
+// edits. A folder that cannot be opened or a layer that cannot be made is an error naming it.
+std::optional<Scenario> layer_of_session(const session_file::SessionLoad& load, std::ostream& err) {
+    const session_file::ModelChoice& choice = *load.attached.model;
+    const std::string layer = "layer " + std::to_string(choice.layer + 1);
+    lm::ModelLoad opened = lm::load_model(choice.folder);
+    if (!opened.model) {
+        err << choice.source << ": the session's scenario is " << layer << " of the model in " << choice.folder
+            << ", which cannot be opened:\n";
+        for (const std::string& e : opened.errors) err << "  " << e << "\n";
+        return std::nullopt;
+    }
+    const lm::Model& model = *opened.model;
+    if (const std::string changed = session_file::files_changed(choice.files, session_file::model_files(model.folder())); !changed.empty())
+        err << choice.source << ": warning: the session's model folder " << choice.folder << " has changed since the session was saved ("
+            << changed << "): its " << layer << " and the edits of it are made from the model as it is now\n";
+    stack::HeadSet ablated;
+    for (const auto& [l, h] : choice.ablated)
+        if (const stack::HeadId id{l, h}; id.within(model.shape().layers, model.shape().heads)) ablated.insert(id);
+    const ModelPass pass = lm::forward_text(model, choice.sentence, ablated);
+    session_file::LayerReopen reopened = session_file::reopen_layer(choice, model, pass);
+    for (const std::string& notice : reopened.notices) err << notice << "\n";
+    return std::move(reopened.scenario);
+}
+
+}  // namespace
+
 std::optional<Scenario> load_scenario(const Options& o, std::ostream& err, session_file::SessionLoad* session) {
     Scenario s;
+    // A session whose scenario is a model's layer: without a window it is made here; the window
+    // makes it once it has opened the model (it starts on the default preset, as with no file).
+    auto scenario_of = [&](session_file::SessionLoad& load) -> std::optional<Scenario> {
+        if (load.scenario) return std::move(load.scenario);
+        if (!load.scenario_in_model) return std::nullopt;
+        if (session != nullptr) return find_preset(default_preset_name())->scenario;
+        return layer_of_session(load, err);
+    };
     if (o.restore) {
         const std::string directory = autosave::state_directory();
         const std::vector<autosave::Orphan> orphans = autosave::find_orphans(directory);
@@ -195,14 +234,17 @@ std::optional<Scenario> load_scenario(const Options& o, std::ostream& err, sessi
         }
         session_file::SessionLoad load = session_file::load_session(orphans.front().path);
         for (auto& e : load.errors) err << e << "\n";
-        if (!load.scenario) return std::nullopt;
-        s = std::move(*load.scenario);
+        std::optional<Scenario> scenario = scenario_of(load);
+        if (!scenario) return std::nullopt;
+        s = std::move(*scenario);
     } else if (!o.scenario_file.empty()) {
         session_file::SessionLoad load = session_file::load_session_or_scenario(o.scenario_file);
         for (auto& e : load.errors) err << e << "\n";
-        if (!load.scenario) return std::nullopt;
-        s = std::move(*load.scenario);
+        std::optional<Scenario> scenario = scenario_of(load);
+        if (!scenario) return std::nullopt;
+        s = std::move(*scenario);
         if (session) {  // the window opens it as File → Open does: its view, its lesson step, its models
+            session->scenario_in_model = load.scenario_in_model;
             session->view = std::move(load.view);
             session->attached = std::move(load.attached);
             session->warnings = std::move(load.warnings);

@@ -171,6 +171,10 @@ int run_checkpoint(const std::string& folder, const std::string& text, ModelRun&
     for (const std::string& e : load.errors) err << e << "\n";
     if (!load.model) return 2;
     const lm::Model& model = *load.model;
+    if (const std::string beyond = model.token_beyond_embedding(text); !beyond.empty()) {
+        err << folder << ": " << beyond << "\n";
+        return 2;  // the text is the bad input: the model runs any other
+    }
     ModelPass pass = lm::forward_text(model, text);
     if (!pass.ok) {
         for (const std::string& e : pass.errors) err << folder << ": " << e << "\n";

@@ -2,8 +2,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <ctime>
+#include <filesystem>
 #include <limits>
 
+#include <sys/stat.h>
+
+#include "scenario_edits.hpp"
 #include "serialize.hpp"
 
 namespace attn::session_file {
@@ -11,7 +16,8 @@ namespace attn::session_file {
 namespace {
 
 constexpr const char* kFormat = "attnlab-session";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;         // written
+constexpr int kOldestVersion = 1;   // read: version 1 wrote every scenario whole
 
 // The integer v holds when it lies in [least, most]; nothing for any other value. A number
 // outside int's range is refused, never cut down to one (4294967297 is not 1).
@@ -40,16 +46,25 @@ nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view
                         {"pane", view.pane},
                         {"lesson", view.lesson},
                         {"step", view.step}};
-    nlohmann::json j = {{"format", kFormat}, {"version", kVersion}, {"scenario", scenario_to_json(scenario)}, {"view", v}};
-    if (attached.model) {
-        const ModelChoice& m = *attached.model;
+    // A checkpoint's layer open in the pipeline is the session's scenario: kept as what was
+    // changed in it, never its weights (GPT-2 small's layer is 7 million numbers).
+    const ModelChoice* model = attached.model ? &*attached.model : nullptr;
+    const bool layer_by_reference = model != nullptr && model->layer >= 0 && model->layer_base && model->layer_base->name == scenario.name;
+    nlohmann::json j = {{"format", kFormat}, {"version", kVersion}, {"view", v}};
+    if (!layer_by_reference) j["scenario"] = scenario_to_json(scenario);
+    if (model != nullptr) {
+        const ModelChoice& m = *model;
         nlohmann::json ablated = nlohmann::json::array();
         for (const auto& [layer, head] : m.ablated) ablated.push_back({layer + 1, head + 1});
+        nlohmann::json files = nlohmann::json::array();
+        for (const FileStamp& f : m.files) files.push_back({{"name", f.name}, {"bytes", f.bytes}, {"modified_ns", f.modified_ns}});
         j["model"] = {{"folder", m.folder},
+                      {"files", std::move(files)},
                       {"sentence", m.sentence},
                       {"layer", m.layer + 1},
                       {"head", m.layer >= 0 ? m.head + 1 : 0},
                       {"ablated", std::move(ablated)}};
+        if (layer_by_reference) j["model"]["layer_edits"] = scenario_edits_to_json(*m.layer_base, scenario);
     }
     if (attached.trained) {
         const TrainedChoice& t = *attached.trained;
@@ -67,12 +82,15 @@ namespace {
 // "model": a folder to open again, the sentence, the layer and head opened. A malformed
 // block is an error (the file is not a session this app wrote); a folder that is gone is
 // found when it is opened.
-void read_model(const nlohmann::json& j, const std::string& source, SessionLoad& load) {
+void read_model(const nlohmann::json& j, int version, const std::string& source, SessionLoad& load) {
     auto fail = [&](const std::string& what) { load.errors.push_back(source + ": key 'model" + what); };
     if (!j.is_object()) return fail("': expected an object");
-    for (const auto& [key, value] : j.items())
-        if (key != "folder" && key != "sentence" && key != "layer" && key != "head" && key != "ablated")
-            return fail("." + key + "': unknown key");
+    for (const auto& [key, value] : j.items()) {
+        const bool since_2 = key == "files" || key == "layer_edits";  // a version-1 file has neither
+        if ((since_2 && version < 2) ||
+            (!since_2 && key != "folder" && key != "sentence" && key != "layer" && key != "head" && key != "ablated"))
+            return fail("." + key + "': unknown key" + (since_2 ? " in a version-1 session" : ""));
+    }
     ModelChoice m;
     if (!j.contains("folder") || !j["folder"].is_string() || j["folder"].get<std::string>().empty())
         return fail(".folder': expected the checkpoint folder's path");
@@ -99,6 +117,25 @@ void read_model(const nlohmann::json& j, const std::string& source, SessionLoad&
             if (!l || !h) return fail(".ablated': expected a list of [layer, head] pairs counted from 1");
             m.ablated.emplace_back(*l - 1, *h - 1);
         }
+    }
+    if (j.contains("files")) {
+        const std::string expected = ".files': expected a list of {\"name\": \"config.json\", \"bytes\": 665, \"modified_ns\": 1764342131000000000}";
+        if (!j["files"].is_array()) return fail(expected);
+        for (const nlohmann::json& f : j["files"]) {
+            if (!f.is_object() || f.size() != 3 || !f.contains("name") || !f["name"].is_string() || !f.contains("bytes") ||
+                !f["bytes"].is_number_unsigned() || !f.contains("modified_ns") || !f["modified_ns"].is_number_integer())
+                return fail(expected);
+            m.files.push_back(FileStamp{f["name"].get<std::string>(), f["bytes"].get<std::uintmax_t>(), f["modified_ns"].get<std::int64_t>()});
+        }
+    }
+    if (j.contains("layer_edits")) {
+        if (m.layer < 0) return fail(".layer_edits': edits of a layer, but key 'model.layer' names none");
+        std::vector<std::string> faults = scenario_edits_faults(j["layer_edits"], source + ": key 'model.layer_edits");
+        if (!faults.empty()) {
+            for (std::string& f : faults) load.errors.push_back(std::move(f));
+            return;
+        }
+        m.layer_edits = j["layer_edits"];
     }
     m.source = source;
     load.attached.model = std::move(m);
@@ -198,20 +235,29 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
         load.errors.push_back(source + ": not an Attention Lab session (\"format\" must be \"" + kFormat + "\")");
         return load;
     }
-    if (!j.contains("version") || !integer_in(j["version"], kVersion, kVersion)) {
+    if (!j.contains("version") || !integer_in(j["version"], kOldestVersion, kVersion)) {
         load.errors.push_back(source + ": unsupported session version" + (j.contains("version") ? " " + j["version"].dump() : std::string()) +
-                              " (this app reads version " + std::to_string(kVersion) + ")");
+                              " (this app reads versions " + std::to_string(kOldestVersion) + " to " + std::to_string(kVersion) + ")");
         return load;
     }
-    if (!j.contains("scenario")) {
+    // The scenario is written whole, or (version 2) kept by reference as the model's layer.
+    const bool in_model = j.contains("model") && j["model"].is_object() && j["model"].contains("layer_edits");
+    if (in_model && j.contains("scenario")) {
+        load.errors.push_back(source + ": key 'model.layer_edits': the session's scenario is the model's layer, but key 'scenario' gives one too");
+        return load;
+    }
+    if (!in_model && !j.contains("scenario")) {
         load.errors.push_back(source + ": key 'scenario' is missing");
         return load;
     }
-    ScenarioLoad scenario = scenario_from_json(j["scenario"], source);
-    if (!scenario.scenario) {
-        load.errors = std::move(scenario.errors);
-        if (load.errors.empty()) load.errors.push_back(source + ": key 'scenario' is not a valid scenario");
-        return load;
+    ScenarioLoad scenario;
+    if (!in_model) {
+        scenario = scenario_from_json(j["scenario"], source);
+        if (!scenario.scenario) {
+            load.errors = std::move(scenario.errors);
+            if (load.errors.empty()) load.errors.push_back(source + ": key 'scenario' is not a valid scenario");
+            return load;
+        }
     }
     if (j.contains("view")) {
         const nlohmann::json& v = j["view"];
@@ -253,11 +299,14 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
             return load;
         }
     if (j.contains("model")) {
-        read_model(j["model"], source, load);
+        read_model(j["model"], *integer_in(j["version"], kOldestVersion, kVersion), source, load);
         if (!load.errors.empty()) return load;
     }
-    if (j.contains("trained")) read_trained(j["trained"], *scenario.scenario, source, load);
+    // A trained layer cannot be the scenario when the model's layer is: it is checked against
+    // an empty one, and its run opens without it (a warning).
+    if (j.contains("trained")) read_trained(j["trained"], in_model ? Scenario{} : *scenario.scenario, source, load);
     load.scenario = std::move(scenario.scenario);
+    load.scenario_in_model = in_model;
     return load;
 }
 
@@ -301,6 +350,95 @@ SessionLoad load_session_or_scenario_unguarded(const std::string& path) {
 
 SessionLoad load_session_or_scenario(const std::string& path) {
     return guard_memory<SessionLoad>(path, "scenario or session", [&] { return load_session_or_scenario_unguarded(path); });
+}
+
+std::vector<FileStamp> model_files(const std::string& folder) {
+    namespace fs = std::filesystem;
+    std::vector<FileStamp> files;
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        const std::string extension = it->path().extension().string();
+        if (name.empty() || name[0] == '.' || (extension != ".json" && extension != ".safetensors" && extension != ".txt")) continue;
+        struct stat st {};
+        if (::stat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // stat follows a link to its blob
+        files.push_back(FileStamp{name, static_cast<std::uintmax_t>(st.st_size),
+                                  static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec});
+    }
+    std::sort(files.begin(), files.end(), [](const FileStamp& a, const FileStamp& b) { return a.name < b.name; });
+    return files;
+}
+
+namespace {
+
+std::string local_time(std::int64_t ns) {
+    const std::time_t seconds = static_cast<std::time_t>(ns / 1000000000);
+    std::tm tm{};
+    char text[32] = "";
+    if (localtime_r(&seconds, &tm) != nullptr) std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &tm);
+    return text;
+}
+
+std::string stamp_text(const FileStamp& f) { return std::to_string(f.bytes) + " bytes, modified " + local_time(f.modified_ns); }
+
+}  // namespace
+
+std::string files_changed(const std::vector<FileStamp>& saved, const std::vector<FileStamp>& now) {
+    std::vector<std::string> changes;
+    for (const FileStamp& was : saved) {
+        const auto it = std::find_if(now.begin(), now.end(), [&](const FileStamp& f) { return f.name == was.name; });
+        if (it == now.end()) changes.push_back(was.name + " is gone");
+        else if (!(*it == was)) {
+            // Two stamps of one second can differ in their nanoseconds alone: said with both, never as "the same".
+            const std::string now_text = stamp_text(*it), was_text = stamp_text(was);
+            changes.push_back(was.name + ": " + now_text + "; it was " + was_text +
+                              (now_text == was_text ? " (" + std::to_string(was.modified_ns) + " ns, now " + std::to_string(it->modified_ns) + ")" : ""));
+        }
+    }
+    for (const FileStamp& f : now)
+        if (std::none_of(saved.begin(), saved.end(), [&](const FileStamp& was) { return was.name == f.name; }))
+            changes.push_back(f.name + " is new");
+    std::string text;
+    for (size_t i = 0; i < changes.size() && i < 3; ++i) text += (i ? "; " : "") + changes[i];
+    if (changes.size() > 3) text += "; and " + std::to_string(changes.size() - 3) + " more";
+    return text;
+}
+
+Scenario model_layer(const lm::Model& model, const ModelPass& pass, int layer) {
+    Scenario s = model.layer_scenario(pass.tokens, layer, lm::layer_input(pass.layers[static_cast<size_t>(layer)]), pass.ablated);
+    own_weight_holders(s);  // a view draws this layer's weights: widened for it alone
+    return s;
+}
+
+LayerReopen reopen_layer(const ModelChoice& choice, const lm::Model& model, const ModelPass& pass) {
+    LayerReopen r;
+    const std::string where = (choice.source.empty() ? "the session" : choice.source) + ": key 'model.layer";
+    if (!choice.layer_edits || choice.layer < 0) return r;
+    const int layers = model.shape().layers;
+    const std::string layer = std::to_string(choice.layer + 1);
+    // Said in check_model_choice's words: the same faults of a version-1 session read the same.
+    if (choice.layer >= layers) {
+        r.notices.push_back(where + "': " + layer + ", but the model's layers are 1 to " + std::to_string(layers) +
+                            ": no layer is opened in the pipeline");
+        return r;
+    }
+    if (!pass.ok || choice.layer >= static_cast<int>(pass.layers.size())) {
+        std::vector<std::string> why;
+        if (const std::vector<int> ids = model.encode(choice.sentence, why); why.empty()) why = model.validate(ids);
+        r.notices.push_back(where + "': layer " + layer + " is not opened: the session's sentence cannot run (" +
+                            (why.empty() ? (pass.errors.empty() ? std::string("see the notice before") : pass.errors.front()) : why.front()) +
+                            ")");
+        return r;
+    }
+    r.base = model_layer(model, pass, choice.layer);
+    ScenarioLoad edited = apply_scenario_edits(*r.base, *choice.layer_edits, where + "_edits");
+    if (!edited.scenario) {
+        for (const std::string& e : edited.errors) r.notices.push_back(e + " (layer " + layer + " is not opened with the session's edits)");
+        r.base.reset();
+        return r;
+    }
+    r.scenario = std::move(edited.scenario);
+    return r;
 }
 
 std::string layer_mismatch(const lm::Shape& c, int n, const Scenario& s) {

@@ -1,18 +1,28 @@
 #pragma once
 // A saved session: the scenario (with every toggle applied to it) and the view choices,
-// as {"format": "attnlab-session", "version": 1, "scenario": {...}, "view": {...}}, and,
+// as {"format": "attnlab-session", "version": 2, "scenario": {...}, "view": {...}}, and,
 // when the window had them, the models beside the scenario:
 //
-//   "model":   {"folder": "…/gpt2", "sentence": "…", "layer": 5, "head": 2, "ablated": [[5, 1], …]}
+//   "model":   {"folder": "…/gpt2", "files": [{"name": "model.safetensors", "bytes": 548105171,
+//              "modified_ns": 1764342131000000000}, …], "sentence": "…", "layer": 5, "head": 2,
+//              "ablated": [[5, 1], …], "layer_edits": {"cells": {…}, "settings": {…}}}
 //              a checkpoint folder the model view had open (GPT-2, Llama, Qwen, Gemma, GPT-NeoX,
-//              BERT; not copied: opened again from the folder; "layer" and "head" count
-//              from 1, 0 when none was opened) and the heads ablated, [layer, head] from 1
+//              BERT; not copied: opened again from the folder, and known again by its files'
+//              sizes and modification times; "layer" and "head" count from 1, 0 when none was
+//              opened) and the heads ablated, [layer, head] from 1. With a layer opened in the
+//              pipeline, the session's scenario is that layer: the file has no "scenario" but
+//              "layer_edits", what the user changed in it (scenario_edits.hpp: the cells of
+//              the weights and of X edited, the settings toggled), and the layer is made again
+//              from the model when it is open. So the file stays small (kilobytes) whatever
+//              the model's size, and holds none of its weights.
 //   "trained": {"model": {model file}, "probe": {"tokens": [ids], "source": [ids]},
 //              "layer": 1, "opened": {model file}}
 //              the Train panel's model (train/model_file.hpp: weights, settings, optimiser),
 //              its probe as edited, and the trained layer opened in the pipeline (from 1, 0
 //              when none) with the weights it was opened with (a timeline step, an ablation)
+// Version 1 (every scenario written whole, a model's layer with its weights) is still read.
 // Pure logic: no window, no GL; the GUI reads and writes it, the tests check it.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,12 +45,34 @@ struct ViewChoices {
     std::string pane = "pipeline";  // the main area's tab: "pipeline", "model" or "train"
 };
 
+// One file of a model's folder as it was when the model was opened: the model is known again
+// by these (a file replaced, rewritten or touched changes its time; one gone or new is seen).
+struct FileStamp {
+    std::string name;          // in the folder: "model.safetensors"
+    std::uintmax_t bytes = 0;
+    std::int64_t modified_ns = 0;  // modification time, nanoseconds since 1970-01-01 UTC
+    bool operator==(const FileStamp& o) const { return name == o.name && bytes == o.bytes && modified_ns == o.modified_ns; }
+};
+// The files of `folder` a model is read from (*.json, *.safetensors, *.txt; a symbolic link,
+// as the Hugging Face cache's snapshots hold, by the file it names), sorted by name.
+std::vector<FileStamp> model_files(const std::string& folder);
+// What differs between the files as saved and as they are now, in words ("model.safetensors:
+// 548105171 bytes, modified 2026-11-28 15:02:11; it was 548105171 bytes, modified 2026-11-20
+// 09:12:45"; "vocab.json is gone"); empty when they agree.
+std::string files_changed(const std::vector<FileStamp>& saved, const std::vector<FileStamp>& now);
+
 struct ModelChoice {
     std::string folder;
     std::string sentence;
     int layer = -1, head = 0;  // from 0; layer −1: none opened in the pipeline
     std::vector<std::pair<int, int>> ablated;  // (layer, head) from 0
     std::string source;   // the session file it was read from: what a notice about it names
+    std::vector<FileStamp> files;  // the folder's files when the model was opened (none in a version-1 file)
+    // The layer opened in the pipeline, kept by reference. Saving: the layer as the model made it
+    // (the session's scenario is it, edited; when the scenario is another, it is written whole).
+    // Read: the edits that make the session's scenario from the layer again (scenario_edits.hpp).
+    std::optional<Scenario> layer_base;
+    std::optional<nlohmann::json> layer_edits;
 };
 
 struct TrainedChoice {
@@ -58,6 +90,10 @@ struct Attachments {
 
 struct SessionLoad {
     std::optional<Scenario> scenario;
+    // The file keeps its scenario by reference: it is attached.model's layer with its
+    // layer_edits, made once the model is open (reopen_layer). `scenario` is then empty, and the
+    // session is read all the same (errors empty).
+    bool scenario_in_model = false;
     ViewChoices view;
     Attachments attached;
     std::vector<std::string> errors;    // "FILE: key 'view.step': expected an integer": nothing is loaded
@@ -87,6 +123,20 @@ struct ModelRestore {
 };
 ModelRestore check_model_choice(const ModelChoice& choice, const lm::Model& model, const std::string& sentence, const ModelPass& pass,
                                 const Scenario& scenario);
+// The session's scenario kept by reference (choice.layer_edits): layer choice.layer of `model`
+// for the sentence's `pass` (its heads ablated), each weight in a holder of its own
+// (own_weight_holders), then the edits applied. A layer the model does not have, a sentence
+// that did not run, or edits that do not fit it are notices naming the file and the key, and
+// no scenario: the model opens, the layer does not.
+struct LayerReopen {
+    std::optional<Scenario> base;      // the layer as the model makes it
+    std::optional<Scenario> scenario;  // with the session's edits
+    std::vector<std::string> notices;
+};
+LayerReopen reopen_layer(const ModelChoice& choice, const lm::Model& model, const ModelPass& pass);
+// Layer ℓ of `model` for `pass`, as the pipeline shows it (its weights in holders of its own).
+Scenario model_layer(const lm::Model& model, const ModelPass& pass, int layer);
+
 // Why `scenario` is not a layer of `checkpoint` on a sentence of n_tokens tokens ("" when it
 // can be): its input mode, d_model, heads, tokens and X.
 std::string layer_mismatch(const lm::Shape& shape, int n_tokens, const Scenario& scenario);

@@ -77,6 +77,27 @@ std::string Model::vocabulary_token(int id) const {
     return m.tokenizer ? m.tokenizer->token(id) : std::string();
 }
 
+std::string Model::token_beyond_embedding(const std::string& text) const {
+    const hf::OpenedModel* m = hf();
+    if (m == nullptr || !m->tokenizer) return {};  // GPT-2's reader checks vocab.json's ids against vocab_size on opening
+    std::vector<std::string> unencoded;  // a text the tokenizer cannot encode: forward_text says why
+    const std::vector<int> ids = hf::encode_text(*m, text, unencoded);
+    return unencoded.empty() ? hf::token_beyond_embedding(*m, text, ids) : std::string();
+}
+
+std::string Model::tokens_beyond_embedding() const {
+    const hf::OpenedModel* m = hf();
+    if (m == nullptr || !m->tokenizer) return {};
+    const int rows = static_cast<int>(m->weights.token_embedding.rows()), tokens = m->tokenizer->size();
+    if (tokens <= rows) return {};
+    const int beyond = tokens - rows;
+    std::string named;
+    for (int id = rows; id < tokens && id < rows + 3; ++id) named += (named.empty() ? "`" : ", `") + m->tokenizer->token(id) + "`";
+    if (beyond > 3) named += ", …";
+    return "tokenizer.json holds " + std::to_string(tokens) + " tokens, " + std::to_string(beyond) + " beyond the embedding's " +
+           std::to_string(rows) + " rows (" + named + "): a sentence that produces " + (beyond == 1 ? "it" : "one") + " is refused";
+}
+
 std::vector<std::string> Model::validate(const std::vector<int>& ids) const {
     if (const gpt2::Checkpoint* c = gpt2()) return gpt2::validate(*c, ids);
     return hf::validate(*hf(), ids);

@@ -64,6 +64,14 @@ public:
     std::string vocabulary_token(int id) const;
     // Reasons the ids cannot be run (empty when they can).
     std::vector<std::string> validate(const std::vector<int>& ids) const;
+    // A token of `text` beyond the embedding's rows (a tokenizer.json may hold more tokens than
+    // the embedding: Gemma 3's), said with the token and where the text holds it; empty when
+    // every token of the text has its row (hf::token_beyond_embedding).
+    std::string token_beyond_embedding(const std::string& text) const;
+    // What opening the model says of such tokens: "tokenizer.json holds 262145 tokens, 1 beyond
+    // the embedding's 262144 rows (`<image_soft_token>`): a sentence that produces it is
+    // refused"; empty when the tokenizer fits the embedding.
+    std::string tokens_beyond_embedding() const;
     // Layer ℓ's scenario for its input (n × d), labelled with `tokens`, the rows of W_O of
     // the heads of `ablated` in layer ℓ zeroed.
     Scenario layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::HeadSet& ablated) const;

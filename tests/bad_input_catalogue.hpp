@@ -83,7 +83,7 @@ inline std::vector<BadInput> bad_input_catalogue() {
          {"key 'model.folder'", "expected the checkpoint folder's path"}},
         {"a session version past int's range", "session-version.json",
          R"({"format": "attnlab-session", "version": 4294967297, "scenario": {"tokens": ["a", "b"]}})",
-         {"unsupported session version 4294967297", "this app reads version 1"}},
+         {"unsupported session version 4294967297", "this app reads versions 1 to 2"}},
         {"a session view step past int's range", "session-step.json",
          R"({"format": "attnlab-session", "version": 1, "scenario": {"tokens": ["a", "b"]}, "view": {"step": 4294967297}})",
          {"key 'view.step'", "expected an integer from 0 to 2147483647"}},

@@ -268,6 +268,23 @@ inline FamilyCheckpoint gemma3_checkpoint(std::uint64_t seed = 6) {
     return c;
 }
 
+// Gemma 3 as published: its tokenizer.json holds one token more than the text model's
+// embedding (262,145 against 262,144; the last, <image_soft_token>, is the multimodal
+// model's). Here the byte-level tokenizer at `tokenizer_json` (402 tokens, ids 0 … 401) with
+// <image_soft_token> added as id 402, and a Gemma 3 checkpoint of vocab_size 402.
+inline void write_gemma3_with_image_token(const std::string& folder, const std::string& tokenizer_json) {
+    FamilyCheckpoint c = gemma3_checkpoint();
+    c.config["vocab_size"] = 402;
+    TensorMaker make(c, 99);
+    make("model.embed_tokens.weight", {402, 16}, 1.0);
+    write_family_checkpoint(folder, c);
+    std::ifstream in(tokenizer_json);
+    nlohmann::json tokenizer = nlohmann::json::parse(in);
+    tokenizer["added_tokens"].push_back({{"id", 402}, {"content", "<image_soft_token>"}, {"single_word", false}, {"lstrip", false},
+                                         {"rstrip", false}, {"normalized", false}, {"special", true}});
+    std::ofstream(std::filesystem::path(folder) / "tokenizer.json") << tokenizer.dump();
+}
+
 // pythia-70m's config.json, scaled down: 2 heads of 16, a quarter of each rotating, the fused
 // per-head QKV, parallel residual, untied embed_out, F16; with the old files' buffers.
 inline FamilyCheckpoint neox_checkpoint(std::uint64_t seed = 7, bool parallel_residual = true) {

@@ -356,3 +356,18 @@ TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --expo
     fs::remove_all(folder);
     fs::remove_all(qwen3_folder);
 }
+
+TEST_CASE("option --model on Gemma 3 as published (a tokenizer.json token beyond the embedding): a text without it runs, one with it exits 2 naming it",
+          "[cli][model]") {
+    const std::string folder = "test_cli_model_gemma3_image_token";
+    testing::families::write_gemma3_with_image_token(folder, std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
+    const Result runs = run_cli({"--model", folder, "--text", "the cat sat", "--export-json", "test_cli_model_gemma3_image_token.json"});
+    INFO(runs.err);
+    CHECK(runs.code == 0);
+    const Result refused = run_cli({"--model", folder, "--text", "the cat <image_soft_token> sat", "--export-json",
+                                    "test_cli_model_gemma3_image_token.json"});
+    CHECK(refused.code == 2);
+    CHECK(refused.err == folder + ": token 402 `<image_soft_token>` at character 9 of the sentence is beyond the model's embedding of 402 rows\n");
+    std::filesystem::remove_all(folder);
+    std::filesystem::remove("test_cli_model_gemma3_image_token.json");
+}

@@ -16,6 +16,7 @@
 #include "hf_model/model.hpp"
 #include "hf_model/weights.hpp"
 #include "joined.hpp"
+#include "language_model.hpp"
 #include "memory_room.hpp"
 
 using namespace attn;
@@ -1063,4 +1064,36 @@ TEST_CASE("a pass that would not fit in the memory left is refused before it run
     const std::optional<MemoryRoom> room = memory_room();
     REQUIRE(room);
     CHECK(room->bytes > 0.0);
+}
+
+TEST_CASE("Gemma 3 as published opens with one token more in tokenizer.json than its embedding, and only a text that produces it is refused",
+          "[engine][tokenizer]") {
+    namespace fs = std::filesystem;
+    const std::string folder = (fs::temp_directory_path() / "attnlab-families-gemma3-image-token").string();
+    testing::families::write_gemma3_with_image_token(folder, (fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json").string());
+    const hf::OpenedModelLoad load = hf::open_model(folder);
+    for (const std::string& e : load.errors) INFO(e);
+    REQUIRE(load.model);
+    REQUIRE(load.model->tokenizer);
+    CHECK(load.model->tokenizer->size() == 403);
+    CHECK(load.model->weights.token_embedding.rows() == 402);
+    // A text without the extra token runs.
+    const ModelPass plain = hf::forward_text(*load.model, "the cat sat");
+    INFO((plain.errors.empty() ? std::string() : plain.errors.front()));
+    CHECK(plain.ok);
+    // One that produces it is refused, saying which token and where the text holds it.
+    const std::string text = "the cat <image_soft_token> sat";
+    const std::string said = "token 402 `<image_soft_token>` at character 9 of the sentence is beyond the model's embedding of 402 rows";
+    const ModelPass refused = hf::forward_text(*load.model, text);
+    CHECK_FALSE(refused.ok);
+    REQUIRE(refused.errors.size() == 1);
+    CHECK(refused.errors.front() == said);
+    lm::ModelLoad opened = lm::load_model(folder);
+    REQUIRE(opened.model);
+    CHECK(opened.model->token_beyond_embedding(text) == said);
+    CHECK(opened.model->token_beyond_embedding("the cat sat").empty());
+    // Characters, not bytes: "é" is two bytes of UTF-8 and one character.
+    CHECK(hf::forward_text(*load.model, "\xC3\xA9 <image_soft_token>").errors.front() ==
+          "token 402 `<image_soft_token>` at character 3 of the sentence is beyond the model's embedding of 402 rows");
+    fs::remove_all(folder);
 }

@@ -10,7 +10,9 @@
 
 #include "engine.hpp"
 #include "presets.hpp"
+#include "reflect.hpp"
 #include "registry.hpp"
+#include "scenario_edits.hpp"
 #include "serialize.hpp"
 
 using namespace attn;
@@ -232,4 +234,103 @@ TEST_CASE("atomic write replaces the file whole / and a failed write keeps the o
         fs::permissions(folder / "locked", fs::perms::owner_all, fs::perm_options::replace, ec);
     }
     fs::remove_all(folder);
+}
+
+namespace {
+
+// A scenario with every kind of number a checkpoint's layer has: X, the weights (shared
+// holders, as a model's), biases, a block with its norms and feed-forward.
+Scenario layer_like() {
+    Scenario s;
+    s.name = "a layer";
+    s.target.tokens = {"the", "cat", "sat"};
+    s.d_model = 8;
+    s.heads = 2;
+    s.target.embeddings = Matrix::Random(3, 8);
+    s.w_q = Matrix::Random(8, 8);
+    s.w_k = Matrix::Random(8, 8);
+    s.w_v = Matrix::Random(8, 8);
+    s.w_o = Matrix::Random(8, 8);
+    s.b_q = Vector::Random(8);
+    s.mask = MaskKind::Causal;
+    s.block.residual = s.block.layer_norm = s.block.feed_forward = true;
+    s.block.norm = NormPlacement::Pre;
+    s.block.d_ff = 16;
+    s.block.w_1 = Matrix::Random(8, 16);
+    s.block.w_2 = Matrix::Random(16, 8);
+    s.block.b_1 = Vector::Random(16);
+    s.block.norm_1.gamma = Vector::Random(8);
+    s.block.norm_1.beta = Vector::Random(8);
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("a scenario kept as its edits of another: the cells and settings changed, applied back to the same scenario") {
+    const Scenario base = layer_like();
+    Scenario edited = base;
+    edited.w_q.edit()(2, 5) = 7.5f;
+    edited.block.w_2.edit()(15, 0) = std::numeric_limits<float>::quiet_NaN();
+    edited.target.embeddings(1, 3) = -0.0f;
+    edited.block.norm_1.gamma(4) = std::numeric_limits<float>::infinity();
+    edited.mask = MaskKind::SlidingWindow;
+    edited.window = 3;
+    edited.block.epsilon = 1e-3f;
+    const nlohmann::json edits = scenario_edits_to_json(base, edited);
+    CHECK(edits["cells"]["w_q"] == nlohmann::json::parse("[[2, 5, 7.5]]"));
+    CHECK(edits["cells"]["block.w_2"] == nlohmann::json::parse(R"([[15, 0, "nan"]])"));
+    CHECK(edits["cells"]["block.norm_1.gamma"] == nlohmann::json::parse(R"([[4, "inf"]])"));
+    REQUIRE(edits["cells"]["embeddings"].size() == 1);
+    CHECK_FALSE(edits["cells"].contains("w_k"));  // shared with the base: not even read
+    CHECK(edits["settings"] == nlohmann::json::parse(R"({"mask": "window", "window": 3, "block": {"epsilon": 0.0010000000474974513}})"));
+    CHECK(edited_cell_count(edits) == 4);
+    const ScenarioLoad back = apply_scenario_edits(base, edits, "s.json: key 'model.layer_edits");
+    INFO(all_errors(back));
+    REQUIRE(back.scenario);
+    CHECK(reflect::equal(*back.scenario, edited));
+    CHECK(back.scenario->w_k.shares(base.w_k));   // an unedited weight is the base's, not a copy
+    CHECK_FALSE(back.scenario->w_q.shares(base.w_q));
+    CHECK(base.w_q(2, 5) != 7.5f);                // the base's weights stay as they were
+    // Nothing edited: nothing written, and the base back.
+    const nlohmann::json none = scenario_edits_to_json(base, base);
+    CHECK(none == nlohmann::json::parse(R"({"cells": {}, "settings": {}})"));
+    REQUIRE(apply_scenario_edits(base, none, "s").scenario);
+    CHECK(reflect::equal(*apply_scenario_edits(base, none, "s").scenario, base));
+}
+
+TEST_CASE("a scenario's edits of another: a weight replaced whole (the seed changed) is a setting, a removed one null") {
+    const Scenario base = layer_like();
+    Scenario edited = base;
+    edited.w_v = SharedMatrix();  // seeded from the scenario's seed again
+    edited.block.w_1 = Matrix::Random(8, 4);
+    edited.block.d_ff = 4;
+    edited.block.w_2 = Matrix::Random(4, 8);
+    edited.block.b_1 = Vector();
+    const nlohmann::json edits = scenario_edits_to_json(base, edited);
+    CHECK(edits["settings"]["w_v"].is_null());
+    CHECK(edits["settings"]["block"]["w_1"].size() == 8);
+    CHECK(edits["settings"]["block"]["b_1"].is_null());
+    const ScenarioLoad back = apply_scenario_edits(base, edits, "s");
+    INFO(all_errors(back));
+    REQUIRE(back.scenario);
+    CHECK(reflect::equal(*back.scenario, edited));
+}
+
+TEST_CASE("a scenario's edits that do not fit are refused naming the key and the cell") {
+    const Scenario base = layer_like();
+    const std::string where = "s.json: key 'model.layer_edits";
+    auto first_error = [&](const char* text) {
+        const ScenarioLoad l = apply_scenario_edits(base, nlohmann::json::parse(text), where);
+        CHECK_FALSE(l.scenario);
+        return l.errors.empty() ? std::string() : l.errors.front();
+    };
+    CHECK(first_error(R"({"cells": {"w_q": [[8, 0, 1.0]]}})") == where + ".cells.w_q': cell [8,0,1.0] is outside w_q's 8 \xC3\x97 8");
+    CHECK(first_error(R"({"cells": {"b_q": [[9, 1.0]]}})") == where + ".cells.b_q': cell [9,1.0] is outside b_q's 1 \xC3\x97 8");
+    CHECK(first_error(R"({"cells": {"w_x": [[0, 0, 1.0]]}})") == where + ".cells.w_x': unknown matrix");
+    CHECK(first_error(R"({"cells": {"w_q": [[0, 1.0]]}})").find(where + ".cells.w_q': entry 1: expected [row, column, value]") == 0);
+    CHECK(first_error(R"({"cells": {"w_q": [[-1, 0, 1.0]]}})").find(where + ".cells.w_q': entry 1: expected") == 0);
+    CHECK(first_error(R"({"cells": {"w_q": [[0, 0, "one"]]}})").find(where + ".cells.w_q': entry 1: expected") == 0);
+    CHECK(first_error(R"({"cells": {}, "colour": 1})") == where + ".colour': unknown key");
+    CHECK(first_error(R"({"settings": {"colour": 1}})").find("colour") != std::string::npos);
+    CHECK(first_error(R"({"settings": {"mask": "diagonal"}})").find("mask") != std::string::npos);
 }

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "fuzz/fuzz_session.hpp"
+#include "reflect.hpp"
 #include "serialize.hpp"
 #include "train/model_file.hpp"
 
@@ -56,11 +57,60 @@ std::string both_models_session() {
     return dump_json(session_file::session_to_json(scenario, {}, {model, trained}), 1);
 }
 
+// The fuzz checkpoint's layer 2 for "the cat" (layer 1's head 2 ablated), as a session keeps
+// it by reference: a cell of W_V and one of X edited, the mask turned to a window of 2.
+attn::Scenario edited_fuzz_layer(attn::Scenario* base = nullptr) {
+    using namespace attn;
+    const ModelPass pass = lm::forward_text(fuzz::session_model(), "the cat", {{0, 1}});
+    REQUIRE(pass.ok);
+    Scenario layer = session_file::model_layer(fuzz::session_model(), pass, 1);
+    if (base != nullptr) *base = layer;
+    layer.w_v.edit()(3, 2) = 1.5f;
+    layer.target.embeddings(1, 4) = -2.0f;
+    layer.mask = MaskKind::SlidingWindow;
+    layer.window = 2;
+    return layer;
+}
+
+std::string layer_by_reference_session() {
+    using namespace attn;
+    Scenario base;
+    const Scenario edited = edited_fuzz_layer(&base);
+    session_file::ModelChoice model;
+    model.folder = "gpt2";
+    model.sentence = "the cat";
+    model.layer = 1;
+    model.head = 1;
+    model.ablated = {{0, 1}};
+    model.layer_base = base;
+    return dump_json(session_file::session_to_json(edited, {}, {model, std::nullopt}), 1);
+}
+
 }  // namespace
 
 // Not run by default: writes the seeds of tests/fuzz/regressions/session/ again.
 TEST_CASE("the session fuzzer's seeds", "[.write-seeds]") {
     std::ofstream(std::filesystem::path(ATTNLAB_FUZZ_REGRESSIONS) / "session" / "seed-both-models.json") << both_models_session();
+    std::ofstream(std::filesystem::path(ATTNLAB_FUZZ_REGRESSIONS) / "session" / "seed-layer-by-reference.json") << layer_by_reference_session();
+}
+
+TEST_CASE("a session that keeps a model's layer by reference is made again from the model with its edits, and every truncation of it runs") {
+    const std::string text = layer_by_reference_session();
+    const auto load = attn::session_file::session_from_text(text, "layer.json");
+    REQUIRE(load.errors.empty());
+    CHECK_FALSE(load.scenario);
+    REQUIRE(load.scenario_in_model);
+    REQUIRE(load.attached.model);
+    REQUIRE(load.attached.model->layer_edits);
+    const attn::ModelPass pass = attn::lm::forward_text(attn::fuzz::session_model(), "the cat", {{0, 1}});
+    const attn::session_file::LayerReopen reopened = attn::session_file::reopen_layer(*load.attached.model, attn::fuzz::session_model(), pass);
+    REQUIRE(reopened.scenario);
+    CHECK(attn::reflect::equal(*reopened.scenario, edited_fuzz_layer()));
+    CHECK(exercise(text));
+    for (std::size_t cut = 0; cut < text.size(); cut += 1 + text.size() / 300) {
+        INFO("cut at " << cut);
+        CHECK(exercise(text.substr(0, cut)));
+    }
 }
 
 TEST_CASE("a session that references both models, and every truncation of it, runs without a crash") {

@@ -42,6 +42,11 @@ public:
     void ask(AskForPath ask);
     // A session file opened or saved: the title names it, a quit has nothing more to ask.
     void opened(const std::string& path, const Scenario& scenario);
+    // A session file opened whose scenario is its model's layer: the file's scenario is the one
+    // layer_made gives, once the model is open (a session restored from an autosave is not on
+    // disk: it waits for nothing).
+    void opened_awaiting_layer(const std::string& path);
+    void layer_made(const Scenario& scenario);
     void saved(Context& shared, const std::string& path, const Scenario& scenario, const std::string& error);
     // True when the user's work differs from what was last saved or opened and is not an
     // unedited preset (a lesson's scenario counts as the user's own one it stands in for).

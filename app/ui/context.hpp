@@ -84,7 +84,10 @@ struct OpenSession {             // a session or scenario file replaces the work
 struct SaveSession {             // the session (scenario, view, models) written to a file
     std::string path;
 };
-using Request = std::variant<ShowInPipeline, AskForPath, OpenSession, SaveSession>;
+struct SessionLayerMade {        // a session's scenario kept as a model's layer, made once the model opened
+    Scenario scenario;
+};
+using Request = std::variant<ShowInPipeline, AskForPath, OpenSession, SaveSession, SessionLayerMade>;
 
 struct Context {
     edits::Session session;

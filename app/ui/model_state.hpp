@@ -76,6 +76,11 @@ struct ModelViewState {
     // `pass` was computed from, `seen_revision` the session revision last compared.
     int layer = -1, head = 0;
     std::string layer_name;                   // the opened scenario's name: leaving it detaches
+    // The layer as the model made it when it was opened (its heads ablated): a session keeps
+    // the session's scenario as the differences from it (session_file.hpp), not its weights.
+    Scenario layer_base;
+    // The folder's files when the model was opened: a session knows the model again by them.
+    std::vector<session_file::FileStamp> model_files;
     Scenario applied;
     std::uint64_t seen_revision = ~0ull;
     // The recompute after an edit runs as a job (model_job.hpp), off the window's thread; the

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <imgui.h>
@@ -228,6 +229,19 @@ void FilesView::draw_prompts(Context& shared) {
 void FilesView::opened(const std::string& path, const Scenario& scenario) {
     state.baseline = scenario;
     state.document = path;
+    state.document_scenario = scenario.name;
+    state.awaiting_layer = false;
+}
+
+void FilesView::opened_awaiting_layer(const std::string& path) {
+    state.document = path;
+    state.document_scenario.clear();
+    state.awaiting_layer = true;
+}
+
+void FilesView::layer_made(const Scenario& scenario) {
+    if (!std::exchange(state.awaiting_layer, false)) return;
+    state.baseline = scenario;
     state.document_scenario = scenario.name;
 }
 

@@ -60,10 +60,10 @@ namespace {
 // `navigation`: shown again because its input or its heads changed, not an edit of the user's:
 // the undo history starts from it (undo never brings back a layer the model no longer runs).
 void show_layer(Context& state, ModelViewState& m, int layer, bool navigation = false) {
-    Scenario s = m.model->layer_scenario(m.pass.tokens, layer, lm::layer_input(m.pass.layers[static_cast<size_t>(layer)]), m.pass.ablated);
-    own_weight_holders(s);  // the pipeline draws this layer's weights: widened for it alone
+    Scenario s = session_file::model_layer(*m.model, m.pass, layer);  // its weights widened for the pipeline alone
     m.layer = layer;
     m.layer_name = s.name;
+    m.layer_base = s;
     m.applied = s;
     state.session.push(edits::ReplaceScenario{std::move(s), navigation});
 }
@@ -180,6 +180,7 @@ void install_model(Context& state, ModelViewState& m, compute::ModelOpened opene
     settle(state, m);  // no job may still read the checkpoint it replaces
     if (m.compare.running_b.valid()) m.compare.running_b.get();  // B of the model it replaces: dropped
     m.model = std::move(*opened.load.model);
+    m.model_files = session_file::model_files(m.model->folder());
     m.open = true;
     show_pane(state.view, Pane::Model);
     m.layer = -1;
@@ -194,7 +195,8 @@ void install_model(Context& state, ModelViewState& m, compute::ModelOpened opene
     add_notice(state, "Opened the " + m.model->family() + " model " + opened.folder + ": " + std::to_string(c.layers) + " layers \xC3\x97 " +
                           std::to_string(c.heads) + " heads" + (c.kv_heads < c.heads ? " on " + std::to_string(c.kv_heads) + " K/V heads" : "") +
                           ", d_model " + std::to_string(c.d_model) + "; " + m.model->held_weights().sentence() +
-                          (opened.load.ignored.empty() ? "" : "; " + opened.load.ignored),
+                          (opened.load.ignored.empty() ? "" : "; " + opened.load.ignored) +
+                          (m.model->tokens_beyond_embedding().empty() ? "" : "; " + m.model->tokens_beyond_embedding()),
                false, "open a model");
     m.computed_sentence = opened.sentence;  // not retried every frame when it cannot run
     if (!opened.pass.ok) {
@@ -231,19 +233,42 @@ Scenario queued_scenario(const edits::Session& session) {
 
 // A session's model choice on the checkpoint its opening installed. Every piece is checked
 // against this checkpoint before it is used; one that does not fit is said (the file, the key,
-// the value, the model's range) and left out. The heads ablated ran in the opening's pass.
+// the value, the model's range) and left out. The heads ablated ran in the opening's pass. A
+// folder whose files changed since the session was saved is said, and the session's layer and
+// edits are applied to the model as it is now.
 void restore_session_model(Context& state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name) {
+    const std::string changed = choice.files.empty() ? std::string() : session_file::files_changed(choice.files, m.model_files);
+    if (!changed.empty())
+        add_notice(state, "The session's model folder " + choice.folder + " has changed since the session was saved (" + changed +
+                              "): its layer, edits and ablated heads are applied to the model as it is now", true);
+    // The session's scenario is the layer (kept by reference, made again here), or the file's own.
+    std::optional<Scenario> layer, base;
+    if (choice.layer_edits) {
+        session_file::LayerReopen reopened = session_file::reopen_layer(choice, *m.model, m.pass);
+        for (const std::string& notice : reopened.notices) add_notice(state, notice, true);
+        layer = std::move(reopened.scenario);
+        base = std::move(reopened.base);
+    }
+    session_file::ModelChoice checked = choice;
+    if (choice.layer_edits && !layer) checked.layer = -1;  // said above: the ablations are still checked
     const session_file::ModelRestore restore =
-        session_file::check_model_choice(choice, *m.model, m.computed_sentence, m.pass, queued_scenario(state.session));
+        session_file::check_model_choice(checked, *m.model, m.computed_sentence, m.pass, layer ? *layer : queued_scenario(state.session));
     for (const std::string& notice : restore.notices) add_notice(state, notice, true);
     if (restore.layer < 0) return;
     // The session's scenario is that layer (with its edits): the next update recomputes the
     // layers after it from it.
     m.layer = restore.layer;
     m.head = restore.head;
-    m.layer_name = scenario_name;
+    m.layer_base = base ? std::move(*base) : session_file::model_layer(*m.model, m.pass, restore.layer);
     m.applied = Scenario{};
     m.seen_revision = ~0ull;
+    if (layer) {
+        m.layer_name = layer->name;
+        state.requests.push_back(SessionLayerMade{*layer});  // the file's scenario, once made: not unsaved work
+        state.session.push(edits::ReplaceScenario{std::move(*layer)});
+    } else {
+        m.layer_name = scenario_name;
+    }
 }
 
 // What follows an opening (model_state.hpp), once it has landed: `opened` false when nothing
@@ -251,7 +276,11 @@ void restore_session_model(Context& state, ModelViewState& m, const session_file
 void carry_out(Context& state, ModelViewState& m, AfterOpening after, bool opened) {
     if (!opened) {
         if (after.session)
-            add_notice(state, "The session's model folder " + after.session->folder + " cannot be opened: the rest of the session is open without it", true);
+            add_notice(state, "The session's model folder " + after.session->folder + " cannot be opened: the rest of the session is open without it" +
+                                  (after.session->layer_edits ? " (its scenario, layer " + std::to_string(after.session->layer + 1) +
+                                                                    " of that model with the session's edits, is the model's: the pipeline keeps what it showed)"
+                                                              : ""),
+                       true);
         return;
     }
     m.ablation_toggles = std::move(after.toggles);
@@ -471,8 +500,14 @@ std::optional<session_file::ModelChoice> model_choice(const ModelViewState& m) {
     if (!m.model) return std::nullopt;
     std::error_code ec;
     const std::filesystem::path folder = std::filesystem::absolute(m.model->folder(), ec);
-    session_file::ModelChoice choice{ec ? m.model->folder() : folder.lexically_normal().string(), m.computed_sentence, m.layer, m.head, {}, {}};
+    session_file::ModelChoice choice;
+    choice.folder = ec ? m.model->folder() : folder.lexically_normal().string();
+    choice.sentence = m.computed_sentence;
+    choice.layer = m.layer;
+    choice.head = m.head;
     for (const stack::HeadId& id : m.pass.ablated) choice.ablated.emplace_back(id.layer, id.head);
+    choice.files = m.model_files;
+    if (m.layer >= 0) choice.layer_base = m.layer_base;  // the session's scenario is kept as its edits of this
     return choice;
 }
 

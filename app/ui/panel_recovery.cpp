@@ -65,7 +65,7 @@ std::optional<session_file::SessionLoad> Recovery::take(Context& shared, size_t 
     const autosave::Orphan orphan = r.orphans[index];
     r.orphans.erase(r.orphans.begin() + static_cast<long>(index));
     session_file::SessionLoad load = session_file::load_session(orphan.path);
-    if (!load.scenario) {
+    if (!load.scenario && !load.scenario_in_model) {
         // Kept aside under another name, never deleted: it may still be read by hand.
         const std::string aside = orphan.path + ".unreadable";
         std::error_code ec;

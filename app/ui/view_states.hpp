@@ -124,6 +124,9 @@ struct FilesState {
     // The session or scenario file last opened or saved, and the name its scenario had then:
     // the window's title names the file while that scenario is on screen.
     std::string document, document_scenario;
+    // The file opened keeps its scenario as a model's layer: it is the file's once the model
+    // view has made it (layer_made), not the work on screen while the model opens.
+    bool awaiting_layer = false;
     bool quit_requested = false;             // File → Quit, or the window's close button
     bool quit_confirmed = false;             // the loop may end now
     bool ask_unsaved = false;                // open the Save / Discard / Cancel dialog

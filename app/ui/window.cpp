@@ -256,6 +256,8 @@ void Window::carry_out_requests() {
             open_file(open->path);
         } else if (const SaveSession* save = std::get_if<SaveSession>(&request)) {
             save_session(save->path);
+        } else if (const SessionLayerMade* made = std::get_if<SessionLayerMade>(&request)) {
+            files.layer_made(made->scenario);
         }
     }
 }
@@ -278,11 +280,14 @@ session_file::Attachments Window::attachments() const {
     return a;
 }
 
-void Window::apply_session(Scenario scenario, const session_file::ViewChoices& view) {
+void Window::apply_session(std::optional<Scenario> scenario, const session_file::ViewChoices& view) {
     for (View* v : views_) v->leave(shared);
     shared.session.restore.reset();  // the session replaces the work, as an undo step (below)
     for (View* v : views_) v->show(shared, view);
-    shared.session.push(edits::ReplaceScenario{std::move(scenario)});
+    // None: the session's scenario is its model's layer, made once the model is open (the
+    // model view pushes it then); until then, or when the model cannot be opened, the
+    // pipeline keeps what it showed.
+    if (scenario) shared.session.push(edits::ReplaceScenario{std::move(*scenario)});
     apply_view(view);
 }
 
@@ -313,13 +318,14 @@ void Window::apply_attachments(const session_file::SessionLoad& load, const std:
 // A session file, or a plain scenario file (what --export-scenario writes, what students trade).
 void Window::open_file(const std::string& path) {
     session_file::SessionLoad load = session_file::load_session_or_scenario(path);
-    if (!load.scenario) {  // the current state is kept
+    if (!load.scenario && !load.scenario_in_model) {  // the current state is kept
         for (const std::string& e : load.errors) add_notice(shared, "Cannot open " + path + ": " + e, true, "open a file");
         return;
     }
-    files.opened(path, *load.scenario);
-    const std::string name = load.scenario->name;
-    apply_session(std::move(*load.scenario), load.view);
+    if (load.scenario) files.opened(path, *load.scenario);
+    else files.opened_awaiting_layer(path);
+    const std::string name = load.scenario ? load.scenario->name : std::string();
+    apply_session(std::move(load.scenario), load.view);
     add_notice(shared, "Opened " + path, false, "open a file");
     apply_attachments(load, name);
 }
@@ -351,8 +357,8 @@ void Window::autosave_tick() {
 bool Window::restore_orphan(size_t index) {
     std::optional<session_file::SessionLoad> load = recovery.take(shared, index);
     if (!load) return false;
-    const std::string name = load->scenario->name;
-    apply_session(std::move(*load->scenario), load->view);
+    const std::string name = load->scenario ? load->scenario->name : std::string();
+    apply_session(std::move(load->scenario), load->view);
     apply_attachments(*load, name);
     recovery.restored(shared);
     return true;

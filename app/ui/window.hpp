@@ -60,7 +60,7 @@ public:
     void save_session(const std::string& path);
     // A session's scenario and view replace the work (as one undo step; its models are opened
     // by apply_attachments).
-    void apply_session(Scenario scenario, const session_file::ViewChoices& view);
+    void apply_session(std::optional<Scenario> scenario, const session_file::ViewChoices& view);
 
     // Autosave, and the autosaves of runs that died (panel_recovery.cpp).
     void start_autosave(const std::string& directory, std::chrono::milliseconds interval, bool save) {

@@ -216,9 +216,9 @@ OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer) {
         tokenizer = load_tokenizer(tokenizer_file, config ? &*config : nullptr, tokenizer_errors);
         if (tokenizer && config) apply_special_tokens(config_file, *config, *tokenizer, tokenizer_errors);
         for (std::string& e : tokenizer_errors) out.errors.push_back(std::move(e));
-        if (tokenizer && tokenizer->size() > load.spec->vocab_size)
-            out.errors.push_back(tokenizer_file + ": " + std::to_string(tokenizer->size()) + " tokens, but the model's embedding has " +
-                                 std::to_string(load.spec->vocab_size) + " rows");
+        // More tokens than the embedding's rows is no fault of the folder (Gemma 3's tokenizer holds
+        // the multimodal model's image token beyond the text model's vocab_size): a text that
+        // produces one is refused where it is run (token_beyond_embedding).
         if (!tokenizer) return out;
     }
     if (!out.errors.empty()) return out;
@@ -383,9 +383,10 @@ std::vector<std::string> validate(const OpenedModel& m, const std::vector<int>& 
         errors.push_back(std::to_string(n) + " tokens: the model has positions for " + std::to_string(spec.max_positions));
     const Eigen::Index rows = m.weights.token_embedding.rows();
     for (int i = 0; i < n; ++i)
-        if (ids[static_cast<size_t>(i)] < 0 || ids[static_cast<size_t>(i)] >= rows) {
-            errors.push_back("token " + std::to_string(i + 1) + " has id " + std::to_string(ids[static_cast<size_t>(i)]) +
-                             ", outside the embedding's " + std::to_string(rows) + " rows");
+        if (const int id = ids[static_cast<size_t>(i)]; id < 0 || id >= rows) {
+            const std::string token = m.tokenizer && id >= 0 ? m.tokenizer->token(id) : std::string();
+            errors.push_back("token " + std::to_string(i + 1) + " has id " + std::to_string(id) + (token.empty() ? "" : " `" + token + "`") +
+                             ", beyond the model's embedding of " + std::to_string(rows) + " rows");
             break;
         }
     return errors;
@@ -415,7 +416,48 @@ ModelPass forward_text(const OpenedModel& m, const std::string& text, const stac
         out.errors = std::move(errors);
         return out;
     }
+    if (std::string beyond = token_beyond_embedding(m, text, ids); !beyond.empty()) {
+        ModelPass out;
+        out.ablated = ablated;
+        out.token_ids = std::move(ids);
+        out.errors.push_back(std::move(beyond));
+        return out;
+    }
     return forward_ids(m, std::move(ids), ablated);
+}
+
+namespace {
+
+// The characters (UTF-8 code points) of text before byte `end`.
+int characters_before(const std::string& text, size_t end) {
+    int n = 0;
+    for (size_t i = 0; i < end && i < text.size(); ++i)
+        if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++n;
+    return n;
+}
+
+}  // namespace
+
+std::string token_beyond_embedding(const OpenedModel& m, const std::string& text, const std::vector<int>& ids) {
+    const Eigen::Index rows = m.weights.token_embedding.rows();
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const int id = ids[i];
+        if (id >= 0 && id < rows) continue;
+        const std::string token = m.tokenizer ? m.tokenizer->token(id) : std::string();
+        // Where the text holds it: the k-th place its content appears, k the tokens of this id
+        // before it (an added token such as <image_soft_token> is cut from the text as it is).
+        std::string where = "as token " + std::to_string(i + 1) + " of the sentence";
+        const std::string piece = m.tokenizer ? m.tokenizer->piece(id) : std::string();
+        if (!piece.empty()) {
+            const long before = std::count(ids.begin(), ids.begin() + static_cast<long>(i), id);
+            size_t at = text.find(piece);
+            for (long k = 0; k < before && at != std::string::npos; ++k) at = text.find(piece, at + piece.size());
+            if (at != std::string::npos) where = "at character " + std::to_string(characters_before(text, at) + 1) + " of the sentence";
+        }
+        return "token " + std::to_string(id) + (token.empty() ? std::string() : " `" + token + "`") + " " + where +
+               " is beyond the model's embedding of " + std::to_string(rows) + " rows";
+    }
+    return {};
 }
 
 ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids, const stack::HeadSet& ablated) {

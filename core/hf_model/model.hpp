@@ -64,6 +64,13 @@ ModelPass forward_ids(const OpenedModel& model, std::vector<int> ids, const stac
 // Reasons the ids cannot be run (empty when they can): no token, more than the learned
 // positions, an id outside the embedding.
 std::vector<std::string> validate(const OpenedModel& model, const std::vector<int>& ids);
+// The first of `text`'s ids (its encoding) the embedding has no row for, said with its token
+// and where the text holds it ("token 262144 `<image_soft_token>` at character 12 of the
+// sentence is beyond the model's embedding of 262144 rows"); empty when every id has its row.
+// A tokenizer.json may hold more tokens than the embedding has rows (Gemma 3's 262,145 for a
+// text model of 262,144: the last is the multimodal model's image token, as transformers opens
+// it): only a text that produces one is refused.
+std::string token_beyond_embedding(const OpenedModel& model, const std::string& text, const std::vector<int>& ids);
 // After an edit in layer ℓ (or of pass.ablated): layers ℓ … L−1 and the head again, and the
 // prediction (stack::recompute_from: `edited`, the session's scenario of layer ℓ). False with
 // pass.errors.

@@ -87,6 +87,17 @@ inline bool exercise_session_trained(const session_file::TrainedChoice& trained,
 inline bool exercise_session(const std::uint8_t* data, std::size_t size) {
     const session_file::SessionLoad load =
         session_file::session_from_text(std::string(reinterpret_cast<const char*>(data), size), "fuzz-input");
+    if (load.scenario_in_model) {
+        // The scenario is the model's layer with the session's edits, made as the window makes
+        // it: here from the one small checkpoint every session meets.
+        if (!load.errors.empty() || !load.attached.model || !load.attached.model->layer_edits) return false;
+        const session_file::ModelChoice& choice = *load.attached.model;
+        const ModelPass pass = lm::forward_text(session_model(), choice.sentence.empty() ? "the cat" : choice.sentence);
+        const session_file::LayerReopen reopened = session_file::reopen_layer(choice, session_model(), pass);
+        if (!reopened.scenario) return !reopened.notices.empty();  // a layer that cannot be made is said
+        exercise(*reopened.scenario);
+        return exercise_session_model(choice, *reopened.scenario);
+    }
     if (!load.scenario) return !load.errors.empty();
     exercise(*load.scenario);
     if (load.attached.model && !exercise_session_model(*load.attached.model, *load.scenario)) return false;

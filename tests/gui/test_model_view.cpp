@@ -1053,3 +1053,38 @@ TEST_CASE("Model view: maps whose cells would be under 2 px draw each block's la
                                                  Catch::Matchers::Contains("the largest weight of a block of "));
     std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("Gemma 3 as published (tokenizer.json one token past the embedding) opens in the window, a sentence that produces that token is said, and the model stays",
+          "[model-view][families]") {
+    namespace fs = std::filesystem;
+    const std::string folder = (fs::temp_directory_path() / "attnlab-model-view-gemma3-image-token").string();
+    testing::families::write_gemma3_with_image_token(folder, std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui::ModelViewState& m = ui.window.model.state;
+    m.sentence = "the cat sat";
+    REQUIRE(ui.open_model(folder));
+    ui.frame(2);
+    REQUIRE(m.pass.ok);
+    CHECK(std::any_of(ui.window.shared.notices.begin(), ui.window.shared.notices.end(), [](const ui::Notice& n) {
+        return !n.error && n.text.find("; tokenizer.json holds 403 tokens, 1 beyond the embedding's 402 rows (`<image_soft_token>`): "
+                                       "a sentence that produces it is refused") != std::string::npos;
+    }));
+    const Matrix logits = m.pass.logits;
+    m.sentence = "the cat <image_soft_token> sat";
+    ui.frame(2);
+    ui.window.finish_work();
+    ui.frame(2);
+    const std::string said = "The model cannot run this sentence: token 402 `<image_soft_token>` at character 9 of the sentence is beyond the model's embedding of 402 rows";
+    CHECK(std::any_of(ui.window.shared.notices.begin(), ui.window.shared.notices.end(), [&](const ui::Notice& n) { return n.error && n.text == said; }));
+    REQUIRE(m.model);
+    CHECK(m.pass.ok);  // the sentence before stays on screen
+    CHECK(m.pass.logits == logits);
+    m.sentence = "the dog sat";  // and the next sentence runs
+    ui.frame(2);
+    ui.window.finish_work();
+    ui.frame(2);
+    CHECK(m.computed_sentence == "the dog sat");
+    CHECK(m.pass.ok);
+    fs::remove_all(folder);
+}

@@ -41,6 +41,9 @@ public:
         io.IniFilename = nullptr;
         io.DisplaySize = size;
         io.DeltaTime = 1.0f / 60.0f;
+        // As the app's OpenGL 3 renderer says of itself: draw lists past 65,536 vertices (a
+        // pipeline of GPT-2 small's layer) are drawn in pieces with 16-bit indices.
+        io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
         // The key map of ImGui's GLFW backend: io.KeysDown is indexed by GLFW key codes.
         const std::pair<ImGuiKey_, int> keys[] = {
             {ImGuiKey_Tab, GLFW_KEY_TAB},         {ImGuiKey_LeftArrow, GLFW_KEY_LEFT}, {ImGuiKey_RightArrow, GLFW_KEY_RIGHT},

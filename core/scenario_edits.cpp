@@ -1,0 +1,320 @@
+#include "scenario_edits.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+
+namespace attn {
+
+namespace {
+
+using json = nlohmann::json;
+
+// The scenario's numbers kept as cells, each under its scenario-file key ("block.w_1" is
+// "w_1" inside "block"). Direct mode's Q, K, V are not among them: a checkpoint's layer reads
+// embeddings, and a direct scenario is small enough to be a setting.
+struct WeightField {
+    const char* key;
+    SharedMatrix& (*of)(Scenario&);
+};
+struct MatrixField {
+    const char* key;
+    Matrix& (*of)(Scenario&);
+};
+struct VectorField {
+    const char* key;
+    Vector& (*of)(Scenario&);
+};
+
+const WeightField kWeights[] = {
+    {"w_q", [](Scenario& s) -> SharedMatrix& { return s.w_q; }},
+    {"w_k", [](Scenario& s) -> SharedMatrix& { return s.w_k; }},
+    {"w_v", [](Scenario& s) -> SharedMatrix& { return s.w_v; }},
+    {"w_o", [](Scenario& s) -> SharedMatrix& { return s.w_o; }},
+    {"block.w_1", [](Scenario& s) -> SharedMatrix& { return s.block.w_1; }},
+    {"block.w_2", [](Scenario& s) -> SharedMatrix& { return s.block.w_2; }},
+    {"block.w_gate", [](Scenario& s) -> SharedMatrix& { return s.block.w_gate; }},
+};
+const MatrixField kMatrices[] = {
+    {"embeddings", [](Scenario& s) -> Matrix& { return s.target.embeddings; }},
+    {"source_embeddings", [](Scenario& s) -> Matrix& { return s.source.embeddings; }},
+};
+const VectorField kVectors[] = {
+    {"b_q", [](Scenario& s) -> Vector& { return s.b_q; }},
+    {"b_k", [](Scenario& s) -> Vector& { return s.b_k; }},
+    {"b_v", [](Scenario& s) -> Vector& { return s.b_v; }},
+    {"b_o", [](Scenario& s) -> Vector& { return s.b_o; }},
+    {"q_norm", [](Scenario& s) -> Vector& { return s.q_norm; }},
+    {"k_norm", [](Scenario& s) -> Vector& { return s.k_norm; }},
+    {"sinks", [](Scenario& s) -> Vector& { return s.sinks; }},
+    {"block.b_1", [](Scenario& s) -> Vector& { return s.block.b_1; }},
+    {"block.b_2", [](Scenario& s) -> Vector& { return s.block.b_2; }},
+    {"block.norm_1.gamma", [](Scenario& s) -> Vector& { return s.block.norm_1.gamma; }},
+    {"block.norm_1.beta", [](Scenario& s) -> Vector& { return s.block.norm_1.beta; }},
+    {"block.norm_2.gamma", [](Scenario& s) -> Vector& { return s.block.norm_2.gamma; }},
+    {"block.norm_2.beta", [](Scenario& s) -> Vector& { return s.block.norm_2.beta; }},
+    {"block.norm_post_attention.gamma", [](Scenario& s) -> Vector& { return s.block.norm_post_attention.gamma; }},
+    {"block.norm_post_attention.beta", [](Scenario& s) -> Vector& { return s.block.norm_post_attention.beta; }},
+    {"block.norm_post_feed_forward.gamma", [](Scenario& s) -> Vector& { return s.block.norm_post_feed_forward.gamma; }},
+    {"block.norm_post_feed_forward.beta", [](Scenario& s) -> Vector& { return s.block.norm_post_feed_forward.beta; }},
+};
+
+bool is_matrix_key(const std::string& key) {
+    for (const WeightField& f : kWeights)
+        if (key == f.key) return true;
+    for (const MatrixField& f : kMatrices)
+        if (key == f.key) return true;
+    return false;
+}
+
+bool is_vector_key(const std::string& key) {
+    for (const VectorField& f : kVectors)
+        if (key == f.key) return true;
+    return false;
+}
+
+json number_json(float x) {
+    if (std::isnan(x)) return "nan";
+    if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+    return x;
+}
+
+std::optional<float> number_of(const json& j) {
+    if (j.is_number()) {
+        const double d = j.get<double>();
+        if (std::isfinite(d) && std::fabs(d) > std::numeric_limits<float>::max()) return std::nullopt;
+        return static_cast<float>(d);
+    }
+    if (j.is_string()) {
+        if (j == "inf") return std::numeric_limits<float>::infinity();
+        if (j == "-inf") return -std::numeric_limits<float>::infinity();
+        if (j == "nan") return std::numeric_limits<float>::quiet_NaN();
+    }
+    return std::nullopt;
+}
+
+std::optional<long long> index_of(const json& j) {
+    if (j.is_number_unsigned()) {
+        const auto v = j.get<std::uint64_t>();
+        return v <= static_cast<std::uint64_t>(std::numeric_limits<int>::max()) ? std::optional<long long>(static_cast<long long>(v))
+                                                                                  : std::nullopt;
+    }
+    if (j.is_number_integer()) {
+        const auto v = j.get<std::int64_t>();
+        return v >= 0 && v <= std::numeric_limits<int>::max() ? std::optional<long long>(v) : std::nullopt;
+    }
+    return std::nullopt;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// The cells of `edited` that differ from `base` (same shape), as [[row, col, value], …]; a
+// vector (one row) as [[index, value], …].
+template <typename Read>
+json changed_cells(Eigen::Index rows, Eigen::Index cols, bool vector, const Read& base, const Read& edited) {
+    json cells = json::array();
+    for (Eigen::Index r = 0; r < rows; ++r)
+        for (Eigen::Index c = 0; c < cols; ++c) {
+            const float a = base(r, c), b = edited(r, c);
+            if (same_bits(a, b)) continue;
+            if (vector) cells.push_back({c, number_json(b)});
+            else cells.push_back({r, c, number_json(b)});
+        }
+    return cells;
+}
+
+// RFC 7386: the patch that turns object a into object b (a key of a that b lacks is null).
+json merge_patch_from(const json& a, const json& b) {
+    json patch = json::object();
+    for (const auto& [key, value] : a.items())
+        if (!b.contains(key)) patch[key] = nullptr;
+    for (const auto& [key, value] : b.items()) {
+        if (!a.contains(key)) patch[key] = value;
+        else if (a[key] != value) patch[key] = a[key].is_object() && value.is_object() ? merge_patch_from(a[key], value) : value;
+    }
+    return patch;
+}
+
+// The patch's entry for a dotted key ("block.w_1"): nullptr when the patch does not name it.
+const json* patched(const json& patch, const std::string& key) {
+    const json* at = &patch;
+    size_t from = 0;
+    while (true) {
+        const size_t dot = key.find('.', from);
+        const std::string part = key.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+        if (!at->is_object() || !at->contains(part)) return nullptr;
+        at = &(*at)[part];
+        if (dot == std::string::npos) return at;
+        from = dot + 1;
+    }
+}
+
+std::string shape_text(Eigen::Index rows, Eigen::Index cols) {
+    return std::to_string(rows) + " \xC3\x97 " + std::to_string(cols);
+}
+
+}  // namespace
+
+json scenario_edits_to_json(const Scenario& base, const Scenario& edited) {
+    // Copies share the weights (SharedMatrix): the stripped copies below cost X and the vectors.
+    Scenario base_rest = base, edited_rest = edited;
+    json cells = json::object();
+    for (const WeightField& f : kWeights) {
+        const SharedMatrix& a = f.of(base_rest);
+        const SharedMatrix& b = f.of(edited_rest);
+        if (a.rows() != b.rows() || a.cols() != b.cols()) continue;  // written whole, as a setting
+        if (a.size() != 0 && a.version() != b.version()) {  // an edit copied it: compare cell by cell
+            json changed = changed_cells(a.rows(), a.cols(), false, a, b);
+            if (!changed.empty()) cells[f.key] = std::move(changed);
+        }
+        f.of(base_rest) = SharedMatrix();
+        f.of(edited_rest) = SharedMatrix();
+    }
+    for (const MatrixField& f : kMatrices) {
+        const Matrix& a = f.of(base_rest);
+        const Matrix& b = f.of(edited_rest);
+        if (a.rows() != b.rows() || a.cols() != b.cols()) continue;
+        json changed = changed_cells(a.rows(), a.cols(), false, a, b);
+        if (!changed.empty()) cells[f.key] = std::move(changed);
+        f.of(base_rest) = Matrix();
+        f.of(edited_rest) = Matrix();
+    }
+    for (const VectorField& f : kVectors) {
+        const Vector& a = f.of(base_rest);
+        const Vector& b = f.of(edited_rest);
+        if (a.size() != b.size()) continue;
+        json changed = changed_cells(1, a.size(), true, a, b);
+        if (!changed.empty()) cells[f.key] = std::move(changed);
+        f.of(base_rest) = Vector();
+        f.of(edited_rest) = Vector();
+    }
+    return {{"cells", std::move(cells)}, {"settings", merge_patch_from(scenario_to_json(base_rest), scenario_to_json(edited_rest))}};
+}
+
+std::vector<std::string> scenario_edits_faults(const json& edits, const std::string& where) {
+    std::vector<std::string> faults;
+    auto fail = [&](const std::string& key, const std::string& what) { faults.push_back(where + key + "': " + what); };
+    if (!edits.is_object()) {
+        fail("", "expected an object {\"cells\": {…}, \"settings\": {…}}");
+        return faults;
+    }
+    for (const auto& [key, value] : edits.items())
+        if (key != "cells" && key != "settings") fail("." + key, "unknown key");
+    if (edits.contains("settings") && !edits["settings"].is_object()) fail(".settings", "expected an object of scenario keys");
+    if (!edits.contains("cells")) return faults;
+    if (!edits["cells"].is_object()) {
+        fail(".cells", "expected an object of matrices");
+        return faults;
+    }
+    for (const auto& [key, list] : edits["cells"].items()) {
+        const bool matrix = is_matrix_key(key), vector = is_vector_key(key);
+        if (!matrix && !vector) {
+            fail(".cells." + key, "unknown matrix");
+            continue;
+        }
+        const std::string form = matrix ? "[row, column, value]" : "[index, value]";
+        if (!list.is_array()) {
+            fail(".cells." + key, "expected a list of " + form);
+            continue;
+        }
+        size_t n = 0;
+        for (const json& cell : list) {
+            ++n;
+            const size_t width = matrix ? 3 : 2;
+            bool ok = cell.is_array() && cell.size() == width;
+            for (size_t i = 0; ok && i + 1 < width; ++i) ok = index_of(cell[i]).has_value();
+            if (ok) ok = number_of(cell[width - 1]).has_value();
+            if (!ok) {
+                fail(".cells." + key, "entry " + std::to_string(n) + ": expected " + form +
+                                          " (indices from 0, a float32 value or \"nan\", \"inf\", \"-inf\"), found " + dump_json(cell));
+                break;
+            }
+        }
+    }
+    return faults;
+}
+
+int edited_cell_count(const json& edits) {
+    int n = 0;
+    if (edits.is_object() && edits.contains("cells") && edits["cells"].is_object())
+        for (const auto& [key, list] : edits["cells"].items()) n += list.is_array() ? static_cast<int>(list.size()) : 0;
+    return n;
+}
+
+ScenarioLoad apply_scenario_edits(const Scenario& base, const json& edits, const std::string& where) {
+    ScenarioLoad out;
+    out.errors = scenario_edits_faults(edits, where);
+    if (!out.errors.empty()) return out;
+    const json settings = edits.contains("settings") ? edits["settings"] : json::object();
+    // The settings: the base's file keys, every number kept as cells taken out, patched, read.
+    Scenario rest = base;
+    for (const WeightField& f : kWeights) f.of(rest) = SharedMatrix();
+    for (const MatrixField& f : kMatrices) f.of(rest) = Matrix();
+    for (const VectorField& f : kVectors) f.of(rest) = Vector();
+    json file = scenario_to_json(rest);
+    file.merge_patch(settings);
+    ScenarioLoad read = scenario_from_json(file, where + ".settings'");
+    if (!read.scenario) {
+        out.errors = std::move(read.errors);
+        if (out.errors.empty()) out.errors.push_back(where + ".settings': not a valid scenario");
+        return out;
+    }
+    Scenario s = std::move(*read.scenario);
+    // The numbers: the base's (its weights shared), unless a setting replaced them whole.
+    Scenario numbers = base;
+    for (const WeightField& f : kWeights)
+        if (patched(settings, f.key) == nullptr) f.of(s) = f.of(numbers);
+    for (const MatrixField& f : kMatrices)
+        if (patched(settings, f.key) == nullptr) f.of(s) = std::move(f.of(numbers));
+    for (const VectorField& f : kVectors)
+        if (patched(settings, f.key) == nullptr) f.of(s) = std::move(f.of(numbers));
+    if (edits.contains("cells")) {
+        for (const auto& [key, list] : edits["cells"].items()) {
+            auto outside = [&](const json& cell, Eigen::Index rows, Eigen::Index cols) {
+                out.errors.push_back(where + ".cells." + key + "': cell " + dump_json(cell) + " is outside " + key + "'s " +
+                                     shape_text(rows, cols));
+            };
+            for (const WeightField& f : kWeights) {
+                if (key != f.key) continue;
+                SharedMatrix& w = f.of(s);
+                for (const json& cell : list)
+                    if (*index_of(cell[0]) >= w.rows() || *index_of(cell[1]) >= w.cols()) {
+                        outside(cell, w.rows(), w.cols());
+                        break;
+                    }
+                if (!out.errors.empty() || list.empty()) continue;
+                Matrix& values = w.edit();  // this scenario's own copy: the model's weights stay as they are
+                for (const json& cell : list) values(*index_of(cell[0]), *index_of(cell[1])) = *number_of(cell[2]);
+            }
+            for (const MatrixField& f : kMatrices) {
+                if (key != f.key) continue;
+                Matrix& m = f.of(s);
+                for (const json& cell : list) {
+                    if (*index_of(cell[0]) >= m.rows() || *index_of(cell[1]) >= m.cols()) {
+                        outside(cell, m.rows(), m.cols());
+                        break;
+                    }
+                    m(*index_of(cell[0]), *index_of(cell[1])) = *number_of(cell[2]);
+                }
+            }
+            for (const VectorField& f : kVectors) {
+                if (key != f.key) continue;
+                Vector& v = f.of(s);
+                for (const json& cell : list) {
+                    if (*index_of(cell[0]) >= v.size()) {
+                        outside(cell, 1, v.size());
+                        break;
+                    }
+                    v(*index_of(cell[0])) = *number_of(cell[1]);
+                }
+            }
+        }
+    }
+    if (!out.errors.empty()) return out;
+    out.scenario = std::move(s);
+    return out;
+}
+
+}  // namespace attn
