@@ -271,7 +271,10 @@ ScenarioLoad apply_scenario_edits(const Scenario& base, const json& edits, const
     for (const VectorField& f : kVectors)
         if (patched(settings, f.key) == nullptr) f.of(s) = std::move(f.of(numbers));
     if (edits.contains("cells")) {
-        for (const auto& [key, list] : edits["cells"].items()) {
+        for (const auto& item : edits["cells"].items()) {
+            // Named copies, not structured bindings: a lambda may not capture those before C++20.
+            const std::string key = item.key();
+            const json& list = item.value();
             auto outside = [&](const json& cell, Eigen::Index rows, Eigen::Index cols) {
                 out.errors.push_back(where + ".cells." + key + "': cell " + dump_json(cell) + " is outside " + key + "'s " +
                                      shape_text(rows, cols));
