@@ -179,6 +179,9 @@ namespace {
 void install_model(Context& state, ModelViewState& m, compute::ModelOpened opened) {
     settle(state, m);  // no job may still read the checkpoint it replaces
     if (m.compare.running_b.valid()) m.compare.running_b.get();  // B of the model it replaces: dropped
+    // The pipeline still showing a layer of the model being replaced: its weights, window and
+    // norms must not stay on screen under the new model's name (below).
+    const int replaced_layer = m.layer >= 0 && m.model && state.session.scenario.name == m.layer_name ? m.layer : -1;
     m.model = std::move(*opened.load.model);
     m.model_files = session_file::model_files(m.model->folder());
     m.open = true;
@@ -201,11 +204,18 @@ void install_model(Context& state, ModelViewState& m, compute::ModelOpened opene
     m.computed_sentence = opened.sentence;  // not retried every frame when it cannot run
     if (!opened.pass.ok) {
         for (const std::string& e : opened.pass.errors) add_notice(state, "The model cannot run this sentence: " + e, true);
+        if (replaced_layer >= 0) {  // no layer of the new model to show: the default preset, said
+            state.session.push(edits::ReplaceScenario{find_preset(default_preset_name())->scenario, true});
+            add_notice(state, "The pipeline showed layer " + std::to_string(replaced_layer + 1) +
+                                  " of the model replaced: it shows the default preset until a layer of this one opens", false);
+        }
         return;
     }
     m.pass = std::move(opened.pass);
     m.forward_ms = opened.milliseconds;
     ++m.revision;
+    // The same layer of the new model (its last, when it has fewer) takes the replaced one's place.
+    if (replaced_layer >= 0) show_layer(state, m, std::min(replaced_layer, m.model->shape().layers - 1), true);
 }
 
 // What open_model_folder read, shown: a folder that held one checkpoint inside it said, a

@@ -908,6 +908,42 @@ TEST_CASE("Model view: a Gemma 3 folder opens, its query heads grouped by their 
     std::filesystem::remove_all(folder);
 }
 
+TEST_CASE("Model view: opening another model with a layer in the pipeline shows that layer of the new model, never the old one's", "[model-view][families]") {
+    const std::string gemma = write_family_model("attnlab-gui-switch-gemma3", testing::families::gemma3_checkpoint(), "model.embed_tokens.weight", 16,
+                                                 "bytelevel-roberta-prefix-space.json", 402);
+    const std::string llama = write_family_model("attnlab-gui-switch-llama", testing::families::llama_checkpoint(), "model.embed_tokens.weight", 24,
+                                                 "bytelevel-roberta-prefix-space.json", 402);
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.window.model.state.sentence = "the cat sat on the mat";
+    REQUIRE(ui.open_model(gemma));
+    ui.frame(2);
+    ui.click(ui.centre("model.map.3.2"));  // Gemma 3's global layer 3: QK-norm, one K/V head, d_model 16
+    ui.frame(2);
+    REQUIRE(ui.window.shared.session.scenario.qk_norm);
+    // Llama has two layers: its last takes the place of Gemma's third, with its own weights and settings.
+    REQUIRE(ui.open_model(llama));
+    ui.frame(2);
+    ui.window.finish_work();
+    ui.frame(2);
+    const Scenario& s = ui.window.shared.session.scenario;
+    CHECK_THAT(s.name, Catch::Matchers::StartsWith("attnlab-gui-switch-llama layer 2"));
+    CHECK_FALSE(s.qk_norm);
+    CHECK(s.kv_heads == 2);
+    CHECK(s.d_model == 24);
+    CHECK(s.mask != MaskKind::SlidingWindow);
+    CHECK_THAT(ui.text("model.pipeline_sentence"), Catch::Matchers::StartsWith("Llama layer 2 of "));
+    const lm::ModelLoad alone = lm::load_model(llama);
+    REQUIRE(alone.model);
+    const ModelPass reference = lm::forward_text(*alone.model, "the cat sat on the mat");
+    REQUIRE(reference.ok);
+    const Trace& t = ui.window.shared.session.trace;
+    REQUIRE(t.ok);
+    CHECK(t.head[0].weights == reference.layers[1].head[0].weights);
+    std::filesystem::remove_all(gemma);
+    std::filesystem::remove_all(llama);
+}
+
 TEST_CASE("Model view: a BERT folder opens, every query seeing both sides, and each [MASK] gets its top 5", "[model-view][families]") {
     const std::string folder = write_family_model("attnlab-gui-bert", testing::families::bert_checkpoint(),
                                                   "bert.embeddings.word_embeddings.weight", 16, "wordpiece-bert-uncased.json", 253,
