@@ -365,10 +365,9 @@ TEST_CASE("WordPiece: max_input_chars_per_word is bounded, and a long word's sea
     model["max_input_chars_per_word"] = static_cast<long long>(kMaxWordPieceChars);
     const auto t = load(document(model, nullptr, {{"type", "WhitespaceSplit"}}));
     // A word of 1,000 letters: one piece each, every start trying at most 3 bytes (the longest
-    // entry), not the rest of the word; 1,001 letters: one [UNK] before any search.
-    const auto start = std::chrono::steady_clock::now();
+    // entry), not the rest of the word; 1,001 letters: one [UNK] before any search. (The
+    // 20,000-letter word that took minutes is now over the bound: refused above, or [UNK].)
     const std::vector<int> ids = t.encode(std::string(kMaxWordPieceChars, 'a'));
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));   // was cubic: minutes
     REQUIRE(ids.size() == kMaxWordPieceChars);
     CHECK(ids.front() == 1);
     CHECK(ids.back() == 2);
