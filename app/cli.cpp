@@ -96,7 +96,7 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        exit_code = app.exit(e, out, err) == 0 ? 0 : 2;  // --help: 0; every bad flag: 2, as the README says
+        exit_code = app.exit(e, out, err) == 0 ? 0 : 2;  // --help: 0; every bad flag: 2, as docs/command-line.md says
         return std::nullopt;
     }
     if (!check_train_options(app, o, err) || !check_model_options(app, o, err) || !check_download_option(app, o, err)) {

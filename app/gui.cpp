@@ -544,7 +544,7 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
         if (screenshot) {
             for (GLenum error = glGetError(); error != GL_NO_ERROR; error = glGetError()) {
                 std::fprintf(stderr, "attnlab: %s in frame %d\n", gl_error_name(error).c_str(), frame);
-                exit_code = 6;  // an OpenGL error: a code of its own (README)
+                exit_code = 6;  // an OpenGL error: a code of its own (docs/command-line.md)
             }
             if (exit_code != 0) break;
             if (frame + 1 >= screenshot_frames) {

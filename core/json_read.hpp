@@ -27,7 +27,7 @@ struct JsonLimits {
     std::size_t max_values = 1u << 22;   // every value counted: numbers, strings, arrays, objects
 };
 
-// The formats' limits, stated once (README, Reliability).
+// The formats' limits, stated once (docs/reliability.md).
 namespace json_limits {
 inline constexpr JsonLimits kScenario{"scenario", 16, 1u << 23};   // sessions and scenarios
 inline constexpr JsonLimits kLesson{"lesson", 16, 1u << 20};

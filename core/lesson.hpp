@@ -1,7 +1,7 @@
 #pragma once
 // Lessons: a preset (or a scenario), the toggles to set, and a sequence of steps, each
 // revealing one stage of the pipeline with a short explanation. Lessons are JSON files in
-// assets/lessons/; a teacher writes a new one without rebuilding. Format: README.md.
+// assets/lessons/; a teacher writes a new one without rebuilding. Format: docs/lessons.md.
 #include <optional>
 #include <string>
 #include <vector>

@@ -39,8 +39,8 @@ MaskRule mask_rule(const Scenario& scenario, int n_keys);
 
 // (n_q × n_k), true = visible.
 MaskMatrix mask_matrix(const MaskRule& rule, int n_queries);
-// The fully masked row rule (README): the rows with no visible key, whatever the fill
-// value. The trace lists them per head; −∞ gives them zero weights and a zero output, a
+// The fully masked row rule (docs/conventions.md): the rows with no visible key, whatever the
+// fill value. The trace lists them per head; −∞ gives them zero weights and a zero output, a
 // finite fill uniform weights.
 std::vector<int> fully_masked_rows(const MaskRule& rule, int n_queries);
 

@@ -11,10 +11,10 @@
 // "cells": every number of a weight, X, a bias or a norm's γ or β that differs from the base,
 // bit for bit, rows and columns counted from 0 (a vector's cells are [index, value]); values
 // are float32 written as JSON numbers, NaN and ±∞ as "nan", "inf", "-inf", as in a scenario
-// file. "settings": the rest of the scenario file's keys (README: Scenario file format) as a
-// JSON merge patch (RFC 7386) of the base's: a key set to its new value, a key removed set to
-// null, an object ("block", "rope") patched key by key. A matrix whose shape changed (the seed
-// changed: the weights seeded again) is a setting of its own, written whole.
+// file. "settings": the rest of the scenario file's keys (docs/file-formats.md: the scenario
+// file) as a JSON merge patch (RFC 7386) of the base's: a key set to its new value, a key
+// removed set to null, an object ("block", "rope") patched key by key. A matrix whose shape
+// changed (the seed changed: the weights seeded again) is a setting of its own, written whole.
 #include <string>
 #include <vector>
 

@@ -394,7 +394,7 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
         return result;
     }
     for (auto it = j.begin(); it != j.end(); ++it)
-        if (!known_keys().count(it.key())) r.fail("key '" + it.key() + "'", "unknown key (see the scenario format in README.md)");
+        if (!known_keys().count(it.key())) r.fail("key '" + it.key() + "'", "unknown key (see the scenario format in docs/file-formats.md)");
 
     Scenario s;
     if (j.contains("name") && j["name"].is_string()) s.name = j["name"].get<std::string>();

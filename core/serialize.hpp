@@ -1,5 +1,5 @@
 #pragma once
-// The scenario and trace files (JSON). The format is documented in README.md.
+// The scenario and trace files (JSON). The formats are documented in docs/file-formats.md.
 // Non-finite numbers are written as the strings "inf", "-inf" and "nan" (JSON has no
 // literal for them) and read back from the same strings.
 #include <cstdint>

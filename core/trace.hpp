@@ -51,7 +51,7 @@ struct HeadTrace {
     Matrix sink_weights;                 // (n_q × 1): the weight the sink took from each row
                                          // (sinks only): row i's weights sum to 1 − this
     Matrix output;                       // weights · V: (n_q × n_k)·(n_k × d_v) → (n_q × d_v)
-    std::vector<int> fully_masked_rows;  // rows with no visible key (see README: the rule)
+    std::vector<int> fully_masked_rows;  // rows with no visible key (see docs/conventions.md: the rule)
     bool softmax_overflow = false;       // the naive softmax produced inf or NaN
     PooledWeights pooled_weights;        // output-only runs: the weights at display size
     // Output-only CPU runs: each row's softmax max m_i and sum l_i (n_q), so the weights of

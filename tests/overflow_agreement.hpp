@@ -1,6 +1,6 @@
 #pragma once
-// What every backend guarantees about the naive softmax's overflow (core/softmax.hpp, the
-// README's conventions), checked between a reference trace (the CPU engine in full) and
+// What every backend guarantees about the naive softmax's overflow (core/softmax.hpp,
+// docs/conventions.md), checked between a reference trace (the CPU engine in full) and
 // another backend's run of the same scenario:
 //  - both flag the overflow on the same heads;
 //  - a row far from the float limit (naive_row_far_from_overflow: no term within reach of

@@ -19,7 +19,7 @@ struct EncodeError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// What a tokenizer.json may make a text cost (README, Reliability).
+// What a tokenizer.json may make a text cost (docs/reliability.md).
 // Normalizing makes at most kNormalizedGrowth times the text's bytes, plus kNormalizedSlack (a
 // Prepend's word). Real normalizers stay far below: NFKD's longest expansion is 18 characters
 // for one (about 11 times its bytes), Metaspace's "▁" 3 for 1. A Replace with an empty pattern

@@ -123,7 +123,7 @@ Edit random_edit(Random& r, const Scenario& s) {
 
 bool row_finite(const Matrix& m, Eigen::Index row) { return m.row(row).allFinite(); }
 
-// The documented invariants of a trace that ran (README: the fully masked row rule).
+// The documented invariants of a trace that ran (docs/conventions.md: the fully masked row rule).
 void check_consistent(const Session& session) {
     const Scenario& s = session.scenario;
     const Trace& t = session.trace;
