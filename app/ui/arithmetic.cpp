@@ -109,7 +109,7 @@ std::string projection_input(const Trace& t) {
 
 // [SECTION] Inputs: X, PE, W
 
-void explain_input(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
+void explain_input(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, const std::string& x_meaning, Explanation& e) {
     const bool source = w.entry->rows == Axis::Key;  // a source sentence's rows count the keys
     const std::vector<std::string>& tokens = source ? t.key_tokens : t.query_tokens;
     const Matrix& x = source ? t.source_x : t.x;
@@ -118,7 +118,8 @@ void explain_input(const Trace& t, const TraceSettings& s, const Where& w, int r
         e.heading = "X[" + ix(r) + "," + ix(c) + "]: token " + quoted(tokens, r) +
                     ", dimension " + ix(c);
         e.lines.push_back("= " + num(x(r, c)));
-        e.lines.push_back("the token's embedding: given, edited, or derived from its text (seeded N(0, 1), same word \xE2\x86\x92 same vector)");
+        e.lines.push_back(!x_meaning.empty() && !source ? x_meaning
+                          : "the token's embedding: given, edited, or derived from its text (seeded N(0, 1), same word \xE2\x86\x92 same vector)");
         e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
     } else if (w.entry->arithmetic == Arithmetic::Encoding) {
         e.heading = "PE[" + ix(r) + "," + ix(c) + "]: token " + ix(r) + " (position p = " + ix(r) + " in the formula), dimension " + ix(c);
@@ -603,7 +604,7 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
 
 // [SECTION] Dispatch
 
-Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int col) {
+Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int col, const std::string& x_meaning) {
     const TraceSettings& s = t.settings;  // what produced these numbers
     Explanation e;
     const Matrix* m = find_matrix(t, matrix);
@@ -618,7 +619,7 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::Plain: break;
         case A::Embedding:
         case A::Encoding:
-        case A::WithEncoding: explain_input(t, s, w, row, col, e); break;
+        case A::WithEncoding: explain_input(t, s, w, row, col, x_meaning, e); break;
         case A::Weight:
         case A::ValueWeight:
         case A::OutputWeight: explain_weight(t, w, row, col, e); break;

@@ -63,8 +63,12 @@ std::string fit_text(const ImFont* font, const std::string& text, float width) {
 // the right). ImGui has no rotated text, so the glyph quads are rotated in place.
 void text_rotated(ImDrawList* draw, const ImFont* font, ImVec2 pivot, ImU32 color, const std::string& text) {
     const float w = text_width(font, text), h = font->FontSize;
-    // The unrotated text lies in [pivot.x, pivot.x + w] × [pivot.y, pivot.y + h]; clip to
-    // that and to the rotated box so no glyph is culled before it is turned.
+    // The unrotated text lies in [pivot.x, pivot.x + w] × [pivot.y, pivot.y + h]: it is laid
+    // out under a clip rectangle holding that box, so no glyph is culled before it is turned.
+    // The turned glyphs are then cut by the clip rectangle in force (the card's label strip
+    // inside the window), never by that box: a card scrolled away keeps its labels out of the
+    // menu bar.
+    const ImVec4 outer = draw->_ClipRectStack.back();
     draw->PushClipRect(ImVec2(pivot.x, pivot.y - w), ImVec2(pivot.x + std::max(w, h), pivot.y + h), false);
     const int first = draw->VtxBuffer.Size;
     draw->AddText(font, font->FontSize, pivot, color, text.c_str());
@@ -73,6 +77,7 @@ void text_rotated(ImDrawList* draw, const ImFont* font, ImVec2 pivot, ImU32 colo
         const ImVec2 d(p.x - pivot.x, p.y - pivot.y);
         p = ImVec2(pivot.x + d.y, pivot.y - d.x);
     }
+    draw->CmdBuffer.back().ClipRect = outer;  // the command holding the turned glyphs
     draw->PopClipRect();
 }
 
@@ -145,13 +150,23 @@ CardText measure_text(const HeatmapSpec& spec, const UiFonts& fonts) {
     return text;
 }
 
+// The legend's bar is at least as wide as its two ends and its centre, written side by side
+// with room between them (a projector's large digits under a narrow map: "−0.50 0 0.50", never
+// "−0.500.50").
+float legend_min_width(const UiFonts& fonts) {
+    return std::max(90.0f * fonts.scale, 2.0f * text_width(fonts.mono_small, "\xE2\x88\x92" "0.00") + text_width(fonts.mono_small, "0") + 24.0f);
+}
+
 CardMetrics measure_card(const HeatmapSpec& spec, const CardText& text, float cell_w, float cell_h, const UiFonts& fonts) {
     CardMetrics m;
     m.cell_w = cell_w;
     m.cell_h = cell_h;
     const float line = fonts.ui->FontSize;
     const float small = fonts.mono_small->FontSize;
-    m.title_h = spec.compact ? fonts.small->FontSize + 3.0f : fonts.title->FontSize + small + 6.0f;
+    // A title or shape line may be wrapped by its caller ('\n', the stage view's narrow cards).
+    const auto lines = [](const std::string& text) { return static_cast<float>(1 + std::count(text.begin(), text.end(), '\n')); };
+    m.title_h = spec.compact ? lines(spec.title) * fonts.small->FontSize + 3.0f
+                             : lines(spec.title) * fonts.title->FontSize + lines(spec.shape) * small + 6.0f;
     m.label_w = text.row_labels + 6.0f;
     if (spec.col_axis == Axis::Dim) {
         m.header_h = small + 3.0f;
@@ -162,7 +177,7 @@ CardMetrics measure_card(const HeatmapSpec& spec, const CardText& text, float ce
     m.grid_w = static_cast<float>(spec.values->cols()) * cell_w;
     m.grid_h = static_cast<float>(spec.values->rows()) * cell_h;
     m.legend_h = 6.0f + 7.0f + small + 2.0f;
-    m.width = std::max({m.label_w + m.grid_w, text.title, m.label_w + 90.0f * fonts.scale});
+    m.width = std::max({m.label_w + m.grid_w, text.title, m.label_w + legend_min_width(fonts)});
     m.height = m.title_h + m.header_h + m.grid_h + m.legend_h;
     return m;
 }
@@ -291,34 +306,60 @@ Visible visible_cells(const HeatmapSpec& spec, const CardMetrics& m, const Heatm
     return vis;
 }
 
-// The font and decimals that fit every shown number in a cell, or nullptr: the most
-// decimals first (at least one: a weight of 0.04 written "0" would say something false),
-// then the largest font.
-const ImFont* number_font(const HeatmapSpec& spec, const Visible& vis, const CardContext& context, int& decimals) {
-    if (!context.view.numbers) return nullptr;
-    const ImFont* fonts[] = {context.fonts.mono_large, context.fonts.mono, context.fonts.mono_small};
+// A cell's number with `decimals`, the most the view allows being `most`. Fewer decimals
+// than `most` (to fit a narrow cell) never turn a number the view writes plainly into
+// scientific notation: 0.04 stays "0.04" where one decimal would give "4e−2".
+std::string cell_text(float value, int decimals, int most) {
+    std::string text = format_value(value, decimals);
+    if (decimals < most && text.find('e') != std::string::npos) {
+        std::string plain = format_value(value, most);
+        if (plain.find('e') == std::string::npos) return plain;
+    }
+    return text;
+}
+
+// The font, its size and the decimals that fit every shown number in a cell, or a null
+// font: the most decimals first (at least one: a weight of 0.04 written "0" would say
+// something false), then the largest font. When no font fits at its own size (a projector's
+// fonts in cells of a wide map), the smallest one drawn smaller, down to a size still read
+// from a room's back rows, before the numbers are left out.
+struct NumberFont {
+    const ImFont* font = nullptr;
+    float size = 0;
+};
+
+NumberFont number_font(const HeatmapSpec& spec, const Visible& vis, const CardContext& context, int& decimals) {
+    if (!context.view.numbers) return {};
     const ImFont* smallest = context.fonts.mono_small;
+    std::vector<NumberFont> sizes = {{context.fonts.mono_large, context.fonts.mono_large->FontSize},
+                                     {context.fonts.mono, context.fonts.mono->FontSize},
+                                     {smallest, smallest->FontSize}};
+    constexpr float kSmallestDrawnSmaller = 13.0f;  // pixels: still read from the back of a room
+    for (float factor : {0.8f, 0.65f})
+        if (smallest->FontSize * factor >= kSmallestDrawnSmaller) sizes.push_back({smallest, smallest->FontSize * factor});
+    const float least = sizes.back().size;
     // Not even "0.0" fits: skip formatting every cell (big maps with small cells).
-    if (smallest->FontSize + 2.0f > vis.ch || 3.0f * text_width(smallest, "0") + 6.0f > vis.cw) return nullptr;
+    if (least + 2.0f > vis.ch || 3.0f * text_width(smallest, "0") * (least / smallest->FontSize) + 6.0f > vis.cw) return {};
+    // A margin that grows with the cell: on a projector's large cells the numbers keep
+    // clear of the borders instead of filling them edge to edge.
+    const float margin = std::max(6.0f, 0.16f * vis.cw), margin_v = std::max(2.0f, 0.2f * vis.ch);
     for (int d = context.view.decimals; d >= std::min(1, context.view.decimals); --d) {
         int widest = 0;
         for (int r = vis.row0; r < vis.row1; ++r)
             for (int c = vis.col0; c < vis.col1; ++c) {
-                const bool masked = !is_visible(spec, r, c) && spec.show_masked_value;
-                widest = std::max(widest, code_points(format_value(masked ? spec.masked_value : (*spec.values)(r, c), d)));
+                const bool masked = !is_visible(spec, r, c);
+                if (masked && !spec.show_masked_value) continue;  // drawn without a number
+                widest = std::max(widest, code_points(cell_text(masked ? spec.masked_value : (*spec.values)(r, c), d, context.view.decimals)));
             }
-        // A margin that grows with the cell: on a projector's large cells the numbers keep
-        // clear of the borders instead of filling them edge to edge.
-        const float margin = std::max(6.0f, 0.16f * vis.cw), margin_v = std::max(2.0f, 0.2f * vis.ch);
-        for (const ImFont* font : fonts) {
-            if (font->FontSize + margin_v > vis.ch) continue;
-            if (static_cast<float>(widest) * text_width(font, "0") + margin <= vis.cw) {
+        for (const NumberFont& f : sizes) {
+            if (f.size + margin_v > vis.ch) continue;  // the largest size first
+            if (static_cast<float>(widest) * text_width(f.font, "0") * (f.size / f.font->FontSize) + margin <= vis.cw) {
                 decimals = d;
-                return font;
+                return f;
             }
         }
     }
-    return nullptr;
+    return {};
 }
 
 // Returns true when the cells' numbers were written.
@@ -342,7 +383,8 @@ bool draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vi
         draw->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture->id())), p0, p1);
     }
     int decimals = context.view.decimals;
-    const ImFont* font = number_font(spec, vis, context, decimals);
+    const NumberFont number = number_font(spec, vis, context, decimals);
+    const ImFont* font = number.font;
     const float hatch_step = std::clamp(std::min(vis.cw, vis.ch) / 4.0f, 3.0f, 9.0f);
     const int row_end = textured && font == nullptr ? vis.row0 : vis.row1;  // the texture has drawn everything
     for (int r = vis.row0; r < row_end; ++r)
@@ -357,12 +399,12 @@ bool draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vi
                 draw->AddRectFilled(p0, p1, pack(background));
                 if (masked) hatch(draw, p0, vis.cw, vis.ch, pack(kMaskedHatch), hatch_step, std::max(1.0f, std::min(vis.cw, vis.ch) / 24.0f));
             }
-            if (font == nullptr) continue;
-            const std::string text = format_value(masked && spec.show_masked_value ? spec.masked_value : value, decimals);
-            const ImVec2 size = font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, text.c_str());
+            if (font == nullptr || (masked && !spec.show_masked_value)) continue;  // the hatching says it: no "0.00" over it
+            const std::string text = cell_text(masked ? spec.masked_value : value, decimals, context.view.decimals);
+            const ImVec2 size = font->CalcTextSizeA(number.size, FLT_MAX, 0.0f, text.c_str());
             const ImU32 ink = masked ? IM_COL32(20, 20, 20, 255)
                               : text_should_be_dark(background) ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
-            draw->AddText(font, font->FontSize, ImVec2(p0.x + (vis.cw - size.x) * 0.5f, p0.y + (vis.ch - size.y) * 0.5f),
+            draw->AddText(font, number.size, ImVec2(p0.x + (vis.cw - size.x) * 0.5f, p0.y + (vis.ch - size.y) * 0.5f),
                           ink, text.c_str());
         }
     // Thin separators keep neighbouring cells of equal colour apart while they are big.
@@ -513,7 +555,14 @@ std::pair<int, int> draw_labels(const HeatmapSpec& spec, const CardMetrics& m, c
 
 void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, const UiFonts& fonts, ImVec2 grid0, bool non_finite) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const float width = std::max(m.grid_w, 90.0f * fonts.scale);
+    const ImFont* font = fonts.mono_small;
+    std::string lo = spec.pooled != nullptr ? "log: " + format_value(limit * std::pow(10.0f, -kPooledDecades), 6)
+                     : spec.scale == ColorScale::Weights ? "0" : format_value(-limit, 2);
+    std::string hi = spec.pooled != nullptr ? format_value(limit, 4) + " (largest)"
+                     : spec.scale == ColorScale::Weights ? "1" : format_value(limit, 2);
+    // Wide enough for both ends apart (numbers of more digits than legend_min_width allows for).
+    const float ends = spec.pooled != nullptr ? 0.0f : text_width(font, lo) + text_width(font, hi) + 12.0f;
+    const float width = std::max({m.grid_w, legend_min_width(fonts), ends});
     const ImVec2 p0(grid0.x, grid0.y + m.grid_h + 6.0f);
     const int segments = 24;
     for (int i = 0; i < segments; ++i) {
@@ -524,12 +573,7 @@ void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, con
         draw->AddRectFilledMultiColor(ImVec2(p0.x + a * width, p0.y), ImVec2(p0.x + b * width, p0.y + 7.0f), color_at(a),
                                       color_at(b), color_at(b), color_at(a));
     }
-    const ImFont* font = fonts.mono_small;
     const float y = p0.y + 8.0f;
-    std::string lo = spec.pooled != nullptr ? "log: " + format_value(limit * std::pow(10.0f, -kPooledDecades), 6)
-                     : spec.scale == ColorScale::Weights ? "0" : format_value(-limit, 2);
-    std::string hi = spec.pooled != nullptr ? format_value(limit, 4) + " (largest)"
-                     : spec.scale == ColorScale::Weights ? "1" : format_value(limit, 2);
     if (spec.pooled != nullptr && text_width(font, lo) + text_width(font, hi) + 8.0f > width) {
         // A narrow map: the same two ends, in three significant digits, the scale still named.
         char low[32], high[32];
@@ -541,7 +585,8 @@ void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, con
     draw->AddText(font, font->FontSize, ImVec2(p0.x, y), kDimText, lo.c_str());
     draw->AddText(font, font->FontSize, ImVec2(p0.x + width - text_width(font, hi), y), kDimText, hi.c_str());
     const bool masked_swatch = spec.mask != nullptr && !spec.mask->all() && width >= text_width(font, lo + hi + " masked ") + 30.0f;
-    const std::string mid = spec.scale == ColorScale::Weights || masked_swatch || non_finite ? "" : "0";
+    const bool room_for_mid = text_width(font, lo) + text_width(font, hi) + 2.0f * text_width(font, "0") + 16.0f <= width;
+    const std::string mid = spec.scale == ColorScale::Weights || masked_swatch || non_finite || !room_for_mid ? "" : "0";
     if (!mid.empty()) draw->AddText(font, font->FontSize, ImVec2(p0.x + (width - text_width(font, mid)) * 0.5f, y), kDimText, mid.c_str());
     if (masked_swatch) {
         const float sx = p0.x + text_width(font, lo) + 8.0f, s = font->FontSize - 2.0f;
@@ -695,7 +740,9 @@ void tooltip(const HeatmapSpec& spec, CardContext& context, int row, int col) {
         e.lines.push_back("B = " + format_value((*spec.diff_b)(row, col), 6));
         e.lines.push_back("A = " + format_value((*spec.diff_a)(row, col), 6));
     } else {
-        e = explain_cell(spec.trace != nullptr ? *spec.trace : context.trace, matrix, row, col);
+        // X's meaning belongs to the session's scenario, not to a trace a card brings of its own.
+        e = explain_cell(spec.trace != nullptr ? *spec.trace : context.trace, matrix, row, col,
+                         spec.trace != nullptr ? std::string() : context.view.x_meaning);
     }
     ImGui::BeginTooltip();
     ImGui::PushFont(context.fonts.ui);
@@ -768,7 +815,8 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, CardContext& conte
         draw->AddText(fonts.small, fonts.small->FontSize, origin, IM_COL32(220, 220, 228, 255), spec.title.c_str());
     } else {
         draw->AddText(fonts.title, fonts.title->FontSize, origin, IM_COL32(240, 240, 245, 255), spec.title.c_str());
-        draw->AddText(fonts.mono_small, fonts.mono_small->FontSize, ImVec2(origin.x, origin.y + fonts.title->FontSize + 2.0f),
+        const float title_lines = static_cast<float>(1 + std::count(spec.title.begin(), spec.title.end(), '\n'));
+        draw->AddText(fonts.mono_small, fonts.mono_small->FontSize, ImVec2(origin.x, origin.y + title_lines * fonts.title->FontSize + 2.0f),
                       kDimText, spec.shape.c_str());
     }
     const ImVec2 badge = draw_non_finite_badge(spec, m, context, origin);

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpt2/compare.hpp"
@@ -75,6 +76,7 @@ struct ModelViewState {
     // to it recompute the layers after it; `applied` is the scenario that layer's trace in
     // `pass` was computed from, `seen_revision` the session revision last compared.
     int layer = -1, head = 0;
+    std::pair<int, int> sidebar_pick{1, 1};   // the side bar's layer and head to open, from 1
     std::string layer_name;                   // the opened scenario's name: leaving it detaches
     // The layer as the model made it when it was opened (its heads ablated): a session keeps
     // the session's scenario as the differences from it (session_file.hpp), not its weights.

@@ -50,6 +50,7 @@ void show_step(Context& state, LessonState& ls) {
     // A step with "train" trains here, on the UI thread: a second at most (the loader bounds it).
     Scenario scenario = scenario_at_step(lesson, ls.step);
     state.session.push(edits::ReplaceScenario{std::move(scenario), true});  // navigation: not undone
+    show_pane(state.view, Pane::Pipeline);  // the step's text is about the pipeline: never above another tab
     if (const auto& training = lesson.steps[static_cast<size_t>(ls.step)].train) {
         state.view.all_heads = false;
         state.view.shown_head = training->head - 1;  // the head whose pattern the text explains
@@ -140,6 +141,7 @@ using glyph::kTimes;
 
 struct StageCard {
     HeatmapSpec spec;
+    std::string title, shape;  // whole, before place() wraps them to the card's width
     CardText text;
     CardMetrics metrics;
     bool result = false;  // the stage's own matrix (highlighted); the others are its inputs
@@ -265,18 +267,47 @@ struct Placement {
     ImVec2 size;
 };
 
-// Cards left to right, wrapping onto more rows; the largest cell size that fits `avail`.
-Placement place(std::vector<StageCard>& cards, const UiFonts& fonts, ImVec2 avail, float largest, float gap) {
-    for (StageCard& card : cards) card.text = measure_text(card.spec, fonts);
+// `text` broken at spaces into lines of at most `width` pixels (a word longer than that keeps
+// its line).
+std::string wrap_words(const ImFont* font, const std::string& text, float width) {
+    const auto text_width = [font](const std::string& t) { return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, t.c_str()).x; };
+    std::string out, line;
+    size_t at = 0;
+    while (at <= text.size()) {
+        size_t end = text.find(' ', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string word = text.substr(at, end - at);
+        const std::string longer = line.empty() ? word : line + " " + word;
+        if (!line.empty() && text_width(longer) > width) {
+            out += line + "\n";
+            line = word;
+        } else {
+            line = longer;
+        }
+        at = end + 1;
+    }
+    return out + line;
+}
+
+// Cards left to right, wrapping onto more rows, with the largest cell that fits `avail`; the
+// stage's inputs take `input_share` of it. Titles wrap to their card's width, so a long title
+// does not leave a small map inside a wide frame.
+Placement place_with(std::vector<StageCard>& cards, const UiFonts& fonts, ImVec2 avail, float largest, float gap, float input_share) {
+    const bool has_result = std::any_of(cards.begin(), cards.end(), [](const StageCard& c) { return c.result; });
+    const float min_title_w = 6.0f * fonts.title->FontSize;
     Placement p;
     for (float cell = largest; cell >= 4.0f; cell -= cell > 16.0f ? 2.0f : 1.0f) {
         p.at.clear();
         float x = 0, y = 0, row_h = 0, width = 0;
         for (StageCard& card : cards) {
             const float rows = static_cast<float>(card.spec.values->rows()), cols = static_cast<float>(card.spec.values->cols());
-            const float cell_w = std::max(1.0f, cell * std::min(1.0f, 16.0f / cols));
-            const float cell_h = std::max(1.0f, cell * std::min(1.0f, 16.0f / rows));
-            card.metrics = measure_card(card.spec, card.text, cell_w, cell_h, fonts);
+            const float own = has_result && !card.result ? cell * input_share : cell;
+            const float cell_w = std::max(1.0f, own * std::min(1.0f, 16.0f / cols));
+            const float cell_h = std::max(1.0f, own * std::min(1.0f, 16.0f / rows));
+            const float wrap = std::max(card.text.row_labels + 6.0f + cols * cell_w, min_title_w);
+            card.spec.title = wrap_words(fonts.title, card.title, wrap);
+            card.spec.shape = wrap_words(fonts.mono_small, card.shape, wrap);
+            card.metrics = measure_card(card.spec, measure_text(card.spec, fonts), cell_w, cell_h, fonts);
             if (x > 0 && x + card.metrics.width > avail.x) {
                 x = 0;
                 y += row_h + gap;
@@ -292,6 +323,26 @@ Placement place(std::vector<StageCard>& cards, const UiFonts& fonts, ImVec2 avai
         if (p.size.x <= avail.x && p.size.y <= avail.y) return p;
     }
     return p;  // the smallest size: the child scrolls
+}
+
+// The placement whose result (the step being taught) has the largest cells: its inputs at
+// three quarters of its cell, or smaller where that lets the result grow (many inputs, as the
+// projections' X and three W beside Q, K and V), so the step fills the screen.
+Placement place(std::vector<StageCard>& cards, const UiFonts& fonts, ImVec2 avail, float largest, float gap) {
+    for (StageCard& card : cards) {
+        card.title = card.spec.title;
+        card.shape = card.spec.shape;
+        card.text = measure_text(card.spec, fonts);
+    }
+    float best_share = 0.75f, best_cell = -1.0f;
+    for (float share : {0.75f, 0.6f, 0.45f}) {
+        const Placement p = place_with(cards, fonts, avail, largest, gap, share);
+        if (p.cell > best_cell * 1.1f) {  // a smaller share only for a clearly larger result
+            best_cell = p.cell;
+            best_share = share;
+        }
+    }
+    return place_with(cards, fonts, avail, largest, gap, best_share);
 }
 
 // Thicker grid lines over a drawn card (presenter mode: visible from the back of a room).
@@ -324,7 +375,7 @@ void draw_stage_view(Context& state, LessonState& lesson, HeatmapTextures& textu
     }
     const bool presenter = state.presenter;
     const float scale = state.fonts.scale;
-    const float gap = (presenter ? 48.0f : 34.0f) * scale;
+    const float gap = (presenter ? 40.0f : 34.0f) * scale;
     const ImVec2 avail(ImGui::GetContentRegionAvail().x - 14.0f * scale, ImGui::GetContentRegionAvail().y - 14.0f * scale);
     const Placement p = place(cards, state.fonts, avail, (presenter ? 110.0f : 80.0f) * scale, gap);
     const ImVec2 origin(ImGui::GetCursorScreenPos().x + 6.0f * scale, ImGui::GetCursorScreenPos().y + 6.0f * scale);  // room for the frame

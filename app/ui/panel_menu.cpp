@@ -32,9 +32,22 @@ void add_notice(Context& state, std::string text, bool error, std::string attemp
     if (notices.size() > 50) notices.erase(notices.begin());
 }
 
+namespace {
+
+// The notices the status area shows: the last few. In presenter mode only errors: a
+// projector shows the step being taught, not "Opened the … model".
+std::vector<const Notice*> shown_notices(const Context& state) {
+    std::vector<const Notice*> shown;
+    for (auto it = state.notices.rbegin(); it != state.notices.rend() && shown.size() < kNoticesShown; ++it)
+        if (it->error || !state.presenter) shown.insert(shown.begin(), &*it);
+    return shown;
+}
+
+}  // namespace
+
 int notice_lines(const Context& state, const LessonState& lesson) {
     const size_t lesson_errors = lesson.load_errors.size();
-    return static_cast<int>(std::min(state.notices.size(), kNoticesShown) + std::min<size_t>(lesson_errors, 3));
+    return static_cast<int>(shown_notices(state).size() + std::min<size_t>(lesson_errors, 3));
 }
 
 void draw_notices(const Context& state, const LessonState& lesson) {
@@ -43,11 +56,9 @@ void draw_notices(const Context& state, const LessonState& lesson) {
         ImGui::TextWrapped("Lesson not loaded: %s", error.c_str());
         ImGui::PopStyleColor();
     }
-    const std::vector<Notice>& notices = state.notices;
-    const size_t first = notices.size() > kNoticesShown ? notices.size() - kNoticesShown : 0;
-    for (size_t i = first; i < notices.size(); ++i) {
-        ImGui::PushStyleColor(ImGuiCol_Text, notices[i].error ? IM_COL32(255, 110, 100, 255) : IM_COL32(150, 220, 150, 255));
-        ImGui::TextWrapped("%s", notices[i].text.c_str());
+    for (const Notice* notice : shown_notices(state)) {
+        ImGui::PushStyleColor(ImGuiCol_Text, notice->error ? IM_COL32(255, 110, 100, 255) : IM_COL32(150, 220, 150, 255));
+        ImGui::TextWrapped("%s", notice->text.c_str());
         ImGui::PopStyleColor();
     }
 }

@@ -444,12 +444,27 @@ namespace {
 
 // While an edit's recompute runs, the maps and the prediction are the model before it: said
 // in the warning colour wherever they are shown, never left to pass for the edited model's.
+// Its lines are kept whether a job runs or not, so the line coming and going never moves the
+// maps under the pointer: the room of the longest such text, wrapped at this width.
 void draw_recompute_under_way(Context& state, const ModelViewState& m) {
-    if (!m.jobs || !m.jobs->busy()) return;
-    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 60, 255));
-    ImGui::TextWrapped("%s", m.job_text.c_str());
-    ImGui::PopStyleColor();
-    record_item(state, "model.recomputing", m.job_text);
+    static const char* const kLongest[] = {
+        "Running the sentence again on the unedited model: the maps and the next token below are not its until it ends.",
+        "Recomputing layers 100\xE2\x80\x93" "100 with the heads ablated: the maps and the next token below are the model before it until it ends.",
+    };
+    const float wrap = ImGui::GetContentRegionAvail().x;
+    float room = 0.0f;
+    for (const char* text : kLongest) room = std::max(room, ImGui::CalcTextSize(text, nullptr, false, wrap).y);
+    const bool busy = m.jobs && m.jobs->busy();
+    if (busy) room = std::max(room, ImGui::CalcTextSize(m.job_text.c_str(), nullptr, false, wrap).y);
+    const ImVec2 start = ImGui::GetCursorScreenPos();
+    if (busy) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 200, 60, 255));
+        ImGui::TextWrapped("%s", m.job_text.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "model.recomputing", m.job_text);
+    }
+    ImGui::SetCursorScreenPos(start);
+    ImGui::Dummy(ImVec2(1.0f, room));
 }
 
 }  // namespace
@@ -476,6 +491,68 @@ std::string layer_input_text(const lm::Model& model, int layer) {
 }
 
 }  // namespace
+
+// The side bar while the model view is in front: the model's own controls (its sentence, the
+// layer and head to open in the pipeline, the heads ablated), not the preset's.
+void draw_model_sidebar(Context& state, ModelViewState& m) {
+    ImGui::PushFont(state.fonts.title);
+    ImGui::TextUnformatted("Model");
+    ImGui::PopFont();
+    ImGui::Separator();
+    const lm::Shape& shape = m.model->shape();
+    ImGui::TextWrapped("%s, %d layers \xC3\x97 %d heads", m.model->family().c_str(), shape.layers, shape.heads);
+    ImGui::TextDisabled("%s", m.model->folder().c_str());
+    record_item(state, "sidebar.model", m.model->family());
+    ImGui::Separator();
+    ImGui::TextUnformatted("Sentence (Enter runs it)");
+    ImGui::SetNextItemWidth(-1.0f);
+    input_line("##sidebar.model.sentence", m.sentence);
+    ImGui::TextDisabled("%zu tokens", m.pass.tokens.size());
+    ImGui::Separator();
+    // The layer and head the pipeline shows every step of: a map click in the grid does the same.
+    int& layer = m.sidebar_pick.first;
+    int& head = m.sidebar_pick.second;
+    if (m.layer >= 0) {
+        ImGui::Text("In the pipeline: layer %d, head %d", m.layer + 1, m.head + 1);
+        record_item(state, "sidebar.model.layer", std::to_string(m.layer + 1) + "," + std::to_string(m.head + 1));
+    }
+    layer = std::clamp(layer, 1, std::max(1, shape.layers));
+    head = std::clamp(head, 1, std::max(1, shape.heads));
+    ImGui::SetNextItemWidth(-1.0f);
+    ImGui::SliderInt("##sidebar.model.layer", &layer, 1, std::max(1, shape.layers), "layer %d");
+    ImGui::SetNextItemWidth(-1.0f);
+    ImGui::SliderInt("##sidebar.model.head", &head, 1, std::max(1, shape.heads), "head %d");
+    if (ImGui::Button("Open in the pipeline") && m.pass.ok) open_model_layer(state, m, layer - 1, head - 1);
+    ImGui::Separator();
+    const size_t ablated = m.pass.ablated.size();
+    ImGui::Text("%zu head%s ablated", ablated, ablated == 1 ? "" : "s");
+    if (ablated > 0 && ImGui::SmallButton("restore all heads")) m.restore_all_heads = true;
+    ImGui::Separator();
+    ImGui::TextDisabled("The preset's controls come back with the Pipeline tab.");
+}
+
+// In place of the token bar while the model view is in front: the model and its sentence.
+void draw_model_bar(Context& state, const ModelViewState& m) {
+    const std::string text = "Model view: " + m.model->family() + " on \"" + m.computed_sentence + "\" (" +
+                             std::to_string(m.pass.tokens.size()) + " tokens)" +
+                             (m.layer >= 0 ? "; layer " + std::to_string(m.layer + 1) + ", head " + std::to_string(m.head + 1) +
+                                                 " open in the pipeline"
+                                           : "");
+    ImGui::AlignTextToFramePadding();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(text.c_str());
+    ImGui::PopTextWrapPos();
+    record_item(state, "model.bar", text);
+}
+
+std::string model_layer_input(const ModelViewState& m) {
+    if (m.layer < 0 || !m.model) return {};
+    if (m.layer > 0)
+        return "the residual stream entering layer " + std::to_string(m.layer + 1) + " of the model: layer " +
+               std::to_string(m.layer) + "'s output, not an embedding";
+    const std::string text = layer_input_text(*m.model, 0);
+    return text.substr(0, text.find(';'));  // what X is, without what attention reads of it
+}
 
 void draw_model_sentence(Context& state, ModelViewState& m) {
     const std::string text = m.model->family() + " layer " + std::to_string(m.layer + 1) + " of " + m.model->folder() + " on \"" +

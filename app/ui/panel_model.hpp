@@ -41,6 +41,12 @@ void offer_model(Context& state, ModelViewState& model, Offers& offers);  // Vie
 // In place of the token bar while a model's layer is in the pipeline: which layer, the
 // sentence, and where to change it.
 void draw_model_sentence(Context& state, ModelViewState& model);
+// While the model view is in front: the side bar's model controls (sentence, layer and head
+// to open, heads ablated) and, in place of the token bar, the model and its sentence.
+void draw_model_sidebar(Context& state, ModelViewState& model);
+void draw_model_bar(Context& state, const ModelViewState& model);
+// What X of the model's layer in the pipeline is, for its cells' tooltips; empty: none open.
+std::string model_layer_input(const ModelViewState& model);
 // The open checkpoint for a session file (its folder made absolute), and the checkpoint from
 // one: opened again from its folder (a folder that is gone: a notice, nothing else changes),
 // the layer `scenario_name` opened reattached so that its edits recompute the layers after it.

@@ -222,7 +222,10 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
     if (ImGui::RadioButton("two heads", c.mode == CompareMode::Heads)) c.mode = CompareMode::Heads;
     record_item(state, "model.compare.mode.heads", c.mode == CompareMode::Heads ? "on" : "off");
     ImGui::SameLine();
-    if (ImGui::RadioButton("two models", models)) c.mode = CompareMode::Models;
+    if (ImGui::RadioButton("two models", models) && !models) {
+        c.mode = CompareMode::Models;
+        c.head_b = c.head_a;  // the same head of the other model, to begin with
+    }
     record_item(state, "model.compare.mode.models", models ? "on" : "off");
     ImGui::SameLine();
     ImGui::TextDisabled(sentences ? "one head, A on the sentence above, B on this one:"
@@ -320,7 +323,8 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         else
             text = "The tokenizations differ: A has " + std::to_string(m.pass.tokens.size()) + " tokens, B " + std::to_string(pass_b.tokens.size()) +
                    " (" + m.model->family() + " and " + c.model_b->family() + " tokenise the sentence their own way)" +
-                   (r.has_difference ? ": B \xE2\x88\x92 A compares positions, which hold other tokens where marked a | b." : ".");
+                   (r.has_difference ? ": B \xE2\x88\x92 A compares positions, which hold other tokens where marked a | b."
+                                     : ", so there is no B \xE2\x88\x92 A: it needs as many tokens in both.");
         ImGui::PushStyleColor(ImGuiCol_Text, m.pass.tokens == pass_b.tokens ? IM_COL32(150, 220, 150, 255) : IM_COL32(255, 170, 90, 255));
         ImGui::TextWrapped("%s", text.c_str());
         ImGui::PopStyleColor();
@@ -347,10 +351,13 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
                                r.differing_tokens, r.tokens.size());
             ImGui::PopStyleColor();
         }
-    } else {
+    } else if (!models || m.pass.tokens == pass_b.tokens) {  // two models: the tokenizations line said it once
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 170, 90, 255));
         ImGui::TextWrapped("%s", r.message.c_str());
         ImGui::PopStyleColor();
+        record_item(state, "model.compare.message", r.message);
+        record_item(state, "model.compare.max", "none");
+    } else {
         record_item(state, "model.compare.message", r.message);
         record_item(state, "model.compare.max", "none");
     }

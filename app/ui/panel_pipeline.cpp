@@ -625,8 +625,13 @@ void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextu
     builder.build();
     std::vector<Column>& columns = builder.columns;
     std::optional<attn::Column> asked = draw_stage_strip(state, columns, pipeline_layout);
-    if (!asked && state.view.jump_to) asked = state.view.jump_to;
-    state.view.jump_to.reset();
+    // A jump asked with a new scenario (a model's layer opened at its weights) waits for that
+    // scenario's trace: taken on the trace still shown, it would scroll the old layout.
+    const edits::Session& session = state.session;
+    if (state.view.jump_to && session.pending.empty() && (!session.dirty || !session.errors.empty())) {
+        if (!asked && session.errors.empty()) asked = state.view.jump_to;
+        state.view.jump_to.reset();
+    }
 
     ImGui::BeginChild("pipeline.cards", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     const ImVec2 avail(ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize * 0.5f,

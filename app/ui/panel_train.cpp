@@ -728,6 +728,14 @@ void after_train_drawn(Context& state, TrainPanelState& p) {
 
 bool trained_layer_open(const TrainPanelState& p) { return p.opened.layer >= 0; }
 
+std::string trained_layer_input(const TrainPanelState& p) {
+    const int layer = p.opened.layer;
+    if (layer < 0) return {};
+    if (layer == 0) return "X = E[tokens] (+ positions): the trained model's embeddings";
+    return "the residual stream entering layer " + std::to_string(layer + 1) + " of the trained model: layer " +
+           std::to_string(layer) + "'s output";
+}
+
 void update_trained_layer(Context& state, TrainPanelState& p) {
     TrainedLayerState& o = p.opened;
     const edits::Session& session = state.session;

@@ -31,6 +31,8 @@ void update_trained_layer(Context& state, TrainPanelState& panel);
 // (its content tokens editable), the truth and the predictions.
 void draw_trained_probe(Context& state, TrainPanelState& panel);
 bool trained_layer_open(const TrainPanelState& panel);
+// What X of the trained layer in the pipeline is, for its cells' tooltips; empty: none open.
+std::string trained_layer_input(const TrainPanelState& panel);
 // Layer `layer` (from 0) of the weights shown (the timeline's step, the ablation) on the probe
 // becomes the session's scenario, head `head` shown (−1: the head last looked at in the
 // panel, else the one whose weights are most concentrated — the head that learned a

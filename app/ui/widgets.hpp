@@ -64,6 +64,10 @@ struct ViewOptions {
     bool numbers = true;      // write values in cells that fit them
     int decimals = 2;
     bool show_identity_stages = false;  // draw "masked" even when no mask changes it
+    // What X of the session's scenario is when a view made it from a model ("the residual
+    // stream entering layer 3 …"), for its cells' tooltips; empty: the scenario's own
+    // embeddings (given, edited, or derived from the tokens' text). Set by the window each frame.
+    std::string x_meaning;
     // A request: the pipeline scrolls to this step next frame (a head opened at its weights).
     std::optional<attn::Column> jump_to;
 };

@@ -159,15 +159,21 @@ void Window::draw_frame(HeatmapTextures& textures) {
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const float status_h =
         line * static_cast<float>(1 + std::min<size_t>(messages, 4) + static_cast<size_t>(notice_lines(shared, lesson.state))) + 8.0f;
+    // The model view in front (its tab, last frame): the side bar and the bar above the tabs
+    // are the model's, not the preset's.
+    const bool model_in_front = shared.view.pane == Pane::Model && model.state.open && model.state.model.has_value();
     if (!presenter) {
         ImGui::BeginChild("controls", ImVec2(290.0f * scale, 0), true);
-        draw_controls(shared);
+        if (model_in_front) draw_model_sidebar(shared, model.state);
+        else draw_controls(shared);
         ImGui::EndChild();
         ImGui::SameLine();
     }
     ImGui::BeginGroup();
+    shared.view.x_meaning = model.state.layer >= 0 ? model_layer_input(model.state) : trained_layer_input(train.state);
     if (!presenter) {
-        if (model.state.layer >= 0) draw_model_sentence(shared, model.state);  // the model's sentence is edited in the model view
+        if (model_in_front) draw_model_bar(shared, model.state);
+        else if (model.state.layer >= 0) draw_model_sentence(shared, model.state);  // the model's sentence is edited in the model view
         else if (trained_layer_open(train.state)) draw_trained_probe(shared, train.state);
         else tokens.draw(shared);
         ImGui::Separator();
