@@ -43,6 +43,9 @@ struct ViewChoices {
     std::string lesson;   // lesson file name (e.g. "03-masks.json"), empty in free mode
     int step = 0;         // the lesson step shown
     std::string pane = "pipeline";  // the main area's tab: "pipeline", "model" or "train"
+    // The pipeline's step at the view's top-left, as its strip names it ("softmax"): the
+    // session reopens scrolled there. Empty: at the pipeline's start.
+    std::string pipeline_step;
 };
 
 // One file of a model's folder as it was when the model was opened: the model is known again

@@ -61,6 +61,7 @@ std::string norm_symbol(const Trace& t, const char* subscript) {
 }
 // Its formula, as a norm card's shape line writes it.
 std::string norm_formula(const Trace& t) {
+    if (!t.settings.block.layer_norm) return "no norm: each row as it is";  // a block built without one (a trained layer)
     const std::string gamma = "\xCE\xB3";
     if (t.settings.block.norm_kind == NormKind::RMSNorm)
         return "x/" + std::string(kSqrt) + "(mean(x\xC2\xB2) + \xCE\xB5)" + kDot + (t.settings.block.gamma_plus_one ? "(1 + " + gamma + ")" : gamma);
@@ -609,6 +610,12 @@ std::optional<MatrixRef> parse_matrix_name(const std::string& name) {
 std::string matrix_name(const MatrixRef& ref) {
     if (ref.entry == nullptr) return {};
     return ref.entry->per_head ? "head" + std::to_string(ref.head) + "." + ref.entry->key : ref.entry->key;
+}
+
+std::optional<Column> column_named(const std::string& label) {
+    for (int c = static_cast<int>(Column::Inputs); c <= static_cast<int>(Column::BlockOutput); ++c)
+        if (label == column_label(static_cast<Column>(c))) return static_cast<Column>(c);
+    return std::nullopt;
 }
 
 const char* column_label(Column column) {

@@ -90,6 +90,8 @@ const SharedMatrix* weight_of(const Trace& trace, const MatrixEntry& entry);
 const std::vector<MatrixEntry>& matrix_registry();
 // A pipeline column as the stage strip names it for users: "Q K V", "Q·Kᵀ", "feed-forward".
 const char* column_label(Column column);
+// The column a label names, as column_label writes it; nullopt for any other text.
+std::optional<Column> column_named(const std::string& label);
 
 // A matrix named in a trace: its entry and head (−1 for whole-trace matrices).
 struct MatrixRef {

@@ -6,6 +6,7 @@
 // a screenshot's layout read those). A view draws from this and its own state, never another
 // view's.
 #include <functional>
+#include <future>
 #include <map>
 #include <string>
 #include <variant>
@@ -43,6 +44,13 @@ struct ComputeState {
     compute::Region region_draft;     // the region typed, applied with "zoom"
     int draft_queries = 0, draft_keys = 0;  // the sequence the draft was made for: another one resets it
     double cpu_gflops = 0.0;          // the CPU engine's measured speed, read when a zoom is first estimated
+    // The generated sequence's run as "generate" would start it (its options, the mask and
+    // the rest on screen), timed at a small length off the window's thread: milliseconds per
+    // token² for the estimate said before a long run. `key`: the settings it was timed for.
+    struct RunTiming {
+        std::string key;
+        std::shared_future<double> ms_per_token2;
+    } generate_timing;
 };
 
 // Which matrices of the shown trace hold NaN or ±∞, and where they come from: computed

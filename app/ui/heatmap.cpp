@@ -306,9 +306,8 @@ Visible visible_cells(const HeatmapSpec& spec, const CardMetrics& m, const Heatm
     return vis;
 }
 
-// A cell's number with `decimals`, the most the view allows being `most`. Fewer decimals
-// than `most` (to fit a narrow cell) never turn a number the view writes plainly into
-// scientific notation: 0.04 stays "0.04" where one decimal would give "4e−2".
+}  // namespace
+
 std::string cell_text(float value, int decimals, int most) {
     std::string text = format_value(value, decimals);
     if (decimals < most && text.find('e') != std::string::npos) {
@@ -317,6 +316,8 @@ std::string cell_text(float value, int decimals, int most) {
     }
     return text;
 }
+
+namespace {
 
 // The font, its size and the decimals that fit every shown number in a cell, or a null
 // font: the most decimals first (at least one: a weight of 0.04 written "0" would say

@@ -152,6 +152,11 @@ struct CardContext {
 // places cards and reserves their space).
 void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, CardContext& context);
 
+// A cell's number with `decimals`, the most the view allows being `most`. Fewer decimals
+// than `most` (to fit a narrow cell) never turn a number the view writes plainly into
+// scientific notation: 0.04 stays "0.04" where one decimal would give "4e−2".
+std::string cell_text(float value, int decimals, int most);
+
 // The half-range of a diverging legend: the largest finite |value| outside masked cells, at
 // least spec.legend_floor (1 when every value is 0).
 float legend_limit(const HeatmapSpec& spec);

@@ -9,7 +9,9 @@
 #include "ui/panel_backend.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <future>
 #include <cstdio>
 #include <string>
 
@@ -92,6 +94,72 @@ double measured_cpu_gflops(Context& state) {
     return cs.cpu_gflops;
 }
 
+// The generated sequence of `length` tokens as "generate" makes it: it keeps the mask, fill,
+// scaling, softmax and position encoding on screen; a mask tied to the old tokens (padding
+// flags, a painted mask) cannot follow, and `dropped` says which was left out.
+Scenario generated_like(const Scenario& current, int length, std::uint64_t seed, std::string* dropped = nullptr) {
+    Scenario generated = compute::generated_scenario(length, seed);
+    generated.mask = current.mask;
+    generated.window = current.window;
+    generated.masked_fill = current.masked_fill;
+    generated.scale = current.scale;
+    generated.softmax = current.softmax;
+    if (current.input == InputMode::Embeddings) generated.positional = current.positional;
+    if (current.mask == MaskKind::Padding || current.mask == MaskKind::Custom) {
+        generated.mask = MaskKind::None;
+        if (dropped != nullptr) *dropped = current.mask == MaskKind::Padding ? "padding" : "custom";
+    }
+    return generated;
+}
+
+// How long the run of a generated sequence of n tokens takes, as a range in words. Up to the
+// full-detail limit the CPU engine's measured speed says it (milliseconds). Above, the run is
+// output-only with pooled weights, whose cost per score (its exp, the pooling pass) no count
+// of multiply-adds predicts: the very run "generate" starts is timed once at 2,048 tokens off
+// the window's thread, and scaled by n² (attention's share; the rest grows only with n). The
+// range allows for the machine's other load: from ¾ to 1½ times the estimate.
+std::string generate_estimate(Context& state, int n) {
+    const compute::Status& status = state.compute.status;
+    const Scenario& on_screen = state.session.scenario;
+    const compute::Settings& settings = state.compute.settings;
+    const double flops = speed::attention_flops(n, n, 8, 8, on_screen.mask == MaskKind::Causal && std::isinf(on_screen.masked_fill));
+    const double gpu_ms = status.speeds.gpu_hardware && status.speeds.gpu_gflops > 0.0 ? flops / (status.speeds.gpu_gflops * 1e6) : 1e300;
+    double ms = 0.0;
+    if (n <= compute::kFullDetailLimit) {
+        ms = flops / (std::max(1e-3, measured_cpu_gflops(state)) * 1e6);
+    } else {
+        constexpr int kTimedLength = 2048;
+        ComputeState::RunTiming& timing = state.compute.generate_timing;
+        const std::string key = std::string(to_string(on_screen.mask)) + "," + std::to_string(on_screen.window) + "," +
+                                std::to_string(on_screen.masked_fill) + "," + (on_screen.scale ? "scaled" : "unscaled") + "," +
+                                to_string(on_screen.softmax) + "," +
+                                (on_screen.input == InputMode::Embeddings ? to_string(on_screen.positional) : "direct");
+        if (timing.key != key || !timing.ms_per_token2.valid()) {
+            timing.key = key;
+            const Scenario sample = generated_like(on_screen, kTimedLength, settings.generate_seed);
+            timing.ms_per_token2 = std::async(std::launch::async, [sample] {
+                const RunOptions options = compute::output_only_options(sample, compute::Region{});
+                const auto start = std::chrono::steady_clock::now();
+                run(sample, options);
+                const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+                return ms / (static_cast<double>(kTimedLength) * kTimedLength);
+            }).share();
+        }
+        if (timing.ms_per_token2.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return "timing its run\xE2\x80\xA6";
+        ms = timing.ms_per_token2.get() * static_cast<double>(n) * n;
+    }
+    ms = std::min(ms, gpu_ms);
+    const auto said = [](double v) {
+        char text[32];
+        if (v < 1000.0) std::snprintf(text, sizeof text, "%.0f ms", std::max(1.0, v));
+        else if (v < 120000.0) std::snprintf(text, sizeof text, "%.0f s", v / 1000.0);
+        else std::snprintf(text, sizeof text, "%.1f min", v / 60000.0);
+        return std::string(text);
+    };
+    if (ms < 100.0) return "under 0.1 s";
+    return "about " + said(ms) + " (" + said(0.75 * ms) + " to " + said(1.5 * ms) + ")";
+}
+
 void sequence_length(Context& state) {
     compute::Settings& settings = state.compute.settings;
     // Log steps: 2^4 … 2^16.
@@ -101,35 +169,13 @@ void sequence_length(Context& state) {
     if (ImGui::SliderInt("##length", &exponent, 4, 16, shown.c_str(), ImGuiSliderFlags_AlwaysClamp))
         settings.generate_length = 1 << exponent;
     ImGui::SameLine();
-    // Before anything starts: about how long the run of the generated sequence takes (its
-    // attention at the measured speeds, the mask on screen kept; d_model 64, 8 heads).
-    const compute::Status& status = state.compute.status;
-    const double cpu_gflops = measured_cpu_gflops(state);
-    const Scenario& on_screen = state.session.scenario;
-    const double n = settings.generate_length;
-    const double flops = speed::attention_flops(n, n, 8, 8, on_screen.mask == MaskKind::Causal && std::isinf(on_screen.masked_fill));
-    double ms = flops / (std::max(1e-3, cpu_gflops) * 1e6);
-    if (status.speeds.gpu_hardware && status.speeds.gpu_gflops > 0.0) ms = std::min(ms, flops / (status.speeds.gpu_gflops * 1e6));
-    char estimate[64];
-    if (ms < 1000.0) std::snprintf(estimate, sizeof estimate, "about %.0f ms", std::max(1.0, ms));
-    else std::snprintf(estimate, sizeof estimate, "about %.0f s", ms / 1000.0);
+    // Before anything starts: about how long the run of the generated sequence takes.
+    const std::string estimate = generate_estimate(state, settings.generate_length);
     if (ImGui::Button("generate")) {
-        // The new sequence keeps the mask, fill, scaling, softmax and position encoding on
-        // screen; a mask tied to the old tokens (padding flags, a painted mask) cannot follow.
-        const Scenario& current = state.session.scenario;
-        Scenario generated = compute::generated_scenario(settings.generate_length, settings.generate_seed);
-        generated.mask = current.mask;
-        generated.window = current.window;
-        generated.masked_fill = current.masked_fill;
-        generated.scale = current.scale;
-        generated.softmax = current.softmax;
-        if (current.input == InputMode::Embeddings) generated.positional = current.positional;
-        if (current.mask == MaskKind::Padding || current.mask == MaskKind::Custom) {
-            generated.mask = MaskKind::None;
-            add_notice(state, std::string("The ") + (current.mask == MaskKind::Padding ? "padding" : "custom") +
-                                  " mask belongs to the old tokens: the generated sequence has no mask",
-                       false);
-        }
+        std::string dropped;
+        Scenario generated = generated_like(state.session.scenario, settings.generate_length, settings.generate_seed, &dropped);
+        if (!dropped.empty())
+            add_notice(state, "The " + dropped + " mask belongs to the old tokens: the generated sequence has no mask", false);
         state.session.push(edits::ReplaceScenario{std::move(generated)});
         state.views.clear();
         state.view.shown_head = 0;
@@ -141,7 +187,7 @@ void sequence_length(Context& state) {
         ImGui::SetTooltip("tokens t1 \xE2\x80\xA6 tN, d_model 64, 8 heads, seeded embeddings;\n"
                           "above %d tokens the weights are shown pooled",
                           compute::kFullDetailLimit);
-    hint_text(std::string("its run: ") + estimate + " at this machine's measured speed");
+    hint_text("its run: " + estimate + " at this machine's measured speed");
     record_item(state, "backend.generate_estimate", estimate);
 }
 

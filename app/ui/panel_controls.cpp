@@ -211,13 +211,18 @@ void block_design_controls(Context& state) {
     int norm = b.norm_kind == NormKind::LayerNorm ? 0 : b.gamma_plus_one ? 2 : 1;
     ImGui::TextUnformatted("Norm");
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::Combo("##block_norm", &norm, norms, 3)) {
-        d.norm_kind = norm == 0 ? NormKind::LayerNorm : NormKind::RMSNorm;
-        d.gamma_plus_one = norm == 2;
-        state.session.push(d);
+    if (!b.layer_norm) {  // a block without norms (a layer trained without them): none to choose
+        ImGui::TextDisabled("none: the block has no norm");
+        record_item(state, "controls.block_norm", "none");
+    } else {
+        ImGui::SetNextItemWidth(-1);
+        if (ImGui::Combo("##block_norm", &norm, norms, 3)) {
+            d.norm_kind = norm == 0 ? NormKind::LayerNorm : NormKind::RMSNorm;
+            d.gamma_plus_one = norm == 2;
+            state.session.push(d);
+        }
+        record_item(state, "controls.block_norm", norms[norm]);
     }
-    record_item(state, "controls.block_norm", norms[norm]);
     const char* const layouts[] = {"post-norm (2017)", "pre-norm (GPT-2, Llama)", "parallel (GPT-NeoX, Pythia)", "sandwich (Gemma 2/3)"};
     int layout = b.norm == NormPlacement::Post ? 0 : b.parallel_residual ? 2 : b.sandwich_norm ? 3 : 1;
     ImGui::TextUnformatted("Norms");

@@ -191,6 +191,8 @@ void FilesView::draw_prompts(Context& shared) {
     }
     ImGui::SetNextWindowSize(ImVec2(620.0f * shared.fonts.scale, 0.0f));
     if (ImGui::BeginPopupModal("path##prompt", nullptr, ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_AlwaysAutoResize)) {
+        // Every line wraps inside the popup's width: a long title or folder is read whole.
+        ImGui::PushTextWrapPos(0.0f);
         ImGui::PushFont(shared.fonts.title);
         ImGui::TextUnformatted(prompt.ask.title.empty() ? "File" : prompt.ask.title.c_str());
         ImGui::PopFont();
@@ -208,11 +210,15 @@ void FilesView::draw_prompts(Context& shared) {
         ImGui::SetNextItemWidth(-1.0f);
         const bool entered = ImGui::InputText("##path", buffer, sizeof buffer, ImGuiInputTextFlags_EnterReturnsTrue);
         prompt.path = buffer;
-        const bool chosen_below = prompt.ask.below && prompt.ask.below(shared, prompt.path);
-        const bool ok = ImGui::Button("OK", ImVec2(120.0f * shared.fonts.scale, 0)) || entered || chosen_below;
+        // OK and Cancel right under the path, above what the asker draws below it (the cached
+        // models, a download's button and progress): what comes and goes there never moves them.
+        bool ok = ImGui::Button("OK", ImVec2(120.0f * shared.fonts.scale, 0)) || entered;
         record_item(shared, "prompt.ok", "OK");
         ImGui::SameLine();
         const bool cancel = ImGui::Button("Cancel", ImVec2(120.0f * shared.fonts.scale, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape));
+        record_item(shared, "prompt.cancel", "Cancel");
+        ok = (prompt.ask.below && prompt.ask.below(shared, prompt.path)) || ok;
+        ImGui::PopTextWrapPos();
         if (ok && !prompt.path.empty() && prompt.ask.chosen) prompt.ask.chosen(shared, prompt.path);
         if (cancel && prompt.ask.cancelled) prompt.ask.cancelled();
         if (ok || cancel) {

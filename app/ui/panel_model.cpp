@@ -533,15 +533,21 @@ void draw_model_sidebar(Context& state, ModelViewState& m) {
 
 // In place of the token bar while the model view is in front: the model and its sentence.
 void draw_model_bar(Context& state, const ModelViewState& m) {
-    const std::string text = "Model view: " + m.model->family() + " on \"" + m.computed_sentence + "\" (" +
+    // One line: a long sentence is cut (the model view shows it whole, as chips).
+    constexpr size_t kShownBytes = 60;
+    std::string sentence = m.computed_sentence;
+    if (sentence.size() > kShownBytes) {
+        size_t cut = kShownBytes;
+        while (cut > 0 && (static_cast<unsigned char>(sentence[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+        sentence = sentence.substr(0, cut) + "\xE2\x80\xA6";
+    }
+    const std::string text = "Model view: " + m.model->family() + " on \"" + sentence + "\" (" +
                              std::to_string(m.pass.tokens.size()) + " tokens)" +
                              (m.layer >= 0 ? "; layer " + std::to_string(m.layer + 1) + ", head " + std::to_string(m.head + 1) +
                                                  " open in the pipeline"
                                            : "");
     ImGui::AlignTextToFramePadding();
-    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(text.c_str());
-    ImGui::PopTextWrapPos();
     record_item(state, "model.bar", text);
 }
 

@@ -3,6 +3,7 @@
 // chip highlights its row and column in every heatmap.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
@@ -13,6 +14,19 @@
 namespace attn::ui {
 
 namespace {
+
+// Above this many tokens the bar says how many there are instead of drawing chips.
+constexpr size_t kChipsAtMost = 512;
+
+// 65536 → "65,536".
+std::string group_thousands(size_t n) {
+    std::string digits = std::to_string(n), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
 
 std::string join(const std::vector<std::string>& tokens) {
     std::string text;
@@ -147,8 +161,23 @@ void draw_tokens(Context& state, TokenEditor& editor) {
     }
     const Trace& t = state.session.trace;
     const bool padding = s.mask == MaskKind::Padding && !direct;
+    // The chips drawn: the scenario's tokens (a sequence just generated, before its run ends,
+    // is the scenario's, not the trace's), else the trace's.
+    const std::vector<std::string>& target = !s.target.tokens.empty() || !t.ok ? s.target.tokens : t.query_tokens;
+    const std::vector<std::string>& source = !s.source.tokens.empty() || !t.ok ? s.source.tokens : t.key_tokens;
+    const size_t shown = direct ? (t.ok ? t.query_tokens.size() + t.key_tokens.size() : 0) : target.size() + (cross ? source.size() : 0);
+    if (shown > kChipsAtMost) {  // a long sequence: said in a line, not thousands of chips
+        const std::string text = group_thousands(shown) + " tokens" +
+                                 (!direct && !s.target.tokens.empty() && s.target.tokens.front() == "t1" ? " (generated: t1 \xE2\x80\xA6 t" +
+                                                                                                          std::to_string(s.target.tokens.size()) + ")"
+                                                                                                    : "") +
+                                 ": too many to show as chips; zoom into a region (Backend) to read them";
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(text.c_str());
+        record_item(state, "tokens.summary", text);
+        return;
+    }
     // Many tokens: the chips scroll in a box of about three lines instead of pushing the pipeline down.
-    const size_t shown = t.ok ? t.query_tokens.size() + (cross || direct ? t.key_tokens.size() : 0) : 0;
     const bool boxed = shown > 24;
     if (boxed) {
         const float line = ImGui::GetFrameHeightWithSpacing() * (padding ? 2.0f : 1.0f);
@@ -165,7 +194,7 @@ void draw_tokens(Context& state, TokenEditor& editor) {
         if (entered || ImGui::IsItemDeactivatedAfterEdit()) apply_sentence(state, edits::Side::Target, editor.sentence);
         record_item(state, "tokens.sentence", editor.sentence);
         ImGui::SameLine();
-        chip_row(state, editor, edits::Side::Target, !s.target.tokens.empty() || !t.ok ? s.target.tokens : t.query_tokens, Axis::Query,
+        chip_row(state, editor, edits::Side::Target, target, Axis::Query,
                  padding && !cross ? &s.target.padding : nullptr, line_left);
         if (cross) {
             ImGui::TextUnformatted("Source");
@@ -176,7 +205,7 @@ void draw_tokens(Context& state, TokenEditor& editor) {
             if (source_entered || ImGui::IsItemDeactivatedAfterEdit())
                 apply_sentence(state, edits::Side::Source, editor.source_sentence);
             ImGui::SameLine();
-            chip_row(state, editor, edits::Side::Source, !s.source.tokens.empty() || !t.ok ? s.source.tokens : t.key_tokens, Axis::Key,
+            chip_row(state, editor, edits::Side::Source, source, Axis::Key,
                      padding ? &s.source.padding : nullptr, line_left);
         }
     } else if (t.ok) {

@@ -46,7 +46,7 @@ void Window::start(const cli::Options& options, const session_file::SessionLoad&
     Scenario saved = shared.session.scenario;
     for (View* v : views_) v->show(shared, view);
     if (!shared.session.pending.empty()) shared.session.push(edits::ReplaceScenario{std::move(saved)});
-    apply_view(view);
+    apply_view(view, session.scenario_in_model);
     shared.presenter = options.presenter || view.presenter;
     const TestHooks hooks = test_hooks();
     for (View* v : views_) v->start(shared, options, hooks);
@@ -264,6 +264,7 @@ void Window::carry_out_requests() {
             save_session(save->path);
         } else if (const SessionLayerMade* made = std::get_if<SessionLayerMade>(&request)) {
             files.layer_made(made->scenario);
+            if (step_awaited_) shared.view.jump_to = std::exchange(step_awaited_, std::nullopt);
         }
     }
 }
@@ -274,6 +275,10 @@ session_file::ViewChoices Window::view_choices() const {
     v.all_heads = shared.view.all_heads;
     v.presenter = shared.presenter;
     v.pane = shared.view.pane == Pane::Model ? "model" : shared.view.pane == Pane::Train ? "train" : "pipeline";
+    // Where the pipeline is scrolled, or will be once it is drawn again (a step asked for while
+    // a lesson, presenter mode or another tab hides it, or awaiting a model's layer).
+    const std::optional<attn::Column> step = step_awaited_ ? step_awaited_ : shared.view.jump_to ? shared.view.jump_to : pipeline.state.anchor;
+    if (step) v.pipeline_step = column_label(*step);
     session_file::Attachments unused;
     for (const View* view : views_) view->keep(v, unused);
     return v;
@@ -293,8 +298,9 @@ void Window::apply_session(std::optional<Scenario> scenario, const session_file:
     // None: the session's scenario is its model's layer, made once the model is open (the
     // model view pushes it then); until then, or when the model cannot be opened, the
     // pipeline keeps what it showed.
+    const bool layer_awaited = !scenario;
     if (scenario) shared.session.push(edits::ReplaceScenario{std::move(*scenario)});
-    apply_view(view);
+    apply_view(view, layer_awaited);
 }
 
 namespace {
@@ -303,11 +309,18 @@ Pane pane_named(const std::string& name) { return name == "model" ? Pane::Model 
 
 }  // namespace
 
-void Window::apply_view(const session_file::ViewChoices& view) {
+void Window::apply_view(const session_file::ViewChoices& view, bool layer_awaited) {
     shared.view.shown_head = view.shown_head;
     shared.view.all_heads = view.all_heads;
     shared.presenter = view.presenter;
     show_pane(shared.view, pane_named(view.pane));
+    // The step the pipeline was scrolled to: once the session's scenario runs (a model's layer,
+    // once the model view has made it).
+    step_awaited_.reset();
+    if (const std::optional<attn::Column> step = column_named(view.pipeline_step)) {
+        if (layer_awaited) step_awaited_ = step;
+        else shared.view.jump_to = step;
+    }
 }
 
 void Window::apply_attachments(const session_file::SessionLoad& load, const std::string& scenario_name) {

@@ -85,7 +85,10 @@ private:
     void offer(Offers& offers);  // the window's own: Edit (undo, redo), View → Presenter mode, F5
     Pane draw_pane_tabs();
     void carry_out_requests();
-    void apply_view(const session_file::ViewChoices& view);  // the head shown, presenter mode, the tab
+    // The head shown, presenter mode, the tab, the pipeline's step; `layer_awaited`: the
+    // session's scenario is a model's layer the model view makes later (its step waits for it).
+    void apply_view(const session_file::ViewChoices& view, bool layer_awaited);
+    std::optional<attn::Column> step_awaited_;
     // A session's models opened again, each failure a notice.
     void apply_attachments(const session_file::SessionLoad& load, const std::string& scenario_name);
     std::string signature() const;  // changes whenever what an autosave would hold does

@@ -22,6 +22,7 @@
 #include "engine.hpp"
 #include "gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
+#include "ui/arithmetic.hpp"
 #include "hub_server.hpp"
 #include "scoped_environment.hpp"
 #include "model_job.hpp"
@@ -143,6 +144,15 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         ui.click(ui.centre("model.map.2.1"));
         ui.frame(3);
         REQUIRE(m.layer == 1);
+        // X of layer 2 is the stream entering it, and its cells' tooltips say so.
+        CHECK_THAT(ui.window.shared.view.x_meaning, Catch::Matchers::Contains("residual stream entering layer 2"));
+        std::string x_tooltip;
+        for (const std::string& line : ui::explain_cell(ui.window.shared.session.trace, "x", 0, 0, ui.window.shared.view.x_meaning).lines)
+            x_tooltip += line + "\n";
+        CHECK_THAT(x_tooltip, Catch::Matchers::Contains("residual stream entering layer 2"));
+        CHECK(x_tooltip.find("seeded") == std::string::npos);
+        REQUIRE(ui.heatmap("head0.weights") != nullptr);
+        const float weights_y = ui.heatmap("head0.weights")->y;  // where the cards stand before the recompute line shows
         const gpt2::ForwardPass before = m.pass;
         ui.hold_model_jobs = true;
         const std::uint64_t runs = engine_runs();
@@ -155,6 +165,9 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         CHECK(m.jobs->busy());
         CHECK(m.pass.logits == before.logits);
         CHECK_THAT(ui.text("model.recomputing"), Catch::Matchers::Contains("Recomputing layers 2\xE2\x80\x93" "3 after the edit"));
+        // The line takes room kept for it: no card moves under the pointer while it shows.
+        REQUIRE(ui.heatmap("head0.weights") != nullptr);
+        CHECK(ui.heatmap("head0.weights")->y == Approx(weights_y).margin(0.5));
         // A second edit while the first runs supersedes nothing already running: it waits, and
         // the screen ends at it.
         ui.window.shared.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, w + 5.0f});
@@ -432,6 +445,8 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         REQUIRE(session.trace.ok);
         CHECK(session.trace.output == in.layers[1].output);
         CHECK(m.pass.logits == in.logits);
+        ui.click(ui.centre("pane.pipeline"));  // the layer's note stands above the pipeline
+        ui.frame(2);
         CHECK_THAT(ui.text("model.pipeline_ablated"), Catch::Matchers::Contains("Ablated in this layer: head 2"));
         // An edit there still recomputes the layers after it, the ablated head kept at zero.
         ui.window.shared.session.push(edits::SetCell{edits::MatrixId::WO, 5, 2, 7.0f});
@@ -932,6 +947,10 @@ TEST_CASE("Model view: opening another model with a layer in the pipeline shows 
     CHECK(s.kv_heads == 2);
     CHECK(s.d_model == 24);
     CHECK(s.mask != MaskKind::SlidingWindow);
+    CHECK_THAT(ui.text("model.bar"), Catch::Matchers::StartsWith("Model view: Llama on ") &&
+                                         Catch::Matchers::Contains("layer 2, head "));
+    ui.click(ui.centre("pane.pipeline"));
+    ui.frame(2);
     CHECK_THAT(ui.text("model.pipeline_sentence"), Catch::Matchers::StartsWith("Llama layer 2 of "));
     const lm::ModelLoad alone = lm::load_model(llama);
     REQUIRE(alone.model);
@@ -994,8 +1013,11 @@ TEST_CASE("Model view Compare, two models: one head of a Gemma 3 and one of a Ll
     ui::ModelViewState& m = ui.window.model.state;
     m.compare.select = true;
     ui.frame(2);
+    m.compare.head_b = stack::HeadId{0, 1};  // as "two heads" leaves it
     ui.click(ui.centre("model.compare.mode.models"));
     ui.frame(1);
+    CHECK(m.compare.head_b.layer == m.compare.head_a.layer);  // model B's same head, to begin with
+    CHECK(m.compare.head_b.head == m.compare.head_a.head);
     CHECK(ui.text("model.compare.message") == "Open model B: a checkpoint folder, or a model of the Hugging Face cache by its name.");
     // Model B typed and opened with the button; its opening and its pass are jobs.
     auto open_b = [&](const std::string& folder) {
@@ -1123,4 +1145,50 @@ TEST_CASE("Gemma 3 as published (tokenizer.json one token past the embedding) op
     CHECK(m.computed_sentence == "the dog sat");
     CHECK(m.pass.ok);
     fs::remove_all(folder);
+}
+
+TEST_CASE("Model view in front: the side bar and the bar above it are the model's; a lesson brings the pipeline to the front",
+          "[model-view][layout]") {
+    const std::string folder = write_model("attnlab-model-sidebar");
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    open_through_menu(ui, folder);
+    ui.frame(2);
+    REQUIRE(ui.window.shared.view.pane == ui::Pane::Model);
+    CHECK(ui.text("sidebar.model") == "GPT-2");
+    CHECK(ui.widget("sidebar.preset") == nullptr);     // not the preset's "3 tokens, d_k = 2"
+    CHECK_THAT(ui.text("model.bar"), Catch::Matchers::Contains("GPT-2 on \"The animal did not cross the road"));
+    CHECK(ui.widget("tokens.sentence") == nullptr);    // nor its token chips
+    // The pipeline tab: the preset's controls again.
+    ui.click(ui.centre("pane.pipeline"));
+    ui.frame(2);
+    CHECK(ui.widget("sidebar.preset") != nullptr);
+    CHECK(ui.widget("sidebar.model") == nullptr);
+    // Back to the model, then a lesson: its step's text is about the pipeline, which comes to the front.
+    ui.click(ui.centre("pane.model"));
+    ui.frame(2);
+    REQUIRE(ui.window.shared.view.pane == ui::Pane::Model);
+    REQUIRE(ui::open_lesson_named(ui.window.shared, ui.window.lesson.state, "03-masks", 0));
+    ui.frame(2);
+    CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);
+}
+
+TEST_CASE("attnlab --model … --layer 2 --head 1 opens the pipeline at that head's weights, as a map click does", "[model-view][layout]") {
+    const std::string folder = write_model("attnlab-model-cli-jump");
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    cli::Options options;
+    options.model.path = folder;
+    options.model.layer = 2;
+    options.model.head = 1;
+    ui.window.start(options);
+    ui.frame(6);
+    REQUIRE(ui.window.model.state.layer == 1);
+    CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);
+    CHECK(ui.text("pipeline.step.softmax") == "[softmax]");
+    const ui::WidgetLayout* view = ui.widget("pipeline.view");
+    const ui::HeatmapLayout* weights = ui.heatmap("head0.weights");
+    REQUIRE(view != nullptr);
+    REQUIRE(weights != nullptr);
+    CHECK(weights->y > view->y);
+    CHECK(weights->y + static_cast<float>(weights->rows) * weights->cell_h <= view->y + view->h);
 }

@@ -333,7 +333,11 @@ TEST_CASE("a generated sequence keeps the mask, and the zoom fields follow the s
     REQUIRE(ui.window.shared.session.trace.detail == Detail::OutputOnly);
     CHECK(ui.text("backend.region_rows") == "queries 1 to 1100");
     CHECK(ui.text("backend.zoom_estimate").find("the region only") != std::string::npos);
-    CHECK(ui.text("backend.generate_estimate").rfind("about ", 0) == 0);  // said before the button is pressed
+    // Said before the button is pressed: the very run timed at a small length, then scaled, as a range.
+    ui.window.shared.compute.generate_timing.ms_per_token2.wait();
+    ui.frame(1);
+    CHECK(ui.text("backend.generate_estimate").rfind("about ", 0) == 0);
+    CHECK(ui.text("backend.generate_estimate").find(" to ") != std::string::npos);
     ui.window.shared.compute.settings.generate_length = 2048;
     ui.click(ui.centre("backend.generate"));
     ui.frame(4);
@@ -584,4 +588,76 @@ TEST_CASE("the stage strip scrolls the pipeline to a step, and the step stays in
     CHECK(ui.heatmap("head1.weights")->x < view->x + view->w);
     CHECK(ui.heatmap("head1.weights")->y - view->y == Approx(placed.y).margin(2.0));
     CHECK(ui.text("pipeline.step.softmax") == "[softmax]");
+}
+
+TEST_CASE("Presenter mode fills the projector with the step taught: its result large, numbers in the maps, no notice but errors",
+          "[new-user][presenter]") {
+    UiDriver ui(find_preset(default_preset_name())->scenario, ImVec2(1920, 1080));
+    ui.frame(2);
+    ui::add_notice(ui.window.shared, "Opened the GPT-2 model", false);
+    ui.window.shared.presenter = true;
+    // "What changed since 2017", step 7: grouped-query attention, seven maps on the stage.
+    REQUIRE(ui::open_lesson_named(ui.window.shared, ui.window.lesson.state, "08-since-2017", 6));
+    ui.frame(4);
+    const ui::HeatmapLayout* q = ui.heatmap("head0.q");
+    const ui::HeatmapLayout* w_q = ui.heatmap("w_q");
+    REQUIRE(q != nullptr);
+    REQUIRE(w_q != nullptr);
+    INFO("Q's cells " << q->cell_w << " px, W_Q's " << w_q->cell_w << " px");
+    CHECK(q->cell_w >= 28.0f);            // the step's own maps fill the screen (they were 11 px)
+    CHECK(w_q->cell_w < q->cell_w);        // its inputs beside it, smaller
+    // Step 10: Gemma 2's scores, scaled and soft-capped, each with its numbers.
+    for (int i = 0; i < 3; ++i) ui::lesson_next(ui.window.shared, ui.window.lesson.state);
+    ui.frame(4);
+    for (const char* map : {"head0.scores", "head0.scaled_scores", "head0.capped_scores"}) {
+        INFO(map);
+        REQUIRE(ui.heatmap(map) != nullptr);
+        CHECK(ui.heatmap(map)->numbers);
+    }
+    // A projector shows no "Opened …" notice; an error it does.
+    CHECK(ui::notice_lines(ui.window.shared, ui.window.lesson.state) == 0);
+    ui::add_notice(ui.window.shared, "Cannot save the session: disk full", true);
+    CHECK(ui::notice_lines(ui.window.shared, ui.window.lesson.state) == 1);
+    ui.window.shared.presenter = false;
+    CHECK(ui::notice_lines(ui.window.shared, ui.window.lesson.state) == 2);
+}
+
+TEST_CASE("A cell's number keeps plain decimals when fewer fit: 0.04 is never written 4e−2", "[new-user][numbers]") {
+    CHECK(ui::cell_text(0.04f, 1, 2) == "0.04");
+    CHECK(ui::cell_text(-0.04f, 1, 2) == "\xE2\x88\x92" "0.04");
+    CHECK(ui::cell_text(0.52f, 1, 2) == "0.5");
+    CHECK(ui::cell_text(0.0004f, 1, 2) == "4e\xE2\x88\x92" "4");  // 2 decimals would say 0.00: the value, in short form
+    CHECK(ui::cell_text(0.04f, 2, 2) == "0.04");
+}
+
+TEST_CASE("A long sequence's tokens are said in a line, not drawn as thousands of chips, from the moment it is generated",
+          "[new-user][long]") {
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    CHECK(ui.widget("tokens.summary") == nullptr);
+    ui.window.shared.session.push(edits::ReplaceScenario{compute::generated_scenario(4096, 1)});
+    ui.frame(1);
+    CHECK(ui.text("tokens.summary").rfind("4,096 tokens", 0) == 0);
+}
+
+TEST_CASE("A layer without norms says so on its cards and in the side bar: no LayerNorm formula", "[new-user][block]") {
+    Scenario s = find_preset("animal-was-tired")->scenario;
+    s.block.residual = true;
+    s.block.feed_forward = true;
+    s.block.layer_norm = false;
+    UiDriver ui(s);
+    ui.frame(3);
+    const Trace& t = ui.window.shared.session.trace;
+    INFO(ui.window.shared.session.errors.size());
+    REQUIRE(t.ok);
+    REQUIRE(t.has_block);
+    for (const char* name : {"block.norm1", "block.norm2"}) {
+        const std::optional<MatrixRef> ref = parse_matrix_name(name);
+        REQUIRE(ref);
+        const std::string shape = ref->entry->shape(t, 0);
+        INFO(name << ": " << shape);
+        CHECK(shape.find("mean") == std::string::npos);
+        CHECK(shape.find("no norm") != std::string::npos);
+    }
+    CHECK(ui.text("controls.block_norm") == "none");
 }
