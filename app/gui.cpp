@@ -36,6 +36,7 @@
 #include "gpu/driver.hpp"
 #include "gui.hpp"
 #include "key_queue.hpp"
+#include "key_replay.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
 #include "test_hooks.hpp"
@@ -52,13 +53,15 @@ namespace {
 
 // [SECTION] Window and context
 
-// What GLFW reports of the keys, handed to ImGui a change per key per frame (key_queue.hpp).
+// What GLFW reports of the keys and the characters typed, in one queue, handed to ImGui a
+// frame at a time (key_queue.hpp, key_replay.hpp).
 KeyQueue& key_queue() {
     static KeyQueue queue;
     return queue;
 }
 
 void queue_key(GLFWwindow*, int key, int scancode, int action, int mods) { key_queue().push({key, scancode, action, mods}); }
+void queue_char(GLFWwindow*, unsigned int codepoint) { key_queue().push_char(codepoint); }
 
 const char* glfw_error() {
     const char* description = nullptr;
@@ -366,7 +369,10 @@ bool start_imgui(GLFWwindow* window, float scale, ImGuiSession& imgui) {
     ImGui::GetIO().IniFilename = nullptr;  // the layout is computed, nothing to remember
     apply_style(scale);
     if (window != nullptr) imgui.platform = ImGui_ImplGlfw_InitForOpenGL(window, true);
-    if (window != nullptr) glfwSetKeyCallback(window, queue_key);  // in place of the backend's: it gets them a frame at a time
+    if (window != nullptr) {  // in place of the backend's: ImGui gets them a frame at a time
+        glfwSetKeyCallback(window, queue_key);
+        glfwSetCharCallback(window, queue_char);
+    }
     imgui.renderer = ImGui_ImplOpenGL3_Init("#version 330 core");
     if ((window != nullptr && !imgui.platform) || !imgui.renderer) {
         std::fprintf(stderr, "attnlab: cannot start the ImGui GLFW/OpenGL3 backends\n");
@@ -511,7 +517,7 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
         if (window != nullptr) {  // off-screen: no events
             if (!screenshot && !bench && quiet_frames > 3 && key_queue().empty()) glfwWaitEventsTimeout(0.5);
             else glfwPollEvents();
-            for (const KeyQueue::Event& e : key_queue().take_frame()) ImGui_ImplGlfw_KeyCallback(window, e.key, e.scancode, e.action, e.mods);
+            replay_keys(key_queue().take_frame(), ImGui::GetIO());
         }
         // A model being opened (--model) lands first, then a long run: the edits are the layer's.
         const bool opening = ui_window.model.state.opening.valid();

@@ -53,3 +53,44 @@ TEST_CASE("an arrow tapped three times between two frames is pressed in three fr
     CHECK(presses == 3);
     CHECK(frames == 6);
 }
+
+TEST_CASE("a Ctrl let go before its S is let go waits for the frame after the S is pressed", "[keys]") {
+    constexpr int kCtrlMod = 2;
+    KeyQueue q;  // the order xdotool sends Ctrl+S in, and a hand that lets go of Ctrl first
+    q.push({kCtrl, 0, KeyQueue::kPressed, 0});
+    q.push({kS, 0, KeyQueue::kPressed, kCtrlMod});
+    q.push({kCtrl, 0, KeyQueue::kReleased, kCtrlMod});
+    q.push({kS, 0, KeyQueue::kReleased, 0});
+    std::vector<KeyQueue::Event> frame = q.take_frame();
+    REQUIRE(frame.size() == 2);  // Ctrl and S down together
+    CHECK(frame[1].key == kS);
+    frame = q.take_frame();
+    REQUIRE(frame.size() == 2);  // both up
+    CHECK(frame[0].key == kCtrl);
+    CHECK(frame[0].action == KeyQueue::kReleased);
+    CHECK(q.empty());
+}
+
+TEST_CASE("a character goes with its key's press, and a Shift after it waits", "[keys]") {
+    constexpr int kA = 65, kShift = 340;
+    KeyQueue q;
+    q.push({kA, 0, KeyQueue::kPressed, 0});
+    q.push_char('a');
+    q.push({kShift, 0, KeyQueue::kPressed, 0});
+    q.push({kA, 0, KeyQueue::kReleased, 1});
+    q.push({kA, 0, KeyQueue::kPressed, 1});
+    q.push_char('A');
+    q.push({kA, 0, KeyQueue::kReleased, 1});
+    std::vector<KeyQueue::Event> frame = q.take_frame();
+    REQUIRE(frame.size() == 2);  // 'a' typed without Shift
+    CHECK(frame[1].codepoint == 'a');
+    frame = q.take_frame();
+    REQUIRE(frame.size() == 2);  // Shift down, A up
+    CHECK(frame[0].key == kShift);
+    frame = q.take_frame();
+    REQUIRE(frame.size() == 2);  // A down again, with its 'A'
+    CHECK(frame[1].codepoint == 'A');
+    frame = q.take_frame();
+    REQUIRE(frame.size() == 1);
+    CHECK(q.empty());
+}

@@ -15,6 +15,8 @@
 #include <imgui.h>
 
 #include "compute.hpp"
+#include "key_queue.hpp"
+#include "key_replay.hpp"
 #include "ui/classroom.hpp"
 #include "ui/fonts.hpp"
 #include "ui/heatmap.hpp"
@@ -121,6 +123,14 @@ public:
     void type(const std::string& text) {
         ImGui::GetIO().AddInputCharactersUTF8(text.c_str());
         frame();
+    }
+    // Key and character events that came between two frames, handed to ImGui as the app's
+    // loop hands them (key_queue.hpp, key_replay.hpp): a frame at a time until none is left.
+    void replay(KeyQueue& queue) {
+        while (!queue.empty()) {
+            replay_keys(queue.take_frame(), ImGui::GetIO());
+            frame();
+        }
     }
 
     // The widget recorded under `id` in the last frame, or null.
