@@ -74,6 +74,7 @@ nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view
                                   {"probe", {{"tokens", t.probe_tokens}, {"source", t.probe_source}}},
                                   {"layer", t.layer + 1}};
         if (t.opened) trained["opened"] = train::model_to_json(*t.opened);
+        if (t.history) trained["history"] = train::history_to_json(*t.history, t.file);
         j["trained"] = std::move(trained);
     }
     return j;
@@ -161,12 +162,13 @@ std::string opened_differs(const train::Model& opened, const train::Model& model
 // what it meets before anything runs it: the probe against the model's vocabulary and
 // positions, the layer against its layers, the opened weights against the model, and the
 // scenario (which is that layer, edited) against the opened weights. A piece that does not
-// fit is a warning naming it and is left out (the opened layer: the run opens, detached).
+// fit is a warning naming it and is left out (the opened layer: the run opens, detached; the
+// history: the run opens at its weights with no curves and one snapshot).
 void read_trained(const nlohmann::json& j, const Scenario& scenario, const std::string& source, SessionLoad& load) {
     auto warn = [&](const std::string& what) { load.warnings.push_back(source + ": key 'trained" + what); };
     if (!j.is_object()) return warn("': expected an object");
     for (const auto& [key, value] : j.items())
-        if (key != "model" && key != "probe" && key != "layer" && key != "opened") return warn("." + key + "': unknown key");
+        if (key != "model" && key != "probe" && key != "layer" && key != "opened" && key != "history") return warn("." + key + "': unknown key");
     if (!j.contains("model")) return warn(".model' is missing");
     train::ModelFileLoad model = train::model_from_json(j["model"], source + " (trained.model)");
     if (!model.file) {
@@ -209,6 +211,11 @@ void read_trained(const nlohmann::json& j, const Scenario& scenario, const std::
             return;
         }
         t.opened = std::move(*opened.file);
+    }
+    if (j.contains("history")) {
+        std::vector<std::string> faults;
+        t.history = train::history_from_json(j["history"], t.file, source, "trained.history", faults);
+        for (const std::string& f : faults) load.warnings.push_back(f + " (the trained run opens without its history)");
     }
     if (t.opened && t.layer >= 0) {
         std::string fault = opened_differs(t.opened->model, t.file.model);

@@ -16,10 +16,12 @@
 //              from the model when it is open. So the file stays small (kilobytes) whatever
 //              the model's size, and holds none of its weights.
 //   "trained": {"model": {model file}, "probe": {"tokens": [ids], "source": [ids]},
-//              "layer": 1, "opened": {model file}}
+//              "layer": 1, "opened": {model file}, "history": {run history}}
 //              the Train panel's model (train/model_file.hpp: weights, settings, optimiser),
-//              its probe as edited, and the trained layer opened in the pipeline (from 1, 0
-//              when none) with the weights it was opened with (a timeline step, an ablation)
+//              its probe as edited, the trained layer opened in the pipeline (from 1, 0
+//              when none) with the weights it was opened with (a timeline step, an ablation),
+//              and the run's history (train/model_file.hpp's history_to_json: the curves the
+//              panel plots and the snapshots its timeline replays; none in older files)
 // Version 1 (every scenario written whole, a model's layer with its weights) is still read.
 // Pure logic: no window, no GL; the GUI reads and writes it, the tests check it.
 #include <cstdint>
@@ -83,6 +85,7 @@ struct TrainedChoice {
     std::vector<int> probe_tokens, probe_source;  // the probe as shown (ids)
     int layer = -1;                               // opened in the pipeline (from 0), −1 none
     std::optional<train::ModelFile> opened;       // the weights that layer was opened with
+    std::optional<train::RunHistory> history;     // the curves and the timeline's snapshots
 };
 
 // What the session keeps beside the scenario and the view.

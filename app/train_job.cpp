@@ -80,6 +80,7 @@ void TrainWorker::publish_locked() {
         progress_.snapshots.push_back(std::move(shared));
     }
     snapshot_cache_ = std::move(kept);
+    progress_.snapshot_interval = t.snapshot_interval();
     progress_.latest = std::make_shared<const train::ModelFile>(train::model_file_of(t));
     ++progress_.generation;
 }

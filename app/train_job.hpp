@@ -35,6 +35,7 @@ struct TrainProgress {
     std::vector<train::StepStats> history;
     std::vector<train::Evaluation> evaluations;
     std::vector<std::shared_ptr<const train::Snapshot>> snapshots;  // the timeline, oldest first
+    int snapshot_interval = 1;                                      // the steps between them from now on
     std::shared_ptr<const train::ModelFile> latest;                 // weights, settings, optimiser now
     std::string error;                                              // the run stopped (a loss not finite)
     std::string stopped;  // the run stopped where it was asked to: the target accuracy, or the steps done

@@ -23,8 +23,8 @@ std::string read(const std::filesystem::path& path) {
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-// A session that references both models: a trained run (d_model 8, 3 steps) with its layer 1
-// opened as the scenario, and a GPT-2 folder with a layer, a head and an ablated head.
+// A session that references both models: a trained run (d_model 8, 3 steps, with its history)
+// with its layer 1 opened as the scenario, and a GPT-2 folder with a layer, a head and an ablated head.
 std::string both_models_session() {
     using namespace attn;
     train::TrainSettings s;
@@ -37,9 +37,16 @@ std::string both_models_session() {
     std::vector<std::string> errors;
     auto trainer = train::Trainer::create(s, errors);
     REQUIRE(trainer);
+    train::RunHistory history;
+    history.start = trainer->evaluate();
     trainer->run(3);
     session_file::TrainedChoice trained;
     trained.file = train::model_file_of(*trainer);
+    history.steps = trainer->history();
+    history.evaluations = trainer->evaluations();
+    history.snapshots = trainer->snapshots();
+    history.snapshot_interval = trainer->snapshot_interval();
+    trained.history = history;
     const train::ModelInput& input = trainer->probe().input;
     trained.probe_tokens = input.tokens;
     trained.probe_source = input.source;
@@ -120,6 +127,8 @@ TEST_CASE("a session that references both models, and every truncation of it, ru
     REQUIRE(load.scenario);
     REQUIRE(load.attached.trained);
     CHECK(load.attached.trained->layer == 0);   // its opened layer fits its scenario
+    REQUIRE(load.attached.trained->history);
+    CHECK(load.attached.trained->history->steps.size() == 3);
     REQUIRE(load.attached.model);
     for (std::size_t cut = 0; cut < text.size(); cut += 1 + text.size() / 300) {
         INFO("cut at " << cut);

@@ -1044,3 +1044,51 @@ TEST_CASE("model files / every input the model-file fuzzer crashed on is read wi
         CHECK(attn::fuzz::exercise_model_file(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
     }
 }
+
+TEST_CASE("run history / a long run is thinned to a session's bounds as the trainer thins, and a trainer takes back what was written") {
+    train::TrainSettings s;
+    s.model.d_model = 8;
+    s.model.heads = 1;
+    s.evaluate_every = 0;
+    s.snapshot_every = 1;
+    std::vector<std::string> errors;
+    auto trainer = train::Trainer::create(s, errors);
+    REQUIRE(trainer);
+    train::RunHistory history;
+    history.start = trainer->evaluate();
+    trainer->run(40);
+    REQUIRE(trainer->snapshots().size() == 41);
+    const train::ModelFile file = train::model_file_of(*trainer);
+    history.steps = trainer->history();
+    history.snapshots = trainer->snapshots();
+    history.snapshot_interval = trainer->snapshot_interval();
+
+    // 41 snapshots are more than 32: every other one kept (steps 0, 2, …, 40), taken every 2 steps from now on.
+    const nlohmann::json j = train::history_to_json(history, file);
+    REQUIRE(j["snapshots"].size() == 21);
+    CHECK(j["snapshots"][1]["step"] == 2);
+    CHECK(j["snapshot_interval"] == 2);
+    CHECK_FALSE(j["snapshots"][20].contains("parameters"));  // step 40: the model's own weights
+    std::vector<std::string> faults;
+    const std::optional<train::RunHistory> read = train::history_from_json(j, file, "h.json", "history", faults);
+    REQUIRE(read);
+    CHECK(faults.empty());
+    CHECK(read->steps.size() == 40);
+    CHECK(read->steps[39].loss == static_cast<double>(static_cast<float>(history.steps[39].loss)));
+    CHECK(same_bits(read->snapshots[1].params, history.snapshots[2].params));
+
+    auto again = train::Trainer::create(file.settings, file.model, file.steps, errors, &*file.optimiser);
+    REQUIRE(again);
+    CHECK(again->restore(*read).empty());
+    CHECK(again->history().size() == 40);
+    CHECK(again->snapshots().size() == 21);
+    again->run(2);
+    CHECK(again->snapshots().back().step == 42);
+
+    // A history that is not this run's is refused, and the trainer is left as it was.
+    auto fresh = train::Trainer::create(file.settings, file.model, 10, errors, &*file.optimiser);
+    REQUIRE(fresh);
+    CHECK(fresh->restore(*read) == "step 11 of the history is not after the step before it and at most 10");
+    CHECK(fresh->history().empty());
+    CHECK(fresh->snapshots().size() == 1);
+}

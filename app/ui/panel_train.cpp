@@ -830,6 +830,12 @@ std::optional<session_file::TrainedChoice> trained_choice(const TrainPanelState&
         c.layer = o.layer;
         c.opened = train::ModelFile{o.model, o.settings, o.step, std::nullopt};  // weights only: nothing trains on from it
     }
+    train::RunHistory& h = c.history.emplace();
+    h.start = p.start_evaluation;
+    h.steps = p.progress.history;
+    h.evaluations = p.progress.evaluations;
+    for (const std::shared_ptr<const train::Snapshot>& s : p.progress.snapshots) h.snapshots.push_back(*s);
+    h.snapshot_interval = p.progress.snapshot_interval;
     return c;
 }
 
@@ -842,9 +848,14 @@ void restore_trained(Context& state, TrainPanelState& p, const session_file::Tra
         for (const std::string& e : errors) add_notice(state, "The session's trained model cannot be opened: " + e, true);
         return;
     }
+    // The run's curves and snapshots, when the session kept them; else it starts at its weights.
+    const std::string unfit = c.history ? trainer->restore(*c.history) : std::string();
+    if (!unfit.empty())
+        add_notice(state, "The session's training history does not fit its model (" + unfit + "): the run opens without it", true);
     p.form = file.settings;
     p.errors.clear();
     begin_run(p, std::move(*trainer));
+    if (c.history && unfit.empty()) p.start_evaluation = c.history->start;  // where the accuracy curve began
     // The probe as it was shown, when it is still an example of the task.
     train::ModelInput probe = p.run_probe.input;
     probe.tokens = c.probe_tokens;

@@ -1,9 +1,13 @@
 // [SECTION] Writing
 // [SECTION] Reading: a reader that collects messages
 // [SECTION] Reading: the model, the training settings, the tensors
+// [SECTION] A run's history
 #include "train/model_file.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -463,6 +467,286 @@ ModelFileLoad load_model_file(const std::string& path) {
         if (!text) return load;
         return model_from_text(*text, path);
     });
+}
+
+// [SECTION] A run's history
+
+namespace {
+
+// x as float32, in the fewest digits that read back to the same float (0.1f as 0.1, not
+// 0.10000000149011612): half the text of the double it widens to.
+json float32_json(double x) {
+    const float f = static_cast<float>(x);
+    if (!std::isfinite(f)) return json(static_cast<double>(f));  // null: refused when read
+    char text[32];
+    for (int digits = 1; digits <= 9; ++digits) {
+        std::snprintf(text, sizeof text, "%.*g", digits, static_cast<double>(f));
+        const double shortest = std::strtod(text, nullptr);
+        if (static_cast<float>(shortest) == f) return json(shortest);
+    }
+    return json(static_cast<double>(f));
+}
+
+json tensors_to_json_float32(const ModelParams& params) {
+    json tensors = json::object();
+    for (const ParamView& view : parameter_views(params)) {
+        json rows = json::array();
+        for (Eigen::Index r = 0; r < view.rows; ++r) {
+            json row = json::array();
+            for (Eigen::Index c = 0; c < view.cols; ++c) row.push_back(float32_json(view.data[r * view.cols + c]));
+            rows.push_back(std::move(row));
+        }
+        tensors[view.name] = std::move(rows);
+    }
+    return tensors;
+}
+
+bool same_values(const ModelParams& a, const ModelParams& b) {
+    const std::vector<ParamView> x = parameter_views(a), y = parameter_views(b);
+    if (x.size() != y.size()) return false;
+    for (size_t t = 0; t < x.size(); ++t)
+        if (x[t].rows != y[t].rows || x[t].cols != y[t].cols || !std::equal(x[t].data, x[t].data + x[t].size(), y[t].data))
+            return false;
+    return true;
+}
+
+// Every other element, the first and the newest kept: the trainer's thinning of its snapshots.
+template <class Sequence>
+void thin(Sequence& items) {
+    Sequence kept;
+    for (size_t i = 0; i < items.size(); ++i)
+        if (i % 2 == 0 || i + 1 == items.size()) kept.push_back(std::move(items[i]));
+    items = std::move(kept);
+}
+
+}  // namespace
+
+json history_to_json(const RunHistory& given, const ModelFile& file) {
+    RunHistory h = given;
+    while (h.steps.size() > static_cast<size_t>(kMaxHistoryPoints)) thin(h.steps);
+    while (h.evaluations.size() > static_cast<size_t>(kMaxHistoryPoints)) thin(h.evaluations);
+    const long long numbers_each = static_cast<long long>(parameter_count(file.model.params));
+    auto too_many = [&] {
+        return h.snapshots.size() > static_cast<size_t>(kMaxHistorySnapshots) ||
+               static_cast<long long>(h.snapshots.size()) * numbers_each > kMaxSnapshotNumbers;
+    };
+    while (h.snapshots.size() > 2 && too_many()) {
+        thin(h.snapshots);
+        h.snapshot_interval = std::min(h.snapshot_interval, 1 << 29) * 2;
+    }
+    if (too_many()) h.snapshots.erase(h.snapshots.begin(), h.snapshots.end() - 1);  // a model too large for two
+    if (too_many()) h.snapshots.clear();
+
+    json steps{{"step", json::array()}, {"loss", json::array()}, {"gradient_norm", json::array()}, {"learning_rate", json::array()}};
+    for (const StepStats& s : h.steps) {
+        steps["step"].push_back(s.step);
+        steps["loss"].push_back(float32_json(s.loss));
+        steps["gradient_norm"].push_back(float32_json(s.gradient_norm));
+        steps["learning_rate"].push_back(float32_json(s.learning_rate));
+    }
+    json evaluations{{"step", json::array()}, {"loss", json::array()}, {"correct", json::array()}, {"scored", json::array()}};
+    for (const Evaluation& e : h.evaluations) {
+        evaluations["step"].push_back(e.step);
+        evaluations["loss"].push_back(float32_json(e.loss));
+        evaluations["correct"].push_back(e.correct);
+        evaluations["scored"].push_back(e.scored);
+    }
+    json snapshots = json::array();
+    for (const Snapshot& s : h.snapshots) {
+        json one{{"step", s.step}};
+        if (s.step != file.steps || !same_values(s.params, file.model.params)) one["parameters"] = tensors_to_json_float32(s.params);
+        snapshots.push_back(std::move(one));
+    }
+    return json{{"steps", std::move(steps)},
+                {"evaluations", std::move(evaluations)},
+                {"start", {{"step", h.start.step}, {"loss", float32_json(h.start.loss)}, {"correct", h.start.correct}, {"scored", h.start.scored}}},
+                {"snapshot_interval", h.snapshot_interval},
+                {"snapshots", std::move(snapshots)}};
+}
+
+namespace {
+
+constexpr long long kMaxCount = 1 << 30;
+
+// An array of at most `most` numbers, each finite and 0 or more, as the float32s they were written as.
+std::vector<double> read_numbers(Reader& r, const json& j, const std::string& key, size_t most) {
+    std::vector<double> out;
+    if (!j.is_array() || j.size() > most) {
+        r.fail("key '" + key + "'", "expected an array of at most " + std::to_string(most) + " numbers, found " +
+                                        (j.is_array() ? std::to_string(j.size()) + " entries" : type_name(j)));
+        return out;
+    }
+    for (size_t i = 0; i < j.size(); ++i) {
+        const double x = j[i].is_number() ? j[i].get<double>() : std::nan("");
+        if (!std::isfinite(static_cast<float>(x)) || x < 0.0) {
+            r.fail("key '" + key + "' entry " + std::to_string(i + 1), "expected a finite number 0 or more, found " + dump_json(j[i]));
+            return {};
+        }
+        out.push_back(static_cast<float>(x));  // the float32 it was written as
+    }
+    return out;
+}
+
+// An array of at most `most` whole numbers from lo to hi; `ascending`: each above the one before.
+std::vector<int> read_counts(Reader& r, const json& j, const std::string& key, size_t most, long long lo, long long hi, bool ascending) {
+    std::vector<int> out;
+    if (!j.is_array() || j.size() > most) {
+        r.fail("key '" + key + "'", "expected an array of at most " + std::to_string(most) + " whole numbers, found " +
+                                        (j.is_array() ? std::to_string(j.size()) + " entries" : type_name(j)));
+        return out;
+    }
+    for (size_t i = 0; i < j.size(); ++i) {
+        const long long least = ascending && !out.empty() ? std::max(lo, static_cast<long long>(out.back()) + 1) : lo;
+        const json& x = j[i];
+        const bool whole = x.is_number_integer();
+        const long long v = !whole ? 0
+                            : x.is_number_unsigned() && x.get<unsigned long long>() > static_cast<unsigned long long>(hi) ? hi + 1
+                                                                                                                         : x.get<long long>();
+        if (!whole || v < least || v > hi) {
+            r.fail("key '" + key + "' entry " + std::to_string(i + 1), "expected a whole number from " + std::to_string(least) + " to " +
+                                                                          std::to_string(hi) + (ascending ? " (steps ascend)" : "") +
+                                                                          ", found " + dump_json(x));
+            return {};
+        }
+        out.push_back(static_cast<int>(v));
+    }
+    return out;
+}
+
+// The arrays of one curve have the length of its "step".
+void check_lengths(Reader& r, const std::string& key, size_t steps, const std::vector<std::pair<const char*, size_t>>& columns) {
+    for (const std::pair<const char*, size_t>& column : columns)
+        if (column.second != steps)
+            r.fail("key '" + key + "." + column.first + "'", "expected " + std::to_string(steps) + " entries (as many as '" + key +
+                                                                 ".step'), found " + std::to_string(column.second));
+}
+
+// A correct count is at most its scored count; the accuracy is their ratio, as evaluate() makes it.
+Evaluation evaluation_of(int step, double loss, int correct, int scored) {
+    Evaluation e;
+    e.step = step;
+    e.loss = loss;
+    e.correct = correct;
+    e.scored = scored;
+    e.accuracy = scored > 0 ? static_cast<double>(correct) / scored : 0.0;
+    return e;
+}
+
+}  // namespace
+
+std::optional<RunHistory> history_from_json(const json& j, const ModelFile& file, const std::string& source_name, const std::string& key,
+                                            std::vector<std::string>& errors) {
+    Reader r{source_name, {}, 0};
+    RunHistory h;
+    const long long last = file.steps;
+    const size_t most = static_cast<size_t>(kMaxHistoryPoints);
+    bool have_start = false;
+    Handlers top{
+        {"steps", [&](const json& v, const std::string& at) {
+             std::vector<int> step;
+             std::vector<double> loss, norm, rate;
+             read_object(r, v, at,
+                         Handlers{{"step", [&](const json& x, const std::string& k) { step = read_counts(r, x, k, most, 1, last, true); }},
+                                  {"loss", [&](const json& x, const std::string& k) { loss = read_numbers(r, x, k, most); }},
+                                  {"gradient_norm", [&](const json& x, const std::string& k) { norm = read_numbers(r, x, k, most); }},
+                                  {"learning_rate", [&](const json& x, const std::string& k) { rate = read_numbers(r, x, k, most); }}},
+                         true);
+             if (!r.errors.empty()) return;
+             check_lengths(r, at, step.size(), {{"loss", loss.size()}, {"gradient_norm", norm.size()}, {"learning_rate", rate.size()}});
+             if (!r.errors.empty()) return;
+             for (size_t i = 0; i < step.size(); ++i) h.steps.push_back({step[i], loss[i], norm[i], static_cast<float>(rate[i])});
+         }},
+        {"evaluations", [&](const json& v, const std::string& at) {
+             std::vector<int> step, correct, scored;
+             std::vector<double> loss;
+             read_object(r, v, at,
+                         Handlers{{"step", [&](const json& x, const std::string& k) { step = read_counts(r, x, k, most, 0, last, true); }},
+                                  {"loss", [&](const json& x, const std::string& k) { loss = read_numbers(r, x, k, most); }},
+                                  {"correct", [&](const json& x, const std::string& k) { correct = read_counts(r, x, k, most, 0, kMaxCount, false); }},
+                                  {"scored", [&](const json& x, const std::string& k) { scored = read_counts(r, x, k, most, 0, kMaxCount, false); }}},
+                         true);
+             if (!r.errors.empty()) return;
+             check_lengths(r, at, step.size(), {{"loss", loss.size()}, {"correct", correct.size()}, {"scored", scored.size()}});
+             for (size_t i = 0; r.errors.empty() && i < step.size(); ++i) {
+                 if (correct[i] > scored[i])
+                     r.fail("key '" + at + ".correct' entry " + std::to_string(i + 1),
+                            std::to_string(correct[i]) + " right, but 'scored' counts " + std::to_string(scored[i]) + ": expected at most that");
+                 else h.evaluations.push_back(evaluation_of(step[i], loss[i], correct[i], scored[i]));
+             }
+         }},
+        {"start", [&](const json& v, const std::string& at) {
+             long long step = 0, correct = 0, scored = 0;
+             double loss = 0.0;
+             auto count = [&](long long& out, long long hi) {
+                 return [&r, &out, hi](const json& x, const std::string& k) {
+                     if (const std::optional<long long> c = r.integer(x, k, 0, hi)) out = *c;
+                 };
+             };
+             read_object(r, v, at,
+                         Handlers{{"step", count(step, last)},
+                                  {"loss", [&](const json& x, const std::string& k) {
+                                       if (!x.is_number() || !std::isfinite(static_cast<float>(x.get<double>())) || x.get<double>() < 0.0)
+                                           r.fail("key '" + k + "'", "expected a finite number 0 or more, found " + dump_json(x));
+                                       else loss = static_cast<float>(x.get<double>());
+                                   }},
+                                  {"correct", count(correct, kMaxCount)},
+                                  {"scored", count(scored, kMaxCount)}},
+                         true);
+             if (r.errors.empty() && correct > scored)
+                 r.fail("key '" + at + ".correct'", std::to_string(correct) + " right, but 'scored' counts " + std::to_string(scored) +
+                                                        ": expected at most that");
+             h.start = evaluation_of(static_cast<int>(step), loss, static_cast<int>(correct), static_cast<int>(scored));
+             have_start = true;
+         }},
+        {"snapshot_interval", [&](const json& v, const std::string& at) {
+             if (const std::optional<long long> x = r.integer(v, at, 1, kMaxCount)) h.snapshot_interval = static_cast<int>(*x);
+         }},
+        {"snapshots", [&](const json& v, const std::string& at) {
+             const long long numbers_each = static_cast<long long>(parameter_count(file.model.params));
+             const size_t fit = static_cast<size_t>(std::min<long long>(kMaxHistorySnapshots, kMaxSnapshotNumbers / std::max(1LL, numbers_each)));
+             if (!v.is_array() || v.size() > fit) {
+                 r.fail("key '" + at + "'", "expected an array of at most " + std::to_string(fit) + " snapshots (of " +
+                                                std::to_string(numbers_each) + " numbers each), found " +
+                                                (v.is_array() ? std::to_string(v.size()) + " entries" : type_name(v)));
+                 return;
+             }
+             for (size_t i = 0; i < v.size() && r.errors.empty(); ++i) {
+                 const std::string entry = at + "[" + std::to_string(i) + "]";
+                 Snapshot s{-1, {}};
+                 bool have_parameters = false;
+                 read_object(r, v[i], entry,
+                             Handlers{{"step", [&](const json& x, const std::string& k) {
+                                          const long long least = h.snapshots.empty() ? 0 : h.snapshots.back().step + 1;
+                                          if (const std::optional<long long> step = r.integer(x, k, least, last)) s.step = static_cast<int>(*step);
+                                      }},
+                                      {"parameters", [&](const json& x, const std::string& k) {
+                                           s.params = zeros_like(file.model.params);
+                                           read_tensors(r, x, k, s.params);
+                                           have_parameters = true;
+                                       }}},
+                             false);
+                 if (!r.errors.empty()) return;
+                 if (!v[i].contains("step")) return r.fail("key '" + entry + ".step'", "missing");
+                 if (!have_parameters) {
+                     if (s.step != last)
+                         return r.fail("key '" + entry + ".parameters'", "missing (only the snapshot at the model's own step " +
+                                                                             std::to_string(last) + " leaves out its weights: they are the model's)");
+                     s.params = file.model.params;
+                 }
+                 h.snapshots.push_back(std::move(s));
+             }
+         }},
+    };
+    read_object(r, j, key, top, true);
+    if (r.errors.empty() && have_start && !h.steps.empty() && h.start.step >= h.steps.front().step)
+        r.fail("key '" + key + ".start.step'", "expected a step before the first of '" + key + ".steps.step' (" +
+                                                   std::to_string(h.steps.front().step) + "), found " + std::to_string(h.start.step));
+    if (r.dropped > 0) r.errors.push_back(source_name + ": … and " + std::to_string(r.dropped) + " more problems");
+    if (!r.errors.empty()) {
+        for (std::string& e : r.errors) errors.push_back(std::move(e));
+        return std::nullopt;
+    }
+    return h;
 }
 
 }  // namespace attn::train

@@ -65,4 +65,31 @@ ModelFileLoad load_model_file(const std::string& path);
 // Written atomically. False with *error when a weight is not finite or the write fails.
 bool save_model_file(const std::string& path, const ModelFile& file, std::string* error);
 
+// A run's history (trainer.hpp's RunHistory) beside the model file it is the history of, as a
+// session keeps it:
+//
+//   {"steps":       {"step": [1, 2, …], "loss": […], "gradient_norm": […], "learning_rate": […]},
+//    "evaluations": {"step": [25, 50, …], "loss": […], "correct": […], "scored": […]},
+//    "start":       {"step": 0, "loss": 2.08, "correct": 190, "scored": 1536},
+//    "snapshot_interval": 25,
+//    "snapshots":   [{"step": 0, "parameters": {…}}, …, {"step": 150}]}
+//
+// Each curve is one array per field, all of one length; its numbers are written as float32
+// (what the plot draws) in the fewest digits that read back to the same float. An accuracy is
+// correct / scored, as the evaluation computed it. Snapshots hold "parameters" in the model
+// file's layout; one at the model's own step whose weights are the model's is written without
+// them. A long run is thinned to fit the bounds below, as the trainer thins its snapshots: every
+// other point (the first and the newest stay), and the snapshot interval doubled.
+constexpr int kMaxHistoryPoints = 20000;      // steps, and evaluations
+constexpr int kMaxHistorySnapshots = 32;
+constexpr long long kMaxSnapshotNumbers = 1 << 21;  // every snapshot's parameters together
+nlohmann::json history_to_json(const RunHistory& history, const ModelFile& file);
+// Read against the model file it belongs to: every key required and none unknown, steps whole,
+// ascending and at most the file's steps, curves of one length, numbers finite, snapshots in
+// the model's layout, the bounds above kept. Nullopt with messages naming the source and the
+// key ("s.json: key 'trained.history.steps.loss': expected 150 numbers (as many as
+// 'trained.history.steps.step'), found 149").
+std::optional<RunHistory> history_from_json(const nlohmann::json& j, const ModelFile& file, const std::string& source_name,
+                                            const std::string& key, std::vector<std::string>& errors);
+
 }  // namespace attn::train

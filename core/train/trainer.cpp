@@ -124,6 +124,18 @@ Rng batch_stream(std::uint64_t seed, int step) {
     return Rng(mixer.next_u64());
 }
 
+namespace {
+
+// The same tensors, by name and shape, in the same order.
+bool same_layout(const ModelParams& a, const ModelParams& b) {
+    const std::vector<ParamView> x = parameter_views(a), y = parameter_views(b);
+    bool same = x.size() == y.size();
+    for (size_t t = 0; same && t < x.size(); ++t) same = x[t].name == y[t].name && x[t].rows == y[t].rows && x[t].cols == y[t].cols;
+    return same;
+}
+
+}  // namespace
+
 std::optional<Trainer> Trainer::create(const TrainSettings& given, std::vector<std::string>& errors) {
     const TrainSettings s = fitted(given);
     errors = validate(s);
@@ -139,18 +151,42 @@ std::optional<Trainer> Trainer::create(const TrainSettings& given, const Model& 
         errors.push_back("the model's vocabulary is not the task's (" + std::to_string(model.vocabulary.size()) + " tokens, the task has " +
                          std::to_string(task_vocabulary(s.task).size()) + ")");
     if (errors.empty() && optimiser) {
-        const std::vector<ParamView> p = parameter_views(model.params), m = parameter_views(optimiser->m),
-                                     v = parameter_views(optimiser->v);
-        bool same_layout = p.size() == m.size() && p.size() == v.size();
-        for (size_t t = 0; same_layout && t < p.size(); ++t)
-            same_layout = p[t].name == m[t].name && p[t].name == v[t].name && p[t].rows == m[t].rows &&
-                          p[t].rows == v[t].rows && p[t].cols == m[t].cols && p[t].cols == v[t].cols;
-        if (!same_layout) errors.push_back("the optimiser's moments do not have the model's tensors and shapes");
+        if (!same_layout(optimiser->m, model.params) || !same_layout(optimiser->v, model.params))
+            errors.push_back("the optimiser's moments do not have the model's tensors and shapes");
         if (optimiser->steps < 0) errors.push_back("the optimiser's step count is negative");
     }
     if (steps_done < 0) errors.push_back("steps_done is " + std::to_string(steps_done) + ": expected 0 or more");
     if (!errors.empty()) return std::nullopt;
     return Trainer(s, model, steps_done, optimiser);
+}
+
+std::string Trainer::restore(RunHistory history) {
+    const std::string done = std::to_string(steps_done_);
+    int previous = 0;
+    for (const StepStats& s : history.steps) {
+        if (s.step <= previous || s.step > steps_done_)
+            return "step " + std::to_string(s.step) + " of the history is not after the step before it and at most " + done;
+        previous = s.step;
+    }
+    previous = -1;
+    for (const Evaluation& e : history.evaluations) {
+        if (e.step <= previous || e.step > steps_done_)
+            return "the evaluation at step " + std::to_string(e.step) + " is not after the one before it and at most " + done;
+        previous = e.step;
+    }
+    previous = -1;
+    for (const Snapshot& s : history.snapshots) {
+        if (s.step <= previous || s.step > steps_done_)
+            return "the snapshot at step " + std::to_string(s.step) + " is not after the one before it and at most " + done;
+        if (!same_layout(s.params, model_.params)) return "the snapshot at step " + std::to_string(s.step) + " is not in the model's layout";
+        previous = s.step;
+    }
+    if (history.snapshot_interval < 1) return "the snapshot interval is " + std::to_string(history.snapshot_interval) + ": expected at least 1";
+    history_ = std::move(history.steps);
+    evaluations_ = std::move(history.evaluations);
+    if (!history.snapshots.empty()) snapshots_ = std::move(history.snapshots);
+    snapshot_interval_ = history.snapshot_interval;
+    return {};
 }
 
 Example Trainer::next_training_example(Rng& stream) const {

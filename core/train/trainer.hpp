@@ -76,6 +76,17 @@ struct AdamWState {
     int steps = 0;
 };
 
+// What a run has done besides its weights: its steps' stats, its held-out evaluations and the
+// snapshots its timeline replays. A session keeps it, so that a run opened again shows its
+// curves and its timeline, and goes on taking snapshots where the closed one would have.
+struct RunHistory {
+    Evaluation start;                     // the held-out set before the first of `steps`: where the accuracy curve begins
+    std::vector<StepStats> steps;         // by ascending step
+    std::vector<Evaluation> evaluations;  // by ascending step
+    std::deque<Snapshot> snapshots;       // oldest first, each in the model's layout
+    int snapshot_interval = 1;            // steps between snapshots from here on (Trainer::snapshot_interval)
+};
+
 class AdamW {
 public:
     AdamW() = default;
@@ -100,6 +111,13 @@ public:
     // never interrupted.
     static std::optional<Trainer> create(const TrainSettings& settings, const Model& model, int steps_done,
                                          std::vector<std::string>& errors, const AdamWState* optimiser = nullptr);
+
+    // The history of the run this trainer continues (a session opened again) becomes its own:
+    // the steps' stats, the evaluations, the snapshots (when there are any; else the one taken
+    // at creation stays) and the interval they are taken at. "" when taken; else why it does
+    // not fit (a step after steps_done, steps out of order, a snapshot not in the model's
+    // layout), and the trainer is unchanged.
+    std::string restore(RunHistory history);
 
     StepStats step();
     void run(int steps);  // step() that many times

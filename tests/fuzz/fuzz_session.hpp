@@ -67,6 +67,8 @@ inline bool exercise_session_trained(const session_file::TrainedChoice& trained,
     std::vector<std::string> errors;
     // At any step count the run is re-created at once (no example is replayed).
     auto trainer = train::Trainer::create(file.settings, file.model, file.steps, errors, file.optimiser ? &*file.optimiser : nullptr);
+    // The history was checked against the model when the session was read: the run takes it.
+    if (trainer && trained.history && !trainer->restore(*trained.history).empty()) return false;
     if (trainer && file.settings.batch_size <= 16 && file.steps <= 1000) trainer->step();
     if (!trained.opened || trained.layer < 0) return true;
     // The opened layer was checked against the scenario when the session was read: it runs.

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -294,6 +295,75 @@ TEST_CASE("A session named at start-up comes back as saved: every field it store
     for (const ui::Notice& n : ui.window.shared.notices) CHECK_FALSE(n.error);
     std::filesystem::remove(path);
     std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("Sessions keep the run's history: the curves the Train panel plots and the snapshots its timeline replays", "[train][session]") {
+    const std::string path = temp("attnlab-session-history.json");
+    std::vector<std::pair<int, float>> loss_curve, accuracy_curve;
+    std::vector<std::shared_ptr<const train::Snapshot>> snapshots;
+    train::Evaluation start;
+    std::string accuracy;
+    {
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        ui::TrainPanelState& p = ui.window.train.state;
+        p.open = true;
+        ui.frame(2);
+        ui::train_now(p, 150);
+        ui.frame(3);
+        REQUIRE(p.progress.steps_done == 150);
+        loss_curve = p.loss_curve;
+        accuracy_curve = p.accuracy_curve;
+        snapshots = p.progress.snapshots;
+        start = p.start_evaluation;
+        accuracy = ui.text("train.accuracy");
+        save(ui, path);
+    }
+    REQUIRE(loss_curve.size() == 150);
+    REQUIRE(snapshots.size() == 7);  // steps 0, 25, …, 150
+    const std::uintmax_t bytes = std::filesystem::file_size(path);
+    INFO("a 150-step session of the default model is " << bytes << " bytes");
+    CHECK(bytes < 1500000);  // about 0.47 MB of it the model and its optimiser, written before histories were
+
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.window.open_file(path);
+    REQUIRE(ui.window.train.state.worker);
+    ui.window.train.state.worker->wait_idle();
+    ui.frame(4);
+    CHECK_FALSE(has_notice(ui.window, "training history"));
+    CHECK_FALSE(has_notice(ui.window, "without its history"));
+    ui::TrainPanelState& p = ui.window.train.state;
+    REQUIRE(p.progress.latest);
+    CHECK(p.progress.steps_done == 150);
+    // The plot: every step's training loss, the held-out accuracy from step 0 on.
+    CHECK(p.loss_curve == loss_curve);
+    CHECK(p.accuracy_curve == accuracy_curve);
+    CHECK(p.start_evaluation.step == start.step);
+    CHECK(p.start_evaluation.accuracy == start.accuracy);
+    CHECK(ui.text("train.accuracy") == accuracy);
+    // The timeline: the same snapshots, each with its weights.
+    REQUIRE(p.progress.snapshots.size() == snapshots.size());
+    for (size_t i = 0; i < snapshots.size(); ++i) {
+        CHECK(p.progress.snapshots[i]->step == snapshots[i]->step);
+        CHECK(same_bits(p.progress.snapshots[i]->params, snapshots[i]->params));
+    }
+    // Scrubbed back to step 50, the probe runs through that snapshot's weights.
+    p.follow = false;
+    p.timeline = 2;
+    ui.frame(3);
+    CHECK(p.shown_step == 50);
+    CHECK(ui.text("train.timeline") == "50");
+    CHECK(same_bits(p.shown_model.params, snapshots[2]->params));
+    // Trained on, the run takes its snapshots where the closed one would have.
+    p.worker->step_once();
+    for (int i = 0; i < 24; ++i) p.worker->step_once();
+    p.worker->wait_idle();
+    ui.frame(2);
+    CHECK(p.progress.steps_done == 175);
+    CHECK(p.loss_curve.size() == 175);
+    REQUIRE(p.progress.snapshots.size() == 8);
+    CHECK(p.progress.snapshots.back()->step == 175);
+    std::filesystem::remove(path);
 }
 
 TEST_CASE("A session's model blocks: malformed is refused, an unreadable trained model is a warning", "[session]") {
@@ -849,4 +919,95 @@ TEST_CASE("A session's layer kept by reference and its model's files: malformed 
     bad = j;
     bad.erase("model");
     CHECK(first_error(bad) == "s.json: key 'scenario' is missing");
+}
+
+TEST_CASE("A session's training history is checked key by key: a malformed one is refused with its key, the run opens without it",
+          "[train][session]") {
+    const Scenario s = find_preset(default_preset_name())->scenario;
+    train::ModelFile file = reverse_model(8);
+    file.steps = 3;
+    auto evaluation = [](int step, double loss, int correct, int scored) {
+        train::Evaluation e;
+        e.step = step;
+        e.loss = loss;
+        e.correct = correct;
+        e.scored = scored;
+        e.accuracy = static_cast<double>(correct) / scored;
+        return e;
+    };
+    train::RunHistory history;
+    history.start = evaluation(0, 2.0, 10, 40);
+    for (int step = 1; step <= 3; ++step) history.steps.push_back({step, 2.0 - 0.1 * step, 1.0, 0.01f});
+    history.evaluations.push_back(evaluation(2, 1.5, 20, 40));
+    history.snapshots.push_back({0, file.model.params});
+    history.snapshots.push_back({3, file.model.params});
+    history.snapshot_interval = 3;
+    nlohmann::json base = session_file::session_to_json(s, session_file::ViewChoices{});
+    base["trained"] = {{"model", train::model_to_json(file)}, {"history", train::history_to_json(history, file)}};
+    CHECK_FALSE(base["trained"]["history"]["snapshots"][1].contains("parameters"));  // the model's own weights, not written twice
+    auto load = [](const nlohmann::json& j) { return session_file::session_from_json(j, "s.json"); };
+    {
+        const session_file::SessionLoad l = load(base);
+        REQUIRE(l.warnings.empty());
+        REQUIRE(l.attached.trained);
+        REQUIRE(l.attached.trained->history);
+        const train::RunHistory& h = *l.attached.trained->history;
+        CHECK(h.steps.size() == 3);
+        CHECK(h.steps[2].loss == Approx(1.7));
+        CHECK(h.evaluations.size() == 1);
+        CHECK(h.evaluations[0].accuracy == 0.5);
+        CHECK(h.start.accuracy == 0.25);
+        CHECK(h.snapshots.size() == 2);
+        CHECK(same_bits(h.snapshots[1].params, file.model.params));
+        CHECK(h.snapshot_interval == 3);
+    }
+    nlohmann::json old = base;
+    old["trained"].erase("history");
+    REQUIRE(load(old).attached.trained);
+    CHECK_FALSE(load(old).attached.trained->history);  // a session written before histories: none, as before
+
+    // Each fault: the key named, what was expected, the run opened without its history.
+    auto refused = [&](const std::function<void(nlohmann::json&)>& spoil, const std::string& message) {
+        nlohmann::json j = base;
+        spoil(j["trained"]["history"]);
+        const session_file::SessionLoad l = load(j);
+        REQUIRE(l.scenario);
+        REQUIRE(l.attached.trained);
+        CHECK_FALSE(l.attached.trained->history);
+        REQUIRE_FALSE(l.warnings.empty());
+        CHECK(l.warnings.front() == message + " (the trained run opens without its history)");
+    };
+    refused([](nlohmann::json& h) { h["colour"] = 1; },
+            "s.json: key 'trained.history.colour': unknown key (expected evaluations, snapshot_interval, snapshots, start, steps)");
+    refused([](nlohmann::json& h) { h.erase("start"); }, "s.json: key 'trained.history.start': missing");
+    refused([](nlohmann::json& h) { h["steps"]["loss"] = "low"; },
+            "s.json: key 'trained.history.steps.loss': expected an array of at most 20000 numbers, found a string");
+    refused([](nlohmann::json& h) { h["steps"]["loss"].erase(2); },
+            "s.json: key 'trained.history.steps.loss': expected 3 entries (as many as 'trained.history.steps.step'), found 2");
+    refused([](nlohmann::json& h) { h["steps"]["step"][0] = -1; },
+            "s.json: key 'trained.history.steps.step' entry 1: expected a whole number from 1 to 3 (steps ascend), found -1");
+    refused([](nlohmann::json& h) { h["steps"]["step"][2] = 2; },
+            "s.json: key 'trained.history.steps.step' entry 3: expected a whole number from 3 to 3 (steps ascend), found 2");
+    refused([](nlohmann::json& h) { h["steps"]["step"][1] = 1.5; },
+            "s.json: key 'trained.history.steps.step' entry 2: expected a whole number from 2 to 3 (steps ascend), found 1.5");
+    refused([](nlohmann::json& h) { h["steps"]["gradient_norm"][0] = nullptr; },
+            "s.json: key 'trained.history.steps.gradient_norm' entry 1: expected a finite number 0 or more, found null");
+    refused([](nlohmann::json& h) { h["evaluations"]["correct"][0] = 41; },
+            "s.json: key 'trained.history.evaluations.correct' entry 1: 41 right, but 'scored' counts 40: expected at most that");
+    refused([](nlohmann::json& h) { h["evaluations"]["step"][0] = 4; },
+            "s.json: key 'trained.history.evaluations.step' entry 1: expected a whole number from 0 to 3 (steps ascend), found 4");
+    refused([](nlohmann::json& h) { h["start"]["step"] = 1; },
+            "s.json: key 'trained.history.start.step': expected a step before the first of 'trained.history.steps.step' (1), found 1");
+    refused([](nlohmann::json& h) { h["snapshot_interval"] = 0; },
+            "s.json: key 'trained.history.snapshot_interval': expected 1 to 1073741824, found 0");
+    refused([](nlohmann::json& h) { h["snapshots"][0]["parameters"]["layer0.w_q"].erase(0); },
+            "s.json: key 'trained.history.snapshots[0].parameters.layer0.w_q': expected 8 rows (a 8×8 tensor, each row an array), found 7 rows");
+    refused([](nlohmann::json& h) { h["snapshots"][0].erase("parameters"); },
+            "s.json: key 'trained.history.snapshots[0].parameters': missing (only the snapshot at the model's own step 3 leaves out "
+            "its weights: they are the model's)");
+    refused([](nlohmann::json& h) { h["snapshots"][1]["step"] = 0; },
+            "s.json: key 'trained.history.snapshots[1].step': expected 1 to 3, found 0");
+    refused([](nlohmann::json& h) { h["snapshots"] = nlohmann::json::array(); for (int i = 0; i < 40; ++i) h["snapshots"].push_back({{"step", 3}}); },
+            "s.json: key 'trained.history.snapshots': expected an array of at most 32 snapshots (of " +
+                std::to_string(train::parameter_count(reverse_model(8).model.params)) + " numbers each), found 40 entries");
 }
