@@ -62,7 +62,7 @@ TEST_CASE("Ctrl+S tapped within one frame asks where to save", "[keys][taps]") {
     CHECK(ui.widget("prompt.ok") != nullptr);
 }
 
-TEST_CASE("Ctrl+A tapped within one frame in the save dialog selects the path; what is typed then replaces it", "[keys][taps]") {
+TEST_CASE("Ctrl+A tapped within one frame in the save dialog selects the path, and what is typed then replaces it", "[keys][taps]") {
     const CtrlTap tap = GENERATE(CtrlTap{false, false}, CtrlTap{false, true}, CtrlTap{true, false}, CtrlTap{true, true});
     CAPTURE(tap.ctrl_a_frame_earlier, tap.ctrl_let_go_first);
     UiDriver ui(find_preset(default_preset_name())->scenario);

@@ -1147,7 +1147,7 @@ TEST_CASE("Gemma 3 as published (tokenizer.json one token past the embedding) op
     fs::remove_all(folder);
 }
 
-TEST_CASE("Model view in front: the side bar and the bar above it are the model's; a lesson brings the pipeline to the front",
+TEST_CASE("Model view in front: the side bar and the bar above it are the model's, and a lesson brings the pipeline to the front",
           "[model-view][layout]") {
     const std::string folder = write_model("attnlab-model-sidebar");
     UiDriver ui(find_preset(default_preset_name())->scenario);
