@@ -1,7 +1,9 @@
 #pragma once
 // A saved session: the scenario (with every toggle applied to it) and the view choices,
 // as {"format": "attnlab-session", "version": 2, "scenario": {...}, "view": {...}}, and,
-// when the window had them, the models beside the scenario:
+// when the window had them, the models beside the scenario. "view": {"shown_head", "all_heads",
+// "presenter", "pane", "lesson", "step", "pipeline_step"}: the head and tab shown, the lesson
+// step, and the pipeline's step at the view's top-left ("softmax", as its strip names it).
 //
 //   "model":   {"folder": "…/gpt2", "files": [{"name": "model.safetensors", "bytes": 548105171,
 //              "modified_ns": 1764342131000000000}, …], "sentence": "…", "layer": 5, "head": 2,

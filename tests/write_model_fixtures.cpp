@@ -2,7 +2,8 @@
 // Face layout, the bad-model catalogue's), DIR/model.json (a model file as the app saves
 // one, vocabulary a … h and |), DIR/gpt2-truncated (model.safetensors cut 64 bytes short),
 // DIR/llama (the Llama family's tiny checkpoint with a byte-level tokenizer.json of 402 tokens:
-// RoPE, so a sentence of any length runs).
+// RoPE, so a sentence of any length runs), DIR/gemma2 (Gemma 2's, with that tokenizer) and
+// DIR/gemma3 (Gemma 3 as published: its tokenizer.json one token past the embedding).
 #include <filesystem>
 #include <iostream>
 
@@ -30,6 +31,14 @@ int main(int argc, char** argv) {
     testing::families::write_family_checkpoint(dir + "/llama", llama);
     std::filesystem::copy_file(std::filesystem::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json",
                                dir + "/llama/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
+    testing::families::FamilyCheckpoint gemma2 = testing::families::gemma2_checkpoint();
+    gemma2.config["vocab_size"] = 402;
+    testing::families::TensorMaker make_gemma2(gemma2, 99);
+    make_gemma2("model.embed_tokens.weight", {402, 16}, 1.0);
+    testing::families::write_family_checkpoint(dir + "/gemma2", gemma2);
+    std::filesystem::copy_file(std::filesystem::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json",
+                               dir + "/gemma2/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
+    testing::families::write_gemma3_with_image_token(dir + "/gemma3", std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
     // A 2-layer model for the reverse task, untrained: its vocabulary a … h and "|".
     const train::ModelFile file = testing::untrained_model_file(5);
     std::string error;

@@ -24,7 +24,8 @@ namespace attn::ui {
 void draw_menu_bar(Context& state, const Offers& offers);
 void handle_shortcuts(const Offers& offers);
 void draw_notices(const Context& state, const LessonState& lesson);  // and the lessons that could not be read
-int notice_lines(const Context& state, const LessonState& lesson);
+// The lines the status area's notices take, wrapped at `wrap_width` pixels.
+int notice_lines(const Context& state, const LessonState& lesson, float wrap_width);
 void add_notice(Context& state, std::string text, bool error, std::string attempt = {});
 
 // panel_files.cpp: File and Export, the path popup, the quit question.

@@ -152,6 +152,7 @@ std::string generate_estimate(Context& state, int n) {
     const auto said = [](double v) {
         char text[32];
         if (v < 1000.0) std::snprintf(text, sizeof text, "%.0f ms", std::max(1.0, v));
+        else if (v < 10000.0) std::snprintf(text, sizeof text, "%.1f s", v / 1000.0);
         else if (v < 120000.0) std::snprintf(text, sizeof text, "%.0f s", v / 1000.0);
         else std::snprintf(text, sizeof text, "%.1f min", v / 60000.0);
         return std::string(text);

@@ -8,6 +8,7 @@
 // [SECTION] Shortcuts
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,16 @@ std::vector<const Notice*> shown_notices(const Context& state) {
 
 }  // namespace
 
-int notice_lines(const Context& state, const LessonState& lesson) {
-    const size_t lesson_errors = lesson.load_errors.size();
-    return static_cast<int>(shown_notices(state).size() + std::min<size_t>(lesson_errors, 3));
+int notice_lines(const Context& state, const LessonState& lesson, float wrap_width) {
+    // A notice longer than the width wraps onto more lines: each line is counted.
+    const auto lines = [&](const std::string& text) {
+        const float height = ImGui::CalcTextSize(text.c_str(), nullptr, false, std::max(1.0f, wrap_width)).y;
+        return std::max(1, static_cast<int>(std::lround(height / std::max(1.0f, ImGui::GetTextLineHeight()))));
+    };
+    int count = 0;
+    for (const std::string& error : lesson.load_errors) count += lines("Lesson not loaded: " + error);
+    for (const Notice* notice : shown_notices(state)) count += lines(notice->text);
+    return count;
 }
 
 void draw_notices(const Context& state, const LessonState& lesson) {

@@ -359,6 +359,7 @@ void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
     if (!m.model || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
     settle(state, m);
     m.head = head;
+    m.sidebar_pick = {layer + 1, head + 1};  // the side bar's pickers start at what is open
     show_pane(state.view, Pane::Pipeline);  // the layer's every step, where the user looks
     // The first layer opened shows its weights; another one after it keeps the step in view.
     if (m.layer < 0) state.view.jump_to = attn::Column::Softmax;
@@ -528,7 +529,7 @@ void draw_model_sidebar(Context& state, ModelViewState& m) {
     ImGui::Text("%zu head%s ablated", ablated, ablated == 1 ? "" : "s");
     if (ablated > 0 && ImGui::SmallButton("restore all heads")) m.restore_all_heads = true;
     ImGui::Separator();
-    ImGui::TextDisabled("The preset's controls come back with the Pipeline tab.");
+    hint_text("The preset's controls come back with the Pipeline tab.");
 }
 
 // In place of the token bar while the model view is in front: the model and its sentence.

@@ -49,8 +49,10 @@ void draw_status(Context& state) {
     if (t.ok) {
         const std::string d_model = t.d_model > 0 ? "d_model = " + std::to_string(t.d_model) + ", " : "direct Q, K, V, ";
         // Which engine produced the trace on screen, and how long its attention took.
-        ImGui::TextDisabled("n_q = %d, n_k = %d, %sheads = %d, d\xE2\x82\x96 = %d, d_v = %d   \xC2\xB7   %s, %s: %.1f ms (%.1f ms to the screen)",
-                            t.n_queries, t.n_keys, d_model.c_str(), t.heads, t.d_k, t.d_v, t.backend == "gpu" ? "GPU" : "CPU",
+        // Another tab in front: this line is the pipeline's, and says so.
+        const char* whose = state.view.pane == Pane::Pipeline ? "" : "pipeline tab: ";
+        ImGui::TextDisabled("%sn_q = %d, n_k = %d, %sheads = %d, d\xE2\x82\x96 = %d, d_v = %d   \xC2\xB7   %s, %s: %.1f ms (%.1f ms to the screen)",
+                            whose, t.n_queries, t.n_keys, d_model.c_str(), t.heads, t.d_k, t.d_v, t.backend == "gpu" ? "GPU" : "CPU",
                             t.detail == Detail::Full ? "full detail" : "output-only", t.milliseconds, session.last_run_ms);
     }
     const compute::Status& compute = state.compute.status;

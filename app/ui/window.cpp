@@ -158,7 +158,9 @@ void Window::draw_frame(HeatmapTextures& textures) {
                             (shared.compute.status.notice.empty() ? 0 : 1);  // the GPU fallback notice
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const float status_h =
-        line * static_cast<float>(1 + std::min<size_t>(messages, 4) + static_cast<size_t>(notice_lines(shared, lesson.state))) + 8.0f;
+        line * static_cast<float>(1 + std::min<size_t>(messages, 4) +
+                                  static_cast<size_t>(notice_lines(shared, lesson.state, ImGui::GetContentRegionAvail().x -
+                                                                                             (presenter ? 0.0f : 300.0f * scale)))) + 8.0f;
     // The model view in front (its tab, last frame): the side bar and the bar above the tabs
     // are the model's, not the preset's.
     const bool model_in_front = shared.view.pane == Pane::Model && model.state.open && model.state.model.has_value();
