@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include <imgui_internal.h>
 #include <nlohmann/json.hpp>
 
 #include "bad_model_catalogue.hpp"
@@ -669,6 +670,20 @@ TEST_CASE("Model view: a map opened shows its head's weights, and another map ke
     CHECK(weights->y > view->y);
     CHECK(weights->y + static_cast<float>(weights->rows) * weights->cell_h <= view->y + view->h);
     CHECK(ui.text("pipeline.step.softmax") == "[softmax]");
+    // Nothing of the cards scrolled away draws outside the pipeline's windows (a turned column
+    // label kept the clip rectangle of its own unturned box and drew over the menu bar).
+    for (ImGuiWindow* window : ImGui::GetCurrentContext()->Windows) {
+        if (!window->WasActive || window->DrawList == nullptr || std::string(window->Name).find("pipeline") == std::string::npos) continue;
+        const ImRect bounds = window->OuterRectClipped;
+        for (const ImDrawCmd& cmd : window->DrawList->CmdBuffer) {
+            if (cmd.ElemCount == 0 || cmd.ClipRect.z <= cmd.ClipRect.x || cmd.ClipRect.w <= cmd.ClipRect.y) continue;  // draws nothing
+            INFO(window->Name << ": a draw command clipped to (" << cmd.ClipRect.x << ", " << cmd.ClipRect.y << ")–(" << cmd.ClipRect.z
+                              << ", " << cmd.ClipRect.w << "), the window (" << bounds.Min.x << ", " << bounds.Min.y << ")–("
+                              << bounds.Max.x << ", " << bounds.Max.y << ")");
+            CHECK(cmd.ClipRect.y >= bounds.Min.y - 1.0f);
+            CHECK(cmd.ClipRect.w <= bounds.Max.y + 1.0f);
+        }
+    }
     const float placed = weights->y;
     // Another map, of another layer and head: the same step where it was.
     ui.click(ui.centre("pane.model"));
