@@ -795,6 +795,17 @@ TEST_CASE("Model view: File → Open model… downloads a model that is not in t
     ui.click(ui.centre("menu.open_model"));
     ui.frame(2);
     CHECK(ui.text("prompt.download") == "Download gpt2 from the Hugging Face hub");  // the name proposed is one the hub knows
+    // OK stands above what comes and goes under the path: a folder typed (no Download button)
+    // leaves it where it was.
+    REQUIRE(ui.widget("prompt.ok") != nullptr);
+    const float ok_y = ui.widget("prompt.ok")->y;
+    ui.key(GLFW_KEY_A, true);  // the path field has the keys: its text selected, then typed over
+    ui.type(folder.string());
+    ui.frame(2);
+    CHECK(ui.window.files.state.prompt.path == folder.string());
+    CHECK(ui.widget("prompt.download") == nullptr);
+    REQUIRE(ui.widget("prompt.ok") != nullptr);
+    CHECK(ui.widget("prompt.ok")->y == ok_y);
     ui.key(GLFW_KEY_ESCAPE);
     ui::FilePrompt& prompt = ui.window.files.state.prompt;
     prompt.path = "org/tiny";
