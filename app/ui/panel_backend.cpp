@@ -127,6 +127,9 @@ std::string generate_estimate(Context& state, int n) {
     double ms = 0.0;
     if (n <= compute::kFullDetailLimit) {
         ms = flops / (std::max(1e-3, measured_cpu_gflops(state)) * 1e6);
+    } else if (state.screenshot_mode) {
+        // A picture is the same picture each time it is taken: no timing, whose number varies.
+        return "timed when the window is in use";
     } else {
         constexpr int kTimedLength = 2048;
         ComputeState::RunTiming& timing = state.compute.generate_timing;
