@@ -1,7 +1,5 @@
 #include "hf_cache.hpp"
 
-#include "gpt2/messages.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -9,6 +7,7 @@
 #include <system_error>
 
 #include "json_read.hpp"
+#include "messages.hpp"
 
 namespace attn::hf {
 
@@ -128,7 +127,7 @@ CacheLookup find_in_cache(const RepoId& repo, const std::string& cache) {
         return lookup;
     }
     if (!is_commit(commit)) {
-        lookup.why_not = where + ": refs/" + repo.revision + " holds \"" + gpt2::detail::printable(commit, 64) + "\", not a commit";
+        lookup.why_not = where + ": refs/" + repo.revision + " holds \"" + printable(commit, 64) + "\", not a commit";
         return lookup;
     }
     const fs::path snapshot = folder / "snapshots" / commit;

@@ -30,8 +30,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "gpt2/messages.hpp"
 #include "json_read.hpp"
+#include "messages.hpp"
 #include "path_kind.hpp"
 
 namespace attn::hf {
@@ -313,7 +313,7 @@ std::string http_error(const Response& response, const std::string& url, const S
     const std::string& id = about.repo.id;
     const std::string& endpoint = about.options.endpoint;
     const std::string code = response.header("x-error-code");
-    const std::string message = gpt2::detail::printable(response.header("x-error-message"), 300);
+    const std::string message = printable(response.header("x-error-message"), 300);
     const std::string meaning = status_meaning(response.status);
     const std::string status = "HTTP " + std::to_string(response.status) + (meaning.empty() ? std::string() : " " + meaning) +
                                (message.empty() ? std::string() : ", \"" + message + "\"");
@@ -673,7 +673,7 @@ std::string describe(Run& run, RemoteFile& file) {
     std::string etag = response.header("x-linked-etag");
     if (etag.empty()) etag = response.header("etag");
     file.etag = normalise_etag(etag);
-    if (!safe_etag(file.etag)) return url + ": the hub sent no usable ETag (\"" + gpt2::detail::printable(etag, 80) + "\") for " + file.name;
+    if (!safe_etag(file.etag)) return url + ": the hub sent no usable ETag (\"" + printable(etag, 80) + "\") for " + file.name;
     std::string size = response.header("x-linked-size");
     if (size.empty() && (response.status < 300 || response.status > 399)) size = response.header("content-length");
     if (const auto bytes = size_header(size)) {
@@ -776,7 +776,7 @@ DownloadResult download_model(const RepoId& repo, const DownloadOptions& options
         result.cancelled = error.rfind("cancelled", 0) == 0;
         // Every message may quote the hub's text (its error message, a redirect's address, an ETag):
         // control characters are shown as \xNN, never sent to the user's terminal as they came.
-        result.error = gpt2::detail::printable(error, 4096);
+        result.error = printable(error, 4096);
         return result;
     };
     if (!parse_repo_id(repo.id + "@" + repo.revision)) return fail("'" + repo.id + "@" + repo.revision + "' is not a repository id (org/name[@revision])");

@@ -13,14 +13,6 @@ namespace attn {
 
 namespace {
 
-const std::pair<Stage, const char*> kStageNames[] = {
-    {Stage::Tokens, "tokens"},       {Stage::Embeddings, "embeddings"}, {Stage::Positional, "positional"},
-    {Stage::Projections, "qkv"},     {Stage::Scores, "scores"},         {Stage::Scaled, "scaled"},
-    {Stage::Masked, "masked"},       {Stage::Weights, "weights"},       {Stage::Output, "output"},
-    {Stage::Concat, "concat"},       {Stage::Final, "final"},           {Stage::Block, "block"},
-    {Stage::ScalingPlot, "scaling_plot"},
-};
-
 // The line of the first occurrence of needle in text (1-based), or 0.
 int line_of(const std::string& text, const std::string& needle) {
     const auto at = text.find(needle);
@@ -115,27 +107,6 @@ Scenario trained_lesson_scenario(const LessonTraining& t) {
     return s;
 }
 
-const char* to_string(Stage stage) {
-    for (auto& [s, name] : kStageNames)
-        if (s == stage) return name;
-    return "tokens";
-}
-
-std::optional<Stage> stage_from_string(const std::string& name) {
-    for (auto& [s, n] : kStageNames)
-        if (name == n) return s;
-    return std::nullopt;
-}
-
-const std::vector<Stage>& all_stages() {
-    static const std::vector<Stage> stages = [] {
-        std::vector<Stage> v;
-        for (auto& entry : kStageNames) v.push_back(entry.first);
-        return v;
-    }();
-    return stages;
-}
-
 LessonLoad lesson_from_text(const std::string& text, const std::string& source) {
     LessonLoad result;
     std::optional<nlohmann::json> parsed = parse_json(text, source, result.errors, json_limits::kLesson);
@@ -200,7 +171,7 @@ LessonLoad lesson_from_text(const std::string& text, const std::string& source) 
             LessonStep step;
             if (!js.contains("stage") || !js["stage"].is_string() || !stage_from_string(js["stage"].get<std::string>())) {
                 std::string names;
-                for (auto& entry : kStageNames) names += std::string(names.empty() ? "" : ", ") + entry.second;
+                for (Stage stage : all_stages()) names += std::string(names.empty() ? "" : ", ") + to_string(stage);
                 fail(where + " 'stage'", "unknown stage " + (js.contains("stage") ? dump_json(js["stage"]) : "(missing)") +
                                              "; expected one of " + names,
                      js.contains("stage") ? &js["stage"] : nullptr);

@@ -7,19 +7,11 @@
 #include <vector>
 
 #include "scenario.hpp"
+#include "stage.hpp"
 #include "toggles.hpp"
 #include "train/tasks.hpp"
 
 namespace attn {
-
-// The stages of the pipeline a step can reveal, in pipeline order.
-enum class Stage {
-    Tokens, Embeddings, Positional, Projections, Scores, Scaled, Masked, Weights, Output, Concat, Final, Block,
-    ScalingPlot,  // softmax sharpness against d_k, with and without √d_k
-};
-const char* to_string(Stage);
-std::optional<Stage> stage_from_string(const std::string&);
-const std::vector<Stage>& all_stages();
 
 // A step's "train": the step shows one layer of a small model trained on a task when the
 // step opens (core/train; deterministic for the seed, a second or less), the fixed probe as

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "lesson.hpp"
 #include "matrix.hpp"
+#include "stage.hpp"
 #include "trace.hpp"
 
 namespace attn {

@@ -23,6 +23,7 @@
 #include <GLFW/glfw3.h>
 
 #include "data_dir.hpp"
+#include "lesson.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
 #include "ui/cards.hpp"

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2/messages.hpp"
+#include "messages.hpp"
 #include "scenario.hpp"    // valid_utf8
 #include "serialize.hpp"   // parse_json, read_text_file
 
@@ -217,7 +217,7 @@ struct MergeLine {
 // (the file's last newline) are skipped; a "\r" before a newline is dropped.
 std::optional<std::vector<MergeLine>> parse_merges(const std::string& text, const std::string& source,
                                                    std::vector<std::string>& errors) {
-    detail::Faults faults(source);
+    Faults faults(source);
     std::vector<MergeLine> merges;
     std::size_t start = 0;
     for (int line = 1; start <= text.size(); ++line) {
@@ -231,7 +231,7 @@ std::optional<std::vector<MergeLine>> parse_merges(const std::string& text, cons
         if (space == std::string::npos || space == 0 || space + 1 == content.size() ||
             content.find(' ', space + 1) != std::string::npos) {
             faults.add("line " + std::to_string(line) + ": expected two tokens separated by one space, found \"" +
-                       detail::printable(content, 60) + "\"");
+                       printable(content, 60) + "\"");
             continue;
         }
         merges.push_back({content.substr(0, space), content.substr(space + 1), line});
@@ -245,7 +245,7 @@ std::optional<std::vector<std::pair<std::string, int>>> parse_vocabulary(const s
                                                                          std::vector<std::string>& errors) {
     const std::optional<json> document = parse_json(text, source, errors, json_limits::kVocabulary);
     if (!document) return std::nullopt;
-    detail::Faults faults(source);
+    Faults faults(source);
     if (!document->is_object()) {
         faults.add("expected an object of token → id, found " + std::string(document->type_name()));
         faults.flush_into(errors);
@@ -254,7 +254,7 @@ std::optional<std::vector<std::pair<std::string, int>>> parse_vocabulary(const s
     std::vector<std::pair<std::string, int>> vocabulary;
     vocabulary.reserve(document->size());
     for (const auto& [token, value] : document->items()) {
-        const std::string key = "key '" + detail::printable(token, 60) + "'";
+        const std::string key = "key '" + printable(token, 60) + "'";
         if (value.is_number_unsigned()) {
             const auto id = value.get<std::uint64_t>();
             if (id >= static_cast<std::uint64_t>(kMaxId))
@@ -333,7 +333,7 @@ std::optional<Tokenizer> Tokenizer::from_merges(const std::vector<std::pair<std:
         const auto& [left, right] = merges[i];
         for (const std::string* piece : {&left, &right})
             if (piece->empty() || piece->find_first_of(" \n\r") != std::string::npos || valid_utf8(*piece) != *piece) {
-                errors.push_back("merges: entry " + std::to_string(i + 1) + ": '" + detail::printable(*piece) +
+                errors.push_back("merges: entry " + std::to_string(i + 1) + ": '" + printable(*piece) +
                                  "' is empty, holds a space or a line break, or is not UTF-8");
                 return std::nullopt;
             }
@@ -351,12 +351,12 @@ std::optional<Tokenizer> Tokenizer::build(std::vector<std::pair<std::string, int
                                           const std::string& merges_source, std::vector<std::string>& errors,
                                           std::optional<int> vocab_size) {
     Tokenizer t{Empty{}};
-    detail::Faults vocab_faults(vocab_source);
+    Faults vocab_faults(vocab_source);
     // Ids in order, so messages about duplicates name the smaller id's token first.
     std::sort(vocabulary.begin(), vocabulary.end(),
               [](const auto& a, const auto& b) { return a.second != b.second ? a.second < b.second : a.first < b.first; });
     for (const auto& [token, id] : vocabulary) {
-        const std::string key = "key '" + detail::printable(token, 60) + "'";
+        const std::string key = "key '" + printable(token, 60) + "'";
         if (vocab_size && id >= *vocab_size) {
             vocab_faults.add(key + ": id " + std::to_string(id) + " is not below vocab_size " + std::to_string(*vocab_size) +
                              " (config.json)");
@@ -371,7 +371,7 @@ std::optional<Tokenizer> Tokenizer::build(std::vector<std::pair<std::string, int
             continue;
         }
         if (id < static_cast<int>(t.tokens_.size()) && !t.tokens_[id].empty()) {
-            vocab_faults.add(key + ": id " + std::to_string(id) + " is also the id of '" + detail::printable(t.tokens_[id], 60) + "'");
+            vocab_faults.add(key + ": id " + std::to_string(id) + " is also the id of '" + printable(t.tokens_[id], 60) + "'");
             continue;
         }
         if (token.empty()) {
@@ -409,12 +409,12 @@ std::optional<Tokenizer> Tokenizer::build(std::vector<std::pair<std::string, int
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02X", missing[0]);
         vocab_faults.add("the symbols of " + std::to_string(missing.size()) + " bytes are missing, the first '" +
-                         detail::printable(symbols.text[missing[0]]) + "' (byte " + hex +
+                         printable(symbols.text[missing[0]]) + "' (byte " + hex +
                          "); a byte-level vocabulary holds all 256");
     }
     const bool vocabulary_ok = vocab_faults.flush_into(errors);
 
-    detail::Faults merge_faults(merges_source);
+    Faults merge_faults(merges_source);
     std::unordered_map<std::uint64_t, int> line_of;
     for (std::size_t rank = 0; rank < merges.size(); ++rank) {
         const auto& [left, right] = merges[rank];
@@ -423,14 +423,14 @@ std::optional<Tokenizer> Tokenizer::build(std::vector<std::pair<std::string, int
         const auto left_id = t.id(left), right_id = t.id(right), result_id = t.id(left + right);
         if (!left_id || !right_id || !result_id) {
             const std::string absent = !left_id ? left : !right_id ? right : left + right;
-            merge_faults.add(line + (left_id && right_id ? "the merge result '" : "'") + detail::printable(absent, 60) +
+            merge_faults.add(line + (left_id && right_id ? "the merge result '" : "'") + printable(absent, 60) +
                              "' is not in the vocabulary (" + vocab_source + ")");
             continue;
         }
         const std::uint64_t key = (static_cast<std::uint64_t>(*left_id) << 32) | static_cast<std::uint32_t>(*right_id);
         const auto [it, fresh] = line_of.emplace(key, merge_lines[rank]);
         if (!fresh) {
-            merge_faults.add(line + "the merge '" + detail::printable(left + " " + right, 60) + "' is already on line " +
+            merge_faults.add(line + "the merge '" + printable(left + " " + right, 60) + "' is already on line " +
                              std::to_string(it->second));
             continue;
         }

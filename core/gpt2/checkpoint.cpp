@@ -23,7 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2/messages.hpp"
+#include "messages.hpp"
 #include "path_kind.hpp"
 #include "random.hpp"
 #include "serialize.hpp"   // parse_json, read_text_file, write_file_atomic
@@ -142,7 +142,7 @@ std::optional<Config> config_from_text(const std::string& text, const std::strin
                                        std::vector<std::string>& errors) {
     const std::optional<json> document = parse_json(text, source_name, errors, json_limits::kConfig);
     if (!document) return std::nullopt;
-    detail::Faults faults(source_name);
+    Faults faults(source_name);
     if (!document->is_object()) {
         faults.add("top level: expected a JSON object, found " + std::string(document->type_name()));
         faults.flush_into(errors);
@@ -208,7 +208,7 @@ std::optional<Config> config_from_text(const std::string& text, const std::strin
     if (const auto it = j.find("activation_function"); it != j.end() && !it->is_null()) {
         const std::string name = it->is_string() ? it->get<std::string>() : found(*it);
         if (name == "gelu_new" || name == "gelu_pytorch_tanh") config.activation = name;
-        else faults.add("key 'activation_function': \"" + detail::printable(name, 60) +
+        else faults.add("key 'activation_function': \"" + printable(name, 60) +
                         "\" is not read; expected \"gelu_new\" (or \"gelu_pytorch_tanh\", the same tanh approximation)");
     }
     // Switches of GPT2Config that change the attention itself: only GPT-2's own settings are computed.
@@ -355,7 +355,7 @@ CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
     // h.N.attn.bias / masked_bias buffers (the causal mask is the engine's), and
     // lm_head.weight: GPT-2 ties the LM head to wte, and a file whose lm_head differs from
     // wte (a fine-tune that untied them) is still read with the tied head.
-    detail::Faults faults(file->source());
+    Faults faults(file->source());
     // A layer of which no tensor is here is one message, not twelve.
     const std::vector<std::string> names = file->names();
     std::vector<bool> layer_present(static_cast<std::size_t>(config->n_layer), false);
@@ -419,7 +419,7 @@ CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
             }
             const std::string other = name.rfind("transformer.", 0) == 0 ? name.substr(12) : "transformer." + name;
             if (const auto it = index.find(other); it != index.end() && used[it->second]) {
-                faults.add("tensors '" + detail::printable(name) + "' and '" + detail::printable(other) +
+                faults.add("tensors '" + printable(name) + "' and '" + printable(other) +
                            "' are both here: one weight under two names (with and without 'transformer.')");
                 continue;
             }
@@ -429,17 +429,17 @@ CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
                                    ? std::strtol(bare.c_str() + 2, nullptr, 10)
                                    : -1;
             if (layer >= config->n_layer)
-                faults.add("tensor '" + detail::printable(name) + "' belongs to layer " + std::to_string(layer + 1) +
+                faults.add("tensor '" + printable(name) + "' belongs to layer " + std::to_string(layer + 1) +
                            ", but config.json says n_layer " + std::to_string(config->n_layer) + ": it would be left unused");
             else
-                faults.add("tensor '" + detail::printable(name, 80) + "' is not a GPT-2 weight: it would be left unused");
+                faults.add("tensor '" + printable(name, 80) + "' is not a GPT-2 weight: it would be left unused");
         }
         if (unused > 8) faults.add("… and " + std::to_string(unused - 8) + " more tensors that would be left unused");
     }
     if (missing == refs.size()) {  // nothing of GPT-2's: say so once instead of listing every tensor
-        faults = detail::Faults(file->source());
+        faults = Faults(file->source());
         std::string some;
-        for (std::size_t i = 0; i < names.size() && i < 3; ++i) some += (i ? ", '" : "'") + detail::printable(names[i], 60) + "'";
+        for (std::size_t i = 0; i < names.size() && i < 3; ++i) some += (i ? ", '" : "'") + printable(names[i], 60) + "'";
         faults.add("none of GPT-2's tensors is here (no 'wte.weight' nor 'transformer.wte.weight'); the file holds " +
                    std::to_string(names.size()) + (names.size() == 1 ? " tensor" : " tensors") +
                    (names.empty() ? "" : ", such as " + some) + ": not a GPT-2 checkpoint?");
@@ -487,7 +487,7 @@ CheckpointLoad load_checkpoint_unguarded(const std::string& folder) {
 std::string ignored_text(const std::vector<std::string>& ignored) {
     if (ignored.empty()) return {};
     std::string text = "ignored " + std::to_string(ignored.size()) + (ignored.size() == 1 ? " tensor" : " tensors") + " GPT-2 skips: ";
-    for (std::size_t i = 0; i < ignored.size() && i < 3; ++i) text += (i ? ", " : "") + detail::printable(ignored[i], 60);
+    for (std::size_t i = 0; i < ignored.size() && i < 3; ++i) text += (i ? ", " : "") + printable(ignored[i], 60);
     return text + (ignored.size() > 3 ? ", …" : "");
 }
 

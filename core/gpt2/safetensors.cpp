@@ -20,9 +20,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "messages.hpp"
 #include "scenario.hpp"    // valid_utf8
 #include "serialize.hpp"   // parse_json, sync_parent_folder
-#include "gpt2/messages.hpp"
 
 // The data section is little-endian and F32 tensors are copied with memcpy.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors.cpp assumes a little-endian host");
@@ -196,9 +196,9 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }
 
 // Messages name the tensor: "SOURCE: tensor 'NAME': …".
-struct Faults : detail::Faults {
-    using detail::Faults::Faults;
-    void tensor(const std::string& name, const std::string& what) { add("tensor '" + detail::printable(name) + "': " + what); }
+struct Faults : attn::Faults {
+    using attn::Faults::Faults;
+    void tensor(const std::string& name, const std::string& what) { add("tensor '" + printable(name) + "': " + what); }
 };
 
 // A non-negative integer (JSON numbers parse as unsigned when they have no sign).
@@ -229,7 +229,7 @@ std::optional<TensorInfo> tensor_entry(const std::string& name, const json& entr
         info.floating = dtype_from_string(info.dtype);
         element_size = spec_dtype_size(info.dtype);
         if (!element_size) {
-            faults.tensor(name, "unknown dtype \"" + detail::printable(info.dtype) +
+            faults.tensor(name, "unknown dtype \"" + printable(info.dtype) +
                                     "\" (the specification's are F32, F16, BF16, F64, I64, …)");
             dtype_ok = false;
         }
@@ -319,13 +319,13 @@ void check_tiling(const Header& header, std::uint64_t data_size, Faults& faults)
     const TensorInfo* previous = nullptr;
     for (const TensorInfo* t : ranges) {
         if (t->begin < covered) {
-            faults.tensor(t->name, "data_offsets " + range(*t) + " overlap tensor '" + detail::printable(previous->name) + "' " +
+            faults.tensor(t->name, "data_offsets " + range(*t) + " overlap tensor '" + printable(previous->name) + "' " +
                                        range(*previous) + "; each byte of the data section belongs to one tensor");
             return;
         }
         if (t->begin > covered) {
             faults.add("bytes [" + std::to_string(covered) + ", " + std::to_string(t->begin) + ") of the data section belong to no tensor "
-                       "(before tensor '" + detail::printable(t->name) + "'); the tensors must cover it without gaps");
+                       "(before tensor '" + printable(t->name) + "'); the tensors must cover it without gaps");
             return;
         }
         covered = t->end;
@@ -384,12 +384,12 @@ std::optional<Header> parse_header(const unsigned char* data, std::size_t size, 
             }
             for (const auto& [key, value] : entry.items()) {
                 if (value.is_string()) header.metadata[key] = value.get<std::string>();
-                else faults.add("'__metadata__' key '" + detail::printable(key) + "' is " + type_name(value) + ", expected a string");
+                else faults.add("'__metadata__' key '" + printable(key) + "' is " + type_name(value) + ", expected a string");
             }
             continue;
         }
         if (name.size() > kMaxTensorNameBytes) {
-            faults.add("a tensor name of " + std::to_string(name.size()) + " bytes ('" + detail::printable(name, 60) +
+            faults.add("a tensor name of " + std::to_string(name.size()) + " bytes ('" + printable(name, 60) +
                        "'): a name is at most " + std::to_string(kMaxTensorNameBytes) + " bytes");
             continue;
         }
@@ -506,16 +506,16 @@ const TensorInfo* SafetensorsFile::info(const std::string& name) const {
 bool SafetensorsFile::read_into(const std::string& name, float* out, std::size_t count, std::vector<std::string>& errors) const {
     const TensorInfo* tensor = info(name);
     if (!tensor) {
-        errors.push_back(source_ + ": tensor '" + detail::printable(name) + "' is missing");
+        errors.push_back(source_ + ": tensor '" + printable(name) + "' is missing");
         return false;
     }
     if (!tensor->floating) {
-        errors.push_back(source_ + ": tensor '" + detail::printable(name) + "': dtype " + tensor->dtype +
+        errors.push_back(source_ + ": tensor '" + printable(name) + "': dtype " + tensor->dtype +
                          " is not read (only F32, F16 and BF16 are)");
         return false;
     }
     if (tensor->element_count != count) {
-        errors.push_back(source_ + ": tensor '" + detail::printable(name) + "' has " + std::to_string(tensor->element_count) +
+        errors.push_back(source_ + ": tensor '" + printable(name) + "' has " + std::to_string(tensor->element_count) +
                          " elements, not the " + std::to_string(count) + " expected");
         return false;
     }
@@ -549,7 +549,7 @@ bool write_safetensors_to(const std::function<bool(const void* bytes, std::size_
     std::uint64_t offset = 0;
     for (const NamedTensor& tensor : tensors) {
         if (tensor.name.empty() || tensor.name == "__metadata__") return fail("tensor name '" + tensor.name + "' is reserved");
-        if (valid_utf8(tensor.name) != tensor.name) return fail("tensor name '" + detail::printable(tensor.name) + "' is not valid UTF-8");
+        if (valid_utf8(tensor.name) != tensor.name) return fail("tensor name '" + printable(tensor.name) + "' is not valid UTF-8");
         if (header.contains(tensor.name)) return fail("tensor '" + tensor.name + "' is given twice");
         std::uint64_t count = 1;
         for (const std::int64_t dim : tensor.shape) {
@@ -565,7 +565,7 @@ bool write_safetensors_to(const std::function<bool(const void* bytes, std::size_
     if (!metadata.empty()) {
         for (const auto& [key, value] : metadata)
             if (valid_utf8(key) != key || valid_utf8(value) != value)
-                return fail("metadata '" + detail::printable(key) + "' is not valid UTF-8");
+                return fail("metadata '" + printable(key) + "' is not valid UTF-8");
         header["__metadata__"] = metadata;
     }
     std::string text = header.dump();

@@ -17,9 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2/messages.hpp"
-#include "positional.hpp"
 #include "json_read.hpp"
+#include "messages.hpp"
+#include "positional.hpp"
 
 namespace attn::hf {
 
@@ -172,7 +172,7 @@ std::string lost_in_float32(double value) {
 // One config's keys, read once each, every fault a message naming the key.
 class Reader {
 public:
-    Reader(const json& document, gpt2::detail::Faults& faults) : j_(document), faults_(faults) {}
+    Reader(const json& document, Faults& faults) : j_(document), faults_(faults) {}
 
     const json* find(const std::string& key) {
         read_.insert(key);
@@ -244,7 +244,7 @@ public:
 
 private:
     const json& j_;
-    gpt2::detail::Faults& faults_;
+    Faults& faults_;
     std::set<std::string> read_;
 };
 
@@ -260,13 +260,13 @@ std::optional<Activation> activation_named(const std::string& name) {
 Activation read_activation(Reader& r, const std::string& key, const std::string& fallback) {
     const std::string name = r.text(key).value_or(fallback);
     if (const auto a = activation_named(name)) return *a;
-    r.fault(key, "\"" + gpt2::detail::printable(name, 60) +
+    r.fault(key, "\"" + printable(name, 60) +
                      "\" is not supported; expected \"gelu\", \"gelu_new\", \"gelu_pytorch_tanh\", \"silu\", \"swish\" or \"relu\"");
     return Activation::silu;
 }
 
 // A token id, a list of them (eos), or null.
-void read_token_ids(const json& j, ModelSpec& spec, gpt2::detail::Faults& faults) {
+void read_token_ids(const json& j, ModelSpec& spec, Faults& faults) {
     auto one = [&](const char* key) -> std::optional<int> {
         const auto it = j.find(key);
         if (it == j.end() || it->is_null()) return std::nullopt;
@@ -349,14 +349,14 @@ RopeScaling read_rope_object(Reader& r, const std::string& key, const json& obje
         if (scaling.high_freq_factor <= scaling.low_freq_factor)
             r.fault(key, "'high_freq_factor' must exceed 'low_freq_factor' (the smoothing divides by their difference)");
     } else {
-        r.fault(key, "rope type \"" + gpt2::detail::printable(type, 40) +
+        r.fault(key, "rope type \"" + printable(type, 40) +
                          "\" is not supported; expected \"default\", \"linear\" or \"llama3\" (or null)");
         return scaling;
     }
     // "attention_factor", "beta_fast", … belong to types not computed here; anything else is unknown.
     for (const auto& [name, v] : object.items())
         if (!allowed.count(name) && !v.is_null())
-            r.fault(key, "'" + gpt2::detail::printable(name, 40) + "': " + shown(v) + " is not read with rope type \"" + type + "\"");
+            r.fault(key, "'" + printable(name, 40) + "': " + shown(v) + " is not read with rope type \"" + type + "\"");
     return scaling;
 }
 
@@ -619,7 +619,7 @@ void read_bert(Reader& r, ModelSpec& spec) {
     spec.activation = read_activation(r, "hidden_act", "gelu");
     spec.mlm_activation = spec.activation;   // BertPredictionHeadTransform: ACT2FN[config.hidden_act]
     if (const auto type = r.text("position_embedding_type"); type && *type != "absolute")
-        r.fault("position_embedding_type", "\"" + gpt2::detail::printable(*type, 40) + "\" is not supported; expected \"absolute\"");
+        r.fault("position_embedding_type", "\"" + printable(*type, 40) + "\" is not supported; expected \"absolute\"");
     r.only("is_decoder", false, "BERT is read as the bidirectional encoder of BertForMaskedLM");
     r.only("add_cross_attention", false, "BERT is read as an encoder without cross-attention");
     spec.tied_lm_head = r.flag("tie_word_embeddings", true);
@@ -642,7 +642,7 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
                                           std::vector<std::string>& errors) {
     const std::optional<json> document = parse_json(text, source_name, errors, json_limits::kConfig);
     if (!document) return std::nullopt;
-    gpt2::detail::Faults faults(source_name);
+    Faults faults(source_name);
     if (!document->is_object()) {
         faults.add("top level: expected a JSON object, found " + std::string(document->type_name()));
         faults.flush_into(errors);
@@ -661,7 +661,7 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
     const std::string model_type = type_it->get<std::string>();
     const KeyLists* keys = config_keys(model_type);
     if (!keys) {
-        faults.add("key 'model_type': \"" + gpt2::detail::printable(model_type, 60) + "\" is not supported; supported: " + supported);
+        faults.add("key 'model_type': \"" + printable(model_type, 60) + "\" is not supported; supported: " + supported);
         faults.flush_into(errors);
         return std::nullopt;
     }
@@ -694,7 +694,7 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
             faults.add("key '" + key + "': read by the " + model_type + " reader but not listed as honoured (spec.cpp)");
     for (const auto& [key, value] : j.items()) {
         if (honoured.count(key) || informational.count(key)) continue;
-        faults.add("key '" + gpt2::detail::printable(key, 60) + "': " + shown(value) + " is not read by the " + model_type +
+        faults.add("key '" + printable(key, 60) + "': " + shown(value) + " is not read by the " + model_type +
                    " reader, and might change the computation; refused rather than ignored");
     }
     if (spec.max_positions == 0) {

@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2/messages.hpp"
 #include "gpt2/safetensors.hpp"
 #include "json_read.hpp"
+#include "messages.hpp"
 #include "path_kind.hpp"
 #include "stored_matrix.hpp"
 
@@ -381,7 +381,7 @@ bool open_files(const fs::path& folder, std::vector<SafetensorsFile>& files, std
     if (!text) return false;
     const auto index = parse_json(*text, source, errors, JsonLimits{"safetensors index", 4, 1u << 22});
     if (!index) return false;
-    gpt2::detail::Faults faults(source);
+    Faults faults(source);
     const auto map_it = index->is_object() ? index->find("weight_map") : index->end();
     if (map_it == index->end() || !map_it->is_object()) {
         faults.add("key 'weight_map': missing or not an object of tensor name → shard file");
@@ -394,11 +394,11 @@ bool open_files(const fs::path& folder, std::vector<SafetensorsFile>& files, std
         const std::string file = shard.is_string() ? shard.get<std::string>() : "";
         if (tensor.size() > gpt2::kMaxTensorNameBytes)
             faults.add("weight_map has a tensor name of " + std::to_string(tensor.size()) + " bytes ('" +
-                       gpt2::detail::printable(tensor, 60) + "'): a name is at most " + std::to_string(gpt2::kMaxTensorNameBytes) +
+                       printable(tensor, 60) + "'): a name is at most " + std::to_string(gpt2::kMaxTensorNameBytes) +
                        " bytes");
         else if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos || file.find('\\') != std::string::npos ||
             file.find('\0') != std::string::npos)
-            faults.add("weight_map['" + gpt2::detail::printable(tensor, 80) + "']: " + shown_name(shard) +
+            faults.add("weight_map['" + printable(tensor, 80) + "']: " + shown_name(shard) +
                        " is not a file name in this folder");
         else shards[file].push_back(tensor);
     }
@@ -409,7 +409,7 @@ bool open_files(const fs::path& folder, std::vector<SafetensorsFile>& files, std
         if (!fs::exists(path, ec)) {
             // A symlink loop or a folder without permission is there but cannot be reached: say so.
             errors.push_back(path.string() + (ec ? ": cannot be reached (" + reason_of_errno(ec.value()) + ")" : std::string(": missing")) + "; " + source + " names it for " + std::to_string(tensors.size()) +
-                             " tensor" + (tensors.size() == 1 ? "" : "s") + " ('" + gpt2::detail::printable(tensors.front(), 80) + "', …)");
+                             " tensor" + (tensors.size() == 1 ? "" : "s") + " ('" + printable(tensors.front(), 80) + "', …)");
             ok = false;
             continue;
         }
@@ -421,20 +421,20 @@ bool open_files(const fs::path& folder, std::vector<SafetensorsFile>& files, std
         const std::size_t k = files.size();
         for (const std::string& tensor : tensors)
             if (!file->has(tensor)) {
-                errors.push_back(path.string() + ": tensor '" + gpt2::detail::printable(tensor, 80) + "' is missing, but " + source +
+                errors.push_back(path.string() + ": tensor '" + printable(tensor, 80) + "' is missing, but " + source +
                                  " says it is in this shard");
                 ok = false;
             }
         for (const std::string& name : file->names()) {
             if (const auto seen = where.find(name); seen != where.end()) {
-                errors.push_back(path.string() + ": tensor '" + gpt2::detail::printable(name, 80) + "' is also in " +
+                errors.push_back(path.string() + ": tensor '" + printable(name, 80) + "' is also in " +
                                  file_names[seen->second.file] + "; a tensor must be stored once");
                 ok = false;
                 continue;
             }
             const auto listed = map_it->find(name);
             if (listed == map_it->end() || *listed != shard) {
-                errors.push_back(path.string() + ": tensor '" + gpt2::detail::printable(name, 80) + "' is not in " + source +
+                errors.push_back(path.string() + ": tensor '" + printable(name, 80) + "' is not in " + source +
                                  "'s weight_map for this shard");
                 ok = false;
             }
@@ -458,7 +458,7 @@ void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& l
 
     Weights weights;
     RefList list = refs_of(spec, weights);
-    gpt2::detail::Faults faults(folder);
+    Faults faults(folder);
     // Pass 1: every name and shape, before a value is read.
     std::set<std::string> used;
     std::vector<std::string> stored(list.refs.size());
@@ -497,7 +497,7 @@ void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& l
             load.ignored.push_back(name);
             continue;
         }
-        faults.add(load.files[at.file] + ": tensor '" + gpt2::detail::printable(name, 100) + "' is not one of a " + spec.model_type +
+        faults.add(load.files[at.file] + ": tensor '" + printable(name, 100) + "' is not one of a " + spec.model_type +
                    " checkpoint's (with this config.json); refused rather than ignored");
     }
     if (!faults.flush_into(load.errors)) return;

@@ -7,7 +7,7 @@
 #include "tokenizer/text.hpp"
 
 #include "gpt2/bpe.hpp"
-#include "gpt2/messages.hpp"
+#include "messages.hpp"
 
 #include <cctype>
 #include <stdexcept>
@@ -253,7 +253,7 @@ std::vector<std::pair<std::size_t, std::size_t>> Regex::find_all(const std::stri
         if (rc < 0) {
             PCRE2_UCHAR message[256];
             pcre2_get_error_message(rc, message, sizeof message);
-            throw EncodeError("the pattern '" + gpt2::detail::printable(compiled_->shown, 80) + "' failed at byte " + std::to_string(offset) +
+            throw EncodeError("the pattern '" + printable(compiled_->shown, 80) + "' failed at byte " + std::to_string(offset) +
                               " of the " + std::to_string(length) + "-byte text it searches (" + reinterpret_cast<const char*>(message) +
                               "): the text's tokens would be wrong past there");
         }
@@ -285,7 +285,7 @@ std::string Regex::replace_all(const std::string& text, const std::string& conte
     for (const auto& [begin, end] : matches) {
         bytes = bytes - (end - begin) + content.size();
         if (bytes > max_bytes)
-            throw EncodeError("replacing '" + gpt2::detail::printable(shown(), 80) + "' would make the text longer than " +
+            throw EncodeError("replacing '" + printable(shown(), 80) + "' would make the text longer than " +
                               std::to_string(max_bytes) + " bytes (from " + std::to_string(text.size()) + ")");
     }
     out.reserve(bytes);
