@@ -13,6 +13,21 @@
 
 using namespace attn;
 
+namespace {
+
+// `c` with an embedding of the byte-level tokenizer's 402 rows (d_model columns of scale
+// `scale`), written to `folder` with that tokenizer.json.
+void write_with_tokenizer(const std::string& folder, testing::families::FamilyCheckpoint c, std::int64_t d_model, double scale) {
+    c.config["vocab_size"] = 402;
+    testing::families::TensorMaker make(c, 99);
+    make("model.embed_tokens.weight", {402, d_model}, scale);
+    testing::families::write_family_checkpoint(folder, c);
+    std::filesystem::copy_file(std::filesystem::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json",
+                               folder + "/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     if (argc != 2) {
         std::cerr << "usage: write_model_fixtures DIR\n";
@@ -24,20 +39,8 @@ int main(int argc, char** argv) {
     testing::write_tiny_checkpoint(dir + "/gpt2-truncated");
     std::filesystem::resize_file(dir + "/gpt2-truncated/model.safetensors",
                                  std::filesystem::file_size(dir + "/gpt2-truncated/model.safetensors") - 64);
-    testing::families::FamilyCheckpoint llama = testing::families::llama_checkpoint();
-    llama.config["vocab_size"] = 402;
-    testing::families::TensorMaker make(llama, 99);
-    make("model.embed_tokens.weight", {402, 24}, 0.5);
-    testing::families::write_family_checkpoint(dir + "/llama", llama);
-    std::filesystem::copy_file(std::filesystem::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json",
-                               dir + "/llama/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
-    testing::families::FamilyCheckpoint gemma2 = testing::families::gemma2_checkpoint();
-    gemma2.config["vocab_size"] = 402;
-    testing::families::TensorMaker make_gemma2(gemma2, 99);
-    make_gemma2("model.embed_tokens.weight", {402, 16}, 1.0);
-    testing::families::write_family_checkpoint(dir + "/gemma2", gemma2);
-    std::filesystem::copy_file(std::filesystem::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json",
-                               dir + "/gemma2/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
+    write_with_tokenizer(dir + "/llama", testing::families::llama_checkpoint(), 24, 0.5);
+    write_with_tokenizer(dir + "/gemma2", testing::families::gemma2_checkpoint(), 16, 1.0);
     testing::families::write_gemma3_with_image_token(dir + "/gemma3", std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
     // A 2-layer model for the reverse task, untrained: its vocabulary a … h and "|".
     const train::ModelFile file = testing::untrained_model_file(5);
