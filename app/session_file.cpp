@@ -334,7 +334,7 @@ SessionLoad session_from_text(const std::string& text, const std::string& source
 
 bool save_session(const std::string& path, const Scenario& scenario, const ViewChoices& view, std::string* error,
                   const Attachments& attached) {
-    return write_file_atomic(path, dump_json(session_to_json(scenario, view, attached), 1), error);
+    return write_file_atomic(path, dump_json_rows(session_to_json(scenario, view, attached), 1), error);
 }
 
 SessionLoad load_session(const std::string& path) {

@@ -6,6 +6,7 @@
 // [SECTION] Files
 #include "serialize.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -752,6 +753,40 @@ json trace_to_json(const Trace& t, bool weights) {
 }
 
 std::string dump_json(const json& j, int indent) { return j.dump(indent, ' ', false, json::error_handler_t::replace); }
+
+namespace {
+
+bool on_one_line(const json& j) {
+    if (!j.is_array()) return !j.is_object();
+    return std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_primitive(); });
+}
+
+void write_rows(const json& j, int indent, int depth, std::string& out) {
+    if (on_one_line(j) || j.empty()) {
+        out += dump_json(j);
+        return;
+    }
+    const bool object = j.is_object();
+    out += object ? "{\n" : "[\n";
+    size_t i = 0;
+    for (auto it = j.begin(); it != j.end(); ++it, ++i) {
+        out.append(static_cast<size_t>((depth + 1) * indent), ' ');
+        if (object) out += dump_json(json(it.key())) + ": ";
+        write_rows(it.value(), indent, depth + 1, out);
+        if (i + 1 < j.size()) out += ',';
+        out += '\n';
+    }
+    out.append(static_cast<size_t>(depth * indent), ' ');
+    out += object ? '}' : ']';
+}
+
+}  // namespace
+
+std::string dump_json_rows(const json& j, int indent) {
+    std::string out;
+    write_rows(j, indent, 0, out);
+    return out;
+}
 
 // [SECTION] Files
 

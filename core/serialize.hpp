@@ -35,6 +35,10 @@ nlohmann::json matrix_to_json(const Matrix& m);
 
 // JSON text that never throws: invalid UTF-8 in a string is written as U+FFFD.
 std::string dump_json(const nlohmann::json& j, int indent = -1);
+// As dump_json with `indent`, except that an array of numbers, strings or booleans (a vector,
+// a matrix's row) is written on one line: a session holding a model's weights reads as rows,
+// not as one number a line.
+std::string dump_json_rows(const nlohmann::json& j, int indent);
 
 // Writes to PATH.tmp, flushes, renames over PATH: a crash never leaves a half file.
 // Returns false and sets *error (with the system's reason) on failure.

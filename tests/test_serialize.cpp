@@ -334,3 +334,14 @@ TEST_CASE("a scenario's edits that do not fit are refused naming the key and the
     CHECK(first_error(R"({"settings": {"colour": 1}})").find("colour") != std::string::npos);
     CHECK(first_error(R"({"settings": {"mask": "diagonal"}})").find("mask") != std::string::npos);
 }
+
+TEST_CASE("dump_json_rows writes a matrix's rows one a line, objects indented, and reads back the same") {
+    const nlohmann::json j = nlohmann::json::parse(R"({"name": "a\u00e9", "w": [[1.5, -2], [3, 4]], "v": [1, 2, 3], "empty": [], "o": {},
+        "list": [{"k": [1, 2]}, {"k": "x"}], "nested": {"deep": [[true, null]]}})");
+    const std::string text = dump_json_rows(j, 1);
+    CHECK(nlohmann::json::parse(text) == j);
+    CHECK(text.find("\n  [1.5,-2],\n  [3,4]\n") != std::string::npos);  // a matrix: a row a line
+    CHECK(text.find("\"v\": [1,2,3]") != std::string::npos);       // a vector on one line
+    CHECK(text.find("\"k\": [1,2]") != std::string::npos);
+    CHECK(std::count(text.begin(), text.end(), '\n') == 22);
+}
