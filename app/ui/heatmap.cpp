@@ -39,6 +39,9 @@ float text_width(const ImFont* font, const std::string& text) {
     return font->CalcTextSizeA(font->FontSize, FLT_MAX, 0.0f, text.c_str()).x;
 }
 
+// The lines of a title or shape line its caller wrapped with '\n' (the stage view's narrow cards).
+float line_count(const std::string& text) { return static_cast<float>(1 + std::count(text.begin(), text.end(), '\n')); }
+
 int code_points(const std::string& text) {
     int n = 0;
     for (unsigned char ch : text)
@@ -163,10 +166,8 @@ CardMetrics measure_card(const HeatmapSpec& spec, const CardText& text, float ce
     m.cell_h = cell_h;
     const float line = fonts.ui->FontSize;
     const float small = fonts.mono_small->FontSize;
-    // A title or shape line may be wrapped by its caller ('\n', the stage view's narrow cards).
-    const auto lines = [](const std::string& text) { return static_cast<float>(1 + std::count(text.begin(), text.end(), '\n')); };
-    m.title_h = spec.compact ? lines(spec.title) * fonts.small->FontSize + 3.0f
-                             : lines(spec.title) * fonts.title->FontSize + lines(spec.shape) * small + 6.0f;
+    m.title_h = spec.compact ? line_count(spec.title) * fonts.small->FontSize + 3.0f
+                             : line_count(spec.title) * fonts.title->FontSize + line_count(spec.shape) * small + 6.0f;
     m.label_w = text.row_labels + 6.0f;
     if (spec.col_axis == Axis::Dim) {
         m.header_h = small + 3.0f;
@@ -816,8 +817,7 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, CardContext& conte
         draw->AddText(fonts.small, fonts.small->FontSize, origin, IM_COL32(220, 220, 228, 255), spec.title.c_str());
     } else {
         draw->AddText(fonts.title, fonts.title->FontSize, origin, IM_COL32(240, 240, 245, 255), spec.title.c_str());
-        const float title_lines = static_cast<float>(1 + std::count(spec.title.begin(), spec.title.end(), '\n'));
-        draw->AddText(fonts.mono_small, fonts.mono_small->FontSize, ImVec2(origin.x, origin.y + title_lines * fonts.title->FontSize + 2.0f),
+        draw->AddText(fonts.mono_small, fonts.mono_small->FontSize, ImVec2(origin.x, origin.y + line_count(spec.title) * fonts.title->FontSize + 2.0f),
                       kDimText, spec.shape.c_str());
     }
     const ImVec2 badge = draw_non_finite_badge(spec, m, context, origin);

@@ -568,14 +568,18 @@ namespace {
 
 constexpr long long kMaxCount = 1 << 30;
 
+// Whether `j` is an array of at most `most` entries; else the fault, saying they are `what`.
+bool bounded_array(Reader& r, const json& j, const std::string& key, size_t most, const char* what) {
+    if (j.is_array() && j.size() <= most) return true;
+    r.fail("key '" + key + "'", "expected an array of at most " + std::to_string(most) + " " + what + ", found " +
+                                    (j.is_array() ? std::to_string(j.size()) + " entries" : type_name(j)));
+    return false;
+}
+
 // An array of at most `most` numbers, each finite and 0 or more, as the float32s they were written as.
 std::vector<double> read_numbers(Reader& r, const json& j, const std::string& key, size_t most) {
     std::vector<double> out;
-    if (!j.is_array() || j.size() > most) {
-        r.fail("key '" + key + "'", "expected an array of at most " + std::to_string(most) + " numbers, found " +
-                                        (j.is_array() ? std::to_string(j.size()) + " entries" : type_name(j)));
-        return out;
-    }
+    if (!bounded_array(r, j, key, most, "numbers")) return out;
     for (size_t i = 0; i < j.size(); ++i) {
         const double x = j[i].is_number() ? j[i].get<double>() : std::nan("");
         if (!std::isfinite(static_cast<float>(x)) || x < 0.0) {
@@ -590,11 +594,7 @@ std::vector<double> read_numbers(Reader& r, const json& j, const std::string& ke
 // An array of at most `most` whole numbers from lo to hi; `ascending`: each above the one before.
 std::vector<int> read_counts(Reader& r, const json& j, const std::string& key, size_t most, long long lo, long long hi, bool ascending) {
     std::vector<int> out;
-    if (!j.is_array() || j.size() > most) {
-        r.fail("key '" + key + "'", "expected an array of at most " + std::to_string(most) + " whole numbers, found " +
-                                        (j.is_array() ? std::to_string(j.size()) + " entries" : type_name(j)));
-        return out;
-    }
+    if (!bounded_array(r, j, key, most, "whole numbers")) return out;
     for (size_t i = 0; i < j.size(); ++i) {
         const long long least = ascending && !out.empty() ? std::max(lo, static_cast<long long>(out.back()) + 1) : lo;
         const json& x = j[i];
