@@ -137,7 +137,11 @@ std::string generate_estimate(Context& state, int n) {
                                 std::to_string(on_screen.masked_fill) + "," + (on_screen.scale ? "scaled" : "unscaled") + "," +
                                 to_string(on_screen.softmax) + "," +
                                 (on_screen.input == InputMode::Embeddings ? to_string(on_screen.positional) : "direct");
+        const bool under_way = timing.ms_per_token2.valid() && timing.ms_per_token2.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
         if (timing.key != key || !timing.ms_per_token2.valid()) {
+            // A timing under way for other settings ends first: letting go of its future would
+            // wait for it here, on the window's thread.
+            if (under_way) return "timing its run\xE2\x80\xA6";
             timing.key = key;
             const Scenario sample = generated_like(on_screen, kTimedLength, settings.generate_seed);
             timing.ms_per_token2 = std::async(std::launch::async, [sample] {
