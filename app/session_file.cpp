@@ -48,6 +48,7 @@ nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view
                         {"lesson", view.lesson},
                         {"step", view.step}};
     if (!view.pipeline_step.empty()) v["pipeline_step"] = view.pipeline_step;
+    if (!view.focus_step.empty()) v["focus_step"] = view.focus_step;
     // A checkpoint's layer open in the pipeline is the session's scenario: kept as what was
     // changed in it, never its weights (GPT-2 small's layer is 7 million numbers).
     const ModelChoice* model = attached.model ? &*attached.model : nullptr;
@@ -293,14 +294,16 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
             if (pane.is_string() && (pane == "pipeline" || pane == "model" || pane == "train")) load.view.pane = pane.get<std::string>();
             else load.errors.push_back(source + ": key 'view.pane': expected \"pipeline\", \"model\" or \"train\"");
         }
-        if (v.contains("pipeline_step")) {
-            const nlohmann::json& step = v["pipeline_step"];
-            if (step.is_string() && column_named(step.get<std::string>())) load.view.pipeline_step = step.get<std::string>();
-            else load.errors.push_back(source + ": key 'view.pipeline_step': expected a step of the pipeline as its strip names it (\"softmax\")");
+        for (const char* key : {"pipeline_step", "focus_step"}) {
+            if (!v.contains(key)) continue;
+            const nlohmann::json& step = v[key];
+            std::string& out = std::string(key) == "pipeline_step" ? load.view.pipeline_step : load.view.focus_step;
+            if (step.is_string() && column_named(step.get<std::string>())) out = step.get<std::string>();
+            else load.errors.push_back(source + ": key 'view." + key + "': expected a step of the pipeline as its strip names it (\"softmax\")");
         }
         for (const auto& [key, value] : v.items())
             if (key != "shown_head" && key != "all_heads" && key != "presenter" && key != "pane" && key != "lesson" && key != "step" &&
-                key != "pipeline_step")
+                key != "pipeline_step" && key != "focus_step")
                 load.errors.push_back(source + ": key 'view." + key + "': unknown key");
         if (v.contains("lesson")) {
             if (v["lesson"].is_string()) load.view.lesson = v["lesson"].get<std::string>();

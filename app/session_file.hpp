@@ -2,8 +2,9 @@
 // A saved session: the scenario (with every toggle applied to it) and the view choices,
 // as {"format": "attnlab-session", "version": 2, "scenario": {...}, "view": {...}}, and,
 // when the window had them, the models beside the scenario. "view": {"shown_head", "all_heads",
-// "presenter", "pane", "lesson", "step", "pipeline_step"}: the head and tab shown, the lesson
-// step, and the pipeline's step at the view's top-left ("softmax", as its strip names it).
+// "presenter", "pane", "lesson", "step", "pipeline_step", "focus_step"}: the head and tab shown,
+// the lesson step, the pipeline's step at the view's top-left ("softmax", as its strip names
+// it) and the step drawn large with its numbers (absent: the weights).
 //
 //   "model":   {"folder": "…/gpt2", "files": [{"name": "model.safetensors", "bytes": 548105171,
 //              "modified_ns": 1764342131000000000}, …], "sentence": "…", "layer": 5, "head": 2,
@@ -50,6 +51,8 @@ struct ViewChoices {
     // The pipeline's step at the view's top-left, as its strip names it ("softmax"): the
     // session reopens scrolled there. Empty: at the pipeline's start.
     std::string pipeline_step;
+    // The step drawn large with its numbers, chosen in the strip ("Q K V"). Empty: the weights.
+    std::string focus_step;
 };
 
 // One file of a model's folder as it was when the model was opened: the model is known again

@@ -46,6 +46,7 @@ struct Column {
     attn::Column stage = attn::Column::Inputs;  // the step it shows (the stage strip's button)
     std::vector<Card> cards;
     bool heads = false;        // one step's map for every head: always side by side
+    bool focused = false;      // the step drawn large with its numbers (ViewOptions::focus_step)
     bool horizontal = false;
     float width = 0, height = 0;
 };
@@ -146,7 +147,13 @@ struct Builder {
         }
         if (t.w_o.size() == 0 && t.heads > 1)
             column_for(attn::Column::Concat, std::string()).cards.push_back(note("no W_O", "the output is\nthe concatenation"));
-        for (auto& [key, column] : built) column.stage = key.first;
+        // The step chosen in the strip gets the room; by default, and with every head side by
+        // side (a comparison of heads), the weights.
+        const attn::Column focus = view.focus_step && !view.all_heads ? *view.focus_step : attn::Column::Softmax;
+        for (auto& [key, column] : built) {
+            column.stage = key.first;
+            column.focused = key.first == focus;
+        }
         // Left to right in the order of the pipeline's columns (a head's Q, K, V split in the
         // order they were met).
         std::stable_sort(built.begin(), built.end(), [](const auto& a, const auto& b) { return a.first.first < b.first.first; });
@@ -173,24 +180,26 @@ float number_room(const UiFonts& fonts, float characters) {
     return characters * digit + 8.0f;
 }
 
-// The step being taught gets the space: up to 12 tokens, the weights are drawn with cells
-// large enough for their numbers ("0.40"), the score maps up to `emphasis.scores` times the
-// pipeline's cell towards theirs ("−2.75"); a few tokens' maps are at least 6 (weights) or 4
-// (scores) cells wide. One head's weights are then grown to `emphasis.taught` times the cell
-// where the window has room for it (fit_layout).
-float emphasis(const Card& card, float cell, const UiFonts& fonts, const Emphasis& emphasis) {
+// The step being taught gets the space: up to 12 tokens, its maps are drawn with cells large
+// enough for their numbers (the weights' "0.40", any other step's "−2.75"), the other score
+// maps up to `emphasis.scores` times the pipeline's cell towards theirs; a few tokens' maps are
+// at least 6 (the step taught) or 4 (scores) cells wide. One head's maps of the step taught are
+// then grown to `emphasis.taught` times the cell where the window has room (fit_layout). The
+// step taught is the weights unless another was chosen in the step strip (Column::focused).
+float emphasis(const Card& card, bool focused, float cell, const UiFonts& fonts, const Emphasis& emphasis) {
     const HeatmapSpec& spec = card.spec;
-    if (spec.row_axis != Axis::Query || spec.col_axis != Axis::Key) return 1.0f;
+    const bool scores_map = spec.row_axis == Axis::Query && spec.col_axis == Axis::Key;
+    if (!scores_map && !focused) return 1.0f;
     const float n = static_cast<float>(std::max(spec.values->rows(), spec.values->cols()));
     const bool weights = spec.scale == ColorScale::Weights || spec.pooled != nullptr;
-    const float taught = weights && !card.all_heads_weights && !spec.compact && n <= kLabelledTokens ? emphasis.taught : 1.0f;
+    const float taught = focused && !card.all_heads_weights && !spec.compact && n <= kLabelledTokens ? emphasis.taught : 1.0f;
     if (n > 12.0f || fonts.mono_small == nullptr || spec.pooled != nullptr) return taught;  // a zoomed region: no numbers
     // The score maps grow at most `emphasis.scores`-fold, so that the rest of the pipeline keeps
-    // readable cells; the weights always get their numbers, and are never smaller than the scores.
+    // readable cells; the step taught always gets its numbers, and is never smaller than the scores.
     const float scores_wanted = std::max(number_room(fonts, 5.0f), cell * 4.0f / n);
-    const float scores = std::clamp(scores_wanted / cell, 1.0f, std::min(card.max_emphasis, emphasis.scores));
-    if (!weights) return scores;
-    const float wanted = std::max(number_room(fonts, 4.0f), cell * 6.0f / n);
+    const float scores = scores_map ? std::clamp(scores_wanted / cell, 1.0f, std::min(card.max_emphasis, emphasis.scores)) : 1.0f;
+    if (!focused) return scores;
+    const float wanted = std::max(number_room(fonts, weights ? 4.0f : 5.0f), cell * 6.0f / n);
     return std::max({taught, scores, std::clamp(wanted / cell, 1.0f, std::min(card.max_emphasis, 16.0f))});
 }
 
@@ -210,7 +219,7 @@ void measure_cards(std::vector<Column>& columns, float cell, const Emphasis& emp
                 // at least kLongAxisPixels tall and its texture is scaled down.
                 const float min_w = std::min(1.0f, kLongAxisPixels * fonts.scale / cols);
                 const float min_h = std::min(1.0f, kLongAxisPixels * fonts.scale / rows);
-                const float big = cell * emphasis(card, cell, fonts, emph);
+                const float big = cell * emphasis(card, column.focused, cell, fonts, emph);
                 float cell_w = std::max(min_w, big * std::min(1.0f, kBigMatrixCells / cols));
                 float cell_h = std::max(min_h, big * std::min(1.0f, kBigMatrixCells / rows));
                 // A vector along a long axis (a bias, one token's row) is a strip, not a wall: its
@@ -224,7 +233,8 @@ void measure_cards(std::vector<Column>& columns, float cell, const Emphasis& emp
 }
 
 // Column sizes for an orientation variant: 0 all stacked, 1 the projections (W, Q K V)
-// side by side, 2 every column side by side.
+// side by side, 2 every column side by side; 3 to 5 as 0 to 2 with the step taught side by
+// side (its maps large with their numbers may be too tall stacked).
 // Where a card's grid starts below its top: side by side, the grids line up on the lowest.
 float grid_top(const Card& card) { return card.metrics.title_h + card.metrics.header_h; }
 float grids_top(const Column& column) {
@@ -237,7 +247,9 @@ void size_columns(std::vector<Column>& columns, int variant, const UiFonts& font
     for (size_t i = 0; i < columns.size(); ++i) {
         Column& column = columns[i];
         const bool projection = column.cards.size() == 3;
-        column.horizontal = column.cards.size() > 1 && (column.heads || variant == 2 || (variant == 1 && projection));
+        const int orientation = variant % 3;
+        column.horizontal = column.cards.size() > 1 && (column.heads || orientation == 2 || (orientation == 1 && projection) ||
+                                                        (variant >= 3 && column.focused));
         column.width = column.height = 0;
         const float top = grids_top(column);
         for (const Card& card : column.cards) {
@@ -251,6 +263,14 @@ void size_columns(std::vector<Column>& columns, int variant, const UiFonts& font
             }
         }
     }
+}
+
+// The orientation variants worth trying, fewest columns side by side first: with the step
+// taught a column of several maps, that column side by side too.
+std::vector<int> variants(const std::vector<Column>& columns) {
+    for (const Column& column : columns)
+        if (column.focused && column.cards.size() > 1 && !column.heads) return {0, 3, 1, 4, 2, 5};
+    return {0, 1, 2};
 }
 
 // Rows of slots: a slot is one column, or consecutive columns stacked top to bottom where the
@@ -368,7 +388,7 @@ bool fit_at(std::vector<Column>& columns, float cell, const Emphasis& emph, cons
             Fit& fit) {
     measure_cards(columns, cell, emph, fonts);
     for (int rows : {1, 2, 3, 0})
-        for (int variant = 0; variant < 3; ++variant) {
+        for (int variant : variants(columns)) {
             size_columns(columns, variant, fonts);
             Arrangement a = best_arrangement(columns, rows, gap, avail);
             if (fits(a, avail)) {
@@ -468,7 +488,7 @@ Fit fit_layout(std::vector<Column>& columns, const UiFonts& fonts, const ViewOpt
         measure_cards(columns, c, fit.emphasis, fonts);
         int best_variant = -1;
         for (int rows : {1, 2, 3, 0})
-            for (int variant = 0; variant < 3; ++variant) {
+            for (int variant : variants(columns)) {
                 size_columns(columns, variant, fonts);
                 Arrangement a = best_arrangement(columns, rows, gap, avail);
                 if (a.width <= avail.x && (best_variant < 0 || a.height < fit.arrangement.height)) {
@@ -553,10 +573,19 @@ std::optional<attn::Column> draw_stage_strip(Context& state, const std::vector<C
         const bool here = lit == column.stage;
         if (here) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         ImGui::PushID(static_cast<int>(column.stage));
-        if (ImGui::SmallButton(label)) clicked = column.stage;
+        if (ImGui::SmallButton(label)) {
+            clicked = column.stage;
+            state.view.focus_step = column.stage;
+        }
         ImGui::PopID();
         if (here) ImGui::PopStyleColor();
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("Scroll the pipeline to %s", label);
+        // The step drawn large (by default the weights) is outlined; the lit one is where the view is.
+        if (column.focused)
+            ImGui::GetWindowDrawList()->AddRect(ImGui::GetItemRectMin(), ImGui::GetItemRectMax(), IM_COL32(240, 200, 90, 255), 3.0f, 0,
+                                                1.5f * state.fonts.scale);
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(state.view.all_heads ? "Scroll the pipeline to %s"
+                                                   : "Draw %s large, with its numbers where they fit, and scroll to it", label);
         const std::string id = std::string("pipeline.step.") + label;
         record_item(state, id.c_str(), here ? std::string("[") + label + "]" : std::string(label));
     }
@@ -644,8 +673,9 @@ void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextu
             signature += card.spec.name + card.spec.title + card.spec.shape + card.note + "|" +
                          (card.spec.values ? std::to_string(card.spec.values->rows()) + "x" + std::to_string(card.spec.values->cols()) : "") + ";";
     char view_key[160];
-    std::snprintf(view_key, sizeof view_key, "%.1f,%.1f,%d,%d,%.1f,%d,%d", avail.x, avail.y, state.view.all_heads, state.view.auto_cell,
-                  state.view.cell_size, state.view.show_identity_stages, state.view.shown_head);
+    std::snprintf(view_key, sizeof view_key, "%.1f,%.1f,%d,%d,%.1f,%d,%d,%d", avail.x, avail.y, state.view.all_heads, state.view.auto_cell,
+                  state.view.cell_size, state.view.show_identity_stages, state.view.shown_head,
+                  state.view.focus_step ? static_cast<int>(*state.view.focus_step) : -1);
     signature += view_key;
     PipelineLayout& cached = pipeline_layout;
     Arrangement layout;

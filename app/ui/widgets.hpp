@@ -70,6 +70,9 @@ struct ViewOptions {
     std::string x_meaning;
     // A request: the pipeline scrolls to this step next frame (a head opened at its weights).
     std::optional<attn::Column> jump_to;
+    // The step drawn large with its numbers (one head shown): the one last chosen in the
+    // pipeline's step strip; none: the weights, the step each preset teaches.
+    std::optional<attn::Column> focus_step;
 };
 
 inline void show_pane(ViewOptions& view, Pane pane) {

@@ -257,7 +257,10 @@ void Window::carry_out_requests() {
             view.shown_head = show->head;
             view.pane = "pipeline";
             apply_session(std::move(show->scenario), view);
-            if (show->at_weights) shared.view.jump_to = attn::Column::Softmax;
+            if (show->at_weights) {
+                shared.view.jump_to = attn::Column::Softmax;
+                shared.view.focus_step.reset();  // the weights drawn large
+            }
         } else if (AskForPath* ask = std::get_if<AskForPath>(&request)) {
             files.ask(std::move(*ask));
         } else if (const OpenSession* open = std::get_if<OpenSession>(&request)) {
@@ -281,6 +284,7 @@ session_file::ViewChoices Window::view_choices() const {
     // a lesson, presenter mode or another tab hides it, or awaiting a model's layer).
     const std::optional<attn::Column> step = step_awaited_ ? step_awaited_ : shared.view.jump_to ? shared.view.jump_to : pipeline.state.anchor;
     if (step) v.pipeline_step = column_label(*step);
+    if (shared.view.focus_step) v.focus_step = column_label(*shared.view.focus_step);
     session_file::Attachments unused;
     for (const View* view : views_) view->keep(v, unused);
     return v;
@@ -315,6 +319,7 @@ void Window::apply_view(const session_file::ViewChoices& view, bool layer_awaite
     shared.view.shown_head = view.shown_head;
     shared.view.all_heads = view.all_heads;
     shared.presenter = view.presenter;
+    shared.view.focus_step = column_named(view.focus_step);
     show_pane(shared.view, pane_named(view.pane));
     // The step the pipeline was scrolled to: once the session's scenario runs (a model's layer,
     // once the model view has made it).

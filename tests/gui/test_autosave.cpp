@@ -152,7 +152,7 @@ TEST_CASE("restoring after SIGKILL gives back the scenario, the lesson step and 
 
     // The run that dies: a lesson at its third step, edited, showing head 2 of every head.
     ui::Window before;
-    before.apply_session(sentence_scenario(), session_file::ViewChoices{1, true, false, "03-masks.json", 2, "pipeline", ""});
+    before.apply_session(sentence_scenario(), session_file::ViewChoices{1, true, false, "03-masks.json", 2, "pipeline", "", ""});
     edits::update(before.shared.session);
     before.shared.session.push(edits::SetCell{edits::MatrixId::X, 1, 3, -2.75f});
     before.shared.session.push(edits::SetMaskKind{MaskKind::Causal});

@@ -590,6 +590,55 @@ TEST_CASE("the stage strip scrolls the pipeline to a step, and the step stays in
     CHECK(ui.text("pipeline.step.softmax") == "[softmax]");
 }
 
+TEST_CASE("A step chosen in the strip is drawn large with its numbers: the animal preset's X, Q, K and V at 1920x1080",
+          "[new-user][layout]") {
+    UiDriver ui(find_preset("animal-was-tired")->scenario, ImVec2(1920, 1080));
+    ui.frame(4);
+    // The whole pipeline fits the window: the weights, the step each preset teaches, carry their
+    // numbers; eleven tokens' embeddings beside them are too many numbers for the rest.
+    REQUIRE(ui.heatmap("head0.weights") != nullptr);
+    CHECK(ui.heatmap("head0.weights")->numbers);
+    REQUIRE(ui.heatmap("head0.q") != nullptr);
+    CHECK_FALSE(ui.heatmap("head0.q")->numbers);
+    auto all_in_window = [&] {
+        for (const ui::HeatmapLayout& h : ui.window.shared.layout) {
+            INFO(h.name << " at " << h.x << ", " << h.y << ": cells " << h.cell_w << " x " << h.cell_h);
+            CHECK(h.shown_rows == h.rows);
+            CHECK(h.shown_cols == h.cols);
+            CHECK(h.x + static_cast<float>(h.cols) * h.cell_w <= 1920.0f);
+            CHECK(h.y + static_cast<float>(h.rows) * h.cell_h <= 1080.0f);
+        }
+    };
+    for (const auto& [step, maps] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+             {"Q K V", {"head0.q", "head0.k", "head0.v"}}, {"X", {"x"}}, {"Q\xC2\xB7K\xE1\xB5\x80", {"head0.scores"}}}) {
+        INFO("the step chosen: " << step);
+        ui.click(ui.centre("pipeline.step." + step));
+        ui.frame(4);
+        for (const std::string& name : maps) {
+            const ui::HeatmapLayout* map = ui.heatmap(name);
+            REQUIRE(map != nullptr);
+            INFO(name << ": cells " << map->cell_w << " x " << map->cell_h);
+            CHECK(map->numbers);
+        }
+        all_in_window();  // still one picture: nothing scrolls
+        REQUIRE(ui.heatmap("head0.weights") != nullptr);
+        CHECK(ui.window.view_choices().focus_step == step);  // kept in a session
+    }
+    // A session reopens with the step chosen; a step the strip does not name is refused by name.
+    nlohmann::json j = session_file::session_to_json(ui.window.shared.session.scenario, ui.window.view_choices());
+    const session_file::SessionLoad load = session_file::session_from_json(j, "s.json");
+    REQUIRE(load.errors.empty());
+    CHECK(load.view.focus_step == "Q\xC2\xB7K\xE1\xB5\x80");
+    j["view"]["focus_step"] = "keys";
+    CHECK(session_file::session_from_json(j, "s.json").errors ==
+          std::vector<std::string>{"s.json: key 'view.focus_step': expected a step of the pipeline as its strip names it (\"softmax\")"});
+    // The weights again: as the preset opened.
+    ui.click(ui.centre("pipeline.step.softmax"));
+    ui.frame(4);
+    CHECK(ui.heatmap("head0.weights")->numbers);
+    CHECK_FALSE(ui.heatmap("head0.q")->numbers);
+}
+
 TEST_CASE("Presenter mode fills the projector with the step taught: its result large, numbers in the maps, no notice but errors",
           "[new-user][presenter]") {
     UiDriver ui(find_preset(default_preset_name())->scenario, ImVec2(1920, 1080));
