@@ -238,7 +238,7 @@ std::string format_top(const json& top) {
 
 void add_model_options(CLI::App& app, ModelOptions& m) {
     app.add_option("--model", m.path,
-                   "a checkpoint folder (GPT-2, Llama, Qwen2, Qwen3, Gemma 2, Gemma 3, GPT-NeoX, BERT: config.json, "
+                   "a checkpoint folder (" + hf::family_names() + ": config.json, "
                    "*.safetensors, the tokenizer's files), a model of the Hugging Face cache by name (org/name), or a model "
                    "file trained in the app; with --text and --export-json or --print, else opened in the window");
     app.add_option("--layer", m.layer, "with --model: the layer to print (--print) or open in the pipeline, 1 = the first");
@@ -297,7 +297,8 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
     // A path as it is; else a model's name ("openai-community/gpt2") found in the Hugging Face cache.
     const hf::ModelLocation where = hf::locate_model(o.model.path);
     if (!where.why_not.empty()) {
-        err << o.model.path << ": " << where.why_not << " (--model takes a checkpoint folder of GPT-2, Llama, Qwen2/3, Gemma 2/3, GPT-NeoX or BERT, a model file, or the name of a model in the Hugging Face cache)\n";
+        err << o.model.path << ": " << where.why_not << " (--model takes a checkpoint folder of " << hf::family_names()
+            << ", a model file, or the name of a model in the Hugging Face cache)\n";
         return 2;
     }
     const std::string& path = where.folder;
@@ -308,7 +309,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         case ModelPath::Folder: code = run_checkpoint(path, *o.text, run, err); break;
         case ModelPath::File: code = run_model_file(path, *o.text, run, err); break;
         case ModelPath::Neither:
-            err << path << ": " << why << " (--model takes a checkpoint folder of GPT-2, Llama, Qwen2/3, Gemma 2/3, GPT-NeoX or BERT, or a model file)\n";
+            err << path << ": " << why << " (--model takes a checkpoint folder of " << hf::family_names() << ", or a model file)\n";
             return 2;
     }
     if (code != 0) return code;

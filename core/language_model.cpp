@@ -45,18 +45,7 @@ const std::string& Model::model_type() const {
     return hf() ? hf()->spec.model_type : gpt2_type;
 }
 
-std::string Model::family() const {
-    const std::string& type = model_type();
-    if (type == "gpt2") return "GPT-2";
-    if (type == "llama") return "Llama";
-    if (type == "qwen2") return "Qwen2";
-    if (type == "qwen3") return "Qwen3";
-    if (type == "gemma2") return "Gemma 2";
-    if (type == "gemma3_text") return "Gemma 3";
-    if (type == "gpt_neox") return "GPT-NeoX (Pythia)";
-    if (type == "bert") return "BERT";
-    return type;
-}
+std::string Model::family() const { return hf::family_name(model_type()); }
 
 int Model::window(int layer) const {
     const hf::OpenedModel* m = hf();

@@ -1163,7 +1163,7 @@ void ModelView::offer(Context& shared, Offers& offers) {
                                           state.cached.reset();
                                           if (!state.scanning.valid())
                                               state.scanning = std::async(std::launch::async, [cache = hf::hub_cache_folder()] { return hf::cached_models(cache); });
-                                          AskForPath ask{FileAction::OpenCheckpoint, "Open model (GPT-2, Llama, Qwen2, Qwen3, Gemma 2, Gemma 3, GPT-NeoX, BERT)", "gpt2",
+                                          AskForPath ask{FileAction::OpenCheckpoint, "Open model (" + hf::family_names() + ")", "gpt2",
                                                          "A checkpoint folder, or the name of a model in the Hugging Face cache (org/name):",
                                                          [this](Context& c, const std::string& path) { open_model_job(c, state, path); },
                                                          [this](Context& c, std::string& path) {

@@ -6,6 +6,7 @@
 //   [SECTION] The key lists
 //   [SECTION] Reading values
 //   [SECTION] The families
+//   [SECTION] The table
 //   [SECTION] RoPE and activations
 #include "hf_model/spec.hpp"
 
@@ -57,11 +58,6 @@ const char* to_string(RopeScalingKind kind) {
     return "?";
 }
 
-const std::vector<std::string>& supported_model_types() {
-    static const std::vector<std::string> types = {"gpt2", "llama", "qwen2", "qwen3", "gemma2", "gemma3_text", "gpt_neox", "bert"};
-    return types;
-}
-
 // [SECTION] The key lists
 //
 // Informational keys change nothing a float32 eager forward pass computes: names, dtypes of the
@@ -92,64 +88,13 @@ std::vector<std::string> joined(std::vector<std::string> a, const std::vector<st
     return a;
 }
 
-const std::map<std::string, KeyLists>& key_table() {
-    static const std::map<std::string, KeyLists> table = [] {
-        std::map<std::string, KeyLists> t;
-        t["gpt2"] = {{"model_type", "vocab_size", "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_ctx",
-                      "layer_norm_epsilon", "activation_function", "scale_attn_weights", "scale_attn_by_inverse_layer_idx",
-                      "tie_word_embeddings", "add_cross_attention"},
-                     joined(kCommonInformational,
-                            {"attn_pdrop", "embd_pdrop", "resid_pdrop", "summary_activation", "summary_first_dropout",
-                             "summary_proj_to_labels", "summary_type", "summary_use_proj",
-                             // upcasts the scores to float32 and reorders the scaling: the same sums in a float32 run
-                             "reorder_and_upcast_attn"})};
-        t["llama"] = {joined(kDecoderHonoured, {"head_dim", "attention_bias", "mlp_bias", "rope_interleaved"}),
-                      joined(kCommonInformational,
-                             {"max_position_embeddings",
-                              // splits each projection into slices summed back: the same products
-                              "pretraining_tp",
-                              // nanotron's export marker
-                              "is_llama_config"})};
-        const std::vector<std::string> qwen_window = {"use_sliding_window", "sliding_window", "max_window_layers", "layer_types"};
-        // Qwen2Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads)
-        t["qwen2"] = {joined(joined(kDecoderHonoured, qwen_window), {"use_mrope", "head_dim"}),
-                      joined(kCommonInformational, {"max_position_embeddings"})};
-        t["qwen3"] = {joined(joined(kDecoderHonoured, qwen_window), {"head_dim", "attention_bias"}),
-                      joined(kCommonInformational, {"max_position_embeddings"})};
-        const std::vector<std::string> gemma = {"head_dim", "hidden_activation", "attention_bias", "query_pre_attn_scalar",
-                                                "sliding_window", "final_logit_softcapping", "attn_logit_softcapping",
-                                                "layer_types"};
-        // Gemma's MLP reads hidden_activation; hidden_act is set but never read by the model.
-        const std::vector<std::string> gemma_info = {"max_position_embeddings", "cache_implementation", "hidden_act"};
-        t["gemma2"] = {joined(kDecoderHonoured, gemma), joined(kCommonInformational, gemma_info)};
-        t["gemma3_text"] = {joined(joined(kDecoderHonoured, gemma),
-                                   {"rope_local_base_freq", "sliding_window_pattern", "_sliding_window_pattern",
-                                    "use_bidirectional_attention"}),
-                            joined(kCommonInformational, gemma_info)};
-        t["gpt_neox"] = {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
-                          "num_attention_heads", "hidden_act", "layer_norm_eps", "rotary_pct", "rotary_emb_base",
-                          "rope_scaling", "rope_parameters", "rope_theta", "partial_rotary_factor", "use_parallel_residual",
-                          "attention_bias", "tie_word_embeddings"},
-                         joined(kCommonInformational, {"max_position_embeddings", "hidden_dropout", "classifier_dropout",
-                                                       // GPTNeoXForCausalLM is causal whatever it says
-                                                       "is_decoder"})};
-        t["bert"] = {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers",
-                      "num_attention_heads", "hidden_act", "layer_norm_eps", "max_position_embeddings", "type_vocab_size",
-                      "position_embedding_type", "is_decoder", "add_cross_attention", "tie_word_embeddings"},
-                     joined(kCommonInformational,
-                            {"hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout"})};
-        return t;
-    }();
-    return table;
-}
+const std::vector<std::string> kQwenWindow = {"use_sliding_window", "sliding_window", "max_window_layers", "layer_types"};
+const std::vector<std::string> kGemma = {"head_dim", "hidden_activation", "attention_bias", "query_pre_attn_scalar",
+                                         "sliding_window", "final_logit_softcapping", "attn_logit_softcapping", "layer_types"};
+// Gemma's MLP reads hidden_activation; hidden_act is set but never read by the model.
+const std::vector<std::string> kGemmaInformational = {"max_position_embeddings", "cache_implementation", "hidden_act"};
 
 }  // namespace
-
-const KeyLists* config_keys(const std::string& model_type) {
-    const auto& table = key_table();
-    const auto it = table.find(model_type);
-    return it == table.end() ? nullptr : &it->second;
-}
 
 // [SECTION] Reading values
 
@@ -169,10 +114,12 @@ std::string lost_in_float32(double value) {
     return {};
 }
 
+}  // namespace
+
 // One config's keys, read once each, every fault a message naming the key.
-class Reader {
+class ConfigReader {
 public:
-    Reader(const json& document, Faults& faults) : j_(document), faults_(faults) {}
+    ConfigReader(const json& document, Faults& faults) : j_(document), faults_(faults) {}
 
     const json* find(const std::string& key) {
         read_.insert(key);
@@ -247,6 +194,10 @@ private:
     Faults& faults_;
     std::set<std::string> read_;
 };
+
+namespace {
+
+using Reader = ConfigReader;
 
 std::optional<Activation> activation_named(const std::string& name) {
     // transformers' ACT2FN names
@@ -638,6 +589,93 @@ void read_bert(Reader& r, ModelSpec& spec) {
 
 }  // namespace
 
+// [SECTION] The table
+
+const std::vector<Family>& families() {
+    static const std::vector<Family> table = {
+        {"gpt2", "GPT-2",
+         {{"model_type", "vocab_size", "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_ctx", "layer_norm_epsilon",
+           "activation_function", "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "tie_word_embeddings",
+           "add_cross_attention"},
+          joined(kCommonInformational,
+                 {"attn_pdrop", "embd_pdrop", "resid_pdrop", "summary_activation", "summary_first_dropout",
+                  "summary_proj_to_labels", "summary_type", "summary_use_proj",
+                  // upcasts the scores to float32 and reorders the scaling: the same sums in a float32 run
+                  "reorder_and_upcast_attn"})},
+         read_gpt2},
+        {"llama", "Llama",
+         {joined(kDecoderHonoured, {"head_dim", "attention_bias", "mlp_bias", "rope_interleaved"}),
+          joined(kCommonInformational,
+                 {"max_position_embeddings",
+                  // splits each projection into slices summed back: the same products
+                  "pretraining_tp",
+                  // nanotron's export marker
+                  "is_llama_config"})},
+         read_llama},
+        // Qwen2Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads)
+        {"qwen2", "Qwen2",
+         {joined(joined(kDecoderHonoured, kQwenWindow), {"use_mrope", "head_dim"}), joined(kCommonInformational, {"max_position_embeddings"})},
+         read_qwen2},
+        {"qwen3", "Qwen3",
+         {joined(joined(kDecoderHonoured, kQwenWindow), {"head_dim", "attention_bias"}),
+          joined(kCommonInformational, {"max_position_embeddings"})},
+         read_qwen3},
+        {"gemma2", "Gemma 2", {joined(kDecoderHonoured, kGemma), joined(kCommonInformational, kGemmaInformational)},
+         [](ConfigReader& r, ModelSpec& spec) { read_gemma(r, spec, false); }},
+        {"gemma3_text", "Gemma 3",
+         {joined(joined(kDecoderHonoured, kGemma),
+                 {"rope_local_base_freq", "sliding_window_pattern", "_sliding_window_pattern", "use_bidirectional_attention"}),
+          joined(kCommonInformational, kGemmaInformational)},
+         [](ConfigReader& r, ModelSpec& spec) { read_gemma(r, spec, true); }},
+        {"gpt_neox", "GPT-NeoX (Pythia)",
+         {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
+           "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",
+           "partial_rotary_factor", "use_parallel_residual", "attention_bias", "tie_word_embeddings"},
+          joined(kCommonInformational, {"max_position_embeddings", "hidden_dropout", "classifier_dropout",
+                                        // GPTNeoXForCausalLM is causal whatever it says
+                                        "is_decoder"})},
+         read_gpt_neox},
+        {"bert", "BERT",
+         {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
+           "layer_norm_eps", "max_position_embeddings", "type_vocab_size", "position_embedding_type", "is_decoder",
+           "add_cross_attention", "tie_word_embeddings"},
+          joined(kCommonInformational, {"hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout"})},
+         read_bert},
+    };
+    return table;
+}
+
+const Family* find_family(const std::string& model_type) {
+    for (const Family& f : families())
+        if (f.model_type == model_type) return &f;
+    return nullptr;
+}
+
+std::string family_name(const std::string& model_type) {
+    const Family* f = find_family(model_type);
+    return f != nullptr ? f->name : model_type;
+}
+
+std::string family_names() {
+    std::string names;
+    for (const Family& f : families()) names += (names.empty() ? "" : f.model_type == families().back().model_type ? " and " : ", ") + f.name;
+    return names;
+}
+
+const std::vector<std::string>& supported_model_types() {
+    static const std::vector<std::string> types = [] {
+        std::vector<std::string> t;
+        for (const Family& f : families()) t.push_back(f.model_type);
+        return t;
+    }();
+    return types;
+}
+
+const KeyLists* config_keys(const std::string& model_type) {
+    const Family* f = find_family(model_type);
+    return f != nullptr ? &f->keys : nullptr;
+}
+
 std::optional<ModelSpec> spec_from_config(const std::string& text, const std::string& source_name,
                                           std::vector<std::string>& errors) {
     const std::optional<json> document = parse_json(text, source_name, errors, json_limits::kConfig);
@@ -659,8 +697,8 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
         return std::nullopt;
     }
     const std::string model_type = type_it->get<std::string>();
-    const KeyLists* keys = config_keys(model_type);
-    if (!keys) {
+    const Family* family = find_family(model_type);
+    if (!family) {
         faults.add("key 'model_type': \"" + printable(model_type, 60) + "\" is not supported; supported: " + supported);
         faults.flush_into(errors);
         return std::nullopt;
@@ -669,16 +707,10 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
     ModelSpec spec;
     spec.model_type = model_type;
     spec.source = source_name;
-    Reader r(j, faults);
+    ConfigReader r(j, faults);
     r.find("model_type");
-    if (model_type == "gpt2") read_gpt2(r, spec);
-    else if (model_type == "llama") read_llama(r, spec);
-    else if (model_type == "qwen2") read_qwen2(r, spec);
-    else if (model_type == "qwen3") read_qwen3(r, spec);
-    else if (model_type == "gemma2") read_gemma(r, spec, false);
-    else if (model_type == "gemma3_text") read_gemma(r, spec, true);
-    else if (model_type == "gpt_neox") read_gpt_neox(r, spec);
-    else if (model_type == "bert") read_bert(r, spec);
+    family->read(r, spec);
+    const KeyLists* keys = &family->keys;
     read_token_ids(j, spec, faults);
     // The [MASK] id chooses the rows BERT's head predicts at: one outside the vocabulary would
     // predict at none (and say nothing).

@@ -143,16 +143,31 @@ struct ModelSpec {
     int kv_head_of(int query_head) const { return kv_group() > 0 ? query_head / kv_group() : 0; }
 };
 
-// The model_types read, in the order listed in messages.
-const std::vector<std::string>& supported_model_types();
-
 // The keys a family's reader honours (they change the computation and are read) and those it
-// accepts as informational (they do not); nullptr for an unknown model_type.
+// accepts as informational (they do not).
 struct KeyLists {
     std::vector<std::string> honoured;
     std::vector<std::string> informational;
 };
-const KeyLists* config_keys(const std::string& model_type);
+
+// A config's keys as a family's reader reads them, each once, every fault naming its key (spec.cpp).
+class ConfigReader;
+
+// The families the app opens, one row each: config.json's model_type, the name people give
+// it, its config's keys, and its reader. Everything that asks which families there are, or
+// what one is called, asks this table.
+struct Family {
+    std::string model_type;  // "gemma3_text"
+    std::string name;        // "Gemma 3"
+    KeyLists keys;
+    void (*read)(ConfigReader& config, ModelSpec& spec);
+};
+const std::vector<Family>& families();                 // in the order messages list them
+const Family* find_family(const std::string& model_type);  // nullptr: not a family read here
+std::string family_name(const std::string& model_type);    // "Gemma 3"; an unknown model_type as it is
+std::string family_names();                            // "GPT-2, Llama, …, GPT-NeoX (Pythia) and BERT"
+const std::vector<std::string>& supported_model_types();  // the rows' model_types
+const KeyLists* config_keys(const std::string& model_type);  // nullptr for an unknown model_type
 
 // config.json's text → the spec, or nullopt with "SOURCE: key 'K': …" messages appended to
 // errors: an unknown model_type (naming it and the supported ones), a key in neither list, a
