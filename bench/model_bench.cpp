@@ -51,7 +51,7 @@
 
 #include "gpt2/model.hpp"
 #include "measure.hpp"
-#include "gpt2/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "hf_model/model.hpp"
 #include "language_model.hpp"
 #include "registry.hpp"
@@ -128,7 +128,7 @@ struct Draws {
     }
 };
 
-bool write_llama(const Shape& s, const std::string& folder, gpt2::Dtype dtype, std::string* error) {
+bool write_llama(const Shape& s, const std::string& folder, safetensors::Dtype dtype, std::string* error) {
     namespace fs = std::filesystem;
     fs::create_directories(folder);
     const nlohmann::json config = {
@@ -136,7 +136,7 @@ bool write_llama(const Shape& s, const std::string& folder, gpt2::Dtype dtype, s
         {"hidden_size", s.d_model}, {"intermediate_size", s.d_ff}, {"max_position_embeddings", s.positions},
         {"mlp_bias", false}, {"model_type", "llama"}, {"num_attention_heads", s.heads}, {"num_hidden_layers", s.layers},
         {"num_key_value_heads", s.kv_heads}, {"rms_norm_eps", 1e-5}, {"rope_scaling", nullptr}, {"rope_theta", 100000},
-        {"tie_word_embeddings", true}, {"torch_dtype", dtype == gpt2::Dtype::BF16 ? "bfloat16" : "float32"},
+        {"tie_word_embeddings", true}, {"torch_dtype", dtype == safetensors::Dtype::BF16 ? "bfloat16" : "float32"},
         {"vocab_size", s.vocab}};
     std::ofstream(fs::path(folder) / "config.json") << config.dump(2) << "\n";
     Draws draws{0x9E3779B97F4A7C15ull};
@@ -161,12 +161,12 @@ bool write_llama(const Shape& s, const std::string& folder, gpt2::Dtype dtype, s
         make(p + "mlp.down_proj.weight", {d, ff});
     }
     make("model.norm.weight", {d}, 1.0f);
-    std::vector<gpt2::NamedTensor> named;
+    std::vector<safetensors::NamedTensor> named;
     for (const auto& [name, t] : tensors) named.emplace_back(name, t.first, t.second.data());
-    return gpt2::write_safetensors((fs::path(folder) / "model.safetensors").string(), named, {{"format", "pt"}}, dtype, error);
+    return safetensors::write_safetensors((fs::path(folder) / "model.safetensors").string(), named, {{"format", "pt"}}, dtype, error);
 }
 
-bool write_gpt2(const Shape& s, const std::string& folder, gpt2::Dtype dtype, std::string* error) {
+bool write_gpt2(const Shape& s, const std::string& folder, safetensors::Dtype dtype, std::string* error) {
     gpt2::Config c;
     c.n_layer = s.layers;
     c.n_head = s.heads;
@@ -440,7 +440,7 @@ int main(int argc, char** argv) {
                       : (std::filesystem::temp_directory_path() / ("attnlab-model-bench-" + std::to_string(getpid()))).string();
     {
         const auto t0 = Clock::now();
-        const gpt2::Dtype dtype = dtype_name == "bf16" ? gpt2::Dtype::BF16 : gpt2::Dtype::F32;
+        const safetensors::Dtype dtype = dtype_name == "bf16" ? safetensors::Dtype::BF16 : safetensors::Dtype::F32;
         std::string error;
         const bool written = shape.learned_positions ? write_gpt2(shape, folder, dtype, &error) : write_llama(shape, folder, dtype, &error);
         if (!written) {

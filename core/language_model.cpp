@@ -107,7 +107,7 @@ HeldWeights held_of(std::initializer_list<const SharedMatrix*> tables, const std
         h.elements += static_cast<double>(w.size());
         if (const StoredMatrix* s = w.stored()) {
             h.bytes += static_cast<double>(s->stored_bytes());
-            dtypes.insert(gpt2::to_string(s->dtype));
+            dtypes.insert(safetensors::to_string(s->dtype));
         } else {
             h.bytes += static_cast<double>(w.size()) * sizeof(float);
             dtypes.insert("float32");

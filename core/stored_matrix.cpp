@@ -17,7 +17,7 @@ std::atomic<std::size_t> widened_bytes{0};
 
 // count consecutive stored elements from element `first` → out, float32.
 void widen_run(const StoredMatrix& m, std::size_t first, std::size_t count, float* out) {
-    gpt2::convert_to_f32(m.bytes + first * m.element_size(), m.dtype, count, out);
+    safetensors::convert_to_f32(m.bytes + first * m.element_size(), m.dtype, count, out);
 }
 
 }  // namespace
@@ -25,7 +25,7 @@ void widen_run(const StoredMatrix& m, std::size_t first, std::size_t count, floa
 std::size_t stored_bytes_widened() { return widened_bytes.load(std::memory_order_relaxed); }
 void count_stored_widening(std::size_t bytes) { widened_bytes.fetch_add(bytes, std::memory_order_relaxed); }
 
-StoredMatrix StoredMatrix::as_stored(std::shared_ptr<const void> owner, const unsigned char* bytes, gpt2::Dtype dtype,
+StoredMatrix StoredMatrix::as_stored(std::shared_ptr<const void> owner, const unsigned char* bytes, safetensors::Dtype dtype,
                                      Eigen::Index rows, Eigen::Index cols) {
     StoredMatrix m;
     m.owner = std::move(owner);
@@ -65,7 +65,7 @@ float StoredMatrix::value(Eigen::Index r, Eigen::Index c) const {
 }
 
 bool StoredMatrix::direct() const {
-    return dtype == gpt2::Dtype::F32 && reinterpret_cast<std::uintptr_t>(bytes) % alignof(float) == 0;
+    return dtype == safetensors::Dtype::F32 && reinterpret_cast<std::uintptr_t>(bytes) % alignof(float) == 0;
 }
 
 Matrix StoredMatrix::to_matrix() const {
@@ -117,16 +117,16 @@ Cell StoredMatrix::first_non_finite() const {
     auto scan = [&](std::size_t first, std::size_t count) {
         const unsigned char* p = bytes + first * element_size();
         switch (dtype) {
-            case gpt2::Dtype::F32:
+            case safetensors::Dtype::F32:
                 for (std::size_t i = 0; i < count && !any; ++i) {
                     std::uint32_t bits;
                     std::memcpy(&bits, p + 4 * i, 4);
                     any = (bits & 0x7f800000u) == 0x7f800000u;
                 }
                 break;
-            case gpt2::Dtype::BF16:
-            case gpt2::Dtype::F16: {
-                const std::uint16_t exponent = dtype == gpt2::Dtype::BF16 ? 0x7f80u : 0x7c00u;
+            case safetensors::Dtype::BF16:
+            case safetensors::Dtype::F16: {
+                const std::uint16_t exponent = dtype == safetensors::Dtype::BF16 ? 0x7f80u : 0x7c00u;
                 for (std::size_t i = 0; i < count && !any; ++i) {
                     std::uint16_t bits;
                     std::memcpy(&bits, p + 2 * i, 2);

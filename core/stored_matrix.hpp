@@ -24,7 +24,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "gpt2/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "matrix.hpp"
 
 namespace attn {
@@ -32,7 +32,7 @@ namespace attn {
 struct StoredMatrix {
     std::shared_ptr<const void> owner;    // keeps `bytes` mapped: the file's image
     const unsigned char* bytes = nullptr; // the stored tensor's first element
-    gpt2::Dtype dtype = gpt2::Dtype::F32;
+    safetensors::Dtype dtype = safetensors::Dtype::F32;
     Eigen::Index rows = 0, cols = 0;      // the matrix as the engine uses it
     bool transposed = false;              // lines are stored rows (see above)
     Eigen::Index stride = 0;              // elements per stored row
@@ -40,7 +40,7 @@ struct StoredMatrix {
 
     // A whole stored (rows × cols) tensor used as it is (transpose() gives it as its transpose:
     // an nn.Linear weight (out × in) as the engine's (in × out)).
-    static StoredMatrix as_stored(std::shared_ptr<const void> owner, const unsigned char* bytes, gpt2::Dtype dtype,
+    static StoredMatrix as_stored(std::shared_ptr<const void> owner, const unsigned char* bytes, safetensors::Dtype dtype,
                                   Eigen::Index rows, Eigen::Index cols);
     // Columns [first, first + count) of this matrix, taken `count` at a time in every block of
     // `every` columns: columns(d, d, 3d) is GPT-2's W_K out of c_attn; columns(hd, hd, 3hd) of
@@ -54,7 +54,7 @@ struct StoredMatrix {
         return static_cast<std::size_t>(transposed ? line(c) * stride + r : r * stride + line(c));
     }
     float value(Eigen::Index r, Eigen::Index c) const;
-    std::size_t element_size() const { return gpt2::dtype_size(dtype); }
+    std::size_t element_size() const { return safetensors::dtype_size(dtype); }
     // The stored bytes this matrix reads.
     std::size_t stored_bytes() const { return static_cast<std::size_t>(rows * cols) * element_size(); }
     // F32 at a float's alignment: read in place, no widening.

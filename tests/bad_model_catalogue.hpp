@@ -86,15 +86,15 @@ inline std::function<void(const std::string&)> without_file(const std::string& n
 }
 
 // A good folder whose model.safetensors is written from an edited list of tensors.
-inline std::function<void(const std::string&)> with_tensors(std::function<void(std::vector<gpt2::NamedTensor>&)> edit) {
+inline std::function<void(const std::string&)> with_tensors(std::function<void(std::vector<safetensors::NamedTensor>&)> edit) {
     return [edit](const std::string& folder) {
         write_tiny_checkpoint(folder);
         const gpt2::Checkpoint checkpoint = tiny_checkpoint();
-        std::vector<gpt2::NamedTensor> tensors;
+        std::vector<safetensors::NamedTensor> tensors;
         std::string error;
         gpt2::checkpoint_tensors(checkpoint, false, tensors, &error);
         edit(tensors);
-        if (!gpt2::write_safetensors(folder + "/model.safetensors", tensors, {}, gpt2::Dtype::F32, &error))
+        if (!safetensors::write_safetensors(folder + "/model.safetensors", tensors, {}, safetensors::Dtype::F32, &error))
             throw std::runtime_error(error);
     };
 }
@@ -167,7 +167,7 @@ inline void write_larger_than_memory(const std::string& folder) {
 inline std::vector<BadModel> bad_model_catalogue() {
     using nlohmann::json;
     auto drop = [](const std::string& name) {
-        return with_tensors([name](std::vector<gpt2::NamedTensor>& tensors) {
+        return with_tensors([name](std::vector<safetensors::NamedTensor>& tensors) {
             for (auto it = tensors.begin(); it != tensors.end(); ++it)
                 if (it->name == name) {
                     tensors.erase(it);
@@ -258,9 +258,9 @@ inline std::vector<BadModel> bad_model_catalogue() {
          [](const std::string& folder) {
              const gpt2::Checkpoint checkpoint = tiny_checkpoint();
              const Matrix transposed = gpt2::c_attn(checkpoint.layers[0]).transpose();
-             with_tensors([&](std::vector<gpt2::NamedTensor>& tensors) {
+             with_tensors([&](std::vector<safetensors::NamedTensor>& tensors) {
                  for (auto& t : tensors)
-                     if (t.name == "h.0.attn.c_attn.weight") t = gpt2::named_tensor(t.name, transposed);
+                     if (t.name == "h.0.attn.c_attn.weight") t = safetensors::named_tensor(t.name, transposed);
              })(folder);
          },
          {"model.safetensors: tensor 'h.0.attn.c_attn.weight' is [24, 8], but config.json gives [8, 24] (n_embd × 3·n_embd)",
@@ -306,7 +306,7 @@ inline std::vector<BadModel> bad_model_catalogue() {
          },
          {"model.safetensors: the JSON header", "key 'wte.weight' appears twice in the same object"}},
         {"one weight under two names", "two-names",
-         with_tensors([](std::vector<gpt2::NamedTensor>& tensors) {
+         with_tensors([](std::vector<safetensors::NamedTensor>& tensors) {
              for (const auto& t : tensors)
                  if (t.name == "ln_f.bias") {
                      tensors.push_back({"transformer.ln_f.bias", t.shape, t.values});
@@ -317,7 +317,7 @@ inline std::vector<BadModel> bad_model_catalogue() {
         {"more layers than config.json says", "extra-layer", with_config("n_layer", 1),
          {"model.safetensors: tensor 'h.1.", "belongs to layer 2, but config.json says n_layer 1", "left unused"}},
         {"a tensor GPT-2 does not have", "extra-tensor",
-         with_tensors([](std::vector<gpt2::NamedTensor>& tensors) {
+         with_tensors([](std::vector<safetensors::NamedTensor>& tensors) {
              tensors.push_back({"h.0.attn.rotary_emb.inv_freq", {4}, tensors.front().values});
          }),
          {"model.safetensors: tensor 'h.0.attn.rotary_emb.inv_freq' is not a GPT-2 weight: it would be left unused"}},
@@ -358,8 +358,8 @@ inline std::vector<BadModel> bad_model_catalogue() {
          [](const std::string& folder) {
              write_tiny_checkpoint(folder);
              const Matrix w = Matrix::Ones(2, 2);
-             gpt2::write_safetensors(folder + "/model.safetensors", {gpt2::named_tensor("encoder.layer.0.weight", w)}, {},
-                                     gpt2::Dtype::F32, nullptr);
+             safetensors::write_safetensors(folder + "/model.safetensors", {safetensors::named_tensor("encoder.layer.0.weight", w)}, {},
+                                     safetensors::Dtype::F32, nullptr);
          },
          {"model.safetensors: none of GPT-2's tensors is here", "holds 1 tensor, such as 'encoder.layer.0.weight'", "not a GPT-2 checkpoint?"}},
     };

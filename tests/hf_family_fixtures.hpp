@@ -33,7 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "hf_model/spec.hpp"
 
 namespace attn::testing::families {
@@ -50,15 +50,15 @@ struct FamilyCheckpoint {
     std::string label;               // "llama3": which fixture
     nlohmann::json config;           // config.json
     HfTensors tensors;               // every tensor of the file(s)
-    gpt2::Dtype dtype = gpt2::Dtype::F32;
+    safetensors::Dtype dtype = safetensors::Dtype::F32;
     bool sharded = false;            // model-00001-of-00002.safetensors, …-00002-…, and the index
 };
 
 // [SECTION] Writing
 
-inline float rounded(float value, gpt2::Dtype dtype) {
-    if (dtype == gpt2::Dtype::BF16) return gpt2::bf16_to_f32(gpt2::f32_to_bf16(value));
-    if (dtype == gpt2::Dtype::F16) return gpt2::f16_to_f32(gpt2::f32_to_f16(value));
+inline float rounded(float value, safetensors::Dtype dtype) {
+    if (dtype == safetensors::Dtype::BF16) return safetensors::bf16_to_f32(safetensors::f32_to_bf16(value));
+    if (dtype == safetensors::Dtype::F16) return safetensors::f16_to_f32(safetensors::f32_to_f16(value));
     return value;
 }
 
@@ -77,8 +77,8 @@ struct TensorMaker {
     }
 };
 
-inline std::vector<gpt2::NamedTensor> named(const HfTensors& tensors) {
-    std::vector<gpt2::NamedTensor> out;
+inline std::vector<safetensors::NamedTensor> named(const HfTensors& tensors) {
+    std::vector<safetensors::NamedTensor> out;
     for (const auto& [name, t] : tensors) out.emplace_back(name, t.shape, t.values.data());
     return out;
 }
@@ -93,7 +93,7 @@ inline void write_family_checkpoint(const std::string& folder, const FamilyCheck
     std::string error;
     const std::map<std::string, std::string> metadata = {{"format", "pt"}};
     if (!c.sharded) {
-        if (!gpt2::write_safetensors((fs::path(folder) / "model.safetensors").string(), named(c.tensors), metadata, c.dtype, &error))
+        if (!safetensors::write_safetensors((fs::path(folder) / "model.safetensors").string(), named(c.tensors), metadata, c.dtype, &error))
             throw std::runtime_error(error);
         return;
     }
@@ -106,10 +106,10 @@ inline void write_family_checkpoint(const std::string& folder, const FamilyCheck
         const int half = i++ < c.tensors.size() / 2 ? 0 : 1;
         halves[half][name] = t;
         weight_map[name] = files[half];
-        total += t.values.size() * gpt2::dtype_size(c.dtype);
+        total += t.values.size() * safetensors::dtype_size(c.dtype);
     }
     for (int half = 0; half < 2; ++half)
-        if (!gpt2::write_safetensors((fs::path(folder) / files[half]).string(), named(halves[half]), metadata, c.dtype, &error))
+        if (!safetensors::write_safetensors((fs::path(folder) / files[half]).string(), named(halves[half]), metadata, c.dtype, &error))
             throw std::runtime_error(error);
     const nlohmann::json index = {{"metadata", {{"total_size", total}}}, {"weight_map", weight_map}};
     std::ofstream(fs::path(folder) / "model.safetensors.index.json") << index.dump(2) << "\n";
@@ -166,7 +166,7 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
 
 // SmolLM2-135M's config.json, scaled down: GQA 6 query heads on 2 K/V heads, tied, BF16.
 inline FamilyCheckpoint llama_checkpoint(std::uint64_t seed = 1) {
-    FamilyCheckpoint c{"llama", {}, {}, gpt2::Dtype::BF16, false};
+    FamilyCheckpoint c{"llama", {}, {}, safetensors::Dtype::BF16, false};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 0,
       "eos_token_id": 0, "hidden_act": "silu", "hidden_size": 24, "initializer_range": 0.041666666666666664,
@@ -182,7 +182,7 @@ inline FamilyCheckpoint llama_checkpoint(std::uint64_t seed = 1) {
 // Llama-3.2-1B's config.json, scaled down: head_dim 8 with d/H = 4, llama3 rope_scaling, untied
 // (as TinyLlama and Llama 3.1 8B), two shards.
 inline FamilyCheckpoint llama3_checkpoint(std::uint64_t seed = 2) {
-    FamilyCheckpoint c{"llama3", {}, {}, gpt2::Dtype::F32, true};
+    FamilyCheckpoint c{"llama3", {}, {}, safetensors::Dtype::F32, true};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 128000,
       "eos_token_id": [128001, 128008, 128009], "head_dim": 8, "hidden_act": "silu", "hidden_size": 16,
@@ -200,7 +200,7 @@ inline FamilyCheckpoint llama3_checkpoint(std::uint64_t seed = 2) {
 // Qwen2.5-0.5B's config.json, scaled down: biases on Q, K, V; a sliding_window that
 // use_sliding_window false turns off; tied; F16.
 inline FamilyCheckpoint qwen2_checkpoint(std::uint64_t seed = 3) {
-    FamilyCheckpoint c{"qwen2", {}, {}, gpt2::Dtype::F16, false};
+    FamilyCheckpoint c{"qwen2", {}, {}, safetensors::Dtype::F16, false};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151643,
       "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 24,
@@ -214,7 +214,7 @@ inline FamilyCheckpoint qwen2_checkpoint(std::uint64_t seed = 3) {
 
 // Qwen3-0.6B's config.json, scaled down: QK-norm, head_dim 8 with d/H = 4, tied, BF16.
 inline FamilyCheckpoint qwen3_checkpoint(std::uint64_t seed = 4) {
-    FamilyCheckpoint c{"qwen3", {}, {}, gpt2::Dtype::BF16, false};
+    FamilyCheckpoint c{"qwen3", {}, {}, safetensors::Dtype::BF16, false};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 151643,
       "eos_token_id": 151645, "head_dim": 8, "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02,
@@ -232,7 +232,7 @@ inline FamilyCheckpoint qwen3_checkpoint(std::uint64_t seed = 4) {
 // gemma-2-2b's config.json, scaled down: sandwich norms, (1 + w), soft-caps small enough to
 // bite (1.5 on the scores, 2 on the logits), a window of 3 on layer 0, tied, F32.
 inline FamilyCheckpoint gemma2_checkpoint(std::uint64_t seed = 5) {
-    FamilyCheckpoint c{"gemma2", {}, {}, gpt2::Dtype::F32, false};
+    FamilyCheckpoint c{"gemma2", {}, {}, safetensors::Dtype::F32, false};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["Gemma2ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
       "attn_logit_softcapping": 1.5, "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 107],
@@ -251,7 +251,7 @@ inline FamilyCheckpoint gemma2_checkpoint(std::uint64_t seed = 5) {
 // gemma-3-1b's config.json, scaled down: one K/V head, QK-norm, layers 0, 1 sliding (window 3,
 // RoPE base 10000) and layer 2 global (base 10⁶), tied, BF16.
 inline FamilyCheckpoint gemma3_checkpoint(std::uint64_t seed = 6) {
-    FamilyCheckpoint c{"gemma3_text", {}, {}, gpt2::Dtype::BF16, false};
+    FamilyCheckpoint c{"gemma3_text", {}, {}, safetensors::Dtype::BF16, false};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["Gemma3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
       "attn_logit_softcapping": null, "bos_token_id": 2, "cache_implementation": "hybrid", "eos_token_id": [1, 106],
@@ -288,7 +288,7 @@ inline void write_gemma3_with_image_token(const std::string& folder, const std::
 // pythia-70m's config.json, scaled down: 2 heads of 16, a quarter of each rotating, the fused
 // per-head QKV, parallel residual, untied embed_out, F16; with the old files' buffers.
 inline FamilyCheckpoint neox_checkpoint(std::uint64_t seed = 7, bool parallel_residual = true) {
-    FamilyCheckpoint c{"gpt_neox", {}, {}, gpt2::Dtype::F16, false};
+    FamilyCheckpoint c{"gpt_neox", {}, {}, safetensors::Dtype::F16, false};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["GPTNeoXForCausalLM"], "bos_token_id": 0, "eos_token_id": 0, "hidden_act": "gelu",
       "hidden_size": 32, "initializer_range": 0.02, "intermediate_size": 64, "layer_norm_eps": 1e-05,
@@ -327,7 +327,7 @@ inline FamilyCheckpoint neox_checkpoint(std::uint64_t seed = 7, bool parallel_re
 // the pooler and the next-sentence head (which BertForMaskedLM drops), the decoder tied to the
 // word embeddings; F32.
 inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
-    FamilyCheckpoint c{"bert", {}, {}, gpt2::Dtype::F32, false};
+    FamilyCheckpoint c{"bert", {}, {}, safetensors::Dtype::F32, false};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1, "gradient_checkpointing": false,
       "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "hidden_size": 16, "initializer_range": 0.02,
@@ -378,7 +378,7 @@ inline HfTensors read_tensors(const std::vector<std::string>& paths) {
     HfTensors out;
     for (const std::string& path : paths) {
         std::vector<std::string> errors;
-        auto file = gpt2::SafetensorsFile::open(path, errors);
+        auto file = safetensors::SafetensorsFile::open(path, errors);
         if (!file) throw std::runtime_error(path + ": cannot be opened");
         for (const std::string& name : file->names()) {
             HfTensor t{file->info(name)->shape, {}};

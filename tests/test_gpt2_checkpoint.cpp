@@ -13,6 +13,7 @@
 
 using namespace attn;
 using namespace attn::gpt2;
+using namespace attn::safetensors;
 using attn::testing::joined;
 using attn::testing::tiny_checkpoint;
 using attn::testing::tiny_config;

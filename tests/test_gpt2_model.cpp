@@ -14,7 +14,7 @@
 
 #include "bad_model_catalogue.hpp"
 #include "engine.hpp"
-#include "gpt2/compare.hpp"
+#include "weights_comparison.hpp"
 #include "gpt2/model.hpp"
 #include "joined.hpp"
 #include "random.hpp"

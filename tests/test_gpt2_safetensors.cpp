@@ -12,11 +12,12 @@
 #include <sys/stat.h>
 
 #include "joined.hpp"
-#include "gpt2/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "random.hpp"
 
 using namespace attn;
 using namespace attn::gpt2;
+using namespace attn::safetensors;
 using attn::testing::joined;
 using Catch::Matchers::Contains;
 

@@ -597,7 +597,7 @@ TEST_CASE("folders whose tensors do not match the config are refused, naming the
         }
         second[from_first] = c.tensors.at(from_first);
         std::string error;
-        REQUIRE(gpt2::write_safetensors(folder + "/model-00002-of-00002.safetensors", named(second), {}, c.dtype, &error));
+        REQUIRE(safetensors::write_safetensors(folder + "/model-00002-of-00002.safetensors", named(second), {}, c.dtype, &error));
         CHECK_THAT(joined(hf::load_model(folder).errors), Contains("tensor '" + from_first + "' is also in"));
     }
     SECTION("no weights at all") {

@@ -29,7 +29,7 @@ using namespace attn;
 using namespace attn::testing::families;
 using attn::testing::tiny_checkpoint;
 using attn::testing::write_tiny_checkpoint;
-using gpt2::Dtype;
+using attn::safetensors::Dtype;
 
 namespace {
 
@@ -48,18 +48,18 @@ Bytes stored_bytes(Eigen::Index rows, Eigen::Index cols, Dtype dtype, std::uint6
     std::normal_distribution<float> normal(0.0f, 1.0f);
     Bytes b;
     b.values.resize(rows, cols);
-    const std::size_t size = gpt2::dtype_size(dtype);
+    const std::size_t size = safetensors::dtype_size(dtype);
     b.buffer = std::make_shared<std::vector<unsigned char>>(shift + static_cast<std::size_t>(rows * cols) * size);
     unsigned char* out = b.buffer->data() + shift;
     for (Eigen::Index i = 0; i < rows * cols; ++i) {
         const float v = normal(rng);
         if (dtype == Dtype::F32) std::memcpy(out + 4 * i, &v, 4);
         else {
-            const std::uint16_t h = dtype == Dtype::BF16 ? gpt2::f32_to_bf16(v) : gpt2::f32_to_f16(v);
+            const std::uint16_t h = dtype == Dtype::BF16 ? safetensors::f32_to_bf16(v) : safetensors::f32_to_f16(v);
             out[2 * i] = static_cast<unsigned char>(h & 0xff);
             out[2 * i + 1] = static_cast<unsigned char>(h >> 8);
         }
-        gpt2::convert_to_f32(out + size * static_cast<std::size_t>(i), dtype, 1, b.values.data() + i);
+        safetensors::convert_to_f32(out + size * static_cast<std::size_t>(i), dtype, 1, b.values.data() + i);
     }
     b.first = out;
     return b;
@@ -102,7 +102,7 @@ TEST_CASE("a stored matrix reads as its float32 widening: every layout a loader 
     for (const Dtype dtype : {Dtype::F32, Dtype::F16, Dtype::BF16})
         for (const std::size_t shift : {std::size_t{0}, std::size_t{1}})
             for (const Layout& layout : layouts(dtype, shift)) {
-                INFO(layout.name << ", " << gpt2::to_string(dtype) << (shift ? ", not aligned" : ""));
+                INFO(layout.name << ", " << safetensors::to_string(dtype) << (shift ? ", not aligned" : ""));
                 const StoredMatrix& s = layout.stored;
                 CHECK(s.direct() == (dtype == Dtype::F32 && shift == 0));
                 REQUIRE(s.rows == layout.expected.rows());
@@ -124,14 +124,14 @@ TEST_CASE("a stored matrix reads as its float32 widening: every layout a loader 
 
 TEST_CASE("the first NaN or ∞ of a stored matrix is found in row-major order of the matrix as used, not as stored", "[stored]") {
     for (const Dtype dtype : {Dtype::F32, Dtype::F16, Dtype::BF16}) {
-        INFO(gpt2::to_string(dtype));
+        INFO(safetensors::to_string(dtype));
         Bytes linear = stored_bytes(30, 12, dtype, 5);  // used as its transpose (12 × 30)
-        const std::size_t size = gpt2::dtype_size(dtype);
+        const std::size_t size = safetensors::dtype_size(dtype);
         auto spoil = [&](Eigen::Index stored_row, Eigen::Index stored_col, float value) {
             unsigned char* at = linear.buffer->data() + size * static_cast<std::size_t>(stored_row * 12 + stored_col);
             if (dtype == Dtype::F32) std::memcpy(at, &value, 4);
             else {
-                const std::uint16_t h = dtype == Dtype::BF16 ? gpt2::f32_to_bf16(value) : gpt2::f32_to_f16(value);
+                const std::uint16_t h = dtype == Dtype::BF16 ? safetensors::f32_to_bf16(value) : safetensors::f32_to_f16(value);
                 at[0] = static_cast<unsigned char>(h & 0xff), at[1] = static_cast<unsigned char>(h >> 8);
             }
         };
@@ -161,7 +161,7 @@ TEST_CASE("a product read from stored bytes is the product with the float32 matr
                 std::normal_distribution<float> normal(0.0f, 1.0f);
                 const Matrix a = Matrix::NullaryExpr(n, 300, [&] { return normal(rng); });
                 const Matrix bias = Matrix::NullaryExpr(1, 500, [&] { return normal(rng); });
-                INFO(gpt2::to_string(dtype) << (shift ? ", not aligned" : "") << ", n = " << n);
+                INFO(safetensors::to_string(dtype) << (shift ? ", not aligned" : "") << ", n = " << n);
                 const SharedMatrix held(stored);
                 const double tolerance = 1e-5 * std::sqrt(300.0);  // a different summation order at most
                 for (const ProductKernel kernel : {ProductKernel::row_major, ProductKernel::column_major}) {
@@ -241,7 +241,7 @@ TEST_CASE("a stored weight is widened once when its values are asked for, and an
 TEST_CASE("every family's checkpoint runs without widening a weight: each matrix read in the file's own dtype", "[stored][families]") {
     for (FamilyCheckpoint c : all_family_checkpoints()) {
         if (c.config.value("model_type", "") == "gpt2") continue;
-        INFO("family " << c.label << ", " << gpt2::to_string(c.dtype));
+        INFO("family " << c.label << ", " << safetensors::to_string(c.dtype));
         const std::string folder = (std::filesystem::temp_directory_path() / ("attnlab-test-stored-" + c.label)).string();
         write_family_checkpoint(folder, c);
         hf::OpenedModelLoad load = hf::open_model(folder, false);
@@ -309,7 +309,7 @@ TEST_CASE("a BF16 GPT-2 checkpoint stays BF16: wte, wpe and c_attn's thirds read
         CHECK(w->stored()->dtype == Dtype::BF16);
     }
     // W_K is c_attn's middle third, rounded to BF16
-    CHECK(opened.layers[1].w_k(3, 5) == gpt2::bf16_to_f32(gpt2::f32_to_bf16(c.layers[1].w_k(3, 5))));
+    CHECK(opened.layers[1].w_k(3, 5) == safetensors::bf16_to_f32(safetensors::f32_to_bf16(c.layers[1].w_k(3, 5))));
     const std::vector<int> ids = {3, 100, 7, 255, 42};  // ids of its byte symbols
     const std::size_t before = stored_bytes_widened();
     const gpt2::ForwardPass pass = gpt2::forward(opened, ids);

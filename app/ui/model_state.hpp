@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "gpt2/compare.hpp"
+#include "weights_comparison.hpp"
 #include "hf_cache.hpp"
 #include "language_model.hpp"
 #include "download_job.hpp"
@@ -47,7 +47,7 @@ struct ModelCompareState {
     std::string b_said;
     bool b_failed = false;
     std::uint64_t model_b_revision = 0;       // counts models B opened
-    gpt2::WeightsComparison result;           // points into the passes: made again whenever one changes
+    WeightsComparison result;           // points into the passes: made again whenever one changes
     std::string key;                          // what `result` was computed from
     std::uint64_t generation = 0;             // of `result`: the cards' textures follow it
     HoverState hover, hover_next;             // the three cards' linked hover, apart from the pipeline's

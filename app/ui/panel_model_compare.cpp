@@ -158,10 +158,10 @@ void update_model_compare(ModelViewState& m) {
     if (key == c.key) return;
     c.key = key;
     switch (c.mode) {
-        case CompareMode::Sentences: c.result = gpt2::compare_weights(m.pass, c.head_a, c.pass_b, c.head_a); break;
-        case CompareMode::Heads: c.result = gpt2::compare_weights(m.pass, c.head_a, m.pass, c.head_b); break;
+        case CompareMode::Sentences: c.result = compare_weights(m.pass, c.head_a, c.pass_b, c.head_a); break;
+        case CompareMode::Heads: c.result = compare_weights(m.pass, c.head_a, m.pass, c.head_b); break;
         case CompareMode::Models:
-            c.result = c.model_b ? gpt2::compare_weights(m.pass, c.head_a, c.pass_b, c.head_b) : gpt2::WeightsComparison{};
+            c.result = c.model_b ? compare_weights(m.pass, c.head_a, c.pass_b, c.head_b) : WeightsComparison{};
             if (!c.model_b) c.result.error = "Open model B: a checkpoint folder, or a model of the Hugging Face cache by its name.";
             break;
     }
@@ -306,7 +306,7 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         record_item(state, "model.compare.message", sentences ? "Sentence B cannot run" : "Model B cannot run the sentence");
         return;
     }
-    const gpt2::WeightsComparison& r = c.result;
+    const WeightsComparison& r = c.result;
     if (!r.ok) {
         ImGui::TextWrapped("%s", r.error.c_str());
         record_item(state, "model.compare.message", r.error);

@@ -32,6 +32,7 @@ namespace attn::gpt2 {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+using namespace safetensors;  // the format GPT-2's checkpoints are stored in
 
 namespace {
 

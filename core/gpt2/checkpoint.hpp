@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "gpt2/bpe.hpp"
-#include "gpt2/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "matrix.hpp"
 #include "shared_matrix.hpp"
 
@@ -104,7 +104,7 @@ struct WeightShape {
 std::vector<WeightShape> weight_shapes(const Config& config);
 
 struct CheckpointWriteOptions {
-    Dtype dtype = Dtype::F32;
+    safetensors::Dtype dtype = safetensors::Dtype::F32;
     bool transformer_prefix = false;   // "transformer.wte.weight" as GPT2LMHeadModel saves, or "wte.weight" as GPT2Model
     bool mask_buffers = false;         // also h.N.attn.bias (1×1×P×P causal mask) and h.N.attn.masked_bias, as old exports have
     bool lm_head = false;              // also lm_head.weight (a copy of wte)
@@ -113,7 +113,7 @@ struct CheckpointWriteOptions {
 // The checkpoint's weights as tensors to write, borrowed from checkpoint (c_attn.weight is
 // joined, and owned by its tensor); false with *error when a matrix's shape disagrees with
 // checkpoint.config.
-bool checkpoint_tensors(const Checkpoint& checkpoint, bool transformer_prefix, std::vector<NamedTensor>& tensors,
+bool checkpoint_tensors(const Checkpoint& checkpoint, bool transformer_prefix, std::vector<safetensors::NamedTensor>& tensors,
                         std::string* error);
 // The four files in folder (created if needed), each written atomically.
 bool write_checkpoint(const std::string& folder, const Checkpoint& checkpoint, const CheckpointWriteOptions& options,

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "json_read.hpp"
 #include "messages.hpp"
 #include "path_kind.hpp"
@@ -25,8 +25,8 @@ namespace attn::hf {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-using gpt2::SafetensorsFile;
-using gpt2::TensorInfo;
+using safetensors::SafetensorsFile;
+using safetensors::TensorInfo;
 
 // [SECTION] The tensors of each family
 
@@ -392,9 +392,9 @@ bool open_files(const fs::path& folder, std::vector<SafetensorsFile>& files, std
     std::map<std::string, std::vector<std::string>> shards;
     for (const auto& [tensor, shard] : map_it->items()) {
         const std::string file = shard.is_string() ? shard.get<std::string>() : "";
-        if (tensor.size() > gpt2::kMaxTensorNameBytes)
+        if (tensor.size() > safetensors::kMaxTensorNameBytes)
             faults.add("weight_map has a tensor name of " + std::to_string(tensor.size()) + " bytes ('" +
-                       printable(tensor, 60) + "'): a name is at most " + std::to_string(gpt2::kMaxTensorNameBytes) +
+                       printable(tensor, 60) + "'): a name is at most " + std::to_string(safetensors::kMaxTensorNameBytes) +
                        " bytes");
         else if (file.empty() || file == "." || file == ".." || file.find('/') != std::string::npos || file.find('\\') != std::string::npos ||
             file.find('\0') != std::string::npos)

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gpt2/bpe.hpp"
-#include "gpt2/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 #include "scenario.hpp"   // valid_utf8
 
 namespace attn::fuzz {
@@ -22,14 +22,14 @@ namespace attn::fuzz {
 // written again as F32 and must read back bit for bit.
 inline bool exercise_safetensors(const std::uint8_t* data, std::size_t size) {
     std::vector<std::string> errors;
-    const auto file = gpt2::SafetensorsFile::from_memory(data, size, "fuzz.safetensors", errors);
+    const auto file = safetensors::SafetensorsFile::from_memory(data, size, "fuzz.safetensors", errors);
     if (!file) return !errors.empty();
     const std::vector<std::string> names = file->names();
     // A file that opens has tensors that tile its data section: sorted by offset, each
     // begins where the one before ended, none shares a byte, and the last ends at the end.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;
     for (const auto& name : names)
-        if (const gpt2::TensorInfo* info = file->info(name); info && info->end > info->begin) ranges.emplace_back(info->begin, info->end);
+        if (const safetensors::TensorInfo* info = file->info(name); info && info->end > info->begin) ranges.emplace_back(info->begin, info->end);
     std::sort(ranges.begin(), ranges.end());
     std::uint64_t covered = 0;
     for (const auto& [begin, end] : ranges) {
@@ -38,10 +38,10 @@ inline bool exercise_safetensors(const std::uint8_t* data, std::size_t size) {
     }
     if (covered != size - file->data_start()) return false;
     std::vector<std::vector<float>> values(names.size());   // sized once: the tensors below point into them
-    std::vector<gpt2::NamedTensor> tensors;
+    std::vector<safetensors::NamedTensor> tensors;
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
-        const gpt2::TensorInfo* info = file->info(names[i]);
+        const safetensors::TensorInfo* info = file->info(names[i]);
         if (!info) return false;
         errors.clear();
         const bool read = file->read(names[i], values[i], errors);
@@ -51,9 +51,9 @@ inline bool exercise_safetensors(const std::uint8_t* data, std::size_t size) {
         if (read && total <= (1u << 20)) tensors.push_back({names[i], info->shape, values[i].data()});
     }
     std::string error;
-    const auto bytes = gpt2::safetensors_bytes(tensors, file->metadata(), gpt2::Dtype::F32, &error);
+    const auto bytes = safetensors::safetensors_bytes(tensors, file->metadata(), safetensors::Dtype::F32, &error);
     if (bytes.empty()) return !error.empty();   // e.g. a name that is not UTF-8
-    const auto again = gpt2::SafetensorsFile::from_memory(bytes.data(), bytes.size(), "again.safetensors", errors);
+    const auto again = safetensors::SafetensorsFile::from_memory(bytes.data(), bytes.size(), "again.safetensors", errors);
     if (!again) return false;
     std::vector<float> back;
     for (const auto& t : tensors) {

@@ -1,13 +1,13 @@
 #pragma once
-// The model's attention compared: head A's weights against head B's, both on one sentence
+// A model's attention compared, whatever its family (model_pass.hpp): head A's weights against head B's, both on one sentence
 // (two heads) or one head on two sentences, and B − A where it is defined. A difference is
 // taken cell by cell, position against position; it needs the same number of tokens.
 #include <string>
 #include <vector>
 
-#include "gpt2/model.hpp"
+#include "model_pass.hpp"
 
-namespace attn::gpt2 {
+namespace attn {
 
 struct WeightsComparison {
     bool ok = false;            // A and B both exist
@@ -27,6 +27,6 @@ struct WeightsComparison {
 
 // Head `head_a` of pass `a` against head `head_b` of pass `b` (they may be one pass). The
 // result points into the passes: it lives as long as they are not run again.
-WeightsComparison compare_weights(const ForwardPass& a, HeadId head_a, const ForwardPass& b, HeadId head_b);
+WeightsComparison compare_weights(const ModelPass& a, stack::HeadId head_a, const ModelPass& b, stack::HeadId head_b);
 
-}  // namespace attn::gpt2
+}  // namespace attn

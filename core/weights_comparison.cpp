@@ -1,14 +1,14 @@
-// Two heads' attention weights and B − A (compare.hpp).
-#include "gpt2/compare.hpp"
+// Two heads' attention weights and B − A (weights_comparison.hpp).
+#include "weights_comparison.hpp"
 
 #include <cmath>
 #include <limits>
 
-namespace attn::gpt2 {
+namespace attn {
 
 namespace {
 
-const Matrix* head_weights(const ForwardPass& pass, HeadId id, const char* which, std::string& error) {
+const Matrix* head_weights(const ModelPass& pass, stack::HeadId id, const char* which, std::string& error) {
     if (!pass.ok) {
         error = std::string(which) + "'s sentence has no computed pass";
         return nullptr;
@@ -24,7 +24,7 @@ const Matrix* head_weights(const ForwardPass& pass, HeadId id, const char* which
 
 }  // namespace
 
-WeightsComparison compare_weights(const ForwardPass& a, HeadId head_a, const ForwardPass& b, HeadId head_b) {
+WeightsComparison compare_weights(const ModelPass& a, stack::HeadId head_a, const ModelPass& b, stack::HeadId head_b) {
     WeightsComparison r;
     r.a = head_weights(a, head_a, "A", r.error);
     if (r.a != nullptr) r.b = head_weights(b, head_b, "B", r.error);
@@ -63,4 +63,4 @@ WeightsComparison compare_weights(const ForwardPass& a, HeadId head_a, const For
     return r;
 }
 
-}  // namespace attn::gpt2
+}  // namespace attn

@@ -27,7 +27,7 @@
 
 #include "matrix.hpp"
 
-namespace attn::gpt2 {
+namespace attn::safetensors {
 
 // The element types read as (and written from) float32.
 enum class Dtype { F32, F16, BF16 };
@@ -157,4 +157,4 @@ std::vector<unsigned char> safetensors_bytes(const std::vector<NamedTensor>& ten
                                              const std::map<std::string, std::string>& metadata, Dtype dtype,
                                              std::string* error);
 
-}  // namespace attn::gpt2
+}  // namespace attn::safetensors

@@ -4,7 +4,7 @@
 // [SECTION] Header: the 8-byte length, the JSON object, every entry checked
 // [SECTION] The mapped file
 // [SECTION] Writing
-#include "gpt2/safetensors.hpp"
+#include "checkpoint/safetensors.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -27,7 +27,7 @@
 // The data section is little-endian and F32 tensors are copied with memcpy.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors.cpp assumes a little-endian host");
 
-namespace attn::gpt2 {
+namespace attn::safetensors {
 
 using nlohmann::json;
 
@@ -652,4 +652,4 @@ bool write_safetensors(const std::string& path, const std::vector<NamedTensor>& 
     return true;
 }
 
-}  // namespace attn::gpt2
+}  // namespace attn::safetensors
