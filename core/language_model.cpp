@@ -149,6 +149,7 @@ std::vector<std::pair<std::string, std::string>> Model::layer_weight_names(int l
     if (const gpt2::Checkpoint* c = gpt2()) {  // GPT-2's reader: named as the family's gpt2 layout names them
         hf::ModelSpec spec;
         spec.model_type = "gpt2";
+        spec.tensors = hf::TensorLayout::gpt2;
         spec.d_model = c->config.n_embd;
         return hf::layer_weight_names(spec, layer);
     }

@@ -1,6 +1,6 @@
 #pragma once
 // A checkpoint as the app opens it, whatever its family: GPT-2's reader (gpt2/) or a Hugging
-// Face family's (hf_model/: Llama, Qwen2, Qwen3, Gemma 2, Gemma 3, GPT-NeoX, BERT). The model
+// Face family's (hf_model/: every row of its family table but GPT-2's). The model
 // view, its jobs, Compare and sessions hold one lm::Model and read one kind of pass
 // (model_pass.hpp); what differs between families is asked of the model, never guessed:
 //

@@ -9,6 +9,7 @@
 //   checkpoint          like               dtype  head     files
 //   llama_checkpoint    SmolLM2-135M       BF16   tied     one; GQA 6 : 2
 //   llama3_checkpoint   Llama-3.2-1B       F32    untied   two shards; head_dim ≠ d/H, llama3 rope_scaling
+//   mistral_checkpoint  Mistral-7B-v0.1    BF16   untied   one; every layer sliding (window 3), GQA 4 : 2
 //   qwen2_checkpoint    Qwen2.5-0.5B       F16    tied     one; Q/K/V biases, use_sliding_window false
 //   qwen3_checkpoint    Qwen3-0.6B         BF16   tied     one; QK-norm, head_dim ≠ d/H
 //   gemma2_checkpoint   gemma-2-2b         F32    tied     one; sandwich norms, soft-caps, sliding layer 0
@@ -197,6 +198,20 @@ inline FamilyCheckpoint llama3_checkpoint(std::uint64_t seed = 2) {
     return c;
 }
 
+// Mistral-7B-v0.1's config.json, scaled down: GQA 4 : 2, every layer sliding (its 4096 → 3, so
+// that a short sentence's keys leave the window), untied, BF16.
+inline FamilyCheckpoint mistral_checkpoint(std::uint64_t seed = 9) {
+    FamilyCheckpoint c{"mistral", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["MistralForCausalLM"], "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu",
+      "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 24, "max_position_embeddings": 32768,
+      "model_type": "mistral", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+      "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "sliding_window": 3, "tie_word_embeddings": false,
+      "torch_dtype": "bfloat16", "transformers_version": "4.34.0.dev0", "use_cache": true, "vocab_size": 40})");
+    make_decoder_tensors(c, {40, 16, 4, 2, 4, 24, 2, false, false, false, false, false, false}, seed);
+    return c;
+}
+
 // Qwen2.5-0.5B's config.json, scaled down: biases on Q, K, V; a sliding_window that
 // use_sliding_window false turns off; tied; F16.
 inline FamilyCheckpoint qwen2_checkpoint(std::uint64_t seed = 3) {
@@ -369,7 +384,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 }
 
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
-    return {llama_checkpoint(), llama3_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
+    return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), neox_checkpoint(), bert_checkpoint()};
 }
 

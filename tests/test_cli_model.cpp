@@ -148,7 +148,7 @@ TEST_CASE("option --model refuses what it would ignore or cannot find, naming it
     CHECK(missing.code == 2);
     CHECK_THAT(missing.err, Contains("nothing: no such folder or file"));
     // The hint names every family the app reads, not GPT-2 alone.
-    CHECK_THAT(missing.err, Contains("--model takes a checkpoint folder of GPT-2, Llama, Qwen2, Qwen3, Gemma 2, Gemma 3, GPT-NeoX (Pythia) and BERT"));
+    CHECK_THAT(missing.err, Contains("--model takes a checkpoint folder of GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, GPT-NeoX (Pythia) and BERT"));
     std::filesystem::remove("test_cli_model_errors/vocab.json");
     const Result no_vocab = run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print"});
     CHECK(no_vocab.code == 2);
@@ -345,16 +345,16 @@ TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --expo
     CHECK(j["token_ids"].get<std::vector<int>>() == pass.token_ids);
     CHECK(j["next_token_top5"]["ids"][0] == pass.next_token_top5[0].id);
     // A family the app does not read is refused, naming it and what is read.
-    testing::families::FamilyCheckpoint mistral = testing::families::llama_checkpoint();
-    mistral.config["model_type"] = "mistral";
-    const fs::path qwen3_folder = fs::temp_directory_path() / "attnlab-cli-mistral";
-    fs::remove_all(qwen3_folder);
-    testing::families::write_family_checkpoint(qwen3_folder.string(), mistral);
-    const Result refused = run_cli({"--model", qwen3_folder.string(), "--text", "the cat", "--print"});
+    testing::families::FamilyCheckpoint falcon = testing::families::llama_checkpoint();
+    falcon.config["model_type"] = "falcon";
+    const fs::path falcon_folder = fs::temp_directory_path() / "attnlab-cli-falcon";
+    fs::remove_all(falcon_folder);
+    testing::families::write_family_checkpoint(falcon_folder.string(), falcon);
+    const Result refused = run_cli({"--model", falcon_folder.string(), "--text", "the cat", "--print"});
     CHECK(refused.code == 2);
-    CHECK_THAT(refused.err, Catch::Matchers::Contains("mistral") && Catch::Matchers::Contains("llama"));
+    CHECK_THAT(refused.err, Catch::Matchers::Contains("falcon") && Catch::Matchers::Contains("llama"));
     fs::remove_all(folder);
-    fs::remove_all(qwen3_folder);
+    fs::remove_all(falcon_folder);
 }
 
 TEST_CASE("option --model on Gemma 3 as published (a tokenizer.json token beyond the embedding): a text without it runs, one with it exits 2 naming it",

@@ -16,7 +16,6 @@
 #include "random.hpp"
 
 using namespace attn;
-using namespace attn::gpt2;
 using namespace attn::safetensors;
 using attn::testing::joined;
 using Catch::Matchers::Contains;

@@ -278,6 +278,22 @@ TEST_CASE("expected_tensors lists exactly the tensors each fixture's model needs
 // [SECTION] Specs
 
 TEST_CASE("each family's config.json gives its forward pass", "[families][spec]") {
+    SECTION("mistral (Mistral 7B v0.1): Llama's decoder with every layer sliding; a null sliding_window slides none") {
+        json config = mistral_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::llama);
+        CHECK(s.n_kv_heads == 2);
+        CHECK_FALSE(s.qkv_bias);
+        CHECK_FALSE(s.o_bias);
+        CHECK_FALSE(s.tied_lm_head);
+        CHECK(s.layers[0].window == 3);
+        CHECK(s.layers[1].window == 3);
+        CHECK(s.attention_scale == Approx(0.5));
+        config["sliding_window"] = nullptr;  // Mistral 7B v0.2 on
+        s = spec_of(config);
+        CHECK(s.layers[0].window == 0);
+        CHECK(s.layers[1].window == 0);
+    }
     SECTION("llama (SmolLM2): GQA 6 : 2, RMSNorm, gated SiLU, tied") {
         const hf::ModelSpec s = spec_of(llama_checkpoint().config);
         CHECK(s.n_heads == 6);
@@ -446,9 +462,9 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
 TEST_CASE("configs that would run as something else are refused, naming the key and value", "[families][spec][refusal]") {
     SECTION("an unknown model_type, naming it and the supported ones") {
         json config = llama_checkpoint().config;
-        config["model_type"] = "mistral";
+        config["model_type"] = "falcon";
         const std::string e = refusal_of(config);
-        CHECK_THAT(e, Contains("\"mistral\" is not supported") && Contains("\"llama\"") && Contains("\"gemma3_text\"") &&
+        CHECK_THAT(e, Contains("\"falcon\" is not supported") && Contains("\"llama\"") && Contains("\"mistral\"") && Contains("\"gemma3_text\"") &&
                           Contains("\"bert\""));
         config.erase("model_type");
         CHECK_THAT(refusal_of(config), Contains("key 'model_type': missing"));

@@ -450,6 +450,15 @@ void read_llama(Reader& r, ModelSpec& spec) {
                                       "trained with interleaved pairs would not run as it was trained");
 }
 
+// Mistral: Llama's decoder without biases; with sliding_window set every layer slides
+// (MistralModel masks with create_sliding_window_causal_mask: key j seen by query i when
+// i − j < W), with it null none does (Mistral v0.2 on).
+void read_mistral(Reader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, false);
+    const int window = r.integer("sliding_window", 1, 1 << 30, 0);
+    for (LayerSpec& layer : spec.layers) layer.window = window;
+}
+
 void read_qwen2(Reader& r, ModelSpec& spec) {
     read_llama_like(r, spec, false);
     spec.qkv_bias = true;   // Qwen2Attention: q, k, v with bias, o without
@@ -602,7 +611,7 @@ const std::vector<Family>& families() {
                   "summary_proj_to_labels", "summary_type", "summary_use_proj",
                   // upcasts the scores to float32 and reorders the scaling: the same sums in a float32 run
                   "reorder_and_upcast_attn"})},
-         read_gpt2},
+         read_gpt2, TensorLayout::gpt2},
         {"llama", "Llama",
          {joined(kDecoderHonoured, {"head_dim", "attention_bias", "mlp_bias", "rope_interleaved"}),
           joined(kCommonInformational,
@@ -612,6 +621,9 @@ const std::vector<Family>& families() {
                   // nanotron's export marker
                   "is_llama_config"})},
          read_llama},
+        {"mistral", "Mistral",
+         {joined(kDecoderHonoured, {"head_dim", "sliding_window"}), joined(kCommonInformational, {"max_position_embeddings"})},
+         read_mistral},
         // Qwen2Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads)
         {"qwen2", "Qwen2",
          {joined(joined(kDecoderHonoured, kQwenWindow), {"use_mrope", "head_dim"}), joined(kCommonInformational, {"max_position_embeddings"})},
@@ -634,13 +646,13 @@ const std::vector<Family>& families() {
           joined(kCommonInformational, {"max_position_embeddings", "hidden_dropout", "classifier_dropout",
                                         // GPTNeoXForCausalLM is causal whatever it says
                                         "is_decoder"})},
-         read_gpt_neox},
+         read_gpt_neox, TensorLayout::gpt_neox},
         {"bert", "BERT",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "max_position_embeddings", "type_vocab_size", "position_embedding_type", "is_decoder",
            "add_cross_attention", "tie_word_embeddings"},
           joined(kCommonInformational, {"hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout"})},
-         read_bert},
+         read_bert, TensorLayout::bert},
     };
     return table;
 }
@@ -710,6 +722,7 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
     ConfigReader r(j, faults);
     r.find("model_type");
     family->read(r, spec);
+    spec.tensors = family->tensors;
     const KeyLists* keys = &family->keys;
     read_token_ids(j, spec, faults);
     // The [MASK] id chooses the rows BERT's head predicts at: one outside the vocabulary would

@@ -6,6 +6,7 @@
 //   model_type    classes                       what sets it apart
 //   gpt2          GPT2LMHeadModel               learned positions, LayerNorm, Conv1D (in × out) weights
 //   llama         LlamaForCausalLM              RMSNorm, RoPE, gated SiLU MLP, GQA (SmolLM2, TinyLlama, Llama 3.x)
+//   mistral       MistralForCausalLM            Llama with every layer sliding when sliding_window is set
 //   qwen2         Qwen2ForCausalLM              Llama with biases on Q, K, V
 //   qwen3         Qwen3ForCausalLM              Llama with an RMSNorm on each head's q and k (QK-norm)
 //   gemma2        Gemma2ForCausalLM             (1 + w) RMSNorm, four norms a block, √d embedding scale,
@@ -53,6 +54,10 @@ enum class PositionKind { learned_absolute, rope };
 enum class RopeStyle { rotate_half, interleaved };
 enum class RopeScalingKind { none, linear, llama3 };
 enum class HeadKind { causal_lm, masked_lm };
+// How a family's checkpoint names and lays out its tensors (weights.cpp): Llama's
+// (model.layers.N.self_attn.q_proj, …; Qwen, Gemma and Mistral too), GPT-2's (h.N.attn.c_attn,
+// Conv1D), GPT-NeoX's (a fused per-head query_key_value) and BERT's.
+enum class TensorLayout { llama, gpt2, gpt_neox, bert };
 
 const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
 const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"
@@ -87,6 +92,7 @@ struct LayerSpec {
 
 struct ModelSpec {
     std::string model_type;      // "llama", "gpt2", … as config.json names it
+    TensorLayout tensors = TensorLayout::llama;  // its family's (Family::tensors)
     std::string source;          // the config's file name, for messages
 
     // Sizes
@@ -154,13 +160,15 @@ struct KeyLists {
 class ConfigReader;
 
 // The families the app opens, one row each: config.json's model_type, the name people give
-// it, its config's keys, and its reader. Everything that asks which families there are, or
-// what one is called, asks this table.
+// it, its config's keys, its reader, and how its checkpoint lays out its tensors. Everything
+// that asks which families there are, what one is called or how its files are read, asks
+// this table: a family whose tensors are laid out as one already read is one row.
 struct Family {
     std::string model_type;  // "gemma3_text"
     std::string name;        // "Gemma 3"
     KeyLists keys;
     void (*read)(ConfigReader& config, ModelSpec& spec);
+    TensorLayout tensors = TensorLayout::llama;
 };
 const std::vector<Family>& families();                 // in the order messages list them
 const Family* find_family(const std::string& model_type);  // nullptr: not a family read here

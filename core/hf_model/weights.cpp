@@ -244,17 +244,20 @@ RefList gpt2_refs(const ModelSpec& s, Weights& w) {
 
 RefList refs_of(const ModelSpec& s, Weights& w) {
     w.layers.resize(static_cast<std::size_t>(std::max(s.n_layers, 0)));
-    if (s.model_type == "gpt2") return gpt2_refs(s, w);
-    if (s.model_type == "gpt_neox") return neox_refs(s, w);
-    if (s.model_type == "bert") return bert_refs(s, w);
+    switch (s.tensors) {
+        case TensorLayout::gpt2: return gpt2_refs(s, w);
+        case TensorLayout::gpt_neox: return neox_refs(s, w);
+        case TensorLayout::bert: return bert_refs(s, w);
+        case TensorLayout::llama: break;
+    }
     return decoder_refs(s, w);
 }
 
 // The stored names of the head when it is tied (read past, but checked equal to the embedding).
 std::vector<std::string> tied_head_names(const ModelSpec& s) {
     if (!s.tied_lm_head) return {};
-    if (s.model_type == "gpt_neox") return {"embed_out.weight"};
-    if (s.model_type == "bert") return {"cls.predictions.decoder.weight"};
+    if (s.tensors == TensorLayout::gpt_neox) return {"embed_out.weight"};
+    if (s.tensors == TensorLayout::bert) return {"cls.predictions.decoder.weight"};
     return {"lm_head.weight"};
 }
 
@@ -286,14 +289,14 @@ bool is_stored_mask(std::string_view name, std::string_view prefix, std::string_
 // Buffers transformers recomputes and modules BertForMaskedLM drops.
 bool ignorable(const ModelSpec& s, const std::string& full_name) {
     const std::string_view name = full_name;
-    if (s.model_type == "gpt2") return is_stored_mask(name, "transformer.", "h.", ".attn.");
-    if (s.model_type == "bert") {
+    if (s.tensors == TensorLayout::gpt2) return is_stored_mask(name, "transformer.", "h.", ".attn.");
+    if (s.tensors == TensorLayout::bert) {
         std::string_view rest = name;
         take(rest, "bert.");
         return rest.substr(0, 7) == "pooler." || name.substr(0, 21) == "cls.seq_relationship." ||
                rest == "embeddings.position_ids";
     }
-    if (s.model_type == "gpt_neox" && is_stored_mask(name, "gpt_neox.", "layers.", ".attention.")) return true;
+    if (s.tensors == TensorLayout::gpt_neox && is_stored_mask(name, "gpt_neox.", "layers.", ".attention.")) return true;
     // ".*\.rotary_emb\.inv_freq": anything, then that ending.
     return s.positions == PositionKind::rope && ends_with(name, ".rotary_emb.inv_freq");
 }
@@ -317,14 +320,14 @@ std::vector<TensorShape> expected_tensors(const ModelSpec& spec) {
 
 std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelSpec& s, int layer) {
     const std::string l = std::to_string(layer);
-    if (s.model_type == "gpt2") {  // Conv1D: used as stored; W_Q, W_K, W_V are c_attn's thirds
+    if (s.tensors == TensorLayout::gpt2) {  // Conv1D: used as stored; W_Q, W_K, W_V are c_attn's thirds
         const std::string p = "h." + l + ".", d = std::to_string(s.d_model), d2 = std::to_string(2 * s.d_model),
                           d3 = std::to_string(3 * s.d_model);
         return {{"w_q", p + "attn.c_attn.weight[:, 0:" + d + "]"}, {"w_k", p + "attn.c_attn.weight[:, " + d + ":" + d2 + "]"},
                 {"w_v", p + "attn.c_attn.weight[:, " + d2 + ":" + d3 + "]"}, {"w_o", p + "attn.c_proj.weight"},
                 {"block.w_1", p + "mlp.c_fc.weight"}, {"block.w_2", p + "mlp.c_proj.weight"}};
     }
-    if (s.model_type == "gpt_neox") {
+    if (s.tensors == TensorLayout::gpt_neox) {
         const std::string p = "gpt_neox.layers." + l + ".";
         const std::string H = std::to_string(s.n_heads), hd = std::to_string(s.head_dim), d = std::to_string(s.d_model),
                           rows = std::to_string(s.n_heads * s.head_dim);
@@ -335,13 +338,13 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
         return {{"w_q", part(0)}, {"w_k", part(1)}, {"w_v", part(2)}, {"w_o", p + "attention.dense.weight.T"},
                 {"block.w_1", p + "mlp.dense_h_to_4h.weight.T"}, {"block.w_2", p + "mlp.dense_4h_to_h.weight.T"}};
     }
-    if (s.model_type == "bert") {
+    if (s.tensors == TensorLayout::bert) {
         const std::string p = "bert.encoder.layer." + l + ".";
         return {{"w_q", p + "attention.self.query.weight.T"}, {"w_k", p + "attention.self.key.weight.T"},
                 {"w_v", p + "attention.self.value.weight.T"}, {"w_o", p + "attention.output.dense.weight.T"},
                 {"block.w_1", p + "intermediate.dense.weight.T"}, {"block.w_2", p + "output.dense.weight.T"}};
     }
-    const std::string p = "model.layers." + l + ".";  // Llama, Qwen 2/3, Gemma 2/3
+    const std::string p = "model.layers." + l + ".";  // Llama's layout: Llama, Mistral, Qwen 2/3, Gemma 2/3
     return {{"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
             {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
             {"block.w_gate", p + "mlp.gate_proj.weight.T"}, {"block.w_1", p + "mlp.up_proj.weight.T"},
@@ -549,7 +552,7 @@ void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& l
         }
         if (!same) differs(name, "the token embedding");
     }
-    if (spec.model_type == "bert")
+    if (spec.tensors == TensorLayout::bert)
         for (const std::string& name : {std::string("cls.predictions.decoder.bias"), std::string("cls.predictions.bias")}) {
             const auto it = where.find(name);
             if (it == where.end() || std::find(stored.begin(), stored.end(), name) != stored.end()) continue;

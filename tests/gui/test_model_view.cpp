@@ -733,8 +733,8 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
     testing::write_tiny_checkpoint(snapshot);
     const std::string llama = add("models--meta--small-llama", "1123456789abcdef0123456789abcdef01234567");
     std::ofstream(llama + "/config.json") << R"({"model_type": "llama"})";
-    const std::string mistral = add("models--org--mistral", "2123456789abcdef0123456789abcdef01234567");
-    std::ofstream(mistral + "/config.json") << R"({"model_type": "mistral"})";
+    const std::string falcon = add("models--org--falcon", "2123456789abcdef0123456789abcdef01234567");
+    std::ofstream(falcon + "/config.json") << R"({"model_type": "falcon"})";
     const char* old = std::getenv("HF_HUB_CACHE");
     const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
     ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
@@ -751,7 +751,7 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
     CHECK(ui.text("prompt.cached.1") == "meta/small-llama");
     CHECK(ui.text("prompt.cached.2") == "org/tiny");
     CHECK(ui.widget("prompt.cached.3") == nullptr);
-    CHECK(ui.text("prompt.cached.others") == "mistral");
+    CHECK(ui.text("prompt.cached.others") == "falcon");
     ui.click(ui.centre("prompt.cached.2"));
     CHECK(ui.window.files.state.prompt.path == "org/tiny");
     ui.click(ui.centre("prompt.ok"));  // the dialog stayed open: the click chose, OK opens
