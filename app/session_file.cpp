@@ -280,6 +280,11 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
             if (const std::optional<int> x = integer_in(v[key], 0, kMaxInt)) out = *x;
             else load.errors.push_back(source + ": key 'view." + key + "': expected an integer from 0 to " + std::to_string(kMaxInt));
         };
+        auto read_step = [&](const char* key, std::string& out) {  // a step as the pipeline's strip names it
+            if (!v.contains(key)) return;
+            if (v[key].is_string() && column_named(v[key].get<std::string>())) out = v[key].get<std::string>();
+            else load.errors.push_back(source + ": key 'view." + key + "': expected a step of the pipeline as its strip names it (\"softmax\")");
+        };
         auto read_bool = [&](const char* key, bool& out) {
             if (!v.contains(key)) return;
             if (v[key].is_boolean()) out = v[key].get<bool>();
@@ -294,13 +299,8 @@ SessionLoad session_from_json(const nlohmann::json& j, const std::string& source
             if (pane.is_string() && (pane == "pipeline" || pane == "model" || pane == "train")) load.view.pane = pane.get<std::string>();
             else load.errors.push_back(source + ": key 'view.pane': expected \"pipeline\", \"model\" or \"train\"");
         }
-        for (const char* key : {"pipeline_step", "focus_step"}) {
-            if (!v.contains(key)) continue;
-            const nlohmann::json& step = v[key];
-            std::string& out = std::string(key) == "pipeline_step" ? load.view.pipeline_step : load.view.focus_step;
-            if (step.is_string() && column_named(step.get<std::string>())) out = step.get<std::string>();
-            else load.errors.push_back(source + ": key 'view." + key + "': expected a step of the pipeline as its strip names it (\"softmax\")");
-        }
+        read_step("pipeline_step", load.view.pipeline_step);
+        read_step("focus_step", load.view.focus_step);
         for (const auto& [key, value] : v.items())
             if (key != "shown_head" && key != "all_heads" && key != "presenter" && key != "pane" && key != "lesson" && key != "step" &&
                 key != "pipeline_step" && key != "focus_step")

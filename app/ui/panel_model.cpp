@@ -1024,10 +1024,7 @@ namespace attn::ui {
 namespace {
 
 // The model families that open, as config.json's model_type names them.
-bool family_opens(const std::string& model_type) {
-    const std::vector<std::string>& types = hf::supported_model_types();
-    return std::find(types.begin(), types.end(), model_type) != types.end();
-}
+bool family_opens(const std::string& model_type) { return hf::find_family(model_type) != nullptr; }
 
 std::string megabytes(std::uintmax_t bytes) {
     char text[32];

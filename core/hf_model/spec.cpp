@@ -197,8 +197,6 @@ private:
 
 namespace {
 
-using Reader = ConfigReader;
-
 std::optional<Activation> activation_named(const std::string& name) {
     // transformers' ACT2FN names
     if (name == "gelu") return Activation::gelu_exact;
@@ -208,7 +206,7 @@ std::optional<Activation> activation_named(const std::string& name) {
     return std::nullopt;
 }
 
-Activation read_activation(Reader& r, const std::string& key, const std::string& fallback) {
+Activation read_activation(ConfigReader& r, const std::string& key, const std::string& fallback) {
     const std::string name = r.text(key).value_or(fallback);
     if (const auto a = activation_named(name)) return *a;
     r.fault(key, "\"" + printable(name, 60) +
@@ -243,7 +241,7 @@ void read_token_ids(const json& j, ModelSpec& spec, Faults& faults) {
 // partial_rotary_factor). Types other than default, linear and llama3 change the frequencies
 // in ways not computed here (dynamic, yarn, longrope: refused). `theta` and `partial` are
 // updated when rope_parameters holds them.
-RopeScaling read_rope_object(Reader& r, const std::string& key, const json& object, double& theta, double* partial) {
+RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json& object, double& theta, double* partial) {
     RopeScaling scaling;
     if (!object.is_object()) {
         r.fault(key, "expected an object or null, found " + shown(object));
@@ -312,7 +310,7 @@ RopeScaling read_rope_object(Reader& r, const std::string& key, const json& obje
 }
 
 // The global RoPE settings of a Llama-style config: rope_theta, rope_scaling / rope_parameters.
-RopeScaling read_rope(Reader& r, double& theta, double* partial) {
+RopeScaling read_rope(ConfigReader& r, double& theta, double* partial) {
     RopeScaling scaling;
     const json* scaling_object = r.find("rope_scaling");
     const json* parameters = r.find("rope_parameters");
@@ -323,7 +321,7 @@ RopeScaling read_rope(Reader& r, double& theta, double* partial) {
 }
 
 // layer_types: "full_attention" or "sliding_attention" per layer; nullopt when absent.
-std::optional<std::vector<bool>> read_layer_types(Reader& r, int n_layers) {
+std::optional<std::vector<bool>> read_layer_types(ConfigReader& r, int n_layers) {
     const json* v = r.find("layer_types");
     if (!v) return std::nullopt;
     if (!v->is_array() || static_cast<int>(v->size()) != n_layers) {
@@ -345,7 +343,7 @@ std::optional<std::vector<bool>> read_layer_types(Reader& r, int n_layers) {
 constexpr int kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 1 << 16, kMaxVocab = 1 << 22, kMaxPositions = 1 << 24;
 
 // The sizes of a Llama-derived config (Llama, Qwen, Gemma).
-void read_decoder_sizes(Reader& r, ModelSpec& spec, std::optional<int> default_head_dim) {
+void read_decoder_sizes(ConfigReader& r, ModelSpec& spec, std::optional<int> default_head_dim) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
     spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, std::nullopt);
@@ -381,7 +379,7 @@ void uniform_layers(ModelSpec& spec, double theta, const RopeScaling& scaling) {
 // Qwen's window: per layer_types when given, else sliding from max_window_layers on when
 // use_sliding_window is true (transformers sets sliding_window to None when it is false, so a
 // sliding_window without use_sliding_window is no window at all).
-void read_qwen_window(Reader& r, ModelSpec& spec) {
+void read_qwen_window(ConfigReader& r, ModelSpec& spec) {
     const bool use = r.flag("use_sliding_window", false);
     const int window = r.integer("sliding_window", 1, 1 << 30, 0);
     const int from = r.integer("max_window_layers", 0, kMaxLayers, 28);
@@ -400,7 +398,7 @@ void read_qwen_window(Reader& r, ModelSpec& spec) {
 
 // [SECTION] The families
 
-void read_gpt2(Reader& r, ModelSpec& spec) {
+void read_gpt2(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("n_embd", 1, kMaxWidth, std::nullopt);
     spec.n_layers = r.integer("n_layer", 1, kMaxLayers, std::nullopt);
@@ -428,7 +426,7 @@ void read_gpt2(Reader& r, ModelSpec& spec) {
     uniform_layers(spec, 0, {});
 }
 
-void read_llama_like(Reader& r, ModelSpec& spec, bool tie_default) {
+void read_llama_like(ConfigReader& r, ModelSpec& spec, bool tie_default) {
     rms_decoder_defaults(spec);
     read_decoder_sizes(r, spec, std::nullopt);
     spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-6);
@@ -441,7 +439,7 @@ void read_llama_like(Reader& r, ModelSpec& spec, bool tie_default) {
     uniform_layers(spec, theta, scaling);
 }
 
-void read_llama(Reader& r, ModelSpec& spec) {
+void read_llama(ConfigReader& r, ModelSpec& spec) {
     read_llama_like(r, spec, false);
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
     spec.mlp_bias = r.flag("mlp_bias", false);
@@ -453,13 +451,13 @@ void read_llama(Reader& r, ModelSpec& spec) {
 // Mistral: Llama's decoder without biases; with sliding_window set every layer slides
 // (MistralModel masks with create_sliding_window_causal_mask: key j seen by query i when
 // i − j < W), with it null none does (Mistral v0.2 on).
-void read_mistral(Reader& r, ModelSpec& spec) {
+void read_mistral(ConfigReader& r, ModelSpec& spec) {
     read_llama_like(r, spec, false);
     const int window = r.integer("sliding_window", 1, 1 << 30, 0);
     for (LayerSpec& layer : spec.layers) layer.window = window;
 }
 
-void read_qwen2(Reader& r, ModelSpec& spec) {
+void read_qwen2(ConfigReader& r, ModelSpec& spec) {
     read_llama_like(r, spec, false);
     spec.qkv_bias = true;   // Qwen2Attention: q, k, v with bias, o without
     spec.o_bias = false;
@@ -467,7 +465,7 @@ void read_qwen2(Reader& r, ModelSpec& spec) {
     read_qwen_window(r, spec);
 }
 
-void read_qwen3(Reader& r, ModelSpec& spec) {
+void read_qwen3(ConfigReader& r, ModelSpec& spec) {
     read_llama_like(r, spec, false);
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
     spec.qk_norm = true;
@@ -475,7 +473,7 @@ void read_qwen3(Reader& r, ModelSpec& spec) {
 }
 
 // Gemma 2 and 3: (1 + w) RMSNorm, four norms a block, √d embedding, query_pre_attn_scalar.
-void read_gemma(Reader& r, ModelSpec& spec, bool gemma3) {
+void read_gemma(ConfigReader& r, ModelSpec& spec, bool gemma3) {
     rms_decoder_defaults(spec);
     read_decoder_sizes(r, spec, 256);
     spec.norm.one_plus_weight = true;
@@ -532,7 +530,7 @@ void read_gemma(Reader& r, ModelSpec& spec, bool gemma3) {
     spec.qk_norm = gemma3;
 }
 
-void read_gpt_neox(Reader& r, ModelSpec& spec) {
+void read_gpt_neox(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
     spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, std::nullopt);
@@ -563,7 +561,7 @@ void read_gpt_neox(Reader& r, ModelSpec& spec) {
     uniform_layers(spec, theta, scaling);
 }
 
-void read_bert(Reader& r, ModelSpec& spec) {
+void read_bert(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
     spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, std::nullopt);
@@ -669,18 +667,10 @@ std::string family_name(const std::string& model_type) {
 }
 
 std::string family_names() {
+    const std::vector<Family>& all = families();
     std::string names;
-    for (const Family& f : families()) names += (names.empty() ? "" : f.model_type == families().back().model_type ? " and " : ", ") + f.name;
+    for (size_t i = 0; i < all.size(); ++i) names += (i == 0 ? "" : i + 1 == all.size() ? " and " : ", ") + all[i].name;
     return names;
-}
-
-const std::vector<std::string>& supported_model_types() {
-    static const std::vector<std::string> types = [] {
-        std::vector<std::string> t;
-        for (const Family& f : families()) t.push_back(f.model_type);
-        return t;
-    }();
-    return types;
 }
 
 const KeyLists* config_keys(const std::string& model_type) {
@@ -700,7 +690,7 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
     }
     const json& j = *document;
     std::string supported;
-    for (const auto& type : supported_model_types()) supported += (supported.empty() ? "\"" : ", \"") + type + "\"";
+    for (const Family& f : families()) supported += (supported.empty() ? "\"" : ", \"") + f.model_type + "\"";
     const auto type_it = j.find("model_type");
     if (type_it == j.end() || !type_it->is_string()) {
         faults.add("key 'model_type': " + (type_it == j.end() ? std::string("missing") : "found " + shown(*type_it)) +
@@ -723,7 +713,7 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
     r.find("model_type");
     family->read(r, spec);
     spec.tensors = family->tensors;
-    const KeyLists* keys = &family->keys;
+    const KeyLists& keys = family->keys;
     read_token_ids(j, spec, faults);
     // The [MASK] id chooses the rows BERT's head predicts at: one outside the vocabulary would
     // predict at none (and say nothing).
@@ -732,8 +722,8 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
                    std::to_string(spec.vocab_size) + ": ids 0 to " + std::to_string(spec.vocab_size - 1) + ")");
 
     // Every key is honoured (read above) or informational; anything else might change the computation.
-    const std::set<std::string> honoured(keys->honoured.begin(), keys->honoured.end());
-    const std::set<std::string> informational(keys->informational.begin(), keys->informational.end());
+    const std::set<std::string> honoured(keys.honoured.begin(), keys.honoured.end());
+    const std::set<std::string> informational(keys.informational.begin(), keys.informational.end());
     for (const std::string& key : r.read())
         if (!honoured.count(key))   // a reader reading a key not listed as honoured is this file's own fault
             faults.add("key '" + key + "': read by the " + model_type + " reader but not listed as honoured (spec.cpp)");

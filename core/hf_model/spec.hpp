@@ -174,7 +174,6 @@ const std::vector<Family>& families();                 // in the order messages 
 const Family* find_family(const std::string& model_type);  // nullptr: not a family read here
 std::string family_name(const std::string& model_type);    // "Gemma 3"; an unknown model_type as it is
 std::string family_names();                            // "GPT-2, Llama, …, GPT-NeoX (Pythia) and BERT"
-const std::vector<std::string>& supported_model_types();  // the rows' model_types
 const KeyLists* config_keys(const std::string& model_type);  // nullptr for an unknown model_type
 
 // config.json's text → the spec, or nullopt with "SOURCE: key 'K': …" messages appended to
