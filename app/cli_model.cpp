@@ -12,6 +12,9 @@
 #include "gpt2/model.hpp"
 #include "language_model.hpp"
 #include "hf_cache.hpp"
+#include "interpret/ablation_sweep.hpp"
+#include "interpret/logit_lens.hpp"
+#include "interpret/model_roles.hpp"
 #include "stack.hpp"
 #include "report.hpp"
 #include "path_kind.hpp"
@@ -65,6 +68,8 @@ struct ModelRun {
     std::string held;              // checkpoints: "weights BF16, 257 MiB read in place from the file"
     std::string kind;              // a family's model_type ("llama"); empty: GPT-2 or a model file
     json masked_predictions;       // BERT: the top 5 of each [MASK]
+    json head_roles, logit_lens, ablation_sweep;  // what --head-roles, --logit-lens, --ablation-sweep asked for
+    std::string analyses_printed;  // the same as --print prints them
 };
 
 // "1 layer", "2 layers".
@@ -119,20 +124,145 @@ std::vector<gpt2::TokenProbability> top_of_row(const Matrix& logits, Eigen::Inde
     return top;
 }
 
+// [SECTION] What each head does: --head-roles, --logit-lens, --ablation-sweep
+
+// The probe's heads as the export holds them (layers and heads from 1) and as --print prints them.
+void fill_head_roles(const interpret::RolesRun& roles, ModelRun& run) {
+    json heads = json::array();
+    std::ostringstream table;
+    table << "probe: " << counted(static_cast<long long>(roles.probe.ids.size()), "token", "tokens") << " (" << (roles.probe.bos ? "BOS, " : "")
+          << "a block of " << roles.probe.repeat_length << " random tokens, then the same block again; seed " << roles.probe.seed << ")\n";
+    for (size_t i = 0; i < roles.tokens.size(); ++i) table << (i ? " " : "  ") << roles.tokens[i];
+    table << "\n\nlayer  head";
+    for (interpret::Role r : interpret::kRoles) table << "  " << interpret::role_key(r);
+    table << "\n";
+    for (const interpret::HeadRoles& h : roles.heads) {
+        json one = {{"layer", h.head.layer + 1}, {"head", h.head.head + 1}};
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%5d  %4d", h.head.layer + 1, h.head.head + 1);
+        table << cell;
+        for (interpret::Role r : interpret::kRoles) {
+            one[interpret::role_key(r)] = h.scores[r];
+            std::snprintf(cell, sizeof cell, "  %*.3f", static_cast<int>(std::strlen(interpret::role_key(r))), h.scores[r]);
+            table << cell;
+        }
+        if (const std::optional<interpret::Role> role = interpret::strongest_role(h.scores, 0.5f)) table << "  " << interpret::role_name(*role);
+        table << "\n";
+        heads.push_back(std::move(one));
+    }
+    table << "(a role is named where its score is at least 0.5)\n";
+    run.head_roles = {{"probe_ids", roles.probe.ids},
+                      {"probe_tokens", roles.tokens},
+                      {"repeat_length", roles.probe.repeat_length},
+                      {"seed", roles.probe.seed},
+                      {"bos", roles.probe.bos},
+                      {"heads", std::move(heads)}};
+    run.analyses_printed += table.str();
+}
+
+// The lens and the sweep of a sentence's pass, for any stack; `label` names a token id.
+bool fill_lens_and_sweep(const ModelOptions& m, const stack::Stack& stack, const stack::Pass& pass, const std::vector<std::string>& tokens,
+                         const std::function<std::string(int)>& label, ModelRun& run, std::ostream& err, const std::string& where) {
+    if (m.logit_lens) {
+        std::string why;
+        const std::optional<interpret::LogitLens> lens = interpret::logit_lens(stack, pass, 5, &why);
+        if (!lens) {
+            err << where << ": --logit-lens: " << why << "\n";
+            return false;
+        }
+        json layers = json::array();
+        std::ostringstream printed;
+        printed << "logit lens: after each layer, each position's most likely next token and its probability\nthe sentence:";
+        for (const std::string& t : tokens) printed << "  " << t;
+        printed << "\n";
+        for (size_t l = 0; l < lens->layers.size(); ++l) {
+            json positions = json::array();
+            printed << "layer " << l + 1 << ":";
+            for (size_t i = 0; i < lens->layers[l].size(); ++i) {
+                const interpret::LensCell& cell = lens->layers[l][i];
+                std::vector<TokenProbability> top;
+                for (size_t k = 0; k < cell.ids.size(); ++k) top.push_back({cell.ids[k], label(cell.ids[k]), cell.probabilities[k]});
+                json one = {{"position", i + 1}, {"token", tokens[i]}, {"top5", top_json(top)}};
+                positions.push_back(std::move(one));
+                char p[32];
+                std::snprintf(p, sizeof p, " %.3f", top.empty() ? 0.0 : static_cast<double>(top[0].probability));
+                printed << "  " << (top.empty() ? std::string("?") : top[0].token) << p;
+            }
+            printed << "\n";
+            layers.push_back({{"layer", l + 1}, {"positions", std::move(positions)}});
+        }
+        run.logit_lens = std::move(layers);
+        run.analyses_printed += printed.str();
+    }
+    if (m.ablation_sweep) {
+        // The model's own prediction by default (none where the stack has no unembedding: the sweep says why).
+        const int target = m.sweep_token ? *m.sweep_token : pass.logits.rows() > 0 ? stack::top_k(pass.logits.bottomRows(1), 1).front() : -1;
+        std::string why;
+        const std::optional<interpret::AblationSweep> sweep = interpret::ablation_sweep(stack, pass, target, &why);
+        if (!sweep) {
+            err << where << ": --ablation-sweep: " << why << "\n";
+            return false;
+        }
+        json delta = json::array();
+        std::ostringstream printed;
+        char cell[64];
+        std::snprintf(cell, sizeof cell, "%.4f", static_cast<double>(sweep->log_probability));
+        printed << "ablation sweep: log p(" << label(target) << " | the sentence) = " << cell
+                << "; each head ablated alone changes it by (layer × head):\n";
+        for (Eigen::Index l = 0; l < sweep->delta.rows(); ++l) {
+            std::vector<float> row;
+            printed << "layer " << l + 1 << ":";
+            for (Eigen::Index h = 0; h < sweep->delta.cols(); ++h) {
+                row.push_back(sweep->delta(l, h));
+                std::snprintf(cell, sizeof cell, " %+.4f", static_cast<double>(sweep->delta(l, h)));
+                printed << cell;
+            }
+            printed << "\n";
+            delta.push_back(std::move(row));
+        }
+        json ablated = json::array();
+        for (const stack::HeadId& h : pass.ablated) ablated.push_back({{"layer", h.layer + 1}, {"head", h.head + 1}});
+        run.ablation_sweep = {{"target_id", target},
+                              {"target_token", label(target)},
+                              {"position", pass.x0.rows()},
+                              {"log_probability", sweep->log_probability},
+                              {"delta_log_probability", std::move(delta)},
+                              {"already_ablated", std::move(ablated)}};
+        run.analyses_printed += printed.str();
+    }
+    return true;
+}
+
 // A GPT-2 folder. Returns the exit code (0 with `run` filled).
 
 // A model file trained in the app; the text is its vocabulary's names separated by spaces.
-int run_model_file(const std::string& path, const std::string& text, ModelRun& run, std::ostream& err) {
+int run_model_file(const std::string& path, const ModelOptions& m, const std::optional<std::string>& text, ModelRun& run,
+                   std::ostream& err) {
     train::ModelFileLoad load = train::load_model_file(path);
     for (const std::string& e : load.errors) err << e << "\n";
     if (!load.file) return 2;
     const train::Model& model = load.file->model;
     if (model.config.attention == AttentionKind::Cross) {
-        err << path << ": a cross-attention model reads a source and a target sequence; --model --text gives one\n";
+        err << path << ": a cross-attention model reads a source and a target sequence; --model " << (m.head_roles ? "--head-roles" : "--text")
+            << " gives one\n";
         return 2;
     }
+    if (m.head_roles) {
+        std::string why;
+        std::optional<interpret::RolesRun> roles =
+            interpret::run_head_roles(model, load.file->settings.task, m.probe_length.value_or(0), m.probe_seed, &why);
+        if (!roles) {
+            err << path << ": --head-roles: " << why << "\n";
+            return 2;
+        }
+        fill_head_roles(*roles, run);
+        run.token_ids = roles->probe.ids;
+        run.tokens = roles->tokens;
+        run.layers = std::move(roles->layers);
+        return 0;
+    }
     std::vector<std::string> names;
-    std::istringstream words(text);
+    std::istringstream words(*text);
     for (std::string w; words >> w;) names.push_back(w);
     std::string error;
     train::ModelInput input;
@@ -149,6 +279,13 @@ int run_model_file(const std::string& path, const std::string& text, ModelRun& r
         for (const std::string& e : pass.errors) err << path << ": " << e << "\n";
         return 3;
     }
+    if (m.sweep_token && *m.sweep_token >= model.config.vocab_size) {
+        err << path << ": --sweep-token " << *m.sweep_token << " is not a token of the model's " << model.config.vocab_size << "\n";
+        return 2;
+    }
+    const stack::Stack stack = train::make_stack(model, input);
+    const auto label = [&model](int id) { return model.vocabulary[static_cast<size_t>(id)]; };
+    if (!fill_lens_and_sweep(m, stack, pass, names, label, run, err, path)) return 3;
     run.token_ids = input.tokens;
     run.tokens = names;
     run.layers = std::move(pass.layers);
@@ -166,19 +303,42 @@ int run_model_file(const std::string& path, const std::string& text, ModelRun& r
 
 // A checkpoint folder (core/language_model): GPT-2, or a family (Llama, Qwen, Gemma, GPT-NeoX,
 // BERT) read by core/hf_model. GPT-2's weights are named in the export, not copied.
-int run_checkpoint(const std::string& folder, const std::string& text, ModelRun& run, std::ostream& err) {
+int run_checkpoint(const std::string& folder, const ModelOptions& m, const std::optional<std::string>& text, ModelRun& run,
+                   std::ostream& err) {
     lm::ModelLoad load = lm::load_model(folder);
     for (const std::string& e : load.errors) err << e << "\n";
     if (!load.model) return 2;
     const lm::Model& model = *load.model;
-    if (const std::string beyond = model.token_beyond_embedding(text); !beyond.empty()) {
-        err << folder << ": " << beyond << "\n";
-        return 2;  // the text is the bad input: the model runs any other
-    }
-    ModelPass pass = lm::forward_text(model, text);
-    if (!pass.ok) {
-        for (const std::string& e : pass.errors) err << folder << ": " << e << "\n";
-        return 3;
+    ModelPass pass;
+    if (m.head_roles) {
+        std::string why;
+        std::optional<interpret::RolesRun> roles = interpret::run_head_roles(model, m.probe_length.value_or(0), m.probe_seed, &why);
+        if (!roles) {
+            err << folder << ": --head-roles: " << why << "\n";
+            return 2;
+        }
+        fill_head_roles(*roles, run);
+        pass.ok = true;
+        pass.token_ids = roles->probe.ids;
+        pass.tokens = std::move(roles->tokens);
+        pass.layers = std::move(roles->layers);
+    } else {
+        if (const std::string beyond = model.token_beyond_embedding(*text); !beyond.empty()) {
+            err << folder << ": " << beyond << "\n";
+            return 2;  // the text is the bad input: the model runs any other
+        }
+        pass = lm::forward_text(model, *text);
+        if (!pass.ok) {
+            for (const std::string& e : pass.errors) err << folder << ": " << e << "\n";
+            return 3;
+        }
+        if (m.sweep_token && (*m.sweep_token < 0 || *m.sweep_token >= model.shape().vocab_size)) {
+            err << folder << ": --sweep-token " << *m.sweep_token << " is not a token of the model's " << model.shape().vocab_size << "\n";
+            return 2;
+        }
+        const stack::Stack stack = lm::model_stack(model, pass);
+        const auto label = [&model](int id) { return model.token_text(id); };
+        if (!fill_lens_and_sweep(m, stack, pass, pass.tokens, label, run, err, folder)) return 3;
     }
     run.token_ids = std::move(pass.token_ids);
     run.tokens = std::move(pass.tokens);
@@ -188,13 +348,14 @@ int run_checkpoint(const std::string& folder, const std::string& text, ModelRun&
     run.held = model.held_weights().sentence();
     if (model.gpt2()) run.ignored = load.ignored;
     else run.kind = model.model_type();
+    if (m.head_roles) return 0;  // the probe's prediction says nothing
     if (!model.masked_lm()) {
         run.next_token_top5 = top_json(pass.next_token_top5);
     } else {
         json masked = json::array();
-        for (const MaskedPrediction& m : pass.masked_predictions) {
-            json one = top_json(m.top);
-            one["position"] = m.position;
+        for (const MaskedPrediction& mp : pass.masked_predictions) {
+            json one = top_json(mp.top);
+            one["position"] = mp.position;
             masked.push_back(one);
         }
         run.masked_predictions = masked;
@@ -243,16 +404,47 @@ void add_model_options(CLI::App& app, ModelOptions& m) {
                    "file trained in the app; with --text and --export-json or --print, else opened in the window");
     app.add_option("--layer", m.layer, "with --model: the layer to print (--print) or open in the pipeline, 1 = the first");
     app.add_option("--head", m.head, "with --model: the head to print (--print) or show in the pipeline, 1 = the first");
+    app.add_flag("--head-roles", m.head_roles,
+                 "with --model, instead of --text: every head's previous-token, first-token, self, duplicate-token and "
+                 "induction scores on a probe (the BOS, a block of random tokens, the block again); with --print or --export-json");
+    app.add_option("--probe-length", m.probe_length, "with --head-roles: the probe's block of L distinct tokens (at least 4; default 20, or fewer where the model needs)");
+    app.add_option("--probe-seed", m.probe_seed, "with --head-roles: the seed the probe's tokens are drawn with (default 1)");
+    app.add_flag("--logit-lens", m.logit_lens,
+                 "with --model and --text: after each layer, the final norm and the unembedding read the stream at every "
+                 "position: each one's top 5");
+    app.add_flag("--ablation-sweep", m.ablation_sweep,
+                 "with --model and --text: each head ablated alone, the change in the log-probability of the predicted "
+                 "token (or --sweep-token) at the last position");
+    app.add_option("--sweep-token", m.sweep_token, "with --ablation-sweep: the id of the token whose log-probability is measured");
 }
 
 bool check_model_options(const CLI::App& app, const Options& o, std::ostream& err) {
     const ModelOptions& m = o.model;
+    constexpr const char* kModelAnalyses[] = {"--head-roles", "--probe-length", "--probe-seed", "--logit-lens", "--ablation-sweep", "--sweep-token"};
     if (m.path.empty()) {
         if (m.layer || m.head) {
             err << "--layer and --head choose a head of a model: give --model too\n";
             return false;
         }
+        for (const char* flag : kModelAnalyses)
+            if (app.count(flag) > 0) {
+                err << flag << " reads a model: give --model too\n";
+                return false;
+            }
         return true;
+    }
+    if (!m.head_roles && (app.count("--probe-length") > 0 || app.count("--probe-seed") > 0)) {
+        err << (app.count("--probe-length") > 0 ? "--probe-length" : "--probe-seed") << " shapes the probe of --head-roles: give --head-roles too\n";
+        return false;
+    }
+    if (!m.ablation_sweep && m.sweep_token) {
+        err << "--sweep-token chooses the token --ablation-sweep measures: give --ablation-sweep too\n";
+        return false;
+    }
+    if (m.head_roles && (o.text || m.logit_lens || m.ablation_sweep)) {
+        err << "--head-roles runs its own probe of random tokens: " << (o.text ? "--text" : m.logit_lens ? "--logit-lens" : "--ablation-sweep")
+            << " reads a sentence; run it on its own\n";
+        return false;
     }
     for (const char* flag : kIgnoredWithModel)
         if (app.count(flag) > 0) {
@@ -266,11 +458,16 @@ bool check_model_options(const CLI::App& app, const Options& o, std::ostream& er
                 err << flag << " is the window's: --model with --export-json or --print runs without one\n";
                 return false;
             }
-        if (!o.text) {
+        if (!o.text && !m.head_roles) {
             err << "--model needs --text \"…\": the sentence to run\n";
             return false;
         }
     } else {
+        for (const char* flag : kModelAnalyses)
+            if (app.count(flag) > 0) {
+                err << flag << " runs without the window: give --print or --export-json\n";
+                return false;
+            }
         std::error_code ec;
         if (std::filesystem::is_regular_file(m.path, ec)) {
             err << m.path << ": the window opens checkpoint folders; a model file opens in View → Train, or give "
@@ -306,8 +503,8 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
     int code = 0;
     std::string why;
     switch (model_path_kind(path, why)) {
-        case ModelPath::Folder: code = run_checkpoint(path, *o.text, run, err); break;
-        case ModelPath::File: code = run_model_file(path, *o.text, run, err); break;
+        case ModelPath::Folder: code = run_checkpoint(path, o.model, o.text, run, err); break;
+        case ModelPath::File: code = run_model_file(path, o.model, o.text, run, err); break;
         case ModelPath::Neither:
             err << path << ": " << why << " (--model takes a checkpoint folder of " << hf::family_names() << ", or a model file)\n";
             return 2;
@@ -335,6 +532,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         if (!run.next_token_top5.is_null()) out << "next token, top 5:\n" << format_top(run.next_token_top5);
         for (const json& m : run.masked_predictions)
             out << "[MASK] at token " << m["position"].get<int>() + 1 << ", top 5:\n" << format_top(m);
+        out << run.analyses_printed;
     }
     if (!o.export_json.empty()) {
         json j;
@@ -342,7 +540,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         j["version"] = 1;
         j["model"] = path;
         j["kind"] = !run.kind.empty() ? run.kind : !run.weights_in_checkpoint.empty() ? "gpt2" : "attnlab-model";
-        j["text"] = *o.text;
+        if (o.text) j["text"] = *o.text;
         j["token_ids"] = run.token_ids;
         j["tokens"] = run.tokens;
         json traces = json::array();
@@ -351,6 +549,9 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         if (!run.next_token_top5.is_null()) j["next_token_top5"] = run.next_token_top5;
         if (!run.masked_predictions.is_null()) j["masked_predictions"] = run.masked_predictions;
         if (!run.predictions.is_null()) j["predictions"] = run.predictions;
+        if (!run.head_roles.is_null()) j["head_roles"] = run.head_roles;
+        if (!run.logit_lens.is_null()) j["logit_lens"] = run.logit_lens;
+        if (!run.ablation_sweep.is_null()) j["ablation_sweep"] = run.ablation_sweep;
         std::string error;
         if (!write_file_atomic(o.export_json, dump_json(j, 1) + "\n", &error)) {
             err << error << "\n";
@@ -358,7 +559,10 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         }
         err << "wrote " << o.export_json << ": " << run.tokens.size() << (run.tokens.size() == 1 ? " token, " : " tokens, ")
             << counted(layers, "layer's trace", "layers' traces") << (run.predictions.is_null() ? "" : ", the predictions per row")
-            << (run.masked_predictions.is_null() ? " and the top 5 next tokens\n" : " and the top 5 of each [MASK]\n");
+            << (!run.head_roles.is_null()         ? " of the probe and every head's role scores\n"
+                : run.masked_predictions.is_null() ? " and the top 5 next tokens" : " and the top 5 of each [MASK]")
+            << (!run.logit_lens.is_null() ? ", the logit lens" : "") << (!run.ablation_sweep.is_null() ? ", the ablation sweep" : "")
+            << (run.head_roles.is_null() ? "\n" : "");
     }
     for (int l = 0; l < layers; ++l) {
         const NonFiniteReport non_finite = non_finite_report(run.layers[static_cast<size_t>(l)]);

@@ -22,6 +22,15 @@ struct TrainOptions {
 struct ModelOptions {
     std::string path;                 // empty: no model
     std::optional<int> layer, head;   // with --print: that head's tables, counted from 1
+    // What each head does (core/interpret): the roles scored on a probe of random tokens
+    // repeated (its block length L and seed), the logit lens of the sentence, and the change
+    // in one token's log-probability with each head ablated alone.
+    bool head_roles = false;
+    std::optional<int> probe_length;
+    std::uint64_t probe_seed = 1;
+    bool logit_lens = false;
+    bool ablation_sweep = false;
+    std::optional<int> sweep_token;   // the token id the sweep scores; default: the prediction
 };
 
 struct Options {

@@ -60,6 +60,11 @@ std::vector<int> Model::encode(const std::string& text, std::vector<std::string>
     return hf::encode_text(*hf(), text, errors);
 }
 
+std::string Model::token_text(int id) const {
+    if (const gpt2::Checkpoint* c = gpt2()) return c->tokenizer.describe(id);
+    return hf::token_label(*hf(), id);
+}
+
 std::string Model::vocabulary_token(int id) const {
     if (const gpt2::Checkpoint* c = gpt2()) return c->tokenizer.token(id);
     const hf::OpenedModel& m = *hf();
@@ -181,6 +186,16 @@ ModelLoad load_model(const std::string& folder) {
 ModelPass forward_text(const Model& model, const std::string& text, const stack::HeadSet& ablated) {
     if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::forward_text(*c, text, ablated);
     return hf::forward_text(*model.hf(), text, ablated);
+}
+
+ModelPass forward_ids(const Model& model, const std::vector<int>& ids, const stack::HeadSet& ablated) {
+    if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::forward(*c, ids, ablated);
+    return hf::forward_ids(*model.hf(), ids, ablated);
+}
+
+stack::Stack model_stack(const Model& model, const ModelPass& pass) {
+    if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::make_stack(*c, pass.token_ids, pass.tokens);
+    return hf::model_stack(*model.hf(), &pass.tokens);
 }
 
 bool recompute_from(const Model& model, int layer, ModelPass& pass, const Scenario* edited) {

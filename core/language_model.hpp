@@ -60,6 +60,8 @@ public:
     // The ids of text, or none with a message in `errors` when the tokenizer cannot encode it
     // faithfully (a pattern's match limit, a normalizer past its bound: tok::EncodeError).
     std::vector<int> encode(const std::string& text, std::vector<std::string>& errors) const;
+    // An id as the token strip and the top 5 show it ("␣cat", "byte 0xA9, part of a character").
+    std::string token_text(int id) const;
     // The vocabulary's own string for id ("Ġcat", "▁cat", "##ing").
     std::string vocabulary_token(int id) const;
     // Reasons the ids cannot be run (empty when they can).
@@ -105,6 +107,11 @@ ModelLoad load_model(const std::string& folder);
 // The sentence tokenised by the model's tokenizer and run, the heads of `ablated`
 // contributing nothing.
 ModelPass forward_text(const Model& model, const std::string& text, const stack::HeadSet& ablated = {});
+// Ids as they are (a probe of random tokens), labelled as the token strip shows them.
+ModelPass forward_ids(const Model& model, const std::vector<int>& ids, const stack::HeadSet& ablated = {});
+// The model as the stack its passes run on, for the ids and tokens of `pass` (which must
+// outlive it): what a sweep over the heads recomputes with.
+stack::Stack model_stack(const Model& model, const ModelPass& pass);
 // After an edit in layer ℓ (`edited`: the session's scenario of it) or of pass.ablated:
 // layers ℓ … L−1, the head and the prediction again. False with pass.errors.
 bool recompute_from(const Model& model, int layer, ModelPass& pass, const Scenario* edited = nullptr);

@@ -81,23 +81,14 @@ std::vector<std::string> head_faults(const Stack& stack) {
 void finish(const Stack& stack, const Matrix& x, Pass& pass) {
     const Head& h = stack.head;
     pass.final_input = x;
-    pass.final_output = !h.final_norm                      ? x
-                        : h.norm_kind == NormKind::RMSNorm ? rms_norm(x, h.epsilon, h.norm.gamma, h.gamma_plus_one)
-                                                           : layer_norm(x, h.epsilon, h.norm);
+    pass.final_output = final_norm(h, x);
     if (h.unembedding.size() == 0) {
         pass.logits.resize(0, 0);
         pass.ok = true;
         return;
     }
-    const Matrix last_row = h.last_row_only ? Matrix(pass.final_output.bottomRows(1)) : Matrix();
-    const Matrix& rows = h.last_row_only ? last_row : pass.final_output;
-    if (h.tied) product_transposed_into(rows, h.unembedding, pass.logits);  // (n, d)·(d, V) → (n, V)
-    else product_into(rows, h.unembedding, pass.logits);                    // (n, d)·(d, V) → (n, V)
-    if (h.bias != nullptr && h.bias->size() != 0) pass.logits.rowwise() += *h.bias;
-    if (h.softcap > 0.0f) {
-        const float c = h.softcap;
-        pass.logits = pass.logits.unaryExpr([c](float v) { return c * std::tanh(v / c); });
-    }
+    if (h.last_row_only) unembed_into(h, Matrix(pass.final_output.bottomRows(1)), pass.logits);
+    else unembed_into(h, pass.final_output, pass.logits);
     pass.ok = true;
 }
 
@@ -233,6 +224,21 @@ bool recompute_from(const Stack& stack, int layer, Pass& pass, const Scenario* e
     const Matrix& entering = layer == 0 ? pass.x0 : layer_output(pass.layers[static_cast<size_t>(layer - 1)]);
     const Matrix& memory = layer == 0 ? pass.memory0 : pass.layers.front().source_x_pe;
     return run_layers_guarded(stack, layer, entering, memory, edited, pass);
+}
+
+Matrix final_norm(const Head& h, const Matrix& x) {
+    if (!h.final_norm) return x;
+    return h.norm_kind == NormKind::RMSNorm ? rms_norm(x, h.epsilon, h.norm.gamma, h.gamma_plus_one) : layer_norm(x, h.epsilon, h.norm);
+}
+
+void unembed_into(const Head& h, const Matrix& rows, Matrix& logits) {
+    if (h.tied) product_transposed_into(rows, h.unembedding, logits);  // (n, d)·(d, V) → (n, V)
+    else product_into(rows, h.unembedding, logits);                    // (n, d)·(d, V) → (n, V)
+    if (h.bias != nullptr && h.bias->size() != 0) logits.rowwise() += *h.bias;
+    if (h.softcap > 0.0f) {
+        const float c = h.softcap;
+        logits = logits.unaryExpr([c](float v) { return c * std::tanh(v / c); });
+    }
 }
 
 std::vector<int> top_k(const Matrix& row, int k) {

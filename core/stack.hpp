@@ -115,6 +115,13 @@ bool forward_into(const Stack& stack, Matrix x0, Matrix memory, Pass& pass);
 // pass.errors.
 bool recompute_from(const Stack& stack, int layer, Pass& pass, const Scenario* edited = nullptr);
 
+// The head's two steps, for any rows (a lens on an earlier layer reads them too):
+// h = norm_f(x) (x itself without a final norm), then logits = h·W_U + b_U of every row
+// given (n × V; last_row_only is the caller's choice of rows), soft-capped where the head is.
+// The head must have an unembedding.
+Matrix final_norm(const Head& head, const Matrix& x);
+void unembed_into(const Head& head, const Matrix& rows, Matrix& logits);
+
 // The k largest values of a row (1 × V), best first; ties: the smaller index; NaN ranks
 // below every number.
 std::vector<int> top_k(const Matrix& row, int k);
