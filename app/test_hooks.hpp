@@ -20,6 +20,7 @@
 //   ATTNLAB_DEBUG_TRAIN_OPEN=L       then its layer L is opened in the pipeline
 //   ATTNLAB_DEBUG_MODEL_ABLATE=L.H,… with --model: those heads (from 1) ablated at start
 //   ATTNLAB_DEBUG_MODEL_COMPARE=sentences|heads   with --model: the model view's Compare tab shown in that mode
+//   ATTNLAB_DEBUG_MODEL_TAB=roles|lens|sweep        with --model: that tab shown, its job run once the model is open
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,7 @@ struct TestHooks {
     std::vector<std::pair<int, int>> model_ablate;  // (layer, head), from 1
     std::string model_compare;        // "sentences", "heads", "models", or empty: the grid tab
     std::string model_compare_b;      // two models: model B's folder
+    std::string model_tab;            // "roles", "lens", "sweep", or empty
 };
 
 // Parsed from the environment now (a handful of getenv calls: cheap enough for every run,

@@ -14,6 +14,10 @@
 #include "hf_cache.hpp"
 #include "language_model.hpp"
 #include "download_job.hpp"
+#include "interpret/ablation_sweep.hpp"
+#include "interpret/logit_lens.hpp"
+#include "interpret/model_roles.hpp"
+#include "job.hpp"
 #include "model_job.hpp"
 #include "scenario.hpp"
 #include "session_file.hpp"
@@ -51,6 +55,52 @@ struct ModelCompareState {
     std::string key;                          // what `result` was computed from
     std::uint64_t generation = 0;             // of `result`: the cards' textures follow it
     HoverState hover, hover_next;             // the three cards' linked hover, apart from the pipeline's
+};
+
+// What each head does (panel_model_heads.cpp): the heads' roles scored on a probe (a badge on
+// each map of the grid, a table), the logit lens of the sentence, and the ablation sweep. Each
+// is computed as a job off the window's thread; what is on screen stays until it lands.
+struct RolesOutcome {
+    std::optional<interpret::RolesRun> run;
+    std::string why;                          // when there is no run
+};
+struct LensOutcome {
+    std::optional<interpret::LogitLens> lens;
+    std::vector<std::vector<std::vector<std::string>>> labels;  // [layer][position][k]: each top token as the strip shows it
+    std::string why;
+    std::uint64_t revision = 0;               // of the pass it read
+};
+struct SweepOutcome {
+    std::optional<interpret::AblationSweep> sweep;
+    std::string target;                       // the token as the strip shows it
+    std::string why;
+    std::uint64_t revision = 0;               // of the pass it read
+};
+
+enum class HeadsTab { None, Roles, Lens, Sweep };
+
+struct ModelHeadsState {
+    HeadsTab select = HeadsTab::None;         // made the selected tab at the next frame
+    bool run_when_open = false;               // its job started once a model and its pass are there
+    // Head roles: the probe's block length (0: the model's default) and seed, the badge threshold.
+    int repeat_length = 0;
+    int seed = 1;
+    float threshold = 0.4f;
+    bool badges = true;                       // each map of the grid carries its strongest role
+    compute::Job<RolesOutcome> roles_job;
+    RolesOutcome roles;                       // the last that landed, for the model on screen
+    int sort_column = -1;                     // the table's: -1 layer and head; else a role's score
+    bool descending = true;
+    std::optional<stack::HeadId> picked;      // the head whose probe map is drawn beside the table
+    // The logit lens of the pass on screen, made again when it changes while the tab is shown.
+    bool lens_shown = false;
+    compute::Job<LensOutcome> lens_job;
+    LensOutcome lens;
+    std::optional<std::pair<int, int>> lens_cell;  // layer, position: its top 5 shown
+    // The ablation sweep, run when asked (it recomputes once per head); `target` -1: the prediction.
+    int target = -1;
+    compute::Job<SweepOutcome> sweep_job;
+    SweepOutcome sweep;
 };
 
 // What follows an opening once it lands: attnlab --model's --layer and --head (with heads the
@@ -106,6 +156,7 @@ struct ModelViewState {
     std::vector<stack::HeadId> ablation_toggles;
     bool restore_all_heads = false;
     ModelCompareState compare;
+    ModelHeadsState heads;
     // File → Open model…: the models in the Hugging Face cache, looked for off the window's
     // thread when the path popup opens, then listed under the path.
     std::future<std::vector<hf::CachedModel>> scanning;

@@ -144,7 +144,8 @@ void settle(Context& state, ModelViewState& m) {
 }  // namespace
 
 bool model_work_under_way(const ModelViewState& m) {
-    return (m.jobs && m.jobs->busy()) || m.opening.valid() || m.compare.running_b.valid() || m.compare.opening_b.valid();
+    return (m.jobs && m.jobs->busy()) || m.opening.valid() || m.compare.running_b.valid() || m.compare.opening_b.valid() ||
+           model_heads_busy(m);
 }
 
 void finish_model_work(ModelViewState& m) {
@@ -152,6 +153,7 @@ void finish_model_work(ModelViewState& m) {
     if (m.opening.valid()) m.opening.wait();
     if (m.compare.running_b.valid()) m.compare.running_b.wait();
     if (m.compare.opening_b.valid()) m.compare.opening_b.wait();
+    finish_model_heads(m);
 }
 
 namespace {
@@ -179,6 +181,7 @@ namespace {
 void install_model(Context& state, ModelViewState& m, compute::ModelOpened opened) {
     settle(state, m);  // no job may still read the checkpoint it replaces
     if (m.compare.running_b.valid()) m.compare.running_b.get();  // B of the model it replaces: dropped
+    forget_model_heads(m);  // its heads' roles, lens and sweep were the replaced model's
     // The pipeline still showing a layer of the model being replaced: its weights, window and
     // norms must not stay on screen under the new model's name (below).
     const int replaced_layer = m.layer >= 0 && m.model && state.session.scenario.name == m.layer_name ? m.layer : -1;
@@ -436,6 +439,7 @@ void update_model_view(Context& state, ModelViewState& m) {
     if (m.sentence != m.computed_sentence && !m.reshaping && !ImGui::GetIO().WantTextInput) submit_sentence(m, m.sentence);
     apply_ablation(state, m);
     follow_session(state, m);
+    update_model_heads(m);
     update_model_compare(m);  // last: its comparison points into the passes as they now are
 }
 
@@ -927,6 +931,8 @@ void draw_grid(Context& state, ModelViewState& m) {
                 draw->AddLine(ImVec2(p0.x + inset, p0.y + inset), ImVec2(p0.x + map - inset, p0.y + map - inset), cross, thickness);
                 draw->AddLine(ImVec2(p0.x + map - inset, p0.y + inset), ImVec2(p0.x + inset, p0.y + map - inset), cross, thickness);
             }
+            const std::optional<interpret::Role> role = head_role_badge(m, {l, h});
+            if (role) draw_role_badge(state, ImVec2(p0.x + 2.0f * scale, p0.y + 2.0f * scale), *role);
             const bool opened = m.layer == l && state.view.shown_head == h && !state.view.all_heads;
             const bool hovered = mouse.x >= p0.x && mouse.x < p0.x + map && mouse.y >= p0.y && mouse.y < p0.y + map &&
                                  ImGui::IsWindowHovered();
@@ -938,6 +944,7 @@ void draw_grid(Context& state, ModelViewState& m) {
                                    ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
             std::string record = opened ? "open" : "";
             if (ablated_head) record += record.empty() ? "ablated" : " ablated";
+            if (role) record += (record.empty() ? "" : " ") + std::string(interpret::role_key(*role));
             record_item(state, ("model.map." + std::to_string(l + 1) + "." + std::to_string(h + 1)).c_str(), record);
             if (ImGui::IsItemHovered()) {
                 // The query row and key column under the mouse.
@@ -957,6 +964,7 @@ void draw_grid(Context& state, ModelViewState& m) {
                 char weight[64];
                 if (sees(trace, i, j)) std::snprintf(weight, sizeof weight, "weight %.3f", static_cast<double>(w(i, j)));
                 else std::snprintf(weight, sizeof weight, "masked: the query does not see this key");
+                about += head_roles_line(m, {l, h});
                 ImGui::SetTooltip("layer %d, head %d%s: %s \xE2\x86\x92 %s  %s%s\nclick to open this layer and head in the pipeline\n%s",
                                   l + 1, h + 1, ablated_head ? " (ablated: its output is zeroed, it adds nothing)" : "",
                                   pass.tokens[static_cast<size_t>(i)].c_str(), pass.tokens[static_cast<size_t>(j)].c_str(), weight,
@@ -977,6 +985,7 @@ void draw_grid(Context& state, ModelViewState& m) {
 void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& textures) {
     if (!m.open || !m.model) return;
     m.compare.shown = false;
+    m.heads.lens_shown = false;
     ImGui::TextUnformatted((m.model->family() + ": " + m.model->folder()).c_str());
     ImGui::SameLine();
     const std::string shape = model_shape_text(*m.model);
@@ -993,6 +1002,25 @@ void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& texture
             draw_grid(state, m);
             ImGui::EndTabItem();
         }
+        const bool roles = ImGui::BeginTabItem("Head roles", nullptr, m.heads.select == HeadsTab::Roles ? ImGuiTabItemFlags_SetSelected : 0);
+        record_item(state, "model.tab.roles", "");
+        if (roles) {
+            draw_head_roles(state, m);
+            ImGui::EndTabItem();
+        }
+        const bool lens = ImGui::BeginTabItem("Logit lens", nullptr, m.heads.select == HeadsTab::Lens ? ImGuiTabItemFlags_SetSelected : 0);
+        record_item(state, "model.tab.lens", "");
+        if (lens) {
+            draw_logit_lens(state, m);
+            ImGui::EndTabItem();
+        }
+        const bool sweep = ImGui::BeginTabItem("Ablation sweep", nullptr, m.heads.select == HeadsTab::Sweep ? ImGuiTabItemFlags_SetSelected : 0);
+        record_item(state, "model.tab.sweep", "");
+        if (sweep) {
+            draw_ablation_sweep(state, m);
+            ImGui::EndTabItem();
+        }
+        m.heads.select = HeadsTab::None;
         const bool compare = ImGui::BeginTabItem("Compare", nullptr, m.compare.select ? ImGuiTabItemFlags_SetSelected : 0);
         record_item(state, "model.tab.compare", "");
         m.compare.select = false;
@@ -1148,6 +1176,10 @@ void ModelView::start(Context& shared, const cli::Options& options, const TestHo
         state.compare.select = true;
         state.compare.mode = hooks.model_compare == "heads" ? CompareMode::Heads : hooks.model_compare == "models" ? CompareMode::Models : CompareMode::Sentences;
         if (!hooks.model_compare_b.empty()) open_compare_model(state, hooks.model_compare_b);
+    }
+    if (!hooks.model_tab.empty()) {
+        state.heads.select = hooks.model_tab == "roles" ? HeadsTab::Roles : hooks.model_tab == "lens" ? HeadsTab::Lens : HeadsTab::Sweep;
+        state.heads.run_when_open = true;
     }
 }
 

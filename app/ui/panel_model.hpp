@@ -68,6 +68,28 @@ void open_compare_model(ModelViewState& model, const std::string& folder);
 // else A itself.
 std::string partner_sentence(const std::string& a);
 
+// What each head does (panel_model_heads.cpp): the Head roles, Logit lens and Ablation sweep
+// tabs. Before drawing: what their jobs finished is taken, and the lens follows the pass while
+// its tab is shown. Their jobs are waited for with the model view's (finish_model_work) and
+// dropped, with what they found, before the model changes (forget_model_heads).
+void update_model_heads(ModelViewState& model);
+bool model_heads_busy(const ModelViewState& model);
+void finish_model_heads(ModelViewState& model);
+void forget_model_heads(ModelViewState& model);
+// Scores every head on the probe (the tab's block length and seed) as a job; the sweep over
+// every head for the tab's token.
+void score_head_roles(ModelViewState& model);
+void run_ablation_sweep(ModelViewState& model);
+void draw_head_roles(Context& state, ModelViewState& model);
+void draw_logit_lens(Context& state, ModelViewState& model);
+void draw_ablation_sweep(Context& state, ModelViewState& model);
+// The grid's part: head (ℓ, h)'s strongest role above the threshold while badges are on, its
+// badge drawn at a map's corner, and its scores as a line of the map's tooltip (empty when
+// the heads are not scored).
+std::optional<interpret::Role> head_role_badge(const ModelViewState& model, stack::HeadId head);
+void draw_role_badge(Context& state, ImVec2 corner, interpret::Role role);
+std::string head_roles_line(const ModelViewState& model, stack::HeadId head);
+
 std::optional<session_file::ModelChoice> model_choice(const ModelViewState& model);
 // A session's model: opened with its sentence and heads ablated, then its layer (the session's
 // scenario `scenario_name`, edited) and `pane`, the tab the session showed.
