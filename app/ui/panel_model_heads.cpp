@@ -359,6 +359,7 @@ void draw_head_roles(Context& state, ModelViewState& m) {
             const bool picked = h.picked == head.head;
             const std::string label = std::to_string(head.head.layer + 1) + "##role" + std::to_string(index);
             if (ImGui::Selectable(label.c_str(), picked, ImGuiSelectableFlags_SpanAllColumns)) h.picked = head.head;
+            record_item(state, ("model.roles.row." + std::to_string(head.head.layer + 1) + "." + std::to_string(head.head.head + 1)).c_str(), "");
             ImGui::TableNextColumn();
             ImGui::Text("%d", head.head.head + 1);
             std::string row = std::to_string(head.head.layer + 1) + "." + std::to_string(head.head.head + 1);
@@ -439,6 +440,7 @@ void draw_logit_lens(Context& state, ModelViewState& m) {
                 const std::string& token = h.lens.labels[static_cast<size_t>(l)][static_cast<size_t>(i)].front();
                 const std::string text = label_text(token) + " " + fixed(cell.probabilities.front(), 2) + "##lens" + std::to_string(l) + "_" + std::to_string(i);
                 if (ImGui::Selectable(text.c_str(), h.lens_cell == std::make_pair(l, i))) h.lens_cell = std::make_pair(l, i);
+                record_item(state, ("model.lens.cell." + std::to_string(l + 1) + "." + std::to_string(i + 1)).c_str(), token);
                 if (l + 1 == layers || l == 0) recorded += (recorded.empty() ? "" : " ") + std::to_string(l + 1) + "." + std::to_string(i + 1) + ":" + token;
             }
         }
@@ -455,7 +457,7 @@ void draw_logit_lens(Context& state, ModelViewState& m) {
             ImGui::BulletText("%s  (id %d)  %s", token.c_str(), cell.ids[k], fixed(cell.probabilities[k], 4).c_str());
             top += (top.empty() ? "" : " ") + token;
         }
-        record_item(state, "model.lens.cell", top);
+        record_item(state, "model.lens.top5", top);
     }
 }
 
@@ -537,6 +539,7 @@ void draw_ablation_sweep(Context& state, ModelViewState& m) {
             }
             ImGui::SetCursorScreenPos(p0);
             ImGui::InvisibleButton(("sweep" + std::to_string(l) + "_" + std::to_string(k)).c_str(), ImVec2(cell - 1, cell - 1));
+            record_item(state, ("model.sweep.cell." + std::to_string(l + 1) + "." + std::to_string(k + 1)).c_str(), fixed(v, 6));
             if (ImGui::IsItemHovered() && mouse.x >= p0.x)
                 ImGui::SetTooltip("layer %d, head %d ablated alone: \xCE\x94 log p = %s\nclick to ablate it for real (the grid and the top 5 follow)",
                                   l + 1, k + 1, fixed(v, 4).c_str());
