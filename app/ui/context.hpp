@@ -48,6 +48,7 @@ struct ComputeState {
     // the rest on screen), timed at a small length off the window's thread: milliseconds per
     // token² for the estimate said before a long run. `key`: the settings it was timed for.
     struct RunTiming {
+        bool wanted = false;   // the length or generate pointed at: timed from then on, not at every start
         std::string key;
         std::shared_future<double> ms_per_token2;
     } generate_timing;
