@@ -191,7 +191,7 @@ TEST_CASE("undo after N edits restores the original scenario exactly, redo repla
     CHECK_FALSE(history.can_redo());
 }
 
-TEST_CASE("undo history of a long scenario (65,536 tokens; 8,192 under the sanitizers) stays bounded: unchanged chunks are shared") {
+TEST_CASE("undo history of a long scenario (65,536 tokens, 8,192 under the sanitizers) stays bounded: unchanged chunks are shared") {
 #ifdef ATTNLAB_SANITIZED_BUILD
     constexpr int n = 8192;  // 270 edits scan the whole scenario each: minutes under AddressSanitizer at the full size
 #else

@@ -129,7 +129,7 @@ TEST_CASE("role scores of hand-built attention: each pattern scores 1 on its own
     }
 }
 
-TEST_CASE("the probe: BOS, a block of distinct drawable tokens, the same block again; refused where it cannot fit", "[interpret]") {
+TEST_CASE("the probe: BOS, a block of distinct drawable tokens, the same block again, refused where it cannot fit", "[interpret]") {
     ProbeVocabulary v;
     v.size = 50;
     v.excluded = {0, 1, 2, 49};
@@ -221,7 +221,7 @@ TEST_CASE("a tokenizer's BOS leads the probe and its special tokens are never dr
     }
 }
 
-TEST_CASE("the logit lens's last layer is the model's own prediction, for every causal family; BERT's is refused", "[interpret][families]") {
+TEST_CASE("the logit lens's last layer is the model's own prediction, for every causal family, and BERT's is refused", "[interpret][families]") {
     for (const auto& [label, model] : every_family()) {
         INFO("family " << label);
         const std::vector<int> ids = {3, 9, 4, 7, 2, 8};
