@@ -1,5 +1,7 @@
 // GPT-2 small's shape with random weights: how long opening the folder, a full-trace forward
-// pass and a recompute from a middle layer take, and the peak resident memory.
+// pass and a recompute from a middle layer take, what each head does (the head roles on a
+// probe, the logit lens and the ablation sweep of all 144 heads, core/interpret), and the peak
+// resident memory.
 //
 //   gpt2_bench [--tokens N] [--keep DIR]
 //
@@ -24,6 +26,10 @@
 #include <vector>
 
 #include "gpt2/model.hpp"
+#include "interpret/ablation_sweep.hpp"
+#include "interpret/logit_lens.hpp"
+#include "interpret/model_roles.hpp"
+#include "language_model.hpp"
 #include "measure.hpp"
 
 using attn::bench::Clock;
@@ -106,6 +112,38 @@ int measure(const std::string& folder, int tokens) {
     std::printf("the same into a new pass (every trace allocated, as for the first sentence): %.1f ms (median of 3)\n",
                 median(fresh));
     std::printf("recompute from layer 7 (an edit there): %.1f ms = %.2f of the full pass\n", middle_ms, middle_ms / full_ms);
+    // What each head does: the sweep recomputes from each head's layer (on average 6.5 of the
+    // 12 layers), so it costs about 78 partial passes; the lens reads 12 streams through the
+    // unembedding (12 × n × 768 × 50257 multiply-adds); the roles run one pass of the probe.
+    const stack::Stack st = gpt2::make_stack(c, pass.token_ids, pass.tokens);
+    std::vector<double> sweeps, lenses;
+    for (int i = 0; i < 3; ++i) {
+        auto t0 = Clock::now();
+        std::string why;
+        if (!interpret::ablation_sweep(st, pass, pass.next_token_top5.front().id, &why)) {
+            std::fprintf(stderr, "sweep: %s\n", why.c_str());
+            return 1;
+        }
+        sweeps.push_back(ms_since(t0));
+        t0 = Clock::now();
+        if (!interpret::logit_lens(st, pass, 5, &why)) return 1;
+        lenses.push_back(ms_since(t0));
+    }
+    const lm::Model model(c);  // shares the checkpoint's weights
+    std::vector<double> roles;
+    int probe_tokens = 0;
+    for (int i = 0; i < 3; ++i) {
+        const auto t0 = Clock::now();
+        const std::optional<interpret::RolesRun> run = interpret::run_head_roles(model, 0, 1, nullptr);
+        if (!run) return 1;
+        roles.push_back(ms_since(t0));
+        probe_tokens = static_cast<int>(run->probe.ids.size());
+    }
+    std::printf("ablation sweep, each of 144 heads ablated alone and the layers from it recomputed: %.0f ms = %.1f full passes (median of 3)\n",
+                median(sweeps), median(sweeps) / full_ms);
+    std::printf("logit lens, 12 layers x %d positions through the unembedding: %.0f ms (median of 3)\n", static_cast<int>(ids.size()),
+                median(lenses));
+    std::printf("head roles: the probe (%d tokens) run and 144 heads scored: %.0f ms (median of 3)\n", probe_tokens, median(roles));
     // The weights as float32 (the F32 file less its header): the memory target is 1.25 times it,
     // plus the traces' activations (a few MiB at 20 tokens).
     const double weights_mib = static_cast<double>(std::filesystem::file_size(std::filesystem::path(folder) / "model.safetensors")) / (1 << 20);

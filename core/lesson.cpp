@@ -1,10 +1,12 @@
 #include "lesson.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "engine.hpp"
+#include "interpret/model_roles.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
 #include "train/trainer.hpp"
@@ -75,11 +77,35 @@ LessonTraining read_training(const nlohmann::json& j, const std::string& where, 
         if (!pe) fail(where + " 'train.positional_encoding'", "expected none, sinusoidal, learned, rope or alibi, found " + dump_json(v), &v);
         else t.positional = *pe;
     }
+    if (j.contains("roles")) {
+        const nlohmann::json& v = j["roles"];
+        if (!v.is_boolean()) fail(where + " 'train.roles'", "expected true or false, found " + dump_json(v), &v);
+        else t.roles = v.get<bool>();
+    }
+    if (j.contains("ablate")) {
+        const nlohmann::json& v = j["ablate"];
+        const auto pair_ok = [](const nlohmann::json& p) {
+            return p.is_array() && p.size() == 2 && p[0].is_number_integer() && p[1].is_number_integer();
+        };
+        if (!v.is_array() || !std::all_of(v.begin(), v.end(), pair_ok)) {
+            fail(where + " 'train.ablate'", "expected a list of [layer, head] pairs, from 1, found " + dump_json(v), &v);
+        } else {
+            for (const nlohmann::json& p : v) {
+                const long long layer = p[0].get<long long>(), head = p[1].get<long long>();
+                if (layer < 1 || head < 1 || layer > t.layers || head > t.heads)
+                    fail(where + " 'train.ablate'", "head " + std::to_string(head) + " of layer " + std::to_string(layer) +
+                                                        " is not in a model of " + std::to_string(t.layers) + " layers of " +
+                                                        std::to_string(t.heads) + " heads",
+                         &p);
+                else t.ablated.insert({static_cast<int>(layer) - 1, static_cast<int>(head) - 1});
+            }
+        }
+    }
     for (auto it = j.begin(); it != j.end(); ++it) {
-        static const char* known[] = {"task", "layers", "heads", "steps", "seed", "positional_encoding", "layer", "head"};
+        static const char* known[] = {"task", "layers", "heads", "steps", "seed", "positional_encoding", "layer", "head", "ablate", "roles"};
         if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }))
             fail(where + " 'train." + it.key() + "'",
-                 "unknown key (expected task, layers, heads, steps, seed, positional_encoding, layer, head)", nullptr);
+                 "unknown key (expected task, layers, heads, steps, seed, positional_encoding, layer, head, ablate, roles)", nullptr);
     }
     if (t.layer > t.layers)
         fail(where + " 'train.layer'", "layer " + std::to_string(t.layer) + " of a model with " + std::to_string(t.layers) +
@@ -93,18 +119,49 @@ LessonTraining read_training(const nlohmann::json& j, const std::string& where, 
 
 }  // namespace
 
-Scenario trained_lesson_scenario(const LessonTraining& t) {
+Scenario trained_lesson_scenario(const LessonTraining& t, LessonFacts* facts) {
     std::vector<std::string> errors;
     std::optional<train::Trainer> trainer = train::Trainer::create(training_settings(t), errors);
     if (!trainer) return Scenario{};  // the loader validated the settings: not reached
     trainer->run(t.steps);
     const train::Example& probe = trainer->probe();
-    const train::ForwardPass pass = train::forward(trainer->model(), probe.input);
+    const train::ForwardPass pass = train::forward(trainer->model(), probe.input, t.ablated);
     if (!pass.ok) return Scenario{};
     Scenario s = train::trained_layer_scenario(trainer->model(), probe.input, pass, t.layer - 1);
+    stack::ablate_heads(s, t.ablated, t.layer - 1);
     s.name = std::string(train::to_string(t.task)) + " after " + std::to_string(t.steps) + " steps: layer " +
-             std::to_string(t.layer) + " of " + std::to_string(t.layers);
+             std::to_string(t.layer) + " of " + std::to_string(t.layers) + (t.ablated.empty() ? "" : ", heads ablated");
+    if (facts != nullptr) {
+        *facts = LessonFacts{};
+        facts->accuracy = train::evaluate(trainer->model(), trainer->held_out(), t.steps).accuracy;
+        if (!t.ablated.empty()) facts->ablated_accuracy = train::evaluate(trainer->model(), trainer->held_out(), t.steps, t.ablated).accuracy;
+        if (t.roles)
+            if (std::optional<interpret::RolesRun> run = interpret::run_head_roles(trainer->model(), training_settings(t).task, 0, 1, nullptr))
+                facts->roles = std::move(run->heads);
+    }
     return s;
+}
+
+std::string LessonFacts::sentence() const {
+    auto percent = [](double v) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.1f%%", 100.0 * v);
+        return std::string(text);
+    };
+    std::string said = "Held-out accuracy: " + percent(accuracy);
+    if (ablated_accuracy) said += "; with the step's heads ablated: " + percent(*ablated_accuracy);
+    said += ".";
+    for (const interpret::HeadRoles& h : roles) {
+        said += "\nlayer " + std::to_string(h.head.layer + 1) + ", head " + std::to_string(h.head.head + 1) + ":";
+        for (interpret::Role r : interpret::kRoles) {
+            char score[48];
+            std::snprintf(score, sizeof score, " %s %.2f", interpret::role_name(r), h.scores[r]);
+            said += score;
+        }
+        if (const std::optional<interpret::Role> role = interpret::strongest_role(h.scores, 0.5f))
+            said += std::string(" \xE2\x86\x92 ") + interpret::role_name(*role);
+    }
+    return said;
 }
 
 LessonLoad lesson_from_text(const std::string& text, const std::string& source) {

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "interpret/head_roles.hpp"
 #include "scenario.hpp"
+#include "stack.hpp"
 #include "stage.hpp"
 #include "toggles.hpp"
 #include "train/tasks.hpp"
@@ -25,6 +27,18 @@ struct LessonTraining {
     PositionalEncoding positional = PositionalEncoding::Learned;
     int layer = 1;       // the layer shown, from 1
     int head = 1;        // the head shown, from 1
+    stack::HeadSet ablated;  // "ablate": [[layer, head], …] (from 1 in the file): heads zeroed in the trained model
+    bool roles = false;      // "roles": true: the step also says every head's role scores (core/interpret)
+};
+
+// What a trained step computed, said under its text (never a number typed into the lesson):
+// the held-out accuracy of the trained model, with the ablated heads when the step ablates
+// some, and with "roles", every head's role scores on the task's probe of repeated letters.
+struct LessonFacts {
+    double accuracy = 0.0;                     // the held-out set, every head intact
+    std::optional<double> ablated_accuracy;    // the same with the step's heads ablated
+    std::vector<interpret::HeadRoles> roles;   // layer by layer; empty without "roles"
+    std::string sentence() const;              // the lines the lesson shows
 };
 
 struct LessonStep {
@@ -59,7 +73,8 @@ int find_lesson(const std::vector<Lesson>& lessons, const std::string& name);
 // The scenario a step shows: the lesson's scenario with every step's toggles up to and
 // including `step` applied in order; for a step with "train", the trained model's layer.
 Scenario scenario_at_step(const Lesson& lesson, int step);
-// Trains as the step says and returns the shown layer on the probe as a scenario.
-Scenario trained_lesson_scenario(const LessonTraining& training);
+// Trains as the step says and returns the shown layer on the probe as a scenario (the step's
+// heads ablated), and what it computed of the trained model when `facts` is given.
+Scenario trained_lesson_scenario(const LessonTraining& training, LessonFacts* facts = nullptr);
 
 }  // namespace attn

@@ -8,6 +8,7 @@
 #include "export.hpp"
 #include "history.hpp"
 #include "reflect.hpp"
+#include "interpret/head_roles.hpp"
 #include "lesson.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
@@ -304,6 +305,43 @@ TEST_CASE("the lesson 'What heads learn' trains each step and shows the pattern 
     CHECK(mass_on(layer2, l.steps[4].train->head - 1, induction) >= 0.8);
 }
 
+TEST_CASE("the lesson 'Find the induction head' computes what its text speaks of: the roles, the circuit, the accuracy without it") {
+    const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/10-find-the-induction-head.json");
+    for (const std::string& e : load.errors) FAIL(e);
+    REQUIRE(load.lesson);
+    const Lesson& l = *load.lesson;
+    REQUIRE(l.steps.size() == 5);
+    auto facts_of = [&](int step) {
+        LessonFacts facts;
+        REQUIRE(l.steps[static_cast<size_t>(step)].train);
+        const Scenario s = trained_lesson_scenario(*l.steps[static_cast<size_t>(step)].train, &facts);
+        CHECK(run(s).ok);
+        return facts;
+    };
+    auto best = [](const LessonFacts& f, interpret::Role role, int layer) {
+        float top = 0.0f;
+        for (const interpret::HeadRoles& h : f.roles)
+            if (h.head.layer == layer) top = std::max(top, h.scores[role]);
+        return top;
+    };
+    const LessonFacts untrained = facts_of(0);
+    REQUIRE(untrained.roles.size() == 4);  // 2 layers × 2 heads
+    CHECK(best(untrained, interpret::Role::PreviousToken, 0) < 0.3f);
+    CHECK(best(untrained, interpret::Role::Induction, 1) < 0.3f);
+    const LessonFacts trained = facts_of(1);
+    CHECK(best(trained, interpret::Role::PreviousToken, 0) >= 0.5f);
+    CHECK(best(trained, interpret::Role::Induction, 1) >= 0.5f);
+    CHECK(trained.accuracy >= 0.95);
+    CHECK_THAT(trained.sentence(), Contains("layer 2, head 1:") && Contains("\xE2\x86\x92 induction"));
+    // Step 4 ablates the induction head: the accuracy falls far.
+    const LessonFacts ablated = facts_of(3);
+    REQUIRE(ablated.ablated_accuracy);
+    CHECK(ablated.accuracy >= 0.95);
+    CHECK(*ablated.ablated_accuracy < ablated.accuracy - 0.4);
+    CHECK(ablated.roles.empty());
+    CHECK_THAT(ablated.sentence(), Contains("with the step's heads ablated: "));
+}
+
 TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the line") {
     struct Bad {
         const char* train;
@@ -321,6 +359,9 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
         {R"({"task": "reverse", "head": 3})", "step 1 'train.head': head 3 of a model with 2 heads"},
         {R"({"task": "reverse", "positional_encoding": "spiral"})", "step 1 'train.positional_encoding': expected none, sinusoidal"},
         {R"({"task": "reverse", "lr": 0.1})", "step 1 'train.lr': unknown key"},
+        {R"({"task": "reverse", "ablate": [[2, 1]]})", "step 1 'train.ablate': head 1 of layer 2 is not in a model of 1 layers of 2 heads"},
+        {R"({"task": "reverse", "ablate": [1, 1]})", "step 1 'train.ablate': expected a list of [layer, head] pairs"},
+        {R"({"task": "reverse", "roles": 1})", "step 1 'train.roles': expected true or false"},
         {R"("reverse")", "step 1 'train': expected an object"},
     };
     for (const Bad& bad : catalogue) {

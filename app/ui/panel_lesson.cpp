@@ -49,7 +49,9 @@ void show_step(Context& state, LessonState& ls) {
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     ls.step = std::clamp(ls.step, 0, std::max(0, static_cast<int>(lesson.steps.size()) - 1));
     // A step with "train" trains here, on the UI thread: a second at most (the loader bounds it).
-    Scenario scenario = scenario_at_step(lesson, ls.step);
+    const std::optional<LessonTraining>& trains = lesson.steps.empty() ? std::nullopt : lesson.steps[static_cast<size_t>(ls.step)].train;
+    ls.has_facts = trains.has_value();
+    Scenario scenario = trains ? trained_lesson_scenario(*trains, &ls.facts) : scenario_at_step(lesson, ls.step);
     state.session.push(edits::ReplaceScenario{std::move(scenario), true});  // navigation: not undone
     show_pane(state.view, Pane::Pipeline);  // the step's text is about the pipeline: never above another tab
     if (const auto& training = lesson.steps[static_cast<size_t>(ls.step)].train) {
@@ -501,6 +503,13 @@ LessonRequest draw_lesson_text(Context& state, const LessonState& ls) {
     ImGui::PopFont();
     ImGui::PushTextWrapPos(ImGui::GetCursorPos().x + std::min(ImGui::GetContentRegionAvail().x, (presenter ? 1500.0f : 1100.0f) * state.fonts.scale));
     ImGui::TextUnformatted(step->text.c_str());
+    if (ls.has_facts) {  // computed when the step trained: the numbers the text speaks of
+        const std::string facts = ls.facts.sentence();
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(150, 220, 170, 255));
+        ImGui::TextUnformatted(facts.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "lesson.facts", facts);
+    }
     ImGui::PopTextWrapPos();
     LessonRequest request = LessonRequest::None;
     ImGui::BeginDisabled(ls.step <= 0);

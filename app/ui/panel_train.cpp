@@ -25,6 +25,7 @@
 
 #include <imgui.h>
 
+#include "interpret/model_roles.hpp"
 #include "reflect.hpp"
 #include "registry.hpp"
 #include "ui/cards.hpp"
@@ -69,6 +70,11 @@ void begin_run(TrainPanelState& p, train::Trainer trainer) {
     p.looked_at.clear();
     p.shown_key.clear();
     p.ablation_key.clear();
+    p.roles_job.cancel();  // the roles of the run it replaces
+    p.roles_by_step.clear();
+    p.roles_generation = ~0ull;
+    p.previous_token_curve.clear();
+    p.induction_curve.clear();
     p.worker->replace(std::move(trainer));
 }
 
@@ -178,6 +184,48 @@ void update_evaluations(TrainPanelState& p) {
     });
 }
 
+// The heads' roles at each snapshot and the newest weights: the steps not scored yet go to a
+// job when the worker has published since the last one; what lands is kept by step, and the
+// curves are made from it (a self-attention task only: cross-reverse reads two sequences).
+void update_roles(TrainPanelState& p) {
+    if (std::optional<TrainPanelState::RolesByStep> scored = p.roles_job.take()) {
+        for (auto& [step, heads] : *scored) p.roles_by_step[step] = std::move(heads);
+        p.previous_token_curve.clear();
+        p.induction_curve.clear();
+        for (const auto& [step, heads] : p.roles_by_step) {
+            float previous = 0.0f, induction = 0.0f;
+            const int last_layer = heads.empty() ? 0 : heads.back().head.layer;
+            for (const interpret::HeadRoles& h : heads) {
+                if (h.head.layer == 0) previous = std::max(previous, h.scores[interpret::Role::PreviousToken]);
+                if (h.head.layer > 0 || last_layer == 0) induction = std::max(induction, h.scores[interpret::Role::Induction]);
+            }
+            p.previous_token_curve.push_back({step, previous});
+            p.induction_curve.push_back({step, induction});
+        }
+    }
+    if (!has_run(p) || p.settings.task.kind == train::TaskKind::CrossReverse || p.roles_job.running() ||
+        p.roles_generation == p.progress.generation)
+        return;
+    p.roles_generation = p.progress.generation;
+    std::vector<std::pair<int, std::shared_ptr<const train::ModelParams>>> wanted;
+    for (const std::shared_ptr<const train::Snapshot>& snap : p.progress.snapshots)
+        if (p.roles_by_step.count(snap->step) == 0) wanted.push_back({snap->step, std::shared_ptr<const train::ModelParams>(snap, &snap->params)});
+    const std::shared_ptr<const train::ModelFile> latest = p.progress.latest;
+    if (p.roles_by_step.count(latest->steps) == 0) wanted.push_back({latest->steps, std::shared_ptr<const train::ModelParams>(latest, &latest->model.params)});
+    if (wanted.empty()) return;
+    p.roles_job.start("scoring the heads' roles", [wanted, latest, task = p.settings.task](compute::JobProgress& progress) {
+        TrainPanelState::RolesByStep scored;
+        train::Model model = latest->model;  // its config and vocabulary; each step's parameters in turn
+        for (size_t i = 0; i < wanted.size(); ++i) {
+            if (!progress.report(static_cast<int>(i), static_cast<int>(wanted.size()))) break;
+            model.params = *wanted[i].second;
+            if (std::optional<interpret::RolesRun> run = interpret::run_head_roles(model, task, 0, 1, nullptr))
+                scored[wanted[i].first] = std::move(run->heads);
+        }
+        return scored;
+    });
+}
+
 // The opened layer's pass on its probe, layer `layer` run as `scenario` (its edits kept).
 bool recompute_opened(TrainedLayerState& o, const Scenario& scenario) {
     if (!train::recompute_from(o.model, o.probe.input, o.layer, scenario, o.pass)) return false;
@@ -192,6 +240,7 @@ void open_trained_layer(Context& state, TrainPanelState& p, int layer, int head)
     poll_progress(p);
     update_shown(p);
     update_evaluations(p);
+    update_roles(p);
     if (!p.shown.ok || layer < 0 || layer >= static_cast<int>(p.shown.layers.size())) return;
     // The opened weights keep the ablation: the pipeline shows W_O as the pass used it, and a
     // session keeps the layer as it was seen.
@@ -454,31 +503,39 @@ void draw_form(Context& state, TrainPanelState& p) {
 // A curve over the run's steps, its axes labelled: the steps below on a logarithmic scale
 // (the first 200 steps of a 7,000-step run take 60% of the width, where most is learned), the
 // value's range at the left.
-void draw_step_plot(const std::vector<std::pair<int, float>>& points, float y_max, const std::string& title,
-                    const std::string& y_low, const std::string& y_high, float width, float height) {
+// One or more series over the steps (log scale across), each in its own colour.
+struct StepSeries {
+    const std::vector<std::pair<int, float>>* points;
+    ImU32 colour;
+};
+
+void draw_step_plot(const std::vector<StepSeries>& series, float y_max, const std::string& title, const std::string& y_low,
+                    const std::string& y_high, float width, float height) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const float line = ImGui::GetTextLineHeight();
     const float left = std::max(ImGui::CalcTextSize(y_low.c_str()).x, ImGui::CalcTextSize(y_high.c_str()).x) + 6.0f;
     const ImVec2 p0(origin.x + left, origin.y), p1(origin.x + width, origin.y + height - line - 2.0f);
     draw->AddRectFilled(p0, p1, ImGui::GetColorU32(ImGuiCol_FrameBg));
-    const int last = points.empty() ? 1 : std::max(1, points.back().first);
+    int last = 1;
+    for (const StepSeries& one : series)
+        if (!one.points->empty()) last = std::max(last, one.points->back().first);
     const auto x_of = [&](int step) {
         return p0.x + (p1.x - p0.x) * static_cast<float>(std::log1p(std::max(0, step)) / std::log1p(last));
     };
     const auto y_of = [&](float v) { return p1.y - (p1.y - p0.y) * std::clamp(y_max > 0.0f ? v / y_max : 0.0f, 0.0f, 1.0f); };
     // One point per pixel column (the last value in it): a long run costs its width, not its steps.
-    std::vector<ImVec2> line_points;
-    for (const auto& [step, value] : points) {
-        if (!std::isfinite(value)) continue;
-        const ImVec2 at(std::floor(x_of(step)), y_of(value));
-        if (!line_points.empty() && line_points.back().x == at.x) line_points.back() = at;
-        else line_points.push_back(at);
+    for (const StepSeries& one : series) {
+        std::vector<ImVec2> line_points;
+        for (const auto& [step, value] : *one.points) {
+            if (!std::isfinite(value)) continue;
+            const ImVec2 at(std::floor(x_of(step)), y_of(value));
+            if (!line_points.empty() && line_points.back().x == at.x) line_points.back() = at;
+            else line_points.push_back(at);
+        }
+        if (line_points.size() >= 2) draw->AddPolyline(line_points.data(), static_cast<int>(line_points.size()), one.colour, 0, 1.5f);
+        else if (line_points.size() == 1) draw->AddCircleFilled(line_points[0], 2.0f, one.colour);
     }
-    if (line_points.size() >= 2)
-        draw->AddPolyline(line_points.data(), static_cast<int>(line_points.size()), ImGui::GetColorU32(ImGuiCol_PlotLines), 0, 1.5f);
-    else if (line_points.size() == 1)
-        draw->AddCircleFilled(line_points[0], 2.0f, ImGui::GetColorU32(ImGuiCol_PlotLines));
     // Ticks at 0, 1, 10, 100, … and the last step.
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_TextDisabled);
     float free_from = p0.x - 1000.0f;
@@ -513,10 +570,27 @@ void draw_curves(Context& state, TrainPanelState& p, float width) {
     std::snprintf(title, sizeof title, "training loss %.4f", history.empty() ? 0.0 : history.back().loss);
     char high[32];
     std::snprintf(high, sizeof high, "%.2f", largest_loss);
-    draw_step_plot(p.loss_curve, largest_loss, history.empty() ? "training loss (no step yet)" : title, "0", high, width, height);
+    const ImU32 plain = ImGui::GetColorU32(ImGuiCol_PlotLines);
+    draw_step_plot({{&p.loss_curve, plain}}, largest_loss, history.empty() ? "training loss (no step yet)" : title, "0", high, width, height);
     const train::Evaluation& newest = evaluations.empty() ? p.start_evaluation : evaluations.back();
     std::snprintf(title, sizeof title, "held-out accuracy %.1f%% (step %d)", 100.0 * newest.accuracy, newest.step);
-    draw_step_plot(p.accuracy_curve, 1.0f, title, "0%", "100%", width, height);
+    draw_step_plot({{&p.accuracy_curve, plain}}, 1.0f, title, "0%", "100%", width, height);
+    // The heads' roles over the same steps: when the previous-token head and the induction head
+    // form, beside when the accuracy rises.
+    if (!p.previous_token_curve.empty()) {
+        const ImU32 previous = pack(category_colour(static_cast<int>(interpret::Role::PreviousToken)));
+        const ImU32 induction = pack(category_colour(static_cast<int>(interpret::Role::Induction)));
+        const bool one_layer = p.progress.latest->model.config.layers == 1;
+        std::snprintf(title, sizeof title, "roles: previous-token %.2f, induction %.2f (step %d)", p.previous_token_curve.back().second,
+                      p.induction_curve.back().second, p.previous_token_curve.back().first);
+        draw_step_plot({{&p.previous_token_curve, previous}, {&p.induction_curve, induction}}, 1.0f, title, "0", "1", width, height);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("Above: the heads' roles on a probe of the task's letters repeated, the best previous-token score in "
+                           "layer 1 (orange) and the best induction score %s (blue). The cards name each head's role at the step shown.",
+                           one_layer ? "in it" : "after it");
+        ImGui::PopStyleColor();
+        record_item(state, "train.roles", std::to_string(p.previous_token_curve.back().second) + " " + std::to_string(p.induction_curve.back().second));
+    }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("Across: steps %d to %d, on a log scale. Above: the training loss (cross-entropy) of every step; below: the "
                        "held-out accuracy every %d steps.",
@@ -574,6 +648,14 @@ void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
             spec.editable = false;
             spec.title = "layer " + std::to_string(l + 1) + ", head " + std::to_string(h + 1) + ": weights";
             if (p.ablated_heads.count({l, h}) > 0) spec.title += " (ablated)";
+            if (const auto roles = p.roles_by_step.find(p.shown_step); roles != p.roles_by_step.end())
+                for (const interpret::HeadRoles& r : roles->second)
+                    if (r.head == stack::HeadId{l, h})
+                        if (const std::optional<interpret::Role> role = interpret::strongest_role(r.scores, 0.4f)) {
+                            char said[64];
+                            std::snprintf(said, sizeof said, " \xC2\xB7 %s %.2f", interpret::role_name(*role), r.scores[*role]);
+                            spec.title += said;
+                        }
             specs.push_back(std::move(spec));
         }
     std::vector<CardText> texts;
@@ -642,6 +724,7 @@ void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     if (!p.open) return;
     update_shown(p);
     update_evaluations(p);
+    update_roles(p);
 
     static_assert(sizeof(kEncodingNames) / sizeof(kEncodingNames[0]) == 5, "one name per encoding");
     draw_form(state, p);

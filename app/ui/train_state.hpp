@@ -9,6 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include <map>
+
+#include "interpret/head_roles.hpp"
+#include "job.hpp"
 #include "scenario.hpp"
 #include "train/model.hpp"
 #include "train/trainer.hpp"
@@ -77,6 +81,16 @@ struct TrainPanelState {
     std::string evaluating_key;
     bool hold_evaluations = false;  // tests: a result is not taken while set, to see the frames before it lands
     std::vector<std::pair<int, float>> loss_curve, accuracy_curve;  // (step, value), rebuilt per publish
+
+    // What each head does over the run (core/interpret): every head's role scores on the task's
+    // probe of repeated letters, at each snapshot and the newest weights, scored as a job when
+    // the worker publishes; the curves of the best previous-token score in layer 1 and the best
+    // induction score after it, and each card's badge at the step shown.
+    using RolesByStep = std::map<int, std::vector<interpret::HeadRoles>>;
+    RolesByStep roles_by_step;
+    compute::Job<RolesByStep> roles_job;
+    std::uint64_t roles_generation = ~0ull;  // the progress generation the last job started from
+    std::vector<std::pair<int, float>> previous_token_curve, induction_curve;
 
     TrainedLayerState opened;  // a layer opened in the pipeline
     std::optional<int> open_layer_asked;  // "Open layer ℓ in the pipeline" (from 0), once the panel has drawn

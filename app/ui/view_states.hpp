@@ -62,6 +62,8 @@ struct LessonState {
     int active = -1;                         // index into lessons; -1 in free mode
     int step = 0;
     std::vector<SharpnessPoint> sharpness;   // computed when a scaling-plot step opens
+    LessonFacts facts;                       // what a trained step computed (its accuracy, ablation, roles)
+    bool has_facts = false;
     // The user's own scenario and undo history when the lesson was entered: put back on
     // leaving it, so a lesson never costs the user their work.
     std::optional<edits::Session::Restore> saved;
