@@ -429,6 +429,12 @@ bool draw_cells(const HeatmapSpec& spec, const CardMetrics& m, const Visible& vi
             draw->AddRectFilled(ImVec2(x, grid0.y), ImVec2(x + vis.cw, grid0.y + m.grid_h), IM_COL32(20, 20, 24, 150));
         }
     }
+    if (spec.outlined != nullptr)
+        for (const auto& [r, c] : *spec.outlined) {
+            if (r < vis.row0 || r >= vis.row1 || c < vis.col0 || c >= vis.col1) continue;
+            const ImVec2 a(vis.origin.x + static_cast<float>(c) * vis.cw, vis.origin.y + static_cast<float>(r) * vis.ch);
+            draw->AddRect(a, ImVec2(a.x + vis.cw, a.y + vis.ch), IM_COL32(255, 255, 255, 255), 0.0f, 0, std::max(1.5f, std::min(vis.cw, vis.ch) * 0.08f));
+        }
     return font != nullptr;
 }
 

@@ -46,6 +46,7 @@ struct HeatmapSpec {
     int edit_col_offset = 0;           // scenario column of the card's column 0
     bool paints_mask = false;          // click/drag paints the custom mask
     int band_begin = -1, band_end = -1;  // columns outlined: the shown head's slice of a W
+    const std::vector<std::pair<int, int>>* outlined = nullptr;  // cells (row, column) outlined in white
     bool compact = false;              // one small title line, no shape line: a repeated head
     bool row_labels = true;            // false: a head beside the first, whose row labels it shares
     // Output-only weights: values are these max-pooled bins; row/column i is a bin of token

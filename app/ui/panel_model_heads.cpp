@@ -151,6 +151,7 @@ void forget_model_heads(ModelViewState& m) {
     h.sweep = {};
     h.picked.reset();
     h.lens_cell.reset();
+    h.target = -1;  // a token of the model replaced
 }
 
 void score_head_roles(ModelViewState& m) {
@@ -221,7 +222,8 @@ void draw_probe_map(Context& state, const interpret::RolesRun& run, const interp
     const Trace& trace = run.layers[static_cast<size_t>(head.head.layer)];
     const Matrix& w = trace.head[static_cast<size_t>(head.head.head)].weights;
     const int n = static_cast<int>(w.rows()), L = run.probe.repeat_length;
-    const float side = std::min(ImGui::GetContentRegionAvail().x, 360.0f * state.fonts.scale);
+    const ImVec2 room = ImGui::GetContentRegionAvail();
+    const float side = std::max(32.0f * state.fonts.scale, std::min({room.x, room.y - 4.0f * state.fonts.scale, 360.0f * state.fonts.scale}));
     const float cell = side / static_cast<float>(std::max(1, n));
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
@@ -262,6 +264,41 @@ void draw_probe_map(Context& state, const interpret::RolesRun& run, const interp
                     (strongest ? std::string(" ") + interpret::role_key(*strongest) : std::string()));
 }
 
+// The cells (query, key) a role's score reads on a probe of n tokens whose last L repeat.
+std::vector<std::pair<int, int>> role_cells(interpret::Role role, int n, int L) {
+    std::vector<std::pair<int, int>> cells;
+    for (int i = 0; i < n; ++i) {
+        switch (role) {
+            case interpret::Role::PreviousToken: if (i >= 1) cells.push_back({i, i - 1}); break;
+            case interpret::Role::FirstToken: if (i >= 1) cells.push_back({i, 0}); break;
+            case interpret::Role::Self: cells.push_back({i, i}); break;
+            case interpret::Role::DuplicateToken: if (i >= n - L && i - L >= 0) cells.push_back({i, i - L}); break;
+            case interpret::Role::Induction: if (i >= n - L && i - L + 1 >= 0) cells.push_back({i, i - L + 1}); break;
+        }
+    }
+    return cells;
+}
+
+// The head's layer as the pipeline's scenario, its input the stream the probe gave that layer,
+// the head shown and the cells of its strongest role (of every role's, with none strong)
+// outlined on its weights.
+void open_probe_head(Context& state, ModelViewState& m, const interpret::HeadRoles& head) {
+    const interpret::RolesRun& run = *m.heads.roles.run;
+    const int layer = head.head.layer;
+    Scenario s = m.model->layer_scenario(run.tokens, layer, lm::layer_input(run.layers[static_cast<size_t>(layer)]), {});
+    const std::optional<interpret::Role> role = interpret::strongest_role(head.scores, m.heads.threshold);
+    s.name = m.model->family() + " layer " + std::to_string(layer + 1) + " on the head-roles probe (seed " + std::to_string(run.probe.seed) +
+             ", L = " + std::to_string(run.probe.repeat_length) + ")";
+    const int n = static_cast<int>(run.probe.ids.size());
+    state.view.outlined_cells.clear();
+    for (interpret::Role r : interpret::kRoles)
+        if (!role || r == *role)
+            for (const auto& cell : role_cells(r, n, run.probe.repeat_length)) state.view.outlined_cells.push_back(cell);
+    state.view.outlined_scenario = s.name;
+    state.view.outlined_head = head.head.head;
+    state.requests.push_back(ShowInPipeline{std::move(s), head.head.head, true});
+}
+
 }  // namespace
 
 std::optional<interpret::Role> head_role_badge(const ModelViewState& m, stack::HeadId head) {
@@ -287,15 +324,14 @@ void draw_role_badge(Context& state, ImVec2 corner, interpret::Role role) {
 
 void draw_head_roles(Context& state, ModelViewState& m) {
     ModelHeadsState& h = m.heads;
-    const lm::Model& model = *m.model;
-    const interpret::ProbeVocabulary vocabulary = interpret::probe_vocabulary(model);
     ImGui::TextWrapped(
-        "Each head scored on a probe: %sa block of random tokens, then the same block again. A score is the mean weight of one "
-        "diagonal of the head's map: previous-token A[i, i\xE2\x88\x92" "1], first-token A[i, 0], self A[i, i], and in the second copy "
-        "duplicate-token A[i, i\xE2\x88\x92L] (the same token earlier) and induction A[i, i\xE2\x88\x92L+1] (the token after it).",
-        vocabulary.bos ? "the tokenizer's BOS, " : "");
+        "Each head scored on a probe: the tokenizer's BOS when it adds one, a block of random tokens, then the same block again. A "
+        "score is the mean weight of one diagonal of the head's map: previous-token A[i, i\xE2\x88\x92" "1], first-token A[i, 0], self "
+        "A[i, i], and in the second copy duplicate-token A[i, i\xE2\x88\x92L] (the same token earlier) and induction "
+        "A[i, i\xE2\x88\x92L+1] (the token after it).");
     ImGui::SetNextItemWidth(120.0f * state.fonts.scale);
-    int length = h.repeat_length > 0 ? h.repeat_length : interpret::default_repeat_length(vocabulary);
+    // The block length as asked, else the last probe's (the model's default: 20, or fewer where it needs).
+    int length = h.repeat_length > 0 ? h.repeat_length : h.roles.run ? h.roles.run->probe.repeat_length : interpret::kDefaultRepeatLength;
     if (ImGui::InputInt("block length L", &length)) h.repeat_length = std::clamp(length, interpret::kMinRepeatLength, 4096);
     ImGui::SameLine();
     ImGui::SetNextItemWidth(120.0f * state.fonts.scale);
@@ -386,8 +422,13 @@ void draw_head_roles(Context& state, ModelViewState& m) {
         if (const interpret::HeadRoles* head = roles_of(m, *h.picked)) {
             ImGui::Text("Layer %d, head %d on the probe", head->head.layer + 1, head->head.head + 1);
             ImGui::TextDisabled("%s", scores_text(head->scores).c_str());
-            draw_probe_map(state, r, *head, h.threshold);
+            if (ImGui::Button("Open in the pipeline on the probe")) open_probe_head(state, m, *head);
+            record_item(state, "model.roles.open", "");
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("This layer with the probe as its input, this head shown, the cells of its strongest role outlined\n"
+                                  "(every step, hover arithmetic and in-place edits; the model view's sentence is not changed)");
             ImGui::TextDisabled("Outlined: the cells each score reads; the strongest role's in white.");
+            draw_probe_map(state, r, *head, h.threshold);
         }
     } else {
         ImGui::TextDisabled("Pick a row to see that head's map on the probe.");
@@ -404,12 +445,18 @@ void draw_logit_lens(Context& state, ModelViewState& m) {
                        "every position. Each cell is its most likely next token and probability; lit where it is the model's own "
                        "prediction at that position (the last layer's). Click a cell for its top 5.");
     if (h.lens_job.running()) {
-        if (draw_progress(state, "model.lens.running", h.lens_job.what(), h.lens_job.fraction())) h.lens_job.cancel();
+        if (draw_progress(state, "model.lens.running", h.lens_job.what(), h.lens_job.fraction())) {
+            h.lens_job.cancel();
+            h.lens = LensOutcome{};  // not read again for this pass until asked
+            h.lens.why = "Cancelled.";
+            h.lens.revision = m.revision + 1;
+        }
     }
     if (!h.lens.lens) {
         if (!h.lens.why.empty()) {
             ImGui::TextColored(ImVec4(1.0f, 0.45f, 0.35f, 1.0f), "%s", h.lens.why.c_str());
             record_item(state, "model.lens.why", h.lens.why);
+            if (h.lens.why == "Cancelled." && ImGui::Button("Read the layers again")) h.lens.revision = 0;
         }
         return;
     }

@@ -84,6 +84,7 @@ Card note(std::string title, std::string text) {
 struct Builder {
     const Trace& t;
     const ViewOptions& view;
+    const std::string& scenario_name;  // the session's scenario: cells outlined for it (ViewOptions::outlined_cells)
     std::vector<Column> columns;
 
     void build() {
@@ -128,6 +129,9 @@ struct Builder {
                 }
                 Card card;
                 card.spec = card_spec(t, ref, *m, band_head);
+                if (h >= 0 && h == view.outlined_head && card.spec.scale == ColorScale::Weights &&
+                    view.outlined_scenario == scenario_name)
+                    card.spec.outlined = &view.outlined_cells;  // the cells a head role's score reads
                 // All heads side by side compare heads: their maps share the pipeline's cell
                 // (twice at most), instead of one head's weights taking the room of all. The
                 // weights get up to three times where that fits (draw_pipeline), so that every
@@ -650,7 +654,7 @@ void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextu
         ImGui::TextWrapped("Nothing to show yet: the scenario has not run (see the status bar).");
         return;
     }
-    Builder builder{t, state.view, {}};
+    Builder builder{t, state.view, state.session.scenario.name, {}};
     builder.build();
     std::vector<Column>& columns = builder.columns;
     std::optional<attn::Column> asked = draw_stage_strip(state, columns, pipeline_layout);

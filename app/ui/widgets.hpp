@@ -73,6 +73,12 @@ struct ViewOptions {
     // The step drawn large with its numbers (one head shown): the one last chosen in the
     // pipeline's step strip; none: the weights, the step each preset teaches.
     std::optional<attn::Column> focus_step;
+    // Cells (query, key) outlined on the shown head's weights while the session's scenario is
+    // the one named: the diagonal a head role's score reads, on the probe opened from the model
+    // view's Head roles tab.
+    std::string outlined_scenario;
+    int outlined_head = -1;
+    std::vector<std::pair<int, int>> outlined_cells;
 };
 
 inline void show_pane(ViewOptions& view, Pane pane) {

@@ -73,6 +73,22 @@ TEST_CASE("Model view Head roles: scored as a job, every head in the table, badg
     CHECK(ui.widget("model.roles.probe_map") != nullptr);
     ui.click(ui.centre("model.roles.row.2.1"));
     CHECK(ui.text("model.roles.probe_map").rfind("layer 2 head 1", 0) == 0);
+    // That head in the pipeline on the probe: its layer with the probe's stream as input, the
+    // head shown, and the cells its scores read outlined on its weights.
+    REQUIRE(ui.widget("model.roles.open") != nullptr);
+    INFO("Open at " << ui.widget("model.roles.open")->x << ", " << ui.widget("model.roles.open")->y << " size " << ui.widget("model.roles.open")->w);
+    ui.click(ui.centre("model.roles.open"));
+    ui.frame(2);
+    const Scenario& opened = ui.window.shared.session.scenario;
+    CHECK_THAT(opened.name, Catch::Contains("layer 2 on the head-roles probe"));
+    CHECK(opened.target.tokens == m.heads.roles.run->tokens);
+    CHECK(ui.window.shared.view.shown_head == 0);
+    CHECK(ui.window.shared.view.outlined_head == 0);
+    CHECK_FALSE(ui.window.shared.view.outlined_cells.empty());
+    CHECK(ui.window.shared.session.trace.head[0].weights.isApprox(m.heads.roles.run->layers[1].head[0].weights, 1e-5f));
+    CHECK(ui.heatmap("head0.weights") != nullptr);
+    ui::show_pane(ui.window.shared.view, ui::Pane::Model);
+    ui.frame(2);
     // Badges: every head has a score of at least 0.05, none (with random weights) of 1.
     m.heads.threshold = 0.05f;
     ui.click(ui.centre("model.tab.grid"));

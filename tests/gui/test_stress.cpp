@@ -27,8 +27,9 @@ using namespace attn::testing;
 namespace {
 
 // AddressSanitizer holds freed memory in quarantine, so the resident size grows whatever
-// the code does: under it, LeakSanitizer checks for leaks instead of the size.
-#if defined(__SANITIZE_ADDRESS__)
+// the code does: under it, LeakSanitizer checks for leaks instead of the size. (The sanitized
+// build compiles this file without it, and says so by ATTNLAB_SANITIZED_BUILD.)
+#if defined(__SANITIZE_ADDRESS__) || defined(ATTNLAB_SANITIZED_BUILD)
 constexpr bool kResidentSizeMeaningful = false;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
