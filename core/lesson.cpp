@@ -119,11 +119,18 @@ LessonTraining read_training(const nlohmann::json& j, const std::string& where, 
 
 }  // namespace
 
-Scenario trained_lesson_scenario(const LessonTraining& t, LessonFacts* facts) {
-    std::vector<std::string> errors;
-    std::optional<train::Trainer> trainer = train::Trainer::create(training_settings(t), errors);
-    if (!trainer) return Scenario{};  // the loader validated the settings: not reached
-    trainer->run(t.steps);
+Scenario trained_lesson_scenario(const LessonTraining& t, LessonFacts* facts, TrainedLessonModel* kept) {
+    const std::string key = std::string(train::to_string(t.task)) + "/" + std::to_string(t.layers) + "/" + std::to_string(t.heads) + "/" +
+                            std::to_string(t.steps) + "/" + std::to_string(t.seed) + "/" + to_string(t.positional);
+    std::shared_ptr<const train::Trainer> trainer = kept != nullptr && kept->key == key ? kept->trainer : nullptr;
+    if (!trainer) {
+        std::vector<std::string> errors;
+        std::optional<train::Trainer> fresh = train::Trainer::create(training_settings(t), errors);
+        if (!fresh) return Scenario{};  // the loader validated the settings: not reached
+        fresh->run(t.steps);
+        trainer = std::make_shared<const train::Trainer>(std::move(*fresh));
+        if (kept != nullptr) *kept = TrainedLessonModel{key, trainer};
+    }
     const train::Example& probe = trainer->probe();
     const train::ForwardPass pass = train::forward(trainer->model(), probe.input, t.ablated);
     if (!pass.ok) return Scenario{};

@@ -2,6 +2,7 @@
 // Lessons: a preset (or a scenario), the toggles to set, and a sequence of steps, each
 // revealing one stage of the pipeline with a short explanation. Lessons are JSON files in
 // assets/lessons/; a teacher writes a new one without rebuilding. Format: docs/lessons.md.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "stage.hpp"
 #include "toggles.hpp"
 #include "train/tasks.hpp"
+#include "train/trainer.hpp"
 
 namespace attn {
 
@@ -73,8 +75,16 @@ int find_lesson(const std::vector<Lesson>& lessons, const std::string& name);
 // The scenario a step shows: the lesson's scenario with every step's toggles up to and
 // including `step` applied in order; for a step with "train", the trained model's layer.
 Scenario scenario_at_step(const Lesson& lesson, int step);
-// Trains as the step says and returns the shown layer on the probe as a scenario (the step's
-// heads ablated), and what it computed of the trained model when `facts` is given.
-Scenario trained_lesson_scenario(const LessonTraining& training, LessonFacts* facts = nullptr);
+// The model a trained step trained, kept by the caller for the next step that trains the same
+// way (task, shape, encoding, steps and seed): the steps of a lesson that show several layers,
+// heads or ablations of one model train it once.
+struct TrainedLessonModel {
+    std::string key;
+    std::shared_ptr<const train::Trainer> trainer;
+};
+// Trains as the step says (or takes the model `kept` holds, when it trained the same way) and
+// returns the shown layer on the probe as a scenario (the step's heads ablated), and what it
+// computed of the trained model when `facts` is given.
+Scenario trained_lesson_scenario(const LessonTraining& training, LessonFacts* facts = nullptr, TrainedLessonModel* kept = nullptr);
 
 }  // namespace attn

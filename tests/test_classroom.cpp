@@ -340,6 +340,16 @@ TEST_CASE("the lesson 'Find the induction head' computes what its text speaks of
     CHECK(*ablated.ablated_accuracy < ablated.accuracy - 0.4);
     CHECK(ablated.roles.empty());
     CHECK_THAT(ablated.sentence(), Contains("with the step's heads ablated: "));
+    // Steps 2 to 5 train the same model: kept, it trains once, and shows what training afresh shows.
+    TrainedLessonModel kept;
+    trained_lesson_scenario(*l.steps[1].train, nullptr, &kept);
+    REQUIRE(kept.trainer);
+    const train::Trainer* once = kept.trainer.get();
+    const Scenario reused = trained_lesson_scenario(*l.steps[3].train, nullptr, &kept);
+    CHECK(kept.trainer.get() == once);
+    CHECK(reflect::equal(reused, trained_lesson_scenario(*l.steps[3].train)));
+    trained_lesson_scenario(*l.steps[0].train, nullptr, &kept);  // 0 steps: another model
+    CHECK(kept.trainer.get() != once);
 }
 
 TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the line") {

@@ -51,7 +51,7 @@ void show_step(Context& state, LessonState& ls) {
     // A step with "train" trains here, on the UI thread: a second at most (the loader bounds it).
     const std::optional<LessonTraining>& trains = lesson.steps.empty() ? std::nullopt : lesson.steps[static_cast<size_t>(ls.step)].train;
     ls.has_facts = trains.has_value();
-    Scenario scenario = trains ? trained_lesson_scenario(*trains, &ls.facts) : scenario_at_step(lesson, ls.step);
+    Scenario scenario = trains ? trained_lesson_scenario(*trains, &ls.facts, &ls.trained) : scenario_at_step(lesson, ls.step);
     state.session.push(edits::ReplaceScenario{std::move(scenario), true});  // navigation: not undone
     show_pane(state.view, Pane::Pipeline);  // the step's text is about the pipeline: never above another tab
     if (const auto& training = lesson.steps[static_cast<size_t>(ls.step)].train) {

@@ -64,6 +64,7 @@ struct LessonState {
     std::vector<SharpnessPoint> sharpness;   // computed when a scaling-plot step opens
     LessonFacts facts;                       // what a trained step computed (its accuracy, ablation, roles)
     bool has_facts = false;
+    TrainedLessonModel trained;              // the last trained step's model: the next step training the same way reuses it
     // The user's own scenario and undo history when the lesson was entered: put back on
     // leaving it, so a lesson never costs the user their work.
     std::optional<edits::Session::Restore> saved;
