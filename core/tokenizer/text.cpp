@@ -159,6 +159,21 @@ struct MatchData {
     ~MatchData() { pcre2_match_data_free(data); }
 };
 
+// A pattern from a file may backtrack exponentially ("(a+)+c" on a run of a's), and one text
+// asks it for a match once per token. Each search may take this many steps of PCRE2's matcher
+// (a few milliseconds, JIT or not), and a text that needs more at one search is refused
+// (EncodeError): with PCRE2's default of ten million, a 16 KB text of such runs took 37 s.
+// The tokenizers' own patterns take tens of steps a token.
+constexpr std::uint32_t kMatchLimit = 1000000;
+
+struct MatchContext {
+    pcre2_match_context* context;
+    MatchContext() : context(pcre2_match_context_create(nullptr)) { pcre2_set_match_limit(context, kMatchLimit); }
+    MatchContext(const MatchContext&) = delete;
+    MatchContext& operator=(const MatchContext&) = delete;
+    ~MatchContext() { pcre2_match_context_free(context); }
+};
+
 }  // namespace
 
 std::string pcre2_pattern_of(const std::string& pattern) {
@@ -240,15 +255,17 @@ std::vector<std::pair<std::size_t, std::size_t>> Regex::find_all(const std::stri
     if (!compiled_) return matches;
     const pcre2_code* code = compiled_->code;
     MatchData match(code);
+    const MatchContext limits;
     const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
     const PCRE2_SIZE length = text.size();
     PCRE2_SIZE offset = 0;
     std::size_t last_end = static_cast<std::size_t>(-1);
     std::uint32_t options = 0;   // the first match checks the UTF-8 once; the rest need not
     while (offset <= length) {
-        int rc = pcre2_match(code, subject, length, offset, options, match.data, nullptr);
-        if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && compiled_->jit)   // e.g. the JIT stack: once more without JIT
-            rc = pcre2_match(code, subject, length, offset, options | PCRE2_NO_JIT, match.data, nullptr);
+        int rc = pcre2_match(code, subject, length, offset, options, match.data, limits.context);
+        // The JIT's own stack ran out: once more without JIT (a match limit is the pattern's: it stays).
+        if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && rc != PCRE2_ERROR_MATCHLIMIT && compiled_->jit)
+            rc = pcre2_match(code, subject, length, offset, options | PCRE2_NO_JIT, match.data, limits.context);
         if (rc == PCRE2_ERROR_NOMATCH) break;
         if (rc < 0) {
             PCRE2_UCHAR message[256];
