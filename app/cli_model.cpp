@@ -557,12 +557,13 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
             err << error << "\n";
             return 4;
         }
+        // What the file holds beyond the tokens and the traces.
+        const std::string holds = !run.head_roles.is_null()          ? " of the probe and every head's role scores"
+                                  : !run.masked_predictions.is_null() ? " and the top 5 of each [MASK]"
+                                                                      : " and the top 5 next tokens";
         err << "wrote " << o.export_json << ": " << run.tokens.size() << (run.tokens.size() == 1 ? " token, " : " tokens, ")
-            << counted(layers, "layer's trace", "layers' traces") << (run.predictions.is_null() ? "" : ", the predictions per row")
-            << (!run.head_roles.is_null()         ? " of the probe and every head's role scores\n"
-                : run.masked_predictions.is_null() ? " and the top 5 next tokens" : " and the top 5 of each [MASK]")
-            << (!run.logit_lens.is_null() ? ", the logit lens" : "") << (!run.ablation_sweep.is_null() ? ", the ablation sweep" : "")
-            << (run.head_roles.is_null() ? "\n" : "");
+            << counted(layers, "layer's trace", "layers' traces") << (run.predictions.is_null() ? "" : ", the predictions per row") << holds
+            << (run.logit_lens.is_null() ? "" : ", the logit lens") << (run.ablation_sweep.is_null() ? "" : ", the ablation sweep") << "\n";
     }
     for (int l = 0; l < layers; ++l) {
         const NonFiniteReport non_finite = non_finite_report(run.layers[static_cast<size_t>(l)]);

@@ -27,7 +27,10 @@ ModelResult run_model_recompute(ModelRecompute request) {
     return result;
 }
 
-ModelPass pass_for_job(const ModelPass& shown, int layer) {
+namespace {
+
+// The pass without its layers' traces: what every job reads of the pass on screen.
+ModelPass without_traces(const ModelPass& shown) {
     ModelPass job;
     job.ok = shown.ok;
     job.errors = shown.errors;
@@ -37,15 +40,31 @@ ModelPass pass_for_job(const ModelPass& shown, int layer) {
     job.token_ids = shown.token_ids;
     job.tokens = shown.tokens;
     job.layers.resize(shown.layers.size());
+    if (!shown.layers.empty()) job.layers.front().source_x_pe = shown.layers.front().source_x_pe;  // the memory
+    return job;
+}
+
+// Layer `from`'s output into `into`, where stack::layer_output reads it.
+void keep_stream(const Trace& from, Trace& into) {
+    into.ok = from.ok;
+    into.has_block = from.has_block;
+    (from.has_block ? into.block.output : into.output) = stack::layer_output(from);
+}
+
+}  // namespace
+
+ModelPass pass_for_job(const ModelPass& shown, int layer) {
+    ModelPass job = without_traces(shown);
     const size_t l = static_cast<size_t>(std::clamp(layer, 0, static_cast<int>(shown.layers.size())));
     for (size_t k = 0; k < l; ++k) job.layers[k].ok = shown.layers[k].ok;  // the view keeps these
-    if (l > 0) {  // the stream entering ℓ, where stack::layer_output reads it
-        const Trace& before = shown.layers[l - 1];
-        Trace& entering = job.layers[l - 1];
-        entering.has_block = before.has_block;
-        (before.has_block ? entering.block.output : entering.output) = stack::layer_output(before);
-    }
-    if (!shown.layers.empty()) job.layers.front().source_x_pe = shown.layers.front().source_x_pe;  // the memory
+    if (l > 0) keep_stream(shown.layers[l - 1], job.layers[l - 1]);       // the stream entering ℓ
+    return job;
+}
+
+ModelPass streams_for_job(const ModelPass& shown) {
+    ModelPass job = without_traces(shown);
+    job.logits = shown.logits;
+    for (size_t l = 0; l < shown.layers.size(); ++l) keep_stream(shown.layers[l], job.layers[l]);
     return job;
 }
 

@@ -49,6 +49,9 @@ struct ModelResult {
 // layers before ℓ are only marked computed. A few n × d matrices, where the whole pass is
 // about 50 MB at GPT-2 small's shape and 54 tokens (copying it held a frame for 15 ms).
 ModelPass pass_for_job(const ModelPass& shown, int layer);
+// Every layer's output (the stream each layer leaves), x₀, the logits and the heads ablated,
+// none of the maps: what a job over every layer reads (the logit lens, the ablation sweep).
+ModelPass streams_for_job(const ModelPass& shown);
 // A job's result into the pass on screen: its layers from ℓ on, the head's outputs, the
 // prediction and the heads ablated; the layers before ℓ stay as they are.
 void install_result(ModelPass& shown, ModelPass&& result, int layer);

@@ -1002,24 +1002,17 @@ void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& texture
             draw_grid(state, m);
             ImGui::EndTabItem();
         }
-        const bool roles = ImGui::BeginTabItem("Head roles", nullptr, m.heads.select == HeadsTab::Roles ? ImGuiTabItemFlags_SetSelected : 0);
-        record_item(state, "model.tab.roles", "");
-        if (roles) {
-            draw_head_roles(state, m);
+        // A tab of what each head does: selected when asked for (a test hook, a session).
+        const auto heads_tab = [&](const char* label, const char* id, HeadsTab tab, void (*draw)(Context&, ModelViewState&)) {
+            const bool open = ImGui::BeginTabItem(label, nullptr, m.heads.select == tab ? ImGuiTabItemFlags_SetSelected : 0);
+            record_item(state, id, "");
+            if (!open) return;
+            draw(state, m);
             ImGui::EndTabItem();
-        }
-        const bool lens = ImGui::BeginTabItem("Logit lens", nullptr, m.heads.select == HeadsTab::Lens ? ImGuiTabItemFlags_SetSelected : 0);
-        record_item(state, "model.tab.lens", "");
-        if (lens) {
-            draw_logit_lens(state, m);
-            ImGui::EndTabItem();
-        }
-        const bool sweep = ImGui::BeginTabItem("Ablation sweep", nullptr, m.heads.select == HeadsTab::Sweep ? ImGuiTabItemFlags_SetSelected : 0);
-        record_item(state, "model.tab.sweep", "");
-        if (sweep) {
-            draw_ablation_sweep(state, m);
-            ImGui::EndTabItem();
-        }
+        };
+        heads_tab("Head roles", "model.tab.roles", HeadsTab::Roles, draw_head_roles);
+        heads_tab("Logit lens", "model.tab.lens", HeadsTab::Lens, draw_logit_lens);
+        heads_tab("Ablation sweep", "model.tab.sweep", HeadsTab::Sweep, draw_ablation_sweep);
         m.heads.select = HeadsTab::None;
         const bool compare = ImGui::BeginTabItem("Compare", nullptr, m.compare.select ? ImGuiTabItemFlags_SetSelected : 0);
         record_item(state, "model.tab.compare", "");

@@ -60,29 +60,6 @@ bool draw_progress(Context& state, const char* id, const std::string& what, floa
     return cancel;
 }
 
-// The pass's stream as the lens and the sweep read it: every layer's output (what the next
-// layer and the head read), x₀, the logits and the heads ablated; not its maps.
-ModelPass stream_only(const ModelPass& shown) {
-    ModelPass p;
-    p.ok = shown.ok;
-    p.x0 = shown.x0;
-    p.memory0 = shown.memory0;
-    p.logits = shown.logits;
-    p.ablated = shown.ablated;
-    p.token_ids = shown.token_ids;
-    p.tokens = shown.tokens;
-    p.layers.resize(shown.layers.size());
-    for (size_t l = 0; l < shown.layers.size(); ++l) {
-        const Trace& t = shown.layers[l];
-        Trace& kept = p.layers[l];
-        kept.ok = t.ok;
-        kept.has_block = t.has_block;
-        if (t.has_block) kept.block.output = t.block.output;
-        else kept.output = t.output;
-    }
-    return p;
-}
-
 }  // namespace
 
 // [SECTION] Jobs
@@ -112,7 +89,7 @@ void update_model_heads(ModelViewState& m) {
         const lm::Model* model = &*m.model;
         const std::uint64_t revision = m.revision + 1;  // 0 stays "never computed"
         h.lens_job.start("Reading every layer's stream through the head\xE2\x80\xA6",
-                         [model, pass = stream_only(m.pass), revision](compute::JobProgress& progress) {
+                         [model, pass = compute::streams_for_job(m.pass), revision](compute::JobProgress& progress) {
                              LensOutcome out;
                              out.revision = revision;
                              const stack::Stack st = lm::model_stack(*model, pass);
@@ -175,7 +152,7 @@ void run_ablation_sweep(ModelViewState& m) {
                                                           : -1;
     const int heads = model->shape().layers * model->shape().heads;
     m.heads.sweep_job.start("Ablating each of " + std::to_string(heads) + " heads alone\xE2\x80\xA6",
-                            [model, pass = stream_only(m.pass), target, revision = m.revision + 1](compute::JobProgress& progress) {
+                            [model, pass = compute::streams_for_job(m.pass), target, revision = m.revision + 1](compute::JobProgress& progress) {
                                 SweepOutcome out;
                                 out.revision = revision;
                                 if (target >= 0) out.target = model->token_text(target);

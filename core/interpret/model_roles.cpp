@@ -16,6 +16,14 @@ std::optional<int> leading_special(const std::vector<int>& with, const std::vect
     return with.front();
 }
 
+std::optional<RolesRun> did_not_run(const std::vector<std::string>& errors, std::string* why) {
+    if (why) {
+        *why = "the probe did not run:";
+        for (const std::string& e : errors) *why += " " + e;
+    }
+    return std::nullopt;
+}
+
 std::optional<RolesRun> scored(Probe probe, std::vector<std::string> tokens, std::vector<Trace> layers, std::string* why) {
     RolesRun run;
     run.heads = head_roles(layers, probe.repeat_length);
@@ -71,13 +79,7 @@ std::optional<RolesRun> run_head_roles(const lm::Model& model, int repeat_length
     std::optional<Probe> probe = make_probe(vocabulary, repeat_length > 0 ? repeat_length : default_repeat_length(vocabulary), seed, why);
     if (!probe) return std::nullopt;
     ModelPass pass = lm::forward_ids(model, probe->ids);
-    if (!pass.ok) {
-        if (why) {
-            *why = "the probe did not run:";
-            for (const std::string& e : pass.errors) *why += " " + e;
-        }
-        return std::nullopt;
-    }
+    if (!pass.ok) return did_not_run(pass.errors, why);
     return scored(std::move(*probe), std::move(pass.tokens), std::move(pass.layers), why);
 }
 
@@ -96,13 +98,7 @@ std::optional<RolesRun> run_head_roles(const train::Model& model, const train::T
     train::ModelInput input;
     input.tokens = probe->ids;
     train::ForwardPass pass = train::forward(model, input);
-    if (!pass.ok) {
-        if (why) {
-            *why = "the probe did not run:";
-            for (const std::string& e : pass.errors) *why += " " + e;
-        }
-        return std::nullopt;
-    }
+    if (!pass.ok) return did_not_run(pass.errors, why);
     std::vector<std::string> tokens;
     for (int id : probe->ids) tokens.push_back(model.vocabulary[static_cast<size_t>(id)]);
     return scored(std::move(*probe), std::move(tokens), std::move(pass.layers), why);
