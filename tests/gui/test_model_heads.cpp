@@ -15,28 +15,16 @@
 #include "interpret/ablation_sweep.hpp"
 #include "interpret/model_roles.hpp"
 #include "job.hpp"
+#include "model_fixtures.hpp"
 #include "presets.hpp"
 #include "ui/panel_model.hpp"
 #include "ui_driver.hpp"
 
 using namespace attn;
 using attn::testing::UiDriver;
+using attn::testing::write_model;
 
 namespace {
-
-// 3 layers × 2 heads, 64 positions, attention far from uniform.
-std::string write_model(const std::string& name) {
-    const std::string folder = (std::filesystem::temp_directory_path() / name).string();
-    std::filesystem::remove_all(folder);
-    gpt2::Config config = testing::tiny_config();
-    config.n_layer = 3;
-    config.n_positions = 64;
-    gpt2::Checkpoint c = gpt2::random_checkpoint(config, 4, testing::tiny_checkpoint().tokenizer);
-    for (auto& layer : c.layers) gpt2::set_c_attn(layer, gpt2::c_attn(layer) * 60.0f);
-    std::string error;
-    REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
-    return folder;
-}
 
 std::string fixed(double v, int digits) {
     char text[32];

@@ -27,6 +27,7 @@
 #include "hub_server.hpp"
 #include "scoped_environment.hpp"
 #include "model_job.hpp"
+#include "model_fixtures.hpp"
 #include "presets.hpp"
 #include "registry.hpp"
 #include "session_file.hpp"
@@ -36,28 +37,9 @@
 
 using namespace attn;
 using attn::testing::UiDriver;
+using attn::testing::write_model;
 
 namespace {
-
-// 3 layers × 2 heads, d 8, 64 positions: the articles' sentences fit. `strong_heads`: W_O
-// and the embeddings scaled up, so that one head moves the prediction visibly.
-std::string write_model(const std::string& name, bool strong_heads = false) {
-    const std::string folder = (std::filesystem::temp_directory_path() / name).string();
-    std::filesystem::remove_all(folder);
-    gpt2::Config config = testing::tiny_config();
-    config.n_layer = 3;
-    config.n_positions = 64;
-    gpt2::Checkpoint c = testing::tiny_checkpoint();
-    c = gpt2::random_checkpoint(config, 4, c.tokenizer);
-    for (auto& layer : c.layers) gpt2::set_c_attn(layer, gpt2::c_attn(layer) * 60.0f);  // attention far from uniform
-    if (strong_heads) {
-        for (auto& layer : c.layers) layer.c_proj_w.edit() *= 40.0f;
-        c.wte.edit() *= 20.0f;
-    }
-    std::string error;
-    REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
-    return folder;
-}
 
 void open_through_menu(UiDriver& ui, const std::string& folder) {
     ui.click(ui.centre("menu.file"));

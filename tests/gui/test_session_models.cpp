@@ -20,6 +20,7 @@
 #include "cli.hpp"
 #include "gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
+#include "model_fixtures.hpp"
 #include "presets.hpp"
 #include "reflect.hpp"
 #include "scenario_edits.hpp"
@@ -107,16 +108,7 @@ TEST_CASE("Sessions keep the trained model, its edited probe and the opened laye
 
 TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, and a folder that is gone is said", "[model-view][session]") {
     const std::string folder = temp("attnlab-session-gpt2");
-    std::filesystem::remove_all(folder);
-    {
-        gpt2::Config config = testing::tiny_config();
-        config.n_layer = 3;
-        config.n_positions = 64;
-        gpt2::Checkpoint c = gpt2::random_checkpoint(config, 4, testing::tiny_checkpoint().tokenizer);
-        for (auto& layer : c.layers) gpt2::set_c_attn(layer, gpt2::c_attn(layer) * 60.0f);
-        std::string error;
-        REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
-    }
+    testing::write_sharp_gpt2(folder);
     const std::string path = temp("attnlab-session-gpt2.json");
     const std::string sentence = "the cat sat";
     std::vector<float> top5;
