@@ -9,6 +9,7 @@
 #include <set>
 
 #include "bad_model_catalogue.hpp"
+#include "every_family.hpp"
 #include "hf_family_fixtures.hpp"
 #include "interpret/ablation_sweep.hpp"
 #include "interpret/head_roles.hpp"
@@ -28,22 +29,7 @@ std::string folder_for(const std::string& label) {
     return (std::filesystem::temp_directory_path() / ("attnlab-test-interpret-" + label)).string();
 }
 
-// Every family the app opens, as lm::Models: GPT-2's tiny checkpoint and each Hugging Face
-// family's fixture (no tokenizer: ids as they are).
-std::vector<std::pair<std::string, lm::Model>> every_family() {
-    std::vector<std::pair<std::string, lm::Model>> models;
-    models.emplace_back("gpt2", lm::Model(attn::testing::tiny_checkpoint()));
-    for (const FamilyCheckpoint& c : attn::testing::families::all_family_checkpoints()) {
-        if (c.config.value("model_type", "") == "gpt2") continue;
-        const std::string folder = folder_for(c.label);
-        attn::testing::families::write_family_checkpoint(folder, c);
-        hf::OpenedModelLoad load = hf::open_model(folder, false);
-        for (const std::string& e : load.errors) INFO(e);
-        REQUIRE(load.model);
-        models.emplace_back(c.label, lm::Model(std::move(*load.model)));
-    }
-    return models;
-}
+std::vector<std::pair<std::string, lm::Model>> every_family() { return attn::testing::every_family("interpret"); }
 
 // A matrix whose row i puts all its weight on key key_of(i).
 template <typename F>

@@ -192,6 +192,13 @@ stack::Stack make_stack(const Checkpoint& c, const std::vector<int>& ids, const 
     return s;
 }
 
+Matrix embed(const Checkpoint& c, const std::vector<int>& ids, int first_position) {
+    const int n = static_cast<int>(ids.size());
+    Matrix x0(n, c.config.n_embd);  // wte[ids] + wpe[first_position …): (n × d)
+    for (int i = 0; i < n; ++i) x0.row(i) = c.wte.row_vector(ids[static_cast<size_t>(i)]) + c.wpe.row_vector(first_position + i);
+    return x0;
+}
+
 bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass& pass) {
     pass.ok = false;
     pass.non_finite = {};
@@ -201,12 +208,9 @@ bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass&
         return false;
     }
     pass.token_ids = ids;
-    const int n = static_cast<int>(ids.size());
     pass.tokens.clear();
     for (int id : ids) pass.tokens.push_back(c.tokenizer.display(id));
-    Matrix x0(n, c.config.n_embd);  // wte[ids] + wpe[0..n): (n × d)
-    for (int i = 0; i < n; ++i) x0.row(i) = c.wte.row_vector(ids[static_cast<size_t>(i)]) + c.wpe.row_vector(i);
-    return stack::forward_into(make_stack(c, pass.token_ids, pass.tokens), std::move(x0), Matrix(), pass) && read_prediction(c, pass);
+    return stack::forward_into(make_stack(c, pass.token_ids, pass.tokens), embed(c, ids, 0), Matrix(), pass) && read_prediction(c, pass);
 }
 
 ForwardPass forward(const Checkpoint& c, const std::vector<int>& ids, const HeadSet& ablated) {

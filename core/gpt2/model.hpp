@@ -49,6 +49,8 @@ using ForwardPass = attn::ModelPass;
 using attn::NonFiniteOrigin;
 using attn::TokenProbability;
 
+// x₀'s rows for `ids` at positions first_position, first_position + 1, …: wte[id] + wpe[position].
+Matrix embed(const Checkpoint& checkpoint, const std::vector<int>& ids, int first_position);
 // GPT-2 as a stack: its layers from the checkpoint, the tokens labelling them.
 stack::Stack make_stack(const Checkpoint& checkpoint, const std::vector<int>& ids, const std::vector<std::string>& tokens);
 

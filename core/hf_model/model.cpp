@@ -467,6 +467,22 @@ ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids, const stack::H
     return out;
 }
 
+Matrix embed(const OpenedModel& m, const std::vector<int>& ids, int first_position) {
+    const ModelSpec& spec = m.spec;
+    const int n = static_cast<int>(ids.size());
+    // x₀: the embedding rows, scaled (Gemma), plus positions and token type 0 with their norm (BERT).
+    // The tables' rows are read where the checkpoint stores them (stored_matrix.hpp).
+    Matrix x0(n, spec.d_model);
+    for (int i = 0; i < n; ++i) {
+        m.weights.token_embedding.row_into(ids[static_cast<size_t>(i)], x0.row(i).data());
+        x0.row(i) *= spec.embedding_scale;
+        if (m.weights.position_embedding.size() != 0) x0.row(i) += m.weights.position_embedding.row_vector(first_position + i);
+        if (m.weights.token_type_embedding.size() != 0) x0.row(i) += m.weights.token_type_embedding.row_vector(0);
+    }
+    if (spec.embedding_norm) x0 = apply_norm(x0, spec.norm, m.weights.embedding_norm);
+    return x0;
+}
+
 bool forward_ids_into(const OpenedModel& m, std::vector<int> ids, ModelPass& out) {
     // Everything but the traces' storage starts afresh.
     out.ok = false;
@@ -475,26 +491,14 @@ bool forward_ids_into(const OpenedModel& m, std::vector<int> ids, ModelPass& out
     out.next_token_top5.clear();
     out.masked_predictions.clear();
     out.non_finite = {};
-    const ModelSpec& spec = m.spec;
     out.token_ids = std::move(ids);
     out.errors = validate(m, out.token_ids);
     if (!out.errors.empty()) {
         out.layers.clear();  // no trace of an earlier sentence stays beside these errors
         return false;
     }
-    const int n = static_cast<int>(out.token_ids.size());
-    // x₀: the embedding rows, scaled (Gemma), plus positions and token type 0 with their norm (BERT).
-    // The tables' rows are read where the checkpoint stores them (stored_matrix.hpp).
-    Matrix x0(n, spec.d_model);
-    for (int i = 0; i < n; ++i) {
-        const int id = out.token_ids[static_cast<size_t>(i)];
-        out.tokens.push_back(token_label(m, id));
-        m.weights.token_embedding.row_into(id, x0.row(i).data());
-        x0.row(i) *= spec.embedding_scale;
-        if (m.weights.position_embedding.size() != 0) x0.row(i) += m.weights.position_embedding.row_vector(i);
-        if (m.weights.token_type_embedding.size() != 0) x0.row(i) += m.weights.token_type_embedding.row_vector(0);
-    }
-    if (spec.embedding_norm) x0 = apply_norm(x0, spec.norm, m.weights.embedding_norm);
+    for (int id : out.token_ids) out.tokens.push_back(token_label(m, id));
+    Matrix x0 = embed(m, out.token_ids, 0);
     const stack::Stack st = model_stack(m, &out.tokens);
     if (!stack::forward_into(st, std::move(x0), Matrix(), out)) return false;
     read_prediction(m, out);

@@ -52,6 +52,10 @@ stack::Stack model_stack(const OpenedModel& model, const std::vector<std::string
 Scenario layer_scenario(const OpenedModel& model, const std::vector<std::string>& tokens, int layer, const Matrix& input,
                         const stack::HeadSet& ablated = {});
 
+// x₀'s rows for `ids` standing at positions first_position, first_position + 1, …: the
+// embedding rows scaled, the learned positions and token type 0 with their norm (BERT). The
+// ids must be within the embedding and the positions within its table (validate).
+Matrix embed(const OpenedModel& model, const std::vector<int>& ids, int first_position);
 // The sentence tokenised as tokenizer(text)["input_ids"] gives it, run through every layer,
 // the heads of `ablated` contributing nothing: the pass (model_pass.hpp) with the next token's
 // top 5 (a causal LM) or each [MASK]'s (BERT), and where NaN or ±∞ first arose.

@@ -1,0 +1,150 @@
+#include "generate/decode.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attention_rules.hpp"
+#include "engine.hpp"
+#include "positional.hpp"
+#include "product.hpp"
+#include "softmax.hpp"
+
+namespace attn::generate {
+
+LayerCache::LayerCache(int kv_heads, int key_dim, int value_dim, int window)
+    : kv_heads_(kv_heads), key_dim_(key_dim), value_dim_(value_dim), window_(window) {}
+
+void LayerCache::make_room() {
+    if (end_ < k_.rows()) return;
+    const int used = rows();
+    if (begin_ > 0 && used <= k_.rows() / 2) {  // a window's rows slid forward: move them back to the start
+        k_.topRows(used) = Matrix(k_.middleRows(begin_, used));
+        v_.topRows(used) = Matrix(v_.middleRows(begin_, used));
+        begin_ = 0;
+        end_ = used;
+        return;
+    }
+    const Eigen::Index capacity = std::max<Eigen::Index>(16, 2 * k_.rows());
+    k_.conservativeResize(capacity, static_cast<Eigen::Index>(kv_heads_) * key_dim_);
+    v_.conservativeResize(capacity, static_cast<Eigen::Index>(kv_heads_) * value_dim_);
+}
+
+void LayerCache::append(const Matrix& k_row, const Matrix& v_row) {
+    make_room();
+    k_.row(end_) = k_row.row(0);
+    v_.row(end_) = v_row.row(0);
+    ++end_;
+    if (window_ > 0 && rows() > window_) {  // the row t − W leaves: no later query sees it
+        ++begin_;
+        ++first_position_;
+    }
+}
+
+void LayerCache::assign(const Matrix& k, const Matrix& v, int first) {
+    const int n = static_cast<int>(k.rows());
+    const int keep = window_ > 0 ? std::min(n, window_) : n;
+    k_ = k.bottomRows(keep);
+    v_ = v.bottomRows(keep);
+    begin_ = 0;
+    end_ = keep;
+    first_position_ = first + (n - keep);
+}
+
+std::vector<std::string> decode_faults(const Scenario& s) {
+    std::vector<std::string> faults;
+    if (s.input != InputMode::Embeddings) faults.push_back("the layer takes Q, K and V as given: there is no token to add");
+    if (s.attention != AttentionKind::Self) faults.push_back("a cross-attention layer reads a source sequence, not the text it writes");
+    if (s.mask != MaskKind::Causal && s.mask != MaskKind::SlidingWindow)
+        faults.push_back(std::string("the layer's mask is ") + to_string(s.mask) +
+                         ": each token's keys and values would change as later tokens come, so none can be kept "
+                         "(writing needs a causal or sliding-window mask)");
+    if (s.heads < 1 || kv_heads_of(s) < 1 || s.heads % kv_heads_of(s) != 0 || head_dim_of(s) < 1)
+        faults.push_back("the layer's heads do not fit: " + std::to_string(s.heads) + " query heads, " + std::to_string(kv_heads_of(s)) +
+                         " K/V heads, d_k " + std::to_string(head_dim_of(s)));
+    return faults;
+}
+
+LayerCache empty_cache(const Scenario& s) {
+    return LayerCache(kv_heads_of(s), head_dim_of(s), head_dim_of(s), s.mask == MaskKind::SlidingWindow ? std::max(s.window, 1) : 0);
+}
+
+namespace {
+
+// The block's norm of one row, with the identity's γ and β where the scenario leaves them empty.
+Matrix norm_row(const BlockOptions& o, const Matrix& x, const LayerNormParams& p) {
+    if (o.norm_kind == NormKind::RMSNorm) return rms_norm(x, o.epsilon, p.gamma, o.gamma_plus_one);
+    return layer_norm(x, o.epsilon, p);
+}
+
+// QK-norm (before RoPE) and the rotation to `position` of one head's row.
+Matrix head_row(const Scenario& s, const Matrix& row, const Vector& norm_weight, int position) {
+    Matrix out = row;
+    if (s.qk_norm) out = rms_norm(out, s.block.epsilon, norm_weight, s.qk_norm_plus_one);
+    if (s.positional == PositionalEncoding::Rotary) out = rotate_row(out.row(0), position, s.rope);
+    return out;
+}
+
+}  // namespace
+
+Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCache& cache, DecodedAttention* attention) {
+    const int d = s.d_model, d_k = head_dim_of(s), kv = kv_heads_of(s), heads = s.heads, group = heads / kv;
+    // x + PE(t): order enters here for a sinusoidal or the engine's seeded learned encoding.
+    Matrix x = x_in;
+    if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
+        x += additive_encoding(s.positional, position + 1, d, s.seed).row(position);
+    const bool pre = has_block(s) && s.block.norm == NormPlacement::Pre;
+    const Matrix a = pre && s.block.layer_norm ? norm_row(s.block, x, s.block.norm_1) : x;  // what attention reads
+
+    const SharedMatrix w_q = resolved_weight(s.w_q, d, heads * d_k, s.seed, 0);
+    const SharedMatrix w_k = resolved_weight(s.w_k, d, kv * d_k, s.seed, 1);
+    const SharedMatrix w_v = resolved_weight(s.w_v, d, kv * d_k, s.seed, 2);
+    const SharedMatrix w_o = resolved_weight(s.w_o, heads * d_k, d, s.seed, 3);
+    Matrix q, k, v;
+    product_into(a, w_q, q);  // (1, d)·(d, H·d_k) → (1, H·d_k)
+    product_into(a, w_k, k);  // (1, d)·(d, H_kv·d_k)
+    product_into(a, w_v, v);
+    if (s.b_q.size() != 0) q += s.b_q;
+    if (s.b_k.size() != 0) k += s.b_k;
+    if (s.b_v.size() != 0) v += s.b_v;
+
+    // K/V head g's row, QK-normed and rotated, joins the cache.
+    Matrix k_row(1, kv * d_k);
+    for (int g = 0; g < kv; ++g) k_row.middleCols(g * d_k, d_k) = head_row(s, k.middleCols(g * d_k, d_k), s.k_norm, position);
+    cache.append(k_row, v);
+
+    const float scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(d_k));
+    const int rows = cache.rows(), first = cache.first_position();
+    Matrix concat(1, heads * d_k);
+    if (attention) {
+        attention->weights.assign(static_cast<size_t>(heads), Vector());
+        attention->sink.assign(static_cast<size_t>(heads), 0.0f);
+        attention->first_position = first;
+    }
+    Matrix scores(1, rows), weights, sink_weights;
+    for (int h = 0; h < heads; ++h) {
+        const int g = h / group;
+        const Matrix q_h = head_row(s, q.middleCols(h * d_k, d_k), s.q_norm, position);
+        const float slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, heads) : 0.0f;
+        const float sink = head_sink(s, h);
+        const ScoreRule rule = score_rule(s, scale, slope, position + 1, sink);
+        scores.noalias() = q_h * cache.k().middleCols(g * d_k, d_k).transpose();  // (1, d_k)·(d_k, rows)
+        for (int j = 0; j < rows; ++j) scores(0, j) = masked_score(rule, scores(0, j), position, first + j);
+        if (sink != kMinusInfinity) softmax_rows_into(scores, s.softmax, sink, weights, sink_weights);
+        else softmax_rows_into(scores, s.softmax, weights);
+        concat.middleCols(h * d_k, d_k).noalias() = weights * cache.v().middleCols(g * d_k, d_k);  // (1, rows)·(rows, d_v)
+        if (attention) {
+            attention->weights[static_cast<size_t>(h)] = weights.row(0);
+            attention->sink[static_cast<size_t>(h)] = sink != kMinusInfinity ? sink_weights(0, 0) : 0.0f;
+        }
+    }
+    Matrix output;
+    product_into(concat, w_o, output);  // (1, H·d_v)·(H·d_v, d) → (1, d)
+    if (s.b_o.size() != 0) output += s.b_o;
+    if (!has_block(s)) return output;
+    BlockTrace block;
+    if (pre) block.norm1 = a;
+    run_block(s, x, output, block);
+    return block.output;
+}
+
+}  // namespace attn::generate

@@ -1,0 +1,82 @@
+#pragma once
+// One new token through one layer against the keys and values kept from every earlier token
+// (the KV cache): the incremental decode a model writes with. The layer is the engine's
+// scenario of it (the family's weights and every rule: grouped-query attention, RoPE, QK-norm,
+// ALiBi, the scale, the soft-cap, the sliding window, sinks, the block), and each value is
+// computed by the engine's own functions, so that the new row equals the last row of a full
+// run of the whole sequence (to float rounding; tests/test_generate.cpp checks 1e-5).
+//
+//   x      (1 × d)          the stream entering the layer at position t (+ the scenario's
+//                           additive encoding of position t)
+//   a      = N₁(x) (pre-norm) or x
+//   q      = a·W_Q + b_q    (1 × H·d_k)      k = a·W_K + b_k, v = a·W_V + b_v (1 × H_kv·d_k)
+//   q_h, k_g  QK-normed, then rotated to position t (RoPE)
+//   cache  K_g, V_g gain the row (t); a sliding-window layer drops the row t − W
+//   w_h    = softmax(mask(cap(q_h·K_gᵀ·scale + ALiBi)) with the sink)     (1 × rows)
+//   o_h    = w_h·V_g;  out = concat(o_h)·W_O + b_o;  then the block (residuals, norms, MLP)
+//
+// g = h / (H / H_kv): the K/V head query head h reads (Hugging Face's repeat_kv).
+#include <string>
+#include <vector>
+
+#include "matrix.hpp"
+#include "scenario.hpp"
+
+namespace attn::generate {
+
+// One layer's cache: K and V exactly as attention reads them (after QK-norm and RoPE), one
+// row per kept token, each K/V head's columns side by side.
+class LayerCache {
+public:
+    LayerCache() = default;
+    LayerCache(int kv_heads, int key_dim, int value_dim, int window);
+
+    int kv_heads() const { return kv_heads_; }
+    int key_dim() const { return key_dim_; }
+    int value_dim() const { return value_dim_; }
+    int window() const { return window_; }             // 0: every earlier token; W: the last W
+    int rows() const { return end_ - begin_; }
+    int first_position() const { return first_position_; }  // the position of row 0
+    int end_position() const { return first_position_ + rows(); }
+    // (rows × H_kv·d_k) and (rows × H_kv·d_v), oldest first.
+    auto k() const { return k_.middleRows(begin_, rows()); }
+    auto v() const { return v_.middleRows(begin_, rows()); }
+    // Adds the next position's row; a sliding-window layer then keeps its last W rows.
+    void append(const Matrix& k_row, const Matrix& v_row);
+    // The cache of positions [first, first + k.rows()) as given (a prompt pass's K and V), the
+    // window applied.
+    void assign(const Matrix& k, const Matrix& v, int first);
+    // Bytes the cache holds (float32).
+    double bytes() const { return static_cast<double>(rows()) * (k_.cols() + v_.cols()) * sizeof(float); }
+
+private:
+    void make_room();
+
+    int kv_heads_ = 0, key_dim_ = 0, value_dim_ = 0, window_ = 0;
+    int first_position_ = 0;
+    int begin_ = 0, end_ = 0;  // the rows of k_ and v_ in use: capacity grows by doubling
+    Matrix k_, v_;
+};
+
+// What the new row's attention did, for drawing: each query head's weights over the cache's
+// rows (oldest first) and the share its sink took (0 without one).
+struct DecodedAttention {
+    std::vector<Vector> weights;   // [head]: (1 × rows)
+    std::vector<float> sink;       // [head]
+    int first_position = 0;        // the position of each weights row's first cell
+};
+
+// Why a layer's scenario cannot be decoded incrementally (empty when it can): direct Q, K, V,
+// cross-attention, a mask that lets a token see later ones (none, padding, custom), a
+// scenario whose shapes do not fit.
+std::vector<std::string> decode_faults(const Scenario& layer);
+
+// The cache a layer's scenario keeps (its K/V heads, d_k, d_v and window), empty.
+LayerCache empty_cache(const Scenario& layer);
+
+// The new token's row through the layer at `position` (the cache holds every earlier
+// position the layer sees): appends its K and V to the cache and returns the layer's output
+// (1 × d): the block's, or the attention's without one. The scenario's X is not read.
+Matrix decode_layer(const Scenario& layer, int position, const Matrix& x, LayerCache& cache, DecodedAttention* attention = nullptr);
+
+}  // namespace attn::generate

@@ -1,0 +1,304 @@
+// Writing (core/generate): the sampler's distribution, cuts and draws; the incremental decode
+// against a full recompute of the whole text at every step, for every family the app opens
+// and for a model trained in the app; the caches' windows; what a cache costs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <set>
+
+#include "every_family.hpp"
+#include "generate/model_writers.hpp"
+#include "generate/sampler.hpp"
+#include "generate/writer.hpp"
+#include "train/trainer.hpp"
+
+using namespace attn;
+using namespace attn::generate;
+
+namespace {
+
+Matrix row_of(std::initializer_list<float> values) {
+    Matrix m(1, static_cast<Eigen::Index>(values.size()));
+    Eigen::Index i = 0;
+    for (float v : values) m(0, i++) = v;
+    return m;
+}
+
+// Logits whose softmax is exactly the given probabilities (log p).
+Matrix logits_of(std::initializer_list<float> probabilities) {
+    Matrix m = row_of(probabilities);
+    for (Eigen::Index i = 0; i < m.cols(); ++i) m(0, i) = std::log(m(0, i));
+    return m;
+}
+
+// The largest |a − b| over the row, relative to the row's scale (at least 1).
+float relative_gap(const Matrix& a, const Matrix& b) {
+    const float scale = std::max(1.0f, b.cwiseAbs().maxCoeff());
+    return (a - b).cwiseAbs().maxCoeff() / scale;
+}
+
+}  // namespace
+
+TEST_CASE("sampler: greedy takes the most likely token, ties the smaller id", "[generate][sampler]") {
+    Rng rng(1);
+    std::string why;
+    const std::optional<Sampled> s = sample(row_of({1.0f, 3.0f, 3.0f, 2.0f}), SamplerSettings{}, rng, &why);
+    REQUIRE(s);
+    CHECK(s->chosen == 1);
+    CHECK(s->kept == std::vector<int>{1});
+    CHECK(s->draw == 0.0f);
+    CHECK(rng.next_u64() == Rng(1).next_u64());  // greedy draws nothing
+}
+
+TEST_CASE("sampler: temperature reshapes the distribution, top-k and top-p cut it", "[generate][sampler]") {
+    const Matrix logits = logits_of({0.05f, 0.5f, 0.15f, 0.3f});
+    Rng rng(7);
+    std::string why;
+    SamplerSettings settings;
+    settings.temperature = 1.0f;
+    std::optional<Sampled> s = sample(logits, settings, rng, &why);
+    REQUIRE(s);
+    CHECK(s->kept == std::vector<int>{1, 3, 2, 0});
+    CHECK(s->probability[1] == Approx(0.5f));
+    CHECK(s->tempered == s->probability);
+
+    settings.temperature = 2.0f;  // p_T ∝ p^(1/2)
+    s = sample(logits, settings, rng, &why);
+    REQUIRE(s);
+    const double z = std::sqrt(0.05) + std::sqrt(0.5) + std::sqrt(0.15) + std::sqrt(0.3);
+    CHECK(s->tempered[1] == Approx(std::sqrt(0.5) / z).epsilon(1e-5));
+    CHECK(s->probability[1] == Approx(0.5f));  // the model's own distribution is kept beside it
+    CHECK(s->tempered[1] < s->probability[1]);
+
+    settings.temperature = 1.0f;
+    settings.top_k = 2;
+    s = sample(logits, settings, rng, &why);
+    REQUIRE(s);
+    CHECK(s->kept == std::vector<int>{1, 3});
+    CHECK(s->top_k_cut == 2);
+    CHECK(s->kept_probability[0] == Approx(0.5 / 0.8));
+
+    settings.top_k = 0;
+    settings.top_p = 0.7f;  // 0.5 < 0.7 ≤ 0.5 + 0.3: the token that crosses p is kept
+    s = sample(logits, settings, rng, &why);
+    REQUIRE(s);
+    CHECK(s->kept == std::vector<int>{1, 3});
+    CHECK(s->top_p_cut == 2);
+    settings.top_p = 0.9f;  // 0.8 < 0.9 ≤ 0.95
+    s = sample(logits, settings, rng, &why);
+    REQUIRE(s);
+    CHECK(s->kept == std::vector<int>{1, 3, 2});
+    settings.top_p = 0.2f;  // the most likely token alone already reaches it
+    s = sample(logits, settings, rng, &why);
+    REQUIRE(s);
+    CHECK(s->kept == std::vector<int>{1});
+    CHECK(s->chosen == 1);
+}
+
+TEST_CASE("sampler: every draw is in the allowed set, in proportion, and a seed replays", "[generate][sampler]") {
+    const Matrix logits = logits_of({0.1f, 0.4f, 0.2f, 0.3f});
+    SamplerSettings settings;
+    settings.temperature = 1.0f;
+    settings.top_k = 3;
+    settings.top_p = 0.85f;  // of 0.4, 0.3, 0.2: 0.4 + 0.3 < 0.85 ≤ 0.9
+    Rng rng(11);
+    std::string why;
+    std::map<int, int> counts;
+    for (int i = 0; i < 4000; ++i) {
+        const std::optional<Sampled> s = sample(logits, settings, rng, &why);
+        REQUIRE(s);
+        ++counts[s->chosen];
+    }
+    CHECK(counts.count(0) == 0);  // cut by top-k
+    CHECK(counts[1] / 4000.0 == Approx(0.4 / 0.9).margin(0.03));
+    CHECK(counts[3] / 4000.0 == Approx(0.3 / 0.9).margin(0.03));
+    CHECK(counts[2] / 4000.0 == Approx(0.2 / 0.9).margin(0.03));
+
+    auto draws = [&](std::uint64_t seed) {
+        Rng r(seed);
+        std::vector<int> out;
+        for (int i = 0; i < 50; ++i) out.push_back(sample(logits, settings, r, &why)->chosen);
+        return out;
+    };
+    CHECK(draws(5) == draws(5));
+    CHECK(draws(5) != draws(6));
+}
+
+TEST_CASE("sampler: bad settings and logits that are not all finite are refused, naming them", "[generate][sampler]") {
+    Rng rng(1);
+    std::string why;
+    SamplerSettings bad;
+    bad.temperature = -1.0f;
+    CHECK_FALSE(sample(row_of({1, 2}), bad, rng, &why));
+    CHECK_THAT(why, Catch::Contains("temperature is -1"));
+    bad.temperature = std::nanf("");
+    CHECK_FALSE(validate(bad).empty());
+    bad = SamplerSettings{};
+    bad.top_p = 0.0f;
+    CHECK_THAT(validate(bad).front(), Catch::Contains("top-p is 0"));
+    bad.top_p = 1.5f;
+    CHECK_THAT(validate(bad).front(), Catch::Contains("(0, 1]"));
+    bad = SamplerSettings{};
+    bad.top_k = -2;
+    CHECK_THAT(validate(bad).front(), Catch::Contains("top-k is -2"));
+    CHECK_FALSE(sample(row_of({1.0f, std::nanf("")}), SamplerSettings{}, rng, &why));
+    CHECK_THAT(why, Catch::Contains("token 1 is nan"));
+    CHECK_FALSE(choose(row_of({1, 2}), SamplerSettings{}, 2, &why));
+    const std::optional<Sampled> forced = choose(row_of({1, 2}), SamplerSettings{}, 0, &why);
+    REQUIRE(forced);
+    CHECK(forced->chosen == 0);
+    CHECK(forced->forced);
+}
+
+TEST_CASE("writing: at every step of every family the cached logits equal a full recompute of the text",
+          "[generate][families]") {
+    for (auto& [label, model] : attn::testing::every_family("generate")) {
+        INFO(label << " (" << model.family() << ")");
+        const Writer w = writer(model);
+        if (model.masked_lm()) {
+            CHECK_THAT(write_faults(w).front(), Catch::Contains("masked language model"));
+            continue;
+        }
+        REQUIRE(write_faults(w).empty());
+        for (const stack::HeadSet& ablated : {stack::HeadSet{}, stack::HeadSet{{0, 0}, {1, 1}}}) {
+            INFO(ablated.size() << " heads ablated");
+            const std::vector<int> prompt{3, 1, 4, 1, 5};
+            const ModelPass pass = lm::forward_ids(model, prompt, ablated);
+            REQUIRE(pass.ok);
+            Writing writing;
+            std::string why;
+            REQUIRE(prefill(w, pass, prompt, writing, &why));
+            CHECK(relative_gap(writing.logits, pass.logits.bottomRows(1)) < 1e-5f);
+            Writing stepped;
+            REQUIRE(prefill_by_steps(w, prompt, ablated, stepped, &why));
+            CHECK(relative_gap(stepped.logits, pass.logits.bottomRows(1)) < 1e-5f);
+            for (int t = 0; t < 6; ++t) {
+                const int next = (stack::top_k(writing.logits, 2)[1] + t) % w.vocab_size;  // not always the greedy one
+                StepAttention rows;
+                REQUIRE(step(w, writing, next, &rows, &why));
+                const ModelPass full = lm::forward_ids(model, writing.ids, ablated);
+                REQUIRE(full.ok);
+                INFO("step " << t + 1 << ", " << writing.ids.size() << " tokens");
+                CHECK(relative_gap(writing.logits, full.logits.bottomRows(1)) < 1e-5f);
+                // The new row of every head is the full run's last row of its weights.
+                const int n = static_cast<int>(writing.ids.size());
+                for (int l = 0; l < model.shape().layers; ++l) {
+                    const DecodedAttention& a = rows[static_cast<size_t>(l)];
+                    const LayerCache& cache = writing.cache[static_cast<size_t>(l)];
+                    CHECK(cache.end_position() == n);
+                    const int window = model.window(l);
+                    CHECK(cache.rows() == (window > 0 ? std::min(window, n) : n));
+                    for (int h = 0; h < model.shape().heads; ++h) {
+                        const Matrix& weights = full.layers[static_cast<size_t>(l)].head[static_cast<size_t>(h)].weights;
+                        const Vector& row = a.weights[static_cast<size_t>(h)];
+                        REQUIRE(row.cols() == cache.rows());
+                        for (int j = 0; j < n; ++j) {
+                            const float cached = j >= a.first_position ? row(j - a.first_position) : 0.0f;
+                            CHECK(std::abs(cached - weights(n - 1, j)) < 1e-5f);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("writing: an edit of layer ℓ refills the caches from ℓ on and writing goes on from there", "[generate]") {
+    const lm::Model model(attn::testing::tiny_checkpoint());
+    Writer w = writer(model);
+    const std::vector<int> prompt{5, 6, 7};
+    ModelPass pass = lm::forward_ids(model, prompt);
+    Writing writing;
+    std::string why;
+    REQUIRE(prefill(w, pass, prompt, writing, &why));
+    REQUIRE(step(w, writing, 9, nullptr, &why));
+    // Layer 2's W_V scaled: the pass recomputed from layer 2, the caches from layer 2 refilled.
+    Scenario edited = model.layer_scenario(pass.tokens, 1, pass.layers[1].x_pe, {});
+    ModelPass full = lm::forward_ids(model, writing.ids);
+    edited = model.layer_scenario(full.tokens, 1, full.layers[1].x_pe, {});
+    edited.w_v = SharedMatrix(Matrix(edited.w_v.get() * 2.0f));
+    REQUIRE(lm::recompute_from(model, 1, full, &edited));
+    w.edited.emplace(1, edited);
+    REQUIRE(prefill(w, full, writing.ids, writing, &why, 1));
+    CHECK(relative_gap(writing.logits, full.logits.bottomRows(1)) < 1e-5f);
+    REQUIRE(step(w, writing, 11, nullptr, &why));
+    ModelPass after = lm::forward_ids(model, writing.ids);
+    Scenario edited_after = model.layer_scenario(after.tokens, 1, after.layers[1].x_pe, {});
+    edited_after.w_v = edited.w_v;
+    REQUIRE(lm::recompute_from(model, 1, after, &edited_after));
+    CHECK(relative_gap(writing.logits, after.logits.bottomRows(1)) < 1e-5f);
+}
+
+TEST_CASE("writing: the model's positions bound the text, and a token outside the vocabulary is refused", "[generate]") {
+    const lm::Model model(attn::testing::tiny_checkpoint());
+    const Writer w = writer(model);
+    REQUIRE(w.max_positions > 0);
+    std::vector<int> prompt(static_cast<size_t>(w.max_positions), 1);
+    const ModelPass pass = lm::forward_ids(model, prompt);
+    REQUIRE(pass.ok);
+    Writing writing;
+    std::string why;
+    REQUIRE(prefill(w, pass, prompt, writing, &why));
+    REQUIRE(step(w, writing, 1, nullptr, &why));  // the last token it can write, unread
+    CHECK(writing.full());
+    CHECK(writing.ids.size() == static_cast<size_t>(w.max_positions + 1));
+    CHECK_FALSE(step(w, writing, 1, nullptr, &why));
+    CHECK_THAT(why, Catch::Contains("reads at most " + std::to_string(w.max_positions)));
+    CHECK_FALSE(step(w, writing, w.vocab_size, nullptr, &why));
+    CHECK_THAT(why, Catch::Contains("not one of the model's"));
+}
+
+TEST_CASE("writing: a model trained to reverse, given a b c |, writes c b a", "[generate][train]") {
+    train::TrainSettings s;
+    s.task.kind = train::TaskKind::Reverse;
+    s.task.length = 3;
+    s.task.symbols = 12;  // 1,728 distinct examples: a quarter may be held out
+    s.model.d_model = 32;
+    s.model.heads = 2;
+    s.model.layers = 1;
+    s.seed = 1;
+    s.evaluate_every = 0;
+    std::vector<std::string> errors;
+    auto trainer = train::Trainer::create(s, errors);
+    for (const std::string& e : errors) UNSCOPED_INFO(e);
+    REQUIRE(trainer);
+    trainer->run(200);
+    const train::Model& model = trainer->model();
+    const Writer w = writer(model);
+    REQUIRE(write_faults(w).empty());
+    std::string error;
+    const std::vector<int> prompt = train::token_ids(model, {"a", "b", "c", "|"}, &error);
+    REQUIRE(error.empty());
+    Writing writing;
+    std::string why;
+    REQUIRE(prefill_by_steps(w, prompt, {}, writing, &why));
+    Rng rng(1);
+    std::vector<std::string> written;
+    for (int t = 0; t < 3; ++t) {
+        const std::optional<Sampled> next = sample(writing.logits, SamplerSettings{}, rng, &why);
+        REQUIRE(next);
+        written.push_back(model.vocabulary[static_cast<size_t>(next->chosen)]);
+        REQUIRE(step(w, writing, next->chosen, nullptr, &why));
+        if (writing.full()) break;  // "a b c | c b a" is one more than the 6 positions it reads
+        train::ModelInput input;
+        input.tokens = writing.ids;
+        const train::ForwardPass full = train::forward(model, input);
+        REQUIRE(full.ok);
+        CHECK(relative_gap(writing.logits, full.logits.bottomRows(1)) < 1e-5f);
+    }
+    CHECK(written == std::vector<std::string>{"c", "b", "a"});
+}
+
+TEST_CASE("cache cost: grouped-query attention and windows against multi-head attention", "[generate]") {
+    // Llama 3.2 1B: 16 layers, 32 query heads on 8 K/V heads of 64, BF16.
+    const std::vector<LayerCacheShape> llama(16, LayerCacheShape{8, 64, 64, 0});
+    const CacheCost one = cache_cost(llama, 32, 2.0, 1);
+    CHECK(one.bytes_per_token == 32 * 1024);
+    CHECK(one.multi_head_bytes == 128 * 1024);
+    CHECK(cache_cost(llama, 32, 2.0, 4096).bytes == 4096.0 * 32 * 1024);
+    // A sliding-window layer stops growing at its window.
+    const std::vector<LayerCacheShape> mixed{{1, 4, 4, 3}, {1, 4, 4, 0}};
+    CHECK(cache_cost(mixed, 2, 4.0, 2).bytes == 2 * 2 * 32.0);
+    CHECK(cache_cost(mixed, 2, 4.0, 10).bytes == 3 * 32.0 + 10 * 32.0);
+    CHECK(cache_cost(mixed, 2, 4.0, 10).bytes_per_token == 32.0);
+}
