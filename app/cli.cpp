@@ -79,7 +79,7 @@ std::optional<Options> parse(int argc, char** argv, std::ostream& out, std::ostr
     app.add_option("--softmax", o.softmax, "stable|naive");
     app.add_option("--scale", o.scale, "divide scores by sqrt(d_k): true|false");
     app.add_option("--masked-fill", o.masked_fill, "value written into masked cells (default -inf)");
-    app.add_option("--seed", o.seed, "seed of the generated weights");
+    app.add_option("--seed", o.seed, "seed of the generated weights; with --model --generate, the sampler's seed (default 1)");
     app.add_option("--text", o.text, "replace the tokens with this sentence");
     app.add_option("--bench-frames", o.bench_frames, "run the window N frames editing one embedding each frame; print frame times")->check(kAtLeastOne);
     app.add_option("--backend", o.backend,
@@ -315,7 +315,7 @@ std::string scenario_source(const Options& o) {
 }  // namespace
 
 bool wants_window(const Options& o) {
-    return o.train.task.empty() && o.download.empty() && !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
+    return o.train.task.empty() && o.download.empty() && !o.model.generate && !o.list_presets && !o.print && !o.check_articles && o.export_json.empty() && o.export_scenario.empty();
 }
 
 int run_headless(const Options& o, std::ostream& out, std::ostream& err, const TraceRunner& runner) {

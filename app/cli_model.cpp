@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include "analysis.hpp"
+#include "cli_generate.hpp"
+#include "generate/model_writers.hpp"
 #include "gpt2/model.hpp"
 #include "language_model.hpp"
 #include "hf_cache.hpp"
@@ -69,6 +71,7 @@ struct ModelRun {
     std::string kind;              // a family's model_type ("llama"); empty: GPT-2 or a model file
     json masked_predictions;       // BERT: the top 5 of each [MASK]
     json head_roles, logit_lens, ablation_sweep;  // what --head-roles, --logit-lens, --ablation-sweep asked for
+    std::optional<Continuation> continuation;     // what --generate wrote
     std::string analyses_printed;  // the same as --print prints them
 };
 
@@ -233,11 +236,34 @@ bool fill_lens_and_sweep(const ModelOptions& m, const stack::Stack& stack, const
     return true;
 }
 
-// A GPT-2 folder. Returns the exit code (0 with `run` filled).
+// What --temperature, --top-k, --top-p and --seed ask of the sampler (checked by check_model_options).
+generate::SamplerSettings sampler_settings(const Options& o) {
+    generate::SamplerSettings s;
+    s.temperature = o.model.temperature.value_or(0.0f);
+    s.top_k = o.model.top_k.value_or(0);
+    s.top_p = o.model.top_p.value_or(1.0f);
+    s.seed = o.seed.value_or(1);
+    return s;
+}
+
+// --generate after a pass, when asked.
+int continue_text(const Options& o, const generate::Writer& writer, const stack::Pass& pass, const std::vector<int>& prompt,
+                  const std::function<std::string(int)>& label, const std::function<std::string(const std::vector<int>&)>& text_of,
+                  ModelRun& run, std::ostream& err, const std::string& where) {
+    if (!o.model.generate) return 0;
+    if (const std::vector<std::string> faults = generate::write_faults(writer, pass.ablated); !faults.empty()) {
+        err << where << ": --generate: " << faults.front() << "\n";
+        return 2;
+    }
+    run.continuation.emplace();
+    return write_continuation(writer, pass, prompt, *o.model.generate, sampler_settings(o), label, text_of, *run.continuation, err, where);
+}
+
 
 // A model file trained in the app; the text is its vocabulary's names separated by spaces.
-int run_model_file(const std::string& path, const ModelOptions& m, const std::optional<std::string>& text, ModelRun& run,
-                   std::ostream& err) {
+int run_model_file(const std::string& path, const Options& o, ModelRun& run, std::ostream& err) {
+    const ModelOptions& m = o.model;
+    const std::optional<std::string>& text = o.text;
     train::ModelFileLoad load = train::load_model_file(path);
     for (const std::string& e : load.errors) err << e << "\n";
     if (!load.file) return 2;
@@ -286,6 +312,12 @@ int run_model_file(const std::string& path, const ModelOptions& m, const std::op
     const stack::Stack stack = train::make_stack(model, input);
     const auto label = [&model](int id) { return model.vocabulary[static_cast<size_t>(id)]; };
     if (!fill_lens_and_sweep(m, stack, pass, names, label, run, err, path)) return 3;
+    const auto text_of = [&model](const std::vector<int>& ids) {
+        std::string t;
+        for (int id : ids) t += (t.empty() ? "" : " ") + model.vocabulary[static_cast<size_t>(id)];
+        return t;
+    };
+    if (const int code = continue_text(o, generate::writer(model), pass, input.tokens, label, text_of, run, err, path); code != 0) return code;
     run.token_ids = input.tokens;
     run.tokens = names;
     run.layers = std::move(pass.layers);
@@ -303,12 +335,18 @@ int run_model_file(const std::string& path, const ModelOptions& m, const std::op
 
 // A checkpoint folder (core/language_model): GPT-2, or a family (Llama, Qwen, Gemma, GPT-NeoX,
 // BERT) read by core/hf_model. GPT-2's weights are named in the export, not copied.
-int run_checkpoint(const std::string& folder, const ModelOptions& m, const std::optional<std::string>& text, ModelRun& run,
-                   std::ostream& err) {
+int run_checkpoint(const std::string& folder, const Options& o, ModelRun& run, std::ostream& err) {
+    const ModelOptions& m = o.model;
+    const std::optional<std::string>& text = o.text;
     lm::ModelLoad load = lm::load_model(folder);
     for (const std::string& e : load.errors) err << e << "\n";
     if (!load.model) return 2;
     const lm::Model& model = *load.model;
+    if (m.generate)
+        if (const std::vector<std::string> faults = generate::write_faults(generate::writer(model)); !faults.empty()) {
+            err << folder << ": --generate: " << faults.front() << "\n";
+            return 2;
+        }
     ModelPass pass;
     if (m.head_roles) {
         std::string why;
@@ -339,6 +377,9 @@ int run_checkpoint(const std::string& folder, const ModelOptions& m, const std::
         const stack::Stack stack = lm::model_stack(model, pass);
         const auto label = [&model](int id) { return model.token_text(id); };
         if (!fill_lens_and_sweep(m, stack, pass, pass.tokens, label, run, err, folder)) return 3;
+        const auto text_of = [&model](const std::vector<int>& ids) { return model.text_of(ids); };
+        if (const int code = continue_text(o, generate::writer(model), pass, pass.token_ids, label, text_of, run, err, folder); code != 0)
+            return code;
     }
     run.token_ids = std::move(pass.token_ids);
     run.tokens = std::move(pass.tokens);
@@ -416,12 +457,24 @@ void add_model_options(CLI::App& app, ModelOptions& m) {
                  "with --model and --text: each head ablated alone, the change in the log-probability of the predicted "
                  "token (or --sweep-token) at the last position");
     app.add_option("--sweep-token", m.sweep_token, "with --ablation-sweep: the id of the token whose log-probability is measured");
+    app.add_option("--generate", m.generate,
+                   "with --model and --text: write N tokens after the text, one at a time against the layers' KV caches; prints the "
+                   "continuation (text, then ids); --export-json adds \"generated_ids\", \"generated_text\" and each step's top 5 and choice");
+    app.add_option("--temperature", m.temperature, "with --generate: divide the logits by T before the softmax (default 0: greedy, the most likely token)");
+    app.add_option("--top-k", m.top_k, "with --generate: draw only among the K most likely tokens");
+    app.add_option("--top-p", m.top_p, "with --generate: draw only among the fewest most likely tokens whose probability reaches P, in (0, 1]");
 }
 
 bool check_model_options(const CLI::App& app, const Options& o, std::ostream& err) {
     const ModelOptions& m = o.model;
     constexpr const char* kModelAnalyses[] = {"--head-roles", "--probe-length", "--probe-seed", "--logit-lens", "--ablation-sweep", "--sweep-token"};
+    constexpr const char* kWriting[] = {"--generate", "--temperature", "--top-k", "--top-p"};
     if (m.path.empty()) {
+        for (const char* flag : kWriting)
+            if (app.count(flag) > 0) {
+                err << flag << " makes a model write: give --model too\n";
+                return false;
+            }
         if (m.layer || m.head) {
             err << "--layer and --head choose a head of a model: give --model too\n";
             return false;
@@ -446,12 +499,48 @@ bool check_model_options(const CLI::App& app, const Options& o, std::ostream& er
             << " reads a sentence; run it on its own\n";
         return false;
     }
+    if (!m.generate)
+        for (const char* flag : {"--temperature", "--top-k", "--top-p"})
+            if (app.count(flag) > 0) {
+                err << flag << " shapes how --generate samples: give --generate N too\n";
+                return false;
+            }
+    if (m.generate) {
+        if (m.head_roles) {
+            err << "--generate continues --text; --head-roles runs its own probe: run them apart\n";
+            return false;
+        }
+        if (*m.generate < 1) {
+            err << "--generate " << *m.generate << ": the number of tokens to write must be 1 or more\n";
+            return false;
+        }
+        if (m.temperature && !(*m.temperature >= 0.0f && std::isfinite(*m.temperature))) {
+            err << "--temperature " << number(*m.temperature) << ": it must be 0 (greedy) or more, and finite\n";
+            return false;
+        }
+        if (m.top_k && *m.top_k < 1) {
+            err << "--top-k " << *m.top_k << ": it must be 1 or more\n";
+            return false;
+        }
+        if (m.top_p && !(*m.top_p > 0.0f && *m.top_p <= 1.0f)) {
+            err << "--top-p " << number(*m.top_p) << ": it must be in (0, 1]\n";
+            return false;
+        }
+        if ((m.top_k || m.top_p) && m.temperature.value_or(0.0f) == 0.0f) {
+            err << (m.top_k ? "--top-k" : "--top-p") << " cuts what a draw chooses among; greedy (temperature 0, the default) draws nothing: give --temperature T > 0\n";
+            return false;
+        }
+        if (!o.text) {
+            err << "--generate continues a text: give --text \"…\"\n";
+            return false;
+        }
+    }
     for (const char* flag : kIgnoredWithModel)
-        if (app.count(flag) > 0) {
+        if (app.count(flag) > 0 && !(m.generate && std::string(flag) == "--seed")) {
             err << flag << " does not apply with --model: the model's own layers are computed\n";
             return false;
         }
-    const bool headless = !o.export_json.empty() || o.print;
+    const bool headless = !o.export_json.empty() || o.print || m.generate;
     if (headless) {
         for (const char* flag : kHeadlessOnly)
             if (app.count(flag) > 0) {
@@ -503,8 +592,8 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
     int code = 0;
     std::string why;
     switch (model_path_kind(path, why)) {
-        case ModelPath::Folder: code = run_checkpoint(path, o.model, o.text, run, err); break;
-        case ModelPath::File: code = run_model_file(path, o.model, o.text, run, err); break;
+        case ModelPath::Folder: code = run_checkpoint(path, o, run, err); break;
+        case ModelPath::File: code = run_model_file(path, o, run, err); break;
         case ModelPath::Neither:
             err << path << ": " << why << " (--model takes a checkpoint folder of " << hf::family_names() << ", or a model file)\n";
             return 2;
@@ -534,6 +623,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
             out << "[MASK] at token " << m["position"].get<int>() + 1 << ", top 5:\n" << format_top(m);
         out << run.analyses_printed;
     }
+    if (run.continuation) out << run.continuation->printed;
     if (!o.export_json.empty()) {
         json j;
         j["format"] = "attnlab-model-trace";
@@ -552,6 +642,18 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         if (!run.head_roles.is_null()) j["head_roles"] = run.head_roles;
         if (!run.logit_lens.is_null()) j["logit_lens"] = run.logit_lens;
         if (!run.ablation_sweep.is_null()) j["ablation_sweep"] = run.ablation_sweep;
+        if (run.continuation) {
+            const generate::SamplerSettings sampler = sampler_settings(o);
+            j["generated_ids"] = run.continuation->ids;
+            j["generated_text"] = run.continuation->text;
+            j["generation"] = {{"tokens", run.continuation->ids.size()},
+                               {"temperature", sampler.temperature},
+                               {"top_k", sampler.top_k},
+                               {"top_p", sampler.top_p},
+                               {"seed", sampler.seed},
+                               {"cache", "incremental: one new row per layer against each layer's K and V kept from the earlier tokens"},
+                               {"steps", run.continuation->steps}};
+        }
         std::string error;
         if (!write_file_atomic(o.export_json, dump_json(j, 1) + "\n", &error)) {
             err << error << "\n";
@@ -563,7 +665,9 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
                                                                       : " and the top 5 next tokens";
         err << "wrote " << o.export_json << ": " << run.tokens.size() << (run.tokens.size() == 1 ? " token, " : " tokens, ")
             << counted(layers, "layer's trace", "layers' traces") << (run.predictions.is_null() ? "" : ", the predictions per row") << holds
-            << (run.logit_lens.is_null() ? "" : ", the logit lens") << (run.ablation_sweep.is_null() ? "" : ", the ablation sweep") << "\n";
+            << (run.logit_lens.is_null() ? "" : ", the logit lens") << (run.ablation_sweep.is_null() ? "" : ", the ablation sweep")
+            << (run.continuation ? ", the " + counted(static_cast<long long>(run.continuation->ids.size()), "token", "tokens") + " written and each step's choice" : "")
+            << "\n";
     }
     for (int l = 0; l < layers; ++l) {
         const NonFiniteReport non_finite = non_finite_report(run.layers[static_cast<size_t>(l)]);

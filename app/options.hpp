@@ -31,6 +31,12 @@ struct ModelOptions {
     bool logit_lens = false;
     bool ablation_sweep = false;
     std::optional<int> sweep_token;   // the token id the sweep scores; default: the prediction
+    // Writing (core/generate): N tokens after the text, sampled as these say (Options::seed is
+    // the sampler's seed with --generate).
+    std::optional<int> generate;
+    std::optional<float> temperature; // 0 (the default): greedy
+    std::optional<int> top_k;
+    std::optional<float> top_p;
 };
 
 struct Options {

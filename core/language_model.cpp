@@ -65,6 +65,17 @@ std::string Model::token_text(int id) const {
     return hf::token_label(*hf(), id);
 }
 
+std::string Model::text_of(const std::vector<int>& ids) const {
+    std::string text;
+    if (const gpt2::Checkpoint* c = gpt2()) {
+        text = c->tokenizer.decode(ids);
+    } else {
+        const hf::OpenedModel* m = hf();
+        for (int id : ids) text += m->tokenizer ? m->tokenizer->piece(id) : "#" + std::to_string(id);
+    }
+    return valid_utf8(text);
+}
+
 std::string Model::vocabulary_token(int id) const {
     if (const gpt2::Checkpoint* c = gpt2()) return c->tokenizer.token(id);
     const hf::OpenedModel& m = *hf();

@@ -62,6 +62,10 @@ public:
     std::vector<int> encode(const std::string& text, std::vector<std::string>& errors) const;
     // An id as the token strip and the top 5 show it ("␣cat", "byte 0xA9, part of a character").
     std::string token_text(int id) const;
+    // The text of ids as they continue a text: each id's piece (" cat" for "Ġcat" and "▁cat",
+    // a byte token's byte) in turn, invalid UTF-8 replaced by U+FFFD; "#id" for an id of a
+    // model without a tokenizer.
+    std::string text_of(const std::vector<int>& ids) const;
     // The vocabulary's own string for id ("Ġcat", "▁cat", "##ing").
     std::string vocabulary_token(int id) const;
     // Reasons the ids cannot be run (empty when they can).
