@@ -26,10 +26,9 @@ int write_continuation(const generate::Writer& writer, const stack::Pass& pass, 
         err << where << ": --generate: " << why << "\n";
         return 2;
     }
-    Rng rng(sampler.seed);
     std::ostringstream printed;
     for (int t = 0; t < count; ++t) {
-        const std::optional<generate::Sampled> s = generate::sample(writing.logits, sampler, rng, &why);
+        const std::optional<generate::Sampled> s = generate::sample(writing.logits, sampler, n + t, &why);
         if (!s) {
             err << where << ": --generate: step " << t + 1 << ": " << why << "\n";
             return 5;

@@ -17,14 +17,35 @@ ModelResult run_model_recompute(ModelRecompute request) {
     } else if (request.sentence) {
         request.pass = lm::forward_text(*request.model, *request.sentence, request.pass.ablated);
         result.ok = request.pass.ok;
+    } else if (request.ids) {
+        request.pass = lm::forward_ids(*request.model, *request.ids, request.pass.ablated);
+        result.ok = request.pass.ok;
+        if (result.ok && request.edited && request.layer >= 0 && request.layer < static_cast<int>(request.pass.layers.size())) {
+            request.edited = edit_for_text(*request.edited, request.pass, request.layer);
+            result.ok = lm::recompute_from(*request.model, request.layer, request.pass, &*request.edited);
+        } else {
+            request.edited.reset();
+        }
     } else {
         result.ok = lm::recompute_from(*request.model, request.layer, request.pass, request.edited ? &*request.edited : nullptr);
     }
     result.pass = std::move(request.pass);
     result.edited = std::move(request.edited);
     result.sentence = std::move(request.sentence);
+    result.ids = std::move(request.ids);
     result.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return result;
+}
+
+Scenario edit_for_text(const Scenario& edited, const ModelPass& pass, int layer) {
+    Scenario s = edited;
+    Matrix x = lm::layer_input(pass.layers[static_cast<size_t>(layer)]);  // (n × d)
+    const Matrix& kept = edited.target.embeddings;
+    if (kept.cols() == x.cols() && kept.rows() <= x.rows()) x.topRows(kept.rows()) = kept;  // the edit's rows
+    s.target.embeddings = std::move(x);
+    s.target.tokens = pass.tokens;
+    s.target.padding.clear();
+    return s;
 }
 
 namespace {

@@ -33,6 +33,9 @@ struct ModelRecompute {
     int layer = 0;
     std::optional<Scenario> edited;       // layer `layer`'s scenario as the session holds it
     std::optional<std::string> sentence;  // a new sentence, run whole
+    // Ids run whole (a text the model wrote on): with `edited`, layer `layer` is that scenario's
+    // weights and switches on the longer text (edit_for_text), the layers after it recomputed.
+    std::optional<std::vector<int>> ids;
 };
 
 struct ModelResult {
@@ -41,8 +44,14 @@ struct ModelResult {
     int layer = 0;
     std::optional<Scenario> edited;       // what layer `layer` of `pass` was computed from, when edited
     std::optional<std::string> sentence;  // the sentence `pass` ran, when a new one
+    std::optional<std::vector<int>> ids;  // the ids `pass` ran, when asked by ids
     double milliseconds = 0.0;
 };
+
+// Layer ℓ's edited scenario carried to a longer text: its weights and switches as edited, X
+// the stream entering ℓ in `pass` with the rows the edit held (the shorter text's, edited)
+// kept, and the longer text's tokens.
+Scenario edit_for_text(const Scenario& edited, const ModelPass& pass, int layer);
 
 // What a job recomputing from layer ℓ needs of the pass on screen: the pass without its
 // layers' traces but for the stream entering ℓ (and, in cross-attention, the memory); the

@@ -40,30 +40,28 @@ float relative_gap(const Matrix& a, const Matrix& b) {
 }  // namespace
 
 TEST_CASE("sampler: greedy takes the most likely token, ties the smaller id", "[generate][sampler]") {
-    Rng rng(1);
     std::string why;
-    const std::optional<Sampled> s = sample(row_of({1.0f, 3.0f, 3.0f, 2.0f}), SamplerSettings{}, rng, &why);
+    const std::optional<Sampled> s = sample(row_of({1.0f, 3.0f, 3.0f, 2.0f}), SamplerSettings{}, 0, &why);
     REQUIRE(s);
     CHECK(s->chosen == 1);
     CHECK(s->kept == std::vector<int>{1});
-    CHECK(s->draw == 0.0f);
-    CHECK(rng.next_u64() == Rng(1).next_u64());  // greedy draws nothing
+    CHECK(s->draw == 0.0f);  // greedy draws nothing
 }
 
 TEST_CASE("sampler: temperature reshapes the distribution, top-k and top-p cut it", "[generate][sampler]") {
     const Matrix logits = logits_of({0.05f, 0.5f, 0.15f, 0.3f});
-    Rng rng(7);
+    const int position = 7;  // the position drawn for
     std::string why;
     SamplerSettings settings;
     settings.temperature = 1.0f;
-    std::optional<Sampled> s = sample(logits, settings, rng, &why);
+    std::optional<Sampled> s = sample(logits, settings, position, &why);
     REQUIRE(s);
     CHECK(s->kept == std::vector<int>{1, 3, 2, 0});
     CHECK(s->probability[1] == Approx(0.5f));
     CHECK(s->tempered == s->probability);
 
     settings.temperature = 2.0f;  // p_T ∝ p^(1/2)
-    s = sample(logits, settings, rng, &why);
+    s = sample(logits, settings, position, &why);
     REQUIRE(s);
     const double z = std::sqrt(0.05) + std::sqrt(0.5) + std::sqrt(0.15) + std::sqrt(0.3);
     CHECK(s->tempered[1] == Approx(std::sqrt(0.5) / z).epsilon(1e-5));
@@ -72,7 +70,7 @@ TEST_CASE("sampler: temperature reshapes the distribution, top-k and top-p cut i
 
     settings.temperature = 1.0f;
     settings.top_k = 2;
-    s = sample(logits, settings, rng, &why);
+    s = sample(logits, settings, position, &why);
     REQUIRE(s);
     CHECK(s->kept == std::vector<int>{1, 3});
     CHECK(s->top_k_cut == 2);
@@ -80,16 +78,16 @@ TEST_CASE("sampler: temperature reshapes the distribution, top-k and top-p cut i
 
     settings.top_k = 0;
     settings.top_p = 0.7f;  // 0.5 < 0.7 ≤ 0.5 + 0.3: the token that crosses p is kept
-    s = sample(logits, settings, rng, &why);
+    s = sample(logits, settings, position, &why);
     REQUIRE(s);
     CHECK(s->kept == std::vector<int>{1, 3});
     CHECK(s->top_p_cut == 2);
     settings.top_p = 0.9f;  // 0.8 < 0.9 ≤ 0.95
-    s = sample(logits, settings, rng, &why);
+    s = sample(logits, settings, position, &why);
     REQUIRE(s);
     CHECK(s->kept == std::vector<int>{1, 3, 2});
     settings.top_p = 0.2f;  // the most likely token alone already reaches it
-    s = sample(logits, settings, rng, &why);
+    s = sample(logits, settings, position, &why);
     REQUIRE(s);
     CHECK(s->kept == std::vector<int>{1});
     CHECK(s->chosen == 1);
@@ -101,11 +99,10 @@ TEST_CASE("sampler: every draw is in the allowed set, in proportion, and a seed 
     settings.temperature = 1.0f;
     settings.top_k = 3;
     settings.top_p = 0.85f;  // of 0.4, 0.3, 0.2: 0.4 + 0.3 < 0.85 ≤ 0.9
-    Rng rng(11);
     std::string why;
     std::map<int, int> counts;
     for (int i = 0; i < 4000; ++i) {
-        const std::optional<Sampled> s = sample(logits, settings, rng, &why);
+        const std::optional<Sampled> s = sample(logits, settings, i, &why);  // one draw per position
         REQUIRE(s);
         ++counts[s->chosen];
     }
@@ -115,9 +112,9 @@ TEST_CASE("sampler: every draw is in the allowed set, in proportion, and a seed 
     CHECK(counts[2] / 4000.0 == Approx(0.2 / 0.9).margin(0.03));
 
     auto draws = [&](std::uint64_t seed) {
-        Rng r(seed);
+        settings.seed = seed;
         std::vector<int> out;
-        for (int i = 0; i < 50; ++i) out.push_back(sample(logits, settings, r, &why)->chosen);
+        for (int i = 0; i < 50; ++i) out.push_back(sample(logits, settings, i, &why)->chosen);
         return out;
     };
     CHECK(draws(5) == draws(5));
@@ -125,11 +122,11 @@ TEST_CASE("sampler: every draw is in the allowed set, in proportion, and a seed 
 }
 
 TEST_CASE("sampler: bad settings and logits that are not all finite are refused, naming them", "[generate][sampler]") {
-    Rng rng(1);
+    const int position = 0;
     std::string why;
     SamplerSettings bad;
     bad.temperature = -1.0f;
-    CHECK_FALSE(sample(row_of({1, 2}), bad, rng, &why));
+    CHECK_FALSE(sample(row_of({1, 2}), bad, position, &why));
     CHECK_THAT(why, Catch::Contains("temperature is -1"));
     bad.temperature = std::nanf("");
     CHECK_FALSE(validate(bad).empty());
@@ -141,7 +138,7 @@ TEST_CASE("sampler: bad settings and logits that are not all finite are refused,
     bad = SamplerSettings{};
     bad.top_k = -2;
     CHECK_THAT(validate(bad).front(), Catch::Contains("top-k is -2"));
-    CHECK_FALSE(sample(row_of({1.0f, std::nanf("")}), SamplerSettings{}, rng, &why));
+    CHECK_FALSE(sample(row_of({1.0f, std::nanf("")}), SamplerSettings{}, position, &why));
     CHECK_THAT(why, Catch::Contains("token 1 is nan"));
     CHECK_FALSE(choose(row_of({1, 2}), SamplerSettings{}, 2, &why));
     const std::optional<Sampled> forced = choose(row_of({1, 2}), SamplerSettings{}, 0, &why);
@@ -272,10 +269,9 @@ TEST_CASE("writing: a model trained to reverse, given a b c |, writes c b a", "[
     Writing writing;
     std::string why;
     REQUIRE(prefill_by_steps(w, prompt, {}, writing, &why));
-    Rng rng(1);
     std::vector<std::string> written;
     for (int t = 0; t < 3; ++t) {
-        const std::optional<Sampled> next = sample(writing.logits, SamplerSettings{}, rng, &why);
+        const std::optional<Sampled> next = sample(writing.logits, SamplerSettings{}, static_cast<int>(writing.ids.size()), &why);
         REQUIRE(next);
         written.push_back(model.vocabulary[static_cast<size_t>(next->chosen)]);
         REQUIRE(step(w, writing, next->chosen, nullptr, &why));

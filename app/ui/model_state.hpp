@@ -14,6 +14,8 @@
 #include "hf_cache.hpp"
 #include "language_model.hpp"
 #include "download_job.hpp"
+#include "generate/model_writers.hpp"
+#include "generate/sampler.hpp"
 #include "interpret/ablation_sweep.hpp"
 #include "interpret/logit_lens.hpp"
 #include "interpret/model_roles.hpp"
@@ -103,6 +105,56 @@ struct ModelHeadsState {
     SweepOutcome sweep;
 };
 
+// Writing (panel_model_write.cpp): the model writes after the sentence one token at a time,
+// each step a job off the window's thread that samples the next token and runs its row
+// through every layer against the KV caches (core/generate). The session of writing (the
+// writer and its caches) is moved into the step's job and handed back
+// with its result, so that one thread at a time holds it.
+struct WriteSession {
+    generate::Writer writer;
+    generate::Writing writing;
+};
+
+struct WriteStepOutcome {
+    std::unique_ptr<WriteSession> session;     // handed back, whatever happened
+    std::optional<generate::Sampled> sampled;  // the choice made (none: `why`)
+    generate::StepAttention rows;              // the new token's row of every head
+    std::string why;
+    double milliseconds = 0.0;
+};
+
+// One written token, compactly: what the chips, the maps' new rows and the history show.
+struct WrittenToken {
+    int id = 0;
+    std::string token;                         // as the token strip shows it
+    float probability = 0.0f;                  // p of the model (temperature 1)
+    int kept = 0;                              // how many tokens the draw chose among
+    bool forced = false;                       // chosen by a click, not drawn
+    generate::StepAttention rows;              // its row of every head (until a pass covers it)
+};
+
+struct ModelWriteState {
+    generate::SamplerSettings sampler;
+    bool greedy = true;                        // the Greedy switch; temperature kept while it is on
+    float temperature = 1.0f;
+    int run_count = 10;                        // Run N
+    int remaining = 0;                         // tokens Run still writes; Stop sets it to 0
+    bool step_asked = false;                   // Step pressed: one token
+    std::optional<int> forced;                 // a bar clicked: that token next
+    bool undo_asked = false;
+    std::unique_ptr<WriteSession> session;     // none while a step runs, or before the pass it reads
+    compute::Job<WriteStepOutcome> job;
+    std::vector<WrittenToken> written;         // after the sentence's own tokens, in order
+    std::optional<generate::Sampled> last;     // the last step's distribution and choice
+    std::optional<generate::Sampled> next;     // the next token's distribution under the sampler
+    std::string next_key;                      // what `next` was made from
+    std::string said;                          // why writing stopped, or refuses
+    std::optional<int> refill_from;            // an edit or an ablation landed: the caches from this layer
+    int cache_layer = 0;                       // the cache view's layer
+    bool select = false;                       // make the Write tab the selected one at the next frame
+    double step_ms = 0.0;
+};
+
 // What follows an opening once it lands: attnlab --model's --layer and --head (with heads the
 // test hooks ablate), or a session's model choice (its layer with the session's edits, checked
 // against the checkpoint, and the tab the session showed, not the model view the opening shows).
@@ -157,6 +209,7 @@ struct ModelViewState {
     bool restore_all_heads = false;
     ModelCompareState compare;
     ModelHeadsState heads;
+    ModelWriteState write;
     // File → Open model…: the models in the Hugging Face cache, looked for off the window's
     // thread when the path popup opens, then listed under the path.
     std::future<std::vector<hf::CachedModel>> scanning;

@@ -106,14 +106,19 @@ std::vector<int> ranked(const std::vector<float>& p, int count) {
     return ids;
 }
 
-std::optional<Sampled> sample(const Matrix& logits, const SamplerSettings& s, Rng& rng, std::string* why) {
+float draw_for(std::uint64_t seed, int position) {
+    Rng rng(seed ^ (0x9E3779B97F4A7C15ull * (static_cast<std::uint64_t>(position) + 1)));
+    return rng.uniform();
+}
+
+std::optional<Sampled> sample(const Matrix& logits, const SamplerSettings& s, int position, std::string* why) {
     std::optional<Sampled> out = distribution(logits, s, why);
     if (!out) return out;
     if (s.greedy()) {
         out->chosen = out->kept.front();
         return out;
     }
-    out->draw = rng.uniform();
+    out->draw = draw_for(s.seed, position);
     double cumulative = 0.0;
     out->chosen = out->kept.back();  // u below 1 always lands; rounding of the sum may leave it past the last
     for (size_t i = 0; i < out->kept.size(); ++i) {
@@ -125,6 +130,8 @@ std::optional<Sampled> sample(const Matrix& logits, const SamplerSettings& s, Rn
     }
     return out;
 }
+
+std::optional<Sampled> preview(const Matrix& logits, const SamplerSettings& s, std::string* why) { return distribution(logits, s, why); }
 
 std::optional<Sampled> choose(const Matrix& logits, const SamplerSettings& s, int token, std::string* why) {
     if (token < 0 || token >= logits.cols()) {

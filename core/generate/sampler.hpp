@@ -9,11 +9,13 @@
 //   top-k  keeps the k most likely tokens of p_T
 //   top-p  keeps, most likely first, the fewest tokens whose p_T sum reaches p (the token
 //          that crosses p is kept)
-//   draw   u ∈ [0, 1) from the seed; the first kept token (best first) whose cumulative
-//          renormalised probability exceeds u
+//   draw   u ∈ [0, 1), the first number of random.hpp's generator seeded from the seed and
+//          the position the token will stand at; the first kept token (best first) whose
+//          cumulative renormalised probability exceeds u
 //
-// Ties rank the smaller id first. The same logits, settings and seed give the same token on
-// every machine (random.hpp's generator; the probabilities are summed in double).
+// Ties rank the smaller id first. The same logits, settings, seed and position give the same
+// token on every machine (the probabilities are summed in double), so a continuation
+// replays whole, and a step undone and written again draws the same number.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,12 +54,14 @@ struct Sampled {
 // The ids of a row by probability, best first, ties the smaller id first; at most `count`.
 std::vector<int> ranked(const std::vector<float>& probability, int count);
 
-// Samples from one row of logits (1 × V) with a generator the caller keeps (one per run, so a
-// seed gives the whole continuation). nullopt with *why when the logits hold NaN or ±∞: no
-// distribution can be made of them.
-std::optional<Sampled> sample(const Matrix& logits, const SamplerSettings& settings, Rng& rng, std::string* why);
-// The same distribution with `token` chosen instead of a draw (nothing is drawn, so the
-// generator is not advanced).
+// u for the token at `position` (from 0) under `seed`.
+float draw_for(std::uint64_t seed, int position);
+// Samples the token at `position` from one row of logits (1 × V). nullopt with *why when the
+// logits hold NaN or ±∞: no distribution can be made of them.
+std::optional<Sampled> sample(const Matrix& logits, const SamplerSettings& settings, int position, std::string* why);
+// The distribution and the kept set the next draw would choose among, nothing drawn (chosen −1).
+std::optional<Sampled> preview(const Matrix& logits, const SamplerSettings& settings, std::string* why);
+// The same distribution with `token` chosen instead of a draw.
 std::optional<Sampled> choose(const Matrix& logits, const SamplerSettings& settings, int token, std::string* why);
 
 }  // namespace attn::generate
