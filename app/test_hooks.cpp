@@ -62,6 +62,7 @@ TestHooks read_hooks() {
     if (const char* mode = env("ATTNLAB_DEBUG_MODEL_COMPARE")) h.model_compare = mode;
     if (const char* folder = env("ATTNLAB_DEBUG_MODEL_COMPARE_B")) h.model_compare_b = folder;
     if (const char* tab = env("ATTNLAB_DEBUG_MODEL_TAB")) h.model_tab = tab;
+    if (const char* write = env("ATTNLAB_DEBUG_WRITE")) h.model_write = write;
     return h;
 }
 

@@ -21,6 +21,9 @@
 //   ATTNLAB_DEBUG_MODEL_ABLATE=L.H,… with --model: those heads (from 1) ablated at start
 //   ATTNLAB_DEBUG_MODEL_COMPARE=sentences|heads   with --model: the model view's Compare tab shown in that mode
 //   ATTNLAB_DEBUG_MODEL_TAB=roles|lens|sweep        with --model: that tab shown, its job run once the model is open
+//   ATTNLAB_DEBUG_WRITE=N[:T[:P[:K]]]  with --model: the Write tab shown and Run N pressed once the model is open, sampling
+//                                    at temperature T (0 or none: greedy) with top-p P and top-k K (a screenshot shows
+//                                    the tokens its frames wrote, the run still under way)
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +49,7 @@ struct TestHooks {
     std::string model_compare;        // "sentences", "heads", "models", or empty: the grid tab
     std::string model_compare_b;      // two models: model B's folder
     std::string model_tab;            // "roles", "lens", "sweep", or empty
+    std::string model_write;          // ATTNLAB_DEBUG_WRITE as given
 };
 
 // Parsed from the environment now (a handful of getenv calls: cheap enough for every run,

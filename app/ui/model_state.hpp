@@ -116,9 +116,10 @@ struct WriteSession {
 };
 
 struct WriteStepOutcome {
-    std::unique_ptr<WriteSession> session;     // handed back, whatever happened
+    std::shared_ptr<WriteSession> session;     // handed back, whatever happened
     std::optional<generate::Sampled> sampled;  // the choice made (none: `why`)
     generate::StepAttention rows;              // the new token's row of every head
+    std::optional<generate::Sampled> next;     // the distribution the token after it will be drawn from
     std::string why;
     double milliseconds = 0.0;
 };
@@ -139,11 +140,21 @@ struct ModelWriteState {
     float temperature = 1.0f;
     int run_count = 10;                        // Run N
     int remaining = 0;                         // tokens Run still writes; Stop sets it to 0
+    int run_when_open = 0;                     // Run N asked before a model opened (a test hook): started once it can
     bool step_asked = false;                   // Step pressed: one token
     std::optional<int> forced;                 // a bar clicked: that token next
     bool undo_asked = false;
-    std::unique_ptr<WriteSession> session;     // none while a step runs, or before the pass it reads
+    std::shared_ptr<WriteSession> session;     // none while a step runs, or before the pass it reads
     compute::Job<WriteStepOutcome> job;
+    bool discard = false;                      // the text changed while a step ran: its session is dropped
+    int sentence_length = 0;                   // the sentence's own tokens, before the written ones
+    std::uint64_t refused_revision = ~0ull;    // the pass the writer refused (said once, not every frame)
+    // The cache view's layer as the caches last held it (the session is the step's while it runs).
+    struct CacheSnapshot {
+        int layer = -1;
+        Matrix k, v;                           // (rows × H_kv·d_k), (rows × H_kv·d_v)
+        int first_position = 0, window = 0, kv_heads = 0, key_dim = 0;
+    } cache;
     std::vector<WrittenToken> written;         // after the sentence's own tokens, in order
     std::optional<generate::Sampled> last;     // the last step's distribution and choice
     std::optional<generate::Sampled> next;     // the next token's distribution under the sampler

@@ -81,7 +81,7 @@ void rerun_sentence(ModelViewState& m, stack::HeadSet ablated) {
     m.job_text = "Running the sentence again on the unedited model: the maps and the next token below are not its until it ends.";
     ModelPass base;
     base.ablated = std::move(ablated);
-    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), 0, std::nullopt, m.computed_sentence});
+    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), 0, std::nullopt, m.computed_sentence, std::nullopt});
 }
 
 // Installs what the jobs finished, oldest first: the pass on screen becomes the one computed
@@ -101,7 +101,28 @@ void collect_recomputes(Context& state, ModelViewState& m) {
             m.pass = std::move(r.pass);
             m.forward_ms = r.milliseconds;
             ++m.revision;
+            forget_written(m);  // what was written continued the sentence before
             if (m.layer >= 0) show_layer(state, m, m.layer);  // the opened layer follows the sentence
+            continue;
+        }
+        if (r.ids) {  // the text the model wrote, run whole: an edited layer open carried to it
+            m.reshaping = false;
+            if (!r.ok) {
+                for (const std::string& e : r.pass.errors) add_notice(state, "The written text was not run whole: " + e, true);
+                continue;
+            }
+            m.pass = std::move(r.pass);
+            m.forward_ms = r.milliseconds;
+            ++m.revision;
+            if (m.layer >= 0 && r.edited) {
+                m.applied = *r.edited;
+                m.layer_base = session_file::model_layer(*m.model, m.pass, m.layer);
+                m.submitted = m.applied;
+                state.session.push(edits::ReplaceScenario{*r.edited, true});
+                m.seen_revision = state.session.revision;
+            } else if (m.layer >= 0) {
+                show_layer(state, m, m.layer, true);  // the opened layer follows the text
+            }
             continue;
         }
         if (!r.edited) {  // heads ablated or restored: the layers from the lowest changed one
@@ -114,6 +135,7 @@ void collect_recomputes(Context& state, ModelViewState& m) {
                 compute::install_result(m.pass, std::move(r.pass), r.layer);
                 m.forward_ms = r.milliseconds;
                 if (m.layer >= r.layer) show_layer(state, m, m.layer, true);
+                m.write.refill_from = std::min(m.write.refill_from.value_or(r.layer), r.layer);  // the caches from that layer on
             }
             ++m.revision;
             continue;
@@ -128,6 +150,7 @@ void collect_recomputes(Context& state, ModelViewState& m) {
         compute::install_result(m.pass, std::move(r.pass), r.layer);
         m.applied = std::move(*r.edited);
         m.forward_ms = r.milliseconds;
+        m.write.refill_from = std::min(m.write.refill_from.value_or(r.layer), r.layer);  // the caches from the edited layer on
         ++m.revision;
     }
 }
@@ -145,7 +168,7 @@ void settle(Context& state, ModelViewState& m) {
 
 bool model_work_under_way(const ModelViewState& m) {
     return (m.jobs && m.jobs->busy()) || m.opening.valid() || m.compare.running_b.valid() || m.compare.opening_b.valid() ||
-           model_heads_busy(m);
+           model_heads_busy(m) || model_write_busy(m);
 }
 
 void finish_model_work(ModelViewState& m) {
@@ -154,6 +177,17 @@ void finish_model_work(ModelViewState& m) {
     if (m.compare.running_b.valid()) m.compare.running_b.wait();
     if (m.compare.opening_b.valid()) m.compare.opening_b.wait();
     finish_model_heads(m);
+    finish_model_write(m);
+}
+
+void submit_written_text(ModelViewState& m, std::vector<int> ids) {
+    m.reshaping = true;
+    m.job_text = "Running the written text whole: until it ends, each written token's row is shown as it was written.";
+    ModelPass base;
+    base.ablated = m.pass.ablated;
+    std::optional<Scenario> edited;
+    if (m.layer >= 0) edited = m.applied;
+    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), std::max(m.layer, 0), std::move(edited), std::nullopt, std::move(ids)});
 }
 
 namespace {
@@ -167,7 +201,7 @@ void submit_sentence(ModelViewState& m, const std::string& sentence) {
     m.job_text = "Running the new sentence: the maps and the next token below are the previous sentence's until it ends.";
     ModelPass base;
     base.ablated = m.pass.ablated;
-    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), 0, std::nullopt, sentence});
+    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), 0, std::nullopt, sentence, std::nullopt});
 }
 
 }  // namespace
@@ -182,6 +216,7 @@ void install_model(Context& state, ModelViewState& m, compute::ModelOpened opene
     settle(state, m);  // no job may still read the checkpoint it replaces
     if (m.compare.running_b.valid()) m.compare.running_b.get();  // B of the model it replaces: dropped
     forget_model_heads(m);  // its heads' roles, lens and sweep were the replaced model's
+    forget_model_write(m);  // what it wrote and its caches too
     // The pipeline still showing a layer of the model being replaced: its weights, window and
     // norms must not stay on screen under the new model's name (below).
     const int replaced_layer = m.layer >= 0 && m.model && state.session.scenario.name == m.layer_name ? m.layer : -1;
@@ -381,7 +416,7 @@ namespace {
 void apply_ablation(Context& state, ModelViewState& m) {
     if (m.ablation_toggles.empty() && !m.restore_all_heads) return;
     collect_recomputes(state, m);
-    if (jobs_of(m).busy()) return;  // the toggles wait for the job under way: the heads change on the pass it leaves
+    if (jobs_of(m).busy() || model_write_ahead(m)) return;  // the toggles wait for the job under way: the heads change on the pass it leaves
     const int layers = m.model->shape().layers, heads = m.model->shape().heads;
     stack::HeadSet ablated = m.pass.ablated;
     int from = layers;
@@ -405,7 +440,7 @@ void apply_ablation(Context& state, ModelViewState& m) {
     m.reshaping = true;
     m.job_text = "Recomputing layers " + std::to_string(from + 1) + "\xE2\x80\x93" + std::to_string(layers) +
                  " with the heads ablated: the maps and the next token below are the model before it until it ends.";
-    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(pass), from, std::nullopt, std::nullopt});
+    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(pass), from, std::nullopt, std::nullopt, std::nullopt});
 }
 
 // An edit of the layer opened in the pipeline: that layer and every one after it, as a job
@@ -414,7 +449,7 @@ void follow_session(Context& state, ModelViewState& m) {
     compute::ModelJobs& jobs = jobs_of(m);
     collect_recomputes(state, m);
     const edits::Session& session = state.session;
-    if (m.layer < 0 || m.reshaping || session.revision == m.seen_revision || !session.pending.empty()) return;
+    if (m.layer < 0 || m.reshaping || session.revision == m.seen_revision || !session.pending.empty() || model_write_ahead(m)) return;
     m.seen_revision = session.revision;
     if (session.scenario.name != m.layer_name) {  // another scenario opened: the model view stays, detached
         m.layer = -1;
@@ -427,7 +462,7 @@ void follow_session(Context& state, ModelViewState& m) {
     m.submitted = session.scenario;
     m.job_text = "Recomputing layers " + std::to_string(m.layer + 1) + "\xE2\x80\x93" + std::to_string(m.model->shape().layers) +
                  " after the edit: the maps and the next token below are the model before it until it ends.";
-    jobs.submit(compute::ModelRecompute{&*m.model, compute::pass_for_job(m.pass, m.layer), m.layer, session.scenario, std::nullopt});
+    jobs.submit(compute::ModelRecompute{&*m.model, compute::pass_for_job(m.pass, m.layer), m.layer, session.scenario, std::nullopt, std::nullopt});
 }
 
 }  // namespace
@@ -439,6 +474,7 @@ void update_model_view(Context& state, ModelViewState& m) {
     if (m.sentence != m.computed_sentence && !m.reshaping && !ImGui::GetIO().WantTextInput) submit_sentence(m, m.sentence);
     apply_ablation(state, m);
     follow_session(state, m);
+    update_model_write(m);
     update_model_heads(m);
     update_model_compare(m);  // last: its comparison points into the passes as they now are
 }
@@ -731,31 +767,39 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     // The tokens as chips: the readable token, its id below. A long sentence's chips scroll in a
     // box of four rows, so that the maps keep their room.
     const float chip_row = ImGui::GetFrameHeightWithSpacing() + ImGui::GetTextLineHeight();
-    const bool boxed = pass.tokens.size() > 40;
+    // The text: the sentence's tokens, then those the model wrote after it (lit), the newest
+    // possibly not in the pass yet.
+    const std::vector<int> text_ids = written_text_ids(m);
+    const size_t sentence_tokens = static_cast<size_t>(m.write.sentence_length);
+    const bool boxed = text_ids.size() > 40;
     if (boxed) ImGui::BeginChild("model.chips", ImVec2(0.0f, 4.0f * chip_row + ImGui::GetStyle().WindowPadding.y), false);
     std::string chips;
-    for (size_t i = 0; i < pass.tokens.size(); ++i) {
+    for (size_t i = 0; i < text_ids.size(); ++i) {
         if (i > 0) ImGui::SameLine();
         if (ImGui::GetContentRegionAvail().x < 60.0f * scale) ImGui::NewLine();
         ImGui::BeginGroup();
         ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, 6.0f);
+        const bool written = i >= sentence_tokens;
+        if (written) ImGui::PushStyleColor(ImGuiCol_Button, i + 1 == text_ids.size() ? IM_COL32(200, 140, 30, 255) : IM_COL32(120, 90, 40, 255));
         // The token drawn over a button of its size: a label would hide what follows a "##"
         // (WordPiece's "##ing"), which ImGui reads as the start of the button's id.
-        const char* token = pass.tokens[i].c_str();
+        const std::string token_text = text_token(m, static_cast<int>(i));
+        const char* token = token_text.c_str();
         const ImVec2 padding = ImGui::GetStyle().FramePadding;
         const ImVec2 text = ImGui::CalcTextSize(token);
         const ImVec2 at = ImGui::GetCursorScreenPos();
         ImGui::Button(("##chip" + std::to_string(i)).c_str(), ImVec2(text.x + 2.0f * padding.x, text.y + 2.0f * padding.y));
         ImGui::GetWindowDrawList()->AddText(ImVec2(at.x + padding.x, at.y + padding.y), ImGui::GetColorU32(ImGuiCol_Text), token);
+        if (written) ImGui::PopStyleColor();
         ImGui::PopStyleVar();
         if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("token %zu: id %d, \"%s\" in the vocabulary (\xE2\x90\xA3 is a leading space, written \xC4\xA0 or \xE2\x96\x81 there)",
-                              i + 1, pass.token_ids[i], m.model->vocabulary_token(pass.token_ids[i]).c_str());
+            ImGui::SetTooltip("token %zu: id %d, \"%s\" in the vocabulary (\xE2\x90\xA3 is a leading space, written \xC4\xA0 or \xE2\x96\x81 there)%s",
+                              i + 1, text_ids[i], m.model->vocabulary_token(text_ids[i]).c_str(), written ? "\nwritten by the model" : "");
         ImGui::PushFont(state.fonts.mono_small);
-        ImGui::TextDisabled("%d", pass.token_ids[i]);
+        ImGui::TextDisabled("%d", text_ids[i]);
         ImGui::PopFont();
         ImGui::EndGroup();
-        chips += (i ? " " : "") + pass.tokens[i] + "/" + std::to_string(pass.token_ids[i]);
+        chips += (i ? " " : "") + token_text + "/" + std::to_string(text_ids[i]) + (written ? "*" : "");
     }
     record_item(state, "model.tokens", chips);
     if (boxed) ImGui::EndChild();
@@ -763,7 +807,11 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
     // The prediction: the next token's top 5, or (BERT) each [MASK]'s.
     const NonFiniteOrigin& non_finite = pass.non_finite;
     if (!m.model->masked_lm()) {
-        ImGui::TextUnformatted("Next token:");
+        draw_write_control(state, m);
+        const int beyond = written_beyond_pass(m);
+        if (beyond > 0) ImGui::TextUnformatted(("Next token after token " + std::to_string(pass.tokens.size()) + " (the pass of the text before the last " +
+                                                std::to_string(beyond) + " written; the Write tab shows the newest):").c_str());
+        else ImGui::TextUnformatted("Next token:");
         draw_non_finite_mark(state, non_finite, "the next token's");
         record_item(state, "model.top5", draw_top_tokens(pass.next_token_top5, non_finite.any()));
     } else if (pass.masked_predictions.empty()) {
@@ -830,7 +878,16 @@ void draw_grid(Context& state, ModelViewState& m) {
     const float scale = state.fonts.scale;
     // Rows are layers, columns heads.
     const int heads = c.heads, layers = static_cast<int>(pass.layers.size());
-    const int tokens = static_cast<int>(pass.tokens.size());
+    // The pass's tokens, then the written ones it does not hold yet: their rows as they were written.
+    const int in_pass = static_cast<int>(pass.tokens.size());
+    const int tokens = in_pass + written_beyond_pass(m);
+    // A cell's weight where its query sees its key; none where the mask hides it.
+    const auto weight_at = [&](const Trace& trace, int l, int h, int i, int j) -> std::optional<float> {
+        if (i >= in_pass) return written_weight(m, l, h, i, j);
+        if (j >= in_pass || !sees(trace, i, j)) return std::nullopt;
+        return trace.head[static_cast<size_t>(h)].weights(i, j);
+    };
+    const bool lit_row = !m.write.written.empty();  // the newest token's row, as it is written
     const bool grouped = c.kv_heads < c.heads;
     bool windows_differ = false;
     for (int l = 1; l < layers; ++l) windows_differ |= model.window(l) != model.window(0);
@@ -903,7 +960,6 @@ void draw_grid(Context& state, ModelViewState& m) {
         const Trace& trace = pass.layers[static_cast<size_t>(l)];
         for (int h = 0; h < heads; ++h) {
             const ImVec2 p0(origin.x + column[static_cast<size_t>(h)], y);
-            const Matrix& w = trace.head[static_cast<size_t>(h)].weights;
             // The masked cells are the masked grey, the cells the mask lets through drawn over
             // it in viridis, as the weights cards are.
             draw->AddRectFilled(p0, ImVec2(p0.x + map, p0.y + map), pack(kMaskedBackground, 90));
@@ -914,13 +970,18 @@ void draw_grid(Context& state, ModelViewState& m) {
                     float largest = -1.0f;
                     for (int i = i0; i < std::min(tokens, i0 + block); ++i)
                         for (int j = j0; j < std::min(tokens, j0 + block); ++j)
-                            if (sees(trace, i, j)) largest = std::max(largest, w(i, j));
+                            if (const std::optional<float> v = weight_at(trace, l, h, i, j)) largest = std::max(largest, *v);
                     if (largest < 0.0f) continue;  // every cell of the block masked: the ground shows
                     const ImVec2 a(p0.x + static_cast<float>(j0) * cell, p0.y + static_cast<float>(i0) * cell);
                     const float side = static_cast<float>(block) * cell;
                     draw->AddRectFilled(a, ImVec2(std::min(a.x + side + 0.5f, p0.x + map), std::min(a.y + side + 0.5f, p0.y + map)),
                                         pack(viridis(largest)));
                 }
+            if (lit_row) {  // the newest token's query row
+                const float y_row = p0.y + static_cast<float>(tokens - 1) * cell;
+                draw->AddRect(ImVec2(p0.x, y_row), ImVec2(p0.x + map, std::min(y_row + std::max(cell, 2.0f), p0.y + map)),
+                              IM_COL32(255, 200, 60, 255), 0.0f, 0, std::max(1.0f, scale));
+            }
             if (grouped)  // the K/V head's colour along the map's top edge
                 draw->AddRectFilled(ImVec2(p0.x, p0.y - 2.0f * scale), ImVec2(p0.x + map, p0.y), pack(category_colour(model.kv_head(h))));
             const bool ablated_head = pass.ablated.count({l, h}) > 0;
@@ -962,12 +1023,13 @@ void draw_grid(Context& state, ModelViewState& m) {
                     about += local ? "\nlocal layer: each query sees its last " + std::to_string(model.window(l)) + " keys (itself included)"
                                    : std::string("\nglobal layer: each query sees every earlier key");
                 char weight[64];
-                if (sees(trace, i, j)) std::snprintf(weight, sizeof weight, "weight %.3f", static_cast<double>(w(i, j)));
+                if (const std::optional<float> v = weight_at(trace, l, h, i, j)) std::snprintf(weight, sizeof weight, "weight %.3f", static_cast<double>(*v));
                 else std::snprintf(weight, sizeof weight, "masked: the query does not see this key");
+                if (i >= in_pass) about += "\nwritten token: its row as it was written, against the cached keys";
                 about += head_roles_line(m, {l, h});
                 ImGui::SetTooltip("layer %d, head %d%s: %s \xE2\x86\x92 %s  %s%s\nclick to open this layer and head in the pipeline\n%s",
                                   l + 1, h + 1, ablated_head ? " (ablated: its output is zeroed, it adds nothing)" : "",
-                                  pass.tokens[static_cast<size_t>(i)].c_str(), pass.tokens[static_cast<size_t>(j)].c_str(), weight,
+                                  text_token(m, i).c_str(), text_token(m, j).c_str(), weight,
                                   about.c_str(), ablated_head ? "right-click to restore this head" : "right-click to ablate this head (zero its rows of W_O)");
             }
             if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) open_model_layer(state, m, l, h);
@@ -1010,6 +1072,15 @@ void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& texture
             draw(state, m);
             ImGui::EndTabItem();
         };
+        if (!m.model->masked_lm()) {
+            const bool write = ImGui::BeginTabItem("Write", nullptr, m.write.select ? ImGuiTabItemFlags_SetSelected : 0);
+            record_item(state, "model.tab.write", "");
+            m.write.select = false;
+            if (write) {
+                draw_write_tab(state, m);
+                ImGui::EndTabItem();
+            }
+        }
         heads_tab("Head roles", "model.tab.roles", HeadsTab::Roles, draw_head_roles);
         heads_tab("Logit lens", "model.tab.lens", HeadsTab::Lens, draw_logit_lens);
         heads_tab("Ablation sweep", "model.tab.sweep", HeadsTab::Sweep, draw_ablation_sweep);
@@ -1170,7 +1241,18 @@ void ModelView::start(Context& shared, const cli::Options& options, const TestHo
         state.compare.mode = hooks.model_compare == "heads" ? CompareMode::Heads : hooks.model_compare == "models" ? CompareMode::Models : CompareMode::Sentences;
         if (!hooks.model_compare_b.empty()) open_compare_model(state, hooks.model_compare_b);
     }
-    if (!hooks.model_tab.empty()) {
+    if (!hooks.model_write.empty()) {  // N[:T[:P[:K]]]
+        float values[4] = {0, 0, 1, 0};
+        std::sscanf(hooks.model_write.c_str(), "%f:%f:%f:%f", &values[0], &values[1], &values[2], &values[3]);
+        state.write.run_when_open = std::max(1, static_cast<int>(values[0]));
+        state.write.run_count = state.write.run_when_open;
+        state.write.greedy = values[1] <= 0.0f;
+        if (!state.write.greedy) state.write.temperature = values[1];
+        state.write.sampler.top_p = std::clamp(values[2], 0.01f, 1.0f);
+        state.write.sampler.top_k = std::max(0, static_cast<int>(values[3]));
+        state.write.select = hooks.model_tab != "grid";  // grid: the maps growing by the written rows
+    }
+    if (!hooks.model_tab.empty() && hooks.model_tab != "grid") {
         state.heads.select = hooks.model_tab == "roles" ? HeadsTab::Roles : hooks.model_tab == "lens" ? HeadsTab::Lens : HeadsTab::Sweep;
         state.heads.run_when_open = true;
     }

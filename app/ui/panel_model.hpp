@@ -90,6 +90,32 @@ std::optional<interpret::Role> head_role_badge(const ModelViewState& model, stac
 void draw_role_badge(Context& state, ImVec2 corner, interpret::Role role);
 std::string head_roles_line(const ModelViewState& model, stack::HeadId head);
 
+// Writing (panel_model_write.cpp): the Write control beside the sentence and the Write tab.
+// Before drawing: the step that finished is taken (its token joins the text), the caches are
+// filled from a pass that holds the whole text (again from the layer an edit or an ablation
+// changed), the next step starts, and once writing stops a pass of the whole text is run.
+void update_model_write(ModelViewState& model);
+void draw_write_control(Context& state, ModelViewState& model);
+void draw_write_tab(Context& state, ModelViewState& model);
+bool model_write_busy(const ModelViewState& model);
+void finish_model_write(ModelViewState& model);
+// The written tokens dropped (a new sentence), and everything of writing (another model).
+void forget_written(ModelViewState& model);
+void forget_model_write(ModelViewState& model);
+// True while a step runs or the text holds tokens the pass on screen does not: edits and
+// ablations wait for the pass of the whole text.
+bool model_write_ahead(const ModelViewState& model);
+// The text: the sentence's ids and the written ones; how many written tokens the pass on
+// screen does not hold yet; token i of the text as the strip shows it; and a written token's
+// weight on key j in a head's row as it was written (none where the key is hidden from it).
+std::vector<int> written_text_ids(const ModelViewState& model);
+int written_beyond_pass(const ModelViewState& model);
+std::string text_token(const ModelViewState& model, int i);
+std::optional<float> written_weight(const ModelViewState& model, int layer, int head, int i, int j);
+// The text as ids run whole as a job (panel_model.cpp), an edited layer open in the pipeline
+// carried to it (compute::edit_for_text).
+void submit_written_text(ModelViewState& model, std::vector<int> ids);
+
 std::optional<session_file::ModelChoice> model_choice(const ModelViewState& model);
 // A session's model: opened with its sentence and heads ablated, then its layer (the session's
 // scenario `scenario_name`, edited) and `pane`, the tab the session showed.

@@ -283,7 +283,7 @@ TEST_CASE("Model jobs get the stream entering the layer, not the pass: their res
         edited.w_q.edit()(0, 1) += 0.5f;
         const gpt2::ForwardPass job = compute::pass_for_job(shown, layer);
         for (size_t k = 0; k < static_cast<size_t>(layer); ++k) CHECK(job.layers[k].head.empty());  // nothing of them copied
-        compute::ModelResult r = compute::run_model_recompute(compute::ModelRecompute{&model, job, layer, edited, std::nullopt});
+        compute::ModelResult r = compute::run_model_recompute(compute::ModelRecompute{&model, job, layer, edited, std::nullopt, std::nullopt});
         REQUIRE(r.ok);
         gpt2::ForwardPass installed = shown;
         compute::install_result(installed, std::move(r.pass), layer);
