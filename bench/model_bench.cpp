@@ -4,6 +4,7 @@
 //
 //   model_bench [--shape gpt2-small|smollm2-135m] [--dtype f32|bf16] [--runs N] [--keep DIR]
 //   model_bench --measure DIR --shape S [--runs N] [--profile N]    (on a folder already written)
+//   model_bench --decode [--shape S] [--dtype D] [--runs N] [--write N]   writing instead (below)
 // --profile N runs --runs passes of N tokens alone, for a profiler: each into the pass before, or
 // each a new pass with ATTNLAB_BENCH_FRESH set.
 //
@@ -26,6 +27,14 @@
 //   weight-read time  the weights' bytes as the model holds them in memory, at the bandwidth
 //                     of a streaming read of a buffer far larger than the caches, every core
 //                     reading its own part
+// --decode: writing (core/generate), the prompt's pass then one token at a time against the
+// KV caches. One decode step at a 200-token context (the median of --runs steps, from 200 on)
+// against the weight-read time: the bytes of the weights a step reads (every layer's matrices
+// and the LM head, as held: BF16 stays BF16) at the streaming bandwidth measured in the same
+// run, with tokens per second. --write N: then N tokens written after an 8-token prompt, each
+// step's rows of every head kept (what the model view draws), and the peak resident memory
+// against the weights as held + the KV caches + those rows.
+//
 // Peak resident memory is compared with the weights as float32 plus the largest pass's
 // activations (every matrix its traces keep, the weights they share not counted), and with the
 // weights as held: read in place from the file, in its dtype (a BF16 file stays BF16).
@@ -49,6 +58,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "generate/model_writers.hpp"
 #include "gpt2/model.hpp"
 #include "measure.hpp"
 #include "checkpoint/safetensors.hpp"
@@ -409,11 +419,103 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
     return 0;
 }
 
+// [SECTION] Writing
+
+// One decode step at a 200-token context against the weight-read time; with `write`, that many
+// tokens written after an 8-token prompt and the peak memory.
+int measure_decode(const Shape& shape, const std::string& folder, int runs, int write) {
+    std::optional<lm::Model> model;
+    if (shape.learned_positions) {
+        gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
+        if (load.checkpoint) model.emplace(std::move(*load.checkpoint));
+        else for (auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    } else {
+        hf::OpenedModelLoad load = hf::open_model(folder, false);
+        if (load.model) model.emplace(std::move(*load.model));
+        else for (auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    }
+    if (!model) return 1;
+    const generate::Writer writer = generate::writer(*model);
+    // What one step reads: every layer's matrices and the LM head (the embedding's one row aside).
+    const lm::HeldWeights held = model->held_weights();
+    const double element = held.bytes / held.elements;
+    const double embedding = static_cast<double>(shape.vocab) * shape.d_model * element;
+    const double positions = shape.learned_positions ? static_cast<double>(shape.positions) * shape.d_model * element : 0.0;
+    const double read_bytes = held.bytes - positions;  // tied: the embedding is the LM head, read whole
+    std::vector<int> ids;
+    const int prompt = write > 0 ? 8 : 200;
+    for (int i = 0; i < prompt; ++i) ids.push_back((i * 7919 + 13) % 256);
+    generate::Writing writing;
+    std::string why;
+    {
+        const ModelPass pass = lm::forward_ids(*model, ids);
+        if (!generate::prefill(writer, pass, ids, writing, &why)) {
+            std::fprintf(stderr, "%s\n", why.c_str());
+            return 1;
+        }
+    }  // the prompt's traces go: what writing keeps is the caches
+    if (write > 0) {
+        std::vector<generate::StepAttention> rows;  // what the model view keeps to draw
+        double rows_bytes = 0;
+        const auto t0 = Clock::now();
+        for (int t = 0; t < write; ++t) {
+            const std::optional<generate::Sampled> next = generate::sample(writing.logits, {}, static_cast<int>(writing.ids.size()), &why);
+            generate::StepAttention step_rows;
+            if (!next || !generate::step(writer, writing, next->chosen, &step_rows, &why)) {
+                std::fprintf(stderr, "step %d: %s\n", t + 1, why.c_str());
+                return 1;
+            }
+            for (const generate::DecodedAttention& a : step_rows)
+                for (const Vector& w : a.weights) rows_bytes += static_cast<double>(w.size()) * sizeof(float);
+            rows.push_back(std::move(step_rows));
+        }
+        const double seconds = ms_since(t0) / 1000.0;
+        const double peak = peak_rss_kib() * 1024.0;
+        const double budget = held.bytes + (shape.parameters() - held.elements) * sizeof(float) + writing.bytes();
+        std::printf("%s %s: wrote %d tokens after an 8-token prompt in %.1f s (%.1f tokens/s)\n", shape.name.c_str(), held.dtypes.c_str(),
+                    write, seconds, write / seconds);
+        std::printf("peak resident memory: %.0f MiB = %.3f x (the weights as held %.0f MiB + the KV caches %.1f MiB) + the rows kept "
+                    "for drawing %.1f MiB; without the rows: %.3f x (target <= 1.10)\n",
+                    peak / (1 << 20), peak / (budget + rows_bytes), (budget - writing.bytes()) / (1 << 20), writing.bytes() / (1 << 20),
+                    rows_bytes / (1 << 20), (peak - rows_bytes) / budget);
+        return 0;
+    }
+    auto steps = [&] {
+        std::vector<double> ms;
+        for (int r = 0; r < runs; ++r) {
+            const std::optional<generate::Sampled> next = generate::sample(writing.logits, {}, static_cast<int>(writing.ids.size()), &why);
+            const auto t0 = Clock::now();
+            if (!next || !generate::step(writer, writing, next->chosen, nullptr, &why)) return -1.0;
+            ms.push_back(ms_since(t0));
+        }
+        return median(ms);
+    };
+    double step_ms = steps();
+    if (step_ms < 0) {
+        std::fprintf(stderr, "%s\n", why.c_str());
+        return 1;
+    }
+    double bandwidth = read_bandwidth();
+    step_ms = std::min(step_ms, steps());
+    bandwidth = std::max(bandwidth, read_bandwidth());
+    const double read_ms = read_bytes / bandwidth * 1000.0;
+    double load[3] = {0, 0, 0};
+    getloadavg(load, 3);
+    std::printf("%s %s, %d threads (load average %.2f): one decode step at a 200-token context %.2f ms (median of %d, the better of 2) "
+                "= %.2f x the weight-read time (target <= 1.5): %.0f MB read at %.1f GB/s in %.2f ms; %.1f tokens/s; "
+                "the KV caches %.1f MiB (float32)\n",
+                shape.name.c_str(), held.dtypes.c_str(), omp_get_max_threads(), load[0], step_ms, runs, step_ms / read_ms, read_bytes / 1e6,
+                bandwidth / 1e9, read_ms, 1000.0 / step_ms, writing.bytes() / (1 << 20));
+    (void)embedding;
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::string shape_name = "gpt2-small", dtype_name = "f32", keep, measure_folder;
-    int runs = 5, profile_tokens = 0;
+    int runs = 5, profile_tokens = 0, write = 0;
+    bool decode = false;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--shape") && i + 1 < argc) shape_name = argv[++i];
         else if (!std::strcmp(argv[i], "--dtype") && i + 1 < argc) dtype_name = argv[++i];
@@ -421,6 +523,8 @@ int main(int argc, char** argv) {
         else if (!std::strcmp(argv[i], "--keep") && i + 1 < argc) keep = argv[++i];
         else if (!std::strcmp(argv[i], "--measure") && i + 1 < argc) measure_folder = argv[++i];
         else if (!std::strcmp(argv[i], "--profile") && i + 1 < argc) profile_tokens = std::atoi(argv[++i]);
+        else if (!std::strcmp(argv[i], "--decode")) decode = true;
+        else if (!std::strcmp(argv[i], "--write") && i + 1 < argc) write = std::max(0, std::atoi(argv[++i]));
         else {
             std::fprintf(stderr, "usage: model_bench [--shape gpt2-small|smollm2-135m] [--dtype f32|bf16] [--runs N] [--keep DIR]\n");
             return 2;
@@ -433,7 +537,8 @@ int main(int argc, char** argv) {
     }
     // --measure DIR: the measuring process on a folder already written (with --profile N: only
     // --runs passes of N tokens, for a profiler).
-    if (!measure_folder.empty()) return measure(shape, measure_folder, runs, profile_tokens);
+    if (!measure_folder.empty())
+        return decode ? measure_decode(shape, measure_folder, runs, write) : measure(shape, measure_folder, runs, profile_tokens);
 
     const std::string folder =
         !keep.empty() ? keep
@@ -451,11 +556,15 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
     }
     // A fresh process measures: its peak memory is the opening and the running alone.
-    const std::string runs_text = std::to_string(runs);
+    const std::string runs_text = std::to_string(runs), write_text = std::to_string(write);
     const pid_t child = fork();
     if (child == 0) {
-        execl("/proc/self/exe", argv[0], "--measure", folder.c_str(), "--shape", shape_name.c_str(), "--dtype", dtype_name.c_str(),
-              "--runs", runs_text.c_str(), static_cast<char*>(nullptr));
+        if (decode)
+            execl("/proc/self/exe", argv[0], "--measure", folder.c_str(), "--shape", shape_name.c_str(), "--dtype", dtype_name.c_str(),
+                  "--runs", runs_text.c_str(), "--decode", "--write", write > 0 ? write_text.c_str() : "0", static_cast<char*>(nullptr));
+        else
+            execl("/proc/self/exe", argv[0], "--measure", folder.c_str(), "--shape", shape_name.c_str(), "--dtype", dtype_name.c_str(),
+                  "--runs", runs_text.c_str(), static_cast<char*>(nullptr));
         _exit(127);
     }
     int status = 0;

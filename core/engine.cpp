@@ -523,7 +523,8 @@ Matrix as_row(const Vector& v) { return v; }
 
 }  // namespace
 
-void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_output, BlockTrace& b) {
+void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_output, BlockTrace& b, bool any_order) {
+    const auto kernel = [any_order](ProductKernel k) { return any_order ? ProductKernel::any_order : k; };
     const BlockOptions& o = s.block;
     const int d_model = s.d_model;
     const int d_ff = o.d_ff > 0 ? o.d_ff : 4 * d_model;
@@ -561,17 +562,17 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
         // Each product keeps the kernel its numbers always came from (product.hpp: Matrix(a·b) for
         // the gate, `m = a·b`, a column-major temporary, for up and down).
         b.w_gate = resolved_weight(o.w_gate, d_model, d_ff, s.seed, 12);
-        product_into(ffn_input, b.w_gate, b.ffn_gate);     // (n, d_model)·(d_model, d_ff) → (n, d_ff)
+        product_into(ffn_input, b.w_gate, b.ffn_gate, kernel(ProductKernel::row_major));     // (n, d_model)·(d_model, d_ff) → (n, d_ff)
         b.ffn_gate = activate(b.ffn_gate, o.activation);
-        product_into(ffn_input, b.w_1, b.ffn_up, ProductKernel::column_major);          // (n, d_model)·(d_model, d_ff) → (n, d_ff)
-        b.ffn_product = b.ffn_gate.cwiseProduct(b.ffn_up);                              // element by element, (n, d_ff)
-        product_into(b.ffn_product, b.w_2, b.ffn_output, ProductKernel::column_major);  // (n, d_ff)·(d_ff, d_model) → (n, d_model)
+        product_into(ffn_input, b.w_1, b.ffn_up, kernel(ProductKernel::column_major));          // (n, d_model)·(d_model, d_ff) → (n, d_ff)
+        b.ffn_product = b.ffn_gate.cwiseProduct(b.ffn_up);                                      // element by element, (n, d_ff)
+        product_into(b.ffn_product, b.w_2, b.ffn_output, kernel(ProductKernel::column_major));  // (n, d_ff)·(d_ff, d_model) → (n, d_model)
     } else {
         b.b_1 = o.b_1.size() != 0 ? as_row(o.b_1) : Matrix::Zero(1, d_ff);
         b.b_2 = o.b_2.size() != 0 ? as_row(o.b_2) : Matrix::Zero(1, d_model);
-        product_plus_bias_into(ffn_input, b.w_1, b.b_1, b.ffn_hidden);     // (n, d_model)·(d_model, d_ff) + b_1 → (n, d_ff)
+        product_plus_bias_into(ffn_input, b.w_1, b.b_1, b.ffn_hidden, 0, kernel(ProductKernel::column_major));     // (n, d_model)·(d_model, d_ff) + b_1 → (n, d_ff)
         b.ffn_hidden = activate(b.ffn_hidden, o.activation);
-        product_plus_bias_into(b.ffn_hidden, b.w_2, b.b_2, b.ffn_output);  // (n, d_ff)·(d_ff, d_model) + b_2 → (n, d_model)
+        product_plus_bias_into(b.ffn_hidden, b.w_2, b.b_2, b.ffn_output, 0, kernel(ProductKernel::column_major));  // (n, d_ff)·(d_ff, d_model) + b_2 → (n, d_model)
     }
     const Matrix* ffn_added = &b.ffn_output;
     if (o.sandwich_norm) {

@@ -84,8 +84,9 @@ void head_inputs(const Scenario& scenario, const Trace& trace, const Matrix& q_a
 void finish_trace(const Scenario& scenario, Trace& trace);
 // The rest of the block after attention (trace.hpp: BlockTrace), given x = X + PE and the
 // attention's output. In a pre-norm block, `block` already holds norm1 (prepare_inputs
-// computed it: attention reads it).
-void run_block(const Scenario& scenario, const Matrix& x, const Matrix& attention_output, BlockTrace& block);
+// computed it: attention reads it). `any_order`: its products in any summation order
+// (ProductKernel::any_order: a decode step's one row, compared within float rounding).
+void run_block(const Scenario& scenario, const Matrix& x, const Matrix& attention_output, BlockTrace& block, bool any_order = false);
 // True when the scenario asks for any part of the block.
 bool has_block(const Scenario& scenario);
 // "t1", "t2", … when the labels are missing or do not match n.

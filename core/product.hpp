@@ -46,7 +46,8 @@ void for_column_pieces(Eigen::Index n, Eigen::Index depth, Eigen::Index cols, bo
     if (chunks <= 0) chunks = omp_in_parallel() ? 1 : omp_get_max_threads();
     const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(depth) * static_cast<double>(cols);
     const Eigen::Index step = kProductColumnStep;
-    if (chunks < 2 || gemv_by_columns || flops < 4.0e6 || cols < 2 * step || depth == 0) {
+    // One row is memory-bound: worth sharing from a few hundred KB of weights on.
+    if (chunks < 2 || gemv_by_columns || flops < (n == 1 ? 2.0e5 : 4.0e6) || cols < 2 * step || depth == 0) {
         piece(Eigen::Index{0}, cols);
         return;
     }
@@ -71,6 +72,11 @@ enum class ProductKernel {
     column_major,  // out = a * b, (a * b).rowwise() + bias: a column-major temporary (the product's
                    // plain type), then copied; its blocks of out's columns are Eigen's nr = 4, and a
                    // multiple of 4 keeps them
+    // Any summation order: a caller that compares within float rounding, not bit for bit (a
+    // decode step against a full recompute). One row against a weight is then shared among
+    // the threads by columns too, and a stored weight is read once, element by element, with
+    // no widened copy (stored_row_product_into): the memory-bound GEMV of writing.
+    any_order,
 };
 
 // out = a·b (b a Matrix, or a Matrix's transpose: h·Eᵀ), its columns in `chunks` pieces, one
@@ -79,18 +85,21 @@ template <typename Rhs>
 void product_into(const Matrix& a, const Rhs& b, Matrix& out, ProductKernel kernel = ProductKernel::row_major, int chunks = 0) {
     static_assert(detail::is_matrix_or_transpose<Rhs>, "b is a Matrix or a Matrix's transpose");
     out.resize(a.rows(), b.cols());
-    const bool gemv_by_columns = a.rows() == 1 && (std::is_same_v<Rhs, Matrix> || kernel == ProductKernel::column_major);
+    const bool gemv_by_columns =
+        kernel != ProductKernel::any_order && a.rows() == 1 && (std::is_same_v<Rhs, Matrix> || kernel == ProductKernel::column_major);
     detail::for_column_pieces(a.rows(), a.cols(), b.cols(), gemv_by_columns, chunks, [&](Eigen::Index begin, Eigen::Index width) {
-        if (kernel == ProductKernel::row_major) out.middleCols(begin, width).noalias() = a * b.middleCols(begin, width);  // (n, k)·(k, w)
+        if (kernel != ProductKernel::column_major) out.middleCols(begin, width).noalias() = a * b.middleCols(begin, width);  // (n, k)·(k, w)
         else out.middleCols(begin, width) = a * b.middleCols(begin, width);  // through a column-major temporary
     });
 }
 
 // out = a·b + bias on every row, bias (1 × N), as (a * b).rowwise() + bias evaluates it
 // (ProductKernel::column_major). out must not alias a, b or bias.
-inline void product_plus_bias_into(const Matrix& a, const Matrix& b, const Matrix& bias, Matrix& out, int chunks = 0) {
+inline void product_plus_bias_into(const Matrix& a, const Matrix& b, const Matrix& bias, Matrix& out, int chunks = 0,
+                                   ProductKernel kernel = ProductKernel::column_major) {
     out.resize(a.rows(), b.cols());
-    detail::for_column_pieces(a.rows(), a.cols(), b.cols(), a.rows() == 1, chunks, [&](Eigen::Index begin, Eigen::Index width) {
+    const bool gemv_by_columns = kernel != ProductKernel::any_order && a.rows() == 1;
+    detail::for_column_pieces(a.rows(), a.cols(), b.cols(), gemv_by_columns, chunks, [&](Eigen::Index begin, Eigen::Index width) {
         out.middleCols(begin, width) = (a * b.middleCols(begin, width)).rowwise() + bias.row(0).segment(begin, width);
     });
 }
@@ -102,24 +111,36 @@ inline void product_plus_bias_into(const Matrix& a, const Matrix& b, const Matri
 // into a buffer of its thread, never the whole matrix.
 void stored_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, ProductKernel kernel, const Matrix* bias = nullptr,
                          int chunks = 0);
+// out = a·b (+ bias) for one row a (1 × k), in any summation order: every stored element read
+// once where it lies and widened in registers' reach (a line, or a run of a row, at a time), the
+// columns shared among the threads.
+void stored_row_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, const Matrix* bias = nullptr);
 
 // out = a·b for a weight, float32 or stored.
 inline void product_into(const Matrix& a, const SharedMatrix& b, Matrix& out, ProductKernel kernel = ProductKernel::row_major,
                          int chunks = 0) {
-    if (const StoredMatrix* stored = b.stored()) stored_product_into(a, *stored, out, kernel, nullptr, chunks);
+    const StoredMatrix* stored = b.stored();
+    if (stored && kernel == ProductKernel::any_order && a.rows() == 1) stored_row_product_into(a, *stored, out);
+    else if (stored) stored_product_into(a, *stored, out, kernel == ProductKernel::any_order ? ProductKernel::row_major : kernel, nullptr, chunks);
     else product_into(a, b.get(), out, kernel, chunks);
 }
 
 // out = a·bᵀ for a weight kept (N × k): the tied LM head's h·Eᵀ.
-inline void product_transposed_into(const Matrix& a, const SharedMatrix& b, Matrix& out, int chunks = 0) {
-    if (const StoredMatrix* stored = b.stored()) stored_product_into(a, stored->transpose(), out, ProductKernel::row_major, nullptr, chunks);
+inline void product_transposed_into(const Matrix& a, const SharedMatrix& b, Matrix& out, int chunks = 0,
+                                    ProductKernel kernel = ProductKernel::row_major) {
+    const StoredMatrix* stored = b.stored();
+    if (stored && kernel == ProductKernel::any_order && a.rows() == 1) stored_row_product_into(a, stored->transpose(), out);
+    else if (stored) stored_product_into(a, stored->transpose(), out, ProductKernel::row_major, nullptr, chunks);
     else product_into(a, b.get().transpose(), out, ProductKernel::row_major, chunks);
 }
 
 // out = a·b + bias on every row for a weight, float32 or stored.
-inline void product_plus_bias_into(const Matrix& a, const SharedMatrix& b, const Matrix& bias, Matrix& out, int chunks = 0) {
-    if (const StoredMatrix* stored = b.stored()) stored_product_into(a, *stored, out, ProductKernel::column_major, &bias, chunks);
-    else product_plus_bias_into(a, b.get(), bias, out, chunks);
+inline void product_plus_bias_into(const Matrix& a, const SharedMatrix& b, const Matrix& bias, Matrix& out, int chunks = 0,
+                                   ProductKernel kernel = ProductKernel::column_major) {
+    const StoredMatrix* stored = b.stored();
+    if (stored && kernel == ProductKernel::any_order && a.rows() == 1) stored_row_product_into(a, *stored, out, &bias);
+    else if (stored) stored_product_into(a, *stored, out, ProductKernel::column_major, &bias, chunks);
+    else product_plus_bias_into(a, b.get(), bias, out, chunks, kernel);
 }
 
 }  // namespace attn

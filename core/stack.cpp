@@ -231,9 +231,9 @@ Matrix final_norm(const Head& h, const Matrix& x) {
     return h.norm_kind == NormKind::RMSNorm ? rms_norm(x, h.epsilon, h.norm.gamma, h.gamma_plus_one) : layer_norm(x, h.epsilon, h.norm);
 }
 
-void unembed_into(const Head& h, const Matrix& rows, Matrix& logits) {
-    if (h.tied) product_transposed_into(rows, h.unembedding, logits);  // (n, d)·(d, V) → (n, V)
-    else product_into(rows, h.unembedding, logits);                    // (n, d)·(d, V) → (n, V)
+void unembed_into(const Head& h, const Matrix& rows, Matrix& logits, ProductKernel kernel) {
+    if (h.tied) product_transposed_into(rows, h.unembedding, logits, 0, kernel);  // (n, d)·(d, V) → (n, V)
+    else product_into(rows, h.unembedding, logits, kernel);                       // (n, d)·(d, V) → (n, V)
     if (h.bias != nullptr && h.bias->size() != 0) logits.rowwise() += *h.bias;
     if (h.softcap > 0.0f) {
         const float c = h.softcap;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "matrix.hpp"
+#include "product.hpp"
 #include "scenario.hpp"
 #include "shared_matrix.hpp"
 #include "trace.hpp"
@@ -120,7 +121,8 @@ bool recompute_from(const Stack& stack, int layer, Pass& pass, const Scenario* e
 // given (n × V; last_row_only is the caller's choice of rows), soft-capped where the head is.
 // The head must have an unembedding.
 Matrix final_norm(const Head& head, const Matrix& x);
-void unembed_into(const Head& head, const Matrix& rows, Matrix& logits);
+// `kernel`: ProductKernel::any_order for a decode step's one row (product.hpp).
+void unembed_into(const Head& head, const Matrix& rows, Matrix& logits, ProductKernel kernel = ProductKernel::row_major);
 
 // The k largest values of a row (1 × V), best first; ties: the smaller index; NaN ranks
 // below every number.

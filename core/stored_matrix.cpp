@@ -1,6 +1,7 @@
 // A weight read where its checkpoint stores it (stored_matrix.hpp states the layout).
 #include "stored_matrix.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -198,6 +199,121 @@ void stored_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, Pr
         for (Eigen::Index begin = piece_begin; begin < end; begin += kStoredPieceColumns)
             columns(begin, std::min(kStoredPieceColumns, end - begin));
     });
+}
+
+namespace {
+
+// Element i of a stored run as float32: F32 and BF16 by their bits (loops over them vectorise),
+// F16 through its table.
+template <safetensors::Dtype D>
+inline float stored_at(const unsigned char* p, Eigen::Index i) {
+    if constexpr (D == safetensors::Dtype::F32) {
+        float f;
+        std::memcpy(&f, p + 4 * i, 4);
+        return f;
+    } else if constexpr (D == safetensors::Dtype::BF16) {
+        std::uint16_t half;
+        std::memcpy(&half, p + 2 * i, 2);
+        const std::uint32_t bits = static_cast<std::uint32_t>(half) << 16;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        return f;
+    } else {
+        std::uint16_t half;
+        std::memcpy(&half, p + 2 * i, 2);
+        return safetensors::f16_to_f32(half);
+    }
+}
+
+template <safetensors::Dtype D>
+void row_product(const float* x, const StoredMatrix& b, float* out) {
+    const Eigen::Index k = b.rows, n = b.cols;
+    const std::size_t size = b.element_size();
+    const Eigen::Map<const Eigen::VectorXf> xs(x, k);
+    if (b.transposed) {
+        // Column c is one stored line of k elements: out[c] = x·line(c), read in place (F32) or
+        // widened into a line of the thread's own first.
+#pragma omp parallel
+        {
+            std::vector<float> widened(static_cast<std::size_t>(k));
+#pragma omp for schedule(static)
+            for (Eigen::Index c = 0; c < n; ++c) {
+                const unsigned char* line = b.bytes + static_cast<std::size_t>(b.line(c) * b.stride) * size;
+                const float* values = reinterpret_cast<const float*>(line);
+                if constexpr (D == safetensors::Dtype::BF16) {
+                    // Widened and multiplied in one pass, 16 partial sums (two registers' worth).
+                    float partial[16] = {};
+                    Eigen::Index r = 0;
+                    for (; r + 16 <= k; r += 16)
+                        for (int j = 0; j < 16; ++j) partial[j] += x[r + j] * stored_at<D>(line, r + j);
+                    float sum = 0.0f;
+                    for (; r < k; ++r) sum += x[r] * stored_at<D>(line, r);
+                    for (float v : partial) sum += v;
+                    out[c] = sum;
+                    continue;
+                }
+                if constexpr (D != safetensors::Dtype::F32) {
+                    for (Eigen::Index r = 0; r < k; ++r) widened[static_cast<std::size_t>(r)] = stored_at<D>(line, r);
+                    values = widened.data();
+                } else if (reinterpret_cast<std::uintptr_t>(line) % alignof(float) != 0) {
+                    std::memcpy(widened.data(), line, static_cast<std::size_t>(k) * sizeof(float));
+                    values = widened.data();
+                }
+                out[c] = Eigen::Map<const Eigen::VectorXf>(values, k).dot(xs);
+            }
+        }
+        return;
+    }
+    // Stored rows are the engine's rows: each thread reads its own rows straight through, adding
+    // x[r]·row into an accumulator of its own; the accumulators are summed at the end.
+    std::fill(out, out + n, 0.0f);
+#pragma omp parallel
+    {
+        std::vector<float> acc(static_cast<std::size_t>(n), 0.0f);
+        // Four rows at a time: the accumulator is read and written once for four rows' elements.
+        const Eigen::Index blocks = (k + 3) / 4;
+#pragma omp for schedule(static)
+        for (Eigen::Index block = 0; block < blocks; ++block) {
+            const Eigen::Index r = block * 4;
+            if (r + 4 > k) {  // the last rows, one at a time
+                for (Eigen::Index rr = r; rr < k; ++rr)
+                    for (Eigen::Index c = 0; c < n;) {
+                        const Eigen::Index length = std::min(b.group - c % b.group, n - c);
+                        const unsigned char* run = b.bytes + b.index(rr, c) * size;
+                        float* into = acc.data() + c;
+                        for (Eigen::Index i = 0; i < length; ++i) into[i] += x[rr] * stored_at<D>(run, i);
+                        c += length;
+                    }
+                continue;
+            }
+            const float x0 = x[r], x1 = x[r + 1], x2 = x[r + 2], x3 = x[r + 3];
+            for (Eigen::Index c = 0; c < n;) {
+                const Eigen::Index length = std::min(b.group - c % b.group, n - c);
+                const unsigned char* p0 = b.bytes + b.index(r, c) * size;
+                const unsigned char* p1 = b.bytes + b.index(r + 1, c) * size;
+                const unsigned char* p2 = b.bytes + b.index(r + 2, c) * size;
+                const unsigned char* p3 = b.bytes + b.index(r + 3, c) * size;
+                float* into = acc.data() + c;
+                for (Eigen::Index i = 0; i < length; ++i)
+                    into[i] += x0 * stored_at<D>(p0, i) + x1 * stored_at<D>(p1, i) + x2 * stored_at<D>(p2, i) + x3 * stored_at<D>(p3, i);
+                c += length;
+            }
+        }
+#pragma omp critical
+        Eigen::Map<Eigen::VectorXf>(out, n) += Eigen::Map<const Eigen::VectorXf>(acc.data(), n);
+    }
+}
+
+}  // namespace
+
+void stored_row_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, const Matrix* bias) {
+    out.resize(1, b.cols);
+    switch (b.dtype) {
+        case safetensors::Dtype::F32: row_product<safetensors::Dtype::F32>(a.data(), b, out.data()); break;
+        case safetensors::Dtype::BF16: row_product<safetensors::Dtype::BF16>(a.data(), b, out.data()); break;
+        case safetensors::Dtype::F16: row_product<safetensors::Dtype::F16>(a.data(), b, out.data()); break;
+    }
+    if (bias != nullptr) out += *bias;
 }
 
 }  // namespace attn

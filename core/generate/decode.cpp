@@ -100,9 +100,10 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     const SharedMatrix w_v = resolved_weight(s.w_v, d, kv * d_k, s.seed, 2);
     const SharedMatrix w_o = resolved_weight(s.w_o, heads * d_k, d, s.seed, 3);
     Matrix q, k, v;
-    product_into(a, w_q, q);  // (1, d)·(d, H·d_k) → (1, H·d_k)
-    product_into(a, w_k, k);  // (1, d)·(d, H_kv·d_k)
-    product_into(a, w_v, v);
+    // One row against each weight: memory-bound, shared among the threads (ProductKernel::any_order).
+    product_into(a, w_q, q, ProductKernel::any_order);  // (1, d)·(d, H·d_k) → (1, H·d_k)
+    product_into(a, w_k, k, ProductKernel::any_order);  // (1, d)·(d, H_kv·d_k)
+    product_into(a, w_v, v, ProductKernel::any_order);
     if (s.b_q.size() != 0) q += s.b_q;
     if (s.b_k.size() != 0) k += s.b_k;
     if (s.b_v.size() != 0) v += s.b_v;
@@ -138,12 +139,12 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
         }
     }
     Matrix output;
-    product_into(concat, w_o, output);  // (1, H·d_v)·(H·d_v, d) → (1, d)
+    product_into(concat, w_o, output, ProductKernel::any_order);  // (1, H·d_v)·(H·d_v, d) → (1, d)
     if (s.b_o.size() != 0) output += s.b_o;
     if (!has_block(s)) return output;
     BlockTrace block;
     if (pre) block.norm1 = a;
-    run_block(s, x, output, block);
+    run_block(s, x, output, block, true);
     return block.output;
 }
 

@@ -50,7 +50,7 @@ void start(const Writer& w, const stack::HeadSet& ablated, Writing& writing, int
 
 void read_logits(const Writer& w, const Matrix& x, Writing& writing) {
     const Matrix h = stack::final_norm(w.stack.head, x);
-    stack::unembed_into(w.stack.head, h, writing.logits);  // (1 × d)·(d × V) → (1 × V)
+    stack::unembed_into(w.stack.head, h, writing.logits, ProductKernel::any_order);  // (1 × d)·(d × V) → (1 × V)
 }
 
 }  // namespace

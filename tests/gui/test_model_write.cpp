@@ -88,7 +88,7 @@ TEST_CASE("Model view Write: Run writes frame after frame without the window wai
     CHECK(static_cast<size_t>(m.pass.layers[0].n_queries) == m.pass.token_ids.size());
 }
 
-TEST_CASE("Model view Write: a bar clicked writes that token; top-p cuts the bars; an ablation refills the caches from its layer",
+TEST_CASE("Model view Write: a bar clicked writes that token, top-p cuts the bars, an ablation refills the caches from its layer",
           "[model-view][generate]") {
     UiDriver ui(find_preset(default_preset_name())->scenario);
     REQUIRE(ui.open_model(write_model("attnlab-gui-write-bars")));
