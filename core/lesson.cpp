@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include <sstream>
+
 #include "engine.hpp"
+#include "generate/model_writers.hpp"
 #include "interpret/model_roles.hpp"
 #include "presets.hpp"
 #include "serialize.hpp"
@@ -33,6 +36,98 @@ train::TrainSettings training_settings(const LessonTraining& t) {
     s.seed = t.seed;
     s.evaluate_every = 0;
     return s;
+}
+
+// An object's keys, each checked against the ones it may have.
+template <class Fail>
+void known_keys(const nlohmann::json& j, std::initializer_list<const char*> known, const std::string& where, Fail&& fail) {
+    std::string list;
+    for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (std::none_of(known.begin(), known.end(), [&](const char* k) { return it.key() == k; }))
+            fail(where + "." + it.key() + "'", "unknown key (expected " + list + ")", nullptr);
+}
+
+// A whole number of `j[key]` from lo to hi into `into`, when there.
+template <class Fail>
+void whole_number(const nlohmann::json& j, const char* key, long long lo, long long hi, const std::string& where, Fail&& fail, int& into) {
+    if (!j.contains(key)) return;
+    const nlohmann::json& v = j[key];
+    if (!v.is_number_integer() || v.get<long long>() < lo || v.get<long long>() > hi)
+        fail(where + "." + key + "'", "expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", found " + dump_json(v), &v);
+    else into = v.get<int>();
+}
+
+// A trained step's "write" object.
+template <class Fail>
+LessonWriting read_writing(const nlohmann::json& j, const LessonTraining& t, const std::string& step, Fail&& fail) {
+    LessonWriting w;
+    const std::string where = step + " 'train.write";
+    if (!j.is_object()) {
+        fail(where + "'", "expected an object {\"prompt\", \"tokens\", \"temperature\", \"top_k\", \"top_p\", \"seed\"}", &j);
+        return w;
+    }
+    known_keys(j, {"prompt", "tokens", "temperature", "top_k", "top_p", "seed"}, where, fail);
+    train::TaskOptions task;
+    task.kind = t.task;
+    const std::vector<std::string> vocabulary = train::task_vocabulary(task);
+    if (!j.contains("prompt") || !j["prompt"].is_string()) {
+        fail(where + ".prompt'", "expected the prompt as the task's tokens separated by spaces", j.contains("prompt") ? &j["prompt"] : nullptr);
+    } else {
+        std::istringstream words(j["prompt"].get<std::string>());
+        for (std::string word; words >> word;) {
+            if (std::find(vocabulary.begin(), vocabulary.end(), word) == vocabulary.end())
+                fail(where + ".prompt'", "'" + word + "' is not a token of the " + train::to_string(t.task) + " task", &j["prompt"]);
+            w.prompt.push_back(word);
+        }
+        if (w.prompt.empty()) fail(where + ".prompt'", "the prompt has no token", &j["prompt"]);
+    }
+    whole_number(j, "tokens", 0, 32, where, fail, w.tokens);
+    whole_number(j, "top_k", 0, 1000, where, fail, w.sampler.top_k);
+    auto real = [&](const char* key, float& into) {
+        if (!j.contains(key)) return;
+        if (!j[key].is_number()) fail(where + "." + key + "'", "expected a number, found " + dump_json(j[key]), &j[key]);
+        else into = j[key].get<float>();
+    };
+    real("temperature", w.sampler.temperature);
+    real("top_p", w.sampler.top_p);
+    if (j.contains("seed")) {
+        if (!j["seed"].is_number_integer() || j["seed"].get<long long>() < 0) fail(where + ".seed'", "expected a whole number 0 or more", &j["seed"]);
+        else w.sampler.seed = j["seed"].get<std::uint64_t>();
+    }
+    for (const std::string& e : generate::validate(w.sampler)) fail(where + "'", e, nullptr);
+    return w;
+}
+
+// A trained step's "costs" list.
+template <class Fail>
+std::vector<LessonCacheShape> read_costs(const nlohmann::json& j, const std::string& step, Fail&& fail) {
+    std::vector<LessonCacheShape> shapes;
+    const std::string where = step + " 'train.costs";
+    if (!j.is_array()) {
+        fail(where + "'", "expected a list of {\"name\", \"layers\", \"heads\", \"kv_heads\", \"head_dim\", \"window\", \"global_every\", \"bytes\"}", &j);
+        return shapes;
+    }
+    for (const nlohmann::json& one : j) {
+        LessonCacheShape c;
+        if (!one.is_object() || !one.contains("name") || !one["name"].is_string()) {
+            fail(where + "'", "each entry is an object with a \"name\"", &one);
+            continue;
+        }
+        known_keys(one, {"name", "layers", "heads", "kv_heads", "head_dim", "window", "global_every", "bytes"}, where, fail);
+        c.name = one["name"].get<std::string>();
+        whole_number(one, "layers", 1, 1000, where, fail, c.layers);
+        whole_number(one, "heads", 1, 1024, where, fail, c.heads);
+        whole_number(one, "kv_heads", 1, 1024, where, fail, c.kv_heads);
+        whole_number(one, "head_dim", 1, 4096, where, fail, c.head_dim);
+        whole_number(one, "window", 0, 1 << 24, where, fail, c.window);
+        whole_number(one, "global_every", 0, 1000, where, fail, c.global_every);
+        whole_number(one, "bytes", 1, 4, where, fail, c.bytes);
+        if (c.heads % c.kv_heads != 0)
+            fail(where + ".kv_heads'", c.name + ": " + std::to_string(c.kv_heads) + " K/V heads do not divide " + std::to_string(c.heads) + " query heads", nullptr);
+        shapes.push_back(std::move(c));
+    }
+    return shapes;
 }
 
 // A step's "train" object; each problem through fail(where, what, value).
@@ -101,11 +196,15 @@ LessonTraining read_training(const nlohmann::json& j, const std::string& where, 
             }
         }
     }
+    if (j.contains("write")) t.write = read_writing(j["write"], t, where, fail);
+    if (j.contains("costs")) t.costs = read_costs(j["costs"], where, fail);
     for (auto it = j.begin(); it != j.end(); ++it) {
-        static const char* known[] = {"task", "layers", "heads", "steps", "seed", "positional_encoding", "layer", "head", "ablate", "roles"};
+        static const char* known[] = {"task", "layers", "heads", "steps", "seed", "positional_encoding", "layer", "head", "ablate", "roles",
+                                      "write", "costs"};
         if (std::none_of(std::begin(known), std::end(known), [&](const char* k) { return it.key() == k; }))
             fail(where + " 'train." + it.key() + "'",
-                 "unknown key (expected task, layers, heads, steps, seed, positional_encoding, layer, head, ablate, roles)", nullptr);
+                 "unknown key (expected task, layers, heads, steps, seed, positional_encoding, layer, head, ablate, roles, write, costs)",
+                 nullptr);
     }
     if (t.layer > t.layers)
         fail(where + " 'train.layer'", "layer " + std::to_string(t.layer) + " of a model with " + std::to_string(t.layers) +
@@ -119,6 +218,102 @@ LessonTraining read_training(const nlohmann::json& j, const std::string& where, 
 
 }  // namespace
 
+namespace {
+
+std::string bytes_text(double bytes) {
+    char text[48];
+    if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+    else if (bytes >= 1024.0 * 1024) std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1024.0 * 1024));
+    else if (bytes >= 1024.0) std::snprintf(text, sizeof text, "%.1f KiB", bytes / 1024.0);
+    else std::snprintf(text, sizeof text, "%.0f B", bytes);
+    return text;
+}
+
+std::string probability_text(float p) {
+    char text[16];
+    std::snprintf(text, sizeof text, "%.2f", static_cast<double>(p));
+    return text;
+}
+
+// A distribution's most likely tokens: "f 0.97, e 0.01, d 0.01, c 0.00".
+std::string top_text(const train::Model& model, const std::vector<float>& p, int count) {
+    std::string text;
+    for (int id : generate::ranked(p, count))
+        text += (text.empty() ? "" : ", ") + model.vocabulary[static_cast<size_t>(id)] + " " + probability_text(p[static_cast<size_t>(id)]);
+    return text;
+}
+
+// What a named model's KV cache costs, per token and at 4k, 32k and 128k tokens, beside
+// multi-head attention with the same query heads.
+std::string cost_line(const LessonCacheShape& c) {
+    std::vector<generate::LayerCacheShape> layers;
+    for (int l = 0; l < c.layers; ++l) {
+        const bool global = c.window == 0 || (c.global_every > 0 && (l + 1) % c.global_every == 0);
+        layers.push_back({c.kv_heads, c.head_dim, c.head_dim, global ? 0 : c.window});
+    }
+    std::string line = c.name + " (" + std::to_string(c.layers) + " layers, " + std::to_string(c.heads) + " query heads on " +
+                       std::to_string(c.kv_heads) + (c.kv_heads == 1 ? " K/V head" : " K/V heads") + " of " + std::to_string(c.head_dim) +
+                       (c.window > 0 ? ", window " + std::to_string(c.window) +
+                                           (c.global_every > 0 ? " on all but every " + std::to_string(c.global_every) + "th layer" : "")
+                                     : std::string()) +
+                       ", " + std::to_string(c.bytes) + " bytes a number): the first token's K and V " +
+                       bytes_text(generate::cache_cost(layers, c.heads, c.bytes, 1).bytes_per_token);
+    for (long long length : {4096LL, 32768LL, 131072LL}) {
+        const generate::CacheCost cost = generate::cache_cost(layers, c.heads, c.bytes, length);
+        line += "; " + std::to_string(length / 1024) + "k tokens " + bytes_text(cost.bytes) + " (multi-head attention " +
+                bytes_text(cost.multi_head_bytes) + ")";
+    }
+    return line;
+}
+
+}  // namespace
+
+std::vector<int> write_text(const train::Model& model, const LessonTraining& t, std::vector<std::string>& lines) {
+    const LessonWriting& w = *t.write;
+    std::string error;
+    const std::vector<int> prompt = train::token_ids(model, w.prompt, &error);
+    const generate::Writer writer = generate::writer(model);
+    generate::Writing writing;
+    std::string why;
+    if (!error.empty() || !generate::prefill_by_steps(writer, prompt, t.ablated, writing, &why)) {
+        lines.push_back("The model cannot write: " + (error.empty() ? why : error));
+        return prompt;
+    }
+    std::string prompt_text;
+    for (const std::string& name : w.prompt) prompt_text += (prompt_text.empty() ? "" : " ") + name;
+    std::string mode = w.sampler.greedy() ? "greedy" : "temperature " + probability_text(w.sampler.temperature);
+    if (!w.sampler.greedy() && w.sampler.top_k > 0) mode += ", top-k " + std::to_string(w.sampler.top_k);
+    if (!w.sampler.greedy() && w.sampler.top_p < 1.0f) mode += ", top-p " + probability_text(w.sampler.top_p);
+    if (!w.sampler.greedy()) mode += ", seed " + std::to_string(w.sampler.seed);
+    if (std::optional<generate::Sampled> first = generate::preview(writing.logits, w.sampler, &why)) {
+        lines.push_back("After the prompt \"" + prompt_text + "\", the next token: " + top_text(model, first->probability, 4) +
+                        (w.sampler.greedy() || w.sampler.temperature == 1.0f ? "" : "; at " + mode + ": " + top_text(model, first->tempered, 4)));
+    }
+    std::string written, steps;
+    for (int k = 0; k < w.tokens && !writing.full(); ++k) {
+        const std::optional<generate::Sampled> s = generate::sample(writing.logits, w.sampler, static_cast<int>(writing.ids.size()), &why);
+        if (!s) break;
+        const std::string& token = model.vocabulary[static_cast<size_t>(s->chosen)];
+        written += (written.empty() ? "" : " ") + token;
+        steps += (steps.empty() ? "" : "; ") + token + " p " + probability_text(s->probability[static_cast<size_t>(s->chosen)]) + ", " +
+                 std::to_string(s->kept.size()) + " kept";
+        if (!generate::step(writer, writing, s->chosen, nullptr, &why)) break;
+    }
+    if (w.tokens > 0) {
+        lines.push_back("Written (" + mode + "): " + prompt_text + " \xE2\x86\x92 " + written);
+        lines.push_back("Each step (the token, its probability under the model, how many tokens the draw chose among): " + steps);
+    }
+    const std::vector<generate::LayerCacheShape> shapes = generate::cache_shapes(writer);
+    const generate::CacheCost cost = generate::cache_cost(shapes, model.config.heads, 4.0, static_cast<long long>(writing.ids.size()));
+    lines.push_back("KV cache: " + std::to_string(shapes.size()) + (shapes.size() == 1 ? " layer" : " layers") + " \xC3\x97 " +
+                    std::to_string(shapes.front().kv_heads) + " K/V heads \xC3\x97 (K and V of " + std::to_string(shapes.front().key_dim) +
+                    ") = " + bytes_text(cost.bytes_per_token) + " a token in float32; the text's " + std::to_string(writing.ids.size()) +
+                    " tokens: " + bytes_text(cost.bytes) + (writing.full() ? " (the last token written fills the model's positions: it is never read)" : ""));
+    std::vector<int> text = writing.ids;
+    if (writing.full()) text.pop_back();  // never read: the model has no position for it
+    return text;
+}
+
 Scenario trained_lesson_scenario(const LessonTraining& t, LessonFacts* facts, TrainedLessonModel* kept) {
     const std::string key = std::string(train::to_string(t.task)) + "/" + std::to_string(t.layers) + "/" + std::to_string(t.heads) + "/" +
                             std::to_string(t.steps) + "/" + std::to_string(t.seed) + "/" + to_string(t.positional);
@@ -131,17 +326,26 @@ Scenario trained_lesson_scenario(const LessonTraining& t, LessonFacts* facts, Tr
         trainer = std::make_shared<const train::Trainer>(std::move(*fresh));
         if (kept != nullptr) *kept = TrainedLessonModel{key, trainer};
     }
-    const train::Example& probe = trainer->probe();
-    const train::ForwardPass pass = train::forward(trainer->model(), probe.input, t.ablated);
+    // The layer on the task's probe, or (with "write") on the prompt and what the model wrote.
+    train::ModelInput input = trainer->probe().input;
+    std::vector<std::string> written_lines;
+    if (t.write) {
+        input = train::ModelInput{};
+        input.tokens = write_text(trainer->model(), t, written_lines);
+    }
+    const train::ForwardPass pass = train::forward(trainer->model(), input, t.ablated);
     if (!pass.ok) return Scenario{};
-    Scenario s = train::trained_layer_scenario(trainer->model(), probe.input, pass, t.layer - 1);
+    Scenario s = train::trained_layer_scenario(trainer->model(), input, pass, t.layer - 1);
     stack::ablate_heads(s, t.ablated, t.layer - 1);
     s.name = std::string(train::to_string(t.task)) + " after " + std::to_string(t.steps) + " steps: layer " +
-             std::to_string(t.layer) + " of " + std::to_string(t.layers) + (t.ablated.empty() ? "" : ", heads ablated");
+             std::to_string(t.layer) + " of " + std::to_string(t.layers) + (t.ablated.empty() ? "" : ", heads ablated") +
+             (t.write ? ", on what it wrote" : "");
     if (facts != nullptr) {
         *facts = LessonFacts{};
         facts->accuracy = train::evaluate(trainer->model(), trainer->held_out(), t.steps).accuracy;
         if (!t.ablated.empty()) facts->ablated_accuracy = train::evaluate(trainer->model(), trainer->held_out(), t.steps, t.ablated).accuracy;
+        facts->writing = std::move(written_lines);
+        for (const LessonCacheShape& c : t.costs) facts->costs.push_back(cost_line(c));
         if (t.roles)
             if (std::optional<interpret::RolesRun> run = interpret::run_head_roles(trainer->model(), training_settings(t).task, 0, 1, nullptr))
                 facts->roles = std::move(run->heads);
@@ -158,6 +362,8 @@ std::string LessonFacts::sentence() const {
     std::string said = "Held-out accuracy: " + percent(accuracy);
     if (ablated_accuracy) said += "; with the step's heads ablated: " + percent(*ablated_accuracy);
     said += ".";
+    for (const std::string& line : writing) said += "\n" + line;
+    for (const std::string& line : costs) said += "\n" + line;
     for (const interpret::HeadRoles& h : roles) {
         said += "\nlayer " + std::to_string(h.head.layer + 1) + ", head " + std::to_string(h.head.head + 1) + ":";
         for (interpret::Role r : interpret::kRoles) {

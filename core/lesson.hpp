@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "generate/sampler.hpp"
 #include "interpret/head_roles.hpp"
 #include "scenario.hpp"
 #include "stack.hpp"
@@ -16,6 +17,24 @@
 #include "train/trainer.hpp"
 
 namespace attn {
+
+// A trained step's "write" (core/generate): the trained model writes after a prompt, one token
+// at a time against its KV caches, and the step shows its layer on the whole text.
+struct LessonWriting {
+    std::vector<std::string> prompt;  // names of the task's vocabulary
+    int tokens = 0;                   // 0 (the prompt's pass alone) to 32
+    generate::SamplerSettings sampler;
+};
+
+// A named model's KV cache for a step's cost lines ("costs"): what each layer keeps, in the
+// checkpoint's dtype. A windowed layer keeps its last `window` tokens; with `global_every` N,
+// every N-th layer is global (keeps all), the others windowed (Gemma 3's 5 local : 1 global is 6).
+struct LessonCacheShape {
+    std::string name;
+    int layers = 1, heads = 1, kv_heads = 1, head_dim = 64;
+    int window = 0, global_every = 0;
+    int bytes = 2;                    // per number: 2 (BF16) or 4 (float32)
+};
 
 // A step's "train": the step shows one layer of a small model trained on a task when the
 // step opens (core/train; deterministic for the seed, a second or less), the fixed probe as
@@ -31,6 +50,8 @@ struct LessonTraining {
     int head = 1;        // the head shown, from 1
     stack::HeadSet ablated;  // "ablate": [[layer, head], …] (from 1 in the file): heads zeroed in the trained model
     bool roles = false;      // "roles": true: the step also says every head's role scores (core/interpret)
+    std::optional<LessonWriting> write;        // "write": {"prompt", "tokens", "temperature", "top_k", "top_p", "seed"}
+    std::vector<LessonCacheShape> costs;       // "costs": [{"name", "layers", "heads", "kv_heads", "head_dim", "window", "global_every", "bytes"}]
 };
 
 // What a trained step computed, said under its text (never a number typed into the lesson):
@@ -40,6 +61,8 @@ struct LessonFacts {
     double accuracy = 0.0;                     // the held-out set, every head intact
     std::optional<double> ablated_accuracy;    // the same with the step's heads ablated
     std::vector<interpret::HeadRoles> roles;   // layer by layer; empty without "roles"
+    std::vector<std::string> writing;          // with "write": the prompt, each token written, the distribution, the cache
+    std::vector<std::string> costs;            // with "costs": one line per shape
     std::string sentence() const;              // the lines the lesson shows
 };
 
@@ -86,5 +109,9 @@ struct TrainedLessonModel {
 // returns the shown layer on the probe as a scenario (the step's heads ablated), and what it
 // computed of the trained model when `facts` is given.
 Scenario trained_lesson_scenario(const LessonTraining& training, LessonFacts* facts = nullptr, TrainedLessonModel* kept = nullptr);
+// A "write" step's text: the prompt's ids and what the trained model wrote after them (the last
+// one dropped when the model has no position left to read it), and what writing computed, in
+// lines.
+std::vector<int> write_text(const train::Model& model, const LessonTraining& training, std::vector<std::string>& lines);
 
 }  // namespace attn

@@ -372,6 +372,13 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
         {R"({"task": "reverse", "ablate": [[2, 1]]})", "step 1 'train.ablate': head 1 of layer 2 is not in a model of 1 layers of 2 heads"},
         {R"({"task": "reverse", "ablate": [1, 1]})", "step 1 'train.ablate': expected a list of [layer, head] pairs"},
         {R"({"task": "reverse", "roles": 1})", "step 1 'train.roles': expected true or false"},
+        {R"({"task": "reverse", "write": {"prompt": "a b z |"}})", "step 1 'train.write.prompt': 'z' is not a token of the reverse task"},
+        {R"({"task": "reverse", "write": {"prompt": "a |", "tokens": 40}})", "step 1 'train.write.tokens': expected a whole number from 0 to 32"},
+        {R"({"task": "reverse", "write": {"prompt": "a |", "top_p": 1.5}})", "step 1 'train.write': top-p is 1.5"},
+        {R"({"task": "reverse", "write": {"prompt": "a |", "temperature": -1}})", "step 1 'train.write': temperature is -1"},
+        {R"({"task": "reverse", "write": {"prompt": "a |", "beams": 2}})", "step 1 'train.write.beams': unknown key"},
+        {R"({"task": "reverse", "costs": [{"name": "x", "heads": 6, "kv_heads": 4}]})", "'train.costs.kv_heads': x: 4 K/V heads do not divide 6"},
+        {R"({"task": "reverse", "costs": [{"name": "x", "layers": 0}]})", "step 1 'train.costs.layers': expected a whole number from 1"},
         {R"("reverse")", "step 1 'train': expected an object"},
     };
     for (const Bad& bad : catalogue) {
@@ -464,4 +471,40 @@ TEST_CASE("the attention-sinks lesson shows a head parking on the first token wi
     REQUIRE(sink.ok);
     CHECK(sink.settings.sinks);
     CHECK(sink.head[0].weights.row(5).sum() < 0.5f);  // the sink took most of the row
+}
+
+TEST_CASE("the lesson 'How a model writes' computes what its text speaks of: the cache, the reverse written, the cuts, the loop") {
+    const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/11-how-a-model-writes.json");
+    for (const std::string& e : load.errors) FAIL(e);
+    REQUIRE(load.lesson);
+    const Lesson& l = *load.lesson;
+    REQUIRE(l.steps.size() >= 8);
+    TrainedLessonModel kept;
+    std::vector<LessonFacts> facts(l.steps.size());
+    for (size_t k = 0; k < l.steps.size(); ++k) {
+        REQUIRE(l.steps[k].train);
+        const Scenario s = trained_lesson_scenario(*l.steps[k].train, &facts[k], &kept);
+        CHECK(run(s).ok);
+        UNSCOPED_INFO("step " << k + 1 << ": " << facts[k].sentence());
+        CHECK_FALSE(facts[k].writing.empty());
+    }
+    // The prompt's pass alone: 7 tokens, the layer shown on them; one step: 8.
+    CHECK(trained_lesson_scenario(*l.steps[0].train).target.tokens.size() == 7);
+    CHECK(trained_lesson_scenario(*l.steps[1].train).target.tokens.size() == 8);
+    CHECK_THAT(facts[0].sentence(), Contains("After the prompt \"a b c d e f |\", the next token: f "));
+    CHECK_THAT(facts[1].sentence(), Contains("Written (greedy): a b c d e f | \xE2\x86\x92 f\n"));
+    CHECK_THAT(facts[2].sentence(), Contains("Written (greedy): a b c d e f | \xE2\x86\x92 f e d c b a"));
+    // The costs: Llama 3.2 1B's 32 KiB a token against multi-head attention's 128 KiB (4 GiB and 16 GiB at 128k).
+    REQUIRE(facts[3].costs.size() == 3);
+    CHECK_THAT(facts[3].costs[0], Contains("K and V 32.0 KiB") && Contains("128k tokens 4.0 GiB (multi-head attention 16.0 GiB)"));
+    CHECK_THAT(facts[3].costs[2], Contains("K and V 4.0 KiB"));
+    // A window keeps its cache from growing: Gemma 3's shape costs less at 128k than its all-global twin.
+    REQUIRE(facts[4].costs.size() == 3);
+    CHECK(facts[4].costs[0] != facts[4].costs[1]);
+    // Top-k 2: never more than 2 kept; greedy keeps 1.
+    CHECK_THAT(facts[6].sentence(), Contains("2 kept") && !Contains("3 kept"));
+    CHECK_THAT(facts[2].sentence(), Contains("1 kept") && !Contains("2 kept"));
+    // The induction model loops: what it writes after "a b c d e f a" continues b c d e f a …
+    CHECK_THAT(facts.back().sentence(), Contains("c a f c a f c \xE2\x86\x92 a f c a f c a f c"));
+    CHECK(l.steps[5].train->write->sampler.temperature > 1.0f);
 }
