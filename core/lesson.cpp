@@ -220,32 +220,10 @@ LessonTraining read_training(const nlohmann::json& j, const std::string& where, 
 
 namespace {
 
-std::string bytes_text(double bytes) {
-    char text[48];
-    if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
-    else if (bytes >= 1024.0 * 1024) std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1024.0 * 1024));
-    else if (bytes >= 1024.0) std::snprintf(text, sizeof text, "%.1f KiB", bytes / 1024.0);
-    else std::snprintf(text, sizeof text, "%.0f B", bytes);
-    return text;
-}
-
-std::string probability_text(float p) {
-    char text[16];
-    std::snprintf(text, sizeof text, "%.2f", static_cast<double>(p));
-    return text;
-}
-
-// A distribution's most likely tokens: "f 0.97, e 0.01, d 0.01, c 0.00".
-std::string top_text(const train::Model& model, const std::vector<float>& p, int count) {
-    std::string text;
-    for (int id : generate::ranked(p, count))
-        text += (text.empty() ? "" : ", ") + model.vocabulary[static_cast<size_t>(id)] + " " + probability_text(p[static_cast<size_t>(id)]);
-    return text;
-}
-
 // What a named model's KV cache costs, per token and at 4k, 32k and 128k tokens, beside
 // multi-head attention with the same query heads.
 std::string cost_line(const LessonCacheShape& c) {
+    using generate::bytes_text;
     std::vector<generate::LayerCacheShape> layers;
     for (int l = 0; l < c.layers; ++l) {
         const bool global = c.window == 0 || (c.global_every > 0 && (l + 1) % c.global_every == 0);
@@ -269,49 +247,9 @@ std::string cost_line(const LessonCacheShape& c) {
 }  // namespace
 
 std::vector<int> write_text(const train::Model& model, const LessonTraining& t, std::vector<std::string>& lines) {
-    const LessonWriting& w = *t.write;
-    std::string error;
-    const std::vector<int> prompt = train::token_ids(model, w.prompt, &error);
-    const generate::Writer writer = generate::writer(model);
-    generate::Writing writing;
-    std::string why;
-    if (!error.empty() || !generate::prefill_by_steps(writer, prompt, t.ablated, writing, &why)) {
-        lines.push_back("The model cannot write: " + (error.empty() ? why : error));
-        return prompt;
-    }
-    std::string prompt_text;
-    for (const std::string& name : w.prompt) prompt_text += (prompt_text.empty() ? "" : " ") + name;
-    std::string mode = w.sampler.greedy() ? "greedy" : "temperature " + probability_text(w.sampler.temperature);
-    if (!w.sampler.greedy() && w.sampler.top_k > 0) mode += ", top-k " + std::to_string(w.sampler.top_k);
-    if (!w.sampler.greedy() && w.sampler.top_p < 1.0f) mode += ", top-p " + probability_text(w.sampler.top_p);
-    if (!w.sampler.greedy()) mode += ", seed " + std::to_string(w.sampler.seed);
-    if (std::optional<generate::Sampled> first = generate::preview(writing.logits, w.sampler, &why)) {
-        lines.push_back("After the prompt \"" + prompt_text + "\", the next token: " + top_text(model, first->probability, 4) +
-                        (w.sampler.greedy() || w.sampler.temperature == 1.0f ? "" : "; at " + mode + ": " + top_text(model, first->tempered, 4)));
-    }
-    std::string written, steps;
-    for (int k = 0; k < w.tokens && !writing.full(); ++k) {
-        const std::optional<generate::Sampled> s = generate::sample(writing.logits, w.sampler, static_cast<int>(writing.ids.size()), &why);
-        if (!s) break;
-        const std::string& token = model.vocabulary[static_cast<size_t>(s->chosen)];
-        written += (written.empty() ? "" : " ") + token;
-        steps += (steps.empty() ? "" : "; ") + token + " p " + probability_text(s->probability[static_cast<size_t>(s->chosen)]) + ", " +
-                 std::to_string(s->kept.size()) + " kept";
-        if (!generate::step(writer, writing, s->chosen, nullptr, &why)) break;
-    }
-    if (w.tokens > 0) {
-        lines.push_back("Written (" + mode + "): " + prompt_text + " \xE2\x86\x92 " + written);
-        lines.push_back("Each step (the token, its probability under the model, how many tokens the draw chose among): " + steps);
-    }
-    const std::vector<generate::LayerCacheShape> shapes = generate::cache_shapes(writer);
-    const generate::CacheCost cost = generate::cache_cost(shapes, model.config.heads, 4.0, static_cast<long long>(writing.ids.size()));
-    lines.push_back("KV cache: " + std::to_string(shapes.size()) + (shapes.size() == 1 ? " layer" : " layers") + " \xC3\x97 " +
-                    std::to_string(shapes.front().kv_heads) + " K/V heads \xC3\x97 (K and V of " + std::to_string(shapes.front().key_dim) +
-                    ") = " + bytes_text(cost.bytes_per_token) + " a token in float32; the text's " + std::to_string(writing.ids.size()) +
-                    " tokens: " + bytes_text(cost.bytes) + (writing.full() ? " (the last token written fills the model's positions: it is never read)" : ""));
-    std::vector<int> text = writing.ids;
-    if (writing.full()) text.pop_back();  // never read: the model has no position for it
-    return text;
+    generate::WrittenText written = generate::write_after(model, t.write->prompt, t.write->tokens, t.write->sampler, t.ablated);
+    lines = std::move(written.lines);
+    return written.ids;
 }
 
 Scenario trained_lesson_scenario(const LessonTraining& t, LessonFacts* facts, TrainedLessonModel* kept) {

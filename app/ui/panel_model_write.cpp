@@ -294,18 +294,11 @@ void update_model_write(ModelViewState& m) {
 
 namespace {
 
+using generate::bytes_text;
+
 std::string percent(float p) {
     char text[32];
     std::snprintf(text, sizeof text, p >= 0.1f ? "%.1f%%" : "%.2f%%", static_cast<double>(p) * 100.0);
-    return text;
-}
-
-std::string bytes_text(double bytes) {
-    char text[48];
-    if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(text, sizeof text, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
-    else if (bytes >= 1024.0 * 1024) std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1024.0 * 1024));
-    else if (bytes >= 1024.0) std::snprintf(text, sizeof text, "%.1f KiB", bytes / 1024.0);
-    else std::snprintf(text, sizeof text, "%.0f B", bytes);
     return text;
 }
 

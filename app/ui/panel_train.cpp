@@ -21,9 +21,12 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include <imgui.h>
+
+#include "generate/model_writers.hpp"
 
 #include "interpret/model_roles.hpp"
 #include "reflect.hpp"
@@ -624,6 +627,56 @@ void draw_probe(Context& state, TrainPanelState& p) {
     }
 }
 
+// The weights shown write after a prompt (core/generate): one token at a time against their
+// KV caches until the model's positions are full. A toy model writes in well under a
+// millisecond, so it is written on the window's thread when the prompt, the settings or the
+// weights shown change.
+void draw_writing(Context& state, TrainPanelState& p) {
+    TrainPanelState::Writing& w = p.writing;
+    const bool open = ImGui::CollapsingHeader("Write after a prompt", ImGuiTreeNodeFlags_DefaultOpen);
+    record_item(state, "train.write", open ? "open" : "closed");
+    if (!open) return;
+    if (w.prompt.empty()) {  // the probe's first half and its separator
+        const std::vector<int>& probe = p.probe.input.tokens;
+        for (size_t i = 0; i < probe.size(); ++i) {
+            const std::string& name = p.shown_model.vocabulary[static_cast<size_t>(probe[i])];
+            w.prompt += (w.prompt.empty() ? "" : " ") + name;
+            if (name == "|") break;
+        }
+    }
+    ImGui::SetNextItemWidth(-1.0f);
+    input_line("##train.write.prompt", w.prompt);
+    record_item(state, "train.write.prompt", w.prompt);
+    ImGui::Checkbox("Greedy##train.write", &w.greedy);
+    if (!w.greedy) {
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(110.0f * state.fonts.scale);
+        ImGui::SliderFloat("##train.write.temperature", &w.temperature, 0.05f, 5.0f, "temperature %.2f");
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(70.0f * state.fonts.scale);
+        ImGui::InputInt("seed##train.write", &w.seed, 0, 0);
+        w.seed = std::max(0, w.seed);
+    }
+    generate::SamplerSettings sampler;
+    sampler.temperature = w.greedy ? 0.0f : w.temperature;
+    sampler.seed = static_cast<std::uint64_t>(w.seed);
+    const std::string key = p.shown_key + "/" + w.prompt + "/" + std::to_string(sampler.temperature) + "/" + std::to_string(sampler.seed);
+    if (key != w.key) {
+        w.key = key;
+        std::vector<std::string> names;
+        std::istringstream words(w.prompt);
+        for (std::string word; words >> word;) names.push_back(word);
+        const int room = std::max(0, p.shown_model.config.max_positions + 1 - static_cast<int>(names.size()));
+        w.lines = generate::write_after(p.shown_model, names, room, sampler, p.ablated_heads).lines;
+    }
+    std::string said;
+    for (const std::string& line : w.lines) said += (said.empty() ? "" : "\n") + line;
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(said.c_str());
+    ImGui::PopTextWrapPos();
+    record_item(state, "train.write.lines", said);
+}
+
 // Every layer's heads on the probe, one weights card each, with its ablate toggle.
 void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     if (!p.shown.ok) return;
@@ -770,6 +823,7 @@ void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
     ImGui::PopStyleColor();
     ImGui::Spacing();
     draw_probe(state, p);
+    draw_writing(state, p);
     if (!p.ablated_heads.empty()) {
         ImGui::Spacing();
         std::string said = ablated_text(p.ablated_heads);

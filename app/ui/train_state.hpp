@@ -92,6 +92,17 @@ struct TrainPanelState {
     std::uint64_t roles_generation = ~0ull;  // the progress generation the last job started from
     std::vector<std::pair<int, float>> previous_token_curve, induction_curve;
 
+    // Writing (core/generate): the weights shown (the timeline's step, the heads ablated) write
+    // after a prompt of the task's tokens; what they wrote, step by step.
+    struct Writing {
+        std::string prompt;        // the task's tokens separated by spaces; empty: the probe's up to its separator
+        bool greedy = true;
+        float temperature = 1.0f;
+        int seed = 1;
+        std::vector<std::string> lines;  // what writing computed (generate::write_after)
+        std::string key;           // the shown weights and settings the lines are for
+    } writing;
+
     TrainedLayerState opened;  // a layer opened in the pipeline
     std::optional<int> open_layer_asked;  // "Open layer ℓ in the pipeline" (from 0), once the panel has drawn
 };

@@ -3,6 +3,8 @@
 // layer in the pipeline at the head that learned.
 #include <catch2/catch.hpp>
 
+#include <sstream>
+
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -340,4 +342,28 @@ TEST_CASE("Train: a probe token changed in the panel and in the pipeline, the pr
     ui.frame(3);
     CHECK_FALSE(ui::trained_layer_open(ui.window.train.state));
     CHECK(ui.widget("trained.title") == nullptr);
+}
+
+TEST_CASE("Train: the weights shown write after a prompt, the reverse of its letters, and a head ablated changes what they write",
+          "[train][generate]") {
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui::TrainPanelState& p = ui.window.train.state;
+    p.open = true;
+    ui.frame(2);
+    ui::train_now(ui.window.train.state, 400);
+    ui.frame(3);
+    CHECK(ui.text("train.write") == "open");  // open from the start
+    // The prompt is the probe's letters and its separator; the model writes them reversed.
+    const std::string prompt = ui.text("train.write.prompt");
+    std::vector<std::string> letters;
+    std::istringstream words(prompt);
+    for (std::string w; words >> w && w != "|";) letters.push_back(w);
+    REQUIRE(letters.size() == 6);
+    std::string reversed;
+    for (auto it = letters.rbegin(); it != letters.rend(); ++it) reversed += (reversed.empty() ? "" : " ") + *it;
+    CHECK_THAT(ui.text("train.write.lines"), Catch::Contains(prompt + " \xE2\x86\x92 " + reversed));
+    // Both heads ablated: the layer adds nothing, and the reverse is gone.
+    p.ablated_heads = {{0, 0}, {0, 1}};
+    ui.frame(3);
+    CHECK_THAT(ui.text("train.write.lines"), !Catch::Contains(prompt + " \xE2\x86\x92 " + reversed));
 }
