@@ -4,12 +4,16 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <functional>
+#include <map>
 #include <set>
 
 #include "every_family.hpp"
 #include "generate/model_writers.hpp"
 #include "generate/sampler.hpp"
 #include "generate/writer.hpp"
+#include "engine.hpp"
+#include "random.hpp"
 #include "train/trainer.hpp"
 
 using namespace attn;
@@ -297,4 +301,68 @@ TEST_CASE("cache cost: grouped-query attention and windows against multi-head at
     CHECK(cache_cost(mixed, 2, 4.0, 2).bytes == 2 * 2 * 32.0);
     CHECK(cache_cost(mixed, 2, 4.0, 10).bytes == 3 * 32.0 + 10 * 32.0);
     CHECK(cache_cost(mixed, 2, 4.0, 10).bytes_per_token == 32.0);
+}
+
+TEST_CASE("decode_layer: one row against the cache equals the last row of the engine's full run, rule by rule", "[generate]") {
+    // A scenario for every rule the families above do not all reach: sinks, ALiBi, the sinusoid
+    // and the engine's seeded learned table, the default (interleaved) RoPE, a post-norm block
+    // with its feed-forward, a custom scale, a soft-cap, a finite fill, the naive softmax, a window.
+    struct Case {
+        const char* name;
+        std::function<void(Scenario&)> set;
+    };
+    const std::vector<Case> cases{
+        {"sinks", [](Scenario& s) { s.sinks = Vector::Constant(s.heads, 0.7f); }},
+        {"ALiBi", [](Scenario& s) { s.positional = PositionalEncoding::ALiBi; }},
+        {"sinusoid", [](Scenario& s) { s.positional = PositionalEncoding::Sinusoidal; }},
+        {"learned table", [](Scenario& s) { s.positional = PositionalEncoding::Learned; }},
+        {"RoPE, interleaved", [](Scenario& s) { s.positional = PositionalEncoding::Rotary; }},
+        {"post-norm block", [](Scenario& s) {
+             s.block.residual = s.block.layer_norm = s.block.feed_forward = true;
+             s.block.norm = NormPlacement::Post;
+         }},
+        {"scale, soft-cap, finite fill, window", [](Scenario& s) {
+             s.score_scale = 0.3f;
+             s.softcap = 2.0f;
+             s.masked_fill = -1e9f;
+             s.mask = MaskKind::SlidingWindow;
+             s.window = 3;
+         }},
+        {"naive softmax, grouped-query, QK-norm", [](Scenario& s) {
+             s.softmax = SoftmaxKind::Naive;
+             s.kv_heads = 1;
+             s.qk_norm = true;
+         }},
+    };
+    for (const Case& c : cases) {
+        INFO(c.name);
+        Scenario s;
+        s.d_model = 8;
+        s.heads = 2;
+        s.mask = MaskKind::Causal;
+        s.seed = 5;
+        c.set(s);
+        const int n = 7;
+        s.target.embeddings = normal_matrix(n, s.d_model, 11);
+        s.target.tokens.assign(static_cast<size_t>(n), "t");
+        REQUIRE(decode_faults(s).empty());
+        LayerCache cache = empty_cache(s);
+        Matrix last;
+        DecodedAttention attention;
+        for (int t = 0; t < n; ++t) last = decode_layer(s, t, s.target.embeddings.row(t), cache, &attention);
+        const Trace full = run(s);
+        REQUIRE(full.ok);
+        const Matrix& out = full.has_block ? full.block.output : full.output;
+        CHECK((last - out.bottomRows(1)).cwiseAbs().maxCoeff() < 1e-5f);
+        for (int h = 0; h < s.heads; ++h) {
+            const Matrix& w = full.head[static_cast<size_t>(h)].weights;
+            for (int j = attention.first_position; j < n; ++j)
+                CHECK(std::abs(attention.weights[static_cast<size_t>(h)](j - attention.first_position) - w(n - 1, j)) < 1e-5f);
+            if (s.sinks.size() != 0) CHECK(std::abs(attention.sink[static_cast<size_t>(h)] - full.head[static_cast<size_t>(h)].sink_weights(n - 1, 0)) < 1e-5f);
+        }
+    }
+    // A mask that lets a token see later ones cannot be decoded: refused, saying why.
+    Scenario open;
+    open.mask = MaskKind::None;
+    CHECK_THAT(decode_faults(open).front(), Catch::Contains("writing needs a causal or sliding-window mask"));
 }
