@@ -636,7 +636,7 @@ std::optional<session_file::ModelChoice> model_choice(const ModelViewState& m) {
     const std::filesystem::path folder = std::filesystem::absolute(m.model->folder(), ec);
     session_file::ModelChoice choice;
     choice.folder = ec ? m.model->folder() : folder.lexically_normal().string();
-    choice.sentence = m.computed_sentence;
+    choice.sentence = written_sentence(m);  // the text the model wrote after it kept too
     choice.layer = m.layer;
     choice.head = m.head;
     for (const stack::HeadId& id : m.pass.ablated) choice.ablated.emplace_back(id.layer, id.head);

@@ -109,6 +109,9 @@ bool model_write_ahead(const ModelViewState& model);
 // screen does not hold yet; token i of the text as the strip shows it; and a written token's
 // weight on key j in a head's row as it was written (none where the key is hidden from it).
 std::vector<int> written_text_ids(const ModelViewState& model);
+// The sentence with the written tokens' text after it: what a session keeps and Make it the
+// sentence types (tokenised again, it may split differently from the ids written).
+std::string written_sentence(const ModelViewState& model);
 int written_beyond_pass(const ModelViewState& model);
 std::string text_token(const ModelViewState& model, int i);
 std::optional<float> written_weight(const ModelViewState& model, int layer, int head, int i, int j);

@@ -101,6 +101,12 @@ std::vector<int> written_text_ids(const ModelViewState& m) {
     return ids;
 }
 
+std::string written_sentence(const ModelViewState& m) {
+    std::vector<int> written;
+    for (const WrittenToken& t : m.write.written) written.push_back(t.id);
+    return written.empty() || !m.model ? m.computed_sentence : m.computed_sentence + m.model->text_of(written);
+}
+
 int written_beyond_pass(const ModelViewState& m) { return static_cast<int>(m.write.written.size()) - covered(m); }
 
 std::string text_token(const ModelViewState& m, int i) {
@@ -608,10 +614,11 @@ void draw_write_tab(Context& state, ModelViewState& m) {
     if (!w.written.empty()) {
         ImGui::SameLine();
         if (ImGui::SmallButton("Make it the sentence")) {
-            m.sentence = m.model->text_of(written_text_ids(m));
+            m.sentence = written_sentence(m);
             forget_written(m);
         }
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("the text, written tokens included, becomes the sentence box's (a session keeps it)");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("the sentence and the text written after it become the sentence box's, tokenised again (a session keeps the same text)");
     }
     ImGui::Separator();
     if (ImGui::CollapsingHeader("The KV cache of a layer", ImGuiTreeNodeFlags_DefaultOpen)) draw_cache_view(state, m);

@@ -48,6 +48,9 @@ TEST_CASE("Model view Write: Step writes what a full recompute chooses, the pass
     CHECK(m.pass.token_ids == text);  // the pass of the whole text landed
     CHECK(ui.text("model.tokens").back() == '*');
     check_cached_equals_recomputed(m);
+    // A session keeps the text written after the sentence.
+    REQUIRE(ui::model_choice(m));
+    CHECK(ui::model_choice(m)->sentence == m.computed_sentence + m.model->text_of({greedy}));
     ui.click(ui.centre("model.write.undo"));
     ui.frame(3);
     CHECK(m.write.written.empty());
