@@ -185,6 +185,32 @@ TEST_CASE("a product read from stored bytes is the product with the float32 matr
             }
 }
 
+TEST_CASE("one row against a stored matrix in any order (a decode step) is the product with its float32 widening, every layout",
+          "[stored][product]") {
+    for (const Dtype dtype : {Dtype::F32, Dtype::F16, Dtype::BF16})
+        for (const std::size_t shift : {std::size_t{0}, std::size_t{1}})
+            for (const Layout& layout : layouts(dtype, shift)) {
+                INFO(layout.name << ", " << safetensors::to_string(dtype) << (shift ? ", not aligned" : ""));
+                const StoredMatrix& s = layout.stored;
+                std::mt19937_64 rng(7);
+                std::normal_distribution<float> normal(0.0f, 1.0f);
+                const Matrix a = Matrix::NullaryExpr(1, s.rows, [&] { return normal(rng); });
+                const Matrix bias = Matrix::NullaryExpr(1, s.cols, [&] { return normal(rng); });
+                const Matrix expected = a * layout.expected;
+                const double tolerance = 1e-5 * std::sqrt(static_cast<double>(s.rows)) * std::max(1.0f, expected.cwiseAbs().maxCoeff());
+                Matrix got;
+                stored_row_product_into(a, s, got);
+                REQUIRE(got.cols() == s.cols);
+                CHECK((got - expected).cwiseAbs().maxCoeff() <= tolerance);
+                stored_row_product_into(a, s, got, &bias);
+                CHECK((got - (expected + bias)).cwiseAbs().maxCoeff() <= tolerance);
+                // Through the weight's own products, as a decode step calls them.
+                const SharedMatrix held(s);
+                product_into(a, held, got, ProductKernel::any_order);
+                CHECK((got - expected).cwiseAbs().maxCoeff() <= tolerance);
+            }
+}
+
 TEST_CASE("a product from a stored matrix does not depend on how many threads share it", "[stored][product]") {
     const Bytes linear = stored_bytes(1000, 256, Dtype::BF16, 7);
     const SharedMatrix held(whole(linear, Dtype::BF16).transpose());
