@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 
 #include <sstream>
 
@@ -246,6 +247,32 @@ std::string cost_line(const LessonCacheShape& c) {
 
 }  // namespace
 
+namespace {
+
+// A lesson's model, trained as its key says. Training is deterministic for the key, so the
+// few trained last in this process are kept: the steps of a lesson opened one after another
+// (a window for each, as the classroom tests render them) train each model once.
+std::shared_ptr<const train::Trainer> trained_model(const std::string& key, const LessonTraining& t) {
+    static std::mutex mutex;
+    static std::vector<std::pair<std::string, std::shared_ptr<const train::Trainer>>> recent;  // newest last
+    {
+        const std::lock_guard<std::mutex> lock(mutex);
+        for (const auto& [k, trainer] : recent)
+            if (k == key) return trainer;
+    }
+    std::vector<std::string> errors;
+    std::optional<train::Trainer> fresh = train::Trainer::create(training_settings(t), errors);
+    if (!fresh) return nullptr;
+    fresh->run(t.steps);
+    auto trainer = std::make_shared<const train::Trainer>(std::move(*fresh));
+    const std::lock_guard<std::mutex> lock(mutex);
+    recent.emplace_back(key, trainer);
+    if (recent.size() > 4) recent.erase(recent.begin());
+    return trainer;
+}
+
+}  // namespace
+
 std::vector<int> write_text(const train::Model& model, const LessonTraining& t, std::vector<std::string>& lines) {
     generate::WrittenText written = generate::write_after(model, t.write->prompt, t.write->tokens, t.write->sampler, t.ablated);
     lines = std::move(written.lines);
@@ -255,15 +282,9 @@ std::vector<int> write_text(const train::Model& model, const LessonTraining& t, 
 Scenario trained_lesson_scenario(const LessonTraining& t, LessonFacts* facts, TrainedLessonModel* kept) {
     const std::string key = std::string(train::to_string(t.task)) + "/" + std::to_string(t.layers) + "/" + std::to_string(t.heads) + "/" +
                             std::to_string(t.steps) + "/" + std::to_string(t.seed) + "/" + to_string(t.positional);
-    std::shared_ptr<const train::Trainer> trainer = kept != nullptr && kept->key == key ? kept->trainer : nullptr;
-    if (!trainer) {
-        std::vector<std::string> errors;
-        std::optional<train::Trainer> fresh = train::Trainer::create(training_settings(t), errors);
-        if (!fresh) return Scenario{};  // the loader validated the settings: not reached
-        fresh->run(t.steps);
-        trainer = std::make_shared<const train::Trainer>(std::move(*fresh));
-        if (kept != nullptr) *kept = TrainedLessonModel{key, trainer};
-    }
+    std::shared_ptr<const train::Trainer> trainer = kept != nullptr && kept->key == key ? kept->trainer : trained_model(key, t);
+    if (!trainer) return Scenario{};  // the loader validated the settings: not reached
+    if (kept != nullptr) *kept = TrainedLessonModel{key, trainer};
     // The layer on the task's probe, or (with "write") on the prompt and what the model wrote.
     train::ModelInput input = trainer->probe().input;
     std::vector<std::string> written_lines;
