@@ -1,8 +1,12 @@
 #pragma once
 // The command line run in-process, as main() runs it: parse, then the headless commands.
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli.hpp"
 
@@ -22,6 +26,20 @@ inline CliResult run_cli(std::vector<std::string> args) {
     auto options = cli::parse(static_cast<int>(argv.size()), argv.data(), out, err, code);
     if (options) code = cli::run_headless(*options, out, err);
     return {code, out.str(), err.str()};
+}
+
+// An empty folder of its own under the temporary folder: attnlab-<prefix>-<label>.
+inline std::filesystem::path scratch_folder(const std::string& prefix, const std::string& label) {
+    const std::filesystem::path folder = std::filesystem::temp_directory_path() / ("attnlab-" + prefix + "-" + label);
+    std::filesystem::remove_all(folder);
+    std::filesystem::create_directories(folder);
+    return folder;
+}
+
+// A JSON file the command line wrote.
+inline nlohmann::json read_json_file(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
 }
 
 }  // namespace attn::testing

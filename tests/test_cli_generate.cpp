@@ -24,17 +24,8 @@ namespace fs = std::filesystem;
 using Result = testing::CliResult;
 using testing::run_cli;
 
-fs::path scratch(const std::string& label) {
-    const fs::path folder = fs::temp_directory_path() / ("attnlab-cli-generate-" + label);
-    fs::remove_all(folder);
-    fs::create_directories(folder);
-    return folder;
-}
-
-nlohmann::json read_json(const fs::path& path) {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
+fs::path scratch(const std::string& label) { return testing::scratch_folder("cli-generate", label); }
+nlohmann::json read_json(const fs::path& path) { return testing::read_json_file(path); }
 
 }  // namespace
 

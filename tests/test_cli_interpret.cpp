@@ -22,17 +22,8 @@ namespace fs = std::filesystem;
 using Result = testing::CliResult;
 using testing::run_cli;
 
-nlohmann::json read_json(const fs::path& path) {
-    std::ifstream in(path);
-    return nlohmann::json::parse(in);
-}
-
-fs::path scratch(const std::string& label) {
-    const fs::path folder = fs::temp_directory_path() / ("attnlab-cli-interpret-" + label);
-    fs::remove_all(folder);
-    fs::create_directories(folder);
-    return folder;
-}
+fs::path scratch(const std::string& label) { return testing::scratch_folder("cli-interpret", label); }
+nlohmann::json read_json(const fs::path& path) { return testing::read_json_file(path); }
 
 // The mean of A[i, i − offset] over rows first … n−1, from a head's exported weights.
 double diagonal_mean(const nlohmann::json& weights, int first, int offset, bool column_zero = false) {

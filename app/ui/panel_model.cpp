@@ -84,6 +84,20 @@ void rerun_sentence(ModelViewState& m, stack::HeadSet ablated) {
     jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), 0, std::nullopt, m.computed_sentence, std::nullopt});
 }
 
+// A pass run whole (a sentence, or the text the model wrote) becomes the one on screen; false,
+// each error said after `failed`, when it could not run.
+bool install_whole_pass(Context& state, ModelViewState& m, compute::ModelResult& r, const char* failed) {
+    m.reshaping = false;
+    if (!r.ok) {
+        for (const std::string& e : r.pass.errors) add_notice(state, failed + e, true);
+        return false;
+    }
+    m.pass = std::move(r.pass);
+    m.forward_ms = r.milliseconds;
+    ++m.revision;
+    return true;
+}
+
 // Installs what the jobs finished, oldest first: the pass on screen becomes the one computed
 // from the latest request that reached it. A new sentence or a change of the heads ablated
 // shows the open layer again from its new input.
@@ -92,28 +106,14 @@ void collect_recomputes(Context& state, ModelViewState& m) {
     for (compute::ModelResult& r : m.jobs->poll()) {
         if (!m.model) continue;
         if (r.sentence) {  // a new sentence
-            m.reshaping = false;
             m.computed_sentence = *r.sentence;  // not retried every frame when it cannot run
-            if (!r.ok) {
-                for (const std::string& e : r.pass.errors) add_notice(state, "The model cannot run this sentence: " + e, true);
-                continue;
-            }
-            m.pass = std::move(r.pass);
-            m.forward_ms = r.milliseconds;
-            ++m.revision;
+            if (!install_whole_pass(state, m, r, "The model cannot run this sentence: ")) continue;
             forget_written(m);  // what was written continued the sentence before
             if (m.layer >= 0) show_layer(state, m, m.layer);  // the opened layer follows the sentence
             continue;
         }
         if (r.ids) {  // the text the model wrote, run whole: an edited layer open carried to it
-            m.reshaping = false;
-            if (!r.ok) {
-                for (const std::string& e : r.pass.errors) add_notice(state, "The written text was not run whole: " + e, true);
-                continue;
-            }
-            m.pass = std::move(r.pass);
-            m.forward_ms = r.milliseconds;
-            ++m.revision;
+            if (!install_whole_pass(state, m, r, "The written text was not run whole: ")) continue;
             if (m.layer >= 0 && r.edited) {
                 m.applied = *r.edited;
                 m.layer_base = session_file::model_layer(*m.model, m.pass, m.layer);
