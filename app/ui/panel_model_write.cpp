@@ -77,7 +77,6 @@ void fill_session(ModelViewState& m, int from) {
     WriteSession& s = *w.session;
     s.writer = generate::writer(*m.model);
     s.writer.edited = edited_layer(m);
-    s.writing.prompt_length = w.sentence_length;
     std::string why;
     if (!generate::prefill(s.writer, m.pass, m.pass.token_ids, s.writing, &why, from)) {
         w.session.reset();

@@ -63,7 +63,6 @@ bool prefill(const Writer& w, const stack::Pass& pass, const std::vector<int>& i
     if (from_layer <= 0 || writing.cache.size() != static_cast<size_t>(w.stack.layers)) from_layer = 0;
     start(w, pass.ablated, writing, from_layer);
     writing.ids = ids;
-    if (writing.prompt_length <= 0 || writing.prompt_length > n) writing.prompt_length = n;
     for (int l = from_layer; l < w.stack.layers; ++l) {
         const Trace& t = pass.layers[static_cast<size_t>(l)];
         LayerCache& cache = writing.cache[static_cast<size_t>(l)];
@@ -90,7 +89,6 @@ bool prefill_by_steps(const Writer& w, const std::vector<int>& ids, const stack:
     start(w, ablated, writing, 0);
     for (int id : ids)
         if (!step(w, writing, id, nullptr, why)) return false;
-    writing.prompt_length = static_cast<int>(ids.size());
     return true;
 }
 

@@ -45,7 +45,6 @@ using StepAttention = std::vector<DecodedAttention>;
 
 struct Writing {
     std::vector<int> ids;               // the prompt and every token written
-    int prompt_length = 0;
     std::vector<LayerCache> cache;      // one per layer
     std::vector<Scenario> layers;       // each layer's scenario as writing runs it (writing_scenario)
     Matrix logits;                      // (1 × V): the next token's
