@@ -562,9 +562,13 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
         // Each product keeps the kernel its numbers always came from (product.hpp: Matrix(a·b) for
         // the gate, `m = a·b`, a column-major temporary, for up and down).
         b.w_gate = resolved_weight(o.w_gate, d_model, d_ff, s.seed, 12);
-        product_into(ffn_input, b.w_gate, b.ffn_gate, kernel(ProductKernel::row_major));     // (n, d_model)·(d_model, d_ff) → (n, d_ff)
+        if (any_order) {  // one row: both read in one region
+            row_products_into(ffn_input, {{&b.w_gate, &b.ffn_gate}, {&b.w_1, &b.ffn_up}});
+        } else {
+            product_into(ffn_input, b.w_gate, b.ffn_gate, kernel(ProductKernel::row_major));  // (n, d_model)·(d_model, d_ff) → (n, d_ff)
+            product_into(ffn_input, b.w_1, b.ffn_up, kernel(ProductKernel::column_major));     // (n, d_model)·(d_model, d_ff) → (n, d_ff)
+        }
         b.ffn_gate = activate(b.ffn_gate, o.activation);
-        product_into(ffn_input, b.w_1, b.ffn_up, kernel(ProductKernel::column_major));          // (n, d_model)·(d_model, d_ff) → (n, d_ff)
         b.ffn_product = b.ffn_gate.cwiseProduct(b.ffn_up);                                      // element by element, (n, d_ff)
         product_into(b.ffn_product, b.w_2, b.ffn_output, kernel(ProductKernel::column_major));  // (n, d_ff)·(d_ff, d_model) → (n, d_model)
     } else {

@@ -20,7 +20,9 @@
 // Only worth it for large products, and only at the top level: inside a parallel region (the
 // heads' loop) it runs on the calling thread.
 #include <algorithm>
+#include <initializer_list>
 #include <type_traits>
+#include <vector>
 
 #include <omp.h>
 
@@ -115,6 +117,19 @@ void stored_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, Pr
 // once where it lies and widened in registers' reach (a line, or a run of a row, at a time), the
 // columns shared among the threads.
 void stored_row_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, const Matrix* bias = nullptr);
+// One of several one-row products read in one parallel region: out = a·weight (+ bias).
+struct StoredRowProduct {
+    const StoredMatrix* weight;
+    Matrix* out;
+    const Matrix* bias = nullptr;
+};
+// Every product of `products` for one row a (1 × k), as stored_row_product_into, each thread
+// taking its share of one weight and going straight on to its share of the next: the
+// projections that read the same row (Q, K and V; an MLP's gate and up) start the threads
+// once, not once each. `threads`: 0 for every core (one for a few hundred KB of weights or
+// inside a parallel region). For a given number of threads the sums are the same every run.
+// The outs must not alias a.
+void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduct>& products, int threads = 0);
 
 // out = a·b for a weight, float32 or stored.
 inline void product_into(const Matrix& a, const SharedMatrix& b, Matrix& out, ProductKernel kernel = ProductKernel::row_major,
@@ -123,6 +138,20 @@ inline void product_into(const Matrix& a, const SharedMatrix& b, Matrix& out, Pr
     if (stored && kernel == ProductKernel::any_order && a.rows() == 1) stored_row_product_into(a, *stored, out);
     else if (stored) stored_product_into(a, *stored, out, kernel == ProductKernel::any_order ? ProductKernel::row_major : kernel, nullptr, chunks);
     else product_into(a, b.get(), out, kernel, chunks);
+}
+
+// One row a against several weights, in any summation order (ProductKernel::any_order): one
+// parallel region when every weight is stored, else a product each.
+struct RowProduct {
+    const SharedMatrix* weight;
+    Matrix* out;
+};
+inline void row_products_into(const Matrix& a, std::initializer_list<RowProduct> products) {
+    std::vector<StoredRowProduct> stored;
+    for (const RowProduct& p : products)
+        if (p.weight->stored() != nullptr) stored.push_back({p.weight->stored(), p.out});
+    if (a.rows() == 1 && stored.size() == products.size()) return stored_row_products_into(a, stored);
+    for (const RowProduct& p : products) product_into(a, *p.weight, *p.out, ProductKernel::any_order);
 }
 
 // out = a·bᵀ for a weight kept (N × k): the tied LM head's h·Eᵀ.

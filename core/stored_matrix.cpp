@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "product.hpp"
@@ -225,13 +227,34 @@ inline float stored_at(const unsigned char* p, Eigen::Index i) {
     }
 }
 
-// into[i] += Σ_j x_j·row_j[i] over four stored rows: restrict-qualified, so that the compiler
-// knows the float stores cannot reach the stored bytes, and vectorises the loop.
+// A one-row product reads each weight once, in runs as short as a row or a line of a 768-wide
+// matrix (1.5 KB in BF16). The hardware's prefetcher starts each new run cold, so each kernel
+// asks ahead for the run it reads next (the rows below, the line after next) while it reads this
+// one: the next run arrives as this one ends.
+constexpr std::size_t kCacheLine = 64;
+// How far ahead a line-by-line read asks: about the bytes one core has in flight.
+constexpr std::size_t kPrefetchBytes = 4096;
+
+inline void prefetch(const unsigned char* p) { __builtin_prefetch(p, 0, 3); }
+
+// into[i] += Σ_j x_j·row_j[i] over four stored rows, asking for the same run of the rows
+// `ahead` bytes further on (0: none) a cache line at a time: restrict-qualified, so that the
+// compiler knows the float stores cannot reach the stored bytes, and vectorises the loop.
 template <safetensors::Dtype D>
 void add_four_rows(float* __restrict into, const unsigned char* __restrict p0, const unsigned char* __restrict p1,
-                   const unsigned char* __restrict p2, const unsigned char* __restrict p3, const float (&x)[4], Eigen::Index length) {
+                   const unsigned char* __restrict p2, const unsigned char* __restrict p3, const float (&x)[4], Eigen::Index length,
+                   std::size_t ahead) {
     const float x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
-    for (Eigen::Index i = 0; i < length; ++i)
+    constexpr Eigen::Index per_line = static_cast<Eigen::Index>(kCacheLine / (D == safetensors::Dtype::F32 ? 4 : 2));
+    Eigen::Index i = 0;
+    if (ahead != 0)
+        for (; i + per_line <= length; i += per_line) {
+            const std::size_t at = ahead + static_cast<std::size_t>(i) * (kCacheLine / per_line);
+            prefetch(p0 + at), prefetch(p1 + at), prefetch(p2 + at), prefetch(p3 + at);
+            for (Eigen::Index e = i; e < i + per_line; ++e)
+                into[e] += x0 * stored_at<D>(p0, e) + x1 * stored_at<D>(p1, e) + x2 * stored_at<D>(p2, e) + x3 * stored_at<D>(p3, e);
+        }
+    for (; i < length; ++i)
         into[i] += x0 * stored_at<D>(p0, i) + x1 * stored_at<D>(p1, i) + x2 * stored_at<D>(p2, i) + x3 * stored_at<D>(p3, i);
 }
 
@@ -240,88 +263,135 @@ void add_row(float* __restrict into, const unsigned char* __restrict p, float x,
     for (Eigen::Index i = 0; i < length; ++i) into[i] += x * stored_at<D>(p, i);
 }
 
+// Asks for `bytes` from p, a cache line at a time.
+inline void prefetch_run(const unsigned char* p, std::size_t bytes) {
+    for (std::size_t at = 0; at < bytes; at += kCacheLine) prefetch(p + at);
+}
+
+// x·line over k stored elements, 16 partial sums (two registers' worth).
 template <safetensors::Dtype D>
-void row_product(const float* x, const StoredMatrix& b, float* out) {
+float dot_line(const float* __restrict x, const unsigned char* __restrict line, Eigen::Index k) {
+    float partial[16] = {};
+    Eigen::Index r = 0;
+    for (; r + 16 <= k; r += 16)
+        for (int j = 0; j < 16; ++j) partial[j] += x[r + j] * stored_at<D>(line, r + j);
+    float sum = 0.0f;
+    for (; r < k; ++r) sum += x[r] * stored_at<D>(line, r);
+    for (float v : partial) sum += v;
+    return sum;
+}
+
+// This thread's share of out = x·b for a b stored as lines (column c is one stored line of k
+// elements: out[c] = x·line(c)), read in place, BF16 widened in registers, F16 widened into
+// `widened` (k floats of the thread's own) first. An orphaned worksharing loop without a
+// barrier: the caller's region runs the next product straight on.
+template <safetensors::Dtype D>
+void line_products_share(const float* x, const StoredMatrix& b, float* out, float* widened) {
+    const Eigen::Index k = b.rows, n = b.cols;
+    const std::size_t size = b.element_size(), line_bytes = static_cast<std::size_t>(k) * size;
+    const Eigen::Index ahead = static_cast<Eigen::Index>(std::max<std::size_t>(1, kPrefetchBytes / std::max<std::size_t>(line_bytes, 1)));
+#pragma omp for schedule(static) nowait
+    for (Eigen::Index c = 0; c < n; ++c) {
+        const unsigned char* line = b.bytes + static_cast<std::size_t>(b.line(c) * b.stride) * size;
+        if (c + ahead < n) prefetch_run(b.bytes + static_cast<std::size_t>(b.line(c + ahead) * b.stride) * size, line_bytes);
+        if constexpr (D != safetensors::Dtype::F16) {
+            out[c] = dot_line<D>(x, line, k);
+        } else {
+            for (Eigen::Index r = 0; r < k; ++r) widened[r] = stored_at<D>(line, r);
+            out[c] = Eigen::Map<const Eigen::VectorXf>(widened, k).dot(Eigen::Map<const Eigen::VectorXf>(x, k));
+        }
+    }
+}
+
+// This thread's share of x·b for a b stored as the engine's rows: its rows read straight
+// through, four at a time (the accumulator is read and written once for four rows' elements),
+// x[r]·row added into `acc` (n floats of the thread's own). No barrier, as above.
+template <safetensors::Dtype D>
+void row_products_share(const float* x, const StoredMatrix& b, float* acc) {
     const Eigen::Index k = b.rows, n = b.cols;
     const std::size_t size = b.element_size();
-    const Eigen::Map<const Eigen::VectorXf> xs(x, k);
-    if (b.transposed) {
-        // Column c is one stored line of k elements: out[c] = x·line(c), read in place (F32) or
-        // widened into a line of the thread's own first.
-#pragma omp parallel
-        {
-            std::vector<float> widened(static_cast<std::size_t>(k));
-#pragma omp for schedule(static)
-            for (Eigen::Index c = 0; c < n; ++c) {
-                const unsigned char* line = b.bytes + static_cast<std::size_t>(b.line(c) * b.stride) * size;
-                const float* values = reinterpret_cast<const float*>(line);
-                if constexpr (D == safetensors::Dtype::BF16) {
-                    // Widened and multiplied in one pass, 16 partial sums (two registers' worth).
-                    float partial[16] = {};
-                    Eigen::Index r = 0;
-                    for (; r + 16 <= k; r += 16)
-                        for (int j = 0; j < 16; ++j) partial[j] += x[r + j] * stored_at<D>(line, r + j);
-                    float sum = 0.0f;
-                    for (; r < k; ++r) sum += x[r] * stored_at<D>(line, r);
-                    for (float v : partial) sum += v;
-                    out[c] = sum;
-                    continue;
+    const std::size_t below = static_cast<std::size_t>(4 * b.stride) * size;  // the rows four below: what the next block reads
+    const Eigen::Index blocks = (k + 3) / 4;
+#pragma omp for schedule(static) nowait
+    for (Eigen::Index block = 0; block < blocks; ++block) {
+        const Eigen::Index r = block * 4;
+        if (r + 4 > k) {  // the last rows, one at a time
+            for (Eigen::Index rr = r; rr < k; ++rr)
+                for (Eigen::Index c = 0; c < n;) {
+                    const Eigen::Index length = std::min(b.group - c % b.group, n - c);
+                    add_row<D>(acc + c, b.bytes + b.index(rr, c) * size, x[rr], length);
+                    c += length;
                 }
-                if constexpr (D != safetensors::Dtype::F32) {
-                    for (Eigen::Index r = 0; r < k; ++r) widened[static_cast<std::size_t>(r)] = stored_at<D>(line, r);
-                    values = widened.data();
-                } else if (reinterpret_cast<std::uintptr_t>(line) % alignof(float) != 0) {
-                    std::memcpy(widened.data(), line, static_cast<std::size_t>(k) * sizeof(float));
-                    values = widened.data();
-                }
-                out[c] = Eigen::Map<const Eigen::VectorXf>(values, k).dot(xs);
-            }
+            continue;
         }
-        return;
-    }
-    // Stored rows are the engine's rows: each thread reads its own rows straight through, adding
-    // x[r]·row into an accumulator of its own; the accumulators are summed at the end.
-    std::fill(out, out + n, 0.0f);
-#pragma omp parallel
-    {
-        std::vector<float> acc(static_cast<std::size_t>(n), 0.0f);
-        // Four rows at a time: the accumulator is read and written once for four rows' elements.
-        const Eigen::Index blocks = (k + 3) / 4;
-#pragma omp for schedule(static)
-        for (Eigen::Index block = 0; block < blocks; ++block) {
-            const Eigen::Index r = block * 4;
-            if (r + 4 > k) {  // the last rows, one at a time
-                for (Eigen::Index rr = r; rr < k; ++rr)
-                    for (Eigen::Index c = 0; c < n;) {
-                        const Eigen::Index length = std::min(b.group - c % b.group, n - c);
-                        add_row<D>(acc.data() + c, b.bytes + b.index(rr, c) * size, x[rr], length);
-                        c += length;
-                    }
-                continue;
-            }
-            const float xs4[4] = {x[r], x[r + 1], x[r + 2], x[r + 3]};
-            for (Eigen::Index c = 0; c < n;) {
-                const Eigen::Index length = std::min(b.group - c % b.group, n - c);
-                add_four_rows<D>(acc.data() + c, b.bytes + b.index(r, c) * size, b.bytes + b.index(r + 1, c) * size,
-                                 b.bytes + b.index(r + 2, c) * size, b.bytes + b.index(r + 3, c) * size, xs4, length);
-                c += length;
-            }
+        const float xs4[4] = {x[r], x[r + 1], x[r + 2], x[r + 3]};
+        const std::size_t ahead = r + 8 <= k ? below : 0;
+        for (Eigen::Index c = 0; c < n;) {
+            const Eigen::Index length = std::min(b.group - c % b.group, n - c);
+            add_four_rows<D>(acc + c, b.bytes + b.index(r, c) * size, b.bytes + b.index(r + 1, c) * size, b.bytes + b.index(r + 2, c) * size,
+                             b.bytes + b.index(r + 3, c) * size, xs4, length, ahead);
+            c += length;
         }
-#pragma omp critical
-        Eigen::Map<Eigen::VectorXf>(out, n) += Eigen::Map<const Eigen::VectorXf>(acc.data(), n);
     }
+}
+
+template <safetensors::Dtype D>
+void product_share(const float* x, const StoredMatrix& b, float* out, float* acc, float* widened) {
+    if (b.transposed) line_products_share<D>(x, b, out, widened);
+    else row_products_share<D>(x, b, acc);
 }
 
 }  // namespace
 
-void stored_row_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, const Matrix* bias) {
-    out.resize(1, b.cols);
-    switch (b.dtype) {
-        case safetensors::Dtype::F32: row_product<safetensors::Dtype::F32>(a.data(), b, out.data()); break;
-        case safetensors::Dtype::BF16: row_product<safetensors::Dtype::BF16>(a.data(), b, out.data()); break;
-        case safetensors::Dtype::F16: row_product<safetensors::Dtype::F16>(a.data(), b, out.data()); break;
+void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduct>& products, int threads) {
+    // Every scratch buffer before the region, so that nothing in it can throw: each thread's
+    // accumulator for each product stored as rows, and a line to widen F16 into.
+    // Worth sharing from about a hundred thousand weights on (a few hundred KB: for_column_pieces).
+    double weights = 0;
+    for (const StoredRowProduct& p : products) weights += static_cast<double>(p.weight->rows) * static_cast<double>(p.weight->cols);
+    if (threads <= 0) threads = omp_in_parallel() || weights < 1.0e5 ? 1 : omp_get_max_threads();
+    std::vector<std::size_t> acc_at(products.size(), 0);
+    std::size_t per_thread = 0, widened_at = 0;
+    for (std::size_t i = 0; i < products.size(); ++i) {
+        const StoredMatrix& b = *products[i].weight;
+        if (a.cols() != b.rows) throw std::invalid_argument("a one-row product's depths differ: " + std::to_string(a.cols()) + " and " +
+                                                            std::to_string(b.rows));
+        products[i].out->resize(1, b.cols);
+        if (!b.transposed) {
+            acc_at[i] = per_thread;
+            per_thread += static_cast<std::size_t>(b.cols);
+            products[i].out->setZero();
+        }
+        widened_at = std::max(widened_at, static_cast<std::size_t>(b.rows));
     }
-    if (bias != nullptr) out += *bias;
+    const std::size_t stride = per_thread + widened_at;
+    std::vector<float> scratch(stride * static_cast<std::size_t>(threads), 0.0f);
+    const float* x = a.data();
+#pragma omp parallel num_threads(threads)
+    {
+        float* mine = scratch.data() + stride * static_cast<std::size_t>(omp_get_thread_num());
+        for (std::size_t i = 0; i < products.size(); ++i) {
+            const StoredMatrix& b = *products[i].weight;
+            float* out = products[i].out->data();
+            switch (b.dtype) {
+                case safetensors::Dtype::F32: product_share<safetensors::Dtype::F32>(x, b, out, mine + acc_at[i], mine + per_thread); break;
+                case safetensors::Dtype::BF16: product_share<safetensors::Dtype::BF16>(x, b, out, mine + acc_at[i], mine + per_thread); break;
+                case safetensors::Dtype::F16: product_share<safetensors::Dtype::F16>(x, b, out, mine + acc_at[i], mine + per_thread); break;
+            }
+        }
+    }
+    // The accumulators, in the threads' order: the same sums every run.
+    for (int t = 0; t < threads && per_thread != 0; ++t)
+        for (std::size_t i = 0; i < products.size(); ++i)
+            if (!products[i].weight->transposed)
+                Eigen::Map<Eigen::VectorXf>(products[i].out->data(), products[i].out->cols()) +=
+                    Eigen::Map<const Eigen::VectorXf>(scratch.data() + stride * static_cast<std::size_t>(t) + acc_at[i], products[i].out->cols());
+    for (const StoredRowProduct& p : products)
+        if (p.bias != nullptr) *p.out += *p.bias;
+}
+
+void stored_row_product_into(const Matrix& a, const StoredMatrix& b, Matrix& out, const Matrix* bias) {
+    stored_row_products_into(a, {{&b, &out, bias}});
 }
 
 }  // namespace attn

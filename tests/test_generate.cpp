@@ -361,6 +361,37 @@ TEST_CASE("decode_layer: one row against the cache equals the last row of the en
             if (s.sinks.size() != 0) CHECK(std::abs(attention.sink[static_cast<size_t>(h)] - full.head[static_cast<size_t>(h)].sink_weights(n - 1, 0)) < 1e-5f);
         }
     }
+    // A long context: the heads' rows are shared among the threads (8 query heads, 2 K/V heads,
+    // 400 cached rows), each head reading its K/V head's block.
+    {
+        Scenario s;
+        s.d_model = 256;
+        s.heads = 8;
+        s.kv_heads = 2;
+        s.positional = PositionalEncoding::Rotary;
+        s.qk_norm = true;
+        s.mask = MaskKind::Causal;
+        s.seed = 9;
+        const int n = 400;
+        s.target.embeddings = normal_matrix(n, s.d_model, 13);
+        s.target.tokens.assign(static_cast<size_t>(n), "t");
+        LayerCache cache = empty_cache(s);
+        Matrix last;
+        DecodedAttention attention;
+        for (int t = 0; t < n; ++t) last = decode_layer(s, t, s.target.embeddings.row(t), cache, &attention);
+        CHECK(cache.rows() == n);
+        CHECK(cache.k().cols() == 2 * 32);
+        const Trace full = run(s);
+        REQUIRE(full.ok);
+        CHECK((last - full.output.bottomRows(1)).cwiseAbs().maxCoeff() < 1e-5f);
+        for (int h = 0; h < s.heads; ++h) {
+            INFO("head " << h);
+            const Matrix& w = full.head[static_cast<size_t>(h)].weights;
+            CHECK((attention.weights[static_cast<size_t>(h)] - w.row(n - 1)).cwiseAbs().maxCoeff() < 1e-5f);
+            // The cache keeps K as the head read it: K/V head h / 4's block.
+            CHECK((cache.k(h / 4) - full.head[static_cast<size_t>(h)].k).cwiseAbs().maxCoeff() < 1e-4f);
+        }
+    }
     // A mask that lets a token see later ones cannot be decoded: refused, saying why.
     Scenario open;
     open.mask = MaskKind::None;

@@ -211,6 +211,49 @@ TEST_CASE("one row against a stored matrix in any order (a decode step) is the p
             }
 }
 
+TEST_CASE("one row against several stored weights in one region is each product, however many threads share it", "[stored][product]") {
+    // What a decode step reads with one row: Q, K and V (a layer's three weights of depth k, each
+    // stored its own way), then an MLP's gate and up; every thread takes its share of each.
+    for (const Dtype dtype : {Dtype::F32, Dtype::F16, Dtype::BF16}) {
+        INFO(safetensors::to_string(dtype));
+        const Eigen::Index k = 70;
+        const Bytes linear = stored_bytes(300, k, dtype, 11);   // nn.Linear (out × in): read as lines
+        const Bytes rows = stored_bytes(k, 45, dtype, 12, 1);  // (in × out) as the engine's rows, not aligned
+        const Bytes c_attn = stored_bytes(k, 3 * 20, dtype, 13);  // a view: columns [20, 40)
+        const std::vector<std::pair<StoredMatrix, Matrix>> weights = {
+            {whole(linear, dtype).transpose(), linear.values.transpose()},
+            {whole(rows, dtype), rows.values},
+            {whole(c_attn, dtype).columns(20, 20, 60, 20), c_attn.values.middleCols(20, 20)},
+        };
+        std::mt19937_64 rng(5);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        const Matrix a = Matrix::NullaryExpr(1, k, [&] { return normal(rng); });
+        const Matrix bias = Matrix::NullaryExpr(1, 45, [&] { return normal(rng); });
+        for (const int threads : {1, 2, 3, 8}) {
+            INFO(threads << " threads");
+            std::vector<Matrix> out(weights.size()), again(weights.size());
+            std::vector<StoredRowProduct> products, products_again;
+            for (std::size_t i = 0; i < weights.size(); ++i) {
+                products.push_back({&weights[i].first, &out[i], i == 1 ? &bias : nullptr});
+                products_again.push_back({&weights[i].first, &again[i], i == 1 ? &bias : nullptr});
+            }
+            stored_row_products_into(a, products, threads);
+            stored_row_products_into(a, products_again, threads);
+            for (std::size_t i = 0; i < weights.size(); ++i) {
+                const Matrix expected = a * weights[i].second + (i == 1 ? bias : Matrix::Zero(1, weights[i].second.cols()));
+                const double tolerance = 1e-5 * std::sqrt(static_cast<double>(k)) * std::max(1.0f, expected.cwiseAbs().maxCoeff());
+                REQUIRE(out[i].cols() == expected.cols());
+                CHECK((out[i] - expected).cwiseAbs().maxCoeff() <= tolerance);
+                CHECK(again[i] == out[i]);  // the same sums every run
+            }
+        }
+        // A row whose depth is not the weights' is refused, naming both.
+        std::vector<Matrix> out(1);
+        CHECK_THROWS_WITH(stored_row_products_into(Matrix::Zero(1, k + 1), {{&weights[0].first, &out[0]}}),
+                          Catch::Matchers::Contains("71 and 70"));
+    }
+}
+
 TEST_CASE("a product from a stored matrix does not depend on how many threads share it", "[stored][product]") {
     const Bytes linear = stored_bytes(1000, 256, Dtype::BF16, 7);
     const SharedMatrix held(whole(linear, Dtype::BF16).transpose());

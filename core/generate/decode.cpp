@@ -3,36 +3,62 @@
 #include <algorithm>
 #include <cmath>
 
+#include <omp.h>
+
 #include "attention_rules.hpp"
 #include "engine.hpp"
 #include "positional.hpp"
 #include "product.hpp"
 #include "softmax.hpp"
+#include "worker_errors.hpp"
 
 namespace attn::generate {
 
 LayerCache::LayerCache(int kv_heads, int key_dim, int value_dim, int window)
-    : kv_heads_(kv_heads), key_dim_(key_dim), value_dim_(value_dim), window_(window) {}
+    : kv_heads_(kv_heads), key_dim_(key_dim), value_dim_(value_dim), window_(window), k_(0, key_dim), v_(0, value_dim) {}
+
+Matrix LayerCache::k() const {
+    Matrix out(rows(), static_cast<Eigen::Index>(kv_heads_) * key_dim_);
+    for (int g = 0; g < kv_heads_; ++g) out.middleCols(static_cast<Eigen::Index>(g) * key_dim_, key_dim_) = k(g);
+    return out;
+}
+
+Matrix LayerCache::v() const {
+    Matrix out(rows(), static_cast<Eigen::Index>(kv_heads_) * value_dim_);
+    for (int g = 0; g < kv_heads_; ++g) out.middleCols(static_cast<Eigen::Index>(g) * value_dim_, value_dim_) = v(g);
+    return out;
+}
 
 void LayerCache::make_room() {
-    if (end_ < k_.rows()) return;
+    if (end_ < capacity_) return;
     const int used = rows();
-    if (begin_ > 0 && used <= k_.rows() / 2) {  // a window's rows slid forward: move them back to the start
-        k_.topRows(used) = Matrix(k_.middleRows(begin_, used));
-        v_.topRows(used) = Matrix(v_.middleRows(begin_, used));
-        begin_ = 0;
-        end_ = used;
-        return;
+    if (begin_ > 0 && used <= capacity_ / 2) {  // a window's rows slid forward: move them back to each block's start
+        for (int g = 0; g < kv_heads_; ++g) {
+            const Eigen::Index at = static_cast<Eigen::Index>(g) * capacity_;
+            k_.middleRows(at, used) = Matrix(k_.middleRows(at + begin_, used));
+            v_.middleRows(at, used) = Matrix(v_.middleRows(at + begin_, used));
+        }
+    } else {
+        const int grown = std::max(16, 2 * capacity_);
+        Matrix k(static_cast<Eigen::Index>(kv_heads_) * grown, key_dim_), v(static_cast<Eigen::Index>(kv_heads_) * grown, value_dim_);
+        for (int g = 0; g < kv_heads_; ++g) {
+            k.middleRows(static_cast<Eigen::Index>(g) * grown, used) = this->k(g);
+            v.middleRows(static_cast<Eigen::Index>(g) * grown, used) = this->v(g);
+        }
+        k_.swap(k);
+        v_.swap(v);
+        capacity_ = grown;
     }
-    const Eigen::Index capacity = std::max<Eigen::Index>(16, 2 * k_.rows());
-    k_.conservativeResize(capacity, static_cast<Eigen::Index>(kv_heads_) * key_dim_);
-    v_.conservativeResize(capacity, static_cast<Eigen::Index>(kv_heads_) * value_dim_);
+    begin_ = 0;
+    end_ = used;
 }
 
 void LayerCache::append(const Matrix& k_row, const Matrix& v_row) {
     make_room();
-    k_.row(end_) = k_row.row(0);
-    v_.row(end_) = v_row.row(0);
+    for (int g = 0; g < kv_heads_; ++g) {
+        k_.row(static_cast<Eigen::Index>(g) * capacity_ + end_) = k_row.row(0).segment(static_cast<Eigen::Index>(g) * key_dim_, key_dim_);
+        v_.row(static_cast<Eigen::Index>(g) * capacity_ + end_) = v_row.row(0).segment(static_cast<Eigen::Index>(g) * value_dim_, value_dim_);
+    }
     ++end_;
     if (window_ > 0 && rows() > window_) {  // the row t − W leaves: no later query sees it
         ++begin_;
@@ -43,8 +69,15 @@ void LayerCache::append(const Matrix& k_row, const Matrix& v_row) {
 void LayerCache::assign(const Matrix& k, const Matrix& v, int first) {
     const int n = static_cast<int>(k.rows());
     const int keep = window_ > 0 ? std::min(n, window_) : n;
-    k_ = k.bottomRows(keep);
-    v_ = v.bottomRows(keep);
+    capacity_ = keep;
+    k_.resize(static_cast<Eigen::Index>(kv_heads_) * capacity_, key_dim_);
+    v_.resize(static_cast<Eigen::Index>(kv_heads_) * capacity_, value_dim_);
+    for (int g = 0; g < kv_heads_; ++g) {
+        k_.middleRows(static_cast<Eigen::Index>(g) * capacity_, keep) =
+            k.bottomRows(keep).middleCols(static_cast<Eigen::Index>(g) * key_dim_, key_dim_);
+        v_.middleRows(static_cast<Eigen::Index>(g) * capacity_, keep) =
+            v.bottomRows(keep).middleCols(static_cast<Eigen::Index>(g) * value_dim_, value_dim_);
+    }
     begin_ = 0;
     end_ = keep;
     first_position_ = first + (n - keep);
@@ -101,9 +134,8 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     const SharedMatrix w_o = resolved_weight(s.w_o, heads * d_k, d, s.seed, 3);
     Matrix q, k, v;
     // One row against each weight: memory-bound, shared among the threads (ProductKernel::any_order).
-    product_into(a, w_q, q, ProductKernel::any_order);  // (1, d)·(d, H·d_k) → (1, H·d_k)
-    product_into(a, w_k, k, ProductKernel::any_order);  // (1, d)·(d, H_kv·d_k)
-    product_into(a, w_v, v, ProductKernel::any_order);
+    // (1, d)·(d, H·d_k) → (1, H·d_k); (1, d)·(d, H_kv·d_k) twice: in one region
+    row_products_into(a, {{&w_q, &q}, {&w_k, &k}, {&w_v, &v}});
     if (s.b_q.size() != 0) q += s.b_q;
     if (s.b_k.size() != 0) k += s.b_k;
     if (s.b_v.size() != 0) v += s.b_v;
@@ -121,23 +153,31 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
         attention->sink.assign(static_cast<size_t>(heads), 0.0f);
         attention->first_position = first;
     }
-    Matrix scores(1, rows), weights, sink_weights;
+    // The heads read their own K/V blocks: shared among the threads once the cache is long
+    // enough to pay for a region (each head's scores, weights and output its own).
+    const double head_work = static_cast<double>(heads) * rows * (d_k + head_dim_of(s));
+    WorkerErrors errors;
+#pragma omp parallel for schedule(static) if (head_work > 2.0e5 && !omp_in_parallel())
     for (int h = 0; h < heads; ++h) {
-        const int g = h / group;
-        const Matrix q_h = head_row(s, q.middleCols(h * d_k, d_k), s.q_norm, position);
-        const float slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, heads) : 0.0f;
-        const float sink = head_sink(s, h);
-        const ScoreRule rule = score_rule(s, scale, slope, position + 1, sink);
-        scores.noalias() = q_h * cache.k().middleCols(g * d_k, d_k).transpose();  // (1, d_k)·(d_k, rows)
-        for (int j = 0; j < rows; ++j) scores(0, j) = masked_score(rule, scores(0, j), position, first + j);
-        if (sink != kMinusInfinity) softmax_rows_into(scores, s.softmax, sink, weights, sink_weights);
-        else softmax_rows_into(scores, s.softmax, weights);
-        concat.middleCols(h * d_k, d_k).noalias() = weights * cache.v().middleCols(g * d_k, d_k);  // (1, rows)·(rows, d_v)
-        if (attention) {
-            attention->weights[static_cast<size_t>(h)] = weights.row(0);
-            attention->sink[static_cast<size_t>(h)] = sink != kMinusInfinity ? sink_weights(0, 0) : 0.0f;
-        }
+        errors.run([&] {
+            const int g = h / group;
+            const Matrix q_h = head_row(s, q.middleCols(h * d_k, d_k), s.q_norm, position);
+            const float slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, heads) : 0.0f;
+            const float sink = head_sink(s, h);
+            const ScoreRule rule = score_rule(s, scale, slope, position + 1, sink);
+            Matrix scores(1, rows), weights, sink_weights;
+            scores.noalias() = q_h * cache.k(g).transpose();  // (1, d_k)·(d_k, rows)
+            for (int j = 0; j < rows; ++j) scores(0, j) = masked_score(rule, scores(0, j), position, first + j);
+            if (sink != kMinusInfinity) softmax_rows_into(scores, s.softmax, sink, weights, sink_weights);
+            else softmax_rows_into(scores, s.softmax, weights);
+            concat.middleCols(h * d_k, d_k).noalias() = weights * cache.v(g);  // (1, rows)·(rows, d_v)
+            if (attention) {
+                attention->weights[static_cast<size_t>(h)] = weights.row(0);
+                attention->sink[static_cast<size_t>(h)] = sink != kMinusInfinity ? sink_weights(0, 0) : 0.0f;
+            }
+        });
     }
+    errors.rethrow();
     Matrix output;
     product_into(concat, w_o, output, ProductKernel::any_order);  // (1, H·d_v)·(H·d_v, d) → (1, d)
     if (s.b_o.size() != 0) output += s.b_o;

@@ -25,7 +25,8 @@
 namespace attn::generate {
 
 // One layer's cache: K and V exactly as attention reads them (after QK-norm and RoPE), one
-// row per kept token, each K/V head's columns side by side.
+// row per kept token, a block per K/V head (as a model's cache is laid out: [head][token][d]),
+// so that a head's query reads its keys and values as one run of memory.
 class LayerCache {
 public:
     LayerCache() = default;
@@ -38,24 +39,30 @@ public:
     int rows() const { return end_ - begin_; }
     int first_position() const { return first_position_; }  // the position of row 0
     int end_position() const { return first_position_ + rows(); }
-    // (rows × H_kv·d_k) and (rows × H_kv·d_v), oldest first.
-    auto k() const { return k_.middleRows(begin_, rows()); }
-    auto v() const { return v_.middleRows(begin_, rows()); }
-    // Adds the next position's row; a sliding-window layer then keeps its last W rows.
+    // K/V head g's (rows × d_k) and (rows × d_v), oldest first.
+    auto k(int g) const { return k_.middleRows(static_cast<Eigen::Index>(g) * capacity_ + begin_, rows()); }
+    auto v(int g) const { return v_.middleRows(static_cast<Eigen::Index>(g) * capacity_ + begin_, rows()); }
+    // Every K/V head's columns side by side: (rows × H_kv·d_k) and (rows × H_kv·d_v).
+    Matrix k() const;
+    Matrix v() const;
+    // Adds the next position's row (each K/V head's columns side by side); a sliding-window
+    // layer then keeps its last W rows.
     void append(const Matrix& k_row, const Matrix& v_row);
-    // The cache of positions [first, first + k.rows()) as given (a prompt pass's K and V), the
-    // window applied.
+    // The cache of positions [first, first + k.rows()) as given (a prompt pass's K and V, each
+    // K/V head's columns side by side), the window applied.
     void assign(const Matrix& k, const Matrix& v, int first);
     // Bytes the cache holds (float32).
-    double bytes() const { return static_cast<double>(rows()) * (k_.cols() + v_.cols()) * sizeof(float); }
+    double bytes() const { return static_cast<double>(rows()) * kv_heads_ * (key_dim_ + value_dim_) * sizeof(float); }
 
 private:
     void make_room();
 
     int kv_heads_ = 0, key_dim_ = 0, value_dim_ = 0, window_ = 0;
     int first_position_ = 0;
-    int begin_ = 0, end_ = 0;  // the rows of k_ and v_ in use: capacity grows by doubling
-    Matrix k_, v_;
+    int capacity_ = 0;         // rows of each K/V head's block: grows by doubling
+    int begin_ = 0, end_ = 0;  // the rows of each block in use
+    // K/V head g's block is rows [g·capacity, (g + 1)·capacity): one allocation for the layer.
+    Matrix k_, v_;  // (H_kv·capacity × d_k), (H_kv·capacity × d_v)
 };
 
 // What the new row's attention did, for drawing: each query head's weights over the cache's
