@@ -520,7 +520,7 @@ int run(const cli::Options& options, Scenario scenario, const session_file::Sess
             replay_keys(key_queue().take_frame(), ImGui::GetIO());
         }
         // A model being opened (--model) lands first, then a long run: the edits are the layer's.
-        const bool opening = ui_window.model.state.opening.valid();
+        const bool opening = ui_window.model.state.opening.running();
         if (bench && !opening && !compute_layer->busy()) push_bench_edit(state, frame);
         recompute(*compute_layer, state, screenshot, bench ? &frame_bench : nullptr);
         // A screenshot shows the model as edited: the model view's recompute lands before the

@@ -3,7 +3,6 @@
 // family, language_model.hpp), the sentence, its forward pass, the heads ablated, the layer
 // and head opened in the pipeline, and the comparison of two heads or two sentences. No GL.
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,15 +40,16 @@ struct ModelCompareState {
     bool b_follows_a = true;                  // B is A's partner among the articles' sentences until it is typed
     std::string computed_b;                   // what pass_b tokenised
     ModelPass pass_b;                         // sentence B (or, two models, the sentence on model B), with the model view's ablated heads
-    std::future<ModelPass> running_b;         // pass_b being run, off the window's thread
     std::string asked_b;                      // the sentence running_b runs
     std::uint64_t b_revision = 0;             // counts changes of pass_b
     stack::HeadId head_a{0, 0}, head_b{0, 1}; // two sentences: head_a on both; two models: head_b is model B's
     // Two models: model B, opened from `folder_b` (a folder or a cached model's name) as a job;
-    // `b_said`: why it could not open, or what opened. Declared before the futures that read it.
+    // `b_said`: why it could not open, or what opened. Declared before the jobs that read it:
+    // they end (a job waits at its end for what it started) before it goes.
     std::optional<lm::Model> model_b;
     std::string folder_b;
-    std::future<compute::ModelOpened> opening_b;
+    compute::Job<compute::ModelOpened> opening_b;
+    compute::Job<ModelPass> running_b;        // pass_b being run, off the window's thread
     std::string b_said;
     bool b_failed = false;
     std::uint64_t model_b_revision = 0;       // counts models B opened
@@ -212,7 +212,7 @@ struct ModelViewState {
     // An opening under way (File → Open model…, --model, a session's model: compute::
     // open_model_folder on a worker): the model on screen stays until it lands, then
     // `after_opening` is carried out.
-    std::future<compute::ModelOpened> opening;
+    compute::Job<compute::ModelOpened> opening;
     std::optional<AfterOpening> after_opening;
     // Asked for by the grid (right-click on a map, "Restore all heads"), applied before the
     // next frame draws: the layers from the lowest changed one on are recomputed.
@@ -223,7 +223,7 @@ struct ModelViewState {
     ModelWriteState write;
     // File → Open model…: the models in the Hugging Face cache, looked for off the window's
     // thread when the path popup opens, then listed under the path.
-    std::future<std::vector<hf::CachedModel>> scanning;
+    compute::Job<std::vector<hf::CachedModel>> scanning;
     std::optional<std::vector<hf::CachedModel>> cached;
     // A model not in the cache, downloaded from the hub on request (Open model…'s Download):
     // its progress and Cancel in the popup while it is shown (`in_popup`: drawn there last

@@ -18,7 +18,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <future>
 #include <system_error>
 
 #include <imgui.h>
@@ -167,15 +166,15 @@ void settle(Context& state, ModelViewState& m) {
 }  // namespace
 
 bool model_work_under_way(const ModelViewState& m) {
-    return (m.jobs && m.jobs->busy()) || m.opening.valid() || m.compare.running_b.valid() || m.compare.opening_b.valid() ||
+    return (m.jobs && m.jobs->busy()) || m.opening.running() || m.compare.running_b.running() || m.compare.opening_b.running() ||
            model_heads_busy(m) || model_write_busy(m);
 }
 
 void finish_model_work(ModelViewState& m) {
     if (m.jobs) m.jobs->finish();  // the results stay for the next frame's update_model_view
-    if (m.opening.valid()) m.opening.wait();
-    if (m.compare.running_b.valid()) m.compare.running_b.wait();
-    if (m.compare.opening_b.valid()) m.compare.opening_b.wait();
+    m.opening.wait();
+    m.compare.running_b.wait();
+    m.compare.opening_b.wait();
     finish_model_heads(m);
     finish_model_write(m);
 }
@@ -214,7 +213,7 @@ namespace {
 // could not run is said (a sentence typed since it started runs as a job next frame).
 void install_model(Context& state, ModelViewState& m, compute::ModelOpened opened) {
     settle(state, m);  // no job may still read the checkpoint it replaces
-    if (m.compare.running_b.valid()) m.compare.running_b.get();  // B of the model it replaces: dropped
+    m.compare.running_b.drain();  // B of the model it replaces: dropped, once it no longer reads that model
     forget_model_heads(m);  // its heads' roles, lens and sweep were the replaced model's
     forget_model_write(m);  // what it wrote and its caches too
     // The pipeline still showing a layer of the model being replaced: its weights, window and
@@ -352,8 +351,9 @@ std::string first_sentence(const ModelViewState& m) { return m.sentence.empty() 
 
 // The opening under way, once it has landed: its "Opening…" line replaced by what came of it.
 void collect_opened_model(Context& state, ModelViewState& m) {
-    if (!m.opening.valid() || m.opening.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-    compute::ModelOpened opened = m.opening.get();
+    std::optional<compute::ModelOpened> landed = m.opening.take();
+    if (!landed) return;
+    compute::ModelOpened opened = std::move(*landed);
     const std::string said = opening_text(opened.asked);
     state.notices.erase(std::remove_if(state.notices.begin(), state.notices.end(), [&](const Notice& n) { return n.text == said; }),
                         state.notices.end());
@@ -364,13 +364,15 @@ void collect_opened_model(Context& state, ModelViewState& m) {
 
 // Starts opening `folder` on a worker, `after` to follow; refused (said) while one is under way.
 void start_opening(Context& state, ModelViewState& m, const std::string& folder, AfterOpening after, const stack::HeadSet& ablated = {}) {
-    if (m.opening.valid()) {
+    if (m.opening.running()) {
         add_notice(state, "A model is being opened already: " + folder + " was not opened", true);
         return;
     }
     add_notice(state, opening_text(folder), false);
     m.after_opening = std::move(after);
-    m.opening = std::async(std::launch::async, compute::open_model_folder, folder, first_sentence(m), ablated);
+    m.opening.start("opening " + folder, [folder, sentence = first_sentence(m), ablated](compute::JobProgress&) {
+        return compute::open_model_folder(folder, sentence, ablated);
+    });
 }
 
 }  // namespace
@@ -1129,7 +1131,7 @@ std::string megabytes(std::uintmax_t bytes) {
 // True when one was double-clicked (opened at once).
 bool draw_cached_models(Context& state, ModelViewState& m, std::string& path) {
     bool chosen = false;
-    if (m.scanning.valid() && m.scanning.wait_for(std::chrono::seconds(0)) == std::future_status::ready) m.cached = m.scanning.get();
+    if (std::optional<std::vector<hf::CachedModel>> found = m.scanning.take()) m.cached = std::move(*found);
     const std::string cache = hf::hub_cache_folder();
     if (!m.cached) {
         ImGui::TextDisabled("Looking in the Hugging Face cache (%s)\xE2\x80\xA6", cache.c_str());
@@ -1265,8 +1267,10 @@ void ModelView::offer(Context& shared, Offers& offers) {
         return std::vector<MenuItem>{{"Open model\xE2\x80\xA6", "", false, true, [this, s] {
                                           // The cache is looked at off the window's thread while the popup opens.
                                           state.cached.reset();
-                                          if (!state.scanning.valid())
-                                              state.scanning = std::async(std::launch::async, [cache = hf::hub_cache_folder()] { return hf::cached_models(cache); });
+                                          if (!state.scanning.running())
+                                              state.scanning.start("looking in the Hugging Face cache", [cache = hf::hub_cache_folder()](compute::JobProgress&) {
+                                                  return hf::cached_models(cache);
+                                              });
                                           AskForPath ask{FileAction::OpenCheckpoint, "Open model (" + hf::family_names() + ")", "gpt2",
                                                          "A checkpoint folder, or the name of a model in the Hugging Face cache (org/name):",
                                                          [this](Context& c, const std::string& path) { open_model_job(c, state, path); },
@@ -1300,7 +1304,7 @@ bool ModelView::busy() const { return model_work_under_way(state) || state.downl
 void ModelView::finish_work() {
     finish_model_work(state);
     if (state.download) state.download->wait();
-    if (state.scanning.valid()) state.scanning.wait();  // and Open model…'s look at the cache
+    state.scanning.wait();  // and Open model…'s look at the cache
 }
 
 void ModelView::sign(std::string& signature) const {

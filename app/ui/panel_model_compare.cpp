@@ -18,7 +18,6 @@
 #include <cmath>
 #include <cstdio>
 #include <chrono>
-#include <future>
 #include <string>
 
 #include <imgui.h>
@@ -89,15 +88,15 @@ namespace {
 
 // Model B, once its opening has landed: installed, or why not said (the model B before stays).
 void collect_model_b(ModelCompareState& c) {
-    if (!c.opening_b.valid() || c.opening_b.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-    compute::ModelOpened opened = c.opening_b.get();
+    std::optional<compute::ModelOpened> landed = c.opening_b.take();
+    if (!landed) return;
+    compute::ModelOpened opened = std::move(*landed);
     if (!opened.load.model) {
         c.b_said = "Model B cannot open: " + (opened.load.errors.empty() ? std::string("no model in ") + opened.asked : opened.load.errors.front());
         c.b_failed = true;
         return;
     }
-    if (c.running_b.valid()) c.running_b.wait();  // a pass on the model B it replaces: dropped below
-    if (c.running_b.valid()) c.running_b.get();
+    c.running_b.drain();  // a pass on the model B it replaces: dropped, once it no longer reads that model
     c.model_b = std::move(*opened.load.model);
     ++c.model_b_revision;
     c.b_said = "Model B: " + c.model_b->family() + ", " + opened.folder;
@@ -111,11 +110,13 @@ void collect_model_b(ModelCompareState& c) {
 
 void open_compare_model(ModelViewState& m, const std::string& folder) {
     ModelCompareState& c = m.compare;
-    if (c.opening_b.valid()) return;  // one at a time: the button says it is opening
+    if (c.opening_b.running()) return;  // one at a time: the button says it is opening
     c.folder_b = folder;
     c.b_said = "Opening model B " + folder + "\xE2\x80\xA6";
     c.b_failed = false;
-    c.opening_b = std::async(std::launch::async, compute::open_model_folder, folder, m.computed_sentence, stack::HeadSet{});
+    c.opening_b.start("opening model B " + folder, [folder, sentence = m.computed_sentence](compute::JobProgress&) {
+        return compute::open_model_folder(folder, sentence, stack::HeadSet{});
+    });
 }
 
 void update_model_compare(ModelViewState& m) {
@@ -127,8 +128,8 @@ void update_model_compare(ModelViewState& m) {
     c.head_b = clamp_head(c.head_b, c.mode == CompareMode::Models && c.model_b ? c.model_b->shape() : config);
     if (c.mode != CompareMode::Heads) {
         // B runs as a job (the model's layers never run on the window's thread); it lands here.
-        if (c.running_b.valid() && c.running_b.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-            c.pass_b = c.running_b.get();
+        if (std::optional<ModelPass> landed = c.running_b.take()) {
+            c.pass_b = std::move(*landed);
             c.computed_b = c.asked_b;
             ++c.b_revision;
         }
@@ -138,18 +139,18 @@ void update_model_compare(ModelViewState& m) {
         // Run again for a new B (once it is entered) or when the model's ablated heads changed:
         // A and B are the same model.
         const bool stale = c.sentence_b != c.computed_b || c.pass_b.ablated != m.pass.ablated;
-        if (stale && !c.running_b.valid() && !ImGui::GetIO().WantTextInput) {
+        if (stale && !c.running_b.running() && !ImGui::GetIO().WantTextInput) {
             c.asked_b = c.sentence_b;
-            c.running_b = std::async(std::launch::async, [model = &*m.model, sentence = c.sentence_b, ablated = m.pass.ablated] {
+            c.running_b.start("running sentence B", [model = &*m.model, sentence = c.sentence_b, ablated = m.pass.ablated](compute::JobProgress&) {
                 return lm::forward_text(*model, sentence, ablated);
             });
         }
-    } else if (c.mode == CompareMode::Models && c.model_b && !c.opening_b.valid()) {
+    } else if (c.mode == CompareMode::Models && c.model_b && !c.opening_b.running()) {
         // Model B on the model view's sentence, intact (its heads are not the model view's to ablate).
         const bool stale = m.computed_sentence != c.computed_b || !c.pass_b.ablated.empty();
-        if (stale && !c.running_b.valid()) {
+        if (stale && !c.running_b.running()) {
             c.asked_b = m.computed_sentence;
-            c.running_b = std::async(std::launch::async, [model = &*c.model_b, sentence = m.computed_sentence] {
+            c.running_b.start("running the sentence on model B", [model = &*c.model_b, sentence = m.computed_sentence](compute::JobProgress&) {
                 return lm::forward_text(*model, sentence);
             });
         }
@@ -248,8 +249,8 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         const bool entered = input_line("##model.compare.folder_b", c.folder_b, ImGuiInputTextFlags_EnterReturnsTrue);
         record_item(state, "model.compare.folder_b", c.folder_b);
         ImGui::SameLine();
-        ImGui::BeginDisabled(c.opening_b.valid() || c.folder_b.empty());
-        const bool open = ImGui::Button(c.opening_b.valid() ? "opening\xE2\x80\xA6" : "Open model B");
+        ImGui::BeginDisabled(c.opening_b.running() || c.folder_b.empty());
+        const bool open = ImGui::Button(c.opening_b.running() ? "opening\xE2\x80\xA6" : "Open model B");
         ImGui::EndDisabled();
         record_item(state, "model.compare.open_b", "");
         if ((entered || open) && !c.folder_b.empty()) open_compare_model(m, c.folder_b);

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
 #include <cctype>
 #include <cfloat>
 #include <cstdio>
@@ -173,18 +172,19 @@ void update_shown(TrainPanelState& p) {
 // the held-out set as a job off the window's thread, asked again when what is shown changed and
 // landing here; the panel says it is being measured until then.
 void update_evaluations(TrainPanelState& p) {
-    if (p.evaluating.valid() && !p.hold_evaluations && p.evaluating.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        auto [intact, ablated] = p.evaluating.get();
-        p.intact = intact;
-        p.ablated = ablated;
-        p.ablation_key = p.evaluating_key;
-    }
-    if (!has_run(p) || p.ablated_heads.empty() || p.shown_key == p.ablation_key || p.evaluating.valid()) return;
+    if (!p.hold_evaluations)
+        if (std::optional<std::pair<train::Evaluation, train::Evaluation>> done = p.evaluating.take()) {
+            p.intact = done->first;
+            p.ablated = done->second;
+            p.ablation_key = p.evaluating_key;
+        }
+    if (!has_run(p) || p.ablated_heads.empty() || p.shown_key == p.ablation_key) return;
+    if (p.evaluating.running() && p.evaluating_key == p.shown_key) return;  // under way; one for what was shown before is superseded
     p.evaluating_key = p.shown_key;
-    p.evaluating = std::async(std::launch::async, [model = p.shown_model, held_out = p.held_out, step = p.shown_step,
-                                                   heads = p.ablated_heads] {
-        return std::pair{train::evaluate(model, held_out, step), train::evaluate(model, held_out, step, heads)};
-    });
+    p.evaluating.start("measuring the held-out set with and without the ablated heads",
+                       [model = p.shown_model, held_out = p.held_out, step = p.shown_step, heads = p.ablated_heads](compute::JobProgress&) {
+                           return std::pair{train::evaluate(model, held_out, step), train::evaluate(model, held_out, step, heads)};
+                       });
 }
 
 // The heads' roles at each snapshot and the newest weights: the steps not scored yet go to a

@@ -64,9 +64,14 @@ public:
         poll_train(state);                    // the worker's newest progress, the Train tab shown or not
     }
     void draw_floating(Context& shared, HeatmapTextures&) override { after_train_drawn(shared, state); }
-    bool busy() const override { return (state.open && state.progress.running) || state.evaluating.valid(); }
+    bool busy() const override {
+        return (state.open && state.progress.running) || state.evaluating.running() || state.roles_job.running();
+    }
+    // The evaluations and the heads' roles land in the next frame: what it draws (the roles'
+    // curves above the probe) does not move under a pointer between two frames.
     void finish_work() override {
-        if (state.evaluating.valid()) state.evaluating.wait();
+        state.evaluating.wait();
+        state.roles_job.wait();
     }
     void keep(session_file::ViewChoices&, session_file::Attachments& attached) const override { attached.trained = trained_choice(state); }
     void sign(std::string& signature) const override;

@@ -3,7 +3,6 @@
 // progress as the training job (train_job.hpp) hands it over, what is shown, and a trained
 // layer opened in the pipeline.
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <string>
 #include <utility>
@@ -77,7 +76,7 @@ struct TrainPanelState {
     std::string ablation_key;  // what `ablated` and `intact` were computed for (a shown_key)
     train::Evaluation ablated, intact;
     // The two evaluations under way off the window's thread, and the shown_key they are for.
-    std::future<std::pair<train::Evaluation, train::Evaluation>> evaluating;
+    compute::Job<std::pair<train::Evaluation, train::Evaluation>> evaluating;
     std::string evaluating_key;
     bool hold_evaluations = false;  // tests: a result is not taken while set, to see the frames before it lands
     std::vector<std::pair<int, float>> loss_curve, accuracy_curve;  // (step, value), rebuilt per publish

@@ -527,11 +527,11 @@ TEST_CASE("Model view Compare: two sentences, a different token count said in wo
         m.compare.b_follows_a = false;
         m.compare.sentence_b = "The bank of the river was wide.";
         ui.frame();
-        CHECK(m.compare.running_b.valid());
+        CHECK(m.compare.running_b.running());
         CHECK(m.compare.computed_b == "The bank of the river was sandy.");
         ui.hold_model_jobs = false;
         ui.frame(2);
-        CHECK_FALSE(m.compare.running_b.valid());
+        CHECK_FALSE(m.compare.running_b.running());
         CHECK(m.compare.computed_b == "The bank of the river was wide.");
         CHECK(m.compare.pass_b.logits == gpt2::forward_text(checkpoint, "The bank of the river was wide.").logits);
     }

@@ -648,7 +648,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         options.text = "the cat";
         ui.window.start(options);
         // Nothing was read on the window's thread: the opening is a job, said while it runs.
-        CHECK(ui.window.model.state.opening.valid());
+        CHECK(ui.window.model.state.opening.running());
         CHECK_FALSE(ui.window.model.state.model.has_value());
         CHECK(notice_with("Opening the model " + folder));
         ui.hold_model_jobs = false;
@@ -666,7 +666,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         load.view.pane = "pipeline";
         load.attached.model = session_file::ModelChoice{folder, "the cat sat", -1, 0, {{0, 1}, {7, 0}}, "s.json", {}, {}, {}};
         ui.window.start(cli::Options{}, load);
-        CHECK(ui.window.model.state.opening.valid());
+        CHECK(ui.window.model.state.opening.running());
         CHECK_FALSE(ui.window.model.state.model.has_value());
         ui.hold_model_jobs = false;
         ui.frame(3);

@@ -122,11 +122,11 @@ TEST_CASE("Train: reverse trains to 99% and stops there, pause and resume change
     p.hold_evaluations = true;
     ui.click(ui.centre("train.ablate.1.2"));
     ui.frame(2);
-    CHECK(p.evaluating.valid());
+    CHECK(p.evaluating.running());
     CHECK(ui.text("train.ablated") == "measuring");
     p.hold_evaluations = false;
     ui.frame(2);
-    CHECK_FALSE(p.evaluating.valid());
+    CHECK_FALSE(p.evaluating.running());
     CHECK(std::stod(ui.text("train.ablated")) ==
           Approx(train::evaluate(p.shown_model, p.held_out, p.shown_step, p.ablated_heads).accuracy).margin(1e-6));
     CHECK(ui.text("train.ablate.1.1") == "on");

@@ -88,7 +88,7 @@ public:
     bool open_model(const std::string& folder) {
         ui::open_model_job(window.shared, window.model.state, folder);
         frame();
-        return !window.model.state.opening.valid() && window.model.state.model.has_value();
+        return !window.model.state.opening.running() && window.model.state.model.has_value();
     }
 
     void move(ImVec2 at) {
@@ -145,6 +145,7 @@ public:
     }
     ImVec2 centre(const std::string& id) const {
         const ui::WidgetLayout* w = widget(id);
+        INFO("the widget " << id);
         REQUIRE(w != nullptr);
         return ImVec2(w->x + w->w * 0.5f, w->y + w->h * 0.5f);
     }
