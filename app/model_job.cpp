@@ -96,7 +96,8 @@ void install_result(ModelPass& shown, ModelPass&& result, int layer) {
     for (size_t k = 0; k < l && k < layers.size() && k < shown.layers.size(); ++k) shown.layers[k] = std::move(layers[k]);
 }
 
-ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::HeadSet& ablated) {
+ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::HeadSet& ablated,
+                              const std::vector<int>& ids) {
     const auto t0 = std::chrono::steady_clock::now();
     ModelOpened opened;
     opened.asked = opened.folder = folder;
@@ -119,7 +120,7 @@ ModelOpened open_model_folder(const std::string& folder, const std::string& sent
         stack::HeadSet heads;  // those the model has: the view says which of the others were left out
         for (const stack::HeadId& id : ablated)
             if (id.within(shape.layers, shape.heads)) heads.insert(id);
-        opened.pass = lm::forward_text(*opened.load.model, sentence, heads);
+        opened.pass = ids.empty() ? lm::forward_text(*opened.load.model, sentence, heads) : lm::forward_ids(*opened.load.model, ids, heads);
     }
     opened.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return opened;

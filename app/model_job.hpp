@@ -83,7 +83,9 @@ struct ModelOpened {
     std::string sentence;
     double milliseconds = 0.0;  // the whole job
 };
-ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::HeadSet& ablated = {});
+// `ids`, when given, are the text's ids the pass runs (a session's text the model wrote on), `sentence` their text.
+ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::HeadSet& ablated = {},
+                              const std::vector<int>& ids = {});
 
 class ModelJobs {
 public:

@@ -67,6 +67,7 @@ nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view
                       {"layer", m.layer + 1},
                       {"head", m.layer >= 0 ? m.head + 1 : 0},
                       {"ablated", std::move(ablated)}};
+        if (!m.ids.empty()) j["model"]["ids"] = m.ids;
         if (layer_by_reference) j["model"]["layer_edits"] = scenario_edits_to_json(*m.layer_base, scenario);
     }
     if (attached.trained) {
@@ -90,7 +91,7 @@ void read_model(const nlohmann::json& j, int version, const std::string& source,
     auto fail = [&](const std::string& what) { load.errors.push_back(source + ": key 'model" + what); };
     if (!j.is_object()) return fail("': expected an object");
     for (const auto& [key, value] : j.items()) {
-        const bool since_2 = key == "files" || key == "layer_edits";  // a version-1 file has neither
+        const bool since_2 = key == "files" || key == "layer_edits" || key == "ids";  // a version-1 file has none
         if ((since_2 && version < 2) ||
             (!since_2 && key != "folder" && key != "sentence" && key != "layer" && key != "head" && key != "ablated"))
             return fail("." + key + "': unknown key" + (since_2 ? " in a version-1 session" : ""));
@@ -102,6 +103,16 @@ void read_model(const nlohmann::json& j, int version, const std::string& source,
     if (j.contains("sentence")) {
         if (!j["sentence"].is_string()) return fail(".sentence': expected a string");
         m.sentence = j["sentence"].get<std::string>();
+    }
+    if (j.contains("ids")) {  // the checkpoint says whether each is in its vocabulary, once it is open
+        const std::string expected = ".ids': expected the text's token ids, a list of at most " + std::to_string(kMaxCount) +
+                                     " counts from 0";
+        if (!j["ids"].is_array() || j["ids"].empty() || j["ids"].size() > static_cast<size_t>(kMaxCount)) return fail(expected);
+        for (const nlohmann::json& id : j["ids"]) {
+            const std::optional<int> v = integer_in(id, 0, std::numeric_limits<int>::max());
+            if (!v) return fail(expected);
+            m.ids.push_back(*v);
+        }
     }
     // Layers and heads count from 1; the checkpoint says whether they exist, once it is open.
     int layer = 0, head = 0;

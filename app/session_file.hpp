@@ -83,6 +83,11 @@ struct ModelChoice {
     // Read: the edits that make the session's scenario from the layer again (scenario_edits.hpp).
     std::optional<Scenario> layer_base;
     std::optional<nlohmann::json> layer_edits;
+    // The text's token ids, when the model wrote tokens after the sentence: what the pass read,
+    // which the tokenizer need not make of the text again (a written token can be a piece of a
+    // character, or split where the tokenizer would not); checked against the model once it is
+    // open. Empty: the sentence's own tokens.
+    std::vector<int> ids;
 };
 
 struct TrainedChoice {

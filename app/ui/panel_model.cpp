@@ -363,15 +363,16 @@ void collect_opened_model(Context& state, ModelViewState& m) {
 }
 
 // Starts opening `folder` on a worker, `after` to follow; refused (said) while one is under way.
-void start_opening(Context& state, ModelViewState& m, const std::string& folder, AfterOpening after, const stack::HeadSet& ablated = {}) {
+void start_opening(Context& state, ModelViewState& m, const std::string& folder, AfterOpening after, const stack::HeadSet& ablated = {},
+                   const std::vector<int>& ids = {}) {
     if (m.opening.running()) {
         add_notice(state, "A model is being opened already: " + folder + " was not opened", true);
         return;
     }
     add_notice(state, opening_text(folder), false);
     m.after_opening = std::move(after);
-    m.opening.start("opening " + folder, [folder, sentence = first_sentence(m), ablated](compute::JobProgress&) {
-        return compute::open_model_folder(folder, sentence, ablated);
+    m.opening.start("opening " + folder, [folder, sentence = first_sentence(m), ablated, ids](compute::JobProgress&) {
+        return compute::open_model_folder(folder, sentence, ablated, ids);
     });
 }
 
@@ -392,7 +393,7 @@ void restore_model(Context& state, ModelViewState& m, const session_file::ModelC
     if (!choice.sentence.empty()) m.sentence = choice.sentence;
     stack::HeadSet ablated;  // those the model does not have are said once it is open
     for (const auto& [layer, head] : choice.ablated) ablated.insert(stack::HeadId{layer, head});
-    start_opening(state, m, choice.folder, AfterOpening{std::nullopt, {}, choice, scenario_name, pane}, ablated);
+    start_opening(state, m, choice.folder, AfterOpening{std::nullopt, {}, choice, scenario_name, pane}, ablated, choice.ids);
 }
 
 void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
@@ -639,6 +640,11 @@ std::optional<session_file::ModelChoice> model_choice(const ModelViewState& m) {
     session_file::ModelChoice choice;
     choice.folder = ec ? m.model->folder() : folder.lexically_normal().string();
     choice.sentence = written_sentence(m);  // the text the model wrote after it kept too
+    // The ids the pass read, with the tokens written after them, kept when the tokenizer would
+    // not make them of the text again: reopened, the text is what was on screen, token for token.
+    const std::vector<int> ids = m.write.written.empty() ? m.pass.token_ids : written_text_ids(m);
+    std::vector<std::string> why;
+    if (!ids.empty() && m.model->encode(choice.sentence, why) != ids) choice.ids = ids;
     choice.layer = m.layer;
     choice.head = m.head;
     for (const stack::HeadId& id : m.pass.ablated) choice.ablated.emplace_back(id.layer, id.head);

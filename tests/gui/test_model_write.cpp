@@ -9,6 +9,8 @@
 #include "language_model.hpp"
 #include "model_fixtures.hpp"
 #include "presets.hpp"
+#include "options.hpp"
+#include "session_file.hpp"
 #include "ui/panel_model.hpp"
 #include "ui_driver.hpp"
 
@@ -48,14 +50,52 @@ TEST_CASE("Model view Write: Step writes what a full recompute chooses, the pass
     CHECK(m.pass.token_ids == text);  // the pass of the whole text landed
     CHECK(ui.text("model.tokens").back() == '*');
     check_cached_equals_recomputed(m);
-    // A session keeps the text written after the sentence.
+    // A session keeps the text written after the sentence, and its ids as the pass read them when
+    // the tokenizer would make others of the text: opened again, the pass reads those ids.
     REQUIRE(ui::model_choice(m));
-    CHECK(ui::model_choice(m)->sentence == m.computed_sentence + m.model->text_of({greedy}));
+    const session_file::ModelChoice choice = *ui::model_choice(m);
+    CHECK(choice.sentence == m.computed_sentence + m.model->text_of({greedy}));
+    std::vector<std::string> why;
+    CHECK(choice.ids == (m.model->encode(choice.sentence, why) == text ? std::vector<int>{} : text));
     ui.click(ui.centre("model.write.undo"));
     ui.frame(3);
     CHECK(m.write.written.empty());
     CHECK(m.pass.token_ids == sentence);
     check_cached_equals_recomputed(m);
+}
+
+TEST_CASE("Model view Write: a session opened again reads the written text by the ids the pass read", "[model-view][generate][session]") {
+    std::optional<session_file::ModelChoice> choice;
+    std::vector<int> text;
+    {
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        REQUIRE(ui.open_model(write_model("attnlab-gui-write-session")));
+        ui.frame(2);
+        ui::ModelViewState& m = ui.window.model.state;
+        ui.click(ui.centre("model.write.step"));
+        ui.frame(3);
+        REQUIRE(m.write.written.size() == 1);
+        text = m.pass.token_ids;
+        choice = ui::model_choice(m);
+        REQUIRE(choice);
+    }
+    // As a session keeps them when the tokenizer makes other tokens of the text (a written
+    // token can be a piece of a character): the pass reads these ids, not the text's.
+    choice->ids = text;
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    session_file::SessionLoad load;
+    load.attached.model = choice;
+    ui.window.start(cli::Options{}, load);
+    ui.frame(3);
+    const ui::ModelViewState& m = ui.window.model.state;
+    REQUIRE(m.model);
+    CHECK(m.pass.token_ids == text);
+    CHECK(m.computed_sentence == choice->sentence);
+    CHECK(m.pass.logits == lm::forward_ids(*m.model, text).logits);
+    // Saved again untouched: the same ids, unless the text's own tokens are they.
+    std::vector<std::string> why;
+    REQUIRE(ui::model_choice(m));
+    CHECK(ui::model_choice(m)->ids == (m.model->encode(choice->sentence, why) == text ? std::vector<int>{} : text));
 }
 
 TEST_CASE("Model view Write: Run writes frame after frame without the window waiting, Stop ends it within one token",

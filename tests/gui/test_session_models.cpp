@@ -436,6 +436,18 @@ TEST_CASE("A session's integers outside their range are refused, never cut down 
         CHECK(first_error(j) == "s.json: key 'model.ablated': expected a list of [layer, head] pairs counted from 1");
         j["model"] = {{"folder", "/m"}, {"ablated", {{1, std::numeric_limits<std::uint64_t>::max()}}}};
         CHECK(first_error(j) == "s.json: key 'model.ablated': expected a list of [layer, head] pairs counted from 1");
+        // The text's ids: counts from 0, at least one.
+        const std::string ids_expected = "s.json: key 'model.ids': expected the text's token ids, a list of at most 100000 counts from 0";
+        for (const nlohmann::json& bad : {nlohmann::json{3, -1}, nlohmann::json{3, wraps_to_one}, nlohmann::json{3, 1.5},
+                                          nlohmann::json("3 4"), nlohmann::json::array()}) {
+            INFO(bad.dump());
+            j["model"] = {{"folder", "/m"}, {"ids", bad}};
+            CHECK(first_error(j) == ids_expected);
+        }
+        j["model"] = {{"folder", "/m"}, {"ids", {3, 0, 17}}};
+        const session_file::SessionLoad fine = session_file::session_from_json(j, "s.json");
+        REQUIRE(fine.errors.empty());
+        CHECK(fine.attached.model->ids == std::vector<int>{3, 0, 17});
     }
 }
 
@@ -664,7 +676,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
     SECTION("a session's model, with a head ablated, on the tab the session showed") {
         session_file::SessionLoad load;
         load.view.pane = "pipeline";
-        load.attached.model = session_file::ModelChoice{folder, "the cat sat", -1, 0, {{0, 1}, {7, 0}}, "s.json", {}, {}, {}};
+        load.attached.model = session_file::ModelChoice{folder, "the cat sat", -1, 0, {{0, 1}, {7, 0}}, "s.json", {}, {}, {}, {}};
         ui.window.start(cli::Options{}, load);
         CHECK(ui.window.model.state.opening.running());
         CHECK_FALSE(ui.window.model.state.model.has_value());
@@ -681,7 +693,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
     }
     SECTION("a session's model folder that cannot be opened: said, the rest of the session open") {
         session_file::SessionLoad load;
-        load.attached.model = session_file::ModelChoice{folder + "-missing", "the cat", -1, 0, {}, "s.json", {}, {}, {}};
+        load.attached.model = session_file::ModelChoice{folder + "-missing", "the cat", -1, 0, {}, "s.json", {}, {}, {}, {}};
         ui.window.start(cli::Options{}, load);
         ui.hold_model_jobs = false;
         ui.frame(2);
