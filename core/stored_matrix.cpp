@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -341,9 +342,48 @@ void product_share(const float* x, const StoredMatrix& b, float* out, float* acc
     else row_products_share<D>(x, b, acc);
 }
 
+// Views that tile one stored tensor's rows exactly, each column of it in one view (GPT-2's Q, K
+// and V out of c_attn): the tensor itself, to be read once, row after row, where the views would
+// each read their third of every row. nullopt when the products are not such views.
+std::optional<StoredMatrix> tiled_tensor(const std::vector<StoredRowProduct>& products) {
+    if (products.size() < 2) return std::nullopt;
+    const StoredMatrix& first = *products.front().weight;
+    Eigen::Index columns = 0;
+    for (const StoredRowProduct& p : products) {
+        const StoredMatrix& b = *p.weight;
+        if (b.transposed || b.bytes != first.bytes || b.dtype != first.dtype || b.stride != first.stride || b.rows != first.rows)
+            return std::nullopt;
+        columns += b.cols;
+    }
+    if (columns != first.stride) return std::nullopt;
+    std::vector<char> taken(static_cast<std::size_t>(first.stride), 0);
+    for (const StoredRowProduct& p : products)
+        for (Eigen::Index c = 0; c < p.weight->cols; ++c) {
+            const Eigen::Index at = p.weight->line(c);
+            if (at < 0 || at >= first.stride || taken[static_cast<std::size_t>(at)]) return std::nullopt;
+            taken[static_cast<std::size_t>(at)] = 1;
+        }
+    StoredMatrix whole = first;
+    whole.cols = whole.group = whole.period = first.stride;
+    whole.offset = 0;
+    return whole;
+}
+
 }  // namespace
 
 void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduct>& products, int threads) {
+    if (const std::optional<StoredMatrix> whole = tiled_tensor(products)) {
+        // Each column of the tensor is summed as its view's would be (the same rows, in the same
+        // blocks, on the same threads): the views' columns gathered from it are their products.
+        Matrix all;
+        stored_row_products_into(a, {{&*whole, &all}}, threads);
+        for (const StoredRowProduct& p : products) {
+            p.out->resize(1, p.weight->cols);
+            for (Eigen::Index c = 0; c < p.weight->cols; ++c) (*p.out)(0, c) = all(0, p.weight->line(c));
+            if (p.bias != nullptr) *p.out += *p.bias;
+        }
+        return;
+    }
     // Every scratch buffer before the region, so that nothing in it can throw: each thread's
     // accumulator for each product stored as rows, and a line to widen F16 into.
     // Worth sharing from about a hundred thousand weights on (a few hundred KB: for_column_pieces).

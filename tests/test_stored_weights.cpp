@@ -247,6 +247,25 @@ TEST_CASE("one row against several stored weights in one region is each product,
                 CHECK(again[i] == out[i]);  // the same sums every run
             }
         }
+        // Q, K and V out of one c_attn (k × 60): the tensor is read once and each view gathered
+        // from it, the very sums of each view's own product.
+        const std::vector<StoredMatrix> qkv = {whole(c_attn, dtype).columns(0, 20, 60, 20), whole(c_attn, dtype).columns(20, 20, 60, 20),
+                                               whole(c_attn, dtype).columns(40, 20, 60, 20)};
+        const Matrix bias_k = bias.leftCols(20);
+        for (const int threads : {1, 2, 3}) {
+            INFO(threads << " threads, Q, K and V out of one c_attn");
+            std::vector<Matrix> together(3), apart(3);
+            stored_row_products_into(a, {{&qkv[0], &together[0]}, {&qkv[1], &together[1], &bias_k}, {&qkv[2], &together[2]}},
+                                     threads);
+            for (int i = 0; i < 3; ++i) stored_row_products_into(a, {{&qkv[static_cast<size_t>(i)], &apart[static_cast<size_t>(i)]}}, threads);
+            apart[1] += bias_k;
+            for (int i = 0; i < 3; ++i) {
+                CHECK(together[static_cast<size_t>(i)] == apart[static_cast<size_t>(i)]);
+                const Matrix expected = a * c_attn.values.middleCols(20 * i, 20) + (i == 1 ? bias_k : Matrix::Zero(1, 20));
+                const double tolerance = 1e-5 * std::sqrt(static_cast<double>(k)) * std::max(1.0f, expected.cwiseAbs().maxCoeff());
+                CHECK((together[static_cast<size_t>(i)] - expected).cwiseAbs().maxCoeff() <= tolerance);
+            }
+        }
         // A row whose depth is not the weights' is refused, naming both.
         std::vector<Matrix> out(1);
         CHECK_THROWS_WITH(stored_row_products_into(Matrix::Zero(1, k + 1), {{&weights[0].first, &out[0]}}),
