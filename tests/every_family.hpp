@@ -1,11 +1,15 @@
 #pragma once
 // Every family the app opens, as lm::Models: GPT-2's tiny checkpoint and each Hugging Face
-// family's fixture (hf_family_fixtures.hpp), written under the temporary folder with `tag` in
-// their names and opened without a tokenizer (ids as they are).
+// family's fixture (hf_family_fixtures.hpp), written under the temporary folder with `tag` and
+// the process in their names (ctest runs each test case as a process of its own, side by side:
+// two must not write one folder) and opened without a tokenizer (ids as they are).
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -15,13 +19,28 @@
 
 namespace attn::testing {
 
+// The folders this process wrote, removed when it ends (after every test case's models are gone).
+struct WrittenFolders {
+    std::vector<std::string> paths;
+    ~WrittenFolders() {
+        std::error_code ec;
+        for (const std::string& path : paths) std::filesystem::remove_all(path, ec);
+    }
+};
+inline WrittenFolders& written_folders() {
+    static WrittenFolders folders;
+    return folders;
+}
+
 inline std::vector<std::pair<std::string, lm::Model>> every_family(const std::string& tag) {
     std::vector<std::pair<std::string, lm::Model>> models;
     models.emplace_back("gpt2", lm::Model(tiny_checkpoint()));
     for (const families::FamilyCheckpoint& c : families::all_family_checkpoints()) {
         if (c.config.value("model_type", "") == "gpt2") continue;
-        const std::string folder = (std::filesystem::temp_directory_path() / ("attnlab-test-" + tag + "-" + c.label)).string();
+        const std::string folder =
+            (std::filesystem::temp_directory_path() / ("attnlab-test-" + tag + "-" + std::to_string(getpid()) + "-" + c.label)).string();
         families::write_family_checkpoint(folder, c);
+        written_folders().paths.push_back(folder);
         hf::OpenedModelLoad load = hf::open_model(folder, false);
         for (const std::string& e : load.errors) INFO(e);
         REQUIRE(load.model);
