@@ -283,11 +283,10 @@ float dot_line(const float* __restrict x, const unsigned char* __restrict line, 
 }
 
 // This thread's share of out = x·b for a b stored as lines (column c is one stored line of k
-// elements: out[c] = x·line(c)), read in place, BF16 widened in registers, F16 widened into
-// `widened` (k floats of the thread's own) first. An orphaned worksharing loop without a
-// barrier: the caller's region runs the next product straight on.
+// elements: out[c] = x·line(c)), read in place and widened in registers. An orphaned
+// worksharing loop without a barrier: the caller's region runs the next product straight on.
 template <safetensors::Dtype D>
-void line_products_share(const float* x, const StoredMatrix& b, float* out, float* widened) {
+void line_products_share(const float* x, const StoredMatrix& b, float* out) {
     const Eigen::Index k = b.rows, n = b.cols;
     const std::size_t size = b.element_size(), line_bytes = static_cast<std::size_t>(k) * size;
     const Eigen::Index ahead = static_cast<Eigen::Index>(std::max<std::size_t>(1, kPrefetchBytes / std::max<std::size_t>(line_bytes, 1)));
@@ -295,12 +294,7 @@ void line_products_share(const float* x, const StoredMatrix& b, float* out, floa
     for (Eigen::Index c = 0; c < n; ++c) {
         const unsigned char* line = b.bytes + static_cast<std::size_t>(b.line(c) * b.stride) * size;
         if (c + ahead < n) prefetch_run(b.bytes + static_cast<std::size_t>(b.line(c + ahead) * b.stride) * size, line_bytes);
-        if constexpr (D != safetensors::Dtype::F16) {
-            out[c] = dot_line<D>(x, line, k);
-        } else {
-            for (Eigen::Index r = 0; r < k; ++r) widened[r] = stored_at<D>(line, r);
-            out[c] = Eigen::Map<const Eigen::VectorXf>(widened, k).dot(Eigen::Map<const Eigen::VectorXf>(x, k));
-        }
+        out[c] = dot_line<D>(x, line, k);
     }
 }
 
@@ -337,8 +331,8 @@ void row_products_share(const float* x, const StoredMatrix& b, float* acc) {
 }
 
 template <safetensors::Dtype D>
-void product_share(const float* x, const StoredMatrix& b, float* out, float* acc, float* widened) {
-    if (b.transposed) line_products_share<D>(x, b, out, widened);
+void product_share(const float* x, const StoredMatrix& b, float* out, float* acc) {
+    if (b.transposed) line_products_share<D>(x, b, out);
     else row_products_share<D>(x, b, acc);
 }
 
@@ -385,13 +379,13 @@ void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduc
         return;
     }
     // Every scratch buffer before the region, so that nothing in it can throw: each thread's
-    // accumulator for each product stored as rows, and a line to widen F16 into.
+    // accumulator for each product stored as rows.
     // Worth sharing from about a hundred thousand weights on (a few hundred KB: for_column_pieces).
     double weights = 0;
     for (const StoredRowProduct& p : products) weights += static_cast<double>(p.weight->rows) * static_cast<double>(p.weight->cols);
     if (threads <= 0) threads = omp_in_parallel() || weights < 1.0e5 ? 1 : omp_get_max_threads();
     std::vector<std::size_t> acc_at(products.size(), 0);
-    std::size_t per_thread = 0, widened_at = 0;
+    std::size_t per_thread = 0;
     for (std::size_t i = 0; i < products.size(); ++i) {
         const StoredMatrix& b = *products[i].weight;
         if (a.cols() != b.rows) throw std::invalid_argument("a one-row product's depths differ: " + std::to_string(a.cols()) + " and " +
@@ -402,9 +396,8 @@ void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduc
             per_thread += static_cast<std::size_t>(b.cols);
             products[i].out->setZero();
         }
-        widened_at = std::max(widened_at, static_cast<std::size_t>(b.rows));
     }
-    const std::size_t stride = per_thread + widened_at;
+    const std::size_t stride = per_thread;
     std::vector<float> scratch(stride * static_cast<std::size_t>(threads), 0.0f);
     const float* x = a.data();
 #pragma omp parallel num_threads(threads)
@@ -414,9 +407,9 @@ void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduc
             const StoredMatrix& b = *products[i].weight;
             float* out = products[i].out->data();
             switch (b.dtype) {
-                case safetensors::Dtype::F32: product_share<safetensors::Dtype::F32>(x, b, out, mine + acc_at[i], mine + per_thread); break;
-                case safetensors::Dtype::BF16: product_share<safetensors::Dtype::BF16>(x, b, out, mine + acc_at[i], mine + per_thread); break;
-                case safetensors::Dtype::F16: product_share<safetensors::Dtype::F16>(x, b, out, mine + acc_at[i], mine + per_thread); break;
+                case safetensors::Dtype::F32: product_share<safetensors::Dtype::F32>(x, b, out, mine + acc_at[i]); break;
+                case safetensors::Dtype::BF16: product_share<safetensors::Dtype::BF16>(x, b, out, mine + acc_at[i]); break;
+                case safetensors::Dtype::F16: product_share<safetensors::Dtype::F16>(x, b, out, mine + acc_at[i]); break;
             }
         }
     }
