@@ -150,9 +150,11 @@ bool set_vector_cell(const SetCell& e, Scenario& s) {
         case MatrixId::BetaPostFeedForward: target = &s.block.norm_post_feed_forward.beta; break;
         case MatrixId::QNorm:
         case MatrixId::KNorm:
-            // One number per dimension of a head, shared by every head: the identity is 1, or 0 in the (1 + w) form.
+            // One number per dimension of a head, shared by every head (over the whole projection, one per
+            // head and dimension): the identity is 1, or 0 in the (1 + w) form.
             target = e.matrix == MatrixId::QNorm ? &s.q_norm : &s.k_norm;
             length = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) / std::max(1, s.heads) : head_dim_of(s);
+            if (s.qk_norm_whole) length *= e.matrix == MatrixId::QNorm ? std::max(1, s.heads) : std::max(1, kv_heads_of(s));
             fill = s.qk_norm_plus_one ? 0.0f : 1.0f;
             break;
         default: return false;
@@ -444,9 +446,12 @@ bool apply(const Edit& edit, Scenario& s) {
                 // A sink per head: the new heads start from the first head's.
                 if (s.sinks.size() != 0 && s.sinks.size() != e.heads) s.sinks = Vector::Constant(e.heads, s.sinks(0));
                 // QK-norm's weights are one per dimension of a head: a new width starts from the identity.
+                // Over the whole projection (OLMo 2) they are one per head and dimension.
                 const int d_k = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) / e.heads : s.d_model / e.heads;
-                if (s.q_norm.size() != 0 && s.q_norm.size() != d_k) s.q_norm = Vector();
-                if (s.k_norm.size() != 0 && s.k_norm.size() != d_k) s.k_norm = Vector();
+                const int q_width = s.qk_norm_whole ? d_k * e.heads : d_k;
+                const int k_width = s.qk_norm_whole ? d_k * (s.kv_heads > 0 ? s.kv_heads : e.heads) : d_k;
+                if (s.q_norm.size() != 0 && s.q_norm.size() != q_width) s.q_norm = Vector();
+                if (s.k_norm.size() != 0 && s.k_norm.size() != k_width) s.k_norm = Vector();
                 return assign(s.heads, e.heads);  // W_Q… stay (d_model × d_model); only the split changes
             } else if constexpr (std::is_same_v<E, SetMaskKind>) return set_mask_kind(e, s);
             else if constexpr (std::is_same_v<E, SetWindow>) return e.window >= 1 && assign(s.window, e.window);
@@ -471,9 +476,11 @@ bool apply(const Edit& edit, Scenario& s) {
                 return true;
             }
             else if constexpr (std::is_same_v<E, SetQKNorm>) {
-                const bool changed = s.qk_norm != e.on || s.qk_norm_plus_one != e.plus_one;
+                const bool changed = s.qk_norm != e.on || s.qk_norm_plus_one != e.plus_one || s.qk_norm_whole != e.whole;
+                if (s.qk_norm_whole != e.whole) s.q_norm = s.k_norm = Vector();  // d_k weights, or H·d_k: the identity's
                 s.qk_norm = e.on;
                 s.qk_norm_plus_one = e.plus_one;
+                s.qk_norm_whole = e.whole;
                 return changed;
             }
             else if constexpr (std::is_same_v<E, SetSinks>) {
@@ -500,6 +507,7 @@ bool apply(const Edit& edit, Scenario& s) {
                 block.sandwich_norm = e.sandwich_norm;
                 block.gated = e.gated;
                 block.activation = e.activation;
+                if (e.layer_norm) block.layer_norm = *e.layer_norm;
                 if (block.norm_kind == NormKind::RMSNorm)
                     for (LayerNormParams* n : {&block.norm_1, &block.norm_2, &block.norm_post_attention, &block.norm_post_feed_forward})
                         n->beta = Vector();

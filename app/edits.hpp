@@ -39,7 +39,9 @@ struct SetScoreScale { float value = 0.0f; };  // 0: 1/√d_k
 struct SetSoftcap { float value = 0.0f; };     // 0: no soft-capping
 struct SetRope { RopeOptions rope; };          // RoPE's variant (with rotary positions)
 // QK-norm on or off and its form (1 + w); its weights are kept either way.
-struct SetQKNorm { bool on = false; bool plus_one = false; };
+// whole: over the whole projection, every head at once (OLMo 2); a change of form drops the
+// weights, whose count it changes (d_k, or H·d_k).
+struct SetQKNorm { bool on = false; bool plus_one = false; bool whole = false; };
 // Attention sinks: one logit per query head, or none (empty).
 struct SetSinks { Vector sinks; };
 struct SetSoftmax { SoftmaxKind kind = SoftmaxKind::Stable; };
@@ -56,6 +58,9 @@ struct SetBlockDesign {
     bool sandwich_norm = false;
     bool gated = false;
     Activation activation = Activation::ReLU;
+    // The block's own norms (layer_norm): off in OLMo 2's block, where sandwich_norm's norms
+    // after each sublayer are the only ones. Absent: as they are.
+    std::optional<bool> layer_norm;
 };
 struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_O
 // navigation: a lesson step being shown, not an edit: it is not undone, and the undo

@@ -215,10 +215,11 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
     }
     if (!std::isfinite(s.softcap) || s.softcap < 0.0f)
         errors.push_back("soft-cap is " + std::to_string(s.softcap) + ": expected a finite number > 0 (or 0 for none)");
-    // QK-norm's weights: one number per dimension of a head (d_k), whether it is on or off.
+    // QK-norm's weights: one number per dimension of a head (d_k), whether it is on or off; over
+    // the whole projection (OLMo 2), one per head and dimension (H·d_k for q, H_kv·d_k for k).
     const int d_k = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) / std::max(1, s.heads) : head_dim_of(s);
-    check_vector(errors, "q_norm (QK-norm's weight for q)", s.q_norm, d_k);
-    check_vector(errors, "k_norm (QK-norm's weight for k)", s.k_norm, d_k);
+    check_vector(errors, "q_norm (QK-norm's weight for q)", s.q_norm, s.qk_norm_whole ? d_k * std::max(1, s.heads) : d_k);
+    check_vector(errors, "k_norm (QK-norm's weight for k)", s.k_norm, s.qk_norm_whole ? d_k * std::max(1, kv_heads_of(s)) : d_k);
     // Attention sinks: one logit per query head, each a number (−∞ would be no sink: leave the list out).
     if (s.sinks.size() != 0 && s.sinks.size() != s.heads)
         errors.push_back("sinks has " + std::to_string(s.sinks.size()) + " logits for " + std::to_string(s.heads) +
@@ -355,7 +356,17 @@ void head_inputs(const Scenario& s, const Trace& t, const Matrix& q_all, const M
     head.q = q_all.middleCols(h * t.d_k, t.d_k);  // (n_q, d_k): head h's slice of the projection
     head.k = k_all.middleCols(h * t.d_k, t.d_k);  // (n_k, d_k)
     head.v = v_all.middleCols(h * t.d_v, t.d_v);  // (n_k, d_v)
-    if (s.qk_norm) {
+    if (s.qk_norm && s.qk_norm_whole) {
+        // QK-norm over the whole projection (OLMo 2): q_all and k_all are normed already
+        // (prepare_inputs); the head's slices of them before and after.
+        if (keep_unrotated) {
+            const int g = h / (t.heads / t.kv_heads);  // the K/V head it reads
+            head.q_before_norm = t.q_projected.middleCols(h * t.d_k, t.d_k);
+            head.k_before_norm = t.k_projected.middleCols(g * t.d_k, t.d_k);
+            head.q_normed = head.q;
+            head.k_normed = head.k;
+        }
+    } else if (s.qk_norm) {
         // QK-norm, before RoPE: each row of q and of k over its d_k numbers, q/√(mean(q²) + ε)⊙w.
         if (keep_unrotated) {
             head.q_before_norm = head.q;
@@ -617,6 +628,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.softcap = s.softcap;
     settings.qk_norm = s.qk_norm;
     settings.qk_norm_plus_one = s.qk_norm_plus_one;
+    settings.qk_norm_whole = s.qk_norm_whole;
     settings.sinks = s.sinks.size() != 0;
     settings.softmax = s.softmax;
     settings.heads = s.heads;
@@ -701,10 +713,22 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     // QK-norm's weights as used: the identity's unless given (ones, or zeros in the (1 + w) form).
     t.q_norm.resize(0, 0);
     t.k_norm.resize(0, 0);
+    t.q_projected.resize(0, 0);
+    t.k_projected.resize(0, 0);
     if (s.qk_norm) {
         const float identity = s.qk_norm_plus_one ? 0.0f : 1.0f;
-        t.q_norm = s.q_norm.size() != 0 ? as_row(s.q_norm) : Matrix::Constant(1, t.d_k, identity);
-        t.k_norm = s.k_norm.size() != 0 ? as_row(s.k_norm) : Matrix::Constant(1, t.d_k, identity);
+        const int q_width = s.qk_norm_whole ? static_cast<int>(q_all.cols()) : t.d_k;
+        const int k_width = s.qk_norm_whole ? static_cast<int>(k_all.cols()) : t.d_k;
+        t.q_norm = s.q_norm.size() != 0 ? as_row(s.q_norm) : Matrix::Constant(1, q_width, identity);
+        t.k_norm = s.k_norm.size() != 0 ? as_row(s.k_norm) : Matrix::Constant(1, k_width, identity);
+        if (s.qk_norm_whole) {
+            // OLMo 2: each row of Q, every head at once, over its H·d_k numbers (K: H_kv·d_k),
+            // before the heads are split and before RoPE.
+            t.q_projected = q_all;
+            t.k_projected = k_all;
+            q_all = rms_norm(q_all, s.block.epsilon, t.q_norm.row(0), s.qk_norm_plus_one);  // (n_q, H·d_k)
+            k_all = rms_norm(k_all, s.block.epsilon, t.k_norm.row(0), s.qk_norm_plus_one);  // (n_k, H_kv·d_k)
+        }
     }
     t.scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(t.d_k));
     t.kv_heads = kv_heads_of(s);

@@ -559,6 +559,29 @@ Preset block_gemma3_preset() {
     return p;
 }
 
+Preset block_olmo2_preset() {
+    Preset p;
+    p.name = "block-olmo2";
+    p.title = "OLMo 2's block: norms after each sublayer only, QK-norm over every head at once";
+    p.description =
+        "OLMo 2 (2024) keeps Llama's RoPE, grouped-query attention and SwiGLU, but moves the norms: attention and "
+        "the feed-forward read the residual stream as it is, and each one's output is normalised before it is added "
+        "back (x + RMSNorm(Attention(x))), which kept its training stable. Its QK-norm is one RMSNorm over the whole "
+        "projection, all heads' numbers of a row at once (16 here, not d\xE2\x82\x96 = 4), with a weight for "
+        "each head and dimension; the heads are split after it. Random weights.";
+    p.scenario = block_llama_preset().scenario;
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.block.layer_norm = false;   // no norm before the sublayers
+    s.block.sandwich_norm = true; // one after each
+    s.block.epsilon = 1e-6f;
+    s.qk_norm = true;
+    s.qk_norm_whole = true;
+    s.q_norm = rows({{1.1f, 0.9f, 1.0f, 1.2f, 0.8f, 1.0f, 1.3f, 0.9f, 1.0f, 1.1f, 0.7f, 1.0f, 0.9f, 1.2f, 1.0f, 1.1f}}).row(0);
+    s.k_norm = rows({{0.9f, 1.2f, 1.0f, 0.8f, 1.1f, 1.0f, 0.9f, 1.3f}}).row(0);  // 2 K/V heads of 4
+    return p;
+}
+
 std::vector<Preset> make_presets() {
     std::vector<Preset> all;
     all.push_back(three_token_example());
@@ -601,6 +624,7 @@ std::vector<Preset> make_presets() {
     all.push_back(block_llama_preset());
     all.push_back(block_gemma_preset());
     all.push_back(block_gemma3_preset());
+    all.push_back(block_olmo2_preset());
     all.push_back(first_token_sink_preset());
     all.push_back(qk_norm_preset());
     all.push_back(sinks_preset());

@@ -145,6 +145,18 @@ Column fixed_biases(const Trace&) { return Column::Biases; }
 Column fixed_unrotated(const Trace&) { return Column::Unrotated; }
 Column fixed_before_qk_norm(const Trace&) { return Column::BeforeQKNorm; }
 Column fixed_qk_norm(const Trace&) { return Column::QKNorm; }
+// QK-norm's weights: shared by every head (d_k of them), or over the whole projection (OLMo 2),
+// one per head and dimension.
+std::string qk_norm_weight_title(const Trace& t, const char* w) {
+    const std::string scale = t.settings.qk_norm_plus_one ? std::string(" (scale 1 + w)") : std::string();
+    return std::string(w) + scale + (t.settings.qk_norm_whole ? ": every head's own, one norm over all of them" : ", every head");
+}
+// What each row of a QK-normed q or k is normalised over.
+std::string qk_norm_over(const Trace& t, const Matrix& weight) {
+    if (t.settings.qk_norm_whole)
+        return ", each row normed over the whole projection's " + std::to_string(weight.cols()) + " numbers (every head), then split";
+    return ", each row over its d\xE2\x82\x96 = " + std::to_string(t.d_k);
+}
 Column fixed_projections(const Trace&) { return Column::Projections; }
 Column fixed_scores(const Trace&) { return Column::Scores; }
 Column fixed_scaled(const Trace&) { return Column::Scaled; }
@@ -235,16 +247,16 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, int h) { return prefix(t, h) + "K" + kv_note(t, h) + " before QK-norm"; },
                  [](const Trace& t, int h) { return projection_shape(t, h, true, t.d_k); }, fixed_before_qk_norm});
     r.push_back({"q_norm", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::QNorm, "QK-norm w (q)", Ar::QKNormWeight, TRACE_GET(q_norm),
-                 [](const Trace& t, int) { return std::string(t.settings.qk_norm_plus_one ? "w_q (scale 1 + w), every head" : "w_q, every head"); },
+                 [](const Trace& t, int) { return qk_norm_weight_title(t, "w_q"); },
                  SHAPE_OF(q_norm), fixed_qk_norm});
     r.push_back({"k_norm", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::KNorm, "QK-norm w (k)", Ar::QKNormWeight, TRACE_GET(k_norm),
-                 [](const Trace& t, int) { return std::string(t.settings.qk_norm_plus_one ? "w_k (scale 1 + w), every head" : "w_k, every head"); },
+                 [](const Trace& t, int) { return qk_norm_weight_title(t, "w_k"); },
                  SHAPE_OF(k_norm), fixed_qk_norm});
     r.push_back({"q_normed", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::None, "Q after QK-norm", Ar::QueryNorm, HEAD_GET(q_normed),
                  [](const Trace& t, int h) { return prefix(t, h) + "RMSNorm(Q)" + kDot + (t.settings.qk_norm_plus_one ? "(1 + w_q)" : "w_q"); },
                  [](const Trace& t, int h) {
                      const HeadTrace* head = head_of(t, h);
-                     return head ? dims(head->q_normed) + ", each row over its d" + "\xE2\x82\x96 = " + std::to_string(t.d_k) : std::string();
+                     return head ? dims(head->q_normed) + qk_norm_over(t, t.q_norm) : std::string();
                  },
                  fixed_qk_norm});
     r.push_back({"k_normed", true, Stage::Projections, A::Key, A::Dim, V::Signed, E::None, "K after QK-norm", Ar::KeyNorm, HEAD_GET(k_normed),
@@ -253,7 +265,7 @@ std::vector<MatrixEntry> build_registry() {
                  },
                  [](const Trace& t, int h) {
                      const HeadTrace* head = head_of(t, h);
-                     return head ? dims(head->k_normed) + ", each row over its d" + "\xE2\x82\x96 = " + std::to_string(t.d_k) : std::string();
+                     return head ? dims(head->k_normed) + qk_norm_over(t, t.k_norm) : std::string();
                  },
                  fixed_qk_norm});
     // RoPE: Q and K before the rotation (with QK-norm, the normed ones: not drawn twice).

@@ -136,7 +136,6 @@ std::vector<BlockConflict> block_conflicts(const BlockOptions& b) {
     }
     if (b.sandwich_norm) {
         if (!pre) conflicts.push_back({"sandwich_norm", "the sandwich adds norms after each sublayer of a pre-norm block: it needs \"norm\": \"pre\""});
-        if (!b.layer_norm) conflicts.push_back({"sandwich_norm", "the sandwich is made of norms: it needs \"layer_norm\": true"});
     }
     return conflicts;
 }

@@ -119,7 +119,9 @@ struct BlockOptions {
     // GPT-NeoX / Pythia: x + Attention(LN₁(x)) + FFN(LN₂(x)), both sublayers reading x (pre-norm).
     bool parallel_residual = false;
     // Gemma 2/3 (pre-norm): each sublayer's output is normalised again before its residual add:
-    // x + N_post_attention(Attention(N₁(x))), then y + N_post_ffn(FFN(N₂(y))).
+    // x + N_post_attention(Attention(N₁(x))), then y + N_post_ffn(FFN(N₂(y))). Without layer_norm
+    // it is OLMo 2's block, norms after each sublayer only: x + N_post_attention(Attention(x)),
+    // then y + N_post_ffn(FFN(y)).
     bool sandwich_norm = false;
     LayerNormParams norm_post_attention, norm_post_feed_forward;
 };
@@ -165,13 +167,17 @@ struct Scenario {
     // Logit soft-capping (Gemma 2): each scaled score s → c·tanh(s/c) before the mask; 0: off.
     float softcap = 0.0f;
     SoftmaxKind softmax = SoftmaxKind::Stable;
-    // QK-norm (Qwen3, Gemma 3, OLMo 2): each head's q and k, row by row, go through RMSNorm over
-    // their d_k numbers after the projection and before RoPE, q·(1/√(mean(q²) + ε))⊙w with ε the
+    // QK-norm (Qwen3, Gemma 3): each head's q and k, row by row, go through RMSNorm over their
+    // d_k numbers after the projection and before RoPE, q·(1/√(mean(q²) + ε))⊙w with ε the
     // block's epsilon and one weight vector (1 × d_k) for q and one for k, shared by every head.
     // qk_norm_plus_one is Gemma's form, ⊙(1 + w). Empty weights are the identity: ones (zeros
     // in the (1 + w) form). Kept while qk_norm is off, so turning it on again restores them.
+    // qk_norm_whole is OLMo 2's form: each row of the whole projection, every head at once, is
+    // normalised over its H·d_k numbers (K: H_kv·d_k), with weights (1 × H·d_k) and
+    // (1 × H_kv·d_k), a weight per head and dim; the heads are split from the normed rows.
     bool qk_norm = false;
     bool qk_norm_plus_one = false;
+    bool qk_norm_whole = false;
     Vector q_norm, k_norm;
     // Attention sinks (gpt-oss): one learned logit b_h per query head that joins each softmax
     // row's max and sum and then takes its share of the weight away (attention_rules.hpp).

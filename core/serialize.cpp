@@ -15,6 +15,7 @@
 #include <fstream>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 #include <fcntl.h>
@@ -358,7 +359,7 @@ const std::set<std::string>& known_keys() {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads", "kv_heads", "head_dim",
         "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "rope", "mask", "window", "custom_mask", "masked_fill",
-        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "q_norm", "k_norm", "sinks", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
+        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
 
@@ -486,6 +487,8 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
         if (auto b = r.boolean(j["qk_norm"], "qk_norm")) s.qk_norm = *b;
     if (j.contains("qk_norm_plus_one"))
         if (auto b = r.boolean(j["qk_norm_plus_one"], "qk_norm_plus_one")) s.qk_norm_plus_one = *b;
+    if (j.contains("qk_norm_whole"))
+        if (auto b = r.boolean(j["qk_norm_whole"], "qk_norm_whole")) s.qk_norm_whole = *b;
     if (j.contains("q_norm")) if (auto v = r.vector(j["q_norm"], "q_norm")) s.q_norm = *v;
     if (j.contains("k_norm")) if (auto v = r.vector(j["k_norm"], "k_norm")) s.k_norm = *v;
     // Attention sinks: one logit per query head.
@@ -496,13 +499,20 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     if (j.contains("attention") && s.attention == AttentionKind::Cross && s.input == InputMode::Embeddings &&
         s.source.tokens.empty() && s.source.embeddings.size() == 0)
         r.fail("key 'attention'", "cross-attention needs a source sequence ('source_tokens', 'source_text' or 'source_embeddings')");
-    // QK-norm's weights have one number per dimension of a head: refused here, by their key.
+    // QK-norm's weights have one number per dimension of a head (over the whole projection, one
+    // per head and dimension): refused here, by their key.
     const int d_k = s.input == InputMode::Direct ? (s.heads > 0 && s.q.cols() % s.heads == 0 ? static_cast<int>(s.q.cols()) / s.heads : 0)
                                                  : (s.heads > 0 && (s.head_dim > 0 || s.d_model % s.heads == 0) ? head_dim_of(s) : 0);
-    for (const auto& [key, weight] : {std::pair{"q_norm", &s.q_norm}, std::pair{"k_norm", &s.k_norm}})
-        if (d_k > 0 && weight->size() != 0 && weight->size() != d_k)
-            r.fail("key '" + std::string(key) + "'", "has " + std::to_string(weight->size()) + " numbers: QK-norm's weight needs one per dimension of a head, d_k = " +
-                                                         std::to_string(d_k));
+    for (const auto& [key, weight, heads] : {std::tuple{"q_norm", &s.q_norm, s.heads}, std::tuple{"k_norm", &s.k_norm, kv_heads_of(s)}}) {
+        const long long expected = s.qk_norm_whole ? static_cast<long long>(d_k) * heads : d_k;
+        if (d_k > 0 && weight->size() != 0 && weight->size() != expected)
+            r.fail("key '" + std::string(key) + "'",
+                   "has " + std::to_string(weight->size()) + " numbers: QK-norm's weight needs one per dimension of a head, d_k = " +
+                       std::to_string(d_k) +
+                       (s.qk_norm_whole ? ", for each of the " + std::to_string(heads) + " heads it normalises at once (qk_norm_whole): " +
+                                              std::to_string(expected)
+                                        : std::string()));
+    }
 
     if (s.sinks.size() != 0 && s.sinks.size() != s.heads)
         r.fail("key 'sinks'", "has " + std::to_string(s.sinks.size()) + " logits for " + std::to_string(s.heads) +
@@ -666,6 +676,7 @@ json scenario_to_json(const Scenario& s) {
     if (s.softcap != 0.0f) j["softcap"] = number_to_json(s.softcap);
     if (s.qk_norm) j["qk_norm"] = true;
     if (s.qk_norm_plus_one) j["qk_norm_plus_one"] = true;
+    if (s.qk_norm_whole) j["qk_norm_whole"] = true;
     put_vector(j, "q_norm", s.q_norm);
     put_vector(j, "k_norm", s.k_norm);
     put_vector(j, "sinks", s.sinks);
@@ -699,6 +710,7 @@ json trace_to_json(const Trace& t, bool weights) {
                      {"softcap", number_to_json(st.softcap)},
                      {"qk_norm", st.qk_norm},
                      {"qk_norm_plus_one", st.qk_norm_plus_one},
+                     {"qk_norm_whole", st.qk_norm_whole},
                      {"sinks", st.sinks},
                      {"softmax", to_string(st.softmax)},
                      {"heads", st.heads},

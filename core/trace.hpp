@@ -121,6 +121,7 @@ struct TraceSettings {
     float softcap = 0.0f;         // > 0: the soft-cap c
     bool qk_norm = false;         // QK-norm, and its (1 + w) form
     bool qk_norm_plus_one = false;
+    bool qk_norm_whole = false;   // over every head's numbers at once (OLMo 2)
     bool sinks = false;           // attention sinks: each head's logit is its HeadTrace::sink
     SoftmaxKind softmax = SoftmaxKind::Stable;
     int heads = 0;
@@ -158,7 +159,10 @@ struct Trace {
     Matrix source_x, source_pe, source_x_pe;
     SharedMatrix w_q, w_k, w_v, w_o;     // as used (W_K, W_V: H_kv heads' columns); the scenario's when given
     Matrix b_q, b_k, b_v, b_o;           // the projections' biases (1 × columns), or empty (none)
-    Matrix q_norm, k_norm;               // QK-norm's weights as used (1 × d_k), or empty (QK-norm off)
+    Matrix q_norm, k_norm;               // QK-norm's weights as used (1 × d_k), or empty (QK-norm off);
+                                         // over the whole projection (1 × H·d_k) and (1 × H_kv·d_k)
+    Matrix q_projected, k_projected;     // QK-norm over the whole projection: Q (n_q × H·d_k) and
+                                         // K (n_k × H_kv·d_k) before it; else empty
 
     MaskMatrix visible;                  // (n_q × n_k), true = query may attend to key
     std::vector<HeadTrace> head;

@@ -14,6 +14,8 @@
 //   qwen3_checkpoint    Qwen3-0.6B         BF16   tied     one; QK-norm, head_dim ≠ d/H
 //   gemma2_checkpoint   gemma-2-2b         F32    tied     one; sandwich norms, soft-caps, sliding layer 0
 //   gemma3_checkpoint   gemma-3-1b         BF16   tied     one; QK-norm, local RoPE base, MQA, 2 : 1 pattern
+//   olmo2_checkpoint    OLMo-2-0425-1B     F32    untied   one; norms after each sublayer, QK-norm over the
+//                                                          whole projection, GQA 4 : 2
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -122,6 +124,7 @@ inline void write_family_checkpoint(const std::string& folder, const FamilyCheck
 struct DecoderShape {
     int vocab, d, heads, kv_heads, head_dim, d_ff, layers;
     bool qkv_bias = false, o_bias = false, mlp_bias = false, qk_norm = false, gemma = false, tied = true;
+    bool olmo2 = false;   // no norm before the sublayers, one after each; QK-norm over the whole projection
 };
 
 inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std::uint64_t seed) {
@@ -132,7 +135,7 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
     make("model.embed_tokens.weight", {s.vocab, d}, 1.0);
     for (int l = 0; l < s.layers; ++l) {
         const std::string p = "model.layers." + std::to_string(l) + ".";
-        make(p + "input_layernorm.weight", {d}, 0.2, norm_mean);
+        if (!s.olmo2) make(p + "input_layernorm.weight", {d}, 0.2, norm_mean);
         make(p + "self_attn.q_proj.weight", {q, d}, 0.6);
         make(p + "self_attn.k_proj.weight", {kv, d}, 0.6);
         make(p + "self_attn.v_proj.weight", {kv, d}, 0.4);
@@ -144,10 +147,11 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
         }
         if (s.o_bias) make(p + "self_attn.o_proj.bias", {d}, 0.3);
         if (s.qk_norm) {
-            make(p + "self_attn.q_norm.weight", {s.head_dim}, 0.2, norm_mean);
-            make(p + "self_attn.k_norm.weight", {s.head_dim}, 0.2, norm_mean);
+            make(p + "self_attn.q_norm.weight", {s.olmo2 ? q : s.head_dim}, 0.2, norm_mean);
+            make(p + "self_attn.k_norm.weight", {s.olmo2 ? kv : s.head_dim}, 0.2, norm_mean);
         }
         make(p + "post_attention_layernorm.weight", {d}, 0.2, norm_mean);
+        if (s.olmo2) make(p + "post_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
         if (s.gemma) {
             make(p + "pre_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
             make(p + "post_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
@@ -283,6 +287,26 @@ inline FamilyCheckpoint gemma3_checkpoint(std::uint64_t seed = 6) {
     return c;
 }
 
+// OLMo-2-0425-1B's config.json, scaled down: no norm before attention or the MLP, one after
+// each; QK-norm over every head's q (16 numbers) and every K/V head's k (8); GQA 4 : 2
+// (OLMo 2 32B's grouping; the 1B has none), untied, F32.
+inline FamilyCheckpoint olmo2_checkpoint(std::uint64_t seed = 10) {
+    FamilyCheckpoint c{"olmo2", {}, {}, safetensors::Dtype::F32, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Olmo2ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "eos_token_id": 100257,
+      "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 24,
+      "max_position_embeddings": 4096, "model_type": "olmo2", "num_attention_heads": 4, "num_hidden_layers": 2,
+      "num_key_value_heads": 2, "pad_token_id": 100277, "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 500000,
+      "tie_word_embeddings": false, "torch_dtype": "float32", "transformers_version": "4.48.0", "use_cache": true,
+      "vocab_size": 40})");
+    DecoderShape s{40, 16, 4, 2, 4, 24, 2};
+    s.qk_norm = true;
+    s.tied = false;
+    s.olmo2 = true;
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
 // Gemma 3 as published: its tokenizer.json holds one token more than the text model's
 // embedding (262,145 against 262,144; the last, <image_soft_token>, is the multimodal
 // model's). Here the byte-level tokenizer at `tokenizer_json` (402 tokens, ids 0 … 401) with
@@ -385,7 +409,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
-            gemma2_checkpoint(), gemma3_checkpoint(), neox_checkpoint(), bert_checkpoint()};
+            gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), neox_checkpoint(), bert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -557,6 +581,11 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
         q = linear(a, tensor(t, p + "q_proj.weight"), bias("q_proj"));
         k = linear(a, tensor(t, p + "k_proj.weight"), bias("k_proj"));
         v = linear(a, tensor(t, p + "v_proj.weight"), bias("v_proj"));
+        if (s.qk_norm_whole) {  // OLMo 2: q_norm(q_proj(x)), k_norm(k_proj(x)), every head's numbers at once
+            const hf::NormSpec rms{hf::NormKind::rms_norm, false, s.norm.epsilon, false};
+            q = norm_rows(q, rms, t, p + "q_norm");
+            k = norm_rows(k, rms, t, p + "k_norm");
+        }
     }
     const hf::LayerSpec& ls = s.layers[static_cast<std::size_t>(layer)];
     const std::vector<float> inv_freq =
@@ -564,7 +593,7 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
     // head h's slice of row i, QK-normed over head_dim and rotated
     auto head_row = [&](const Rows& m, std::size_t i, int head, const char* norm) {
         std::vector<double> x(m[i].begin() + head * hd, m[i].begin() + (head + 1) * hd);
-        if (norm && s.qk_norm) x = norm_row(x, hf::NormSpec{hf::NormKind::rms_norm, s.norm.one_plus_weight, s.norm.epsilon, false},
+        if (norm && s.qk_norm && !s.qk_norm_whole) x = norm_row(x, hf::NormSpec{hf::NormKind::rms_norm, s.norm.one_plus_weight, s.norm.epsilon, false},
                                             tensor(t, "layers." + l + ".self_attn." + norm + ".weight"), nullptr);
         if (norm && s.positions == hf::PositionKind::rope) x = apply_rope(x, static_cast<int>(i), inv_freq);
         return x;
@@ -674,6 +703,7 @@ inline LayerNormNames layer_norm_names(const hf::ModelSpec& s, int layer) {
     const std::string p = "layers." + l + ".";
     if (s.layout == hf::BlockLayout::sandwich)
         return {p + "input_layernorm", p + "post_attention_layernorm", p + "pre_feedforward_layernorm", p + "post_feedforward_layernorm"};
+    if (s.layout == hf::BlockLayout::after_sublayers) return {"", p + "post_attention_layernorm", "", p + "post_feedforward_layernorm"};
     return {p + "input_layernorm", "", p + "post_attention_layernorm", ""};
 }
 
@@ -715,6 +745,11 @@ inline Reference reference_forward(const hf::ModelSpec& s, const HfTensors& t, c
             case hf::BlockLayout::sandwich: {
                 x = added(x, norm_rows(reference_attention(s, t, layer, norm_rows(x, s.norm, t, names.attn), r), s.norm, t, names.post_attn));
                 x = added(x, norm_rows(reference_mlp(s, t, layer, norm_rows(x, s.norm, t, names.mlp)), s.norm, t, names.post_mlp));
+                break;
+            }
+            case hf::BlockLayout::after_sublayers: {  // Olmo2DecoderLayer
+                x = added(x, norm_rows(reference_attention(s, t, layer, x, r), s.norm, t, names.post_attn));
+                x = added(x, norm_rows(reference_mlp(s, t, layer, x), s.norm, t, names.post_mlp));
                 break;
             }
             case hf::BlockLayout::post_norm: {

@@ -376,6 +376,35 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(d.final_logit_softcap == 30);
         CHECK(d.layers[0].window == 4096);
     }
+    SECTION("olmo2: norms after each sublayer only, QK-norm over the whole projection, rms_norm_eps 1e-5 by default") {
+        json config = olmo2_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::llama);
+        CHECK(s.layout == hf::BlockLayout::after_sublayers);
+        CHECK(s.qk_norm);
+        CHECK(s.qk_norm_whole);
+        CHECK_FALSE(s.norm.one_plus_weight);
+        CHECK(s.norm.epsilon == 1e-6);
+        CHECK(s.n_kv_heads == 2);
+        CHECK_FALSE(s.tied_lm_head);
+        CHECK(s.layers[0].rope_theta == 500000);
+        CHECK(s.layers[1].window == 0);
+        config.erase("rms_norm_eps");
+        CHECK(spec_of(config).norm.epsilon == 1e-5);
+        config["attention_bias"] = true;
+        s = spec_of(config);
+        CHECK(s.qkv_bias);
+        CHECK(s.o_bias);
+        // Olmo2MLP has no bias, and OLMo 1's clip_qkv is not OLMo 2's: keys transformers' Olmo2 never reads
+        for (const char* key : {"mlp_bias", "clip_qkv"}) {
+            json other = olmo2_checkpoint().config;
+            other[key] = key == std::string("clip_qkv") ? json(8.0) : json(true);
+            std::vector<std::string> errors;
+            CHECK_FALSE(hf::spec_from_config(other.dump(), "config.json", errors));
+            REQUIRE_FALSE(errors.empty());
+            CHECK_THAT(errors.front(), Contains(key));
+        }
+    }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;
         hf::ModelSpec s = spec_of(config);

@@ -208,3 +208,72 @@ TEST_CASE("the QK-norm preset: normed rows keep the weights spread, and off they
         CHECK(on.head[h].scaled_scores.cwiseAbs().maxCoeff() < off.head[h].scaled_scores.cwiseAbs().maxCoeff());
     }
 }
+
+TEST_CASE("QK-norm over the whole projection (OLMo 2): each row of Q and of K normed over every head's numbers, then split",
+          "[engine][qk_norm]") {
+    Scenario s = qk_norm_scenario(false);
+    s.qk_norm_whole = true;
+    s.q_norm = normal_matrix(1, 16, 58).row(0);  // a weight per head and dim: H·d_k = 16
+    s.k_norm = normal_matrix(1, 8, 59).row(0);   // H_kv·d_k = 8
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    CHECK(t.settings.qk_norm_whole);
+    REQUIRE(t.q_projected.cols() == 16);
+    REQUIRE(t.k_projected.cols() == 8);
+    const Matrix& x = s.target.embeddings;
+    for (int i = 0; i < 6; ++i) {
+        std::vector<double> q_row(16, 0.0), k_row(8, 0.0);
+        for (int c = 0; c < 8; ++c) {
+            for (int o = 0; o < 16; ++o) q_row[static_cast<size_t>(o)] += double(x(i, c)) * double((*s.w_q)(c, o));
+            for (int o = 0; o < 8; ++o) k_row[static_cast<size_t>(o)] += double(x(i, c)) * double((*s.w_k)(c, o));
+        }
+        const std::vector<double> q_normed = rms_normed(q_row, s.q_norm, false, 1e-6);  // over all 16 numbers
+        const std::vector<double> k_normed = rms_normed(k_row, s.k_norm, false, 1e-6);  // over all 8
+        for (int h = 0; h < 4; ++h) {
+            const HeadTrace& head = t.head[static_cast<size_t>(h)];
+            const int g = h / 2;
+            std::vector<double> q_head(4), k_head(4);
+            for (int d = 0; d < 4; ++d) {
+                q_head[static_cast<size_t>(d)] = q_normed[static_cast<size_t>(h * 4 + d)];
+                k_head[static_cast<size_t>(d)] = k_normed[static_cast<size_t>(g * 4 + d)];
+                CHECK(std::abs(head.q_before_norm(i, d) - q_row[static_cast<size_t>(h * 4 + d)]) <= 1e-4);
+                CHECK(std::abs(head.k_before_norm(i, d) - k_row[static_cast<size_t>(g * 4 + d)]) <= 1e-4);
+                CHECK(std::abs(head.q_normed(i, d) - q_head[static_cast<size_t>(d)]) <= 1e-5);
+                CHECK(std::abs(head.k_normed(i, d) - k_head[static_cast<size_t>(d)]) <= 1e-5);
+            }
+            const std::vector<double> q_turned = rotated(q_head, i), k_turned = rotated(k_head, i);  // then RoPE
+            for (int d = 0; d < 4; ++d) {
+                CHECK(std::abs(head.q(i, d) - q_turned[static_cast<size_t>(d)]) <= 1e-5);
+                CHECK(std::abs(head.k(i, d) - k_turned[static_cast<size_t>(d)]) <= 1e-5);
+            }
+        }
+    }
+    SECTION("a head's own norm is another computation: the rows of a head are not unit RMS over the whole") {
+        Scenario per_head = s;
+        per_head.qk_norm_whole = false;
+        per_head.q_norm = s.q_norm.head(4);
+        per_head.k_norm = s.k_norm.head(4);
+        const Trace other = run(per_head);
+        REQUIRE(other.ok);
+        CHECK((other.head[1].q_normed - t.head[1].q_normed).cwiseAbs().maxCoeff() > 1e-2f);
+    }
+    SECTION("the scenario file keeps it; weights of one head's length are refused, naming the count it needs") {
+        const std::string text = dump_json(scenario_to_json(s), -1);
+        CHECK_THAT(text, Contains("\"qk_norm_whole\":true"));
+        const ScenarioLoad back = scenario_from_text(text, "olmo.json");
+        REQUIRE(back.scenario);
+        CHECK(back.scenario->qk_norm_whole);
+        CHECK(run(*back.scenario).output == t.output);
+        const ScenarioLoad wrong = scenario_from_text(
+            R"({"tokens": ["a", "b"], "d_model": 8, "heads": 2, "qk_norm": true, "qk_norm_whole": true, "q_norm": [1, 1, 1, 1]})", "w.json");
+        CHECK_FALSE(wrong.scenario);
+        REQUIRE_FALSE(wrong.errors.empty());
+        CHECK_THAT(wrong.errors.front(), Contains("q_norm") && Contains("qk_norm_whole") && Contains(": 8"));
+        Scenario engine_side = s;
+        engine_side.k_norm = Vector::Ones(4);  // one head's length
+        const Trace refused = run(engine_side);
+        CHECK_FALSE(refused.ok);
+        REQUIRE_FALSE(refused.errors.empty());
+        CHECK_THAT(refused.errors.front(), Contains("k_norm") && Contains("expected 8"));
+    }
+}

@@ -242,9 +242,27 @@ void explain_qk_norm(const Trace& t, const TraceSettings& s, const Where& w, int
     e.heading = "QK-norm of " + label + "[" + ix(r) + "," + ix(c) + "] (head " + std::to_string(w.head + 1) + "), token " +
                 quoted(tokens, r) + " = " + num(after(r, c));
     const float epsilon = s.block.epsilon;
-    e.lines.push_back("RMSNorm over the head's d_k = " + std::to_string(t.d_k) + " numbers of the row: x / " + kSqrt +
-                      "(mean(x\xC2\xB2) + \xCE\xB5) " + kTimes + (s.qk_norm_plus_one ? " (1 + w)" : " w") + ", \xCE\xB5 = " +
-                      format_value(epsilon, 6));
+    const std::string norm = "x / " + std::string(kSqrt) + "(mean(x\xC2\xB2) + \xCE\xB5) " + kTimes + (s.qk_norm_plus_one ? " (1 + w)" : " w") +
+                             ", \xCE\xB5 = " + format_value(epsilon, 6);
+    if (s.qk_norm_whole) {
+        // OLMo 2: the row of the whole projection, every head's numbers, is what is normalised.
+        const Matrix& whole = is_q ? t.q_projected : t.k_projected;
+        const int g = is_q ? w.head : w.head / std::max(1, t.heads / std::max(1, t.kv_heads));
+        const int column = g * t.d_k + c;  // this cell's column in the whole projection, and in w
+        e.lines.push_back("RMSNorm over the whole projection's " + std::to_string(whole.cols()) + " numbers of the row (every " +
+                          (is_q ? "query" : "K/V") + " head's, at once), before the heads are split: " + norm);
+        const float mean_square = whole.row(r).array().square().mean();
+        const float rms = std::sqrt(mean_square + epsilon);
+        e.lines.push_back("mean(x\xC2\xB2) over the " + std::to_string(whole.cols()) + " numbers = " + num(mean_square) + ", RMS = " + kSqrt +
+                          "(" + num(mean_square) + " + \xCE\xB5) = " + num(rms));
+        const float wc = weight(0, column);
+        e.lines.push_back("= " + num(before(r, c)) + " / " + num(rms) + " " + kTimes + " w[" + ix(column) + "] " + num(wc) + " = " +
+                          num(after(r, c)));
+        e.lines.push_back("w_" + label + " has a weight for each head and dimension: column " + ix(c) + " of this head is its column " +
+                          ix(column));
+        return;
+    }
+    e.lines.push_back("RMSNorm over the head's d_k = " + std::to_string(t.d_k) + " numbers of the row: " + norm);
     e.lines.push_back(label + " row " + ix(r) + " before the norm = " + list(row_of(before, r), c));
     const float mean_square = before.row(r).array().square().mean();
     const float rms = std::sqrt(mean_square + epsilon);
@@ -634,8 +652,13 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::KeyNorm: explain_qk_norm(t, s, w, row, col, e); break;
         case A::QKNormWeight:
             e.heading = display_name(matrix) + "[" + ix(col) + "] = " + num((*m)(row, col));
-            e.lines.push_back("QK-norm's weight for dimension " + ix(col) + " of every head's " +
-                              (w.entry->edit == Editable::QNorm ? "q" : "k") + " (one vector, shared by all heads)");
+            if (s.qk_norm_whole)
+                e.lines.push_back("QK-norm's weight for column " + ix(col) + " of the whole " + (w.entry->edit == Editable::QNorm ? "Q" : "K") +
+                                  " projection: dimension " + ix(col % std::max(1, t.d_k)) + " of head " +
+                                  std::to_string(col / std::max(1, t.d_k) + 1) + " (OLMo 2: a weight per head and dimension)");
+            else
+                e.lines.push_back("QK-norm's weight for dimension " + ix(col) + " of every head's " +
+                                  (w.entry->edit == Editable::QNorm ? "q" : "k") + " (one vector, shared by all heads)");
             if (s.qk_norm_plus_one) e.lines.push_back("the norm scales by 1 + w = " + num(1.0f + (*m)(row, col)) + " (Gemma 3): w = 0 changes nothing");
             e.lines.push_back("drag to scrub, double-click to type a value");
             break;

@@ -211,7 +211,7 @@ void block_design_controls(Context& state) {
     int norm = b.norm_kind == NormKind::LayerNorm ? 0 : b.gamma_plus_one ? 2 : 1;
     ImGui::TextUnformatted("Norm");
     ImGui::SameLine();
-    if (!b.layer_norm) {  // a block without norms (a layer trained without them): none to choose
+    if (!b.layer_norm && !b.sandwich_norm) {  // a block without norms (a layer trained without them): none to choose
         ImGui::TextDisabled("none: the block has no norm");
         record_item(state, "controls.block_norm", "none");
     } else {
@@ -223,15 +223,19 @@ void block_design_controls(Context& state) {
         }
         record_item(state, "controls.block_norm", norms[norm]);
     }
-    const char* const layouts[] = {"post-norm (2017)", "pre-norm (GPT-2, Llama)", "parallel (GPT-NeoX, Pythia)", "sandwich (Gemma 2/3)"};
-    int layout = b.norm == NormPlacement::Post ? 0 : b.parallel_residual ? 2 : b.sandwich_norm ? 3 : 1;
+    const char* const layouts[] = {"post-norm (2017)", "pre-norm (GPT-2, Llama)", "parallel (GPT-NeoX, Pythia)", "sandwich (Gemma 2/3)",
+                                   "after each sublayer (OLMo 2)"};
+    const bool after_sublayers = b.sandwich_norm && !b.layer_norm;
+    int layout = b.norm == NormPlacement::Post ? 0 : b.parallel_residual ? 2 : after_sublayers ? 4 : b.sandwich_norm ? 3 : 1;
     ImGui::TextUnformatted("Norms");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::Combo("##block_layout", &layout, layouts, 4)) {
+    if (ImGui::Combo("##block_layout", &layout, layouts, 5)) {
         d.norm = layout == 0 ? NormPlacement::Post : NormPlacement::Pre;
         d.parallel_residual = layout == 2;
-        d.sandwich_norm = layout == 3;
+        d.sandwich_norm = layout == 3 || layout == 4;
+        if (layout == 4) d.layer_norm = false;          // OLMo 2: the sublayers read the stream as it is
+        else if (after_sublayers) d.layer_norm = true;  // leaving OLMo 2's block: the norms before the sublayers return
         state.session.push(d);
     }
     record_item(state, "controls.block_layout", layouts[layout]);
@@ -284,17 +288,22 @@ void computation_controls(Context& state) {
     if (ImGui::RadioButton("stable", s.softmax == SoftmaxKind::Stable)) state.session.push(edits::SetSoftmax{SoftmaxKind::Stable});
     ImGui::SameLine();
     if (ImGui::RadioButton("naive", s.softmax == SoftmaxKind::Naive)) state.session.push(edits::SetSoftmax{SoftmaxKind::Naive});
-    // QK-norm (Qwen3, OLMo 2; Gemma 3's 1 + w form): RMSNorm of each head's q and k before RoPE.
-    const char* const qk_norms[] = {"off", "RMSNorm \xC2\xB7 w (Qwen3, OLMo 2)", "RMSNorm \xC2\xB7 (1 + w) (Gemma 3)"};
-    int qk_norm = !s.qk_norm ? 0 : s.qk_norm_plus_one ? 2 : 1;
+    // QK-norm (Qwen3; Gemma 3's 1 + w form): RMSNorm of each head's q and k before RoPE; OLMo 2's
+    // over the whole projection, every head at once.
+    const char* const qk_norms[] = {"off", "each head, RMSNorm \xC2\xB7 w (Qwen3)", "each head, RMSNorm \xC2\xB7 (1 + w) (Gemma 3)",
+                                    "all heads at once, RMSNorm \xC2\xB7 w (OLMo 2)"};
+    int qk_norm = !s.qk_norm ? 0 : s.qk_norm_whole ? 3 : s.qk_norm_plus_one ? 2 : 1;
     ImGui::TextUnformatted("QK-norm");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::Combo("##qk_norm", &qk_norm, qk_norms, 3)) state.session.push(edits::SetQKNorm{qk_norm != 0, qk_norm == 2});
+    if (ImGui::Combo("##qk_norm", &qk_norm, qk_norms, 4))
+        state.session.push(edits::SetQKNorm{qk_norm != 0, qk_norm == 2, qk_norm == 3});
     record_item(state, "controls.qk_norm", qk_norms[qk_norm]);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("each head's q and k, row by row, through RMSNorm over their d\xE2\x82\x96 numbers after the projection "
-                          "and before RoPE; the weights w_q, w_k are shared by every head and edited on their cards");
+                          "and before RoPE; the weights w_q, w_k are shared by every head and edited on their cards. OLMo 2 "
+                          "normalises each row of the whole projection, every head's numbers at once, with a weight per head "
+                          "and dimension, and splits the heads after");
     // Attention sinks (gpt-oss): one logit per head that joins each softmax row and takes its share.
     bool sinks = s.sinks.size() != 0;
     if (ImGui::Checkbox("attention sinks (gpt-oss)", &sinks))

@@ -530,8 +530,10 @@ std::string layer_input_text(const lm::Model& model, int layer) {
     if (spec.positions == hf::PositionKind::rope) x += "; no position is added: RoPE rotates q and k inside attention";
     const char* norm = spec.norm.kind == hf::NormKind::rms_norm ? (spec.norm.one_plus_weight ? "RMSNorm\xE2\x82\x81(X) with (1 + \xCE\xB3)" : "RMSNorm\xE2\x82\x81(X)")
                                                                  : "LN\xE2\x82\x81(X)";
-    return x + (spec.layout == hf::BlockLayout::post_norm ? "; attention reads X itself (the norms come after each sublayer)."
-                                                          : std::string("; attention reads ") + norm + ".");
+    if (spec.layout == hf::BlockLayout::post_norm) return x + "; attention reads X itself (the norms come after each sublayer).";
+    if (spec.layout == hf::BlockLayout::after_sublayers)
+        return x + "; attention reads X itself: OLMo 2 normalises each sublayer's output, before the residual adds it.";
+    return x + "; attention reads " + norm + ".";
 }
 
 }  // namespace
@@ -681,13 +683,14 @@ std::string model_shape_text(const lm::Model& model) {
     if (const hf::OpenedModel* hf = model.hf()) {
         const hf::ModelSpec& spec = hf->spec;
         if (spec.positions == hf::PositionKind::rope) text += "; RoPE";
-        if (spec.qk_norm) text += ", QK-norm";
+        if (spec.qk_norm) text += spec.qk_norm_whole ? ", QK-norm over all heads at once" : ", QK-norm";
         if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
         if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";
         if (spec.mlp == hf::MlpKind::gated) text += ", gated MLP";
         if (spec.layout == hf::BlockLayout::parallel_residual) text += ", parallel residual";
         if (spec.layout == hf::BlockLayout::sandwich) text += ", sandwich norms";
         if (spec.layout == hf::BlockLayout::post_norm) text += ", bidirectional, post-norm";
+        if (spec.layout == hf::BlockLayout::after_sublayers) text += ", norms after each sublayer only";
     }
     return text;
 }

@@ -109,10 +109,11 @@ Matrix norm_row(const BlockOptions& o, const Matrix& x, const LayerNormParams& p
     return layer_norm(x, o.epsilon, p);
 }
 
-// QK-norm (before RoPE) and the rotation to `position` of one head's row.
+// QK-norm of one head (before RoPE) and the rotation to `position` of its row. QK-norm over the
+// whole projection (OLMo 2) is done before the heads are split (decode_layer).
 Matrix head_row(const Scenario& s, const Matrix& row, const Vector& norm_weight, int position) {
     Matrix out = row;
-    if (s.qk_norm) out = rms_norm(out, s.block.epsilon, norm_weight, s.qk_norm_plus_one);
+    if (s.qk_norm && !s.qk_norm_whole) out = rms_norm(out, s.block.epsilon, norm_weight, s.qk_norm_plus_one);
     if (s.positional == PositionalEncoding::Rotary) out = rotate_row(out.row(0), position, s.rope);
     return out;
 }
@@ -139,6 +140,10 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     if (s.b_q.size() != 0) q += s.b_q;
     if (s.b_k.size() != 0) k += s.b_k;
     if (s.b_v.size() != 0) v += s.b_v;
+    if (s.qk_norm && s.qk_norm_whole) {  // OLMo 2: the whole row, every head at once, before the split
+        q = rms_norm(q, s.block.epsilon, s.q_norm, s.qk_norm_plus_one);  // (1, H·d_k)
+        k = rms_norm(k, s.block.epsilon, s.k_norm, s.qk_norm_plus_one);  // (1, H_kv·d_k)
+    }
 
     // K/V head g's row, QK-normed and rotated, joins the cache.
     Matrix k_row(1, kv * d_k);

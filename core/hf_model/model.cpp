@@ -255,9 +255,10 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
     }
     s.mask = !ls.causal ? MaskKind::None : ls.window > 0 ? MaskKind::SlidingWindow : MaskKind::Causal;
     if (ls.window > 0) s.window = ls.window;
-    if (spec.qk_norm) {  // Qwen3, Gemma 3: RMSNorm of each head's q and k before RoPE
+    if (spec.qk_norm) {  // Qwen3, Gemma 3: RMSNorm of each head's q and k before RoPE; OLMo 2: of the whole projection
         s.qk_norm = true;
         s.qk_norm_plus_one = spec.norm.one_plus_weight;
+        s.qk_norm_whole = spec.qk_norm_whole;
         s.q_norm = w.q_norm.weight;
         s.k_norm = w.k_norm.weight;
     }
@@ -294,6 +295,13 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
                 b.norm_post_attention = norm_params(w.post_attn_norm);
                 b.norm_post_feed_forward = norm_params(w.post_mlp_norm);
             }
+            break;
+        case BlockLayout::after_sublayers:  // OLMo 2: x + N(attention(x)), then y + N(MLP(y)); no norm before either
+            b.norm = NormPlacement::Pre;
+            b.layer_norm = false;
+            b.sandwich_norm = true;
+            b.norm_post_attention = norm_params(w.post_attn_norm);
+            b.norm_post_feed_forward = norm_params(w.post_mlp_norm);
             break;
     }
     return s;

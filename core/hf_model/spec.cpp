@@ -45,6 +45,7 @@ const char* to_string(BlockLayout layout) {
         case BlockLayout::parallel_residual: return "parallel_residual";
         case BlockLayout::sandwich: return "sandwich";
         case BlockLayout::post_norm: return "post_norm";
+        case BlockLayout::after_sublayers: return "after_sublayers";
     }
     return "?";
 }
@@ -530,6 +531,18 @@ void read_gemma(ConfigReader& r, ModelSpec& spec, bool gemma3) {
     spec.qk_norm = gemma3;
 }
 
+// OLMo 2: Llama's decoder with its norms moved after each sublayer (none before: attention and
+// the MLP read the residual stream as it is) and QK-norm over the whole projection, one RMSNorm
+// of every head's q (H·head_dim numbers) and one of every K/V head's k, before the split and RoPE
+// (Olmo2Attention: q_norm(q_proj(x)), k_norm(k_proj(x))). rms_norm_eps defaults to 1e-5.
+void read_olmo2(ConfigReader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, false);
+    spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-5);
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    spec.qk_norm = spec.qk_norm_whole = true;
+    spec.layout = BlockLayout::after_sublayers;
+}
+
 void read_gpt_neox(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
@@ -637,6 +650,10 @@ const std::vector<Family>& families() {
                  {"rope_local_base_freq", "sliding_window_pattern", "_sliding_window_pattern", "use_bidirectional_attention"}),
           joined(kCommonInformational, kGemmaInformational)},
          [](ConfigReader& r, ModelSpec& spec) { read_gemma(r, spec, true); }},
+        // Olmo2Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads)
+        {"olmo2", "OLMo 2",
+         {joined(kDecoderHonoured, {"head_dim", "attention_bias"}), joined(kCommonInformational, {"max_position_embeddings"})},
+         read_olmo2},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",

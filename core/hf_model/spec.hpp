@@ -15,16 +15,21 @@
 //                                               a local RoPE base on the sliding ones
 //   gpt_neox      GPTNeoXForCausalLM            partial RoPE, fused per-head QKV, parallel residual (Pythia)
 //   bert          BertForMaskedLM               bidirectional, post-norm, token types, the MLM head
+//   olmo2         Olmo2ForCausalLM              Llama with norms after each sublayer only, QK-norm over
+//                                               the whole projection (every head at once)
 //
 // The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
 //   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
 //   parallel_residual  x  = x + attn(attn_norm(x)) + mlp(mlp_norm(x))
 //   sandwich (Gemma)   x += post_attn_norm(attn(attn_norm(x))); x += post_mlp_norm(mlp(mlp_norm(x)))
 //   post_norm (BERT)   x  = post_attn_norm(x + attn(x));        x  = post_mlp_norm(x + mlp(x))
+//   after_sublayers    x += post_attn_norm(attn(x));            x += post_mlp_norm(mlp(x))   (OLMo 2)
 // Norms:  LayerNorm   y = (x − mean)/√(var + ε)·w + b          (var biased)
 //         RMSNorm     y = x/√(mean(x²) + ε)·w, or ·(1 + w) with one_plus_weight (Gemma)
 // Attention, head h (query heads H, K/V heads H_kv; head h reads K/V head h / (H / H_kv)):
-//   q, k: (n × head_dim); with qk_norm each row of q and k is RMS-normed over head_dim, then RoPE
+//   q, k: (n × head_dim); with qk_norm each row of q and k is RMS-normed over head_dim, then RoPE;
+//   with qk_norm_whole each row of the whole projection (n × H·head_dim; K: H_kv·head_dim) is
+//   RMS-normed, a weight per head and dim, before the heads are split (OLMo 2)
 //   s = q·kᵀ·attention_scale; with attn_logit_softcap c: s → c·tanh(s/c); then the mask; softmax per row
 //   mask: key j is seen by query i when (not causal or j ≤ i) and (window == 0 or i − j < window)
 // MLP:    plain  act(x·W_up + b_up)·W_down + b_down
@@ -49,7 +54,7 @@ namespace attn::hf {
 enum class NormKind { layer_norm, rms_norm };
 enum class Activation { gelu_tanh, gelu_exact, silu, relu };
 enum class MlpKind { plain, gated };
-enum class BlockLayout { pre_norm, parallel_residual, sandwich, post_norm };
+enum class BlockLayout { pre_norm, parallel_residual, sandwich, post_norm, after_sublayers };
 enum class PositionKind { learned_absolute, rope };
 enum class RopeStyle { rotate_half, interleaved };
 enum class RopeScalingKind { none, linear, llama3 };
@@ -112,6 +117,7 @@ struct ModelSpec {
     bool qkv_bias = false;       // biases on Q, K, V
     bool o_bias = false;         // bias on the output projection
     bool qk_norm = false;        // RMSNorm over head_dim on each head's q and k, before RoPE (Qwen3, Gemma 3)
+    bool qk_norm_whole = false;  // with qk_norm: over the whole projection, every head at once (OLMo 2)
     double attention_scale = 0;  // multiplies q·kᵀ: head_dim^−½, or query_pre_attn_scalar^−½ (Gemma)
     double attn_logit_softcap = 0;    // 0: none; c: s → c·tanh(s/c) before the mask (Gemma 2)
     double final_logit_softcap = 0;   // 0: none; c: logits → c·tanh(logits/c) (Gemma 2)

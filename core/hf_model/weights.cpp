@@ -94,12 +94,12 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
     // Llama, Qwen 2/3, Gemma 2/3: LlamaForCausalLM's names
     RefList r{"model.", {}};
     const std::int64_t d = s.d_model, q = i64(s.n_heads * s.head_dim), kv = i64(s.n_kv_heads * s.head_dim), ff = s.d_ff;
-    const bool gemma = s.layout == BlockLayout::sandwich;
+    const bool gemma = s.layout == BlockLayout::sandwich, olmo2 = s.layout == BlockLayout::after_sublayers;
     r.table("embed_tokens.weight", s.vocab_size, d, w.token_embedding);
     for (int l = 0; l < s.n_layers; ++l) {
         LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
         const std::string p = "layers." + std::to_string(l) + ".";
-        r.norm(p + "input_layernorm", d, L.attn_norm, false);
+        if (!olmo2) r.norm(p + "input_layernorm", d, L.attn_norm, false);  // OLMo 2: no norm before attention
         r.linear(p + "self_attn.q_proj.weight", q, d, L.w_q);
         r.linear(p + "self_attn.k_proj.weight", kv, d, L.w_k);
         r.linear(p + "self_attn.v_proj.weight", kv, d, L.w_v);
@@ -108,15 +108,18 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
             r.vector(p + "self_attn.k_proj.bias", kv, L.b_k);
             r.vector(p + "self_attn.v_proj.bias", kv, L.b_v);
         }
-        if (s.qk_norm) {
-            r.norm(p + "self_attn.q_norm", s.head_dim, L.q_norm, false);
-            r.norm(p + "self_attn.k_norm", s.head_dim, L.k_norm, false);
+        if (s.qk_norm) {  // over head_dim, or over the whole projection (OLMo 2: q, kv numbers)
+            r.norm(p + "self_attn.q_norm", s.qk_norm_whole ? q : s.head_dim, L.q_norm, false);
+            r.norm(p + "self_attn.k_norm", s.qk_norm_whole ? kv : s.head_dim, L.k_norm, false);
         }
         r.linear(p + "self_attn.o_proj.weight", d, q, L.w_o);
         if (s.o_bias) r.vector(p + "self_attn.o_proj.bias", d, L.b_o);
         if (gemma) {
             r.norm(p + "post_attention_layernorm", d, L.post_attn_norm, false);
             r.norm(p + "pre_feedforward_layernorm", d, L.mlp_norm, false);
+            r.norm(p + "post_feedforward_layernorm", d, L.post_mlp_norm, false);
+        } else if (olmo2) {  // the norms after each sublayer, and none before
+            r.norm(p + "post_attention_layernorm", d, L.post_attn_norm, false);
             r.norm(p + "post_feedforward_layernorm", d, L.post_mlp_norm, false);
         } else {
             r.norm(p + "post_attention_layernorm", d, L.mlp_norm, false);   // Llama's name for the norm before the MLP
