@@ -87,9 +87,19 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
         check_same(L.w_gate, stored(c, p + "mlp.gate_proj.weight").transpose(), p + "gate_proj");
         check_same(L.w_up, stored(c, p + "mlp.up_proj.weight").transpose(), p + "up_proj");
         check_same(L.w_down, stored(c, p + "mlp.down_proj.weight").transpose(), p + "down_proj");
-        check_same(L.attn_norm.weight, stored_vector(c, p + "input_layernorm.weight"), p + "input_layernorm");
+        if (s.layout == hf::BlockLayout::after_sublayers) {  // OLMo 2: no norm before either sublayer, one after each
+            CHECK_FALSE(L.attn_norm.present());
+            CHECK_FALSE(L.mlp_norm.present());
+            check_same(L.post_attn_norm.weight, stored_vector(c, p + "post_attention_layernorm.weight"), p + "post_attention_layernorm");
+            check_same(L.post_mlp_norm.weight, stored_vector(c, p + "post_feedforward_layernorm.weight"), p + "post_feedforward_layernorm");
+            CHECK(L.q_norm.weight.size() == s.n_heads * s.head_dim);  // over the whole projection
+            CHECK(L.k_norm.weight.size() == s.n_kv_heads * s.head_dim);
+        } else {
+            check_same(L.attn_norm.weight, stored_vector(c, p + "input_layernorm.weight"), p + "input_layernorm");
+        }
         CHECK(L.attn_norm.bias.size() == 0);
-        if (s.layout == hf::BlockLayout::sandwich) {
+        if (s.layout == hf::BlockLayout::after_sublayers) {
+        } else if (s.layout == hf::BlockLayout::sandwich) {
             check_same(L.post_attn_norm.weight, stored_vector(c, p + "post_attention_layernorm.weight"), p + "post_attention_layernorm");
             check_same(L.mlp_norm.weight, stored_vector(c, p + "pre_feedforward_layernorm.weight"), p + "pre_feedforward_layernorm");
             check_same(L.post_mlp_norm.weight, stored_vector(c, p + "post_feedforward_layernorm.weight"), p + "post_feedforward_layernorm");

@@ -3,7 +3,8 @@
 // one, vocabulary a … h and |), DIR/gpt2-truncated (model.safetensors cut 64 bytes short),
 // DIR/llama (the Llama family's tiny checkpoint with a byte-level tokenizer.json of 402 tokens:
 // RoPE, so a sentence of any length runs), DIR/gemma2 (Gemma 2's, with that tokenizer) and
-// DIR/gemma3 (Gemma 3 as published: its tokenizer.json one token past the embedding).
+// DIR/gemma3 (Gemma 3 as published: its tokenizer.json one token past the embedding) and
+// DIR/olmo2 (OLMo 2's, untied, with the byte-level tokenizer).
 #include <filesystem>
 #include <iostream>
 
@@ -21,6 +22,7 @@ void write_with_tokenizer(const std::string& folder, testing::families::FamilyCh
     c.config["vocab_size"] = 402;
     testing::families::TensorMaker make(c, 99);
     make("model.embed_tokens.weight", {402, d_model}, scale);
+    if (c.tensors.count("lm_head.weight")) make("lm_head.weight", {402, d_model}, scale);  // an untied head of as many rows
     testing::families::write_family_checkpoint(folder, c);
     std::filesystem::copy_file(std::filesystem::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json",
                                folder + "/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
                                  std::filesystem::file_size(dir + "/gpt2-truncated/model.safetensors") - 64);
     write_with_tokenizer(dir + "/llama", testing::families::llama_checkpoint(), 24, 0.5);
     write_with_tokenizer(dir + "/gemma2", testing::families::gemma2_checkpoint(), 16, 1.0);
+    write_with_tokenizer(dir + "/olmo2", testing::families::olmo2_checkpoint(), 16, 1.0);
     testing::families::write_gemma3_with_image_token(dir + "/gemma3", std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
     // A 2-layer model for the reverse task, untrained: its vocabulary a … h and "|".
     const train::ModelFile file = testing::untrained_model_file(5);

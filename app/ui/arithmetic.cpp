@@ -177,7 +177,8 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
     const bool rotated = kind == Arithmetic::Query || kind == Arithmetic::Key;
     // With QK-norm every Q and K card but the ones before it holds the normed rows.
     const bool normed = s.qk_norm && !is_v && kind != Arithmetic::QueryBeforeNorm && kind != Arithmetic::KeyBeforeNorm;
-    const std::string norm_note = std::string("then QK-norm: the row over its d_k numbers / its RMS ") + kTimes +
+    const std::string norm_note = std::string("then QK-norm: the row over ") +
+                                  (s.qk_norm_whole ? "the whole projection's numbers, every head's," : "its d_k numbers") + " / its RMS " + kTimes +
                                   (s.qk_norm_plus_one ? " (1 + w)" : " w") + " (hover the QK-norm card for the numbers)";
     const std::string label = is_q ? "Q" : is_v ? "V" : "K";
     const Matrix& m = *matrix_of(t, w);

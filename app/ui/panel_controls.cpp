@@ -206,7 +206,7 @@ void mask_controls(Context& state) {
 // feed-forward. Only combinations the engine runs can be chosen.
 void block_design_controls(Context& state) {
     const BlockOptions& b = state.session.scenario.block;
-    edits::SetBlockDesign d{b.norm_kind, b.gamma_plus_one, b.norm, b.parallel_residual, b.sandwich_norm, b.gated, b.activation};
+    edits::SetBlockDesign d{b.norm_kind, b.gamma_plus_one, b.norm, b.parallel_residual, b.sandwich_norm, b.gated, b.activation, std::nullopt};
     const char* const norms[] = {"LayerNorm", "RMSNorm (Llama, Qwen)", "RMSNorm, 1 + \xCE\xB3 (Gemma)"};
     int norm = b.norm_kind == NormKind::LayerNorm ? 0 : b.gamma_plus_one ? 2 : 1;
     ImGui::TextUnformatted("Norm");

@@ -86,7 +86,7 @@ TEST_CASE("W_gate and the sandwich's γ are edited in place, and the block's des
     ui.frame(2);
     CHECK(ui.window.shared.session.scenario.block.norm_1.gamma(1) == 0.0f);
     // LayerNorm chosen for the same block: the Gemma form goes with it, β appears.
-    edits::SetBlockDesign design{NormKind::LayerNorm, false, NormPlacement::Pre, false, true, true, Activation::GeluTanh};
+    edits::SetBlockDesign design{NormKind::LayerNorm, false, NormPlacement::Pre, false, true, true, Activation::GeluTanh, std::nullopt};
     ui.window.shared.session.push(design);
     ui.frame(3);
     REQUIRE(ui.window.shared.session.trace.ok);

@@ -48,7 +48,7 @@ TEST_CASE("QK-norm's normed rows are not drawn twice, and the sink card follows 
         UiDriver qk(find_preset("qk-norm")->scenario);
         qk.frame(3);
         CHECK(qk.heatmap("head0.q_unrotated") == nullptr);
-        CHECK(qk.text("controls.qk_norm") == "RMSNorm \xC2\xB7 w (Qwen3, OLMo 2)");
+        CHECK(qk.text("controls.qk_norm") == "each head, RMSNorm \xC2\xB7 w (Qwen3)");
         CHECK(qk.heatmap("head0.sink_weights") == nullptr);
     }
     SECTION("sinks: the sink card is the step after the weights (right of them, or below where the pipeline wraps)") {
@@ -77,6 +77,19 @@ TEST_CASE("the tooltips write out QK-norm's RMS and product, and what the sink t
     CHECK_THAT(joined(ui::explain_cell(t, "head0.q", 1, 0)), Contains("then QK-norm"));
     CHECK_THAT(joined(ui::explain_cell(t, "q_norm", 0, 1)), Contains("every head"));
 
+    // OLMo 2's form: the RMS is the whole row's, every head's numbers, and w has a weight per head and dim.
+    const Trace o = run(find_preset("block-olmo2")->scenario);
+    REQUIRE(o.ok);
+    REQUIRE(o.q_projected.cols() == 16);
+    const std::string whole = joined(ui::explain_cell(o, "head2.q_normed", 3, 1));
+    const float whole_rms = std::sqrt(o.q_projected.row(3).squaredNorm() / 16.0f + 1e-6f);
+    CHECK_THAT(whole, Contains("whole projection's 16 numbers") && Contains(format_value(whole_rms, 4)) &&
+                          Contains("w[10]") && Contains(format_value(o.q_norm(0, 9), 4)) && Contains(format_value(o.head[2].q_normed(3, 1), 4)));
+    const std::string whole_k = joined(ui::explain_cell(o, "head3.k_normed", 2, 0));  // head 4 reads K/V head 2: the 5th column of K
+    CHECK_THAT(whole_k, Contains("8 numbers") && Contains("w[5]"));
+    CHECK_THAT(joined(ui::explain_cell(o, "q_norm", 0, 6)), Contains("dimension 3 of head 2"));
+    CHECK_THAT(joined(ui::explain_cell(o, "head0.q", 1, 0)), Contains("every head's"));
+
     const Trace s = run(find_preset("attention-sinks")->scenario);
     REQUIRE(s.ok);
     const std::string weight = joined(ui::explain_cell(s, "head0.weights", 3, 1));
@@ -101,10 +114,29 @@ TEST_CASE("QK-norm's weights are edited in place and both steps are switched fro
     ui.window.shared.session.push(edits::SetQKNorm{true, true});
     ui.window.shared.session.push(edits::SetSinks{Vector::Constant(2, 1.0f)});
     ui.frame(3);
-    CHECK(ui.text("controls.qk_norm") == "RMSNorm \xC2\xB7 (1 + w) (Gemma 3)");
+    CHECK(ui.text("controls.qk_norm") == "each head, RMSNorm \xC2\xB7 (1 + w) (Gemma 3)");
     CHECK(ui.heatmap("head0.sink_weights") != nullptr);  // the head shown
     ui.window.shared.session.push(edits::SetHeads{1});  // the sinks follow the head count
     ui.frame(3);
     REQUIRE(ui.window.shared.session.trace.ok);
     CHECK(ui.window.shared.session.scenario.sinks.size() == 1);
+    // OLMo 2's form, over the whole projection: its weights are one per head and dimension, so
+    // the edited ones (one per dimension) give way to the identity.
+    ui.window.shared.session.push(edits::SetHeads{2});
+    ui.window.shared.session.push(edits::SetQKNorm{true, false, true});
+    ui.frame(3);
+    const Trace& whole = ui.window.shared.session.trace;
+    REQUIRE(whole.ok);
+    CHECK(ui.text("controls.qk_norm") == "all heads at once, RMSNorm \xC2\xB7 w (OLMo 2)");
+    CHECK(ui.window.shared.session.scenario.q_norm.size() == 0);
+    CHECK(whole.q_norm.cols() == whole.heads * whole.d_k);
+    CHECK(whole.q_projected.cols() == whole.heads * whole.d_k);
+    const int d_k = whole.d_k, heads = whole.heads;  // the trace is replaced by the next run
+    ui.window.shared.session.push(edits::SetCell{Editable::QNorm, 0, d_k + 1, 2.0f});  // a weight past the first head's
+    ui.frame(3);
+    REQUIRE(ui.window.shared.session.trace.ok);
+    CHECK(ui.window.shared.session.scenario.q_norm.size() == heads * d_k);
+    REQUIRE(heads == 2);
+    CHECK(ui.window.shared.session.scenario.q_norm(d_k + 1) == 2.0f);
+    CHECK(ui.window.shared.session.scenario.q_norm(1) == 1.0f);  // the first head's own weight, the identity's
 }

@@ -107,11 +107,13 @@ Edit random_edit(Random& r, const Scenario& s) {
         case 17: {
             if (r.chance(0.5)) return SetBlock{r.chance(0.4)};
             // A design as the side bar offers them: a norm, where the norms stand, a feed-forward.
-            const int layout = r.below(4), norm = r.below(3), ffn = r.below(6);
+            // Layout 4 is OLMo 2's: the norms after each sublayer only.
+            const int layout = r.below(5), norm = r.below(3), ffn = r.below(6);
             const Activation plain[] = {Activation::ReLU, Activation::GeluTanh, Activation::GeluErf, Activation::SiLU};
             return SetBlockDesign{norm == 0 ? NormKind::LayerNorm : NormKind::RMSNorm, norm == 2,
-                                  layout == 0 ? NormPlacement::Post : NormPlacement::Pre, layout == 2, layout == 3, ffn >= 4,
-                                  ffn == 4 ? Activation::SiLU : ffn == 5 ? Activation::GeluTanh : plain[ffn]};
+                                  layout == 0 ? NormPlacement::Post : NormPlacement::Pre, layout == 2, layout >= 3, ffn >= 4,
+                                  ffn == 4 ? Activation::SiLU : ffn == 5 ? Activation::GeluTanh : plain[ffn],
+                                  layout == 4 ? std::optional<bool>(false) : std::optional<bool>(true)};
         }
         case 18: return SetSeed{static_cast<std::uint64_t>(1 + r.below(1000))};
         default: {
