@@ -11,4 +11,11 @@ inline std::string joined(const std::vector<std::string>& errors) {
     return s;
 }
 
+// Whether one of the messages holds `text`.
+inline bool says(const std::vector<std::string>& errors, const std::string& text) {
+    for (const std::string& e : errors)
+        if (e.find(text) != std::string::npos) return true;
+    return false;
+}
+
 }  // namespace attn::testing

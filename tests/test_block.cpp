@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "joined.hpp"
 #include "engine.hpp"
 #include "presets.hpp"
 #include "random.hpp"
@@ -107,11 +108,7 @@ double gap(const Matrix& engine, const Rows& reference) {
     return worst / scale;
 }
 
-bool says(const std::vector<std::string>& errors, const std::string& text) {
-    for (const std::string& e : errors)
-        if (e.find(text) != std::string::npos) return true;
-    return false;
-}
+using testing::says;
 
 // A pre-norm block over 5 random embeddings, d_model 8, every weight random (seeded by `seed`).
 Scenario random_block(std::uint64_t seed) {

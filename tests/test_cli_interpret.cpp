@@ -22,8 +22,8 @@ namespace fs = std::filesystem;
 using Result = testing::CliResult;
 using testing::run_cli;
 
-fs::path scratch(const std::string& label) { return testing::scratch_folder("cli-interpret", label); }
-nlohmann::json read_json(const fs::path& path) { return testing::read_json_file(path); }
+fs::path interpret_scratch(const std::string& label) { return testing::scratch_folder("cli-interpret", label); }
+nlohmann::json interpret_json(const fs::path& path) { return testing::read_json_file(path); }
 
 // The mean of A[i, i − offset] over rows first … n−1, from a head's exported weights.
 double diagonal_mean(const nlohmann::json& weights, int first, int offset, bool column_zero = false) {
@@ -36,14 +36,14 @@ double diagonal_mean(const nlohmann::json& weights, int first, int offset, bool 
 }  // namespace
 
 TEST_CASE("option --head-roles exports the probe's traces and every head's five scores, recomputable from them", "[cli][interpret]") {
-    const fs::path folder = scratch("gpt2");
+    const fs::path folder = interpret_scratch("gpt2");
     testing::write_tiny_checkpoint((folder / "gpt2").string());
     const fs::path out = folder / "roles.json";
     const Result r = run_cli({"--model", (folder / "gpt2").string(), "--head-roles", "--probe-seed", "5", "--export-json", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.err, Contains("of the probe and every head's role scores"));
-    const nlohmann::json j = read_json(out);
+    const nlohmann::json j = interpret_json(out);
     CHECK_FALSE(j.contains("text"));
     CHECK_FALSE(j.contains("next_token_top5"));  // the probe's prediction means nothing
     const nlohmann::json& roles = j["head_roles"];
@@ -83,7 +83,7 @@ TEST_CASE("option --head-roles exports the probe's traces and every head's five 
 
 TEST_CASE("option --head-roles finds the trained induction circuit: a previous-token head in layer 1, an induction head in layer 2",
           "[cli][interpret][train]") {
-    const fs::path folder = scratch("induction");
+    const fs::path folder = interpret_scratch("induction");
     const fs::path model = folder / "induction.json";
     const Result trained = run_cli({"--train", "induction", "--layers", "2", "--steps", "300", "--save-model", model.string()});
     INFO(trained.err);
@@ -92,7 +92,7 @@ TEST_CASE("option --head-roles finds the trained induction circuit: a previous-t
     const Result r = run_cli({"--model", model.string(), "--head-roles", "--export-json", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
-    const nlohmann::json roles = read_json(out)["head_roles"];
+    const nlohmann::json roles = interpret_json(out)["head_roles"];
     CHECK(roles["repeat_length"] == 6);  // the task's content length
     double previous = 0, induction = 0;
     for (const nlohmann::json& h : roles["heads"]) {
@@ -106,7 +106,7 @@ TEST_CASE("option --head-roles finds the trained induction circuit: a previous-t
 
 TEST_CASE("options --logit-lens and --ablation-sweep: the lens's last layer is the prediction, the sweep one value per head",
           "[cli][interpret]") {
-    const fs::path folder = scratch("lens");
+    const fs::path folder = interpret_scratch("lens");
     testing::write_tiny_checkpoint((folder / "gpt2").string());
     const fs::path out = folder / "lens.json";
     const Result r = run_cli({"--model", (folder / "gpt2").string(), "--text", " the cat", "--logit-lens", "--ablation-sweep", "--export-json",
@@ -114,7 +114,7 @@ TEST_CASE("options --logit-lens and --ablation-sweep: the lens's last layer is t
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.err, Contains(", the logit lens, the ablation sweep"));
-    const nlohmann::json j = read_json(out);
+    const nlohmann::json j = interpret_json(out);
     const size_t n = j["token_ids"].size();
     REQUIRE(j["logit_lens"].size() == 2);
     for (size_t l = 0; l < 2; ++l) {
@@ -142,7 +142,7 @@ TEST_CASE("options --logit-lens and --ablation-sweep: the lens's last layer is t
 }
 
 TEST_CASE("the interpretability flags refuse what they would ignore, naming the flag", "[cli][interpret]") {
-    const fs::path folder = scratch("refusals");
+    const fs::path folder = interpret_scratch("refusals");
     const std::string gpt2 = (folder / "gpt2").string();
     testing::write_tiny_checkpoint(gpt2);
     struct Case {

@@ -28,7 +28,7 @@ namespace {
 
 using Rows = std::vector<std::vector<double>>;  // [row][column]
 
-Tokenizer small_tokenizer() {
+Tokenizer three_merge_tokenizer() {
     std::vector<std::string> errors;
     auto t = Tokenizer::from_merges({{"\xC4\xA0", "t"}, {"h", "e"}, {"\xC4\xA0t", "he"}}, errors);
     REQUIRE(t);
@@ -49,7 +49,7 @@ Config config_of(int layers, int heads, int d, int d_ff) {
 
 // Every weight random, γ and β too, so a swapped or transposed tensor shows.
 Checkpoint random_everything(const Config& config, std::uint64_t seed) {
-    Checkpoint c = random_checkpoint(config, seed, small_tokenizer());
+    Checkpoint c = random_checkpoint(config, seed, three_merge_tokenizer());
     std::uint64_t s = seed * 1000;
     for (auto& layer : c.layers)
         for (Vector* v : {&layer.ln_1_gamma, &layer.ln_1_beta, &layer.ln_2_gamma, &layer.ln_2_beta})
@@ -248,7 +248,7 @@ TEST_CASE("GPT-2 hand-checkable layer: zero projections give uniform causal weig
     // is b_v's slice; c_proj_w = 0 and c_fc_w = mlp_proj_w = 0 leave
     //   output = x₀ + c_proj_b + mlp_proj_b.
     Config config = config_of(1, 2, 4, 6);
-    Checkpoint c = random_checkpoint(config, 1, small_tokenizer());
+    Checkpoint c = random_checkpoint(config, 1, three_merge_tokenizer());
     LayerWeights& w = c.layers[0];
     set_c_attn(w, Matrix::Zero(4, 12));
     w.c_proj_w.edit().setZero();
@@ -287,7 +287,7 @@ TEST_CASE("GPT-2's Conv1D weights are read (in, out): one entry moves one column
     // d = 4, d_ff = 6. Read as (out, in), each single entry below would move a different
     // column (or the (d × d_ff) weight would not even fit).
     Config config = config_of(1, 1, 4, 6);
-    Checkpoint c = random_checkpoint(config, 2, small_tokenizer());
+    Checkpoint c = random_checkpoint(config, 2, three_merge_tokenizer());
     LayerWeights& w = c.layers[0];
     Matrix c_attn_w = Matrix::Zero(4, 12);
     w.c_attn_b.setZero();
@@ -386,7 +386,7 @@ TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][mod
 }
 
 TEST_CASE("GPT-2 refuses a text longer than n_positions, and an empty one", "[gpt2][model]") {
-    const Checkpoint c = random_checkpoint(config_of(1, 1, 4, 8), 1, small_tokenizer());
+    const Checkpoint c = random_checkpoint(config_of(1, 1, 4, 8), 1, three_merge_tokenizer());
     CHECK(forward(c, std::vector<int>(16, 65)).ok);
     const ForwardPass long_pass = forward(c, std::vector<int>(17, 65));
     CHECK_FALSE(long_pass.ok);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 
+#include "joined.hpp"
 #include "engine.hpp"
 #include "random.hpp"
 #include "reflect.hpp"
@@ -16,11 +17,7 @@ using namespace attn;
 
 namespace {
 
-bool says(const std::vector<std::string>& errors, const std::string& text) {
-    for (const std::string& e : errors)
-        if (e.find(text) != std::string::npos) return true;
-    return false;
-}
+using testing::says;
 
 // LayerNorm in double: γ·(x − mean)/√(var + ε) + β, biased variance.
 Eigen::MatrixXd layer_norm_ref(const Eigen::MatrixXd& x, const Eigen::RowVectorXd& gamma, const Eigen::RowVectorXd& beta, double eps) {

@@ -25,7 +25,7 @@ using attn::testing::families::FamilyCheckpoint;
 
 namespace {
 
-std::string folder_for(const std::string& label) {
+std::string interpret_folder(const std::string& label) {
     return (std::filesystem::temp_directory_path() / ("attnlab-test-interpret-" + label)).string();
 }
 
@@ -183,7 +183,7 @@ TEST_CASE("every family's head roles equal the definitions recomputed from the e
 
 TEST_CASE("a tokenizer's BOS leads the probe and its special tokens are never drawn", "[interpret][tokenizer]") {
     namespace fs = std::filesystem;
-    const std::string folder = folder_for("gemma3-tokenizer");
+    const std::string folder = interpret_folder("gemma3-tokenizer");
     attn::testing::families::write_gemma3_with_image_token(folder, (fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json").string());
     hf::OpenedModelLoad load = hf::open_model(folder);
     for (const std::string& e : load.errors) INFO(e);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "presets.hpp"
+#include "explained.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui_driver.hpp"
 
@@ -16,11 +17,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string joined(const ui::Explanation& e) {
-    std::string all = e.heading + "\n";
-    for (const std::string& line : e.lines) all += line + "\n";
-    return all;
-}
+using testing::joined;
 
 }  // namespace
 
