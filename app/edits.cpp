@@ -154,7 +154,7 @@ bool set_vector_cell(const SetCell& e, Scenario& s) {
             // head and dimension): the identity is 1, or 0 in the (1 + w) form.
             target = e.matrix == MatrixId::QNorm ? &s.q_norm : &s.k_norm;
             length = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) / std::max(1, s.heads) : head_dim_of(s);
-            if (s.qk_norm_whole) length *= e.matrix == MatrixId::QNorm ? std::max(1, s.heads) : std::max(1, kv_heads_of(s));
+            length = qk_norm_length(s.qk_norm_whole, length, e.matrix == MatrixId::QNorm ? s.heads : kv_heads_of(s));
             fill = s.qk_norm_plus_one ? 0.0f : 1.0f;
             break;
         default: return false;
@@ -448,8 +448,8 @@ bool apply(const Edit& edit, Scenario& s) {
                 // QK-norm's weights are one per dimension of a head: a new width starts from the identity.
                 // Over the whole projection (OLMo 2) they are one per head and dimension.
                 const int d_k = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) / e.heads : s.d_model / e.heads;
-                const int q_width = s.qk_norm_whole ? d_k * e.heads : d_k;
-                const int k_width = s.qk_norm_whole ? d_k * (s.kv_heads > 0 ? s.kv_heads : e.heads) : d_k;
+                const int q_width = qk_norm_length(s.qk_norm_whole, d_k, e.heads);
+                const int k_width = qk_norm_length(s.qk_norm_whole, d_k, s.kv_heads > 0 ? s.kv_heads : e.heads);
                 if (s.q_norm.size() != 0 && s.q_norm.size() != q_width) s.q_norm = Vector();
                 if (s.k_norm.size() != 0 && s.k_norm.size() != k_width) s.k_norm = Vector();
                 return assign(s.heads, e.heads);  // W_Q… stay (d_model × d_model); only the split changes

@@ -218,8 +218,8 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
     // QK-norm's weights: one number per dimension of a head (d_k), whether it is on or off; over
     // the whole projection (OLMo 2), one per head and dimension (H·d_k for q, H_kv·d_k for k).
     const int d_k = s.input == InputMode::Direct ? static_cast<int>(s.q.cols()) / std::max(1, s.heads) : head_dim_of(s);
-    check_vector(errors, "q_norm (QK-norm's weight for q)", s.q_norm, s.qk_norm_whole ? d_k * std::max(1, s.heads) : d_k);
-    check_vector(errors, "k_norm (QK-norm's weight for k)", s.k_norm, s.qk_norm_whole ? d_k * std::max(1, kv_heads_of(s)) : d_k);
+    check_vector(errors, "q_norm (QK-norm's weight for q)", s.q_norm, qk_norm_length(s.qk_norm_whole, d_k, s.heads));
+    check_vector(errors, "k_norm (QK-norm's weight for k)", s.k_norm, qk_norm_length(s.qk_norm_whole, d_k, kv_heads_of(s)));
     // Attention sinks: one logit per query head, each a number (−∞ would be no sink: leave the list out).
     if (s.sinks.size() != 0 && s.sinks.size() != s.heads)
         errors.push_back("sinks has " + std::to_string(s.sinks.size()) + " logits for " + std::to_string(s.heads) +

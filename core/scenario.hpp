@@ -190,6 +190,9 @@ struct Scenario {
 // H_kv (kv_heads, or heads) and, in embedding mode, d_k (head_dim, or d_model / heads).
 inline int kv_heads_of(const Scenario& s) { return s.kv_heads > 0 ? s.kv_heads : s.heads; }
 inline int head_dim_of(const Scenario& s) { return s.head_dim > 0 ? s.head_dim : s.heads > 0 ? s.d_model / s.heads : 0; }
+// QK-norm's weight count for heads of d_k: d_k, shared by every head; over the whole projection
+// (qk_norm_whole), one per head and dimension, `heads` being H for q and H_kv for k.
+inline int qk_norm_length(bool whole, int d_k, int heads) { return whole ? d_k * (heads > 0 ? heads : 1) : d_k; }
 
 const char* to_string(InputMode);
 const char* to_string(PositionalEncoding);

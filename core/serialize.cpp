@@ -504,7 +504,7 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     const int d_k = s.input == InputMode::Direct ? (s.heads > 0 && s.q.cols() % s.heads == 0 ? static_cast<int>(s.q.cols()) / s.heads : 0)
                                                  : (s.heads > 0 && (s.head_dim > 0 || s.d_model % s.heads == 0) ? head_dim_of(s) : 0);
     for (const auto& [key, weight, heads] : {std::tuple{"q_norm", &s.q_norm, s.heads}, std::tuple{"k_norm", &s.k_norm, kv_heads_of(s)}}) {
-        const long long expected = s.qk_norm_whole ? static_cast<long long>(d_k) * heads : d_k;
+        const long long expected = qk_norm_length(s.qk_norm_whole, d_k, heads);
         if (d_k > 0 && weight->size() != 0 && weight->size() != expected)
             r.fail("key '" + std::string(key) + "'",
                    "has " + std::to_string(weight->size()) + " numbers: QK-norm's weight needs one per dimension of a head, d_k = " +
