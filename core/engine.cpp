@@ -212,6 +212,23 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
         if (r.scaling == RopeScalingKind::Llama3 &&
             !(r.low_freq_factor > 0.0f && r.high_freq_factor > r.low_freq_factor && r.original_max_positions > 0))
             errors.push_back("Llama 3's RoPE scaling needs 0 < low_freq_factor < high_freq_factor and original_max_position_embeddings > 0");
+        if (r.scaling == RopeScalingKind::LongRope) {
+            // one factor per turned pair, each a number above 0, in both lists
+            const int pairs = (r.rotary_dims > 0 ? std::min(r.rotary_dims, d_k) : d_k) / 2;
+            for (const auto& [list, name] : {std::pair{&r.short_factor, "short_factor"}, std::pair{&r.long_factor, "long_factor"}}) {
+                if (list->size() != pairs)
+                    errors.push_back(std::string("LongRoPE's ") + name + " has " + std::to_string(list->size()) + " factors: expected " +
+                                     std::to_string(pairs) + ", one for each pair RoPE turns");
+                else if (!(list->array() > 0.0f).all() || !list->allFinite())
+                    errors.push_back(std::string("LongRoPE's ") + name + " holds a factor that is not a number above 0");
+            }
+            if (r.original_max_positions < 1)
+                errors.push_back("LongRoPE's original_max_position_embeddings is " + std::to_string(r.original_max_positions) +
+                                 ": expected at least 1 (the length its short factors serve)");
+        }
+        if (!(std::isfinite(r.attention_factor) && r.attention_factor > 0.0f))
+            errors.push_back("RoPE's attention factor is " + std::to_string(r.attention_factor) +
+                             ": expected a number above 0 (1: cos and sin as they are)");
     }
     if (!std::isfinite(s.softcap) || s.softcap < 0.0f)
         errors.push_back("soft-cap is " + std::to_string(s.softcap) + ": expected a finite number > 0 (or 0 for none)");
@@ -384,7 +401,7 @@ void head_inputs(const Scenario& s, const Trace& t, const Matrix& q_all, const M
             head.q_unrotated = head.q;
             head.k_unrotated = head.k;
         }
-        head.q = apply_rotary(head.q, s.rope);  // turn each pair of row p by p·θ_i
+        head.q = apply_rotary(head.q, s.rope);  // turn each pair of row p by p·θ_i (a text of n tokens)
         head.k = apply_rotary(head.k, s.rope);
     }
     head.alibi_slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, t.heads) : 0.0f;

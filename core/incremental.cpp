@@ -92,8 +92,8 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
                 head.q_unrotated.row(r) = q;
                 head.k_unrotated.row(r) = k;
             }
-            head.q.row(r) = rope ? rotate_row(q, r, after.rope) : q;
-            head.k.row(r) = rope ? rotate_row(k, r, after.rope) : k;
+            head.q.row(r) = rope ? rotate_row(q, r, after.rope, n) : q;
+            head.k.row(r) = rope ? rotate_row(k, r, after.rope, n) : k;
         }
         for (int r : *rows) {
             head.scores.row(r).noalias() = head.q.row(r) * head.k.transpose();  // row r: (1, d_k)·(d_k, n)

@@ -61,10 +61,14 @@ Matrix apply_rotary(const Matrix& m) {
 
 bool default_rope(const RopeOptions& rope) {
     return rope.pairing == RopePairing::Interleaved && rope.theta == 10000.0f && rope.rotary_dims == 0 &&
-           rope.scaling == RopeScalingKind::None;
+           rope.scaling == RopeScalingKind::None && rope.attention_factor == 1.0f;
 }
 
-std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k) {
+bool long_rope_factors(const RopeOptions& rope, int length) {
+    return rope.scaling == RopeScalingKind::LongRope && length > rope.original_max_positions;
+}
+
+std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k, int length) {
     const int r = rope.rotary_dims > 0 ? std::min(rope.rotary_dims, d_k) : d_k;
     std::vector<float> inv_freq(static_cast<std::size_t>(r / 2));
     // 1.0 / (base ** (arange(0, r, 2).float() / r)): float32 throughout
@@ -90,6 +94,14 @@ std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k) {
             if (medium) scaled = smoothed;
             f = scaled;
         }
+    } else if (rope.scaling == RopeScalingKind::LongRope) {
+        // _compute_longrope_parameters: 1.0 / (ext_factors * base**(arange(0, r, 2) / r)), float32
+        const Vector& ext = long_rope_factors(rope, length) ? rope.long_factor : rope.short_factor;
+        for (int i = 0; i < r / 2; ++i) {
+            const float exponent = static_cast<float>(2 * i) / static_cast<float>(r);
+            const float e = i < ext.size() ? ext(i) : 1.0f;  // the engine's check refuses a list of another length
+            inv_freq[static_cast<std::size_t>(i)] = 1.0f / (e * std::pow(rope.theta, exponent));
+        }
     }
     return inv_freq;
 }
@@ -97,12 +109,15 @@ std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k) {
 namespace {
 
 // One row turned by a table of inverse frequencies.
-void rotate_row_into(const float* in, float* out, int d, int position, const std::vector<float>& inv_freq, RopePairing pairing) {
+void rotate_row_into(const float* in, float* out, int d, int position, const std::vector<float>& inv_freq, const RopeOptions& rope) {
     for (int c = 0; c < d; ++c) out[c] = in[c];
+    const RopePairing pairing = rope.pairing;
     const int pairs = static_cast<int>(inv_freq.size()), half = pairs;
     for (int i = 0; i < pairs; ++i) {
         const float angle = static_cast<float>(position) * inv_freq[static_cast<std::size_t>(i)];  // float32, as HF
-        const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+        // emb.cos() * attention_scaling, emb.sin() * attention_scaling: float32
+        const float c = static_cast<float>(std::cos(angle)) * rope.attention_factor;
+        const float s = static_cast<float>(std::sin(angle)) * rope.attention_factor;
         const int a = pairing == RopePairing::Interleaved ? 2 * i : i;
         const int b = pairing == RopePairing::Interleaved ? 2 * i + 1 : i + half;
         const float x0 = in[a], x1 = in[b];
@@ -115,18 +130,18 @@ void rotate_row_into(const float* in, float* out, int d, int position, const std
 
 Matrix apply_rotary(const Matrix& m, const RopeOptions& rope) {
     if (default_rope(rope)) return apply_rotary(m);
-    const std::vector<float> inv_freq = rope_inverse_frequencies(rope, static_cast<int>(m.cols()));
+    const std::vector<float> inv_freq = rope_inverse_frequencies(rope, static_cast<int>(m.cols()), static_cast<int>(m.rows()));
     Matrix out(m.rows(), m.cols());
     for (Eigen::Index p = 0; p < m.rows(); ++p)
-        rotate_row_into(m.row(p).data(), out.row(p).data(), static_cast<int>(m.cols()), static_cast<int>(p), inv_freq, rope.pairing);
+        rotate_row_into(m.row(p).data(), out.row(p).data(), static_cast<int>(m.cols()), static_cast<int>(p), inv_freq, rope);
     return out;
 }
 
-Vector rotate_row(const Vector& row, int position, const RopeOptions& rope) {
+Vector rotate_row(const Vector& row, int position, const RopeOptions& rope, int length) {
     if (default_rope(rope)) return rotate_row(row, position);
-    const std::vector<float> inv_freq = rope_inverse_frequencies(rope, static_cast<int>(row.cols()));
+    const std::vector<float> inv_freq = rope_inverse_frequencies(rope, static_cast<int>(row.cols()), length);
     Vector out(row.cols());
-    rotate_row_into(row.data(), out.data(), static_cast<int>(row.cols()), position, inv_freq, rope.pairing);
+    rotate_row_into(row.data(), out.data(), static_cast<int>(row.cols()), position, inv_freq, rope);
     return out;
 }
 

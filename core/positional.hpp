@@ -29,15 +29,21 @@ void rotary_cos_sin(int position, int two_i, int d, float& cos_angle, float& sin
 // RoPE as Hugging Face computes it, for any options (scenario.hpp RopeOptions), in float32
 // as its rotary embedding does: the inverse frequencies f_i = 1 / θ^(2i/r) for the r rotated
 // dimensions (r = rotary_dims or d_k), then scaled (linear: f/factor; llama3: long
-// wavelengths f/factor, short ones kept, a smooth blend between); the angle of pair i at
-// position p is float(p)·f_i, its cos and sin float32. The pairs are (2i, 2i+1)
-// (interleaved) or (i, i + r/2) (rotate_half); dimensions from r on are not turned.
-std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k);
+// wavelengths f/factor, short ones kept, a smooth blend between; longrope: 1 / (e_i·θ^(2i/r)),
+// e the short factors for a text of up to original_max_positions tokens, the long ones for a
+// longer text); the angle of pair i at position p is float(p)·f_i, its cos and sin float32,
+// each times the attention factor. The pairs are (2i, 2i+1) (interleaved) or (i, i + r/2)
+// (rotate_half); dimensions from r on are not turned (nor scaled).
+// `length` is the number of tokens of the text the rows belong to: LongRoPE's factors depend
+// on it (every row of a pass is turned with the same ones, as transformers' forward does).
+std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k, int length);
+// Whether LongRoPE turns a text of `length` tokens with its long factors.
+bool long_rope_factors(const RopeOptions& rope, int length);
 // Whether `rope` is the default rotation (apply_rotary above): interleaved, θ = 10000, every
 // dimension, no scaling.
 bool default_rope(const RopeOptions& rope);
-Matrix apply_rotary(const Matrix& m, const RopeOptions& rope);
-Vector rotate_row(const Vector& row, int position, const RopeOptions& rope);
+Matrix apply_rotary(const Matrix& m, const RopeOptions& rope);  // row p at position p, of a text of m.rows() tokens
+Vector rotate_row(const Vector& row, int position, const RopeOptions& rope, int length);
 
 // ALiBi slope of head h out of H: 2^(−8(h+1)/H).
 float alibi_slope(int head, int heads);

@@ -544,9 +544,9 @@ Preset block_gemma3_preset() {
     p.title = "Gemma 3's block: QK-norm in place of soft-capping, five local layers to one global";
     p.description =
         "Gemma 3 (2025) keeps Gemma 2's sandwich norms and GeGLU but drops the soft-cap: each head's q and k pass "
-        "through RMSNorm over their dâ numbers, in the (1 + w) form, before RoPE (QK-norm), which bounds "
+        "through RMSNorm over their d\xE2\x82\x96 numbers, in the (1 + w) form, before RoPE (QK-norm), which bounds "
         "every score as the cap did. Five local layers (a sliding window, here 4, RoPE base 10000) come for each "
-        "global one (base 10â¶): this block is a local one. Random weights.";
+        "global one (base 10\xE2\x81\xB6): this block is a local one. Random weights.";
     p.scenario = block_gemma_preset().scenario;
     Scenario& s = p.scenario;
     s.name = p.name;
@@ -579,6 +579,30 @@ Preset block_olmo2_preset() {
     s.qk_norm_whole = true;
     s.q_norm = rows({{1.1f, 0.9f, 1.0f, 1.2f, 0.8f, 1.0f, 1.3f, 0.9f, 1.0f, 1.1f, 0.7f, 1.0f, 0.9f, 1.2f, 1.0f, 1.1f}}).row(0);
     s.k_norm = rows({{0.9f, 1.2f, 1.0f, 0.8f, 1.1f, 1.0f, 0.9f, 1.3f}}).row(0);  // 2 K/V heads of 4
+    return p;
+}
+
+Preset block_phi3_preset() {
+    Preset p;
+    p.name = "block-phi3";
+    p.title = "Phi-3's block: LongRoPE, whose factors change with the text's length";
+    p.description =
+        "Phi-3 and Phi-4-mini (2024) were trained on 4096 tokens and read 131072. LongRoPE slows each RoPE "
+        "frequency by a factor of its own, found by search: a short list for texts up to the original length, a long "
+        "list beyond it, so every key of a longer text turns differently. cos and sin are also multiplied by "
+        "\xE2\x88\x9A(1 + ln s / ln L) (s = 32, L = 4096: 1.19), which sharpens the scores. Here L = 4 and s = 8: "
+        "the sentence's 11 tokens take the long factors; shorten it to 4 and the short ones turn it. (Phi-3 also "
+        "stores Q, K, V as one qkv_proj and the gate and up projections as one gate_up_proj: W_Q, W_K, W_V and the "
+        "gate's and up's weights are slices of their rows.) Random weights.";
+    p.scenario = block_llama_preset().scenario;
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.rope.theta = 10000.0f;
+    s.rope.scaling = RopeScalingKind::LongRope;
+    s.rope.original_max_positions = 4;
+    s.rope.short_factor = rows({{1.0f, 1.3f}}).row(0);
+    s.rope.long_factor = rows({{1.2f, 9.0f}}).row(0);
+    s.rope.attention_factor = static_cast<float>(std::sqrt(1.0 + std::log(8.0) / std::log(4.0)));  // 1.5811
     return p;
 }
 
@@ -625,6 +649,7 @@ std::vector<Preset> make_presets() {
     all.push_back(block_gemma_preset());
     all.push_back(block_gemma3_preset());
     all.push_back(block_olmo2_preset());
+    all.push_back(block_phi3_preset());
     all.push_back(first_token_sink_preset());
     all.push_back(qk_norm_preset());
     all.push_back(sinks_preset());

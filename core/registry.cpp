@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "positional.hpp"
+
 namespace attn {
 
 namespace {
@@ -113,9 +115,8 @@ std::string rope_words(const Trace& t) {
     words += " of row p turned by p\xC2\xB7\xCE\xB8\xE1\xB5\xA2";
     if (r.theta != 10000.0f) words += ", base " + number(r.theta, 0);
     if (r.rotary_dims > 0 && r.rotary_dims < t.d_k) words += ", first " + std::to_string(r.rotary_dims) + " of " + std::to_string(t.d_k) + " dims";
-    if (r.scaling == RopeScalingKind::Linear) words += ", positions \xC3\xB7 " + number(r.factor, 2);
-    if (r.scaling == RopeScalingKind::Llama3) words += ", Llama 3 scaling \xC3\x97" + number(r.factor, 2);
-    return words;
+    const std::string scaling = rope_scaling_words(r, t.n_keys);
+    return scaling.empty() ? words : words + ", " + scaling;
 }
 
 std::string projection_title(const Trace& t, int h, const char* letter, const Matrix& bias) {
@@ -737,6 +738,20 @@ std::vector<std::string> matrix_names(const Trace& trace) {
 std::string position_span(long long begin, long long end) {
     if (end - begin <= 1) return std::to_string(begin + 1);
     return std::to_string(begin + 1) + "\xE2\x80\x93" + std::to_string(end);
+}
+
+std::string rope_scaling_words(const RopeOptions& r, int length) {
+    std::string words;
+    auto add = [&words](const std::string& w) { words += (words.empty() ? "" : ", ") + w; };
+    if (r.scaling == RopeScalingKind::Linear) add("positions \xC3\xB7 " + format_value(r.factor, 2));
+    if (r.scaling == RopeScalingKind::Llama3) add("Llama 3 scaling \xC3\x97" + format_value(r.factor, 2));
+    if (r.scaling == RopeScalingKind::LongRope)
+        add(long_rope_factors(r, length) ? "LongRoPE's long factors (n = " + std::to_string(length) + " > " +
+                                               std::to_string(r.original_max_positions) + ")"
+                                         : "LongRoPE's short factors (n = " + std::to_string(length) + " \xE2\x89\xA4 " +
+                                               std::to_string(r.original_max_positions) + ")");
+    if (r.attention_factor != 1.0f) add("cos and sin \xC3\x97 " + format_value(r.attention_factor, 4));
+    return words;
 }
 
 std::string format_value(float value, int decimals) {

@@ -117,5 +117,8 @@ std::string position_span(long long begin, long long end);
 // real minus sign (U+2212); values too long for that, or that it would round to zero, in
 // short scientific notation ("−1e9", "2e−4").
 std::string format_value(float value, int decimals);
+// RoPE's scaling in words, for a text of `length` tokens: "LongRoPE's long factors (n = 11 > 4),
+// cos and sin × 1.581"; empty without scaling or attention factor.
+std::string rope_scaling_words(const RopeOptions& rope, int length);
 
 }  // namespace attn

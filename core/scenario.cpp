@@ -76,6 +76,7 @@ const char* to_string(RopeScalingKind k) {
         case RopeScalingKind::None: return "none";
         case RopeScalingKind::Linear: return "linear";
         case RopeScalingKind::Llama3: return "llama3";
+        case RopeScalingKind::LongRope: return "longrope";
     }
     return "none";
 }
@@ -90,6 +91,7 @@ std::optional<RopeScalingKind> rope_scaling_from_string(const std::string& s) {
     if (s == "none") return RopeScalingKind::None;
     if (s == "linear") return RopeScalingKind::Linear;
     if (s == "llama3") return RopeScalingKind::Llama3;
+    if (s == "longrope") return RopeScalingKind::LongRope;
     return std::nullopt;
 }
 

@@ -52,6 +52,8 @@ enum class RopeScalingKind {
     None,
     Linear,  // every inverse frequency ÷ factor (positions stretched): Gemma 3's global layers
     Llama3,  // Llama 3.1's: long wavelengths ÷ factor, short ones kept, a smooth blend between
+    LongRope,  // Phi-3's: each inverse frequency ÷ its own factor, the short list for a text of up to
+               // original_max_positions tokens, the long list beyond
 };
 struct RopeOptions {
     RopePairing pairing = RopePairing::Interleaved;
@@ -60,7 +62,10 @@ struct RopeOptions {
     RopeScalingKind scaling = RopeScalingKind::None;
     float factor = 1.0f;           // Linear and Llama3
     float low_freq_factor = 1.0f, high_freq_factor = 4.0f;  // Llama3
-    int original_max_positions = 8192;                      // Llama3
+    int original_max_positions = 8192;                      // Llama3; LongRope: the short factors up to this length
+    Vector short_factor, long_factor;  // LongRope: one divisor per turned pair (r/2 each)
+    float attention_factor = 1.0f;     // multiplies cos and sin (LongRoPE's √(1 + ln(s)/ln(L))): q·k over the
+                                       // turned dims grows by its square
 };
 
 // One sequence of tokens. embeddings may be empty: each row is then derived from the

@@ -243,8 +243,9 @@ void read_norm(Reader& r, const json& j, const std::string& key, LayerNormParams
     }
 }
 
-// "rope": {"pairing", "theta", "rotary_dims", "scaling": {"type", "factor", "low_freq_factor",
-// "high_freq_factor", "original_max_position_embeddings"}}.
+// "rope": {"pairing", "theta", "rotary_dims", "attention_factor", "scaling": {"type", "factor",
+// "low_freq_factor", "high_freq_factor", "original_max_position_embeddings", "short_factor",
+// "long_factor"}}.
 void read_rope(Reader& r, const json& j, RopeOptions& rope) {
     if (!j.is_object()) {
         r.fail("key 'rope'", "expected an object {\"pairing\", \"theta\", \"rotary_dims\", \"scaling\"}");
@@ -259,16 +260,19 @@ void read_rope(Reader& r, const json& j, RopeOptions& rope) {
             if (auto v = r.number(*it, "key '" + key + "'")) rope.theta = *v;
         } else if (k == "rotary_dims") {
             if (auto v = r.integer(*it, key, 0, 8192)) rope.rotary_dims = static_cast<int>(*v);
+        } else if (k == "attention_factor") {
+            if (auto v = r.number(*it, "key '" + key + "'")) rope.attention_factor = *v;
         } else if (k == "scaling") {
             if (!it->is_object()) {
-                r.fail("key '" + key + "'", "expected an object {\"type\": \"linear\" or \"llama3\", \"factor\", …}");
+                r.fail("key '" + key + "'", "expected an object {\"type\": \"linear\", \"llama3\" or \"longrope\", \"factor\", …}");
                 continue;
             }
             for (auto sc = it->begin(); sc != it->end(); ++sc) {
                 const std::string skey = key + "." + sc.key();
                 const std::string& sk = sc.key();
                 if (sk == "type") {
-                    if (auto v = r.choice(*sc, skey, rope_scaling_from_string, "\"none\", \"linear\", \"llama3\"")) rope.scaling = *v;
+                    if (auto v = r.choice(*sc, skey, rope_scaling_from_string, "\"none\", \"linear\", \"llama3\", \"longrope\""))
+                        rope.scaling = *v;
                 } else if (sk == "factor") {
                     if (auto v = r.number(*sc, "key '" + skey + "'")) rope.factor = *v;
                 } else if (sk == "low_freq_factor") {
@@ -277,13 +281,27 @@ void read_rope(Reader& r, const json& j, RopeOptions& rope) {
                     if (auto v = r.number(*sc, "key '" + skey + "'")) rope.high_freq_factor = *v;
                 } else if (sk == "original_max_position_embeddings") {
                     if (auto v = r.integer(*sc, skey, 1, 1 << 30)) rope.original_max_positions = static_cast<int>(*v);
+                } else if (sk == "short_factor") {
+                    if (auto v = r.vector(*sc, skey)) rope.short_factor = *v;
+                } else if (sk == "long_factor") {
+                    if (auto v = r.vector(*sc, skey)) rope.long_factor = *v;
                 } else {
                     r.fail("key '" + skey + "'", "unknown key: expected type, factor, low_freq_factor, high_freq_factor, "
-                                                 "original_max_position_embeddings");
+                                                 "original_max_position_embeddings, short_factor, long_factor");
                 }
             }
+            // Keys of another type would be ignored: refused, naming them.
+            const bool longrope = rope.scaling == RopeScalingKind::LongRope;
+            for (const char* own : {"short_factor", "long_factor"})
+                if (!longrope && it->contains(own))
+                    r.fail("key '" + key + "." + own + "'", std::string("is LongRoPE's; with type \"") + to_string(rope.scaling) +
+                                                              "\" it would be ignored");
+            for (const char* other : {"factor", "low_freq_factor", "high_freq_factor"})
+                if (longrope && it->contains(other))
+                    r.fail("key '" + key + "." + other + "'", "is not read with type \"longrope\" (its factors are short_factor and "
+                                                              "long_factor): it would be ignored");
         } else {
-            r.fail("key '" + key + "'", "unknown key: expected pairing, theta, rotary_dims, scaling");
+            r.fail("key '" + key + "'", "unknown key: expected pairing, theta, rotary_dims, attention_factor, scaling");
         }
     }
 }
@@ -378,8 +396,20 @@ json rope_to_json(const RopeOptions& rope) {
             scaling["high_freq_factor"] = number_to_json(rope.high_freq_factor);
             scaling["original_max_position_embeddings"] = rope.original_max_positions;
         }
+        if (rope.scaling == RopeScalingKind::LongRope) {
+            scaling.erase("factor");  // LongRoPE's factors are its two lists
+            auto list = [](const Vector& v) {
+                json out = json::array();
+                for (Eigen::Index c = 0; c < v.size(); ++c) out.push_back(number_to_json(v(c)));
+                return out;
+            };
+            scaling["short_factor"] = list(rope.short_factor);
+            scaling["long_factor"] = list(rope.long_factor);
+            scaling["original_max_position_embeddings"] = rope.original_max_positions;
+        }
         j["scaling"] = scaling;
     }
+    if (rope.attention_factor != 1.0f) j["attention_factor"] = number_to_json(rope.attention_factor);
     return j;
 }
 

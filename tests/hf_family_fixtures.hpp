@@ -16,6 +16,9 @@
 //   gemma3_checkpoint   gemma-3-1b         BF16   tied     one; QK-norm, local RoPE base, MQA, 2 : 1 pattern
 //   olmo2_checkpoint    OLMo-2-0425-1B     F32    untied   one; norms after each sublayer, QK-norm over the
 //                                                          whole projection, GQA 4 : 2
+//   phi3_checkpoint     Phi-4-mini         BF16   tied     one; fused qkv_proj and gate_up_proj, 6 of 8
+//                                                          dims turned, LongRoPE (4 → 128 positions),
+//                                                          every layer sliding (window 5), GQA 3 : 1
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -125,6 +128,7 @@ struct DecoderShape {
     int vocab, d, heads, kv_heads, head_dim, d_ff, layers;
     bool qkv_bias = false, o_bias = false, mlp_bias = false, qk_norm = false, gemma = false, tied = true;
     bool olmo2 = false;   // no norm before the sublayers, one after each; QK-norm over the whole projection
+    bool phi3 = false;    // Q, K, V fused in qkv_proj, gate and up in gate_up_proj
 };
 
 inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std::uint64_t seed) {
@@ -136,9 +140,13 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
     for (int l = 0; l < s.layers; ++l) {
         const std::string p = "model.layers." + std::to_string(l) + ".";
         if (!s.olmo2) make(p + "input_layernorm.weight", {d}, 0.2, norm_mean);
-        make(p + "self_attn.q_proj.weight", {q, d}, 0.6);
-        make(p + "self_attn.k_proj.weight", {kv, d}, 0.6);
-        make(p + "self_attn.v_proj.weight", {kv, d}, 0.4);
+        if (s.phi3) {
+            make(p + "self_attn.qkv_proj.weight", {q + 2 * kv, d}, 0.6);
+        } else {
+            make(p + "self_attn.q_proj.weight", {q, d}, 0.6);
+            make(p + "self_attn.k_proj.weight", {kv, d}, 0.6);
+            make(p + "self_attn.v_proj.weight", {kv, d}, 0.4);
+        }
         make(p + "self_attn.o_proj.weight", {d, q}, 0.3);
         if (s.qkv_bias) {
             make(p + "self_attn.q_proj.bias", {q}, 0.3);
@@ -156,8 +164,12 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
             make(p + "pre_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
             make(p + "post_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
         }
-        make(p + "mlp.gate_proj.weight", {ff, d}, 0.4);
-        make(p + "mlp.up_proj.weight", {ff, d}, 0.4);
+        if (s.phi3) {
+            make(p + "mlp.gate_up_proj.weight", {2 * ff, d}, 0.4);
+        } else {
+            make(p + "mlp.gate_proj.weight", {ff, d}, 0.4);
+            make(p + "mlp.up_proj.weight", {ff, d}, 0.4);
+        }
         make(p + "mlp.down_proj.weight", {d, ff}, 0.3);
         if (s.mlp_bias) {
             make(p + "mlp.gate_proj.bias", {ff}, 0.2);
@@ -307,6 +319,30 @@ inline FamilyCheckpoint olmo2_checkpoint(std::uint64_t seed = 10) {
     return c;
 }
 
+// Phi-4-mini-instruct's config.json, scaled down: Q, K, V fused in qkv_proj and gate, up in
+// gate_up_proj; partial_rotary_factor 0.75 (6 of head_dim 8 turned); LongRoPE with 3 short and 3
+// long factors, original_max_position_embeddings 4 of 128 (its 4096 of 131072: s = 32, the
+// attention factor √(1 + ln 32 / ln 4)), so that a text of 5 tokens or more takes the long
+// factors; every layer sliding with a window of 5 (Phi-3-mini's 2047); GQA 3 : 1; tied; BF16.
+inline FamilyCheckpoint phi3_checkpoint(std::uint64_t seed = 11) {
+    FamilyCheckpoint c{"phi3", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Phi3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+      "auto_map": {"AutoConfig": "configuration_phi3.Phi3Config", "AutoModelForCausalLM": "modeling_phi3.Phi3ForCausalLM"},
+      "bos_token_id": 199999, "embd_pdrop": 0.0, "eos_token_id": 199999, "full_attn_mod": 1, "hidden_act": "silu",
+      "hidden_size": 24, "initializer_range": 0.02, "intermediate_size": 32, "interpolate_factor": 1, "lm_head_bias": false,
+      "max_position_embeddings": 128, "mlp_bias": false, "model_type": "phi3", "num_attention_heads": 3,
+      "num_hidden_layers": 2, "num_key_value_heads": 1, "original_max_position_embeddings": 4, "pad_token_id": 199999,
+      "partial_rotary_factor": 0.75, "resid_pdrop": 0.0, "rms_norm_eps": 1e-05,
+      "rope_scaling": {"long_factor": [1.1, 4.0, 16.0], "short_factor": [1.0, 1.25, 1.5], "type": "longrope"},
+      "rope_theta": 10000.0, "sliding_window": 5, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+      "transformers_version": "4.45.0", "use_cache": true, "vocab_size": 40})");
+    DecoderShape s{40, 24, 3, 1, 8, 32, 2};
+    s.phi3 = true;
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
 // Gemma 3 as published: its tokenizer.json holds one token more than the text model's
 // embedding (262,145 against 262,144; the last, <image_soft_token>, is the multimodal
 // model's). Here the byte-level tokenizer at `tokenizer_json` (402 tokens, ids 0 … 401) with
@@ -409,7 +445,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
-            gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), neox_checkpoint(), bert_checkpoint()};
+            gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), neox_checkpoint(), bert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -510,10 +546,19 @@ inline Rows norm_rows(const Rows& x, const hf::NormSpec& spec, const HfTensors& 
 }
 
 // The RoPE frequencies of a layer as transformers' rope_init functions form them (float32).
-inline std::vector<float> reference_inv_freq(double theta, int rotary_dim, const hf::RopeScaling& scaling) {
+// LongRoPE: 1 / (ext_factors · θ^(2i/r)), ext the long factors for a text longer than
+// original_max_position_embeddings (`length` tokens), else the short ones.
+inline std::vector<float> reference_inv_freq(double theta, int rotary_dim, const hf::RopeScaling& scaling, int length = 0) {
     std::vector<float> inv(static_cast<std::size_t>(rotary_dim / 2));
     for (int i = 0; i < rotary_dim / 2; ++i)
         inv[static_cast<std::size_t>(i)] = 1.0f / std::pow(static_cast<float>(theta), static_cast<float>(2 * i) / static_cast<float>(rotary_dim));
+    if (scaling.kind == hf::RopeScalingKind::longrope) {
+        const std::vector<double>& ext = length > scaling.original_max_position_embeddings ? scaling.long_factor : scaling.short_factor;
+        for (int i = 0; i < rotary_dim / 2; ++i)
+            inv[static_cast<std::size_t>(i)] =
+                1.0f / (static_cast<float>(ext[static_cast<std::size_t>(i)]) *
+                        std::pow(static_cast<float>(theta), static_cast<float>(2 * i) / static_cast<float>(rotary_dim)));
+    }
     for (float& f : inv) {
         if (scaling.kind == hf::RopeScalingKind::linear) f = static_cast<float>(f / scaling.factor);
         if (scaling.kind != hf::RopeScalingKind::llama3) continue;
@@ -531,14 +576,15 @@ inline std::vector<float> reference_inv_freq(double theta, int rotary_dim, const
 }
 
 // rotate_half RoPE on the first rotary_dim dims of one head's row: dims i and i + r/2 turn by
-// angle float32(inv_freq[i]·position); the rest pass.
-inline std::vector<double> apply_rope(std::vector<double> x, int position, const std::vector<float>& inv_freq) {
+// angle float32(inv_freq[i]·position), cos and sin times the attention factor; the rest pass.
+inline std::vector<double> apply_rope(std::vector<double> x, int position, const std::vector<float>& inv_freq, double attention_factor = 1.0) {
     const std::size_t half = inv_freq.size();
     for (std::size_t i = 0; i < half; ++i) {
         const double angle = static_cast<float>(inv_freq[i] * static_cast<float>(position));
+        const double c = std::cos(angle) * attention_factor, s = std::sin(angle) * attention_factor;
         const double x1 = x[i], x2 = x[i + half];
-        x[i] = x1 * std::cos(angle) - x2 * std::sin(angle);
-        x[i + half] = x2 * std::cos(angle) + x1 * std::sin(angle);
+        x[i] = x1 * c - x2 * s;
+        x[i + half] = x2 * c + x1 * s;
     }
     return x;
 }
@@ -575,6 +621,15 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
         q = linear(a, tensor(t, p + "query.weight"), &tensor(t, p + "query.bias"));
         k = linear(a, tensor(t, p + "key.weight"), &tensor(t, p + "key.bias"));
         v = linear(a, tensor(t, p + "value.weight"), &tensor(t, p + "value.bias"));
+    } else if (s.model_type == "phi3") {
+        // qkv[..., :q], qkv[..., q : q + kv], qkv[..., q + kv :]
+        const Rows qkv = linear(a, tensor(t, "layers." + l + ".self_attn.qkv_proj.weight"), nullptr);
+        const std::size_t qw = static_cast<std::size_t>(H * hd), kvw = static_cast<std::size_t>(s.n_kv_heads * hd);
+        for (const auto& row : qkv) {
+            q.emplace_back(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(qw));
+            k.emplace_back(row.begin() + static_cast<std::ptrdiff_t>(qw), row.begin() + static_cast<std::ptrdiff_t>(qw + kvw));
+            v.emplace_back(row.begin() + static_cast<std::ptrdiff_t>(qw + kvw), row.end());
+        }
     } else {
         const std::string p = "layers." + l + ".self_attn.";
         auto bias = [&](const char* m) { return s.qkv_bias ? &tensor(t, p + m + ".bias") : nullptr; };
@@ -589,13 +644,15 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
     }
     const hf::LayerSpec& ls = s.layers[static_cast<std::size_t>(layer)];
     const std::vector<float> inv_freq =
-        s.positions == hf::PositionKind::rope ? reference_inv_freq(ls.rope_theta, s.rotary_dim, ls.rope_scaling) : std::vector<float>{};
+        s.positions == hf::PositionKind::rope ? reference_inv_freq(ls.rope_theta, s.rotary_dim, ls.rope_scaling, static_cast<int>(n))
+                                              : std::vector<float>{};
+    const double attention_factor = ls.rope_scaling.kind == hf::RopeScalingKind::longrope ? ls.rope_scaling.attention_factor : 1.0;
     // head h's slice of row i, QK-normed over head_dim and rotated
     auto head_row = [&](const Rows& m, std::size_t i, int head, const char* norm) {
         std::vector<double> x(m[i].begin() + head * hd, m[i].begin() + (head + 1) * hd);
         if (norm && s.qk_norm && !s.qk_norm_whole) x = norm_row(x, hf::NormSpec{hf::NormKind::rms_norm, s.norm.one_plus_weight, s.norm.epsilon, false},
                                             tensor(t, "layers." + l + ".self_attn." + norm + ".weight"), nullptr);
-        if (norm && s.positions == hf::PositionKind::rope) x = apply_rope(x, static_cast<int>(i), inv_freq);
+        if (norm && s.positions == hf::PositionKind::rope) x = apply_rope(x, static_cast<int>(i), inv_freq, attention_factor);
         return x;
     };
     Rows concat(n, std::vector<double>(static_cast<std::size_t>(H * hd), 0.0));
@@ -674,6 +731,19 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
         const std::string p = "encoder.layer." + l + ".";
         return linear(activated(linear(a, tensor(t, p + "intermediate.dense.weight"), &tensor(t, p + "intermediate.dense.bias")), s.activation),
                       tensor(t, p + "output.dense.weight"), &tensor(t, p + "output.dense.bias"));
+    }
+    if (s.model_type == "phi3") {
+        // gate, up = gate_up_proj(x).chunk(2, dim=-1); down_proj(up * act_fn(gate))
+        const std::string p = "layers." + l + ".mlp.";
+        const Rows fused = linear(a, tensor(t, p + "gate_up_proj.weight"), nullptr);
+        const std::size_t ff = static_cast<std::size_t>(s.d_ff);
+        Rows product;
+        for (const auto& row : fused) {
+            std::vector<double> out(ff);
+            for (std::size_t j = 0; j < ff; ++j) out[j] = row[ff + j] * hf::activate(s.activation, row[j]);
+            product.push_back(out);
+        }
+        return linear(product, tensor(t, p + "down_proj.weight"), nullptr);
     }
     // down_proj(act_fn(gate_proj(x)) * up_proj(x))
     const std::string p = "layers." + l + ".mlp.";

@@ -118,13 +118,24 @@ TEST_CASE("NumPy's legacy generator replays np.random.seed(42), np.random.randn(
     CHECK(t.output.cols() == 8);
 }
 
-TEST_CASE("every preset runs") {
+TEST_CASE("every preset runs, and its words are text, not UTF-8 read twice") {
+    // UTF-8 decoded as Latin-1 and encoded again puts a C1 control (U+0080–U+009F, bytes C2 80–C2 9F)
+    // after its first byte: "√" becomes "â\u0088\u009a", which no description means.
+    const auto double_encoded = [](const std::string& text) {
+        for (std::size_t i = 0; i + 1 < text.size(); ++i)
+            if (static_cast<unsigned char>(text[i]) == 0xC2 && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                static_cast<unsigned char>(text[i + 1]) <= 0x9F)
+                return true;
+        return false;
+    };
     for (const Preset& p : presets()) {
         INFO(p.name);
         const Trace t = run(p.scenario);
         CHECK(t.ok);
         CHECK_FALSE(p.title.empty());
         CHECK_FALSE(p.description.empty());
+        CHECK_FALSE(double_encoded(p.title));
+        CHECK_FALSE(double_encoded(p.description));
     }
     CHECK(find_preset(default_preset_name()) != nullptr);
 }

@@ -410,12 +410,12 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
     }
 }
 
-TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2 and Gemma 3 blocks, each step showing its change") {
+TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2 and Phi-3 blocks, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/08-since-2017.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 13);
+    REQUIRE(l.steps.size() == 16);
     const Scenario y2017 = scenario_at_step(l, 0), gpt2 = scenario_at_step(l, 3), llama = scenario_at_step(l, 5),
                    gemma = scenario_at_step(l, 8), gemma3 = scenario_at_step(l, 11);
     // The same sentence throughout.
@@ -446,7 +446,25 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     CHECK(e.head[0].capped_scores.size() == 0);
     CHECK(e.head[0].weights(8, 2) == 0.0f);
     CHECK(e.settings.block.sandwich_norm);
-    CHECK(scenario_at_step(l, 12).qk_norm);  // the last step keeps Gemma 3's block
+    CHECK(scenario_at_step(l, 12).qk_norm);  // the step after keeps Gemma 3's block
+    // OLMo 2: QK-norm over the whole projection, norms after the sublayers only
+    const Trace olmo2 = run(scenario_at_step(l, 13));
+    REQUIRE(olmo2.ok);
+    CHECK(olmo2.settings.qk_norm_whole);
+    CHECK(olmo2.q_projected.cols() == 16);
+    CHECK_FALSE(scenario_at_step(l, 14).block.layer_norm);
+    CHECK(scenario_at_step(l, 14).block.sandwich_norm);
+    // Phi-3: the 11 tokens take LongRoPE's long factors (the second pair's is 9), cos and sin × 1.58
+    const Trace phi3 = run(scenario_at_step(l, 15));
+    REQUIRE(phi3.ok);
+    CHECK(phi3.n_keys == 11);
+    CHECK(phi3.settings.rope.scaling == RopeScalingKind::LongRope);
+    CHECK(phi3.settings.rope.original_max_positions == 4);
+    CHECK(phi3.settings.rope.long_factor(1) == 9.0f);
+    CHECK(phi3.settings.rope.attention_factor == Approx(1.58).epsilon(0.005));
+    Scenario longer_original = scenario_at_step(l, 15);
+    longer_original.rope.original_max_positions = 11;  // "set L to 11": the short factors turn it
+    CHECK((run(longer_original).head[0].q - phi3.head[0].q).cwiseAbs().maxCoeff() > 1e-3f);
     SECTION("a step naming a preset that does not exist is refused") {
         const std::string text = R"({"title": "t", "preset": "block-2017", "steps": [{"stage": "weights", "text": "a", "toggles": {"preset": "block-gpt3"}}]})";
         const auto bad = lesson_from_text(text, "bad.json");

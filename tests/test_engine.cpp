@@ -11,6 +11,7 @@
 #include "product.hpp"
 #include "mask.hpp"
 #include "random.hpp"
+#include "reflect.hpp"
 #include "report.hpp"
 #include "serialize.hpp"
 #include "softmax.hpp"
@@ -553,6 +554,52 @@ TEST_CASE("RoPE's variant travels in the scenario file, and is refused where RoP
     CHECK_FALSE(unknown.scenario);
     s.rope.rotary_dims = 3;
     CHECK_THAT(validate(s).front(), Catch::Matchers::Contains("even number"));
+}
+
+TEST_CASE("LongRoPE and the attention factor travel in the scenario file, and lists of another length or keys of another type are refused",
+          "[engine][rope]") {
+    Scenario s;
+    s.name = "longrope";
+    s.d_model = 8;
+    s.heads = 2;
+    s.target.tokens = tokenize("a b c d e f");
+    s.positional = PositionalEncoding::Rotary;
+    s.rope.pairing = RopePairing::RotateHalf;
+    s.rope.scaling = RopeScalingKind::LongRope;
+    s.rope.original_max_positions = 4;
+    s.rope.short_factor = (Vector(2) << 1.0f, 1.5f).finished();
+    s.rope.long_factor = (Vector(2) << 2.0f, 8.0f).finished();
+    s.rope.attention_factor = 1.2f;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const ScenarioLoad back = scenario_from_text(scenario_to_json(s).dump(), "longrope.json");
+    for (const std::string& e : back.errors) INFO(e);
+    REQUIRE(back.scenario);
+    CHECK(reflect::equal(back.scenario->rope, s.rope));
+    CHECK(trace_to_json(run(*back.scenario)) == trace_to_json(t));
+    // 6 tokens take the long factors; the first 4 alone take the short ones
+    Scenario four = s;
+    four.target.tokens.resize(4);
+    CHECK((run(four).head[0].q.row(3) - t.head[0].q.row(3)).cwiseAbs().maxCoeff() > 1e-4f);
+    // The attention factor grows q·k over the turned dims by its square
+    Scenario plain_factor = s;
+    plain_factor.rope.attention_factor = 1.0f;
+    CHECK(t.head[0].scores(5, 2) == Approx(1.44 * run(plain_factor).head[0].scores(5, 2)).epsilon(1e-4));
+    Scenario bad = s;
+    bad.rope.long_factor = Vector::Constant(3, 2.0f);
+    CHECK_THAT(validate(bad).front(), Catch::Matchers::Contains("long_factor has 3 factors: expected 2"));
+    bad = s;
+    bad.rope.short_factor(1) = -1.0f;
+    CHECK_THAT(validate(bad).front(), Catch::Matchers::Contains("short_factor holds a factor that is not a number above 0"));
+    bad = s;
+    bad.rope.attention_factor = 0.0f;
+    CHECK_THAT(validate(bad).front(), Catch::Matchers::Contains("attention factor"));
+    const char* linear_with_lists =
+        R"({"tokens": ["a"], "positional_encoding": "rope", "rope": {"scaling": {"type": "linear", "factor": 2, "short_factor": [1]}}})";
+    CHECK_THAT(scenario_from_text(linear_with_lists, "r.json").errors.front(), Catch::Matchers::Contains("is LongRoPE's"));
+    const char* longrope_with_factor = R"({"tokens": ["a"], "positional_encoding": "rope", "rope": {"scaling": {"type": "longrope",
+        "factor": 2, "short_factor": [1], "long_factor": [1]}}})";
+    CHECK_THAT(scenario_from_text(longrope_with_factor, "r.json").errors.front(), Catch::Matchers::Contains("would be ignored"));
 }
 
 TEST_CASE("a product shared among threads by its columns gives Eigen's own numbers, bit for bit") {

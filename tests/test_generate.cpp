@@ -204,6 +204,40 @@ TEST_CASE("writing: at every step of every family the cached logits equal a full
     }
 }
 
+TEST_CASE("writing: a Phi-3 text that grows past LongRoPE's original length turns every cached key with the long factors",
+          "[generate][families]") {
+    // phi3_checkpoint: the short factors up to 4 tokens, the long ones from 5 on
+    const std::string folder = (std::filesystem::temp_directory_path() / ("attnlab-test-longrope-" + std::to_string(getpid()))).string();
+    attn::testing::families::write_family_checkpoint(folder, attn::testing::families::phi3_checkpoint());
+    attn::testing::written_folders().paths.push_back(folder);
+    hf::OpenedModelLoad load = hf::open_model(folder, false);
+    REQUIRE(load.model);
+    const lm::Model model(std::move(*load.model));
+    const Writer w = writer(model);
+    REQUIRE(write_faults(w).empty());
+    // The switch is real: the first 4 tokens' last row differs once a fifth joins the text
+    const std::vector<int> four{3, 1, 4, 1}, five{3, 1, 4, 1, 5};
+    const ModelPass short_pass = lm::forward_ids(model, four), long_pass = lm::forward_ids(model, five);
+    REQUIRE(short_pass.ok);
+    REQUIRE(long_pass.ok);
+    CHECK(relative_gap(short_pass.logits.bottomRows(1), long_pass.logits.middleRows(3, 1)) > 1e-3f);
+    Writing writing;
+    std::string why;
+    const std::vector<int> prompt{3, 1, 4};
+    REQUIRE(prefill(w, lm::forward_ids(model, prompt), prompt, writing, &why));
+    for (int id : {1, 5, 9, 2}) {  // 4 tokens (short), then 5, 6, 7 (long)
+        REQUIRE(step(w, writing, id, nullptr, &why));
+        INFO(writing.ids.size() << " tokens");
+        const ModelPass full = lm::forward_ids(model, writing.ids);
+        REQUIRE(full.ok);
+        CHECK(relative_gap(writing.logits, full.logits.bottomRows(1)) < 1e-5f);
+    }
+    // Step by step from the first token: the same
+    Writing stepped;
+    REQUIRE(prefill_by_steps(w, writing.ids, {}, stepped, &why));
+    CHECK(relative_gap(stepped.logits, writing.logits) < 1e-5f);
+}
+
 TEST_CASE("writing: an edit of layer ℓ refills the caches from ℓ on and writing goes on from there", "[generate]") {
     const lm::Model model(attn::testing::tiny_checkpoint());
     Writer w = writer(model);

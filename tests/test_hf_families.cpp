@@ -18,6 +18,7 @@
 #include "joined.hpp"
 #include "language_model.hpp"
 #include "memory_room.hpp"
+#include "positional.hpp"
 
 using namespace attn;
 using namespace attn::testing::families;
@@ -80,12 +81,24 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
     for (int l = 0; l < s.n_layers; ++l) {
         const hf::LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
         const std::string p = "model.layers." + std::to_string(l) + ".";
-        check_same(L.w_q, stored(c, p + "self_attn.q_proj.weight").transpose(), p + "q_proj");
-        check_same(L.w_k, stored(c, p + "self_attn.k_proj.weight").transpose(), p + "k_proj");
-        check_same(L.w_v, stored(c, p + "self_attn.v_proj.weight").transpose(), p + "v_proj");
+        if (s.tensors == hf::TensorLayout::phi3) {
+            // Phi-3: Q's rows, then K's, then V's of qkv_proj; the gate's rows, then up's of gate_up_proj
+            const Matrix qkv = stored(c, p + "self_attn.qkv_proj.weight"), gate_up = stored(c, p + "mlp.gate_up_proj.weight");
+            const int q = s.n_heads * s.head_dim, kv = s.n_kv_heads * s.head_dim;
+            REQUIRE(qkv.rows() == q + 2 * kv);
+            check_same(L.w_q, qkv.topRows(q).transpose(), p + "qkv_proj[0:q]");
+            check_same(L.w_k, qkv.middleRows(q, kv).transpose(), p + "qkv_proj[q:q+kv]");
+            check_same(L.w_v, qkv.bottomRows(kv).transpose(), p + "qkv_proj[q+kv:]");
+            check_same(L.w_gate, gate_up.topRows(s.d_ff).transpose(), p + "gate_up_proj[0:ff]");
+            check_same(L.w_up, gate_up.bottomRows(s.d_ff).transpose(), p + "gate_up_proj[ff:]");
+        } else {
+            check_same(L.w_q, stored(c, p + "self_attn.q_proj.weight").transpose(), p + "q_proj");
+            check_same(L.w_k, stored(c, p + "self_attn.k_proj.weight").transpose(), p + "k_proj");
+            check_same(L.w_v, stored(c, p + "self_attn.v_proj.weight").transpose(), p + "v_proj");
+            check_same(L.w_gate, stored(c, p + "mlp.gate_proj.weight").transpose(), p + "gate_proj");
+            check_same(L.w_up, stored(c, p + "mlp.up_proj.weight").transpose(), p + "up_proj");
+        }
         check_same(L.w_o, stored(c, p + "self_attn.o_proj.weight").transpose(), p + "o_proj");
-        check_same(L.w_gate, stored(c, p + "mlp.gate_proj.weight").transpose(), p + "gate_proj");
-        check_same(L.w_up, stored(c, p + "mlp.up_proj.weight").transpose(), p + "up_proj");
         check_same(L.w_down, stored(c, p + "mlp.down_proj.weight").transpose(), p + "down_proj");
         if (s.layout == hf::BlockLayout::after_sublayers) {  // OLMo 2: no norm before either sublayer, one after each
             CHECK_FALSE(L.attn_norm.present());
@@ -333,7 +346,7 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(s.layers[0].rope_scaling.kind == hf::RopeScalingKind::llama3);
         CHECK(s.layers[0].rope_scaling.factor == 32);
         // θ = 500000, r = 8: wavelengths 2π, 167, 4447, 118k against the bands 2048 and 8192
-        const std::vector<float> inv = hf::rope_inverse_frequencies(s, 0);
+        const std::vector<float> inv = hf::rope_inverse_frequencies(s, 0, 0);
         REQUIRE(inv.size() == 4);
         CHECK(inv[0] == 1.0f);                                                  // short: as it is
         CHECK(inv[1] == Approx(std::pow(500000.0, -0.25)).epsilon(1e-6));
@@ -415,6 +428,81 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
             CHECK_THAT(errors.front(), Contains(key));
         }
     }
+    SECTION("phi3 (Phi-4-mini): fused tensors, 6 of 8 dims turned, LongRoPE with its attention factor, every layer sliding") {
+        json config = phi3_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::phi3);
+        CHECK(s.layout == hf::BlockLayout::pre_norm);
+        CHECK(s.head_dim == 8);
+        CHECK(s.rotary_dim == 6);   // int(8 · 0.75)
+        CHECK(s.n_kv_heads == 1);
+        CHECK(s.tied_lm_head);
+        CHECK_FALSE(s.qkv_bias);
+        CHECK(s.norm.epsilon == 1e-5);
+        CHECK(s.layers[1].window == 5);
+        const hf::RopeScaling& r = s.layers[0].rope_scaling;
+        CHECK(r.kind == hf::RopeScalingKind::longrope);
+        CHECK(r.short_factor == std::vector<double>{1.0, 1.25, 1.5});
+        CHECK(r.long_factor == std::vector<double>{1.1, 4.0, 16.0});
+        CHECK(r.original_max_position_embeddings == 4);
+        CHECK(r.factor == 32);   // max_position_embeddings / original_max_position_embeddings
+        CHECK(r.attention_factor == Approx(std::sqrt(1 + std::log(32.0) / std::log(4.0))).epsilon(1e-12));
+        // the short factors for a text of up to 4 tokens, the long ones beyond: 1 / (e_i · 10000^(2i/6))
+        for (int length : {4, 5}) {
+            const std::vector<float> inv = hf::rope_inverse_frequencies(s, 0, length);
+            REQUIRE(inv.size() == 3);
+            const std::vector<double>& e = length > 4 ? r.long_factor : r.short_factor;
+            for (int i = 0; i < 3; ++i) CHECK(inv[static_cast<size_t>(i)] == Approx(1.0 / (e[static_cast<size_t>(i)] * std::pow(10000.0, i / 3.0))).epsilon(1e-6));
+        }
+        const RopeOptions rope = hf::rope_options(s, 0);
+        CHECK(rope.scaling == RopeScalingKind::LongRope);
+        CHECK(rope.attention_factor == static_cast<float>(r.attention_factor));
+        CHECK(rope.rotary_dims == 6);
+        // rope_parameters as transformers 5 saves it: the theta, the partial factor and the lists in one object
+        json five = config;
+        five.erase("rope_scaling");
+        five.erase("rope_theta");
+        five.erase("partial_rotary_factor");
+        five["rope_parameters"] = {{"rope_type", "longrope"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.75},
+                                   {"short_factor", {1.0, 1.25, 1.5}}, {"long_factor", {1.1, 4.0, 16.0}},
+                                   {"original_max_position_embeddings", 4}};
+        const hf::ModelSpec s5 = spec_of(five);
+        CHECK(s5.rotary_dim == 6);
+        CHECK(s5.layers[0].rope_scaling.attention_factor == r.attention_factor);
+        // the older "su" is LongRoPE; an attention_factor given is taken as it is
+        config["rope_scaling"]["type"] = "su";
+        config["rope_scaling"]["attention_factor"] = 1.25;
+        CHECK(spec_of(config).layers[0].rope_scaling.attention_factor == 1.25);
+        // no rope_scaling: plain RoPE on 6 dims; no sliding_window: no window
+        json plain = phi3_checkpoint().config;
+        plain["rope_scaling"] = nullptr;
+        plain.erase("sliding_window");
+        const hf::ModelSpec p = spec_of(plain);
+        CHECK(p.layers[0].rope_scaling.kind == hf::RopeScalingKind::none);
+        CHECK(p.layers[0].window == 0);
+        // refused: lists of another length, a factor that disagrees with the ratio, biases transformers' Phi-3 never adds
+        json bad = phi3_checkpoint().config;
+        bad["rope_scaling"]["short_factor"] = {1.0, 1.0};
+        CHECK_THAT(refusal_of(bad), Contains("'short_factor' has 2 factors: expected 3"));
+        bad = phi3_checkpoint().config;
+        bad["rope_scaling"]["long_factor"] = {1.0, -2.0, 1.0};
+        CHECK_THAT(refusal_of(bad), Contains("'long_factor'") && Contains("-2.0"));
+        bad = phi3_checkpoint().config;
+        bad["rope_scaling"]["factor"] = 8.0;
+        CHECK_THAT(refusal_of(bad), Contains("'factor' 8.0 differs from max_position_embeddings / original_max_position_embeddings"));
+        bad = phi3_checkpoint().config;
+        bad["rope_scaling"].erase("long_factor");
+        CHECK_THAT(refusal_of(bad), Contains("needs 'long_factor'"));
+        for (const char* key : {"attention_bias", "mlp_bias", "lm_head_bias"}) {
+            json other = phi3_checkpoint().config;
+            other[key] = true;
+            CHECK_THAT(refusal_of(other), Contains(key));
+        }
+        // LongRoPE is Phi-3's here: Llama refuses it, naming the type
+        json llama = llama3_checkpoint().config;
+        llama["rope_scaling"] = phi3_checkpoint().config["rope_scaling"];
+        CHECK_THAT(refusal_of(llama), Contains("\"longrope\" is not supported"));
+    }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;
         hf::ModelSpec s = spec_of(config);
@@ -434,7 +522,7 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         s = spec_of(config);
         CHECK(s.layers[2].rope_scaling.kind == hf::RopeScalingKind::linear);
         CHECK(s.layers[0].rope_scaling.kind == hf::RopeScalingKind::none);
-        CHECK(hf::rope_inverse_frequencies(s, 2)[1] == Approx(std::pow(1e6, -0.25) / 8).epsilon(1e-6));
+        CHECK(hf::rope_inverse_frequencies(s, 2, 0)[1] == Approx(std::pow(1e6, -0.25) / 8).epsilon(1e-6));
         // layer_types, as transformers 4.53+ saves it, wins over the pattern
         config["layer_types"] = {"full_attention", "sliding_attention", "sliding_attention"};
         s = spec_of(config);
@@ -864,7 +952,7 @@ TEST_CASE("the reference's RoPE: position 0 is the identity, a rotation keeps th
     CHECK(std::vector<double>(partial.begin() + 4, partial.end()) == std::vector<double>(x.begin() + 4, x.end()));
     // and the spec's frequencies are the reference's
     const hf::ModelSpec s = spec_of(neox_checkpoint().config);
-    CHECK(hf::rope_inverse_frequencies(s, 0) == reference_inv_freq(10000.0, 4, {}));
+    CHECK(hf::rope_inverse_frequencies(s, 0, 0) == reference_inv_freq(10000.0, 4, {}));
 }
 
 TEST_CASE("the GPT-2 family's reference equals the GPT-2 engine on a tiny GPT-2 checkpoint", "[families][reference][gpt2]") {
@@ -960,6 +1048,38 @@ TEST_CASE("each family runs on the engine as its plain-loop reference computes i
             const std::vector<double>& row = ref.logits[3];
             CHECK(pass.masked_predictions[0].top[0].id == static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin()));
         }
+    }
+}
+
+TEST_CASE("Phi-3 runs on the engine as its reference computes it with LongRoPE's short factors up to 4 tokens and its long ones beyond",
+          "[families][engine]") {
+    const FamilyCheckpoint c = phi3_checkpoint();
+    const std::string folder = folder_for("engine_longrope");
+    write_family_checkpoint(folder, c);
+    const hf::OpenedModelLoad load = hf::open_model(folder, false);
+    for (const std::string& e : load.errors) INFO(e);
+    REQUIRE(load.model);
+    for (const std::vector<int>& ids : {std::vector<int>{2, 7, 1}, std::vector<int>{2, 7, 1, 8}, std::vector<int>{2, 7, 1, 8, 3},
+                                        std::vector<int>{2, 7, 1, 8, 3, 9, 4, 6, 5}}) {
+        INFO(ids.size() << " tokens");
+        const ModelPass pass = hf::forward_ids(*load.model, ids);
+        REQUIRE(pass.ok);
+        const Reference ref = reference_forward(load.model->spec, c.tensors, ids);
+        double worst = 0.0;
+        for (size_t l = 0; l < ref.keys.size(); ++l)
+            for (size_t h = 0; h < ref.keys[l].size(); ++h)
+                for (size_t i = 0; i < ids.size(); ++i)
+                    for (int col = 0; col < load.model->spec.head_dim; ++col)  // the keys as turned (and grown by the attention factor)
+                        worst = std::max(worst, std::abs(pass.layers[l].head[h].k(static_cast<Eigen::Index>(i), col) -
+                                                         ref.keys[l][h][i][static_cast<size_t>(col)]));
+        CHECK(worst <= 1e-4);
+        const std::vector<double>& last = ref.logits.back();
+        for (const TokenProbability& p : pass.next_token_top5) CHECK(std::abs(pass.logits(0, p.id) - last[static_cast<size_t>(p.id)]) <= 1e-3);
+        // the trace says which factors turned it
+        const std::string words = pass.layers[0].settings.rope.scaling == RopeScalingKind::LongRope
+                                      ? (long_rope_factors(pass.layers[0].settings.rope, static_cast<int>(ids.size())) ? "long" : "short")
+                                      : "none";
+        CHECK(words == (ids.size() > 4 ? "long" : "short"));
     }
 }
 

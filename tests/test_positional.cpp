@@ -97,7 +97,7 @@ TEST_CASE("RoPE's variants turn q as Hugging Face's rotary embedding does", "[ro
     }
     SECTION("the default options are the app's own rotation, bit for bit") {
         CHECK(apply_rotary(m, RopeOptions{}) == apply_rotary(m));
-        CHECK(rotate_row(m.row(7), 7, RopeOptions{}) == rotate_row(m.row(7), 7));
+        CHECK(rotate_row(m.row(7), 7, RopeOptions{}, 8) == rotate_row(m.row(7), 7));
     }
 }
 
@@ -110,7 +110,7 @@ TEST_CASE("Llama 3's RoPE scaling: long wavelengths ÷ factor, short ones kept, 
     rope.low_freq_factor = 1.0f;
     rope.high_freq_factor = 4.0f;
     rope.original_max_positions = 8192;
-    const std::vector<float> scaled = rope_inverse_frequencies(rope, 64);
+    const std::vector<float> scaled = rope_inverse_frequencies(rope, 64, 0);
     const std::vector<double> plain = plain_inverse_frequencies(500000.0, 64);
     REQUIRE(scaled.size() == 32);
     int kept = 0, divided = 0, blended = 0;
@@ -135,5 +135,44 @@ TEST_CASE("Llama 3's RoPE scaling: long wavelengths ÷ factor, short ones kept, 
     CHECK(blended > 0);
     rope.scaling = RopeScalingKind::Linear;
     rope.factor = 8.0f;
-    CHECK(std::abs(rope_inverse_frequencies(rope, 64)[5] - plain[5] / 8.0) <= 1e-5 * plain[5]);
+    CHECK(std::abs(rope_inverse_frequencies(rope, 64, 0)[5] - plain[5] / 8.0) <= 1e-5 * plain[5]);
+}
+
+TEST_CASE("LongRoPE: each pair's frequency ÷ its short factor up to the original length, its long one beyond, and cos and sin × the attention factor",
+          "[rope]") {
+    RopeOptions rope;
+    rope.pairing = RopePairing::RotateHalf;
+    rope.scaling = RopeScalingKind::LongRope;
+    rope.rotary_dims = 6;  // of d_k 8: dims 6 and 7 pass
+    rope.original_max_positions = 4;
+    rope.short_factor = Vector::Constant(3, 1.0f);
+    rope.long_factor = (Vector(3) << 1.5f, 4.0f, 20.0f).finished();
+    const std::vector<double> plain = plain_inverse_frequencies(10000.0, 6);
+    for (int length : {1, 4, 5, 100}) {
+        INFO(length << " tokens");
+        CHECK(long_rope_factors(rope, length) == (length > 4));
+        const std::vector<float> f = rope_inverse_frequencies(rope, 8, length);
+        REQUIRE(f.size() == 3);
+        for (size_t i = 0; i < 3; ++i) {
+            const double want = plain[i] / (length > 4 ? rope.long_factor(static_cast<Eigen::Index>(i)) : 1.0);
+            CHECK(std::abs(f[i] - want) <= 1e-6 * want);
+        }
+    }
+    // The attention factor a multiplies cos and sin: the turned dims grow by a, the others stay
+    const Vector row = (Vector(8) << 0.3f, -1.2f, 0.8f, 0.5f, 2.0f, -0.7f, 1.5f, -0.25f).finished();
+    rope.attention_factor = 1.25f;
+    CHECK_FALSE(default_rope(rope));
+    for (int length : {4, 9}) {
+        const Vector turned = rotate_row(row, 3, rope, length);
+        CHECK(turned.head(6).norm() == Approx(1.25 * row.head(6).norm()).epsilon(1e-5));
+        CHECK(turned(6) == row(6));
+        CHECK(turned(7) == row(7));
+    }
+    // A whole pass is turned for its own length: 5 rows take the long factors, 4 the short
+    Matrix m(5, 8);
+    for (int r = 0; r < 5; ++r) m.row(r) = row * static_cast<float>(r + 1);
+    const Matrix five = apply_rotary(m, rope), four = apply_rotary(m.topRows(4), rope);
+    CHECK(five.row(3) == rotate_row(m.row(3), 3, rope, 5));
+    CHECK(four.row(3) == rotate_row(m.row(3), 3, rope, 4));
+    CHECK((five.row(3) - four.row(3)).cwiseAbs().maxCoeff() > 1e-3f);
 }

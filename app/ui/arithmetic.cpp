@@ -11,6 +11,7 @@
 // [SECTION] Dispatch
 #include "ui/arithmetic.hpp"
 
+#include "positional.hpp"
 #include "registry.hpp"
 
 #include <cmath>
@@ -226,6 +227,27 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
             const int a = half ? c % (r_dims / 2) : c / 2 * 2, b = half ? a + r_dims / 2 : a + 1;
             e.lines.push_back(std::string("then RoPE rotates the pair (") + ix(a) + ", " + ix(b) + ") by position p = " + ix(r) + " " +
                               kArrow + " " + num(m(r, c)));
+            if (s.rope.scaling == RopeScalingKind::LongRope || s.rope.attention_factor != 1.0f) {
+                // The pair's frequency and the factor on cos and sin, as the rotation used them.
+                const int pair = half ? a : a / 2;
+                const std::vector<float> inv_freq = rope_inverse_frequencies(s.rope, width, t.n_keys);
+                const float f = inv_freq[static_cast<std::size_t>(pair)];
+                std::string line = "pair " + std::to_string(pair) + " turns by p" + kTimes + "f = " + ix(r) + " " + kTimes + " " + num(f) +
+                                   " = " + num(static_cast<float>(r) * f) + " rad";
+                if (s.rope.scaling == RopeScalingKind::LongRope) {
+                    const bool long_factors = long_rope_factors(s.rope, t.n_keys);
+                    const Vector& ext = long_factors ? s.rope.long_factor : s.rope.short_factor;
+                    const float e_i = pair < ext.size() ? ext(pair) : 1.0f;
+                    line += std::string(", f = 1 / (") + num(e_i) + " " + kTimes + " \xCE\xB8^(" + std::to_string(2 * pair) + "/" +
+                            std::to_string(r_dims) + ")): LongRoPE's " + (long_factors ? "long" : "short") + " factor " +
+                            std::to_string(pair) + " (the text has " + std::to_string(t.n_keys) + (long_factors ? " > " : " \xE2\x89\xA4 ") +
+                            std::to_string(s.rope.original_max_positions) + " tokens)";
+                }
+                e.lines.push_back(line);
+                if (s.rope.attention_factor != 1.0f)
+                    e.lines.push_back("cos and sin are multiplied by the attention factor " + num(s.rope.attention_factor) +
+                                      ": the turned dims grow by it, q" + kTimes + "k over them by its square");
+            }
         }
     }
 }

@@ -374,6 +374,41 @@ void computation_controls(Context& state) {
             changed = true;
         }
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("the first r dimensions of each head turn (Pythia: d_k/4); 0: all");
+        // The scaling the scenario carries (a checkpoint's or a preset's): what it does to this sentence
+        const std::string scaling = rope_scaling_words(rope, static_cast<int>(s.target.tokens.size()));
+        if (!scaling.empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            ImGui::TextWrapped("%s", scaling.c_str());
+            ImGui::PopStyleColor();
+            if (ImGui::IsItemHovered() && rope.scaling == RopeScalingKind::LongRope)
+                ImGui::SetTooltip("LongRoPE (Phi-3): each pair's frequency is divided by a factor of its own, from the short list for a "
+                                  "text of up to %d tokens and from the long list beyond; hover a cell of Q or K for its pair's",
+                                  rope.original_max_positions);
+            record_item(state, "controls.rope_scaling", scaling);
+        }
+        if (rope.scaling == RopeScalingKind::LongRope) {
+            // LongRoPE's switch and its factor on cos and sin, edited live
+            ImGui::AlignTextToFramePadding();
+            ImGui::TextUnformatted("L");
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(70.0f * state.fonts.scale);
+            int original = rope.original_max_positions;
+            if (ImGui::InputInt("##rope-original", &original, 1, 1, ImGuiInputTextFlags_EnterReturnsTrue)) {
+                rope.original_max_positions = std::max(1, original);
+                changed = true;
+            }
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("the original length: a text of up to L tokens takes the short factors, a longer one the long");
+            ImGui::SameLine();
+            ImGui::TextUnformatted("a");
+            ImGui::SameLine();
+            ImGui::SetNextItemWidth(-1);
+            float attention_factor = rope.attention_factor;
+            if (ImGui::InputFloat("##rope-attention-factor", &attention_factor, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue)) {
+                rope.attention_factor = attention_factor;
+                changed = true;
+            }
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("the attention factor: cos and sin \xC3\x97 a, so q\xC2\xB7k over the turned dims \xC3\x97 a\xC2\xB2");
+        }
         if (changed) state.session.push(edits::SetRope{rope});
     }
     if (s.input == InputMode::Embeddings) {

@@ -23,6 +23,7 @@
 #include <imgui.h>
 
 #include "presets.hpp"
+#include "registry.hpp"
 #include "reflect.hpp"
 #include "ui/classroom.hpp"
 #include "ui/colormap.hpp"
@@ -682,7 +683,16 @@ std::string model_shape_text(const lm::Model& model) {
         text += "; " + std::to_string(local) + " local layers (window " + std::to_string(window) + ") and " + std::to_string(c.layers - local) + " global";
     if (const hf::OpenedModel* hf = model.hf()) {
         const hf::ModelSpec& spec = hf->spec;
-        if (spec.positions == hf::PositionKind::rope) text += "; RoPE";
+        if (spec.positions == hf::PositionKind::rope) {
+            text += "; RoPE";
+            if (spec.rotary_dim > 0 && spec.rotary_dim < spec.head_dim)
+                text += " on " + std::to_string(spec.rotary_dim) + " of " + std::to_string(spec.head_dim) + " dims";
+            const hf::RopeScaling& scaling = spec.layers.empty() ? hf::RopeScaling{} : spec.layers.front().rope_scaling;
+            if (scaling.kind == hf::RopeScalingKind::longrope)
+                text += " (LongRoPE: short factors up to " + std::to_string(scaling.original_max_position_embeddings) +
+                        " tokens, long ones beyond; cos and sin \xC3\x97 " + attn::format_value(static_cast<float>(scaling.attention_factor), 4) + ")";
+        }
+        if (spec.tensors == hf::TensorLayout::phi3) text += ", Q, K, V and gate, up read from fused tensors";
         if (spec.qk_norm) text += spec.qk_norm_whole ? ", QK-norm over all heads at once" : ", QK-norm";
         if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
         if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";

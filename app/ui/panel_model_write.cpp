@@ -65,6 +65,11 @@ void snapshot_cache(ModelViewState& m) {
     w.cache.window = c.window();
     w.cache.kv_heads = c.kv_heads();
     w.cache.key_dim = c.key_dim();
+    // The steps the cached keys went through, as the layer's scenario has them
+    const std::vector<Scenario>& layers = w.session->writing.layers;
+    const Scenario* s = w.cache_layer < static_cast<int>(layers.size()) ? &layers[static_cast<size_t>(w.cache_layer)] : nullptr;
+    const bool qk_norm = s && s->qk_norm, rope = s && s->positional == PositionalEncoding::Rotary;
+    w.cache.keys_as = qk_norm && rope ? "after QK-norm and RoPE, " : qk_norm ? "after QK-norm, " : rope ? "after RoPE, " : "";
 }
 
 // The caches filled from the pass on screen (it holds the whole text), from layer `from` on.
@@ -521,7 +526,7 @@ void draw_cache_view(Context& state, ModelViewState& m) {
     const float width = (ImGui::GetContentRegionAvail().x - 20.0f * state.fonts.scale) * 0.5f;
     const float height = std::max(120.0f * state.fonts.scale, ImGui::GetContentRegionAvail().y * 0.3f);
     ImGui::BeginGroup();
-    ImGui::TextUnformatted("K (after QK-norm and RoPE, as attention reads it)");
+    ImGui::Text("K (%sas attention reads it)", c.keys_as.c_str());
     draw_cache_matrix(state, m, c.k, "K", width, height);
     ImGui::EndGroup();
     ImGui::SameLine(0.0f, 20.0f * state.fonts.scale);

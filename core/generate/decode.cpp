@@ -111,16 +111,22 @@ Matrix norm_row(const BlockOptions& o, const Matrix& x, const LayerNormParams& p
 
 // QK-norm of one head (before RoPE) and the rotation to `position` of its row. QK-norm over the
 // whole projection (OLMo 2) is done before the heads are split (decode_layer).
-Matrix head_row(const Scenario& s, const Matrix& row, const Vector& norm_weight, int position) {
+Matrix head_row(const Scenario& s, const Matrix& row, const Vector& norm_weight, int position, int length) {
     Matrix out = row;
     if (s.qk_norm && !s.qk_norm_whole) out = rms_norm(out, s.block.epsilon, norm_weight, s.qk_norm_plus_one);
-    if (s.positional == PositionalEncoding::Rotary) out = rotate_row(out.row(0), position, s.rope);
+    if (s.positional == PositionalEncoding::Rotary) out = rotate_row(out.row(0), position, s.rope, length);
     return out;
 }
 
 }  // namespace
 
-Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCache& cache, DecodedAttention* attention) {
+bool rope_factors_change(const Scenario& s, int position) {
+    return s.positional == PositionalEncoding::Rotary && s.rope.scaling == RopeScalingKind::LongRope &&
+           position == s.rope.original_max_positions;  // the text grows from L to L + 1 tokens
+}
+
+Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCache& cache, DecodedAttention* attention, int length) {
+    if (length <= 0) length = position + 1;
     const int d = s.d_model, d_k = head_dim_of(s), kv = kv_heads_of(s), heads = s.heads, group = heads / kv;
     // x + PE(t): order enters here for a sinusoidal or the engine's seeded learned encoding.
     Matrix x = x_in;
@@ -147,7 +153,7 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
 
     // K/V head g's row, QK-normed and rotated, joins the cache.
     Matrix k_row(1, kv * d_k);
-    for (int g = 0; g < kv; ++g) k_row.middleCols(g * d_k, d_k) = head_row(s, k.middleCols(g * d_k, d_k), s.k_norm, position);
+    for (int g = 0; g < kv; ++g) k_row.middleCols(g * d_k, d_k) = head_row(s, k.middleCols(g * d_k, d_k), s.k_norm, position, length);
     cache.append(k_row, v);
 
     const float scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(d_k));
@@ -166,7 +172,7 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     for (int h = 0; h < heads; ++h) {
         errors.run([&] {
             const int g = h / group;
-            const Matrix q_h = head_row(s, q.middleCols(h * d_k, d_k), s.q_norm, position);
+            const Matrix q_h = head_row(s, q.middleCols(h * d_k, d_k), s.q_norm, position, length);
             const float slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, heads) : 0.0f;
             const float sink = head_sink(s, h);
             const ScoreRule rule = score_rule(s, scale, slope, position + 1, sink);

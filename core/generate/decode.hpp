@@ -84,6 +84,16 @@ LayerCache empty_cache(const Scenario& layer);
 // The new token's row through the layer at `position` (the cache holds every earlier
 // position the layer sees): appends its K and V to the cache and returns the layer's output
 // (1 × d): the block's, or the attention's without one. The scenario's X is not read.
-Matrix decode_layer(const Scenario& layer, int position, const Matrix& x, LayerCache& cache, DecodedAttention* attention = nullptr);
+// `length` is the length of the text RoPE turns the row for (0: position + 1): LongRoPE's
+// factors depend on it, and a text that grows past its original_max_positions turns every
+// row with the long ones (rope_factors_change).
+Matrix decode_layer(const Scenario& layer, int position, const Matrix& x, LayerCache& cache, DecodedAttention* attention = nullptr,
+                    int length = 0);
+
+// Whether writing the token at `position` changes how the layer's RoPE turns every earlier
+// row: LongRoPE, as the text grows past original_max_positions tokens, turns a whole pass with
+// its long factors, so the cached keys (turned with the short ones) no longer equal a full
+// run's and are computed again.
+bool rope_factors_change(const Scenario& layer, int position);
 
 }  // namespace attn::generate

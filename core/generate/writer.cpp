@@ -107,6 +107,21 @@ bool step(const Writer& w, Writing& writing, int id, StepAttention* attention, s
         if (attention) attention->clear();
         return true;
     }
+    bool refactored = false;
+    for (const Scenario& layer : writing.layers) refactored = refactored || rope_factors_change(layer, position);
+    if (refactored) {
+        // LongRoPE: the text reaches its long factors, which turn every row of a full pass; the
+        // keys cached so far were turned with the short ones, so every layer's cache is
+        // computed again for the new length (as a full run of the whole text would turn them).
+        for (int l = 0; l < w.stack.layers; ++l)
+            writing.cache[static_cast<size_t>(l)] = empty_cache(writing.layers[static_cast<size_t>(l)]);
+        for (int p = 0; p < position; ++p) {
+            Matrix past = w.embed(writing.ids[static_cast<size_t>(p)], p);
+            for (int l = 0; l < w.stack.layers; ++l)
+                past = decode_layer(writing.layers[static_cast<size_t>(l)], p, past, writing.cache[static_cast<size_t>(l)], nullptr,
+                                    position + 1);
+        }
+    }
     Matrix x = w.embed(id, position);  // (1 × d)
     if (attention) attention->assign(static_cast<size_t>(w.stack.layers), DecodedAttention{});
     for (int l = 0; l < w.stack.layers; ++l)

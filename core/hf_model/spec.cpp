@@ -55,6 +55,7 @@ const char* to_string(RopeScalingKind kind) {
         case RopeScalingKind::none: return "none";
         case RopeScalingKind::linear: return "linear";
         case RopeScalingKind::llama3: return "llama3";
+        case RopeScalingKind::longrope: return "longrope";
     }
     return "?";
 }
@@ -239,10 +240,13 @@ void read_token_ids(const json& j, ModelSpec& spec, Faults& faults) {
 }
 
 // rope_scaling (transformers 4.x) or rope_parameters (5.x, which also holds rope_theta and
-// partial_rotary_factor). Types other than default, linear and llama3 change the frequencies
-// in ways not computed here (dynamic, yarn, longrope: refused). `theta` and `partial` are
-// updated when rope_parameters holds them.
-RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json& object, double& theta, double* partial) {
+// partial_rotary_factor). Types other than default, linear and llama3 (and longrope, for the
+// families that read it) change the frequencies in ways not computed here (dynamic, yarn:
+// refused). `theta` and `partial` are updated when rope_parameters holds them. LongRoPE's
+// factor, attention_factor and original_max_position_embeddings are left 0 when absent: the
+// family's reader completes them from its config (read_phi3).
+RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json& object, double& theta, double* partial,
+                             bool longrope) {
     RopeScaling scaling;
     if (!object.is_object()) {
         r.fault(key, "expected an object or null, found " + shown(object));
@@ -298,9 +302,37 @@ RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json
         scaling.original_max_position_embeddings = static_cast<int>(value("original_max_position_embeddings", 8192, 0, 1e9));
         if (scaling.high_freq_factor <= scaling.low_freq_factor)
             r.fault(key, "'high_freq_factor' must exceed 'low_freq_factor' (the smoothing divides by their difference)");
+    } else if (longrope && (type == "longrope" || type == "su" || type == "yarn")) {
+        // Phi3Config reads the older "su" and "yarn" as "longrope"
+        scaling.kind = RopeScalingKind::longrope;
+        for (const char* list : {"short_factor", "long_factor"}) {
+            allowed.insert(list);
+            const auto it = object.find(list);
+            std::vector<double>& target = std::string(list) == "short_factor" ? scaling.short_factor : scaling.long_factor;
+            if (it == object.end() || it->is_null()) {
+                r.fault(key, "type \"longrope\" needs '" + std::string(list) + "'");
+                continue;
+            }
+            if (!it->is_array() || it->empty() || it->size() > 4096) {
+                r.fault(key, "'" + std::string(list) + "': expected a list of numbers, found " + shown(*it));
+                continue;
+            }
+            for (const json& e : *it) {
+                if (!e.is_number() || !(e.get<double>() > 0) || !std::isfinite(e.get<double>()) || !lost_in_float32(e.get<double>()).empty()) {
+                    r.fault(key, "'" + std::string(list) + "': " + shown(e) + " is not a factor above 0 that float32 holds");
+                    target.clear();
+                    break;
+                }
+                target.push_back(e.get<double>());
+            }
+        }
+        for (const char* optional : {"factor", "attention_factor", "original_max_position_embeddings"}) allowed.insert(optional);
+        scaling.factor = value("factor", 0, 0, 1e6);
+        scaling.attention_factor = value("attention_factor", 0, 0, 1e6);
+        scaling.original_max_position_embeddings = static_cast<int>(value("original_max_position_embeddings", 0, 0, 1e9));
     } else {
-        r.fault(key, "rope type \"" + printable(type, 40) +
-                         "\" is not supported; expected \"default\", \"linear\" or \"llama3\" (or null)");
+        r.fault(key, "rope type \"" + printable(type, 40) + "\" is not supported; expected \"default\", \"linear\"" +
+                         (longrope ? ", \"llama3\" or \"longrope\"" : " or \"llama3\"") + " (or null)");
         return scaling;
     }
     // "attention_factor", "beta_fast", … belong to types not computed here; anything else is unknown.
@@ -311,13 +343,13 @@ RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json
 }
 
 // The global RoPE settings of a Llama-style config: rope_theta, rope_scaling / rope_parameters.
-RopeScaling read_rope(ConfigReader& r, double& theta, double* partial) {
+RopeScaling read_rope(ConfigReader& r, double& theta, double* partial, bool longrope = false) {
     RopeScaling scaling;
     const json* scaling_object = r.find("rope_scaling");
     const json* parameters = r.find("rope_parameters");
     if (scaling_object && parameters) r.fault("keys 'rope_scaling' and 'rope_parameters' both given; transformers reads one");
-    if (scaling_object) scaling = read_rope_object(r, "rope_scaling", *scaling_object, theta, partial);
-    if (parameters) scaling = read_rope_object(r, "rope_parameters", *parameters, theta, partial);
+    if (scaling_object) scaling = read_rope_object(r, "rope_scaling", *scaling_object, theta, partial, longrope);
+    if (parameters) scaling = read_rope_object(r, "rope_parameters", *parameters, theta, partial, longrope);
     return scaling;
 }
 
@@ -543,6 +575,55 @@ void read_olmo2(ConfigReader& r, ModelSpec& spec) {
     spec.layout = BlockLayout::after_sublayers;
 }
 
+// Phi-3 and Phi-4-mini (Phi3ForCausalLM): Llama's block with Q, K, V fused in qkv_proj and the
+// gate and up projections in gate_up_proj (TensorLayout::phi3), no biases, the first
+// head_dim·partial_rotary_factor dims turned, every layer sliding when sliding_window is set
+// (as Mistral), and LongRoPE: the short factors for a text of up to
+// original_max_position_embeddings tokens, the long ones beyond, cos and sin times the
+// attention factor √(1 + ln(s)/ln(L)), s = max_position_embeddings / L, when the config gives none
+// (_compute_longrope_parameters).
+void read_phi3(ConfigReader& r, ModelSpec& spec) {
+    rms_decoder_defaults(spec);
+    read_decoder_sizes(r, spec, std::nullopt);
+    spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-5);
+    spec.activation = read_activation(r, "hidden_act", "silu");
+    double theta = r.number("rope_theta", 0, 1e12, 10000.0);
+    double partial = r.number("partial_rotary_factor", 0, 1.0000001, 1.0);
+    RopeScaling scaling = read_rope(r, theta, &partial, true);
+    spec.tied_lm_head = r.flag("tie_word_embeddings", false);
+    spec.rotary_dim = static_cast<int>(spec.head_dim * partial);   // int(head_dim * partial_rotary_factor)
+    const int max_positions = r.integer("max_position_embeddings", 1, kMaxPositions, 4096);
+    const int original = r.integer("original_max_position_embeddings", 1, kMaxPositions, 4096);
+    if (scaling.kind == RopeScalingKind::longrope) {
+        if (scaling.original_max_position_embeddings == 0) scaling.original_max_position_embeddings = original;
+        const int L = scaling.original_max_position_embeddings;
+        const double ratio = static_cast<double>(max_positions) / L;
+        if (scaling.factor == 0) scaling.factor = ratio;
+        if (scaling.attention_factor == 0) {
+            // transformers 4.x took s from the ratio whenever the config had original_max_position_embeddings,
+            // 5.x takes the rope object's factor: where they differ, the attention factor is not one number
+            if (scaling.factor != ratio)
+                r.fault("rope_scaling", "'factor' " + shown(json(scaling.factor)) + " differs from max_position_embeddings / "
+                                        "original_max_position_embeddings = " + shown(json(ratio)) +
+                                        ", and transformers' versions derive the attention factor from one or the other: give "
+                                        "'attention_factor'");
+            scaling.attention_factor = scaling.factor <= 1.0 ? 1.0 : std::sqrt(1 + std::log(scaling.factor) / std::log(static_cast<double>(L)));
+        }
+        const std::size_t pairs = static_cast<std::size_t>(std::max(spec.rotary_dim, 0) / 2);
+        for (const auto& [list, name] : {std::pair{&scaling.short_factor, "short_factor"}, std::pair{&scaling.long_factor, "long_factor"}})
+            if (!list->empty() && list->size() != pairs)
+                r.fault("rope_scaling", "'" + std::string(name) + "' has " + std::to_string(list->size()) + " factors: expected " +
+                                        std::to_string(pairs) + " (head_dim·partial_rotary_factor / 2)");
+    }
+    r.only("attention_bias", false, "Phi3Attention has no biases (transformers reads no such key)");
+    r.only("mlp_bias", false, "Phi3MLP has no biases (transformers reads no such key)");
+    r.only("lm_head_bias", false, "Phi3ForCausalLM's head has no bias (transformers reads no such key)");
+    const int window = r.integer("sliding_window", 1, 1 << 30, 0);
+    spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
+    uniform_layers(spec, theta, scaling);
+    for (LayerSpec& layer : spec.layers) layer.window = window;
+}
+
 void read_gpt_neox(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
@@ -654,6 +735,13 @@ const std::vector<Family>& families() {
         {"olmo2", "OLMo 2",
          {joined(kDecoderHonoured, {"head_dim", "attention_bias"}), joined(kCommonInformational, {"max_position_embeddings"})},
          read_olmo2},
+        // Phi3Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads); full_attn_mod and
+        // interpolate_factor are read by Phi-4-mini's remote code, not by transformers
+        {"phi3", "Phi-3",
+         {joined(kDecoderHonoured, {"head_dim", "partial_rotary_factor", "max_position_embeddings", "original_max_position_embeddings",
+                                    "sliding_window", "attention_bias", "mlp_bias", "lm_head_bias"}),
+          joined(kCommonInformational, {"embd_pdrop", "resid_pdrop", "auto_map", "full_attn_mod", "interpolate_factor"})},
+         read_phi3, TensorLayout::phi3},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",
@@ -768,9 +856,15 @@ attn::RopeOptions rope_options(const ModelSpec& spec, int layer) {
     rope.theta = static_cast<float>(l.rope_theta);
     rope.rotary_dims = spec.rotary_dim;
     const RopeScaling& s = l.rope_scaling;
-    rope.scaling = s.kind == RopeScalingKind::linear   ? attn::RopeScalingKind::Linear
-                   : s.kind == RopeScalingKind::llama3 ? attn::RopeScalingKind::Llama3
-                                                       : attn::RopeScalingKind::None;
+    rope.scaling = s.kind == RopeScalingKind::linear     ? attn::RopeScalingKind::Linear
+                   : s.kind == RopeScalingKind::llama3   ? attn::RopeScalingKind::Llama3
+                   : s.kind == RopeScalingKind::longrope ? attn::RopeScalingKind::LongRope
+                                                         : attn::RopeScalingKind::None;
+    if (s.kind == RopeScalingKind::longrope) {
+        rope.short_factor = Eigen::Map<const Eigen::RowVectorXd>(s.short_factor.data(), static_cast<Eigen::Index>(s.short_factor.size())).cast<float>();
+        rope.long_factor = Eigen::Map<const Eigen::RowVectorXd>(s.long_factor.data(), static_cast<Eigen::Index>(s.long_factor.size())).cast<float>();
+        rope.attention_factor = static_cast<float>(s.attention_factor);
+    }
     rope.factor = static_cast<float>(s.factor);
     rope.low_freq_factor = static_cast<float>(s.low_freq_factor);
     rope.high_freq_factor = static_cast<float>(s.high_freq_factor);
@@ -778,8 +872,8 @@ attn::RopeOptions rope_options(const ModelSpec& spec, int layer) {
     return rope;
 }
 
-std::vector<float> rope_inverse_frequencies(const ModelSpec& spec, int layer) {
-    return attn::rope_inverse_frequencies(rope_options(spec, layer), spec.rotary_dim);
+std::vector<float> rope_inverse_frequencies(const ModelSpec& spec, int layer, int length) {
+    return attn::rope_inverse_frequencies(rope_options(spec, layer), spec.rotary_dim, length);
 }
 
 double activate(Activation activation, double x) {

@@ -17,6 +17,8 @@
 //   bert          BertForMaskedLM               bidirectional, post-norm, token types, the MLM head
 //   olmo2         Olmo2ForCausalLM              Llama with norms after each sublayer only, QK-norm over
 //                                               the whole projection (every head at once)
+//   phi3          Phi3ForCausalLM               Llama with fused qkv_proj and gate_up_proj, partial RoPE,
+//                                               LongRoPE (Phi-3, Phi-4-mini)
 //
 // The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
 //   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
@@ -35,7 +37,10 @@
 // MLP:    plain  act(x·W_up + b_up)·W_down + b_down
 //         gated  (act(x·W_gate) ⊙ (x·W_up))·W_down
 // RoPE rotate_half (HF Llama/NeoX): dims i and i + r/2 of the first r = rotary_dim dims rotate
-//   together by angle position·inv_freq[i], i < r/2; dims ≥ r pass as they are.
+//   together by angle position·inv_freq[i], i < r/2; dims ≥ r pass as they are. cos and sin are
+//   multiplied by the attention factor (LongRoPE's; 1 elsewhere). LongRoPE's inverse frequencies
+//   depend on the text's length n: 1/(e_i·θ^(2i/r)), e the short factors when n ≤
+//   original_max_position_embeddings, the long ones beyond.
 //   interleaved (GPT-J): dims 2i and 2i+1 rotate together. No family read here uses it.
 // Logits: h = final_norm(x_L) (or BERT's MLM transform), logits = h·Uᵀ + b (U the LM head (V × d),
 //   tied: the token embedding); with final_logit_softcap c: logits → c·tanh(logits/c).
@@ -57,12 +62,13 @@ enum class MlpKind { plain, gated };
 enum class BlockLayout { pre_norm, parallel_residual, sandwich, post_norm, after_sublayers };
 enum class PositionKind { learned_absolute, rope };
 enum class RopeStyle { rotate_half, interleaved };
-enum class RopeScalingKind { none, linear, llama3 };
+enum class RopeScalingKind { none, linear, llama3, longrope };
 enum class HeadKind { causal_lm, masked_lm };
 // How a family's checkpoint names and lays out its tensors (weights.cpp): Llama's
 // (model.layers.N.self_attn.q_proj, …; Qwen, Gemma and Mistral too), GPT-2's (h.N.attn.c_attn,
-// Conv1D), GPT-NeoX's (a fused per-head query_key_value) and BERT's.
-enum class TensorLayout { llama, gpt2, gpt_neox, bert };
+// Conv1D), GPT-NeoX's (a fused per-head query_key_value), BERT's, and Phi-3's (Llama's names
+// with Q, K, V fused in qkv_proj and the gate and up projections in gate_up_proj).
+enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3 };
 
 const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
 const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"
@@ -84,7 +90,9 @@ struct RopeScaling {
     double factor = 1.0;                             // linear: inv_freq / factor; llama3: the low band's divisor
     double low_freq_factor = 1.0;                    // llama3
     double high_freq_factor = 4.0;                   // llama3
-    int original_max_position_embeddings = 8192;     // llama3
+    int original_max_position_embeddings = 8192;     // llama3; longrope: the short factors' length
+    std::vector<double> short_factor, long_factor;   // longrope: one divisor per turned pair
+    double attention_factor = 1.0;                   // longrope: multiplies cos and sin
 };
 
 // What differs from layer to layer.
@@ -189,15 +197,16 @@ const KeyLists* config_keys(const std::string& model_type);  // nullptr for an u
 std::optional<ModelSpec> spec_from_config(const std::string& text, const std::string& source_name,
                                           std::vector<std::string>& errors);
 
-// RoPE's inverse frequencies of layer ℓ, rotary_dim / 2 of them, in float32 as transformers
-// computes them: inv_freq[i] = 1 / θ^(2i / r), then the layer's scaling (linear: / factor;
-// llama3: the low band / factor, the middle band smoothed). HF's angle is then the float32
-// product inv_freq[i]·position, and cos, sin of it.
+// RoPE's inverse frequencies of layer ℓ for a text of `length` tokens, rotary_dim / 2 of them,
+// in float32 as transformers computes them: inv_freq[i] = 1 / θ^(2i / r), then the layer's
+// scaling (linear: / factor; llama3: the low band / factor, the middle band smoothed;
+// longrope: θ^(2i/r) times the short or long factor first). HF's angle is then the float32
+// product inv_freq[i]·position, and cos, sin of it (times the attention factor).
 // Layer `layer`'s RoPE as the engine's scenario takes it (its base, the dimensions turned, the
 // scaling), and its inverse frequencies (core/positional.hpp computes them, in float32 as
 // Hugging Face does).
 attn::RopeOptions rope_options(const ModelSpec& spec, int layer);
-std::vector<float> rope_inverse_frequencies(const ModelSpec& spec, int layer);
+std::vector<float> rope_inverse_frequencies(const ModelSpec& spec, int layer, int length);
 
 // The activations, as transformers' ACT2FN computes them (gelu_tanh: 0.5x(1 + tanh(√(2/π)(x + 0.044715x³)));
 // gelu_exact: 0.5x(1 + erf(x/√2)); silu: x·σ(x)).

@@ -95,14 +95,26 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
     RefList r{"model.", {}};
     const std::int64_t d = s.d_model, q = i64(s.n_heads * s.head_dim), kv = i64(s.n_kv_heads * s.head_dim), ff = s.d_ff;
     const bool gemma = s.layout == BlockLayout::sandwich, olmo2 = s.layout == BlockLayout::after_sublayers;
+    const bool phi3 = s.tensors == TensorLayout::phi3;
     r.table("embed_tokens.weight", s.vocab_size, d, w.token_embedding);
     for (int l = 0; l < s.n_layers; ++l) {
         LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
         const std::string p = "layers." + std::to_string(l) + ".";
         if (!olmo2) r.norm(p + "input_layernorm", d, L.attn_norm, false);  // OLMo 2: no norm before attention
-        r.linear(p + "self_attn.q_proj.weight", q, d, L.w_q);
-        r.linear(p + "self_attn.k_proj.weight", kv, d, L.w_k);
-        r.linear(p + "self_attn.v_proj.weight", kv, d, L.w_v);
+        if (phi3) {
+            // qkv_proj (q + 2·kv × d): rows [0, q) are Q's, the next kv K's, the last kv V's
+            // (Phi3Attention slices qkv[..., :q], [q : q + kv], [q + kv :]); three views of the one tensor
+            r.matrix(p + "self_attn.qkv_proj.weight", {q + 2 * kv, d}, [&L, q, kv](const StoredMatrix& stored) {
+                const StoredMatrix fused = stored.transpose();  // (d × q + 2·kv)
+                L.w_q = SharedMatrix(fused.columns(0, q, q + 2 * kv, q));
+                L.w_k = SharedMatrix(fused.columns(q, kv, q + 2 * kv, kv));
+                L.w_v = SharedMatrix(fused.columns(q + kv, kv, q + 2 * kv, kv));
+            });
+        } else {
+            r.linear(p + "self_attn.q_proj.weight", q, d, L.w_q);
+            r.linear(p + "self_attn.k_proj.weight", kv, d, L.w_k);
+            r.linear(p + "self_attn.v_proj.weight", kv, d, L.w_v);
+        }
         if (s.qkv_bias) {
             r.vector(p + "self_attn.q_proj.bias", q, L.b_q);
             r.vector(p + "self_attn.k_proj.bias", kv, L.b_k);
@@ -124,8 +136,17 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
         } else {
             r.norm(p + "post_attention_layernorm", d, L.mlp_norm, false);   // Llama's name for the norm before the MLP
         }
-        r.linear(p + "mlp.gate_proj.weight", ff, d, L.w_gate);
-        r.linear(p + "mlp.up_proj.weight", ff, d, L.w_up);
+        if (phi3) {
+            // gate_up_proj (2·ff × d): the first ff rows the gate's, the next ff up's (Phi3MLP: .chunk(2, dim=-1))
+            r.matrix(p + "mlp.gate_up_proj.weight", {2 * ff, d}, [&L, ff](const StoredMatrix& stored) {
+                const StoredMatrix fused = stored.transpose();  // (d × 2·ff)
+                L.w_gate = SharedMatrix(fused.columns(0, ff, 2 * ff, ff));
+                L.w_up = SharedMatrix(fused.columns(ff, ff, 2 * ff, ff));
+            });
+        } else {
+            r.linear(p + "mlp.gate_proj.weight", ff, d, L.w_gate);
+            r.linear(p + "mlp.up_proj.weight", ff, d, L.w_up);
+        }
         r.linear(p + "mlp.down_proj.weight", d, ff, L.w_down);
         if (s.mlp_bias) {
             r.vector(p + "mlp.gate_proj.bias", ff, L.b_gate);
@@ -251,7 +272,8 @@ RefList refs_of(const ModelSpec& s, Weights& w) {
         case TensorLayout::gpt2: return gpt2_refs(s, w);
         case TensorLayout::gpt_neox: return neox_refs(s, w);
         case TensorLayout::bert: return bert_refs(s, w);
-        case TensorLayout::llama: break;
+        case TensorLayout::llama:
+        case TensorLayout::phi3: break;
     }
     return decoder_refs(s, w);
 }
@@ -347,7 +369,17 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
                 {"w_v", p + "attention.self.value.weight.T"}, {"w_o", p + "attention.output.dense.weight.T"},
                 {"block.w_1", p + "intermediate.dense.weight.T"}, {"block.w_2", p + "output.dense.weight.T"}};
     }
-    const std::string p = "model.layers." + l + ".";  // Llama's layout: Llama, Mistral, Qwen 2/3, Gemma 2/3
+    if (s.tensors == TensorLayout::phi3) {  // Q, K, V and gate, up: slices of the fused rows
+        const std::string p = "model.layers." + l + ".";
+        const std::string q = std::to_string(s.n_heads * s.head_dim), qk = std::to_string((s.n_heads + s.n_kv_heads) * s.head_dim),
+                          qkv = std::to_string((s.n_heads + 2 * s.n_kv_heads) * s.head_dim), ff = std::to_string(s.d_ff),
+                          ff2 = std::to_string(2 * s.d_ff);
+        return {{"w_q", p + "self_attn.qkv_proj.weight[0:" + q + "].T"}, {"w_k", p + "self_attn.qkv_proj.weight[" + q + ":" + qk + "].T"},
+                {"w_v", p + "self_attn.qkv_proj.weight[" + qk + ":" + qkv + "].T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
+                {"block.w_gate", p + "mlp.gate_up_proj.weight[0:" + ff + "].T"},
+                {"block.w_1", p + "mlp.gate_up_proj.weight[" + ff + ":" + ff2 + "].T"}, {"block.w_2", p + "mlp.down_proj.weight.T"}};
+    }
+    const std::string p = "model.layers." + l + ".";  // Llama's layout: Llama, Mistral, Qwen 2/3, Gemma 2/3, OLMo 2
     return {{"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
             {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
             {"block.w_gate", p + "mlp.gate_proj.weight.T"}, {"block.w_1", p + "mlp.up_proj.weight.T"},

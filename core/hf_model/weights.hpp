@@ -22,6 +22,9 @@
 //     the next hd its v (modeling_gpt_neox.py: view(…, -1, 3·head_size).chunk(3)); the bias
 //     likewise. w_q, w_k, w_v are three views of the one stored tensor; b_q, b_k, b_v are read apart.
 //   * GPT-2's c_attn.weight (d × 3d) is [W_Q | W_K | W_V] by columns; c_attn.bias likewise.
+//   * Phi-3 fuses Q, K, V by rows: qkv_proj.weight (H·hd + 2·H_kv·hd × d) is Q's rows, then K's,
+//     then V's; gate_up_proj.weight (2·d_ff × d) the gate's rows, then up's. Each part is a view
+//     of the one stored tensor.
 //   * Biases and norm weights are (1 × n) row vectors, stored as 1-D tensors [n]; a bias the
 //     spec does not have is empty. An RMSNorm has no bias.
 //   * The embedding tables are kept as stored: token_embedding (V × d), one row per id;

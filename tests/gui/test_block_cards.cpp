@@ -3,6 +3,7 @@
 // block's design chosen in the side bar.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,33 @@ TEST_CASE("the tooltips write out RMSNorm and the gate's product with the hovere
     const Trace pythia = run(find_preset("parallel-residual")->scenario);
     CHECK_THAT(joined(ui::explain_cell(pythia, "block.norm2", 0, 0)), Contains("reads the block's input"));
     CHECK_THAT(joined(ui::explain_cell(pythia, "block.residual2", 3, 1)), Contains("parallel"));
+}
+
+TEST_CASE("Phi-3's LongRoPE: the side bar says which factors turn the sentence, and a cell of Q names its pair's factor and the attention factor",
+          "[block][rope][arithmetic]") {
+    const Scenario& phi3 = find_preset("block-phi3")->scenario;
+    {  // one window at a time
+        UiDriver ui(phi3);
+        ui.frame(3);
+        REQUIRE(ui.window.shared.session.trace.ok);
+        CHECK(ui.text("controls.rope_scaling") == "LongRoPE's long factors (n = 11 > 4), cos and sin \xC3\x97 " + format_value(1.5811388f, 4));
+    }
+    const Trace t = run(phi3);
+    REQUIRE(t.ok);
+    // Q[5, 3] (head 1): rotate_half pairs (1, 3) of d_k 4, pair 1, the long factor 9
+    const std::string q = joined(ui::explain_cell(t, "head0.q", 5, 3));
+    const float f = 1.0f / (9.0f * std::pow(10000.0f, 0.5f));
+    CHECK_THAT(q, Contains("pair 1 turns by p") && Contains(format_value(f, 4)) && Contains("LongRoPE's long factor 1") &&
+                      Contains("11 > 4 tokens") && Contains("attention factor " + format_value(1.5811388f, 4)));
+    // Four tokens take the short factors
+    Scenario four = phi3;
+    four.target.tokens.resize(4);
+    const Trace short_trace = run(four);
+    REQUIRE(short_trace.ok);
+    CHECK_THAT(joined(ui::explain_cell(short_trace, "head0.k", 2, 2)), Contains("LongRoPE's short factor 0") && Contains("4 \xE2\x89\xA4 4"));
+    UiDriver short_ui(four);
+    short_ui.frame(3);
+    CHECK(short_ui.text("controls.rope_scaling").rfind("LongRoPE's short factors (n = 4 \xE2\x89\xA4 4)", 0) == 0);
 }
 
 TEST_CASE("W_gate and the sandwich's γ are edited in place, and the block's design is chosen in the side bar", "[block][edit]") {
