@@ -19,6 +19,7 @@
 //   phi3_checkpoint     Phi-4-mini         BF16   tied     one; fused qkv_proj and gate_up_proj, 6 of 8
 //                                                          dims turned, LongRoPE (4 → 128 positions),
 //                                                          every layer sliding (window 5), GQA 3 : 1
+//   smollm3_checkpoint  SmolLM3-3B         BF16   tied     one; layer 3 of 4 NoPE (no_rope_layers), GQA 4 : 2
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -343,6 +344,25 @@ inline FamilyCheckpoint phi3_checkpoint(std::uint64_t seed = 11) {
     return c;
 }
 
+// SmolLM3-3B's config.json, scaled down: 4 layers of which the fourth turns neither q nor k
+// (no_rope_layers [1, 1, 1, 0], its every fourth of 36), GQA 4 : 2 (its 16 : 4), RoPE base 5·10⁶,
+// tied, BF16.
+inline FamilyCheckpoint smollm3_checkpoint(std::uint64_t seed = 12) {
+    FamilyCheckpoint c{"smollm3", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["SmolLM3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": null,
+      "eos_token_id": 128012, "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 24,
+      "layer_types": ["full_attention", "full_attention", "full_attention", "full_attention"], "max_position_embeddings": 65536,
+      "max_window_layers": 28, "mlp_bias": false, "model_type": "smollm3", "no_rope_layer_interval": 4,
+      "no_rope_layers": [1, 1, 1, 0], "num_attention_heads": 4, "num_hidden_layers": 4, "num_key_value_heads": 2,
+      "pad_token_id": 128004, "pretraining_tp": 2, "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 5000000.0,
+      "sliding_window": null, "torch_dtype": "bfloat16", "transformers_version": "4.54.0.dev0", "use_cache": false,
+      "use_sliding_window": false, "vocab_size": 40})");
+    DecoderShape s{40, 16, 4, 2, 4, 24, 4};
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
 // Gemma 3 as published: its tokenizer.json holds one token more than the text model's
 // embedding (262,145 against 262,144; the last, <image_soft_token>, is the multimodal
 // model's). Here the byte-level tokenizer at `tokenizer_json` (402 tokens, ids 0 … 401) with
@@ -445,7 +465,8 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
-            gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), neox_checkpoint(), bert_checkpoint()};
+            gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), neox_checkpoint(),
+            bert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -644,15 +665,15 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
     }
     const hf::LayerSpec& ls = s.layers[static_cast<std::size_t>(layer)];
     const std::vector<float> inv_freq =
-        s.positions == hf::PositionKind::rope ? reference_inv_freq(ls.rope_theta, s.rotary_dim, ls.rope_scaling, static_cast<int>(n))
-                                              : std::vector<float>{};
+        s.positions == hf::PositionKind::rope && ls.rope ? reference_inv_freq(ls.rope_theta, s.rotary_dim, ls.rope_scaling, static_cast<int>(n))
+                                                         : std::vector<float>{};   // SmolLM3Attention: if self.use_rope
     const double attention_factor = ls.rope_scaling.kind == hf::RopeScalingKind::longrope ? ls.rope_scaling.attention_factor : 1.0;
     // head h's slice of row i, QK-normed over head_dim and rotated
     auto head_row = [&](const Rows& m, std::size_t i, int head, const char* norm) {
         std::vector<double> x(m[i].begin() + head * hd, m[i].begin() + (head + 1) * hd);
         if (norm && s.qk_norm && !s.qk_norm_whole) x = norm_row(x, hf::NormSpec{hf::NormKind::rms_norm, s.norm.one_plus_weight, s.norm.epsilon, false},
                                             tensor(t, "layers." + l + ".self_attn." + norm + ".weight"), nullptr);
-        if (norm && s.positions == hf::PositionKind::rope) x = apply_rope(x, static_cast<int>(i), inv_freq, attention_factor);
+        if (norm && s.positions == hf::PositionKind::rope && ls.rope) x = apply_rope(x, static_cast<int>(i), inv_freq, attention_factor);
         return x;
     };
     Rows concat(n, std::vector<double>(static_cast<std::size_t>(H * hd), 0.0));

@@ -503,6 +503,52 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         llama["rope_scaling"] = phi3_checkpoint().config["rope_scaling"];
         CHECK_THAT(refusal_of(llama), Contains("\"longrope\" is not supported"));
     }
+    SECTION("smollm3: NoPE layers from no_rope_layers or every no_rope_layer_interval-th; the NoPE layers slide when asked") {
+        json config = smollm3_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::llama);
+        CHECK(s.tied_lm_head);
+        CHECK(s.layers[0].rope_theta == 5e6);
+        for (int l = 0; l < 4; ++l) CHECK(s.layers[static_cast<size_t>(l)].rope == (l != 3));
+        for (int l = 0; l < 4; ++l) CHECK(s.layers[static_cast<size_t>(l)].window == 0);
+        // no list: every second layer with an interval of 2; the RoPE base defaults to 2·10⁶
+        json derived = config;
+        derived.erase("no_rope_layers");
+        derived.erase("rope_theta");
+        derived["no_rope_layer_interval"] = 2;
+        s = spec_of(derived);
+        CHECK(s.layers[0].rope);
+        CHECK_FALSE(s.layers[1].rope);
+        CHECK(s.layers[2].rope);
+        CHECK_FALSE(s.layers[3].rope);
+        CHECK(s.layers[0].rope_theta == 2e6);
+        // without layer_types, use_sliding_window slides the NoPE layers only
+        json sliding = config;
+        sliding.erase("layer_types");
+        sliding["use_sliding_window"] = true;
+        sliding["sliding_window"] = 3;
+        s = spec_of(sliding);
+        CHECK(s.layers[3].window == 3);
+        CHECK(s.layers[0].window == 0);
+        // a sliding layer without use_sliding_window does not slide (SmolLM3Attention)
+        json unused = config;
+        unused["layer_types"][1] = "sliding_attention";
+        unused["sliding_window"] = 3;
+        CHECK(spec_of(unused).layers[1].window == 0);
+        // refused: a list too short, an entry neither 0 nor 1, a sliding layer with no window
+        json bad = config;
+        bad["no_rope_layers"] = {1, 0};
+        CHECK_THAT(refusal_of(bad), Contains("no_rope_layers") && Contains("at least 4"));
+        bad["no_rope_layers"] = {1, 1, 2, 0};
+        CHECK_THAT(refusal_of(bad), Contains("entry 2 is 2"));
+        bad = config;
+        bad["use_sliding_window"] = true;
+        bad["layer_types"][0] = "sliding_attention";
+        CHECK_THAT(refusal_of(bad), Contains("sliding_window is null"));
+        // the layer's scenario: the NoPE layer has no rotation, the others RoPE
+        const hf::ModelSpec spec = spec_of(config);
+        CHECK(hf::rope_options(spec, 3).theta == 5e6f);
+    }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;
         hf::ModelSpec s = spec_of(config);
@@ -1080,6 +1126,21 @@ TEST_CASE("Phi-3 runs on the engine as its reference computes it with LongRoPE's
                                       ? (long_rope_factors(pass.layers[0].settings.rope, static_cast<int>(ids.size())) ? "long" : "short")
                                       : "none";
         CHECK(words == (ids.size() > 4 ? "long" : "short"));
+    }
+}
+
+TEST_CASE("SmolLM3's NoPE layer turns neither q nor k: its layer has no rotation, the others RoPE", "[families][engine]") {
+    const std::string folder = folder_for("engine_nope");
+    write_family_checkpoint(folder, smollm3_checkpoint());
+    const hf::OpenedModelLoad load = hf::open_model(folder, false);
+    for (const std::string& e : load.errors) INFO(e);
+    REQUIRE(load.model);
+    const ModelPass pass = hf::forward_ids(*load.model, {1, 5, 3, 7, 2});
+    REQUIRE(pass.ok);
+    REQUIRE(pass.layers.size() == 4);
+    for (int l = 0; l < 4; ++l) {
+        INFO("layer " << l + 1);
+        CHECK((pass.layers[static_cast<size_t>(l)].settings.positional == PositionalEncoding::Rotary) == (l != 3));
     }
 }
 

@@ -693,6 +693,10 @@ std::string model_shape_text(const lm::Model& model) {
                         " tokens, long ones beyond; cos and sin \xC3\x97 " + attn::format_value(static_cast<float>(scaling.attention_factor), 4) + ")";
         }
         if (spec.tensors == hf::TensorLayout::phi3) text += ", Q, K, V and gate, up read from fused tensors";
+        std::string nope;
+        for (int l = 0; l < static_cast<int>(spec.layers.size()); ++l)
+            if (!spec.layers[static_cast<size_t>(l)].rope) nope += (nope.empty() ? "" : ", ") + std::to_string(l + 1);
+        if (spec.positions == hf::PositionKind::rope && !nope.empty()) text += ", NoPE (no rotation) on layer" + std::string(nope.find(',') != std::string::npos ? "s " : " ") + nope;
         if (spec.qk_norm) text += spec.qk_norm_whole ? ", QK-norm over all heads at once" : ", QK-norm";
         if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
         if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";
@@ -878,9 +882,10 @@ bool sees(const Trace& trace, int i, int j) {
     return trace.visible(i, j);
 }
 
-// "L3", and for a model whose layers differ in their window, "local 512" or "global" after it.
-std::string layer_label(const lm::Model& model, bool windows_differ, int layer) {
-    std::string label = "L" + std::to_string(layer + 1);
+// "L3", "L4 NoPE" for a layer that turns neither q nor k in a model whose others do, and for a
+// model whose layers differ in their window, "local 512" or "global" after it.
+std::string layer_label(const lm::Model& model, bool windows_differ, int layer, bool nope) {
+    std::string label = "L" + std::to_string(layer + 1) + (nope ? " NoPE" : "");
     if (!windows_differ) return label;
     const int window = model.window(layer);
     return label + (window > 0 ? " local " + std::to_string(window) : std::string(" global"));
@@ -913,8 +918,16 @@ void draw_grid(Context& state, ModelViewState& m) {
     bool windows_differ = false;
     for (int l = 1; l < layers; ++l) windows_differ |= model.window(l) != model.window(0);
     windows_differ |= layers > 0 && model.window(0) > 0;  // every layer local: still said
+    // NoPE layers (SmolLM3) among RoPE ones: no rotation in that layer's pass
+    std::vector<bool> nope(static_cast<size_t>(std::max(layers, 0)), false);
+    bool any_rope = false;
+    for (int l = 0; l < layers && l < static_cast<int>(pass.layers.size()); ++l)
+        any_rope |= pass.layers[static_cast<size_t>(l)].settings.positional == PositionalEncoding::Rotary;
+    for (int l = 0; l < layers && l < static_cast<int>(pass.layers.size()) && any_rope; ++l)
+        nope[static_cast<size_t>(l)] = pass.layers[static_cast<size_t>(l)].settings.positional != PositionalEncoding::Rotary;
     float label_w = 0.0f;
-    for (int l = 0; l < layers; ++l) label_w = std::max(label_w, ImGui::CalcTextSize((layer_label(model, windows_differ, l) + " ").c_str()).x);
+    for (int l = 0; l < layers; ++l)
+        label_w = std::max(label_w, ImGui::CalcTextSize((layer_label(model, windows_differ, l, nope[static_cast<size_t>(l)]) + " ").c_str()).x);
     const float gap = 4.0f * scale, group_gap = grouped ? 10.0f * scale : 0.0f;
     const int groups = grouped ? c.kv_heads : 1;
     const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -973,7 +986,7 @@ void draw_grid(Context& state, ModelViewState& m) {
     std::string kinds;
     for (int l = 0; l < layers; ++l) {
         const float y = origin.y + static_cast<float>(l) * (map + gap);
-        const std::string label = layer_label(model, windows_differ, l);
+        const std::string label = layer_label(model, windows_differ, l, nope[static_cast<size_t>(l)]);
         const bool local = model.window(l) > 0;
         draw->AddText(ImVec2(origin.x, y + (map - ImGui::GetTextLineHeight()) * 0.5f),
                       windows_differ && !local ? ImGui::GetColorU32(ImGuiCol_Text) : ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
@@ -1043,6 +1056,9 @@ void draw_grid(Context& state, ModelViewState& m) {
                 if (windows_differ)
                     about += local ? "\nlocal layer: each query sees its last " + std::to_string(model.window(l)) + " keys (itself included)"
                                    : std::string("\nglobal layer: each query sees every earlier key");
+                if (nope[static_cast<size_t>(l)])
+                    about += "\nNoPE layer: q and k are not turned, so a score does not depend on how far apart the tokens are; "
+                             "order reaches this layer only through the causal mask and the stream";
                 char weight[64];
                 if (const std::optional<float> v = weight_at(trace, l, h, i, j)) std::snprintf(weight, sizeof weight, "weight %.3f", static_cast<double>(*v));
                 else std::snprintf(weight, sizeof weight, "masked: the query does not see this key");
@@ -1058,6 +1074,10 @@ void draw_grid(Context& state, ModelViewState& m) {
         }
     }
     if (windows_differ) record_item(state, "model.layer_kinds", kinds);
+    std::string nope_rows;
+    for (int l = 0; l < layers; ++l)
+        if (nope[static_cast<size_t>(l)]) nope_rows += (nope_rows.empty() ? "" : ",") + std::to_string(l + 1);
+    if (!nope_rows.empty()) record_item(state, "model.nope_layers", nope_rows);
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + static_cast<float>(layers) * (map + gap)));
     ImGui::Dummy(ImVec2(column.empty() ? label_w : column.back() + map + gap, 1.0f));
     ImGui::EndChild();

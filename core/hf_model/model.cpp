@@ -249,7 +249,7 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
     s.b_k = w.b_k;
     s.b_v = w.b_v;
     s.b_o = w.b_o;
-    if (spec.positions == PositionKind::rope) {
+    if (spec.positions == PositionKind::rope && ls.rope) {  // a NoPE layer (SmolLM3) turns nothing
         s.positional = PositionalEncoding::Rotary;
         s.rope = rope_options(spec, layer);
     }

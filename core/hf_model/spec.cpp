@@ -459,12 +459,12 @@ void read_gpt2(ConfigReader& r, ModelSpec& spec) {
     uniform_layers(spec, 0, {});
 }
 
-void read_llama_like(ConfigReader& r, ModelSpec& spec, bool tie_default) {
+void read_llama_like(ConfigReader& r, ModelSpec& spec, bool tie_default, double theta_default = 10000.0) {
     rms_decoder_defaults(spec);
     read_decoder_sizes(r, spec, std::nullopt);
     spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-6);
     spec.activation = read_activation(r, "hidden_act", "silu");
-    double theta = r.number("rope_theta", 0, 1e12, 10000.0);
+    double theta = r.number("rope_theta", 0, 1e12, theta_default);
     const RopeScaling scaling = read_rope(r, theta, nullptr);
     spec.tied_lm_head = r.flag("tie_word_embeddings", tie_default);
     spec.rotary_dim = spec.head_dim;
@@ -624,6 +624,52 @@ void read_phi3(ConfigReader& r, ModelSpec& spec) {
     for (LayerSpec& layer : spec.layers) layer.window = window;
 }
 
+// SmolLM3: Llama's decoder in which the layers no_rope_layers marks 0 turn neither q nor k (NoPE);
+// without the list, every no_rope_layer_interval-th layer is NoPE (SmolLM3Config: layer ℓ turns
+// when (ℓ + 1) % interval ≠ 0). A layer slides when use_sliding_window is true and its layer_types
+// entry is "sliding_attention"; without layer_types the NoPE layers are the sliding ones (when
+// sliding_window is set). Tied by default; the RoPE base defaults to 2·10⁶.
+void read_smollm3(ConfigReader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, true, 2000000.0);
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    spec.mlp_bias = r.flag("mlp_bias", false);
+    const int n = spec.n_layers;
+    const int interval = r.integer("no_rope_layer_interval", 1, kMaxLayers, 4);
+    std::vector<bool> rope(static_cast<std::size_t>(std::max(n, 0)));
+    for (int l = 0; l < n; ++l) rope[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
+    if (const json* list = r.find("no_rope_layers")) {
+        // "at least the same length as the number of layers": layer ℓ reads entry ℓ
+        if (!list->is_array() || static_cast<int>(list->size()) < n) {
+            r.fault("no_rope_layers", "expected a list of at least " + std::to_string(n) + " entries (num_hidden_layers), 1 for a RoPE "
+                                      "layer and 0 for a NoPE one, found " + shown(*list));
+        } else {
+            for (int l = 0; l < n; ++l) {
+                const json& v = (*list)[static_cast<std::size_t>(l)];
+                if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1)) {
+                    r.fault("no_rope_layers", "entry " + std::to_string(l) + " is " + shown(v) + ": expected 1 (RoPE) or 0 (NoPE)");
+                    break;
+                }
+                rope[static_cast<std::size_t>(l)] = v.get<std::int64_t>() == 1;
+            }
+        }
+    }
+    const bool use = r.flag("use_sliding_window", false);
+    const int window = r.integer("sliding_window", 1, 1 << 30, 0);
+    const auto types = read_layer_types(r, n);
+    for (int l = 0; l < n; ++l) {
+        LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
+        layer.rope = rope[static_cast<std::size_t>(l)];
+        const bool sliding = types ? (*types)[static_cast<std::size_t>(l)] : (use && window > 0 && !layer.rope);
+        if (!sliding || !use) continue;   // SmolLM3Attention: a window only with use_sliding_window
+        if (window == 0) {
+            r.fault("layer_types", "layer " + std::to_string(l) + " is \"sliding_attention\" but sliding_window is null: "
+                                   "transformers' mask would be undefined");
+            return;
+        }
+        layer.window = window;
+    }
+}
+
 void read_gpt_neox(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
@@ -742,6 +788,13 @@ const std::vector<Family>& families() {
                                     "sliding_window", "attention_bias", "mlp_bias", "lm_head_bias"}),
           joined(kCommonInformational, {"embd_pdrop", "resid_pdrop", "auto_map", "full_attn_mod", "interpolate_factor"})},
          read_phi3, TensorLayout::phi3},
+        // SmolLM3Attention is LlamaAttention's: head_dim, attention_bias; max_window_layers is Qwen2's key, which
+        // SmolLM3 never reads
+        {"smollm3", "SmolLM3",
+         {joined(kDecoderHonoured, {"head_dim", "attention_bias", "mlp_bias", "no_rope_layers", "no_rope_layer_interval",
+                                    "use_sliding_window", "sliding_window", "layer_types"}),
+          joined(kCommonInformational, {"max_position_embeddings", "pretraining_tp", "max_window_layers"})},
+         read_smollm3},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",

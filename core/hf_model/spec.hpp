@@ -19,6 +19,7 @@
 //                                               the whole projection (every head at once)
 //   phi3          Phi3ForCausalLM               Llama with fused qkv_proj and gate_up_proj, partial RoPE,
 //                                               LongRoPE (Phi-3, Phi-4-mini)
+//   smollm3       SmolLM3ForCausalLM            Llama with NoPE layers: every fourth turns neither q nor k
 //
 // The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
 //   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
@@ -101,6 +102,7 @@ struct LayerSpec {
     bool causal = true;          // false: BERT, every query sees every key
     double rope_theta = 10000;   // the RoPE base of this layer (Gemma 3: rope_local_base_freq on sliding layers)
     RopeScaling rope_scaling;    // Gemma 3 scales the global layers' RoPE only
+    bool rope = true;            // false: a NoPE layer (SmolLM3's no_rope_layers): q and k are not turned
 };
 
 struct ModelSpec {

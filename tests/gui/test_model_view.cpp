@@ -872,6 +872,24 @@ std::string write_family_model(const std::string& name, testing::families::Famil
 
 }  // namespace
 
+TEST_CASE("Model view: a SmolLM3 folder opens with its NoPE layer named in the grid and the model's line", "[model-view][families]") {
+    const std::string folder = write_family_model("attnlab-gui-smollm3", testing::families::smollm3_checkpoint(), "model.embed_tokens.weight", 16,
+                                                  "bytelevel-roberta-prefix-space.json", 402);
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    ui.frame(2);
+    ui.window.model.state.sentence = "the cat sat on the mat";
+    REQUIRE(ui.open_model(folder));
+    ui.frame(2);
+    const ui::ModelViewState& m = ui.window.model.state;
+    REQUIRE(m.model.has_value());
+    CHECK(m.model->family() == "SmolLM3");
+    REQUIRE(m.pass.ok);
+    CHECK(ui.text("model.nope_layers") == "4");
+    CHECK_THAT(ui.text("model.shape"), Catch::Matchers::Contains("NoPE (no rotation) on layer 4"));
+    CHECK(m.pass.layers[3].settings.positional == PositionalEncoding::None);
+    CHECK(m.pass.layers[2].settings.positional == PositionalEncoding::Rotary);
+}
+
 TEST_CASE("Model view: a Gemma 3 folder opens, its query heads grouped by their K/V head and its layers marked local or global", "[model-view][families]") {
     const std::string folder = write_family_model("attnlab-gui-gemma3", testing::families::gemma3_checkpoint(), "model.embed_tokens.weight", 16,
                                                   "bytelevel-roberta-prefix-space.json", 402);
