@@ -410,12 +410,12 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
     }
 }
 
-TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2 and Phi-3 blocks, each step showing its change") {
+TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3 and SmolLM3 blocks, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/08-since-2017.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 16);
+    REQUIRE(l.steps.size() == 17);
     const Scenario y2017 = scenario_at_step(l, 0), gpt2 = scenario_at_step(l, 3), llama = scenario_at_step(l, 5),
                    gemma = scenario_at_step(l, 8), gemma3 = scenario_at_step(l, 11);
     // The same sentence throughout.
@@ -465,6 +465,12 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     Scenario longer_original = scenario_at_step(l, 15);
     longer_original.rope.original_max_positions = 11;  // "set L to 11": the short factors turn it
     CHECK((run(longer_original).head[0].q - phi3.head[0].q).cwiseAbs().maxCoeff() > 1e-3f);
+    // SmolLM3's NoPE layer: Llama's block with nothing turned, no step before RoPE
+    const Trace nope = run(scenario_at_step(l, 16));
+    REQUIRE(nope.ok);
+    CHECK(nope.settings.positional == PositionalEncoding::None);
+    CHECK(nope.kv_heads == 2);
+    CHECK(nope.head[0].q_unrotated.size() == 0);
     SECTION("a step naming a preset that does not exist is refused") {
         const std::string text = R"({"title": "t", "preset": "block-2017", "steps": [{"stage": "weights", "text": "a", "toggles": {"preset": "block-gpt3"}}]})";
         const auto bad = lesson_from_text(text, "bad.json");

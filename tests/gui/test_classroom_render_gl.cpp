@@ -53,7 +53,14 @@ TEST_CASE("every step of every shipped lesson renders to a PNG without a GL erro
     CHECK(errors.empty());
     REQUIRE(lessons.size() >= 6);
     for (const Lesson& lesson : lessons) {
+        std::vector<Stage> drawn;
         for (size_t step = 0; step < lesson.steps.size(); ++step) {
+#ifdef ATTNLAB_SANITIZED_BUILD
+            // Under the sanitizers each lesson's first step of each stage (every view a lesson draws
+            // runs instrumented); the plain build renders every step.
+            if (std::find(drawn.begin(), drawn.end(), lesson.steps[step].stage) != drawn.end()) continue;
+#endif
+            drawn.push_back(lesson.steps[step].stage);
             const std::string stem = std::filesystem::path(lesson.file).stem().string();
             INFO("lesson " << lesson.file << " step " << step + 1);
             cli::Options options;
