@@ -870,20 +870,26 @@ std::string write_family_model(const std::string& name, testing::families::Famil
     return folder.string();
 }
 
-}  // namespace
-
-TEST_CASE("Model view: a SmolLM3 folder opens with its NoPE layer named in the grid and the model's line", "[model-view][families]") {
-    const std::string folder = write_family_model("attnlab-gui-smollm3", testing::families::smollm3_checkpoint(), "model.embed_tokens.weight", 16,
-                                                  "bytelevel-roberta-prefix-space.json", 402);
-    UiDriver ui(find_preset(default_preset_name())->scenario);
+// The model view of `folder` opened on "the cat sat on the mat", its pass landed.
+const ui::ModelViewState& opened_on_the_cat(UiDriver& ui, const std::string& folder) {
     ui.frame(2);
     ui.window.model.state.sentence = "the cat sat on the mat";
     REQUIRE(ui.open_model(folder));
     ui.frame(2);
     const ui::ModelViewState& m = ui.window.model.state;
     REQUIRE(m.model.has_value());
-    CHECK(m.model->family() == "SmolLM3");
     REQUIRE(m.pass.ok);
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("Model view: a SmolLM3 folder opens with its NoPE layer named in the grid and the model's line", "[model-view][families]") {
+    const std::string folder = write_family_model("attnlab-gui-smollm3", testing::families::smollm3_checkpoint(), "model.embed_tokens.weight", 16,
+                                                  "bytelevel-roberta-prefix-space.json", 402);
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
+    CHECK(m.model->family() == "SmolLM3");
     CHECK(ui.text("model.nope_layers") == "4");
     CHECK_THAT(ui.text("model.shape"), Catch::Matchers::Contains("NoPE (no rotation) on layer 4"));
     CHECK(m.pass.layers[3].settings.positional == PositionalEncoding::None);
@@ -894,14 +900,8 @@ TEST_CASE("Model view: a Gemma 3 folder opens, its query heads grouped by their 
     const std::string folder = write_family_model("attnlab-gui-gemma3", testing::families::gemma3_checkpoint(), "model.embed_tokens.weight", 16,
                                                   "bytelevel-roberta-prefix-space.json", 402);
     UiDriver ui(find_preset(default_preset_name())->scenario);
-    ui.frame(2);
-    ui.window.model.state.sentence = "the cat sat on the mat";
-    REQUIRE(ui.open_model(folder));
-    ui.frame(2);
-    const ui::ModelViewState& m = ui.window.model.state;
-    REQUIRE(m.model.has_value());
+    const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
     CHECK(m.model->family() == "Gemma 3");
-    REQUIRE(m.pass.ok);
     // The grid is the engine's pass, map by map: the same as the model run on its own.
     const lm::ModelLoad alone = lm::load_model(folder);
     REQUIRE(alone.model);
