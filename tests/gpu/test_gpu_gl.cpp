@@ -597,14 +597,21 @@ TEST_CASE("GPU submissions shrink on a slower device", "[gpu][slow-device]") {
     const auto& log = slow_gpu->submissions();
     CHECK(log.size() >= 3 * fast_gpu->submissions().size());
     // The first submission is planned with the probe's speed and may run long; the rest are
-    // planned from what was measured. A loaded machine stretches a few, and a machine whose
-    // load changes between two submissions stretches the next: the median keeps within 2.5×
-    // the bound (a planner that did not shrink the slices would be 25× over it).
+    // planned from what was measured, each within the bound (or the smallest slice there is).
+    // What they then take depends on the machine's load: a build running beside the test
+    // stretched the median past 2.5× the bound once, so the measured times are held to 8× it,
+    // which a planner that did not shrink the slices (25× over) still fails.
+    const double one_tile = 2.0 * 64 * 64 * (32 + 32);  // the smallest piece there is (d_k = d_v = 32)
     std::vector<double> measured;
-    for (size_t i = 1; i < log.size(); ++i) measured.push_back(log[i].measured_ms);
+    for (size_t i = 1; i < log.size(); ++i) {
+        const attn::gpu::Submission& sub = log[i];
+        INFO("submission " << i << ": " << sub.workgroups << " tiles, planned " << sub.planned_ms << " ms");
+        CHECK((sub.planned_ms <= slow.submission_bound_ms * 1.0001 || sub.flops <= one_tile * sub.workgroups));
+        measured.push_back(sub.measured_ms);
+    }
     std::sort(measured.begin(), measured.end());
     INFO("median " << measured[measured.size() / 2] << " ms of " << measured.size() << " submissions");
-    CHECK(measured[measured.size() / 2] <= 2.5 * slow.submission_bound_ms);
+    CHECK(measured[measured.size() / 2] <= 8.0 * slow.submission_bound_ms);
 }
 
 TEST_CASE("GPU submissions grow on a faster device", "[gpu][fast-device]") {
