@@ -530,11 +530,13 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         s = spec_of(sliding);
         CHECK(s.layers[3].window == 3);
         CHECK(s.layers[0].window == 0);
-        // a sliding layer without use_sliding_window does not slide (SmolLM3Attention)
+        // a sliding layer slides by the model's mask even without use_sliding_window (which only
+        // sets the window SmolLM3Attention hands to kernels other than eager's)
         json unused = config;
         unused["layer_types"][1] = "sliding_attention";
         unused["sliding_window"] = 3;
-        CHECK(spec_of(unused).layers[1].window == 0);
+        CHECK(spec_of(unused).layers[1].window == 3);
+        CHECK(spec_of(unused).layers[0].window == 0);
         // refused: a list too short, an entry neither 0 nor 1, a sliding layer with no window
         json bad = config;
         bad["no_rope_layers"] = {1, 0};

@@ -626,9 +626,11 @@ void read_phi3(ConfigReader& r, ModelSpec& spec) {
 
 // SmolLM3: Llama's decoder in which the layers no_rope_layers marks 0 turn neither q nor k (NoPE);
 // without the list, every no_rope_layer_interval-th layer is NoPE (SmolLM3Config: layer ℓ turns
-// when (ℓ + 1) % interval ≠ 0). A layer slides when use_sliding_window is true and its layer_types
-// entry is "sliding_attention"; without layer_types the NoPE layers are the sliding ones (when
-// sliding_window is set). Tied by default; the RoPE base defaults to 2·10⁶.
+// when (ℓ + 1) % interval ≠ 0). A layer slides when its layer_types entry is "sliding_attention":
+// SmolLM3Model masks it with create_sliding_window_causal_mask and config.sliding_window, whatever
+// use_sliding_window says (eager attention reads the mask, not SmolLM3Attention's sliding_window).
+// Without layer_types the NoPE layers are the sliding ones when use_sliding_window and
+// sliding_window are set (SmolLM3Config). Tied by default; the RoPE base defaults to 2·10⁶.
 void read_smollm3(ConfigReader& r, ModelSpec& spec) {
     read_llama_like(r, spec, true, 2000000.0);
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
@@ -660,7 +662,7 @@ void read_smollm3(ConfigReader& r, ModelSpec& spec) {
         LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
         layer.rope = rope[static_cast<std::size_t>(l)];
         const bool sliding = types ? (*types)[static_cast<std::size_t>(l)] : (use && window > 0 && !layer.rope);
-        if (!sliding || !use) continue;   // SmolLM3Attention: a window only with use_sliding_window
+        if (!sliding) continue;
         if (window == 0) {
             r.fault("layer_types", "layer " + std::to_string(l) + " is \"sliding_attention\" but sliding_window is null: "
                                    "transformers' mask would be undefined");
