@@ -107,9 +107,7 @@ bool step(const Writer& w, Writing& writing, int id, StepAttention* attention, s
         if (attention) attention->clear();
         return true;
     }
-    bool refactored = false;
-    for (const Scenario& layer : writing.layers) refactored = refactored || rope_factors_change(layer, position);
-    if (refactored) {
+    if (std::any_of(writing.layers.begin(), writing.layers.end(), [&](const Scenario& layer) { return rope_factors_change(layer, position); })) {
         // LongRoPE: the text reaches its long factors, which turn every row of a full pass; the
         // keys cached so far were turned with the short ones, so every layer's cache is
         // computed again for the new length (as a full run of the whole text would turn them).

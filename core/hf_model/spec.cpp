@@ -459,21 +459,31 @@ void read_gpt2(ConfigReader& r, ModelSpec& spec) {
     uniform_layers(spec, 0, {});
 }
 
-void read_llama_like(ConfigReader& r, ModelSpec& spec, bool tie_default, double theta_default = 10000.0) {
+// What a Llama-derived config leaves to its family's defaults, and what the family reads beyond Llama's RoPE.
+struct LlamaDefaults {
+    bool tied = false;             // tie_word_embeddings
+    double theta = 10000.0;        // rope_theta
+    double rms_norm_eps = 1e-6;
+    bool partial_rotary = false;   // partial_rotary_factor is read (Phi-3); elsewhere every dim turns
+    bool longrope = false;         // rope type longrope is read (Phi-3)
+};
+
+void read_llama_like(ConfigReader& r, ModelSpec& spec, const LlamaDefaults& defaults) {
     rms_decoder_defaults(spec);
     read_decoder_sizes(r, spec, std::nullopt);
-    spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-6);
+    spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, defaults.rms_norm_eps);
     spec.activation = read_activation(r, "hidden_act", "silu");
-    double theta = r.number("rope_theta", 0, 1e12, theta_default);
-    const RopeScaling scaling = read_rope(r, theta, nullptr);
-    spec.tied_lm_head = r.flag("tie_word_embeddings", tie_default);
-    spec.rotary_dim = spec.head_dim;
+    double theta = r.number("rope_theta", 0, 1e12, defaults.theta);
+    double partial = defaults.partial_rotary ? r.number("partial_rotary_factor", 0, 1.0000001, 1.0) : 1.0;
+    const RopeScaling scaling = read_rope(r, theta, defaults.partial_rotary ? &partial : nullptr, defaults.longrope);
+    spec.tied_lm_head = r.flag("tie_word_embeddings", defaults.tied);
+    spec.rotary_dim = static_cast<int>(spec.head_dim * partial);   // int(head_dim * partial_rotary_factor)
     spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
     uniform_layers(spec, theta, scaling);
 }
 
 void read_llama(ConfigReader& r, ModelSpec& spec) {
-    read_llama_like(r, spec, false);
+    read_llama_like(r, spec, {});
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
     spec.mlp_bias = r.flag("mlp_bias", false);
     // nanotron writes it; transformers' Llama always rotates halves, whatever it says
@@ -485,13 +495,13 @@ void read_llama(ConfigReader& r, ModelSpec& spec) {
 // (MistralModel masks with create_sliding_window_causal_mask: key j seen by query i when
 // i − j < W), with it null none does (Mistral v0.2 on).
 void read_mistral(ConfigReader& r, ModelSpec& spec) {
-    read_llama_like(r, spec, false);
+    read_llama_like(r, spec, {});
     const int window = r.integer("sliding_window", 1, 1 << 30, 0);
     for (LayerSpec& layer : spec.layers) layer.window = window;
 }
 
 void read_qwen2(ConfigReader& r, ModelSpec& spec) {
-    read_llama_like(r, spec, false);
+    read_llama_like(r, spec, {});
     spec.qkv_bias = true;   // Qwen2Attention: q, k, v with bias, o without
     spec.o_bias = false;
     r.only("use_mrope", false, "multimodal RoPE (Qwen2-VL) is not computed");
@@ -499,7 +509,7 @@ void read_qwen2(ConfigReader& r, ModelSpec& spec) {
 }
 
 void read_qwen3(ConfigReader& r, ModelSpec& spec) {
-    read_llama_like(r, spec, false);
+    read_llama_like(r, spec, {});
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
     spec.qk_norm = true;
     read_qwen_window(r, spec);
@@ -568,8 +578,9 @@ void read_gemma(ConfigReader& r, ModelSpec& spec, bool gemma3) {
 // of every head's q (H·head_dim numbers) and one of every K/V head's k, before the split and RoPE
 // (Olmo2Attention: q_norm(q_proj(x)), k_norm(k_proj(x))). rms_norm_eps defaults to 1e-5.
 void read_olmo2(ConfigReader& r, ModelSpec& spec) {
-    read_llama_like(r, spec, false);
-    spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-5);
+    LlamaDefaults defaults;
+    defaults.rms_norm_eps = 1e-5;
+    read_llama_like(r, spec, defaults);
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
     spec.qk_norm = spec.qk_norm_whole = true;
     spec.layout = BlockLayout::after_sublayers;
@@ -583,17 +594,13 @@ void read_olmo2(ConfigReader& r, ModelSpec& spec) {
 // attention factor √(1 + ln(s)/ln(L)), s = max_position_embeddings / L, when the config gives none
 // (_compute_longrope_parameters).
 void read_phi3(ConfigReader& r, ModelSpec& spec) {
-    rms_decoder_defaults(spec);
-    read_decoder_sizes(r, spec, std::nullopt);
-    spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-5);
-    spec.activation = read_activation(r, "hidden_act", "silu");
-    double theta = r.number("rope_theta", 0, 1e12, 10000.0);
-    double partial = r.number("partial_rotary_factor", 0, 1.0000001, 1.0);
-    RopeScaling scaling = read_rope(r, theta, &partial, true);
-    spec.tied_lm_head = r.flag("tie_word_embeddings", false);
-    spec.rotary_dim = static_cast<int>(spec.head_dim * partial);   // int(head_dim * partial_rotary_factor)
+    LlamaDefaults defaults;
+    defaults.rms_norm_eps = 1e-5;
+    defaults.partial_rotary = defaults.longrope = true;
+    read_llama_like(r, spec, defaults);
     const int max_positions = r.integer("max_position_embeddings", 1, kMaxPositions, 4096);
     const int original = r.integer("original_max_position_embeddings", 1, kMaxPositions, 4096);
+    RopeScaling scaling = spec.layers.empty() ? RopeScaling{} : spec.layers.front().rope_scaling;   // every layer's
     if (scaling.kind == RopeScalingKind::longrope) {
         if (scaling.original_max_position_embeddings == 0) scaling.original_max_position_embeddings = original;
         const int L = scaling.original_max_position_embeddings;
@@ -614,13 +621,12 @@ void read_phi3(ConfigReader& r, ModelSpec& spec) {
             if (!list->empty() && list->size() != pairs)
                 r.fault("rope_scaling", "'" + std::string(name) + "' has " + std::to_string(list->size()) + " factors: expected " +
                                         std::to_string(pairs) + " (head_dim·partial_rotary_factor / 2)");
+        for (LayerSpec& layer : spec.layers) layer.rope_scaling = scaling;
     }
     r.only("attention_bias", false, "Phi3Attention has no biases (transformers reads no such key)");
     r.only("mlp_bias", false, "Phi3MLP has no biases (transformers reads no such key)");
     r.only("lm_head_bias", false, "Phi3ForCausalLM's head has no bias (transformers reads no such key)");
     const int window = r.integer("sliding_window", 1, 1 << 30, 0);
-    spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
-    uniform_layers(spec, theta, scaling);
     for (LayerSpec& layer : spec.layers) layer.window = window;
 }
 
@@ -632,7 +638,10 @@ void read_phi3(ConfigReader& r, ModelSpec& spec) {
 // Without layer_types the NoPE layers are the sliding ones when use_sliding_window and
 // sliding_window are set (SmolLM3Config). Tied by default; the RoPE base defaults to 2·10⁶.
 void read_smollm3(ConfigReader& r, ModelSpec& spec) {
-    read_llama_like(r, spec, true, 2000000.0);
+    LlamaDefaults defaults;
+    defaults.tied = true;
+    defaults.theta = 2000000.0;
+    read_llama_like(r, spec, defaults);
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
     spec.mlp_bias = r.flag("mlp_bias", false);
     const int n = spec.n_layers;
