@@ -211,6 +211,15 @@ bool set_cell(const SetCell& e, Scenario& s) {
             }
             break;
         }
+        case MatrixId::Router: {
+            if (s.input != InputMode::Embeddings || !s.block.moe.routed()) return false;
+            weight = &s.block.moe.router;
+            if (weight->size() == 0) {  // the seeded one the engine uses (engine.cpp's run_experts)
+                *weight = resolved_weight(Matrix(), s.d_model, s.block.moe.experts, s.seed, 20);
+                materialised = true;
+            }
+            break;
+        }
         case MatrixId::X:
         case MatrixId::SourceX: {
             if (s.input != InputMode::Embeddings) return false;
@@ -515,6 +524,17 @@ bool apply(const Edit& edit, Scenario& s) {
                 if (reflect::equal(block, s.block)) return false;
                 s.block = std::move(block);
                 return true;
+            } else if constexpr (std::is_same_v<E, SetMixture>) {
+                MixtureOfExperts& m = s.block.moe;
+                if (!m.routed() || e.top_k < 1 || e.top_k > m.experts || !std::is_sorted(e.ablated.begin(), e.ablated.end()) ||
+                    std::adjacent_find(e.ablated.begin(), e.ablated.end()) != e.ablated.end() ||
+                    (!e.ablated.empty() && (e.ablated.front() < 0 || e.ablated.back() >= m.experts)))
+                    return false;
+                if (m.top_k == e.top_k && m.normalize_top_k == e.normalize_top_k && m.ablated == e.ablated) return false;
+                m.top_k = e.top_k;
+                m.normalize_top_k = e.normalize_top_k;
+                m.ablated = e.ablated;
+                return true;
             } else if constexpr (std::is_same_v<E, SetSeed>) {
                 const bool had_weights = s.w_q.size() || s.w_k.size() || s.w_v.size() ||
                                          (s.input == InputMode::Embeddings && s.w_o.size());
@@ -562,6 +582,7 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetAttention>) return std::string("set attention to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetBlock>) return e.on ? "turn the block on" : "turn the block off";
             else if constexpr (std::is_same_v<E, SetBlockDesign>) return "change the block's design";
+            else if constexpr (std::is_same_v<E, SetMixture>) return std::string("change the experts' routing");
             else if constexpr (std::is_same_v<E, SetSeed>) return "set the seed to " + std::to_string(e.seed);
             else return "replace the scenario";
         },

@@ -62,6 +62,14 @@ struct SetBlockDesign {
     // after each sublayer are the only ones. Absent: as they are.
     std::optional<bool> layer_norm;
 };
+// A mixture of experts' choices, its router and experts kept: how many experts each token
+// keeps, whether their weights are renormalised, and the experts whose output is dropped
+// (ascending, from 0). Refused where the block has no mixture or the numbers do not fit it.
+struct SetMixture {
+    int top_k = 1;
+    bool normalize_top_k = false;
+    std::vector<int> ablated;
+};
 struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_O
 // navigation: a lesson step being shown, not an edit: it is not undone, and the undo
 // history starts again from it (undo never mixes one step's scenario with another's text).
@@ -69,7 +77,7 @@ struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
                           SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap, SetRope,
-                          SetQKNorm, SetSinks, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetSeed, ReplaceScenario>;
+                          SetQKNorm, SetSinks, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetSeed, ReplaceScenario>;
 
 // Applies one edit. Returns true when the scenario changed; false (scenario untouched)
 // when the edit does not fit it (a cell out of range, a head count that does not divide).

@@ -48,7 +48,7 @@ struct TestHooks {
     std::vector<std::pair<int, int>> model_ablate;  // (layer, head), from 1
     std::string model_compare;        // "sentences", "heads", "models", or empty: the grid tab
     std::string model_compare_b;      // two models: model B's folder
-    std::string model_tab;            // "roles", "lens", "sweep", or empty
+    std::string model_tab;            // "roles", "lens", "sweep", "routing", or empty
     std::string model_write;          // ATTNLAB_DEBUG_WRITE as given
 };
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <new>
+#include <numeric>
 #include <sstream>
 
 #include "attention_rules.hpp"
@@ -69,6 +70,32 @@ void check_vector(std::vector<std::string>& errors, const char* name, const Vect
         errors.push_back(std::string(name) + " has " + std::to_string(v.size()) + " numbers, expected " + std::to_string(length));
 }
 
+void check_experts(std::vector<std::string>& errors, const Scenario& s) {
+    const MixtureOfExperts& m = s.block.moe;
+    if (m.experts == 0) return;
+    const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * s.d_model;
+    if (m.experts < 0 || m.experts > kMaxExperts) {
+        errors.push_back("block moe.experts is " + std::to_string(m.experts) + ": expected 1 to " + std::to_string(kMaxExperts));
+        return;
+    }
+    if (m.top_k < 1 || m.top_k > m.experts)
+        errors.push_back("block moe.top_k is " + std::to_string(m.top_k) + ": each token keeps 1 to E = " + std::to_string(m.experts) + " experts");
+    check_shape(errors, "block W_router", m.router, s.d_model, m.experts);
+    if (!m.weights.empty() && static_cast<int>(m.weights.size()) != m.experts)
+        errors.push_back("block moe has weights for " + std::to_string(m.weights.size()) + " experts, expected E = " + std::to_string(m.experts) + " (or none)");
+    for (size_t e = 0; e < m.weights.size(); ++e) {
+        const std::string name = "block expert " + std::to_string(e) + " ";
+        check_shape(errors, (name + "W_gate").c_str(), m.weights[e].w_gate, s.d_model, d_ff);
+        check_shape(errors, (name + "W_1").c_str(), m.weights[e].w_1, s.d_model, d_ff);
+        check_shape(errors, (name + "W_2").c_str(), m.weights[e].w_2, d_ff, s.d_model);
+    }
+    for (size_t i = 0; i < m.ablated.size(); ++i) {
+        const int e = m.ablated[i];
+        if (e < 0 || e >= m.experts) errors.push_back("block moe ablates expert " + std::to_string(e) + ": the experts are 0 to " + std::to_string(m.experts - 1));
+        else if (i > 0 && e <= m.ablated[i - 1]) errors.push_back("block moe's ablated experts must be listed once each, ascending");
+    }
+}
+
 void check_block(std::vector<std::string>& errors, const Scenario& s) {
     const BlockOptions& b = s.block;
     const int d_ff = b.d_ff > 0 ? b.d_ff : 4 * s.d_model;
@@ -85,6 +112,7 @@ void check_block(std::vector<std::string>& errors, const Scenario& s) {
     check_vector(errors, "block post-attention norm beta", b.norm_post_attention.beta, s.d_model);
     check_vector(errors, "block post-feed-forward norm gamma", b.norm_post_feed_forward.gamma, s.d_model);
     check_vector(errors, "block post-feed-forward norm beta", b.norm_post_feed_forward.beta, s.d_model);
+    check_experts(errors, s);
     if (!(b.epsilon > 0.0f) || !std::isfinite(b.epsilon))
         errors.push_back("block epsilon is " + std::to_string(b.epsilon) + ": a norm needs a small positive number such as 1e-5");
     for (const BlockConflict& c : block_conflicts(b)) errors.push_back("block " + c.key + ": " + c.why);
@@ -115,7 +143,9 @@ double full_trace_bytes(const Scenario& s) {
     const BlockOptions& b = s.block;
     if (b.residual || b.layer_norm || b.feed_forward) {
         const double d_ff = b.feed_forward ? (b.d_ff > 0 ? b.d_ff : 4.0 * d) : 0.0;
-        floats += 8.0 * n_q * d + (b.gated ? 3.0 : 1.0) * n_q * d_ff;  // norms, residuals, output; the hidden layer
+        floats += 8.0 * n_q * d;  // norms, residuals, output
+        if (b.moe.routed()) floats += 3.0 * n_q * b.moe.experts;        // the router's logits, probabilities and routing
+        else floats += (b.gated ? 3.0 : 1.0) * n_q * d_ff;              // the hidden layer
     }
     return floats * sizeof(float) + n_q * n_k;  // and the visible mask, a byte a cell
 }
@@ -551,6 +581,58 @@ Matrix as_row(const Vector& v) { return v; }
 
 }  // namespace
 
+// The mixture of experts (scenario.hpp's MixtureOfExperts) on what the feed-forward reads (n × d_model).
+void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_order) {
+    const auto kernel = [any_order](ProductKernel k) { return any_order ? ProductKernel::any_order : k; };
+    const MixtureOfExperts& m = s.block.moe;
+    const int d_model = s.d_model, experts = m.experts;
+    const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * d_model;
+    const Eigen::Index n = x.rows();
+    b.router = resolved_weight(m.router, d_model, experts, s.seed, 20);
+    product_into(x, b.router, b.router_logits, kernel(ProductKernel::row_major));  // (n, d_model)·(d_model, E) → (n, E)
+    b.router_probabilities = softmax_rows(b.router_logits, SoftmaxKind::Stable);  // each row sums to 1
+    // Each token's kept experts: the top_k largest probabilities, ties to the smaller expert.
+    b.routing = Matrix::Zero(n, experts);
+    std::vector<std::vector<Eigen::Index>> tokens_of(static_cast<size_t>(experts));
+    std::vector<int> order(static_cast<size_t>(experts));
+    for (Eigen::Index i = 0; i < n; ++i) {
+        std::iota(order.begin(), order.end(), 0);
+        const auto p = b.router_probabilities.row(i);
+        std::partial_sort(order.begin(), order.begin() + m.top_k, order.end(), [&p](int a, int c) {
+            return p(a) > p(c) || (p(a) == p(c) && a < c) || (std::isnan(p(c)) && !std::isnan(p(a)));
+        });
+        float kept = 0.0f;  // Σ of the kept probabilities, largest first (torch's sum over topk's values)
+        for (int r = 0; r < m.top_k; ++r) kept += p(order[static_cast<size_t>(r)]);
+        for (int r = 0; r < m.top_k; ++r) {
+            const int e = order[static_cast<size_t>(r)];
+            b.routing(i, e) = m.normalize_top_k ? p(e) / kept : p(e);
+            tokens_of[static_cast<size_t>(e)].push_back(i);
+        }
+    }
+    // Each kept expert on its own tokens, added in expert order: y_i += w_ie·expert_e(x_i).
+    b.experts.assign(static_cast<size_t>(experts), Expert{});
+    b.ffn_output = Matrix::Zero(n, d_model);
+    Matrix rows, gate, up, down;
+    for (int e = 0; e < experts; ++e) {
+        const Expert given = m.weights.empty() ? Expert{} : m.weights[static_cast<size_t>(e)];
+        Expert& used = b.experts[static_cast<size_t>(e)];
+        const int which = 100 + 3 * e;  // each seeded expert its own weights
+        used.w_gate = resolved_weight(given.w_gate, d_model, d_ff, s.seed, which);
+        used.w_1 = resolved_weight(given.w_1, d_model, d_ff, s.seed, which + 1);
+        used.w_2 = resolved_weight(given.w_2, d_ff, d_model, s.seed, which + 2);
+        const std::vector<Eigen::Index>& tokens = tokens_of[static_cast<size_t>(e)];
+        if (tokens.empty() || m.is_ablated(e)) continue;  // an ablated expert adds nothing
+        rows.resize(static_cast<Eigen::Index>(tokens.size()), d_model);
+        for (size_t j = 0; j < tokens.size(); ++j) rows.row(static_cast<Eigen::Index>(j)) = x.row(tokens[j]);
+        product_into(rows, used.w_gate, gate, kernel(ProductKernel::row_major));    // (m, d_model)·(d_model, d_ff) → (m, d_ff)
+        product_into(rows, used.w_1, up, kernel(ProductKernel::column_major));      // (m, d_model)·(d_model, d_ff) → (m, d_ff)
+        gate = activate(gate, s.block.activation).cwiseProduct(up);                 // act(gate) ⊙ up
+        product_into(gate, used.w_2, down, kernel(ProductKernel::column_major));    // (m, d_ff)·(d_ff, d_model) → (m, d_model)
+        for (size_t j = 0; j < tokens.size(); ++j)
+            b.ffn_output.row(tokens[j]) += b.routing(tokens[j], e) * down.row(static_cast<Eigen::Index>(j));
+    }
+}
+
 void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_output, BlockTrace& b, bool any_order) {
     const auto kernel = [any_order](ProductKernel k) { return any_order ? ProductKernel::any_order : k; };
     const BlockOptions& o = s.block;
@@ -583,9 +665,13 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
         b.output = pre ? b.residual : b.norm1;
         return;
     }
-    b.w_1 = resolved_weight(o.w_1, d_model, d_ff, s.seed, 10);
-    b.w_2 = resolved_weight(o.w_2, d_ff, d_model, s.seed, 11);
-    if (o.gated) {
+    if (!o.moe.routed()) {  // a mixture's experts have weights of their own
+        b.w_1 = resolved_weight(o.w_1, d_model, d_ff, s.seed, 10);
+        b.w_2 = resolved_weight(o.w_2, d_ff, d_model, s.seed, 11);
+    }
+    if (o.moe.routed()) {
+        run_experts(s, ffn_input, b, any_order);
+    } else if (o.gated) {
         // SwiGLU / GeGLU: the gate's activation decides how much of each up-projected unit passes.
         // Each product keeps the kernel its numbers always came from (product.hpp: Matrix(a·b) for
         // the gate, `m = a·b`, a column-major temporary, for up and down).
@@ -662,6 +748,10 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.block.gated = s.block.gated;
     settings.block.parallel_residual = s.block.parallel_residual;
     settings.block.sandwich_norm = s.block.sandwich_norm;
+    settings.block.moe.experts = s.block.moe.experts;  // the mixture's switches, not its weights
+    settings.block.moe.top_k = s.block.moe.top_k;
+    settings.block.moe.normalize_top_k = s.block.moe.normalize_top_k;
+    settings.block.moe.ablated = s.block.moe.ablated;
     settings.seed = s.seed;
     t.has_block = has_block(s);
     if (s.input == InputMode::Embeddings) {

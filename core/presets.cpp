@@ -606,6 +606,30 @@ Preset block_phi3_preset() {
     return p;
 }
 
+Preset block_qwen3_moe_preset() {
+    Preset p;
+    p.name = "block-qwen3-moe";
+    p.title = "Qwen3-MoE's block: a router picks each token's experts";
+    p.description =
+        "Qwen3-MoE (2025) is Qwen3's block (Llama's, with QK-norm) whose feed-forward is many experts and a router. "
+        "Each token's router logits x\xC2\xB7W_router, one per expert, go through a softmax, and only the k most likely "
+        "experts run on that token; their outputs are added, each weighted by its probability renormalised over the k "
+        "(norm_topk_prob). Qwen3-30B-A3B keeps 8 of 128 experts per token, so a token reads about a tenth of the "
+        "feed-forward weights. Here 4 experts of width 16, 2 kept: the routing card shows which two each token went "
+        "to. Random weights.";
+    p.scenario = block_llama_preset().scenario;
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.rope.theta = 1000000.0f;
+    s.qk_norm = true;
+    s.block.epsilon = 1e-6f;
+    s.block.d_ff = 16;
+    s.block.moe.experts = 4;
+    s.block.moe.top_k = 2;
+    s.block.moe.normalize_top_k = true;
+    return p;
+}
+
 std::vector<Preset> make_presets() {
     std::vector<Preset> all;
     all.push_back(three_token_example());
@@ -650,6 +674,7 @@ std::vector<Preset> make_presets() {
     all.push_back(block_gemma3_preset());
     all.push_back(block_olmo2_preset());
     all.push_back(block_phi3_preset());
+    all.push_back(block_qwen3_moe_preset());
     all.push_back(first_token_sink_preset());
     all.push_back(qk_norm_preset());
     all.push_back(sinks_preset());

@@ -171,6 +171,8 @@ Column fixed_output(const Trace&) { return Column::Output; }
 Column fixed_block(const Trace&) { return Column::Block; }
 Column fixed_gate_and_up(const Trace&) { return Column::GateAndUp; }
 Column fixed_feed_forward(const Trace&) { return Column::FeedForward; }
+Column fixed_router(const Trace&) { return Column::Router; }
+bool routed(const Trace& t) { return t.has_block && t.settings.block.moe.routed(); }
 Column fixed_block_output(const Trace&) { return Column::BlockOutput; }
 
 
@@ -507,9 +509,30 @@ std::vector<MatrixEntry> build_registry() {
     r.push_back({"block.b_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::B2, "b_2", Ar::BlockParameter,
                  BLOCK_GET(b_2),
                  [](const Trace&, int) { return std::string("b") + kSub2; }, SHAPE_OF(block.b_2), fixed_feed_forward});
+    // A mixture of experts: the router's logits, their softmax, and the weights of the kept experts.
+    r.push_back({"block.router", false, Stage::Block, A::Dim, A::Expert, V::Signed, E::Router, "W_router", Ar::BlockParameter,
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* { return routed(t) ? &t.block.router.get() : nullptr; },
+                 [](const Trace&, int) { return std::string("W_router"); }, SHAPE_OF(block.router), fixed_router});
+    r.push_back({"block.router_logits", false, Stage::Block, A::Query, A::Expert, V::Signed, E::None, "router logits", Ar::RouterLogit,
+                 BLOCK_GET(router_logits),
+                 [](const Trace&, int) { return "router logits = x" + std::string(kDot) + "W_router"; },
+                 [](const Trace& t, int) { return product(ffn_input(t), t.block.router, t.block.router_logits); }, fixed_router});
+    r.push_back({"block.router_probabilities", false, Stage::Block, A::Query, A::Expert, V::Weights, E::None, "router probabilities",
+                 Ar::RouterProbability, BLOCK_GET(router_probabilities),
+                 [](const Trace&, int) { return std::string("softmax(router logits): each row sums to 1"); },
+                 SHAPE_OF(block.router_probabilities), fixed_router});
+    r.push_back({"block.routing", false, Stage::Block, A::Query, A::Expert, V::Weights, E::None, "routing", Ar::Routing,
+                 BLOCK_GET(routing),
+                 [](const Trace& t, int) {
+                     const MixtureOfExperts& m = t.settings.block.moe;
+                     return "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) + " experts" +
+                            (m.normalize_top_k ? ", renormalised to sum 1" : ", their probabilities as they are");
+                 },
+                 SHAPE_OF(block.routing), fixed_router});
     r.push_back({"block.ffn_output", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "feed-forward output", Ar::FeedForwardOutput,
                  BLOCK_GET(ffn_output),
                  [](const Trace& t, int) {
+                     if (routed(t)) return std::string("\xCE\xA3 routing") + kDot + "expert(x): the kept experts' outputs, weighted";
                      if (gated(t)) return std::string("(gate \xE2\x8A\x99 up)") + kDot + "W" + kSub2;
                      return std::string("hidden") + kDot + "W" + kSub2 + " + b" + kSub2;
                  },
@@ -587,6 +610,7 @@ const char* to_string(Editable e) {
         case Editable::BetaPostFeedForward: return "post-feed-forward norm beta";
         case Editable::QNorm: return "QK-norm weight of q";
         case Editable::KNorm: return "QK-norm weight of k";
+        case Editable::Router: return "W_router";
     }
     return "?";
 }
@@ -653,6 +677,7 @@ const char* column_label(Column column) {
         case Column::Concat: return "concat \xC2\xB7 W_O";
         case Column::Output: return "output";
         case Column::Block: return "residual, norm 2";
+        case Column::Router: return "router";
         case Column::GateAndUp: return "gate, up";
         case Column::FeedForward: return "feed-forward";
         case Column::BlockOutput: return "block output";
@@ -697,7 +722,7 @@ bool is_vector(const MatrixEntry& entry) {
 bool is_weight(const MatrixEntry& entry) {
     switch (entry.edit) {
         case Editable::WQ: case Editable::WK: case Editable::WV: case Editable::WO:
-        case Editable::W1: case Editable::W2: case Editable::WGate: return true;
+        case Editable::W1: case Editable::W2: case Editable::WGate: case Editable::Router: return true;
         default: return false;
     }
 }
@@ -711,6 +736,7 @@ const SharedMatrix* weight_of(const Trace& t, const MatrixEntry& entry) {
         case Editable::W1: return t.has_block ? &t.block.w_1 : nullptr;  // as the entries' get
         case Editable::W2: return t.has_block ? &t.block.w_2 : nullptr;
         case Editable::WGate: return t.has_block ? &t.block.w_gate : nullptr;
+        case Editable::Router: return t.has_block ? &t.block.router : nullptr;
         default: return nullptr;
     }
 }

@@ -20,7 +20,7 @@
 namespace attn {
 
 // What a matrix's rows or columns count.
-enum class Axis { Query, Key, Dim, Hidden };
+enum class Axis { Query, Key, Dim, Hidden, Expert };
 // How its values are coloured: signed (a diverging scale around 0) or weights (0…1).
 enum class ValueKind { Signed, Weights };
 
@@ -29,6 +29,7 @@ enum class Editable {
     None, X, SourceX, Q, K, V, WQ, WK, WV, WO, BQ, BK, BV, BO, W1, B1, W2, B2, Gamma1, Beta1, Gamma2, Beta2,
     WGate, GammaPostAttention, BetaPostAttention, GammaPostFeedForward, BetaPostFeedForward,
     QNorm, KNorm,  // QK-norm's weights, one (1 × d_k) vector each for q and k
+    Router,        // a mixture of experts' W_router (d_model × E)
 };
 const char* to_string(Editable editable);
 
@@ -47,13 +48,14 @@ enum class Arithmetic {
     // LayerNorm or RMSNorm (and RMSNorm's (1 + γ) form), and the tooltip writes that one out.
     Residual, Norm1, Norm2, PostAttentionNorm, PostFeedForwardNorm,
     FeedForwardHidden, Gate, UpProjection, GateProduct, FeedForwardOutput, Residual2, BlockOutput,
+    RouterLogit, RouterProbability, Routing, // a mixture of experts: x·W_router, its softmax, the kept top-k
     BlockParameter,                          // γ, β, W_1, b_1, W_2, b_2, W_gate
 };
 
 // The columns of the pipeline, left to right: each card is drawn in its entry's column.
 enum class Column {
     Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, BeforeQKNorm, QKNorm, Unrotated, Projections, Scores, Scaled,
-    Capped, Masked, Softmax, Sink, HeadOutput, Concat, Output, Block, GateAndUp, FeedForward, BlockOutput,
+    Capped, Masked, Softmax, Sink, HeadOutput, Concat, Output, Block, Router, GateAndUp, FeedForward, BlockOutput,
 };
 
 struct MatrixEntry {

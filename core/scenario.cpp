@@ -1,5 +1,6 @@
 #include "scenario.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <utility>
 
@@ -7,6 +8,9 @@ namespace attn {
 
 void own_weight_holders(Scenario& s) {
     for (SharedMatrix* w : {&s.w_q, &s.w_k, &s.w_v, &s.w_o, &s.block.w_1, &s.block.w_2, &s.block.w_gate}) *w = w->own_holder();
+    s.block.moe.router = s.block.moe.router.own_holder();
+    for (Expert& e : s.block.moe.weights)
+        for (SharedMatrix* w : {&e.w_gate, &e.w_1, &e.w_2}) *w = w->own_holder();
 }
 
 const char* to_string(InputMode m) { return m == InputMode::Direct ? "direct" : "embeddings"; }
@@ -115,6 +119,10 @@ std::optional<NormKind> norm_kind_from_string(const std::string& s) {
     return std::nullopt;
 }
 
+bool MixtureOfExperts::is_ablated(int expert) const {
+    return std::binary_search(ablated.begin(), ablated.end(), expert);
+}
+
 std::vector<BlockConflict> block_conflicts(const BlockOptions& b) {
     std::vector<BlockConflict> conflicts;
     if (!b.residual && !b.layer_norm && !b.feed_forward) return conflicts;  // the block is off: its switches wait
@@ -138,6 +146,11 @@ std::vector<BlockConflict> block_conflicts(const BlockOptions& b) {
     }
     if (b.sandwich_norm) {
         if (!pre) conflicts.push_back({"sandwich_norm", "the sandwich adds norms after each sublayer of a pre-norm block: it needs \"norm\": \"pre\""});
+    }
+    if (b.moe.routed()) {
+        if (!b.gated) conflicts.push_back({"moe", "its experts are gated feed-forwards: it needs \"gated\": true"});
+        for (const auto& [key, weight] : {std::pair{"w_1", &b.w_1}, std::pair{"w_2", &b.w_2}, std::pair{"w_gate", &b.w_gate}})
+            if (weight->size() != 0) conflicts.push_back({key, "the experts' own weights replace the block's one feed-forward: it would be ignored"});
     }
     return conflicts;
 }

@@ -103,6 +103,34 @@ struct LayerNormParams {
     Vector gamma, beta;  // (1 × d_model) each, or empty; RMSNorm has no β
 };
 
+// The most experts a mixture may have (DeepSeek-V3 and Qwen3-MoE route among 256 and 128).
+inline constexpr int kMaxExperts = 1024;
+
+// One expert of a mixture: a gated feed-forward of its own, with the block's activation and d_ff.
+struct Expert {
+    SharedMatrix w_gate, w_1, w_2;  // (d_model × d_ff) gate, (d_model × d_ff) up, (d_ff × d_model) down; empty → seeded
+};
+
+// A mixture of experts in place of the block's one feed-forward (Mixtral, Qwen3-MoE: transformers'
+// Qwen3MoeSparseMoeBlock). For each token x (a row of what the feed-forward reads):
+//   r = x·W_router                (1 × E): the router's logits
+//   p = softmax(r)                (1 × E): the routing probabilities, in float32
+//   K = the top_k largest of p    ties: the smaller expert first
+//   w_e = p_e, or p_e / Σ_{K} p   with normalize_top_k (norm_topk_prob), for e in K; 0 elsewhere
+//   y = Σ_{e ∈ K} w_e·expert_e(x) in expert order, expert_e(x) = (act(x·W_gate,e) ⊙ x·W₁,e)·W₂,e
+// Only the kept experts run. An ablated expert keeps its place in the routing (the weights of the
+// others are unchanged) and adds nothing to y.
+struct MixtureOfExperts {
+    int experts = 0;                // E; 0: the block's one feed-forward
+    int top_k = 1;                  // k, 1 ≤ k ≤ E
+    bool normalize_top_k = false;
+    SharedMatrix router;            // W_router (d_model × E); empty → seeded Xavier-uniform
+    std::vector<Expert> weights;    // E experts, or empty → each seeded
+    std::vector<int> ablated;       // experts whose output is dropped, ascending, each in [0, E)
+    bool routed() const { return experts > 0; }
+    bool is_ablated(int expert) const;
+};
+
 struct BlockOptions {
     bool residual = false;    // x + sublayer(…): the residual adds X + PE
     bool layer_norm = false;
@@ -129,6 +157,8 @@ struct BlockOptions {
     // then y + N_post_ffn(FFN(y)).
     bool sandwich_norm = false;
     LayerNormParams norm_post_attention, norm_post_feed_forward;
+    // Routed experts in place of W_gate, W₁, W₂ (gated only): see MixtureOfExperts.
+    MixtureOfExperts moe;
 };
 
 struct Scenario {

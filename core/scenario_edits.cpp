@@ -1,5 +1,6 @@
 #include "scenario_edits.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -36,7 +37,26 @@ const WeightField kWeights[] = {
     {"block.w_1", [](Scenario& s) -> SharedMatrix& { return s.block.w_1; }},
     {"block.w_2", [](Scenario& s) -> SharedMatrix& { return s.block.w_2; }},
     {"block.w_gate", [](Scenario& s) -> SharedMatrix& { return s.block.w_gate; }},
+    {"block.moe.router", [](Scenario& s) -> SharedMatrix& { return s.block.moe.router; }},
 };
+// A mixture's experts, as many as it has: "block.moe.experts.<e>.w_gate", ".w_1", ".w_2".
+const char* const kExpertFields[] = {"w_gate", "w_1", "w_2"};
+SharedMatrix& expert_field(Expert& e, int field) { return field == 0 ? e.w_gate : field == 1 ? e.w_1 : e.w_2; }
+std::string expert_key(int expert, int field) {
+    return "block.moe.experts." + std::to_string(expert) + "." + kExpertFields[field];
+}
+// The expert and the field an expert key names; nullopt for any other key.
+std::optional<std::pair<int, int>> parse_expert_key(const std::string& key) {
+    const std::string prefix = "block.moe.experts.";
+    if (key.compare(0, prefix.size(), prefix) != 0) return std::nullopt;
+    size_t at = prefix.size(), digits = 0;
+    long long expert = 0;
+    while (at < key.size() && std::isdigit(static_cast<unsigned char>(key[at])) && digits < 5) expert = expert * 10 + (key[at++] - '0'), ++digits;
+    if (digits == 0 || at >= key.size() || key[at] != '.' || expert >= kMaxExperts) return std::nullopt;
+    for (int f = 0; f < 3; ++f)
+        if (key.compare(at + 1, std::string::npos, kExpertFields[f]) == 0) return std::pair{static_cast<int>(expert), f};
+    return std::nullopt;
+}
 const MatrixField kMatrices[] = {
     {"embeddings", [](Scenario& s) -> Matrix& { return s.target.embeddings; }},
     {"source_embeddings", [](Scenario& s) -> Matrix& { return s.source.embeddings; }},
@@ -62,6 +82,7 @@ const VectorField kVectors[] = {
 };
 
 bool is_matrix_key(const std::string& key) {
+    if (parse_expert_key(key)) return true;
     for (const WeightField& f : kWeights)
         if (key == f.key) return true;
     for (const MatrixField& f : kMatrices)
@@ -172,6 +193,22 @@ json scenario_edits_to_json(const Scenario& base, const Scenario& edited) {
         f.of(base_rest) = SharedMatrix();
         f.of(edited_rest) = SharedMatrix();
     }
+    // The experts' weights, cell by cell while there are as many experts; else written whole.
+    std::vector<Expert>& base_experts = base_rest.block.moe.weights;
+    std::vector<Expert>& edited_experts = edited_rest.block.moe.weights;
+    if (base_experts.size() == edited_experts.size()) {
+        for (size_t e = 0; e < base_experts.size(); ++e)
+            for (int field = 0; field < 3; ++field) {
+                const SharedMatrix& a = expert_field(base_experts[e], field);
+                const SharedMatrix& b = expert_field(edited_experts[e], field);
+                if (a.size() == 0 || a.version() == b.version()) continue;
+                if (a.rows() != b.rows() || a.cols() != b.cols()) continue;
+                json changed = changed_cells(a.rows(), a.cols(), false, a, b);
+                if (!changed.empty()) cells[expert_key(static_cast<int>(e), field)] = std::move(changed);
+            }
+        edited_experts.clear();
+    }
+    base_experts.clear();
     for (const MatrixField& f : kMatrices) {
         const Matrix& a = f.of(base_rest);
         const Matrix& b = f.of(edited_rest);
@@ -253,6 +290,7 @@ ScenarioLoad apply_scenario_edits(const Scenario& base, const json& edits, const
     for (const WeightField& f : kWeights) f.of(rest) = SharedMatrix();
     for (const MatrixField& f : kMatrices) f.of(rest) = Matrix();
     for (const VectorField& f : kVectors) f.of(rest) = Vector();
+    rest.block.moe.weights.clear();
     json file = scenario_to_json(rest);
     file.merge_patch(settings);
     ScenarioLoad read = scenario_from_json(file, where + ".settings'");
@@ -270,6 +308,9 @@ ScenarioLoad apply_scenario_edits(const Scenario& base, const json& edits, const
         if (patched(settings, f.key) == nullptr) f.of(s) = std::move(f.of(numbers));
     for (const VectorField& f : kVectors)
         if (patched(settings, f.key) == nullptr) f.of(s) = std::move(f.of(numbers));
+    if (patched(settings, "block.moe.expert_weights") == nullptr &&
+        static_cast<int>(numbers.block.moe.weights.size()) == s.block.moe.experts)
+        s.block.moe.weights = numbers.block.moe.weights;
     if (edits.contains("cells")) {
         for (const auto& item : edits["cells"].items()) {
             // Named copies, not structured bindings: a lambda may not capture those before C++20.
@@ -289,6 +330,23 @@ ScenarioLoad apply_scenario_edits(const Scenario& base, const json& edits, const
                     }
                 if (!out.errors.empty() || list.empty()) continue;
                 Matrix& values = w.edit();  // this scenario's own copy: the model's weights stay as they are
+                for (const json& cell : list) values(*index_of(cell[0]), *index_of(cell[1])) = *number_of(cell[2]);
+            }
+            if (const auto named = parse_expert_key(key)) {
+                const auto [expert, field] = *named;
+                if (expert >= static_cast<int>(s.block.moe.weights.size())) {
+                    out.errors.push_back(where + ".cells." + key + "': the block has " + std::to_string(s.block.moe.weights.size()) +
+                                         " experts with weights of their own");
+                    continue;
+                }
+                SharedMatrix& w = expert_field(s.block.moe.weights[static_cast<size_t>(expert)], field);
+                for (const json& cell : list)
+                    if (*index_of(cell[0]) >= w.rows() || *index_of(cell[1]) >= w.cols()) {
+                        outside(cell, w.rows(), w.cols());
+                        break;
+                    }
+                if (!out.errors.empty() || list.empty()) continue;
+                Matrix& values = w.edit();
                 for (const json& cell : list) values(*index_of(cell[0]), *index_of(cell[1])) = *number_of(cell[2]);
             }
             for (const MatrixField& f : kMatrices) {

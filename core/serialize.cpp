@@ -306,6 +306,45 @@ void read_rope(Reader& r, const json& j, RopeOptions& rope) {
     }
 }
 
+// The block's mixture of experts: {"experts": E, "top_k": k, "normalize_top_k", "router",
+// "expert_weights": [{"w_gate", "w_1", "w_2"}, …], "ablated": [e, …]}.
+void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
+    if (!j.is_object()) {
+        r.fail("key 'block.moe'", "expected an object {\"experts\", \"top_k\", \"normalize_top_k\", \"router\", \"expert_weights\", \"ablated\"}");
+        return;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = "block.moe." + it.key();
+        const std::string& k = it.key();
+        if (k == "experts") { if (auto v = r.integer(*it, key, 1, kMaxExperts)) moe.experts = static_cast<int>(*v); }
+        else if (k == "top_k") { if (auto v = r.integer(*it, key, 1, kMaxExperts)) moe.top_k = static_cast<int>(*v); }
+        else if (k == "normalize_top_k") { if (auto v = r.boolean(*it, key)) moe.normalize_top_k = *v; }
+        else if (k == "router") { if (auto m = r.matrix(*it, key)) moe.router = *m; }
+        else if (k == "ablated") {
+            if (!it->is_array()) { r.fail("key '" + key + "'", "expected a list of expert numbers, from 0"); continue; }
+            for (size_t i = 0; i < it->size(); ++i)
+                if (auto v = r.integer((*it)[i], key + "[" + std::to_string(i) + "]", 0, kMaxExperts - 1)) moe.ablated.push_back(static_cast<int>(*v));
+        } else if (k == "expert_weights") {
+            if (!it->is_array()) { r.fail("key '" + key + "'", "expected a list with each expert's {\"w_gate\", \"w_1\", \"w_2\"}"); continue; }
+            for (size_t e = 0; e < it->size(); ++e) {
+                const json& w = (*it)[e];
+                const std::string at = key + "[" + std::to_string(e) + "]";
+                Expert expert;
+                if (!w.is_object()) { r.fail("key '" + at + "'", "expected an object {\"w_gate\", \"w_1\", \"w_2\"}"); continue; }
+                for (auto m = w.begin(); m != w.end(); ++m) {
+                    SharedMatrix* target = m.key() == "w_gate" ? &expert.w_gate : m.key() == "w_1" ? &expert.w_1 : m.key() == "w_2" ? &expert.w_2 : nullptr;
+                    if (target == nullptr) r.fail("key '" + at + "." + m.key() + "'", "unknown key: expected w_gate, w_1, w_2");
+                    else if (auto matrix = r.matrix(*m, at + "." + m.key())) *target = *matrix;
+                }
+                moe.weights.push_back(std::move(expert));
+            }
+        } else {
+            r.fail("key '" + key + "'", "unknown key: expected experts, top_k, normalize_top_k, router, expert_weights, ablated");
+        }
+    }
+    if (moe.experts == 0) r.fail("key 'block.moe'", "has no \"experts\": give the number of experts E");
+}
+
 void read_block(Reader& r, const json& b, BlockOptions& block) {
     if (!b.is_object()) {
         r.fail("key 'block'", "expected an object {\"residual\", \"layer_norm\", \"feed_forward\", \"d_ff\", …}");
@@ -337,6 +376,7 @@ void read_block(Reader& r, const json& b, BlockOptions& block) {
         else if (k == "b_2") { if (auto v = r.vector(*it, key)) block.b_2 = *v; }
         else if (k == "norm_1") read_norm(r, *it, key, block.norm_1);
         else if (k == "norm_2") read_norm(r, *it, key, block.norm_2);
+        else if (k == "moe") read_moe(r, *it, block.moe);
         else r.fail("key '" + key + "'", "unknown key");
     }
     for (const BlockConflict& c : block_conflicts(block)) r.fail("key 'block." + c.key + "'", c.why);
@@ -623,7 +663,27 @@ bool block_is_default(const BlockOptions& b) {
            b.norm_2.gamma.size() == 0 && b.norm_2.beta.size() == 0 && b.norm_kind == NormKind::LayerNorm &&
            !b.gamma_plus_one && !b.gated && b.w_gate.size() == 0 && !b.parallel_residual && !b.sandwich_norm &&
            b.norm_post_attention.gamma.size() == 0 && b.norm_post_attention.beta.size() == 0 &&
-           b.norm_post_feed_forward.gamma.size() == 0 && b.norm_post_feed_forward.beta.size() == 0;
+           b.norm_post_feed_forward.gamma.size() == 0 && b.norm_post_feed_forward.beta.size() == 0 && !b.moe.routed();
+}
+
+// The mixture's switches; with `weights`, its router and experts too (those given).
+json moe_to_json(const MixtureOfExperts& m, bool weights) {
+    json j = {{"experts", m.experts}, {"top_k", m.top_k}, {"normalize_top_k", m.normalize_top_k}};
+    if (!m.ablated.empty()) j["ablated"] = m.ablated;
+    if (!weights) return j;
+    put_matrix(j, "router", m.router);
+    if (!m.weights.empty()) {
+        json experts = json::array();
+        for (const Expert& e : m.weights) {
+            json w = json::object();
+            put_matrix(w, "w_gate", e.w_gate);
+            put_matrix(w, "w_1", e.w_1);
+            put_matrix(w, "w_2", e.w_2);
+            experts.push_back(std::move(w));
+        }
+        j["expert_weights"] = std::move(experts);
+    }
+    return j;
 }
 
 // The block's switches, as a scenario file and a trace's settings write them. A scenario file
@@ -637,6 +697,7 @@ json block_switches_to_json(const BlockOptions& b, bool every) {
     if (every || b.gated) j["gated"] = b.gated;
     if (every || b.parallel_residual) j["parallel_residual"] = b.parallel_residual;
     if (every || b.sandwich_norm) j["sandwich_norm"] = b.sandwich_norm;
+    if (b.moe.routed()) j["moe"] = moe_to_json(b.moe, false);
     return j;
 }
 
@@ -654,6 +715,7 @@ json block_to_json(const BlockOptions& b) {
         j["norm_post_attention"] = norm_to_json(b.norm_post_attention);
     if (b.norm_post_feed_forward.gamma.size() != 0 || b.norm_post_feed_forward.beta.size() != 0)
         j["norm_post_feed_forward"] = norm_to_json(b.norm_post_feed_forward);
+    if (b.moe.routed()) j["moe"] = moe_to_json(b.moe, true);
     return j;
 }
 

@@ -76,6 +76,8 @@ struct HeadTrace {
 //   parallel residual:   norm2 = LN₂(x), so residual2 = x + attention + ffn_output
 //   sandwich norms:      residual = x + post_attention_norm, post_attention_norm = LN(attention);
 //                        residual2 = residual + post_feed_forward_norm, post_feed_forward_norm = LN(ffn_output)
+//   mixture of experts:  router_logits = norm2·W_router, router_probabilities = softmax(router_logits),
+//                        routing = the kept top-k (renormalised or not), ffn_output = Σ routing·expert(norm2)
 struct BlockTrace {
     Matrix norm1;        // see above: (n × d_model)
     Matrix post_attention_norm;  // sandwich only: LN(attention output), what the residual adds
@@ -84,11 +86,18 @@ struct BlockTrace {
     Matrix ffn_hidden;   // (n × d_ff), the plain feed-forward
     Matrix ffn_gate, ffn_up, ffn_product;  // (n × d_ff) each, the gated feed-forward
     Matrix ffn_output;   // (n × d_model)
+    // A mixture of experts (scenario.hpp's MixtureOfExperts) in place of ffn_gate, ffn_up and
+    // ffn_product, which stay empty (each expert has its own): the router's logits and
+    // probabilities, and the weight each token's output took from each expert (0 where the
+    // expert was not kept), each (n × E).
+    Matrix router_logits, router_probabilities, routing;
     Matrix post_feed_forward_norm;  // sandwich only: LN(ffn_output)
     Matrix residual2;
     Matrix output;       // the block's output
     SharedMatrix w_1, w_2;  // as used: (d_model × d_ff), (d_ff × d_model); the scenario's when given
     SharedMatrix w_gate;    // gated only: (d_model × d_ff)
+    SharedMatrix router;          // a mixture of experts: W_router (d_model × E) as used
+    std::vector<Expert> experts;  // and each expert's weights as used
     Matrix b_1, b_2;     // as used: (1 × d_ff), (1 × d_model); empty in a gated feed-forward
     // The norms' γ and β as used, (1 × d_model): the identity's unless given (γ = 1, or 0 in
     // RMSNorm's (1 + γ) form; β = 0). RMSNorm has no β: empty.

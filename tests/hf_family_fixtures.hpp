@@ -20,6 +20,7 @@
 //                                                          dims turned, LongRoPE (4 → 128 positions),
 //                                                          every layer sliding (window 5), GQA 3 : 1
 //   smollm3_checkpoint  SmolLM3-3B         BF16   tied     one; layer 3 of 4 NoPE (no_rope_layers), GQA 4 : 2
+//   qwen3_moe_checkpoint Qwen3-30B-A3B     BF16   untied   one; 8 experts, 3 kept, renormalised; layer 1 of 3 dense
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -28,6 +29,7 @@
 // The reference works on the stored tensors by their Hugging Face names (nn.Linear: y = x·Wᵀ + b,
 // W (out × in); Conv1D: y = x·W + b), in double, with plain loops over tokens, heads and
 // dims: no Eigen expression, no code of core/hf_model but the ModelSpec's values.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -130,6 +132,8 @@ struct DecoderShape {
     bool qkv_bias = false, o_bias = false, mlp_bias = false, qk_norm = false, gemma = false, tied = true;
     bool olmo2 = false;   // no norm before the sublayers, one after each; QK-norm over the whole projection
     bool phi3 = false;    // Q, K, V fused in qkv_proj, gate and up in gate_up_proj
+    // Qwen3-MoE: every layer but dense_layer a mixture of `experts` gated MLPs of moe_d_ff each
+    int experts = 0, moe_d_ff = 0, dense_layer = -1;
 };
 
 inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std::uint64_t seed) {
@@ -164,6 +168,16 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
         if (s.gemma) {
             make(p + "pre_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
             make(p + "post_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
+        }
+        if (s.experts > 0 && l != s.dense_layer) {
+            make(p + "mlp.gate.weight", {s.experts, d}, 0.8);
+            for (int e = 0; e < s.experts; ++e) {
+                const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
+                make(x + "gate_proj.weight", {s.moe_d_ff, d}, 0.4);
+                make(x + "up_proj.weight", {s.moe_d_ff, d}, 0.4);
+                make(x + "down_proj.weight", {d, s.moe_d_ff}, 0.3);
+            }
+            continue;
         }
         if (s.phi3) {
             make(p + "mlp.gate_up_proj.weight", {2 * ff, d}, 0.4);
@@ -363,6 +377,30 @@ inline FamilyCheckpoint smollm3_checkpoint(std::uint64_t seed = 12) {
     return c;
 }
 
+// Qwen3-30B-A3B's config.json, scaled down: 8 experts of which each token keeps 3, renormalised
+// (norm_topk_prob; its 128 and 8), moe_intermediate_size 12; layer 1 of 3 dense (mlp_only_layers,
+// intermediate_size 24); QK-norm, head_dim 8 with d/H = 4, GQA 4 : 2, untied, BF16.
+inline FamilyCheckpoint qwen3_moe_checkpoint(std::uint64_t seed = 13) {
+    FamilyCheckpoint c{"qwen3_moe", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Qwen3MoeForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 151643,
+      "decoder_sparse_step": 1, "eos_token_id": 151645, "head_dim": 8, "hidden_act": "silu", "hidden_size": 16,
+      "initializer_range": 0.02, "intermediate_size": 24, "max_position_embeddings": 40960, "max_window_layers": 48,
+      "mlp_only_layers": [1], "model_type": "qwen3_moe", "moe_intermediate_size": 12, "norm_topk_prob": true,
+      "num_attention_heads": 4, "num_experts": 8, "num_experts_per_tok": 3, "num_hidden_layers": 3, "num_key_value_heads": 2,
+      "output_router_logits": false, "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000.0,
+      "router_aux_loss_coef": 0.001, "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+      "transformers_version": "4.51.0", "use_cache": true, "use_sliding_window": false, "vocab_size": 40})");
+    DecoderShape s{40, 16, 4, 2, 8, 24, 3};
+    s.qk_norm = true;
+    s.tied = false;
+    s.experts = 8;
+    s.moe_d_ff = 12;
+    s.dense_layer = 1;
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
 // Gemma 3 as published: its tokenizer.json holds one token more than the text model's
 // embedding (262,145 against 262,144; the last, <image_soft_token>, is the multimodal
 // model's). Here the byte-level tokenizer at `tokenizer_json` (402 tokens, ids 0 … 401) with
@@ -465,8 +503,8 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
-            gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), neox_checkpoint(),
-            bert_checkpoint()};
+            gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
+            neox_checkpoint(), bert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -765,6 +803,38 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
             product.push_back(out);
         }
         return linear(product, tensor(t, p + "down_proj.weight"), nullptr);
+    }
+    if (s.layers[static_cast<std::size_t>(layer)].moe) {
+        // Qwen3MoeSparseMoeBlock: softmax over the router's logits, the top k kept (renormalised with
+        // norm_topk_prob), each kept expert's gated MLP weighted and added, in expert order
+        const std::string p = "layers." + l + ".mlp.";
+        const Rows logits = linear(a, tensor(t, p + "gate.weight"), nullptr);
+        const std::size_t experts = static_cast<std::size_t>(s.experts.experts), k = static_cast<std::size_t>(s.experts.experts_per_token);
+        Rows y(a.size(), std::vector<double>(a.empty() ? 0 : a[0].size(), 0.0));
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            double top = logits[i][0], sum = 0.0;
+            for (double v : logits[i]) top = std::max(top, v);
+            std::vector<double> p_row(experts);
+            for (std::size_t e = 0; e < experts; ++e) sum += p_row[e] = std::exp(logits[i][e] - top);
+            for (double& v : p_row) v /= sum;
+            std::vector<std::size_t> order(experts);
+            for (std::size_t e = 0; e < experts; ++e) order[e] = e;
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t z) { return p_row[x] > p_row[z]; });
+            std::vector<bool> kept(experts, false);
+            double kept_sum = 0.0;
+            for (std::size_t r = 0; r < k; ++r) kept[order[r]] = true, kept_sum += p_row[order[r]];
+            for (std::size_t e = 0; e < experts; ++e) {
+                if (!kept[e]) continue;
+                const std::string x = p + "experts." + std::to_string(e) + ".";
+                Rows gate = activated(linear({a[i]}, tensor(t, x + "gate_proj.weight"), nullptr), s.activation);
+                const Rows up = linear({a[i]}, tensor(t, x + "up_proj.weight"), nullptr);
+                for (std::size_t j = 0; j < gate[0].size(); ++j) gate[0][j] *= up[0][j];
+                const Rows out = linear(gate, tensor(t, x + "down_proj.weight"), nullptr);
+                const double w = s.experts.normalize_top_k ? p_row[e] / kept_sum : p_row[e];
+                for (std::size_t j = 0; j < out[0].size(); ++j) y[i][j] += w * out[0][j];
+            }
+        }
+        return y;
     }
     // down_proj(act_fn(gate_proj(x)) * up_proj(x))
     const std::string p = "layers." + l + ".mlp.";

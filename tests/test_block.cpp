@@ -4,6 +4,7 @@
 // the engine's own expressions; then the files, the refusals, the presets and the registry.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "random.hpp"
 #include "reflect.hpp"
 #include "registry.hpp"
+#include "scenario_edits.hpp"
 #include "serialize.hpp"
 #include "train/model.hpp"
 
@@ -208,6 +210,186 @@ TEST_CASE("a gated feed-forward is down(act(x·W_gate) ⊙ (x·W_up)), each step
     CHECK(t.block.ffn_hidden.size() == 0);  // the plain feed-forward's matrices are not there
     CHECK(t.block.b_1.size() == 0);
     CHECK(t.block.b_2.size() == 0);
+}
+
+// [SECTION] Mixture of experts
+
+// Qwen3MoeSparseMoeBlock in plain loops: softmax of each row's router logits, the k largest kept
+// (ties: the smaller expert), renormalised or not; each kept expert's SwiGLU weighted and added.
+struct MoeReference {
+    Rows logits, probabilities, routing, output;
+};
+MoeReference moe_ref(const Rows& x, const Scenario& s, const std::vector<int>& ablated = {}) {
+    const MixtureOfExperts& m = s.block.moe;
+    MoeReference r;
+    r.logits = matmul(x, rows_of(m.router));
+    for (const auto& row : r.logits) {
+        double top = row[0], sum = 0;
+        for (double v : row) top = std::max(top, v);
+        std::vector<double> p;
+        for (double v : row) sum += std::exp(v - top);
+        for (double v : row) p.push_back(std::exp(v - top) / sum);
+        r.probabilities.push_back(p);
+        std::vector<size_t> order(p.size());
+        for (size_t e = 0; e < p.size(); ++e) order[e] = e;
+        std::stable_sort(order.begin(), order.end(), [&p](size_t a, size_t b) { return p[a] > p[b]; });
+        double kept = 0;
+        for (int k = 0; k < m.top_k; ++k) kept += p[order[static_cast<size_t>(k)]];
+        std::vector<double> w(p.size(), 0.0);
+        for (int k = 0; k < m.top_k; ++k) {
+            const size_t e = order[static_cast<size_t>(k)];
+            w[e] = m.normalize_top_k ? p[e] / kept : p[e];
+        }
+        r.routing.push_back(w);
+    }
+    r.output.assign(x.size(), std::vector<double>(x[0].size(), 0.0));
+    for (size_t e = 0; e < m.weights.size(); ++e) {
+        if (std::find(ablated.begin(), ablated.end(), static_cast<int>(e)) != ablated.end()) continue;
+        const Expert& ex = m.weights[e];
+        const Rows down = matmul(cell_product(map_cells(matmul(x, rows_of(ex.w_gate)), silu_ref), matmul(x, rows_of(ex.w_1))), rows_of(ex.w_2));
+        for (size_t i = 0; i < x.size(); ++i)
+            for (size_t j = 0; j < x[i].size(); ++j) r.output[i][j] += r.routing[i][e] * down[i][j];
+    }
+    return r;
+}
+
+Scenario moe_block(std::uint64_t seed, int experts, int top_k, bool normalize) {
+    Scenario s = random_block(seed);
+    s.block.norm_kind = NormKind::RMSNorm;
+    s.block.gated = true;
+    s.block.activation = Activation::SiLU;
+    s.block.w_1 = s.block.w_2 = SharedMatrix();
+    s.block.moe.experts = experts;
+    s.block.moe.top_k = top_k;
+    s.block.moe.normalize_top_k = normalize;
+    s.block.moe.router = normal_matrix(8, experts, seed + 20, 1.0f);
+    for (int e = 0; e < experts; ++e)
+        s.block.moe.weights.push_back({normal_matrix(8, 12, seed + 30 + 3 * static_cast<std::uint64_t>(e), 0.4f),
+                                       normal_matrix(8, 12, seed + 31 + 3 * static_cast<std::uint64_t>(e), 0.4f),
+                                       normal_matrix(12, 8, seed + 32 + 3 * static_cast<std::uint64_t>(e), 0.4f)});
+    return s;
+}
+
+TEST_CASE("a mixture of experts routes each token to its k most likely experts and adds their outputs, weighted", "[block][moe]") {
+    const bool normalize = GENERATE(true, false);
+    const Scenario s = moe_block(61, 5, 2, normalize);
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const Rows x = rows_of(t.block.norm2);
+    const MoeReference r = moe_ref(x, s);
+    CHECK(gap(t.block.router_logits, r.logits) < 1e-5);
+    CHECK(gap(t.block.router_probabilities, r.probabilities) < 1e-6);
+    CHECK(gap(t.block.routing, r.routing) < 1e-6);
+    CHECK(gap(t.block.ffn_output, r.output) < 1e-5);
+    CHECK(gap(t.block.output, add(rows_of(t.block.residual), r.output)) < 1e-5);
+    for (Eigen::Index i = 0; i < t.block.routing.rows(); ++i) {
+        CHECK((t.block.routing.row(i).array() > 0.0f).count() == 2);
+        if (normalize) CHECK(t.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-6));
+        else CHECK(t.block.routing.row(i).sum() < 1.0f);
+    }
+    // each expert has weights of its own; the one feed-forward's matrices are not there
+    CHECK(t.block.ffn_gate.size() == 0);
+    CHECK(t.block.w_1.size() == 0);
+    REQUIRE(t.block.experts.size() == 5);
+    CHECK(t.settings.block.moe.experts == 5);
+    CHECK(t.settings.block.moe.weights.empty());
+    // the tokens do not all go to the same two experts (else the test would not see routing)
+    std::set<int> chosen;
+    for (Eigen::Index i = 0; i < t.block.routing.rows(); ++i)
+        for (Eigen::Index e = 0; e < 5; ++e)
+            if (t.block.routing(i, e) > 0) chosen.insert(static_cast<int>(e));
+    CHECK(chosen.size() >= 3);
+}
+
+TEST_CASE("an ablated expert keeps its place in the routing and adds nothing", "[block][moe]") {
+    Scenario s = moe_block(71, 4, 2, true);
+    const Trace whole = run(s);
+    REQUIRE(whole.ok);
+    // the expert most tokens chose
+    int busiest = 0, most = -1;
+    for (int e = 0; e < 4; ++e) {
+        const int n = static_cast<int>((whole.block.routing.col(e).array() > 0.0f).count());
+        if (n > most) most = n, busiest = e;
+    }
+    REQUIRE(most > 0);
+    s.block.moe.ablated = {busiest};
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    CHECK(t.block.routing == whole.block.routing);
+    CHECK(gap(t.block.ffn_output, moe_ref(rows_of(t.block.norm2), s, {busiest}).output) < 1e-5);
+    CHECK_FALSE(t.block.ffn_output.isApprox(whole.block.ffn_output, 1e-3f));
+    CHECK(t.settings.block.moe.ablated == std::vector<int>{busiest});
+}
+
+TEST_CASE("a mixture of experts goes through a scenario file and a session's edits, and bad ones are refused", "[block][moe][json]") {
+    const Scenario s = moe_block(81, 3, 2, true);
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const ScenarioLoad back = scenario_from_json(scenario_to_json(s), "moe.json");
+    for (const std::string& e : back.errors) INFO(e);
+    REQUIRE(back.scenario);
+    const Trace again = run(*back.scenario);
+    REQUIRE(again.ok);
+    CHECK(again.block.ffn_output == t.block.ffn_output);
+    CHECK(back.scenario->block.moe.top_k == 2);
+    CHECK(back.scenario->block.moe.normalize_top_k);
+    // seeded: the file says only how many, and the same seed gives the same experts
+    Scenario seeded = s;
+    seeded.block.moe.router = SharedMatrix();
+    seeded.block.moe.weights.clear();
+    const nlohmann::json file = scenario_to_json(seeded);
+    CHECK_FALSE(file["block"]["moe"].contains("router"));
+    CHECK(run(*scenario_from_json(file, "seeded.json").scenario).block.ffn_output == run(seeded).block.ffn_output);
+    // a session keeps a checkpoint's layer as its edits: a router cell and an expert's cell, by name
+    Scenario edited = s;
+    edited.block.moe.router.edit()(2, 1) = 7.5f;
+    edited.block.moe.weights[1].w_2.edit()(3, 4) = -2.0f;
+    const nlohmann::json edits = scenario_edits_to_json(s, edited);
+    CHECK(edits["cells"].contains("block.moe.router"));
+    CHECK(edits["cells"].contains("block.moe.experts.1.w_2"));
+    CHECK(edits["cells"].size() == 2);
+    CHECK_FALSE(edits["settings"].contains("block"));  // the experts are cells, never written whole
+    const ScenarioLoad applied = apply_scenario_edits(s, edits, "s.json: key 'edits");
+    for (const std::string& e : applied.errors) INFO(e);
+    REQUIRE(applied.scenario);
+    CHECK(run(*applied.scenario).block.ffn_output == run(edited).block.ffn_output);
+    nlohmann::json outside = edits;
+    outside["cells"]["block.moe.experts.5.w_2"] = {{0, 0, 1.0}};
+    CHECK(says(apply_scenario_edits(s, outside, "s.json: key 'edits").errors, "experts.5.w_2"));
+    // refused, naming the key
+    auto refusal = [](const nlohmann::json& j) {
+        const ScenarioLoad l = scenario_from_json(j, "bad.json");
+        CHECK_FALSE(l.scenario);
+        return testing::joined(l.errors);
+    };
+    nlohmann::json bad = scenario_to_json(s);
+    bad["block"]["moe"]["routes"] = 2;
+    CHECK_THAT(refusal(bad), Contains("block.moe.routes") && Contains("unknown key"));
+    bad = scenario_to_json(s);
+    bad["block"]["gated"] = false;
+    CHECK_THAT(refusal(bad), Contains("block.moe") && Contains("gated"));
+    bad = scenario_to_json(s);
+    bad["block"]["w_1"] = matrix_to_json(normal_matrix(8, 12, 3));
+    CHECK_THAT(refusal(bad), Contains("block.w_1") && Contains("ignored"));
+    bad = scenario_to_json(s);
+    bad["block"]["moe"].erase("experts");
+    CHECK_THAT(refusal(bad), Contains("no \"experts\""));
+    // the engine refuses sizes that do not fit, for a file's scenario or one made in the app
+    Scenario wrong = s;
+    wrong.block.moe.top_k = 4;
+    CHECK(says(run(wrong).errors, "block moe.top_k is 4"));
+    wrong = s;
+    wrong.block.moe.router = normal_matrix(8, 4, 3);
+    CHECK(says(run(wrong).errors, "block W_router is 8×4, expected 8×3"));
+    wrong = s;
+    wrong.block.moe.ablated = {2, 1};
+    CHECK(says(run(wrong).errors, "ascending"));
+    wrong = s;
+    wrong.block.moe.ablated = {3};
+    CHECK(says(run(wrong).errors, "ablates expert 3"));
+    wrong = s;
+    wrong.block.moe.weights.pop_back();
+    CHECK(says(run(wrong).errors, "weights for 2 experts, expected E = 3"));
 }
 
 // [SECTION] Parallel residual, sandwich norms
@@ -405,7 +587,7 @@ TEST_CASE("the modern-block presets run and draw their new matrices, each regist
 TEST_CASE("every block entry of the registry is some scenario's matrix, with a column label and a title", "[block][registry]") {
     std::set<std::string> seen;
     std::vector<Scenario> scenarios;
-    for (const char* name : {"rmsnorm-block", "swiglu-feed-forward", "parallel-residual", "gemma-sandwich-norms"})
+    for (const char* name : {"rmsnorm-block", "swiglu-feed-forward", "parallel-residual", "gemma-sandwich-norms", "block-qwen3-moe"})
         scenarios.push_back(find_preset(name)->scenario);
     Scenario layer = random_block(111);  // LayerNorm's β, plain feed-forward's b, post-norm's norm1
     layer.block.norm_1.beta = normal_matrix(1, 8, 112);

@@ -410,12 +410,12 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
     }
 }
 
-TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3 and SmolLM3 blocks, each step showing its change") {
+TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3 and Qwen3-MoE blocks, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/08-since-2017.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 17);
+    REQUIRE(l.steps.size() == 18);
     const Scenario y2017 = scenario_at_step(l, 0), gpt2 = scenario_at_step(l, 3), llama = scenario_at_step(l, 5),
                    gemma = scenario_at_step(l, 8), gemma3 = scenario_at_step(l, 11);
     // The same sentence throughout.
@@ -471,6 +471,16 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     CHECK(nope.settings.positional == PositionalEncoding::None);
     CHECK(nope.kv_heads == 2);
     CHECK(nope.head[0].q_unrotated.size() == 0);
+    // Qwen3-MoE: the same sentence, each token routed to 2 of 4 experts, their weights summing to 1
+    const Trace moe = run(scenario_at_step(l, 17));
+    REQUIRE(moe.ok);
+    CHECK(moe.query_tokens == run(y2017).query_tokens);
+    CHECK(moe.settings.block.moe.experts == 4);
+    REQUIRE(moe.block.routing.cols() == 4);
+    for (Eigen::Index i = 0; i < moe.block.routing.rows(); ++i) {
+        CHECK((moe.block.routing.row(i).array() > 0.0f).count() == 2);
+        CHECK(moe.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
+    }
     SECTION("a step naming a preset that does not exist is refused") {
         const std::string text = R"({"title": "t", "preset": "block-2017", "steps": [{"stage": "weights", "text": "a", "toggles": {"preset": "block-gpt3"}}]})";
         const auto bad = lesson_from_text(text, "bad.json");

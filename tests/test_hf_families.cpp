@@ -95,11 +95,24 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
             check_same(L.w_q, stored(c, p + "self_attn.q_proj.weight").transpose(), p + "q_proj");
             check_same(L.w_k, stored(c, p + "self_attn.k_proj.weight").transpose(), p + "k_proj");
             check_same(L.w_v, stored(c, p + "self_attn.v_proj.weight").transpose(), p + "v_proj");
+        }
+        check_same(L.w_o, stored(c, p + "self_attn.o_proj.weight").transpose(), p + "o_proj");
+        if (s.layers[static_cast<std::size_t>(l)].moe) {  // Qwen3-MoE: the router and every expert, no dense MLP
+            CHECK(L.w_gate.size() == 0);
+            check_same(L.router, stored(c, p + "mlp.gate.weight").transpose(), p + "mlp.gate");
+            REQUIRE(L.experts.size() == static_cast<std::size_t>(s.experts.experts));
+            for (int e = 0; e < s.experts.experts; ++e) {
+                const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
+                check_same(L.experts[static_cast<std::size_t>(e)].w_gate, stored(c, x + "gate_proj.weight").transpose(), x + "gate_proj");
+                check_same(L.experts[static_cast<std::size_t>(e)].w_up, stored(c, x + "up_proj.weight").transpose(), x + "up_proj");
+                check_same(L.experts[static_cast<std::size_t>(e)].w_down, stored(c, x + "down_proj.weight").transpose(), x + "down_proj");
+            }
+        } else if (s.tensors != hf::TensorLayout::phi3) {
+            CHECK(L.experts.empty());
             check_same(L.w_gate, stored(c, p + "mlp.gate_proj.weight").transpose(), p + "gate_proj");
             check_same(L.w_up, stored(c, p + "mlp.up_proj.weight").transpose(), p + "up_proj");
         }
-        check_same(L.w_o, stored(c, p + "self_attn.o_proj.weight").transpose(), p + "o_proj");
-        check_same(L.w_down, stored(c, p + "mlp.down_proj.weight").transpose(), p + "down_proj");
+        if (!s.layers[static_cast<std::size_t>(l)].moe) check_same(L.w_down, stored(c, p + "mlp.down_proj.weight").transpose(), p + "down_proj");
         if (s.layout == hf::BlockLayout::after_sublayers) {  // OLMo 2: no norm before either sublayer, one after each
             CHECK_FALSE(L.attn_norm.present());
             CHECK_FALSE(L.mlp_norm.present());
@@ -550,6 +563,63 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         // the layer's scenario: the NoPE layer has no rotation, the others RoPE
         const hf::ModelSpec spec = spec_of(config);
         CHECK(hf::rope_options(spec, 3).theta == 5e6f);
+    }
+    SECTION("qwen3_moe: the sparse layers from decoder_sparse_step and mlp_only_layers, the router's k and norm_topk_prob") {
+        json config = qwen3_moe_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::llama);
+        CHECK(s.qk_norm);
+        CHECK_FALSE(s.tied_lm_head);
+        CHECK(s.experts.experts == 8);
+        CHECK(s.experts.experts_per_token == 3);
+        CHECK(s.experts.normalize_top_k);
+        CHECK(s.experts.d_ff == 12);
+        CHECK(s.d_ff == 24);   // the dense layer's
+        CHECK(s.layers[0].moe);
+        CHECK_FALSE(s.layers[1].moe);
+        CHECK(s.layers[2].moe);
+        for (const hf::LayerSpec& l : s.layers) CHECK(l.window == 0);
+        // every second layer sparse: (ℓ + 1) % 2 == 0; no list; Qwen3MoeConfig's defaults
+        json stepped = config;
+        stepped["decoder_sparse_step"] = 2;
+        stepped.erase("mlp_only_layers");
+        stepped.erase("norm_topk_prob");
+        s = spec_of(stepped);
+        CHECK_FALSE(s.layers[0].moe);
+        CHECK(s.layers[1].moe);
+        CHECK_FALSE(s.layers[2].moe);
+        CHECK_FALSE(s.experts.normalize_top_k);
+        // num_local_experts is the attribute num_experts maps to: read, and checked against it
+        json local = config;
+        local.erase("num_experts");
+        local["num_local_experts"] = 6;
+        CHECK(spec_of(local).experts.experts == 6);
+        local["num_experts"] = 8;
+        CHECK_THAT(refusal_of(local), Contains("num_local_experts") && Contains("differs from num_experts 8"));
+        // no experts: every layer dense
+        json none = config;
+        none["num_experts"] = 0;
+        for (const hf::LayerSpec& l : spec_of(none).layers) CHECK_FALSE(l.moe);
+        // use_sliding_window slides every layer; a null window slides none
+        json sliding = config;
+        sliding["use_sliding_window"] = true;
+        sliding["sliding_window"] = 5;
+        for (const hf::LayerSpec& l : spec_of(sliding).layers) CHECK(l.window == 5);
+        sliding["sliding_window"] = nullptr;
+        for (const hf::LayerSpec& l : spec_of(sliding).layers) CHECK(l.window == 0);
+        // refused: more experts kept than there are, a layer list naming no layer, a step of 0
+        json bad = config;
+        bad["num_experts_per_tok"] = 9;
+        CHECK_THAT(refusal_of(bad), Contains("num_experts_per_tok") && Contains("more than num_experts 8"));
+        bad = config;
+        bad["mlp_only_layers"] = {1, 3};
+        CHECK_THAT(refusal_of(bad), Contains("mlp_only_layers") && Contains("from 0 to 2"));
+        bad = config;
+        bad["decoder_sparse_step"] = 0;
+        CHECK_THAT(refusal_of(bad), Contains("decoder_sparse_step"));
+        bad = config;
+        bad["layer_types"] = {"full_attention", "full_attention", "full_attention"};
+        CHECK_THAT(refusal_of(bad), Contains("layer_types"));
     }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;

@@ -335,11 +335,16 @@ TEST_CASE("every family's checkpoint runs without widening a weight: each matrix
         hf::OpenedModelLoad load = hf::open_model(folder, false);
         REQUIRE(load.model);
         hf::OpenedModel& model = *load.model;
-        for (const hf::LayerWeights& layer : model.weights.layers)
-            for (const SharedMatrix* w : {&layer.w_q, &layer.w_k, &layer.w_v, &layer.w_o, &layer.w_up, &layer.w_down}) {
+        for (const hf::LayerWeights& layer : model.weights.layers) {
+            std::vector<const SharedMatrix*> matrices = {&layer.w_q, &layer.w_k, &layer.w_v, &layer.w_o};
+            if (layer.experts.empty()) matrices.insert(matrices.end(), {&layer.w_up, &layer.w_down});
+            else matrices.push_back(&layer.router);  // a mixture of experts: the router and every expert
+            for (const hf::ExpertWeights& e : layer.experts) matrices.insert(matrices.end(), {&e.w_gate, &e.w_up, &e.w_down});
+            for (const SharedMatrix* w : matrices) {
                 REQUIRE(w->stored() != nullptr);
                 CHECK(w->stored()->dtype == c.dtype);
             }
+        }
         REQUIRE(model.weights.token_embedding.stored() != nullptr);
         std::vector<int> ids = {1, 5, 3, 7, 2, 9, 4};
         if (model.spec.head == hf::HeadKind::masked_lm) {
@@ -363,8 +368,11 @@ TEST_CASE("every family's checkpoint runs without widening a weight: each matrix
         // The same weights widened to float32 matrices of their own give the same pass.
         hf::OpenedModel widened = model;
         auto own = [](SharedMatrix& w) { if (w.size() != 0) w.edit(); };
-        for (hf::LayerWeights& layer : widened.weights.layers)
-            for (SharedMatrix* w : {&layer.w_q, &layer.w_k, &layer.w_v, &layer.w_o, &layer.w_gate, &layer.w_up, &layer.w_down}) own(*w);
+        for (hf::LayerWeights& layer : widened.weights.layers) {
+            for (SharedMatrix* w : {&layer.w_q, &layer.w_k, &layer.w_v, &layer.w_o, &layer.w_gate, &layer.w_up, &layer.w_down, &layer.router}) own(*w);
+            for (hf::ExpertWeights& e : layer.experts)
+                for (SharedMatrix* w : {&e.w_gate, &e.w_up, &e.w_down}) own(*w);
+        }
         for (SharedMatrix* w : {&widened.weights.token_embedding, &widened.weights.position_embedding, &widened.weights.token_type_embedding,
                                 &widened.weights.lm_head, &widened.weights.mlm_dense})
             own(*w);

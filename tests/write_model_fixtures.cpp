@@ -5,7 +5,8 @@
 // RoPE, so a sentence of any length runs), DIR/gemma2 (Gemma 2's, with that tokenizer) and
 // DIR/gemma3 (Gemma 3 as published: its tokenizer.json one token past the embedding) and
 // DIR/olmo2 (OLMo 2's, untied, with the byte-level tokenizer), DIR/phi3 (Phi-3's fused tensors
-// and LongRoPE, tied, with that tokenizer) and DIR/smollm3 (SmolLM3's, its fourth layer NoPE).
+// and LongRoPE, tied, with that tokenizer), DIR/smollm3 (SmolLM3's, its fourth layer NoPE) and
+// DIR/qwen3_moe (Qwen3-MoE's: 8 experts, 3 kept per token).
 #include <filesystem>
 #include <iostream>
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     write_with_tokenizer(dir + "/olmo2", testing::families::olmo2_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/phi3", testing::families::phi3_checkpoint(), 24, 1.0);
     write_with_tokenizer(dir + "/smollm3", testing::families::smollm3_checkpoint(), 16, 1.0);
+    write_with_tokenizer(dir + "/qwen3_moe", testing::families::qwen3_moe_checkpoint(), 16, 1.0);
     testing::families::write_gemma3_with_image_token(dir + "/gemma3", std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
     // A 2-layer model for the reverse task, untrained: its vocabulary a … h and "|".
     const train::ModelFile file = testing::untrained_model_file(5);

@@ -11,7 +11,9 @@
 // [SECTION] Dispatch
 #include "ui/arithmetic.hpp"
 
+#include "engine.hpp"
 #include "positional.hpp"
+#include "product.hpp"
 #include "registry.hpp"
 
 #include <cmath>
@@ -609,7 +611,66 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
                               " " + kTimes + " " + factor(b.ffn_up(r, c)) + " = " + num(m(r, c)));
             e.lines.push_back("the gate, " + activation_name(s.block.activation) + " of its own projection, says how much of this up unit passes");
             break;
+        case Arithmetic::RouterLogit:
+            e.lines.push_back("router logit = " + ffn_input_name + "[" + ix(r) + ",:] " + kTimes + " W_router[:," + ix(c) + "]: expert " +
+                              ix(c) + "'s score for this token");
+            explain_product(ffn_input, b.router, Matrix(), r, c, e);
+            break;
+        case Arithmetic::RouterProbability: {
+            const auto logits = b.router_logits.row(r);
+            const float top = logits.maxCoeff();
+            float sum = 0.0f;
+            for (Eigen::Index j = 0; j < logits.size(); ++j) sum += std::exp(logits(j) - top);
+            e.lines.push_back("softmax over token " + ix(r) + "'s " + std::to_string(logits.size()) + " router logits:");
+            e.lines.push_back("exp(" + num(logits(c)) + " " + kMinus + " " + num(top) + ") / " + num(sum) + " = " + num(m(r, c)));
+            break;
+        }
+        case Arithmetic::Routing: {
+            const MixtureOfExperts& moe = s.block.moe;
+            const auto p = b.router_probabilities.row(r);
+            int rank = 1;  // where expert c's probability ranks (ties: the smaller expert first)
+            for (Eigen::Index j = 0; j < p.size(); ++j) rank += p(j) > p(c) || (p(j) == p(c) && j < c);
+            if (m(r, c) == 0.0f && rank > moe.top_k) {
+                e.lines.push_back("not kept: expert " + ix(c) + "'s probability " + num(p(c)) + " ranks " + std::to_string(rank) + " of " +
+                                  std::to_string(p.size()) + ", below the top " + std::to_string(moe.top_k));
+                break;
+            }
+            e.lines.push_back("kept: expert " + ix(c) + "'s probability " + num(p(c)) + " ranks " + std::to_string(rank) + " of the top " +
+                              std::to_string(moe.top_k));
+            if (moe.normalize_top_k) {
+                float kept = 0.0f;
+                for (Eigen::Index j = 0; j < b.routing.cols(); ++j)
+                    if (b.routing(r, j) != 0.0f) kept += p(j);
+                e.lines.push_back("renormalised over the kept experts: " + num(p(c)) + " / " + num(kept) + " = " + num(m(r, c)));
+            } else {
+                e.lines.push_back("taken as it is (no renormalisation): the kept weights sum to less than 1");
+            }
+            if (moe.is_ablated(c)) e.lines.push_back("expert " + ix(c) + " is ablated: its output is dropped, the others' weights stay");
+            break;
+        }
         case Arithmetic::FeedForwardOutput: {
+            if (s.block.moe.routed()) {
+                // Each kept expert's output for this token, weighted, summed in expert order.
+                e.lines.push_back("\xCE\xA3 over token " + ix(r) + "'s kept experts of routing " + kTimes + " expert(" + ffn_input_name + ")[" + ix(c) + "]:");
+                const Matrix x = ffn_input.row(r);
+                float sum = 0.0f;
+                for (Eigen::Index j = 0; j < b.routing.cols(); ++j) {
+                    const float weight = b.routing(r, j);
+                    if (weight == 0.0f || static_cast<size_t>(j) >= b.experts.size()) continue;
+                    const Expert& ex = b.experts[static_cast<size_t>(j)];
+                    Matrix gate, up, down;
+                    product_into(x, ex.w_gate, gate, ProductKernel::any_order);
+                    product_into(x, ex.w_1, up, ProductKernel::any_order);
+                    const Matrix hidden = activate(gate, s.block.activation).cwiseProduct(up);
+                    product_into(hidden, ex.w_2, down, ProductKernel::any_order);
+                    const bool dropped = s.block.moe.is_ablated(static_cast<int>(j));
+                    e.lines.push_back("expert " + ix(static_cast<int>(j)) + ": " + num(weight) + " " + kTimes + " " + factor(down(0, c)) +
+                                      (dropped ? "   ablated: adds nothing" : ""));
+                    if (!dropped) sum += weight * down(0, c);
+                }
+                e.lines.push_back("= " + num(sum));
+                break;
+            }
             const bool gated = s.block.gated;
             e.lines.push_back(std::string(gated ? "(gate \xE2\x8A\x99 up)" : "hidden") + " row " + ix(r) + " " + kTimes + " W_2[:," + ix(c) + "]" +
                               (gated ? "" : " + b_2[" + ix(c) + "]"));
@@ -707,6 +768,9 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::FeedForwardOutput:
         case A::Residual2:
         case A::BlockOutput:
+        case A::RouterLogit:
+        case A::RouterProbability:
+        case A::Routing:
         case A::BlockParameter: explain_block(t, w, row, col, e); break;
     }
     if (e.heading.empty()) e.heading = display_name(matrix) + " = " + num((*m)(row, col));

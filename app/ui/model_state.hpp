@@ -105,6 +105,13 @@ struct ModelHeadsState {
     SweepOutcome sweep;
 };
 
+// The Routing tab (panel_model_routing.cpp): the mixture layer shown, and its cards' own hover.
+struct ModelRoutingState {
+    int layer = -1;                           // from 0; -1: the first mixture layer
+    bool select = false;                      // made the selected tab at the next frame
+    HoverState hover, hover_next;
+};
+
 // Writing (panel_model_write.cpp): the model writes after the sentence one token at a time,
 // each step a job off the window's thread that samples the next token and runs its row
 // through every layer against the KV caches (core/generate). The session of writing (the
@@ -222,6 +229,7 @@ struct ModelViewState {
     ModelCompareState compare;
     ModelHeadsState heads;
     ModelWriteState write;
+    ModelRoutingState routing;
     // File → Open model…: the models in the Hugging Face cache, looked for off the window's
     // thread when the path popup opens, then listed under the path.
     compute::Job<std::vector<hf::CachedModel>> scanning;

@@ -255,6 +255,54 @@ void block_design_controls(Context& state) {
     record_item(state, "controls.block_ffn", feed_forward >= 0 ? feed_forwards[feed_forward] : "gated");
 }
 
+// A mixture of experts (Qwen3-MoE): how many experts each token keeps, whether their weights
+// are renormalised, and which experts are ablated (their output dropped, the routing kept).
+void mixture_controls(Context& state) {
+    const MixtureOfExperts& m = state.session.scenario.block.moe;
+    edits::SetMixture e{m.top_k, m.normalize_top_k, m.ablated};
+    ImGui::TextUnformatted(("Experts " + std::to_string(m.experts) + ", keep").c_str());
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::SliderInt("##moe_top_k", &e.top_k, 1, m.experts, "%d", ImGuiSliderFlags_AlwaysClamp) && e.top_k != m.top_k)
+        state.session.push(e);
+    record_item(state, "controls.moe_top_k", std::to_string(m.top_k) + " of " + std::to_string(m.experts));
+    bool normalize = m.normalize_top_k;
+    if (ImGui::Checkbox("renormalise the kept", &normalize)) {
+        e.top_k = m.top_k;
+        e.normalize_top_k = normalize;
+        state.session.push(e);
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("norm_topk_prob: each token's kept weights divided by their sum, so they add up to 1 (Qwen3-30B-A3B); off: "
+                          "the softmax's probabilities as they are");
+    record_item(state, "controls.moe_normalize", normalize ? "on" : "off");
+    // One button per expert, from 1, lit while it is ablated; a click toggles it.
+    ImGui::TextUnformatted("ablate");
+    const float button = ImGui::GetFrameHeight();
+    for (int x = 0; x < m.experts; ++x) {
+        const bool off = m.is_ablated(x);
+        if (x == 0 || ImGui::GetContentRegionAvail().x > button * 1.6f) ImGui::SameLine();
+        ImGui::PushID(x);
+        if (off) ImGui::PushStyleColor(ImGuiCol_Button, ImVec4(0.75f, 0.30f, 0.25f, 1.0f));
+        if (ImGui::Button(std::to_string(x + 1).c_str(), ImVec2(std::max(button, ImGui::CalcTextSize("128").x + 6.0f), 0.0f))) {
+            edits::SetMixture toggled{m.top_k, m.normalize_top_k, m.ablated};
+            if (off) toggled.ablated.erase(std::find(toggled.ablated.begin(), toggled.ablated.end(), x));
+            else toggled.ablated.insert(std::upper_bound(toggled.ablated.begin(), toggled.ablated.end(), x), x);
+            state.session.push(toggled);
+        }
+        if (off) ImGui::PopStyleColor();
+        record_item(state, ("controls.moe_expert." + std::to_string(x + 1)).c_str(), off ? "ablated" : "");
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip(off ? "expert %d is ablated: its output is dropped, the routing kept; click to restore it"
+                                  : "click to ablate expert %d: its output dropped, each token's routing weights kept",
+                              x + 1);
+        ImGui::PopID();
+    }
+    std::string ablated;
+    for (int x : m.ablated) ablated += (ablated.empty() ? "" : ", ") + std::to_string(x + 1);
+    record_item(state, "controls.moe_ablated", ablated.empty() ? "none" : ablated);
+}
+
 void computation_controls(Context& state) {
     const Scenario& s = state.session.scenario;
     bool scale = s.scale;
@@ -422,6 +470,7 @@ void computation_controls(Context& state) {
         bool block = s.block.residual || s.block.layer_norm || s.block.feed_forward;
         if (ImGui::Checkbox("block: residual + norm + FFN", &block)) state.session.push(edits::SetBlock{block});
         if (block) block_design_controls(state);
+        if (block && s.block.feed_forward && s.block.moe.routed()) mixture_controls(state);
         ImGui::TextUnformatted("Seed");
         ImGui::SameLine();
         std::uint64_t seed = s.seed;

@@ -248,10 +248,12 @@ std::vector<StageCard> stage_cards(Stage stage, const Trace& t, int head_index) 
             break;
         case Stage::Block:
             if (t.has_block) {
-                // Each design's own steps where it has them: the sandwich's norms, the gate, up and their product.
+                // Each design's own steps where it has them: the sandwich's norms, the gate, up and their product,
+                // a mixture's router probabilities and the weights each token kept.
                 for (const char* name : {"output", "block.post_attention_norm", "block.residual", "block.norm1", "block.norm2",
                                          "block.ffn_hidden", "block.ffn_gate", "block.ffn_up", "block.ffn_product",
-                                         "block.ffn_output", "block.post_feed_forward_norm"})
+                                         "block.router_probabilities", "block.routing", "block.ffn_output",
+                                         "block.post_feed_forward_norm"})
                     c.add(name, false);
                 c.add("block.output", true);
             } else {

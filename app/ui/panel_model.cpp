@@ -700,7 +700,18 @@ std::string model_shape_text(const lm::Model& model) {
         if (spec.qk_norm) text += spec.qk_norm_whole ? ", QK-norm over all heads at once" : ", QK-norm";
         if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
         if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";
-        if (spec.mlp == hf::MlpKind::gated) text += ", gated MLP";
+        std::string mixture;  // the layers whose MLP is a mixture of experts, from 1
+        for (int l = 0; l < static_cast<int>(spec.layers.size()); ++l)
+            if (spec.layers[static_cast<size_t>(l)].moe) mixture += (mixture.empty() ? "" : ", ") + std::to_string(l + 1);
+        if (!mixture.empty()) {
+            const bool all = static_cast<int>(std::count(mixture.begin(), mixture.end(), ',')) + 1 == c.layers;
+            text += ", a mixture of " + std::to_string(spec.experts.experts) + " experts in place of the MLP (" +
+                    std::to_string(spec.experts.experts_per_token) + " per token" + (spec.experts.normalize_top_k ? ", renormalised" : "") + ") " +
+                    (all ? std::string("on every layer") : "on layer" + std::string(mixture.find(',') != std::string::npos ? "s " : " ") + mixture);
+            if (!all && spec.mlp == hf::MlpKind::gated) text += ", a gated MLP on the others";
+        } else if (spec.mlp == hf::MlpKind::gated) {
+            text += ", gated MLP";
+        }
         if (spec.layout == hf::BlockLayout::parallel_residual) text += ", parallel residual";
         if (spec.layout == hf::BlockLayout::sandwich) text += ", sandwich norms";
         if (spec.layout == hf::BlockLayout::post_norm) text += ", bidirectional, post-norm";
@@ -1122,6 +1133,15 @@ void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& texture
                 ImGui::EndTabItem();
             }
         }
+        if (!mixture_layers(m.pass).empty()) {
+            const bool routing = ImGui::BeginTabItem("Routing", nullptr, m.routing.select ? ImGuiTabItemFlags_SetSelected : 0);
+            record_item(state, "model.tab.routing", "");
+            m.routing.select = false;
+            if (routing) {
+                draw_model_routing(state, m, textures);
+                ImGui::EndTabItem();
+            }
+        }
         heads_tab("Head roles", "model.tab.roles", HeadsTab::Roles, draw_head_roles);
         heads_tab("Logit lens", "model.tab.lens", HeadsTab::Lens, draw_logit_lens);
         heads_tab("Ablation sweep", "model.tab.sweep", HeadsTab::Sweep, draw_ablation_sweep);
@@ -1293,7 +1313,9 @@ void ModelView::start(Context& shared, const cli::Options& options, const TestHo
         state.write.sampler.top_k = std::max(0, static_cast<int>(values[3]));
         state.write.select = hooks.model_tab != "grid";  // grid: the maps growing by the written rows
     }
-    if (!hooks.model_tab.empty() && hooks.model_tab != "grid") {
+    if (hooks.model_tab == "routing") {
+        state.routing.select = true;
+    } else if (!hooks.model_tab.empty() && hooks.model_tab != "grid") {
         state.heads.select = hooks.model_tab == "roles" ? HeadsTab::Roles : hooks.model_tab == "lens" ? HeadsTab::Lens : HeadsTab::Sweep;
         state.heads.run_when_open = true;
     }

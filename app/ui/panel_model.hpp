@@ -83,6 +83,10 @@ void run_ablation_sweep(ModelViewState& model);
 void draw_head_roles(Context& state, ModelViewState& model);
 void draw_logit_lens(Context& state, ModelViewState& model);
 void draw_ablation_sweep(Context& state, ModelViewState& model);
+// The Routing tab (panel_model_routing.cpp), shown when a layer of the pass routes its tokens
+// to experts: one mixture layer's router probabilities beside the weights each token kept.
+std::vector<int> mixture_layers(const ModelPass& pass);   // the layers (from 0) with a mixture of experts
+void draw_model_routing(Context& state, ModelViewState& model, HeatmapTextures& textures);
 // The grid's part: head (ℓ, h)'s strongest role above the threshold while badges are on, its
 // badge drawn at a map's corner, and its scores as a line of the map's tooltip (empty when
 // the heads are not scored).

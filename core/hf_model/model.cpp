@@ -272,11 +272,21 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
     b.gamma_plus_one = spec.norm.one_plus_weight;
     b.activation = engine_activation(spec.activation);
     b.gated = spec.mlp == MlpKind::gated;
-    b.w_gate = w.w_gate;
-    b.w_1 = w.w_up;
-    b.w_2 = w.w_down;
-    b.b_1 = w.b_up;
-    b.b_2 = w.b_down;
+    if (ls.moe) {  // Qwen3-MoE: the router and the experts in place of the one MLP
+        b.d_ff = spec.experts.d_ff;
+        b.moe.experts = spec.experts.experts;
+        b.moe.top_k = spec.experts.experts_per_token;
+        b.moe.normalize_top_k = spec.experts.normalize_top_k;
+        b.moe.router = w.router;
+        b.moe.weights.reserve(w.experts.size());
+        for (const ExpertWeights& e : w.experts) b.moe.weights.push_back(Expert{e.w_gate, e.w_up, e.w_down});
+    } else {
+        b.w_gate = w.w_gate;
+        b.w_1 = w.w_up;
+        b.w_2 = w.w_down;
+        b.b_1 = w.b_up;
+        b.b_2 = w.b_down;
+    }
     switch (spec.layout) {
         case BlockLayout::post_norm:  // BERT: LN(x + attention), then LN(y + MLP)
             b.norm = NormPlacement::Post;

@@ -681,6 +681,55 @@ void read_smollm3(ConfigReader& r, ModelSpec& spec) {
     }
 }
 
+// Qwen3-MoE: Qwen3's attention (QK-norm), and in its sparse layers a mixture of experts in place
+// of the MLP (Qwen3MoeSparseMoeBlock: softmax over num_experts router logits, the top
+// num_experts_per_tok kept, renormalised with norm_topk_prob). Layer ℓ is sparse when it is not in
+// mlp_only_layers and (ℓ + 1) % decoder_sparse_step == 0 (Qwen3MoeDecoderLayer); the others keep
+// a dense MLP of intermediate_size. Qwen3MoeConfig keeps sliding_window only with
+// use_sliding_window, and the model then masks every layer with it.
+void read_qwen3_moe(ConfigReader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, {});
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    spec.qk_norm = true;
+    const int n = spec.n_layers;
+    const bool use = r.flag("use_sliding_window", false);
+    const bool no_window = r.is_null("sliding_window");  // None: Qwen3MoeModel masks causally
+    const int window = r.integer("sliding_window", 1, 1 << 30, 4096);
+    if (use && !no_window)
+        for (LayerSpec& layer : spec.layers) layer.window = window;
+    // num_experts, or num_local_experts (the attribute it maps to); both must agree
+    int experts = r.integer("num_experts", 0, kMaxExperts, 128);
+    if (r.has("num_local_experts")) {
+        const int local = r.integer("num_local_experts", 0, kMaxExperts, 128);
+        if (r.has("num_experts") && local != experts)
+            r.fault("num_local_experts", std::to_string(local) + " differs from num_experts " + std::to_string(experts) +
+                                         ": transformers maps one onto the other");
+        experts = local;
+    }
+    spec.experts.experts = experts;
+    spec.experts.experts_per_token = r.integer("num_experts_per_tok", 1, kMaxExperts, 8);
+    spec.experts.normalize_top_k = r.flag("norm_topk_prob", false);
+    spec.experts.d_ff = r.integer("moe_intermediate_size", 1, 1 << 20, 768);
+    const int step = r.integer("decoder_sparse_step", 1, kMaxLayers, 1);
+    if (experts > 0 && spec.experts.experts_per_token > experts)
+        r.fault("num_experts_per_tok", std::to_string(spec.experts.experts_per_token) + " is more than num_experts " +
+                                       std::to_string(experts) + ": torch.topk cannot keep them");
+    std::vector<bool> dense(static_cast<std::size_t>(std::max(n, 0)), false);
+    if (const json* list = r.find("mlp_only_layers"); list != nullptr && !list->is_null()) {
+        bool ok = list->is_array();
+        for (std::size_t i = 0; ok && i < list->size(); ++i) {
+            const json& v = (*list)[i];
+            ok = v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < n;
+            if (ok) dense[static_cast<std::size_t>(v.get<std::int64_t>())] = true;
+        }
+        if (!ok)
+            r.fault("mlp_only_layers", "expected a list of layer numbers from 0 to " + std::to_string(n - 1) +
+                                       " (an entry outside them would be ignored), found " + shown(*list));
+    }
+    for (int l = 0; l < n; ++l)
+        spec.layers[static_cast<std::size_t>(l)].moe = experts > 0 && !dense[static_cast<std::size_t>(l)] && (l + 1) % step == 0;
+}
+
 void read_gpt_neox(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
@@ -806,6 +855,15 @@ const std::vector<Family>& families() {
                                     "use_sliding_window", "sliding_window", "layer_types"}),
           joined(kCommonInformational, {"max_position_embeddings", "pretraining_tp", "max_window_layers"})},
          read_smollm3},
+        // Qwen3MoeAttention reads head_dim and attention_bias; max_window_layers is Qwen2's key, which Qwen3-MoE never reads
+        {"qwen3_moe", "Qwen3-MoE",
+         {joined(kDecoderHonoured, {"head_dim", "attention_bias", "use_sliding_window", "sliding_window", "num_experts",
+                                    "num_local_experts", "num_experts_per_tok", "norm_topk_prob", "moe_intermediate_size",
+                                    "decoder_sparse_step", "mlp_only_layers"}),
+          joined(kCommonInformational, {"max_position_embeddings", "max_window_layers",
+                                        // the load-balancing loss of training
+                                        "router_aux_loss_coef", "output_router_logits"})},
+         read_qwen3_moe},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",

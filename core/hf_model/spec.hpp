@@ -20,6 +20,8 @@
 //   phi3          Phi3ForCausalLM               Llama with fused qkv_proj and gate_up_proj, partial RoPE,
 //                                               LongRoPE (Phi-3, Phi-4-mini)
 //   smollm3       SmolLM3ForCausalLM            Llama with NoPE layers: every fourth turns neither q nor k
+//   qwen3_moe     Qwen3MoeForCausalLM           Qwen3 with a mixture of experts in place of the MLP: a router,
+//                                               softmax, the top k experts, each a gated MLP of its own
 //
 // The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
 //   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
@@ -37,6 +39,8 @@
 //   mask: key j is seen by query i when (not causal or j ≤ i) and (window == 0 or i − j < window)
 // MLP:    plain  act(x·W_up + b_up)·W_down + b_down
 //         gated  (act(x·W_gate) ⊙ (x·W_up))·W_down
+//         mixture of experts  p = softmax(x·W_routerᵀ); K = the top k of p; y = Σ_{e∈K} w_e·gated_e(x),
+//                w_e = p_e (or p_e / Σ_K p with norm_topk_prob), summed in expert order
 // RoPE rotate_half (HF Llama/NeoX): dims i and i + r/2 of the first r = rotary_dim dims rotate
 //   together by angle position·inv_freq[i], i < r/2; dims ≥ r pass as they are. cos and sin are
 //   multiplied by the attention factor (LongRoPE's; 1 elsewhere). LongRoPE's inverse frequencies
@@ -103,6 +107,17 @@ struct LayerSpec {
     double rope_theta = 10000;   // the RoPE base of this layer (Gemma 3: rope_local_base_freq on sliding layers)
     RopeScaling rope_scaling;    // Gemma 3 scales the global layers' RoPE only
     bool rope = true;            // false: a NoPE layer (SmolLM3's no_rope_layers): q and k are not turned
+    bool moe = false;            // its MLP is the model's mixture of experts (ModelSpec::experts)
+};
+
+// A mixture of experts in place of a layer's MLP (Qwen3-MoE): each token's router logits
+// x·W_routerᵀ, their softmax, the top experts_per_token kept (renormalised to sum 1 with
+// normalize_top_k), and the kept experts' gated MLPs (moe_d_ff wide each), weighted and summed.
+struct MixtureSpec {
+    int experts = 0;             // E (num_experts); 0: no layer has one
+    int experts_per_token = 0;   // k (num_experts_per_tok)
+    bool normalize_top_k = false;  // norm_topk_prob
+    int d_ff = 0;                // each expert's inner width (moe_intermediate_size)
 };
 
 struct ModelSpec {
@@ -139,6 +154,7 @@ struct ModelSpec {
     std::vector<LayerSpec> layers;   // n_layers entries: window, causality and RoPE base per layer
 
     // MLP
+    MixtureSpec experts;         // the layers with LayerSpec::moe
     MlpKind mlp = MlpKind::gated;
     Activation activation = Activation::silu;
     bool mlp_bias = false;

@@ -136,6 +136,21 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
         } else {
             r.norm(p + "post_attention_layernorm", d, L.mlp_norm, false);   // Llama's name for the norm before the MLP
         }
+        if (s.layers[static_cast<std::size_t>(l)].moe) {
+            // Qwen3MoeSparseMoeBlock: the router, then each expert's gated MLP
+            const int experts = s.experts.experts;
+            const std::int64_t eff = s.experts.d_ff;
+            r.linear(p + "mlp.gate.weight", experts, d, L.router);
+            L.experts.resize(static_cast<std::size_t>(experts));  // sized once: the refs below hold its elements
+            for (int e = 0; e < experts; ++e) {
+                ExpertWeights& x = L.experts[static_cast<std::size_t>(e)];
+                const std::string q_e = p + "mlp.experts." + std::to_string(e) + ".";
+                r.linear(q_e + "gate_proj.weight", eff, d, x.w_gate);
+                r.linear(q_e + "up_proj.weight", eff, d, x.w_up);
+                r.linear(q_e + "down_proj.weight", d, eff, x.w_down);
+            }
+            continue;
+        }
         if (phi3) {
             // gate_up_proj (2·ff × d): the first ff rows the gate's, the next ff up's (Phi3MLP: .chunk(2, dim=-1))
             r.matrix(p + "mlp.gate_up_proj.weight", {2 * ff, d}, [&L, ff](const StoredMatrix& stored) {
@@ -380,6 +395,19 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
                 {"block.w_1", p + "mlp.gate_up_proj.weight[" + ff + ":" + ff2 + "].T"}, {"block.w_2", p + "mlp.down_proj.weight.T"}};
     }
     const std::string p = "model.layers." + l + ".";  // Llama's layout: Llama, Mistral, Qwen 2/3, Gemma 2/3, OLMo 2
+    if (s.layers[static_cast<std::size_t>(layer)].moe) {  // Qwen3-MoE's sparse layers: the router and each expert
+        std::vector<std::pair<std::string, std::string>> names = {
+            {"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
+            {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
+            {"block.moe.router", p + "mlp.gate.weight.T"}};
+        for (int e = 0; e < s.experts.experts; ++e) {
+            const std::string x = p + "mlp.experts." + std::to_string(e) + ".", k = "block.moe.experts." + std::to_string(e) + ".";
+            names.push_back({k + "w_gate", x + "gate_proj.weight.T"});
+            names.push_back({k + "w_1", x + "up_proj.weight.T"});
+            names.push_back({k + "w_2", x + "down_proj.weight.T"});
+        }
+        return names;
+    }
     return {{"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
             {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
             {"block.w_gate", p + "mlp.gate_proj.weight.T"}, {"block.w_1", p + "mlp.up_proj.weight.T"},

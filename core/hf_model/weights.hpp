@@ -22,6 +22,8 @@
 //     the next hd its v (modeling_gpt_neox.py: view(…, -1, 3·head_size).chunk(3)); the bias
 //     likewise. w_q, w_k, w_v are three views of the one stored tensor; b_q, b_k, b_v are read apart.
 //   * GPT-2's c_attn.weight (d × 3d) is [W_Q | W_K | W_V] by columns; c_attn.bias likewise.
+//   * Qwen3-MoE's sparse layers: mlp.gate.weight (E × d), the router, used as (d × E); each expert's
+//     mlp.experts.E.gate_proj, up_proj, down_proj as a gated MLP's, moe_intermediate_size wide.
 //   * Phi-3 fuses Q, K, V by rows: qkv_proj.weight (H·hd + 2·H_kv·hd × d) is Q's rows, then K's,
 //     then V's; gate_up_proj.weight (2·d_ff × d) the gate's rows, then up's. Each part is a view
 //     of the one stored tensor.
@@ -60,6 +62,11 @@ struct NormWeights {
     bool present() const { return weight.size() > 0; }
 };
 
+// One expert of a mixture (Qwen3-MoE's mlp.experts.E): a gated MLP of its own.
+struct ExpertWeights {
+    SharedMatrix w_gate, w_up, w_down;  // (d × moe_d_ff), (d × moe_d_ff), (moe_d_ff × d)
+};
+
 struct LayerWeights {
     NormWeights attn_norm, post_attn_norm, mlp_norm, post_mlp_norm;
     SharedMatrix w_q, w_k, w_v;        // (d × H·hd), (d × H_kv·hd), (d × H_kv·hd)
@@ -69,6 +76,10 @@ struct LayerWeights {
     Vector b_o;                        // with spec.o_bias
     SharedMatrix w_gate, w_up, w_down; // w_gate only for a gated MLP
     Vector b_gate, b_up, b_down;       // with spec.mlp_bias (gated: b_gate, b_up, b_down; plain: b_up, b_down)
+    // A layer with LayerSpec::moe, in place of w_gate, w_up, w_down: the router mlp.gate (E × d,
+    // used as its transpose (d × E)) and the experts.
+    SharedMatrix router;
+    std::vector<ExpertWeights> experts;
 };
 
 struct Weights {

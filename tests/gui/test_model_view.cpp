@@ -896,6 +896,60 @@ TEST_CASE("Model view: a SmolLM3 folder opens with its NoPE layer named in the g
     CHECK(m.pass.layers[2].settings.positional == PositionalEncoding::Rotary);
 }
 
+TEST_CASE("Model view: a Qwen3-MoE folder shows each mixture layer's routing, and an expert ablated in the opened layer recomputes the layers after it",
+          "[model-view][families]") {
+    testing::families::FamilyCheckpoint c = testing::families::qwen3_moe_checkpoint();
+    c.config["tie_word_embeddings"] = true;  // the head: the embedding of the tokenizer's 402 tokens
+    c.tensors.erase("lm_head.weight");
+    const std::string folder = write_family_model("attnlab-gui-qwen3-moe", c, "model.embed_tokens.weight", 16,
+                                                  "bytelevel-roberta-prefix-space.json", 402);
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
+    CHECK(m.model->family() == "Qwen3-MoE");
+    CHECK_THAT(ui.text("model.shape"), Catch::Matchers::Contains("a mixture of 8 experts in place of the MLP (3 per token, renormalised) "
+                                                                 "on layers 1, 3, a gated MLP on the others"));
+    // The Routing tab: layer 1's router probabilities beside what each token kept, and the load.
+    REQUIRE(ui.widget("model.tab.routing") != nullptr);
+    ui.click(ui.centre("model.tab.routing"));
+    ui.frame(2);
+    CHECK(ui.text("model.routing.layer") == "layer 1");
+    CHECK_THAT(ui.text("model.routing.how"), Catch::Matchers::Contains("Only the 3 most likely run"));
+    REQUIRE(ui.heatmap("model.routing.block.routing") != nullptr);
+    REQUIRE(ui.heatmap("model.routing.block.router_probabilities") != nullptr);
+    const Matrix routing = m.pass.layers[0].block.routing;
+    REQUIRE(routing.cols() == 8);
+    CHECK((routing.array() > 0.0f).count() == 3 * routing.rows());
+    int busiest = 0, most = -1;
+    for (int e = 0; e < 8; ++e)
+        if (const int n = static_cast<int>((routing.col(e).array() > 0.0f).count()); n > most) most = n, busiest = e;
+    CHECK_THAT(ui.text("model.routing.load"), Catch::Matchers::StartsWith("expert " + std::to_string(busiest + 1) + " took " +
+                                                                           std::to_string(most) + " of " + std::to_string(routing.rows()) + " tokens"));
+    CHECK(m.pass.layers[1].block.routing.size() == 0);  // layer 2 is dense
+    // Layer 1 opened in the pipeline: the side bar's mixture controls ablate its busiest expert.
+    ui.click(ui.centre("model.tab.grid"));
+    ui.frame(2);
+    ui.click(ui.centre("model.map.1.1"));
+    ui.frame(2);
+    CHECK(ui.window.shared.session.scenario.block.moe.experts == 8);
+    CHECK(ui.text("controls.moe_top_k") == "3 of 8");
+    const std::string button = "controls.moe_expert." + std::to_string(busiest + 1);
+    REQUIRE(ui.widget(button) != nullptr);
+    const Matrix logits = m.pass.logits;
+    ui.click(ui.centre(button));
+    ui.frame(3);
+    CHECK(ui.window.shared.session.scenario.block.moe.ablated == std::vector<int>{busiest});
+    CHECK(ui.text(button) == "ablated");
+    CHECK(ui.text("controls.moe_ablated") == std::to_string(busiest + 1));
+    CHECK(m.pass.layers[0].block.routing == routing);  // the routing is kept, the expert's output dropped
+    CHECK(m.pass.layers[0].settings.block.moe.ablated == std::vector<int>{busiest});
+    CHECK_FALSE(m.pass.logits.isApprox(logits, 1e-4f));
+    // Undo restores it, and the model's prediction with it.
+    REQUIRE(edits::undo(ui.window.shared.session));
+    ui.frame(3);
+    CHECK(ui.window.shared.session.scenario.block.moe.ablated.empty());
+    CHECK(m.pass.logits.isApprox(logits, 1e-6f));
+}
+
 TEST_CASE("Model view: a Gemma 3 folder opens, its query heads grouped by their K/V head and its layers marked local or global", "[model-view][families]") {
     const std::string folder = write_family_model("attnlab-gui-gemma3", testing::families::gemma3_checkpoint(), "model.embed_tokens.weight", 16,
                                                   "bytelevel-roberta-prefix-space.json", 402);

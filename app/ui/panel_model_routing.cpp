@@ -1,0 +1,128 @@
+// The model view's Routing tab: a model whose feed-forwards are mixtures of experts
+// (Qwen3-MoE). For one mixture layer of the pass on screen, each token's router probabilities
+// over the E experts beside the weights its output took from the k it kept (renormalised or
+// not), and how many tokens each expert took. The cards are the layer trace's own matrices
+// (block.router_probabilities, block.routing), so their tooltips write out the softmax, the
+// rank and the renormalisation of the hovered cell.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <imgui.h>
+
+#include "registry.hpp"
+#include "ui/cards.hpp"
+#include "ui/panel_model.hpp"
+#include "ui/panels.hpp"
+#include "ui/widgets.hpp"
+
+namespace attn::ui {
+
+namespace {
+
+HeatmapSpec routing_card(const Trace& layer, const char* key) {
+    const std::optional<MatrixRef> ref = parse_matrix_name(key);
+    HeatmapSpec spec = card_spec(layer, *ref, *matrix_of(layer, *ref));
+    spec.name = std::string("model.routing.") + key;  // the tab's own zoom, pan and hover
+    spec.editable = false;                            // the model's routing is computed, not edited here
+    spec.trace = &layer;                              // the tooltip's arithmetic: this layer's
+    spec.matrix = key;
+    return spec;
+}
+
+// "expert 5 took 4 of 9 tokens, expert 0 3, …; 2 experts took none".
+std::string load_text(const Matrix& routing) {
+    std::vector<std::pair<int, int>> load;  // tokens, expert
+    for (Eigen::Index e = 0; e < routing.cols(); ++e)  // experts counted from 1, as on every card
+        load.push_back({static_cast<int>((routing.col(e).array() > 0.0f).count()), static_cast<int>(e) + 1});
+    std::stable_sort(load.begin(), load.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string text;
+    int idle = 0, listed = 0;
+    for (const auto& [tokens, expert] : load) {
+        if (tokens == 0) {
+            ++idle;
+            continue;
+        }
+        if (listed == 6) continue;
+        text += listed == 0 ? "expert " + std::to_string(expert) + " took " + std::to_string(tokens) + " of " +
+                                  std::to_string(routing.rows()) + (routing.rows() == 1 ? " token" : " tokens")
+                            : ", expert " + std::to_string(expert) + " " + std::to_string(tokens);
+        ++listed;
+    }
+    if (idle > 0) text += "; " + std::to_string(idle) + (idle == 1 ? " expert took none" : " experts took none");
+    return text;
+}
+
+}  // namespace
+
+std::vector<int> mixture_layers(const ModelPass& pass) {
+    std::vector<int> layers;
+    for (std::size_t l = 0; l < pass.layers.size(); ++l)
+        if (pass.layers[l].has_block && pass.layers[l].settings.block.moe.routed()) layers.push_back(static_cast<int>(l));
+    return layers;
+}
+
+void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& textures) {
+    ModelRoutingState& r = m.routing;
+    const float scale = state.fonts.scale;
+    r.hover = r.hover_next;  // the cards' own hover: last frame's, then this frame's
+    r.hover_next = HoverState{};
+    const std::vector<int> layers = mixture_layers(m.pass);
+    if (layers.empty()) {
+        ImGui::TextDisabled("No layer of this pass routes its tokens to experts.");
+        return;
+    }
+    if (std::find(layers.begin(), layers.end(), r.layer) == layers.end()) r.layer = layers.front();
+    const Trace& t = m.pass.layers[static_cast<std::size_t>(r.layer)];
+    const MixtureOfExperts& moe = t.settings.block.moe;
+
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("mixture layer");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(110.0f * scale);
+    const std::string current = "layer " + std::to_string(r.layer + 1);
+    if (ImGui::BeginCombo("##model.routing.layer", current.c_str())) {
+        for (int l : layers)
+            if (ImGui::Selectable(("layer " + std::to_string(l + 1)).c_str(), l == r.layer)) r.layer = l;
+        ImGui::EndCombo();
+    }
+    record_item(state, "model.routing.layer", current);
+    ImGui::SameLine();
+    const std::string how =
+        "Each token's router gives the " + std::to_string(moe.experts) + " experts a probability, softmax(x" "\xC2\xB7" "W_router) (left). Only the " +
+        std::to_string(moe.top_k) + " most likely run on the token, and its output is their outputs weighted by " +
+        (moe.normalize_top_k ? "those probabilities renormalised to sum 1 (right)." : "those probabilities as they are (right: each row sums to less than 1).");
+    ImGui::TextWrapped("%s", how.c_str());
+    record_item(state, "model.routing.how", how);
+
+    HeatmapSpec specs[2] = {routing_card(t, "block.router_probabilities"), routing_card(t, "block.routing")};
+    CardText texts[2];
+    CardMetrics metrics[2];
+    for (int i = 0; i < 2; ++i) texts[i] = measure_text(specs[i], state.fonts);
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float gap = 28.0f * scale;
+    fit_side_by_side(specs, texts, 2, 40.0f * scale, 2.0f, gap, ImVec2(avail.x - 10.0f, std::max(avail.y - 60.0f * scale, 120.0f * scale)),
+                     true, state.fonts, metrics);
+    const NonFiniteReport no_report;  // a non-finite router value is drawn black and said in its tooltip
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    float x = origin.x, height = 0;
+    for (int i = 0; i < 2; ++i) {
+        ImGui::SetCursorScreenPos(ImVec2(x, origin.y));
+        CardContext context{state.fonts, state.view,   t,           m.revision,   no_report,     r.hover,
+                            r.hover_next, state.views, state.editor, state.painter, textures, state.layout_next,
+                            {}};
+        draw_card(specs[i], metrics[i], context);  // nothing here is editable: no edits come back
+        x += metrics[i].width + gap;
+        height = std::max(height, metrics[i].height);
+    }
+    // The same cell outlined in both cards: a token's probability beside what it kept of it.
+    if (r.hover.row >= 0 && r.hover.matrix.rfind("model.routing.", 0) == 0)
+        outline_hovered_cell(r.hover, state.layout_next, [](const std::string& name) { return name.rfind("model.routing.", 0) == 0; },
+                             2.0f * scale);
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + 6.0f * scale));
+    const std::string load = load_text(t.block.routing);
+    ImGui::TextWrapped("%s", load.c_str());
+    record_item(state, "model.routing.load", load);
+}
+
+}  // namespace attn::ui
