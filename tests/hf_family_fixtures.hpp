@@ -21,6 +21,7 @@
 //                                                          every layer sliding (window 5), GQA 3 : 1
 //   smollm3_checkpoint  SmolLM3-3B         BF16   tied     one; layer 3 of 4 NoPE (no_rope_layers), GQA 4 : 2
 //   qwen3_moe_checkpoint Qwen3-30B-A3B     BF16   untied   one; 8 experts, 3 kept, renormalised; layer 1 of 3 dense
+//   mixtral_checkpoint  Mixtral-8x7B       BF16   untied   one; 4 experts in every layer, 2 kept, always renormalised
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -132,8 +133,10 @@ struct DecoderShape {
     bool qkv_bias = false, o_bias = false, mlp_bias = false, qk_norm = false, gemma = false, tied = true;
     bool olmo2 = false;   // no norm before the sublayers, one after each; QK-norm over the whole projection
     bool phi3 = false;    // Q, K, V fused in qkv_proj, gate and up in gate_up_proj
-    // Qwen3-MoE: every layer but dense_layer a mixture of `experts` gated MLPs of moe_d_ff each
+    // Qwen3-MoE: every layer but dense_layer a mixture of `experts` gated MLPs of moe_d_ff each;
+    // Mixtral's names (block_sparse_moe, w1, w3, w2) with `mixtral`
     int experts = 0, moe_d_ff = 0, dense_layer = -1;
+    bool mixtral = false;
 };
 
 inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std::uint64_t seed) {
@@ -170,12 +173,13 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
             make(p + "post_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
         }
         if (s.experts > 0 && l != s.dense_layer) {
-            make(p + "mlp.gate.weight", {s.experts, d}, 0.8);
+            const std::string m = p + (s.mixtral ? "block_sparse_moe." : "mlp.");
+            make(m + "gate.weight", {s.experts, d}, 0.8);
             for (int e = 0; e < s.experts; ++e) {
-                const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
-                make(x + "gate_proj.weight", {s.moe_d_ff, d}, 0.4);
-                make(x + "up_proj.weight", {s.moe_d_ff, d}, 0.4);
-                make(x + "down_proj.weight", {d, s.moe_d_ff}, 0.3);
+                const std::string x = m + "experts." + std::to_string(e) + ".";
+                make(x + (s.mixtral ? "w1" : "gate_proj") + ".weight", {s.moe_d_ff, d}, 0.4);
+                make(x + (s.mixtral ? "w3" : "up_proj") + ".weight", {s.moe_d_ff, d}, 0.4);
+                make(x + (s.mixtral ? "w2" : "down_proj") + ".weight", {d, s.moe_d_ff}, 0.3);
             }
             continue;
         }
@@ -401,6 +405,27 @@ inline FamilyCheckpoint qwen3_moe_checkpoint(std::uint64_t seed = 13) {
     return c;
 }
 
+// Mixtral-8x7B-v0.1's config.json, scaled down: 4 experts in every layer (its 8), 2 kept and
+// renormalised, intermediate_size 12 each; GQA 4 : 2; untied, BF16.
+inline FamilyCheckpoint mixtral_checkpoint(std::uint64_t seed = 14) {
+    FamilyCheckpoint c{"mixtral", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["MixtralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2,
+      "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 12,
+      "max_position_embeddings": 32768, "model_type": "mixtral", "num_attention_heads": 4, "num_experts_per_tok": 2,
+      "num_hidden_layers": 2, "num_key_value_heads": 2, "num_local_experts": 4, "output_router_logits": false,
+      "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.02, "router_jitter_noise": 0.0,
+      "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.36.0.dev0",
+      "use_cache": true, "vocab_size": 40})");
+    DecoderShape s{40, 16, 4, 2, 4, 12, 2};
+    s.tied = false;
+    s.experts = 4;
+    s.moe_d_ff = 12;
+    s.mixtral = true;
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
 // Gemma 3 as published: its tokenizer.json holds one token more than the text model's
 // embedding (262,145 against 262,144; the last, <image_soft_token>, is the multimodal
 // model's). Here the byte-level tokenizer at `tokenizer_json` (402 tokens, ids 0 … 401) with
@@ -504,7 +529,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
-            neox_checkpoint(), bert_checkpoint()};
+            mixtral_checkpoint(), neox_checkpoint(), bert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -805,9 +830,11 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
         return linear(product, tensor(t, p + "down_proj.weight"), nullptr);
     }
     if (s.layers[static_cast<std::size_t>(layer)].moe) {
-        // Qwen3MoeSparseMoeBlock: softmax over the router's logits, the top k kept (renormalised with
-        // norm_topk_prob), each kept expert's gated MLP weighted and added, in expert order
-        const std::string p = "layers." + l + ".mlp.";
+        // Qwen3MoeSparseMoeBlock, MixtralSparseMoeBlock: softmax over the router's logits, the top k kept
+        // (renormalised with norm_topk_prob; Mixtral always), each kept expert's gated MLP weighted and
+        // added, in expert order
+        const bool mixtral = s.model_type == "mixtral";
+        const std::string p = "layers." + l + (mixtral ? ".block_sparse_moe." : ".mlp.");
         const Rows logits = linear(a, tensor(t, p + "gate.weight"), nullptr);
         const std::size_t experts = static_cast<std::size_t>(s.experts.experts), k = static_cast<std::size_t>(s.experts.experts_per_token);
         Rows y(a.size(), std::vector<double>(a.empty() ? 0 : a[0].size(), 0.0));
@@ -826,10 +853,10 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
             for (std::size_t e = 0; e < experts; ++e) {
                 if (!kept[e]) continue;
                 const std::string x = p + "experts." + std::to_string(e) + ".";
-                Rows gate = activated(linear({a[i]}, tensor(t, x + "gate_proj.weight"), nullptr), s.activation);
-                const Rows up = linear({a[i]}, tensor(t, x + "up_proj.weight"), nullptr);
+                Rows gate = activated(linear({a[i]}, tensor(t, x + (mixtral ? "w1" : "gate_proj") + ".weight"), nullptr), s.activation);
+                const Rows up = linear({a[i]}, tensor(t, x + (mixtral ? "w3" : "up_proj") + ".weight"), nullptr);
                 for (std::size_t j = 0; j < gate[0].size(); ++j) gate[0][j] *= up[0][j];
-                const Rows out = linear(gate, tensor(t, x + "down_proj.weight"), nullptr);
+                const Rows out = linear(gate, tensor(t, x + (mixtral ? "w2" : "down_proj") + ".weight"), nullptr);
                 const double w = s.experts.normalize_top_k ? p_row[e] / kept_sum : p_row[e];
                 for (std::size_t j = 0; j < out[0].size(); ++j) y[i][j] += w * out[0][j];
             }

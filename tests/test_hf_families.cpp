@@ -97,15 +97,18 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
             check_same(L.w_v, stored(c, p + "self_attn.v_proj.weight").transpose(), p + "v_proj");
         }
         check_same(L.w_o, stored(c, p + "self_attn.o_proj.weight").transpose(), p + "o_proj");
-        if (s.layers[static_cast<std::size_t>(l)].moe) {  // Qwen3-MoE: the router and every expert, no dense MLP
+        if (s.layers[static_cast<std::size_t>(l)].moe) {  // Qwen3-MoE, Mixtral: the router and every expert, no dense MLP
+            const bool mixtral = s.tensors == hf::TensorLayout::mixtral;
+            const std::string m = p + (mixtral ? "block_sparse_moe." : "mlp.");
             CHECK(L.w_gate.size() == 0);
-            check_same(L.router, stored(c, p + "mlp.gate.weight").transpose(), p + "mlp.gate");
+            check_same(L.router, stored(c, m + "gate.weight").transpose(), m + "gate");
             REQUIRE(L.experts.size() == static_cast<std::size_t>(s.experts.experts));
             for (int e = 0; e < s.experts.experts; ++e) {
-                const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
-                check_same(L.experts[static_cast<std::size_t>(e)].w_gate, stored(c, x + "gate_proj.weight").transpose(), x + "gate_proj");
-                check_same(L.experts[static_cast<std::size_t>(e)].w_up, stored(c, x + "up_proj.weight").transpose(), x + "up_proj");
-                check_same(L.experts[static_cast<std::size_t>(e)].w_down, stored(c, x + "down_proj.weight").transpose(), x + "down_proj");
+                const std::string x = m + "experts." + std::to_string(e) + ".";
+                const hf::ExpertWeights& w = L.experts[static_cast<std::size_t>(e)];
+                check_same(w.w_gate, stored(c, x + (mixtral ? "w1" : "gate_proj") + ".weight").transpose(), x + "gate");
+                check_same(w.w_up, stored(c, x + (mixtral ? "w3" : "up_proj") + ".weight").transpose(), x + "up");
+                check_same(w.w_down, stored(c, x + (mixtral ? "w2" : "down_proj") + ".weight").transpose(), x + "down");
             }
         } else if (s.tensors != hf::TensorLayout::phi3) {
             CHECK(L.experts.empty());
@@ -563,6 +566,31 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         // the layer's scenario: the NoPE layer has no rotation, the others RoPE
         const hf::ModelSpec spec = spec_of(config);
         CHECK(hf::rope_options(spec, 3).theta == 5e6f);
+    }
+    SECTION("mixtral: Mistral's attention, a mixture of experts in every layer, the kept always renormalised") {
+        json config = mixtral_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::mixtral);
+        CHECK(s.experts.experts == 4);
+        CHECK(s.experts.experts_per_token == 2);
+        CHECK(s.experts.normalize_top_k);
+        CHECK(s.experts.d_ff == 12);
+        for (const hf::LayerSpec& l : s.layers) CHECK((l.moe && l.window == 0));
+        config["sliding_window"] = 3;  // Mistral's: every layer slides
+        for (const hf::LayerSpec& l : spec_of(config).layers) CHECK(l.window == 3);
+        config.erase("num_local_experts");  // MixtralConfig's defaults: 8 experts, 2 kept, base 10⁶
+        config.erase("num_experts_per_tok");
+        config.erase("rope_theta");
+        s = spec_of(config);
+        CHECK(s.experts.experts == 8);
+        CHECK(s.experts.experts_per_token == 2);
+        CHECK(s.layers[0].rope_theta == 1e6);
+        json bad = mixtral_checkpoint().config;
+        bad["num_experts_per_tok"] = 5;
+        CHECK_THAT(refusal_of(bad), Contains("num_experts_per_tok") && Contains("more than num_local_experts 4"));
+        bad = mixtral_checkpoint().config;
+        bad["num_experts"] = 4;  // Qwen's key: Mixtral's config has none
+        CHECK_THAT(refusal_of(bad), Contains("num_experts"));
     }
     SECTION("qwen3_moe: the sparse layers from decoder_sparse_step and mlp_only_layers, the router's k and norm_topk_prob") {
         json config = qwen3_moe_checkpoint().config;

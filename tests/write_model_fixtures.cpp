@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     write_with_tokenizer(dir + "/phi3", testing::families::phi3_checkpoint(), 24, 1.0);
     write_with_tokenizer(dir + "/smollm3", testing::families::smollm3_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/qwen3_moe", testing::families::qwen3_moe_checkpoint(), 16, 1.0);
+    write_with_tokenizer(dir + "/mixtral", testing::families::mixtral_checkpoint(), 16, 1.0);
     testing::families::write_gemma3_with_image_token(dir + "/gemma3", std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
     // A 2-layer model for the reverse task, untrained: its vocabulary a … h and "|".
     const train::ModelFile file = testing::untrained_model_file(5);

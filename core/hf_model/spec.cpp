@@ -730,6 +730,27 @@ void read_qwen3_moe(ConfigReader& r, ModelSpec& spec) {
         spec.layers[static_cast<std::size_t>(l)].moe = experts > 0 && !dense[static_cast<std::size_t>(l)] && (l + 1) % step == 0;
 }
 
+// Mixtral: Mistral's attention (every layer sliding when sliding_window is set), and in every
+// layer a mixture of num_local_experts gated MLPs of intermediate_size each
+// (MixtralSparseMoeBlock: softmax, the top num_experts_per_tok kept, always renormalised).
+void read_mixtral(ConfigReader& r, ModelSpec& spec) {
+    LlamaDefaults defaults;
+    defaults.theta = 1000000.0;
+    defaults.rms_norm_eps = 1e-5;
+    read_llama_like(r, spec, defaults);
+    const int window = r.integer("sliding_window", 1, 1 << 30, 0);
+    const int experts = r.integer("num_local_experts", 1, kMaxExperts, 8);
+    const int per_token = r.integer("num_experts_per_tok", 1, kMaxExperts, 2);
+    if (per_token > experts)
+        r.fault("num_experts_per_tok", std::to_string(per_token) + " is more than num_local_experts " + std::to_string(experts) +
+                                       ": torch.topk cannot keep them");
+    spec.experts = {experts, per_token, true, spec.d_ff};
+    for (LayerSpec& layer : spec.layers) {
+        layer.window = window;
+        layer.moe = true;
+    }
+}
+
 void read_gpt_neox(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
@@ -864,6 +885,11 @@ const std::vector<Family>& families() {
                                         // the load-balancing loss of training
                                         "router_aux_loss_coef", "output_router_logits"})},
          read_qwen3_moe},
+        // MixtralAttention is Mistral's: head_dim; router_jitter_noise multiplies the input in training only
+        {"mixtral", "Mixtral",
+         {joined(kDecoderHonoured, {"head_dim", "sliding_window", "num_local_experts", "num_experts_per_tok"}),
+          joined(kCommonInformational, {"max_position_embeddings", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise"})},
+         read_mixtral, TensorLayout::mixtral},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",

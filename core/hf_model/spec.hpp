@@ -22,6 +22,8 @@
 //   smollm3       SmolLM3ForCausalLM            Llama with NoPE layers: every fourth turns neither q nor k
 //   qwen3_moe     Qwen3MoeForCausalLM           Qwen3 with a mixture of experts in place of the MLP: a router,
 //                                               softmax, the top k experts, each a gated MLP of its own
+//   mixtral       MixtralForCausalLM            Mistral with a mixture of experts in every layer, the kept
+//                                               weights always renormalised
 //
 // The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
 //   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
@@ -72,8 +74,9 @@ enum class HeadKind { causal_lm, masked_lm };
 // How a family's checkpoint names and lays out its tensors (weights.cpp): Llama's
 // (model.layers.N.self_attn.q_proj, …; Qwen, Gemma and Mistral too), GPT-2's (h.N.attn.c_attn,
 // Conv1D), GPT-NeoX's (a fused per-head query_key_value), BERT's, and Phi-3's (Llama's names
-// with Q, K, V fused in qkv_proj and the gate and up projections in gate_up_proj).
-enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3 };
+// with Q, K, V fused in qkv_proj and the gate and up projections in gate_up_proj), and Mixtral's
+// (Llama's names, the mixture of experts as block_sparse_moe.gate and experts.E.w1, w3, w2).
+enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral };
 
 const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
 const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"

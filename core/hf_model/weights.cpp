@@ -90,6 +90,15 @@ struct RefList {
 
 std::int64_t i64(int v) { return static_cast<std::int64_t>(v); }
 
+// Where a family stores a layer's mixture of experts: the module, and each expert's gate, up and down.
+struct MixtureNames {
+    const char *module, *gate, *up, *down;
+};
+MixtureNames mixture_names(const ModelSpec& s) {
+    if (s.tensors == TensorLayout::mixtral) return {"block_sparse_moe", "w1", "w3", "w2"};
+    return {"mlp", "gate_proj", "up_proj", "down_proj"};  // Qwen3-MoE
+}
+
 RefList decoder_refs(const ModelSpec& s, Weights& w) {
     // Llama, Qwen 2/3, Gemma 2/3: LlamaForCausalLM's names
     RefList r{"model.", {}};
@@ -137,17 +146,20 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
             r.norm(p + "post_attention_layernorm", d, L.mlp_norm, false);   // Llama's name for the norm before the MLP
         }
         if (s.layers[static_cast<std::size_t>(l)].moe) {
-            // Qwen3MoeSparseMoeBlock: the router, then each expert's gated MLP
+            // The router, then each expert's gated MLP: Qwen3MoeSparseMoeBlock's mlp.gate and
+            // mlp.experts.E.gate_proj, up_proj, down_proj; MixtralSparseMoeBlock's block_sparse_moe.gate
+            // and block_sparse_moe.experts.E.w1 (gate), w3 (up), w2 (down)
             const int experts = s.experts.experts;
             const std::int64_t eff = s.experts.d_ff;
-            r.linear(p + "mlp.gate.weight", experts, d, L.router);
+            const MixtureNames n = mixture_names(s);
+            r.linear(p + n.module + ".gate.weight", experts, d, L.router);
             L.experts.resize(static_cast<std::size_t>(experts));  // sized once: the refs below hold its elements
             for (int e = 0; e < experts; ++e) {
                 ExpertWeights& x = L.experts[static_cast<std::size_t>(e)];
-                const std::string q_e = p + "mlp.experts." + std::to_string(e) + ".";
-                r.linear(q_e + "gate_proj.weight", eff, d, x.w_gate);
-                r.linear(q_e + "up_proj.weight", eff, d, x.w_up);
-                r.linear(q_e + "down_proj.weight", d, eff, x.w_down);
+                const std::string q_e = p + n.module + ".experts." + std::to_string(e) + ".";
+                r.linear(q_e + n.gate + ".weight", eff, d, x.w_gate);
+                r.linear(q_e + n.up + ".weight", eff, d, x.w_up);
+                r.linear(q_e + n.down + ".weight", d, eff, x.w_down);
             }
             continue;
         }
@@ -288,7 +300,8 @@ RefList refs_of(const ModelSpec& s, Weights& w) {
         case TensorLayout::gpt_neox: return neox_refs(s, w);
         case TensorLayout::bert: return bert_refs(s, w);
         case TensorLayout::llama:
-        case TensorLayout::phi3: break;
+        case TensorLayout::phi3:
+        case TensorLayout::mixtral: break;
     }
     return decoder_refs(s, w);
 }
@@ -395,16 +408,18 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
                 {"block.w_1", p + "mlp.gate_up_proj.weight[" + ff + ":" + ff2 + "].T"}, {"block.w_2", p + "mlp.down_proj.weight.T"}};
     }
     const std::string p = "model.layers." + l + ".";  // Llama's layout: Llama, Mistral, Qwen 2/3, Gemma 2/3, OLMo 2
-    if (s.layers[static_cast<std::size_t>(layer)].moe) {  // Qwen3-MoE's sparse layers: the router and each expert
+    if (s.layers[static_cast<std::size_t>(layer)].moe) {  // a mixture of experts: the router and each expert
+        const MixtureNames n = mixture_names(s);
+        const std::string m = p + n.module + ".";
         std::vector<std::pair<std::string, std::string>> names = {
             {"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
             {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
-            {"block.moe.router", p + "mlp.gate.weight.T"}};
+            {"block.moe.router", m + "gate.weight.T"}};
         for (int e = 0; e < s.experts.experts; ++e) {
-            const std::string x = p + "mlp.experts." + std::to_string(e) + ".", k = "block.moe.experts." + std::to_string(e) + ".";
-            names.push_back({k + "w_gate", x + "gate_proj.weight.T"});
-            names.push_back({k + "w_1", x + "up_proj.weight.T"});
-            names.push_back({k + "w_2", x + "down_proj.weight.T"});
+            const std::string x = m + "experts." + std::to_string(e) + ".", k = "block.moe.experts." + std::to_string(e) + ".";
+            names.push_back({k + "w_gate", x + n.gate + ".weight.T"});
+            names.push_back({k + "w_1", x + n.up + ".weight.T"});
+            names.push_back({k + "w_2", x + n.down + ".weight.T"});
         }
         return names;
     }

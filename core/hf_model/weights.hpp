@@ -24,6 +24,8 @@
 //   * GPT-2's c_attn.weight (d × 3d) is [W_Q | W_K | W_V] by columns; c_attn.bias likewise.
 //   * Qwen3-MoE's sparse layers: mlp.gate.weight (E × d), the router, used as (d × E); each expert's
 //     mlp.experts.E.gate_proj, up_proj, down_proj as a gated MLP's, moe_intermediate_size wide.
+//     Mixtral's: block_sparse_moe.gate.weight, and block_sparse_moe.experts.E.w1 (gate), w3 (up),
+//     w2 (down), intermediate_size wide.
 //   * Phi-3 fuses Q, K, V by rows: qkv_proj.weight (H·hd + 2·H_kv·hd × d) is Q's rows, then K's,
 //     then V's; gate_up_proj.weight (2·d_ff × d) the gate's rows, then up's. Each part is a view
 //     of the one stored tensor.
