@@ -419,8 +419,27 @@ json layer_json(const Trace& t, const ModelRun& run, int layer) {
 std::string format_layer_head(const Trace& t, int layer, int h) {
     const std::string prefix = "layer " + std::to_string(layer + 1) + ", head " + std::to_string(h + 1) + ": ";
     std::ostringstream out;
-    out << prefix << counted(t.n_queries, "token", "tokens") << ", d_k = " << t.d_k << ", scale 1/√" << t.d_k << ", causal mask\n\n";
+    // The layer's own mask: causal, a sliding window (Mistral, Gemma's local layers), or none (BERT).
+    const MaskKind mask = t.settings.mask;
+    const std::string mask_text = mask == MaskKind::Causal          ? "causal mask"
+                                  : mask == MaskKind::SlidingWindow ? "sliding window of " + std::to_string(t.settings.window)
+                                  : mask == MaskKind::None          ? "no mask: every token sees every token"
+                                                                    : std::string(to_string(mask)) + " mask";
+    out << prefix << counted(t.n_queries, "token", "tokens") << ", d_k = " << t.d_k << ", scale 1/√" << t.d_k << ", " << mask_text << "\n\n";
     out << format_head(t, h, prefix);
+    if (t.has_block && t.settings.block.moe.routed()) {
+        // A mixture of experts: each token's router probabilities, then the weights it kept.
+        const MixtureOfExperts& m = t.settings.block.moe;
+        const std::string layer_prefix = "layer " + std::to_string(layer + 1) + ": ";
+        const std::vector<std::string> experts = numbered_columns(m.experts, "e");
+        out << format_matrix(layer_prefix + "router probabilities, softmax(x\xC2\xB7W_router)", t.block.router_probabilities, t.query_tokens,
+                             experts)
+            << "\n"
+            << format_matrix(layer_prefix + "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) +
+                                 " experts" + (m.normalize_top_k ? ", renormalised to sum 1" : ""),
+                             t.block.routing, t.query_tokens, experts)
+            << "\n";
+    }
     for (const auto& w : t.warnings) out << "warning: " << w << "\n";
     return out.str();
 }

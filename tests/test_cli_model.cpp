@@ -357,6 +357,50 @@ TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --expo
     fs::remove_all(falcon_folder);
 }
 
+TEST_CASE("option --model on a Qwen3-MoE folder: --print prints a mixture layer's routing, --export-json its router's matrices and where its experts are stored",
+          "[cli][families][moe]") {
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::temp_directory_path() / "attnlab-cli-qwen3-moe";
+    fs::remove_all(folder);
+    // The tiny Qwen3-MoE with the byte-level tokenizer's 402 tokens in its embedding and head.
+    testing::families::FamilyCheckpoint c = testing::families::qwen3_moe_checkpoint();
+    c.config["vocab_size"] = 402;
+    testing::families::TensorMaker make(c, 99);
+    make("model.embed_tokens.weight", {402, 16}, 1.0);
+    make("lm_head.weight", {402, 16}, 0.5);
+    testing::families::write_family_checkpoint(folder.string(), c);
+    fs::copy_file(fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json", folder / "tokenizer.json");
+    const Result printed = run_cli({"--model", folder.string(), "--text", "the cat", "--layer", "1", "--head", "1", "--print"});
+    INFO(printed.err);
+    REQUIRE(printed.code == 0);
+    CHECK_THAT(printed.out, Catch::Matchers::Contains("layer 1: router probabilities") &&
+                                Catch::Matchers::Contains("layer 1: routing: each token's top 3 of 8 experts, renormalised to sum 1"));
+    const Result dense = run_cli({"--model", folder.string(), "--text", "the cat", "--layer", "2", "--head", "1", "--print"});
+    CHECK(dense.code == 0);
+    CHECK_THAT(dense.out, !Catch::Matchers::Contains("routing"));  // layer 2 is in mlp_only_layers
+    const fs::path out = folder / "trace.json";
+    REQUIRE(run_cli({"--model", folder.string(), "--text", "the cat", "--export-json", out.string()}).code == 0);
+    std::ifstream in(out);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    const nlohmann::json& block = j["layers"][0]["block"];
+    REQUIRE(block.contains("routing"));
+    for (const auto& row : block["routing"]) {
+        int kept = 0;
+        double sum = 0.0;
+        for (const auto& w : row) {
+            kept += w.get<double>() > 0.0;
+            sum += w.get<double>();
+        }
+        CHECK(kept == 3);
+        CHECK(sum == Approx(1.0).epsilon(1e-5));
+    }
+    CHECK(block.contains("router_logits"));
+    CHECK_FALSE(j["layers"][1]["block"].contains("routing"));
+    CHECK(j["layers"][0]["weights_in_checkpoint"]["block.moe.router"] == "model.layers.0.mlp.gate.weight.T");
+    CHECK(j["layers"][2]["weights_in_checkpoint"]["block.moe.experts.7.w_2"] == "model.layers.2.mlp.experts.7.down_proj.weight.T");
+    fs::remove_all(folder);
+}
+
 TEST_CASE("option --model on Gemma 3 as published (a tokenizer.json token beyond the embedding): a text without it runs, one with it exits 2 naming it",
           "[cli][model]") {
     const std::string folder = "test_cli_model_gemma3_image_token";
