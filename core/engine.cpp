@@ -81,6 +81,12 @@ void check_experts(std::vector<std::string>& errors, const Scenario& s) {
     if (m.top_k < 1 || m.top_k > m.experts)
         errors.push_back("block moe.top_k is " + std::to_string(m.top_k) + ": each token keeps 1 to E = " + std::to_string(m.experts) + " experts");
     check_shape(errors, "block W_router", m.router, s.d_model, m.experts);
+    // Seeded experts are drawn again on every run: at most 2^26 numbers (256 MB) of them.
+    const double seeded = m.weights.empty() ? 3.0 * m.experts * static_cast<double>(s.d_model) * d_ff : 0.0;
+    if (seeded > static_cast<double>(1 << 26))
+        errors.push_back("block moe: " + std::to_string(m.experts) + " seeded experts of " + std::to_string(s.d_model) + " \xC3\x97 " +
+                         std::to_string(d_ff) + " would draw " + std::to_string(static_cast<long long>(seeded / 1e6)) +
+                         " million numbers on every run (at most 67 million): give the experts' weights, or fewer or smaller experts");
     if (!m.weights.empty() && static_cast<int>(m.weights.size()) != m.experts)
         errors.push_back("block moe has weights for " + std::to_string(m.weights.size()) + " experts, expected E = " + std::to_string(m.experts) + " (or none)");
     for (size_t e = 0; e < m.weights.size(); ++e) {

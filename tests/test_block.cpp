@@ -390,6 +390,13 @@ TEST_CASE("a mixture of experts goes through a scenario file and a session's edi
     wrong = s;
     wrong.block.moe.weights.pop_back();
     CHECK(says(run(wrong).errors, "weights for 2 experts, expected E = 3"));
+    // seeded experts too many to draw on every run: refused before any is drawn
+    wrong = s;
+    wrong.block.moe.weights.clear();
+    wrong.block.moe.router = SharedMatrix();
+    wrong.block.moe.experts = 1024;
+    wrong.block.d_ff = 8192;
+    CHECK(says(run(wrong).errors, "1024 seeded experts of 8 \xC3\x97 8192 would draw 201 million numbers"));
 }
 
 // [SECTION] Parallel residual, sandwich norms

@@ -13,7 +13,7 @@ inline bool small_enough(const Scenario& s) {
     const auto cells = [](const Matrix& m) { return m.size(); };
     if (s.input == InputMode::Direct) return cells(s.q) + cells(s.k) + cells(s.v) <= 4096 && s.q.rows() <= 256 && s.k.rows() <= 256;
     return s.d_model <= 128 && s.target.tokens.size() <= 128 && s.source.tokens.size() <= 128 && s.target.embeddings.rows() <= 128 &&
-           s.source.embeddings.rows() <= 128 && s.block.d_ff <= 512;
+           s.source.embeddings.rows() <= 128 && s.block.d_ff <= 512 && s.block.moe.experts <= 16;
 }
 
 // Both detail levels; they must accept the same scenarios. Nothing may crash or trip a sanitizer.
