@@ -111,8 +111,8 @@ struct Expert {
     SharedMatrix w_gate, w_1, w_2;  // (d_model × d_ff) gate, (d_model × d_ff) up, (d_ff × d_model) down; empty → seeded
 };
 
-// A mixture of experts in place of the block's one feed-forward (Mixtral, Qwen3-MoE: transformers'
-// Qwen3MoeSparseMoeBlock). For each token x (a row of what the feed-forward reads):
+// A mixture of experts in place of the block's one feed-forward (transformers'
+// Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock). For each token x (a row of what the feed-forward reads):
 //   r = x·W_router                (1 × E): the router's logits
 //   p = softmax(r)                (1 × E): the routing probabilities, in float32
 //   K = the top_k largest of p    ties: the smaller expert first

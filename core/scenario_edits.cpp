@@ -172,6 +172,18 @@ const json* patched(const json& patch, const std::string& key) {
     }
 }
 
+// A weight's cells that an edit changed, under `key` in `cells`: compared cell by cell only when
+// an edit copied it (its version differs). False when the shapes differ: the weight is then a
+// setting of its own, written whole.
+bool put_changed_cells(json& cells, const std::string& key, const SharedMatrix& a, const SharedMatrix& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return false;
+    if (a.size() != 0 && a.version() != b.version()) {
+        json changed = changed_cells(a.rows(), a.cols(), false, a, b);
+        if (!changed.empty()) cells[key] = std::move(changed);
+    }
+    return true;
+}
+
 std::string shape_text(Eigen::Index rows, Eigen::Index cols) {
     return std::to_string(rows) + " \xC3\x97 " + std::to_string(cols);
 }
@@ -183,29 +195,24 @@ json scenario_edits_to_json(const Scenario& base, const Scenario& edited) {
     Scenario base_rest = base, edited_rest = edited;
     json cells = json::object();
     for (const WeightField& f : kWeights) {
-        const SharedMatrix& a = f.of(base_rest);
-        const SharedMatrix& b = f.of(edited_rest);
-        if (a.rows() != b.rows() || a.cols() != b.cols()) continue;  // written whole, as a setting
-        if (a.size() != 0 && a.version() != b.version()) {  // an edit copied it: compare cell by cell
-            json changed = changed_cells(a.rows(), a.cols(), false, a, b);
-            if (!changed.empty()) cells[f.key] = std::move(changed);
-        }
+        if (!put_changed_cells(cells, f.key, f.of(base_rest), f.of(edited_rest))) continue;  // written whole, as a setting
         f.of(base_rest) = SharedMatrix();
         f.of(edited_rest) = SharedMatrix();
     }
-    // The experts' weights, cell by cell while there are as many experts; else written whole.
+    // The experts' weights, cell by cell while they keep their number and shapes; else written whole.
     std::vector<Expert>& base_experts = base_rest.block.moe.weights;
     std::vector<Expert>& edited_experts = edited_rest.block.moe.weights;
-    if (base_experts.size() == edited_experts.size()) {
+    bool cell_by_cell = base_experts.size() == edited_experts.size();
+    for (size_t e = 0; cell_by_cell && e < base_experts.size(); ++e)
+        for (int field = 0; field < 3; ++field) {
+            const SharedMatrix &a = expert_field(base_experts[e], field), &b = expert_field(edited_experts[e], field);
+            cell_by_cell = cell_by_cell && a.rows() == b.rows() && a.cols() == b.cols();
+        }
+    if (cell_by_cell) {
         for (size_t e = 0; e < base_experts.size(); ++e)
-            for (int field = 0; field < 3; ++field) {
-                const SharedMatrix& a = expert_field(base_experts[e], field);
-                const SharedMatrix& b = expert_field(edited_experts[e], field);
-                if (a.size() == 0 || a.version() == b.version()) continue;
-                if (a.rows() != b.rows() || a.cols() != b.cols()) continue;
-                json changed = changed_cells(a.rows(), a.cols(), false, a, b);
-                if (!changed.empty()) cells[expert_key(static_cast<int>(e), field)] = std::move(changed);
-            }
+            for (int field = 0; field < 3; ++field)
+                put_changed_cells(cells, expert_key(static_cast<int>(e), field), expert_field(base_experts[e], field),
+                                  expert_field(edited_experts[e], field));
         edited_experts.clear();
     }
     base_experts.clear();
@@ -320,34 +327,26 @@ ScenarioLoad apply_scenario_edits(const Scenario& base, const json& edits, const
                 out.errors.push_back(where + ".cells." + key + "': cell " + dump_json(cell) + " is outside " + key + "'s " +
                                      shape_text(rows, cols));
             };
-            for (const WeightField& f : kWeights) {
-                if (key != f.key) continue;
-                SharedMatrix& w = f.of(s);
+            // A weight's cells, each inside it, set in this scenario's own copy: the model's weights stay as they are.
+            auto set_weight_cells = [&](SharedMatrix& w) {
                 for (const json& cell : list)
                     if (*index_of(cell[0]) >= w.rows() || *index_of(cell[1]) >= w.cols()) {
                         outside(cell, w.rows(), w.cols());
-                        break;
+                        return;
                     }
-                if (!out.errors.empty() || list.empty()) continue;
-                Matrix& values = w.edit();  // this scenario's own copy: the model's weights stay as they are
-                for (const json& cell : list) values(*index_of(cell[0]), *index_of(cell[1])) = *number_of(cell[2]);
-            }
-            if (const auto named = parse_expert_key(key)) {
-                const auto [expert, field] = *named;
-                if (expert >= static_cast<int>(s.block.moe.weights.size())) {
-                    out.errors.push_back(where + ".cells." + key + "': the block has " + std::to_string(s.block.moe.weights.size()) +
-                                         " experts with weights of their own");
-                    continue;
-                }
-                SharedMatrix& w = expert_field(s.block.moe.weights[static_cast<size_t>(expert)], field);
-                for (const json& cell : list)
-                    if (*index_of(cell[0]) >= w.rows() || *index_of(cell[1]) >= w.cols()) {
-                        outside(cell, w.rows(), w.cols());
-                        break;
-                    }
-                if (!out.errors.empty() || list.empty()) continue;
+                if (!out.errors.empty() || list.empty()) return;
                 Matrix& values = w.edit();
                 for (const json& cell : list) values(*index_of(cell[0]), *index_of(cell[1])) = *number_of(cell[2]);
+            };
+            for (const WeightField& f : kWeights)
+                if (key == f.key) set_weight_cells(f.of(s));
+            if (const auto named = parse_expert_key(key)) {
+                const auto [expert, field] = *named;
+                if (expert < static_cast<int>(s.block.moe.weights.size()))
+                    set_weight_cells(expert_field(s.block.moe.weights[static_cast<size_t>(expert)], field));
+                else
+                    out.errors.push_back(where + ".cells." + key + "': the block has " + std::to_string(s.block.moe.weights.size()) +
+                                         " experts with weights of their own");
             }
             for (const MatrixField& f : kMatrices) {
                 if (key != f.key) continue;

@@ -125,6 +125,20 @@ inline void write_family_checkpoint(const std::string& folder, const FamilyCheck
     std::ofstream(fs::path(folder) / "model.safetensors.index.json") << index.dump(2) << "\n";
 }
 
+// A Llama-layout checkpoint `c` whose embedding (and untied head) has a row for each of the
+// `vocabulary` tokens of `tokenizer_json` (d_model columns of scale `scale`), written to `folder`
+// with that file as its tokenizer.json.
+inline void write_with_tokenizer(const std::string& folder, FamilyCheckpoint c, std::int64_t vocabulary, std::int64_t d_model, double scale,
+                                 const std::string& tokenizer_json) {
+    c.config["vocab_size"] = vocabulary;
+    TensorMaker make(c, 99);
+    make("model.embed_tokens.weight", {vocabulary, d_model}, scale);
+    if (c.tensors.count("lm_head.weight")) make("lm_head.weight", {vocabulary, d_model}, scale);  // an untied head of as many rows
+    write_family_checkpoint(folder, c);
+    std::filesystem::copy_file(tokenizer_json, std::filesystem::path(folder) / "tokenizer.json",
+                               std::filesystem::copy_options::overwrite_existing);
+}
+
 // [SECTION] The families' checkpoints
 
 // Llama, Qwen and Gemma layers: LlamaDecoderLayer's names ("model.layers.N.…").
@@ -798,6 +812,16 @@ inline Rows activated(Rows x, hf::Activation activation) {
     return x;
 }
 
+// A gated MLP: down(act(gate(x)) ⊙ up(x)), each an nn.Linear (with its bias where given).
+inline Rows gated_mlp(const Rows& a, const HfTensor& gate_w, const HfTensor& up_w, const HfTensor& down_w, hf::Activation activation,
+                      const HfTensor* gate_b = nullptr, const HfTensor* up_b = nullptr, const HfTensor* down_b = nullptr) {
+    Rows gate = activated(linear(a, gate_w, gate_b), activation);
+    const Rows up = linear(a, up_w, up_b);
+    for (std::size_t i = 0; i < gate.size(); ++i)
+        for (std::size_t j = 0; j < gate[i].size(); ++j) gate[i][j] *= up[i][j];
+    return linear(gate, down_w, down_b);
+}
+
 // One layer's MLP from its input rows.
 inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer, const Rows& a) {
     const std::string l = std::to_string(layer);
@@ -853,10 +877,9 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
             for (std::size_t e = 0; e < experts; ++e) {
                 if (!kept[e]) continue;
                 const std::string x = p + "experts." + std::to_string(e) + ".";
-                Rows gate = activated(linear({a[i]}, tensor(t, x + (mixtral ? "w1" : "gate_proj") + ".weight"), nullptr), s.activation);
-                const Rows up = linear({a[i]}, tensor(t, x + (mixtral ? "w3" : "up_proj") + ".weight"), nullptr);
-                for (std::size_t j = 0; j < gate[0].size(); ++j) gate[0][j] *= up[0][j];
-                const Rows out = linear(gate, tensor(t, x + (mixtral ? "w2" : "down_proj") + ".weight"), nullptr);
+                const Rows out = gated_mlp({a[i]}, tensor(t, x + (mixtral ? "w1" : "gate_proj") + ".weight"),
+                                           tensor(t, x + (mixtral ? "w3" : "up_proj") + ".weight"),
+                                           tensor(t, x + (mixtral ? "w2" : "down_proj") + ".weight"), s.activation);
                 const double w = s.experts.normalize_top_k ? p_row[e] / kept_sum : p_row[e];
                 for (std::size_t j = 0; j < out[0].size(); ++j) y[i][j] += w * out[0][j];
             }
@@ -866,11 +889,8 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
     // down_proj(act_fn(gate_proj(x)) * up_proj(x))
     const std::string p = "layers." + l + ".mlp.";
     auto bias = [&](const char* m) { return s.mlp_bias ? &tensor(t, p + m + ".bias") : nullptr; };
-    Rows gate = activated(linear(a, tensor(t, p + "gate_proj.weight"), bias("gate_proj")), s.activation);
-    const Rows up = linear(a, tensor(t, p + "up_proj.weight"), bias("up_proj"));
-    for (std::size_t i = 0; i < gate.size(); ++i)
-        for (std::size_t j = 0; j < gate[i].size(); ++j) gate[i][j] *= up[i][j];
-    return linear(gate, tensor(t, p + "down_proj.weight"), bias("down_proj"));
+    return gated_mlp(a, tensor(t, p + "gate_proj.weight"), tensor(t, p + "up_proj.weight"), tensor(t, p + "down_proj.weight"), s.activation,
+                     bias("gate_proj"), bias("up_proj"), bias("down_proj"));
 }
 
 inline Rows added(Rows a, const Rows& b) {

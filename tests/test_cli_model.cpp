@@ -363,13 +363,8 @@ TEST_CASE("option --model on a Qwen3-MoE folder: --print prints a mixture layer'
     const fs::path folder = fs::temp_directory_path() / "attnlab-cli-qwen3-moe";
     fs::remove_all(folder);
     // The tiny Qwen3-MoE with the byte-level tokenizer's 402 tokens in its embedding and head.
-    testing::families::FamilyCheckpoint c = testing::families::qwen3_moe_checkpoint();
-    c.config["vocab_size"] = 402;
-    testing::families::TensorMaker make(c, 99);
-    make("model.embed_tokens.weight", {402, 16}, 1.0);
-    make("lm_head.weight", {402, 16}, 0.5);
-    testing::families::write_family_checkpoint(folder.string(), c);
-    fs::copy_file(fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json", folder / "tokenizer.json");
+    testing::families::write_with_tokenizer(folder.string(), testing::families::qwen3_moe_checkpoint(), 402, 16, 1.0,
+                                            (fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json").string());
     const Result printed = run_cli({"--model", folder.string(), "--text", "the cat", "--layer", "1", "--head", "1", "--print"});
     INFO(printed.err);
     REQUIRE(printed.code == 0);

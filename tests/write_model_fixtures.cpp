@@ -20,14 +20,9 @@ namespace {
 
 // `c` with an embedding of the byte-level tokenizer's 402 rows (d_model columns of scale
 // `scale`), written to `folder` with that tokenizer.json.
-void write_with_tokenizer(const std::string& folder, testing::families::FamilyCheckpoint c, std::int64_t d_model, double scale) {
-    c.config["vocab_size"] = 402;
-    testing::families::TensorMaker make(c, 99);
-    make("model.embed_tokens.weight", {402, d_model}, scale);
-    if (c.tensors.count("lm_head.weight")) make("lm_head.weight", {402, d_model}, scale);  // an untied head of as many rows
-    testing::families::write_family_checkpoint(folder, c);
-    std::filesystem::copy_file(std::filesystem::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json",
-                               folder + "/tokenizer.json", std::filesystem::copy_options::overwrite_existing);
+void write_with_tokenizer(const std::string& folder, const testing::families::FamilyCheckpoint& c, std::int64_t d_model, double scale) {
+    testing::families::write_with_tokenizer(folder, c, 402, d_model, scale,
+                                            std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
 }
 
 }  // namespace

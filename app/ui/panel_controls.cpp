@@ -255,7 +255,7 @@ void block_design_controls(Context& state) {
     record_item(state, "controls.block_ffn", feed_forward >= 0 ? feed_forwards[feed_forward] : "gated");
 }
 
-// A mixture of experts (Qwen3-MoE): how many experts each token keeps, whether their weights
+// A mixture of experts (Qwen3-MoE, Mixtral): how many experts each token keeps, whether their weights
 // are renormalised, and which experts are ablated (their output dropped, the routing kept).
 void mixture_controls(Context& state) {
     const MixtureOfExperts& m = state.session.scenario.block.moe;

@@ -701,13 +701,14 @@ std::string model_shape_text(const lm::Model& model) {
         if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
         if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";
         std::string mixture;  // the layers whose MLP is a mixture of experts, from 1
+        int mixtures = 0;
         for (int l = 0; l < static_cast<int>(spec.layers.size()); ++l)
-            if (spec.layers[static_cast<size_t>(l)].moe) mixture += (mixture.empty() ? "" : ", ") + std::to_string(l + 1);
-        if (!mixture.empty()) {
-            const bool all = static_cast<int>(std::count(mixture.begin(), mixture.end(), ',')) + 1 == c.layers;
+            if (spec.layers[static_cast<size_t>(l)].moe) mixture += (mixtures++ == 0 ? "" : ", ") + std::to_string(l + 1);
+        if (mixtures > 0) {
+            const bool all = mixtures == c.layers;
             text += ", a mixture of " + std::to_string(spec.experts.experts) + " experts in place of the MLP (" +
                     std::to_string(spec.experts.experts_per_token) + " per token" + (spec.experts.normalize_top_k ? ", renormalised" : "") + ") " +
-                    (all ? std::string("on every layer") : "on layer" + std::string(mixture.find(',') != std::string::npos ? "s " : " ") + mixture);
+                    (all ? std::string("on every layer") : (mixtures > 1 ? "on layers " : "on layer ") + mixture);
             if (!all && spec.mlp == hf::MlpKind::gated) text += ", a gated MLP on the others";
         } else if (spec.mlp == hf::MlpKind::gated) {
             text += ", gated MLP";

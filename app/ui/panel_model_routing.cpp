@@ -1,5 +1,5 @@
 // The model view's Routing tab: a model whose feed-forwards are mixtures of experts
-// (Qwen3-MoE). For one mixture layer of the pass on screen, each token's router probabilities
+// (Qwen3-MoE, Mixtral). For one mixture layer of the pass on screen, each token's router probabilities
 // over the E experts beside the weights its output took from the k it kept (renormalised or
 // not), and how many tokens each expert took. The cards are the layer trace's own matrices
 // (block.router_probabilities, block.routing), so their tooltips write out the softmax, the

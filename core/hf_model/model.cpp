@@ -272,7 +272,7 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
     b.gamma_plus_one = spec.norm.one_plus_weight;
     b.activation = engine_activation(spec.activation);
     b.gated = spec.mlp == MlpKind::gated;
-    if (ls.moe) {  // Qwen3-MoE: the router and the experts in place of the one MLP
+    if (ls.moe) {  // Qwen3-MoE, Mixtral: the router and the experts in place of the one MLP
         b.d_ff = spec.experts.d_ff;
         b.moe.experts = spec.experts.experts;
         b.moe.top_k = spec.experts.experts_per_token;

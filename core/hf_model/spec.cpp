@@ -681,6 +681,16 @@ void read_smollm3(ConfigReader& r, ModelSpec& spec) {
     }
 }
 
+// num_experts_per_tok: how many of `experts` (the config's `experts_key`) each token keeps; no
+// more than there are, which torch.topk could not keep.
+int read_experts_per_token(ConfigReader& r, int experts, const char* experts_key, int fallback) {
+    const int per_token = r.integer("num_experts_per_tok", 1, kMaxExperts, fallback);
+    if (experts > 0 && per_token > experts)
+        r.fault("num_experts_per_tok", std::to_string(per_token) + " is more than " + experts_key + " " + std::to_string(experts) +
+                                       ": torch.topk cannot keep them");
+    return per_token;
+}
+
 // Qwen3-MoE: Qwen3's attention (QK-norm), and in its sparse layers a mixture of experts in place
 // of the MLP (Qwen3MoeSparseMoeBlock: softmax over num_experts router logits, the top
 // num_experts_per_tok kept, renormalised with norm_topk_prob). Layer ℓ is sparse when it is not in
@@ -707,13 +717,10 @@ void read_qwen3_moe(ConfigReader& r, ModelSpec& spec) {
         experts = local;
     }
     spec.experts.experts = experts;
-    spec.experts.experts_per_token = r.integer("num_experts_per_tok", 1, kMaxExperts, 8);
+    spec.experts.experts_per_token = read_experts_per_token(r, experts, "num_experts", 8);
     spec.experts.normalize_top_k = r.flag("norm_topk_prob", false);
     spec.experts.d_ff = r.integer("moe_intermediate_size", 1, 1 << 20, 768);
     const int step = r.integer("decoder_sparse_step", 1, kMaxLayers, 1);
-    if (experts > 0 && spec.experts.experts_per_token > experts)
-        r.fault("num_experts_per_tok", std::to_string(spec.experts.experts_per_token) + " is more than num_experts " +
-                                       std::to_string(experts) + ": torch.topk cannot keep them");
     std::vector<bool> dense(static_cast<std::size_t>(std::max(n, 0)), false);
     if (const json* list = r.find("mlp_only_layers"); list != nullptr && !list->is_null()) {
         bool ok = list->is_array();
@@ -740,11 +747,7 @@ void read_mixtral(ConfigReader& r, ModelSpec& spec) {
     read_llama_like(r, spec, defaults);
     const int window = r.integer("sliding_window", 1, 1 << 30, 0);
     const int experts = r.integer("num_local_experts", 1, kMaxExperts, 8);
-    const int per_token = r.integer("num_experts_per_tok", 1, kMaxExperts, 2);
-    if (per_token > experts)
-        r.fault("num_experts_per_tok", std::to_string(per_token) + " is more than num_local_experts " + std::to_string(experts) +
-                                       ": torch.topk cannot keep them");
-    spec.experts = {experts, per_token, true, spec.d_ff};
+    spec.experts = {experts, read_experts_per_token(r, experts, "num_local_experts", 2), true, spec.d_ff};
     for (LayerSpec& layer : spec.layers) {
         layer.window = window;
         layer.moe = true;

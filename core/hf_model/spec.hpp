@@ -113,14 +113,14 @@ struct LayerSpec {
     bool moe = false;            // its MLP is the model's mixture of experts (ModelSpec::experts)
 };
 
-// A mixture of experts in place of a layer's MLP (Qwen3-MoE): each token's router logits
+// A mixture of experts in place of a layer's MLP (Qwen3-MoE, Mixtral): each token's router logits
 // x·W_routerᵀ, their softmax, the top experts_per_token kept (renormalised to sum 1 with
-// normalize_top_k), and the kept experts' gated MLPs (moe_d_ff wide each), weighted and summed.
+// normalize_top_k), and the kept experts' gated MLPs (d_ff wide each), weighted and summed.
 struct MixtureSpec {
-    int experts = 0;             // E (num_experts); 0: no layer has one
+    int experts = 0;             // E (num_experts, Mixtral's num_local_experts); 0: no layer has one
     int experts_per_token = 0;   // k (num_experts_per_tok)
-    bool normalize_top_k = false;  // norm_topk_prob
-    int d_ff = 0;                // each expert's inner width (moe_intermediate_size)
+    bool normalize_top_k = false;  // norm_topk_prob; Mixtral always
+    int d_ff = 0;                // each expert's inner width (moe_intermediate_size, Mixtral's intermediate_size)
 };
 
 struct ModelSpec {

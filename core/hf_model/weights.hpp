@@ -64,9 +64,10 @@ struct NormWeights {
     bool present() const { return weight.size() > 0; }
 };
 
-// One expert of a mixture (Qwen3-MoE's mlp.experts.E): a gated MLP of its own.
+// One expert of a mixture (Qwen3-MoE's mlp.experts.E, Mixtral's block_sparse_moe.experts.E): a
+// gated MLP of its own, the spec's experts.d_ff wide.
 struct ExpertWeights {
-    SharedMatrix w_gate, w_up, w_down;  // (d × moe_d_ff), (d × moe_d_ff), (moe_d_ff × d)
+    SharedMatrix w_gate, w_up, w_down;  // (d × d_ff), (d × d_ff), (d_ff × d)
 };
 
 struct LayerWeights {
@@ -78,8 +79,8 @@ struct LayerWeights {
     Vector b_o;                        // with spec.o_bias
     SharedMatrix w_gate, w_up, w_down; // w_gate only for a gated MLP
     Vector b_gate, b_up, b_down;       // with spec.mlp_bias (gated: b_gate, b_up, b_down; plain: b_up, b_down)
-    // A layer with LayerSpec::moe, in place of w_gate, w_up, w_down: the router mlp.gate (E × d,
-    // used as its transpose (d × E)) and the experts.
+    // A layer with LayerSpec::moe, in place of w_gate, w_up, w_down: the router (mlp.gate or
+    // block_sparse_moe.gate, E × d, used as its transpose (d × E)) and the experts.
     SharedMatrix router;
     std::vector<ExpertWeights> experts;
 };
