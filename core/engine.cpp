@@ -81,6 +81,16 @@ void check_experts(std::vector<std::string>& errors, const Scenario& s) {
     if (m.top_k < 1 || m.top_k > m.experts)
         errors.push_back("block moe.top_k is " + std::to_string(m.top_k) + ": each token keeps 1 to E = " + std::to_string(m.experts) + " experts");
     check_shape(errors, "block W_router", m.router, s.d_model, m.experts);
+    check_vector(errors, "block b_router", m.router_bias, m.experts);
+    if (m.router_kind == RouterKind::TopKThenSoftmax && m.normalize_top_k)
+        errors.push_back("block moe: normalize_top_k with a top-k-then-softmax router would change nothing (its weights sum to 1)");
+    if (!std::isfinite(m.swiglu_limit) || m.swiglu_limit < 0.0f)
+        errors.push_back("block moe.swiglu_limit is " + std::to_string(m.swiglu_limit) + ": expected a number above 0 (7 in gpt-oss), or 0 for none");
+    else if (m.swiglu_limit > 0.0f && !std::isfinite(m.swiglu_alpha))
+        errors.push_back("block moe.swiglu_alpha is " + std::to_string(m.swiglu_alpha) + ": expected a number (1.702 in gpt-oss)");
+    else if (m.swiglu_limit > 0.0f && s.block.activation != Activation::SiLU)
+        errors.push_back(std::string("block moe: the clamped SwiGLU (swiglu_limit) is g\xC2\xB7\xCF\x83(\xCE\xB1\xC2\xB7g), a SiLU with a gain: the block's "
+                                     "activation must be silu, not ") + to_string(s.block.activation));
     // Seeded experts are drawn again on every run: at most 2^26 numbers (256 MB) of them.
     const double seeded = m.weights.empty() ? 3.0 * m.experts * static_cast<double>(s.d_model) * d_ff : 0.0;
     if (seeded > static_cast<double>(1 << 26))
@@ -94,6 +104,9 @@ void check_experts(std::vector<std::string>& errors, const Scenario& s) {
         check_shape(errors, (name + "W_gate").c_str(), m.weights[e].w_gate, s.d_model, d_ff);
         check_shape(errors, (name + "W_1").c_str(), m.weights[e].w_1, s.d_model, d_ff);
         check_shape(errors, (name + "W_2").c_str(), m.weights[e].w_2, d_ff, s.d_model);
+        check_vector(errors, (name + "b_gate").c_str(), m.weights[e].b_gate, d_ff);
+        check_vector(errors, (name + "b_1").c_str(), m.weights[e].b_1, d_ff);
+        check_vector(errors, (name + "b_2").c_str(), m.weights[e].b_2, s.d_model);
     }
     for (size_t i = 0; i < m.ablated.size(); ++i) {
         const int e = m.ablated[i];
@@ -262,6 +275,10 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
                 errors.push_back("LongRoPE's original_max_position_embeddings is " + std::to_string(r.original_max_positions) +
                                  ": expected at least 1 (the length its short factors serve)");
         }
+        if (r.scaling == RopeScalingKind::Yarn &&
+            !(r.original_max_positions > 0 && std::isfinite(r.beta_fast) && std::isfinite(r.beta_slow) && r.beta_fast > 0.0f &&
+              r.beta_slow > 0.0f))
+            errors.push_back("YaRN needs original_max_position_embeddings > 0 and beta_fast, beta_slow above 0 (32 and 1 in most models)");
         if (!(std::isfinite(r.attention_factor) && r.attention_factor > 0.0f))
             errors.push_back("RoPE's attention factor is " + std::to_string(r.attention_factor) +
                              ": expected a number above 0 (1: cos and sin as they are)");
@@ -587,6 +604,31 @@ Matrix as_row(const Vector& v) { return v; }
 
 }  // namespace
 
+// One expert on its tokens' rows (m × d_model): its gated feed-forward, biases and clamp
+// included, before the routing weight.
+void expert_forward(const MixtureOfExperts& m, Activation activation, const Expert& used, const Matrix& rows, Matrix& down, bool any_order) {
+    const auto kernel = [any_order](ProductKernel k) { return any_order ? ProductKernel::any_order : k; };
+    Matrix gate, up;
+    product_into(rows, used.w_gate, gate, kernel(ProductKernel::row_major));    // (m, d_model)·(d_model, d_ff) → (m, d_ff)
+    product_into(rows, used.w_1, up, kernel(ProductKernel::column_major));      // (m, d_model)·(d_model, d_ff) → (m, d_ff)
+    if (used.b_gate.size() != 0) gate.rowwise() += used.b_gate;
+    if (used.b_1.size() != 0) up.rowwise() += used.b_1;
+    if (m.swiglu_limit > 0.0f) {
+        // gpt-oss: g = min(gate, L), u = clamp(up, −L, L), (u + 1) ⊙ g·σ(α·g)
+        const float limit = m.swiglu_limit, alpha = m.swiglu_alpha;
+        gate = gate.unaryExpr([limit, alpha](float g) {
+            g = std::min(g, limit);
+            return g * (1.0f / (1.0f + std::exp(-g * alpha)));
+        });
+        up = up.unaryExpr([limit](float u) { return std::clamp(u, -limit, limit) + 1.0f; });
+        gate = gate.cwiseProduct(up);
+    } else {
+        gate = activate(gate, activation).cwiseProduct(up);                     // act(gate) ⊙ up
+    }
+    product_into(gate, used.w_2, down, kernel(ProductKernel::column_major));    // (m, d_ff)·(d_ff, d_model) → (m, d_model)
+    if (used.b_2.size() != 0) down.rowwise() += used.b_2;
+}
+
 // The mixture of experts (scenario.hpp's MixtureOfExperts) on what the feed-forward reads (n × d_model).
 void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_order) {
     const auto kernel = [any_order](ProductKernel k) { return any_order ? ProductKernel::any_order : k; };
@@ -596,29 +638,49 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
     const Eigen::Index n = x.rows();
     b.router = resolved_weight(m.router, d_model, experts, s.seed, 20);
     product_into(x, b.router, b.router_logits, kernel(ProductKernel::row_major));  // (n, d_model)·(d_model, E) → (n, E)
-    b.router_probabilities = softmax_rows(b.router_logits, SoftmaxKind::Stable);  // each row sums to 1
-    // Each token's kept experts: the top_k largest probabilities, ties to the smaller expert.
+    if (m.router_bias.size() != 0) b.router_logits.rowwise() += m.router_bias;      // gpt-oss: F.linear(x, W, b)
+    const bool softmax_first = m.router_kind == RouterKind::SoftmaxThenTopK;
+    // Softmax first (Qwen3-MoE, Mixtral): each row sums to 1 and the top k are chosen from it.
+    // Top-k first (gpt-oss): the top k logits are chosen and softmax runs over those k only;
+    // there is no probability over all E to show.
+    if (softmax_first) b.router_probabilities = softmax_rows(b.router_logits, SoftmaxKind::Stable);
+    else b.router_probabilities.resize(0, 0);
+    const Matrix& ranked = softmax_first ? b.router_probabilities : b.router_logits;
+    // Each token's kept experts: the top_k largest, ties to the smaller expert.
     b.routing = Matrix::Zero(n, experts);
     std::vector<std::vector<Eigen::Index>> tokens_of(static_cast<size_t>(experts));
     std::vector<int> order(static_cast<size_t>(experts));
+    std::vector<float> top(static_cast<size_t>(m.top_k));
     for (Eigen::Index i = 0; i < n; ++i) {
         std::iota(order.begin(), order.end(), 0);
-        const auto p = b.router_probabilities.row(i);
+        const auto p = ranked.row(i);
         std::partial_sort(order.begin(), order.begin() + m.top_k, order.end(), [&p](int a, int c) {
             return p(a) > p(c) || (p(a) == p(c) && a < c) || (std::isnan(p(c)) && !std::isnan(p(a)));
         });
-        float kept = 0.0f;  // Σ of the kept probabilities, largest first (torch's sum over topk's values)
-        for (int r = 0; r < m.top_k; ++r) kept += p(order[static_cast<size_t>(r)]);
+        if (softmax_first) {
+            float kept = 0.0f;  // Σ of the kept probabilities, largest first (torch's sum over topk's values)
+            for (int r = 0; r < m.top_k; ++r) kept += p(order[static_cast<size_t>(r)]);
+            for (int r = 0; r < m.top_k; ++r) {
+                const int e = order[static_cast<size_t>(r)];
+                top[static_cast<size_t>(r)] = m.normalize_top_k ? p(e) / kept : p(e);
+            }
+        } else {
+            // softmax over the kept logits, largest first: exp(r − max) / Σ, in float32
+            const float largest = p(order[0]);
+            float sum = 0.0f;
+            for (int r = 0; r < m.top_k; ++r) sum += (top[static_cast<size_t>(r)] = std::exp(p(order[static_cast<size_t>(r)]) - largest));
+            for (float& w : top) w /= sum;
+        }
         for (int r = 0; r < m.top_k; ++r) {
             const int e = order[static_cast<size_t>(r)];
-            b.routing(i, e) = m.normalize_top_k ? p(e) / kept : p(e);
+            b.routing(i, e) = top[static_cast<size_t>(r)];
             tokens_of[static_cast<size_t>(e)].push_back(i);
         }
     }
     // Each kept expert on its own tokens, added in expert order: y_i += w_ie·expert_e(x_i).
     b.experts.assign(static_cast<size_t>(experts), Expert{});
     b.ffn_output = Matrix::Zero(n, d_model);
-    Matrix rows, gate, up, down;
+    Matrix rows, down;
     for (int e = 0; e < experts; ++e) {
         const Expert given = m.weights.empty() ? Expert{} : m.weights[static_cast<size_t>(e)];
         Expert& used = b.experts[static_cast<size_t>(e)];
@@ -626,14 +688,12 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
         used.w_gate = resolved_weight(given.w_gate, d_model, d_ff, s.seed, which);
         used.w_1 = resolved_weight(given.w_1, d_model, d_ff, s.seed, which + 1);
         used.w_2 = resolved_weight(given.w_2, d_ff, d_model, s.seed, which + 2);
+        used.b_gate = given.b_gate, used.b_1 = given.b_1, used.b_2 = given.b_2;
         const std::vector<Eigen::Index>& tokens = tokens_of[static_cast<size_t>(e)];
         if (tokens.empty() || m.is_ablated(e)) continue;  // an ablated expert adds nothing
         rows.resize(static_cast<Eigen::Index>(tokens.size()), d_model);
         for (size_t j = 0; j < tokens.size(); ++j) rows.row(static_cast<Eigen::Index>(j)) = x.row(tokens[j]);
-        product_into(rows, used.w_gate, gate, kernel(ProductKernel::row_major));    // (m, d_model)·(d_model, d_ff) → (m, d_ff)
-        product_into(rows, used.w_1, up, kernel(ProductKernel::column_major));      // (m, d_model)·(d_model, d_ff) → (m, d_ff)
-        gate = activate(gate, s.block.activation).cwiseProduct(up);                 // act(gate) ⊙ up
-        product_into(gate, used.w_2, down, kernel(ProductKernel::column_major));    // (m, d_ff)·(d_ff, d_model) → (m, d_model)
+        expert_forward(m, s.block.activation, used, rows, down, any_order);
         for (size_t j = 0; j < tokens.size(); ++j)
             b.ffn_output.row(tokens[j]) += b.routing(tokens[j], e) * down.row(static_cast<Eigen::Index>(j));
     }

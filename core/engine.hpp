@@ -86,6 +86,10 @@ void finish_trace(const Scenario& scenario, Trace& trace);
 // attention's output. In a pre-norm block, `block` already holds norm1 (prepare_inputs
 // computed it: attention reads it). `any_order`: its products in any summation order
 // (ProductKernel::any_order: a decode step's one row, compared within float rounding).
+// One expert of a mixture on its tokens' rows (m × d_model) → down (m × d_model): its gated
+// feed-forward with its biases and the mixture's clamp, before the routing weight.
+void expert_forward(const MixtureOfExperts& moe, Activation activation, const Expert& expert, const Matrix& rows, Matrix& down,
+                    bool any_order = false);
 void run_block(const Scenario& scenario, const Matrix& x, const Matrix& attention_output, BlockTrace& block, bool any_order = false);
 // True when the scenario asks for any part of the block.
 bool has_block(const Scenario& scenario);

@@ -102,6 +102,27 @@ std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k, in
             const float e = i < ext.size() ? ext(i) : 1.0f;  // the engine's check refuses a list of another length
             inv_freq[static_cast<std::size_t>(i)] = 1.0f / (e * std::pow(rope.theta, exponent));
         }
+    } else if (rope.scaling == RopeScalingKind::Yarn) {
+        // _compute_yarn_parameters: the dims (in pairs) that turn more than beta_fast times within
+        // original_max_position_embeddings keep their frequency (extrapolation), those that turn
+        // fewer than beta_slow times are divided by factor (interpolation), a linear ramp between.
+        // The ramp's ends in float64 (Python's math), the blend in float32 (torch's).
+        const double base = rope.theta;
+        const auto correction_dim = [&](double turns) {
+            return (r * std::log(rope.original_max_positions / (turns * 2 * M_PI))) / (2 * std::log(base));
+        };
+        double low = correction_dim(rope.beta_fast), high = correction_dim(rope.beta_slow);
+        if (rope.truncate) low = std::floor(low), high = std::ceil(high);
+        low = std::max(low, 0.0), high = std::min(high, static_cast<double>(r - 1));
+        if (low == high) high += 0.001;  // "Prevent singularity"
+        for (int i = 0; i < r / 2; ++i) {
+            const float exponent = static_cast<float>(2 * i) / static_cast<float>(r);
+            const float pos_freq = std::pow(rope.theta, exponent);
+            const float extrapolation = 1.0f / pos_freq, interpolation = 1.0f / (rope.factor * pos_freq);
+            const float ramp = std::clamp((static_cast<float>(i) - static_cast<float>(low)) / static_cast<float>(high - low), 0.0f, 1.0f);
+            const float kept = 1.0f - ramp;  // inv_freq_extrapolation_factor
+            inv_freq[static_cast<std::size_t>(i)] = interpolation * (1.0f - kept) + extrapolation * kept;
+        }
     }
     return inv_freq;
 }

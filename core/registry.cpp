@@ -515,16 +515,25 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace&, int) { return std::string("W_router"); }, SHAPE_OF(block.router), fixed_router});
     r.push_back({"block.router_logits", false, Stage::Block, A::Query, A::Expert, V::Signed, E::None, "router logits", Ar::RouterLogit,
                  BLOCK_GET(router_logits),
-                 [](const Trace&, int) { return "router logits = x" + std::string(kDot) + "W_router"; },
+                 [](const Trace& t, int) {
+                     return "router logits = x" + std::string(kDot) + "W_router" + (t.settings.block.moe.router_bias.size() != 0 ? " + b_router" : "");
+                 },
                  [](const Trace& t, int) { return product(ffn_input(t), t.block.router, t.block.router_logits); }, fixed_router});
     r.push_back({"block.router_probabilities", false, Stage::Block, A::Query, A::Expert, V::Weights, E::None, "router probabilities",
-                 Ar::RouterProbability, BLOCK_GET(router_probabilities),
+                 Ar::RouterProbability,
+                 // none with a top-k-then-softmax router (gpt-oss): it never forms a softmax over all E
+                 [](const Trace& t, const HeadTrace*) -> const Matrix* {
+                     return t.has_block && t.block.router_probabilities.size() != 0 ? &t.block.router_probabilities : nullptr;
+                 },
                  [](const Trace&, int) { return std::string("softmax(router logits): each row sums to 1"); },
                  SHAPE_OF(block.router_probabilities), fixed_router});
     r.push_back({"block.routing", false, Stage::Block, A::Query, A::Expert, V::Weights, E::None, "routing", Ar::Routing,
                  BLOCK_GET(routing),
                  [](const Trace& t, int) {
                      const MixtureOfExperts& m = t.settings.block.moe;
+                     if (m.router_kind == RouterKind::TopKThenSoftmax)
+                         return "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) +
+                                " logits, softmax over those " + std::to_string(m.top_k);
                      return "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) + " experts" +
                             (m.normalize_top_k ? ", renormalised to sum 1" : ", their probabilities as they are");
                  },
@@ -771,6 +780,9 @@ std::string rope_scaling_words(const RopeOptions& r, int length) {
     auto add = [&words](const std::string& w) { words += (words.empty() ? "" : ", ") + w; };
     if (r.scaling == RopeScalingKind::Linear) add("positions \xC3\xB7 " + format_value(r.factor, 2));
     if (r.scaling == RopeScalingKind::Llama3) add("Llama 3 scaling \xC3\x97" + format_value(r.factor, 2));
+    if (r.scaling == RopeScalingKind::Yarn)
+        add("YaRN \xC3\x97" + format_value(r.factor, 2) + " (fast pairs kept, slow ones \xC3\xB7 " + format_value(r.factor, 2) +
+            ", trained on " + std::to_string(r.original_max_positions) + ")");
     if (r.scaling == RopeScalingKind::LongRope)
         add(long_rope_factors(r, length) ? "LongRoPE's long factors (n = " + std::to_string(length) + " > " +
                                                std::to_string(r.original_max_positions) + ")"

@@ -81,6 +81,7 @@ const char* to_string(RopeScalingKind k) {
         case RopeScalingKind::Linear: return "linear";
         case RopeScalingKind::Llama3: return "llama3";
         case RopeScalingKind::LongRope: return "longrope";
+        case RopeScalingKind::Yarn: return "yarn";
     }
     return "none";
 }
@@ -96,6 +97,14 @@ std::optional<RopeScalingKind> rope_scaling_from_string(const std::string& s) {
     if (s == "linear") return RopeScalingKind::Linear;
     if (s == "llama3") return RopeScalingKind::Llama3;
     if (s == "longrope") return RopeScalingKind::LongRope;
+    if (s == "yarn") return RopeScalingKind::Yarn;
+    return std::nullopt;
+}
+
+const char* to_string(RouterKind k) { return k == RouterKind::TopKThenSoftmax ? "top_k_then_softmax" : "softmax_then_top_k"; }
+std::optional<RouterKind> router_kind_from_string(const std::string& s) {
+    if (s == "softmax_then_top_k") return RouterKind::SoftmaxThenTopK;
+    if (s == "top_k_then_softmax") return RouterKind::TopKThenSoftmax;
     return std::nullopt;
 }
 

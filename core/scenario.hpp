@@ -54,15 +54,20 @@ enum class RopeScalingKind {
     Llama3,  // Llama 3.1's: long wavelengths ÷ factor, short ones kept, a smooth blend between
     LongRope,  // Phi-3's: each inverse frequency ÷ its own factor, the short list for a text of up to
                // original_max_positions tokens, the long list beyond
+    Yarn,      // YaRN (gpt-oss, DeepSeek-V3, Qwen3 long context): pairs that turn many times within
+               // original_max_positions kept, slow ones ÷ factor, a linear ramp between (beta_fast,
+               // beta_slow: the turns that bound it); cos and sin × attention_factor
 };
 struct RopeOptions {
     RopePairing pairing = RopePairing::Interleaved;
     float theta = 10000.0f;        // the base: inverse frequency θ^(−2i/r)
     int rotary_dims = 0;           // r: the first r of each head's d_k columns turn (Pythia's rotary_pct); 0: all
     RopeScalingKind scaling = RopeScalingKind::None;
-    float factor = 1.0f;           // Linear and Llama3
+    float factor = 1.0f;           // Linear, Llama3 and Yarn
     float low_freq_factor = 1.0f, high_freq_factor = 4.0f;  // Llama3
-    int original_max_positions = 8192;                      // Llama3; LongRope: the short factors up to this length
+    int original_max_positions = 8192;                      // Llama3, Yarn; LongRope: the short factors up to this length
+    float beta_fast = 32.0f, beta_slow = 1.0f;              // Yarn: the ramp's ends, in turns within original_max_positions
+    bool truncate = true;                                   // Yarn: the ramp's ends rounded out to whole dims
     Vector short_factor, long_factor;  // LongRope: one divisor per turned pair (r/2 each)
     float attention_factor = 1.0f;     // multiplies cos and sin (LongRoPE's √(1 + ln(s)/ln(L))): q·k over the
                                        // turned dims grows by its square
@@ -109,6 +114,13 @@ inline constexpr int kMaxExperts = 1024;
 // One expert of a mixture: a gated feed-forward of its own, with the block's activation and d_ff.
 struct Expert {
     SharedMatrix w_gate, w_1, w_2;  // (d_model × d_ff) gate, (d_model × d_ff) up, (d_ff × d_model) down; empty → seeded
+    Vector b_gate, b_1, b_2;        // (1 × d_ff), (1 × d_ff), (1 × d_model); empty → 0 (gpt-oss's experts have them)
+};
+
+// How the router turns its logits into each token's kept experts and their weights.
+enum class RouterKind {
+    SoftmaxThenTopK,  // Qwen3-MoE, Mixtral: softmax over all E, keep the top k (renormalised or not)
+    TopKThenSoftmax,  // gpt-oss: keep the top k logits, softmax over those k only
 };
 
 // A mixture of experts in place of the block's one feed-forward (transformers'
@@ -120,11 +132,21 @@ struct Expert {
 //   y = Σ_{e ∈ K} w_e·expert_e(x) in expert order, expert_e(x) = (act(x·W_gate,e) ⊙ x·W₁,e)·W₂,e
 // Only the kept experts run. An ablated expert keeps its place in the routing (the weights of the
 // others are unchanged) and adds nothing to y.
+// gpt-oss (GptOssTopKRouter, GptOssExperts) differs in three places:
+//   r = x·W_router + b_router; K = the top_k largest of r; w_e = softmax over K of r (TopKThenSoftmax)
+//   each projection has a bias (Expert's b_gate, b_1, b_2)
+//   a clamped SwiGLU (swiglu_limit L > 0): g = min(x·W_gate + b_gate, L), u = clamp(x·W₁ + b₁, −L, L),
+//   expert(x) = ((u + 1) ⊙ g·σ(α·g))·W₂ + b₂, α = swiglu_alpha (the block's activation must be SiLU:
+//   g·σ(α·g) is its form with a gain)
 struct MixtureOfExperts {
     int experts = 0;                // E; 0: the block's one feed-forward
     int top_k = 1;                  // k, 1 ≤ k ≤ E
-    bool normalize_top_k = false;
+    bool normalize_top_k = false;   // SoftmaxThenTopK only (TopKThenSoftmax's weights already sum to 1)
+    RouterKind router_kind = RouterKind::SoftmaxThenTopK;
     SharedMatrix router;            // W_router (d_model × E); empty → seeded Xavier-uniform
+    Vector router_bias;             // b_router (1 × E); empty → 0
+    float swiglu_limit = 0.0f;      // L > 0: gpt-oss's clamped SwiGLU; 0: act(x·W_gate) ⊙ x·W₁
+    float swiglu_alpha = 1.702f;    // α, with swiglu_limit
     std::vector<Expert> weights;    // E experts, or empty → each seeded
     std::vector<int> ablated;       // experts whose output is dropped, ascending, each in [0, E)
     bool routed() const { return experts > 0; }
@@ -240,6 +262,8 @@ const char* to_string(RopePairing);
 const char* to_string(RopeScalingKind);
 std::optional<RopePairing> rope_pairing_from_string(const std::string&);
 std::optional<RopeScalingKind> rope_scaling_from_string(const std::string&);
+const char* to_string(RouterKind);  // "softmax_then_top_k", "top_k_then_softmax"
+std::optional<RouterKind> router_kind_from_string(const std::string&);
 const char* to_string(NormKind);
 // Parse the names written by to_string; nullopt for an unknown name.
 std::optional<PositionalEncoding> positional_from_string(const std::string&);

@@ -271,7 +271,7 @@ void read_rope(Reader& r, const json& j, RopeOptions& rope) {
                 const std::string skey = key + "." + sc.key();
                 const std::string& sk = sc.key();
                 if (sk == "type") {
-                    if (auto v = r.choice(*sc, skey, rope_scaling_from_string, "\"none\", \"linear\", \"llama3\", \"longrope\""))
+                    if (auto v = r.choice(*sc, skey, rope_scaling_from_string, "\"none\", \"linear\", \"llama3\", \"longrope\", \"yarn\""))
                         rope.scaling = *v;
                 } else if (sk == "factor") {
                     if (auto v = r.number(*sc, "key '" + skey + "'")) rope.factor = *v;
@@ -285,11 +285,25 @@ void read_rope(Reader& r, const json& j, RopeOptions& rope) {
                     if (auto v = r.vector(*sc, skey)) rope.short_factor = *v;
                 } else if (sk == "long_factor") {
                     if (auto v = r.vector(*sc, skey)) rope.long_factor = *v;
+                } else if (sk == "beta_fast") {
+                    if (auto v = r.number(*sc, "key '" + skey + "'")) rope.beta_fast = *v;
+                } else if (sk == "beta_slow") {
+                    if (auto v = r.number(*sc, "key '" + skey + "'")) rope.beta_slow = *v;
+                } else if (sk == "truncate") {
+                    if (auto v = r.boolean(*sc, skey)) rope.truncate = *v;
                 } else {
                     r.fail("key '" + skey + "'", "unknown key: expected type, factor, low_freq_factor, high_freq_factor, "
-                                                 "original_max_position_embeddings, short_factor, long_factor");
+                                                 "original_max_position_embeddings, short_factor, long_factor, beta_fast, beta_slow, truncate");
                 }
             }
+            const bool yarn = rope.scaling == RopeScalingKind::Yarn;
+            for (const char* own : {"beta_fast", "beta_slow", "truncate"})
+                if (!yarn && it->contains(own))
+                    r.fail("key '" + key + "." + own + "'", std::string("is YaRN's; with type \"") + to_string(rope.scaling) +
+                                                              "\" it would be ignored");
+            for (const char* other : {"low_freq_factor", "high_freq_factor"})
+                if (yarn && it->contains(other))
+                    r.fail("key '" + key + "." + other + "'", "is Llama 3's; with type \"yarn\" it would be ignored");
             // Keys of another type would be ignored: refused, naming them.
             const bool longrope = rope.scaling == RopeScalingKind::LongRope;
             for (const char* own : {"short_factor", "long_factor"})
@@ -320,6 +334,12 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
         else if (k == "top_k") { if (auto v = r.integer(*it, key, 1, kMaxExperts)) moe.top_k = static_cast<int>(*v); }
         else if (k == "normalize_top_k") { if (auto v = r.boolean(*it, key)) moe.normalize_top_k = *v; }
         else if (k == "router") { if (auto m = r.matrix(*it, key)) moe.router = *m; }
+        else if (k == "router_kind") {
+            if (auto v = r.choice(*it, key, router_kind_from_string, "\"softmax_then_top_k\", \"top_k_then_softmax\"")) moe.router_kind = *v;
+        }
+        else if (k == "router_bias") { if (auto v = r.vector(*it, key)) moe.router_bias = *v; }
+        else if (k == "swiglu_limit") { if (auto v = r.number(*it, "key '" + key + "'")) moe.swiglu_limit = *v; }
+        else if (k == "swiglu_alpha") { if (auto v = r.number(*it, "key '" + key + "'")) moe.swiglu_alpha = *v; }
         else if (k == "ablated") {
             if (!it->is_array()) { r.fail("key '" + key + "'", "expected a list of expert numbers, from 0"); continue; }
             for (size_t i = 0; i < it->size(); ++i)
@@ -333,16 +353,26 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
                 if (!w.is_object()) { r.fail("key '" + at + "'", "expected an object {\"w_gate\", \"w_1\", \"w_2\"}"); continue; }
                 for (auto m = w.begin(); m != w.end(); ++m) {
                     SharedMatrix* target = m.key() == "w_gate" ? &expert.w_gate : m.key() == "w_1" ? &expert.w_1 : m.key() == "w_2" ? &expert.w_2 : nullptr;
-                    if (target == nullptr) r.fail("key '" + at + "." + m.key() + "'", "unknown key: expected w_gate, w_1, w_2");
-                    else if (auto matrix = r.matrix(*m, at + "." + m.key())) *target = *matrix;
+                    Vector* bias = m.key() == "b_gate" ? &expert.b_gate : m.key() == "b_1" ? &expert.b_1 : m.key() == "b_2" ? &expert.b_2 : nullptr;
+                    if (target == nullptr && bias == nullptr)
+                        r.fail("key '" + at + "." + m.key() + "'", "unknown key: expected w_gate, w_1, w_2, b_gate, b_1, b_2");
+                    else if (target != nullptr) { if (auto matrix = r.matrix(*m, at + "." + m.key())) *target = *matrix; }
+                    else if (auto v = r.vector(*m, at + "." + m.key())) *bias = *v;
                 }
                 moe.weights.push_back(std::move(expert));
             }
         } else {
-            r.fail("key '" + key + "'", "unknown key: expected experts, top_k, normalize_top_k, router, expert_weights, ablated");
+            r.fail("key '" + key + "'", "unknown key: expected experts, top_k, normalize_top_k, router_kind, router, router_bias, "
+                                        "swiglu_limit, swiglu_alpha, expert_weights, ablated");
         }
     }
     if (moe.experts == 0) r.fail("key 'block.moe'", "has no \"experts\": give the number of experts E");
+    // Keys that would change nothing are refused, naming them.
+    if (moe.router_kind == RouterKind::TopKThenSoftmax && moe.normalize_top_k)
+        r.fail("key 'block.moe.normalize_top_k'", "is true with router_kind \"top_k_then_softmax\", whose kept weights already sum to 1: "
+                                                 "it would change nothing");
+    if (j.contains("swiglu_alpha") && !(moe.swiglu_limit > 0.0f))
+        r.fail("key 'block.moe.swiglu_alpha'", "is read only with a swiglu_limit above 0 (gpt-oss's clamped SwiGLU): it would be ignored");
 }
 
 void read_block(Reader& r, const json& b, BlockOptions& block) {
@@ -434,6 +464,12 @@ json rope_to_json(const RopeOptions& rope) {
         if (rope.scaling == RopeScalingKind::Llama3) {
             scaling["low_freq_factor"] = number_to_json(rope.low_freq_factor);
             scaling["high_freq_factor"] = number_to_json(rope.high_freq_factor);
+            scaling["original_max_position_embeddings"] = rope.original_max_positions;
+        }
+        if (rope.scaling == RopeScalingKind::Yarn) {
+            scaling["beta_fast"] = number_to_json(rope.beta_fast);
+            scaling["beta_slow"] = number_to_json(rope.beta_slow);
+            scaling["truncate"] = rope.truncate;
             scaling["original_max_position_embeddings"] = rope.original_max_positions;
         }
         if (rope.scaling == RopeScalingKind::LongRope) {
@@ -669,9 +705,15 @@ bool block_is_default(const BlockOptions& b) {
 // The mixture's switches; with `weights`, its router and experts too (those given).
 json moe_to_json(const MixtureOfExperts& m, bool weights) {
     json j = {{"experts", m.experts}, {"top_k", m.top_k}, {"normalize_top_k", m.normalize_top_k}};
+    if (m.router_kind != RouterKind::SoftmaxThenTopK) j["router_kind"] = to_string(m.router_kind);
+    if (m.swiglu_limit > 0.0f) {
+        j["swiglu_limit"] = number_to_json(m.swiglu_limit);
+        j["swiglu_alpha"] = number_to_json(m.swiglu_alpha);
+    }
     if (!m.ablated.empty()) j["ablated"] = m.ablated;
     if (!weights) return j;
     put_matrix(j, "router", m.router);
+    if (m.router_bias.size() != 0) j["router_bias"] = vector_to_json(m.router_bias);
     if (!m.weights.empty()) {
         json experts = json::array();
         for (const Expert& e : m.weights) {
@@ -679,6 +721,8 @@ json moe_to_json(const MixtureOfExperts& m, bool weights) {
             put_matrix(w, "w_gate", e.w_gate);
             put_matrix(w, "w_1", e.w_1);
             put_matrix(w, "w_2", e.w_2);
+            for (const auto& [name, bias] : {std::pair{"b_gate", &e.b_gate}, std::pair{"b_1", &e.b_1}, std::pair{"b_2", &e.b_2}})
+                if (bias->size() != 0) w[name] = vector_to_json(*bias);
             experts.push_back(std::move(w));
         }
         j["expert_weights"] = std::move(experts);

@@ -22,6 +22,8 @@
 //   smollm3_checkpoint  SmolLM3-3B         BF16   tied     one; layer 3 of 4 NoPE (no_rope_layers), GQA 4 : 2
 //   qwen3_moe_checkpoint Qwen3-30B-A3B     BF16   untied   one; 8 experts, 3 kept, renormalised; layer 1 of 3 dense
 //   mixtral_checkpoint  Mixtral-8x7B       BF16   untied   one; 4 experts in every layer, 2 kept, always renormalised
+//   gpt_oss_checkpoint  gpt-oss-20b        BF16   untied   one; sinks, sliding and full layers, YaRN, biased attention,
+//                                                          4 fused experts, top 2 logits then softmax, clamped SwiGLU
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -151,6 +153,7 @@ struct DecoderShape {
     // Mixtral's names (block_sparse_moe, w1, w3, w2) with `mixtral`
     int experts = 0, moe_d_ff = 0, dense_layer = -1;
     bool mixtral = false;
+    bool gpt_oss = false;  // self_attn.sinks; mlp.router with a bias, the experts fused in mlp.experts.gate_up_proj, down_proj
 };
 
 inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std::uint64_t seed) {
@@ -176,6 +179,7 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
             make(p + "self_attn.v_proj.bias", {kv}, 0.3);
         }
         if (s.o_bias) make(p + "self_attn.o_proj.bias", {d}, 0.3);
+        if (s.gpt_oss) make(p + "self_attn.sinks", {s.heads}, 1.0);
         if (s.qk_norm) {
             make(p + "self_attn.q_norm.weight", {s.olmo2 ? q : s.head_dim}, 0.2, norm_mean);
             make(p + "self_attn.k_norm.weight", {s.olmo2 ? kv : s.head_dim}, 0.2, norm_mean);
@@ -185,6 +189,15 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
         if (s.gemma) {
             make(p + "pre_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
             make(p + "post_feedforward_layernorm.weight", {d}, 0.2, norm_mean);
+        }
+        if (s.gpt_oss) {  // GptOssMLP: router (E × d) and bias, experts as (E, d, 2·d_ff) and (E, d_ff, d) with biases
+            make(p + "mlp.router.weight", {s.experts, d}, 0.8);
+            make(p + "mlp.router.bias", {s.experts}, 0.5);
+            make(p + "mlp.experts.gate_up_proj", {s.experts, d, 2 * s.moe_d_ff}, 0.4);
+            make(p + "mlp.experts.gate_up_proj_bias", {s.experts, 2 * s.moe_d_ff}, 0.3);
+            make(p + "mlp.experts.down_proj", {s.experts, s.moe_d_ff, d}, 0.3);
+            make(p + "mlp.experts.down_proj_bias", {s.experts, d}, 0.2);
+            continue;
         }
         if (s.experts > 0 && l != s.dense_layer) {
             const std::string m = p + (s.mixtral ? "block_sparse_moe." : "mlp.");
@@ -440,6 +453,36 @@ inline FamilyCheckpoint mixtral_checkpoint(std::uint64_t seed = 14) {
     return c;
 }
 
+// gpt-oss-20b's config.json (its BF16 copy: the experts dequantised, no quantization_config),
+// scaled down: layer 0 sliding (window 3, its 128), layer 1 full; a learned sink per head; biases on
+// q, k, v, o; YaRN with its own factor 32 and original length 4096, so that head_dim 8's four pairs
+// fall on both sides of the ramp; 4 experts (its 32) of which 2 are kept (its 4), each of width 12,
+// gate and up interleaved in one gate_up_proj; swiglu_limit 0.8 (its 7.0, scaled with the smaller
+// activations here so that the clamp bites); GQA 4 : 2 with head_dim 8 ≠ d/H; untied, BF16.
+inline FamilyCheckpoint gpt_oss_checkpoint(std::uint64_t seed = 15) {
+    FamilyCheckpoint c{"gpt_oss", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["GptOssForCausalLM"], "attention_bias": true, "attention_dropout": 0.0, "eos_token_id": 200002,
+      "experts_per_token": 2, "head_dim": 8, "hidden_act": "silu", "hidden_size": 16, "initial_context_length": 4096,
+      "initializer_range": 0.02, "intermediate_size": 12, "layer_types": ["sliding_attention", "full_attention"],
+      "max_position_embeddings": 131072, "model_type": "gpt_oss", "num_attention_heads": 4, "num_experts_per_tok": 2,
+      "num_hidden_layers": 2, "num_key_value_heads": 2, "num_local_experts": 4, "output_router_logits": false,
+      "pad_token_id": 199999, "rms_norm_eps": 1e-05,
+      "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+                       "rope_type": "yarn", "truncate": false},
+      "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 3, "swiglu_limit": 0.8,
+      "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.55.0.dev0", "use_cache": true,
+      "vocab_size": 40})");
+    DecoderShape s{40, 16, 4, 2, 8, 12, 2};
+    s.qkv_bias = s.o_bias = true;
+    s.tied = false;
+    s.experts = 4;
+    s.moe_d_ff = 12;
+    s.gpt_oss = true;
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
 // Gemma 3 as published: its tokenizer.json holds one token more than the text model's
 // embedding (262,145 against 262,144; the last, <image_soft_token>, is the multimodal
 // model's). Here the byte-level tokenizer at `tokenizer_json` (402 tokens, ids 0 … 401) with
@@ -543,7 +586,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
-            mixtral_checkpoint(), neox_checkpoint(), bert_checkpoint()};
+            mixtral_checkpoint(), gpt_oss_checkpoint(), neox_checkpoint(), bert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -657,6 +700,26 @@ inline std::vector<float> reference_inv_freq(double theta, int rotary_dim, const
                 1.0f / (static_cast<float>(ext[static_cast<std::size_t>(i)]) *
                         std::pow(static_cast<float>(theta), static_cast<float>(2 * i) / static_cast<float>(rotary_dim)));
     }
+    if (scaling.kind == hf::RopeScalingKind::yarn) {
+        // _compute_yarn_parameters: the ramp's ends from the turns beta_fast and beta_slow within
+        // original_max_position_embeddings (Python floats), the blend in float32
+        const double r = rotary_dim;
+        const auto dim_of = [&](double turns) {
+            return r * std::log(scaling.original_max_position_embeddings / (turns * 2 * M_PI)) / (2 * std::log(theta));
+        };
+        double low = dim_of(scaling.beta_fast), high = dim_of(scaling.beta_slow);
+        if (scaling.truncate) low = std::floor(low), high = std::ceil(high);
+        low = std::max(low, 0.0);
+        high = std::min(high, r - 1);
+        if (low == high) high += 0.001;
+        for (int i = 0; i < rotary_dim / 2; ++i) {
+            const float pos_freq = std::pow(static_cast<float>(theta), static_cast<float>(2 * i) / static_cast<float>(rotary_dim));
+            const float ramp = std::min(1.0f, std::max(0.0f, (static_cast<float>(i) - static_cast<float>(low)) / static_cast<float>(high - low)));
+            const float extrapolation_factor = 1.0f - ramp;
+            inv[static_cast<std::size_t>(i)] = 1.0f / (static_cast<float>(scaling.factor) * pos_freq) * (1.0f - extrapolation_factor) +
+                                               1.0f / pos_freq * extrapolation_factor;
+        }
+    }
     for (float& f : inv) {
         if (scaling.kind == hf::RopeScalingKind::linear) f = static_cast<float>(f / scaling.factor);
         if (scaling.kind != hf::RopeScalingKind::llama3) continue;
@@ -744,7 +807,11 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
     const std::vector<float> inv_freq =
         s.positions == hf::PositionKind::rope && ls.rope ? reference_inv_freq(ls.rope_theta, s.rotary_dim, ls.rope_scaling, static_cast<int>(n))
                                                          : std::vector<float>{};   // SmolLM3Attention: if self.use_rope
-    const double attention_factor = ls.rope_scaling.kind == hf::RopeScalingKind::longrope ? ls.rope_scaling.attention_factor : 1.0;
+    const double attention_factor = ls.rope_scaling.kind == hf::RopeScalingKind::longrope || ls.rope_scaling.kind == hf::RopeScalingKind::yarn
+                                        ? static_cast<float>(ls.rope_scaling.attention_factor)
+                                        : 1.0;
+    // gpt-oss: each head's sink logit joins the softmax of every row, and its share is dropped
+    const HfTensor* sinks = s.sinks ? &tensor(t, "layers." + l + ".self_attn.sinks") : nullptr;
     // head h's slice of row i, QK-normed over head_dim and rotated
     auto head_row = [&](const Rows& m, std::size_t i, int head, const char* norm) {
         std::vector<double> x(m[i].begin() + head * hd, m[i].begin() + (head + 1) * hd);
@@ -778,8 +845,13 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
                 const bool visible = (!ls.causal || j <= i) && (ls.window == 0 || static_cast<int>(i) - static_cast<int>(j) < ls.window);
                 if (visible) max_score = std::max(max_score, score);
             }
-            // pass 2: softmax over the visible keys
+            // pass 2: softmax over the visible keys (and the sink)
             double sum = 0;
+            if (sinks) {
+                const double sink = sinks->values[static_cast<std::size_t>(h)];
+                max_score = std::max(max_score, sink);
+                sum += std::exp(sink - max_score);
+            }
             for (std::size_t j = 0; j < n; ++j) {
                 const bool visible = (!ls.causal || j <= i) && (ls.window == 0 || static_cast<int>(i) - static_cast<int>(j) < ls.window);
                 if (visible) sum += weights[i][j] = std::exp(scores[i][j] - max_score);
@@ -852,6 +924,47 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
             product.push_back(out);
         }
         return linear(product, tensor(t, p + "down_proj.weight"), nullptr);
+    }
+    if (s.model_type == "gpt_oss") {
+        // GptOssTopKRouter: logits x·Wᵀ + b, the top k, softmax over them; GptOssExperts: gate_up =
+        // x·gate_up_proj[e] + bias, gate its even columns and up its odd ones, clamped, then
+        // ((up + 1)·gate·σ(α·gate))·down_proj[e] + bias, weighted and added in expert order
+        const std::string p = "layers." + l + ".mlp.";
+        const Rows logits = linear(a, tensor(t, p + "router.weight"), &tensor(t, p + "router.bias"));
+        const std::size_t experts = static_cast<std::size_t>(s.experts.experts), k = static_cast<std::size_t>(s.experts.experts_per_token);
+        const std::size_t d = static_cast<std::size_t>(s.d_model), ff = static_cast<std::size_t>(s.experts.d_ff);
+        const HfTensor &gate_up = tensor(t, p + "experts.gate_up_proj"), &gate_up_bias = tensor(t, p + "experts.gate_up_proj_bias");
+        const HfTensor &down = tensor(t, p + "experts.down_proj"), &down_bias = tensor(t, p + "experts.down_proj_bias");
+        const double limit = s.experts.swiglu_limit, alpha = s.experts.swiglu_alpha;
+        Rows y(a.size(), std::vector<double>(d, 0.0));
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            std::vector<std::size_t> order(experts);
+            for (std::size_t e = 0; e < experts; ++e) order[e] = e;
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t z) { return logits[i][x] > logits[i][z]; });
+            double sum = 0.0;
+            std::vector<double> weight(experts, 0.0);
+            for (std::size_t r = 0; r < k; ++r) sum += weight[order[r]] = std::exp(logits[i][order[r]] - logits[i][order[0]]);
+            for (std::size_t e = 0; e < experts; ++e) {
+                if (weight[e] == 0.0) continue;
+                std::vector<double> glu(ff);
+                for (std::size_t j = 0; j < ff; ++j) {
+                    double g = gate_up_bias.values[e * 2 * ff + 2 * j], u = gate_up_bias.values[e * 2 * ff + 2 * j + 1];
+                    for (std::size_t c = 0; c < d; ++c) {
+                        g += a[i][c] * gate_up.values[(e * d + c) * 2 * ff + 2 * j];
+                        u += a[i][c] * gate_up.values[(e * d + c) * 2 * ff + 2 * j + 1];
+                    }
+                    g = std::min(g, limit);
+                    u = std::min(std::max(u, -limit), limit);
+                    glu[j] = (u + 1) * g / (1 + std::exp(-alpha * g));
+                }
+                for (std::size_t c = 0; c < d; ++c) {
+                    double out = down_bias.values[e * d + c];
+                    for (std::size_t j = 0; j < ff; ++j) out += glu[j] * down.values[(e * ff + j) * d + c];
+                    y[i][c] += weight[e] / sum * out;
+                }
+            }
+        }
+        return y;
     }
     if (s.layers[static_cast<std::size_t>(layer)].moe) {
         // Qwen3MoeSparseMoeBlock, MixtralSparseMoeBlock: softmax over the router's logits, the top k kept

@@ -266,7 +266,7 @@ Scenario moe_block(std::uint64_t seed, int experts, int top_k, bool normalize) {
     for (int e = 0; e < experts; ++e)
         s.block.moe.weights.push_back({normal_matrix(8, 12, seed + 30 + 3 * static_cast<std::uint64_t>(e), 0.4f),
                                        normal_matrix(8, 12, seed + 31 + 3 * static_cast<std::uint64_t>(e), 0.4f),
-                                       normal_matrix(12, 8, seed + 32 + 3 * static_cast<std::uint64_t>(e), 0.4f)});
+                                       normal_matrix(12, 8, seed + 32 + 3 * static_cast<std::uint64_t>(e), 0.4f), Vector(), Vector(), Vector()});
     return s;
 }
 
@@ -319,6 +319,109 @@ TEST_CASE("an ablated expert keeps its place in the routing and adds nothing", "
     CHECK(gap(t.block.ffn_output, moe_ref(rows_of(t.block.norm2), s, {busiest}).output) < 1e-5);
     CHECK_FALSE(t.block.ffn_output.isApprox(whole.block.ffn_output, 1e-3f));
     CHECK(t.settings.block.moe.ablated == std::vector<int>{busiest});
+}
+
+// gpt-oss's mixture (GptOssTopKRouter, GptOssExperts) in plain loops: logits x·W + b, the k largest
+// kept and softmaxed among themselves; each kept expert's biased projections, gate clamped above
+// at L and up on both sides, ((up + 1)·gate·σ(α·gate))·W₂ + b₂, weighted and added.
+MoeReference gpt_oss_moe_ref(const Rows& x, const Scenario& s) {
+    const MixtureOfExperts& m = s.block.moe;
+    const double limit = m.swiglu_limit, alpha = m.swiglu_alpha;
+    MoeReference r;
+    r.logits = matmul(x, rows_of(m.router));
+    for (auto& row : r.logits)
+        for (size_t e = 0; e < row.size(); ++e) row[e] += m.router_bias(static_cast<Eigen::Index>(e));
+    for (const auto& row : r.logits) {
+        std::vector<size_t> order(row.size());
+        for (size_t e = 0; e < row.size(); ++e) order[e] = e;
+        std::stable_sort(order.begin(), order.end(), [&row](size_t a, size_t b) { return row[a] > row[b]; });
+        std::vector<double> w(row.size(), 0.0);
+        double sum = 0;
+        for (int k = 0; k < m.top_k; ++k) sum += w[order[static_cast<size_t>(k)]] = std::exp(row[order[static_cast<size_t>(k)]] - row[order[0]]);
+        for (double& v : w) v /= sum;
+        r.routing.push_back(w);
+    }
+    r.output.assign(x.size(), std::vector<double>(x[0].size(), 0.0));
+    for (size_t e = 0; e < m.weights.size(); ++e) {
+        const Expert& ex = m.weights[e];
+        const Rows gate = matmul(x, rows_of(ex.w_gate)), up = matmul(x, rows_of(ex.w_1));
+        Rows glu = gate;
+        for (size_t i = 0; i < x.size(); ++i)
+            for (size_t j = 0; j < glu[i].size(); ++j) {
+                const double g = std::min(gate[i][j] + ex.b_gate(static_cast<Eigen::Index>(j)), limit);
+                const double u = std::clamp(up[i][j] + ex.b_1(static_cast<Eigen::Index>(j)), -limit, limit);
+                glu[i][j] = (u + 1) * g / (1 + std::exp(-alpha * g));
+            }
+        const Rows down = matmul(glu, rows_of(ex.w_2));
+        for (size_t i = 0; i < x.size(); ++i)
+            for (size_t j = 0; j < x[i].size(); ++j)
+                r.output[i][j] += r.routing[i][e] * (down[i][j] + ex.b_2(static_cast<Eigen::Index>(j)));
+    }
+    return r;
+}
+
+Scenario gpt_oss_block(std::uint64_t seed) {
+    Scenario s = moe_block(seed, 5, 2, false);
+    MixtureOfExperts& m = s.block.moe;
+    m.router_kind = RouterKind::TopKThenSoftmax;
+    m.router_bias = normal_matrix(1, 5, seed + 90, 0.5f).row(0);
+    m.swiglu_limit = 0.6f;  // small enough to clamp some gates and ups of these rows
+    m.swiglu_alpha = 1.702f;
+    for (size_t e = 0; e < m.weights.size(); ++e) {
+        const std::uint64_t at = seed + 100 + 3 * static_cast<std::uint64_t>(e);
+        m.weights[e].b_gate = normal_matrix(1, 12, at, 0.3f).row(0);
+        m.weights[e].b_1 = normal_matrix(1, 12, at + 1, 0.3f).row(0);
+        m.weights[e].b_2 = normal_matrix(1, 8, at + 2, 0.2f).row(0);
+    }
+    return s;
+}
+
+TEST_CASE("gpt-oss's mixture: the top k logits then softmax over them, biased experts and the clamped SwiGLU", "[block][moe]") {
+    const Scenario s = gpt_oss_block(91);
+    const Trace t = run(s);
+    for (const std::string& e : t.errors) INFO(e);
+    REQUIRE(t.ok);
+    const Rows x = rows_of(t.block.norm2);
+    const MoeReference r = gpt_oss_moe_ref(x, s);
+    CHECK(gap(t.block.router_logits, r.logits) < 1e-5);
+    CHECK(t.block.router_probabilities.size() == 0);  // no softmax over all E is ever formed
+    CHECK(gap(t.block.routing, r.routing) < 1e-6);
+    CHECK(gap(t.block.ffn_output, r.output) < 1e-5);
+    for (Eigen::Index i = 0; i < t.block.routing.rows(); ++i) {
+        CHECK((t.block.routing.row(i).array() > 0.0f).count() == 2);
+        CHECK(t.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-6));
+    }
+    // the clamp bites: without it the output differs
+    Scenario unclamped = s;
+    unclamped.block.moe.swiglu_limit = 1000.0f;
+    CHECK_FALSE(run(unclamped).block.ffn_output.isApprox(t.block.ffn_output, 1e-3f));
+    // the biases and the router's order are kept by a scenario file
+    const ScenarioLoad back = scenario_from_json(scenario_to_json(s), "gpt-oss.json");
+    for (const std::string& e : back.errors) INFO(e);
+    REQUIRE(back.scenario);
+    CHECK(run(*back.scenario).block.ffn_output == t.block.ffn_output);
+    const nlohmann::json file = scenario_to_json(s);
+    CHECK(file["block"]["moe"]["router_kind"] == "top_k_then_softmax");
+    CHECK(file["block"]["moe"]["expert_weights"][0].contains("b_gate"));
+    // refused: keys that would change nothing, an activation the clamped form is not, biases of the wrong size
+    nlohmann::json bad = file;
+    bad["block"]["moe"]["normalize_top_k"] = true;
+    CHECK(testing::joined(scenario_from_json(bad, "bad.json").errors).find("normalize_top_k") != std::string::npos);
+    bad = file;
+    bad["block"]["moe"].erase("swiglu_limit");
+    CHECK(testing::joined(scenario_from_json(bad, "bad.json").errors).find("swiglu_alpha") != std::string::npos);
+    Scenario wrong = s;
+    wrong.block.activation = Activation::GeluTanh;
+    CHECK(says(run(wrong).errors, "must be silu"));
+    wrong = s;
+    wrong.block.moe.router_bias = Vector::Zero(4);
+    CHECK(says(run(wrong).errors, "block b_router has 4 numbers, expected 5"));
+    wrong = s;
+    wrong.block.moe.weights[2].b_2 = Vector::Zero(3);
+    CHECK(says(run(wrong).errors, "block expert 2 b_2 has 3 numbers, expected 8"));
+    wrong = s;
+    wrong.block.moe.normalize_top_k = true;
+    CHECK(says(run(wrong).errors, "would change nothing"));
 }
 
 TEST_CASE("a mixture of experts goes through a scenario file and a session's edits, and bad ones are refused", "[block][moe][json]") {

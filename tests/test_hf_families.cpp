@@ -97,7 +97,39 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
             check_same(L.w_v, stored(c, p + "self_attn.v_proj.weight").transpose(), p + "v_proj");
         }
         check_same(L.w_o, stored(c, p + "self_attn.o_proj.weight").transpose(), p + "o_proj");
-        if (s.layers[static_cast<std::size_t>(l)].moe) {  // Qwen3-MoE, Mixtral: the router and every expert, no dense MLP
+        if (s.tensors == hf::TensorLayout::gpt_oss) {
+            // gpt-oss: the router and its bias; expert e's gate the even columns of gate_up_proj[e] and
+            // its up the odd ones, their biases alike; down_proj[e] as stored; each head's sink
+            const std::string m = p + "mlp.";
+            check_same(L.router, stored(c, m + "router.weight").transpose(), m + "router");
+            check_same(L.router_bias, stored_vector(c, m + "router.bias"), m + "router.bias");
+            check_same(L.sinks, stored_vector(c, p + "self_attn.sinks"), p + "self_attn.sinks");
+            const HfTensor &gate_up = c.tensors.at(m + "experts.gate_up_proj"), &gate_up_bias = c.tensors.at(m + "experts.gate_up_proj_bias");
+            const HfTensor &down = c.tensors.at(m + "experts.down_proj"), &down_bias = c.tensors.at(m + "experts.down_proj_bias");
+            const int d = s.d_model, ff = s.experts.d_ff;
+            REQUIRE(L.experts.size() == static_cast<std::size_t>(s.experts.experts));
+            for (int e = 0; e < s.experts.experts; ++e) {
+                Matrix gate(d, ff), up(d, ff);
+                Vector gate_b(ff), up_b(ff);
+                for (int r = 0; r < d; ++r)
+                    for (int k = 0; k < ff; ++k) {
+                        gate(r, k) = gate_up.values[static_cast<std::size_t>((e * d + r) * 2 * ff + 2 * k)];
+                        up(r, k) = gate_up.values[static_cast<std::size_t>((e * d + r) * 2 * ff + 2 * k + 1)];
+                    }
+                for (int k = 0; k < ff; ++k) {
+                    gate_b(k) = gate_up_bias.values[static_cast<std::size_t>(e * 2 * ff + 2 * k)];
+                    up_b(k) = gate_up_bias.values[static_cast<std::size_t>(e * 2 * ff + 2 * k + 1)];
+                }
+                const hf::ExpertWeights& w = L.experts[static_cast<std::size_t>(e)];
+                const std::string x = m + "experts[" + std::to_string(e) + "] ";
+                check_same(w.w_gate, gate, x + "gate (even columns)");
+                check_same(w.w_up, up, x + "up (odd columns)");
+                check_same(w.b_gate, gate_b, x + "gate bias");
+                check_same(w.b_up, up_b, x + "up bias");
+                check_same(w.w_down, Eigen::Map<const Matrix>(down.values.data() + static_cast<std::ptrdiff_t>(e) * ff * d, ff, d), x + "down");
+                check_same(w.b_down, Eigen::Map<const Vector>(down_bias.values.data() + static_cast<std::ptrdiff_t>(e) * d, d), x + "down bias");
+            }
+        } else if (s.layers[static_cast<std::size_t>(l)].moe) {  // Qwen3-MoE, Mixtral: the router and every expert, no dense MLP
             const bool mixtral = s.tensors == hf::TensorLayout::mixtral;
             const std::string m = p + (mixtral ? "block_sparse_moe." : "mlp.");
             CHECK(L.w_gate.size() == 0);
@@ -143,7 +175,9 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
         } else {
             CHECK(L.b_q.size() == 0);
         }
-        CHECK(L.b_o.size() == 0);
+        if (s.o_bias) check_same(L.b_o, stored_vector(c, p + "self_attn.o_proj.bias"), p + "o_proj.bias");
+        else CHECK(L.b_o.size() == 0);
+        if (!s.sinks) CHECK(L.sinks.size() == 0);
         if (s.qk_norm) {
             check_same(L.q_norm.weight, stored_vector(c, p + "self_attn.q_norm.weight"), p + "q_norm");
             check_same(L.k_norm.weight, stored_vector(c, p + "self_attn.k_norm.weight"), p + "k_norm");
@@ -592,6 +626,77 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         bad["num_experts"] = 4;  // Qwen's key: Mixtral's config has none
         CHECK_THAT(refusal_of(bad), Contains("num_experts"));
     }
+    SECTION("gpt_oss: sinks, layer_types, YaRN, biases, and a mixture of experts in every layer: top k then softmax, clamped") {
+        json config = gpt_oss_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::gpt_oss);
+        CHECK(s.sinks);
+        CHECK((s.qkv_bias && s.o_bias));
+        CHECK_FALSE(s.tied_lm_head);
+        CHECK(s.head_dim == 8);
+        CHECK(s.layers[0].window == 3);
+        CHECK(s.layers[1].window == 0);
+        for (const hf::LayerSpec& l : s.layers) {
+            CHECK(l.moe);
+            CHECK(l.rope_scaling.kind == hf::RopeScalingKind::yarn);
+            CHECK(l.rope_scaling.factor == 32.0);
+            CHECK(l.rope_scaling.original_max_position_embeddings == 4096);
+            CHECK_FALSE(l.rope_scaling.truncate);
+            CHECK(l.rope_scaling.attention_factor == Approx(0.1 * std::log(32.0) + 1.0).epsilon(1e-12));  // get_mscale(32)
+        }
+        CHECK(s.experts.experts == 4);
+        CHECK(s.experts.experts_per_token == 2);
+        CHECK(s.experts.top_k_then_softmax);
+        CHECK(s.experts.biases);
+        CHECK(s.experts.swiglu_limit == 0.8);
+        CHECK(s.experts.swiglu_alpha == 1.702);
+        CHECK(s.experts.d_ff == 12);
+        const attn::RopeOptions rope = hf::rope_options(s, 0);
+        CHECK(rope.scaling == attn::RopeScalingKind::Yarn);
+        CHECK(rope.attention_factor == Approx(1.3465736f));
+        CHECK(rope.theta == 150000.0f);
+        // GptOssConfig's defaults: the even layers slide by 128, YaRN ×32 on 4096 when no rope_scaling is given
+        json defaults = config;
+        defaults.erase("layer_types");
+        defaults.erase("sliding_window");
+        defaults.erase("rope_scaling");
+        defaults.erase("swiglu_limit");
+        s = spec_of(defaults);
+        CHECK(s.layers[0].window == 128);
+        CHECK(s.layers[1].window == 0);
+        CHECK(s.layers[1].rope_scaling.kind == hf::RopeScalingKind::yarn);
+        CHECK(s.layers[1].rope_scaling.factor == 32.0);
+        CHECK(s.experts.swiglu_limit == 7.0);
+        // YaRN without a factor takes max_position_embeddings / original; DeepSeek's mscale pair sets the attention factor
+        json yarn = config;
+        yarn["rope_scaling"].erase("factor");
+        yarn["rope_scaling"]["mscale"] = 1.0;
+        yarn["rope_scaling"]["mscale_all_dim"] = 0.707;
+        s = spec_of(yarn);
+        CHECK(s.layers[0].rope_scaling.factor == 32.0);  // 131072 / 4096
+        CHECK(s.layers[0].rope_scaling.attention_factor ==
+              Approx((0.1 * std::log(32.0) + 1.0) / (0.1 * 0.707 * std::log(32.0) + 1.0)).epsilon(1e-12));
+        // refused, naming the key: MXFP4 experts, a sliding layer without a window, YaRN without its length, more kept than there are
+        json bad = config;
+        bad["quantization_config"] = {{"quant_method", "mxfp4"}, {"modules_to_not_convert", {"model.layers.*.self_attn"}}};
+        CHECK_THAT(refusal_of(bad), Contains("quantization_config") && Contains("mxfp4") && Contains("not read yet"));
+        bad = config;
+        bad["sliding_window"] = nullptr;
+        CHECK_THAT(refusal_of(bad), Contains("layer 0 is \"sliding_attention\" but sliding_window is null"));
+        bad = config;
+        bad["rope_scaling"].erase("original_max_position_embeddings");
+        CHECK_THAT(refusal_of(bad), Contains("needs 'original_max_position_embeddings'"));
+        bad = config;
+        bad["rope_scaling"]["low_freq_factor"] = 1.0;
+        CHECK_THAT(refusal_of(bad), Contains("'low_freq_factor'") && Contains("yarn"));
+        bad = config;
+        bad["num_experts_per_tok"] = 5;
+        CHECK_THAT(refusal_of(bad), Contains("more than num_local_experts 4"));
+        // YaRN is gpt-oss's here: Llama's reader still refuses it, naming what it reads
+        json llama = llama_checkpoint().config;
+        llama["rope_scaling"] = config["rope_scaling"];
+        CHECK_THAT(refusal_of(llama), Contains("rope type \"yarn\" is not supported"));
+    }
     SECTION("qwen3_moe: the sparse layers from decoder_sparse_step and mlp_only_layers, the router's k and norm_topk_prob") {
         json config = qwen3_moe_checkpoint().config;
         hf::ModelSpec s = spec_of(config);
@@ -1037,7 +1142,17 @@ TEST_CASE("the reference's attention: rows sum to 1, causal and sliding masks, G
                             if ((ls.causal && future) || outside) CHECK(w[i][j] == 0.0);
                             else CHECK(w[i][j] > 0.0);
                         }
-                        CHECK(sum == Approx(1.0).epsilon(1e-12));
+                        if (s.sinks) {  // gpt-oss: the sink takes its share of the row, dropped
+                            const double sink = tensor(c.tensors, "layers." + std::to_string(l) + ".self_attn.sinks").values[static_cast<std::size_t>(h)];
+                            double seen = 0;
+                            for (std::size_t j = 0; j <= i; ++j)
+                                if (ls.window == 0 || static_cast<int>(i - j) < ls.window)
+                                    seen += std::exp(r.scores[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)][i][j]);
+                            CHECK(sum == Approx(seen / (seen + std::exp(sink))).epsilon(1e-9));
+                            CHECK(sum < 1.0);
+                        } else {
+                            CHECK(sum == Approx(1.0).epsilon(1e-12));
+                        }
                     }
                     // GQA: every query head of a group reads the same keys
                     const Rows& keys = r.keys[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)];

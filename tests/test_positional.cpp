@@ -138,6 +138,43 @@ TEST_CASE("Llama 3's RoPE scaling: long wavelengths ÷ factor, short ones kept, 
     CHECK(std::abs(rope_inverse_frequencies(rope, 64, 0)[5] - plain[5] / 8.0) <= 1e-5 * plain[5]);
 }
 
+TEST_CASE("YaRN: fast pairs kept, slow ones ÷ factor, a linear ramp between, the same table at every length", "[rope]") {
+    // gpt-oss-20b: θ 150000, head_dim 64, factor 32, beta_fast 32, beta_slow 1, trained on 4096,
+    // truncate false. The ramp runs from dim 8.0928 to 17.398 (the dims turning 32 and 1 times in
+    // 4096 positions); the expected values are _compute_yarn_parameters' formula in float64.
+    RopeOptions rope;
+    rope.pairing = RopePairing::RotateHalf;
+    rope.theta = 150000.0f;
+    rope.scaling = RopeScalingKind::Yarn;
+    rope.factor = 32.0f;
+    rope.original_max_positions = 4096;
+    rope.truncate = false;
+    const std::vector<std::pair<int, double>> expected = {{0, 1.0},
+                                                          {8, 0.050813274815461475},
+                                                          {9, 0.03170569618466377},
+                                                          {10, 0.019335001126540362},
+                                                          {12, 0.006794959489732219},
+                                                          {16, 0.00045648391922324086},
+                                                          {17, 0.00012931870124506317},
+                                                          {20, 1.818833668168956e-05},
+                                                          {31, 3.0235114281192144e-07}};
+    const std::vector<double> plain = plain_inverse_frequencies(150000.0, 64);
+    for (int length : {1, 5000}) {  // no switch at the original length (LongRoPE's), one table
+        const std::vector<float> f = rope_inverse_frequencies(rope, 64, length);
+        REQUIRE(f.size() == 32);
+        for (const auto& [pair, want] : expected) {
+            INFO("pair " << pair);
+            CHECK(std::abs(f[static_cast<size_t>(pair)] - want) <= 2e-6 * want);
+        }
+        CHECK(f[8] == Approx(plain[8]).epsilon(1e-6));          // before the ramp: kept
+        CHECK(f[20] == Approx(plain[20] / 32.0).epsilon(1e-6)); // after it: interpolated
+    }
+    // truncate (the default) rounds the ramp's ends out to dims 8 and 18: pair 9 moves on it
+    rope.truncate = true;
+    const double ramp = (9.0 - 8.0) / (18.0 - 8.0);
+    CHECK(rope_inverse_frequencies(rope, 64, 1)[9] == Approx(plain[9] / 32.0 * ramp + plain[9] * (1 - ramp)).epsilon(2e-6));
+}
+
 TEST_CASE("LongRoPE: each pair's frequency ÷ its short factor up to the original length, its long one beyond, and cos and sin × the attention factor",
           "[rope]") {
     RopeOptions rope;

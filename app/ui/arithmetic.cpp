@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
+#include <limits>
 
 namespace attn::ui {
 
@@ -229,7 +230,7 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
             const int a = half ? c % (r_dims / 2) : c / 2 * 2, b = half ? a + r_dims / 2 : a + 1;
             e.lines.push_back(std::string("then RoPE rotates the pair (") + ix(a) + ", " + ix(b) + ") by position p = " + ix(r) + " " +
                               kArrow + " " + num(m(r, c)));
-            if (s.rope.scaling == RopeScalingKind::LongRope || s.rope.attention_factor != 1.0f) {
+            if (s.rope.scaling == RopeScalingKind::LongRope || s.rope.scaling == RopeScalingKind::Yarn || s.rope.attention_factor != 1.0f) {
                 // The pair's frequency and the factor on cos and sin, as the rotation used them.
                 const int pair = half ? a : a / 2;
                 const std::vector<float> inv_freq = rope_inverse_frequencies(s.rope, width, t.n_keys);
@@ -244,6 +245,15 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
                             std::to_string(r_dims) + ")): LongRoPE's " + (long_factors ? "long" : "short") + " factor " +
                             std::to_string(pair) + " (the text has " + std::to_string(t.n_keys) + (long_factors ? " > " : " \xE2\x89\xA4 ") +
                             std::to_string(s.rope.original_max_positions) + " tokens)";
+                }
+                if (s.rope.scaling == RopeScalingKind::Yarn) {
+                    // YaRN's blend: the pair's own frequency where it turns fast, ÷ factor where it turns slowly
+                    const float own = 1.0f / std::pow(s.rope.theta, static_cast<float>(2 * pair) / static_cast<float>(r_dims));
+                    const float slow = own / s.rope.factor;
+                    const float kept = slow == own ? 1.0f : (f - slow) / (own - slow);
+                    line += ", YaRN: " + num(kept) + " " + kTimes + " Î¸^(" + kMinus + std::to_string(2 * pair) + "/" + std::to_string(r_dims) +
+                            ") + " + num(1.0f - kept) + " " + kTimes + " that Ã· " + num(s.rope.factor) +
+                            (kept >= 1.0f ? " (a fast pair: kept)" : kept <= 0.0f ? " (a slow pair: interpolated)" : " (on the ramp between)");
                 }
                 e.lines.push_back(line);
                 if (s.rope.attention_factor != 1.0f)
@@ -611,11 +621,13 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
                               " " + kTimes + " " + factor(b.ffn_up(r, c)) + " = " + num(m(r, c)));
             e.lines.push_back("the gate, " + activation_name(s.block.activation) + " of its own projection, says how much of this up unit passes");
             break;
-        case Arithmetic::RouterLogit:
-            e.lines.push_back("router logit = " + ffn_input_name + "[" + ix(r) + ",:] " + kTimes + " W_router[:," + ix(c) + "]: expert " +
-                              ix(c) + "'s score for this token");
-            explain_product(ffn_input, b.router, Matrix(), r, c, e);
+        case Arithmetic::RouterLogit: {
+            const Vector& bias = s.block.moe.router_bias;
+            e.lines.push_back("router logit = " + ffn_input_name + "[" + ix(r) + ",:] " + kTimes + " W_router[:," + ix(c) + "]" +
+                              (bias.size() != 0 ? " + b_router[" + ix(c) + "]" : "") + ": expert " + ix(c) + "'s score for this token");
+            explain_product(ffn_input, b.router, bias.size() != 0 ? Matrix(bias) : Matrix(), r, c, e);
             break;
+        }
         case Arithmetic::RouterProbability: {
             const auto logits = b.router_logits.row(r);
             const float top = logits.maxCoeff();
@@ -627,6 +639,27 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
         }
         case Arithmetic::Routing: {
             const MixtureOfExperts& moe = s.block.moe;
+            if (moe.router_kind == RouterKind::TopKThenSoftmax) {
+                // gpt-oss: the top k logits are kept, and softmax runs over those k only
+                const auto logits = b.router_logits.row(r);
+                int rank = 1;
+                for (Eigen::Index j = 0; j < logits.size(); ++j) rank += logits(j) > logits(c) || (logits(j) == logits(c) && j < c);
+                if (m(r, c) == 0.0f && rank > moe.top_k) {
+                    e.lines.push_back("not kept: expert " + ix(c) + "'s logit " + num(logits(c)) + " ranks " + std::to_string(rank) + " of " +
+                                      std::to_string(logits.size()) + ", below the top " + std::to_string(moe.top_k));
+                    break;
+                }
+                float top = -std::numeric_limits<float>::infinity(), sum = 0.0f;
+                for (Eigen::Index j = 0; j < b.routing.cols(); ++j)
+                    if (b.routing(r, j) != 0.0f) top = std::max(top, logits(j));
+                for (Eigen::Index j = 0; j < b.routing.cols(); ++j)
+                    if (b.routing(r, j) != 0.0f) sum += std::exp(logits(j) - top);
+                e.lines.push_back("kept: expert " + ix(c) + "'s logit " + num(logits(c)) + " ranks " + std::to_string(rank) + " of the top " +
+                                  std::to_string(moe.top_k) + " (top k first, then softmax over those k only)");
+                e.lines.push_back("exp(" + num(logits(c)) + " " + kMinus + " " + num(top) + ") / " + num(sum) + " = " + num(m(r, c)));
+                if (moe.is_ablated(c)) e.lines.push_back("expert " + ix(c) + " is ablated: its output is dropped, the others' weights stay");
+                break;
+            }
             const auto p = b.router_probabilities.row(r);
             int rank = 1;  // where expert c's probability ranks (ties: the smaller expert first)
             for (Eigen::Index j = 0; j < p.size(); ++j) rank += p(j) > p(c) || (p(j) == p(c) && j < c);
@@ -657,12 +690,8 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
                 for (Eigen::Index j = 0; j < b.routing.cols(); ++j) {
                     const float weight = b.routing(r, j);
                     if (weight == 0.0f || static_cast<size_t>(j) >= b.experts.size()) continue;
-                    const Expert& ex = b.experts[static_cast<size_t>(j)];
-                    Matrix gate, up, down;
-                    product_into(x, ex.w_gate, gate, ProductKernel::any_order);
-                    product_into(x, ex.w_1, up, ProductKernel::any_order);
-                    const Matrix hidden = activate(gate, s.block.activation).cwiseProduct(up);
-                    product_into(hidden, ex.w_2, down, ProductKernel::any_order);
+                    Matrix down;
+                    expert_forward(s.block.moe, s.block.activation, b.experts[static_cast<size_t>(j)], x, down, true);
                     const bool dropped = s.block.moe.is_ablated(static_cast<int>(j));
                     e.lines.push_back("expert " + ix(static_cast<int>(j)) + ": " + num(weight) + " " + kTimes + " " + factor(down(0, c)) +
                                       (dropped ? "   ablated: adds nothing" : ""));

@@ -691,7 +691,12 @@ std::string model_shape_text(const lm::Model& model) {
             if (scaling.kind == hf::RopeScalingKind::longrope)
                 text += " (LongRoPE: short factors up to " + std::to_string(scaling.original_max_position_embeddings) +
                         " tokens, long ones beyond; cos and sin \xC3\x97 " + attn::format_value(static_cast<float>(scaling.attention_factor), 4) + ")";
+            if (scaling.kind == hf::RopeScalingKind::yarn)
+                text += " (YaRN \xC3\x97" + attn::format_value(static_cast<float>(scaling.factor), 2) + " beyond " +
+                        std::to_string(scaling.original_max_position_embeddings) + " tokens; cos and sin \xC3\x97 " +
+                        attn::format_value(static_cast<float>(scaling.attention_factor), 4) + ")";
         }
+        if (spec.tensors == hf::TensorLayout::gpt_oss) text += ", the experts read from fused tensors";
         if (spec.tensors == hf::TensorLayout::phi3) text += ", Q, K, V and gate, up read from fused tensors";
         std::string nope;
         for (int l = 0; l < static_cast<int>(spec.layers.size()); ++l)
@@ -699,6 +704,7 @@ std::string model_shape_text(const lm::Model& model) {
         if (spec.positions == hf::PositionKind::rope && !nope.empty()) text += ", NoPE (no rotation) on layer" + std::string(nope.find(',') != std::string::npos ? "s " : " ") + nope;
         if (spec.qk_norm) text += spec.qk_norm_whole ? ", QK-norm over all heads at once" : ", QK-norm";
         if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
+        if (spec.sinks) text += ", a learned sink per head";
         if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";
         std::string mixture;  // the layers whose MLP is a mixture of experts, from 1
         int mixtures = 0;
@@ -706,8 +712,9 @@ std::string model_shape_text(const lm::Model& model) {
             if (spec.layers[static_cast<size_t>(l)].moe) mixture += (mixtures++ == 0 ? "" : ", ") + std::to_string(l + 1);
         if (mixtures > 0) {
             const bool all = mixtures == c.layers;
+            const std::string how = spec.experts.top_k_then_softmax ? ", softmax over their logits only" : spec.experts.normalize_top_k ? ", renormalised" : "";
             text += ", a mixture of " + std::to_string(spec.experts.experts) + " experts in place of the MLP (" +
-                    std::to_string(spec.experts.experts_per_token) + " per token" + (spec.experts.normalize_top_k ? ", renormalised" : "") + ") " +
+                    std::to_string(spec.experts.experts_per_token) + " per token" + how + ") " +
                     (all ? std::string("on every layer") : (mixtures > 1 ? "on layers " : "on layer ") + mixture);
             if (!all && spec.mlp == hf::MlpKind::gated) text += ", a gated MLP on the others";
         } else if (spec.mlp == hf::MlpKind::gated) {

@@ -88,14 +88,20 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
     }
     record_item(state, "model.routing.layer", current);
     ImGui::SameLine();
+    const bool top_k_first = moe.router_kind == RouterKind::TopKThenSoftmax;
     const std::string how =
-        "Each token's router gives the " + std::to_string(moe.experts) + " experts a probability, softmax(x" "\xC2\xB7" "W_router) (left). Only the " +
-        std::to_string(moe.top_k) + " most likely run on the token, and its output is their outputs weighted by " +
-        (moe.normalize_top_k ? "those probabilities renormalised to sum 1 (right)." : "those probabilities as they are (right: each row sums to less than 1).");
+        top_k_first
+            ? "Each token's router gives the " + std::to_string(moe.experts) + " experts a score, x" "\xC2\xB7" "W_router" +
+                  (moe.router_bias.size() != 0 ? std::string(" + b_router") : std::string()) + " (left). The " + std::to_string(moe.top_k) +
+                  " highest run on the token, weighted by a softmax over those " + std::to_string(moe.top_k) +
+                  " scores only (right: each row sums to 1; no probability is ever given to the others)."
+            : "Each token's router gives the " + std::to_string(moe.experts) + " experts a probability, softmax(x" "\xC2\xB7" "W_router) (left). Only the " +
+                  std::to_string(moe.top_k) + " most likely run on the token, and its output is their outputs weighted by " +
+                  (moe.normalize_top_k ? "those probabilities renormalised to sum 1 (right)." : "those probabilities as they are (right: each row sums to less than 1).");
     ImGui::TextWrapped("%s", how.c_str());
     record_item(state, "model.routing.how", how);
 
-    HeatmapSpec specs[2] = {routing_card(t, "block.router_probabilities"), routing_card(t, "block.routing")};
+    HeatmapSpec specs[2] = {routing_card(t, top_k_first ? "block.router_logits" : "block.router_probabilities"), routing_card(t, "block.routing")};
     CardText texts[2];
     CardMetrics metrics[2];
     for (int i = 0; i < 2; ++i) texts[i] = measure_text(specs[i], state.fonts);

@@ -262,6 +262,7 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
         s.q_norm = w.q_norm.weight;
         s.k_norm = w.k_norm.weight;
     }
+    if (spec.sinks) s.sinks = w.sinks;  // gpt-oss: each head's learned sink logit
     s.score_scale = static_cast<float>(spec.attention_scale);
     s.softcap = static_cast<float>(spec.attn_logit_softcap);
     BlockOptions& b = s.block;
@@ -277,9 +278,13 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
         b.moe.experts = spec.experts.experts;
         b.moe.top_k = spec.experts.experts_per_token;
         b.moe.normalize_top_k = spec.experts.normalize_top_k;
+        if (spec.experts.top_k_then_softmax) b.moe.router_kind = RouterKind::TopKThenSoftmax;  // gpt-oss
+        b.moe.swiglu_limit = static_cast<float>(spec.experts.swiglu_limit);
+        b.moe.swiglu_alpha = static_cast<float>(spec.experts.swiglu_alpha);
         b.moe.router = w.router;
+        b.moe.router_bias = w.router_bias;
         b.moe.weights.reserve(w.experts.size());
-        for (const ExpertWeights& e : w.experts) b.moe.weights.push_back(Expert{e.w_gate, e.w_up, e.w_down});
+        for (const ExpertWeights& e : w.experts) b.moe.weights.push_back(Expert{e.w_gate, e.w_up, e.w_down, e.b_gate, e.b_up, e.b_down});
     } else {
         b.w_gate = w.w_gate;
         b.w_1 = w.w_up;

@@ -56,6 +56,7 @@ const char* to_string(RopeScalingKind kind) {
         case RopeScalingKind::linear: return "linear";
         case RopeScalingKind::llama3: return "llama3";
         case RopeScalingKind::longrope: return "longrope";
+        case RopeScalingKind::yarn: return "yarn";
     }
     return "?";
 }
@@ -246,7 +247,7 @@ void read_token_ids(const json& j, ModelSpec& spec, Faults& faults) {
 // factor, attention_factor and original_max_position_embeddings are left 0 when absent: the
 // family's reader completes them from its config (read_phi3).
 RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json& object, double& theta, double* partial,
-                             bool longrope) {
+                             bool longrope, bool yarn) {
     RopeScaling scaling;
     if (!object.is_object()) {
         r.fault(key, "expected an object or null, found " + shown(object));
@@ -330,9 +331,50 @@ RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json
         scaling.factor = value("factor", 0, 0, 1e6);
         scaling.attention_factor = value("attention_factor", 0, 0, 1e6);
         scaling.original_max_position_embeddings = static_cast<int>(value("original_max_position_embeddings", 0, 0, 1e9));
+    } else if (yarn && type == "yarn") {
+        // _compute_yarn_parameters: factor (else max_position_embeddings / original), the attention
+        // factor (else 0.1·ln(factor) + 1, or DeepSeek's ratio with mscale and mscale_all_dim),
+        // beta_fast and beta_slow (0 or null: 32 and 1), truncate (default true)
+        scaling.kind = RopeScalingKind::yarn;
+        for (const char* name : {"factor", "attention_factor", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+                                 "original_max_position_embeddings", "truncate"})
+            allowed.insert(name);
+        if (!object.contains("original_max_position_embeddings"))
+            r.fault(key, "type \"yarn\" needs 'original_max_position_embeddings' (the length the model was trained on)");
+        const double original = value("original_max_position_embeddings", 4096, 0, 1e9);
+        scaling.original_max_position_embeddings = static_cast<int>(original);
+        double factor = value("factor", 0, 0, 1e6);
+        if (factor == 0) {
+            const json* max_positions = r.find("max_position_embeddings");
+            if (max_positions == nullptr || !max_positions->is_number() || !(max_positions->get<double>() > 0))
+                r.fault(key, "type \"yarn\" without 'factor' takes max_position_embeddings / original_max_position_embeddings, "
+                             "and max_position_embeddings is missing or not a number above 0");
+            else factor = max_positions->get<double>() / original;
+        }
+        scaling.factor = factor > 0 ? factor : 1.0;
+        const auto mscale_of = [](double scale, double m) { return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; };
+        const double mscale = value("mscale", 0, -1e6, 1e6), mscale_all_dim = value("mscale_all_dim", 0, -1e6, 1e6);
+        scaling.attention_factor = value("attention_factor", 0, 0, 1e6);
+        if (scaling.attention_factor == 0)
+            scaling.attention_factor = mscale != 0 && mscale_all_dim != 0
+                                           ? mscale_of(scaling.factor, mscale) / mscale_of(scaling.factor, mscale_all_dim)
+                                           : mscale_of(scaling.factor, 1.0);
+        // `config.get("beta_fast") or 32`: 0 and null take the default as well
+        scaling.beta_fast = value("beta_fast", 0, -1e6, 1e6);
+        scaling.beta_slow = value("beta_slow", 0, -1e6, 1e6);
+        if (scaling.beta_fast == 0) scaling.beta_fast = 32;
+        if (scaling.beta_slow == 0) scaling.beta_slow = 1;
+        if (!(scaling.beta_fast > 0) || !(scaling.beta_slow > 0))
+            r.fault(key, "'beta_fast' and 'beta_slow' must be above 0 (numbers of turns; 32 and 1 in most models)");
+        if (const auto it = object.find("truncate"); it != object.end() && !it->is_null()) {
+            if (it->is_boolean()) scaling.truncate = it->get<bool>();
+            else r.fault(key, "'truncate': expected true or false, found " + shown(*it));
+        }
     } else {
-        r.fault(key, "rope type \"" + printable(type, 40) + "\" is not supported; expected \"default\", \"linear\"" +
-                         (longrope ? ", \"llama3\" or \"longrope\"" : " or \"llama3\"") + " (or null)");
+        std::string types = "\"default\", \"linear\", \"llama3\"";
+        if (longrope) types += ", \"longrope\"";
+        if (yarn) types += ", \"yarn\"";
+        r.fault(key, "rope type \"" + printable(type, 40) + "\" is not supported; expected " + types + " (or null)");
         return scaling;
     }
     // "attention_factor", "beta_fast", … belong to types not computed here; anything else is unknown.
@@ -343,13 +385,13 @@ RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json
 }
 
 // The global RoPE settings of a Llama-style config: rope_theta, rope_scaling / rope_parameters.
-RopeScaling read_rope(ConfigReader& r, double& theta, double* partial, bool longrope = false) {
+RopeScaling read_rope(ConfigReader& r, double& theta, double* partial, bool longrope = false, bool yarn = false) {
     RopeScaling scaling;
     const json* scaling_object = r.find("rope_scaling");
     const json* parameters = r.find("rope_parameters");
     if (scaling_object && parameters) r.fault("keys 'rope_scaling' and 'rope_parameters' both given; transformers reads one");
-    if (scaling_object) scaling = read_rope_object(r, "rope_scaling", *scaling_object, theta, partial, longrope);
-    if (parameters) scaling = read_rope_object(r, "rope_parameters", *parameters, theta, partial, longrope);
+    if (scaling_object) scaling = read_rope_object(r, "rope_scaling", *scaling_object, theta, partial, longrope, yarn);
+    if (parameters) scaling = read_rope_object(r, "rope_parameters", *parameters, theta, partial, longrope, yarn);
     return scaling;
 }
 
@@ -466,6 +508,7 @@ struct LlamaDefaults {
     double rms_norm_eps = 1e-6;
     bool partial_rotary = false;   // partial_rotary_factor is read (Phi-3); elsewhere every dim turns
     bool longrope = false;         // rope type longrope is read (Phi-3)
+    bool yarn = false;             // rope type yarn is read (gpt-oss)
 };
 
 void read_llama_like(ConfigReader& r, ModelSpec& spec, const LlamaDefaults& defaults) {
@@ -475,7 +518,7 @@ void read_llama_like(ConfigReader& r, ModelSpec& spec, const LlamaDefaults& defa
     spec.activation = read_activation(r, "hidden_act", "silu");
     double theta = r.number("rope_theta", 0, 1e12, defaults.theta);
     double partial = defaults.partial_rotary ? r.number("partial_rotary_factor", 0, 1.0000001, 1.0) : 1.0;
-    const RopeScaling scaling = read_rope(r, theta, defaults.partial_rotary ? &partial : nullptr, defaults.longrope);
+    const RopeScaling scaling = read_rope(r, theta, defaults.partial_rotary ? &partial : nullptr, defaults.longrope, defaults.yarn);
     spec.tied_lm_head = r.flag("tie_word_embeddings", defaults.tied);
     spec.rotary_dim = static_cast<int>(spec.head_dim * partial);   // int(head_dim * partial_rotary_factor)
     spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
@@ -754,6 +797,64 @@ void read_mixtral(ConfigReader& r, ModelSpec& spec) {
     }
 }
 
+// gpt-oss: Llama's decoder with biases on q, k, v and o (attention_bias, default true), a learned
+// sink per head (GptOssAttention.sinks), layer_types alternating sliding and full attention
+// (default: the even layers slide, by sliding_window, default 128), YaRN (GptOssConfig's default
+// when the config has no rope_scaling), and in every layer a mixture of num_local_experts experts:
+// GptOssTopKRouter (x·Wᵀ + b, the top num_experts_per_tok logits, softmax over them) and
+// GptOssExperts (biased, the clamped SwiGLU with swiglu_limit and swiglu_alpha, each expert
+// intermediate_size wide). hidden_act is read past: the experts' activation is their own.
+void read_gpt_oss(ConfigReader& r, ModelSpec& spec) {
+    LlamaDefaults defaults;
+    defaults.theta = 150000.0;
+    defaults.rms_norm_eps = 1e-5;
+    defaults.yarn = true;
+    read_llama_like(r, spec, defaults);
+    spec.activation = Activation::silu;  // GptOssExperts' g·σ(α·g), whatever hidden_act says
+    if (!r.has("rope_scaling") && !r.has("rope_parameters")) {
+        RopeScaling yarn;  // GptOssConfig's default rope_parameters
+        yarn.kind = RopeScalingKind::yarn;
+        yarn.factor = 32.0;
+        yarn.beta_fast = 32.0;
+        yarn.beta_slow = 1.0;
+        yarn.truncate = false;
+        yarn.original_max_position_embeddings = 4096;
+        yarn.attention_factor = 0.1 * std::log(32.0) + 1.0;
+        for (LayerSpec& layer : spec.layers) layer.rope_scaling = yarn;
+    }
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", true);
+    spec.sinks = true;
+    const int n = spec.n_layers;
+    const bool no_window = r.is_null("sliding_window");
+    const int window = r.integer("sliding_window", 1, 1 << 30, 128);
+    std::vector<bool> sliding(static_cast<std::size_t>(std::max(n, 0)));
+    for (int l = 0; l < n; ++l) sliding[static_cast<std::size_t>(l)] = (l + 1) % 2 != 0;  // GptOssConfig's default
+    if (const auto types = read_layer_types(r, n)) sliding = *types;
+    for (int l = 0; l < n; ++l) {
+        LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
+        layer.moe = true;
+        if (!sliding[static_cast<std::size_t>(l)]) continue;
+        if (no_window)
+            r.fault("layer_types", "layer " + std::to_string(l) + " is \"sliding_attention\" but sliding_window is null");
+        layer.window = window;
+    }
+    const int experts = r.integer("num_local_experts", 1, kMaxExperts, 128);
+    spec.experts.experts = experts;
+    spec.experts.experts_per_token = read_experts_per_token(r, experts, "num_local_experts", 4);
+    spec.experts.d_ff = spec.d_ff;
+    spec.experts.top_k_then_softmax = true;
+    spec.experts.biases = true;
+    spec.experts.swiglu_limit = r.number("swiglu_limit", 0, 1e6, 7.0);
+    spec.experts.swiglu_alpha = r.number("swiglu_alpha", -1e6, 1e6, 1.702);
+    if (const json* q = r.find("quantization_config"); q != nullptr && !q->is_null()) {
+        const auto method = q->is_object() ? q->find("quant_method") : q->end();
+        const std::string name = q->is_object() && method != q->end() && method->is_string() ? method->get<std::string>() : shown(*q);
+        r.fault("quantization_config", "the experts are stored quantised (" + printable(name, 40) +
+                                           ": gate_up_proj_blocks and _scales), which is not read yet; open a copy whose experts "
+                                           "are stored in BF16, F16 or F32 (gate_up_proj, down_proj), such as a dequantised one");
+    }
+}
+
 void read_gpt_neox(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
@@ -893,6 +994,16 @@ const std::vector<Family>& families() {
          {joined(kDecoderHonoured, {"head_dim", "sliding_window", "num_local_experts", "num_experts_per_tok"}),
           joined(kCommonInformational, {"max_position_embeddings", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise"})},
          read_mixtral, TensorLayout::mixtral},
+        // GptOssAttention reads head_dim and attention_bias; initial_context_length and experts_per_token
+        // are the original release's names, which transformers never reads
+        {"gpt_oss", "gpt-oss",
+         // max_position_embeddings: YaRN's factor when its rope_scaling gives none
+         {joined(kDecoderHonoured, {"head_dim", "attention_bias", "sliding_window", "layer_types", "num_local_experts",
+                                    "num_experts_per_tok", "swiglu_limit", "swiglu_alpha", "quantization_config",
+                                    "max_position_embeddings"}),
+          joined(kCommonInformational, {"router_aux_loss_coef", "output_router_logits",
+                                        "initial_context_length", "experts_per_token"})},
+         read_gpt_oss, TensorLayout::gpt_oss},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",
@@ -1010,7 +1121,14 @@ attn::RopeOptions rope_options(const ModelSpec& spec, int layer) {
     rope.scaling = s.kind == RopeScalingKind::linear     ? attn::RopeScalingKind::Linear
                    : s.kind == RopeScalingKind::llama3   ? attn::RopeScalingKind::Llama3
                    : s.kind == RopeScalingKind::longrope ? attn::RopeScalingKind::LongRope
+                   : s.kind == RopeScalingKind::yarn     ? attn::RopeScalingKind::Yarn
                                                          : attn::RopeScalingKind::None;
+    if (s.kind == RopeScalingKind::yarn) {
+        rope.attention_factor = static_cast<float>(s.attention_factor);
+        rope.beta_fast = static_cast<float>(s.beta_fast);
+        rope.beta_slow = static_cast<float>(s.beta_slow);
+        rope.truncate = s.truncate;
+    }
     if (s.kind == RopeScalingKind::longrope) {
         rope.short_factor = Eigen::Map<const Eigen::RowVectorXd>(s.short_factor.data(), static_cast<Eigen::Index>(s.short_factor.size())).cast<float>();
         rope.long_factor = Eigen::Map<const Eigen::RowVectorXd>(s.long_factor.data(), static_cast<Eigen::Index>(s.long_factor.size())).cast<float>();

@@ -24,6 +24,9 @@
 //                                               softmax, the top k experts, each a gated MLP of its own
 //   mixtral       MixtralForCausalLM            Mistral with a mixture of experts in every layer, the kept
 //                                               weights always renormalised
+//   gpt_oss       GptOssForCausalLM             learned sinks, sliding and full layers alternating, YaRN,
+//                                               biases on attention, a mixture of experts every layer: the
+//                                               top k logits then softmax, biased experts, a clamped SwiGLU
 //
 // The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
 //   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
@@ -42,12 +45,18 @@
 // MLP:    plain  act(x·W_up + b_up)·W_down + b_down
 //         gated  (act(x·W_gate) ⊙ (x·W_up))·W_down
 //         mixture of experts  p = softmax(x·W_routerᵀ); K = the top k of p; y = Σ_{e∈K} w_e·gated_e(x),
-//                w_e = p_e (or p_e / Σ_K p with norm_topk_prob), summed in expert order
+//                w_e = p_e (or p_e / Σ_K p with norm_topk_prob), summed in expert order;
+//                gpt-oss: r = x·W_routerᵀ + b; K = the top k of r; w = softmax over K of r;
+//                gated_e(x) = ((clamp(u, ±L) + 1)·g·σ(α·g))·W_down + b_down, g = min(x·W_gate + b_gate, L)
+// Sinks (gpt-oss): row i's softmax over [s_i0 … s_in, sink_h], the sink's share dropped (rows sum below 1).
 // RoPE rotate_half (HF Llama/NeoX): dims i and i + r/2 of the first r = rotary_dim dims rotate
 //   together by angle position·inv_freq[i], i < r/2; dims ≥ r pass as they are. cos and sin are
 //   multiplied by the attention factor (LongRoPE's; 1 elsewhere). LongRoPE's inverse frequencies
 //   depend on the text's length n: 1/(e_i·θ^(2i/r)), e the short factors when n ≤
 //   original_max_position_embeddings, the long ones beyond.
+//   YaRN's: pairs that turn more than beta_fast times within original_max_position_embeddings keep
+//   θ^(−2i/r), those turning fewer than beta_slow times take θ^(−2i/r)/factor, a linear ramp between;
+//   its attention factor 0.1·ln(factor) + 1 unless given (DeepSeek: the ratio of two such with mscale).
 //   interleaved (GPT-J): dims 2i and 2i+1 rotate together. No family read here uses it.
 // Logits: h = final_norm(x_L) (or BERT's MLM transform), logits = h·Uᵀ + b (U the LM head (V × d),
 //   tied: the token embedding); with final_logit_softcap c: logits → c·tanh(logits/c).
@@ -69,14 +78,17 @@ enum class MlpKind { plain, gated };
 enum class BlockLayout { pre_norm, parallel_residual, sandwich, post_norm, after_sublayers };
 enum class PositionKind { learned_absolute, rope };
 enum class RopeStyle { rotate_half, interleaved };
-enum class RopeScalingKind { none, linear, llama3, longrope };
+enum class RopeScalingKind { none, linear, llama3, longrope, yarn };
 enum class HeadKind { causal_lm, masked_lm };
 // How a family's checkpoint names and lays out its tensors (weights.cpp): Llama's
 // (model.layers.N.self_attn.q_proj, …; Qwen, Gemma and Mistral too), GPT-2's (h.N.attn.c_attn,
 // Conv1D), GPT-NeoX's (a fused per-head query_key_value), BERT's, and Phi-3's (Llama's names
 // with Q, K, V fused in qkv_proj and the gate and up projections in gate_up_proj), and Mixtral's
-// (Llama's names, the mixture of experts as block_sparse_moe.gate and experts.E.w1, w3, w2).
-enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral };
+// (Llama's names, the mixture of experts as block_sparse_moe.gate and experts.E.w1, w3, w2), and
+// gpt-oss's (Llama's attention names with self_attn.sinks, the experts fused in three-dimensional
+// mlp.experts.gate_up_proj (E × d × 2·d_ff, gate and up interleaved by column) and down_proj (E × d_ff × d),
+// each with a bias, and the router as mlp.router).
+enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss };
 
 const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
 const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"
@@ -100,7 +112,9 @@ struct RopeScaling {
     double high_freq_factor = 4.0;                   // llama3
     int original_max_position_embeddings = 8192;     // llama3; longrope: the short factors' length
     std::vector<double> short_factor, long_factor;   // longrope: one divisor per turned pair
-    double attention_factor = 1.0;                   // longrope: multiplies cos and sin
+    double attention_factor = 1.0;                   // longrope, yarn: multiplies cos and sin
+    double beta_fast = 32.0, beta_slow = 1.0;        // yarn: the ramp's ends, in turns within original_max_position_embeddings
+    bool truncate = true;                            // yarn: the ramp's ends rounded out to whole dims
 };
 
 // What differs from layer to layer.
@@ -121,6 +135,12 @@ struct MixtureSpec {
     int experts_per_token = 0;   // k (num_experts_per_tok)
     bool normalize_top_k = false;  // norm_topk_prob; Mixtral always
     int d_ff = 0;                // each expert's inner width (moe_intermediate_size, Mixtral's intermediate_size)
+    // gpt-oss (GptOssTopKRouter, GptOssExperts): the top k logits first, softmax over them; a bias on
+    // the router and on each expert's projections; the clamped SwiGLU
+    bool top_k_then_softmax = false;
+    bool biases = false;         // mlp.router.bias, and the experts' gate_up_proj_bias, down_proj_bias
+    double swiglu_limit = 0;     // > 0: g = min(gate, L), u = clamp(up, −L, L), (u + 1)·g·σ(α·g)
+    double swiglu_alpha = 1.702;
 };
 
 struct ModelSpec {
@@ -148,6 +168,7 @@ struct ModelSpec {
     bool qk_norm_whole = false;  // with qk_norm: over the whole projection, every head at once (OLMo 2)
     double attention_scale = 0;  // multiplies q·kᵀ: head_dim^−½, or query_pre_attn_scalar^−½ (Gemma)
     double attn_logit_softcap = 0;    // 0: none; c: s → c·tanh(s/c) before the mask (Gemma 2)
+    bool sinks = false;          // a learned logit per query head joins each row's softmax and is dropped (gpt-oss's self_attn.sinks)
     double final_logit_softcap = 0;   // 0: none; c: logits → c·tanh(logits/c) (Gemma 2)
 
     // Positions

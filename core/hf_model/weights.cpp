@@ -99,6 +99,47 @@ MixtureNames mixture_names(const ModelSpec& s) {
     return {"mlp", "gate_proj", "up_proj", "down_proj"};  // Qwen3-MoE
 }
 
+// gpt-oss's mixture (GptOssMLP): mlp.router (E × d, with a bias), and every expert in one tensor
+// each: gate_up_proj (E × d × 2·d_ff) used as stored, expert e's gate its even columns and its up
+// the odd ones (gate_up[..., ::2], gate_up[..., 1::2]), gate_up_proj_bias (E × 2·d_ff) split alike,
+// down_proj (E × d_ff × d) and down_proj_bias (E × d).
+void gpt_oss_experts(RefList& r, const ModelSpec& s, const std::string& p, LayerWeights& L) {
+    const int experts = s.experts.experts;
+    const std::int64_t d = s.d_model, eff = s.experts.d_ff, E = experts;
+    r.linear(p + "mlp.router.weight", E, d, L.router);
+    r.vector(p + "mlp.router.bias", E, L.router_bias);
+    L.experts.resize(static_cast<std::size_t>(experts));  // sized once: the refs below hold its elements
+    std::vector<ExpertWeights>& x = L.experts;
+    // expert e's (rows × cols) slice of a stored (E·rows × cols) tensor, in place
+    const auto slice = [](const StoredMatrix& all, std::int64_t e, std::int64_t rows) {
+        return StoredMatrix::as_stored(all.owner, all.bytes + static_cast<std::size_t>(e * rows * all.cols) * all.element_size(), all.dtype,
+                                       rows, all.cols);
+    };
+    r.matrix(p + "mlp.experts.gate_up_proj", {E, d, 2 * eff}, [&x, slice, d, eff](const StoredMatrix& all) {
+        for (std::size_t e = 0; e < x.size(); ++e) {
+            const StoredMatrix one = slice(all, static_cast<std::int64_t>(e), d);  // (d × 2·d_ff)
+            x[e].w_gate = SharedMatrix(one.columns(0, 1, 2, eff));
+            x[e].w_up = SharedMatrix(one.columns(1, 1, 2, eff));
+        }
+    });
+    r.add(p + "mlp.experts.gate_up_proj_bias", {E, 2 * eff}, [&x, eff](const std::vector<float>& v) {
+        for (std::size_t e = 0; e < x.size(); ++e) {
+            x[e].b_gate.resize(eff), x[e].b_up.resize(eff);
+            for (std::int64_t c = 0; c < eff; ++c) {
+                x[e].b_gate(c) = v[static_cast<std::size_t>(static_cast<std::int64_t>(e) * 2 * eff + 2 * c)];
+                x[e].b_up(c) = v[static_cast<std::size_t>(static_cast<std::int64_t>(e) * 2 * eff + 2 * c + 1)];
+            }
+        }
+    });
+    r.matrix(p + "mlp.experts.down_proj", {E, eff, d}, [&x, slice, eff](const StoredMatrix& all) {
+        for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(slice(all, static_cast<std::int64_t>(e), eff));
+    });
+    r.add(p + "mlp.experts.down_proj_bias", {E, d}, [&x, d](const std::vector<float>& v) {
+        for (std::size_t e = 0; e < x.size(); ++e)
+            x[e].b_down = Eigen::Map<const Vector>(v.data() + static_cast<std::int64_t>(e) * d, static_cast<Eigen::Index>(d));
+    });
+}
+
 RefList decoder_refs(const ModelSpec& s, Weights& w) {
     // Llama, Qwen 2/3, Gemma 2/3: LlamaForCausalLM's names
     RefList r{"model.", {}};
@@ -135,6 +176,7 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
         }
         r.linear(p + "self_attn.o_proj.weight", d, q, L.w_o);
         if (s.o_bias) r.vector(p + "self_attn.o_proj.bias", d, L.b_o);
+        if (s.sinks) r.vector(p + "self_attn.sinks", s.n_heads, L.sinks);
         if (gemma) {
             r.norm(p + "post_attention_layernorm", d, L.post_attn_norm, false);
             r.norm(p + "pre_feedforward_layernorm", d, L.mlp_norm, false);
@@ -144,6 +186,10 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
             r.norm(p + "post_feedforward_layernorm", d, L.post_mlp_norm, false);
         } else {
             r.norm(p + "post_attention_layernorm", d, L.mlp_norm, false);   // Llama's name for the norm before the MLP
+        }
+        if (s.layers[static_cast<std::size_t>(l)].moe && s.tensors == TensorLayout::gpt_oss) {
+            gpt_oss_experts(r, s, p, L);
+            continue;
         }
         if (s.layers[static_cast<std::size_t>(l)].moe) {
             // The router, then each expert's gated MLP: Qwen3MoeSparseMoeBlock's mlp.gate and
@@ -301,7 +347,8 @@ RefList refs_of(const ModelSpec& s, Weights& w) {
         case TensorLayout::bert: return bert_refs(s, w);
         case TensorLayout::llama:
         case TensorLayout::phi3:
-        case TensorLayout::mixtral: break;
+        case TensorLayout::mixtral:
+        case TensorLayout::gpt_oss: break;
     }
     return decoder_refs(s, w);
 }
@@ -408,6 +455,19 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
                 {"block.w_1", p + "mlp.gate_up_proj.weight[" + ff + ":" + ff2 + "].T"}, {"block.w_2", p + "mlp.down_proj.weight.T"}};
     }
     const std::string p = "model.layers." + l + ".";  // Llama's layout: Llama, Mistral, Qwen 2/3, Gemma 2/3, OLMo 2
+    if (s.layers[static_cast<std::size_t>(layer)].moe && s.tensors == TensorLayout::gpt_oss) {  // the experts fused, used as stored
+        std::vector<std::pair<std::string, std::string>> names = {
+            {"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
+            {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
+            {"block.moe.router", p + "mlp.router.weight.T"}};
+        for (int e = 0; e < s.experts.experts; ++e) {
+            const std::string x = p + "mlp.experts.", k = "block.moe.experts." + std::to_string(e) + ".", at = "[" + std::to_string(e) + "]";
+            names.push_back({k + "w_gate", x + "gate_up_proj" + at + "[:, 0::2]"});
+            names.push_back({k + "w_1", x + "gate_up_proj" + at + "[:, 1::2]"});
+            names.push_back({k + "w_2", x + "down_proj" + at});
+        }
+        return names;
+    }
     if (s.layers[static_cast<std::size_t>(layer)].moe) {  // a mixture of experts: the router and each expert
         const MixtureNames n = mixture_names(s);
         const std::string m = p + n.module + ".";
@@ -591,7 +651,10 @@ void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& l
         const Ref& ref = list.refs[i];
         if (ref.hold) {
             const auto bytes = files[at.file].stored(stored[i]);  // floating, checked in pass 1
-            ref.hold(StoredMatrix::as_stored(bytes->owner, bytes->bytes, bytes->dtype, ref.shape[0], ref.shape[1]));
+            // (rows × cols) as stored; a three-dimensional tensor (gpt-oss's experts) as (E·rows × cols)
+            std::int64_t rows = 1;
+            for (std::size_t k = 0; k + 1 < ref.shape.size(); ++k) rows *= ref.shape[k];
+            ref.hold(StoredMatrix::as_stored(bytes->owner, bytes->bytes, bytes->dtype, rows, ref.shape.back()));
             continue;
         }
         if (!files[at.file].read(stored[i], values, load.errors)) return;

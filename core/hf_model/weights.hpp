@@ -68,6 +68,7 @@ struct NormWeights {
 // gated MLP of its own, the spec's experts.d_ff wide.
 struct ExpertWeights {
     SharedMatrix w_gate, w_up, w_down;  // (d × d_ff), (d × d_ff), (d_ff × d)
+    Vector b_gate, b_up, b_down;        // gpt-oss: (1 × d_ff), (1 × d_ff), (1 × d)
 };
 
 struct LayerWeights {
@@ -82,7 +83,9 @@ struct LayerWeights {
     // A layer with LayerSpec::moe, in place of w_gate, w_up, w_down: the router (mlp.gate or
     // block_sparse_moe.gate, E × d, used as its transpose (d × E)) and the experts.
     SharedMatrix router;
+    Vector router_bias;                // gpt-oss: mlp.router.bias (1 × E)
     std::vector<ExpertWeights> experts;
+    Vector sinks;                      // with spec.sinks: self_attn.sinks (1 × H)
 };
 
 struct Weights {
