@@ -630,6 +630,40 @@ Preset block_qwen3_moe_preset() {
     return p;
 }
 
+Preset block_gpt_oss_preset() {
+    Preset p;
+    p.name = "block-gpt-oss";
+    p.title = "gpt-oss's block: sinks, a sliding window, YaRN, and a router that softmaxes only its top k";
+    p.description =
+        "gpt-oss (2025) gives each head a learned sink logit that joins every row's softmax and is dropped: a row can "
+        "give most of its attention to nothing (the sink card shows each row's share). Its layers alternate a sliding "
+        "window of 128 tokens (here 4) with full attention, and RoPE is stretched by YaRN (factor 32 on 4096 tokens: "
+        "the slow pairs divided by 32, the fast ones kept, cos and sin \xC3\x97 1.35). The feed-forward is a "
+        "mixture whose router keeps the k highest logits first and takes the softmax over those k only (Qwen3-MoE and "
+        "Mixtral softmax all E first), and each expert is a SwiGLU clamped at 7: ((clamp(up) + 1) \xE2\x8A\x99 "
+        "g\xC2\xB7\xCF\x83(1.702\xC2\xB7g)), g = min(gate, 7). Here 4 experts of width 16, 2 kept. Random weights.";
+    p.scenario = block_llama_preset().scenario;
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.rope.theta = 150000.0f;
+    s.rope.scaling = RopeScalingKind::Yarn;
+    s.rope.factor = 32.0f;
+    s.rope.original_max_positions = 4096;
+    s.rope.truncate = false;
+    s.rope.attention_factor = static_cast<float>(0.1 * std::log(32.0) + 1.0);  // get_mscale(32) = 1.3466
+    s.mask = MaskKind::SlidingWindow;
+    s.window = 4;
+    s.sinks = rows({{2.0f, 0.5f, -1.0f, 3.0f}}).row(0);
+    s.b_q = s.b_k = s.b_v = Vector();  // seeded projections; gpt-oss's biases are a checkpoint's
+    s.block.d_ff = 16;
+    s.block.moe.experts = 4;
+    s.block.moe.top_k = 2;
+    s.block.moe.router_kind = RouterKind::TopKThenSoftmax;
+    s.block.moe.swiglu_limit = 7.0f;
+    s.block.moe.swiglu_alpha = 1.702f;
+    return p;
+}
+
 std::vector<Preset> make_presets() {
     std::vector<Preset> all;
     all.push_back(three_token_example());
@@ -675,6 +709,7 @@ std::vector<Preset> make_presets() {
     all.push_back(block_olmo2_preset());
     all.push_back(block_phi3_preset());
     all.push_back(block_qwen3_moe_preset());
+    all.push_back(block_gpt_oss_preset());
     all.push_back(first_token_sink_preset());
     all.push_back(qk_norm_preset());
     all.push_back(sinks_preset());

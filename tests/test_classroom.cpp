@@ -410,12 +410,12 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
     }
 }
 
-TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3 and Qwen3-MoE blocks, each step showing its change") {
+TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE and gpt-oss blocks, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/08-since-2017.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 18);
+    REQUIRE(l.steps.size() == 19);
     const Scenario y2017 = scenario_at_step(l, 0), gpt2 = scenario_at_step(l, 3), llama = scenario_at_step(l, 5),
                    gemma = scenario_at_step(l, 8), gemma3 = scenario_at_step(l, 11);
     // The same sentence throughout.
@@ -480,6 +480,18 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     for (Eigen::Index i = 0; i < moe.block.routing.rows(); ++i) {
         CHECK((moe.block.routing.row(i).array() > 0.0f).count() == 2);
         CHECK(moe.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
+    }
+    // gpt-oss: sinks take a share of each row, a window of 4, YaRN, the top 2 logits softmaxed
+    const Trace oss = run(scenario_at_step(l, 18));
+    REQUIRE(oss.ok);
+    CHECK(oss.query_tokens == moe.query_tokens);
+    CHECK(oss.settings.rope.scaling == RopeScalingKind::Yarn);
+    CHECK(oss.head[3].weights.row(8).sum() < 0.9f);   // the sink logit 3 takes most of a row
+    CHECK(oss.head[0].weights(8, 2) == 0.0f);          // outside the window of 4
+    CHECK(oss.block.router_probabilities.size() == 0);  // no softmax over all four
+    for (Eigen::Index i = 0; i < oss.block.routing.rows(); ++i) {
+        CHECK((oss.block.routing.row(i).array() > 0.0f).count() == 2);
+        CHECK(oss.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
     }
     SECTION("a step naming a preset that does not exist is refused") {
         const std::string text = R"({"title": "t", "preset": "block-2017", "steps": [{"stage": "weights", "text": "a", "toggles": {"preset": "block-gpt3"}}]})";
