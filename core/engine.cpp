@@ -817,6 +817,10 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.block.moe.experts = s.block.moe.experts;  // the mixture's switches, not its weights
     settings.block.moe.top_k = s.block.moe.top_k;
     settings.block.moe.normalize_top_k = s.block.moe.normalize_top_k;
+    settings.block.moe.router_kind = s.block.moe.router_kind;
+    settings.block.moe.router_bias = s.block.moe.router_bias;  // E numbers: its tooltips write them out
+    settings.block.moe.swiglu_limit = s.block.moe.swiglu_limit;
+    settings.block.moe.swiglu_alpha = s.block.moe.swiglu_alpha;
     settings.block.moe.ablated = s.block.moe.ablated;
     settings.seed = s.seed;
     t.has_block = has_block(s);

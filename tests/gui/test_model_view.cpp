@@ -950,6 +950,33 @@ TEST_CASE("Model view: a Qwen3-MoE folder shows each mixture layer's routing, an
     CHECK(m.pass.logits.isApprox(logits, 1e-6f));
 }
 
+TEST_CASE("Model view: a gpt-oss folder's Routing tab draws the router logits beside the routing, as its router never forms a softmax over all experts",
+          "[model-view][families]") {
+    testing::families::FamilyCheckpoint c = testing::families::gpt_oss_checkpoint();
+    c.config["tie_word_embeddings"] = true;  // the head: the embedding of the tokenizer's 402 tokens
+    c.tensors.erase("lm_head.weight");
+    const std::string folder = write_family_model("attnlab-gui-gpt-oss", c, "model.embed_tokens.weight", 16,
+                                                  "bytelevel-roberta-prefix-space.json", 402);
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
+    CHECK(m.model->family() == "gpt-oss");
+    CHECK_THAT(ui.text("model.shape"), Catch::Matchers::Contains("a learned sink per head") &&
+                                           Catch::Matchers::Contains("(2 per token, softmax over their logits only) on every layer") &&
+                                           Catch::Matchers::Contains("YaRN \xC3\x97" "32.00"));
+    REQUIRE(ui.widget("model.tab.routing") != nullptr);
+    ui.click(ui.centre("model.tab.routing"));
+    ui.frame(2);
+    CHECK_THAT(ui.text("model.routing.how"), Catch::Matchers::Contains("softmax over those 2 scores only"));
+    REQUIRE(ui.heatmap("model.routing.block.router_logits") != nullptr);
+    CHECK(ui.heatmap("model.routing.block.router_probabilities") == nullptr);
+    REQUIRE(ui.heatmap("model.routing.block.routing") != nullptr);
+    const Matrix& routing = m.pass.layers[1].block.routing;
+    REQUIRE(routing.cols() == 4);
+    for (Eigen::Index i = 0; i < routing.rows(); ++i) CHECK(routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
+    // the sinks: a row of a head's weights sums to less than 1
+    CHECK(m.pass.layers[0].head[0].weights.row(3).sum() < 0.999f);
+}
+
 TEST_CASE("Model view: a Gemma 3 folder opens, its query heads grouped by their K/V head and its layers marked local or global", "[model-view][families]") {
     const std::string folder = write_family_model("attnlab-gui-gemma3", testing::families::gemma3_checkpoint(), "model.embed_tokens.weight", 16,
                                                   "bytelevel-roberta-prefix-space.json", 402);
