@@ -266,16 +266,24 @@ void mixture_controls(Context& state) {
     if (ImGui::SliderInt("##moe_top_k", &e.top_k, 1, m.experts, "%d", ImGuiSliderFlags_AlwaysClamp) && e.top_k != m.top_k)
         state.session.push(e);
     record_item(state, "controls.moe_top_k", std::to_string(m.top_k) + " of " + std::to_string(m.experts));
-    bool normalize = m.normalize_top_k;
-    if (ImGui::Checkbox("renormalise the kept", &normalize)) {
-        e.top_k = m.top_k;
-        e.normalize_top_k = normalize;
-        state.session.push(e);
+    if (m.router_kind == RouterKind::TopKThenSoftmax) {
+        // gpt-oss: the softmax runs over the kept logits only, so the kept weights always sum to 1
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("top k first, then softmax over those k");
+        ImGui::PopStyleColor();
+        record_item(state, "controls.moe_normalize", "top k first");
+    } else {
+        bool normalize = m.normalize_top_k;
+        if (ImGui::Checkbox("renormalise the kept", &normalize)) {
+            e.top_k = m.top_k;
+            e.normalize_top_k = normalize;
+            state.session.push(e);
+        }
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("norm_topk_prob: each token's kept weights divided by their sum, so they add up to 1 (Qwen3-30B-A3B); off: "
+                              "the softmax's probabilities as they are");
+        record_item(state, "controls.moe_normalize", normalize ? "on" : "off");
     }
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("norm_topk_prob: each token's kept weights divided by their sum, so they add up to 1 (Qwen3-30B-A3B); off: "
-                          "the softmax's probabilities as they are");
-    record_item(state, "controls.moe_normalize", normalize ? "on" : "off");
     // One button per expert, from 1, lit while it is ablated; a click toggles it.
     ImGui::TextUnformatted("ablate");
     const float button = ImGui::GetFrameHeight();
