@@ -357,7 +357,7 @@ TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --expo
     fs::remove_all(falcon_folder);
 }
 
-TEST_CASE("option --model on a Qwen3-MoE folder: --print prints a mixture layer's routing, --export-json its router's matrices and where its experts are stored",
+TEST_CASE("option --model on a Qwen3-MoE or gpt-oss folder: --print prints a mixture layer's routing, --export-json its router's matrices and where its experts are stored",
           "[cli][families][moe]") {
     namespace fs = std::filesystem;
     const fs::path folder = fs::temp_directory_path() / "attnlab-cli-qwen3-moe";
@@ -394,6 +394,27 @@ TEST_CASE("option --model on a Qwen3-MoE folder: --print prints a mixture layer'
     CHECK(j["layers"][0]["weights_in_checkpoint"]["block.moe.router"] == "model.layers.0.mlp.gate.weight.T");
     CHECK(j["layers"][2]["weights_in_checkpoint"]["block.moe.experts.7.w_2"] == "model.layers.2.mlp.experts.7.down_proj.weight.T");
     fs::remove_all(folder);
+
+    // gpt-oss: its router never forms a softmax over all experts; the logits are printed and exported
+    const fs::path oss = fs::temp_directory_path() / "attnlab-cli-gpt-oss";
+    fs::remove_all(oss);
+    testing::families::write_with_tokenizer(oss.string(), testing::families::gpt_oss_checkpoint(), 402, 16, 1.0,
+                                            (fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json").string());
+    const Result oss_printed = run_cli({"--model", oss.string(), "--text", "the cat", "--layer", "2", "--head", "1", "--print"});
+    INFO(oss_printed.err);
+    REQUIRE(oss_printed.code == 0);
+    CHECK_THAT(oss_printed.out, Catch::Matchers::Contains("layer 2: router logits, x\xC2\xB7W_router + b_router") &&
+                                    Catch::Matchers::Contains("layer 2: routing: each token's top 2 of 4 logits, softmax over those 2") &&
+                                    !Catch::Matchers::Contains("router probabilities"));
+    const fs::path oss_out = oss / "trace.json";
+    REQUIRE(run_cli({"--model", oss.string(), "--text", "the cat", "--export-json", oss_out.string()}).code == 0);
+    std::ifstream oss_in(oss_out);
+    const nlohmann::json k = nlohmann::json::parse(oss_in);
+    CHECK(k["layers"][0]["block"].contains("router_logits"));
+    CHECK_FALSE(k["layers"][0]["block"].contains("router_probabilities"));
+    CHECK(k["layers"][0]["settings"]["block"]["moe"]["router_kind"] == "top_k_then_softmax");
+    CHECK(k["layers"][1]["weights_in_checkpoint"]["block.moe.experts.3.w_gate"] == "model.layers.1.mlp.experts.gate_up_proj[3][:, 0::2]");
+    fs::remove_all(oss);
 }
 
 TEST_CASE("option --model on Gemma 3 as published (a tokenizer.json token beyond the embedding): a text without it runs, one with it exits 2 naming it",
