@@ -123,7 +123,7 @@ HeldWeights held_of(std::initializer_list<const SharedMatrix*> tables, const std
         h.elements += static_cast<double>(w.size());
         if (const StoredMatrix* s = w.stored()) {
             h.bytes += static_cast<double>(s->stored_bytes());
-            dtypes.insert(safetensors::to_string(s->dtype));
+            dtypes.insert(s->storage_name());
         } else {
             h.bytes += static_cast<double>(w.size()) * sizeof(float);
             dtypes.insert("float32");
@@ -152,7 +152,10 @@ HeldWeights held_weights(const gpt2::Checkpoint& c) {
 HeldWeights held_weights(const hf::OpenedModel& m) {
     const hf::Weights& w = m.weights;
     std::vector<std::vector<const SharedMatrix*>> layers;
-    for (const hf::LayerWeights& l : w.layers) layers.push_back({&l.w_q, &l.w_k, &l.w_v, &l.w_o, &l.w_gate, &l.w_up, &l.w_down});
+    for (const hf::LayerWeights& l : w.layers) {
+        layers.push_back({&l.w_q, &l.w_k, &l.w_v, &l.w_o, &l.w_gate, &l.w_up, &l.w_down, &l.router});
+        for (const hf::ExpertWeights& e : l.experts) layers.push_back({&e.w_gate, &e.w_up, &e.w_down});  // a mixture's experts
+    }
     return held_of({&w.token_embedding, &w.position_embedding, &w.token_type_embedding, &w.lm_head, &w.mlm_dense}, layers);
 }
 

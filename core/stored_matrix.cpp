@@ -19,8 +19,21 @@ namespace {
 
 std::atomic<std::size_t> widened_bytes{0};
 
+// E2M1's sixteen values: sign, two exponent bits, one mantissa bit.
+constexpr float kE2M1[16] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+
 // count consecutive stored elements from element `first` → out, float32.
 void widen_run(const StoredMatrix& m, std::size_t first, std::size_t count, float* out) {
+    if (m.mxfp4()) {
+        // lut[nibble] · 2^(s − 127): torch.ldexp(lut, s − 127), which multiplies by pow(2, s − 127)
+        for (std::size_t k = 0; k < count; ++k) {
+            const std::size_t i = first + k;
+            const unsigned char byte = m.bytes[i >> 1];
+            const float scale = std::ldexp(1.0f, static_cast<int>(m.scales[i >> 5]) - 127);
+            out[k] = kE2M1[(i & 1) != 0 ? byte >> 4 : byte & 0x0F] * scale;
+        }
+        return;
+    }
     safetensors::convert_to_f32(m.bytes + first * m.element_size(), m.dtype, count, out);
 }
 
@@ -41,6 +54,15 @@ StoredMatrix StoredMatrix::as_stored(std::shared_ptr<const void> owner, const un
     m.group = m.period = std::max<Eigen::Index>(cols, 1);
     return m;
 }
+
+StoredMatrix StoredMatrix::as_mxfp4(std::shared_ptr<const void> owner, const unsigned char* blocks, const unsigned char* scales,
+                                    Eigen::Index rows, Eigen::Index cols) {
+    StoredMatrix m = as_stored(std::move(owner), blocks, safetensors::Dtype::F32, rows, cols);
+    m.scales = scales;
+    return m;
+}
+
+const char* StoredMatrix::storage_name() const { return mxfp4() ? "MXFP4" : safetensors::to_string(dtype); }
 
 StoredMatrix StoredMatrix::columns(Eigen::Index first, Eigen::Index count, Eigen::Index every, Eigen::Index total) const {
     StoredMatrix m = *this;
@@ -69,7 +91,7 @@ float StoredMatrix::value(Eigen::Index r, Eigen::Index c) const {
 }
 
 bool StoredMatrix::direct() const {
-    return dtype == safetensors::Dtype::F32 && reinterpret_cast<std::uintptr_t>(bytes) % alignof(float) == 0;
+    return !mxfp4() && dtype == safetensors::Dtype::F32 && reinterpret_cast<std::uintptr_t>(bytes) % alignof(float) == 0;
 }
 
 Matrix StoredMatrix::to_matrix() const {
@@ -119,6 +141,12 @@ Cell StoredMatrix::first_non_finite() const {
     // row-major search only when one is there.
     bool any = false;
     auto scan = [&](std::size_t first, std::size_t count) {
+        if (mxfp4()) {
+            // Every E2M1 number is finite: only a scale of 2^127 or more can make ∞ (6·2^127 > the
+            // largest float) or NaN (0·2^128). The scales of the run's 32s, then.
+            for (std::size_t k = first >> 5; count != 0 && k <= (first + count - 1) >> 5 && !any; ++k) any = scales[k] >= 254;
+            return;
+        }
         const unsigned char* p = bytes + first * element_size();
         switch (dtype) {
             case safetensors::Dtype::F32:
@@ -366,6 +394,16 @@ std::optional<StoredMatrix> tiled_tensor(const std::vector<StoredRowProduct>& pr
 }  // namespace
 
 void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduct>& products, int threads) {
+    // MXFP4 has no one-row kernel of its own: its weights are widened a piece at a time, as for
+    // several rows (the same products, in another summation order).
+    if (std::any_of(products.begin(), products.end(), [](const StoredRowProduct& p) { return p.weight->mxfp4(); })) {
+        std::vector<StoredRowProduct> plain;
+        for (const StoredRowProduct& p : products)
+            if (p.weight->mxfp4()) stored_product_into(a, *p.weight, *p.out, ProductKernel::row_major, p.bias);
+            else plain.push_back(p);
+        if (!plain.empty()) stored_row_products_into(a, plain, threads);
+        return;
+    }
     if (const std::optional<StoredMatrix> whole = tiled_tensor(products)) {
         // Each column of the tensor is summed as its view's would be (the same rows, in the same
         // blocks, on the same threads): the views' columns gathered from it are their products.

@@ -33,6 +33,12 @@ struct StoredMatrix {
     std::shared_ptr<const void> owner;    // keeps `bytes` mapped: the file's image
     const unsigned char* bytes = nullptr; // the stored tensor's first element
     safetensors::Dtype dtype = safetensors::Dtype::F32;
+    // MXFP4 (gpt-oss's experts, as OpenAI publishes them): when set, the elements are 4-bit E2M1
+    // numbers, two a byte at `bytes` (element 2j in the low nibble of byte j, 2j + 1 in the high),
+    // and each run of 32 shares an E8M0 scale byte s here: element i is
+    // e2m1(nibble i)·2^(scales[i / 32] − 127), as transformers' convert_moe_packed_tensors widens
+    // it (a scale of 255 is 2^128 = ∞, and 0·∞ is NaN there too). `dtype` is then unused.
+    const unsigned char* scales = nullptr;
     Eigen::Index rows = 0, cols = 0;      // the matrix as the engine uses it
     bool transposed = false;              // lines are stored rows (see above)
     Eigen::Index stride = 0;              // elements per stored row
@@ -42,6 +48,10 @@ struct StoredMatrix {
     // an nn.Linear weight (out × in) as the engine's (in × out)).
     static StoredMatrix as_stored(std::shared_ptr<const void> owner, const unsigned char* bytes, safetensors::Dtype dtype,
                                   Eigen::Index rows, Eigen::Index cols);
+    // The same for MXFP4 blocks and their scales (rows × cols elements; cols a multiple of 32).
+    static StoredMatrix as_mxfp4(std::shared_ptr<const void> owner, const unsigned char* blocks, const unsigned char* scales,
+                                 Eigen::Index rows, Eigen::Index cols);
+    bool mxfp4() const { return scales != nullptr; }
     // Columns [first, first + count) of this matrix, taken `count` at a time in every block of
     // `every` columns: columns(d, d, 3d) is GPT-2's W_K out of c_attn; columns(hd, hd, 3hd) of
     // a fused (d × 3·H·hd) is GPT-NeoX's K. Only on a whole tensor (group = cols).
@@ -54,9 +64,13 @@ struct StoredMatrix {
         return static_cast<std::size_t>(transposed ? line(c) * stride + r : r * stride + line(c));
     }
     float value(Eigen::Index r, Eigen::Index c) const;
-    std::size_t element_size() const { return safetensors::dtype_size(dtype); }
-    // The stored bytes this matrix reads.
-    std::size_t stored_bytes() const { return static_cast<std::size_t>(rows * cols) * element_size(); }
+    std::size_t element_size() const { return safetensors::dtype_size(dtype); }  // not for MXFP4 (half a byte)
+    // The stored bytes this matrix reads (MXFP4: half a byte an element and a byte a 32).
+    std::size_t stored_bytes() const {
+        const std::size_t n = static_cast<std::size_t>(rows * cols);
+        return mxfp4() ? n / 2 + n / 32 : n * element_size();
+    }
+    const char* storage_name() const;  // "F32", "F16", "BF16", "MXFP4"
     // F32 at a float's alignment: read in place, no widening.
     bool direct() const;
 

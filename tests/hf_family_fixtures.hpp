@@ -483,6 +483,115 @@ inline FamilyCheckpoint gpt_oss_checkpoint(std::uint64_t seed = 15) {
     return c;
 }
 
+// [SECTION] gpt-oss as OpenAI publishes it: the experts in MXFP4
+
+// A stored tensor of any dtype, its bytes as the file holds them.
+struct RawTensor {
+    std::string dtype;                 // "U8", "BF16", …
+    std::vector<std::int64_t> shape;
+    std::vector<unsigned char> bytes;
+};
+
+// A safetensors file of raw tensors: the header (its length a little-endian u64, padded with
+// spaces to a multiple of 8), then each tensor's bytes in name order.
+inline void write_raw_safetensors(const std::string& path, const std::map<std::string, RawTensor>& tensors) {
+    nlohmann::json header = nlohmann::json::object();
+    std::uint64_t offset = 0;
+    for (const auto& [name, t] : tensors) {
+        header[name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes.size()}}};
+        offset += t.bytes.size();
+    }
+    std::string text = header.dump();
+    while (text.size() % 8 != 0) text += ' ';
+    std::ofstream out(path, std::ios::binary);
+    for (int b = 0; b < 8; ++b) out.put(static_cast<char>((static_cast<std::uint64_t>(text.size()) >> (8 * b)) & 0xFF));
+    out << text;
+    for (const auto& [name, t] : tensors) out.write(reinterpret_cast<const char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
+}
+
+// E2M1 (sign, two exponent bits, one mantissa bit), as transformers' FP4_VALUES lists them.
+inline double e2m1(unsigned nibble) {
+    static const double values[16] = {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0};
+    return values[nibble & 0x0F];
+}
+
+// gpt-oss-20b as released: the same model twice. `stored` is the folder's tensors as OpenAI
+// ships them — each expert projection as MXFP4 blocks (E × out × in/32 × 16 bytes, two numbers
+// a byte, the low nibble first) and scales (E × out × in/32, 2^(s − 127) each), the rest BF16 —
+// and `dequantised` is the same model as transformers' convert_moe_packed_tensors widens it:
+// gate_up_proj (E × d × 2·d_ff) and down_proj (E × d_ff × d), the transposes of the stored
+// (out × in), written here from the nibbles by the formula, every value exact in BF16. Sizes are
+// multiples of 32 (d 32, d_ff 32), scales 2^−4 … 2^−2, and swiglu_limit 7 as released.
+struct Mxfp4Checkpoint {
+    FamilyCheckpoint dequantised;
+    nlohmann::json config;                    // with its quantization_config
+    std::map<std::string, RawTensor> stored;
+};
+inline Mxfp4Checkpoint gpt_oss_mxfp4_checkpoint(std::uint64_t seed = 16) {
+    Mxfp4Checkpoint m;
+    FamilyCheckpoint& c = m.dequantised;
+    c = gpt_oss_checkpoint(seed);
+    c.config["hidden_size"] = 32;
+    c.config["intermediate_size"] = 32;
+    c.config["swiglu_limit"] = 7.0;
+    c.tensors.clear();
+    DecoderShape shape{40, 32, 4, 2, 8, 32, 2};
+    shape.qkv_bias = shape.o_bias = true;
+    shape.tied = false;
+    shape.experts = 4;
+    shape.moe_d_ff = 32;
+    shape.gpt_oss = true;
+    make_decoder_tensors(c, shape, seed);
+    m.config = c.config;
+    m.config["quantization_config"] = {{"modules_to_not_convert", {"model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"}},
+                                       {"quant_method", "mxfp4"}};
+    std::mt19937_64 rng(seed + 1000);
+    std::uniform_int_distribution<int> byte(0, 255), exponent(127 - 4, 127 - 2);
+    const std::int64_t E = 4, d = 32, ff = 32;
+    // one projection: stored (E × out × in) as blocks and scales; dequantised as (E × in × out)
+    auto quantised = [&](const std::string& base, std::int64_t out, std::int64_t in) {
+        RawTensor blocks{"U8", {E, out, in / 32, 16}, std::vector<unsigned char>(static_cast<std::size_t>(E * out * in / 2))};
+        RawTensor scales{"U8", {E, out, in / 32}, std::vector<unsigned char>(static_cast<std::size_t>(E * out * in / 32))};
+        for (unsigned char& b : blocks.bytes) b = static_cast<unsigned char>(byte(rng));
+        for (unsigned char& s : scales.bytes) s = static_cast<unsigned char>(exponent(rng));
+        HfTensor widened{{E, in, out}, std::vector<float>(static_cast<std::size_t>(E * in * out))};
+        for (std::int64_t e = 0; e < E; ++e)
+            for (std::int64_t o = 0; o < out; ++o)
+                for (std::int64_t i = 0; i < in; ++i) {
+                    const std::size_t at = static_cast<std::size_t>((e * out + o) * in + i);  // the element's place in the stored order
+                    const unsigned nibble = (at % 2 == 0) ? blocks.bytes[at / 2] & 0x0F : blocks.bytes[at / 2] >> 4;
+                    widened.values[static_cast<std::size_t>((e * in + i) * out + o)] =
+                        static_cast<float>(std::ldexp(e2m1(nibble), static_cast<int>(scales.bytes[at / 32]) - 127));
+                }
+        m.stored[base + "_blocks"] = std::move(blocks);
+        m.stored[base + "_scales"] = std::move(scales);
+        c.tensors[base] = std::move(widened);
+    };
+    for (int l = 0; l < 2; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".mlp.experts.";
+        quantised(p + "gate_up_proj", 2 * ff, d);
+        quantised(p + "down_proj", d, ff);
+    }
+    for (const auto& [name, t] : c.tensors) {
+        if (m.stored.count(name + "_blocks")) continue;
+        RawTensor bf16{"BF16", t.shape, std::vector<unsigned char>(2 * t.values.size())};
+        for (std::size_t i = 0; i < t.values.size(); ++i) {
+            const std::uint16_t bits = safetensors::f32_to_bf16(t.values[i]);
+            bf16.bytes[2 * i] = static_cast<unsigned char>(bits & 0xFF);
+            bf16.bytes[2 * i + 1] = static_cast<unsigned char>(bits >> 8);
+        }
+        m.stored[name] = std::move(bf16);
+    }
+    return m;
+}
+
+inline void write_mxfp4_checkpoint(const std::string& folder, const Mxfp4Checkpoint& m) {
+    std::filesystem::remove_all(folder);
+    std::filesystem::create_directories(folder);
+    std::ofstream(std::filesystem::path(folder) / "config.json") << m.config.dump(2) << "\n";
+    write_raw_safetensors((std::filesystem::path(folder) / "model.safetensors").string(), m.stored);
+}
+
 // Gemma 3 as published: its tokenizer.json holds one token more than the text model's
 // embedding (262,145 against 262,144; the last, <image_soft_token>, is the multimodal
 // model's). Here the byte-level tokenizer at `tokenizer_json` (402 tokens, ids 0 … 401) with

@@ -19,6 +19,7 @@
 #include "language_model.hpp"
 #include "memory_room.hpp"
 #include "positional.hpp"
+#include "stored_matrix.hpp"
 
 using namespace attn;
 using namespace attn::testing::families;
@@ -1310,6 +1311,85 @@ TEST_CASE("each family runs on the engine as its plain-loop reference computes i
             CHECK(pass.masked_predictions[0].top[0].id == static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin()));
         }
     }
+}
+
+TEST_CASE("gpt-oss as released: MXFP4 experts read in place give the pass of their dequantised copy and of the reference", "[families][mxfp4]") {
+    const Mxfp4Checkpoint m = gpt_oss_mxfp4_checkpoint();
+    const std::string quantised = folder_for("gpt_oss_mxfp4"), widened = folder_for("gpt_oss_dequantised");
+    write_mxfp4_checkpoint(quantised, m);
+    write_family_checkpoint(widened, m.dequantised);
+    const hf::OpenedModelLoad q = hf::open_model(quantised, false), w = hf::open_model(widened, false);
+    for (const std::string& e : q.errors) INFO(e);
+    REQUIRE(q.model);
+    REQUIRE(w.model);
+    CHECK(q.model->spec.experts.mxfp4);
+    // Read in place: each expert's projections are views of the file's blocks and scales, half a
+    // byte a weight, and every element equals the dequantised copy's.
+    const hf::LayerWeights& L = q.model->weights.layers[1];
+    REQUIRE(L.experts.size() == 4);
+    for (std::size_t e = 0; e < 4; ++e) {
+        for (const auto& [got, want] : {std::pair{&L.experts[e].w_gate, &w.model->weights.layers[1].experts[e].w_gate},
+                                        std::pair{&L.experts[e].w_up, &w.model->weights.layers[1].experts[e].w_up},
+                                        std::pair{&L.experts[e].w_down, &w.model->weights.layers[1].experts[e].w_down}}) {
+            REQUIRE(got->stored() != nullptr);
+            CHECK(got->stored()->mxfp4());
+            CHECK(got->stored()->stored_bytes() == 32u * 32u / 2 + 32u);
+            CHECK(got->stored()->to_matrix() == want->stored()->to_matrix());
+            CHECK(got->stored()->first_non_finite().row == -1);
+        }
+    }
+    // MXFP4's widening by hand: 2^(s − 127)·e2m1, the low nibble first; a scale of 2^127 overflows
+    // 6 (not 1.5), and 2^128 makes 0 NaN, each found by the non-finite check
+    {
+        unsigned char blocks[16] = {0x71, 0x0F}, scale[1] = {127 - 1};  // elements 0.5, 6, −6, 0, 0, …
+        const StoredMatrix one = StoredMatrix::as_mxfp4(nullptr, blocks, scale, 1, 32);
+        CHECK(one.value(0, 0) == 0.25f);
+        CHECK(one.value(0, 1) == 3.0f);
+        CHECK(one.value(0, 2) == -3.0f);
+        CHECK(one.value(0, 3) == 0.0f);
+        CHECK_FALSE(one.first_non_finite().valid());
+        scale[0] = 254;
+        CHECK(one.first_non_finite().col == 1);  // 6·2^127 = ∞
+        blocks[0] = 0x01, blocks[1] = 0x00;       // 0.5·2^127 and zeros: finite
+        CHECK_FALSE(one.first_non_finite().valid());
+        scale[0] = 255;
+        CHECK(std::isnan(one.value(0, 1)));       // 0·2^128
+        CHECK(one.first_non_finite().col == 0);   // 0.5·2^128 = ∞, the first
+    }
+    const std::vector<int> ids = {2, 7, 1, 8, 3, 9};
+    const std::size_t widened_before = attn::stored_bytes_widened();
+    const ModelPass a = hf::forward_ids(*q.model, ids), b = hf::forward_ids(*w.model, ids);
+    CHECK(attn::stored_bytes_widened() == widened_before);  // nothing widened whole by a pass
+    REQUIRE((a.ok && b.ok));
+    CHECK((a.logits - b.logits).cwiseAbs().maxCoeff() <= 1e-5f);
+    CHECK(a.layers[1].block.routing == b.layers[1].block.routing);
+    // and the reference of gpt-oss's forward pass, on the dequantised tensors
+    const Reference ref = reference_forward(q.model->spec, m.dequantised.tensors, ids);
+    const std::vector<double>& last = ref.logits.back();
+    for (const TokenProbability& p : a.next_token_top5) CHECK(std::abs(a.logits(0, p.id) - last[static_cast<size_t>(p.id)]) <= 1e-3);
+    // the model says what it holds
+    CHECK_THAT(lm::held_weights(*q.model).dtypes, Contains("MXFP4") && Contains("BF16"));
+    // refused, naming the tensor, the key or the size: blocks of another dtype, another method, sizes MXFP4 cannot block
+    Mxfp4Checkpoint bad = m;
+    bad.stored["model.layers.0.mlp.experts.down_proj_scales"].dtype = "I8";
+    write_mxfp4_checkpoint(quantised, bad);
+    CHECK_THAT(joined(hf::open_model(quantised, false).errors), Contains("down_proj_scales' is I8; MXFP4's blocks and scales are U8"));
+    bad = m;
+    bad.config["quantization_config"]["quant_method"] = "fp8";
+    write_mxfp4_checkpoint(quantised, bad);
+    CHECK_THAT(joined(hf::open_model(quantised, false).errors), Contains("quantization_config") && Contains("fp8"));
+    bad = m;
+    bad.config["quantization_config"]["group_size"] = 64;
+    write_mxfp4_checkpoint(quantised, bad);
+    CHECK_THAT(joined(hf::open_model(quantised, false).errors), Contains("'group_size' is not read with MXFP4"));
+    bad = m;
+    bad.config["intermediate_size"] = 24;
+    write_mxfp4_checkpoint(quantised, bad);
+    CHECK_THAT(joined(hf::open_model(quantised, false).errors), Contains("must be multiples of 32"));
+    bad = m;
+    bad.stored.erase("model.layers.1.mlp.experts.gate_up_proj_scales");
+    write_mxfp4_checkpoint(quantised, bad);
+    CHECK_THAT(joined(hf::open_model(quantised, false).errors), Contains("gate_up_proj_scales' is missing"));
 }
 
 TEST_CASE("Phi-3 runs on the engine as its reference computes it with LongRoPE's short factors up to 4 tokens and its long ones beyond",

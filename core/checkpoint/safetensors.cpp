@@ -489,6 +489,12 @@ std::optional<SafetensorsFile::Stored> SafetensorsFile::stored(const std::string
     return Stored{image_, image_->data + header_.data_start + tensor->begin, *tensor->floating};
 }
 
+std::optional<SafetensorsFile::Stored> SafetensorsFile::stored_bytes(const std::string& name) const {
+    const TensorInfo* tensor = info(name);
+    if (!tensor) return std::nullopt;
+    return Stored{image_, image_->data + header_.data_start + tensor->begin, Dtype::F32};
+}
+
 bool SafetensorsFile::has(const std::string& name) const { return header_.tensors.count(name) > 0; }
 
 std::vector<std::string> SafetensorsFile::names() const {

@@ -106,6 +106,9 @@ public:
         Dtype dtype = Dtype::F32;
     };
     std::optional<Stored> stored(const std::string& name) const;
+    // The bytes of a tensor of any dtype (U8 blocks and scales of a quantised format), and their
+    // owner; nullopt for a missing tensor. `dtype` is left F32: the caller knows the format.
+    std::optional<Stored> stored_bytes(const std::string& name) const;
     // Asks the kernel to read the whole mapping ahead: for a caller about to read every
     // tensor, once it has decided the file is worth it (never before its sizes are checked).
     void prefetch() const;

@@ -846,12 +846,22 @@ void read_gpt_oss(ConfigReader& r, ModelSpec& spec) {
     spec.experts.biases = true;
     spec.experts.swiglu_limit = r.number("swiglu_limit", 0, 1e6, 7.0);
     spec.experts.swiglu_alpha = r.number("swiglu_alpha", -1e6, 1e6, 1.702);
+    // OpenAI's release: {"quant_method": "mxfp4", "modules_to_not_convert": [the attention, the router,
+    // the embedding, the head]}: the experts' projections as MXFP4 blocks and scales, read in place.
     if (const json* q = r.find("quantization_config"); q != nullptr && !q->is_null()) {
         const auto method = q->is_object() ? q->find("quant_method") : q->end();
-        const std::string name = q->is_object() && method != q->end() && method->is_string() ? method->get<std::string>() : shown(*q);
-        r.fault("quantization_config", "the experts are stored quantised (" + printable(name, 40) +
-                                           ": gate_up_proj_blocks and _scales), which is not read yet; open a copy whose experts "
-                                           "are stored in BF16, F16 or F32 (gate_up_proj, down_proj), such as a dequantised one");
+        if (method == q->end() || !method->is_string() || method->get<std::string>() != "mxfp4") {
+            r.fault("quantization_config", "quant_method " + (method == q->end() ? std::string("missing") : shown(*method)) +
+                                               " is not read: only \"mxfp4\" (gpt-oss's experts as published) is");
+        } else {
+            spec.experts.mxfp4 = true;
+            for (const auto& [key, value] : q->items())
+                if (key != "quant_method" && key != "modules_to_not_convert" && key != "dequantize" && !value.is_null())
+                    r.fault("quantization_config", "'" + printable(key, 40) + "' is not read with MXFP4: it would be ignored");
+            if (spec.d_model % 32 != 0 || spec.d_ff % 32 != 0)
+                r.fault("quantization_config", "MXFP4 scales blocks of 32 numbers: hidden_size " + std::to_string(spec.d_model) +
+                                                   " and intermediate_size " + std::to_string(spec.d_ff) + " must be multiples of 32");
+        }
     }
 }
 

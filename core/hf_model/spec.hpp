@@ -141,6 +141,7 @@ struct MixtureSpec {
     bool biases = false;         // mlp.router.bias, and the experts' gate_up_proj_bias, down_proj_bias
     double swiglu_limit = 0;     // > 0: g = min(gate, L), u = clamp(up, −L, L), (u + 1)·g·σ(α·g)
     double swiglu_alpha = 1.702;
+    bool mxfp4 = false;          // gpt-oss as published: the experts' weights stored as MXFP4 blocks and scales
 };
 
 struct ModelSpec {

@@ -44,6 +44,8 @@ struct Ref {
     Shape shape;
     std::function<void(const std::vector<float>&)> store;
     std::function<void(const StoredMatrix&)> hold;
+    // A U8 tensor of a quantised format (MXFP4's blocks and scales): given its bytes in place.
+    std::function<void(std::shared_ptr<const void>, const unsigned char*)> bytes;
 };
 
 Vector as_vector(const std::vector<float>& v) { return Eigen::Map<const Vector>(v.data(), static_cast<Eigen::Index>(v.size())); }
@@ -54,7 +56,7 @@ struct RefList {
 
     void add(const std::string& bare, Shape shape, std::function<void(const std::vector<float>&)> store, bool prefixed = true,
              std::vector<std::string> also = {}) {
-        Ref ref{prefixed ? prefix + bare : bare, std::move(also), std::move(shape), std::move(store), nullptr};
+        Ref ref{prefixed ? prefix + bare : bare, std::move(also), std::move(shape), std::move(store), nullptr, nullptr};
         if (prefixed && !prefix.empty()) ref.also.insert(ref.also.begin(), bare);
         refs.push_back(std::move(ref));
     }
@@ -70,6 +72,11 @@ struct RefList {
     // used as stored: embeddings (rows × d), Conv1D (in × out)
     void table(const std::string& bare, std::int64_t rows, std::int64_t cols, SharedMatrix& target, bool prefixed = true) {
         matrix(bare, {rows, cols}, [&target](const StoredMatrix& stored) { target = SharedMatrix(stored); }, prefixed);
+    }
+    // U8 bytes read in place (a quantised format's blocks or scales)
+    void u8(const std::string& bare, Shape shape, std::function<void(std::shared_ptr<const void>, const unsigned char*)> take) {
+        add(bare, std::move(shape), nullptr);
+        refs.back().bytes = std::move(take);
     }
     void vector(const std::string& bare, std::int64_t n, Vector& target, bool prefixed = true, std::vector<std::string> also = {}) {
         add(bare, {n}, [&target](const std::vector<float>& v) { target = as_vector(v); }, prefixed, std::move(also));
@@ -115,13 +122,46 @@ void gpt_oss_experts(RefList& r, const ModelSpec& s, const std::string& p, Layer
         return StoredMatrix::as_stored(all.owner, all.bytes + static_cast<std::size_t>(e * rows * all.cols) * all.element_size(), all.dtype,
                                        rows, all.cols);
     };
-    r.matrix(p + "mlp.experts.gate_up_proj", {E, d, 2 * eff}, [&x, slice, d, eff](const StoredMatrix& all) {
-        for (std::size_t e = 0; e < x.size(); ++e) {
-            const StoredMatrix one = slice(all, static_cast<std::int64_t>(e), d);  // (d × 2·d_ff)
-            x[e].w_gate = SharedMatrix(one.columns(0, 1, 2, eff));
-            x[e].w_up = SharedMatrix(one.columns(1, 1, 2, eff));
-        }
-    });
+    if (s.experts.mxfp4) {
+        // OpenAI's release: each projection as MXFP4 blocks (E × out × in/32 × 16 bytes) and scales
+        // (E × out × in/32), stored (out × in), the transpose of the dequantised tensor: expert e's
+        // gate_up is (2·d_ff × d), its gate the even rows and up the odd ones; its down (d × d_ff).
+        struct Held {
+            std::shared_ptr<const void> owner;
+            const unsigned char* blocks = nullptr;
+        };
+        auto gate_up = std::make_shared<Held>(), down = std::make_shared<Held>();
+        const auto hold = [](const std::shared_ptr<Held>& h) {
+            return [h](std::shared_ptr<const void> owner, const unsigned char* bytes) { h->owner = std::move(owner), h->blocks = bytes; };
+        };
+        r.u8(p + "mlp.experts.gate_up_proj_blocks", {E, 2 * eff, d / 32, 16}, hold(gate_up));
+        r.u8(p + "mlp.experts.gate_up_proj_scales", {E, 2 * eff, d / 32}, [&x, gate_up, d, eff](std::shared_ptr<const void>, const unsigned char* scales) {
+            for (std::size_t e = 0; e < x.size(); ++e) {
+                const std::size_t at = e * static_cast<std::size_t>(2 * eff * d);
+                const StoredMatrix one = StoredMatrix::as_mxfp4(gate_up->owner, gate_up->blocks + at / 2, scales + at / 32, 2 * eff, d).transpose();
+                x[e].w_gate = SharedMatrix(one.columns(0, 1, 2, eff));  // (d × d_ff): stored rows 0, 2, 4, …
+                x[e].w_up = SharedMatrix(one.columns(1, 1, 2, eff));
+            }
+        });
+        r.u8(p + "mlp.experts.down_proj_blocks", {E, d, eff / 32, 16}, hold(down));
+        r.u8(p + "mlp.experts.down_proj_scales", {E, d, eff / 32}, [&x, down, d, eff](std::shared_ptr<const void>, const unsigned char* scales) {
+            for (std::size_t e = 0; e < x.size(); ++e) {
+                const std::size_t at = e * static_cast<std::size_t>(d * eff);
+                x[e].w_down = SharedMatrix(StoredMatrix::as_mxfp4(down->owner, down->blocks + at / 2, scales + at / 32, d, eff).transpose());
+            }
+        });
+    } else {
+        r.matrix(p + "mlp.experts.gate_up_proj", {E, d, 2 * eff}, [&x, slice, d, eff](const StoredMatrix& all) {
+            for (std::size_t e = 0; e < x.size(); ++e) {
+                const StoredMatrix one = slice(all, static_cast<std::int64_t>(e), d);  // (d × 2·d_ff)
+                x[e].w_gate = SharedMatrix(one.columns(0, 1, 2, eff));
+                x[e].w_up = SharedMatrix(one.columns(1, 1, 2, eff));
+            }
+        });
+        r.matrix(p + "mlp.experts.down_proj", {E, eff, d}, [&x, slice, eff](const StoredMatrix& all) {
+            for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(slice(all, static_cast<std::int64_t>(e), eff));
+        });
+    }
     r.add(p + "mlp.experts.gate_up_proj_bias", {E, 2 * eff}, [&x, eff](const std::vector<float>& v) {
         for (std::size_t e = 0; e < x.size(); ++e) {
             x[e].b_gate.resize(eff), x[e].b_up.resize(eff);
@@ -130,9 +170,6 @@ void gpt_oss_experts(RefList& r, const ModelSpec& s, const std::string& p, Layer
                 x[e].b_up(c) = v[static_cast<std::size_t>(static_cast<std::int64_t>(e) * 2 * eff + 2 * c + 1)];
             }
         }
-    });
-    r.matrix(p + "mlp.experts.down_proj", {E, eff, d}, [&x, slice, eff](const StoredMatrix& all) {
-        for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(slice(all, static_cast<std::int64_t>(e), eff));
     });
     r.add(p + "mlp.experts.down_proj_bias", {E, d}, [&x, d](const std::vector<float>& v) {
         for (std::size_t e = 0; e < x.size(); ++e)
@@ -462,6 +499,12 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
             {"block.moe.router", p + "mlp.router.weight.T"}};
         for (int e = 0; e < s.experts.experts; ++e) {
             const std::string x = p + "mlp.experts.", k = "block.moe.experts." + std::to_string(e) + ".", at = "[" + std::to_string(e) + "]";
+            if (s.experts.mxfp4) {  // blocks and scales stored (out × in): the transposes of the rows taken
+                names.push_back({k + "w_gate", x + "gate_up_proj_blocks" + at + "[0::2].T (MXFP4, gate_up_proj_scales)"});
+                names.push_back({k + "w_1", x + "gate_up_proj_blocks" + at + "[1::2].T (MXFP4, gate_up_proj_scales)"});
+                names.push_back({k + "w_2", x + "down_proj_blocks" + at + ".T (MXFP4, down_proj_scales)"});
+                continue;
+            }
             names.push_back({k + "w_gate", x + "gate_up_proj" + at + "[:, 0::2]"});
             names.push_back({k + "w_1", x + "gate_up_proj" + at + "[:, 1::2]"});
             names.push_back({k + "w_2", x + "down_proj" + at});
@@ -628,7 +671,9 @@ void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& l
         if (at.info->shape != ref.shape)
             faults.add(load.files[at.file] + ": tensor '" + found[0] + "' is " + shape_text(at.info->shape) + "; expected " +
                        shape_text(ref.shape) + " for this config.json");
-        else if (!at.info->floating)
+        else if (ref.bytes && at.info->dtype != "U8")
+            faults.add(load.files[at.file] + ": tensor '" + found[0] + "' is " + at.info->dtype + "; MXFP4's blocks and scales are U8");
+        else if (!ref.bytes && !at.info->floating)
             faults.add(load.files[at.file] + ": tensor '" + found[0] + "' is " + at.info->dtype + "; only F32, F16 and BF16 are read");
     }
     const std::vector<std::string> tied = tied_head_names(spec);
@@ -649,6 +694,11 @@ void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& l
     for (std::size_t i = 0; i < list.refs.size(); ++i) {
         const Located& at = where.at(stored[i]);
         const Ref& ref = list.refs[i];
+        if (ref.bytes) {  // U8, checked in pass 1
+            const auto raw = files[at.file].stored_bytes(stored[i]);
+            ref.bytes(raw->owner, raw->bytes);
+            continue;
+        }
         if (ref.hold) {
             const auto bytes = files[at.file].stored(stored[i]);  // floating, checked in pass 1
             // (rows × cols) as stored; a three-dimensional tensor (gpt-oss's experts) as (E·rows × cols)
