@@ -677,10 +677,10 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(s.layers[0].rope_scaling.factor == 32.0);  // 131072 / 4096
         CHECK(s.layers[0].rope_scaling.attention_factor ==
               Approx((0.1 * std::log(32.0) + 1.0) / (0.1 * 0.707 * std::log(32.0) + 1.0)).epsilon(1e-12));
-        // refused, naming the key: MXFP4 experts, a sliding layer without a window, YaRN without its length, more kept than there are
+        // refused, naming the key: MXFP4 of sizes it cannot block, a sliding layer without a window, YaRN without its length, more kept than there are
         json bad = config;
         bad["quantization_config"] = {{"quant_method", "mxfp4"}, {"modules_to_not_convert", {"model.layers.*.self_attn"}}};
-        CHECK_THAT(refusal_of(bad), Contains("quantization_config") && Contains("mxfp4") && Contains("not read yet"));
+        CHECK_THAT(refusal_of(bad), Contains("quantization_config") && Contains("must be multiples of 32"));  // d 16 cannot be blocked
         bad = config;
         bad["sliding_window"] = nullptr;
         CHECK_THAT(refusal_of(bad), Contains("layer 0 is \"sliding_attention\" but sliding_window is null"));
