@@ -433,20 +433,16 @@ std::string format_layer_head(const Trace& t, int layer, int h) {
         const std::string layer_prefix = "layer " + std::to_string(layer + 1) + ": ";
         const std::vector<std::string> experts = numbered_columns(m.experts, "e");
         const std::string bias = m.router_bias.size() != 0 ? " + b_router" : "";
+        const std::string top = layer_prefix + "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts);
         if (m.router_kind == RouterKind::TopKThenSoftmax)  // gpt-oss: no softmax over all E; the logits choose
             out << format_matrix(layer_prefix + "router logits, x\xC2\xB7W_router" + bias, t.block.router_logits, t.query_tokens, experts) << "\n"
-                << format_matrix(layer_prefix + "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) +
-                                     " logits, softmax over those " + std::to_string(m.top_k),
-                                 t.block.routing, t.query_tokens, experts)
-                << "\n";
+                << format_matrix(top + " logits, softmax over those " + std::to_string(m.top_k), t.block.routing, t.query_tokens, experts);
         else
             out << format_matrix(layer_prefix + "router probabilities, softmax(x\xC2\xB7W_router" + bias + ")", t.block.router_probabilities,
                                  t.query_tokens, experts)
                 << "\n"
-                << format_matrix(layer_prefix + "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) +
-                                     " experts" + (m.normalize_top_k ? ", renormalised to sum 1" : ""),
-                                 t.block.routing, t.query_tokens, experts)
-                << "\n";
+                << format_matrix(top + " experts" + (m.normalize_top_k ? ", renormalised to sum 1" : ""), t.block.routing, t.query_tokens, experts);
+        out << "\n";
     }
     for (const auto& w : t.warnings) out << "warning: " << w << "\n";
     return out.str();

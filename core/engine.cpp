@@ -814,14 +814,11 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.block.gated = s.block.gated;
     settings.block.parallel_residual = s.block.parallel_residual;
     settings.block.sandwich_norm = s.block.sandwich_norm;
-    settings.block.moe.experts = s.block.moe.experts;  // the mixture's switches, not its weights
-    settings.block.moe.top_k = s.block.moe.top_k;
-    settings.block.moe.normalize_top_k = s.block.moe.normalize_top_k;
-    settings.block.moe.router_kind = s.block.moe.router_kind;
-    settings.block.moe.router_bias = s.block.moe.router_bias;  // E numbers: its tooltips write them out
-    settings.block.moe.swiglu_limit = s.block.moe.swiglu_limit;
-    settings.block.moe.swiglu_alpha = s.block.moe.swiglu_alpha;
-    settings.block.moe.ablated = s.block.moe.ablated;
+    // The mixture's switches (and its E router biases, which its tooltips write out), not its
+    // weights: the whole of it but the router and the experts, so that no switch is left behind.
+    settings.block.moe = s.block.moe;
+    settings.block.moe.router = SharedMatrix();
+    settings.block.moe.weights.clear();
     settings.seed = s.seed;
     t.has_block = has_block(s);
     if (s.input == InputMode::Embeddings) {

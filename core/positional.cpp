@@ -68,6 +68,8 @@ bool long_rope_factors(const RopeOptions& rope, int length) {
     return rope.scaling == RopeScalingKind::LongRope && length > rope.original_max_positions;
 }
 
+double yarn_mscale(double scale, double m) { return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; }
+
 std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k, int length) {
     const int r = rope.rotary_dims > 0 ? std::min(rope.rotary_dims, d_k) : d_k;
     std::vector<float> inv_freq(static_cast<std::size_t>(r / 2));

@@ -39,6 +39,10 @@ void rotary_cos_sin(int position, int two_i, int d, float& cos_angle, float& sin
 std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k, int length);
 // Whether LongRoPE turns a text of `length` tokens with its long factors.
 bool long_rope_factors(const RopeOptions& rope, int length);
+// YaRN's get_mscale: 0.1·m·ln(scale) + 1, or 1 for a scale of 1 or less. Its attention factor is
+// yarn_mscale(factor) (gpt-oss: 1.3466 for 32), or DeepSeek's ratio
+// yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all_dim).
+double yarn_mscale(double scale, double m = 1.0);
 // Whether `rope` is the default rotation (apply_rotary above): interleaved, θ = 10000, every
 // dimension, no scaling.
 bool default_rope(const RopeOptions& rope);

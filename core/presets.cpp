@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "engine.hpp"
+#include "positional.hpp"
 #include "random.hpp"
 
 namespace attn {
@@ -650,7 +651,7 @@ Preset block_gpt_oss_preset() {
     s.rope.factor = 32.0f;
     s.rope.original_max_positions = 4096;
     s.rope.truncate = false;
-    s.rope.attention_factor = static_cast<float>(0.1 * std::log(32.0) + 1.0);  // get_mscale(32) = 1.3466
+    s.rope.attention_factor = static_cast<float>(yarn_mscale(32.0));  // 1.3466
     s.mask = MaskKind::SlidingWindow;
     s.window = 4;
     s.sinks = rows({{2.0f, 0.5f, -1.0f, 3.0f}}).row(0);

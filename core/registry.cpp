@@ -520,11 +520,8 @@ std::vector<MatrixEntry> build_registry() {
                  },
                  [](const Trace& t, int) { return product(ffn_input(t), t.block.router, t.block.router_logits); }, fixed_router});
     r.push_back({"block.router_probabilities", false, Stage::Block, A::Query, A::Expert, V::Weights, E::None, "router probabilities",
-                 Ar::RouterProbability,
-                 // none with a top-k-then-softmax router (gpt-oss): it never forms a softmax over all E
-                 [](const Trace& t, const HeadTrace*) -> const Matrix* {
-                     return t.has_block && t.block.router_probabilities.size() != 0 ? &t.block.router_probabilities : nullptr;
-                 },
+                 // empty, so no card, with a top-k-then-softmax router (gpt-oss): it forms no softmax over all E
+                 Ar::RouterProbability, BLOCK_GET(router_probabilities),
                  [](const Trace&, int) { return std::string("softmax(router logits): each row sums to 1"); },
                  SHAPE_OF(block.router_probabilities), fixed_router});
     r.push_back({"block.routing", false, Stage::Block, A::Query, A::Expert, V::Weights, E::None, "routing", Ar::Routing,

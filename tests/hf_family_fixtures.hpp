@@ -459,7 +459,8 @@ inline FamilyCheckpoint mixtral_checkpoint(std::uint64_t seed = 14) {
 // fall on both sides of the ramp; 4 experts (its 32) of which 2 are kept (its 4), each of width 12,
 // gate and up interleaved in one gate_up_proj; swiglu_limit 0.8 (its 7.0, scaled with the smaller
 // activations here so that the clamp bites); GQA 4 : 2 with head_dim 8 ≠ d/H; untied, BF16.
-inline FamilyCheckpoint gpt_oss_checkpoint(std::uint64_t seed = 15) {
+// d_model 16 and d_ff 12 unless given (the MXFP4 checkpoint below needs multiples of 32).
+inline FamilyCheckpoint gpt_oss_checkpoint(std::uint64_t seed = 15, int d_model = 16, int d_ff = 12) {
     FamilyCheckpoint c{"gpt_oss", {}, {}, safetensors::Dtype::BF16, false};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["GptOssForCausalLM"], "attention_bias": true, "attention_dropout": 0.0, "eos_token_id": 200002,
@@ -473,11 +474,13 @@ inline FamilyCheckpoint gpt_oss_checkpoint(std::uint64_t seed = 15) {
       "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 3, "swiglu_limit": 0.8,
       "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.55.0.dev0", "use_cache": true,
       "vocab_size": 40})");
-    DecoderShape s{40, 16, 4, 2, 8, 12, 2};
+    c.config["hidden_size"] = d_model;
+    c.config["intermediate_size"] = d_ff;
+    DecoderShape s{40, d_model, 4, 2, 8, d_ff, 2};
     s.qkv_bias = s.o_bias = true;
     s.tied = false;
     s.experts = 4;
-    s.moe_d_ff = 12;
+    s.moe_d_ff = d_ff;
     s.gpt_oss = true;
     make_decoder_tensors(c, s, seed);
     return c;
@@ -530,18 +533,8 @@ struct Mxfp4Checkpoint {
 inline Mxfp4Checkpoint gpt_oss_mxfp4_checkpoint(std::uint64_t seed = 16) {
     Mxfp4Checkpoint m;
     FamilyCheckpoint& c = m.dequantised;
-    c = gpt_oss_checkpoint(seed);
-    c.config["hidden_size"] = 32;
-    c.config["intermediate_size"] = 32;
+    c = gpt_oss_checkpoint(seed, 32, 32);
     c.config["swiglu_limit"] = 7.0;
-    c.tensors.clear();
-    DecoderShape shape{40, 32, 4, 2, 8, 32, 2};
-    shape.qkv_bias = shape.o_bias = true;
-    shape.tied = false;
-    shape.experts = 4;
-    shape.moe_d_ff = 32;
-    shape.gpt_oss = true;
-    make_decoder_tensors(c, shape, seed);
     m.config = c.config;
     m.config["quantization_config"] = {{"modules_to_not_convert", {"model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"}},
                                        {"quant_method", "mxfp4"}};

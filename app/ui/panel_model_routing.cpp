@@ -89,7 +89,7 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
     record_item(state, "model.routing.layer", current);
     ImGui::SameLine();
     // What the pass formed: a top-k-then-softmax router (gpt-oss) has no probability over all E
-    const bool top_k_first = moe.router_kind == RouterKind::TopKThenSoftmax || t.block.router_probabilities.size() == 0;
+    const bool top_k_first = t.block.router_probabilities.size() == 0;
     const std::string how =
         top_k_first
             ? "Each token's router gives the " + std::to_string(moe.experts) + " experts a score, x" "\xC2\xB7" "W_router" +

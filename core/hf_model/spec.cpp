@@ -352,13 +352,12 @@ RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json
             else factor = max_positions->get<double>() / original;
         }
         scaling.factor = factor > 0 ? factor : 1.0;
-        const auto mscale_of = [](double scale, double m) { return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; };
         const double mscale = value("mscale", 0, -1e6, 1e6), mscale_all_dim = value("mscale_all_dim", 0, -1e6, 1e6);
         scaling.attention_factor = value("attention_factor", 0, 0, 1e6);
         if (scaling.attention_factor == 0)
             scaling.attention_factor = mscale != 0 && mscale_all_dim != 0
-                                           ? mscale_of(scaling.factor, mscale) / mscale_of(scaling.factor, mscale_all_dim)
-                                           : mscale_of(scaling.factor, 1.0);
+                                           ? attn::yarn_mscale(scaling.factor, mscale) / attn::yarn_mscale(scaling.factor, mscale_all_dim)
+                                           : attn::yarn_mscale(scaling.factor);
         // `config.get("beta_fast") or 32`: 0 and null take the default as well
         scaling.beta_fast = value("beta_fast", 0, -1e6, 1e6);
         scaling.beta_slow = value("beta_slow", 0, -1e6, 1e6);
@@ -819,7 +818,7 @@ void read_gpt_oss(ConfigReader& r, ModelSpec& spec) {
         yarn.beta_slow = 1.0;
         yarn.truncate = false;
         yarn.original_max_position_embeddings = 4096;
-        yarn.attention_factor = 0.1 * std::log(32.0) + 1.0;
+        yarn.attention_factor = attn::yarn_mscale(32.0);
         for (LayerSpec& layer : spec.layers) layer.rope_scaling = yarn;
     }
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", true);

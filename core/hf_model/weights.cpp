@@ -122,6 +122,11 @@ void gpt_oss_experts(RefList& r, const ModelSpec& s, const std::string& p, Layer
         return StoredMatrix::as_stored(all.owner, all.bytes + static_cast<std::size_t>(e * rows * all.cols) * all.element_size(), all.dtype,
                                        rows, all.cols);
     };
+    // gate_up[..., ::2] and gate_up[..., 1::2] of an expert's (d × 2·d_ff) gate_up, however stored
+    const auto split_gate_up = [eff](ExpertWeights& expert, const StoredMatrix& gate_up) {
+        expert.w_gate = SharedMatrix(gate_up.columns(0, 1, 2, eff));
+        expert.w_up = SharedMatrix(gate_up.columns(1, 1, 2, eff));
+    };
     if (s.experts.mxfp4) {
         // OpenAI's release: each projection as MXFP4 blocks (E × out × in/32 × 16 bytes) and scales
         // (E × out × in/32), stored (out × in), the transpose of the dequantised tensor: expert e's
@@ -135,14 +140,13 @@ void gpt_oss_experts(RefList& r, const ModelSpec& s, const std::string& p, Layer
             return [h](std::shared_ptr<const void> owner, const unsigned char* bytes) { h->owner = std::move(owner), h->blocks = bytes; };
         };
         r.u8(p + "mlp.experts.gate_up_proj_blocks", {E, 2 * eff, d / 32, 16}, hold(gate_up));
-        r.u8(p + "mlp.experts.gate_up_proj_scales", {E, 2 * eff, d / 32}, [&x, gate_up, d, eff](std::shared_ptr<const void>, const unsigned char* scales) {
-            for (std::size_t e = 0; e < x.size(); ++e) {
-                const std::size_t at = e * static_cast<std::size_t>(2 * eff * d);
-                const StoredMatrix one = StoredMatrix::as_mxfp4(gate_up->owner, gate_up->blocks + at / 2, scales + at / 32, 2 * eff, d).transpose();
-                x[e].w_gate = SharedMatrix(one.columns(0, 1, 2, eff));  // (d × d_ff): stored rows 0, 2, 4, …
-                x[e].w_up = SharedMatrix(one.columns(1, 1, 2, eff));
-            }
-        });
+        r.u8(p + "mlp.experts.gate_up_proj_scales", {E, 2 * eff, d / 32},
+             [&x, gate_up, split_gate_up, d, eff](std::shared_ptr<const void>, const unsigned char* scales) {
+                 for (std::size_t e = 0; e < x.size(); ++e) {  // the gate: stored rows 0, 2, 4, …
+                     const std::size_t at = e * static_cast<std::size_t>(2 * eff * d);
+                     split_gate_up(x[e], StoredMatrix::as_mxfp4(gate_up->owner, gate_up->blocks + at / 2, scales + at / 32, 2 * eff, d).transpose());
+                 }
+             });
         r.u8(p + "mlp.experts.down_proj_blocks", {E, d, eff / 32, 16}, hold(down));
         r.u8(p + "mlp.experts.down_proj_scales", {E, d, eff / 32}, [&x, down, d, eff](std::shared_ptr<const void>, const unsigned char* scales) {
             for (std::size_t e = 0; e < x.size(); ++e) {
@@ -151,12 +155,8 @@ void gpt_oss_experts(RefList& r, const ModelSpec& s, const std::string& p, Layer
             }
         });
     } else {
-        r.matrix(p + "mlp.experts.gate_up_proj", {E, d, 2 * eff}, [&x, slice, d, eff](const StoredMatrix& all) {
-            for (std::size_t e = 0; e < x.size(); ++e) {
-                const StoredMatrix one = slice(all, static_cast<std::int64_t>(e), d);  // (d × 2·d_ff)
-                x[e].w_gate = SharedMatrix(one.columns(0, 1, 2, eff));
-                x[e].w_up = SharedMatrix(one.columns(1, 1, 2, eff));
-            }
+        r.matrix(p + "mlp.experts.gate_up_proj", {E, d, 2 * eff}, [&x, slice, split_gate_up, d](const StoredMatrix& all) {
+            for (std::size_t e = 0; e < x.size(); ++e) split_gate_up(x[e], slice(all, static_cast<std::int64_t>(e), d));  // (d × 2·d_ff)
         });
         r.matrix(p + "mlp.experts.down_proj", {E, eff, d}, [&x, slice, eff](const StoredMatrix& all) {
             for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(slice(all, static_cast<std::int64_t>(e), eff));
@@ -492,11 +492,12 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
                 {"block.w_1", p + "mlp.gate_up_proj.weight[" + ff + ":" + ff2 + "].T"}, {"block.w_2", p + "mlp.down_proj.weight.T"}};
     }
     const std::string p = "model.layers." + l + ".";  // Llama's layout: Llama, Mistral, Qwen 2/3, Gemma 2/3, OLMo 2
+    // Llama's attention names, before each layout's MLP
+    std::vector<std::pair<std::string, std::string>> names = {
+        {"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
+        {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"}};
     if (s.layers[static_cast<std::size_t>(layer)].moe && s.tensors == TensorLayout::gpt_oss) {  // the experts fused, used as stored
-        std::vector<std::pair<std::string, std::string>> names = {
-            {"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
-            {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
-            {"block.moe.router", p + "mlp.router.weight.T"}};
+        names.push_back({"block.moe.router", p + "mlp.router.weight.T"});
         for (int e = 0; e < s.experts.experts; ++e) {
             const std::string x = p + "mlp.experts.", k = "block.moe.experts." + std::to_string(e) + ".", at = "[" + std::to_string(e) + "]";
             if (s.experts.mxfp4) {  // blocks and scales stored (out × in): the transposes of the rows taken
@@ -514,10 +515,7 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
     if (s.layers[static_cast<std::size_t>(layer)].moe) {  // a mixture of experts: the router and each expert
         const MixtureNames n = mixture_names(s);
         const std::string m = p + n.module + ".";
-        std::vector<std::pair<std::string, std::string>> names = {
-            {"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
-            {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
-            {"block.moe.router", m + "gate.weight.T"}};
+        names.push_back({"block.moe.router", m + "gate.weight.T"});
         for (int e = 0; e < s.experts.experts; ++e) {
             const std::string x = m + "experts." + std::to_string(e) + ".", k = "block.moe.experts." + std::to_string(e) + ".";
             names.push_back({k + "w_gate", x + n.gate + ".weight.T"});
@@ -526,10 +524,9 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
         }
         return names;
     }
-    return {{"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
-            {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"},
-            {"block.w_gate", p + "mlp.gate_proj.weight.T"}, {"block.w_1", p + "mlp.up_proj.weight.T"},
-            {"block.w_2", p + "mlp.down_proj.weight.T"}};
+    names.insert(names.end(), {{"block.w_gate", p + "mlp.gate_proj.weight.T"}, {"block.w_1", p + "mlp.up_proj.weight.T"},
+                               {"block.w_2", p + "mlp.down_proj.weight.T"}});
+    return names;
 }
 
 // [SECTION] The files: one, or shards by an index
