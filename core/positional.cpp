@@ -131,21 +131,15 @@ std::vector<float> rope_inverse_frequencies(const RopeOptions& rope, int d_k, in
 
 namespace {
 
-// One row turned by a table of inverse frequencies.
-void rotate_row_into(const float* in, float* out, int d, int position, const std::vector<float>& inv_freq, const RopeOptions& rope) {
-    for (int c = 0; c < d; ++c) out[c] = in[c];
-    const RopePairing pairing = rope.pairing;
-    const int pairs = static_cast<int>(inv_freq.size()), half = pairs;
-    for (int i = 0; i < pairs; ++i) {
-        const float angle = static_cast<float>(position) * inv_freq[static_cast<std::size_t>(i)];  // float32, as HF
-        // emb.cos() * attention_scaling, emb.sin() * attention_scaling: float32
-        const float c = static_cast<float>(std::cos(angle)) * rope.attention_factor;
-        const float s = static_cast<float>(std::sin(angle)) * rope.attention_factor;
-        const int a = pairing == RopePairing::Interleaved ? 2 * i : i;
-        const int b = pairing == RopePairing::Interleaved ? 2 * i + 1 : i + half;
-        const float x0 = in[a], x1 = in[b];
-        out[a] = x0 * c - x1 * s;
-        out[b] = x1 * c + x0 * s;
+// cos and sin of each pair's angle at `position`: float(p)·f_i in float32, each × the attention
+// factor, as Hugging Face's rotary embedding computes them.
+void fill_turn(RowTurn& turn, const std::vector<float>& inv_freq, int position, float attention_factor) {
+    turn.cos.resize(inv_freq.size());
+    turn.sin.resize(inv_freq.size());
+    for (std::size_t i = 0; i < inv_freq.size(); ++i) {
+        const float angle = static_cast<float>(position) * inv_freq[i];
+        turn.cos[i] = static_cast<float>(std::cos(angle)) * attention_factor;
+        turn.sin[i] = static_cast<float>(std::sin(angle)) * attention_factor;
     }
 }
 
@@ -155,16 +149,51 @@ Matrix apply_rotary(const Matrix& m, const RopeOptions& rope) {
     if (default_rope(rope)) return apply_rotary(m);
     const std::vector<float> inv_freq = rope_inverse_frequencies(rope, static_cast<int>(m.cols()), static_cast<int>(m.rows()));
     Matrix out(m.rows(), m.cols());
-    for (Eigen::Index p = 0; p < m.rows(); ++p)
-        rotate_row_into(m.row(p).data(), out.row(p).data(), static_cast<int>(m.cols()), static_cast<int>(p), inv_freq, rope);
+    RowTurn turn;
+    turn.d = static_cast<int>(m.cols());
+    turn.pairing = rope.pairing;
+    for (Eigen::Index p = 0; p < m.rows(); ++p) {
+        fill_turn(turn, inv_freq, static_cast<int>(p), rope.attention_factor);
+        out.row(p) = rotate_row(m.row(p), turn);
+    }
     return out;
 }
 
 Vector rotate_row(const Vector& row, int position, const RopeOptions& rope, int length) {
-    if (default_rope(rope)) return rotate_row(row, position);
-    const std::vector<float> inv_freq = rope_inverse_frequencies(rope, static_cast<int>(row.cols()), length);
-    Vector out(row.cols());
-    rotate_row_into(row.data(), out.data(), static_cast<int>(row.cols()), position, inv_freq, rope);
+    return rotate_row(row, row_turn(rope, static_cast<int>(row.cols()), position, length));
+}
+
+RowTurn row_turn(const RopeOptions& rope, int d, int position, int length) {
+    RowTurn turn;
+    turn.d = d;
+    turn.default_rope = default_rope(rope);
+    turn.pairing = turn.default_rope ? RopePairing::Interleaved : rope.pairing;
+    if (turn.default_rope) {  // as rotate_row(row, position)
+        for (int two_i = 0; two_i + 1 < d; two_i += 2) {
+            float c = 0.0f, s = 0.0f;
+            rotary_cos_sin(position, two_i, d, c, s);
+            turn.cos.push_back(c);
+            turn.sin.push_back(s);
+        }
+        return turn;
+    }
+    fill_turn(turn, rope_inverse_frequencies(rope, d, length), position, rope.attention_factor);
+    return turn;
+}
+
+Vector rotate_row(const Vector& row, const RowTurn& turn) {
+    Vector out = row;
+    const int pairs = static_cast<int>(turn.cos.size());
+    for (int i = 0; i < pairs; ++i) {
+        const float c = turn.cos[static_cast<std::size_t>(i)], s = turn.sin[static_cast<std::size_t>(i)];
+        const int a = turn.pairing == RopePairing::Interleaved ? 2 * i : i;
+        const int b = turn.pairing == RopePairing::Interleaved ? 2 * i + 1 : i + pairs;
+        const float x0 = row(a), x1 = row(b);
+        // each form as the rotation it stands for writes it (a contracted multiply-add rounds
+        // by the order of its terms)
+        out(a) = x0 * c - x1 * s;
+        out(b) = turn.default_rope ? x0 * s + x1 * c : x1 * c + x0 * s;
+    }
     return out;
 }
 

@@ -48,6 +48,16 @@ double yarn_mscale(double scale, double m = 1.0);
 bool default_rope(const RopeOptions& rope);
 Matrix apply_rotary(const Matrix& m, const RopeOptions& rope);  // row p at position p, of a text of m.rows() tokens
 Vector rotate_row(const Vector& row, int position, const RopeOptions& rope, int length);
+// One position's turn, its cos and sin computed once for every row turned to it (every head of
+// a decode step): rotate_row(row, turn) is rotate_row(row, position, rope, length), bit for bit.
+struct RowTurn {
+    std::vector<float> cos, sin;  // one of each a pair
+    int d = 0;                    // the row's width
+    bool default_rope = false;    // the default rotation (its table and its arithmetic)
+    RopePairing pairing = RopePairing::Interleaved;
+};
+RowTurn row_turn(const RopeOptions& rope, int d, int position, int length);
+Vector rotate_row(const Vector& row, const RowTurn& turn);
 
 // ALiBi slope of head h out of H: 2^(−8(h+1)/H).
 float alibi_slope(int head, int heads);

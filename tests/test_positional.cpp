@@ -213,3 +213,33 @@ TEST_CASE("LongRoPE: each pair's frequency ÷ its short factor up to the origina
     CHECK(four.row(3) == rotate_row(m.row(3), 3, rope, 4));
     CHECK((five.row(3) - four.row(3)).cwiseAbs().maxCoeff() > 1e-3f);
 }
+
+TEST_CASE("One position's turn, computed once for every head, turns a row as rotate_row does, bit for bit", "[rope]") {
+    const Vector row = (Vector(8) << 0.3f, -1.2f, 0.8f, 0.5f, 2.0f, -0.7f, 1.5f, -0.25f).finished();
+    RopeOptions plain;  // the default rotation
+    RopeOptions half;   // rotate_half, another base, two dims left unturned
+    half.pairing = RopePairing::RotateHalf;
+    half.theta = 500.0f;
+    half.rotary_dims = 6;
+    RopeOptions yarn = half;
+    yarn.rotary_dims = 0;
+    yarn.scaling = RopeScalingKind::Yarn;
+    yarn.factor = 32.0f;
+    yarn.original_max_positions = 16;
+    yarn.attention_factor = static_cast<float>(yarn_mscale(32.0));
+    RopeOptions longrope = half;
+    longrope.scaling = RopeScalingKind::LongRope;
+    longrope.original_max_positions = 4;
+    longrope.short_factor = Vector::Constant(3, 1.0f);
+    longrope.long_factor = (Vector(3) << 1.5f, 4.0f, 20.0f).finished();
+    longrope.attention_factor = 1.25f;
+    for (const auto& [name, rope] : {std::pair{"default", plain}, std::pair{"rotate_half", half}, std::pair{"yarn", yarn},
+                                     std::pair{"longrope", longrope}})
+        for (int position : {0, 3, 5, 40})
+            for (int length : {position + 1, 100}) {
+                INFO(name << " at " << position << " of " << length);
+                const Vector turned = rotate_row(row, row_turn(rope, 8, position, length));
+                CHECK(turned == rotate_row(row, position, rope, length));
+                if (position > 0) CHECK(turned != row);
+            }
+}

@@ -109,12 +109,13 @@ Matrix norm_row(const BlockOptions& o, const Matrix& x, const LayerNormParams& p
     return layer_norm(x, o.epsilon, p);
 }
 
-// QK-norm of one head (before RoPE) and the rotation to `position` of its row. QK-norm over the
-// whole projection (OLMo 2) is done before the heads are split (decode_layer).
-Matrix head_row(const Scenario& s, const Matrix& row, const Vector& norm_weight, int position, int length) {
+// QK-norm of one head (before RoPE) and the rotation of its row (`turn`: to the step's position,
+// for RoPE). QK-norm over the whole projection (OLMo 2) is done before the heads are split
+// (decode_layer).
+Matrix head_row(const Scenario& s, const Matrix& row, const Vector& norm_weight, const RowTurn& turn) {
     Matrix out = row;
     if (s.qk_norm && !s.qk_norm_whole) out = rms_norm(out, s.block.epsilon, norm_weight, s.qk_norm_plus_one);
-    if (s.positional == PositionalEncoding::Rotary) out = rotate_row(out.row(0), position, s.rope, length);
+    if (s.positional == PositionalEncoding::Rotary) out = rotate_row(out.row(0), turn);
     return out;
 }
 
@@ -151,9 +152,10 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
         k = rms_norm(k, s.block.epsilon, s.k_norm, s.qk_norm_plus_one);  // (1, H_kv·d_k)
     }
 
-    // K/V head g's row, QK-normed and rotated, joins the cache.
+    // K/V head g's row, QK-normed and rotated, joins the cache. Every head turns by one table.
+    const RowTurn turn = s.positional == PositionalEncoding::Rotary ? row_turn(s.rope, d_k, position, length) : RowTurn{};
     Matrix k_row(1, kv * d_k);
-    for (int g = 0; g < kv; ++g) k_row.middleCols(g * d_k, d_k) = head_row(s, k.middleCols(g * d_k, d_k), s.k_norm, position, length);
+    for (int g = 0; g < kv; ++g) k_row.middleCols(g * d_k, d_k) = head_row(s, k.middleCols(g * d_k, d_k), s.k_norm, turn);
     cache.append(k_row, v);
 
     const float scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(d_k));
@@ -172,7 +174,7 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     for (int h = 0; h < heads; ++h) {
         errors.run([&] {
             const int g = h / group;
-            const Matrix q_h = head_row(s, q.middleCols(h * d_k, d_k), s.q_norm, position, length);
+            const Matrix q_h = head_row(s, q.middleCols(h * d_k, d_k), s.q_norm, turn);
             const float slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, heads) : 0.0f;
             const float sink = head_sink(s, h);
             const ScoreRule rule = score_rule(s, scale, slope, position + 1, sink);
