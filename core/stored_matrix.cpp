@@ -356,7 +356,8 @@ void row_products_share(const float* x, const StoredMatrix& b, float* acc) {
     const std::size_t size = b.element_size();
     const std::size_t below = static_cast<std::size_t>(4 * b.stride) * size;  // the rows four below: what the next block reads
     // A whole tensor of narrow rows is one run of memory: asked for in order, kLinearAhead on.
-    const bool linear = b.group == n && b.offset == 0 && b.stride == n && static_cast<std::size_t>(n) * size < kNarrowRow;
+    const std::size_t row_bytes = static_cast<std::size_t>(n) * size;
+    const bool linear = b.group == n && b.offset == 0 && b.stride == n && row_bytes < kNarrowRow;
     const Eigen::Index blocks = (k + 3) / 4;
 #pragma omp for schedule(static) nowait
     for (Eigen::Index block = 0; block < blocks; ++block) {
@@ -371,11 +372,11 @@ void row_products_share(const float* x, const StoredMatrix& b, float* acc) {
             continue;
         }
         const float xs4[4] = {x[r], x[r + 1], x[r + 2], x[r + 3]};
-        Ahead ahead;  // none for the last blocks
-        if (r + 8 <= k) {
-            if (linear) ahead.linear = b.bytes + b.index(r, 0) * size + kLinearAhead;
-            else ahead.rows = below;
-        }
+        Ahead ahead;  // none for the last blocks: nothing is asked for beyond the tensor
+        if (linear && static_cast<std::size_t>(r + 4) * row_bytes + kLinearAhead <= static_cast<std::size_t>(k) * row_bytes)
+            ahead.linear = b.bytes + b.index(r, 0) * size + kLinearAhead;
+        else if (!linear && r + 8 <= k)
+            ahead.rows = below;
         for (Eigen::Index c = 0; c < n;) {
             const Eigen::Index length = std::min(b.group - c % b.group, n - c);
             add_four_rows<D>(acc + c, b.bytes + b.index(r, c) * size, b.bytes + b.index(r + 1, c) * size, b.bytes + b.index(r + 2, c) * size,

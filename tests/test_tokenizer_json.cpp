@@ -441,7 +441,8 @@ TEST_CASE("real tokenizer.json files encode every text to the Rust library's ids
                 CHECK(joined_pieces == text);
             }
         }
-        // A paragraph encodes in a few milliseconds.
+        // A paragraph of every text at once: its time is reported, not held to a limit (speed is
+        // measured in bench/, never in a test); Llama 3's and Gemma 3's pieces still join to it.
         std::string paragraph;
         for (const json& c : file.at("cases")) paragraph += c.at("text").get<std::string>() + " ";
         const auto encode_started = std::chrono::steady_clock::now();
@@ -449,6 +450,11 @@ TEST_CASE("real tokenizer.json files encode every text to the Rust library's ids
         const double encode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - encode_started).count();
         WARN(name << ": " << matched << "/" << file.at("cases").size() << " texts match; loaded in " << load_seconds << " s; a paragraph of "
                   << paragraph.size() << " bytes → " << ids.size() << " ids in " << encode_ms << " ms");
-        CHECK(encode_ms < 100);
+        CHECK(ids.size() >= file.at("cases").size());
+        if (name == "llama3" || name == "gemma3") {
+            std::string joined_pieces;
+            for (const int id : t->encode_without_special_tokens(paragraph)) joined_pieces += t->piece(id);
+            CHECK(joined_pieces == paragraph);
+        }
     }
 }
