@@ -216,29 +216,6 @@ double gemm_rate(const Product& p) {
     return best;
 }
 
-// Bytes per second of a streaming read (a sum) of 1 GiB, every core reading its part; the best of 5.
-double read_bandwidth() {
-    const std::size_t count = (std::size_t{1} << 30) / sizeof(float);
-    std::vector<float> buffer(count);
-#pragma omp parallel for
-    for (std::size_t i = 0; i < count; ++i) buffer[i] = static_cast<float>(i & 7);
-    double best = 0, total = 0;
-    for (int trial = 0; trial < 5; ++trial) {
-        const auto t0 = Clock::now();
-        double sum = 0;
-#pragma omp parallel reduction(+ : sum)
-        {
-            const int t = omp_get_thread_num(), threads = omp_get_num_threads();
-            const std::size_t begin = count * t / threads, end = count * (t + 1) / threads;
-            sum += Eigen::Map<const Eigen::VectorXf>(buffer.data() + begin, static_cast<Eigen::Index>(end - begin)).sum();
-        }
-        best = std::max(best, static_cast<double>(count * sizeof(float)) / (ms_since(t0) / 1000.0));
-        total += sum;
-    }
-    if (total == -1) std::printf(" ");
-    return best;
-}
-
 // A streaming read (a sum) of `bytes` (at least 256 MiB: far beyond the caches), every core
 // reading its part: bytes per second of one pass, at the moment it is asked for.
 class StreamingRead {
@@ -266,6 +243,14 @@ class StreamingRead {
   private:
     std::vector<float> buffer_;
 };
+
+// Bytes per second of a streaming read of 1 GiB; the best of 5.
+double read_bandwidth() {
+    StreamingRead stream(static_cast<double>(std::size_t{1} << 30));
+    double best = 0;
+    for (int trial = 0; trial < 5; ++trial) best = std::max(best, stream.once());
+    return best;
+}
 
 // [SECTION] Measuring
 
