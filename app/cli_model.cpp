@@ -442,6 +442,10 @@ std::string format_layer_head(const Trace& t, int layer, int h) {
                                  t.query_tokens, experts)
                 << "\n"
                 << format_matrix(top + " experts" + (m.normalize_top_k ? ", renormalised to sum 1" : ""), t.block.routing, t.query_tokens, experts);
+        if (t.block.shared_gate_values.size() != 0)  // Qwen2-MoE: how much of the shared expert each token takes
+            out << "\n"
+                << format_matrix(layer_prefix + "the shared expert's gate, \xCF\x83(x\xC2\xB7g), on every token (width " + std::to_string(m.shared_d_ff) + ")",
+                                 t.block.shared_gate_values, t.query_tokens, {"gate"});
         out << "\n";
     }
     for (const auto& w : t.warnings) out << "warning: " << w << "\n";

@@ -108,6 +108,31 @@ void check_experts(std::vector<std::string>& errors, const Scenario& s) {
         check_vector(errors, (name + "b_1").c_str(), m.weights[e].b_1, d_ff);
         check_vector(errors, (name + "b_2").c_str(), m.weights[e].b_2, s.d_model);
     }
+    // The shared expert: its width, weights and gate; nothing of it given without a width
+    if (m.shared_d_ff < 0 || m.shared_d_ff > (1 << 20)) {
+        errors.push_back("block moe.shared_d_ff is " + std::to_string(m.shared_d_ff) + ": expected 0 (no shared expert) to 1048576");
+    } else if (m.shared_d_ff == 0) {
+        const Expert& x = m.shared;
+        if (m.shared_gated || m.shared_gate.size() != 0 || x.w_gate.size() != 0 || x.w_1.size() != 0 || x.w_2.size() != 0 || x.b_gate.size() != 0 ||
+            x.b_1.size() != 0 || x.b_2.size() != 0)
+            errors.push_back("block moe: a shared expert's gate or weights are given without its width (shared_d_ff 0): they would be ignored");
+    } else {
+        check_shape(errors, "block shared expert W_gate", m.shared.w_gate, s.d_model, m.shared_d_ff);
+        check_shape(errors, "block shared expert W_1", m.shared.w_1, s.d_model, m.shared_d_ff);
+        check_shape(errors, "block shared expert W_2", m.shared.w_2, m.shared_d_ff, s.d_model);
+        check_vector(errors, "block shared expert b_gate", m.shared.b_gate, m.shared_d_ff);
+        check_vector(errors, "block shared expert b_1", m.shared.b_1, m.shared_d_ff);
+        check_vector(errors, "block shared expert b_2", m.shared.b_2, s.d_model);
+        check_shape(errors, "block shared expert gate g", m.shared_gate, s.d_model, 1);
+        if (!m.shared_gated && m.shared_gate.size() != 0)
+            errors.push_back("block moe: the shared expert's gate g is given but shared_gated is off: it would be ignored");
+        if (m.swiglu_limit > 0.0f)
+            errors.push_back("block moe: a shared expert beside gpt-oss's clamped SwiGLU (swiglu_limit): no model has both, and which "
+                             "of them the clamp would reach is not defined");
+        if (m.shared.w_gate.size() == 0 && static_cast<double>(m.shared_d_ff) * 3.0 * s.d_model > static_cast<double>(1 << 26))
+            errors.push_back("block moe: a seeded shared expert of " + std::to_string(s.d_model) + " \xC3\x97 " + std::to_string(m.shared_d_ff) +
+                             " would draw more than 67 million numbers on every run: give its weights, or a smaller width");
+    }
     for (size_t i = 0; i < m.ablated.size(); ++i) {
         const int e = m.ablated[i];
         if (e < 0 || e >= m.experts) errors.push_back("block moe ablates expert " + std::to_string(e) + ": the experts are 0 to " + std::to_string(m.experts - 1));
@@ -164,6 +189,7 @@ double full_trace_bytes(const Scenario& s) {
         const double d_ff = b.feed_forward ? (b.d_ff > 0 ? b.d_ff : 4.0 * d) : 0.0;
         floats += 8.0 * n_q * d;  // norms, residuals, output
         if (b.moe.routed()) floats += 3.0 * n_q * b.moe.experts;        // the router's logits, probabilities and routing
+        if (b.moe.has_shared()) floats += n_q * (d + 1.0);               // the shared expert's output and gate
         else floats += (b.gated ? 3.0 : 1.0) * n_q * d_ff;              // the hidden layer
     }
     return floats * sizeof(float) + n_q * n_k;  // and the visible mask, a byte a cell
@@ -697,6 +723,27 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
         for (size_t j = 0; j < tokens.size(); ++j)
             b.ffn_output.row(tokens[j]) += b.routing(tokens[j], e) * down.row(static_cast<Eigen::Index>(j));
     }
+    // The shared expert on every token, added after the routed ones: y += σ(x·g) ⊙ shared(x)
+    // (shared_gated), or y += shared(x).
+    b.shared_expert = Expert{};
+    b.shared_gate = SharedMatrix();
+    b.shared_output.resize(0, 0);
+    b.shared_gate_values.resize(0, 0);
+    if (!m.has_shared()) return;
+    const int shared_ff = m.shared_d_ff;
+    Expert& shared = b.shared_expert;
+    shared.w_gate = resolved_weight(m.shared.w_gate, d_model, shared_ff, s.seed, 90);
+    shared.w_1 = resolved_weight(m.shared.w_1, d_model, shared_ff, s.seed, 91);
+    shared.w_2 = resolved_weight(m.shared.w_2, shared_ff, d_model, s.seed, 92);
+    shared.b_gate = m.shared.b_gate, shared.b_1 = m.shared.b_1, shared.b_2 = m.shared.b_2;
+    expert_forward(m, s.block.activation, shared, x, b.shared_output, any_order);  // (n, d_model)
+    if (m.shared_gated) {
+        b.shared_gate = resolved_weight(m.shared_gate, d_model, 1, s.seed, 93);
+        product_into(x, b.shared_gate, b.shared_gate_values, kernel(ProductKernel::row_major));  // (n, d_model)·(d_model, 1) → (n, 1)
+        b.shared_gate_values = b.shared_gate_values.unaryExpr([](float g) { return 1.0f / (1.0f + std::exp(-g)); });  // σ, float32
+        for (Eigen::Index i = 0; i < n; ++i) b.shared_output.row(i) *= b.shared_gate_values(i, 0);
+    }
+    b.ffn_output += b.shared_output;
 }
 
 void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_output, BlockTrace& b, bool any_order) {
@@ -819,6 +866,8 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.block.moe = s.block.moe;
     settings.block.moe.router = SharedMatrix();
     settings.block.moe.weights.clear();
+    settings.block.moe.shared = Expert{};
+    settings.block.moe.shared_gate = SharedMatrix();
     settings.seed = s.seed;
     t.has_block = has_block(s);
     if (s.input == InputMode::Embeddings) {

@@ -155,6 +155,8 @@ HeldWeights held_weights(const hf::OpenedModel& m) {
     for (const hf::LayerWeights& l : w.layers) {
         layers.push_back({&l.w_q, &l.w_k, &l.w_v, &l.w_o, &l.w_gate, &l.w_up, &l.w_down, &l.router});
         for (const hf::ExpertWeights& e : l.experts) layers.push_back({&e.w_gate, &e.w_up, &e.w_down});  // a mixture's experts
+        const hf::ExpertWeights& shared = l.shared_expert;  // and its shared expert (Qwen2-MoE)
+        layers.push_back({&shared.w_gate, &shared.w_up, &shared.w_down, &l.shared_gate});
     }
     return held_of({&w.token_embedding, &w.position_embedding, &w.token_type_embedding, &w.lm_head, &w.mlm_dense}, layers);
 }

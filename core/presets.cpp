@@ -631,6 +631,30 @@ Preset block_qwen3_moe_preset() {
     return p;
 }
 
+Preset block_qwen2_moe_preset() {
+    Preset p;
+    p.name = "block-qwen2-moe";
+    p.title = "Qwen2-MoE's block: routed experts, and a shared expert every token runs";
+    p.description =
+        "Qwen1.5-MoE (2024) and Qwen2-57B-A14B route each token to its top k experts as Qwen3-MoE does, but beside "
+        "them keep a shared expert that every token runs, whatever the router chose: common knowledge need not be "
+        "learned again by every expert. A gate of its own, \xCF\x83(x\xC2\xB7g), says how much of it each token takes (the "
+        "shared expert gate card), and its output is added after the routed experts' sum. DeepSeek-V3 and Llama 4 keep "
+        "a shared expert too, without the gate. Here 4 experts of width 16, 2 kept (not renormalised, as "
+        "Qwen1.5-MoE-A2.7B), and a shared expert of width 32. Random weights.";
+    p.scenario = block_llama_preset().scenario;
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.rope.theta = 1000000.0f;
+    s.block.epsilon = 1e-6f;
+    s.block.d_ff = 16;
+    s.block.moe.experts = 4;
+    s.block.moe.top_k = 2;
+    s.block.moe.shared_d_ff = 32;
+    s.block.moe.shared_gated = true;
+    return p;
+}
+
 Preset block_gpt_oss_preset() {
     Preset p;
     p.name = "block-gpt-oss";
@@ -710,6 +734,7 @@ std::vector<Preset> make_presets() {
     all.push_back(block_olmo2_preset());
     all.push_back(block_phi3_preset());
     all.push_back(block_qwen3_moe_preset());
+    all.push_back(block_qwen2_moe_preset());
     all.push_back(block_gpt_oss_preset());
     all.push_back(first_token_sink_preset());
     all.push_back(qk_norm_preset());

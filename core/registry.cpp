@@ -535,9 +535,25 @@ std::vector<MatrixEntry> build_registry() {
                             (m.normalize_top_k ? ", renormalised to sum 1" : ", their probabilities as they are");
                  },
                  SHAPE_OF(block.routing), fixed_router});
+    // The shared expert beside them (Qwen2-MoE): every token runs it; a gate σ(x·g) scales it.
+    r.push_back({"block.shared_gate_values", false, Stage::Block, A::Query, A::Hidden, V::Weights, E::None, "shared expert gate",
+                 Ar::SharedGate, BLOCK_GET(shared_gate_values),
+                 [](const Trace&, int) { return "shared expert's gate = \xCF\x83(x" + std::string(kDot) + "g): how much of it each token takes"; },
+                 [](const Trace& t, int) { return product(ffn_input(t), t.block.shared_gate, t.block.shared_gate_values) + ", then \xCF\x83"; },
+                 fixed_router});
+    r.push_back({"block.shared_output", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "shared expert", Ar::SharedExpertOutput,
+                 BLOCK_GET(shared_output),
+                 [](const Trace& t, int) {
+                     const bool gated_shared = t.settings.block.moe.shared_gated;
+                     return std::string(gated_shared ? "\xCF\x83(x" + std::string(kDot) + "g) " + kTimes + " " : "") +
+                            "shared(x): the expert every token runs (width " + std::to_string(t.settings.block.moe.shared_d_ff) + ")";
+                 },
+                 SHAPE_OF(block.shared_output), fixed_router});
     r.push_back({"block.ffn_output", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "feed-forward output", Ar::FeedForwardOutput,
                  BLOCK_GET(ffn_output),
                  [](const Trace& t, int) {
+                     if (routed(t) && t.settings.block.moe.has_shared())
+                         return std::string("\xCE\xA3 routing") + kDot + "expert(x) + the shared expert's output";
                      if (routed(t)) return std::string("\xCE\xA3 routing") + kDot + "expert(x): the kept experts' outputs, weighted";
                      if (gated(t)) return std::string("(gate \xE2\x8A\x99 up)") + kDot + "W" + kSub2;
                      return std::string("hidden") + kDot + "W" + kSub2 + " + b" + kSub2;

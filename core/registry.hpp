@@ -49,6 +49,7 @@ enum class Arithmetic {
     Residual, Norm1, Norm2, PostAttentionNorm, PostFeedForwardNorm,
     FeedForwardHidden, Gate, UpProjection, GateProduct, FeedForwardOutput, Residual2, BlockOutput,
     RouterLogit, RouterProbability, Routing, // a mixture of experts: x·W_router, its softmax, the kept top-k
+    SharedGate, SharedExpertOutput,          // its shared expert: σ(x·g), and what the expert adds
     BlockParameter,                          // γ, β, W_1, b_1, W_2, b_2, W_gate
 };
 

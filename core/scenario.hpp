@@ -138,6 +138,11 @@ enum class RouterKind {
 //   a clamped SwiGLU (swiglu_limit L > 0): g = min(x·W_gate + b_gate, L), u = clamp(x·W₁ + b₁, −L, L),
 //   expert(x) = ((u + 1) ⊙ g·σ(α·g))·W₂ + b₂, α = swiglu_alpha (the block's activation must be SiLU:
 //   g·σ(α·g) is its form with a gain)
+// A shared expert (shared_d_ff > 0; Qwen2-MoE, and DeepSeek-V3 and Llama 4 without its gate) runs
+// on every token beside the routed ones, a gated feed-forward of its own width, and is added after
+// them (Qwen2MoeSparseMoeBlock):
+//   shared(x) = (act(x·W_gate,s) ⊙ x·W₁,s)·W₂,s;   y += σ(x·g)·shared(x)   (shared_gated: g (d_model × 1))
+//                                                    y += shared(x)           (otherwise)
 struct MixtureOfExperts {
     int experts = 0;                // E; 0: the block's one feed-forward
     int top_k = 1;                  // k, 1 ≤ k ≤ E
@@ -149,7 +154,12 @@ struct MixtureOfExperts {
     float swiglu_alpha = 1.702f;    // α, with swiglu_limit
     std::vector<Expert> weights;    // E experts, or empty → each seeded
     std::vector<int> ablated;       // experts whose output is dropped, ascending, each in [0, E)
+    int shared_d_ff = 0;            // > 0: a shared expert of this width on every token; 0: none
+    Expert shared;                  // its weights (no biases); empty → seeded
+    bool shared_gated = false;      // σ(x·g) scales its output (Qwen2-MoE's shared_expert_gate)
+    SharedMatrix shared_gate;       // g (d_model × 1); empty → seeded Xavier-uniform
     bool routed() const { return experts > 0; }
+    bool has_shared() const { return routed() && shared_d_ff > 0; }
     bool is_ablated(int expert) const;
 };
 

@@ -38,6 +38,10 @@ const WeightField kWeights[] = {
     {"block.w_2", [](Scenario& s) -> SharedMatrix& { return s.block.w_2; }},
     {"block.w_gate", [](Scenario& s) -> SharedMatrix& { return s.block.w_gate; }},
     {"block.moe.router", [](Scenario& s) -> SharedMatrix& { return s.block.moe.router; }},
+    {"block.moe.shared_weights.w_gate", [](Scenario& s) -> SharedMatrix& { return s.block.moe.shared.w_gate; }},
+    {"block.moe.shared_weights.w_1", [](Scenario& s) -> SharedMatrix& { return s.block.moe.shared.w_1; }},
+    {"block.moe.shared_weights.w_2", [](Scenario& s) -> SharedMatrix& { return s.block.moe.shared.w_2; }},
+    {"block.moe.shared_gate", [](Scenario& s) -> SharedMatrix& { return s.block.moe.shared_gate; }},
 };
 // A mixture's experts, as many as it has: "block.moe.experts.<e>.w_gate", ".w_1", ".w_2".
 const char* const kExpertFields[] = {"w_gate", "w_1", "w_2"};

@@ -320,8 +320,25 @@ void read_rope(Reader& r, const json& j, RopeOptions& rope) {
     }
 }
 
+// One expert's {"w_gate", "w_1", "w_2", "b_gate", "b_1", "b_2"} at `at`.
+void read_expert(Reader& r, const json& w, const std::string& at, Expert& expert) {
+    if (!w.is_object()) {
+        r.fail("key '" + at + "'", "expected an object {\"w_gate\", \"w_1\", \"w_2\"}");
+        return;
+    }
+    for (auto m = w.begin(); m != w.end(); ++m) {
+        SharedMatrix* target = m.key() == "w_gate" ? &expert.w_gate : m.key() == "w_1" ? &expert.w_1 : m.key() == "w_2" ? &expert.w_2 : nullptr;
+        Vector* bias = m.key() == "b_gate" ? &expert.b_gate : m.key() == "b_1" ? &expert.b_1 : m.key() == "b_2" ? &expert.b_2 : nullptr;
+        if (target == nullptr && bias == nullptr)
+            r.fail("key '" + at + "." + m.key() + "'", "unknown key: expected w_gate, w_1, w_2, b_gate, b_1, b_2");
+        else if (target != nullptr) { if (auto matrix = r.matrix(*m, at + "." + m.key())) *target = *matrix; }
+        else if (auto v = r.vector(*m, at + "." + m.key())) *bias = *v;
+    }
+}
+
 // The block's mixture of experts: {"experts": E, "top_k": k, "normalize_top_k", "router",
-// "expert_weights": [{"w_gate", "w_1", "w_2"}, …], "ablated": [e, …]}.
+// "expert_weights": [{"w_gate", "w_1", "w_2"}, …], "ablated": [e, …]}, and a shared expert:
+// "shared_d_ff", "shared_gated", "shared_weights" {"w_gate", "w_1", "w_2"}, "shared_gate" (d × 1).
 void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
     if (!j.is_object()) {
         r.fail("key 'block.moe'", "expected an object {\"experts\", \"top_k\", \"normalize_top_k\", \"router\", \"expert_weights\", \"ablated\"}");
@@ -340,6 +357,10 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
         else if (k == "router_bias") { if (auto v = r.vector(*it, key)) moe.router_bias = *v; }
         else if (k == "swiglu_limit") { if (auto v = r.number(*it, "key '" + key + "'")) moe.swiglu_limit = *v; }
         else if (k == "swiglu_alpha") { if (auto v = r.number(*it, "key '" + key + "'")) moe.swiglu_alpha = *v; }
+        else if (k == "shared_d_ff") { if (auto v = r.integer(*it, key, 1, 1 << 20)) moe.shared_d_ff = static_cast<int>(*v); }
+        else if (k == "shared_gated") { if (auto v = r.boolean(*it, key)) moe.shared_gated = *v; }
+        else if (k == "shared_gate") { if (auto m = r.matrix(*it, key)) moe.shared_gate = *m; }
+        else if (k == "shared_weights") read_expert(r, *it, key, moe.shared);
         else if (k == "ablated") {
             if (!it->is_array()) { r.fail("key '" + key + "'", "expected a list of expert numbers, from 0"); continue; }
             for (size_t i = 0; i < it->size(); ++i)
@@ -347,23 +368,14 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
         } else if (k == "expert_weights") {
             if (!it->is_array()) { r.fail("key '" + key + "'", "expected a list with each expert's {\"w_gate\", \"w_1\", \"w_2\"}"); continue; }
             for (size_t e = 0; e < it->size(); ++e) {
-                const json& w = (*it)[e];
-                const std::string at = key + "[" + std::to_string(e) + "]";
                 Expert expert;
-                if (!w.is_object()) { r.fail("key '" + at + "'", "expected an object {\"w_gate\", \"w_1\", \"w_2\"}"); continue; }
-                for (auto m = w.begin(); m != w.end(); ++m) {
-                    SharedMatrix* target = m.key() == "w_gate" ? &expert.w_gate : m.key() == "w_1" ? &expert.w_1 : m.key() == "w_2" ? &expert.w_2 : nullptr;
-                    Vector* bias = m.key() == "b_gate" ? &expert.b_gate : m.key() == "b_1" ? &expert.b_1 : m.key() == "b_2" ? &expert.b_2 : nullptr;
-                    if (target == nullptr && bias == nullptr)
-                        r.fail("key '" + at + "." + m.key() + "'", "unknown key: expected w_gate, w_1, w_2, b_gate, b_1, b_2");
-                    else if (target != nullptr) { if (auto matrix = r.matrix(*m, at + "." + m.key())) *target = *matrix; }
-                    else if (auto v = r.vector(*m, at + "." + m.key())) *bias = *v;
-                }
+                read_expert(r, (*it)[e], key + "[" + std::to_string(e) + "]", expert);
                 moe.weights.push_back(std::move(expert));
             }
         } else {
             r.fail("key '" + key + "'", "unknown key: expected experts, top_k, normalize_top_k, router_kind, router, router_bias, "
-                                        "swiglu_limit, swiglu_alpha, expert_weights, ablated");
+                                        "swiglu_limit, swiglu_alpha, expert_weights, ablated, shared_d_ff, shared_gated, shared_weights, "
+                                        "shared_gate");
         }
     }
     if (moe.experts == 0) r.fail("key 'block.moe'", "has no \"experts\": give the number of experts E");
@@ -373,6 +385,11 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
                                                  "it would change nothing");
     if (j.contains("swiglu_alpha") && !(moe.swiglu_limit > 0.0f))
         r.fail("key 'block.moe.swiglu_alpha'", "is read only with a swiglu_limit above 0 (gpt-oss's clamped SwiGLU): it would be ignored");
+    for (const char* shared_key : {"shared_gated", "shared_weights", "shared_gate"})
+        if (j.contains(shared_key) && moe.shared_d_ff == 0)
+            r.fail(std::string("key 'block.moe.") + shared_key + "'", "is read only with a shared expert (shared_d_ff above 0): it would be ignored");
+    if (j.contains("shared_gate") && !moe.shared_gated)
+        r.fail("key 'block.moe.shared_gate'", "is read only with shared_gated true: it would be ignored");
 }
 
 void read_block(Reader& r, const json& b, BlockOptions& block) {
@@ -711,21 +728,31 @@ json moe_to_json(const MixtureOfExperts& m, bool weights) {
         j["swiglu_alpha"] = number_to_json(m.swiglu_alpha);
     }
     if (!m.ablated.empty()) j["ablated"] = m.ablated;
+    if (m.shared_d_ff > 0) {
+        j["shared_d_ff"] = m.shared_d_ff;
+        j["shared_gated"] = m.shared_gated;
+    }
     if (!weights) return j;
     put_matrix(j, "router", m.router);
     if (m.router_bias.size() != 0) j["router_bias"] = vector_to_json(m.router_bias);
+    auto expert_json = [](const Expert& e) {
+        json w = json::object();
+        put_matrix(w, "w_gate", e.w_gate);
+        put_matrix(w, "w_1", e.w_1);
+        put_matrix(w, "w_2", e.w_2);
+        for (const auto& [name, bias] : {std::pair{"b_gate", &e.b_gate}, std::pair{"b_1", &e.b_1}, std::pair{"b_2", &e.b_2}})
+            if (bias->size() != 0) w[name] = vector_to_json(*bias);
+        return w;
+    };
     if (!m.weights.empty()) {
         json experts = json::array();
-        for (const Expert& e : m.weights) {
-            json w = json::object();
-            put_matrix(w, "w_gate", e.w_gate);
-            put_matrix(w, "w_1", e.w_1);
-            put_matrix(w, "w_2", e.w_2);
-            for (const auto& [name, bias] : {std::pair{"b_gate", &e.b_gate}, std::pair{"b_1", &e.b_1}, std::pair{"b_2", &e.b_2}})
-                if (bias->size() != 0) w[name] = vector_to_json(*bias);
-            experts.push_back(std::move(w));
-        }
+        for (const Expert& e : m.weights) experts.push_back(expert_json(e));
         j["expert_weights"] = std::move(experts);
+    }
+    if (m.shared_d_ff > 0) {
+        const json shared = expert_json(m.shared);
+        if (!shared.empty()) j["shared_weights"] = shared;
+        if (m.shared_gated) put_matrix(j, "shared_gate", m.shared_gate);
     }
     return j;
 }

@@ -78,6 +78,7 @@ struct HeadTrace {
 //                        residual2 = residual + post_feed_forward_norm, post_feed_forward_norm = LN(ffn_output)
 //   mixture of experts:  router_logits = norm2·W_router, router_probabilities = softmax(router_logits),
 //                        routing = the kept top-k (renormalised or not), ffn_output = Σ routing·expert(norm2)
+//                        (+ shared_output = σ(norm2·g)·shared(norm2), or shared(norm2), with a shared expert)
 struct BlockTrace {
     Matrix norm1;        // see above: (n × d_model)
     Matrix post_attention_norm;  // sandwich only: LN(attention output), what the residual adds
@@ -91,6 +92,9 @@ struct BlockTrace {
     // probabilities, and the weight each token's output took from each expert (0 where the
     // expert was not kept), each (n × E).
     Matrix router_logits, router_probabilities, routing;
+    // Its shared expert, on every token (has_shared): the gate σ(x·g) (n × 1, shared_gated only)
+    // and what the expert adds to ffn_output, the gate applied (n × d_model).
+    Matrix shared_gate_values, shared_output;
     Matrix post_feed_forward_norm;  // sandwich only: LN(ffn_output)
     Matrix residual2;
     Matrix output;       // the block's output
@@ -98,6 +102,8 @@ struct BlockTrace {
     SharedMatrix w_gate;    // gated only: (d_model × d_ff)
     SharedMatrix router;          // a mixture of experts: W_router (d_model × E) as used
     std::vector<Expert> experts;  // and each expert's weights as used
+    Expert shared_expert;         // the shared expert's weights as used (has_shared)
+    SharedMatrix shared_gate;     // and its gate g (d_model × 1), shared_gated only
     Matrix b_1, b_2;     // as used: (1 × d_ff), (1 × d_model); empty in a gated feed-forward
     // The norms' γ and β as used, (1 × d_model): the identity's unless given (γ = 1, or 0 in
     // RMSNorm's (1 + γ) form; β = 0). RMSNorm has no β: empty.

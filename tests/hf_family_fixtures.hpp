@@ -21,6 +21,7 @@
 //                                                          every layer sliding (window 5), GQA 3 : 1
 //   smollm3_checkpoint  SmolLM3-3B         BF16   tied     one; layer 3 of 4 NoPE (no_rope_layers), GQA 4 : 2
 //   qwen3_moe_checkpoint Qwen3-30B-A3B     BF16   untied   one; 8 experts, 3 kept, renormalised; layer 1 of 3 dense
+//   qwen2_moe_checkpoint Qwen1.5-MoE-A2.7B BF16   untied   one; 6 experts, 2 kept; a gated shared expert; layer 1 of 3 dense
 //   mixtral_checkpoint  Mixtral-8x7B       BF16   untied   one; 4 experts in every layer, 2 kept, always renormalised
 //   gpt_oss_checkpoint  gpt-oss-20b        BF16   untied   one; sinks, sliding and full layers, YaRN, biased attention,
 //                                                          4 fused experts, top 2 logits then softmax, clamped SwiGLU
@@ -152,6 +153,7 @@ struct DecoderShape {
     // Qwen3-MoE: every layer but dense_layer a mixture of `experts` gated MLPs of moe_d_ff each;
     // Mixtral's names (block_sparse_moe, w1, w3, w2) with `mixtral`
     int experts = 0, moe_d_ff = 0, dense_layer = -1;
+    int shared_d_ff = 0;   // Qwen2-MoE: mlp.shared_expert (gate, up, down) and mlp.shared_expert_gate beside the experts
     bool mixtral = false;
     bool gpt_oss = false;  // self_attn.sinks; mlp.router with a bias, the experts fused in mlp.experts.gate_up_proj, down_proj
 };
@@ -207,6 +209,12 @@ inline void make_decoder_tensors(FamilyCheckpoint& c, const DecoderShape& s, std
                 make(x + (s.mixtral ? "w1" : "gate_proj") + ".weight", {s.moe_d_ff, d}, 0.4);
                 make(x + (s.mixtral ? "w3" : "up_proj") + ".weight", {s.moe_d_ff, d}, 0.4);
                 make(x + (s.mixtral ? "w2" : "down_proj") + ".weight", {d, s.moe_d_ff}, 0.3);
+            }
+            if (s.shared_d_ff > 0) {
+                make(m + "shared_expert.gate_proj.weight", {s.shared_d_ff, d}, 0.4);
+                make(m + "shared_expert.up_proj.weight", {s.shared_d_ff, d}, 0.4);
+                make(m + "shared_expert.down_proj.weight", {d, s.shared_d_ff}, 0.3);
+                make(m + "shared_expert_gate.weight", {1, d}, 1.0);
             }
             continue;
         }
@@ -428,6 +436,32 @@ inline FamilyCheckpoint qwen3_moe_checkpoint(std::uint64_t seed = 13) {
     s.experts = 8;
     s.moe_d_ff = 12;
     s.dense_layer = 1;
+    make_decoder_tensors(c, s, seed);
+    return c;
+}
+
+// Qwen1.5-MoE-A2.7B's config.json, scaled down: 6 experts (its 60) of which each token keeps 2
+// (its 4), not renormalised, moe_intermediate_size 12; beside them a shared expert of 20 (its
+// 5632) with its gate; layer 1 of 3 dense (mlp_only_layers, intermediate_size 24); biases on q, k
+// and v (qkv_bias's default); 4 heads, no GQA (its 16 : 16); untied, BF16.
+inline FamilyCheckpoint qwen2_moe_checkpoint(std::uint64_t seed = 16) {
+    FamilyCheckpoint c{"qwen2_moe", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Qwen2MoeForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643, "decoder_sparse_step": 1,
+      "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 24,
+      "max_position_embeddings": 8192, "max_window_layers": 21, "mlp_only_layers": [1], "model_type": "qwen2_moe",
+      "moe_intermediate_size": 12, "norm_topk_prob": false, "num_attention_heads": 4, "num_experts": 6, "num_experts_per_tok": 2,
+      "num_hidden_layers": 3, "num_key_value_heads": 4, "output_router_logits": false, "rms_norm_eps": 1e-06,
+      "rope_theta": 1000000.0, "router_aux_loss_coef": 0.001, "shared_expert_intermediate_size": 20, "sliding_window": 32768,
+      "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.39.0.dev0", "use_cache": true,
+      "use_sliding_window": false, "vocab_size": 40})");
+    DecoderShape s{40, 16, 4, 4, 4, 24, 3};
+    s.qkv_bias = true;
+    s.tied = false;
+    s.experts = 6;
+    s.moe_d_ff = 12;
+    s.dense_layer = 1;
+    s.shared_d_ff = 20;
     make_decoder_tensors(c, s, seed);
     return c;
 }
@@ -688,7 +722,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
-            mixtral_checkpoint(), gpt_oss_checkpoint(), neox_checkpoint(), bert_checkpoint()};
+            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), neox_checkpoint(), bert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -1098,6 +1132,14 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
                 const double w = s.experts.normalize_top_k ? p_row[e] / kept_sum : p_row[e];
                 for (std::size_t j = 0; j < out[0].size(); ++j) y[i][j] += w * out[0][j];
             }
+        }
+        if (s.model_type == "qwen2_moe") {
+            // Qwen2MoeSparseMoeBlock: then every token's shared expert, × F.sigmoid(shared_expert_gate(x))
+            const Rows shared = gated_mlp(a, tensor(t, p + "shared_expert.gate_proj.weight"), tensor(t, p + "shared_expert.up_proj.weight"),
+                                          tensor(t, p + "shared_expert.down_proj.weight"), s.activation);
+            const Rows gate = linear(a, tensor(t, p + "shared_expert_gate.weight"), nullptr);
+            for (std::size_t i = 0; i < a.size(); ++i)
+                for (std::size_t j = 0; j < y[i].size(); ++j) y[i][j] += shared[i][j] / (1.0 + std::exp(-gate[i][0]));
         }
         return y;
     }

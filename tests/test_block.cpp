@@ -321,6 +321,133 @@ TEST_CASE("an ablated expert keeps its place in the routing and adds nothing", "
     CHECK(t.settings.block.moe.ablated == std::vector<int>{busiest});
 }
 
+// Qwen2MoeSparseMoeBlock in plain loops: the routed experts as above, then every token's shared
+// expert, σ(x·g)·shared(x) (gated) or shared(x), added after them.
+Rows shared_expert_ref(const Rows& x, const Scenario& s, Rows* gate_values = nullptr) {
+    const MixtureOfExperts& m = s.block.moe;
+    Rows down = matmul(cell_product(map_cells(matmul(x, rows_of(m.shared.w_gate)), silu_ref), matmul(x, rows_of(m.shared.w_1))),
+                       rows_of(m.shared.w_2));
+    if (!m.shared_gated) return down;
+    const Rows gate = map_cells(matmul(x, rows_of(m.shared_gate)), [](double g) { return 1.0 / (1.0 + std::exp(-g)); });
+    for (size_t i = 0; i < down.size(); ++i)
+        for (double& v : down[i]) v *= gate[i][0];
+    if (gate_values != nullptr) *gate_values = gate;
+    return down;
+}
+
+Scenario shared_moe_block(std::uint64_t seed, bool gated_shared) {
+    Scenario s = moe_block(seed, 4, 2, false);  // Qwen2-MoE: norm_topk_prob false
+    s.block.moe.shared_d_ff = 20;
+    s.block.moe.shared = {normal_matrix(8, 20, seed + 90, 0.4f), normal_matrix(8, 20, seed + 91, 0.4f), normal_matrix(20, 8, seed + 92, 0.4f),
+                          Vector(), Vector(), Vector()};
+    s.block.moe.shared_gated = gated_shared;
+    if (gated_shared) s.block.moe.shared_gate = normal_matrix(8, 1, seed + 93, 5.0f);
+    return s;
+}
+
+TEST_CASE("a shared expert runs on every token beside the routed ones, scaled by its gate σ(x·g) or added as it is", "[block][moe]") {
+    const bool gated_shared = GENERATE(true, false);
+    const Scenario s = shared_moe_block(101, gated_shared);
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const Rows x = rows_of(t.block.norm2);
+    const MoeReference routed = moe_ref(x, s);
+    Rows gate;
+    const Rows shared = shared_expert_ref(x, s, &gate);
+    CHECK(gap(t.block.routing, routed.routing) < 1e-6);  // the router is as without it
+    CHECK(gap(t.block.shared_output, shared) < 1e-5);
+    CHECK(gap(t.block.ffn_output, add(routed.output, shared)) < 1e-5);
+    CHECK(gap(t.block.output, add(rows_of(t.block.residual), add(routed.output, shared))) < 1e-5);
+    if (gated_shared) {
+        REQUIRE(t.block.shared_gate_values.cols() == 1);
+        CHECK(gap(t.block.shared_gate_values, gate) < 1e-6);
+        // the gate bites: the tokens take different shares of it
+        CHECK(t.block.shared_gate_values.maxCoeff() - t.block.shared_gate_values.minCoeff() > 0.1f);
+    } else {
+        CHECK(t.block.shared_gate_values.size() == 0);
+    }
+    // without the shared expert the output differs by exactly what it added
+    Scenario without = s;
+    without.block.moe.shared_d_ff = 0;
+    without.block.moe.shared = Expert{};
+    without.block.moe.shared_gated = false;
+    without.block.moe.shared_gate = SharedMatrix();
+    const Trace bare = run(without);
+    REQUIRE(bare.ok);
+    CHECK(bare.block.shared_output.size() == 0);
+    CHECK(gap(t.block.ffn_output, add(rows_of(bare.block.ffn_output), shared)) < 1e-5);
+    // the trace's settings keep its width and gate, not its weights
+    CHECK(t.settings.block.moe.shared_d_ff == 20);
+    CHECK(t.settings.block.moe.shared_gated == gated_shared);
+    CHECK(t.settings.block.moe.shared.w_gate.size() == 0);
+    // one row at a time (writing's kernel) gives the same rows
+    for (Eigen::Index i = 0; i < t.block.norm2.rows(); ++i) {
+        BlockTrace one;
+        run_block(s, t.x_pe.row(i), t.output.row(i), one, true);
+        CHECK(gap(one.shared_output, Rows{shared[static_cast<size_t>(i)]}) < 1e-5);
+    }
+}
+
+TEST_CASE("a shared expert goes through a scenario file and a session's edits, and what would be ignored is refused", "[block][moe][json]") {
+    const Scenario s = shared_moe_block(111, true);
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    const nlohmann::json file = scenario_to_json(s);
+    CHECK(file["block"]["moe"]["shared_d_ff"] == 20);
+    CHECK(file["block"]["moe"]["shared_gated"] == true);
+    const ScenarioLoad back = scenario_from_json(file, "shared.json");
+    for (const std::string& e : back.errors) INFO(e);
+    REQUIRE(back.scenario);
+    CHECK(run(*back.scenario).block.ffn_output == t.block.ffn_output);
+    // seeded: the same seed, the same shared expert and gate
+    Scenario seeded = s;
+    seeded.block.moe.shared = Expert{};
+    seeded.block.moe.shared_gate = SharedMatrix();
+    const nlohmann::json seeded_file = scenario_to_json(seeded);
+    CHECK_FALSE(seeded_file["block"]["moe"].contains("shared_weights"));
+    CHECK(run(*scenario_from_json(seeded_file, "seeded.json").scenario).block.ffn_output == run(seeded).block.ffn_output);
+    // a session's edits keep its weights as cells, by name
+    Scenario edited = s;
+    edited.block.moe.shared.w_2.edit()(3, 4) = -2.0f;
+    edited.block.moe.shared_gate.edit()(1, 0) = 3.0f;
+    const nlohmann::json edits = scenario_edits_to_json(s, edited);
+    CHECK(edits["cells"].contains("block.moe.shared_weights.w_2"));
+    CHECK(edits["cells"].contains("block.moe.shared_gate"));
+    CHECK_FALSE(edits["settings"].contains("block"));
+    const ScenarioLoad applied = apply_scenario_edits(s, edits, "s.json: key 'edits");
+    for (const std::string& e : applied.errors) INFO(e);
+    REQUIRE(applied.scenario);
+    CHECK(run(*applied.scenario).block.ffn_output == run(edited).block.ffn_output);
+    // refused, naming the key
+    auto refusal = [](const nlohmann::json& j) {
+        const ScenarioLoad l = scenario_from_json(j, "bad.json");
+        CHECK_FALSE(l.scenario);
+        return testing::joined(l.errors);
+    };
+    nlohmann::json bad = file;
+    bad["block"]["moe"].erase("shared_d_ff");
+    CHECK_THAT(refusal(bad), Contains("block.moe.shared_gated") && Contains("ignored"));
+    bad = file;
+    bad["block"]["moe"]["shared_gated"] = false;
+    CHECK_THAT(refusal(bad), Contains("block.moe.shared_gate'") && Contains("ignored"));
+    bad = file;
+    bad["block"]["moe"]["shared_weights"]["w_3"] = 1;
+    CHECK_THAT(refusal(bad), Contains("shared_weights.w_3") && Contains("unknown key"));
+    // the engine refuses sizes that do not fit
+    Scenario wrong = s;
+    wrong.block.moe.shared_gate = normal_matrix(8, 2, 3);
+    CHECK(says(run(wrong).errors, "shared expert gate g is 8×2, expected 8×1"));
+    wrong = s;
+    wrong.block.moe.shared.w_2 = normal_matrix(12, 8, 3);
+    CHECK(says(run(wrong).errors, "shared expert W_2 is 12×8, expected 20×8"));
+    wrong = s;
+    wrong.block.moe.shared_d_ff = 0;
+    CHECK(says(run(wrong).errors, "without its width"));
+    wrong = s;
+    wrong.block.moe.swiglu_limit = 7.0f;
+    CHECK(says(run(wrong).errors, "shared expert beside gpt-oss's clamped SwiGLU"));
+}
+
 // gpt-oss's mixture (GptOssTopKRouter, GptOssExperts) in plain loops: logits x·W + b, the k largest
 // kept and softmaxed among themselves; each kept expert's biased projections, gate clamped above
 // at L and up on both sides, ((up + 1)·gate·σ(α·gate))·W₂ + b₂, weighted and added.
@@ -697,7 +824,7 @@ TEST_CASE("the modern-block presets run and draw their new matrices, each regist
 TEST_CASE("every block entry of the registry is some scenario's matrix, with a column label and a title", "[block][registry]") {
     std::set<std::string> seen;
     std::vector<Scenario> scenarios;
-    for (const char* name : {"rmsnorm-block", "swiglu-feed-forward", "parallel-residual", "gemma-sandwich-norms", "block-qwen3-moe"})
+    for (const char* name : {"rmsnorm-block", "swiglu-feed-forward", "parallel-residual", "gemma-sandwich-norms", "block-qwen3-moe", "block-qwen2-moe"})
         scenarios.push_back(find_preset(name)->scenario);
     Scenario layer = random_block(111);  // LayerNorm's β, plain feed-forward's b, post-norm's norm1
     layer.block.norm_1.beta = normal_matrix(1, 8, 112);

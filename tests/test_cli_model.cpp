@@ -148,7 +148,7 @@ TEST_CASE("option --model refuses what it would ignore or cannot find, naming it
     CHECK(missing.code == 2);
     CHECK_THAT(missing.err, Contains("nothing: no such folder or file"));
     // The hint names every family the app reads, not GPT-2 alone.
-    CHECK_THAT(missing.err, Contains("--model takes a checkpoint folder of GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Mixtral, gpt-oss, GPT-NeoX (Pythia) and BERT"));
+    CHECK_THAT(missing.err, Contains("--model takes a checkpoint folder of GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Qwen2-MoE, Mixtral, gpt-oss, GPT-NeoX (Pythia) and BERT"));
     std::filesystem::remove("test_cli_model_errors/vocab.json");
     const Result no_vocab = run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print"});
     CHECK(no_vocab.code == 2);
@@ -357,7 +357,7 @@ TEST_CASE("a Llama folder with its tokenizer.json opens with --model, and --expo
     fs::remove_all(falcon_folder);
 }
 
-TEST_CASE("option --model on a Qwen3-MoE or gpt-oss folder: --print prints a mixture layer's routing, --export-json its router's matrices and where its experts are stored",
+TEST_CASE("option --model on a Qwen3-MoE, Qwen2-MoE or gpt-oss folder: --print prints a mixture layer's routing, --export-json its router's matrices and where its experts are stored",
           "[cli][families][moe]") {
     namespace fs = std::filesystem;
     const fs::path folder = fs::temp_directory_path() / "attnlab-cli-qwen3-moe";
@@ -415,6 +415,34 @@ TEST_CASE("option --model on a Qwen3-MoE or gpt-oss folder: --print prints a mix
     CHECK(k["layers"][0]["settings"]["block"]["moe"]["router_kind"] == "top_k_then_softmax");
     CHECK(k["layers"][1]["weights_in_checkpoint"]["block.moe.experts.3.w_gate"] == "model.layers.1.mlp.experts.gate_up_proj[3][:, 0::2]");
     fs::remove_all(oss);
+
+    // Qwen2-MoE: the shared expert's gate printed beside the routing; its output, gate and tensors exported
+    const fs::path qwen2 = fs::temp_directory_path() / "attnlab-cli-qwen2-moe";
+    fs::remove_all(qwen2);
+    testing::families::write_with_tokenizer(qwen2.string(), testing::families::qwen2_moe_checkpoint(), 402, 16, 1.0,
+                                            (fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json").string());
+    const Result shared_printed = run_cli({"--model", qwen2.string(), "--text", "the cat", "--layer", "1", "--head", "1", "--print"});
+    INFO(shared_printed.err);
+    REQUIRE(shared_printed.code == 0);
+    CHECK_THAT(shared_printed.out, Catch::Matchers::Contains("layer 1: routing: each token's top 2 of 6 experts") &&
+                                       Catch::Matchers::Contains("layer 1: the shared expert's gate, \xCF\x83(x\xC2\xB7g), on every token (width 20)"));
+    const fs::path qwen2_out = qwen2 / "trace.json";
+    REQUIRE(run_cli({"--model", qwen2.string(), "--text", "the cat", "--export-json", qwen2_out.string()}).code == 0);
+    std::ifstream qwen2_in(qwen2_out);
+    const nlohmann::json q = nlohmann::json::parse(qwen2_in);
+    const nlohmann::json& sparse = q["layers"][0]["block"];
+    REQUIRE(sparse.contains("shared_gate_values"));
+    for (const auto& row : sparse["shared_gate_values"]) {
+        REQUIRE(row.size() == 1);
+        CHECK(row[0].get<double>() > 0.0);
+        CHECK(row[0].get<double>() < 1.0);
+    }
+    CHECK(sparse.contains("shared_output"));
+    CHECK_FALSE(q["layers"][1]["block"].contains("shared_output"));  // the dense layer
+    CHECK(q["layers"][0]["settings"]["block"]["moe"]["shared_d_ff"] == 20);
+    CHECK(q["layers"][2]["weights_in_checkpoint"]["block.moe.shared_weights.w_2"] == "model.layers.2.mlp.shared_expert.down_proj.weight.T");
+    CHECK(q["layers"][0]["weights_in_checkpoint"]["block.moe.shared_gate"] == "model.layers.0.mlp.shared_expert_gate.weight.T");
+    fs::remove_all(qwen2);
 }
 
 TEST_CASE("option --model on Gemma 3 as published (a tokenizer.json token beyond the embedding): a text without it runs, one with it exits 2 naming it",

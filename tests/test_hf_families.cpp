@@ -755,6 +755,59 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         bad["layer_types"] = {"full_attention", "full_attention", "full_attention"};
         CHECK_THAT(refusal_of(bad), Contains("layer_types"));
     }
+    SECTION("qwen2_moe: Qwen2's biases, Qwen3-MoE's experts, a gated shared expert, and no guess at which layers slide") {
+        json config = qwen2_moe_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::llama);
+        CHECK(s.qkv_bias);  // qkv_bias's default
+        CHECK_FALSE(s.o_bias);
+        CHECK_FALSE(s.qk_norm);
+        CHECK(s.experts.experts == 6);
+        CHECK(s.experts.experts_per_token == 2);
+        CHECK_FALSE(s.experts.normalize_top_k);
+        CHECK(s.experts.d_ff == 12);
+        CHECK(s.experts.shared_d_ff == 20);
+        CHECK(s.experts.shared_gate);
+        CHECK(s.d_ff == 24);
+        CHECK(s.layers[0].moe);
+        CHECK_FALSE(s.layers[1].moe);
+        CHECK(s.layers[2].moe);
+        for (const hf::LayerSpec& l : s.layers) CHECK(l.window == 0);
+        // Qwen2MoeConfig's defaults: 60 experts, 4 kept, widths 1408 and 5632
+        json defaults = config;
+        for (const char* key : {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size"})
+            defaults.erase(key);
+        s = spec_of(defaults);
+        CHECK(s.experts.experts == 60);
+        CHECK(s.experts.experts_per_token == 4);
+        CHECK(s.experts.d_ff == 1408);
+        CHECK(s.experts.shared_d_ff == 5632);
+        json no_bias = config;
+        no_bias["qkv_bias"] = false;
+        CHECK_FALSE(spec_of(no_bias).qkv_bias);
+        // layer_types says which layers slide, with use_sliding_window
+        json sliding = config;
+        sliding["use_sliding_window"] = true;
+        sliding["sliding_window"] = 5;
+        sliding["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention"};
+        s = spec_of(sliding);
+        CHECK(s.layers[0].window == 5);
+        CHECK(s.layers[1].window == 0);
+        CHECK(s.layers[2].window == 5);
+        // refused: sliding without layer_types (the versions disagree), a sliding layer without the switch
+        json bad = config;
+        bad["use_sliding_window"] = true;
+        CHECK_THAT(refusal_of(bad), Contains("use_sliding_window") && Contains("give layer_types"));
+        bad = sliding;
+        bad["use_sliding_window"] = false;
+        CHECK_THAT(refusal_of(bad), Contains("layer_types") && Contains("use_sliding_window is false"));
+        bad = config;
+        bad["num_experts_per_tok"] = 7;
+        CHECK_THAT(refusal_of(bad), Contains("more than num_experts 6"));
+        bad = config;
+        bad["shared_expert_intermediate_size"] = 0;
+        CHECK_THAT(refusal_of(bad), Contains("shared_expert_intermediate_size"));
+    }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;
         hf::ModelSpec s = spec_of(config);

@@ -6,8 +6,9 @@
 // DIR/gemma3 (Gemma 3 as published: its tokenizer.json one token past the embedding) and
 // DIR/olmo2 (OLMo 2's, untied, with the byte-level tokenizer), DIR/phi3 (Phi-3's fused tensors
 // and LongRoPE, tied, with that tokenizer), DIR/smollm3 (SmolLM3's, its fourth layer NoPE) and
-// DIR/qwen3_moe (Qwen3-MoE's: 8 experts, 3 kept per token), DIR/mixtral and DIR/gpt_oss
-// (gpt-oss's: sinks, YaRN, 4 fused experts with biases, the top 2 logits then softmax).
+// DIR/qwen3_moe (Qwen3-MoE's: 8 experts, 3 kept per token), DIR/qwen2_moe (Qwen2-MoE's: 6
+// experts, 2 kept, and a gated shared expert), DIR/mixtral and DIR/gpt_oss (gpt-oss's: sinks,
+// YaRN, 4 fused experts with biases, the top 2 logits then softmax).
 #include <filesystem>
 #include <iostream>
 
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
     write_with_tokenizer(dir + "/phi3", testing::families::phi3_checkpoint(), 24, 1.0);
     write_with_tokenizer(dir + "/smollm3", testing::families::smollm3_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/qwen3_moe", testing::families::qwen3_moe_checkpoint(), 16, 1.0);
+    write_with_tokenizer(dir + "/qwen2_moe", testing::families::qwen2_moe_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/mixtral", testing::families::mixtral_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/gpt_oss", testing::families::gpt_oss_checkpoint(), 16, 1.0);
     testing::families::write_gemma3_with_image_token(dir + "/gemma3", std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");

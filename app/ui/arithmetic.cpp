@@ -681,6 +681,25 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
             if (moe.is_ablated(c)) e.lines.push_back("expert " + ix(c) + " is ablated: its output is dropped, the others' weights stay");
             break;
         }
+        case Arithmetic::SharedGate: {
+            e.lines.push_back("gate = " + ffn_input_name + "[" + ix(r) + ",:] " + kTimes + " g, then \xCF\x83: how much of the shared expert token " +
+                              ix(r) + " takes");
+            const float z = explain_product(ffn_input, b.shared_gate, Matrix(), r, c, e);
+            e.lines.push_back("\xCF\x83(" + num(z) + ") = 1 / (1 + exp(" + num(-z) + ")) = " + num(m(r, c)));
+            break;
+        }
+        case Arithmetic::SharedExpertOutput: {
+            // The shared expert on this token's row, before and after its gate.
+            Matrix down;
+            expert_forward(s.block.moe, s.block.activation, b.shared_expert, ffn_input.row(r), down, true);
+            e.lines.push_back("shared(" + ffn_input_name + ")[" + ix(r) + "," + ix(c) + "] = (" + activation_name(s.block.activation) +
+                              "(x" + kTimes + "W_gate) \xE2\x8A\x99 x" + kTimes + "W_1)" + kTimes + "W_2 = " + num(down(0, c)) +
+                              ": every token runs it, whatever the router chose");
+            if (s.block.moe.shared_gated && b.shared_gate_values.rows() > r)
+                e.lines.push_back(kTimes + std::string(" its gate \xCF\x83(x") + kTimes + "g) = " + num(b.shared_gate_values(r, 0)) + " " +
+                                  kTimes + " " + factor(down(0, c)) + " = " + num(m(r, c)));
+            break;
+        }
         case Arithmetic::FeedForwardOutput: {
             if (s.block.moe.routed()) {
                 // Each kept expert's output for this token, weighted, summed in expert order.
@@ -696,6 +715,10 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
                     e.lines.push_back("expert " + ix(static_cast<int>(j)) + ": " + num(weight) + " " + kTimes + " " + factor(down(0, c)) +
                                       (dropped ? "   ablated: adds nothing" : ""));
                     if (!dropped) sum += weight * down(0, c);
+                }
+                if (s.block.moe.has_shared() && b.shared_output.rows() > r) {
+                    e.lines.push_back("+ the shared expert: " + factor(b.shared_output(r, c)));
+                    sum += b.shared_output(r, c);
                 }
                 e.lines.push_back("= " + num(sum));
                 break;
@@ -800,6 +823,8 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::RouterLogit:
         case A::RouterProbability:
         case A::Routing:
+        case A::SharedGate:
+        case A::SharedExpertOutput:
         case A::BlockParameter: explain_block(t, w, row, col, e); break;
     }
     if (e.heading.empty()) e.heading = display_name(matrix) + " = " + num((*m)(row, col));

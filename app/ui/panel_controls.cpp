@@ -284,6 +284,14 @@ void mixture_controls(Context& state) {
                               "the softmax's probabilities as they are");
         record_item(state, "controls.moe_normalize", normalize ? "on" : "off");
     }
+    if (m.shared_d_ff > 0) {  // Qwen2-MoE: a shared expert every token runs, beside the routed ones
+        const std::string shared = "+ a shared expert (width " + std::to_string(m.shared_d_ff) + ") on every token" +
+                                   (m.shared_gated ? ", scaled by its gate \xCF\x83(x\xC2\xB7g)" : "");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", shared.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "controls.moe_shared", shared);
+    }
     // One button per expert, from 1, lit while it is ablated; a click toggles it.
     ImGui::TextUnformatted("ablate");
     const float button = ImGui::GetFrameHeight();

@@ -252,7 +252,8 @@ std::vector<StageCard> stage_cards(Stage stage, const Trace& t, int head_index) 
                 // a mixture's router probabilities and the weights each token kept.
                 for (const char* name : {"output", "block.post_attention_norm", "block.residual", "block.norm1", "block.norm2",
                                          "block.ffn_hidden", "block.ffn_gate", "block.ffn_up", "block.ffn_product",
-                                         "block.router_probabilities", "block.routing", "block.ffn_output",
+                                         "block.router_probabilities", "block.routing", "block.shared_gate_values",
+                                         "block.shared_output", "block.ffn_output",
                                          "block.post_feed_forward_norm"})
                     c.add(name, false);
                 c.add("block.output", true);

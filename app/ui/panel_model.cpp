@@ -716,6 +716,8 @@ std::string model_shape_text(const lm::Model& model) {
             text += ", a mixture of " + std::to_string(spec.experts.experts) + " experts in place of the MLP (" +
                     std::to_string(spec.experts.experts_per_token) + " per token" + how + ") " +
                     (all ? std::string("on every layer") : (mixtures > 1 ? "on layers " : "on layer ") + mixture);
+            if (spec.experts.shared_d_ff > 0)
+                text += std::string(", beside them a shared expert on every token") + (spec.experts.shared_gate ? " scaled by its gate \xCF\x83(x\xC2\xB7g)" : "");
             if (!all && spec.mlp == hf::MlpKind::gated) text += ", a gated MLP on the others";
         } else if (spec.mlp == hf::MlpKind::gated) {
             text += ", gated MLP";

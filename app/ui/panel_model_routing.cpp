@@ -99,21 +99,30 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
             : "Each token's router gives the " + std::to_string(moe.experts) + " experts a probability, softmax(x" "\xC2\xB7" "W_router) (left). Only the " +
                   std::to_string(moe.top_k) + " most likely run on the token, and its output is their outputs weighted by " +
                   (moe.normalize_top_k ? "those probabilities renormalised to sum 1 (right)." : "those probabilities as they are (right: each row sums to less than 1).");
-    ImGui::TextWrapped("%s", how.c_str());
-    record_item(state, "model.routing.how", how);
+    // A shared expert (Qwen2-MoE) runs on every token beside the routed ones; its gate is a third card.
+    const bool shared_gate = t.block.shared_gate_values.size() != 0;
+    const std::string shared =
+        t.block.shared_output.size() == 0
+            ? std::string()
+            : " Beside them a shared expert (width " + std::to_string(moe.shared_d_ff) + ") runs on every token, whatever the router chose" +
+                  (shared_gate ? std::string(", scaled by its own gate \xCF\x83(x\xC2\xB7g) (third card).") : std::string(", added as it is."));
+    ImGui::TextWrapped("%s", (how + shared).c_str());
+    record_item(state, "model.routing.how", how + shared);
 
-    HeatmapSpec specs[2] = {routing_card(t, top_k_first ? "block.router_logits" : "block.router_probabilities"), routing_card(t, "block.routing")};
-    CardText texts[2];
-    CardMetrics metrics[2];
-    for (int i = 0; i < 2; ++i) texts[i] = measure_text(specs[i], state.fonts);
+    HeatmapSpec specs[3] = {routing_card(t, top_k_first ? "block.router_logits" : "block.router_probabilities"), routing_card(t, "block.routing"),
+                            shared_gate ? routing_card(t, "block.shared_gate_values") : HeatmapSpec{}};
+    const int cards = shared_gate ? 3 : 2;
+    CardText texts[3];
+    CardMetrics metrics[3];
+    for (int i = 0; i < cards; ++i) texts[i] = measure_text(specs[i], state.fonts);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float gap = 28.0f * scale;
-    fit_side_by_side(specs, texts, 2, 40.0f * scale, 2.0f, gap, ImVec2(avail.x - 10.0f, std::max(avail.y - 60.0f * scale, 120.0f * scale)),
+    fit_side_by_side(specs, texts, cards, 40.0f * scale, 2.0f, gap, ImVec2(avail.x - 10.0f, std::max(avail.y - 60.0f * scale, 120.0f * scale)),
                      true, state.fonts, metrics);
     const NonFiniteReport no_report;  // a non-finite router value is drawn black and said in its tooltip
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     float x = origin.x, height = 0;
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < cards; ++i) {
         ImGui::SetCursorScreenPos(ImVec2(x, origin.y));
         CardContext context{state.fonts, state.view,   t,           m.revision,   no_report,     r.hover,
                             r.hover_next, state.views, state.editor, state.painter, textures, state.layout_next,

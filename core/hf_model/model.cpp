@@ -285,6 +285,13 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
         b.moe.router_bias = w.router_bias;
         b.moe.weights.reserve(w.experts.size());
         for (const ExpertWeights& e : w.experts) b.moe.weights.push_back(Expert{e.w_gate, e.w_up, e.w_down, e.b_gate, e.b_up, e.b_down});
+        if (spec.experts.shared_d_ff > 0) {  // Qwen2-MoE: the shared expert, and its gate
+            const ExpertWeights& x = w.shared_expert;
+            b.moe.shared_d_ff = spec.experts.shared_d_ff;
+            b.moe.shared = Expert{x.w_gate, x.w_up, x.w_down, x.b_gate, x.b_up, x.b_down};
+            b.moe.shared_gated = spec.experts.shared_gate;
+            b.moe.shared_gate = w.shared_gate;
+        }
     } else {
         b.w_gate = w.w_gate;
         b.w_1 = w.w_up;

@@ -733,35 +733,28 @@ int read_experts_per_token(ConfigReader& r, int experts, const char* experts_key
     return per_token;
 }
 
-// Qwen3-MoE: Qwen3's attention (QK-norm), and in its sparse layers a mixture of experts in place
-// of the MLP (Qwen3MoeSparseMoeBlock: softmax over num_experts router logits, the top
-// num_experts_per_tok kept, renormalised with norm_topk_prob). Layer ℓ is sparse when it is not in
-// mlp_only_layers and (ℓ + 1) % decoder_sparse_step == 0 (Qwen3MoeDecoderLayer); the others keep
-// a dense MLP of intermediate_size. Qwen3MoeConfig keeps sliding_window only with
-// use_sliding_window, and the model then masks every layer with it.
-void read_qwen3_moe(ConfigReader& r, ModelSpec& spec) {
-    read_llama_like(r, spec, {});
-    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
-    spec.qk_norm = true;
+// The Qwen mixtures' experts (Qwen2MoeConfig, Qwen3MoeConfig): num_experts (or num_local_experts,
+// the attribute it maps to; both must agree), num_experts_per_tok kept, renormalised with
+// norm_topk_prob, moe_intermediate_size wide each. Layer ℓ is sparse when it is not in
+// mlp_only_layers and (ℓ + 1) % decoder_sparse_step == 0 (the decoder layer's rule); the others
+// keep a dense MLP of intermediate_size.
+struct QwenExpertDefaults {
+    int experts, per_token, d_ff;
+};
+void read_qwen_experts(ConfigReader& r, ModelSpec& spec, QwenExpertDefaults defaults) {
     const int n = spec.n_layers;
-    const bool use = r.flag("use_sliding_window", false);
-    const bool no_window = r.is_null("sliding_window");  // None: Qwen3MoeModel masks causally
-    const int window = r.integer("sliding_window", 1, 1 << 30, 4096);
-    if (use && !no_window)
-        for (LayerSpec& layer : spec.layers) layer.window = window;
-    // num_experts, or num_local_experts (the attribute it maps to); both must agree
-    int experts = r.integer("num_experts", 0, kMaxExperts, 128);
+    int experts = r.integer("num_experts", 0, kMaxExperts, defaults.experts);
     if (r.has("num_local_experts")) {
-        const int local = r.integer("num_local_experts", 0, kMaxExperts, 128);
+        const int local = r.integer("num_local_experts", 0, kMaxExperts, defaults.experts);
         if (r.has("num_experts") && local != experts)
             r.fault("num_local_experts", std::to_string(local) + " differs from num_experts " + std::to_string(experts) +
                                          ": transformers maps one onto the other");
         experts = local;
     }
     spec.experts.experts = experts;
-    spec.experts.experts_per_token = read_experts_per_token(r, experts, "num_experts", 8);
+    spec.experts.experts_per_token = read_experts_per_token(r, experts, "num_experts", defaults.per_token);
     spec.experts.normalize_top_k = r.flag("norm_topk_prob", false);
-    spec.experts.d_ff = r.integer("moe_intermediate_size", 1, 1 << 20, 768);
+    spec.experts.d_ff = r.integer("moe_intermediate_size", 1, 1 << 20, defaults.d_ff);
     const int step = r.integer("decoder_sparse_step", 1, kMaxLayers, 1);
     std::vector<bool> dense(static_cast<std::size_t>(std::max(n, 0)), false);
     if (const json* list = r.find("mlp_only_layers"); list != nullptr && !list->is_null()) {
@@ -777,6 +770,53 @@ void read_qwen3_moe(ConfigReader& r, ModelSpec& spec) {
     }
     for (int l = 0; l < n; ++l)
         spec.layers[static_cast<std::size_t>(l)].moe = experts > 0 && !dense[static_cast<std::size_t>(l)] && (l + 1) % step == 0;
+}
+
+// Qwen3-MoE: Qwen3's attention (QK-norm), and in its sparse layers a mixture of experts in place
+// of the MLP (Qwen3MoeSparseMoeBlock: softmax over num_experts router logits, the top
+// num_experts_per_tok kept, renormalised with norm_topk_prob). Qwen3MoeConfig keeps
+// sliding_window only with use_sliding_window, and the model then masks every layer with it.
+void read_qwen3_moe(ConfigReader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, {});
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    spec.qk_norm = true;
+    const bool use = r.flag("use_sliding_window", false);
+    const bool no_window = r.is_null("sliding_window");  // None: Qwen3MoeModel masks causally
+    const int window = r.integer("sliding_window", 1, 1 << 30, 4096);
+    if (use && !no_window)
+        for (LayerSpec& layer : spec.layers) layer.window = window;
+    read_qwen_experts(r, spec, {128, 8, 768});
+}
+
+// Qwen2-MoE (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen2's attention (biases on q, k and v: qkv_bias,
+// default true), and in its sparse layers Qwen2MoeSparseMoeBlock: the routed experts as Qwen3-MoE's
+// (norm_topk_prob default false), and beside them a shared expert on every token, a gated MLP of
+// shared_expert_intermediate_size, scaled by σ(x·shared_expert_gate) and added after them.
+// Which layers slide has changed between transformers' versions (layer ℓ ≥ max_window_layers in
+// 4.4x; even ℓ below it since): with use_sliding_window true, layer_types must say.
+void read_qwen2_moe(ConfigReader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, {});
+    spec.qkv_bias = r.flag("qkv_bias", true);
+    spec.o_bias = false;
+    const bool use = r.flag("use_sliding_window", false);
+    const int window = r.integer("sliding_window", 1, 1 << 30, 4096);
+    if (const auto types = read_layer_types(r, spec.n_layers)) {
+        for (int l = 0; l < spec.n_layers; ++l) {
+            if (!(*types)[static_cast<std::size_t>(l)]) continue;
+            if (!use) {
+                r.fault("layer_types", "layer " + std::to_string(l) + " is \"sliding_attention\" but use_sliding_window is false: "
+                                       "Qwen2MoeConfig then sets sliding_window to 0, and transformers' mask would be undefined");
+                return;
+            }
+            spec.layers[static_cast<std::size_t>(l)].window = window;
+        }
+    } else if (use) {
+        r.fault("use_sliding_window", "true without layer_types: transformers' versions disagree on which layers slide "
+                                      "(from max_window_layers on in 4.4x, the even layers below it since); give layer_types");
+    }
+    read_qwen_experts(r, spec, {60, 4, 1408});
+    spec.experts.shared_d_ff = r.integer("shared_expert_intermediate_size", 1, 1 << 20, 5632);
+    spec.experts.shared_gate = true;  // Qwen2MoeSparseMoeBlock.shared_expert_gate
 }
 
 // Mixtral: Mistral's attention (every layer sliding when sliding_window is set), and in every
@@ -998,6 +1038,14 @@ const std::vector<Family>& families() {
                                         // the load-balancing loss of training
                                         "router_aux_loss_coef", "output_router_logits"})},
          read_qwen3_moe},
+        // Qwen2MoeAttention reads head_dim and qkv_bias; the shared expert's keys are its own
+        {"qwen2_moe", "Qwen2-MoE",
+         {joined(kDecoderHonoured, {"head_dim", "qkv_bias", "use_sliding_window", "sliding_window", "layer_types",
+                                    "num_experts", "num_local_experts", "num_experts_per_tok", "norm_topk_prob", "moe_intermediate_size",
+                                    "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers"}),
+          // max_window_layers: which layers slide without layer_types, refused there (read_qwen2_moe)
+          joined(kCommonInformational, {"max_position_embeddings", "max_window_layers", "router_aux_loss_coef", "output_router_logits"})},
+         read_qwen2_moe},
         // MixtralAttention is Mistral's: head_dim; router_jitter_noise multiplies the input in training only
         {"mixtral", "Mixtral",
          {joined(kDecoderHonoured, {"head_dim", "sliding_window", "num_local_experts", "num_experts_per_tok"}),

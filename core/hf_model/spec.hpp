@@ -22,6 +22,8 @@
 //   smollm3       SmolLM3ForCausalLM            Llama with NoPE layers: every fourth turns neither q nor k
 //   qwen3_moe     Qwen3MoeForCausalLM           Qwen3 with a mixture of experts in place of the MLP: a router,
 //                                               softmax, the top k experts, each a gated MLP of its own
+//   qwen2_moe     Qwen2MoeForCausalLM           Qwen2 with Qwen3-MoE's mixture, and beside it a shared expert on
+//                                               every token, scaled by σ(x·shared_expert_gate)
 //   mixtral       MixtralForCausalLM            Mistral with a mixture of experts in every layer, the kept
 //                                               weights always renormalised
 //   gpt_oss       GptOssForCausalLM             learned sinks, sliding and full layers alternating, YaRN,
@@ -46,6 +48,7 @@
 //         gated  (act(x·W_gate) ⊙ (x·W_up))·W_down
 //         mixture of experts  p = softmax(x·W_routerᵀ); K = the top k of p; y = Σ_{e∈K} w_e·gated_e(x),
 //                w_e = p_e (or p_e / Σ_K p with norm_topk_prob), summed in expert order;
+//                Qwen2-MoE then y += σ(x·gᵀ)·gated_shared(x), every token;
 //                gpt-oss: r = x·W_routerᵀ + b; K = the top k of r; w = softmax over K of r;
 //                gated_e(x) = ((clamp(u, ±L) + 1)·g·σ(α·g))·W_down + b_down, g = min(x·W_gate + b_gate, L)
 // Sinks (gpt-oss): row i's softmax over [s_i0 … s_in, sink_h], the sink's share dropped (rows sum below 1).
@@ -142,6 +145,10 @@ struct MixtureSpec {
     double swiglu_limit = 0;     // > 0: g = min(gate, L), u = clamp(up, −L, L), (u + 1)·g·σ(α·g)
     double swiglu_alpha = 1.702;
     bool mxfp4 = false;          // gpt-oss as published: the experts' weights stored as MXFP4 blocks and scales
+    // Qwen2-MoE: a shared expert on every token (a gated MLP of shared_d_ff), added after the
+    // routed ones, scaled by σ(x·shared_expert_gate) with shared_gate
+    int shared_d_ff = 0;         // shared_expert_intermediate_size; 0: none
+    bool shared_gate = false;
 };
 
 struct ModelSpec {

@@ -244,6 +244,13 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
                 r.linear(q_e + n.up + ".weight", eff, d, x.w_up);
                 r.linear(q_e + n.down + ".weight", d, eff, x.w_down);
             }
+            if (s.experts.shared_d_ff > 0) {  // Qwen2MoeSparseMoeBlock.shared_expert and shared_expert_gate
+                const std::int64_t sff = s.experts.shared_d_ff;
+                r.linear(p + "mlp.shared_expert.gate_proj.weight", sff, d, L.shared_expert.w_gate);
+                r.linear(p + "mlp.shared_expert.up_proj.weight", sff, d, L.shared_expert.w_up);
+                r.linear(p + "mlp.shared_expert.down_proj.weight", d, sff, L.shared_expert.w_down);
+                if (s.experts.shared_gate) r.linear(p + "mlp.shared_expert_gate.weight", 1, d, L.shared_gate);
+            }
             continue;
         }
         if (phi3) {
@@ -521,6 +528,12 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
             names.push_back({k + "w_gate", x + n.gate + ".weight.T"});
             names.push_back({k + "w_1", x + n.up + ".weight.T"});
             names.push_back({k + "w_2", x + n.down + ".weight.T"});
+        }
+        if (s.experts.shared_d_ff > 0) {
+            names.insert(names.end(), {{"block.moe.shared_weights.w_gate", m + "shared_expert.gate_proj.weight.T"},
+                                       {"block.moe.shared_weights.w_1", m + "shared_expert.up_proj.weight.T"},
+                                       {"block.moe.shared_weights.w_2", m + "shared_expert.down_proj.weight.T"}});
+            if (s.experts.shared_gate) names.push_back({"block.moe.shared_gate", m + "shared_expert_gate.weight.T"});
         }
         return names;
     }

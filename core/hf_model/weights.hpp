@@ -85,6 +85,8 @@ struct LayerWeights {
     SharedMatrix router;
     Vector router_bias;                // gpt-oss: mlp.router.bias (1 × E)
     std::vector<ExpertWeights> experts;
+    ExpertWeights shared_expert;       // Qwen2-MoE: mlp.shared_expert (experts.shared_d_ff wide)
+    SharedMatrix shared_gate;          // and mlp.shared_expert_gate (1 × d, used as its transpose (d × 1))
     Vector sinks;                      // with spec.sinks: self_attn.sinks (1 × H)
 };
 

@@ -33,6 +33,7 @@
 #include "session_file.hpp"
 #include "ui/classroom.hpp"
 #include "ui/panel_model.hpp"
+#include "explained.hpp"
 #include "ui_driver.hpp"
 
 using namespace attn;
@@ -975,6 +976,46 @@ TEST_CASE("Model view: a gpt-oss folder's Routing tab draws the router logits be
     for (Eigen::Index i = 0; i < routing.rows(); ++i) CHECK(routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
     // the sinks: a row of a head's weights sums to less than 1
     CHECK(m.pass.layers[0].head[0].weights.row(3).sum() < 0.999f);
+}
+
+TEST_CASE("Model view: a Qwen2-MoE folder's Routing tab draws the shared expert's gate beside the routing, and its tooltips add what it adds",
+          "[model-view][families]") {
+    testing::families::FamilyCheckpoint c = testing::families::qwen2_moe_checkpoint();
+    c.config["tie_word_embeddings"] = true;  // the head: the embedding of the tokenizer's 402 tokens
+    c.tensors.erase("lm_head.weight");
+    const std::string folder = write_family_model("attnlab-gui-qwen2-moe", c, "model.embed_tokens.weight", 16,
+                                                  "bytelevel-roberta-prefix-space.json", 402);
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
+    CHECK(m.model->family() == "Qwen2-MoE");
+    CHECK_THAT(ui.text("model.shape"), Catch::Matchers::Contains("(2 per token) on layers 1, 3") &&
+                                           Catch::Matchers::Contains("a shared expert on every token scaled by its gate"));
+    REQUIRE(ui.widget("model.tab.routing") != nullptr);
+    ui.click(ui.centre("model.tab.routing"));
+    ui.frame(2);
+    CHECK_THAT(ui.text("model.routing.how"), Catch::Matchers::Contains("a shared expert (width 20) runs on every token"));
+    REQUIRE(ui.heatmap("model.routing.block.router_probabilities") != nullptr);
+    REQUIRE(ui.heatmap("model.routing.block.routing") != nullptr);
+    REQUIRE(ui.heatmap("model.routing.block.shared_gate_values") != nullptr);
+    const BlockTrace& b = m.pass.layers[0].block;
+    REQUIRE(b.shared_gate_values.cols() == 1);
+    CHECK(b.shared_gate_values.rows() == b.routing.rows());
+    // the tooltips: the feed-forward output adds the shared expert to the routed sum; the gate and the expert write theirs out
+    CHECK_THAT(attn::testing::joined(ui::explain_cell(m.pass.layers[0], "block.ffn_output", 1, 5)), Catch::Matchers::Contains("+ the shared expert: "));
+    CHECK_THAT(attn::testing::joined(ui::explain_cell(m.pass.layers[0], "block.shared_gate_values", 1, 0)),
+               Catch::Matchers::Contains("\xCF\x83(") && Catch::Matchers::Contains("how much of the shared expert token 2 takes"));
+    CHECK_THAT(attn::testing::joined(ui::explain_cell(m.pass.layers[0], "block.shared_output", 1, 5)), Catch::Matchers::Contains("every token runs it"));
+    // Layer 1 opened in the pipeline: the scenario carries the shared expert, read in place, and the side bar says it
+    ui.click(ui.centre("model.tab.grid"));
+    ui.frame(2);
+    ui.click(ui.centre("model.map.1.1"));
+    ui.frame(2);
+    const MixtureOfExperts& opened = ui.window.shared.session.scenario.block.moe;
+    CHECK(opened.shared_d_ff == 20);
+    CHECK(opened.shared_gated);
+    REQUIRE(opened.shared.w_2.stored() != nullptr);  // the file's own bytes, not a widened copy
+    CHECK_THAT(ui.text("controls.moe_shared"), Catch::Matchers::Contains("a shared expert (width 20) on every token, scaled by its gate"));
+    CHECK(ui.window.shared.session.trace.block.shared_output.isApprox(m.pass.layers[0].block.shared_output, 1e-5f));
 }
 
 TEST_CASE("Model view: a Gemma 3 folder opens, its query heads grouped by their K/V head and its layers marked local or global", "[model-view][families]") {
