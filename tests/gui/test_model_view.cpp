@@ -871,6 +871,14 @@ std::string write_family_model(const std::string& name, testing::families::Famil
     return folder.string();
 }
 
+// `c` tied to an embedding of the byte-level tokenizer's 402 tokens (d_model 16), written as `name`:
+// the head is that embedding, whatever the fixture's own head.
+std::string write_tied_family_model(const std::string& name, testing::families::FamilyCheckpoint c) {
+    c.config["tie_word_embeddings"] = true;
+    c.tensors.erase("lm_head.weight");
+    return write_family_model(name, std::move(c), "model.embed_tokens.weight", 16, "bytelevel-roberta-prefix-space.json", 402);
+}
+
 // The model view of `folder` opened on "the cat sat on the mat", its pass landed.
 const ui::ModelViewState& opened_on_the_cat(UiDriver& ui, const std::string& folder) {
     ui.frame(2);
@@ -899,11 +907,7 @@ TEST_CASE("Model view: a SmolLM3 folder opens with its NoPE layer named in the g
 
 TEST_CASE("Model view: a Qwen3-MoE folder shows each mixture layer's routing, and an expert ablated in the opened layer recomputes the layers after it",
           "[model-view][families]") {
-    testing::families::FamilyCheckpoint c = testing::families::qwen3_moe_checkpoint();
-    c.config["tie_word_embeddings"] = true;  // the head: the embedding of the tokenizer's 402 tokens
-    c.tensors.erase("lm_head.weight");
-    const std::string folder = write_family_model("attnlab-gui-qwen3-moe", c, "model.embed_tokens.weight", 16,
-                                                  "bytelevel-roberta-prefix-space.json", 402);
+    const std::string folder = write_tied_family_model("attnlab-gui-qwen3-moe", testing::families::qwen3_moe_checkpoint());
     UiDriver ui(find_preset(default_preset_name())->scenario);
     const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
     CHECK(m.model->family() == "Qwen3-MoE");
@@ -953,11 +957,7 @@ TEST_CASE("Model view: a Qwen3-MoE folder shows each mixture layer's routing, an
 
 TEST_CASE("Model view: a gpt-oss folder's Routing tab draws the router logits beside the routing, as its router never forms a softmax over all experts",
           "[model-view][families]") {
-    testing::families::FamilyCheckpoint c = testing::families::gpt_oss_checkpoint();
-    c.config["tie_word_embeddings"] = true;  // the head: the embedding of the tokenizer's 402 tokens
-    c.tensors.erase("lm_head.weight");
-    const std::string folder = write_family_model("attnlab-gui-gpt-oss", c, "model.embed_tokens.weight", 16,
-                                                  "bytelevel-roberta-prefix-space.json", 402);
+    const std::string folder = write_tied_family_model("attnlab-gui-gpt-oss", testing::families::gpt_oss_checkpoint());
     UiDriver ui(find_preset(default_preset_name())->scenario);
     const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
     CHECK(m.model->family() == "gpt-oss");
@@ -980,11 +980,7 @@ TEST_CASE("Model view: a gpt-oss folder's Routing tab draws the router logits be
 
 TEST_CASE("Model view: a Qwen2-MoE folder's Routing tab draws the shared expert's gate beside the routing, and its tooltips add what it adds",
           "[model-view][families]") {
-    testing::families::FamilyCheckpoint c = testing::families::qwen2_moe_checkpoint();
-    c.config["tie_word_embeddings"] = true;  // the head: the embedding of the tokenizer's 402 tokens
-    c.tensors.erase("lm_head.weight");
-    const std::string folder = write_family_model("attnlab-gui-qwen2-moe", c, "model.embed_tokens.weight", 16,
-                                                  "bytelevel-roberta-prefix-space.json", 402);
+    const std::string folder = write_tied_family_model("attnlab-gui-qwen2-moe", testing::families::qwen2_moe_checkpoint());
     UiDriver ui(find_preset(default_preset_name())->scenario);
     const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
     CHECK(m.model->family() == "Qwen2-MoE");
