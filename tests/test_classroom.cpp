@@ -410,12 +410,12 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
     }
 }
 
-TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE and gpt-oss blocks, each step showing its change") {
+TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Qwen2-MoE and gpt-oss blocks, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/08-since-2017.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 19);
+    REQUIRE(l.steps.size() == 20);
     const Scenario y2017 = scenario_at_step(l, 0), gpt2 = scenario_at_step(l, 3), llama = scenario_at_step(l, 5),
                    gemma = scenario_at_step(l, 8), gemma3 = scenario_at_step(l, 11);
     // The same sentence throughout.
@@ -481,8 +481,20 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
         CHECK((moe.block.routing.row(i).array() > 0.0f).count() == 2);
         CHECK(moe.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
     }
+    // Qwen2-MoE: the same routing, not renormalised, and a shared expert every token takes a gated share of
+    const Trace shared = run(scenario_at_step(l, 18));
+    REQUIRE(shared.ok);
+    CHECK(shared.query_tokens == moe.query_tokens);
+    REQUIRE(shared.block.shared_gate_values.rows() == shared.n_queries);
+    CHECK(shared.block.shared_output.rows() == shared.n_queries);
+    for (Eigen::Index i = 0; i < shared.block.routing.rows(); ++i) {
+        CHECK((shared.block.routing.row(i).array() > 0.0f).count() == 2);
+        CHECK(shared.block.routing.row(i).sum() < 1.0f);
+        CHECK(shared.block.shared_gate_values(i, 0) > 0.0f);
+        CHECK(shared.block.shared_gate_values(i, 0) < 1.0f);
+    }
     // gpt-oss: sinks take a share of each row, a window of 4, YaRN, the top 2 logits softmaxed
-    const Trace oss = run(scenario_at_step(l, 18));
+    const Trace oss = run(scenario_at_step(l, 19));
     REQUIRE(oss.ok);
     CHECK(oss.query_tokens == moe.query_tokens);
     CHECK(oss.settings.rope.scaling == RopeScalingKind::Yarn);
