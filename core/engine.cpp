@@ -188,8 +188,7 @@ double full_trace_bytes(const Scenario& s) {
     if (b.residual || b.layer_norm || b.feed_forward) {
         const double d_ff = b.feed_forward ? (b.d_ff > 0 ? b.d_ff : 4.0 * d) : 0.0;
         floats += 8.0 * n_q * d;  // norms, residuals, output
-        if (b.moe.routed()) floats += 3.0 * n_q * b.moe.experts;        // the router's logits, probabilities and routing
-        if (b.moe.has_shared()) floats += n_q * (d + 1.0);               // the shared expert's output and gate
+        if (b.moe.routed()) floats += 3.0 * n_q * b.moe.experts + (b.moe.has_shared() ? n_q * (d + 1.0) : 0.0);  // router, routing; shared expert
         else floats += (b.gated ? 3.0 : 1.0) * n_q * d_ff;              // the hidden layer
     }
     return floats * sizeof(float) + n_q * n_k;  // and the visible mask, a byte a cell

@@ -376,6 +376,13 @@ TEST_CASE("a shared expert runs on every token beside the routed ones, scaled by
     REQUIRE(bare.ok);
     CHECK(bare.block.shared_output.size() == 0);
     CHECK(gap(t.block.ffn_output, add(rows_of(bare.block.ffn_output), shared)) < 1e-5);
+    // the trace's size estimate counts its output and gate, and a mixture forms no hidden layer of d_ff
+    const double n = static_cast<double>(t.n_queries);
+    CHECK(full_trace_bytes(s) - full_trace_bytes(without) == n * (8 + 1) * sizeof(float));  // (n × d) and (n × 1), gated or not
+    Scenario dense = without;
+    dense.block.moe = MixtureOfExperts{};
+    dense.block.w_1 = dense.block.w_2 = SharedMatrix();
+    CHECK(full_trace_bytes(dense) - full_trace_bytes(without) == n * (3.0 * 12 - 3.0 * 4) * sizeof(float));
     // the trace's settings keep its width and gate, not its weights
     CHECK(t.settings.block.moe.shared_d_ff == 20);
     CHECK(t.settings.block.moe.shared_gated == gated_shared);
