@@ -642,14 +642,12 @@ Preset block_qwen2_moe_preset() {
         "shared expert gate card), and its output is added after the routed experts' sum. DeepSeek-V3 and Llama 4 keep "
         "a shared expert too, without the gate. Here 4 experts of width 16, 2 kept (not renormalised, as "
         "Qwen1.5-MoE-A2.7B), and a shared expert of width 32. Random weights.";
-    p.scenario = block_llama_preset().scenario;
+    // Qwen3-MoE's block with Qwen2's attention (no QK-norm) and routing (not renormalised), and the shared expert
+    p.scenario = block_qwen3_moe_preset().scenario;
     Scenario& s = p.scenario;
     s.name = p.name;
-    s.rope.theta = 1000000.0f;
-    s.block.epsilon = 1e-6f;
-    s.block.d_ff = 16;
-    s.block.moe.experts = 4;
-    s.block.moe.top_k = 2;
+    s.qk_norm = false;
+    s.block.moe.normalize_top_k = false;
     s.block.moe.shared_d_ff = 32;
     s.block.moe.shared_gated = true;
     return p;
