@@ -150,7 +150,6 @@ Matrix apply_rotary(const Matrix& m, const RopeOptions& rope) {
     const std::vector<float> inv_freq = rope_inverse_frequencies(rope, static_cast<int>(m.cols()), static_cast<int>(m.rows()));
     Matrix out(m.rows(), m.cols());
     RowTurn turn;
-    turn.d = static_cast<int>(m.cols());
     turn.pairing = rope.pairing;
     for (Eigen::Index p = 0; p < m.rows(); ++p) {
         fill_turn(turn, inv_freq, static_cast<int>(p), rope.attention_factor);
@@ -165,7 +164,6 @@ Vector rotate_row(const Vector& row, int position, const RopeOptions& rope, int 
 
 RowTurn row_turn(const RopeOptions& rope, int d, int position, int length) {
     RowTurn turn;
-    turn.d = d;
     turn.default_rope = default_rope(rope);
     turn.pairing = turn.default_rope ? RopePairing::Interleaved : rope.pairing;
     if (turn.default_rope) {  // as rotate_row(row, position)

@@ -51,8 +51,7 @@ Vector rotate_row(const Vector& row, int position, const RopeOptions& rope, int 
 // One position's turn, its cos and sin computed once for every row turned to it (every head of
 // a decode step): rotate_row(row, turn) is rotate_row(row, position, rope, length), bit for bit.
 struct RowTurn {
-    std::vector<float> cos, sin;  // one of each a pair
-    int d = 0;                    // the row's width
+    std::vector<float> cos, sin;  // one of each a pair; dims past the pairs pass as they are
     bool default_rope = false;    // the default rotation (its table and its arithmetic)
     RopePairing pairing = RopePairing::Interleaved;
 };
