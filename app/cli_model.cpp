@@ -425,7 +425,11 @@ std::string format_layer_head(const Trace& t, int layer, int h) {
                                   : mask == MaskKind::SlidingWindow ? "sliding window of " + std::to_string(t.settings.window)
                                   : mask == MaskKind::None          ? "no mask: every token sees every token"
                                                                     : std::string(to_string(mask)) + " mask";
-    out << prefix << counted(t.n_queries, "token", "tokens") << ", d_k = " << t.d_k << ", scale 1/√" << t.d_k << ", " << mask_text << "\n\n";
+    // the scale as the trace used it: Gemma's query_pre_attn_scalar, DeepSeek-V3's × mscale² are not 1/√d_k
+    const std::string scale = has_custom_scale(t) ? "scale " + format_value(t.scale, 6) + " (not 1/√" + std::to_string(t.d_k) + ")"
+                                                  : "scale 1/√" + std::to_string(t.d_k);
+    out << prefix << counted(t.n_queries, "token", "tokens") << ", d_k = " << t.d_k << (t.d_v != t.d_k ? ", d_v = " + std::to_string(t.d_v) : "")
+        << ", " << scale << ", " << mask_text << "\n\n";
     out << format_head(t, h, prefix);
     if (t.has_block && t.settings.block.moe.routed()) {
         // A mixture of experts: each token's router probabilities, then the weights it kept.
@@ -434,7 +438,17 @@ std::string format_layer_head(const Trace& t, int layer, int h) {
         const std::vector<std::string> experts = numbered_columns(m.experts, "e");
         const std::string bias = m.router_bias.size() != 0 ? " + b_router" : "";
         const std::string top = layer_prefix + "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts);
-        if (m.router_kind == RouterKind::TopKThenSoftmax)  // gpt-oss: no softmax over all E; the logits choose
+        if (m.router_kind == RouterKind::SigmoidGrouped)  // DeepSeek-V3: σ scores, the choice in the best groups, scaled weights
+            out << format_matrix(layer_prefix + "router scores, σ(x·W_router)", t.block.router_probabilities, t.query_tokens, experts)
+                << "\n"
+                << format_matrix(layer_prefix + "router choice, σ + b_choice in the " + std::to_string(m.top_groups) + " best of " +
+                                     std::to_string(m.groups) + " groups",
+                                 t.block.router_choice, t.query_tokens, experts)
+                << "\n"
+                << format_matrix(top + " choices, their σ" + (m.normalize_top_k ? " renormalised" : "") + " × " +
+                                     format_value(m.routed_scale, 4),
+                                 t.block.routing, t.query_tokens, experts);
+        else if (m.router_kind == RouterKind::TopKThenSoftmax)  // gpt-oss: no softmax over all E; the logits choose
             out << format_matrix(layer_prefix + "router logits, x\xC2\xB7W_router" + bias, t.block.router_logits, t.query_tokens, experts) << "\n"
                 << format_matrix(top + " logits, softmax over those " + std::to_string(m.top_k), t.block.routing, t.query_tokens, experts);
         else

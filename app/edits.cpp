@@ -104,6 +104,12 @@ int key_count(const Scenario& s) {
 std::vector<int> head_choices(const Scenario& s) {
     // Grouped-query attention or a head width of its own: the weights' shapes fix the count.
     if (s.kv_heads > 0 || s.head_dim > 0) return {s.heads};
+    // Latent attention's heads need no division of d_model; its given weights fix the count.
+    if (s.latent.on()) {
+        const LatentAttention& l = s.latent;
+        if (l.w_q_b.size() != 0 || l.w_kv_b.size() != 0 || s.w_q.size() != 0 || s.w_o.size() != 0 || s.b_q.size() != 0) return {s.heads};
+        return {1, 2, 3, 4, 6, 8};
+    }
     int columns = s.d_model;
     if (s.input == InputMode::Direct) columns = static_cast<int>(s.q.cols());
     std::vector<int> choices;
@@ -125,6 +131,11 @@ namespace {
 bool set_vector_cell(const SetCell& e, Scenario& s) {
     const bool qk_norm = e.matrix == MatrixId::QNorm || e.matrix == MatrixId::KNorm;
     if (s.input != InputMode::Embeddings && e.matrix != MatrixId::BO && !qk_norm) return false;
+    const LatentAttention& latent = s.latent;
+    const bool latent_queries = e.matrix == MatrixId::LatentBQA || e.matrix == MatrixId::LatentQNorm;
+    if ((e.matrix == MatrixId::LatentBQA || e.matrix == MatrixId::LatentBKVA || latent_queries || e.matrix == MatrixId::LatentKVNorm) &&
+        (!latent.on() || (latent_queries && latent.q_rank == 0)))
+        return false;
     const int d_ff = s.block.d_ff > 0 ? s.block.d_ff : 4 * s.d_model;
     Vector* target = nullptr;
     int length = s.d_model;
@@ -148,6 +159,10 @@ bool set_vector_cell(const SetCell& e, Scenario& s) {
         case MatrixId::BetaPostAttention: target = &s.block.norm_post_attention.beta; break;
         case MatrixId::GammaPostFeedForward: target = &s.block.norm_post_feed_forward.gamma; fill = identity_gamma; break;
         case MatrixId::BetaPostFeedForward: target = &s.block.norm_post_feed_forward.beta; break;
+        case MatrixId::LatentBQA: target = &s.latent.b_q_a; length = latent.q_rank; break;
+        case MatrixId::LatentBKVA: target = &s.latent.b_kv_a; length = latent.kv_rank + latent.rope_dim; break;
+        case MatrixId::LatentQNorm: target = &s.latent.q_a_norm; length = latent.q_rank; fill = 1.0f; break;
+        case MatrixId::LatentKVNorm: target = &s.latent.kv_a_norm; length = latent.kv_rank; fill = 1.0f; break;
         case MatrixId::QNorm:
         case MatrixId::KNorm:
             // One number per dimension of a head, shared by every head (over the whole projection, one per
@@ -196,7 +211,27 @@ bool set_cell(const SetCell& e, Scenario& s) {
         case MatrixId::GammaPostFeedForward:
         case MatrixId::BetaPostFeedForward:
         case MatrixId::QNorm:
-        case MatrixId::KNorm: return set_vector_cell(e, s);
+        case MatrixId::KNorm:
+        case MatrixId::LatentBQA:
+        case MatrixId::LatentBKVA:
+        case MatrixId::LatentQNorm:
+        case MatrixId::LatentKVNorm: return set_vector_cell(e, s);
+        case MatrixId::LatentWQA:
+        case MatrixId::LatentWQB:
+        case MatrixId::LatentWKVA:
+        case MatrixId::LatentWKVB: {
+            const bool queries = e.matrix == MatrixId::LatentWQA || e.matrix == MatrixId::LatentWQB;
+            if (s.input != InputMode::Embeddings || !s.latent.on() || (queries && s.latent.q_rank == 0)) return false;
+            const LatentWeight which = e.matrix == MatrixId::LatentWQA ? LatentWeight::QA : e.matrix == MatrixId::LatentWQB ? LatentWeight::QB
+                                     : e.matrix == MatrixId::LatentWKVA ? LatentWeight::KVA : LatentWeight::KVB;
+            weight = which == LatentWeight::QA ? &s.latent.w_q_a : which == LatentWeight::QB ? &s.latent.w_q_b
+                   : which == LatentWeight::KVA ? &s.latent.w_kv_a : &s.latent.w_kv_b;
+            if (weight->size() == 0) {  // the seeded one the engine uses (engine.cpp's latent_weight)
+                *weight = latent_weight(s, which);
+                materialised = true;
+            }
+            break;
+        }
         case MatrixId::W1:
         case MatrixId::W2:
         case MatrixId::WGate: {
@@ -241,7 +276,7 @@ bool set_cell(const SetCell& e, Scenario& s) {
                 if (s.input != InputMode::Embeddings) return false;  // direct mode without W_O
                 // W_Q (d_model × H·d_k), W_K and W_V (d_model × H_kv·d_k), W_O (H·d_k × d_model)
                 const int d_k = head_dim_of(s), query_width = s.heads * d_k, kv_width = kv_heads_of(s) * d_k;
-                const int rows = which == 3 ? query_width : s.d_model;
+                const int rows = which == 3 ? s.heads * value_dim_of(s) : s.d_model;  // W_O reads H·d_v
                 const int cols = which == 0 ? query_width : which == 3 ? s.d_model : kv_width;
                 *weight = resolved_weight(*weight, rows, cols, s.seed, which);
                 materialised = true;
@@ -535,12 +570,48 @@ bool apply(const Edit& edit, Scenario& s) {
                 m.normalize_top_k = e.normalize_top_k;
                 m.ablated = e.ablated;
                 return true;
+            } else if constexpr (std::is_same_v<E, SetLatent>) {
+                const LatentAttention& l = s.latent;
+                if (s.input != InputMode::Embeddings || s.attention != AttentionKind::Self) return false;
+                if (e.kv_rank < 0 || e.q_rank < 0 || e.nope_dim < 0 || e.rope_dim < 0 || e.rope_dim % 2 != 0 ||
+                    (e.kv_rank > 0 && (e.v_dim < 1 || e.nope_dim + e.rope_dim < 1)) || e.kv_rank > 4096 || e.q_rank > 4096 ||
+                    e.nope_dim > 4096 || e.rope_dim > 4096 || e.v_dim > 4096)
+                    return false;
+                if (e.kv_rank == 0 && !l.on()) return false;
+                if (e.kv_rank == l.kv_rank && e.q_rank == l.q_rank && e.nope_dim == l.nope_dim && e.rope_dim == l.rope_dim && e.v_dim == l.v_dim)
+                    return false;
+                const int d_k_before = head_dim_of(s), d_v_before = value_dim_of(s), q_rank_before = l.q_rank;
+                LatentAttention next;
+                if (e.kv_rank > 0) {
+                    next.kv_rank = e.kv_rank, next.q_rank = e.q_rank, next.nope_dim = e.nope_dim, next.rope_dim = e.rope_dim, next.v_dim = e.v_dim;
+                    const bool same_sizes = l.on() && l.kv_rank == e.kv_rank && l.q_rank == e.q_rank && l.nope_dim == e.nope_dim &&
+                                            l.rope_dim == e.rope_dim && l.v_dim == e.v_dim;
+                    if (same_sizes) next = l;
+                    s.w_k = s.w_v = Matrix();  // the latent makes K and V
+                    s.b_k = s.b_v = Vector();
+                    s.kv_heads = 0;
+                    s.head_dim = 0;
+                    s.qk_norm = false;
+                    s.q_norm = s.k_norm = Vector();
+                }
+                s.latent = std::move(next);
+                // what no longer fits is seeded again: W_Q and b_q (another width, or the low-rank path), W_O (H·d_v rows)
+                if (head_dim_of(s) != d_k_before || s.latent.q_rank > 0 || q_rank_before > 0) {
+                    s.w_q = Matrix();
+                    s.b_q = Vector();
+                }
+                if (value_dim_of(s) != d_v_before) s.w_o = Matrix();
+                if (s.positional == PositionalEncoding::Rotary) s.rope.rotary_dims = 0;
+                return true;
             } else if constexpr (std::is_same_v<E, SetSeed>) {
+                const LatentAttention& l = s.latent;
                 const bool had_weights = s.w_q.size() || s.w_k.size() || s.w_v.size() ||
-                                         (s.input == InputMode::Embeddings && s.w_o.size());
+                                         (s.input == InputMode::Embeddings && s.w_o.size()) || l.w_q_a.size() || l.w_q_b.size() ||
+                                         l.w_kv_a.size() || l.w_kv_b.size();
                 if (s.seed == e.seed && !had_weights) return false;
                 s.seed = e.seed;
                 s.w_q = s.w_k = s.w_v = Matrix();  // seeded again from the new seed
+                s.latent.w_q_a = s.latent.w_q_b = s.latent.w_kv_a = s.latent.w_kv_b = Matrix();
                 if (s.input == InputMode::Embeddings) s.w_o = Matrix();
                 return true;
             } else if constexpr (std::is_same_v<E, ReplaceScenario>) {
@@ -583,6 +654,7 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetBlock>) return e.on ? "turn the block on" : "turn the block off";
             else if constexpr (std::is_same_v<E, SetBlockDesign>) return "change the block's design";
             else if constexpr (std::is_same_v<E, SetMixture>) return std::string("change the experts' routing");
+            else if constexpr (std::is_same_v<E, SetLatent>) return e.kv_rank == 0 ? std::string("turn latent attention off") : "set latent attention's sizes";
             else if constexpr (std::is_same_v<E, SetSeed>) return "set the seed to " + std::to_string(e.seed);
             else return "replace the scenario";
         },

@@ -70,14 +70,20 @@ struct SetMixture {
     bool normalize_top_k = false;
     std::vector<int> ablated;
 };
-struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_O
+// Latent attention's sizes (kv_rank 0: off; scenario.hpp's LatentAttention), for embeddings and
+// self-attention. A change of size drops what no longer fits, to be seeded again at the new sizes:
+// the latent's weights, W_Q and b_q (with q_rank, or when d_k changes) and W_O (its H·d_v rows);
+// turned on, W_K, W_V, their biases, head_dim, kv_heads and QK-norm go (the latent makes K and V).
+struct SetLatent { int kv_rank = 0; int q_rank = 0; int nope_dim = 0; int rope_dim = 0; int v_dim = 0; };
+struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_O and the latent's weights
 // navigation: a lesson step being shown, not an edit: it is not undone, and the undo
 // history starts again from it (undo never mixes one step's scenario with another's text).
 struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
                           SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap, SetRope,
-                          SetQKNorm, SetSinks, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetSeed, ReplaceScenario>;
+                          SetQKNorm, SetSinks, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetLatent, SetSeed,
+                          ReplaceScenario>;
 
 // Applies one edit. Returns true when the scenario changed; false (scenario untouched)
 // when the edit does not fit it (a cell out of range, a head count that does not divide).

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <new>
 #include <numeric>
 #include <sstream>
@@ -84,6 +85,25 @@ void check_experts(std::vector<std::string>& errors, const Scenario& s) {
     check_vector(errors, "block b_router", m.router_bias, m.experts);
     if (m.router_kind == RouterKind::TopKThenSoftmax && m.normalize_top_k)
         errors.push_back("block moe: normalize_top_k with a top-k-then-softmax router would change nothing (its weights sum to 1)");
+    if (m.router_kind == RouterKind::SigmoidGrouped) {
+        check_vector(errors, "block moe choice_bias", m.choice_bias, m.experts);
+        if (m.router_bias.size() != 0)
+            errors.push_back("block moe: a sigmoid-grouped router has no bias on its logits (its choice_bias is added to the scores): "
+                             "router_bias would be ignored");
+        if (m.groups < 1 || m.experts % m.groups != 0 || m.experts / m.groups < 2)
+            errors.push_back("block moe.groups is " + std::to_string(m.groups) + ": the " + std::to_string(m.experts) +
+                             " experts must split into groups of at least 2 (a group's score is its 2 best experts)");
+        else if (m.top_groups < 1 || m.top_groups > m.groups)
+            errors.push_back("block moe.top_groups is " + std::to_string(m.top_groups) + ": expected 1 to groups = " + std::to_string(m.groups));
+        else if (m.top_k > m.top_groups * (m.experts / m.groups))
+            errors.push_back("block moe.top_k is " + std::to_string(m.top_k) + ", more than the " + std::to_string(m.top_groups * (m.experts / m.groups)) +
+                             " experts of the kept groups");
+        if (!std::isfinite(m.routed_scale) || !(m.routed_scale > 0.0f))
+            errors.push_back("block moe.routed_scale is " + std::to_string(m.routed_scale) + ": expected a number above 0 (2.5 in DeepSeek-V3)");
+    } else if (m.choice_bias.size() != 0 || m.groups != 1 || m.top_groups != 1 || m.routed_scale != 1.0f) {
+        errors.push_back("block moe: choice_bias, groups, top_groups and routed_scale belong to the sigmoid-grouped router (DeepSeek-V3): "
+                         "with this router they would be ignored");
+    }
     if (!std::isfinite(m.swiglu_limit) || m.swiglu_limit < 0.0f)
         errors.push_back("block moe.swiglu_limit is " + std::to_string(m.swiglu_limit) + ": expected a number above 0 (7 in gpt-oss), or 0 for none");
     else if (m.swiglu_limit > 0.0f && !std::isfinite(m.swiglu_alpha))
@@ -140,6 +160,75 @@ void check_experts(std::vector<std::string>& errors, const Scenario& s) {
     }
 }
 
+// Latent attention (scenario.hpp's LatentAttention): its sizes and weights, and the settings it
+// takes the place of, which would be ignored.
+void check_latent(std::vector<std::string>& errors, const Scenario& s) {
+    const LatentAttention& l = s.latent;
+    if (!l.on()) {
+        if (l.kv_rank < 0) errors.push_back("latent kv_rank is " + std::to_string(l.kv_rank) + ": expected 0 (off) or more");
+        else if (l.q_rank != 0 || l.nope_dim != 0 || l.rope_dim != 0 || l.v_dim != 0 || l.w_q_a.size() != 0 || l.w_q_b.size() != 0 ||
+                 l.w_kv_a.size() != 0 || l.w_kv_b.size() != 0 || l.b_q_a.size() != 0 || l.b_kv_a.size() != 0 || l.q_a_norm.size() != 0 ||
+                 l.kv_a_norm.size() != 0)
+            errors.push_back("latent attention's sizes or weights are given without its kv_rank (0: off): they would be ignored");
+        return;
+    }
+    const auto in_range = [&](const char* key, int value, int low) {
+        if (value < low || value > kMaxDModel) {
+            errors.push_back(std::string("latent ") + key + " is " + std::to_string(value) + ": expected " + std::to_string(low) + " to " +
+                             std::to_string(kMaxDModel));
+            return false;
+        }
+        return true;
+    };
+    bool sizes = true;
+    for (const auto& [key, value, low] : {std::tuple{"kv_rank", l.kv_rank, 1}, std::tuple{"q_rank", l.q_rank, 0},
+                                          std::tuple{"nope_dim", l.nope_dim, 0}, std::tuple{"rope_dim", l.rope_dim, 0},
+                                          std::tuple{"v_dim", l.v_dim, 1}})
+        if (!in_range(key, value, low)) sizes = false;
+    if (sizes && l.rope_dim % 2 != 0) {
+        errors.push_back("latent rope_dim is " + std::to_string(l.rope_dim) + ": RoPE turns dimensions in pairs, expected an even number");
+        sizes = false;
+    }
+    if (sizes && l.nope_dim + l.rope_dim < 1) {
+        errors.push_back("latent nope_dim and rope_dim are both 0: a query and a key need at least one dimension");
+        sizes = false;
+    }
+    if (s.attention != AttentionKind::Self)
+        errors.push_back("latent attention compresses one sequence into its keys and values: it is self-attention only, not cross-attention");
+    if (s.head_dim != 0)
+        errors.push_back("head_dim is given, but latent attention's d_k is nope_dim + rope_dim and its d_v is v_dim: leave head_dim out");
+    if (s.kv_heads != 0 && s.kv_heads != s.heads)
+        errors.push_back("kv_heads is " + std::to_string(s.kv_heads) + ", but latent attention gives every query head its own K and V "
+                         "from the one latent: leave kv_heads out");
+    for (const auto& [name, given] : {std::pair{"W_K", s.w_k.size() != 0}, std::pair{"W_V", s.w_v.size() != 0},
+                                      std::pair{"b_k", s.b_k.size() != 0}, std::pair{"b_v", s.b_v.size() != 0}})
+        if (given) errors.push_back(std::string(name) + " is given, but latent attention makes K and V from its latent: it would be ignored");
+    if (s.qk_norm) errors.push_back("QK-norm with latent attention: no model has both, and which of q and k's parts it would norm is not defined");
+    if (l.q_rank > 0 && (s.w_q.size() != 0 || s.b_q.size() != 0))
+        errors.push_back("W_Q or b_q is given, but with q_rank the queries come from W_q_a and W_q_b: it would be ignored");
+    if (l.q_rank == 0 && (l.w_q_a.size() != 0 || l.w_q_b.size() != 0 || l.b_q_a.size() != 0 || l.q_a_norm.size() != 0))
+        errors.push_back("latent W_q_a, W_q_b, b_q_a or the q norm's γ is given without q_rank: the queries are x·W_Q, so they would be ignored");
+    if (!sizes || s.heads < 1) return;
+    const int heads = s.heads, d_qk = l.nope_dim + l.rope_dim;
+    check_shape(errors, "latent W_q_a", l.w_q_a, s.d_model, l.q_rank);
+    check_shape(errors, "latent W_q_b", l.w_q_b, l.q_rank, heads * d_qk);
+    check_shape(errors, "latent W_kv_a", l.w_kv_a, s.d_model, l.kv_rank + l.rope_dim);
+    check_shape(errors, "latent W_kv_b", l.w_kv_b, l.kv_rank, heads * (l.nope_dim + l.v_dim));
+    check_vector(errors, "latent b_q_a", l.b_q_a, l.q_rank);
+    check_vector(errors, "latent b_kv_a", l.b_kv_a, l.kv_rank + l.rope_dim);
+    check_vector(errors, "latent q norm gamma", l.q_a_norm, l.q_rank);
+    check_vector(errors, "latent kv norm gamma", l.kv_a_norm, l.kv_rank);
+    // Seeded weights are drawn again on every run: at most 2^26 numbers of them.
+    const double seeded = (l.w_kv_a.size() == 0 ? static_cast<double>(s.d_model) * (l.kv_rank + l.rope_dim) : 0.0) +
+                          (l.w_kv_b.size() == 0 ? static_cast<double>(l.kv_rank) * heads * (l.nope_dim + l.v_dim) : 0.0) +
+                          (l.q_rank > 0 && l.w_q_b.size() == 0 ? static_cast<double>(l.q_rank) * heads * d_qk : 0.0);
+    if (seeded > static_cast<double>(1 << 26))
+        errors.push_back("latent attention's seeded weights would draw " + std::to_string(static_cast<long long>(seeded / 1e6)) +
+                         " million numbers on every run (at most 67 million): give its weights, or smaller ranks");
+    if (!(s.block.epsilon > 0.0f) || !std::isfinite(s.block.epsilon))
+        errors.push_back("block epsilon is " + std::to_string(s.block.epsilon) + ": latent attention's RMSNorms need a small positive number such as 1e-6");
+}
+
 void check_block(std::vector<std::string>& errors, const Scenario& s) {
     const BlockOptions& b = s.block;
     const int d_ff = b.d_ff > 0 ? b.d_ff : 4 * s.d_model;
@@ -177,18 +266,23 @@ double full_trace_bytes(const Scenario& s) {
     const double d = s.d_model, heads = std::max(1, s.heads), d_k = head_dim_of(s);
     // Each head (HeadTrace): q, k, v and the output; QK-norm's and RoPE's earlier q and k; the
     // (n_q × n_k) maps: scores, scaled, masked, weights, and ALiBi's bias and the capped scores.
-    double per_head = (2.0 * n_q + 2.0 * n_k) * d_k;
+    const double d_v = value_dim_of(s);
+    double per_head = (n_q + n_k) * d_k + (n_q + n_k) * d_v;
     if (s.qk_norm) per_head += 2.0 * (n_q + n_k) * d_k;
     if (s.positional == PositionalEncoding::Rotary) per_head += (n_q + n_k) * d_k;
     const double maps = 4.0 + (s.positional == PositionalEncoding::ALiBi ? 1.0 : 0.0) + (s.softcap > 0.0f ? 1.0 : 0.0);
     per_head += maps * n_q * n_k;
     // The trace: X, PE, X + PE (and the source's), the concatenation and the output.
-    double floats = heads * per_head + 3.0 * (n_q + (n_k != n_q ? n_k : 0.0)) * d + n_q * heads * d_k + n_q * d;
+    double floats = heads * per_head + 3.0 * (n_q + (n_k != n_q ? n_k : 0.0)) * d + n_q * heads * d_v + n_q * d;
+    if (s.latent.on()) {  // its steps: the queries' low-rank path, c and k_rope, ĉ, the turned k_rope, the expansion
+        const LatentAttention& l = s.latent;
+        floats += n_q * (2.0 * l.q_rank + 2.0 * l.kv_rank + 2.0 * l.rope_dim + heads * (l.nope_dim + l.v_dim));
+    }
     const BlockOptions& b = s.block;
     if (b.residual || b.layer_norm || b.feed_forward) {
         const double d_ff = b.feed_forward ? (b.d_ff > 0 ? b.d_ff : 4.0 * d) : 0.0;
         floats += 8.0 * n_q * d;  // norms, residuals, output
-        if (b.moe.routed()) floats += 3.0 * n_q * b.moe.experts + (b.moe.has_shared() ? n_q * (d + 1.0) : 0.0);  // router, routing; shared expert
+        if (b.moe.routed()) floats += (b.moe.router_kind == RouterKind::SigmoidGrouped ? 4.0 : 3.0) * n_q * b.moe.experts + (b.moe.has_shared() ? n_q * (d + 1.0) : 0.0);  // router, routing; shared expert
         else floats += (b.gated ? 3.0 : 1.0) * n_q * d_ff;              // the hidden layer
     }
     return floats * sizeof(float) + n_q * n_k;  // and the visible mask, a byte a cell
@@ -218,14 +312,17 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
                              " heads: each head needs d_k = d_model / heads columns (or give head_dim)");
         check_sequence(errors, "target", s.target, s.d_model);
         if (s.attention == AttentionKind::Cross) check_sequence(errors, "source", s.source, s.d_model);
-        const int d_k = head_dim_of(s), heads = std::max(1, s.heads), kv = std::max(1, kv_heads_of(s));
+        const int d_k = head_dim_of(s), d_v = value_dim_of(s), heads = std::max(1, s.heads), kv = std::max(1, kv_heads_of(s));
+        check_latent(errors, s);
         check_shape(errors, "W_Q", s.w_q, s.d_model, heads * d_k);
-        check_shape(errors, "W_K", s.w_k, s.d_model, kv * d_k);
-        check_shape(errors, "W_V", s.w_v, s.d_model, kv * d_k);
-        check_shape(errors, "W_O", s.w_o, heads * d_k, s.d_model);
+        if (!s.latent.on()) {
+            check_shape(errors, "W_K", s.w_k, s.d_model, kv * d_k);
+            check_shape(errors, "W_V", s.w_v, s.d_model, kv * d_k);
+            check_vector(errors, "b_k", s.b_k, kv * d_k);
+            check_vector(errors, "b_v", s.b_v, kv * d_k);
+        }
+        check_shape(errors, "W_O", s.w_o, heads * d_v, s.d_model);
         check_vector(errors, "b_q", s.b_q, heads * d_k);
-        check_vector(errors, "b_k", s.b_k, kv * d_k);
-        check_vector(errors, "b_v", s.b_v, kv * d_k);
         check_vector(errors, "b_o", s.b_o, s.d_model);
         check_block(errors, s);
         n_q = sequence_length(s.target);
@@ -237,6 +334,8 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
         }
         if (s.head_dim != 0)
             errors.push_back("head_dim is given, but direct Q, K, V say d_k themselves (Q's columns / heads): leave it out");
+        if (s.latent.kv_rank != 0)
+            errors.push_back("latent attention needs embeddings: it makes K and V from X, and direct input gives them as they are");
         const int heads = std::max(1, s.heads), kv = std::max(1, kv_heads_of(s));
         if (s.heads >= 1 && s.q.cols() % heads != 0)
             errors.push_back("q has " + std::to_string(s.q.cols()) + " columns: not divisible by " + std::to_string(s.heads) + " heads");
@@ -275,7 +374,14 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
         errors.push_back("a score scale of " + std::to_string(s.score_scale) + " is given but scaling is off: turn scaling on, or set the scale to 0");
     if (s.positional == PositionalEncoding::Rotary) {
         const RopeOptions& r = s.rope;
-        const int d_k = s.input == InputMode::Direct ? (s.heads > 0 ? static_cast<int>(s.q.cols()) / s.heads : 0) : head_dim_of(s);
+        // Latent attention turns its d_rope dims, all of them.
+        const bool latent = s.input == InputMode::Embeddings && s.latent.on();
+        const int d_k = s.input == InputMode::Direct ? (s.heads > 0 ? static_cast<int>(s.q.cols()) / s.heads : 0)
+                        : latent                     ? s.latent.rope_dim
+                                                     : head_dim_of(s);
+        if (latent && r.rotary_dims != 0)
+            errors.push_back("RoPE turns " + std::to_string(r.rotary_dims) + " dimensions, but latent attention turns its rope_dim = " +
+                             std::to_string(s.latent.rope_dim) + " dimensions, all of them: leave rotary_dims at 0");
         if (!std::isfinite(r.theta) || r.theta <= 1.0f)
             errors.push_back("RoPE's base θ is " + std::to_string(r.theta) + ": expected a number above 1 (10000 in most models)");
         if (r.rotary_dims < 0 || r.rotary_dims % 2 != 0 || r.rotary_dims > d_k)
@@ -354,6 +460,18 @@ Matrix resolved_embeddings(const Sequence& seq, int d_model) {
 SharedMatrix resolved_weight(const SharedMatrix& given, int rows, int cols, std::uint64_t seed, int which) {
     if (given.size() != 0) return given;  // shared, not copied
     return xavier_uniform(rows, cols, seed * 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(which) * 7919u + 17u);
+}
+
+SharedMatrix latent_weight(const Scenario& s, LatentWeight which) {
+    const LatentAttention& l = s.latent;
+    const int d_qk = l.nope_dim + l.rope_dim;
+    switch (which) {
+        case LatentWeight::QA: return resolved_weight(l.w_q_a, s.d_model, l.q_rank, s.seed, 40);
+        case LatentWeight::QB: return resolved_weight(l.w_q_b, l.q_rank, s.heads * d_qk, s.seed, 41);
+        case LatentWeight::KVA: return resolved_weight(l.w_kv_a, s.d_model, l.kv_rank + l.rope_dim, s.seed, 42);
+        case LatentWeight::KVB: return resolved_weight(l.w_kv_b, l.kv_rank, s.heads * (l.nope_dim + l.v_dim), s.seed, 43);
+    }
+    return SharedMatrix();
 }
 
 Matrix layer_norm(const Matrix& x, float epsilon, const LayerNormParams& params) {
@@ -479,8 +597,15 @@ void head_inputs(const Scenario& s, const Trace& t, const Matrix& q_all, const M
             head.q_unrotated = head.q;
             head.k_unrotated = head.k;
         }
-        head.q = apply_rotary(head.q, s.rope);  // turn each pair of row p by p·θ_i (a text of n tokens)
-        head.k = apply_rotary(head.k, s.rope);
+        if (s.input == InputMode::Embeddings && s.latent.on()) {
+            // Latent attention turns the last d_rope dims only: q's own, and the k_rope every head shares
+            const int d_rope = s.latent.rope_dim;
+            head.q.rightCols(d_rope) = apply_rotary(head.q.rightCols(d_rope), s.rope);
+            head.k.rightCols(d_rope) = t.latent.k_rope;
+        } else {
+            head.q = apply_rotary(head.q, s.rope);  // turn each pair of row p by p·θ_i (a text of n tokens)
+            head.k = apply_rotary(head.k, s.rope);
+        }
     }
     head.alibi_slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, t.heads) : 0.0f;
     head.sink = head_sink(s, h);  // −∞: no sink
@@ -655,6 +780,35 @@ void expert_forward(const MixtureOfExperts& m, Activation activation, const Expe
 }
 
 // The mixture of experts (scenario.hpp's MixtureOfExperts) on what the feed-forward reads (n × d_model).
+// DeepSeek-V3's choice (scenario.hpp's MixtureOfExperts, SigmoidGrouped) from each token's σ scores
+// (n × E): σ + b_choice in the top_groups best groups (a group's score: its 2 largest), 0 elsewhere.
+Matrix grouped_choice(const MixtureOfExperts& m, const Matrix& scores) {
+    const int experts = static_cast<int>(scores.cols()), size = experts / m.groups;
+    Matrix choice = scores;
+    if (m.choice_bias.size() != 0) choice.rowwise() += m.choice_bias;
+    std::vector<float> group_score(static_cast<size_t>(m.groups));
+    std::vector<int> group_order(static_cast<size_t>(m.groups));
+    for (Eigen::Index i = 0; i < choice.rows(); ++i) {
+        for (int g = 0; g < m.groups; ++g) {
+            float first = -std::numeric_limits<float>::infinity(), second = first;
+            for (int e = g * size; e < (g + 1) * size; ++e) {
+                const float c = choice(i, e);
+                if (c > first) second = first, first = c;
+                else if (c > second) second = c;
+            }
+            group_score[static_cast<size_t>(g)] = first + second;
+        }
+        std::iota(group_order.begin(), group_order.end(), 0);
+        const auto rank = [&](int g) {  // a NaN group last
+            const float v = group_score[static_cast<size_t>(g)];
+            return std::isnan(v) ? -std::numeric_limits<float>::infinity() : v;
+        };
+        std::stable_sort(group_order.begin(), group_order.end(), [&](int a, int c) { return rank(a) > rank(c); });
+        for (int r = m.top_groups; r < m.groups; ++r) choice.row(i).segment(group_order[static_cast<size_t>(r)] * size, size).setZero();
+    }
+    return choice;
+}
+
 void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_order) {
     const auto kernel = [any_order](ProductKernel k) { return any_order ? ProductKernel::any_order : k; };
     const MixtureOfExperts& m = s.block.moe;
@@ -665,12 +819,18 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
     product_into(x, b.router, b.router_logits, kernel(ProductKernel::row_major));  // (n, d_model)·(d_model, E) → (n, E)
     if (m.router_bias.size() != 0) b.router_logits.rowwise() += m.router_bias;      // gpt-oss: F.linear(x, W, b)
     const bool softmax_first = m.router_kind == RouterKind::SoftmaxThenTopK;
+    const bool grouped = m.router_kind == RouterKind::SigmoidGrouped;
     // Softmax first (Qwen3-MoE, Mixtral): each row sums to 1 and the top k are chosen from it.
     // Top-k first (gpt-oss): the top k logits are chosen and softmax runs over those k only;
     // there is no probability over all E to show.
+    // Sigmoid, grouped (DeepSeek-V3): each expert's σ; the choice ranks σ + b_choice in the best groups.
+    b.router_choice.resize(0, 0);
     if (softmax_first) b.router_probabilities = softmax_rows(b.router_logits, SoftmaxKind::Stable);
-    else b.router_probabilities.resize(0, 0);
-    const Matrix& ranked = softmax_first ? b.router_probabilities : b.router_logits;
+    else if (grouped) {
+        b.router_probabilities = b.router_logits.unaryExpr([](float r) { return 1.0f / (1.0f + std::exp(-r)); });  // σ, float32
+        b.router_choice = grouped_choice(m, b.router_probabilities);
+    } else b.router_probabilities.resize(0, 0);
+    const Matrix& ranked = softmax_first ? b.router_probabilities : grouped ? b.router_choice : b.router_logits;
     // Each token's kept experts: the top_k largest, ties to the smaller expert.
     b.routing = Matrix::Zero(n, experts);
     std::vector<std::vector<Eigen::Index>> tokens_of(static_cast<size_t>(experts));
@@ -682,7 +842,15 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
         std::partial_sort(order.begin(), order.begin() + m.top_k, order.end(), [&p](int a, int c) {
             return p(a) > p(c) || (p(a) == p(c) && a < c) || (std::isnan(p(c)) && !std::isnan(p(a)));
         });
-        if (softmax_first) {
+        if (grouped) {
+            // the kept experts' σ (not the choice's), renormalised or not, then scaled
+            float kept = 0.0f;
+            for (int r = 0; r < m.top_k; ++r) kept += b.router_probabilities(i, order[static_cast<size_t>(r)]);
+            for (int r = 0; r < m.top_k; ++r) {
+                const float score = b.router_probabilities(i, order[static_cast<size_t>(r)]);
+                top[static_cast<size_t>(r)] = (m.normalize_top_k ? score / (kept + 1e-20f) : score) * m.routed_scale;
+            }
+        } else if (softmax_first) {
             float kept = 0.0f;  // Σ of the kept probabilities, largest first (torch's sum over topk's values)
             for (int r = 0; r < m.top_k; ++r) kept += p(order[static_cast<size_t>(r)]);
             for (int r = 0; r < m.top_k; ++r) {
@@ -826,6 +994,55 @@ Matrix repeat_kv_heads(const Matrix& per_kv_head, int kv_heads, int group, int w
     return out;
 }
 
+namespace {
+
+// Latent attention's projections (scenario.hpp's LatentAttention) from what the projections read
+// (n × d_model): every step into t.latent, and each head's q, k and v side by side as the usual
+// projections are, k's last d_rope dims the shared k_rope, not yet turned (head_inputs turns them).
+void latent_projections(const Scenario& s, const Matrix& x, Trace& t, Matrix& q_all, Matrix& k_all, Matrix& v_all) {
+    const LatentAttention& l = s.latent;
+    LatentTrace& lt = t.latent;
+    const int heads = s.heads, n = static_cast<int>(x.rows()), d_qk = l.nope_dim + l.rope_dim, d_kv = l.nope_dim + l.v_dim;
+    if (l.q_rank > 0) {
+        lt.w_q_a = latent_weight(s, LatentWeight::QA);
+        lt.w_q_b = latent_weight(s, LatentWeight::QB);
+        note_non_finite(t, "W_q_a", lt.w_q_a);
+        note_non_finite(t, "W_q_b", lt.w_q_b);
+        lt.b_q_a = as_row(l.b_q_a);
+        lt.q_a_norm = l.q_a_norm.size() != 0 ? as_row(l.q_a_norm) : Matrix::Ones(1, l.q_rank);
+        product_into(x, lt.w_q_a, lt.q_compressed);  // (n, d_model)·(d_model, r_q) → (n, r_q)
+        if (l.b_q_a.size() != 0) lt.q_compressed.rowwise() += l.b_q_a;
+        lt.q_latent = rms_norm(lt.q_compressed, s.block.epsilon, lt.q_a_norm.row(0));  // RMSNorm over r_q, ⊙γ_q
+        product_into(lt.q_latent, lt.w_q_b, q_all);  // (n, r_q)·(r_q, H·d_qk) → (n, H·d_qk)
+    } else {
+        t.w_q = resolved_weight(s.w_q, s.d_model, heads * d_qk, s.seed, 0);
+        note_non_finite(t, "W_Q", t.w_q);
+        product_into(x, t.w_q, q_all);  // (n, d_model)·(d_model, H·d_qk) → (n, H·d_qk)
+        if (s.b_q.size() != 0) q_all.rowwise() += s.b_q;
+    }
+    lt.w_kv_a = latent_weight(s, LatentWeight::KVA);
+    lt.w_kv_b = latent_weight(s, LatentWeight::KVB);
+    note_non_finite(t, "W_kv_a", lt.w_kv_a);
+    note_non_finite(t, "W_kv_b", lt.w_kv_b);
+    lt.b_kv_a = as_row(l.b_kv_a);
+    lt.kv_a_norm = l.kv_a_norm.size() != 0 ? as_row(l.kv_a_norm) : Matrix::Ones(1, l.kv_rank);
+    product_into(x, lt.w_kv_a, lt.compressed);  // (n, d_model)·(d_model, r_kv + d_rope) → (n, r_kv + d_rope)
+    if (l.b_kv_a.size() != 0) lt.compressed.rowwise() += l.b_kv_a;
+    lt.latent = rms_norm(lt.compressed.leftCols(l.kv_rank), s.block.epsilon, lt.kv_a_norm.row(0));  // ĉ: RMSNorm(c)⊙γ_kv
+    lt.k_rope = lt.compressed.rightCols(l.rope_dim);
+    if (s.positional == PositionalEncoding::Rotary && l.rope_dim > 0) lt.k_rope = apply_rotary(lt.k_rope, s.rope);
+    product_into(lt.latent, lt.w_kv_b, lt.expanded);  // (n, r_kv)·(r_kv, H·(d_nope + d_v)) → (n, H·(d_nope + d_v))
+    k_all.resize(n, static_cast<Eigen::Index>(heads) * d_qk);
+    v_all.resize(n, static_cast<Eigen::Index>(heads) * l.v_dim);
+    for (int h = 0; h < heads; ++h) {
+        k_all.middleCols(h * d_qk, l.nope_dim) = lt.expanded.middleCols(h * d_kv, l.nope_dim);              // k_nope,h
+        k_all.middleCols(h * d_qk + l.nope_dim, l.rope_dim) = lt.compressed.rightCols(l.rope_dim);       // k_rope, every head
+        v_all.middleCols(h * l.v_dim, l.v_dim) = lt.expanded.middleCols(h * d_kv + l.nope_dim, l.v_dim);  // v_h
+    }
+}
+
+}  // namespace
+
 void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, Matrix& v_all) {
     t.heads = s.heads;
     TraceSettings& settings = t.settings;
@@ -845,6 +1062,13 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.qk_norm_plus_one = s.qk_norm_plus_one;
     settings.qk_norm_whole = s.qk_norm_whole;
     settings.sinks = s.sinks.size() != 0;
+    settings.latent = LatentAttention{};  // its sizes; its weights are the trace's own
+    settings.latent.kv_rank = s.latent.kv_rank;
+    settings.latent.q_rank = s.latent.q_rank;
+    settings.latent.nope_dim = s.latent.nope_dim;
+    settings.latent.rope_dim = s.latent.rope_dim;
+    settings.latent.v_dim = s.latent.v_dim;
+    t.latent = LatentTrace{};
     settings.softmax = s.softmax;
     settings.heads = s.heads;
     settings.block = BlockOptions{};  // the switches; the weights are the trace's own
@@ -891,28 +1115,33 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         const Matrix& keys_from = cross ? t.source_x_pe : queries_from;
         t.n_keys = static_cast<int>(keys_from.rows());
         t.key_tokens = cross ? labels_or_numbers(s.source.tokens, t.n_keys, "s") : t.query_tokens;
-        const int d_k = head_dim_of(s), kv = kv_heads_of(s);
-        t.w_q = resolved_weight(s.w_q, s.d_model, s.heads * d_k, s.seed, 0);
-        t.w_k = resolved_weight(s.w_k, s.d_model, kv * d_k, s.seed, 1);
-        t.w_v = resolved_weight(s.w_v, s.d_model, kv * d_k, s.seed, 2);
-        t.w_o = resolved_weight(s.w_o, s.heads * d_k, s.d_model, s.seed, 3);
+        const int d_k = head_dim_of(s), d_v = value_dim_of(s), kv = kv_heads_of(s);
+        t.w_o = resolved_weight(s.w_o, s.heads * d_v, s.d_model, s.seed, 3);
         t.b_o = as_row(s.b_o);
         note_non_finite(t, "X", t.x);
         if (cross) note_non_finite(t, "source X", t.source_x);
-        note_non_finite(t, "W_Q", t.w_q);
-        note_non_finite(t, "W_K", t.w_k);
-        note_non_finite(t, "W_V", t.w_v);
-        note_non_finite(t, "W_O", t.w_o);
-        product_into(queries_from, t.w_q, q_all);  // (n_q, d_model)·(d_model, H·d_k) → (n_q, H·d_k)
-        product_into(keys_from, t.w_k, k_all);     // (n_k, d_model)·(d_model, H_kv·d_k) → (n_k, H_kv·d_k)
-        product_into(keys_from, t.w_v, v_all);     // (n_k, d_model)·(d_model, H_kv·d_v) → (n_k, H_kv·d_v)
         t.b_q = as_row(s.b_q);
-        t.b_k = as_row(s.b_k);
-        t.b_v = as_row(s.b_v);
-        if (s.b_q.size() != 0) q_all.rowwise() += s.b_q;  // + b_q
-        if (s.b_k.size() != 0) k_all.rowwise() += s.b_k;
-        if (s.b_v.size() != 0) v_all.rowwise() += s.b_v;
-        t.d_k = t.d_v = d_k;
+        if (s.latent.on()) {
+            latent_projections(s, queries_from, t, q_all, k_all, v_all);
+        } else {
+            t.w_q = resolved_weight(s.w_q, s.d_model, s.heads * d_k, s.seed, 0);
+            t.w_k = resolved_weight(s.w_k, s.d_model, kv * d_k, s.seed, 1);
+            t.w_v = resolved_weight(s.w_v, s.d_model, kv * d_k, s.seed, 2);
+            note_non_finite(t, "W_Q", t.w_q);
+            note_non_finite(t, "W_K", t.w_k);
+            note_non_finite(t, "W_V", t.w_v);
+            product_into(queries_from, t.w_q, q_all);  // (n_q, d_model)·(d_model, H·d_k) → (n_q, H·d_k)
+            product_into(keys_from, t.w_k, k_all);     // (n_k, d_model)·(d_model, H_kv·d_k) → (n_k, H_kv·d_k)
+            product_into(keys_from, t.w_v, v_all);     // (n_k, d_model)·(d_model, H_kv·d_v) → (n_k, H_kv·d_v)
+            t.b_k = as_row(s.b_k);
+            t.b_v = as_row(s.b_v);
+            if (s.b_q.size() != 0) q_all.rowwise() += s.b_q;  // + b_q
+            if (s.b_k.size() != 0) k_all.rowwise() += s.b_k;
+            if (s.b_v.size() != 0) v_all.rowwise() += s.b_v;
+        }
+        note_non_finite(t, "W_O", t.w_o);
+        t.d_k = d_k;
+        t.d_v = d_v;
     } else {
         q_all = s.q;
         k_all = s.k;

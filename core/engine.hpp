@@ -61,6 +61,10 @@ std::optional<std::vector<PooledWeights>> repool_weights(const Scenario& scenari
 // embeddings and seeded weights. The UI calls this before the first in-place edit.
 Matrix resolved_embeddings(const Sequence& sequence, int d_model);
 SharedMatrix resolved_weight(const SharedMatrix& given, int rows, int cols, std::uint64_t seed, int which);
+// Latent attention's weights as the engine uses them: the scenario's, or seeded at their shape
+// (scenario.hpp's LatentAttention).
+enum class LatentWeight { QA, QB, KVA, KVB };
+SharedMatrix latent_weight(const Scenario& scenario, LatentWeight which);
 
 // [SECTION] Pieces shared by the backends (the GPU backend prepares and finishes a trace
 // with these and computes only the attention itself on the device).

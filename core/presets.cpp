@@ -301,6 +301,31 @@ Preset sinks_preset() {
     return p;
 }
 
+Preset latent_attention_preset() {
+    Preset p;
+    p.name = "latent-attention";
+    p.title = "Multi-head latent attention: every head's keys and values from one small latent a token (DeepSeek-V2, V3)";
+    p.description =
+        "DeepSeek-V2 and V3 keep a cache far smaller than their heads need. Each token is compressed to one latent c "
+        "(W_kv_a, then RMSNorm: ĉ), and every head's key and value are expanded from it (W_kv_b). RoPE cannot pass "
+        "through that expansion, so a small rotary key k_rope, made beside c, is the same in every head: each head's "
+        "k is [k_nope | RoPE(k_rope)], its q [q_nope | RoPE(q_rope)], and q·k adds a content part and a position "
+        "part. A cache keeps only ĉ and k_rope. Here 4 heads of dₖ = 6 and d_v = 3 from a latent of 4 and a rotary "
+        "key of 2: 6 numbers a token instead of 36 (the latent card says so); DeepSeek-V3 keeps 512 + 64 = 576 "
+        "instead of 128 × (192 + 128) = 40960. Queries take a low-rank path too (W_q_a, RMSNorm, W_q_b), to "
+        "save weights, not cache. Random weights.";
+    p.scenario = sentence(p.name, "the cat sat on the mat", 8, 4, PositionalEncoding::Rotary);
+    Scenario& s = p.scenario;
+    s.mask = MaskKind::Causal;
+    s.latent.kv_rank = 4;
+    s.latent.q_rank = 6;
+    s.latent.nope_dim = 4;
+    s.latent.rope_dim = 2;
+    s.latent.v_dim = 3;
+    s.block.epsilon = 1e-6f;  // the latent's RMSNorms
+    return p;
+}
+
 Preset first_token_sink_preset() {
     Preset p;
     p.name = "first-token-sink";
@@ -653,6 +678,45 @@ Preset block_qwen2_moe_preset() {
     return p;
 }
 
+Preset block_deepseek_v3_preset() {
+    Preset p;
+    p.name = "block-deepseek-v3";
+    p.title = "DeepSeek-V3's block: latent attention, and a router that picks groups of experts first";
+    p.description =
+        "DeepSeek-V3 (2024) keeps its cache small with multi-head latent attention: each token's keys and values are "
+        "expanded from one compressed latent ĉ (the latent card says how much smaller than 4 heads' K and V), and a "
+        "rotary key k_rope is shared by every head. Its feed-forward is a mixture whose router scores each expert by a "
+        "sigmoid, not a softmax; the experts are in groups, a token first keeps its best groups (a group's score: its "
+        "2 best experts), then its top k experts in them. A bias b_choice, adjusted in training to balance the experts' "
+        "load, steers the choice but never the weights: the kept sigmoids, renormalised, × 2.5. A shared expert "
+        "runs on every token, without a gate. Here 8 experts in 4 groups, 2 groups kept, 2 experts. RoPE pairs (2i, "
+        "2i+1) (rope_interleave). Random weights.";
+    p.scenario = block_llama_preset().scenario;
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.kv_heads = 0;  // every head its own K and V, from the latent
+    s.rope.pairing = RopePairing::Interleaved;
+    s.rope.theta = 10000.0f;
+    s.latent.kv_rank = 8;
+    s.latent.q_rank = 12;
+    s.latent.nope_dim = 4;
+    s.latent.rope_dim = 2;
+    s.latent.v_dim = 4;
+    s.block.epsilon = 1e-6f;
+    s.block.d_ff = 8;  // each expert's width
+    MixtureOfExperts& m = s.block.moe;
+    m.experts = 8;
+    m.top_k = 2;
+    m.router_kind = RouterKind::SigmoidGrouped;
+    m.normalize_top_k = true;
+    m.groups = 4;
+    m.top_groups = 2;
+    m.routed_scale = 2.5f;
+    m.choice_bias = rows({{0.10f, -0.20f, 0.05f, 0.0f, 0.30f, -0.10f, 0.0f, 0.15f}}).row(0);
+    m.shared_d_ff = 8;  // one shared expert, moe_intermediate_size wide
+    return p;
+}
+
 Preset block_gpt_oss_preset() {
     Preset p;
     p.name = "block-gpt-oss";
@@ -734,9 +798,11 @@ std::vector<Preset> make_presets() {
     all.push_back(block_qwen3_moe_preset());
     all.push_back(block_qwen2_moe_preset());
     all.push_back(block_gpt_oss_preset());
+    all.push_back(block_deepseek_v3_preset());
     all.push_back(first_token_sink_preset());
     all.push_back(qk_norm_preset());
     all.push_back(sinks_preset());
+    all.push_back(latent_attention_preset());
     all.push_back(long_preset());
     all.push_back(rms_norm_preset());
     all.push_back(swiglu_preset());

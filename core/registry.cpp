@@ -119,7 +119,46 @@ std::string rope_words(const Trace& t) {
     return scaling.empty() ? words : words + ", " + scaling;
 }
 
+bool latent(const Trace& t) { return t.settings.latent.on(); }
+bool latent_queries(const Trace& t) { return latent(t) && t.settings.latent.q_rank > 0; }
+
+// What a cache of this layer keeps a token, beside multi-head attention's K and V:
+// "a cache keeps r_kv + d_rope = 6 numbers a token; multi-head attention's K and V: 2·H·d_k = 24".
+std::string latent_cache_words(const Trace& t) {
+    const LatentAttention& l = t.settings.latent;
+    const long long latent_numbers = l.kv_rank + l.rope_dim;
+    const long long mha = static_cast<long long>(t.heads) * (t.d_k + t.d_v);
+    return "a cache keeps r_kv + d_rope = " + std::to_string(latent_numbers) + " numbers a token; multi-head attention's K and V: H" + kDot +
+           "(d_k + d_v) = " + std::to_string(mha) + " (" + number(static_cast<double>(mha) / static_cast<double>(latent_numbers), 1) + kTimes + ")";
+}
+
+// Latent attention's Q, K and V of a head: where each part comes from.
+std::string latent_projection_title(const Trace& t, int h, char letter) {
+    const bool rope = t.settings.positional == PositionalEncoding::Rotary;
+    const std::string turned = rope ? "RoPE(" : "", closed = rope ? ")" : "";
+    if (letter == 'Q')
+        return prefix(t, h) + "Q = [q_nope | " + turned + "q_rope" + closed + "], q = " +
+               (latent_queries(t) ? "RMSNorm(" + projection_input(t) + kDot + "W_q_a)" + kDot + "W_q_b" : projection_input(t) + kDot + "W_Q");
+    if (letter == 'K') return prefix(t, h) + "K = [ĉ" + kDot + "W_kv_b (k_nope) | " + turned + "k_rope" + closed + ", every head's]";
+    return prefix(t, h) + "V = ĉ" + kDot + "W_kv_b (its v columns)";
+}
+std::string latent_projection_shape(const Trace& t, int h, char letter) {
+    const HeadTrace* head = head_of(t, h);
+    if (head == nullptr) return {};
+    const LatentAttention& l = t.settings.latent;
+    const std::string n = std::to_string(t.n_queries);
+    if (letter == 'V')
+        return "(" + n + kTimes + std::to_string(l.kv_rank) + ")" + kDot + "(" + std::to_string(l.kv_rank) + kTimes + std::to_string(l.v_dim) +
+               ") " + kArrow + " " + dims(head->v);
+    const std::string rope_part = std::to_string(l.rope_dim) + " rotary";
+    if (letter == 'Q')
+        return dims(head->q) + ": " + std::to_string(l.nope_dim) + " without RoPE, " + rope_part + " of this head's own";
+    return dims(head->k) + ": " + std::to_string(l.nope_dim) + " from the latent, " + rope_part + " shared by all " +
+           std::to_string(t.heads) + " heads";
+}
+
 std::string projection_title(const Trace& t, int h, const char* letter, const Matrix& bias) {
+    if (latent(t)) return latent_projection_title(t, h, letter[0]);
     const std::string shared = letter[0] == 'Q' ? std::string() : kv_note(t, h);
     if (t.settings.input == InputMode::Direct) return prefix(t, h) + letter + shared + " (given)";
     std::string title = prefix(t, h) + letter + shared + " = " + projection_input(t) + kDot + "W_" + letter;
@@ -130,6 +169,7 @@ std::string projection_title(const Trace& t, int h, const char* letter, const Ma
 }
 
 std::string projection_shape(const Trace& t, int h, bool keys, int width) {
+    if (latent(t)) return latent_projection_shape(t, h, keys ? 'K' : 'Q');
     const HeadTrace* head = head_of(t, h);
     if (head == nullptr) return {};
     const Matrix& m = keys ? head->k : head->q;
@@ -146,6 +186,7 @@ Column fixed_biases(const Trace&) { return Column::Biases; }
 Column fixed_unrotated(const Trace&) { return Column::Unrotated; }
 Column fixed_before_qk_norm(const Trace&) { return Column::BeforeQKNorm; }
 Column fixed_qk_norm(const Trace&) { return Column::QKNorm; }
+Column fixed_latent(const Trace&) { return Column::Latent; }
 // QK-norm's weights: shared by every head (d_k of them), or over the whole projection (OLMo 2),
 // one per head and dimension.
 std::string qk_norm_weight_title(const Trace& t, const char* w) {
@@ -184,6 +225,7 @@ const Matrix& held(const Matrix& m) { return m; }
 #define TRACE_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &held(t.field); }
 #define HEAD_GET(field) [](const Trace&, const HeadTrace* h) -> const Matrix* { return h ? &h->field : nullptr; }
 #define SHAPE_OF(field) [](const Trace& t, int) { return dims(t.field); }
+#define LATENT_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &held(t.latent.field); }
 #define BLOCK_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.field : nullptr; }
 // A norm's γ or β: only where the block normalises.
 #define NORM_GET(field) \
@@ -239,6 +281,70 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace&, int) { return std::string("b_k"); }, SHAPE_OF(b_k), fixed_biases});
     r.push_back({"b_v", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::BV, "b_v", Ar::Plain, TRACE_GET(b_v),
                  [](const Trace&, int) { return std::string("b_v"); }, SHAPE_OF(b_v), fixed_biases});
+    // Latent attention: its weights, the queries' low-rank path, the compressed latent and the
+    // rotary key every head shares, and the expansion into each head's k_nope and v.
+    r.push_back({"latent.w_q_a", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::LatentWQA, "W_q_a", Ar::LatentParameter,
+                 LATENT_GET(w_q_a), [](const Trace&, int) { return std::string("W_q_a  queries down to r_q"); }, SHAPE_OF(latent.w_q_a),
+                 fixed_weights});
+    r.push_back({"latent.w_q_b", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::LatentWQB, "W_q_b", Ar::LatentParameter,
+                 LATENT_GET(w_q_b), [](const Trace&, int) { return std::string("W_q_b  r_q up to every head's q"); },
+                 SHAPE_OF(latent.w_q_b), fixed_weights});
+    r.push_back({"latent.w_kv_a", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::LatentWKVA, "W_kv_a", Ar::LatentParameter,
+                 LATENT_GET(w_kv_a), [](const Trace&, int) { return std::string("W_kv_a  down to [c | k_rope]"); },
+                 SHAPE_OF(latent.w_kv_a), fixed_weights});
+    r.push_back({"latent.w_kv_b", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::LatentWKVB, "W_kv_b", Ar::LatentParameter,
+                 LATENT_GET(w_kv_b), [](const Trace&, int) { return std::string("W_kv_b  ĉ up to every head's [k_nope | v]"); },
+                 SHAPE_OF(latent.w_kv_b), fixed_weights});
+    r.push_back({"latent.b_q_a", false, Stage::Projections, A::Hidden, A::Hidden, V::Signed, E::LatentBQA, "b_q_a", Ar::LatentParameter,
+                 LATENT_GET(b_q_a), [](const Trace&, int) { return std::string("b_q_a"); }, SHAPE_OF(latent.b_q_a), fixed_biases});
+    r.push_back({"latent.b_kv_a", false, Stage::Projections, A::Hidden, A::Hidden, V::Signed, E::LatentBKVA, "b_kv_a", Ar::LatentParameter,
+                 LATENT_GET(b_kv_a), [](const Trace&, int) { return std::string("b_kv_a"); }, SHAPE_OF(latent.b_kv_a), fixed_biases});
+    r.push_back({"latent.q_compressed", false, Stage::Projections, A::Query, A::Hidden, V::Signed, E::None, "queries compressed",
+                 Ar::LatentDown, LATENT_GET(q_compressed),
+                 [](const Trace& t, int) { return projection_input(t) + kDot + "W_q_a" + (t.latent.b_q_a.size() ? " + b_q_a" : "") + "  queries compressed"; },
+                 [](const Trace& t, int) { return product(attention_input(t), t.latent.w_q_a, t.latent.q_compressed); }, fixed_latent});
+    r.push_back({"latent.q_a_norm", false, Stage::Projections, A::Hidden, A::Hidden, V::Signed, E::LatentQNorm, "latent q norm γ",
+                 Ar::LatentParameter, LATENT_GET(q_a_norm), [](const Trace&, int) { return std::string("γ_q"); },
+                 SHAPE_OF(latent.q_a_norm), fixed_latent});
+    r.push_back({"latent.q_latent", false, Stage::Projections, A::Query, A::Hidden, V::Signed, E::None, "queries' latent", Ar::LatentNorm,
+                 LATENT_GET(q_latent), [](const Trace&, int) { return std::string("RMSNorm(q compressed)·γ_q: what W_q_b reads"); },
+                 [](const Trace& t, int) { return dims(t.latent.q_latent) + ", each row over its r_q = " + std::to_string(t.settings.latent.q_rank); },
+                 fixed_latent});
+    r.push_back({"latent.compressed", false, Stage::Projections, A::Query, A::Hidden, V::Signed, E::None, "[c | k_rope]", Ar::LatentDown,
+                 LATENT_GET(compressed),
+                 [](const Trace& t, int) {
+                     return "[c | k_rope] = " + projection_input(t) + kDot + "W_kv_a" + (t.latent.b_kv_a.size() ? " + b_kv_a" : "");
+                 },
+                 [](const Trace& t, int) {
+                     return product(attention_input(t), t.latent.w_kv_a, t.latent.compressed) + ": " + std::to_string(t.settings.latent.kv_rank) +
+                            " of c, " + std::to_string(t.settings.latent.rope_dim) + " of k_rope";
+                 },
+                 fixed_latent});
+    r.push_back({"latent.kv_a_norm", false, Stage::Projections, A::Hidden, A::Hidden, V::Signed, E::LatentKVNorm, "latent norm γ",
+                 Ar::LatentParameter, LATENT_GET(kv_a_norm), [](const Trace&, int) { return std::string("γ_kv"); },
+                 SHAPE_OF(latent.kv_a_norm), fixed_latent});
+    r.push_back({"latent.latent", false, Stage::Projections, A::Query, A::Hidden, V::Signed, E::None, "latent ĉ", Ar::LatentNorm,
+                 LATENT_GET(latent),
+                 [](const Trace&, int) { return std::string("ĉ = RMSNorm(c)·γ_kv  the latent a cache keeps"); },
+                 [](const Trace& t, int) { return dims(t.latent.latent) + "; " + latent_cache_words(t); }, fixed_latent});
+    r.push_back({"latent.k_rope", false, Stage::Projections, A::Query, A::Hidden, V::Signed, E::None, "k_rope", Ar::LatentRopeKey,
+                 LATENT_GET(k_rope),
+                 [](const Trace& t, int) {
+                     return std::string(t.settings.positional == PositionalEncoding::Rotary ? "RoPE(k_rope)" : "k_rope (no RoPE)") +
+                            ": one rotary key for every head";
+                 },
+                 [](const Trace& t, int) {
+                     std::string shape = dims(t.latent.k_rope);
+                     if (t.settings.positional == PositionalEncoding::Rotary) shape += ", " + rope_words(t);
+                     return shape;
+                 },
+                 fixed_latent, [](const Trace& t) { return t.settings.latent.rope_dim > 0; }});
+    r.push_back({"latent.expanded", false, Stage::Projections, A::Query, A::Hidden, V::Signed, E::None, "latent expanded", Ar::LatentUp,
+                 LATENT_GET(expanded),
+                 [](const Trace&, int) { return std::string("ĉ") + kDot + "W_kv_b  every head's [k_nope | v]"; },
+                 [](const Trace& t, int) { return product(t.latent.latent, t.latent.w_kv_b, t.latent.expanded); }, fixed_latent,
+                 // exported, not drawn: each head's K (its first d_nope columns) and V cards are its slices
+                 [](const Trace&) { return false; }});
     // QK-norm: each head's q and k as projected, the weights shared by every head, and the
     // rows after RMSNorm (what RoPE then rotates).
     r.push_back({"q_before_norm", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::None, "Q before QK-norm", Ar::QueryBeforeNorm,
@@ -297,6 +403,7 @@ std::vector<MatrixEntry> build_registry() {
                      const HeadTrace* head = head_of(t, h);
                      if (!head) return std::string();
                      if (t.settings.input == InputMode::Direct) return dims(head->v);
+                     if (latent(t)) return latent_projection_shape(t, h, 'V');
                      const Matrix& input = cross(t) ? t.source_x_pe : attention_input(t);
                      return paren(input) + kDot + "(" + std::to_string(input.cols()) + kTimes + std::to_string(t.d_v) + ") " +
                             kArrow + " " + dims(head->v);
@@ -522,8 +629,20 @@ std::vector<MatrixEntry> build_registry() {
     r.push_back({"block.router_probabilities", false, Stage::Block, A::Query, A::Expert, V::Weights, E::None, "router probabilities",
                  // empty, so no card, with a top-k-then-softmax router (gpt-oss): it forms no softmax over all E
                  Ar::RouterProbability, BLOCK_GET(router_probabilities),
-                 [](const Trace&, int) { return std::string("softmax(router logits): each row sums to 1"); },
+                 [](const Trace& t, int) {
+                     if (t.settings.block.moe.router_kind == RouterKind::SigmoidGrouped)
+                         return std::string("σ(router logits): each expert's score on its own, the weights come from these");
+                     return std::string("softmax(router logits): each row sums to 1");
+                 },
                  SHAPE_OF(block.router_probabilities), fixed_router});
+    r.push_back({"block.router_choice", false, Stage::Block, A::Query, A::Expert, V::Signed, E::None, "router choice", Ar::RouterChoice,
+                 BLOCK_GET(router_choice),
+                 [](const Trace& t, int) {
+                     const MixtureOfExperts& m = t.settings.block.moe;
+                     return "choice = σ + b_choice in the " + std::to_string(m.top_groups) + " best of " + std::to_string(m.groups) +
+                            " groups, 0 elsewhere: what the top " + std::to_string(m.top_k) + " is picked from";
+                 },
+                 SHAPE_OF(block.router_choice), fixed_router});
     r.push_back({"block.routing", false, Stage::Block, A::Query, A::Expert, V::Weights, E::None, "routing", Ar::Routing,
                  BLOCK_GET(routing),
                  [](const Trace& t, int) {
@@ -531,6 +650,9 @@ std::vector<MatrixEntry> build_registry() {
                      if (m.router_kind == RouterKind::TopKThenSoftmax)
                          return "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) +
                                 " logits, softmax over those " + std::to_string(m.top_k);
+                     if (m.router_kind == RouterKind::SigmoidGrouped)
+                         return "routing: each token's top " + std::to_string(m.top_k) + " choices, their σ" +
+                                (m.normalize_top_k ? " renormalised to sum 1" : "") + " " + kTimes + " " + format_value(m.routed_scale, 3);
                      return "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) + " experts" +
                             (m.normalize_top_k ? ", renormalised to sum 1" : ", their probabilities as they are");
                  },
@@ -598,6 +720,7 @@ std::vector<MatrixEntry> build_registry() {
 #undef SHAPE_OF
 #undef BLOCK_GET
 #undef NORM_GET
+#undef LATENT_GET
 
 }  // namespace
 
@@ -633,6 +756,14 @@ const char* to_string(Editable e) {
         case Editable::QNorm: return "QK-norm weight of q";
         case Editable::KNorm: return "QK-norm weight of k";
         case Editable::Router: return "W_router";
+        case Editable::LatentWQA: return "W_q_a";
+        case Editable::LatentWQB: return "W_q_b";
+        case Editable::LatentWKVA: return "W_kv_a";
+        case Editable::LatentWKVB: return "W_kv_b";
+        case Editable::LatentBQA: return "b_q_a";
+        case Editable::LatentBKVA: return "b_kv_a";
+        case Editable::LatentQNorm: return "latent q norm gamma";
+        case Editable::LatentKVNorm: return "latent kv norm gamma";
     }
     return "?";
 }
@@ -685,6 +816,7 @@ const char* column_label(Column column) {
         case Column::AttentionInput: return "norm 1";
         case Column::Weights: return "W_Q W_K W_V";
         case Column::Biases: return "biases";
+        case Column::Latent: return "latent";
         case Column::BeforeQKNorm: return "before QK-norm";
         case Column::QKNorm: return "QK-norm";
         case Column::Unrotated: return "before RoPE";
@@ -736,7 +868,8 @@ bool is_vector(const MatrixEntry& entry) {
         case Editable::BQ: case Editable::BK: case Editable::BV: case Editable::BO: case Editable::B1: case Editable::B2:
         case Editable::Gamma1: case Editable::Beta1: case Editable::Gamma2: case Editable::Beta2:
         case Editable::GammaPostAttention: case Editable::BetaPostAttention: case Editable::GammaPostFeedForward:
-        case Editable::BetaPostFeedForward: case Editable::QNorm: case Editable::KNorm: return true;
+        case Editable::BetaPostFeedForward: case Editable::QNorm: case Editable::KNorm: case Editable::LatentBQA:
+        case Editable::LatentBKVA: case Editable::LatentQNorm: case Editable::LatentKVNorm: return true;
         default: return false;
     }
 }
@@ -744,7 +877,8 @@ bool is_vector(const MatrixEntry& entry) {
 bool is_weight(const MatrixEntry& entry) {
     switch (entry.edit) {
         case Editable::WQ: case Editable::WK: case Editable::WV: case Editable::WO:
-        case Editable::W1: case Editable::W2: case Editable::WGate: case Editable::Router: return true;
+        case Editable::W1: case Editable::W2: case Editable::WGate: case Editable::Router: case Editable::LatentWQA:
+        case Editable::LatentWQB: case Editable::LatentWKVA: case Editable::LatentWKVB: return true;
         default: return false;
     }
 }
@@ -759,6 +893,10 @@ const SharedMatrix* weight_of(const Trace& t, const MatrixEntry& entry) {
         case Editable::W2: return t.has_block ? &t.block.w_2 : nullptr;
         case Editable::WGate: return t.has_block ? &t.block.w_gate : nullptr;
         case Editable::Router: return t.has_block ? &t.block.router : nullptr;
+        case Editable::LatentWQA: return &t.latent.w_q_a;
+        case Editable::LatentWQB: return &t.latent.w_q_b;
+        case Editable::LatentWKVA: return &t.latent.w_kv_a;
+        case Editable::LatentWKVB: return &t.latent.w_kv_b;
         default: return nullptr;
     }
 }

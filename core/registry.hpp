@@ -30,6 +30,9 @@ enum class Editable {
     WGate, GammaPostAttention, BetaPostAttention, GammaPostFeedForward, BetaPostFeedForward,
     QNorm, KNorm,  // QK-norm's weights, one (1 × d_k) vector each for q and k
     Router,        // a mixture of experts' W_router (d_model × E)
+    // Latent attention's weights (scenario.hpp's LatentAttention): W_q_a, W_q_b, W_kv_a, W_kv_b,
+    // its biases b_q_a, b_kv_a and its norms' γ_q, γ_kv
+    LatentWQA, LatentWQB, LatentWKVA, LatentWKVB, LatentBQA, LatentBKVA, LatentQNorm, LatentKVNorm,
 };
 const char* to_string(Editable editable);
 
@@ -49,13 +52,16 @@ enum class Arithmetic {
     Residual, Norm1, Norm2, PostAttentionNorm, PostFeedForwardNorm,
     FeedForwardHidden, Gate, UpProjection, GateProduct, FeedForwardOutput, Residual2, BlockOutput,
     RouterLogit, RouterProbability, Routing, // a mixture of experts: x·W_router, its softmax, the kept top-k
+    RouterChoice,                            // DeepSeek-V3's: σ + b_choice in the kept groups
     SharedGate, SharedExpertOutput,          // its shared expert: σ(x·g), and what the expert adds
+    LatentDown, LatentNorm, LatentUp, LatentRopeKey,  // latent attention: x·W_a + b, RMSNorm⊙γ, ĉ·W_kv_b, RoPE(k_rope)
+    LatentParameter,                         // its weights, biases and γ
     BlockParameter,                          // γ, β, W_1, b_1, W_2, b_2, W_gate
 };
 
 // The columns of the pipeline, left to right: each card is drawn in its entry's column.
 enum class Column {
-    Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, BeforeQKNorm, QKNorm, Unrotated, Projections, Scores, Scaled,
+    Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, Latent, BeforeQKNorm, QKNorm, Unrotated, Projections, Scores, Scaled,
     Capped, Masked, Softmax, Sink, HeadOutput, Concat, Output, Block, Router, GateAndUp, FeedForward, BlockOutput,
 };
 

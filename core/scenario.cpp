@@ -9,6 +9,9 @@ namespace attn {
 void own_weight_holders(Scenario& s) {
     for (SharedMatrix* w : {&s.w_q, &s.w_k, &s.w_v, &s.w_o, &s.block.w_1, &s.block.w_2, &s.block.w_gate}) *w = w->own_holder();
     s.block.moe.router = s.block.moe.router.own_holder();
+    for (SharedMatrix* w : {&s.block.moe.shared.w_gate, &s.block.moe.shared.w_1, &s.block.moe.shared.w_2, &s.block.moe.shared_gate,
+                            &s.latent.w_q_a, &s.latent.w_q_b, &s.latent.w_kv_a, &s.latent.w_kv_b})
+        *w = w->own_holder();
     for (Expert& e : s.block.moe.weights)
         for (SharedMatrix* w : {&e.w_gate, &e.w_1, &e.w_2}) *w = w->own_holder();
 }
@@ -101,10 +104,18 @@ std::optional<RopeScalingKind> rope_scaling_from_string(const std::string& s) {
     return std::nullopt;
 }
 
-const char* to_string(RouterKind k) { return k == RouterKind::TopKThenSoftmax ? "top_k_then_softmax" : "softmax_then_top_k"; }
+const char* to_string(RouterKind k) {
+    switch (k) {
+        case RouterKind::SoftmaxThenTopK: return "softmax_then_top_k";
+        case RouterKind::TopKThenSoftmax: return "top_k_then_softmax";
+        case RouterKind::SigmoidGrouped: return "sigmoid_grouped";
+    }
+    return "?";
+}
 std::optional<RouterKind> router_kind_from_string(const std::string& s) {
     if (s == "softmax_then_top_k") return RouterKind::SoftmaxThenTopK;
     if (s == "top_k_then_softmax") return RouterKind::TopKThenSoftmax;
+    if (s == "sigmoid_grouped") return RouterKind::SigmoidGrouped;
     return std::nullopt;
 }
 

@@ -121,6 +121,7 @@ struct Expert {
 enum class RouterKind {
     SoftmaxThenTopK,  // Qwen3-MoE, Mixtral: softmax over all E, keep the top k (renormalised or not)
     TopKThenSoftmax,  // gpt-oss: keep the top k logits, softmax over those k only
+    SigmoidGrouped,   // DeepSeek-V3: σ of each logit, the best groups first, then the top k within them
 };
 
 // A mixture of experts in place of the block's one feed-forward (transformers'
@@ -138,6 +139,14 @@ enum class RouterKind {
 //   a clamped SwiGLU (swiglu_limit L > 0): g = min(x·W_gate + b_gate, L), u = clamp(x·W₁ + b₁, −L, L),
 //   expert(x) = ((u + 1) ⊙ g·σ(α·g))·W₂ + b₂, α = swiglu_alpha (the block's activation must be SiLU:
 //   g·σ(α·g) is its form with a gain)
+// DeepSeek-V3 (DeepseekV3MoE.route_tokens_to_experts, SigmoidGrouped) scores each expert on its own:
+//   p = σ(r)                        (1 × E): each expert's score, in float32 (router_probabilities)
+//   c = p + b_choice                (e_score_correction_bias): what the choice ranks, never a weight
+//   the E experts in `groups` groups of E/groups; a group's score is the sum of its 2 largest c;
+//   the top_groups best groups kept; c set to 0 outside them (router_choice)
+//   K = the top_k largest of that c; w_e = p_e, or p_e / (Σ_K p + 1e-20) with normalize_top_k;
+//   then w_e × routed_scale (routed_scaling_factor)
+// Ties, among groups and experts: the smaller first.
 // A shared expert (shared_d_ff > 0; Qwen2-MoE, and DeepSeek-V3 and Llama 4 without its gate) runs
 // on every token beside the routed ones, a gated feed-forward of its own width, and is added after
 // them (Qwen2MoeSparseMoeBlock):
@@ -158,9 +167,43 @@ struct MixtureOfExperts {
     Expert shared;                  // its weights (no biases); empty → seeded
     bool shared_gated = false;      // σ(x·g) scales its output (Qwen2-MoE's shared_expert_gate)
     SharedMatrix shared_gate;       // g (d_model × 1); empty → seeded Xavier-uniform
+    // SigmoidGrouped only (DeepSeek-V3): the choice's bias, the groups and the scale of the weights
+    Vector choice_bias;             // b_choice (1 × E); empty → 0
+    int groups = 1;                 // n_group: E divisible by it, at least 2 experts a group
+    int top_groups = 1;             // topk_group: 1 ≤ it ≤ groups
+    float routed_scale = 1.0f;      // routed_scaling_factor
     bool routed() const { return experts > 0; }
     bool has_shared() const { return routed() && shared_d_ff > 0; }
     bool is_ablated(int expert) const;
+};
+
+// Multi-head latent attention (DeepSeek-V2 and V3; transformers' DeepseekV3Attention), in
+// embedding mode and self-attention. Keys and values come from one compressed latent per token,
+// and one rotary key shared by every head; queries through an optional low-rank path:
+//   [c | k_rope] = x·W_kv_a + b_kv_a         c (n × r_kv), k_rope (n × d_rope)
+//   ĉ = RMSNorm(c)⊙γ_kv                      over its r_kv numbers, the block's ε
+//   [k_nope,h | v_h] = ĉ·W_kv_b, per head h  (n × d_nope), (n × d_v): columns h·(d_nope + d_v) onwards
+//   k_h = [k_nope,h | RoPE(k_rope)]          (n × (d_nope + d_rope)): the same turned key in every head
+//   q = RMSNorm(x·W_q_a + b_q_a)⊙γ_q · W_q_b (q_rank > 0), else q = x·W_Q (+ b_q)
+//   q_h = [q_nope,h | RoPE(q_rope,h)]         (n × (d_nope + d_rope))
+// Each head is then the usual attention with d_k = d_nope + d_rope and d_v its own; W_O reads
+// H·d_v columns. RoPE (when on) turns only the last d_rope dims of q_h and k_h, all of them,
+// with the scenario's RoPE options (DeepSeek's rope_interleave is the interleaved pairing). A
+// cache of this attention keeps ĉ and the turned k_rope: r_kv + d_rope numbers a token, where
+// multi-head attention keeps 2·H·d_k.
+struct LatentAttention {
+    int kv_rank = 0;    // r_kv (kv_lora_rank); 0: off, the usual W_Q, W_K, W_V
+    int q_rank = 0;     // r_q (q_lora_rank); 0: q = x·W_Q
+    int nope_dim = 0;   // d_nope (qk_nope_head_dim): the dims of q and k that RoPE leaves
+    int rope_dim = 0;   // d_rope (qk_rope_head_dim): the dims it turns, k's shared by every head
+    int v_dim = 0;      // d_v (v_head_dim)
+    SharedMatrix w_q_a;   // (d_model × r_q); empty → seeded Xavier-uniform
+    SharedMatrix w_q_b;   // (r_q × H·(d_nope + d_rope))
+    SharedMatrix w_kv_a;  // (d_model × (r_kv + d_rope)): c's columns first, then k_rope's
+    SharedMatrix w_kv_b;  // (r_kv × H·(d_nope + d_v)): each head's k_nope columns, then its v columns
+    Vector b_q_a, b_kv_a;        // (1 × r_q), (1 × (r_kv + d_rope)); empty → 0
+    Vector q_a_norm, kv_a_norm;  // γ_q (1 × r_q), γ_kv (1 × r_kv); empty → ones
+    bool on() const { return kv_rank > 0; }
 };
 
 struct BlockOptions {
@@ -250,13 +293,20 @@ struct Scenario {
     // row's max and sum and then takes its share of the weight away (attention_rules.hpp).
     // Empty: none.
     Vector sinks;
+    // Multi-head latent attention in place of W_K and W_V (and, with q_rank, of W_Q).
+    LatentAttention latent;
 
     BlockOptions block;
 };
 
-// H_kv (kv_heads, or heads) and, in embedding mode, d_k (head_dim, or d_model / heads).
-inline int kv_heads_of(const Scenario& s) { return s.kv_heads > 0 ? s.kv_heads : s.heads; }
-inline int head_dim_of(const Scenario& s) { return s.head_dim > 0 ? s.head_dim : s.heads > 0 ? s.d_model / s.heads : 0; }
+// H_kv (kv_heads, or heads) and, in embedding mode, d_k (head_dim, or d_model / heads) and d_v
+// (d_k). Latent attention has a K and a V per head, d_k = d_nope + d_rope and its own d_v.
+inline int kv_heads_of(const Scenario& s) { return s.latent.on() ? s.heads : s.kv_heads > 0 ? s.kv_heads : s.heads; }
+inline int head_dim_of(const Scenario& s) {
+    if (s.latent.on()) return s.latent.nope_dim + s.latent.rope_dim;
+    return s.head_dim > 0 ? s.head_dim : s.heads > 0 ? s.d_model / s.heads : 0;
+}
+inline int value_dim_of(const Scenario& s) { return s.latent.on() ? s.latent.v_dim : head_dim_of(s); }
 // QK-norm's weight count for heads of d_k: d_k, shared by every head; over the whole projection
 // (qk_norm_whole), one per head and dimension, `heads` being H for q and H_kv for k.
 inline int qk_norm_length(bool whole, int d_k, int heads) { return whole ? d_k * (heads > 0 ? heads : 1) : d_k; }
@@ -272,7 +322,7 @@ const char* to_string(RopePairing);
 const char* to_string(RopeScalingKind);
 std::optional<RopePairing> rope_pairing_from_string(const std::string&);
 std::optional<RopeScalingKind> rope_scaling_from_string(const std::string&);
-const char* to_string(RouterKind);  // "softmax_then_top_k", "top_k_then_softmax"
+const char* to_string(RouterKind);  // "softmax_then_top_k", "top_k_then_softmax", "sigmoid_grouped"
 std::optional<RouterKind> router_kind_from_string(const std::string&);
 const char* to_string(NormKind);
 // Parse the names written by to_string; nullopt for an unknown name.

@@ -42,6 +42,10 @@ const WeightField kWeights[] = {
     {"block.moe.shared_weights.w_1", [](Scenario& s) -> SharedMatrix& { return s.block.moe.shared.w_1; }},
     {"block.moe.shared_weights.w_2", [](Scenario& s) -> SharedMatrix& { return s.block.moe.shared.w_2; }},
     {"block.moe.shared_gate", [](Scenario& s) -> SharedMatrix& { return s.block.moe.shared_gate; }},
+    {"latent.w_q_a", [](Scenario& s) -> SharedMatrix& { return s.latent.w_q_a; }},
+    {"latent.w_q_b", [](Scenario& s) -> SharedMatrix& { return s.latent.w_q_b; }},
+    {"latent.w_kv_a", [](Scenario& s) -> SharedMatrix& { return s.latent.w_kv_a; }},
+    {"latent.w_kv_b", [](Scenario& s) -> SharedMatrix& { return s.latent.w_kv_b; }},
 };
 // A mixture's experts, as many as it has: "block.moe.experts.<e>.w_gate", ".w_1", ".w_2".
 const char* const kExpertFields[] = {"w_gate", "w_1", "w_2"};
@@ -73,6 +77,10 @@ const VectorField kVectors[] = {
     {"q_norm", [](Scenario& s) -> Vector& { return s.q_norm; }},
     {"k_norm", [](Scenario& s) -> Vector& { return s.k_norm; }},
     {"sinks", [](Scenario& s) -> Vector& { return s.sinks; }},
+    {"latent.b_q_a", [](Scenario& s) -> Vector& { return s.latent.b_q_a; }},
+    {"latent.b_kv_a", [](Scenario& s) -> Vector& { return s.latent.b_kv_a; }},
+    {"latent.q_a_norm", [](Scenario& s) -> Vector& { return s.latent.q_a_norm; }},
+    {"latent.kv_a_norm", [](Scenario& s) -> Vector& { return s.latent.kv_a_norm; }},
     {"block.b_1", [](Scenario& s) -> Vector& { return s.block.b_1; }},
     {"block.b_2", [](Scenario& s) -> Vector& { return s.block.b_2; }},
     {"block.norm_1.gamma", [](Scenario& s) -> Vector& { return s.block.norm_1.gamma; }},

@@ -352,7 +352,7 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
         else if (k == "normalize_top_k") { if (auto v = r.boolean(*it, key)) moe.normalize_top_k = *v; }
         else if (k == "router") { if (auto m = r.matrix(*it, key)) moe.router = *m; }
         else if (k == "router_kind") {
-            if (auto v = r.choice(*it, key, router_kind_from_string, "\"softmax_then_top_k\", \"top_k_then_softmax\"")) moe.router_kind = *v;
+            if (auto v = r.choice(*it, key, router_kind_from_string, "\"softmax_then_top_k\", \"top_k_then_softmax\", \"sigmoid_grouped\"")) moe.router_kind = *v;
         }
         else if (k == "router_bias") { if (auto v = r.vector(*it, key)) moe.router_bias = *v; }
         else if (k == "swiglu_limit") { if (auto v = r.number(*it, "key '" + key + "'")) moe.swiglu_limit = *v; }
@@ -361,6 +361,10 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
         else if (k == "shared_gated") { if (auto v = r.boolean(*it, key)) moe.shared_gated = *v; }
         else if (k == "shared_gate") { if (auto m = r.matrix(*it, key)) moe.shared_gate = *m; }
         else if (k == "shared_weights") read_expert(r, *it, key, moe.shared);
+        else if (k == "choice_bias") { if (auto v = r.vector(*it, key)) moe.choice_bias = *v; }
+        else if (k == "groups") { if (auto v = r.integer(*it, key, 1, kMaxExperts)) moe.groups = static_cast<int>(*v); }
+        else if (k == "top_groups") { if (auto v = r.integer(*it, key, 1, kMaxExperts)) moe.top_groups = static_cast<int>(*v); }
+        else if (k == "routed_scale") { if (auto v = r.number(*it, "key '" + key + "'")) moe.routed_scale = *v; }
         else if (k == "ablated") {
             if (!it->is_array()) { r.fail("key '" + key + "'", "expected a list of expert numbers, from 0"); continue; }
             for (size_t i = 0; i < it->size(); ++i)
@@ -375,7 +379,7 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
         } else {
             r.fail("key '" + key + "'", "unknown key: expected experts, top_k, normalize_top_k, router_kind, router, router_bias, "
                                         "swiglu_limit, swiglu_alpha, expert_weights, ablated, shared_d_ff, shared_gated, shared_weights, "
-                                        "shared_gate");
+                                        "shared_gate, choice_bias, groups, top_groups, routed_scale");
         }
     }
     if (moe.experts == 0) r.fail("key 'block.moe'", "has no \"experts\": give the number of experts E");
@@ -388,8 +392,41 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
     for (const char* shared_key : {"shared_gated", "shared_weights", "shared_gate"})
         if (j.contains(shared_key) && moe.shared_d_ff == 0)
             r.fail(std::string("key 'block.moe.") + shared_key + "'", "is read only with a shared expert (shared_d_ff above 0): it would be ignored");
+    for (const char* grouped_key : {"choice_bias", "groups", "top_groups", "routed_scale"})
+        if (j.contains(grouped_key) && moe.router_kind != RouterKind::SigmoidGrouped)
+            r.fail(std::string("key 'block.moe.") + grouped_key + "'", "is read only with router_kind \"sigmoid_grouped\" (DeepSeek-V3): it would be ignored");
     if (j.contains("shared_gate") && !moe.shared_gated)
         r.fail("key 'block.moe.shared_gate'", "is read only with shared_gated true: it would be ignored");
+}
+
+// Multi-head latent attention: {"kv_rank", "q_rank", "nope_dim", "rope_dim", "v_dim", "w_q_a", "w_q_b",
+// "w_kv_a", "w_kv_b", "b_q_a", "b_kv_a", "q_a_norm", "kv_a_norm"} (scenario.hpp's LatentAttention).
+void read_latent(Reader& r, const json& j, LatentAttention& latent) {
+    if (!j.is_object()) {
+        r.fail("key 'latent'", "expected an object {\"kv_rank\", \"q_rank\", \"nope_dim\", \"rope_dim\", \"v_dim\", …}");
+        return;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = "latent." + it.key();
+        const std::string& k = it.key();
+        int* size = k == "kv_rank" ? &latent.kv_rank : k == "q_rank" ? &latent.q_rank : k == "nope_dim" ? &latent.nope_dim
+                  : k == "rope_dim" ? &latent.rope_dim : k == "v_dim" ? &latent.v_dim : nullptr;
+        SharedMatrix* weight = k == "w_q_a" ? &latent.w_q_a : k == "w_q_b" ? &latent.w_q_b : k == "w_kv_a" ? &latent.w_kv_a
+                             : k == "w_kv_b" ? &latent.w_kv_b : nullptr;
+        Vector* vector = k == "b_q_a" ? &latent.b_q_a : k == "b_kv_a" ? &latent.b_kv_a : k == "q_a_norm" ? &latent.q_a_norm
+                       : k == "kv_a_norm" ? &latent.kv_a_norm : nullptr;
+        if (size != nullptr) { if (auto v = r.integer(*it, key, k == "kv_rank" || k == "v_dim" ? 1 : 0, 65536)) *size = static_cast<int>(*v); }
+        else if (weight != nullptr) { if (auto m = r.matrix(*it, key)) *weight = *m; }
+        else if (vector != nullptr) { if (auto v = r.vector(*it, key)) *vector = *v; }
+        else
+            r.fail("key '" + key + "'", "unknown key: expected kv_rank, q_rank, nope_dim, rope_dim, v_dim, w_q_a, w_q_b, w_kv_a, w_kv_b, "
+                                        "b_q_a, b_kv_a, q_a_norm, kv_a_norm");
+    }
+    if (!j.contains("kv_rank")) r.fail("key 'latent'", "has no \"kv_rank\": give the latent's width r_kv");
+    if (!j.contains("v_dim")) r.fail("key 'latent'", "has no \"v_dim\": give each head's value width d_v");
+    for (const char* q_key : {"w_q_a", "w_q_b", "b_q_a", "q_a_norm"})
+        if (j.contains(q_key) && latent.q_rank == 0)
+            r.fail(std::string("key 'latent.") + q_key + "'", "is read only with q_rank above 0 (the queries' low-rank path): it would be ignored");
 }
 
 void read_block(Reader& r, const json& b, BlockOptions& block) {
@@ -464,7 +501,7 @@ const std::set<std::string>& known_keys() {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads", "kv_heads", "head_dim",
         "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "rope", "mask", "window", "custom_mask", "masked_fill",
-        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
+        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "latent", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
 
@@ -619,6 +656,7 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     if (j.contains("softmax"))
         if (auto k = r.choice(j["softmax"], "softmax", softmax_from_string, "\"stable\", \"naive\"")) s.softmax = *k;
     if (j.contains("block")) read_block(r, j["block"], s.block);
+    if (j.contains("latent")) read_latent(r, j["latent"], s.latent);
     if (j.contains("attention") && s.attention == AttentionKind::Cross && s.input == InputMode::Embeddings &&
         s.source.tokens.empty() && s.source.embeddings.size() == 0)
         r.fail("key 'attention'", "cross-attention needs a source sequence ('source_tokens', 'source_text' or 'source_embeddings')");
@@ -723,6 +761,11 @@ bool block_is_default(const BlockOptions& b) {
 json moe_to_json(const MixtureOfExperts& m, bool weights) {
     json j = {{"experts", m.experts}, {"top_k", m.top_k}, {"normalize_top_k", m.normalize_top_k}};
     if (m.router_kind != RouterKind::SoftmaxThenTopK) j["router_kind"] = to_string(m.router_kind);
+    if (m.router_kind == RouterKind::SigmoidGrouped) {
+        j["groups"] = m.groups;
+        j["top_groups"] = m.top_groups;
+        j["routed_scale"] = number_to_json(m.routed_scale);
+    }
     if (m.swiglu_limit > 0.0f) {
         j["swiglu_limit"] = number_to_json(m.swiglu_limit);
         j["swiglu_alpha"] = number_to_json(m.swiglu_alpha);
@@ -735,6 +778,7 @@ json moe_to_json(const MixtureOfExperts& m, bool weights) {
     if (!weights) return j;
     put_matrix(j, "router", m.router);
     if (m.router_bias.size() != 0) j["router_bias"] = vector_to_json(m.router_bias);
+    if (m.choice_bias.size() != 0) j["choice_bias"] = vector_to_json(m.choice_bias);
     auto expert_json = [](const Expert& e) {
         json w = json::object();
         put_matrix(w, "w_gate", e.w_gate);
@@ -769,6 +813,21 @@ json block_switches_to_json(const BlockOptions& b, bool every) {
     if (every || b.parallel_residual) j["parallel_residual"] = b.parallel_residual;
     if (every || b.sandwich_norm) j["sandwich_norm"] = b.sandwich_norm;
     if (b.moe.routed()) j["moe"] = moe_to_json(b.moe, false);
+    return j;
+}
+
+// Latent attention's sizes and, with `weights`, the weights given.
+json latent_to_json(const LatentAttention& l, bool weights) {
+    json j = {{"kv_rank", l.kv_rank}, {"q_rank", l.q_rank}, {"nope_dim", l.nope_dim}, {"rope_dim", l.rope_dim}, {"v_dim", l.v_dim}};
+    if (!weights) return j;
+    put_matrix(j, "w_q_a", l.w_q_a);
+    put_matrix(j, "w_q_b", l.w_q_b);
+    put_matrix(j, "w_kv_a", l.w_kv_a);
+    put_matrix(j, "w_kv_b", l.w_kv_b);
+    put_vector(j, "b_q_a", l.b_q_a);
+    put_vector(j, "b_kv_a", l.b_kv_a);
+    put_vector(j, "q_a_norm", l.q_a_norm);
+    put_vector(j, "kv_a_norm", l.kv_a_norm);
     return j;
 }
 
@@ -843,6 +902,7 @@ json scenario_to_json(const Scenario& s) {
     put_vector(j, "q_norm", s.q_norm);
     put_vector(j, "k_norm", s.k_norm);
     put_vector(j, "sinks", s.sinks);
+    if (s.latent.on()) j["latent"] = latent_to_json(s.latent, true);
     j["softmax"] = to_string(s.softmax);
     if (!block_is_default(s.block)) j["block"] = block_to_json(s.block);
     return j;
@@ -883,6 +943,7 @@ json trace_to_json(const Trace& t, bool weights) {
                      {"block", block_switches_to_json(st.block, true)},
                      {"backend", t.backend},
                      {"detail", t.detail == Detail::Full ? "full" : "output_only"}};
+    if (st.latent.on()) j["settings"]["latent"] = latent_to_json(st.latent, false);
     j["query_tokens"] = t.query_tokens;
     j["key_tokens"] = t.key_tokens;
     j["n_queries"] = t.n_queries;
@@ -895,7 +956,7 @@ json trace_to_json(const Trace& t, bool weights) {
     // Every matrix the trace holds, as the registry names it: a whole-trace matrix under its
     // key, a block's under "block" (without "block."), a head's in its entry of "heads". A
     // vector of the scenario (a bias, γ, β) is written as one list.
-    json heads = json::array(), block = json::object();
+    json heads = json::array(), block = json::object(), latent = json::object();
     for (const HeadTrace& h : t.head) {
         json jh;
         if (h.position_bias.size() != 0) jh["alibi_slope"] = h.alibi_slope;
@@ -917,6 +978,8 @@ json trace_to_json(const Trace& t, bool weights) {
                 heads[static_cast<size_t>(h)][e.key] = std::move(value);
             } else if (const std::string key = e.key; key.rfind("block.", 0) == 0) {
                 block[key.substr(6)] = std::move(value);
+            } else if (key.rfind("latent.", 0) == 0) {
+                latent[key.substr(7)] = std::move(value);
             } else {
                 j[key] = std::move(value);
             }
@@ -924,6 +987,7 @@ json trace_to_json(const Trace& t, bool weights) {
     }
     j["heads"] = std::move(heads);
     if (t.has_block) j["block"] = std::move(block);
+    if (!latent.empty()) j["latent"] = std::move(latent);
     return j;
 }
 

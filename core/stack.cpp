@@ -43,7 +43,7 @@ bool ablate_heads(Matrix& w_o, int d_k, const HeadSet& ablated, int layer) {
 
 bool ablate_heads(Scenario& s, const HeadSet& ablated, int layer) {
     if (ablated_in_layer(ablated, layer) == 0) return false;  // W_O stays shared with the family's weights
-    return ablate_heads(s.w_o.edit(), head_dim_of(s), ablated, layer);  // the scenario's own copy of W_O
+    return ablate_heads(s.w_o.edit(), value_dim_of(s), ablated, layer);  // the scenario's own copy of W_O
 }
 
 const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
@@ -52,9 +52,9 @@ namespace {
 
 // Whether an ablated head of layer ℓ still has a nonzero row of W_O in the scenario.
 bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
-    const int d_k = head_dim_of(s);
+    const int d_v = value_dim_of(s);  // head h's rows of W_O: [h·d_v, (h+1)·d_v)
     for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it)
-        if (!s.w_o->middleRows(static_cast<Eigen::Index>(it->head) * d_k, d_k).isZero(0.0f)) return true;
+        if (!s.w_o->middleRows(static_cast<Eigen::Index>(it->head) * d_v, d_v).isZero(0.0f)) return true;
     return false;
 }
 

@@ -92,6 +92,9 @@ struct BlockTrace {
     // probabilities, and the weight each token's output took from each expert (0 where the
     // expert was not kept), each (n × E).
     Matrix router_logits, router_probabilities, routing;
+    // DeepSeek-V3's router (RouterKind::SigmoidGrouped): router_probabilities holds σ of each logit, and
+    // this what the top k is chosen from: σ + b_choice in the kept groups, 0 outside them (n × E).
+    Matrix router_choice;
     // Its shared expert, on every token (has_shared): the gate σ(x·g) (n × 1, shared_gated only)
     // and what the expert adds to ffn_output, the gate applied (n × d_model).
     Matrix shared_gate_values, shared_output;
@@ -109,6 +112,20 @@ struct BlockTrace {
     // RMSNorm's (1 + γ) form; β = 0). RMSNorm has no β: empty.
     Matrix gamma_1, beta_1, gamma_2, beta_2;
     Matrix gamma_post_attention, beta_post_attention, gamma_post_feed_forward, beta_post_feed_forward;  // sandwich only
+};
+
+// Multi-head latent attention's own steps (scenario.hpp's LatentAttention), before the heads
+// split: empty when it is off. Each head's q, k and v (HeadTrace) are then its slices.
+struct LatentTrace {
+    Matrix q_compressed;  // x·W_q_a + b_q_a (n × r_q): the queries' low-rank path (q_rank only)
+    Matrix q_latent;      // RMSNorm(q_compressed)⊙γ_q (n × r_q): what W_q_b reads
+    Matrix compressed;    // x·W_kv_a + b_kv_a (n × (r_kv + d_rope)): c's columns, then k_rope's
+    Matrix latent;        // ĉ = RMSNorm(c)⊙γ_kv (n × r_kv): what a latent cache keeps
+    Matrix k_rope;        // the rotary key every head shares (n × d_rope), turned when RoPE is on
+    Matrix expanded;      // ĉ·W_kv_b (n × H·(d_nope + d_v)): each head's k_nope, then its v
+    SharedMatrix w_q_a, w_q_b, w_kv_a, w_kv_b;  // as used (w_q_a, w_q_b: q_rank only)
+    Matrix b_q_a, b_kv_a;                       // as given (1 × columns), or empty
+    Matrix q_a_norm, kv_a_norm;                 // γ as used: ones unless given
 };
 
 // Where a non-finite value first appears: "X(2,3)", "W_Q(0,1)".
@@ -138,6 +155,7 @@ struct TraceSettings {
     bool qk_norm_plus_one = false;
     bool qk_norm_whole = false;   // over every head's numbers at once (OLMo 2)
     bool sinks = false;           // attention sinks: each head's logit is its HeadTrace::sink
+    LatentAttention latent;       // latent attention's sizes (its weights are the trace's LatentTrace)
     SoftmaxKind softmax = SoftmaxKind::Stable;
     int heads = 0;
     int kv_heads = 0;             // H_kv (= heads without grouped-query attention)
@@ -178,6 +196,7 @@ struct Trace {
                                          // over the whole projection (1 × H·d_k) and (1 × H_kv·d_k)
     Matrix q_projected, k_projected;     // QK-norm over the whole projection: Q (n_q × H·d_k) and
                                          // K (n_k × H_kv·d_k) before it; else empty
+    LatentTrace latent;                  // latent attention only
 
     MaskMatrix visible;                  // (n_q × n_k), true = query may attend to key
     std::vector<HeadTrace> head;

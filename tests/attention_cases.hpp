@@ -19,8 +19,8 @@
 // The table covers every mask (custom included) × every position encoding, fills −∞, −1e9
 // and 0, cross-attention, fully masked rows, rows whose naive exponentials all underflow, the
 // naive softmax's overflow, custom scales and logit soft-capping, QK-norm (both forms),
-// attention sinks (fully masked rows included: the sink takes them whole), 1 to 8 heads, d_k
-// 2 … 128 and n up to 1024.
+// attention sinks (fully masked rows included: the sink takes them whole), latent attention
+// (d_v ≠ d_k, the rotary key shared by the heads), 1 to 8 heads, d_k 2 … 128 and n up to 1024.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -62,6 +62,7 @@ struct AttentionCase {
     bool sinks = false;        // a sink logit per head: 2, −1, 0.5, 4, 2, −1, …
     bool every_key_padding = false;
     Inputs inputs = Inputs::Embeddings;
+    LatentAttention latent;    // kv_rank > 0: latent attention (its sizes; seeded weights); d_k = nope_dim + rope_dim
 
     AttentionCase with_fill(float f) const { AttentionCase c = *this; c.fill = f; return c; }
     AttentionCase naive() const { AttentionCase c = *this; c.softmax = SoftmaxKind::Naive; return c; }
@@ -82,6 +83,12 @@ struct AttentionCase {
     AttentionCase model_width(int d) const { AttentionCase c = *this; c.d_model = d; return c; }
     AttentionCase with_inputs(Inputs i) const { AttentionCase c = *this; c.inputs = i; return c; }
     AttentionCase padding_every_key() const { AttentionCase c = *this; c.every_key_padding = true; return c; }
+    AttentionCase latent_kv(int kv_rank, int q_rank, int nope, int rope_dims, int v) const {
+        AttentionCase c = *this;
+        c.latent.kv_rank = kv_rank, c.latent.q_rank = q_rank, c.latent.nope_dim = nope, c.latent.rope_dim = rope_dims, c.latent.v_dim = v;
+        c.d_k = nope + rope_dims;
+        return c;
+    }
     bool cross() const { return n_k != n_q; }
 };
 
@@ -167,6 +174,12 @@ inline std::vector<AttentionCase> attention_cases() {
         attention_case("cross, QK-norm, padding, −1e9 fill", M::Padding, P::Sinusoidal, 2, 50, 53, 8).qk_normed(false).with_fill(minus_1e9),
         attention_case("QK-norm of direct inputs that overflow without it: the naive softmax stays finite", M::Causal, P::None, 2, 64, 64, 32)
             .naive().unscaled().with_inputs(Inputs::Overflow).qk_normed(false),
+        attention_case("latent attention (DeepSeek-V3), causal, rope on k_rope", M::Causal, P::Rotary, 4, 130, 130, 6)
+            .latent_kv(8, 12, 4, 2, 5).model_width(16),
+        attention_case("latent attention without q_rank, window, alibi, d_v 3", M::SlidingWindow, P::ALiBi, 2, 64, 64, 4)
+            .latent_kv(6, 0, 2, 2, 3).model_width(8),
+        attention_case("latent attention, sinks, rotate_half, −1e9 fill", M::Causal, P::Rotary, 2, 64, 64, 8)
+            .latent_kv(4, 0, 4, 4, 6).model_width(8).rotate_half(10000.0f).with_sinks().with_fill(minus_1e9),
         attention_case("sinks, causal, rope", M::Causal, P::Rotary, 2, 64, 64, 8).with_sinks(),
         attention_case("sinks, custom, alibi: the fully masked row is the sink's", M::Custom, P::ALiBi, 4, 64, 64, 4).with_sinks(),
         attention_case("sinks, every key hidden: every row is the sink's", M::Padding, P::None, 2, 33, 33, 4).padding_every_key().with_sinks(),
@@ -224,7 +237,11 @@ inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
     const int width = c.heads * c.d_k, kv_width = (c.kv_heads > 0 ? c.kv_heads : c.heads) * c.d_k;
     if (c.inputs == Inputs::Embeddings) {
         s.d_model = c.d_model > 0 ? c.d_model : width;
-        if (s.d_model != width) s.head_dim = c.d_k;
+        if (s.d_model != width && c.latent.kv_rank == 0) s.head_dim = c.d_k;
+        if (c.latent.kv_rank > 0) {  // K and V from the latent; its RMSNorms' ε
+            s.latent = c.latent;
+            s.block.epsilon = 1e-6f;
+        }
         s.target.embeddings = normal_matrix(c.n_q, s.d_model, seed * 11 + 1);
         if (c.cross()) {
             s.attention = AttentionKind::Cross;

@@ -25,6 +25,10 @@
 //   mixtral_checkpoint  Mixtral-8x7B       BF16   untied   one; 4 experts in every layer, 2 kept, always renormalised
 //   gpt_oss_checkpoint  gpt-oss-20b        BF16   untied   one; sinks, sliding and full layers, YaRN, biased attention,
 //                                                          4 fused experts, top 2 logits then softmax, clamped SwiGLU
+//   deepseek_v3_checkpoint DeepSeek-V3      BF16   untied   one; latent attention (q_lora_rank, interleaved RoPE), YaRN
+//                                                          with mscale; layer 0 dense, 8 experts in 4 groups, 2 groups
+//                                                          kept, 2 experts, σ scores, a biased choice, shared experts;
+//                                                          the multi-token prediction layer (model.layers.61)
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -520,6 +524,69 @@ inline FamilyCheckpoint gpt_oss_checkpoint(std::uint64_t seed = 15, int d_model 
     return c;
 }
 
+// DeepSeek-V3's config.json, scaled down: 4 heads of qk_nope_head_dim 4 + qk_rope_head_dim 4 (its 128 +
+// 64) and v_head_dim 3 (its 128) from a latent of kv_lora_rank 8 (its 512); queries through q_lora_rank
+// 12 (its 1536); rope_interleave; YaRN ×4 on 64 positions with mscale and mscale_all_dim 1 (its ×40 on
+// 4096): cos and sin × 1, the scale × mscale(4, 1)², and the rotary key's two pairs on both sides of the
+// ramp; layer 0 dense (first_k_dense_replace 1, its 3, intermediate_size 24); layers 1 and 2 a mixture
+// of 8 experts (its 256) of width 6 in n_group 4 (its 8), topk_group 2 (its 4), 2 per token (its 8),
+// routed_scaling_factor 2.5, norm_topk_prob, a correction bias, 2 shared experts (one MLP of 12);
+// the multi-token prediction layer DeepSeek-V3 publishes as model.layers.61; untied, BF16.
+inline FamilyCheckpoint deepseek_v3_checkpoint(std::uint64_t seed = 17) {
+    FamilyCheckpoint c{"deepseek_v3", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["DeepseekV3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+      "auto_map": {"AutoConfig": "configuration_deepseek.DeepseekV3Config", "AutoModel": "modeling_deepseek.DeepseekV3Model"},
+      "aux_loss_alpha": 0.001, "bos_token_id": 0, "eos_token_id": 1, "ep_size": 1, "first_k_dense_replace": 1, "hidden_act": "silu",
+      "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 24, "kv_lora_rank": 8, "max_position_embeddings": 256,
+      "model_type": "deepseek_v3", "moe_intermediate_size": 6, "moe_layer_freq": 1, "n_group": 4, "n_routed_experts": 8,
+      "n_shared_experts": 2, "norm_topk_prob": true, "num_attention_heads": 4, "num_experts_per_tok": 2, "num_hidden_layers": 3,
+      "num_key_value_heads": 4, "num_nextn_predict_layers": 1, "q_lora_rank": 12, "qk_nope_head_dim": 4, "qk_rope_head_dim": 4,
+      "rms_norm_eps": 1e-06,
+      "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 4.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                       "original_max_position_embeddings": 64, "type": "yarn"},
+      "rope_theta": 10000, "routed_scaling_factor": 2.5, "scoring_func": "sigmoid", "seq_aux": true, "tie_word_embeddings": false,
+      "topk_group": 2, "topk_method": "noaux_tc", "torch_dtype": "bfloat16", "transformers_version": "4.33.1", "use_cache": true,
+      "v_head_dim": 3, "vocab_size": 40})");
+    TensorMaker make(c, seed);
+    const std::int64_t d = 16, H = 4, nope = 4, rope = 4, v = 3, r_q = 12, r_kv = 8, ff = 24, experts = 8, eff = 6, shared = 12;
+    make("model.embed_tokens.weight", {40, d}, 1.0);
+    for (int l = 0; l < 3; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        make(p + "input_layernorm.weight", {d}, 0.2, 1.0);
+        make(p + "self_attn.q_a_proj.weight", {r_q, d}, 0.6);
+        make(p + "self_attn.q_a_layernorm.weight", {r_q}, 0.2, 1.0);
+        make(p + "self_attn.q_b_proj.weight", {H * (nope + rope), r_q}, 0.6);
+        make(p + "self_attn.kv_a_proj_with_mqa.weight", {r_kv + rope, d}, 0.6);
+        make(p + "self_attn.kv_a_layernorm.weight", {r_kv}, 0.2, 1.0);
+        make(p + "self_attn.kv_b_proj.weight", {H * (nope + v), r_kv}, 0.6);
+        make(p + "self_attn.o_proj.weight", {d, H * v}, 0.3);
+        make(p + "post_attention_layernorm.weight", {d}, 0.2, 1.0);
+        if (l == 0) {
+            make(p + "mlp.gate_proj.weight", {ff, d}, 0.4);
+            make(p + "mlp.up_proj.weight", {ff, d}, 0.4);
+            make(p + "mlp.down_proj.weight", {d, ff}, 0.3);
+            continue;
+        }
+        make(p + "mlp.gate.weight", {experts, d}, 0.8);
+        make(p + "mlp.gate.e_score_correction_bias", {experts}, 0.1);
+        for (int e = 0; e < experts; ++e) {
+            const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
+            make(x + "gate_proj.weight", {eff, d}, 0.4);
+            make(x + "up_proj.weight", {eff, d}, 0.4);
+            make(x + "down_proj.weight", {d, eff}, 0.3);
+        }
+        make(p + "mlp.shared_experts.gate_proj.weight", {shared, d}, 0.4);
+        make(p + "mlp.shared_experts.up_proj.weight", {shared, d}, 0.4);
+        make(p + "mlp.shared_experts.down_proj.weight", {d, shared}, 0.3);
+    }
+    make("model.layers.61.eh_proj.weight", {d, 2 * d}, 0.3);  // the multi-token prediction layer, as published
+    make("model.layers.61.enorm.weight", {d}, 0.2, 1.0);
+    make("model.norm.weight", {d}, 0.2, 1.0);
+    make("lm_head.weight", {40, d}, 0.5);
+    return c;
+}
+
 // [SECTION] gpt-oss as OpenAI publishes it: the experts in MXFP4
 
 // A stored tensor of any dtype, its bytes as the file holds them.
@@ -722,7 +789,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
-            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), neox_checkpoint(), bert_checkpoint()};
+            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), neox_checkpoint(), bert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -886,8 +953,93 @@ inline std::vector<double> apply_rope(std::vector<double> x, int position, const
     return x;
 }
 
+// DeepseekV3Attention, from its input rows a (n × d): q_b_proj(q_a_layernorm(q_a_proj(a))) (or q_proj(a)),
+// split per head into q_pass and q_rot; kv_a_proj_with_mqa(a) split into the latent and k_rot;
+// kv_b_proj(kv_a_layernorm(latent)) split per head into k_pass and the value; q_rot and k_rot (one, every
+// head's) rotated — with rope_interleave, first viewed (d/2, 2), transposed and flattened (the even dims,
+// then the odd), then rotate_half —; query [q_pass | q_rot], key [k_pass | k_rot]; eager attention at the
+// scale; o_proj of the heads' outputs. The keys kept in r.keys are put back in the stored order (the
+// permutation undone): a permutation of the rotary dims, the same in q and k, changes no score.
+inline Rows reference_latent_attention(const hf::ModelSpec& s, const HfTensors& t, int layer, const Rows& a, Reference& r) {
+    const std::size_t n = a.size();
+    const hf::LatentSpec& L = s.latent;
+    const int H = s.n_heads, nope = L.nope_dim, rope = L.rope_dim, vd = L.v_dim, qk = nope + rope;
+    const std::string p = "layers." + std::to_string(layer) + ".self_attn.";
+    const hf::NormSpec rms{hf::NormKind::rms_norm, false, s.norm.epsilon, false};
+    const Rows q = L.q_rank > 0 ? linear(norm_rows(linear(a, tensor(t, p + "q_a_proj.weight"), s.qkv_bias ? &tensor(t, p + "q_a_proj.bias") : nullptr),
+                                                   rms, t, p + "q_a_layernorm"),
+                                         tensor(t, p + "q_b_proj.weight"), nullptr)
+                                : linear(a, tensor(t, p + "q_proj.weight"), nullptr);
+    const Rows compressed = linear(a, tensor(t, p + "kv_a_proj_with_mqa.weight"), s.qkv_bias ? &tensor(t, p + "kv_a_proj_with_mqa.bias") : nullptr);
+    Rows latent;
+    for (const auto& row : compressed) latent.emplace_back(row.begin(), row.begin() + L.kv_rank);
+    const Rows kv = linear(norm_rows(latent, rms, t, p + "kv_a_layernorm"), tensor(t, p + "kv_b_proj.weight"), nullptr);
+    const hf::LayerSpec& ls = s.layers[static_cast<std::size_t>(layer)];
+    const std::vector<float> inv_freq = reference_inv_freq(ls.rope_theta, rope, ls.rope_scaling, static_cast<int>(n));
+    const double attention_factor = ls.rope_scaling.kind == hf::RopeScalingKind::yarn ? static_cast<float>(ls.rope_scaling.attention_factor) : 1.0;
+    // apply_rotary_pos_emb_interleave: x.view(d/2, 2).transpose → [x0, x2, …, x1, x3, …], then rotate_half
+    const auto turned = [&](std::vector<double> x, int position) {
+        if (L.interleave) {
+            std::vector<double> permuted(x.size());
+            for (std::size_t i = 0; i < x.size() / 2; ++i) permuted[i] = x[2 * i], permuted[x.size() / 2 + i] = x[2 * i + 1];
+            x = permuted;
+        }
+        return apply_rope(x, position, inv_freq, attention_factor);
+    };
+    const auto stored_order = [&](const std::vector<double>& x) {  // the permutation undone
+        if (!L.interleave) return x;
+        std::vector<double> back(x.size());
+        for (std::size_t i = 0; i < x.size() / 2; ++i) back[2 * i] = x[i], back[2 * i + 1] = x[x.size() / 2 + i];
+        return back;
+    };
+    std::vector<std::vector<double>> k_rot(n);
+    for (std::size_t i = 0; i < n; ++i)
+        k_rot[i] = turned(std::vector<double>(compressed[i].begin() + L.kv_rank, compressed[i].end()), static_cast<int>(i));
+    Rows concat(n, std::vector<double>(static_cast<std::size_t>(H * vd), 0.0));
+    r.attention.emplace_back();
+    r.keys.emplace_back();
+    r.scores.emplace_back();
+    for (int h = 0; h < H; ++h) {
+        Rows qh, kh, keys_kept;
+        for (std::size_t i = 0; i < n; ++i) {
+            std::vector<double> query(q[i].begin() + h * qk, q[i].begin() + h * qk + nope);
+            const std::vector<double> q_rot = turned(std::vector<double>(q[i].begin() + h * qk + nope, q[i].begin() + (h + 1) * qk), static_cast<int>(i));
+            query.insert(query.end(), q_rot.begin(), q_rot.end());
+            std::vector<double> key(kv[i].begin() + h * (nope + vd), kv[i].begin() + h * (nope + vd) + nope);
+            std::vector<double> kept = key;
+            key.insert(key.end(), k_rot[i].begin(), k_rot[i].end());
+            const std::vector<double> unpermuted = stored_order(k_rot[i]);
+            kept.insert(kept.end(), unpermuted.begin(), unpermuted.end());
+            qh.push_back(query);
+            kh.push_back(key);
+            keys_kept.push_back(kept);
+        }
+        Rows scores(n, std::vector<double>(n)), weights(n, std::vector<double>(n, 0.0));
+        for (std::size_t i = 0; i < n; ++i) {
+            double max_score = -INFINITY, sum = 0.0;
+            for (std::size_t j = 0; j < n; ++j) {
+                double dot = 0;
+                for (int c = 0; c < qk; ++c) dot += qh[i][static_cast<std::size_t>(c)] * kh[j][static_cast<std::size_t>(c)];
+                scores[i][j] = dot * s.attention_scale;
+                if (j <= i) max_score = std::max(max_score, scores[i][j]);
+            }
+            for (std::size_t j = 0; j <= i; ++j) sum += weights[i][j] = std::exp(scores[i][j] - max_score);
+            for (std::size_t j = 0; j <= i; ++j) {
+                weights[i][j] /= sum;
+                for (int c = 0; c < vd; ++c)
+                    concat[i][static_cast<std::size_t>(h * vd + c)] += weights[i][j] * kv[j][static_cast<std::size_t>(h * (nope + vd) + nope + c)];
+            }
+        }
+        r.attention.back().push_back(weights);
+        r.keys.back().push_back(keys_kept);
+        r.scores.back().push_back(scores);
+    }
+    return linear(concat, tensor(t, p + "o_proj.weight"), s.o_bias ? &tensor(t, p + "o_proj.bias") : nullptr);
+}
+
 // One layer's self-attention from its input rows a (n × d); the output before the residual.
 inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int layer, const Rows& a, Reference& r) {
+    if (s.model_type == "deepseek_v3") return reference_latent_attention(s, t, layer, a, r);
     const std::size_t n = a.size();
     const int H = s.n_heads, hd = s.head_dim;
     const std::string l = std::to_string(layer);
@@ -1014,6 +1166,12 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
     return linear(concat, tensor(t, p + ".weight"), s.o_bias ? &tensor(t, p + ".bias") : nullptr);
 }
 
+inline Rows added(Rows a, const Rows& b) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+        for (std::size_t j = 0; j < a[i].size(); ++j) a[i][j] += b[i][j];
+    return a;
+}
+
 inline Rows activated(Rows x, hf::Activation activation) {
     for (auto& row : x)
         for (double& v : row) v = hf::activate(activation, v);
@@ -1102,6 +1260,53 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
         }
         return y;
     }
+    if (s.model_type == "deepseek_v3" && s.layers[static_cast<std::size_t>(layer)].moe) {
+        // DeepseekV3MoE.route_tokens_to_experts: σ of the logits; the choice + e_score_correction_bias; each
+        // group's score the sum of its 2 best choices; the topk_group best groups kept, the choice 0
+        // elsewhere; the top k of it; their σ / (Σ + 1e-20) with norm_topk_prob, × routed_scaling_factor;
+        // the experts weighted and added, then the shared experts on every token, ungated
+        const std::string p = "layers." + l + ".mlp.";
+        const Rows logits = linear(a, tensor(t, p + "gate.weight"), nullptr);
+        const HfTensor& bias = tensor(t, p + "gate.e_score_correction_bias");
+        const std::size_t experts = static_cast<std::size_t>(s.experts.experts), k = static_cast<std::size_t>(s.experts.experts_per_token);
+        const std::size_t groups = static_cast<std::size_t>(s.experts.groups), size = experts / groups;
+        Rows y(a.size(), std::vector<double>(a.empty() ? 0 : a[0].size(), 0.0));
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            std::vector<double> score(experts), choice(experts);
+            for (std::size_t e = 0; e < experts; ++e) {
+                score[e] = 1.0 / (1.0 + std::exp(-logits[i][e]));
+                choice[e] = score[e] + bias.values[e];
+            }
+            std::vector<std::pair<double, std::size_t>> ranked;
+            for (std::size_t g = 0; g < groups; ++g) {
+                std::vector<double> in(choice.begin() + static_cast<std::ptrdiff_t>(g * size), choice.begin() + static_cast<std::ptrdiff_t>((g + 1) * size));
+                std::sort(in.rbegin(), in.rend());
+                ranked.push_back({in[0] + in[1], g});
+            }
+            std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& z) { return x.first > z.first; });
+            std::vector<double> masked(experts, 0.0);
+            for (std::size_t g = 0; g < static_cast<std::size_t>(s.experts.top_groups); ++g)
+                for (std::size_t e = ranked[g].second * size; e < (ranked[g].second + 1) * size; ++e) masked[e] = choice[e];
+            std::vector<std::size_t> order(experts);
+            for (std::size_t e = 0; e < experts; ++e) order[e] = e;
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t z) { return masked[x] > masked[z]; });
+            double kept = 0.0;
+            for (std::size_t r = 0; r < k; ++r) kept += score[order[r]];
+            std::vector<double> weight(experts, 0.0);
+            for (std::size_t r = 0; r < k; ++r)
+                weight[order[r]] = (s.experts.normalize_top_k ? score[order[r]] / (kept + 1e-20) : score[order[r]]) * s.experts.routed_scale;
+            for (std::size_t e = 0; e < experts; ++e) {
+                if (weight[e] == 0.0) continue;
+                const std::string x = p + "experts." + std::to_string(e) + ".";
+                const Rows out = gated_mlp({a[i]}, tensor(t, x + "gate_proj.weight"), tensor(t, x + "up_proj.weight"), tensor(t, x + "down_proj.weight"),
+                                           s.activation);
+                for (std::size_t j = 0; j < out[0].size(); ++j) y[i][j] += weight[e] * out[0][j];
+            }
+        }
+        const Rows shared = gated_mlp(a, tensor(t, p + "shared_experts.gate_proj.weight"), tensor(t, p + "shared_experts.up_proj.weight"),
+                                      tensor(t, p + "shared_experts.down_proj.weight"), s.activation);
+        return added(y, shared);
+    }
     if (s.layers[static_cast<std::size_t>(layer)].moe) {
         // Qwen3MoeSparseMoeBlock, MixtralSparseMoeBlock: softmax over the router's logits, the top k kept
         // (renormalised with norm_topk_prob; Mixtral always), each kept expert's gated MLP weighted and
@@ -1148,12 +1353,6 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
     auto bias = [&](const char* m) { return s.mlp_bias ? &tensor(t, p + m + ".bias") : nullptr; };
     return gated_mlp(a, tensor(t, p + "gate_proj.weight"), tensor(t, p + "up_proj.weight"), tensor(t, p + "down_proj.weight"), s.activation,
                      bias("gate_proj"), bias("up_proj"), bias("down_proj"));
-}
-
-inline Rows added(Rows a, const Rows& b) {
-    for (std::size_t i = 0; i < a.size(); ++i)
-        for (std::size_t j = 0; j < a[i].size(); ++j) a[i][j] += b[i][j];
-    return a;
 }
 
 // The names of a layer's norms by their place (spec.hpp's layouts).

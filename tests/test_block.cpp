@@ -558,6 +558,130 @@ TEST_CASE("gpt-oss's mixture: the top k logits then softmax over them, biased ex
     CHECK(says(run(wrong).errors, "would change nothing"));
 }
 
+// DeepSeek-V3's router (DeepseekV3MoE.route_tokens_to_experts) in plain loops: σ of each logit; the
+// choice σ + b; each group's score the sum of its 2 largest choices; the best groups kept, the choice
+// 0 elsewhere; the top k of it; their σ renormalised (+ 1e-20) and scaled. The shared expert, ungated.
+MoeReference deepseek_moe_ref(const Rows& x, const Scenario& s) {
+    const MixtureOfExperts& m = s.block.moe;
+    const size_t experts = static_cast<size_t>(m.experts), size = experts / static_cast<size_t>(m.groups);
+    MoeReference r;
+    r.logits = matmul(x, rows_of(m.router));
+    for (const auto& row : r.logits) {
+        std::vector<double> score(experts), choice(experts);
+        for (size_t e = 0; e < experts; ++e) {
+            score[e] = 1.0 / (1.0 + std::exp(-row[e]));
+            choice[e] = score[e] + m.choice_bias(static_cast<Eigen::Index>(e));
+        }
+        std::vector<std::pair<double, size_t>> groups;
+        for (size_t g = 0; g < static_cast<size_t>(m.groups); ++g) {
+            std::vector<double> in(choice.begin() + static_cast<long>(g * size), choice.begin() + static_cast<long>((g + 1) * size));
+            std::sort(in.rbegin(), in.rend());
+            groups.push_back({in[0] + in[1], g});
+        }
+        std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+        std::vector<double> masked(experts, 0.0);
+        for (int k = 0; k < m.top_groups; ++k)
+            for (size_t e = groups[static_cast<size_t>(k)].second * size; e < (groups[static_cast<size_t>(k)].second + 1) * size; ++e) masked[e] = choice[e];
+        std::vector<size_t> order(experts);
+        for (size_t e = 0; e < experts; ++e) order[e] = e;
+        std::stable_sort(order.begin(), order.end(), [&masked](size_t a, size_t b) { return masked[a] > masked[b]; });
+        double kept = 0.0;
+        for (int k = 0; k < m.top_k; ++k) kept += score[order[static_cast<size_t>(k)]];
+        std::vector<double> w(experts, 0.0);
+        for (int k = 0; k < m.top_k; ++k) {
+            const size_t e = order[static_cast<size_t>(k)];
+            w[e] = (m.normalize_top_k ? score[e] / (kept + 1e-20) : score[e]) * m.routed_scale;
+        }
+        r.probabilities.push_back(score);
+        r.routing.push_back(w);
+    }
+    r.output.assign(x.size(), std::vector<double>(x[0].size(), 0.0));
+    const auto gated = [&x](const Expert& ex) {
+        return matmul(cell_product(map_cells(matmul(x, rows_of(ex.w_gate)), silu_ref), matmul(x, rows_of(ex.w_1))), rows_of(ex.w_2));
+    };
+    for (size_t e = 0; e < m.weights.size(); ++e) {
+        const Rows down = gated(m.weights[e]);
+        for (size_t i = 0; i < x.size(); ++i)
+            for (size_t j = 0; j < x[i].size(); ++j) r.output[i][j] += r.routing[i][e] * down[i][j];
+    }
+    const Rows shared = gated(m.shared);
+    for (size_t i = 0; i < x.size(); ++i)
+        for (size_t j = 0; j < x[i].size(); ++j) r.output[i][j] += shared[i][j];
+    return r;
+}
+
+Scenario deepseek_block(std::uint64_t seed) {
+    Scenario s = moe_block(seed, 8, 2, true);
+    MixtureOfExperts& m = s.block.moe;
+    m.router_kind = RouterKind::SigmoidGrouped;
+    m.groups = 4;
+    m.top_groups = 2;
+    m.routed_scale = 2.5f;
+    m.choice_bias = normal_matrix(1, 8, seed + 90, 0.3f).row(0);
+    m.shared_d_ff = 12;  // DeepSeek-V3's shared experts: ungated
+    m.shared = {normal_matrix(8, 12, seed + 91, 0.4f), normal_matrix(8, 12, seed + 92, 0.4f), normal_matrix(12, 8, seed + 93, 0.4f),
+                Vector(), Vector(), Vector()};
+    return s;
+}
+
+TEST_CASE("DeepSeek-V3's router: σ scores, the best groups first, the choice biased, the weights renormalised and scaled", "[block][moe]") {
+    const bool normalize = GENERATE(true, false);
+    Scenario s = deepseek_block(121);
+    s.block.moe.normalize_top_k = normalize;
+    const Trace t = run(s);
+    for (const std::string& e : t.errors) INFO(e);
+    REQUIRE(t.ok);
+    const Rows x = rows_of(t.block.norm2);
+    const MoeReference r = deepseek_moe_ref(x, s);
+    CHECK(gap(t.block.router_logits, r.logits) < 1e-5);
+    CHECK(gap(t.block.router_probabilities, r.probabilities) < 1e-6);
+    CHECK(gap(t.block.routing, r.routing) < 1e-5);
+    CHECK(gap(t.block.ffn_output, r.output) < 1e-5);
+    // each token keeps 2 experts, both in its 2 kept groups; with renormalisation the weights sum to the scale
+    int outside_best_expert = 0;  // tokens whose σ-best expert lies in a group that was dropped
+    for (Eigen::Index i = 0; i < t.block.routing.rows(); ++i) {
+        CHECK((t.block.routing.row(i).array() > 0.0f).count() == 2);
+        CHECK((t.block.router_choice.row(i).array() != 0.0f).count() == 4);  // 2 groups of 2 kept
+        if (normalize) CHECK(t.block.routing.row(i).sum() == Approx(2.5f).epsilon(1e-5));
+        Eigen::Index best = 0;
+        t.block.router_probabilities.row(i).maxCoeff(&best);
+        outside_best_expert += t.block.router_choice(i, best) == 0.0f;
+    }
+    INFO("tokens whose best expert's group was dropped: " << outside_best_expert);
+    // the bias steers the choice: without it the routing differs, and the weights never include it
+    Scenario unbiased = s;
+    unbiased.block.moe.choice_bias = Vector();
+    CHECK_FALSE(run(unbiased).block.routing.isApprox(t.block.routing, 1e-3f));
+    // the file keeps it all
+    const nlohmann::json file = scenario_to_json(s);
+    CHECK(file["block"]["moe"]["router_kind"] == "sigmoid_grouped");
+    CHECK(file["block"]["moe"]["groups"] == 4);
+    const ScenarioLoad back = scenario_from_json(file, "deepseek.json");
+    for (const std::string& e : back.errors) INFO(e);
+    REQUIRE(back.scenario);
+    CHECK(run(*back.scenario).block.ffn_output == t.block.ffn_output);
+    // refused: what another router would ignore, groups that do not split the experts
+    nlohmann::json bad = scenario_to_json(moe_block(3, 4, 2, true));
+    bad["block"]["moe"]["routed_scale"] = 2.5;
+    CHECK(testing::joined(scenario_from_json(bad, "bad.json").errors).find("routed_scale") != std::string::npos);
+    Scenario wrong = s;
+    wrong.block.moe.groups = 3;
+    CHECK(says(run(wrong).errors, "must split into groups of at least 2"));
+    wrong = s;
+    wrong.block.moe.top_groups = 5;
+    CHECK(says(run(wrong).errors, "top_groups is 5"));
+    wrong = s;
+    wrong.block.moe.top_groups = 1;
+    wrong.block.moe.top_k = 3;
+    CHECK(says(run(wrong).errors, "more than the 2 experts of the kept groups"));
+    wrong = moe_block(3, 4, 2, true);
+    wrong.block.moe.routed_scale = 2.0f;
+    CHECK(says(run(wrong).errors, "belong to the sigmoid-grouped router"));
+    wrong = s;
+    wrong.block.moe.router_bias = Vector::Zero(8);
+    CHECK(says(run(wrong).errors, "router_bias would be ignored"));
+}
+
 TEST_CASE("a mixture of experts goes through a scenario file and a session's edits, and bad ones are refused", "[block][moe][json]") {
     const Scenario s = moe_block(81, 3, 2, true);
     const Trace t = run(s);
@@ -831,7 +955,8 @@ TEST_CASE("the modern-block presets run and draw their new matrices, each regist
 TEST_CASE("every block entry of the registry is some scenario's matrix, with a column label and a title", "[block][registry]") {
     std::set<std::string> seen;
     std::vector<Scenario> scenarios;
-    for (const char* name : {"rmsnorm-block", "swiglu-feed-forward", "parallel-residual", "gemma-sandwich-norms", "block-qwen3-moe", "block-qwen2-moe"})
+    for (const char* name : {"rmsnorm-block", "swiglu-feed-forward", "parallel-residual", "gemma-sandwich-norms", "block-qwen3-moe", "block-qwen2-moe",
+                             "block-deepseek-v3"})
         scenarios.push_back(find_preset(name)->scenario);
     Scenario layer = random_block(111);  // LayerNorm's β, plain feed-forward's b, post-norm's norm1
     layer.block.norm_1.beta = normal_matrix(1, 8, 112);

@@ -410,12 +410,12 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
     }
 }
 
-TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Qwen2-MoE and gpt-oss blocks, each step showing its change") {
+TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Qwen2-MoE, gpt-oss and DeepSeek-V3 blocks, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/08-since-2017.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 20);
+    REQUIRE(l.steps.size() == 22);
     const Scenario y2017 = scenario_at_step(l, 0), gpt2 = scenario_at_step(l, 3), llama = scenario_at_step(l, 5),
                    gemma = scenario_at_step(l, 8), gemma3 = scenario_at_step(l, 11);
     // The same sentence throughout.
@@ -504,6 +504,23 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     for (Eigen::Index i = 0; i < oss.block.routing.rows(); ++i) {
         CHECK((oss.block.routing.row(i).array() > 0.0f).count() == 2);
         CHECK(oss.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
+    }
+    // DeepSeek-V3: every head's k and v from a latent of 8 and a rotary key of 2 shared by the heads
+    const Trace mla = run(scenario_at_step(l, 20));
+    REQUIRE(mla.ok);
+    CHECK(mla.query_tokens == moe.query_tokens);
+    CHECK(mla.latent.latent.cols() == 8);
+    CHECK(mla.d_k == 6);
+    CHECK(mla.d_v == 4);
+    CHECK(mla.head[0].k.rightCols(2) == mla.head[3].k.rightCols(2));
+    CHECK(mla.head[0].k.leftCols(4) != mla.head[3].k.leftCols(4));
+    // and its router: σ scores, the choice 0 outside each token's 2 kept groups, weights summing to 2.5
+    const Trace grouped = run(scenario_at_step(l, 21));
+    REQUIRE(grouped.ok);
+    for (Eigen::Index i = 0; i < grouped.block.routing.rows(); ++i) {
+        CHECK((grouped.block.router_choice.row(i).array() != 0.0f).count() == 4);
+        CHECK((grouped.block.routing.row(i).array() > 0.0f).count() == 2);
+        CHECK(grouped.block.routing.row(i).sum() == Approx(2.5f).epsilon(1e-5));
     }
     SECTION("a step naming a preset that does not exist is refused") {
         const std::string text = R"({"title": "t", "preset": "block-2017", "steps": [{"stage": "weights", "text": "a", "toggles": {"preset": "block-gpt3"}}]})";

@@ -148,7 +148,7 @@ TEST_CASE("option --model refuses what it would ignore or cannot find, naming it
     CHECK(missing.code == 2);
     CHECK_THAT(missing.err, Contains("nothing: no such folder or file"));
     // The hint names every family the app reads, not GPT-2 alone.
-    CHECK_THAT(missing.err, Contains("--model takes a checkpoint folder of GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Qwen2-MoE, Mixtral, gpt-oss, GPT-NeoX (Pythia) and BERT"));
+    CHECK_THAT(missing.err, Contains("--model takes a checkpoint folder of GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Qwen2-MoE, Mixtral, gpt-oss, DeepSeek-V3, GPT-NeoX (Pythia) and BERT"));
     std::filesystem::remove("test_cli_model_errors/vocab.json");
     const Result no_vocab = run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print"});
     CHECK(no_vocab.code == 2);
@@ -443,6 +443,35 @@ TEST_CASE("option --model on a Qwen3-MoE, Qwen2-MoE or gpt-oss folder: --print p
     CHECK(q["layers"][2]["weights_in_checkpoint"]["block.moe.shared_weights.w_2"] == "model.layers.2.mlp.shared_expert.down_proj.weight.T");
     CHECK(q["layers"][0]["weights_in_checkpoint"]["block.moe.shared_gate"] == "model.layers.0.mlp.shared_expert_gate.weight.T");
     fs::remove_all(qwen2);
+
+    // DeepSeek-V3: latent attention's d_v and scale printed, its steps exported; the router's σ scores,
+    // choice and scaled routing printed, the multi-token prediction layer read past
+    const fs::path deepseek = fs::temp_directory_path() / "attnlab-cli-deepseek-v3";
+    fs::remove_all(deepseek);
+    testing::families::write_with_tokenizer(deepseek.string(), testing::families::deepseek_v3_checkpoint(), 402, 16, 1.0,
+                                            (fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json").string());
+    const Result latent_printed = run_cli({"--model", deepseek.string(), "--text", "the cat sat", "--layer", "2", "--head", "1", "--print"});
+    INFO(latent_printed.err);
+    REQUIRE(latent_printed.code == 0);
+    CHECK_THAT(latent_printed.out, Catch::Matchers::Contains("d_k = 8, d_v = 3, scale ") && Catch::Matchers::Contains("(not 1/√8)") &&
+                                       Catch::Matchers::Contains("layer 2: router scores, \xCF\x83(x\xC2\xB7W_router)") &&
+                                       Catch::Matchers::Contains("layer 2: router choice, \xCF\x83 + b_choice in the 2 best of 4 groups") &&
+                                       Catch::Matchers::Contains("their \xCF\x83 renormalised \xC3\x97 2.5"));
+    const fs::path deepseek_out = deepseek / "trace.json";
+    REQUIRE(run_cli({"--model", deepseek.string(), "--text", "the cat", "--export-json", deepseek_out.string()}).code == 0);
+    std::ifstream deepseek_in(deepseek_out);
+    const nlohmann::json ds = nlohmann::json::parse(deepseek_in);
+    REQUIRE(ds["layers"][0].contains("latent"));
+    CHECK(ds["layers"][0]["latent"]["latent"][0].size() == 8);
+    CHECK(ds["layers"][0]["latent"]["k_rope"][0].size() == 4);
+    CHECK(ds["layers"][0]["settings"]["latent"]["kv_rank"] == 8);
+    CHECK(ds["layers"][0]["d_v"] == 3);
+    CHECK_FALSE(ds["layers"][0]["block"].contains("routing"));  // the dense first layer
+    CHECK(ds["layers"][1]["block"].contains("router_choice"));
+    CHECK(ds["layers"][1]["settings"]["block"]["moe"]["router_kind"] == "sigmoid_grouped");
+    CHECK(ds["layers"][0]["weights_in_checkpoint"]["latent.w_kv_b"] == "model.layers.0.self_attn.kv_b_proj.weight.T");
+    CHECK(ds["layers"][2]["weights_in_checkpoint"]["block.moe.shared_weights.w_1"] == "model.layers.2.mlp.shared_experts.up_proj.weight.T");
+    fs::remove_all(deepseek);
 }
 
 TEST_CASE("option --model on Gemma 3 as published (a tokenizer.json token beyond the embedding): a text without it runs, one with it exits 2 naming it",

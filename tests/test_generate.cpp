@@ -339,6 +339,11 @@ TEST_CASE("cache cost: grouped-query attention and windows against multi-head at
     CHECK(cache_cost(mixed, 2, 4.0, 2).bytes == 2 * 2 * 32.0);
     CHECK(cache_cost(mixed, 2, 4.0, 10).bytes == 3 * 32.0 + 10 * 32.0);
     CHECK(cache_cost(mixed, 2, 4.0, 10).bytes_per_token == 32.0);
+    // DeepSeek-V3's latent attention: 512 + 64 numbers a token, against 128 heads' k (192) and v (128).
+    const std::vector<LayerCacheShape> latent{{128, 192, 128, 0, 576}};
+    const CacheCost mla = cache_cost(latent, 128, 2.0, 1);
+    CHECK(mla.bytes_per_token == 576 * 2);
+    CHECK(mla.multi_head_bytes == 128 * 320 * 2);
 }
 
 TEST_CASE("decode_layer: one row against the cache equals the last row of the engine's full run, rule by rule", "[generate]") {
@@ -370,6 +375,28 @@ TEST_CASE("decode_layer: one row against the cache equals the last row of the en
              s.softmax = SoftmaxKind::Naive;
              s.kv_heads = 1;
              s.qk_norm = true;
+         }},
+        {"latent attention, queries' low rank, RoPE on k_rope", [](Scenario& s) {
+             s.positional = PositionalEncoding::Rotary;
+             s.latent = LatentAttention{};
+             s.latent.kv_rank = 4;
+             s.latent.q_rank = 3;
+             s.latent.nope_dim = 2;
+             s.latent.rope_dim = 4;
+             s.latent.v_dim = 3;
+             s.latent.b_kv_a = normal_matrix(1, 8, 21).row(0);
+             s.latent.kv_a_norm = normal_matrix(1, 4, 22).row(0);
+         }},
+        {"latent attention, W_Q, rotate-half, a block", [](Scenario& s) {
+             s.positional = PositionalEncoding::Rotary;
+             s.rope.pairing = RopePairing::RotateHalf;
+             s.latent.kv_rank = 5;
+             s.latent.nope_dim = 4;
+             s.latent.rope_dim = 2;
+             s.latent.v_dim = 2;
+             s.block.residual = s.block.layer_norm = s.block.feed_forward = true;
+             s.block.norm = NormPlacement::Pre;
+             s.block.norm_kind = NormKind::RMSNorm;
          }},
     };
     for (const Case& c : cases) {

@@ -92,6 +92,20 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
             check_same(L.w_v, qkv.bottomRows(kv).transpose(), p + "qkv_proj[q+kv:]");
             check_same(L.w_gate, gate_up.topRows(s.d_ff).transpose(), p + "gate_up_proj[0:ff]");
             check_same(L.w_up, gate_up.bottomRows(s.d_ff).transpose(), p + "gate_up_proj[ff:]");
+        } else if (s.latent.kv_rank > 0) {
+            // DeepSeek-V3: the latent's projections and norms, no W_K or W_V
+            check_same(L.w_q_a, stored(c, p + "self_attn.q_a_proj.weight").transpose(), p + "q_a_proj");
+            check_same(L.w_q_b, stored(c, p + "self_attn.q_b_proj.weight").transpose(), p + "q_b_proj");
+            check_same(L.w_kv_a, stored(c, p + "self_attn.kv_a_proj_with_mqa.weight").transpose(), p + "kv_a_proj_with_mqa");
+            check_same(L.w_kv_b, stored(c, p + "self_attn.kv_b_proj.weight").transpose(), p + "kv_b_proj");
+            check_same(L.q_a_norm.weight, stored_vector(c, p + "self_attn.q_a_layernorm.weight"), p + "q_a_layernorm");
+            check_same(L.kv_a_norm.weight, stored_vector(c, p + "self_attn.kv_a_layernorm.weight"), p + "kv_a_layernorm");
+            CHECK(L.w_k.size() == 0);
+            CHECK(L.w_v.size() == 0);
+            if (s.layers[static_cast<std::size_t>(l)].moe) {
+                check_same(L.choice_bias, stored_vector(c, p + "mlp.gate.e_score_correction_bias"), p + "e_score_correction_bias");
+                check_same(L.shared_expert.w_up, stored(c, p + "mlp.shared_experts.up_proj.weight").transpose(), p + "shared_experts.up_proj");
+            }
         } else {
             check_same(L.w_q, stored(c, p + "self_attn.q_proj.weight").transpose(), p + "q_proj");
             check_same(L.w_k, stored(c, p + "self_attn.k_proj.weight").transpose(), p + "k_proj");
@@ -283,6 +297,9 @@ TEST_CASE("every family's checkpoint, written in the Hugging Face layout, reads 
             } else if (s.model_type == "bert") {
                 check_bert_weights(c, s, *load.weights);
                 CHECK_THAT(joined(load.ignored), Contains("bert.pooler.dense.weight") && Contains("cls.seq_relationship.bias"));
+            } else if (s.model_type == "deepseek_v3") {  // its multi-token prediction layer, read past as transformers does
+                check_decoder_weights(c, s, *load.weights);
+                CHECK(load.ignored == std::vector<std::string>{"model.layers.61.eh_proj.weight", "model.layers.61.enorm.weight"});
             } else {
                 check_decoder_weights(c, s, *load.weights);
                 CHECK(load.ignored.empty());
@@ -343,7 +360,8 @@ TEST_CASE("expected_tensors lists exactly the tensors each fixture's model needs
                 CHECK(c.tensors.at(name).shape == t.shape);
                 ++listed;
             }
-            const std::size_t extra = s.model_type == "gpt_neox" ? 4 : s.model_type == "bert" ? 4 : 0;   // buffers, pooler, NSP
+            // buffers, pooler, NSP; DeepSeek-V3's multi-token prediction layer
+            const std::size_t extra = s.model_type == "gpt_neox" ? 4 : s.model_type == "bert" ? 4 : s.model_type == "deepseek_v3" ? 2 : 0;
             CHECK(listed + extra == c.tensors.size());
         }
     }
@@ -807,6 +825,74 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         bad = config;
         bad["shared_expert_intermediate_size"] = 0;
         CHECK_THAT(refusal_of(bad), Contains("shared_expert_intermediate_size"));
+    }
+    SECTION("deepseek_v3: latent attention's sizes, YaRN's mscale in the scale, the grouped router, dense layers first") {
+        json config = deepseek_v3_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::deepseek_v3);
+        CHECK(s.latent.kv_rank == 8);
+        CHECK(s.latent.q_rank == 12);
+        CHECK(s.latent.nope_dim == 4);
+        CHECK(s.latent.rope_dim == 4);
+        CHECK(s.latent.v_dim == 3);
+        CHECK(s.latent.interleave);
+        CHECK(s.head_dim == 8);
+        CHECK(s.rotary_dim == 4);
+        CHECK(s.n_kv_heads == 4);
+        // qk_head_dim^−½ × mscale(4, mscale_all_dim 1)²; cos and sin × mscale / mscale_all_dim's = 1
+        const double m = 0.1 * std::log(4.0) + 1.0;
+        CHECK(s.attention_scale == Approx(m * m / std::sqrt(8.0)).epsilon(1e-12));
+        CHECK(s.layers[0].rope_scaling.attention_factor == Approx(1.0));
+        CHECK_FALSE(s.layers[0].moe);
+        CHECK(s.layers[1].moe);
+        CHECK(s.layers[2].moe);
+        CHECK(s.experts.sigmoid_grouped);
+        CHECK(s.experts.groups == 4);
+        CHECK(s.experts.top_groups == 2);
+        CHECK(s.experts.routed_scale == 2.5);
+        CHECK(s.experts.normalize_top_k);
+        CHECK(s.experts.shared_d_ff == 12);  // n_shared_experts 2 × moe_intermediate_size 6
+        CHECK_FALSE(s.experts.shared_gate);
+        // the engine's RoPE: all of the rotary key's dims, pairs (2i, 2i+1)
+        const RopeOptions rope = hf::rope_options(s, 0);
+        CHECK(rope.rotary_dims == 0);
+        CHECK(rope.pairing == RopePairing::Interleaved);
+        // DeepSeek-V2-Lite's shape: no q_lora_rank (q_proj), no scaling (the plain scale)
+        json lite = config;
+        lite["q_lora_rank"] = nullptr;
+        lite.erase("rope_scaling");
+        s = spec_of(lite);
+        CHECK(s.latent.q_rank == 0);
+        CHECK(s.attention_scale == Approx(1.0 / std::sqrt(8.0)).epsilon(1e-12));
+        // refused: a K/V head count latent attention cannot have, a softmax router, a rotary width the
+        // rotary embedding would read otherwise, FP8 as published, groups that do not split the experts
+        json bad = config;
+        bad["num_key_value_heads"] = 2;
+        CHECK_THAT(refusal_of(bad), Contains("num_key_value_heads") && Contains("repeat_kv"));
+        bad = config;
+        bad["scoring_func"] = "softmax";
+        CHECK_THAT(refusal_of(bad), Contains("scoring_func") && Contains("DeepSeek-V2"));
+        bad = config;
+        bad["head_dim"] = 8;
+        CHECK_THAT(refusal_of(bad), Contains("head_dim") && Contains("qk_rope_head_dim 4"));
+        bad = config;
+        bad["quantization_config"] = {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}};
+        CHECK_THAT(refusal_of(bad), Contains("quantization_config") && Contains("FP8"));
+        bad = config;
+        bad["n_group"] = 3;
+        CHECK_THAT(refusal_of(bad), Contains("n_group"));
+        bad = config;
+        bad["num_experts_per_tok"] = 5;
+        CHECK_THAT(refusal_of(bad), Contains("num_experts_per_tok") && Contains("kept groups"));
+        bad = config;
+        bad["moe_layer_freq"] = 2;
+        CHECK_THAT(refusal_of(bad), Contains("moe_layer_freq"));
+        bad = config;
+        bad["qk_rope_head_dim"] = 3;
+        CHECK_THAT(refusal_of(bad), Contains("qk_rope_head_dim") && Contains("odd"));
+        bad = config;  // transformers 5 would take 256 / 64 = 4 for the frequencies, the attention's scale 8
+        bad["rope_scaling"]["factor"] = 8.0;
+        CHECK_THAT(refusal_of(bad), Contains("'factor' 8.0 differs from max_position_embeddings / original_max_position_embeddings = 4.0"));
     }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;

@@ -337,6 +337,7 @@ TEST_CASE("every family's checkpoint runs without widening a weight: each matrix
         hf::OpenedModel& model = *load.model;
         for (const hf::LayerWeights& layer : model.weights.layers) {
             std::vector<const SharedMatrix*> matrices = {&layer.w_q, &layer.w_k, &layer.w_v, &layer.w_o};
+            if (model.spec.latent.kv_rank > 0) matrices = {&layer.w_q_a, &layer.w_q_b, &layer.w_kv_a, &layer.w_kv_b, &layer.w_o};
             if (layer.experts.empty()) matrices.insert(matrices.end(), {&layer.w_up, &layer.w_down});
             else matrices.push_back(&layer.router);  // a mixture of experts: the router and every expert
             for (const hf::ExpertWeights& e : layer.experts) matrices.insert(matrices.end(), {&e.w_gate, &e.w_up, &e.w_down});
@@ -369,14 +370,16 @@ TEST_CASE("every family's checkpoint runs without widening a weight: each matrix
         hf::OpenedModel widened = model;
         auto own = [](SharedMatrix& w) { if (w.size() != 0) w.edit(); };
         for (hf::LayerWeights& layer : widened.weights.layers) {
-            for (SharedMatrix* w : {&layer.w_q, &layer.w_k, &layer.w_v, &layer.w_o, &layer.w_gate, &layer.w_up, &layer.w_down, &layer.router}) own(*w);
+            for (SharedMatrix* w : {&layer.w_q, &layer.w_k, &layer.w_v, &layer.w_o, &layer.w_gate, &layer.w_up, &layer.w_down, &layer.router,
+                                    &layer.w_q_a, &layer.w_q_b, &layer.w_kv_a, &layer.w_kv_b})
+                own(*w);
             for (hf::ExpertWeights& e : layer.experts)
                 for (SharedMatrix* w : {&e.w_gate, &e.w_up, &e.w_down}) own(*w);
         }
         for (SharedMatrix* w : {&widened.weights.token_embedding, &widened.weights.position_embedding, &widened.weights.token_type_embedding,
                                 &widened.weights.lm_head, &widened.weights.mlm_dense})
             own(*w);
-        CHECK(model.weights.layers[0].w_q.stored() != nullptr);  // the model's own are still read in place
+        CHECK(model.weights.layers[0].w_o.stored() != nullptr);  // the model's own are still read in place
         const ModelPass reference = hf::forward_ids(widened, ids);
         REQUIRE(reference.ok);
         REQUIRE(reference.layers.size() == pass.layers.size());

@@ -174,7 +174,75 @@ void explain_weight(const Trace& t, const Where& w, int r, int c, Explanation& e
 
 // [SECTION] Projections: Q, K, V
 
+// A dot product written out: "= a·b + …", "= sum (+ bias)", the value.
+void dot_lines(const std::vector<float>& xs, const std::vector<float>& ws, const float* bias, Explanation& e) {
+    for (auto& line : product_terms(xs, ws, "= ")) e.lines.push_back(line);
+    float sum = 0.0f;
+    for (size_t i = 0; i < xs.size(); ++i) sum += xs[i] * ws[i];
+    if (bias != nullptr) {
+        e.lines.push_back("= " + num(sum) + " + " + factor(*bias));
+        sum += *bias;
+    }
+    e.lines.push_back("= " + num(sum));
+}
+
+// Latent attention's Q, K or V of a head (scenario.hpp's LatentAttention): q from x·W_Q or the
+// queries' latent, k's first d_nope dims and v from the latent ĉ, k's last d_rope the shared k_rope.
+void explain_latent_projection(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
+    const Arithmetic kind = w.entry->arithmetic;
+    const bool is_q = kind == Arithmetic::Query || kind == Arithmetic::QueryBeforeRope;
+    const bool is_v = kind == Arithmetic::Value;
+    const bool rotated = kind == Arithmetic::Query || kind == Arithmetic::Key;
+    const LatentAttention& l = s.latent;
+    const LatentTrace& lt = t.latent;
+    const Matrix& m = *matrix_of(t, w);
+    const std::string label = is_q ? "Q" : is_v ? "V" : "K";
+    e.heading = label + "[" + ix(r) + "," + ix(c) + "] (head " + std::to_string(w.head + 1) + "), token " +
+                quoted(is_q ? t.query_tokens : t.key_tokens, r) + " = " + num(m(r, c));
+    const int d_kv = l.nope_dim + l.v_dim, d_qk = l.nope_dim + l.rope_dim;
+    const bool rope_dim = !is_v && c >= l.nope_dim;
+    if (!is_q && rope_dim) {
+        const int j = c - l.nope_dim;
+        e.lines.push_back("dimension " + ix(c) + " is k_rope's " + ix(j) + ": the one rotary key every head shares, column " +
+                          ix(l.kv_rank + j) + " of [c | k_rope] = " + num(lt.compressed(r, l.kv_rank + j)));
+        if (s.positional == PositionalEncoding::Rotary)
+            e.lines.push_back(rotated ? "turned by RoPE at position p = " + ix(r) + " " + kArrow + " " + num(lt.k_rope(r, j)) +
+                                            " (hover the k_rope card for the pair)"
+                                      : std::string("not yet turned (RoPE turns it in K)"));
+        e.lines.push_back("a cache keeps this once a token, not once a head");
+        return;
+    }
+    if (is_q && l.q_rank > 0) {
+        const int column = w.head * d_qk + c;
+        e.lines.push_back("Q[" + ix(r) + "," + ix(c) + "] = q latent[" + ix(r) + ",:] " + kTimes + " W_q_b[:," + ix(column) + "]");
+        dot_lines(row_of(lt.q_latent, r), col_of(lt.w_q_b, column), nullptr, e);
+    } else if (is_q) {
+        const int column = w.head * d_qk + c;
+        e.lines.push_back("Q[" + ix(r) + "," + ix(c) + "] = " + projection_input(t) + "[" + ix(r) + ",:] " + kTimes + " W_Q[:," + ix(column) + "]" +
+                          (t.b_q.size() ? " + b_q[" + ix(column) + "]" : ""));
+        const float* bias = t.b_q.size() != 0 ? &t.b_q(0, column) : nullptr;
+        dot_lines(row_of(attention_input(t), r), col_of(t.w_q, column), bias, e);
+    } else {
+        // k_nope and v: this head's columns of the latent's expansion
+        const int column = w.head * d_kv + (is_v ? l.nope_dim : 0) + c;
+        e.lines.push_back(label + "[" + ix(r) + "," + ix(c) + "] = ĉ[" + ix(r) + ",:] " + kTimes + " W_kv_b[:," + ix(column) + "]" +
+                          (is_v ? "   (this head's v columns)" : "   (this head's k_nope columns)"));
+        dot_lines(row_of(lt.latent, r), col_of(lt.w_kv_b, column), nullptr, e);
+    }
+    if (is_q && rope_dim && s.positional == PositionalEncoding::Rotary)
+        e.lines.push_back(rotated ? "a rotary dimension: then RoPE turns it at position p = " + ix(r) + " " + kArrow + " " + num(m(r, c))
+                                  : std::string("a rotary dimension: RoPE turns it in Q"));
+    else if (is_q && rope_dim)
+        e.lines.push_back("a rotary dimension (RoPE is off: as projected)");
+    else if (!is_v)
+        e.lines.push_back("a dimension RoPE leaves (the first d_nope = " + std::to_string(l.nope_dim) + ")");
+}
+
 void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
+    if (s.latent.on()) {
+        explain_latent_projection(t, s, w, r, c, e);
+        return;
+    }
     const Arithmetic kind = w.entry->arithmetic;
     const bool is_q = kind == Arithmetic::Query || kind == Arithmetic::QueryBeforeRope || kind == Arithmetic::QueryBeforeNorm;
     const bool is_v = kind == Arithmetic::Value;
@@ -251,8 +319,8 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
                     const float own = 1.0f / std::pow(s.rope.theta, static_cast<float>(2 * pair) / static_cast<float>(r_dims));
                     const float slow = own / s.rope.factor;
                     const float kept = slow == own ? 1.0f : (f - slow) / (own - slow);
-                    line += ", YaRN: " + num(kept) + " " + kTimes + " Î¸^(" + kMinus + std::to_string(2 * pair) + "/" + std::to_string(r_dims) +
-                            ") + " + num(1.0f - kept) + " " + kTimes + " that Ã· " + num(s.rope.factor) +
+                    line += ", YaRN: " + num(kept) + " " + kTimes + " θ^(" + kMinus + std::to_string(2 * pair) + "/" + std::to_string(r_dims) +
+                            ") + " + num(1.0f - kept) + " " + kTimes + " that ÷ " + num(s.rope.factor) +
                             (kept >= 1.0f ? " (a fast pair: kept)" : kept <= 0.0f ? " (a slow pair: interpolated)" : " (on the ramp between)");
                 }
                 e.lines.push_back(line);
@@ -260,6 +328,91 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
                     e.lines.push_back("cos and sin are multiplied by the attention factor " + num(s.rope.attention_factor) +
                                       ": the turned dims grow by it, q" + kTimes + "k over them by its square");
             }
+        }
+    }
+}
+
+// Latent attention's own steps (scenario.hpp's LatentAttention) and weights.
+void explain_latent(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
+    const LatentAttention& l = s.latent;
+    const LatentTrace& lt = t.latent;
+    const Matrix& m = *matrix_of(t, w);
+    const std::string key = w.entry->key;
+    const std::string label = w.entry->label;
+    e.heading = label + "[" + ix(r) + "," + ix(c) + "] = " + num(m(r, c));
+    switch (w.entry->arithmetic) {
+        case Arithmetic::LatentDown: {
+            const bool queries = key == "latent.q_compressed";
+            const Matrix& weight = queries ? lt.w_q_a : lt.w_kv_a;
+            const Matrix& bias = queries ? lt.b_q_a : lt.b_kv_a;
+            const std::string wname = queries ? "W_q_a" : "W_kv_a";
+            e.heading += ", token " + quoted(t.query_tokens, r);
+            e.lines.push_back(label + "[" + ix(r) + "," + ix(c) + "] = " + projection_input(t) + "[" + ix(r) + ",:] " + kTimes + " " + wname +
+                              "[:," + ix(c) + "]" + (bias.size() ? " + b[" + ix(c) + "]" : ""));
+            dot_lines(row_of(attention_input(t), r), col_of(weight, c), bias.size() != 0 ? &bias(0, c) : nullptr, e);
+            if (!queries)
+                e.lines.push_back(c < l.kv_rank ? "column " + ix(c) + " of c, the compressed keys and values (RMSNorm next)"
+                                                : "column " + ix(c - l.kv_rank) + " of k_rope, the rotary key every head shares");
+            break;
+        }
+        case Arithmetic::LatentNorm: {
+            const bool queries = key == "latent.q_latent";
+            const Matrix before = queries ? lt.q_compressed : Matrix(lt.compressed.leftCols(l.kv_rank));
+            const Matrix& gamma = queries ? lt.q_a_norm : lt.kv_a_norm;
+            const float epsilon = s.block.epsilon;
+            e.heading += ", token " + quoted(t.query_tokens, r);
+            e.lines.push_back(std::string("RMSNorm over the row's ") + std::to_string(before.cols()) + " numbers: x / " + kSqrt +
+                              "(mean(x²) + ε) " + kTimes + " γ, ε = " + format_value(epsilon, 6));
+            e.lines.push_back("row " + ix(r) + " before = " + list(row_of(before, r), c));
+            const float mean_square = before.row(r).array().square().mean();
+            const float rms = std::sqrt(mean_square + epsilon);
+            e.lines.push_back("mean(x²) = " + num(mean_square) + ", RMS = " + kSqrt + "(" + num(mean_square) + " + ε) = " + num(rms));
+            e.lines.push_back("= " + num(before(r, c)) + " / " + num(rms) + " " + kTimes + " " + factor(gamma(0, c)) + " = " + num(m(r, c)));
+            if (!queries) e.lines.push_back("the latent: what a cache of this layer keeps a token, with the turned k_rope");
+            break;
+        }
+        case Arithmetic::LatentUp: {
+            const int d_kv = l.nope_dim + l.v_dim;
+            const int head = c / std::max(1, d_kv), within = c % std::max(1, d_kv);
+            e.heading += ", token " + quoted(t.query_tokens, r);
+            e.lines.push_back(label + "[" + ix(r) + "," + ix(c) + "] = ĉ[" + ix(r) + ",:] " + kTimes + " W_kv_b[:," + ix(c) + "]");
+            dot_lines(row_of(lt.latent, r), col_of(lt.w_kv_b, c), nullptr, e);
+            e.lines.push_back(within < l.nope_dim ? "head " + std::to_string(head + 1) + "'s k_nope, its dimension " + ix(within)
+                                                  : "head " + std::to_string(head + 1) + "'s v, its dimension " + ix(within - l.nope_dim));
+            break;
+        }
+        case Arithmetic::LatentRopeKey: {
+            e.heading += ", token " + quoted(t.query_tokens, r);
+            const float before = lt.compressed(r, l.kv_rank + c);
+            if (s.positional != PositionalEncoding::Rotary) {
+                e.lines.push_back("column " + ix(l.kv_rank + c) + " of [c | k_rope] = " + num(before) + " (RoPE is off: as projected)");
+                break;
+            }
+            const bool half = s.rope.pairing == RopePairing::RotateHalf;
+            const int d = l.rope_dim, a = half ? c % (d / 2) : c / 2 * 2, b = half ? a + d / 2 : a + 1;
+            e.lines.push_back("column " + ix(l.kv_rank + c) + " of [c | k_rope] = " + num(before) + ", turned with its pair (" + ix(a) + ", " +
+                              ix(b) + ") by position p = " + ix(r) + " " + kArrow + " " + num(m(r, c)));
+            e.lines.push_back("one rotary key for every head: it is the last " + std::to_string(d) + " dims of each head's K");
+            break;
+        }
+        default: {  // the weights, biases and γ
+            if (key == "latent.w_q_a") e.lines.push_back("input dimension " + ix(r) + " " + kArrow + " the queries' latent, dimension " + ix(c));
+            else if (key == "latent.w_kv_a")
+                e.lines.push_back("input dimension " + ix(r) + " " + kArrow + (c < l.kv_rank ? " c, dimension " + ix(c) : " k_rope, dimension " + ix(c - l.kv_rank)));
+            else if (key == "latent.w_q_b") {
+                const int d_qk = std::max(1, l.nope_dim + l.rope_dim), within = c % d_qk;
+                e.lines.push_back("latent dimension " + ix(r) + " " + kArrow + " head " + std::to_string(c / d_qk + 1) + "'s q, dimension " +
+                                  ix(within) + (within < l.nope_dim ? " (no RoPE)" : " (rotary)"));
+            } else if (key == "latent.w_kv_b") {
+                const int d_kv = std::max(1, l.nope_dim + l.v_dim), within = c % d_kv;
+                e.lines.push_back("latent dimension " + ix(r) + " " + kArrow + " head " + std::to_string(c / d_kv + 1) + "'s " +
+                                  (within < l.nope_dim ? "k_nope, dimension " + ix(within) : "v, dimension " + ix(within - l.nope_dim)));
+            } else {
+                e.lines.push_back(key == "latent.q_a_norm" || key == "latent.kv_a_norm" ? "the RMSNorm's scale for dimension " + ix(c)
+                                                                                        : "added to column " + ix(c));
+            }
+            e.lines.push_back("drag to scrub, double-click to type a value (NaN allowed)");
+            break;
         }
     }
 }
@@ -629,6 +782,12 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
             break;
         }
         case Arithmetic::RouterProbability: {
+            if (s.block.moe.router_kind == RouterKind::SigmoidGrouped) {
+                const float z = b.router_logits(r, c);
+                e.lines.push_back("σ(" + num(z) + ") = 1 / (1 + exp(" + num(-z) + ")) = " + num(m(r, c)) + ": expert " + ix(c) +
+                                  "'s score on its own (a sigmoid, not a softmax: the row need not sum to 1)");
+                break;
+            }
             const auto logits = b.router_logits.row(r);
             const float top = logits.maxCoeff();
             float sum = 0.0f;
@@ -637,8 +796,44 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
             e.lines.push_back("exp(" + num(logits(c)) + " " + kMinus + " " + num(top) + ") / " + num(sum) + " = " + num(m(r, c)));
             break;
         }
+        case Arithmetic::RouterChoice: {
+            const MixtureOfExperts& moe = s.block.moe;
+            const int size = static_cast<int>(b.routing.cols()) / std::max(1, moe.groups), group = c / std::max(1, size);
+            const float bias = moe.choice_bias.size() != 0 ? moe.choice_bias(c) : 0.0f;
+            const float choice = b.router_probabilities(r, c) + bias;
+            if (m(r, c) == 0.0f && choice != 0.0f) {
+                e.lines.push_back("0: expert " + ix(c) + " is in group " + std::to_string(group + 1) + " of " + std::to_string(moe.groups) +
+                                  ", not among the token's " + std::to_string(moe.top_groups) + " best groups (a group's score: its 2 best choices)");
+                e.lines.push_back("its own would have been σ " + num(b.router_probabilities(r, c)) + " + b_choice " + factor(bias) + " = " + num(choice));
+                break;
+            }
+            e.lines.push_back("σ " + num(b.router_probabilities(r, c)) + " + b_choice[" + ix(c) + "] " + factor(bias) + " = " + num(m(r, c)) +
+                              ": expert " + ix(c) + ", group " + std::to_string(group + 1) + " (kept)");
+            e.lines.push_back("the bias steers which experts are chosen (balancing their load); the weights use σ alone");
+            break;
+        }
         case Arithmetic::Routing: {
             const MixtureOfExperts& moe = s.block.moe;
+            if (moe.router_kind == RouterKind::SigmoidGrouped) {
+                const auto choice = b.router_choice.row(r);
+                int rank = 1;
+                for (Eigen::Index j = 0; j < choice.size(); ++j) rank += choice(j) > choice(c) || (choice(j) == choice(c) && j < c);
+                if (m(r, c) == 0.0f && rank > moe.top_k) {
+                    e.lines.push_back("not kept: expert " + ix(c) + "'s choice " + num(choice(c)) + " ranks " + std::to_string(rank) + " of " +
+                                      std::to_string(choice.size()) + ", below the top " + std::to_string(moe.top_k));
+                    break;
+                }
+                const float score = b.router_probabilities(r, c);
+                float kept = 0.0f;
+                for (Eigen::Index j = 0; j < b.routing.cols(); ++j)
+                    if (b.routing(r, j) != 0.0f) kept += b.router_probabilities(r, j);
+                e.lines.push_back("kept: expert " + ix(c) + "'s choice " + num(choice(c)) + " ranks " + std::to_string(rank) + " of the top " +
+                                  std::to_string(moe.top_k) + "; its weight comes from its σ " + num(score));
+                e.lines.push_back((moe.normalize_top_k ? num(score) + " / " + num(kept) + " " : num(score) + " ") + kTimes + " " +
+                                  format_value(moe.routed_scale, 4) + " (routed_scaling_factor) = " + num(m(r, c)));
+                if (moe.is_ablated(c)) e.lines.push_back("expert " + ix(c) + " is ablated: its output is dropped, the others' weights stay");
+                break;
+            }
             if (moe.router_kind == RouterKind::TopKThenSoftmax) {
                 // gpt-oss: the top k logits are kept, and softmax runs over those k only
                 const auto logits = b.router_logits.row(r);
@@ -823,9 +1018,15 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::RouterLogit:
         case A::RouterProbability:
         case A::Routing:
+        case A::RouterChoice:
         case A::SharedGate:
         case A::SharedExpertOutput:
         case A::BlockParameter: explain_block(t, w, row, col, e); break;
+        case A::LatentDown:
+        case A::LatentNorm:
+        case A::LatentUp:
+        case A::LatentRopeKey:
+        case A::LatentParameter: explain_latent(t, s, w, row, col, e); break;
     }
     if (e.heading.empty()) e.heading = display_name(matrix) + " = " + num((*m)(row, col));
     return e;

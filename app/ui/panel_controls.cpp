@@ -272,6 +272,15 @@ void mixture_controls(Context& state) {
         ImGui::TextWrapped("top k first, then softmax over those k");
         ImGui::PopStyleColor();
         record_item(state, "controls.moe_normalize", "top k first");
+    } else if (m.router_kind == RouterKind::SigmoidGrouped) {
+        // DeepSeek-V3: σ scores, the best groups first; the kept σ (renormalised or not) × the scale
+        const std::string words = "σ of each logit; the " + std::to_string(m.top_groups) + " best of " + std::to_string(m.groups) +
+                                  " groups, then the top k in them (σ + b_choice); weights " +
+                                  (m.normalize_top_k ? "renormalised, " : "") + "× " + format_value(m.routed_scale, 3);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", words.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "controls.moe_normalize", words);
     } else {
         bool normalize = m.normalize_top_k;
         if (ImGui::Checkbox("renormalise the kept", &normalize)) {
@@ -317,6 +326,57 @@ void mixture_controls(Context& state) {
     std::string ablated;
     for (int x : m.ablated) ablated += (ablated.empty() ? "" : ", ") + std::to_string(x + 1);
     record_item(state, "controls.moe_ablated", ablated.empty() ? "none" : ablated);
+}
+
+// Latent attention (DeepSeek-V2, V3): on or off, and its sizes while its weights are seeded; a
+// checkpoint's layer (its weights given) shows its sizes, which its weights fix.
+void latent_controls(Context& state) {
+    const Scenario& s = state.session.scenario;
+    const LatentAttention& l = s.latent;
+    bool on = l.on();
+    const int d_k = head_dim_of(s);
+    if (ImGui::Checkbox("latent attention (DeepSeek-V3)", &on)) {
+        // on: a latent of half d_model, d_k split between the dims RoPE leaves and 2 it turns, d_v = d_k
+        const int rope = s.positional == PositionalEncoding::Rotary ? 2 : 0;
+        state.session.push(on ? edits::SetLatent{std::max(2, s.d_model / 2), 0, std::max(1, d_k - rope), rope, std::max(1, d_k)}
+                              : edits::SetLatent{});
+    }
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("every head's key and value from one compressed latent a token (W_kv_a, RMSNorm, W_kv_b), and a rotary key "
+                          "k_rope shared by the heads: a cache keeps r_kv + d_rope numbers a token");
+    record_item(state, "controls.latent", on ? "on" : "off");
+    if (!on) return;
+    const std::string sizes = "r_kv " + std::to_string(l.kv_rank) + ", d_nope " + std::to_string(l.nope_dim) + " + d_rope " +
+                              std::to_string(l.rope_dim) + ", d_v " + std::to_string(l.v_dim) +
+                              (l.q_rank > 0 ? ", queries through r_q " + std::to_string(l.q_rank) : std::string());
+    record_item(state, "controls.latent_sizes", sizes);
+    if (l.w_kv_a.size() != 0 || l.w_kv_b.size() != 0 || l.w_q_b.size() != 0) {  // given weights fix the sizes
+        hint_text(sizes.c_str());
+        return;
+    }
+    edits::SetLatent e{l.kv_rank, l.q_rank, l.nope_dim, l.rope_dim, l.v_dim};
+    bool changed = false;
+    const float field = 74.0f * state.fonts.scale;
+    const auto size_field = [&](const char* label, const char* id, int& value, int step, int low, const char* tip) {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextUnformatted(label);
+        ImGui::SameLine();
+        ImGui::SetNextItemWidth(field);
+        int v = value;
+        if (ImGui::InputInt(id, &v, step, step, ImGuiInputTextFlags_EnterReturnsTrue)) {
+            value = std::max(low, v);
+            changed = true;
+        }
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+    };
+    size_field("r_kv", "##latent-kv-rank", e.kv_rank, 1, 1, "the latent's width (kv_lora_rank): what a cache keeps a token, with d_rope");
+    ImGui::SameLine();
+    size_field("r_q", "##latent-q-rank", e.q_rank, 1, 0, "the queries' low-rank path (q_lora_rank); 0: q = x·W_Q");
+    size_field("d_nope", "##latent-nope", e.nope_dim, 1, 0, "each head's q and k dims that RoPE leaves, k's from the latent");
+    ImGui::SameLine();
+    size_field("d_rope", "##latent-rope", e.rope_dim, 2, 0, "the rotary dims, k's shared by every head (even)");
+    size_field("d_v", "##latent-v", e.v_dim, 1, 1, "each head's value width, its own");
+    if (changed) state.session.push(e);
 }
 
 void computation_controls(Context& state) {
@@ -483,6 +543,7 @@ void computation_controls(Context& state) {
         ImGui::SameLine();
         if (ImGui::RadioButton("cross", s.attention == AttentionKind::Cross))
             state.session.push(edits::SetAttention{AttentionKind::Cross});
+        if (s.attention == AttentionKind::Self) latent_controls(state);
         bool block = s.block.residual || s.block.layer_norm || s.block.feed_forward;
         if (ImGui::Checkbox("block: residual + norm + FFN", &block)) state.session.push(edits::SetBlock{block});
         if (block) block_design_controls(state);

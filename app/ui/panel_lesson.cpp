@@ -207,7 +207,11 @@ std::vector<StageCard> stage_cards(Stage stage, const Trace& t, int head_index) 
         case Stage::Projections:
             if (!direct) {
                 c.add(pre_norm ? "block.norm1" : additive ? "x_pe" : "x", false);
-                for (const char* w : {"w_q", "w_k", "w_v", "b_q", "b_k", "b_v"}) c.add(w, false);
+                if (t.settings.latent.on()) {  // latent attention: the latent and the shared rotary key make K and V
+                    for (const char* w : {"latent.q_latent", "latent.compressed", "latent.latent", "latent.k_rope"}) c.add(w, false);
+                } else {
+                    for (const char* w : {"w_q", "w_k", "w_v", "b_q", "b_k", "b_v"}) c.add(w, false);
+                }
             }
             qkv(true);
             break;
@@ -252,7 +256,7 @@ std::vector<StageCard> stage_cards(Stage stage, const Trace& t, int head_index) 
                 // a mixture's router probabilities and the weights each token kept.
                 for (const char* name : {"output", "block.post_attention_norm", "block.residual", "block.norm1", "block.norm2",
                                          "block.ffn_hidden", "block.ffn_gate", "block.ffn_up", "block.ffn_product",
-                                         "block.router_probabilities", "block.routing", "block.shared_gate_values",
+                                         "block.router_probabilities", "block.router_choice", "block.routing", "block.shared_gate_values",
                                          "block.shared_output", "block.ffn_output",
                                          "block.post_feed_forward_norm"})
                     c.add(name, false);

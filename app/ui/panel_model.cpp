@@ -696,6 +696,13 @@ std::string model_shape_text(const lm::Model& model) {
                         std::to_string(scaling.original_max_position_embeddings) + " tokens; cos and sin \xC3\x97 " +
                         attn::format_value(static_cast<float>(scaling.attention_factor), 4) + ")";
         }
+        if (spec.latent.kv_rank > 0) {  // DeepSeek-V3: what a latent cache keeps beside each head's k and v
+            const hf::LatentSpec& l = spec.latent;
+            text += "; multi-head latent attention: every head's k and v from a latent of " + std::to_string(l.kv_rank) +
+                    " and a rotary key of " + std::to_string(l.rope_dim) + " shared by the heads (" + std::to_string(l.kv_rank + l.rope_dim) +
+                    " numbers a token to cache, against " + std::to_string(c.heads * (l.nope_dim + l.rope_dim + l.v_dim)) + "), d_v " +
+                    std::to_string(l.v_dim) + (l.q_rank > 0 ? ", queries through a rank-" + std::to_string(l.q_rank) + " path" : "");
+        }
         if (spec.tensors == hf::TensorLayout::gpt_oss) text += ", the experts read from fused tensors";
         if (spec.tensors == hf::TensorLayout::phi3) text += ", Q, K, V and gate, up read from fused tensors";
         std::string nope;
@@ -712,12 +719,17 @@ std::string model_shape_text(const lm::Model& model) {
             if (spec.layers[static_cast<size_t>(l)].moe) mixture += (mixtures++ == 0 ? "" : ", ") + std::to_string(l + 1);
         if (mixtures > 0) {
             const bool all = mixtures == c.layers;
-            const std::string how = spec.experts.top_k_then_softmax ? ", softmax over their logits only" : spec.experts.normalize_top_k ? ", renormalised" : "";
+            const std::string how = spec.experts.top_k_then_softmax ? ", softmax over their logits only"
+                                    : spec.experts.sigmoid_grouped
+                                        ? ", σ scores, the best " + std::to_string(spec.experts.top_groups) + " of " +
+                                              std::to_string(spec.experts.groups) + " groups first, weights × " +
+                                              attn::format_value(static_cast<float>(spec.experts.routed_scale), 3)
+                                    : spec.experts.normalize_top_k ? ", renormalised" : "";
             text += ", a mixture of " + std::to_string(spec.experts.experts) + " experts in place of the MLP (" +
                     std::to_string(spec.experts.experts_per_token) + " per token" + how + ") " +
                     (all ? std::string("on every layer") : (mixtures > 1 ? "on layers " : "on layer ") + mixture);
             if (spec.experts.shared_d_ff > 0)
-                text += std::string(", beside them a shared expert on every token") + (spec.experts.shared_gate ? " scaled by its gate \xCF\x83(x\xC2\xB7g)" : "");
+                text += std::string(", beside them a shared expert on every token") + (spec.experts.shared_gate ? " scaled by its gate \xCF\x83(x\xC2\xB7g)" : " (no gate)");
             if (!all && spec.mlp == hf::MlpKind::gated) text += ", a gated MLP on the others";
         } else if (spec.mlp == hf::MlpKind::gated) {
             text += ", gated MLP";

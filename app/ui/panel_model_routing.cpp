@@ -90,8 +90,15 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
     ImGui::SameLine();
     // What the pass formed: a top-k-then-softmax router (gpt-oss) has no probability over all E
     const bool top_k_first = t.block.router_probabilities.size() == 0;
+    const bool grouped = t.block.router_choice.size() != 0;  // DeepSeek-V3: σ scores, groups, a biased choice
     const std::string how =
-        top_k_first
+        grouped
+            ? "Each token's router scores the " + std::to_string(moe.experts) + " experts on their own, σ(x" "·" "W_router) (left). "
+                  "It keeps its " + std::to_string(moe.top_groups) + " best of " + std::to_string(moe.groups) + " groups of experts, then the " +
+                  std::to_string(moe.top_k) + " best in them by σ + a bias that balances the experts' load; their σ, " +
+                  (moe.normalize_top_k ? "renormalised, " : "") + "× " + format_value(moe.routed_scale, 3) +
+                  " weigh their outputs (right)."
+        : top_k_first
             ? "Each token's router gives the " + std::to_string(moe.experts) + " experts a score, x" "\xC2\xB7" "W_router" +
                   (moe.router_bias.size() != 0 ? std::string(" + b_router") : std::string()) + " (left). The " + std::to_string(moe.top_k) +
                   " highest run on the token, weighted by a softmax over those " + std::to_string(moe.top_k) +

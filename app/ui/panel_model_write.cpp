@@ -570,7 +570,10 @@ void draw_cache_cost(Context& state, ModelViewState& m) {
         };
         for (size_t l = 0; l < shapes.size(); ++l) {
             const generate::LayerCacheShape& s = shapes[l];
-            std::string label = "layer " + std::to_string(l + 1) + ": " + std::to_string(s.kv_heads) + "\xC3\x97" + std::to_string(s.key_dim);
+            std::string label = "layer " + std::to_string(l + 1) + ": " +
+                                (s.latent > 0 ? "a latent of " + std::to_string(s.latent) + " (this app keeps " + std::to_string(s.kv_heads) +
+                                                    " heads' k and v, as transformers does)"
+                                              : std::to_string(s.kv_heads) + "\xC3\x97" + std::to_string(s.key_dim));
             if (s.window > 0) label += ", window " + std::to_string(s.window);
             if (shapes.size() <= 12 || l == static_cast<size_t>(m.write.cache_layer)) line(label, {s}, false);
         }

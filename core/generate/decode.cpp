@@ -98,7 +98,7 @@ std::vector<std::string> decode_faults(const Scenario& s) {
 }
 
 LayerCache empty_cache(const Scenario& s) {
-    return LayerCache(kv_heads_of(s), head_dim_of(s), head_dim_of(s), s.mask == MaskKind::SlidingWindow ? std::max(s.window, 1) : 0);
+    return LayerCache(kv_heads_of(s), head_dim_of(s), value_dim_of(s), s.mask == MaskKind::SlidingWindow ? std::max(s.window, 1) : 0);
 }
 
 namespace {
@@ -112,11 +112,49 @@ Matrix norm_row(const BlockOptions& o, const Matrix& x, const LayerNormParams& p
 // QK-norm of one head (before RoPE) and the rotation of its row (`turn`: to the step's position,
 // for RoPE). QK-norm over the whole projection (OLMo 2) is done before the heads are split
 // (decode_layer).
+// Latent attention turns the last d_rope dims only.
 Matrix head_row(const Scenario& s, const Matrix& row, const Vector& norm_weight, const RowTurn& turn) {
     Matrix out = row;
     if (s.qk_norm && !s.qk_norm_whole) out = rms_norm(out, s.block.epsilon, norm_weight, s.qk_norm_plus_one);
-    if (s.positional == PositionalEncoding::Rotary) out = rotate_row(out.row(0), turn);
+    if (s.positional != PositionalEncoding::Rotary) return out;
+    if (s.latent.on()) {
+        const int d_rope = s.latent.rope_dim;
+        if (d_rope > 0) out.rightCols(d_rope) = rotate_row(out.rightCols(d_rope).row(0), turn);
+    } else {
+        out = rotate_row(out.row(0), turn);
+    }
     return out;
+}
+
+// Latent attention's q, k and v of one row (scenario.hpp's LatentAttention): k's last d_rope dims
+// the shared k_rope, not yet turned. The cache keeps every head's k and v, as transformers' does.
+void latent_row(const Scenario& s, const Matrix& a, Matrix& q, Matrix& k, Matrix& v) {
+    const LatentAttention& l = s.latent;
+    const int heads = s.heads, d_qk = l.nope_dim + l.rope_dim, d_kv = l.nope_dim + l.v_dim;
+    if (l.q_rank > 0) {
+        const SharedMatrix w_q_a = latent_weight(s, LatentWeight::QA), w_q_b = latent_weight(s, LatentWeight::QB);
+        Matrix compressed;
+        product_into(a, w_q_a, compressed, ProductKernel::any_order);  // (1, d)·(d, r_q)
+        if (l.b_q_a.size() != 0) compressed += l.b_q_a;
+        product_into(rms_norm(compressed, s.block.epsilon, l.q_a_norm), w_q_b, q, ProductKernel::any_order);  // (1, r_q)·(r_q, H·d_qk)
+    } else {
+        const SharedMatrix w_q = resolved_weight(s.w_q, s.d_model, heads * d_qk, s.seed, 0);
+        product_into(a, w_q, q, ProductKernel::any_order);
+        if (s.b_q.size() != 0) q += s.b_q;
+    }
+    const SharedMatrix w_kv_a = latent_weight(s, LatentWeight::KVA), w_kv_b = latent_weight(s, LatentWeight::KVB);
+    Matrix compressed, expanded;
+    product_into(a, w_kv_a, compressed, ProductKernel::any_order);  // (1, d)·(d, r_kv + d_rope)
+    if (l.b_kv_a.size() != 0) compressed += l.b_kv_a;
+    const Matrix latent = rms_norm(compressed.leftCols(l.kv_rank), s.block.epsilon, l.kv_a_norm);  // ĉ
+    product_into(latent, w_kv_b, expanded, ProductKernel::any_order);  // (1, r_kv)·(r_kv, H·(d_nope + d_v))
+    k.resize(1, static_cast<Eigen::Index>(heads) * d_qk);
+    v.resize(1, static_cast<Eigen::Index>(heads) * l.v_dim);
+    for (int h = 0; h < heads; ++h) {
+        k.middleCols(h * d_qk, l.nope_dim) = expanded.middleCols(h * d_kv, l.nope_dim);
+        k.middleCols(h * d_qk + l.nope_dim, l.rope_dim) = compressed.rightCols(l.rope_dim);
+        v.middleCols(h * l.v_dim, l.v_dim) = expanded.middleCols(h * d_kv + l.nope_dim, l.v_dim);
+    }
 }
 
 }  // namespace
@@ -128,7 +166,7 @@ bool rope_factors_change(const Scenario& s, int position) {
 
 Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCache& cache, DecodedAttention* attention, int length) {
     if (length <= 0) length = position + 1;
-    const int d = s.d_model, d_k = head_dim_of(s), kv = kv_heads_of(s), heads = s.heads, group = heads / kv;
+    const int d = s.d_model, d_k = head_dim_of(s), d_v = value_dim_of(s), kv = kv_heads_of(s), heads = s.heads, group = heads / kv;
     // x + PE(t): order enters here for a sinusoidal or the engine's seeded learned encoding.
     Matrix x = x_in;
     if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
@@ -136,31 +174,36 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     const bool pre = has_block(s) && s.block.norm == NormPlacement::Pre;
     const Matrix a = pre && s.block.layer_norm ? norm_row(s.block, x, s.block.norm_1) : x;  // what attention reads
 
-    const SharedMatrix w_q = resolved_weight(s.w_q, d, heads * d_k, s.seed, 0);
-    const SharedMatrix w_k = resolved_weight(s.w_k, d, kv * d_k, s.seed, 1);
-    const SharedMatrix w_v = resolved_weight(s.w_v, d, kv * d_k, s.seed, 2);
-    const SharedMatrix w_o = resolved_weight(s.w_o, heads * d_k, d, s.seed, 3);
+    const SharedMatrix w_o = resolved_weight(s.w_o, heads * d_v, d, s.seed, 3);
     Matrix q, k, v;
-    // One row against each weight: memory-bound, shared among the threads (ProductKernel::any_order).
-    // (1, d)·(d, H·d_k) → (1, H·d_k); (1, d)·(d, H_kv·d_k) twice: in one region
-    row_products_into(a, {{&w_q, &q}, {&w_k, &k}, {&w_v, &v}});
-    if (s.b_q.size() != 0) q += s.b_q;
-    if (s.b_k.size() != 0) k += s.b_k;
-    if (s.b_v.size() != 0) v += s.b_v;
+    if (s.latent.on()) {
+        latent_row(s, a, q, k, v);
+    } else {
+        const SharedMatrix w_q = resolved_weight(s.w_q, d, heads * d_k, s.seed, 0);
+        const SharedMatrix w_k = resolved_weight(s.w_k, d, kv * d_k, s.seed, 1);
+        const SharedMatrix w_v = resolved_weight(s.w_v, d, kv * d_k, s.seed, 2);
+        // One row against each weight: memory-bound, shared among the threads (ProductKernel::any_order).
+        // (1, d)·(d, H·d_k) → (1, H·d_k); (1, d)·(d, H_kv·d_k) twice: in one region
+        row_products_into(a, {{&w_q, &q}, {&w_k, &k}, {&w_v, &v}});
+        if (s.b_q.size() != 0) q += s.b_q;
+        if (s.b_k.size() != 0) k += s.b_k;
+        if (s.b_v.size() != 0) v += s.b_v;
+    }
     if (s.qk_norm && s.qk_norm_whole) {  // OLMo 2: the whole row, every head at once, before the split
         q = rms_norm(q, s.block.epsilon, s.q_norm, s.qk_norm_plus_one);  // (1, H·d_k)
         k = rms_norm(k, s.block.epsilon, s.k_norm, s.qk_norm_plus_one);  // (1, H_kv·d_k)
     }
 
     // K/V head g's row, QK-normed and rotated, joins the cache. Every head turns by one table.
-    const RowTurn turn = s.positional == PositionalEncoding::Rotary ? row_turn(s.rope, d_k, position, length) : RowTurn{};
+    const int turned = s.latent.on() ? s.latent.rope_dim : d_k;  // latent attention turns its d_rope dims
+    const RowTurn turn = s.positional == PositionalEncoding::Rotary && turned > 0 ? row_turn(s.rope, turned, position, length) : RowTurn{};
     Matrix k_row(1, kv * d_k);
     for (int g = 0; g < kv; ++g) k_row.middleCols(g * d_k, d_k) = head_row(s, k.middleCols(g * d_k, d_k), s.k_norm, turn);
     cache.append(k_row, v);
 
     const float scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(d_k));
     const int rows = cache.rows(), first = cache.first_position();
-    Matrix concat(1, heads * d_k);
+    Matrix concat(1, heads * d_v);
     if (attention) {
         attention->weights.assign(static_cast<size_t>(heads), Vector());
         attention->sink.assign(static_cast<size_t>(heads), 0.0f);
@@ -168,7 +211,7 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     }
     // The heads read their own K/V blocks: shared among the threads once the cache is long
     // enough to pay for a region (each head's scores, weights and output its own).
-    const double head_work = static_cast<double>(heads) * rows * (d_k + head_dim_of(s));
+    const double head_work = static_cast<double>(heads) * rows * (d_k + d_v);
     WorkerErrors errors;
 #pragma omp parallel for schedule(static) if (head_work > 2.0e5 && !omp_in_parallel())
     for (int h = 0; h < heads; ++h) {
@@ -183,7 +226,7 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
             for (int j = 0; j < rows; ++j) scores(0, j) = masked_score(rule, scores(0, j), position, first + j);
             if (sink != kMinusInfinity) softmax_rows_into(scores, s.softmax, sink, weights, sink_weights);
             else softmax_rows_into(scores, s.softmax, weights);
-            concat.middleCols(h * d_k, d_k).noalias() = weights * cache.v(g);  // (1, rows)·(rows, d_v)
+            concat.middleCols(h * d_v, d_v).noalias() = weights * cache.v(g);  // (1, rows)·(rows, d_v)
             if (attention) {
                 attention->weights[static_cast<size_t>(h)] = weights.row(0);
                 attention->sink[static_cast<size_t>(h)] = sink != kMinusInfinity ? sink_weights(0, 0) : 0.0f;

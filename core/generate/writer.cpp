@@ -133,8 +133,9 @@ bool step(const Writer& w, Writing& writing, int id, StepAttention* attention, s
 std::vector<LayerCacheShape> cache_shapes(const Writer& w) {
     std::vector<LayerCacheShape> shapes;
     for (int l = 0; l < w.stack.layers; ++l) {
-        const LayerCache c = empty_cache(writing_scenario(w, l, {}));
-        shapes.push_back({c.kv_heads(), c.key_dim(), c.value_dim(), c.window()});
+        const Scenario s = writing_scenario(w, l, {});
+        const LayerCache c = empty_cache(s);
+        shapes.push_back({c.kv_heads(), c.key_dim(), c.value_dim(), c.window(), s.latent.on() ? s.latent.kv_rank + s.latent.rope_dim : 0});
     }
     return shapes;
 }
@@ -142,7 +143,7 @@ std::vector<LayerCacheShape> cache_shapes(const Writer& w) {
 CacheCost cache_cost(const std::vector<LayerCacheShape>& shapes, int query_heads, double element_bytes, long long length) {
     CacheCost cost;
     for (const LayerCacheShape& s : shapes) {
-        const double row = static_cast<double>(s.kv_heads) * (s.key_dim + s.value_dim) * element_bytes;
+        const double row = (s.latent > 0 ? static_cast<double>(s.latent) : static_cast<double>(s.kv_heads) * (s.key_dim + s.value_dim)) * element_bytes;
         const long long kept = s.window > 0 ? std::min<long long>(length, s.window) : length;
         cost.bytes += row * static_cast<double>(kept);
         if (s.window == 0 || length < s.window) cost.bytes_per_token += row;

@@ -79,6 +79,10 @@ bool step(const Writer& writer, Writing& writing, int id, StepAttention* attenti
 struct LayerCacheShape {
     int kv_heads = 0, key_dim = 0, value_dim = 0;
     int window = 0;  // 0: every token
+    // Latent attention (DeepSeek-V2, V3): r_kv + d_rope numbers a token, the latent ĉ and the turned
+    // k_rope, as its own inference keeps them; 0 for any other layer. (transformers' cache, and this
+    // app's while writing, keep each head's k and v expanded from it: kv_heads·(key_dim + value_dim).)
+    int latent = 0;
 };
 std::vector<LayerCacheShape> cache_shapes(const Writer& writer);
 

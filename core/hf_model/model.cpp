@@ -263,6 +263,25 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
         s.k_norm = w.k_norm.weight;
     }
     if (spec.sinks) s.sinks = w.sinks;  // gpt-oss: each head's learned sink logit
+    if (spec.latent.kv_rank > 0) {  // DeepSeek-V3: K and V from the latent; d_k, d_v and H_kv are its own
+        const LatentSpec& l = spec.latent;
+        s.kv_heads = 0;
+        s.head_dim = 0;
+        s.w_k = s.w_v = SharedMatrix();
+        s.latent.kv_rank = l.kv_rank;
+        s.latent.q_rank = l.q_rank;
+        s.latent.nope_dim = l.nope_dim;
+        s.latent.rope_dim = l.rope_dim;
+        s.latent.v_dim = l.v_dim;
+        s.latent.w_q_a = w.w_q_a;
+        s.latent.w_q_b = w.w_q_b;
+        s.latent.w_kv_a = w.w_kv_a;
+        s.latent.w_kv_b = w.w_kv_b;
+        s.latent.b_q_a = w.b_q_a;
+        s.latent.b_kv_a = w.b_kv_a;
+        s.latent.q_a_norm = w.q_a_norm.weight;
+        s.latent.kv_a_norm = w.kv_a_norm.weight;
+    }
     s.score_scale = static_cast<float>(spec.attention_scale);
     s.softcap = static_cast<float>(spec.attn_logit_softcap);
     BlockOptions& b = s.block;
@@ -279,6 +298,13 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
         b.moe.top_k = spec.experts.experts_per_token;
         b.moe.normalize_top_k = spec.experts.normalize_top_k;
         if (spec.experts.top_k_then_softmax) b.moe.router_kind = RouterKind::TopKThenSoftmax;  // gpt-oss
+        if (spec.experts.sigmoid_grouped) {  // DeepSeek-V3
+            b.moe.router_kind = RouterKind::SigmoidGrouped;
+            b.moe.groups = spec.experts.groups;
+            b.moe.top_groups = spec.experts.top_groups;
+            b.moe.routed_scale = static_cast<float>(spec.experts.routed_scale);
+            b.moe.choice_bias = w.choice_bias;
+        }
         b.moe.swiglu_limit = static_cast<float>(spec.experts.swiglu_limit);
         b.moe.swiglu_alpha = static_cast<float>(spec.experts.swiglu_alpha);
         b.moe.router = w.router;

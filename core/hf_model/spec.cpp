@@ -350,9 +350,19 @@ RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json
                 r.fault(key, "type \"yarn\" without 'factor' takes max_position_embeddings / original_max_position_embeddings, "
                              "and max_position_embeddings is missing or not a number above 0");
             else factor = max_positions->get<double>() / original;
+        } else if (const json* max_positions = r.find("max_position_embeddings");
+                   max_positions != nullptr && max_positions->is_number() && max_positions->get<double>() > 0 && original > 0) {
+            // transformers 5 takes the factor as max_position_embeddings / original_max_position_embeddings
+            // whenever the latter is given, 4.x the config's 'factor' (and DeepseekV3Attention's scale
+            // always reads 'factor'): the two must agree, or the versions compute different models
+            const double ratio = max_positions->get<double>() / original;
+            if (std::abs(ratio - factor) > 1e-9 * factor)
+                r.fault(key, "'factor' " + shown(json(factor)) + " differs from max_position_embeddings / original_max_position_embeddings = " +
+                                 shown(json(ratio)) + ": transformers' versions take one or the other");
         }
         scaling.factor = factor > 0 ? factor : 1.0;
         const double mscale = value("mscale", 0, -1e6, 1e6), mscale_all_dim = value("mscale_all_dim", 0, -1e6, 1e6);
+        scaling.mscale_all_dim = mscale_all_dim;
         scaling.attention_factor = value("attention_factor", 0, 0, 1e6);
         if (scaling.attention_factor == 0)
             scaling.attention_factor = mscale != 0 && mscale_all_dim != 0
@@ -904,6 +914,92 @@ void read_gpt_oss(ConfigReader& r, ModelSpec& spec) {
     }
 }
 
+// DeepSeek-V3 (DeepseekV3Config, DeepseekV3Attention, DeepseekV3MoE): Llama's decoder with multi-head
+// latent attention and, from layer first_k_dense_replace on, a mixture of n_routed_experts experts
+// (moe_intermediate_size each) under the sigmoid-grouped router, beside n_shared_experts shared ones
+// (one gated MLP of n_shared_experts·moe_intermediate_size, ungated). The attention's scale is
+// qk_head_dim^−½, times mscale(factor, mscale_all_dim)² when RoPE is scaled and mscale_all_dim is
+// set; RoPE turns the qk_rope_head_dim dims alone (config.head_dim is that, as DeepseekV3Config sets it).
+void read_deepseek_v3(ConfigReader& r, ModelSpec& spec) {
+    rms_decoder_defaults(spec);
+    spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, 129280);
+    spec.d_model = r.integer("hidden_size", 1, kMaxWidth, 7168);
+    spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, 18432);
+    spec.n_layers = r.integer("num_hidden_layers", 1, kMaxLayers, 61);
+    spec.n_heads = r.integer("num_attention_heads", 1, kMaxHeads, 128);
+    spec.n_kv_heads = r.integer("num_key_value_heads", 1, kMaxHeads, spec.n_heads);
+    if (spec.n_kv_heads != spec.n_heads)
+        r.fault("num_key_value_heads", std::to_string(spec.n_kv_heads) + " differs from num_attention_heads " + std::to_string(spec.n_heads) +
+                                           ": latent attention expands a key and a value for every head, and transformers' repeat_kv "
+                                           "would then repeat them into a shape it cannot use");
+    spec.n_kv_heads = spec.n_heads;
+    LatentSpec& l = spec.latent;
+    l.kv_rank = r.integer("kv_lora_rank", 1, kMaxWidth, 512);
+    l.q_rank = r.is_null("q_lora_rank") ? 0 : r.integer("q_lora_rank", 1, kMaxWidth, 1536);
+    l.nope_dim = r.integer("qk_nope_head_dim", 0, 4096, 128);
+    l.rope_dim = r.integer("qk_rope_head_dim", 0, 4096, 64);
+    l.v_dim = r.integer("v_head_dim", 1, 4096, 128);
+    l.interleave = r.flag("rope_interleave", true);
+    if (l.rope_dim % 2 != 0) r.fault("qk_rope_head_dim", std::to_string(l.rope_dim) + " is odd: RoPE turns pairs");
+    spec.head_dim = l.nope_dim + l.rope_dim;
+    // saved configs carry the attributes DeepseekV3Config derives: they must say the same
+    if (r.has("qk_head_dim") && r.integer("qk_head_dim", 1, 8192, spec.head_dim) != spec.head_dim)
+        r.fault("qk_head_dim", "differs from qk_nope_head_dim + qk_rope_head_dim = " + std::to_string(spec.head_dim));
+    if (r.has("head_dim") && r.integer("head_dim", 1, 4096, l.rope_dim) != l.rope_dim)
+        r.fault("head_dim", "differs from qk_rope_head_dim " + std::to_string(l.rope_dim) +
+                                ": transformers' rotary embedding would read it as the rotary width, the attention qk_rope_head_dim");
+    spec.rotary_dim = l.rope_dim;
+    spec.rope_style = l.interleave ? RopeStyle::interleaved : RopeStyle::rotate_half;
+    spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-6);
+    spec.activation = read_activation(r, "hidden_act", "silu");
+    double theta = r.number("rope_theta", 0, 1e12, 10000.0);
+    const RopeScaling scaling = read_rope(r, theta, nullptr, false, true);
+    uniform_layers(spec, theta, scaling);
+    spec.tied_lm_head = r.flag("tie_word_embeddings", false);
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);  // q_a_proj, kv_a_proj_with_mqa and o_proj
+    spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
+    if (scaling.kind != RopeScalingKind::none && scaling.mscale_all_dim != 0) {
+        const double m = attn::yarn_mscale(scaling.factor, scaling.mscale_all_dim);
+        spec.attention_scale *= m * m;
+    }
+    // The mixture
+    const int experts = r.integer("n_routed_experts", 1, kMaxExperts, 256);
+    if (r.has("num_local_experts") && r.integer("num_local_experts", 1, kMaxExperts, experts) != experts)
+        r.fault("num_local_experts", "differs from n_routed_experts " + std::to_string(experts) + ": transformers maps one onto the other");
+    MixtureSpec& m = spec.experts;
+    m.experts = experts;
+    m.experts_per_token = read_experts_per_token(r, experts, "n_routed_experts", 8);
+    m.normalize_top_k = r.flag("norm_topk_prob", true);
+    m.d_ff = r.integer("moe_intermediate_size", 1, 1 << 20, 2048);
+    m.sigmoid_grouped = true;
+    m.groups = r.integer("n_group", 1, kMaxExperts, 8);
+    m.top_groups = r.integer("topk_group", 1, kMaxExperts, 4);
+    if (experts % m.groups != 0 || experts / m.groups < 2)
+        r.fault("n_group", std::to_string(m.groups) + " does not split " + std::to_string(experts) +
+                               " experts into groups of at least 2 (a group's score is its 2 best experts)");
+    if (m.top_groups > m.groups) r.fault("topk_group", std::to_string(m.top_groups) + " is more than n_group " + std::to_string(m.groups));
+    else if (m.groups > 0 && experts % m.groups == 0 && m.experts_per_token > m.top_groups * (experts / m.groups))
+        r.fault("num_experts_per_tok", std::to_string(m.experts_per_token) + " is more than the " + std::to_string(m.top_groups * (experts / m.groups)) +
+                                           " experts of the topk_group kept groups: torch.topk would keep masked ones");
+    m.routed_scale = r.number("routed_scaling_factor", 0, 1e6, 2.5);
+    const int shared = r.integer("n_shared_experts", 0, kMaxExperts, 1);
+    m.shared_d_ff = shared * m.d_ff;
+    if (shared == 0) r.fault("n_shared_experts", "0 is not computed: DeepseekV3MoE builds its shared experts with that width, and a width of 0 is no MLP");
+    const int dense = r.integer("first_k_dense_replace", 0, kMaxLayers, 3);
+    for (int layer = 0; layer < spec.n_layers; ++layer) spec.layers[static_cast<std::size_t>(layer)].moe = layer >= dense;
+    // DeepSeek's own config keys: transformers reads past them, and computes these only
+    if (const auto f = r.text("scoring_func"); f && *f != "sigmoid")
+        r.fault("scoring_func", "\"" + printable(*f, 40) + "\" is not what DeepseekV3MoE computes (a sigmoid): DeepSeek-V2's softmax router is another family");
+    if (const auto t = r.text("topk_method"); t && *t != "noaux_tc")
+        r.fault("topk_method", "\"" + printable(*t, 40) + "\" is not what DeepseekV3MoE computes (\"noaux_tc\": the groups, the biased choice)");
+    if (r.has("moe_layer_freq") && r.integer("moe_layer_freq", 1, kMaxLayers, 1) != 1)
+        r.fault("moe_layer_freq", "is not 1: transformers makes every layer from first_k_dense_replace on a mixture, DeepSeek's own code "
+                                  "only every moe_layer_freq-th; the two would not agree");
+    if (const json* q = r.find("quantization_config"); q != nullptr)
+        r.fault("quantization_config", shown(*q) + " is not read: FP8 weights (DeepSeek-V3 as published) are not widened here; "
+                                       "open a BF16 or float32 conversion");
+}
+
 void read_gpt_neox(ConfigReader& r, ModelSpec& spec) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
@@ -1061,6 +1157,21 @@ const std::vector<Family>& families() {
           joined(kCommonInformational, {"router_aux_loss_coef", "output_router_logits",
                                         "initial_context_length", "experts_per_token"})},
          read_gpt_oss, TensorLayout::gpt_oss},
+        {"deepseek_v3", "DeepSeek-V3",
+         // max_position_embeddings: YaRN's factor when its rope_scaling gives none; head_dim and qk_head_dim:
+         // what DeepseekV3Config derives, checked; scoring_func, topk_method, moe_layer_freq: DeepSeek's own
+         // code's keys, checked against what transformers computes
+         {joined(kDecoderHonoured, {"max_position_embeddings", "moe_intermediate_size", "n_shared_experts", "n_routed_experts",
+                                    "num_local_experts", "routed_scaling_factor", "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim",
+                                    "v_head_dim", "qk_nope_head_dim", "qk_head_dim", "head_dim", "n_group", "topk_group",
+                                    "num_experts_per_tok", "first_k_dense_replace", "norm_topk_prob", "rope_interleave",
+                                    "attention_bias", "scoring_func", "topk_method", "moe_layer_freq", "quantization_config"}),
+          joined(kCommonInformational, {"pretraining_tp", "ep_size", "aux_loss_alpha", "seq_aux", "router_aux_loss_coef",
+                                        // the multi-token prediction layer (model.layers.61 as published): not in the forward pass
+                                        "num_nextn_predict_layers",
+                                        // DeepSeek's remote code; transformers' own class reads the folder
+                                        "auto_map"})},
+         read_deepseek_v3, TensorLayout::deepseek_v3},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",
@@ -1173,7 +1284,7 @@ attn::RopeOptions rope_options(const ModelSpec& spec, int layer) {
     attn::RopeOptions rope;
     rope.pairing = spec.rope_style == RopeStyle::interleaved ? attn::RopePairing::Interleaved : attn::RopePairing::RotateHalf;
     rope.theta = static_cast<float>(l.rope_theta);
-    rope.rotary_dims = spec.rotary_dim;
+    rope.rotary_dims = spec.latent.kv_rank > 0 ? 0 : spec.rotary_dim;  // latent attention turns all its d_rope dims
     const RopeScaling& s = l.rope_scaling;
     rope.scaling = s.kind == RopeScalingKind::linear     ? attn::RopeScalingKind::Linear
                    : s.kind == RopeScalingKind::llama3   ? attn::RopeScalingKind::Llama3

@@ -29,6 +29,10 @@
 //   gpt_oss       GptOssForCausalLM             learned sinks, sliding and full layers alternating, YaRN,
 //                                               biases on attention, a mixture of experts every layer: the
 //                                               top k logits then softmax, biased experts, a clamped SwiGLU
+//   deepseek_v3   DeepseekV3ForCausalLM         multi-head latent attention (K and V from one compressed
+//                                               latent, a rotary key shared by the heads), YaRN with mscale;
+//                                               after the first dense layers a mixture: σ scores, groups of
+//                                               experts, a biased choice, scaled weights, ungated shared experts
 //
 // The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
 //   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
@@ -38,6 +42,9 @@
 //   after_sublayers    x += post_attn_norm(attn(x));            x += post_mlp_norm(mlp(x))   (OLMo 2)
 // Norms:  LayerNorm   y = (x − mean)/√(var + ε)·w + b          (var biased)
 //         RMSNorm     y = x/√(mean(x²) + ε)·w, or ·(1 + w) with one_plus_weight (Gemma)
+// Latent attention (DeepSeek-V3): q = q_b(RMSNorm(q_a(x))) (or q_proj(x)); [c | k_rope] = kv_a(x);
+//   [k_nope_h | v_h] = kv_b(RMSNorm(c)); q_h = [q_nope | RoPE(q_rope)], k_h = [k_nope_h | RoPE(k_rope)], the same
+//   k_rope in every head; RoPE over the qk_rope_head_dim dims alone (pairs (2i, 2i+1) with rope_interleave)
 // Attention, head h (query heads H, K/V heads H_kv; head h reads K/V head h / (H / H_kv)):
 //   q, k: (n × head_dim); with qk_norm each row of q and k is RMS-normed over head_dim, then RoPE;
 //   with qk_norm_whole each row of the whole projection (n × H·head_dim; K: H_kv·head_dim) is
@@ -49,6 +56,9 @@
 //         mixture of experts  p = softmax(x·W_routerᵀ); K = the top k of p; y = Σ_{e∈K} w_e·gated_e(x),
 //                w_e = p_e (or p_e / Σ_K p with norm_topk_prob), summed in expert order;
 //                Qwen2-MoE then y += σ(x·gᵀ)·gated_shared(x), every token;
+//                DeepSeek-V3: p = σ(x·W_routerᵀ); c = p + e_score_correction_bias; the topk_group best of n_group
+//                groups (a group's score: its 2 largest c), c = 0 elsewhere; K = the top k of c;
+//                w = p_K (/ (Σ p_K + 1e-20) with norm_topk_prob) × routed_scaling_factor; y += shared(x), ungated;
 //                gpt-oss: r = x·W_routerᵀ + b; K = the top k of r; w = softmax over K of r;
 //                gated_e(x) = ((clamp(u, ±L) + 1)·g·σ(α·g))·W_down + b_down, g = min(x·W_gate + b_gate, L)
 // Sinks (gpt-oss): row i's softmax over [s_i0 … s_in, sink_h], the sink's share dropped (rows sum below 1).
@@ -91,7 +101,10 @@ enum class HeadKind { causal_lm, masked_lm };
 // gpt-oss's (Llama's attention names with self_attn.sinks, the experts fused in three-dimensional
 // mlp.experts.gate_up_proj (E × d × 2·d_ff, gate and up interleaved by column) and down_proj (E × d_ff × d),
 // each with a bias, and the router as mlp.router).
-enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss };
+// DeepSeek-V3's: Llama's names with the latent attention's (self_attn.q_a_proj, q_a_layernorm, q_b_proj or
+// q_proj; kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj), the router's mlp.gate.e_score_correction_bias
+// and mlp.shared_experts; the first first_k_dense_replace layers Llama's MLP.
+enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss, deepseek_v3 };
 
 const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
 const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"
@@ -118,6 +131,7 @@ struct RopeScaling {
     double attention_factor = 1.0;                   // longrope, yarn: multiplies cos and sin
     double beta_fast = 32.0, beta_slow = 1.0;        // yarn: the ramp's ends, in turns within original_max_position_embeddings
     bool truncate = true;                            // yarn: the ramp's ends rounded out to whole dims
+    double mscale_all_dim = 0;                       // yarn: DeepSeek-V3's; its mscale² multiplies the attention scale
 };
 
 // What differs from layer to layer.
@@ -149,6 +163,20 @@ struct MixtureSpec {
     // routed ones, scaled by σ(x·shared_expert_gate) with shared_gate
     int shared_d_ff = 0;         // shared_expert_intermediate_size; 0: none
     bool shared_gate = false;
+    // DeepSeek-V3 (DeepseekV3MoE): σ scores, the choice biased by mlp.gate.e_score_correction_bias, the
+    // best top_groups of groups first, the weights × routed_scale; the shared experts (n_shared_experts ×
+    // moe_intermediate_size wide, one gated MLP) without a gate
+    bool sigmoid_grouped = false;
+    int groups = 1, top_groups = 1;  // n_group, topk_group
+    double routed_scale = 1.0;       // routed_scaling_factor
+};
+
+// Multi-head latent attention (DeepseekV3Attention): the sizes of scenario.hpp's LatentAttention.
+struct LatentSpec {
+    int kv_rank = 0;             // kv_lora_rank; 0: the usual attention
+    int q_rank = 0;              // q_lora_rank; 0 (null): q_proj
+    int nope_dim = 0, rope_dim = 0, v_dim = 0;  // qk_nope_head_dim, qk_rope_head_dim, v_head_dim
+    bool interleave = true;      // rope_interleave: RoPE turns the pairs (2i, 2i+1) of the rotary dims
 };
 
 struct ModelSpec {
@@ -177,6 +205,7 @@ struct ModelSpec {
     double attention_scale = 0;  // multiplies q·kᵀ: head_dim^−½, or query_pre_attn_scalar^−½ (Gemma)
     double attn_logit_softcap = 0;    // 0: none; c: s → c·tanh(s/c) before the mask (Gemma 2)
     bool sinks = false;          // a learned logit per query head joins each row's softmax and is dropped (gpt-oss's self_attn.sinks)
+    LatentSpec latent;           // DeepSeek-V3's latent attention (head_dim is then d_nope + d_rope; n_kv_heads = n_heads)
     double final_logit_softcap = 0;   // 0: none; c: logits → c·tanh(logits/c) (Gemma 2)
 
     // Positions

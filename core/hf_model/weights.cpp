@@ -106,6 +106,29 @@ MixtureNames mixture_names(const ModelSpec& s) {
     return {"mlp", "gate_proj", "up_proj", "down_proj"};  // Qwen3-MoE
 }
 
+// The shared expert's module: Qwen2-MoE's mlp.shared_expert, DeepSeek-V3's mlp.shared_experts.
+const char* shared_expert_module(const ModelSpec& s) { return s.tensors == TensorLayout::deepseek_v3 ? "mlp.shared_experts" : "mlp.shared_expert"; }
+
+// DeepSeek-V3's latent attention (DeepseekV3Attention): the queries through q_a_proj, q_a_layernorm
+// and q_b_proj (or q_proj without q_lora_rank), the keys and values through kv_a_proj_with_mqa,
+// kv_a_layernorm and kv_b_proj; with attention_bias, q_a_proj and kv_a_proj_with_mqa have biases.
+void latent_attention(RefList& r, const ModelSpec& s, const std::string& p, LayerWeights& L) {
+    const LatentSpec& l = s.latent;
+    const std::int64_t d = s.d_model, H = s.n_heads, qk = i64(l.nope_dim + l.rope_dim);
+    if (l.q_rank > 0) {
+        r.linear(p + "self_attn.q_a_proj.weight", l.q_rank, d, L.w_q_a);
+        if (s.qkv_bias) r.vector(p + "self_attn.q_a_proj.bias", l.q_rank, L.b_q_a);
+        r.norm(p + "self_attn.q_a_layernorm", l.q_rank, L.q_a_norm, false);
+        r.linear(p + "self_attn.q_b_proj.weight", H * qk, l.q_rank, L.w_q_b);
+    } else {
+        r.linear(p + "self_attn.q_proj.weight", H * qk, d, L.w_q);  // no bias, whatever attention_bias says
+    }
+    r.linear(p + "self_attn.kv_a_proj_with_mqa.weight", i64(l.kv_rank + l.rope_dim), d, L.w_kv_a);
+    if (s.qkv_bias) r.vector(p + "self_attn.kv_a_proj_with_mqa.bias", i64(l.kv_rank + l.rope_dim), L.b_kv_a);
+    r.norm(p + "self_attn.kv_a_layernorm", l.kv_rank, L.kv_a_norm, false);
+    r.linear(p + "self_attn.kv_b_proj.weight", H * i64(l.nope_dim + l.v_dim), l.kv_rank, L.w_kv_b);
+}
+
 // gpt-oss's mixture (GptOssMLP): mlp.router (E × d, with a bias), and every expert in one tensor
 // each: gate_up_proj (E × d × 2·d_ff) used as stored, expert e's gate its even columns and its up
 // the odd ones (gate_up[..., ::2], gate_up[..., 1::2]), gate_up_proj_bias (E × 2·d_ff) split alike,
@@ -197,12 +220,14 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
                 L.w_k = SharedMatrix(fused.columns(q, kv, q + 2 * kv, kv));
                 L.w_v = SharedMatrix(fused.columns(q + kv, kv, q + 2 * kv, kv));
             });
+        } else if (s.latent.kv_rank > 0) {
+            latent_attention(r, s, p, L);
         } else {
             r.linear(p + "self_attn.q_proj.weight", q, d, L.w_q);
             r.linear(p + "self_attn.k_proj.weight", kv, d, L.w_k);
             r.linear(p + "self_attn.v_proj.weight", kv, d, L.w_v);
         }
-        if (s.qkv_bias) {
+        if (s.qkv_bias && s.latent.kv_rank == 0) {
             r.vector(p + "self_attn.q_proj.bias", q, L.b_q);
             r.vector(p + "self_attn.k_proj.bias", kv, L.b_k);
             r.vector(p + "self_attn.v_proj.bias", kv, L.b_v);
@@ -211,7 +236,7 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
             r.norm(p + "self_attn.q_norm", s.qk_norm_whole ? q : s.head_dim, L.q_norm, false);
             r.norm(p + "self_attn.k_norm", s.qk_norm_whole ? kv : s.head_dim, L.k_norm, false);
         }
-        r.linear(p + "self_attn.o_proj.weight", d, q, L.w_o);
+        r.linear(p + "self_attn.o_proj.weight", d, s.latent.kv_rank > 0 ? i64(s.n_heads * s.latent.v_dim) : q, L.w_o);
         if (s.o_bias) r.vector(p + "self_attn.o_proj.bias", d, L.b_o);
         if (s.sinks) r.vector(p + "self_attn.sinks", s.n_heads, L.sinks);
         if (gemma) {
@@ -236,6 +261,7 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
             const std::int64_t eff = s.experts.d_ff;
             const MixtureNames n = mixture_names(s);
             r.linear(p + n.module + ".gate.weight", experts, d, L.router);
+            if (s.experts.sigmoid_grouped) r.vector(p + "mlp.gate.e_score_correction_bias", experts, L.choice_bias);
             L.experts.resize(static_cast<std::size_t>(experts));  // sized once: the refs below hold its elements
             for (int e = 0; e < experts; ++e) {
                 ExpertWeights& x = L.experts[static_cast<std::size_t>(e)];
@@ -244,11 +270,12 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
                 r.linear(q_e + n.up + ".weight", eff, d, x.w_up);
                 r.linear(q_e + n.down + ".weight", d, eff, x.w_down);
             }
-            if (s.experts.shared_d_ff > 0) {  // Qwen2MoeSparseMoeBlock.shared_expert and shared_expert_gate
+            if (s.experts.shared_d_ff > 0) {  // Qwen2MoeSparseMoeBlock.shared_expert and shared_expert_gate; DeepseekV3MoE.shared_experts
                 const std::int64_t sff = s.experts.shared_d_ff;
-                r.linear(p + "mlp.shared_expert.gate_proj.weight", sff, d, L.shared_expert.w_gate);
-                r.linear(p + "mlp.shared_expert.up_proj.weight", sff, d, L.shared_expert.w_up);
-                r.linear(p + "mlp.shared_expert.down_proj.weight", d, sff, L.shared_expert.w_down);
+                const std::string shared = p + shared_expert_module(s) + ".";
+                r.linear(shared + "gate_proj.weight", sff, d, L.shared_expert.w_gate);
+                r.linear(shared + "up_proj.weight", sff, d, L.shared_expert.w_up);
+                r.linear(shared + "down_proj.weight", d, sff, L.shared_expert.w_down);
                 if (s.experts.shared_gate) r.linear(p + "mlp.shared_expert_gate.weight", 1, d, L.shared_gate);
             }
             continue;
@@ -392,7 +419,8 @@ RefList refs_of(const ModelSpec& s, Weights& w) {
         case TensorLayout::llama:
         case TensorLayout::phi3:
         case TensorLayout::mixtral:
-        case TensorLayout::gpt_oss: break;
+        case TensorLayout::gpt_oss:
+        case TensorLayout::deepseek_v3: break;
     }
     return decoder_refs(s, w);
 }
@@ -441,6 +469,8 @@ bool ignorable(const ModelSpec& s, const std::string& full_name) {
                rest == "embeddings.position_ids";
     }
     if (s.tensors == TensorLayout::gpt_neox && is_stored_mask(name, "gpt_neox.", "layers.", ".attention.")) return true;
+    // DeepSeek-V3's multi-token prediction layer (DeepseekV3Model's _keys_to_ignore_on_load_unexpected: model.layers.61.*)
+    if (s.tensors == TensorLayout::deepseek_v3 && name.substr(0, 16) == "model.layers.61.") return true;
     // ".*\.rotary_emb\.inv_freq": anything, then that ending.
     return s.positions == PositionKind::rope && ends_with(name, ".rotary_emb.inv_freq");
 }
@@ -503,6 +533,14 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
     std::vector<std::pair<std::string, std::string>> names = {
         {"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
         {"w_v", p + "self_attn.v_proj.weight.T"}, {"w_o", p + "self_attn.o_proj.weight.T"}};
+    if (s.latent.kv_rank > 0) {  // DeepSeek-V3: the latent's projections in place of W_K, W_V (and W_Q with q_lora_rank)
+        names = {{"w_o", p + "self_attn.o_proj.weight.T"},
+                 {"latent.w_kv_a", p + "self_attn.kv_a_proj_with_mqa.weight.T"},
+                 {"latent.w_kv_b", p + "self_attn.kv_b_proj.weight.T"}};
+        if (s.latent.q_rank > 0)
+            names.insert(names.begin(), {{"latent.w_q_a", p + "self_attn.q_a_proj.weight.T"}, {"latent.w_q_b", p + "self_attn.q_b_proj.weight.T"}});
+        else names.insert(names.begin(), {"w_q", p + "self_attn.q_proj.weight.T"});
+    }
     if (s.layers[static_cast<std::size_t>(layer)].moe && s.tensors == TensorLayout::gpt_oss) {  // the experts fused, used as stored
         names.push_back({"block.moe.router", p + "mlp.router.weight.T"});
         for (int e = 0; e < s.experts.experts; ++e) {
@@ -530,9 +568,10 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
             names.push_back({k + "w_2", x + n.down + ".weight.T"});
         }
         if (s.experts.shared_d_ff > 0) {
-            names.insert(names.end(), {{"block.moe.shared_weights.w_gate", m + "shared_expert.gate_proj.weight.T"},
-                                       {"block.moe.shared_weights.w_1", m + "shared_expert.up_proj.weight.T"},
-                                       {"block.moe.shared_weights.w_2", m + "shared_expert.down_proj.weight.T"}});
+            const std::string shared = p + shared_expert_module(s) + ".";
+            names.insert(names.end(), {{"block.moe.shared_weights.w_gate", shared + "gate_proj.weight.T"},
+                                       {"block.moe.shared_weights.w_1", shared + "up_proj.weight.T"},
+                                       {"block.moe.shared_weights.w_2", shared + "down_proj.weight.T"}});
             if (s.experts.shared_gate) names.push_back({"block.moe.shared_gate", m + "shared_expert_gate.weight.T"});
         }
         return names;

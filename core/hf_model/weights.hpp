@@ -26,6 +26,11 @@
 //     mlp.experts.E.gate_proj, up_proj, down_proj as a gated MLP's, moe_intermediate_size wide.
 //     Mixtral's: block_sparse_moe.gate.weight, and block_sparse_moe.experts.E.w1 (gate), w3 (up),
 //     w2 (down), intermediate_size wide.
+//   * DeepSeek-V3's attention: self_attn.q_a_proj, q_a_layernorm, q_b_proj (or q_proj without
+//     q_lora_rank), kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj; its mixtures mlp.gate.weight
+//     and mlp.gate.e_score_correction_bias, mlp.experts.E.gate_proj, up_proj, down_proj, and
+//     mlp.shared_experts.gate_proj, up_proj, down_proj. The multi-token prediction layer DeepSeek-V3
+//     publishes as model.layers.61 is read past, as transformers does.
 //   * Phi-3 fuses Q, K, V by rows: qkv_proj.weight (H·hd + 2·H_kv·hd × d) is Q's rows, then K's,
 //     then V's; gate_up_proj.weight (2·d_ff × d) the gate's rows, then up's. Each part is a view
 //     of the one stored tensor.
@@ -87,7 +92,14 @@ struct LayerWeights {
     std::vector<ExpertWeights> experts;
     ExpertWeights shared_expert;       // Qwen2-MoE: mlp.shared_expert (experts.shared_d_ff wide)
     SharedMatrix shared_gate;          // and mlp.shared_expert_gate (1 × d, used as its transpose (d × 1))
+    Vector choice_bias;                // DeepSeek-V3: mlp.gate.e_score_correction_bias (1 × E)
     Vector sinks;                      // with spec.sinks: self_attn.sinks (1 × H)
+    // DeepSeek-V3's latent attention (spec.latent), in place of w_q (with q_lora_rank), w_k and w_v:
+    // q_a_proj (d × r_q), q_a_layernorm, q_b_proj (r_q × H·(d_nope + d_rope)); kv_a_proj_with_mqa
+    // (d × (r_kv + d_rope)), kv_a_layernorm, kv_b_proj (r_kv × H·(d_nope + d_v)), each used as its transpose
+    SharedMatrix w_q_a, w_q_b, w_kv_a, w_kv_b;
+    Vector b_q_a, b_kv_a;              // with attention_bias
+    NormWeights q_a_norm, kv_a_norm;
 };
 
 struct Weights {
