@@ -631,7 +631,7 @@ std::vector<MatrixEntry> build_registry() {
                  Ar::RouterProbability, BLOCK_GET(router_probabilities),
                  [](const Trace& t, int) {
                      if (t.settings.block.moe.router_kind == RouterKind::SigmoidGrouped)
-                         return std::string("σ(router logits): each expert's score on its own, the weights come from these");
+                         return std::string("σ(router logits): each expert on its own");
                      return std::string("softmax(router logits): each row sums to 1");
                  },
                  SHAPE_OF(block.router_probabilities), fixed_router});
@@ -639,8 +639,7 @@ std::vector<MatrixEntry> build_registry() {
                  BLOCK_GET(router_choice),
                  [](const Trace& t, int) {
                      const MixtureOfExperts& m = t.settings.block.moe;
-                     return "choice = σ + b_choice in the " + std::to_string(m.top_groups) + " best of " + std::to_string(m.groups) +
-                            " groups, 0 elsewhere: what the top " + std::to_string(m.top_k) + " is picked from";
+                     return "choice: σ + b in the " + std::to_string(m.top_groups) + " best of " + std::to_string(m.groups) + " groups";
                  },
                  SHAPE_OF(block.router_choice), fixed_router});
     r.push_back({"block.routing", false, Stage::Block, A::Query, A::Expert, V::Weights, E::None, "routing", Ar::Routing,
@@ -651,8 +650,8 @@ std::vector<MatrixEntry> build_registry() {
                          return "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) +
                                 " logits, softmax over those " + std::to_string(m.top_k);
                      if (m.router_kind == RouterKind::SigmoidGrouped)
-                         return "routing: each token's top " + std::to_string(m.top_k) + " choices, their σ" +
-                                (m.normalize_top_k ? " renormalised to sum 1" : "") + " " + kTimes + " " + format_value(m.routed_scale, 3);
+                         return "routing: top " + std::to_string(m.top_k) + " choices, σ" + (m.normalize_top_k ? " renormalised" : "") + " " + kTimes + " " +
+                                format_value(m.routed_scale, 3);
                      return "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) + " experts" +
                             (m.normalize_top_k ? ", renormalised to sum 1" : ", their probabilities as they are");
                  },

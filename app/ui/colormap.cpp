@@ -54,7 +54,8 @@ Rgb category_colour(int k) {
 }
 
 Rgb scale_color(ColorScale scale, float value, float limit) {
-    if (scale == ColorScale::Weights) return viridis(value);
+    // weights run 0 … 1; a scaled routing (DeepSeek-V3's × 2.5) runs to its own largest, the limit
+    if (scale == ColorScale::Weights) return viridis(limit > 1.0f ? value / limit : value);
     return diverging(limit > 0.0f ? value / limit : 0.0f);
 }
 

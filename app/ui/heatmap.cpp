@@ -567,7 +567,7 @@ void draw_legend(const HeatmapSpec& spec, const CardMetrics& m, float limit, con
     std::string lo = spec.pooled != nullptr ? "log: " + format_value(limit * std::pow(10.0f, -kPooledDecades), 6)
                      : spec.scale == ColorScale::Weights ? "0" : format_value(-limit, 2);
     std::string hi = spec.pooled != nullptr ? format_value(limit, 4) + " (largest)"
-                     : spec.scale == ColorScale::Weights ? "1" : format_value(limit, 2);
+                     : spec.scale == ColorScale::Weights ? (limit > 1.0f ? format_value(limit, 2) : std::string("1")) : format_value(limit, 2);
     // Wide enough for both ends apart (numbers of more digits than legend_min_width allows for).
     const float ends = spec.pooled != nullptr ? 0.0f : text_width(font, lo) + text_width(font, hi) + 12.0f;
     const float width = std::max({m.grid_w, legend_min_width(fonts), ends});
@@ -851,7 +851,8 @@ void draw_card(const HeatmapSpec& spec, const CardMetrics& m, CardContext& conte
     edit_cell(spec, context, hovered, row, col);
     paint_mask(spec, context, hovered, row, col);
 
-    const float limit = spec.scale == ColorScale::Weights && spec.pooled == nullptr ? 1.0f : textures.limit(spec);
+    // weights: 0 … 1, or 0 … their largest where it is above 1 (a routing scaled by DeepSeek-V3's routed_scaling_factor)
+    const float limit = spec.scale == ColorScale::Weights && spec.pooled == nullptr ? std::max(1.0f, textures.limit(spec)) : textures.limit(spec);
     draw->PushClipRect(grid0, ImVec2(grid0.x + m.grid_w, grid0.y + m.grid_h), true);
     const bool numbers = draw_cells(spec, m, vis, limit, context, textures, grid0);
     draw_highlights(spec, m, vis, context, grid0);

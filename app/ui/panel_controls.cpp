@@ -125,7 +125,15 @@ void heads_controls(Context& state) {
         ImGui::EndCombo();
     }
     ImGui::SameLine();
-    if (s.input == InputMode::Embeddings && s.head_dim > 0) {
+    if (s.input == InputMode::Embeddings && s.latent.on()) {
+        // latent attention: d_k and d_v are its own sizes, not d_model / heads
+        const std::string sizes = "d\xE2\x82\x96 = " + std::to_string(head_dim_of(s)) + ", d_v = " + std::to_string(value_dim_of(s));
+        ImGui::TextUnformatted(sizes.c_str());
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("latent attention: d\xE2\x82\x96 = d_nope + d_rope = %d + %d, d_v = %d, whatever d_model / heads", s.latent.nope_dim,
+                              s.latent.rope_dim, s.latent.v_dim);
+        record_item(state, "controls.head_dim", sizes);
+    } else if (s.input == InputMode::Embeddings && s.head_dim > 0) {
         ImGui::Text("d\xE2\x82\x96 = %d", s.head_dim);  // the model's head_dim: no room in the side bar to say so
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("head_dim = %d, the model's own: not d_model / heads = %d / %d", s.head_dim, s.d_model, std::max(1, s.heads));

@@ -685,7 +685,9 @@ std::string model_shape_text(const lm::Model& model) {
         const hf::ModelSpec& spec = hf->spec;
         if (spec.positions == hf::PositionKind::rope) {
             text += "; RoPE";
-            if (spec.rotary_dim > 0 && spec.rotary_dim < spec.head_dim)
+            if (spec.latent.kv_rank > 0)  // latent attention: the last d_rope of each head's q and k, k's shared
+                text += " on the last " + std::to_string(spec.latent.rope_dim) + " of each head's " + std::to_string(spec.head_dim) + " dims";
+            else if (spec.rotary_dim > 0 && spec.rotary_dim < spec.head_dim)
                 text += " on " + std::to_string(spec.rotary_dim) + " of " + std::to_string(spec.head_dim) + " dims";
             const hf::RopeScaling& scaling = spec.layers.empty() ? hf::RopeScaling{} : spec.layers.front().rope_scaling;
             if (scaling.kind == hf::RopeScalingKind::longrope)

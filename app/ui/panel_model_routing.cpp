@@ -95,7 +95,7 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
         grouped
             ? "Each token's router scores the " + std::to_string(moe.experts) + " experts on their own, σ(x" "·" "W_router) (left). "
                   "It keeps its " + std::to_string(moe.top_groups) + " best of " + std::to_string(moe.groups) + " groups of experts, then the " +
-                  std::to_string(moe.top_k) + " best in them by σ + a bias that balances the experts' load; their σ, " +
+                  std::to_string(moe.top_k) + " best in them by \xCF\x83 + a bias that balances the experts' load (middle: 0 outside the kept groups); their \xCF\x83, " +
                   (moe.normalize_top_k ? "renormalised, " : "") + "× " + format_value(moe.routed_scale, 3) +
                   " weigh their outputs (right)."
         : top_k_first
@@ -116,11 +116,15 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
     ImGui::TextWrapped("%s", (how + shared).c_str());
     record_item(state, "model.routing.how", how + shared);
 
-    HeatmapSpec specs[3] = {routing_card(t, top_k_first ? "block.router_logits" : "block.router_probabilities"), routing_card(t, "block.routing"),
-                            shared_gate ? routing_card(t, "block.shared_gate_values") : HeatmapSpec{}};
-    const int cards = shared_gate ? 3 : 2;
-    CardText texts[3];
-    CardMetrics metrics[3];
+    // the scores (or logits), DeepSeek-V3's choice, the routing, a shared expert's gate
+    HeatmapSpec specs[4];
+    int cards = 0;
+    specs[cards++] = routing_card(t, top_k_first ? "block.router_logits" : "block.router_probabilities");
+    if (grouped) specs[cards++] = routing_card(t, "block.router_choice");
+    specs[cards++] = routing_card(t, "block.routing");
+    if (shared_gate) specs[cards++] = routing_card(t, "block.shared_gate_values");
+    CardText texts[4];
+    CardMetrics metrics[4];
     for (int i = 0; i < cards; ++i) texts[i] = measure_text(specs[i], state.fonts);
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float gap = 28.0f * scale;

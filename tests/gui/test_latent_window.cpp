@@ -32,6 +32,7 @@ TEST_CASE("the latent-attention preset draws the latent's steps as cards large e
     CHECK(ui.heatmap("latent.expanded") == nullptr);
     CHECK(ui.heatmap("w_k") == nullptr);
     CHECK(ui.heatmap("w_v") == nullptr);
+    CHECK(ui.text("controls.head_dim") == "d\xE2\x82\x96 = 6, d_v = 3");  // its own sizes, not d_model / heads
     const ui::HeatmapLayout* v = ui.heatmap("head0.v");
     REQUIRE(v != nullptr);
     CHECK(v->cols == 3);  // d_v = 3, not d_k = 6

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "gpu/context.hpp"
 #include "gui.hpp"
 #include "presets.hpp"
+#include "registry.hpp"
 #include "render_fixtures_gl.hpp"
 #include "ui/heatmap.hpp"
 
@@ -59,7 +61,20 @@ int render(const Scenario& scenario, const std::string& png, int width = 1600, i
 }  // namespace
 
 TEST_CASE("every preset renders to a PNG without a GL error") {
+#ifdef ATTNLAB_SANITIZED_BUILD
+    // Under the sanitizers only the presets that draw a kind of card no earlier one drew: every card
+    // the window draws still runs instrumented; the plain build renders every preset.
+    std::set<std::string> drawn;
+#endif
     for (const Preset& preset : presets()) {
+#ifdef ATTNLAB_SANITIZED_BUILD
+        bool new_card = false;
+        for (const std::string& name : matrix_names(run(preset.scenario))) {
+            const auto ref = parse_matrix_name(name);
+            if (ref && drawn.insert(ref->entry->key).second) new_card = true;
+        }
+        if (!new_card) continue;
+#endif
         INFO("preset " << preset.name);
         const std::string png = output_path("preset-" + preset.name);
         REQUIRE(render(preset.scenario, png) == 0);  // non-zero on any glGetError in any frame
