@@ -994,44 +994,34 @@ Matrix repeat_kv_heads(const Matrix& per_kv_head, int kv_heads, int group, int w
     return out;
 }
 
-namespace {
-
-// Latent attention's projections (scenario.hpp's LatentAttention) from what the projections read
-// (n × d_model): every step into t.latent, and each head's q, k and v side by side as the usual
-// projections are, k's last d_rope dims the shared k_rope, not yet turned (head_inputs turns them).
-void latent_projections(const Scenario& s, const Matrix& x, Trace& t, Matrix& q_all, Matrix& k_all, Matrix& v_all) {
+void latent_projections(const Scenario& s, const Matrix& x, LatentTrace& lt, Matrix& q_all, Matrix& k_all, Matrix& v_all,
+                        bool any_order) {
     const LatentAttention& l = s.latent;
-    LatentTrace& lt = t.latent;
+    const ProductKernel kernel = any_order ? ProductKernel::any_order : ProductKernel::row_major;
     const int heads = s.heads, n = static_cast<int>(x.rows()), d_qk = l.nope_dim + l.rope_dim, d_kv = l.nope_dim + l.v_dim;
     if (l.q_rank > 0) {
         lt.w_q_a = latent_weight(s, LatentWeight::QA);
         lt.w_q_b = latent_weight(s, LatentWeight::QB);
-        note_non_finite(t, "W_q_a", lt.w_q_a);
-        note_non_finite(t, "W_q_b", lt.w_q_b);
         lt.b_q_a = as_row(l.b_q_a);
         lt.q_a_norm = l.q_a_norm.size() != 0 ? as_row(l.q_a_norm) : Matrix::Ones(1, l.q_rank);
-        product_into(x, lt.w_q_a, lt.q_compressed);  // (n, d_model)·(d_model, r_q) → (n, r_q)
+        product_into(x, lt.w_q_a, lt.q_compressed, kernel);  // (n, d_model)·(d_model, r_q) → (n, r_q)
         if (l.b_q_a.size() != 0) lt.q_compressed.rowwise() += l.b_q_a;
         lt.q_latent = rms_norm(lt.q_compressed, s.block.epsilon, lt.q_a_norm.row(0));  // RMSNorm over r_q, ⊙γ_q
-        product_into(lt.q_latent, lt.w_q_b, q_all);  // (n, r_q)·(r_q, H·d_qk) → (n, H·d_qk)
+        product_into(lt.q_latent, lt.w_q_b, q_all, kernel);  // (n, r_q)·(r_q, H·d_qk) → (n, H·d_qk)
     } else {
-        t.w_q = resolved_weight(s.w_q, s.d_model, heads * d_qk, s.seed, 0);
-        note_non_finite(t, "W_Q", t.w_q);
-        product_into(x, t.w_q, q_all);  // (n, d_model)·(d_model, H·d_qk) → (n, H·d_qk)
+        product_into(x, resolved_weight(s.w_q, s.d_model, heads * d_qk, s.seed, 0), q_all, kernel);  // (n, d_model)·(d_model, H·d_qk)
         if (s.b_q.size() != 0) q_all.rowwise() += s.b_q;
     }
     lt.w_kv_a = latent_weight(s, LatentWeight::KVA);
     lt.w_kv_b = latent_weight(s, LatentWeight::KVB);
-    note_non_finite(t, "W_kv_a", lt.w_kv_a);
-    note_non_finite(t, "W_kv_b", lt.w_kv_b);
     lt.b_kv_a = as_row(l.b_kv_a);
     lt.kv_a_norm = l.kv_a_norm.size() != 0 ? as_row(l.kv_a_norm) : Matrix::Ones(1, l.kv_rank);
-    product_into(x, lt.w_kv_a, lt.compressed);  // (n, d_model)·(d_model, r_kv + d_rope) → (n, r_kv + d_rope)
+    product_into(x, lt.w_kv_a, lt.compressed, kernel);  // (n, d_model)·(d_model, r_kv + d_rope) → (n, r_kv + d_rope)
     if (l.b_kv_a.size() != 0) lt.compressed.rowwise() += l.b_kv_a;
     lt.latent = rms_norm(lt.compressed.leftCols(l.kv_rank), s.block.epsilon, lt.kv_a_norm.row(0));  // ĉ: RMSNorm(c)⊙γ_kv
     lt.k_rope = lt.compressed.rightCols(l.rope_dim);
     if (s.positional == PositionalEncoding::Rotary && l.rope_dim > 0) lt.k_rope = apply_rotary(lt.k_rope, s.rope);
-    product_into(lt.latent, lt.w_kv_b, lt.expanded);  // (n, r_kv)·(r_kv, H·(d_nope + d_v)) → (n, H·(d_nope + d_v))
+    product_into(lt.latent, lt.w_kv_b, lt.expanded, kernel);  // (n, r_kv)·(r_kv, H·(d_nope + d_v)) → (n, H·(d_nope + d_v))
     k_all.resize(n, static_cast<Eigen::Index>(heads) * d_qk);
     v_all.resize(n, static_cast<Eigen::Index>(heads) * l.v_dim);
     for (int h = 0; h < heads; ++h) {
@@ -1040,8 +1030,6 @@ void latent_projections(const Scenario& s, const Matrix& x, Trace& t, Matrix& q_
         v_all.middleCols(h * l.v_dim, l.v_dim) = lt.expanded.middleCols(h * d_kv + l.nope_dim, l.v_dim);  // v_h
     }
 }
-
-}  // namespace
 
 void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, Matrix& v_all) {
     t.heads = s.heads;
@@ -1122,7 +1110,11 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         if (cross) note_non_finite(t, "source X", t.source_x);
         t.b_q = as_row(s.b_q);
         if (s.latent.on()) {
-            latent_projections(s, queries_from, t, q_all, k_all, v_all);
+            latent_projections(s, queries_from, t.latent, q_all, k_all, v_all);
+            if (s.latent.q_rank == 0) t.w_q = resolved_weight(s.w_q, s.d_model, s.heads * d_k, s.seed, 0);
+            for (const auto& [name, w] : {std::pair{"W_Q", &t.w_q}, std::pair{"W_q_a", &t.latent.w_q_a}, std::pair{"W_q_b", &t.latent.w_q_b},
+                                          std::pair{"W_kv_a", &t.latent.w_kv_a}, std::pair{"W_kv_b", &t.latent.w_kv_b}})
+                if (w->size() != 0) note_non_finite(t, name, *w);
         } else {
             t.w_q = resolved_weight(s.w_q, s.d_model, s.heads * d_k, s.seed, 0);
             t.w_k = resolved_weight(s.w_k, s.d_model, kv * d_k, s.seed, 1);

@@ -890,6 +890,9 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         bad = config;
         bad["qk_rope_head_dim"] = 3;
         CHECK_THAT(refusal_of(bad), Contains("qk_rope_head_dim") && Contains("odd"));
+        bad = config;  // the latent's norms keep 1e-6 in transformers
+        bad["rms_norm_eps"] = 1e-5;
+        CHECK_THAT(refusal_of(bad), Contains("rms_norm_eps") && Contains("q_a_layernorm"));
         bad = config;  // transformers 5 would take 256 / 64 = 4 for the frequencies, the attention's scale 8
         bad["rope_scaling"]["factor"] = 8.0;
         CHECK_THAT(refusal_of(bad), Contains("'factor' 8.0 differs from max_position_embeddings / original_max_position_embeddings = 4.0"));

@@ -126,37 +126,6 @@ Matrix head_row(const Scenario& s, const Matrix& row, const Vector& norm_weight,
     return out;
 }
 
-// Latent attention's q, k and v of one row (scenario.hpp's LatentAttention): k's last d_rope dims
-// the shared k_rope, not yet turned. The cache keeps every head's k and v, as transformers' does.
-void latent_row(const Scenario& s, const Matrix& a, Matrix& q, Matrix& k, Matrix& v) {
-    const LatentAttention& l = s.latent;
-    const int heads = s.heads, d_qk = l.nope_dim + l.rope_dim, d_kv = l.nope_dim + l.v_dim;
-    if (l.q_rank > 0) {
-        const SharedMatrix w_q_a = latent_weight(s, LatentWeight::QA), w_q_b = latent_weight(s, LatentWeight::QB);
-        Matrix compressed;
-        product_into(a, w_q_a, compressed, ProductKernel::any_order);  // (1, d)·(d, r_q)
-        if (l.b_q_a.size() != 0) compressed += l.b_q_a;
-        product_into(rms_norm(compressed, s.block.epsilon, l.q_a_norm), w_q_b, q, ProductKernel::any_order);  // (1, r_q)·(r_q, H·d_qk)
-    } else {
-        const SharedMatrix w_q = resolved_weight(s.w_q, s.d_model, heads * d_qk, s.seed, 0);
-        product_into(a, w_q, q, ProductKernel::any_order);
-        if (s.b_q.size() != 0) q += s.b_q;
-    }
-    const SharedMatrix w_kv_a = latent_weight(s, LatentWeight::KVA), w_kv_b = latent_weight(s, LatentWeight::KVB);
-    Matrix compressed, expanded;
-    product_into(a, w_kv_a, compressed, ProductKernel::any_order);  // (1, d)·(d, r_kv + d_rope)
-    if (l.b_kv_a.size() != 0) compressed += l.b_kv_a;
-    const Matrix latent = rms_norm(compressed.leftCols(l.kv_rank), s.block.epsilon, l.kv_a_norm);  // ĉ
-    product_into(latent, w_kv_b, expanded, ProductKernel::any_order);  // (1, r_kv)·(r_kv, H·(d_nope + d_v))
-    k.resize(1, static_cast<Eigen::Index>(heads) * d_qk);
-    v.resize(1, static_cast<Eigen::Index>(heads) * l.v_dim);
-    for (int h = 0; h < heads; ++h) {
-        k.middleCols(h * d_qk, l.nope_dim) = expanded.middleCols(h * d_kv, l.nope_dim);
-        k.middleCols(h * d_qk + l.nope_dim, l.rope_dim) = compressed.rightCols(l.rope_dim);
-        v.middleCols(h * l.v_dim, l.v_dim) = expanded.middleCols(h * d_kv + l.nope_dim, l.v_dim);
-    }
-}
-
 }  // namespace
 
 bool rope_factors_change(const Scenario& s, int position) {
@@ -177,7 +146,8 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     const SharedMatrix w_o = resolved_weight(s.w_o, heads * d_v, d, s.seed, 3);
     Matrix q, k, v;
     if (s.latent.on()) {
-        latent_row(s, a, q, k, v);
+        LatentTrace steps;  // the cache keeps every head's k and v, as transformers' does
+        latent_projections(s, a, steps, q, k, v, true);
     } else {
         const SharedMatrix w_q = resolved_weight(s.w_q, d, heads * d_k, s.seed, 0);
         const SharedMatrix w_k = resolved_weight(s.w_k, d, kv * d_k, s.seed, 1);

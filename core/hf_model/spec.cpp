@@ -951,6 +951,11 @@ void read_deepseek_v3(ConfigReader& r, ModelSpec& spec) {
     spec.rotary_dim = l.rope_dim;
     spec.rope_style = l.interleave ? RopeStyle::interleaved : RopeStyle::rotate_half;
     spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-6);
+    // DeepseekV3Attention's q_a_layernorm and kv_a_layernorm take RMSNorm's default ε, 1e-6, whatever
+    // rms_norm_eps says; the engine's latent norms take the block's ε: the two must be one number
+    if (spec.norm.epsilon != 1e-6)
+        r.fault("rms_norm_eps", shown(json(spec.norm.epsilon)) + " is not computed: the latent's norms (q_a_layernorm, kv_a_layernorm) "
+                                "keep ε = 1e-6 in transformers, and here one ε serves every norm of the layer");
     spec.activation = read_activation(r, "hidden_act", "silu");
     double theta = r.number("rope_theta", 0, 1e12, 10000.0);
     const RopeScaling scaling = read_rope(r, theta, nullptr, false, true);
