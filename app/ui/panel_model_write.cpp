@@ -516,6 +516,13 @@ void draw_cache_view(Context& state, ModelViewState& m) {
     if (group > 1) about += ", each read by " + std::to_string(group) + " query heads";
     if (c.window > 0) about += "; a sliding window of " + std::to_string(c.window) + ": older rows leave";
     if (c.first_position > 0) about += " (" + std::to_string(c.first_position) + " have left)";
+    if (const hf::OpenedModel* hf = model.hf(); hf != nullptr && hf->spec.latent.kv_rank > 0) {
+        // latent attention: what is kept here is expanded from what a latent cache would keep
+        const hf::LatentSpec& l = hf->spec.latent;
+        about += "; every head's k and v expanded from the layer's latent, as transformers keeps them: a latent cache keeps " +
+                 std::to_string(l.kv_rank + l.rope_dim) + " numbers a token (the latent and the rotary key) instead of " +
+                 std::to_string(model.shape().heads * (l.nope_dim + l.rope_dim + l.v_dim));
+    }
     ImGui::TextWrapped("%s", about.c_str());
     record_item(state, "model.write.cache", about);
     std::string heads_text;

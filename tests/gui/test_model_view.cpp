@@ -1014,6 +1014,41 @@ TEST_CASE("Model view: a Qwen2-MoE folder's Routing tab draws the shared expert'
     CHECK(ui.window.shared.session.trace.block.shared_output.isApprox(m.pass.layers[0].block.shared_output, 1e-5f));
 }
 
+TEST_CASE("Model view: a DeepSeek-V3 folder says what its latent cache keeps, draws the router's choice, and opens a latent layer in the pipeline",
+          "[model-view][families]") {
+    const std::string folder = write_tied_family_model("attnlab-gui-deepseek-v3", testing::families::deepseek_v3_checkpoint());
+    UiDriver ui(find_preset(default_preset_name())->scenario);
+    const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
+    CHECK(m.model->family() == "DeepSeek-V3");
+    CHECK_THAT(ui.text("model.shape"), Catch::Matchers::Contains("multi-head latent attention") &&
+                                           Catch::Matchers::Contains("(12 numbers a token to cache, against 44)") &&
+                                           Catch::Matchers::Contains("the best 2 of 4 groups first"));
+    // the Routing tab: σ scores, the choice, the routing
+    REQUIRE(ui.widget("model.tab.routing") != nullptr);
+    ui.click(ui.centre("model.tab.routing"));
+    ui.frame(2);
+    REQUIRE(ui.heatmap("model.routing.block.router_probabilities") != nullptr);
+    REQUIRE(ui.heatmap("model.routing.block.router_choice") != nullptr);
+    REQUIRE(ui.heatmap("model.routing.block.routing") != nullptr);
+    CHECK_THAT(ui.text("model.routing.how"), Catch::Matchers::Contains("2 best of 4 groups"));
+    // the Write tab's cache: every head's k and v kept, expanded from what a latent cache keeps
+    REQUIRE(ui.widget("model.tab.write") != nullptr);
+    ui.click(ui.centre("model.tab.write"));
+    ui.frame(3);
+    CHECK_THAT(ui.text("model.write.cache"), Catch::Matchers::Contains("a latent cache keeps 12 numbers a token") &&
+                                                 Catch::Matchers::Contains("instead of 44"));
+    // layer 1 opened in the pipeline: latent attention with the checkpoint's weights, read in place
+    ui.click(ui.centre("model.tab.grid"));
+    ui.frame(2);
+    ui.click(ui.centre("model.map.1.1"));
+    ui.frame(2);
+    const Scenario& opened = ui.window.shared.session.scenario;
+    CHECK(opened.latent.kv_rank == 8);
+    REQUIRE(opened.latent.w_kv_b.stored() != nullptr);
+    CHECK(ui.text("controls.latent_sizes") == "r_kv 8, d_nope 4 + d_rope 4, d_v 3, queries through r_q 12");
+    CHECK(ui.window.shared.session.trace.head[0].weights.isApprox(m.pass.layers[0].head[0].weights, 1e-5f));
+}
+
 TEST_CASE("Model view: a Gemma 3 folder opens, its query heads grouped by their K/V head and its layers marked local or global", "[model-view][families]") {
     const std::string folder = write_family_model("attnlab-gui-gemma3", testing::families::gemma3_checkpoint(), "model.embed_tokens.weight", 16,
                                                   "bytelevel-roberta-prefix-space.json", 402);
