@@ -123,6 +123,17 @@ std::string format_trace(const Trace& t, int decimals) {
         }
     }
     if (t.source_x.size()) out << format_matrix("source X + PE", t.source_x_pe, kt, columns(t.d_model, "d"), decimals) << "\n";
+    if (t.settings.latent.on()) {  // latent attention: the steps before the heads split
+        const LatentAttention& l = t.settings.latent;
+        if (t.latent.q_latent.size())
+            out << format_matrix("queries' latent, RMSNorm(x\xC2\xB7W_q_a)\xC2\xB7\xCE\xB3_q", t.latent.q_latent, qt, columns(l.q_rank, "r"), decimals) << "\n";
+        out << format_matrix("latent \xC4\x89 = RMSNorm(c)\xC2\xB7\xCE\xB3_kv: what a cache keeps, with k_rope (" + std::to_string(l.kv_rank + l.rope_dim) +
+                                 " numbers a token)",
+                             t.latent.latent, qt, columns(l.kv_rank, "r"), decimals)
+            << "\n";
+        if (t.latent.k_rope.size())
+            out << format_matrix("k_rope: one rotary key for every head", t.latent.k_rope, qt, columns(l.rope_dim, "d"), decimals) << "\n";
+    }
     for (size_t h = 0; h < t.head.size(); ++h)
         out << format_head(t, static_cast<int>(h), t.heads > 1 ? "head " + std::to_string(h + 1) + ": " : "", decimals);
     if (t.heads > 1) out << format_matrix("concat(heads)", t.concat, qt, columns(static_cast<int>(t.concat.cols()), "d"), decimals) << "\n";

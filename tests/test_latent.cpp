@@ -11,6 +11,7 @@
 #include "random.hpp"
 #include "reflect.hpp"
 #include "registry.hpp"
+#include "report.hpp"
 #include "scenario_edits.hpp"
 #include "serialize.hpp"
 #include "stack.hpp"
@@ -252,6 +253,10 @@ TEST_CASE("latent attention's preset: the latent card says what a cache keeps", 
     REQUIRE(k);
     CHECK_THAT(k->entry->title(t, 1), Contains("k_rope"));
     CHECK_THAT(k->entry->shape(t, 1), Contains("shared by all 4 heads"));
+    // --print writes the latent's steps before the heads
+    const std::string printed = format_trace(t);
+    CHECK_THAT(printed, Contains("latent \xC4\x89 = RMSNorm(c)") && Contains("(6 numbers a token)") && Contains("k_rope: one rotary key for every head") &&
+                            Contains("d_k = 6, d_v = 3"));
     // Seeded weights are the same from run to run; the preset is itself until edited.
     CHECK(run(p->scenario).output == t.output);
     CHECK(exact_preset(p->scenario) == p);
