@@ -584,9 +584,6 @@ bool apply(const Edit& edit, Scenario& s) {
                 LatentAttention next;
                 if (e.kv_rank > 0) {
                     next.kv_rank = e.kv_rank, next.q_rank = e.q_rank, next.nope_dim = e.nope_dim, next.rope_dim = e.rope_dim, next.v_dim = e.v_dim;
-                    const bool same_sizes = l.on() && l.kv_rank == e.kv_rank && l.q_rank == e.q_rank && l.nope_dim == e.nope_dim &&
-                                            l.rope_dim == e.rope_dim && l.v_dim == e.v_dim;
-                    if (same_sizes) next = l;
                     s.w_k = s.w_v = Matrix();  // the latent makes K and V
                     s.b_k = s.b_v = Vector();
                     s.kv_heads = 0;

@@ -779,7 +779,6 @@ void expert_forward(const MixtureOfExperts& m, Activation activation, const Expe
     if (used.b_2.size() != 0) down.rowwise() += used.b_2;
 }
 
-// The mixture of experts (scenario.hpp's MixtureOfExperts) on what the feed-forward reads (n × d_model).
 // DeepSeek-V3's choice (scenario.hpp's MixtureOfExperts, SigmoidGrouped) from each token's σ scores
 // (n × E): σ + b_choice in the top_groups best groups (a group's score: its 2 largest), 0 elsewhere.
 Matrix grouped_choice(const MixtureOfExperts& m, const Matrix& scores) {
@@ -809,6 +808,7 @@ Matrix grouped_choice(const MixtureOfExperts& m, const Matrix& scores) {
     return choice;
 }
 
+// The mixture of experts (scenario.hpp's MixtureOfExperts) on what the feed-forward reads (n × d_model).
 void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_order) {
     const auto kernel = [any_order](ProductKernel k) { return any_order ? ProductKernel::any_order : k; };
     const MixtureOfExperts& m = s.block.moe;
@@ -994,8 +994,8 @@ Matrix repeat_kv_heads(const Matrix& per_kv_head, int kv_heads, int group, int w
     return out;
 }
 
-void latent_projections(const Scenario& s, const Matrix& x, LatentTrace& lt, Matrix& q_all, Matrix& k_all, Matrix& v_all,
-                        bool any_order) {
+void latent_projections(const Scenario& s, const Matrix& x, LatentTrace& lt, SharedMatrix& w_q, Matrix& q_all, Matrix& k_all,
+                        Matrix& v_all, bool any_order) {
     const LatentAttention& l = s.latent;
     const ProductKernel kernel = any_order ? ProductKernel::any_order : ProductKernel::row_major;
     const int heads = s.heads, n = static_cast<int>(x.rows()), d_qk = l.nope_dim + l.rope_dim, d_kv = l.nope_dim + l.v_dim;
@@ -1008,8 +1008,10 @@ void latent_projections(const Scenario& s, const Matrix& x, LatentTrace& lt, Mat
         if (l.b_q_a.size() != 0) lt.q_compressed.rowwise() += l.b_q_a;
         lt.q_latent = rms_norm(lt.q_compressed, s.block.epsilon, lt.q_a_norm.row(0));  // RMSNorm over r_q, ⊙γ_q
         product_into(lt.q_latent, lt.w_q_b, q_all, kernel);  // (n, r_q)·(r_q, H·d_qk) → (n, H·d_qk)
+        w_q = SharedMatrix();  // no W_Q: the queries' low-rank path
     } else {
-        product_into(x, resolved_weight(s.w_q, s.d_model, heads * d_qk, s.seed, 0), q_all, kernel);  // (n, d_model)·(d_model, H·d_qk)
+        w_q = resolved_weight(s.w_q, s.d_model, heads * d_qk, s.seed, 0);
+        product_into(x, w_q, q_all, kernel);  // (n, d_model)·(d_model, H·d_qk) → (n, H·d_qk)
         if (s.b_q.size() != 0) q_all.rowwise() += s.b_q;
     }
     lt.w_kv_a = latent_weight(s, LatentWeight::KVA);
@@ -1050,12 +1052,10 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.qk_norm_plus_one = s.qk_norm_plus_one;
     settings.qk_norm_whole = s.qk_norm_whole;
     settings.sinks = s.sinks.size() != 0;
-    settings.latent = LatentAttention{};  // its sizes; its weights are the trace's own
-    settings.latent.kv_rank = s.latent.kv_rank;
-    settings.latent.q_rank = s.latent.q_rank;
-    settings.latent.nope_dim = s.latent.nope_dim;
-    settings.latent.rope_dim = s.latent.rope_dim;
-    settings.latent.v_dim = s.latent.v_dim;
+    // latent attention's sizes, the whole of it but its weights (the trace's own), so that no size is left behind
+    settings.latent = s.latent;
+    settings.latent.w_q_a = settings.latent.w_q_b = settings.latent.w_kv_a = settings.latent.w_kv_b = SharedMatrix();
+    settings.latent.b_q_a = settings.latent.b_kv_a = settings.latent.q_a_norm = settings.latent.kv_a_norm = Vector();
     t.latent = LatentTrace{};
     settings.softmax = s.softmax;
     settings.heads = s.heads;
@@ -1110,8 +1110,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         if (cross) note_non_finite(t, "source X", t.source_x);
         t.b_q = as_row(s.b_q);
         if (s.latent.on()) {
-            latent_projections(s, queries_from, t.latent, q_all, k_all, v_all);
-            if (s.latent.q_rank == 0) t.w_q = resolved_weight(s.w_q, s.d_model, s.heads * d_k, s.seed, 0);
+            latent_projections(s, queries_from, t.latent, t.w_q, q_all, k_all, v_all);
             for (const auto& [name, w] : {std::pair{"W_Q", &t.w_q}, std::pair{"W_q_a", &t.latent.w_q_a}, std::pair{"W_q_b", &t.latent.w_q_b},
                                           std::pair{"W_kv_a", &t.latent.w_kv_a}, std::pair{"W_kv_b", &t.latent.w_kv_b}})
                 if (w->size() != 0) note_non_finite(t, name, *w);

@@ -77,9 +77,10 @@ void prepare_inputs(const Scenario& scenario, Trace& trace, Matrix& q_all, Matri
 // Latent attention's projections of the rows x that attention reads (n × d_model; scenario.hpp's
 // LatentAttention): every head's q, k and v side by side, as the usual projections are, k's last
 // d_rope dims the shared k_rope not yet turned (head_inputs turns them); each step and weight as used
-// into `steps` (its k_rope turned). any_order: products in any summation order (a decode step's row).
-void latent_projections(const Scenario& scenario, const Matrix& x, LatentTrace& steps, Matrix& q_all, Matrix& k_all, Matrix& v_all,
-                        bool any_order = false);
+// into `steps` (its k_rope turned), and W_Q as used into w_q (empty with q_rank: the low-rank path).
+// any_order: products in any summation order (a decode step's row).
+void latent_projections(const Scenario& scenario, const Matrix& x, LatentTrace& steps, SharedMatrix& w_q, Matrix& q_all, Matrix& k_all,
+                        Matrix& v_all, bool any_order = false);
 // Grouped-query attention's K or V of H_kv heads (n × H_kv·width) as one per query head
 // (n × H_kv·group·width): query head h = g·group + r reads K/V head g.
 Matrix repeat_kv_heads(const Matrix& per_kv_head, int kv_heads, int group, int width);

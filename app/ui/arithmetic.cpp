@@ -174,16 +174,18 @@ void explain_weight(const Trace& t, const Where& w, int r, int c, Explanation& e
 
 // [SECTION] Projections: Q, K, V
 
-// A dot product written out: "= a·b + …", "= sum (+ bias)", the value.
-void dot_lines(const std::vector<float>& xs, const std::vector<float>& ws, const float* bias, Explanation& e) {
+// input[r,:] · weight[:,c] (+ bias[c]) term by term, and the sum.
+float explain_product(const Matrix& input, const Matrix& weight, const Matrix& bias, int r, int c, Explanation& e) {
+    const std::vector<float> xs = row_of(input, r), ws = col_of(weight, c);
     for (auto& line : product_terms(xs, ws, "= ")) e.lines.push_back(line);
     float sum = 0.0f;
     for (size_t i = 0; i < xs.size(); ++i) sum += xs[i] * ws[i];
-    if (bias != nullptr) {
-        e.lines.push_back("= " + num(sum) + " + " + factor(*bias));
-        sum += *bias;
+    if (bias.size() != 0) {
+        e.lines.push_back("= " + num(sum) + " + " + factor(bias(0, c)));
+        sum += bias(0, c);
     }
     e.lines.push_back("= " + num(sum));
+    return sum;
 }
 
 // Latent attention's Q, K or V of a head (scenario.hpp's LatentAttention): q from x·W_Q or the
@@ -215,19 +217,18 @@ void explain_latent_projection(const Trace& t, const TraceSettings& s, const Whe
     if (is_q && l.q_rank > 0) {
         const int column = w.head * d_qk + c;
         e.lines.push_back("Q[" + ix(r) + "," + ix(c) + "] = q latent[" + ix(r) + ",:] " + kTimes + " W_q_b[:," + ix(column) + "]");
-        dot_lines(row_of(lt.q_latent, r), col_of(lt.w_q_b, column), nullptr, e);
+        explain_product(lt.q_latent, lt.w_q_b, Matrix(), r, column, e);
     } else if (is_q) {
         const int column = w.head * d_qk + c;
         e.lines.push_back("Q[" + ix(r) + "," + ix(c) + "] = " + projection_input(t) + "[" + ix(r) + ",:] " + kTimes + " W_Q[:," + ix(column) + "]" +
                           (t.b_q.size() ? " + b_q[" + ix(column) + "]" : ""));
-        const float* bias = t.b_q.size() != 0 ? &t.b_q(0, column) : nullptr;
-        dot_lines(row_of(attention_input(t), r), col_of(t.w_q, column), bias, e);
+        explain_product(attention_input(t), t.w_q, t.b_q, r, column, e);
     } else {
         // k_nope and v: this head's columns of the latent's expansion
         const int column = w.head * d_kv + (is_v ? l.nope_dim : 0) + c;
         e.lines.push_back(label + "[" + ix(r) + "," + ix(c) + "] = ĉ[" + ix(r) + ",:] " + kTimes + " W_kv_b[:," + ix(column) + "]" +
                           (is_v ? "   (this head's v columns)" : "   (this head's k_nope columns)"));
-        dot_lines(row_of(lt.latent, r), col_of(lt.w_kv_b, column), nullptr, e);
+        explain_product(lt.latent, lt.w_kv_b, Matrix(), r, column, e);
     }
     if (is_q && rope_dim && s.positional == PositionalEncoding::Rotary)
         e.lines.push_back(rotated ? "a rotary dimension: then RoPE turns it at position p = " + ix(r) + " " + kArrow + " " + num(m(r, c))
@@ -278,15 +279,7 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
     e.lines.push_back(label + "[" + ix(r) + "," + ix(c) + "] = " + (cross ? "(X+PE)" : projection_input(t)) + "[" +
                       ix(r) + ",:] " + kTimes + " " + wname + "[:," + ix(global) + "]" +
                       (bias.size() ? " + b[" + ix(global) + "]" : "") + (cross ? "   (source sentence)" : ""));
-    const std::vector<float> xs = row_of(inputs, r), ws = col_of(weights, global);
-    for (auto& line : product_terms(xs, ws, "= ")) e.lines.push_back(line);
-    float sum = 0.0f;
-    for (size_t i = 0; i < xs.size(); ++i) sum += xs[i] * ws[i];
-    if (bias.size() != 0) {
-        e.lines.push_back("= " + num(sum) + " + " + factor(bias(0, global)));
-        sum += bias(0, global);
-    }
-    e.lines.push_back("= " + num(sum));
+    explain_product(inputs, weights, bias, r, global, e);
     if (normed) e.lines.push_back(norm_note);
     if (s.positional == PositionalEncoding::Rotary && rotated) {
         // The pair this column turns with: (2i, 2i+1), or (i, i + r/2) in the rotate-half pairing.
@@ -349,7 +342,7 @@ void explain_latent(const Trace& t, const TraceSettings& s, const Where& w, int 
             e.heading += ", token " + quoted(t.query_tokens, r);
             e.lines.push_back(label + "[" + ix(r) + "," + ix(c) + "] = " + projection_input(t) + "[" + ix(r) + ",:] " + kTimes + " " + wname +
                               "[:," + ix(c) + "]" + (bias.size() ? " + b[" + ix(c) + "]" : ""));
-            dot_lines(row_of(attention_input(t), r), col_of(weight, c), bias.size() != 0 ? &bias(0, c) : nullptr, e);
+            explain_product(attention_input(t), weight, bias, r, c, e);
             if (!queries)
                 e.lines.push_back(c < l.kv_rank ? "column " + ix(c) + " of c, the compressed keys and values (RMSNorm next)"
                                                 : "column " + ix(c - l.kv_rank) + " of k_rope, the rotary key every head shares");
@@ -376,7 +369,7 @@ void explain_latent(const Trace& t, const TraceSettings& s, const Where& w, int 
             const int head = c / std::max(1, d_kv), within = c % std::max(1, d_kv);
             e.heading += ", token " + quoted(t.query_tokens, r);
             e.lines.push_back(label + "[" + ix(r) + "," + ix(c) + "] = ĉ[" + ix(r) + ",:] " + kTimes + " W_kv_b[:," + ix(c) + "]");
-            dot_lines(row_of(lt.latent, r), col_of(lt.w_kv_b, c), nullptr, e);
+            explain_product(lt.latent, lt.w_kv_b, Matrix(), r, c, e);
             e.lines.push_back(within < l.nope_dim ? "head " + std::to_string(head + 1) + "'s k_nope, its dimension " + ix(within)
                                                   : "head " + std::to_string(head + 1) + "'s v, its dimension " + ix(within - l.nope_dim));
             break;
@@ -705,20 +698,6 @@ void explain_norm(const TraceSettings& s, const Matrix& input, const Matrix& gam
     e.lines.push_back("mean = " + num(mean) + ", var = " + num(var));
     e.lines.push_back("= " + num(gamma(0, c)) + " " + kTimes + " (" + num(x) + " \xE2\x88\x92 " + factor(mean) + ") / " + kSqrt +
                       "(" + num(var) + " + \xCE\xB5) + " + factor(beta.cols() > c ? beta(0, c) : 0.0f));
-}
-
-// input[r,:] · weight[:,c] (+ bias[c]) term by term, and the sum.
-float explain_product(const Matrix& input, const Matrix& weight, const Matrix& bias, int r, int c, Explanation& e) {
-    const std::vector<float> xs = row_of(input, r), ws = col_of(weight, c);
-    for (auto& line : product_terms(xs, ws, "= ")) e.lines.push_back(line);
-    float sum = 0.0f;
-    for (size_t i = 0; i < xs.size(); ++i) sum += xs[i] * ws[i];
-    if (bias.size() != 0) {
-        e.lines.push_back("= " + num(sum) + " + " + factor(bias(0, c)));
-        sum += bias(0, c);
-    }
-    e.lines.push_back("= " + num(sum));
-    return sum;
 }
 
 void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e) {

@@ -147,7 +147,8 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     Matrix q, k, v;
     if (s.latent.on()) {
         LatentTrace steps;  // the cache keeps every head's k and v, as transformers' does
-        latent_projections(s, a, steps, q, k, v, true);
+        SharedMatrix w_q;
+        latent_projections(s, a, steps, w_q, q, k, v, true);
     } else {
         const SharedMatrix w_q = resolved_weight(s.w_q, d, heads * d_k, s.seed, 0);
         const SharedMatrix w_k = resolved_weight(s.w_k, d, kv * d_k, s.seed, 1);
