@@ -499,6 +499,7 @@ bool apply(const Edit& edit, Scenario& s) {
                 return assign(s.heads, e.heads);  // W_Q… stay (d_model × d_model); only the split changes
             } else if constexpr (std::is_same_v<E, SetMaskKind>) return set_mask_kind(e, s);
             else if constexpr (std::is_same_v<E, SetWindow>) return e.window >= 1 && assign(s.window, e.window);
+            else if constexpr (std::is_same_v<E, SetChunk>) return e.chunk >= 1 && assign(s.chunk, e.chunk);
             else if constexpr (std::is_same_v<E, SetPadding>) return set_padding(e, s);
             else if constexpr (std::is_same_v<E, PaintMaskCell>) return paint_mask_cell(e, s);
             else if constexpr (std::is_same_v<E, SetMaskedFill>) {
@@ -636,6 +637,7 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetHeads>) return "set heads to " + std::to_string(e.heads);
             else if constexpr (std::is_same_v<E, SetMaskKind>) return std::string("set the mask to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetWindow>) return "set the window to " + std::to_string(e.window);
+            else if constexpr (std::is_same_v<E, SetChunk>) return "set the chunk to " + std::to_string(e.chunk);
             else if constexpr (std::is_same_v<E, SetPadding>) return std::string(e.padding ? "pad " : "unpad ") + side(e.side) + "token " + std::to_string(e.index + 1);
             else if constexpr (std::is_same_v<E, PaintMaskCell>) return "paint mask cell [" + std::to_string(e.row + 1) + "," + std::to_string(e.col + 1) + "]";
             else if constexpr (std::is_same_v<E, SetMaskedFill>) return "set the masked fill";

@@ -31,6 +31,7 @@ struct RenameToken { Side side = Side::Target; int index = 0; std::string text; 
 struct SetHeads { int heads = 1; };
 struct SetMaskKind { MaskKind kind = MaskKind::None; };
 struct SetWindow { int window = 1; };
+struct SetChunk { int chunk = 1; };
 struct SetPadding { Side side = Side::Target; int index = 0; bool padding = false; };
 struct PaintMaskCell { int row = 0; int col = 0; bool visible = true; };
 struct SetMaskedFill { float value = 0.0f; };
@@ -81,7 +82,7 @@ struct SetSeed { std::uint64_t seed = 1; };   // also re-seeds W_Q, W_K, W_V, W_
 struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
-                          SetMaskKind, SetWindow, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap, SetRope,
+                          SetMaskKind, SetWindow, SetChunk, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap, SetRope,
                           SetQKNorm, SetSinks, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetLatent, SetSeed,
                           ReplaceScenario>;
 

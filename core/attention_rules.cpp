@@ -38,6 +38,7 @@ void mask_scores(const ScoreRule& rule, int i0, int j0, Matrix& tile) {
         case MaskKind::None: return;
         case MaskKind::Causal:
         case MaskKind::SlidingWindow:
+        case MaskKind::Chunked:
             // Visible keys form one run per row: fill what lies outside it.
             for (int r = 0; r < rows; ++r) {
                 int run_first = 0, run_last = 0;

@@ -85,6 +85,9 @@ void check_experts(std::vector<std::string>& errors, const Scenario& s) {
     check_vector(errors, "block b_router", m.router_bias, m.experts);
     if (m.router_kind == RouterKind::TopKThenSoftmax && m.normalize_top_k)
         errors.push_back("block moe: normalize_top_k with a top-k-then-softmax router would change nothing (its weights sum to 1)");
+    if (m.router_kind == RouterKind::TopKThenSigmoid && m.normalize_top_k)
+        errors.push_back("block moe: a top-k-then-sigmoid router (Llama 4) weighs each kept expert by its own \xCF\x83: normalize_top_k "
+                         "would be ignored");
     if (m.router_kind == RouterKind::SigmoidGrouped) {
         check_vector(errors, "block moe choice_bias", m.choice_bias, m.experts);
         if (m.router_bias.size() != 0)
@@ -364,6 +367,17 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
 
     if (s.mask == MaskKind::SlidingWindow && s.window < 1)
         errors.push_back("sliding window size is " + std::to_string(s.window) + ": expected at least 1");
+    if (s.mask == MaskKind::Chunked && s.chunk < 1)
+        errors.push_back("chunk size is " + std::to_string(s.chunk) + ": expected at least 1");
+    if (s.temperature.on() || s.temperature.floor_scale != 0.0f) {
+        if (!std::isfinite(s.temperature.floor_scale) || s.temperature.floor_scale < 0.0f)
+            errors.push_back("query temperature floor_scale is " + std::to_string(s.temperature.floor_scale) +
+                             ": expected a number above 0 (8192 in Llama 4), or 0 for none");
+        if (!std::isfinite(s.temperature.attn_scale))
+            errors.push_back("query temperature attn_scale is " + std::to_string(s.temperature.attn_scale) + ": expected a number (0.1 in Llama 4)");
+        if (s.input != InputMode::Embeddings || s.attention != AttentionKind::Self)
+            errors.push_back("the query temperature scales each query by its position: it needs embeddings and self-attention");
+    }
     if (s.mask == MaskKind::Custom && (s.custom_mask.rows() != n_q || s.custom_mask.cols() != n_k))
         errors.push_back("custom mask is " + shape(s.custom_mask.rows(), s.custom_mask.cols()) + ", expected " +
                          shape(n_q, n_k) + " (queries × keys)");
@@ -607,6 +621,8 @@ void head_inputs(const Scenario& s, const Trace& t, const Matrix& q_all, const M
             head.k = apply_rotary(head.k, s.rope);
         }
     }
+    // Llama 4's query temperature: row i × τ_i, after QK-norm and RoPE (its NoPE layers turn nothing)
+    if (t.temperature.size() != 0) head.q.array().colwise() *= t.temperature.col(0).array();
     head.alibi_slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, t.heads) : 0.0f;
     head.sink = head_sink(s, h);  // −∞: no sink
     head.sink_weights.resize(0, 0);
@@ -820,10 +836,12 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
     if (m.router_bias.size() != 0) b.router_logits.rowwise() += m.router_bias;      // gpt-oss: F.linear(x, W, b)
     const bool softmax_first = m.router_kind == RouterKind::SoftmaxThenTopK;
     const bool grouped = m.router_kind == RouterKind::SigmoidGrouped;
+    const bool sigmoid_kept = m.router_kind == RouterKind::TopKThenSigmoid;
     // Softmax first (Qwen3-MoE, Mixtral): each row sums to 1 and the top k are chosen from it.
     // Top-k first (gpt-oss): the top k logits are chosen and softmax runs over those k only;
     // there is no probability over all E to show.
     // Sigmoid, grouped (DeepSeek-V3): each expert's σ; the choice ranks σ + b_choice in the best groups.
+    // Top-k then sigmoid (Llama 4): the top k logits, each kept expert weighed by σ of its own.
     b.router_choice.resize(0, 0);
     if (softmax_first) b.router_probabilities = softmax_rows(b.router_logits, SoftmaxKind::Stable);
     else if (grouped) {
@@ -850,6 +868,8 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
                 const float score = b.router_probabilities(i, order[static_cast<size_t>(r)]);
                 top[static_cast<size_t>(r)] = (m.normalize_top_k ? score / (kept + 1e-20f) : score) * m.routed_scale;
             }
+        } else if (sigmoid_kept) {
+            for (int r = 0; r < m.top_k; ++r) top[static_cast<size_t>(r)] = 1.0f / (1.0f + std::exp(-p(order[static_cast<size_t>(r)])));  // σ, float32
         } else if (softmax_first) {
             float kept = 0.0f;  // Σ of the kept probabilities, largest first (torch's sum over topk's values)
             for (int r = 0; r < m.top_k; ++r) kept += p(order[static_cast<size_t>(r)]);
@@ -870,7 +890,8 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
             tokens_of[static_cast<size_t>(e)].push_back(i);
         }
     }
-    // Each kept expert on its own tokens, added in expert order: y_i += w_ie·expert_e(x_i).
+    // Each kept expert on its own tokens, added in expert order: y_i += w_ie·expert_e(x_i)
+    // (weight_input: y_i += expert_e(w_ie·x_i)).
     b.experts.assign(static_cast<size_t>(experts), Expert{});
     b.ffn_output = Matrix::Zero(n, d_model);
     Matrix rows, down;
@@ -886,9 +907,11 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
         if (tokens.empty() || m.is_ablated(e)) continue;  // an ablated expert adds nothing
         rows.resize(static_cast<Eigen::Index>(tokens.size()), d_model);
         for (size_t j = 0; j < tokens.size(); ++j) rows.row(static_cast<Eigen::Index>(j)) = x.row(tokens[j]);
+        if (m.weight_input)  // Llama 4: the expert reads w_ie·x_i, and what it writes is added as it is
+            for (size_t j = 0; j < tokens.size(); ++j) rows.row(static_cast<Eigen::Index>(j)) *= b.routing(tokens[j], e);
         expert_forward(m, s.block.activation, used, rows, down, any_order);
         for (size_t j = 0; j < tokens.size(); ++j)
-            b.ffn_output.row(tokens[j]) += b.routing(tokens[j], e) * down.row(static_cast<Eigen::Index>(j));
+            b.ffn_output.row(tokens[j]) += (m.weight_input ? 1.0f : b.routing(tokens[j], e)) * down.row(static_cast<Eigen::Index>(j));
     }
     // The shared expert on every token, added after the routed ones: y += σ(x·g) ⊙ shared(x)
     // (shared_gated), or y += shared(x).
@@ -1044,6 +1067,8 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.rope = s.rope;
     settings.mask = s.mask;
     settings.window = s.window;
+    settings.chunk = s.chunk;
+    settings.temperature = s.temperature;
     settings.masked_fill = s.masked_fill;
     settings.scale = s.scale;
     settings.score_scale = s.score_scale;
@@ -1173,6 +1198,12 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         }
     }
     t.scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(t.d_k));
+    // Llama 4's query temperature: τ_i of each query's position, which head_inputs multiplies q by
+    t.temperature.resize(0, 0);
+    if (s.temperature.on() && s.input == InputMode::Embeddings) {
+        t.temperature.resize(t.n_queries, 1);
+        for (int i = 0; i < t.n_queries; ++i) t.temperature(i, 0) = query_temperature(s.temperature, i);
+    }
     t.kv_heads = kv_heads_of(s);
     settings.kv_heads = t.kv_heads;
     settings.head_dim = s.head_dim;

@@ -93,6 +93,7 @@ bool update_after_embedding_edit(const Scenario& before, const Scenario& after, 
                 head.k_unrotated.row(r) = k;
             }
             head.q.row(r) = rope ? rotate_row(q, r, after.rope, n) : q;
+            if (t.temperature.size() != 0) head.q.row(r) *= t.temperature(r, 0);  // Llama 4's query temperature, as head_inputs
             head.k.row(r) = rope ? rotate_row(k, r, after.rope, n) : k;
         }
         for (int r : *rows) {

@@ -12,6 +12,7 @@ bool MaskRule::visible(int i, int j) const {
         case MaskKind::Padding:
             return !(key_is_padding && j < static_cast<int>(key_is_padding->size()) && (*key_is_padding)[static_cast<size_t>(j)]);
         case MaskKind::Custom: return custom != nullptr && (*custom)(i, j);
+        case MaskKind::Chunked: return j <= i && j >= chunk_start(i);   // the keys of the query's own chunk, up to it
     }
     return true;
 }
@@ -19,8 +20,10 @@ bool MaskRule::visible(int i, int j) const {
 void MaskRule::visible_run(int i, int& first, int& last) const {
     first = 0;
     last = n_keys;
-    if (kind == MaskKind::Causal || kind == MaskKind::SlidingWindow) {
-        first = kind == MaskKind::Causal ? 0 : std::clamp(i - window + 1, 0, n_keys);
+    if (kind == MaskKind::Causal || kind == MaskKind::SlidingWindow || kind == MaskKind::Chunked) {
+        first = kind == MaskKind::Causal          ? 0
+                : kind == MaskKind::SlidingWindow ? std::clamp(i - window + 1, 0, n_keys)
+                                                  : std::clamp(chunk_start(i), 0, n_keys);
         last = std::clamp(i + 1, first, n_keys);
     }
 }
@@ -35,6 +38,8 @@ bool MaskRule::block_hidden(int i0, int i1, int j0, int j1) const {
                 if (visible(i0, j)) return false;
             return true;
         case MaskKind::Custom: return false;  // checked per cell
+        // after every query, or before the chunk of the first (chunk starts never fall as i grows)
+        case MaskKind::Chunked: return j0 > i1 - 1 || j1 - 1 < chunk_start(i0);
     }
     return false;
 }
@@ -44,6 +49,7 @@ bool MaskRule::block_visible(int i0, int i1, int j0, int j1) const {
         case MaskKind::None: return true;
         case MaskKind::Causal: return j1 - 1 <= i0;                                  // every key at or before every query
         case MaskKind::SlidingWindow: return j1 - 1 <= i0 && j0 > i1 - 1 - window;  // and inside every query's window
+        case MaskKind::Chunked: return j1 - 1 <= i0 && j0 >= chunk_start(i1 - 1);    // and in the last query's chunk
         default: return false;                                                      // checked per cell
     }
 }
@@ -67,6 +73,7 @@ MaskRule mask_rule(const Scenario& s, int n_keys) {
     MaskRule rule;
     rule.kind = s.mask;
     rule.window = s.window;
+    rule.chunk = std::max(s.chunk, 1);
     rule.n_keys = n_keys;
     rule.key_is_padding = &key_padding(s);
     rule.custom = &s.custom_mask;

@@ -17,12 +17,17 @@ struct MaskRule {
     int n_keys = 0;
     const std::vector<bool>* key_is_padding = nullptr;   // one flag per key (validated), or empty: none
     const MaskMatrix* custom = nullptr;                  // (n_q × n_k), true = visible
+    int chunk = 1;                                       // chunked: ⌊j/C⌋ = ⌊i/C⌋ and j ≤ i
 
     bool visible(int i, int j) const;
-    // Causal and sliding-window masks show each row one run of keys, [first, last): the
+    // Causal, sliding-window and chunked masks show each row one run of keys, [first, last): the
     // run of row i (clamped to [0, n_keys), possibly empty). Other kinds: [0, n_keys).
     void visible_run(int i, int& first, int& last) const;
-    bool is_run() const { return kind == MaskKind::Causal || kind == MaskKind::SlidingWindow || kind == MaskKind::None; }
+    bool is_run() const {
+        return kind == MaskKind::Causal || kind == MaskKind::SlidingWindow || kind == MaskKind::Chunked || kind == MaskKind::None;
+    }
+    // The first key of query i's chunk: i − i mod C.
+    int chunk_start(int i) const { return i - i % chunk; }
     // True when no query in [i0, i1) sees any key in [j0, j1): a block that can be skipped.
     bool block_hidden(int i0, int i1, int j0, int j1) const;
     // True when every query in [i0, i1) sees every key in [j0, j1) (false when unsure).

@@ -386,8 +386,19 @@ std::vector<MatrixEntry> build_registry() {
                  HEAD_GET(k_unrotated),
                  [](const Trace& t, int h) { return prefix(t, h) + "K" + kv_note(t, h) + " before RoPE"; },
                  [](const Trace& t, int h) { return projection_shape(t, h, true, t.d_k); }, fixed_unrotated, not_qk_normed});
+    // Llama 4's query temperature: each query's τ, which every head's q was multiplied by.
+    r.push_back({"temperature", false, Stage::Projections, A::Query, A::Hidden, V::Signed, E::None, "query temperature \xCF\x84",
+                 Ar::QueryTemperature, TRACE_GET(temperature),
+                 [](const Trace&, int) { return std::string("\xCF\x84 query temperature: q \xC3\x97 \xCF\x84"); },
+                 [](const Trace& t, int) {
+                     return dims(t.temperature) + ": ln(\xE2\x8C\x8A(p + 1)/" + format_value(t.settings.temperature.floor_scale, 6) +
+                            "\xE2\x8C\x8B + 1)\xC2\xB7" + format_value(t.settings.temperature.attn_scale, 4) + " + 1";
+                 },
+                 fixed_projections});
     r.push_back({"q", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::Q, "Q", Ar::Query, HEAD_GET(q),
-                 [](const Trace& t, int h) { return projection_title(t, h, "Q", t.b_q); },
+                 [](const Trace& t, int h) {
+                     return projection_title(t, h, "Q", t.b_q) + (t.temperature.size() != 0 ? " \xC3\x97 \xCF\x84" : "");
+                 },
                  [](const Trace& t, int h) {
                      std::string shape = projection_shape(t, h, false, t.d_k);
                      if (t.settings.positional == PositionalEncoding::Rotary) shape += ", " + rope_words(t);
@@ -461,6 +472,7 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, int h) {
                      std::string title = prefix(t, h) + "mask: " + to_string(t.settings.mask);
                      if (t.settings.mask == MaskKind::SlidingWindow) title += " " + std::to_string(t.settings.window);
+                     if (t.settings.mask == MaskKind::Chunked) title += " " + std::to_string(t.settings.chunk);
                      return title;
                  },
                  [](const Trace& t, int) {

@@ -45,6 +45,7 @@ enum class Arithmetic {
     QueryBeforeNorm, KeyBeforeNorm,          // the same, before QK-norm
     QueryNorm, KeyNorm, QKNormWeight,        // QK-norm: a row's RMS and the product; its weights
     SinkWeight,                              // attention sinks: the sink's share of a row
+    QueryTemperature,                        // Llama 4: τ_i = ln(⌊(i + 1)/floor_scale⌋ + 1)·attn_scale + 1
     RawScore, PositionBias, ScaledScore, CappedScore, MaskedScore, Softmax, HeadOutput,
     Concat, Output,
     // The block. A norm's kind says which norm it is; the trace's settings say whether it is

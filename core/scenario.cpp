@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <utility>
 
 namespace attn {
@@ -36,6 +37,7 @@ const char* to_string(MaskKind m) {
         case MaskKind::Padding: return "padding";
         case MaskKind::SlidingWindow: return "window";
         case MaskKind::Custom: return "custom";
+        case MaskKind::Chunked: return "chunked";
     }
     return "none";
 }
@@ -52,7 +54,7 @@ std::optional<PositionalEncoding> positional_from_string(const std::string& s) {
 }
 
 std::optional<MaskKind> mask_from_string(const std::string& s) {
-    for (auto m : {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom})
+    for (auto m : {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom, MaskKind::Chunked})
         if (s == to_string(m)) return m;
     if (s == "sliding_window" || s == "sliding-window") return MaskKind::SlidingWindow;
     return std::nullopt;
@@ -109,6 +111,7 @@ const char* to_string(RouterKind k) {
         case RouterKind::SoftmaxThenTopK: return "softmax_then_top_k";
         case RouterKind::TopKThenSoftmax: return "top_k_then_softmax";
         case RouterKind::SigmoidGrouped: return "sigmoid_grouped";
+        case RouterKind::TopKThenSigmoid: return "top_k_then_sigmoid";
     }
     return "?";
 }
@@ -116,6 +119,7 @@ std::optional<RouterKind> router_kind_from_string(const std::string& s) {
     if (s == "softmax_then_top_k") return RouterKind::SoftmaxThenTopK;
     if (s == "top_k_then_softmax") return RouterKind::TopKThenSoftmax;
     if (s == "sigmoid_grouped") return RouterKind::SigmoidGrouped;
+    if (s == "top_k_then_sigmoid") return RouterKind::TopKThenSigmoid;
     return std::nullopt;
 }
 
@@ -230,6 +234,13 @@ std::vector<std::string> tokenize(const std::string& raw_text) {
     }
     flush();
     return tokens;
+}
+
+float query_temperature(const QueryTemperature& t, int position) {
+    if (!t.on()) return 1.0f;
+    // torch.log1p(torch.floor((p + 1.0) / floor_scale)) * attn_scale + 1.0, in float32
+    const float steps = std::floor((static_cast<float>(position) + 1.0f) / t.floor_scale);
+    return std::log1p(steps) * t.attn_scale + 1.0f;
 }
 
 }  // namespace attn

@@ -31,6 +31,7 @@ enum class MaskKind {
     Padding,        // key j hidden iff padding[j]
     SlidingWindow,  // causal window: i − w < j ≤ i
     Custom,         // custom_mask(i, j), true = visible
+    Chunked,        // chunked causal (Llama 4's attention_chunk_size C): j ≤ i and ⌊j/C⌋ = ⌊i/C⌋
 };
 
 enum class SoftmaxKind {
@@ -122,6 +123,7 @@ enum class RouterKind {
     SoftmaxThenTopK,  // Qwen3-MoE, Mixtral: softmax over all E, keep the top k (renormalised or not)
     TopKThenSoftmax,  // gpt-oss: keep the top k logits, softmax over those k only
     SigmoidGrouped,   // DeepSeek-V3: σ of each logit, the best groups first, then the top k within them
+    TopKThenSigmoid,  // Llama 4: keep the top k logits, each kept expert's weight σ of its own logit
 };
 
 // A mixture of experts in place of the block's one feed-forward (transformers'
@@ -147,6 +149,10 @@ enum class RouterKind {
 //   K = the top_k largest of that c; w_e = p_e, or p_e / (Σ_K p + 1e-20) with normalize_top_k;
 //   then w_e × routed_scale (routed_scaling_factor)
 // Ties, among groups and experts: the smaller first.
+// Llama 4 (Llama4Router, Llama4TextMoe; TopKThenSigmoid) weighs each kept expert on its own and
+// scales what the expert reads, not what it writes (weight_input):
+//   K = the top_k largest of r; w_e = σ(r_e) for e in K, 0 elsewhere
+//   y = Σ_{e ∈ K} expert_e(w_e·x)   (a SwiGLU expert of w·x is not w times the expert of x)
 // A shared expert (shared_d_ff > 0; Qwen2-MoE, and DeepSeek-V3 and Llama 4 without its gate) runs
 // on every token beside the routed ones, a gated feed-forward of its own width, and is added after
 // them (Qwen2MoeSparseMoeBlock):
@@ -172,6 +178,7 @@ struct MixtureOfExperts {
     int groups = 1;                 // n_group: E divisible by it, at least 2 experts a group
     int top_groups = 1;             // topk_group: 1 ≤ it ≤ groups
     float routed_scale = 1.0f;      // routed_scaling_factor
+    bool weight_input = false;      // Llama 4: each kept expert reads w_e·x and its output is added as it is
     bool routed() const { return experts > 0; }
     bool has_shared() const { return routed() && shared_d_ff > 0; }
     bool is_ablated(int expert) const;
@@ -191,6 +198,19 @@ struct MixtureOfExperts {
 // with the scenario's RoPE options (DeepSeek's rope_interleave is the interleaved pairing). A
 // cache of this attention keeps ĉ and the turned k_rope: r_kv + d_rope numbers a token, where
 // multi-head attention keeps 2·H·d_k.
+// Llama 4's attention temperature (attn_temperature_tuning, on its NoPE layers): query i, at
+// position p = i (0-based), is multiplied before its scores by
+//   τ_i = ln(⌊(p + 1) / floor_scale⌋ + 1)·attn_scale + 1
+// which is 1 for the first floor_scale − 1 positions and grows slowly after them, so that
+// attention without positions stays sharp over long texts (arXiv 2501.19399).
+struct QueryTemperature {
+    float floor_scale = 0.0f;  // > 0: on (8192 in Llama 4); 0: off
+    float attn_scale = 0.1f;
+    bool on() const { return floor_scale > 0.0f; }
+};
+// τ for query position p (0-based), 1 when off: in float32, as transformers computes it.
+float query_temperature(const QueryTemperature& t, int position);
+
 struct LatentAttention {
     int kv_rank = 0;    // r_kv (kv_lora_rank); 0: off, the usual W_Q, W_K, W_V
     int q_rank = 0;     // r_q (q_lora_rank); 0: q = x·W_Q
@@ -268,6 +288,7 @@ struct Scenario {
     RopeOptions rope;                 // with Rotary
     MaskKind mask = MaskKind::None;
     int window = 2;                   // sliding window size w ≥ 1
+    int chunk = 4;                    // chunked mask: the chunk's size C ≥ 1
     MaskMatrix custom_mask;           // (n_q × n_k), true = visible
     float masked_fill = -std::numeric_limits<float>::infinity();  // or e.g. −1e9
     bool scale = true;                // divide scores by √d_k
@@ -295,6 +316,7 @@ struct Scenario {
     Vector sinks;
     // Multi-head latent attention in place of W_K and W_V (and, with q_rank, of W_Q).
     LatentAttention latent;
+    QueryTemperature temperature;   // Llama 4's NoPE layers: queries × τ_i
 
     BlockOptions block;
 };
@@ -322,7 +344,7 @@ const char* to_string(RopePairing);
 const char* to_string(RopeScalingKind);
 std::optional<RopePairing> rope_pairing_from_string(const std::string&);
 std::optional<RopeScalingKind> rope_scaling_from_string(const std::string&);
-const char* to_string(RouterKind);  // "softmax_then_top_k", "top_k_then_softmax", "sigmoid_grouped"
+const char* to_string(RouterKind);  // "softmax_then_top_k", "top_k_then_softmax", "sigmoid_grouped", "top_k_then_sigmoid"
 std::optional<RouterKind> router_kind_from_string(const std::string&);
 const char* to_string(NormKind);
 // Parse the names written by to_string; nullopt for an unknown name.

@@ -352,7 +352,7 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
         else if (k == "normalize_top_k") { if (auto v = r.boolean(*it, key)) moe.normalize_top_k = *v; }
         else if (k == "router") { if (auto m = r.matrix(*it, key)) moe.router = *m; }
         else if (k == "router_kind") {
-            if (auto v = r.choice(*it, key, router_kind_from_string, "\"softmax_then_top_k\", \"top_k_then_softmax\", \"sigmoid_grouped\"")) moe.router_kind = *v;
+            if (auto v = r.choice(*it, key, router_kind_from_string, "\"softmax_then_top_k\", \"top_k_then_softmax\", \"sigmoid_grouped\", \"top_k_then_sigmoid\"")) moe.router_kind = *v;
         }
         else if (k == "router_bias") { if (auto v = r.vector(*it, key)) moe.router_bias = *v; }
         else if (k == "swiglu_limit") { if (auto v = r.number(*it, "key '" + key + "'")) moe.swiglu_limit = *v; }
@@ -365,6 +365,7 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
         else if (k == "groups") { if (auto v = r.integer(*it, key, 1, kMaxExperts)) moe.groups = static_cast<int>(*v); }
         else if (k == "top_groups") { if (auto v = r.integer(*it, key, 1, kMaxExperts)) moe.top_groups = static_cast<int>(*v); }
         else if (k == "routed_scale") { if (auto v = r.number(*it, "key '" + key + "'")) moe.routed_scale = *v; }
+        else if (k == "weight_input") { if (auto v = r.boolean(*it, key)) moe.weight_input = *v; }
         else if (k == "ablated") {
             if (!it->is_array()) { r.fail("key '" + key + "'", "expected a list of expert numbers, from 0"); continue; }
             for (size_t i = 0; i < it->size(); ++i)
@@ -379,7 +380,7 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
         } else {
             r.fail("key '" + key + "'", "unknown key: expected experts, top_k, normalize_top_k, router_kind, router, router_bias, "
                                         "swiglu_limit, swiglu_alpha, expert_weights, ablated, shared_d_ff, shared_gated, shared_weights, "
-                                        "shared_gate, choice_bias, groups, top_groups, routed_scale");
+                                        "shared_gate, choice_bias, groups, top_groups, routed_scale, weight_input");
         }
     }
     if (moe.experts == 0) r.fail("key 'block.moe'", "has no \"experts\": give the number of experts E");
@@ -387,6 +388,9 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
     if (moe.router_kind == RouterKind::TopKThenSoftmax && moe.normalize_top_k)
         r.fail("key 'block.moe.normalize_top_k'", "is true with router_kind \"top_k_then_softmax\", whose kept weights already sum to 1: "
                                                  "it would change nothing");
+    if (moe.router_kind == RouterKind::TopKThenSigmoid && moe.normalize_top_k)
+        r.fail("key 'block.moe.normalize_top_k'", "is true with router_kind \"top_k_then_sigmoid\", which weighs each kept expert by its own "
+                                                 "σ: it would be ignored");
     if (j.contains("swiglu_alpha") && !(moe.swiglu_limit > 0.0f))
         r.fail("key 'block.moe.swiglu_alpha'", "is read only with a swiglu_limit above 0 (gpt-oss's clamped SwiGLU): it would be ignored");
     for (const char* shared_key : {"shared_gated", "shared_weights", "shared_gate"})
@@ -397,6 +401,21 @@ void read_moe(Reader& r, const json& j, MixtureOfExperts& moe) {
             r.fail(std::string("key 'block.moe.") + grouped_key + "'", "is read only with router_kind \"sigmoid_grouped\" (DeepSeek-V3): it would be ignored");
     if (j.contains("shared_gate") && !moe.shared_gated)
         r.fail("key 'block.moe.shared_gate'", "is read only with shared_gated true: it would be ignored");
+}
+
+// Llama 4's query temperature: {"floor_scale", "attn_scale"} (scenario.hpp's QueryTemperature).
+void read_temperature(Reader& r, const json& j, QueryTemperature& t) {
+    if (!j.is_object()) {
+        r.fail("key 'temperature'", "expected an object {\"floor_scale\", \"attn_scale\"}");
+        return;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = "key 'temperature." + it.key() + "'";
+        if (it.key() == "floor_scale") { if (auto v = r.number(*it, key)) t.floor_scale = *v; }
+        else if (it.key() == "attn_scale") { if (auto v = r.number(*it, key)) t.attn_scale = *v; }
+        else r.fail(key, "unknown key: expected floor_scale, attn_scale");
+    }
+    if (!j.contains("floor_scale")) r.fail("key 'temperature'", "has no \"floor_scale\": give it (8192 in Llama 4)");
 }
 
 // Multi-head latent attention: {"kv_rank", "q_rank", "nope_dim", "rope_dim", "v_dim", "w_q_a", "w_q_b",
@@ -500,8 +519,8 @@ const std::set<std::string>& known_keys() {
     static const std::set<std::string> keys = {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads", "kv_heads", "head_dim",
-        "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "rope", "mask", "window", "custom_mask", "masked_fill",
-        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "latent", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
+        "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "rope", "mask", "window", "chunk", "custom_mask", "masked_fill",
+        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "latent", "temperature", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
 
@@ -622,15 +641,21 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
             read_rope(r, j["rope"], s.rope);
     }
     if (j.contains("mask"))
-        if (auto m = r.choice(j["mask"], "mask", mask_from_string, "\"none\", \"causal\", \"padding\", \"window\", \"custom\""))
+        if (auto m = r.choice(j["mask"], "mask", mask_from_string, "\"none\", \"causal\", \"padding\", \"window\", \"custom\", \"chunked\""))
             s.mask = *m;
     if (j.contains("window"))
         if (auto w = r.integer(j["window"], "window", 1, 1 << 30)) s.window = static_cast<int>(*w);
     if (j.contains("custom_mask"))
         if (auto m = read_custom_mask(r, j["custom_mask"])) s.custom_mask = *m;
     // A mask that needs a size or a matrix says so: no silent default stands in for it.
+    if (j.contains("chunk")) {
+        if (auto c = r.integer(j["chunk"], "chunk", 1, 1 << 30)) s.chunk = static_cast<int>(*c);
+        if (s.mask != MaskKind::Chunked) r.fail("key 'chunk'", "is read only with \"mask\": \"chunked\": it would be ignored");
+    }
     if (s.mask == MaskKind::SlidingWindow && !j.contains("window"))
         r.fail("key 'mask'", "\"window\" needs the window size: add \"window\": W (W ≥ 1 keys)");
+    if (s.mask == MaskKind::Chunked && !j.contains("chunk"))
+        r.fail("key 'mask'", "\"chunked\" needs the chunk's size: add \"chunk\": C (C ≥ 1 keys; 8192 in Llama 4)");
     if (s.mask == MaskKind::Custom && !j.contains("custom_mask"))
         r.fail("key 'mask'", "\"custom\" needs the mask itself: add \"custom_mask\", one row of 1 (visible) and 0 (masked) per query");
     if (j.contains("masked_fill"))
@@ -657,6 +682,7 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
         if (auto k = r.choice(j["softmax"], "softmax", softmax_from_string, "\"stable\", \"naive\"")) s.softmax = *k;
     if (j.contains("block")) read_block(r, j["block"], s.block);
     if (j.contains("latent")) read_latent(r, j["latent"], s.latent);
+    if (j.contains("temperature")) read_temperature(r, j["temperature"], s.temperature);
     if (j.contains("attention") && s.attention == AttentionKind::Cross && s.input == InputMode::Embeddings &&
         s.source.tokens.empty() && s.source.embeddings.size() == 0)
         r.fail("key 'attention'", "cross-attention needs a source sequence ('source_tokens', 'source_text' or 'source_embeddings')");
@@ -757,6 +783,10 @@ bool block_is_default(const BlockOptions& b) {
            b.norm_post_feed_forward.gamma.size() == 0 && b.norm_post_feed_forward.beta.size() == 0 && !b.moe.routed();
 }
 
+json temperature_to_json(const QueryTemperature& t) {
+    return {{"floor_scale", number_to_json(t.floor_scale)}, {"attn_scale", number_to_json(t.attn_scale)}};
+}
+
 // The mixture's switches; with `weights`, its router and experts too (those given).
 json moe_to_json(const MixtureOfExperts& m, bool weights) {
     json j = {{"experts", m.experts}, {"top_k", m.top_k}, {"normalize_top_k", m.normalize_top_k}};
@@ -770,6 +800,7 @@ json moe_to_json(const MixtureOfExperts& m, bool weights) {
         j["swiglu_limit"] = number_to_json(m.swiglu_limit);
         j["swiglu_alpha"] = number_to_json(m.swiglu_alpha);
     }
+    if (m.weight_input) j["weight_input"] = true;
     if (!m.ablated.empty()) j["ablated"] = m.ablated;
     if (m.shared_d_ff > 0) {
         j["shared_d_ff"] = m.shared_d_ff;
@@ -891,6 +922,7 @@ json scenario_to_json(const Scenario& s) {
     if (s.positional == PositionalEncoding::Rotary && !default_rope(s.rope)) j["rope"] = rope_to_json(s.rope);
     j["mask"] = to_string(s.mask);
     j["window"] = s.window;
+    if (s.mask == MaskKind::Chunked) j["chunk"] = s.chunk;
     if (s.custom_mask.size() != 0) j["custom_mask"] = mask_to_json(s.custom_mask);
     j["masked_fill"] = number_to_json(s.masked_fill);
     j["scale"] = s.scale;
@@ -903,6 +935,7 @@ json scenario_to_json(const Scenario& s) {
     put_vector(j, "k_norm", s.k_norm);
     put_vector(j, "sinks", s.sinks);
     if (s.latent.on()) j["latent"] = latent_to_json(s.latent, true);
+    if (s.temperature.on()) j["temperature"] = temperature_to_json(s.temperature);
     j["softmax"] = to_string(s.softmax);
     if (!block_is_default(s.block)) j["block"] = block_to_json(s.block);
     return j;
@@ -944,6 +977,8 @@ json trace_to_json(const Trace& t, bool weights) {
                      {"backend", t.backend},
                      {"detail", t.detail == Detail::Full ? "full" : "output_only"}};
     if (st.latent.on()) j["settings"]["latent"] = latent_to_json(st.latent, false);
+    if (st.mask == MaskKind::Chunked) j["settings"]["chunk"] = st.chunk;
+    if (st.temperature.on()) j["settings"]["temperature"] = temperature_to_json(st.temperature);
     j["query_tokens"] = t.query_tokens;
     j["key_tokens"] = t.key_tokens;
     j["n_queries"] = t.n_queries;

@@ -147,6 +147,8 @@ struct TraceSettings {
     RopeOptions rope;
     MaskKind mask = MaskKind::None;
     int window = 0;
+    int chunk = 0;                // the chunked mask's C
+    QueryTemperature temperature; // Llama 4's query temperature (its τ per query: Trace::temperature)
     float masked_fill = 0.0f;
     bool scale = true;
     float score_scale = 0.0f;     // > 0: the custom scale used in place of 1/√d_k
@@ -197,6 +199,8 @@ struct Trace {
     Matrix q_projected, k_projected;     // QK-norm over the whole projection: Q (n_q × H·d_k) and
                                          // K (n_k × H_kv·d_k) before it; else empty
     LatentTrace latent;                  // latent attention only
+    Matrix temperature;                  // (n_q × 1): each query's τ_i (query temperature only), which
+                                         // every head's q was multiplied by
 
     MaskMatrix visible;                  // (n_q × n_k), true = query may attend to key
     std::vector<HeadTrace> head;

@@ -14,6 +14,7 @@
 #define MASK_PADDING 2
 #define MASK_SLIDING_WINDOW 3
 #define MASK_CUSTOM 4
+#define MASK_CHUNKED 5
 
 layout(std430, binding = 5) readonly buffer KeyPadding { uint key_is_padding[]; };   // bit j: key j is padding
 layout(std430, binding = 6) readonly buffer CustomMask { uint custom_visible[]; };   // (n_q × custom_words) bits, 1 = visible
@@ -26,6 +27,7 @@ uniform int n_k;
 uniform int heads;
 uniform int mask_kind;
 uniform int window;
+uniform int chunk;               // the chunked mask's C
 uniform int custom_words;        // uints per query row of the custom mask
 uniform float scale;             // 1/√d_k, a custom scale, or 1
 uniform float softcap;           // c > 0: s → c·tanh(s/c) (logit soft-capping); 0: none
@@ -63,15 +65,20 @@ bool visible(int i, int j) {
         case MASK_PADDING: return !bit_set(key_is_padding[j >> 5], j & 31);
         case MASK_SLIDING_WINDOW: return j <= i && j > i - window;  // the last w keys up to the query
         case MASK_CUSTOM: return bit_set(custom_visible[i * custom_words + (j >> 5)], j & 31);
+        case MASK_CHUNKED: return j <= i && j >= i - i % chunk;     // the query's own chunk, up to it
     }
     return true;
 }
 
-// Causal and sliding window: true when no query in [i0, i1) sees a key in [j0, j1) (as
-// MaskRule::block_hidden). Padding and custom are decided per cell.
+// Causal, sliding window and chunked: each row sees one run of keys ending at the query.
+bool run_mask() { return mask_kind == MASK_CAUSAL || mask_kind == MASK_SLIDING_WINDOW || mask_kind == MASK_CHUNKED; }
+
+// Causal, sliding window and chunked: true when no query in [i0, i1) sees a key in [j0, j1)
+// (as MaskRule::block_hidden). Padding and custom are decided per cell.
 bool run_block_hidden(int i0, int i1, int j0, int j1) {
     if (mask_kind == MASK_CAUSAL) return j0 > i1 - 1;
     if (mask_kind == MASK_SLIDING_WINDOW) return j0 > i1 - 1 || j1 - 1 <= i0 - window;
+    if (mask_kind == MASK_CHUNKED) return j0 > i1 - 1 || j1 - 1 < i0 - i0 % chunk;
     return false;
 }
 

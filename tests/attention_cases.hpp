@@ -58,6 +58,8 @@ struct AttentionCase {
     RopeOptions rope;          // with rope: its variant
     int d_model = 0;           // > 0 (embedding inputs): a head width independent of it (head_dim = d_k)
     int window = 3;
+    int chunk = 4;             // the chunked mask's C
+    QueryTemperature temperature;  // Llama 4's query temperature (self-attention of embeddings)
     bool qk_norm = false, qk_norm_plus_one = false;  // QK-norm, with weights that are not the identity
     bool sinks = false;        // a sink logit per head: 2, −1, 0.5, 4, 2, −1, …
     bool every_key_padding = false;
@@ -68,6 +70,8 @@ struct AttentionCase {
     AttentionCase naive() const { AttentionCase c = *this; c.softmax = SoftmaxKind::Naive; return c; }
     AttentionCase unscaled() const { AttentionCase c = *this; c.scale = false; return c; }
     AttentionCase with_window(int w) const { AttentionCase c = *this; c.window = w; return c; }
+    AttentionCase with_chunk(int size) const { AttentionCase c = *this; c.chunk = size; return c; }
+    AttentionCase tempered(float floor_scale, float attn_scale) const { AttentionCase c = *this; c.temperature = {floor_scale, attn_scale}; return c; }
     AttentionCase scaled_by(float f) const { AttentionCase c = *this; c.score_scale = f; return c; }
     AttentionCase capped_at(float cap) const { AttentionCase c = *this; c.softcap = cap; return c; }
     AttentionCase qk_normed(bool plus_one) const { AttentionCase c = *this; c.qk_norm = true; c.qk_norm_plus_one = plus_one; return c; }
@@ -192,9 +196,14 @@ inline std::vector<AttentionCase> attention_cases() {
         attention_case("sinks, soft-cap, QK-norm, grouped-query, 257 tokens", M::Causal, P::Rotary, 4, 257, 257, 16)
             .with_sinks().capped_at(5.0f).qk_normed(true).grouped(2),
         attention_case("sinks, n = 1024, 8 heads", M::Causal, P::None, 8, 1024, 1024, 32).with_sinks(),
+        // Llama 4: chunks across the kernels' query blocks and key tiles; the query temperature of its NoPE layers
+        attention_case("chunked 16, rope, 257 tokens", M::Chunked, P::Rotary, 2, 257, 257, 8).with_chunk(16),
+        attention_case("chunked 64, −1e9 fill, query temperature, grouped-query", M::Chunked, P::None, 4, 130, 130, 8)
+            .with_chunk(64).with_fill(minus_1e9).tempered(16.0f, 0.5f).grouped(2),
+        attention_case("causal, query temperature, QK-norm, sinks", M::Causal, P::None, 2, 100, 100, 8).tempered(8.0f, 0.1f).qk_normed(false).with_sinks(),
     };
     // Every mask × every position encoding on a short sequence.
-    for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom})
+    for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom, M::Chunked})
         for (P positional : {P::None, P::Sinusoidal, P::Learned, P::Rotary, P::ALiBi})
             cases.push_back(attention_case(std::string("40 tokens, ") + to_string(mask) + ", " + to_string(positional), mask,
                                            positional, 4, 40, 40, 8)
@@ -222,6 +231,8 @@ inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
     s.positional = c.positional;
     s.mask = c.mask;
     s.window = c.window;
+    s.chunk = c.chunk;
+    s.temperature = c.temperature;
     s.scale = c.scale;
     s.score_scale = c.score_scale;
     s.softcap = c.softcap;

@@ -682,6 +682,74 @@ TEST_CASE("DeepSeek-V3's router: σ scores, the best groups first, the choice bi
     CHECK(says(run(wrong).errors, "router_bias would be ignored"));
 }
 
+// Llama 4's router and mixture (Llama4Router, Llama4TextMoe) in plain loops: the top k logits; each
+// kept expert's weight σ of its logit (σ(−∞) = 0 for the others); every expert reads w_e·x and its
+// output is added unweighted; the shared expert, ungated, on every token.
+MoeReference llama4_moe_ref(const Rows& x, const Scenario& s) {
+    const MixtureOfExperts& m = s.block.moe;
+    const size_t experts = static_cast<size_t>(m.experts);
+    MoeReference r;
+    r.logits = matmul(x, rows_of(m.router));
+    for (const auto& row : r.logits) {
+        std::vector<size_t> order(experts);
+        for (size_t e = 0; e < experts; ++e) order[e] = e;
+        std::stable_sort(order.begin(), order.end(), [&row](size_t a, size_t b) { return row[a] > row[b]; });
+        std::vector<double> w(experts, 0.0);
+        for (int k = 0; k < m.top_k; ++k) w[order[static_cast<size_t>(k)]] = 1.0 / (1.0 + std::exp(-row[order[static_cast<size_t>(k)]]));
+        r.routing.push_back(w);
+    }
+    const auto gated = [](const Rows& in, const Expert& ex) {
+        return matmul(cell_product(map_cells(matmul(in, rows_of(ex.w_gate)), silu_ref), matmul(in, rows_of(ex.w_1))), rows_of(ex.w_2));
+    };
+    r.output = gated(x, m.shared);
+    for (size_t e = 0; e < experts; ++e) {
+        Rows scaled = x;
+        for (size_t i = 0; i < x.size(); ++i)
+            for (double& v : scaled[i]) v *= r.routing[i][e];
+        const Rows down = gated(scaled, m.weights[e]);  // an expert not kept reads 0 and writes 0
+        for (size_t i = 0; i < x.size(); ++i)
+            for (size_t j = 0; j < x[i].size(); ++j) r.output[i][j] += down[i][j];
+    }
+    return r;
+}
+
+TEST_CASE("Llama 4's router: the top k logits, each kept expert weighed by its own σ, scaling what the expert reads", "[block][moe]") {
+    Scenario s = moe_block(131, 6, 2, false);
+    MixtureOfExperts& m = s.block.moe;
+    m.router_kind = RouterKind::TopKThenSigmoid;
+    m.weight_input = true;
+    m.shared_d_ff = 12;  // Llama 4's shared expert: ungated
+    m.shared = {normal_matrix(8, 12, 141, 0.4f), normal_matrix(8, 12, 142, 0.4f), normal_matrix(12, 8, 143, 0.4f), Vector(), Vector(), Vector()};
+    const Trace t = run(s);
+    for (const std::string& e : t.errors) INFO(e);
+    REQUIRE(t.ok);
+    const Rows x = rows_of(t.block.norm2);
+    const MoeReference r = llama4_moe_ref(x, s);
+    CHECK(gap(t.block.router_logits, r.logits) < 1e-5);
+    CHECK(t.block.router_probabilities.size() == 0);  // no score over all E is ever formed
+    CHECK(gap(t.block.routing, r.routing) < 1e-6);
+    CHECK(gap(t.block.ffn_output, r.output) < 1e-5);
+    for (Eigen::Index i = 0; i < t.block.routing.rows(); ++i) CHECK((t.block.routing.row(i).array() > 0.0f).count() == 2);
+    // scaling the input is not scaling the output: a SwiGLU expert is not linear
+    Scenario output_weighted = s;
+    output_weighted.block.moe.weight_input = false;
+    CHECK_FALSE(run(output_weighted).block.ffn_output.isApprox(t.block.ffn_output, 1e-3f));
+    // the file keeps it; what it would ignore is refused
+    const nlohmann::json file = scenario_to_json(s);
+    CHECK(file["block"]["moe"]["router_kind"] == "top_k_then_sigmoid");
+    CHECK(file["block"]["moe"]["weight_input"] == true);
+    const ScenarioLoad back = scenario_from_json(file, "llama4.json");
+    for (const std::string& e : back.errors) INFO(e);
+    REQUIRE(back.scenario);
+    CHECK(run(*back.scenario).block.ffn_output == t.block.ffn_output);
+    nlohmann::json bad = file;
+    bad["block"]["moe"]["normalize_top_k"] = true;
+    CHECK(testing::joined(scenario_from_json(bad, "bad.json").errors).find("normalize_top_k") != std::string::npos);
+    Scenario wrong = s;
+    wrong.block.moe.normalize_top_k = true;
+    CHECK(says(run(wrong).errors, "normalize_top_k would be ignored"));
+}
+
 TEST_CASE("a mixture of experts goes through a scenario file and a session's edits, and bad ones are refused", "[block][moe][json]") {
     const Scenario s = moe_block(81, 3, 2, true);
     const Trace t = run(s);

@@ -218,6 +218,74 @@ TEST_CASE("masks") {
     CHECK(fully_masked_rows(MaskRule{MaskKind::Padding, 1, 3, &padding}, 2).empty());
 }
 
+TEST_CASE("chunked mask: a query sees the keys of its own chunk up to itself, and its runs and blocks agree with it cell by cell") {
+    for (int chunk : {1, 3, 4, 7, 20}) {
+        INFO("chunk " << chunk);
+        MaskRule rule;
+        rule.kind = MaskKind::Chunked;
+        rule.chunk = chunk;
+        rule.n_keys = 13;
+        const MaskMatrix m = mask_matrix(rule, 13);
+        for (int i = 0; i < 13; ++i)
+            for (int j = 0; j < 13; ++j) CHECK(m(i, j) == (j <= i && j / chunk == i / chunk));  // Llama 4's chunked_overlay
+        for (int i0 = 0; i0 < 13; ++i0)
+            for (int i1 = i0 + 1; i1 <= 13; ++i1)
+                for (int j0 = 0; j0 < 13; ++j0)
+                    for (int j1 = j0 + 1; j1 <= 13; ++j1) {
+                        const auto block = m.block(i0, j0, i1 - i0, j1 - j0);
+                        if (rule.block_hidden(i0, i1, j0, j1)) CHECK_FALSE(block.any());
+                        if (rule.block_visible(i0, i1, j0, j1)) CHECK(block.all());
+                    }
+        CHECK(fully_masked_rows(rule, 13).empty());  // every query sees itself
+    }
+    // the engine's scenario: chunks of 3 over 7 tokens, the fill where a key is in an earlier chunk
+    Scenario s = three_words();
+    s.target.embeddings = Matrix::Random(7, s.d_model);
+    s.target.tokens.assign(7, "t");
+    s.mask = MaskKind::Chunked;
+    s.chunk = 3;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    CHECK(t.visible(5, 3));
+    CHECK_FALSE(t.visible(5, 2));
+    CHECK_FALSE(t.visible(3, 4));
+    CHECK(t.head[0].masked_scores(6, 5) == -std::numeric_limits<float>::infinity());
+    CHECK(t.head[0].weights(6, 6) == Approx(1.0f));  // the first of its chunk sees itself alone
+    s.chunk = 0;
+    CHECK(any_error_contains(run(s), "chunk size is 0"));
+}
+
+TEST_CASE("query temperature: each query × ln(⌊(p + 1)/floor_scale⌋ + 1)·attn_scale + 1 before its scores (Llama 4's NoPE layers)") {
+    Scenario s = three_words();
+    s.target.embeddings = Matrix::Random(9, s.d_model);
+    s.target.tokens.assign(9, "t");
+    s.mask = MaskKind::Causal;
+    const Trace plain = run(s);
+    s.temperature = {3.0f, 0.5f};
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    REQUIRE(t.temperature.rows() == 9);
+    for (int p = 0; p < 9; ++p) {
+        const double tau = std::log(std::floor((p + 1) / 3.0) + 1.0) * 0.5 + 1.0;  // positions 0, 1: 1; 2 to 4: 1 + ln2/2; …
+        CHECK(t.temperature(p, 0) == Approx(tau).epsilon(1e-6));
+        for (size_t h = 0; h < t.head.size(); ++h) {
+            CHECK((t.head[h].q.row(p) - tau * plain.head[h].q.row(p)).cwiseAbs().maxCoeff() < 1e-5f);
+            CHECK((t.head[h].scores.row(p) - tau * plain.head[h].scores.row(p)).cwiseAbs().maxCoeff() < 1e-4f);
+            CHECK(t.head[h].k == plain.head[h].k);  // keys unchanged
+        }
+    }
+    CHECK(t.temperature(0, 0) == 1.0f);
+    CHECK(t.temperature(8, 0) > t.temperature(2, 0));
+    // the file keeps it; a bad one is refused
+    const ScenarioLoad back = scenario_from_json(scenario_to_json(s), "tempered.json");
+    for (const std::string& e : back.errors) INFO(e);
+    REQUIRE(back.scenario);
+    CHECK(back.scenario->temperature.floor_scale == 3.0f);
+    CHECK(run(*back.scenario).output == t.output);
+    s.temperature.floor_scale = -1.0f;
+    CHECK(any_error_contains(run(s), "floor_scale is -1"));
+}
+
 TEST_CASE("masked scores hold the fill value exactly where the mask hides a key") {
     Scenario s = three_words();
     s.mask = MaskKind::Causal;

@@ -339,6 +339,11 @@ TEST_CASE("cache cost: grouped-query attention and windows against multi-head at
     CHECK(cache_cost(mixed, 2, 4.0, 2).bytes == 2 * 2 * 32.0);
     CHECK(cache_cost(mixed, 2, 4.0, 10).bytes == 3 * 32.0 + 10 * 32.0);
     CHECK(cache_cost(mixed, 2, 4.0, 10).bytes_per_token == 32.0);
+    // A chunked layer (Llama 4) keeps the current chunk's rows: 10 tokens in chunks of 4 keep 2.
+    const std::vector<LayerCacheShape> chunked{{1, 4, 4, 0, 0, 4}};
+    CHECK(cache_cost(chunked, 2, 4.0, 10).bytes == 2 * 32.0);
+    CHECK(cache_cost(chunked, 2, 4.0, 8).bytes == 4 * 32.0);
+    CHECK(cache_cost(chunked, 2, 4.0, 9).bytes == 1 * 32.0);
     // DeepSeek-V3's latent attention: 512 + 64 numbers a token, against 128 heads' k (192) and v (128).
     const std::vector<LayerCacheShape> latent{{128, 192, 128, 0, 576}};
     const CacheCost mla = cache_cost(latent, 128, 2.0, 1);
@@ -387,6 +392,27 @@ TEST_CASE("decode_layer: one row against the cache equals the last row of the en
              s.latent.b_kv_a = normal_matrix(1, 8, 21).row(0);
              s.latent.kv_a_norm = normal_matrix(1, 4, 22).row(0);
          }},
+        {"chunked mask of 3 (the last token starts a chunk), query temperature", [](Scenario& s) {
+             s.mask = MaskKind::Chunked;
+             s.chunk = 3;
+             s.temperature = {2.0f, 0.5f};
+         }},
+        {"chunked mask of 4, RoPE, QK-norm, a block with Llama 4's router", [](Scenario& s) {
+             s.mask = MaskKind::Chunked;
+             s.chunk = 4;
+             s.positional = PositionalEncoding::Rotary;
+             s.qk_norm = true;
+             s.block.residual = s.block.layer_norm = s.block.feed_forward = s.block.gated = true;
+             s.block.norm = NormPlacement::Pre;
+             s.block.norm_kind = NormKind::RMSNorm;
+             s.block.activation = Activation::SiLU;
+             s.block.d_ff = 6;
+             s.block.moe.experts = 4;
+             s.block.moe.top_k = 2;
+             s.block.moe.router_kind = RouterKind::TopKThenSigmoid;
+             s.block.moe.weight_input = true;
+             s.block.moe.shared_d_ff = 5;
+         }},
         {"latent attention, W_Q, rotate-half, a block", [](Scenario& s) {
              s.positional = PositionalEncoding::Rotary;
              s.rope.pairing = RopePairing::RotateHalf;
@@ -415,6 +441,8 @@ TEST_CASE("decode_layer: one row against the cache equals the last row of the en
         Matrix last;
         DecodedAttention attention;
         for (int t = 0; t < n; ++t) last = decode_layer(s, t, s.target.embeddings.row(t), cache, &attention);
+        // a chunked layer keeps the last token's chunk only: position 6 starts one of 3, is the third of one of 4
+        if (s.mask == MaskKind::Chunked) CHECK(cache.rows() == (n - 1) % s.chunk + 1);
         const Trace full = run(s);
         REQUIRE(full.ok);
         const Matrix& out = full.has_block ? full.block.output : full.output;
@@ -460,5 +488,5 @@ TEST_CASE("decode_layer: one row against the cache equals the last row of the en
     // A mask that lets a token see later ones cannot be decoded: refused, saying why.
     Scenario open;
     open.mask = MaskKind::None;
-    CHECK_THAT(decode_faults(open).front(), Catch::Contains("writing needs a causal or sliding-window mask"));
+    CHECK_THAT(decode_faults(open).front(), Catch::Contains("writing needs a causal, sliding-window or chunked mask"));
 }

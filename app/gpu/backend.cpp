@@ -557,10 +557,10 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
     }
     static_assert(static_cast<int>(MaskKind::None) == 0 && static_cast<int>(MaskKind::Causal) == 1 &&
                       static_cast<int>(MaskKind::Padding) == 2 && static_cast<int>(MaskKind::SlidingWindow) == 3 &&
-                      static_cast<int>(MaskKind::Custom) == 4,
+                      static_cast<int>(MaskKind::Custom) == 4 && static_cast<int>(MaskKind::Chunked) == 5,
                   "scores.glsl's MASK_* numbers follow MaskKind");
     const bool fill_minus_inf = std::isinf(s.masked_fill) && s.masked_fill < 0;
-    const bool run_mask = fill_minus_inf && (s.mask == MaskKind::Causal || s.mask == MaskKind::SlidingWindow);
+    const bool run_mask = fill_minus_inf && (s.mask == MaskKind::Causal || s.mask == MaskKind::SlidingWindow || s.mask == MaskKind::Chunked);
     const bool reverse = run_mask && s.mask == MaskKind::Causal;  // the longest rows first
     const MaskRule rule = mask_rule(*scenario, n_k);  // points into this run's copy of the scenario
 
@@ -571,6 +571,7 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
         set_int(p, "heads", heads);
         set_int(p, "mask_kind", static_cast<int>(s.mask));
         set_int(p, "window", s.window);
+        set_int(p, "chunk", std::max(s.chunk, 1));
         set_int(p, "custom_words", ceil_div(n_k, 32));
         set_float(p, "scale", trace.scale);
         set_float(p, "softcap", s.softcap);

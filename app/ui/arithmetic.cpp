@@ -33,6 +33,9 @@ constexpr const char* kSigma = "\xCE\xA3";        // Σ
 constexpr const char* kArrow = "\xE2\x86\x92";    // →
 constexpr const char* kMinusInf = "\xE2\x88\x92\xE2\x88\x9E";
 constexpr const char* kMinus = "\xE2\x88\x92";
+constexpr const char* kTau = "\xCF\x84";          // τ
+constexpr const char* kFloorOpen = "\xE2\x8C\x8A";   // ⌊
+constexpr const char* kFloorClose = "\xE2\x8C\x8B";  // ⌋
 
 std::string num(float v) { return format_value(v, 4); }
 
@@ -323,6 +326,23 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
             }
         }
     }
+    if (kind == Arithmetic::Query && t.temperature.size() != 0 && r < t.temperature.rows())
+        e.lines.push_back(std::string("then ") + kTimes + " the query temperature " + kTau + "[" + ix(r) + "] = " + num(t.temperature(r, 0)) + " " +
+                          kArrow + " " + num(m(r, c)) + " (hover the " + kTau + " card for its formula)");
+}
+
+// Llama 4's query temperature τ_i of query i.
+void explain_temperature(const Trace& t, const TraceSettings& s, int r, Explanation& e) {
+    const QueryTemperature& q = s.temperature;
+    const float steps = std::floor((static_cast<float>(r) + 1.0f) / q.floor_scale);
+    e.heading = std::string(kTau) + "[" + ix(r) + "], query " + quoted(t.query_tokens, r) + " = " + num(t.temperature(r, 0));
+    e.lines.push_back(std::string(kTau) + " = ln(" + kFloorOpen + "(p + 1) / floor_scale" + kFloorClose + " + 1) " + kTimes + " attn_scale + 1, p = " +
+                      std::to_string(r) + " (counted from 0)");
+    e.lines.push_back(std::string("= ln(") + kFloorOpen + std::to_string(r + 1) + " / " + num(q.floor_scale) + kFloorClose + " + 1) " + kTimes + " " +
+                      num(q.attn_scale) + " + 1 = ln(" + num(steps) + " + 1) " + kTimes + " " + num(q.attn_scale) + " + 1");
+    e.lines.push_back(steps == 0.0f ? "the first floor_scale " + std::string(kMinus) + " 1 positions keep their queries as they are (" + kTau + " = 1)"
+                                    : "every head's q of this token is multiplied by it: later tokens' scores grow slowly sharper, "
+                                      "which a layer without positions needs over a long text");
 }
 
 // Latent attention's own steps (scenario.hpp's LatentAttention) and weights.
@@ -517,6 +537,11 @@ void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int 
                   ix(r) + "]";
             break;
         case MaskKind::Custom: why = "custom mask: cell painted hidden"; break;
+        case MaskKind::Chunked:
+            why = c > r ? "chunked: key " + ix(c) + " > query " + ix(r) + " (the future)"
+                        : "chunked " + std::to_string(s.chunk) + ": key " + ix(c) + " is in an earlier chunk than query " + ix(r) + " (its chunk starts at " +
+                              ix(r - r % std::max(s.chunk, 1)) + ")";
+            break;
         case MaskKind::None: why = "masked"; break;
     }
     e.lines.push_back(why);
@@ -979,6 +1004,7 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::MaskedScore: explain_scores(t, s, w, row, col, e); break;
         case A::Softmax: explain_weights(t, s, w, row, col, e); break;
         case A::SinkWeight: explain_sink(t, s, w, row, e); break;
+        case A::QueryTemperature: explain_temperature(t, s, row, e); break;
         case A::HeadOutput: explain_head_output(t, w, row, col, e); break;
         case A::Concat:
         case A::Output: explain_output(t, w, row, col, e); break;

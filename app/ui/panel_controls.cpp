@@ -166,7 +166,7 @@ void heads_controls(Context& state) {
 
 void mask_controls(Context& state) {
     const Scenario& s = state.session.scenario;
-    const MaskKind kinds[] = {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom};
+    const MaskKind kinds[] = {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Chunked, MaskKind::Custom};
     ImGui::TextUnformatted("Mask");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
@@ -182,6 +182,12 @@ void mask_controls(Context& state) {
         ImGui::SetNextItemWidth(-1);
         if (ImGui::SliderInt("##window", &window, 1, std::max(2, edits::key_count(s)), "window %d"))
             state.session.push(edits::SetWindow{window});
+    } else if (s.mask == MaskKind::Chunked) {
+        int chunk = s.chunk;
+        ImGui::SetNextItemWidth(-1);
+        if (ImGui::SliderInt("##chunk", &chunk, 1, std::max(2, edits::key_count(s)), "chunk %d"))
+            state.session.push(edits::SetChunk{chunk});
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("a query sees the keys of its own chunk of %d tokens, up to itself", s.chunk);
     } else {
         const char* hint = s.mask == MaskKind::Padding  ? "tick \"pad\" under a token to hide it"
                            : s.mask == MaskKind::Custom ? "click or drag masked cells to paint"

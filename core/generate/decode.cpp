@@ -14,8 +14,8 @@
 
 namespace attn::generate {
 
-LayerCache::LayerCache(int kv_heads, int key_dim, int value_dim, int window)
-    : kv_heads_(kv_heads), key_dim_(key_dim), value_dim_(value_dim), window_(window), k_(0, key_dim), v_(0, value_dim) {}
+LayerCache::LayerCache(int kv_heads, int key_dim, int value_dim, int window, int chunk)
+    : kv_heads_(kv_heads), key_dim_(key_dim), value_dim_(value_dim), window_(window), chunk_(chunk), k_(0, key_dim), v_(0, value_dim) {}
 
 Matrix LayerCache::k() const {
     Matrix out(rows(), static_cast<Eigen::Index>(kv_heads_) * key_dim_);
@@ -54,6 +54,10 @@ void LayerCache::make_room() {
 }
 
 void LayerCache::append(const Matrix& k_row, const Matrix& v_row) {
+    if (chunk_ > 0 && rows() > 0 && end_position() % chunk_ == 0) {  // a new chunk: no later query sees an earlier row
+        first_position_ = end_position();
+        begin_ = end_;
+    }
     make_room();
     for (int g = 0; g < kv_heads_; ++g) {
         k_.row(static_cast<Eigen::Index>(g) * capacity_ + end_) = k_row.row(0).segment(static_cast<Eigen::Index>(g) * key_dim_, key_dim_);
@@ -68,7 +72,8 @@ void LayerCache::append(const Matrix& k_row, const Matrix& v_row) {
 
 void LayerCache::assign(const Matrix& k, const Matrix& v, int first) {
     const int n = static_cast<int>(k.rows());
-    const int keep = window_ > 0 ? std::min(n, window_) : n;
+    int keep = window_ > 0 ? std::min(n, window_) : n;
+    if (chunk_ > 0 && n > 0) keep = std::min(n, (first + n - 1) % chunk_ + 1);  // the last row's chunk, up to it
     capacity_ = keep;
     k_.resize(static_cast<Eigen::Index>(kv_heads_) * capacity_, key_dim_);
     v_.resize(static_cast<Eigen::Index>(kv_heads_) * capacity_, value_dim_);
@@ -87,10 +92,10 @@ std::vector<std::string> decode_faults(const Scenario& s) {
     std::vector<std::string> faults;
     if (s.input != InputMode::Embeddings) faults.push_back("the layer takes Q, K and V as given: there is no token to add");
     if (s.attention != AttentionKind::Self) faults.push_back("a cross-attention layer reads a source sequence, not the text it writes");
-    if (s.mask != MaskKind::Causal && s.mask != MaskKind::SlidingWindow)
+    if (s.mask != MaskKind::Causal && s.mask != MaskKind::SlidingWindow && s.mask != MaskKind::Chunked)
         faults.push_back(std::string("the layer's mask is ") + to_string(s.mask) +
                          ": each token's keys and values would change as later tokens come, so none can be kept "
-                         "(writing needs a causal or sliding-window mask)");
+                         "(writing needs a causal, sliding-window or chunked mask)");
     if (s.heads < 1 || kv_heads_of(s) < 1 || s.heads % kv_heads_of(s) != 0 || head_dim_of(s) < 1)
         faults.push_back("the layer's heads do not fit: " + std::to_string(s.heads) + " query heads, " + std::to_string(kv_heads_of(s)) +
                          " K/V heads, d_k " + std::to_string(head_dim_of(s)));
@@ -98,7 +103,8 @@ std::vector<std::string> decode_faults(const Scenario& s) {
 }
 
 LayerCache empty_cache(const Scenario& s) {
-    return LayerCache(kv_heads_of(s), head_dim_of(s), value_dim_of(s), s.mask == MaskKind::SlidingWindow ? std::max(s.window, 1) : 0);
+    return LayerCache(kv_heads_of(s), head_dim_of(s), value_dim_of(s), s.mask == MaskKind::SlidingWindow ? std::max(s.window, 1) : 0,
+                      s.mask == MaskKind::Chunked ? std::max(s.chunk, 1) : 0);
 }
 
 namespace {
@@ -188,7 +194,8 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     for (int h = 0; h < heads; ++h) {
         errors.run([&] {
             const int g = h / group;
-            const Matrix q_h = head_row(s, q.middleCols(h * d_k, d_k), s.q_norm, turn);
+            Matrix q_h = head_row(s, q.middleCols(h * d_k, d_k), s.q_norm, turn);
+            if (s.temperature.on()) q_h *= query_temperature(s.temperature, position);  // Llama 4's NoPE layers
             const float slope = s.positional == PositionalEncoding::ALiBi ? alibi_slope(h, heads) : 0.0f;
             const float sink = head_sink(s, h);
             const ScoreRule rule = score_rule(s, scale, slope, position + 1, sink);

@@ -11,7 +11,8 @@
 //   a      = N₁(x) (pre-norm) or x
 //   q      = a·W_Q + b_q    (1 × H·d_k)      k = a·W_K + b_k, v = a·W_V + b_v (1 × H_kv·d_k)
 //   q_h, k_g  QK-normed, then rotated to position t (RoPE)
-//   cache  K_g, V_g gain the row (t); a sliding-window layer drops the row t − W
+//   cache  K_g, V_g gain the row (t); a sliding-window layer drops the row t − W, a chunked
+//          layer every earlier row when t starts a chunk (t mod C = 0)
 //   w_h    = softmax(mask(cap(q_h·K_gᵀ·scale + ALiBi)) with the sink)     (1 × rows)
 //   o_h    = w_h·V_g;  out = concat(o_h)·W_O + b_o;  then the block (residuals, norms, MLP)
 //
@@ -30,12 +31,13 @@ namespace attn::generate {
 class LayerCache {
 public:
     LayerCache() = default;
-    LayerCache(int kv_heads, int key_dim, int value_dim, int window);
+    LayerCache(int kv_heads, int key_dim, int value_dim, int window, int chunk = 0);
 
     int kv_heads() const { return kv_heads_; }
     int key_dim() const { return key_dim_; }
     int value_dim() const { return value_dim_; }
     int window() const { return window_; }             // 0: every earlier token; W: the last W
+    int chunk() const { return chunk_; }               // 0: none; C: the tokens of the current chunk of C
     int rows() const { return end_ - begin_; }
     int first_position() const { return first_position_; }  // the position of row 0
     int end_position() const { return first_position_ + rows(); }
@@ -46,10 +48,10 @@ public:
     Matrix k() const;
     Matrix v() const;
     // Adds the next position's row (each K/V head's columns side by side); a sliding-window
-    // layer then keeps its last W rows.
+    // layer then keeps its last W rows, a chunked one drops every earlier row when the row starts a chunk.
     void append(const Matrix& k_row, const Matrix& v_row);
     // The cache of positions [first, first + k.rows()) as given (a prompt pass's K and V, each
-    // K/V head's columns side by side), the window applied.
+    // K/V head's columns side by side), the window or the chunk applied.
     void assign(const Matrix& k, const Matrix& v, int first);
     // Bytes the cache holds (float32).
     double bytes() const { return static_cast<double>(rows()) * kv_heads_ * (key_dim_ + value_dim_) * sizeof(float); }
@@ -57,7 +59,7 @@ public:
 private:
     void make_room();
 
-    int kv_heads_ = 0, key_dim_ = 0, value_dim_ = 0, window_ = 0;
+    int kv_heads_ = 0, key_dim_ = 0, value_dim_ = 0, window_ = 0, chunk_ = 0;
     int first_position_ = 0;
     int capacity_ = 0;         // rows of each K/V head's block: grows by doubling
     int begin_ = 0, end_ = 0;  // the rows of each block in use
@@ -78,7 +80,7 @@ struct DecodedAttention {
 // scenario whose shapes do not fit.
 std::vector<std::string> decode_faults(const Scenario& layer);
 
-// The cache a layer's scenario keeps (its K/V heads, d_k, d_v and window), empty.
+// The cache a layer's scenario keeps (its K/V heads, d_k, d_v, window and chunk), empty.
 LayerCache empty_cache(const Scenario& layer);
 
 // The new token's row through the layer at `position` (the cache holds every earlier

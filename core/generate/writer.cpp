@@ -135,7 +135,7 @@ std::vector<LayerCacheShape> cache_shapes(const Writer& w) {
     for (int l = 0; l < w.stack.layers; ++l) {
         const Scenario s = writing_scenario(w, l, {});
         const LayerCache c = empty_cache(s);
-        shapes.push_back({c.kv_heads(), c.key_dim(), c.value_dim(), c.window(), s.latent.on() ? s.latent.kv_rank + s.latent.rope_dim : 0});
+        shapes.push_back({c.kv_heads(), c.key_dim(), c.value_dim(), c.window(), s.latent.on() ? s.latent.kv_rank + s.latent.rope_dim : 0, c.chunk()});
     }
     return shapes;
 }
@@ -144,9 +144,10 @@ CacheCost cache_cost(const std::vector<LayerCacheShape>& shapes, int query_heads
     CacheCost cost;
     for (const LayerCacheShape& s : shapes) {
         const double row = (s.latent > 0 ? static_cast<double>(s.latent) : static_cast<double>(s.kv_heads) * (s.key_dim + s.value_dim)) * element_bytes;
-        const long long kept = s.window > 0 ? std::min<long long>(length, s.window) : length;
+        long long kept = s.window > 0 ? std::min<long long>(length, s.window) : length;
+        if (s.chunk > 0) kept = length > 0 ? (length - 1) % s.chunk + 1 : 0;  // the current chunk's tokens
         cost.bytes += row * static_cast<double>(kept);
-        if (s.window == 0 || length < s.window) cost.bytes_per_token += row;
+        if (s.chunk > 0 || s.window == 0 || length < s.window) cost.bytes_per_token += row;
         cost.multi_head_bytes += static_cast<double>(query_heads) * (s.key_dim + s.value_dim) * element_bytes * static_cast<double>(length);
     }
     return cost;

@@ -83,12 +83,14 @@ struct LayerCacheShape {
     // k_rope, as its own inference keeps them; 0 for any other layer. (transformers' cache, and this
     // app's while writing, keep each head's k and v expanded from it: kv_heads·(key_dim + value_dim).)
     int latent = 0;
+    int chunk = 0;   // > 0: the tokens of the current chunk of C (Llama 4's chunked layers)
 };
 std::vector<LayerCacheShape> cache_shapes(const Writer& writer);
 
 struct CacheCost {
     double bytes = 0;              // the model's cache at `length` tokens
-    double bytes_per_token = 0;    // what one more token adds (windowed layers past their window add nothing)
+    double bytes_per_token = 0;    // what one more token adds (windowed layers past their window add nothing; a
+                                   // chunked layer a row, until the token that starts the next chunk drops the others)
     double multi_head_bytes = 0;   // multi-head attention with the same query heads, no window
 };
 // Bytes of `element_bytes` each (2: BF16, 4: float32) for a text of `length` tokens;

@@ -253,8 +253,11 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
         s.positional = PositionalEncoding::Rotary;
         s.rope = rope_options(spec, layer);
     }
-    s.mask = !ls.causal ? MaskKind::None : ls.window > 0 ? MaskKind::SlidingWindow : MaskKind::Causal;
+    s.mask = !ls.causal ? MaskKind::None : ls.window > 0 ? MaskKind::SlidingWindow : ls.chunk > 0 ? MaskKind::Chunked : MaskKind::Causal;
     if (ls.window > 0) s.window = ls.window;
+    if (ls.chunk > 0) s.chunk = ls.chunk;  // Llama 4's chunked layers
+    if (ls.temperature) s.temperature = {static_cast<float>(spec.temperature_floor_scale), static_cast<float>(spec.temperature_attn_scale)};
+    if (ls.qk_norm) s.qk_norm = true;  // Llama 4: weightless (ones), after RoPE there, the same numbers before it
     if (spec.qk_norm) {  // Qwen3, Gemma 3: RMSNorm of each head's q and k before RoPE; OLMo 2: of the whole projection
         s.qk_norm = true;
         s.qk_norm_plus_one = spec.norm.one_plus_weight;
@@ -298,6 +301,10 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
         b.moe.top_k = spec.experts.experts_per_token;
         b.moe.normalize_top_k = spec.experts.normalize_top_k;
         if (spec.experts.top_k_then_softmax) b.moe.router_kind = RouterKind::TopKThenSoftmax;  // gpt-oss
+        if (spec.experts.top_k_then_sigmoid) {  // Llama 4: σ of each kept logit, scaling what the expert reads
+            b.moe.router_kind = RouterKind::TopKThenSigmoid;
+            b.moe.weight_input = true;
+        }
         if (spec.experts.sigmoid_grouped) {  // DeepSeek-V3
             b.moe.router_kind = RouterKind::SigmoidGrouped;
             b.moe.groups = spec.experts.groups;

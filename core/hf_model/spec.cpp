@@ -914,6 +914,105 @@ void read_gpt_oss(ConfigReader& r, ModelSpec& spec) {
     }
 }
 
+// Llama 4's text model (Llama4TextConfig, Llama4TextAttention, Llama4TextMoe): Llama's decoder in
+// which layer ℓ turns q and k (RoPE, interleaved pairs: apply_rotary_emb's view_as_complex) unless
+// no_rope_layers marks it 0 (default: every no_rope_layer_interval-th layer is NoPE). layer_types
+// (default: "chunked_attention" on the RoPE layers, "full_attention" on the NoPE ones) chunks a
+// layer's mask by attention_chunk_size. On RoPE layers use_qk_norm RMS-norms each head's q and k
+// without a weight (after RoPE); on NoPE layers attn_temperature_tuning scales each query by
+// ln(⌊(p + 1)/floor_scale⌋ + 1)·attn_scale + 1. The layers in moe_layers (default: every
+// interleave_moe_layer_step-th) hold a mixture of num_local_experts experts (intermediate_size each)
+// under Llama4Router, with an ungated shared expert of the same width; the others a dense MLP of
+// intermediate_size_mlp.
+void read_llama4(ConfigReader& r, ModelSpec& spec) {
+    LlamaDefaults defaults;
+    defaults.theta = 500000.0;
+    defaults.rms_norm_eps = 1e-5;
+    read_llama_like(r, spec, defaults);
+    spec.rope_style = RopeStyle::interleaved;
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    const int n = spec.n_layers;
+    const int expert_ff = spec.d_ff;  // intermediate_size: each expert's and the shared expert's width
+    spec.d_ff = r.integer("intermediate_size_mlp", 1, 1 << 20, 16384);  // the dense layers'
+    // no_rope_layers: 1 turns, 0 does not (a list of at least num_hidden_layers entries)
+    const int interval = r.integer("no_rope_layer_interval", 1, kMaxLayers, 4);
+    std::vector<bool> rope(static_cast<std::size_t>(std::max(n, 0)));
+    for (int l = 0; l < n; ++l) rope[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
+    if (const json* list = r.find("no_rope_layers"); list != nullptr && !list->is_null() && !(list->is_array() && list->empty())) {
+        if (!list->is_array() || static_cast<int>(list->size()) < n) {
+            r.fault("no_rope_layers", "expected a list of at least " + std::to_string(n) + " entries (num_hidden_layers), 1 for a RoPE "
+                                      "layer and 0 for a NoPE one, found " + shown(*list));
+        } else {
+            for (int l = 0; l < n; ++l) {
+                const json& v = (*list)[static_cast<std::size_t>(l)];
+                if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1)) {
+                    r.fault("no_rope_layers", "entry " + std::to_string(l) + " is " + shown(v) + ": expected 1 (RoPE) or 0 (NoPE)");
+                    break;
+                }
+                rope[static_cast<std::size_t>(l)] = v.get<std::int64_t>() == 1;
+            }
+        }
+    }
+    // layer_types: "chunked_attention" or "full_attention"; by default the RoPE layers are chunked
+    std::vector<bool> chunked = rope;
+    if (const json* types = r.find("layer_types"); types != nullptr && !types->is_null()) {
+        if (!types->is_array() || static_cast<int>(types->size()) != n) {
+            r.fault("layer_types", "expected a list of " + std::to_string(n) + " layer types (num_hidden_layers), found " + shown(*types));
+        } else {
+            for (int l = 0; l < n; ++l) {
+                const json& t = (*types)[static_cast<std::size_t>(l)];
+                if (t == "chunked_attention") chunked[static_cast<std::size_t>(l)] = true;
+                else if (t == "full_attention") chunked[static_cast<std::size_t>(l)] = false;
+                else {
+                    r.fault("layer_types", shown(t) + " is not supported; expected \"chunked_attention\" or \"full_attention\"");
+                    break;
+                }
+            }
+        }
+    }
+    const bool no_chunk = r.is_null("attention_chunk_size");
+    const int chunk = r.integer("attention_chunk_size", 1, 1 << 30, 8192);
+    const bool qk_norm = r.flag("use_qk_norm", true);
+    const bool tuning = r.flag("attn_temperature_tuning", true);
+    spec.temperature_floor_scale = r.number("floor_scale", 1e-9, 1e12, 8192);
+    spec.temperature_attn_scale = r.number("attn_scale", -1e6, 1e6, 0.1);
+    for (int l = 0; l < n; ++l) {
+        LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
+        layer.rope = rope[static_cast<std::size_t>(l)];
+        layer.qk_norm = qk_norm && layer.rope;        // Llama4TextAttention: use_qk_norm and use_rope
+        layer.temperature = tuning && !layer.rope;    // attn_temperature_tuning and not use_rope
+        if (!chunked[static_cast<std::size_t>(l)]) continue;
+        if (no_chunk) {
+            r.fault("attention_chunk_size", "is null but layer " + std::to_string(l) + " is \"chunked_attention\": transformers' chunked "
+                                            "mask needs a chunk size");
+            return;
+        }
+        layer.chunk = chunk;
+    }
+    // The mixture: moe_layers, or every interleave_moe_layer_step-th layer
+    const int experts = r.integer("num_local_experts", 1, kMaxExperts, 16);
+    spec.experts.experts = experts;
+    spec.experts.experts_per_token = read_experts_per_token(r, experts, "num_local_experts", 1);
+    spec.experts.d_ff = spec.experts.shared_d_ff = expert_ff;
+    spec.experts.top_k_then_sigmoid = true;
+    const int step = r.integer("interleave_moe_layer_step", 1, kMaxLayers, 1);
+    std::vector<bool> moe(static_cast<std::size_t>(std::max(n, 0)), false);
+    for (int l = step - 1; l < n; l += step) moe[static_cast<std::size_t>(l)] = true;
+    if (const json* list = r.find("moe_layers"); list != nullptr && !list->is_null()) {
+        std::fill(moe.begin(), moe.end(), false);
+        bool ok = list->is_array();
+        for (std::size_t i = 0; ok && i < list->size(); ++i) {
+            const json& v = (*list)[i];
+            ok = v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < n;
+            if (ok) moe[static_cast<std::size_t>(v.get<std::int64_t>())] = true;
+        }
+        if (!ok)
+            r.fault("moe_layers", "expected a list of layer numbers from 0 to " + std::to_string(n - 1) +
+                                  " (an entry outside them would be ignored), found " + shown(*list));
+    }
+    for (int l = 0; l < n; ++l) spec.layers[static_cast<std::size_t>(l)].moe = moe[static_cast<std::size_t>(l)];
+}
+
 // DeepSeek-V3 (DeepseekV3Config, DeepseekV3Attention, DeepseekV3MoE): Llama's decoder with multi-head
 // latent attention and, from layer first_k_dense_replace on, a mixture of n_routed_experts experts
 // (moe_intermediate_size each) under the sigmoid-grouped router, beside n_shared_experts shared ones
@@ -1177,6 +1276,14 @@ const std::vector<Family>& families() {
                                         // DeepSeek's remote code; transformers' own class reads the folder
                                         "auto_map"})},
          read_deepseek_v3, TensorLayout::deepseek_v3},
+        // Llama4TextAttention reads head_dim and attention_bias; router_jitter_noise is read by no module
+        {"llama4_text", "Llama 4",
+         {joined(kDecoderHonoured, {"head_dim", "attention_bias", "intermediate_size_mlp", "no_rope_layers", "no_rope_layer_interval",
+                                    "layer_types", "attention_chunk_size", "use_qk_norm", "attn_temperature_tuning", "floor_scale",
+                                    "attn_scale", "num_local_experts", "num_experts_per_tok", "interleave_moe_layer_step", "moe_layers"}),
+          joined(kCommonInformational, {"max_position_embeddings", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise",
+                                        "pretraining_tp", "cache_implementation", "for_llm_compressor"})},
+         read_llama4, TensorLayout::llama4},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",

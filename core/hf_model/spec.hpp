@@ -33,6 +33,11 @@
 //                                               latent, a rotary key shared by the heads), YaRN with mscale;
 //                                               after the first dense layers a mixture: σ scores, groups of
 //                                               experts, a biased choice, scaled weights, ungated shared experts
+//   llama4_text   Llama4ForCausalLM             chunked attention on its RoPE layers, every fourth layer global
+//                                               without RoPE and with a query temperature, a weightless QK-norm,
+//                                               interleaved RoPE; a mixture: the top k logits, each kept expert
+//                                               weighed by σ of its own and reading its input scaled by it, and an
+//                                               ungated shared expert; dense and MoE layers interleaved
 //
 // The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
 //   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
@@ -51,6 +56,10 @@
 //   RMS-normed, a weight per head and dim, before the heads are split (OLMo 2)
 //   s = q·kᵀ·attention_scale; with attn_logit_softcap c: s → c·tanh(s/c); then the mask; softmax per row
 //   mask: key j is seen by query i when (not causal or j ≤ i) and (window == 0 or i − j < window)
+//         and (chunk == 0 or ⌊j/chunk⌋ = ⌊i/chunk⌋) (Llama 4's chunked layers)
+//   Llama 4: on a NoPE layer with attn_temperature_tuning, q_i × (ln(⌊(i + 1)/floor_scale⌋ + 1)·attn_scale + 1);
+//   with use_qk_norm, on its RoPE layers, q and k RMS-normed without a weight after RoPE (a rotation keeps
+//   a row's length, so the engine's QK-norm before RoPE with a weight of ones is the same numbers)
 // MLP:    plain  act(x·W_up + b_up)·W_down + b_down
 //         gated  (act(x·W_gate) ⊙ (x·W_up))·W_down
 //         mixture of experts  p = softmax(x·W_routerᵀ); K = the top k of p; y = Σ_{e∈K} w_e·gated_e(x),
@@ -104,7 +113,11 @@ enum class HeadKind { causal_lm, masked_lm };
 // DeepSeek-V3's: Llama's names with the latent attention's (self_attn.q_a_proj, q_a_layernorm, q_b_proj or
 // q_proj; kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj), the router's mlp.gate.e_score_correction_bias
 // and mlp.shared_experts; the first first_k_dense_replace layers Llama's MLP.
-enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss, deepseek_v3 };
+// Llama 4's: Llama's attention names; the MLP as feed_forward (gate_proj, up_proj, down_proj on
+// dense layers), a mixture as feed_forward.router, feed_forward.shared_expert and the experts fused
+// in feed_forward.experts.gate_up_proj (E × d × 2·d_ff, the gate the first d_ff columns, up the
+// next) and down_proj (E × d_ff × d), used as stored.
+enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss, deepseek_v3, llama4 };
 
 const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
 const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"
@@ -142,6 +155,9 @@ struct LayerSpec {
     RopeScaling rope_scaling;    // Gemma 3 scales the global layers' RoPE only
     bool rope = true;            // false: a NoPE layer (SmolLM3's no_rope_layers): q and k are not turned
     bool moe = false;            // its MLP is the model's mixture of experts (ModelSpec::experts)
+    int chunk = 0;               // > 0: chunked attention (Llama 4): keys of the query's own chunk of C
+    bool temperature = false;    // Llama 4: the queries × τ_i (ModelSpec::temperature_floor_scale, _attn_scale)
+    bool qk_norm = false;        // Llama 4: a weightless RMSNorm of each head's q and k (use_qk_norm, on RoPE layers)
 };
 
 // A mixture of experts in place of a layer's MLP (Qwen3-MoE, Mixtral): each token's router logits
@@ -169,6 +185,9 @@ struct MixtureSpec {
     bool sigmoid_grouped = false;
     int groups = 1, top_groups = 1;  // n_group, topk_group
     double routed_scale = 1.0;       // routed_scaling_factor
+    // Llama 4 (Llama4Router, Llama4TextMoe): the top k logits, each kept expert's weight σ of its logit,
+    // multiplying the expert's input; the shared expert (shared_d_ff) ungated
+    bool top_k_then_sigmoid = false;
 };
 
 // Multi-head latent attention (DeepseekV3Attention): the sizes of scenario.hpp's LatentAttention.
@@ -207,6 +226,7 @@ struct ModelSpec {
     bool sinks = false;          // a learned logit per query head joins each row's softmax and is dropped (gpt-oss's self_attn.sinks)
     LatentSpec latent;           // DeepSeek-V3's latent attention (head_dim is then d_nope + d_rope; n_kv_heads = n_heads)
     double final_logit_softcap = 0;   // 0: none; c: logits → c·tanh(logits/c) (Gemma 2)
+    double temperature_floor_scale = 0, temperature_attn_scale = 0.1;  // Llama 4's query temperature (LayerSpec::temperature)
 
     // Positions
     PositionKind positions = PositionKind::rope;

@@ -200,6 +200,45 @@ void gpt_oss_experts(RefList& r, const ModelSpec& s, const std::string& p, Layer
     });
 }
 
+// Llama 4's feed-forward (Llama4TextMoe, Llama4TextMLP), module feed_forward: a dense layer's
+// gate_proj, up_proj, down_proj (d_ff = intermediate_size_mlp wide); a mixture's router (E × d), its
+// ungated shared_expert, and every expert in one tensor each, used as stored: gate_up_proj
+// (E × d × 2·d_ff), expert e's gate its first d_ff columns and up the next (gate_up.chunk(2, dim=-1)),
+// and down_proj (E × d_ff × d).
+void llama4_feed_forward(RefList& r, const ModelSpec& s, const std::string& p, bool moe, LayerWeights& L) {
+    const std::int64_t d = s.d_model;
+    const std::string f = p + "feed_forward.";
+    if (!moe) {
+        const std::int64_t ff = s.d_ff;
+        r.linear(f + "gate_proj.weight", ff, d, L.w_gate);
+        r.linear(f + "up_proj.weight", ff, d, L.w_up);
+        r.linear(f + "down_proj.weight", d, ff, L.w_down);
+        return;
+    }
+    const std::int64_t E = s.experts.experts, eff = s.experts.d_ff, sff = s.experts.shared_d_ff;
+    r.linear(f + "router.weight", E, d, L.router);
+    L.experts.resize(static_cast<std::size_t>(E));  // sized once: the refs below hold its elements
+    std::vector<ExpertWeights>& x = L.experts;
+    // expert e's (rows × cols) slice of a stored (E·rows × cols) tensor, in place
+    const auto slice = [](const StoredMatrix& all, std::int64_t e, std::int64_t rows) {
+        return StoredMatrix::as_stored(all.owner, all.bytes + static_cast<std::size_t>(e * rows * all.cols) * all.element_size(), all.dtype,
+                                       rows, all.cols);
+    };
+    r.matrix(f + "experts.gate_up_proj", {E, d, 2 * eff}, [&x, slice, d, eff](const StoredMatrix& all) {
+        for (std::size_t e = 0; e < x.size(); ++e) {
+            const StoredMatrix gate_up = slice(all, static_cast<std::int64_t>(e), d);  // (d × 2·d_ff)
+            x[e].w_gate = SharedMatrix(gate_up.columns(0, eff, 2 * eff, eff));
+            x[e].w_up = SharedMatrix(gate_up.columns(eff, eff, 2 * eff, eff));
+        }
+    });
+    r.matrix(f + "experts.down_proj", {E, eff, d}, [&x, slice, eff](const StoredMatrix& all) {
+        for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(slice(all, static_cast<std::int64_t>(e), eff));
+    });
+    r.linear(f + "shared_expert.gate_proj.weight", sff, d, L.shared_expert.w_gate);
+    r.linear(f + "shared_expert.up_proj.weight", sff, d, L.shared_expert.w_up);
+    r.linear(f + "shared_expert.down_proj.weight", d, sff, L.shared_expert.w_down);
+}
+
 RefList decoder_refs(const ModelSpec& s, Weights& w) {
     // Llama, Qwen 2/3, Gemma 2/3: LlamaForCausalLM's names
     RefList r{"model.", {}};
@@ -251,6 +290,10 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
         }
         if (s.layers[static_cast<std::size_t>(l)].moe && s.tensors == TensorLayout::gpt_oss) {
             gpt_oss_experts(r, s, p, L);
+            continue;
+        }
+        if (s.tensors == TensorLayout::llama4) {
+            llama4_feed_forward(r, s, p, s.layers[static_cast<std::size_t>(l)].moe, L);
             continue;
         }
         if (s.layers[static_cast<std::size_t>(l)].moe) {
@@ -420,7 +463,8 @@ RefList refs_of(const ModelSpec& s, Weights& w) {
         case TensorLayout::phi3:
         case TensorLayout::mixtral:
         case TensorLayout::gpt_oss:
-        case TensorLayout::deepseek_v3: break;
+        case TensorLayout::deepseek_v3:
+        case TensorLayout::llama4: break;
     }
     return decoder_refs(s, w);
 }
@@ -555,6 +599,26 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
             names.push_back({k + "w_1", x + "gate_up_proj" + at + "[:, 1::2]"});
             names.push_back({k + "w_2", x + "down_proj" + at});
         }
+        return names;
+    }
+    if (s.tensors == TensorLayout::llama4) {  // feed_forward: dense, or the router, the fused experts and the shared expert
+        const std::string f = p + "feed_forward.";
+        if (!s.layers[static_cast<std::size_t>(layer)].moe) {
+            names.insert(names.end(), {{"block.w_gate", f + "gate_proj.weight.T"}, {"block.w_1", f + "up_proj.weight.T"},
+                                       {"block.w_2", f + "down_proj.weight.T"}});
+            return names;
+        }
+        const std::string ff = std::to_string(s.experts.d_ff), ff2 = std::to_string(2 * s.experts.d_ff);
+        names.push_back({"block.moe.router", f + "router.weight.T"});
+        for (int e = 0; e < s.experts.experts; ++e) {
+            const std::string k = "block.moe.experts." + std::to_string(e) + ".", at = "[" + std::to_string(e) + "]";
+            names.push_back({k + "w_gate", f + "experts.gate_up_proj" + at + "[:, 0:" + ff + "]"});
+            names.push_back({k + "w_1", f + "experts.gate_up_proj" + at + "[:, " + ff + ":" + ff2 + "]"});
+            names.push_back({k + "w_2", f + "experts.down_proj" + at});
+        }
+        names.insert(names.end(), {{"block.moe.shared_weights.w_gate", f + "shared_expert.gate_proj.weight.T"},
+                                   {"block.moe.shared_weights.w_1", f + "shared_expert.up_proj.weight.T"},
+                                   {"block.moe.shared_weights.w_2", f + "shared_expert.down_proj.weight.T"}});
         return names;
     }
     if (s.layers[static_cast<std::size_t>(layer)].moe) {  // a mixture of experts: the router and each expert

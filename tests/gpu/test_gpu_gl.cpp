@@ -656,7 +656,7 @@ TEST_CASE("GPU dispatches cover every block and head when the bound allows", "[g
 TEST_CASE("GPU mask rule: scores.glsl agrees with core's MaskRule cell for cell", "[gpu][rules]") {
     // Every mask kind through the attention pass with V = the identity: output row i of head
     // h is then the weights row, and each zero or non-zero says whether key j was visible.
-    for (MaskKind kind : {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom}) {
+    for (MaskKind kind : {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom, MaskKind::Chunked}) {
         INFO("mask " << attn::to_string(kind));
         Scenario s;
         s.input = InputMode::Direct;
@@ -665,6 +665,7 @@ TEST_CASE("GPU mask rule: scores.glsl agrees with core's MaskRule cell for cell"
         s.v = Matrix::Identity(70, 70);
         s.mask = kind;
         s.window = 5;
+        s.chunk = 16;  // chunks of 16 across the kernels' query blocks and key tiles
         s.target.padding.assign(70, false);
         for (int j = 3; j < 70; j += 4) s.target.padding[static_cast<size_t>(j)] = true;
         attn::Rng rng(9);
