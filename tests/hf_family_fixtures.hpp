@@ -587,6 +587,58 @@ inline FamilyCheckpoint deepseek_v3_checkpoint(std::uint64_t seed = 17) {
     return c;
 }
 
+// Llama 4 Scout's text config (Llama4TextConfig), scaled down: 4 layers, the fourth NoPE and global
+// (no_rope_layers by its interval 4), the others chunked by attention_chunk_size 3 (its 8192) with a
+// weightless QK-norm; the query temperature on the NoPE layer with floor_scale 2 (its 8192) and
+// attn_scale 0.5 (its 0.1), so that seven tokens see τ change; attn_temperature_tuning written 4, as
+// Scout's config writes it; interleaved RoPE with llama3 scaling ×8 on 16 positions (its ×16 on 8192);
+// layers 1 and 3 a mixture (interleave_moe_layer_step 2, Maverick's) of 4 experts (its 16) of width 6,
+// 2 per token (its 1) under Llama4Router, the experts fused as published, an ungated shared expert of
+// the same width; layers 0 and 2 a dense MLP of intermediate_size_mlp 20; untied, BF16.
+inline FamilyCheckpoint llama4_checkpoint(std::uint64_t seed = 18) {
+    FamilyCheckpoint c{"llama4_text", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Llama4ForCausalLM"], "attention_bias": false, "attention_chunk_size": 3, "attention_dropout": 0.0,
+      "attn_scale": 0.5, "attn_temperature_tuning": 4, "bos_token_id": 0, "cache_implementation": "hybrid", "eos_token_id": [1, 2],
+      "floor_scale": 2, "for_llm_compressor": false, "head_dim": 4, "hidden_act": "silu", "hidden_size": 16,
+      "initializer_range": 0.02, "interleave_moe_layer_step": 2, "intermediate_size": 6, "intermediate_size_mlp": 20,
+      "max_position_embeddings": 1024, "model_type": "llama4_text", "moe_layers": [1, 3], "no_rope_layers": [1, 1, 1, 0],
+      "num_attention_heads": 4, "num_experts_per_tok": 2, "num_hidden_layers": 4, "num_key_value_heads": 2,
+      "num_local_experts": 4, "output_router_logits": false, "pad_token_id": 3, "rms_norm_eps": 1e-05,
+      "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 16,
+                       "rope_type": "llama3"},
+      "rope_theta": 500000.0, "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0, "tie_word_embeddings": false,
+      "torch_dtype": "bfloat16", "transformers_version": "4.51.0", "use_cache": true, "use_qk_norm": true, "vocab_size": 40})");
+    TensorMaker make(c, seed);
+    const std::int64_t d = 16, H = 4, kv = 2, hd = 4, ff = 20, experts = 4, eff = 6;
+    make("model.embed_tokens.weight", {40, d}, 1.0);
+    for (int l = 0; l < 4; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        make(p + "input_layernorm.weight", {d}, 0.2, 1.0);
+        make(p + "self_attn.q_proj.weight", {H * hd, d}, 0.6);
+        make(p + "self_attn.k_proj.weight", {kv * hd, d}, 0.6);
+        make(p + "self_attn.v_proj.weight", {kv * hd, d}, 0.4);
+        make(p + "self_attn.o_proj.weight", {d, H * hd}, 0.3);
+        make(p + "post_attention_layernorm.weight", {d}, 0.2, 1.0);
+        const std::string f = p + "feed_forward.";
+        if (l % 2 == 0) {
+            make(f + "gate_proj.weight", {ff, d}, 0.4);
+            make(f + "up_proj.weight", {ff, d}, 0.4);
+            make(f + "down_proj.weight", {d, ff}, 0.3);
+            continue;
+        }
+        make(f + "router.weight", {experts, d}, 0.8);
+        make(f + "experts.gate_up_proj", {experts, d, 2 * eff}, 0.4);
+        make(f + "experts.down_proj", {experts, eff, d}, 0.3);
+        make(f + "shared_expert.gate_proj.weight", {eff, d}, 0.4);
+        make(f + "shared_expert.up_proj.weight", {eff, d}, 0.4);
+        make(f + "shared_expert.down_proj.weight", {d, eff}, 0.3);
+    }
+    make("model.norm.weight", {d}, 0.2, 1.0);
+    make("lm_head.weight", {40, d}, 0.5);
+    return c;
+}
+
 // [SECTION] gpt-oss as OpenAI publishes it: the experts in MXFP4
 
 // A stored tensor of any dtype, its bytes as the file holds them.
@@ -789,7 +841,8 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
-            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), neox_checkpoint(), bert_checkpoint()};
+            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), neox_checkpoint(),
+            bert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -1038,8 +1091,80 @@ inline Rows reference_latent_attention(const hf::ModelSpec& s, const HfTensors& 
 }
 
 // One layer's self-attention from its input rows a (n × d); the output before the residual.
+// Llama4TextAttention, from its input rows a (n × d), in its own order: q, k, v projected; on a RoPE
+// layer q and k turned as complex pairs (view_as_complex: dims 2i and 2i + 1 by position·inv_freq[i]),
+// then, with use_qk_norm, each head's row × rsqrt(mean(x²) + ε) (Llama4TextL2Norm: no weight); on a NoPE
+// layer with the temperature, q × (log1p(⌊(p + 1)/floor_scale⌋)·attn_scale + 1) in float32; scores at
+// head_dim^−½, causal and, on a chunked layer, only keys of the query's own chunk (chunked_overlay:
+// ⌊j/C⌋ = ⌊i/C⌋); softmax; o_proj.
+inline Rows reference_llama4_attention(const hf::ModelSpec& s, const HfTensors& t, int layer, const Rows& a, Reference& r) {
+    const std::size_t n = a.size();
+    const int H = s.n_heads, hd = s.head_dim;
+    const std::string p = "layers." + std::to_string(layer) + ".self_attn.";
+    const hf::LayerSpec& ls = s.layers[static_cast<std::size_t>(layer)];
+    const Rows q = linear(a, tensor(t, p + "q_proj.weight"), nullptr), k = linear(a, tensor(t, p + "k_proj.weight"), nullptr),
+               v = linear(a, tensor(t, p + "v_proj.weight"), nullptr);
+    const std::vector<float> inv_freq = reference_inv_freq(ls.rope_theta, hd, ls.rope_scaling);
+    const auto head_row = [&](const Rows& m, std::size_t i, int head, bool is_q) {
+        std::vector<double> x(m[i].begin() + head * hd, m[i].begin() + (head + 1) * hd);
+        if (ls.rope) {
+            for (int pair = 0; pair < hd / 2; ++pair) {
+                const double angle = static_cast<float>(inv_freq[static_cast<std::size_t>(pair)] * static_cast<float>(i));
+                const double re = x[static_cast<std::size_t>(2 * pair)], im = x[static_cast<std::size_t>(2 * pair + 1)];
+                x[static_cast<std::size_t>(2 * pair)] = re * std::cos(angle) - im * std::sin(angle);
+                x[static_cast<std::size_t>(2 * pair + 1)] = re * std::sin(angle) + im * std::cos(angle);
+            }
+            if (ls.qk_norm) {
+                double mean_square = 0;
+                for (double value : x) mean_square += value * value / hd;
+                for (double& value : x) value /= std::sqrt(mean_square + s.norm.epsilon);
+            }
+        } else if (ls.temperature && is_q) {
+            const float steps = std::floor((static_cast<float>(i) + 1.0f) / static_cast<float>(s.temperature_floor_scale));
+            const float tau = std::log1p(steps) * static_cast<float>(s.temperature_attn_scale) + 1.0f;
+            for (double& value : x) value *= tau;
+        }
+        return x;
+    };
+    Rows concat(n, std::vector<double>(static_cast<std::size_t>(H * hd), 0.0));
+    r.attention.emplace_back();
+    r.keys.emplace_back();
+    r.scores.emplace_back();
+    for (int h = 0; h < H; ++h) {
+        const int g = h / (H / s.n_kv_heads);
+        Rows qh, kh, vh;
+        for (std::size_t i = 0; i < n; ++i) {
+            qh.push_back(head_row(q, i, h, true));
+            kh.push_back(head_row(k, i, g, false));
+            vh.emplace_back(v[i].begin() + g * hd, v[i].begin() + (g + 1) * hd);
+        }
+        Rows scores(n, std::vector<double>(n)), weights(n, std::vector<double>(n, 0.0));
+        for (std::size_t i = 0; i < n; ++i) {
+            double max_score = -INFINITY, sum = 0;
+            const auto visible = [&](std::size_t j) { return j <= i && (ls.chunk == 0 || j / static_cast<std::size_t>(ls.chunk) == i / static_cast<std::size_t>(ls.chunk)); };
+            for (std::size_t j = 0; j < n; ++j) {
+                double dot = 0;
+                for (int c = 0; c < hd; ++c) dot += qh[i][static_cast<std::size_t>(c)] * kh[j][static_cast<std::size_t>(c)];
+                scores[i][j] = dot / std::sqrt(static_cast<double>(hd));
+                if (visible(j)) max_score = std::max(max_score, scores[i][j]);
+            }
+            for (std::size_t j = 0; j < n; ++j)
+                if (visible(j)) sum += weights[i][j] = std::exp(scores[i][j] - max_score);
+            for (std::size_t j = 0; j < n; ++j) {
+                weights[i][j] /= sum;
+                for (int c = 0; c < hd; ++c) concat[i][static_cast<std::size_t>(h * hd + c)] += weights[i][j] * vh[j][static_cast<std::size_t>(c)];
+            }
+        }
+        r.attention.back().push_back(weights);
+        r.keys.back().push_back(kh);
+        r.scores.back().push_back(scores);
+    }
+    return linear(concat, tensor(t, p + "o_proj.weight"), nullptr);
+}
+
 inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int layer, const Rows& a, Reference& r) {
     if (s.model_type == "deepseek_v3") return reference_latent_attention(s, t, layer, a, r);
+    if (s.model_type == "llama4_text") return reference_llama4_attention(s, t, layer, a, r);
     const std::size_t n = a.size();
     const int H = s.n_heads, hd = s.head_dim;
     const std::string l = std::to_string(layer);
@@ -1256,6 +1381,42 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
                     for (std::size_t j = 0; j < ff; ++j) out += glu[j] * down.values[(e * ff + j) * d + c];
                     y[i][c] += weight[e] / sum * out;
                 }
+            }
+        }
+        return y;
+    }
+    if (s.model_type == "llama4_text") {
+        // Llama4TextMLP (feed_forward.gate_proj, up_proj, down_proj), or Llama4TextMoe: the router's logits,
+        // the top k kept, σ of those (σ(−∞) = 0 for the rest); every expert reads x × its score, gate_up =
+        // x·gate_up_proj[e] split in halves (chunk(2)), (up ⊙ silu(gate))·down_proj[e], summed; then the
+        // shared expert added
+        const std::string p = "layers." + l + ".feed_forward.";
+        if (!s.layers[static_cast<std::size_t>(layer)].moe)
+            return gated_mlp(a, tensor(t, p + "gate_proj.weight"), tensor(t, p + "up_proj.weight"), tensor(t, p + "down_proj.weight"), s.activation);
+        const Rows logits = linear(a, tensor(t, p + "router.weight"), nullptr);
+        const std::size_t experts = static_cast<std::size_t>(s.experts.experts), k = static_cast<std::size_t>(s.experts.experts_per_token);
+        const std::size_t d = static_cast<std::size_t>(s.d_model), ff = static_cast<std::size_t>(s.experts.d_ff);
+        const HfTensor &gate_up = tensor(t, p + "experts.gate_up_proj"), &down = tensor(t, p + "experts.down_proj");
+        Rows y = gated_mlp(a, tensor(t, p + "shared_expert.gate_proj.weight"), tensor(t, p + "shared_expert.up_proj.weight"),
+                           tensor(t, p + "shared_expert.down_proj.weight"), s.activation);
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            std::vector<std::size_t> order(experts);
+            for (std::size_t e = 0; e < experts; ++e) order[e] = e;
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t z) { return logits[i][x] > logits[i][z]; });
+            std::vector<double> score(experts, 0.0);
+            for (std::size_t r = 0; r < k; ++r) score[order[r]] = 1.0 / (1.0 + std::exp(-logits[i][order[r]]));
+            for (std::size_t e = 0; e < experts; ++e) {
+                std::vector<double> glu(ff);
+                for (std::size_t j = 0; j < ff; ++j) {
+                    double g = 0, u = 0;
+                    for (std::size_t c = 0; c < d; ++c) {
+                        g += a[i][c] * score[e] * gate_up.values[(e * d + c) * 2 * ff + j];
+                        u += a[i][c] * score[e] * gate_up.values[(e * d + c) * 2 * ff + ff + j];
+                    }
+                    glu[j] = u * hf::activate(s.activation, g);
+                }
+                for (std::size_t c = 0; c < d; ++c)
+                    for (std::size_t j = 0; j < ff; ++j) y[i][c] += glu[j] * down.values[(e * ff + j) * d + c];
             }
         }
         return y;

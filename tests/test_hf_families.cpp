@@ -144,6 +144,37 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
                 check_same(w.w_down, Eigen::Map<const Matrix>(down.values.data() + static_cast<std::ptrdiff_t>(e) * ff * d, ff, d), x + "down");
                 check_same(w.b_down, Eigen::Map<const Vector>(down_bias.values.data() + static_cast<std::ptrdiff_t>(e) * d, d), x + "down bias");
             }
+        } else if (s.tensors == hf::TensorLayout::llama4) {
+            // Llama 4: feed_forward's dense MLP, or its router, the shared expert and expert e's gate the first
+            // d_ff columns of gate_up_proj[e] and its up the next d_ff; down_proj[e] as stored
+            const std::string f = p + "feed_forward.";
+            if (!s.layers[static_cast<std::size_t>(l)].moe) {
+                CHECK(L.experts.empty());
+                check_same(L.w_gate, stored(c, f + "gate_proj.weight").transpose(), f + "gate_proj");
+                check_same(L.w_up, stored(c, f + "up_proj.weight").transpose(), f + "up_proj");
+                check_same(L.w_down, stored(c, f + "down_proj.weight").transpose(), f + "down_proj");
+            } else {
+                check_same(L.router, stored(c, f + "router.weight").transpose(), f + "router");
+                check_same(L.shared_expert.w_gate, stored(c, f + "shared_expert.gate_proj.weight").transpose(), f + "shared_expert.gate_proj");
+                check_same(L.shared_expert.w_up, stored(c, f + "shared_expert.up_proj.weight").transpose(), f + "shared_expert.up_proj");
+                check_same(L.shared_expert.w_down, stored(c, f + "shared_expert.down_proj.weight").transpose(), f + "shared_expert.down_proj");
+                const HfTensor &gate_up = c.tensors.at(f + "experts.gate_up_proj"), &down = c.tensors.at(f + "experts.down_proj");
+                const int d = s.d_model, ff = s.experts.d_ff;
+                REQUIRE(L.experts.size() == static_cast<std::size_t>(s.experts.experts));
+                for (int e = 0; e < s.experts.experts; ++e) {
+                    Matrix gate(d, ff), up(d, ff);
+                    for (int r = 0; r < d; ++r)
+                        for (int k = 0; k < ff; ++k) {
+                            gate(r, k) = gate_up.values[static_cast<std::size_t>((e * d + r) * 2 * ff + k)];
+                            up(r, k) = gate_up.values[static_cast<std::size_t>((e * d + r) * 2 * ff + ff + k)];
+                        }
+                    const hf::ExpertWeights& w = L.experts[static_cast<std::size_t>(e)];
+                    const std::string x = f + "experts[" + std::to_string(e) + "] ";
+                    check_same(w.w_gate, gate, x + "gate (the first d_ff columns)");
+                    check_same(w.w_up, up, x + "up (the next d_ff)");
+                    check_same(w.w_down, Eigen::Map<const Matrix>(down.values.data() + static_cast<std::ptrdiff_t>(e) * ff * d, ff, d), x + "down");
+                }
+            }
         } else if (s.layers[static_cast<std::size_t>(l)].moe) {  // Qwen3-MoE, Mixtral: the router and every expert, no dense MLP
             const bool mixtral = s.tensors == hf::TensorLayout::mixtral;
             const std::string m = p + (mixtral ? "block_sparse_moe." : "mlp.");
@@ -162,7 +193,8 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
             check_same(L.w_gate, stored(c, p + "mlp.gate_proj.weight").transpose(), p + "gate_proj");
             check_same(L.w_up, stored(c, p + "mlp.up_proj.weight").transpose(), p + "up_proj");
         }
-        if (!s.layers[static_cast<std::size_t>(l)].moe) check_same(L.w_down, stored(c, p + "mlp.down_proj.weight").transpose(), p + "down_proj");
+        if (!s.layers[static_cast<std::size_t>(l)].moe && s.tensors != hf::TensorLayout::llama4)
+            check_same(L.w_down, stored(c, p + "mlp.down_proj.weight").transpose(), p + "down_proj");
         if (s.layout == hf::BlockLayout::after_sublayers) {  // OLMo 2: no norm before either sublayer, one after each
             CHECK_FALSE(L.attn_norm.present());
             CHECK_FALSE(L.mlp_norm.present());
@@ -897,6 +929,87 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         bad["rope_scaling"]["factor"] = 8.0;
         CHECK_THAT(refusal_of(bad), Contains("'factor' 8.0 differs from max_position_embeddings / original_max_position_embeddings = 4.0"));
     }
+    SECTION("llama4_text: chunked RoPE layers, a global NoPE layer with the temperature, the weightless QK-norm, interleaved MoE layers") {
+        json config = llama4_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::llama4);
+        CHECK(s.rope_style == hf::RopeStyle::interleaved);
+        CHECK(s.d_ff == 20);  // intermediate_size_mlp: the dense layers'
+        CHECK(s.experts.d_ff == 6);
+        CHECK(s.experts.shared_d_ff == 6);
+        CHECK(s.experts.top_k_then_sigmoid);
+        CHECK_FALSE(s.qk_norm);  // per layer, below
+        for (int l = 0; l < 3; ++l) {
+            INFO("layer " << l);
+            CHECK(s.layers[static_cast<std::size_t>(l)].rope);
+            CHECK(s.layers[static_cast<std::size_t>(l)].chunk == 3);
+            CHECK(s.layers[static_cast<std::size_t>(l)].qk_norm);
+            CHECK_FALSE(s.layers[static_cast<std::size_t>(l)].temperature);
+            CHECK(s.layers[static_cast<std::size_t>(l)].moe == (l == 1));
+        }
+        CHECK_FALSE(s.layers[3].rope);
+        CHECK(s.layers[3].chunk == 0);
+        CHECK_FALSE(s.layers[3].qk_norm);
+        CHECK(s.layers[3].temperature);  // attn_temperature_tuning 4: true, as Python reads it
+        CHECK(s.layers[3].moe);
+        CHECK(s.temperature_floor_scale == 2);
+        CHECK(s.temperature_attn_scale == 0.5);
+        CHECK(s.layers[0].rope_scaling.kind == hf::RopeScalingKind::llama3);
+        // the layer as the engine takes it: a chunked mask, the query temperature, QK-norm of ones
+        write_family_checkpoint(folder_for("llama4_spec"), llama4_checkpoint());
+        const hf::OpenedModelLoad opened = hf::open_model(folder_for("llama4_spec"), false);
+        for (const std::string& e : opened.errors) INFO(e);
+        REQUIRE(opened.model);
+        const Matrix input = Matrix::Random(5, 16);
+        const Scenario chunked = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 1, input);
+        CHECK(chunked.mask == MaskKind::Chunked);
+        CHECK(chunked.chunk == 3);
+        CHECK(chunked.qk_norm);
+        CHECK(chunked.q_norm.size() == 0);  // no weight: ones
+        CHECK(chunked.positional == PositionalEncoding::Rotary);
+        CHECK(chunked.rope.pairing == RopePairing::Interleaved);
+        CHECK_FALSE(chunked.temperature.on());
+        CHECK(chunked.block.moe.router_kind == RouterKind::TopKThenSigmoid);
+        CHECK(chunked.block.moe.weight_input);
+        CHECK(chunked.block.moe.shared_d_ff == 6);
+        CHECK_FALSE(chunked.block.moe.shared_gated);
+        const Scenario global = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 3, input);
+        CHECK(global.mask == MaskKind::Causal);
+        CHECK(global.positional == PositionalEncoding::None);
+        CHECK_FALSE(global.qk_norm);
+        CHECK(global.temperature.floor_scale == 2.0f);
+        CHECK(global.temperature.attn_scale == 0.5f);
+        CHECK(hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 2, input).block.d_ff == 20);
+        // defaults: every fourth layer NoPE and the others chunked, every layer a mixture; no temperature with null
+        json bare = config;
+        for (const char* key : {"no_rope_layers", "moe_layers", "interleave_moe_layer_step"}) bare.erase(key);
+        bare["attn_temperature_tuning"] = nullptr;
+        s = spec_of(bare);
+        CHECK(s.layers[2].chunk == 3);
+        CHECK(s.layers[3].chunk == 0);
+        CHECK_FALSE(s.layers[3].rope);
+        CHECK_FALSE(s.layers[3].temperature);
+        CHECK(s.layers[0].moe);
+        CHECK(s.layers[2].moe);
+        json types = config;
+        types["layer_types"] = {"full_attention", "chunked_attention", "chunked_attention", "full_attention"};
+        s = spec_of(types);
+        CHECK(s.layers[0].chunk == 0);
+        CHECK(s.layers[1].chunk == 3);
+        // refused: a chunked layer without a chunk size, a layer type it does not compute, a MoE layer outside the model
+        json bad = config;
+        bad["attention_chunk_size"] = nullptr;
+        CHECK_THAT(refusal_of(bad), Contains("attention_chunk_size") && Contains("chunked"));
+        bad = config;
+        bad["layer_types"] = {"sliding_attention", "full_attention", "full_attention", "full_attention"};
+        CHECK_THAT(refusal_of(bad), Contains("layer_types") && Contains("sliding_attention"));
+        bad = config;
+        bad["moe_layers"] = {1, 4};
+        CHECK_THAT(refusal_of(bad), Contains("moe_layers"));
+        bad = config;
+        bad["attn_temperature_tuning"] = "yes";
+        CHECK_THAT(refusal_of(bad), Contains("attn_temperature_tuning"));
+    }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;
         hf::ModelSpec s = spec_of(config);
@@ -1281,7 +1394,9 @@ TEST_CASE("the reference's attention: rows sum to 1, causal and sliding masks, G
                         for (std::size_t j = 0; j < n; ++j) {
                             sum += w[i][j];
                             largest_weight = std::max(largest_weight, j < i ? w[i][j] : 0.0);
-                            const bool future = j > i, outside = ls.window > 0 && static_cast<int>(i - std::min(i, j)) >= ls.window;
+                            // outside the window, or (Llama 4) in an earlier chunk
+                            const bool future = j > i, outside = (ls.window > 0 && static_cast<int>(i - std::min(i, j)) >= ls.window) ||
+                                                                 (ls.chunk > 0 && j / static_cast<std::size_t>(ls.chunk) != i / static_cast<std::size_t>(ls.chunk));
                             if ((ls.causal && future) || outside) CHECK(w[i][j] == 0.0);
                             else CHECK(w[i][j] > 0.0);
                         }

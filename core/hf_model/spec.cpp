@@ -973,7 +973,14 @@ void read_llama4(ConfigReader& r, ModelSpec& spec) {
     const bool no_chunk = r.is_null("attention_chunk_size");
     const int chunk = r.integer("attention_chunk_size", 1, 1 << 30, 8192);
     const bool qk_norm = r.flag("use_qk_norm", true);
-    const bool tuning = r.flag("attn_temperature_tuning", true);
+    // Llama4TextAttention tests it as Python does (`if self.attn_temperature_tuning and not self.use_rope`):
+    // Llama 4 Scout's config writes 4, which is true; null is false
+    bool tuning = !r.is_null("attn_temperature_tuning");
+    if (const json* v = r.find("attn_temperature_tuning")) {
+        if (v->is_boolean()) tuning = v->get<bool>();
+        else if (v->is_number_integer()) tuning = v->get<std::int64_t>() != 0;
+        else r.fault("attn_temperature_tuning", "expected true, false or an integer (Python's truth), found " + shown(*v));
+    }
     spec.temperature_floor_scale = r.number("floor_scale", 1e-9, 1e12, 8192);
     spec.temperature_attn_scale = r.number("attn_scale", -1e6, 1e6, 0.1);
     for (int l = 0; l < n; ++l) {
