@@ -449,6 +449,10 @@ std::string format_layer_head(const Trace& t, int layer, int h) {
                 << format_matrix(top + " choices, their σ" + (m.normalize_top_k ? " renormalised" : "") + " × " +
                                      format_value(m.routed_scale, 4),
                                  t.block.routing, t.query_tokens, experts);
+        else if (m.router_kind == RouterKind::TopKThenSigmoid)  // Llama 4: the logits choose, each kept one's σ its weight
+            out << format_matrix(layer_prefix + "router logits, x\xC2\xB7W_router" + bias, t.block.router_logits, t.query_tokens, experts) << "\n"
+                << format_matrix(top + " logits, each's own \xCF\x83" + (m.weight_input ? std::string(", scaling what its expert reads") : std::string()),
+                                 t.block.routing, t.query_tokens, experts);
         else if (m.router_kind == RouterKind::TopKThenSoftmax)  // gpt-oss: no softmax over all E; the logits choose
             out << format_matrix(layer_prefix + "router logits, x\xC2\xB7W_router" + bias, t.block.router_logits, t.query_tokens, experts) << "\n"
                 << format_matrix(top + " logits, softmax over those " + std::to_string(m.top_k), t.block.routing, t.query_tokens, experts);

@@ -533,6 +533,11 @@ bool apply(const Edit& edit, Scenario& s) {
                 s.sinks = e.sinks;  // validate says what is wrong with a bad one
                 return true;
             }
+            else if constexpr (std::is_same_v<E, SetTemperature>) {
+                if (reflect::equal(s.temperature, e.temperature)) return false;
+                s.temperature = e.temperature;  // validate says what is wrong with a bad one
+                return true;
+            }
             else if constexpr (std::is_same_v<E, SetSoftmax>) return assign(s.softmax, e.kind);
             else if constexpr (std::is_same_v<E, SetPositional>) return assign(s.positional, e.kind);
             else if constexpr (std::is_same_v<E, SetAttention>) return set_attention(e, s);
@@ -646,6 +651,8 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetRope>) return std::string("set RoPE's variant");
             else if constexpr (std::is_same_v<E, SetSoftcap>) return e.value == 0.0f ? std::string("turn soft-capping off") : "set the soft-cap";
             else if constexpr (std::is_same_v<E, SetSinks>) return e.sinks.size() == 0 ? "remove the attention sinks" : "set the sink logits";
+            else if constexpr (std::is_same_v<E, SetTemperature>)
+                return e.temperature.on() ? "set the query temperature" : "remove the query temperature";
             else if constexpr (std::is_same_v<E, SetQKNorm>) return e.on ? "turn QK-norm on" : "turn QK-norm off";
             else if constexpr (std::is_same_v<E, SetSoftmax>) return std::string("set softmax to ") + to_string(e.kind);
             else if constexpr (std::is_same_v<E, SetPositional>) return std::string("set positions to ") + to_string(e.kind);

@@ -45,6 +45,7 @@ struct SetRope { RopeOptions rope; };          // RoPE's variant (with rotary po
 struct SetQKNorm { bool on = false; bool plus_one = false; bool whole = false; };
 // Attention sinks: one logit per query head, or none (empty).
 struct SetSinks { Vector sinks; };
+struct SetTemperature { QueryTemperature temperature; };  // Llama 4's query temperature; floor_scale 0: off
 struct SetSoftmax { SoftmaxKind kind = SoftmaxKind::Stable; };
 struct SetPositional { PositionalEncoding kind = PositionalEncoding::None; };
 struct SetAttention { AttentionKind kind = AttentionKind::Self; };
@@ -83,7 +84,7 @@ struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
                           SetMaskKind, SetWindow, SetChunk, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap, SetRope,
-                          SetQKNorm, SetSinks, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetLatent, SetSeed,
+                          SetQKNorm, SetSinks, SetTemperature, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetLatent, SetSeed,
                           ReplaceScenario>;
 
 // Applies one edit. Returns true when the scenario changed; false (scenario untouched)

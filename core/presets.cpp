@@ -717,6 +717,55 @@ Preset block_deepseek_v3_preset() {
     return p;
 }
 
+Preset block_llama4_preset() {
+    Preset p;
+    p.name = "block-llama4";
+    p.title = "Llama 4's block: chunked attention, a weightless QK-norm, and a router whose experts read a scaled input";
+    p.description =
+        "Llama 4 (2025) cuts the text into chunks of 8192 tokens (here 4) in three layers of every four: a query sees "
+        "only the earlier keys of its own chunk, so the mask is a staircase of small triangles and a cache keeps at most "
+        "one chunk. The fourth layer is global and turns nothing (NoPE: see the preset nope-temperature). RoPE turns the "
+        "pairs (2i, 2i+1), and each head's q and k are RMS-normed without a weight after it (a rotation keeps a row's "
+        "length, so the norm before it, drawn here, is the same numbers). The feed-forward's router keeps the top "
+        "logits and weighs each kept expert by its own \xCF\x83, with no softmax; unlike every other mixture, the weight "
+        "scales what the expert reads, not what it writes (a SwiGLU of w\xC2\xB7x is not w times the SwiGLU of x). A "
+        "shared expert runs on every token. Here 4 experts of width 16, 2 kept (Llama 4 keeps 1). Random weights.";
+    p.scenario = block_llama_preset().scenario;
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.rope.pairing = RopePairing::Interleaved;
+    s.mask = MaskKind::Chunked;
+    s.chunk = 4;
+    s.qk_norm = true;  // weightless: ones
+    s.block.d_ff = 16;
+    MixtureOfExperts& m = s.block.moe;
+    m.experts = 4;
+    m.top_k = 2;
+    m.router_kind = RouterKind::TopKThenSigmoid;
+    m.weight_input = true;
+    m.shared_d_ff = 16;
+    return p;
+}
+
+Preset nope_temperature_preset() {
+    Preset p;
+    p.name = "nope-temperature";
+    p.title = "Llama 4's global layer: no positions at all, and queries that grow sharper along the text";
+    p.description =
+        "Every fourth layer of Llama 4 turns neither q nor k (NoPE) and sees every earlier token: its scores do not "
+        "know how far apart two tokens are, only the causal mask and the stream carry order. Over a long text such a "
+        "layer's softmax spreads thin, so each query is multiplied by a temperature \xCF\x84 = ln(floor((p + 1) / "
+        "floor_scale) + 1) \xC2\xB7 attn_scale + 1 that grows with its position p: 1 for the first 8191 tokens "
+        "of Llama 4, then slowly more (arXiv 2501.19399). Here floor_scale 3 and attn_scale 0.5, so that eleven tokens "
+        "see it change: the \xCF\x84 card beside Q, and the rows of the scores growing by it. SmolLM3 has NoPE layers "
+        "without the temperature. Random weights.";
+    p.scenario = sentence(p.name, kSince2017, 16, 4, PositionalEncoding::None);
+    Scenario& s = p.scenario;
+    s.mask = MaskKind::Causal;
+    s.temperature = {3.0f, 0.5f};
+    return p;
+}
+
 Preset block_gpt_oss_preset() {
     Preset p;
     p.name = "block-gpt-oss";
@@ -799,10 +848,12 @@ std::vector<Preset> make_presets() {
     all.push_back(block_qwen2_moe_preset());
     all.push_back(block_gpt_oss_preset());
     all.push_back(block_deepseek_v3_preset());
+    all.push_back(block_llama4_preset());
     all.push_back(first_token_sink_preset());
     all.push_back(qk_norm_preset());
     all.push_back(sinks_preset());
     all.push_back(latent_attention_preset());
+    all.push_back(nope_temperature_preset());
     all.push_back(long_preset());
     all.push_back(rms_norm_preset());
     all.push_back(swiglu_preset());

@@ -391,8 +391,8 @@ std::vector<MatrixEntry> build_registry() {
                  Ar::QueryTemperature, TRACE_GET(temperature),
                  [](const Trace&, int) { return std::string("\xCF\x84 query temperature: q \xC3\x97 \xCF\x84"); },
                  [](const Trace& t, int) {
-                     return dims(t.temperature) + ": ln(\xE2\x8C\x8A(p + 1)/" + format_value(t.settings.temperature.floor_scale, 6) +
-                            "\xE2\x8C\x8B + 1)\xC2\xB7" + format_value(t.settings.temperature.attn_scale, 4) + " + 1";
+                     return dims(t.temperature) + ": ln(floor((p + 1)/" + format_value(t.settings.temperature.floor_scale, 4) +
+                            ") + 1)\xC2\xB7" + format_value(t.settings.temperature.attn_scale, 4) + " + 1";
                  },
                  fixed_projections});
     r.push_back({"q", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::Q, "Q", Ar::Query, HEAD_GET(q),
@@ -664,6 +664,9 @@ std::vector<MatrixEntry> build_registry() {
                      if (m.router_kind == RouterKind::SigmoidGrouped)
                          return "routing: top " + std::to_string(m.top_k) + " choices, σ" + (m.normalize_top_k ? " renormalised" : "") + " " + kTimes + " " +
                                 format_value(m.routed_scale, 3);
+                     if (m.router_kind == RouterKind::TopKThenSigmoid)
+                         return "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) + " logits, each's own σ" +
+                                (m.weight_input ? std::string(", scaling the expert's input") : std::string());
                      return "routing: each token's top " + std::to_string(m.top_k) + " of " + std::to_string(m.experts) + " experts" +
                             (m.normalize_top_k ? ", renormalised to sum 1" : ", their probabilities as they are");
                  },

@@ -81,7 +81,12 @@ std::string format_head(const Trace& t, int h, const std::string& prefix, int de
         out << format_matrix(prefix + "Q after QK-norm", head.q_normed, qt, numbered_columns(t.d_k, "d"), decimals) << "\n";
         out << format_matrix(prefix + "K after QK-norm", head.k_normed, kt, numbered_columns(t.d_k, "d"), decimals) << "\n";
     }
-    out << format_matrix(prefix + "Q", head.q, qt, numbered_columns(t.d_k, "d"), decimals) << "\n";
+    if (t.temperature.size() != 0)  // Llama 4's query temperature: each query's τ, which Q below is multiplied by
+        out << format_matrix(prefix + "query temperature \xCF\x84 = ln(floor((p + 1)/" + format_value(t.settings.temperature.floor_scale, 4) + ") + 1)\xC2\xB7" +
+                                 format_value(t.settings.temperature.attn_scale, 4) + " + 1",
+                             t.temperature, qt, {"\xCF\x84"}, decimals)
+            << "\n";
+    out << format_matrix(prefix + (t.temperature.size() != 0 ? "Q \xC3\x97 \xCF\x84" : "Q"), head.q, qt, numbered_columns(t.d_k, "d"), decimals) << "\n";
     out << format_matrix(prefix + "K", head.k, kt, numbered_columns(t.d_k, "d"), decimals) << "\n";
     out << format_matrix(prefix + "V", head.v, kt, numbered_columns(t.d_v, "d"), decimals) << "\n";
     out << format_matrix(prefix + "scores Q·Kᵀ", head.scores, qt, kt, decimals) << "\n";

@@ -410,12 +410,12 @@ TEST_CASE("a malformed 'train' key in a lesson names the step, the key and the l
     }
 }
 
-TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Qwen2-MoE, gpt-oss and DeepSeek-V3 blocks, each step showing its change") {
+TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Llama, Gemma 2, Gemma 3, OLMo 2 and Phi-3 blocks, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/08-since-2017.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 22);
+    REQUIRE(l.steps.size() == 16);
     const Scenario y2017 = scenario_at_step(l, 0), gpt2 = scenario_at_step(l, 3), llama = scenario_at_step(l, 5),
                    gemma = scenario_at_step(l, 8), gemma3 = scenario_at_step(l, 11);
     // The same sentence throughout.
@@ -465,16 +465,29 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     Scenario longer_original = scenario_at_step(l, 15);
     longer_original.rope.original_max_positions = 11;  // "set L to 11": the short factors turn it
     CHECK((run(longer_original).head[0].q - phi3.head[0].q).cwiseAbs().maxCoeff() > 1e-3f);
+    SECTION("a step naming a preset that does not exist is refused") {
+        const std::string text = R"({"title": "t", "preset": "block-2017", "steps": [{"stage": "weights", "text": "a", "toggles": {"preset": "block-gpt3"}}]})";
+        const auto bad = lesson_from_text(text, "bad.json");
+        CHECK_FALSE(bad.lesson);
+    }
+}
+
+TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, NoPE and its temperature, and five routers, each step showing its change") {
+    const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/12-since-2024.json");
+    for (const std::string& e : load.errors) INFO(e);
+    REQUIRE(load.lesson);
+    const Lesson& l = *load.lesson;
+    REQUIRE(l.steps.size() == 9);
     // SmolLM3's NoPE layer: Llama's block with nothing turned, no step before RoPE
-    const Trace nope = run(scenario_at_step(l, 16));
+    const Trace nope = run(scenario_at_step(l, 3));
     REQUIRE(nope.ok);
     CHECK(nope.settings.positional == PositionalEncoding::None);
     CHECK(nope.kv_heads == 2);
     CHECK(nope.head[0].q_unrotated.size() == 0);
     // Qwen3-MoE: the same sentence, each token routed to 2 of 4 experts, their weights summing to 1
-    const Trace moe = run(scenario_at_step(l, 17));
+    const Trace moe = run(scenario_at_step(l, 5));
     REQUIRE(moe.ok);
-    CHECK(moe.query_tokens == run(y2017).query_tokens);
+    CHECK(moe.query_tokens == run(find_preset("block-2017")->scenario).query_tokens);
     CHECK(moe.settings.block.moe.experts == 4);
     REQUIRE(moe.block.routing.cols() == 4);
     for (Eigen::Index i = 0; i < moe.block.routing.rows(); ++i) {
@@ -482,7 +495,7 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
         CHECK(moe.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
     }
     // Qwen2-MoE: the same routing, not renormalised, and a shared expert every token takes a gated share of
-    const Trace shared = run(scenario_at_step(l, 18));
+    const Trace shared = run(scenario_at_step(l, 6));
     REQUIRE(shared.ok);
     CHECK(shared.query_tokens == moe.query_tokens);
     REQUIRE(shared.block.shared_gate_values.rows() == shared.n_queries);
@@ -494,7 +507,7 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
         CHECK(shared.block.shared_gate_values(i, 0) < 1.0f);
     }
     // gpt-oss: sinks take a share of each row, a window of 4, YaRN, the top 2 logits softmaxed
-    const Trace oss = run(scenario_at_step(l, 19));
+    const Trace oss = run(scenario_at_step(l, 2));
     REQUIRE(oss.ok);
     CHECK(oss.query_tokens == moe.query_tokens);
     CHECK(oss.settings.rope.scaling == RopeScalingKind::Yarn);
@@ -506,7 +519,7 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
         CHECK(oss.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
     }
     // DeepSeek-V3: every head's k and v from a latent of 8 and a rotary key of 2 shared by the heads
-    const Trace mla = run(scenario_at_step(l, 20));
+    const Trace mla = run(scenario_at_step(l, 0));
     REQUIRE(mla.ok);
     CHECK(mla.query_tokens == moe.query_tokens);
     CHECK(mla.latent.latent.cols() == 8);
@@ -515,18 +528,30 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     CHECK(mla.head[0].k.rightCols(2) == mla.head[3].k.rightCols(2));
     CHECK(mla.head[0].k.leftCols(4) != mla.head[3].k.leftCols(4));
     // and its router: σ scores, the choice 0 outside each token's 2 kept groups, weights summing to 2.5
-    const Trace grouped = run(scenario_at_step(l, 21));
+    const Trace grouped = run(scenario_at_step(l, 7));
     REQUIRE(grouped.ok);
     for (Eigen::Index i = 0; i < grouped.block.routing.rows(); ++i) {
         CHECK((grouped.block.router_choice.row(i).array() != 0.0f).count() == 4);
         CHECK((grouped.block.routing.row(i).array() > 0.0f).count() == 2);
         CHECK(grouped.block.routing.row(i).sum() == Approx(2.5f).epsilon(1e-5));
     }
-    SECTION("a step naming a preset that does not exist is refused") {
-        const std::string text = R"({"title": "t", "preset": "block-2017", "steps": [{"stage": "weights", "text": "a", "toggles": {"preset": "block-gpt3"}}]})";
-        const auto bad = lesson_from_text(text, "bad.json");
-        CHECK_FALSE(bad.lesson);
-    }
+    // Llama 4: chunks of 4 (the fifth token sees itself alone), then its global NoPE layer's τ, then its router
+    const Trace chunked = run(scenario_at_step(l, 1));
+    REQUIRE(chunked.ok);
+    CHECK(chunked.query_tokens == moe.query_tokens);
+    CHECK(chunked.settings.mask == MaskKind::Chunked);
+    CHECK(chunked.head[0].weights(4, 4) == Approx(1.0f));
+    CHECK(chunked.head[0].weights(7, 3) == 0.0f);
+    CHECK(chunked.head[0].weights(7, 4) > 0.0f);
+    const Trace tempered = run(scenario_at_step(l, 4));
+    REQUIRE(tempered.ok);
+    CHECK(tempered.settings.positional == PositionalEncoding::None);
+    CHECK(tempered.temperature(1, 0) == 1.0f);
+    CHECK(tempered.temperature(10, 0) > tempered.temperature(2, 0));
+    const Trace llama4 = run(scenario_at_step(l, 8));
+    REQUIRE(llama4.ok);
+    CHECK(llama4.settings.block.moe.router_kind == RouterKind::TopKThenSigmoid);
+    for (Eigen::Index i = 0; i < llama4.block.routing.rows(); ++i) CHECK((llama4.block.routing.row(i).array() > 0.0f).count() == 2);
 }
 
 TEST_CASE("the attention-sinks lesson shows a head parking on the first token with a short value, then gpt-oss's sink") {

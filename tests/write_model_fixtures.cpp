@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
     write_with_tokenizer(dir + "/mixtral", testing::families::mixtral_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/gpt_oss", testing::families::gpt_oss_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/deepseek_v3", testing::families::deepseek_v3_checkpoint(), 16, 1.0);
+    write_with_tokenizer(dir + "/llama4", testing::families::llama4_checkpoint(), 16, 1.0);
     testing::families::write_gemma3_with_image_token(dir + "/gemma3", std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
     // A 2-layer model for the reverse task, untrained: its vocabulary a … h and "|".
     const train::ModelFile file = testing::untrained_model_file(5);

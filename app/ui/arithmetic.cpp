@@ -34,8 +34,6 @@ constexpr const char* kArrow = "\xE2\x86\x92";    // →
 constexpr const char* kMinusInf = "\xE2\x88\x92\xE2\x88\x9E";
 constexpr const char* kMinus = "\xE2\x88\x92";
 constexpr const char* kTau = "\xCF\x84";          // τ
-constexpr const char* kFloorOpen = "\xE2\x8C\x8A";   // ⌊
-constexpr const char* kFloorClose = "\xE2\x8C\x8B";  // ⌋
 
 std::string num(float v) { return format_value(v, 4); }
 
@@ -336,9 +334,9 @@ void explain_temperature(const Trace& t, const TraceSettings& s, int r, Explanat
     const QueryTemperature& q = s.temperature;
     const float steps = std::floor((static_cast<float>(r) + 1.0f) / q.floor_scale);
     e.heading = std::string(kTau) + "[" + ix(r) + "], query " + quoted(t.query_tokens, r) + " = " + num(t.temperature(r, 0));
-    e.lines.push_back(std::string(kTau) + " = ln(" + kFloorOpen + "(p + 1) / floor_scale" + kFloorClose + " + 1) " + kTimes + " attn_scale + 1, p = " +
+    e.lines.push_back(std::string(kTau) + " = ln(floor((p + 1) / floor_scale) + 1) " + kTimes + " attn_scale + 1, p = " +
                       std::to_string(r) + " (counted from 0)");
-    e.lines.push_back(std::string("= ln(") + kFloorOpen + std::to_string(r + 1) + " / " + num(q.floor_scale) + kFloorClose + " + 1) " + kTimes + " " +
+    e.lines.push_back(std::string("= ln(floor(") + std::to_string(r + 1) + " / " + num(q.floor_scale) + ") + 1) " + kTimes + " " +
                       num(q.attn_scale) + " + 1 = ln(" + num(steps) + " + 1) " + kTimes + " " + num(q.attn_scale) + " + 1");
     e.lines.push_back(steps == 0.0f ? "the first floor_scale " + std::string(kMinus) + " 1 positions keep their queries as they are (" + kTau + " = 1)"
                                     : "every head's q of this token is multiplied by it: later tokens' scores grow slowly sharper, "
@@ -835,6 +833,23 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
                                   std::to_string(moe.top_k) + "; its weight comes from its σ " + num(score));
                 e.lines.push_back((moe.normalize_top_k ? num(score) + " / " + num(kept) + " " : num(score) + " ") + kTimes + " " +
                                   format_value(moe.routed_scale, 4) + " (routed_scaling_factor) = " + num(m(r, c)));
+                if (moe.is_ablated(c)) e.lines.push_back("expert " + ix(c) + " is ablated: its output is dropped, the others' weights stay");
+                break;
+            }
+            if (moe.router_kind == RouterKind::TopKThenSigmoid) {
+                // Llama 4: the top k logits are kept, each weighed by its own σ, which scales what the expert reads
+                const auto logits = b.router_logits.row(r);
+                int rank = 1;
+                for (Eigen::Index j = 0; j < logits.size(); ++j) rank += logits(j) > logits(c) || (logits(j) == logits(c) && j < c);
+                if (m(r, c) == 0.0f && rank > moe.top_k) {
+                    e.lines.push_back("not kept: expert " + ix(c) + "'s logit " + num(logits(c)) + " ranks " + std::to_string(rank) + " of " +
+                                      std::to_string(logits.size()) + ", below the top " + std::to_string(moe.top_k) + " (Ï(" + kMinusInf + ") = 0)");
+                    break;
+                }
+                e.lines.push_back("kept: expert " + ix(c) + "'s logit " + num(logits(c)) + " ranks " + std::to_string(rank) + " of the top " +
+                                  std::to_string(moe.top_k) + "; Ï(" + num(logits(c)) + ") = 1 / (1 + exp(" + num(-logits(c)) + ")) = " + num(m(r, c)));
+                e.lines.push_back(moe.weight_input ? "the expert reads " + num(m(r, c)) + " " + kTimes + " x and its output is added as it is (Llama 4)"
+                                                   : "the expert's output is added " + std::string(kTimes) + " " + num(m(r, c)));
                 if (moe.is_ablated(c)) e.lines.push_back("expert " + ix(c) + " is ablated: its output is dropped, the others' weights stay");
                 break;
             }

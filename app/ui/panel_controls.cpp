@@ -286,6 +286,14 @@ void mixture_controls(Context& state) {
         ImGui::TextWrapped("top k first, then softmax over those k");
         ImGui::PopStyleColor();
         record_item(state, "controls.moe_normalize", "top k first");
+    } else if (m.router_kind == RouterKind::TopKThenSigmoid) {
+        // Llama 4: the top k logits, each kept expert weighed by its own σ
+        const std::string words = std::string("top k logits, each weighed by its own \xCF\x83") +
+                                  (m.weight_input ? ", which scales what the expert reads" : "");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", words.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "controls.moe_normalize", words);
     } else if (m.router_kind == RouterKind::SigmoidGrouped) {
         // DeepSeek-V3: σ scores, the best groups first; the kept σ (renormalised or not) × the scale
         const std::string words = "σ of each logit; the " + std::to_string(m.top_groups) + " best of " + std::to_string(m.groups) +
@@ -442,6 +450,22 @@ void computation_controls(Context& state) {
                           "and before RoPE; the weights w_q, w_k are shared by every head and edited on their cards. OLMo 2 "
                           "normalises each row of the whole projection, every head's numbers at once, with a weight per head "
                           "and dimension, and splits the heads after");
+    // Llama 4's query temperature: each query × τ of its position (its NoPE layers).
+    bool tempered = s.temperature.on();
+    if (ImGui::Checkbox("query temperature (Llama 4)", &tempered))
+        state.session.push(edits::SetTemperature{tempered ? QueryTemperature{3.0f, 0.5f} : QueryTemperature{}});
+    record_item(state, "controls.temperature", tempered ? "on" : "off");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("each query \xC3\x97 \xCF\x84 = ln(floor((p + 1) / floor_scale) + 1)\xC2\xB7" "attn_scale + 1, growing with its position p: "
+                          "Llama 4's global layers without positions stay sharp over long texts (floor_scale 8192, attn_scale 0.1 there)");
+    if (tempered) {
+        QueryTemperature t = s.temperature;
+        ImGui::SetNextItemWidth(field * 2.0f);
+        bool changed = ImGui::InputFloat("floor_scale##temperature", &t.floor_scale, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue);
+        ImGui::SetNextItemWidth(field * 2.0f);
+        changed |= ImGui::InputFloat("attn_scale##temperature", &t.attn_scale, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue);
+        if (changed) state.session.push(edits::SetTemperature{t});
+    }
     // Attention sinks (gpt-oss): one logit per head that joins each softmax row and takes its share.
     bool sinks = s.sinks.size() != 0;
     if (ImGui::Checkbox("attention sinks (gpt-oss)", &sinks))

@@ -681,6 +681,18 @@ std::string model_shape_text(const lm::Model& model) {
         }
     if (local > 0)
         text += "; " + std::to_string(local) + " local layers (window " + std::to_string(window) + ") and " + std::to_string(c.layers - local) + " global";
+    if (const hf::OpenedModel* hf = model.hf()) {  // Llama 4: chunked layers, a query temperature on the global NoPE ones
+        int chunked = 0, chunk = 0;
+        bool tempered = false;
+        for (const hf::LayerSpec& layer : hf->spec.layers) {
+            if (layer.chunk > 0) ++chunked, chunk = layer.chunk;
+            tempered |= layer.temperature;
+        }
+        if (chunked > 0)
+            text += "; " + std::to_string(chunked) + " chunked layers (a query sees its own chunk of " + std::to_string(chunk) + " tokens) and " +
+                    std::to_string(c.layers - chunked) + " global";
+        if (tempered) text += ", queries \xC3\x97 a temperature growing with position on the NoPE layers";
+    }
     if (const hf::OpenedModel* hf = model.hf()) {
         const hf::ModelSpec& spec = hf->spec;
         if (spec.positions == hf::PositionKind::rope) {
@@ -712,6 +724,7 @@ std::string model_shape_text(const lm::Model& model) {
             if (!spec.layers[static_cast<size_t>(l)].rope) nope += (nope.empty() ? "" : ", ") + std::to_string(l + 1);
         if (spec.positions == hf::PositionKind::rope && !nope.empty()) text += ", NoPE (no rotation) on layer" + std::string(nope.find(',') != std::string::npos ? "s " : " ") + nope;
         if (spec.qk_norm) text += spec.qk_norm_whole ? ", QK-norm over all heads at once" : ", QK-norm";
+        if (!spec.layers.empty() && spec.layers.front().qk_norm) text += ", QK-norm without a weight on the RoPE layers";
         if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
         if (spec.sinks) text += ", a learned sink per head";
         if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";
@@ -722,6 +735,7 @@ std::string model_shape_text(const lm::Model& model) {
         if (mixtures > 0) {
             const bool all = mixtures == c.layers;
             const std::string how = spec.experts.top_k_then_softmax ? ", softmax over their logits only"
+                                    : spec.experts.top_k_then_sigmoid ? ", the top logits, each kept expert weighed by its own \xCF\x83, scaling what it reads"
                                     : spec.experts.sigmoid_grouped
                                         ? ", σ scores, the best " + std::to_string(spec.experts.top_groups) + " of " +
                                               std::to_string(spec.experts.groups) + " groups first, weights × " +
@@ -917,13 +931,20 @@ bool sees(const Trace& trace, int i, int j) {
     return trace.visible(i, j);
 }
 
+// What a layer's mask lets a query see, in a word: "local 512" (a sliding window), "chunk 8192"
+// (Llama 4's chunked layers), or "global" (every earlier key).
+std::string layer_kind(const Trace& layer) {
+    if (layer.settings.mask == MaskKind::SlidingWindow) return "local " + std::to_string(layer.settings.window);
+    if (layer.settings.mask == MaskKind::Chunked) return "chunk " + std::to_string(layer.settings.chunk);
+    return "global";
+}
+
 // "L3", "L4 NoPE" for a layer that turns neither q nor k in a model whose others do, and for a
-// model whose layers differ in their window, "local 512" or "global" after it.
-std::string layer_label(const lm::Model& model, bool windows_differ, int layer, bool nope) {
+// model whose layers differ in what they see, its kind after it ("local 512", "chunk 8192", "global").
+std::string layer_label(const ModelPass& pass, bool kinds_differ, int layer, bool nope) {
     std::string label = "L" + std::to_string(layer + 1) + (nope ? " NoPE" : "");
-    if (!windows_differ) return label;
-    const int window = model.window(layer);
-    return label + (window > 0 ? " local " + std::to_string(window) : std::string(" global"));
+    if (!kinds_differ || layer >= static_cast<int>(pass.layers.size())) return label;
+    return label + " " + layer_kind(pass.layers[static_cast<size_t>(layer)]);
 }
 
 // Query heads h and h + 1 share a K/V head.
@@ -950,9 +971,9 @@ void draw_grid(Context& state, ModelViewState& m) {
     };
     const bool lit_row = !m.write.written.empty();  // the newest token's row, as it is written
     const bool grouped = c.kv_heads < c.heads;
-    bool windows_differ = false;
-    for (int l = 1; l < layers; ++l) windows_differ |= model.window(l) != model.window(0);
-    windows_differ |= layers > 0 && model.window(0) > 0;  // every layer local: still said
+    bool windows_differ = false;  // layers that see differently (windows, chunks): each row says its kind
+    for (int l = 1; l < layers; ++l) windows_differ |= layer_kind(pass.layers[static_cast<size_t>(l)]) != layer_kind(pass.layers[0]);
+    windows_differ |= layers > 0 && layer_kind(pass.layers[0]) != "global";  // every layer local: still said
     // NoPE layers (SmolLM3) among RoPE ones: no rotation in that layer's pass
     std::vector<bool> nope(static_cast<size_t>(std::max(layers, 0)), false);
     bool any_rope = false;
@@ -962,7 +983,7 @@ void draw_grid(Context& state, ModelViewState& m) {
         nope[static_cast<size_t>(l)] = pass.layers[static_cast<size_t>(l)].settings.positional != PositionalEncoding::Rotary;
     float label_w = 0.0f;
     for (int l = 0; l < layers; ++l)
-        label_w = std::max(label_w, ImGui::CalcTextSize((layer_label(model, windows_differ, l, nope[static_cast<size_t>(l)]) + " ").c_str()).x);
+        label_w = std::max(label_w, ImGui::CalcTextSize((layer_label(pass, windows_differ, l, nope[static_cast<size_t>(l)]) + " ").c_str()).x);
     const float gap = 4.0f * scale, group_gap = grouped ? 10.0f * scale : 0.0f;
     const int groups = grouped ? c.kv_heads : 1;
     const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -1021,11 +1042,12 @@ void draw_grid(Context& state, ModelViewState& m) {
     std::string kinds;
     for (int l = 0; l < layers; ++l) {
         const float y = origin.y + static_cast<float>(l) * (map + gap);
-        const std::string label = layer_label(model, windows_differ, l, nope[static_cast<size_t>(l)]);
-        const bool local = model.window(l) > 0;
+        const std::string label = layer_label(pass, windows_differ, l, nope[static_cast<size_t>(l)]);
+        const Trace& layer_trace = pass.layers[static_cast<size_t>(l)];
+        const bool local = layer_kind(layer_trace) != "global";
         draw->AddText(ImVec2(origin.x, y + (map - ImGui::GetTextLineHeight()) * 0.5f),
                       windows_differ && !local ? ImGui::GetColorU32(ImGuiCol_Text) : ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
-        if (windows_differ) kinds += (kinds.empty() ? "" : ",") + std::string(local ? "local" : "global");
+        if (windows_differ) kinds += (kinds.empty() ? "" : ",") + std::string(layer_trace.settings.mask == MaskKind::Chunked ? "chunked" : local ? "local" : "global");
         const Trace& trace = pass.layers[static_cast<size_t>(l)];
         for (int h = 0; h < heads; ++h) {
             const ImVec2 p0(origin.x + column[static_cast<size_t>(h)], y);
@@ -1089,8 +1111,14 @@ void draw_grid(Context& state, ModelViewState& m) {
                              "\xE2\x80\x93" + std::to_string(last + 1);
                 }
                 if (windows_differ)
-                    about += local ? "\nlocal layer: each query sees its last " + std::to_string(model.window(l)) + " keys (itself included)"
-                                   : std::string("\nglobal layer: each query sees every earlier key");
+                    about += trace.settings.mask == MaskKind::Chunked
+                                 ? "\nchunked layer: each query sees the earlier keys of its own chunk of " + std::to_string(trace.settings.chunk) +
+                                       " tokens (itself included), none before it"
+                             : local ? "\nlocal layer: each query sees its last " + std::to_string(model.window(l)) + " keys (itself included)"
+                                     : std::string("\nglobal layer: each query sees every earlier key");
+                if (trace.settings.temperature.on())
+                    about += "\nquery temperature: each query \xC3\x97 ln(floor((p + 1)/" + attn::format_value(trace.settings.temperature.floor_scale, 4) +
+                             ") + 1)\xC2\xB7" + attn::format_value(trace.settings.temperature.attn_scale, 4) + " + 1, sharper as the text grows";
                 if (nope[static_cast<size_t>(l)])
                     about += "\nNoPE layer: q and k are not turned, so a score does not depend on how far apart the tokens are; "
                              "order reaches this layer only through the causal mask and the stream";

@@ -98,6 +98,12 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
                   std::to_string(moe.top_k) + " best in them by \xCF\x83 + a bias that balances the experts' load (middle: 0 outside the kept groups); their \xCF\x83, " +
                   (moe.normalize_top_k ? "renormalised, " : "") + "× " + format_value(moe.routed_scale, 3) +
                   " weigh their outputs (right)."
+        : moe.router_kind == RouterKind::TopKThenSigmoid
+            ? "Each token's router gives the " + std::to_string(moe.experts) + " experts a score, x" "\xC2\xB7" "W_router (left). The " +
+                  std::to_string(moe.top_k) + " highest run on the token, each weighted by the sigmoid of its own score, no softmax (right: a row "
+                  "need not sum to 1)" +
+                  (moe.weight_input ? std::string("; the weight scales what the expert reads, x" "\xC2\xB7" "w, and its output is added as it is.")
+                                    : std::string("."))
         : top_k_first
             ? "Each token's router gives the " + std::to_string(moe.experts) + " experts a score, x" "\xC2\xB7" "W_router" +
                   (moe.router_bias.size() != 0 ? std::string(" + b_router") : std::string()) + " (left). The " + std::to_string(moe.top_k) +
