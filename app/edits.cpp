@@ -163,6 +163,11 @@ bool set_vector_cell(const SetCell& e, Scenario& s) {
         case MatrixId::LatentBKVA: target = &s.latent.b_kv_a; length = latent.kv_rank + latent.rope_dim; break;
         case MatrixId::LatentQNorm: target = &s.latent.q_a_norm; length = latent.q_rank; fill = 1.0f; break;
         case MatrixId::LatentKVNorm: target = &s.latent.kv_a_norm; length = latent.kv_rank; fill = 1.0f; break;
+        case MatrixId::GateB:
+            if (!s.output_gate.on) return false;
+            target = &s.output_gate.b_g;
+            length = s.heads * value_dim_of(s);
+            break;
         case MatrixId::QNorm:
         case MatrixId::KNorm:
             // One number per dimension of a head, shared by every head (over the whole projection, one per
@@ -215,7 +220,17 @@ bool set_cell(const SetCell& e, Scenario& s) {
         case MatrixId::LatentBQA:
         case MatrixId::LatentBKVA:
         case MatrixId::LatentQNorm:
-        case MatrixId::LatentKVNorm: return set_vector_cell(e, s);
+        case MatrixId::LatentKVNorm:
+        case MatrixId::GateB: return set_vector_cell(e, s);
+        case MatrixId::GateW: {
+            if (s.input != InputMode::Embeddings || !s.output_gate.on) return false;
+            weight = &s.output_gate.w_g;
+            if (weight->size() == 0) {  // the seeded one the engine uses (engine.cpp's gate_weight)
+                *weight = gate_weight(s);
+                materialised = true;
+            }
+            break;
+        }
         case MatrixId::LatentWQA:
         case MatrixId::LatentWQB:
         case MatrixId::LatentWKVA:
@@ -496,6 +511,12 @@ bool apply(const Edit& edit, Scenario& s) {
                 const int k_width = qk_norm_length(s.qk_norm_whole, d_k, s.kv_heads > 0 ? s.kv_heads : e.heads);
                 if (s.q_norm.size() != 0 && s.q_norm.size() != q_width) s.q_norm = Vector();
                 if (s.k_norm.size() != 0 && s.k_norm.size() != k_width) s.k_norm = Vector();
+                // the output gate's weights are one column per head and value dim: another width is seeded again
+                Scenario after = s;
+                after.heads = e.heads;
+                const Eigen::Index gate_width = static_cast<Eigen::Index>(e.heads) * value_dim_of(after);
+                if (s.output_gate.w_g.size() != 0 && s.output_gate.w_g.cols() != gate_width) s.output_gate.w_g = Matrix();
+                if (s.output_gate.b_g.size() != 0 && s.output_gate.b_g.size() != gate_width) s.output_gate.b_g = Vector();
                 return assign(s.heads, e.heads);  // W_Q… stay (d_model × d_model); only the split changes
             } else if constexpr (std::is_same_v<E, SetMaskKind>) return set_mask_kind(e, s);
             else if constexpr (std::is_same_v<E, SetWindow>) return e.window >= 1 && assign(s.window, e.window);
@@ -533,6 +554,7 @@ bool apply(const Edit& edit, Scenario& s) {
                 s.sinks = e.sinks;  // validate says what is wrong with a bad one
                 return true;
             }
+            else if constexpr (std::is_same_v<E, SetOutputGate>) return assign(s.output_gate.on, e.on);
             else if constexpr (std::is_same_v<E, SetTemperature>) {
                 if (reflect::equal(s.temperature, e.temperature)) return false;
                 s.temperature = e.temperature;  // validate says what is wrong with a bad one
@@ -610,10 +632,10 @@ bool apply(const Edit& edit, Scenario& s) {
                 const LatentAttention& l = s.latent;
                 const bool had_weights = s.w_q.size() || s.w_k.size() || s.w_v.size() ||
                                          (s.input == InputMode::Embeddings && s.w_o.size()) || l.w_q_a.size() || l.w_q_b.size() ||
-                                         l.w_kv_a.size() || l.w_kv_b.size();
+                                         l.w_kv_a.size() || l.w_kv_b.size() || s.output_gate.w_g.size();
                 if (s.seed == e.seed && !had_weights) return false;
                 s.seed = e.seed;
-                s.w_q = s.w_k = s.w_v = Matrix();  // seeded again from the new seed
+                s.w_q = s.w_k = s.w_v = s.output_gate.w_g = Matrix();  // seeded again from the new seed
                 s.latent.w_q_a = s.latent.w_q_b = s.latent.w_kv_a = s.latent.w_kv_b = Matrix();
                 if (s.input == InputMode::Embeddings) s.w_o = Matrix();
                 return true;
@@ -651,6 +673,7 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetRope>) return std::string("set RoPE's variant");
             else if constexpr (std::is_same_v<E, SetSoftcap>) return e.value == 0.0f ? std::string("turn soft-capping off") : "set the soft-cap";
             else if constexpr (std::is_same_v<E, SetSinks>) return e.sinks.size() == 0 ? "remove the attention sinks" : "set the sink logits";
+            else if constexpr (std::is_same_v<E, SetOutputGate>) return e.on ? "gate the heads' outputs" : "remove the output gate";
             else if constexpr (std::is_same_v<E, SetTemperature>)
                 return e.temperature.on() ? "set the query temperature" : "remove the query temperature";
             else if constexpr (std::is_same_v<E, SetQKNorm>) return e.on ? "turn QK-norm on" : "turn QK-norm off";

@@ -46,6 +46,7 @@ struct SetQKNorm { bool on = false; bool plus_one = false; bool whole = false; }
 // Attention sinks: one logit per query head, or none (empty).
 struct SetSinks { Vector sinks; };
 struct SetTemperature { QueryTemperature temperature; };  // Llama 4's query temperature; floor_scale 0: off
+struct SetOutputGate { bool on = false; };  // gated attention (Qwen3-Next): its weights kept while off
 struct SetSoftmax { SoftmaxKind kind = SoftmaxKind::Stable; };
 struct SetPositional { PositionalEncoding kind = PositionalEncoding::None; };
 struct SetAttention { AttentionKind kind = AttentionKind::Self; };
@@ -84,7 +85,7 @@ struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
                           SetMaskKind, SetWindow, SetChunk, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap, SetRope,
-                          SetQKNorm, SetSinks, SetTemperature, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetLatent, SetSeed,
+                          SetQKNorm, SetSinks, SetTemperature, SetOutputGate, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetLatent, SetSeed,
                           ReplaceScenario>;
 
 // Applies one edit. Returns true when the scenario changed; false (scenario untouched)

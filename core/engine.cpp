@@ -281,6 +281,7 @@ double full_trace_bytes(const Scenario& s) {
         const LatentAttention& l = s.latent;
         floats += n_q * (2.0 * l.q_rank + 2.0 * l.kv_rank + 2.0 * l.rope_dim + heads * (l.nope_dim + l.v_dim));
     }
+    if (s.output_gate.on) floats += 2.0 * n_q * heads * d_v;  // the gate and the gated heads
     const BlockOptions& b = s.block;
     if (b.residual || b.layer_norm || b.feed_forward) {
         const double d_ff = b.feed_forward ? (b.d_ff > 0 ? b.d_ff : 4.0 * d) : 0.0;
@@ -367,6 +368,14 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
 
     if (s.mask == MaskKind::SlidingWindow && s.window < 1)
         errors.push_back("sliding window size is " + std::to_string(s.window) + ": expected at least 1");
+    if (s.output_gate.on) {
+        if (s.input != InputMode::Embeddings)
+            errors.push_back("the output gate is computed from each token's embedding (x\xC2\xB7W_G): it needs embeddings, not direct Q, K, V");
+        else {
+            check_shape(errors, "W_G (the output gate)", s.output_gate.w_g, s.d_model, s.heads * value_dim_of(s));
+            check_vector(errors, "b_G (the output gate)", s.output_gate.b_g, s.heads * value_dim_of(s));
+        }
+    }
     if (s.mask == MaskKind::Chunked && s.chunk < 1)
         errors.push_back("chunk size is " + std::to_string(s.chunk) + ": expected at least 1");
     if (s.temperature.on() || s.temperature.floor_scale != 0.0f) {
@@ -486,6 +495,17 @@ SharedMatrix latent_weight(const Scenario& s, LatentWeight which) {
         case LatentWeight::KVB: return resolved_weight(l.w_kv_b, l.kv_rank, s.heads * (l.nope_dim + l.v_dim), s.seed, 43);
     }
     return SharedMatrix();
+}
+
+SharedMatrix gate_weight(const Scenario& s) {
+    return resolved_weight(s.output_gate.w_g, s.d_model, s.heads * value_dim_of(s), s.seed, 44);
+}
+
+Matrix output_gate_values(const Matrix& x, const SharedMatrix& w_g, const Vector& b_g, bool any_order) {
+    Matrix g;
+    product_into(x, w_g, g, any_order ? ProductKernel::any_order : ProductKernel::row_major);  // (n, d_model)·(d_model, H·d_v)
+    if (b_g.size() != 0) g.rowwise() += b_g;
+    return g.unaryExpr([](float z) { return 1.0f / (1.0f + std::exp(-z)); });  // σ, float32
 }
 
 Matrix layer_norm(const Matrix& x, float epsilon, const LayerNormParams& params) {
@@ -661,8 +681,17 @@ void add_head_warnings(const Scenario& s, Trace& t) {
 }  // namespace
 
 void finish_trace(const Scenario& s, Trace& t) {
-    if (t.w_o.size() != 0) product_into(t.concat, t.w_o, t.output);  // (n_q, h·d_v)·(h·d_v, d_model) → (n_q, d_model)
-    else t.output = t.concat;
+    // Gated attention: each head's output × σ(x·W_G + b_G), number by number, before W_O
+    const bool gated = s.output_gate.on && s.input == InputMode::Embeddings;
+    t.output_gate.resize(0, 0);
+    t.gated.resize(0, 0);
+    if (gated) {
+        t.output_gate = output_gate_values(attention_input(t), t.w_g, s.output_gate.b_g);  // (n_q, H·d_v)
+        t.gated = t.concat.cwiseProduct(t.output_gate);
+    }
+    const Matrix& heads_out = gated ? t.gated : t.concat;
+    if (t.w_o.size() != 0) product_into(heads_out, t.w_o, t.output);  // (n_q, h·d_v)·(h·d_v, d_model) → (n_q, d_model)
+    else t.output = heads_out;
     const MaskRule mask = mask_rule(s, t.n_keys);
     const std::vector<int> fully_masked = fully_masked_rows(mask, t.n_queries);
     for (HeadTrace& head : t.head) {
@@ -1069,6 +1098,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.window = s.window;
     settings.chunk = s.chunk;
     settings.temperature = s.temperature;
+    settings.output_gate = s.output_gate.on;
     settings.masked_fill = s.masked_fill;
     settings.scale = s.scale;
     settings.score_scale = s.score_scale;
@@ -1156,6 +1186,9 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
             if (s.b_v.size() != 0) v_all.rowwise() += s.b_v;
         }
         note_non_finite(t, "W_O", t.w_o);
+        t.w_g = s.output_gate.on ? gate_weight(s) : SharedMatrix();
+        t.b_g = s.output_gate.on ? as_row(s.output_gate.b_g) : Matrix();
+        if (s.output_gate.on) note_non_finite(t, "W_G", t.w_g);
         t.d_k = d_k;
         t.d_v = d_v;
     } else {

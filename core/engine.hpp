@@ -65,6 +65,10 @@ SharedMatrix resolved_weight(const SharedMatrix& given, int rows, int cols, std:
 // (scenario.hpp's LatentAttention).
 enum class LatentWeight { QA, QB, KVA, KVB };
 SharedMatrix latent_weight(const Scenario& scenario, LatentWeight which);
+// Gated attention's W_G as the engine uses it: the scenario's, or seeded (d_model × H·d_v).
+SharedMatrix gate_weight(const Scenario& scenario);
+// Gated attention's gate σ(x·W_G + b_G) for the rows x that attention reads (n × d_model) → (n × H·d_v).
+Matrix output_gate_values(const Matrix& x, const SharedMatrix& w_g, const Vector& b_g, bool any_order = false);
 
 // [SECTION] Pieces shared by the backends (the GPU backend prepares and finishes a trace
 // with these and computes only the attention itself on the device).
@@ -88,8 +92,8 @@ Matrix repeat_kv_heads(const Matrix& per_kv_head, int kv_heads, int group, int w
 // (keep_unrotated: the unrotated ones kept beside them), and its ALiBi slope.
 void head_inputs(const Scenario& scenario, const Trace& trace, const Matrix& q_all, const Matrix& k_all,
                  const Matrix& v_all, int h, HeadTrace& head, bool keep_unrotated);
-// What every backend does once each head's output is in trace.concat: the output
-// concat · W_O; each head's fully masked rows (the mask rule) and overflow flag (the
+// What every backend does once each head's output is in trace.concat: gated attention's gate
+// (concat ⊙ σ(x·W_G + b_G)); the output concat · W_O (or gated · W_O); each head's fully masked rows (the mask rule) and overflow flag (the
 // overflow rule: a naive softmax whose finite inputs gave a non-finite output); the
 // warnings; the block. Then trace.ok.
 void finish_trace(const Scenario& scenario, Trace& trace);

@@ -326,6 +326,26 @@ Preset latent_attention_preset() {
     return p;
 }
 
+Preset gated_attention_preset() {
+    Preset p;
+    p.name = "gated-attention";
+    p.title = "Gated attention: each head's output \xC3\x97 a gate of its token before W_O (Qwen3-Next, Qwen3.5)";
+    p.description =
+        "Qwen3-Next (2025) multiplies every head's output, number by number, by a gate \xCF\x83(x\xC2\xB7W_G + b_G) computed "
+        "from the token the query stands at, before W_O: the gate card. Where a gate is near 0 the head writes nothing "
+        "for that token, without having to park its attention anywhere: the first-token sink that trained models "
+        "otherwise learn (see first-token-sink) is no longer needed, and the heads' outputs stay small and stable. In "
+        "Qwen3-Next, q_proj computes the gate's weights beside the query's (each head's 2\xC2\xB7" "d_k outputs: its query, "
+        "then its gate). Here head 2's bias b_G = \xE2\x88\x92" "3 keeps its gate nearly shut for every token (the gated "
+        "card's right half fades), head 1's is open by its weights alone. Random weights.";
+    p.scenario = sentence(p.name, "the cat sat on the mat", 8, 2, PositionalEncoding::Rotary);
+    Scenario& s = p.scenario;
+    s.mask = MaskKind::Causal;
+    s.output_gate.on = true;
+    s.output_gate.b_g = rows({{0.0f, 0.0f, 0.0f, 0.0f, -3.0f, -3.0f, -3.0f, -3.0f}}).row(0);
+    return p;
+}
+
 Preset first_token_sink_preset() {
     Preset p;
     p.name = "first-token-sink";
@@ -854,6 +874,7 @@ std::vector<Preset> make_presets() {
     all.push_back(sinks_preset());
     all.push_back(latent_attention_preset());
     all.push_back(nope_temperature_preset());
+    all.push_back(gated_attention_preset());
     all.push_back(long_preset());
     all.push_back(rms_norm_preset());
     all.push_back(swiglu_preset());

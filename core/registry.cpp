@@ -542,14 +542,29 @@ std::vector<MatrixEntry> build_registry() {
                             kArrow + " " + dims(t.concat);
                  },
                  fixed_concat, [](const Trace& t) { return t.heads > 1; }});  // one head's concat is its output
+    // Gated attention (Qwen3-Next): W_G and b_G, the gate σ(x·W_G + b_G), and the heads' outputs gated.
+    r.push_back({"w_g", false, Stage::Concat, A::Dim, A::Dim, V::Signed, E::GateW, "W_G", Ar::ValueWeight, TRACE_GET(w_g),
+                 [](const Trace&, int) { return std::string("W_G  the output gate's weights"); }, SHAPE_OF(w_g), fixed_concat});
+    r.push_back({"b_g", false, Stage::Concat, A::Hidden, A::Dim, V::Signed, E::GateB, "b_G", Ar::Plain, TRACE_GET(b_g),
+                 [](const Trace&, int) { return std::string("b_G"); }, SHAPE_OF(b_g), fixed_concat});
+    r.push_back({"output_gate", false, Stage::Concat, A::Query, A::Dim, V::Weights, E::None, "output gate", Ar::OutputGate, TRACE_GET(output_gate),
+                 [](const Trace& t, int) {
+                     return "gate = \xCF\x83(" + projection_input(t) + kDot + "W_G" + (t.b_g.size() ? " + b_G" : "") + "): how much of each head's output passes";
+                 },
+                 [](const Trace& t, int) { return product(attention_input(t), t.w_g, t.output_gate) + ", then \xCF\x83"; }, fixed_concat});
+    r.push_back({"gated", false, Stage::Concat, A::Query, A::Dim, V::Signed, E::None, "gated heads", Ar::Gated, TRACE_GET(gated),
+                 [](const Trace&, int) { return std::string("gated = concat \xE2\x8A\x99 gate: what W_O reads"); },
+                 [](const Trace& t, int) { return dims(t.gated) + ", number by number"; }, fixed_concat});
     r.push_back({"w_o", false, Stage::Concat, A::Dim, A::Dim, V::Signed, E::WO, "W_O", Ar::OutputWeight, TRACE_GET(w_o),
                  [](const Trace&, int) { return std::string("W_O"); }, SHAPE_OF(w_o), fixed_concat});
     r.push_back({"b_o", false, Stage::Concat, A::Hidden, A::Dim, V::Signed, E::BO, "b_o", Ar::Plain, TRACE_GET(b_o),
                  [](const Trace&, int) { return std::string("b_o"); }, SHAPE_OF(b_o), fixed_concat});
     r.push_back({"output", false, Stage::Final, A::Query, A::Dim, V::Signed, E::None, "output", Ar::Output,
                  TRACE_GET(output),
-                 [](const Trace& t, int) { return "output = concat" + std::string(kDot) + "W_O" + (t.b_o.size() ? " + b_o" : ""); },
-                 [](const Trace& t, int) { return product(t.concat, t.w_o, t.output); }, fixed_output,
+                 [](const Trace& t, int) {
+                     return std::string(t.gated.size() != 0 ? "output = gated" : "output = concat") + kDot + "W_O" + (t.b_o.size() ? " + b_o" : "");
+                 },
+                 [](const Trace& t, int) { return product(t.gated.size() != 0 ? t.gated : t.concat, t.w_o, t.output); }, fixed_output,
                  [](const Trace& t) { return t.w_o.size() != 0; }});  // without W_O, the output is the concat
     // The rest of the block. Gemma's sandwich: attention's output normalised before the residual adds it.
     r.push_back({"block.post_attention_norm", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "post-attention norm",
@@ -778,6 +793,8 @@ const char* to_string(Editable e) {
         case Editable::LatentBKVA: return "b_kv_a";
         case Editable::LatentQNorm: return "latent q norm gamma";
         case Editable::LatentKVNorm: return "latent kv norm gamma";
+        case Editable::GateW: return "W_G";
+        case Editable::GateB: return "b_G";
     }
     return "?";
 }
@@ -883,7 +900,7 @@ bool is_vector(const MatrixEntry& entry) {
         case Editable::Gamma1: case Editable::Beta1: case Editable::Gamma2: case Editable::Beta2:
         case Editable::GammaPostAttention: case Editable::BetaPostAttention: case Editable::GammaPostFeedForward:
         case Editable::BetaPostFeedForward: case Editable::QNorm: case Editable::KNorm: case Editable::LatentBQA:
-        case Editable::LatentBKVA: case Editable::LatentQNorm: case Editable::LatentKVNorm: return true;
+        case Editable::LatentBKVA: case Editable::LatentQNorm: case Editable::LatentKVNorm: case Editable::GateB: return true;
         default: return false;
     }
 }
@@ -892,7 +909,7 @@ bool is_weight(const MatrixEntry& entry) {
     switch (entry.edit) {
         case Editable::WQ: case Editable::WK: case Editable::WV: case Editable::WO:
         case Editable::W1: case Editable::W2: case Editable::WGate: case Editable::Router: case Editable::LatentWQA:
-        case Editable::LatentWQB: case Editable::LatentWKVA: case Editable::LatentWKVB: return true;
+        case Editable::LatentWQB: case Editable::LatentWKVA: case Editable::LatentWKVB: case Editable::GateW: return true;
         default: return false;
     }
 }
@@ -911,6 +928,7 @@ const SharedMatrix* weight_of(const Trace& t, const MatrixEntry& entry) {
         case Editable::LatentWQB: return &t.latent.w_q_b;
         case Editable::LatentWKVA: return &t.latent.w_kv_a;
         case Editable::LatentWKVB: return &t.latent.w_kv_b;
+        case Editable::GateW: return &t.w_g;
         default: return nullptr;
     }
 }

@@ -33,6 +33,7 @@ enum class Editable {
     // Latent attention's weights (scenario.hpp's LatentAttention): W_q_a, W_q_b, W_kv_a, W_kv_b,
     // its biases b_q_a, b_kv_a and its norms' γ_q, γ_kv
     LatentWQA, LatentWQB, LatentWKVA, LatentWKVB, LatentBQA, LatentBKVA, LatentQNorm, LatentKVNorm,
+    GateW, GateB,  // gated attention's W_G (d_model × H·d_v) and b_G
 };
 const char* to_string(Editable editable);
 
@@ -46,6 +47,7 @@ enum class Arithmetic {
     QueryNorm, KeyNorm, QKNormWeight,        // QK-norm: a row's RMS and the product; its weights
     SinkWeight,                              // attention sinks: the sink's share of a row
     QueryTemperature,                        // Llama 4: τ_i = ln(⌊(i + 1)/floor_scale⌋ + 1)·attn_scale + 1
+    OutputGate, Gated,                       // gated attention: σ(x·W_G + b_G), and concat ⊙ it
     RawScore, PositionBias, ScaledScore, CappedScore, MaskedScore, Softmax, HeadOutput,
     Concat, Output,
     // The block. A norm's kind says which norm it is; the trace's settings say whether it is

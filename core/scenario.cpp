@@ -11,7 +11,7 @@ void own_weight_holders(Scenario& s) {
     for (SharedMatrix* w : {&s.w_q, &s.w_k, &s.w_v, &s.w_o, &s.block.w_1, &s.block.w_2, &s.block.w_gate}) *w = w->own_holder();
     s.block.moe.router = s.block.moe.router.own_holder();
     for (SharedMatrix* w : {&s.block.moe.shared.w_gate, &s.block.moe.shared.w_1, &s.block.moe.shared.w_2, &s.block.moe.shared_gate,
-                            &s.latent.w_q_a, &s.latent.w_q_b, &s.latent.w_kv_a, &s.latent.w_kv_b})
+                            &s.latent.w_q_a, &s.latent.w_q_b, &s.latent.w_kv_a, &s.latent.w_kv_b, &s.output_gate.w_g})
         *w = w->own_holder();
     for (Expert& e : s.block.moe.weights)
         for (SharedMatrix* w : {&e.w_gate, &e.w_1, &e.w_2}) *w = w->own_holder();

@@ -211,6 +211,18 @@ struct QueryTemperature {
 // τ for query position p (0-based), 1 when off: in float32, as transformers computes it.
 float query_temperature(const QueryTemperature& t, int position);
 
+// Gated attention (Qwen3-Next, Qwen3.5; Qiu et al. 2025): before W_O every head's output is
+// multiplied, number by number, by a gate of its own computed from the token the query stands at:
+//   g = σ(x·W_G + b_G)              (n_q × H·d_v), x what the projections read (X + PE, or LN₁ of it)
+//   gated = concat ⊙ g;  output = gated·W_O + b_O
+// A gate near 0 lets a head say nothing for a token: what an attention sink does, without one.
+// Qwen3-Next's q_proj computes W_G beside W_Q (each head's 2·d_k outputs: its query, then its gate).
+struct OutputGate {
+    bool on = false;
+    SharedMatrix w_g;  // (d_model × H·d_v); empty → seeded Xavier-uniform
+    Vector b_g;        // (1 × H·d_v); empty → 0
+};
+
 struct LatentAttention {
     int kv_rank = 0;    // r_kv (kv_lora_rank); 0: off, the usual W_Q, W_K, W_V
     int q_rank = 0;     // r_q (q_lora_rank); 0: q = x·W_Q
@@ -317,6 +329,7 @@ struct Scenario {
     // Multi-head latent attention in place of W_K and W_V (and, with q_rank, of W_Q).
     LatentAttention latent;
     QueryTemperature temperature;   // Llama 4's NoPE layers: queries × τ_i
+    OutputGate output_gate;         // Qwen3-Next's gated attention: the heads' outputs × σ(x·W_G + b_G)
 
     BlockOptions block;
 };

@@ -46,6 +46,7 @@ const WeightField kWeights[] = {
     {"latent.w_q_b", [](Scenario& s) -> SharedMatrix& { return s.latent.w_q_b; }},
     {"latent.w_kv_a", [](Scenario& s) -> SharedMatrix& { return s.latent.w_kv_a; }},
     {"latent.w_kv_b", [](Scenario& s) -> SharedMatrix& { return s.latent.w_kv_b; }},
+    {"output_gate.w_g", [](Scenario& s) -> SharedMatrix& { return s.output_gate.w_g; }},
 };
 // A mixture's experts, as many as it has: "block.moe.experts.<e>.w_gate", ".w_1", ".w_2".
 const char* const kExpertFields[] = {"w_gate", "w_1", "w_2"};
@@ -78,6 +79,7 @@ const VectorField kVectors[] = {
     {"k_norm", [](Scenario& s) -> Vector& { return s.k_norm; }},
     {"sinks", [](Scenario& s) -> Vector& { return s.sinks; }},
     {"latent.b_q_a", [](Scenario& s) -> Vector& { return s.latent.b_q_a; }},
+    {"output_gate.b_g", [](Scenario& s) -> Vector& { return s.output_gate.b_g; }},
     {"latent.b_kv_a", [](Scenario& s) -> Vector& { return s.latent.b_kv_a; }},
     {"latent.q_a_norm", [](Scenario& s) -> Vector& { return s.latent.q_a_norm; }},
     {"latent.kv_a_norm", [](Scenario& s) -> Vector& { return s.latent.kv_a_norm; }},

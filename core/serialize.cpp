@@ -418,6 +418,25 @@ void read_temperature(Reader& r, const json& j, QueryTemperature& t) {
     if (!j.contains("floor_scale")) r.fail("key 'temperature'", "has no \"floor_scale\": give it (8192 in Llama 4)");
 }
 
+// Gated attention: true, or {"w_g", "b_g"} with its weights (scenario.hpp's OutputGate).
+void read_output_gate(Reader& r, const json& j, OutputGate& gate) {
+    if (j.is_boolean()) {
+        gate.on = j.get<bool>();
+        return;
+    }
+    if (!j.is_object()) {
+        r.fail("key 'output_gate'", "expected true, false, or an object {\"w_g\", \"b_g\"}");
+        return;
+    }
+    gate.on = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = "output_gate." + it.key();
+        if (it.key() == "w_g") { if (auto m = r.matrix(*it, key)) gate.w_g = *m; }
+        else if (it.key() == "b_g") { if (auto v = r.vector(*it, key)) gate.b_g = *v; }
+        else r.fail("key '" + key + "'", "unknown key: expected w_g, b_g");
+    }
+}
+
 // Multi-head latent attention: {"kv_rank", "q_rank", "nope_dim", "rope_dim", "v_dim", "w_q_a", "w_q_b",
 // "w_kv_a", "w_kv_b", "b_q_a", "b_kv_a", "q_a_norm", "kv_a_norm"} (scenario.hpp's LatentAttention).
 void read_latent(Reader& r, const json& j, LatentAttention& latent) {
@@ -520,7 +539,7 @@ const std::set<std::string>& known_keys() {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads", "kv_heads", "head_dim",
         "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "rope", "mask", "window", "chunk", "custom_mask", "masked_fill",
-        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "latent", "temperature", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
+        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "latent", "temperature", "output_gate", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
 
@@ -683,6 +702,7 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     if (j.contains("block")) read_block(r, j["block"], s.block);
     if (j.contains("latent")) read_latent(r, j["latent"], s.latent);
     if (j.contains("temperature")) read_temperature(r, j["temperature"], s.temperature);
+    if (j.contains("output_gate")) read_output_gate(r, j["output_gate"], s.output_gate);
     if (j.contains("attention") && s.attention == AttentionKind::Cross && s.input == InputMode::Embeddings &&
         s.source.tokens.empty() && s.source.embeddings.size() == 0)
         r.fail("key 'attention'", "cross-attention needs a source sequence ('source_tokens', 'source_text' or 'source_embeddings')");
@@ -936,6 +956,12 @@ json scenario_to_json(const Scenario& s) {
     put_vector(j, "sinks", s.sinks);
     if (s.latent.on()) j["latent"] = latent_to_json(s.latent, true);
     if (s.temperature.on()) j["temperature"] = temperature_to_json(s.temperature);
+    if (s.output_gate.on) {
+        json gate = json::object();
+        put_matrix(gate, "w_g", s.output_gate.w_g);
+        if (s.output_gate.b_g.size() != 0) gate["b_g"] = vector_to_json(s.output_gate.b_g);
+        j["output_gate"] = gate.empty() ? json(true) : gate;
+    }
     j["softmax"] = to_string(s.softmax);
     if (!block_is_default(s.block)) j["block"] = block_to_json(s.block);
     return j;
@@ -979,6 +1005,7 @@ json trace_to_json(const Trace& t, bool weights) {
     if (st.latent.on()) j["settings"]["latent"] = latent_to_json(st.latent, false);
     if (st.mask == MaskKind::Chunked) j["settings"]["chunk"] = st.chunk;
     if (st.temperature.on()) j["settings"]["temperature"] = temperature_to_json(st.temperature);
+    if (st.output_gate) j["settings"]["output_gate"] = true;
     j["query_tokens"] = t.query_tokens;
     j["key_tokens"] = t.key_tokens;
     j["n_queries"] = t.n_queries;

@@ -149,6 +149,7 @@ struct TraceSettings {
     int window = 0;
     int chunk = 0;                // the chunked mask's C
     QueryTemperature temperature; // Llama 4's query temperature (its τ per query: Trace::temperature)
+    bool output_gate = false;     // gated attention (Trace::output_gate, gated)
     float masked_fill = 0.0f;
     bool scale = true;
     float score_scale = 0.0f;     // > 0: the custom scale used in place of 1/√d_k
@@ -205,6 +206,12 @@ struct Trace {
     MaskMatrix visible;                  // (n_q × n_k), true = query may attend to key
     std::vector<HeadTrace> head;
     Matrix concat;                       // (n_q × h·d_v): head h in columns [h·d_v, (h+1)·d_v)
+    // Gated attention (Scenario::output_gate) only, else empty: W_G and b_G as used, the gate
+    // σ(x·W_G + b_G) and concat ⊙ gate, which W_O then reads
+    SharedMatrix w_g;
+    Matrix b_g;                          // (1 × H·d_v), or empty
+    Matrix output_gate;                  // (n_q × H·d_v)
+    Matrix gated;                        // (n_q × H·d_v)
     Matrix output;                       // concat · W_O (direct mode without W_O: concat)
 
     bool has_block = false;

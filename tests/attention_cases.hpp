@@ -60,6 +60,7 @@ struct AttentionCase {
     int window = 3;
     int chunk = 4;             // the chunked mask's C
     QueryTemperature temperature;  // Llama 4's query temperature (self-attention of embeddings)
+    bool output_gate = false;      // gated attention: the heads' outputs × σ(x·W_G + b_G)
     bool qk_norm = false, qk_norm_plus_one = false;  // QK-norm, with weights that are not the identity
     bool sinks = false;        // a sink logit per head: 2, −1, 0.5, 4, 2, −1, …
     bool every_key_padding = false;
@@ -71,6 +72,7 @@ struct AttentionCase {
     AttentionCase unscaled() const { AttentionCase c = *this; c.scale = false; return c; }
     AttentionCase with_window(int w) const { AttentionCase c = *this; c.window = w; return c; }
     AttentionCase with_chunk(int size) const { AttentionCase c = *this; c.chunk = size; return c; }
+    AttentionCase gated() const { AttentionCase c = *this; c.output_gate = true; return c; }
     AttentionCase tempered(float floor_scale, float attn_scale) const { AttentionCase c = *this; c.temperature = {floor_scale, attn_scale}; return c; }
     AttentionCase scaled_by(float f) const { AttentionCase c = *this; c.score_scale = f; return c; }
     AttentionCase capped_at(float cap) const { AttentionCase c = *this; c.softcap = cap; return c; }
@@ -201,6 +203,8 @@ inline std::vector<AttentionCase> attention_cases() {
         attention_case("chunked 64, −1e9 fill, query temperature, grouped-query", M::Chunked, P::None, 4, 130, 130, 8)
             .with_chunk(64).with_fill(minus_1e9).tempered(16.0f, 0.5f).grouped(2),
         attention_case("causal, query temperature, QK-norm, sinks", M::Causal, P::None, 2, 100, 100, 8).tempered(8.0f, 0.1f).qk_normed(false).with_sinks(),
+        // Qwen3-Next: the output gate (before W_O, on every backend's concat)
+        attention_case("gated attention, causal, rope, grouped-query", M::Causal, P::Rotary, 4, 130, 130, 8).grouped(2).gated(),
     };
     // Every mask × every position encoding on a short sequence.
     for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom, M::Chunked})
@@ -233,6 +237,7 @@ inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
     s.window = c.window;
     s.chunk = c.chunk;
     s.temperature = c.temperature;
+    s.output_gate.on = c.output_gate;
     s.scale = c.scale;
     s.score_scale = c.score_scale;
     s.softcap = c.softcap;

@@ -7,6 +7,7 @@
 
 #include "analysis.hpp"
 #include "engine.hpp"
+#include "generate/decode.hpp"
 #include "presets.hpp"
 #include "product.hpp"
 #include "mask.hpp"
@@ -284,6 +285,52 @@ TEST_CASE("query temperature: each query × ln(⌊(p + 1)/floor_scale⌋ + 1)·a
     CHECK(run(*back.scenario).output == t.output);
     s.temperature.floor_scale = -1.0f;
     CHECK(any_error_contains(run(s), "floor_scale is -1"));
+}
+
+TEST_CASE("gated attention: every head's output × σ(x·W_G + b_G) before W_O, as a plain loop computes it (Qwen3-Next)") {
+    Scenario s = three_words();
+    s.target.embeddings = Matrix::Random(5, s.d_model);
+    s.target.tokens.assign(5, "t");
+    s.mask = MaskKind::Causal;
+    s.positional = PositionalEncoding::Rotary;
+    s.block.residual = s.block.layer_norm = true;
+    s.block.norm = NormPlacement::Pre;  // the gate reads what attention reads: LN₁(X)
+    const Trace plain = run(s);
+    s.output_gate.on = true;
+    s.output_gate.b_g = Vector::LinSpaced(6, -2.0f, 2.0f);
+    const Trace t = run(s);
+    for (const std::string& e : t.errors) INFO(e);
+    REQUIRE(t.ok);
+    REQUIRE(t.w_g.size() == 6 * 6);
+    const Matrix& x = t.block.norm1;
+    for (int i = 0; i < 5; ++i)
+        for (int c = 0; c < 6; ++c) {
+            double z = s.output_gate.b_g(c);
+            for (int k = 0; k < 6; ++k) z += static_cast<double>(x(i, k)) * (*t.w_g)(k, c);
+            const double gate = 1.0 / (1.0 + std::exp(-z));
+            CHECK(t.output_gate(i, c) == Approx(gate).epsilon(1e-5));
+            CHECK(t.gated(i, c) == Approx(gate * plain.concat(i, c)).margin(1e-6));
+        }
+    CHECK(t.concat == plain.concat);  // the heads themselves are unchanged
+    CHECK((t.output - Matrix(t.gated * *t.w_o)).cwiseAbs().maxCoeff() < 1e-5f);
+    CHECK_FALSE(t.output.isApprox(plain.output, 1e-3f));
+    // decode: one row against the cache equals the last row of the full run
+    generate::LayerCache cache = generate::empty_cache(s);
+    Matrix last;
+    for (int p = 0; p < 5; ++p) last = generate::decode_layer(s, p, s.target.embeddings.row(p), cache);
+    CHECK((last - t.block.output.bottomRows(1)).cwiseAbs().maxCoeff() < 1e-5f);
+    // the file keeps it; bad shapes and direct input are refused
+    const ScenarioLoad back = scenario_from_json(scenario_to_json(s), "gated.json");
+    for (const std::string& e : back.errors) INFO(e);
+    REQUIRE(back.scenario);
+    CHECK(back.scenario->output_gate.on);
+    CHECK(run(*back.scenario).output == t.output);
+    Scenario wrong = s;
+    wrong.output_gate.b_g = Vector::Zero(4);
+    CHECK(any_error_contains(run(wrong), "b_G (the output gate) has 4 numbers, expected 6"));
+    wrong = s;
+    wrong.output_gate.w_g = Matrix::Zero(6, 4);
+    CHECK(any_error_contains(run(wrong), "W_G (the output gate)"));
 }
 
 TEST_CASE("masked scores hold the fill value exactly where the mask hides a key") {

@@ -53,8 +53,10 @@ TEST_CASE("every attention case: an edit of two tokens updated incrementally equ
         after.q(a, 0) += 0.75f;
     }
     // The update applies to self-attention on embeddings under the stable softmax.
-    // Latent attention's keys come through its latent's norm: the whole run again.
-    const bool applies = c.inputs == testing::Inputs::Embeddings && !c.cross() && c.softmax == SoftmaxKind::Stable && c.latent.kv_rank == 0;
+    // Latent attention's keys come through its latent's norm, the output gate multiplies every
+    // head's row before W_O: the whole run again.
+    const bool applies = c.inputs == testing::Inputs::Embeddings && !c.cross() && c.softmax == SoftmaxKind::Stable && c.latent.kv_rank == 0 &&
+                         !c.output_gate;
     if (!applies) {
         const Trace unchanged = trace;
         CHECK_FALSE(update_after_embedding_edit(before, after, trace));

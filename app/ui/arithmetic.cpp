@@ -329,6 +329,25 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
                           kArrow + " " + num(m(r, c)) + " (hover the " + kTau + " card for its formula)");
 }
 
+// Gated attention's gate σ(x·W_G + b_G) and the heads' outputs it scales.
+void explain_gate(const Trace& t, const Where& w, int r, int c, Explanation& e) {
+    const int d_v = std::max(1, t.d_v);
+    const std::string where = "head " + std::to_string(c / d_v + 1) + ", its column " + ix(c % d_v);
+    if (w.entry->arithmetic == Arithmetic::Gated) {
+        e.heading = "gated[" + ix(r) + "," + ix(c) + "] = " + num(t.gated(r, c));
+        e.lines.push_back("concat " + num(t.concat(r, c)) + " " + kTimes + " gate " + num(t.output_gate(r, c)) + " = " + num(t.gated(r, c)) + " (" +
+                          where + ")");
+        e.lines.push_back("W_O reads these in place of the heads' outputs");
+        return;
+    }
+    e.heading = "gate[" + ix(r) + "," + ix(c) + "], query " + quoted(t.query_tokens, r) + " = " + num(t.output_gate(r, c));
+    e.lines.push_back(projection_input(t) + "[" + ix(r) + ",:] " + kTimes + " W_G[:," + ix(c) + "]" + (t.b_g.size() ? " + b_G[" + ix(c) + "]" : "") +
+                      ", then \xCF\x83: " + where);
+    const float z = explain_product(attention_input(t), t.w_g, t.b_g, r, c, e);
+    e.lines.push_back("\xCF\x83(" + num(z) + ") = 1 / (1 + exp(" + num(-z) + ")) = " + num(t.output_gate(r, c)));
+    e.lines.push_back("\xCF\x83 near 0: this head writes (almost) nothing for this token; near 1: all of it");
+}
+
 // Llama 4's query temperature τ_i of query i.
 void explain_temperature(const Trace& t, const TraceSettings& s, int r, Explanation& e) {
     const QueryTemperature& q = s.temperature;
@@ -652,9 +671,10 @@ void explain_output(const Trace& t, const Where& w, int r, int c, Explanation& e
         e.lines.push_back("no W_O in this scenario: the output is the concatenation");
         return;
     }
-    e.lines.push_back("concat[" + ix(r) + ",:] " + kTimes + " W_O[:," + ix(c) + "]" +
+    const bool gated = t.gated.size() != 0;  // gated attention: W_O reads the gated heads
+    e.lines.push_back(std::string(gated ? "gated[" : "concat[") + ix(r) + ",:] " + kTimes + " W_O[:," + ix(c) + "]" +
                       (t.b_o.size() ? " + b_o[" + ix(c) + "]" : ""));
-    for (auto& line : product_terms(row_of(t.concat, r), col_of(t.w_o, c), "= ")) e.lines.push_back(line);
+    for (auto& line : product_terms(row_of(gated ? t.gated : t.concat, r), col_of(t.w_o, c), "= ")) e.lines.push_back(line);
     if (t.b_o.size() != 0) e.lines.push_back("+ " + factor(t.b_o(0, c)));
     e.lines.push_back("= " + num(t.output(r, c)));
 }
@@ -1020,6 +1040,8 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::Softmax: explain_weights(t, s, w, row, col, e); break;
         case A::SinkWeight: explain_sink(t, s, w, row, e); break;
         case A::QueryTemperature: explain_temperature(t, s, row, e); break;
+        case A::OutputGate:
+        case A::Gated: explain_gate(t, w, row, col, e); break;
         case A::HeadOutput: explain_head_output(t, w, row, col, e); break;
         case A::Concat:
         case A::Output: explain_output(t, w, row, col, e); break;

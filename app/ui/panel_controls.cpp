@@ -450,6 +450,13 @@ void computation_controls(Context& state) {
                           "and before RoPE; the weights w_q, w_k are shared by every head and edited on their cards. OLMo 2 "
                           "normalises each row of the whole projection, every head's numbers at once, with a weight per head "
                           "and dimension, and splits the heads after");
+    // Gated attention (Qwen3-Next): each head's output × σ(x·W_G + b_G) before W_O.
+    bool gated = s.output_gate.on;
+    if (ImGui::Checkbox("output gate (Qwen3-Next)", &gated)) state.session.push(edits::SetOutputGate{gated});
+    record_item(state, "controls.output_gate", gated ? "on" : "off");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("each head's output is multiplied, number by number, by \xCF\x83(x\xC2\xB7W_G + b_G) of its token before W_O: "
+                          "a head can write nothing for a token (gated attention, Qwen3-Next and Qwen3.5)");
     // Llama 4's query temperature: each query × τ of its position (its NoPE layers).
     bool tempered = s.temperature.on();
     if (ImGui::Checkbox("query temperature (Llama 4)", &tempered))

@@ -212,6 +212,7 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
         });
     }
     errors.rethrow();
+    if (s.output_gate.on) concat = concat.cwiseProduct(output_gate_values(a, gate_weight(s), s.output_gate.b_g, true));  // gated attention
     Matrix output;
     product_into(concat, w_o, output, ProductKernel::any_order);  // (1, H·d_v)·(H·d_v, d) → (1, d)
     if (s.b_o.size() != 0) output += s.b_o;
