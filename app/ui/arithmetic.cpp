@@ -37,6 +37,14 @@ constexpr const char* kTau = "\xCF\x84";          // τ
 
 std::string num(float v) { return format_value(v, 4); }
 
+// Where column c of a router's row ranks, from 1: ties to the smaller expert, as the engine's top k.
+template <typename Row>
+int rank_in_row(const Row& row, Eigen::Index c) {
+    int rank = 1;
+    for (Eigen::Index j = 0; j < row.size(); ++j) rank += row(j) > row(c) || (row(j) == row(c) && j < c);
+    return rank;
+}
+
 // "(" a ")" when negative, so "a · (−b)" reads as a product.
 std::string factor(float v) {
     const std::string s = num(v);
@@ -838,8 +846,7 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
             const MixtureOfExperts& moe = s.block.moe;
             if (moe.router_kind == RouterKind::SigmoidGrouped) {
                 const auto choice = b.router_choice.row(r);
-                int rank = 1;
-                for (Eigen::Index j = 0; j < choice.size(); ++j) rank += choice(j) > choice(c) || (choice(j) == choice(c) && j < c);
+                const int rank = rank_in_row(choice, c);
                 if (m(r, c) == 0.0f && rank > moe.top_k) {
                     e.lines.push_back("not kept: expert " + ix(c) + "'s choice " + num(choice(c)) + " ranks " + std::to_string(rank) + " of " +
                                       std::to_string(choice.size()) + ", below the top " + std::to_string(moe.top_k));
@@ -859,15 +866,14 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
             if (moe.router_kind == RouterKind::TopKThenSigmoid) {
                 // Llama 4: the top k logits are kept, each weighed by its own σ, which scales what the expert reads
                 const auto logits = b.router_logits.row(r);
-                int rank = 1;
-                for (Eigen::Index j = 0; j < logits.size(); ++j) rank += logits(j) > logits(c) || (logits(j) == logits(c) && j < c);
+                const int rank = rank_in_row(logits, c);
                 if (m(r, c) == 0.0f && rank > moe.top_k) {
                     e.lines.push_back("not kept: expert " + ix(c) + "'s logit " + num(logits(c)) + " ranks " + std::to_string(rank) + " of " +
-                                      std::to_string(logits.size()) + ", below the top " + std::to_string(moe.top_k) + " (Ï(" + kMinusInf + ") = 0)");
+                                      std::to_string(logits.size()) + ", below the top " + std::to_string(moe.top_k) + " (σ(" + kMinusInf + ") = 0)");
                     break;
                 }
                 e.lines.push_back("kept: expert " + ix(c) + "'s logit " + num(logits(c)) + " ranks " + std::to_string(rank) + " of the top " +
-                                  std::to_string(moe.top_k) + "; Ï(" + num(logits(c)) + ") = 1 / (1 + exp(" + num(-logits(c)) + ")) = " + num(m(r, c)));
+                                  std::to_string(moe.top_k) + "; σ(" + num(logits(c)) + ") = 1 / (1 + exp(" + num(-logits(c)) + ")) = " + num(m(r, c)));
                 e.lines.push_back(moe.weight_input ? "the expert reads " + num(m(r, c)) + " " + kTimes + " x and its output is added as it is (Llama 4)"
                                                    : "the expert's output is added " + std::string(kTimes) + " " + num(m(r, c)));
                 if (moe.is_ablated(c)) e.lines.push_back("expert " + ix(c) + " is ablated: its output is dropped, the others' weights stay");
@@ -876,8 +882,7 @@ void explain_block(const Trace& t, const Where& w, int r, int c, Explanation& e)
             if (moe.router_kind == RouterKind::TopKThenSoftmax) {
                 // gpt-oss: the top k logits are kept, and softmax runs over those k only
                 const auto logits = b.router_logits.row(r);
-                int rank = 1;
-                for (Eigen::Index j = 0; j < logits.size(); ++j) rank += logits(j) > logits(c) || (logits(j) == logits(c) && j < c);
+                const int rank = rank_in_row(logits, c);
                 if (m(r, c) == 0.0f && rank > moe.top_k) {
                     e.lines.push_back("not kept: expert " + ix(c) + "'s logit " + num(logits(c)) + " ranks " + std::to_string(rank) + " of " +
                                       std::to_string(logits.size()) + ", below the top " + std::to_string(moe.top_k));

@@ -682,6 +682,32 @@ void read_phi3(ConfigReader& r, ModelSpec& spec) {
     for (LayerSpec& layer : spec.layers) layer.window = window;
 }
 
+// Which layers turn q and k (SmolLM3, Llama 4): no_rope_layers, 1 for a RoPE layer and 0 for a
+// NoPE one, "at least the same length as the number of layers" (layer ℓ reads entry ℓ); without it
+// every no_rope_layer_interval-th layer is NoPE ((ℓ + 1) % interval = 0). empty_is_absent: Llama 4's
+// config takes an empty list as none (`if self.no_rope_layers`).
+std::vector<bool> read_no_rope_layers(ConfigReader& r, int n, bool empty_is_absent = false) {
+    const int interval = r.integer("no_rope_layer_interval", 1, kMaxLayers, 4);
+    std::vector<bool> rope(static_cast<std::size_t>(std::max(n, 0)));
+    for (int l = 0; l < n; ++l) rope[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
+    const json* list = r.find("no_rope_layers");
+    if (list == nullptr || (empty_is_absent && list->is_array() && list->empty())) return rope;
+    if (!list->is_array() || static_cast<int>(list->size()) < n) {
+        r.fault("no_rope_layers", "expected a list of at least " + std::to_string(n) + " entries (num_hidden_layers), 1 for a RoPE "
+                                  "layer and 0 for a NoPE one, found " + shown(*list));
+        return rope;
+    }
+    for (int l = 0; l < n; ++l) {
+        const json& v = (*list)[static_cast<std::size_t>(l)];
+        if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1)) {
+            r.fault("no_rope_layers", "entry " + std::to_string(l) + " is " + shown(v) + ": expected 1 (RoPE) or 0 (NoPE)");
+            break;
+        }
+        rope[static_cast<std::size_t>(l)] = v.get<std::int64_t>() == 1;
+    }
+    return rope;
+}
+
 // SmolLM3: Llama's decoder in which the layers no_rope_layers marks 0 turn neither q nor k (NoPE);
 // without the list, every no_rope_layer_interval-th layer is NoPE (SmolLM3Config: layer ℓ turns
 // when (ℓ + 1) % interval ≠ 0). A layer slides when its layer_types entry is "sliding_attention":
@@ -697,25 +723,7 @@ void read_smollm3(ConfigReader& r, ModelSpec& spec) {
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
     spec.mlp_bias = r.flag("mlp_bias", false);
     const int n = spec.n_layers;
-    const int interval = r.integer("no_rope_layer_interval", 1, kMaxLayers, 4);
-    std::vector<bool> rope(static_cast<std::size_t>(std::max(n, 0)));
-    for (int l = 0; l < n; ++l) rope[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
-    if (const json* list = r.find("no_rope_layers")) {
-        // "at least the same length as the number of layers": layer ℓ reads entry ℓ
-        if (!list->is_array() || static_cast<int>(list->size()) < n) {
-            r.fault("no_rope_layers", "expected a list of at least " + std::to_string(n) + " entries (num_hidden_layers), 1 for a RoPE "
-                                      "layer and 0 for a NoPE one, found " + shown(*list));
-        } else {
-            for (int l = 0; l < n; ++l) {
-                const json& v = (*list)[static_cast<std::size_t>(l)];
-                if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1)) {
-                    r.fault("no_rope_layers", "entry " + std::to_string(l) + " is " + shown(v) + ": expected 1 (RoPE) or 0 (NoPE)");
-                    break;
-                }
-                rope[static_cast<std::size_t>(l)] = v.get<std::int64_t>() == 1;
-            }
-        }
-    }
+    const std::vector<bool> rope = read_no_rope_layers(r, n);
     const bool use = r.flag("use_sliding_window", false);
     const int window = r.integer("sliding_window", 1, 1 << 30, 0);
     const auto types = read_layer_types(r, n);
@@ -934,25 +942,7 @@ void read_llama4(ConfigReader& r, ModelSpec& spec) {
     const int n = spec.n_layers;
     const int expert_ff = spec.d_ff;  // intermediate_size: each expert's and the shared expert's width
     spec.d_ff = r.integer("intermediate_size_mlp", 1, 1 << 20, 16384);  // the dense layers'
-    // no_rope_layers: 1 turns, 0 does not (a list of at least num_hidden_layers entries)
-    const int interval = r.integer("no_rope_layer_interval", 1, kMaxLayers, 4);
-    std::vector<bool> rope(static_cast<std::size_t>(std::max(n, 0)));
-    for (int l = 0; l < n; ++l) rope[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
-    if (const json* list = r.find("no_rope_layers"); list != nullptr && !list->is_null() && !(list->is_array() && list->empty())) {
-        if (!list->is_array() || static_cast<int>(list->size()) < n) {
-            r.fault("no_rope_layers", "expected a list of at least " + std::to_string(n) + " entries (num_hidden_layers), 1 for a RoPE "
-                                      "layer and 0 for a NoPE one, found " + shown(*list));
-        } else {
-            for (int l = 0; l < n; ++l) {
-                const json& v = (*list)[static_cast<std::size_t>(l)];
-                if (!v.is_number_integer() || (v.get<std::int64_t>() != 0 && v.get<std::int64_t>() != 1)) {
-                    r.fault("no_rope_layers", "entry " + std::to_string(l) + " is " + shown(v) + ": expected 1 (RoPE) or 0 (NoPE)");
-                    break;
-                }
-                rope[static_cast<std::size_t>(l)] = v.get<std::int64_t>() == 1;
-            }
-        }
-    }
+    const std::vector<bool> rope = read_no_rope_layers(r, n, true);
     // layer_types: "chunked_attention" or "full_attention"; by default the RoPE layers are chunked
     std::vector<bool> chunked = rope;
     if (const json* types = r.find("layer_types"); types != nullptr && !types->is_null()) {
