@@ -1,6 +1,8 @@
 // Lessons, comparisons, hand checks, exports and undo: the classroom's core.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "analysis.hpp"
@@ -612,4 +614,32 @@ TEST_CASE("the lesson 'How a model writes' computes what its text speaks of: the
     // The induction model loops: what it writes after "a b c d e f a" continues b c d e f a …
     CHECK_THAT(facts.back().sentence(), Contains("c a f c a f c \xE2\x86\x92 a f c a f c a f c"));
     CHECK(l.steps[5].train->write->sampler.temperature > 1.0f);
+}
+
+TEST_CASE("the text a user reads is UTF-8 written once: no character encoded twice in the sources, lessons and docs") {
+    // A character's UTF-8 bytes read as Latin-1 and encoded again ("σ" CF 83 → "Ï\u0083" C3 8F C2 83)
+    // always start with C3 xx C2 xx: a lead byte (C0–FF) then a continuation byte (80–BF), each as a
+    // two-byte character. No word of the app's own text has that pair.
+    namespace fs = std::filesystem;
+    const fs::path root = fs::path(ATTNLAB_LESSONS_DIR).parent_path().parent_path();
+    int files = 0;
+    for (const char* folder : {"app", "core", "assets/lessons", "docs", "shaders"}) {
+        for (const fs::directory_entry& entry : fs::recursive_directory_iterator(root / folder)) {
+            const std::string ext = entry.path().extension().string();
+            if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".json" && ext != ".md" && ext != ".glsl" && ext != ".comp"))
+                continue;
+            std::ifstream in(entry.path(), std::ios::binary);
+            const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+            ++files;
+            for (size_t i = 0; i + 3 < text.size(); ++i) {
+                const auto b = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+                if (b(0) == 0xC3 && b(1) >= 0x80 && b(1) <= 0xBF && b(2) == 0xC2 && b(3) >= 0x80 && b(3) <= 0xBF) {
+                    INFO(entry.path().string() << ", line " << std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(i), '\n') + 1);
+                    FAIL_CHECK("a character encoded twice");
+                    break;
+                }
+            }
+        }
+    }
+    CHECK(files > 200);  // the folders were found and read
 }

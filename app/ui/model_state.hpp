@@ -160,7 +160,7 @@ struct ModelWriteState {
     struct CacheSnapshot {
         int layer = -1;
         Matrix k, v;                           // (rows × H_kv·d_k), (rows × H_kv·d_v)
-        int first_position = 0, window = 0, kv_heads = 0, key_dim = 0;
+        int first_position = 0, window = 0, chunk = 0, kv_heads = 0, key_dim = 0;
         std::string keys_as;                   // what the cached keys went through: "after QK-norm and RoPE", …
     } cache;
     std::vector<WrittenToken> written;         // after the sentence's own tokens, in order

@@ -63,6 +63,7 @@ void snapshot_cache(ModelViewState& m) {
     w.cache.v = c.v();
     w.cache.first_position = c.first_position();
     w.cache.window = c.window();
+    w.cache.chunk = c.chunk();
     w.cache.kv_heads = c.kv_heads();
     w.cache.key_dim = c.key_dim();
     // The steps the cached keys went through, as the layer's scenario has them
@@ -488,7 +489,10 @@ void draw_cache_matrix(Context& state, const ModelViewState& m, const Matrix& va
     if (ImGui::IsItemHovered()) {
         const ImVec2 mouse = ImGui::GetIO().MousePos;
         const int r = static_cast<int>((mouse.y - origin.y) / cell_h) - shown_left, k = static_cast<int>((mouse.x - origin.x) / cell_w);
-        if (r < 0) ImGui::SetTooltip("left the window: a position before %d, which no later query of this layer sees", left + 1);
+        if (r < 0)
+            ImGui::SetTooltip(c.chunk > 0 ? "left with its chunk: a position before %d, which no later query of this layer sees"
+                                          : "left the window: a position before %d, which no later query of this layer sees",
+                              left + 1);
         else if (r < values.rows() && k >= 0 && k < cols)
             ImGui::SetTooltip("%s of position %d (%s), K/V head %d, dimension %d: %.4f", name, c.first_position + r + 1,
                               text_token(m, c.first_position + r).c_str(), k / std::max(c.key_dim, 1) + 1, k % std::max(c.key_dim, 1) + 1,
@@ -515,6 +519,7 @@ void draw_cache_view(Context& state, ModelViewState& m) {
                         std::to_string(c.kv_heads) + (c.kv_heads == 1 ? " K/V head" : " K/V heads") + " of " + std::to_string(c.key_dim);
     if (group > 1) about += ", each read by " + std::to_string(group) + " query heads";
     if (c.window > 0) about += "; a sliding window of " + std::to_string(c.window) + ": older rows leave";
+    if (c.chunk > 0) about += "; chunks of " + std::to_string(c.chunk) + ": the token that starts a chunk drops the rows before it";
     if (c.first_position > 0) about += " (" + std::to_string(c.first_position) + " have left)";
     if (const hf::OpenedModel* hf = model.hf(); hf != nullptr && hf->spec.latent.kv_rank > 0) {
         // latent attention: what is kept here is expanded from what a latent cache would keep
@@ -582,6 +587,7 @@ void draw_cache_cost(Context& state, ModelViewState& m) {
                                                     " heads' k and v, as transformers does)"
                                               : std::to_string(s.kv_heads) + "\xC3\x97" + std::to_string(s.key_dim));
             if (s.window > 0) label += ", window " + std::to_string(s.window);
+            if (s.chunk > 0) label += ", chunks of " + std::to_string(s.chunk);
             if (shapes.size() <= 12 || l == static_cast<size_t>(m.write.cache_layer)) line(label, {s}, false);
         }
         line("the model", shapes, false);
