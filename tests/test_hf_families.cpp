@@ -1009,6 +1009,9 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         bad = config;
         bad["attn_temperature_tuning"] = "yes";
         CHECK_THAT(refusal_of(bad), Contains("attn_temperature_tuning"));
+        // the multimodal folder as Meta publishes it says what to open instead
+        const json multimodal = {{"model_type", "llama4"}, {"text_config", config}, {"vision_config", json::object()}};
+        CHECK_THAT(refusal_of(multimodal), Contains("Llama4ForConditionalGeneration") && Contains("\"llama4_text\""));
     }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;

@@ -1345,7 +1345,13 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
     const std::string model_type = type_it->get<std::string>();
     const Family* family = find_family(model_type);
     if (!family) {
-        faults.add("key 'model_type': \"" + printable(model_type, 60) + "\" is not supported; supported: " + supported);
+        // Llama 4 as Meta publishes it: the multimodal model, its text model's config nested
+        const std::string why = model_type == "llama4"
+                                    ? " (Llama 4's multimodal model, Llama4ForConditionalGeneration: its text_config and language_model.* "
+                                      "tensors beside a vision tower are not read here; its text model saved as \"llama4_text\" "
+                                      "(Llama4ForCausalLM) opens)"
+                                    : "";
+        faults.add("key 'model_type': \"" + printable(model_type, 60) + "\" is not supported" + why + "; supported: " + supported);
         faults.flush_into(errors);
         return std::nullopt;
     }
