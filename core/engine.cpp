@@ -33,6 +33,9 @@ namespace {
 constexpr double kMaxTraceBytes = 4.0 * 1024 * 1024 * 1024;
 constexpr int kMaxDModel = 8192;
 
+// σ(z) = 1 / (1 + e^−z), in float32 as torch.sigmoid: the routers' scores, the gates.
+float sigmoid(float z) { return 1.0f / (1.0f + std::exp(-z)); }
+
 std::string shape(Eigen::Index rows, Eigen::Index cols) {
     std::ostringstream s;
     s << rows << "×" << cols;
@@ -505,7 +508,7 @@ Matrix output_gate_values(const Matrix& x, const SharedMatrix& w_g, const Vector
     Matrix g;
     product_into(x, w_g, g, any_order ? ProductKernel::any_order : ProductKernel::row_major);  // (n, d_model)·(d_model, H·d_v)
     if (b_g.size() != 0) g.rowwise() += b_g;
-    return g.unaryExpr([](float z) { return 1.0f / (1.0f + std::exp(-z)); });  // σ, float32
+    return g.unaryExpr(&sigmoid);
 }
 
 Matrix layer_norm(const Matrix& x, float epsilon, const LayerNormParams& params) {
@@ -813,7 +816,7 @@ void expert_forward(const MixtureOfExperts& m, Activation activation, const Expe
         const float limit = m.swiglu_limit, alpha = m.swiglu_alpha;
         gate = gate.unaryExpr([limit, alpha](float g) {
             g = std::min(g, limit);
-            return g * (1.0f / (1.0f + std::exp(-g * alpha)));
+            return g * sigmoid(g * alpha);
         });
         up = up.unaryExpr([limit](float u) { return std::clamp(u, -limit, limit) + 1.0f; });
         gate = gate.cwiseProduct(up);
@@ -874,7 +877,7 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
     b.router_choice.resize(0, 0);
     if (softmax_first) b.router_probabilities = softmax_rows(b.router_logits, SoftmaxKind::Stable);
     else if (grouped) {
-        b.router_probabilities = b.router_logits.unaryExpr([](float r) { return 1.0f / (1.0f + std::exp(-r)); });  // σ, float32
+        b.router_probabilities = b.router_logits.unaryExpr(&sigmoid);
         b.router_choice = grouped_choice(m, b.router_probabilities);
     } else b.router_probabilities.resize(0, 0);
     const Matrix& ranked = softmax_first ? b.router_probabilities : grouped ? b.router_choice : b.router_logits;
@@ -898,7 +901,7 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
                 top[static_cast<size_t>(r)] = (m.normalize_top_k ? score / (kept + 1e-20f) : score) * m.routed_scale;
             }
         } else if (sigmoid_kept) {
-            for (int r = 0; r < m.top_k; ++r) top[static_cast<size_t>(r)] = 1.0f / (1.0f + std::exp(-p(order[static_cast<size_t>(r)])));  // σ, float32
+            for (int r = 0; r < m.top_k; ++r) top[static_cast<size_t>(r)] = sigmoid(p(order[static_cast<size_t>(r)]));
         } else if (softmax_first) {
             float kept = 0.0f;  // Σ of the kept probabilities, largest first (torch's sum over topk's values)
             for (int r = 0; r < m.top_k; ++r) kept += p(order[static_cast<size_t>(r)]);
@@ -959,7 +962,7 @@ void run_experts(const Scenario& s, const Matrix& x, BlockTrace& b, bool any_ord
     if (m.shared_gated) {
         b.shared_gate = resolved_weight(m.shared_gate, d_model, 1, s.seed, 93);
         product_into(x, b.shared_gate, b.shared_gate_values, kernel(ProductKernel::row_major));  // (n, d_model)·(d_model, 1) → (n, 1)
-        b.shared_gate_values = b.shared_gate_values.unaryExpr([](float g) { return 1.0f / (1.0f + std::exp(-g)); });  // σ, float32
+        b.shared_gate_values = b.shared_gate_values.unaryExpr(&sigmoid);
         for (Eigen::Index i = 0; i < n; ++i) b.shared_output.row(i) *= b.shared_gate_values(i, 0);
     }
     b.ffn_output += b.shared_output;

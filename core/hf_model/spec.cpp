@@ -404,24 +404,43 @@ RopeScaling read_rope(ConfigReader& r, double& theta, double* partial, bool long
     return scaling;
 }
 
-// layer_types: "full_attention" or "sliding_attention" per layer; nullopt when absent.
-std::optional<std::vector<bool>> read_layer_types(ConfigReader& r, int n_layers) {
+// layer_types: "full_attention" or the family's other kind (`other`: "sliding_attention", Llama 4's
+// "chunked_attention") per layer, true for the other; nullopt when absent.
+std::optional<std::vector<bool>> read_layer_types(ConfigReader& r, int n_layers, const char* other = "sliding_attention") {
     const json* v = r.find("layer_types");
     if (!v) return std::nullopt;
     if (!v->is_array() || static_cast<int>(v->size()) != n_layers) {
         r.fault("layer_types", "expected a list of " + std::to_string(n_layers) + " layer types (num_hidden_layers), found " + shown(*v));
         return std::nullopt;
     }
-    std::vector<bool> sliding;
+    std::vector<bool> kinds;
     for (const json& t : *v) {
-        if (t == "full_attention") sliding.push_back(false);
-        else if (t == "sliding_attention") sliding.push_back(true);
+        if (t == "full_attention") kinds.push_back(false);
+        else if (t == other) kinds.push_back(true);
         else {
-            r.fault("layer_types", shown(t) + " is not supported; expected \"full_attention\" or \"sliding_attention\"");
+            r.fault("layer_types", shown(t) + " is not supported; expected \"full_attention\" or \"" + other + "\"");
             return std::nullopt;
         }
     }
-    return sliding;
+    return kinds;
+}
+
+// A list of layer numbers (Qwen's mlp_only_layers, Llama 4's moe_layers) as one flag per layer;
+// nullopt when absent or null. An entry outside [0, n) is refused: it would be ignored.
+std::optional<std::vector<bool>> read_layer_list(ConfigReader& r, const char* key, int n) {
+    const json* list = r.find(key);
+    if (list == nullptr) return std::nullopt;
+    std::vector<bool> listed(static_cast<std::size_t>(std::max(n, 0)), false);
+    bool ok = list->is_array();
+    for (std::size_t i = 0; ok && i < list->size(); ++i) {
+        const json& v = (*list)[i];
+        ok = v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < n;
+        if (ok) listed[static_cast<std::size_t>(v.get<std::int64_t>())] = true;
+    }
+    if (!ok)
+        r.fault(key, "expected a list of layer numbers from 0 to " + std::to_string(n - 1) + " (an entry outside them would be ignored), found " +
+                         shown(*list));
+    return listed;
 }
 
 constexpr int kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 1 << 16, kMaxVocab = 1 << 22, kMaxPositions = 1 << 24;
@@ -774,18 +793,8 @@ void read_qwen_experts(ConfigReader& r, ModelSpec& spec, QwenExpertDefaults defa
     spec.experts.normalize_top_k = r.flag("norm_topk_prob", false);
     spec.experts.d_ff = r.integer("moe_intermediate_size", 1, 1 << 20, defaults.d_ff);
     const int step = r.integer("decoder_sparse_step", 1, kMaxLayers, 1);
-    std::vector<bool> dense(static_cast<std::size_t>(std::max(n, 0)), false);
-    if (const json* list = r.find("mlp_only_layers"); list != nullptr && !list->is_null()) {
-        bool ok = list->is_array();
-        for (std::size_t i = 0; ok && i < list->size(); ++i) {
-            const json& v = (*list)[i];
-            ok = v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < n;
-            if (ok) dense[static_cast<std::size_t>(v.get<std::int64_t>())] = true;
-        }
-        if (!ok)
-            r.fault("mlp_only_layers", "expected a list of layer numbers from 0 to " + std::to_string(n - 1) +
-                                       " (an entry outside them would be ignored), found " + shown(*list));
-    }
+    const std::vector<bool> dense =
+        read_layer_list(r, "mlp_only_layers", n).value_or(std::vector<bool>(static_cast<std::size_t>(std::max(n, 0)), false));
     for (int l = 0; l < n; ++l)
         spec.layers[static_cast<std::size_t>(l)].moe = experts > 0 && !dense[static_cast<std::size_t>(l)] && (l + 1) % step == 0;
 }
@@ -944,22 +953,7 @@ void read_llama4(ConfigReader& r, ModelSpec& spec) {
     spec.d_ff = r.integer("intermediate_size_mlp", 1, 1 << 20, 16384);  // the dense layers'
     const std::vector<bool> rope = read_no_rope_layers(r, n, true);
     // layer_types: "chunked_attention" or "full_attention"; by default the RoPE layers are chunked
-    std::vector<bool> chunked = rope;
-    if (const json* types = r.find("layer_types"); types != nullptr && !types->is_null()) {
-        if (!types->is_array() || static_cast<int>(types->size()) != n) {
-            r.fault("layer_types", "expected a list of " + std::to_string(n) + " layer types (num_hidden_layers), found " + shown(*types));
-        } else {
-            for (int l = 0; l < n; ++l) {
-                const json& t = (*types)[static_cast<std::size_t>(l)];
-                if (t == "chunked_attention") chunked[static_cast<std::size_t>(l)] = true;
-                else if (t == "full_attention") chunked[static_cast<std::size_t>(l)] = false;
-                else {
-                    r.fault("layer_types", shown(t) + " is not supported; expected \"chunked_attention\" or \"full_attention\"");
-                    break;
-                }
-            }
-        }
-    }
+    const std::vector<bool> chunked = read_layer_types(r, n, "chunked_attention").value_or(rope);
     const bool no_chunk = r.is_null("attention_chunk_size");
     const int chunk = r.integer("attention_chunk_size", 1, 1 << 30, 8192);
     const bool qk_norm = r.flag("use_qk_norm", true);
@@ -995,18 +989,7 @@ void read_llama4(ConfigReader& r, ModelSpec& spec) {
     const int step = r.integer("interleave_moe_layer_step", 1, kMaxLayers, 1);
     std::vector<bool> moe(static_cast<std::size_t>(std::max(n, 0)), false);
     for (int l = step - 1; l < n; l += step) moe[static_cast<std::size_t>(l)] = true;
-    if (const json* list = r.find("moe_layers"); list != nullptr && !list->is_null()) {
-        std::fill(moe.begin(), moe.end(), false);
-        bool ok = list->is_array();
-        for (std::size_t i = 0; ok && i < list->size(); ++i) {
-            const json& v = (*list)[i];
-            ok = v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() < n;
-            if (ok) moe[static_cast<std::size_t>(v.get<std::int64_t>())] = true;
-        }
-        if (!ok)
-            r.fault("moe_layers", "expected a list of layer numbers from 0 to " + std::to_string(n - 1) +
-                                  " (an entry outside them would be ignored), found " + shown(*list));
-    }
+    if (std::optional<std::vector<bool>> listed = read_layer_list(r, "moe_layers", n)) moe = std::move(*listed);
     for (int l = 0; l < n; ++l) spec.layers[static_cast<std::size_t>(l)].moe = moe[static_cast<std::size_t>(l)];
 }
 
