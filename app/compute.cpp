@@ -40,6 +40,7 @@ bool parse_choice(const std::string& text, Choice& choice) {
 
 Plan plan(const Scenario& scenario, Choice choice, bool gpu_usable, const speed::Speeds& speeds) {
     Plan p;
+    gpu_usable = gpu_usable && !scenario.delta_net.on;  // the GPU kernels are softmax attention's
     if (choice == Choice::Gpu && gpu_usable) {  // the GPU computes output-only, at any n
         p.detail = Detail::OutputOnly;
         p.gpu = true;

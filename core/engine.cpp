@@ -6,6 +6,7 @@
 // [SECTION] The block: residual, LayerNorm, feed-forward
 // [SECTION] run()
 #include "engine.hpp"
+#include "linear_attention.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -235,6 +236,63 @@ void check_latent(std::vector<std::string>& errors, const Scenario& s) {
         errors.push_back("block epsilon is " + std::to_string(s.block.epsilon) + ": latent attention's RMSNorms need a small positive number such as 1e-6");
 }
 
+// Gated DeltaNet (scenario.hpp's GatedDeltaNet): its sizes and weights, and the settings of
+// softmax attention it has no place for, which would be ignored.
+void check_delta_net(std::vector<std::string>& errors, const Scenario& s) {
+    const GatedDeltaNet& n = s.delta_net;
+    if (!n.on) {
+        if (n.key_heads != 0 || n.key_dim != 0 || n.w_z.size() != 0 || n.w_b.size() != 0 || n.w_a.size() != 0 || n.conv.size() != 0 ||
+            n.a_log.size() != 0 || n.dt_bias.size() != 0 || n.norm.size() != 0)
+            errors.push_back("Gated DeltaNet's sizes or weights are given while it is off: they would be ignored");
+        return;
+    }
+    const auto refuse = [&](bool given, const std::string& why) {
+        if (given) errors.push_back("Gated DeltaNet " + why);
+    };
+    refuse(s.attention != AttentionKind::Self, "runs over one text (self-attention): it has no source to read");
+    refuse(s.mask != MaskKind::Causal, "is a recurrence over each token and the ones before it: its mask is causal (\"mask\": \"causal\")");
+    refuse(s.positional == PositionalEncoding::Rotary || s.positional == PositionalEncoding::ALiBi,
+           "has no RoPE or ALiBi: the order of the tokens is in its recurrence and its convolution (positional: none)");
+    refuse(s.latent.on(), "and latent attention are two ways of making q, k and v: choose one");
+    refuse(s.sinks.size() != 0, "has no softmax for a sink to join: leave sinks out");
+    refuse(s.softcap > 0.0f, "has no scores to soft-cap: leave softcap at 0");
+    refuse(s.qk_norm, "L2-normalises q and k itself: turn QK-norm off");
+    refuse(s.temperature.on(), "has no query temperature: turn it off");
+    refuse(s.output_gate.on, "has its own gate (SiLU(x\xC2\xB7W_Z) after each head's RMSNorm): turn the sigmoid output gate off");
+    refuse(s.b_q.size() != 0 || s.b_k.size() != 0 || s.b_v.size() != 0, "has no biases on its projections: leave b_q, b_k and b_v out");
+    refuse(s.score_scale > 0.0f, "multiplies q by 1/\xE2\x88\x9A" "d_k: leave score_scale at 0");
+    refuse(s.kv_heads != 0 && s.kv_heads != s.heads,
+           "gives each value head its own v and shares q and k by key_heads, not kv_heads: leave kv_heads out");
+    const int heads = std::max(1, s.heads);
+    if (n.key_heads < 0 || n.key_heads > heads || (n.key_heads > 0 && heads % n.key_heads != 0)) {
+        errors.push_back("Gated DeltaNet key_heads is " + std::to_string(n.key_heads) + ": expected a number of q and k heads that divides the " +
+                         std::to_string(heads) + " value heads (0: as many)");
+        return;
+    }
+    if (n.key_dim < 0 || n.key_dim > kMaxDModel) {
+        errors.push_back("Gated DeltaNet key_dim is " + std::to_string(n.key_dim) + ": expected 1 to " + std::to_string(kMaxDModel) + " (0: d_v)");
+        return;
+    }
+    if (n.conv_kernel < 1 || n.conv_kernel > 64) {
+        errors.push_back("Gated DeltaNet conv_kernel is " + std::to_string(n.conv_kernel) + ": expected 1 to 64 (4 in Qwen3-Next)");
+        return;
+    }
+    const int key_heads = delta_key_heads(s), d_k = head_dim_of(s), d_v = value_dim_of(s);
+    const int channels = 2 * key_heads * d_k + heads * d_v;
+    check_shape(errors, "W_Q", s.w_q, s.d_model, key_heads * d_k);
+    check_shape(errors, "W_K", s.w_k, s.d_model, key_heads * d_k);
+    check_shape(errors, "W_V", s.w_v, s.d_model, heads * d_v);
+    check_shape(errors, "Gated DeltaNet W_Z", n.w_z, s.d_model, heads * d_v);
+    check_shape(errors, "Gated DeltaNet W_b", n.w_b, s.d_model, heads);
+    check_shape(errors, "Gated DeltaNet W_a", n.w_a, s.d_model, heads);
+    check_shape(errors, "Gated DeltaNet conv", n.conv, channels, n.conv_kernel);
+    check_vector(errors, "Gated DeltaNet A_log", n.a_log, heads);
+    check_vector(errors, "Gated DeltaNet dt_bias", n.dt_bias, heads);
+    check_vector(errors, "Gated DeltaNet norm", n.norm, d_v);
+    if (!(s.block.epsilon > 0.0f) || !std::isfinite(s.block.epsilon))
+        errors.push_back("block epsilon is " + std::to_string(s.block.epsilon) + ": Gated DeltaNet's RMSNorm needs a small positive number such as 1e-6");
+}
+
 void check_block(std::vector<std::string>& errors, const Scenario& s) {
     const BlockOptions& b = s.block;
     const int d_ff = b.d_ff > 0 ? b.d_ff : 4 * s.d_model;
@@ -321,8 +379,9 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
         if (s.attention == AttentionKind::Cross) check_sequence(errors, "source", s.source, s.d_model);
         const int d_k = head_dim_of(s), d_v = value_dim_of(s), heads = std::max(1, s.heads), kv = std::max(1, kv_heads_of(s));
         check_latent(errors, s);
-        check_shape(errors, "W_Q", s.w_q, s.d_model, heads * d_k);
-        if (!s.latent.on()) {
+        check_delta_net(errors, s);
+        if (!s.delta_net.on) check_shape(errors, "W_Q", s.w_q, s.d_model, heads * d_k);
+        if (!s.latent.on() && !s.delta_net.on) {
             check_shape(errors, "W_K", s.w_k, s.d_model, kv * d_k);
             check_shape(errors, "W_V", s.w_v, s.d_model, kv * d_k);
             check_vector(errors, "b_k", s.b_k, kv * d_k);
@@ -343,6 +402,8 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
             errors.push_back("head_dim is given, but direct Q, K, V say d_k themselves (Q's columns / heads): leave it out");
         if (s.latent.kv_rank != 0)
             errors.push_back("latent attention needs embeddings: it makes K and V from X, and direct input gives them as they are");
+        if (s.delta_net.on)
+            errors.push_back("Gated DeltaNet needs embeddings: it makes q, k, v, \xCE\xB2 and its decay from X, and direct input gives only Q, K, V");
         const int heads = std::max(1, s.heads), kv = std::max(1, kv_heads_of(s));
         if (s.heads >= 1 && s.q.cols() % heads != 0)
             errors.push_back("q has " + std::to_string(s.q.cols()) + " columns: not divisible by " + std::to_string(s.heads) + " heads");
@@ -460,8 +521,10 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
     const double heads = std::max(1, s.heads);
     const double width = s.input == InputMode::Direct ? static_cast<double>(s.q.cols() + s.k.cols() + s.v.cols())
                                                       : 6.0 * s.d_model;
-    const double bytes = detail == Detail::Full ? 5.0 * heads * n_q * static_cast<double>(n_k) * sizeof(float)
-                                                : 2.0 * (n_q + n_k) * width * sizeof(float);
+    double bytes = detail == Detail::Full ? 5.0 * heads * n_q * static_cast<double>(n_k) * sizeof(float)
+                                          : 2.0 * (n_q + n_k) * width * sizeof(float);
+    // Gated DeltaNet computes each head's implied matrix in full, output-only runs too (one head at a time)
+    if (s.delta_net.on && detail == Detail::OutputOnly) bytes = std::max(bytes, static_cast<double>(n_q) * n_k * sizeof(float));
     if (errors.empty() && bytes > kMaxTraceBytes) {
         std::ostringstream msg;
         msg.precision(3);
@@ -509,6 +572,60 @@ Matrix output_gate_values(const Matrix& x, const SharedMatrix& w_g, const Vector
     product_into(x, w_g, g, any_order ? ProductKernel::any_order : ProductKernel::row_major);  // (n, d_model)·(d_model, H·d_v)
     if (b_g.size() != 0) g.rowwise() += b_g;
     return g.unaryExpr(&sigmoid);
+}
+
+DeltaNetWeights delta_net_weights(const Scenario& s) {
+    const GatedDeltaNet& n = s.delta_net;
+    const int heads = s.heads, key_heads = delta_key_heads(s), d_k = head_dim_of(s), d_v = value_dim_of(s);
+    DeltaNetWeights w;
+    w.w_q = resolved_weight(s.w_q, s.d_model, key_heads * d_k, s.seed, 0);
+    w.w_k = resolved_weight(s.w_k, s.d_model, key_heads * d_k, s.seed, 1);
+    w.w_v = resolved_weight(s.w_v, s.d_model, heads * d_v, s.seed, 2);
+    w.w_z = resolved_weight(n.w_z, s.d_model, heads * d_v, s.seed, 45);
+    w.w_b = resolved_weight(n.w_b, s.d_model, heads, s.seed, 46);
+    w.w_a = resolved_weight(n.w_a, s.d_model, heads, s.seed, 47);
+    w.conv = n.conv.size() != 0 ? n.conv : resolved_weight(SharedMatrix(), 2 * key_heads * d_k + heads * d_v, n.conv_kernel, s.seed, 48).get();
+    w.a_log = n.a_log.size() != 0 ? n.a_log : Vector(Vector::LinSpaced(heads, 1.0f, static_cast<float>(heads)).array().log());
+    w.dt_bias = n.dt_bias.size() != 0 ? n.dt_bias : Vector(Vector::Ones(heads));
+    w.norm = n.norm.size() != 0 ? n.norm : Vector(Vector::Ones(d_v));
+    return w;
+}
+
+void delta_net_inputs(const Scenario& s, const DeltaNetWeights& w, const Matrix& x, float scale, const Matrix* history, LinearTrace& steps,
+                      Matrix& q_all, Matrix& k_all, Matrix& v_all, bool any_order) {
+    const int heads = s.heads, key_heads = delta_key_heads(s), d_k = head_dim_of(s), d_v = value_dim_of(s);
+    const int key_width = key_heads * d_k, value_width = heads * d_v;
+    const ProductKernel kernel = any_order ? ProductKernel::any_order : ProductKernel::row_major;
+    Matrix q, k, v, b, a;
+    product_into(x, w.w_q, q, kernel);  // (n, d_model)·(d_model, H_k·d_k)
+    product_into(x, w.w_k, k, kernel);
+    product_into(x, w.w_v, v, kernel);  // (n, d_model)·(d_model, H·d_v)
+    steps.mixed.resize(x.rows(), 2 * key_width + value_width);
+    steps.mixed << q, k, v;
+    steps.convolved = linear::causal_conv_silu(steps.mixed, w.conv, history);  // each channel over its last K tokens, then SiLU
+    product_into(x, w.w_z, steps.z, kernel);
+    product_into(x, w.w_b, b, kernel);  // (n, H)
+    product_into(x, w.w_a, a, kernel);
+    steps.beta = b.unaryExpr(&sigmoid);
+    steps.decay.resize(x.rows(), heads);
+    for (Eigen::Index t = 0; t < x.rows(); ++t)
+        for (int h = 0; h < heads; ++h)
+            steps.decay(t, h) = -std::exp(w.a_log(h)) * linear::softplus(a(t, h) + w.dt_bias(h));  // g ≤ 0: the state fades by e^g
+    // q and k per key head, L2-normed (q × scale), then repeated for the value heads that read them
+    const Matrix q_heads = linear::l2_normalized(steps.convolved.leftCols(key_width), d_k) * scale;
+    const Matrix k_heads = linear::l2_normalized(steps.convolved.middleCols(key_width, key_width), d_k);
+    const int group = heads / key_heads;
+    q_all = group == 1 ? q_heads : repeat_kv_heads(q_heads, key_heads, group, d_k);
+    k_all = group == 1 ? k_heads : repeat_kv_heads(k_heads, key_heads, group, d_k);
+    v_all = steps.convolved.rightCols(value_width);
+}
+
+Matrix delta_net_gated(const Matrix& concat, const Matrix& z, const Vector& norm, int d_v, float epsilon, Matrix* normed) {
+    Matrix out(concat.rows(), concat.cols());
+    for (Eigen::Index h = 0; h * d_v < concat.cols(); ++h)
+        out.middleCols(h * d_v, d_v) = rms_norm(concat.middleCols(h * d_v, d_v), epsilon, norm);  // RMSNorm(o_h)⊙w, each head alone
+    if (normed != nullptr) *normed = out;
+    return out.cwiseProduct(z.unaryExpr([](float v) { return v * sigmoid(v); }));  // ⊙ SiLU(z)
 }
 
 Matrix layer_norm(const Matrix& x, float epsilon, const LayerNormParams& params) {
@@ -692,7 +809,9 @@ void finish_trace(const Scenario& s, Trace& t) {
         t.output_gate = output_gate_values(attention_input(t), t.w_g, s.output_gate.b_g);  // (n_q, H·d_v)
         t.gated = t.concat.cwiseProduct(t.output_gate);
     }
-    const Matrix& heads_out = gated ? t.gated : t.concat;
+    if (s.delta_net.on && s.input == InputMode::Embeddings)  // Gated DeltaNet: each head's RMSNorm, ⊙ SiLU(z)
+        t.linear.gated = delta_net_gated(t.concat, t.linear.z, t.linear.norm.row(0), t.d_v, s.block.epsilon, &t.linear.normed);
+    const Matrix& heads_out = s.delta_net.on ? t.linear.gated : gated ? t.gated : t.concat;
     if (t.w_o.size() != 0) product_into(heads_out, t.w_o, t.output);  // (n_q, h·d_v)·(h·d_v, d_model) → (n_q, d_model)
     else t.output = heads_out;
     const MaskRule mask = mask_rule(s, t.n_keys);
@@ -708,7 +827,7 @@ void finish_trace(const Scenario& s, Trace& t) {
         if (head.pooled_weights.visible.size() == 0) mark_visible(head.pooled_weights, mask);  // a GPU run's grid
         // The overflow rule: exp(s) of a naive softmax is inf above s ≈ 88.7; with finite
         // inputs, a non-finite output can only come from there.
-        head.softmax_overflow = s.softmax == SoftmaxKind::Naive && !head.output.allFinite() && head.q.allFinite() &&
+        head.softmax_overflow = !s.delta_net.on && s.softmax == SoftmaxKind::Naive && !head.output.allFinite() && head.q.allFinite() &&
                                 head.k.allFinite() && head.v.allFinite();
     }
     add_head_warnings(s, t);
@@ -726,6 +845,8 @@ namespace {
 void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matrix& k_all, const Matrix& v_all, int h,
               HeadTrace& head) {
     head.position_bias.resize(0, 0);
+    head.implied_weights.resize(0, 0);
+    head.state.resize(0, 0);
     head.pooled_weights = PooledWeights{};
     head_inputs(s, t, q_all, k_all, v_all, h, head, true);
     const ScoreRule rule = score_rule(s, t.scale, head.alibi_slope, t.n_keys, head.sink);
@@ -748,6 +869,36 @@ void run_head(const Scenario& s, const Trace& t, const Matrix& q_all, const Matr
         softmax_rows_into(head.masked_scores, s.softmax, head.weights);  // each row → a distribution
     head.output.resize(t.n_queries, t.d_v);
     head.output.noalias() = head.weights * head.v;  // (n_q, n_k)·(n_k, d_v) → (n_q, d_v)
+}
+
+// A Gated DeltaNet head: its recurrence gives the output and the state; its implied matrix
+// (o = A·V) is kept in a full trace, and pooled for the heatmap in an output-only one. Every
+// softmax step stays empty.
+void run_delta_head(const Trace& t, const Matrix& q_all, const Matrix& k_all, const Matrix& v_all, int h,
+                    bool full, const std::optional<PooledGrid>& grid, HeadTrace& head) {
+    for (Matrix* m : {&head.q_before_norm, &head.k_before_norm, &head.q_normed, &head.k_normed, &head.q_unrotated, &head.k_unrotated,
+                      &head.scores, &head.position_bias, &head.scaled_scores, &head.capped_scores, &head.masked_scores, &head.weights,
+                      &head.sink_weights})
+        m->resize(0, 0);
+    head.row_max.resize(0);
+    head.row_sum.resize(0);
+    head.pooled_weights = PooledWeights{};
+    head.alibi_slope = 0.0f;
+    head.sink = kMinusInfinity;
+    head.q = q_all.middleCols(h * t.d_k, t.d_k);  // (n, d_k): L2-normed, × 1/√d_k
+    head.k = k_all.middleCols(h * t.d_k, t.d_k);  // (n, d_k): L2-normed
+    head.v = v_all.middleCols(h * t.d_v, t.d_v);  // (n, d_v)
+    const Vector beta = t.linear.beta.col(h).transpose(), decay = t.linear.decay.col(h).transpose();
+    head.state = Matrix::Zero(t.d_k, t.d_v);
+    head.output = linear::delta_rule(head.q, head.k, head.v, beta, decay, head.state);
+    Matrix implied = linear::implied_weights(head.q, head.k, beta, decay);  // (n, n)
+    if (full) {
+        head.implied_weights = std::move(implied);
+    } else {
+        head.implied_weights.resize(0, 0);
+        if (grid) head.pooled_weights = max_pool(implied, grid->row_begin, grid->row_end, grid->col_begin, grid->col_end, grid->bins_rows,
+                                                 grid->bins_cols);
+    }
 }
 
 // The same head without any (n_q × n_k) matrix: the output by streaming, and the weights
@@ -1102,6 +1253,8 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.chunk = s.chunk;
     settings.temperature = s.temperature;
     settings.output_gate = s.output_gate.on;
+    settings.delta_net = s.delta_net.on;
+    t.linear = LinearTrace{};
     settings.masked_fill = s.masked_fill;
     settings.scale = s.scale;
     settings.score_scale = s.score_scale;
@@ -1167,7 +1320,28 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         note_non_finite(t, "X", t.x);
         if (cross) note_non_finite(t, "source X", t.source_x);
         t.b_q = as_row(s.b_q);
-        if (s.latent.on()) {
+        if (s.delta_net.on) {
+            // Gated DeltaNet: its own projections, convolution and normed q and k (one per value head)
+            const DeltaNetWeights w = delta_net_weights(s);
+            const float scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(d_k)) : 1.0f;
+            delta_net_inputs(s, w, queries_from, scale, nullptr, t.linear, q_all, k_all, v_all);
+            t.w_q = w.w_q;
+            t.w_k = w.w_k;
+            t.w_v = w.w_v;
+            t.linear.w_z = w.w_z;
+            t.linear.w_b = w.w_b;
+            t.linear.w_a = w.w_a;
+            t.linear.conv = w.conv;
+            t.linear.a_log = as_row(w.a_log);
+            t.linear.dt_bias = as_row(w.dt_bias);
+            t.linear.norm = as_row(w.norm);
+            t.linear.key_heads = delta_key_heads(s);
+            t.linear.conv_kernel = s.delta_net.conv_kernel;
+            for (const auto& [name, m] : {std::pair{"W_Q", &t.w_q}, std::pair{"W_K", &t.w_k}, std::pair{"W_V", &t.w_v},
+                                          std::pair{"W_Z", &t.linear.w_z}, std::pair{"W_b", &t.linear.w_b}, std::pair{"W_a", &t.linear.w_a}})
+                note_non_finite(t, name, *m);
+            note_non_finite(t, "conv", t.linear.conv);
+        } else if (s.latent.on()) {
             latent_projections(s, queries_from, t.latent, t.w_q, q_all, k_all, v_all);
             for (const auto& [name, w] : {std::pair{"W_Q", &t.w_q}, std::pair{"W_q_a", &t.latent.w_q_a}, std::pair{"W_q_b", &t.latent.w_q_b},
                                           std::pair{"W_kv_a", &t.latent.w_kv_a}, std::pair{"W_kv_b", &t.latent.w_kv_b}})
@@ -1316,7 +1490,8 @@ void run_unguarded(const Scenario& s, const RunOptions& options, Trace& t) {
     WorkerErrors errors;
 #pragma omp parallel for schedule(dynamic, 1) if (full && s.heads > 1 && head_work > (1 << 18))
     for (int h = 0; h < s.heads; ++h) errors.run([&] {
-        if (full) run_head(s, t, q_all, k_all, v_all, h, t.head[static_cast<size_t>(h)]);
+        if (s.delta_net.on) run_delta_head(t, q_all, k_all, v_all, h, full, grid, t.head[static_cast<size_t>(h)]);
+        else if (full) run_head(s, t, q_all, k_all, v_all, h, t.head[static_cast<size_t>(h)]);
         else run_head_streaming(s, t, q_all, k_all, v_all, h, grid, options.cancel, t.head[static_cast<size_t>(h)]);
         t.concat.middleCols(h * t.d_v, t.d_v) = t.head[static_cast<size_t>(h)].output;  // head h → columns [h·d_v, (h+1)·d_v)
     });

@@ -70,6 +70,25 @@ SharedMatrix gate_weight(const Scenario& scenario);
 // Gated attention's gate σ(x·W_G + b_G) for the rows x that attention reads (n × d_model) → (n × H·d_v).
 Matrix output_gate_values(const Matrix& x, const SharedMatrix& w_g, const Vector& b_g, bool any_order = false);
 
+// Gated DeltaNet's weights as the engine uses them: the scenario's, or seeded at their shape
+// (the projections Xavier-uniform, the convolution's taps too; A_log = ln(1 + h), dt_bias = 1,
+// the norm's w ones).
+struct DeltaNetWeights {
+    SharedMatrix w_q, w_k, w_v, w_z, w_b, w_a;
+    Matrix conv;
+    Vector a_log, dt_bias, norm;
+};
+DeltaNetWeights delta_net_weights(const Scenario& scenario);
+// Gated DeltaNet's per-token inputs for the rows x it reads (n × d_model): into `steps` the
+// mixed channels, their convolution (with `history`, the K − 1 rows of mixed channels before x,
+// when given: a decode step's), z, β and the decay g; into q_all and k_all each value head's q
+// (L2-normed × scale) and k (L2-normed), H·d_k columns, and into v_all its v (H·d_v).
+void delta_net_inputs(const Scenario& scenario, const DeltaNetWeights& weights, const Matrix& x, float scale, const Matrix* history,
+                      LinearTrace& steps, Matrix& q_all, Matrix& k_all, Matrix& v_all, bool any_order = false);
+// What W_O reads from the heads' outputs (n × H·d_v): each head's RMSNorm(o_h)⊙w, into `normed`
+// when given, then ⊙ SiLU(z).
+Matrix delta_net_gated(const Matrix& concat, const Matrix& z, const Vector& norm, int d_v, float epsilon, Matrix* normed = nullptr);
+
 // [SECTION] Pieces shared by the backends (the GPU backend prepares and finishes a trace
 // with these and computes only the attention itself on the device).
 

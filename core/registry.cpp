@@ -120,6 +120,7 @@ std::string rope_words(const Trace& t) {
 }
 
 bool latent(const Trace& t) { return t.settings.latent.on(); }
+bool delta_net(const Trace& t) { return t.settings.delta_net; }
 bool latent_queries(const Trace& t) { return latent(t) && t.settings.latent.q_rank > 0; }
 
 // What a cache of this layer keeps a token, beside multi-head attention's K and V:
@@ -159,6 +160,13 @@ std::string latent_projection_shape(const Trace& t, int h, char letter) {
 
 std::string projection_title(const Trace& t, int h, const char* letter, const Matrix& bias) {
     if (latent(t)) return latent_projection_title(t, h, letter[0]);
+    if (delta_net(t)) {  // Gated DeltaNet: its convolution's channels, q and k L2-normed
+        const int group = t.heads / std::max(1, t.linear.key_heads);
+        const std::string shared = letter[0] != 'V' && group > 1 ? " (key head " + std::to_string(h / group + 1) + ")" : std::string();
+        if (letter[0] == 'Q') return prefix(t, h) + "q" + shared + " = L2norm(conv q) / \xE2\x88\x9A" "d_k";
+        if (letter[0] == 'K') return prefix(t, h) + "k" + shared + " = L2norm(conv k)";
+        return prefix(t, h) + "v = conv v";
+    }
     const std::string shared = letter[0] == 'Q' ? std::string() : kv_note(t, h);
     if (t.settings.input == InputMode::Direct) return prefix(t, h) + letter + shared + " (given)";
     std::string title = prefix(t, h) + letter + shared + " = " + projection_input(t) + kDot + "W_" + letter;
@@ -172,6 +180,7 @@ std::string projection_shape(const Trace& t, int h, bool keys, int width) {
     if (latent(t)) return latent_projection_shape(t, h, keys ? 'K' : 'Q');
     const HeadTrace* head = head_of(t, h);
     if (head == nullptr) return {};
+    if (delta_net(t)) return dims(keys ? head->k : head->q) + ", each row of length " + (keys ? "1" : "1/\xE2\x88\x9A" "d_k");
     const Matrix& m = keys ? head->k : head->q;
     if (t.settings.input == InputMode::Direct) return dims(m);
     const Matrix& input = keys && cross(t) ? t.source_x_pe : attention_input(t);
@@ -187,6 +196,7 @@ Column fixed_unrotated(const Trace&) { return Column::Unrotated; }
 Column fixed_before_qk_norm(const Trace&) { return Column::BeforeQKNorm; }
 Column fixed_qk_norm(const Trace&) { return Column::QKNorm; }
 Column fixed_latent(const Trace&) { return Column::Latent; }
+Column fixed_convolution(const Trace&) { return Column::Convolution; }
 // QK-norm's weights: shared by every head (d_k of them), or over the whole projection (OLMo 2),
 // one per head and dimension.
 std::string qk_norm_weight_title(const Trace& t, const char* w) {
@@ -226,6 +236,7 @@ const Matrix& held(const Matrix& m) { return m; }
 #define HEAD_GET(field) [](const Trace&, const HeadTrace* h) -> const Matrix* { return h ? &h->field : nullptr; }
 #define SHAPE_OF(field) [](const Trace& t, int) { return dims(t.field); }
 #define LATENT_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &held(t.latent.field); }
+#define LINEAR_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &held(t.linear.field); }
 #define BLOCK_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.field : nullptr; }
 // A norm's γ or β: only where the block normalises.
 #define NORM_GET(field) \
@@ -281,6 +292,44 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace&, int) { return std::string("b_k"); }, SHAPE_OF(b_k), fixed_biases});
     r.push_back({"b_v", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::BV, "b_v", Ar::Plain, TRACE_GET(b_v),
                  [](const Trace&, int) { return std::string("b_v"); }, SHAPE_OF(b_v), fixed_biases});
+    // Gated DeltaNet's weights: the gate z's, β's and the decay's, the convolution's taps, and its vectors.
+    r.push_back({"linear.w_z", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::None, "W_Z", Ar::DeltaParameter, LINEAR_GET(w_z),
+                 [](const Trace&, int) { return std::string("W_Z  the output gate z"); }, SHAPE_OF(linear.w_z), fixed_weights});
+    r.push_back({"linear.w_b", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::None, "W_b", Ar::DeltaParameter, LINEAR_GET(w_b),
+                 [](const Trace&, int) { return std::string("W_b  \xCE\xB2's, a column per head"); }, SHAPE_OF(linear.w_b), fixed_weights});
+    r.push_back({"linear.w_a", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::None, "W_a", Ar::DeltaParameter, LINEAR_GET(w_a),
+                 [](const Trace&, int) { return std::string("W_a  the decay's, a column per head"); }, SHAPE_OF(linear.w_a), fixed_weights});
+    r.push_back({"linear.conv", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::None, "conv taps", Ar::DeltaParameter,
+                 LINEAR_GET(conv),
+                 [](const Trace& t, int) { return "conv taps: " + std::to_string(t.linear.conv_kernel) + " per channel, oldest first"; },
+                 SHAPE_OF(linear.conv), fixed_weights});
+    r.push_back({"linear.a_log", false, Stage::Projections, A::Hidden, A::Hidden, V::Signed, E::None, "A_log", Ar::DeltaParameter,
+                 LINEAR_GET(a_log), [](const Trace&, int) { return std::string("A_log  each head's decay rate, ln A"); }, SHAPE_OF(linear.a_log),
+                 fixed_biases});
+    r.push_back({"linear.dt_bias", false, Stage::Projections, A::Hidden, A::Hidden, V::Signed, E::None, "dt_bias", Ar::DeltaParameter,
+                 LINEAR_GET(dt_bias), [](const Trace&, int) { return std::string("dt_bias"); }, SHAPE_OF(linear.dt_bias), fixed_biases});
+    r.push_back({"linear.norm", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::None, "norm w", Ar::DeltaParameter,
+                 LINEAR_GET(norm), [](const Trace&, int) { return std::string("w  each head's RMSNorm"); }, SHAPE_OF(linear.norm), fixed_biases});
+    // Its steps before the heads split: the channels, their convolution, β and the decay.
+    r.push_back({"linear.mixed", false, Stage::Projections, A::Query, A::Dim, V::Signed, E::None, "mixed", Ar::Plain, LINEAR_GET(mixed),
+                 [](const Trace& t, int) { return projection_input(t) + kDot + "[W_Q | W_K | W_V]  before the convolution"; },
+                 [](const Trace& t, int) {
+                     return dims(t.linear.mixed) + ": " + std::to_string(t.linear.key_heads) + " q heads, " + std::to_string(t.linear.key_heads) +
+                            " k heads, " + std::to_string(t.heads) + " v heads";
+                 },
+                 fixed_convolution});
+    r.push_back({"linear.convolved", false, Stage::Projections, A::Query, A::Dim, V::Signed, E::None, "convolved", Ar::DeltaConv,
+                 LINEAR_GET(convolved),
+                 [](const Trace& t, int) {
+                     return "SiLU(causal conv): each channel over its last " + std::to_string(t.linear.conv_kernel) + " tokens";
+                 },
+                 [](const Trace& t, int) { return dims(t.linear.convolved) + ", channel by channel"; }, fixed_convolution});
+    r.push_back({"linear.beta", false, Stage::Projections, A::Query, A::Hidden, V::Weights, E::None, "\xCE\xB2", Ar::DeltaBeta, LINEAR_GET(beta),
+                 [](const Trace& t, int) { return "\xCE\xB2 = \xCF\x83(" + projection_input(t) + kDot + "W_b): how much of each correction is written"; },
+                 [](const Trace& t, int) { return dims(t.linear.beta) + ", a column per head"; }, fixed_convolution});
+    r.push_back({"linear.decay", false, Stage::Projections, A::Query, A::Hidden, V::Signed, E::None, "decay g", Ar::DeltaDecay, LINEAR_GET(decay),
+                 [](const Trace&, int) { return std::string("g = \xE2\x88\x92" "exp(A_log)") + kDot + "softplus(x" + kDot + "W_a + dt_bias): the state \xC3\x97 e^g"; },
+                 [](const Trace& t, int) { return dims(t.linear.decay) + ", each \xE2\x89\xA4 0"; }, fixed_convolution});
     // Latent attention: its weights, the queries' low-rank path, the compressed latent and the
     // rotary key every head shares, and the expansion into each head's k_nope and v.
     r.push_back({"latent.w_q_a", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::LatentWQA, "W_q_a", Ar::LatentParameter,
@@ -413,7 +462,7 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, int h) {
                      const HeadTrace* head = head_of(t, h);
                      if (!head) return std::string();
-                     if (t.settings.input == InputMode::Direct) return dims(head->v);
+                     if (t.settings.input == InputMode::Direct || delta_net(t)) return dims(head->v);
                      if (latent(t)) return latent_projection_shape(t, h, 'V');
                      const Matrix& input = cross(t) ? t.source_x_pe : attention_input(t);
                      return paren(input) + kDot + "(" + std::to_string(input.cols()) + kTimes + std::to_string(t.d_v) + ") " +
@@ -492,6 +541,16 @@ std::vector<MatrixEntry> build_registry() {
                      return "each row sums to 1 " + std::string(kArrow) + " " + dims(head->weights);
                  },
                  fixed_softmax});
+    // Gated DeltaNet: the weights its recurrence implies, o = A·V, drawn where a softmax's are.
+    r.push_back({"implied_weights", true, Stage::Weights, A::Query, A::Key, V::Signed, E::None, "implied weights", Ar::ImpliedWeight,
+                 HEAD_GET(implied_weights),
+                 [](const Trace& t, int h) { return prefix(t, h) + "implied weights A: o = A" + kDot + "V, no softmax"; },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return head ? dims(head->implied_weights) + ", A[t,j] = \xCE\xB2_j" + kDot + "q_t" + kDot + "P" + kDot + "k_j: rows need not sum to 1"
+                                 : std::string();
+                 },
+                 fixed_softmax});
     // Attention sinks: the share of each row the head's sink logit took, beside the weights.
     r.push_back({"sink_weights", true, Stage::Weights, A::Query, A::Hidden, V::Weights, E::None, "sink weight", Ar::SinkWeight,
                  HEAD_GET(sink_weights),
@@ -525,12 +584,23 @@ std::vector<MatrixEntry> build_registry() {
                  },
                  fixed_softmax});
     r.push_back({"output", true, Stage::Output, A::Query, A::Dim, V::Signed, E::None, "output", Ar::HeadOutput, HEAD_GET(output),
-                 [](const Trace& t, int h) { return prefix(t, h) + "weights" + kDot + "V"; },
+                 [](const Trace& t, int h) {
+                     return prefix(t, h) + (delta_net(t) ? std::string("o_t = S_t") + kT + kDot + "q_t (= A" + kDot + "V)" : "weights" + std::string(kDot) + "V");
+                 },
                  [](const Trace& t, int h) {
                      const HeadTrace* head = head_of(t, h);
                      if (!head) return std::string();
+                     if (delta_net(t)) return head->implied_weights.size() != 0 ? product(head->implied_weights, head->v, head->output)
+                                                                                : "the recurrence " + std::string(kArrow) + " " + dims(head->output);
                      if (t.detail == Detail::OutputOnly) return "streamed, online softmax " + std::string(kArrow) + " " + dims(head->output);
                      return product(head->weights, head->v, head->output);
+                 },
+                 fixed_head_output});
+    r.push_back({"state", true, Stage::Output, A::Dim, A::Dim, V::Signed, E::None, "state S", Ar::DeltaState, HEAD_GET(state),
+                 [](const Trace& t, int h) { return prefix(t, h) + "state S after the last token: all the layer keeps"; },
+                 [](const Trace& t, int h) {
+                     const HeadTrace* head = head_of(t, h);
+                     return head ? "d_k" + std::string(kTimes) + "d_v = " + dims(head->state) + ", whatever the length" : std::string();
                  },
                  fixed_head_output});
     // Concatenation, W_O, the output.
@@ -555,6 +625,16 @@ std::vector<MatrixEntry> build_registry() {
     r.push_back({"gated", false, Stage::Concat, A::Query, A::Dim, V::Signed, E::None, "gated heads", Ar::Gated, TRACE_GET(gated),
                  [](const Trace&, int) { return std::string("gated = concat \xE2\x8A\x99 gate: what W_O reads"); },
                  [](const Trace& t, int) { return dims(t.gated) + ", number by number"; }, fixed_concat});
+    // Gated DeltaNet's end: each head's RMSNorm, and the gate SiLU(z).
+    r.push_back({"linear.z", false, Stage::Concat, A::Query, A::Dim, V::Signed, E::None, "z", Ar::Plain, LINEAR_GET(z),
+                 [](const Trace& t, int) { return "z = " + projection_input(t) + kDot + "W_Z"; },
+                 [](const Trace& t, int) { return product(attention_input(t), t.linear.w_z, t.linear.z); }, fixed_concat});
+    r.push_back({"linear.normed", false, Stage::Concat, A::Query, A::Dim, V::Signed, E::None, "normed heads", Ar::DeltaNormed, LINEAR_GET(normed),
+                 [](const Trace&, int) { return std::string("RMSNorm(o_h) \xE2\x8A\x99 w, each head alone"); },
+                 [](const Trace& t, int) { return dims(t.linear.normed) + ", over each head's " + std::to_string(t.d_v); }, fixed_concat});
+    r.push_back({"linear.gated", false, Stage::Concat, A::Query, A::Dim, V::Signed, E::None, "gated heads", Ar::DeltaGated, LINEAR_GET(gated),
+                 [](const Trace&, int) { return std::string("normed \xE2\x8A\x99 SiLU(z): what W_O reads"); },
+                 [](const Trace& t, int) { return dims(t.linear.gated) + ", number by number"; }, fixed_concat});
     r.push_back({"w_o", false, Stage::Concat, A::Dim, A::Dim, V::Signed, E::WO, "W_O", Ar::OutputWeight, TRACE_GET(w_o),
                  [](const Trace&, int) { return std::string("W_O"); }, SHAPE_OF(w_o), fixed_concat});
     r.push_back({"b_o", false, Stage::Concat, A::Hidden, A::Dim, V::Signed, E::BO, "b_o", Ar::Plain, TRACE_GET(b_o),
@@ -848,6 +928,7 @@ const char* column_label(Column column) {
         case Column::Weights: return "W_Q W_K W_V";
         case Column::Biases: return "biases";
         case Column::Latent: return "latent";
+        case Column::Convolution: return "conv, \xCE\xB2, g";
         case Column::BeforeQKNorm: return "before QK-norm";
         case Column::QKNorm: return "QK-norm";
         case Column::Unrotated: return "before RoPE";
@@ -906,6 +987,7 @@ bool is_vector(const MatrixEntry& entry) {
 }
 
 bool is_weight(const MatrixEntry& entry) {
+    if (entry.arithmetic == Arithmetic::DeltaParameter) return true;  // Gated DeltaNet's weights and vectors
     switch (entry.edit) {
         case Editable::WQ: case Editable::WK: case Editable::WV: case Editable::WO:
         case Editable::W1: case Editable::W2: case Editable::WGate: case Editable::Router: case Editable::LatentWQA:

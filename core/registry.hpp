@@ -59,12 +59,15 @@ enum class Arithmetic {
     SharedGate, SharedExpertOutput,          // its shared expert: σ(x·g), and what the expert adds
     LatentDown, LatentNorm, LatentUp, LatentRopeKey,  // latent attention: x·W_a + b, RMSNorm⊙γ, ĉ·W_kv_b, RoPE(k_rope)
     LatentParameter,                         // its weights, biases and γ
+    // Gated DeltaNet: the convolution then SiLU, β = σ(x·W_b), the decay g, an implied weight
+    // A[t,j], the state, each head's RMSNorm and the gate SiLU(z); its weights and vectors
+    DeltaConv, DeltaBeta, DeltaDecay, ImpliedWeight, DeltaState, DeltaNormed, DeltaGated, DeltaParameter,
     BlockParameter,                          // γ, β, W_1, b_1, W_2, b_2, W_gate
 };
 
 // The columns of the pipeline, left to right: each card is drawn in its entry's column.
 enum class Column {
-    Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, Latent, BeforeQKNorm, QKNorm, Unrotated, Projections, Scores, Scaled,
+    Inputs, Positions, InputsWithPositions, AttentionInput, Weights, Biases, Latent, Convolution, BeforeQKNorm, QKNorm, Unrotated, Projections, Scores, Scaled,
     Capped, Masked, Softmax, Sink, HeadOutput, Concat, Output, Block, Router, GateAndUp, FeedForward, BlockOutput,
 };
 
@@ -93,6 +96,7 @@ struct MatrixEntry {
 // Whether the scenario holds it as a vector (a bias, γ, β): one row, exported as a list.
 bool is_vector(const MatrixEntry& entry);
 // W_Q, W_K, W_V, W_O and the block's W_1, W_2, W_gate: a model's weights, not computed.
+// Gated DeltaNet's weights and vectors (Arithmetic::DeltaParameter) too.
 bool is_weight(const MatrixEntry& entry);
 // That weight of the trace as it is held (a checkpoint's may be read in place from its file:
 // shared_matrix.hpp), so it can be asked about without being widened; nullptr for any other entry.

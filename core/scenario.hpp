@@ -223,6 +223,32 @@ struct OutputGate {
     Vector b_g;        // (1 × H·d_v); empty → 0
 };
 
+// Gated DeltaNet (Qwen3-Next's linear-attention layers; Yang, Kautz and Hatamizadeh 2024): no
+// softmax and no growing cache, but a fixed state S (d_k × d_v) per head that each token
+// decays, corrects and writes to. Over the n tokens of the text, x what the layer reads:
+//   mixed = x·[W_Q | W_K | W_V]             (n × (2·H_k·d_k + H·d_v)): the channels the convolution mixes
+//   conv  = SiLU(causal depthwise conv)     each channel c: Σ_i w[c,i]·mixed[t − (K−1) + i, c], 0 before the text
+//   q, k  = L2-normed per head (H_k heads, each read by H / H_k value heads); q × 1/√d_k
+//   β_t   = σ(x·W_b)   g_t = −exp(A_log)·softplus(x·W_a + dt_bias)     (n × H) each
+//   S_t   = e^{g_t}·S_{t−1};  δ_t = β_t·(v_t − S_tᵀk_t);  S_t += k_t·δ_tᵀ;  o_t = S_tᵀ·q_t
+//   out   = RMSNorm(o_h)⊙w ⊙ SiLU(x·W_Z)    per head, then ·W_O
+// The output is still a weighted sum of the values, o_t = Σ_j A[t,j]·v_j, with the implied
+// matrix A[t,j] = β_j·q_tᵀ·P_{t,j}·k_j, P_{t,j} = Π_{s=t…j+1} e^{g_s}(I − β_s k_s k_sᵀ) (P_{t,t} = I):
+// v never enters A, so A·V is exactly the recurrence's output (HeadTrace::implied_weights).
+// The scenario's heads are the value heads H (head_dim d_v), W_Q and W_K are (d_model × H_k·d_k),
+// W_V (d_model × H·d_v), W_O (H·d_v × d_model); the mask must be causal and there is no RoPE.
+struct GatedDeltaNet {
+    bool on = false;
+    int key_heads = 0;       // H_k (linear_num_key_heads), dividing H; 0: H
+    int key_dim = 0;         // d_k (linear_key_head_dim); 0: the value heads' d_v
+    int conv_kernel = 4;     // K (linear_conv_kernel_dim), at least 1
+    SharedMatrix w_z;        // (d_model × H·d_v): the output gate z; empty → seeded Xavier-uniform
+    SharedMatrix w_b, w_a;   // (d_model × H): β's and the decay's inputs; empty → seeded
+    Matrix conv;             // (2·H_k·d_k + H·d_v) × K: each channel's taps, oldest first; empty → seeded
+    Vector a_log, dt_bias;   // (1 × H); empty → A_log = ln(1 + h), dt_bias = 1
+    Vector norm;             // the gated RMSNorm's w (1 × d_v); empty → ones
+};
+
 struct LatentAttention {
     int kv_rank = 0;    // r_kv (kv_lora_rank); 0: off, the usual W_Q, W_K, W_V
     int q_rank = 0;     // r_q (q_lora_rank); 0: q = x·W_Q
@@ -330,18 +356,24 @@ struct Scenario {
     LatentAttention latent;
     QueryTemperature temperature;   // Llama 4's NoPE layers: queries × τ_i
     OutputGate output_gate;         // Qwen3-Next's gated attention: the heads' outputs × σ(x·W_G + b_G)
+    GatedDeltaNet delta_net;        // Qwen3-Next's linear-attention layers in place of softmax attention
 
     BlockOptions block;
 };
 
 // H_kv (kv_heads, or heads) and, in embedding mode, d_k (head_dim, or d_model / heads) and d_v
 // (d_k). Latent attention has a K and a V per head, d_k = d_nope + d_rope and its own d_v.
-inline int kv_heads_of(const Scenario& s) { return s.latent.on() ? s.heads : s.kv_heads > 0 ? s.kv_heads : s.heads; }
+inline int kv_heads_of(const Scenario& s) { return s.latent.on() || s.delta_net.on ? s.heads : s.kv_heads > 0 ? s.kv_heads : s.heads; }
+// Gated DeltaNet: d_k is its key_dim, d_v the heads' head_dim.
+inline int plain_head_dim(const Scenario& s) { return s.head_dim > 0 ? s.head_dim : s.heads > 0 ? s.d_model / s.heads : 0; }
 inline int head_dim_of(const Scenario& s) {
     if (s.latent.on()) return s.latent.nope_dim + s.latent.rope_dim;
-    return s.head_dim > 0 ? s.head_dim : s.heads > 0 ? s.d_model / s.heads : 0;
+    if (s.delta_net.on && s.delta_net.key_dim > 0) return s.delta_net.key_dim;
+    return plain_head_dim(s);
 }
-inline int value_dim_of(const Scenario& s) { return s.latent.on() ? s.latent.v_dim : head_dim_of(s); }
+inline int value_dim_of(const Scenario& s) { return s.latent.on() ? s.latent.v_dim : s.delta_net.on ? plain_head_dim(s) : head_dim_of(s); }
+// Gated DeltaNet's H_k (its q and k heads), else 0.
+inline int delta_key_heads(const Scenario& s) { return !s.delta_net.on ? 0 : s.delta_net.key_heads > 0 ? s.delta_net.key_heads : s.heads; }
 // QK-norm's weight count for heads of d_k: d_k, shared by every head; over the whole projection
 // (qk_norm_whole), one per head and dimension, `heads` being H for q and H_kv for k.
 inline int qk_norm_length(bool whole, int d_k, int heads) { return whole ? d_k * (heads > 0 ? heads : 1) : d_k; }

@@ -437,6 +437,32 @@ void read_output_gate(Reader& r, const json& j, OutputGate& gate) {
     }
 }
 
+// Gated DeltaNet: true, or {"key_heads", "key_dim", "conv_kernel", "w_z", "w_b", "w_a", "conv",
+// "a_log", "dt_bias", "norm"} (scenario.hpp's GatedDeltaNet).
+void read_delta_net(Reader& r, const json& j, GatedDeltaNet& n) {
+    if (j.is_boolean()) {
+        n.on = j.get<bool>();
+        return;
+    }
+    if (!j.is_object()) {
+        r.fail("key 'delta_net'", "expected true, false, or an object {\"key_heads\", \"key_dim\", \"conv_kernel\", \"w_z\", …}");
+        return;
+    }
+    n.on = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = "delta_net." + it.key();
+        const std::string& k = it.key();
+        int* size = k == "key_heads" ? &n.key_heads : k == "key_dim" ? &n.key_dim : k == "conv_kernel" ? &n.conv_kernel : nullptr;
+        SharedMatrix* weight = k == "w_z" ? &n.w_z : k == "w_b" ? &n.w_b : k == "w_a" ? &n.w_a : nullptr;
+        Vector* vector = k == "a_log" ? &n.a_log : k == "dt_bias" ? &n.dt_bias : k == "norm" ? &n.norm : nullptr;
+        if (size != nullptr) { if (auto v = r.integer(*it, key, k == "conv_kernel" ? 1 : 0, k == "conv_kernel" ? 64 : 65536)) *size = static_cast<int>(*v); }
+        else if (weight != nullptr) { if (auto m = r.matrix(*it, key)) *weight = *m; }
+        else if (k == "conv") { if (auto m = r.matrix(*it, key)) n.conv = *m; }
+        else if (vector != nullptr) { if (auto v = r.vector(*it, key)) *vector = *v; }
+        else r.fail("key '" + key + "'", "unknown key: expected key_heads, key_dim, conv_kernel, w_z, w_b, w_a, conv, a_log, dt_bias, norm");
+    }
+}
+
 // Multi-head latent attention: {"kv_rank", "q_rank", "nope_dim", "rope_dim", "v_dim", "w_q_a", "w_q_b",
 // "w_kv_a", "w_kv_b", "b_q_a", "b_kv_a", "q_a_norm", "kv_a_norm"} (scenario.hpp's LatentAttention).
 void read_latent(Reader& r, const json& j, LatentAttention& latent) {
@@ -539,7 +565,7 @@ const std::set<std::string>& known_keys() {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads", "kv_heads", "head_dim",
         "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "rope", "mask", "window", "chunk", "custom_mask", "masked_fill",
-        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "latent", "temperature", "output_gate", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
+        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "latent", "temperature", "output_gate", "delta_net", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
 
@@ -703,6 +729,7 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     if (j.contains("latent")) read_latent(r, j["latent"], s.latent);
     if (j.contains("temperature")) read_temperature(r, j["temperature"], s.temperature);
     if (j.contains("output_gate")) read_output_gate(r, j["output_gate"], s.output_gate);
+    if (j.contains("delta_net")) read_delta_net(r, j["delta_net"], s.delta_net);
     if (j.contains("attention") && s.attention == AttentionKind::Cross && s.input == InputMode::Embeddings &&
         s.source.tokens.empty() && s.source.embeddings.size() == 0)
         r.fail("key 'attention'", "cross-attention needs a source sequence ('source_tokens', 'source_text' or 'source_embeddings')");
@@ -962,6 +989,21 @@ json scenario_to_json(const Scenario& s) {
         if (s.output_gate.b_g.size() != 0) gate["b_g"] = vector_to_json(s.output_gate.b_g);
         j["output_gate"] = gate.empty() ? json(true) : gate;
     }
+    if (s.delta_net.on) {
+        const GatedDeltaNet& n = s.delta_net;
+        json net = json::object();
+        if (n.key_heads != 0) net["key_heads"] = n.key_heads;
+        if (n.key_dim != 0) net["key_dim"] = n.key_dim;
+        net["conv_kernel"] = n.conv_kernel;
+        put_matrix(net, "w_z", n.w_z);
+        put_matrix(net, "w_b", n.w_b);
+        put_matrix(net, "w_a", n.w_a);
+        put_matrix(net, "conv", n.conv);
+        put_vector(net, "a_log", n.a_log);
+        put_vector(net, "dt_bias", n.dt_bias);
+        put_vector(net, "norm", n.norm);
+        j["delta_net"] = net;
+    }
     j["softmax"] = to_string(s.softmax);
     if (!block_is_default(s.block)) j["block"] = block_to_json(s.block);
     return j;
@@ -1006,6 +1048,7 @@ json trace_to_json(const Trace& t, bool weights) {
     if (st.mask == MaskKind::Chunked) j["settings"]["chunk"] = st.chunk;
     if (st.temperature.on()) j["settings"]["temperature"] = temperature_to_json(st.temperature);
     if (st.output_gate) j["settings"]["output_gate"] = true;
+    if (st.delta_net) j["settings"]["delta_net"] = true;
     j["query_tokens"] = t.query_tokens;
     j["key_tokens"] = t.key_tokens;
     j["n_queries"] = t.n_queries;
@@ -1018,7 +1061,7 @@ json trace_to_json(const Trace& t, bool weights) {
     // Every matrix the trace holds, as the registry names it: a whole-trace matrix under its
     // key, a block's under "block" (without "block."), a head's in its entry of "heads". A
     // vector of the scenario (a bias, γ, β) is written as one list.
-    json heads = json::array(), block = json::object(), latent = json::object();
+    json heads = json::array(), block = json::object(), latent = json::object(), linear = json::object();
     for (const HeadTrace& h : t.head) {
         json jh;
         if (h.position_bias.size() != 0) jh["alibi_slope"] = h.alibi_slope;
@@ -1042,6 +1085,8 @@ json trace_to_json(const Trace& t, bool weights) {
                 block[key.substr(6)] = std::move(value);
             } else if (key.rfind("latent.", 0) == 0) {
                 latent[key.substr(7)] = std::move(value);
+            } else if (key.rfind("linear.", 0) == 0) {
+                linear[key.substr(7)] = std::move(value);
             } else {
                 j[key] = std::move(value);
             }
@@ -1050,6 +1095,7 @@ json trace_to_json(const Trace& t, bool weights) {
     j["heads"] = std::move(heads);
     if (t.has_block) j["block"] = std::move(block);
     if (!latent.empty()) j["latent"] = std::move(latent);
+    if (!linear.empty()) j["linear"] = std::move(linear);
     return j;
 }
 

@@ -53,6 +53,11 @@ struct HeadTrace {
     Matrix output;                       // weights · V: (n_q × n_k)·(n_k × d_v) → (n_q × d_v)
     std::vector<int> fully_masked_rows;  // rows with no visible key (see docs/conventions.md: the rule)
     bool softmax_overflow = false;       // the naive softmax produced inf or NaN
+    // Gated DeltaNet (scenario.hpp's GatedDeltaNet) in place of every softmax step above, which
+    // stay empty: q and k are L2-normed (q also × 1/√d_k), v the convolved values, and
+    Matrix implied_weights;              // A (n × n): o = A·V exactly; not a softmax (a row need not sum
+                                         // to 1, a cell may be negative), never written as `weights`
+    Matrix state;                        // S after the last token (d_k × d_v): all a linear layer keeps
     PooledWeights pooled_weights;        // output-only runs: the weights at display size
     // Output-only CPU runs: each row's softmax max m_i and sum l_i (n_q), so the weights of
     // any region, w_ij = exp(s_ij − m_i)/l_i, can be drawn again without rerunning attention.
@@ -128,6 +133,22 @@ struct LatentTrace {
     Matrix q_a_norm, kv_a_norm;                 // γ as used: ones unless given
 };
 
+// Gated DeltaNet's own steps (scenario.hpp's GatedDeltaNet): empty when it is off. Each head's
+// q, k, v, implied weights, output and state are its HeadTrace.
+struct LinearTrace {
+    Matrix mixed;       // x·[W_Q | W_K | W_V] (n × C), C = 2·H_k·d_k + H·d_v: before the convolution
+    Matrix convolved;   // SiLU(causal depthwise conv of mixed) (n × C): q's, k's and v's columns
+    Matrix z;           // x·W_Z (n × H·d_v): the output gate's input
+    Matrix beta;        // σ(x·W_b) (n × H): how much of each token's correction is written
+    Matrix decay;       // g = −exp(A_log)·softplus(x·W_a + dt_bias) (n × H): the state × e^g each token
+    Matrix normed;      // RMSNorm(o_h)⊙w per head (n × H·d_v)
+    Matrix gated;       // normed ⊙ SiLU(z) (n × H·d_v): what W_O reads
+    SharedMatrix w_z, w_b, w_a;  // as used
+    Matrix conv;                 // the convolution's taps as used (C × K)
+    Matrix a_log, dt_bias, norm; // as used: (1 × H), (1 × H), (1 × d_v)
+    int key_heads = 0, conv_kernel = 0;
+};
+
 // Where a non-finite value first appears: "X(2,3)", "W_Q(0,1)".
 struct NonFinite {
     std::string matrix;
@@ -150,6 +171,7 @@ struct TraceSettings {
     int chunk = 0;                // the chunked mask's C
     QueryTemperature temperature; // Llama 4's query temperature (its τ per query: Trace::temperature)
     bool output_gate = false;     // gated attention (Trace::output_gate, gated)
+    bool delta_net = false;       // Gated DeltaNet (Trace::linear): no softmax, the implied weights
     float masked_fill = 0.0f;
     bool scale = true;
     float score_scale = 0.0f;     // > 0: the custom scale used in place of 1/√d_k
@@ -212,6 +234,7 @@ struct Trace {
     Matrix b_g;                          // (1 × H·d_v), or empty
     Matrix output_gate;                  // (n_q × H·d_v)
     Matrix gated;                        // (n_q × H·d_v)
+    LinearTrace linear;                  // Gated DeltaNet only: W_O reads linear.gated
     Matrix output;                       // concat · W_O (direct mode without W_O: concat)
 
     bool has_block = false;

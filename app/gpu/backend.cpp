@@ -246,6 +246,10 @@ struct Prepared {
 Prepared prepare_run(const Scenario& s, const RunOptions& o, Trace trace) {
     const auto start = Clock::now();
     Prepared p;
+    if (s.delta_net.on) {
+        p.error = "Gated DeltaNet is a recurrence, not a softmax: the GPU kernels compute softmax attention, so this layer runs on the CPU";
+        return p;
+    }
     Matrix q_all, k_all, v_all;
     prepare_inputs(s, trace, q_all, k_all, v_all);
     const int n_q = trace.n_queries, n_k = trace.n_keys, heads = trace.heads;

@@ -356,6 +356,113 @@ void explain_gate(const Trace& t, const Where& w, int r, int c, Explanation& e) 
     e.lines.push_back("\xCF\x83 near 0: this head writes (almost) nothing for this token; near 1: all of it");
 }
 
+// Gated DeltaNet's steps: the convolution, β, the decay, an implied weight, the state, each
+// head's RMSNorm and the gate.
+void explain_delta(const Trace& t, const Where& w, int r, int c, Explanation& e) {
+    const LinearTrace& l = t.linear;
+    const int d_k = std::max(1, t.d_k), d_v = std::max(1, t.d_v), key_heads = std::max(1, l.key_heads);
+    const int key_width = key_heads * d_k;
+    const std::string silu = "SiLU(u) = u / (1 + exp(\xE2\x88\x92u))";
+    switch (w.entry->arithmetic) {
+        case Arithmetic::DeltaConv: {
+            const std::string channel = c < key_width       ? "q of key head " + std::to_string(c / d_k + 1)
+                                        : c < 2 * key_width ? "k of key head " + std::to_string((c - key_width) / d_k + 1)
+                                                            : "v of head " + std::to_string((c - 2 * key_width) / d_v + 1);
+            e.heading = "convolved[" + ix(r) + "," + ix(c) + "], token " + quoted(t.query_tokens, r) + " = " + num(l.convolved(r, c));
+            e.lines.push_back("channel " + ix(c) + " (" + channel + "), over this token and the " + std::to_string(l.conv_kernel - 1) + " before it:");
+            float sum = 0.0f;
+            const int kernel = static_cast<int>(l.conv.cols());
+            for (int i = 0; i < kernel; ++i) {
+                const int row = r - (kernel - 1) + i;
+                const float x = row >= 0 ? l.mixed(row, c) : 0.0f;
+                sum += l.conv(c, i) * x;
+                e.lines.push_back("  tap " + ix(i) + " " + num(l.conv(c, i)) + " " + kTimes + " " +
+                                  (row >= 0 ? "mixed[" + ix(row) + "] " + num(x) : std::string("0 (before the text)")));
+            }
+            e.lines.push_back("sum u = " + num(sum) + ", then " + silu + " = " + num(l.convolved(r, c)));
+            return;
+        }
+        case Arithmetic::DeltaBeta: {
+            e.heading = "\xCE\xB2[" + ix(r) + "], head " + std::to_string(c + 1) + " = " + num(l.beta(r, c));
+            const float z = explain_product(attention_input(t), l.w_b, Matrix(), r, c, e);
+            e.lines.push_back("\xCF\x83(" + num(z) + ") = " + num(l.beta(r, c)) + ": the share of this token's correction " +
+                              "\xCE\xB4 = \xCE\xB2" + kTimes + "(v \xE2\x88\x92 S\xE1\xB5\x80k) written into the state (1: all of it)");
+            return;
+        }
+        case Arithmetic::DeltaDecay: {
+            e.heading = "g[" + ix(r) + "], head " + std::to_string(c + 1) + " = " + num(l.decay(r, c));
+            const float a = explain_product(attention_input(t), l.w_a, Matrix(), r, c, e);
+            const float inner = a + l.dt_bias(0, c);
+            e.lines.push_back("softplus(" + num(a) + " + dt_bias " + num(l.dt_bias(0, c)) + ") = ln(1 + exp(" + num(inner) + ")) = " +
+                              num(l.decay(r, c) / -std::exp(l.a_log(0, c))));
+            e.lines.push_back("\xE2\x88\x92" "exp(A_log " + num(l.a_log(0, c)) + ") " + kTimes + " it = " + num(l.decay(r, c)));
+            e.lines.push_back("before this token is written, the state keeps e^g = " + num(std::exp(l.decay(r, c))) + " of itself");
+            return;
+        }
+        case Arithmetic::ImpliedWeight: {
+            const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
+            e.heading = "A[" + ix(r) + "," + ix(c) + "], head " + std::to_string(w.head + 1) + ": query " + quoted(t.query_tokens, r) + ", token " +
+                        quoted(t.key_tokens, c) + " = " + num(head.implied_weights(r, c));
+            if (c > r) {
+                e.lines.push_back("0: the recurrence has not read token " + ix(c) + " when token " + ix(r) + " is written");
+                return;
+            }
+            // u = q_r carried back through tokens r … c + 1: u ← e^g(u − β·k·(k·u))
+            Vector u = head.q.row(r);
+            float decayed = 1.0f;
+            for (int j = r; j > c; --j) {
+                const float ku = head.k.row(j).dot(u);
+                u = std::exp(l.decay(j, w.head)) * (u - l.beta(j, w.head) * ku * head.k.row(j));
+                decayed *= std::exp(l.decay(j, w.head));
+            }
+            const float ku = head.k.row(c).dot(u);
+            e.lines.push_back("\xCE\xB2_" + ix(c) + " " + num(l.beta(c, w.head)) + " " + kTimes + " k_" + ix(c) + kTimes + "u = " + num(ku) + " " + kArrow +
+                              " " + num(head.implied_weights(r, c)));
+            e.lines.push_back("u = q_" + ix(r) + " carried back through the " + std::to_string(r - c) + " later tokens, each decaying it by e^g and " +
+                              "taking out what it overwrote (I \xE2\x88\x92 \xCE\xB2" + kTimes + "k" + kTimes + "k\xE1\xB5\x80)");
+            e.lines.push_back("the decays alone: " + num(decayed) + "; without overwrites A would be " + num(decayed * l.beta(c, w.head)) +
+                              " " + kTimes + " q" + kTimes + "k = " + num(decayed * l.beta(c, w.head) * head.q.row(r).dot(head.k.row(c))));
+            e.lines.push_back("the output's row " + ix(r) + " = \xCE\xA3_j A[" + ix(r) + ",j]" + kTimes + "v_j: what a softmax's weights do, "
+                              "but no softmax made these (a row need not sum to 1, a cell may be negative)");
+            return;
+        }
+        case Arithmetic::DeltaState: {
+            const HeadTrace& head = t.head[static_cast<size_t>(w.head)];
+            e.heading = "S[" + ix(r) + "," + ix(c) + "], head " + std::to_string(w.head + 1) + " = " + num(head.state(r, c));
+            e.lines.push_back("after the last token: key dimension " + ix(r) + ", value dimension " + ix(c));
+            e.lines.push_back("the head's whole memory of the text: " + std::to_string(head.state.rows()) + kTimes + std::to_string(head.state.cols()) +
+                              " numbers at any length, where softmax attention keeps every token's k and v");
+            return;
+        }
+        case Arithmetic::DeltaNormed: {
+            const int h = c / d_v;
+            const auto o = t.concat.row(r).segment(h * d_v, d_v);
+            const float rms = std::sqrt(o.squaredNorm() / d_v + t.settings.block.epsilon);
+            e.heading = "normed[" + ix(r) + "," + ix(c) + "] = " + num(l.normed(r, c));
+            e.lines.push_back("head " + std::to_string(h + 1) + "'s o " + num(t.concat(r, c)) + " / rms " + num(rms) + " " + kTimes + " w[" + ix(c % d_v) +
+                              "] " + num(l.norm(0, c % d_v)) + " = " + num(l.normed(r, c)));
+            e.lines.push_back("rms over the head's " + std::to_string(d_v) + " numbers: \xE2\x88\x9A(mean(o\xC2\xB2) + \xCE\xB5)");
+            return;
+        }
+        case Arithmetic::DeltaGated: {
+            const float z = l.z(r, c), gate = z / (1.0f + std::exp(-z));
+            e.heading = "gated[" + ix(r) + "," + ix(c) + "] = " + num(l.gated(r, c));
+            e.lines.push_back("normed " + num(l.normed(r, c)) + " " + kTimes + " SiLU(z " + num(z) + ") " + num(gate) + " = " + num(l.gated(r, c)));
+            e.lines.push_back("W_O reads these: the gate can shut a head's number for a token (SiLU near 0)");
+            return;
+        }
+        default: {
+            const Matrix* m = matrix_of(t, w);
+            e.heading = std::string(w.entry->label) + "[" + ix(r) + "," + ix(c) + "] = " + num(m ? (*m)(r, c) : 0.0f);
+            const std::string key = w.entry->key;
+            if (key == "linear.a_log") e.lines.push_back("head " + std::to_string(c + 1) + ": A = exp(A_log) = " + num(std::exp(l.a_log(0, c))) + ", how fast its state fades");
+            else if (key == "linear.conv") e.lines.push_back("channel " + ix(r) + "'s tap " + ix(c) + " (the last tap reads the token itself)");
+            else e.lines.push_back("a weight of the layer, as the scenario or the checkpoint gives it");
+            return;
+        }
+    }
+}
+
 // Llama 4's query temperature τ_i of query i.
 void explain_temperature(const Trace& t, const TraceSettings& s, int r, Explanation& e) {
     const QueryTemperature& q = s.temperature;
@@ -1074,6 +1181,14 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::LatentUp:
         case A::LatentRopeKey:
         case A::LatentParameter: explain_latent(t, s, w, row, col, e); break;
+        case A::DeltaConv:
+        case A::DeltaBeta:
+        case A::DeltaDecay:
+        case A::ImpliedWeight:
+        case A::DeltaState:
+        case A::DeltaNormed:
+        case A::DeltaGated:
+        case A::DeltaParameter: explain_delta(t, w, row, col, e); break;
     }
     if (e.heading.empty()) e.heading = display_name(matrix) + " = " + num((*m)(row, col));
     return e;
