@@ -18,7 +18,7 @@ Shape shape_of(const gpt2::Checkpoint& c) {
 
 Shape shape_of(const hf::OpenedModel& m) {
     const hf::ModelSpec& s = m.spec;
-    return Shape{s.n_layers, s.n_heads, s.n_kv_heads, s.d_model, s.head_dim, s.vocab_size,
+    return Shape{s.n_layers, s.most_heads(), s.n_kv_heads, s.d_model, s.head_dim, s.vocab_size,
                  s.positions == hf::PositionKind::learned_absolute ? s.max_positions : 0};
 }
 

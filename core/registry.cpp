@@ -1011,8 +1011,15 @@ const SharedMatrix* weight_of(const Trace& t, const MatrixEntry& entry) {
         case Editable::LatentWKVA: return &t.latent.w_kv_a;
         case Editable::LatentWKVB: return &t.latent.w_kv_b;
         case Editable::GateW: return &t.w_g;
-        default: return nullptr;
+        default: break;
     }
+    if (entry.arithmetic == Arithmetic::DeltaParameter) {  // Gated DeltaNet's projections, read in place from a checkpoint
+        const std::string key = entry.key;
+        if (key == "linear.w_z") return &t.linear.w_z;
+        if (key == "linear.w_b") return &t.linear.w_b;
+        if (key == "linear.w_a") return &t.linear.w_a;
+    }
+    return nullptr;
 }
 
 const Matrix* find_matrix(const Trace& trace, const std::string& name) {

@@ -34,7 +34,10 @@ int ablated_in_layer(const HeadSet& ablated, int layer) {
 bool ablate_heads(Matrix& w_o, int d_k, const HeadSet& ablated, int layer) {
     bool any = false;
     for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it) {
-        // Head h's slice of the concatenation, columns [h·d_k, (h+1)·d_k), meets these rows of W_O.
+        // Head h's slice of the concatenation, columns [h·d_k, (h+1)·d_k), meets these rows of W_O. A layer
+        // with fewer heads than the model's most (Qwen3-Next's softmax layers beside its linear ones) has
+        // no head h to ablate.
+        if ((static_cast<Eigen::Index>(it->head) + 1) * d_k > w_o.rows()) continue;
         w_o.middleRows(static_cast<Eigen::Index>(it->head) * d_k, d_k).setZero();
         any = true;
     }
@@ -54,7 +57,9 @@ namespace {
 bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
     const int d_v = value_dim_of(s);  // head h's rows of W_O: [h·d_v, (h+1)·d_v)
     for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it)
-        if (!s.w_o->middleRows(static_cast<Eigen::Index>(it->head) * d_v, d_v).isZero(0.0f)) return true;
+        if ((static_cast<Eigen::Index>(it->head) + 1) * d_v <= s.w_o.rows() &&
+            !s.w_o->middleRows(static_cast<Eigen::Index>(it->head) * d_v, d_v).isZero(0.0f))
+            return true;
     return false;
 }
 

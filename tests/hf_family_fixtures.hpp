@@ -29,6 +29,8 @@
 //                                                          with mscale; layer 0 dense, 8 experts in 4 groups, 2 groups
 //                                                          kept, 2 experts, σ scores, a biased choice, shared experts;
 //                                                          the multi-token prediction layer (model.layers.61)
+//   qwen3_next_checkpoint Qwen3-Next-80B-A3B BF16  untied   one; 3 Gated DeltaNet layers : 1 gated full layer, partial RoPE,
+//                                                          (1 + w) norms, 6 experts, 2 kept, a gated shared expert; mtp.*
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -755,6 +757,74 @@ inline void write_gemma3_with_image_token(const std::string& folder, const std::
     std::ofstream(std::filesystem::path(folder) / "tokenizer.json") << tokenizer.dump();
 }
 
+// Qwen3-Next-80B-A3B-Instruct's config.json, scaled down: 4 layers, three Gated DeltaNet layers to one
+// full layer (full_attention_interval 4); the linear layers 2 key heads of 4 read by 4 value heads of 4
+// (its 16 of 128 by 32 of 128), a convolution of 4 taps; the full layer 4 heads of 8 on 2 K/V heads
+// (its 16 : 2 of 256), the output gate, (1 + w) QK-norm, partial RoPE 0.25 (2 of 8 dims turned); a mixture
+// of 6 experts (its 512) of 12, 2 kept (its 10), renormalised, beside a gated shared expert of 20; layer 1
+// dense (mlp_only_layers) of intermediate_size 24; the multi-token prediction module (mtp.*) beside them;
+// untied, BF16.
+inline FamilyCheckpoint qwen3_next_checkpoint(std::uint64_t seed = 19) {
+    FamilyCheckpoint c{"qwen3_next", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Qwen3NextForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 151643,
+      "decoder_sparse_step": 1, "eos_token_id": 151645, "full_attention_interval": 4, "head_dim": 8, "hidden_act": "silu",
+      "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 24, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 4,
+      "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_value_head_dim": 4, "max_position_embeddings": 262144,
+      "mlp_only_layers": [1], "model_type": "qwen3_next", "moe_intermediate_size": 12, "mtp_num_hidden_layers": 1,
+      "mtp_use_dedicated_embeddings": false, "norm_topk_prob": true, "num_attention_heads": 4, "num_experts": 6,
+      "num_experts_per_tok": 2, "num_hidden_layers": 4, "num_key_value_heads": 2, "output_router_logits": false,
+      "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06, "rope_theta": 10000000, "router_aux_loss_coef": 0.001,
+      "shared_expert_intermediate_size": 20, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+      "transformers_version": "4.57.0.dev0", "use_cache": true, "vocab_size": 40})");
+    TensorMaker make(c, seed);
+    const std::int64_t d = 16, H = 4, kv = 2, hd = 8, hk = 2, dk = 4, hv = 4, dv = 4, K = 4, experts = 6, eff = 12;
+    make("model.embed_tokens.weight", {40, d}, 1.0);
+    for (int l = 0; l < 4; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        make(p + "input_layernorm.weight", {d}, 0.2);  // (1 + w): around 0
+        make(p + "post_attention_layernorm.weight", {d}, 0.2);
+        if (l < 3) {
+            const std::string a = p + "linear_attn.";
+            make(a + "in_proj_qkvz.weight", {2 * hk * dk + 2 * hv * dv, d}, 0.6);
+            make(a + "in_proj_ba.weight", {2 * hv, d}, 0.6);
+            make(a + "conv1d.weight", {2 * hk * dk + hv * dv, 1, K}, 0.6);
+            make(a + "dt_bias", {hv}, 0.3, 1.0);
+            make(a + "A_log", {hv}, 0.5, 0.0);
+            make(a + "norm.weight", {dv}, 0.2, 1.0);
+            make(a + "out_proj.weight", {d, hv * dv}, 0.4);
+        } else {
+            make(p + "self_attn.q_proj.weight", {2 * H * hd, d}, 0.6);
+            make(p + "self_attn.k_proj.weight", {kv * hd, d}, 0.6);
+            make(p + "self_attn.v_proj.weight", {kv * hd, d}, 0.4);
+            make(p + "self_attn.o_proj.weight", {d, H * hd}, 0.3);
+            make(p + "self_attn.q_norm.weight", {hd}, 0.2);
+            make(p + "self_attn.k_norm.weight", {hd}, 0.2);
+        }
+        if (l == 1) {
+            make(p + "mlp.gate_proj.weight", {24, d}, 0.4);
+            make(p + "mlp.up_proj.weight", {24, d}, 0.4);
+            make(p + "mlp.down_proj.weight", {d, 24}, 0.3);
+            continue;
+        }
+        make(p + "mlp.gate.weight", {experts, d}, 0.8);
+        for (int e = 0; e < experts; ++e) {
+            const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
+            make(x + "gate_proj.weight", {eff, d}, 0.4);
+            make(x + "up_proj.weight", {eff, d}, 0.4);
+            make(x + "down_proj.weight", {d, eff}, 0.3);
+        }
+        make(p + "mlp.shared_expert.gate_proj.weight", {20, d}, 0.4);
+        make(p + "mlp.shared_expert.up_proj.weight", {20, d}, 0.4);
+        make(p + "mlp.shared_expert.down_proj.weight", {d, 20}, 0.3);
+        make(p + "mlp.shared_expert_gate.weight", {1, d}, 1.0);
+    }
+    make("model.norm.weight", {d}, 0.2);
+    make("lm_head.weight", {40, d}, 0.5);
+    make("mtp.fc.weight", {d, 2 * d}, 0.3);  // the multi-token prediction module: not in the forward pass
+    return c;
+}
+
 // pythia-70m's config.json, scaled down: 2 heads of 16, a quarter of each rotating, the fused
 // per-head QKV, parallel residual, untied embed_out, F16; with the old files' buffers.
 inline FamilyCheckpoint neox_checkpoint(std::uint64_t seed = 7, bool parallel_residual = true) {
@@ -841,7 +911,8 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
-            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), neox_checkpoint(),
+            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), qwen3_next_checkpoint(),
+            neox_checkpoint(),
             bert_checkpoint()};
 }
 
@@ -1162,13 +1233,123 @@ inline Rows reference_llama4_attention(const hf::ModelSpec& s, const HfTensors& 
     return linear(concat, tensor(t, p + "o_proj.weight"), nullptr);
 }
 
+// Qwen3NextGatedDeltaNet, as torch_recurrent_gated_delta_rule computes it: in_proj_qkvz and in_proj_ba split
+// per key head (fix_query_key_value_ordering), the causal depthwise conv1d over [q | k | v] then SiLU, q and k
+// L2-normed (x·rsqrt(Σx² + 1e-6)) and q × dk^−½, β = σ(b), g = −exp(A_log)·softplus(a + dt_bias), q and k
+// repeat_interleave'd to the value heads; S = S·e^g, δ = (v − Sᵀk)·β, S += k·δᵀ, o = Sᵀq; RMSNormGated(o, z) =
+// o·rsqrt(mean(o²) + ε)·w·silu(z); out_proj. Each head's implied matrix from its definition, A[t,j] =
+// β_j·q_tᵀ·(M_t ⋯ M_{j+1})·k_j with M_s = e^{g_s}(I − β_s k_s k_sᵀ) as d_k × d_k matrices, goes in
+// r.attention; k in r.keys.
+inline Rows reference_delta_net(const hf::ModelSpec& s, const HfTensors& t, int layer, const Rows& a, Reference& r) {
+    const std::size_t n = a.size();
+    const hf::LinearSpec& L = s.linear;
+    const std::size_t hk = static_cast<std::size_t>(L.key_heads), hv = static_cast<std::size_t>(L.value_heads),
+                      dk = static_cast<std::size_t>(L.key_dim), dv = static_cast<std::size_t>(L.value_dim),
+                      K = static_cast<std::size_t>(L.conv_kernel), per = hv / hk, period = 2 * dk + 2 * per * dv;
+    const std::string p = "layers." + std::to_string(layer) + ".linear_attn.";
+    const Rows qkvz = linear(a, tensor(t, p + "in_proj_qkvz.weight"), nullptr), ba = linear(a, tensor(t, p + "in_proj_ba.weight"), nullptr);
+    const std::size_t channels = 2 * hk * dk + hv * dv;
+    Rows mixed(n, std::vector<double>(channels)), z(n, std::vector<double>(hv * dv)), b(n, std::vector<double>(hv)), g_in(n, std::vector<double>(hv));
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t g = 0; g < hk; ++g) {
+            for (std::size_t c = 0; c < dk; ++c) {
+                mixed[i][g * dk + c] = qkvz[i][g * period + c];
+                mixed[i][hk * dk + g * dk + c] = qkvz[i][g * period + dk + c];
+            }
+            for (std::size_t c = 0; c < per * dv; ++c) {
+                mixed[i][2 * hk * dk + g * per * dv + c] = qkvz[i][g * period + 2 * dk + c];
+                z[i][g * per * dv + c] = qkvz[i][g * period + 2 * dk + per * dv + c];
+            }
+            for (std::size_t c = 0; c < per; ++c) {
+                b[i][g * per + c] = ba[i][g * 2 * per + c];
+                g_in[i][g * per + c] = ba[i][g * 2 * per + per + c];
+            }
+        }
+    const HfTensor& conv = tensor(t, p + "conv1d.weight");
+    const auto silu = [](double x) { return x / (1.0 + std::exp(-x)); };
+    Rows convolved(n, std::vector<double>(channels));
+    for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t c = 0; c < channels; ++c) {
+            double sum = 0;
+            for (std::size_t tap = 0; tap < K; ++tap)
+                if (i + tap + 1 >= K) sum += conv.values[c * K + tap] * mixed[i + tap + 1 - K][c];
+            convolved[i][c] = silu(sum);
+        }
+    const HfTensor &a_log = tensor(t, p + "A_log"), &dt_bias = tensor(t, p + "dt_bias"), &norm = tensor(t, p + "norm.weight");
+    Rows gated(n, std::vector<double>(hv * dv));
+    r.attention.emplace_back();
+    r.keys.emplace_back();
+    r.scores.emplace_back();
+    const auto l2 = [](std::vector<double> x) {
+        double sum = 0;
+        for (double v : x) sum += v * v;
+        for (double& v : x) v /= std::sqrt(sum + 1e-6);
+        return x;
+    };
+    for (std::size_t h = 0; h < hv; ++h) {
+        const std::size_t g = h / per;
+        Rows q(n), k(n), v(n);
+        std::vector<double> beta(n), decay(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            q[i] = l2(std::vector<double>(convolved[i].begin() + static_cast<std::ptrdiff_t>(g * dk), convolved[i].begin() + static_cast<std::ptrdiff_t>((g + 1) * dk)));
+            for (double& x : q[i]) x /= std::sqrt(static_cast<double>(dk));
+            k[i] = l2(std::vector<double>(convolved[i].begin() + static_cast<std::ptrdiff_t>(hk * dk + g * dk),
+                                          convolved[i].begin() + static_cast<std::ptrdiff_t>(hk * dk + (g + 1) * dk)));
+            v[i].assign(convolved[i].begin() + static_cast<std::ptrdiff_t>(2 * hk * dk + h * dv), convolved[i].begin() + static_cast<std::ptrdiff_t>(2 * hk * dk + (h + 1) * dv));
+            beta[i] = 1.0 / (1.0 + std::exp(-b[i][h]));
+            decay[i] = -std::exp(static_cast<double>(a_log.values[h])) * std::log1p(std::exp(g_in[i][h] + dt_bias.values[h]));
+        }
+        std::vector<std::vector<double>> state(dk, std::vector<double>(dv, 0.0));
+        Rows o(n, std::vector<double>(dv, 0.0));
+        for (std::size_t i = 0; i < n; ++i) {
+            for (auto& row : state)
+                for (double& x : row) x *= std::exp(decay[i]);
+            std::vector<double> delta(dv);
+            for (std::size_t c = 0; c < dv; ++c) {
+                double remembered = 0;
+                for (std::size_t j = 0; j < dk; ++j) remembered += state[j][c] * k[i][j];
+                delta[c] = (v[i][c] - remembered) * beta[i];
+            }
+            for (std::size_t j = 0; j < dk; ++j)
+                for (std::size_t c = 0; c < dv; ++c) state[j][c] += k[i][j] * delta[c];
+            for (std::size_t c = 0; c < dv; ++c)
+                for (std::size_t j = 0; j < dk; ++j) o[i][c] += state[j][c] * q[i][j];
+        }
+        Rows implied(n, std::vector<double>(n, 0.0));
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j <= i; ++j) {
+                std::vector<double> u = q[i];  // (M_{j+1} ⋯ M_i) q_i, each M symmetric
+                for (std::size_t step = i; step > j; --step) {
+                    double ku = 0;
+                    for (std::size_t c = 0; c < dk; ++c) ku += k[step][c] * u[c];
+                    for (std::size_t c = 0; c < dk; ++c) u[c] = std::exp(decay[step]) * (u[c] - beta[step] * k[step][c] * ku);
+                }
+                double ku = 0;
+                for (std::size_t c = 0; c < dk; ++c) ku += k[j][c] * u[c];
+                implied[i][j] = beta[j] * ku;
+            }
+        for (std::size_t i = 0; i < n; ++i) {
+            double mean_square = 0;
+            for (double x : o[i]) mean_square += x * x / static_cast<double>(dv);
+            for (std::size_t c = 0; c < dv; ++c)
+                gated[i][h * dv + c] = o[i][c] / std::sqrt(mean_square + s.norm.epsilon) * norm.values[c] * silu(z[i][h * dv + c]);
+        }
+        r.attention.back().push_back(implied);
+        r.keys.back().push_back(k);
+        r.scores.back().push_back(Rows(n, std::vector<double>(n, 0.0)));
+    }
+    return linear(gated, tensor(t, p + "out_proj.weight"), nullptr);
+}
+
 inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int layer, const Rows& a, Reference& r) {
+    if (s.layers[static_cast<std::size_t>(layer)].linear) return reference_delta_net(s, t, layer, a, r);
     if (s.model_type == "deepseek_v3") return reference_latent_attention(s, t, layer, a, r);
     if (s.model_type == "llama4_text") return reference_llama4_attention(s, t, layer, a, r);
     const std::size_t n = a.size();
     const int H = s.n_heads, hd = s.head_dim;
     const std::string l = std::to_string(layer);
     Rows q, k, v;   // (n × H·hd), (n × H_kv·hd), (n × H_kv·hd)
+    Rows gate;      // Qwen3-Next: each head's output gate (n × H·hd)
     std::string o_name;
     if (s.model_type == "gpt2") {
         const Rows qkv = conv1d(a, tensor(t, "h." + l + ".attn.c_attn.weight"), tensor(t, "h." + l + ".attn.c_attn.bias"));
@@ -1208,6 +1389,17 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
         const std::string p = "layers." + l + ".self_attn.";
         auto bias = [&](const char* m) { return s.qkv_bias ? &tensor(t, p + m + ".bias") : nullptr; };
         q = linear(a, tensor(t, p + "q_proj.weight"), bias("q_proj"));
+        if (s.output_gate) {  // Qwen3NextAttention: q_proj(x).view(…, H, 2·hd).chunk(2): each head's query, then its gate
+            const Rows both = q;
+            q.assign(n, std::vector<double>(static_cast<std::size_t>(H * hd)));
+            gate.assign(n, std::vector<double>(static_cast<std::size_t>(H * hd)));
+            for (std::size_t i = 0; i < n; ++i)
+                for (int h = 0; h < H; ++h)
+                    for (int c = 0; c < hd; ++c) {
+                        q[i][static_cast<std::size_t>(h * hd + c)] = both[i][static_cast<std::size_t>(h * 2 * hd + c)];
+                        gate[i][static_cast<std::size_t>(h * hd + c)] = both[i][static_cast<std::size_t>(h * 2 * hd + hd + c)];
+                    }
+        }
         k = linear(a, tensor(t, p + "k_proj.weight"), bias("k_proj"));
         v = linear(a, tensor(t, p + "v_proj.weight"), bias("v_proj"));
         if (s.qk_norm_whole) {  // OLMo 2: q_norm(q_proj(x)), k_norm(k_proj(x)), every head's numbers at once
@@ -1287,6 +1479,9 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
         const std::string p = "encoder.layer." + l + ".attention.output.dense";
         return linear(concat, tensor(t, p + ".weight"), &tensor(t, p + ".bias"));
     }
+    if (!gate.empty())  // Qwen3-Next: attn_output * torch.sigmoid(gate), then o_proj
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t c = 0; c < concat[i].size(); ++c) concat[i][c] /= 1.0 + std::exp(-gate[i][c]);
     const std::string p = "layers." + l + ".self_attn.o_proj";
     return linear(concat, tensor(t, p + ".weight"), s.o_bias ? &tensor(t, p + ".bias") : nullptr);
 }
@@ -1499,7 +1694,7 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
                 for (std::size_t j = 0; j < out[0].size(); ++j) y[i][j] += w * out[0][j];
             }
         }
-        if (s.model_type == "qwen2_moe") {
+        if (s.model_type == "qwen2_moe" || s.model_type == "qwen3_next") {
             // Qwen2MoeSparseMoeBlock: then every token's shared expert, × F.sigmoid(shared_expert_gate(x))
             const Rows shared = gated_mlp(a, tensor(t, p + "shared_expert.gate_proj.weight"), tensor(t, p + "shared_expert.up_proj.weight"),
                                           tensor(t, p + "shared_expert.down_proj.weight"), s.activation);

@@ -187,6 +187,20 @@ TEST_CASE("writing: at every step of every family the cached logits equal a full
                     const DecodedAttention& a = rows[static_cast<size_t>(l)];
                     const LayerCache& cache = writing.cache[static_cast<size_t>(l)];
                     CHECK(cache.end_position() == n);
+                    if (cache.is_linear()) {
+                        // Gated DeltaNet (Qwen3-Next): no row kept, and no weights drawn; each head's state and the
+                        // convolution's rows are the full pass's
+                        const Trace& t = full.layers[static_cast<size_t>(l)];
+                        CHECK(cache.rows() == 0);
+                        CHECK(cache.bytes() == static_cast<double>(cache.linear_numbers()) * sizeof(float));
+                        CHECK(relative_gap(cache.conv_rows(), t.linear.mixed.bottomRows(cache.conv_rows().rows())) < 1e-5f);
+                        CHECK(cache.conv_rows().rows() == std::min(n, t.linear.conv_kernel - 1));
+                        for (int h = 0; h < t.heads; ++h) {
+                            CHECK(relative_gap(cache.state(h), t.head[static_cast<size_t>(h)].state) < 1e-4f);
+                            CHECK(a.weights[static_cast<size_t>(h)].size() == 0);
+                        }
+                        continue;
+                    }
                     const int window = model.window(l);
                     // a window's last W rows; a chunked layer's (Llama 4) the current chunk's
                     CHECK(cache.rows() == (cache.chunk() > 0 ? (n - 1) % cache.chunk() + 1 : window > 0 ? std::min(window, n) : n));

@@ -29,6 +29,9 @@ using nlohmann::json;
 
 namespace {
 
+// What a head's weights are: a softmax's, or a Gated DeltaNet head's implied ones (o = A·V).
+const Matrix& head_map(const HeadTrace& head) { return head.implied_weights.size() != 0 ? head.implied_weights : head.weights; }
+
 // [SECTION] Helpers
 
 Matrix stored(const FamilyCheckpoint& c, const std::string& name) {
@@ -106,12 +109,51 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
                 check_same(L.choice_bias, stored_vector(c, p + "mlp.gate.e_score_correction_bias"), p + "e_score_correction_bias");
                 check_same(L.shared_expert.w_up, stored(c, p + "mlp.shared_experts.up_proj.weight").transpose(), p + "shared_experts.up_proj");
             }
+        } else if (s.layers[static_cast<std::size_t>(l)].linear) {
+            // Qwen3-Next's Gated DeltaNet: per key head g the rows [q_g | k_g | v | z] of in_proj_qkvz and [b | a] of
+            // in_proj_ba, written out here row by row from the definition (fix_query_key_value_ordering)
+            const hf::LinearSpec& n = s.linear;
+            const int per = n.value_heads / n.key_heads, period = 2 * n.key_dim + 2 * per * n.value_dim;
+            const Matrix qkvz = stored(c, p + "linear_attn.in_proj_qkvz.weight"), ba = stored(c, p + "linear_attn.in_proj_ba.weight");
+            Matrix q(n.key_heads * n.key_dim, s.d_model), k = q, v(n.value_heads * n.value_dim, s.d_model), z = v, b(n.value_heads, s.d_model), a = b;
+            for (int g = 0; g < n.key_heads; ++g) {
+                q.middleRows(g * n.key_dim, n.key_dim) = qkvz.middleRows(g * period, n.key_dim);
+                k.middleRows(g * n.key_dim, n.key_dim) = qkvz.middleRows(g * period + n.key_dim, n.key_dim);
+                v.middleRows(g * per * n.value_dim, per * n.value_dim) = qkvz.middleRows(g * period + 2 * n.key_dim, per * n.value_dim);
+                z.middleRows(g * per * n.value_dim, per * n.value_dim) = qkvz.middleRows(g * period + 2 * n.key_dim + per * n.value_dim, per * n.value_dim);
+                b.middleRows(g * per, per) = ba.middleRows(g * 2 * per, per);
+                a.middleRows(g * per, per) = ba.middleRows(g * 2 * per + per, per);
+            }
+            check_same(L.w_q, q.transpose(), p + "in_proj_qkvz q");
+            check_same(L.w_k, k.transpose(), p + "in_proj_qkvz k");
+            check_same(L.w_v, v.transpose(), p + "in_proj_qkvz v");
+            check_same(L.w_z, z.transpose(), p + "in_proj_qkvz z");
+            check_same(L.w_b, b.transpose(), p + "in_proj_ba b");
+            check_same(L.w_a, a.transpose(), p + "in_proj_ba a");
+            const HfTensor& conv = c.tensors.at(p + "linear_attn.conv1d.weight");
+            check_same(L.conv, Eigen::Map<const Matrix>(conv.values.data(), conv.shape[0], conv.shape[2]), p + "conv1d");
+            check_same(L.a_log, stored_vector(c, p + "linear_attn.A_log"), p + "A_log");
+            check_same(L.dt_bias, stored_vector(c, p + "linear_attn.dt_bias"), p + "dt_bias");
+            check_same(L.delta_norm, stored_vector(c, p + "linear_attn.norm.weight"), p + "norm");
+            check_same(L.w_o, stored(c, p + "linear_attn.out_proj.weight").transpose(), p + "out_proj");
+        } else if (s.output_gate) {
+            // Qwen3-Next's full layers: q_proj's rows per head, its query's hd, then its gate's hd
+            const Matrix both = stored(c, p + "self_attn.q_proj.weight");
+            Matrix q(s.n_heads * s.head_dim, s.d_model), gate = q;
+            for (int h = 0; h < s.n_heads; ++h) {
+                q.middleRows(h * s.head_dim, s.head_dim) = both.middleRows(2 * h * s.head_dim, s.head_dim);
+                gate.middleRows(h * s.head_dim, s.head_dim) = both.middleRows((2 * h + 1) * s.head_dim, s.head_dim);
+            }
+            check_same(L.w_q, q.transpose(), p + "q_proj (queries)");
+            check_same(L.w_g, gate.transpose(), p + "q_proj (gates)");
+            check_same(L.w_k, stored(c, p + "self_attn.k_proj.weight").transpose(), p + "k_proj");
+            check_same(L.w_v, stored(c, p + "self_attn.v_proj.weight").transpose(), p + "v_proj");
         } else {
             check_same(L.w_q, stored(c, p + "self_attn.q_proj.weight").transpose(), p + "q_proj");
             check_same(L.w_k, stored(c, p + "self_attn.k_proj.weight").transpose(), p + "k_proj");
             check_same(L.w_v, stored(c, p + "self_attn.v_proj.weight").transpose(), p + "v_proj");
         }
-        check_same(L.w_o, stored(c, p + "self_attn.o_proj.weight").transpose(), p + "o_proj");
+        if (!s.layers[static_cast<std::size_t>(l)].linear) check_same(L.w_o, stored(c, p + "self_attn.o_proj.weight").transpose(), p + "o_proj");
         if (s.tensors == hf::TensorLayout::gpt_oss) {
             // gpt-oss: the router and its bias; expert e's gate the even columns of gate_up_proj[e] and
             // its up the odd ones, their biases alike; down_proj[e] as stored; each head's sink
@@ -175,7 +217,7 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
                     check_same(w.w_down, Eigen::Map<const Matrix>(down.values.data() + static_cast<std::ptrdiff_t>(e) * ff * d, ff, d), x + "down");
                 }
             }
-        } else if (s.layers[static_cast<std::size_t>(l)].moe) {  // Qwen3-MoE, Mixtral: the router and every expert, no dense MLP
+        } else if (s.layers[static_cast<std::size_t>(l)].moe) {  // Qwen3-MoE, Mixtral, Qwen3-Next: the router and every expert, no dense MLP
             const bool mixtral = s.tensors == hf::TensorLayout::mixtral;
             const std::string m = p + (mixtral ? "block_sparse_moe." : "mlp.");
             CHECK(L.w_gate.size() == 0);
@@ -225,7 +267,7 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
         if (s.o_bias) check_same(L.b_o, stored_vector(c, p + "self_attn.o_proj.bias"), p + "o_proj.bias");
         else CHECK(L.b_o.size() == 0);
         if (!s.sinks) CHECK(L.sinks.size() == 0);
-        if (s.qk_norm) {
+        if (s.qk_norm && !s.layers[static_cast<std::size_t>(l)].linear) {
             check_same(L.q_norm.weight, stored_vector(c, p + "self_attn.q_norm.weight"), p + "q_norm");
             check_same(L.k_norm.weight, stored_vector(c, p + "self_attn.k_norm.weight"), p + "k_norm");
         }
@@ -332,6 +374,9 @@ TEST_CASE("every family's checkpoint, written in the Hugging Face layout, reads 
             } else if (s.model_type == "deepseek_v3") {  // its multi-token prediction layer, read past as transformers does
                 check_decoder_weights(c, s, *load.weights);
                 CHECK(load.ignored == std::vector<std::string>{"model.layers.61.eh_proj.weight", "model.layers.61.enorm.weight"});
+            } else if (s.model_type == "qwen3_next") {  // its multi-token prediction module, read past as transformers does
+                check_decoder_weights(c, s, *load.weights);
+                CHECK(load.ignored == std::vector<std::string>{"mtp.fc.weight"});
             } else {
                 check_decoder_weights(c, s, *load.weights);
                 CHECK(load.ignored.empty());
@@ -393,7 +438,9 @@ TEST_CASE("expected_tensors lists exactly the tensors each fixture's model needs
                 ++listed;
             }
             // buffers, pooler, NSP; DeepSeek-V3's multi-token prediction layer
-            const std::size_t extra = s.model_type == "gpt_neox" ? 4 : s.model_type == "bert" ? 4 : s.model_type == "deepseek_v3" ? 2 : 0;
+            // and Qwen3-Next's multi-token prediction module
+            const std::size_t extra = s.model_type == "gpt_neox" ? 4 : s.model_type == "bert" ? 4 : s.model_type == "deepseek_v3" ? 2
+                                    : s.model_type == "qwen3_next" ? 1 : 0;
             CHECK(listed + extra == c.tensors.size());
         }
     }
@@ -1389,6 +1436,7 @@ TEST_CASE("the reference's attention: rows sum to 1, causal and sliding masks, G
             double largest_weight = 0;
             for (int l = 0; l < s.n_layers; ++l) {
                 const hf::LayerSpec& ls = s.layers[static_cast<std::size_t>(l)];
+                if (ls.linear) continue;  // Qwen3-Next's Gated DeltaNet: implied weights, no softmax (tested on their own)
                 REQUIRE(r.attention[static_cast<std::size_t>(l)].size() == static_cast<std::size_t>(s.n_heads));
                 for (int h = 0; h < s.n_heads; ++h) {
                     const Rows& w = r.attention[static_cast<std::size_t>(l)][static_cast<std::size_t>(h)];
@@ -1548,7 +1596,7 @@ TEST_CASE("each family runs on the engine as its plain-loop reference computes i
             for (size_t h = 0; h < ref.attention[l].size(); ++h)
                 for (size_t i = 0; i < ids.size(); ++i)
                     for (size_t j = 0; j < ids.size(); ++j)
-                        worst = std::max(worst, std::abs(pass.layers[l].head[h].weights(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) -
+                        worst = std::max(worst, std::abs(head_map(pass.layers[l].head[h])(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) -
                                                          ref.attention[l][h][i][j]));
         CHECK(worst <= 1e-4);
         // The stream leaving the last layer, and the predictions' logits.

@@ -371,7 +371,7 @@ TEST_CASE("every family's checkpoint runs without widening a weight: each matrix
         auto own = [](SharedMatrix& w) { if (w.size() != 0) w.edit(); };
         for (hf::LayerWeights& layer : widened.weights.layers) {
             for (SharedMatrix* w : {&layer.w_q, &layer.w_k, &layer.w_v, &layer.w_o, &layer.w_gate, &layer.w_up, &layer.w_down, &layer.router,
-                                    &layer.w_q_a, &layer.w_q_b, &layer.w_kv_a, &layer.w_kv_b})
+                                    &layer.w_q_a, &layer.w_q_b, &layer.w_kv_a, &layer.w_kv_b, &layer.w_g, &layer.w_z, &layer.w_b, &layer.w_a})
                 own(*w);
             for (hf::ExpertWeights& e : layer.experts)
                 for (SharedMatrix* w : {&e.w_gate, &e.w_up, &e.w_down}) own(*w);
@@ -386,7 +386,9 @@ TEST_CASE("every family's checkpoint runs without widening a weight: each matrix
         double worst = 0.0;
         for (std::size_t l = 0; l < pass.layers.size(); ++l)
             for (std::size_t h = 0; h < pass.layers[l].head.size(); ++h)
-                worst = std::max(worst, static_cast<double>((pass.layers[l].head[h].weights - reference.layers[l].head[h].weights).cwiseAbs().maxCoeff()));
+                for (const auto& [a, b] : {std::pair{&pass.layers[l].head[h].weights, &reference.layers[l].head[h].weights},
+                                           std::pair{&pass.layers[l].head[h].implied_weights, &reference.layers[l].head[h].implied_weights}})
+                    if (a->size() != 0) worst = std::max(worst, static_cast<double>((*a - *b).cwiseAbs().maxCoeff()));
         CHECK(worst <= 1e-5);
         if (pass.logits.size() != 0) CHECK((pass.logits - reference.logits).cwiseAbs().maxCoeff() <= 1e-4);
         CHECK(pass.next_token_top5.size() == reference.next_token_top5.size());

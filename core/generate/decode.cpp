@@ -7,6 +7,7 @@
 
 #include "attention_rules.hpp"
 #include "engine.hpp"
+#include "linear_attention.hpp"
 #include "positional.hpp"
 #include "product.hpp"
 #include "softmax.hpp"
@@ -16,6 +17,32 @@ namespace attn::generate {
 
 LayerCache::LayerCache(int kv_heads, int key_dim, int value_dim, int window, int chunk)
     : kv_heads_(kv_heads), key_dim_(key_dim), value_dim_(value_dim), window_(window), chunk_(chunk), k_(0, key_dim), v_(0, value_dim) {}
+
+LayerCache LayerCache::linear(int heads, int key_dim, int value_dim, int channels, int kernel) {
+    LayerCache c(heads, key_dim, value_dim, 0, 0);
+    c.linear_ = true;
+    c.channels_ = channels;
+    c.kernel_ = kernel;
+    c.conv_rows_.resize(0, channels);
+    c.states_.assign(static_cast<size_t>(heads), Matrix::Zero(key_dim, value_dim));
+    return c;
+}
+
+void LayerCache::push_conv_row(const Matrix& row) {
+    ++seen_;
+    const Eigen::Index keep = kernel_ - 1;
+    if (keep <= 0) return;
+    Matrix rows(std::min<Eigen::Index>(conv_rows_.rows() + 1, keep), channels_);
+    rows.topRows(rows.rows() - 1) = conv_rows_.bottomRows(rows.rows() - 1);
+    rows.bottomRows(1) = row;
+    conv_rows_.swap(rows);
+}
+
+void LayerCache::assign_linear(const Matrix& mixed, const std::vector<Matrix>& states) {
+    conv_rows_ = mixed.bottomRows(std::min<Eigen::Index>(mixed.rows(), std::max(kernel_ - 1, 0)));
+    states_ = states;
+    seen_ = static_cast<int>(mixed.rows());
+}
 
 Matrix LayerCache::k() const {
     Matrix out(rows(), static_cast<Eigen::Index>(kv_heads_) * key_dim_);
@@ -103,6 +130,9 @@ std::vector<std::string> decode_faults(const Scenario& s) {
 }
 
 LayerCache empty_cache(const Scenario& s) {
+    if (s.delta_net.on)
+        return LayerCache::linear(s.heads, head_dim_of(s), value_dim_of(s),
+                                  2 * delta_key_heads(s) * head_dim_of(s) + s.heads * value_dim_of(s), s.delta_net.conv_kernel);
     return LayerCache(kv_heads_of(s), head_dim_of(s), value_dim_of(s), s.mask == MaskKind::SlidingWindow ? std::max(s.window, 1) : 0,
                       s.mask == MaskKind::Chunked ? std::max(s.chunk, 1) : 0);
 }
@@ -150,6 +180,33 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     const Matrix a = pre && s.block.layer_norm ? norm_row(s.block, x, s.block.norm_1) : x;  // what attention reads
 
     const SharedMatrix w_o = resolved_weight(s.w_o, heads * d_v, d, s.seed, 3);
+    if (attention) {
+        attention->weights.assign(static_cast<size_t>(heads), Vector());
+        attention->sink.assign(static_cast<size_t>(heads), 0.0f);
+        attention->first_position = cache.first_position();
+    }
+    if (s.delta_net.on) {
+        // Gated DeltaNet: the row convolved with the kept rows, then one step of each head's recurrence.
+        // No weights are drawn: the implied row would need every earlier k, which the layer does not keep.
+        const DeltaNetWeights w = delta_net_weights(s);
+        LinearTrace steps;
+        Matrix q, k, v;
+        const float scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(d_k)) : 1.0f;
+        delta_net_inputs(s, w, a, scale, &cache.conv_rows(), steps, q, k, v, true);
+        cache.push_conv_row(steps.mixed);
+        Matrix concat(1, heads * d_v);
+        for (int h = 0; h < heads; ++h)
+            concat.middleCols(h * d_v, d_v) = linear::delta_rule(q.middleCols(h * d_k, d_k), k.middleCols(h * d_k, d_k), v.middleCols(h * d_v, d_v),
+                                                                 steps.beta.col(h).transpose(), steps.decay.col(h).transpose(), cache.state(h));
+        const Matrix gated = delta_net_gated(concat, steps.z, w.norm, d_v, s.block.epsilon);
+        Matrix output;
+        product_into(gated, w_o, output, ProductKernel::any_order);  // (1, H·d_v)·(H·d_v, d) → (1, d)
+        if (!has_block(s)) return output;
+        BlockTrace block;
+        if (pre) block.norm1 = a;
+        run_block(s, x, output, block, true);
+        return block.output;
+    }
     Matrix q, k, v;
     if (s.latent.on()) {
         LatentTrace steps;  // the cache keeps every head's k and v, as transformers' does
@@ -181,11 +238,7 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     const float scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(d_k));
     const int rows = cache.rows(), first = cache.first_position();
     Matrix concat(1, heads * d_v);
-    if (attention) {
-        attention->weights.assign(static_cast<size_t>(heads), Vector());
-        attention->sink.assign(static_cast<size_t>(heads), 0.0f);
-        attention->first_position = first;
-    }
+    if (attention) attention->first_position = first;  // after the append: a window or a chunk may have dropped rows
     // The heads read their own K/V blocks: shared among the threads once the cache is long
     // enough to pay for a region (each head's scores, weights and output its own).
     const double head_work = static_cast<double>(heads) * rows * (d_k + d_v);

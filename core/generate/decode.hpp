@@ -15,6 +15,8 @@
 //          layer every earlier row when t starts a chunk (t mod C = 0)
 //   w_h    = softmax(mask(cap(q_h·K_gᵀ·scale + ALiBi)) with the sink)     (1 × rows)
 //   o_h    = w_h·V_g;  out = concat(o_h)·W_O + b_o;  then the block (residuals, norms, MLP)
+// A Gated DeltaNet layer (Qwen3-Next) keeps instead its convolution's last K − 1 rows and each head's
+// state S: the new row is convolved with them, and S takes one step of the delta rule (linear_attention.hpp).
 //
 // g = h / (H / H_kv): the K/V head query head h reads (Hugging Face's repeat_kv).
 #include <string>
@@ -40,7 +42,7 @@ public:
     int chunk() const { return chunk_; }               // 0: none; C: the tokens of the current chunk of C
     int rows() const { return end_ - begin_; }
     int first_position() const { return first_position_; }  // the position of row 0
-    int end_position() const { return first_position_ + rows(); }
+    int end_position() const { return linear_ ? seen_ : first_position_ + rows(); }  // the tokens read so far end here
     // K/V head g's (rows × d_k) and (rows × d_v), oldest first.
     auto k(int g) const { return k_.middleRows(static_cast<Eigen::Index>(g) * capacity_ + begin_, rows()); }
     auto v(int g) const { return v_.middleRows(static_cast<Eigen::Index>(g) * capacity_ + begin_, rows()); }
@@ -54,7 +56,27 @@ public:
     // K/V head's columns side by side), the window or the chunk applied.
     void assign(const Matrix& k, const Matrix& v, int first);
     // Bytes the cache holds (float32).
-    double bytes() const { return static_cast<double>(rows()) * kv_heads_ * (key_dim_ + value_dim_) * sizeof(float); }
+    double bytes() const {
+        if (linear_) return static_cast<double>(linear_numbers()) * sizeof(float);
+        return static_cast<double>(rows()) * kv_heads_ * (key_dim_ + value_dim_) * sizeof(float);
+    }
+
+    // Gated DeltaNet (Qwen3-Next's linear layers) keeps no row of K or V: the convolution's last K − 1
+    // rows of mixed channels (oldest first) and each head's state S (d_k × d_v), the same size
+    // whatever the length of the text.
+    static LayerCache linear(int heads, int key_dim, int value_dim, int channels, int kernel);
+    bool is_linear() const { return linear_; }
+    const Matrix& conv_rows() const { return conv_rows_; }
+    Matrix& state(int head) { return states_[static_cast<size_t>(head)]; }
+    const Matrix& state(int head) const { return states_[static_cast<size_t>(head)]; }
+    // The newest row of mixed channels (1 × C) joins the convolution's window, the oldest leaving.
+    void push_conv_row(const Matrix& row);
+    // After a prompt pass: its last K − 1 rows of mixed channels and each head's state.
+    void assign_linear(const Matrix& mixed, const std::vector<Matrix>& states);
+    // The numbers a linear layer keeps: (K − 1)·C + H·d_k·d_v.
+    long long linear_numbers() const {
+        return static_cast<long long>(kernel_ - 1) * channels_ + static_cast<long long>(states_.size()) * key_dim_ * value_dim_;
+    }
 
 private:
     void make_room();
@@ -65,6 +87,10 @@ private:
     int begin_ = 0, end_ = 0;  // the rows of each block in use
     // K/V head g's block is rows [g·capacity, (g + 1)·capacity): one allocation for the layer.
     Matrix k_, v_;  // (H_kv·capacity × d_k), (H_kv·capacity × d_v)
+    bool linear_ = false;            // Gated DeltaNet: conv_rows_ and states_ in place of K and V
+    int channels_ = 0, kernel_ = 0, seen_ = 0;
+    Matrix conv_rows_;               // (≤ K − 1 × C)
+    std::vector<Matrix> states_;     // [head] (d_k × d_v)
 };
 
 // What the new row's attention did, for drawing: each query head's weights over the cache's

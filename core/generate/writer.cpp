@@ -66,6 +66,14 @@ bool prefill(const Writer& w, const stack::Pass& pass, const std::vector<int>& i
     for (int l = from_layer; l < w.stack.layers; ++l) {
         const Trace& t = pass.layers[static_cast<size_t>(l)];
         LayerCache& cache = writing.cache[static_cast<size_t>(l)];
+        if (cache.is_linear()) {  // Gated DeltaNet: the pass's last mixed rows and each head's state after the prompt
+            if (t.linear.mixed.rows() != n || t.head.size() != static_cast<size_t>(t.heads))
+                return refuse(why, "layer " + std::to_string(l + 1) + "'s trace keeps no state of its recurrence");
+            std::vector<Matrix> states;
+            for (const HeadTrace& head : t.head) states.push_back(head.state);
+            cache.assign_linear(t.linear.mixed, states);
+            continue;
+        }
         const int kv = cache.kv_heads(), group = t.heads / std::max(kv, 1);
         if (t.head.size() != static_cast<size_t>(t.heads) || t.n_queries != n || t.d_k != cache.key_dim())
             return refuse(why, "layer " + std::to_string(l + 1) + "'s trace keeps no K and V of every token");
@@ -135,7 +143,8 @@ std::vector<LayerCacheShape> cache_shapes(const Writer& w) {
     for (int l = 0; l < w.stack.layers; ++l) {
         const Scenario s = writing_scenario(w, l, {});
         const LayerCache c = empty_cache(s);
-        shapes.push_back({c.kv_heads(), c.key_dim(), c.value_dim(), c.window(), s.latent.on() ? s.latent.kv_rank + s.latent.rope_dim : 0, c.chunk()});
+        shapes.push_back({c.kv_heads(), c.key_dim(), c.value_dim(), c.window(), s.latent.on() ? s.latent.kv_rank + s.latent.rope_dim : 0, c.chunk(),
+                          c.is_linear() ? c.linear_numbers() : 0});
     }
     return shapes;
 }
@@ -143,6 +152,11 @@ std::vector<LayerCacheShape> cache_shapes(const Writer& w) {
 CacheCost cache_cost(const std::vector<LayerCacheShape>& shapes, int query_heads, double element_bytes, long long length) {
     CacheCost cost;
     for (const LayerCacheShape& s : shapes) {
+        if (s.state > 0) {  // Gated DeltaNet: its state and convolution rows, whatever the length
+            cost.bytes += static_cast<double>(s.state) * element_bytes;
+            cost.multi_head_bytes += static_cast<double>(query_heads) * (s.key_dim + s.value_dim) * element_bytes * static_cast<double>(length);
+            continue;
+        }
         const double row = (s.latent > 0 ? static_cast<double>(s.latent) : static_cast<double>(s.kv_heads) * (s.key_dim + s.value_dim)) * element_bytes;
         long long kept = s.window > 0 ? std::min<long long>(length, s.window) : length;
         if (s.chunk > 0) kept = length > 0 ? (length - 1) % s.chunk + 1 : 0;  // the current chunk's tokens

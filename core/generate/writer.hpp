@@ -84,6 +84,9 @@ struct LayerCacheShape {
     // app's while writing, keep each head's k and v expanded from it: kv_heads·(key_dim + value_dim).)
     int latent = 0;
     int chunk = 0;   // > 0: the tokens of the current chunk of C (Llama 4's chunked layers)
+    // > 0: a Gated DeltaNet layer (Qwen3-Next), which keeps this many numbers whatever the length: each
+    // head's state (d_k × d_v) and its convolution's last K − 1 rows
+    long long state = 0;
 };
 std::vector<LayerCacheShape> cache_shapes(const Writer& writer);
 

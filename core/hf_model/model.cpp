@@ -287,6 +287,33 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
     }
     s.score_scale = static_cast<float>(spec.attention_scale);
     s.softcap = static_cast<float>(spec.attn_logit_softcap);
+    if (spec.output_gate && !ls.linear) {  // Qwen3-Next's full layers: each head's output × σ(x·W_G) before o_proj
+        s.output_gate.on = true;
+        s.output_gate.w_g = w.w_g;
+    }
+    if (ls.linear) {  // Qwen3-Next's Gated DeltaNet: no softmax, no RoPE, its own heads and weights
+        const LinearSpec& n = spec.linear;
+        s.positional = PositionalEncoding::None;
+        s.rope = RopeOptions{};
+        s.mask = MaskKind::Causal;
+        s.qk_norm = s.qk_norm_plus_one = false;
+        s.q_norm = s.k_norm = Vector();
+        s.score_scale = 0.0f;
+        s.heads = n.value_heads;
+        s.kv_heads = 0;
+        s.head_dim = n.value_dim;
+        s.delta_net.on = true;
+        s.delta_net.key_heads = n.key_heads;
+        s.delta_net.key_dim = n.key_dim;
+        s.delta_net.conv_kernel = n.conv_kernel;
+        s.delta_net.w_z = w.w_z;
+        s.delta_net.w_b = w.w_b;
+        s.delta_net.w_a = w.w_a;
+        s.delta_net.conv = w.conv;
+        s.delta_net.a_log = w.a_log;
+        s.delta_net.dt_bias = w.dt_bias;
+        s.delta_net.norm = w.delta_norm;
+    }
     BlockOptions& b = s.block;
     b.residual = b.layer_norm = b.feed_forward = true;
     b.d_ff = spec.d_ff;
@@ -376,7 +403,7 @@ stack::Stack model_stack(const OpenedModel& m, const std::vector<std::string>* t
     stack::Stack st;
     st.layers = spec.n_layers;
     st.d_model = spec.d_model;
-    st.heads = spec.n_heads;
+    st.heads = spec.most_heads();
     st.layer_scenario = [&m, tokens](int layer, const Matrix& input, const Matrix*) { return family_layer(m, tokens, layer, input); };
     // The head: the final norm and, for a causal LM, the next token's logits (BERT's masked
     // positions are read by forward_text from h).

@@ -534,19 +534,21 @@ struct LlamaDefaults {
     bool tied = false;             // tie_word_embeddings
     double theta = 10000.0;        // rope_theta
     double rms_norm_eps = 1e-6;
-    bool partial_rotary = false;   // partial_rotary_factor is read (Phi-3); elsewhere every dim turns
+    bool partial_rotary_read = false;   // partial_rotary_factor is read (Phi-3); elsewhere every dim turns
     bool longrope = false;         // rope type longrope is read (Phi-3)
     bool yarn = false;             // rope type yarn is read (gpt-oss)
+    double partial_rotary = 1.0;   // partial_rotary_factor when the config has none (with partial_rotary_factor read)
+    std::optional<int> head_dim;   // head_dim when the config has none; nullopt: hidden_size / num_attention_heads
 };
 
 void read_llama_like(ConfigReader& r, ModelSpec& spec, const LlamaDefaults& defaults) {
     rms_decoder_defaults(spec);
-    read_decoder_sizes(r, spec, std::nullopt);
+    read_decoder_sizes(r, spec, defaults.head_dim);
     spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, defaults.rms_norm_eps);
     spec.activation = read_activation(r, "hidden_act", "silu");
     double theta = r.number("rope_theta", 0, 1e12, defaults.theta);
-    double partial = defaults.partial_rotary ? r.number("partial_rotary_factor", 0, 1.0000001, 1.0) : 1.0;
-    const RopeScaling scaling = read_rope(r, theta, defaults.partial_rotary ? &partial : nullptr, defaults.longrope, defaults.yarn);
+    double partial = defaults.partial_rotary_read ? r.number("partial_rotary_factor", 0, 1.0000001, defaults.partial_rotary) : 1.0;
+    const RopeScaling scaling = read_rope(r, theta, defaults.partial_rotary_read ? &partial : nullptr, defaults.longrope, defaults.yarn);
     spec.tied_lm_head = r.flag("tie_word_embeddings", defaults.tied);
     spec.rotary_dim = static_cast<int>(spec.head_dim * partial);   // int(head_dim * partial_rotary_factor)
     spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
@@ -667,7 +669,7 @@ void read_olmo2(ConfigReader& r, ModelSpec& spec) {
 void read_phi3(ConfigReader& r, ModelSpec& spec) {
     LlamaDefaults defaults;
     defaults.rms_norm_eps = 1e-5;
-    defaults.partial_rotary = defaults.longrope = true;
+    defaults.partial_rotary_read = defaults.longrope = true;
     read_llama_like(r, spec, defaults);
     const int max_positions = r.integer("max_position_embeddings", 1, kMaxPositions, 4096);
     const int original = r.integer("original_max_position_embeddings", 1, kMaxPositions, 4096);
@@ -777,6 +779,7 @@ int read_experts_per_token(ConfigReader& r, int experts, const char* experts_key
 // keep a dense MLP of intermediate_size.
 struct QwenExpertDefaults {
     int experts, per_token, d_ff;
+    bool normalize = false;  // norm_topk_prob (Qwen3-Next: true)
 };
 void read_qwen_experts(ConfigReader& r, ModelSpec& spec, QwenExpertDefaults defaults) {
     const int n = spec.n_layers;
@@ -790,7 +793,7 @@ void read_qwen_experts(ConfigReader& r, ModelSpec& spec, QwenExpertDefaults defa
     }
     spec.experts.experts = experts;
     spec.experts.experts_per_token = read_experts_per_token(r, experts, "num_experts", defaults.per_token);
-    spec.experts.normalize_top_k = r.flag("norm_topk_prob", false);
+    spec.experts.normalize_top_k = r.flag("norm_topk_prob", defaults.normalize);
     spec.experts.d_ff = r.integer("moe_intermediate_size", 1, 1 << 20, defaults.d_ff);
     const int step = r.integer("decoder_sparse_step", 1, kMaxLayers, 1);
     const std::vector<bool> dense =
@@ -844,6 +847,43 @@ void read_qwen2_moe(ConfigReader& r, ModelSpec& spec) {
     read_qwen_experts(r, spec, {60, 4, 1408});
     spec.experts.shared_d_ff = r.integer("shared_expert_intermediate_size", 1, 1 << 20, 5632);
     spec.experts.shared_gate = true;  // Qwen2MoeSparseMoeBlock.shared_expert_gate
+}
+
+// Qwen3-Next (Qwen3NextConfig, Qwen3NextDecoderLayer): layer_types "linear_attention" (Gated DeltaNet)
+// or "full_attention", by default every full_attention_interval-th layer full; its full layers Qwen3's
+// attention with (1 + w) QK-norm, partial RoPE (partial_rotary_factor 0.25) and the output gate; (1 + w)
+// RMSNorms; Qwen2-MoE's mixture (norm_topk_prob true) with a gated shared expert, dense layers by
+// mlp_only_layers and decoder_sparse_step.
+void read_qwen3_next(ConfigReader& r, ModelSpec& spec) {
+    LlamaDefaults defaults;
+    defaults.partial_rotary_read = true;
+    defaults.partial_rotary = 0.25;
+    defaults.head_dim = 256;
+    read_llama_like(r, spec, defaults);
+    spec.norm.one_plus_weight = true;   // Qwen3NextRMSNorm: x/rms·(1 + w), its q_norm and k_norm too
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    spec.qk_norm = true;
+    spec.output_gate = true;
+    const int n = spec.n_layers;
+    const int interval = r.integer("full_attention_interval", 1, kMaxLayers, 4);
+    std::vector<bool> linear(static_cast<std::size_t>(std::max(n, 0)));
+    for (int l = 0; l < n; ++l) linear[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
+    if (r.has("layer_types") && r.has("full_attention_interval"))
+        r.fault("full_attention_interval", "is given beside layer_types, which Qwen3NextConfig reads in its place: it would be ignored");
+    if (auto types = read_layer_types(r, n, "linear_attention")) linear = std::move(*types);
+    LinearSpec& lin = spec.linear;
+    lin.conv_kernel = r.integer("linear_conv_kernel_dim", 1, 64, 4);
+    lin.key_dim = r.integer("linear_key_head_dim", 1, 4096, 128);
+    lin.value_dim = r.integer("linear_value_head_dim", 1, 4096, 128);
+    lin.key_heads = r.integer("linear_num_key_heads", 1, kMaxHeads, 16);
+    lin.value_heads = r.integer("linear_num_value_heads", 1, kMaxHeads, 32);
+    if (lin.key_heads > 0 && lin.value_heads % lin.key_heads != 0)
+        r.fault("linear_num_value_heads", std::to_string(lin.value_heads) + " is not a multiple of linear_num_key_heads " +
+                                          std::to_string(lin.key_heads) + ": each key head is read by a whole number of value heads");
+    for (int l = 0; l < n; ++l) spec.layers[static_cast<std::size_t>(l)].linear = linear[static_cast<std::size_t>(l)];
+    read_qwen_experts(r, spec, {512, 10, 512, true});
+    spec.experts.shared_d_ff = r.integer("shared_expert_intermediate_size", 1, 1 << 20, 512);
+    spec.experts.shared_gate = true;  // Qwen3NextSparseMoeBlock.shared_expert_gate
 }
 
 // Mixtral: Mistral's attention (every layer sliding when sliding_window is set), and in every
@@ -1226,6 +1266,16 @@ const std::vector<Family>& families() {
           // max_window_layers: which layers slide without layer_types, refused there (read_qwen2_moe)
           joined(kCommonInformational, {"max_position_embeddings", "max_window_layers", "router_aux_loss_coef", "output_router_logits"})},
          read_qwen2_moe},
+        // Qwen3NextAttention reads head_dim and attention_bias; mtp_*: the multi-token prediction module, which
+        // transformers does not load (mtp.* read past)
+        {"qwen3_next", "Qwen3-Next",
+         {joined(kDecoderHonoured, {"head_dim", "attention_bias", "partial_rotary_factor", "layer_types", "full_attention_interval",
+                                    "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads",
+                                    "linear_num_value_heads", "num_experts", "num_local_experts", "num_experts_per_tok", "norm_topk_prob",
+                                    "moe_intermediate_size", "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers"}),
+          joined(kCommonInformational, {"max_position_embeddings", "router_aux_loss_coef", "output_router_logits",
+                                        "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings"})},
+         read_qwen3_next, TensorLayout::qwen3_next},
         // MixtralAttention is Mistral's: head_dim; router_jitter_noise multiplies the input in training only
         {"mixtral", "Mixtral",
          {joined(kDecoderHonoured, {"head_dim", "sliding_window", "num_local_experts", "num_experts_per_tok"}),

@@ -33,6 +33,10 @@
 //                                               latent, a rotary key shared by the heads), YaRN with mscale;
 //                                               after the first dense layers a mixture: σ scores, groups of
 //                                               experts, a biased choice, scaled weights, ungated shared experts
+//   qwen3_next    Qwen3NextForCausalLM          three Gated DeltaNet layers (linear attention: a convolution, a
+//                                               decaying state written by the delta rule) to one gated softmax layer
+//                                               (each head's output × σ(gate)), partial RoPE, (1 + w) RMSNorms,
+//                                               Qwen2-MoE's mixture with a gated shared expert
 //   llama4_text   Llama4ForCausalLM             chunked attention on its RoPE layers, every fourth layer global
 //                                               without RoPE and with a query temperature, a weightless QK-norm,
 //                                               interleaved RoPE; a mixture: the top k logits, each kept expert
@@ -86,6 +90,7 @@
 // Every config key that would change the computation is either honoured or refused with a
 // message naming the key and its value; keys that do not (architectures, torch_dtype, dropout
 // rates, …) are listed as informational; a key in neither list is refused, naming it.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -117,7 +122,12 @@ enum class HeadKind { causal_lm, masked_lm };
 // dense layers), a mixture as feed_forward.router, feed_forward.shared_expert and the experts fused
 // in feed_forward.experts.gate_up_proj (E × d × 2·d_ff, the gate the first d_ff columns, up the
 // next) and down_proj (E × d_ff × d), used as stored.
-enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss, deepseek_v3, llama4 };
+// Qwen3-Next's: Llama's names, q_proj twice as wide (per head its query's rows, then its gate's), and
+// on the linear layers linear_attn.in_proj_qkvz (per key head: q, k, then its value heads' v and z),
+// in_proj_ba (per key head: its value heads' b, then their a), conv1d.weight (C × 1 × K), dt_bias,
+// A_log, norm.weight and out_proj; the experts Qwen2-MoE's (mlp.gate, mlp.experts.E.*, mlp.shared_expert,
+// mlp.shared_expert_gate). The multi-token prediction module (mtp.*) is read past, as transformers does.
+enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss, deepseek_v3, llama4, qwen3_next };
 
 const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
 const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"
@@ -158,6 +168,14 @@ struct LayerSpec {
     int chunk = 0;               // > 0: chunked attention (Llama 4): keys of the query's own chunk of C
     bool temperature = false;    // Llama 4: the queries × τ_i (ModelSpec::temperature_floor_scale, _attn_scale)
     bool qk_norm = false;        // Llama 4: a weightless RMSNorm of each head's q and k (use_qk_norm, on RoPE layers)
+    bool linear = false;         // Qwen3-Next: a Gated DeltaNet layer (ModelSpec::linear) in place of softmax attention
+};
+
+// Qwen3-Next's Gated DeltaNet layers (Qwen3NextGatedDeltaNet): the sizes of scenario.hpp's GatedDeltaNet.
+struct LinearSpec {
+    int key_heads = 0, value_heads = 0;  // linear_num_key_heads, linear_num_value_heads (a multiple of it)
+    int key_dim = 0, value_dim = 0;      // linear_key_head_dim, linear_value_head_dim
+    int conv_kernel = 4;                 // linear_conv_kernel_dim
 };
 
 // A mixture of experts in place of a layer's MLP (Qwen3-MoE, Mixtral): each token's router logits
@@ -227,6 +245,8 @@ struct ModelSpec {
     LatentSpec latent;           // DeepSeek-V3's latent attention (head_dim is then d_nope + d_rope; n_kv_heads = n_heads)
     double final_logit_softcap = 0;   // 0: none; c: logits → c·tanh(logits/c) (Gemma 2)
     double temperature_floor_scale = 0, temperature_attn_scale = 0.1;  // Llama 4's query temperature (LayerSpec::temperature)
+    bool output_gate = false;    // Qwen3-Next: q_proj gives each head [query | gate]; the head's output × σ(gate) before o_proj
+    LinearSpec linear;           // Qwen3-Next's Gated DeltaNet, on the layers with LayerSpec::linear
 
     // Positions
     PositionKind positions = PositionKind::rope;
@@ -259,6 +279,13 @@ struct ModelSpec {
     std::vector<int> eos_token_ids;
 
     int kv_group() const { return n_kv_heads > 0 ? n_heads / n_kv_heads : 0; }   // query heads per K/V head
+    // The most heads a layer has: Qwen3-Next's Gated DeltaNet layers may have more value heads than its
+    // softmax layers have query heads (the model view's columns, the heads a pass can ablate).
+    int most_heads() const {
+        for (const LayerSpec& l : layers)
+            if (l.linear) return std::max(n_heads, linear.value_heads);
+        return n_heads;
+    }
     int kv_head_of(int query_head) const { return kv_group() > 0 ? query_head / kv_group() : 0; }
 };
 

@@ -239,6 +239,36 @@ void llama4_feed_forward(RefList& r, const ModelSpec& s, const std::string& p, b
     r.linear(f + "shared_expert.down_proj.weight", d, sff, L.shared_expert.w_down);
 }
 
+// Qwen3-Next's Gated DeltaNet (Qwen3NextGatedDeltaNet): the fused projections as views, per key head
+// group g of r = H / H_k value heads: in_proj_qkvz's rows [q_g | k_g | v_g | z_g] and in_proj_ba's [b_g | a_g]
+// (fix_query_key_value_ordering); the convolution's taps, dt_bias, A_log, the gated norm's weight, out_proj.
+void delta_net(RefList& r, const ModelSpec& s, const std::string& p, LayerWeights& L) {
+    const LinearSpec& n = s.linear;
+    const std::int64_t d = s.d_model, dk = n.key_dim, dv = n.value_dim, hk = n.key_heads, hv = n.value_heads, per = hv / std::max(1, n.key_heads);
+    const std::int64_t period = 2 * dk + 2 * per * dv, channels = 2 * hk * dk + hv * dv;
+    const std::string a = p + "linear_attn.";
+    r.matrix(a + "in_proj_qkvz.weight", {hk * period, d}, [&L, dk, dv, hk, hv, per, period](const StoredMatrix& stored) {
+        const StoredMatrix fused = stored.transpose();  // (d × H_k·period)
+        L.w_q = SharedMatrix(fused.columns(0, dk, period, hk * dk));
+        L.w_k = SharedMatrix(fused.columns(dk, dk, period, hk * dk));
+        L.w_v = SharedMatrix(fused.columns(2 * dk, per * dv, period, hv * dv));
+        L.w_z = SharedMatrix(fused.columns(2 * dk + per * dv, per * dv, period, hv * dv));
+    });
+    r.matrix(a + "in_proj_ba.weight", {2 * hv, d}, [&L, hv, per](const StoredMatrix& stored) {
+        const StoredMatrix fused = stored.transpose();  // (d × 2·H)
+        L.w_b = SharedMatrix(fused.columns(0, per, 2 * per, hv));
+        L.w_a = SharedMatrix(fused.columns(per, per, 2 * per, hv));
+    });
+    const std::int64_t kernel = n.conv_kernel;
+    r.add(a + "conv1d.weight", {channels, 1, kernel}, [&L, channels, kernel](const std::vector<float>& v) {
+        L.conv = Eigen::Map<const Matrix>(v.data(), channels, kernel);  // (C, 1, K) → C × K, row by row
+    });
+    r.vector(a + "dt_bias", hv, L.dt_bias);
+    r.vector(a + "A_log", hv, L.a_log);
+    r.vector(a + "norm.weight", dv, L.delta_norm);
+    r.linear(a + "out_proj.weight", d, hv * dv, L.w_o);
+}
+
 RefList decoder_refs(const ModelSpec& s, Weights& w) {
     // Llama, Qwen 2/3, Gemma 2/3: LlamaForCausalLM's names
     RefList r{"model.", {}};
@@ -250,7 +280,20 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
         LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
         const std::string p = "layers." + std::to_string(l) + ".";
         if (!olmo2) r.norm(p + "input_layernorm", d, L.attn_norm, false);  // OLMo 2: no norm before attention
-        if (phi3) {
+        const bool linear = s.layers[static_cast<std::size_t>(l)].linear;
+        if (linear) {
+            delta_net(r, s, p, L);
+        } else if (s.output_gate) {
+            // q_proj (H·2hd × d): per head its query's hd rows, then its gate's
+            const std::int64_t hd = s.head_dim;
+            r.matrix(p + "self_attn.q_proj.weight", {2 * q, d}, [&L, q, hd](const StoredMatrix& stored) {
+                const StoredMatrix fused = stored.transpose();  // (d × H·2hd)
+                L.w_q = SharedMatrix(fused.columns(0, hd, 2 * hd, q));
+                L.w_g = SharedMatrix(fused.columns(hd, hd, 2 * hd, q));
+            });
+            r.linear(p + "self_attn.k_proj.weight", kv, d, L.w_k);
+            r.linear(p + "self_attn.v_proj.weight", kv, d, L.w_v);
+        } else if (phi3) {
             // qkv_proj (q + 2·kv × d): rows [0, q) are Q's, the next kv K's, the last kv V's
             // (Phi3Attention slices qkv[..., :q], [q : q + kv], [q + kv :]); three views of the one tensor
             r.matrix(p + "self_attn.qkv_proj.weight", {q + 2 * kv, d}, [&L, q, kv](const StoredMatrix& stored) {
@@ -266,17 +309,17 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
             r.linear(p + "self_attn.k_proj.weight", kv, d, L.w_k);
             r.linear(p + "self_attn.v_proj.weight", kv, d, L.w_v);
         }
-        if (s.qkv_bias && s.latent.kv_rank == 0) {
+        if (s.qkv_bias && s.latent.kv_rank == 0 && !linear) {
             r.vector(p + "self_attn.q_proj.bias", q, L.b_q);
             r.vector(p + "self_attn.k_proj.bias", kv, L.b_k);
             r.vector(p + "self_attn.v_proj.bias", kv, L.b_v);
         }
-        if (s.qk_norm) {  // over head_dim, or over the whole projection (OLMo 2: q, kv numbers)
+        if (s.qk_norm && !linear) {  // over head_dim, or over the whole projection (OLMo 2: q, kv numbers)
             r.norm(p + "self_attn.q_norm", s.qk_norm_whole ? q : s.head_dim, L.q_norm, false);
             r.norm(p + "self_attn.k_norm", s.qk_norm_whole ? kv : s.head_dim, L.k_norm, false);
         }
-        r.linear(p + "self_attn.o_proj.weight", d, s.latent.kv_rank > 0 ? i64(s.n_heads * s.latent.v_dim) : q, L.w_o);
-        if (s.o_bias) r.vector(p + "self_attn.o_proj.bias", d, L.b_o);
+        if (!linear) r.linear(p + "self_attn.o_proj.weight", d, s.latent.kv_rank > 0 ? i64(s.n_heads * s.latent.v_dim) : q, L.w_o);
+        if (s.o_bias && !linear) r.vector(p + "self_attn.o_proj.bias", d, L.b_o);
         if (s.sinks) r.vector(p + "self_attn.sinks", s.n_heads, L.sinks);
         if (gemma) {
             r.norm(p + "post_attention_layernorm", d, L.post_attn_norm, false);
@@ -464,7 +507,8 @@ RefList refs_of(const ModelSpec& s, Weights& w) {
         case TensorLayout::mixtral:
         case TensorLayout::gpt_oss:
         case TensorLayout::deepseek_v3:
-        case TensorLayout::llama4: break;
+        case TensorLayout::llama4:
+        case TensorLayout::qwen3_next: break;
     }
     return decoder_refs(s, w);
 }
@@ -515,6 +559,8 @@ bool ignorable(const ModelSpec& s, const std::string& full_name) {
     if (s.tensors == TensorLayout::gpt_neox && is_stored_mask(name, "gpt_neox.", "layers.", ".attention.")) return true;
     // DeepSeek-V3's multi-token prediction layer (DeepseekV3Model's _keys_to_ignore_on_load_unexpected: model.layers.61.*)
     if (s.tensors == TensorLayout::deepseek_v3 && name.substr(0, 16) == "model.layers.61.") return true;
+    // Qwen3-Next's multi-token prediction module (Qwen3NextPreTrainedModel's _keys_to_ignore_on_load_unexpected: ^mtp.*)
+    if (s.tensors == TensorLayout::qwen3_next && name.substr(0, 4) == "mtp.") return true;
     // ".*\.rotary_emb\.inv_freq": anything, then that ending.
     return s.positions == PositionKind::rope && ends_with(name, ".rotary_emb.inv_freq");
 }
@@ -584,6 +630,21 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
         if (s.latent.q_rank > 0)
             names.insert(names.begin(), {{"latent.w_q_a", p + "self_attn.q_a_proj.weight.T"}, {"latent.w_q_b", p + "self_attn.q_b_proj.weight.T"}});
         else names.insert(names.begin(), {"w_q", p + "self_attn.q_proj.weight.T"});
+    }
+    if (s.tensors == TensorLayout::qwen3_next && s.layers[static_cast<std::size_t>(layer)].linear) {  // views of the fused projections
+        const std::string a = p + "linear_attn.", g = std::to_string(s.linear.key_heads),
+                          period = std::to_string(2 * s.linear.key_dim + 2 * s.linear.value_heads / std::max(1, s.linear.key_heads) * s.linear.value_dim);
+        names = {{"w_q", a + "in_proj_qkvz.weight.view(" + g + ", " + period + ", d)[:, q].T"},
+                 {"w_k", a + "in_proj_qkvz.weight.view(" + g + ", " + period + ", d)[:, k].T"},
+                 {"w_v", a + "in_proj_qkvz.weight.view(" + g + ", " + period + ", d)[:, v].T"},
+                 {"linear.w_z", a + "in_proj_qkvz.weight.view(" + g + ", " + period + ", d)[:, z].T"},
+                 {"linear.w_b", a + "in_proj_ba.weight (b rows).T"},
+                 {"linear.w_a", a + "in_proj_ba.weight (a rows).T"},
+                 {"w_o", a + "out_proj.weight.T"}};
+    } else if (s.output_gate) {
+        const std::string H = std::to_string(s.n_heads), hd = std::to_string(s.head_dim);
+        names[0] = {"w_q", p + "self_attn.q_proj.weight.view(" + H + ", 2, " + hd + ", d)[:, 0].T"};
+        names.push_back({"w_g", p + "self_attn.q_proj.weight.view(" + H + ", 2, " + hd + ", d)[:, 1].T"});
     }
     if (s.layers[static_cast<std::size_t>(layer)].moe && s.tensors == TensorLayout::gpt_oss) {  // the experts fused, used as stored
         names.push_back({"block.moe.router", p + "mlp.router.weight.T"});

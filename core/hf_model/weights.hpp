@@ -34,6 +34,11 @@
 //   * Phi-3 fuses Q, K, V by rows: qkv_proj.weight (H·hd + 2·H_kv·hd × d) is Q's rows, then K's,
 //     then V's; gate_up_proj.weight (2·d_ff × d) the gate's rows, then up's. Each part is a view
 //     of the one stored tensor.
+//   * Qwen3-Next's q_proj.weight (H·2hd × d) is viewed (H, 2, hd) along its rows: head h's query rows
+//     [h·2hd, h·2hd + hd), then its gate's (Qwen3NextAttention: view(…, -1, 2·head_dim).chunk(2));
+//     its linear layers' in_proj_qkvz.weight (2·H_k·d_k + 2·H·d_v × d) per key head g the rows
+//     [q_g (d_k) | k_g (d_k) | v (r·d_v) | z (r·d_v)], r = H / H_k value heads each, and in_proj_ba.weight
+//     (2·H × d) per key head [b (r) | a (r)] (fix_query_key_value_ordering); each part a view.
 //   * Biases and norm weights are (1 × n) row vectors, stored as 1-D tensors [n]; a bias the
 //     spec does not have is empty. An RMSNorm has no bias.
 //   * The embedding tables are kept as stored: token_embedding (V × d), one row per id;
@@ -100,6 +105,14 @@ struct LayerWeights {
     SharedMatrix w_q_a, w_q_b, w_kv_a, w_kv_b;
     Vector b_q_a, b_kv_a;              // with attention_bias
     NormWeights q_a_norm, kv_a_norm;
+    // Qwen3-Next: the output gate's columns of q_proj (d × H·hd), with spec.output_gate
+    SharedMatrix w_g;
+    // Qwen3-Next's Gated DeltaNet layers (LayerSpec::linear), in place of w_q … w_o: views of
+    // linear_attn.in_proj_qkvz (w_q, w_k (d × H_k·d_k), w_v and w_z (d × H·d_v)) and in_proj_ba (w_b, w_a
+    // (d × H)); conv1d.weight (C × K); dt_bias, A_log (1 × H); norm.weight (1 × d_v); out_proj as w_o
+    SharedMatrix w_z, w_b, w_a;
+    Matrix conv;
+    Vector dt_bias, a_log, delta_norm;
 };
 
 struct Weights {

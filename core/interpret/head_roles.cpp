@@ -125,6 +125,7 @@ std::vector<HeadRoles> head_roles(const std::vector<Trace>& layers, int repeat_l
     std::vector<HeadRoles> roles;
     for (size_t l = 0; l < layers.size(); ++l) {
         const Trace& t = layers[l];
+        if (t.settings.delta_net) continue;  // a Gated DeltaNet layer has no softmax weights to score (its implied ones are no distribution)
         for (int h = 0; h < static_cast<int>(t.head.size()); ++h) {
             const Matrix& weights = t.head[static_cast<size_t>(h)].weights;
             if (weights.rows() != t.n_queries || weights.cols() != t.n_keys) return {};
