@@ -1060,6 +1060,81 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         const json multimodal = {{"model_type", "llama4"}, {"text_config", config}, {"vision_config", json::object()}};
         CHECK_THAT(refusal_of(multimodal), Contains("Llama4ForConditionalGeneration") && Contains("\"llama4_text\""));
     }
+    SECTION("qwen3_next: three Gated DeltaNet layers to one gated full layer, partial RoPE, (1 + w) norms, the mixture") {
+        const json config = qwen3_next_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::qwen3_next);
+        for (int l = 0; l < 3; ++l) CHECK(s.layers[static_cast<std::size_t>(l)].linear);
+        CHECK_FALSE(s.layers[3].linear);
+        CHECK(s.linear.key_heads == 2);
+        CHECK(s.linear.value_heads == 4);
+        CHECK(s.linear.key_dim == 4);
+        CHECK(s.linear.value_dim == 4);
+        CHECK(s.linear.conv_kernel == 4);
+        CHECK(s.output_gate);
+        CHECK(s.qk_norm);
+        CHECK(s.norm.one_plus_weight);
+        CHECK(s.rotary_dim == 2);  // head_dim 8 × partial_rotary_factor 0.25
+        CHECK(s.experts.normalize_top_k);
+        CHECK(s.experts.shared_gate);
+        CHECK(s.experts.shared_d_ff == 20);
+        CHECK_FALSE(s.layers[1].moe);  // mlp_only_layers
+        CHECK(s.layers[2].moe);
+        CHECK(s.most_heads() == 4);
+        // the layers as the engine takes them
+        write_family_checkpoint(folder_for("qwen3_next_spec"), qwen3_next_checkpoint());
+        const hf::OpenedModelLoad opened = hf::open_model(folder_for("qwen3_next_spec"), false);
+        for (const std::string& e : opened.errors) INFO(e);
+        REQUIRE(opened.model);
+        const Matrix input = Matrix::Random(5, 16);
+        const Scenario linear = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 0, input);
+        CHECK(linear.delta_net.on);
+        CHECK(linear.delta_net.key_heads == 2);
+        CHECK(linear.heads == 4);
+        CHECK(linear.mask == MaskKind::Causal);
+        CHECK(linear.positional == PositionalEncoding::None);
+        CHECK_FALSE(linear.output_gate.on);
+        CHECK(validate(linear).empty());
+        const Scenario full = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 3, input);
+        CHECK_FALSE(full.delta_net.on);
+        CHECK(full.output_gate.on);
+        CHECK(full.qk_norm_plus_one);
+        CHECK(full.rope.rotary_dims == 2);
+        CHECK(full.block.moe.shared_gated);
+        // defaults: head_dim 256, partial_rotary_factor 0.25, every fourth layer full, norm_topk_prob true
+        json bare = config;
+        for (const char* key : {"head_dim", "partial_rotary_factor", "full_attention_interval", "norm_topk_prob"}) bare.erase(key);
+        s = spec_of(bare);
+        CHECK(s.head_dim == 256);
+        CHECK(s.rotary_dim == 64);
+        CHECK(s.layers[3].linear == false);
+        CHECK(s.layers[2].linear);
+        CHECK(s.experts.normalize_top_k);
+        json types = config;
+        types.erase("full_attention_interval");
+        types["layer_types"] = {"full_attention", "linear_attention", "full_attention", "linear_attention"};
+        s = spec_of(types);
+        CHECK_FALSE(s.layers[0].linear);
+        CHECK(s.layers[1].linear);
+        // refused: value heads that do not share the key heads evenly, a layer type it does not compute, both ways
+        // of saying which layers are full
+        json bad = config;
+        bad["linear_num_value_heads"] = 3;
+        CHECK_THAT(refusal_of(bad), Contains("linear_num_value_heads"));
+        bad = config;
+        bad.erase("full_attention_interval");
+        bad["layer_types"] = {"sliding_attention", "full_attention", "full_attention", "full_attention"};
+        CHECK_THAT(refusal_of(bad), Contains("layer_types") && Contains("sliding_attention"));
+        json both = config;  // as published configs write them: both, agreeing
+        both["layer_types"] = {"linear_attention", "linear_attention", "linear_attention", "full_attention"};
+        CHECK(spec_of(both).layers[2].linear);
+        bad = config;
+        bad["layer_types"] = {"linear_attention", "linear_attention", "full_attention", "full_attention"};
+        CHECK_THAT(refusal_of(bad), Contains("full_attention_interval") && Contains("disagrees"));
+        bad = config;
+        bad["linear_chunk_size"] = 64;
+        CHECK_THAT(refusal_of(bad), Contains("linear_chunk_size"));
+    }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;
         hf::ModelSpec s = spec_of(config);

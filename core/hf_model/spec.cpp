@@ -868,9 +868,13 @@ void read_qwen3_next(ConfigReader& r, ModelSpec& spec) {
     const int interval = r.integer("full_attention_interval", 1, kMaxLayers, 4);
     std::vector<bool> linear(static_cast<std::size_t>(std::max(n, 0)));
     for (int l = 0; l < n; ++l) linear[static_cast<std::size_t>(l)] = (l + 1) % interval != 0;
-    if (r.has("layer_types") && r.has("full_attention_interval"))
-        r.fault("full_attention_interval", "is given beside layer_types, which Qwen3NextConfig reads in its place: it would be ignored");
-    if (auto types = read_layer_types(r, n, "linear_attention")) linear = std::move(*types);
+    if (auto types = read_layer_types(r, n, "linear_attention")) {
+        // Qwen3NextConfig reads layer_types in place of the interval; published configs write both, agreeing
+        if (r.has("full_attention_interval") && *types != linear)
+            r.fault("full_attention_interval", std::to_string(interval) + " disagrees with layer_types, which transformers reads in its place: "
+                                               "the interval would be ignored; make them agree or leave it out");
+        linear = std::move(*types);
+    }
     LinearSpec& lin = spec.linear;
     lin.conv_kernel = r.integer("linear_conv_kernel_dim", 1, 64, 4);
     lin.key_dim = r.integer("linear_key_head_dim", 1, 4096, 128);
