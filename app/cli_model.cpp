@@ -421,7 +421,10 @@ std::string format_layer_head(const Trace& t, int layer, int h) {
     std::ostringstream out;
     // The layer's own mask: causal, a sliding window (Mistral, Gemma's local layers), or none (BERT).
     const MaskKind mask = t.settings.mask;
-    const std::string mask_text = mask == MaskKind::Causal          ? "causal mask"
+    const std::string mask_text = t.settings.delta_net ? "Gated DeltaNet: a linear-attention recurrence over each token and the ones "
+                                                         "before it, its state " + std::to_string(t.d_k) + " \xC3\x97 " + std::to_string(t.d_v) +
+                                                         " per head whatever the length, " + std::to_string(t.linear.key_heads) + " key heads"
+                                  : mask == MaskKind::Causal          ? "causal mask"
                                   : mask == MaskKind::SlidingWindow ? "sliding window of " + std::to_string(t.settings.window)
                                   : mask == MaskKind::Chunked       ? "chunked causal mask, chunks of " + std::to_string(t.settings.chunk)
                                   : mask == MaskKind::None          ? "no mask: every token sees every token"

@@ -75,6 +75,24 @@ std::string format_head(const Trace& t, int h, const std::string& prefix, int de
     const auto& qt = t.query_tokens;
     const auto& kt = t.key_tokens;
     std::ostringstream out;
+    if (t.settings.delta_net) {  // Gated DeltaNet: its recurrence's steps in place of the softmax's
+        const std::vector<std::string> one_column = {"h" + std::to_string(h + 1)};
+        out << format_matrix(prefix + "q = L2norm(conv q) / \xE2\x88\x9A" "d_k", head.q, qt, numbered_columns(t.d_k, "d"), decimals) << "\n";
+        out << format_matrix(prefix + "k = L2norm(conv k)", head.k, kt, numbered_columns(t.d_k, "d"), decimals) << "\n";
+        out << format_matrix(prefix + "v = conv v", head.v, kt, numbered_columns(t.d_v, "d"), decimals) << "\n";
+        if (t.linear.beta.cols() > h) {
+            out << format_matrix(prefix + "\xCE\xB2 = \xCF\x83(x\xC2\xB7W_b)", t.linear.beta.col(h), qt, one_column, decimals) << "\n";
+            out << format_matrix(prefix + "decay g = \xE2\x88\x92" "exp(A_log)\xC2\xB7softplus(x\xC2\xB7W_a + dt_bias)", t.linear.decay.col(h), qt,
+                                 one_column, decimals) << "\n";
+        }
+        if (head.implied_weights.size())
+            out << format_matrix(prefix + "implied weights A (o = A\xC2\xB7V; no softmax: rows need not sum to 1)", head.implied_weights, qt, kt,
+                                 decimals) << "\n";
+        out << format_matrix(prefix + "output o_t = S_t\xE1\xB5\x80q_t (= A\xC2\xB7V)", head.output, qt, numbered_columns(t.d_v, "d"), decimals) << "\n";
+        out << format_matrix(prefix + "state S after the last token (d_k \xC3\x97 d_v, whatever the length)", head.state,
+                             numbered_columns(t.d_k, "k"), numbered_columns(t.d_v, "v"), decimals) << "\n";
+        return out.str();
+    }
     if (head.q_before_norm.size()) {
         out << format_matrix(prefix + "Q before QK-norm", head.q_before_norm, qt, numbered_columns(t.d_k, "d"), decimals) << "\n";
         out << format_matrix(prefix + "K before QK-norm", head.k_before_norm, kt, numbered_columns(t.d_k, "d"), decimals) << "\n";

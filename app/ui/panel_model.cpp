@@ -528,7 +528,13 @@ std::string layer_input_text(const lm::Model& model, int layer) {
     else if (spec.layout == hf::BlockLayout::post_norm) x = "X = LayerNorm(E[tokens] + P[positions] + T[type 0]), BERT's embeddings";
     else if (spec.embedding_scale != 1.0f) x = "X = E[tokens]\xC2\xB7\xE2\x88\x9A" "d_model, the token embeddings scaled as Gemma scales them";
     else x = "X = E[tokens], the token embeddings";
-    if (spec.positions == hf::PositionKind::rope) x += "; no position is added: RoPE rotates q and k inside attention";
+    const bool linear = layer >= 0 && layer < static_cast<int>(spec.layers.size()) && spec.layers[static_cast<size_t>(layer)].linear;
+    if (linear) x += "; no position is added or turned: this Gated DeltaNet layer reads order through its causal convolution and its recurrence";
+    else if (spec.positions == hf::PositionKind::rope) x += "; no position is added: RoPE rotates q and k inside attention";
+    if (linear) {
+        const char* norm = spec.norm.one_plus_weight ? "RMSNorm\xE2\x82\x81(X) with (1 + \xCE\xB3)" : "RMSNorm\xE2\x82\x81(X)";
+        return x + "; its projections read " + norm + ".";
+    }
     const char* norm = spec.norm.kind == hf::NormKind::rms_norm ? (spec.norm.one_plus_weight ? "RMSNorm\xE2\x82\x81(X) with (1 + \xCE\xB3)" : "RMSNorm\xE2\x82\x81(X)")
                                                                  : "LN\xE2\x82\x81(X)";
     if (spec.layout == hf::BlockLayout::post_norm) return x + "; attention reads X itself (the norms come after each sublayer).";
@@ -692,6 +698,15 @@ std::string model_shape_text(const lm::Model& model) {
             text += "; " + std::to_string(chunked) + " chunked layers (a query sees its own chunk of " + std::to_string(chunk) + " tokens) and " +
                     std::to_string(c.layers - chunked) + " global";
         if (tempered) text += ", queries \xC3\x97 a temperature growing with position on the NoPE layers";
+        int linear = 0;
+        for (const hf::LayerSpec& layer : hf->spec.layers) linear += layer.linear ? 1 : 0;
+        if (linear > 0) {  // Qwen3-Next: Gated DeltaNet layers beside gated softmax ones
+            const hf::LinearSpec& n = hf->spec.linear;
+            text += "; " + std::to_string(linear) + " linear layers (Gated DeltaNet: " + std::to_string(n.value_heads) + " heads on " +
+                    std::to_string(n.key_heads) + " key heads, a state of " + std::to_string(n.key_dim) + " \xC3\x97 " + std::to_string(n.value_dim) +
+                    " per head whatever the length, no softmax) and " + std::to_string(c.layers - linear) + " full";
+        }
+        if (hf->spec.output_gate) text += ", each softmax head's output \xC3\x97 \xCF\x83(its gate) before W_O";
     }
     if (const hf::OpenedModel* hf = model.hf()) {
         const hf::ModelSpec& spec = hf->spec;
@@ -934,6 +949,7 @@ bool sees(const Trace& trace, int i, int j) {
 // What a layer's mask lets a query see, in a word: "local 512" (a sliding window), "chunk 8192"
 // (Llama 4's chunked layers), or "global" (every earlier key).
 std::string layer_kind(const Trace& layer) {
+    if (layer.settings.delta_net) return "linear";  // Gated DeltaNet (Qwen3-Next): a recurrence, no softmax
     if (layer.settings.mask == MaskKind::SlidingWindow) return "local " + std::to_string(layer.settings.window);
     if (layer.settings.mask == MaskKind::Chunked) return "chunk " + std::to_string(layer.settings.chunk);
     return "global";
@@ -966,8 +982,10 @@ void draw_grid(Context& state, ModelViewState& m) {
     // A cell's weight where its query sees its key; none where the mask hides it.
     const auto weight_at = [&](const Trace& trace, int l, int h, int i, int j) -> std::optional<float> {
         if (i >= in_pass) return written_weight(m, l, h, i, j);
-        if (j >= in_pass || !sees(trace, i, j)) return std::nullopt;
-        return trace.head[static_cast<size_t>(h)].weights(i, j);
+        if (j >= in_pass || !sees(trace, i, j) || h >= static_cast<int>(trace.head.size())) return std::nullopt;  // a layer of fewer heads
+        const HeadTrace& head = trace.head[static_cast<size_t>(h)];
+        // Gated DeltaNet: its implied weights, signed and unbounded (the colour reads their size)
+        return head.implied_weights.size() != 0 ? head.implied_weights(i, j) : head.weights(i, j);
     };
     const bool lit_row = !m.write.written.empty();  // the newest token's row, as it is written
     const bool grouped = c.kv_heads < c.heads;
@@ -980,7 +998,8 @@ void draw_grid(Context& state, ModelViewState& m) {
     for (int l = 0; l < layers && l < static_cast<int>(pass.layers.size()); ++l)
         any_rope |= pass.layers[static_cast<size_t>(l)].settings.positional == PositionalEncoding::Rotary;
     for (int l = 0; l < layers && l < static_cast<int>(pass.layers.size()) && any_rope; ++l)
-        nope[static_cast<size_t>(l)] = pass.layers[static_cast<size_t>(l)].settings.positional != PositionalEncoding::Rotary;
+        nope[static_cast<size_t>(l)] = pass.layers[static_cast<size_t>(l)].settings.positional != PositionalEncoding::Rotary &&
+                                       !pass.layers[static_cast<size_t>(l)].settings.delta_net;  // a linear layer's order is its recurrence's
     float label_w = 0.0f;
     for (int l = 0; l < layers; ++l)
         label_w = std::max(label_w, ImGui::CalcTextSize((layer_label(pass, windows_differ, l, nope[static_cast<size_t>(l)]) + " ").c_str()).x);
@@ -1047,10 +1066,17 @@ void draw_grid(Context& state, ModelViewState& m) {
         const bool local = layer_kind(layer_trace) != "global";
         draw->AddText(ImVec2(origin.x, y + (map - ImGui::GetTextLineHeight()) * 0.5f),
                       windows_differ && !local ? ImGui::GetColorU32(ImGuiCol_Text) : ImGui::GetColorU32(ImGuiCol_TextDisabled), label.c_str());
-        if (windows_differ) kinds += (kinds.empty() ? "" : ",") + std::string(layer_trace.settings.mask == MaskKind::Chunked ? "chunked" : local ? "local" : "global");
+        if (windows_differ)
+            kinds += (kinds.empty() ? "" : ",") + std::string(layer_trace.settings.delta_net ? "linear" : layer_trace.settings.mask == MaskKind::Chunked ? "chunked" : local ? "local" : "global");
         const Trace& trace = pass.layers[static_cast<size_t>(l)];
+        // Gated DeltaNet's implied weights are signed and unbounded: each map coloured by |A| over its head's largest
+        const bool linear = trace.settings.delta_net;
         for (int h = 0; h < heads; ++h) {
             const ImVec2 p0(origin.x + column[static_cast<size_t>(h)], y);
+            const bool has_head = h < static_cast<int>(trace.head.size());
+            const float largest_size = linear && has_head && trace.head[static_cast<size_t>(h)].implied_weights.size() != 0
+                                           ? std::max(trace.head[static_cast<size_t>(h)].implied_weights.cwiseAbs().maxCoeff(), 1e-30f)
+                                           : 1.0f;
             // The masked cells are the masked grey, the cells the mask lets through drawn over
             // it in viridis, as the weights cards are.
             draw->AddRectFilled(p0, ImVec2(p0.x + map, p0.y + map), pack(kMaskedBackground, 90));
@@ -1061,7 +1087,8 @@ void draw_grid(Context& state, ModelViewState& m) {
                     float largest = -1.0f;
                     for (int i = i0; i < std::min(tokens, i0 + block); ++i)
                         for (int j = j0; j < std::min(tokens, j0 + block); ++j)
-                            if (const std::optional<float> v = weight_at(trace, l, h, i, j)) largest = std::max(largest, *v);
+                            if (const std::optional<float> v = weight_at(trace, l, h, i, j))
+                                largest = std::max(largest, linear ? std::abs(*v) / largest_size : *v);
                     if (largest < 0.0f) continue;  // every cell of the block masked: the ground shows
                     const ImVec2 a(p0.x + static_cast<float>(j0) * cell, p0.y + static_cast<float>(i0) * cell);
                     const float side = static_cast<float>(block) * cell;
@@ -1110,12 +1137,18 @@ void draw_grid(Context& state, ModelViewState& m) {
                     about += "\nreads K/V head " + std::to_string(model.kv_head(h) + 1) + ", shared by query heads " + std::to_string(first + 1) +
                              "\xE2\x80\x93" + std::to_string(last + 1);
                 }
-                if (windows_differ)
+                if (windows_differ && !linear)
                     about += trace.settings.mask == MaskKind::Chunked
                                  ? "\nchunked layer: each query sees the earlier keys of its own chunk of " + std::to_string(trace.settings.chunk) +
                                        " tokens (itself included), none before it"
                              : local ? "\nlocal layer: each query sees its last " + std::to_string(model.window(l)) + " keys (itself included)"
                                      : std::string("\nglobal layer: each query sees every earlier key");
+                if (linear)
+                    about += "\nlinear layer (Gated DeltaNet): no softmax; its output is A\xC2\xB7V with A implied by its recurrence, a cell signed "
+                             "and a row not summing to 1 (the colour is |A| over this head's largest, " + attn::format_value(largest_size, 4) +
+                             "); all it keeps is a state of " + std::to_string(trace.d_k) + " \xC3\x97 " + std::to_string(trace.d_v) +
+                             " per head, whatever the length";
+                if (!has_head) about += "\nthis layer has " + std::to_string(trace.head.size()) + " heads: there is no head " + std::to_string(h + 1);
                 if (trace.settings.temperature.on())
                     about += "\nquery temperature: each query \xC3\x97 ln(floor((p + 1)/" + attn::format_value(trace.settings.temperature.floor_scale, 4) +
                              ") + 1)\xC2\xB7" + attn::format_value(trace.settings.temperature.attn_scale, 4) + " + 1, sharper as the text grows";
@@ -1123,7 +1156,8 @@ void draw_grid(Context& state, ModelViewState& m) {
                     about += "\nNoPE layer: q and k are not turned, so a score does not depend on how far apart the tokens are; "
                              "order reaches this layer only through the causal mask and the stream";
                 char weight[64];
-                if (const std::optional<float> v = weight_at(trace, l, h, i, j)) std::snprintf(weight, sizeof weight, "weight %.3f", static_cast<double>(*v));
+                if (const std::optional<float> v = weight_at(trace, l, h, i, j))
+                    std::snprintf(weight, sizeof weight, linear ? "implied weight %.4g" : "weight %.3f", static_cast<double>(*v));
                 else std::snprintf(weight, sizeof weight, "masked: the query does not see this key");
                 if (i >= in_pass) about += "\nwritten token: its row as it was written, against the cached keys";
                 about += head_roles_line(m, {l, h});
