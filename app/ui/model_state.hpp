@@ -162,6 +162,10 @@ struct ModelWriteState {
         Matrix k, v;                           // (rows × H_kv·d_k), (rows × H_kv·d_v)
         int first_position = 0, window = 0, chunk = 0, kv_heads = 0, key_dim = 0;
         std::string keys_as;                   // what the cached keys went through: "after QK-norm and RoPE", …
+        // A Gated DeltaNet layer: k holds each head's state S side by side (d_k × H·d_v), v its convolution's last rows
+        bool linear = false;
+        long long numbers = 0;                 // what a linear layer keeps, whatever the length
+        int tokens = 0;                        // the tokens it has read
     } cache;
     std::vector<WrittenToken> written;         // after the sentence's own tokens, in order
     std::optional<generate::Sampled> last;     // the last step's distribution and choice

@@ -59,13 +59,22 @@ void snapshot_cache(ModelViewState& m) {
     w.cache_layer = std::clamp(w.cache_layer, 0, static_cast<int>(caches.size()) - 1);
     const generate::LayerCache& c = caches[static_cast<size_t>(w.cache_layer)];
     w.cache.layer = w.cache_layer;
-    w.cache.k = c.k();
-    w.cache.v = c.v();
+    w.cache.linear = c.is_linear();
+    if (c.is_linear()) {  // Gated DeltaNet: each head's state side by side, and the convolution's rows
+        w.cache.k.resize(c.key_dim(), static_cast<Eigen::Index>(c.kv_heads()) * c.value_dim());
+        for (int h = 0; h < c.kv_heads(); ++h) w.cache.k.middleCols(static_cast<Eigen::Index>(h) * c.value_dim(), c.value_dim()) = c.state(h);
+        w.cache.v = c.conv_rows();
+        w.cache.numbers = c.linear_numbers();
+        w.cache.tokens = c.end_position();
+    } else {
+        w.cache.k = c.k();
+        w.cache.v = c.v();
+    }
     w.cache.first_position = c.first_position();
     w.cache.window = c.window();
     w.cache.chunk = c.chunk();
     w.cache.kv_heads = c.kv_heads();
-    w.cache.key_dim = c.key_dim();
+    w.cache.key_dim = c.is_linear() ? c.value_dim() : c.key_dim();  // a linear layer's heads' states meet every d_v columns
     // The steps the cached keys went through, as the layer's scenario has them
     const std::vector<Scenario>& layers = w.session->writing.layers;
     const Scenario* s = w.cache_layer < static_cast<int>(layers.size()) ? &layers[static_cast<size_t>(w.cache_layer)] : nullptr;
@@ -514,6 +523,26 @@ void draw_cache_view(Context& state, ModelViewState& m) {
         return;
     }
     ImGui::SameLine();
+    if (c.linear) {  // Gated DeltaNet keeps no row per token
+        const std::string about = "Gated DeltaNet keeps no K or V row per token: after " + std::to_string(c.tokens) + " tokens it holds each of its " +
+                                  std::to_string(c.kv_heads) + " heads' state S (" + std::to_string(c.k.rows()) + " \xC3\x97 " +
+                                  std::to_string(c.kv_heads > 0 ? c.k.cols() / c.kv_heads : 0) + ") and its convolution's last " +
+                                  std::to_string(c.v.rows()) + " rows: " + std::to_string(c.numbers) + " numbers, the same at any length";
+        ImGui::TextWrapped("%s", about.c_str());
+        record_item(state, "model.write.cache", about);
+        const float width = (ImGui::GetContentRegionAvail().x - 20.0f * state.fonts.scale) * 0.5f;
+        const float height = std::max(120.0f * state.fonts.scale, ImGui::GetContentRegionAvail().y * 0.3f);
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted("each head's state S, side by side (key dims \xC3\x97 value dims)");
+        if (c.k.size() != 0) draw_cache_matrix(state, m, c.k, "S", width, height);
+        ImGui::EndGroup();
+        ImGui::SameLine(0.0f, 20.0f * state.fonts.scale);
+        ImGui::BeginGroup();
+        ImGui::TextUnformatted("the convolution's last rows (q, k, v channels)");
+        if (c.v.size() != 0) draw_cache_matrix(state, m, c.v, "conv", width, height);
+        ImGui::EndGroup();
+        return;
+    }
     const int group = model.shape().heads / std::max(1, c.kv_heads);
     std::string about = std::to_string(c.k.rows()) + " rows kept of " + std::to_string(c.first_position + c.k.rows()) + " tokens; " +
                         std::to_string(c.kv_heads) + (c.kv_heads == 1 ? " K/V head" : " K/V heads") + " of " + std::to_string(c.key_dim);
@@ -583,7 +612,9 @@ void draw_cache_cost(Context& state, ModelViewState& m) {
         for (size_t l = 0; l < shapes.size(); ++l) {
             const generate::LayerCacheShape& s = shapes[l];
             std::string label = "layer " + std::to_string(l + 1) + ": " +
-                                (s.latent > 0 ? "a latent of " + std::to_string(s.latent) + " (this app keeps " + std::to_string(s.kv_heads) +
+                                (s.state > 0  ? "Gated DeltaNet, a state of " + std::to_string(s.kv_heads) + "\xC3\x97" + std::to_string(s.key_dim) +
+                                                   "\xC3\x97" + std::to_string(s.value_dim) + " and its convolution's rows, whatever the length"
+                                 : s.latent > 0 ? "a latent of " + std::to_string(s.latent) + " (this app keeps " + std::to_string(s.kv_heads) +
                                                     " heads' k and v, as transformers does)"
                                               : std::to_string(s.kv_heads) + "\xC3\x97" + std::to_string(s.key_dim));
             if (s.window > 0) label += ", window " + std::to_string(s.window);
