@@ -346,6 +346,33 @@ Preset gated_attention_preset() {
     return p;
 }
 
+Preset gated_deltanet_preset() {
+    Preset p;
+    p.name = "gated-deltanet";
+    p.title = "Gated DeltaNet: linear attention with a fixed state instead of a growing cache (Qwen3-Next, Qwen3.5)";
+    p.description =
+        "Three of every four Qwen3-Next layers have no softmax and no KV cache. Each head keeps one state S of "
+        "d_k \xC3\x97 d_v numbers (here 4 \xC3\x97 4, whatever the length of the text) and, token by token, fades it by "
+        "e^g, reads what it holds for the new key (S\xE1\xB5\x80k), corrects it towards the new value by \xCE\xB2 "
+        "(the delta rule: a key written twice is overwritten, not added), and answers the query from it: o = S\xE1\xB5\x80q. "
+        "Before that, a causal convolution mixes each channel of q, k and v over the last 4 tokens, and q and k are "
+        "L2-normed. The output is still a weighted sum of the values: the implied weights card draws the A with o = A\xC2\xB7V "
+        "that the recurrence amounts to (signed, rows not summing to 1). Head 1 decays fast (A_log = ln 4: e^g \xE2\x89\x88 0.01 "
+        "a token), so its A is nearly diagonal; head 2 barely decays (A_log = ln 0.05) and reaches back to the start. The "
+        "gated RMSNorm, \xE2\x8A\x99 SiLU(z), comes before W_O. Both heads read one q and one k (key_heads 1). Random weights.";
+    p.scenario = sentence(p.name, "the cat sat on the mat and the cat ran", 8, 2, PositionalEncoding::None);
+    Scenario& s = p.scenario;
+    s.mask = MaskKind::Causal;
+    s.head_dim = 4;
+    s.delta_net.on = true;
+    s.delta_net.key_heads = 1;
+    s.delta_net.key_dim = 4;
+    s.delta_net.conv_kernel = 4;
+    s.delta_net.a_log = rows({{std::log(4.0f), std::log(0.05f)}}).row(0);
+    s.block.epsilon = 1e-6f;  // the gated RMSNorm's
+    return p;
+}
+
 Preset first_token_sink_preset() {
     Preset p;
     p.name = "first-token-sink";
@@ -875,6 +902,7 @@ std::vector<Preset> make_presets() {
     all.push_back(latent_attention_preset());
     all.push_back(nope_temperature_preset());
     all.push_back(gated_attention_preset());
+    all.push_back(gated_deltanet_preset());
     all.push_back(long_preset());
     all.push_back(rms_norm_preset());
     all.push_back(swiglu_preset());

@@ -296,13 +296,13 @@ std::vector<MatrixEntry> build_registry() {
     r.push_back({"linear.w_z", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::None, "W_Z", Ar::DeltaParameter, LINEAR_GET(w_z),
                  [](const Trace&, int) { return std::string("W_Z  the output gate z"); }, SHAPE_OF(linear.w_z), fixed_weights});
     r.push_back({"linear.w_b", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::None, "W_b", Ar::DeltaParameter, LINEAR_GET(w_b),
-                 [](const Trace&, int) { return std::string("W_b  \xCE\xB2's, a column per head"); }, SHAPE_OF(linear.w_b), fixed_weights});
+                 [](const Trace&, int) { return std::string("W_b  \xCE\xB2's, a column per head"); }, SHAPE_OF(linear.w_b), fixed_biases});
     r.push_back({"linear.w_a", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::None, "W_a", Ar::DeltaParameter, LINEAR_GET(w_a),
-                 [](const Trace&, int) { return std::string("W_a  the decay's, a column per head"); }, SHAPE_OF(linear.w_a), fixed_weights});
+                 [](const Trace&, int) { return std::string("W_a  the decay's, a column per head"); }, SHAPE_OF(linear.w_a), fixed_biases});
     r.push_back({"linear.conv", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::None, "conv taps", Ar::DeltaParameter,
                  LINEAR_GET(conv),
                  [](const Trace& t, int) { return "conv taps: " + std::to_string(t.linear.conv_kernel) + " per channel, oldest first"; },
-                 SHAPE_OF(linear.conv), fixed_weights});
+                 SHAPE_OF(linear.conv), fixed_convolution});
     r.push_back({"linear.a_log", false, Stage::Projections, A::Hidden, A::Hidden, V::Signed, E::None, "A_log", Ar::DeltaParameter,
                  LINEAR_GET(a_log), [](const Trace&, int) { return std::string("A_log  each head's decay rate, ln A"); }, SHAPE_OF(linear.a_log),
                  fixed_biases});
