@@ -357,8 +357,9 @@ Preset gated_deltanet_preset() {
         "(the delta rule: a key written twice is overwritten, not added), and answers the query from it: o = S\xE1\xB5\x80q. "
         "Before that, a causal convolution mixes each channel of q, k and v over the last 4 tokens, and q and k are "
         "L2-normed. The output is still a weighted sum of the values: the implied weights card draws the A with o = A\xC2\xB7V "
-        "that the recurrence amounts to (signed, rows not summing to 1). Head 1 decays fast (A_log = ln 4: e^g \xE2\x89\x88 0.01 "
-        "a token), so its A is nearly diagonal; head 2 barely decays (A_log = ln 0.05) and reaches back to the start. The "
+        "that the recurrence amounts to (signed, rows not summing to 1). Head 1 decays fast (A_log = ln 4: g from \xE2\x88\x92" "11 "
+        "to \xE2\x88\x92" "0.7, most tokens keeping almost nothing of S), so its A is nearly diagonal; head 2 barely decays (A_log = "
+        "ln 0.05: g above \xE2\x88\x92" "0.21) and reaches back to the start. The "
         "gated RMSNorm, \xE2\x8A\x99 SiLU(z), comes before W_O. Both heads read one q and one k (key_heads 1). Random weights.";
     p.scenario = sentence(p.name, "the cat sat on the mat and the cat ran", 8, 2, PositionalEncoding::None);
     Scenario& s = p.scenario;

@@ -474,20 +474,20 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     }
 }
 
-TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, the output gate, NoPE and its temperature, and five routers, each step showing its change") {
+TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, the output gate, Gated DeltaNet, NoPE and its temperature, and five routers, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/12-since-2024.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 10);
+    REQUIRE(l.steps.size() == 11);
     // SmolLM3's NoPE layer: Llama's block with nothing turned, no step before RoPE
-    const Trace nope = run(scenario_at_step(l, 4));
+    const Trace nope = run(scenario_at_step(l, 5));
     REQUIRE(nope.ok);
     CHECK(nope.settings.positional == PositionalEncoding::None);
     CHECK(nope.kv_heads == 2);
     CHECK(nope.head[0].q_unrotated.size() == 0);
     // Qwen3-MoE: the same sentence, each token routed to 2 of 4 experts, their weights summing to 1
-    const Trace moe = run(scenario_at_step(l, 6));
+    const Trace moe = run(scenario_at_step(l, 7));
     REQUIRE(moe.ok);
     CHECK(moe.query_tokens == run(find_preset("block-2017")->scenario).query_tokens);
     CHECK(moe.settings.block.moe.experts == 4);
@@ -497,7 +497,7 @@ TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, t
         CHECK(moe.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
     }
     // Qwen2-MoE: the same routing, not renormalised, and a shared expert every token takes a gated share of
-    const Trace shared = run(scenario_at_step(l, 7));
+    const Trace shared = run(scenario_at_step(l, 8));
     REQUIRE(shared.ok);
     CHECK(shared.query_tokens == moe.query_tokens);
     REQUIRE(shared.block.shared_gate_values.rows() == shared.n_queries);
@@ -530,7 +530,7 @@ TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, t
     CHECK(mla.head[0].k.rightCols(2) == mla.head[3].k.rightCols(2));
     CHECK(mla.head[0].k.leftCols(4) != mla.head[3].k.leftCols(4));
     // and its router: σ scores, the choice 0 outside each token's 2 kept groups, weights summing to 2.5
-    const Trace grouped = run(scenario_at_step(l, 8));
+    const Trace grouped = run(scenario_at_step(l, 9));
     REQUIRE(grouped.ok);
     for (Eigen::Index i = 0; i < grouped.block.routing.rows(); ++i) {
         CHECK((grouped.block.router_choice.row(i).array() != 0.0f).count() == 4);
@@ -545,12 +545,12 @@ TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, t
     CHECK(chunked.head[0].weights(4, 4) == Approx(1.0f));
     CHECK(chunked.head[0].weights(7, 3) == 0.0f);
     CHECK(chunked.head[0].weights(7, 4) > 0.0f);
-    const Trace tempered = run(scenario_at_step(l, 5));
+    const Trace tempered = run(scenario_at_step(l, 6));
     REQUIRE(tempered.ok);
     CHECK(tempered.settings.positional == PositionalEncoding::None);
     CHECK(tempered.temperature(1, 0) == 1.0f);
     CHECK(tempered.temperature(10, 0) > tempered.temperature(2, 0));
-    const Trace llama4 = run(scenario_at_step(l, 9));
+    const Trace llama4 = run(scenario_at_step(l, 10));
     REQUIRE(llama4.ok);
     CHECK(llama4.settings.block.moe.router_kind == RouterKind::TopKThenSigmoid);
     for (Eigen::Index i = 0; i < llama4.block.routing.rows(); ++i) CHECK((llama4.block.routing.row(i).array() > 0.0f).count() == 2);
@@ -559,6 +559,19 @@ TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, t
     REQUIRE(gate.ok);
     CHECK(gate.settings.output_gate);
     CHECK(gate.output_gate.rightCols(4).maxCoeff() < gate.output_gate.leftCols(4).maxCoeff());
+    // Qwen3-Next's Gated DeltaNet: no softmax; head 1's implied weights hug the diagonal, head 2's reach back
+    const Trace linear = run(scenario_at_step(l, 4));
+    REQUIRE(linear.ok);
+    CHECK(linear.settings.delta_net);
+    CHECK(linear.head[0].weights.size() == 0);
+    const Matrix& fast = linear.head[0].implied_weights;
+    const Matrix& slow = linear.head[1].implied_weights;
+    REQUIRE(fast.rows() == 10);
+    const auto off_diagonal = [](const Matrix& a) { return a.cwiseAbs().sum() - a.diagonal().cwiseAbs().sum(); };
+    CHECK(off_diagonal(fast) < 0.2f * fast.diagonal().cwiseAbs().sum());
+    CHECK(off_diagonal(slow) > off_diagonal(fast));
+    CHECK(std::abs(slow(9, 0)) > 10.0f * std::abs(fast(9, 0)));
+    CHECK((fast * linear.head[0].v - linear.head[0].output).cwiseAbs().maxCoeff() < 1e-5f);
 }
 
 TEST_CASE("the attention-sinks lesson shows a head parking on the first token with a short value, then gpt-oss's sink") {

@@ -11,6 +11,7 @@
 #include "engine.hpp"
 #include "linear_attention.hpp"
 #include "random.hpp"
+#include "serialize.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;
@@ -272,4 +273,42 @@ TEST_CASE("Gated DeltaNet: the settings it has no place for, and weights of the 
     bad.input = InputMode::Direct;
     bad.q = bad.k = bad.v = Matrix::Ones(3, 4);
     refused(bad, "embeddings");
+}
+
+TEST_CASE("Gated DeltaNet: a scenario file keeps it, and a trace export writes implied_weights, never weights") {
+    const Scenario s = delta_scenario();
+    const std::string text = dump_json(scenario_to_json(s));
+    const auto back = scenario_from_text(text, "delta.json");
+    for (const std::string& e : back.errors) INFO(e);
+    REQUIRE(back.scenario);
+    CHECK(back.scenario->delta_net.on);
+    CHECK(back.scenario->delta_net.key_heads == kKeyHeads);
+    CHECK(back.scenario->delta_net.conv == s.delta_net.conv);
+    CHECK(back.scenario->delta_net.a_log == s.delta_net.a_log);
+    CHECK(run(*back.scenario).output == run(s).output);
+    const nlohmann::json j = trace_to_json(run(s), true);
+    CHECK(j["settings"]["delta_net"] == true);
+    REQUIRE(j["heads"].size() == static_cast<size_t>(kHeads));
+    for (const auto& head : j["heads"]) {
+        CHECK(head.contains("implied_weights"));
+        CHECK(head.contains("state"));
+        CHECK_FALSE(head.contains("weights"));
+        CHECK_FALSE(head.contains("scores"));
+    }
+    CHECK(j["linear"].contains("beta"));
+    CHECK(j["linear"].contains("decay"));
+    CHECK(j["linear"].contains("conv"));
+    // without the weights: the layer's weights and vectors are left out
+    const nlohmann::json lean = trace_to_json(run(s), false);
+    CHECK_FALSE(lean["linear"].contains("w_z"));
+    CHECK_FALSE(lean["linear"].contains("conv"));
+    CHECK(lean["linear"].contains("beta"));
+    // an unknown key of delta_net is refused by name
+    nlohmann::json bad = nlohmann::json::parse(text);
+    bad["delta_net"]["chunk_size"] = 64;
+    const auto refused = scenario_from_json(bad, "bad.json");
+    CHECK_FALSE(refused.scenario);
+    bool named = false;
+    for (const std::string& e : refused.errors) named = named || e.find("delta_net.chunk_size") != std::string::npos;
+    CHECK(named);
 }

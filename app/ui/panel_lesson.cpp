@@ -232,11 +232,17 @@ std::vector<StageCard> stage_cards(Stage stage, const Trace& t, int head_index) 
             c.add(hp + "masked_scores", true);
             break;
         case Stage::Weights:
+            if (t.settings.delta_net) {  // Gated DeltaNet: β and the decay make its implied weights, no scores
+                c.add("linear.beta", false);
+                c.add("linear.decay", false);
+                c.add(hp + "implied_weights", true);
+                break;
+            }
             c.add(hp + "masked_scores", false);
             c.add(hp + "weights", true);
             break;
         case Stage::Output:
-            c.add(hp + "weights", false);
+            c.add(hp + (t.settings.delta_net ? "implied_weights" : "weights"), false);
             c.add(hp + "v", false);
             c.add(hp + "output", true);
             break;
