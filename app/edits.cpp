@@ -517,6 +517,14 @@ bool apply(const Edit& edit, Scenario& s) {
                 const Eigen::Index gate_width = static_cast<Eigen::Index>(e.heads) * value_dim_of(after);
                 if (s.output_gate.w_g.size() != 0 && s.output_gate.w_g.cols() != gate_width) s.output_gate.w_g = Matrix();
                 if (s.output_gate.b_g.size() != 0 && s.output_gate.b_g.size() != gate_width) s.output_gate.b_g = Vector();
+                if (s.delta_net.on && s.heads != e.heads) {  // Gated DeltaNet: one column (or d_v) per value head, seeded again
+                    GatedDeltaNet& n = s.delta_net;
+                    if (n.key_heads > 0 && e.heads % n.key_heads != 0) n.key_heads = 1;
+                    n.w_z = n.w_b = n.w_a = Matrix();
+                    n.conv = Matrix();
+                    n.a_log = n.dt_bias = n.norm = Vector();
+                    s.w_q = s.w_k = s.w_v = s.w_o = Matrix();
+                }
                 return assign(s.heads, e.heads);  // W_Q… stay (d_model × d_model); only the split changes
             } else if constexpr (std::is_same_v<E, SetMaskKind>) return set_mask_kind(e, s);
             else if constexpr (std::is_same_v<E, SetWindow>) return e.window >= 1 && assign(s.window, e.window);
@@ -555,6 +563,27 @@ bool apply(const Edit& edit, Scenario& s) {
                 return true;
             }
             else if constexpr (std::is_same_v<E, SetOutputGate>) return assign(s.output_gate.on, e.on);
+            else if constexpr (std::is_same_v<E, SetDeltaNet>) {
+                if (s.delta_net.on == e.on || s.input != InputMode::Embeddings || s.attention != AttentionKind::Self) return false;
+                s.delta_net = GatedDeltaNet{};
+                s.w_q = s.w_k = s.w_v = s.w_o = Matrix();  // their shapes change: seeded again
+                s.b_q = s.b_k = s.b_v = Vector();
+                if (!e.on) return true;
+                s.delta_net.on = true;
+                s.delta_net.key_heads = 1;
+                s.mask = MaskKind::Causal;
+                if (s.positional == PositionalEncoding::Rotary || s.positional == PositionalEncoding::ALiBi) s.positional = PositionalEncoding::None;
+                s.qk_norm = false;
+                s.sinks = Vector();
+                s.softcap = 0.0f;
+                s.score_scale = 0.0f;
+                s.output_gate.on = false;
+                s.temperature = QueryTemperature{};
+                s.latent = LatentAttention{};
+                s.kv_heads = 0;
+                if (!(s.block.epsilon > 0.0f)) s.block.epsilon = 1e-6f;
+                return true;
+            }
             else if constexpr (std::is_same_v<E, SetTemperature>) {
                 if (reflect::equal(s.temperature, e.temperature)) return false;
                 s.temperature = e.temperature;  // validate says what is wrong with a bad one
@@ -632,10 +661,13 @@ bool apply(const Edit& edit, Scenario& s) {
                 const LatentAttention& l = s.latent;
                 const bool had_weights = s.w_q.size() || s.w_k.size() || s.w_v.size() ||
                                          (s.input == InputMode::Embeddings && s.w_o.size()) || l.w_q_a.size() || l.w_q_b.size() ||
-                                         l.w_kv_a.size() || l.w_kv_b.size() || s.output_gate.w_g.size();
+                                         l.w_kv_a.size() || l.w_kv_b.size() || s.output_gate.w_g.size() || s.delta_net.w_z.size() ||
+                                         s.delta_net.w_b.size() || s.delta_net.w_a.size() || s.delta_net.conv.size();
                 if (s.seed == e.seed && !had_weights) return false;
                 s.seed = e.seed;
                 s.w_q = s.w_k = s.w_v = s.output_gate.w_g = Matrix();  // seeded again from the new seed
+                s.delta_net.w_z = s.delta_net.w_b = s.delta_net.w_a = Matrix();
+                s.delta_net.conv = Matrix();
                 s.latent.w_q_a = s.latent.w_q_b = s.latent.w_kv_a = s.latent.w_kv_b = Matrix();
                 if (s.input == InputMode::Embeddings) s.w_o = Matrix();
                 return true;
@@ -674,6 +706,7 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetSoftcap>) return e.value == 0.0f ? std::string("turn soft-capping off") : "set the soft-cap";
             else if constexpr (std::is_same_v<E, SetSinks>) return e.sinks.size() == 0 ? "remove the attention sinks" : "set the sink logits";
             else if constexpr (std::is_same_v<E, SetOutputGate>) return e.on ? "gate the heads' outputs" : "remove the output gate";
+            else if constexpr (std::is_same_v<E, SetDeltaNet>) return e.on ? "make the layer Gated DeltaNet" : "back to softmax attention";
             else if constexpr (std::is_same_v<E, SetTemperature>)
                 return e.temperature.on() ? "set the query temperature" : "remove the query temperature";
             else if constexpr (std::is_same_v<E, SetQKNorm>) return e.on ? "turn QK-norm on" : "turn QK-norm off";

@@ -289,6 +289,12 @@ void check_delta_net(std::vector<std::string>& errors, const Scenario& s) {
     check_vector(errors, "Gated DeltaNet A_log", n.a_log, heads);
     check_vector(errors, "Gated DeltaNet dt_bias", n.dt_bias, heads);
     check_vector(errors, "Gated DeltaNet norm", n.norm, d_v);
+    // Seeded weights are drawn again on every run: at most 2^26 numbers of them.
+    const double seeded = (s.w_q.size() == 0 ? 2.0 * s.d_model * key_heads * d_k : 0.0) + (s.w_v.size() == 0 ? 1.0 * s.d_model * heads * d_v : 0.0) +
+                          (n.w_z.size() == 0 ? 1.0 * s.d_model * heads * d_v : 0.0) + (n.conv.size() == 0 ? 1.0 * channels * n.conv_kernel : 0.0);
+    if (seeded > static_cast<double>(1 << 26))
+        errors.push_back("Gated DeltaNet's seeded weights would draw " + std::to_string(static_cast<long long>(seeded / 1e6)) +
+                         " million numbers on every run (at most 67 million): give its weights, or fewer or smaller heads");
     if (!(s.block.epsilon > 0.0f) || !std::isfinite(s.block.epsilon))
         errors.push_back("block epsilon is " + std::to_string(s.block.epsilon) + ": Gated DeltaNet's RMSNorm needs a small positive number such as 1e-6");
 }

@@ -457,6 +457,15 @@ void computation_controls(Context& state) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("each head's output is multiplied, number by number, by \xCF\x83(x\xC2\xB7W_G + b_G) of its token before W_O: "
                           "a head can write nothing for a token (gated attention, Qwen3-Next and Qwen3.5)");
+    // Gated DeltaNet (Qwen3-Next's linear layers) in place of softmax attention.
+    bool linear = s.delta_net.on;
+    if (ImGui::Checkbox("Gated DeltaNet (Qwen3-Next)", &linear)) state.session.push(edits::SetDeltaNet{linear});
+    record_item(state, "controls.delta_net", linear ? "on" : "off");
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("linear attention in place of the softmax: each head keeps a state S (d_k \xC3\x97 d_v) that every "
+                          "token fades by e^g, corrects towards its value by \xCE\xB2 (the delta rule) and reads with its query; the "
+                          "implied weights card draws the A with o = A\xC2\xB7V. Turning it on takes a causal mask and no RoPE, and "
+                          "seeds W_Q, W_K, W_V and W_O again (their shapes change)");
     // Llama 4's query temperature: each query × τ of its position (its NoPE layers).
     bool tempered = s.temperature.on();
     if (ImGui::Checkbox("query temperature (Llama 4)", &tempered))
