@@ -450,22 +450,27 @@ void computation_controls(Context& state) {
                           "and before RoPE; the weights w_q, w_k are shared by every head and edited on their cards. OLMo 2 "
                           "normalises each row of the whole projection, every head's numbers at once, with a weight per head "
                           "and dimension, and splits the heads after");
-    // Gated attention (Qwen3-Next): each head's output × σ(x·W_G + b_G) before W_O.
-    bool gated = s.output_gate.on;
-    if (ImGui::Checkbox("output gate (Qwen3-Next)", &gated)) state.session.push(edits::SetOutputGate{gated});
-    record_item(state, "controls.output_gate", gated ? "on" : "off");
+    // Qwen3-Next's two attentions on one line: softmax attention, gated by σ(x·W_G + b_G) before W_O, or Gated DeltaNet.
+    const char* qwen3_next[] = {"softmax", "softmax, output gate", "Gated DeltaNet (linear)"};
+    int kind = s.delta_net.on ? 2 : s.output_gate.on ? 1 : 0;
+    ImGui::TextUnformatted("Qwen3-Next");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::Combo("##qwen3_next", &kind, qwen3_next, 3)) {
+        if (kind != 2 && s.delta_net.on) state.session.push(edits::SetDeltaNet{false});
+        if (kind == 2) state.session.push(edits::SetDeltaNet{true});  // which drops the output gate
+        else if ((kind == 1) != s.output_gate.on) state.session.push(edits::SetOutputGate{kind == 1});
+    }
+    record_item(state, "controls.qwen3_next", qwen3_next[kind]);
+    record_item(state, "controls.output_gate", kind == 1 ? "on" : "off");
+    record_item(state, "controls.delta_net", kind == 2 ? "on" : "off");
     if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("each head's output is multiplied, number by number, by \xCF\x83(x\xC2\xB7W_G + b_G) of its token before W_O: "
-                          "a head can write nothing for a token (gated attention, Qwen3-Next and Qwen3.5)");
-    // Gated DeltaNet (Qwen3-Next's linear layers) in place of softmax attention.
-    bool linear = s.delta_net.on;
-    if (ImGui::Checkbox("Gated DeltaNet (Qwen3-Next)", &linear)) state.session.push(edits::SetDeltaNet{linear});
-    record_item(state, "controls.delta_net", linear ? "on" : "off");
-    if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("linear attention in place of the softmax: each head keeps a state S (d_k \xC3\x97 d_v) that every "
-                          "token fades by e^g, corrects towards its value by \xCE\xB2 (the delta rule) and reads with its query; the "
-                          "implied weights card draws the A with o = A\xC2\xB7V. Turning it on takes a causal mask and no RoPE, and "
-                          "seeds W_Q, W_K, W_V and W_O again (their shapes change)");
+        ImGui::SetTooltip("softmax, output gate: each head's output is multiplied, number by number, by \xCF\x83(x\xC2\xB7W_G + b_G) of its "
+                          "token before W_O, so a head can write nothing for a token (gated attention, Qwen3-Next and Qwen3.5).\n"
+                          "Gated DeltaNet: linear attention in place of the softmax (three of every four Qwen3-Next layers): each head "
+                          "keeps a state S (d_k \xC3\x97 d_v) that every token fades by e^g, corrects towards its value by \xCE\xB2 (the "
+                          "delta rule) and reads with its query; the implied weights card draws the A with o = A\xC2\xB7V. It takes a "
+                          "causal mask and no RoPE, and seeds W_Q, W_K, W_V and W_O again (their shapes change)");
     // Llama 4's query temperature: each query × τ of its position (its NoPE layers).
     bool tempered = s.temperature.on();
     if (ImGui::Checkbox("query temperature (Llama 4)", &tempered))
