@@ -8,7 +8,7 @@ namespace attn {
 
 namespace {
 
-const Matrix* head_weights(const ModelPass& pass, stack::HeadId id, const char* which, std::string& error) {
+const Matrix* head_weights(const ModelPass& pass, stack::HeadId id, const char* which, std::string& error, bool& implied) {
     if (!pass.ok) {
         error = std::string(which) + "'s sentence has no computed pass";
         return nullptr;
@@ -19,15 +19,17 @@ const Matrix* head_weights(const ModelPass& pass, stack::HeadId id, const char* 
                 " does not exist";
         return nullptr;
     }
-    return &pass.layers[static_cast<size_t>(id.layer)].head[static_cast<size_t>(id.head)].weights;
+    const HeadTrace& head = pass.layers[static_cast<size_t>(id.layer)].head[static_cast<size_t>(id.head)];
+    implied = pass.layers[static_cast<size_t>(id.layer)].settings.delta_net;  // Gated DeltaNet: the weights its recurrence implies
+    return implied ? &head.implied_weights : &head.weights;
 }
 
 }  // namespace
 
 WeightsComparison compare_weights(const ModelPass& a, stack::HeadId head_a, const ModelPass& b, stack::HeadId head_b) {
     WeightsComparison r;
-    r.a = head_weights(a, head_a, "A", r.error);
-    if (r.a != nullptr) r.b = head_weights(b, head_b, "B", r.error);
+    r.a = head_weights(a, head_a, "A", r.error, r.a_implied);
+    if (r.a != nullptr) r.b = head_weights(b, head_b, "B", r.error, r.b_implied);
     if (r.a == nullptr || r.b == nullptr) {
         r.a = r.b = nullptr;
         return r;
@@ -37,6 +39,11 @@ WeightsComparison compare_weights(const ModelPass& a, stack::HeadId head_a, cons
     if (n_a != n_b) {
         r.message = "A has " + std::to_string(n_a) + " tokens, B has " + std::to_string(n_b) +
                     ": B \xE2\x88\x92 A needs the same tokens";
+        return r;
+    }
+    if (r.a_implied != r.b_implied) {
+        r.message = std::string(r.a_implied ? "A" : "B") + "'s layer is linear (Gated DeltaNet): its implied weights are signed and need not sum "
+                    "to 1, no softmax's, so B \xE2\x88\x92 A between them would mean nothing";
         return r;
     }
     r.has_difference = true;

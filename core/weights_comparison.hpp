@@ -12,8 +12,9 @@ namespace attn {
 struct WeightsComparison {
     bool ok = false;            // A and B both exist
     std::string error;          // why not: a pass not run, a layer or head it does not have
-    const Matrix* a = nullptr;  // A's weights (n_A × n_A), in its pass
+    const Matrix* a = nullptr;  // A's weights (n_A × n_A), in its pass; a Gated DeltaNet head's implied weights
     const Matrix* b = nullptr;  // B's weights (n_B × n_B)
+    bool a_implied = false, b_implied = false;  // a Gated DeltaNet head's: no softmax (B − A only between two of one kind)
     // B − A, defined when n_A = n_B; else `message` says why there is none.
     bool has_difference = false;
     Matrix difference;          // (n × n)

@@ -20,6 +20,7 @@
 #include "memory_room.hpp"
 #include "positional.hpp"
 #include "stored_matrix.hpp"
+#include "weights_comparison.hpp"
 
 using namespace attn;
 using namespace attn::testing::families;
@@ -2010,4 +2011,24 @@ TEST_CASE("Gemma 3 as published opens with one token more in tokenizer.json than
     CHECK(hf::forward_text(*load.model, "\xC3\xA9 <image_soft_token>").errors.front() ==
           "token 402 `<image_soft_token>` at character 3 of the sentence is beyond the model's embedding of 402 rows");
     fs::remove_all(folder);
+}
+
+TEST_CASE("Qwen3-Next's linear heads compare with each other by their implied weights, and not with a softmax head", "[families][compare]") {
+    write_family_checkpoint(folder_for("qwen3_next_compare"), qwen3_next_checkpoint());
+    const hf::OpenedModelLoad load = hf::open_model(folder_for("qwen3_next_compare"), false);
+    REQUIRE(load.model);
+    const ModelPass pass = hf::forward_ids(*load.model, {1, 5, 3, 7, 2, 9});
+    REQUIRE(pass.ok);
+    const WeightsComparison linear = compare_weights(pass, {0, 0}, pass, {1, 2});
+    REQUIRE(linear.ok);
+    CHECK(linear.a_implied);
+    CHECK(linear.b_implied);
+    CHECK(linear.a == &pass.layers[0].head[0].implied_weights);
+    REQUIRE(linear.has_difference);
+    CHECK(linear.difference == pass.layers[1].head[2].implied_weights - pass.layers[0].head[0].implied_weights);
+    const WeightsComparison mixed = compare_weights(pass, {0, 0}, pass, {3, 0});
+    REQUIRE(mixed.ok);
+    CHECK_FALSE(mixed.has_difference);
+    CHECK_THAT(mixed.message, Contains("A's layer is linear (Gated DeltaNet)"));
+    CHECK(mixed.b == &pass.layers[3].head[0].weights);
 }

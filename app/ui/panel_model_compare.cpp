@@ -195,7 +195,8 @@ HeatmapSpec weights_spec(const std::string& name, const std::string& title, cons
     spec.title = title;
     spec.shape = shape;
     spec.values = &weights;
-    spec.scale = ColorScale::Weights;
+    // a Gated DeltaNet head's implied weights: signed, no softmax's
+    spec.scale = layer.settings.delta_net ? ColorScale::Diverging : ColorScale::Weights;
     spec.row_axis = Axis::Query;
     spec.col_axis = Axis::Key;
     spec.row_tokens = &layer.query_tokens;
@@ -203,7 +204,7 @@ HeatmapSpec weights_spec(const std::string& name, const std::string& title, cons
     spec.mask = &layer.visible;         // causal: the keys after a query hatched
     spec.show_masked_value = false;
     spec.trace = &layer;                // the tooltip's arithmetic: that layer's softmax
-    spec.matrix = "head" + std::to_string(head) + ".weights";
+    spec.matrix = "head" + std::to_string(head) + (layer.settings.delta_net ? ".implied_weights" : ".weights");
     return spec;
 }
 
