@@ -490,7 +490,8 @@ void draw_cache_matrix(Context& state, const ModelViewState& m, const Matrix& va
             draw->AddRectFilled(ImVec2(x, y), ImVec2(x + cell_w + 0.5f, y + cell_h - (cell_h > 4.0f ? 1.0f : 0.0f)),
                                 pack(scale_color(ColorScale::Diverging, values(r, k), limit)));
         }
-    for (int g = 1; g < c.kv_heads; ++g) {  // K/V heads apart
+    const bool channels = std::string(name) == "conv";  // a linear layer's convolution rows: channels, no heads to part
+    for (int g = 1; g < c.kv_heads && !channels; ++g) {  // K/V heads apart (a linear layer's states)
         const float x = origin.x + static_cast<float>(g * c.key_dim) * cell_w;
         draw->AddLine(ImVec2(x, origin.y), ImVec2(x, origin.y + static_cast<float>(rows) * cell_h), IM_COL32(0, 0, 0, 255), 2.0f);
     }
@@ -502,7 +503,14 @@ void draw_cache_matrix(Context& state, const ModelViewState& m, const Matrix& va
             ImGui::SetTooltip(c.chunk > 0 ? "left with its chunk: a position before %d, which no later query of this layer sees"
                                           : "left the window: a position before %d, which no later query of this layer sees",
                               left + 1);
-        else if (r < values.rows() && k >= 0 && k < cols)
+        else if (c.linear && r < values.rows() && k >= 0 && k < cols) {  // Gated DeltaNet: a state's cell, or a kept row's channel
+            if (channels)
+                ImGui::SetTooltip("the mixed channels of position %d, kept for the convolution: channel %d: %.4f",
+                                  c.tokens - static_cast<int>(values.rows()) + r + 1, k + 1, static_cast<double>(values(r, k)));
+            else
+                ImGui::SetTooltip("head %d's state S: key dimension %d, value dimension %d: %.4f", k / std::max(c.key_dim, 1) + 1, r + 1,
+                                  k % std::max(c.key_dim, 1) + 1, static_cast<double>(values(r, k)));
+        } else if (r < values.rows() && k >= 0 && k < cols)
             ImGui::SetTooltip("%s of position %d (%s), K/V head %d, dimension %d: %.4f", name, c.first_position + r + 1,
                               text_token(m, c.first_position + r).c_str(), k / std::max(c.key_dim, 1) + 1, k % std::max(c.key_dim, 1) + 1,
                               static_cast<double>(values(r, k)));
