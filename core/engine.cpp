@@ -277,8 +277,7 @@ void check_delta_net(std::vector<std::string>& errors, const Scenario& s) {
         errors.push_back("Gated DeltaNet conv_kernel is " + std::to_string(n.conv_kernel) + ": expected 1 to 64 (4 in Qwen3-Next)");
         return;
     }
-    const int key_heads = delta_key_heads(s), d_k = head_dim_of(s), d_v = value_dim_of(s);
-    const int channels = 2 * key_heads * d_k + heads * d_v;
+    const int key_heads = delta_key_heads(s), d_k = head_dim_of(s), d_v = value_dim_of(s), channels = delta_channels(s);
     check_shape(errors, "W_Q", s.w_q, s.d_model, key_heads * d_k);
     check_shape(errors, "W_K", s.w_k, s.d_model, key_heads * d_k);
     check_shape(errors, "W_V", s.w_v, s.d_model, heads * d_v);
@@ -590,16 +589,17 @@ DeltaNetWeights delta_net_weights(const Scenario& s) {
     w.w_z = resolved_weight(n.w_z, s.d_model, heads * d_v, s.seed, 45);
     w.w_b = resolved_weight(n.w_b, s.d_model, heads, s.seed, 46);
     w.w_a = resolved_weight(n.w_a, s.d_model, heads, s.seed, 47);
-    w.conv = n.conv.size() != 0 ? n.conv : resolved_weight(SharedMatrix(), 2 * key_heads * d_k + heads * d_v, n.conv_kernel, s.seed, 48).get();
+    w.conv = n.conv.size() != 0 ? n.conv : resolved_weight(SharedMatrix(), delta_channels(s), n.conv_kernel, s.seed, 48).get();
     w.a_log = n.a_log.size() != 0 ? n.a_log : Vector(Vector::LinSpaced(heads, 1.0f, static_cast<float>(heads)).array().log());
     w.dt_bias = n.dt_bias.size() != 0 ? n.dt_bias : Vector(Vector::Ones(heads));
     w.norm = n.norm.size() != 0 ? n.norm : Vector(Vector::Ones(d_v));
     return w;
 }
 
-void delta_net_inputs(const Scenario& s, const DeltaNetWeights& w, const Matrix& x, float scale, const Matrix* history, LinearTrace& steps,
-                      Matrix& q_all, Matrix& k_all, Matrix& v_all, bool any_order) {
+void delta_net_inputs(const Scenario& s, const DeltaNetWeights& w, const Matrix& x, const Matrix* history, LinearTrace& steps, Matrix& q_all,
+                      Matrix& k_all, Matrix& v_all, bool any_order) {
     const int heads = s.heads, key_heads = delta_key_heads(s), d_k = head_dim_of(s), d_v = value_dim_of(s);
+    const float scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(d_k)) : 1.0f;  // q × 1/√d_k (a custom scale is refused)
     const int key_width = key_heads * d_k, value_width = heads * d_v;
     const ProductKernel kernel = any_order ? ProductKernel::any_order : ProductKernel::row_major;
     Matrix q, k, v, b, a;
@@ -1329,8 +1329,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         if (s.delta_net.on) {
             // Gated DeltaNet: its own projections, convolution and normed q and k (one per value head)
             const DeltaNetWeights w = delta_net_weights(s);
-            const float scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(d_k)) : 1.0f;
-            delta_net_inputs(s, w, queries_from, scale, nullptr, t.linear, q_all, k_all, v_all);
+            delta_net_inputs(s, w, queries_from, nullptr, t.linear, q_all, k_all, v_all);
             t.w_q = w.w_q;
             t.w_k = w.w_k;
             t.w_v = w.w_v;

@@ -82,9 +82,9 @@ DeltaNetWeights delta_net_weights(const Scenario& scenario);
 // Gated DeltaNet's per-token inputs for the rows x it reads (n × d_model): into `steps` the
 // mixed channels, their convolution (with `history`, the K − 1 rows of mixed channels before x,
 // when given: a decode step's), z, β and the decay g; into q_all and k_all each value head's q
-// (L2-normed × scale) and k (L2-normed), H·d_k columns, and into v_all its v (H·d_v).
-void delta_net_inputs(const Scenario& scenario, const DeltaNetWeights& weights, const Matrix& x, float scale, const Matrix* history,
-                      LinearTrace& steps, Matrix& q_all, Matrix& k_all, Matrix& v_all, bool any_order = false);
+// (L2-normed, × 1/√d_k with scaling on) and k (L2-normed), H·d_k columns, and into v_all its v (H·d_v).
+void delta_net_inputs(const Scenario& scenario, const DeltaNetWeights& weights, const Matrix& x, const Matrix* history, LinearTrace& steps,
+                      Matrix& q_all, Matrix& k_all, Matrix& v_all, bool any_order = false);
 // What W_O reads from the heads' outputs (n × H·d_v): each head's RMSNorm(o_h)⊙w, into `normed`
 // when given, then ⊙ SiLU(z).
 Matrix delta_net_gated(const Matrix& concat, const Matrix& z, const Vector& norm, int d_v, float epsilon, Matrix* normed = nullptr);

@@ -374,6 +374,8 @@ inline int head_dim_of(const Scenario& s) {
 inline int value_dim_of(const Scenario& s) { return s.latent.on() ? s.latent.v_dim : s.delta_net.on ? plain_head_dim(s) : head_dim_of(s); }
 // Gated DeltaNet's H_k (its q and k heads), else 0.
 inline int delta_key_heads(const Scenario& s) { return !s.delta_net.on ? 0 : s.delta_net.key_heads > 0 ? s.delta_net.key_heads : s.heads; }
+// Gated DeltaNet's channels C = 2·H_k·d_k + H·d_v: q's, k's and v's, which its convolution mixes.
+inline int delta_channels(const Scenario& s) { return 2 * delta_key_heads(s) * head_dim_of(s) + s.heads * value_dim_of(s); }
 // QK-norm's weight count for heads of d_k: d_k, shared by every head; over the whole projection
 // (qk_norm_whole), one per head and dimension, `heads` being H for q and H_kv for k.
 inline int qk_norm_length(bool whole, int d_k, int heads) { return whole ? d_k * (heads > 0 ? heads : 1) : d_k; }

@@ -428,6 +428,17 @@ TEST_CASE("decode_layer: one row against the cache equals the last row of the en
              s.block.moe.weight_input = true;
              s.block.moe.shared_d_ff = 5;
          }},
+        {"Gated DeltaNet, two value heads on one key head, b_o, a block", [](Scenario& s) {
+             s.delta_net.on = true;
+             s.delta_net.key_heads = 1;
+             s.delta_net.key_dim = 3;
+             s.delta_net.conv_kernel = 3;
+             s.block.epsilon = 1e-6f;
+             s.b_o = normal_matrix(1, 8, 23).row(0);
+             s.block.residual = s.block.layer_norm = s.block.feed_forward = true;
+             s.block.norm = NormPlacement::Pre;
+             s.block.norm_kind = NormKind::RMSNorm;
+         }},
         {"latent attention, W_Q, rotate-half, a block", [](Scenario& s) {
              s.positional = PositionalEncoding::Rotary;
              s.rope.pairing = RopePairing::RotateHalf;
@@ -463,6 +474,11 @@ TEST_CASE("decode_layer: one row against the cache equals the last row of the en
         const Matrix& out = full.has_block ? full.block.output : full.output;
         CHECK((last - out.bottomRows(1)).cwiseAbs().maxCoeff() < 1e-5f);
         for (int h = 0; h < s.heads; ++h) {
+            if (s.delta_net.on) {  // a linear layer draws no weights for the new row, and keeps each head's state
+                CHECK(attention.weights[static_cast<size_t>(h)].size() == 0);
+                CHECK((cache.state(h) - full.head[static_cast<size_t>(h)].state).cwiseAbs().maxCoeff() < 1e-5f);
+                continue;
+            }
             const Matrix& w = full.head[static_cast<size_t>(h)].weights;
             for (int j = attention.first_position; j < n; ++j)
                 CHECK(std::abs(attention.weights[static_cast<size_t>(h)](j - attention.first_position) - w(n - 1, j)) < 1e-5f);

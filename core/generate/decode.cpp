@@ -131,8 +131,7 @@ std::vector<std::string> decode_faults(const Scenario& s) {
 
 LayerCache empty_cache(const Scenario& s) {
     if (s.delta_net.on)
-        return LayerCache::linear(s.heads, head_dim_of(s), value_dim_of(s),
-                                  2 * delta_key_heads(s) * head_dim_of(s) + s.heads * value_dim_of(s), s.delta_net.conv_kernel);
+        return LayerCache::linear(s.heads, head_dim_of(s), value_dim_of(s), delta_channels(s), s.delta_net.conv_kernel);
     return LayerCache(kv_heads_of(s), head_dim_of(s), value_dim_of(s), s.mask == MaskKind::SlidingWindow ? std::max(s.window, 1) : 0,
                       s.mask == MaskKind::Chunked ? std::max(s.chunk, 1) : 0);
 }
@@ -169,44 +168,29 @@ bool rope_factors_change(const Scenario& s, int position) {
            position == s.rope.original_max_positions;  // the text grows from L to L + 1 tokens
 }
 
-Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCache& cache, DecodedAttention* attention, int length) {
-    if (length <= 0) length = position + 1;
-    const int d = s.d_model, d_k = head_dim_of(s), d_v = value_dim_of(s), kv = kv_heads_of(s), heads = s.heads, group = heads / kv;
-    // x + PE(t): order enters here for a sinusoidal or the engine's seeded learned encoding.
-    Matrix x = x_in;
-    if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
-        x += additive_encoding(s.positional, position + 1, d, s.seed).row(position);
-    const bool pre = has_block(s) && s.block.norm == NormPlacement::Pre;
-    const Matrix a = pre && s.block.layer_norm ? norm_row(s.block, x, s.block.norm_1) : x;  // what attention reads
+namespace {
 
-    const SharedMatrix w_o = resolved_weight(s.w_o, heads * d_v, d, s.seed, 3);
-    if (attention) {
-        attention->weights.assign(static_cast<size_t>(heads), Vector());
-        attention->sink.assign(static_cast<size_t>(heads), 0.0f);
-        attention->first_position = cache.first_position();
-    }
-    if (s.delta_net.on) {
-        // Gated DeltaNet: the row convolved with the kept rows, then one step of each head's recurrence.
-        // No weights are drawn: the implied row would need every earlier k, which the layer does not keep.
-        const DeltaNetWeights w = delta_net_weights(s);
-        LinearTrace steps;
-        Matrix q, k, v;
-        const float scale = s.scale ? 1.0f / std::sqrt(static_cast<float>(d_k)) : 1.0f;
-        delta_net_inputs(s, w, a, scale, &cache.conv_rows(), steps, q, k, v, true);
-        cache.push_conv_row(steps.mixed);
-        Matrix concat(1, heads * d_v);
-        for (int h = 0; h < heads; ++h)
-            concat.middleCols(h * d_v, d_v) = linear::delta_rule(q.middleCols(h * d_k, d_k), k.middleCols(h * d_k, d_k), v.middleCols(h * d_v, d_v),
-                                                                 steps.beta.col(h).transpose(), steps.decay.col(h).transpose(), cache.state(h));
-        const Matrix gated = delta_net_gated(concat, steps.z, w.norm, d_v, s.block.epsilon);
-        Matrix output;
-        product_into(gated, w_o, output, ProductKernel::any_order);  // (1, H·d_v)·(H·d_v, d) → (1, d)
-        if (!has_block(s)) return output;
-        BlockTrace block;
-        if (pre) block.norm1 = a;
-        run_block(s, x, output, block, true);
-        return block.output;
-    }
+// Gated DeltaNet's heads for the new row (what W_O reads, 1 × H·d_v): the row convolved with the kept
+// rows, then one step of each head's recurrence, then each head's RMSNorm ⊙ SiLU(z). No weights are
+// drawn: the implied row would need every earlier k, which the layer does not keep.
+Matrix linear_heads(const Scenario& s, const Matrix& a, LayerCache& cache) {
+    const int d_k = head_dim_of(s), d_v = value_dim_of(s), heads = s.heads;
+    const DeltaNetWeights w = delta_net_weights(s);
+    LinearTrace steps;
+    Matrix q, k, v;
+    delta_net_inputs(s, w, a, &cache.conv_rows(), steps, q, k, v, true);
+    cache.push_conv_row(steps.mixed);
+    Matrix concat(1, heads * d_v);
+    for (int h = 0; h < heads; ++h)
+        concat.middleCols(h * d_v, d_v) = linear::delta_rule(q.middleCols(h * d_k, d_k), k.middleCols(h * d_k, d_k), v.middleCols(h * d_v, d_v),
+                                                             steps.beta.col(h).transpose(), steps.decay.col(h).transpose(), cache.state(h));
+    return delta_net_gated(concat, steps.z, w.norm, d_v, s.block.epsilon);
+}
+
+// Softmax attention's heads for the new row (what W_O reads, 1 × H·d_v): its K and V join the cache,
+// each query head reads its K/V head's rows, and the output gate where there is one.
+Matrix softmax_heads(const Scenario& s, int position, int length, const Matrix& a, LayerCache& cache, DecodedAttention* attention) {
+    const int d = s.d_model, d_k = head_dim_of(s), d_v = value_dim_of(s), kv = kv_heads_of(s), heads = s.heads, group = heads / kv;
     Matrix q, k, v;
     if (s.latent.on()) {
         LatentTrace steps;  // the cache keeps every head's k and v, as transformers' does
@@ -266,8 +250,30 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     }
     errors.rethrow();
     if (s.output_gate.on) concat = concat.cwiseProduct(output_gate_values(a, gate_weight(s), s.output_gate.b_g, true));  // gated attention
+    return concat;
+}
+
+}  // namespace
+
+Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCache& cache, DecodedAttention* attention, int length) {
+    if (length <= 0) length = position + 1;
+    const int d = s.d_model, heads = s.heads;
+    // x + PE(t): order enters here for a sinusoidal or the engine's seeded learned encoding.
+    Matrix x = x_in;
+    if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
+        x += additive_encoding(s.positional, position + 1, d, s.seed).row(position);
+    const bool pre = has_block(s) && s.block.norm == NormPlacement::Pre;
+    const Matrix a = pre && s.block.layer_norm ? norm_row(s.block, x, s.block.norm_1) : x;  // what attention reads
+
+    if (attention) {
+        attention->weights.assign(static_cast<size_t>(heads), Vector());
+        attention->sink.assign(static_cast<size_t>(heads), 0.0f);
+        attention->first_position = cache.first_position();
+    }
+    const Matrix heads_out = s.delta_net.on ? linear_heads(s, a, cache) : softmax_heads(s, position, length, a, cache, attention);
+    const SharedMatrix w_o = resolved_weight(s.w_o, heads * value_dim_of(s), d, s.seed, 3);
     Matrix output;
-    product_into(concat, w_o, output, ProductKernel::any_order);  // (1, H·d_v)·(H·d_v, d) → (1, d)
+    product_into(heads_out, w_o, output, ProductKernel::any_order);  // (1, H·d_v)·(H·d_v, d) → (1, d)
     if (s.b_o.size() != 0) output += s.b_o;
     if (!has_block(s)) return output;
     BlockTrace block;
