@@ -7,6 +7,6 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 "$root/scripts/build.sh"
 if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
   echo "No display: running under a virtual X server (xvfb-run). Use --screenshot OUT.png to see a frame." >&2
-  exec xvfb-run -a -s "-screen 0 1920x1080x24" "$root/build/app/attnlab" "$@"
+  exec xvfb-run -a -s "-screen 0 1920x1080x24 -noreset" "$root/build/app/attnlab" "$@"
 fi
 exec "$root/build/app/attnlab" "$@"
