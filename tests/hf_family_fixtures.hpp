@@ -31,6 +31,9 @@
 //                                                          the multi-token prediction layer (model.layers.61)
 //   qwen3_next_checkpoint Qwen3-Next-80B-A3B BF16  untied   one; 3 Gated DeltaNet layers : 1 gated full layer, partial RoPE,
 //                                                          (1 + w) norms, 6 experts, 2 kept, a gated shared expert; mtp.*
+//   qwen3_5_checkpoint  Qwen3.5-9B         BF16   untied   one; the multimodal folder: text_config, model.language_model.*,
+//                                                          model.visual.*, mtp.*; Qwen3-Next's layers, projections apart,
+//                                                          mrope_section, a dense MLP
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -825,6 +828,75 @@ inline FamilyCheckpoint qwen3_next_checkpoint(std::uint64_t seed = 19) {
     return c;
 }
 
+// Qwen3.5-9B's folder as published (Qwen3_5ForConditionalGeneration), scaled down: its config.json nests
+// the text model's under text_config, the text model's tensors lie under model.language_model., beside
+// a vision tower (model.visual.*) and the multi-token prediction module (mtp.*). The text model:
+// Qwen3-Next's layers (three Gated DeltaNet layers to one gated full layer) with the linear layers'
+// projections stored apart (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a), 2 key heads of 4 read by
+// 4 value heads of 4, a convolution of 4 taps; the full layer 4 heads of 16 on 2 K/V heads, partial
+// RoPE 0.25 (4 of 16 dims) as mrope_section [1, 1, 0]; a dense gated MLP of 24 in every layer;
+// untied, BF16.
+inline FamilyCheckpoint qwen3_5_checkpoint(std::uint64_t seed = 23) {
+    FamilyCheckpoint c{"qwen3_5", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["Qwen3_5ForConditionalGeneration"], "image_token_id": 36, "model_type": "qwen3_5",
+      "text_config": {
+        "attention_bias": false, "attention_dropout": 0.0, "attn_output_gate": true, "bos_token_id": null, "dtype": "bfloat16",
+        "eos_token_id": 39, "full_attention_interval": 4, "head_dim": 16, "hidden_act": "silu", "hidden_size": 16,
+        "initializer_range": 0.02, "intermediate_size": 24,
+        "layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"],
+        "linear_conv_kernel_dim": 4, "linear_key_head_dim": 4, "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+        "linear_value_head_dim": 4, "max_position_embeddings": 262144, "mlp_only_layers": [], "model_type": "qwen3_5_text",
+        "mtp_num_hidden_layers": 1, "mtp_use_dedicated_embeddings": false, "num_attention_heads": 4, "num_hidden_layers": 4,
+        "num_key_value_heads": 2, "pad_token_id": null, "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06,
+        "rope_parameters": {"mrope_interleaved": true, "mrope_section": [1, 1, 0], "rope_type": "default",
+                            "rope_theta": 10000000, "partial_rotary_factor": 0.25},
+        "tie_word_embeddings": false, "use_cache": true, "vocab_size": 40},
+      "tie_word_embeddings": false, "transformers_version": "4.57.0.dev0", "video_token_id": 37,
+      "vision_config": {"deepstack_visual_indexes": [], "depth": 1, "hidden_act": "gelu_pytorch_tanh", "hidden_size": 8,
+                        "in_channels": 3, "intermediate_size": 16, "model_type": "qwen3_5", "num_heads": 2,
+                        "num_position_embeddings": 16, "out_hidden_size": 16, "patch_size": 2, "spatial_merge_size": 2,
+                        "temporal_patch_size": 2},
+      "vision_end_token_id": 35, "vision_start_token_id": 34})");
+    TensorMaker make(c, seed);
+    const std::int64_t d = 16, H = 4, kv = 2, hd = 16, hk = 2, dk = 4, hv = 4, dv = 4, K = 4, ff = 24;
+    const std::string m = "model.language_model.";
+    make(m + "embed_tokens.weight", {40, d}, 1.0);
+    for (int l = 0; l < 4; ++l) {
+        const std::string p = m + "layers." + std::to_string(l) + ".";
+        make(p + "input_layernorm.weight", {d}, 0.2);  // (1 + w): around 0
+        make(p + "post_attention_layernorm.weight", {d}, 0.2);
+        if (l < 3) {
+            const std::string a = p + "linear_attn.";
+            make(a + "in_proj_qkv.weight", {2 * hk * dk + hv * dv, d}, 0.6);
+            make(a + "in_proj_z.weight", {hv * dv, d}, 0.6);
+            make(a + "in_proj_b.weight", {hv, d}, 0.6);
+            make(a + "in_proj_a.weight", {hv, d}, 0.6);
+            make(a + "conv1d.weight", {2 * hk * dk + hv * dv, 1, K}, 0.6);
+            make(a + "dt_bias", {hv}, 0.3, 1.0);
+            make(a + "A_log", {hv}, 0.5, 0.0);
+            make(a + "norm.weight", {dv}, 0.2, 1.0);
+            make(a + "out_proj.weight", {d, hv * dv}, 0.4);
+        } else {
+            make(p + "self_attn.q_proj.weight", {2 * H * hd, d}, 0.6);
+            make(p + "self_attn.k_proj.weight", {kv * hd, d}, 0.6);
+            make(p + "self_attn.v_proj.weight", {kv * hd, d}, 0.4);
+            make(p + "self_attn.o_proj.weight", {d, H * hd}, 0.3);
+            make(p + "self_attn.q_norm.weight", {hd}, 0.2);
+            make(p + "self_attn.k_norm.weight", {hd}, 0.2);
+        }
+        make(p + "mlp.gate_proj.weight", {ff, d}, 0.4);
+        make(p + "mlp.up_proj.weight", {ff, d}, 0.4);
+        make(p + "mlp.down_proj.weight", {d, ff}, 0.3);
+    }
+    make(m + "norm.weight", {d}, 0.2);
+    make("lm_head.weight", {40, d}, 0.5);
+    make("model.visual.patch_embed.proj.weight", {8, 3, 2, 2, 2}, 0.3);  // the vision tower: not the text model's
+    make("model.visual.blocks.0.attn.qkv.weight", {24, 8}, 0.3);
+    make("mtp.fc.weight", {d, 2 * d}, 0.3);  // the multi-token prediction module: not in the forward pass
+    return c;
+}
+
 // pythia-70m's config.json, scaled down: 2 heads of 16, a quarter of each rotating, the fused
 // per-head QKV, parallel residual, untied embed_out, F16; with the old files' buffers.
 inline FamilyCheckpoint neox_checkpoint(std::uint64_t seed = 7, bool parallel_residual = true) {
@@ -911,7 +983,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
-            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), qwen3_next_checkpoint(),
+            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), qwen3_next_checkpoint(), qwen3_5_checkpoint(),
             neox_checkpoint(),
             bert_checkpoint()};
 }
@@ -946,7 +1018,7 @@ struct Reference {
 
 // A stored tensor by name, with or without the class prefix (and BERT's gamma/beta for weight/bias).
 inline const HfTensor& tensor(const HfTensors& t, const std::string& name) {
-    for (const std::string prefix : {"", "model.", "gpt_neox.", "bert.", "transformer."}) {
+    for (const std::string prefix : {"", "model.", "model.language_model.", "gpt_neox.", "bert.", "transformer."}) {
         if (auto it = t.find(prefix + name); it != t.end()) return it->second;
         for (const auto& [from, to] : {std::pair<std::string, std::string>{".weight", ".gamma"}, {".bias", ".beta"}})
             if (name.size() > from.size() && name.compare(name.size() - from.size(), from.size(), from) == 0)
@@ -1247,10 +1319,17 @@ inline Rows reference_delta_net(const hf::ModelSpec& s, const HfTensors& t, int 
                       dk = static_cast<std::size_t>(L.key_dim), dv = static_cast<std::size_t>(L.value_dim),
                       K = static_cast<std::size_t>(L.conv_kernel), per = hv / hk, period = 2 * dk + 2 * per * dv;
     const std::string p = "layers." + std::to_string(layer) + ".linear_attn.";
-    const Rows qkvz = linear(a, tensor(t, p + "in_proj_qkvz.weight"), nullptr), ba = linear(a, tensor(t, p + "in_proj_ba.weight"), nullptr);
     const std::size_t channels = 2 * hk * dk + hv * dv;
     Rows mixed(n, std::vector<double>(channels)), z(n, std::vector<double>(hv * dv)), b(n, std::vector<double>(hv)), g_in(n, std::vector<double>(hv));
-    for (std::size_t i = 0; i < n; ++i)
+    if (has_tensor(t, p + "in_proj_qkv.weight")) {  // Qwen3.5 (Qwen3_5GatedDeltaNet): stored apart, [q | k | v] already
+        mixed = linear(a, tensor(t, p + "in_proj_qkv.weight"), nullptr);
+        z = linear(a, tensor(t, p + "in_proj_z.weight"), nullptr);
+        b = linear(a, tensor(t, p + "in_proj_b.weight"), nullptr);
+        g_in = linear(a, tensor(t, p + "in_proj_a.weight"), nullptr);
+    }
+    const Rows qkvz = has_tensor(t, p + "in_proj_qkvz.weight") ? linear(a, tensor(t, p + "in_proj_qkvz.weight"), nullptr) : Rows{},
+               ba = has_tensor(t, p + "in_proj_ba.weight") ? linear(a, tensor(t, p + "in_proj_ba.weight"), nullptr) : Rows{};
+    for (std::size_t i = 0; i < n && !qkvz.empty(); ++i)
         for (std::size_t g = 0; g < hk; ++g) {
             for (std::size_t c = 0; c < dk; ++c) {
                 mixed[i][g * dk + c] = qkvz[i][g * period + c];

@@ -82,10 +82,10 @@ std::string refusal_of(const json& config) {
 
 // Llama/Qwen/Gemma: every matrix is nn.Linear's (out × in) transposed, every vector as stored.
 void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, const hf::Weights& w) {
-    check_same(w.token_embedding, stored(c, "model.embed_tokens.weight"), "embed_tokens");
+    check_same(w.token_embedding, stored(c, s.tensor_prefix + "embed_tokens.weight"), "embed_tokens");
     for (int l = 0; l < s.n_layers; ++l) {
         const hf::LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
-        const std::string p = "model.layers." + std::to_string(l) + ".";
+        const std::string p = s.tensor_prefix + "layers." + std::to_string(l) + ".";
         if (s.tensors == hf::TensorLayout::phi3) {
             // Phi-3: Q's rows, then K's, then V's of qkv_proj; the gate's rows, then up's of gate_up_proj
             const Matrix qkv = stored(c, p + "self_attn.qkv_proj.weight"), gate_up = stored(c, p + "mlp.gate_up_proj.weight");
@@ -110,6 +110,22 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
                 check_same(L.choice_bias, stored_vector(c, p + "mlp.gate.e_score_correction_bias"), p + "e_score_correction_bias");
                 check_same(L.shared_expert.w_up, stored(c, p + "mlp.shared_experts.up_proj.weight").transpose(), p + "shared_experts.up_proj");
             }
+        } else if (s.layers[static_cast<std::size_t>(l)].linear && s.tensors == hf::TensorLayout::qwen3_5) {
+            // Qwen3.5's Gated DeltaNet: in_proj_qkv's rows [q | k | v], the rest stored apart
+            const hf::LinearSpec& n = s.linear;
+            const Matrix qkv = stored(c, p + "linear_attn.in_proj_qkv.weight");
+            const int qk = n.key_heads * n.key_dim;
+            REQUIRE(qkv.rows() == 2 * qk + n.value_heads * n.value_dim);
+            check_same(L.w_q, qkv.topRows(qk).transpose(), p + "in_proj_qkv q");
+            check_same(L.w_k, qkv.middleRows(qk, qk).transpose(), p + "in_proj_qkv k");
+            check_same(L.w_v, qkv.bottomRows(n.value_heads * n.value_dim).transpose(), p + "in_proj_qkv v");
+            check_same(L.w_z, stored(c, p + "linear_attn.in_proj_z.weight").transpose(), p + "in_proj_z");
+            check_same(L.w_b, stored(c, p + "linear_attn.in_proj_b.weight").transpose(), p + "in_proj_b");
+            check_same(L.w_a, stored(c, p + "linear_attn.in_proj_a.weight").transpose(), p + "in_proj_a");
+            const HfTensor& conv = c.tensors.at(p + "linear_attn.conv1d.weight");
+            check_same(L.conv, Eigen::Map<const Matrix>(conv.values.data(), conv.shape[0], conv.shape[2]), p + "conv1d");
+            check_same(L.a_log, stored_vector(c, p + "linear_attn.A_log"), p + "A_log");
+            check_same(L.w_o, stored(c, p + "linear_attn.out_proj.weight").transpose(), p + "out_proj");
         } else if (s.layers[static_cast<std::size_t>(l)].linear) {
             // Qwen3-Next's Gated DeltaNet: per key head g the rows [q_g | k_g | v | z] of in_proj_qkvz and [b | a] of
             // in_proj_ba, written out here row by row from the definition (fix_query_key_value_ordering)
@@ -273,7 +289,7 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
             check_same(L.k_norm.weight, stored_vector(c, p + "self_attn.k_norm.weight"), p + "k_norm");
         }
     }
-    check_same(w.final_norm.weight, stored_vector(c, "model.norm.weight"), "norm");
+    check_same(w.final_norm.weight, stored_vector(c, s.tensor_prefix + "norm.weight"), "norm");
     if (s.tied_lm_head) {
         CHECK(w.lm_head.size() == 0);
         CHECK(w.unembedding().shares(w.token_embedding));
@@ -362,7 +378,8 @@ TEST_CASE("every family's checkpoint, written in the Hugging Face layout, reads 
         DYNAMIC_SECTION(c.label) {
             const hf::ModelLoad load = written_and_read(c, folder_for(c.label));
             const hf::ModelSpec& s = *load.spec;
-            CHECK(s.model_type == c.config["model_type"]);
+            // a multimodal folder (Qwen3.5 as published) opens as its text model
+            CHECK(s.model_type == (c.config.contains("text_config") ? c.config["text_config"]["model_type"] : c.config["model_type"]));
             CHECK(load.files.size() == (c.sharded ? 2u : 1u));
             REQUIRE(load.weights->layers.size() == static_cast<std::size_t>(s.n_layers));
             if (s.model_type == "gpt_neox") {
@@ -378,6 +395,11 @@ TEST_CASE("every family's checkpoint, written in the Hugging Face layout, reads 
             } else if (s.model_type == "qwen3_next") {  // its multi-token prediction module, read past as transformers does
                 check_decoder_weights(c, s, *load.weights);
                 CHECK(load.ignored == std::vector<std::string>{"mtp.fc.weight"});
+            } else if (s.model_type == "qwen3_5_text") {  // the vision tower and the multi-token prediction module, read past
+                check_decoder_weights(c, s, *load.weights);
+                CHECK_THAT(joined(load.ignored), Contains("model.visual.patch_embed.proj.weight") &&
+                                                     Contains("model.visual.blocks.0.attn.qkv.weight") && Contains("mtp.fc.weight"));
+                CHECK(load.ignored.size() == 3);
             } else {
                 check_decoder_weights(c, s, *load.weights);
                 CHECK(load.ignored.empty());
@@ -440,8 +462,9 @@ TEST_CASE("expected_tensors lists exactly the tensors each fixture's model needs
             }
             // buffers, pooler, NSP; DeepSeek-V3's multi-token prediction layer
             // and Qwen3-Next's multi-token prediction module
+            // and Qwen3.5's vision tower (two tensors here) and multi-token prediction module
             const std::size_t extra = s.model_type == "gpt_neox" ? 4 : s.model_type == "bert" ? 4 : s.model_type == "deepseek_v3" ? 2
-                                    : s.model_type == "qwen3_next" ? 1 : 0;
+                                    : s.model_type == "qwen3_next" ? 1 : s.model_type == "qwen3_5_text" ? 3 : 0;
             CHECK(listed + extra == c.tensors.size());
         }
     }
@@ -1136,6 +1159,78 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         bad["linear_chunk_size"] = 64;
         CHECK_THAT(refusal_of(bad), Contains("linear_chunk_size"));
     }
+    SECTION("qwen3_5 (the multimodal folder as published): text_config read as qwen3_5_text, its tensors under model.language_model.") {
+        const json config = qwen3_5_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.model_type == "qwen3_5_text");
+        CHECK(s.multimodal_type == "qwen3_5");
+        CHECK(s.tensor_prefix == "model.language_model.");
+        CHECK(s.tensors == hf::TensorLayout::qwen3_5);
+        for (int l = 0; l < 3; ++l) CHECK(s.layers[static_cast<std::size_t>(l)].linear);
+        CHECK_FALSE(s.layers[3].linear);
+        CHECK(s.output_gate);
+        CHECK(s.qk_norm);
+        CHECK(s.norm.one_plus_weight);
+        CHECK(s.rotary_dim == 4);  // head_dim 16 × 0.25: mrope_section [1, 1, 0] covers its 2 pairs
+        CHECK(s.layers[3].rope_scaling.kind == hf::RopeScalingKind::none);
+        CHECK(s.layers[3].rope_scaling.mrope_pairs == 2);
+        CHECK(s.layers[3].rope_theta == 10000000.0);
+        CHECK(s.experts.experts == 0);  // a dense MLP in every layer
+        for (const hf::LayerSpec& l : s.layers) CHECK_FALSE(l.moe);
+        CHECK(s.d_ff == 24);
+        CHECK_FALSE(s.tied_lm_head);
+        // the text model saved alone (Qwen3_5ForCausalLM): its own folder, its tensors under model.
+        s = spec_of(config["text_config"]);
+        CHECK(s.model_type == "qwen3_5_text");
+        CHECK(s.multimodal_type.empty());
+        CHECK(s.tensor_prefix == "model.");
+        // the layers as the engine takes them: Gated DeltaNet from the projections stored apart
+        write_family_checkpoint(folder_for("qwen3_5_spec"), qwen3_5_checkpoint());
+        const hf::OpenedModelLoad opened = hf::open_model(folder_for("qwen3_5_spec"), false);
+        for (const std::string& e : opened.errors) INFO(e);
+        REQUIRE(opened.model);
+        const Matrix input = Matrix::Random(5, 16);
+        const Scenario linear = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 1, input);
+        CHECK(linear.delta_net.on);
+        CHECK(linear.delta_net.key_heads == 2);
+        CHECK(validate(linear).empty());
+        const Scenario full = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 3, input);
+        CHECK(full.output_gate.on);
+        CHECK(full.rope.rotary_dims == 4);
+        CHECK_FALSE(full.block.moe.routed());
+        // refused: sections that do not cover the rotary pairs, a model without the output gate, a mixture's
+        // keys (qwen3_5_moe is another family), a key of the folder's own it does not read, a text_config of
+        // another family, tie_word_embeddings said two ways
+        json bad = config;
+        bad["text_config"]["rope_parameters"]["mrope_section"] = {2, 1, 1};
+        CHECK_THAT(refusal_of(bad), Contains("mrope_section") && Contains("covers 4 rotary pairs") && Contains("text_config"));
+        bad = config;
+        bad["text_config"]["rope_parameters"]["mrope_section"] = {1, 1};
+        CHECK_THAT(refusal_of(bad), Contains("'mrope_section': expected three counts"));
+        bad = config;
+        bad["text_config"]["attn_output_gate"] = false;
+        CHECK_THAT(refusal_of(bad), Contains("attn_output_gate"));
+        bad = config;
+        bad["text_config"]["num_experts"] = 8;
+        CHECK_THAT(refusal_of(bad), Contains("num_experts") && Contains("refused rather than ignored"));
+        bad = config;
+        bad["audio_config"] = json::object();
+        CHECK_THAT(refusal_of(bad), Contains("audio_config") && Contains("Qwen3_5ForConditionalGeneration"));
+        bad = config;
+        bad["text_config"]["model_type"] = "qwen3_next";
+        CHECK_THAT(refusal_of(bad), Contains("text_config") && Contains("\"qwen3_5_text\""));
+        bad = config;
+        bad.erase("text_config");
+        CHECK_THAT(refusal_of(bad), Contains("'text_config': missing"));
+        bad = config;
+        bad["tie_word_embeddings"] = true;
+        CHECK_THAT(refusal_of(bad), Contains("tie_word_embeddings") && Contains("disagrees"));
+        // multimodal RoPE is read by this family only
+        json qwen3 = qwen3_checkpoint().config;
+        qwen3["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"mrope_section", {1, 1, 0}}};
+        qwen3.erase("rope_theta");
+        CHECK_THAT(refusal_of(qwen3), Contains("'mrope_section'"));
+    }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;
         hf::ModelSpec s = spec_of(config);
@@ -1205,9 +1300,11 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
     }
     SECTION("every key of every fixture's config is honoured or listed as informational") {
         for (const FamilyCheckpoint& c : all_family_checkpoints()) {
-            const hf::KeyLists* keys = hf::config_keys(c.config["model_type"]);
+            // a multimodal folder's text model: its text_config's keys (the folder's own, its Multimodal row's)
+            const json& config = c.config.contains("text_config") ? c.config["text_config"] : c.config;
+            const hf::KeyLists* keys = hf::config_keys(config["model_type"]);
             REQUIRE(keys);
-            for (const auto& [key, value] : c.config.items()) {
+            for (const auto& [key, value] : config.items()) {
                 INFO(c.label << ": " << key);
                 const bool listed = std::count(keys->honoured.begin(), keys->honoured.end(), key) +
                                     std::count(keys->informational.begin(), keys->informational.end(), key);

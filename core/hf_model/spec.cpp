@@ -247,7 +247,7 @@ void read_token_ids(const json& j, ModelSpec& spec, Faults& faults) {
 // factor, attention_factor and original_max_position_embeddings are left 0 when absent: the
 // family's reader completes them from its config (read_phi3).
 RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json& object, double& theta, double* partial,
-                             bool longrope, bool yarn) {
+                             bool longrope, bool yarn, bool mrope) {
     RopeScaling scaling;
     if (!object.is_object()) {
         r.fault(key, "expected an object or null, found " + shown(object));
@@ -281,6 +281,25 @@ RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json
     };
     std::set<std::string> allowed = {"rope_type", "type", "rope_theta", "partial_rotary_factor"};
     if (object.contains("rope_theta")) theta = value("rope_theta", theta, 0, 1e12);
+    if (mrope) {
+        // Qwen3.5's text rotary (Qwen3VLTextRotaryEmbedding): mrope_section [t, h, w] pairs, interleaved or
+        // in blocks; a text's three positions are one, so either way the pairs turn as plain RoPE
+        allowed.insert("mrope_section");
+        allowed.insert("mrope_interleaved");
+        if (const auto it = object.find("mrope_section"); it != object.end() && !it->is_null()) {
+            bool valid = it->is_array() && it->size() == 3;
+            int pairs = 0;
+            if (valid)
+                for (const json& e : *it) {
+                    valid = valid && e.is_number_integer() && e.get<std::int64_t>() >= 0 && e.get<std::int64_t>() <= 4096;
+                    if (valid) pairs += static_cast<int>(e.get<std::int64_t>());
+                }
+            if (valid) scaling.mrope_pairs = pairs;
+            else r.fault(key, "'mrope_section': expected three counts of rotary pairs (time, height, width), found " + shown(*it));
+        }
+        if (const auto it = object.find("mrope_interleaved"); it != object.end() && !it->is_null() && !it->is_boolean())
+            r.fault(key, "'mrope_interleaved': expected true or false, found " + shown(*it));
+    }
     if (object.contains("partial_rotary_factor")) {
         if (partial) *partial = value("partial_rotary_factor", *partial, 0, 1.0000001);
         else r.fault(key, "'partial_rotary_factor' is not supported by this family (every dim rotates)");
@@ -394,13 +413,13 @@ RopeScaling read_rope_object(ConfigReader& r, const std::string& key, const json
 }
 
 // The global RoPE settings of a Llama-style config: rope_theta, rope_scaling / rope_parameters.
-RopeScaling read_rope(ConfigReader& r, double& theta, double* partial, bool longrope = false, bool yarn = false) {
+RopeScaling read_rope(ConfigReader& r, double& theta, double* partial, bool longrope = false, bool yarn = false, bool mrope = false) {
     RopeScaling scaling;
     const json* scaling_object = r.find("rope_scaling");
     const json* parameters = r.find("rope_parameters");
     if (scaling_object && parameters) r.fault("keys 'rope_scaling' and 'rope_parameters' both given; transformers reads one");
-    if (scaling_object) scaling = read_rope_object(r, "rope_scaling", *scaling_object, theta, partial, longrope, yarn);
-    if (parameters) scaling = read_rope_object(r, "rope_parameters", *parameters, theta, partial, longrope, yarn);
+    if (scaling_object) scaling = read_rope_object(r, "rope_scaling", *scaling_object, theta, partial, longrope, yarn, mrope);
+    if (parameters) scaling = read_rope_object(r, "rope_parameters", *parameters, theta, partial, longrope, yarn, mrope);
     return scaling;
 }
 
@@ -537,6 +556,7 @@ struct LlamaDefaults {
     bool partial_rotary_read = false;   // partial_rotary_factor is read (Phi-3); elsewhere every dim turns
     bool longrope = false;         // rope type longrope is read (Phi-3)
     bool yarn = false;             // rope type yarn is read (gpt-oss)
+    bool mrope = false;            // mrope_section and mrope_interleaved are read (Qwen3.5)
     double partial_rotary = 1.0;   // partial_rotary_factor when the config has none (with partial_rotary_factor read)
     std::optional<int> head_dim;   // head_dim when the config has none; nullopt: hidden_size / num_attention_heads
 };
@@ -548,7 +568,7 @@ void read_llama_like(ConfigReader& r, ModelSpec& spec, const LlamaDefaults& defa
     spec.activation = read_activation(r, "hidden_act", "silu");
     double theta = r.number("rope_theta", 0, 1e12, defaults.theta);
     double partial = defaults.partial_rotary_read ? r.number("partial_rotary_factor", 0, 1.0000001, defaults.partial_rotary) : 1.0;
-    const RopeScaling scaling = read_rope(r, theta, defaults.partial_rotary_read ? &partial : nullptr, defaults.longrope, defaults.yarn);
+    const RopeScaling scaling = read_rope(r, theta, defaults.partial_rotary_read ? &partial : nullptr, defaults.longrope, defaults.yarn, defaults.mrope);
     spec.tied_lm_head = r.flag("tie_word_embeddings", defaults.tied);
     spec.rotary_dim = static_cast<int>(spec.head_dim * partial);   // int(head_dim * partial_rotary_factor)
     spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
@@ -849,16 +869,16 @@ void read_qwen2_moe(ConfigReader& r, ModelSpec& spec) {
     spec.experts.shared_gate = true;  // Qwen2MoeSparseMoeBlock.shared_expert_gate
 }
 
-// Qwen3-Next (Qwen3NextConfig, Qwen3NextDecoderLayer): layer_types "linear_attention" (Gated DeltaNet)
-// or "full_attention", by default every full_attention_interval-th layer full; its full layers Qwen3's
-// attention with (1 + w) QK-norm, partial RoPE (partial_rotary_factor 0.25) and the output gate; (1 + w)
-// RMSNorms; Qwen2-MoE's mixture (norm_topk_prob true) with a gated shared expert, dense layers by
-// mlp_only_layers and decoder_sparse_step.
-void read_qwen3_next(ConfigReader& r, ModelSpec& spec) {
+// Qwen3-Next's layers (Qwen3NextConfig, Qwen3NextDecoderLayer), shared with Qwen3.5: layer_types
+// "linear_attention" (Gated DeltaNet) or "full_attention", by default every full_attention_interval-th
+// layer full; its full layers Qwen3's attention with (1 + w) QK-norm, partial RoPE (partial_rotary_factor
+// 0.25) and the output gate; (1 + w) RMSNorms; the linear layers' sizes.
+void read_qwen3_next_layers(ConfigReader& r, ModelSpec& spec, bool mrope) {
     LlamaDefaults defaults;
     defaults.partial_rotary_read = true;
     defaults.partial_rotary = 0.25;
     defaults.head_dim = 256;
+    defaults.mrope = mrope;
     read_llama_like(r, spec, defaults);
     spec.norm.one_plus_weight = true;   // Qwen3NextRMSNorm: x/rms·(1 + w), its q_norm and k_norm too
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
@@ -885,9 +905,31 @@ void read_qwen3_next(ConfigReader& r, ModelSpec& spec) {
         r.fault("linear_num_value_heads", std::to_string(lin.value_heads) + " is not a multiple of linear_num_key_heads " +
                                           std::to_string(lin.key_heads) + ": each key head is read by a whole number of value heads");
     for (int l = 0; l < n; ++l) spec.layers[static_cast<std::size_t>(l)].linear = linear[static_cast<std::size_t>(l)];
+}
+
+// Qwen3-Next: its layers, and Qwen2-MoE's mixture (norm_topk_prob true) with a gated shared expert,
+// dense layers by mlp_only_layers and decoder_sparse_step.
+void read_qwen3_next(ConfigReader& r, ModelSpec& spec) {
+    read_qwen3_next_layers(r, spec, false);
     read_qwen_experts(r, spec, {512, 10, 512, true});
     spec.experts.shared_d_ff = r.integer("shared_expert_intermediate_size", 1, 1 << 20, 512);
     spec.experts.shared_gate = true;  // Qwen3NextSparseMoeBlock.shared_expert_gate
+}
+
+// Qwen3.5's text model (Qwen3_5TextConfig, Qwen3_5DecoderLayer): Qwen3-Next's layers with a dense gated
+// MLP in each (intermediate_size), and multimodal RoPE: rope_parameters' mrope_section splits the
+// rotary pairs among a token's time, height and width positions, which for a text are its one
+// position, so the pairs turn as plain partial RoPE turns them (the sections must cover them).
+// attn_output_gate: Qwen3_5Attention gates every head's output whatever it says; false is refused.
+void read_qwen3_5(ConfigReader& r, ModelSpec& spec) {
+    read_qwen3_next_layers(r, spec, true);
+    r.only("attn_output_gate", true, "Qwen3_5Attention gates each head's output whatever the key says; a model trained "
+                                     "without the gate would not run as it was trained");
+    const int pairs = spec.layers.empty() ? 0 : spec.layers.front().rope_scaling.mrope_pairs;
+    if (pairs > 0 && pairs != spec.rotary_dim / 2)
+        r.fault("rope_parameters", "'mrope_section' covers " + std::to_string(pairs) + " rotary pairs, and head_dim·partial_rotary_factor "
+                                   "turns " + std::to_string(spec.rotary_dim / 2) + ": the sections pick each pair's position "
+                                   "stream, so they must cover the pairs exactly");
 }
 
 // Mixtral: Mistral's attention (every layer sliding when sliding_window is set), and in every
@@ -1280,6 +1322,18 @@ const std::vector<Family>& families() {
           joined(kCommonInformational, {"max_position_embeddings", "router_aux_loss_coef", "output_router_logits",
                                         "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings"})},
          read_qwen3_next, TensorLayout::qwen3_next},
+        // Qwen3_5TextConfig: Qwen3-Next's keys without the mixture's (mlp_only_layers is deleted from the
+        // config and read by nothing: every MLP is dense); mtp_*: the multi-token prediction module, not loaded
+        {"qwen3_5_text", "Qwen3.5",
+         {joined(kDecoderHonoured, {"head_dim", "attention_bias", "partial_rotary_factor", "layer_types", "full_attention_interval",
+                                    "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads",
+                                    "linear_num_value_heads", "attn_output_gate"}),
+          joined(kCommonInformational, {"max_position_embeddings", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings",
+                                        "mlp_only_layers"})},
+         read_qwen3_5, TensorLayout::qwen3_5,
+         // Qwen3_5ForConditionalGeneration: the vision tower (model.visual.*) and its tokens' ids read past
+         {"qwen3_5", "Qwen3_5ForConditionalGeneration", "model.language_model.", {"model.visual."},
+          {"vision_config", "image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id"}}},
         // MixtralAttention is Mistral's: head_dim; router_jitter_noise multiplies the input in training only
         {"mixtral", "Mixtral",
          {joined(kDecoderHonoured, {"head_dim", "sliding_window", "num_local_experts", "num_experts_per_tok"}),
@@ -1342,6 +1396,13 @@ const Family* find_family(const std::string& model_type) {
     return nullptr;
 }
 
+const Family* find_multimodal(const std::string& model_type) {
+    if (model_type.empty()) return nullptr;
+    for (const Family& f : families())
+        if (f.multimodal.model_type == model_type) return &f;
+    return nullptr;
+}
+
 std::string family_name(const std::string& model_type) {
     const Family* f = find_family(model_type);
     return f != nullptr ? f->name : model_type;
@@ -1359,48 +1420,20 @@ const KeyLists* config_keys(const std::string& model_type) {
     return f != nullptr ? &f->keys : nullptr;
 }
 
-std::optional<ModelSpec> spec_from_config(const std::string& text, const std::string& source_name,
-                                          std::vector<std::string>& errors) {
-    const std::optional<json> document = parse_json(text, source_name, errors, json_limits::kConfig);
-    if (!document) return std::nullopt;
-    Faults faults(source_name);
-    if (!document->is_object()) {
-        faults.add("top level: expected a JSON object, found " + std::string(document->type_name()));
-        faults.flush_into(errors);
-        return std::nullopt;
-    }
-    const json& j = *document;
-    std::string supported;
-    for (const Family& f : families()) supported += (supported.empty() ? "\"" : ", \"") + f.model_type + "\"";
-    const auto type_it = j.find("model_type");
-    if (type_it == j.end() || !type_it->is_string()) {
-        faults.add("key 'model_type': " + (type_it == j.end() ? std::string("missing") : "found " + shown(*type_it)) +
-                   "; expected one of " + supported);
-        faults.flush_into(errors);
-        return std::nullopt;
-    }
-    const std::string model_type = type_it->get<std::string>();
-    const Family* family = find_family(model_type);
-    if (!family) {
-        // Llama 4 as Meta publishes it: the multimodal model, its text model's config nested
-        const std::string why = model_type == "llama4"
-                                    ? " (Llama 4's multimodal model, Llama4ForConditionalGeneration: its text_config and language_model.* "
-                                      "tensors beside a vision tower are not read here; its text model saved as \"llama4_text\" "
-                                      "(Llama4ForCausalLM) opens)"
-                                    : "";
-        faults.add("key 'model_type': \"" + printable(model_type, 60) + "\" is not supported" + why + "; supported: " + supported);
-        faults.flush_into(errors);
-        return std::nullopt;
-    }
+namespace {
 
+// A family's config (the folder's own, or a multimodal model's text_config) → its spec.
+std::optional<ModelSpec> family_spec(const json& j, const Family& family, const std::string& source_name, std::vector<std::string>& errors) {
+    Faults faults(source_name);
+    const std::string& model_type = family.model_type;
     ModelSpec spec;
     spec.model_type = model_type;
     spec.source = source_name;
     ConfigReader r(j, faults);
     r.find("model_type");
-    family->read(r, spec);
-    spec.tensors = family->tensors;
-    const KeyLists& keys = family->keys;
+    family.read(r, spec);
+    spec.tensors = family.tensors;
+    const KeyLists& keys = family.keys;
     read_token_ids(j, spec, faults);
     // The [MASK] id chooses the rows BERT's head predicts at: one outside the vocabulary would
     // predict at none (and say nothing).
@@ -1427,6 +1460,92 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
     if (spec.positions == PositionKind::rope && spec.rotary_dim % 2 != 0) faults.add("the rotary dims (" + std::to_string(spec.rotary_dim) + ") are odd");
     if (!faults.flush_into(errors)) return std::nullopt;
     return spec;
+}
+
+// A multimodal model's config (Family::Multimodal): its text_config read by the family, its own keys
+// text_config, tie_word_embeddings and the informational ones (the other towers' configs), nothing else.
+std::optional<ModelSpec> multimodal_spec(const json& j, const Family& family, const std::string& source_name,
+                                         std::vector<std::string>& errors) {
+    const Family::Multimodal& m = family.multimodal;
+    Faults faults(source_name);
+    const std::string what = "\"" + m.model_type + "\" (" + m.architecture + ", " + family.name + "'s text model beside a vision tower)";
+    const auto text = j.find("text_config");
+    if (text == j.end() || !text->is_object()) {
+        faults.add("key 'text_config': " + (text == j.end() ? std::string("missing") : "found " + shown(*text)) + "; " + what +
+                   " keeps its text model's config there (model_type \"" + family.model_type + "\")");
+    } else if (const auto t = text->find("model_type"); t != text->end() && *t != family.model_type) {
+        faults.add("key 'text_config': its model_type " + shown(*t) + " is not \"" + family.model_type + "\", the text model of " + what);
+    }
+    std::optional<bool> tied;
+    if (const auto it = j.find("tie_word_embeddings"); it != j.end() && !it->is_null()) {
+        if (it->is_boolean()) tied = it->get<bool>();
+        else faults.add("key 'tie_word_embeddings': expected true or false, found " + shown(*it));
+    }
+    std::set<std::string> known(kCommonInformational.begin(), kCommonInformational.end());
+    known.insert(m.informational.begin(), m.informational.end());
+    for (const char* own : {"model_type", "text_config", "tie_word_embeddings"}) known.insert(own);
+    for (const auto& [key, value] : j.items())
+        if (!known.count(key))
+            faults.add("key '" + printable(key, 60) + "': " + shown(value) + " is not read for " + what +
+                       " (its text model is read from text_config), and might change the computation; refused rather than ignored");
+    if (!faults.flush_into(errors)) return std::nullopt;
+    json inner = *text;
+    if (!inner.contains("model_type")) inner["model_type"] = family.model_type;
+    if (tied) {  // both given: they must agree (transformers' versions tie by one or the other)
+        const auto it = inner.find("tie_word_embeddings");
+        if (it != inner.end() && it->is_boolean() && it->get<bool>() != *tied) {
+            faults.add("key 'tie_word_embeddings': " + shown(json(*tied)) + " disagrees with text_config's " + shown(*it) +
+                       "; transformers' versions tie the head by one or the other");
+            faults.flush_into(errors);
+            return std::nullopt;
+        }
+        if (it == inner.end() || it->is_null()) inner["tie_word_embeddings"] = *tied;
+    }
+    std::optional<ModelSpec> spec = family_spec(inner, family, source_name + ", text_config", errors);
+    if (spec) {
+        spec->multimodal_type = m.model_type;
+        spec->tensor_prefix = m.tensor_prefix;
+        spec->skipped_prefixes = m.skipped;
+    }
+    return spec;
+}
+
+}  // namespace
+
+std::optional<ModelSpec> spec_from_config(const std::string& text, const std::string& source_name,
+                                          std::vector<std::string>& errors) {
+    const std::optional<json> document = parse_json(text, source_name, errors, json_limits::kConfig);
+    if (!document) return std::nullopt;
+    Faults faults(source_name);
+    if (!document->is_object()) {
+        faults.add("top level: expected a JSON object, found " + std::string(document->type_name()));
+        faults.flush_into(errors);
+        return std::nullopt;
+    }
+    const json& j = *document;
+    std::string supported;
+    for (const Family& f : families()) supported += (supported.empty() ? "\"" : ", \"") + f.model_type + "\"";
+    for (const Family& f : families())
+        if (!f.multimodal.model_type.empty()) supported += ", \"" + f.multimodal.model_type + "\" (" + f.name + "'s text model)";
+    const auto type_it = j.find("model_type");
+    if (type_it == j.end() || !type_it->is_string()) {
+        faults.add("key 'model_type': " + (type_it == j.end() ? std::string("missing") : "found " + shown(*type_it)) +
+                   "; expected one of " + supported);
+        faults.flush_into(errors);
+        return std::nullopt;
+    }
+    const std::string model_type = type_it->get<std::string>();
+    if (const Family* family = find_family(model_type)) return family_spec(j, *family, source_name, errors);
+    if (const Family* family = find_multimodal(model_type)) return multimodal_spec(j, *family, source_name, errors);
+    // Llama 4 as Meta publishes it: the multimodal model, its text model's config nested
+    const std::string why = model_type == "llama4"
+                                ? " (Llama 4's multimodal model, Llama4ForConditionalGeneration: its text_config and language_model.* "
+                                  "tensors beside a vision tower are not read here; its text model saved as \"llama4_text\" "
+                                  "(Llama4ForCausalLM) opens)"
+                                : "";
+    faults.add("key 'model_type': \"" + printable(model_type, 60) + "\" is not supported" + why + "; supported: " + supported);
+    faults.flush_into(errors);
+    return std::nullopt;
 }
 
 // [SECTION] RoPE and activations

@@ -37,6 +37,10 @@
 //                                               decaying state written by the delta rule) to one gated softmax layer
 //                                               (each head's output × σ(gate)), partial RoPE, (1 + w) RMSNorms,
 //                                               Qwen2-MoE's mixture with a gated shared expert
+//   qwen3_5_text  Qwen3_5ForCausalLM            Qwen3-Next's layers (Gated DeltaNet and gated softmax layers) with a
+//                 (or the text model of         dense MLP in each, the linear layers' projections stored apart, and
+//                 Qwen3_5ForConditionalGeneration, multimodal RoPE (for a text, plain partial RoPE); as published
+//                 model_type qwen3_5)           a multimodal folder: text_config, tensors under model.language_model.
 //   llama4_text   Llama4ForCausalLM             chunked attention on its RoPE layers, every fourth layer global
 //                                               without RoPE and with a query temperature, a weightless QK-norm,
 //                                               interleaved RoPE; a mixture: the top k logits, each kept expert
@@ -127,7 +131,7 @@ enum class HeadKind { causal_lm, masked_lm };
 // in_proj_ba (per key head: its value heads' b, then their a), conv1d.weight (C × 1 × K), dt_bias,
 // A_log, norm.weight and out_proj; the experts Qwen2-MoE's (mlp.gate, mlp.experts.E.*, mlp.shared_expert,
 // mlp.shared_expert_gate). The multi-token prediction module (mtp.*) is read past, as transformers does.
-enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss, deepseek_v3, llama4, qwen3_next };
+enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss, deepseek_v3, llama4, qwen3_next, qwen3_5 };
 
 const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
 const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"
@@ -155,6 +159,10 @@ struct RopeScaling {
     double beta_fast = 32.0, beta_slow = 1.0;        // yarn: the ramp's ends, in turns within original_max_position_embeddings
     bool truncate = true;                            // yarn: the ramp's ends rounded out to whole dims
     double mscale_all_dim = 0;                       // yarn: DeepSeek-V3's; its mscale² multiplies the attention scale
+    // Multimodal RoPE (Qwen3.5's mrope_section): the rotary pairs split among a token's time, height and
+    // width positions. A text gives each token one position in all three, so the pairs turn as plain RoPE
+    // turns them; kept to check the sections cover the rotary pairs. 0: none.
+    int mrope_pairs = 0;
 };
 
 // What differs from layer to layer.
@@ -220,6 +228,11 @@ struct ModelSpec {
     std::string model_type;      // "llama", "gpt2", … as config.json names it
     TensorLayout tensors = TensorLayout::llama;  // its family's (Family::tensors)
     std::string source;          // the config's file name, for messages
+    // A multimodal folder's text model (Qwen3.5 as published): the folder's own model_type, where the
+    // text model's tensors lie, and the prefixes of the tensors read past (the vision tower's)
+    std::string multimodal_type;         // "qwen3_5"; empty: the folder is the text model itself
+    std::string tensor_prefix = "model.";  // of a decoder's tensors: "model.layers.N.…", "model.language_model.layers.N.…"
+    std::vector<std::string> skipped_prefixes;  // "model.visual."
 
     // Sizes
     int vocab_size = 0;          // V: rows of the embedding table and of the LM head
@@ -309,9 +322,21 @@ struct Family {
     KeyLists keys;
     void (*read)(ConfigReader& config, ModelSpec& spec);
     TensorLayout tensors = TensorLayout::llama;
+    // The multimodal model this family is the text model of, as its folders are published: its
+    // config.json nests this family's config under text_config; the text model's tensors lie under
+    // tensor_prefix, beside the other towers' (skipped, read past). Empty model_type: none.
+    struct Multimodal {
+        std::string model_type;                 // "qwen3_5"
+        std::string architecture;               // "Qwen3_5ForConditionalGeneration", for messages
+        std::string tensor_prefix;              // "model.language_model."
+        std::vector<std::string> skipped;       // "model.visual."
+        std::vector<std::string> informational; // its own keys beside text_config and tie_word_embeddings
+    };
+    Multimodal multimodal = {};
 };
 const std::vector<Family>& families();                 // in the order messages list them
 const Family* find_family(const std::string& model_type);  // nullptr: not a family read here
+const Family* find_multimodal(const std::string& model_type);  // the family whose Multimodal::model_type it is, or nullptr
 std::string family_name(const std::string& model_type);    // "Gemma 3"; an unknown model_type as it is
 std::string family_names();                            // "GPT-2, Llama, …, GPT-NeoX (Pythia) and BERT"
 const KeyLists* config_keys(const std::string& model_type);  // nullptr for an unknown model_type
@@ -319,7 +344,9 @@ const KeyLists* config_keys(const std::string& model_type);  // nullptr for an u
 // config.json's text → the spec, or nullopt with "SOURCE: key 'K': …" messages appended to
 // errors: an unknown model_type (naming it and the supported ones), a key in neither list, a
 // value outside what the family computes (an unsupported rope_scaling type, an activation
-// transformers does not name, a K/V head count that does not divide the heads, …).
+// transformers does not name, a K/V head count that does not divide the heads, …). A multimodal
+// model's config (Family::Multimodal) gives its text model's spec, its text_config read by the family
+// and its messages naming "SOURCE, text_config".
 std::optional<ModelSpec> spec_from_config(const std::string& text, const std::string& source_name,
                                           std::vector<std::string>& errors);
 

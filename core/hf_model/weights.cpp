@@ -242,11 +242,24 @@ void llama4_feed_forward(RefList& r, const ModelSpec& s, const std::string& p, b
 // Qwen3-Next's Gated DeltaNet (Qwen3NextGatedDeltaNet): the fused projections as views, per key head
 // group g of r = H / H_k value heads: in_proj_qkvz's rows [q_g | k_g | v_g | z_g] and in_proj_ba's [b_g | a_g]
 // (fix_query_key_value_ordering); the convolution's taps, dt_bias, A_log, the gated norm's weight, out_proj.
+// Qwen3.5's (Qwen3_5GatedDeltaNet) stores them apart: in_proj_qkv's rows [q (H_k·d_k) | k (H_k·d_k) | v (H·d_v)],
+// in_proj_z, in_proj_b and in_proj_a, each head's rows in order.
 void delta_net(RefList& r, const ModelSpec& s, const std::string& p, LayerWeights& L) {
     const LinearSpec& n = s.linear;
     const std::int64_t d = s.d_model, dk = n.key_dim, dv = n.value_dim, hk = n.key_heads, hv = n.value_heads, per = hv / std::max(1, n.key_heads);
     const std::int64_t period = 2 * dk + 2 * per * dv, channels = 2 * hk * dk + hv * dv;
     const std::string a = p + "linear_attn.";
+    if (s.tensors == TensorLayout::qwen3_5) {
+        r.matrix(a + "in_proj_qkv.weight", {channels, d}, [&L, dk, dv, hk, hv, channels](const StoredMatrix& stored) {
+            const StoredMatrix fused = stored.transpose();  // (d × C)
+            L.w_q = SharedMatrix(fused.columns(0, hk * dk, channels, hk * dk));
+            L.w_k = SharedMatrix(fused.columns(hk * dk, hk * dk, channels, hk * dk));
+            L.w_v = SharedMatrix(fused.columns(2 * hk * dk, hv * dv, channels, hv * dv));
+        });
+        r.linear(a + "in_proj_z.weight", hv * dv, d, L.w_z);
+        r.linear(a + "in_proj_b.weight", hv, d, L.w_b);
+        r.linear(a + "in_proj_a.weight", hv, d, L.w_a);
+    } else {
     r.matrix(a + "in_proj_qkvz.weight", {hk * period, d}, [&L, dk, dv, hk, hv, per, period](const StoredMatrix& stored) {
         const StoredMatrix fused = stored.transpose();  // (d × H_k·period)
         L.w_q = SharedMatrix(fused.columns(0, dk, period, hk * dk));
@@ -259,6 +272,7 @@ void delta_net(RefList& r, const ModelSpec& s, const std::string& p, LayerWeight
         L.w_b = SharedMatrix(fused.columns(0, per, 2 * per, hv));
         L.w_a = SharedMatrix(fused.columns(per, per, 2 * per, hv));
     });
+    }
     const std::int64_t kernel = n.conv_kernel;
     r.add(a + "conv1d.weight", {channels, 1, kernel}, [&L, channels, kernel](const std::vector<float>& v) {
         L.conv = Eigen::Map<const Matrix>(v.data(), channels, kernel);  // (C, 1, K) → C × K, row by row
@@ -270,8 +284,9 @@ void delta_net(RefList& r, const ModelSpec& s, const std::string& p, LayerWeight
 }
 
 RefList decoder_refs(const ModelSpec& s, Weights& w) {
-    // Llama, Qwen 2/3, Gemma 2/3: LlamaForCausalLM's names
-    RefList r{"model.", {}};
+    // Llama, Qwen 2/3, Gemma 2/3: LlamaForCausalLM's names ("model.…"; a multimodal folder's text model
+    // "model.language_model.…")
+    RefList r{s.tensor_prefix, {}};
     const std::int64_t d = s.d_model, q = i64(s.n_heads * s.head_dim), kv = i64(s.n_kv_heads * s.head_dim), ff = s.d_ff;
     const bool gemma = s.layout == BlockLayout::sandwich, olmo2 = s.layout == BlockLayout::after_sublayers;
     const bool phi3 = s.tensors == TensorLayout::phi3;
@@ -508,7 +523,8 @@ RefList refs_of(const ModelSpec& s, Weights& w) {
         case TensorLayout::gpt_oss:
         case TensorLayout::deepseek_v3:
         case TensorLayout::llama4:
-        case TensorLayout::qwen3_next: break;
+        case TensorLayout::qwen3_next:
+        case TensorLayout::qwen3_5: break;
     }
     return decoder_refs(s, w);
 }
@@ -560,7 +576,10 @@ bool ignorable(const ModelSpec& s, const std::string& full_name) {
     // DeepSeek-V3's multi-token prediction layer (DeepseekV3Model's _keys_to_ignore_on_load_unexpected: model.layers.61.*)
     if (s.tensors == TensorLayout::deepseek_v3 && name.substr(0, 16) == "model.layers.61.") return true;
     // Qwen3-Next's multi-token prediction module (Qwen3NextPreTrainedModel's _keys_to_ignore_on_load_unexpected: ^mtp.*)
-    if (s.tensors == TensorLayout::qwen3_next && name.substr(0, 4) == "mtp.") return true;
+    if ((s.tensors == TensorLayout::qwen3_next || s.tensors == TensorLayout::qwen3_5) && name.substr(0, 4) == "mtp.") return true;
+    // A multimodal folder's other towers (Qwen3.5's vision tower, model.visual.*)
+    for (const std::string& skipped : s.skipped_prefixes)
+        if (name.substr(0, skipped.size()) == skipped) return true;
     // ".*\.rotary_emb\.inv_freq": anything, then that ending.
     return s.positions == PositionKind::rope && ends_with(name, ".rotary_emb.inv_freq");
 }
@@ -618,7 +637,7 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
                 {"block.w_gate", p + "mlp.gate_up_proj.weight[0:" + ff + "].T"},
                 {"block.w_1", p + "mlp.gate_up_proj.weight[" + ff + ":" + ff2 + "].T"}, {"block.w_2", p + "mlp.down_proj.weight.T"}};
     }
-    const std::string p = "model.layers." + l + ".";  // Llama's layout: Llama, Mistral, Qwen 2/3, Gemma 2/3, OLMo 2
+    const std::string p = s.tensor_prefix + "layers." + l + ".";  // Llama's layout: Llama, Mistral, Qwen 2/3, Gemma 2/3, OLMo 2
     // Llama's attention names, before each layout's MLP
     std::vector<std::pair<std::string, std::string>> names = {
         {"w_q", p + "self_attn.q_proj.weight.T"}, {"w_k", p + "self_attn.k_proj.weight.T"},
@@ -641,6 +660,13 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
                  {"linear.w_b", a + "in_proj_ba.weight (b rows).T"},
                  {"linear.w_a", a + "in_proj_ba.weight (a rows).T"},
                  {"w_o", a + "out_proj.weight.T"}};
+    } else if (s.tensors == TensorLayout::qwen3_5 && s.layers[static_cast<std::size_t>(layer)].linear) {  // in_proj_qkv's rows, the rest apart
+        const std::string qk = std::to_string(s.linear.key_heads * s.linear.key_dim), qk2 = std::to_string(2 * s.linear.key_heads * s.linear.key_dim),
+                          c = std::to_string(2 * s.linear.key_heads * s.linear.key_dim + s.linear.value_heads * s.linear.value_dim);
+        const std::string a = p + "linear_attn.";
+        names = {{"w_q", a + "in_proj_qkv.weight[0:" + qk + "].T"}, {"w_k", a + "in_proj_qkv.weight[" + qk + ":" + qk2 + "].T"},
+                 {"w_v", a + "in_proj_qkv.weight[" + qk2 + ":" + c + "].T"}, {"linear.w_z", a + "in_proj_z.weight.T"},
+                 {"linear.w_b", a + "in_proj_b.weight.T"}, {"linear.w_a", a + "in_proj_a.weight.T"}, {"w_o", a + "out_proj.weight.T"}};
     } else if (s.output_gate) {
         const std::string H = std::to_string(s.n_heads), hd = std::to_string(s.head_dim);
         names[0] = {"w_q", p + "self_attn.q_proj.weight.view(" + H + ", 2, " + hd + ", d)[:, 0].T"};

@@ -39,6 +39,9 @@
 //     its linear layers' in_proj_qkvz.weight (2·H_k·d_k + 2·H·d_v × d) per key head g the rows
 //     [q_g (d_k) | k_g (d_k) | v (r·d_v) | z (r·d_v)], r = H / H_k value heads each, and in_proj_ba.weight
 //     (2·H × d) per key head [b (r) | a (r)] (fix_query_key_value_ordering); each part a view.
+//     Qwen3.5 stores them apart: in_proj_qkv.weight's rows [q (H_k·d_k) | k (H_k·d_k) | v (H·d_v)] (views),
+//     in_proj_z, in_proj_b, in_proj_a. Its folders as published are multimodal: the text model's
+//     tensors under model.language_model., the vision tower's (model.visual.*) read past.
 //   * Biases and norm weights are (1 × n) row vectors, stored as 1-D tensors [n]; a bias the
 //     spec does not have is empty. An RMSNorm has no bias.
 //   * The embedding tables are kept as stored: token_embedding (V × d), one row per id;
