@@ -183,10 +183,27 @@ ModelLoad load_model(const std::string& folder) {
     if (!type.empty() && type != "gpt2") {
         hf::OpenedModelLoad opened = hf::open_model(folder);
         load.errors = std::move(opened.errors);
-        if (!opened.ignored.empty()) {
-            load.ignored = "ignored " + std::to_string(opened.ignored.size()) + " tensors the family recomputes or drops: ";
-            for (size_t i = 0; i < opened.ignored.size() && i < 3; ++i) load.ignored += (i ? ", " : "") + opened.ignored[i];
-            if (opened.ignored.size() > 3) load.ignored += ", \xE2\x80\xA6";
+        // A multimodal folder's other towers (Qwen3.5's vision tower) are counted apart: hundreds of
+        // tensors, none of them the text model's
+        std::vector<std::string> dropped;
+        int tower = 0;
+        const std::vector<std::string> none;
+        const std::vector<std::string>& skipped = opened.model ? opened.model->spec.skipped_prefixes : none;
+        for (const std::string& name : opened.ignored) {
+            bool in_tower = false;
+            for (const std::string& prefix : skipped) in_tower |= name.rfind(prefix, 0) == 0;
+            if (in_tower) ++tower;
+            else dropped.push_back(name);
+        }
+        if (opened.model && !opened.model->spec.multimodal_type.empty()) {
+            load.ignored = "the text model of a multimodal folder (model_type \"" + opened.model->spec.multimodal_type + "\"), its tensors under " +
+                           opened.model->spec.tensor_prefix;
+            if (tower > 0) load.ignored += "; " + std::to_string(tower) + " tensors of its other towers (" + (skipped.empty() ? std::string() : skipped.front()) + "\xE2\x80\xA6) not read";
+        }
+        if (!dropped.empty()) {
+            load.ignored += (load.ignored.empty() ? "" : "; ") + std::string("ignored ") + std::to_string(dropped.size()) + " tensors the family recomputes or drops: ";
+            for (size_t i = 0; i < dropped.size() && i < 3; ++i) load.ignored += (i ? ", " : "") + dropped[i];
+            if (dropped.size() > 3) load.ignored += ", \xE2\x80\xA6";
         }
         if (opened.model) load.model.emplace(std::move(*opened.model));
         return load;

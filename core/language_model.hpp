@@ -99,7 +99,7 @@ private:
 struct ModelLoad {
     std::optional<Model> model;
     std::vector<std::string> errors;  // each names the file and the key or tensor
-    std::string ignored;              // "ignored 24 tensors …: …", or empty
+    std::string ignored;              // "ignored 24 tensors …: …" (a multimodal folder: its text model and the towers not read first), or empty
     // A folder holding no checkpoint itself: the checkpoint folders one level down, sorted.
     std::vector<std::string> inside;
 };

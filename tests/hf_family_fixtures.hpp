@@ -142,9 +142,10 @@ inline void write_family_checkpoint(const std::string& folder, const FamilyCheck
 // with that file as its tokenizer.json.
 inline void write_with_tokenizer(const std::string& folder, FamilyCheckpoint c, std::int64_t vocabulary, std::int64_t d_model, double scale,
                                  const std::string& tokenizer_json) {
-    c.config["vocab_size"] = vocabulary;
+    const bool multimodal = c.config.contains("text_config");  // Qwen3.5's folder: the text model's config and tensors
+    (multimodal ? c.config["text_config"] : c.config)["vocab_size"] = vocabulary;
     TensorMaker make(c, 99);
-    make("model.embed_tokens.weight", {vocabulary, d_model}, scale);
+    make(multimodal ? "model.language_model.embed_tokens.weight" : "model.embed_tokens.weight", {vocabulary, d_model}, scale);
     if (c.tensors.count("lm_head.weight")) make("lm_head.weight", {vocabulary, d_model}, scale);  // an untied head of as many rows
     write_family_checkpoint(folder, c);
     std::filesystem::copy_file(tokenizer_json, std::filesystem::path(folder) / "tokenizer.json",

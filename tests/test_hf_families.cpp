@@ -1198,6 +1198,17 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(full.output_gate.on);
         CHECK(full.rope.rotary_dims == 4);
         CHECK_FALSE(full.block.moe.routed());
+        // what opening it says: the text model of the folder, the vision tower counted apart, mtp.* named
+        std::filesystem::copy_file(std::filesystem::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json",
+                                   std::filesystem::path(folder_for("qwen3_5_spec")) / "tokenizer.json",
+                                   std::filesystem::copy_options::overwrite_existing);
+        const lm::ModelLoad said = lm::load_model(folder_for("qwen3_5_spec"));
+        INFO(joined(said.errors));
+        REQUIRE(said.model);
+        CHECK(said.model->family() == "Qwen3.5");
+        CHECK_THAT(said.ignored, Contains("the text model of a multimodal folder (model_type \"qwen3_5\"), its tensors under model.language_model.") &&
+                                     Contains("2 tensors of its other towers (model.visual.") && Contains("ignored 1 tensors") &&
+                                     Contains("mtp.fc.weight") && !Contains("model.visual.blocks"));
         // refused: sections that do not cover the rotary pairs, a model without the output gate, a mixture's
         // keys (qwen3_5_moe is another family), a key of the folder's own it does not read, a text_config of
         // another family, tie_word_embeddings said two ways

@@ -10,7 +10,8 @@
 // experts, 2 kept, and a gated shared expert), DIR/mixtral and DIR/gpt_oss (gpt-oss's: sinks,
 // YaRN, 4 fused experts with biases, the top 2 logits then softmax) and DIR/deepseek_v3
 // (DeepSeek-V3's: latent attention, a dense first layer, then 8 experts in 4 groups), DIR/llama4 and
-// DIR/qwen3_next (three Gated DeltaNet layers to one gated full layer).
+// DIR/qwen3_next (three Gated DeltaNet layers to one gated full layer) and DIR/qwen3_5 (Qwen3.5's
+// multimodal folder as published: text_config, model.language_model.*, a vision tower read past).
 #include <filesystem>
 #include <iostream>
 
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
     write_with_tokenizer(dir + "/deepseek_v3", testing::families::deepseek_v3_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/llama4", testing::families::llama4_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/qwen3_next", testing::families::qwen3_next_checkpoint(), 16, 1.0);
+    write_with_tokenizer(dir + "/qwen3_5", testing::families::qwen3_5_checkpoint(), 16, 1.0);
     testing::families::write_gemma3_with_image_token(dir + "/gemma3", std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");
     // A 2-layer model for the reverse task, untrained: its vocabulary a … h and "|".
     const train::ModelFile file = testing::untrained_model_file(5);
