@@ -837,7 +837,7 @@ inline FamilyCheckpoint qwen3_next_checkpoint(std::uint64_t seed = 19) {
 // 4 value heads of 4, a convolution of 4 taps; the full layer 4 heads of 16 on 2 K/V heads, partial
 // RoPE 0.25 (4 of 16 dims) as mrope_section [1, 1, 0]; a dense gated MLP of 24 in every layer;
 // untied, BF16.
-inline FamilyCheckpoint qwen3_5_checkpoint(std::uint64_t seed = 23) {
+inline FamilyCheckpoint qwen3_5_checkpoint(std::uint64_t seed = 29) {
     FamilyCheckpoint c{"qwen3_5", {}, {}, safetensors::Dtype::BF16, false};
     c.config = nlohmann::json::parse(R"({
       "architectures": ["Qwen3_5ForConditionalGeneration"], "image_token_id": 36, "model_type": "qwen3_5",
