@@ -1262,8 +1262,11 @@ namespace attn::ui {
 
 namespace {
 
-// The model families that open, as config.json's model_type names them.
-bool family_opens(const std::string& model_type) { return hf::find_family(model_type) != nullptr; }
+// The model families that open, as config.json's model_type names them: a family's own, or that of
+// a multimodal folder whose text model it is (Qwen3.5's "qwen3_5").
+bool family_opens(const std::string& model_type) {
+    return hf::find_family(model_type) != nullptr || hf::find_multimodal(model_type) != nullptr;
+}
 
 std::string megabytes(std::uintmax_t bytes) {
     char text[32];

@@ -718,6 +718,9 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
     std::ofstream(llama + "/config.json") << R"({"model_type": "llama"})";
     const std::string falcon = add("models--org--falcon", "2123456789abcdef0123456789abcdef01234567");
     std::ofstream(falcon + "/config.json") << R"({"model_type": "falcon"})";
+    // Qwen3.5 as published: a multimodal folder whose text model opens
+    const std::string qwen = add("models--zoo--qwen3.5", "3123456789abcdef0123456789abcdef01234567");
+    std::ofstream(qwen + "/config.json") << R"({"model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text"}})";
     const char* old = std::getenv("HF_HUB_CACHE");
     const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
     ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
@@ -729,11 +732,12 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
     ui.click(ui.centre("menu.open_model"));
     ui.frame(2);
     // Every family that opens is listed, by name: the Llama (its folder holds no weights yet:
-    // opening it would say so) and the GPT-2; a model_type not read would only be counted.
-    REQUIRE(ui.widget("prompt.cached.2") != nullptr);
+    // opening it would say so), the GPT-2 and the Qwen3.5 folder; a model_type not read would only be counted.
+    REQUIRE(ui.widget("prompt.cached.3") != nullptr);
     CHECK(ui.text("prompt.cached.1") == "meta/small-llama");
     CHECK(ui.text("prompt.cached.2") == "org/tiny");
-    CHECK(ui.widget("prompt.cached.3") == nullptr);
+    CHECK(ui.text("prompt.cached.3") == "zoo/qwen3.5");
+    CHECK(ui.widget("prompt.cached.4") == nullptr);
     CHECK(ui.text("prompt.cached.others") == "falcon");
     ui.click(ui.centre("prompt.cached.2"));
     CHECK(ui.window.files.state.prompt.path == "org/tiny");
