@@ -34,6 +34,8 @@
 //   qwen3_5_checkpoint  Qwen3.5-9B         BF16   untied   one; the multimodal folder: text_config, model.language_model.*,
 //                                                          model.visual.*, mtp.*; Qwen3-Next's layers, projections apart,
 //                                                          mrope_section, a dense MLP
+//   qwen3_5_moe_checkpoint Qwen3.5-35B-A3B BF16  untied   one; Qwen3.5's folder with 6 experts in every layer, 2 kept,
+//                                                          always renormalised, a gated shared expert
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -898,6 +900,46 @@ inline FamilyCheckpoint qwen3_5_checkpoint(std::uint64_t seed = 29) {
     return c;
 }
 
+// Qwen3.5-35B-A3B's folder as published (Qwen3_5MoeForConditionalGeneration), scaled down: Qwen3.5's
+// (qwen3_5_checkpoint) with a mixture in every layer: 6 experts of 12 (its 256 of 512), 2 kept (its 8),
+// always renormalised, beside a gated shared expert of 20; each expert's tensors apart
+// (mlp.experts.E.gate_proj, as save_pretrained writes them); no intermediate_size in its config.
+inline FamilyCheckpoint qwen3_5_moe_checkpoint(std::uint64_t seed = 31) {
+    FamilyCheckpoint c = qwen3_5_checkpoint(seed);
+    c.label = "qwen3_5_moe";
+    c.config["architectures"] = {"Qwen3_5MoeForConditionalGeneration"};
+    c.config["model_type"] = "qwen3_5_moe";
+    nlohmann::json& text = c.config["text_config"];
+    text["model_type"] = "qwen3_5_moe_text";
+    text.erase("intermediate_size");
+    text.erase("mlp_only_layers");
+    text["num_experts"] = 6;
+    text["num_experts_per_tok"] = 2;
+    text["moe_intermediate_size"] = 12;
+    text["shared_expert_intermediate_size"] = 20;
+    text["router_aux_loss_coef"] = 0.001;
+    text["output_router_logits"] = false;
+    c.config["vision_config"]["model_type"] = "qwen3_5_moe";
+    const std::int64_t d = 16, experts = 6, eff = 12;
+    TensorMaker make(c, seed + 1);
+    for (int l = 0; l < 4; ++l) {
+        const std::string p = "model.language_model.layers." + std::to_string(l) + ".mlp.";
+        for (const char* dense : {"gate_proj.weight", "up_proj.weight", "down_proj.weight"}) c.tensors.erase(p + dense);
+        make(p + "gate.weight", {experts, d}, 0.8);
+        for (int e = 0; e < experts; ++e) {
+            const std::string x = p + "experts." + std::to_string(e) + ".";
+            make(x + "gate_proj.weight", {eff, d}, 0.4);
+            make(x + "up_proj.weight", {eff, d}, 0.4);
+            make(x + "down_proj.weight", {d, eff}, 0.3);
+        }
+        make(p + "shared_expert.gate_proj.weight", {20, d}, 0.4);
+        make(p + "shared_expert.up_proj.weight", {20, d}, 0.4);
+        make(p + "shared_expert.down_proj.weight", {d, 20}, 0.3);
+        make(p + "shared_expert_gate.weight", {1, d}, 1.0);
+    }
+    return c;
+}
+
 // pythia-70m's config.json, scaled down: 2 heads of 16, a quarter of each rotating, the fused
 // per-head QKV, parallel residual, untied embed_out, F16; with the old files' buffers.
 inline FamilyCheckpoint neox_checkpoint(std::uint64_t seed = 7, bool parallel_residual = true) {
@@ -984,7 +1026,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
-            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), qwen3_next_checkpoint(), qwen3_5_checkpoint(),
+            qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), qwen3_next_checkpoint(), qwen3_5_checkpoint(), qwen3_5_moe_checkpoint(),
             neox_checkpoint(),
             bert_checkpoint()};
 }
@@ -1770,11 +1812,13 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
                 const Rows out = gated_mlp({a[i]}, tensor(t, x + (mixtral ? "w1" : "gate_proj") + ".weight"),
                                            tensor(t, x + (mixtral ? "w3" : "up_proj") + ".weight"),
                                            tensor(t, x + (mixtral ? "w2" : "down_proj") + ".weight"), s.activation);
-                const double w = s.experts.normalize_top_k ? p_row[e] / kept_sum : p_row[e];
+                // Qwen3_5MoeTopKRouter renormalises always (its config has no norm_topk_prob)
+                const bool normalize = s.experts.normalize_top_k || s.model_type == "qwen3_5_moe_text";
+                const double w = normalize ? p_row[e] / kept_sum : p_row[e];
                 for (std::size_t j = 0; j < out[0].size(); ++j) y[i][j] += w * out[0][j];
             }
         }
-        if (s.model_type == "qwen2_moe" || s.model_type == "qwen3_next") {
+        if (s.model_type == "qwen2_moe" || s.model_type == "qwen3_next" || s.model_type == "qwen3_5_moe_text") {
             // Qwen2MoeSparseMoeBlock: then every token's shared expert, × F.sigmoid(shared_expert_gate(x))
             const Rows shared = gated_mlp(a, tensor(t, p + "shared_expert.gate_proj.weight"), tensor(t, p + "shared_expert.up_proj.weight"),
                                           tensor(t, p + "shared_expert.down_proj.weight"), s.activation);

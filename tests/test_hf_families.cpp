@@ -395,7 +395,7 @@ TEST_CASE("every family's checkpoint, written in the Hugging Face layout, reads 
             } else if (s.model_type == "qwen3_next") {  // its multi-token prediction module, read past as transformers does
                 check_decoder_weights(c, s, *load.weights);
                 CHECK(load.ignored == std::vector<std::string>{"mtp.fc.weight"});
-            } else if (s.model_type == "qwen3_5_text") {  // the vision tower and the multi-token prediction module, read past
+            } else if (s.model_type == "qwen3_5_text" || s.model_type == "qwen3_5_moe_text") {  // the vision tower and mtp.*, read past
                 check_decoder_weights(c, s, *load.weights);
                 CHECK_THAT(joined(load.ignored), Contains("model.visual.patch_embed.proj.weight") &&
                                                      Contains("model.visual.blocks.0.attn.qkv.weight") && Contains("mtp.fc.weight"));
@@ -464,7 +464,7 @@ TEST_CASE("expected_tensors lists exactly the tensors each fixture's model needs
             // and Qwen3-Next's multi-token prediction module
             // and Qwen3.5's vision tower (two tensors here) and multi-token prediction module
             const std::size_t extra = s.model_type == "gpt_neox" ? 4 : s.model_type == "bert" ? 4 : s.model_type == "deepseek_v3" ? 2
-                                    : s.model_type == "qwen3_next" ? 1 : s.model_type == "qwen3_5_text" ? 3 : 0;
+                                    : s.model_type == "qwen3_next" ? 1 : s.model_type == "qwen3_5_text" || s.model_type == "qwen3_5_moe_text" ? 3 : 0;
             CHECK(listed + extra == c.tensors.size());
         }
     }
@@ -1241,6 +1241,42 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         qwen3["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"mrope_section", {1, 1, 0}}};
         qwen3.erase("rope_theta");
         CHECK_THAT(refusal_of(qwen3), Contains("'mrope_section'"));
+    }
+    SECTION("qwen3_5_moe: Qwen3.5's layers, a mixture in every layer always renormalised, a gated shared expert") {
+        const json config = qwen3_5_moe_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.model_type == "qwen3_5_moe_text");
+        CHECK(s.multimodal_type == "qwen3_5_moe");
+        CHECK(s.tensors == hf::TensorLayout::qwen3_5);
+        CHECK(s.layers[0].linear);
+        CHECK_FALSE(s.layers[3].linear);
+        for (const hf::LayerSpec& l : s.layers) CHECK(l.moe);
+        CHECK(s.experts.experts == 6);
+        CHECK(s.experts.experts_per_token == 2);
+        CHECK(s.experts.d_ff == 12);
+        CHECK(s.experts.normalize_top_k);
+        CHECK(s.experts.shared_d_ff == 20);
+        CHECK(s.experts.shared_gate);
+        CHECK(s.output_gate);
+        // defaults: 256 experts, 8 kept, 512 wide, a shared expert of 512
+        json bare = config;
+        for (const char* key : {"num_experts", "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size"})
+            bare["text_config"].erase(key);
+        s = spec_of(bare);
+        CHECK(s.experts.experts == 256);
+        CHECK(s.experts.experts_per_token == 8);
+        CHECK(s.experts.d_ff == 512);
+        CHECK(s.experts.shared_d_ff == 512);
+        // intermediate_size, which no layer reads, changes nothing; norm_topk_prob false would be ignored: refused
+        json dense = config;
+        dense["text_config"]["intermediate_size"] = 99;
+        CHECK(spec_of(dense).experts.d_ff == 12);
+        json bad = config;
+        bad["text_config"]["norm_topk_prob"] = false;
+        CHECK_THAT(refusal_of(bad), Contains("norm_topk_prob") && Contains("renormalises"));
+        bad = config;
+        bad["text_config"]["model_type"] = "qwen3_5_text";
+        CHECK_THAT(refusal_of(bad), Contains("\"qwen3_5_moe_text\""));
     }
     SECTION("gemma3_text: QK-norm, MQA, 2 sliding : 1 global, a local RoPE base on sliding layers, √d of a non-square") {
         json config = gemma3_checkpoint().config;

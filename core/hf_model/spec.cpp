@@ -465,10 +465,11 @@ std::optional<std::vector<bool>> read_layer_list(ConfigReader& r, const char* ke
 constexpr int kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 1 << 16, kMaxVocab = 1 << 22, kMaxPositions = 1 << 24;
 
 // The sizes of a Llama-derived config (Llama, Qwen, Gemma).
-void read_decoder_sizes(ConfigReader& r, ModelSpec& spec, std::optional<int> default_head_dim) {
+// intermediate_size is read unless no layer has a dense MLP (Qwen3.5-MoE: `dense_mlp` false).
+void read_decoder_sizes(ConfigReader& r, ModelSpec& spec, std::optional<int> default_head_dim, bool dense_mlp = true) {
     spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
     spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
-    spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, std::nullopt);
+    if (dense_mlp) spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, std::nullopt);
     spec.n_layers = r.integer("num_hidden_layers", 1, kMaxLayers, std::nullopt);
     spec.n_heads = r.integer("num_attention_heads", 1, kMaxHeads, std::nullopt);
     spec.n_kv_heads = r.integer("num_key_value_heads", 1, kMaxHeads, spec.n_heads);
@@ -557,13 +558,14 @@ struct LlamaDefaults {
     bool longrope = false;         // rope type longrope is read (Phi-3)
     bool yarn = false;             // rope type yarn is read (gpt-oss)
     bool mrope = false;            // mrope_section and mrope_interleaved are read (Qwen3.5)
+    bool dense_mlp = true;         // intermediate_size is read; false: every layer a mixture (Qwen3.5-MoE)
     double partial_rotary = 1.0;   // partial_rotary_factor when the config has none (with partial_rotary_factor read)
     std::optional<int> head_dim;   // head_dim when the config has none; nullopt: hidden_size / num_attention_heads
 };
 
 void read_llama_like(ConfigReader& r, ModelSpec& spec, const LlamaDefaults& defaults) {
     rms_decoder_defaults(spec);
-    read_decoder_sizes(r, spec, defaults.head_dim);
+    read_decoder_sizes(r, spec, defaults.head_dim, defaults.dense_mlp);
     spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, defaults.rms_norm_eps);
     spec.activation = read_activation(r, "hidden_act", "silu");
     double theta = r.number("rope_theta", 0, 1e12, defaults.theta);
@@ -873,12 +875,13 @@ void read_qwen2_moe(ConfigReader& r, ModelSpec& spec) {
 // "linear_attention" (Gated DeltaNet) or "full_attention", by default every full_attention_interval-th
 // layer full; its full layers Qwen3's attention with (1 + w) QK-norm, partial RoPE (partial_rotary_factor
 // 0.25) and the output gate; (1 + w) RMSNorms; the linear layers' sizes.
-void read_qwen3_next_layers(ConfigReader& r, ModelSpec& spec, bool mrope) {
+void read_qwen3_next_layers(ConfigReader& r, ModelSpec& spec, bool mrope, bool dense_mlp = true) {
     LlamaDefaults defaults;
     defaults.partial_rotary_read = true;
     defaults.partial_rotary = 0.25;
     defaults.head_dim = 256;
     defaults.mrope = mrope;
+    defaults.dense_mlp = dense_mlp;
     read_llama_like(r, spec, defaults);
     spec.norm.one_plus_weight = true;   // Qwen3NextRMSNorm: x/rms·(1 + w), its q_norm and k_norm too
     spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
@@ -916,13 +919,11 @@ void read_qwen3_next(ConfigReader& r, ModelSpec& spec) {
     spec.experts.shared_gate = true;  // Qwen3NextSparseMoeBlock.shared_expert_gate
 }
 
-// Qwen3.5's text model (Qwen3_5TextConfig, Qwen3_5DecoderLayer): Qwen3-Next's layers with a dense gated
-// MLP in each (intermediate_size), and multimodal RoPE: rope_parameters' mrope_section splits the
-// rotary pairs among a token's time, height and width positions, which for a text are its one
-// position, so the pairs turn as plain partial RoPE turns them (the sections must cover them).
-// attn_output_gate: Qwen3_5Attention gates every head's output whatever it says; false is refused.
-void read_qwen3_5(ConfigReader& r, ModelSpec& spec) {
-    read_qwen3_next_layers(r, spec, true);
+// What Qwen3.5 reads beyond Qwen3-Next's layers: multimodal RoPE — rope_parameters' mrope_section
+// splits the rotary pairs among a token's time, height and width positions, which for a text are its
+// one position, so the pairs turn as plain partial RoPE turns them (the sections must cover them) —
+// and attn_output_gate: Qwen3_5Attention gates every head's output whatever it says; false is refused.
+void read_qwen3_5_attention(ConfigReader& r, ModelSpec& spec) {
     r.only("attn_output_gate", true, "Qwen3_5Attention gates each head's output whatever the key says; a model trained "
                                      "without the gate would not run as it was trained");
     const int pairs = spec.layers.empty() ? 0 : spec.layers.front().rope_scaling.mrope_pairs;
@@ -930,6 +931,30 @@ void read_qwen3_5(ConfigReader& r, ModelSpec& spec) {
         r.fault("rope_parameters", "'mrope_section' covers " + std::to_string(pairs) + " rotary pairs, and head_dim·partial_rotary_factor "
                                    "turns " + std::to_string(spec.rotary_dim / 2) + ": the sections pick each pair's position "
                                    "stream, so they must cover the pairs exactly");
+}
+
+// Qwen3.5's text model (Qwen3_5TextConfig, Qwen3_5DecoderLayer): Qwen3-Next's layers with a dense gated
+// MLP in every layer (intermediate_size).
+void read_qwen3_5(ConfigReader& r, ModelSpec& spec) {
+    read_qwen3_next_layers(r, spec, true);
+    read_qwen3_5_attention(r, spec);
+}
+
+// Qwen3.5-MoE's text model (Qwen3_5MoeTextConfig, Qwen3_5MoeDecoderLayer): Qwen3-Next's layers with a
+// mixture in every layer (its config has no decoder_sparse_step or mlp_only_layers): the router
+// (Qwen3_5MoeTopKRouter) softmax, the top num_experts_per_tok kept and always renormalised (the config has
+// no norm_topk_prob; true is accepted, false refused), each expert a gated MLP of moe_intermediate_size,
+// beside a shared expert gated by σ(x·shared_expert_gate).
+void read_qwen3_5_moe(ConfigReader& r, ModelSpec& spec) {
+    read_qwen3_next_layers(r, spec, true, false);
+    read_qwen3_5_attention(r, spec);
+    const int experts = r.integer("num_experts", 1, kMaxExperts, 256);
+    spec.experts = {experts, read_experts_per_token(r, experts, "num_experts", 8), true, r.integer("moe_intermediate_size", 1, 1 << 20, 512)};
+    r.only("norm_topk_prob", true, "Qwen3_5MoeTopKRouter renormalises the kept experts' weights whatever the key says");
+    spec.experts.shared_d_ff = r.integer("shared_expert_intermediate_size", 1, 1 << 20, 512);
+    spec.experts.shared_gate = true;
+    spec.d_ff = spec.experts.d_ff;  // no dense MLP: the experts' width
+    for (LayerSpec& layer : spec.layers) layer.moe = true;
 }
 
 // Mixtral: Mistral's attention (every layer sliding when sliding_window is set), and in every
@@ -1333,6 +1358,20 @@ const std::vector<Family>& families() {
          read_qwen3_5, TensorLayout::qwen3_5,
          // Qwen3_5ForConditionalGeneration: the vision tower (model.visual.*) and its tokens' ids read past
          {"qwen3_5", "Qwen3_5ForConditionalGeneration", "model.language_model.", {"model.visual."},
+          {"vision_config", "image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id"}}},
+        // Qwen3_5MoeTextConfig: Qwen3.5's keys with the mixture's in place of intermediate_size (deleted from the
+        // config, as decoder_sparse_step and mlp_only_layers are: read by nothing)
+        {"qwen3_5_moe_text", "Qwen3.5-MoE",
+         {{"model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_act",
+           "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters", "tie_word_embeddings", "head_dim", "attention_bias",
+           "partial_rotary_factor", "layer_types", "full_attention_interval", "linear_conv_kernel_dim", "linear_key_head_dim",
+           "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads", "attn_output_gate", "num_experts",
+           "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob", "shared_expert_intermediate_size"},
+          joined(kCommonInformational, {"max_position_embeddings", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings",
+                                        "mlp_only_layers", "decoder_sparse_step", "intermediate_size", "router_aux_loss_coef",
+                                        "output_router_logits"})},
+         read_qwen3_5_moe, TensorLayout::qwen3_5,
+         {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration", "model.language_model.", {"model.visual."},
           {"vision_config", "image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id"}}},
         // MixtralAttention is Mistral's: head_dim; router_jitter_noise multiplies the input in training only
         {"mixtral", "Mixtral",

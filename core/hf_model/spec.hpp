@@ -41,6 +41,8 @@
 //                 (or the text model of         dense MLP in each, the linear layers' projections stored apart, and
 //                 Qwen3_5ForConditionalGeneration, multimodal RoPE (for a text, plain partial RoPE); as published
 //                 model_type qwen3_5)           a multimodal folder: text_config, tensors under model.language_model.
+//   qwen3_5_moe_text Qwen3_5MoeForCausalLM      Qwen3.5 with a mixture in every layer (always renormalised) and a
+//                 (model_type qwen3_5_moe)      gated shared expert; as published a multimodal folder as Qwen3.5's
 //   llama4_text   Llama4ForCausalLM             chunked attention on its RoPE layers, every fourth layer global
 //                                               without RoPE and with a query temperature, a weightless QK-norm,
 //                                               interleaved RoPE; a mixture: the top k logits, each kept expert
