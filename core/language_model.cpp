@@ -187,18 +187,15 @@ ModelLoad load_model(const std::string& folder) {
         // tensors, none of them the text model's
         std::vector<std::string> dropped;
         int tower = 0;
-        const std::vector<std::string> none;
-        const std::vector<std::string>& skipped = opened.model ? opened.model->spec.skipped_prefixes : none;
         for (const std::string& name : opened.ignored) {
-            bool in_tower = false;
-            for (const std::string& prefix : skipped) in_tower |= name.rfind(prefix, 0) == 0;
-            if (in_tower) ++tower;
+            if (opened.model && opened.model->spec.in_other_tower(name)) ++tower;
             else dropped.push_back(name);
         }
         if (opened.model && !opened.model->spec.multimodal_type.empty()) {
-            load.ignored = "the text model of a multimodal folder (model_type \"" + opened.model->spec.multimodal_type + "\"), its tensors under " +
-                           opened.model->spec.tensor_prefix;
-            if (tower > 0) load.ignored += "; " + std::to_string(tower) + " tensors of its other towers (" + (skipped.empty() ? std::string() : skipped.front()) + "\xE2\x80\xA6) not read";
+            const hf::ModelSpec& spec = opened.model->spec;
+            load.ignored = "the text model of a multimodal folder (model_type \"" + spec.multimodal_type + "\"), its tensors under " + spec.tensor_prefix;
+            if (tower > 0)
+                load.ignored += "; " + std::to_string(tower) + " tensors of its other towers (" + spec.skipped_prefixes.front() + "\xE2\x80\xA6) not read";
         }
         if (!dropped.empty()) {
             load.ignored += (load.ignored.empty() ? "" : "; ") + std::string("ignored ") + std::to_string(dropped.size()) + " tensors the family recomputes or drops: ";

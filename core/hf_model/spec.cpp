@@ -91,6 +91,20 @@ std::vector<std::string> joined(std::vector<std::string> a, const std::vector<st
     return a;
 }
 
+// The keys read_qwen3_next_layers reads beyond a decoder's (Qwen3-Next, Qwen3.5, Qwen3.5-MoE).
+const std::vector<std::string> kQwen3NextLayers = {"head_dim", "attention_bias", "partial_rotary_factor", "layer_types",
+                                                   "full_attention_interval", "linear_conv_kernel_dim", "linear_key_head_dim",
+                                                   "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads"};
+// Qwen3.5's and Qwen3.5-MoE's multimodal folders: their vision tower's config and its tokens' ids, read past.
+const std::vector<std::string> kQwen3_5Folder = {"vision_config", "image_token_id", "video_token_id", "vision_start_token_id",
+                                                 "vision_end_token_id"};
+
+// a without the keys in b
+std::vector<std::string> without(std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.erase(std::remove_if(a.begin(), a.end(), [&](const std::string& k) { return std::find(b.begin(), b.end(), k) != b.end(); }), a.end());
+    return a;
+}
+
 const std::vector<std::string> kQwenWindow = {"use_sliding_window", "sliding_window", "max_window_layers", "layer_types"};
 const std::vector<std::string> kGemma = {"head_dim", "hidden_activation", "attention_bias", "query_pre_attn_scalar",
                                          "sliding_window", "final_logit_softcapping", "attn_logit_softcapping", "layer_types"};
@@ -1340,39 +1354,32 @@ const std::vector<Family>& families() {
         // Qwen3NextAttention reads head_dim and attention_bias; mtp_*: the multi-token prediction module, which
         // transformers does not load (mtp.* read past)
         {"qwen3_next", "Qwen3-Next",
-         {joined(kDecoderHonoured, {"head_dim", "attention_bias", "partial_rotary_factor", "layer_types", "full_attention_interval",
-                                    "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads",
-                                    "linear_num_value_heads", "num_experts", "num_local_experts", "num_experts_per_tok", "norm_topk_prob",
-                                    "moe_intermediate_size", "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers"}),
+         {joined(joined(kDecoderHonoured, kQwen3NextLayers),
+                 {"num_experts", "num_local_experts", "num_experts_per_tok", "norm_topk_prob", "moe_intermediate_size",
+                  "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers"}),
           joined(kCommonInformational, {"max_position_embeddings", "router_aux_loss_coef", "output_router_logits",
                                         "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings"})},
          read_qwen3_next, TensorLayout::qwen3_next},
         // Qwen3_5TextConfig: Qwen3-Next's keys without the mixture's (mlp_only_layers is deleted from the
         // config and read by nothing: every MLP is dense); mtp_*: the multi-token prediction module, not loaded
         {"qwen3_5_text", "Qwen3.5",
-         {joined(kDecoderHonoured, {"head_dim", "attention_bias", "partial_rotary_factor", "layer_types", "full_attention_interval",
-                                    "linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads",
-                                    "linear_num_value_heads", "attn_output_gate"}),
+         {joined(joined(kDecoderHonoured, kQwen3NextLayers), {"attn_output_gate"}),
           joined(kCommonInformational, {"max_position_embeddings", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings",
                                         "mlp_only_layers"})},
          read_qwen3_5, TensorLayout::qwen3_5,
          // Qwen3_5ForConditionalGeneration: the vision tower (model.visual.*) and its tokens' ids read past
-         {"qwen3_5", "Qwen3_5ForConditionalGeneration", "model.language_model.", {"model.visual."},
-          {"vision_config", "image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id"}}},
+         {"qwen3_5", "Qwen3_5ForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder}},
         // Qwen3_5MoeTextConfig: Qwen3.5's keys with the mixture's in place of intermediate_size (deleted from the
         // config, as decoder_sparse_step and mlp_only_layers are: read by nothing)
         {"qwen3_5_moe_text", "Qwen3.5-MoE",
-         {{"model_type", "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "hidden_act",
-           "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters", "tie_word_embeddings", "head_dim", "attention_bias",
-           "partial_rotary_factor", "layer_types", "full_attention_interval", "linear_conv_kernel_dim", "linear_key_head_dim",
-           "linear_value_head_dim", "linear_num_key_heads", "linear_num_value_heads", "attn_output_gate", "num_experts",
-           "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob", "shared_expert_intermediate_size"},
+         {joined(joined(without(kDecoderHonoured, {"intermediate_size"}), kQwen3NextLayers),
+                 {"attn_output_gate", "num_experts", "num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob",
+                  "shared_expert_intermediate_size"}),
           joined(kCommonInformational, {"max_position_embeddings", "mtp_num_hidden_layers", "mtp_use_dedicated_embeddings",
                                         "mlp_only_layers", "decoder_sparse_step", "intermediate_size", "router_aux_loss_coef",
                                         "output_router_logits"})},
          read_qwen3_5_moe, TensorLayout::qwen3_5,
-         {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration", "model.language_model.", {"model.visual."},
-          {"vision_config", "image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id"}}},
+         {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder}},
         // MixtralAttention is Mistral's: head_dim; router_jitter_noise multiplies the input in training only
         {"mixtral", "Mixtral",
          {joined(kDecoderHonoured, {"head_dim", "sliding_window", "num_local_experts", "num_experts_per_tok"}),

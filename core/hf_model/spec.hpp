@@ -235,6 +235,12 @@ struct ModelSpec {
     std::string multimodal_type;         // "qwen3_5"; empty: the folder is the text model itself
     std::string tensor_prefix = "model.";  // of a decoder's tensors: "model.layers.N.…", "model.language_model.layers.N.…"
     std::vector<std::string> skipped_prefixes;  // "model.visual."
+    // A tensor of the multimodal folder's other towers (under one of skipped_prefixes): read past.
+    bool in_other_tower(const std::string& name) const {
+        for (const std::string& prefix : skipped_prefixes)
+            if (name.compare(0, prefix.size(), prefix) == 0) return true;
+        return false;
+    }
 
     // Sizes
     int vocab_size = 0;          // V: rows of the embedding table and of the LM head

@@ -578,8 +578,7 @@ bool ignorable(const ModelSpec& s, const std::string& full_name) {
     // Qwen3-Next's multi-token prediction module (Qwen3NextPreTrainedModel's _keys_to_ignore_on_load_unexpected: ^mtp.*)
     if ((s.tensors == TensorLayout::qwen3_next || s.tensors == TensorLayout::qwen3_5) && name.substr(0, 4) == "mtp.") return true;
     // A multimodal folder's other towers (Qwen3.5's vision tower, model.visual.*)
-    for (const std::string& skipped : s.skipped_prefixes)
-        if (name.substr(0, skipped.size()) == skipped) return true;
+    if (s.in_other_tower(full_name)) return true;
     // ".*\.rotary_emb\.inv_freq": anything, then that ending.
     return s.positions == PositionKind::rope && ends_with(name, ".rotary_emb.inv_freq");
 }
