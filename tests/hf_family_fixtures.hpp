@@ -763,6 +763,44 @@ inline void write_gemma3_with_image_token(const std::string& folder, const std::
     std::ofstream(std::filesystem::path(folder) / "tokenizer.json") << tokenizer.dump();
 }
 
+// A Qwen3-Next or Qwen3.5 layer's norms ((1 + w): around 0) and its attention, at prefix p: a Gated
+// DeltaNet layer (`linear`), its projections fused as Qwen3-Next stores them (in_proj_qkvz, in_proj_ba) or
+// apart as Qwen3.5 does (`fused` false: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a), or a gated full layer
+// (q_proj twice as wide: each head's query and gate), with QK-norm.
+struct GatedDeltaShape {
+    std::int64_t d, H, kv, hd;      // d_model; the full layer's heads, K/V heads, head_dim
+    std::int64_t hk, dk, hv, dv, K; // the linear layer's key heads and dim, value heads and dim, conv taps
+};
+inline void make_gated_delta_layer(TensorMaker& make, const std::string& p, bool linear, bool fused, const GatedDeltaShape& s) {
+    const std::int64_t d = s.d, channels = 2 * s.hk * s.dk + s.hv * s.dv;
+    make(p + "input_layernorm.weight", {d}, 0.2);
+    make(p + "post_attention_layernorm.weight", {d}, 0.2);
+    if (linear) {
+        const std::string a = p + "linear_attn.";
+        if (fused) {
+            make(a + "in_proj_qkvz.weight", {channels + s.hv * s.dv, d}, 0.6);
+            make(a + "in_proj_ba.weight", {2 * s.hv, d}, 0.6);
+        } else {
+            make(a + "in_proj_qkv.weight", {channels, d}, 0.6);
+            make(a + "in_proj_z.weight", {s.hv * s.dv, d}, 0.6);
+            make(a + "in_proj_b.weight", {s.hv, d}, 0.6);
+            make(a + "in_proj_a.weight", {s.hv, d}, 0.6);
+        }
+        make(a + "conv1d.weight", {channels, 1, s.K}, 0.6);
+        make(a + "dt_bias", {s.hv}, 0.3, 1.0);
+        make(a + "A_log", {s.hv}, 0.5, 0.0);
+        make(a + "norm.weight", {s.dv}, 0.2, 1.0);
+        make(a + "out_proj.weight", {d, s.hv * s.dv}, 0.4);
+        return;
+    }
+    make(p + "self_attn.q_proj.weight", {2 * s.H * s.hd, d}, 0.6);
+    make(p + "self_attn.k_proj.weight", {s.kv * s.hd, d}, 0.6);
+    make(p + "self_attn.v_proj.weight", {s.kv * s.hd, d}, 0.4);
+    make(p + "self_attn.o_proj.weight", {d, s.H * s.hd}, 0.3);
+    make(p + "self_attn.q_norm.weight", {s.hd}, 0.2);
+    make(p + "self_attn.k_norm.weight", {s.hd}, 0.2);
+}
+
 // Qwen3-Next-80B-A3B-Instruct's config.json, scaled down: 4 layers, three Gated DeltaNet layers to one
 // full layer (full_attention_interval 4); the linear layers 2 key heads of 4 read by 4 value heads of 4
 // (its 16 of 128 by 32 of 128), a convolution of 4 taps; the full layer 4 heads of 8 on 2 K/V heads
@@ -788,25 +826,7 @@ inline FamilyCheckpoint qwen3_next_checkpoint(std::uint64_t seed = 19) {
     make("model.embed_tokens.weight", {40, d}, 1.0);
     for (int l = 0; l < 4; ++l) {
         const std::string p = "model.layers." + std::to_string(l) + ".";
-        make(p + "input_layernorm.weight", {d}, 0.2);  // (1 + w): around 0
-        make(p + "post_attention_layernorm.weight", {d}, 0.2);
-        if (l < 3) {
-            const std::string a = p + "linear_attn.";
-            make(a + "in_proj_qkvz.weight", {2 * hk * dk + 2 * hv * dv, d}, 0.6);
-            make(a + "in_proj_ba.weight", {2 * hv, d}, 0.6);
-            make(a + "conv1d.weight", {2 * hk * dk + hv * dv, 1, K}, 0.6);
-            make(a + "dt_bias", {hv}, 0.3, 1.0);
-            make(a + "A_log", {hv}, 0.5, 0.0);
-            make(a + "norm.weight", {dv}, 0.2, 1.0);
-            make(a + "out_proj.weight", {d, hv * dv}, 0.4);
-        } else {
-            make(p + "self_attn.q_proj.weight", {2 * H * hd, d}, 0.6);
-            make(p + "self_attn.k_proj.weight", {kv * hd, d}, 0.6);
-            make(p + "self_attn.v_proj.weight", {kv * hd, d}, 0.4);
-            make(p + "self_attn.o_proj.weight", {d, H * hd}, 0.3);
-            make(p + "self_attn.q_norm.weight", {hd}, 0.2);
-            make(p + "self_attn.k_norm.weight", {hd}, 0.2);
-        }
+        make_gated_delta_layer(make, p, l < 3, true, {d, H, kv, hd, hk, dk, hv, dv, K});
         if (l == 1) {
             make(p + "mlp.gate_proj.weight", {24, d}, 0.4);
             make(p + "mlp.up_proj.weight", {24, d}, 0.4);
@@ -867,27 +887,7 @@ inline FamilyCheckpoint qwen3_5_checkpoint(std::uint64_t seed = 29) {
     make(m + "embed_tokens.weight", {40, d}, 1.0);
     for (int l = 0; l < 4; ++l) {
         const std::string p = m + "layers." + std::to_string(l) + ".";
-        make(p + "input_layernorm.weight", {d}, 0.2);  // (1 + w): around 0
-        make(p + "post_attention_layernorm.weight", {d}, 0.2);
-        if (l < 3) {
-            const std::string a = p + "linear_attn.";
-            make(a + "in_proj_qkv.weight", {2 * hk * dk + hv * dv, d}, 0.6);
-            make(a + "in_proj_z.weight", {hv * dv, d}, 0.6);
-            make(a + "in_proj_b.weight", {hv, d}, 0.6);
-            make(a + "in_proj_a.weight", {hv, d}, 0.6);
-            make(a + "conv1d.weight", {2 * hk * dk + hv * dv, 1, K}, 0.6);
-            make(a + "dt_bias", {hv}, 0.3, 1.0);
-            make(a + "A_log", {hv}, 0.5, 0.0);
-            make(a + "norm.weight", {dv}, 0.2, 1.0);
-            make(a + "out_proj.weight", {d, hv * dv}, 0.4);
-        } else {
-            make(p + "self_attn.q_proj.weight", {2 * H * hd, d}, 0.6);
-            make(p + "self_attn.k_proj.weight", {kv * hd, d}, 0.6);
-            make(p + "self_attn.v_proj.weight", {kv * hd, d}, 0.4);
-            make(p + "self_attn.o_proj.weight", {d, H * hd}, 0.3);
-            make(p + "self_attn.q_norm.weight", {hd}, 0.2);
-            make(p + "self_attn.k_norm.weight", {hd}, 0.2);
-        }
+        make_gated_delta_layer(make, p, l < 3, false, {d, H, kv, hd, hk, dk, hv, dv, K});
         make(p + "mlp.gate_proj.weight", {ff, d}, 0.4);
         make(p + "mlp.up_proj.weight", {ff, d}, 0.4);
         make(p + "mlp.down_proj.weight", {d, ff}, 0.3);

@@ -67,6 +67,15 @@ hf::ModelLoad written_and_read(const FamilyCheckpoint& c, const std::string& fol
     return load;
 }
 
+// The checkpoint written to the folder and opened as the engine takes it (its layers' scenarios).
+hf::OpenedModel written_and_opened(const FamilyCheckpoint& c, const std::string& folder) {
+    write_family_checkpoint(folder, c);
+    hf::OpenedModelLoad opened = hf::open_model(folder, false);
+    INFO(joined(opened.errors));
+    REQUIRE(opened.model);
+    return std::move(*opened.model);
+}
+
 hf::ModelSpec spec_of(const json& config) {
     std::vector<std::string> errors;
     auto spec = hf::spec_from_config(config.dump(), "config.json", errors);
@@ -1027,12 +1036,9 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(s.temperature_attn_scale == 0.5);
         CHECK(s.layers[0].rope_scaling.kind == hf::RopeScalingKind::llama3);
         // the layer as the engine takes it: a chunked mask, the query temperature, QK-norm of ones
-        write_family_checkpoint(folder_for("llama4_spec"), llama4_checkpoint());
-        const hf::OpenedModelLoad opened = hf::open_model(folder_for("llama4_spec"), false);
-        for (const std::string& e : opened.errors) INFO(e);
-        REQUIRE(opened.model);
+        const hf::OpenedModel opened = written_and_opened(llama4_checkpoint(), folder_for("llama4_spec"));
         const Matrix input = Matrix::Random(5, 16);
-        const Scenario chunked = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 1, input);
+        const Scenario chunked = hf::layer_scenario(opened, {"a", "b", "c", "d", "e"}, 1, input);
         CHECK(chunked.mask == MaskKind::Chunked);
         CHECK(chunked.chunk == 3);
         CHECK(chunked.qk_norm);
@@ -1044,13 +1050,13 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(chunked.block.moe.weight_input);
         CHECK(chunked.block.moe.shared_d_ff == 6);
         CHECK_FALSE(chunked.block.moe.shared_gated);
-        const Scenario global = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 3, input);
+        const Scenario global = hf::layer_scenario(opened, {"a", "b", "c", "d", "e"}, 3, input);
         CHECK(global.mask == MaskKind::Causal);
         CHECK(global.positional == PositionalEncoding::None);
         CHECK_FALSE(global.qk_norm);
         CHECK(global.temperature.floor_scale == 2.0f);
         CHECK(global.temperature.attn_scale == 0.5f);
-        CHECK(hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 2, input).block.d_ff == 20);
+        CHECK(hf::layer_scenario(opened, {"a", "b", "c", "d", "e"}, 2, input).block.d_ff == 20);
         // defaults: every fourth layer NoPE and the others chunked, every layer a mixture; no temperature with null
         json bare = config;
         for (const char* key : {"no_rope_layers", "moe_layers", "interleave_moe_layer_step"}) bare.erase(key);
@@ -1106,12 +1112,9 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(s.layers[2].moe);
         CHECK(s.most_heads() == 4);
         // the layers as the engine takes them
-        write_family_checkpoint(folder_for("qwen3_next_spec"), qwen3_next_checkpoint());
-        const hf::OpenedModelLoad opened = hf::open_model(folder_for("qwen3_next_spec"), false);
-        for (const std::string& e : opened.errors) INFO(e);
-        REQUIRE(opened.model);
+        const hf::OpenedModel opened = written_and_opened(qwen3_next_checkpoint(), folder_for("qwen3_next_spec"));
         const Matrix input = Matrix::Random(5, 16);
-        const Scenario linear = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 0, input);
+        const Scenario linear = hf::layer_scenario(opened, {"a", "b", "c", "d", "e"}, 0, input);
         CHECK(linear.delta_net.on);
         CHECK(linear.delta_net.key_heads == 2);
         CHECK(linear.heads == 4);
@@ -1119,7 +1122,7 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(linear.positional == PositionalEncoding::None);
         CHECK_FALSE(linear.output_gate.on);
         CHECK(validate(linear).empty());
-        const Scenario full = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 3, input);
+        const Scenario full = hf::layer_scenario(opened, {"a", "b", "c", "d", "e"}, 3, input);
         CHECK_FALSE(full.delta_net.on);
         CHECK(full.output_gate.on);
         CHECK(full.qk_norm_plus_one);
@@ -1185,16 +1188,13 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(s.multimodal_type.empty());
         CHECK(s.tensor_prefix == "model.");
         // the layers as the engine takes them: Gated DeltaNet from the projections stored apart
-        write_family_checkpoint(folder_for("qwen3_5_spec"), qwen3_5_checkpoint());
-        const hf::OpenedModelLoad opened = hf::open_model(folder_for("qwen3_5_spec"), false);
-        for (const std::string& e : opened.errors) INFO(e);
-        REQUIRE(opened.model);
+        const hf::OpenedModel opened = written_and_opened(qwen3_5_checkpoint(), folder_for("qwen3_5_spec"));
         const Matrix input = Matrix::Random(5, 16);
-        const Scenario linear = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 1, input);
+        const Scenario linear = hf::layer_scenario(opened, {"a", "b", "c", "d", "e"}, 1, input);
         CHECK(linear.delta_net.on);
         CHECK(linear.delta_net.key_heads == 2);
         CHECK(validate(linear).empty());
-        const Scenario full = hf::layer_scenario(*opened.model, {"a", "b", "c", "d", "e"}, 3, input);
+        const Scenario full = hf::layer_scenario(opened, {"a", "b", "c", "d", "e"}, 3, input);
         CHECK(full.output_gate.on);
         CHECK(full.rope.rotary_dims == 4);
         CHECK_FALSE(full.block.moe.routed());
