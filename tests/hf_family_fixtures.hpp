@@ -801,6 +801,23 @@ inline void make_gated_delta_layer(TensorMaker& make, const std::string& p, bool
     make(p + "self_attn.k_norm.weight", {s.hd}, 0.2);
 }
 
+// Qwen3-Next's and Qwen3.5-MoE's mixture at m ("….mlp."): the router, each expert's gate, up and down
+// apart, the shared expert and its gate.
+inline void make_gated_shared_mixture(TensorMaker& make, const std::string& m, std::int64_t d, std::int64_t experts, std::int64_t eff,
+                                      std::int64_t shared) {
+    make(m + "gate.weight", {experts, d}, 0.8);
+    for (std::int64_t e = 0; e < experts; ++e) {
+        const std::string x = m + "experts." + std::to_string(e) + ".";
+        make(x + "gate_proj.weight", {eff, d}, 0.4);
+        make(x + "up_proj.weight", {eff, d}, 0.4);
+        make(x + "down_proj.weight", {d, eff}, 0.3);
+    }
+    make(m + "shared_expert.gate_proj.weight", {shared, d}, 0.4);
+    make(m + "shared_expert.up_proj.weight", {shared, d}, 0.4);
+    make(m + "shared_expert.down_proj.weight", {d, shared}, 0.3);
+    make(m + "shared_expert_gate.weight", {1, d}, 1.0);
+}
+
 // Qwen3-Next-80B-A3B-Instruct's config.json, scaled down: 4 layers, three Gated DeltaNet layers to one
 // full layer (full_attention_interval 4); the linear layers 2 key heads of 4 read by 4 value heads of 4
 // (its 16 of 128 by 32 of 128), a convolution of 4 taps; the full layer 4 heads of 8 on 2 K/V heads
@@ -833,17 +850,7 @@ inline FamilyCheckpoint qwen3_next_checkpoint(std::uint64_t seed = 19) {
             make(p + "mlp.down_proj.weight", {d, 24}, 0.3);
             continue;
         }
-        make(p + "mlp.gate.weight", {experts, d}, 0.8);
-        for (int e = 0; e < experts; ++e) {
-            const std::string x = p + "mlp.experts." + std::to_string(e) + ".";
-            make(x + "gate_proj.weight", {eff, d}, 0.4);
-            make(x + "up_proj.weight", {eff, d}, 0.4);
-            make(x + "down_proj.weight", {d, eff}, 0.3);
-        }
-        make(p + "mlp.shared_expert.gate_proj.weight", {20, d}, 0.4);
-        make(p + "mlp.shared_expert.up_proj.weight", {20, d}, 0.4);
-        make(p + "mlp.shared_expert.down_proj.weight", {d, 20}, 0.3);
-        make(p + "mlp.shared_expert_gate.weight", {1, d}, 1.0);
+        make_gated_shared_mixture(make, p + "mlp.", d, experts, eff, 20);
     }
     make("model.norm.weight", {d}, 0.2);
     make("lm_head.weight", {40, d}, 0.5);
@@ -925,17 +932,7 @@ inline FamilyCheckpoint qwen3_5_moe_checkpoint(std::uint64_t seed = 31) {
     for (int l = 0; l < 4; ++l) {
         const std::string p = "model.language_model.layers." + std::to_string(l) + ".mlp.";
         for (const char* dense : {"gate_proj.weight", "up_proj.weight", "down_proj.weight"}) c.tensors.erase(p + dense);
-        make(p + "gate.weight", {experts, d}, 0.8);
-        for (int e = 0; e < experts; ++e) {
-            const std::string x = p + "experts." + std::to_string(e) + ".";
-            make(x + "gate_proj.weight", {eff, d}, 0.4);
-            make(x + "up_proj.weight", {eff, d}, 0.4);
-            make(x + "down_proj.weight", {d, eff}, 0.3);
-        }
-        make(p + "shared_expert.gate_proj.weight", {20, d}, 0.4);
-        make(p + "shared_expert.up_proj.weight", {20, d}, 0.4);
-        make(p + "shared_expert.down_proj.weight", {d, 20}, 0.3);
-        make(p + "shared_expert_gate.weight", {1, d}, 1.0);
+        make_gated_shared_mixture(make, p, d, experts, eff, 20);
     }
     return c;
 }
