@@ -203,10 +203,10 @@ std::optional<Scenario> layer_of_session(const session_file::SessionLoad& load, 
     if (const std::string changed = session_file::files_changed(choice.files, session_file::model_files(model.folder())); !changed.empty())
         err << choice.source << ": warning: the session's model folder " << choice.folder << " has changed since the session was saved ("
             << changed << "): its " << layer << " and the edits of it are made from the model as it is now\n";
-    stack::HeadSet ablated;
-    for (const auto& [l, h] : choice.ablated)
-        if (const stack::HeadId id{l, h}; id.within(model.shape().layers, model.shape().heads)) ablated.insert(id);
-    const ModelPass pass = lm::forward_text(model, choice.sentence, ablated);
+    stack::Ablation ablated;
+    for (const auto& [l, h] : choice.ablated) ablated.heads.insert(stack::HeadId{l, h});
+    for (const auto& [l, e] : choice.ablated_experts) ablated.experts.insert(stack::ExpertId{l, e});
+    const ModelPass pass = lm::forward_text(model, choice.sentence, model.fitting(ablated));
     session_file::LayerReopen reopened = session_file::reopen_layer(choice, model, pass);
     for (const std::string& notice : reopened.notices) err << notice << "\n";
     return std::move(reopened.scenario);

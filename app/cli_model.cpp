@@ -224,7 +224,7 @@ bool fill_lens_and_sweep(const ModelOptions& m, const stack::Stack& stack, const
             delta.push_back(std::move(row));
         }
         json ablated = json::array();
-        for (const stack::HeadId& h : pass.ablated) ablated.push_back({{"layer", h.layer + 1}, {"head", h.head + 1}});
+        for (const stack::HeadId& h : pass.ablated.heads) ablated.push_back({{"layer", h.layer + 1}, {"head", h.head + 1}});
         run.ablation_sweep = {{"target_id", target},
                               {"target_token", label(target)},
                               {"position", pass.x0.rows()},

@@ -96,7 +96,7 @@ void install_result(ModelPass& shown, ModelPass&& result, int layer) {
     for (size_t k = 0; k < l && k < layers.size() && k < shown.layers.size(); ++k) shown.layers[k] = std::move(layers[k]);
 }
 
-ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::HeadSet& ablated,
+ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::Ablation& ablated,
                               const std::vector<int>& ids) {
     const auto t0 = std::chrono::steady_clock::now();
     ModelOpened opened;
@@ -116,11 +116,9 @@ ModelOpened open_model_folder(const std::string& folder, const std::string& sent
         opened.load = lm::load_model(opened.folder);
     }
     if (opened.load.model) {
-        const lm::Shape& shape = opened.load.model->shape();
-        stack::HeadSet heads;  // those the model has: the view says which of the others were left out
-        for (const stack::HeadId& id : ablated)
-            if (id.within(shape.layers, shape.heads)) heads.insert(id);
-        opened.pass = ids.empty() ? lm::forward_text(*opened.load.model, sentence, heads) : lm::forward_ids(*opened.load.model, ids, heads);
+        // those the model has: the view says which of the others were left out
+        const stack::Ablation fits = opened.load.model->fitting(ablated);
+        opened.pass = ids.empty() ? lm::forward_text(*opened.load.model, sentence, fits) : lm::forward_ids(*opened.load.model, ids, fits);
     }
     opened.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     return opened;

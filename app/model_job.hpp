@@ -84,7 +84,7 @@ struct ModelOpened {
     double milliseconds = 0.0;  // the whole job
 };
 // `ids`, when given, are the text's ids the pass runs (a session's text the model wrote on), `sentence` their text.
-ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::HeadSet& ablated = {},
+ModelOpened open_model_folder(const std::string& folder, const std::string& sentence, const stack::Ablation& ablated = {},
                               const std::vector<int>& ids = {});
 
 class ModelJobs {

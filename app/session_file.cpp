@@ -67,6 +67,11 @@ nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view
                       {"layer", m.layer + 1},
                       {"head", m.layer >= 0 ? m.head + 1 : 0},
                       {"ablated", std::move(ablated)}};
+        if (!m.ablated_experts.empty()) {
+            nlohmann::json experts = nlohmann::json::array();
+            for (const auto& [layer, expert] : m.ablated_experts) experts.push_back({layer + 1, expert + 1});
+            j["model"]["ablated_experts"] = std::move(experts);
+        }
         if (!m.ids.empty()) j["model"]["ids"] = m.ids;
         if (layer_by_reference) j["model"]["layer_edits"] = scenario_edits_to_json(*m.layer_base, scenario);
     }
@@ -91,7 +96,7 @@ void read_model(const nlohmann::json& j, int version, const std::string& source,
     auto fail = [&](const std::string& what) { load.errors.push_back(source + ": key 'model" + what); };
     if (!j.is_object()) return fail("': expected an object");
     for (const auto& [key, value] : j.items()) {
-        const bool since_2 = key == "files" || key == "layer_edits" || key == "ids";  // a version-1 file has none
+        const bool since_2 = key == "files" || key == "layer_edits" || key == "ids" || key == "ablated_experts";  // a version-1 file has none
         if ((since_2 && version < 2) ||
             (!since_2 && key != "folder" && key != "sentence" && key != "layer" && key != "head" && key != "ablated"))
             return fail("." + key + "': unknown key" + (since_2 ? " in a version-1 session" : ""));
@@ -131,6 +136,16 @@ void read_model(const nlohmann::json& j, int version, const std::string& source,
             const std::optional<int> h = pair.is_array() && pair.size() == 2 ? integer_in(pair[1], 1, kMaxCount) : std::nullopt;
             if (!l || !h) return fail(".ablated': expected a list of [layer, head] pairs counted from 1");
             m.ablated.emplace_back(*l - 1, *h - 1);
+        }
+    }
+    if (j.contains("ablated_experts")) {
+        const std::string expected = ".ablated_experts': expected a list of [layer, expert] pairs counted from 1";
+        if (!j["ablated_experts"].is_array()) return fail(expected);
+        for (const nlohmann::json& pair : j["ablated_experts"]) {
+            const std::optional<int> l = pair.is_array() && pair.size() == 2 ? integer_in(pair[0], 1, kMaxCount) : std::nullopt;
+            const std::optional<int> e = pair.is_array() && pair.size() == 2 ? integer_in(pair[1], 1, kMaxCount) : std::nullopt;
+            if (!l || !e) return fail(expected);
+            m.ablated_experts.emplace_back(*l - 1, *e - 1);
         }
     }
     if (j.contains("files")) {
@@ -496,9 +511,18 @@ ModelRestore check_model_choice(const ModelChoice& choice, const lm::Model& mode
     const std::string layers = "the model's layers are 1 to " + std::to_string(c.layers);
     const std::string heads = "its heads 1 to " + std::to_string(c.heads);
     for (const auto& [layer, head] : choice.ablated) {
-        if (const stack::HeadId id{layer, head}; id.within(c.layers, c.heads)) r.ablated.insert(id);
+        if (const stack::HeadId id{layer, head}; id.within(c.layers, c.heads)) r.ablated.heads.insert(id);
         else refuse("ablated", "[" + std::to_string(layer + 1) + ", " + std::to_string(head + 1) + "] is not a head of the model (" + layers +
                                    ", " + heads + "): not ablated");
+    }
+    for (const auto& [layer, expert] : choice.ablated_experts) {
+        const int experts = model.experts_in_layer(layer);
+        if (expert < experts) r.ablated.experts.insert(stack::ExpertId{layer, expert});
+        else refuse("ablated_experts", "[" + std::to_string(layer + 1) + ", " + std::to_string(expert + 1) + "] is not an expert of the model (" +
+                                           (layer >= c.layers ? layers
+                                            : experts == 0 ? "layer " + std::to_string(layer + 1) + "'s feed-forward is not a mixture of experts"
+                                                           : "layer " + std::to_string(layer + 1) + "'s experts are 1 to " + std::to_string(experts)) +
+                                           "): not ablated");
     }
     if (choice.layer < 0) return r;
     const std::string layer = std::to_string(choice.layer + 1);

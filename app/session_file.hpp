@@ -8,11 +8,13 @@
 //
 //   "model":   {"folder": "…/gpt2", "files": [{"name": "model.safetensors", "bytes": 548105171,
 //              "modified_ns": 1764342131000000000}, …], "sentence": "…", "layer": 5, "head": 2,
-//              "ablated": [[5, 1], …], "layer_edits": {"cells": {…}, "settings": {…}}}
+//              "ablated": [[5, 1], …], "ablated_experts": [[2, 7], …],
+//              "layer_edits": {"cells": {…}, "settings": {…}}}
 //              a checkpoint folder the model view had open (GPT-2, Llama, Qwen, Gemma, GPT-NeoX,
 //              BERT; not copied: opened again from the folder, and known again by its files'
 //              sizes and modification times; "layer" and "head" count from 1, 0 when none was
-//              opened) and the heads ablated, [layer, head] from 1. With a layer opened in the
+//              opened), the heads ablated, [layer, head] from 1, and the experts of a mixture
+//              ablated, [layer, expert] from 1 (written only when there are). With a layer opened in the
 //              pipeline, the session's scenario is that layer: the file has no "scenario" but
 //              "layer_edits", what the user changed in it (scenario_edits.hpp: the cells of
 //              the weights and of X edited, the settings toggled), and the layer is made again
@@ -88,6 +90,7 @@ struct ModelChoice {
     // character, or split where the tokenizer would not); checked against the model once it is
     // open. Empty: the sentence's own tokens.
     std::vector<int> ids;
+    std::vector<std::pair<int, int>> ablated_experts;  // (layer, expert) from 0: a mixture's experts dropped
 };
 
 struct TrainedChoice {
@@ -128,12 +131,12 @@ SessionLoad load_session(const std::string& path);
 SessionLoad load_session_or_scenario(const std::string& path);
 
 // What of a session's model choice fits the checkpoint it names, once that is open: the
-// heads to ablate, the layer to open (−1: none) and its head, and a notice for every piece
+// heads and experts to ablate, the layer to open (−1: none) and its head, and a notice for every piece
 // left out ("FILE: key 'model.head': 99, but the model's heads are 1 to 4: not used").
 // `pass` is the sentence's pass without ablations; `scenario` the session's, which must be
 // that layer to be opened as it.
 struct ModelRestore {
-    stack::HeadSet ablated;
+    stack::Ablation ablated;
     int layer = -1, head = 0;
     std::vector<std::string> notices;
 };

@@ -108,7 +108,7 @@ std::vector<std::string> Model::validate(const std::vector<int>& ids) const {
     return hf::validate(*hf(), ids);
 }
 
-Scenario Model::layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::HeadSet& ablated) const {
+Scenario Model::layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::Ablation& ablated) const {
     if (const gpt2::Checkpoint* c = gpt2()) return gpt2::layer_scenario(*c, tokens, layer, input, ablated);
     return hf::layer_scenario(*hf(), tokens, layer, input, ablated);
 }
@@ -213,12 +213,29 @@ ModelLoad load_model(const std::string& folder) {
     return load;
 }
 
-ModelPass forward_text(const Model& model, const std::string& text, const stack::HeadSet& ablated) {
+int Model::experts_in_layer(int layer) const {
+    const hf::OpenedModel* m = hf();  // GPT-2's feed-forwards are never mixtures
+    if (m == nullptr || layer < 0 || layer >= static_cast<int>(m->spec.layers.size())) return 0;
+    return m->spec.layers[static_cast<size_t>(layer)].moe ? m->spec.experts.experts : 0;
+}
+
+stack::Ablation Model::fitting(const stack::Ablation& ablated, std::vector<std::string>* left_out) const {
+    stack::Ablation fits;
+    for (const stack::HeadId& id : ablated.heads)
+        if (id.within(shape_.layers, shape_.heads)) fits.heads.insert(id);
+        else if (left_out) left_out->push_back("head " + std::to_string(id.head + 1) + " of layer " + std::to_string(id.layer + 1));
+    for (const stack::ExpertId& id : ablated.experts)
+        if (id.expert >= 0 && id.expert < experts_in_layer(id.layer)) fits.experts.insert(id);
+        else if (left_out) left_out->push_back("expert " + std::to_string(id.expert + 1) + " of layer " + std::to_string(id.layer + 1));
+    return fits;
+}
+
+ModelPass forward_text(const Model& model, const std::string& text, const stack::Ablation& ablated) {
     if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::forward_text(*c, text, ablated);
     return hf::forward_text(*model.hf(), text, ablated);
 }
 
-ModelPass forward_ids(const Model& model, const std::vector<int>& ids, const stack::HeadSet& ablated) {
+ModelPass forward_ids(const Model& model, const std::vector<int>& ids, const stack::Ablation& ablated) {
     if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::forward(*c, ids, ablated);
     return hf::forward_ids(*model.hf(), ids, ablated);
 }

@@ -79,8 +79,13 @@ public:
     // refused"; empty when the tokenizer fits the embedding.
     std::string tokens_beyond_embedding() const;
     // Layer ℓ's scenario for its input (n × d), labelled with `tokens`, the rows of W_O of
-    // the heads of `ablated` in layer ℓ zeroed.
-    Scenario layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::HeadSet& ablated) const;
+    // the heads of `ablated` in layer ℓ zeroed and its experts of `ablated` dropped.
+    Scenario layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::Ablation& ablated) const;
+    // The experts of layer ℓ's mixture (0: its feed-forward is not one, or there is no layer ℓ).
+    int experts_in_layer(int layer) const;
+    // The heads and experts of `ablated` the model has; each other one is said in `left_out`
+    // ("head 9 of layer 2", "expert 7 of layer 1") when given.
+    stack::Ablation fitting(const stack::Ablation& ablated, std::vector<std::string>* left_out = nullptr) const;
 
     HeldWeights held_weights() const;
     // Where layer ℓ's weight matrices are in the checkpoint, by the trace's keys ("w_q",
@@ -110,9 +115,9 @@ ModelLoad load_model(const std::string& folder);
 
 // The sentence tokenised by the model's tokenizer and run, the heads of `ablated`
 // contributing nothing.
-ModelPass forward_text(const Model& model, const std::string& text, const stack::HeadSet& ablated = {});
+ModelPass forward_text(const Model& model, const std::string& text, const stack::Ablation& ablated = {});
 // Ids as they are (a probe of random tokens), labelled as the token strip shows them.
-ModelPass forward_ids(const Model& model, const std::vector<int>& ids, const stack::HeadSet& ablated = {});
+ModelPass forward_ids(const Model& model, const std::vector<int>& ids, const stack::Ablation& ablated = {});
 // The model as the stack its passes run on, for the ids and tokens of `pass` (which must
 // outlive it): what a sweep over the heads recomputes with.
 stack::Stack model_stack(const Model& model, const ModelPass& pass);

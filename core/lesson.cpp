@@ -295,7 +295,7 @@ Scenario trained_lesson_scenario(const LessonTraining& t, LessonFacts* facts, Tr
     const train::ForwardPass pass = train::forward(trainer->model(), input, t.ablated);
     if (!pass.ok) return Scenario{};
     Scenario s = train::trained_layer_scenario(trainer->model(), input, pass, t.layer - 1);
-    stack::ablate_heads(s, t.ablated, t.layer - 1);
+    stack::ablate(s, t.ablated, t.layer - 1);
     s.name = std::string(train::to_string(t.task)) + " after " + std::to_string(t.steps) + " steps: layer " +
              std::to_string(t.layer) + " of " + std::to_string(t.layers) + (t.ablated.empty() ? "" : ", heads ablated") +
              (t.write ? ", on what it wrote" : "");

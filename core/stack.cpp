@@ -16,19 +16,49 @@
 
 namespace attn::stack {
 
-std::vector<std::string> validate_ablation(const Stack& stack, const HeadSet& ablated) {
+int Ablation::lowest_layer(int none) const {
+    int lowest = none;
+    if (!heads.empty()) lowest = std::min(lowest, heads.begin()->layer);
+    if (!experts.empty()) lowest = std::min(lowest, experts.begin()->layer);
+    return lowest;
+}
+
+std::vector<std::string> validate_ablation(const Stack& stack, const Ablation& ablated) {
     std::vector<std::string> errors;
-    for (const HeadId& id : ablated)
+    const std::string layers = std::to_string(stack.layers) + (stack.layers == 1 ? " layer" : " layers");
+    for (const HeadId& id : ablated.heads)
         if (!id.within(stack.layers, stack.heads))
             errors.push_back("the ablated head " + std::to_string(id.head + 1) + " of layer " + std::to_string(id.layer + 1) +
-                             " does not exist: the model has " + std::to_string(stack.layers) +
-                             (stack.layers == 1 ? " layer of " : " layers of ") + std::to_string(stack.heads) +
+                             " does not exist: the model has " + layers + " of " + std::to_string(stack.heads) +
                              (stack.heads == 1 ? " head" : " heads"));
+    for (const ExpertId& id : ablated.experts)
+        if (id.layer < 0 || id.layer >= stack.layers || id.expert < 0)
+            errors.push_back("the ablated expert " + std::to_string(id.expert + 1) + " of layer " + std::to_string(id.layer + 1) +
+                             " does not exist: the model has " + layers);
     return errors;
+}
+
+std::vector<std::string> expert_faults(const Scenario& s, const ExpertSet& ablated, int layer) {
+    std::vector<std::string> faults;
+    const MixtureOfExperts& moe = s.block.moe;
+    const bool mixture = s.block.feed_forward && moe.routed();
+    for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it)
+        if (!mixture || it->expert >= moe.experts)
+            faults.push_back("the ablated expert " + std::to_string(it->expert + 1) + " of layer " + std::to_string(layer + 1) +
+                             " does not exist: " +
+                             (mixture ? "its mixture has " + std::to_string(moe.experts) + " experts"
+                                      : std::string("the layer's feed-forward is not a mixture of experts")));
+    return faults;
 }
 
 int ablated_in_layer(const HeadSet& ablated, int layer) {
     return static_cast<int>(std::distance(ablated.lower_bound({layer, 0}), ablated.lower_bound({layer + 1, 0})));
+}
+
+std::vector<int> experts_ablated_in_layer(const ExpertSet& ablated, int layer) {
+    std::vector<int> experts;
+    for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it) experts.push_back(it->expert);
+    return experts;
 }
 
 bool ablate_heads(Matrix& w_o, int d_k, const HeadSet& ablated, int layer) {
@@ -44,22 +74,34 @@ bool ablate_heads(Matrix& w_o, int d_k, const HeadSet& ablated, int layer) {
     return any;
 }
 
-bool ablate_heads(Scenario& s, const HeadSet& ablated, int layer) {
-    if (ablated_in_layer(ablated, layer) == 0) return false;  // W_O stays shared with the family's weights
-    return ablate_heads(s.w_o.edit(), value_dim_of(s), ablated, layer);  // the scenario's own copy of W_O
+bool ablate(Scenario& s, const Ablation& ablated, int layer) {
+    bool changed = false;
+    // W_O stays shared with the family's weights unless a head of this layer is ablated
+    if (ablated_in_layer(ablated.heads, layer) > 0) changed = ablate_heads(s.w_o.edit(), value_dim_of(s), ablated.heads, layer);
+    std::vector<int>& dropped = s.block.moe.ablated;
+    for (int e : experts_ablated_in_layer(ablated.experts, layer)) {
+        const auto at = std::lower_bound(dropped.begin(), dropped.end(), e);
+        if (at != dropped.end() && *at == e) continue;
+        dropped.insert(at, e);
+        changed = true;
+    }
+    return changed;
 }
 
 const Matrix& layer_output(const Trace& trace) { return trace.has_block ? trace.block.output : trace.output; }
 
 namespace {
 
-// Whether an ablated head of layer ℓ still has a nonzero row of W_O in the scenario.
-bool needs_ablation(const Scenario& s, const HeadSet& ablated, int layer) {
+// Whether an ablated head of layer ℓ still has a nonzero row of W_O in the scenario, or an
+// ablated expert of it is not among the mixture's own ablated ones.
+bool needs_ablation(const Scenario& s, const Ablation& ablated, int layer) {
     const int d_v = value_dim_of(s);  // head h's rows of W_O: [h·d_v, (h+1)·d_v)
-    for (auto it = ablated.lower_bound({layer, 0}); it != ablated.end() && it->layer == layer; ++it)
+    for (auto it = ablated.heads.lower_bound({layer, 0}); it != ablated.heads.end() && it->layer == layer; ++it)
         if ((static_cast<Eigen::Index>(it->head) + 1) * d_v <= s.w_o.rows() &&
             !s.w_o->middleRows(static_cast<Eigen::Index>(it->head) * d_v, d_v).isZero(0.0f))
             return true;
+    for (int e : experts_ablated_in_layer(ablated.experts, layer))
+        if (!s.block.moe.is_ablated(e)) return true;
     return false;
 }
 
@@ -120,16 +162,20 @@ bool run_layers(const Stack& stack, int from, const Matrix& entering, const Matr
             if (ex.rows() != n || ex.cols() != stack.d_model)
                 return fail(l, "the edited scenario's X is " + shape(ex) + "; the model's stream is " + std::to_string(n) +
                                    " \xC3\x97 " + std::to_string(stack.d_model) + " (one row per token of the sentence)");
+            if (const std::vector<std::string> faults = expert_faults(*edited, pass.ablated.experts, l); !faults.empty())
+                return fail(l, faults.front());
             if (needs_ablation(*edited, pass.ablated, l)) {
                 Scenario ablated = *edited;
-                ablate_heads(ablated, pass.ablated, l);
+                ablate(ablated, pass.ablated, l);
                 run_into(ablated, RunOptions{}, t);
             } else {
                 run_into(*edited, RunOptions{}, t);
             }
         } else {
             Scenario s = stack.layer_scenario(l, *x, stack.cross ? memory : nullptr);
-            ablate_heads(s, pass.ablated, l);
+            if (const std::vector<std::string> faults = expert_faults(s, pass.ablated.experts, l); !faults.empty())
+                return fail(l, faults.front());
+            ablate(s, pass.ablated, l);
             run_into(s, RunOptions{}, t);
         }
         if (!t.ok) {

@@ -23,9 +23,14 @@
 // [h·d_k, (h+1)·d_k) are head h's, and they meet rows [h·d_k, (h+1)·d_k) of W_O:
 // concat·W_O = Σ_h head_h·W_O[h's rows]. Those rows are zeroed in the layer's scenario (the
 // family's weights are not changed); the head's weights are still computed and shown.
+// Expert e of layer ℓ's mixture ablated adds nothing to the block's output: the router still
+// scores and keeps it, the other kept experts keep their weights (MixtureOfExperts::ablated),
+// so the routing shown is the model's own and only that expert's share of y is missing.
 #include <functional>
+#include <initializer_list>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "matrix.hpp"
@@ -45,6 +50,29 @@ struct HeadId {
     bool within(int layers, int heads) const { return layer >= 0 && layer < layers && head >= 0 && head < heads; }
 };
 using HeadSet = std::set<HeadId>;
+
+// One expert of one layer's mixture of experts (both from 0).
+struct ExpertId {
+    int layer = 0, expert = 0;
+    bool operator<(const ExpertId& o) const { return layer != o.layer ? layer < o.layer : expert < o.expert; }
+    bool operator==(const ExpertId& o) const { return layer == o.layer && expert == o.expert; }
+};
+using ExpertSet = std::set<ExpertId>;
+
+// What a pass runs without: heads and experts. A set of heads alone converts to one.
+struct Ablation {
+    HeadSet heads;
+    ExpertSet experts;
+    Ablation() = default;
+    Ablation(HeadSet h) : heads(std::move(h)) {}  // NOLINT: implicit, heads alone
+    Ablation(std::initializer_list<HeadId> h) : heads(h) {}  // {{layer, head}, …}
+    Ablation(HeadSet h, ExpertSet e) : heads(std::move(h)), experts(std::move(e)) {}
+    bool empty() const { return heads.empty() && experts.empty(); }
+    // The lowest layer a head or an expert of it is in; `none` when it is empty.
+    int lowest_layer(int none) const;
+    bool operator==(const Ablation& o) const { return heads == o.heads && experts == o.experts; }
+    bool operator!=(const Ablation& o) const { return !(*this == o); }
+};
 
 // The end of the stack: the final norm and the unembedding (the LM head).
 struct Head {
@@ -87,20 +115,30 @@ struct Pass {
     Matrix final_input;         // x_L (n × d)
     Matrix final_output;        // LN_f(x_L), or x_L: what the unembedding reads (n × d)
     Matrix logits;              // (n × V), or (1 × V) with Head::last_row_only
-    // Heads ablated to zero: every layer run applies them (a change needs a recompute from
+    // Heads and experts ablated: every layer run applies them (a change needs a recompute from
     // its lowest changed layer).
-    HeadSet ablated;
+    Ablation ablated;
 };
 
-// Reasons the ablated heads cannot be applied to the stack (empty when they can).
-std::vector<std::string> validate_ablation(const Stack& stack, const HeadSet& ablated);
+// Reasons the ablated heads and experts cannot be applied to the stack (empty when they can):
+// a head or a layer the stack does not have. Whether a layer has the expert is known from its
+// scenario (expert_faults).
+std::vector<std::string> validate_ablation(const Stack& stack, const Ablation& ablated);
+// Reasons layer ℓ's scenario cannot drop the experts of `ablated` in that layer: it has no
+// mixture of experts, or fewer experts.
+std::vector<std::string> expert_faults(const Scenario& scenario, const ExpertSet& ablated, int layer);
 // The number of heads of `ablated` in layer ℓ.
 int ablated_in_layer(const HeadSet& ablated, int layer);
+// The experts of `ablated` in layer ℓ, ascending.
+std::vector<int> experts_ablated_in_layer(const ExpertSet& ablated, int layer);
 // Zeroes, in layer ℓ's W_O (H·d_k × d), the rows the heads of `ablated` in that layer meet;
 // true when the layer has any. The scenario's form is what every run applies; the matrix's
 // lets a family keep weights with the heads ablated (a trained layer opened in the pipeline).
 bool ablate_heads(Matrix& w_o, int head_dim, const HeadSet& ablated, int layer);
-bool ablate_heads(Scenario& scenario, const HeadSet& ablated, int layer);
+// Layer ℓ's scenario with the heads of `ablated` zeroed and its experts added to the mixture's
+// own ablated ones (those it does not have are left for expert_faults to say); true when it
+// changed.
+bool ablate(Scenario& scenario, const Ablation& ablated, int layer);
 
 // What the next layer reads: the block's output, or the attention's without a block.
 const Matrix& layer_output(const Trace& trace);

@@ -395,7 +395,7 @@ TEST_CASE("GPT-2 refuses a text longer than n_positions, and an empty one", "[gp
     CHECK_THAT(joined(forward(c, {}).errors), Contains("no token"));
     CHECK_THAT(joined(forward(c, {65, 900}).errors), Contains("token 2 has id 900"));
     // 1 layer of 1 head, in the singular.
-    CHECK_THAT(joined(forward(c, {65}, {{0, 1}}).errors), Contains("the model has 1 layer of 1 head"));
+    CHECK_THAT(joined(forward(c, {65}, HeadSet{{0, 1}}).errors), Contains("the model has 1 layer of 1 head"));
 }
 
 TEST_CASE("GPT-2's top 5 next tokens: an independent softmax, best first, summing to at most 1", "[gpt2][model]") {
@@ -535,13 +535,13 @@ TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head'
     const std::vector<int> ids = c.tokenizer.encode(" the cat, 42");
 
     const ForwardPass intact = forward(c, ids);
-    const ForwardPass ablated = forward(c, ids, {{1, 1}});
+    const ForwardPass ablated = forward(c, ids, HeadSet{{1, 1}});
     const ForwardPass written = forward(zeroed, ids);
     INFO(joined(ablated.errors));
     REQUIRE(intact.ok);
     REQUIRE(ablated.ok);
     REQUIRE(written.ok);
-    CHECK(ablated.ablated == HeadSet{{1, 1}});
+    CHECK(ablated.ablated.heads == HeadSet{{1, 1}});
     CHECK(ablated_in_layer(HeadSet{{0, 1}, {1, 0}, {1, 1}, {2, 0}}, 1) == 2);
     CHECK(ablated_in_layer(HeadSet{{0, 1}, {2, 0}}, 1) == 0);
     // Tolerance: 1e-5 relative on every layer's output, weight and logit (the same float
@@ -630,25 +630,25 @@ TEST_CASE("GPT-2 ablation toggled on a pass: recompute_from equals a full forwar
     const ForwardPass intact = pass;
 
     // Head 1 of layer 3, then head 2 of layer 2: each recomputed from its own layer.
-    pass.ablated.insert({2, 0});
+    pass.ablated.heads.insert({2, 0});
     const float* layer_2_storage = pass.layers[1].block.output.data();
     REQUIRE(recompute_from(c, 2, pass));
     CHECK(pass.layers[1].block.output.data() == layer_2_storage);  // before the change: not recomputed
-    const ForwardPass one = forward(c, ids, {{2, 0}});
+    const ForwardPass one = forward(c, ids, HeadSet{{2, 0}});
     for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(one.layers[l]));
     CHECK(pass.logits == one.logits);
     CHECK_FALSE(pass.logits == intact.logits);
 
-    pass.ablated.insert({1, 1});
+    pass.ablated.heads.insert({1, 1});
     REQUIRE(recompute_from(c, 1, pass));
-    const ForwardPass two = forward(c, ids, {{1, 1}, {2, 0}});
+    const ForwardPass two = forward(c, ids, HeadSet{{1, 1}, {2, 0}});
     for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(two.layers[l]));
     CHECK(pass.layers[2].head[0].weights == two.layers[2].head[0].weights);
     CHECK(pass.logits == two.logits);
     for (size_t t = 0; t < 5; ++t) CHECK(pass.next_token_top5[t].id == two.next_token_top5[t].id);
 
     SECTION("toggled off again: the intact model's numbers") {
-        pass.ablated.clear();
+        pass.ablated = {};
         REQUIRE(recompute_from(c, 1, pass));
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(intact.layers[l]));
         CHECK(pass.logits == intact.logits);
@@ -659,7 +659,7 @@ TEST_CASE("GPT-2 ablation toggled on a pass: recompute_from equals a full forwar
         REQUIRE(recompute_from(c, 1, pass, &edited));
         Checkpoint changed = c;
         changed.layers[1].c_fc_w.edit()(0, 3) = 1.5f;
-        const ForwardPass full = forward(changed, ids, {{1, 1}, {2, 0}});
+        const ForwardPass full = forward(changed, ids, HeadSet{{1, 1}, {2, 0}});
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(full.layers[l]));
         CHECK(pass.logits == full.logits);
     }

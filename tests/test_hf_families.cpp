@@ -1841,6 +1841,82 @@ TEST_CASE("each family runs on the engine as its plain-loop reference computes i
     }
 }
 
+// The checkpoint with expert e of layer ℓ writing nothing: its down projection (and its bias)
+// zero, stored apart (experts.E.down_proj, w2) or fused (experts.down_proj: E slices).
+HfTensors with_silent_expert(const FamilyCheckpoint& c, int layer, int expert, int experts) {
+    HfTensors t = c.tensors;
+    const std::string in_layer = "layers." + std::to_string(layer) + ".";
+    for (auto& [name, tensor] : t) {
+        if (name.find(in_layer) == std::string::npos || name.find("shared_expert") != std::string::npos) continue;
+        const bool apart = name.find("experts." + std::to_string(expert) + ".down_proj") != std::string::npos ||
+                           name.find("experts." + std::to_string(expert) + ".w2") != std::string::npos;
+        const bool fused = name.find("experts.down_proj") != std::string::npos;
+        if (apart) std::fill(tensor.values.begin(), tensor.values.end(), 0.0f);
+        else if (fused) {
+            const std::size_t per = tensor.values.size() / static_cast<std::size_t>(experts);
+            std::fill(tensor.values.begin() + static_cast<std::ptrdiff_t>(per * static_cast<std::size_t>(expert)),
+                      tensor.values.begin() + static_cast<std::ptrdiff_t>(per * static_cast<std::size_t>(expert + 1)), 0.0f);
+        }
+    }
+    return t;
+}
+
+TEST_CASE("an expert ablated in a model's pass is the reference run with that expert writing nothing, the routing unchanged",
+          "[families][engine][moe]") {
+    int mixtures = 0;
+    for (const FamilyCheckpoint& c : all_family_checkpoints()) {
+        const std::string folder = folder_for("ablate_expert_" + c.label);
+        write_family_checkpoint(folder, c);
+        const hf::OpenedModelLoad load = hf::open_model(folder, false);
+        if (!load.model || load.model->spec.experts.experts == 0) continue;
+        INFO("family " << c.label);
+        ++mixtures;
+        const hf::OpenedModel& model = *load.model;
+        const hf::ModelSpec& s = model.spec;
+        const std::vector<int> ids = {1, 5, 3, 7, 2, 9, 4};
+        const ModelPass intact = hf::forward_ids(model, ids);
+        REQUIRE(intact.ok);
+        int layer = 0;
+        while (!s.layers[static_cast<size_t>(layer)].moe) ++layer;
+        // the expert that the most tokens went to: its absence shows
+        const Matrix& routing = intact.layers[static_cast<size_t>(layer)].block.routing;
+        REQUIRE(routing.cols() == s.experts.experts);
+        Eigen::Index expert = 0;
+        (routing.array() != 0.0f).cast<int>().colwise().sum().maxCoeff(&expert);
+        const ModelPass ablated = hf::forward_ids(model, ids, stack::Ablation{{}, {{layer, static_cast<int>(expert)}}});
+        for (const std::string& e : ablated.errors) INFO(e);
+        REQUIRE(ablated.ok);
+        CHECK(ablated.layers[static_cast<size_t>(layer)].block.routing == routing);
+        CHECK(ablated.layers[static_cast<size_t>(layer)].settings.block.moe.ablated == std::vector<int>{static_cast<int>(expert)});
+        const Reference ref = reference_forward(s, with_silent_expert(c, layer, static_cast<int>(expert), s.experts.experts), ids);
+        double stream = 0.0, moved = 0.0;
+        for (size_t i = 0; i < ids.size(); ++i)
+            for (int j = 0; j < s.d_model; ++j) {
+                const double got = stack::layer_output(ablated.layers.back())(static_cast<Eigen::Index>(i), j);
+                stream = std::max(stream, std::abs(got - ref.outputs.back()[i][static_cast<size_t>(j)]));
+                moved = std::max(moved, std::abs(got - stack::layer_output(intact.layers.back())(static_cast<Eigen::Index>(i), j)));
+            }
+        CHECK(stream <= 1e-3);
+        CHECK(moved > 1e-3);  // the expert mattered: the test would see it ignored
+        // What the model does not have is refused, naming it.
+        const ModelPass beyond = hf::forward_ids(model, ids, stack::Ablation{{}, {{layer, s.experts.experts}}});
+        CHECK_FALSE(beyond.ok);
+        REQUIRE_FALSE(beyond.errors.empty());
+        CHECK(beyond.errors[0] == "layer " + std::to_string(layer + 1) + ": the ablated expert " + std::to_string(s.experts.experts + 1) +
+                                      " of layer " + std::to_string(layer + 1) + " does not exist: its mixture has " +
+                                      std::to_string(s.experts.experts) + " experts");
+        for (int dense = 0; dense < s.n_layers; ++dense)
+            if (!s.layers[static_cast<size_t>(dense)].moe) {
+                const ModelPass none = hf::forward_ids(model, ids, stack::Ablation{{}, {{dense, 0}}});
+                CHECK_FALSE(none.ok);
+                REQUIRE_FALSE(none.errors.empty());
+                CHECK_THAT(none.errors[0], Catch::Contains("the layer's feed-forward is not a mixture of experts"));
+                break;
+            }
+    }
+    CHECK(mixtures >= 8);  // Qwen3-MoE, Qwen2-MoE, Mixtral, gpt-oss, DeepSeek-V3, Llama 4, Qwen3-Next, Qwen3.5-MoE
+}
+
 TEST_CASE("gpt-oss as released: MXFP4 experts read in place give the pass of their dequantised copy and of the reference", "[families][mxfp4]") {
     const Mxfp4Checkpoint m = gpt_oss_mxfp4_checkpoint();
     const std::string quantised = folder_for("gpt_oss_mxfp4"), widened = folder_for("gpt_oss_dequantised");

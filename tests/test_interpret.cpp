@@ -262,13 +262,13 @@ TEST_CASE("the ablation sweep's value for each head equals a full run with that 
         for (int l = 0; l < model.shape().layers; ++l)
             for (int h = 0; h < model.shape().heads; ++h) {
                 INFO("layer " << l + 1 << " head " << h + 1);
-                const ModelPass ablated = lm::forward_ids(model, ids, {{l, h}});
+                const ModelPass ablated = lm::forward_ids(model, ids, stack::HeadSet{{l, h}});
                 REQUIRE(ablated.ok);
                 const float full = log_probability(ablated.logits.bottomRows(1), target) - log_probability(pass.logits.bottomRows(1), target);
                 CHECK(sweep->delta(l, h) == Approx(full).margin(1e-5));
             }
         // A head the pass already ablates stays ablated, and its own change is 0.
-        const ModelPass with_one = lm::forward_ids(model, ids, {{0, 0}});
+        const ModelPass with_one = lm::forward_ids(model, ids, stack::HeadSet{{0, 0}});
         const stack::Stack again = lm::model_stack(model, with_one);
         const std::optional<AblationSweep> on_ablated = ablation_sweep(again, with_one, target, &why);
         REQUIRE(on_ablated);

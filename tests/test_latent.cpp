@@ -341,7 +341,7 @@ TEST_CASE("latent attention: ablating a head zeroes its d_v rows of W_O", "[engi
     Scenario s = latent_scenario(kLatentQRank, RopePairing::Interleaved);
     const Trace before = run(s);
     REQUIRE(before.ok);
-    REQUIRE(stack::ablate_heads(s, stack::HeadSet{{0, 1}}, 0));
+    REQUIRE(stack::ablate(s, stack::HeadSet{{0, 1}}, 0));
     CHECK(s.w_o->middleRows(kLatentV, kLatentV).isZero(0.0f));           // head 2's rows: [d_v, 2·d_v)
     CHECK_FALSE(s.w_o->middleRows(0, kLatentV).isZero(0.0f));      // head 1's kept
     CHECK_FALSE(s.w_o->middleRows(2 * kLatentV, kLatentV).isZero(0.0f)); // head 3's kept

@@ -77,12 +77,12 @@ struct Family {
 
     // The plain loop, every layer through run(); `edit` changes layer `edited`'s scenario.
     Matrix logits(const Matrix& x0, bool tied, int edited = -1, const std::function<void(Scenario&)>& edit = {},
-                  const stack::HeadSet& ablated = {}) const {
+                  const stack::Ablation& ablated = {}) const {
         Matrix x = x0;
         for (int l = 0; l < kLayers; ++l) {
             Scenario s = layer(l, x);
             if (l == edited) edit(s);
-            stack::ablate_heads(s, ablated, l);
+            stack::ablate(s, ablated, l);
             const Trace t = run(s);
             REQUIRE(t.ok);
             x = t.block.output;
@@ -157,7 +157,7 @@ TEST_CASE("stack / an ablated head: its rows of W_O zeroed in the scenario, the 
     const stack::Stack st = family.make(false);
     const int d_k = kD / kHeads;
     stack::Pass pass;
-    pass.ablated = {{1, 0}};
+    pass.ablated = stack::HeadSet{{1, 0}};
     REQUIRE(stack::forward_into(st, x0(), Matrix(), pass));
     CHECK(pass.layers[1].w_o->topRows(d_k).isZero(0.0f));
     CHECK_FALSE(pass.layers[1].w_o->bottomRows(d_k).isZero(0.0f));
@@ -165,11 +165,11 @@ TEST_CASE("stack / an ablated head: its rows of W_O zeroed in the scenario, the 
     CHECK_FALSE(family.layers[1].w_o.topRows(d_k).isZero(0.0f));
     CHECK(pass.logits == family.logits(x0(), false, -1, {}, pass.ablated));
     // Restored: a recompute from the layer gives the intact pass.
-    pass.ablated.clear();
+    pass.ablated = {};
     REQUIRE(stack::recompute_from(st, 1, pass));
     CHECK(pass.logits == family.logits(x0(), false));
     // An edited layer keeps the ablation: its rows are zeroed in a copy of the edit.
-    pass.ablated = {{2, 1}};
+    pass.ablated = stack::HeadSet{{2, 1}};
     Scenario edited = family.layer(2, stack::layer_output(pass.layers[1]));
     REQUIRE(stack::recompute_from(st, 2, pass, &edited));
     CHECK(pass.layers[2].w_o->bottomRows(d_k).isZero(0.0f));
@@ -185,11 +185,11 @@ TEST_CASE("stack / what cannot run is refused, naming the layer, the head or the
     REQUIRE(pass.errors.size() == 1);
     CHECK(pass.errors[0] == "recompute from layer 2: the pass has no layer there (run forward first)");
 
-    pass.ablated = {{0, 2}};
+    pass.ablated = stack::HeadSet{{0, 2}};
     CHECK_FALSE(stack::forward_into(st, x0(), Matrix(), pass));
     REQUIRE_FALSE(pass.errors.empty());
     CHECK(pass.errors[0] == "the ablated head 3 of layer 1 does not exist: the model has 3 layers of 2 heads");
-    pass.ablated.clear();
+    pass.ablated = {};
 
     CHECK_FALSE(stack::forward_into(st, Matrix(kTokens, kD + 1), Matrix(), pass));
     CHECK(pass.errors[0] == "the embedded tokens are 5 \xC3\x97 9: expected one row of d_model 8 per token");

@@ -228,8 +228,10 @@ struct ModelViewState {
     std::optional<AfterOpening> after_opening;
     // Asked for by the grid (right-click on a map, "Restore all heads"), applied before the
     // next frame draws: the layers from the lowest changed one on are recomputed.
-    std::vector<stack::HeadId> ablation_toggles;
+    std::vector<stack::HeadId> ablation_toggles;    // heads to ablate or restore (the grid, the sweep)
+    std::vector<stack::ExpertId> expert_toggles;    // experts to ablate or restore (the Routing tab)
     bool restore_all_heads = false;
+    bool restore_all_experts = false;
     ModelCompareState compare;
     ModelHeadsState heads;
     ModelWriteState write;

@@ -75,8 +75,8 @@ compute::ModelJobs& jobs_of(ModelViewState& m) {
 }
 
 // After a recompute that failed: the sentence run again from its first layer with these heads
-// ablated, as a job that supersedes any waiting (the pass on screen is said to be stale).
-void rerun_sentence(ModelViewState& m, stack::HeadSet ablated) {
+// and experts ablated, as a job that supersedes any waiting (the pass on screen is said to be stale).
+void rerun_sentence(ModelViewState& m, stack::Ablation ablated) {
     m.reshaping = true;
     m.job_text = "Running the sentence again on the unedited model: the maps and the next token below are not its until it ends.";
     ModelPass base;
@@ -125,10 +125,10 @@ void collect_recomputes(Context& state, ModelViewState& m) {
             }
             continue;
         }
-        if (!r.edited) {  // heads ablated or restored: the layers from the lowest changed one
+        if (!r.edited) {  // heads or experts ablated or restored: the layers from the lowest changed one
             m.reshaping = false;
             if (!r.ok) {
-                for (const std::string& e : r.pass.errors) add_notice(state, "The model was not recomputed with the ablated heads: " + e, true);
+                for (const std::string& e : r.pass.errors) add_notice(state, "The model was not recomputed with what is ablated: " + e, true);
                 m.layer = -1;
                 rerun_sentence(m, {});  // the intact model, in step again
             } else {
@@ -364,7 +364,7 @@ void collect_opened_model(Context& state, ModelViewState& m) {
 }
 
 // Starts opening `folder` on a worker, `after` to follow; refused (said) while one is under way.
-void start_opening(Context& state, ModelViewState& m, const std::string& folder, AfterOpening after, const stack::HeadSet& ablated = {},
+void start_opening(Context& state, ModelViewState& m, const std::string& folder, AfterOpening after, const stack::Ablation& ablated = {},
                    const std::vector<int>& ids = {}) {
     if (m.opening.running()) {
         add_notice(state, "A model is being opened already: " + folder + " was not opened", true);
@@ -392,8 +392,9 @@ void start_model(Context& state, ModelViewState& m, const cli::Options& options)
 void restore_model(Context& state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name,
                    std::optional<Pane> pane) {
     if (!choice.sentence.empty()) m.sentence = choice.sentence;
-    stack::HeadSet ablated;  // those the model does not have are said once it is open
-    for (const auto& [layer, head] : choice.ablated) ablated.insert(stack::HeadId{layer, head});
+    stack::Ablation ablated;  // those the model does not have are said once it is open
+    for (const auto& [layer, head] : choice.ablated) ablated.heads.insert(stack::HeadId{layer, head});
+    for (const auto& [layer, expert] : choice.ablated_experts) ablated.experts.insert(stack::ExpertId{layer, expert});
     start_opening(state, m, choice.folder, AfterOpening{std::nullopt, {}, choice, scenario_name, pane}, ablated, choice.ids);
 }
 
@@ -414,26 +415,41 @@ void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
 
 namespace {
 
-// The grid's ablation toggles: the pass's set changed, then the layers from the lowest changed
-// one recomputed. A layer open in the pipeline at or after it is shown again (its input or its
-// heads changed); one before it keeps its edits (the stream after it is what changed).
+// The toggles of the grid (heads) and of the Routing tab (experts): the pass's sets changed,
+// then the layers from the lowest changed one recomputed. A layer open in the pipeline at or
+// after it is shown again (its input or its heads changed); one before it keeps its edits (the
+// stream after it is what changed).
 void apply_ablation(Context& state, ModelViewState& m) {
-    if (m.ablation_toggles.empty() && !m.restore_all_heads) return;
+    if (m.ablation_toggles.empty() && m.expert_toggles.empty() && !m.restore_all_heads && !m.restore_all_experts) return;
     collect_recomputes(state, m);
     if (jobs_of(m).busy() || model_write_ahead(m)) return;  // the toggles wait for the job under way: the heads change on the pass it leaves
     const int layers = m.model->shape().layers, heads = m.model->shape().heads;
-    stack::HeadSet ablated = m.pass.ablated;
+    stack::Ablation ablated = m.pass.ablated;
     int from = layers;
-    if (m.restore_all_heads)
-        for (const stack::HeadId& id : ablated) from = std::min(from, id.layer);
-    if (m.restore_all_heads) ablated.clear();
+    if (m.restore_all_heads) {
+        if (!ablated.heads.empty()) from = std::min(from, ablated.heads.begin()->layer);
+        ablated.heads.clear();
+    }
+    if (m.restore_all_experts) {
+        if (!ablated.experts.empty()) from = std::min(from, ablated.experts.begin()->layer);
+        ablated.experts.clear();
+    }
     for (const stack::HeadId& id : m.ablation_toggles) {
         if (!id.within(layers, heads)) continue;
-        if (!ablated.erase(id)) ablated.insert(id);
+        if (!ablated.heads.erase(id)) ablated.heads.insert(id);
         from = std::min(from, id.layer);
     }
+    for (const stack::ExpertId& id : m.expert_toggles) {  // the Routing tab offers only the experts a layer has
+        if (id.layer < 0 || id.layer >= layers || id.expert < 0) continue;
+        if (!ablated.experts.erase(id)) ablated.experts.insert(id);
+        from = std::min(from, id.layer);
+    }
+    const bool heads_changed = !m.ablation_toggles.empty() || m.restore_all_heads;
+    const bool experts_changed = !m.expert_toggles.empty() || m.restore_all_experts;
+    const char* what = heads_changed && experts_changed ? " with the heads and experts ablated" : heads_changed ? " with the heads ablated" : " with the experts ablated";
     m.ablation_toggles.clear();
-    m.restore_all_heads = false;
+    m.expert_toggles.clear();
+    m.restore_all_heads = m.restore_all_experts = false;
     if (from >= layers || !m.pass.ok) {
         m.pass.ablated = std::move(ablated);
         return;
@@ -443,7 +459,7 @@ void apply_ablation(Context& state, ModelViewState& m) {
     pass.ablated = std::move(ablated);
     m.reshaping = true;
     m.job_text = "Recomputing layers " + std::to_string(from + 1) + "\xE2\x80\x93" + std::to_string(layers) +
-                 " with the heads ablated: the maps and the next token below are the model before it until it ends.";
+                 what + ": the maps and the next token below are the model before it until it ends.";
     jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(pass), from, std::nullopt, std::nullopt, std::nullopt});
 }
 
@@ -577,9 +593,13 @@ void draw_model_sidebar(Context& state, ModelViewState& m) {
     ImGui::SliderInt("##sidebar.model.head", &head, 1, std::max(1, shape.heads), "head %d");
     if (ImGui::Button("Open in the pipeline") && m.pass.ok) open_model_layer(state, m, layer - 1, head - 1);
     ImGui::Separator();
-    const size_t ablated = m.pass.ablated.size();
+    const size_t ablated = m.pass.ablated.heads.size();
     ImGui::Text("%zu head%s ablated", ablated, ablated == 1 ? "" : "s");
     if (ablated > 0 && ImGui::SmallButton("restore all heads")) m.restore_all_heads = true;
+    if (const size_t experts = m.pass.ablated.experts.size(); experts > 0) {
+        ImGui::Text("%zu expert%s ablated", experts, experts == 1 ? "" : "s");
+        if (ImGui::SmallButton("restore all experts")) m.restore_all_experts = true;
+    }
     ImGui::Separator();
     hint_text("The preset's controls come back with the Pipeline tab.");
 }
@@ -630,15 +650,24 @@ void draw_model_sentence(Context& state, ModelViewState& m) {
     ImGui::TextWrapped("%s An edit here recomputes the layers after it, the model view's maps and the prediction.", input.c_str());
     ImGui::PopStyleColor();
     record_item(state, "model.pipeline_input", input);
-    if (stack::ablated_in_layer(m.pass.ablated, m.layer) > 0) {
+    if (stack::ablated_in_layer(m.pass.ablated.heads, m.layer) > 0) {
         std::string heads;
-        for (const stack::HeadId& id : m.pass.ablated)
+        for (const stack::HeadId& id : m.pass.ablated.heads)
             if (id.layer == m.layer) heads += (heads.empty() ? "" : ", ") + std::to_string(id.head + 1);
         const std::string text = "Ablated in this layer: head " + heads +
                                  ". Their rows of W_O are zero, so they add nothing to the output (the model keeps them zero "
                                  "whatever is edited here; restore them in the model view).";
         ImGui::TextDisabled("%s", text.c_str());
         record_item(state, "model.pipeline_ablated", text);
+    }
+    if (const std::vector<int> experts = stack::experts_ablated_in_layer(m.pass.ablated.experts, m.layer); !experts.empty()) {
+        std::string which;
+        for (int e : experts) which += (which.empty() ? "" : ", ") + std::to_string(e + 1);
+        const std::string text = "Ablated in this layer's mixture: expert " + which +
+                                 ". The router still scores and keeps them, but their outputs are dropped (restore them in the "
+                                 "model view's Routing tab).";
+        ImGui::TextDisabled("%s", text.c_str());
+        record_item(state, "model.pipeline_ablated_experts", text);
     }
 }
 
@@ -656,7 +685,8 @@ std::optional<session_file::ModelChoice> model_choice(const ModelViewState& m) {
     if (!ids.empty() && m.model->encode(choice.sentence, why) != ids) choice.ids = ids;
     choice.layer = m.layer;
     choice.head = m.head;
-    for (const stack::HeadId& id : m.pass.ablated) choice.ablated.emplace_back(id.layer, id.head);
+    for (const stack::HeadId& id : m.pass.ablated.heads) choice.ablated.emplace_back(id.layer, id.head);
+    for (const stack::ExpertId& id : m.pass.ablated.experts) choice.ablated_experts.emplace_back(id.layer, id.expert);
     choice.files = m.model_files;
     if (m.layer >= 0) choice.layer_base = m.layer_base;  // the session's scenario is kept as its edits of this
     return choice;
@@ -916,7 +946,21 @@ bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
             record_item(state, ("model.masked." + std::to_string(p.position + 1)).c_str(), draw_top_tokens(p.top, non_finite.any()));
         }
     }
-    const int ablated = static_cast<int>(pass.ablated.size());
+    if (const int experts = static_cast<int>(pass.ablated.experts.size()); experts > 0) {
+        std::string which;
+        for (const stack::ExpertId& id : pass.ablated.experts)
+            which += (which.empty() ? "" : ", ") + std::to_string(id.expert + 1) + " of layer " + std::to_string(id.layer + 1);
+        const std::string text = (experts == 1 ? "expert " : "experts ") + which + " ablated (Routing tab): the prediction is the model's without " +
+                                 (experts == 1 ? "its" : "their") + " outputs, the routing unchanged";
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 170, 90, 255));
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextWrapped("%s", text.c_str());
+        ImGui::PopStyleColor();
+        record_item(state, "model.ablated_experts", text);
+        if (ImGui::SmallButton("Restore all experts")) m.restore_all_experts = true;
+        record_item(state, "model.restore_experts", "");
+    }
+    const int ablated = static_cast<int>(pass.ablated.heads.size());
     if (ablated > 0) {
         const std::string text = std::to_string(ablated) + (ablated == 1 ? " head ablated" : " heads ablated") +
                                  " (crossed out below): the prediction is the model's without " + (ablated == 1 ? "it" : "them");
@@ -1102,7 +1146,7 @@ void draw_grid(Context& state, ModelViewState& m) {
             }
             if (grouped)  // the K/V head's colour along the map's top edge
                 draw->AddRectFilled(ImVec2(p0.x, p0.y - 2.0f * scale), ImVec2(p0.x + map, p0.y), pack(category_colour(model.kv_head(h))));
-            const bool ablated_head = pass.ablated.count({l, h}) > 0;
+            const bool ablated_head = pass.ablated.heads.count({l, h}) > 0;
             if (ablated_head) {  // crossed out: the head adds nothing to the layer's output
                 const ImU32 cross = IM_COL32(255, 70, 50, 235);
                 const float inset = std::max(1.0f, map * 0.06f), thickness = std::max(2.0f, map * 0.05f);

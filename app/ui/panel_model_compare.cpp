@@ -286,11 +286,14 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
     // Explanations wrap at the tab's edge, never cut by it.
     if (m.layer >= 0) {
         hint_text("A is the model view's pass: it includes any edit of layer " + std::to_string(m.layer + 1) + " in the pipeline" +
-                  (sentences ? "; B is the checkpoint's, with the same heads ablated." : models ? "; B is model B's, as its checkpoint holds it." : "."));
+                  (sentences ? "; B is the checkpoint's, with the same heads and experts ablated." : models ? "; B is model B's, as its checkpoint holds it." : "."));
         record_item(state, "model.compare.explained", "A is the model view's pass");
     } else if (!m.pass.ablated.empty()) {
-        hint_text("Both with the model view's " + std::to_string(m.pass.ablated.size()) + " ablated head" +
-                  (m.pass.ablated.size() == 1 ? "." : "s."));
+        const size_t heads = m.pass.ablated.heads.size(), experts = m.pass.ablated.experts.size();
+        std::string what;
+        if (heads > 0) what = std::to_string(heads) + (heads == 1 ? " ablated head" : " ablated heads");
+        if (experts > 0) what += (what.empty() ? "" : " and ") + std::to_string(experts) + (experts == 1 ? " ablated expert" : " ablated experts");
+        hint_text("Both with the model view's " + what + ".");
         record_item(state, "model.compare.explained", "Both with the model view's ablated heads");
     }
 

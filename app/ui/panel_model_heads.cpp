@@ -548,7 +548,7 @@ void draw_ablation_sweep(Context& state, ModelViewState& m) {
             const float v = sweep.delta(l, k);
             const ImVec2 p0(origin.x + label_w + k * cell, origin.y + l * cell);
             draw->AddRectFilled(p0, ImVec2(p0.x + cell - 1, p0.y + cell - 1), std::isfinite(v) ? pack(diverging(v / limit)) : pack(kNonFinite));
-            if (m.pass.ablated.count({l, k}) > 0)
+            if (m.pass.ablated.heads.count({l, k}) > 0)
                 draw->AddLine(p0, ImVec2(p0.x + cell - 1, p0.y + cell - 1), IM_COL32(255, 70, 50, 235), 2.0f * scale);
             const std::string number = fixed(v, 2);
             const ImVec2 size = ImGui::CalcTextSize(number.c_str());
@@ -567,7 +567,7 @@ void draw_ablation_sweep(Context& state, ModelViewState& m) {
             if (ImGui::IsItemHovered() && mouse.x >= p0.x)
                 ImGui::SetTooltip("layer %d, head %d ablated alone: \xCE\x94 log p = %s\nclick to ablate it for real (the grid and the top 5 follow)",
                                   l + 1, k + 1, fixed(v, 4).c_str());
-            if (ImGui::IsItemClicked() && m.pass.ablated.count({l, k}) == 0) m.ablation_toggles.push_back({l, k});
+            if (ImGui::IsItemClicked() && m.pass.ablated.heads.count({l, k}) == 0) m.ablation_toggles.push_back({l, k});
         }
     }
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + layers * cell + 4.0f * scale));

@@ -3,7 +3,9 @@
 // over the E experts beside the weights its output took from the k it kept (renormalised or
 // not), and how many tokens each expert took. The cards are the layer trace's own matrices
 // (block.router_probabilities, block.routing), so their tooltips write out the softmax, the
-// rank and the renormalisation of the hovered cell.
+// rank and the renormalisation of the hovered cell. A click on an expert's column ablates it
+// (its output dropped, the routing kept: stack.hpp) and the layers from it are recomputed, as a
+// right-click on a head's map does in the grid; its columns are then shaded and crossed.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -30,8 +32,9 @@ HeatmapSpec routing_card(const Trace& layer, const char* key) {
     return spec;
 }
 
-// "expert 5 took 4 of 9 tokens, expert 0 3, …; 2 experts took none".
-std::string load_text(const Matrix& routing) {
+// "expert 5 took 4 of 9 tokens, expert 0 3, …; 2 experts took none" (an ablated one "expert 5
+// (ablated)").
+std::string load_text(const Matrix& routing, const MixtureOfExperts& moe) {
     std::vector<std::pair<int, int>> load;  // tokens, expert
     for (Eigen::Index e = 0; e < routing.cols(); ++e)  // experts counted from 1, as on every card
         load.push_back({static_cast<int>((routing.col(e).array() > 0.0f).count()), static_cast<int>(e) + 1});
@@ -44,13 +47,37 @@ std::string load_text(const Matrix& routing) {
             continue;
         }
         if (listed == 6) continue;
-        text += listed == 0 ? "expert " + std::to_string(expert) + " took " + std::to_string(tokens) + " of " +
-                                  std::to_string(routing.rows()) + (routing.rows() == 1 ? " token" : " tokens")
-                            : ", expert " + std::to_string(expert) + " " + std::to_string(tokens);
+        const std::string name = "expert " + std::to_string(expert) + (moe.is_ablated(expert - 1) ? " (ablated)" : "");
+        text += listed == 0 ? name + " took " + std::to_string(tokens) + " of " + std::to_string(routing.rows()) +
+                                  (routing.rows() == 1 ? " token" : " tokens")
+                            : ", " + name + " " + std::to_string(tokens);
         ++listed;
     }
     if (idle > 0) text += "; " + std::to_string(idle) + (idle == 1 ? " expert took none" : " experts took none");
     return text;
+}
+
+bool expert_columns(const std::string& card) {  // the cards whose columns are the experts (not the shared gate's)
+    return card.rfind("model.routing.", 0) == 0 && card != "model.routing.block.shared_gate_values";
+}
+
+// Each ablated expert's column shaded and crossed in every card drawn this frame whose columns
+// are the experts.
+void cross_out_experts(const std::vector<int>& ablated, const std::vector<HeatmapLayout>& drawn, float scale) {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    for (const HeatmapLayout& h : drawn) {
+        if (!expert_columns(h.name)) continue;
+        for (int e : ablated) {
+            const int c = e - h.first_col;
+            if (c < 0 || c >= h.shown_cols) continue;
+            const ImVec2 p0(h.x + static_cast<float>(c) * h.cell_w, h.y);
+            const ImVec2 p1(p0.x + h.cell_w, h.y + static_cast<float>(h.shown_rows) * h.cell_h);
+            draw->AddRectFilled(p0, p1, IM_COL32(0, 0, 0, 150));
+            const float thickness = std::max(1.5f * scale, std::min(h.cell_w, 6.0f * scale) * 0.3f);
+            draw->AddLine(p0, p1, IM_COL32(255, 70, 50, 235), thickness);
+            draw->AddLine(ImVec2(p1.x, p0.y), ImVec2(p0.x, p1.y), IM_COL32(255, 70, 50, 235), thickness);
+        }
+    }
 }
 
 }  // namespace
@@ -121,6 +148,29 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
                   (shared_gate ? std::string(", scaled by its own gate \xCF\x83(x\xC2\xB7g) (third card).") : std::string(", added as it is."));
     ImGui::TextWrapped("%s", (how + shared).c_str());
     record_item(state, "model.routing.how", how + shared);
+    // What is ablated in this layer, as the pass on screen ran it.
+    const std::vector<int>& ablated = moe.ablated;
+    std::string ablated_text;
+    for (int e : ablated) ablated_text += (ablated_text.empty() ? "" : ", ") + std::to_string(e + 1);
+    ablated_text = ablated.empty() ? std::string("Click an expert's column to ablate it: the router still scores and keeps it, but its output is dropped, "
+                                                 "and the layers after it and the prediction follow. Click again to restore it.")
+                                   : (ablated.size() == 1 ? "Expert " : "Experts ") + ablated_text +
+                                         " ablated in this layer (crossed out): kept by the router, their outputs dropped. Click a column to "
+                                         "ablate or restore an expert.";
+    if (ablated.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", ablated_text.c_str());
+    } else {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 170, 90, 255));
+        ImGui::TextWrapped("%s", ablated_text.c_str());
+    }
+    ImGui::PopStyleColor();
+    record_item(state, "model.routing.ablated", ablated_text);
+    if (!ablated.empty()) {
+        if (ImGui::SmallButton("Restore this layer's experts"))
+            for (int e : ablated) m.expert_toggles.push_back(stack::ExpertId{r.layer, e});
+        record_item(state, "model.routing.restore", "");
+    }
 
     // the scores (or logits), DeepSeek-V3's choice, the routing, a shared expert's gate
     HeatmapSpec specs[4];
@@ -148,12 +198,17 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
         x += metrics[i].width + gap;
         height = std::max(height, metrics[i].height);
     }
+    cross_out_experts(ablated, state.layout_next, scale);
     // The same cell outlined in both cards: a token's probability beside what it kept of it.
     if (r.hover.row >= 0 && r.hover.matrix.rfind("model.routing.", 0) == 0)
         outline_hovered_cell(r.hover, state.layout_next, [](const std::string& name) { return name.rfind("model.routing.", 0) == 0; },
                              2.0f * scale);
+    // A click on a cell of an expert's column: that expert ablated, or restored.
+    const HoverState& now = r.hover_next;
+    if (now.col >= 0 && now.col < moe.experts && expert_columns(now.matrix) && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+        m.expert_toggles.push_back(stack::ExpertId{r.layer, now.col});
     ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + 6.0f * scale));
-    const std::string load = load_text(t.block.routing);
+    const std::string load = load_text(t.block.routing, moe);
     ImGui::TextWrapped("%s", load.c_str());
     record_item(state, "model.routing.load", load);
 }

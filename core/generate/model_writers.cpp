@@ -80,7 +80,7 @@ std::string top_text(const train::Model& model, const std::vector<float>& p, int
 }  // namespace
 
 WrittenText write_after(const train::Model& model, const std::vector<std::string>& prompt_names, int tokens, const SamplerSettings& sampler,
-                        const stack::HeadSet& ablated) {
+                        const stack::Ablation& ablated) {
     WrittenText out;
     std::vector<std::string>& lines = out.lines;
     std::string error;

@@ -27,7 +27,7 @@ struct WrittenText {
     std::vector<std::string> lines;
 };
 WrittenText write_after(const train::Model& model, const std::vector<std::string>& prompt, int tokens, const SamplerSettings& sampler,
-                        const stack::HeadSet& ablated = {});
+                        const stack::Ablation& ablated = {});
 
 // "256 B", "32.0 KiB", "4.0 GiB".
 std::string bytes_text(double bytes);

@@ -4,7 +4,7 @@
 
 namespace attn::generate {
 
-Scenario writing_scenario(const Writer& w, int layer, const stack::HeadSet& ablated) {
+Scenario writing_scenario(const Writer& w, int layer, const stack::Ablation& ablated) {
     Scenario s;
     if (w.edited && w.edited->first == layer) {
         s = w.edited->second;
@@ -12,7 +12,7 @@ Scenario writing_scenario(const Writer& w, int layer, const stack::HeadSet& abla
         s = w.stack.layer_scenario(layer, Matrix::Zero(1, w.stack.d_model), nullptr);
     }
     s.target = Sequence{};  // writing reads no X of the scenario's own
-    stack::ablate_heads(s, ablated, layer);
+    stack::ablate(s, ablated, layer);
     return s;
 }
 
@@ -22,12 +22,15 @@ double Writing::bytes() const {
     return total;
 }
 
-std::vector<std::string> write_faults(const Writer& w, const stack::HeadSet& ablated) {
+std::vector<std::string> write_faults(const Writer& w, const stack::Ablation& ablated) {
     if (!w.cannot.empty()) return {w.cannot};
     std::vector<std::string> faults = stack::validate_ablation(w.stack, ablated);
     if (w.stack.head.unembedding.size() == 0) faults.push_back("the model has no unembedding to predict a next token with");
-    for (int l = 0; l < w.stack.layers; ++l)
-        for (const std::string& f : decode_faults(writing_scenario(w, l, {}))) faults.push_back("layer " + std::to_string(l + 1) + ": " + f);
+    for (int l = 0; l < w.stack.layers; ++l) {
+        const Scenario s = writing_scenario(w, l, {});
+        for (const std::string& f : decode_faults(s)) faults.push_back("layer " + std::to_string(l + 1) + ": " + f);
+        for (std::string& f : stack::expert_faults(s, ablated.experts, l)) faults.push_back(std::move(f));
+    }
     return faults;
 }
 
@@ -38,7 +41,7 @@ bool refuse(std::string* why, const std::string& text) {
     return false;
 }
 
-void start(const Writer& w, const stack::HeadSet& ablated, Writing& writing, int from_layer) {
+void start(const Writer& w, const stack::Ablation& ablated, Writing& writing, int from_layer) {
     writing.ablated = ablated;
     writing.cache.resize(static_cast<size_t>(w.stack.layers));
     writing.layers.resize(static_cast<size_t>(w.stack.layers));
@@ -90,7 +93,7 @@ bool prefill(const Writer& w, const stack::Pass& pass, const std::vector<int>& i
     return true;
 }
 
-bool prefill_by_steps(const Writer& w, const std::vector<int>& ids, const stack::HeadSet& ablated, Writing& writing, std::string* why) {
+bool prefill_by_steps(const Writer& w, const std::vector<int>& ids, const stack::Ablation& ablated, Writing& writing, std::string* why) {
     if (const std::vector<std::string> faults = write_faults(w, ablated); !faults.empty()) return refuse(why, faults.front());
     if (ids.empty()) return refuse(why, "the prompt has no token");
     writing = Writing{};

@@ -37,8 +37,9 @@ struct Writer {
     std::shared_ptr<const void> keep;                       // what the stack's functions read, kept alive
 };
 
-// Layer ℓ's scenario for writing: the model's (or the edited one), the heads of `ablated` zeroed.
-Scenario writing_scenario(const Writer& writer, int layer, const stack::HeadSet& ablated);
+// Layer ℓ's scenario for writing: the model's (or the edited one), the heads and experts of
+// `ablated` dropped.
+Scenario writing_scenario(const Writer& writer, int layer, const stack::Ablation& ablated);
 
 // One step's new row of every head, per layer: what the maps grow by.
 using StepAttention = std::vector<DecodedAttention>;
@@ -48,16 +49,16 @@ struct Writing {
     std::vector<LayerCache> cache;      // one per layer
     std::vector<Scenario> layers;       // each layer's scenario as writing runs it (writing_scenario)
     Matrix logits;                      // (1 × V): the next token's
-    stack::HeadSet ablated;
+    stack::Ablation ablated;
     double bytes() const;               // what the caches hold
     // The text fills the model's positions: its last token was written but cannot be read, so
     // there are no logits and nothing more can be written.
     bool full() const { return logits.size() == 0 && !ids.empty(); }
 };
 
-// Reasons the writer and the heads ablated cannot write (empty when they can): the model's
-// own reason, a layer that cannot be decoded (decode_faults).
-std::vector<std::string> write_faults(const Writer& writer, const stack::HeadSet& ablated = {});
+// Reasons the writer and what is ablated cannot write (empty when they can): the model's
+// own reason, a layer that cannot be decoded (decode_faults), an ablated expert it lacks.
+std::vector<std::string> write_faults(const Writer& writer, const stack::Ablation& ablated = {});
 
 // The caches of layers from `from_layer` on, from a full pass of `ids` (every layer's trace
 // kept, pass.ablated applied), and the next token's logits. Layers before `from_layer` keep
@@ -66,7 +67,7 @@ bool prefill(const Writer& writer, const stack::Pass& pass, const std::vector<in
              int from_layer = 0);
 // The prompt decoded one token at a time from empty caches (no full pass): what a full pass's
 // prefill must equal.
-bool prefill_by_steps(const Writer& writer, const std::vector<int>& ids, const stack::HeadSet& ablated, Writing& writing,
+bool prefill_by_steps(const Writer& writer, const std::vector<int>& ids, const stack::Ablation& ablated, Writing& writing,
                       std::string* why);
 // Token `id` written: one row through every layer against the caches, then the head; the new
 // rows of every head in *attention. A token at the position just past the model's last is

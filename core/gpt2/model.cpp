@@ -35,7 +35,7 @@ std::vector<std::string> validate(const Checkpoint& c, const std::vector<int>& i
 const Matrix& layer_input(const Trace& trace) { return trace.x_pe; }
 
 Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tokens, int l, const Matrix& input,
-                        const HeadSet& ablated) {
+                        const Ablation& ablated) {
     const LayerWeights& w = c.layers[static_cast<size_t>(l)];
     const int d = c.config.n_embd;
     Scenario s;
@@ -61,7 +61,7 @@ Scenario layer_scenario(const Checkpoint& c, const std::vector<std::string>& tok
     s.b_v = w.c_attn_b.segment(2 * d, d);
     s.w_o = w.c_proj_w;                     // (d × d): concat·c_proj_w
     s.b_o = w.c_proj_b;
-    stack::ablate_heads(s, ablated, l);
+    stack::ablate(s, ablated, l);
     BlockOptions& b = s.block;
     b.residual = true;
     b.layer_norm = true;
@@ -213,14 +213,14 @@ bool forward_into(const Checkpoint& c, const std::vector<int>& ids, ForwardPass&
     return stack::forward_into(make_stack(c, pass.token_ids, pass.tokens), embed(c, ids, 0), Matrix(), pass) && read_prediction(c, pass);
 }
 
-ForwardPass forward(const Checkpoint& c, const std::vector<int>& ids, const HeadSet& ablated) {
+ForwardPass forward(const Checkpoint& c, const std::vector<int>& ids, const Ablation& ablated) {
     ForwardPass pass;
     pass.ablated = ablated;
     forward_into(c, ids, pass);
     return pass;
 }
 
-ForwardPass forward_text(const Checkpoint& c, const std::string& text, const HeadSet& ablated) {
+ForwardPass forward_text(const Checkpoint& c, const std::string& text, const Ablation& ablated) {
     return forward(c, c.tokenizer.encode(text), ablated);
 }
 

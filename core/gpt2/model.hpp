@@ -38,6 +38,7 @@ namespace attn::gpt2 {
 
 using stack::HeadId;
 using stack::HeadSet;
+using stack::Ablation;
 using stack::ablated_in_layer;
 using stack::layer_output;
 
@@ -61,19 +62,19 @@ std::vector<std::string> validate(const Checkpoint& checkpoint, const std::vecto
 // Layer ℓ's scenario for its input (n × d): the residual stream entering the layer, with
 // the rows of W_O (c_proj_w) of the heads of `ablated` in layer ℓ zeroed.
 Scenario layer_scenario(const Checkpoint& checkpoint, const std::vector<std::string>& tokens, int layer,
-                        const Matrix& layer_input, const HeadSet& ablated = {});
+                        const Matrix& layer_input, const Ablation& ablated = {});
 // The residual stream layer ℓ read: its trace's x_pe (x₀ for layer 0).
 const Matrix& layer_input(const Trace& trace);
 
 // All layers, every trace kept, and the next-token prediction, the heads of `ablated`
 // contributing nothing.
-ForwardPass forward(const Checkpoint& checkpoint, const std::vector<int>& ids, const HeadSet& ablated = {});
+ForwardPass forward(const Checkpoint& checkpoint, const std::vector<int>& ids, const Ablation& ablated = {});
 // The same into an existing pass (its `ablated` applied), reusing its traces' storage:
 // running again (a new sentence) then allocates and page-faults little. False with
 // pass.errors.
 bool forward_into(const Checkpoint& checkpoint, const std::vector<int>& ids, ForwardPass& pass);
 // Tokenises text with the checkpoint's tokenizer and runs it.
-ForwardPass forward_text(const Checkpoint& checkpoint, const std::string& text, const HeadSet& ablated = {});
+ForwardPass forward_text(const Checkpoint& checkpoint, const std::string& text, const Ablation& ablated = {});
 
 // After an edit in layer ℓ: recomputes layers ℓ … L−1, LN_f and the prediction from the
 // cached input of layer ℓ (pass.layers[ℓ]); layers before ℓ are untouched. With

@@ -392,9 +392,9 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
 }  // namespace
 
 Scenario layer_scenario(const OpenedModel& m, const std::vector<std::string>& tokens, int layer, const Matrix& input,
-                        const stack::HeadSet& ablated) {
+                        const stack::Ablation& ablated) {
     Scenario s = family_layer(m, &tokens, layer, input);
-    stack::ablate_heads(s, ablated, layer);
+    stack::ablate(s, ablated, layer);
     return s;
 }
 
@@ -497,7 +497,7 @@ std::vector<int> encode_text(const OpenedModel& m, const std::string& text, std:
     return {};
 }
 
-ModelPass forward_text(const OpenedModel& m, const std::string& text, const stack::HeadSet& ablated) {
+ModelPass forward_text(const OpenedModel& m, const std::string& text, const stack::Ablation& ablated) {
     std::vector<std::string> errors;
     std::vector<int> ids = encode_text(m, text, errors);
     if (!errors.empty()) {
@@ -550,7 +550,7 @@ std::string token_beyond_embedding(const OpenedModel& m, const std::string& text
     return {};
 }
 
-ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids, const stack::HeadSet& ablated) {
+ModelPass forward_ids(const OpenedModel& m, std::vector<int> ids, const stack::Ablation& ablated) {
     ModelPass out;
     out.ablated = ablated;
     forward_ids_into(m, std::move(ids), out);

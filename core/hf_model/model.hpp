@@ -50,7 +50,7 @@ stack::Stack model_stack(const OpenedModel& model, const std::vector<std::string
 // Layer ℓ's scenario for its input (n × d), labelled with `tokens`, the rows of W_O of the
 // heads of `ablated` in layer ℓ zeroed (in the scenario's own copy).
 Scenario layer_scenario(const OpenedModel& model, const std::vector<std::string>& tokens, int layer, const Matrix& input,
-                        const stack::HeadSet& ablated = {});
+                        const stack::Ablation& ablated = {});
 
 // x₀'s rows for `ids` standing at positions first_position, first_position + 1, …: the
 // embedding rows scaled, the learned positions and token type 0 with their norm (BERT). The
@@ -62,9 +62,9 @@ Matrix embed(const OpenedModel& model, const std::vector<int>& ids, int first_po
 // The tokenizer's ids of text; none, with "FOLDER/tokenizer.json cannot encode the text: …" in
 // errors, when it cannot encode it faithfully (tok::EncodeError) or the model has no tokenizer.
 std::vector<int> encode_text(const OpenedModel& model, const std::string& text, std::vector<std::string>& errors);
-ModelPass forward_text(const OpenedModel& model, const std::string& text, const stack::HeadSet& ablated = {});
+ModelPass forward_text(const OpenedModel& model, const std::string& text, const stack::Ablation& ablated = {});
 // Ids as they are (token type 0 for BERT).
-ModelPass forward_ids(const OpenedModel& model, std::vector<int> ids, const stack::HeadSet& ablated = {});
+ModelPass forward_ids(const OpenedModel& model, std::vector<int> ids, const stack::Ablation& ablated = {});
 // Reasons the ids cannot be run (empty when they can): no token, more than the learned
 // positions, an id outside the embedding.
 std::vector<std::string> validate(const OpenedModel& model, const std::vector<int>& ids);

@@ -37,9 +37,9 @@ std::optional<AblationSweep> ablation_sweep(const stack::Stack& stack, const sta
         for (int h = 0; h < stack.heads; ++h, ++done) {
             if (keep_going && !keep_going(done, total)) return refuse("cancelled");
             const stack::HeadId head{l, h};
-            if (pass.ablated.count(head) != 0) continue;  // already contributes nothing: Δ = 0
+            if (pass.ablated.heads.count(head) != 0) continue;  // already contributes nothing: Δ = 0
             work.ablated = pass.ablated;
-            work.ablated.insert(head);
+            work.ablated.heads.insert(head);
             if (!stack::recompute_from(stack, l, work)) {
                 std::string reason = "head " + std::to_string(h + 1) + " of layer " + std::to_string(l + 1) + " ablated:";
                 for (const std::string& e : work.errors) reason += " " + e;

@@ -47,7 +47,7 @@ inline bool exercise_session_model(const session_file::ModelChoice& choice, cons
     const std::string sentence = choice.sentence.empty() ? "the cat" : choice.sentence;
     gpt2::ForwardPass pass = gpt2::forward_text(checkpoint, sentence);
     const session_file::ModelRestore restore = session_file::check_model_choice(choice, session_model(), sentence, pass, scenario);
-    for (const auto& head : restore.ablated)
+    for (const auto& head : restore.ablated.heads)
         if (head.layer < 0 || head.layer >= checkpoint.config.n_layer || head.head < 0 || head.head >= checkpoint.config.n_head) return false;
     if (!restore.ablated.empty() && pass.ok) {
         pass.ablated = restore.ablated;

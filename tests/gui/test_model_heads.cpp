@@ -141,7 +141,7 @@ TEST_CASE("Model view Ablation sweep: each value is a full run with that head ab
         }
     ui.click(ui.centre("model.sweep.cell.2.2"));
     ui.frame(3);
-    CHECK(m.pass.ablated.count({1, 1}) == 1);
+    CHECK(m.pass.ablated.heads.count({1, 1}) == 1);
 }
 
 TEST_CASE("a job runner's job is cancelled by a newer start, its result dropped, and the window never waits for it", "[interpret][jobs]") {

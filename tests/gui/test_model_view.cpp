@@ -959,6 +959,99 @@ TEST_CASE("Model view: a Qwen3-MoE folder shows each mixture layer's routing, an
     CHECK(m.pass.logits.isApprox(logits, 1e-6f));
 }
 
+TEST_CASE("Model view: a click on an expert's column in the Routing tab ablates it in the model, as a right-click ablates a head, and a "
+          "second click restores it",
+          "[model-view][families]") {
+    const std::string folder = write_tied_family_model("attnlab-gui-qwen3-moe-ablate", testing::families::qwen3_moe_checkpoint());
+    int busiest = 0;
+    ModelPass fresh;       // the model run with that expert ablated from the start
+    nlohmann::json saved;  // the session with it
+    {  // one window at a time: each holds the UI's context
+        UiDriver ui(find_preset(default_preset_name())->scenario);
+        const ui::ModelViewState& m = opened_on_the_cat(ui, folder);
+        ui.click(ui.centre("model.tab.routing"));
+        ui.frame(2);
+        CHECK_THAT(ui.text("model.routing.ablated"), Catch::Matchers::StartsWith("Click an expert's column to ablate it"));
+        // Layer 3 (the second mixture layer): its busiest expert, clicked in the routing card.
+        ui.window.model.state.routing.layer = 2;
+        ui.frame(2);
+        REQUIRE(ui.text("model.routing.layer") == "layer 3");
+        const Matrix routing = m.pass.layers[2].block.routing;
+        const Matrix layer_1_output = m.pass.layers[0].block.output;
+        const Matrix logits = m.pass.logits;
+        int most = -1;
+        for (int e = 0; e < routing.cols(); ++e)
+            if (const int n = static_cast<int>((routing.col(e).array() > 0.0f).count()); n > most) most = n, busiest = e;
+        int row = 0;
+        while (routing(row, busiest) == 0.0f) ++row;
+        ui.click(ui.cell_centre("model.routing.block.routing", row, busiest));
+        ui.frame(4);
+        REQUIRE(m.pass.ok);
+        CHECK(m.pass.ablated.experts == stack::ExpertSet{{2, busiest}});
+        CHECK(m.pass.ablated.heads.empty());
+        CHECK(m.pass.layers[2].settings.block.moe.ablated == std::vector<int>{busiest});
+        CHECK(m.pass.layers[2].block.routing == routing);              // the router's choice is the model's own
+        CHECK(m.pass.layers[0].block.output == layer_1_output);        // the layers before it are kept
+        CHECK_FALSE(m.pass.logits.isApprox(logits, 1e-4f));
+        // The same as the model run with that expert ablated from the start.
+        fresh = lm::forward_text(*m.model, m.computed_sentence, stack::Ablation{{}, {{2, busiest}}});
+        REQUIRE(fresh.ok);
+        CHECK(m.pass.logits.isApprox(fresh.logits, 1e-6f));
+        const std::string name = std::to_string(busiest + 1);
+        CHECK(ui.text("model.routing.ablated").rfind("Expert " + name + " ablated in this layer", 0) == 0);
+        CHECK_THAT(ui.text("model.routing.load"), Catch::Matchers::Contains("expert " + name + " (ablated)"));
+        CHECK_THAT(ui.text("model.ablated_experts"), Catch::Matchers::StartsWith("expert " + name + " of layer 3 ablated"));
+        // Kept by the session, [layer, expert] from 1.
+        const std::optional<session_file::ModelChoice> choice = ui::model_choice(m);
+        REQUIRE(choice);
+        CHECK(choice->ablated_experts == std::vector<std::pair<int, int>>{{2, busiest}});
+        session_file::Attachments attached;
+        attached.model = choice;
+        saved = session_file::session_to_json(ui.window.shared.session.scenario, session_file::ViewChoices{}, attached);
+        CHECK(saved["model"]["ablated_experts"] == nlohmann::json::array({nlohmann::json::array({3, busiest + 1})}));
+        // Clicked again: restored, the intact model's numbers.
+        ui.click(ui.cell_centre("model.routing.block.routing", row, busiest));
+        ui.frame(4);
+        CHECK(m.pass.ablated.empty());
+        CHECK(m.pass.layers[2].settings.block.moe.ablated.empty());
+        CHECK(m.pass.logits.isApprox(logits, 1e-6f));
+        CHECK(ui.widget("model.ablated_experts") == nullptr);
+        // A layer's experts restored at once by its button, and every one by the prediction's.
+        ui.window.model.state.expert_toggles = {{2, 0}, {2, 1}, {0, 3}};
+        ui.frame(4);
+        CHECK(m.pass.ablated.experts.size() == 3);
+        REQUIRE(ui.widget("model.routing.restore") != nullptr);
+        ui.click(ui.centre("model.routing.restore"));
+        ui.frame(4);
+        CHECK(m.pass.ablated.experts == stack::ExpertSet{{0, 3}});
+        REQUIRE(ui.widget("model.restore_experts") != nullptr);
+        ui.click(ui.centre("model.restore_experts"));
+        ui.frame(4);
+        CHECK(m.pass.ablated.empty());
+        CHECK(m.pass.logits.isApprox(logits, 1e-6f));
+    }
+    {  // reopened: the expert ablated again; those the model does not have are said and left out
+        session_file::SessionLoad reload = session_file::session_from_json(saved, "s.json");
+        REQUIRE(reload.attached.model);
+        reload.attached.model->ablated_experts.push_back({1, 0});   // layer 2 is dense
+        reload.attached.model->ablated_experts.push_back({2, 99});  // layer 3 has 8 experts
+        UiDriver again(find_preset(default_preset_name())->scenario);
+        again.window.start(cli::Options{}, reload);
+        again.frame(4);
+        const ui::ModelViewState& r = again.window.model.state;
+        REQUIRE(r.model.has_value());
+        REQUIRE(r.pass.ok);
+        CHECK(r.pass.ablated.experts == stack::ExpertSet{{2, busiest}});
+        CHECK(r.pass.logits.isApprox(fresh.logits, 1e-6f));
+        std::string notices;
+        for (const ui::Notice& n : again.window.shared.notices) notices += n.text + "\n";
+        CHECK_THAT(notices, Catch::Matchers::Contains("s.json: key 'model.ablated_experts': [2, 1] is not an expert of the model (layer 2's "
+                                                      "feed-forward is not a mixture of experts): not ablated") &&
+                                Catch::Matchers::Contains("s.json: key 'model.ablated_experts': [3, 100] is not an expert of the model (layer "
+                                                          "3's experts are 1 to 8): not ablated"));
+    }
+}
+
 TEST_CASE("Model view: a gpt-oss folder's Routing tab draws the router logits beside the routing, as its router never forms a softmax over all experts",
           "[model-view][families]") {
     const std::string folder = write_tied_family_model("attnlab-gui-gpt-oss", testing::families::gpt_oss_checkpoint());

@@ -156,7 +156,7 @@ TEST_CASE("Model view Write: a bar clicked writes that token, top-p cuts the bar
     // Head 1 of layer 2 ablated: the caches from layer 2 on are filled again from the recomputed pass.
     m.ablation_toggles.push_back({1, 0});
     ui.frame(3);
-    CHECK(m.pass.ablated.count({1, 0}) == 1);
+    CHECK(m.pass.ablated.heads.count({1, 0}) == 1);
     check_cached_equals_recomputed(m);
     ui.click(ui.centre("model.write.step"));
     ui.frame(3);

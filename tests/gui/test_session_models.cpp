@@ -123,7 +123,7 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         ui.frame(3);
         ui.window.model.state.ablation_toggles.push_back(gpt2::HeadId{2, 0});  // layer 3's head 1 ablated, after the opened layer
         ui.frame(3);
-        REQUIRE(ui.window.model.state.pass.ablated.size() == 1);
+        REQUIRE(ui.window.model.state.pass.ablated.heads.size() == 1);
         Scenario edited = ui.window.shared.session.scenario;
         edited.w_v.edit()(0, 0) += 3.0f;  // layer 2 edited: layer 3 and the prediction follow
         ui.window.shared.session.push(edits::ReplaceScenario{edited});
@@ -246,7 +246,7 @@ TEST_CASE("A session named at start-up comes back as saved: every field it store
             ui.window.model.state.ablation_toggles.push_back(gpt2::HeadId{0, 3});
             ui.window.shared.presenter = true;
             ui.frame(3);
-            CHECK(ui.window.model.state.pass.ablated.size() == 2);
+            CHECK(ui.window.model.state.pass.ablated.heads.size() == 2);
         }
         SECTION("the Train tab in front") {
             ui.window.train.state.open = true;
@@ -387,6 +387,20 @@ TEST_CASE("A session's model blocks: malformed is refused, an unreadable trained
         j["model"] = {{"folder", "/m"}, {"ablated", {{2, 1}, {1, 3}}}};
         REQUIRE(load(j).attached.model);
         CHECK(load(j).attached.model->ablated == std::vector<std::pair<int, int>>{{1, 0}, {0, 2}});
+        // a mixture's experts ablated, [layer, expert] from 1
+        j["model"] = {{"folder", "/m"}, {"ablated_experts", {{3, 7}, {1, 1}}}};
+        REQUIRE(load(j).attached.model);
+        CHECK(load(j).attached.model->ablated_experts == std::vector<std::pair<int, int>>{{2, 6}, {0, 0}});
+        for (const nlohmann::json& bad : {nlohmann::json{{0, 1}}, nlohmann::json{{1, 0}}, nlohmann::json{{1, 2, 3}}, nlohmann::json{1, 2},
+                                          nlohmann::json("[[1, 2]]"), nlohmann::json{{4294967297ull, 1}}}) {
+            INFO(bad.dump());
+            j["model"] = {{"folder", "/m"}, {"ablated_experts", bad}};
+            CHECK(load(j).errors.front() == "s.json: key 'model.ablated_experts': expected a list of [layer, expert] pairs counted from 1");
+        }
+        nlohmann::json old_file = j;  // a version-1 session has none
+        old_file["version"] = 1;
+        old_file["model"] = {{"folder", "/m"}, {"ablated_experts", {{1, 1}}}};
+        CHECK(load(old_file).errors.front() == "s.json: key 'model.ablated_experts': unknown key in a version-1 session");
         j["model"] = {{"folder", "/m"}, {"colour", 1}};
         CHECK(load(j).errors.front() == "s.json: key 'model.colour': unknown key");
         j = base;
@@ -676,7 +690,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
     SECTION("a session's model, with a head ablated, on the tab the session showed") {
         session_file::SessionLoad load;
         load.view.pane = "pipeline";
-        load.attached.model = session_file::ModelChoice{folder, "the cat sat", -1, 0, {{0, 1}, {7, 0}}, "s.json", {}, {}, {}, {}};
+        load.attached.model = session_file::ModelChoice{folder, "the cat sat", -1, 0, {{0, 1}, {7, 0}}, "s.json", {}, {}, {}, {}, {}};
         ui.window.start(cli::Options{}, load);
         CHECK(ui.window.model.state.opening.running());
         CHECK_FALSE(ui.window.model.state.model.has_value());
@@ -693,7 +707,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
     }
     SECTION("a session's model folder that cannot be opened: said, the rest of the session open") {
         session_file::SessionLoad load;
-        load.attached.model = session_file::ModelChoice{folder + "-missing", "the cat", -1, 0, {}, "s.json", {}, {}, {}, {}};
+        load.attached.model = session_file::ModelChoice{folder + "-missing", "the cat", -1, 0, {}, "s.json", {}, {}, {}, {}, {}};
         ui.window.start(cli::Options{}, load);
         ui.hold_model_jobs = false;
         ui.frame(2);
