@@ -2,9 +2,11 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 
@@ -71,6 +73,7 @@ struct ModelRun {
     std::string kind;              // a family's model_type ("llama"); empty: GPT-2 or a model file
     json masked_predictions;       // BERT: the top 5 of each [MASK]
     json head_roles, logit_lens, ablation_sweep;  // what --head-roles, --logit-lens, --ablation-sweep asked for
+    json ablated;                  // what --ablate and --ablate-expert dropped: {"heads": [[L, H]], "experts": [[L, E]]}, from 1
     std::optional<Continuation> continuation;     // what --generate wrote
     std::string analyses_printed;  // the same as --print prints them
 };
@@ -261,9 +264,31 @@ int continue_text(const Options& o, const generate::Writer& writer, const stack:
 
 
 // A model file trained in the app; the text is its vocabulary's names separated by spaces.
+// --ablate and --ablate-expert as one set (from 0); nullopt, said, when one is not L:H.
+std::optional<stack::Ablation> ablation_of(const ModelOptions& m, std::ostream& err) {
+    stack::Ablation a;
+    for (const auto& [flag, list, what] : {std::tuple{"--ablate", &m.ablate, "H"}, std::tuple{"--ablate-expert", &m.ablate_expert, "E"}})
+        for (const std::string& pair : *list) {
+            int layer = 0, index = 0, used = 0;
+            if (std::sscanf(pair.c_str(), "%d:%d%n", &layer, &index, &used) != 2 || used != static_cast<int>(pair.size()) || layer < 1 || index < 1) {
+                err << flag << " " << pair << ": expected L:" << what << ", the layer and the " << (what[0] == 'H' ? "head" : "expert")
+                    << " counted from 1 (for example 2:5)\n";
+                return std::nullopt;
+            }
+            if (what[0] == 'H') a.heads.insert(stack::HeadId{layer - 1, index - 1});
+            else a.experts.insert(stack::ExpertId{layer - 1, index - 1});
+        }
+    return a;
+}
+
 int run_model_file(const std::string& path, const Options& o, ModelRun& run, std::ostream& err) {
     const ModelOptions& m = o.model;
     const std::optional<std::string>& text = o.text;
+    if (!m.ablate.empty() || !m.ablate_expert.empty()) {
+        err << path << ": " << (m.ablate.empty() ? "--ablate-expert" : "--ablate")
+            << " ablates in a checkpoint folder's pass; a model trained in the app ablates its heads in View \xE2\x86\x92 Train\n";
+        return 2;
+    }
     train::ModelFileLoad load = train::load_model_file(path);
     for (const std::string& e : load.errors) err << e << "\n";
     if (!load.file) return 2;
@@ -365,7 +390,31 @@ int run_checkpoint(const std::string& folder, const Options& o, ModelRun& run, s
             err << folder << ": " << beyond << "\n";
             return 2;  // the text is the bad input: the model runs any other
         }
-        pass = lm::forward_text(model, *text);
+        const stack::Ablation ablated = *ablation_of(m, err);  // its form was checked with the options
+        const lm::Shape& shape = model.shape();
+        for (const stack::HeadId& id : ablated.heads)
+            if (!id.within(shape.layers, shape.heads)) {
+                err << folder << ": --ablate " << id.layer + 1 << ":" << id.head + 1 << ": the model has no head " << id.head + 1 << " of layer "
+                    << id.layer + 1 << " (" << counted(shape.layers, "layer", "layers") << " of " << counted(shape.heads, "head", "heads") << ")\n";
+                return 2;
+            }
+        for (const stack::ExpertId& id : ablated.experts)
+            if (const int experts = model.experts_in_layer(id.layer); id.expert >= experts) {
+                err << folder << ": --ablate-expert " << id.layer + 1 << ":" << id.expert + 1 << ": the model has no expert " << id.expert + 1
+                    << " of layer " << id.layer + 1 << " ("
+                    << (id.layer >= shape.layers ? counted(shape.layers, "layer", "layers")
+                        : experts == 0 ? "layer " + std::to_string(id.layer + 1) + "'s feed-forward is not a mixture of experts"
+                                       : "layer " + std::to_string(id.layer + 1) + "'s mixture has " + counted(experts, "expert", "experts"))
+                    << ")\n";
+                return 2;
+            }
+        if (!ablated.empty()) {
+            json heads = json::array(), experts = json::array();
+            for (const stack::HeadId& id : ablated.heads) heads.push_back({id.layer + 1, id.head + 1});
+            for (const stack::ExpertId& id : ablated.experts) experts.push_back({id.layer + 1, id.expert + 1});
+            run.ablated = {{"heads", std::move(heads)}, {"experts", std::move(experts)}};
+        }
+        pass = lm::forward_text(model, *text, ablated);
         if (!pass.ok) {
             for (const std::string& e : pass.errors) err << folder << ": " << e << "\n";
             return 3;
@@ -506,6 +555,12 @@ void add_model_options(CLI::App& app, ModelOptions& m) {
                  "with --model and --text: each head ablated alone, the change in the log-probability of the predicted "
                  "token (or --sweep-token) at the last position");
     app.add_option("--sweep-token", m.sweep_token, "with --ablation-sweep: the id of the token whose log-probability is measured");
+    app.add_option("--ablate", m.ablate,
+                   "with --model (a checkpoint folder) and --text: L:H ablates head H of layer L (from 1; repeat for more): its rows "
+                   "of W_O zeroed, the layers after it, the prediction and what --generate writes follow");
+    app.add_option("--ablate-expert", m.ablate_expert,
+                   "with --model (a checkpoint folder) and --text: L:E ablates expert E of layer L's mixture of experts (from 1; "
+                   "repeat for more): the router still keeps it, its output is dropped");
     app.add_option("--generate", m.generate,
                    "with --model and --text: write N tokens after the text, one at a time against the layers' KV caches; prints the "
                    "continuation (text, then ids); --export-json adds \"generated_ids\", \"generated_text\" and each step's top 5 and choice");
@@ -516,6 +571,18 @@ void add_model_options(CLI::App& app, ModelOptions& m) {
 
 bool check_model_options(const CLI::App& app, const Options& o, std::ostream& err) {
     const ModelOptions& m = o.model;
+    if (!m.ablate.empty() || !m.ablate_expert.empty()) {
+        const char* flag = m.ablate.empty() ? "--ablate-expert" : "--ablate";
+        if (m.path.empty()) {
+            err << flag << " ablates in a model: give --model too\n";
+            return false;
+        }
+        if (m.head_roles || !o.text) {
+            err << flag << " changes the pass of --text: give --text \"…\"" << (m.head_roles ? ", not --head-roles" : "") << "\n";
+            return false;
+        }
+        if (!ablation_of(m, err)) return false;
+    }
     constexpr const char* kModelAnalyses[] = {"--head-roles", "--probe-length", "--probe-seed", "--logit-lens", "--ablation-sweep", "--sweep-token"};
     constexpr const char* kWriting[] = {"--generate", "--temperature", "--top-k", "--top-p"};
     if (m.path.empty()) {
@@ -667,6 +734,14 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
                 << (run.held.empty() ? "" : "; " + run.held) << "\n";
             if (!run.ignored.empty()) out << run.ignored << "\n";
         }
+        if (!run.ablated.is_null()) {  // "ablated: head 1 of layer 2; expert 3 of layer 1 (its output dropped, the routing kept)"
+            std::string said;
+            for (const json& h : run.ablated["heads"])
+                said += (said.empty() ? "" : "; ") + std::string("head ") + std::to_string(h[1].get<int>()) + " of layer " + std::to_string(h[0].get<int>());
+            for (const json& e : run.ablated["experts"])
+                said += (said.empty() ? "" : "; ") + std::string("expert ") + std::to_string(e[1].get<int>()) + " of layer " + std::to_string(e[0].get<int>());
+            out << "ablated: " << said << (run.ablated["experts"].empty() ? "" : " (an expert's output dropped, the routing kept)") << "\n";
+        }
         if (!run.next_token_top5.is_null()) out << "next token, top 5:\n" << format_top(run.next_token_top5);
         for (const json& m : run.masked_predictions)
             out << "[MASK] at token " << m["position"].get<int>() + 1 << ", top 5:\n" << format_top(m);
@@ -691,6 +766,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         if (!run.head_roles.is_null()) j["head_roles"] = run.head_roles;
         if (!run.logit_lens.is_null()) j["logit_lens"] = run.logit_lens;
         if (!run.ablation_sweep.is_null()) j["ablation_sweep"] = run.ablation_sweep;
+        if (!run.ablated.is_null()) j["ablated"] = run.ablated;
         if (run.continuation) {
             const generate::SamplerSettings sampler = sampler_settings(o);
             j["generated_ids"] = run.continuation->ids;

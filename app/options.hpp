@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace attn::cli {
 
@@ -31,6 +32,8 @@ struct ModelOptions {
     bool logit_lens = false;
     bool ablation_sweep = false;
     std::optional<int> sweep_token;   // the token id the sweep scores; default: the prediction
+    // What the pass runs without: heads ("L:H") and a mixture's experts ("L:E"), from 1.
+    std::vector<std::string> ablate, ablate_expert;
     // Writing (core/generate): N tokens after the text, sampled as these say (Options::seed is
     // the sampler's seed with --generate).
     std::optional<int> generate;

@@ -22,6 +22,7 @@
 #include "cli_runner.hpp"
 #include "hf_family_fixtures.hpp"
 #include "hf_model/model.hpp"
+#include "language_model.hpp"
 #include "train_fixtures.hpp"
 #include "gpt2/model.hpp"
 #include "train/model_file.hpp"
@@ -472,6 +473,73 @@ TEST_CASE("option --model on a Qwen3-MoE, Qwen2-MoE or gpt-oss folder: --print p
     CHECK(ds["layers"][0]["weights_in_checkpoint"]["latent.w_kv_b"] == "model.layers.0.self_attn.kv_b_proj.weight.T");
     CHECK(ds["layers"][2]["weights_in_checkpoint"]["block.moe.shared_weights.w_1"] == "model.layers.2.mlp.shared_experts.up_proj.weight.T");
     fs::remove_all(deepseek);
+}
+
+TEST_CASE("options --ablate L:H and --ablate-expert L:E run the pass, the prediction and the writing without them, and what the model lacks exits 2 naming it",
+          "[cli][families][moe]") {
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::temp_directory_path() / "attnlab-cli-qwen3-moe-ablate";
+    fs::remove_all(folder);
+    testing::families::write_with_tokenizer(folder.string(), testing::families::qwen3_moe_checkpoint(), 402, 16, 1.0,
+                                            (fs::path(ATTNLAB_TEST_DATA) / "tokenizers" / "bytelevel-roberta-prefix-space.json").string());
+    const lm::ModelLoad load = lm::load_model(folder.string());
+    REQUIRE(load.model);
+    auto exported = [&](std::vector<std::string> extra) {
+        const fs::path out = folder / "trace.json";
+        std::vector<std::string> args{"--model", folder.string(), "--text", "the cat sat on the mat", "--export-json", out.string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const Result r = run_cli(args);
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        std::ifstream in(out);
+        return nlohmann::json::parse(in);
+    };
+    const nlohmann::json intact = exported({});
+    CHECK_FALSE(intact.contains("ablated"));
+    // Layer 1's busiest expert, and head 2 of layer 3.
+    const ModelPass pass = lm::forward_text(*load.model, "the cat sat on the mat");
+    REQUIRE(pass.ok);
+    Eigen::Index busiest = 0;
+    (pass.layers[0].block.routing.array() != 0.0f).cast<int>().colwise().sum().maxCoeff(&busiest);
+    const std::string expert = "1:" + std::to_string(busiest + 1);
+    const nlohmann::json j = exported({"--ablate-expert", expert, "--ablate", "3:2"});
+    CHECK(j["ablated"] == nlohmann::json{{"heads", {{3, 2}}}, {"experts", {{1, busiest + 1}}}});
+    CHECK(j["layers"][0]["settings"]["block"]["moe"]["ablated"] == nlohmann::json{busiest});
+    CHECK(j["layers"][0]["block"]["routing"] == intact["layers"][0]["block"]["routing"]);  // the router's choice unchanged
+    const ModelPass ablated = lm::forward_text(*load.model, "the cat sat on the mat", stack::Ablation{{{2, 1}}, {{0, static_cast<int>(busiest)}}});
+    REQUIRE(ablated.ok);
+    REQUIRE(j["next_token_top5"]["ids"].size() == 5);
+    for (size_t i = 0; i < 5; ++i) {
+        CHECK(j["next_token_top5"]["ids"][i] == ablated.next_token_top5[i].id);
+        CHECK(j["next_token_top5"]["probabilities"][i].get<double>() == Approx(ablated.next_token_top5[i].probability).epsilon(1e-6));
+    }
+    CHECK(j["next_token_top5"] != intact["next_token_top5"]);
+    // --print says what was ablated; --generate writes with it
+    const Result printed = run_cli({"--model", folder.string(), "--text", "the cat", "--ablate-expert", "3:2", "--print"});
+    CHECK(printed.code == 0);
+    CHECK_THAT(printed.out, Catch::Matchers::Contains("ablated: expert 2 of layer 3 (an expert's output dropped, the routing kept)"));
+    CHECK(exported({"--ablate-expert", expert, "--generate", "3"})["generated_ids"].size() == 3);
+    // What the model does not have, or a malformed pair, is refused, exit 2, naming it
+    for (const auto& [args, said] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"--ablate-expert", "1:9"}, ": --ablate-expert 1:9: the model has no expert 9 of layer 1 (layer 1's mixture has 8 experts)"},
+             {{"--ablate-expert", "2:1"}, ": --ablate-expert 2:1: the model has no expert 1 of layer 2 (layer 2's feed-forward is not a mixture of experts)"},
+             {{"--ablate-expert", "4:1"}, ": --ablate-expert 4:1: the model has no expert 1 of layer 4 (3 layers)"},
+             {{"--ablate", "1:5"}, ": --ablate 1:5: the model has no head 5 of layer 1 (3 layers of 4 heads)"}}) {
+        std::vector<std::string> full{"--model", folder.string(), "--text", "the cat", "--print"};
+        full.insert(full.end(), args.begin(), args.end());
+        const Result r = run_cli(full);
+        CHECK(r.code == 2);
+        CHECK(r.err == folder.string() + said + "\n");
+    }
+    for (const std::string bad : {"1", "0:1", "1:0", "1:2:3", "a:b", "1:2x"}) {
+        const Result r = run_cli({"--model", folder.string(), "--text", "the cat", "--print", "--ablate-expert", bad});
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::Matchers::Contains("--ablate-expert " + bad + ": expected L:E, the layer and the expert counted from 1"));
+    }
+    const Result no_text = run_cli({"--model", folder.string(), "--head-roles", "--print", "--ablate", "1:1"});
+    CHECK(no_text.code == 2);
+    CHECK_THAT(no_text.err, Catch::Matchers::Contains("--ablate changes the pass of --text"));
+    fs::remove_all(folder);
 }
 
 TEST_CASE("option --model on Gemma 3 as published (a tokenizer.json token beyond the embedding): a text without it runs, one with it exits 2 naming it",

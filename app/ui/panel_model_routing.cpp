@@ -155,8 +155,9 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
     ablated_text = ablated.empty() ? std::string("Click an expert's column to ablate it: the router still scores and keeps it, but its output is dropped, "
                                                  "and the layers after it and the prediction follow. Click again to restore it.")
                                    : (ablated.size() == 1 ? "Expert " : "Experts ") + ablated_text +
-                                         " ablated in this layer (crossed out): kept by the router, their outputs dropped. Click a column to "
-                                         "ablate or restore an expert.";
+                                         " ablated in this layer (crossed out): kept by the router, " +
+                                         (ablated.size() == 1 ? "its output" : "their outputs") +
+                                         " dropped. Click a column to ablate or restore an expert.";
     if (ablated.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
         ImGui::TextWrapped("%s", ablated_text.c_str());
