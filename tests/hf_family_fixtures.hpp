@@ -647,6 +647,26 @@ inline FamilyCheckpoint llama4_checkpoint(std::uint64_t seed = 18) {
     return c;
 }
 
+// Llama 4 as Meta publishes it (Llama4ForConditionalGeneration, Llama-4-Scout's folder scaled
+// down): llama4_checkpoint's text model as text_config, its tensors under language_model.model.
+// and its head language_model.lm_head.weight, beside a vision tower and a projector (read past)
+// and the image tokens' ids. The same weights: its passes are the text model's, number for number.
+inline FamilyCheckpoint llama4_multimodal_checkpoint() {
+    const FamilyCheckpoint text = llama4_checkpoint();
+    FamilyCheckpoint c{"llama4", {}, {}, text.dtype, false};
+    nlohmann::json inner = text.config;
+    for (const char* key : {"architectures", "torch_dtype", "transformers_version"}) inner.erase(key);
+    c.config = {{"architectures", {"Llama4ForConditionalGeneration"}}, {"boi_token_index", 35}, {"eoi_token_index", 36},
+                {"image_token_index", 37}, {"model_type", "llama4"}, {"text_config", inner}, {"tie_word_embeddings", false},
+                {"torch_dtype", "bfloat16"}, {"transformers_version", "4.51.0"},
+                {"vision_config", {{"model_type", "llama4_vision_model"}, {"hidden_size", 8}, {"num_hidden_layers", 1}, {"patch_size", 14}}}};
+    for (const auto& [name, tensor] : text.tensors)
+        c.tensors[name == "lm_head.weight" ? "language_model.lm_head.weight" : "language_model." + name] = tensor;
+    c.tensors["vision_model.model.layers.0.mlp.fc1.weight"] = HfTensor{{4, 8}, std::vector<float>(32, 0.25f)};
+    c.tensors["multi_modal_projector.linear_1.weight"] = HfTensor{{16, 8}, std::vector<float>(128, -0.5f)};
+    return c;
+}
+
 // [SECTION] gpt-oss as OpenAI publishes it: the experts in MXFP4
 
 // A stored tensor of any dtype, its bytes as the file holds them.

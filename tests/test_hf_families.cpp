@@ -1086,9 +1086,44 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         bad = config;
         bad["attn_temperature_tuning"] = "yes";
         CHECK_THAT(refusal_of(bad), Contains("attn_temperature_tuning"));
-        // the multimodal folder as Meta publishes it says what to open instead
-        const json multimodal = {{"model_type", "llama4"}, {"text_config", config}, {"vision_config", json::object()}};
-        CHECK_THAT(refusal_of(multimodal), Contains("Llama4ForConditionalGeneration") && Contains("\"llama4_text\""));
+    }
+    SECTION("llama4 (the multimodal folder as Meta publishes it): text_config read as llama4_text, its tensors under "
+            "language_model.model., its head language_model.lm_head") {
+        const FamilyCheckpoint published = llama4_multimodal_checkpoint();
+        hf::ModelSpec s = spec_of(published.config);
+        CHECK(s.model_type == "llama4_text");
+        CHECK(s.multimodal_type == "llama4");
+        CHECK(s.tensor_prefix == "language_model.model.");
+        CHECK(s.head_prefix == "language_model.");
+        CHECK(s.skipped_prefixes == std::vector<std::string>{"vision_model.", "multi_modal_projector."});
+        CHECK(s.layers[1].chunk == 3);
+        CHECK_FALSE(s.tied_lm_head);
+        // its passes are the text model's, number for number (the text model is checked against the reference above)
+        const hf::OpenedModel opened = written_and_opened(published, folder_for("llama4_multimodal"));
+        const hf::OpenedModel text = written_and_opened(llama4_checkpoint(), folder_for("llama4_text_alone"));
+        const std::vector<int> ids = {1, 5, 3, 7, 2, 9, 4};
+        const ModelPass a = hf::forward_ids(opened, ids), b = hf::forward_ids(text, ids);
+        REQUIRE(a.ok);
+        REQUIRE(b.ok);
+        CHECK(a.logits == b.logits);
+        CHECK(a.layers[1].block.routing == b.layers[1].block.routing);
+        // the other towers' tensors read past, counted apart when it opens; the tensors it reads
+        const hf::OpenedModelLoad load = hf::open_model(folder_for("llama4_multimodal"), false);
+        REQUIRE(load.model);
+        CHECK(load.ignored.size() == 2);
+        for (const std::string& name : load.ignored) CHECK(load.model->spec.in_other_tower(name));
+        std::vector<std::string> names;
+        for (const hf::TensorShape& t : hf::expected_tensors(s)) names.push_back(t.name);
+        CHECK(std::count(names.begin(), names.end(), "language_model.lm_head.weight") == 1);
+        CHECK(std::count(names.begin(), names.end(), "language_model.model.embed_tokens.weight") == 1);
+        CHECK(names.size() == llama4_checkpoint().tensors.size());
+        // refused: a folder key it does not read, a text_config of another family
+        json bad = published.config;
+        bad["vision_feature_layer"] = -1;
+        CHECK_THAT(refusal_of(bad), Contains("vision_feature_layer") && Contains("Llama4ForConditionalGeneration"));
+        bad = published.config;
+        bad["text_config"]["model_type"] = "llama";
+        CHECK_THAT(refusal_of(bad), Contains("text_config") && Contains("\"llama4_text\""));
     }
     SECTION("qwen3_next: three Gated DeltaNet layers to one gated full layer, partial RoPE, (1 + w) norms, the mixture") {
         const json config = qwen3_next_checkpoint().config;

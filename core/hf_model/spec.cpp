@@ -1368,7 +1368,7 @@ const std::vector<Family>& families() {
                                         "mlp_only_layers"})},
          read_qwen3_5, TensorLayout::qwen3_5,
          // Qwen3_5ForConditionalGeneration: the vision tower (model.visual.*) and its tokens' ids read past
-         {"qwen3_5", "Qwen3_5ForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder}},
+         {"qwen3_5", "Qwen3_5ForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder, ""}},
         // Qwen3_5MoeTextConfig: Qwen3.5's keys with the mixture's in place of intermediate_size (deleted from the
         // config, as decoder_sparse_step and mlp_only_layers are: read by nothing)
         {"qwen3_5_moe_text", "Qwen3.5-MoE",
@@ -1379,7 +1379,7 @@ const std::vector<Family>& families() {
                                         "mlp_only_layers", "decoder_sparse_step", "intermediate_size", "router_aux_loss_coef",
                                         "output_router_logits"})},
          read_qwen3_5_moe, TensorLayout::qwen3_5,
-         {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder}},
+         {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder, ""}},
         // MixtralAttention is Mistral's: head_dim; router_jitter_noise multiplies the input in training only
         {"mixtral", "Mixtral",
          {joined(kDecoderHonoured, {"head_dim", "sliding_window", "num_local_experts", "num_experts_per_tok"}),
@@ -1417,7 +1417,11 @@ const std::vector<Family>& families() {
                                     "attn_scale", "num_local_experts", "num_experts_per_tok", "interleave_moe_layer_step", "moe_layers"}),
           joined(kCommonInformational, {"max_position_embeddings", "router_aux_loss_coef", "output_router_logits", "router_jitter_noise",
                                         "pretraining_tp", "cache_implementation", "for_llm_compressor"})},
-         read_llama4, TensorLayout::llama4},
+         read_llama4, TensorLayout::llama4,
+         // Llama4ForConditionalGeneration, as Meta publishes Llama 4: the text model under language_model.model. and its
+         // head language_model.lm_head; the vision tower and projector read past, with the image tokens' ids
+         {"llama4", "Llama4ForConditionalGeneration", "language_model.model.", {"vision_model.", "multi_modal_projector."},
+          {"vision_config", "boi_token_index", "eoi_token_index", "image_token_index"}, "language_model."}},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",
@@ -1551,6 +1555,7 @@ std::optional<ModelSpec> multimodal_spec(const json& j, const Family& family, co
     if (spec) {
         spec->multimodal_type = m.model_type;
         spec->tensor_prefix = m.tensor_prefix;
+        spec->head_prefix = m.head_prefix;
         spec->skipped_prefixes = m.skipped;
     }
     return spec;
@@ -1583,13 +1588,7 @@ std::optional<ModelSpec> spec_from_config(const std::string& text, const std::st
     const std::string model_type = type_it->get<std::string>();
     if (const Family* family = find_family(model_type)) return family_spec(j, *family, source_name, errors);
     if (const Family* family = find_multimodal(model_type)) return multimodal_spec(j, *family, source_name, errors);
-    // Llama 4 as Meta publishes it: the multimodal model, its text model's config nested
-    const std::string why = model_type == "llama4"
-                                ? " (Llama 4's multimodal model, Llama4ForConditionalGeneration: its text_config and language_model.* "
-                                  "tensors beside a vision tower are not read here; its text model saved as \"llama4_text\" "
-                                  "(Llama4ForCausalLM) opens)"
-                                : "";
-    faults.add("key 'model_type': \"" + printable(model_type, 60) + "\" is not supported" + why + "; supported: " + supported);
+    faults.add("key 'model_type': \"" + printable(model_type, 60) + "\" is not supported; supported: " + supported);
     faults.flush_into(errors);
     return std::nullopt;
 }

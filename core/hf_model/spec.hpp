@@ -234,6 +234,7 @@ struct ModelSpec {
     // text model's tensors lie, and the prefixes of the tensors read past (the vision tower's)
     std::string multimodal_type;         // "qwen3_5"; empty: the folder is the text model itself
     std::string tensor_prefix = "model.";  // of a decoder's tensors: "model.layers.N.…", "model.language_model.layers.N.…"
+    std::string head_prefix;               // of its head: "lm_head.weight", Llama 4's multimodal "language_model.lm_head.weight"
     std::vector<std::string> skipped_prefixes;  // "model.visual."
     // A tensor of the multimodal folder's other towers (under one of skipped_prefixes): read past.
     bool in_other_tower(const std::string& name) const {
@@ -339,6 +340,7 @@ struct Family {
         std::string tensor_prefix;              // "model.language_model."
         std::vector<std::string> skipped;       // "model.visual."
         std::vector<std::string> informational; // its own keys beside text_config and tie_word_embeddings
+        std::string head_prefix;                // before the untied head's "lm_head.weight": "language_model." (Llama 4)
     };
     Multimodal multimodal = {};
 };

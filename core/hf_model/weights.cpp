@@ -400,7 +400,7 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
         }
     }
     r.norm("norm", d, w.final_norm, false);
-    if (!s.tied_lm_head) r.table("lm_head.weight", s.vocab_size, d, w.lm_head, false);
+    if (!s.tied_lm_head) r.table(s.head_prefix + "lm_head.weight", s.vocab_size, d, w.lm_head, false);
     return r;
 }
 
@@ -534,7 +534,7 @@ std::vector<std::string> tied_head_names(const ModelSpec& s) {
     if (!s.tied_lm_head) return {};
     if (s.tensors == TensorLayout::gpt_neox) return {"embed_out.weight"};
     if (s.tensors == TensorLayout::bert) return {"cls.predictions.decoder.weight"};
-    return {"lm_head.weight"};
+    return {s.head_prefix + "lm_head.weight"};
 }
 
 // Tensor names are read by hand, left to right, never by a backtracking regex: a name is text
