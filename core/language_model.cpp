@@ -219,14 +219,12 @@ int Model::experts_in_layer(int layer) const {
     return m->spec.layers[static_cast<size_t>(layer)].moe ? m->spec.experts.experts : 0;
 }
 
-stack::Ablation Model::fitting(const stack::Ablation& ablated, std::vector<std::string>* left_out) const {
+stack::Ablation Model::fitting(const stack::Ablation& ablated) const {
     stack::Ablation fits;
     for (const stack::HeadId& id : ablated.heads)
         if (id.within(shape_.layers, shape_.heads)) fits.heads.insert(id);
-        else if (left_out) left_out->push_back("head " + std::to_string(id.head + 1) + " of layer " + std::to_string(id.layer + 1));
     for (const stack::ExpertId& id : ablated.experts)
         if (id.expert >= 0 && id.expert < experts_in_layer(id.layer)) fits.experts.insert(id);
-        else if (left_out) left_out->push_back("expert " + std::to_string(id.expert + 1) + " of layer " + std::to_string(id.layer + 1));
     return fits;
 }
 

@@ -83,9 +83,9 @@ public:
     Scenario layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::Ablation& ablated) const;
     // The experts of layer ℓ's mixture (0: its feed-forward is not one, or there is no layer ℓ).
     int experts_in_layer(int layer) const;
-    // The heads and experts of `ablated` the model has; each other one is said in `left_out`
-    // ("head 9 of layer 2", "expert 7 of layer 1") when given.
-    stack::Ablation fitting(const stack::Ablation& ablated, std::vector<std::string>* left_out = nullptr) const;
+    // The heads and experts of `ablated` the model has (a session's, once the model is open:
+    // those left out are said by session_file::check_model_choice).
+    stack::Ablation fitting(const stack::Ablation& ablated) const;
 
     HeldWeights held_weights() const;
     // Where layer ℓ's weight matrices are in the checkpoint, by the trace's keys ("w_q",
