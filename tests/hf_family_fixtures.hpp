@@ -647,6 +647,26 @@ inline FamilyCheckpoint llama4_checkpoint(std::uint64_t seed = 18) {
     return c;
 }
 
+// Gemma 3 as Google publishes its 4B, 12B and 27B (Gemma3ForConditionalGeneration, gemma-3-4b-it's
+// folder scaled down): gemma3_checkpoint's text model as text_config — with final_logit_softcapping
+// 30, which the multimodal model never applies — its tensors under language_model.model., its head
+// tied, beside a vision tower and a projector (read past). Its passes are the text model's.
+inline FamilyCheckpoint gemma3_multimodal_checkpoint() {
+    const FamilyCheckpoint text = gemma3_checkpoint();
+    FamilyCheckpoint c{"gemma3", {}, {}, text.dtype, false};
+    nlohmann::json inner = text.config;
+    for (const char* key : {"architectures", "torch_dtype", "transformers_version"}) inner.erase(key);
+    inner["final_logit_softcapping"] = 30.0;
+    c.config = {{"architectures", {"Gemma3ForConditionalGeneration"}}, {"boi_token_index", 35}, {"eoi_token_index", 36},
+                {"eos_token_id", {1, 106}}, {"image_token_index", 37}, {"initializer_range", 0.02}, {"mm_tokens_per_image", 4},
+                {"model_type", "gemma3"}, {"text_config", inner}, {"torch_dtype", "bfloat16"}, {"transformers_version", "4.50.0.dev0"},
+                {"vision_config", {{"model_type", "siglip_vision_model"}, {"hidden_size", 8}, {"num_hidden_layers", 1}, {"patch_size", 14}}}};
+    for (const auto& [name, tensor] : text.tensors) c.tensors["language_model." + name] = tensor;
+    c.tensors["vision_tower.vision_model.encoder.layers.0.mlp.fc1.weight"] = HfTensor{{4, 8}, std::vector<float>(32, 0.25f)};
+    c.tensors["multi_modal_projector.mm_input_projection_weight"] = HfTensor{{8, 16}, std::vector<float>(128, -0.5f)};
+    return c;
+}
+
 // Llama 4 as Meta publishes it (Llama4ForConditionalGeneration, Llama-4-Scout's folder scaled
 // down): llama4_checkpoint's text model as text_config, its tensors under language_model.model.
 // and its head language_model.lm_head.weight, beside a vision tower and a projector (read past)

@@ -1087,6 +1087,66 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         bad["attn_temperature_tuning"] = "yes";
         CHECK_THAT(refusal_of(bad), Contains("attn_temperature_tuning"));
     }
+    SECTION("gemma3 (the multimodal folder as Google publishes it): text_config read as gemma3_text with Gemma3TextConfig's "
+            "defaults, its tensors under language_model.model., no final soft-cap") {
+        const FamilyCheckpoint published = gemma3_multimodal_checkpoint();
+        hf::ModelSpec s = spec_of(published.config);
+        CHECK(s.model_type == "gemma3_text");
+        CHECK(s.multimodal_type == "gemma3");
+        CHECK(s.tensor_prefix == "language_model.model.");
+        CHECK(s.skipped_prefixes == std::vector<std::string>{"vision_tower.", "multi_modal_projector."});
+        CHECK(s.tied_lm_head);
+        CHECK(s.final_logit_softcap == 0);  // Gemma3ForConditionalGeneration's logits are lm_head(h)
+        CHECK(spec_of(published.config["text_config"]).final_logit_softcap == 30);  // Gemma3ForCausalLM's are capped
+        // its passes are the text model's (whose config has no soft-cap), number for number
+        const hf::OpenedModel opened = written_and_opened(published, folder_for("gemma3_multimodal"));
+        const hf::OpenedModel text = written_and_opened(gemma3_checkpoint(), folder_for("gemma3_text_alone"));
+        const std::vector<int> ids = {1, 5, 3, 7, 2, 9, 4};
+        const ModelPass a = hf::forward_ids(opened, ids), b = hf::forward_ids(text, ids);
+        REQUIRE(a.ok);
+        REQUIRE(b.ok);
+        CHECK(a.logits == b.logits);
+        const hf::OpenedModelLoad load = hf::open_model(folder_for("gemma3_multimodal"), false);
+        REQUIRE(load.model);
+        CHECK(load.ignored.size() == 2);
+        for (const std::string& name : load.ignored) CHECK(load.model->spec.in_other_tower(name));
+        // gemma-3-4b-it's own config: its text_config names five sizes, Gemma3TextConfig gives the rest
+        const json original = json::parse(R"({"architectures": ["Gemma3ForConditionalGeneration"], "boi_token_index": 255999,
+            "eoi_token_index": 256000, "eos_token_id": [1, 106], "image_token_index": 262144, "initializer_range": 0.02,
+            "mm_tokens_per_image": 256, "model_type": "gemma3",
+            "text_config": {"hidden_size": 2560, "intermediate_size": 10240, "model_type": "gemma3_text", "num_hidden_layers": 34,
+                            "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024},
+            "torch_dtype": "bfloat16", "transformers_version": "4.50.0.dev0",
+            "vision_config": {"hidden_size": 1152, "image_size": 896, "intermediate_size": 4304, "model_type": "siglip_vision_model",
+                              "num_attention_heads": 16, "num_hidden_layers": 27, "patch_size": 14, "vision_use_head": false}})");
+        s = spec_of(original);
+        CHECK(s.vocab_size == 262208);
+        CHECK(s.d_model == 2560);
+        CHECK(s.d_ff == 10240);
+        CHECK(s.n_layers == 34);
+        CHECK(s.n_heads == 8);
+        CHECK(s.n_kv_heads == 4);
+        CHECK(s.head_dim == 256);
+        CHECK(s.attention_scale == Approx(1.0 / 16.0));  // query_pre_attn_scalar 256
+        CHECK(s.layers[0].window == 1024);
+        CHECK(s.layers[5].window == 0);                  // every sixth layer global
+        CHECK(s.layers[5].rope_scaling.kind == hf::RopeScalingKind::linear);
+        CHECK(s.layers[0].rope_theta == 10000.0);        // local layers: rope_local_base_freq, unscaled
+        CHECK(s.layers[5].rope_theta == 1000000.0);
+        // refused: a folder key it does not read
+        json bad = published.config;
+        bad["vision_feature_layer"] = -1;
+        CHECK_THAT(refusal_of(bad), Contains("vision_feature_layer") && Contains("Gemma3ForConditionalGeneration"));
+        // a folder re-saved by transformers 4.52 or later (model.language_model.*) is refused naming the tensor it lacks
+        FamilyCheckpoint resaved = published;
+        resaved.tensors.clear();
+        for (const auto& [name, tensor] : published.tensors)
+            resaved.tensors[name.rfind("language_model.model.", 0) == 0 ? "model.language_model." + name.substr(21) : name] = tensor;
+        write_family_checkpoint(folder_for("gemma3_resaved"), resaved);
+        const hf::OpenedModelLoad refused = hf::open_model(folder_for("gemma3_resaved"), false);
+        CHECK_FALSE(refused.model);
+        CHECK_THAT(joined(refused.errors), Contains("language_model.model.embed_tokens.weight"));
+    }
     SECTION("llama4 (the multimodal folder as Meta publishes it): text_config read as llama4_text, its tensors under "
             "language_model.model., its head language_model.lm_head") {
         const FamilyCheckpoint published = llama4_multimodal_checkpoint();

@@ -480,13 +480,20 @@ constexpr int kMaxLayers = 1024, kMaxHeads = 1024, kMaxWidth = 1 << 16, kMaxVoca
 
 // The sizes of a Llama-derived config (Llama, Qwen, Gemma).
 // intermediate_size is read unless no layer has a dense MLP (Qwen3.5-MoE: `dense_mlp` false).
-void read_decoder_sizes(ConfigReader& r, ModelSpec& spec, std::optional<int> default_head_dim, bool dense_mlp = true) {
-    spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, std::nullopt);
-    spec.d_model = r.integer("hidden_size", 1, kMaxWidth, std::nullopt);
-    if (dense_mlp) spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, std::nullopt);
-    spec.n_layers = r.integer("num_hidden_layers", 1, kMaxLayers, std::nullopt);
-    spec.n_heads = r.integer("num_attention_heads", 1, kMaxHeads, std::nullopt);
-    spec.n_kv_heads = r.integer("num_key_value_heads", 1, kMaxHeads, spec.n_heads);
+// The sizes a family's config class gives when config.json leaves them out (Gemma3TextConfig's);
+// none: the key is required.
+struct SizeDefaults {
+    std::optional<int> vocab, hidden, intermediate, layers, heads, kv_heads;
+};
+
+void read_decoder_sizes(ConfigReader& r, ModelSpec& spec, std::optional<int> default_head_dim, bool dense_mlp = true,
+                        const SizeDefaults& defaults = {}) {
+    spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, defaults.vocab);
+    spec.d_model = r.integer("hidden_size", 1, kMaxWidth, defaults.hidden);
+    if (dense_mlp) spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, defaults.intermediate);
+    spec.n_layers = r.integer("num_hidden_layers", 1, kMaxLayers, defaults.layers);
+    spec.n_heads = r.integer("num_attention_heads", 1, kMaxHeads, defaults.heads);
+    spec.n_kv_heads = r.integer("num_key_value_heads", 1, kMaxHeads, defaults.kv_heads.value_or(spec.n_heads));
     if (default_head_dim) {
         spec.head_dim = r.integer("head_dim", 1, 4096, *default_head_dim);
     } else {
@@ -627,7 +634,10 @@ void read_qwen3(ConfigReader& r, ModelSpec& spec) {
 // Gemma 2 and 3: (1 + w) RMSNorm, four norms a block, √d embedding, query_pre_attn_scalar.
 void read_gemma(ConfigReader& r, ModelSpec& spec, bool gemma3) {
     rms_decoder_defaults(spec);
-    read_decoder_sizes(r, spec, 256);
+    // Gemma3TextConfig gives every size a default (Gemma 3's published multimodal folders name few of
+    // them in text_config); Gemma2Config's are Gemma 2 9B's, never left out of a config in practice
+    if (gemma3) read_decoder_sizes(r, spec, 256, true, SizeDefaults{262208, 2304, 9216, 26, 8, 4});
+    else read_decoder_sizes(r, spec, 256);
     spec.norm.one_plus_weight = true;
     spec.norm.epsilon = r.number("rms_norm_eps", 0, 1, 1e-6);
     // Gemma 2 and 3 build their MLP from ACT2FN[config.hidden_activation]: a null there fails in
@@ -1315,7 +1325,11 @@ const std::vector<Family>& families() {
          {joined(joined(kDecoderHonoured, kGemma),
                  {"rope_local_base_freq", "sliding_window_pattern", "_sliding_window_pattern", "use_bidirectional_attention"}),
           joined(kCommonInformational, kGemmaInformational)},
-         [](ConfigReader& r, ModelSpec& spec) { read_gemma(r, spec, true); }},
+         [](ConfigReader& r, ModelSpec& spec) { read_gemma(r, spec, true); }, TensorLayout::llama,
+         // Gemma3ForConditionalGeneration (Gemma 3 4B, 12B, 27B as Google publishes them): the text model under
+         // language_model.model., its head tied; the vision tower and projector read past
+         {"gemma3", "Gemma3ForConditionalGeneration", "language_model.model.", {"vision_tower.", "multi_modal_projector."},
+          {"vision_config", "boi_token_index", "eoi_token_index", "image_token_index", "mm_tokens_per_image"}, "language_model."}},
         // Olmo2Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads)
         {"olmo2", "OLMo 2",
          {joined(kDecoderHonoured, {"head_dim", "attention_bias"}), joined(kCommonInformational, {"max_position_embeddings"})},
@@ -1557,6 +1571,9 @@ std::optional<ModelSpec> multimodal_spec(const json& j, const Family& family, co
         spec->tensor_prefix = m.tensor_prefix;
         spec->head_prefix = m.head_prefix;
         spec->skipped_prefixes = m.skipped;
+        // Gemma3ForConditionalGeneration's logits are lm_head(h) whatever text_config's
+        // final_logit_softcapping says (Gemma3ForCausalLM's alone soft-cap them)
+        if (m.model_type == "gemma3") spec->final_logit_softcap = 0;
     }
     return spec;
 }
