@@ -13,7 +13,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 
 namespace attn::autosave {
 

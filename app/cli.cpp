@@ -5,21 +5,21 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analysis.hpp"
-#include "articles.hpp"
+#include "attention/analysis.hpp"
+#include "teaching/articles.hpp"
 #include "autosave.hpp"
 #include "cli_download.hpp"
 #include "cli_model.hpp"
 #include "cli_train.hpp"
 #include "data_dir.hpp"
-#include "engine.hpp"
-#include "lesson.hpp"
-#include "presets.hpp"
-#include "report.hpp"
-#include "registry.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "teaching/lesson.hpp"
+#include "teaching/presets.hpp"
+#include "teaching/report.hpp"
+#include "attention/registry.hpp"
+#include "attention/serialize.hpp"
 #include "session_file.hpp"
-#include "toggles.hpp"
+#include "teaching/toggles.hpp"
 #include "version.hpp"
 
 namespace attn::cli {

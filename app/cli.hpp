@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "options.hpp"
-#include "scenario.hpp"
+#include "attention/scenario.hpp"
 #include "session_file.hpp"
-#include "trace.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::cli {
 

@@ -7,9 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "hf_cache.hpp"
-#include "hf_download.hpp"
-#include "json_read.hpp"
+#include "checkpoint/hf_cache.hpp"
+#include "checkpoint/hf_download.hpp"
+#include "io/json_read.hpp"
 
 namespace attn::cli {
 

@@ -3,7 +3,7 @@
 //   attnlab --download org/name[@revision]
 // fetches what the app reads of that model (config.json, the tokenizer's files, *.safetensors)
 // from the Hugging Face hub (HF_ENDPOINT, HF_TOKEN) into the Hugging Face cache
-// (core/hf_download.hpp), printing progress on stderr; afterwards `--model org/name` opens it.
+// (core/checkpoint/hf_download.hpp), printing progress on stderr; afterwards `--model org/name` opens it.
 #include <iosfwd>
 #include <string>
 

@@ -10,21 +10,21 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analysis.hpp"
+#include "attention/analysis.hpp"
 #include "cli_generate.hpp"
 #include "generate/model_writers.hpp"
-#include "gpt2/model.hpp"
-#include "language_model.hpp"
-#include "hf_cache.hpp"
+#include "model/gpt2/model.hpp"
+#include "model/language_model.hpp"
+#include "checkpoint/hf_cache.hpp"
 #include "interpret/ablation_sweep.hpp"
 #include "interpret/logit_lens.hpp"
 #include "interpret/model_roles.hpp"
-#include "stack.hpp"
-#include "report.hpp"
-#include "path_kind.hpp"
-#include "registry.hpp"
-#include "serialize.hpp"
-#include "softmax.hpp"
+#include "model/stack.hpp"
+#include "teaching/report.hpp"
+#include "io/path_kind.hpp"
+#include "attention/registry.hpp"
+#include "attention/serialize.hpp"
+#include "attention/softmax.hpp"
 #include "train/model_file.hpp"
 
 namespace attn::cli {
@@ -358,8 +358,8 @@ int run_model_file(const std::string& path, const Options& o, ModelRun& run, std
     return 0;
 }
 
-// A checkpoint folder (core/language_model): GPT-2, or a family (Llama, Qwen, Gemma, GPT-NeoX,
-// BERT) read by core/hf_model. GPT-2's weights are named in the export, not copied.
+// A checkpoint folder (core/model/language_model): GPT-2, or a family (Llama, Qwen, Gemma, GPT-NeoX,
+// BERT) read by core/model/hf. GPT-2's weights are named in the export, not copied.
 int run_checkpoint(const std::string& folder, const Options& o, ModelRun& run, std::ostream& err) {
     const ModelOptions& m = o.model;
     const std::optional<std::string>& text = o.text;

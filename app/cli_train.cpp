@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 #include "train/model_file.hpp"
 #include "train/trainer.hpp"
 

@@ -1,6 +1,6 @@
 #include "comparison.hpp"
 
-#include "engine.hpp"
+#include "attention/engine.hpp"
 
 namespace attn::comparison {
 

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis.hpp"
-#include "scenario.hpp"
-#include "toggles.hpp"
-#include "trace.hpp"
+#include "attention/analysis.hpp"
+#include "attention/scenario.hpp"
+#include "teaching/toggles.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::comparison {
 

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "gpu/backend.hpp"
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 
 namespace attn::compute {
 

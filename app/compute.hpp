@@ -20,7 +20,7 @@
 #include <string>
 
 #include "edits.hpp"
-#include "engine.hpp"
+#include "attention/engine.hpp"
 #include "speed.hpp"
 
 namespace attn::gpu {

@@ -1,5 +1,5 @@
 #pragma once
-// A model downloaded from the Hugging Face hub (core/hf_download.hpp) as a job of the compute
+// A model downloaded from the Hugging Face hub (core/checkpoint/hf_download.hpp) as a job of the compute
 // layer: it runs on a thread of its own from the moment it is made; the window reads its
 // progress each frame, may cancel it (the file under way stays in the cache's blobs/ and the
 // next download resumes it), and takes the result once it has ended. No ImGui, no GL.
@@ -7,7 +7,7 @@
 #include <future>
 #include <mutex>
 
-#include "hf_download.hpp"
+#include "checkpoint/hf_download.hpp"
 
 namespace attn::compute {
 

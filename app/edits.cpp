@@ -8,9 +8,9 @@
 // [SECTION] Session
 #include "edits.hpp"
 
-#include "presets.hpp"
+#include "teaching/presets.hpp"
 
-#include "incremental.hpp"
+#include "attention/incremental.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -20,10 +20,10 @@
 
 #include <Eigen/Core>
 
-#include "engine.hpp"
-#include "mask.hpp"
-#include "random.hpp"
-#include "reflect.hpp"
+#include "attention/engine.hpp"
+#include "attention/mask.hpp"
+#include "tensor/random.hpp"
+#include "tensor/reflect.hpp"
 
 namespace attn::edits {
 

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "comparison.hpp"
-#include "history.hpp"
-#include "registry.hpp"
-#include "scenario.hpp"
-#include "trace.hpp"
+#include "attention/history.hpp"
+#include "attention/registry.hpp"
+#include "attention/scenario.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::edits {
 

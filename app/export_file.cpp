@@ -1,7 +1,7 @@
 #include "export_file.hpp"
 
-#include "export.hpp"
-#include "registry.hpp"
+#include "tensor/export.hpp"
+#include "attention/registry.hpp"
 
 namespace attn::export_file {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "trace.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::export_file {
 

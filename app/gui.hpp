@@ -1,7 +1,7 @@
 #pragma once
 #include "options.hpp"
 #include "session_file.hpp"
-#include "scenario.hpp"
+#include "attention/scenario.hpp"
 
 namespace attn::gui {
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <utility>
 
-#include "hf_cache.hpp"
+#include "checkpoint/hf_cache.hpp"
 
 namespace attn::compute {
 

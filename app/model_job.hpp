@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "language_model.hpp"
-#include "scenario.hpp"
+#include "model/language_model.hpp"
+#include "attention/scenario.hpp"
 
 namespace attn::compute {
 

@@ -8,9 +8,9 @@
 
 #include <sys/stat.h>
 
-#include "registry.hpp"
-#include "scenario_edits.hpp"
-#include "serialize.hpp"
+#include "attention/registry.hpp"
+#include "attention/scenario_edits.hpp"
+#include "attention/serialize.hpp"
 
 namespace attn::session_file {
 

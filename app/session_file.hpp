@@ -36,8 +36,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "language_model.hpp"
-#include "scenario.hpp"
+#include "model/language_model.hpp"
+#include "attention/scenario.hpp"
 #include "train/model_file.hpp"
 
 namespace attn::session_file {

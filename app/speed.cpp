@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "edits.hpp"
-#include "engine.hpp"
-#include "random.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "tensor/random.hpp"
+#include "attention/serialize.hpp"
 
 namespace attn::speed {
 

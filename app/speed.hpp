@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "scenario.hpp"
+#include "attention/scenario.hpp"
 
 namespace attn::speed {
 

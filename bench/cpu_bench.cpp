@@ -26,9 +26,9 @@
 #include <omp.h>
 
 #include "measure.hpp"
-#include "engine.hpp"
-#include "incremental.hpp"
-#include "random.hpp"
+#include "attention/engine.hpp"
+#include "attention/incremental.hpp"
+#include "tensor/random.hpp"
 
 namespace {
 

@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "gpt2/model.hpp"
+#include "model/gpt2/model.hpp"
 #include "interpret/ablation_sweep.hpp"
 #include "interpret/logit_lens.hpp"
 #include "interpret/model_roles.hpp"
-#include "language_model.hpp"
+#include "model/language_model.hpp"
 #include "measure.hpp"
 
 using attn::bench::Clock;

@@ -34,10 +34,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine.hpp"
+#include "attention/engine.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/context.hpp"
-#include "random.hpp"
+#include "tensor/random.hpp"
 
 namespace {
 

@@ -10,10 +10,10 @@
 //
 // Shapes, with random N(0, 0.02)-like weights (the pass's cost does not depend on the values):
 //   gpt2-small     12 layers × 12 heads, d_model 768, d_ff 3072, vocab 50257, tied: written by
-//                  GPT-2's writer and opened by GPT-2's reader (core/gpt2)
+//                  GPT-2's writer and opened by GPT-2's reader (core/model/gpt2)
 //   smollm2-135m   30 layers, 9 query / 3 K/V heads, d_model 576, head_dim 64, d_ff 1536 (gated,
 //                  SiLU), vocab 49152, tied, rope_theta 100000: a llama folder in Hugging Face's
-//                  layout, opened by core/hf_model
+//                  layout, opened by core/model/hf
 // The folder is written, then a fresh process opens it and runs (so the peak memory is the
 // opening and the running alone), 20 and 200 tokens with every layer's full trace (every
 // attention map), the median of --runs runs each: into the traces of the pass before (the
@@ -60,14 +60,14 @@
 #include <nlohmann/json.hpp>
 
 #include "generate/model_writers.hpp"
-#include "gpt2/model.hpp"
+#include "model/gpt2/model.hpp"
 #include "measure.hpp"
-#include "checkpoint/safetensors.hpp"
-#include "hf_model/model.hpp"
-#include "language_model.hpp"
-#include "registry.hpp"
-#include "stored_matrix.hpp"
-#include "trace.hpp"
+#include "tensor/safetensors.hpp"
+#include "model/hf/model.hpp"
+#include "model/language_model.hpp"
+#include "attention/registry.hpp"
+#include "tensor/stored_matrix.hpp"
+#include "attention/trace.hpp"
 
 using attn::bench::Clock;
 using namespace attn;

@@ -1,5 +1,5 @@
-// The GLSL copy of core's rules of attention (core/attention_rules.hpp, function for
-// function: masked_score, row_output, row_weight; visible() is core/mask.cpp's), shared by
+// The GLSL copy of core's rules of attention (core/attention/attention_rules.hpp, function for
+// function: masked_score, row_output, row_weight; visible() is core/attention/mask.cpp's), shared by
 // every attention and pooling kernel (the loader inserts it after their #version line):
 // which keys a query sees, the score of one (query, key) cell after scaling, ALiBi and the
 // mask, the fully masked row and the naive softmax's overflow, and how a pass's workgroups

@@ -29,11 +29,11 @@
 #include <string>
 #include <vector>
 
-#include "attention_rules.hpp"
-#include "engine.hpp"
-#include "random.hpp"
-#include "softmax.hpp"
-#include "trace.hpp"
+#include "attention/attention_rules.hpp"
+#include "attention/engine.hpp"
+#include "tensor/random.hpp"
+#include "attention/softmax.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::testing {
 

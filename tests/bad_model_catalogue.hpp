@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpt2/checkpoint.hpp"
+#include "model/gpt2/checkpoint.hpp"
 
 namespace attn::testing {
 

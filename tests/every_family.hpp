@@ -15,7 +15,7 @@
 
 #include "bad_model_catalogue.hpp"
 #include "hf_family_fixtures.hpp"
-#include "language_model.hpp"
+#include "model/language_model.hpp"
 
 namespace attn::testing {
 

@@ -43,7 +43,7 @@
 //
 // The reference works on the stored tensors by their Hugging Face names (nn.Linear: y = x·Wᵀ + b,
 // W (out × in); Conv1D: y = x·W + b), in double, with plain loops over tokens, heads and
-// dims: no Eigen expression, no code of core/hf_model but the ModelSpec's values.
+// dims: no Eigen expression, no code of core/model/hf but the ModelSpec's values.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -57,8 +57,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkpoint/safetensors.hpp"
-#include "hf_model/spec.hpp"
+#include "tensor/safetensors.hpp"
+#include "model/hf/spec.hpp"
 
 namespace attn::testing::families {
 

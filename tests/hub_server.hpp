@@ -31,7 +31,7 @@
 #include <thread>
 #include <vector>
 
-#include "hf_download.hpp"
+#include "checkpoint/hf_download.hpp"
 
 namespace attn::testing {
 

@@ -1,5 +1,5 @@
 #pragma once
-// What every backend guarantees about the naive softmax's overflow (core/softmax.hpp,
+// What every backend guarantees about the naive softmax's overflow (core/attention/softmax.hpp,
 // docs/conventions.md), checked between a reference trace (the CPU engine in full) and
 // another backend's run of the same scenario:
 //  - both flag the overflow on the same heads;
@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "softmax.hpp"
-#include "trace.hpp"
+#include "attention/softmax.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::testing {
 

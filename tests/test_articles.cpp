@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include "articles.hpp"
-#include "engine.hpp"
-#include "presets.hpp"
-#include "random.hpp"
+#include "teaching/articles.hpp"
+#include "attention/engine.hpp"
+#include "teaching/presets.hpp"
+#include "tensor/random.hpp"
 
 using namespace attn;
 using Catch::Matchers::WithinAbs;

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <limits>
 
-#include "engine.hpp"
-#include "lesson.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "teaching/lesson.hpp"
+#include "attention/serialize.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;

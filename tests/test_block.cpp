@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "joined.hpp"
-#include "engine.hpp"
-#include "presets.hpp"
-#include "random.hpp"
-#include "reflect.hpp"
-#include "registry.hpp"
-#include "scenario_edits.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "teaching/presets.hpp"
+#include "tensor/random.hpp"
+#include "tensor/reflect.hpp"
+#include "attention/registry.hpp"
+#include "attention/scenario_edits.hpp"
+#include "attention/serialize.hpp"
 #include "train/model.hpp"
 
 using namespace attn;

@@ -5,15 +5,15 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analysis.hpp"
-#include "engine.hpp"
-#include "export.hpp"
-#include "history.hpp"
-#include "reflect.hpp"
+#include "attention/analysis.hpp"
+#include "attention/engine.hpp"
+#include "tensor/export.hpp"
+#include "attention/history.hpp"
+#include "tensor/reflect.hpp"
 #include "interpret/head_roles.hpp"
-#include "lesson.hpp"
-#include "presets.hpp"
-#include "serialize.hpp"
+#include "teaching/lesson.hpp"
+#include "teaching/presets.hpp"
+#include "attention/serialize.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;

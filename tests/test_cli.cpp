@@ -12,7 +12,7 @@
 #include "bad_input_catalogue.hpp"
 #include "cli.hpp"
 #include "cli_runner.hpp"
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 #include "train/model_file.hpp"
 
 using namespace attn;

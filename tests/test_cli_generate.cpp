@@ -13,7 +13,7 @@
 #include "bad_model_catalogue.hpp"
 #include "cli_runner.hpp"
 #include "hf_family_fixtures.hpp"
-#include "language_model.hpp"
+#include "model/language_model.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;

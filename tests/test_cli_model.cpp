@@ -21,10 +21,10 @@
 #include "cli.hpp"
 #include "cli_runner.hpp"
 #include "hf_family_fixtures.hpp"
-#include "hf_model/model.hpp"
-#include "language_model.hpp"
+#include "model/hf/model.hpp"
+#include "model/language_model.hpp"
 #include "train_fixtures.hpp"
-#include "gpt2/model.hpp"
+#include "model/gpt2/model.hpp"
 #include "train/model_file.hpp"
 #include "train/tasks.hpp"
 

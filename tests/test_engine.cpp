@@ -5,17 +5,17 @@
 #include <cstring>
 #include <limits>
 
-#include "analysis.hpp"
-#include "engine.hpp"
+#include "attention/analysis.hpp"
+#include "attention/engine.hpp"
 #include "generate/decode.hpp"
-#include "presets.hpp"
-#include "product.hpp"
-#include "mask.hpp"
-#include "random.hpp"
-#include "reflect.hpp"
-#include "report.hpp"
-#include "serialize.hpp"
-#include "softmax.hpp"
+#include "teaching/presets.hpp"
+#include "tensor/product.hpp"
+#include "attention/mask.hpp"
+#include "tensor/random.hpp"
+#include "tensor/reflect.hpp"
+#include "teaching/report.hpp"
+#include "attention/serialize.hpp"
+#include "attention/softmax.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;

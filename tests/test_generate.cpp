@@ -12,8 +12,8 @@
 #include "generate/model_writers.hpp"
 #include "generate/sampler.hpp"
 #include "generate/writer.hpp"
-#include "engine.hpp"
-#include "random.hpp"
+#include "attention/engine.hpp"
+#include "tensor/random.hpp"
 #include "train/trainer.hpp"
 
 using namespace attn;

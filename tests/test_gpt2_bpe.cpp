@@ -9,8 +9,8 @@
 
 #include "joined.hpp"
 #include "fuzz/fuzz_gpt2.hpp"   // reference_bpe: GPT-2's bpe() line for line
-#include "gpt2/bpe.hpp"
-#include "random.hpp"
+#include "tokenizer/bpe.hpp"
+#include "tensor/random.hpp"
 
 using namespace attn;
 using namespace attn::gpt2;

@@ -8,8 +8,8 @@
 
 #include "joined.hpp"
 #include "bad_model_catalogue.hpp"
-#include "gpt2/checkpoint.hpp"
-#include "random.hpp"
+#include "model/gpt2/checkpoint.hpp"
+#include "tensor/random.hpp"
 
 using namespace attn;
 using namespace attn::gpt2;

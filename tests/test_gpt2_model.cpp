@@ -1,4 +1,4 @@
-// GPT-2's forward pass (core/gpt2/model.hpp) on checkpoints the tests write in the Hugging
+// GPT-2's forward pass (core/model/gpt2/model.hpp) on checkpoints the tests write in the Hugging
 // Face layout and read back: checked against a forward pass written here with plain loops
 // in double (no engine, no Eigen products), a hand-checkable case, Conv1D's (in, out) layout
 // entry by entry, recomputing from a middle layer, a refused long input and the top 5; heads
@@ -13,11 +13,11 @@
 #include <numeric>
 
 #include "bad_model_catalogue.hpp"
-#include "engine.hpp"
-#include "weights_comparison.hpp"
-#include "gpt2/model.hpp"
+#include "attention/engine.hpp"
+#include "model/weights_comparison.hpp"
+#include "model/gpt2/model.hpp"
 #include "joined.hpp"
-#include "random.hpp"
+#include "tensor/random.hpp"
 
 using namespace attn;
 using namespace attn::gpt2;

@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 
 #include "joined.hpp"
-#include "checkpoint/safetensors.hpp"
-#include "random.hpp"
+#include "tensor/safetensors.hpp"
+#include "tensor/random.hpp"
 
 using namespace attn;
 using namespace attn::safetensors;

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 
 #include "bad_model_catalogue.hpp"
-#include "gpt2/checkpoint.hpp"
-#include "hf_cache.hpp"
+#include "model/gpt2/checkpoint.hpp"
+#include "checkpoint/hf_cache.hpp"
 #include "scoped_environment.hpp"
 
 using namespace attn;

@@ -16,8 +16,8 @@
 
 #include <unistd.h>
 
-#include "hf_cache.hpp"
-#include "hf_download.hpp"
+#include "checkpoint/hf_cache.hpp"
+#include "checkpoint/hf_download.hpp"
 #include "hub_server.hpp"
 
 using namespace attn;

@@ -1,4 +1,4 @@
-// Hugging Face checkpoints of every family read (core/hf_model): each fixture of
+// Hugging Face checkpoints of every family read (core/model/hf): each fixture of
 // hf_family_fixtures.hpp written in the exact layout and read back bit for bit, the specs its
 // config.json gives, every refusal, and the plain-loop reference forward pass's own sanity —
 // tied to the tested GPT-2 engine by running both on one GPT-2 checkpoint.
@@ -10,17 +10,17 @@
 #include <fstream>
 
 #include "bad_model_catalogue.hpp"
-#include "engine.hpp"
-#include "gpt2/model.hpp"
+#include "attention/engine.hpp"
+#include "model/gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
-#include "hf_model/model.hpp"
-#include "hf_model/weights.hpp"
+#include "model/hf/model.hpp"
+#include "model/hf/weights.hpp"
 #include "joined.hpp"
-#include "language_model.hpp"
-#include "memory_room.hpp"
-#include "positional.hpp"
-#include "stored_matrix.hpp"
-#include "weights_comparison.hpp"
+#include "model/language_model.hpp"
+#include "tensor/memory_room.hpp"
+#include "attention/positional.hpp"
+#include "tensor/stored_matrix.hpp"
+#include "model/weights_comparison.hpp"
 
 using namespace attn;
 using namespace attn::testing::families;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "attention_cases.hpp"
-#include "engine.hpp"
-#include "incremental.hpp"
+#include "attention/engine.hpp"
+#include "attention/incremental.hpp"
 
 using namespace attn;
 

@@ -8,10 +8,10 @@
 #include <cmath>
 
 #include "joined.hpp"
-#include "engine.hpp"
-#include "random.hpp"
-#include "reflect.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "tensor/random.hpp"
+#include "tensor/reflect.hpp"
+#include "attention/serialize.hpp"
 
 using namespace attn;
 

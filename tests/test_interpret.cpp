@@ -15,8 +15,8 @@
 #include "interpret/head_roles.hpp"
 #include "interpret/logit_lens.hpp"
 #include "interpret/model_roles.hpp"
-#include "language_model.hpp"
-#include "serialize.hpp"
+#include "model/language_model.hpp"
+#include "attention/serialize.hpp"
 #include "train/trainer.hpp"
 
 using namespace attn;

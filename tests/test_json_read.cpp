@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "joined.hpp"
-#include "json_read.hpp"
+#include "io/json_read.hpp"
 
 using namespace attn;
 using attn::testing::joined;

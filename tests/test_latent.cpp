@@ -6,15 +6,15 @@
 #include <cmath>
 #include <vector>
 
-#include "engine.hpp"
-#include "presets.hpp"
-#include "random.hpp"
-#include "reflect.hpp"
-#include "registry.hpp"
-#include "report.hpp"
-#include "scenario_edits.hpp"
-#include "serialize.hpp"
-#include "stack.hpp"
+#include "attention/engine.hpp"
+#include "teaching/presets.hpp"
+#include "tensor/random.hpp"
+#include "tensor/reflect.hpp"
+#include "attention/registry.hpp"
+#include "teaching/report.hpp"
+#include "attention/scenario_edits.hpp"
+#include "attention/serialize.hpp"
+#include "model/stack.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;

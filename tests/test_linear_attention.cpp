@@ -8,10 +8,10 @@
 #include <cmath>
 #include <vector>
 
-#include "engine.hpp"
-#include "linear_attention.hpp"
-#include "random.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "attention/linear_attention.hpp"
+#include "tensor/random.hpp"
+#include "attention/serialize.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "attention_rules.hpp"
-#include "positional.hpp"
-#include "random.hpp"
+#include "attention/attention_rules.hpp"
+#include "attention/positional.hpp"
+#include "tensor/random.hpp"
 
 using namespace attn;
 using Catch::Matchers::WithinAbs;

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "engine.hpp"
-#include "random.hpp"
+#include "attention/engine.hpp"
+#include "tensor/random.hpp"
 
 using namespace attn;
 using Catch::Matchers::WithinAbs;

@@ -3,10 +3,10 @@
 
 #include <cmath>
 
-#include "engine.hpp"
-#include "presets.hpp"
-#include "random.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "teaching/presets.hpp"
+#include "tensor/random.hpp"
+#include "attention/serialize.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;

@@ -8,12 +8,12 @@
 #include <fstream>
 #include <limits>
 
-#include "engine.hpp"
-#include "presets.hpp"
-#include "reflect.hpp"
-#include "registry.hpp"
-#include "scenario_edits.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "teaching/presets.hpp"
+#include "tensor/reflect.hpp"
+#include "attention/registry.hpp"
+#include "attention/scenario_edits.hpp"
+#include "attention/serialize.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;

@@ -8,8 +8,8 @@
 #include <iterator>
 
 #include "fuzz/fuzz_session.hpp"
-#include "reflect.hpp"
-#include "serialize.hpp"
+#include "tensor/reflect.hpp"
+#include "attention/serialize.hpp"
 #include "train/model_file.hpp"
 
 namespace {

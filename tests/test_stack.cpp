@@ -1,4 +1,4 @@
-// The one stack of layers (core/stack): a family's layers run by one loop, checked against
+// The one stack of layers (core/model/stack): a family's layers run by one loop, checked against
 // the plain loop over run() written out here, and the recompute, ablation and refusals.
 #include <catch2/catch.hpp>
 
@@ -8,10 +8,10 @@
 #include <functional>
 #include <limits>
 
-#include "engine.hpp"
-#include "random.hpp"
-#include "stack.hpp"
-#include "worker_errors.hpp"
+#include "attention/engine.hpp"
+#include "tensor/random.hpp"
+#include "model/stack.hpp"
+#include "tensor/worker_errors.hpp"
 
 using namespace attn;
 

@@ -1,4 +1,4 @@
-// Weights read where their checkpoint stores them (core/stored_matrix.hpp): every layout a
+// Weights read where their checkpoint stores them (core/tensor/stored_matrix.hpp): every layout a
 // loader makes (a whole tensor, its transpose, GPT-2's c_attn thirds, GPT-NeoX's fused rows)
 // in every dtype reads as its float32 widening; products read from the stored bytes give what
 // the float32 matrix gives; and a pass of every family, GPT-2 included, widens no weight:
@@ -14,16 +14,16 @@
 #include <vector>
 
 #include "bad_model_catalogue.hpp"
-#include "gpt2/checkpoint.hpp"
-#include "gpt2/model.hpp"
+#include "model/gpt2/checkpoint.hpp"
+#include "model/gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
-#include "hf_model/model.hpp"
-#include "analysis.hpp"
-#include "language_model.hpp"
-#include "serialize.hpp"
-#include "product.hpp"
-#include "shared_matrix.hpp"
-#include "stored_matrix.hpp"
+#include "model/hf/model.hpp"
+#include "attention/analysis.hpp"
+#include "model/language_model.hpp"
+#include "attention/serialize.hpp"
+#include "tensor/product.hpp"
+#include "tensor/shared_matrix.hpp"
+#include "tensor/stored_matrix.hpp"
 
 using namespace attn;
 using namespace attn::testing::families;

@@ -8,10 +8,10 @@
 #include <tuple>
 
 #include "attention_cases.hpp"
-#include "attention_rules.hpp"
-#include "engine.hpp"
-#include "random.hpp"
-#include "registry.hpp"
+#include "attention/attention_rules.hpp"
+#include "attention/engine.hpp"
+#include "tensor/random.hpp"
+#include "attention/registry.hpp"
 
 using namespace attn;
 using testing::attention_case;

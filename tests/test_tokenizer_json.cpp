@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fuzz/fuzz_tokenizer.hpp"
-#include "gpt2/bpe.hpp"
+#include "tokenizer/bpe.hpp"
 #include "joined.hpp"
 #include "tokenizer/text.hpp"
 #include "tokenizer/tokenizer_json.hpp"

@@ -24,10 +24,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine.hpp"
+#include "attention/engine.hpp"
 #include "fuzz/fuzz_model.hpp"
-#include "random.hpp"
-#include "serialize.hpp"
+#include "tensor/random.hpp"
+#include "attention/serialize.hpp"
 #include "train/backward.hpp"
 #include "train/model.hpp"
 #include "train/model_file.hpp"

@@ -30,8 +30,8 @@
 #include "gpu/context.hpp"
 #include "gpu/gl_objects.hpp"
 #include "gpu/shader_sources.hpp"
-#include "mask.hpp"
-#include "random.hpp"
+#include "attention/mask.hpp"
+#include "tensor/random.hpp"
 
 namespace attn::gpu {
 

@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
+#include "attention/engine.hpp"
 #include "gpu/planner.hpp"
-#include "scenario.hpp"
-#include "trace.hpp"
+#include "attention/scenario.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::gpu {
 

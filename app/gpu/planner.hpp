@@ -13,7 +13,7 @@
 #include <functional>
 #include <vector>
 
-#include "mask.hpp"
+#include "attention/mask.hpp"
 
 namespace attn::gpu {
 

@@ -11,10 +11,10 @@
 // [SECTION] Dispatch
 #include "ui/arithmetic.hpp"
 
-#include "engine.hpp"
-#include "positional.hpp"
-#include "product.hpp"
-#include "registry.hpp"
+#include "attention/engine.hpp"
+#include "attention/positional.hpp"
+#include "tensor/product.hpp"
+#include "attention/registry.hpp"
 
 #include <cmath>
 #include <cstdlib>

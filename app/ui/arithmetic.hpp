@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "scenario.hpp"
-#include "registry.hpp"
-#include "trace.hpp"
+#include "attention/scenario.hpp"
+#include "attention/registry.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::ui {
 

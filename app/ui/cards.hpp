@@ -1,11 +1,11 @@
 #pragma once
-// The heatmap card of any matrix of a trace, from the matrix registry (core/registry.hpp):
+// The heatmap card of any matrix of a trace, from the matrix registry (core/attention/registry.hpp):
 // its title and shape in the articles' words, axes and labels, colour scale, what an edit
 // of a cell writes, the mask drawn over scores and weights, and the shown head's band on a
 // weight matrix. The pipeline, the lesson's stage view and Compare all build cards here.
 #include <imgui.h>
 
-#include "registry.hpp"
+#include "attention/registry.hpp"
 #include "ui/context.hpp"
 #include "ui/heatmap.hpp"
 

@@ -12,10 +12,10 @@
 #include <variant>
 #include <vector>
 
-#include "analysis.hpp"
+#include "attention/analysis.hpp"
 #include "compute.hpp"
 #include "edits.hpp"
-#include "scenario.hpp"
+#include "attention/scenario.hpp"
 #include "ui/widgets.hpp"
 
 namespace attn::ui {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis.hpp"
+#include "attention/analysis.hpp"
 #include "edits.hpp"
-#include "trace.hpp"
+#include "attention/trace.hpp"
 #include "ui/colormap.hpp"
 #include "ui/texture.hpp"
 #include "ui/widgets.hpp"

@@ -9,9 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "weights_comparison.hpp"
-#include "hf_cache.hpp"
-#include "language_model.hpp"
+#include "model/weights_comparison.hpp"
+#include "checkpoint/hf_cache.hpp"
+#include "model/language_model.hpp"
 #include "download_job.hpp"
 #include "generate/model_writers.hpp"
 #include "generate/sampler.hpp"
@@ -20,7 +20,7 @@
 #include "interpret/model_roles.hpp"
 #include "job.hpp"
 #include "model_job.hpp"
-#include "scenario.hpp"
+#include "attention/scenario.hpp"
 #include "session_file.hpp"
 #include "ui/widgets.hpp"
 

@@ -11,7 +11,7 @@
 
 #include <imgui.h>
 
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 #include "ui/cards.hpp"
 #include "ui/classroom.hpp"
 #include "ui/panels.hpp"

@@ -14,9 +14,9 @@
 
 #include <imgui.h>
 
-#include "articles.hpp"
-#include "engine.hpp"
-#include "presets.hpp"
+#include "teaching/articles.hpp"
+#include "attention/engine.hpp"
+#include "teaching/presets.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui/panel_backend.hpp"
 #include "ui/panels.hpp"

@@ -18,9 +18,9 @@
 #include <imgui.h>
 
 #include "export_file.hpp"
-#include "reflect.hpp"
-#include "registry.hpp"
-#include "serialize.hpp"
+#include "tensor/reflect.hpp"
+#include "attention/registry.hpp"
+#include "attention/serialize.hpp"
 #include "ui/classroom.hpp"
 #include "ui/panels.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <imgui.h>
 
-#include "registry.hpp"
+#include "attention/registry.hpp"
 
 #include "ui/classroom.hpp"
 

@@ -23,9 +23,9 @@
 #include <GLFW/glfw3.h>
 
 #include "data_dir.hpp"
-#include "lesson.hpp"
-#include "presets.hpp"
-#include "registry.hpp"
+#include "teaching/lesson.hpp"
+#include "teaching/presets.hpp"
+#include "attention/registry.hpp"
 #include "ui/cards.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui/classroom.hpp"

@@ -22,9 +22,9 @@
 
 #include <imgui.h>
 
-#include "presets.hpp"
-#include "registry.hpp"
-#include "reflect.hpp"
+#include "teaching/presets.hpp"
+#include "attention/registry.hpp"
+#include "tensor/reflect.hpp"
 #include "ui/classroom.hpp"
 #include "ui/colormap.hpp"
 #include "ui/panels.hpp"

@@ -12,7 +12,7 @@
 
 #include <imgui.h>
 
-#include "registry.hpp"
+#include "attention/registry.hpp"
 #include "ui/cards.hpp"
 #include "ui/panel_model.hpp"
 #include "ui/panels.hpp"

@@ -26,7 +26,7 @@
 
 #include <imgui.h>
 
-#include "reflect.hpp"
+#include "tensor/reflect.hpp"
 #include "ui/colormap.hpp"
 #include "ui/panel_model.hpp"
 #include "ui/panels.hpp"

@@ -16,7 +16,7 @@
 
 #include <imgui.h>
 
-#include "registry.hpp"
+#include "attention/registry.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui/cards.hpp"
 #include "ui/glyphs.hpp"

@@ -28,8 +28,8 @@
 #include "generate/model_writers.hpp"
 
 #include "interpret/model_roles.hpp"
-#include "reflect.hpp"
-#include "registry.hpp"
+#include "tensor/reflect.hpp"
+#include "attention/registry.hpp"
 #include "ui/cards.hpp"
 #include "ui/classroom.hpp"
 #include "ui/heatmap.hpp"

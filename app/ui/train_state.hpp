@@ -12,7 +12,7 @@
 
 #include "interpret/head_roles.hpp"
 #include "job.hpp"
-#include "scenario.hpp"
+#include "attention/scenario.hpp"
 #include "train/model.hpp"
 #include "train/trainer.hpp"
 #include "train_job.hpp"

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "autosave.hpp"
-#include "articles.hpp"
+#include "teaching/articles.hpp"
 #include "comparison.hpp"
-#include "lesson.hpp"
+#include "teaching/lesson.hpp"
 #include "ui/context.hpp"
 
 namespace attn::ui {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "edits.hpp"
-#include "registry.hpp"
+#include "attention/registry.hpp"
 
 struct ImFont;
 

@@ -19,7 +19,7 @@
 
 #include <imgui.h>
 
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 
 namespace attn::ui {
 

@@ -5,13 +5,13 @@
 
 #include <omp.h>
 
-#include "attention_rules.hpp"
-#include "engine.hpp"
-#include "linear_attention.hpp"
-#include "positional.hpp"
-#include "product.hpp"
-#include "softmax.hpp"
-#include "worker_errors.hpp"
+#include "attention/attention_rules.hpp"
+#include "attention/engine.hpp"
+#include "attention/linear_attention.hpp"
+#include "attention/positional.hpp"
+#include "tensor/product.hpp"
+#include "attention/softmax.hpp"
+#include "tensor/worker_errors.hpp"
 
 namespace attn::generate {
 

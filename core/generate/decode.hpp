@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "matrix.hpp"
-#include "scenario.hpp"
+#include "tensor/matrix.hpp"
+#include "attention/scenario.hpp"
 
 namespace attn::generate {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "gpt2/model.hpp"
-#include "hf_model/model.hpp"
+#include "model/gpt2/model.hpp"
+#include "model/hf/model.hpp"
 
 namespace attn::generate {
 

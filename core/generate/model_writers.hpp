@@ -3,7 +3,7 @@
 // (language_model.hpp) and a model trained in the app (train/model.hpp). The model must
 // outlive its writer.
 #include "generate/writer.hpp"
-#include "language_model.hpp"
+#include "model/language_model.hpp"
 #include "train/model.hpp"
 
 namespace attn::generate {

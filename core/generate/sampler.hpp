@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "matrix.hpp"
-#include "random.hpp"
+#include "tensor/matrix.hpp"
+#include "tensor/random.hpp"
 
 namespace attn::generate {
 

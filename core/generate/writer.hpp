@@ -20,7 +20,7 @@
 
 #include "generate/decode.hpp"
 #include "generate/sampler.hpp"
-#include "stack.hpp"
+#include "model/stack.hpp"
 
 namespace attn::generate {
 

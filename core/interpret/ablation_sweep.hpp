@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include "matrix.hpp"
-#include "stack.hpp"
+#include "tensor/matrix.hpp"
+#include "model/stack.hpp"
 
 namespace attn::interpret {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <unordered_set>
 
-#include "random.hpp"
+#include "tensor/random.hpp"
 
 namespace attn::interpret {
 

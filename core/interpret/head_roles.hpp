@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "matrix.hpp"
-#include "stack.hpp"
-#include "trace.hpp"
+#include "tensor/matrix.hpp"
+#include "model/stack.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::interpret {
 

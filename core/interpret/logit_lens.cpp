@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "softmax.hpp"
+#include "attention/softmax.hpp"
 
 namespace attn::interpret {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "stack.hpp"
+#include "model/stack.hpp"
 
 namespace attn::interpret {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "interpret/head_roles.hpp"
-#include "language_model.hpp"
+#include "model/language_model.hpp"
 #include "train/model.hpp"
 #include "train/tasks.hpp"
 

@@ -7,7 +7,7 @@
 // [SECTION] Post-processors
 #include <algorithm>
 
-#include "gpt2/bpe.hpp"   // GPT-2's word pattern and byte symbols (ByteLevel)
+#include "tokenizer/bpe.hpp"   // GPT-2's word pattern and byte symbols (ByteLevel)
 #include "tokenizer/read.hpp"
 
 namespace attn::tok {

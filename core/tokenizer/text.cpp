@@ -6,8 +6,8 @@
 // [SECTION] Regular expressions (PCRE2)
 #include "tokenizer/text.hpp"
 
-#include "gpt2/bpe.hpp"
-#include "messages.hpp"
+#include "tokenizer/bpe.hpp"
+#include "io/messages.hpp"
 
 #include <cctype>
 #include <stdexcept>

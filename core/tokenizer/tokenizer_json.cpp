@@ -11,8 +11,8 @@
 #include <cctype>
 #include <cstdio>
 
-#include "gpt2/bpe.hpp"       // unicode_to_byte: a byte-level symbol's byte
-#include "scenario.hpp"       // valid_utf8
+#include "tokenizer/bpe.hpp"       // unicode_to_byte: a byte-level symbol's byte
+#include "io/messages.hpp"       // valid_utf8
 #include "tokenizer/read.hpp"
 
 namespace attn::tok {

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "json_read.hpp"
+#include "io/json_read.hpp"
 
 namespace attn::tok {
 

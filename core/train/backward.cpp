@@ -10,7 +10,7 @@
 
 #include <cmath>
 
-#include "positional.hpp"
+#include "attention/positional.hpp"
 
 namespace attn::train {
 

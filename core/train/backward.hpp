@@ -8,7 +8,7 @@
 //   and the biases → the attention's input (through LN₁ in pre-norm) → the embeddings.
 #include <vector>
 
-#include "matrix.hpp"
+#include "tensor/matrix.hpp"
 #include "train/model.hpp"
 
 namespace attn::train {

@@ -9,9 +9,9 @@
 
 #include <utility>
 
-#include "engine.hpp"
-#include "positional.hpp"
-#include "random.hpp"
+#include "attention/engine.hpp"
+#include "attention/positional.hpp"
+#include "tensor/random.hpp"
 
 namespace attn::train {
 

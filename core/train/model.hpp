@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "matrix.hpp"
-#include "scenario.hpp"
-#include "stack.hpp"
-#include "trace.hpp"
+#include "tensor/matrix.hpp"
+#include "attention/scenario.hpp"
+#include "model/stack.hpp"
+#include "attention/trace.hpp"
 
 namespace attn::train {
 

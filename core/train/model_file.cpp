@@ -12,7 +12,7 @@
 #include <map>
 #include <set>
 
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 
 namespace attn::train {
 

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "random.hpp"
+#include "tensor/random.hpp"
 #include "train/model.hpp"
 
 namespace attn::train {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "random.hpp"
+#include "tensor/random.hpp"
 #include "train/model.hpp"
 #include "train/tasks.hpp"
 

@@ -3,8 +3,8 @@
 // way the app does (full trace, output-only, the files written from them).
 #include <string>
 
-#include "engine.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "attention/serialize.hpp"
 
 namespace attn::fuzz {
 

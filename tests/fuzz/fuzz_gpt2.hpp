@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "gpt2/bpe.hpp"
-#include "checkpoint/safetensors.hpp"
-#include "scenario.hpp"   // valid_utf8
+#include "tokenizer/bpe.hpp"
+#include "tensor/safetensors.hpp"
+#include "attention/scenario.hpp"   // valid_utf8
 
 namespace attn::fuzz {
 

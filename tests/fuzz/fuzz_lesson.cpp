@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fuzz_common.hpp"
-#include "lesson.hpp"
+#include "teaching/lesson.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 #include "train/model_file.hpp"
 #include "train/trainer.hpp"
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "fuzz_common.hpp"
-#include "gpt2/checkpoint.hpp"
-#include "language_model.hpp"
-#include "gpt2/model.hpp"
+#include "model/gpt2/checkpoint.hpp"
+#include "model/language_model.hpp"
+#include "model/gpt2/model.hpp"
 #include "session_file.hpp"
 #include "train/trainer.hpp"
 

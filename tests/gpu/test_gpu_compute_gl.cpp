@@ -7,7 +7,7 @@
 #include <string>
 
 #include "compute.hpp"
-#include "engine.hpp"
+#include "attention/engine.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/context.hpp"
 

@@ -1,4 +1,4 @@
-// The GPU backend against the CPU engine, the reference (core/engine.cpp, Detail::Full).
+// The GPU backend against the CPU engine, the reference (core/attention/engine.cpp, Detail::Full).
 //
 // The agreement is the one table of attention cases (../attention_cases.hpp) that every
 // backend runs, here on both kernels (rows and tiled) with the GPU's tolerances: max
@@ -22,14 +22,14 @@
 #include <thread>
 #include <tuple>
 
-#include "engine.hpp"
+#include "attention/engine.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/context.hpp"
 #include "../attention_cases.hpp"
 #include "../overflow_agreement.hpp"
-#include "mask.hpp"
-#include "random.hpp"
-#include "softmax.hpp"
+#include "attention/mask.hpp"
+#include "tensor/random.hpp"
+#include "attention/softmax.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "bad_model_catalogue.hpp"
-#include "gpt2/model.hpp"
+#include "model/gpt2/model.hpp"
 
 namespace attn::testing {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "edits.hpp"
-#include "presets.hpp"
+#include "teaching/presets.hpp"
 
 namespace attn::testing {
 

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "autosave.hpp"
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 #include "session_file.hpp"
 #include "session_fixtures.hpp"
 #include "ui/window.hpp"

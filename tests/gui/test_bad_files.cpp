@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analysis.hpp"
+#include "attention/analysis.hpp"
 #include "bad_input_catalogue.hpp"
-#include "serialize.hpp"
+#include "attention/serialize.hpp"
 #include "session_fixtures.hpp"
 #include "ui/window.hpp"
 #include "ui/classroom.hpp"

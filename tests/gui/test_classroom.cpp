@@ -8,12 +8,12 @@
 #include <fstream>
 
 #include "comparison.hpp"
-#include "engine.hpp"
+#include "attention/engine.hpp"
 #include "edits.hpp"
-#include "export.hpp"
+#include "tensor/export.hpp"
 #include "export_file.hpp"
-#include "presets.hpp"
-#include "serialize.hpp"
+#include "teaching/presets.hpp"
+#include "attention/serialize.hpp"
 #include "session_file.hpp"
 #include "session_fixtures.hpp"
 

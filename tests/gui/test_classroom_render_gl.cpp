@@ -17,8 +17,8 @@
 #include "cli.hpp"
 #include "data_dir.hpp"
 #include "gui.hpp"
-#include "lesson.hpp"
-#include "presets.hpp"
+#include "teaching/lesson.hpp"
+#include "teaching/presets.hpp"
 #include "render_fixtures_gl.hpp"
 
 using namespace attn;

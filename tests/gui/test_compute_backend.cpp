@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "compute.hpp"
-#include "engine.hpp"
-#include "presets.hpp"
+#include "attention/engine.hpp"
+#include "teaching/presets.hpp"
 #include "speed.hpp"
 
 using namespace attn;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "explained.hpp"
-#include "presets.hpp"
+#include "teaching/presets.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui_driver.hpp"
 

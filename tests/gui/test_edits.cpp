@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "edits.hpp"
-#include "engine.hpp"
-#include "presets.hpp"
+#include "attention/engine.hpp"
+#include "teaching/presets.hpp"
 #include "session_fixtures.hpp"
 
 using namespace attn;

@@ -8,7 +8,7 @@
 
 #include "key_queue.hpp"
 #include "key_replay.hpp"
-#include "presets.hpp"
+#include "teaching/presets.hpp"
 #include "ui_driver.hpp"
 
 using namespace attn;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "explained.hpp"
-#include "presets.hpp"
+#include "teaching/presets.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui_driver.hpp"
 

@@ -2,8 +2,8 @@
 // student's edits within the step and never shows one step's scenario under another's text.
 #include <catch2/catch.hpp>
 
-#include "lesson.hpp"
-#include "serialize.hpp"
+#include "teaching/lesson.hpp"
+#include "attention/serialize.hpp"
 #include "session_fixtures.hpp"
 #include "ui/window.hpp"
 #include "ui/classroom.hpp"

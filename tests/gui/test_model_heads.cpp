@@ -11,12 +11,12 @@
 #include <thread>
 
 #include "bad_model_catalogue.hpp"
-#include "gpt2/model.hpp"
+#include "model/gpt2/model.hpp"
 #include "interpret/ablation_sweep.hpp"
 #include "interpret/model_roles.hpp"
 #include "job.hpp"
 #include "model_fixtures.hpp"
-#include "presets.hpp"
+#include "teaching/presets.hpp"
 #include "ui/panel_model.hpp"
 #include "ui_driver.hpp"
 

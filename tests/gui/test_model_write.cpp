@@ -6,9 +6,9 @@
 
 #include <filesystem>
 
-#include "language_model.hpp"
+#include "model/language_model.hpp"
 #include "model_fixtures.hpp"
-#include "presets.hpp"
+#include "teaching/presets.hpp"
 #include "options.hpp"
 #include "session_file.hpp"
 #include "ui/panel_model.hpp"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "presets.hpp"
+#include "teaching/presets.hpp"
 #include "explained.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui_driver.hpp"

@@ -15,11 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.hpp"
-#include "engine.hpp"
+#include "attention/engine.hpp"
 #include "gpu/context.hpp"
 #include "gui.hpp"
-#include "presets.hpp"
-#include "registry.hpp"
+#include "teaching/presets.hpp"
+#include "attention/registry.hpp"
 #include "render_fixtures_gl.hpp"
 #include "ui/heatmap.hpp"
 

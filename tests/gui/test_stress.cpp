@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "engine.hpp"
-#include "serialize.hpp"
+#include "attention/engine.hpp"
+#include "attention/serialize.hpp"
 #include "session_fixtures.hpp"
 
 using namespace attn;

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <thread>
 
-#include "engine.hpp"
-#include "presets.hpp"
+#include "attention/engine.hpp"
+#include "teaching/presets.hpp"
 #include "train/trainer.hpp"
 #include "train_fixtures.hpp"
 #include "ui/panel_train.hpp"
