@@ -41,7 +41,7 @@ inline gpt2::Config tiny_config() {
 
 inline gpt2::Checkpoint tiny_checkpoint(std::uint64_t seed = 1) {
     std::vector<std::string> errors;
-    auto tokenizer = gpt2::Tokenizer::from_merges({{"\xC4\xA0", "t"}, {"h", "e"}, {"\xC4\xA0t", "he"}}, errors);
+    auto tokenizer = tok::ByteLevelBpe::from_merges({{"\xC4\xA0", "t"}, {"h", "e"}, {"\xC4\xA0t", "he"}}, errors);
     return gpt2::random_checkpoint(tiny_config(), seed, std::move(*tokenizer));
 }
 

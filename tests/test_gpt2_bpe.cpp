@@ -13,14 +13,14 @@
 #include "tensor/random.hpp"
 
 using namespace attn;
-using namespace attn::gpt2;
+using namespace attn::tok;
 using attn::testing::joined;
 using Catch::Matchers::Contains;
 
 namespace {
 
 // The tokens' strings, so the expectations read as GPT-2's vocabulary does.
-std::vector<std::string> pieces(const Tokenizer& t, const std::string& text) {
+std::vector<std::string> pieces(const ByteLevelBpe& t, const std::string& text) {
     std::vector<std::string> out;
     for (const int id : t.encode(text)) out.push_back(t.token(id));
     return out;
@@ -28,9 +28,9 @@ std::vector<std::string> pieces(const Tokenizer& t, const std::string& text) {
 
 // The small vocabulary of these tests: the 256 byte symbols (ids 0…255), then one token per
 // merge, ids 256… in this order.
-Tokenizer small_tokenizer() {
+ByteLevelBpe small_tokenizer() {
     std::vector<std::string> errors;
-    auto t = Tokenizer::from_merges({{"Ġ", "t"},     // 256 Ġt
+    auto t = ByteLevelBpe::from_merges({{"Ġ", "t"},     // 256 Ġt
                                      {"h", "e"},     // 257 he
                                      {"Ġt", "he"},   // 258 Ġthe
                                      {"Ġ", "c"},     // 259 Ġc
@@ -49,9 +49,9 @@ Tokenizer small_tokenizer() {
     return *t;
 }
 
-// The vocabulary file of Tokenizer() (the 256 byte symbols) with more entries after them.
+// The vocabulary file of ByteLevelBpe() (the 256 byte symbols) with more entries after them.
 std::string byte_vocab_with(const std::string& more) {
-    std::string text = Tokenizer().vocab_json();
+    std::string text = ByteLevelBpe().vocab_json();
     text.pop_back();  // the closing brace
     return text + (more.empty() ? "" : ", " + more) + "}";
 }
@@ -83,7 +83,7 @@ TEST_CASE("bytes_to_unicode: printable bytes are themselves, the others U+0100�
     CHECK(unicode_to_byte(0x144) == -1);
     CHECK(unicode_to_byte(0x1F642) == -1);
     // Ids 0…255 in GPT-2's order: '!' is 0, the first non-printable byte (0x00) 188, space 220.
-    const Tokenizer t;
+    const ByteLevelBpe t;
     CHECK(t.token(0) == "!");
     CHECK(t.token(93) == "~");
     CHECK(t.token(94) == "\xC2\xA1");   // ¡
@@ -140,7 +140,7 @@ TEST_CASE("the word split follows GPT-2's pattern") {
 }
 
 TEST_CASE("encoding by hand: spaces, punctuation, contractions, digits, non-ASCII") {
-    const Tokenizer t = small_tokenizer();
+    const ByteLevelBpe t = small_tokenizer();
     using Tokens = std::vector<std::string>;
     REQUIRE(t.size() == 270);
     CHECK(t.id("\xC4\xA0t") == 256);
@@ -192,11 +192,11 @@ TEST_CASE("merges follow GPT-2's bpe(): every occurrence of the best pair, left 
     std::vector<std::string> errors;
     // (xy,x) ranks before (x,y): GPT-2 merges both x y first ("xy" "xy"); merging one pair at a
     // time by (rank, position) would have made "xyx" "y".
-    const auto t = Tokenizer::from_merges({{"xy", "x"}, {"x", "y"}}, errors);
+    const auto t = ByteLevelBpe::from_merges({{"xy", "x"}, {"x", "y"}}, errors);
     REQUIRE(t);
     CHECK(pieces(*t, "xyxy") == std::vector<std::string>{"xy", "xy"});
     // Overlapping pairs: "aaa" → "aa" "a" (left first), "aaaa" → "aa" "aa" → "aaaa".
-    const auto a = Tokenizer::from_merges({{"a", "a"}, {"aa", "aa"}}, errors);
+    const auto a = ByteLevelBpe::from_merges({{"a", "a"}, {"aa", "aa"}}, errors);
     REQUIRE(a);
     CHECK(pieces(*a, "aaa") == std::vector<std::string>{"aa", "a"});
     CHECK(pieces(*a, "aaaa") == std::vector<std::string>{"aaaa"});
@@ -227,7 +227,7 @@ TEST_CASE("random merges and words: the tokenizer agrees with GPT-2's bpe() line
         std::map<std::pair<std::string, std::string>, int> ranks;
         for (std::size_t i = 0; i < merges.size(); ++i) ranks[merges[i]] = static_cast<int>(i);
         std::vector<std::string> errors;
-        const auto t = Tokenizer::from_merges(merges, errors);
+        const auto t = ByteLevelBpe::from_merges(merges, errors);
         REQUIRE(t);
         for (int w = 0; w < 50; ++w) {
             std::string word;
@@ -243,7 +243,7 @@ TEST_CASE("random merges and words: the tokenizer agrees with GPT-2's bpe() line
 }
 
 TEST_CASE("display: readable tokens") {
-    const Tokenizer t = small_tokenizer();
+    const ByteLevelBpe t = small_tokenizer();
     CHECK(t.display(*t.id("\xC4\xA0" "cat")) == "\xE2\x90\xA3" "cat");                // ␣cat
     CHECK(t.display(*t.id("\xC4\xA0\xC4\xA0")) == "\xE2\x90\xA3\xE2\x90\xA3");         // ␣␣
     CHECK(t.display(*t.id("\xC4\x8A")) == "\xE2\x8F\x8E");                             // ⏎
@@ -282,9 +282,9 @@ TEST_CASE("display: readable tokens") {
 }
 
 TEST_CASE("vocab.json and merges.txt: read, written, read again") {
-    const Tokenizer t = small_tokenizer();
+    const ByteLevelBpe t = small_tokenizer();
     std::vector<std::string> errors;
-    const auto again = Tokenizer::from_text(t.vocab_json(), t.merges_text(), "vocab.json", "merges.txt", errors, 270);
+    const auto again = ByteLevelBpe::from_text(t.vocab_json(), t.merges_text(), "vocab.json", "merges.txt", errors, 270);
     REQUIRE(again);
     CHECK(errors.empty());
     CHECK(again->size() == 270);
@@ -293,18 +293,18 @@ TEST_CASE("vocab.json and merges.txt: read, written, read again") {
     // CRLF line ends, no version line, a blank line at the end.
     std::string crlf;
     for (char c : t.merges_text().substr(t.merges_text().find('\n') + 1)) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
-    const auto windows = Tokenizer::from_text(t.vocab_json(), crlf + "\r\n", "vocab.json", "merges.txt", errors);
+    const auto windows = ByteLevelBpe::from_text(t.vocab_json(), crlf + "\r\n", "vocab.json", "merges.txt", errors);
     REQUIRE(windows);
     CHECK(windows->encode(" the") == std::vector<int>{258});
     // From files.
     std::filesystem::create_directories("test_gpt2_tok");
     std::ofstream("test_gpt2_tok/vocab.json") << t.vocab_json();
     std::ofstream("test_gpt2_tok/merges.txt") << t.merges_text();
-    const auto loaded = Tokenizer::load("test_gpt2_tok/vocab.json", "test_gpt2_tok/merges.txt", errors);
+    const auto loaded = ByteLevelBpe::load("test_gpt2_tok/vocab.json", "test_gpt2_tok/merges.txt", errors);
     REQUIRE(loaded);
     CHECK(loaded->encode("the cat") == t.encode("the cat"));
     errors.clear();
-    CHECK_FALSE(Tokenizer::load("test_gpt2_tok/none.json", "test_gpt2_tok/merges.txt", errors));
+    CHECK_FALSE(ByteLevelBpe::load("test_gpt2_tok/none.json", "test_gpt2_tok/merges.txt", errors));
     CHECK_THAT(joined(errors), Contains("test_gpt2_tok/none.json: cannot open"));
     std::filesystem::remove_all("test_gpt2_tok");
 }
@@ -342,7 +342,7 @@ TEST_CASE("bad vocabulary and merges files name the file and the key or line") {
     for (const Case& c : cases) {
         INFO(c.what);
         std::vector<std::string> errors;
-        const auto t = Tokenizer::from_text(c.vocab, c.merges, "vocab.json", "merges.txt", errors, c.vocab_size);
+        const auto t = ByteLevelBpe::from_text(c.vocab, c.merges, "vocab.json", "merges.txt", errors, c.vocab_size);
         CHECK_FALSE(t);
         for (const auto& fragment : c.says) CHECK_THAT(joined(errors), Contains(fragment));
     }
@@ -350,7 +350,7 @@ TEST_CASE("bad vocabulary and merges files name the file and the key or line") {
     std::string many;
     for (int i = 0; i < 500; ++i) many += "x\n";
     std::vector<std::string> errors;
-    CHECK_FALSE(Tokenizer::from_text(byte_vocab_with(""), many, "vocab.json", "merges.txt", errors));
+    CHECK_FALSE(ByteLevelBpe::from_text(byte_vocab_with(""), many, "vocab.json", "merges.txt", errors));
     CHECK(errors.size() == 21);
     CHECK_THAT(errors.back(), Contains("merges.txt: … and 480 more problems"));
 }

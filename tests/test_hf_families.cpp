@@ -1137,13 +1137,36 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         json bad = published.config;
         bad["vision_feature_layer"] = -1;
         CHECK_THAT(refusal_of(bad), Contains("vision_feature_layer") && Contains("Gemma3ForConditionalGeneration"));
-        // a folder re-saved by transformers 4.52 or later (model.language_model.*) is refused naming the tensor it lacks
+        // the same folder re-saved by transformers 4.52 or later (its checkpoint conversion mapping: the text model
+        // under model.language_model., the towers under model.) opens in that layout, every logit equal
+        const auto resaved_name = [](const std::string& name) {
+            for (const auto& [from, to] : {std::pair<std::string, std::string>{"language_model.model.", "model.language_model."},
+                                           {"vision_tower.", "model.vision_tower."},
+                                           {"multi_modal_projector.", "model.multi_modal_projector."}})
+                if (name.rfind(from, 0) == 0) return to + name.substr(from.size());
+            return name;
+        };
         FamilyCheckpoint resaved = published;
         resaved.tensors.clear();
+        for (const auto& [name, tensor] : published.tensors) resaved.tensors[resaved_name(name)] = tensor;
+        REQUIRE(resaved.tensors.count("model.language_model.embed_tokens.weight"));
+        const hf::OpenedModel reopened = written_and_opened(resaved, folder_for("gemma3_resaved"));
+        CHECK(reopened.spec.tensor_prefix == "model.language_model.");
+        CHECK(reopened.spec.skipped_prefixes == std::vector<std::string>{"model.vision_tower.", "model.multi_modal_projector."});
+        const ModelPass c = hf::forward_ids(reopened, ids);
+        REQUIRE(c.ok);
+        CHECK(c.logits == b.logits);
+        const hf::OpenedModelLoad resaved_load = hf::open_model(folder_for("gemma3_resaved"), false);
+        REQUIRE(resaved_load.model);
+        CHECK(resaved_load.ignored.size() == 2);  // the towers, under model.
+        for (const std::string& name : resaved_load.ignored) CHECK(resaved_load.model->spec.in_other_tower(name));
+        // a folder holding the text model in neither layout is refused naming the tensor it lacks (the published layout's)
+        FamilyCheckpoint neither = published;
+        neither.tensors.clear();
         for (const auto& [name, tensor] : published.tensors)
-            resaved.tensors[name.rfind("language_model.model.", 0) == 0 ? "model.language_model." + name.substr(21) : name] = tensor;
-        write_family_checkpoint(folder_for("gemma3_resaved"), resaved);
-        const hf::OpenedModelLoad refused = hf::open_model(folder_for("gemma3_resaved"), false);
+            neither.tensors[name.rfind("language_model.model.", 0) == 0 ? "text." + name.substr(21) : name] = tensor;
+        write_family_checkpoint(folder_for("gemma3_neither"), neither);
+        const hf::OpenedModelLoad refused = hf::open_model(folder_for("gemma3_neither"), false);
         CHECK_FALSE(refused.model);
         CHECK_THAT(joined(refused.errors), Contains("language_model.model.embed_tokens.weight"));
     }

@@ -44,7 +44,7 @@ json bpe(json vocab, json merges, json more = json::object()) {
 json byte_level_vocab(const std::vector<std::string>& more) {
     json vocab = json::object();
     int id = 0;
-    for (const std::string& symbol : gpt2::bytes_to_unicode()) vocab[symbol] = id++;
+    for (const std::string& symbol : tok::bytes_to_unicode()) vocab[symbol] = id++;
     for (const std::string& token : more) vocab[token] = id++;
     return vocab;
 }

@@ -20,7 +20,7 @@
 #include "io/messages.hpp"  // printable, valid_utf8
 #include "io/json_read.hpp"   // parse_json, read_text_file
 
-namespace attn::gpt2 {
+namespace attn::tok {
 
 using nlohmann::json;
 
@@ -272,7 +272,7 @@ std::optional<std::vector<std::pair<std::string, int>>> parse_vocabulary(const s
 
 }  // namespace
 
-std::optional<Tokenizer> Tokenizer::from_text(const std::string& vocab_json, const std::string& merges_text,
+std::optional<ByteLevelBpe> ByteLevelBpe::from_text(const std::string& vocab_json, const std::string& merges_text,
                                               const std::string& vocab_source, const std::string& merges_source,
                                               std::vector<std::string>& errors, std::optional<int> vocab_size) {
     auto vocabulary = parse_vocabulary(vocab_json, vocab_source, errors);
@@ -288,7 +288,7 @@ std::optional<Tokenizer> Tokenizer::from_text(const std::string& vocab_json, con
     return build(std::move(*vocabulary), merges, lines, vocab_source, merges_source, errors, vocab_size);
 }
 
-std::optional<Tokenizer> Tokenizer::load(const std::string& vocab_path, const std::string& merges_path,
+std::optional<ByteLevelBpe> ByteLevelBpe::load(const std::string& vocab_path, const std::string& merges_path,
                                          std::vector<std::string>& errors, std::optional<int> vocab_size) {
     const auto vocab_text = read_text_file(vocab_path, kMaxTokenizerFileBytes, "vocabulary", errors);
     const auto merges_text = read_text_file(merges_path, kMaxTokenizerFileBytes, "merges", errors);
@@ -298,16 +298,16 @@ std::optional<Tokenizer> Tokenizer::load(const std::string& vocab_path, const st
 
 // [SECTION] Building and checking a tokenizer
 
-struct Tokenizer::Cache {
+struct ByteLevelBpe::Cache {
     static constexpr std::size_t kMaxWords = 1 << 16;     // then it starts again: memory stays bounded
     static constexpr std::size_t kMaxWordBytes = 256;     // longer words are rare; not kept
     std::mutex mutex;
     std::unordered_map<std::string, std::vector<int>> words;
 };
 
-Tokenizer::Tokenizer(Empty) : cache_(std::make_shared<Cache>()) { byte_ids_.fill(-1); }
+ByteLevelBpe::ByteLevelBpe(Empty) : cache_(std::make_shared<Cache>()) { byte_ids_.fill(-1); }
 
-Tokenizer::Tokenizer() : Tokenizer(Empty{}) {
+ByteLevelBpe::ByteLevelBpe() : ByteLevelBpe(Empty{}) {
     const ByteSymbols& symbols = byte_symbols();
     for (int id = 0; id < 256; ++id) {
         const int byte = symbols.order[id];
@@ -318,9 +318,9 @@ Tokenizer::Tokenizer() : Tokenizer(Empty{}) {
     }
 }
 
-std::optional<Tokenizer> Tokenizer::from_merges(const std::vector<std::pair<std::string, std::string>>& merges,
+std::optional<ByteLevelBpe> ByteLevelBpe::from_merges(const std::vector<std::pair<std::string, std::string>>& merges,
                                                 std::vector<std::string>& errors) {
-    const Tokenizer bytes;
+    const ByteLevelBpe bytes;
     std::vector<std::pair<std::string, int>> vocabulary;
     std::unordered_map<std::string, int> seen;
     for (int id = 0; id < bytes.size(); ++id) {
@@ -344,12 +344,12 @@ std::optional<Tokenizer> Tokenizer::from_merges(const std::vector<std::pair<std:
     return build(std::move(vocabulary), merges, lines, "vocabulary", "merges", errors, std::nullopt);
 }
 
-std::optional<Tokenizer> Tokenizer::build(std::vector<std::pair<std::string, int>> vocabulary,
+std::optional<ByteLevelBpe> ByteLevelBpe::build(std::vector<std::pair<std::string, int>> vocabulary,
                                           const std::vector<std::pair<std::string, std::string>>& merges,
                                           const std::vector<int>& merge_lines, const std::string& vocab_source,
                                           const std::string& merges_source, std::vector<std::string>& errors,
                                           std::optional<int> vocab_size) {
-    Tokenizer t{Empty{}};
+    ByteLevelBpe t{Empty{}};
     Faults vocab_faults(vocab_source);
     // Ids in order, so messages about duplicates name the smaller id's token first.
     std::sort(vocabulary.begin(), vocabulary.end(),
@@ -440,18 +440,18 @@ std::optional<Tokenizer> Tokenizer::build(std::vector<std::pair<std::string, int
     return t;
 }
 
-std::optional<int> Tokenizer::id(const std::string& token) const {
+std::optional<int> ByteLevelBpe::id(const std::string& token) const {
     const auto it = ids_.find(token);
     if (it == ids_.end()) return std::nullopt;
     return it->second;
 }
 
-const std::string& Tokenizer::token(int id) const {
+const std::string& ByteLevelBpe::token(int id) const {
     static const std::string none;
     return id >= 0 && id < size() ? tokens_[id] : none;
 }
 
-std::string Tokenizer::vocab_json() const {
+std::string ByteLevelBpe::vocab_json() const {
     std::string text = "{";
     for (int id = 0; id < size(); ++id) {
         if (tokens_[id].empty()) continue;
@@ -460,7 +460,7 @@ std::string Tokenizer::vocab_json() const {
     return text + "}";
 }
 
-std::string Tokenizer::merges_text() const {
+std::string ByteLevelBpe::merges_text() const {
     std::string text = "#version: 0.2\n";
     for (const auto& [left, right] : merges_) text += tokens_[left] + " " + tokens_[right] + "\n";
     return text;
@@ -468,13 +468,13 @@ std::string Tokenizer::merges_text() const {
 
 // [SECTION] Encoding: merges by rank
 
-std::vector<int> Tokenizer::encode(const std::string& text) const {
+std::vector<int> ByteLevelBpe::encode(const std::string& text) const {
     std::vector<int> ids;
     for (const std::string& word : split_words(text)) encode_word(word, ids);
     return ids;
 }
 
-void Tokenizer::encode_word(const std::string& word, std::vector<int>& ids) const {
+void ByteLevelBpe::encode_word(const std::string& word, std::vector<int>& ids) const {
     const bool cacheable = cache_ && word.size() <= Cache::kMaxWordBytes;   // a moved-from tokenizer has no cache
     if (cacheable) {
         std::lock_guard<std::mutex> lock(cache_->mutex);
@@ -550,14 +550,14 @@ void Tokenizer::encode_word(const std::string& word, std::vector<int>& ids) cons
 
 // [SECTION] Decoding and display
 
-std::string Tokenizer::decode(const std::vector<int>& ids) const {
+std::string ByteLevelBpe::decode(const std::vector<int>& ids) const {
     std::string text;
     for (const int id : ids)
         if (id >= 0 && id < size()) text += bytes_[id];
     return text;
 }
 
-std::string Tokenizer::display(int id) const {
+std::string ByteLevelBpe::display(int id) const {
     if (id < 0 || id >= size()) return "";
     const std::string& bytes = bytes_[id];
     std::string out;
@@ -579,7 +579,7 @@ std::string Tokenizer::display(int id) const {
     return out;
 }
 
-std::string Tokenizer::describe(int id) const {
+std::string ByteLevelBpe::describe(int id) const {
     if (id < 0 || id >= size()) return "";
     const std::string& bytes = bytes_[id];
     std::size_t whole = 0;
@@ -601,7 +601,7 @@ std::string Tokenizer::describe(int id) const {
     return display(id) + (whole == 0 ? " (starts part-way through a character)" : " (ends part-way through a character)");
 }
 
-std::string Tokenizer::describe(int id, const std::vector<int>& before) const {
+std::string ByteLevelBpe::describe(int id, const std::vector<int>& before) const {
     const std::string named = describe(id);
     if (id < 0 || id >= size() || named == display(id)) return named;  // whole characters: nothing to complete
     const std::string text = decode(before);
@@ -642,4 +642,4 @@ std::string Tokenizer::describe(int id, const std::vector<int>& before) const {
     return named + ": completes \"" + joined.substr(begin, end - begin) + "\"";
 }
 
-}  // namespace attn::gpt2
+}  // namespace attn::tok

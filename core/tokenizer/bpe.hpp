@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-namespace attn::gpt2 {
+namespace attn::tok {
 
 // A code point as UTF-8 (1 to 4 bytes).
 std::string utf8_of(std::uint32_t code_point);
@@ -34,24 +34,24 @@ int unicode_to_byte(std::uint32_t code_point);
 // concatenation is the (repaired) text.
 std::vector<std::string> split_words(const std::string& text);
 
-class Tokenizer {
+class ByteLevelBpe {
 public:
     // The 256 byte symbols as ids 0…255 (in GPT-2's order: '!'…'~', '¡'…'¬', '®'…'ÿ', then the
     // other bytes from 0x00 up) and no merges: every byte is one token.
-    Tokenizer();
+    ByteLevelBpe();
 
     // vocab.json ({"token": id, …}) and merges.txt ("#version: …" optionally, then "left right"
     // per line, best first). vocab_size, when given, bounds the ids (the embedding's rows).
     // nullopt with "FILE: …" messages naming the key or the line on any fault.
-    static std::optional<Tokenizer> load(const std::string& vocab_path, const std::string& merges_path,
+    static std::optional<ByteLevelBpe> load(const std::string& vocab_path, const std::string& merges_path,
                                          std::vector<std::string>& errors, std::optional<int> vocab_size = std::nullopt);
-    static std::optional<Tokenizer> from_text(const std::string& vocab_json, const std::string& merges_text,
+    static std::optional<ByteLevelBpe> from_text(const std::string& vocab_json, const std::string& merges_text,
                                               const std::string& vocab_source, const std::string& merges_source,
                                               std::vector<std::string>& errors, std::optional<int> vocab_size = std::nullopt);
-    // A small tokenizer for tests: the 256 byte symbols as ids 0…255 as in Tokenizer(), then
+    // A small tokenizer for tests: the 256 byte symbols as ids 0…255 as in ByteLevelBpe(), then
     // each merge's result, in merge order, as the next id (a result already there keeps its id).
     // Merges are pairs of token strings, "Ġ" and "t" → "Ġt".
-    static std::optional<Tokenizer> from_merges(const std::vector<std::pair<std::string, std::string>>& merges,
+    static std::optional<ByteLevelBpe> from_merges(const std::vector<std::pair<std::string, std::string>>& merges,
                                                 std::vector<std::string>& errors);
 
     std::vector<int> encode(const std::string& text) const;
@@ -88,7 +88,7 @@ private:
     };
     struct Cache;
     struct Empty {};
-    explicit Tokenizer(Empty);
+    explicit ByteLevelBpe(Empty);
 
     std::vector<std::string> tokens_;                      // id → string; "" for an unused id
     std::vector<std::string> bytes_;                       // id → the bytes it stands for
@@ -98,7 +98,7 @@ private:
     std::unordered_map<std::uint64_t, Merge> merge_of_;    // (left id << 32 | right id) → rank and result
     std::shared_ptr<Cache> cache_;                         // word → ids; shared by copies, locked
 
-    static std::optional<Tokenizer> build(std::vector<std::pair<std::string, int>> vocabulary,
+    static std::optional<ByteLevelBpe> build(std::vector<std::pair<std::string, int>> vocabulary,
                                           const std::vector<std::pair<std::string, std::string>>& merges,
                                           const std::vector<int>& merge_lines, const std::string& vocab_source,
                                           const std::string& merges_source, std::vector<std::string>& errors,
@@ -106,4 +106,4 @@ private:
     void encode_word(const std::string& word, std::vector<int>& ids) const;
 };
 
-}  // namespace attn::gpt2
+}  // namespace attn::tok

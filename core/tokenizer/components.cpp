@@ -313,12 +313,12 @@ struct ByteLevelPre final : PreTokenizer {
                 continue;
             }
             bool first = true;
-            for (std::string& word : gpt2::split_words(piece.text)) {
+            for (std::string& word : split_words(piece.text)) {
                 words.push_back({std::move(word), piece.at_text_start && first});
                 first = false;
             }
         }
-        const auto& symbols = gpt2::bytes_to_unicode();
+        const auto& symbols = bytes_to_unicode();
         for (Piece& word : words) {
             std::string mapped;
             mapped.reserve(word.text.size() * 2);

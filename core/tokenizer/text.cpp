@@ -33,7 +33,7 @@ std::pair<char32_t, std::size_t> code_point_at(const std::string& text, std::siz
     return {p[0], 1};   // not reached for valid UTF-8
 }
 
-void append_utf8(std::string& out, char32_t cp) { out += gpt2::utf8_of(static_cast<std::uint32_t>(cp)); }
+void append_utf8(std::string& out, char32_t cp) { out += utf8_of(static_cast<std::uint32_t>(cp)); }
 
 std::size_t code_point_count(const std::string& text) {
     std::size_t n = 0;

@@ -442,7 +442,7 @@ std::string TokenizerJson::piece(int id) const {
             std::string bytes;
             for (std::size_t i = 0; i < t.size();) {
                 const auto [c, length] = code_point_at(t, i);
-                const int byte = gpt2::unicode_to_byte(c);
+                const int byte = unicode_to_byte(c);
                 if (byte >= 0) bytes += static_cast<char>(byte);
                 else bytes.append(t, i, length);
                 i += length;

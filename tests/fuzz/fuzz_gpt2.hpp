@@ -13,7 +13,7 @@
 
 #include "tokenizer/bpe.hpp"
 #include "tensor/safetensors.hpp"
-#include "attention/scenario.hpp"   // valid_utf8
+#include "io/messages.hpp"   // valid_utf8
 
 namespace attn::fuzz {
 
@@ -115,13 +115,13 @@ inline bool exercise_bpe(const std::uint8_t* data, std::size_t size) {
     }
     const std::string& text = parts[2];
     std::vector<std::string> errors;
-    const auto loaded = gpt2::Tokenizer::from_text(parts[0], parts[1], "vocab.json", "merges.txt", errors, 100000);
+    const auto loaded = tok::ByteLevelBpe::from_text(parts[0], parts[1], "vocab.json", "merges.txt", errors, 100000);
     if (!loaded && errors.empty()) return false;
     if (loaded) {
         const std::vector<int> ids = loaded->encode(text);
         if (loaded->decode(ids) != valid_utf8(text)) return false;
         for (const int id : ids) (void)loaded->display(id);
-        (void)gpt2::Tokenizer::from_text(loaded->vocab_json(), loaded->merges_text(), "v", "m", errors);
+        (void)tok::ByteLevelBpe::from_text(loaded->vocab_json(), loaded->merges_text(), "v", "m", errors);
     }
 
     std::vector<std::pair<std::string, std::string>> merges;
@@ -139,10 +139,10 @@ inline bool exercise_bpe(const std::uint8_t* data, std::size_t size) {
         ranks.emplace(merge, static_cast<int>(merges.size()));
         merges.push_back(std::move(merge));
     }
-    const auto small = gpt2::Tokenizer::from_merges(merges, errors);
+    const auto small = tok::ByteLevelBpe::from_merges(merges, errors);
     if (!small) return true;   // a piece that is not UTF-8: refused, with a message
-    const auto& symbols = gpt2::bytes_to_unicode();
-    for (const std::string& word : gpt2::split_words(text.substr(0, 4096))) {
+    const auto& symbols = tok::bytes_to_unicode();
+    for (const std::string& word : tok::split_words(text.substr(0, 4096))) {
         if (word.size() > 64) continue;
         std::vector<std::string> start_symbols;
         for (const unsigned char c : word) start_symbols.push_back(symbols[c]);

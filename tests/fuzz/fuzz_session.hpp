@@ -30,7 +30,7 @@ inline const gpt2::Checkpoint& session_checkpoint() {
         config.vocab_size = 257;
         config.n_inner = 16;
         std::vector<std::string> errors;
-        auto tokenizer = gpt2::Tokenizer::from_merges({{"h", "e"}}, errors);
+        auto tokenizer = tok::ByteLevelBpe::from_merges({{"h", "e"}}, errors);
         return gpt2::random_checkpoint(config, 7, std::move(*tokenizer));
     }();
     return checkpoint;

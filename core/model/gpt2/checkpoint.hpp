@@ -29,6 +29,9 @@
 
 namespace attn::gpt2 {
 
+// GPT-2's tokenizer: the byte-level BPE of its vocab.json and merges.txt (tokenizer/bpe.hpp).
+using Tokenizer = tok::ByteLevelBpe;
+
 struct Config {
     int n_layer = 0;
     int n_head = 0;

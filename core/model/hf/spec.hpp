@@ -99,6 +99,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention/scenario.hpp"
@@ -236,6 +237,16 @@ struct ModelSpec {
     std::string tensor_prefix = "model.";  // of a decoder's tensors: "model.layers.N.…", "model.language_model.layers.N.…"
     std::string head_prefix;               // of its head: "lm_head.weight", Llama 4's multimodal "language_model.lm_head.weight"
     std::vector<std::string> skipped_prefixes;  // "model.visual."
+    // The multimodal folder's other layout (Family::Multimodal::resaved_prefix), empty where it has one
+    std::string resaved_prefix, resaved_head_prefix;
+    std::vector<std::string> resaved_skipped;
+    // Reads the folder in that other layout: the weights' reader calls it when the folder's
+    // embedding lies there and not under tensor_prefix.
+    void use_resaved_layout() {
+        tensor_prefix = std::exchange(resaved_prefix, std::string());
+        head_prefix = std::exchange(resaved_head_prefix, std::string());
+        skipped_prefixes = std::exchange(resaved_skipped, {});
+    }
     // A tensor of the multimodal folder's other towers (under one of skipped_prefixes): read past.
     bool in_other_tower(const std::string& name) const {
         for (const std::string& prefix : skipped_prefixes)
@@ -341,6 +352,12 @@ struct Family {
         std::vector<std::string> skipped;       // "model.visual."
         std::vector<std::string> informational; // its own keys beside text_config and tie_word_embeddings
         std::string head_prefix;                // before the untied head's "lm_head.weight": "language_model." (Llama 4)
+        // The layout transformers 4.52 and later save the same model in, where it differs (Gemma 3:
+        // the text model under "model.language_model.", the head "lm_head.weight", the towers under
+        // "model."): a folder whose embedding lies there is read that way, as transformers'
+        // checkpoint conversion mapping reads both. Empty resaved_prefix: one layout.
+        std::string resaved_prefix, resaved_head_prefix;
+        std::vector<std::string> resaved_skipped;
     };
     Multimodal multimodal = {};
 };

@@ -833,11 +833,15 @@ bool open_files(const fs::path& folder, std::vector<SafetensorsFile>& files, std
 
 // [SECTION] Loading
 
-void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& load) {
+void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load) {
     const fs::path root(folder);
     std::vector<SafetensorsFile> files;
     std::map<std::string, Located> where;
     if (!open_files(root, files, where, load.files, load.errors)) return;
+    // A multimodal folder saved by a newer transformers (Gemma 3's): read in the layout it is saved in
+    if (!spec.resaved_prefix.empty() && !where.count(spec.tensor_prefix + "embed_tokens.weight") &&
+        where.count(spec.resaved_prefix + "embed_tokens.weight"))
+        spec.use_resaved_layout();
 
     Weights weights;
     RefList list = refs_of(spec, weights);

@@ -145,8 +145,9 @@ struct ModelLoad {
 
 // config.json and the weights of a folder.
 ModelLoad load_model(const std::string& folder);
-// The weights alone, for a spec already read; load.spec is left as it is.
-void load_weights(const std::string& folder, const ModelSpec& spec, ModelLoad& load);
+// The weights alone, for a spec already read (a multimodal folder saved in its other layout
+// switches the spec to it: ModelSpec::use_resaved_layout).
+void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load);
 
 // Where layer ℓ's weight matrices are stored, by the trace's keys ("w_q", "block.w_1", …), in
 // PyTorch's words: "model.layers.0.self_attn.q_proj.weight.T" (nn.Linear's weight, used as
