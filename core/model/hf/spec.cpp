@@ -1331,7 +1331,9 @@ const std::vector<Family>& families() {
          {"gemma3", "Gemma3ForConditionalGeneration", "language_model.model.", {"vision_tower.", "multi_modal_projector."},
           {"vision_config", "boi_token_index", "eoi_token_index", "image_token_index", "mm_tokens_per_image"}, "language_model.",
           // as transformers 4.52 and later save it (Gemma3ForConditionalGeneration's checkpoint conversion mapping)
-          "model.language_model.", "", {"model.vision_tower.", "model.multi_modal_projector."}}},
+          TensorNaming{"model.language_model.", "", {"model.vision_tower.", "model.multi_modal_projector."}},
+          // its logits are lm_head(h): text_config's final_logit_softcapping is Gemma3ForCausalLM's
+          true}},
         // Olmo2Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads)
         {"olmo2", "OLMo 2",
          {joined(kDecoderHonoured, {"head_dim", "attention_bias"}), joined(kCommonInformational, {"max_position_embeddings"})},
@@ -1384,7 +1386,7 @@ const std::vector<Family>& families() {
                                         "mlp_only_layers"})},
          read_qwen3_5, TensorLayout::qwen3_5,
          // Qwen3_5ForConditionalGeneration: the vision tower (model.visual.*) and its tokens' ids read past
-         {"qwen3_5", "Qwen3_5ForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder, "", "", "", {}}},
+         {"qwen3_5", "Qwen3_5ForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder, "", std::nullopt, false}},
         // Qwen3_5MoeTextConfig: Qwen3.5's keys with the mixture's in place of intermediate_size (deleted from the
         // config, as decoder_sparse_step and mlp_only_layers are: read by nothing)
         {"qwen3_5_moe_text", "Qwen3.5-MoE",
@@ -1395,7 +1397,7 @@ const std::vector<Family>& families() {
                                         "mlp_only_layers", "decoder_sparse_step", "intermediate_size", "router_aux_loss_coef",
                                         "output_router_logits"})},
          read_qwen3_5_moe, TensorLayout::qwen3_5,
-         {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder, "", "", "", {}}},
+         {"qwen3_5_moe", "Qwen3_5MoeForConditionalGeneration", "model.language_model.", {"model.visual."}, kQwen3_5Folder, "", std::nullopt, false}},
         // MixtralAttention is Mistral's: head_dim; router_jitter_noise multiplies the input in training only
         {"mixtral", "Mixtral",
          {joined(kDecoderHonoured, {"head_dim", "sliding_window", "num_local_experts", "num_experts_per_tok"}),
@@ -1437,7 +1439,7 @@ const std::vector<Family>& families() {
          // Llama4ForConditionalGeneration, as Meta publishes Llama 4: the text model under language_model.model. and its
          // head language_model.lm_head; the vision tower and projector read past, with the image tokens' ids
          {"llama4", "Llama4ForConditionalGeneration", "language_model.model.", {"vision_model.", "multi_modal_projector."},
-          {"vision_config", "boi_token_index", "eoi_token_index", "image_token_index"}, "language_model.", "", "", {}}},
+          {"vision_config", "boi_token_index", "eoi_token_index", "image_token_index"}, "language_model.", std::nullopt, false}},
         {"gpt_neox", "GPT-NeoX (Pythia)",
          {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "hidden_act",
            "layer_norm_eps", "rotary_pct", "rotary_emb_base", "rope_scaling", "rope_parameters", "rope_theta",
@@ -1573,12 +1575,8 @@ std::optional<ModelSpec> multimodal_spec(const json& j, const Family& family, co
         spec->tensor_prefix = m.tensor_prefix;
         spec->head_prefix = m.head_prefix;
         spec->skipped_prefixes = m.skipped;
-        spec->resaved_prefix = m.resaved_prefix;
-        spec->resaved_head_prefix = m.resaved_head_prefix;
-        spec->resaved_skipped = m.resaved_skipped;
-        // Gemma3ForConditionalGeneration's logits are lm_head(h) whatever text_config's
-        // final_logit_softcapping says (Gemma3ForCausalLM's alone soft-cap them)
-        if (m.model_type == "gemma3") spec->final_logit_softcap = 0;
+        spec->resaved_layout = m.resaved;
+        if (m.uncapped_logits) spec->final_logit_softcap = 0;
     }
     return spec;
 }

@@ -99,7 +99,6 @@
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "attention/scenario.hpp"
@@ -227,6 +226,13 @@ struct LatentSpec {
     bool interleave = true;      // rope_interleave: RoPE turns the pairs (2i, 2i+1) of the rotary dims
 };
 
+// Where a multimodal folder keeps its text model's tensors, its head and its other towers'.
+struct TensorNaming {
+    std::string tensor_prefix;         // "model.language_model."
+    std::string head_prefix;           // before the untied head's "lm_head.weight"
+    std::vector<std::string> skipped;  // the other towers': "model.visual."
+};
+
 struct ModelSpec {
     std::string model_type;      // "llama", "gpt2", … as config.json names it
     TensorLayout tensors = TensorLayout::llama;  // its family's (Family::tensors)
@@ -237,15 +243,15 @@ struct ModelSpec {
     std::string tensor_prefix = "model.";  // of a decoder's tensors: "model.layers.N.…", "model.language_model.layers.N.…"
     std::string head_prefix;               // of its head: "lm_head.weight", Llama 4's multimodal "language_model.lm_head.weight"
     std::vector<std::string> skipped_prefixes;  // "model.visual."
-    // The multimodal folder's other layout (Family::Multimodal::resaved_prefix), empty where it has one
-    std::string resaved_prefix, resaved_head_prefix;
-    std::vector<std::string> resaved_skipped;
+    // The multimodal folder's other layout (Family::Multimodal::resaved), where it has one
+    std::optional<TensorNaming> resaved_layout;
     // Reads the folder in that other layout: the weights' reader calls it when the folder's
     // embedding lies there and not under tensor_prefix.
     void use_resaved_layout() {
-        tensor_prefix = std::exchange(resaved_prefix, std::string());
-        head_prefix = std::exchange(resaved_head_prefix, std::string());
-        skipped_prefixes = std::exchange(resaved_skipped, {});
+        tensor_prefix = resaved_layout->tensor_prefix;
+        head_prefix = resaved_layout->head_prefix;
+        skipped_prefixes = resaved_layout->skipped;
+        resaved_layout.reset();
     }
     // A tensor of the multimodal folder's other towers (under one of skipped_prefixes): read past.
     bool in_other_tower(const std::string& name) const {
@@ -355,9 +361,11 @@ struct Family {
         // The layout transformers 4.52 and later save the same model in, where it differs (Gemma 3:
         // the text model under "model.language_model.", the head "lm_head.weight", the towers under
         // "model."): a folder whose embedding lies there is read that way, as transformers'
-        // checkpoint conversion mapping reads both. Empty resaved_prefix: one layout.
-        std::string resaved_prefix, resaved_head_prefix;
-        std::vector<std::string> resaved_skipped;
+        // checkpoint conversion mapping reads both. None: one layout.
+        std::optional<TensorNaming> resaved;
+        // The multimodal model's logits are lm_head(h), whatever text_config's final_logit_softcapping
+        // says (Gemma3ForConditionalGeneration; Gemma3ForCausalLM alone soft-caps them).
+        bool uncapped_logits = false;
     };
     Multimodal multimodal = {};
 };

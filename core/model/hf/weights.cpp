@@ -839,8 +839,8 @@ void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load) {
     std::map<std::string, Located> where;
     if (!open_files(root, files, where, load.files, load.errors)) return;
     // A multimodal folder saved by a newer transformers (Gemma 3's): read in the layout it is saved in
-    if (!spec.resaved_prefix.empty() && !where.count(spec.tensor_prefix + "embed_tokens.weight") &&
-        where.count(spec.resaved_prefix + "embed_tokens.weight"))
+    if (spec.resaved_layout && !where.count(spec.tensor_prefix + "embed_tokens.weight") &&
+        where.count(spec.resaved_layout->tensor_prefix + "embed_tokens.weight"))
         spec.use_resaved_layout();
 
     Weights weights;
