@@ -134,9 +134,10 @@ Autosaver::~Autosaver() {
 }
 
 std::string Autosaver::collect(bool block) {
-    if (!writing_.valid()) return {};
-    if (!block && writing_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return {};
-    const Written w = writing_.get();
+    if (block) writing_.wait();
+    const std::optional<Written> taken = writing_.take();
+    if (!taken) return {};
+    const Written& w = *taken;
     if (w.ok) {
         written_signature_ = writing_signature_;
         ++writes_;
@@ -153,11 +154,11 @@ std::string Autosaver::wait() { return collect(true); }
 std::string Autosaver::tick(const std::string& signature, const Snapshot& snapshot, Clock::time_point now) {
     if (!enabled()) return {};
     std::string message = collect(false);
-    if (writing_.valid() || signature == written_signature_) return message;
+    if (writing_.running() || signature == written_signature_) return message;
     if (last_write_ != Clock::time_point{} && now - last_write_ < interval_) return message;
     last_write_ = now;
     writing_signature_ = signature;
-    writing_ = std::async(std::launch::async, [path = path_, contents = snapshot()] {
+    writing_.start("writing the autosave", [path = path_, contents = snapshot()](compute::JobProgress&) {
         Written w;
         w.ok = write_file_atomic(path, contents(), &w.error);
         return w;

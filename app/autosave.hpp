@@ -12,10 +12,11 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <future>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "job.hpp"
 
 namespace attn::autosave {
 
@@ -82,7 +83,7 @@ private:
     std::string collect(bool block);  // the write under way, once finished
 
     std::string path_, lock_path_, error_;
-    std::future<Written> writing_;
+    compute::Job<Written> writing_;  // one write at a time (job.hpp)
     std::string writing_signature_;
     std::chrono::milliseconds interval_;
     int lock_fd_ = -1;

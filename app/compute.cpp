@@ -130,19 +130,14 @@ Compute::Compute(BackendFactory factory, std::string renderer, bool software, sp
 }
 
 Compute::~Compute() {
-    if (compare_worker_.valid()) compare_worker_.wait();
-    if (worker_.valid()) {
-        cancel_->store(true);  // nothing will read its result
-        if (worker_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-            std::fprintf(stderr, "attnlab: waiting for the CPU run under way to finish\n");
-        worker_.wait();
-    }
+    // The jobs are cancelled (nothing will read their results) and waited for as they go.
+    if (worker_.running() && !worker_.done()) std::fprintf(stderr, "attnlab: waiting for the CPU run under way to finish\n");
 }
 
 bool Compute::gpu_waiting() const { return gpu_ && gpu_uncollected_ && gpu_run_ == wanted_; }
 
 bool Compute::busy() const {
-    return worker_.valid() || cpu_pending_ || gpu_waiting() || compare_worker_.valid();
+    return worker_.running() || cpu_pending_ || gpu_waiting() || compare_worker_.running();
 }
 
 // Creates the backend on first need; a failure is told once and the CPU takes over.
@@ -189,11 +184,10 @@ void Compute::start_cpu_worker(const Scenario& scenario, const RunOptions& optio
     cpu_run_ = wanted_;
     cpu_started_ = std::chrono::steady_clock::now();
     worker_zoom_ = false;
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
     // The worker owns copies: the UI thread keeps editing the session meanwhile.
-    worker_ = std::async(std::launch::async, [scenario, options, cancel = cancel_]() {
+    worker_.start("running the scenario", [scenario, options](JobProgress& progress) {
         RunOptions o = options;
-        o.cancel = cancel.get();
+        o.cancel = progress.cancel_flag();
         Trace t = run(scenario, o);
         t.settings.preset = edits::preset_of(scenario);
         return t;
@@ -202,7 +196,7 @@ void Compute::start_cpu_worker(const Scenario& scenario, const RunOptions& optio
 
 bool Compute::start_zoom_worker(const edits::Session& session) {
     const Trace& shown = session.trace;
-    const bool current = !session.dirty && session.pending.empty() && session.errors.empty() && !worker_.valid() &&
+    const bool current = !session.dirty && session.pending.empty() && session.errors.empty() && !worker_.running() &&
                          !cpu_pending_ && !gpu_waiting();
     if (!current || !shown.ok || shown.detail != Detail::OutputOnly) return false;
     speed::Speeds speeds = status_.speeds;
@@ -234,10 +228,9 @@ bool Compute::start_zoom_worker(const edits::Session& session) {
     cpu_started_ = std::chrono::steady_clock::now();
     worker_zoom_ = true;
     zoom_generation_ = session.generation;
-    cancel_ = std::make_shared<std::atomic<bool>>(false);
     RunOptions options = output_only_options(session.scenario, region_);
-    worker_ = std::async(std::launch::async, [scenario = session.scenario, rows = std::move(rows), options, cancel = cancel_]() mutable {
-        options.cancel = cancel.get();
+    worker_.start("drawing the region", [scenario = session.scenario, rows = std::move(rows), options](JobProgress& progress) mutable {
+        options.cancel = progress.cancel_flag();
         std::string error;
         std::optional<std::vector<PooledWeights>> pooled = repool_weights(scenario, rows, options, &error);
         rows.ok = pooled.has_value();
@@ -266,8 +259,8 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
     edits::apply_pending(session);
     if (settings.cancel_requests != cancels_seen_) {
         cancels_seen_ = settings.cancel_requests;
-        if (worker_.valid() && worker_zoom_) {
-            cancel_->store(true);
+        if (worker_.running() && worker_zoom_) {
+            worker_.stop();
             ++wanted_;                 // what the worker returns answers nothing now
             region_ = settings.region; // the region on screen: nothing to draw again
         }
@@ -284,7 +277,7 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
 
     if (session.dirty) {
         ++wanted_;
-        if (worker_.valid()) cancel_->store(true);  // its result would be dropped: stop it now
+        worker_.stop();  // its result would be dropped: stop it now (the next run waits for it to end)
         const bool gpu_usable = status_.gpu != GpuState::Failed && factory_ != nullptr;
         Plan p = plan(session.scenario, choice_, gpu_usable, status_.speeds);
         if (p.gpu && !ensure_gpu()) p = plan(session.scenario, choice_, false, status_.speeds);
@@ -335,8 +328,8 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
     }
 
     // The CPU worker: collect a finished run; a stale one is dropped and run again.
-    if (worker_.valid() && worker_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        Trace trace = worker_.get();
+    if (worker_.done()) {
+        Trace trace = std::move(*worker_.take());
         if (worker_zoom_) {
             // The region's weights join the trace they were drawn from, if it is still on screen.
             worker_zoom_ = false;
@@ -355,16 +348,16 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
             replaced = install(session, std::move(trace), ms_since(cpu_started_)) || replaced;
         }
     }
-    if (cpu_pending_ && !worker_.valid()) {
+    if (cpu_pending_ && !worker_.running()) {
         cpu_pending_ = false;
         start_cpu_worker(session.scenario, cpu_options_);
     }
 
     update_comparison(session, settings);
-    status_.stale = worker_.valid() && cpu_run_ != wanted_ && !(worker_zoom_ && cancel_->load());
-    status_.zooming = worker_.valid() && worker_zoom_ && cpu_run_ == wanted_;
+    status_.stale = worker_.running() && cpu_run_ != wanted_ && !(worker_zoom_ && worker_.stopping());
+    status_.zooming = worker_.running() && worker_zoom_ && cpu_run_ == wanted_;
     const bool gpu_running = gpu_waiting() && gpu_->busy();
-    status_.busy = gpu_running || worker_.valid() || cpu_pending_;
+    status_.busy = gpu_running || worker_.running() || cpu_pending_;
     status_.running_backend = gpu_running ? "gpu" : status_.busy ? "cpu" : "";
     status_.progress = gpu_running ? gpu_->progress() : -1.0f;
     return replaced;
@@ -374,8 +367,8 @@ bool Compute::update(edits::Session& session, const Settings& settings, double g
 // that scenario with B's toggles, planned like any run and computed on a worker; A is never
 // run again. A result that no longer answers A's trace and B's toggles is dropped.
 void Compute::update_comparison(edits::Session& session, const Settings& settings) {
-    if (compare_worker_.valid() && compare_worker_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        Trace b = compare_worker_.get();
+    if (std::optional<Trace> landed = compare_worker_.take()) {
+        Trace b = std::move(*landed);
         if (session.comparison.signature == compare_signature_ && !session.comparison.ready) {
             const std::string signature = session.comparison.signature;
             session.comparison = comparison::compare(session.trace, std::move(b));
@@ -385,9 +378,9 @@ void Compute::update_comparison(edits::Session& session, const Settings& setting
     if (!settings.compare_b || !session.trace.ok) return;
     const std::string signature = std::to_string(session.generation) + "|" + dump_json(toggles_to_json(*settings.compare_b));
     if (signature == session.comparison.signature) return;
-    const bool a_is_current = !session.dirty && session.pending.empty() && session.errors.empty() && !worker_.valid() &&
+    const bool a_is_current = !session.dirty && session.pending.empty() && session.errors.empty() && !worker_.running() &&
                               !cpu_pending_ && !gpu_waiting();
-    if (!a_is_current || compare_worker_.valid()) return;  // asked again next frame
+    if (!a_is_current || compare_worker_.running()) return;  // asked again next frame
     session.comparison = comparison::Comparison{};
     session.comparison.signature = compare_signature_ = signature;
     std::string error;
@@ -400,14 +393,14 @@ void Compute::update_comparison(edits::Session& session, const Settings& setting
     // B is planned like A (full detail up to the limit, output-only above), on the CPU.
     const Plan p = plan(*b, Choice::Cpu, false, status_.speeds);
     const RunOptions options = p.detail == Detail::Full ? RunOptions{} : output_only_options(*b, region_);
-    compare_worker_ = std::async(std::launch::async, [scenario = std::move(*b), options]() { return run(scenario, options); });
+    compare_worker_.start("running Compare's B", [scenario = std::move(*b), options](JobProgress&) { return run(scenario, options); });
 }
 
 void Compute::finish(edits::Session& session, const Settings& settings) {
     update(session, settings, 1e9);
     while (busy()) {
-        if (worker_.valid()) worker_.wait();
-        if (compare_worker_.valid()) compare_worker_.wait();
+        worker_.wait();
+        compare_worker_.wait();
         update(session, settings, 1e9);
     }
 }

@@ -14,12 +14,12 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "edits.hpp"
+#include "job.hpp"
 #include "attention/engine.hpp"
 #include "speed.hpp"
 
@@ -172,12 +172,11 @@ private:
     std::uint64_t cpu_run_ = 0;        // the request the CPU worker answers
     bool cpu_pending_ = false;         // a CPU run waits for the worker to be free
     RunOptions cpu_options_;           // its options: output-only, or a full run too costly for a frame
-    std::future<Trace> worker_;
-    std::shared_ptr<std::atomic<bool>> cancel_;  // the flag of the CPU run under way
+    Job<Trace> worker_;                // the CPU run under way (job.hpp): one at a time
     bool worker_zoom_ = false;         // worker_ draws a region of the trace on screen
     std::uint64_t zoom_generation_ = 0;  // the trace it draws for (session.generation)
     int cancels_seen_ = 0;
-    std::future<Trace> compare_worker_;  // B of Compare
+    Job<Trace> compare_worker_;        // B of Compare
     std::string compare_signature_;      // what compare_worker_ (or the installed comparison) answers
     std::chrono::steady_clock::time_point gpu_started_, cpu_started_;
 };

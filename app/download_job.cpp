@@ -1,37 +1,28 @@
 #include "download_job.hpp"
 
-#include <chrono>
 #include <utility>
 
 namespace attn::compute {
 
 DownloadJob::DownloadJob(hf::RepoId repo, hf::DownloadOptions options) : repo_(std::move(repo)) {
-    options.cancel = &cancel_;
-    options.progress = [this](const hf::DownloadProgress& p) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        progress_ = p;
-    };
-    result_ = std::async(std::launch::async, [this, options = std::move(options)] { return hf::download_model(repo_, options); });
-}
-
-DownloadJob::~DownloadJob() {
-    cancel_ = true;
-    if (result_.valid()) result_.wait();
+    job_.start("downloading " + repo_.id, [repo = repo_, options = std::move(options), seen = seen_](JobProgress& job) mutable {
+        options.cancel = job.cancel_flag();
+        options.progress = [seen](const hf::DownloadProgress& p) {
+            std::lock_guard<std::mutex> lock(seen->mutex);
+            seen->progress = p;
+        };
+        return hf::download_model(repo, options);
+    });
 }
 
 hf::DownloadProgress DownloadJob::progress() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return progress_;
+    std::lock_guard<std::mutex> lock(seen_->mutex);
+    return seen_->progress;
 }
 
-bool DownloadJob::done() const {
-    return result_.valid() && result_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+hf::DownloadResult DownloadJob::take() {
+    job_.wait();
+    return std::move(*job_.take());
 }
-
-void DownloadJob::wait() const {
-    if (result_.valid()) result_.wait();
-}
-
-hf::DownloadResult DownloadJob::take() { return result_.get(); }
 
 }  // namespace attn::compute

@@ -126,34 +126,21 @@ ModelOpened open_model_folder(const std::string& folder, const std::string& sent
 
 ModelJobs::ModelJobs(ModelRunner runner) : runner_(std::move(runner)) {}
 
-ModelJobs::~ModelJobs() {
-    waiting_.reset();
-    if (running_.valid()) running_.wait();
-}
-
 void ModelJobs::submit(ModelRecompute request) {
-    waiting_ = std::move(request);
-    if (!running_.valid()) start_waiting();
-}
-
-void ModelJobs::start_waiting() {
-    if (!waiting_) return;
-    running_ = std::async(std::launch::async, runner_, std::move(*waiting_));
-    waiting_.reset();
+    const std::string what = request.sentence ? "running the sentence" : "recomputing from layer " + std::to_string(request.layer + 1);
+    job_.queue(what, [runner = runner_, request = std::move(request)](JobProgress&) mutable { return runner(std::move(request)); },
+               UnderWay::finish);
 }
 
 std::vector<ModelResult> ModelJobs::poll() {
-    if (running_.valid() && running_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-        done_.push_back(running_.get());
-        start_waiting();
-    }
+    if (std::optional<ModelResult> landed = job_.take()) done_.push_back(std::move(*landed));
     return std::exchange(done_, {});
 }
 
 void ModelJobs::finish() {
-    while (running_.valid()) {
-        done_.push_back(running_.get());
-        start_waiting();
+    while (job_.running()) {
+        job_.wait();
+        if (std::optional<ModelResult> landed = job_.take()) done_.push_back(std::move(*landed));
     }
 }
 

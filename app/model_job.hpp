@@ -13,13 +13,13 @@
 // No ImGui, no GL: the runner is a plain function, and a test gives a stub to see that the
 // view only submits.
 #include <functional>
-#include <future>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/language_model.hpp"
 #include "attention/scenario.hpp"
+#include "job.hpp"
 
 namespace attn::compute {
 
@@ -90,7 +90,7 @@ ModelOpened open_model_folder(const std::string& folder, const std::string& sent
 class ModelJobs {
 public:
     explicit ModelJobs(ModelRunner runner = run_model_recompute);
-    ~ModelJobs();  // waits for the job under way
+    ~ModelJobs() = default;  // waits for the job under way (it cannot be cancelled)
     ModelJobs(const ModelJobs&) = delete;
     ModelJobs& operator=(const ModelJobs&) = delete;
 
@@ -100,17 +100,14 @@ public:
     // The results finished since the last poll, oldest first; starts the request waiting.
     // Never blocks.
     std::vector<ModelResult> poll();
-    bool busy() const { return running_.valid() || waiting_.has_value(); }
+    bool busy() const { return job_.running(); }
     // Blocks until nothing runs or waits (the results stay for poll): before the view changes
     // the pass or the checkpoint itself, and in tests.
     void finish();
 
 private:
-    void start_waiting();
-
     ModelRunner runner_;
-    std::future<ModelResult> running_;
-    std::optional<ModelRecompute> waiting_;
+    Job<ModelResult> job_;
     std::vector<ModelResult> done_;
 };
 

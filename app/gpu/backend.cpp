@@ -18,7 +18,6 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <future>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -30,6 +29,7 @@
 #include "gpu/context.hpp"
 #include "gpu/gl_objects.hpp"
 #include "gpu/shader_sources.hpp"
+#include "job.hpp"
 #include "attention/mask.hpp"
 #include "tensor/random.hpp"
 
@@ -229,7 +229,7 @@ namespace {
 
 // What a run needs from the CPU: the trace's inputs and each head's Q, K, V (RoPE
 // included) and ALiBi slope (core's functions), the heatmap grid, and the GPU buffers'
-// contents. Made on a worker thread (std::async), so that a window keeps drawing while a
+// contents. Made by a job on a worker thread (job.hpp), so that a window keeps drawing while a
 // long sequence is prepared; the GL thread only uploads it.
 struct Prepared {
     Trace trace;
@@ -369,17 +369,17 @@ struct Backend::Impl {
         return true;
     }
 
-    // The CPU's part of a run, on a worker: one at a time. A begin() while one is under way
-    // lets it finish, then drops it and prepares its own (a slider dragged over 65,536
-    // tokens starts no pile of workers).
-    std::future<Prepared> preparing;
+    // The CPU's part of a run, as a job (job.hpp): one at a time. A begin() while one is under
+    // way drops it and prepares its own once it has ended (a slider dragged over 65,536 tokens
+    // starts no pile of workers).
+    compute::Job<Prepared> preparing;
     std::uint64_t request = 0;  // begin()s so far
     void start_preparing() {
-        preparing = std::async(std::launch::async, [shared = scenario, o = run_options, t = trace, id = request] {
+        preparing.queue("preparing the GPU run", [shared = scenario, o = run_options, t = trace, id = request](compute::JobProgress&) {
             Prepared p = prepare_run(*shared, o, t);
             p.request = id;
             return p;
-        });
+        }, compute::UnderWay::cancel);
     }
 
     void begin(const Scenario& s, const RunOptions& o);
@@ -462,16 +462,17 @@ bool Backend::Impl::step(double budget_ms) {
         return true;
     }
     const auto start = Clock::now();
-    while (preparing.valid()) {  // the CPU's part first: wait for it within the budget
-        if (std::isfinite(budget_ms)) {
-            const auto wait = std::chrono::duration<double, std::milli>(std::max(0.0, budget_ms - ms_between(start, Clock::now())));
-            if (preparing.wait_for(wait) != std::future_status::ready) return false;
-        }
-        Prepared p = preparing.get();
-        if (p.request != request) {  // an earlier request's: this one's now
+    while (preparing.running()) {  // the CPU's part first: wait for it within the budget
+        if (!std::isfinite(budget_ms)) preparing.wait();
+        else if (!preparing.wait_for(std::chrono::duration<double, std::milli>(std::max(0.0, budget_ms - ms_between(start, Clock::now())))))
+            return false;
+        std::optional<Prepared> taken = preparing.take();
+        if (!taken) continue;  // an earlier request's, dropped: this one's has started
+        if (taken->request != request) {  // an earlier request's (not superseded by a begin()): this one's now
             start_preparing();
             continue;
         }
+        Prepared& p = *taken;
         const auto upload_start = Clock::now();
         if (!upload_inputs(p) || !plan_passes(*scenario)) return true;
         timings.prepare_ms = p.cpu_ms + ms_between(upload_start, Clock::now());  // not the frames it overlapped
@@ -518,8 +519,8 @@ void Backend::Impl::begin(const Scenario& s, const RunOptions& o) {
         return;
     }
     // Stage 1 on a worker: a blocking run waits for it in its first step, a window draws on.
-    // One under way for an earlier request is let finish first (step() starts this one).
-    if (!preparing.valid() || preparing.wait_for(std::chrono::seconds(0)) == std::future_status::ready) start_preparing();
+    // One under way for an earlier request is dropped, and this one starts once it has ended.
+    start_preparing();
 }
 
 // Stage 2, on the GL thread: the prepared Q, K, V, masks and slopes into buffers, and the

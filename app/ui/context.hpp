@@ -6,8 +6,8 @@
 // a screenshot's layout read those). A view draws from this and its own state, never another
 // view's.
 #include <functional>
-#include <future>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -15,6 +15,7 @@
 #include "attention/analysis.hpp"
 #include "compute.hpp"
 #include "edits.hpp"
+#include "job.hpp"
 #include "attention/scenario.hpp"
 #include "ui/widgets.hpp"
 
@@ -50,7 +51,8 @@ struct ComputeState {
     struct RunTiming {
         bool wanted = false;   // the length or generate pointed at: timed from then on, not at every start
         std::string key;
-        std::shared_future<double> ms_per_token2;
+        compute::Job<double> job;            // timing it (job.hpp)
+        std::optional<double> ms_per_token2;  // what it measured for `key`
     } generate_timing;
 };
 

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <future>
 #include <cstdio>
 #include <string>
 
@@ -141,23 +140,23 @@ std::string generate_estimate(Context& state, int n) {
                                 std::to_string(on_screen.masked_fill) + "," + (on_screen.scale ? "scaled" : "unscaled") + "," +
                                 to_string(on_screen.softmax) + "," +
                                 (on_screen.input == InputMode::Embeddings ? to_string(on_screen.positional) : "direct");
-        const bool under_way = timing.ms_per_token2.valid() && timing.ms_per_token2.wait_for(std::chrono::seconds(0)) != std::future_status::ready;
-        if (timing.key != key || !timing.ms_per_token2.valid()) {
-            // A timing under way for other settings ends first: letting go of its future would
-            // wait for it here, on the window's thread.
-            if (under_way) return "timing its run\xE2\x80\xA6";
+        if (timing.key != key) {
+            // Other settings: timed again, a timing under way for the old ones cancelled and let go.
             timing.key = key;
+            timing.ms_per_token2.reset();
             const Scenario sample = generated_like(on_screen, kTimedLength, settings.generate_seed);
-            timing.ms_per_token2 = std::async(std::launch::async, [sample] {
-                const RunOptions options = compute::output_only_options(sample, compute::Region{});
+            timing.job.start("timing a run of " + std::to_string(kTimedLength) + " tokens", [sample](compute::JobProgress& progress) {
+                RunOptions options = compute::output_only_options(sample, compute::Region{});
+                options.cancel = progress.cancel_flag();
                 const auto start = std::chrono::steady_clock::now();
                 run(sample, options);
                 const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
                 return ms / (static_cast<double>(kTimedLength) * kTimedLength);
-            }).share();
+            });
         }
-        if (timing.ms_per_token2.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return "timing its run\xE2\x80\xA6";
-        ms = timing.ms_per_token2.get() * static_cast<double>(n) * n;
+        if (std::optional<double> timed = timing.job.take()) timing.ms_per_token2 = *timed;
+        if (!timing.ms_per_token2) return "timing its run\xE2\x80\xA6";
+        ms = *timing.ms_per_token2 * static_cast<double>(n) * n;
     }
     ms = std::min(ms, gpu_ms);
     const auto said = [](double v) {

@@ -169,3 +169,94 @@ TEST_CASE("a job runner's job is cancelled by a newer start, its result dropped,
     CHECK_FALSE(job.take());  // taken once
     CHECK_FALSE(job.running());
 }
+
+namespace {
+
+// Takes the job's next result, starting what waits, as a view does each frame.
+template <typename Result>
+std::optional<Result> next_result(compute::Job<Result>& job) {
+    for (;;) {
+        job.wait();
+        if (std::optional<Result> r = job.take()) return r;
+        if (!job.running()) return std::nullopt;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a cancelled job still ending
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a job queued behind one that finishes waits for it, a newer request replaces the one waiting, and each result lands in turn",
+          "[interpret][jobs]") {
+    compute::Job<int> job;
+    std::atomic<bool> release{false}, second_ran{false}, first_started{false};
+    job.queue("first", [&](compute::JobProgress&) {
+        first_started = true;
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return 1;
+    }, compute::UnderWay::finish);
+    while (!first_started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    job.queue("second", [&](compute::JobProgress&) {
+        second_ran = true;
+        return 2;
+    }, compute::UnderWay::finish);
+    CHECK(job.queued());
+    CHECK(job.what() == "first");  // the second waits
+    job.queue("third", [](compute::JobProgress&) { return 3; }, compute::UnderWay::finish);
+    CHECK_FALSE(job.take());  // the first still runs
+    release = true;
+    const std::optional<int> first = next_result(job);
+    REQUIRE(first);
+    CHECK(*first == 1);  // a state passed through: kept
+    CHECK(job.what() == "third");  // started by the take
+    const std::optional<int> third = next_result(job);
+    REQUIRE(third);
+    CHECK(*third == 3);
+    CHECK_FALSE(second_ran);  // replaced while it waited
+    CHECK_FALSE(job.running());
+}
+
+TEST_CASE("a job queued behind one it cancels starts once that one has ended, and only its own result lands", "[interpret][jobs]") {
+    compute::Job<int> job;
+    std::atomic<bool> first_started{false}, first_ended{false}, second_saw_first_ended{false};
+    job.queue("first", [&](compute::JobProgress& progress) {
+        first_started = true;
+        while (progress.report(0, 1)) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a run that takes a while to stop
+        first_ended = true;
+        return -1;
+    }, compute::UnderWay::cancel);
+    while (!first_started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    job.queue("second", [&](compute::JobProgress&) {
+        second_saw_first_ended = first_ended.load();
+        return 2;
+    }, compute::UnderWay::cancel);
+    CHECK(job.running());
+    const std::optional<int> result = next_result(job);
+    REQUIRE(result);
+    CHECK(*result == 2);  // the first's -1 was dropped
+    CHECK(second_saw_first_ended);  // never two at once
+    CHECK_FALSE(job.take());
+}
+
+TEST_CASE("a job asked to stop ends early and its result still lands", "[interpret][jobs]") {
+    compute::Job<int> job;
+    std::atomic<bool> started{false};
+    job.start("counting", [&](compute::JobProgress& progress) {
+        started = true;
+        int done = 0;
+        while (progress.report(done, 1000000)) {
+            ++done;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        return 7;
+    });
+    while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK_FALSE(job.stopping());
+    job.stop();
+    CHECK(job.stopping());
+    job.wait();
+    CHECK(job.done());
+    const std::optional<int> result = job.take();
+    REQUIRE(result);
+    CHECK(*result == 7);  // what it did by then
+}
