@@ -11,6 +11,7 @@ namespace attn::compute {
 ModelResult run_model_recompute(ModelRecompute request) {
     const auto t0 = std::chrono::steady_clock::now();
     ModelResult result;
+    result.model = request.model;
     result.layer = request.layer;
     if (request.model == nullptr) {
         request.pass.errors = {"no model is open"};

@@ -13,6 +13,7 @@
 // No ImGui, no GL: the runner is a plain function, and a test gives a stub to see that the
 // view only submits.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,9 +27,10 @@ namespace attn::compute {
 // Layer `layer` of `pass` as `edited`, or, with no `edited`, as the checkpoint holds it with
 // the heads of pass.ablated zeroed (the heads ablated changed), then the layers after it; or,
 // with `sentence`, that sentence from its first layer, pass.ablated applied. The model must
-// outlive the job: the view settles its jobs (finish) before it replaces the model.
+// The model is shared with the job, which keeps it alive: a view that replaces its model drops
+// the jobs under way (cancel) and never waits for them.
 struct ModelRecompute {
-    const lm::Model* model = nullptr;
+    std::shared_ptr<const lm::Model> model;
     ModelPass pass;   // pass_for_job of the pass on screen: the layers before `layer` are the view's
     int layer = 0;
     std::optional<Scenario> edited;       // layer `layer`'s scenario as the session holds it
@@ -39,6 +41,7 @@ struct ModelRecompute {
 };
 
 struct ModelResult {
+    std::shared_ptr<const lm::Model> model;  // the model it was computed on
     bool ok = false;          // false: pass.errors say why
     ModelPass pass;
     int layer = 0;
@@ -101,6 +104,8 @@ public:
     // Never blocks.
     std::vector<ModelResult> poll();
     bool busy() const { return job_.running(); }
+    // Drops the request running and the one waiting (their results never land); never waits.
+    void cancel() { job_.cancel(); }
     // Blocks until nothing runs or waits (the results stay for poll): before the view changes
     // the pass or the checkpoint itself, and in tests.
     void finish();

@@ -46,7 +46,7 @@ struct ModelCompareState {
     // Two models: model B, opened from `folder_b` (a folder or a cached model's name) as a job;
     // `b_said`: why it could not open, or what opened. Declared before the jobs that read it:
     // they end (a job waits at its end for what it started) before it goes.
-    std::optional<lm::Model> model_b;
+    std::shared_ptr<const lm::Model> model_b;  // shared with the jobs that read it
     std::string folder_b;
     compute::Job<compute::ModelOpened> opening_b;
     compute::Job<ModelPass> running_b;        // pass_b being run, off the window's thread
@@ -118,6 +118,7 @@ struct ModelRoutingState {
 // writer and its caches) is moved into the step's job and handed back
 // with its result, so that one thread at a time holds it.
 struct WriteSession {
+    std::shared_ptr<const lm::Model> model;    // what the writer reads, alive while a step runs
     generate::Writer writer;
     generate::Writing writing;
 };
@@ -191,7 +192,7 @@ struct AfterOpening {
 
 struct ModelViewState {
     bool open = false;                        // the model view window is shown
-    std::optional<lm::Model> model;
+    std::shared_ptr<const lm::Model> model;   // shared with the jobs that read it: replacing it waits for none
     std::string sentence;                     // the sentence box
     std::string computed_sentence;            // what `pass` tokenised
     ModelPass pass;                   // every layer's trace for the sentence; pass.ablated: the heads ablated
@@ -202,6 +203,8 @@ struct ModelViewState {
     // `pass` was computed from, `seen_revision` the session revision last compared.
     int layer = -1, head = 0;
     std::pair<int, int> sidebar_pick{1, 1};   // the side bar's layer and head to open, from 1
+    // A layer (and head) asked to open while a recompute ran: opened from the pass it leaves, once it lands.
+    std::optional<std::pair<int, int>> layer_asked;
     std::string layer_name;                   // the opened scenario's name: leaving it detaches
     // The layer as the model made it when it was opened (its heads ablated): a session keeps
     // the session's scenario as the differences from it (session_file.hpp), not its weights.

@@ -81,7 +81,7 @@ void rerun_sentence(ModelViewState& m, stack::Ablation ablated) {
     m.job_text = "Running the sentence again on the unedited model: the maps and the next token below are not its until it ends.";
     ModelPass base;
     base.ablated = std::move(ablated);
-    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), 0, std::nullopt, m.computed_sentence, std::nullopt});
+    jobs_of(m).submit(compute::ModelRecompute{m.model, std::move(base), 0, std::nullopt, m.computed_sentence, std::nullopt});
 }
 
 // A pass run whole (a sentence, or the text the model wrote) becomes the one on screen; false,
@@ -104,7 +104,7 @@ bool install_whole_pass(Context& state, ModelViewState& m, compute::ModelResult&
 void collect_recomputes(Context& state, ModelViewState& m) {
     if (!m.jobs) return;
     for (compute::ModelResult& r : m.jobs->poll()) {
-        if (!m.model) continue;
+        if (!m.model || r.model != m.model) continue;  // computed on a model replaced since
         if (r.sentence) {  // a new sentence
             m.computed_sentence = *r.sentence;  // not retried every frame when it cannot run
             if (!install_whole_pass(state, m, r, "The model cannot run this sentence: ")) continue;
@@ -155,14 +155,6 @@ void collect_recomputes(Context& state, ModelViewState& m) {
     }
 }
 
-// Waits for the recompute under way and installs it: before the view changes the pass or the
-// checkpoint itself (a sentence, ablated heads, a layer opened, another model), so that no
-// older job's result lands on top of what it does.
-void settle(Context& state, ModelViewState& m) {
-    if (!m.jobs) return;
-    m.jobs->finish();
-    collect_recomputes(state, m);
-}
 
 }  // namespace
 
@@ -187,7 +179,7 @@ void submit_written_text(ModelViewState& m, std::vector<int> ids) {
     base.ablated = m.pass.ablated;
     std::optional<Scenario> edited;
     if (m.layer >= 0) edited = m.applied;
-    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), std::max(m.layer, 0), std::move(edited), std::nullopt, std::move(ids)});
+    jobs_of(m).submit(compute::ModelRecompute{m.model, std::move(base), std::max(m.layer, 0), std::move(edited), std::nullopt, std::move(ids)});
 }
 
 namespace {
@@ -201,7 +193,7 @@ void submit_sentence(ModelViewState& m, const std::string& sentence) {
     m.job_text = "Running the new sentence: the maps and the next token below are the previous sentence's until it ends.";
     ModelPass base;
     base.ablated = m.pass.ablated;
-    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(base), 0, std::nullopt, sentence, std::nullopt});
+    jobs_of(m).submit(compute::ModelRecompute{m.model, std::move(base), 0, std::nullopt, sentence, std::nullopt});
 }
 
 }  // namespace
@@ -213,14 +205,18 @@ namespace {
 // The checkpoint opened takes the place of the one on screen, with its first pass: one that
 // could not run is said (a sentence typed since it started runs as a job next frame).
 void install_model(Context& state, ModelViewState& m, compute::ModelOpened opened) {
-    settle(state, m);  // no job may still read the checkpoint it replaces
-    m.compare.running_b.drain();  // B of the model it replaces: dropped, once it no longer reads that model
+    // The jobs of the model it replaces are dropped, never waited for: each keeps the model it
+    // reads alive until it ends, and a result of it that lands is not installed (collect_recomputes).
+    if (m.jobs) m.jobs->cancel();
+    m.reshaping = false;
+    m.layer_asked.reset();
+    m.compare.running_b.cancel();  // B of the model it replaces
     forget_model_heads(m);  // its heads' roles, lens and sweep were the replaced model's
     forget_model_write(m);  // what it wrote and its caches too
     // The pipeline still showing a layer of the model being replaced: its weights, window and
     // norms must not stay on screen under the new model's name (below).
     const int replaced_layer = m.layer >= 0 && m.model && state.session.scenario.name == m.layer_name ? m.layer : -1;
-    m.model = std::move(*opened.load.model);
+    m.model = std::make_shared<const lm::Model>(std::move(*opened.load.model));
     m.model_files = session_file::model_files(m.model->folder());
     m.open = true;
     show_pane(state.view, Pane::Model);
@@ -400,7 +396,11 @@ void restore_model(Context& state, ModelViewState& m, const session_file::ModelC
 
 void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
     if (!m.model || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
-    settle(state, m);
+    if (m.jobs && m.jobs->busy()) {  // the pass on screen is about to change: opened once it has (update_model_view)
+        m.layer_asked = std::pair{layer, head};
+        return;
+    }
+    m.layer_asked.reset();
     m.head = head;
     m.sidebar_pick = {layer + 1, head + 1};  // the side bar's pickers start at what is open
     show_pane(state.view, Pane::Pipeline);  // the layer's every step, where the user looks
@@ -460,7 +460,7 @@ void apply_ablation(Context& state, ModelViewState& m) {
     m.reshaping = true;
     m.job_text = "Recomputing layers " + std::to_string(from + 1) + "\xE2\x80\x93" + std::to_string(layers) +
                  what + ": the maps and the next token below are the model before it until it ends.";
-    jobs_of(m).submit(compute::ModelRecompute{&*m.model, std::move(pass), from, std::nullopt, std::nullopt, std::nullopt});
+    jobs_of(m).submit(compute::ModelRecompute{m.model, std::move(pass), from, std::nullopt, std::nullopt, std::nullopt});
 }
 
 // An edit of the layer opened in the pipeline: that layer and every one after it, as a job
@@ -482,7 +482,7 @@ void follow_session(Context& state, ModelViewState& m) {
     m.submitted = session.scenario;
     m.job_text = "Recomputing layers " + std::to_string(m.layer + 1) + "\xE2\x80\x93" + std::to_string(m.model->shape().layers) +
                  " after the edit: the maps and the next token below are the model before it until it ends.";
-    jobs.submit(compute::ModelRecompute{&*m.model, compute::pass_for_job(m.pass, m.layer), m.layer, session.scenario, std::nullopt, std::nullopt});
+    jobs.submit(compute::ModelRecompute{m.model, compute::pass_for_job(m.pass, m.layer), m.layer, session.scenario, std::nullopt, std::nullopt});
 }
 
 }  // namespace
@@ -491,6 +491,7 @@ void update_model_view(Context& state, ModelViewState& m) {
     collect_opened_model(state, m);
     if (!m.model) return;
     if (m.jobs) collect_recomputes(state, m);
+    if (m.layer_asked && !(m.jobs && m.jobs->busy())) open_model_layer(state, m, m.layer_asked->first, m.layer_asked->second);
     if (m.sentence != m.computed_sentence && !m.reshaping && !ImGui::GetIO().WantTextInput) submit_sentence(m, m.sentence);
     apply_ablation(state, m);
     follow_session(state, m);
@@ -1291,7 +1292,7 @@ void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& texture
 void offer_model(Context& state, ModelViewState& m, Offers& offers) {
     // A tab beside the pipeline while a model is open: choosing it shows it, again closes it.
     offers.sections.push_back({"View", [&state, &m] {
-        return std::vector<MenuItem>{{"Model view", "", m.open, m.model.has_value(),
+        return std::vector<MenuItem>{{"Model view", "", m.open, m.model != nullptr,
                                       [&state, &m] {
                                           m.open = !m.open;
                                           show_pane(state.view, m.open ? Pane::Model : Pane::Pipeline);

@@ -96,8 +96,8 @@ void collect_model_b(ModelCompareState& c) {
         c.b_failed = true;
         return;
     }
-    c.running_b.drain();  // a pass on the model B it replaces: dropped, once it no longer reads that model
-    c.model_b = std::move(*opened.load.model);
+    c.running_b.cancel();  // a pass on the model B it replaces: dropped (it keeps that model until it ends)
+    c.model_b = std::make_shared<const lm::Model>(std::move(*opened.load.model));
     ++c.model_b_revision;
     c.b_said = "Model B: " + c.model_b->family() + ", " + opened.folder;
     c.b_failed = false;
@@ -141,7 +141,7 @@ void update_model_compare(ModelViewState& m) {
         const bool stale = c.sentence_b != c.computed_b || c.pass_b.ablated != m.pass.ablated;
         if (stale && !c.running_b.running() && !ImGui::GetIO().WantTextInput) {
             c.asked_b = c.sentence_b;
-            c.running_b.start("running sentence B", [model = &*m.model, sentence = c.sentence_b, ablated = m.pass.ablated](compute::JobProgress&) {
+            c.running_b.start("running sentence B", [model = m.model, sentence = c.sentence_b, ablated = m.pass.ablated](compute::JobProgress&) {
                 return lm::forward_text(*model, sentence, ablated);
             });
         }
@@ -150,7 +150,7 @@ void update_model_compare(ModelViewState& m) {
         const bool stale = m.computed_sentence != c.computed_b || !c.pass_b.ablated.empty();
         if (stale && !c.running_b.running()) {
             c.asked_b = m.computed_sentence;
-            c.running_b.start("running the sentence on model B", [model = &*c.model_b, sentence = m.computed_sentence](compute::JobProgress&) {
+            c.running_b.start("running the sentence on model B", [model = c.model_b, sentence = m.computed_sentence](compute::JobProgress&) {
                 return lm::forward_text(*model, sentence);
             });
         }

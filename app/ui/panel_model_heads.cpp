@@ -86,7 +86,7 @@ void update_model_heads(ModelViewState& m) {
     }
     // The lens follows the pass while its tab is shown.
     if (h.lens_shown && m.model && m.pass.ok && !h.lens_job.running() && h.lens.revision != m.revision + 1) {
-        const lm::Model* model = &*m.model;
+        const std::shared_ptr<const lm::Model> model = m.model;  // kept alive by the job
         const std::uint64_t revision = m.revision + 1;  // 0 stays "never computed"
         h.lens_job.start("Reading every layer's stream through the head\xE2\x80\xA6",
                          [model, pass = compute::streams_for_job(m.pass), revision](compute::JobProgress& progress) {
@@ -120,9 +120,9 @@ void finish_model_heads(ModelViewState& m) {
 
 void forget_model_heads(ModelViewState& m) {
     ModelHeadsState& h = m.heads;
-    h.roles_job.drain();
-    h.lens_job.drain();
-    h.sweep_job.drain();
+    h.roles_job.cancel();  // each keeps the model it reads until it ends; never waited for
+    h.lens_job.cancel();
+    h.sweep_job.cancel();
     h.roles = {};
     h.lens = {};
     h.sweep = {};
@@ -133,7 +133,7 @@ void forget_model_heads(ModelViewState& m) {
 
 void score_head_roles(ModelViewState& m) {
     if (!m.model) return;
-    const lm::Model* model = &*m.model;
+    const std::shared_ptr<const lm::Model> model = m.model;  // kept alive by the job
     const int length = m.heads.repeat_length, seed = m.heads.seed;
     m.heads.picked.reset();
     const int heads = model->shape().layers * model->shape().heads;
@@ -146,7 +146,7 @@ void score_head_roles(ModelViewState& m) {
 
 void run_ablation_sweep(ModelViewState& m) {
     if (!m.model || !m.pass.ok) return;
-    const lm::Model* model = &*m.model;
+    const std::shared_ptr<const lm::Model> model = m.model;  // kept alive by the job
     const int target = m.heads.target >= 0                ? m.heads.target
                        : !m.pass.next_token_top5.empty() ? m.pass.next_token_top5.front().id
                                                           : -1;

@@ -90,6 +90,7 @@ void fill_session(ModelViewState& m, int from) {
         from = 0;
     }
     WriteSession& s = *w.session;
+    s.model = m.model;  // the writer reads it: alive while a step runs, whatever replaces it on screen
     s.writer = generate::writer(*m.model);
     s.writer.edited = edited_layer(m);
     std::string why;
@@ -159,7 +160,7 @@ void forget_written(ModelViewState& m) {
 }
 
 void forget_model_write(ModelViewState& m) {
-    m.write.job.drain();  // the step reads the model that goes
+    m.write.job.cancel();  // the step reads the model that goes: its session keeps it until the step ends
     m.write.discard = false;
     forget_written(m);
     m.write.sentence_length = 0;

@@ -85,7 +85,7 @@ void Window::offer(Offers& offers) {
 // A tab asked for (show_pane) is selected; a tab closed with its × closes its view.
 Pane Window::draw_pane_tabs() {
     ViewOptions& view = shared.view;
-    const bool model_tab = model.state.open && model.state.model.has_value();
+    const bool model_tab = model.state.open && model.state.model != nullptr;
     const bool train_tab = train.state.open;
     // A view just opened comes to the front, unless a tab was asked for by name.
     if (!view.pane_requested && model_tab && !view.had_model_tab) show_pane(view, Pane::Model);
@@ -163,7 +163,7 @@ void Window::draw_frame(HeatmapTextures& textures) {
                                                                                              (presenter ? 0.0f : 300.0f * scale)))) + 8.0f;
     // The model view in front (its tab, last frame): the side bar and the bar above the tabs
     // are the model's, not the preset's.
-    const bool model_in_front = shared.view.pane == Pane::Model && model.state.open && model.state.model.has_value();
+    const bool model_in_front = shared.view.pane == Pane::Model && model.state.open && model.state.model != nullptr;
     if (!presenter) {
         ImGui::BeginChild("controls", ImVec2(290.0f * scale, 0), true);
         if (model_in_front) draw_model_sidebar(shared, model.state);

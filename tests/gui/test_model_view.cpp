@@ -66,7 +66,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
 
     SECTION("a folder that cannot be read leaves the work as it was, with a notice") {
         open_through_menu(ui, folder + "-missing");
-        CHECK_FALSE(ui.window.model.state.model.has_value());
+        CHECK(ui.window.model.state.model == nullptr);
         CHECK(ui.window.shared.session.scenario.name == start.scenario.name);
         REQUIRE_FALSE(ui.window.shared.notices.empty());
         CHECK(ui.window.shared.notices.back().error);
@@ -75,7 +75,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
 
     open_through_menu(ui, folder);
     ui::ModelViewState& m = ui.window.model.state;
-    REQUIRE(m.model.has_value());
+    REQUIRE(m.model != nullptr);
     REQUIRE(m.pass.ok);
     CHECK(m.computed_sentence == "The animal did not cross the road because it was tired");
     // The same numbers as a forward pass of the folder, computed here.
@@ -105,7 +105,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
 
     SECTION("a bad folder while a model is open keeps that model") {
         open_through_menu(ui, folder + "-missing");
-        REQUIRE(m.model.has_value());
+        REQUIRE(m.model != nullptr);
         CHECK(m.model->folder() == folder);
         CHECK(m.pass.ok);
     }
@@ -218,6 +218,63 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         m.jobs.reset();  // its runner refers to this section's locals
     }
 
+    SECTION("nothing waits for a recompute: a layer asked meanwhile opens once it lands, and another model takes the place of the "
+            "one it reads at once, the recompute dropped and its model kept alive until it ends") {
+        std::atomic<bool> allowed{false};
+        m.jobs = std::make_unique<compute::ModelJobs>([&](compute::ModelRecompute request) {
+            while (!allowed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            return compute::run_model_recompute(std::move(request));
+        });
+        ui.hold_model_jobs = true;
+        ui.click(ui.centre("model.map.2.1"), 1);  // head 1 of layer 2 ablated: a recompute that waits
+        REQUIRE(m.jobs->busy());
+        // Layer 3 asked while it runs: not opened from the pass about to change, and the frame does not wait.
+        ui::open_model_layer(ui.window.shared, m, 2, 0);
+        ui.frame();
+        CHECK(m.layer == -1);
+        REQUIRE(m.layer_asked);
+        allowed = true;
+        ui.hold_model_jobs = false;
+        ui.frame(2);
+        CHECK_FALSE(m.layer_asked);
+        REQUIRE(m.layer == 2);
+        CHECK(m.pass.ablated == gpt2::HeadSet{{1, 0}});
+        const gpt2::ForwardPass ablated = gpt2::forward_text(checkpoint, m.computed_sentence, {{1, 0}});
+        CHECK(ui.window.shared.session.trace.x_pe == ablated.layers[2].x_pe);  // the stream the ablation left
+
+        // Another model while a recompute of this one runs.
+        allowed = false;
+        ui.hold_model_jobs = true;
+        m.sentence = "dog bites man";  // a new sentence: a pass of this model that waits
+        ui.frame();
+        REQUIRE(m.jobs->busy());
+        const std::weak_ptr<const lm::Model> replaced = m.model;
+        const std::string other = write_model("attnlab-model-view-test-other", true);
+        ui::open_model_job(ui.window.shared, m, other);
+        for (int i = 0; i < 5000 && m.model->folder() != other; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            ui.frame();  // the recompute is still held: the opening lands without waiting for it
+        }
+        REQUIRE(m.model->folder() == other);
+        CHECK_FALSE(m.jobs->busy());  // dropped
+        CHECK_FALSE(replaced.expired());  // the job still reads it
+        const gpt2::Checkpoint other_checkpoint = *gpt2::load_checkpoint(other).checkpoint;
+        CHECK(m.computed_sentence == "dog bites man");  // the opening runs the box's sentence on the new model
+        const gpt2::ForwardPass fresh = gpt2::forward_text(other_checkpoint, m.computed_sentence);
+        CHECK(m.pass.logits == fresh.logits);
+        CHECK(m.pass.ablated.empty());
+        allowed = true;
+        for (int i = 0; i < 5000 && !replaced.expired(); ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            ui.frame();
+        }
+        CHECK(replaced.expired());  // let go once its job ended
+        CHECK(m.pass.logits == fresh.logits);  // its result never landed on the new model
+        ui.hold_model_jobs = false;
+        ui.frame();
+        m.jobs.reset();  // its runner refers to this section's locals
+    }
+
     SECTION("a map opens its layer and head; an edit there recomputes the layers after it") {
         ui.click(ui.centre("model.map.2.2"));
         ui.frame(3);
@@ -277,14 +334,14 @@ TEST_CASE("Model jobs get the stream entering the layer, not the pass: their res
     c = gpt2::random_checkpoint(config, 4, c.tokenizer);
     const gpt2::ForwardPass shown = gpt2::forward_text(c, "the cat");  // the tiny model reads 16 positions
     REQUIRE(shown.ok);
-    const lm::Model model{c};
+    const auto model = std::make_shared<const lm::Model>(c);
     for (int layer : {0, 1, 2}) {
         INFO("layer " << layer + 1);
         Scenario edited = gpt2::layer_scenario(c, shown.tokens, layer, gpt2::layer_input(shown.layers[static_cast<size_t>(layer)]));
         edited.w_q.edit()(0, 1) += 0.5f;
         const gpt2::ForwardPass job = compute::pass_for_job(shown, layer);
         for (size_t k = 0; k < static_cast<size_t>(layer); ++k) CHECK(job.layers[k].head.empty());  // nothing of them copied
-        compute::ModelResult r = compute::run_model_recompute(compute::ModelRecompute{&model, job, layer, edited, std::nullopt, std::nullopt});
+        compute::ModelResult r = compute::run_model_recompute(compute::ModelRecompute{model, job, layer, edited, std::nullopt, std::nullopt});
         REQUIRE(r.ok);
         gpt2::ForwardPass installed = shown;
         compute::install_result(installed, std::move(r.pass), layer);
@@ -745,7 +802,7 @@ TEST_CASE("Model view: File → Open model… lists the models of the Hugging Fa
     ui.frame(3);
     if (saved) ::setenv("HF_HUB_CACHE", saved->c_str(), 1);
     else ::unsetenv("HF_HUB_CACHE");
-    REQUIRE(ui.window.model.state.model.has_value());
+    REQUIRE(ui.window.model.state.model != nullptr);
     CHECK(ui.window.model.state.model->folder() == snapshot);
     bool said = false;
     for (const ui::Notice& n : ui.window.shared.notices) said = said || n.text.find("org/tiny: the Hugging Face cache's snapshot") != std::string::npos;
@@ -801,7 +858,7 @@ TEST_CASE("Model view: File → Open model… downloads a model that is not in t
     ui.frame(2);
     REQUIRE(ui.widget("prompt.download") != nullptr);
     CHECK(ui.text("prompt.download") == "Download org/tiny from the Hugging Face hub");
-    CHECK_FALSE(ui.window.model.state.model.has_value());
+    CHECK(ui.window.model.state.model == nullptr);
     ui.hold_model_jobs = true;  // the frames while it downloads
     ui.click(ui.centre("prompt.download"));
     REQUIRE(ui.window.model.state.download != nullptr);
@@ -811,7 +868,7 @@ TEST_CASE("Model view: File → Open model… downloads a model that is not in t
     CHECK(ui.widget("prompt.download.progress") != nullptr);
     ui.hold_model_jobs = false;
     ui.frame(4);  // it lands, the popup opens it
-    REQUIRE(ui.window.model.state.model.has_value());
+    REQUIRE(ui.window.model.state.model != nullptr);
     CHECK(ui.window.model.state.download == nullptr);
     CHECK(ui.widget("prompt.ok") == nullptr);  // the popup closed
     CHECK(prompt.path == "org/tiny");
@@ -847,7 +904,7 @@ TEST_CASE("Model view: a download that fails says why in the popup and in the st
     ui.click(ui.centre("prompt.download"));
     ui.frame(3);
     CHECK(ui.window.model.state.download == nullptr);
-    CHECK_FALSE(ui.window.model.state.model.has_value());
+    CHECK(ui.window.model.state.model == nullptr);
     CHECK(ui.widget("prompt.ok") != nullptr);  // the popup stays, saying why
     CHECK(ui.window.model.state.download_failed);
     CHECK_THAT(ui.window.model.state.download_said, Catch::Matchers::StartsWith("Cannot download org/absent: "));
@@ -890,7 +947,7 @@ const ui::ModelViewState& opened_on_the_cat(UiDriver& ui, const std::string& fol
     REQUIRE(ui.open_model(folder));
     ui.frame(2);
     const ui::ModelViewState& m = ui.window.model.state;
-    REQUIRE(m.model.has_value());
+    REQUIRE(m.model != nullptr);
     REQUIRE(m.pass.ok);
     return m;
 }
@@ -1039,7 +1096,7 @@ TEST_CASE("Model view: a click on an expert's column in the Routing tab ablates 
         again.window.start(cli::Options{}, reload);
         again.frame(4);
         const ui::ModelViewState& r = again.window.model.state;
-        REQUIRE(r.model.has_value());
+        REQUIRE(r.model != nullptr);
         REQUIRE(r.pass.ok);
         CHECK(r.pass.ablated.experts == stack::ExpertSet{{2, busiest}});
         CHECK(r.pass.logits.isApprox(fresh.logits, 1e-6f));
@@ -1253,7 +1310,7 @@ TEST_CASE("Model view: a BERT folder opens, every query seeing both sides, and e
     REQUIRE(opened);
     ui.frame(2);
     const ui::ModelViewState& m = ui.window.model.state;
-    REQUIRE(m.model.has_value());
+    REQUIRE(m.model != nullptr);
     CHECK(m.model->masked_lm());
     CHECK(ui.text("model.masked") == "none");  // no [MASK] yet: how to ask is said
     CHECK(ui.widget("model.top5") == nullptr);
@@ -1305,7 +1362,7 @@ TEST_CASE("Model view Compare, two models: one head of a Gemma 3 and one of a Ll
         ui.frame(2);
     };
     open_b(llama);
-    REQUIRE(m.compare.model_b.has_value());
+    REQUIRE(m.compare.model_b != nullptr);
     CHECK(m.compare.model_b->family() == "Llama");
     CHECK_THAT(ui.text("model.compare.model_b"), Catch::Matchers::StartsWith("Model B: Llama, "));
     CHECK_THAT(ui.text("model.compare.tokenizations"), Catch::Matchers::StartsWith("The tokenizations agree: "));
@@ -1323,7 +1380,7 @@ TEST_CASE("Model view Compare, two models: one head of a Gemma 3 and one of a Ll
     CHECK(m.compare.result.difference == b_alone.layers[1].head[4].weights - m.pass.layers[2].head[1].weights);
     // A BERT as model B: its WordPiece cuts the sentence otherwise ([CLS] … [SEP]), and that is said.
     open_b(bert);
-    REQUIRE(m.compare.model_b.has_value());
+    REQUIRE(m.compare.model_b != nullptr);
     CHECK(m.compare.model_b->family() == "BERT");
     CHECK_THAT(ui.text("model.compare.tokenizations"), Catch::Matchers::StartsWith("The tokenizations differ: "));
     // A folder that does not open: said, model B kept.

@@ -675,11 +675,11 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         ui.window.start(options);
         // Nothing was read on the window's thread: the opening is a job, said while it runs.
         CHECK(ui.window.model.state.opening.running());
-        CHECK_FALSE(ui.window.model.state.model.has_value());
+        CHECK(ui.window.model.state.model == nullptr);
         CHECK(notice_with("Opening the model " + folder));
         ui.hold_model_jobs = false;
         ui.frame(3);
-        REQUIRE(ui.window.model.state.model.has_value());
+        REQUIRE(ui.window.model.state.model != nullptr);
         CHECK(ui.window.model.state.layer == 1);
         CHECK(ui.window.shared.view.shown_head == 1);
         CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);
@@ -693,10 +693,10 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         load.attached.model = session_file::ModelChoice{folder, "the cat sat", -1, 0, {{0, 1}, {7, 0}}, "s.json", {}, {}, {}, {}, {}};
         ui.window.start(cli::Options{}, load);
         CHECK(ui.window.model.state.opening.running());
-        CHECK_FALSE(ui.window.model.state.model.has_value());
+        CHECK(ui.window.model.state.model == nullptr);
         ui.hold_model_jobs = false;
         ui.frame(3);
-        REQUIRE(ui.window.model.state.model.has_value());
+        REQUIRE(ui.window.model.state.model != nullptr);
         CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);  // not the model view the opening shows
         // The head the model has is ablated in the first pass; the one it has not is said.
         CHECK(ui.window.model.state.pass.ok);
@@ -711,7 +711,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         ui.window.start(cli::Options{}, load);
         ui.hold_model_jobs = false;
         ui.frame(2);
-        CHECK_FALSE(ui.window.model.state.model.has_value());
+        CHECK(ui.window.model.state.model == nullptr);
         CHECK(notice_with("The session's model folder " + folder + "-missing cannot be opened"));
     }
     std::filesystem::remove_all(folder);

@@ -88,7 +88,7 @@ public:
     bool open_model(const std::string& folder) {
         ui::open_model_job(window.shared, window.model.state, folder);
         frame();
-        return !window.model.state.opening.running() && window.model.state.model.has_value();
+        return !window.model.state.opening.running() && window.model.state.model != nullptr;
     }
 
     void move(ImVec2 at) {
