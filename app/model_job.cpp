@@ -129,7 +129,11 @@ ModelJobs::ModelJobs(ModelRunner runner) : runner_(std::move(runner)) {}
 
 void ModelJobs::submit(ModelRecompute request) {
     const std::string what = request.sentence ? "running the sentence" : "recomputing from layer " + std::to_string(request.layer + 1);
-    job_.queue(what, [runner = runner_, request = std::move(request)](JobProgress&) mutable { return runner(std::move(request)); },
+    job_.queue(what,
+               [runner = runner_, request = std::move(request)](JobProgress& progress) mutable {
+                   const stack::CancelScope cancel(progress.cancel_flag());  // cancel(): the layers stop between two
+                   return runner(std::move(request));
+               },
                UnderWay::finish);
 }
 

@@ -104,7 +104,8 @@ public:
     // Never blocks.
     std::vector<ModelResult> poll();
     bool busy() const { return job_.running(); }
-    // Drops the request running and the one waiting (their results never land); never waits.
+    // Drops the request running and the one waiting (their results never land; the one running
+    // stops at its next layer, stack::CancelScope); never waits.
     void cancel() { job_.cancel(); }
     // Blocks until nothing runs or waits (the results stay for poll): before the view changes
     // the pass or the checkpoint itself, and in tests.

@@ -7,6 +7,7 @@
 #include <new>
 #include <functional>
 #include <limits>
+#include <thread>
 
 #include "attention/engine.hpp"
 #include "tensor/random.hpp"
@@ -149,6 +150,43 @@ TEST_CASE("stack / recompute from an edited layer: the layers before it kept, th
     CHECK_FALSE(pass.logits == family.logits(x0(), false));
     // Without an edit, from layer 1: the family's own layer again.
     REQUIRE(stack::recompute_from(st, 0, pass));
+    CHECK(pass.logits == family.logits(x0(), false));
+}
+
+TEST_CASE("stack / a job's cancel flag stops a pass between two layers, on the job's thread alone", "[stack][jobs]") {
+    const Family family;
+    stack::Stack st = family.make(false);
+    std::atomic<bool> cancel{false};
+    std::vector<int> made;
+    const auto layer = st.layer_scenario;
+    st.layer_scenario = [&](int l, const Matrix& input, const Matrix* memory) {
+        made.push_back(l);
+        if (l == 0) cancel = true;  // cancelled while layer 1 runs
+        return layer(l, input, memory);
+    };
+    stack::Pass pass;
+    {
+        const stack::CancelScope scope(&cancel);
+        CHECK_FALSE(stack::forward_into(st, x0(), Matrix(), pass));
+        CHECK(pass.errors == std::vector<std::string>{"cancelled"});
+        CHECK(made == std::vector<int>{0});  // layer 2 never made
+        {
+            const std::atomic<bool> running{false};
+            const stack::CancelScope inner(&running);  // the innermost scope counts
+            made.clear();
+            REQUIRE(stack::forward_into(st, x0(), Matrix(), pass));
+            CHECK(made.size() == static_cast<size_t>(st.layers));
+        }
+        CHECK_FALSE(stack::recompute_from(st, 1, pass));  // the outer one again
+        // Another thread's pass is not this job's.
+        bool other_ok = false;
+        std::thread([&] {
+            stack::Pass other;
+            other_ok = stack::forward_into(st, x0(), Matrix(), other);
+        }).join();
+        CHECK(other_ok);
+    }
+    REQUIRE(stack::forward_into(st, x0(), Matrix(), pass));  // no scope: the flag reads nothing
     CHECK(pass.logits == family.logits(x0(), false));
 }
 

@@ -141,7 +141,8 @@ void update_model_compare(ModelViewState& m) {
         const bool stale = c.sentence_b != c.computed_b || c.pass_b.ablated != m.pass.ablated;
         if (stale && !c.running_b.running() && !ImGui::GetIO().WantTextInput) {
             c.asked_b = c.sentence_b;
-            c.running_b.start("running sentence B", [model = m.model, sentence = c.sentence_b, ablated = m.pass.ablated](compute::JobProgress&) {
+            c.running_b.start("running sentence B", [model = m.model, sentence = c.sentence_b, ablated = m.pass.ablated](compute::JobProgress& progress) {
+                const stack::CancelScope cancel(progress.cancel_flag());
                 return lm::forward_text(*model, sentence, ablated);
             });
         }
@@ -150,7 +151,8 @@ void update_model_compare(ModelViewState& m) {
         const bool stale = m.computed_sentence != c.computed_b || !c.pass_b.ablated.empty();
         if (stale && !c.running_b.running()) {
             c.asked_b = m.computed_sentence;
-            c.running_b.start("running the sentence on model B", [model = c.model_b, sentence = m.computed_sentence](compute::JobProgress&) {
+            c.running_b.start("running the sentence on model B", [model = c.model_b, sentence = m.computed_sentence](compute::JobProgress& progress) {
+                const stack::CancelScope cancel(progress.cancel_flag());
                 return lm::forward_text(*model, sentence);
             });
         }

@@ -153,6 +153,10 @@ bool run_layers(const Stack& stack, int from, const Matrix& entering, const Matr
     const Matrix* x = &entering;
     const Matrix* memory = &memory_entering;
     for (int l = from; l < stack.layers; ++l) {
+        if (CancelScope::cancelled()) {
+            pass.errors.assign(1, "cancelled");
+            return false;
+        }
         Trace& t = pass.layers[static_cast<size_t>(l)];
         const bool is_edited = l == from && edited != nullptr;
         if (is_edited) {
@@ -219,6 +223,8 @@ std::string pass_too_large(const Stack& stack, const Matrix& x0, const Matrix& m
            " tokens, and the logits), more than " + room->what + ", " + size(room->bytes) + ": use fewer tokens";
 }
 
+thread_local const std::atomic<bool>* current_cancel = nullptr;
+
 // Runs the layers, an allocation that fails anywhere (the scenario's copies, the logits)
 // becoming the pass's message rather than an exception out of the model's job.
 bool run_layers_guarded(const Stack& stack, int from, const Matrix& entering, const Matrix& memory_entering, const Scenario* edited,
@@ -237,6 +243,10 @@ bool run_layers_guarded(const Stack& stack, int from, const Matrix& entering, co
 }
 
 }  // namespace
+
+CancelScope::CancelScope(const std::atomic<bool>* cancel) : outer_(current_cancel) { current_cancel = cancel; }
+CancelScope::~CancelScope() { current_cancel = outer_; }
+bool CancelScope::cancelled() { return current_cancel != nullptr && current_cancel->load(std::memory_order_relaxed); }
 
 bool forward_into(const Stack& stack, Matrix x0, Matrix memory, Pass& pass) {
     pass.ok = false;

@@ -26,6 +26,7 @@
 // Expert e of layer ℓ's mixture ablated adds nothing to the block's output: the router still
 // scores and keeps it, the other kept experts keep their weights (MixtureOfExperts::ablated),
 // so the routing shown is the model's own and only that expert's share of y is missing.
+#include <atomic>
 #include <functional>
 #include <initializer_list>
 #include <set>
@@ -142,6 +143,23 @@ bool ablate(Scenario& scenario, const Ablation& ablated, int layer);
 
 // What the next layer reads: the block's output, or the attention's without a block.
 const Matrix& layer_output(const Trace& trace);
+
+// A job's cancel flag for the passes run on this thread while the scope lives: forward_into and
+// recompute_from stop between two layers once it is set, the pass not ok ("cancelled"). The
+// window's jobs cancel the passes they run (a recompute of a model replaced on screen) without
+// every function between the job and the stack carrying the flag. Scopes nest: the innermost counts.
+class CancelScope {
+public:
+    explicit CancelScope(const std::atomic<bool>* cancel);
+    ~CancelScope();
+    CancelScope(const CancelScope&) = delete;
+    CancelScope& operator=(const CancelScope&) = delete;
+    // True when the innermost scope of this thread is cancelled.
+    static bool cancelled();
+
+private:
+    const std::atomic<bool>* outer_;
+};
 
 // Every layer from x₀ (and the memory, in cross-attention), every trace kept, then the head.
 // Runs into pass's traces, reusing their storage. False with pass.errors.
