@@ -187,6 +187,22 @@ void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& text
     const float gap = 28.0f * scale;
     fit_side_by_side(specs, texts, cards, 40.0f * scale, 2.0f, gap, ImVec2(avail.x - 10.0f, std::max(avail.y - 60.0f * scale, 120.0f * scale)),
                      true, state.fonts, metrics);
+    // A row a token makes the maps as tall as the tab allows long before they are as wide: their
+    // columns (a few experts) are widened into the room beside them, up to three times a cell's
+    // height, so that each cell has room for its value.
+    for (float widen = 3.0f; widen > 1.0f; widen -= 0.25f) {
+        CardMetrics wider[4];
+        float width = static_cast<float>(cards - 1) * gap;
+        for (int i = 0; i < cards; ++i) {
+            const float cell_w = std::max(metrics[i].cell_w, std::min(metrics[i].cell_h * widen, 64.0f * scale));
+            wider[i] = measure_card(specs[i], texts[i], cell_w, metrics[i].cell_h, state.fonts);
+            width += wider[i].width;
+        }
+        if (width <= avail.x - 10.0f) {
+            std::copy(wider, wider + cards, metrics);
+            break;
+        }
+    }
     const NonFiniteReport no_report;  // a non-finite router value is drawn black and said in its tooltip
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     float x = origin.x, height = 0;

@@ -982,6 +982,12 @@ TEST_CASE("Model view: a Qwen3-MoE folder shows each mixture layer's routing, an
     CHECK_THAT(ui.text("model.routing.how"), Catch::Matchers::Contains("Only the 3 most likely run"));
     REQUIRE(ui.heatmap("model.routing.block.routing") != nullptr);
     REQUIRE(ui.heatmap("model.routing.block.router_probabilities") != nullptr);
+    // A row a token, a column an expert: the columns widened into the tab's room, each cell's value written.
+    for (const char* map : {"model.routing.block.routing", "model.routing.block.router_probabilities"}) {
+        INFO(map);
+        CHECK(ui.heatmap(map)->numbers);
+        CHECK(ui.heatmap(map)->cell_w > ui.heatmap(map)->cell_h);
+    }
     const Matrix routing = m.pass.layers[0].block.routing;
     REQUIRE(routing.cols() == 8);
     CHECK((routing.array() > 0.0f).count() == 3 * routing.rows());
