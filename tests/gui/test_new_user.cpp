@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include "compute.hpp"
 #include "data_dir.hpp"
@@ -716,4 +717,57 @@ TEST_CASE("A layer without norms says so on its cards and in the side bar: no La
         CHECK(shape.find("no norm") != std::string::npos);
     }
     CHECK(ui.text("controls.block_norm") == "none");
+}
+
+namespace {
+
+// The cards a lesson step's view draws, in order: the heatmaps it laid out in the last frame.
+std::vector<std::string> cards_drawn(const UiDriver& ui) {
+    std::vector<std::string> names;
+    for (const ui::HeatmapLayout& h : ui.window.shared.layout) names.push_back(h.name);
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("a lesson step's view draws what its stage reads, then what it computes, last", "[new-user][lesson]") {
+    using Names = std::vector<std::string>;
+    UiDriver ui(find_preset("animal-was-tired")->scenario);
+    ui.frame(2);
+    SECTION("the scaled dot product, step by step") {
+        REQUIRE(ui::open_lesson_named(ui.window.shared, ui.window.lesson.state, "01-scaled-dot-product", 0));
+        const std::vector<Names> expected = {
+            {"head0.q", "head0.k", "head0.v"},                   // Q, K and V given
+            {"head0.q", "head0.k", "head0.scores"},              // Q·Kᵀ: not V
+            {"head0.scores", "head0.scaled_scores"},             // ÷ √d_k
+            {"head0.masked_scores", "head0.weights"},            // softmax
+            {"head0.weights", "head0.v", "head0.output"},        // weights · V
+        };
+        for (size_t step = 0; step < expected.size(); ++step) {
+            INFO("step " << step + 1);
+            ui.frame(3);
+            CHECK(cards_drawn(ui) == expected[step]);
+            ui::lesson_next(ui.window.shared, ui.window.lesson.state);
+        }
+    }
+    SECTION("what changed since 2017: the pre-norm projections, the soft-cap, the gated MLP and the sandwich norms") {
+        REQUIRE(ui::open_lesson_named(ui.window.shared, ui.window.lesson.state, "08-since-2017", 0));
+        const std::map<int, Names> expected = {
+            {0, {"x", "pe", "x_pe"}},
+            {5, {"block.norm1", "w_q", "w_k", "w_v", "head0.q", "head0.k", "head0.v"}},
+            {7, {"output", "block.residual", "block.norm1", "block.norm2", "block.ffn_gate", "block.ffn_up", "block.ffn_product",
+                 "block.ffn_output", "block.output"}},
+            {9, {"head0.scores", "head0.scaled_scores", "head0.capped_scores"}},
+            {10, {"output", "block.post_attention_norm", "block.residual", "block.norm1", "block.norm2", "block.ffn_gate", "block.ffn_up",
+                  "block.ffn_product", "block.ffn_output", "block.post_feed_forward_norm", "block.output"}},
+        };
+        for (int step = 0; step <= expected.rbegin()->first; ++step) {
+            ui.frame(3);
+            if (const auto it = expected.find(step); it != expected.end()) {
+                INFO("step " << step + 1);
+                CHECK(cards_drawn(ui) == it->second);
+            }
+            ui::lesson_next(ui.window.shared, ui.window.lesson.state);
+        }
+    }
 }
