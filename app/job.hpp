@@ -13,8 +13,8 @@
 //   start(work)              the one under way is cancelled and let go (its result dropped), and
 //                            the new one starts at once;
 //   queue(work, under_way)   one at a time: the new one waits for the one under way to end (cancelled
-//                            first with Under_way::cancel, its result dropped; or let finish with
-//                            Under_way::finish, its result taken as any other), and a newer queued
+//                            first with UnderWay::cancel, its result dropped; or let finish with
+//                            UnderWay::finish, its result taken as any other), and a newer queued
 //                            request replaces the one waiting. take() starts the one waiting.
 // stop() asks the job under way to stop without dropping it: what it did by then is its result
 // (a download keeps the files it fetched).
@@ -73,7 +73,6 @@ public:
 
     // Starts `work` on a worker thread; a job under way is cancelled and let go, a queued one dropped.
     void start(std::string what, Work work) {
-        waiting_.reset();
         cancel();
         launch(std::move(what), std::move(work));
     }
