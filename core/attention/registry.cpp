@@ -242,12 +242,14 @@ const Matrix& held(const Matrix& m) { return m; }
 #define NORM_GET(field) \
     [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.field : nullptr; }
 
-std::vector<MatrixEntry> build_registry() {
-    using A = Axis;
-    using V = ValueKind;
-    using E = Editable;
-    using Ar = Arithmetic;
-    std::vector<MatrixEntry> r;
+// The table's shorthand.
+using A = Axis;
+using V = ValueKind;
+using E = Editable;
+using Ar = Arithmetic;
+
+// X, its positional encoding and X + PE (a source's too, for cross-attention), and norm 1.
+void add_inputs(std::vector<MatrixEntry>& r) {
     // Inputs.
     r.push_back({"x", false, Stage::Embeddings, A::Query, A::Dim, V::Signed, E::X, "X", Ar::Embedding, TRACE_GET(x),
                  [](const Trace& t, int) { return std::string(cross(t) ? "X (target)" : "X  embeddings"); },
@@ -279,6 +281,10 @@ std::vector<MatrixEntry> build_registry() {
                  },
                  [](const Trace& t, int) { return dims(t.block.norm1) + ", " + norm_formula(t); },
                  [](const Trace& t) { return pre_norm(t) ? Column::AttentionInput : Column::Block; }});
+}
+
+// W_Q, W_K, W_V and their biases.
+void add_projection_weights(std::vector<MatrixEntry>& r) {
     // Weights and biases.
     r.push_back({"w_q", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::WQ, "W_Q", Ar::Weight, TRACE_GET(w_q),
                  [](const Trace&, int) { return std::string("W_Q"); }, SHAPE_OF(w_q), fixed_weights});
@@ -292,6 +298,10 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace&, int) { return std::string("b_k"); }, SHAPE_OF(b_k), fixed_biases});
     r.push_back({"b_v", false, Stage::Projections, A::Hidden, A::Dim, V::Signed, E::BV, "b_v", Ar::Plain, TRACE_GET(b_v),
                  [](const Trace&, int) { return std::string("b_v"); }, SHAPE_OF(b_v), fixed_biases});
+}
+
+// Gated DeltaNet's weights, and its steps before the heads split.
+void add_delta_net_inputs(std::vector<MatrixEntry>& r) {
     // Gated DeltaNet's weights: the gate z's, β's and the decay's, the convolution's taps, and its vectors.
     r.push_back({"linear.w_z", false, Stage::Projections, A::Dim, A::Dim, V::Signed, E::None, "W_Z", Ar::DeltaParameter, LINEAR_GET(w_z),
                  [](const Trace&, int) { return std::string("W_Z  the output gate z"); }, SHAPE_OF(linear.w_z), fixed_weights});
@@ -330,6 +340,10 @@ std::vector<MatrixEntry> build_registry() {
     r.push_back({"linear.decay", false, Stage::Projections, A::Query, A::Hidden, V::Signed, E::None, "decay g", Ar::DeltaDecay, LINEAR_GET(decay),
                  [](const Trace&, int) { return std::string("g = \xE2\x88\x92" "exp(A_log)") + kDot + "softplus(x" + kDot + "W_a + dt_bias): the state \xC3\x97 e^g"; },
                  [](const Trace& t, int) { return dims(t.linear.decay) + ", each \xE2\x89\xA4 0"; }, fixed_convolution});
+}
+
+// Latent attention, from its weights to each head's k_nope and v.
+void add_latent_attention(std::vector<MatrixEntry>& r) {
     // Latent attention: its weights, the queries' low-rank path, the compressed latent and the
     // rotary key every head shares, and the expansion into each head's k_nope and v.
     r.push_back({"latent.w_q_a", false, Stage::Projections, A::Dim, A::Hidden, V::Signed, E::LatentWQA, "W_q_a", Ar::LatentParameter,
@@ -394,6 +408,10 @@ std::vector<MatrixEntry> build_registry() {
                  [](const Trace& t, int) { return product(t.latent.latent, t.latent.w_kv_b, t.latent.expanded); }, fixed_latent,
                  // exported, not drawn: each head's K (its first d_nope columns) and V cards are its slices
                  [](const Trace&) { return false; }});
+}
+
+// Each head's Q, K and V, and the steps that make them: QK-norm, RoPE, Llama 4's temperature.
+void add_queries_keys_values(std::vector<MatrixEntry>& r) {
     // QK-norm: each head's q and k as projected, the weights shared by every head, and the
     // rows after RMSNorm (what RoPE then rotates).
     r.push_back({"q_before_norm", true, Stage::Projections, A::Query, A::Dim, V::Signed, E::None, "Q before QK-norm", Ar::QueryBeforeNorm,
@@ -469,6 +487,10 @@ std::vector<MatrixEntry> build_registry() {
                             kArrow + " " + dims(head->v);
                  },
                  fixed_projections});
+}
+
+// Each head's scores: raw, scaled (and ALiBi's bias), soft-capped and masked.
+void add_head_scores(std::vector<MatrixEntry>& r) {
     // Scores, scaling, ALiBi, mask, softmax, weights·V.
     r.push_back({"scores", true, Stage::Scores, A::Query, A::Key, V::Signed, E::None, "scores", Ar::RawScore, HEAD_GET(scores),
                  [](const Trace& t, int h) { return prefix(t, h) + "Q" + kDot + "K" + kT; },
@@ -530,6 +552,10 @@ std::vector<MatrixEntry> build_registry() {
                             format_value(fill, 1);
                  },
                  fixed_masked});
+}
+
+// Each head's weights (softmax's, a linear layer's implied ones, a sink's share) and its output.
+void add_head_weights_and_output(std::vector<MatrixEntry>& r) {
     r.push_back({"weights", true, Stage::Weights, A::Query, A::Key, V::Weights, E::None, "weights", Ar::Softmax, HEAD_GET(weights),
                  [](const Trace& t, int h) {
                      return prefix(t, h) + "softmax " + (t.settings.softmax == SoftmaxKind::Stable ? "(stable)" : "(naive)");
@@ -603,6 +629,10 @@ std::vector<MatrixEntry> build_registry() {
                      return head ? "d_k" + std::string(kTimes) + "d_v = " + dims(head->state) + ", whatever the length" : std::string();
                  },
                  fixed_head_output});
+}
+
+// The heads concatenated, gated where the layer gates them, and W_O.
+void add_concat_and_output(std::vector<MatrixEntry>& r) {
     // Concatenation, W_O, the output.
     r.push_back({"concat", false, Stage::Concat, A::Query, A::Dim, V::Signed, E::None, "concat", Ar::Concat,
                  TRACE_GET(concat),
@@ -646,6 +676,10 @@ std::vector<MatrixEntry> build_registry() {
                  },
                  [](const Trace& t, int) { return product(t.gated.size() != 0 ? t.gated : t.concat, t.w_o, t.output); }, fixed_output,
                  [](const Trace& t) { return t.w_o.size() != 0; }});  // without W_O, the output is the concat
+}
+
+// The block around attention: the sandwich's norm, residual 1, norm 2 and their weights.
+void add_block_norms(std::vector<MatrixEntry>& r) {
     // The rest of the block. Gemma's sandwich: attention's output normalised before the residual adds it.
     r.push_back({"block.post_attention_norm", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "post-attention norm",
                  Ar::PostAttentionNorm, BLOCK_GET(post_attention_norm),
@@ -688,6 +722,10 @@ std::vector<MatrixEntry> build_registry() {
     r.push_back({"block.beta_2", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Beta2, "norm 2 \xCE\xB2", Ar::BlockParameter,
                  NORM_GET(beta_2),
                  [](const Trace&, int) { return std::string("\xCE\xB2") + kSub2; }, SHAPE_OF(block.beta_2), fixed_block});
+}
+
+// The feed-forward and a mixture's router.
+void add_feed_forward(std::vector<MatrixEntry>& r) {
     // The feed-forward. Gated (SwiGLU, GeGLU): the gate and the up projection side by side,
     // then their product; plain: one hidden layer.
     r.push_back({"block.w_gate", false, Stage::Block, A::Dim, A::Hidden, V::Signed, E::WGate, "W_gate", Ar::BlockParameter,
@@ -766,6 +804,10 @@ std::vector<MatrixEntry> build_registry() {
                             (m.normalize_top_k ? ", renormalised to sum 1" : ", their probabilities as they are");
                  },
                  SHAPE_OF(block.routing), fixed_router});
+}
+
+// The shared expert, the sandwich's last norm, residual 2 and the block's output.
+void add_block_end(std::vector<MatrixEntry>& r) {
     // The shared expert beside them (Qwen2-MoE): every token runs it; a gate σ(x·g) scales it.
     r.push_back({"block.shared_gate_values", false, Stage::Block, A::Query, A::Hidden, V::Weights, E::None, "shared expert gate",
                  Ar::SharedGate, BLOCK_GET(shared_gate_values),
@@ -821,6 +863,21 @@ std::vector<MatrixEntry> build_registry() {
                                                                         : std::string("block output = residual 2");
                  },
                  SHAPE_OF(block.output), fixed_block_output});
+}
+
+std::vector<MatrixEntry> build_registry() {
+    std::vector<MatrixEntry> r;
+    add_inputs(r);
+    add_projection_weights(r);
+    add_delta_net_inputs(r);
+    add_latent_attention(r);
+    add_queries_keys_values(r);
+    add_head_scores(r);
+    add_head_weights_and_output(r);
+    add_concat_and_output(r);
+    add_block_norms(r);
+    add_feed_forward(r);
+    add_block_end(r);
     return r;
 }
 
