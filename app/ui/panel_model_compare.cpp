@@ -210,15 +210,14 @@ HeatmapSpec weights_spec(const std::string& name, const std::string& title, cons
     return spec;
 }
 
-}  // namespace
+// [SECTION] The comparison's parts
 
-void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& textures) {
+// The mode (two sentences, two heads, two models) and what each compares: sentence B, model B's
+// folder, the heads picked.
+void draw_compare_controls(Context& state, ModelViewState& m) {
     ModelCompareState& c = m.compare;
     const lm::Shape& config = m.model->shape();
     const float scale = state.fonts.scale;
-    c.hover = c.hover_next;  // the three cards' own hover: last frame's, then this frame's
-    c.hover_next = HoverState{};
-
     const bool sentences = c.mode == CompareMode::Sentences, models = c.mode == CompareMode::Models;
     if (ImGui::RadioButton("two sentences", sentences)) c.mode = CompareMode::Sentences;
     record_item(state, "model.compare.mode.sentences", sentences ? "on" : "off");
@@ -285,7 +284,12 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         ImGui::SameLine();
         head_picker("b", c.head_b, config, scale);
     }
-    // Explanations wrap at the tab's edge, never cut by it.
+}
+
+// Which passes A and B are (an edit in the pipeline, the heads and experts ablated), in words that
+// wrap at the tab's edge, never cut by it.
+void explain_passes(Context& state, const ModelViewState& m) {
+    const bool sentences = m.compare.mode == CompareMode::Sentences, models = m.compare.mode == CompareMode::Models;
     if (m.layer >= 0) {
         hint_text("A is the model view's pass: it includes any edit of layer " + std::to_string(m.layer + 1) + " in the pipeline" +
                   (sentences ? "; B is the checkpoint's, with the same heads and experts ablated." : models ? "; B is model B's, as its checkpoint holds it." : "."));
@@ -299,11 +303,17 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         record_item(state, "model.compare.explained", "Both with the model view's ablated heads");
     }
 
+}
+
+// Whether there is a comparison to draw; else what stands in its way, said.
+bool comparison_ready(Context& state, const ModelViewState& m) {
+    const ModelCompareState& c = m.compare;
+    const bool sentences = c.mode == CompareMode::Sentences, models = c.mode == CompareMode::Models;
     // What the comparison was made from must be what the passes are now (a model opened this
     // frame has dropped them): else it waits for the next frame.
     if (c.key != compare_key(m)) {
         ImGui::TextDisabled("computing\xE2\x80\xA6");
-        return;
+        return false;
     }
     if ((sentences || (models && c.model_b)) && !c.pass_b.ok) {
         const char* which = sentences ? "Sentence B cannot run: %s" : "Model B cannot run the sentence: %s";
@@ -311,36 +321,39 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         for (const std::string& e : c.pass_b.errors) ImGui::TextWrapped(which, e.c_str());
         ImGui::PopStyleColor();
         record_item(state, "model.compare.message", sentences ? "Sentence B cannot run" : "Model B cannot run the sentence");
-        return;
+        return false;
     }
-    const WeightsComparison& r = c.result;
-    if (!r.ok) {
-        ImGui::TextWrapped("%s", r.error.c_str());
-        record_item(state, "model.compare.message", r.error);
-        return;
+    if (!c.result.ok) {
+        ImGui::TextWrapped("%s", c.result.error.c_str());
+        record_item(state, "model.compare.message", c.result.error);
+        return false;
     }
-    const ModelPass& pass_b = c.mode == CompareMode::Heads ? m.pass : c.pass_b;
-    const stack::HeadId head_b = sentences ? c.head_a : c.head_b;
-    if (models) {
-        // Whether the two tokenizers cut the sentence alike: B − A reads token against token.
-        std::string text;
-        if (m.pass.tokens == pass_b.tokens)
-            text = "The tokenizations agree: " + std::to_string(m.pass.tokens.size()) + " tokens, the same pieces, so B \xE2\x88\x92 A compares "
-                   "the same query and key in both models.";
-        else
-            text = "The tokenizations differ: A has " + std::to_string(m.pass.tokens.size()) + " tokens, B " + std::to_string(pass_b.tokens.size()) +
-                   " (" + m.model->family() + " and " + c.model_b->family() + " tokenise the sentence their own way)" +
-                   (r.has_difference ? ": B \xE2\x88\x92 A compares positions, which hold other tokens where marked a | b."
-                                     : ", so there is no B \xE2\x88\x92 A: it needs as many tokens in both.");
-        ImGui::PushStyleColor(ImGuiCol_Text, m.pass.tokens == pass_b.tokens ? IM_COL32(150, 220, 150, 255) : IM_COL32(255, 170, 90, 255));
-        ImGui::TextWrapped("%s", text.c_str());
-        ImGui::PopStyleColor();
-        record_item(state, "model.compare.tokenizations", text);
-    }
-    const Trace& layer_a = m.pass.layers[static_cast<size_t>(c.head_a.layer)];
-    const Trace& layer_b = pass_b.layers[static_cast<size_t>(head_b.layer)];
+    return true;
+}
 
-    // The largest change, or why there is no difference.
+// Two models: whether their tokenizers cut the sentence alike (B − A reads token against token).
+void say_tokenizations(Context& state, const ModelViewState& m, const ModelPass& pass_b) {
+    const ModelCompareState& c = m.compare;
+    const WeightsComparison& r = c.result;
+    std::string text;
+    if (m.pass.tokens == pass_b.tokens)
+        text = "The tokenizations agree: " + std::to_string(m.pass.tokens.size()) + " tokens, the same pieces, so B \xE2\x88\x92 A compares "
+               "the same query and key in both models.";
+    else
+        text = "The tokenizations differ: A has " + std::to_string(m.pass.tokens.size()) + " tokens, B " + std::to_string(pass_b.tokens.size()) +
+               " (" + m.model->family() + " and " + c.model_b->family() + " tokenise the sentence their own way)" +
+               (r.has_difference ? ": B \xE2\x88\x92 A compares positions, which hold other tokens where marked a | b."
+                                 : ", so there is no B \xE2\x88\x92 A: it needs as many tokens in both.");
+    ImGui::PushStyleColor(ImGuiCol_Text, m.pass.tokens == pass_b.tokens ? IM_COL32(150, 220, 150, 255) : IM_COL32(255, 170, 90, 255));
+    ImGui::TextWrapped("%s", text.c_str());
+    ImGui::PopStyleColor();
+    record_item(state, "model.compare.tokenizations", text);
+}
+
+// The largest |B − A| and where it is, or why there is no difference.
+void say_largest_change(Context& state, const ModelViewState& m, const ModelPass& pass_b) {
+    const WeightsComparison& r = m.compare.result;
+    const bool models = m.compare.mode == CompareMode::Models;
     if (r.has_difference) {
         char text[256];
         if (r.max_row >= 0 && std::isfinite(r.max_abs))
@@ -369,7 +382,17 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         record_item(state, "model.compare.max", "none");
     }
 
-    // The cards: A, B and, where it is defined, B − A.
+}
+
+// The cards A, B and, where it is defined, B − A, with one cell size, the largest that fits side
+// by side. Returns their height.
+float draw_compare_cards(Context& state, ModelViewState& m, HeatmapTextures& textures, const ModelPass& pass_b, stack::HeadId head_b) {
+    ModelCompareState& c = m.compare;
+    const WeightsComparison& r = c.result;
+    const float scale = state.fonts.scale;
+    const bool sentences = c.mode == CompareMode::Sentences, models = c.mode == CompareMode::Models;
+    const Trace& layer_a = m.pass.layers[static_cast<size_t>(c.head_a.layer)];
+    const Trace& layer_b = pass_b.layers[static_cast<size_t>(head_b.layer)];
     const std::string shape_a = std::to_string(r.a->rows()) + " tokens" + (sentences ? ", sentence A" : models ? ", " + m.model->family() : "");
     const std::string shape_b = std::to_string(r.b->rows()) + " tokens" + (sentences ? ", sentence B" : models ? ", " + c.model_b->family() : "");
     HeatmapSpec specs[3] = {
@@ -413,13 +436,19 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
         height = std::max(height, metrics[i].height);
     }
 
-    // Linked hover: the cell under the mouse, outlined in every card that has it.
+    return height;
+}
+
+// Linked hover: the cell under the mouse, outlined in every card that has it, and its values.
+void draw_compare_hover(Context& state, const ModelCompareState& c, ImVec2 below) {
+    const WeightsComparison& r = c.result;
+    const float scale = state.fonts.scale;
     const HoverState& hover = c.hover;
     const bool ours = hover.row >= 0 && hover.matrix.rfind("model.compare.", 0) == 0;
     if (ours)
         outline_hovered_cell(hover, state.layout_next, [](const std::string& name) { return name.rfind("model.compare.", 0) == 0; },
                              2.0f * scale);
-    ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + height + 6.0f * scale));
+    ImGui::SetCursorScreenPos(below);
     if (ours && r.has_difference && hover.row < r.difference.rows() && hover.col < r.difference.cols()) {
         const std::string text = "query " + r.tokens[static_cast<size_t>(hover.row)] + " \xE2\x86\x92 key " +
                                  r.tokens[static_cast<size_t>(hover.col)] + ":  A = " + format_value((*r.a)(hover.row, hover.col), 4) +
@@ -434,6 +463,24 @@ void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& text
     if (!r.has_difference)  // in the difference's place, the reason
         ImGui::TextWrapped("No B \xE2\x88\x92 A: it is taken position by position (query i \xE2\x86\x92 key j in A against the same "
                            "cell in B), so it needs as many tokens in A as in B. The chips above show A's tokens.");
+}
+
+}  // namespace
+
+void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& textures) {
+    ModelCompareState& c = m.compare;
+    c.hover = c.hover_next;  // the three cards' own hover: last frame's, then this frame's
+    c.hover_next = HoverState{};
+    draw_compare_controls(state, m);
+    explain_passes(state, m);
+    if (!comparison_ready(state, m)) return;
+    const ModelPass& pass_b = c.mode == CompareMode::Heads ? m.pass : c.pass_b;
+    const stack::HeadId head_b = c.mode == CompareMode::Sentences ? c.head_a : c.head_b;
+    if (c.mode == CompareMode::Models) say_tokenizations(state, m, pass_b);
+    say_largest_change(state, m, pass_b);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float height = draw_compare_cards(state, m, textures, pass_b, head_b);
+    draw_compare_hover(state, c, ImVec2(origin.x, origin.y + height + 6.0f * state.fonts.scale));
     ImGui::Dummy(ImVec2(1.0f, 1.0f));
 }
 
