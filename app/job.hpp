@@ -80,10 +80,7 @@ public:
     // or let finish, as `under_way` says), replacing a request waiting already.
     void queue(std::string what, Work work, UnderWay under_way) {
         waiting_.emplace(std::move(what), std::move(work));
-        if (under_way == UnderWay::cancel && running_.valid()) {
-            progress_->cancel();
-            retired_.push_back(std::move(running_));
-        }
+        if (under_way == UnderWay::cancel) retire();
         start_waiting();
     }
     // A job runs, or waits to.
@@ -101,10 +98,7 @@ public:
     // Stops the job under way (its result is dropped) and drops a request waiting; never waits.
     void cancel() {
         waiting_.reset();
-        if (running_.valid()) {
-            progress_->cancel();
-            retired_.push_back(std::move(running_));
-        }
+        retire();
         let_go();
     }
     // True once the job under way has ended (take() then gives its result at once).
@@ -155,6 +149,12 @@ private:
         progress_ = std::make_shared<JobProgress>();
         what_ = std::move(what);
         running_ = std::async(std::launch::async, [work = std::move(work), progress = progress_] { return work(*progress); });
+    }
+    // The job under way is cancelled and set aside until it ends; its result will be dropped.
+    void retire() {
+        if (!running_.valid()) return;
+        progress_->cancel();
+        retired_.push_back(std::move(running_));
     }
     // The request waiting, once nothing runs: no job under way, and every cancelled one ended
     // (one at a time, so that a superseded run never competes with its successor for the cores).

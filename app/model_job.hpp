@@ -93,14 +93,15 @@ ModelOpened open_model_folder(const std::string& folder, const std::string& sent
 class ModelJobs {
 public:
     explicit ModelJobs(ModelRunner runner = run_model_recompute);
-    ~ModelJobs() = default;  // waits for the job under way (it cannot be cancelled)
+    ~ModelJobs() = default;  // the job under way is cancelled and waited for (Job's teardown)
     ModelJobs(const ModelJobs&) = delete;
     ModelJobs& operator=(const ModelJobs&) = delete;
 
     // Starts the request now when nothing runs, else keeps it as the next one (replacing an
     // older one waiting).
     void submit(ModelRecompute request);
-    // The results finished since the last poll, oldest first; starts the request waiting.
+    // The results finished since the last poll, oldest first (one a frame, or several that
+    // finish() gathered); starts the request waiting.
     // Never blocks.
     std::vector<ModelResult> poll();
     bool busy() const { return job_.running(); }

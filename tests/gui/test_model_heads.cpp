@@ -175,12 +175,8 @@ namespace {
 // Takes the job's next result, starting what waits, as a view does each frame.
 template <typename Result>
 std::optional<Result> next_result(compute::Job<Result>& job) {
-    for (;;) {
-        job.wait();
-        if (std::optional<Result> r = job.take()) return r;
-        if (!job.running()) return std::nullopt;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a cancelled job still ending
-    }
+    job.wait();  // settles: a request behind a cancelled job starts once that one has ended, and is waited for
+    return job.take();
 }
 
 }  // namespace
