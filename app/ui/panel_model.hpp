@@ -56,6 +56,17 @@ std::vector<std::string> article_sentences();
 // 9 heads on 3 K/V heads (grouped-query attention: …), head_dim 64, …; RoPE, RMSNorm, gated MLP".
 std::string model_shape_text(const lm::Model& model);
 
+// Open model…'s popup under the path field (panel_model_open.cpp): the cached models, each a
+// click from the path (true: one double-clicked, open it), and a download of org/name (true: it
+// has just landed in the cache, `path` names it). say_download says how a download ended (true:
+// the model is in the cache).
+bool draw_cached_models(Context& state, ModelViewState& model, std::string& path);
+bool draw_download(Context& state, ModelViewState& model, std::string& path);
+bool say_download(Context& state, ModelViewState& model, const hf::RepoId& repo, const hf::DownloadResult& result);
+
+// The Layers × heads tab (panel_model_grid.cpp): every layer × head's weights as a small map.
+void draw_grid(Context& state, ModelViewState& model);
+
 // The Compare tab (panel_model_compare.cpp). Before drawing, while the tab is shown: sentence
 // B run, and the comparison made again when a pass or a choice changed.
 void update_model_compare(ModelViewState& model);
