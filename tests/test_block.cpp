@@ -1050,3 +1050,69 @@ TEST_CASE("every block entry of the registry is some scenario's matrix, with a c
         CHECK(seen.count(key) == 1);
     }
 }
+
+TEST_CASE("a lesson step's matrices come from the registry: what each result reads, then the results, for every preset", "[registry][lesson]") {
+    using Names = std::vector<std::string>;
+    const auto names = [](const std::vector<StepMatrix>& cards) {
+        Names out;
+        for (const StepMatrix& c : cards) out.push_back(c.name);
+        return out;
+    };
+    SECTION("every key a result reads is a matrix of the table, and every step's cards are the trace's, results last") {
+        for (const Preset& p : presets()) {
+            INFO(p.name);
+            const Trace t = run(p.scenario);
+            REQUIRE(t.ok);
+            for (const MatrixEntry& e : matrix_registry()) {
+                if (e.reads == nullptr) continue;
+                for (const std::string& key : e.reads(t)) {
+                    INFO(e.key << " reads " << key);  // a misspelt key would be left out as absent: said here
+                    CHECK((parse_matrix_name(key) || parse_matrix_name("head0." + key)));
+                }
+            }
+            for (Stage stage : all_stages()) {
+                const std::vector<StepMatrix> cards = step_matrices(t, stage, 0);
+                INFO(to_string(stage));
+                const auto first_result = std::find_if(cards.begin(), cards.end(), [](const StepMatrix& c) { return c.result; });
+                CHECK(std::none_of(first_result, cards.end(), [](const StepMatrix& c) { return !c.result; }));
+                for (const StepMatrix& c : cards) {
+                    const auto ref = parse_matrix_name(c.name);
+                    REQUIRE(ref);
+                    CHECK(matrix_of(t, *ref) != nullptr);
+                }
+            }
+        }
+    }
+    SECTION("RoPE: the projections give Q and K as projected, the positional step turns them") {
+        const Trace t = run(find_preset("grouped-query-attention")->scenario);
+        REQUIRE(t.ok);
+        CHECK(names(step_matrices(t, Stage::Positional, 1)) == Names{"head1.q_unrotated", "head1.k_unrotated", "head1.q", "head1.k"});
+        const std::vector<StepMatrix> projections = step_matrices(t, Stage::Projections, 1);
+        REQUIRE(projections.size() >= 3);
+        CHECK(names({projections.end() - 3, projections.end()}) == Names{"head1.q_unrotated", "head1.k_unrotated", "head1.v"});
+        CHECK(std::find_if(projections.begin(), projections.end(), [](const StepMatrix& c) { return c.name == "w_q"; }) != projections.end());
+    }
+    SECTION("cross-attention: the keys and values are projected from the source") {
+        const Trace t = run(find_preset("cross-attention-translation")->scenario);
+        REQUIRE(t.ok);
+        CHECK(names(step_matrices(t, Stage::Projections, 0)) ==
+              Names{"x_pe", "w_q", "source_x_pe", "w_k", "w_v", "head0.q", "head0.k", "head0.v"});
+        CHECK(names(step_matrices(t, Stage::Positional, 0)) == Names{"x", "pe", "source_x", "source_pe", "x_pe", "source_x_pe"});
+    }
+    SECTION("Q, K and V given: the steps before the scores show them; the tokens' step is the embeddings'") {
+        const Trace given = run(find_preset("dot-product-3-tokens")->scenario);
+        REQUIRE(given.ok);
+        for (Stage stage : {Stage::Tokens, Stage::Embeddings, Stage::Positional, Stage::Projections})
+            CHECK(names(step_matrices(given, stage, 0)) == Names{"head0.q", "head0.k", "head0.v"});
+        const Trace t = run(find_preset("animal-was-tired")->scenario);
+        CHECK(names(step_matrices(t, Stage::Tokens, 0)) == Names{"x"});
+        CHECK(names(step_matrices(t, Stage::Concat, 0)) == Names{"head0.output", "head1.output", "concat"});
+    }
+    SECTION("a linear layer's weights are implied by β and the decay; no positions, no positional step") {
+        const Trace t = run(find_preset("gated-deltanet")->scenario);
+        REQUIRE(t.ok);
+        CHECK(names(step_matrices(t, Stage::Weights, 0)) == Names{"linear.beta", "linear.decay", "head0.implied_weights"});
+        CHECK(names(step_matrices(t, Stage::Output, 0)) == Names{"head0.implied_weights", "head0.v", "head0.output"});
+        CHECK(step_matrices(t, Stage::Positional, 0).empty());
+    }
+}

@@ -150,129 +150,30 @@ struct StageCard {
     bool result = false;  // the stage's own matrix (highlighted); the others are its inputs
 };
 
-// The stage's cards from the matrix registry, by name: each (name, is-result) pair that
-// exists in this trace becomes a card, titled and shaped as in the pipeline.
-struct CardMaker {
-    const Trace& t;
-    std::vector<StageCard> cards;
+// A card of the trace's matrix `name`, titled and shaped as in the pipeline (or `title`).
+void add_card(std::vector<StageCard>& cards, const Trace& t, const std::string& name, bool result, const std::string& title = std::string()) {
+    const auto ref = parse_matrix_name(name);
+    if (!ref) return;
+    const Matrix* m = matrix_of(t, *ref);
+    if (m == nullptr) return;
+    StageCard card;
+    card.spec = card_spec(t, *ref, *m);
+    if (!title.empty()) card.spec.title = title;
+    card.result = result;
+    cards.push_back(std::move(card));
+}
 
-    void add(const std::string& name, bool result, const std::string& title = std::string()) {
-        const auto ref = parse_matrix_name(name);
-        if (!ref) return;
-        const Matrix* m = matrix_of(t, *ref);
-        if (m == nullptr) return;
-        StageCard card;
-        card.spec = card_spec(t, *ref, *m);
-        if (!title.empty()) card.spec.title = title;
-        card.result = result;
-        cards.push_back(std::move(card));
-    }
-};
-
-// The stage's inputs and its result, for the shown head, read from the trace's settings.
+// The stage's cards, as the registry says (step_matrices): what its results read, then the
+// results, for the shown head. A stage that computes nothing of its own in this trace shows
+// what stands in its place: X when there is no positional encoding, the attention's output
+// when the block is off.
 std::vector<StageCard> stage_cards(Stage stage, const Trace& t, int head_index) {
-    CardMaker c{t, {}};
-    if (t.head.empty()) return {};
-    const int h = std::clamp(head_index, 0, std::max(0, t.heads - 1));
-    const std::string hp = "head" + std::to_string(h) + ".";
-    const TraceSettings& st = t.settings;
-    const bool direct = st.input == InputMode::Direct;
-    const bool additive = st.positional == PositionalEncoding::Sinusoidal || st.positional == PositionalEncoding::Learned;
-    const bool pre_norm = t.has_block && st.block.norm == NormPlacement::Pre;
-    auto qkv = [&](bool result) {
-        for (const char* f : {"q", "k", "v"}) c.add(hp + f, result);
-    };
-    switch (stage) {
-        case Stage::Tokens:
-        case Stage::Embeddings:
-            if (direct) qkv(true);
-            else c.add("x", true);
-            break;
-        case Stage::Positional:
-            if (direct) {
-                qkv(true);
-            } else if (additive) {
-                c.add("x", false);
-                c.add("pe", false);
-                c.add("x_pe", true);
-            } else if (st.positional == PositionalEncoding::Rotary) {
-                c.add(hp + "q_unrotated", false);
-                c.add(hp + "q", true);
-                c.add(hp + "k_unrotated", false);
-                c.add(hp + "k", true);
-            } else {
-                c.add("x", true, std::string("X  (positional encoding: ") + to_string(st.positional) + ")");
-            }
-            break;
-        case Stage::Projections:
-            if (!direct) {
-                c.add(pre_norm ? "block.norm1" : additive ? "x_pe" : "x", false);
-                if (t.settings.latent.on()) {  // latent attention: the latent and the shared rotary key make K and V
-                    for (const char* w : {"latent.q_latent", "latent.compressed", "latent.latent", "latent.k_rope"}) c.add(w, false);
-                } else {
-                    for (const char* w : {"w_q", "w_k", "w_v", "b_q", "b_k", "b_v"}) c.add(w, false);
-                }
-            }
-            qkv(true);
-            break;
-        case Stage::Scores:
-            c.add(hp + "q", false);
-            c.add(hp + "k", false);
-            c.add(hp + "scores", true);
-            break;
-        case Stage::Scaled:
-        case Stage::ScalingPlot:
-            c.add(hp + "scores", false);
-            c.add(hp + "position_bias", false);
-            c.add(hp + "scaled_scores", t.settings.softcap <= 0.0f);
-            if (t.settings.softcap > 0.0f) c.add(hp + "capped_scores", true);  // logit soft-capping: its own step
-            break;
-        case Stage::Masked:
-            c.add(hp + (t.settings.softcap > 0.0f ? "capped_scores" : "scaled_scores"), false);
-            c.add(hp + "masked_scores", true);
-            break;
-        case Stage::Weights:
-            if (t.settings.delta_net) {  // Gated DeltaNet: β and the decay make its implied weights, no scores
-                c.add("linear.beta", false);
-                c.add("linear.decay", false);
-                c.add(hp + "implied_weights", true);
-                break;
-            }
-            c.add(hp + "masked_scores", false);
-            c.add(hp + "weights", true);
-            break;
-        case Stage::Output:
-            c.add(hp + (t.settings.delta_net ? "implied_weights" : "weights"), false);
-            c.add(hp + "v", false);
-            c.add(hp + "output", true);
-            break;
-        case Stage::Concat:
-            for (int i = 0; i < t.heads && i < 4; ++i) c.add("head" + std::to_string(i) + ".output", false);
-            c.add("concat", true);
-            break;
-        case Stage::Final:
-            c.add(t.heads > 1 ? "concat" : hp + "output", false);
-            c.add("w_o", false);
-            c.add("b_o", false);
-            c.add("output", true);
-            break;
-        case Stage::Block:
-            if (t.has_block) {
-                // Each design's own steps where it has them: the sandwich's norms, the gate, up and their product,
-                // a mixture's router probabilities and the weights each token kept.
-                for (const char* name : {"output", "block.post_attention_norm", "block.residual", "block.norm1", "block.norm2",
-                                         "block.ffn_hidden", "block.ffn_gate", "block.ffn_up", "block.ffn_product",
-                                         "block.router_probabilities", "block.router_choice", "block.routing", "block.shared_gate_values",
-                                         "block.shared_output", "block.ffn_output",
-                                         "block.post_feed_forward_norm"})
-                    c.add(name, false);
-                c.add("block.output", true);
-            } else {
-                c.add("output", true, "output (block off)");
-            }
-            break;
-    }
-    return std::move(c.cards);
+    std::vector<StageCard> cards;
+    for (const StepMatrix& m : step_matrices(t, stage, head_index)) add_card(cards, t, m.name, m.result);
+    if (!cards.empty() || t.head.empty()) return cards;
+    if (stage == Stage::Positional) add_card(cards, t, "x", true, std::string("X  (positional encoding: ") + to_string(t.settings.positional) + ")");
+    if (stage == Stage::Block) add_card(cards, t, "output", true, "output (block off)");
+    return cards;
 }
 
 // [SECTION] Focused view layout

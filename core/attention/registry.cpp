@@ -3,13 +3,16 @@
 // Index
 // [SECTION] Words and shapes
 // [SECTION] The table
+// [SECTION] The lesson's steps
 // [SECTION] Names
 #include "attention/registry.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 #include "attention/positional.hpp"
 
@@ -228,6 +231,7 @@ Column fixed_block_output(const Trace&) { return Column::BlockOutput; }
 
 
 // [SECTION] The table
+// [SECTION] The lesson's steps
 
 // A field of the trace as the matrix it holds (a weight is a SharedMatrix: its matrix).
 const Matrix& held(const Matrix& m) { return m; }
@@ -865,6 +869,119 @@ void add_block_end(std::vector<MatrixEntry>& r) {
                  SHAPE_OF(block.output), fixed_block_output});
 }
 
+// [SECTION] The lesson's steps: what each result reads, and where the trace moves it
+
+using Reads = std::vector<std::string>;
+
+bool rotary(const Trace& t) { return t.settings.positional == PositionalEncoding::Rotary; }
+// What the projections read: norm 1 in a pre-norm block, else X + PE or X.
+std::string input_name(const Trace& t) { return pre_norm(t) ? "block.norm1" : additive_positions(t) ? "x_pe" : "x"; }
+// What the keys and values are projected from: cross-attention's source, else the queries' input.
+std::string key_input(const Trace& t) {
+    if (!cross(t) || pre_norm(t)) return input_name(t);
+    return additive_positions(t) ? "source_x_pe" : "source_x";
+}
+// Q, K and V as projected (before RoPE turns Q and K): from the input and W, or latent
+// attention's path (the queries' latent; the compressed latent, its norm and the shared rotary key).
+Reads projected_q(const Trace& t) {
+    if (t.settings.latent.on()) return {input_name(t), "latent.q_latent"};
+    return {input_name(t), "w_q", "b_q"};
+}
+Reads projected_k(const Trace& t) {
+    if (t.settings.latent.on()) return {"latent.compressed", "latent.latent", "latent.k_rope"};
+    return {key_input(t), "w_k", "b_k"};
+}
+Reads projected_v(const Trace& t) {
+    if (t.settings.latent.on()) return {"latent.latent"};
+    return {key_input(t), "w_v", "b_v"};
+}
+// QK-norm: RMSNorm(x·W)·w, each head's row (or the whole projection's, OLMo 2).
+Reads normed_q(const Trace& t) {
+    Reads r = projected_q(t);
+    r.push_back("q_norm");
+    return r;
+}
+Reads normed_k(const Trace& t) {
+    Reads r = projected_k(t);
+    r.push_back("k_norm");
+    return r;
+}
+// Q and K as the scores read them: turned by RoPE from the projection (QK-normed where the
+// layer norms them), and Llama 4's temperature on its NoPE layers' queries.
+Reads final_q(const Trace& t) {
+    Reads r = rotary(t) ? Reads{t.settings.qk_norm ? "q_normed" : "q_unrotated"} : t.settings.qk_norm ? Reads{"q_normed"} : projected_q(t);
+    r.push_back("temperature");
+    return r;
+}
+Reads final_k(const Trace& t) {
+    return rotary(t) ? Reads{t.settings.qk_norm ? "k_normed" : "k_unrotated"} : t.settings.qk_norm ? Reads{"k_normed"} : projected_k(t);
+}
+std::optional<Stage> turned_by_rope(const Trace& t) { return rotary(t) ? Stage::Positional : Stage::Projections; }
+// Q and K before RoPE: the projections' results, unless QK-norm's rows are (they are the same).
+std::optional<Stage> projected_before_rope(const Trace& t) {
+    return rotary(t) && !t.settings.qk_norm ? std::optional<Stage>(Stage::Projections) : std::nullopt;
+}
+std::optional<Stage> with_additive_positions(const Trace& t) {
+    return additive_positions(t) ? std::optional<Stage>(Stage::Positional) : std::nullopt;
+}
+
+// The lesson's columns of the table: for each matrix a step draws as its result, what it reads
+// and where the trace's settings move it.
+void teach_lesson_steps(std::vector<MatrixEntry>& r) {
+    struct Step {
+        const char* key;
+        bool per_head;
+        Reads (*reads)(const Trace&);
+        std::optional<Stage> (*taught_in)(const Trace&);
+    };
+    const Step steps[] = {
+        {"x", false, [](const Trace&) { return Reads{}; }, nullptr},
+        {"source_x", false, [](const Trace&) { return Reads{}; }, nullptr},
+        {"x_pe", false, [](const Trace&) { return Reads{"x", "pe"}; }, with_additive_positions},
+        {"source_x_pe", false, [](const Trace&) { return Reads{"source_x", "source_pe"}; }, with_additive_positions},
+        {"q_unrotated", true, projected_q, projected_before_rope},
+        {"k_unrotated", true, projected_k, projected_before_rope},
+        {"q_normed", true, normed_q, nullptr},
+        {"k_normed", true, normed_k, nullptr},
+        {"q", true, final_q, turned_by_rope},
+        {"k", true, final_k, turned_by_rope},
+        {"v", true, projected_v, nullptr},
+        {"scores", true, [](const Trace&) { return Reads{"q", "k"}; }, nullptr},
+        {"scaled_scores", true, [](const Trace&) { return Reads{"scores", "position_bias"}; }, nullptr},
+        {"capped_scores", true, [](const Trace&) { return Reads{"scaled_scores"}; }, nullptr},
+        {"masked_scores", true, [](const Trace& t) { return Reads{t.settings.softcap > 0.0f ? "capped_scores" : "scaled_scores"}; }, nullptr},
+        {"weights", true, [](const Trace&) { return Reads{"masked_scores"}; },
+         [](const Trace& t) { return t.settings.delta_net ? std::nullopt : std::optional<Stage>(Stage::Weights); }},
+        // Gated DeltaNet: β and the decay make its implied weights; there are no scores
+        {"implied_weights", true, [](const Trace&) { return Reads{"linear.beta", "linear.decay"}; }, nullptr},
+        {"output", true, [](const Trace& t) { return Reads{t.settings.delta_net ? "implied_weights" : "weights", "v"}; }, nullptr},
+        {"concat", false,
+         [](const Trace& t) {
+             Reads heads;  // the first four heads' outputs stand for all of them
+             for (int h = 0; h < t.heads && h < 4; ++h) heads.push_back("head" + std::to_string(h) + ".output");
+             return heads;
+         },
+         nullptr},
+        {"output", false, [](const Trace& t) { return Reads{t.heads > 1 ? "concat" : "head0.output", "w_o", "b_o"}; }, nullptr},
+        // Each design's own steps where it has them: the sandwich's norms, the gate, up and their
+        // product, a mixture's router probabilities and the weights each token kept.
+        {"block.output", false,
+         [](const Trace&) {
+             return Reads{"output", "block.post_attention_norm", "block.residual", "block.norm1", "block.norm2", "block.ffn_hidden",
+                          "block.ffn_gate", "block.ffn_up", "block.ffn_product", "block.router_probabilities", "block.router_choice",
+                          "block.routing", "block.shared_gate_values", "block.shared_output", "block.ffn_output",
+                          "block.post_feed_forward_norm"};
+         },
+         nullptr},
+    };
+    for (const Step& step : steps) {
+        const auto it = std::find_if(r.begin(), r.end(), [&](const MatrixEntry& e) { return e.per_head == step.per_head && std::string(e.key) == step.key; });
+        if (it == r.end()) throw std::logic_error(std::string("the lesson's steps name a matrix the table does not have: ") + step.key);
+        it->reads = step.reads;
+        it->taught_in = step.taught_in;
+    }
+}
+
 std::vector<MatrixEntry> build_registry() {
     std::vector<MatrixEntry> r;
     add_inputs(r);
@@ -878,6 +995,7 @@ std::vector<MatrixEntry> build_registry() {
     add_block_norms(r);
     add_feed_forward(r);
     add_block_end(r);
+    teach_lesson_steps(r);
     return r;
 }
 
@@ -939,6 +1057,54 @@ const char* to_string(Editable e) {
 const std::vector<MatrixEntry>& matrix_registry() {
     static const std::vector<MatrixEntry> registry = build_registry();
     return registry;
+}
+
+// [SECTION] The lesson's steps
+
+std::vector<StepMatrix> step_matrices(const Trace& trace, Stage stage, int head) {
+    if (trace.head.empty()) return {};
+    if (stage == Stage::Tokens) stage = Stage::Embeddings;  // the tokens' step draws their embeddings
+    if (stage == Stage::ScalingPlot) stage = Stage::Scaled;
+    const int h = std::clamp(head, 0, std::max(0, trace.heads - 1));
+    const std::string hp = "head" + std::to_string(h) + ".";
+    const auto present = [&](const std::string& name) {
+        const std::optional<MatrixRef> ref = parse_matrix_name(name);
+        return ref && matrix_of(trace, *ref) != nullptr;
+    };
+    std::vector<std::string> results;
+    if (trace.settings.input == InputMode::Direct &&
+        (stage == Stage::Embeddings || stage == Stage::Positional || stage == Stage::Projections)) {
+        for (const char* given : {"q", "k", "v"})  // Q, K and V given: no tokens, no projections
+            if (present(hp + given)) results.push_back(hp + given);
+    } else {
+        for (const MatrixEntry& e : matrix_registry()) {
+            if (e.reads == nullptr) continue;
+            const std::optional<Stage> taught = e.taught_in != nullptr ? e.taught_in(trace) : std::optional<Stage>(e.stage);
+            const std::string name = e.per_head ? hp + e.key : std::string(e.key);
+            if (taught == stage && present(name)) results.push_back(name);
+        }
+    }
+    // A key a result reads, by name: the same head's for a per-head result, another head's as
+    // written ("head2.output"), else the trace's own.
+    const auto qualified = [&](const std::string& key, bool per_head) {
+        if (key.rfind("head", 0) == 0 && parse_matrix_name(key)) return key;
+        if (per_head && parse_matrix_name(hp + key)) return hp + key;
+        return parse_matrix_name(key) ? key : hp + key;
+    };
+    std::vector<StepMatrix> cards;
+    const auto has = [&](const std::string& name) {
+        return std::any_of(cards.begin(), cards.end(), [&](const StepMatrix& c) { return c.name == name; });
+    };
+    for (const std::string& name : results) {
+        const MatrixEntry& e = *parse_matrix_name(name)->entry;
+        for (const std::string& key : e.reads(trace)) {
+            const std::string read = qualified(key, e.per_head);
+            if (present(read) && !has(read)) cards.push_back({read, false});
+        }
+    }
+    for (const std::string& name : results)
+        if (!has(name)) cards.push_back({name, true});  // one that another result reads is drawn with what it reads
+    return cards;
 }
 
 // [SECTION] Names

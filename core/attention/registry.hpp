@@ -74,7 +74,7 @@ enum class Column {
 struct MatrixEntry {
     const char* key;       // "weights", "w_q", "block.norm1"
     bool per_head;
-    Stage stage;           // the lesson stage it belongs to
+    Stage stage;           // the lesson step that computes it (where `reads` says it is a step's result)
     Axis rows, cols;
     ValueKind values;
     Editable edit;         // Editable::None: computed, not edited in place
@@ -91,6 +91,16 @@ struct MatrixEntry {
     // encoding is X again, one head's concat its output, the output without W_O the concat:
     // exported, not drawn twice.
     bool (*drawn)(const Trace& trace) = nullptr;
+    // The lesson's focused view of a step draws the step's results, each after what it reads.
+    // `reads`: the matrices it is computed from, as its formula names them ("scores" reads "q"
+    // and "k"; a per-head key means the same head's, "head2.output" names another's), those the
+    // trace does not have left out. Null: no step draws it as its result (a weight, or a step
+    // between two that the lesson draws as one: Q before QK-norm).
+    std::vector<std::string> (*reads)(const Trace& trace) = nullptr;
+    // The step where the trace's settings teach it, when that is not `stage` (under RoPE, Q and
+    // K are the positional step's: it turns them), or nullopt where no step does in this trace
+    // (X + PE without an additive encoding is X again). Null: `stage`.
+    std::optional<Stage> (*taught_in)(const Trace& trace) = nullptr;
 };
 
 // Whether the scenario holds it as a vector (a bias, γ, β): one row, exported as a list.
@@ -104,6 +114,20 @@ const SharedMatrix* weight_of(const Trace& trace, const MatrixEntry& entry);
 
 // The table, in pipeline order.
 const std::vector<MatrixEntry>& matrix_registry();
+
+// A card of a lesson step's view: a matrix of the trace by name, and whether it is the step's
+// result (drawn framed, last) or what a result reads.
+struct StepMatrix {
+    std::string name;
+    bool result = false;
+};
+// The matrices a lesson step draws for `head`, from the table's `stage`, `taught_in` and
+// `reads`: what the step's results read, in the order they read it, then the results. A result
+// that another result of the step reads is drawn with what it reads (scaled scores before the
+// soft-cap). With Q, K and V given (no tokens), the steps up to the projections show them.
+// Empty when the step computes nothing of its own in this trace (positions none, the block
+// off): the view says what stands in its place.
+std::vector<StepMatrix> step_matrices(const Trace& trace, Stage stage, int head);
 // A pipeline column as the stage strip names it for users: "Q K V", "Q·Kᵀ", "feed-forward".
 const char* column_label(Column column);
 // The column a label names, as column_label writes it; nullopt for any other text.

@@ -656,7 +656,7 @@ TEST_CASE("Presenter mode fills the projector with the step taught: its result l
     // "What changed since 2017", step 7: grouped-query attention, seven maps on the stage.
     REQUIRE(ui::open_lesson_named(ui.window.shared, ui.window.lesson.state, "08-since-2017", 6));
     ui.frame(4);
-    const ui::HeatmapLayout* q = ui.heatmap("head0.q");
+    const ui::HeatmapLayout* q = ui.heatmap("head0.q_unrotated");  // Q as projected: RoPE turns it in the positional step
     const ui::HeatmapLayout* w_q = ui.heatmap("w_q");
     REQUIRE(q != nullptr);
     REQUIRE(w_q != nullptr);
@@ -754,12 +754,16 @@ TEST_CASE("a lesson step's view draws what its stage reads, then what it compute
         REQUIRE(ui::open_lesson_named(ui.window.shared, ui.window.lesson.state, "08-since-2017", 0));
         const std::map<int, Names> expected = {
             {0, {"x", "pe", "x_pe"}},
-            {5, {"block.norm1", "w_q", "w_k", "w_v", "head0.q", "head0.k", "head0.v"}},
+            {5, {"head0.q_unrotated", "head0.k_unrotated", "head0.q", "head0.k"}},  // RoPE turns Q and K: before, then after
+            // the projections under RoPE: X·W as projected, before the positional step turns Q and K
+            {6, {"block.norm1", "w_q", "w_k", "w_v", "head0.q_unrotated", "head0.k_unrotated", "head0.v"}},
             {7, {"output", "block.residual", "block.norm1", "block.norm2", "block.ffn_gate", "block.ffn_up", "block.ffn_product",
                  "block.ffn_output", "block.output"}},
             {9, {"head0.scores", "head0.scaled_scores", "head0.capped_scores"}},
             {10, {"output", "block.post_attention_norm", "block.residual", "block.norm1", "block.norm2", "block.ffn_gate", "block.ffn_up",
                   "block.ffn_product", "block.ffn_output", "block.post_feed_forward_norm", "block.output"}},
+            // Gemma 3's QK-norm: each of Q and K normed (with its weight) before RoPE
+            {11, {"block.norm1", "w_q", "q_norm", "w_k", "k_norm", "w_v", "head0.q_normed", "head0.k_normed", "head0.v"}},
         };
         for (int step = 0; step <= expected.rbegin()->first; ++step) {
             ui.frame(3);
