@@ -333,9 +333,10 @@ float dot_line_in(const float* __restrict x, const unsigned char* __restrict lin
 }
 
 // Lines this long and longer (a real model's: 576, 768, 1536 wide) are summed in 32 lanes, four
-// registers: four independent chains of multiply-adds. Two chains (16 lanes) held a core to
-// about 8 bytes of BF16 a cycle, less than the memory gives two cores at its best (a SmolLM2-135M
-// BF16 decode step 1.46–1.57 × its weight-read time, 1.38–1.42 × with 32 lanes, the same minutes).
+// registers: four independent chains of multiply-adds. With two chains (16 lanes) each
+// multiply-add waits on the one before it in its chain (about 4 cycles): about 8 bytes of BF16 a
+// cycle a core, near what the memory gives two cores at its best (a SmolLM2-135M BF16 decode
+// step was 1.46–1.57 × its weight-read time, 1.38–1.42 × with 32 lanes, the same minutes).
 // Shorter lines keep 16 lanes: a few steps of the loop, where the wider tree costs as much.
 constexpr Eigen::Index kLongLine = 256;
 
