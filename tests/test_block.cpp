@@ -1098,6 +1098,13 @@ TEST_CASE("a lesson step's matrices come from the registry: what each result rea
         CHECK(names(step_matrices(t, Stage::Projections, 0)) ==
               Names{"x_pe", "w_q", "source_x_pe", "w_k", "w_v", "head0.q", "head0.k", "head0.v"});
         CHECK(names(step_matrices(t, Stage::Positional, 0)) == Names{"x", "pe", "source_x", "source_pe", "x_pe", "source_x_pe"});
+        // and their titles say so
+        for (const char* key : {"head0.k", "head0.v"}) {
+            const auto ref = parse_matrix_name(key);
+            INFO(ref->entry->title(t, 0));
+            CHECK(ref->entry->title(t, 0).find("(source X+PE)") != std::string::npos);
+        }
+        CHECK(parse_matrix_name("head0.q")->entry->title(t, 0).find("source") == std::string::npos);
     }
     SECTION("Q, K and V given: the steps before the scores show them; the tokens' step is the embeddings'") {
         const Trace given = run(find_preset("dot-product-3-tokens")->scenario);

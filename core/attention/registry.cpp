@@ -172,7 +172,9 @@ std::string projection_title(const Trace& t, int h, const char* letter, const Ma
     }
     const std::string shared = letter[0] == 'Q' ? std::string() : kv_note(t, h);
     if (t.settings.input == InputMode::Direct) return prefix(t, h) + letter + shared + " (given)";
-    std::string title = prefix(t, h) + letter + shared + " = " + projection_input(t) + kDot + "W_" + letter;
+    // cross-attention's keys and values are projected from the source, as given (no norm)
+    const std::string input = letter[0] != 'Q' && cross(t) ? (additive_positions(t) ? "(source X+PE)" : "source X") : projection_input(t);
+    std::string title = prefix(t, h) + letter + shared + " = " + input + kDot + "W_" + letter;
     if (bias.size() != 0) title += std::string(" + b_") + static_cast<char>(std::tolower(letter[0]));
     if (t.settings.qk_norm && letter[0] != 'V') title += ", QK-normed";
     if (t.settings.positional == PositionalEncoding::Rotary && letter[0] != 'V') title += ", rotated (RoPE)";
@@ -876,9 +878,10 @@ using Reads = std::vector<std::string>;
 bool rotary(const Trace& t) { return t.settings.positional == PositionalEncoding::Rotary; }
 // What the projections read: norm 1 in a pre-norm block, else X + PE or X.
 std::string input_name(const Trace& t) { return pre_norm(t) ? "block.norm1" : additive_positions(t) ? "x_pe" : "x"; }
-// What the keys and values are projected from: cross-attention's source, else the queries' input.
+// What the keys and values are projected from: cross-attention's source (as given: a pre-norm
+// block normalises the queries' stream alone), else the queries' input.
 std::string key_input(const Trace& t) {
-    if (!cross(t) || pre_norm(t)) return input_name(t);
+    if (!cross(t)) return input_name(t);
     return additive_positions(t) ? "source_x_pe" : "source_x";
 }
 // Q, K and V as projected (before RoPE turns Q and K): from the input and W, or latent
