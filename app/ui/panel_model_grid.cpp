@@ -143,10 +143,18 @@ float map_scale(const Trace& trace, int h) {
     return std::max(trace.head[static_cast<size_t>(h)].implied_weights.cwiseAbs().maxCoeff(), 1e-30f);
 }
 
+// What marks a head's map beside its weights: asked once a frame, drawn and recorded from it.
+struct MapMarks {
+    bool opened = false;   // the layer and head open in the pipeline
+    bool ablated = false;  // crossed out: the head adds nothing to the layer's output
+    bool hovered = false;
+    std::optional<interpret::Role> role;  // its badge
+};
+
 // One head's map at p0: the masked grey, the weights the mask lets through over it in viridis (as
 // the weights cards are), the newest token's row lit, the K/V head's colour along the top, an
 // ablated head crossed out, its role's badge, and the frame of the map opened or hovered.
-void draw_head_map(Context& state, const ModelViewState& m, const GridLayout& g, int l, int h, ImVec2 p0, bool hovered) {
+void draw_head_map(Context& state, const ModelViewState& m, const GridLayout& g, int l, int h, ImVec2 p0, const MapMarks& marks) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const float scale = state.fonts.scale, map = g.map, cell = g.cell;
     const Trace& trace = m.pass.layers[static_cast<size_t>(l)];
@@ -174,19 +182,17 @@ void draw_head_map(Context& state, const ModelViewState& m, const GridLayout& g,
     }
     if (g.grouped)  // the K/V head's colour along the map's top edge
         draw->AddRectFilled(ImVec2(p0.x, p0.y - 2.0f * scale), ImVec2(p0.x + map, p0.y), pack(category_colour(m.model->kv_head(h))));
-    if (m.pass.ablated.heads.count({l, h}) > 0) {  // crossed out: the head adds nothing to the layer's output
+    if (marks.ablated) {
         const ImU32 cross = IM_COL32(255, 70, 50, 235);
         const float inset = std::max(1.0f, map * 0.06f), thickness = std::max(2.0f, map * 0.05f);
         draw->AddRectFilled(p0, ImVec2(p0.x + map, p0.y + map), IM_COL32(0, 0, 0, 90));
         draw->AddLine(ImVec2(p0.x + inset, p0.y + inset), ImVec2(p0.x + map - inset, p0.y + map - inset), cross, thickness);
         draw->AddLine(ImVec2(p0.x + map - inset, p0.y + inset), ImVec2(p0.x + inset, p0.y + map - inset), cross, thickness);
     }
-    if (const std::optional<interpret::Role> role = head_role_badge(m, {l, h}))
-        draw_role_badge(state, ImVec2(p0.x + 2.0f * scale, p0.y + 2.0f * scale), *role);
-    const bool opened = m.layer == l && state.view.shown_head == h && !state.view.all_heads;
-    if (opened || hovered)
+    if (marks.role) draw_role_badge(state, ImVec2(p0.x + 2.0f * scale, p0.y + 2.0f * scale), *marks.role);
+    if (marks.opened || marks.hovered)
         draw->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p0.x + map + 2, p0.y + map + 2),
-                      opened ? IM_COL32(255, 200, 60, 255) : IM_COL32(255, 255, 255, 200), 0.0f, 0, 2.0f);
+                      marks.opened ? IM_COL32(255, 200, 60, 255) : IM_COL32(255, 255, 255, 200), 0.0f, 0, 2.0f);
 }
 
 // What a map's tooltip adds about its head and layer: the K/V head it reads, what the layer sees,
@@ -287,17 +293,18 @@ void draw_grid(Context& state, ModelViewState& m) {
                      std::string(trace.settings.delta_net ? "linear" : trace.settings.mask == MaskKind::Chunked ? "chunked" : local ? "local" : "global");
         for (int h = 0; h < g.heads; ++h) {
             const ImVec2 p0(origin.x + g.column[static_cast<size_t>(h)], y);
-            const bool hovered = mouse.x >= p0.x && mouse.x < p0.x + map && mouse.y >= p0.y && mouse.y < p0.y + map && ImGui::IsWindowHovered();
-            draw_head_map(state, m, g, l, h, p0, hovered);
+            MapMarks marks;
+            marks.opened = m.layer == l && state.view.shown_head == h && !state.view.all_heads;
+            marks.ablated = pass.ablated.heads.count({l, h}) > 0;
+            marks.hovered = mouse.x >= p0.x && mouse.x < p0.x + map && mouse.y >= p0.y && mouse.y < p0.y + map && ImGui::IsWindowHovered();
+            marks.role = head_role_badge(m, {l, h});
+            draw_head_map(state, m, g, l, h, p0, marks);
             ImGui::SetCursorScreenPos(p0);
             ImGui::InvisibleButton(("map" + std::to_string(l) + "_" + std::to_string(h)).c_str(), ImVec2(map, map),
                                    ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
-            const bool opened = m.layer == l && state.view.shown_head == h && !state.view.all_heads;
-            const bool ablated = pass.ablated.heads.count({l, h}) > 0;
-            std::string record = opened ? "open" : "";
-            if (ablated) record += record.empty() ? "ablated" : " ablated";
-            if (const std::optional<interpret::Role> role = head_role_badge(m, {l, h}))
-                record += (record.empty() ? "" : " ") + std::string(interpret::role_key(*role));
+            std::string record = marks.opened ? "open" : "";
+            if (marks.ablated) record += record.empty() ? "ablated" : " ablated";
+            if (marks.role) record += (record.empty() ? "" : " ") + std::string(interpret::role_key(*marks.role));
             record_item(state, ("model.map." + std::to_string(l + 1) + "." + std::to_string(h + 1)).c_str(), record);
             if (ImGui::IsItemHovered()) {  // the query row and key column under the mouse
                 const int i = std::clamp(static_cast<int>((mouse.y - p0.y) / g.cell), 0, g.tokens - 1);

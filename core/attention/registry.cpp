@@ -233,7 +233,6 @@ Column fixed_block_output(const Trace&) { return Column::BlockOutput; }
 
 
 // [SECTION] The table
-// [SECTION] The lesson's steps
 
 // A field of the trace as the matrix it holds (a weight is a SharedMatrix: its matrix).
 const Matrix& held(const Matrix& m) { return m; }
@@ -871,7 +870,9 @@ void add_block_end(std::vector<MatrixEntry>& r) {
                  SHAPE_OF(block.output), fixed_block_output});
 }
 
-// [SECTION] The lesson's steps: what each result reads, and where the trace moves it
+// The table's columns for the lesson (`reads`, `taught_in`): what each result reads, and where
+// the trace moves it. The names are the registry's ("block.norm1", "x_pe"); the matrices they
+// stand for are trace.cpp's attention_input and the engine's keys_from.
 
 using Reads = std::vector<std::string>;
 
