@@ -184,7 +184,7 @@ bool write_screenshot(const std::string& path, int width, int height) {
 }
 
 // Export → Window as PNG: the frame just rendered, once the path popup has gone.
-void write_requested_png(ui::Context& state, ui::FilesState& c, int width, int height) {
+void write_requested_png(ui::PanelContext state, ui::FilesState& c, int width, int height) {
     if (c.png_request.empty() || c.png_delay-- > 0) return;
     const std::string path = std::move(c.png_request);
     c.png_request.clear();

@@ -21,12 +21,12 @@ namespace attn::ui {
 // panel_menu.cpp: the menu bar of the views' offers (menus.hpp), their keys, the notices.
 // The menu bar: the menus the views offer, by position (File, Edit, Lessons, View, Export),
 // View's first item presenter mode's. The shortcuts: the views' keys, in the order offered.
-void draw_menu_bar(Context& state, const Offers& offers);
+void draw_menu_bar(PanelContext state, const Offers& offers);
 void handle_shortcuts(const Offers& offers);
-void draw_notices(const Context& state, const LessonState& lesson);  // and the lessons that could not be read
+void draw_notices(PanelContext state, const LessonState& lesson);  // and the lessons that could not be read
 // The lines the status area's notices take, wrapped at `wrap_width` pixels.
-int notice_lines(const Context& state, const LessonState& lesson, float wrap_width);
-void add_notice(Context& state, std::string text, bool error, std::string attempt = {});
+int notice_lines(PanelContext state, const LessonState& lesson, float wrap_width);
+void add_notice(PanelContext state, std::string text, bool error, std::string attempt = {});
 
 // panel_files.cpp: File and Export, the path popup, the quit question.
 class FilesView final : public View {
@@ -48,20 +48,21 @@ public:
     // disk: it waits for nothing).
     void opened_awaiting_layer(const std::string& path);
     void layer_made(const Scenario& scenario);
-    void saved(Context& shared, const std::string& path, const Scenario& scenario, const std::string& error);
+    void saved(PanelContext shared, const std::string& path, const Scenario& scenario, const std::string& error);
     // True when the user's work differs from what was last saved or opened and is not an
-    // unedited preset (a lesson's scenario counts as the user's own one it stands in for).
-    bool has_unsaved_work(const Context& shared) const;
+    // unedited preset. `shown`: the window's scenario (a lesson's counts as the user's own one
+    // it stands in for).
+    bool has_unsaved_work(const Scenario& shown) const;
     // "Attention Lab — animal-was-tired", "Attention Lab — lesson.json (edited)": what is on
     // screen, from the file opened or saved when its scenario is still the one shown, else the
     // scenario's name; "(edited)" while there is work a quit would ask about.
-    std::string title(const Context& shared) const;
+    std::string title(const Scenario& shown) const;
     // The window's close button or File → Quit: true when the loop may end now; otherwise the
     // Save / Discard / Cancel dialog opens and a later frame confirms (state.quit_confirmed).
-    bool request_quit(const Context& shared);
+    bool request_quit(const Scenario& shown);
 
 private:
-    void draw_unsaved_prompt(Context& shared);
+    void draw_unsaved_prompt(PanelContext shared);
 };
 
 // panel_recovery.cpp: autosave, and the offer to restore what a run that died left.
@@ -70,19 +71,19 @@ public:
     RecoveryState state;
     // `directory` empty: neither. `save` false (screenshots): the autosaves of dead runs are
     // offered, nothing is written. The orphans are looked for before this run's own file exists.
-    void start(Context& shared, const std::string& directory, std::chrono::milliseconds interval, bool save);
+    void start(PanelContext shared, const std::string& directory, std::chrono::milliseconds interval, bool save);
     // Every frame, after the edits were applied: `signature` changes whenever what an autosave
     // holds does; `contents` makes the writer of one, called only when a write starts.
-    void tick(Context& shared, const std::string& signature, const std::function<autosave::Autosaver::Contents()>& contents);
+    void tick(PanelContext shared, const std::string& signature, const std::function<autosave::Autosaver::Contents()>& contents);
     void finish();  // a clean exit: this run's autosave goes
     // Orphan `index` read back (null, with notices, when it cannot be read: it is kept aside),
     // for the window to put on screen; then, once it is, `restored`.
-    std::optional<session_file::SessionLoad> take(Context& shared, size_t index);
-    void restored(Context& shared);
+    std::optional<session_file::SessionLoad> take(PanelContext shared, size_t index);
+    void restored(PanelContext shared);
     void discard(size_t index);
     // The restore question; what was chosen is carried out by the window (it replaces the session).
     enum class Choice { None, Restore, Discard };
-    Choice draw_prompt(Context& shared);
+    Choice draw_prompt(PanelContext shared);
 };
 
 // panel_lesson.cpp
@@ -98,10 +99,10 @@ const LessonStep* current_step(const LessonState& lesson);
 void offer_lessons(Context& state, LessonState& lesson, Offers& offers);
 // What the lesson text's buttons ask for; the frame carries it out (it changes the session).
 enum class LessonRequest { None, Previous, Next, Leave };
-LessonRequest draw_lesson_text(Context& state, const LessonState& lesson);
+LessonRequest draw_lesson_text(PanelContext state, const LessonState& lesson);
 // The stage with its inputs, large (lesson mode, presenter mode).
 void draw_stage_view(Context& state, LessonState& lesson, HeatmapTextures& textures, Stage stage);
-void draw_scaling_plot(Context& state, LessonState& lesson, ImVec2 avail);
+void draw_scaling_plot(PanelContext state, LessonState& lesson, ImVec2 avail);
 
 class LessonView final : public View {
 public:
@@ -116,7 +117,7 @@ public:
 };
 
 // panel_articles.cpp: View → Article checks.
-void draw_articles(Context& state, ArticlesState& articles);
+void draw_articles(PanelContext state, ArticlesState& articles);
 void offer_articles(ArticlesState& articles, Offers& offers);  // View → Article checks
 class ArticlesView final : public View {
 public:
@@ -142,7 +143,7 @@ public:
 
 // panel_hand_check.cpp: right-click a cell → "Check my value".
 void handle_hand_check_click(Context& state, HandCheckState& check);
-void draw_hand_check(Context& state, HandCheckState& check);
+void draw_hand_check(EditContext state, HandCheckState& check);
 void offer_hand_check(HandCheckState& check, Offers& offers);  // Esc closes it
 class HandCheckView final : public View {
 public:

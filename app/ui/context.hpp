@@ -76,6 +76,9 @@ struct ShowInPipeline {          // a layer opened in the pipeline, as one undo 
     Scenario scenario;
     int head = 0;                // the head shown, from 0
     bool at_weights = false;     // scrolled to the weights (the first layer opened)
+    // The cells outlined on the head's weights (a head role's score reads them), for this
+    // scenario and head; nullopt: the outlines stay as they are.
+    std::optional<std::vector<std::pair<int, int>>> outlined_cells;
 };
 // The path popup (its OK runs `chosen` with the path; a view asking for a path says what to
 // do with it, so the popup knows no view).
@@ -118,6 +121,36 @@ struct Context {
     std::vector<Request> requests;              // this frame's, carried out after the views
     std::vector<HeatmapLayout> layout, layout_next;
     std::vector<WidgetLayout> widgets, widgets_next;
+};
+
+// What most of a view's drawing is handed instead of the whole context: the fonts and the
+// number options it draws with, and where it reports: its widgets (for a screenshot's layout
+// and the tests), the status area's notices, and requests the window carries out after the
+// views. It cannot reach the session, the compute settings or the cards' shared state, so a
+// function taking one changes nothing but its own view's state and what it reports. Every
+// Context converts to one.
+struct PanelContext {
+    const UiFonts& fonts;
+    const ViewOptions& view;
+    bool presenter;
+    std::vector<WidgetLayout>& widgets_next;
+    std::vector<Notice>& notices;
+    std::vector<Request>& requests;
+    PanelContext(Context& c)  // NOLINT(google-explicit-constructor): a view's Context is one
+        : fonts(c.fonts), view(c.view), presenter(c.presenter), widgets_next(c.widgets_next), notices(c.notices), requests(c.requests) {}
+};
+
+// A panel that edits the scenario: the session to read (its scenario, trace, history), and
+// `push`, the one way such a view changes it: the edits wait in the session's queue, and the
+// window applies them between frames (edits.hpp). Every Context converts to one.
+struct EditContext : PanelContext {
+    const edits::Session& session;
+    EditContext(Context& c)  // NOLINT(google-explicit-constructor): a view's Context is one
+        : PanelContext(c), session(c.session), pending_(c.session.pending) {}
+    void push(edits::Edit edit) const { pending_.push_back(std::move(edit)); }
+
+private:
+    std::vector<edits::Edit>& pending_;
 };
 
 }  // namespace attn::ui

@@ -24,7 +24,7 @@ std::string numbers(const std::vector<double>& values) {
 
 }  // namespace
 
-void draw_articles(Context& state, ArticlesState& a) {
+void draw_articles(PanelContext state, ArticlesState& a) {
     if (!a.open) return;
     if (!a.computed) {  // replays every preset once, when the window first opens
         a.verdicts = check_articles();

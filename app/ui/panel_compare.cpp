@@ -42,7 +42,7 @@ void optional_combo(const char* label, std::optional<T>& value, const std::vecto
     }
 }
 
-void draw_b_toggles(Context& state, CompareState& c) {
+void draw_b_toggles(EditContext state, CompareState& c) {
     Toggles& t = c.toggles_b;
     optional_combo<MaskKind>("mask", t.mask,
                              {{"none", MaskKind::None}, {"causal", MaskKind::Causal}, {"padding", MaskKind::Padding},

@@ -29,7 +29,7 @@ namespace {
 
 // The numbers the article prints beside the ones computed now (edits included), with a
 // visible flag wherever they disagree.
-void article_numbers(Context& state, const Preset& preset) {
+void article_numbers(EditContext state, const Preset& preset) {
     if (preset.printed.empty() || !state.session.trace.ok) return;
     const std::vector<Verdict> verdicts = check_preset(preset, state.session.trace);
     int matches = 0;
@@ -164,7 +164,7 @@ void heads_controls(Context& state) {
 
 // [SECTION] Mask
 
-void mask_controls(Context& state) {
+void mask_controls(EditContext state) {
     const Scenario& s = state.session.scenario;
     const MaskKind kinds[] = {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Chunked, MaskKind::Custom};
     ImGui::TextUnformatted("Mask");
@@ -172,7 +172,7 @@ void mask_controls(Context& state) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::BeginCombo("##mask", to_string(s.mask))) {
         for (MaskKind k : kinds)
-            if (ImGui::Selectable(to_string(k), k == s.mask)) state.session.push(edits::SetMaskKind{k});
+            if (ImGui::Selectable(to_string(k), k == s.mask)) state.push(edits::SetMaskKind{k});
         ImGui::EndCombo();
     }
     record_item(state, "controls.mask", to_string(s.mask));
@@ -181,12 +181,12 @@ void mask_controls(Context& state) {
         int window = s.window;
         ImGui::SetNextItemWidth(-1);
         if (ImGui::SliderInt("##window", &window, 1, std::max(2, edits::key_count(s)), "window %d"))
-            state.session.push(edits::SetWindow{window});
+            state.push(edits::SetWindow{window});
     } else if (s.mask == MaskKind::Chunked) {
         int chunk = s.chunk;
         ImGui::SetNextItemWidth(-1);
         if (ImGui::SliderInt("##chunk", &chunk, 1, std::max(2, edits::key_count(s)), "chunk %d"))
-            state.session.push(edits::SetChunk{chunk});
+            state.push(edits::SetChunk{chunk});
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("a query sees the keys of its own chunk of %d tokens, up to itself", s.chunk);
     } else {
         const char* hint = s.mask == MaskKind::Padding  ? "tick \"pad\" under a token to hide it"
@@ -202,15 +202,15 @@ void mask_controls(Context& state) {
     ImGui::TextUnformatted("Fill");
     ImGui::SameLine();
     if (ImGui::RadioButton("\xE2\x88\x92\xE2\x88\x9E", infinite) && !infinite)
-        state.session.push(edits::SetMaskedFill{-INFINITY});
+        state.push(edits::SetMaskedFill{-INFINITY});
     ImGui::SameLine();
-    if (ImGui::RadioButton("finite", !infinite) && infinite) state.session.push(edits::SetMaskedFill{-1e9f});
+    if (ImGui::RadioButton("finite", !infinite) && infinite) state.push(edits::SetMaskedFill{-1e9f});
     if (!infinite) {
         float fill = s.masked_fill;
         ImGui::SameLine();
         ImGui::SetNextItemWidth(-1);
         if (ImGui::InputFloat("##fill", &fill, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue) && !std::isnan(fill))
-            state.session.push(edits::SetMaskedFill{fill});
+            state.push(edits::SetMaskedFill{fill});
     }
 }
 
@@ -218,7 +218,7 @@ void mask_controls(Context& state) {
 
 // The block's design, each choice a family's: which norm, where the norms stand, which
 // feed-forward. Only combinations the engine runs can be chosen.
-void block_design_controls(Context& state) {
+void block_design_controls(EditContext state) {
     const BlockOptions& b = state.session.scenario.block;
     edits::SetBlockDesign d{b.norm_kind, b.gamma_plus_one, b.norm, b.parallel_residual, b.sandwich_norm, b.gated, b.activation, std::nullopt};
     const char* const norms[] = {"LayerNorm", "RMSNorm (Llama, Qwen)", "RMSNorm, 1 + \xCE\xB3 (Gemma)"};
@@ -233,7 +233,7 @@ void block_design_controls(Context& state) {
         if (ImGui::Combo("##block_norm", &norm, norms, 3)) {
             d.norm_kind = norm == 0 ? NormKind::LayerNorm : NormKind::RMSNorm;
             d.gamma_plus_one = norm == 2;
-            state.session.push(d);
+            state.push(d);
         }
         record_item(state, "controls.block_norm", norms[norm]);
     }
@@ -250,7 +250,7 @@ void block_design_controls(Context& state) {
         d.sandwich_norm = layout == 3 || layout == 4;
         if (layout == 4) d.layer_norm = false;          // OLMo 2: the sublayers read the stream as it is
         else if (after_sublayers) d.layer_norm = true;  // leaving OLMo 2's block: the norms before the sublayers return
-        state.session.push(d);
+        state.push(d);
     }
     record_item(state, "controls.block_layout", layouts[layout]);
     const char* const feed_forwards[] = {"ReLU",   "GELU-tanh (GPT-2)",    "GELU-erf (Pythia)",
@@ -264,21 +264,21 @@ void block_design_controls(Context& state) {
     if (ImGui::Combo("##block_ffn", &feed_forward, feed_forwards, 6)) {
         d.gated = feed_forward >= 4;
         d.activation = feed_forward == 4 ? Activation::SiLU : feed_forward == 5 ? Activation::GeluTanh : plain[feed_forward];
-        state.session.push(d);
+        state.push(d);
     }
     record_item(state, "controls.block_ffn", feed_forward >= 0 ? feed_forwards[feed_forward] : "gated");
 }
 
 // A mixture of experts (Qwen3-MoE, Mixtral): how many experts each token keeps, whether their weights
 // are renormalised, and which experts are ablated (their output dropped, the routing kept).
-void mixture_controls(Context& state) {
+void mixture_controls(EditContext state) {
     const MixtureOfExperts& m = state.session.scenario.block.moe;
     edits::SetMixture e{m.top_k, m.normalize_top_k, m.ablated};
     ImGui::TextUnformatted(("Experts " + std::to_string(m.experts) + ", keep").c_str());
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     if (ImGui::SliderInt("##moe_top_k", &e.top_k, 1, m.experts, "%d", ImGuiSliderFlags_AlwaysClamp) && e.top_k != m.top_k)
-        state.session.push(e);
+        state.push(e);
     record_item(state, "controls.moe_top_k", std::to_string(m.top_k) + " of " + std::to_string(m.experts));
     if (m.router_kind == RouterKind::TopKThenSoftmax) {
         // gpt-oss: the softmax runs over the kept logits only, so the kept weights always sum to 1
@@ -308,7 +308,7 @@ void mixture_controls(Context& state) {
         if (ImGui::Checkbox("renormalise the kept", &normalize)) {
             e.top_k = m.top_k;
             e.normalize_top_k = normalize;
-            state.session.push(e);
+            state.push(e);
         }
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("norm_topk_prob: each token's kept weights divided by their sum, so they add up to 1 (Qwen3-30B-A3B); off: "
@@ -335,7 +335,7 @@ void mixture_controls(Context& state) {
             edits::SetMixture toggled{m.top_k, m.normalize_top_k, m.ablated};
             if (off) toggled.ablated.erase(std::find(toggled.ablated.begin(), toggled.ablated.end(), x));
             else toggled.ablated.insert(std::upper_bound(toggled.ablated.begin(), toggled.ablated.end(), x), x);
-            state.session.push(toggled);
+            state.push(toggled);
         }
         if (off) ImGui::PopStyleColor();
         record_item(state, ("controls.moe_expert." + std::to_string(x + 1)).c_str(), off ? "ablated" : "");
@@ -352,7 +352,7 @@ void mixture_controls(Context& state) {
 
 // Latent attention (DeepSeek-V2, V3): on or off, and its sizes while its weights are seeded; a
 // checkpoint's layer (its weights given) shows its sizes, which its weights fix.
-void latent_controls(Context& state) {
+void latent_controls(EditContext state) {
     const Scenario& s = state.session.scenario;
     const LatentAttention& l = s.latent;
     bool on = l.on();
@@ -360,7 +360,7 @@ void latent_controls(Context& state) {
     if (ImGui::Checkbox("latent attention (DeepSeek-V3)", &on)) {
         // on: a latent of half d_model, d_k split between the dims RoPE leaves and 2 it turns, d_v = d_k
         const int rope = s.positional == PositionalEncoding::Rotary ? 2 : 0;
-        state.session.push(on ? edits::SetLatent{std::max(2, s.d_model / 2), 0, std::max(1, d_k - rope), rope, std::max(1, d_k)}
+        state.push(on ? edits::SetLatent{std::max(2, s.d_model / 2), 0, std::max(1, d_k - rope), rope, std::max(1, d_k)}
                               : edits::SetLatent{});
     }
     if (ImGui::IsItemHovered())
@@ -398,13 +398,13 @@ void latent_controls(Context& state) {
     ImGui::SameLine();
     size_field("d_rope", "##latent-rope", e.rope_dim, 2, 0, "the rotary dims, k's shared by every head (even)");
     size_field("d_v", "##latent-v", e.v_dim, 1, 1, "each head's value width, its own");
-    if (changed) state.session.push(e);
+    if (changed) state.push(e);
 }
 
-void computation_controls(Context& state) {
+void computation_controls(EditContext state) {
     const Scenario& s = state.session.scenario;
     bool scale = s.scale;
-    if (ImGui::Checkbox("divide scores by \xE2\x88\x9A" "d\xE2\x82\x96", &scale)) state.session.push(edits::SetScale{scale});
+    if (ImGui::Checkbox("divide scores by \xE2\x88\x9A" "d\xE2\x82\x96", &scale)) state.push(edits::SetScale{scale});
     // A custom scale in place of 1/√dₖ (Gemma's query_pre_attn_scalar^−½) and logit
     // soft-capping (Gemma 2): each a number, 0 for the default.
     const float field = 64.0f * state.fonts.scale;
@@ -415,7 +415,7 @@ void computation_controls(Context& state) {
     ImGui::SetNextItemWidth(field);
     ImGui::BeginDisabled(!s.scale);
     if (ImGui::InputFloat("##score-scale", &custom, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue))
-        state.session.push(edits::SetScoreScale{custom});
+        state.push(edits::SetScoreScale{custom});
     ImGui::EndDisabled();
     record_item(state, "controls.score_scale", format_value(s.score_scale, 4));
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
@@ -425,15 +425,15 @@ void computation_controls(Context& state) {
     ImGui::TextUnformatted("soft-cap");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(field);
-    if (ImGui::InputFloat("##softcap", &cap, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue)) state.session.push(edits::SetSoftcap{cap});
+    if (ImGui::InputFloat("##softcap", &cap, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue)) state.push(edits::SetSoftcap{cap});
     record_item(state, "controls.softcap", format_value(s.softcap, 4));
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("c > 0: every scaled score s \xE2\x86\x92 c\xC2\xB7tanh(s/c) before the mask (Gemma 2: c = 50); 0: off");
     ImGui::TextUnformatted("Softmax");
     ImGui::SameLine();
-    if (ImGui::RadioButton("stable", s.softmax == SoftmaxKind::Stable)) state.session.push(edits::SetSoftmax{SoftmaxKind::Stable});
+    if (ImGui::RadioButton("stable", s.softmax == SoftmaxKind::Stable)) state.push(edits::SetSoftmax{SoftmaxKind::Stable});
     ImGui::SameLine();
-    if (ImGui::RadioButton("naive", s.softmax == SoftmaxKind::Naive)) state.session.push(edits::SetSoftmax{SoftmaxKind::Naive});
+    if (ImGui::RadioButton("naive", s.softmax == SoftmaxKind::Naive)) state.push(edits::SetSoftmax{SoftmaxKind::Naive});
     // QK-norm (Qwen3; Gemma 3's 1 + w form): RMSNorm of each head's q and k before RoPE; OLMo 2's
     // over the whole projection, every head at once.
     const char* const qk_norms[] = {"off", "each head, RMSNorm \xC2\xB7 w (Qwen3)", "each head, RMSNorm \xC2\xB7 (1 + w) (Gemma 3)",
@@ -443,7 +443,7 @@ void computation_controls(Context& state) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     if (ImGui::Combo("##qk_norm", &qk_norm, qk_norms, 4))
-        state.session.push(edits::SetQKNorm{qk_norm != 0, qk_norm == 2, qk_norm == 3});
+        state.push(edits::SetQKNorm{qk_norm != 0, qk_norm == 2, qk_norm == 3});
     record_item(state, "controls.qk_norm", qk_norms[qk_norm]);
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("each head's q and k, row by row, through RMSNorm over their d\xE2\x82\x96 numbers after the projection "
@@ -457,9 +457,9 @@ void computation_controls(Context& state) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
     if (ImGui::Combo("##qwen3_next", &kind, qwen3_next, 3)) {
-        if (kind != 2 && s.delta_net.on) state.session.push(edits::SetDeltaNet{false});
-        if (kind == 2) state.session.push(edits::SetDeltaNet{true});  // which drops the output gate
-        else if ((kind == 1) != s.output_gate.on) state.session.push(edits::SetOutputGate{kind == 1});
+        if (kind != 2 && s.delta_net.on) state.push(edits::SetDeltaNet{false});
+        if (kind == 2) state.push(edits::SetDeltaNet{true});  // which drops the output gate
+        else if ((kind == 1) != s.output_gate.on) state.push(edits::SetOutputGate{kind == 1});
     }
     record_item(state, "controls.qwen3_next", qwen3_next[kind]);
     record_item(state, "controls.output_gate", kind == 1 ? "on" : "off");
@@ -474,7 +474,7 @@ void computation_controls(Context& state) {
     // Llama 4's query temperature: each query × τ of its position (its NoPE layers).
     bool tempered = s.temperature.on();
     if (ImGui::Checkbox("query temperature (Llama 4)", &tempered))
-        state.session.push(edits::SetTemperature{tempered ? QueryTemperature{3.0f, 0.5f} : QueryTemperature{}});
+        state.push(edits::SetTemperature{tempered ? QueryTemperature{3.0f, 0.5f} : QueryTemperature{}});
     record_item(state, "controls.temperature", tempered ? "on" : "off");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("each query \xC3\x97 \xCF\x84 = ln(floor((p + 1) / floor_scale) + 1)\xC2\xB7" "attn_scale + 1, growing with its position p: "
@@ -485,12 +485,12 @@ void computation_controls(Context& state) {
         bool changed = ImGui::InputFloat("floor_scale##temperature", &t.floor_scale, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue);
         ImGui::SetNextItemWidth(field * 2.0f);
         changed |= ImGui::InputFloat("attn_scale##temperature", &t.attn_scale, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue);
-        if (changed) state.session.push(edits::SetTemperature{t});
+        if (changed) state.push(edits::SetTemperature{t});
     }
     // Attention sinks (gpt-oss): one logit per head that joins each softmax row and takes its share.
     bool sinks = s.sinks.size() != 0;
     if (ImGui::Checkbox("attention sinks (gpt-oss)", &sinks))
-        state.session.push(edits::SetSinks{sinks ? Vector(Vector::Constant(std::max(1, s.heads), 1.0f)) : Vector()});
+        state.push(edits::SetSinks{sinks ? Vector(Vector::Constant(std::max(1, s.heads), 1.0f)) : Vector()});
     record_item(state, "controls.sinks", sinks ? "on" : "off");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("a learned logit b per head joins every softmax row's max and sum and is then dropped: "
@@ -504,7 +504,7 @@ void computation_controls(Context& state) {
             if (ImGui::InputFloat(id.c_str(), &b, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue)) {
                 Vector edited = s.sinks;
                 edited(h) = b;
-                state.session.push(edits::SetSinks{edited});
+                state.push(edits::SetSinks{edited});
             }
             record_item(state, ("controls.sink" + std::to_string(h)).c_str(), format_value(b, 4));
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("head %d's sink logit b", h + 1);
@@ -518,7 +518,7 @@ void computation_controls(Context& state) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::BeginCombo("##positional", to_string(s.positional))) {
         for (PositionalEncoding k : kinds)
-            if (ImGui::Selectable(to_string(k), k == s.positional)) state.session.push(edits::SetPositional{k});
+            if (ImGui::Selectable(to_string(k), k == s.positional)) state.push(edits::SetPositional{k});
         ImGui::EndCombo();
     }
     if (s.positional == PositionalEncoding::Rotary) {
@@ -592,19 +592,19 @@ void computation_controls(Context& state) {
             }
             if (ImGui::IsItemHovered()) ImGui::SetTooltip("the attention factor: cos and sin \xC3\x97 a, so q\xC2\xB7k over the turned dims \xC3\x97 a\xC2\xB2");
         }
-        if (changed) state.session.push(edits::SetRope{rope});
+        if (changed) state.push(edits::SetRope{rope});
     }
     if (s.input == InputMode::Embeddings) {
         ImGui::TextUnformatted("Attention");
         ImGui::SameLine();
         if (ImGui::RadioButton("self", s.attention == AttentionKind::Self))
-            state.session.push(edits::SetAttention{AttentionKind::Self});
+            state.push(edits::SetAttention{AttentionKind::Self});
         ImGui::SameLine();
         if (ImGui::RadioButton("cross", s.attention == AttentionKind::Cross))
-            state.session.push(edits::SetAttention{AttentionKind::Cross});
+            state.push(edits::SetAttention{AttentionKind::Cross});
         if (s.attention == AttentionKind::Self) latent_controls(state);
         bool block = s.block.residual || s.block.layer_norm || s.block.feed_forward;
-        if (ImGui::Checkbox("block: residual + norm + FFN", &block)) state.session.push(edits::SetBlock{block});
+        if (ImGui::Checkbox("block: residual + norm + FFN", &block)) state.push(edits::SetBlock{block});
         if (block) block_design_controls(state);
         if (block && s.block.feed_forward && s.block.moe.routed()) mixture_controls(state);
         ImGui::TextUnformatted("Seed");
@@ -612,9 +612,9 @@ void computation_controls(Context& state) {
         std::uint64_t seed = s.seed;
         ImGui::SetNextItemWidth(110.0f * state.fonts.scale);
         if (ImGui::InputScalar("##seed", ImGuiDataType_U64, &seed, nullptr, nullptr, "%llu", ImGuiInputTextFlags_EnterReturnsTrue))
-            state.session.push(edits::SetSeed{seed});
+            state.push(edits::SetSeed{seed});
         ImGui::SameLine();
-        if (ImGui::Button("new weights")) state.session.push(edits::SetSeed{s.seed + 1});
+        if (ImGui::Button("new weights")) state.push(edits::SetSeed{s.seed + 1});
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("W_Q, W_K, W_V, W_O are drawn again from the next seed");
     } else {
         hint_text("direct input: Q, K, V are given (no X, no W)");

@@ -46,7 +46,7 @@ std::string export_choice(const FilesState& files, const std::vector<std::string
     return names.empty() ? std::string() : names.front();
 }
 
-void export_matrix(Context& state, const FilePrompt& prompt, const std::string& path) {
+void export_matrix(EditContext state, const FilePrompt& prompt, const std::string& path) {
     const export_file::Format format = prompt.format == MatrixFormat::Csv        ? export_file::Format::Csv
                                        : prompt.format == MatrixFormat::Markdown ? export_file::Format::Markdown
                                                                                  : export_file::Format::Latex;
@@ -59,7 +59,7 @@ void export_matrix(Context& state, const FilePrompt& prompt, const std::string& 
     add_notice(state, "Exported " + display_name(prompt.matrix) + " to " + path, false, "export");
 }
 
-void export_trace(Context& state, const std::string& path) {
+void export_trace(EditContext state, const std::string& path) {
     std::string error;
     if (write_file_atomic(path, dump_json(trace_to_json(state.session.trace), 1), &error))
         add_notice(state, "Trace written to " + path, false, "write the trace");
@@ -90,7 +90,7 @@ void FilesView::offer(Context& shared, Offers& offers) {
     }, 0});
     // Quit closes the File menu, after the views' items.
     offers.sections.push_back({"File", [this, s] {
-        return std::vector<MenuItem>{{"Quit", "Ctrl+Q", false, true, [this, s] { request_quit(*s); }, "", "", true}};
+        return std::vector<MenuItem>{{"Quit", "Ctrl+Q", false, true, [this, s] { request_quit(s->session.scenario); }, "", "", true}};
     }, 99});
     offers.sections.push_back({"Export", [this, s] {
         const std::vector<std::string> names = matrix_names(s->session.trace);
@@ -120,7 +120,7 @@ void FilesView::offer(Context& shared, Offers& offers) {
         if (!io.KeyCtrl) return false;
         if (ImGui::IsKeyPressed(GLFW_KEY_S, false)) ask(ask_session(FileAction::SaveSession));
         if (ImGui::IsKeyPressed(GLFW_KEY_O, false)) ask(ask_session(FileAction::OpenSession));
-        if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) request_quit(*s);
+        if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) request_quit(s->session.scenario);
         return false;
     });
 }
@@ -148,7 +148,7 @@ void FilesView::ask(AskForPath ask) {
 
 namespace {
 
-void draw_matrix_choice(Context& state, FilePrompt& prompt) {
+void draw_matrix_choice(EditContext state, FilePrompt& prompt) {
     // The matrix is chosen here, in a list, not by where the pointer last was.
     const std::vector<std::string> names = matrix_names(state.session.trace);
     ImGui::TextUnformatted("Matrix");
@@ -251,7 +251,7 @@ void FilesView::layer_made(const Scenario& scenario) {
     state.document_scenario = scenario.name;
 }
 
-void FilesView::saved(Context& shared, const std::string& path, const Scenario& scenario, const std::string& error) {
+void FilesView::saved(PanelContext shared, const std::string& path, const Scenario& scenario, const std::string& error) {
     if (error.empty()) {
         add_notice(shared, "Session saved to " + path, false, "save the session");
         opened(path, scenario);
@@ -262,30 +262,30 @@ void FilesView::saved(Context& shared, const std::string& path, const Scenario& 
     state.quit_after_save = false;
 }
 
-bool FilesView::has_unsaved_work(const Context& shared) const {
-    const Scenario& own = work ? work() : shared.session.scenario;
+bool FilesView::has_unsaved_work(const Scenario& shown) const {
+    const Scenario& own = work ? work() : shown;
     if (state.baseline && reflect::equal(own, *state.baseline)) return false;
     return edits::preset_of(own).empty();
 }
 
-std::string FilesView::title(const Context& shared) const {
-    const std::string& name = shared.session.scenario.name;
-    std::string shown = !state.document.empty() && name == state.document_scenario ? std::filesystem::path(state.document).filename().string()
+std::string FilesView::title(const Scenario& shown) const {
+    const std::string& name = shown.name;
+    std::string named = !state.document.empty() && name == state.document_scenario ? std::filesystem::path(state.document).filename().string()
                         : name.empty()                                             ? std::string("scenario")
                                                                                    : name;
-    return "Attention Lab \xE2\x80\x94 " + shown + (has_unsaved_work(shared) ? " (edited)" : "");
+    return "Attention Lab \xE2\x80\x94 " + named + (has_unsaved_work(shown) ? " (edited)" : "");
 }
 
-bool FilesView::request_quit(const Context& shared) {
+bool FilesView::request_quit(const Scenario& shown) {
     const bool first = !state.quit_requested;
     state.quit_requested = true;
-    if (state.quit_confirmed || !has_unsaved_work(shared)) return state.quit_confirmed = true;
+    if (state.quit_confirmed || !has_unsaved_work(shown)) return state.quit_confirmed = true;
     if (first) state.ask_unsaved = true;  // once per request
     return false;
 }
 
 // Save / Discard / Cancel, when quitting would lose work.
-void FilesView::draw_unsaved_prompt(Context& shared) {
+void FilesView::draw_unsaved_prompt(PanelContext shared) {
     if (state.ask_unsaved) {
         ImGui::OpenPopup("Unsaved changes");
         state.ask_unsaved = false;

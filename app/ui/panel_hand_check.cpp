@@ -50,7 +50,7 @@ void handle_hand_check_click(Context& state, HandCheckState& h) {
     if (!h.pending) h.pending = HandCheckState::Pending{hover.matrix, hover.row, hover.col, ImGui::GetTime()};
 }
 
-void draw_hand_check(Context& state, HandCheckState& h) {
+void draw_hand_check(EditContext state, HandCheckState& h) {
     if (h.matrix.empty()) return;
     if (h.open_requested) {
         ImGui::SetNextWindowPos(ImGui::GetMousePos(), ImGuiCond_Always, ImVec2(0.0f, 0.0f));

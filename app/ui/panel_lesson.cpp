@@ -323,7 +323,7 @@ void draw_stage_view(Context& state, LessonState& lesson, HeatmapTextures& textu
 
 // [SECTION] Scaling plot
 
-void draw_scaling_plot(Context& state, LessonState& ls, ImVec2 avail) {
+void draw_scaling_plot(PanelContext state, LessonState& ls, ImVec2 avail) {
     if (ls.sharpness.empty()) {  // opened outside a lesson step (cannot happen from the menu): compute now, once
         std::vector<int> d_ks;
         for (int d = 1; d <= 512; d *= 2) d_ks.push_back(d);
@@ -393,7 +393,7 @@ void draw_scaling_plot(Context& state, LessonState& ls, ImVec2 avail) {
 
 // [SECTION] Lesson text and stage strip
 
-LessonRequest draw_lesson_text(Context& state, const LessonState& ls) {
+LessonRequest draw_lesson_text(PanelContext state, const LessonState& ls) {
     const LessonStep* step = current_step(ls);
     if (step == nullptr) return LessonRequest::None;
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];

@@ -23,7 +23,7 @@ namespace attn::ui {
 
 constexpr size_t kNoticesShown = 3;
 
-void add_notice(Context& state, std::string text, bool error, std::string attempt) {
+void add_notice(PanelContext state, std::string text, bool error, std::string attempt) {
     std::vector<Notice>& notices = state.notices;
     if (!error && !attempt.empty())   // this attempt worked: earlier failures of its kind are settled
         notices.erase(std::remove_if(notices.begin(), notices.end(),
@@ -37,7 +37,7 @@ namespace {
 
 // The notices the status area shows: the last few. In presenter mode only errors: a
 // projector shows the step being taught, not "Opened the … model".
-std::vector<const Notice*> shown_notices(const Context& state) {
+std::vector<const Notice*> shown_notices(PanelContext state) {
     std::vector<const Notice*> shown;
     for (auto it = state.notices.rbegin(); it != state.notices.rend() && shown.size() < kNoticesShown; ++it)
         if (it->error || !state.presenter) shown.insert(shown.begin(), &*it);
@@ -46,7 +46,7 @@ std::vector<const Notice*> shown_notices(const Context& state) {
 
 }  // namespace
 
-int notice_lines(const Context& state, const LessonState& lesson, float wrap_width) {
+int notice_lines(PanelContext state, const LessonState& lesson, float wrap_width) {
     // A notice longer than the width wraps onto more lines: each line is counted.
     const auto lines = [&](const std::string& text) {
         const float height = ImGui::CalcTextSize(text.c_str(), nullptr, false, std::max(1.0f, wrap_width)).y;
@@ -58,7 +58,7 @@ int notice_lines(const Context& state, const LessonState& lesson, float wrap_wid
     return count;
 }
 
-void draw_notices(const Context& state, const LessonState& lesson) {
+void draw_notices(PanelContext state, const LessonState& lesson) {
     for (const std::string& error : lesson.load_errors) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
         ImGui::TextWrapped("Lesson not loaded: %s", error.c_str());
@@ -80,7 +80,7 @@ static void close_menu_on_escape() {
 
 namespace {
 
-void draw_menu_item(Context& state, const MenuItem& item) {
+void draw_menu_item(PanelContext state, const MenuItem& item) {
     if (item.separator_before) ImGui::Separator();
     if (!item.chosen) {
         ImGui::TextDisabled("%s", item.label.c_str());
@@ -102,7 +102,7 @@ int menu_rank(const std::string& menu) {
 
 }  // namespace
 
-void draw_menu_bar(Context& state, const Offers& offers) {
+void draw_menu_bar(PanelContext state, const Offers& offers) {
     if (!ImGui::BeginMenuBar()) return;
     std::vector<std::string> menus;
     for (const MenuSection& section : offers.sections)

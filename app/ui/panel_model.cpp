@@ -56,13 +56,13 @@ namespace {
 // The session shows layer `layer` of the current pass (its ablated heads' rows of W_O zero).
 // `navigation`: shown again because its input or its heads changed, not an edit of the user's:
 // the undo history starts from it (undo never brings back a layer the model no longer runs).
-void show_layer(Context& state, ModelViewState& m, int layer, bool navigation = false) {
+void show_layer(EditContext state, ModelViewState& m, int layer, bool navigation = false) {
     Scenario s = session_file::model_layer(*m.model, m.pass, layer);  // its weights widened for the pipeline alone
     m.layer = layer;
     m.layer_name = s.name;
     m.layer_base = s;
     m.applied = s;
-    state.session.push(edits::ReplaceScenario{std::move(s), navigation});
+    state.push(edits::ReplaceScenario{std::move(s), navigation});
 }
 
 // The model view's jobs, made when first needed.
@@ -83,7 +83,7 @@ void rerun_sentence(ModelViewState& m, stack::Ablation ablated) {
 
 // A pass run whole (a sentence, or the text the model wrote) becomes the one on screen; false,
 // each error said after `failed`, when it could not run.
-bool install_whole_pass(Context& state, ModelViewState& m, compute::ModelResult& r, const char* failed) {
+bool install_whole_pass(PanelContext state, ModelViewState& m, compute::ModelResult& r, const char* failed) {
     m.reshaping = false;
     if (!r.ok) {
         for (const std::string& e : r.pass.errors) add_notice(state, failed + e, true);
@@ -98,7 +98,7 @@ bool install_whole_pass(Context& state, ModelViewState& m, compute::ModelResult&
 // Installs what the jobs finished, oldest first: the pass on screen becomes the one computed
 // from the latest request that reached it. A new sentence or a change of the heads ablated
 // shows the open layer again from its new input.
-void collect_recomputes(Context& state, ModelViewState& m) {
+void collect_recomputes(EditContext state, ModelViewState& m) {
     if (!m.jobs) return;
     for (compute::ModelResult& r : m.jobs->poll()) {
         if (!m.model || r.model != m.model) continue;  // computed on a model replaced since
@@ -115,7 +115,7 @@ void collect_recomputes(Context& state, ModelViewState& m) {
                 m.applied = *r.edited;
                 m.layer_base = session_file::model_layer(*m.model, m.pass, m.layer);
                 m.submitted = m.applied;
-                state.session.push(edits::ReplaceScenario{*r.edited, true});
+                state.push(edits::ReplaceScenario{*r.edited, true});
                 m.seen_revision = state.session.revision;
             } else if (m.layer >= 0) {
                 show_layer(state, m, m.layer, true);  // the opened layer follows the text
@@ -277,7 +277,7 @@ Scenario queued_scenario(const edits::Session& session) {
 // the value, the model's range) and left out. The heads ablated ran in the opening's pass. A
 // folder whose files changed since the session was saved is said, and the session's layer and
 // edits are applied to the model as it is now.
-void restore_session_model(Context& state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name) {
+void restore_session_model(EditContext state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name) {
     const std::string changed = choice.files.empty() ? std::string() : session_file::files_changed(choice.files, m.model_files);
     if (!changed.empty())
         add_notice(state, "The session's model folder " + choice.folder + " has changed since the session was saved (" + changed +
@@ -306,7 +306,7 @@ void restore_session_model(Context& state, ModelViewState& m, const session_file
     if (layer) {
         m.layer_name = layer->name;
         state.requests.push_back(SessionLayerMade{*layer});  // the file's scenario, once made: not unsaved work
-        state.session.push(edits::ReplaceScenario{std::move(*layer)});
+        state.push(edits::ReplaceScenario{std::move(*layer)});
     } else {
         m.layer_name = scenario_name;
     }
@@ -357,7 +357,7 @@ void collect_opened_model(Context& state, ModelViewState& m) {
 }
 
 // Starts opening `folder` on a worker, `after` to follow; refused (said) while one is under way.
-void start_opening(Context& state, ModelViewState& m, const std::string& folder, AfterOpening after, const stack::Ablation& ablated = {},
+void start_opening(PanelContext state, ModelViewState& m, const std::string& folder, AfterOpening after, const stack::Ablation& ablated = {},
                    const std::vector<int>& ids = {}) {
     if (m.opening.running()) {
         add_notice(state, "A model is being opened already: " + folder + " was not opened", true);
@@ -372,9 +372,9 @@ void start_opening(Context& state, ModelViewState& m, const std::string& folder,
 
 }  // namespace
 
-void open_model_job(Context& state, ModelViewState& m, const std::string& folder) { start_opening(state, m, folder, AfterOpening{}); }
+void open_model_job(PanelContext state, ModelViewState& m, const std::string& folder) { start_opening(state, m, folder, AfterOpening{}); }
 
-void start_model(Context& state, ModelViewState& m, const cli::Options& options) {
+void start_model(PanelContext state, ModelViewState& m, const cli::Options& options) {
     if (options.model.path.empty()) return;
     if (options.text) m.sentence = *options.text;
     AfterOpening after;
@@ -382,7 +382,7 @@ void start_model(Context& state, ModelViewState& m, const cli::Options& options)
     start_opening(state, m, options.model.path, std::move(after));
 }
 
-void restore_model(Context& state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name,
+void restore_model(PanelContext state, ModelViewState& m, const session_file::ModelChoice& choice, const std::string& scenario_name,
                    std::optional<Pane> pane) {
     if (!choice.sentence.empty()) m.sentence = choice.sentence;
     stack::Ablation ablated;  // those the model does not have are said once it is open
@@ -462,7 +462,7 @@ void apply_ablation(Context& state, ModelViewState& m) {
 
 // An edit of the layer opened in the pipeline: that layer and every one after it, as a job
 // off the window's thread (model_job.hpp); its result is installed by collect_recomputes.
-void follow_session(Context& state, ModelViewState& m) {
+void follow_session(EditContext state, ModelViewState& m) {
     compute::ModelJobs& jobs = jobs_of(m);
     collect_recomputes(state, m);
     const edits::Session& session = state.session;
@@ -505,7 +505,7 @@ namespace {
 // in the warning colour wherever they are shown, never left to pass for the edited model's.
 // Its lines are kept whether a job runs or not, so the line coming and going never moves the
 // maps under the pointer: the room of the longest such text, wrapped at this width.
-void draw_recompute_under_way(Context& state, const ModelViewState& m) {
+void draw_recompute_under_way(PanelContext state, const ModelViewState& m) {
     static const char* const kLongest[] = {
         "Running the sentence again on the unedited model: the maps and the next token below are not its until it ends.",
         "Recomputing layers 100\xE2\x80\x93" "100 with the heads ablated: the maps and the next token below are the model before it until it ends.",
@@ -603,7 +603,7 @@ void draw_model_sidebar(Context& state, ModelViewState& m) {
 }
 
 // In place of the token bar while the model view is in front: the model and its sentence.
-void draw_model_bar(Context& state, const ModelViewState& m) {
+void draw_model_bar(PanelContext state, const ModelViewState& m) {
     // One line: a long sentence is cut (the model view shows it whole, as chips).
     constexpr size_t kShownBytes = 60;
     std::string sentence = m.computed_sentence;
@@ -805,7 +805,7 @@ namespace {
 
 // NaN or ±∞ reached the prediction (model_pass.hpp: where it arose): a red mark on the line,
 // as a matrix's title gets one, its tooltip saying where.
-void draw_non_finite_mark(Context& state, const NonFiniteOrigin& non_finite, const char* whose) {
+void draw_non_finite_mark(PanelContext state, const NonFiniteOrigin& non_finite, const char* whose) {
     if (!non_finite.any()) return;
     const char* mark = " NaN/\xE2\x88\x9E ";
     ImGui::SameLine();
@@ -857,7 +857,7 @@ std::string draw_top_tokens(const std::vector<TokenProbability>& top, bool non_f
 
 // The sentence box, the tokens as chips, the top 5 next tokens and the ablated heads; false
 // (nothing more to draw) when the sentence has no pass.
-bool draw_sentence_and_prediction(Context& state, ModelViewState& m) {
+bool draw_sentence_and_prediction(PanelContext state, ModelViewState& m) {
     const float scale = state.fonts.scale;
     // The sentence, re-tokenised by GPT-2's tokenizer when Enter is pressed or the box is left.
     ImGui::SetNextItemWidth(-1.0f);
@@ -1004,7 +1004,7 @@ void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& texture
             ImGui::EndTabItem();
         }
         // A tab of what each head does: selected when asked for (a test hook, a session).
-        const auto heads_tab = [&](const char* label, const char* id, HeadsTab tab, void (*draw)(Context&, ModelViewState&)) {
+        const auto heads_tab = [&](const char* label, const char* id, HeadsTab tab, void (*draw)(PanelContext, ModelViewState&)) {
             const bool open = ImGui::BeginTabItem(label, nullptr, m.heads.select == tab ? ImGuiTabItemFlags_SetSelected : 0);
             record_item(state, id, "");
             if (!open) return;

@@ -20,10 +20,10 @@ namespace attn::ui {
 // the work on screen stay as they are until then. One opening at a time: another is refused.
 //
 // File → Open model….
-void open_model_job(Context& state, ModelViewState& model, const std::string& folder);
+void open_model_job(PanelContext state, ModelViewState& model, const std::string& folder);
 // attnlab --model DIR [--text …] [--layer L --head H]: the model opened, then that layer in the
 // pipeline. Nothing without --model.
-void start_model(Context& state, ModelViewState& model, const cli::Options& options);
+void start_model(PanelContext state, ModelViewState& model, const cli::Options& options);
 // Whether the model view has work under way off the window's thread (a job, a model being
 // opened, Compare's sentence B), and waiting for all of it (screenshots, tests).
 bool model_work_under_way(const ModelViewState& model);
@@ -44,7 +44,7 @@ void draw_model_sentence(Context& state, ModelViewState& model);
 // While the model view is in front: the side bar's model controls (sentence, layer and head
 // to open, heads ablated) and, in place of the token bar, the model and its sentence.
 void draw_model_sidebar(Context& state, ModelViewState& model);
-void draw_model_bar(Context& state, const ModelViewState& model);
+void draw_model_bar(PanelContext state, const ModelViewState& model);
 // What X of the model's layer in the pipeline is, for its cells' tooltips; empty: none open.
 std::string model_layer_input(const ModelViewState& model);
 // The open checkpoint for a session file (its folder made absolute), and the checkpoint from
@@ -60,9 +60,9 @@ std::string model_shape_text(const lm::Model& model);
 // click from the path (true: one double-clicked, open it), and a download of org/name (true: it
 // has just landed in the cache, `path` names it). say_download says how a download ended (true:
 // the model is in the cache).
-bool draw_cached_models(Context& state, ModelViewState& model, std::string& path);
-bool draw_download(Context& state, ModelViewState& model, std::string& path);
-bool say_download(Context& state, ModelViewState& model, const hf::RepoId& repo, const hf::DownloadResult& result);
+bool draw_cached_models(PanelContext state, ModelViewState& model, std::string& path);
+bool draw_download(PanelContext state, ModelViewState& model, std::string& path);
+bool say_download(PanelContext state, ModelViewState& model, const hf::RepoId& repo, const hf::DownloadResult& result);
 
 // The Layers × heads tab (panel_model_grid.cpp): every layer × head's weights as a small map.
 void draw_grid(Context& state, ModelViewState& model);
@@ -91,9 +91,9 @@ void forget_model_heads(ModelViewState& model);
 // every head for the tab's token.
 void score_head_roles(ModelViewState& model);
 void run_ablation_sweep(ModelViewState& model);
-void draw_head_roles(Context& state, ModelViewState& model);
-void draw_logit_lens(Context& state, ModelViewState& model);
-void draw_ablation_sweep(Context& state, ModelViewState& model);
+void draw_head_roles(PanelContext state, ModelViewState& model);
+void draw_logit_lens(PanelContext state, ModelViewState& model);
+void draw_ablation_sweep(PanelContext state, ModelViewState& model);
 // The Routing tab (panel_model_routing.cpp), shown when a layer of the pass routes its tokens
 // to experts: one mixture layer's router probabilities beside the weights each token kept.
 std::vector<int> mixture_layers(const ModelPass& pass);   // the layers (from 0) with a mixture of experts
@@ -102,7 +102,7 @@ void draw_model_routing(Context& state, ModelViewState& model, HeatmapTextures& 
 // badge drawn at a map's corner, and its scores as a line of the map's tooltip (empty when
 // the heads are not scored).
 std::optional<interpret::Role> head_role_badge(const ModelViewState& model, stack::HeadId head);
-void draw_role_badge(Context& state, ImVec2 corner, interpret::Role role);
+void draw_role_badge(PanelContext state, ImVec2 corner, interpret::Role role);
 std::string head_roles_line(const ModelViewState& model, stack::HeadId head);
 
 // Writing (panel_model_write.cpp): the Write control beside the sentence and the Write tab.
@@ -110,8 +110,8 @@ std::string head_roles_line(const ModelViewState& model, stack::HeadId head);
 // filled from a pass that holds the whole text (again from the layer an edit or an ablation
 // changed), the next step starts, and once writing stops a pass of the whole text is run.
 void update_model_write(ModelViewState& model);
-void draw_write_control(Context& state, ModelViewState& model);
-void draw_write_tab(Context& state, ModelViewState& model);
+void draw_write_control(PanelContext state, ModelViewState& model);
+void draw_write_tab(PanelContext state, ModelViewState& model);
 bool model_write_busy(const ModelViewState& model);
 void finish_model_write(ModelViewState& model);
 // The written tokens dropped (a new sentence), and everything of writing (another model).
@@ -137,7 +137,7 @@ void submit_written_text(ModelViewState& model, std::vector<int> ids);
 std::optional<session_file::ModelChoice> model_choice(const ModelViewState& model);
 // A session's model: opened with its sentence and heads ablated, then its layer (the session's
 // scenario `scenario_name`, edited) and `pane`, the tab the session showed.
-void restore_model(Context& state, ModelViewState& model, const session_file::ModelChoice& choice, const std::string& scenario_name,
+void restore_model(PanelContext state, ModelViewState& model, const session_file::ModelChoice& choice, const std::string& scenario_name,
                    std::optional<Pane> pane);
 
 // The model view as the window holds it: File → Open model… (a folder or a cached model),

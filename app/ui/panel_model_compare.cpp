@@ -214,7 +214,7 @@ HeatmapSpec weights_spec(const std::string& name, const std::string& title, cons
 
 // The mode (two sentences, two heads, two models) and what each compares: sentence B, model B's
 // folder, the heads picked.
-void draw_compare_controls(Context& state, ModelViewState& m) {
+void draw_compare_controls(PanelContext state, ModelViewState& m) {
     ModelCompareState& c = m.compare;
     const lm::Shape& config = m.model->shape();
     const float scale = state.fonts.scale;
@@ -288,7 +288,7 @@ void draw_compare_controls(Context& state, ModelViewState& m) {
 
 // Which passes A and B are (an edit in the pipeline, the heads and experts ablated), in words that
 // wrap at the tab's edge, never cut by it.
-void explain_passes(Context& state, const ModelViewState& m) {
+void explain_passes(PanelContext state, const ModelViewState& m) {
     const bool sentences = m.compare.mode == CompareMode::Sentences, models = m.compare.mode == CompareMode::Models;
     if (m.layer >= 0) {
         hint_text("A is the model view's pass: it includes any edit of layer " + std::to_string(m.layer + 1) + " in the pipeline" +
@@ -306,7 +306,7 @@ void explain_passes(Context& state, const ModelViewState& m) {
 }
 
 // Whether there is a comparison to draw; else what stands in its way, said.
-bool comparison_ready(Context& state, const ModelViewState& m) {
+bool comparison_ready(PanelContext state, const ModelViewState& m) {
     const ModelCompareState& c = m.compare;
     const bool sentences = c.mode == CompareMode::Sentences, models = c.mode == CompareMode::Models;
     // What the comparison was made from must be what the passes are now (a model opened this
@@ -332,7 +332,7 @@ bool comparison_ready(Context& state, const ModelViewState& m) {
 }
 
 // Two models: whether their tokenizers cut the sentence alike (B − A reads token against token).
-void say_tokenizations(Context& state, const ModelViewState& m, const ModelPass& pass_b) {
+void say_tokenizations(PanelContext state, const ModelViewState& m, const ModelPass& pass_b) {
     const ModelCompareState& c = m.compare;
     const WeightsComparison& r = c.result;
     std::string text;
@@ -351,7 +351,7 @@ void say_tokenizations(Context& state, const ModelViewState& m, const ModelPass&
 }
 
 // The largest |B − A| and where it is, or why there is no difference.
-void say_largest_change(Context& state, const ModelViewState& m, const ModelPass& pass_b) {
+void say_largest_change(PanelContext state, const ModelViewState& m, const ModelPass& pass_b) {
     const WeightsComparison& r = m.compare.result;
     const bool models = m.compare.mode == CompareMode::Models;
     if (r.has_difference) {

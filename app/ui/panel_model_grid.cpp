@@ -115,7 +115,7 @@ std::optional<float> grid_weight(const ModelViewState& m, const GridLayout& g, i
 }
 
 // Each K/V head above the query heads that read it, a bracket spanning them.
-void draw_kv_brackets(Context& state, const lm::Model& model, const GridLayout& g, ImVec2 origin) {
+void draw_kv_brackets(PanelContext state, const lm::Model& model, const GridLayout& g, ImVec2 origin) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const float scale = state.fonts.scale;
     std::string record;
@@ -154,7 +154,7 @@ struct MapMarks {
 // One head's map at p0: the masked grey, the weights the mask lets through over it in viridis (as
 // the weights cards are), the newest token's row lit, the K/V head's colour along the top, an
 // ablated head crossed out, its role's badge, and the frame of the map opened or hovered.
-void draw_head_map(Context& state, const ModelViewState& m, const GridLayout& g, int l, int h, ImVec2 p0, const MapMarks& marks) {
+void draw_head_map(PanelContext state, const ModelViewState& m, const GridLayout& g, int l, int h, ImVec2 p0, const MapMarks& marks) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const float scale = state.fonts.scale, map = g.map, cell = g.cell;
     const Trace& trace = m.pass.layers[static_cast<size_t>(l)];

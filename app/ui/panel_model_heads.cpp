@@ -51,7 +51,7 @@ std::string fixed(double value, int digits) {
 }
 
 // A job's line: what it does, how far, and its Cancel. True when Cancel was pressed.
-bool draw_progress(Context& state, const char* id, const std::string& what, float fraction) {
+bool draw_progress(PanelContext state, const char* id, const std::string& what, float fraction) {
     ImGui::TextUnformatted(what.c_str());
     ImGui::ProgressBar(fraction, ImVec2(240.0f * state.fonts.scale, 0));
     ImGui::SameLine();
@@ -195,7 +195,7 @@ std::string scores_text(const interpret::RoleScores& s) {
 // outlined: the diagonal just below the main one (previous-token), column 0 (first-token), the
 // main diagonal (self), and in the second copy the diagonals L and L − 1 below it (duplicate,
 // induction) — the strongest role's in white, the others faint.
-void draw_probe_map(Context& state, const interpret::RolesRun& run, const interpret::HeadRoles& head, float threshold) {
+void draw_probe_map(PanelContext state, const interpret::RolesRun& run, const interpret::HeadRoles& head, float threshold) {
     const Trace& trace = run.layers[static_cast<size_t>(head.head.layer)];
     const Matrix& w = trace.head[static_cast<size_t>(head.head.head)].weights;
     const int n = static_cast<int>(w.rows()), L = run.probe.repeat_length;
@@ -259,7 +259,7 @@ std::vector<std::pair<int, int>> role_cells(interpret::Role role, int n, int L) 
 // The head's layer as the pipeline's scenario, its input the stream the probe gave that layer,
 // the head shown and the cells of its strongest role (of every role's, with none strong)
 // outlined on its weights.
-void open_probe_head(Context& state, ModelViewState& m, const interpret::HeadRoles& head) {
+void open_probe_head(PanelContext state, ModelViewState& m, const interpret::HeadRoles& head) {
     const interpret::RolesRun& run = *m.heads.roles.run;
     const int layer = head.head.layer;
     Scenario s = m.model->layer_scenario(run.tokens, layer, lm::layer_input(run.layers[static_cast<size_t>(layer)]), {});
@@ -267,13 +267,11 @@ void open_probe_head(Context& state, ModelViewState& m, const interpret::HeadRol
     s.name = m.model->family() + " layer " + std::to_string(layer + 1) + " on the head-roles probe (seed " + std::to_string(run.probe.seed) +
              ", L = " + std::to_string(run.probe.repeat_length) + ")";
     const int n = static_cast<int>(run.probe.ids.size());
-    state.view.outlined_cells.clear();
+    std::vector<std::pair<int, int>> outlined;
     for (interpret::Role r : interpret::kRoles)
         if (!role || r == *role)
-            for (const auto& cell : role_cells(r, n, run.probe.repeat_length)) state.view.outlined_cells.push_back(cell);
-    state.view.outlined_scenario = s.name;
-    state.view.outlined_head = head.head.head;
-    state.requests.push_back(ShowInPipeline{std::move(s), head.head.head, true});
+            for (const auto& cell : role_cells(r, n, run.probe.repeat_length)) outlined.push_back(cell);
+    state.requests.push_back(ShowInPipeline{std::move(s), head.head.head, true, std::move(outlined)});
 }
 
 }  // namespace
@@ -289,7 +287,7 @@ std::string head_roles_line(const ModelViewState& m, stack::HeadId head) {
     return h ? "\nroles on the probe: " + scores_text(h->scores) : std::string();
 }
 
-void draw_role_badge(Context& state, ImVec2 corner, interpret::Role role) {
+void draw_role_badge(PanelContext state, ImVec2 corner, interpret::Role role) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const char* text = short_role(role);
     const ImVec2 size = ImGui::CalcTextSize(text);
@@ -299,7 +297,7 @@ void draw_role_badge(Context& state, ImVec2 corner, interpret::Role role) {
     draw->AddText(ImVec2(corner.x + pad, corner.y), text_should_be_dark(colour) ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255), text);
 }
 
-void draw_head_roles(Context& state, ModelViewState& m) {
+void draw_head_roles(PanelContext state, ModelViewState& m) {
     ModelHeadsState& h = m.heads;
     ImGui::TextWrapped(
         "Each head scored on a probe: the tokenizer's BOS when it adds one, a block of random tokens, then the same block again. A "
@@ -415,7 +413,7 @@ void draw_head_roles(Context& state, ModelViewState& m) {
 
 // [SECTION] Logit lens
 
-void draw_logit_lens(Context& state, ModelViewState& m) {
+void draw_logit_lens(PanelContext state, ModelViewState& m) {
     ModelHeadsState& h = m.heads;
     h.lens_shown = true;
     ImGui::TextWrapped("What the model would predict after each layer: the final norm and the unembedding read the stream there, at "
@@ -487,7 +485,7 @@ void draw_logit_lens(Context& state, ModelViewState& m) {
 
 // [SECTION] Ablation sweep
 
-void draw_ablation_sweep(Context& state, ModelViewState& m) {
+void draw_ablation_sweep(PanelContext state, ModelViewState& m) {
     ModelHeadsState& h = m.heads;
     ImGui::TextWrapped("Which heads the prediction needs: each head ablated alone (its rows of W_O zeroed), the layers from it "
                        "recomputed, and the change in the log-probability of one token at the last position. Blue: the head "

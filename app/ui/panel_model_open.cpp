@@ -36,7 +36,7 @@ std::string with_revision(const hf::RepoId& repo) { return repo.revision == "mai
 // Under Open model…'s path: the models of the Hugging Face cache that open here, each a click
 // from the path field, and how many others there are (a family not read yet).
 // True when one was double-clicked (opened at once).
-bool draw_cached_models(Context& state, ModelViewState& m, std::string& path) {
+bool draw_cached_models(PanelContext state, ModelViewState& m, std::string& path) {
     bool chosen = false;
     if (std::optional<std::vector<hf::CachedModel>> found = m.scanning.take()) m.cached = std::move(*found);
     const std::string cache = hf::hub_cache_folder();
@@ -73,7 +73,7 @@ bool draw_cached_models(Context& state, ModelViewState& m, std::string& path) {
 
 // How a download ended, as a notice (and, while the popup shows it, under its button); true
 // when the model is in the cache now.
-bool say_download(Context& state, ModelViewState& m, const hf::RepoId& repo, const hf::DownloadResult& r) {
+bool say_download(PanelContext state, ModelViewState& m, const hf::RepoId& repo, const hf::DownloadResult& r) {
     if (r.ok) {
         m.download_said = "Downloaded " + repo.id + ": " + std::to_string(r.files.size()) + " files (" + megabytes(r.bytes_fetched) +
                           " fetched) into " + r.folder;
@@ -93,7 +93,7 @@ bool say_download(Context& state, ModelViewState& m, const hf::RepoId& repo, con
 // from the hub (HF_ENDPOINT, a gated one with HF_TOKEN) into the cache; while it downloads,
 // its progress and Cancel. True when a download has just ended with the model in the cache
 // (`path` names it: the popup opens it).
-bool draw_download(Context& state, ModelViewState& m, std::string& path) {
+bool draw_download(PanelContext state, ModelViewState& m, std::string& path) {
     m.in_popup = true;
     if (m.download) {
         if (m.download->done()) {

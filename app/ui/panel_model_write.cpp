@@ -325,7 +325,7 @@ std::string percent(float p) {
 
 }  // namespace
 
-void draw_write_control(Context& state, ModelViewState& m) {
+void draw_write_control(PanelContext state, ModelViewState& m) {
     ModelWriteState& w = m.write;
     const float scale = state.fonts.scale;
     const bool running = w.job.running() || w.remaining > 0;
@@ -417,7 +417,7 @@ namespace {
 // A distribution as bars, most likely first: the model's p as an outline, the tempered p_T
 // filled, the kept tokens in colour and the cut ones grey, the cut drawn across; `lit` the
 // chosen token. A click on a bar (when `clickable`) makes that token the next one.
-void draw_distribution(Context& state, ModelViewState& m, const generate::Sampled& s, int lit, bool clickable, const char* id) {
+void draw_distribution(PanelContext state, ModelViewState& m, const generate::Sampled& s, int lit, bool clickable, const char* id) {
     const float scale = state.fonts.scale;
     const std::vector<int> shown = generate::ranked(s.tempered, 12);
     float top = 0.0f;
@@ -471,7 +471,7 @@ void draw_distribution(Context& state, ModelViewState& m, const generate::Sample
 
 // K or V of the cache view's layer: rows the positions kept (the ones a window dropped greyed
 // above them), columns each K/V head's d numbers, diverging about 0.
-void draw_cache_matrix(Context& state, const ModelViewState& m, const Matrix& values, const char* name, float width, float height) {
+void draw_cache_matrix(PanelContext state, const ModelViewState& m, const Matrix& values, const char* name, float width, float height) {
     const ModelWriteState::CacheSnapshot& c = m.write.cache;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -518,7 +518,7 @@ void draw_cache_matrix(Context& state, const ModelViewState& m, const Matrix& va
     }
 }
 
-void draw_cache_view(Context& state, ModelViewState& m) {
+void draw_cache_view(PanelContext state, ModelViewState& m) {
     ModelWriteState& w = m.write;
     const lm::Model& model = *m.model;
     const int layers = model.shape().layers;
@@ -588,7 +588,7 @@ void draw_cache_view(Context& state, ModelViewState& m) {
 
 // What the caches cost: per layer and for the model, in the checkpoint's dtype, now and at
 // 4k, 32k and 128k tokens, beside multi-head attention with the same query heads.
-void draw_cache_cost(Context& state, ModelViewState& m) {
+void draw_cache_cost(PanelContext state, ModelViewState& m) {
     const lm::Model& model = *m.model;
     const generate::Writer writer = generate::writer(model);
     const std::vector<generate::LayerCacheShape> shapes = generate::cache_shapes(writer);
@@ -639,7 +639,7 @@ void draw_cache_cost(Context& state, ModelViewState& m) {
 
 }  // namespace
 
-void draw_write_tab(Context& state, ModelViewState& m) {
+void draw_write_tab(PanelContext state, ModelViewState& m) {
     ModelWriteState& w = m.write;
     ImGui::BeginChild("model.write.tab", ImVec2(0, 0), false);
     const float half = ImGui::GetContentRegionAvail().x * 0.5f;

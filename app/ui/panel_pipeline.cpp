@@ -558,7 +558,7 @@ void draw_arrow(ImVec2 at, const UiFonts& fonts) {
 
 // The stage strip: a button for every step the pipeline draws, in its order, the one at the top
 // of the view lit; wrapped onto a second line in a narrow window. Returns the step clicked.
-std::optional<attn::Column> draw_stage_strip(Context& state, const std::vector<Column>& columns, const PipelineLayout& layout) {
+std::optional<attn::Column> draw_stage_strip(PanelContext state, const std::vector<Column>& columns, const PipelineLayout& layout) {
     std::optional<attn::Column> clicked;
     const std::optional<attn::Column> lit = layout.anchor ? layout.anchor
                                             : columns.empty() ? std::nullopt : std::optional<attn::Column>(columns.front().stage);
@@ -577,10 +577,7 @@ std::optional<attn::Column> draw_stage_strip(Context& state, const std::vector<C
         const bool here = lit == column.stage;
         if (here) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
         ImGui::PushID(static_cast<int>(column.stage));
-        if (ImGui::SmallButton(label)) {
-            clicked = column.stage;
-            state.view.focus_step = column.stage;
-        }
+        if (ImGui::SmallButton(label)) clicked = column.stage;
         ImGui::PopID();
         if (here) ImGui::PopStyleColor();
         // The step drawn large (by default the weights) is outlined; the lit one is where the view is.
@@ -658,6 +655,7 @@ void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextu
     builder.build();
     std::vector<Column>& columns = builder.columns;
     std::optional<attn::Column> asked = draw_stage_strip(state, columns, pipeline_layout);
+    if (asked) state.view.focus_step = asked;
     // A jump asked with a new scenario (a model's layer opened at its weights) waits for that
     // scenario's trace: taken on the trace still shown, it would scroll the old layout.
     const edits::Session& session = state.session;

@@ -25,7 +25,7 @@ std::string describe_age(long long seconds) {
 
 }  // namespace
 
-void Recovery::start(Context& shared, const std::string& directory, std::chrono::milliseconds interval, bool save) {
+void Recovery::start(PanelContext shared, const std::string& directory, std::chrono::milliseconds interval, bool save) {
     RecoveryState& r = state;
     if (directory.empty()) return;
     r.orphans = autosave::find_orphans(directory);  // before this run's own file exists
@@ -38,7 +38,7 @@ void Recovery::start(Context& shared, const std::string& directory, std::chrono:
     }
 }
 
-void Recovery::tick(Context& shared, const std::string& signature, const std::function<autosave::Autosaver::Contents()>& contents) {
+void Recovery::tick(PanelContext shared, const std::string& signature, const std::function<autosave::Autosaver::Contents()>& contents) {
     RecoveryState& r = state;
     if (!r.saver) return;
     if (!r.baseline_set) {  // what the app opened with can be opened again the same way
@@ -59,7 +59,7 @@ void Recovery::finish() {
     if (state.saver) state.saver->finish();
 }
 
-std::optional<session_file::SessionLoad> Recovery::take(Context& shared, size_t index) {
+std::optional<session_file::SessionLoad> Recovery::take(PanelContext shared, size_t index) {
     RecoveryState& r = state;
     if (index >= r.orphans.size()) return std::nullopt;
     const autosave::Orphan orphan = r.orphans[index];
@@ -78,7 +78,7 @@ std::optional<session_file::SessionLoad> Recovery::take(Context& shared, size_t 
     return load;
 }
 
-void Recovery::restored(Context& shared) {
+void Recovery::restored(PanelContext shared) {
     RecoveryState& r = state;
     r.baseline_set = true;  // the restored work is not on disk for this run yet: the next tick writes it
     add_notice(shared, "Restored the session autosaved at " + r.taken.written, false);
@@ -95,7 +95,7 @@ void Recovery::discard(size_t index) {
     r.orphans.erase(r.orphans.begin() + static_cast<long>(index));
 }
 
-Recovery::Choice Recovery::draw_prompt(Context& shared) {
+Recovery::Choice Recovery::draw_prompt(PanelContext shared) {
     RecoveryState& r = state;
     if (!r.prompt || r.orphans.empty()) {
         r.prompt = false;

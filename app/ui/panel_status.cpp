@@ -9,7 +9,7 @@
 
 namespace attn::ui {
 
-void record_item(Context& state, const char* id, std::string text) {
+void record_item(PanelContext state, const char* id, std::string text) {
     const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
     state.widgets_next.push_back(WidgetLayout{id, std::move(text), min.x, min.y, max.x - min.x, max.y - min.y});
 }

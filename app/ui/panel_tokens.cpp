@@ -136,7 +136,7 @@ void chip_row(Context& state, TokenEditor& editor, edits::Side side, const std::
 
 // A sentence typed in a box becomes the tokens of its side, unless it says nothing new; an
 // empty box is refused aloud (a sequence needs a token) and shows the tokens again.
-void apply_sentence(Context& state, edits::Side side, std::string& typed) {
+void apply_sentence(EditContext state, edits::Side side, std::string& typed) {
     const Sequence& sequence = side == edits::Side::Target ? state.session.scenario.target : state.session.scenario.source;
     std::vector<std::string> tokens = tokenize(typed);
     if (tokens.empty()) {
@@ -144,7 +144,7 @@ void apply_sentence(Context& state, edits::Side side, std::string& typed) {
         typed = join(sequence.tokens);
         return;
     }
-    if (tokens != sequence.tokens) state.session.push(edits::SetTokens{side, std::move(tokens)});
+    if (tokens != sequence.tokens) state.push(edits::SetTokens{side, std::move(tokens)});
 }
 
 }  // namespace

@@ -239,7 +239,7 @@ bool recompute_opened(TrainedLayerState& o, const Scenario& scenario) {
 
 }  // namespace
 
-void open_trained_layer(Context& state, TrainPanelState& p, int layer, int head) {
+void open_trained_layer(PanelContext state, TrainPanelState& p, int layer, int head) {
     poll_progress(p);
     update_shown(p);
     update_evaluations(p);
@@ -272,7 +272,7 @@ void open_trained_layer(Context& state, TrainPanelState& p, int layer, int head)
     // The layer's every step in the pipeline (the Train tab stays beside it), the first one
     // opened at the weights, where the head's pattern is.
     const std::string name = scenario.name;
-    state.requests.push_back(ShowInPipeline{std::move(scenario), head, first});
+    state.requests.push_back(ShowInPipeline{std::move(scenario), head, first, std::nullopt});
     o.seen_revision = ~0ull;
     add_notice(state, "Opened " + name + " in the pipeline: change a probe token above it, or edit any number, and the "
                       "prediction follows (View \xE2\x86\x92 Train returns to the training)", false);
@@ -285,7 +285,7 @@ const ImU32 kGood = IM_COL32(90, 200, 120, 255), kBad = IM_COL32(255, 110, 100, 
 // The probe as a table: its tokens (the content ones buttons that pick another letter), the
 // truth of each scored row and the prediction. Returns the edited probe, if a token changed;
 // a change the task cannot make is refused with a notice.
-std::optional<train::Example> draw_probe_table(Context& state, const char* id, const train::TaskOptions& task,
+std::optional<train::Example> draw_probe_table(PanelContext state, const char* id, const train::TaskOptions& task,
                                                const train::Example& e, bool truth, const std::vector<std::string>& vocabulary,
                                                const std::vector<int>& predicted, int* correct_out, int* scored_out) {
     const int n = static_cast<int>(e.input.tokens.size());
@@ -367,7 +367,7 @@ std::optional<train::Example> draw_probe_table(Context& state, const char* id, c
 // [SECTION] Drawing
 
 
-void draw_form(Context& state, TrainPanelState& p) {
+void draw_form(PanelContext state, TrainPanelState& p) {
     const float w = ImGui::GetFontSize() * 6.5f;
     auto label = [](const char* text) {
         ImGui::AlignTextToFramePadding();
@@ -562,7 +562,7 @@ void draw_step_plot(const std::vector<StepSeries>& series, float y_max, const st
     ImGui::Dummy(ImVec2(width, height));
 }
 
-void draw_curves(Context& state, TrainPanelState& p, float width) {
+void draw_curves(PanelContext state, TrainPanelState& p, float width) {
     const float height = ImGui::GetFontSize() * 5.5f;
     const std::vector<train::StepStats>& history = p.progress.history;
     const std::vector<train::Evaluation>& evaluations = p.progress.evaluations;
@@ -605,7 +605,7 @@ void draw_curves(Context& state, TrainPanelState& p, float width) {
 
 // The probe: its tokens (the content editable), the truth of each scored row and the shown
 // weights' prediction.
-void draw_probe(Context& state, TrainPanelState& p) {
+void draw_probe(PanelContext state, TrainPanelState& p) {
     int correct = 0, scored = 0;
     if (std::optional<train::Example> edited = draw_probe_table(state, "train.probe", p.settings.task, p.probe, true,
                                                                 p.shown_model.vocabulary, p.shown_predicted, &correct, &scored)) {
@@ -631,7 +631,7 @@ void draw_probe(Context& state, TrainPanelState& p) {
 // KV caches until the model's positions are full. A toy model writes in well under a
 // millisecond, so it is written on the window's thread when the prompt, the settings or the
 // weights shown change.
-void draw_writing(Context& state, TrainPanelState& p) {
+void draw_writing(PanelContext state, TrainPanelState& p) {
     TrainPanelState::Writing& w = p.writing;
     const bool open = ImGui::CollapsingHeader("Write after a prompt", ImGuiTreeNodeFlags_DefaultOpen);
     record_item(state, "train.write", open ? "open" : "closed");
@@ -857,7 +857,7 @@ void train_until_stopped(TrainPanelState& p) {
     p.worker->wait_idle();
 }
 
-void after_train_drawn(Context& state, TrainPanelState& p) {
+void after_train_drawn(PanelContext state, TrainPanelState& p) {
     if (const std::optional<int> layer = std::exchange(p.open_layer_asked, std::nullopt)) open_trained_layer(state, p, *layer);
 }
 
@@ -873,7 +873,7 @@ std::string trained_layer_input(const TrainPanelState& p) {
            std::to_string(layer) + "'s output";
 }
 
-void update_trained_layer(Context& state, TrainPanelState& p) {
+void update_trained_layer(EditContext state, TrainPanelState& p) {
     TrainedLayerState& o = p.opened;
     const edits::Session& session = state.session;
     if (o.layer < 0 || session.revision == o.seen_revision || !session.pending.empty()) return;
@@ -905,7 +905,7 @@ void update_trained_layer(Context& state, TrainPanelState& p) {
     if (!recompute_opened(o, s)) return detach(o.pass.errors.empty() ? "the layers after it cannot run" : o.pass.errors.front());
 }
 
-void draw_trained_probe(Context& state, TrainPanelState& p) {
+void draw_trained_probe(EditContext state, TrainPanelState& p) {
     TrainedLayerState& o = p.opened;
     const train::ModelConfig& c = o.model.config;
     const std::string text = "Trained layer " + std::to_string(o.layer + 1) + " of " + std::to_string(c.layers) + " (" +
@@ -939,12 +939,12 @@ void draw_trained_probe(Context& state, TrainPanelState& p) {
     s.target.embeddings = fresh.target.embeddings;
     s.source.tokens = fresh.source.tokens;
     s.source.embeddings = fresh.source.embeddings;
-    state.session.push(edits::ReplaceScenario{std::move(s)});
+    state.push(edits::ReplaceScenario{std::move(s)});
 }
 
 // [SECTION] Files
 
-void save_trained_model(Context& state, TrainPanelState& p, const std::string& path) {
+void save_trained_model(PanelContext state, TrainPanelState& p, const std::string& path) {
     if (!has_run(p)) return;
     std::string error;
     if (!train::save_model_file(path, *p.progress.latest, &error)) {
@@ -976,7 +976,7 @@ std::optional<session_file::TrainedChoice> trained_choice(const TrainPanelState&
     return c;
 }
 
-void restore_trained(Context& state, TrainPanelState& p, const session_file::TrainedChoice& c, const std::string& scenario_name) {
+void restore_trained(PanelContext state, TrainPanelState& p, const session_file::TrainedChoice& c, const std::string& scenario_name) {
     const train::ModelFile& file = c.file;
     std::vector<std::string> errors;
     std::optional<train::Trainer> trainer = train::Trainer::create(file.settings, file.model, file.steps, errors,
@@ -1018,7 +1018,7 @@ void restore_trained(Context& state, TrainPanelState& p, const session_file::Tra
     o.seen_revision = ~0ull;
 }
 
-void load_trained_model(Context& state, TrainPanelState& p, const std::string& path) {
+void load_trained_model(PanelContext state, TrainPanelState& p, const std::string& path) {
     const train::ModelFileLoad load = train::load_model_file(path);
     if (!load.file) {  // the run on screen stays
         for (const std::string& e : load.errors) add_notice(state, "Cannot load the model: " + e, true, "load a trained model");

@@ -23,13 +23,13 @@ void draw_train(Context& state, TrainPanelState& panel, HeatmapTextures& texture
 void offer_train(Context& state, TrainPanelState& panel, Offers& offers);  // View → Train
 void poll_train(TrainPanelState& panel);
 // "Open layer ℓ in the pipeline", asked while the panel drew: carried out after it.
-void after_train_drawn(Context& state, TrainPanelState& panel);
+void after_train_drawn(PanelContext state, TrainPanelState& panel);
 // Before drawing: an edit of the opened trained layer recomputes the layers after it and the
 // probe's predictions (nothing when no trained layer is open).
-void update_trained_layer(Context& state, TrainPanelState& panel);
+void update_trained_layer(EditContext state, TrainPanelState& panel);
 // In place of the token bar while a trained layer is in the pipeline: the model, the probe
 // (its content tokens editable), the truth and the predictions.
-void draw_trained_probe(Context& state, TrainPanelState& panel);
+void draw_trained_probe(EditContext state, TrainPanelState& panel);
 bool trained_layer_open(const TrainPanelState& panel);
 // What X of the trained layer in the pipeline is, for its cells' tooltips; empty: none open.
 std::string trained_layer_input(const TrainPanelState& panel);
@@ -37,11 +37,11 @@ std::string trained_layer_input(const TrainPanelState& panel);
 // becomes the session's scenario, head `head` shown (−1: the head last looked at in the
 // panel, else the one whose weights are most concentrated — the head that learned a
 // pattern); what Open layer … in the pipeline does.
-void open_trained_layer(Context& state, TrainPanelState& panel, int layer, int head = -1);
+void open_trained_layer(PanelContext state, TrainPanelState& panel, int layer, int head = -1);
 // The run for a session file (nothing before the first Start, Step or Reset), and the run
 // from one: paused at its step, its probe, and the layer `scenario_name` opened reattached.
 std::optional<session_file::TrainedChoice> trained_choice(const TrainPanelState& panel);
-void restore_trained(Context& state, TrainPanelState& panel, const session_file::TrainedChoice& choice, const std::string& scenario_name);
+void restore_trained(PanelContext state, TrainPanelState& panel, const session_file::TrainedChoice& choice, const std::string& scenario_name);
 // A run from the form's settings, `steps` steps made before this returns (paused after):
 // screenshots and tests.
 void train_now(TrainPanelState& panel, int steps);
@@ -49,8 +49,8 @@ void train_now(TrainPanelState& panel, int steps);
 // target accuracy, or the steps): screenshots.
 void train_until_stopped(TrainPanelState& panel);
 // The path prompt's Save model / Load model (panel_menu.cpp calls these).
-void save_trained_model(Context& state, TrainPanelState& panel, const std::string& path);
-void load_trained_model(Context& state, TrainPanelState& panel, const std::string& path);
+void save_trained_model(PanelContext state, TrainPanelState& panel, const std::string& path);
+void load_trained_model(PanelContext state, TrainPanelState& panel, const std::string& path);
 
 // The Train panel as the window holds it: View → Train, the run's progress and a trained
 // layer's edits before each frame, and its part of a session.

@@ -26,7 +26,7 @@ public:
 
 // Records the last item drawn (its rectangle and `text`) under `id` for the layout sidecar
 // and the UI tests. Cheap: a few strings per frame.
-void record_item(Context& state, const char* id, std::string text);
+void record_item(PanelContext state, const char* id, std::string text);
 // Greyed text that wraps at the panel's edge: a hint in the 290 px side bar is never cut off.
 void hint_text(const std::string& text);
 // A one-line text box on `text` (at most 2047 bytes; `flags` are ImGuiInputTextFlags): true

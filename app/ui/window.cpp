@@ -256,6 +256,11 @@ void Window::carry_out_requests() {
             view.all_heads = false;
             view.shown_head = show->head;
             view.pane = "pipeline";
+            if (show->outlined_cells) {
+                shared.view.outlined_scenario = show->scenario.name;
+                shared.view.outlined_head = show->head;
+                shared.view.outlined_cells = std::move(*show->outlined_cells);
+            }
             apply_session(std::move(show->scenario), view);
             if (show->at_weights) {
                 shared.view.jump_to = attn::Column::Softmax;

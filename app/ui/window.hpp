@@ -71,8 +71,8 @@ public:
     bool restore_orphan(size_t index);  // false (with a notice) when it cannot be read
     void discard_orphan(size_t index) { recovery.discard(index); }
 
-    std::string title() const { return files.title(shared); }
-    bool request_quit() { return files.request_quit(shared); }
+    std::string title() const { return files.title(shared.session.scenario); }
+    bool request_quit() { return files.request_quit(shared.session.scenario); }
     // Work under way off the window's thread that will change the picture, and waiting for all
     // of it (screenshots, tests).
     bool busy() const;

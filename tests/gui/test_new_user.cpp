@@ -145,7 +145,7 @@ TEST_CASE("quitting with unsaved work asks Save, Discard or Cancel", "[new-user]
 
     ui.window.shared.session.push(edits::InsertToken{edits::Side::Target, 0, "yes"});
     ui.frame(2);
-    CHECK(ui.window.files.has_unsaved_work(ui.window.shared));
+    CHECK(ui.window.files.has_unsaved_work(ui.window.shared.session.scenario));
     CHECK_FALSE(ui.window.request_quit());
     ui.frame(2);
     REQUIRE(ui.widget("unsaved.cancel") != nullptr);
@@ -170,7 +170,7 @@ TEST_CASE("quitting with unsaved work asks Save, Discard or Cancel", "[new-user]
     ui.frame(2);
     REQUIRE(std::filesystem::exists(file));
     CHECK(ui.window.files.state.quit_confirmed);
-    CHECK_FALSE(ui.window.files.has_unsaved_work(ui.window.shared));  // what was saved is the baseline now
+    CHECK_FALSE(ui.window.files.has_unsaved_work(ui.window.shared.session.scenario));  // what was saved is the baseline now
 }
 
 TEST_CASE("Discard quits without saving", "[new-user][work-loss]") {

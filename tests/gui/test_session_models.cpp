@@ -819,8 +819,8 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
         CHECK(m.pass.layers[1].head[2].weights == last_weights);
         for (const ui::Notice& n : ui.window.shared.notices) CHECK_FALSE(n.error);
         // The layer made from the model is the file's scenario: nothing unsaved, the title names the file.
-        CHECK_FALSE(ui.window.files.has_unsaved_work(ui.window.shared));
-        CHECK(ui.window.files.title(ui.window.shared) == "Attention Lab \xE2\x80\x94 " + fs::path(path).filename().string());
+        CHECK_FALSE(ui.window.files.has_unsaved_work(ui.window.shared.session.scenario));
+        CHECK(ui.window.files.title(ui.window.shared.session.scenario) == "Attention Lab \xE2\x80\x94 " + fs::path(path).filename().string());
         // Saved again, the file says the same.
         const std::string again = temp("attnlab-session-gpt2-small-layers-again.json");
         save(ui, again);
