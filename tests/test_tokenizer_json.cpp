@@ -3,10 +3,12 @@
 // by ctest after npm installs the Rust library) real files id for id against the library.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include "joined.hpp"
 #include "tokenizer/text.hpp"
 #include "tokenizer/tokenizer_json.hpp"
+#include "tensor/random.hpp"
 
 using namespace attn;
 using namespace attn::tok;
@@ -457,4 +460,94 @@ TEST_CASE("real tokenizer.json files encode every text to the Rust library's ids
             CHECK(joined_pieces == paragraph);
         }
     }
+}
+
+TEST_CASE("GPT-2's vocab.json and merges.txt as transformers' converter makes a tokenizer.json of them", "[tokenizer]") {
+    // Merges in the order training makes them (a result ranks after the merges of its pieces),
+    // over words with and without their leading space: the library's BPE and GPT-2's bpe()
+    // give the same ids, and so must the two readers.
+    std::vector<std::pair<std::string, std::string>> merges = {{"\xC4\xA0", "t"}, {"h", "e"}, {"\xC4\xA0t", "he"}, {"a", "t"}};
+    attn::Rng rng(11);
+    std::vector<std::string> made = {"a", "b", "c", "\xC4\xA0", "\xC4\xA0t", "he", "at"};
+    std::set<std::pair<std::string, std::string>> seen(merges.begin(), merges.end());
+    while (merges.size() < 60) {
+        const std::string& l = made[rng.next_u64() % made.size()];
+        const std::string& r = made[rng.next_u64() % made.size()];
+        // Training makes each token once: a result already made is not made again.
+        if (r.rfind("\xC4\xA0", 0) == 0 || l.size() + r.size() > 10 || std::find(made.begin(), made.end(), l + r) != made.end() ||
+            !seen.insert({l, r}).second)
+            continue;
+        merges.emplace_back(l, r);
+        made.push_back(l + r);
+    }
+    std::vector<std::string> errors;
+    const auto gpt2 = ByteLevelBpe::from_merges(merges, errors);
+    REQUIRE(gpt2);
+    const auto t = TokenizerJson::from_byte_level_bpe(*gpt2, "vocab.json", errors);
+    INFO(joined(errors));
+    REQUIRE(t);
+    CHECK(t->size() == gpt2->size());
+    std::vector<std::string> texts = {"the cat", " the  cat\n\n", "It's 2026; they'll've gone.", "\tcaf\xC3\xA9 \xE4\xBD\xA0\xE5\xA5\xBD \xF0\x9F\x98\x80",
+                                      "bad \xFF\xC3 bytes", "   ", ""};
+    for (int w = 0; w < 200; ++w) {
+        std::string text;
+        for (int n = 1 + static_cast<int>(rng.next_u64() % 12); n > 0; --n) text += " abcthe'\n"[rng.next_u64() % 9];
+        texts.push_back(text);
+    }
+    for (const std::string& text : texts) {
+        INFO(text);
+        CHECK(t->encode(text) == gpt2->encode(text));
+        std::vector<std::string> words;   // GPT-2's words, each byte as its symbol
+        for (const std::string& word : split_words(text)) {
+            std::string symbols;
+            for (const char c : word) symbols += bytes_to_unicode()[static_cast<unsigned char>(c)];
+            words.push_back(symbols);
+        }
+        CHECK(t->words(text) == words);
+    }
+    for (int id = 0; id < gpt2->size(); ++id) {
+        CHECK(t->token(id) == gpt2->token(id));
+        CHECK(t->piece(id) == gpt2->decode({id}));
+        CHECK_FALSE(t->is_special(id));
+    }
+
+    // "<|endoftext|>" is a special token when the vocabulary holds it: one id in a text, as
+    // transformers finds it, never split into bytes.
+    json vocab = json::parse(ByteLevelBpe().vocab_json());
+    vocab["<|endoftext|>"] = 256;
+    const auto with_end = ByteLevelBpe::from_text(vocab.dump(), "#version: 0.2\n", "vocab.json", "merges.txt", errors);
+    REQUIRE(with_end);
+    const auto t_end = TokenizerJson::from_byte_level_bpe(*with_end, "vocab.json", errors);
+    REQUIRE(t_end);
+    CHECK(t_end->is_special(256));
+    CHECK(t_end->encode("a<|endoftext|>b") == std::vector<int>{*t_end->id("a"), 256, *t_end->id("b")});
+    CHECK(t_end->encode("a<|endoftext|>b") != with_end->encode("a<|endoftext|>b"));  // GPT-2's own reader splits it
+}
+
+TEST_CASE("vocab.json and merges.txt read as a tokenizer: files missing or malformed are named, as GPT-2's reader names them",
+          "[tokenizer]") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "attnlab_vocab_merges";
+    fs::create_directories(dir);
+    const std::string vocab = (dir / "vocab.json").string(), merges = (dir / "merges.txt").string();
+    json v = json::parse(ByteLevelBpe().vocab_json());
+    v["ab"] = 256;
+    std::ofstream(vocab) << v.dump();
+    std::ofstream(merges) << "#version: 0.2\na b\n";
+    std::vector<std::string> errors;
+    const auto t = TokenizerJson::from_vocab_merges(vocab, merges, errors, 300);
+    INFO(joined(errors));
+    REQUIRE(t);
+    CHECK(t->encode("abab") == std::vector<int>{256, 256});
+
+    CHECK_FALSE(TokenizerJson::from_vocab_merges(vocab, merges, errors, 256));   // config.json's embedding has no row for "ab"
+    CHECK(errors == std::vector<std::string>{vocab + ": key 'ab': id 256 is not below vocab_size 256 (config.json)"});
+    errors.clear();
+    std::ofstream(merges) << "#version: 0.2\na zz\n";
+    CHECK_FALSE(TokenizerJson::from_vocab_merges(vocab, merges, errors));
+    CHECK_THAT(joined(errors), Contains(merges + ": line 2: 'zz' is not in the vocabulary (" + vocab + ")"));
+    errors.clear();
+    CHECK_FALSE(TokenizerJson::from_vocab_merges((dir / "none.json").string(), merges, errors));
+    CHECK_THAT(joined(errors), Contains("none.json"));
+    fs::remove_all(dir);
 }

@@ -76,6 +76,8 @@ public:
     // One more than the largest id: the rows an embedding for this vocabulary needs.
     int size() const { return static_cast<int>(tokens_.size()); }
     int merge_count() const { return static_cast<int>(merges_.size()); }
+    // The merge of rank `rank` (0: the best), as the ids of its left and right tokens.
+    std::pair<int, int> merge(int rank) const { return merges_[static_cast<std::size_t>(rank)]; }
 
     // The files again, as load reads them: vocab.json (ids in order) and merges.txt.
     std::string vocab_json() const;

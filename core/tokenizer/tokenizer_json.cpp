@@ -11,7 +11,7 @@
 #include <cctype>
 #include <cstdio>
 
-#include "tokenizer/bpe.hpp"       // unicode_to_byte: a byte-level symbol's byte
+#include "tokenizer/bpe.hpp"       // unicode_to_byte (a byte-level symbol's byte); ByteLevelBpe (vocab.json, merges.txt)
 #include "io/messages.hpp"       // valid_utf8
 #include "tokenizer/read.hpp"
 
@@ -357,22 +357,70 @@ TokenizerJson::TokenizerJson(const TokenizerJson&) = default;
 TokenizerJson& TokenizerJson::operator=(const TokenizerJson&) = default;
 TokenizerJson::~TokenizerJson() = default;
 
+namespace {
+
+// `read` run, every fault a message naming `source_name`: a malformed or unsupported part, an
+// allocation that failed, a JSON type error the checks missed (a message, never a crash).
+template <class Read>
+std::optional<TokenizerJson> guarded(const std::string& source_name, std::vector<std::string>& errors, Read read) {
+    try {
+        return read();
+    } catch (const Refusal& r) {
+        errors.push_back(source_name + ": " + r.what());
+    } catch (const std::bad_alloc&) {
+        errors.push_back(source_name + ": not enough memory to read this tokenizer.json");
+    } catch (const std::exception& e) {
+        errors.push_back(source_name + ": " + e.what());
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<TokenizerJson> TokenizerJson::from_text(const std::string& json_text, const std::string& source_name,
                                                       std::vector<std::string>& errors) {
-    try {
+    return guarded(source_name, errors, [&]() -> std::optional<TokenizerJson> {
         const auto document = parse_json(json_text, source_name, errors, kTokenizerJsonLimits);
         if (!document) return std::nullopt;
         TokenizerJson t;
         t.pipeline_ = read_pipeline(*document);
         return t;
-    } catch (const Refusal& r) {
-        errors.push_back(source_name + ": " + r.what());
-    } catch (const std::bad_alloc&) {
-        errors.push_back(source_name + ": not enough memory to read this tokenizer.json");
-    } catch (const std::exception& e) {   // a JSON type error the checks above missed: a message, never a crash
-        errors.push_back(source_name + ": " + e.what());
-    }
-    return std::nullopt;
+    });
+}
+
+std::optional<TokenizerJson> TokenizerJson::from_byte_level_bpe(const ByteLevelBpe& bpe, const std::string& source_name,
+                                                                std::vector<std::string>& errors) {
+    return guarded(source_name, errors, [&]() -> std::optional<TokenizerJson> {
+        json vocab = json::object();
+        for (int id = 0; id < bpe.size(); ++id)
+            if (!bpe.token(id).empty()) vocab[bpe.token(id)] = id;
+        json merges = json::array();
+        for (int rank = 0; rank < bpe.merge_count(); ++rank) {
+            const auto [left, right] = bpe.merge(rank);
+            merges.push_back(bpe.token(left) + " " + bpe.token(right));
+        }
+        json added = json::array();
+        if (const std::optional<int> end = bpe.id("<|endoftext|>"))
+            added.push_back({{"id", *end}, {"content", "<|endoftext|>"}, {"single_word", false}, {"lstrip", false},
+                             {"rstrip", false}, {"normalized", false}, {"special", true}});
+        const json byte_level = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+        json document = {{"version", "1.0"},
+                         {"added_tokens", std::move(added)},
+                         {"pre_tokenizer", byte_level},
+                         {"post_processor", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", false}, {"use_regex", true}}},
+                         {"decoder", byte_level},
+                         {"model", {{"type", "BPE"}, {"fuse_unk", false}, {"byte_fallback", false}, {"vocab", std::move(vocab)}, {"merges", std::move(merges)}}}};
+        TokenizerJson t;
+        t.pipeline_ = read_pipeline(document);
+        return t;
+    });
+}
+
+std::optional<TokenizerJson> TokenizerJson::from_vocab_merges(const std::string& vocab_path, const std::string& merges_path,
+                                                              std::vector<std::string>& errors, std::optional<int> vocab_size) {
+    const std::optional<ByteLevelBpe> bpe = ByteLevelBpe::load(vocab_path, merges_path, errors, vocab_size);
+    if (!bpe) return std::nullopt;
+    return from_byte_level_bpe(*bpe, vocab_path, errors);
 }
 
 std::optional<TokenizerJson> TokenizerJson::load(const std::string& path, std::vector<std::string>& errors) {

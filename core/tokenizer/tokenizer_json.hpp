@@ -31,6 +31,7 @@ inline constexpr std::uintmax_t kTokenizerJsonMaxBytes = 96u * 1024 * 1024;
 inline constexpr JsonLimits kTokenizerJsonLimits{"tokenizer.json", 64, 1u << 23};
 
 struct Pipeline;   // the components, read from the file (tokenizer/pipeline.hpp)
+class ByteLevelBpe;
 
 class TokenizerJson {
 public:
@@ -38,6 +39,16 @@ public:
     static std::optional<TokenizerJson> load(const std::string& path, std::vector<std::string>& errors);
     static std::optional<TokenizerJson> from_text(const std::string& json_text, const std::string& source_name,
                                                   std::vector<std::string>& errors);
+    // GPT-2's vocab.json and merges.txt (a folder without a tokenizer.json), as transformers'
+    // GPT2Converter turns them into one: a BPE model (no unknown token, no prefix or suffix), the
+    // ByteLevel pre-tokenizer without a prefix space (GPT-2's word pattern), the ByteLevel decoder
+    // and post-processor (which add nothing), and "<|endoftext|>" a special token when the
+    // vocabulary holds it. The files are checked as ByteLevelBpe::load checks them, with its
+    // messages; vocab_size (config.json's) bounds the ids.
+    static std::optional<TokenizerJson> from_vocab_merges(const std::string& vocab_path, const std::string& merges_path,
+                                                          std::vector<std::string>& errors, std::optional<int> vocab_size = std::nullopt);
+    static std::optional<TokenizerJson> from_byte_level_bpe(const ByteLevelBpe& bpe, const std::string& source_name,
+                                                            std::vector<std::string>& errors);
 
     // The ids of text (UTF-8; invalid sequences become U+FFFD first), special tokens added.
     // Throws tok::EncodeError (text.hpp) when the text cannot be encoded faithfully: a pattern's
