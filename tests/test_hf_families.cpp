@@ -1906,16 +1906,60 @@ TEST_CASE("the GPT-2 family's reference equals the GPT-2 engine on a tiny GPT-2 
         CHECK(pass.logits(0, v) == Approx(r.logits.back()[static_cast<std::size_t>(v)]).margin(1e-4));
 }
 
+TEST_CASE("a GPT-2 folder opens as a family: vocab.json and merges.txt its tokenizer, and every number the GPT-2 reader's",
+          "[families][gpt2]") {
+    const std::string folder = folder_for("gpt2_family");
+    attn::testing::write_tiny_checkpoint(folder);
+    const gpt2::CheckpointLoad gpt2_load = gpt2::load_checkpoint(folder);
+    REQUIRE(gpt2_load.checkpoint);
+    const gpt2::Checkpoint& g = *gpt2_load.checkpoint;
+    const hf::OpenedModelLoad load = hf::open_model(folder);
+    INFO(joined(load.errors));
+    REQUIRE(load.model);
+    const hf::OpenedModel& m = *load.model;
+    REQUIRE(m.tokenizer);
+    const auto max_abs_diff = [](const Matrix& a, const Matrix& b) {
+        REQUIRE(a.rows() == b.rows());
+        REQUIRE(a.cols() == b.cols());
+        return a.size() == 0 ? 0.0f : (a - b).cwiseAbs().maxCoeff();
+    };
+    for (const std::string text : {"the cat sat", " the  cat\n", "caf\xC3\xA9, 2026!"}) {
+        INFO(text);
+        const ModelPass pass = hf::forward_text(m, text);
+        const gpt2::ForwardPass expected = gpt2::forward_text(g, text);
+        REQUIRE(expected.ok);
+        INFO(joined(pass.errors));
+        REQUIRE(pass.ok);
+        CHECK(pass.token_ids == expected.token_ids);
+        REQUIRE(pass.layers.size() == expected.layers.size());
+        for (std::size_t l = 0; l < pass.layers.size(); ++l)
+            for (std::size_t h = 0; h < pass.layers[l].head.size(); ++h)
+                CHECK(max_abs_diff(pass.layers[l].head[h].weights, expected.layers[l].head[h].weights) <= 1e-6f);
+        CHECK(max_abs_diff(pass.logits, expected.logits) <= 1e-5f);
+        std::vector<int> top, expected_top;
+        for (const auto& p : pass.next_token_top5) top.push_back(p.id);
+        for (const auto& p : expected.next_token_top5) expected_top.push_back(p.id);
+        CHECK(top == expected_top);
+        // Layer 1 reads as the engine's own X + PE: the tables' rows, their sum the input.
+        const Trace& first = pass.layers.front();
+        CHECK(first.settings.positional == PositionalEncoding::Learned);
+        CHECK(first.x == expected.layers.front().x);
+        CHECK(first.pe == expected.layers.front().pe);
+        CHECK(max_abs_diff(first.x + first.pe, first.x_pe) <= 1e-6f);
+    }
+    // An edit of layer 1 recomputes from there as the reader does.
+    ModelPass pass = hf::forward_text(m, "the cat sat");
+    REQUIRE(hf::recompute_from(m, 0, pass, nullptr));
+    CHECK(pass.layers.front().settings.positional == PositionalEncoding::Learned);
+    std::filesystem::remove_all(folder);
+}
+
 TEST_CASE("each family runs on the engine as its plain-loop reference computes it: every head's weights and the logits", "[families][engine]") {
     for (const FamilyCheckpoint& c : all_family_checkpoints()) {
         INFO("family " << c.label);
         const std::string folder = folder_for("engine_" + c.label);
         write_family_checkpoint(folder, c);
         const hf::OpenedModelLoad load = hf::open_model(folder, false);
-        if (c.config.value("model_type", "") == "gpt2") {  // opened by the GPT-2 reader
-            CHECK_FALSE(load.model);
-            continue;
-        }
         for (const std::string& e : load.errors) INFO(e);
         REQUIRE(load.model);
         hf::OpenedModel model = *load.model;
@@ -2210,7 +2254,6 @@ TEST_CASE("tokenizer_config.json changes the special tokens where transformers' 
 
 TEST_CASE("a sentence run into the pass of another gives every number and matrix of a new pass", "[families][engine]") {
     for (const FamilyCheckpoint& c : all_family_checkpoints()) {
-        if (c.config.value("model_type", "") == "gpt2") continue;  // the GPT-2 reader's forward_into is tested with it
         INFO("family " << c.label);
         const std::string folder = folder_for("rerun_" + c.label);
         write_family_checkpoint(folder, c);

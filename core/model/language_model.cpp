@@ -240,7 +240,7 @@ ModelPass forward_ids(const Model& model, const std::vector<int>& ids, const sta
 
 stack::Stack model_stack(const Model& model, const ModelPass& pass) {
     if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::make_stack(*c, pass.token_ids, pass.tokens);
-    return hf::model_stack(*model.hf(), &pass.tokens);
+    return hf::model_stack(*model.hf(), &pass.tokens, &pass.token_ids);
 }
 
 bool recompute_from(const Model& model, int layer, ModelPass& pass, const Scenario* edited) {

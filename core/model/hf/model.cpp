@@ -40,7 +40,6 @@ Matrix apply_norm(const Matrix& x, const NormSpec& spec, const NormWeights& w) {
 std::vector<std::string> not_computed(const ModelSpec& spec) {
     std::vector<std::string> why;
     if (spec.mlp == MlpKind::gated && spec.mlp_bias) why.push_back("a gated MLP with biases (mlp_bias: true) is not computed by the engine");
-    if (spec.model_type == "gpt2") why.push_back("GPT-2 folders are opened by the GPT-2 reader (--model opens them so)");
     return why;
 }
 
@@ -213,7 +212,14 @@ OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer) {
         std::vector<std::string> tokenizer_errors;
         const std::string config_file = (std::filesystem::path(folder) / "tokenizer_config.json").string();
         const std::optional<nlohmann::json> config = read_tokenizer_config(config_file, tokenizer_errors);
-        tokenizer = load_tokenizer(tokenizer_file, config ? &*config : nullptr, tokenizer_errors);
+        // GPT-2's folders may hold vocab.json and merges.txt instead, as transformers' GPT-2
+        // tokenizer reads them: read as the tokenizer.json its converter makes of them.
+        const std::filesystem::path vocab = std::filesystem::path(folder) / "vocab.json", merges = std::filesystem::path(folder) / "merges.txt";
+        std::error_code ec;
+        if (!std::filesystem::exists(tokenizer_file, ec) && std::filesystem::exists(vocab, ec) && std::filesystem::exists(merges, ec))
+            tokenizer = tok::TokenizerJson::from_vocab_merges(vocab.string(), merges.string(), tokenizer_errors, load.spec->vocab_size);
+        else
+            tokenizer = load_tokenizer(tokenizer_file, config ? &*config : nullptr, tokenizer_errors);
         if (tokenizer && config) apply_special_tokens(config_file, *config, *tokenizer, tokenizer_errors);
         for (std::string& e : tokenizer_errors) out.errors.push_back(std::move(e));
         // More tokens than the embedding's rows is no fault of the folder (Gemma 3's tokenizer holds
@@ -398,13 +404,29 @@ Scenario layer_scenario(const OpenedModel& m, const std::vector<std::string>& to
     return s;
 }
 
-stack::Stack model_stack(const OpenedModel& m, const std::vector<std::string>* tokens) {
+stack::Stack model_stack(const OpenedModel& m, const std::vector<std::string>* tokens, const std::vector<int>* ids) {
     const ModelSpec& spec = m.spec;
     stack::Stack st;
     st.layers = spec.n_layers;
     st.d_model = spec.d_model;
     st.heads = spec.most_heads();
     st.layer_scenario = [&m, tokens](int layer, const Matrix& input, const Matrix*) { return family_layer(m, tokens, layer, input); };
+    if (ids && m.weights.position_embedding.size() != 0 && !spec.embedding_norm && m.weights.token_type_embedding.size() == 0) {
+        // x₀ = E[id]·scale + P[i] is layer 1's input: labelled as the engine labels an added
+        // encoding, X and PE the tables' rows, x_pe = X + PE the input used.
+        st.label_first_layer = [&m, ids](Trace& t) {
+            const Eigen::Index n = static_cast<Eigen::Index>(ids->size());
+            if (n != t.x_pe.rows()) return;   // a pass of other tokens: left as computed
+            t.settings.positional = PositionalEncoding::Learned;
+            t.x.resize(n, m.spec.d_model);
+            t.pe.resize(n, m.spec.d_model);
+            for (Eigen::Index i = 0; i < n; ++i) {
+                m.weights.token_embedding.row_into((*ids)[static_cast<size_t>(i)], t.x.row(i).data());
+                t.x.row(i) *= m.spec.embedding_scale;
+                m.weights.position_embedding.row_into(static_cast<int>(i), t.pe.row(i).data());
+            }
+        };
+    }
     // The head: the final norm and, for a causal LM, the next token's logits (BERT's masked
     // positions are read by forward_text from h).
     stack::Head& head = st.head;
@@ -589,14 +611,14 @@ bool forward_ids_into(const OpenedModel& m, std::vector<int> ids, ModelPass& out
     }
     for (int id : out.token_ids) out.tokens.push_back(token_label(m, id));
     Matrix x0 = embed(m, out.token_ids, 0);
-    const stack::Stack st = model_stack(m, &out.tokens);
+    const stack::Stack st = model_stack(m, &out.tokens, &out.token_ids);
     if (!stack::forward_into(st, std::move(x0), Matrix(), out)) return false;
     read_prediction(m, out);
     return true;
 }
 
 bool recompute_from(const OpenedModel& m, int layer, ModelPass& pass, const Scenario* edited) {
-    const stack::Stack st = model_stack(m, &pass.tokens);
+    const stack::Stack st = model_stack(m, &pass.tokens, &pass.token_ids);
     if (!stack::recompute_from(st, layer, pass, edited)) return false;
     read_prediction(m, pass);
     return true;

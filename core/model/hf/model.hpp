@@ -38,15 +38,18 @@ struct OpenedModelLoad {
     std::vector<std::string> errors;   // each names the file and what is wrong
     std::vector<std::string> ignored;  // tensors read past
 };
-// config.json, the weights, tokenizer.json and tokenizer_config.json (where it changes the
+// config.json, the weights, tokenizer.json (or GPT-2's vocab.json and merges.txt, where there is
+// no tokenizer.json) and tokenizer_config.json (where it changes the
 // special tokens: Llama's, Gemma's and GPT-NeoX's add_bos_token, add_eos_token) of a folder
 // (`with_tokenizer` false: without one, for ids given as they are); a family or a setting the
 // engine does not compute yet is refused, naming it.
 OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer = true);
 
 // The family's stack: how each layer's scenario is made from its weights; `tokens` (which
-// must outlive the stack) label the layers' traces.
-stack::Stack model_stack(const OpenedModel& model, const std::vector<std::string>* tokens = nullptr);
+// must outlive the stack) label the layers' traces. With learned positions added to the
+// embedding (GPT-2), layer 1's trace is labelled X + PE from the tables' rows for `ids` (read
+// when a pass runs, so they may change after the stack is made).
+stack::Stack model_stack(const OpenedModel& model, const std::vector<std::string>* tokens = nullptr, const std::vector<int>* ids = nullptr);
 // Layer ℓ's scenario for its input (n × d), labelled with `tokens`, the rows of W_O of the
 // heads of `ablated` in layer ℓ zeroed (in the scenario's own copy).
 Scenario layer_scenario(const OpenedModel& model, const std::vector<std::string>& tokens, int layer, const Matrix& input,
