@@ -1906,6 +1906,27 @@ TEST_CASE("the GPT-2 family's reference equals the GPT-2 engine on a tiny GPT-2 
         CHECK(pass.logits(0, v) == Approx(r.logits.back()[static_cast<std::size_t>(v)]).margin(1e-4));
 }
 
+TEST_CASE("the published GPT-2 configs are read: older keys change nothing, pruned heads are refused", "[families][gpt2]") {
+    // distilgpt2's config.json, and gpt2-medium's keys that gpt2's lacks.
+    json distil = json::parse(R"({"_num_labels": 1, "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],
+        "attn_pdrop": 0.1, "bos_token_id": 50256, "embd_pdrop": 0.1, "eos_token_id": 50256, "id2label": {"0": "LABEL_0"},
+        "initializer_range": 0.02, "label2id": {"LABEL_0": 0}, "layer_norm_epsilon": 1e-05, "model_type": "gpt2", "n_ctx": 1024,
+        "n_embd": 768, "n_head": 12, "n_layer": 6, "n_positions": 1024, "resid_pdrop": 0.1, "summary_activation": null,
+        "summary_first_dropout": 0.1, "summary_proj_to_labels": true, "summary_type": "cls_index", "summary_use_proj": true,
+        "task_specific_params": {"text-generation": {"do_sample": true, "max_length": 50}}, "vocab_size": 50257})");
+    const hf::ModelSpec s = spec_of(distil);
+    CHECK(s.n_layers == 6);
+    CHECK(s.max_positions == 1024);
+    json medium = distil;
+    medium["n_special"] = 0;
+    medium["predict_special_tokens"] = true;
+    medium["output_past"] = true;
+    medium["pruned_heads"] = json::object();
+    CHECK(spec_of(medium).d_model == 768);
+    medium["pruned_heads"] = {{"0", {1, 2}}};
+    CHECK_THAT(refusal_of(medium), Catch::Matchers::Contains("key 'pruned_heads': {\"0\":[1,2]} is not supported"));
+}
+
 TEST_CASE("a GPT-2 folder opens as a family: vocab.json and merges.txt its tokenizer, and every number the GPT-2 reader's",
           "[families][gpt2]") {
     const std::string folder = folder_for("gpt2_family");

@@ -560,6 +560,9 @@ void read_gpt2(ConfigReader& r, ModelSpec& spec) {
     r.only("scale_attn_weights", true, "scores are divided by √head_dim");
     r.only("scale_attn_by_inverse_layer_idx", false, "scores are divided by √head_dim only");
     r.only("add_cross_attention", false, "a decoder with cross-attention needs an encoder");
+    // Heads pruned after training (transformers' prune_heads) leave layers of other shapes.
+    if (const json* pruned = r.find("pruned_heads"); pruned && !(pruned->is_object() && pruned->empty()))
+        r.fault("pruned_heads", shown(*pruned) + " is not supported: pruning heads changes the layers' shapes; only {} (none pruned) is read");
     spec.tied_lm_head = r.flag("tie_word_embeddings", true);
     spec.positions = PositionKind::learned_absolute;
     spec.rotary_dim = 0;
@@ -1292,12 +1295,17 @@ const std::vector<Family>& families() {
         {"gpt2", "GPT-2",
          {{"model_type", "vocab_size", "n_embd", "n_layer", "n_head", "n_inner", "n_positions", "n_ctx", "layer_norm_epsilon",
            "activation_function", "scale_attn_weights", "scale_attn_by_inverse_layer_idx", "tie_word_embeddings",
-           "add_cross_attention"},
+           "add_cross_attention", "pruned_heads"},
           joined(kCommonInformational,
                  {"attn_pdrop", "embd_pdrop", "resid_pdrop", "summary_activation", "summary_first_dropout",
                   "summary_proj_to_labels", "summary_type", "summary_use_proj",
                   // upcasts the scores to float32 and reorders the scaling: the same sums in a float32 run
-                  "reorder_and_upcast_attn"})},
+                  "reorder_and_upcast_attn",
+                  // the published configs' older keys: OpenAI GPT's special-token settings (gpt2-medium,
+                  // -large, -xl), a classifier's label count (distilgpt2), transformers 2's run settings;
+                  // GPT-2's attention is causal whatever is_decoder says
+                  "n_special", "predict_special_tokens", "_num_labels", "num_labels", "output_past", "use_bfloat16",
+                  "is_decoder"})},
          read_gpt2, TensorLayout::gpt2},
         {"llama", "Llama",
          {joined(kDecoderHonoured, {"head_dim", "attention_bias", "mlp_bias", "rope_interleaved"}),
