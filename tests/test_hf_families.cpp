@@ -1968,6 +1968,13 @@ TEST_CASE("a GPT-2 folder opens as a family: vocab.json and merges.txt its token
         CHECK(first.pe == expected.layers.front().pe);
         CHECK(max_abs_diff(first.x + first.pe, first.x_pe) <= 1e-6f);
     }
+    // A text longer than the position table, and one with no token, are refused as the reader refuses them.
+    const ModelPass too_long = hf::forward_ids(m, std::vector<int>(static_cast<std::size_t>(m.spec.max_positions) + 1, 65));
+    CHECK_FALSE(too_long.ok);
+    CHECK_THAT(joined(too_long.errors), Catch::Matchers::Contains("the text has " + std::to_string(m.spec.max_positions + 1) +
+                                                                  " tokens; the model reads at most n_positions = " +
+                                                                  std::to_string(m.spec.max_positions)));
+    CHECK_THAT(joined(hf::forward_ids(m, {}).errors), Catch::Matchers::Contains("the text has no token"));
     // An edit of layer 1 recomputes from there as the reader does.
     ModelPass pass = hf::forward_text(m, "the cat sat");
     REQUIRE(hf::recompute_from(m, 0, pass, nullptr));

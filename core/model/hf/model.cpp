@@ -490,9 +490,10 @@ std::vector<std::string> validate(const OpenedModel& m, const std::vector<int>& 
     std::vector<std::string> errors;
     const ModelSpec& spec = m.spec;
     const int n = static_cast<int>(ids.size());
-    if (n == 0) errors.push_back("the text gives no token");
+    if (n == 0) errors.push_back("the text has no token: the model needs at least one");
     if (spec.positions == PositionKind::learned_absolute && n > spec.max_positions)
-        errors.push_back(std::to_string(n) + " tokens: the model has positions for " + std::to_string(spec.max_positions));
+        errors.push_back("the text has " + std::to_string(n) + " tokens; the model reads at most " + spec.positions_key + " = " +
+                         std::to_string(spec.max_positions) + " (its position table has that many rows)");
     const Eigen::Index rows = m.weights.token_embedding.rows();
     for (int i = 0; i < n; ++i)
         if (const int id = ids[static_cast<size_t>(i)]; id < 0 || id >= rows) {

@@ -553,8 +553,8 @@ void read_gpt2(ConfigReader& r, ModelSpec& spec) {
     spec.head_dim = spec.n_heads > 0 ? spec.d_model / spec.n_heads : 0;
     spec.d_ff = r.integer("n_inner", 1, 1 << 20, 4 * spec.d_model);   // null: 4·n_embd
     // n_positions is the table's size; old configs have only n_ctx (the same number)
-    spec.max_positions = r.has("n_positions") || !r.has("n_ctx") ? r.integer("n_positions", 1, kMaxPositions, std::nullopt)
-                                                                  : r.integer("n_ctx", 1, kMaxPositions, std::nullopt);
+    spec.positions_key = r.has("n_positions") || !r.has("n_ctx") ? "n_positions" : "n_ctx";
+    spec.max_positions = r.integer(spec.positions_key, 1, kMaxPositions, std::nullopt);
     spec.norm = {NormKind::layer_norm, false, r.number("layer_norm_epsilon", 0, 1, 1e-5), true};
     spec.activation = read_activation(r, "activation_function", "gelu_new");
     r.only("scale_attn_weights", true, "scores are divided by √head_dim");
@@ -1263,7 +1263,8 @@ void read_bert(ConfigReader& r, ModelSpec& spec) {
     if (spec.n_heads > 0 && spec.d_model % spec.n_heads != 0)
         r.fault("hidden_size " + std::to_string(spec.d_model) + " is not divisible by num_attention_heads " + std::to_string(spec.n_heads));
     spec.head_dim = spec.n_heads > 0 ? spec.d_model / spec.n_heads : 0;
-    spec.max_positions = r.integer("max_position_embeddings", 1, kMaxPositions, 512);
+    spec.positions_key = "max_position_embeddings";
+    spec.max_positions = r.integer(spec.positions_key, 1, kMaxPositions, 512);
     spec.type_vocab_size = r.integer("type_vocab_size", 1, 1 << 16, 2);
     spec.norm = {NormKind::layer_norm, false, r.number("layer_norm_eps", 0, 1, 1e-12), true};
     spec.activation = read_activation(r, "hidden_act", "gelu");

@@ -269,6 +269,7 @@ struct ModelSpec {
     int head_dim = 0;            // independent of d_model (Gemma: 256 with d_model 2304)
     int d_ff = 0;                // the MLP's inner width
     int max_positions = 0;       // learned positions: rows of the position table; RoPE: informational
+    std::string positions_key;   // learned positions: the config key that gave max_positions ("n_positions")
 
     // Norms (every norm of the model has this kind and ε; the final norm too)
     NormSpec norm;
