@@ -68,7 +68,7 @@ struct ModelRun {
     // export names them rather than copying them); empty for a model file, whose traces hold them.
     std::vector<std::vector<std::pair<std::string, std::string>>> weights_in_checkpoint;
     std::string non_finite;        // where NaN or ±∞ first arose after the layers; empty: none
-    std::string ignored;           // GPT-2 folders: the tensors of the file GPT-2 skips, in words
+    std::string ignored;           // the tensors of the folder the family recomputes or drops, in words
     std::string held;              // checkpoints: "weights BF16, 257 MiB read in place from the file"
     std::string kind;              // a family's model_type ("llama"); empty: GPT-2 or a model file
     json masked_predictions;       // BERT: the top 5 of each [MASK]
@@ -436,8 +436,8 @@ int run_checkpoint(const std::string& folder, const Options& o, ModelRun& run, s
     if (pass.non_finite.any()) run.non_finite = pass.non_finite.sentence();
     for (int l = 0; l < model.shape().layers; ++l) run.weights_in_checkpoint.push_back(model.layer_weight_names(l));
     run.held = model.held_weights().sentence();
-    if (model.gpt2()) run.ignored = load.ignored;
-    else run.kind = model.model_type();
+    run.ignored = load.ignored;
+    run.kind = model.model_type();
     if (m.head_roles) return 0;  // the probe's prediction says nothing
     if (!model.masked_lm()) {
         run.next_token_top5 = top_json(pass.next_token_top5);

@@ -1,8 +1,8 @@
 #pragma once
 // The catalogue of bad checkpoint folders, one entry per kind of fault, shared by the core
-// tests (load_checkpoint refuses each with messages naming the file and the key, line or
-// tensor), and later the command line and the app (opening one keeps the current model and
-// says why). Each entry writes its folder from a good tiny checkpoint and spoils one thing.
+// tests (lm::load_model refuses each with messages naming the file and the key, line or
+// tensor), the command line and the app (opening one keeps the current model and says why).
+// Each entry writes its folder from a good tiny GPT-2 checkpoint and spoils one thing.
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -142,16 +142,16 @@ inline std::function<void(const std::string&)> as_link(const std::string& name, 
     };
 }
 
-// GPT-2 with d = 4096 and a vocabulary of 2^24 rows, stored as F16 in a sparse file: 128 GiB
+// GPT-2 with d = 16384 and a vocabulary of 2^22 rows, stored as F16 in a sparse file: 130 GiB
 // of weights on disk, read in place (as F16), more than any machine this runs on has free.
 inline void write_larger_than_memory(const std::string& folder) {
     write_tiny_checkpoint(folder);
     gpt2::Config config = tiny_config();
     config.n_layer = 1;
     config.n_head = 1;
-    config.n_embd = 4096;
+    config.n_embd = 16384;
     config.n_inner = 16;
-    config.vocab_size = 1 << 24;
+    config.vocab_size = 1 << 22;
     write_file(folder + "/config.json", gpt2::config_json(config));
     nlohmann::json header = nlohmann::json::object();
     std::uint64_t offset = 0;
@@ -198,18 +198,18 @@ inline std::vector<BadModel> bad_model_catalogue() {
         {"a fractional n_embd", "fractional", with_config("n_embd", 8.5), {"config.json: key 'n_embd'", "found 8.5"}},
         {"a string where a number belongs", "string-size", with_config("n_embd", "eight"),
          {"config.json: key 'n_embd'", "found \"eight\""}},
-        {"an unsupported activation", "activation", with_config("activation_function", "relu"),
-         {"config.json: key 'activation_function'", "\"relu\" is not read", "gelu_new"}},
+        {"an unsupported activation", "activation", with_config("activation_function", "mish"),
+         {"config.json: key 'activation_function'", "\"mish\" is not supported", "gelu_new"}},
         {"another model type", "model-type", with_config("model_type", "gpt_neo"),
-         {"config.json: key 'model_type'", "gpt_neo", "only model_type \"gpt2\""}},
+         {"config.json: key 'model_type'", "\"gpt_neo\" is not supported; supported: \"gpt2\""}},
         {"a model_type that is not a string", "model-type-number", with_config("model_type", 5),
-         {"config.json: key 'model_type': found 5, expected a string naming the model's family"}},
+         {"config.json: key 'model_type': found 5; expected one of \"gpt2\""}},
         {"a layer_norm_epsilon float32 rounds to 0", "epsilon-underflow", with_config("layer_norm_epsilon", 1e-300),
          {"config.json: key 'layer_norm_epsilon'", "too small for float32"}},
         {"attention scaled by the layer index", "inverse-layer", with_config("scale_attn_by_inverse_layer_idx", true),
          {"config.json: key 'scale_attn_by_inverse_layer_idx'", "not supported"}},
         {"a negative layer_norm_epsilon", "epsilon", with_config("layer_norm_epsilon", -1e-5),
-         {"config.json: key 'layer_norm_epsilon'", "between 0 and 1"}},
+         {"config.json: key 'layer_norm_epsilon'", "between 0.0 and 1.0", "found -1e-05"}},
 
         // vocab.json and merges.txt
         {"no vocab.json", "no-vocab", without_file("vocab.json"), {"vocab.json: cannot open"}},
@@ -230,19 +230,20 @@ inline std::vector<BadModel> bad_model_catalogue() {
          {"merges.txt: line 2: the merge result 'qz' is not in the vocabulary"}},
 
         // model.safetensors
-        {"no model.safetensors", "no-weights", without_file("model.safetensors"), {"model.safetensors: cannot open"}},
+        {"no model.safetensors", "no-weights", without_file("model.safetensors"),
+         {"model.safetensors: missing, and there is no model.safetensors.index.json"}},
         {"pytorch_model.bin instead of safetensors", "pytorch",
          [](const std::string& folder) {
              without_file("model.safetensors")(folder);
              write_file(folder + "/pytorch_model.bin", "PK");
          },
          {"model.safetensors: missing", "pytorch_model.bin", "only safetensors are read"}},
-        {"sharded weights", "sharded",
+        {"a shard index without its weight map", "sharded",
          [](const std::string& folder) {
              without_file("model.safetensors")(folder);
              write_file(folder + "/model.safetensors.index.json", "{}");
          },
-         {"model.safetensors: missing", "sharded (model.safetensors.index.json)"}},
+         {"model.safetensors.index.json: key 'weight_map': missing or not an object of tensor name → shard file"}},
         {"model.safetensors not a safetensors file", "not-safetensors", with_file("model.safetensors", "hello, world! not tensors"),
          {"model.safetensors: the header length is", "not a safetensors file?"}},
         {"model.safetensors cut short", "cut-short",
@@ -253,7 +254,7 @@ inline std::vector<BadModel> bad_model_catalogue() {
          },
          {"model.safetensors: tensor '", "run past the end of the data section"}},
         {"a missing tensor", "missing-tensor", drop("h.1.mlp.c_fc.bias"),
-         {"model.safetensors: tensor 'h.1.mlp.c_fc.bias' is missing", "nor is there 'transformer.h.1.mlp.c_fc.bias'"}},
+         {"tensor 'transformer.h.1.mlp.c_fc.bias' is missing (nor 'h.1.mlp.c_fc.bias')", "gpt2 with this config.json needs it, shape [32]"}},
         {"c_attn stored as nn.Linear's (out, in)", "transposed",
          [](const std::string& folder) {
              const gpt2::Checkpoint checkpoint = tiny_checkpoint();
@@ -263,12 +264,12 @@ inline std::vector<BadModel> bad_model_catalogue() {
                      if (t.name == "h.0.attn.c_attn.weight") t = safetensors::named_tensor(t.name, transposed);
              })(folder);
          },
-         {"model.safetensors: tensor 'h.0.attn.c_attn.weight' is [24, 8], but config.json gives [8, 24] (n_embd × 3·n_embd)",
-          "transpose", "Conv1D stores (in, out)"}},
+         {"model.safetensors: tensor 'h.0.attn.c_attn.weight' is [24, 8]; expected [8, 24] for this config.json",
+          "stored transposed", "Conv1D stores (in, out)"}},
         {"fewer layers than config.json says", "layers", with_config("n_layer", 3),
-         {"model.safetensors: layer 2 is missing: no tensor 'h.2.…'", "config.json says n_layer 3"}},
+         {"layer 2 (counted from 0) is missing: no tensor 'transformer.h.2.…' nor 'h.2.…' is here, but config.json gives 3 layers"}},
         {"an embedding of another vocabulary size", "wte", with_config("vocab_size", 300),
-         {"model.safetensors: tensor 'wte.weight' is [260, 8], but config.json gives [300, 8] (vocab_size × n_embd)"}},
+         {"model.safetensors: tensor 'wte.weight' is [260, 8]; expected [300, 8] for this config.json"}},
         {"an integer tensor where a weight belongs", "dtype",
          [](const std::string& folder) {
              write_tiny_checkpoint(folder);
@@ -280,7 +281,7 @@ inline std::vector<BadModel> bad_model_catalogue() {
              bytes.replace(dtype, 5, "\"I32\"");
              write_file(folder + "/model.safetensors", bytes);
          },
-         {"model.safetensors: tensor 'ln_f.bias': dtype I32 is not read (only F32, F16 and BF16 are)"}},
+         {"model.safetensors: tensor 'ln_f.bias' is I32; only F32, F16 and BF16 are read"}},
         {"tensors on the same bytes", "overlap",
          with_header([](nlohmann::json& header) { header["h.1.ln_1.bias"]["data_offsets"] = header["h.1.ln_1.weight"]["data_offsets"]; }),
          {"model.safetensors: tensor 'h.1.ln_1.", "overlap tensor 'h.1.ln_1.", "each byte of the data section belongs to one tensor"}},
@@ -313,16 +314,19 @@ inline std::vector<BadModel> bad_model_catalogue() {
                      return;
                  }
          }),
-         {"model.safetensors: tensors 'transformer.ln_f.bias' and 'ln_f.bias' are both here", "one weight under two names"}},
+         {"tensor 'transformer.ln_f.bias' is stored under 2 names ('transformer.ln_f.bias', 'ln_f.bias')",
+          "which one transformers would load is not defined"}},
         {"more layers than config.json says", "extra-layer", with_config("n_layer", 1),
-         {"model.safetensors: tensor 'h.1.", "belongs to layer 2, but config.json says n_layer 1", "left unused"}},
+         {"model.safetensors: tensors 'h.1.…' belong to layer 1 (counted from 0), but config.json gives 1 layer",
+          "refused rather than ignored"}},
         {"a tensor GPT-2 does not have", "extra-tensor",
          with_tensors([](std::vector<safetensors::NamedTensor>& tensors) {
              tensors.push_back({"h.0.attn.rotary_emb.inv_freq", {4}, tensors.front().values});
          }),
-         {"model.safetensors: tensor 'h.0.attn.rotary_emb.inv_freq' is not a GPT-2 weight: it would be left unused"}},
+         {"model.safetensors: tensor 'h.0.attn.rotary_emb.inv_freq' is not one of a gpt2 checkpoint's (with this config.json)",
+          "refused rather than ignored"}},
         {"weights larger than memory", "larger-than-memory", write_larger_than_memory,
-         {"model.safetensors: its weights need 128 GiB of memory, but only", "is available"}},
+         {": its weights need 1", "GiB of memory, but only", "is available"}},
         {"deeply nested config.json", "config-nested", with_file("config.json", std::string(100000, '[')),
          {"config.json: line 1, column 9", "nested deeper than 8 levels", "; a config file nests at most 8"}},
         {"a key twice in config.json", "config-twice", with_file("config.json", "{\"n_layer\": 2, \"n_layer\": 3}"),
@@ -361,7 +365,8 @@ inline std::vector<BadModel> bad_model_catalogue() {
              safetensors::write_safetensors(folder + "/model.safetensors", {safetensors::named_tensor("encoder.layer.0.weight", w)}, {},
                                      safetensors::Dtype::F32, nullptr);
          },
-         {"model.safetensors: none of GPT-2's tensors is here", "holds 1 tensor, such as 'encoder.layer.0.weight'", "not a GPT-2 checkpoint?"}},
+         {"none of gpt2's tensors is here (no 'transformer.wte.weight')", "the weights hold 1 tensor, such as 'encoder.layer.0.weight'",
+          "not a gpt2 checkpoint?"}},
     };
 }
 

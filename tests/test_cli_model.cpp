@@ -51,12 +51,17 @@ TEST_CASE("option --model FOLDER --export-json writes every layer's trace and th
     REQUIRE(r.code == 0);
     const nlohmann::json j = read_json("test_cli_model_gpt2.json");
 
+    // The numbers are GPT-2's own reader's (an independent oracle); the labels are the family path's.
     const gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
     REQUIRE(load.checkpoint);
     const gpt2::ForwardPass pass = gpt2::forward_text(*load.checkpoint, text);
     REQUIRE(pass.ok);
+    const lm::ModelLoad opened = lm::load_model(folder);
+    REQUIRE(opened.model);
+    const ModelPass labelled = lm::forward_text(*opened.model, text);
     CHECK(j["token_ids"].get<std::vector<int>>() == pass.token_ids);
-    CHECK(j["tokens"].get<std::vector<std::string>>() == pass.tokens);
+    CHECK(j["tokens"].get<std::vector<std::string>>() == labelled.tokens);
+    CHECK(labelled.tokens == std::vector<std::string>{"\xE2\x90\xA3the", "\xE2\x90\xA3", "c", "a", "t", "\xE2\x90\xA3", "s", "a", "t"});
     REQUIRE(j["layers"].size() == 2);
     for (size_t l = 0; l < 2; ++l)
         for (size_t h = 0; h < 2; ++h) {
@@ -77,7 +82,7 @@ TEST_CASE("option --model FOLDER --export-json writes every layer's trace and th
     double sum = 0;
     for (size_t i = 0; i < 5; ++i) {
         CHECK(top["ids"][i] == pass.next_token_top5[i].id);
-        CHECK(top["tokens"][i] == pass.next_token_top5[i].token);
+        CHECK(top["tokens"][i] == labelled.next_token_top5[i].token);
         CHECK(top["probabilities"][i].get<float>() == pass.next_token_top5[i].probability);
         sum += top["probabilities"][i].get<double>();
     }

@@ -9,6 +9,7 @@
 #include "joined.hpp"
 #include "bad_model_catalogue.hpp"
 #include "model/gpt2/checkpoint.hpp"
+#include "model/language_model.hpp"
 #include "tensor/random.hpp"
 
 using namespace attn;
@@ -225,10 +226,10 @@ TEST_CASE("every folder of the bad-model catalogue is refused with its message")
         INFO(bad.item);
         const std::string folder = root + "/" + bad.folder;
         bad.write(folder);
-        const CheckpointLoad load = load_checkpoint(folder);
+        const lm::ModelLoad load = lm::load_model(folder);
         const std::string message = joined(load.errors);
         INFO(message);
-        CHECK_FALSE(load.checkpoint);
+        CHECK_FALSE(load.model);
         CHECK_THAT(message, Contains(folder));
         for (const auto& fragment : bad.says) CHECK_THAT(message, Contains(fragment));
     }
@@ -237,13 +238,17 @@ TEST_CASE("every folder of the bad-model catalogue is refused with its message")
 
 TEST_CASE("one attempt reports the faults of every file") {
     const std::string folder = "test_gpt2_many_faults";
-    attn::testing::with_config("activation_function", "relu")(folder);
+    attn::testing::with_config("n_layer", 3)(folder);
     std::filesystem::remove(folder + "/vocab.json");
-    attn::testing::write_file(folder + "/model.safetensors", "");
-    const CheckpointLoad load = load_checkpoint(folder);
-    CHECK_FALSE(load.checkpoint);
-    CHECK_THAT(joined(load.errors), Contains("config.json: key 'activation_function'") && Contains("vocab.json: cannot open") &&
-                                        Contains("model.safetensors: 0 bytes"));
+    std::filesystem::remove(folder + "/model.safetensors");
+    const lm::ModelLoad load = lm::load_model(folder);
+    CHECK_FALSE(load.model);
+    CHECK_THAT(joined(load.errors), Contains("vocab.json: cannot open") && Contains("model.safetensors: missing"));
+    // A config that fails leaves the weights unread (their shapes come from it), but the tokenizer is read.
+    attn::testing::with_config("activation_function", "mish")(folder);
+    std::filesystem::remove(folder + "/merges.txt");
+    const std::string both = joined(lm::load_model(folder).errors);
+    CHECK_THAT(both, Contains("config.json: key 'activation_function'") && Contains("merges.txt: cannot open"));
     std::filesystem::remove_all(folder);
 }
 
@@ -253,15 +258,15 @@ TEST_CASE("the folder above a checkpoint is one message naming the checkpoint in
     fs::remove_all(parent);
     attn::testing::write_tiny_checkpoint(parent + "/gpt2-tiny");
     fs::create_directories(parent + "/notes");
-    CheckpointLoad load = load_checkpoint(parent);
-    CHECK_FALSE(load.checkpoint);
+    lm::ModelLoad load = lm::load_model(parent);
+    CHECK_FALSE(load.model);
     REQUIRE(load.errors.size() == 1);  // not one "cannot open" per file
-    CHECK_THAT(load.errors[0], Contains(parent + ": no checkpoint here (config.json, model.safetensors, vocab.json and merges.txt") &&
+    CHECK_THAT(load.errors[0], Contains(parent + ": no checkpoint here (config.json, model.safetensors and tokenizer.json") &&
                                    Contains("the checkpoint folder inside it is " + parent + "/gpt2-tiny"));
     CHECK(load.inside == std::vector<std::string>{parent + "/gpt2-tiny"});
-    CHECK(load_checkpoint(load.inside.front()).checkpoint);
+    CHECK(lm::load_model(load.inside.front()).model);
     // An empty folder: what was expected there, and nothing inside.
-    load = load_checkpoint(parent + "/notes");
+    load = lm::load_model(parent + "/notes");
     REQUIRE(load.errors.size() == 1);
     CHECK_THAT(load.errors[0], Contains("no checkpoint here") && !Contains("inside it"));
     CHECK(load.inside.empty());
@@ -292,3 +297,4 @@ TEST_CASE("a GPT-2-small-sized folder opens in F32 and F16 with its weights as w
         std::filesystem::remove_all(folder);
     }
 }
+

@@ -1955,8 +1955,8 @@ TEST_CASE("a GPT-2 folder opens as a family: vocab.json and merges.txt its token
         REQUIRE(pass.layers.size() == expected.layers.size());
         for (std::size_t l = 0; l < pass.layers.size(); ++l)
             for (std::size_t h = 0; h < pass.layers[l].head.size(); ++h)
-                CHECK(max_abs_diff(pass.layers[l].head[h].weights, expected.layers[l].head[h].weights) <= 1e-6f);
-        CHECK(max_abs_diff(pass.logits, expected.logits) <= 1e-5f);
+                CHECK(pass.layers[l].head[h].weights == expected.layers[l].head[h].weights);  // the same engine, the same weights
+        CHECK(pass.logits == expected.logits);
         std::vector<int> top, expected_top;
         for (const auto& p : pass.next_token_top5) top.push_back(p.id);
         for (const auto& p : expected.next_token_top5) expected_top.push_back(p.id);
@@ -1977,6 +1977,15 @@ TEST_CASE("a GPT-2 folder opens as a family: vocab.json and merges.txt its token
     CHECK_THAT(joined(hf::forward_ids(m, {}).errors), Catch::Matchers::Contains("the text has no token"));
     // An edit of layer 1 recomputes from there as the reader does.
     ModelPass pass = hf::forward_text(m, "the cat sat");
+    // The family's scale is the float the engine's own 1/√d_k gives: left to the engine, so
+    // that scaling can be turned off in the layer as in any scenario (a given scale could not be).
+    Scenario layer = hf::layer_scenario(m, pass.tokens, 1, lm::layer_input(pass.layers[1]), {});
+    CHECK(layer.score_scale == 0.0f);
+    CHECK(run(layer).head[0].weights == pass.layers[1].head[0].weights);
+    layer.scale = false;
+    const Trace unscaled = run(layer);
+    INFO(joined(unscaled.errors));
+    CHECK(unscaled.ok);
     REQUIRE(hf::recompute_from(m, 0, pass, nullptr));
     CHECK(pass.layers.front().settings.positional == PositionalEncoding::Learned);
     std::filesystem::remove_all(folder);
@@ -2440,4 +2449,40 @@ TEST_CASE("Qwen3-Next's linear heads compare with each other by their implied we
     CHECK_FALSE(mixed.has_difference);
     CHECK_THAT(mixed.message, Contains("A's layer is linear (Gated DeltaNet)"));
     CHECK(mixed.b == &pass.layers[3].head[0].weights);
+}
+
+TEST_CASE("NaN or ±∞ after the last layer is traced to the stored tensor that holds it, in every family's names", "[families][non-finite]") {
+    using namespace attn::testing::families;
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    struct Spoil {
+        const char* what;
+        std::function<void(HfTensors&)> spoil;
+        std::string stage;
+        std::vector<std::string> says;
+    };
+    const std::vector<Spoil> spoils = {
+        {"NaN in the final norm's weight", [&](HfTensors& t) { t["model.norm.weight"].values[3] = nan; }, "model.norm",
+         {"model.norm.weight[3] is nan", "every row and every logit"}},
+        {"∞ in a row of the untied head", [&](HfTensors& t) { t["lm_head.weight"].values[7 * 16 + 2] = inf; }, "the logits",
+         {"the last token's logit for id 7", "from lm_head.weight[7, 2] = inf"}},
+        {"a finite row of the head that overflows", [&](HfTensors& t) {
+             for (int c = 0; c < 16; ++c) t["lm_head.weight"].values[static_cast<std::size_t>(9 * 16 + c)] = 3e38f;
+         }, "the logits", {"the last token's logit for id 9", "from finite values", "lm_head.weight row 9", "beyond the float range"}},
+    };
+    for (const Spoil& s : spoils) {
+        INFO(s.what);
+        FamilyCheckpoint c = llama3_checkpoint();
+        c.dtype = safetensors::Dtype::F32;  // BF16 would round 3e38 to ∞
+        s.spoil(c.tensors);
+        const std::string folder = folder_for("non_finite_llama3");
+        write_family_checkpoint(folder, c);
+        const hf::OpenedModelLoad load = hf::open_model(folder, false);
+        INFO(joined(load.errors));
+        REQUIRE(load.model);
+        const ModelPass pass = hf::forward_ids(*load.model, {1, 5, 2});
+        REQUIRE(pass.ok);
+        CHECK(pass.non_finite.stage == s.stage);
+        for (const std::string& fragment : s.says) CHECK_THAT(pass.non_finite.origin, Catch::Matchers::Contains(fragment));
+        std::filesystem::remove_all(folder);
+    }
 }

@@ -541,6 +541,8 @@ std::string layer_input_text(const lm::Model& model, int layer) {
     if (layer > 0) x = "X is the residual stream entering the layer (the previous block's output)";
     else if (spec.layout == hf::BlockLayout::post_norm) x = "X = LayerNorm(E[tokens] + P[positions] + T[type 0]), BERT's embeddings";
     else if (spec.embedding_scale != 1.0f) x = "X = E[tokens]\xC2\xB7\xE2\x88\x9A" "d_model, the token embeddings scaled as Gemma scales them";
+    else if (spec.positions == hf::PositionKind::learned_absolute)  // GPT-2: the position table is added in x₀, so the sum is X
+        x = "X = E[tokens] + P[positions], the token and position embeddings added";
     else x = "X = E[tokens], the token embeddings";
     const bool linear = layer >= 0 && layer < static_cast<int>(spec.layers.size()) && spec.layers[static_cast<size_t>(layer)].linear;
     if (linear) x += "; no position is added or turned: this Gated DeltaNet layer reads order through its causal convolution and its recurrence";

@@ -4,7 +4,6 @@
 #include <set>
 
 #include "model/gpt2/model.hpp"
-#include "checkpoint/hf_cache.hpp"
 #include "io/json_read.hpp"  // byte_size_text
 
 namespace attn::lm {
@@ -179,37 +178,29 @@ std::vector<std::pair<std::string, std::string>> Model::layer_weight_names(int l
 
 ModelLoad load_model(const std::string& folder) {
     ModelLoad load;
-    const std::string type = hf::folder_model_type(folder);
-    if (!type.empty() && type != "gpt2") {
-        hf::OpenedModelLoad opened = hf::open_model(folder);
-        load.errors = std::move(opened.errors);
-        // A multimodal folder's other towers (Qwen3.5's vision tower) are counted apart: hundreds of
-        // tensors, none of them the text model's
-        std::vector<std::string> dropped;
-        int tower = 0;
-        for (const std::string& name : opened.ignored) {
-            if (opened.model && opened.model->spec.in_other_tower(name)) ++tower;
-            else dropped.push_back(name);
-        }
-        if (opened.model && !opened.model->spec.multimodal_type.empty()) {
-            const hf::ModelSpec& spec = opened.model->spec;
-            load.ignored = "the text model of a multimodal folder (model_type \"" + spec.multimodal_type + "\"), its tensors under " + spec.tensor_prefix;
-            if (tower > 0)
-                load.ignored += "; " + std::to_string(tower) + " tensors of its other towers (" + spec.skipped_prefixes.front() + "\xE2\x80\xA6) not read";
-        }
-        if (!dropped.empty()) {
-            load.ignored += (load.ignored.empty() ? "" : "; ") + std::string("ignored ") + std::to_string(dropped.size()) + " tensors the family recomputes or drops: ";
-            for (size_t i = 0; i < dropped.size() && i < 3; ++i) load.ignored += (i ? ", " : "") + dropped[i];
-            if (dropped.size() > 3) load.ignored += ", \xE2\x80\xA6";
-        }
-        if (opened.model) load.model.emplace(std::move(*opened.model));
-        return load;
-    }
-    gpt2::CheckpointLoad opened = gpt2::load_checkpoint(folder);
+    hf::OpenedModelLoad opened = hf::open_model(folder);
     load.errors = std::move(opened.errors);
-    load.ignored = gpt2::ignored_text(opened.ignored);
     load.inside = std::move(opened.inside);
-    if (opened.checkpoint) load.model.emplace(std::move(*opened.checkpoint));
+    // A multimodal folder's other towers (Qwen3.5's vision tower) are counted apart: hundreds of
+    // tensors, none of them the text model's
+    std::vector<std::string> dropped;
+    int tower = 0;
+    for (const std::string& name : opened.ignored) {
+        if (opened.model && opened.model->spec.in_other_tower(name)) ++tower;
+        else dropped.push_back(name);
+    }
+    if (opened.model && !opened.model->spec.multimodal_type.empty()) {
+        const hf::ModelSpec& spec = opened.model->spec;
+        load.ignored = "the text model of a multimodal folder (model_type \"" + spec.multimodal_type + "\"), its tensors under " + spec.tensor_prefix;
+        if (tower > 0)
+            load.ignored += "; " + std::to_string(tower) + " tensors of its other towers (" + spec.skipped_prefixes.front() + "\xE2\x80\xA6) not read";
+    }
+    if (!dropped.empty()) {
+        load.ignored += (load.ignored.empty() ? "" : "; ") + std::string("ignored ") + std::to_string(dropped.size()) + " tensors the family recomputes or drops: ";
+        for (size_t i = 0; i < dropped.size() && i < 3; ++i) load.ignored += (i ? ", " : "") + dropped[i];
+        if (dropped.size() > 3) load.ignored += ", \xE2\x80\xA6";
+    }
+    if (opened.model) load.model.emplace(std::move(*opened.model));
     return load;
 }
 

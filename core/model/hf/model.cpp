@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <sys/stat.h>
+
 #include "attention/engine.hpp"
 #include "io/json_read.hpp"
+#include "io/path_kind.hpp"
 #include "attention/positional.hpp"
 #include "tensor/product.hpp"
 #include "attention/softmax.hpp"
@@ -199,25 +202,67 @@ std::string token_label(const OpenedModel& m, int id) {
     return label.empty() ? "#" + std::to_string(id) : label;
 }
 
+namespace {
+
+// The folder itself: there, a folder, and holding a checkpoint's files. None of them: one message
+// saying what was expected, and the checkpoint folders one level down (the folder above a
+// checkpoint, or a download's parent), which `inside` lists.
+bool checkpoint_folder(const std::string& folder, OpenedModelLoad& out) {
+    namespace fs = std::filesystem;
+    struct stat st {};
+    if (::stat(folder.c_str(), &st) != 0) {
+        out.errors.push_back(folder + ": " + (errno == ENOENT ? std::string("no such folder") : reason_of_errno(errno)));
+        return false;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        out.errors.push_back(folder + ": is " + kind_of_mode(st.st_mode) + ", not a checkpoint folder (config.json, the weights, the tokenizer)");
+        return false;
+    }
+    std::error_code ec;
+    const fs::path root(folder);
+    const char* const files[] = {"config.json", "model.safetensors", "model.safetensors.index.json", "tokenizer.json", "vocab.json", "merges.txt"};
+    if (std::any_of(std::begin(files), std::end(files), [&](const char* f) { return fs::exists(fs::symlink_status(root / f, ec)); }))
+        return true;
+    for (fs::directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end; it.increment(ec))
+        if (it->is_directory(ec) && fs::exists(it->path() / "config.json", ec)) out.inside.push_back(it->path().string());
+    std::sort(out.inside.begin(), out.inside.end());
+    std::string message = folder + ": no checkpoint here (config.json, model.safetensors and tokenizer.json were expected)";
+    if (!out.inside.empty()) {
+        message += "; the checkpoint folder" + std::string(out.inside.size() == 1 ? " inside it is " : "s inside it are ");
+        for (std::size_t i = 0; i < out.inside.size() && i < 5; ++i) message += (i ? ", " : "") + out.inside[i];
+        if (out.inside.size() > 5) message += ", \xE2\x80\xA6";
+    }
+    out.errors.push_back(message);
+    return false;
+}
+
+}  // namespace
+
 OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer) {
     OpenedModelLoad out;
+    if (!checkpoint_folder(folder, out)) return out;
+    // Each file is read even when another failed, so that one attempt reports every fault (the
+    // weights need the config's shapes, so a config that fails leaves them unread).
     ModelLoad load = load_model(folder);
     out.errors = std::move(load.errors);
     out.ignored = std::move(load.ignored);
-    if (!load.spec || !load.weights) return out;
-    for (const std::string& why : not_computed(*load.spec)) out.errors.push_back(folder + "/config.json: " + why);
+    if (load.spec && load.weights)
+        for (const std::string& why : not_computed(*load.spec)) out.errors.push_back(folder + "/config.json: " + why);
     std::optional<tok::TokenizerJson> tokenizer;
     if (with_tokenizer) {
-        const std::string tokenizer_file = (std::filesystem::path(folder) / "tokenizer.json").string();
+        namespace fs = std::filesystem;
+        const std::string tokenizer_file = (fs::path(folder) / "tokenizer.json").string();
         std::vector<std::string> tokenizer_errors;
-        const std::string config_file = (std::filesystem::path(folder) / "tokenizer_config.json").string();
+        const std::string config_file = (fs::path(folder) / "tokenizer_config.json").string();
         const std::optional<nlohmann::json> config = read_tokenizer_config(config_file, tokenizer_errors);
         // GPT-2's folders may hold vocab.json and merges.txt instead, as transformers' GPT-2
         // tokenizer reads them: read as the tokenizer.json its converter makes of them.
-        const std::filesystem::path vocab = std::filesystem::path(folder) / "vocab.json", merges = std::filesystem::path(folder) / "merges.txt";
+        const fs::path vocab = fs::path(folder) / "vocab.json", merges = fs::path(folder) / "merges.txt";
         std::error_code ec;
-        if (!std::filesystem::exists(tokenizer_file, ec) && std::filesystem::exists(vocab, ec) && std::filesystem::exists(merges, ec))
-            tokenizer = tok::TokenizerJson::from_vocab_merges(vocab.string(), merges.string(), tokenizer_errors, load.spec->vocab_size);
+        const std::optional<int> vocab_size = load.spec ? std::optional<int>(load.spec->vocab_size) : std::nullopt;
+        if (!fs::exists(fs::symlink_status(tokenizer_file, ec)) &&
+            (fs::exists(fs::symlink_status(vocab, ec)) || fs::exists(fs::symlink_status(merges, ec))))
+            tokenizer = tok::TokenizerJson::from_vocab_merges(vocab.string(), merges.string(), tokenizer_errors, vocab_size);
         else
             tokenizer = load_tokenizer(tokenizer_file, config ? &*config : nullptr, tokenizer_errors);
         if (tokenizer && config) apply_special_tokens(config_file, *config, *tokenizer, tokenizer_errors);
@@ -225,9 +270,8 @@ OpenedModelLoad open_model(const std::string& folder, bool with_tokenizer) {
         // More tokens than the embedding's rows is no fault of the folder (Gemma 3's tokenizer holds
         // the multimodal model's image token beyond the text model's vocab_size): a text that
         // produces one is refused where it is run (token_beyond_embedding).
-        if (!tokenizer) return out;
     }
-    if (!out.errors.empty()) return out;
+    if (!out.errors.empty() || !load.spec || !load.weights || (with_tokenizer && !tokenizer)) return out;
     out.model.emplace(OpenedModel{folder, std::move(*load.spec), std::move(*load.weights), std::move(tokenizer)});
     return out;
 }
@@ -392,6 +436,9 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
             b.norm_post_feed_forward = norm_params(w.post_mlp_norm);
             break;
     }
+    // The family's scale, when it is the float the engine's own 1/√d_k gives, is left to the
+    // engine (0): scaling is then a setting the user can turn off and on again, as in any scenario.
+    if (s.score_scale > 0.0f && s.score_scale == 1.0f / std::sqrt(static_cast<float>(head_dim_of(s)))) s.score_scale = 0.0f;
     return s;
 }
 
@@ -450,6 +497,57 @@ namespace {
 // What the model predicts from the stack's pass: the next token's top 5, or each [MASK]'s
 // (BERT's MLM head: dense, activation, LayerNorm, then the tied decoder with its bias); and
 // where NaN or ±∞ first arose.
+// The largest |value| of a row, for a message about an overflow.
+std::string largest(const Vector& v) { return value_text(v.size() ? v.cwiseAbs().maxCoeff() : 0.0f); }
+
+// The first stage of a causal model's pass where NaN or ±∞ appears, and what brought it there,
+// naming the stored tensor: the final norm's weight or bias, or the head's row.
+NonFiniteOrigin causal_non_finite(const OpenedModel& m, const ModelPass& pass, const Matrix& probabilities) {
+    const ModelSpec& spec = m.spec;
+    const HeadTensorNames names = head_tensor_names(spec);
+    const std::string final_norm = spec.final_norm ? names.final_norm : "the last layer";
+    NonFiniteOrigin found = find_non_finite(pass, final_norm, &probabilities);
+    auto token_named = [&](int id) {
+        std::string label = m.tokenizer ? token_label(m, id) : std::string();
+        if (label == "#" + std::to_string(id)) label.clear();  // a row no token uses
+        return "id " + std::to_string(id) + (label.empty() ? std::string() : " ('" + label + "')");
+    };
+    if (found.stage == final_norm && spec.final_norm) {
+        const NormWeights& norm = m.weights.final_norm;
+        for (const auto& [part, values] : {std::pair<const char*, const Vector*>{".weight", &norm.weight}, {".bias", &norm.bias}}) {
+            const Cell bad = first_non_finite(*values);
+            if (bad.valid())
+                return {final_norm, final_norm + part + "[" + std::to_string(bad.col) + "] is " + value_text((*values)(bad.col)) +
+                                        ": the final norm carries it to every row and every logit"};
+        }
+        const Cell cell = first_non_finite(pass.final_output);
+        const Eigen::Index row = cell.row;
+        const Vector input = stack::layer_output(pass.layers.back()).row(row);
+        return {final_norm, "row " + std::to_string(row + 1) + " ('" + pass.tokens[static_cast<size_t>(row)] + "') is " +
+                                value_text(pass.final_output(row, cell.col)) +
+                                " from finite values: the final norm overflowed the float range (about \xC2\xB1" "3.4e38); its input there reaches " +
+                                largest(input) + ", " + final_norm + ".weight " + largest(norm.weight) +
+                                (norm.bias.size() ? ", " + final_norm + ".bias " + largest(norm.bias) : std::string())};
+    }
+    if (found.stage == "the logits") {
+        // logit t = the last row · the head's row t: every row of the head meets the prediction,
+        // also those no token of the sentence uses.
+        const Cell logit = first_non_finite(pass.logits);
+        const int id = logit.col;
+        const std::string start = "the last token's logit for " + token_named(id) + " is " + value_text(pass.logits(0, id));
+        const SharedMatrix& head = m.weights.unembedding();
+        const Vector row = head.row_vector(id);
+        const std::string tensor = names.lm_head.empty() ? names.embedding : names.lm_head;
+        if (const Cell bad = first_non_finite(row); bad.valid())
+            return {"the logits", start + ", from " + tensor + "[" + std::to_string(id) + ", " + std::to_string(bad.col) + "] = " +
+                                      value_text(row(bad.col)) +
+                                      (names.lm_head.empty() ? " (" + names.embedding_short + " is also the LM head)" : std::string())};
+        return {"the logits", start + " from finite values: the last row \xC2\xB7 " + tensor + " row " + std::to_string(id) + " (reaching " +
+                                  largest(row) + ") is beyond the float range (about \xC2\xB1" "3.4e38)"};
+    }
+    return found;
+}
+
 void read_prediction(const OpenedModel& m, ModelPass& pass) {
     const ModelSpec& spec = m.spec;
     pass.next_token_top5.clear();
@@ -458,7 +556,7 @@ void read_prediction(const OpenedModel& m, ModelPass& pass) {
     if (spec.head == HeadKind::causal_lm) {
         const Matrix probabilities = softmax_rows(pass.logits, SoftmaxKind::Stable);  // (1 × V)
         pass.next_token_top5 = top_predictions(m, probabilities, 5);
-        pass.non_finite = find_non_finite(pass, final_norm, &probabilities);
+        pass.non_finite = causal_non_finite(m, pass, probabilities);
         return;
     }
     pass.non_finite = find_non_finite(pass, final_norm);

@@ -37,6 +37,7 @@ struct OpenedModelLoad {
     std::optional<OpenedModel> model;
     std::vector<std::string> errors;   // each names the file and what is wrong
     std::vector<std::string> ignored;  // tensors read past
+    std::vector<std::string> inside;   // a folder that holds no checkpoint: the checkpoint folders one level down
 };
 // config.json, the weights, tokenizer.json (or GPT-2's vocab.json and merges.txt, where there is
 // no tokenizer.json) and tokenizer_config.json (where it changes the

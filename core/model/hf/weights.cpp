@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <regex>
 #include <string_view>
 #include <set>
 
@@ -600,6 +601,17 @@ std::vector<TensorShape> expected_tensors(const ModelSpec& spec) {
     return out;
 }
 
+HeadTensorNames head_tensor_names(const ModelSpec& s) {
+    const std::string lm_head = s.head_prefix + "lm_head.weight";
+    switch (s.tensors) {
+        case TensorLayout::gpt2: return {"ln_f", "wte.weight", "wte", ""};
+        case TensorLayout::gpt_neox: return {"gpt_neox.final_layer_norm", "gpt_neox.embed_in.weight", "embed_in",
+                                             s.tied_lm_head ? "" : "embed_out.weight"};
+        case TensorLayout::bert: return {"", "bert.embeddings.word_embeddings.weight", "word_embeddings", ""};
+        default: return {s.tensor_prefix + "norm", s.tensor_prefix + "embed_tokens.weight", "embed_tokens", s.tied_lm_head ? "" : lm_head};
+    }
+}
+
 std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelSpec& s, int layer) {
     const std::string l = std::to_string(layer);
     if (s.tensors == TensorLayout::gpt2) {  // Conv1D: used as stored; W_Q, W_K, W_V are c_attn's thirds
@@ -847,14 +859,58 @@ void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load) {
     RefList list = refs_of(spec, weights);
     Faults faults(folder);
     // Pass 1: every name and shape, before a value is read.
+    auto names_of = [](const Ref& ref) { auto all = ref.also; all.insert(all.begin(), ref.name); return all; };
+    std::vector<std::vector<std::string>> found_of(list.refs.size());
+    std::size_t missing = 0;
+    for (std::size_t i = 0; i < list.refs.size(); ++i) {
+        for (const std::string& name : names_of(list.refs[i]))
+            if (where.count(name)) found_of[i].push_back(name);
+        missing += found_of[i].empty();
+    }
+    if (missing == list.refs.size()) {  // nothing of the family's: said once instead of listing every tensor
+        std::string some;
+        int shown = 0;
+        for (auto it = where.begin(); it != where.end() && shown < 3; ++it, ++shown) some += (shown ? ", '" : "'") + printable(it->first, 60) + "'";
+        faults.add("none of " + spec.model_type + "'s tensors is here (no '" + list.refs.front().name + "'); the weights hold " +
+                   std::to_string(where.size()) + (where.size() == 1 ? " tensor" : " tensors") + (where.empty() ? "" : ", such as " + some) +
+                   ": not a " + spec.model_type + " checkpoint?");
+        faults.flush_into(load.errors);
+        return;
+    }
+    // A layer none of whose tensors is here is one fault, not one per tensor: its tensors are
+    // those whose name has the layer's number as its first numbered part ("h.2.", "model.layers.2.").
+    struct LayerOf {
+        std::string stem;  // "transformer.h.2."
+        int index = -1;
+    };
+    auto layer_of = [](const std::string& name) {
+        static const std::regex numbered(R"(^(?:[^.]+\.)*?(\d+)\.)");
+        std::smatch m;
+        return std::regex_search(name, m, numbered) ? LayerOf{m[0].str(), std::stoi(m[1].str())} : LayerOf{};
+    };
+    std::map<std::string, std::pair<std::size_t, std::size_t>> layer_tensors;  // stem → (tensors, missing)
+    for (std::size_t i = 0; i < list.refs.size(); ++i)
+        if (const LayerOf layer = layer_of(list.refs[i].name); layer.index >= 0) {
+            ++layer_tensors[layer.stem].first;
+            layer_tensors[layer.stem].second += found_of[i].empty();
+        }
+    std::set<std::string> said;
     std::set<std::string> used;
     std::vector<std::string> stored(list.refs.size());
     for (std::size_t i = 0; i < list.refs.size(); ++i) {
         const Ref& ref = list.refs[i];
-        std::vector<std::string> found;
-        for (const std::string& name : [&] { auto all = ref.also; all.insert(all.begin(), ref.name); return all; }())
-            if (where.count(name)) found.push_back(name);
+        const std::vector<std::string>& found = found_of[i];
         if (found.empty()) {
+            const LayerOf layer = layer_of(ref.name);
+            if (const auto it = layer_tensors.find(layer.stem); layer.index >= 0 && it->second.first == it->second.second) {
+                if (said.insert(layer.stem).second) {
+                    const bool prefixed = !list.prefix.empty() && layer.stem.compare(0, list.prefix.size(), list.prefix) == 0;
+                    faults.add("layer " + std::to_string(layer.index) + " (counted from 0) is missing: no tensor '" + layer.stem +
+                               "\xE2\x80\xA6'" + (prefixed ? " nor '" + layer.stem.substr(list.prefix.size()) + "\xE2\x80\xA6'" : std::string()) +
+                               " is here, but config.json gives " + std::to_string(spec.layers.size()) + " layers");
+                }
+                continue;
+            }
             std::string others;
             for (const auto& a : ref.also) others += (others.empty() ? " (nor '" : "', '") + a;
             faults.add("tensor '" + ref.name + "' is missing" + (others.empty() ? "" : others + "')") + ": " + spec.model_type +
@@ -871,9 +927,14 @@ void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load) {
         stored[i] = found[0];
         used.insert(found[0]);
         const Located& at = where.at(found[0]);
-        if (at.info->shape != ref.shape)
+        if (at.info->shape != ref.shape) {
+            const bool transposed = ref.shape.size() == 2 && at.info->shape == Shape{ref.shape[1], ref.shape[0]};
             faults.add(load.files[at.file] + ": tensor '" + found[0] + "' is " + shape_text(at.info->shape) + "; expected " +
-                       shape_text(ref.shape) + " for this config.json");
+                       shape_text(ref.shape) + " for this config.json" +
+                       (transposed ? std::string(": it is stored transposed (") +
+                                         (spec.tensors == TensorLayout::gpt2 ? "GPT-2's Conv1D stores (in, out)" : "nn.Linear stores (out, in)") + ")"
+                                   : std::string()));
+        }
         else if (ref.bytes && at.info->dtype != "U8")
             faults.add(load.files[at.file] + ": tensor '" + found[0] + "' is " + at.info->dtype + "; MXFP4's blocks and scales are U8");
         else if (!ref.bytes && !at.info->floating)
@@ -886,10 +947,28 @@ void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load) {
             load.ignored.push_back(name);
             continue;
         }
+        // A layer beyond config.json's: one fault for all its tensors.
+        if (const LayerOf layer = layer_of(name); layer.index >= static_cast<int>(spec.layers.size())) {
+            if (said.insert(load.files[at.file] + layer.stem).second)
+                faults.add(load.files[at.file] + ": tensors '" + printable(layer.stem, 100) + "\xE2\x80\xA6' belong to layer " +
+                           std::to_string(layer.index) + " (counted from 0), but config.json gives " + std::to_string(spec.layers.size()) +
+                           (spec.layers.size() == 1 ? " layer" : " layers") + ": refused rather than ignored");
+            continue;
+        }
         faults.add(load.files[at.file] + ": tensor '" + printable(name, 100) + "' is not one of a " + spec.model_type +
                    " checkpoint's (with this config.json); refused rather than ignored");
     }
     if (!faults.flush_into(load.errors)) return;
+
+    // The matrices are read where the files store them: the stored bytes become resident as
+    // the passes read them, so they are checked against what the machine can still give.
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < list.refs.size(); ++i) bytes += where.at(stored[i]).info->end - where.at(stored[i]).info->begin;
+    if (const auto available = available_memory_bytes(); available && bytes > *available) {
+        load.errors.push_back(folder + ": its weights need " + byte_size_text(bytes) + " of memory, but only " +
+                              byte_size_text(*available) + " is available");
+        return;
+    }
 
     // Pass 2: matrices held where the files store them (the mapping stays while they live);
     // vectors read as float32, the file's pages released after each.

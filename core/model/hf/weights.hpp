@@ -149,6 +149,16 @@ ModelLoad load_model(const std::string& folder);
 // switches the spec to it: ModelSpec::use_resaved_layout).
 void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load);
 
+// The stored names of what follows the last layer, for messages: the final norm (its
+// ".weight" and ".bias"), the token embedding, and the untied head (empty when tied).
+struct HeadTensorNames {
+    std::string final_norm;   // "ln_f", "model.norm"
+    std::string embedding;    // "wte.weight", "model.embed_tokens.weight"
+    std::string embedding_short;  // "wte", "embed_tokens"
+    std::string lm_head;      // "lm_head.weight"; empty: tied to the embedding
+};
+HeadTensorNames head_tensor_names(const ModelSpec& spec);
+
 // Where layer ℓ's weight matrices are stored, by the trace's keys ("w_q", "block.w_1", …), in
 // PyTorch's words: "model.layers.0.self_attn.q_proj.weight.T" (nn.Linear's weight, used as
 // its transpose); GPT-NeoX's "….query_key_value.weight.view(H, 3, hd, d)[:, 0].reshape(H·hd, d).T".
