@@ -13,7 +13,6 @@
 #include "attention/analysis.hpp"
 #include "cli_generate.hpp"
 #include "generate/model_writers.hpp"
-#include "model/gpt2/model.hpp"
 #include "model/language_model.hpp"
 #include "checkpoint/hf_cache.hpp"
 #include "interpret/ablation_sweep.hpp"
@@ -88,8 +87,8 @@ std::string number(float value) {
     return out.str();
 }
 
-// Where NaN or ±∞ first arose after a model file's layers, as gpt2::NonFiniteOrigin says it
-// for a checkpoint. A model file's parameters are finite (load_model_file refuses others), so
+// Where NaN or ±∞ first arose after a model file's layers, as a checkpoint's pass says it
+// (NonFiniteOrigin). A model file's parameters are finite (load_model_file refuses others), so
 // only an overflow can: in LN_f, or in the logits h·W_U + b_U. The stable softmax of finite
 // logits is finite.
 std::string model_file_non_finite(const train::Model& model, const train::ForwardPass& pass, const std::vector<std::string>& tokens) {
@@ -122,10 +121,10 @@ json top_json(const std::vector<TokenProbability>& top) {
 
 // The k most probable of softmax(row), best first, named by the vocabulary (NaN ranks below
 // every number, which keeps the order strict when NaN reached the logits).
-std::vector<gpt2::TokenProbability> top_of_row(const Matrix& logits, Eigen::Index row, const std::vector<std::string>& names,
+std::vector<TokenProbability> top_of_row(const Matrix& logits, Eigen::Index row, const std::vector<std::string>& names,
                                                int k) {
     const Matrix p = softmax_rows(logits.row(row), SoftmaxKind::Stable);  // (1 × V)
-    std::vector<gpt2::TokenProbability> top;
+    std::vector<TokenProbability> top;
     for (int t : stack::top_k(p, k)) top.push_back({t, names[static_cast<size_t>(t)], p(0, t)});
     return top;
 }

@@ -1,13 +1,13 @@
 #pragma once
 // The command line's model commands, headless:
-//   attnlab --model DIR  --text "…" --export-json OUT.json     a GPT-2 checkpoint folder
+//   attnlab --model DIR  --text "…" --export-json OUT.json     a checkpoint folder of any family
 //   attnlab --model FILE --text "a b c" --export-json OUT.json  a model trained in the app
 //   attnlab --model … --text "…" --layer L --head H --print     one head's tables (L, H from 1)
 //   attnlab --model … --text "…" --print                        the tokens and the top 5
 //   attnlab --model DIR [--text "…"] [--layer L --head H] [--screenshot F]   the window, its
 //                                                               model view open (and that layer)
-// A folder is opened as GPT-2 (config.json, model.safetensors, vocab.json, merges.txt) and the
-// text tokenised by its byte-level BPE; a file as a model file (core/train/model_file.hpp),
+// A folder is opened by the family table (config.json, the weights, tokenizer.json or GPT-2's
+// vocab.json and merges.txt) and the text tokenised by its tokenizer; a file as a model file (core/train/model_file.hpp),
 // the text split on spaces into its vocabulary's names. The JSON holds "token_ids",
 // "tokens", "layers" (one trace per layer, the trace format) and "next_token_top5"; a model
 // file's also "predictions", the top 5 of every row.

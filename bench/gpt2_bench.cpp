@@ -129,7 +129,12 @@ int measure(const std::string& folder, int tokens) {
         if (!interpret::logit_lens(st, pass, 5, &why)) return 1;
         lenses.push_back(ms_since(t0));
     }
-    const lm::Model model(c);  // shares the checkpoint's weights
+    lm::ModelLoad opened = lm::load_model(folder);  // the folder as the app opens it
+    if (!opened.model) {
+        for (const std::string& e : opened.errors) std::fprintf(stderr, "%s\n", e.c_str());
+        return 1;
+    }
+    const lm::Model& model = *opened.model;
     std::vector<double> roles;
     int probe_tokens = 0;
     for (int i = 0; i < 3; ++i) {

@@ -10,7 +10,7 @@
 //
 // Shapes, with random N(0, 0.02)-like weights (the pass's cost does not depend on the values):
 //   gpt2-small     12 layers × 12 heads, d_model 768, d_ff 3072, vocab 50257, tied: written by
-//                  GPT-2's writer and opened by GPT-2's reader (core/model/gpt2)
+//                  GPT-2's writer (core/model/gpt2) and opened by the family table, as every shape
 //   smollm2-135m   30 layers, 9 query / 3 K/V heads, d_model 576, head_dim 64, d_ff 1536 (gated,
 //                  SiLU), vocab 49152, tied, rope_theta 100000: a llama folder in Hugging Face's
 //                  layout, opened by core/model/hf
@@ -60,7 +60,7 @@
 #include <nlohmann/json.hpp>
 
 #include "generate/model_writers.hpp"
-#include "model/gpt2/model.hpp"
+#include "model/gpt2/checkpoint.hpp"
 #include "measure.hpp"
 #include "tensor/safetensors.hpp"
 #include "model/hf/model.hpp"
@@ -279,39 +279,31 @@ struct Runs {
     double activations = 0;
 };
 
-// The model opened in this process, as the app holds it; a pass of n tokens.
+// The model opened in this process, as the app holds it (every shape through the family table).
 struct Opened {
-    std::optional<gpt2::Checkpoint> gpt2;
     std::optional<hf::OpenedModel> hf;
     double weight_bytes = 0;   // as held in memory
 };
 
 // A pass of n tokens, every trace kept: into `kept` (its traces' storage reused), or fresh.
 struct Passes {
-    gpt2::ForwardPass gpt2;
     ModelPass hf;
 };
 
 bool one_pass(const Opened& model, int n, Passes& kept, bool fresh) {
     std::vector<int> ids(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = (i * 7919 + 13) % 256;  // byte tokens, any ids would do
-    std::vector<std::string> errors;
-    if (model.gpt2) {
-        if (fresh) kept.gpt2 = gpt2::ForwardPass();  // the old traces freed first: one pass alive
-        if (!gpt2::forward_into(*model.gpt2, ids, kept.gpt2)) errors = kept.gpt2.errors;
-    } else {
-        if (fresh) kept.hf = ModelPass();
-        if (!hf::forward_ids_into(*model.hf, ids, kept.hf)) errors = kept.hf.errors;
-    }
-    for (auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
-    return errors.empty();
+    if (fresh) kept.hf = ModelPass();  // the old traces freed first: one pass alive
+    const bool ok = hf::forward_ids_into(*model.hf, ids, kept.hf);
+    for (auto& e : kept.hf.errors) std::fprintf(stderr, "%s\n", e.c_str());
+    return ok;
 }
 
 std::optional<Runs> time_passes(const Opened& model, int n, int runs) {
     Runs r;
     Passes kept;
     if (!one_pass(model, n, kept, true)) return std::nullopt;  // warm-up
-    r.activations = activation_bytes(model.gpt2 ? kept.gpt2 : kept.hf);
+    r.activations = activation_bytes(kept.hf);
     std::vector<double> rerun, fresh;
     for (int i = 0; i < runs; ++i) {
         auto t0 = Clock::now();
@@ -332,26 +324,17 @@ std::optional<Runs> time_passes(const Opened& model, int n, int runs) {
 int measure(const Shape& shape, const std::string& folder, int runs, int profile_tokens) {
     Opened model;
     const auto t0 = Clock::now();
-    if (shape.learned_positions) {
-        gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
-        if (!load.checkpoint) {
-            for (auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
-            return 1;
-        }
-        model.gpt2 = std::move(*load.checkpoint);
-    } else {
-        hf::OpenedModelLoad load = hf::open_model(folder, false);
-        if (!load.model) {
-            for (auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
-            return 1;
-        }
-        model.hf = std::move(*load.model);
+    hf::OpenedModelLoad opened = hf::open_model(folder, false);
+    if (!opened.model) {
+        for (auto& e : opened.errors) std::fprintf(stderr, "%s\n", e.c_str());
+        return 1;
     }
+    model.hf = std::move(*opened.model);
     const double open_ms = ms_since(t0);
     const double f32_weight_bytes = shape.parameters() * sizeof(float);
     // The matrices are read where the file stores them (stored_matrix.hpp), in its dtype; the
     // vectors (biases, norms) as float32.
-    const lm::HeldWeights held = model.gpt2 ? lm::held_weights(*model.gpt2) : lm::held_weights(*model.hf);
+    const lm::HeldWeights held = lm::held_weights(*model.hf);
     model.weight_bytes = held.bytes + (shape.parameters() - held.elements) * sizeof(float);
     const std::size_t widened_before = stored_bytes_widened();
     if (profile_tokens > 0) {  // passes alone, for a profiler
@@ -439,15 +422,9 @@ int measure(const Shape& shape, const std::string& folder, int runs, int profile
 // tokens written after an 8-token prompt and the peak memory.
 int measure_decode(const Shape& shape, const std::string& folder, int runs, int write) {
     std::optional<lm::Model> model;
-    if (shape.learned_positions) {
-        gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
-        if (load.checkpoint) model.emplace(std::move(*load.checkpoint));
-        else for (auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
-    } else {
-        hf::OpenedModelLoad load = hf::open_model(folder, false);
-        if (load.model) model.emplace(std::move(*load.model));
-        else for (auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
-    }
+    hf::OpenedModelLoad opened = hf::open_model(folder, false);  // GPT-2's shape too: one family of the table
+    if (opened.model) model.emplace(std::move(*opened.model));
+    else for (auto& e : opened.errors) std::fprintf(stderr, "%s\n", e.c_str());
     if (!model) return 1;
     const generate::Writer writer = generate::writer(*model);
     // What one step reads: every layer's matrices and the LM head (the embedding's one row aside).

@@ -1,13 +1,15 @@
 #pragma once
-// Every family the app opens, as lm::Models: GPT-2's tiny checkpoint and each Hugging Face
-// family's fixture (hf_family_fixtures.hpp), written under the temporary folder with `tag` and
-// the process in their names (ctest runs each test case as a process of its own, side by side:
-// two must not write one folder) and opened without a tokenizer (ids as they are).
+// Every family the app opens, as lm::Models: GPT-2's tiny checkpoint (with its tokenizer) and
+// each other Hugging Face family's fixture (hf_family_fixtures.hpp), written under the
+// temporary folder with `tag` and the process in their names (ctest runs each test case as a
+// process of its own, side by side: two must not write one folder) and opened without a
+// tokenizer (ids as they are).
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -32,9 +34,24 @@ inline WrittenFolders& written_folders() {
     return folders;
 }
 
+// A GPT-2 checkpoint made in memory, as the app holds it: written (F32: every value as it is)
+// to a folder under the temporary folder with `tag` and the process in its name, and opened by
+// the family table, tokenizer and all. The folder stays while the process runs: the weights
+// are read in place from it.
+inline lm::Model gpt2_model(const gpt2::Checkpoint& checkpoint, const std::string& tag) {
+    const std::string folder = (std::filesystem::temp_directory_path() / ("attnlab-test-" + tag + "-" + std::to_string(getpid()) + "-gpt2")).string();
+    std::filesystem::remove_all(folder);
+    std::string error;
+    if (!gpt2::write_checkpoint(folder, checkpoint, {}, &error)) throw std::runtime_error(error);
+    written_folders().paths.push_back(folder);
+    lm::ModelLoad load = lm::load_model(folder);
+    if (!load.model) throw std::runtime_error(folder + ": " + (load.errors.empty() ? std::string("not opened") : load.errors.front()));
+    return std::move(*load.model);
+}
+
 inline std::vector<std::pair<std::string, lm::Model>> every_family(const std::string& tag) {
     std::vector<std::pair<std::string, lm::Model>> models;
-    models.emplace_back("gpt2", lm::Model(tiny_checkpoint()));
+    models.emplace_back("gpt2", gpt2_model(tiny_checkpoint(), tag));
     for (const families::FamilyCheckpoint& c : families::all_family_checkpoints()) {
         if (c.config.value("model_type", "") == "gpt2") continue;
         const std::string folder =

@@ -269,7 +269,7 @@ TEST_CASE("writing: a Phi-3 text that grows past LongRoPE's original length turn
 }
 
 TEST_CASE("writing: an edit of layer ℓ refills the caches from ℓ on and writing goes on from there", "[generate]") {
-    const lm::Model model(attn::testing::tiny_checkpoint());
+    const lm::Model model = attn::testing::gpt2_model(attn::testing::tiny_checkpoint(), "generate");
     Writer w = writer(model);
     const std::vector<int> prompt{5, 6, 7};
     ModelPass pass = lm::forward_ids(model, prompt);
@@ -295,7 +295,7 @@ TEST_CASE("writing: an edit of layer ℓ refills the caches from ℓ on and writ
 }
 
 TEST_CASE("writing: the model's positions bound the text, and a token outside the vocabulary is refused", "[generate]") {
-    const lm::Model model(attn::testing::tiny_checkpoint());
+    const lm::Model model = attn::testing::gpt2_model(attn::testing::tiny_checkpoint(), "generate");
     const Writer w = writer(model);
     REQUIRE(w.max_positions > 0);
     std::vector<int> prompt(static_cast<size_t>(w.max_positions), 1);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <unistd.h>
@@ -68,10 +69,19 @@ HubRepo tiny_repo() {
     return repo;
 }
 
-// A fresh cache folder for one test.
+// A fresh cache folder for one test, removed when the process ends.
 std::string temporary_cache(const std::string& name) {
+    struct Written {
+        std::vector<fs::path> paths;
+        ~Written() {
+            std::error_code ec;
+            for (const fs::path& path : paths) fs::remove_all(path, ec);
+        }
+    };
+    static Written written;
     const fs::path cache = fs::temp_directory_path() / ("attnlab-download-" + name + "-" + std::to_string(::getpid()));
     fs::remove_all(cache);
+    written.paths.push_back(cache);
     return cache.string();
 }
 

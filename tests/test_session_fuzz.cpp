@@ -150,8 +150,8 @@ TEST_CASE("every input the session fuzzer crashed on, and its seeds, run without
 
 TEST_CASE("a session's model choice that does not fit the checkpoint is left out piece by piece, with a notice each") {
     using namespace attn;
-    const gpt2::Checkpoint& checkpoint = fuzz::session_checkpoint();
-    const gpt2::ForwardPass pass = gpt2::forward_text(checkpoint, "the cat");
+    const lm::Model& model = fuzz::session_model();
+    const ModelPass pass = lm::forward_text(model, "the cat");
     REQUIRE(pass.ok);
     session_file::ModelChoice choice;
     choice.source = "s.json";
@@ -160,14 +160,14 @@ TEST_CASE("a session's model choice that does not fit the checkpoint is left out
     choice.ablated = {{0, 1}, {5, 0}, {1, 7}};
     Scenario unrelated;   // the default scenario: not a layer of this model
     session_file::ModelRestore r = session_file::check_model_choice(choice, fuzz::session_model(), "the cat", pass, unrelated);
-    CHECK(r.ablated == gpt2::HeadSet{gpt2::HeadId{0, 1}});
+    CHECK(r.ablated == stack::HeadSet{stack::HeadId{0, 1}});
     CHECK(r.layer == -1);
     REQUIRE(r.notices.size() == 3);
     CHECK(r.notices[0] == "s.json: key 'model.ablated': [6, 1] is not a head of the model (the model's layers are 1 to 2, its heads 1 to 2): not ablated");
     CHECK(r.notices[2].find("s.json: key 'model.layer': the session's scenario is not layer 2 of the model (") == 0);
 
     // The layer itself as the scenario: opened, and the head out of range said and replaced.
-    const Scenario layer = gpt2::layer_scenario(checkpoint, pass.tokens, 1, gpt2::layer_input(pass.layers[1]));
+    const Scenario layer = model.layer_scenario(pass.tokens, 1, lm::layer_input(pass.layers[1]), {});
     r = session_file::check_model_choice(choice, fuzz::session_model(), "the cat", pass, layer);
     CHECK(r.layer == 1);
     CHECK(r.head == 0);
@@ -179,7 +179,7 @@ TEST_CASE("a session's model choice that does not fit the checkpoint is left out
           "s.json: key 'model.layer': 3, but the model's layers are 1 to 2: no layer is opened in the pipeline");
     choice.layer = 0;
     const std::string long_text(40, 'a');
-    const gpt2::ForwardPass too_long = gpt2::forward_text(checkpoint, long_text);
+    const ModelPass too_long = lm::forward_text(model, long_text);
     CHECK_FALSE(too_long.ok);
     const std::string notice = session_file::check_model_choice(choice, fuzz::session_model(), long_text, too_long, layer).notices.back();
     CHECK(notice.find("layer 1 is not opened: the session's sentence cannot run (") != std::string::npos);

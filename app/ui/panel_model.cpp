@@ -532,11 +532,7 @@ namespace {
 
 // What X of the layer opened in the pipeline is, and what its attention reads of it.
 std::string layer_input_text(const lm::Model& model, int layer) {
-    const hf::OpenedModel* hf = model.hf();
-    if (hf == nullptr)  // GPT-2: wpe is in x₀, so the scenario has no encoding of its own and the sum is its X
-        return layer == 0 ? "X = wte[tokens] + wpe[positions], the token and position embeddings added; attention reads LN\xE2\x82\x81(X)."
-                          : "X is the residual stream entering the layer (the previous block's output); attention reads LN\xE2\x82\x81(X).";
-    const hf::ModelSpec& spec = hf->spec;
+    const hf::ModelSpec& spec = model.opened().spec;
     std::string x;
     if (layer > 0) x = "X is the residual stream entering the layer (the previous block's output)";
     else if (spec.layout == hf::BlockLayout::post_norm) x = "X = LayerNorm(E[tokens] + P[positions] + T[type 0]), BERT's embeddings";
@@ -717,89 +713,86 @@ std::string model_shape_text(const lm::Model& model) {
         }
     if (local > 0)
         text += "; " + std::to_string(local) + " local layers (window " + std::to_string(window) + ") and " + std::to_string(c.layers - local) + " global";
-    if (const hf::OpenedModel* hf = model.hf()) {  // Llama 4: chunked layers, a query temperature on the global NoPE ones
-        int chunked = 0, chunk = 0;
-        bool tempered = false;
-        for (const hf::LayerSpec& layer : hf->spec.layers) {
-            if (layer.chunk > 0) ++chunked, chunk = layer.chunk;
-            tempered |= layer.temperature;
-        }
-        if (chunked > 0)
-            text += "; " + std::to_string(chunked) + " chunked layers (a query sees its own chunk of " + std::to_string(chunk) + " tokens) and " +
-                    std::to_string(c.layers - chunked) + " global";
-        if (tempered) text += ", queries \xC3\x97 a temperature growing with position on the NoPE layers";
-        int linear = 0;
-        for (const hf::LayerSpec& layer : hf->spec.layers) linear += layer.linear ? 1 : 0;
-        if (linear > 0) {  // Qwen3-Next: Gated DeltaNet layers beside gated softmax ones
-            const hf::LinearSpec& n = hf->spec.linear;
-            text += "; " + std::to_string(linear) + " linear layers (Gated DeltaNet: " + std::to_string(n.value_heads) + " heads on " +
-                    std::to_string(n.key_heads) + " key heads, a state of " + std::to_string(n.key_dim) + " \xC3\x97 " + std::to_string(n.value_dim) +
-                    " per head whatever the length, no softmax) and " + std::to_string(c.layers - linear) + " full";
-        }
-        if (hf->spec.output_gate) text += ", each softmax head's output \xC3\x97 \xCF\x83(its gate) before W_O";
+    const hf::ModelSpec& spec = model.opened().spec;
+    // Llama 4: chunked layers, a query temperature on the global NoPE ones
+    int chunked = 0, chunk = 0;
+    bool tempered = false;
+    for (const hf::LayerSpec& layer : spec.layers) {
+        if (layer.chunk > 0) ++chunked, chunk = layer.chunk;
+        tempered |= layer.temperature;
     }
-    if (const hf::OpenedModel* hf = model.hf()) {
-        const hf::ModelSpec& spec = hf->spec;
-        if (spec.positions == hf::PositionKind::rope) {
-            text += "; RoPE";
-            if (spec.latent.kv_rank > 0)  // latent attention: the last d_rope of each head's q and k, k's shared
-                text += " on the last " + std::to_string(spec.latent.rope_dim) + " of each head's " + std::to_string(spec.head_dim) + " dims";
-            else if (spec.rotary_dim > 0 && spec.rotary_dim < spec.head_dim)
-                text += " on " + std::to_string(spec.rotary_dim) + " of " + std::to_string(spec.head_dim) + " dims";
-            const hf::RopeScaling& scaling = spec.layers.empty() ? hf::RopeScaling{} : spec.layers.front().rope_scaling;
-            if (scaling.kind == hf::RopeScalingKind::longrope)
-                text += " (LongRoPE: short factors up to " + std::to_string(scaling.original_max_position_embeddings) +
-                        " tokens, long ones beyond; cos and sin \xC3\x97 " + attn::format_value(static_cast<float>(scaling.attention_factor), 4) + ")";
-            if (scaling.kind == hf::RopeScalingKind::yarn)
-                text += " (YaRN \xC3\x97" + attn::format_value(static_cast<float>(scaling.factor), 2) + " beyond " +
-                        std::to_string(scaling.original_max_position_embeddings) + " tokens; cos and sin \xC3\x97 " +
-                        attn::format_value(static_cast<float>(scaling.attention_factor), 4) + ")";
-        }
-        if (spec.latent.kv_rank > 0) {  // DeepSeek-V3: what a latent cache keeps beside each head's k and v
-            const hf::LatentSpec& l = spec.latent;
-            text += "; multi-head latent attention: every head's k and v from a latent of " + std::to_string(l.kv_rank) +
-                    " and a rotary key of " + std::to_string(l.rope_dim) + " shared by the heads (" + std::to_string(l.kv_rank + l.rope_dim) +
-                    " numbers a token to cache, against " + std::to_string(c.heads * (l.nope_dim + l.rope_dim + l.v_dim)) + "), d_v " +
-                    std::to_string(l.v_dim) + (l.q_rank > 0 ? ", queries through a rank-" + std::to_string(l.q_rank) + " path" : "");
-        }
-        if (spec.tensors == hf::TensorLayout::gpt_oss) text += ", the experts read from fused tensors";
-        if (spec.tensors == hf::TensorLayout::phi3) text += ", Q, K, V and gate, up read from fused tensors";
-        std::string nope;
-        for (int l = 0; l < static_cast<int>(spec.layers.size()); ++l)
-            if (!spec.layers[static_cast<size_t>(l)].rope) nope += (nope.empty() ? "" : ", ") + std::to_string(l + 1);
-        if (spec.positions == hf::PositionKind::rope && !nope.empty()) text += ", NoPE (no rotation) on layer" + std::string(nope.find(',') != std::string::npos ? "s " : " ") + nope;
-        if (spec.qk_norm) text += spec.qk_norm_whole ? ", QK-norm over all heads at once" : ", QK-norm";
-        if (!spec.layers.empty() && spec.layers.front().qk_norm) text += ", QK-norm without a weight on the RoPE layers";
-        if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
-        if (spec.sinks) text += ", a learned sink per head";
-        if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";
-        std::string mixture;  // the layers whose MLP is a mixture of experts, from 1
-        int mixtures = 0;
-        for (int l = 0; l < static_cast<int>(spec.layers.size()); ++l)
-            if (spec.layers[static_cast<size_t>(l)].moe) mixture += (mixtures++ == 0 ? "" : ", ") + std::to_string(l + 1);
-        if (mixtures > 0) {
-            const bool all = mixtures == c.layers;
-            const std::string how = spec.experts.top_k_then_softmax ? ", softmax over their logits only"
-                                    : spec.experts.top_k_then_sigmoid ? ", the top logits, each kept expert weighed by its own \xCF\x83, scaling what it reads"
-                                    : spec.experts.sigmoid_grouped
-                                        ? ", σ scores, the best " + std::to_string(spec.experts.top_groups) + " of " +
-                                              std::to_string(spec.experts.groups) + " groups first, weights × " +
-                                              attn::format_value(static_cast<float>(spec.experts.routed_scale), 3)
-                                    : spec.experts.normalize_top_k ? ", renormalised" : "";
-            text += ", a mixture of " + std::to_string(spec.experts.experts) + " experts in place of the MLP (" +
-                    std::to_string(spec.experts.experts_per_token) + " per token" + how + ") " +
-                    (all ? std::string("on every layer") : (mixtures > 1 ? "on layers " : "on layer ") + mixture);
-            if (spec.experts.shared_d_ff > 0)
-                text += std::string(", beside them a shared expert on every token") + (spec.experts.shared_gate ? " scaled by its gate \xCF\x83(x\xC2\xB7g)" : " (no gate)");
-            if (!all && spec.mlp == hf::MlpKind::gated) text += ", a gated MLP on the others";
-        } else if (spec.mlp == hf::MlpKind::gated) {
-            text += ", gated MLP";
-        }
-        if (spec.layout == hf::BlockLayout::parallel_residual) text += ", parallel residual";
-        if (spec.layout == hf::BlockLayout::sandwich) text += ", sandwich norms";
-        if (spec.layout == hf::BlockLayout::post_norm) text += ", bidirectional, post-norm";
-        if (spec.layout == hf::BlockLayout::after_sublayers) text += ", norms after each sublayer only";
+    if (chunked > 0)
+        text += "; " + std::to_string(chunked) + " chunked layers (a query sees its own chunk of " + std::to_string(chunk) + " tokens) and " +
+                std::to_string(c.layers - chunked) + " global";
+    if (tempered) text += ", queries \xC3\x97 a temperature growing with position on the NoPE layers";
+    int linear = 0;
+    for (const hf::LayerSpec& layer : spec.layers) linear += layer.linear ? 1 : 0;
+    if (linear > 0) {  // Qwen3-Next: Gated DeltaNet layers beside gated softmax ones
+        const hf::LinearSpec& n = spec.linear;
+        text += "; " + std::to_string(linear) + " linear layers (Gated DeltaNet: " + std::to_string(n.value_heads) + " heads on " +
+                std::to_string(n.key_heads) + " key heads, a state of " + std::to_string(n.key_dim) + " \xC3\x97 " + std::to_string(n.value_dim) +
+                " per head whatever the length, no softmax) and " + std::to_string(c.layers - linear) + " full";
     }
+    if (spec.output_gate) text += ", each softmax head's output \xC3\x97 \xCF\x83(its gate) before W_O";
+    if (spec.positions == hf::PositionKind::rope) {
+        text += "; RoPE";
+        if (spec.latent.kv_rank > 0)  // latent attention: the last d_rope of each head's q and k, k's shared
+            text += " on the last " + std::to_string(spec.latent.rope_dim) + " of each head's " + std::to_string(spec.head_dim) + " dims";
+        else if (spec.rotary_dim > 0 && spec.rotary_dim < spec.head_dim)
+            text += " on " + std::to_string(spec.rotary_dim) + " of " + std::to_string(spec.head_dim) + " dims";
+        const hf::RopeScaling& scaling = spec.layers.empty() ? hf::RopeScaling{} : spec.layers.front().rope_scaling;
+        if (scaling.kind == hf::RopeScalingKind::longrope)
+            text += " (LongRoPE: short factors up to " + std::to_string(scaling.original_max_position_embeddings) +
+                    " tokens, long ones beyond; cos and sin \xC3\x97 " + attn::format_value(static_cast<float>(scaling.attention_factor), 4) + ")";
+        if (scaling.kind == hf::RopeScalingKind::yarn)
+            text += " (YaRN \xC3\x97" + attn::format_value(static_cast<float>(scaling.factor), 2) + " beyond " +
+                    std::to_string(scaling.original_max_position_embeddings) + " tokens; cos and sin \xC3\x97 " +
+                    attn::format_value(static_cast<float>(scaling.attention_factor), 4) + ")";
+    }
+    if (spec.latent.kv_rank > 0) {  // DeepSeek-V3: what a latent cache keeps beside each head's k and v
+        const hf::LatentSpec& l = spec.latent;
+        text += "; multi-head latent attention: every head's k and v from a latent of " + std::to_string(l.kv_rank) +
+                " and a rotary key of " + std::to_string(l.rope_dim) + " shared by the heads (" + std::to_string(l.kv_rank + l.rope_dim) +
+                " numbers a token to cache, against " + std::to_string(c.heads * (l.nope_dim + l.rope_dim + l.v_dim)) + "), d_v " +
+                std::to_string(l.v_dim) + (l.q_rank > 0 ? ", queries through a rank-" + std::to_string(l.q_rank) + " path" : "");
+    }
+    if (spec.tensors == hf::TensorLayout::gpt_oss) text += ", the experts read from fused tensors";
+    if (spec.tensors == hf::TensorLayout::phi3) text += ", Q, K, V and gate, up read from fused tensors";
+    std::string nope;
+    for (int l = 0; l < static_cast<int>(spec.layers.size()); ++l)
+        if (!spec.layers[static_cast<size_t>(l)].rope) nope += (nope.empty() ? "" : ", ") + std::to_string(l + 1);
+    if (spec.positions == hf::PositionKind::rope && !nope.empty()) text += ", NoPE (no rotation) on layer" + std::string(nope.find(',') != std::string::npos ? "s " : " ") + nope;
+    if (spec.qk_norm) text += spec.qk_norm_whole ? ", QK-norm over all heads at once" : ", QK-norm";
+    if (!spec.layers.empty() && spec.layers.front().qk_norm) text += ", QK-norm without a weight on the RoPE layers";
+    if (spec.attn_logit_softcap > 0) text += ", scores soft-capped at " + std::to_string(static_cast<int>(spec.attn_logit_softcap));
+    if (spec.sinks) text += ", a learned sink per head";
+    if (spec.norm.kind == hf::NormKind::rms_norm) text += spec.norm.one_plus_weight ? ", RMSNorm (1 + \xCE\xB3)" : ", RMSNorm";
+    std::string mixture;  // the layers whose MLP is a mixture of experts, from 1
+    int mixtures = 0;
+    for (int l = 0; l < static_cast<int>(spec.layers.size()); ++l)
+        if (spec.layers[static_cast<size_t>(l)].moe) mixture += (mixtures++ == 0 ? "" : ", ") + std::to_string(l + 1);
+    if (mixtures > 0) {
+        const bool all = mixtures == c.layers;
+        const std::string how = spec.experts.top_k_then_softmax ? ", softmax over their logits only"
+                                : spec.experts.top_k_then_sigmoid ? ", the top logits, each kept expert weighed by its own \xCF\x83, scaling what it reads"
+                                : spec.experts.sigmoid_grouped
+                                    ? ", σ scores, the best " + std::to_string(spec.experts.top_groups) + " of " +
+                                          std::to_string(spec.experts.groups) + " groups first, weights × " +
+                                          attn::format_value(static_cast<float>(spec.experts.routed_scale), 3)
+                                : spec.experts.normalize_top_k ? ", renormalised" : "";
+        text += ", a mixture of " + std::to_string(spec.experts.experts) + " experts in place of the MLP (" +
+                std::to_string(spec.experts.experts_per_token) + " per token" + how + ") " +
+                (all ? std::string("on every layer") : (mixtures > 1 ? "on layers " : "on layer ") + mixture);
+        if (spec.experts.shared_d_ff > 0)
+            text += std::string(", beside them a shared expert on every token") + (spec.experts.shared_gate ? " scaled by its gate \xCF\x83(x\xC2\xB7g)" : " (no gate)");
+        if (!all && spec.mlp == hf::MlpKind::gated) text += ", a gated MLP on the others";
+    } else if (spec.mlp == hf::MlpKind::gated) {
+        text += ", gated MLP";
+    }
+    if (spec.layout == hf::BlockLayout::parallel_residual) text += ", parallel residual";
+    if (spec.layout == hf::BlockLayout::sandwich) text += ", sandwich norms";
+    if (spec.layout == hf::BlockLayout::post_norm) text += ", bidirectional, post-norm";
+    if (spec.layout == hf::BlockLayout::after_sublayers) text += ", norms after each sublayer only";
     return text;
 }
 

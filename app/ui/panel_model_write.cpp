@@ -559,9 +559,8 @@ void draw_cache_view(PanelContext state, ModelViewState& m) {
     if (c.window > 0) about += "; a sliding window of " + std::to_string(c.window) + ": older rows leave";
     if (c.chunk > 0) about += "; chunks of " + std::to_string(c.chunk) + ": the token that starts a chunk drops the rows before it";
     if (c.first_position > 0) about += " (" + std::to_string(c.first_position) + " have left)";
-    if (const hf::OpenedModel* hf = model.hf(); hf != nullptr && hf->spec.latent.kv_rank > 0) {
+    if (const hf::LatentSpec& l = model.opened().spec.latent; l.kv_rank > 0) {
         // latent attention: what is kept here is expanded from what a latent cache would keep
-        const hf::LatentSpec& l = hf->spec.latent;
         about += "; every head's k and v expanded from the layer's latent, as transformers keeps them: a latent cache keeps " +
                  std::to_string(l.kv_rank + l.rope_dim) + " numbers a token (the latent and the rotary key) instead of " +
                  std::to_string(model.shape().heads * (l.nope_dim + l.rope_dim + l.v_dim));

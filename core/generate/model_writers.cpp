@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 
-#include "model/gpt2/model.hpp"
 #include "model/hf/model.hpp"
 
 namespace attn::generate {
@@ -16,12 +15,8 @@ Writer writer(const lm::Model& model) {
     w.vocab_size = model.shape().vocab_size;
     w.max_positions = model.shape().max_positions;
     w.token_text = [&model](int id) { return model.token_text(id); };
-    if (const gpt2::Checkpoint* c = model.gpt2()) {
-        w.embed = [c](int id, int position) { return gpt2::embed(*c, {id}, position); };
-    } else {
-        const hf::OpenedModel* m = model.hf();
-        w.embed = [m](int id, int position) { return hf::embed(*m, {id}, position); };
-    }
+    const hf::OpenedModel* m = &model.opened();
+    w.embed = [m](int id, int position) { return hf::embed(*m, {id}, position); };
     if (model.masked_lm())
         w.cannot = model.family() + " is a masked language model: it reads the whole sentence at once, each token seeing the "
                                     "later ones, and predicts masked tokens; it does not write one token after another";

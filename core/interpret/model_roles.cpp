@@ -43,14 +43,7 @@ ProbeVocabulary probe_vocabulary(const lm::Model& model) {
     ProbeVocabulary v;
     v.size = model.shape().vocab_size;
     v.max_positions = model.shape().max_positions;
-    if (const gpt2::Checkpoint* c = model.gpt2()) {
-        v.size = std::min(v.size, c->tokenizer.size());
-        for (int id = 0; id < v.size; ++id)
-            if (c->tokenizer.token(id).empty()) v.excluded.push_back(id);
-        if (std::optional<int> end = c->tokenizer.id("<|endoftext|>")) v.excluded.push_back(*end);
-        return v;  // GPT-2's tokenizer adds no BOS
-    }
-    const hf::OpenedModel& m = *model.hf();
+    const hf::OpenedModel& m = model.opened();
     if (!m.tokenizer) return v;  // ids only: every row of the embedding
     const tok::TokenizerJson& t = *m.tokenizer;
     v.size = std::min(v.size, t.size());

@@ -3,17 +3,11 @@
 #include <initializer_list>
 #include <set>
 
-#include "model/gpt2/model.hpp"
 #include "io/json_read.hpp"  // byte_size_text
 
 namespace attn::lm {
 
 namespace {
-
-Shape shape_of(const gpt2::Checkpoint& c) {
-    const gpt2::Config& g = c.config;
-    return Shape{g.n_layer, g.n_head, g.n_head, g.n_embd, g.head_dim(), g.vocab_size, g.n_positions};
-}
 
 Shape shape_of(const hf::OpenedModel& m) {
     const hf::ModelSpec& s = m.spec;
@@ -21,77 +15,45 @@ Shape shape_of(const hf::OpenedModel& m) {
                  s.positions == hf::PositionKind::learned_absolute ? s.max_positions : 0};
 }
 
-template <class... F>
-struct Overloaded : F... {
-    using F::operator()...;
-};
-template <class... F>
-Overloaded(F...) -> Overloaded<F...>;
-
 }  // namespace
 
-Model::Model(gpt2::Checkpoint checkpoint) : held_(std::move(checkpoint)), shape_(shape_of(std::get<gpt2::Checkpoint>(held_))) {}
-Model::Model(hf::OpenedModel model) : held_(std::move(model)), shape_(shape_of(std::get<hf::OpenedModel>(held_))) {}
-
-const std::string& Model::folder() const {
-    return std::visit(Overloaded{[](const gpt2::Checkpoint& c) -> const std::string& { return c.folder; },
-                                 [](const hf::OpenedModel& m) -> const std::string& { return m.folder; }},
-                      held_);
-}
-
-const std::string& Model::model_type() const {
-    static const std::string gpt2_type = "gpt2";
-    return hf() ? hf()->spec.model_type : gpt2_type;
-}
+Model::Model(hf::OpenedModel model) : opened_(std::move(model)), shape_(shape_of(opened_)) {}
 
 std::string Model::family() const { return hf::family_name(model_type()); }
 
 int Model::window(int layer) const {
-    const hf::OpenedModel* m = hf();
-    if (m == nullptr || layer < 0 || layer >= static_cast<int>(m->spec.layers.size())) return 0;
-    return m->spec.layers[static_cast<size_t>(layer)].window;
+    const hf::ModelSpec& spec = opened_.spec;
+    if (layer < 0 || layer >= static_cast<int>(spec.layers.size())) return 0;
+    return spec.layers[static_cast<size_t>(layer)].window;
 }
 
-bool Model::masked_lm() const { return hf() && hf()->spec.head == hf::HeadKind::masked_lm; }
+bool Model::masked_lm() const { return opened_.spec.head == hf::HeadKind::masked_lm; }
 
 std::vector<int> Model::encode(const std::string& text, std::vector<std::string>& errors) const {
-    if (const gpt2::Checkpoint* c = gpt2()) return c->tokenizer.encode(text);
-    return hf::encode_text(*hf(), text, errors);
+    return hf::encode_text(opened_, text, errors);
 }
 
-std::string Model::token_text(int id) const {
-    if (const gpt2::Checkpoint* c = gpt2()) return c->tokenizer.describe(id);
-    return hf::token_label(*hf(), id);
-}
+std::string Model::token_text(int id) const { return hf::token_label(opened_, id); }
 
 std::string Model::text_of(const std::vector<int>& ids) const {
     std::string text;
-    if (const gpt2::Checkpoint* c = gpt2()) {
-        text = c->tokenizer.decode(ids);
-    } else {
-        const hf::OpenedModel* m = hf();
-        for (int id : ids) text += m->tokenizer ? m->tokenizer->piece(id) : "#" + std::to_string(id);
-    }
+    for (int id : ids) text += opened_.tokenizer ? opened_.tokenizer->piece(id) : "#" + std::to_string(id);
     return valid_utf8(text);
 }
 
-std::string Model::vocabulary_token(int id) const {
-    if (const gpt2::Checkpoint* c = gpt2()) return c->tokenizer.token(id);
-    const hf::OpenedModel& m = *hf();
-    return m.tokenizer ? m.tokenizer->token(id) : std::string();
-}
+std::string Model::vocabulary_token(int id) const { return opened_.tokenizer ? opened_.tokenizer->token(id) : std::string(); }
 
 std::string Model::token_beyond_embedding(const std::string& text) const {
-    const hf::OpenedModel* m = hf();
-    if (m == nullptr || !m->tokenizer) return {};  // GPT-2's reader checks vocab.json's ids against vocab_size on opening
+    const hf::OpenedModel* m = &opened_;
+    if (!m->tokenizer) return {};
     std::vector<std::string> unencoded;  // a text the tokenizer cannot encode: forward_text says why
     const std::vector<int> ids = hf::encode_text(*m, text, unencoded);
     return unencoded.empty() ? hf::token_beyond_embedding(*m, text, ids) : std::string();
 }
 
 std::string Model::tokens_beyond_embedding() const {
-    const hf::OpenedModel* m = hf();
-    if (m == nullptr || !m->tokenizer) return {};
+    const hf::OpenedModel* m = &opened_;
+    if (!m->tokenizer) return {};
     const int rows = static_cast<int>(m->weights.token_embedding.rows()), tokens = m->tokenizer->size();
     if (tokens <= rows) return {};
     const int beyond = tokens - rows;
@@ -102,14 +64,10 @@ std::string Model::tokens_beyond_embedding() const {
            std::to_string(rows) + " rows (" + named + "): a sentence that produces " + (beyond == 1 ? "it" : "one") + " is refused";
 }
 
-std::vector<std::string> Model::validate(const std::vector<int>& ids) const {
-    if (const gpt2::Checkpoint* c = gpt2()) return gpt2::validate(*c, ids);
-    return hf::validate(*hf(), ids);
-}
+std::vector<std::string> Model::validate(const std::vector<int>& ids) const { return hf::validate(opened_, ids); }
 
 Scenario Model::layer_scenario(const std::vector<std::string>& tokens, int layer, const Matrix& input, const stack::Ablation& ablated) const {
-    if (const gpt2::Checkpoint* c = gpt2()) return gpt2::layer_scenario(*c, tokens, layer, input, ablated);
-    return hf::layer_scenario(*hf(), tokens, layer, input, ablated);
+    return hf::layer_scenario(opened_, tokens, layer, input, ablated);
 }
 
 namespace {
@@ -142,12 +100,6 @@ std::string HeldWeights::sentence() const {
            (dtypes.find("float32") == std::string::npos ? " read in place from the file" : "");
 }
 
-HeldWeights held_weights(const gpt2::Checkpoint& c) {
-    std::vector<std::vector<const SharedMatrix*>> layers;
-    for (const gpt2::LayerWeights& l : c.layers) layers.push_back({&l.w_q, &l.w_k, &l.w_v, &l.c_proj_w, &l.c_fc_w, &l.mlp_proj_w});
-    return held_of({&c.wte, &c.wpe}, layers);
-}
-
 HeldWeights held_weights(const hf::OpenedModel& m) {
     const hf::Weights& w = m.weights;
     std::vector<std::vector<const SharedMatrix*>> layers;
@@ -160,20 +112,10 @@ HeldWeights held_weights(const hf::OpenedModel& m) {
     return held_of({&w.token_embedding, &w.position_embedding, &w.token_type_embedding, &w.lm_head, &w.mlm_dense}, layers);
 }
 
-HeldWeights Model::held_weights() const {
-    if (const gpt2::Checkpoint* c = gpt2()) return lm::held_weights(*c);
-    return lm::held_weights(*hf());
-}
+HeldWeights Model::held_weights() const { return lm::held_weights(opened_); }
 
 std::vector<std::pair<std::string, std::string>> Model::layer_weight_names(int layer) const {
-    if (const gpt2::Checkpoint* c = gpt2()) {  // GPT-2's reader: named as the family's gpt2 layout names them
-        hf::ModelSpec spec;
-        spec.model_type = "gpt2";
-        spec.tensors = hf::TensorLayout::gpt2;
-        spec.d_model = c->config.n_embd;
-        return hf::layer_weight_names(spec, layer);
-    }
-    return hf::layer_weight_names(hf()->spec, layer);
+    return hf::layer_weight_names(opened_.spec, layer);
 }
 
 ModelLoad load_model(const std::string& folder) {
@@ -205,9 +147,9 @@ ModelLoad load_model(const std::string& folder) {
 }
 
 int Model::experts_in_layer(int layer) const {
-    const hf::OpenedModel* m = hf();  // GPT-2's feed-forwards are never mixtures
-    if (m == nullptr || layer < 0 || layer >= static_cast<int>(m->spec.layers.size())) return 0;
-    return m->spec.layers[static_cast<size_t>(layer)].moe ? m->spec.experts.experts : 0;
+    const hf::ModelSpec& spec = opened_.spec;
+    if (layer < 0 || layer >= static_cast<int>(spec.layers.size())) return 0;
+    return spec.layers[static_cast<size_t>(layer)].moe ? spec.experts.experts : 0;
 }
 
 stack::Ablation Model::fitting(const stack::Ablation& ablated) const {
@@ -220,23 +162,19 @@ stack::Ablation Model::fitting(const stack::Ablation& ablated) const {
 }
 
 ModelPass forward_text(const Model& model, const std::string& text, const stack::Ablation& ablated) {
-    if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::forward_text(*c, text, ablated);
-    return hf::forward_text(*model.hf(), text, ablated);
+    return hf::forward_text(model.opened(), text, ablated);
 }
 
 ModelPass forward_ids(const Model& model, const std::vector<int>& ids, const stack::Ablation& ablated) {
-    if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::forward(*c, ids, ablated);
-    return hf::forward_ids(*model.hf(), ids, ablated);
+    return hf::forward_ids(model.opened(), ids, ablated);
 }
 
 stack::Stack model_stack(const Model& model, const ModelPass& pass) {
-    if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::make_stack(*c, pass.token_ids, pass.tokens);
-    return hf::model_stack(*model.hf(), &pass.tokens, &pass.token_ids);
+    return hf::model_stack(model.opened(), &pass.tokens, &pass.token_ids);
 }
 
 bool recompute_from(const Model& model, int layer, ModelPass& pass, const Scenario* edited) {
-    if (const gpt2::Checkpoint* c = model.gpt2()) return gpt2::recompute_from(*c, layer, pass, edited);
-    return hf::recompute_from(*model.hf(), layer, pass, edited);
+    return hf::recompute_from(model.opened(), layer, pass, edited);
 }
 
 const Matrix& layer_input(const Trace& trace) { return trace.x_pe; }

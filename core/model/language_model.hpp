@@ -1,8 +1,8 @@
 #pragma once
-// A checkpoint as the app opens it, whatever its family: GPT-2's reader (model/gpt2/) or a Hugging
-// Face family's (model/hf/: every row of its family table but GPT-2's). The model
-// view, its jobs, Compare and sessions hold one lm::Model and read one kind of pass
-// (model_pass.hpp); what differs between families is asked of the model, never guessed:
+// A checkpoint as the app opens it, whatever its family: one folder read by the family table
+// (model/hf/), GPT-2's included. The model view, its jobs, Compare and sessions hold one
+// lm::Model and read one kind of pass (model_pass.hpp); what differs between families is
+// asked of the model, never guessed:
 //
 //   shape()          layers, query heads H, K/V heads H_kv, d_model, head_dim, vocabulary
 //   kv_head(h)       the K/V head query head h reads: h / (H / H_kv) (Hugging Face's repeat_kv)
@@ -11,10 +11,8 @@
 //   layer_scenario   layer ℓ as an engine scenario (its weights shared, not copied)
 #include <optional>
 #include <string>
-#include <variant>
 #include <vector>
 
-#include "model/gpt2/checkpoint.hpp"
 #include "model/hf/model.hpp"
 #include "model/model_pass.hpp"
 #include "attention/scenario.hpp"
@@ -41,16 +39,14 @@ struct HeldWeights {
     // "weights BF16, 257 MiB read in place from the file"
     std::string sentence() const;
 };
-HeldWeights held_weights(const gpt2::Checkpoint& checkpoint);
 HeldWeights held_weights(const hf::OpenedModel& model);
 
 class Model {
 public:
-    explicit Model(gpt2::Checkpoint checkpoint);
     explicit Model(hf::OpenedModel model);
 
-    const std::string& folder() const;
-    const std::string& model_type() const;  // config.json's: "gpt2", "llama", "gemma3_text", …
+    const std::string& folder() const { return opened_.folder; }
+    const std::string& model_type() const { return opened_.spec.model_type; }  // config.json's: "gpt2", "llama", "gemma3_text", …
     std::string family() const;             // as people name it: "GPT-2", "Llama", "Gemma 3", "GPT-NeoX (Pythia)", …
     const Shape& shape() const { return shape_; }
     int kv_head(int head) const { return shape_.kv_heads > 0 ? head / (shape_.heads / shape_.kv_heads) : head; }
@@ -60,7 +56,7 @@ public:
     // The ids of text, or none with a message in `errors` when the tokenizer cannot encode it
     // faithfully (a pattern's match limit, a normalizer past its bound: tok::EncodeError).
     std::vector<int> encode(const std::string& text, std::vector<std::string>& errors) const;
-    // An id as the token strip and the top 5 show it ("␣cat", "byte 0xA9, part of a character").
+    // An id as the token strip and the top 5 show it ("␣cat", "<0xA9>": a byte of a character).
     std::string token_text(int id) const;
     // The text of ids as they continue a text: each id's piece (" cat" for "Ġcat" and "▁cat",
     // a byte token's byte) in turn, invalid UTF-8 replaced by U+FFFD; "#id" for an id of a
@@ -92,12 +88,11 @@ public:
     // "block.w_1", …): an export names them instead of copying the checkpoint into itself.
     std::vector<std::pair<std::string, std::string>> layer_weight_names(int layer) const;
 
-    // What the model is read by (the command line's exports name GPT-2's tensors).
-    const gpt2::Checkpoint* gpt2() const { return std::get_if<gpt2::Checkpoint>(&held_); }
-    const hf::OpenedModel* hf() const { return std::get_if<hf::OpenedModel>(&held_); }
+    // The opened folder: its spec (the family table's row, as config.json sets it), weights and tokenizer.
+    const hf::OpenedModel& opened() const { return opened_; }
 
 private:
-    std::variant<gpt2::Checkpoint, hf::OpenedModel> held_;
+    hf::OpenedModel opened_;
     Shape shape_;
 };
 
@@ -108,9 +103,8 @@ struct ModelLoad {
     // A folder holding no checkpoint itself: the checkpoint folders one level down, sorted.
     std::vector<std::string> inside;
 };
-// The folder's config.json says the family: "gpt2" (or none) is read by GPT-2's reader, any
-// other model_type by the Hugging Face families' (which refuses one it does not compute,
-// naming it and those it does).
+// The folder read by the family table (hf::open_model), which refuses a family or a setting it
+// does not compute, naming it and those it does.
 ModelLoad load_model(const std::string& folder);
 
 // The sentence tokenised by the model's tokenizer and run, the heads of `ablated`

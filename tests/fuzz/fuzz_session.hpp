@@ -5,15 +5,19 @@
 // not opened: every session meets the same one) and applied (ablations, the layer opened from
 // the session's scenario), a trained run re-created at its step and its opened layer run
 // again from the scenario. False when the code contradicts itself; nothing may crash.
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "fuzz_common.hpp"
 #include "model/gpt2/checkpoint.hpp"
 #include "model/language_model.hpp"
-#include "model/gpt2/model.hpp"
 #include "session_file.hpp"
 #include "train/trainer.hpp"
 
@@ -36,28 +40,42 @@ inline const gpt2::Checkpoint& session_checkpoint() {
     return checkpoint;
 }
 
-// The same checkpoint as the model view holds it.
+// The same checkpoint as the model view holds it: written once to a folder of the process's own
+// (removed as it exits) and opened by the family table.
 inline const lm::Model& session_model() {
-    static const lm::Model model{session_checkpoint()};
+    static const std::string folder =
+        (std::filesystem::temp_directory_path() / ("attnlab-fuzz-session-" + std::to_string(getpid()))).string();
+    static const lm::Model model = [] {
+        std::string error;
+        if (!gpt2::write_checkpoint(folder, session_checkpoint(), {}, &error)) std::abort();
+        std::atexit([] {
+            std::error_code ec;
+            std::filesystem::remove_all(folder, ec);
+        });
+        lm::ModelLoad load = lm::load_model(folder);
+        if (!load.model) std::abort();
+        return std::move(*load.model);
+    }();
     return model;
 }
 
 inline bool exercise_session_model(const session_file::ModelChoice& choice, const Scenario& scenario) {
-    const gpt2::Checkpoint& checkpoint = session_checkpoint();
+    const lm::Model& model = session_model();
+    const gpt2::Config& config = session_checkpoint().config;
     const std::string sentence = choice.sentence.empty() ? "the cat" : choice.sentence;
-    gpt2::ForwardPass pass = gpt2::forward_text(checkpoint, sentence);
+    ModelPass pass = lm::forward_text(model, sentence);
     const session_file::ModelRestore restore = session_file::check_model_choice(choice, session_model(), sentence, pass, scenario);
     for (const auto& head : restore.ablated.heads)
-        if (head.layer < 0 || head.layer >= checkpoint.config.n_layer || head.head < 0 || head.head >= checkpoint.config.n_head) return false;
+        if (head.layer < 0 || head.layer >= config.n_layer || head.head < 0 || head.head >= config.n_head) return false;
     if (!restore.ablated.empty() && pass.ok) {
         pass.ablated = restore.ablated;
-        if (!gpt2::recompute_from(checkpoint, 0, pass)) return false;   // every head checked: the recompute must run
+        if (!lm::recompute_from(model, 0, pass)) return false;   // every head checked: the recompute must run
     }
     if (restore.layer < 0) return true;
     // A layer the check let through is that layer: the window recomputes from it as edited.
-    if (!pass.ok || restore.layer >= checkpoint.config.n_layer || restore.head < 0 || restore.head >= checkpoint.config.n_head) return false;
+    if (!pass.ok || restore.layer >= config.n_layer || restore.head < 0 || restore.head >= config.n_head) return false;
     if (!small_enough(scenario)) return true;
-    gpt2::recompute_from(checkpoint, restore.layer, pass, &scenario);   // may refuse with a message (NaN typed in); never crash
+    lm::recompute_from(model, restore.layer, pass, &scenario);   // may refuse with a message (NaN typed in); never crash
     return true;
 }
 

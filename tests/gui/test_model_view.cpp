@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bad_model_catalogue.hpp"
+#include "every_family.hpp"
 #include "attention/engine.hpp"
 #include "model/gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
@@ -336,7 +337,7 @@ TEST_CASE("Model jobs get the stream entering the layer, not the pass: their res
     c = gpt2::random_checkpoint(config, 4, c.tokenizer);
     const gpt2::ForwardPass shown = gpt2::forward_text(c, "the cat");  // the tiny model reads 16 positions
     REQUIRE(shown.ok);
-    const auto model = std::make_shared<const lm::Model>(c);
+    const auto model = std::make_shared<const lm::Model>(testing::gpt2_model(c, "model-jobs"));
     for (int layer : {0, 1, 2}) {
         INFO("layer " << layer + 1);
         Scenario edited = gpt2::layer_scenario(c, shown.tokens, layer, gpt2::layer_input(shown.layers[static_cast<size_t>(layer)]));
