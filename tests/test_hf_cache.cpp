@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "bad_model_catalogue.hpp"
+#include "model/language_model.hpp"
 #include "model/gpt2/checkpoint.hpp"
 #include "checkpoint/hf_cache.hpp"
 #include "scoped_environment.hpp"
@@ -84,7 +85,7 @@ TEST_CASE("a cached model is found by its name, and each way it can be missing i
     const hf::ModelLocation by_name = hf::locate_model("org/tiny", cache);
     CHECK(by_name.folder == found.folder);
     CHECK(by_name.from_cache == "org/tiny");
-    CHECK(gpt2::load_checkpoint(by_name.folder).checkpoint.has_value());
+    CHECK(lm::load_model(by_name.folder).model.has_value());
     const hf::ModelLocation by_path = hf::locate_model(found.folder, cache);
     CHECK(by_path.folder == found.folder);
     CHECK(by_path.from_cache.empty());

@@ -15,7 +15,6 @@
 
 #include "bad_model_catalogue.hpp"
 #include "model/gpt2/checkpoint.hpp"
-#include "model/gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
 #include "model/hf/model.hpp"
 #include "attention/analysis.hpp"
@@ -404,10 +403,10 @@ TEST_CASE("a BF16 GPT-2 checkpoint stays BF16: wte, wpe and c_attn's thirds read
     gpt2::CheckpointWriteOptions options;
     options.dtype = Dtype::BF16;
     write_tiny_checkpoint(folder, options);
-    gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
-    REQUIRE(load.checkpoint);
-    const gpt2::Checkpoint& opened = *load.checkpoint;
-    for (const SharedMatrix* w : {&opened.wte, &opened.wpe, &opened.layers[1].w_k, &opened.layers[0].mlp_proj_w}) {
+    const hf::OpenedModelLoad load = hf::open_model(folder);  // as the app opens it: the family table
+    REQUIRE(load.model);
+    const hf::Weights& opened = load.model->weights;
+    for (const SharedMatrix* w : {&opened.token_embedding, &opened.position_embedding, &opened.layers[1].w_k, &opened.layers[0].w_down}) {
         REQUIRE(w->stored() != nullptr);
         CHECK(w->stored()->dtype == Dtype::BF16);
     }
@@ -415,7 +414,7 @@ TEST_CASE("a BF16 GPT-2 checkpoint stays BF16: wte, wpe and c_attn's thirds read
     CHECK(opened.layers[1].w_k(3, 5) == safetensors::bf16_to_f32(safetensors::f32_to_bf16(c.layers[1].w_k(3, 5))));
     const std::vector<int> ids = {3, 100, 7, 255, 42};  // ids of its byte symbols
     const std::size_t before = stored_bytes_widened();
-    const gpt2::ForwardPass pass = gpt2::forward(opened, ids);
+    const ModelPass pass = hf::forward_ids(*load.model, ids);
     REQUIRE(pass.ok);
     CHECK(stored_bytes_widened() == before);
     CHECK(pass.next_token_top5.size() == 5);

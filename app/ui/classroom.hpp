@@ -23,9 +23,9 @@ namespace attn::ui {
 // View's first item presenter mode's. The shortcuts: the views' keys, in the order offered.
 void draw_menu_bar(PanelContext state, const Offers& offers);
 void handle_shortcuts(const Offers& offers);
-void draw_notices(PanelContext state, const LessonState& lesson);  // and the lessons that could not be read
+void draw_notices(const std::vector<Notice>& notices, bool presenter, const LessonState& lesson);  // and the lessons that could not be read
 // The lines the status area's notices take, wrapped at `wrap_width` pixels.
-int notice_lines(PanelContext state, const LessonState& lesson, float wrap_width);
+int notice_lines(const std::vector<Notice>& notices, bool presenter, const LessonState& lesson, float wrap_width);
 void add_notice(PanelContext state, std::string text, bool error, std::string attempt = {});
 
 // panel_files.cpp: File and Export, the path popup, the quit question.

@@ -146,11 +146,11 @@ struct PanelContext {
 struct EditContext : PanelContext {
     const edits::Session& session;
     EditContext(Context& c)  // NOLINT(google-explicit-constructor): a view's Context is one
-        : PanelContext(c), session(c.session), pending_(c.session.pending) {}
-    void push(edits::Edit edit) const { pending_.push_back(std::move(edit)); }
+        : PanelContext(c), session(c.session), writable_(c.session) {}
+    void push(edits::Edit edit) const { writable_.push(std::move(edit)); }
 
 private:
-    std::vector<edits::Edit>& pending_;
+    edits::Session& writable_;  // for push alone: the window applies the queue between frames
 };
 
 }  // namespace attn::ui

@@ -37,16 +37,16 @@ namespace {
 
 // The notices the status area shows: the last few. In presenter mode only errors: a
 // projector shows the step being taught, not "Opened the … model".
-std::vector<const Notice*> shown_notices(PanelContext state) {
+std::vector<const Notice*> shown_notices(const std::vector<Notice>& notices, bool presenter) {
     std::vector<const Notice*> shown;
-    for (auto it = state.notices.rbegin(); it != state.notices.rend() && shown.size() < kNoticesShown; ++it)
-        if (it->error || !state.presenter) shown.insert(shown.begin(), &*it);
+    for (auto it = notices.rbegin(); it != notices.rend() && shown.size() < kNoticesShown; ++it)
+        if (it->error || !presenter) shown.insert(shown.begin(), &*it);
     return shown;
 }
 
 }  // namespace
 
-int notice_lines(PanelContext state, const LessonState& lesson, float wrap_width) {
+int notice_lines(const std::vector<Notice>& notices, bool presenter, const LessonState& lesson, float wrap_width) {
     // A notice longer than the width wraps onto more lines: each line is counted.
     const auto lines = [&](const std::string& text) {
         const float height = ImGui::CalcTextSize(text.c_str(), nullptr, false, std::max(1.0f, wrap_width)).y;
@@ -54,17 +54,17 @@ int notice_lines(PanelContext state, const LessonState& lesson, float wrap_width
     };
     int count = 0;
     for (const std::string& error : lesson.load_errors) count += lines("Lesson not loaded: " + error);
-    for (const Notice* notice : shown_notices(state)) count += lines(notice->text);
+    for (const Notice* notice : shown_notices(notices, presenter)) count += lines(notice->text);
     return count;
 }
 
-void draw_notices(PanelContext state, const LessonState& lesson) {
+void draw_notices(const std::vector<Notice>& notices, bool presenter, const LessonState& lesson) {
     for (const std::string& error : lesson.load_errors) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 100, 255));
         ImGui::TextWrapped("Lesson not loaded: %s", error.c_str());
         ImGui::PopStyleColor();
     }
-    for (const Notice* notice : shown_notices(state)) {
+    for (const Notice* notice : shown_notices(notices, presenter)) {
         ImGui::PushStyleColor(ImGuiCol_Text, notice->error ? IM_COL32(255, 110, 100, 255) : IM_COL32(150, 220, 150, 255));
         ImGui::TextWrapped("%s", notice->text.c_str());
         ImGui::PopStyleColor();

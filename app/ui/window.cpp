@@ -159,7 +159,7 @@ void Window::draw_frame(HeatmapTextures& textures) {
     const float line = ImGui::GetTextLineHeightWithSpacing();
     const float status_h =
         line * static_cast<float>(1 + std::min<size_t>(messages, 4) +
-                                  static_cast<size_t>(notice_lines(shared, lesson.state, ImGui::GetContentRegionAvail().x -
+                                  static_cast<size_t>(notice_lines(shared.notices, shared.presenter, lesson.state, ImGui::GetContentRegionAvail().x -
                                                                                              (presenter ? 0.0f : 300.0f * scale)))) + 8.0f;
     // The model view in front (its tab, last frame): the side bar and the bar above the tabs
     // are the model's, not the preset's.
@@ -211,7 +211,7 @@ void Window::draw_frame(HeatmapTextures& textures) {
     }
     ImGui::BeginChild("status", ImVec2(0, 0), false);
     draw_status(shared);
-    draw_notices(shared, lesson.state);
+    draw_notices(shared.notices, shared.presenter, lesson.state);
     ImGui::EndChild();
     ImGui::EndGroup();
     ImGui::End();

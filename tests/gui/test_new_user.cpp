@@ -672,11 +672,11 @@ TEST_CASE("Presenter mode fills the projector with the step taught: its result l
         CHECK(ui.heatmap(map)->numbers);
     }
     // A projector shows no "Opened …" notice; an error it does.
-    CHECK(ui::notice_lines(ui.window.shared, ui.window.lesson.state, 4000.0f) == 0);
+    CHECK(ui::notice_lines(ui.window.shared.notices, ui.window.shared.presenter, ui.window.lesson.state, 4000.0f) == 0);
     ui::add_notice(ui.window.shared, "Cannot save the session: disk full", true);
-    CHECK(ui::notice_lines(ui.window.shared, ui.window.lesson.state, 4000.0f) == 1);
+    CHECK(ui::notice_lines(ui.window.shared.notices, ui.window.shared.presenter, ui.window.lesson.state, 4000.0f) == 1);
     ui.window.shared.presenter = false;
-    CHECK(ui::notice_lines(ui.window.shared, ui.window.lesson.state, 4000.0f) == 2);
+    CHECK(ui::notice_lines(ui.window.shared.notices, ui.window.shared.presenter, ui.window.lesson.state, 4000.0f) == 2);
 }
 
 TEST_CASE("A cell's number keeps plain decimals when fewer fit: 0.04 is never written 4e−2", "[new-user][numbers]") {

@@ -18,7 +18,7 @@
 
 #include "bad_model_catalogue.hpp"
 #include "cli.hpp"
-#include "model/gpt2/model.hpp"
+#include "model/gpt2/checkpoint.hpp"
 #include "hf_family_fixtures.hpp"
 #include "model_fixtures.hpp"
 #include "teaching/presets.hpp"
@@ -121,14 +121,14 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         ui.frame(2);
         ui::open_model_layer(ui.window.shared, ui.window.model.state, 1, 1);
         ui.frame(3);
-        ui.window.model.state.ablation_toggles.push_back(gpt2::HeadId{2, 0});  // layer 3's head 1 ablated, after the opened layer
+        ui.window.model.state.ablation_toggles.push_back(stack::HeadId{2, 0});  // layer 3's head 1 ablated, after the opened layer
         ui.frame(3);
         REQUIRE(ui.window.model.state.pass.ablated.heads.size() == 1);
         Scenario edited = ui.window.shared.session.scenario;
         edited.w_v.edit()(0, 0) += 3.0f;  // layer 2 edited: layer 3 and the prediction follow
         ui.window.shared.session.push(edits::ReplaceScenario{edited});
         ui.frame(3);
-        for (const gpt2::TokenProbability& t : ui.window.model.state.pass.next_token_top5) top5.push_back(t.probability);
+        for (const TokenProbability& t : ui.window.model.state.pass.next_token_top5) top5.push_back(t.probability);
         REQUIRE(top5.size() == 5);
         last_weights = ui.window.model.state.pass.layers[2].head[0].weights;
         save(ui, path);
@@ -142,11 +142,11 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         REQUIRE(m.model);
         CHECK(m.computed_sentence == sentence);
         CHECK(m.layer == 1);
-        CHECK(m.pass.ablated == gpt2::HeadSet{gpt2::HeadId{2, 0}});
+        CHECK(m.pass.ablated == stack::HeadSet{stack::HeadId{2, 0}});
         CHECK(ui.window.shared.view.shown_head == 1);
         CHECK(m.pass.layers[2].head[0].weights == last_weights);
         std::vector<float> again;
-        for (const gpt2::TokenProbability& t : m.pass.next_token_top5) again.push_back(t.probability);
+        for (const TokenProbability& t : m.pass.next_token_top5) again.push_back(t.probability);
         CHECK(again == top5);
     }
     SECTION("the folder gone: a notice, and the scenario opens") {
@@ -242,8 +242,8 @@ TEST_CASE("A session named at start-up comes back as saved: every field it store
             ui.frame(2);
             ui::open_model_layer(ui.window.shared, ui.window.model.state, 1, 2);  // layer 2, head 3
             ui.frame(3);
-            ui.window.model.state.ablation_toggles.push_back(gpt2::HeadId{2, 1});
-            ui.window.model.state.ablation_toggles.push_back(gpt2::HeadId{0, 3});
+            ui.window.model.state.ablation_toggles.push_back(stack::HeadId{2, 1});
+            ui.window.model.state.ablation_toggles.push_back(stack::HeadId{0, 3});
             ui.window.shared.presenter = true;
             ui.frame(3);
             CHECK(ui.window.model.state.pass.ablated.heads.size() == 2);
@@ -595,7 +595,7 @@ TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against t
         CHECK(has_notice(ui.window, path + ": key 'model.ablated': [9, 1] is not a head of the model (the model's layers are 1 to 2, its heads 1 to 2): not ablated"));
         CHECK(m.head == 0);
         CHECK(m.layer == 1);  // the layer itself is the scenario's: reattached
-        CHECK(m.pass.ablated == gpt2::HeadSet{gpt2::HeadId{1, 1}});
+        CHECK(m.pass.ablated == stack::HeadSet{stack::HeadId{1, 1}});
         CHECK(ui::model_choice(m)->head == 0);
     }
     SECTION("a layer the model does not have") {
@@ -700,7 +700,7 @@ TEST_CASE("Session files with models: a model named at start-up or by a session 
         CHECK(ui.window.shared.view.pane == ui::Pane::Pipeline);  // not the model view the opening shows
         // The head the model has is ablated in the first pass; the one it has not is said.
         CHECK(ui.window.model.state.pass.ok);
-        CHECK(ui.window.model.state.pass.ablated == gpt2::HeadSet{gpt2::HeadId{0, 1}});
+        CHECK(ui.window.model.state.pass.ablated == stack::HeadSet{stack::HeadId{0, 1}});
         const ModelPass expected = lm::forward_text(*ui.window.model.state.model, "the cat sat", {{0, 1}});
         CHECK(ui.window.model.state.pass.layers.back().head[0].weights == expected.layers.back().head[0].weights);
         CHECK(notice_with("s.json: key 'model.ablated': [8, 1] is not a head of the model"));
@@ -761,7 +761,7 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
         ui.window.model.state.sentence = sentence;
         REQUIRE(ui.open_model(folder));
         ui.frame(2);
-        ui.window.model.state.ablation_toggles.push_back(gpt2::HeadId{0, 4});  // layer 1's head 5, before the layer opened
+        ui.window.model.state.ablation_toggles.push_back(stack::HeadId{0, 4});  // layer 1's head 5, before the layer opened
         ui.frame(2);
         ui.window.finish_work();
         ui.frame(2);
@@ -813,7 +813,7 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
         REQUIRE(m.model);
         CHECK(m.layer == 1);
         CHECK(m.head == 2);
-        CHECK(m.pass.ablated == gpt2::HeadSet{gpt2::HeadId{0, 4}});
+        CHECK(m.pass.ablated == stack::HeadSet{stack::HeadId{0, 4}});
         CHECK(reflect::equal(ui.window.shared.session.scenario, saved_scenario));
         CHECK(trace_text(ui.window.shared.session.trace) == saved_trace);
         CHECK(m.pass.layers[1].head[2].weights == last_weights);
@@ -839,7 +839,7 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
         ui.frame(3);
         for (const ui::Notice& n : ui.window.shared.notices) CHECK_FALSE(n.error);
         CHECK(ui.window.model.state.layer == 1);
-        CHECK(ui.window.model.state.pass.ablated == gpt2::HeadSet{gpt2::HeadId{0, 4}});
+        CHECK(ui.window.model.state.pass.ablated == stack::HeadSet{stack::HeadId{0, 4}});
         CHECK(reflect::equal(ui.window.shared.session.scenario, saved_scenario));
         CHECK(trace_text(ui.window.shared.session.trace) == saved_trace);
         for (const auto& entry : fs::directory_iterator(autosaves)) CHECK(entry.path().extension() != ".unreadable");
