@@ -8,13 +8,12 @@
 #include <string>
 
 #include "bad_model_catalogue.hpp"
-#include "model/gpt2/model.hpp"
+#include "model/gpt2/checkpoint.hpp"
 
 namespace attn::testing {
 
-// Written into `folder` (replacing what is there).
-inline void write_sharp_gpt2(const std::string& folder, bool strong_heads = false) {
-    std::filesystem::remove_all(folder);
+// The checkpoint, in memory.
+inline gpt2::Checkpoint sharp_gpt2(bool strong_heads = false) {
     gpt2::Config config = tiny_config();
     config.n_layer = 3;
     config.n_positions = 64;
@@ -24,8 +23,14 @@ inline void write_sharp_gpt2(const std::string& folder, bool strong_heads = fals
         for (auto& layer : c.layers) layer.c_proj_w.edit() *= 40.0f;
         c.wte.edit() *= 20.0f;
     }
+    return c;
+}
+
+// Written into `folder` (replacing what is there), or `c` instead of it.
+inline void write_sharp_gpt2(const std::string& folder, bool strong_heads = false, const gpt2::Checkpoint* c = nullptr) {
+    std::filesystem::remove_all(folder);
     std::string error;
-    REQUIRE(gpt2::write_checkpoint(folder, c, gpt2::CheckpointWriteOptions{}, &error));
+    REQUIRE(gpt2::write_checkpoint(folder, c ? *c : sharp_gpt2(strong_heads), gpt2::CheckpointWriteOptions{}, &error));
 }
 
 // The same under the system's temporary folder, named `name`; its path.

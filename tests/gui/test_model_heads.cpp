@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "bad_model_catalogue.hpp"
-#include "model/gpt2/model.hpp"
 #include "interpret/ablation_sweep.hpp"
 #include "interpret/model_roles.hpp"
 #include "job.hpp"

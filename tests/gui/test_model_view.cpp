@@ -22,7 +22,6 @@
 #include "bad_model_catalogue.hpp"
 #include "every_family.hpp"
 #include "attention/engine.hpp"
-#include "model/gpt2/model.hpp"
 #include "hf_family_fixtures.hpp"
 #include "ui/arithmetic.hpp"
 #include "hub_server.hpp"
@@ -80,8 +79,8 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
     REQUIRE(m.pass.ok);
     CHECK(m.computed_sentence == "The animal did not cross the road because it was tired");
     // The same numbers as a forward pass of the folder, computed here.
-    const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
-    const gpt2::ForwardPass expected = gpt2::forward_text(checkpoint, m.computed_sentence);
+    const lm::Model opened = *lm::load_model(folder).model;  // the folder as the family table reads it
+    const ModelPass expected = lm::forward_text(opened, m.computed_sentence);
     REQUIRE(expected.ok);
     CHECK(m.pass.token_ids == expected.token_ids);
     // Chips token/id, by hand: "The" is T + the merge h e (id 257), " animal" starts with Ġ shown as ␣.
@@ -140,7 +139,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         CHECK(x_tooltip.find("seeded") == std::string::npos);
         REQUIRE(ui.heatmap("head0.weights") != nullptr);
         const float weights_y = ui.heatmap("head0.weights")->y;  // where the cards stand before the recompute line shows
-        const gpt2::ForwardPass before = m.pass;
+        const ModelPass before = m.pass;
         ui.hold_model_jobs = true;
         const std::uint64_t runs = engine_runs();
         const float w = ui.window.shared.session.scenario.w_o(2, 5);
@@ -165,9 +164,10 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         ui.frame(2);
         CHECK_FALSE(m.jobs->busy());
         CHECK(ui.widget("model.recomputing") == nullptr);
-        gpt2::Checkpoint changed = checkpoint;
-        changed.layers[1].c_proj_w.edit()(2, 5) = w + 5.0f;
-        const gpt2::ForwardPass full = gpt2::forward_text(changed, m.computed_sentence);
+        hf::OpenedModel edited_weights = opened.opened();  // its own copy of the one matrix edited
+        edited_weights.weights.layers[1].w_o.edit()(2, 5) = w + 5.0f;
+        const lm::Model changed(std::move(edited_weights));
+        const ModelPass full = lm::forward_text(changed, m.computed_sentence);
         CHECK(m.pass.logits == full.logits);
         CHECK(m.pass.layers[2].block.output == full.layers[2].block.output);
         std::lock_guard<std::mutex> lock(threads_mutex);
@@ -186,7 +186,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
             return compute::run_model_recompute(std::move(request));
         });
         ui.hold_model_jobs = true;
-        const gpt2::ForwardPass before = m.pass;
+        const ModelPass before = m.pass;
         std::uint64_t runs = engine_runs();
         m.sentence = "dog bites man";
         ui.frame();
@@ -202,7 +202,7 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         ui.frame(2);
         CHECK_FALSE(m.jobs->busy());
         CHECK(m.computed_sentence == "dog bites man");
-        CHECK(m.pass.logits == gpt2::forward_text(checkpoint, "dog bites man").logits);
+        CHECK(m.pass.logits == lm::forward_text(opened, "dog bites man").logits);
 
         // A right-click ablates head 1 of layer 2: the heads shown change when the job lands.
         ui.hold_model_jobs = true;
@@ -215,8 +215,8 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         allowed = 2;
         ui.hold_model_jobs = false;
         ui.frame(2);
-        CHECK(m.pass.ablated == gpt2::HeadSet{{1, 0}});
-        CHECK(m.pass.logits == gpt2::forward_text(checkpoint, "dog bites man", {{1, 0}}).logits);
+        CHECK(m.pass.ablated == stack::HeadSet{{1, 0}});
+        CHECK(m.pass.logits == lm::forward_text(opened, "dog bites man", {{1, 0}}).logits);
         CHECK(ui.widget("model.recomputing") == nullptr);
         m.jobs.reset();  // its runner refers to this section's locals
     }
@@ -241,8 +241,8 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         ui.frame(2);
         CHECK_FALSE(m.layer_asked);
         REQUIRE(m.layer == 2);
-        CHECK(m.pass.ablated == gpt2::HeadSet{{1, 0}});
-        const gpt2::ForwardPass ablated = gpt2::forward_text(checkpoint, m.computed_sentence, {{1, 0}});
+        CHECK(m.pass.ablated == stack::HeadSet{{1, 0}});
+        const ModelPass ablated = lm::forward_text(opened, m.computed_sentence, {{1, 0}});
         CHECK(ui.window.shared.session.trace.x_pe == ablated.layers[2].x_pe);  // the stream the ablation left
 
         // Another model while a recompute of this one runs.
@@ -261,9 +261,9 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         REQUIRE(m.model->folder() == other);
         CHECK_FALSE(m.jobs->busy());  // dropped
         CHECK_FALSE(replaced.expired());  // the job still reads it
-        const gpt2::Checkpoint other_checkpoint = *gpt2::load_checkpoint(other).checkpoint;
+        const lm::Model other_opened = *lm::load_model(other).model;
         CHECK(m.computed_sentence == "dog bites man");  // the opening runs the box's sentence on the new model
-        const gpt2::ForwardPass fresh = gpt2::forward_text(other_checkpoint, m.computed_sentence);
+        const ModelPass fresh = lm::forward_text(other_opened, m.computed_sentence);
         CHECK(m.pass.logits == fresh.logits);
         CHECK(m.pass.ablated.empty());
         allowed = true;
@@ -295,9 +295,10 @@ TEST_CASE("File → Open model…: the grid, a head opened in the pipeline, an e
         const float before = session.scenario.w_o(2, 5);
         ui.window.shared.session.push(edits::SetCell{edits::MatrixId::WO, 2, 5, before + 4.0f});
         ui.frame(3);
-        gpt2::Checkpoint changed = checkpoint;
-        changed.layers[1].c_proj_w.edit()(2, 5) = before + 4.0f;
-        const gpt2::ForwardPass full = gpt2::forward_text(changed, m.computed_sentence);
+        hf::OpenedModel edited_weights = opened.opened();  // its own copy of the one matrix edited
+        edited_weights.weights.layers[1].w_o.edit()(2, 5) = before + 4.0f;
+        const lm::Model changed(std::move(edited_weights));
+        const ModelPass full = lm::forward_text(changed, m.computed_sentence);
         REQUIRE(m.pass.ok);
         CHECK(m.pass.layers[0].block.output == expected.layers[0].block.output);  // before the edit: untouched
         for (size_t l = 1; l < 3; ++l) CHECK(m.pass.layers[l].block.output == full.layers[l].block.output);
@@ -335,21 +336,21 @@ TEST_CASE("Model jobs get the stream entering the layer, not the pass: their res
     gpt2::Config config = testing::tiny_config();
     config.n_layer = 3;
     c = gpt2::random_checkpoint(config, 4, c.tokenizer);
-    const gpt2::ForwardPass shown = gpt2::forward_text(c, "the cat");  // the tiny model reads 16 positions
-    REQUIRE(shown.ok);
     const auto model = std::make_shared<const lm::Model>(testing::gpt2_model(c, "model-jobs"));
+    const ModelPass shown = lm::forward_text(*model, "the cat");  // the tiny model reads 16 positions
+    REQUIRE(shown.ok);
     for (int layer : {0, 1, 2}) {
         INFO("layer " << layer + 1);
-        Scenario edited = gpt2::layer_scenario(c, shown.tokens, layer, gpt2::layer_input(shown.layers[static_cast<size_t>(layer)]));
+        Scenario edited = model->layer_scenario(shown.tokens, layer, lm::layer_input(shown.layers[static_cast<size_t>(layer)]), {});
         edited.w_q.edit()(0, 1) += 0.5f;
-        const gpt2::ForwardPass job = compute::pass_for_job(shown, layer);
+        const ModelPass job = compute::pass_for_job(shown, layer);
         for (size_t k = 0; k < static_cast<size_t>(layer); ++k) CHECK(job.layers[k].head.empty());  // nothing of them copied
         compute::ModelResult r = compute::run_model_recompute(compute::ModelRecompute{model, job, layer, edited, std::nullopt, std::nullopt});
         REQUIRE(r.ok);
-        gpt2::ForwardPass installed = shown;
+        ModelPass installed = shown;
         compute::install_result(installed, std::move(r.pass), layer);
-        gpt2::ForwardPass whole = shown;
-        REQUIRE(gpt2::recompute_from(c, layer, whole, &edited));
+        ModelPass whole = shown;
+        REQUIRE(lm::recompute_from(*model, layer, whole, &edited));
         REQUIRE(installed.layers.size() == whole.layers.size());
         for (size_t k = 0; k < whole.layers.size(); ++k) {
             INFO("trace of layer " << k + 1);
@@ -372,10 +373,9 @@ TEST_CASE("Model view: NaN in a row of wte no token uses marks the top 5 in red,
 
     // wte is also the LM head: its padding row 259, which no sentence uses, meets every logit.
     const std::string folder = write_model("attnlab-model-view-nan");
-    gpt2::Checkpoint spoiled = *gpt2::load_checkpoint(folder).checkpoint;
+    gpt2::Checkpoint spoiled = testing::sharp_gpt2();
     spoiled.wte.edit()(259, 4) = std::nanf("");
-    std::string error;
-    REQUIRE(gpt2::write_checkpoint(folder, spoiled, gpt2::CheckpointWriteOptions{}, &error));
+    testing::write_sharp_gpt2(folder, false, &spoiled);
     open_through_menu(ui, folder);
     const ui::ModelViewState& m = ui.window.model.state;
     REQUIRE(m.pass.ok);
@@ -396,8 +396,8 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
     open_through_menu(ui, folder);
     ui::ModelViewState& m = ui.window.model.state;
     REQUIRE(m.pass.ok);
-    const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
-    const gpt2::ForwardPass intact = gpt2::forward_text(checkpoint, m.computed_sentence);
+    const lm::Model opened = *lm::load_model(folder).model;  // the folder as the family table reads it
+    const ModelPass intact = lm::forward_text(opened, m.computed_sentence);
     const std::string top5 = ui.text("model.top5");
     CHECK(ui.text("model.ablated") == "0 heads ablated");
     CHECK(ui.widget("model.restore_heads") == nullptr);
@@ -406,13 +406,13 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
     // Head 1 of layer 2, right-clicked: crossed out, the layers from 2 on recomputed.
     ui.click(ui.centre("model.map.2.1"), 1);
     ui.frame(2);
-    CHECK(m.pass.ablated == gpt2::HeadSet{{1, 0}});
+    CHECK(m.pass.ablated == stack::HeadSet{{1, 0}});
     CHECK(ui.text("model.map.2.1") == "ablated");
     CHECK(ui.text("model.map.2.2").empty());
     CHECK(ui.window.shared.session.scenario.name == start.scenario.name);  // a right-click opens nothing
     CHECK(engine_runs() - runs == 2);  // layers 2 and 3: layer 1 not recomputed
     CHECK(m.pass.layers[0].block.output == intact.layers[0].block.output);
-    const gpt2::ForwardPass ablated = gpt2::forward_text(checkpoint, m.computed_sentence, {{1, 0}});
+    const ModelPass ablated = lm::forward_text(opened, m.computed_sentence, {{1, 0}});
     CHECK(m.pass.logits == ablated.logits);
     CHECK(m.pass.layers[2].head[0].weights == ablated.layers[2].head[0].weights);
     CHECK_FALSE(m.pass.logits == intact.logits);
@@ -424,9 +424,9 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
     // A second head, in layer 1: "2 heads ablated".
     ui.click(ui.centre("model.map.1.2"), 1);
     ui.frame(2);
-    CHECK(m.pass.ablated == gpt2::HeadSet{{0, 1}, {1, 0}});
+    CHECK(m.pass.ablated == stack::HeadSet{{0, 1}, {1, 0}});
     CHECK_THAT(ui.text("model.ablated"), Catch::Matchers::StartsWith("2 heads ablated"));
-    CHECK(m.pass.logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).logits);
+    CHECK(m.pass.logits == lm::forward_text(opened, m.computed_sentence, {{0, 1}, {1, 0}}).logits);
 
     SECTION("Restore all heads: the intact model's top 5 again") {
         ui.click(ui.centre("model.restore_heads"));
@@ -450,7 +450,7 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         m.sentence = "The bank of the river";
         ui.frame(3);
         REQUIRE(m.computed_sentence == "The bank of the river");
-        CHECK(m.pass.logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}, {1, 0}}).logits);
+        CHECK(m.pass.logits == lm::forward_text(opened, m.computed_sentence, {{0, 1}, {1, 0}}).logits);
     }
     SECTION("with layer 2 open in the pipeline, the opened layer stays the model's") {
         ui.click(ui.centre("model.restore_heads"));
@@ -468,12 +468,12 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         ui.frame(3);
         CHECK(session.revision == revision);
         CHECK(m.layer == 1);
-        CHECK(m.pass.logits == gpt2::forward_text(checkpoint, m.computed_sentence, {{2, 0}}).logits);
+        CHECK(m.pass.logits == lm::forward_text(opened, m.computed_sentence, {{2, 0}}).logits);
 
         // Before it: its input changed, the layer is shown again from the new stream.
         ui.click(ui.centre("model.map.1.1"), 1);
         ui.frame(3);
-        const gpt2::ForwardPass before = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 0}, {2, 0}});
+        const ModelPass before = lm::forward_text(opened, m.computed_sentence, {{0, 0}, {2, 0}});
         CHECK(m.layer == 1);
         REQUIRE(session.scenario.name == "attnlab-model-view-ablation layer 2");
         CHECK(session.scenario.target.embeddings == before.layers[1].x_pe);
@@ -484,9 +484,9 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
         // In it: its rows of W_O are zero in the pipeline, and the pipeline says so.
         ui.click(ui.centre("model.map.2.2"), 1);
         ui.frame(3);
-        const gpt2::ForwardPass in = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 0}, {1, 1}, {2, 0}});
+        const ModelPass in = lm::forward_text(opened, m.computed_sentence, {{0, 0}, {1, 1}, {2, 0}});
         CHECK(session.scenario.w_o->middleRows(4, 4).isZero(0.0f));
-        CHECK(session.scenario.w_o->middleRows(0, 4) == checkpoint.layers[1].c_proj_w->middleRows(0, 4));
+        CHECK(session.scenario.w_o->middleRows(0, 4) == opened.opened().weights.layers[1].w_o->middleRows(0, 4));
         REQUIRE(session.trace.ok);
         CHECK(session.trace.output == in.layers[1].output);
         CHECK(m.pass.logits == in.logits);
@@ -503,7 +503,7 @@ TEST_CASE("Model view: a right-click ablates a head, the top 5 follows, Restore 
 namespace {
 
 // max |B − A| of two heads' weights, by loops over the passes computed here.
-double largest_difference(const gpt2::ForwardPass& a, gpt2::HeadId head_a, const gpt2::ForwardPass& b, gpt2::HeadId head_b) {
+double largest_difference(const ModelPass& a, stack::HeadId head_a, const ModelPass& b, stack::HeadId head_b) {
     const Matrix& wa = a.layers[static_cast<size_t>(head_a.layer)].head[static_cast<size_t>(head_a.head)].weights;
     const Matrix& wb = b.layers[static_cast<size_t>(head_b.layer)].head[static_cast<size_t>(head_b.head)].weights;
     double largest = 0;
@@ -530,7 +530,7 @@ TEST_CASE("Model view Compare: two sentences, a different token count said in wo
     open_through_menu(ui, folder);
     ui::ModelViewState& m = ui.window.model.state;
     REQUIRE(m.pass.ok);
-    const gpt2::Checkpoint checkpoint = *gpt2::load_checkpoint(folder).checkpoint;
+    const lm::Model opened = *lm::load_model(folder).model;  // the folder as the family table reads it
     m.sentence = "The bank of the river was muddy.";
     ui.frame(2);
     REQUIRE(m.computed_sentence == "The bank of the river was muddy.");
@@ -543,8 +543,9 @@ TEST_CASE("Model view Compare: two sentences, a different token count said in wo
     // Two sentences, B the other "bank" sentence: 28 tokens against 32, no difference.
     CHECK(ui.text("model.compare.mode.sentences") == "on");
     CHECK(ui.text("model.compare.sentence_b") == "The money was deposited in the bank.");
-    const size_t n_a = checkpoint.tokenizer.encode(m.computed_sentence).size();
-    const size_t n_b = checkpoint.tokenizer.encode("The money was deposited in the bank.").size();
+    std::vector<std::string> unencoded;
+    const size_t n_a = opened.encode(m.computed_sentence, unencoded).size();
+    const size_t n_b = opened.encode("The money was deposited in the bank.", unencoded).size();
     REQUIRE(n_a != n_b);
     CHECK(ui.text("model.compare.message") ==
           "A has " + std::to_string(n_a) + " tokens, B has " + std::to_string(n_b) + ": B \xE2\x88\x92 A needs the same tokens");
@@ -562,8 +563,8 @@ TEST_CASE("Model view Compare: two sentences, a different token count said in wo
     ui.click(ImVec2(5, 995));  // leave the box
     ui.frame(3);
     REQUIRE(m.compare.computed_b == "The bank of the river was sandy.");
-    const gpt2::ForwardPass a = gpt2::forward_text(checkpoint, m.computed_sentence);
-    const gpt2::ForwardPass b = gpt2::forward_text(checkpoint, "The bank of the river was sandy.");
+    const ModelPass a = lm::forward_text(opened, m.computed_sentence);
+    const ModelPass b = lm::forward_text(opened, "The bank of the river was sandy.");
     REQUIRE(a.tokens.size() == b.tokens.size());
     const double expected = largest_difference(a, {0, 0}, b, {0, 0});
     CHECK(expected > 1e-3);
@@ -595,7 +596,7 @@ TEST_CASE("Model view Compare: two sentences, a different token count said in wo
         ui.frame(2);
         CHECK_FALSE(m.compare.running_b.running());
         CHECK(m.compare.computed_b == "The bank of the river was wide.");
-        CHECK(m.compare.pass_b.logits == gpt2::forward_text(checkpoint, "The bank of the river was wide.").logits);
+        CHECK(m.compare.pass_b.logits == lm::forward_text(opened, "The bank of the river was wide.").logits);
     }
 
     SECTION("two heads on the sentence") {
@@ -615,10 +616,10 @@ TEST_CASE("Model view Compare: two sentences, a different token count said in wo
     SECTION("an ablated head reaches both sentences: A and B are the same model") {
         m.ablation_toggles.push_back({0, 1});
         ui.frame(3);
-        REQUIRE(m.pass.ablated == gpt2::HeadSet{{0, 1}});
+        REQUIRE(m.pass.ablated == stack::HeadSet{{0, 1}});
         CHECK(m.compare.pass_b.ablated == m.pass.ablated);
-        const gpt2::ForwardPass a2 = gpt2::forward_text(checkpoint, m.computed_sentence, {{0, 1}});
-        const gpt2::ForwardPass b2 = gpt2::forward_text(checkpoint, "The bank of the river was sandy.", {{0, 1}});
+        const ModelPass a2 = lm::forward_text(opened, m.computed_sentence, {{0, 1}});
+        const ModelPass b2 = lm::forward_text(opened, "The bank of the river was sandy.", {{0, 1}});
         CHECK(std::stod(ui.text("model.compare.max")) == Approx(largest_difference(a2, {2, 1}, b2, {2, 1})).margin(1e-6));
     }
 }
