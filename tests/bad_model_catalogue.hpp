@@ -325,6 +325,11 @@ inline std::vector<BadModel> bad_model_catalogue() {
          }),
          {"model.safetensors: tensor 'h.0.attn.rotary_emb.inv_freq' is not one of a gpt2 checkpoint's (with this config.json)",
           "refused rather than ignored"}},
+        {"a tensor whose number is past any layer index", "huge-index",
+         with_tensors([](std::vector<safetensors::NamedTensor>& tensors) {
+             tensors.push_back({"h.99999999999.mlp.extra", {4}, tensors.front().values});
+         }),
+         {"model.safetensors: tensor 'h.99999999999.mlp.extra' is not one of a gpt2 checkpoint's (with this config.json)"}},
         {"weights larger than memory", "larger-than-memory", write_larger_than_memory,
          {": its weights need 1", "GiB of memory, but only", "is available"}},
         {"deeply nested config.json", "config-nested", with_file("config.json", std::string(100000, '[')),

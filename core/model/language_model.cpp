@@ -44,11 +44,10 @@ std::string Model::text_of(const std::vector<int>& ids) const {
 std::string Model::vocabulary_token(int id) const { return opened_.tokenizer ? opened_.tokenizer->token(id) : std::string(); }
 
 std::string Model::token_beyond_embedding(const std::string& text) const {
-    const hf::OpenedModel* m = &opened_;
-    if (!m->tokenizer) return {};
+    if (!opened_.tokenizer) return {};
     std::vector<std::string> unencoded;  // a text the tokenizer cannot encode: forward_text says why
-    const std::vector<int> ids = hf::encode_text(*m, text, unencoded);
-    return unencoded.empty() ? hf::token_beyond_embedding(*m, text, ids) : std::string();
+    const std::vector<int> ids = hf::encode_text(opened_, text, unencoded);
+    return unencoded.empty() ? hf::token_beyond_embedding(opened_, text, ids) : std::string();
 }
 
 std::string Model::tokens_beyond_embedding() const {

@@ -494,9 +494,6 @@ stack::Stack model_stack(const OpenedModel& m, const std::vector<std::string>* t
 
 namespace {
 
-// What the model predicts from the stack's pass: the next token's top 5, or each [MASK]'s
-// (BERT's MLM head: dense, activation, LayerNorm, then the tied decoder with its bias); and
-// where NaN or ±∞ first arose.
 // The largest |value| of a row, for a message about an overflow.
 std::string largest(const Vector& v) { return value_text(v.size() ? v.cwiseAbs().maxCoeff() : 0.0f); }
 
@@ -548,6 +545,9 @@ NonFiniteOrigin causal_non_finite(const OpenedModel& m, const ModelPass& pass, c
     return found;
 }
 
+// What the model predicts from the stack's pass: the next token's top 5, or each [MASK]'s
+// (BERT's MLM head: dense, activation, LayerNorm, then the tied decoder with its bias); and
+// where NaN or ±∞ first arose.
 void read_prediction(const OpenedModel& m, ModelPass& pass) {
     const ModelSpec& spec = m.spec;
     pass.next_token_top5.clear();

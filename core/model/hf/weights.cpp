@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <functional>
 #include <map>
-#include <regex>
 #include <string_view>
 #include <set>
 
@@ -884,9 +883,14 @@ void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load) {
         int index = -1;
     };
     auto layer_of = [](const std::string& name) {
-        static const std::regex numbered(R"(^(?:[^.]+\.)*?(\d+)\.)");
-        std::smatch m;
-        return std::regex_search(name, m, numbered) ? LayerOf{m[0].str(), std::stoi(m[1].str())} : LayerOf{};
+        for (std::size_t begin = 0, dot; (dot = name.find('.', begin)) != std::string::npos; begin = dot + 1) {
+            const std::size_t digits = dot - begin;
+            if (digits == 0 || digits > 9) continue;  // at most 9 digits: an int
+            if (std::all_of(name.begin() + static_cast<std::ptrdiff_t>(begin), name.begin() + static_cast<std::ptrdiff_t>(dot),
+                            [](char c) { return c >= '0' && c <= '9'; }))
+                return LayerOf{name.substr(0, dot + 1), std::stoi(name.substr(begin, digits))};
+        }
+        return LayerOf{};
     };
     std::map<std::string, std::pair<std::size_t, std::size_t>> layer_tensors;  // stem → (tensors, missing)
     for (std::size_t i = 0; i < list.refs.size(); ++i)
