@@ -25,7 +25,8 @@
 #include <string>
 #include <vector>
 
-#include "model/gpt2/model.hpp"
+#include "model/gpt2/checkpoint.hpp"
+#include "model/hf/model.hpp"
 #include "interpret/ablation_sweep.hpp"
 #include "interpret/logit_lens.hpp"
 #include "interpret/model_roles.hpp"
@@ -52,28 +53,30 @@ gpt2::Config small_config() {
     return c;
 }
 
-// The measuring process: opens the folder and runs.
+// The measuring process: opens the folder as the app does (the family table) and runs.
 int measure(const std::string& folder, int tokens) {
     std::vector<double> opens;
-    gpt2::CheckpointLoad load;
+    lm::ModelLoad load;
     for (int i = 0; i < 3; ++i) {
-        load = {};  // one checkpoint in memory at a time, as in the app
+        load = {};  // one model in memory at a time, as in the app
         const auto t0 = Clock::now();
-        load = gpt2::load_checkpoint(folder);
+        load = lm::load_model(folder);
         opens.push_back(ms_since(t0));
-        if (!load.checkpoint) {
+        if (!load.model) {
             for (auto& e : load.errors) std::fprintf(stderr, "%s\n", e.c_str());
             return 1;
         }
     }
-    const gpt2::Checkpoint& c = *load.checkpoint;
+    const lm::Model& model = *load.model;
+    const hf::OpenedModel& m = model.opened();
     // A sentence of `tokens` byte tokens: the animal sentence, repeated as needed.
     std::string text;
     while (static_cast<int>(text.size()) < tokens) text += "The animal did not cross the road because it was tired. ";
     text.resize(static_cast<size_t>(tokens));
-    const std::vector<int> ids = c.tokenizer.encode(text);
+    std::vector<std::string> errors;
+    const std::vector<int> ids = hf::encode_text(m, text, errors);
 
-    gpt2::ForwardPass pass = gpt2::forward(c, ids);  // warm-up
+    ModelPass pass = hf::forward_ids(m, ids);  // warm-up
     if (!pass.ok) {
         for (auto& e : pass.errors) std::fprintf(stderr, "%s\n", e.c_str());
         return 1;
@@ -81,31 +84,32 @@ int measure(const std::string& folder, int tokens) {
     std::vector<double> full, middle, fresh;
     for (int i = 0; i < 3; ++i) {
         const auto t0 = Clock::now();
-        const gpt2::ForwardPass first = gpt2::forward(c, ids);  // every trace allocated anew
+        const ModelPass first = hf::forward_ids(m, ids);  // every trace allocated anew
         fresh.push_back(ms_since(t0));
     }
     for (int i = 0; i < 7; ++i) {
         auto t0 = Clock::now();
-        if (!gpt2::forward_into(c, ids, pass)) return 1;  // as the app reruns a sentence: the traces' storage reused
+        if (!hf::forward_ids_into(m, ids, pass)) return 1;  // as the app reruns a sentence: the traces' storage reused
         full.push_back(ms_since(t0));
         t0 = Clock::now();
-        if (!gpt2::recompute_from(c, 6, pass)) return 1;  // an edit in layer 7: layers 7 … 12
+        if (!hf::recompute_from(m, 6, pass)) return 1;  // an edit in layer 7: layers 7 … 12
         middle.push_back(ms_since(t0));
     }
     std::vector<double> scenarios;
     for (int i = 0; i < 7; ++i) {
         const auto t0 = Clock::now();
         for (int l = 0; l < 12; ++l) {
-            const Scenario s = gpt2::layer_scenario(c, pass.tokens, l, gpt2::layer_input(pass.layers[static_cast<size_t>(l)]));
+            const Scenario s = hf::layer_scenario(m, pass.tokens, l, lm::layer_input(pass.layers[static_cast<size_t>(l)]));
             if (s.w_q.size() == 0) return 1;
         }
         scenarios.push_back(ms_since(t0));
     }
-    std::printf("building the 12 layer scenarios alone (they share the checkpoint's weights): %.2f ms\n", median(scenarios));
+    std::printf("building the 12 layer scenarios alone (they share the opened weights): %.2f ms\n", median(scenarios));
     const double full_ms = median(full), middle_ms = median(middle);
     std::printf("GPT-2 small's shape, random weights: 12 layers x 12 heads, d_model 768, d_ff 3072, vocab 50257 (F32 file %.0f MB)\n",
                 static_cast<double>(std::filesystem::file_size(std::filesystem::path(folder) / "model.safetensors")) / 1e6);
-    std::printf("open the folder (config, safetensors mapped and its weights read in place, vocab, merges): %.0f ms (median of 3, file in the OS cache)\n",
+    std::printf("open the folder through the family table (config, safetensors mapped and its weights read in place, vocab, merges): "
+                "%.0f ms (median of 3, file in the OS cache)\n",
                 median(opens));
     std::printf("forward, %d tokens, every layer's full trace and the top 5: %.1f ms (median of 7)\n", static_cast<int>(ids.size()),
                 full_ms);
@@ -115,7 +119,8 @@ int measure(const std::string& folder, int tokens) {
     // What each head does: the sweep recomputes from each head's layer (on average 6.5 of the
     // 12 layers), so it costs about 78 partial passes; the lens reads 12 streams through the
     // unembedding (12 × n × 768 × 50257 multiply-adds); the roles run one pass of the probe.
-    const stack::Stack st = gpt2::make_stack(c, pass.token_ids, pass.tokens);
+    const double passes_peak_mib = peak_rss_kib() / 1024.0;  // open, forward and recompute: the model view's own use
+    const stack::Stack st = hf::model_stack(m, &pass.tokens, &pass.token_ids);
     std::vector<double> sweeps, lenses;
     for (int i = 0; i < 3; ++i) {
         auto t0 = Clock::now();
@@ -129,12 +134,6 @@ int measure(const std::string& folder, int tokens) {
         if (!interpret::logit_lens(st, pass, 5, &why)) return 1;
         lenses.push_back(ms_since(t0));
     }
-    lm::ModelLoad opened = lm::load_model(folder);  // the folder as the app opens it
-    if (!opened.model) {
-        for (const std::string& e : opened.errors) std::fprintf(stderr, "%s\n", e.c_str());
-        return 1;
-    }
-    const lm::Model& model = *opened.model;
     std::vector<double> roles;
     int probe_tokens = 0;
     for (int i = 0; i < 3; ++i) {
@@ -153,8 +152,12 @@ int measure(const std::string& folder, int tokens) {
     // plus the traces' activations (a few MiB at 20 tokens).
     const double weights_mib = static_cast<double>(std::filesystem::file_size(std::filesystem::path(folder) / "model.safetensors")) / (1 << 20);
     const double peak_mib = peak_rss_kib() / 1024.0;
-    std::printf("peak resident memory: %.0f MiB = %.2f x the checkpoint's float32 weights (%.0f MiB; target <= 1.25)\n", peak_mib,
-                peak_mib / weights_mib, weights_mib);
+    std::printf("peak resident memory after opening, the passes and the recomputes: %.0f MiB = %.2f x the checkpoint's float32 "
+                "weights (%.0f MiB; target <= 1.25)\n",
+                passes_peak_mib, passes_peak_mib / weights_mib, weights_mib);
+    std::printf("peak resident memory with the sweep, the lens (its logits of every layer and position) and the head roles: "
+                "%.0f MiB = %.2f x\n",
+                peak_mib, peak_mib / weights_mib);
     return 0;
 }
 

@@ -2,6 +2,7 @@
 // (GPT-2 folder and model file), and the flags' error paths.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -15,8 +16,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include "bad_model_catalogue.hpp"
 #include "cli.hpp"
 #include "cli_runner.hpp"
@@ -24,7 +23,7 @@
 #include "model/hf/model.hpp"
 #include "model/language_model.hpp"
 #include "train_fixtures.hpp"
-#include "model/gpt2/model.hpp"
+#include "model/gpt2/checkpoint.hpp"
 #include "train/model_file.hpp"
 #include "train/tasks.hpp"
 
@@ -51,17 +50,18 @@ TEST_CASE("option --model FOLDER --export-json writes every layer's trace and th
     REQUIRE(r.code == 0);
     const nlohmann::json j = read_json("test_cli_model_gpt2.json");
 
-    // The numbers are GPT-2's own reader's (an independent oracle); the labels are the family path's.
-    const gpt2::CheckpointLoad load = gpt2::load_checkpoint(folder);
-    REQUIRE(load.checkpoint);
-    const gpt2::ForwardPass pass = gpt2::forward_text(*load.checkpoint, text);
-    REQUIRE(pass.ok);
+    // The export holds the engine's numbers exactly; those are checked against the plain-loop
+    // reference of the family's formula (an independent oracle, in double).
     const lm::ModelLoad opened = lm::load_model(folder);
     REQUIRE(opened.model);
-    const ModelPass labelled = lm::forward_text(*opened.model, text);
+    const ModelPass pass = lm::forward_text(*opened.model, text);
+    REQUIRE(pass.ok);
+    const hf::OpenedModel& m = opened.model->opened();
+    const testing::families::Reference reference =
+        testing::families::reference_forward(m.spec, testing::families::read_tensors({folder + "/model.safetensors"}), pass.token_ids);
     CHECK(j["token_ids"].get<std::vector<int>>() == pass.token_ids);
-    CHECK(j["tokens"].get<std::vector<std::string>>() == labelled.tokens);
-    CHECK(labelled.tokens == std::vector<std::string>{"\xE2\x90\xA3the", "\xE2\x90\xA3", "c", "a", "t", "\xE2\x90\xA3", "s", "a", "t"});
+    CHECK(j["tokens"].get<std::vector<std::string>>() == pass.tokens);
+    CHECK(pass.tokens == std::vector<std::string>{"\xE2\x90\xA3the", "\xE2\x90\xA3", "c", "a", "t", "\xE2\x90\xA3", "s", "a", "t"});
     REQUIRE(j["layers"].size() == 2);
     for (size_t l = 0; l < 2; ++l)
         for (size_t h = 0; h < 2; ++h) {
@@ -69,8 +69,10 @@ TEST_CASE("option --model FOLDER --export-json writes every layer's trace and th
             const Matrix& expected = pass.layers[l].head[h].weights;
             REQUIRE(weights.size() == static_cast<size_t>(expected.rows()));
             for (size_t i = 0; i < weights.size(); ++i)
-                for (size_t k = 0; k < weights[i].size(); ++k)
+                for (size_t k = 0; k < weights[i].size(); ++k) {
                     CHECK(weights[i][k] == expected(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(k)));
+                    CHECK(weights[i][k] == Approx(reference.attention[l][h][i][k]).margin(1e-5));
+                }
         }
     // The weight matrices are named in the checkpoint, not copied.
     CHECK_FALSE(j["layers"][0].contains("w_q"));
@@ -80,10 +82,18 @@ TEST_CASE("option --model FOLDER --export-json writes every layer's trace and th
     const auto& top = j["next_token_top5"];
     REQUIRE(top["ids"].size() == 5);
     double sum = 0;
+    // The reference's softmax of the last row's logits, best first.
+    const std::vector<double>& logits = reference.logits.back();
+    const double largest = *std::max_element(logits.begin(), logits.end());
+    double z = 0;
+    for (double l : logits) z += std::exp(l - largest);
     for (size_t i = 0; i < 5; ++i) {
-        CHECK(top["ids"][i] == pass.next_token_top5[i].id);
-        CHECK(top["tokens"][i] == labelled.next_token_top5[i].token);
+        const int id = pass.next_token_top5[i].id;
+        CHECK(top["ids"][i] == id);
+        CHECK(top["tokens"][i] == pass.next_token_top5[i].token);
         CHECK(top["probabilities"][i].get<float>() == pass.next_token_top5[i].probability);
+        CHECK(pass.next_token_top5[i].probability == Approx(std::exp(logits[static_cast<size_t>(id)] - largest) / z).margin(1e-5));
+        if (i > 0) CHECK(logits[static_cast<size_t>(id)] <= logits[static_cast<size_t>(pass.next_token_top5[i - 1].id)]);
         sum += top["probabilities"][i].get<double>();
     }
     CHECK(sum <= 1.0);

@@ -1,6 +1,7 @@
-// Checkpoint folders: written and read back in F32, F16 and BF16, with and without the
-// "transformer." prefix; GPT-2's Conv1D (in, out) layout kept as stored; config.json's
-// defaults; every entry of the bad-model catalogue refused with its message.
+// GPT-2 checkpoint folders written (model/gpt2/checkpoint.hpp) and opened by the family table
+// in F32, F16 and BF16, with and without the "transformer." prefix; GPT-2's Conv1D (in, out)
+// layout kept as stored; config.json's defaults; every entry of the bad-model catalogue refused
+// with its message.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -9,6 +10,7 @@
 #include "joined.hpp"
 #include "bad_model_catalogue.hpp"
 #include "model/gpt2/checkpoint.hpp"
+#include "model/hf/model.hpp"
 #include "model/language_model.hpp"
 #include "tensor/random.hpp"
 
@@ -36,6 +38,41 @@ Checkpoint distinct_checkpoint() {
     c.ln_f_gamma = normal_matrix(1, 8, ++seed);
     c.ln_f_beta = normal_matrix(1, 8, ++seed);
     return c;
+}
+
+// The opened model's matrix for one of GPT-2's stored tensors ("h.1.attn.c_attn.weight"): the
+// family keeps c_attn as W_Q | W_K | W_V and its bias as b_q | b_k | b_v.
+Matrix opened_tensor(const hf::Weights& w, const std::string& name) {
+    auto joined_columns = [](const std::vector<Matrix>& parts) {
+        Matrix whole(parts.front().rows(), 0);
+        for (const Matrix& part : parts) {
+            whole.conservativeResize(Eigen::NoChange, whole.cols() + part.cols());
+            whole.rightCols(part.cols()) = part;
+        }
+        return whole;
+    };
+    if (name == "wte.weight") return *w.token_embedding;
+    if (name == "wpe.weight") return *w.position_embedding;
+    if (name == "ln_f.weight") return w.final_norm.weight;
+    if (name == "ln_f.bias") return w.final_norm.bias;
+    REQUIRE(name.rfind("h.", 0) == 0);
+    const std::size_t dot = name.find('.', 2);
+    const hf::LayerWeights& L = w.layers.at(static_cast<std::size_t>(std::stoi(name.substr(2, dot - 2))));
+    const std::string rest = name.substr(dot + 1);
+    if (rest == "ln_1.weight") return L.attn_norm.weight;
+    if (rest == "ln_1.bias") return L.attn_norm.bias;
+    if (rest == "attn.c_attn.weight") return joined_columns({*L.w_q, *L.w_k, *L.w_v});
+    if (rest == "attn.c_attn.bias") return joined_columns({L.b_q, L.b_k, L.b_v});
+    if (rest == "attn.c_proj.weight") return *L.w_o;
+    if (rest == "attn.c_proj.bias") return L.b_o;
+    if (rest == "ln_2.weight") return L.mlp_norm.weight;
+    if (rest == "ln_2.bias") return L.mlp_norm.bias;
+    if (rest == "mlp.c_fc.weight") return *L.w_up;
+    if (rest == "mlp.c_fc.bias") return L.b_up;
+    if (rest == "mlp.c_proj.weight") return *L.w_down;
+    if (rest == "mlp.c_proj.bias") return L.b_down;
+    FAIL("no opened matrix for " << name);
+    return {};
 }
 
 }  // namespace
@@ -71,45 +108,41 @@ TEST_CASE("a checkpoint written in F32, F16 and BF16, with and without the prefi
             CHECK(file->has("transformer.h.0.attn.bias") == prefix);
             if (prefix) CHECK(file->info("transformer.h.0.attn.bias")->shape == std::vector<std::int64_t>{1, 1, 16, 16});
 
-            const CheckpointLoad load = load_checkpoint(folder);
+            const lm::ModelLoad load = lm::load_model(folder);
             INFO(joined(load.errors));
-            REQUIRE(load.checkpoint);
+            REQUIRE(load.model);
             CHECK(load.errors.empty());
-            // The buffers GPT-2 skips are listed, never silently dropped: 2 per layer and lm_head.
-            if (prefix) {
-                CHECK(load.ignored == std::vector<std::string>{"lm_head.weight", "transformer.h.0.attn.bias",
-                                                               "transformer.h.0.attn.masked_bias", "transformer.h.1.attn.bias",
-                                                               "transformer.h.1.attn.masked_bias"});
-                CHECK(ignored_text(load.ignored) ==
-                      "ignored 5 tensors GPT-2 skips: lm_head.weight, transformer.h.0.attn.bias, transformer.h.0.attn.masked_bias, …");
-            } else {
+            // The buffers GPT-2 recomputes and the tied LM head are listed, never silently dropped.
+            if (prefix)
+                CHECK(load.ignored == "ignored 5 tensors the family recomputes or drops: lm_head.weight, transformer.h.0.attn.bias, "
+                                      "transformer.h.0.attn.masked_bias, \xE2\x80\xA6");
+            else
                 CHECK(load.ignored.empty());
-                CHECK(ignored_text(load.ignored).empty());
-            }
-            const Checkpoint& c = *load.checkpoint;
-            CHECK(c.folder == folder);
-            CHECK(c.config.n_layer == 2);
-            CHECK(c.config.n_head == 2);
-            CHECK(c.config.n_embd == 8);
-            CHECK(c.config.n_positions == 16);
-            CHECK(c.config.vocab_size == 260);
-            CHECK(c.config.n_inner == 32);
-            CHECK(c.config.layer_norm_epsilon == 1e-5f);
-            CHECK(c.config.activation == "gelu_new");
-            CHECK(c.tokenizer.size() == 259);
-            CHECK(c.tokenizer.vocab_json() == original.tokenizer.vocab_json());
-            CHECK(c.tokenizer.encode(" the") == std::vector<int>{258});
-            std::vector<NamedTensor> actual;
-            REQUIRE(checkpoint_tensors(c, false, actual, &error));
-            REQUIRE(actual.size() == expected.size());
-            for (std::size_t t = 0; t < expected.size(); ++t) {
-                INFO(expected[t].name);
-                CHECK(actual[t].name == expected[t].name);
-                CHECK(actual[t].shape == expected[t].shape);
-                std::size_t count = 1;
-                for (auto dim : expected[t].shape) count *= static_cast<std::size_t>(dim);
+            const hf::OpenedModel& m = load.model->opened();
+            CHECK(m.folder == folder);
+            CHECK(m.spec.model_type == "gpt2");
+            CHECK(m.spec.n_layers == 2);
+            CHECK(m.spec.n_heads == 2);
+            CHECK(m.spec.d_model == 8);
+            CHECK(m.spec.max_positions == 16);
+            CHECK(m.spec.vocab_size == 260);
+            CHECK(m.spec.d_ff == 32);
+            CHECK(m.spec.norm.epsilon == 1e-5);
+            CHECK(m.spec.activation == hf::Activation::gelu_tanh);
+            REQUIRE(m.tokenizer);
+            CHECK(m.tokenizer->size() == 259);
+            std::vector<std::string> encode_errors;
+            CHECK(hf::encode_text(m, " the", encode_errors) == std::vector<int>{258});
+            for (const NamedTensor& t : expected) {
+                INFO(t.name);
+                const Matrix actual = opened_tensor(m.weights, t.name);
+                const std::int64_t rows = t.shape.size() == 2 ? t.shape[0] : 1, cols = t.shape.back();
+                REQUIRE(actual.rows() == rows);
+                REQUIRE(actual.cols() == cols);
                 int mismatches = 0;
-                for (std::size_t i = 0; i < count; ++i) mismatches += actual[t].values[i] != rounded(expected[t].values[i], dtype);
+                for (std::int64_t i = 0; i < rows; ++i)
+                    for (std::int64_t j = 0; j < cols; ++j)
+                        mismatches += actual(i, j) != rounded(t.values[i * cols + j], dtype);
                 CHECK(mismatches == 0);
             }
             std::filesystem::remove_all(folder);
@@ -139,9 +172,11 @@ TEST_CASE("Conv1D weights keep GPT-2's (in, out) layout: x·W, Q | K | V along t
     for (int j = 0; j < 24; ++j) CHECK(raw[j] == static_cast<float>(j));
     CHECK(raw[24] == 32.0f);
 
-    const CheckpointLoad load = load_checkpoint(folder);
-    REQUIRE(load.checkpoint);
-    const Matrix w = c_attn(load.checkpoint->layers[1]);
+    const hf::OpenedModelLoad load = hf::open_model(folder);
+    INFO(joined(load.errors));
+    REQUIRE(load.model);
+    const hf::LayerWeights& opened = load.model->weights.layers[1];
+    const Matrix w = opened_tensor(load.model->weights, "h.1.attn.c_attn.weight");
     REQUIRE(w.rows() == 8);
     REQUIRE(w.cols() == 24);
     // The one-hot x = e₃ picks row 3: q = x·W[:, 0:8], k = x·W[:, 8:16], v = x·W[:, 16:24].
@@ -151,28 +186,32 @@ TEST_CASE("Conv1D weights keep GPT-2's (in, out) layout: x·W, Q | K | V along t
     for (int j = 0; j < 24; ++j) CHECK(qkv(0, j) == static_cast<float>(96 + j));
     CHECK(qkv.block(0, 8, 1, 8)(0, 0) == 104.0f);   // K starts at column d = 8
     // Head h of Q owns columns [h·d_k, (h+1)·d_k), d_k = 4.
-    CHECK(load.checkpoint->config.head_dim() == 4);
+    CHECK(load.model->spec.head_dim == 4);
+    CHECK(opened.w_k->col(0) == w.col(8));
     std::filesystem::remove_all(folder);
 }
 
 TEST_CASE("config.json: defaults, n_ctx, n_inner, the tanh GELU's other name") {
     std::vector<std::string> errors;
-    const auto minimal = config_from_text(R"({"n_layer": 12, "n_head": 12, "n_embd": 768, "n_positions": 1024, "vocab_size": 50257})",
-                                          "config.json", errors);
+    const auto minimal = hf::spec_from_config(
+        R"({"model_type": "gpt2", "n_layer": 12, "n_head": 12, "n_embd": 768, "n_positions": 1024, "vocab_size": 50257})", "config.json", errors);
+    INFO(joined(errors));
     REQUIRE(minimal);
-    CHECK(minimal->n_inner == 3072);
-    CHECK(minimal->layer_norm_epsilon == 1e-5f);
-    CHECK(minimal->activation == "gelu_new");
-    CHECK(minimal->head_dim() == 64);
-    const auto old = config_from_text(R"({"n_layer": 1, "n_head": 1, "n_embd": 4, "n_ctx": 32, "vocab_size": 300, "n_inner": null,
+    CHECK(minimal->d_ff == 3072);
+    CHECK(minimal->norm.epsilon == 1e-5);
+    CHECK(minimal->activation == hf::Activation::gelu_tanh);
+    CHECK(minimal->head_dim == 64);
+    const auto old = hf::spec_from_config(R"({"n_layer": 1, "n_head": 1, "n_embd": 4, "n_ctx": 32, "vocab_size": 300, "n_inner": null,
                                           "activation_function": "gelu_pytorch_tanh", "layer_norm_epsilon": 1e-6,
                                           "model_type": "gpt2", "scale_attn_weights": true})",
-                                      "config.json", errors);
+                                          "config.json", errors);
+    INFO(joined(errors));
     REQUIRE(old);
-    CHECK(old->n_positions == 32);
-    CHECK(old->n_inner == 16);
-    CHECK(old->activation == "gelu_pytorch_tanh");
-    CHECK(old->layer_norm_epsilon == 1e-6f);
+    CHECK(old->max_positions == 32);
+    CHECK(old->positions_key == "n_ctx");
+    CHECK(old->d_ff == 16);
+    CHECK(old->activation == hf::Activation::gelu_tanh);
+    CHECK(old->norm.epsilon == 1e-6);
     CHECK(errors.empty());
     // Written as Hugging Face writes it: n_inner null for 4·d, ε as 1e-05.
     const std::string text = config_json(tiny_config());
@@ -180,20 +219,23 @@ TEST_CASE("config.json: defaults, n_ctx, n_inner, the tanh GELU's other name") {
     Config wide = tiny_config();
     wide.n_inner = 20;
     wide.activation = "gelu_pytorch_tanh";
-    const auto back = config_from_text(config_json(wide), "config.json", errors);
+    const auto back = hf::spec_from_config(config_json(wide), "config.json", errors);
     REQUIRE(back);
-    CHECK(back->n_inner == 20);
-    CHECK(back->activation == "gelu_pytorch_tanh");
+    CHECK(back->d_ff == 20);
+    CHECK(back->activation == hf::Activation::gelu_tanh);
 
-    // A checkpoint with d_ff ≠ 4·d loads with (8 × 20) and (20 × 8) MLP weights.
+    // A checkpoint with d_ff ≠ 4·d opens with (8 × 20) and (20 × 8) MLP weights.
     std::string error;
     const Checkpoint c = random_checkpoint(wide, 3, tiny_checkpoint().tokenizer);
     REQUIRE(write_checkpoint("test_gpt2_wide", c, {}, &error));
-    const CheckpointLoad load = load_checkpoint("test_gpt2_wide");
-    REQUIRE(load.checkpoint);
-    CHECK(load.checkpoint->layers[0].c_fc_w.cols() == 20);
-    CHECK(load.checkpoint->layers[0].mlp_proj_w.rows() == 20);
-    CHECK(load.checkpoint->layers[0].mlp_proj_w == c.layers[0].mlp_proj_w);
+    {
+        const hf::OpenedModelLoad load = hf::open_model("test_gpt2_wide");
+        INFO(joined(load.errors));
+        REQUIRE(load.model);
+        CHECK(load.model->weights.layers[0].w_up.cols() == 20);
+        CHECK(load.model->weights.layers[0].w_down.rows() == 20);
+        CHECK(*load.model->weights.layers[0].w_down == *c.layers[0].mlp_proj_w);
+    }
     std::filesystem::remove_all("test_gpt2_wide");
 }
 
@@ -290,10 +332,13 @@ TEST_CASE("a GPT-2-small-sized folder opens in F32 and F16 with its weights as w
         options.dtype = dtype;
         std::string error;
         REQUIRE(write_checkpoint(folder, c, options, &error));
-        const CheckpointLoad load = load_checkpoint(folder);
-        REQUIRE(load.checkpoint);
-        CHECK(load.checkpoint->layers[11].mlp_proj_w(3071, 767) == rounded(c.layers[11].mlp_proj_w(3071, 767), dtype));
-        CHECK(load.checkpoint->wte(50256, 767) == rounded(c.wte(50256, 767), dtype));
+        {
+            const hf::OpenedModelLoad load = hf::open_model(folder);
+            INFO(joined(load.errors));
+            REQUIRE(load.model);
+            CHECK(load.model->weights.layers[11].w_down(3071, 767) == rounded(c.layers[11].mlp_proj_w(3071, 767), dtype));
+            CHECK(load.model->weights.token_embedding(50256, 767) == rounded(c.wte(50256, 767), dtype));
+        }
         std::filesystem::remove_all(folder);
     }
 }

@@ -1,8 +1,9 @@
-// GPT-2's forward pass (core/model/gpt2/model.hpp) on checkpoints the tests write in the Hugging
-// Face layout and read back: checked against a forward pass written here with plain loops
-// in double (no engine, no Eigen products), a hand-checkable case, Conv1D's (in, out) layout
-// entry by entry, recomputing from a middle layer, a refused long input and the top 5; heads
-// ablated against a checkpoint written with their rows zeroed, and two heads' weights compared.
+// GPT-2 as the family table opens it (model/hf/model.hpp), on checkpoints the tests write in
+// the Hugging Face layout (model/gpt2/checkpoint.hpp) and open as the app does: checked against
+// a forward pass written here with plain loops in double from the weights as written (no
+// engine, no Eigen products), a hand-checkable case, Conv1D's (in, out) layout entry by entry,
+// recomputing from a middle layer, a refused long input and the top 5; heads ablated against a
+// checkpoint written with their rows zeroed, and two heads' weights compared.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -15,12 +16,19 @@
 #include "bad_model_catalogue.hpp"
 #include "attention/engine.hpp"
 #include "model/weights_comparison.hpp"
-#include "model/gpt2/model.hpp"
+#include "model/gpt2/checkpoint.hpp"
+#include "model/hf/model.hpp"
+#include "model/language_model.hpp"
+#include "model/stack.hpp"
 #include "joined.hpp"
 #include "tensor/random.hpp"
 
 using namespace attn;
 using namespace attn::gpt2;
+using attn::hf::OpenedModel;
+using attn::stack::HeadSet;
+using attn::stack::layer_output;
+using ForwardPass = attn::ModelPass;
 using attn::testing::joined;
 using Catch::Matchers::Contains;
 
@@ -68,15 +76,28 @@ Checkpoint random_everything(const Config& config, std::uint64_t seed) {
     return c;
 }
 
-// Writes the checkpoint in the HF layout and reads it back, as the app opens one.
-Checkpoint round_trip(const Checkpoint& c, const std::string& folder) {
+// Writes the checkpoint in the HF layout (F32: every value as it is) and opens it as the app
+// does. The folder stays: the weights are read in place from it.
+OpenedModel opened(const Checkpoint& c, const std::string& folder) {
     std::filesystem::remove_all(folder);
     std::string error;
     REQUIRE(write_checkpoint(folder, c, CheckpointWriteOptions{}, &error));
-    CheckpointLoad load = load_checkpoint(folder);
+    hf::OpenedModelLoad load = hf::open_model(folder);
     INFO(joined(load.errors));
-    REQUIRE(load.checkpoint);
-    return std::move(*load.checkpoint);
+    REQUIRE(load.model);
+    return std::move(*load.model);
+}
+
+std::vector<int> encode(const OpenedModel& m, const std::string& text) {
+    std::vector<std::string> errors;
+    std::vector<int> ids = hf::encode_text(m, text, errors);
+    INFO(joined(errors));
+    REQUIRE(errors.empty());
+    return ids;
+}
+
+ForwardPass forward(const OpenedModel& m, const std::vector<int>& ids, const stack::Ablation& ablated = {}) {
+    return hf::forward_ids(m, ids, ablated);
 }
 
 // y = x·W + b with W stored (in, out), entry by entry.
@@ -207,10 +228,10 @@ void check_equal(const Matrix& a, const Matrix& b) {
 TEST_CASE("GPT-2 forward on a written checkpoint matches plain loops, layer by layer", "[gpt2][model]") {
     const Config config = config_of(2, 2, 8, 12);  // d_ff 12: not 4·d, not square
     const Checkpoint original = random_everything(config, 3);
-    const Checkpoint c = round_trip(original, "test_gpt2_model_forward");
-    const std::vector<int> ids = c.tokenizer.encode(" the cat, 42 h\xC3\xA9");
+    const OpenedModel m = opened(original, "test_gpt2_model_forward");
+    const std::vector<int> ids = encode(m, " the cat, 42 h\xC3\xA9");
     REQUIRE(ids.size() >= 8);
-    const ForwardPass pass = forward(c, ids);
+    const ForwardPass pass = forward(m, ids);
     INFO(joined(pass.errors));
     REQUIRE(pass.ok);
     const Reference r = reference_forward(original, ids);  // from the weights before they were written
@@ -257,9 +278,9 @@ TEST_CASE("GPT-2 hand-checkable layer: zero projections give uniform causal weig
     w.c_attn_b << 1, 2, 3, 4, 5, 6, 7, 8, 0.5f, -1, 2, 0.25f;
     w.c_proj_b << 1, 0, 0, -1;
     w.mlp_proj_b << 0, 2, 0, 0;
-    c = round_trip(c, "test_gpt2_model_hand");
+    const OpenedModel m = opened(c, "test_gpt2_model_hand");
     const std::vector<int> ids = {10, 20, 30};
-    const ForwardPass pass = forward(c, ids);
+    const ForwardPass pass = forward(m, ids);
     INFO(joined(pass.errors));
     REQUIRE(pass.ok);
     const Trace& t = pass.layers[0];
@@ -303,8 +324,7 @@ TEST_CASE("GPT-2's Conv1D weights are read (in, out): one entry moves one column
     w.c_proj_w.edit()(1, 3) = 1.0f;       // attention output column 4 = concat column 2
     w.c_fc_w.edit()(2, 5) = 1.0f;         // hidden column 6 = gelu(LN₂(r) column 3)
     w.mlp_proj_w.edit()(5, 0) = 1.0f;     // MLP output column 1 = hidden column 6
-    c = round_trip(c, "test_gpt2_model_conv1d");
-    const ForwardPass pass = forward(c, {65, 66, 67, 68, 69});
+    const ForwardPass pass = forward(opened(c, "test_gpt2_model_conv1d"), {65, 66, 67, 68, 69});
     INFO(joined(pass.errors));
     REQUIRE(pass.ok);
     const Trace& t = pass.layers[0];
@@ -326,82 +346,84 @@ TEST_CASE("GPT-2's Conv1D weights are read (in, out): one entry moves one column
 
 TEST_CASE("GPT-2 recomputing from a middle layer equals a full run", "[gpt2][model]") {
     const Config config = config_of(3, 2, 8, 12);
-    const Checkpoint c = round_trip(random_everything(config, 7), "test_gpt2_model_recompute");
-    const std::vector<int> ids = c.tokenizer.encode("The animal");
-    ForwardPass pass = forward(c, ids);
+    const Checkpoint original = random_everything(config, 7);
+    const OpenedModel m = opened(original, "test_gpt2_model_recompute");
+    const std::vector<int> ids = encode(m, "The animal");
+    ForwardPass pass = forward(m, ids);
     REQUIRE(pass.ok);
 
     SECTION("unedited: the same numbers") {
         ForwardPass again = pass;
-        REQUIRE(recompute_from(c, 1, again));
+        REQUIRE(hf::recompute_from(m, 1, again));
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(again.layers[l]), layer_output(pass.layers[l]));
         CHECK(again.logits == pass.logits);
     }
     SECTION("a weight edited in layer 2 gives what a full run of the edited checkpoint gives") {
-        Scenario edited = layer_scenario(c, pass.tokens, 1, layer_input(pass.layers[1]));
+        Scenario edited = hf::layer_scenario(m, pass.tokens, 1, lm::layer_input(pass.layers[1]));
         edited.w_o.edit()(2, 5) += 3.0f;  // c_proj_w (in 3, out 6)
         edited.block.w_1.edit()(0, 7) = -2.0f;
         const Matrix layer_1_before = layer_output(pass.layers[0]);
         const float* layer_1_storage = pass.layers[0].block.output.data();
-        REQUIRE(recompute_from(c, 1, pass, &edited));
+        REQUIRE(hf::recompute_from(m, 1, pass, &edited));
         CHECK(pass.layers[0].block.output.data() == layer_1_storage);  // layer 1 not recomputed
         check_equal(layer_output(pass.layers[0]), layer_1_before);
 
-        Checkpoint changed = c;
+        Checkpoint changed = original;
         changed.layers[1].c_proj_w.edit()(2, 5) += 3.0f;
         changed.layers[1].c_fc_w.edit()(0, 7) = -2.0f;
-        const ForwardPass full = forward(changed, ids);
+        const ForwardPass full = forward(opened(changed, "test_gpt2_model_recompute_changed"), ids);
         REQUIRE(full.ok);
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(full.layers[l]));
         CHECK(pass.logits == full.logits);
-        CHECK_FALSE(layer_output(pass.layers[2]).isApprox(layer_output(forward(c, ids).layers[2])));
+        CHECK_FALSE(layer_output(pass.layers[2]).isApprox(layer_output(forward(m, ids).layers[2])));
         check_against_reference(pass, reference_forward(changed, ids), 2e-4);
     }
     SECTION("an edit of the stream entering layer 3 counts; an X that lost a row is refused") {
-        Scenario edited = layer_scenario(c, pass.tokens, 2, layer_input(pass.layers[2]));
+        Scenario edited = hf::layer_scenario(m, pass.tokens, 2, lm::layer_input(pass.layers[2]));
         edited.target.embeddings(1, 4) += 2.0f;
-        REQUIRE(recompute_from(c, 2, pass, &edited));
+        REQUIRE(hf::recompute_from(m, 2, pass, &edited));
         CHECK(pass.layers[2].x_pe(1, 4) == edited.target.embeddings(1, 4));
         Trace by_hand = run(edited);
         check_equal(layer_output(pass.layers[2]), layer_output(by_hand));
         edited.target.embeddings.conservativeResize(edited.target.embeddings.rows() - 1, Eigen::NoChange);
-        CHECK_FALSE(recompute_from(c, 2, pass, &edited));
+        CHECK_FALSE(hf::recompute_from(m, 2, pass, &edited));
         CHECK_THAT(joined(pass.errors), Contains("layer 3: the edited scenario's X is 8 × 8; the model's stream is 9 × 8"));
     }
     SECTION("a pass run again into its own storage equals a fresh one") {
-        const std::vector<int> other = c.tokenizer.encode(" the bank");
-        REQUIRE(forward_into(c, other, pass));
-        const ForwardPass fresh = forward(c, other);
+        const std::vector<int> other = encode(m, " the bank");
+        REQUIRE(hf::forward_ids_into(m, other, pass));
+        const ForwardPass fresh = forward(m, other);
         REQUIRE(pass.layers.size() == fresh.layers.size());
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(fresh.layers[l]));
         CHECK(pass.tokens == fresh.tokens);
         CHECK(pass.logits == fresh.logits);
-        CHECK_FALSE(forward_into(c, std::vector<int>(17, 65), pass));
+        CHECK_FALSE(hf::forward_ids_into(m, std::vector<int>(17, 65), pass));
         CHECK_FALSE(pass.ok);
     }
     SECTION("a layer that does not exist is refused") {
-        CHECK_FALSE(recompute_from(c, 3, pass));
+        CHECK_FALSE(hf::recompute_from(m, 3, pass));
         CHECK_THAT(joined(pass.errors), Contains("layer 4"));
     }
 }
 
 TEST_CASE("GPT-2 refuses a text longer than n_positions, and an empty one", "[gpt2][model]") {
-    const Checkpoint c = random_checkpoint(config_of(1, 1, 4, 8), 1, three_merge_tokenizer());
-    CHECK(forward(c, std::vector<int>(16, 65)).ok);
-    const ForwardPass long_pass = forward(c, std::vector<int>(17, 65));
+    const OpenedModel m = opened(random_checkpoint(config_of(1, 1, 4, 8), 1, three_merge_tokenizer()), "test_gpt2_model_refusals");
+    CHECK(forward(m, std::vector<int>(16, 65)).ok);
+    const ForwardPass long_pass = forward(m, std::vector<int>(17, 65));
     CHECK_FALSE(long_pass.ok);
     CHECK(long_pass.layers.empty());
     CHECK_THAT(joined(long_pass.errors), Contains("17 tokens") && Contains("n_positions = 16"));
-    CHECK_THAT(joined(forward(c, {}).errors), Contains("no token"));
-    CHECK_THAT(joined(forward(c, {65, 900}).errors), Contains("token 2 has id 900"));
+    CHECK_THAT(joined(forward(m, {}).errors), Contains("no token"));
+    CHECK_THAT(joined(forward(m, {65, 900}).errors), Contains("token 2 has id 900"));
     // 1 layer of 1 head, in the singular.
-    CHECK_THAT(joined(forward(c, {65}, HeadSet{{0, 1}}).errors), Contains("the model has 1 layer of 1 head"));
+    CHECK_THAT(joined(forward(m, {65}, HeadSet{{0, 1}}).errors), Contains("the model has 1 layer of 1 head"));
 }
 
 TEST_CASE("GPT-2's top 5 next tokens: an independent softmax, best first, summing to at most 1", "[gpt2][model]") {
-    const Checkpoint c = round_trip(random_everything(config_of(1, 2, 8, 32), 11), "test_gpt2_model_top5");
-    const std::vector<int> ids = c.tokenizer.encode("the the the");
-    const ForwardPass pass = forward(c, ids);
+    const Checkpoint c = random_everything(config_of(1, 2, 8, 32), 11);
+    const OpenedModel m = opened(c, "test_gpt2_model_top5");
+    const std::vector<int> ids = encode(m, "the the the");
+    const ForwardPass pass = forward(m, ids);
     REQUIRE(pass.ok);
     const Reference r = reference_forward(c, ids);
     std::vector<int> order(r.next_probabilities.size());
@@ -414,7 +436,7 @@ TEST_CASE("GPT-2's top 5 next tokens: an independent softmax, best first, summin
         INFO("rank " << i + 1);
         CHECK(t.id == order[i]);
         CHECK(t.probability == Approx(r.next_probabilities[static_cast<size_t>(order[i])]).margin(1e-6));
-        CHECK(t.token == c.tokenizer.describe(t.id));
+        CHECK(t.token == hf::token_label(m, t.id));
         if (i > 0) CHECK(t.probability <= pass.next_token_top5[i - 1].probability);
         sum += t.probability;
     }
@@ -450,11 +472,13 @@ TEST_CASE("GPT-2 NaN or ∞ after the last layer is recorded in the pass with th
          {"its output holds nan", "from the input X("}},
     };
     const std::vector<int> ids = {258, 66, 64, 83};  // "␣the c a t": no id 120, no 259
+    const OpenedModel repaired = opened(testing::tiny_checkpoint(), "test_gpt2_model_repaired");
     for (const Fault& fault : faults) {
         INFO(fault.item);
         Checkpoint c = testing::tiny_checkpoint();
         fault.spoil(c);
-        const ForwardPass pass = forward(c, ids);
+        const OpenedModel m = opened(c, "test_gpt2_model_non_finite");
+        const ForwardPass pass = forward(m, ids);
         REQUIRE(pass.ok);
         CHECK(pass.non_finite.stage == fault.stage);
         for (const std::string& fragment : fault.says) CHECK_THAT(pass.non_finite.origin, Contains(fragment));
@@ -466,9 +490,9 @@ TEST_CASE("GPT-2 NaN or ∞ after the last layer is recorded in the pass with th
         }
         // Recomputing from the last layer finds the same; a repaired checkpoint clears it.
         ForwardPass again = pass;
-        REQUIRE(recompute_from(c, 1, again));
+        REQUIRE(hf::recompute_from(m, 1, again));
         CHECK(again.non_finite.sentence() == pass.non_finite.sentence());
-        REQUIRE(forward_into(testing::tiny_checkpoint(), ids, again));
+        REQUIRE(hf::forward_ids_into(repaired, ids, again));
         CHECK_FALSE(again.non_finite.any());
     }
 }
@@ -483,7 +507,7 @@ TEST_CASE("GPT-2: a 3e38 in one cell of an unused row of wte gives its exact log
         INFO("wte[259, " << column << "] = 3e38");
         Checkpoint c = testing::tiny_checkpoint();
         c.wte.edit()(259, column) = 3e38f;
-        const ForwardPass pass = forward(c, ids);
+        const ForwardPass pass = forward(opened(c, "test_gpt2_model_overflow"), ids);
         REQUIRE(pass.ok);
         const Eigen::Index last = pass.final_output.rows() - 1;
         double exact = 0.0;
@@ -527,23 +551,23 @@ void check_close(const Matrix& a, const Matrix& b, double tolerance) {
 TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head's c_proj rows zeroed", "[gpt2][model][ablation]") {
     const Config config = config_of(3, 2, 8, 12);
     const Checkpoint original = random_everything(config, 21);
-    const Checkpoint c = round_trip(original, "test_gpt2_model_ablation");
+    const OpenedModel m = opened(original, "test_gpt2_model_ablation");
     // Written to its own folder with rows 4–7 (head 2 of layer 2) of h.1.attn.c_proj.weight zero.
-    const Checkpoint zeroed = round_trip(with_zeroed_rows(original, 1, 1), "test_gpt2_model_ablation_zeroed");
-    REQUIRE(zeroed.layers[1].c_proj_w->middleRows(4, 4).isZero(0.0f));
-    REQUIRE_FALSE(c.layers[1].c_proj_w->middleRows(4, 4).isZero(0.0f));
-    const std::vector<int> ids = c.tokenizer.encode(" the cat, 42");
+    const OpenedModel zeroed = opened(with_zeroed_rows(original, 1, 1), "test_gpt2_model_ablation_zeroed");
+    REQUIRE(zeroed.weights.layers[1].w_o->middleRows(4, 4).isZero(0.0f));
+    REQUIRE_FALSE(m.weights.layers[1].w_o->middleRows(4, 4).isZero(0.0f));
+    const std::vector<int> ids = encode(m, " the cat, 42");
 
-    const ForwardPass intact = forward(c, ids);
-    const ForwardPass ablated = forward(c, ids, HeadSet{{1, 1}});
+    const ForwardPass intact = forward(m, ids);
+    const ForwardPass ablated = forward(m, ids, HeadSet{{1, 1}});
     const ForwardPass written = forward(zeroed, ids);
     INFO(joined(ablated.errors));
     REQUIRE(intact.ok);
     REQUIRE(ablated.ok);
     REQUIRE(written.ok);
     CHECK(ablated.ablated.heads == HeadSet{{1, 1}});
-    CHECK(ablated_in_layer(HeadSet{{0, 1}, {1, 0}, {1, 1}, {2, 0}}, 1) == 2);
-    CHECK(ablated_in_layer(HeadSet{{0, 1}, {2, 0}}, 1) == 0);
+    CHECK(stack::ablated_in_layer(HeadSet{{0, 1}, {1, 0}, {1, 1}, {2, 0}}, 1) == 2);
+    CHECK(stack::ablated_in_layer(HeadSet{{0, 1}, {2, 0}}, 1) == 0);
     // Tolerance: 1e-5 relative on every layer's output, weight and logit (the same float
     // operations run, so they agree far closer than this).
     for (size_t l = 0; l < 3; ++l) {
@@ -553,10 +577,10 @@ TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head'
     }
     check_close(ablated.logits, written.logits, 1e-5);
     // The scenario the layer ran holds the zero rows, and only those.
-    const Scenario s = layer_scenario(c, ablated.tokens, 1, layer_input(ablated.layers[1]), ablated.ablated);
+    const Scenario s = hf::layer_scenario(m, ablated.tokens, 1, lm::layer_input(ablated.layers[1]), ablated.ablated);
     CHECK(s.w_o->middleRows(4, 4).isZero(0.0f));
-    CHECK(s.w_o->middleRows(0, 4) == c.layers[1].c_proj_w->middleRows(0, 4));
-    CHECK(layer_scenario(c, ablated.tokens, 2, layer_input(ablated.layers[2]), ablated.ablated).w_o == c.layers[2].c_proj_w);
+    CHECK(s.w_o->middleRows(0, 4) == m.weights.layers[1].w_o->middleRows(0, 4));
+    CHECK(hf::layer_scenario(m, ablated.tokens, 2, lm::layer_input(ablated.layers[2]), ablated.ablated).w_o == m.weights.layers[2].w_o);
     // And the plain-loop reference of the zeroed weights agrees.
     check_against_reference(ablated, reference_forward(with_zeroed_rows(original, 1, 1), ids), 2e-4);
 
@@ -568,51 +592,52 @@ TEST_CASE("GPT-2 with a head ablated equals a checkpoint written with that head'
         CHECK((ablated.logits - intact.logits).cwiseAbs().maxCoeff() > 1e-3f);
     }
     SECTION("a head the model does not have is refused") {
-        const ForwardPass bad = forward(c, ids, {{3, 0}});
+        const ForwardPass bad = forward(m, ids, HeadSet{{3, 0}});
         CHECK_FALSE(bad.ok);
         CHECK_THAT(joined(bad.errors), Contains("the ablated head 1 of layer 4 does not exist: the model has 3 layers of 2 heads"));
-        CHECK_THAT(joined(forward(c, ids, {{0, 2}}).errors), Contains("head 3 of layer 1"));
+        CHECK_THAT(joined(forward(m, ids, HeadSet{{0, 2}}).errors), Contains("head 3 of layer 1"));
     }
 }
 
-TEST_CASE("GPT-2 passes share the checkpoint's weights: an edit or an ablation copies only the matrix it changes", "[gpt2][model][memory]") {
-    const Checkpoint c = random_everything(config_of(3, 2, 8, 12), 23);
-    const std::vector<int> ids = c.tokenizer.encode(" the cat");
-    const ForwardPass pass = forward(c, ids, {{1, 0}});
+TEST_CASE("GPT-2 passes share the opened weights: an edit or an ablation copies only the matrix it changes", "[gpt2][model][memory]") {
+    const OpenedModel m = opened(random_everything(config_of(3, 2, 8, 12), 23), "test_gpt2_model_shared");
+    const std::vector<int> ids = encode(m, " the cat");
+    const ForwardPass pass = forward(m, ids, HeadSet{{1, 0}});
     INFO(joined(pass.errors));
     REQUIRE(pass.ok);
     for (size_t l = 0; l < 3; ++l) {
         INFO("layer " << l + 1);
         const Trace& t = pass.layers[l];
-        const LayerWeights& w = c.layers[l];
+        const hf::LayerWeights& w = m.weights.layers[l];
         CHECK(t.w_q.shares(w.w_q));
         CHECK(t.w_k.shares(w.w_k));
         CHECK(t.w_v.shares(w.w_v));
-        CHECK(t.block.w_1.shares(w.c_fc_w));
-        CHECK(t.block.w_2.shares(w.mlp_proj_w));
+        CHECK(t.block.w_1.shares(w.w_up));
+        CHECK(t.block.w_2.shares(w.w_down));
         // W_O: the ablated layer ran its own copy with head 1's rows zeroed; the others share.
-        CHECK(t.w_o.shares(w.c_proj_w) == (l != 1));
-        // A drawing of a weight is named by its content: the checkpoint's version, in every
+        CHECK(t.w_o.shares(w.w_o) == (l != 1));
+        // A drawing of a weight is named by its content: the opened model's version, in every
         // pass that shares it; an activation has none.
         CHECK(weight_version(t, &t.w_q.get()) == w.w_q.version());
-        CHECK(weight_version(t, &t.block.w_1.get()) == w.c_fc_w.version());
+        CHECK(weight_version(t, &t.block.w_1.get()) == w.w_up.version());
         CHECK(weight_version(t, &t.x_pe) == 0);
     }
-    CHECK(forward(c, ids).layers[0].w_k.version() == pass.layers[0].w_k.version());
-    CHECK(pass.layers[1].w_o.version() != c.layers[1].c_proj_w.version());
+    CHECK(forward(m, ids).layers[0].w_k.version() == pass.layers[0].w_k.version());
+    CHECK(pass.layers[1].w_o.version() != m.weights.layers[1].w_o.version());
     CHECK(pass.layers[1].w_o->topRows(4).isZero(0.0f));
-    CHECK_FALSE(c.layers[1].c_proj_w->topRows(4).isZero(0.0f));
+    CHECK_FALSE(m.weights.layers[1].w_o->topRows(4).isZero(0.0f));
 
-    // An edit in the pipeline: the scenario's W_V becomes its own; the checkpoint keeps its
-    // value, and every other weight of the scenario is still the checkpoint's.
-    Scenario edited = layer_scenario(c, pass.tokens, 2, layer_input(pass.layers[2]));
-    const float before = c.layers[2].w_v(0, 1);
+    // An edit in the pipeline: the scenario's W_V becomes its own; the opened model keeps its
+    // value, and every other weight of the scenario is still the model's.
+    const hf::LayerWeights& w = m.weights.layers[2];
+    Scenario edited = hf::layer_scenario(m, pass.tokens, 2, lm::layer_input(pass.layers[2]));
+    const float before = w.w_v(0, 1);
     edited.w_v.edit()(0, 1) = before + 1.0f;
-    CHECK(c.layers[2].w_v(0, 1) == before);
-    CHECK_FALSE(edited.w_v.shares(c.layers[2].w_v));
-    CHECK(edited.w_v.version() != c.layers[2].w_v.version());
-    CHECK(edited.w_q.shares(c.layers[2].w_q));
-    CHECK(edited.block.w_1.shares(c.layers[2].c_fc_w));
+    CHECK(w.w_v(0, 1) == before);
+    CHECK_FALSE(edited.w_v.shares(w.w_v));
+    CHECK(edited.w_v.version() != w.w_v.version());
+    CHECK(edited.w_q.shares(w.w_q));
+    CHECK(edited.block.w_1.shares(w.w_up));
     // A copy of a scenario shares its matrices; editing the copy leaves the original as it was.
     Scenario copy = edited;
     CHECK(copy.w_v.shares(edited.w_v));
@@ -623,25 +648,26 @@ TEST_CASE("GPT-2 passes share the checkpoint's weights: an edit or an ablation c
 
 TEST_CASE("GPT-2 ablation toggled on a pass: recompute_from equals a full forward with the ablation", "[gpt2][model][ablation]") {
     const Config config = config_of(3, 2, 8, 12);
-    const Checkpoint c = round_trip(random_everything(config, 23), "test_gpt2_model_ablation_toggle");
-    const std::vector<int> ids = c.tokenizer.encode("The animal");
-    ForwardPass pass = forward(c, ids);
+    const Checkpoint original = random_everything(config, 23);
+    const OpenedModel m = opened(original, "test_gpt2_model_ablation_toggle");
+    const std::vector<int> ids = encode(m, "The animal");
+    ForwardPass pass = forward(m, ids);
     REQUIRE(pass.ok);
     const ForwardPass intact = pass;
 
     // Head 1 of layer 3, then head 2 of layer 2: each recomputed from its own layer.
     pass.ablated.heads.insert({2, 0});
     const float* layer_2_storage = pass.layers[1].block.output.data();
-    REQUIRE(recompute_from(c, 2, pass));
+    REQUIRE(hf::recompute_from(m, 2, pass));
     CHECK(pass.layers[1].block.output.data() == layer_2_storage);  // before the change: not recomputed
-    const ForwardPass one = forward(c, ids, HeadSet{{2, 0}});
+    const ForwardPass one = forward(m, ids, HeadSet{{2, 0}});
     for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(one.layers[l]));
     CHECK(pass.logits == one.logits);
     CHECK_FALSE(pass.logits == intact.logits);
 
     pass.ablated.heads.insert({1, 1});
-    REQUIRE(recompute_from(c, 1, pass));
-    const ForwardPass two = forward(c, ids, HeadSet{{1, 1}, {2, 0}});
+    REQUIRE(hf::recompute_from(m, 1, pass));
+    const ForwardPass two = forward(m, ids, HeadSet{{1, 1}, {2, 0}});
     for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(two.layers[l]));
     CHECK(pass.layers[2].head[0].weights == two.layers[2].head[0].weights);
     CHECK(pass.logits == two.logits);
@@ -649,33 +675,33 @@ TEST_CASE("GPT-2 ablation toggled on a pass: recompute_from equals a full forwar
 
     SECTION("toggled off again: the intact model's numbers") {
         pass.ablated = {};
-        REQUIRE(recompute_from(c, 1, pass));
+        REQUIRE(hf::recompute_from(m, 1, pass));
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(intact.layers[l]));
         CHECK(pass.logits == intact.logits);
     }
     SECTION("an edited layer keeps its ablated heads at zero, whatever the edit") {
-        Scenario edited = layer_scenario(c, pass.tokens, 1, layer_input(pass.layers[1]));  // rows not zeroed
+        Scenario edited = hf::layer_scenario(m, pass.tokens, 1, lm::layer_input(pass.layers[1]));  // rows not zeroed
         edited.block.w_1.edit()(0, 3) = 1.5f;
-        REQUIRE(recompute_from(c, 1, pass, &edited));
-        Checkpoint changed = c;
+        REQUIRE(hf::recompute_from(m, 1, pass, &edited));
+        Checkpoint changed = original;
         changed.layers[1].c_fc_w.edit()(0, 3) = 1.5f;
-        const ForwardPass full = forward(changed, ids, HeadSet{{1, 1}, {2, 0}});
+        const ForwardPass full = forward(opened(changed, "test_gpt2_model_ablation_toggle_changed"), ids, HeadSet{{1, 1}, {2, 0}});
         for (size_t l = 0; l < 3; ++l) check_equal(layer_output(pass.layers[l]), layer_output(full.layers[l]));
         CHECK(pass.logits == full.logits);
     }
-    SECTION("forward_into keeps the pass's ablation for a new sentence") {
-        const std::vector<int> other = c.tokenizer.encode(" the bank");
-        REQUIRE(forward_into(c, other, pass));
-        CHECK(pass.logits == forward(c, other, {{1, 1}, {2, 0}}).logits);
+    SECTION("forward_ids_into keeps the pass's ablation for a new sentence") {
+        const std::vector<int> other = encode(m, " the bank");
+        REQUIRE(hf::forward_ids_into(m, other, pass));
+        CHECK(pass.logits == forward(m, other, HeadSet{{1, 1}, {2, 0}}).logits);
     }
 }
 
 TEST_CASE("GPT-2 weights compared: B − A of two heads and of two sentences, or why there is none", "[gpt2][model][compare]") {
     const Config config = config_of(2, 2, 8, 12);
     const Checkpoint original = random_everything(config, 5);
-    const Checkpoint c = round_trip(original, "test_gpt2_model_compare");
-    const std::vector<int> ids = c.tokenizer.encode(" the cat");
-    const ForwardPass pass = forward(c, ids);
+    const OpenedModel m = opened(original, "test_gpt2_model_compare");
+    const std::vector<int> ids = encode(m, " the cat");
+    const ForwardPass pass = forward(m, ids);
     REQUIRE(pass.ok);
     const Reference r = reference_forward(original, ids);
     const int n = static_cast<int>(ids.size());
@@ -716,9 +742,9 @@ TEST_CASE("GPT-2 weights compared: B − A of two heads and of two sentences, or
         CHECK(compare_weights(pass, {1, 1}, pass, {1, 1}).max_abs == 0.0f);
     }
     SECTION("two sentences of the same length: position against position, the differing tokens named") {
-        const std::vector<int> other_ids = c.tokenizer.encode(" the dog");
+        const std::vector<int> other_ids = encode(m, " the dog");
         REQUIRE(static_cast<int>(other_ids.size()) == n);
-        const ForwardPass other = forward(c, other_ids);
+        const ForwardPass other = forward(m, other_ids);
         const Reference ro = reference_forward(original, other_ids);
         const WeightsComparison cmp = compare_weights(pass, {1, 1}, other, {1, 1});
         REQUIRE(cmp.has_difference);
@@ -732,7 +758,7 @@ TEST_CASE("GPT-2 weights compared: B − A of two heads and of two sentences, or
         CHECK(cmp.tokens.back() == "t | g");
     }
     SECTION("different token counts: A and B, no difference, and the reason in words") {
-        const ForwardPass longer = forward(c, c.tokenizer.encode(" the cats"));
+        const ForwardPass longer = forward(m, encode(m, " the cats"));
         const WeightsComparison cmp = compare_weights(pass, {0, 0}, longer, {0, 0});
         REQUIRE(cmp.ok);
         CHECK_FALSE(cmp.has_difference);

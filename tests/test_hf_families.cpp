@@ -11,7 +11,7 @@
 
 #include "bad_model_catalogue.hpp"
 #include "attention/engine.hpp"
-#include "model/gpt2/model.hpp"
+#include "model/gpt2/checkpoint.hpp"
 #include "hf_family_fixtures.hpp"
 #include "model/hf/model.hpp"
 #include "model/hf/weights.hpp"
@@ -1863,21 +1863,19 @@ TEST_CASE("the reference's RoPE: position 0 is the identity, a rotation keeps th
     CHECK(hf::rope_inverse_frequencies(s, 0, 0) == reference_inv_freq(10000.0, 4, {}));
 }
 
-TEST_CASE("the GPT-2 family's reference equals the GPT-2 engine on a tiny GPT-2 checkpoint", "[families][reference][gpt2]") {
+TEST_CASE("GPT-2's writer and the family table agree on every weight, and the pass is the reference's", "[families][reference][gpt2]") {
     const std::string folder = folder_for("gpt2");
     attn::testing::write_tiny_checkpoint(folder);
-    gpt2::CheckpointLoad gpt2_load = gpt2::load_checkpoint(folder);
-    REQUIRE(gpt2_load.checkpoint);
-    const hf::ModelLoad load = hf::load_model(folder);
+    const gpt2::Checkpoint g = attn::testing::tiny_checkpoint();  // the weights as written (F32)
+    const hf::OpenedModelLoad load = hf::open_model(folder);
     INFO(joined(load.errors));
-    REQUIRE(load.weights);
-    const hf::ModelSpec& s = *load.spec;
+    REQUIRE(load.model);
+    const hf::OpenedModel& m = *load.model;
+    const hf::ModelSpec& s = m.spec;
     CHECK(s.model_type == "gpt2");
     CHECK(s.activation == hf::Activation::gelu_tanh);
-    // the two loaders agree on every weight
-    const gpt2::Checkpoint& g = *gpt2_load.checkpoint;
     for (int l = 0; l < s.n_layers; ++l) {
-        const hf::LayerWeights& L = load.weights->layers[static_cast<std::size_t>(l)];
+        const hf::LayerWeights& L = m.weights.layers[static_cast<std::size_t>(l)];
         const gpt2::LayerWeights& G = g.layers[static_cast<std::size_t>(l)];
         check_same(L.w_q, G.w_q, "w_q");
         check_same(L.w_k, G.w_k, "w_k");
@@ -1888,11 +1886,13 @@ TEST_CASE("the GPT-2 family's reference equals the GPT-2 engine on a tiny GPT-2 
         check_same(L.attn_norm.weight, G.ln_1_gamma, "ln_1");
         check_same(L.mlp_norm.bias, G.ln_2_beta, "ln_2.bias");
     }
-    check_same(load.weights->position_embedding, g.wpe, "wpe");
+    check_same(m.weights.position_embedding, g.wpe, "wpe");
+    check_same(m.weights.token_embedding, g.wte, "wte");
+    check_same(m.weights.final_norm.weight, g.ln_f_gamma, "ln_f");
 
     const std::vector<int> ids = {65, 66, 67, 200, 68, 259, 70};
-    const Reference r = reference_forward(s, read_tensors(load.files), ids);
-    const gpt2::ForwardPass pass = gpt2::forward(g, ids);
+    const Reference r = reference_forward(s, read_tensors({folder + "/model.safetensors"}), ids);
+    const ModelPass pass = hf::forward_ids(m, ids);
     REQUIRE(pass.ok);
     for (int l = 0; l < s.n_layers; ++l)
         for (int h = 0; h < s.n_heads; ++h)
@@ -1927,48 +1927,45 @@ TEST_CASE("the published GPT-2 configs are read: older keys change nothing, prun
     CHECK_THAT(refusal_of(medium), Catch::Matchers::Contains("key 'pruned_heads': {\"0\":[1,2]} is not supported"));
 }
 
-TEST_CASE("a GPT-2 folder opens as a family: vocab.json and merges.txt its tokenizer, and every number the GPT-2 reader's",
+TEST_CASE("a GPT-2 folder opens as a family: vocab.json and merges.txt its tokenizer, and every number the reference's",
           "[families][gpt2]") {
     const std::string folder = folder_for("gpt2_family");
     attn::testing::write_tiny_checkpoint(folder);
-    const gpt2::CheckpointLoad gpt2_load = gpt2::load_checkpoint(folder);
-    REQUIRE(gpt2_load.checkpoint);
-    const gpt2::Checkpoint& g = *gpt2_load.checkpoint;
+    const gpt2::Checkpoint g = attn::testing::tiny_checkpoint();  // the weights and the tokenizer as written
     const hf::OpenedModelLoad load = hf::open_model(folder);
     INFO(joined(load.errors));
     REQUIRE(load.model);
     const hf::OpenedModel& m = *load.model;
     REQUIRE(m.tokenizer);
-    const auto max_abs_diff = [](const Matrix& a, const Matrix& b) {
-        REQUIRE(a.rows() == b.rows());
-        REQUIRE(a.cols() == b.cols());
-        return a.size() == 0 ? 0.0f : (a - b).cwiseAbs().maxCoeff();
-    };
+    const HfTensors tensors = read_tensors({folder + "/model.safetensors"});
     for (const std::string text : {"the cat sat", " the  cat\n", "caf\xC3\xA9, 2026!"}) {
         INFO(text);
         const ModelPass pass = hf::forward_text(m, text);
-        const gpt2::ForwardPass expected = gpt2::forward_text(g, text);
-        REQUIRE(expected.ok);
         INFO(joined(pass.errors));
         REQUIRE(pass.ok);
-        CHECK(pass.token_ids == expected.token_ids);
-        REQUIRE(pass.layers.size() == expected.layers.size());
+        CHECK(pass.token_ids == g.tokenizer.encode(text));  // tokenizer.json's reader against the BPE of vocab.json and merges.txt
+        const Reference r = reference_forward(m.spec, tensors, pass.token_ids);
+        REQUIRE(pass.layers.size() == r.attention.size());
         for (std::size_t l = 0; l < pass.layers.size(); ++l)
             for (std::size_t h = 0; h < pass.layers[l].head.size(); ++h)
-                CHECK(pass.layers[l].head[h].weights == expected.layers[l].head[h].weights);  // the same engine, the same weights
-        CHECK(pass.logits == expected.logits);
-        std::vector<int> top, expected_top;
-        for (const auto& p : pass.next_token_top5) top.push_back(p.id);
-        for (const auto& p : expected.next_token_top5) expected_top.push_back(p.id);
-        CHECK(top == expected_top);
+                for (std::size_t i = 0; i < pass.token_ids.size(); ++i)
+                    for (std::size_t j = 0; j < pass.token_ids.size(); ++j)
+                        CHECK(pass.layers[l].head[h].weights(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) ==
+                              Approx(r.attention[l][h][i][j]).margin(1e-5));
+        const std::vector<double>& logits = r.logits.back();
+        for (int v = 0; v < m.spec.vocab_size; ++v) CHECK(pass.logits(0, v) == Approx(logits[static_cast<std::size_t>(v)]).margin(1e-4));
+        REQUIRE(pass.next_token_top5.size() == 5);
+        CHECK(pass.next_token_top5[0].id == static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
         // Layer 1 reads as the engine's own X + PE: the tables' rows, their sum the input.
         const Trace& first = pass.layers.front();
         CHECK(first.settings.positional == PositionalEncoding::Learned);
-        CHECK(first.x == expected.layers.front().x);
-        CHECK(first.pe == expected.layers.front().pe);
-        CHECK(max_abs_diff(first.x + first.pe, first.x_pe) <= 1e-6f);
+        for (std::size_t i = 0; i < pass.token_ids.size(); ++i) {
+            CHECK(Matrix(first.x.row(static_cast<Eigen::Index>(i))) == Matrix(g.wte->row(pass.token_ids[i])));
+            CHECK(Matrix(first.pe.row(static_cast<Eigen::Index>(i))) == Matrix(g.wpe->row(static_cast<Eigen::Index>(i))));
+        }
+        CHECK((first.x + first.pe - first.x_pe).cwiseAbs().maxCoeff() <= 1e-6f);
     }
-    // A text longer than the position table, and one with no token, are refused as the reader refuses them.
+    // A text longer than the position table, and one with no token, are refused.
     const ModelPass too_long = hf::forward_ids(m, std::vector<int>(static_cast<std::size_t>(m.spec.max_positions) + 1, 65));
     CHECK_FALSE(too_long.ok);
     CHECK_THAT(joined(too_long.errors), Catch::Matchers::Contains("the text has " + std::to_string(m.spec.max_positions + 1) +

@@ -1,9 +1,9 @@
 #pragma once
 // A checkpoint's pass on a sentence, whatever its family: the stack's pass (stack.hpp: every
 // layer's trace, the final norm, the logits, the heads ablated) with the sentence's tokens and
-// what the model predicts from it. The family table's passes (model/hf/model.hpp) fill it, as
-// GPT-2's own reader (model/gpt2/model.hpp, the tests' independent check) does, so the model
-// view, its jobs, Compare and the exports read one kind of pass.
+// what the model predicts from it. The family table's passes (model/hf/model.hpp) fill it, for
+// every family GPT-2's included, so the model view, its jobs, Compare and the exports read one
+// kind of pass.
 #include <string>
 #include <vector>
 

@@ -15,8 +15,11 @@
 //     c_fc_w     (d × d_ff) the MLP's expansion, then gelu_new
 //     mlp_proj_w (d_ff × d) back to d
 //   Biases and LayerNorm γ, β are (1 × n) row vectors, stored as 1-D tensors [n].
-// The LM head is tied to wte (logits = h·wteᵀ); a separate lm_head.weight in the file is
-// ignored (see checkpoint.cpp).
+// The LM head is tied to wte (logits = h·wteᵀ).
+//
+// This is GPT-2's writer: the tests and benchmarks make checkpoints with it (random_checkpoint,
+// write_checkpoint). Every folder, GPT-2's included, is opened by the family table
+// (model/hf/model.hpp), which reads what is written here as it reads a published checkpoint.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -77,25 +80,6 @@ struct Checkpoint {
     Tokenizer tokenizer;
 };
 
-struct CheckpointLoad {
-    std::optional<Checkpoint> checkpoint;
-    std::vector<std::string> errors;   // "FOLDER/model.safetensors: tensor 'h.0.attn.c_attn.weight' is [24, 8], …"
-    std::vector<std::string> ignored;  // tensors of the file GPT-2 skips (attn.bias, attn.masked_bias, lm_head.weight)
-    // A folder with none of the four files: the checkpoint folders one level down (the
-    // folder above a checkpoint was chosen), sorted; the one error says where they are.
-    std::vector<std::string> inside;
-};
-
-// Reads the four files; every fault found is reported, each message naming the file and the
-// key, line or tensor.
-CheckpointLoad load_checkpoint(const std::string& folder);
-// "ignored 24 tensors GPT-2 skips: h.0.attn.bias, h.0.attn.masked_bias, h.1.attn.bias, …"
-// for a load's `ignored` list; empty when there are none.
-std::string ignored_text(const std::vector<std::string>& ignored);
-
-// config.json alone: nullopt with "SOURCE: key 'n_head': …" messages.
-std::optional<Config> config_from_text(const std::string& text, const std::string& source_name,
-                                       std::vector<std::string>& errors);
 // config.json as Hugging Face writes it (model_type "gpt2", n_inner null when it is 4·d).
 std::string config_json(const Config& config);
 
