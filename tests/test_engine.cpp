@@ -525,9 +525,28 @@ TEST_CASE("a custom scale and logit soft-capping: s = c·tanh(q·k·scale / c), 
         s.softcap = 0.0f;
         s.score_scale = std::numeric_limits<float>::quiet_NaN();
         CHECK_THAT(validate(s).front(), Catch::Matchers::Contains("score scale"));
-        s.score_scale = 0.5f;
+    }
+    SECTION("scaling turned off leaves the scores unscaled and keeps the custom scale for when it is on again") {
+        s.score_scale = 0.3f;  // d_k 4: not the usual 1/√4
         s.scale = false;
-        CHECK_THAT(validate(s).front(), Catch::Matchers::Contains("scaling is off"));
+        CHECK(validate(s).empty());
+        const Trace off = run(s);
+        REQUIRE(off.ok);
+        CHECK(off.scale == 1.0f);
+        CHECK(off.head[0].scaled_scores == off.head[0].scores);
+        CHECK_FALSE(has_custom_scale(off));
+        s.scale = true;
+        const Trace on = run(s);
+        REQUIRE(on.ok);
+        CHECK(on.scale == 0.3f);
+        CHECK(on.head[0].scaled_scores.isApprox(on.head[0].scores * 0.3f));
+        CHECK(has_custom_scale(on));
+        // A saved scenario keeps both, and reads back as it was.
+        s.scale = false;
+        const ScenarioLoad back = scenario_from_text(scenario_to_json(s).dump(), "off.json");
+        REQUIRE(back.scenario);
+        CHECK_FALSE(back.scenario->scale);
+        CHECK(back.scenario->score_scale == 0.3f);
     }
     SECTION("the scenario file keeps both, and refuses a string") {
         const std::string text = scenario_to_json(s).dump();

@@ -1906,6 +1906,34 @@ TEST_CASE("GPT-2's writer and the family table agree on every weight, and the pa
         CHECK(pass.logits(0, v) == Approx(r.logits.back()[static_cast<std::size_t>(v)]).margin(1e-4));
 }
 
+TEST_CASE("scaling turned off in a layer with its family's own scale (Gemma 2's query_pre_attn_scalar) runs unscaled, and on again restores it",
+          "[families][gemma]") {
+    const std::string folder = folder_for("gemma2_scale");
+    FamilyCheckpoint c = gemma2_checkpoint();
+    c.config["query_pre_attn_scalar"] = 16;  // 16^−½ in place of 1/√8, as Gemma 2 27B's 144 with head_dim 128
+    write_family_checkpoint(folder, c);
+    const hf::OpenedModelLoad load = hf::open_model(folder, false);
+    INFO(joined(load.errors));
+    REQUIRE(load.model);
+    const hf::OpenedModel& m = *load.model;
+    const ModelPass pass = hf::forward_ids(m, {1, 5, 3, 7});
+    REQUIRE(pass.ok);
+    Scenario layer = hf::layer_scenario(m, pass.tokens, 0, lm::layer_input(pass.layers[0]));
+    CHECK(layer.score_scale == 0.25f);
+    layer.scale = false;
+    const Trace off = run(layer);
+    INFO(joined(off.errors));
+    REQUIRE(off.ok);
+    CHECK(off.scale == 1.0f);
+    CHECK(off.head[0].scaled_scores == off.head[0].scores);
+    layer.scale = true;
+    const Trace on = run(layer);
+    REQUIRE(on.ok);
+    CHECK(on.scale == layer.score_scale);
+    CHECK(on.head[0].weights == pass.layers[0].head[0].weights);
+    std::filesystem::remove_all(folder);
+}
+
 TEST_CASE("the published GPT-2 configs are read: older keys change nothing, pruned heads are refused", "[families][gpt2]") {
     // distilgpt2's config.json, and gpt2-medium's keys that gpt2's lacks.
     json distil = json::parse(R"({"_num_labels": 1, "activation_function": "gelu_new", "architectures": ["GPT2LMHeadModel"],

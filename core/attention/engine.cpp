@@ -462,8 +462,6 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
     if (std::isnan(s.masked_fill)) errors.push_back("masked fill is NaN: expected −inf or a number such as −1e9");
     if (!std::isfinite(s.score_scale) || s.score_scale < 0.0f)
         errors.push_back("score scale is " + std::to_string(s.score_scale) + ": expected a finite number > 0 (or 0 for 1/√d_k)");
-    else if (s.score_scale > 0.0f && !s.scale)
-        errors.push_back("a score scale of " + std::to_string(s.score_scale) + " is given but scaling is off: turn scaling on, or set the scale to 0");
     if (s.positional == PositionalEncoding::Rotary) {
         const RopeOptions& r = s.rope;
         // Latent attention turns its d_rope dims, all of them.

@@ -332,7 +332,9 @@ struct Scenario {
     float masked_fill = -std::numeric_limits<float>::infinity();  // or e.g. −1e9
     bool scale = true;                // divide scores by √d_k
     // With scale on: scores × this in place of 1/√d_k when > 0 (Gemma's
-    // query_pre_attn_scalar^−½); 0: 1/√d_k.
+    // query_pre_attn_scalar^−½); 0: 1/√d_k. With scale off the scores are unscaled (× 1), and a
+    // scale given here is kept for when scaling is turned on again (a family's own scale
+    // survives the toggle, in the window and in a saved scenario).
     float score_scale = 0.0f;
     // Logit soft-capping (Gemma 2): each scaled score s → c·tanh(s/c) before the mask; 0: off.
     float softcap = 0.0f;

@@ -437,7 +437,8 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
             break;
     }
     // The family's scale, when it is the float the engine's own 1/√d_k gives, is left to the
-    // engine (0): scaling is then a setting the user can turn off and on again, as in any scenario.
+    // engine (0), so the scenario reads as the usual ÷ √d_k; any other is the layer's own
+    // (kept while scaling is turned off).
     if (s.score_scale > 0.0f && s.score_scale == 1.0f / std::sqrt(static_cast<float>(head_dim_of(s)))) s.score_scale = 0.0f;
     return s;
 }
