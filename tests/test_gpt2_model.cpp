@@ -436,12 +436,39 @@ TEST_CASE("GPT-2's top 5 next tokens: an independent softmax, best first, summin
         INFO("rank " << i + 1);
         CHECK(t.id == order[i]);
         CHECK(t.probability == Approx(r.next_probabilities[static_cast<size_t>(order[i])]).margin(1e-6));
-        CHECK(t.token == hf::token_label(m, t.id));
+        CHECK(t.token == hf::token_description(m, t.id, ids));
         if (i > 0) CHECK(t.probability <= pass.next_token_top5[i - 1].probability);
         sum += t.probability;
     }
     CHECK(sum <= 1.0 + 1e-6);
     CHECK(sum > 0.0);
+}
+
+TEST_CASE("a byte of a character in the top 5 says what it does after the sentence, and a control character shows its byte",
+          "[gpt2][model]") {
+    const OpenedModel m = opened(testing::tiny_checkpoint(), "test_gpt2_model_bytes");
+    REQUIRE(m.tokenizer);
+    // GPT-2's byte-level vocabulary: byte 0xA9 is the token "©", 0xC3 "Ã", 0xFF "ÿ".
+    const std::optional<int> a9 = m.tokenizer->id("\xC2\xA9"), c3 = m.tokenizer->id("\xC3\x83"), ff = m.tokenizer->id("\xC3\xBF");
+    REQUIRE(a9);
+    REQUIRE(c3);
+    REQUIRE(ff);
+    const std::vector<int> caf = encode(m, " the caf\xC3\xA9");  // " the", " ", "c", "a", "f", 0xC3, 0xA9
+    REQUIRE(caf.back() == *a9);
+    const std::vector<int> before(caf.begin(), caf.end() - 1);  // "… caf" and the lead byte 0xC3
+    CHECK(hf::token_description(m, *a9, before) == "<0xA9>, completes \"caf\xC3\xA9\"");
+    CHECK(hf::token_description(m, *a9, {}) == "<0xA9>, part of a character");
+    CHECK(hf::token_description(m, *c3, caf) == "<0xC3>, the first byte of a character");
+    CHECK(hf::token_description(m, *ff, caf) == "<0xFF>, never part of UTF-8 text");
+    // Whole characters: the label alone.
+    CHECK(hf::token_description(m, 258, before) == "\xE2\x90\xA3the");
+    CHECK(hf::token_label(m, *a9) == "<0xA9>");
+    // A control character draws nothing: its byte is shown (0x18 is the token "Ę"); a tab is ⇥ (the token "ĉ").
+    const std::optional<int> cancel = m.tokenizer->id("\xC4\x98"), tab = m.tokenizer->id("\xC4\x89");
+    REQUIRE(cancel);
+    REQUIRE(tab);
+    CHECK(hf::token_label(m, *cancel) == "<0x18>");
+    CHECK(hf::token_label(m, *tab) == "\xE2\x87\xA5");
 }
 
 // NaN or ∞ that arises after the layers (LN_f, the logits) spoils the top 5 without touching

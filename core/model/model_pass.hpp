@@ -13,7 +13,7 @@ namespace attn {
 
 struct TokenProbability {
     int id = 0;
-    std::string token;        // as the token strip shows it: "␣cat", "byte 0xA9, …: completes \"café\""
+    std::string token;        // as the token strip shows it: "␣cat", "<0xA9>, completes \"café\""
     float probability = 0.0f;
 };
 

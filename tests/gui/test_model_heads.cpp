@@ -106,7 +106,8 @@ TEST_CASE("Model view Logit lens: the last layer is the prediction, a cell click
     ui.frame(3);
     const int n = static_cast<int>(m.pass.tokens.size());
     REQUIRE(m.heads.lens.lens);
-    CHECK(ui.text("model.lens.cell.3." + std::to_string(n)) == m.pass.next_token_top5.front().token);
+    // The last layer's cell is the prediction: the top 5's first token, labelled as in the strip.
+    CHECK(ui.text("model.lens.cell.3." + std::to_string(n)) == m.model->token_text(m.pass.next_token_top5.front().id));
     ui.click(ui.centre("model.lens.cell.1.2"));
     REQUIRE(m.heads.lens_cell == std::make_pair(0, 1));
     std::string top;
@@ -115,7 +116,7 @@ TEST_CASE("Model view Logit lens: the last layer is the prediction, a cell click
     m.sentence = " the cat sat";
     ui.frame(4);
     CHECK(static_cast<int>(m.heads.lens.lens->layers[0].size()) == static_cast<int>(m.pass.tokens.size()));
-    CHECK(ui.text("model.lens.cell.3." + std::to_string(m.pass.tokens.size())) == m.pass.next_token_top5.front().token);
+    CHECK(ui.text("model.lens.cell.3." + std::to_string(m.pass.tokens.size())) == m.model->token_text(m.pass.next_token_top5.front().id));
 }
 
 TEST_CASE("Model view Ablation sweep: each value is a full run with that head ablated, and a click ablates it for real",

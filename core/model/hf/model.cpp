@@ -57,9 +57,13 @@ size_t utf8_length(const std::string& text, size_t i) {
     return n;
 }
 
-std::vector<TokenProbability> top_predictions(const OpenedModel& m, const Matrix& probabilities, int k) {
+// The k best ids of the (1 × V) probabilities, labelled; with `before` (a causal model's next
+// token after these ids), a byte of a character also says what it does there.
+std::vector<TokenProbability> top_predictions(const OpenedModel& m, const Matrix& probabilities, int k,
+                                              const std::vector<int>* before = nullptr) {
     std::vector<TokenProbability> top;
-    for (int id : stack::top_k(probabilities, k)) top.push_back({id, token_label(m, id), probabilities(0, id)});
+    for (int id : stack::top_k(probabilities, k))
+        top.push_back({id, before ? token_description(m, id, *before) : token_label(m, id), probabilities(0, id)});
     return top;
 }
 
@@ -187,7 +191,9 @@ std::string token_label(const OpenedModel& m, int id) {
     std::string label;
     for (size_t i = 0; i < piece.size();) {
         const size_t n = utf8_length(piece, i);
-        if (n == 0) {  // a byte of a character the next token completes
+        const unsigned char c = static_cast<unsigned char>(piece[i]);
+        const bool control = n == 1 && (c < 0x20 || c == 0x7F) && c != '\n' && c != '\t';
+        if (n == 0 || control) {  // a byte of a character the next token completes, or one that draws nothing
             char hex[8];
             std::snprintf(hex, sizeof hex, "<0x%02X>", static_cast<unsigned>(static_cast<unsigned char>(piece[i])));
             label += hex;
@@ -196,10 +202,68 @@ std::string token_label(const OpenedModel& m, int id) {
         }
         if (piece[i] == ' ') label += "\xE2\x90\xA3";       // ␣
         else if (piece[i] == '\n') label += "\xE2\x86\xB5";  // ↵
+        else if (piece[i] == '\t') label += "\xE2\x87\xA5";  // ⇥
         else label += piece.substr(i, n);
         i += n;
     }
     return label.empty() ? "#" + std::to_string(id) : label;
+}
+
+std::string token_description(const OpenedModel& m, int id, const std::vector<int>& before) {
+    const std::string label = token_label(m, id);
+    if (!m.tokenizer || m.tokenizer->token(id).empty()) return label;
+    const std::string piece = m.tokenizer->piece(id);
+    size_t whole = 0;  // the bytes of the piece that are whole characters, from its start
+    while (whole < piece.size()) {
+        const size_t n = utf8_length(piece, whole);
+        if (n == 0) break;
+        whole += n;
+    }
+    if (whole == piece.size()) return label;
+    // The text the ids before it stand for (the last 64 of them: enough for a word), and the
+    // character it leaves part-way: a lead byte within its last three, only continuation bytes
+    // after it, fewer than the lead announces.
+    std::string text;
+    for (size_t i = before.size() > 64 ? before.size() - 64 : 0; i < before.size(); ++i) text += m.tokenizer->piece(before[i]);
+    size_t start = text.size();
+    for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+        const unsigned char c = static_cast<unsigned char>(text[text.size() - back]);
+        if ((c & 0xC0) == 0x80) continue;
+        const size_t announced = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        if (announced > back) start = text.size() - back;
+        break;
+    }
+    const std::string joined = text + piece;
+    const size_t length = start < text.size() ? utf8_length(joined, start) : 0;
+    if (length > 0 && start + length <= joined.size()) {
+        // The word it completes: back to the space before the character (through whole
+        // characters only), on through the piece's whole characters after it.
+        const auto space = [&](size_t i) { return joined[i] == ' ' || joined[i] == '\n' || joined[i] == '\t'; };
+        size_t begin = start;
+        while (begin > 0 && !space(begin - 1)) --begin;
+        for (size_t i = begin; i < start;) {
+            const size_t n = utf8_length(joined, i);
+            if (n == 0) {
+                begin = start;
+                break;
+            }
+            i += n;
+        }
+        size_t end = start + length;
+        while (end < joined.size() && !space(end)) {
+            const size_t n = utf8_length(joined, end);
+            if (n == 0) break;
+            end += n;
+        }
+        return label + ", completes \"" + joined.substr(begin, end - begin) + "\"";
+    }
+    if (piece.size() == 1) {
+        const unsigned char c = static_cast<unsigned char>(piece[0]);
+        return label + ((c & 0xC0) == 0x80         ? ", part of a character"
+                        : c >= 0xC2 && c <= 0xF4 ? ", the first byte of a character"
+                                                 : ", never part of UTF-8 text");
+    }
+    return label + (whole == 0 ? " (starts part-way through a character)" : " (ends part-way through a character)");
 }
 
 namespace {
@@ -556,7 +620,7 @@ void read_prediction(const OpenedModel& m, ModelPass& pass) {
     const std::string final_norm = spec.final_norm ? "the final norm" : "the last layer";
     if (spec.head == HeadKind::causal_lm) {
         const Matrix probabilities = softmax_rows(pass.logits, SoftmaxKind::Stable);  // (1 × V)
-        pass.next_token_top5 = top_predictions(m, probabilities, 5);
+        pass.next_token_top5 = top_predictions(m, probabilities, 5, &pass.token_ids);
         pass.non_finite = causal_non_finite(m, pass, probabilities);
         return;
     }

@@ -83,10 +83,15 @@ std::string token_beyond_embedding(const OpenedModel& model, const std::string& 
 // prediction (stack::recompute_from: `edited`, the session's scenario of layer ℓ). False with
 // pass.errors.
 bool recompute_from(const OpenedModel& model, int layer, ModelPass& pass, const Scenario* edited = nullptr);
-// An id as the token strip shows it: the tokenizer's piece, a leading space as ␣, a byte
-// that is no whole character as <0xNN>, a WordPiece continuation with its "##"; "#id"
-// without a tokenizer.
+// An id as the token strip shows it: the tokenizer's piece, a space as ␣, a newline as ↵, a
+// tab as ⇥, a byte that is no whole character or a control character that draws nothing as
+// <0xNN>, a WordPiece continuation with its "##"; "#id" without a tokenizer.
 std::string token_label(const OpenedModel& model, int id);
+// token_label, and for a piece that is no whole characters what it does after `before` (the
+// ids the model read): "<0xA9>, completes \"café\"", "<0xC3>, the first byte of a character",
+// "<0xA9>, part of a character", "<0xFF>, never part of UTF-8 text". The top 5 of a causal
+// model reads it.
+std::string token_description(const OpenedModel& model, int id, const std::vector<int>& before);
 // The same into an existing pass, reusing its traces' storage (stack::forward_into): a sentence
 // run again allocates and page-faults little. pass.ablated applies. False with pass.errors
 // (and no trace of the sentence before kept).
