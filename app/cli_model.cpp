@@ -69,7 +69,7 @@ struct ModelRun {
     std::string non_finite;        // where NaN or ±∞ first arose after the layers; empty: none
     std::string ignored;           // the tensors of the folder the family recomputes or drops, in words
     std::string held;              // checkpoints: "weights BF16, 257 MiB read in place from the file"
-    std::string kind;              // a family's model_type ("llama"); empty: GPT-2 or a model file
+    std::string kind;              // the checkpoint's model_type ("gpt2", "llama"); empty: a model file
     json masked_predictions;       // BERT: the top 5 of each [MASK]
     json head_roles, logit_lens, ablation_sweep;  // what --head-roles, --logit-lens, --ablation-sweep asked for
     json ablated;                  // what --ablate and --ablate-expert dropped: {"heads": [[L, H]], "experts": [[L, E]]}, from 1
@@ -752,7 +752,7 @@ int run_model(const Options& o, std::ostream& out, std::ostream& err) {
         j["format"] = "attnlab-model-trace";
         j["version"] = 1;
         j["model"] = path;
-        j["kind"] = !run.kind.empty() ? run.kind : !run.weights_in_checkpoint.empty() ? "gpt2" : "attnlab-model";
+        j["kind"] = !run.kind.empty() ? run.kind : "attnlab-model";
         if (o.text) j["text"] = *o.text;
         j["token_ids"] = run.token_ids;
         j["tokens"] = run.tokens;

@@ -75,6 +75,10 @@ int measure(const std::string& folder, int tokens) {
     text.resize(static_cast<size_t>(tokens));
     std::vector<std::string> errors;
     const std::vector<int> ids = hf::encode_text(m, text, errors);
+    if (!errors.empty()) {
+        for (auto& e : errors) std::fprintf(stderr, "%s\n", e.c_str());
+        return 1;
+    }
 
     ModelPass pass = hf::forward_ids(m, ids);  // warm-up
     if (!pass.ok) {

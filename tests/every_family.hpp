@@ -16,34 +16,16 @@
 #include <vector>
 
 #include "bad_model_catalogue.hpp"
+#include "written_gpt2.hpp"
 #include "hf_family_fixtures.hpp"
 #include "model/language_model.hpp"
 
 namespace attn::testing {
 
-// The folders this process wrote, removed when it ends (after every test case's models are gone).
-struct WrittenFolders {
-    std::vector<std::string> paths;
-    ~WrittenFolders() {
-        std::error_code ec;
-        for (const std::string& path : paths) std::filesystem::remove_all(path, ec);
-    }
-};
-inline WrittenFolders& written_folders() {
-    static WrittenFolders folders;
-    return folders;
-}
-
-// A GPT-2 checkpoint made in memory, as the app holds it: written (F32: every value as it is)
-// to a folder under the temporary folder with `tag` and the process in its name, and opened by
-// the family table, tokenizer and all. The folder stays while the process runs: the weights
-// are read in place from it.
+// A GPT-2 checkpoint made in memory, as the app holds it, opened by the family table,
+// tokenizer and all (written_gpt2_folder).
 inline lm::Model gpt2_model(const gpt2::Checkpoint& checkpoint, const std::string& tag) {
-    const std::string folder = (std::filesystem::temp_directory_path() / ("attnlab-test-" + tag + "-" + std::to_string(getpid()) + "-gpt2")).string();
-    std::filesystem::remove_all(folder);
-    std::string error;
-    if (!gpt2::write_checkpoint(folder, checkpoint, {}, &error)) throw std::runtime_error(error);
-    written_folders().paths.push_back(folder);
+    const std::string folder = written_gpt2_folder(checkpoint, tag);
     lm::ModelLoad load = lm::load_model(folder);
     if (!load.model) throw std::runtime_error(folder + ": " + (load.errors.empty() ? std::string("not opened") : load.errors.front()));
     return std::move(*load.model);

@@ -10,6 +10,7 @@
 #include "joined.hpp"
 #include "fuzz/fuzz_gpt2.hpp"   // reference_bpe: GPT-2's bpe() line for line
 #include "tokenizer/bpe.hpp"
+#include "tokenizer/text.hpp"  // piece_label, piece_description
 #include "tensor/random.hpp"
 
 using namespace attn;
@@ -242,43 +243,51 @@ TEST_CASE("random merges and words: the tokenizer agrees with GPT-2's bpe() line
     }
 }
 
-TEST_CASE("display: readable tokens") {
+TEST_CASE("a token's bytes as a person reads them: a space, a newline, a tab, a byte of a character, a control byte") {
     const ByteLevelBpe t = small_tokenizer();
-    CHECK(t.display(*t.id("\xC4\xA0" "cat")) == "\xE2\x90\xA3" "cat");                // ␣cat
-    CHECK(t.display(*t.id("\xC4\xA0\xC4\xA0")) == "\xE2\x90\xA3\xE2\x90\xA3");         // ␣␣
-    CHECK(t.display(*t.id("\xC4\x8A")) == "\xE2\x8F\x8E");                             // ⏎
-    CHECK(t.display(*t.id("\xC4\x89")) == "\xE2\x87\xA5");                             // a tab: ⇥
-    CHECK(t.display(*t.id("\xC3\x83\xC2\xA9")) == "\xC3\xA9");                         // é
-    CHECK(t.display(*t.id("\xC3\xB0")) == "\\xF0");                                    // half an emoji
-    CHECK(t.display(*t.id("\xC4\x80")) == "\\x00");
-    CHECK(t.display(*t.id("!")) == "!");
-    CHECK(t.display(-1) == "");
-    CHECK(t.display(100000) == "");
+    const auto label = [&](const std::string& token) { return attn::tok::piece_label(t.decode({*t.id(token)})); };
+    CHECK(label("\xC4\xA0" "cat") == "\xE2\x90\xA3" "cat");         // ␣cat
+    CHECK(label("\xC4\xA0\xC4\xA0") == "\xE2\x90\xA3\xE2\x90\xA3");  // ␣␣
+    CHECK(label("\xC4\x8A") == "\xE2\x86\xB5");                      // ↵
+    CHECK(label("\xC4\x89") == "\xE2\x87\xA5");                      // a tab: ⇥
+    CHECK(label("\xC3\x83\xC2\xA9") == "\xC3\xA9");                  // é
+    CHECK(label("\xC3\xB0") == "<0xF0>");                            // half an emoji
+    CHECK(label("\xC4\x80") == "<0x00>");
+    CHECK(label("!") == "!");
+    CHECK(attn::tok::piece_label(t.decode({-1})).empty());
     CHECK(t.token(100000).empty());
     // decode joins bytes; an emoji's four tokens make it whole, ids out of range are skipped.
     const std::vector<int> emoji = {*t.id("\xC3\xB0"), *t.id("\xC5\x81"), *t.id("\xC4\xBB"), -5, *t.id("\xC4\xA4"), 99999};
     CHECK(t.decode(emoji) == "\xF0\x9F\x99\x82");
-    // A prediction names a byte token for what it is: whole characters as displayed, a lone
+    // A prediction names a byte token for what it is: whole characters as labelled, a lone
     // byte by its value and its place in a character.
-    CHECK(t.describe(*t.id("\xC4\xA0" "cat")) == t.display(*t.id("\xC4\xA0" "cat")));
-    CHECK(t.describe(*t.id("\xC3\x83\xC2\xA9")) == "\xC3\xA9");
-    CHECK(t.describe(*t.id("\xC3\xB0")) == "byte 0xF0, the first byte of a character");
-    CHECK(t.describe(*t.id("\xC5\x81")) == "byte 0x9F, part of a character");
-    CHECK(t.describe(-1) == "");
+    const auto described = [&](const std::string& token, const std::vector<int>& before) {
+        return attn::tok::piece_description(t.decode({*t.id(token)}), t.decode(before));
+    };
+    CHECK(described("\xC4\xA0" "cat", {}) == label("\xC4\xA0" "cat"));
+    CHECK(described("\xC3\x83\xC2\xA9", {}) == "\xC3\xA9");
+    CHECK(described("\xC3\xB0", {}) == "<0xF0>, the first byte of a character");
+    CHECK(described("\xC5\x81", {}) == "<0x9F>, part of a character");
+    CHECK(described("\xC3\xBF", {}) == "<0xFF>, never part of UTF-8 text");
+    CHECK(attn::tok::piece_description("\xE2\x82", "") == "<0xE2><0x82> (starts part-way through a character)");
+    CHECK(attn::tok::piece_description(" \xE2", "") == "\xE2\x90\xA3<0xE2> (ends part-way through a character)");
+    CHECK(attn::tok::whole_characters("caf\xC3\xA9"));
+    CHECK_FALSE(attn::tok::whole_characters("caf\xC3"));
+    CHECK_FALSE(attn::tok::whole_characters("\xC0\x80"));  // an overlong NUL is no character
     // After a sentence that ends part-way through a character, a byte that finishes it names the
     // word it completes; one that does not, or after whole characters, is named alone.
     std::vector<int> caf_half = t.encode("the caf");  // "é" is C3 A9: its first byte ends the sentence
     caf_half.push_back(*t.id("\xC3\x83"));           // byte 0xC3 in GPT-2's byte-to-unicode table
     REQUIRE(t.decode(caf_half) == "the caf\xC3");
-    const int a9 = *t.id("\xC2\xA9");  // byte 0xA9 in GPT-2's byte-to-unicode table
-    CHECK(t.describe(a9) == "byte 0xA9, part of a character");
-    CHECK(t.describe(a9, caf_half) == "byte 0xA9, part of a character: completes \"caf\xC3\xA9\"");
-    CHECK(t.describe(a9, t.encode("the cat")) == "byte 0xA9, part of a character");
-    CHECK(t.describe(*t.id("\xC3\xB0"), caf_half) == "byte 0xF0, the first byte of a character");  // C3 F0 is no character
+    const std::string a9 = "\xC2\xA9";  // byte 0xA9 in GPT-2's byte-to-unicode table
+    CHECK(described(a9, {}) == "<0xA9>, part of a character");
+    CHECK(described(a9, caf_half) == "<0xA9>, completes \"caf\xC3\xA9\"");
+    CHECK(described(a9, t.encode("the cat")) == "<0xA9>, part of a character");
+    CHECK(described("\xC3\xB0", caf_half) == "<0xF0>, the first byte of a character");  // C3 F0 is no character
     // The emoji's last byte after its first three: the character alone when nothing is before it.
     const std::vector<int> three = {*t.id("\xC3\xB0"), *t.id("\xC5\x81"), *t.id("\xC4\xBB")};
-    CHECK(t.describe(*t.id("\xC4\xA4"), three) == "byte 0x82, part of a character: completes \"\xF0\x9F\x99\x82\"");
-    CHECK(t.describe(*t.id("\xC4\xA0" "cat"), caf_half) == t.display(*t.id("\xC4\xA0" "cat")));
+    CHECK(described("\xC4\xA4", three) == "<0x82>, completes \"\xF0\x9F\x99\x82\"");
+    CHECK(described("\xC4\xA0" "cat", caf_half) == label("\xC4\xA0" "cat"));
 }
 
 TEST_CASE("vocab.json and merges.txt: read, written, read again") {

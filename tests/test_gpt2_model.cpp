@@ -21,6 +21,7 @@
 #include "model/language_model.hpp"
 #include "model/stack.hpp"
 #include "joined.hpp"
+#include "written_gpt2.hpp"
 #include "tensor/random.hpp"
 
 using namespace attn;
@@ -77,12 +78,9 @@ Checkpoint random_everything(const Config& config, std::uint64_t seed) {
 }
 
 // Writes the checkpoint in the HF layout (F32: every value as it is) and opens it as the app
-// does. The folder stays: the weights are read in place from it.
-OpenedModel opened(const Checkpoint& c, const std::string& folder) {
-    std::filesystem::remove_all(folder);
-    std::string error;
-    REQUIRE(write_checkpoint(folder, c, CheckpointWriteOptions{}, &error));
-    hf::OpenedModelLoad load = hf::open_model(folder);
+// does (written_gpt2_folder: the folder stays while the process runs).
+OpenedModel opened(const Checkpoint& c, const std::string& tag) {
+    hf::OpenedModelLoad load = hf::open_model(testing::written_gpt2_folder(c, tag));
     INFO(joined(load.errors));
     REQUIRE(load.model);
     return std::move(*load.model);

@@ -175,15 +175,6 @@ bool model_write_ahead(const ModelViewState& m) { return m.write.job.running() |
 
 namespace {
 
-// A token as the bars and the history show it: never blank (a piece of only control bytes
-// shows its id).
-std::string shown_token(const lm::Model& model, int id) {
-    std::string text = model.token_text(id);
-    const bool blank = std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) <= ' '; });
-    return blank ? "#" + std::to_string(id) : text;
-}
-
-
 // What the next token's distribution is made from: the text's length, the sampler, the pass.
 std::string next_key(const ModelViewState& m) {
     const ModelWriteState& w = m.write;
@@ -239,7 +230,7 @@ void take_step(ModelViewState& m, WriteStepOutcome done) {
     if (done.sampled) {
         WrittenToken t;
         t.id = done.sampled->chosen;
-        t.token = shown_token(*m.model, t.id);
+        t.token = m.model->token_text(t.id);
         t.probability = done.sampled->probability[static_cast<size_t>(t.id)];
         t.kept = static_cast<int>(done.sampled->kept.size());
         t.forced = done.sampled->forced;
@@ -433,7 +424,7 @@ void draw_distribution(PanelContext state, ModelViewState& m, const generate::Sa
         const int t = shown[r];
         const float y = origin.y + static_cast<float>(r) * row;
         const bool is_kept = std::find(s.kept.begin(), s.kept.end(), t) != s.kept.end();
-        const std::string token = shown_token(*m.model, t);
+        const std::string token = m.model->token_text(t);
         draw->AddText(ImVec2(origin.x, y), t == lit ? IM_COL32(255, 200, 60, 255) : ImGui::GetColorU32(ImGuiCol_Text),
                       (token.size() > 20 ? token.substr(0, 18) + "\xE2\x80\xA6" : token).c_str());
         const float x0 = origin.x + label_w;
@@ -447,8 +438,9 @@ void draw_distribution(PanelContext state, ModelViewState& m, const generate::Sa
         ImGui::SetCursorScreenPos(ImVec2(origin.x, y));
         ImGui::InvisibleButton((std::string(id) + ".bar" + std::to_string(r)).c_str(), ImVec2(label_w + bar_w, row));
         record_item(state, (std::string(id) + ".bar" + std::to_string(r + 1)).c_str(), std::to_string(t));
-        if (ImGui::IsItemHovered())
-            ImGui::SetTooltip("%s (id %d)\np = %s (the model, temperature 1)\np_T = %s after the temperature\n%s%s", token.c_str(), t,
+        if (ImGui::IsItemHovered())  // a byte of a character says what it does after the text written so far
+            ImGui::SetTooltip("%s (id %d)\np = %s (the model, temperature 1)\np_T = %s after the temperature\n%s%s",
+                              (m.write.session ? m.model->token_description(t, m.write.session->writing.ids) : token).c_str(), t,
                               percent(s.probability[static_cast<size_t>(t)]).c_str(), percent(s.tempered[static_cast<size_t>(t)]).c_str(),
                               is_kept ? "kept: the draw may choose it" : "cut: the draw never chooses it",
                               clickable ? "\nclick: write this token next" : "");

@@ -34,6 +34,7 @@ std::vector<int> Model::encode(const std::string& text, std::vector<std::string>
 }
 
 std::string Model::token_text(int id) const { return hf::token_label(opened_, id); }
+std::string Model::token_description(int id, const std::vector<int>& before) const { return hf::token_description(opened_, id, before); }
 
 std::string Model::text_of(const std::vector<int>& ids) const {
     std::string text;

@@ -58,6 +58,9 @@ public:
     std::vector<int> encode(const std::string& text, std::vector<std::string>& errors) const;
     // An id as the token strip and the top 5 show it ("␣cat", "<0xA9>": a byte of a character).
     std::string token_text(int id) const;
+    // token_text, and for a byte of a character what it does after the ids `before`
+    // ("<0xA9>, completes \"café\"", "<0xC3>, the first byte of a character").
+    std::string token_description(int id, const std::vector<int>& before) const;
     // The text of ids as they continue a text: each id's piece (" cat" for "Ġcat" and "▁cat",
     // a byte token's byte) in turn, invalid UTF-8 replaced by U+FFFD; "#id" for an id of a
     // model without a tokenizer.

@@ -5,7 +5,7 @@
 // [SECTION] Reading vocab.json and merges.txt
 // [SECTION] Building and checking a tokenizer
 // [SECTION] Encoding: merges by rank
-// [SECTION] Decoding and display
+// [SECTION] Decoding
 #include "tokenizer/bpe.hpp"
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 
 #include "io/messages.hpp"  // printable, valid_utf8
 #include "io/json_read.hpp"   // parse_json, read_text_file
+#include "tokenizer/text.hpp"     // utf8_length_at
 
 namespace attn::tok {
 
@@ -28,27 +29,6 @@ namespace {
 
 // [SECTION] Bytes and their symbols
 
-
-// The length of the well-formed UTF-8 sequence at text[i] (no overlong forms, no
-// surrogates, at most U+10FFFF), or 0 when the bytes there are not one.
-std::size_t utf8_length_at(const std::string& text, std::size_t i) {
-    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t n = text.size();
-    const unsigned char c = p[i];
-    const std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (length == 0 || i + length > n || (length == 2 && c < 0xC2)) return 0;
-    for (std::size_t k = 1; k < length; ++k)
-        if ((p[i + k] & 0xC0) != 0x80) return 0;
-    if (length == 3) {
-        const unsigned cp = ((c & 0x0Fu) << 12) | ((p[i + 1] & 0x3Fu) << 6) | (p[i + 2] & 0x3Fu);
-        if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    }
-    if (length == 4) {
-        const unsigned cp = ((c & 0x07u) << 18) | ((p[i + 1] & 0x3Fu) << 12) | ((p[i + 2] & 0x3Fu) << 6) | (p[i + 3] & 0x3Fu);
-        if (cp < 0x10000 || cp > 0x10FFFF) return 0;
-    }
-    return length;
-}
 
 // The code point of the (well-formed) sequence of the given length at text[i].
 std::uint32_t code_point_at(const std::string& text, std::size_t i, std::size_t length) {
@@ -548,98 +528,13 @@ void ByteLevelBpe::encode_word(const std::string& word, std::vector<int>& ids) c
     }
 }
 
-// [SECTION] Decoding and display
+// [SECTION] Decoding
 
 std::string ByteLevelBpe::decode(const std::vector<int>& ids) const {
     std::string text;
     for (const int id : ids)
         if (id >= 0 && id < size()) text += bytes_[id];
     return text;
-}
-
-std::string ByteLevelBpe::display(int id) const {
-    if (id < 0 || id >= size()) return "";
-    const std::string& bytes = bytes_[id];
-    std::string out;
-    for (std::size_t i = 0; i < bytes.size();) {
-        const std::size_t length = utf8_length_at(bytes, i);
-        const unsigned char c = static_cast<unsigned char>(bytes[i]);
-        if (length == 1 && c == ' ') out += "\xE2\x90\xA3";        // ␣ U+2423
-        else if (length == 1 && c == '\n') out += "\xE2\x8F\x8E";  // ⏎ U+23CE
-        else if (length == 1 && c == '\t') out += "\xE2\x87\xA5";  // ⇥ U+21E5
-        else if (length == 0 || (length == 1 && (c < 0x20 || c == 0x7F))) {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\x%02X", c);
-            out += hex;
-            i += 1;
-            continue;
-        } else out.append(bytes, i, length);
-        i += length;
-    }
-    return out;
-}
-
-std::string ByteLevelBpe::describe(int id) const {
-    if (id < 0 || id >= size()) return "";
-    const std::string& bytes = bytes_[id];
-    std::size_t whole = 0;
-    while (whole < bytes.size()) {
-        const std::size_t length = utf8_length_at(bytes, whole);
-        if (length == 0) break;
-        whole += length;
-    }
-    if (whole == bytes.size()) return display(id);
-    if (bytes.size() == 1) {
-        const unsigned char c = static_cast<unsigned char>(bytes[0]);
-        char text[64];
-        std::snprintf(text, sizeof text, "byte 0x%02X, %s", c,
-                      (c & 0xC0) == 0x80         ? "part of a character"
-                      : c >= 0xC2 && c <= 0xF4 ? "the first byte of a character"
-                                               : "never part of UTF-8 text");
-        return text;
-    }
-    return display(id) + (whole == 0 ? " (starts part-way through a character)" : " (ends part-way through a character)");
-}
-
-std::string ByteLevelBpe::describe(int id, const std::vector<int>& before) const {
-    const std::string named = describe(id);
-    if (id < 0 || id >= size() || named == display(id)) return named;  // whole characters: nothing to complete
-    const std::string text = decode(before);
-    // The character `before` leaves part-way: a lead byte within the last three, only
-    // continuation bytes after it, fewer of them than it announces.
-    std::size_t start = text.size();
-    for (std::size_t back = 1; back <= 3 && back <= text.size(); ++back) {
-        const unsigned char c = static_cast<unsigned char>(text[text.size() - back]);
-        if ((c & 0xC0) == 0x80) continue;
-        const std::size_t announced = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-        if (announced > back) start = text.size() - back;
-        break;
-    }
-    if (start == text.size()) return named;
-    const std::string joined = text + bytes_[id];
-    const std::size_t length = utf8_length_at(joined, start);
-    if (length == 0 || start + length > joined.size()) return named;  // not finished by this token, or not UTF-8
-    // The word: back to the last space before the character, on through the token's whole
-    // characters after it.
-    std::size_t begin = start;
-    while (begin > 0 && joined[begin - 1] != ' ' && joined[begin - 1] != '\n' && joined[begin - 1] != '\t') --begin;
-    std::size_t end = start + length;
-    while (end < joined.size() && joined[end] != ' ' && joined[end] != '\n' && joined[end] != '\t') {
-        const std::size_t next = utf8_length_at(joined, end);
-        if (next == 0) break;
-        end += next;
-    }
-    // Whole characters only before it: a word that began with bytes already broken is shown from the character.
-    std::size_t check = begin;
-    while (check < start) {
-        const std::size_t next = utf8_length_at(joined, check);
-        if (next == 0) {
-            begin = start;
-            break;
-        }
-        check += next;
-    }
-    return named + ": completes \"" + joined.substr(begin, end - begin) + "\"";
 }
 
 }  // namespace attn::tok

@@ -62,17 +62,6 @@ public:
     // The vocabulary string, "Ġcat"; empty for an id the vocabulary does not use.
     const std::string& token(int id) const;
     std::optional<int> id(const std::string& token) const;
-    // The token for reading: its bytes as UTF-8, a space as "␣", a newline as "⏎", a tab as
-    // "⇥", other control bytes and bytes that are not UTF-8 as "\xNN".
-    std::string display(int id) const;
-    // The token as a list of predictions names it: display(id), or, for a token that is not
-    // whole characters, what its bytes are ("byte 0xBD, part of a character", "byte 0xE2,
-    // the first byte of a character", "␣\xE2 (ends part-way through a character)").
-    std::string describe(int id) const;
-    // The same after the tokens `before`: a token that finishes a character they leave
-    // part-way also names the word it completes ("byte 0xA9, part of a character: completes
-    // \"café\"").
-    std::string describe(int id, const std::vector<int>& before) const;
     // One more than the largest id: the rows an embedding for this vocabulary needs.
     int size() const { return static_cast<int>(tokens_.size()); }
     int merge_count() const { return static_cast<int>(merges_.size()); }

@@ -1,6 +1,7 @@
 // Text helpers for the tokenizer.json pipeline.
 //
 // [SECTION] UTF-8
+// [SECTION] A token's bytes, as a person reads them
 // [SECTION] Characters (ICU)
 // [SECTION] Normalization forms (ICU)
 // [SECTION] Regular expressions (PCRE2)
@@ -10,6 +11,7 @@
 #include "io/messages.hpp"
 
 #include <cctype>
+#include <cstdio>
 #include <stdexcept>
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -39,6 +41,120 @@ std::size_t code_point_count(const std::string& text) {
     std::size_t n = 0;
     for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
     return n;
+}
+
+std::size_t utf8_length_at(const std::string& text, std::size_t i) {
+    const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+    const std::size_t n = text.size();
+    const unsigned char c = p[i];
+    const std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > n || (length == 2 && c < 0xC2)) return 0;
+    for (std::size_t k = 1; k < length; ++k)
+        if ((p[i + k] & 0xC0) != 0x80) return 0;
+    if (length == 3) {
+        const unsigned cp = ((c & 0x0Fu) << 12) | ((p[i + 1] & 0x3Fu) << 6) | (p[i + 2] & 0x3Fu);
+        if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    }
+    if (length == 4) {
+        const unsigned cp = ((c & 0x07u) << 18) | ((p[i + 1] & 0x3Fu) << 12) | ((p[i + 2] & 0x3Fu) << 6) | (p[i + 3] & 0x3Fu);
+        if (cp < 0x10000 || cp > 0x10FFFF) return 0;
+    }
+    return length;
+}
+
+// [SECTION] A token's bytes, as a person reads them
+
+namespace {
+
+// The bytes of `piece` from its start that are whole characters.
+std::size_t whole_prefix(const std::string& piece) {
+    std::size_t whole = 0;
+    while (whole < piece.size()) {
+        const std::size_t n = utf8_length_at(piece, whole);
+        if (n == 0) break;
+        whole += n;
+    }
+    return whole;
+}
+
+std::string byte_label(unsigned char c) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "<0x%02X>", static_cast<unsigned>(c));
+    return hex;
+}
+
+bool word_break(char c) { return c == ' ' || c == '\n' || c == '\t'; }
+
+// Where `text` leaves a character part-way: a lead byte within its last three, only
+// continuation bytes after it, fewer than the lead announces; text.size() when it does not.
+std::size_t open_character(const std::string& text) {
+    for (std::size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+        const unsigned char c = static_cast<unsigned char>(text[text.size() - back]);
+        if ((c & 0xC0) == 0x80) continue;
+        const std::size_t announced = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        return announced > back ? text.size() - back : text.size();
+    }
+    return text.size();
+}
+
+}  // namespace
+
+bool whole_characters(const std::string& bytes) { return whole_prefix(bytes) == bytes.size(); }
+
+std::string piece_label(const std::string& piece) {
+    std::string label;
+    for (std::size_t i = 0; i < piece.size();) {
+        const std::size_t n = utf8_length_at(piece, i);
+        const unsigned char c = static_cast<unsigned char>(piece[i]);
+        if (n == 0 || (n == 1 && (c < 0x20 || c == 0x7F) && c != '\n' && c != '\t')) {
+            label += byte_label(c);  // a byte of a character another token completes, or one that draws nothing
+            ++i;
+            continue;
+        }
+        if (c == ' ') label += "\xE2\x90\xA3";       // ␣
+        else if (c == '\n') label += "\xE2\x86\xB5";  // ↵
+        else if (c == '\t') label += "\xE2\x87\xA5";  // ⇥
+        else label.append(piece, i, n);
+        i += n;
+    }
+    return label;
+}
+
+std::string piece_description(const std::string& piece, const std::string& text_before) {
+    const std::string label = piece_label(piece);
+    const std::size_t whole = whole_prefix(piece);
+    if (whole == piece.size()) return label;
+    const std::size_t start = open_character(text_before);
+    const std::string joined = text_before + piece;
+    const std::size_t length = start < text_before.size() ? utf8_length_at(joined, start) : 0;
+    if (length > 0) {
+        // The word it completes: back to the space before the character (through whole
+        // characters only), on through the piece's whole characters after it.
+        std::size_t begin = start;
+        while (begin > 0 && !word_break(joined[begin - 1])) --begin;
+        for (std::size_t i = begin; i < start;) {
+            const std::size_t n = utf8_length_at(joined, i);
+            if (n == 0) {
+                begin = start;
+                break;
+            }
+            i += n;
+        }
+        std::size_t end = start + length;
+        while (end < joined.size() && !word_break(joined[end])) {
+            const std::size_t n = utf8_length_at(joined, end);
+            if (n == 0) break;
+            end += n;
+        }
+        return label + ", completes \"" + joined.substr(begin, end - begin) + "\"";
+    }
+    if (piece.size() == 1) {
+        const unsigned char c = static_cast<unsigned char>(piece[0]);
+        return label + ((c & 0xC0) == 0x80         ? ", part of a character"
+                        : c >= 0xC2 && c <= 0xF4 ? ", the first byte of a character"
+                                                 : ", never part of UTF-8 text");
+    }
+    return label + (whole == 0 ? " (starts part-way through a character)" : " (ends part-way through a character)");
 }
 
 // [SECTION] Characters (ICU)

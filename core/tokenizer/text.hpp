@@ -36,6 +36,25 @@ inline constexpr std::size_t kMaxWordPieceChars = 1000;
 std::pair<char32_t, std::size_t> code_point_at(const std::string& text, std::size_t i);
 void append_utf8(std::string& out, char32_t code_point);
 std::size_t code_point_count(const std::string& text);
+// The length of the well-formed UTF-8 sequence at text[i] (no overlong forms, no surrogates,
+// at most U+10FFFF), or 0 when the bytes there are not one: text may be any bytes.
+std::size_t utf8_length_at(const std::string& text, std::size_t i);
+// Whether the bytes are whole characters of UTF-8 (a byte-level token may be part of one).
+bool whole_characters(const std::string& bytes);
+
+// [SECTION] A token's bytes, as a person reads them
+
+// A token's bytes as the token strip and the predictions show them: whole characters as they
+// are, a space as ␣, a newline as ↵, a tab as ⇥, and a byte that is no whole character or a
+// control character that draws nothing as <0xNN>.
+std::string piece_label(const std::string& piece);
+// piece_label, and for a piece that is no whole characters what it does after `text_before`
+// (the text the ids before it stand for): "<0xA9>, completes \"café\"" when it finishes the
+// character the text leaves part-way (the word it completes: back to the space before it,
+// through whole characters only), else for one byte its place in UTF-8 ("<0xC3>, the first
+// byte of a character", "<0xA9>, part of a character", "<0xFF>, never part of UTF-8 text"), or
+// where a longer piece breaks a character ("␣<0xE2> (ends part-way through a character)").
+std::string piece_description(const std::string& piece, const std::string& text_before);
 
 // [SECTION] Characters, as Rust's char methods and the tokenizers crate see them
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tokenizer/bpe.hpp"
+#include "tokenizer/text.hpp"  // piece_description
 #include "tensor/safetensors.hpp"
 #include "io/messages.hpp"   // valid_utf8
 
@@ -120,7 +121,12 @@ inline bool exercise_bpe(const std::uint8_t* data, std::size_t size) {
     if (loaded) {
         const std::vector<int> ids = loaded->encode(text);
         if (loaded->decode(ids) != valid_utf8(text)) return false;
-        for (const int id : ids) (void)loaded->display(id);
+        std::string before;  // the text before each token (its last 64 bytes: enough for a word)
+        for (const int id : ids) {
+            const std::string piece = loaded->decode({id});
+            (void)tok::piece_description(piece, before);
+            before = (before + piece).substr(before.size() + piece.size() > 64 ? before.size() + piece.size() - 64 : 0);
+        }
         (void)tok::ByteLevelBpe::from_text(loaded->vocab_json(), loaded->merges_text(), "v", "m", errors);
     }
 

@@ -46,17 +46,6 @@ std::vector<std::string> not_computed(const ModelSpec& spec) {
     return why;
 }
 
-// The length of the UTF-8 character starting at text[i] (1 … 4), or 0 when none starts there.
-size_t utf8_length(const std::string& text, size_t i) {
-    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-    const unsigned char b = byte(i);
-    const size_t n = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
-    if (n == 0 || i + n > text.size()) return 0;
-    for (size_t k = 1; k < n; ++k)
-        if ((byte(i + k) >> 6) != 0x2) return 0;
-    return n;
-}
-
 // The k best ids of the (1 × V) probabilities, labelled; with `before` (a causal model's next
 // token after these ids), a byte of a character also says what it does there.
 std::vector<TokenProbability> top_predictions(const OpenedModel& m, const Matrix& probabilities, int k,
@@ -182,88 +171,31 @@ void apply_special_tokens(const std::string& path, const nlohmann::json& config_
 
 }  // namespace
 
-std::string token_label(const OpenedModel& m, int id) {
-    if (!m.tokenizer) return "#" + std::to_string(id);
+namespace {
+
+// token_label of an id whose piece is already in hand.
+std::string label_of(const OpenedModel& m, int id, const std::string& piece) {
     // WordPiece's continuations keep their "##": "c ##a ##t" reads as one word cut in three.
     const std::string& stored = m.tokenizer->token(id);
-    if (stored.size() > 2 && stored.compare(0, 2, "##") == 0 && m.tokenizer->piece(id) == stored.substr(2)) return stored;
-    const std::string piece = m.tokenizer->piece(id);
-    std::string label;
-    for (size_t i = 0; i < piece.size();) {
-        const size_t n = utf8_length(piece, i);
-        const unsigned char c = static_cast<unsigned char>(piece[i]);
-        const bool control = n == 1 && (c < 0x20 || c == 0x7F) && c != '\n' && c != '\t';
-        if (n == 0 || control) {  // a byte of a character the next token completes, or one that draws nothing
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "<0x%02X>", static_cast<unsigned>(static_cast<unsigned char>(piece[i])));
-            label += hex;
-            ++i;
-            continue;
-        }
-        if (piece[i] == ' ') label += "\xE2\x90\xA3";       // ␣
-        else if (piece[i] == '\n') label += "\xE2\x86\xB5";  // ↵
-        else if (piece[i] == '\t') label += "\xE2\x87\xA5";  // ⇥
-        else label += piece.substr(i, n);
-        i += n;
-    }
+    if (stored.size() > 2 && stored.compare(0, 2, "##") == 0 && piece == stored.substr(2)) return stored;
+    const std::string label = tok::piece_label(piece);
     return label.empty() ? "#" + std::to_string(id) : label;
 }
 
+}  // namespace
+
+std::string token_label(const OpenedModel& m, int id) {
+    return m.tokenizer ? label_of(m, id, m.tokenizer->piece(id)) : "#" + std::to_string(id);
+}
+
 std::string token_description(const OpenedModel& m, int id, const std::vector<int>& before) {
-    const std::string label = token_label(m, id);
-    if (!m.tokenizer || m.tokenizer->token(id).empty()) return label;
+    if (!m.tokenizer) return token_label(m, id);
     const std::string piece = m.tokenizer->piece(id);
-    size_t whole = 0;  // the bytes of the piece that are whole characters, from its start
-    while (whole < piece.size()) {
-        const size_t n = utf8_length(piece, whole);
-        if (n == 0) break;
-        whole += n;
-    }
-    if (whole == piece.size()) return label;
-    // The text the ids before it stand for (the last 64 of them: enough for a word), and the
-    // character it leaves part-way: a lead byte within its last three, only continuation bytes
-    // after it, fewer than the lead announces.
+    if (m.tokenizer->token(id).empty() || tok::whole_characters(piece)) return label_of(m, id, piece);
+    // The text the ids before it stand for: the last 64 of them are enough for a word.
     std::string text;
     for (size_t i = before.size() > 64 ? before.size() - 64 : 0; i < before.size(); ++i) text += m.tokenizer->piece(before[i]);
-    size_t start = text.size();
-    for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
-        const unsigned char c = static_cast<unsigned char>(text[text.size() - back]);
-        if ((c & 0xC0) == 0x80) continue;
-        const size_t announced = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-        if (announced > back) start = text.size() - back;
-        break;
-    }
-    const std::string joined = text + piece;
-    const size_t length = start < text.size() ? utf8_length(joined, start) : 0;
-    if (length > 0 && start + length <= joined.size()) {
-        // The word it completes: back to the space before the character (through whole
-        // characters only), on through the piece's whole characters after it.
-        const auto space = [&](size_t i) { return joined[i] == ' ' || joined[i] == '\n' || joined[i] == '\t'; };
-        size_t begin = start;
-        while (begin > 0 && !space(begin - 1)) --begin;
-        for (size_t i = begin; i < start;) {
-            const size_t n = utf8_length(joined, i);
-            if (n == 0) {
-                begin = start;
-                break;
-            }
-            i += n;
-        }
-        size_t end = start + length;
-        while (end < joined.size() && !space(end)) {
-            const size_t n = utf8_length(joined, end);
-            if (n == 0) break;
-            end += n;
-        }
-        return label + ", completes \"" + joined.substr(begin, end - begin) + "\"";
-    }
-    if (piece.size() == 1) {
-        const unsigned char c = static_cast<unsigned char>(piece[0]);
-        return label + ((c & 0xC0) == 0x80         ? ", part of a character"
-                        : c >= 0xC2 && c <= 0xF4 ? ", the first byte of a character"
-                                                 : ", never part of UTF-8 text");
-    }
-    return label + (whole == 0 ? " (starts part-way through a character)" : " (ends part-way through a character)");
+    return tok::piece_description(piece, text);
 }
 
 namespace {
