@@ -763,6 +763,17 @@ bool apply_pending(Session& session) {
     return changed;
 }
 
+Session::Restore queued_work(const Session& session) {
+    Session copy;  // the queue and what it changes; no trace
+    copy.scenario = session.scenario;
+    copy.history = session.history;
+    copy.pending = session.pending;
+    copy.history_steps = session.history_steps;
+    copy.restore = session.restore;
+    apply_pending(copy);
+    return Session::Restore{std::move(copy.scenario), std::move(copy.history)};
+}
+
 bool undo(Session& session) {
     if (!session.history.undo(session.scenario)) return false;
     session.dirty = true;

@@ -143,6 +143,9 @@ std::string describe(const Edit& edit);
 // batch with a navigation clears the history instead), then the queued undo/redo steps.
 // Returns true when the scenario changed.
 bool apply_pending(Session& session);
+// The scenario and its undo history as apply_pending would leave them, the session itself
+// unchanged: the user's work, edits still queued included (what a lesson keeps as it opens).
+Session::Restore queued_work(const Session& session);
 // Steps back (forward) through the history now; false when there is nothing to undo (redo).
 bool undo(Session& session);
 bool redo(Session& session);

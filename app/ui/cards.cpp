@@ -70,7 +70,10 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
     return spec;
 }
 
-const NonFiniteReport& non_finite(Context& state) {
+namespace {
+
+// Which matrices of the session's trace hold NaN or ±∞, worked out once per trace.
+const NonFiniteReport& non_finite(MapContext state) {
     NonFiniteCache& cache = state.non_finite;
     if (cache.generation != state.session.generation) {
         cache.report = non_finite_report(state.session.trace);
@@ -79,13 +82,15 @@ const NonFiniteReport& non_finite(Context& state) {
     return cache.report;
 }
 
-void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, Context& state, HeatmapTextures& textures) {
+}  // namespace
+
+void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, MapContext state, HeatmapTextures& textures) {
     CardContext context{state.fonts,  state.view,        state.session.trace, state.session.generation,
                         non_finite(state), state.hover, state.hover_next,   state.views,
                         state.editor, state.painter,     textures,            state.layout_next,
                         {}};
     draw_card(spec, metrics, context);
-    for (edits::Edit& edit : context.edits) state.session.push(std::move(edit));
+    for (edits::Edit& edit : context.edits) state.push(std::move(edit));
 }
 
 void fit_side_by_side(const HeatmapSpec* specs, const CardText* texts, int count, float largest, float smallest, float gap,

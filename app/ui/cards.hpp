@@ -16,9 +16,7 @@ HeatmapSpec card_spec(const Trace& trace, const MatrixRef& ref, const Matrix& va
 
 // A card in the window: drawn against the session's trace, its edits pushed into the
 // session (the only place a card's edits meet the scenario).
-void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, Context& state, HeatmapTextures& textures);
-// Which matrices of the session's trace hold NaN or ±∞, worked out once per trace.
-const NonFiniteReport& non_finite(Context& state);
+void draw_card(const HeatmapSpec& spec, const CardMetrics& metrics, MapContext state, HeatmapTextures& textures);
 
 // A, B and B − A side by side (View → Compare, the model view's Compare tab) at one cell
 // size: the largest from `largest` down to `smallest` at which the cards fit `room`, a long

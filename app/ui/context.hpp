@@ -3,8 +3,9 @@
 // the session (scenario, trace, undo), the fonts, what the pointer points at and the cards'
 // shared interaction state, the compute layer's settings and report, the status area's
 // notices, the requests that span views, and where widgets and maps were drawn (the tests and
-// a screenshot's layout read those). A view draws from this and its own state, never another
-// view's.
+// a screenshot's layout read those). The whole of it is the window's (and the Backend panel's
+// and the status line's, which drive and read the compute layer); a view is handed a part of
+// it (ViewContext, and the narrower parts below) and its own state, never another view's.
 #include <functional>
 #include <map>
 #include <optional>
@@ -68,6 +69,8 @@ struct NonFiniteCache {
 enum class FileAction { None, SaveSession, OpenSession, ExportMatrix, ExportTrace, ExportPng, SaveModel, OpenModel, OpenCheckpoint };
 
 struct Context;
+struct PanelContext;
+struct EditContext;
 
 // What a view asks of the window that spans views: queued while it draws, carried out by the
 // window once every view has drawn (window.cpp). A view writes its own state and the shared
@@ -87,9 +90,9 @@ struct AskForPath {
     std::string title;               // "Save session"
     std::string path;                // proposed
     std::string hint;                // a line above the path field; empty: none
-    std::function<void(Context&, const std::string&)> chosen;
+    std::function<void(EditContext, const std::string&)> chosen;
     // Drawn under the path field (Open model…'s cached models); true: chosen at once (a double click).
-    std::function<bool(Context&, std::string& path)> below;
+    std::function<bool(PanelContext, std::string& path)> below;
     std::function<void()> cancelled;  // Cancel (Save… before a quit: no quit)
 };
 struct OpenSession {             // a session or scenario file replaces the work
@@ -148,9 +151,39 @@ struct EditContext : PanelContext {
     EditContext(Context& c)  // NOLINT(google-explicit-constructor): a view's Context is one
         : PanelContext(c), session(c.session), writable_(c.session) {}
     void push(edits::Edit edit) const { writable_.push(std::move(edit)); }
+    // A scenario and its undo history put back whole (leaving a lesson), applied as the queue is.
+    void restore(edits::Session::Restore whole) const { writable_.restore = std::move(whole); }
 
 private:
     edits::Session& writable_;  // for push alone: the window applies the queue between frames
+};
+
+// A panel that draws the session's matrices as cards (cards.hpp): EditContext, and the state
+// the cards share: what the pointer pointed at last frame and points at in this one, each
+// map's zoom and pan, the cell editor, the mask painter, which matrices hold NaN or ±∞, and
+// where each map is drawn this frame. It cannot reach the compute settings or the view
+// options. Every Context converts to one.
+struct MapContext : EditContext {
+    const HoverState& hover;
+    HoverState& hover_next;
+    std::map<std::string, HeatmapView>& views;
+    CellEditor& editor;
+    MaskPainter& painter;
+    NonFiniteCache& non_finite;
+    std::vector<HeatmapLayout>& layout_next;
+    MapContext(Context& c)  // NOLINT(google-explicit-constructor): a view's Context is one
+        : EditContext(c), hover(c.hover), hover_next(c.hover_next), views(c.views), editor(c.editor), painter(c.painter),
+          non_finite(c.non_finite), layout_next(c.layout_next) {}
+};
+
+// What a view is handed (view.hpp): MapContext, and the view options to change: which tab is
+// in front, the head shown, the step the pipeline scrolls to. The session it reads and pushes
+// to, as every panel does; the compute layer's settings, the fonts and presenter mode are the
+// window's alone. Every Context converts to one.
+struct ViewContext : MapContext {
+    ViewOptions& view;  // writable here: hides PanelContext's read-only `view`, the same options
+    ViewContext(Context& c)  // NOLINT(google-explicit-constructor): a view's Context is one
+        : MapContext(c), view(c.view) {}
 };
 
 }  // namespace attn::ui

@@ -203,7 +203,8 @@ struct ModelViewState {
     // `pass` was computed from, `seen_revision` the session revision last compared.
     int layer = -1, head = 0;
     std::pair<int, int> sidebar_pick{1, 1};   // the side bar's layer and head to open, from 1
-    // A layer (and head) asked to open while a recompute ran: opened from the pass it leaves, once it lands.
+    // A layer (and head) asked to open (a map clicked, the side bar's button): opened by the next
+    // update, or, while a recompute runs, from the pass it leaves once it lands.
     std::optional<std::pair<int, int>> layer_asked;
     std::string layer_name;                   // the opened scenario's name: leaving it detaches
     // The layer as the model made it when it was opened (its heads ablated): a session keeps

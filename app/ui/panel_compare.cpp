@@ -71,8 +71,7 @@ void draw_b_toggles(EditContext state, CompareState& c) {
 // Called before any panel draws: asks the compute layer for B (it runs B on a worker and
 // installs the comparison in the session); a new B drops textures, which nothing this frame
 // uses yet.
-void prepare_compare(Context& state, CompareState& c, HeatmapTextures& textures) {
-    state.compute.settings.compare_b = c.open ? std::optional<Toggles>(c.toggles_b) : std::nullopt;
+void prepare_compare(EditContext state, CompareState& c, HeatmapTextures& textures) {
     const comparison::Comparison& r = state.session.comparison;
     if (!c.open || !r.ready || r.signature == c.shown) return;
     c.shown = r.signature;
@@ -125,7 +124,7 @@ std::string describe(const Toggles& t) {
 
 }  // namespace
 
-void draw_compare(Context& state, CompareState& c, HeatmapTextures& textures) {
+void draw_compare(MapContext state, CompareState& c, HeatmapTextures& textures) {
     if (!c.open) return;
     const float scale = state.fonts.scale;
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
@@ -248,7 +247,7 @@ void offer_compare(CompareState& compare, Offers& offers) {
 
 namespace attn::ui {
 
-void CompareView::start(Context&, const cli::Options&, const TestHooks& hooks) {
+void CompareView::start(ViewContext, const cli::Options&, const TestHooks& hooks) {
     if (!hooks.open_compare) return;
     state.open = true;
     state.toggles_b.mask = MaskKind::Causal;

@@ -63,7 +63,7 @@ void article_numbers(EditContext state, const Preset& preset) {
 // The preset the trace on screen was computed from, unedited — its title, description and
 // the article's numbers; or the one it was edited from, said so; or none. Read from the
 // trace's settings, never from the live scenario (which may be ahead of the trace).
-void presets_menu(Context& state) {
+void presets_menu(ViewContext state) {
     const TraceSettings& shown = state.session.trace.settings;
     const Preset* current = state.session.trace.ok ? find_preset(shown.preset) : nullptr;
     const Preset* edited_from = current == nullptr && state.session.trace.ok ? find_preset(shown.scenario_name) : nullptr;
@@ -77,7 +77,7 @@ void presets_menu(Context& state) {
             const bool selected = current != nullptr && p.name == current->name;
             const std::string label = p.title + "  \xE2\x80\x94 " + p.name;
             if (ImGui::Selectable(label.c_str(), selected)) {
-                state.session.push(edits::ReplaceScenario{p.scenario});
+                state.push(edits::ReplaceScenario{p.scenario});
                 state.views.clear();
                 state.view.shown_head = 0;
             }
@@ -91,7 +91,7 @@ void presets_menu(Context& state) {
         ImGui::PopStyleColor();
         record_item(state, "sidebar.description", "edited");
         if (ImGui::SmallButton("Back to the unedited preset")) {
-            state.session.push(edits::ReplaceScenario{edited_from->scenario});
+            state.push(edits::ReplaceScenario{edited_from->scenario});
             state.views.clear();
         }
     }
@@ -111,7 +111,7 @@ void presets_menu(Context& state) {
 
 // [SECTION] Heads
 
-void heads_controls(Context& state) {
+void heads_controls(ViewContext state) {
     const Scenario& s = state.session.scenario;
     const Trace& t = state.session.trace;
     const std::vector<int> choices = edits::head_choices(s);
@@ -121,7 +121,7 @@ void heads_controls(Context& state) {
     ImGui::SetNextItemWidth(70.0f * state.fonts.scale);
     if (ImGui::BeginCombo("##heads", std::to_string(s.heads).c_str())) {
         for (int h : choices)  // only divisors: every head gets the same d_k
-            if (ImGui::Selectable(std::to_string(h).c_str(), h == s.heads)) state.session.push(edits::SetHeads{h});
+            if (ImGui::Selectable(std::to_string(h).c_str(), h == s.heads)) state.push(edits::SetHeads{h});
         ImGui::EndCombo();
     }
     ImGui::SameLine();
@@ -623,7 +623,7 @@ void computation_controls(EditContext state) {
 
 // [SECTION] View
 
-void view_controls(Context& state) {
+void view_controls(ViewContext state) {
     ViewOptions& view = state.view;
     // The sliders stay in place, disabled while their box says they do not apply.
     ImGui::Checkbox("fit cells to the window", &view.auto_cell);

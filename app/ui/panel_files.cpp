@@ -70,7 +70,7 @@ void export_trace(EditContext state, const std::string& path) {
 AskForPath ask_session(FileAction action) {
     const bool save = action == FileAction::SaveSession;
     return AskForPath{action, save ? "Save session" : "Open session", "session.json", "",
-                      [save](Context& state, const std::string& path) {
+                      [save](EditContext state, const std::string& path) {
                           if (save) state.requests.push_back(SaveSession{path});
                           else state.requests.push_back(OpenSession{path});
                       },
@@ -81,8 +81,8 @@ AskForPath ask_session(FileAction action) {
 
 // [SECTION] Menus and keys
 
-void FilesView::offer(Context& shared, Offers& offers) {
-    Context* s = &shared;
+void FilesView::offer(ViewContext shared, Offers& offers) {
+    const edits::Session* s = &shared.session;  // the window's: alive while the offers are
     offers.sections.push_back({"File", [this] {
         return std::vector<MenuItem>{
             {"Open session\xE2\x80\xA6", "Ctrl+O", false, true, [this] { ask(ask_session(FileAction::OpenSession)); }, "", "", false},
@@ -90,15 +90,15 @@ void FilesView::offer(Context& shared, Offers& offers) {
     }, 0});
     // Quit closes the File menu, after the views' items.
     offers.sections.push_back({"File", [this, s] {
-        return std::vector<MenuItem>{{"Quit", "Ctrl+Q", false, true, [this, s] { request_quit(s->session.scenario); }, "", "", true}};
+        return std::vector<MenuItem>{{"Quit", "Ctrl+Q", false, true, [this, s] { request_quit(s->scenario); }, "", "", true}};
     }, 99});
     offers.sections.push_back({"Export", [this, s] {
-        const std::vector<std::string> names = matrix_names(s->session.trace);
+        const std::vector<std::string> names = matrix_names(s->trace);
         std::vector<MenuItem> items;
         items.push_back({"Window as PNG\xE2\x80\xA6", "", false, true, [this] {
                              // written by the loop once the popup has left the screen
                              ask(AskForPath{FileAction::ExportPng, "Export window as PNG", "attnlab.png", "",
-                                            [this](Context&, const std::string& path) {
+                                            [this](EditContext, const std::string& path) {
                                                 state.png_request = path;
                                                 state.png_delay = 2;
                                             },
@@ -107,10 +107,10 @@ void FilesView::offer(Context& shared, Offers& offers) {
         items.push_back({"Matrix\xE2\x80\xA6", "", false, !names.empty(), [this, names] {
                              state.prompt.matrix = export_choice(state, names);
                              ask(AskForPath{FileAction::ExportMatrix, "Export matrix", export_file_name(state.prompt.matrix, state.prompt.format), "",
-                                            [this](Context& c, const std::string& path) { export_matrix(c, state.prompt, path); },
+                                            [this](EditContext c, const std::string& path) { export_matrix(c, state.prompt, path); },
                                             nullptr, nullptr});
                          }, "menu.export.matrix", "", false});
-        items.push_back({"Whole trace as JSON\xE2\x80\xA6", "", false, s->session.trace.ok, [this] {
+        items.push_back({"Whole trace as JSON\xE2\x80\xA6", "", false, s->trace.ok, [this] {
                              ask(AskForPath{FileAction::ExportTrace, "Export trace as JSON", "trace.json", "", export_trace, nullptr, nullptr});
                          }, "", "", false});
         return items;
@@ -120,12 +120,12 @@ void FilesView::offer(Context& shared, Offers& offers) {
         if (!io.KeyCtrl) return false;
         if (ImGui::IsKeyPressed(GLFW_KEY_S, false)) ask(ask_session(FileAction::SaveSession));
         if (ImGui::IsKeyPressed(GLFW_KEY_O, false)) ask(ask_session(FileAction::OpenSession));
-        if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) request_quit(s->session.scenario);
+        if (ImGui::IsKeyPressed(GLFW_KEY_Q, false)) request_quit(s->scenario);
         return false;
     });
 }
 
-void FilesView::update(Context& shared, HeatmapTextures&) {
+void FilesView::update(ViewContext shared, HeatmapTextures&) {
     if (!state.baseline) state.baseline = shared.session.scenario;  // what the app started with
     // What Export → Matrix pre-chooses: the last matrix clicked, else the last hovered.
     if (!shared.hover.matrix.empty() && shared.hover.matrix.rfind("compare.", 0) != 0) {
@@ -183,7 +183,7 @@ void draw_matrix_choice(EditContext state, FilePrompt& prompt) {
 
 }  // namespace
 
-void FilesView::draw_prompts(Context& shared) {
+void FilesView::draw_prompts(EditContext shared) {
     FilePrompt& prompt = state.prompt;
     if (prompt.open_requested) {
         ImGui::OpenPopup("path##prompt");

@@ -26,7 +26,7 @@ int decimals_typed(const std::string& text) {
 
 }  // namespace
 
-void handle_hand_check_click(Context& state, HandCheckState& h) {
+void handle_hand_check_click(MapContext state, HandCheckState& h) {
     // A right click without a drag (a right drag pans; a double click resets the zoom).
     const ImGuiIO& io = ImGui::GetIO();
     if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Right)) {  // the zoom reset's, not a check: nor is its release

@@ -45,14 +45,14 @@ void ensure_lessons_loaded(LessonState& ls) {
 
 namespace {
 
-void show_step(Context& state, LessonState& ls) {
+void show_step(ViewContext state, LessonState& ls) {
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     ls.step = std::clamp(ls.step, 0, std::max(0, static_cast<int>(lesson.steps.size()) - 1));
     // A step with "train" trains here, on the UI thread: a second at most (the loader bounds it).
     const std::optional<LessonTraining>& trains = lesson.steps.empty() ? std::nullopt : lesson.steps[static_cast<size_t>(ls.step)].train;
     ls.has_facts = trains.has_value();
     Scenario scenario = trains ? trained_lesson_scenario(*trains, &ls.facts, &ls.trained) : scenario_at_step(lesson, ls.step);
-    state.session.push(edits::ReplaceScenario{std::move(scenario), true});  // navigation: not undone
+    state.push(edits::ReplaceScenario{std::move(scenario), true});  // navigation: not undone
     show_pane(state.view, Pane::Pipeline);  // the step's text is about the pipeline: never above another tab
     if (const auto& training = lesson.steps[static_cast<size_t>(ls.step)].train) {
         state.view.all_heads = false;
@@ -69,14 +69,12 @@ void show_step(Context& state, LessonState& ls) {
 
 }  // namespace
 
-bool open_lesson(Context& state, LessonState& ls, int index, int step) {
+bool open_lesson(ViewContext state, LessonState& ls, int index, int step) {
     ensure_lessons_loaded(ls);
     if (index < 0 || index >= static_cast<int>(ls.lessons.size())) return false;
     if (ls.active < 0) {
         // Entering from free mode: keep the user's work, edits not yet applied included.
-        edits::Session& session = state.session;
-        edits::apply_pending(session);
-        ls.saved = edits::Session::Restore{session.scenario, session.history};
+        ls.saved = edits::queued_work(state.session);
     }
     ls.active = index;
     ls.step = step;
@@ -84,7 +82,7 @@ bool open_lesson(Context& state, LessonState& ls, int index, int step) {
     return true;
 }
 
-bool open_lesson_named(Context& state, LessonState& ls, const std::string& file_or_name, int step) {
+bool open_lesson_named(ViewContext state, LessonState& ls, const std::string& file_or_name, int step) {
     ensure_lessons_loaded(ls);
     if (const int found = find_lesson(ls.lessons, file_or_name); found >= 0) return open_lesson(state, ls, found, step);
     std::error_code ec;
@@ -100,7 +98,7 @@ bool open_lesson_named(Context& state, LessonState& ls, const std::string& file_
     return false;
 }
 
-void lesson_next(Context& state, LessonState& ls) {
+void lesson_next(ViewContext state, LessonState& ls) {
     if (ls.active < 0) return;
     const int last = static_cast<int>(ls.lessons[static_cast<size_t>(ls.active)].steps.size()) - 1;
     if (ls.step >= last) return;
@@ -108,15 +106,15 @@ void lesson_next(Context& state, LessonState& ls) {
     show_step(state, ls);
 }
 
-void lesson_previous(Context& state, LessonState& ls) {
+void lesson_previous(ViewContext state, LessonState& ls) {
     if (ls.active < 0 || ls.step <= 0) return;
     --ls.step;
     show_step(state, ls);
 }
 
-void leave_lesson(Context& state, LessonState& ls) {
+void leave_lesson(EditContext state, LessonState& ls) {
     if (ls.active >= 0 && ls.saved) {
-        state.session.restore = std::move(*ls.saved);
+        state.restore(std::move(*ls.saved));
         add_notice(state, "left the lesson: your own scenario is back, with its undo history", false);
     }
     ls.saved.reset();
@@ -275,7 +273,7 @@ void thick_grid(const HeatmapLayout& h, ImU32 colour, float thickness) {
 
 }  // namespace
 
-void draw_stage_view(Context& state, LessonState& lesson, HeatmapTextures& textures, Stage stage) {
+void draw_stage_view(MapContext state, LessonState& lesson, HeatmapTextures& textures, Stage stage) {
     const Trace& t = state.session.trace;
     if (!t.ok) {
         ImGui::TextWrapped("Nothing to show yet: the scenario has not run (see the status area).");
@@ -442,23 +440,23 @@ LessonRequest draw_lesson_text(PanelContext state, const LessonState& ls) {
 
 // [SECTION] The Lessons menu and the clicker
 
-void offer_lessons(Context& state, LessonState& lesson, Offers& offers) {
-    offers.sections.push_back({"Lessons", [&state, &lesson] {
+void offer_lessons(ViewContext state, LessonState& lesson, Offers& offers) {
+    offers.sections.push_back({"Lessons", [state, &lesson] {
         ensure_lessons_loaded(lesson);
         std::vector<MenuItem> items;
         for (size_t i = 0; i < lesson.lessons.size(); ++i) {
             const Lesson& l = lesson.lessons[i];
             items.push_back({l.title, "", lesson.active == static_cast<int>(i), true,
-                             [&state, &lesson, i] { open_lesson(state, lesson, static_cast<int>(i), 0); }, "menu.lesson." + std::to_string(i),
+                             [state, &lesson, i] { open_lesson(state, lesson, static_cast<int>(i), 0); }, "menu.lesson." + std::to_string(i),
                              l.summary, false});
         }
         if (lesson.lessons.empty()) items.push_back({"no lessons found", "", false, false, nullptr, "", "", false});
         if (!lesson.load_errors.empty())
             items.push_back({std::to_string(lesson.load_errors.size()) + " lesson file(s) could not be read: see the status area", "", false,
                              false, nullptr, "", "", false});
-        items.push_back({"Leave lesson", "Esc", false, lesson.active >= 0, [&state, &lesson] { leave_lesson(state, lesson); }, "", "", true});
+        items.push_back({"Leave lesson", "Esc", false, lesson.active >= 0, [state, &lesson] { leave_lesson(state, lesson); }, "", "", true});
         items.push_back({"Reload lessons from disk", "", false, true,
-                         [&state, &lesson] {
+                         [state, &lesson] {
                              lesson.loaded = false;
                              leave_lesson(state, lesson);
                              ensure_lessons_loaded(lesson);
@@ -468,7 +466,7 @@ void offer_lessons(Context& state, LessonState& lesson, Offers& offers) {
     }});
     // A clicker sends → / Space and ←; Esc leaves (with a menu or a dialog open it closes that
     // instead: see close_menu_on_escape).
-    offers.keys.push_back([&state, &lesson] {
+    offers.keys.push_back([state, &lesson] {
         if (lesson.active < 0 || ImGui::GetIO().KeyCtrl) return false;
         if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_RightArrow)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Space)) ||
             ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN))
@@ -485,7 +483,7 @@ void offer_lessons(Context& state, LessonState& lesson, Offers& offers) {
 
 namespace attn::ui {
 
-void LessonView::start(Context& shared, const cli::Options& options, const TestHooks&) {
+void LessonView::start(ViewContext shared, const cli::Options& options, const TestHooks&) {
     if (!options.lesson.empty()) open_lesson_named(shared, state, options.lesson, std::max(0, options.step - 1));
 }
 
@@ -500,7 +498,7 @@ void LessonView::sign(std::string& signature) const {
     signature += "|" + std::to_string(state.active) + "|" + std::to_string(state.step);
 }
 
-void LessonView::show(Context& shared, const session_file::ViewChoices& view) {
+void LessonView::show(ViewContext shared, const session_file::ViewChoices& view) {
     if (!view.lesson.empty()) open_lesson_named(shared, state, view.lesson, view.step);
 }
 

@@ -156,7 +156,7 @@ void collect_recomputes(EditContext state, ModelViewState& m) {
 }  // namespace
 
 bool model_work_under_way(const ModelViewState& m) {
-    return (m.jobs && m.jobs->busy()) || m.opening.running() || m.compare.running_b.running() || m.compare.opening_b.running() ||
+    return (m.jobs && m.jobs->busy()) || (m.layer_asked && m.model) || m.opening.running() || m.compare.running_b.running() || m.compare.opening_b.running() ||
            model_heads_busy(m) || model_write_busy(m);
 }
 
@@ -201,7 +201,7 @@ namespace {
 
 // The checkpoint opened takes the place of the one on screen, with its first pass: one that
 // could not run is said (a sentence typed since it started runs as a job next frame).
-void install_model(Context& state, ModelViewState& m, compute::ModelOpened opened) {
+void install_model(ViewContext state, ModelViewState& m, compute::ModelOpened opened) {
     // The jobs of the model it replaces are dropped, never waited for: each keeps the model it
     // reads alive until it ends, and a result of it that lands is not installed (collect_recomputes).
     if (m.jobs) m.jobs->cancel();
@@ -236,7 +236,7 @@ void install_model(Context& state, ModelViewState& m, compute::ModelOpened opene
     if (!opened.pass.ok) {
         for (const std::string& e : opened.pass.errors) add_notice(state, "The model cannot run this sentence: " + e, true);
         if (replaced_layer >= 0) {  // no layer of the new model to show: the default preset, said
-            state.session.push(edits::ReplaceScenario{find_preset(default_preset_name())->scenario, true});
+            state.push(edits::ReplaceScenario{find_preset(default_preset_name())->scenario, true});
             add_notice(state, "The pipeline showed layer " + std::to_string(replaced_layer + 1) +
                                   " of the model replaced: it shows the default preset until a layer of this one opens", false);
         }
@@ -252,7 +252,7 @@ void install_model(Context& state, ModelViewState& m, compute::ModelOpened opene
 // What open_model_folder read, shown: a folder that held one checkpoint inside it said, a
 // folder that cannot be opened said fault by fault (the work and any model open are kept),
 // else the checkpoint installed with its first pass. False when nothing opened.
-bool install_opened(Context& state, ModelViewState& m, compute::ModelOpened opened) {
+bool install_opened(ViewContext state, ModelViewState& m, compute::ModelOpened opened) {
     if (!opened.from_cache.empty())
         add_notice(state, opened.asked + ": the Hugging Face cache's snapshot, " + opened.folder, false);
     else if (opened.folder != opened.asked)
@@ -314,7 +314,7 @@ void restore_session_model(EditContext state, ModelViewState& m, const session_f
 
 // What follows an opening (model_state.hpp), once it has landed: `opened` false when nothing
 // could be opened (the errors were said).
-void carry_out(Context& state, ModelViewState& m, AfterOpening after, bool opened) {
+void carry_out(ViewContext state, ModelViewState& m, AfterOpening after, bool opened) {
     if (!opened) {
         if (after.session)
             add_notice(state, "The session's model folder " + after.session->folder + " cannot be opened: the rest of the session is open without it" +
@@ -344,7 +344,7 @@ void carry_out(Context& state, ModelViewState& m, AfterOpening after, bool opene
 std::string first_sentence(const ModelViewState& m) { return m.sentence.empty() ? std::string(kDefaultSentence) : m.sentence; }
 
 // The opening under way, once it has landed: its "Opening…" line replaced by what came of it.
-void collect_opened_model(Context& state, ModelViewState& m) {
+void collect_opened_model(ViewContext state, ModelViewState& m) {
     std::optional<compute::ModelOpened> landed = m.opening.take();
     if (!landed) return;
     compute::ModelOpened opened = std::move(*landed);
@@ -391,13 +391,13 @@ void restore_model(PanelContext state, ModelViewState& m, const session_file::Mo
     start_opening(state, m, choice.folder, AfterOpening{std::nullopt, {}, choice, scenario_name, pane}, ablated, choice.ids);
 }
 
-void open_model_layer(Context& state, ModelViewState& m, int layer, int head) {
-    if (!m.model || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
+void open_model_layer(ViewContext state, ModelViewState& m, int layer, int head) {
     if (m.jobs && m.jobs->busy()) {  // the pass on screen is about to change: opened once it has (update_model_view)
         m.layer_asked = std::pair{layer, head};
         return;
     }
     m.layer_asked.reset();
+    if (!m.model || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
     m.head = head;
     m.sidebar_pick = {layer + 1, head + 1};  // the side bar's pickers start at what is open
     show_pane(state.view, Pane::Pipeline);  // the layer's every step, where the user looks
@@ -416,7 +416,7 @@ namespace {
 // then the layers from the lowest changed one recomputed. A layer open in the pipeline at or
 // after it is shown again (its input or its heads changed); one before it keeps its edits (the
 // stream after it is what changed).
-void apply_ablation(Context& state, ModelViewState& m) {
+void apply_ablation(ViewContext state, ModelViewState& m) {
     if (m.ablation_toggles.empty() && m.expert_toggles.empty() && !m.restore_all_heads && !m.restore_all_experts) return;
     collect_recomputes(state, m);
     if (jobs_of(m).busy() || model_write_ahead(m)) return;  // the toggles wait for the job under way: the heads change on the pass it leaves
@@ -484,7 +484,7 @@ void follow_session(EditContext state, ModelViewState& m) {
 
 }  // namespace
 
-void update_model_view(Context& state, ModelViewState& m) {
+void update_model_view(ViewContext state, ModelViewState& m) {
     collect_opened_model(state, m);
     if (!m.model) return;
     if (m.jobs) collect_recomputes(state, m);
@@ -559,7 +559,7 @@ std::string layer_input_text(const lm::Model& model, int layer) {
 
 // The side bar while the model view is in front: the model's own controls (its sentence, the
 // layer and head to open in the pipeline, the heads ablated), not the preset's.
-void draw_model_sidebar(Context& state, ModelViewState& m) {
+void draw_model_sidebar(PanelContext state, ModelViewState& m) {
     ImGui::PushFont(state.fonts.title);
     ImGui::TextUnformatted("Model");
     ImGui::PopFont();
@@ -587,7 +587,7 @@ void draw_model_sidebar(Context& state, ModelViewState& m) {
     ImGui::SliderInt("##sidebar.model.layer", &layer, 1, std::max(1, shape.layers), "layer %d");
     ImGui::SetNextItemWidth(-1.0f);
     ImGui::SliderInt("##sidebar.model.head", &head, 1, std::max(1, shape.heads), "head %d");
-    if (ImGui::Button("Open in the pipeline") && m.pass.ok) open_model_layer(state, m, layer - 1, head - 1);
+    if (ImGui::Button("Open in the pipeline") && m.pass.ok) m.layer_asked = std::pair{layer - 1, head - 1};  // opened by the next update
     ImGui::Separator();
     const size_t ablated = m.pass.ablated.heads.size();
     ImGui::Text("%zu head%s ablated", ablated, ablated == 1 ? "" : "s");
@@ -629,7 +629,7 @@ std::string model_layer_input(const ModelViewState& m) {
     return text.substr(0, text.find(';'));  // what X is, without what attention reads of it
 }
 
-void draw_model_sentence(Context& state, ModelViewState& m) {
+void draw_model_sentence(ViewContext state, ModelViewState& m) {
     const std::string text = m.model->family() + " layer " + std::to_string(m.layer + 1) + " of " + m.model->folder() + " on \"" +
                              m.computed_sentence + "\" (" + std::to_string(m.pass.tokens.size()) + " tokens)";
     ImGui::AlignTextToFramePadding();
@@ -978,7 +978,7 @@ bool draw_sentence_and_prediction(PanelContext state, ModelViewState& m) {
 
 }  // namespace
 
-void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& textures) {
+void draw_model_view(MapContext state, ModelViewState& m, HeatmapTextures& textures) {
     if (!m.open || !m.model) return;
     m.compare.shown = false;
     m.heads.lens_shown = false;
@@ -1040,11 +1040,11 @@ void draw_model_view(Context& state, ModelViewState& m, HeatmapTextures& texture
     }
 }
 
-void offer_model(Context& state, ModelViewState& m, Offers& offers) {
+void offer_model(ViewContext state, ModelViewState& m, Offers& offers) {
     // A tab beside the pipeline while a model is open: choosing it shows it, again closes it.
-    offers.sections.push_back({"View", [&state, &m] {
+    offers.sections.push_back({"View", [state, &m] {
         return std::vector<MenuItem>{{"Model view", "", m.open, m.model != nullptr,
-                                      [&state, &m] {
+                                      [state, &m] {
                                           m.open = !m.open;
                                           show_pane(state.view, m.open ? Pane::Model : Pane::Pipeline);
                                       },
@@ -1054,7 +1054,7 @@ void offer_model(Context& state, ModelViewState& m, Offers& offers) {
 
 // [SECTION] The model view as a view
 
-void ModelView::start(Context& shared, const cli::Options& options, const TestHooks& hooks) {
+void ModelView::start(ViewContext shared, const cli::Options& options, const TestHooks& hooks) {
     start_model(shared, state, options);  // attnlab --model DIR: the model view open
     // Toggled on the model once it has opened (an opening carries them), else now.
     std::vector<stack::HeadId>& toggles = state.after_opening ? state.after_opening->toggles : state.ablation_toggles;
@@ -1083,11 +1083,11 @@ void ModelView::start(Context& shared, const cli::Options& options, const TestHo
     }
 }
 
-void ModelView::offer(Context& shared, Offers& offers) {
+void ModelView::offer(ViewContext shared, Offers& offers) {
     offer_model(shared, state, offers);
-    Context* s = &shared;
-    offers.sections.push_back({"File", [this, s] {
-        return std::vector<MenuItem>{{"Open model\xE2\x80\xA6", "", false, true, [this, s] {
+    std::vector<Request>* requests = &shared.requests;  // the window's: alive while the offers are
+    offers.sections.push_back({"File", [this, requests] {
+        return std::vector<MenuItem>{{"Open model\xE2\x80\xA6", "", false, true, [this, requests] {
                                           // The cache is looked at off the window's thread while the popup opens.
                                           state.cached.reset();
                                           if (!state.scanning.running())
@@ -1096,21 +1096,21 @@ void ModelView::offer(Context& shared, Offers& offers) {
                                               });
                                           AskForPath ask{FileAction::OpenCheckpoint, "Open model (" + hf::family_names() + ")", "gpt2",
                                                          "A checkpoint folder, or the name of a model in the Hugging Face cache (org/name):",
-                                                         [this](Context& c, const std::string& path) { open_model_job(c, state, path); },
-                                                         [this](Context& c, std::string& path) {
+                                                         [this](EditContext c, const std::string& path) { open_model_job(c, state, path); },
+                                                         [this](PanelContext c, std::string& path) {
                                                              const bool cached = draw_cached_models(c, state, path);
                                                              return draw_download(c, state, path) || cached;
                                                          },
                                                          [this] {  // the popup's Cancel: a download under way too
                                                              if (state.download) state.download->cancel();
                                                          }};
-                                          s->requests.push_back(std::move(ask));
+                                          requests->push_back(std::move(ask));
                                       },
                                       "menu.open_model", "", false}};
     }, 10});
 }
 
-void ModelView::update(Context& shared, HeatmapTextures&) {
+void ModelView::update(ViewContext shared, HeatmapTextures&) {
     // A download that ended while the popup was not there to show it: said, and the model opened.
     if (!state.in_popup && state.download && state.download->done()) {
         const hf::RepoId repo = state.download->repo();
@@ -1135,7 +1135,7 @@ void ModelView::sign(std::string& signature) const {
                  std::to_string(state.layer);
 }
 
-void ModelView::reopen(Context& shared, const session_file::SessionLoad& load, const std::string& scenario_name) {
+void ModelView::reopen(ViewContext shared, const session_file::SessionLoad& load, const std::string& scenario_name) {
     if (!load.attached.model) return;
     // The tab the session showed, not the one a model opening asks for (the model's opening
     // shows it again when it lands).

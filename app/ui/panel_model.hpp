@@ -30,20 +30,20 @@ bool model_work_under_way(const ModelViewState& model);
 void finish_model_work(ModelViewState& model);
 // The session's scenario becomes layer `layer`'s (its input the stream entering it), head
 // `head` shown (both from 0).
-void open_model_layer(Context& state, ModelViewState& model, int layer, int head);
+void open_model_layer(ViewContext state, ModelViewState& model, int layer, int head);
 // Before drawing: a new sentence runs; an edit of the opened layer's scenario recomputes it
 // and the layers after it.
-void update_model_view(Context& state, ModelViewState& model);
+void update_model_view(ViewContext state, ModelViewState& model);
 // The model view: the sentence, the top 5, the ablated heads, and its tabs (the layers ×
 // heads grid, Compare). Heatmap cards wider than kTextureCells draw through `textures`.
-void draw_model_view(Context& state, ModelViewState& model, HeatmapTextures& textures);
-void offer_model(Context& state, ModelViewState& model, Offers& offers);  // View → Model view
+void draw_model_view(MapContext state, ModelViewState& model, HeatmapTextures& textures);
+void offer_model(ViewContext state, ModelViewState& model, Offers& offers);  // View → Model view
 // In place of the token bar while a model's layer is in the pipeline: which layer, the
 // sentence, and where to change it.
-void draw_model_sentence(Context& state, ModelViewState& model);
+void draw_model_sentence(ViewContext state, ModelViewState& model);
 // While the model view is in front: the side bar's model controls (sentence, layer and head
 // to open, heads ablated) and, in place of the token bar, the model and its sentence.
-void draw_model_sidebar(Context& state, ModelViewState& model);
+void draw_model_sidebar(PanelContext state, ModelViewState& model);
 void draw_model_bar(PanelContext state, const ModelViewState& model);
 // What X of the model's layer in the pipeline is, for its cells' tooltips; empty: none open.
 std::string model_layer_input(const ModelViewState& model);
@@ -65,12 +65,12 @@ bool draw_download(PanelContext state, ModelViewState& model, std::string& path)
 bool say_download(PanelContext state, ModelViewState& model, const hf::RepoId& repo, const hf::DownloadResult& result);
 
 // The Layers × heads tab (panel_model_grid.cpp): every layer × head's weights as a small map.
-void draw_grid(Context& state, ModelViewState& model);
+void draw_grid(PanelContext state, ModelViewState& model);
 
 // The Compare tab (panel_model_compare.cpp). Before drawing, while the tab is shown: sentence
 // B run, and the comparison made again when a pass or a choice changed.
 void update_model_compare(ModelViewState& model);
-void draw_model_compare(Context& state, ModelViewState& model, HeatmapTextures& textures);
+void draw_model_compare(MapContext state, ModelViewState& model, HeatmapTextures& textures);
 // Two models: model B opened from `folder` (a checkpoint folder or a cached model's name) as a
 // job, the model view's sentence run on it; said under the box when it lands.
 void open_compare_model(ModelViewState& model, const std::string& folder);
@@ -97,7 +97,7 @@ void draw_ablation_sweep(PanelContext state, ModelViewState& model);
 // The Routing tab (panel_model_routing.cpp), shown when a layer of the pass routes its tokens
 // to experts: one mixture layer's router probabilities beside the weights each token kept.
 std::vector<int> mixture_layers(const ModelPass& pass);   // the layers (from 0) with a mixture of experts
-void draw_model_routing(Context& state, ModelViewState& model, HeatmapTextures& textures);
+void draw_model_routing(MapContext state, ModelViewState& model, HeatmapTextures& textures);
 // The grid's part: head (ℓ, h)'s strongest role above the threshold while badges are on, its
 // badge drawn at a map's corner, and its scores as a line of the map's tooltip (empty when
 // the heads are not scored).
@@ -146,14 +146,14 @@ class ModelView final : public View {
 public:
     ModelViewState state;
     // attnlab --model (start_model), and the heads and Compare the test hooks ask for.
-    void start(Context& shared, const cli::Options& options, const TestHooks& hooks) override;
-    void offer(Context& shared, Offers& offers) override;
-    void update(Context& shared, HeatmapTextures& textures) override;
+    void start(ViewContext shared, const cli::Options& options, const TestHooks& hooks) override;
+    void offer(ViewContext shared, Offers& offers) override;
+    void update(ViewContext shared, HeatmapTextures& textures) override;
     bool busy() const override;
     void finish_work() override;
     void keep(session_file::ViewChoices&, session_file::Attachments& attached) const override { attached.model = model_choice(state); }
     void sign(std::string& signature) const override;
-    void reopen(Context& shared, const session_file::SessionLoad& load, const std::string& scenario_name) override;
+    void reopen(ViewContext shared, const session_file::SessionLoad& load, const std::string& scenario_name) override;
 };
 
 }  // namespace attn::ui

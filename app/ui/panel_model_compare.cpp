@@ -386,7 +386,7 @@ void say_largest_change(PanelContext state, const ModelViewState& m, const Model
 
 // The cards A, B and, where it is defined, B − A, with one cell size, the largest that fits side
 // by side. Returns their height.
-float draw_compare_cards(Context& state, ModelViewState& m, HeatmapTextures& textures, const ModelPass& pass_b, stack::HeadId head_b) {
+float draw_compare_cards(MapContext state, ModelViewState& m, HeatmapTextures& textures, const ModelPass& pass_b, stack::HeadId head_b) {
     ModelCompareState& c = m.compare;
     const WeightsComparison& r = c.result;
     const float scale = state.fonts.scale;
@@ -440,7 +440,7 @@ float draw_compare_cards(Context& state, ModelViewState& m, HeatmapTextures& tex
 }
 
 // Linked hover: the cell under the mouse, outlined in every card that has it, and its values.
-void draw_compare_hover(Context& state, const ModelCompareState& c, ImVec2 below) {
+void draw_compare_hover(MapContext state, const ModelCompareState& c, ImVec2 below) {
     const WeightsComparison& r = c.result;
     const float scale = state.fonts.scale;
     const HoverState& hover = c.hover;
@@ -467,7 +467,7 @@ void draw_compare_hover(Context& state, const ModelCompareState& c, ImVec2 below
 
 }  // namespace
 
-void draw_model_compare(Context& state, ModelViewState& m, HeatmapTextures& textures) {
+void draw_model_compare(MapContext state, ModelViewState& m, HeatmapTextures& textures) {
     ModelCompareState& c = m.compare;
     c.hover = c.hover_next;  // the three cards' own hover: last frame's, then this frame's
     c.hover_next = HoverState{};

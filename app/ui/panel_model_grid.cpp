@@ -252,7 +252,7 @@ void head_map_tooltip(const ModelViewState& m, const GridLayout& g, int l, int h
 // The layers × heads grid: each map a head's (n × n) weights, the masked cells grey. Query heads
 // that read one K/V head (grouped-query attention) stand together under its label, a wider gap
 // between groups; a model with local (sliding-window) and global layers names each row's kind.
-void draw_grid(Context& state, ModelViewState& m) {
+void draw_grid(PanelContext state, ModelViewState& m) {
     const lm::Model& model = *m.model;
     const ModelPass& pass = m.pass;
     const float scale = state.fonts.scale;
@@ -311,7 +311,7 @@ void draw_grid(Context& state, ModelViewState& m) {
                 const int j = std::clamp(static_cast<int>((mouse.x - p0.x) / g.cell), 0, g.tokens - 1);
                 head_map_tooltip(m, g, l, h, i, j);
             }
-            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) open_model_layer(state, m, l, h);
+            if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) m.layer_asked = std::pair{l, h};  // opened by the next update
             if (ImGui::IsItemClicked(ImGuiMouseButton_Right)) m.ablation_toggles.push_back({l, h});
         }
     }

@@ -89,7 +89,7 @@ std::vector<int> mixture_layers(const ModelPass& pass) {
     return layers;
 }
 
-void draw_model_routing(Context& state, ModelViewState& m, HeatmapTextures& textures) {
+void draw_model_routing(MapContext state, ModelViewState& m, HeatmapTextures& textures) {
     ModelRoutingState& r = m.routing;
     const float scale = state.fonts.scale;
     r.hover = r.hover_next;  // the cards' own hover: last frame's, then this frame's

@@ -645,7 +645,7 @@ void keep_step_in_view(PipelineLayout& layout, std::optional<attn::Column> asked
 
 }  // namespace
 
-void draw_pipeline(Context& state, PipelineLayout& pipeline_layout, HeatmapTextures& textures) {
+void draw_pipeline(ViewContext state, PipelineLayout& pipeline_layout, HeatmapTextures& textures) {
     const Trace& t = state.session.trace;
     if (!t.ok) {
         ImGui::TextWrapped("Nothing to show yet: the scenario has not run (see the status bar).");

@@ -36,7 +36,7 @@ std::string join(const std::vector<std::string>& tokens) {
 
 // One row of chips for one side. `axis` says which heatmap axis a chip highlights.
 // Wrapped lines start at `left` (screen x).
-void chip_row(Context& state, TokenEditor& editor, edits::Side side, const std::vector<std::string>& tokens, Axis axis,
+void chip_row(MapContext state, TokenEditor& editor, edits::Side side, const std::vector<std::string>& tokens, Axis axis,
               const std::vector<bool>* padding, float left) {
     const Scenario& s = state.session.scenario;
     const bool self = s.input == InputMode::Embeddings && s.attention == AttentionKind::Self;
@@ -78,7 +78,7 @@ void chip_row(Context& state, TokenEditor& editor, edits::Side side, const std::
             }
             ImGui::SetNextItemWidth(chip_w);
             if (ImGui::InputText("##rename", &editor.editing_text, ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll)) {
-                state.session.push(edits::RenameToken{side, i, editor.editing_text});
+                state.push(edits::RenameToken{side, i, editor.editing_text});
                 editor.editing = -1;
             } else if (!editor.focus_pending && !ImGui::IsItemActive() && ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
                        !ImGui::IsItemHovered()) {
@@ -107,26 +107,26 @@ void chip_row(Context& state, TokenEditor& editor, edits::Side side, const std::
             if (ImGui::BeginDragDropTarget()) {
                 if (const ImGuiPayload* p = ImGui::AcceptDragDropPayload("attnlab-token")) {
                     const int* from = static_cast<const int*>(p->Data);
-                    if (from[0] == static_cast<int>(side)) state.session.push(edits::MoveToken{side, from[1], i});
+                    if (from[0] == static_cast<int>(side)) state.push(edits::MoveToken{side, from[1], i});
                 }
                 ImGui::EndDragDropTarget();
             }
             ImGui::SameLine(0.0f, 1.0f);
             ImGui::PushStyleColor(ImGuiCol_Button, IM_COL32(60, 45, 50, 255));
-            if (ImGui::Button("\xC3\x97") && n > 1) state.session.push(edits::DeleteToken{side, i});
+            if (ImGui::Button("\xC3\x97") && n > 1) state.push(edits::DeleteToken{side, i});
             ImGui::PopStyleColor();
             if (ImGui::IsItemHovered()) ImGui::SetTooltip(n > 1 ? "delete this token" : "attention needs at least one token");
         }
         if (padding != nullptr) {
             bool pad = i < static_cast<int>(padding->size()) && (*padding)[static_cast<size_t>(i)];
-            if (ImGui::Checkbox("pad", &pad)) state.session.push(edits::SetPadding{side, i, pad});
+            if (ImGui::Checkbox("pad", &pad)) state.push(edits::SetPadding{side, i, pad});
         }
         ImGui::EndGroup();
         ImGui::PopID();
     }
     ImGui::SetCursorScreenPos(place(ImGui::CalcTextSize("+").x + style.FramePadding.x * 2.0f, n == 0));
     if (ImGui::Button("+")) {
-        state.session.push(edits::InsertToken{side, n, s.input == InputMode::Direct ? "new" : "word"});
+        state.push(edits::InsertToken{side, n, s.input == InputMode::Direct ? "new" : "word"});
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("add a token at the end");
     ImGui::SameLine(0.0f, 0.0f);  // the line is as tall as a chip with its "pad" box, whatever was submitted
@@ -149,7 +149,7 @@ void apply_sentence(EditContext state, edits::Side side, std::string& typed) {
 
 }  // namespace
 
-void draw_tokens(Context& state, TokenEditor& editor) {
+void draw_tokens(MapContext state, TokenEditor& editor) {
     const Scenario& s = state.session.scenario;
     const bool direct = s.input == InputMode::Direct;
     const bool cross = !direct && s.attention == AttentionKind::Cross;

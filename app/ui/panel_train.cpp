@@ -448,14 +448,14 @@ void draw_form(PanelContext state, TrainPanelState& p) {
     ImGui::BeginDisabled(!has_run(p));
     if (ImGui::Button("Save model\xE2\x80\xA6")) {
         state.requests.push_back(AskForPath{FileAction::SaveModel, "Save the trained model (JSON)", p.model_path, "",
-                                            [&p](Context& c, const std::string& path) { save_trained_model(c, p, path); }, nullptr, nullptr});
+                                            [&p](EditContext c, const std::string& path) { save_trained_model(c, p, path); }, nullptr, nullptr});
     }
     record_item(state, "train.save", "Save model");
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Button("Load model\xE2\x80\xA6")) {
         state.requests.push_back(AskForPath{FileAction::OpenModel, "Load a trained model (JSON)", p.model_path, "",
-                                            [&p](Context& c, const std::string& path) { load_trained_model(c, p, path); }, nullptr, nullptr});
+                                            [&p](EditContext c, const std::string& path) { load_trained_model(c, p, path); }, nullptr, nullptr});
     }
     record_item(state, "train.load", "Load model");
     // Where Train stops by itself: the user presses it again to go on.
@@ -678,7 +678,7 @@ void draw_writing(PanelContext state, TrainPanelState& p) {
 }
 
 // Every layer's heads on the probe, one weights card each, with its ablate toggle.
-void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
+void draw_heads(MapContext state, TrainPanelState& p, HeatmapTextures& textures) {
     if (!p.shown.ok) return;
     const int layers = static_cast<int>(p.shown.layers.size());
     const int heads = p.shown_model.config.heads;
@@ -773,7 +773,7 @@ void draw_heads(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
 
 void poll_train(TrainPanelState& p) { poll_progress(p); }
 
-void draw_train(Context& state, TrainPanelState& p, HeatmapTextures& textures) {
+void draw_train(MapContext state, TrainPanelState& p, HeatmapTextures& textures) {
     if (!p.open) return;
     update_shown(p);
     update_evaluations(p);
@@ -1042,11 +1042,11 @@ void load_trained_model(PanelContext state, TrainPanelState& p, const std::strin
                false, "load a trained model");
 }
 
-void offer_train(Context& state, TrainPanelState& panel, Offers& offers) {
+void offer_train(ViewContext state, TrainPanelState& panel, Offers& offers) {
     // A tab beside the pipeline: choosing it shows it, choosing it again closes it.
-    offers.sections.push_back({"View", [&state, &panel] {
+    offers.sections.push_back({"View", [state, &panel] {
         return std::vector<MenuItem>{{"Train", "", panel.open, true,
-                                      [&state, &panel] {
+                                      [state, &panel] {
                                           panel.open = !panel.open;
                                           show_pane(state.view, panel.open ? Pane::Train : Pane::Pipeline);
                                       },
@@ -1058,7 +1058,7 @@ void offer_train(Context& state, TrainPanelState& panel, Offers& offers) {
 
 namespace attn::ui {
 
-void TrainView::start(Context& shared, const cli::Options&, const TestHooks& hooks) {
+void TrainView::start(ViewContext shared, const cli::Options&, const TestHooks& hooks) {
     // Screenshots of the Train panel (test_hooks.hpp).
     if (hooks.open_train) {
         state.open = true;

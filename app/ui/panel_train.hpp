@@ -19,8 +19,8 @@ class HeatmapTextures;
 
 // The Train tab's content; poll_train takes the worker's newest progress, once a frame before
 // anything draws (the tab shown or not: a session saved then holds the run as it is).
-void draw_train(Context& state, TrainPanelState& panel, HeatmapTextures& textures);
-void offer_train(Context& state, TrainPanelState& panel, Offers& offers);  // View → Train
+void draw_train(MapContext state, TrainPanelState& panel, HeatmapTextures& textures);
+void offer_train(ViewContext state, TrainPanelState& panel, Offers& offers);  // View → Train
 void poll_train(TrainPanelState& panel);
 // "Open layer ℓ in the pipeline", asked while the panel drew: carried out after it.
 void after_train_drawn(PanelContext state, TrainPanelState& panel);
@@ -57,13 +57,13 @@ void load_trained_model(PanelContext state, TrainPanelState& panel, const std::s
 class TrainView final : public View {
 public:
     TrainPanelState state;
-    void start(Context& shared, const cli::Options& options, const TestHooks& hooks) override;  // the test hooks' runs
-    void offer(Context& shared, Offers& offers) override { offer_train(shared, state, offers); }
-    void update(Context& shared, HeatmapTextures&) override {
+    void start(ViewContext shared, const cli::Options& options, const TestHooks& hooks) override;  // the test hooks' runs
+    void offer(ViewContext shared, Offers& offers) override { offer_train(shared, state, offers); }
+    void update(ViewContext shared, HeatmapTextures&) override {
         update_trained_layer(shared, state);  // an edit of the opened trained layer: the layers after it
         poll_train(state);                    // the worker's newest progress, the Train tab shown or not
     }
-    void draw_floating(Context& shared, HeatmapTextures&) override { after_train_drawn(shared, state); }
+    void draw_floating(ViewContext shared, HeatmapTextures&) override { after_train_drawn(shared, state); }
     bool busy() const override {
         return (state.open && state.progress.running) || state.evaluating.running() || state.roles_job.running();
     }
@@ -75,10 +75,10 @@ public:
     }
     void keep(session_file::ViewChoices&, session_file::Attachments& attached) const override { attached.trained = trained_choice(state); }
     void sign(std::string& signature) const override;
-    void show(Context&, const session_file::ViewChoices& view) override {
+    void show(ViewContext, const session_file::ViewChoices& view) override {
         if (view.pane == "train") state.open = true;  // its tab is there to be shown
     }
-    void reopen(Context& shared, const session_file::SessionLoad& load, const std::string& scenario_name) override {
+    void reopen(ViewContext shared, const session_file::SessionLoad& load, const std::string& scenario_name) override {
         if (load.attached.trained) restore_trained(shared, state, *load.attached.trained, scenario_name);
     }
 };

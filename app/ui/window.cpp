@@ -129,6 +129,8 @@ void Window::draw_frame(HeatmapTextures& textures) {
     if (normal_fonts_.ui != nullptr) shared.fonts = shared.presenter ? presenter_fonts_ : normal_fonts_;
     // Before anything draws: Compare's new B (it drops textures), a model's or a trained
     // layer's edit (the layers after it), the training's newest progress.
+    // The compute layer runs Compare's B while Compare is open (no view reaches its settings).
+    shared.compute.settings.compare_b = compare.state.open ? std::optional<Toggles>(compare.state.toggles_b) : std::nullopt;
     for (View* v : views_) v->update(shared, textures);
     const bool presenter = shared.presenter;
     ImGui::PushFont(shared.fonts.ui);
