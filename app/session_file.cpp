@@ -363,7 +363,11 @@ SessionLoad session_from_text(const std::string& text, const std::string& source
 
 bool save_session(const std::string& path, const Scenario& scenario, const ViewChoices& view, std::string* error,
                   const Attachments& attached) {
-    return write_file_atomic(path, dump_json_rows(session_to_json(scenario, view, attached), 1), error);
+    return write_file_atomic(path, session_text(scenario, view, attached), error);
+}
+
+std::string session_text(const Scenario& scenario, const ViewChoices& view, const Attachments& attached) {
+    return dump_json_rows(session_to_json(scenario, view, attached), 1);
 }
 
 SessionLoad load_session(const std::string& path) {

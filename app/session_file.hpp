@@ -123,6 +123,8 @@ nlohmann::json session_to_json(const Scenario& scenario, const ViewChoices& view
 SessionLoad session_from_json(const nlohmann::json& j, const std::string& source_name);
 SessionLoad session_from_text(const std::string& text, const std::string& source_name);
 
+// The file's text: a row of each matrix on a line of its own.
+std::string session_text(const Scenario& scenario, const ViewChoices& view, const Attachments& attached = {});
 // Written with write_file_atomic; false with *error set when it cannot be written.
 bool save_session(const std::string& path, const Scenario& scenario, const ViewChoices& view, std::string* error,
                   const Attachments& attached = {});

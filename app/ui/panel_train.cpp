@@ -944,16 +944,15 @@ void draw_trained_probe(EditContext state, TrainPanelState& p) {
 
 // [SECTION] Files
 
-void save_trained_model(PanelContext state, TrainPanelState& p, const std::string& path) {
+void save_trained_model(PanelContext, TrainPanelState& p, const std::string& path) {
     if (!has_run(p)) return;
-    std::string error;
-    if (!train::save_model_file(path, *p.progress.latest, &error)) {
-        add_notice(state, "Cannot save the model: " + error, true, "save the trained model");
-        return;
-    }
-    p.model_path = path;
-    add_notice(state, "Saved the model (step " + std::to_string(p.progress.latest->steps) + ", with its optimiser state) to " + path,
-               false, "save the trained model");
+    p.writing_model.queue("writing " + path,
+                          [path, file = p.progress.latest](compute::JobProgress&) {
+                              TrainPanelState::ModelFileWritten written{path, file->steps, {}};
+                              if (!train::save_model_file(path, *file, &written.error) && written.error.empty()) written.error = "not written";
+                              return written;
+                          },
+                          compute::UnderWay::finish);
 }
 
 std::optional<session_file::TrainedChoice> trained_choice(const TrainPanelState& p) {
@@ -1018,24 +1017,47 @@ void restore_trained(PanelContext state, TrainPanelState& p, const session_file:
     o.seen_revision = ~0ull;
 }
 
-void load_trained_model(PanelContext state, TrainPanelState& p, const std::string& path) {
-    const train::ModelFileLoad load = train::load_model_file(path);
-    if (!load.file) {  // the run on screen stays
-        for (const std::string& e : load.errors) add_notice(state, "Cannot load the model: " + e, true, "load a trained model");
+void load_trained_model(PanelContext, TrainPanelState& p, const std::string& path) {
+    p.reading_model.start("reading " + path, [path](compute::JobProgress&) {
+        TrainPanelState::ModelFileRead read{path, {}, {}, {}};
+        train::ModelFileLoad load = train::load_model_file(path);
+        read.errors = std::move(load.errors);
+        if (!load.file) return read;
+        const train::ModelFile& file = *load.file;
+        read.trainer = train::Trainer::create(file.settings, file.model, file.steps, read.errors, file.optimiser ? &*file.optimiser : nullptr);
+        read.file = std::move(load.file);
+        return read;
+    });
+}
+
+// A model file written or read by now: said, or its run on screen (the run before stays when
+// it cannot be read or trained on).
+void land_model_files(PanelContext state, TrainPanelState& p) {
+    if (std::optional<TrainPanelState::ModelFileWritten> written = p.writing_model.take()) {
+        if (!written->error.empty()) {
+            add_notice(state, "Cannot save the model: " + written->error, true, "save the trained model");
+        } else {
+            p.model_path = written->path;
+            add_notice(state, "Saved the model (step " + std::to_string(written->steps) + ", with its optimiser state) to " + written->path,
+                       false, "save the trained model");
+        }
+    }
+    std::optional<TrainPanelState::ModelFileRead> read = p.reading_model.take();
+    if (!read) return;
+    const std::string& path = read->path;
+    if (!read->file) {
+        for (const std::string& e : read->errors) add_notice(state, "Cannot load the model: " + e, true, "load a trained model");
         return;
     }
-    const train::ModelFile& file = *load.file;
-    std::vector<std::string> errors;
-    std::optional<train::Trainer> trainer = train::Trainer::create(file.settings, file.model, file.steps, errors,
-                                                                   file.optimiser ? &*file.optimiser : nullptr);
-    if (!trainer) {
-        for (const std::string& e : errors) add_notice(state, "Cannot train on " + path + ": " + e, true, "load a trained model");
+    if (!read->trainer) {
+        for (const std::string& e : read->errors) add_notice(state, "Cannot train on " + path + ": " + e, true, "load a trained model");
         return;
     }
+    const train::ModelFile& file = *read->file;
     p.model_path = path;
     p.form = file.settings;
     p.errors.clear();
-    begin_run(p, std::move(*trainer));
+    begin_run(p, std::move(*read->trainer));
     p.open = true;
     add_notice(state, "Loaded the model " + path + " (step " + std::to_string(file.steps) +
                           (file.optimiser ? ")" : "; no optimiser state in the file: AdamW starts afresh)"),

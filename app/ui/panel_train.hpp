@@ -48,9 +48,11 @@ void train_now(TrainPanelState& panel, int steps);
 // A run from the form's settings trained as Train does, returning when it stops by itself (the
 // target accuracy, or the steps): screenshots.
 void train_until_stopped(TrainPanelState& panel);
-// The path prompt's Save model / Load model (panel_menu.cpp calls these).
+// The path prompt's Save model / Load model: each a job (the file written, or read and its
+// run made ready), landed by land_model_files in a later frame.
 void save_trained_model(PanelContext state, TrainPanelState& panel, const std::string& path);
 void load_trained_model(PanelContext state, TrainPanelState& panel, const std::string& path);
+void land_model_files(PanelContext state, TrainPanelState& panel);
 
 // The Train panel as the window holds it: View → Train, the run's progress and a trained
 // layer's edits before each frame, and its part of a session.
@@ -60,18 +62,22 @@ public:
     void start(ViewContext shared, const cli::Options& options, const TestHooks& hooks) override;  // the test hooks' runs
     void offer(ViewContext shared, Offers& offers) override { offer_train(shared, state, offers); }
     void update(ViewContext shared, HeatmapTextures&) override {
+        land_model_files(shared, state);      // Save model… or Load model…, done
         update_trained_layer(shared, state);  // an edit of the opened trained layer: the layers after it
         poll_train(state);                    // the worker's newest progress, the Train tab shown or not
     }
     void draw_floating(ViewContext shared, HeatmapTextures&) override { after_train_drawn(shared, state); }
     bool busy() const override {
-        return (state.open && state.progress.running) || state.evaluating.running() || state.roles_job.running();
+        return (state.open && state.progress.running) || state.evaluating.running() || state.roles_job.running() ||
+               state.reading_model.running() || state.writing_model.running();
     }
     // The evaluations and the heads' roles land in the next frame: what it draws (the roles'
     // curves above the probe) does not move under a pointer between two frames.
     void finish_work() override {
         state.evaluating.wait();
         state.roles_job.wait();
+        state.reading_model.wait();
+        state.writing_model.wait();
     }
     void keep(session_file::ViewChoices&, session_file::Attachments& attached) const override { attached.trained = trained_choice(state); }
     void sign(std::string& signature) const override;

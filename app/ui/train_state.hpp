@@ -4,6 +4,7 @@
 // layer opened in the pipeline.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +76,21 @@ struct TrainPanelState {
     std::vector<int> shown_predicted;
     std::string ablation_key;  // what `ablated` and `intact` were computed for (a shown_key)
     train::Evaluation ablated, intact;
+    // Save model… and Load model…: the file written, or read and its run made ready to train
+    // on, off the window's thread; each lands in a later frame (land_model_files).
+    struct ModelFileRead {
+        std::string path;
+        std::optional<train::ModelFile> file;
+        std::optional<train::Trainer> trainer;
+        std::vector<std::string> errors;  // reading it, or (with `file`) training on it
+    };
+    struct ModelFileWritten {
+        std::string path;
+        int steps = 0;
+        std::string error;
+    };
+    compute::Job<ModelFileRead> reading_model;
+    compute::Job<ModelFileWritten> writing_model;
     // The two evaluations under way off the window's thread, and the shown_key they are for.
     compute::Job<std::pair<train::Evaluation, train::Evaluation>> evaluating;
     std::string evaluating_key;

@@ -20,6 +20,7 @@
 #include <imgui.h>
 
 #include "attention/serialize.hpp"
+#include "io/json_write.hpp"
 
 namespace attn::ui {
 
@@ -126,6 +127,7 @@ void Window::draw_frame(HeatmapTextures& textures) {
     offer(offers);
     for (View* v : views_) v->offer(shared, offers);
     handle_shortcuts(offers);  // the keys of the last input: undo, files, F5, then the views' (the lesson clicker)
+    land_files();              // a session read by now replaces the work before the views update
     if (normal_fonts_.ui != nullptr) shared.fonts = shared.presenter ? presenter_fonts_ : normal_fonts_;
     // Before anything draws: Compare's new B (it drops textures), a model's or a trained
     // layer's edit (the layers after it), the training's newest progress.
@@ -238,10 +240,14 @@ void Window::end_frame() {
 }
 
 bool Window::busy() const {
-    return std::any_of(views_.begin(), views_.end(), [](const View* v) { return v->busy(); });
+    return reading_.running() || writing_.running() || std::any_of(views_.begin(), views_.end(), [](const View* v) { return v->busy(); });
 }
 
+// The files first: a session opened starts its models' openings, which the views then wait for.
 void Window::finish_work() {
+    reading_.wait();
+    writing_.wait();
+    land_files();
     for (View* v : views_) v->finish_work();
 }
 
@@ -348,9 +354,30 @@ void Window::apply_attachments(const session_file::SessionLoad& load, const std:
     }
 }
 
-// A session file, or a plain scenario file (what --export-scenario writes, what students trade).
+// A session file, or a plain scenario file (what --export-scenario writes, what students trade),
+// read off the window's thread: the work on screen stays until it lands.
 void Window::open_file(const std::string& path) {
-    session_file::SessionLoad load = session_file::load_session_or_scenario(path);
+    reading_.start("reading " + path, [path](compute::JobProgress&) { return FileRead{path, session_file::load_session_or_scenario(path)}; });
+}
+
+// The session as it is now, written off the window's thread (its text is made here).
+void Window::save_session(const std::string& path) {
+    const Scenario& scenario = shared.session.scenario;
+    writing_.queue("writing " + path,
+                   [path, scenario, text = session_file::session_text(scenario, view_choices(), attachments())](compute::JobProgress&) {
+                       FileWritten written{path, scenario, {}};
+                       if (!write_file_atomic(path, text, &written.error) && written.error.empty()) written.error = "not written";
+                       return written;
+                   },
+                   compute::UnderWay::finish);
+}
+
+void Window::land_files() {
+    if (std::optional<FileWritten> written = writing_.take()) files.saved(shared, written->path, written->scenario, written->error);
+    std::optional<FileRead> read = reading_.take();
+    if (!read) return;
+    const std::string& path = read->path;
+    session_file::SessionLoad& load = read->load;
     if (!load.scenario && !load.scenario_in_model) {  // the current state is kept
         for (const std::string& e : load.errors) add_notice(shared, "Cannot open " + path + ": " + e, true, "open a file");
         return;
@@ -361,13 +388,6 @@ void Window::open_file(const std::string& path) {
     apply_session(std::move(load.scenario), load.view);
     add_notice(shared, "Opened " + path, false, "open a file");
     apply_attachments(load, name);
-}
-
-void Window::save_session(const std::string& path) {
-    std::string error;
-    if (!session_file::save_session(path, shared.session.scenario, view_choices(), &error, attachments()) && error.empty())
-        error = "not written";
-    files.saved(shared, path, shared.session.scenario, error);
 }
 
 // [SECTION] Autosave

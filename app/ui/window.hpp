@@ -53,7 +53,9 @@ public:
 
     // Session files: what one keeps of the view and of the models beside the scenario, a file
     // opened (a session or a plain scenario file; one that cannot be read leaves everything as
-    // it was, with a notice per problem), a session written.
+    // it was, with a notice per problem), a session written. Each is read or written by a job
+    // off the window's thread and lands in a later frame (land_files); a file opened while
+    // another is still being read replaces it.
     session_file::ViewChoices view_choices() const;
     session_file::Attachments attachments() const;
     void open_file(const std::string& path);
@@ -79,6 +81,19 @@ public:
     void finish_work();
 
 private:
+    struct FileRead {
+        std::string path;
+        session_file::SessionLoad load;
+    };
+    struct FileWritten {
+        std::string path;
+        Scenario scenario;  // as written: the document's baseline once it is on disk
+        std::string error;
+    };
+    compute::Job<FileRead> reading_;
+    compute::Job<FileWritten> writing_;
+    void land_files();  // a file read or written by now: opened, or said
+
     std::vector<View*> views_;  // in the order they offer (their keys run in it), update and draw
     UiFonts normal_fonts_, presenter_fonts_;
 

@@ -9,6 +9,7 @@
 #include "attention/analysis.hpp"
 #include "bad_input_catalogue.hpp"
 #include "attention/serialize.hpp"
+#include "session_file.hpp"
 #include "session_fixtures.hpp"
 #include "ui/window.hpp"
 #include "ui/classroom.hpp"
@@ -31,6 +32,7 @@ TEST_CASE("opening each bad file keeps the current state and says why") {
         const std::string trace_before = dump_json(trace_to_json(state.shared.session.trace));
 
         state.open_file(path);
+        state.finish_work();  // read off the window's thread: it lands here
         edits::update(state.shared.session);
         if (bad.computes) {  // opened: the non-finite values are computed and every matrix they reach is marked
             REQUIRE(state.shared.session.errors.empty());
@@ -63,11 +65,49 @@ TEST_CASE("a file that opens settles the notices of the attempts that failed bef
     state.shared.session = ready(sentence_scenario());
     ui::add_notice(state.shared, "Cannot save the session: the disk is full", true, "save the session");
     state.open_file(bad);
+    state.finish_work();
     REQUIRE(state.shared.notices.back().error);
     state.open_file(good);
+    state.finish_work();
     for (const ui::Notice& n : state.shared.notices) CHECK_FALSE((n.error && n.text.find("Cannot open " + bad) != std::string::npos));
     CHECK(state.shared.notices.back().text == "Opened " + good);
     // A failure of another kind is still true: it stays.
     CHECK(state.shared.notices.front().text == "Cannot save the session: the disk is full");
+    std::filesystem::remove_all(folder);
+}
+
+TEST_CASE("a session file is read and written off the window's thread: the work stays as it is until the file lands", "[work-loss]") {
+    const std::string folder = temp_folder("files-off-thread");
+    const std::string other_path = (std::filesystem::path(folder) / "other.json").string();
+    Scenario other = sentence_scenario();
+    other.name = "the other scenario";
+    other.target.tokens = {"a", "dog", "ran"};
+    std::ofstream(other_path) << dump_json(scenario_to_json(other));
+    ui::Window state;
+    state.shared.session = ready(sentence_scenario());
+
+    state.open_file(other_path);
+    CHECK(state.busy());  // a job reads it: the window has not waited, and nothing has changed yet
+    CHECK(state.shared.session.scenario.name == "test");
+    CHECK(state.shared.session.pending.empty());
+    state.finish_work();  // what the next frame does once the read is done
+    CHECK_FALSE(state.busy());
+    REQUIRE(edits::update(state.shared.session));
+    CHECK(state.shared.session.scenario.name == "the other scenario");
+    CHECK(state.shared.session.scenario.target.tokens == other.target.tokens);
+    CHECK(state.shared.notices.back().text == "Opened " + other_path);
+
+    const std::string saved = (std::filesystem::path(folder) / "saved.json").string();
+    state.save_session(saved);
+    CHECK(state.busy());
+    state.shared.session.push(edits::InsertToken{edits::Side::Target, 0, "yes"});  // edited while it is written
+    REQUIRE(edits::update(state.shared.session));
+    state.finish_work();
+    CHECK(state.shared.notices.back().text == "Session saved to " + saved);
+    const session_file::SessionLoad written = session_file::load_session(saved);
+    REQUIRE(written.scenario);
+    CHECK(written.scenario->target.tokens == other.target.tokens);  // the session as it was when saved, not the edit after it
+    CHECK(state.shared.session.scenario.target.tokens.size() == 4);
+    CHECK(state.files.has_unsaved_work(state.shared.session.scenario));  // the edit after it is not in the file
     std::filesystem::remove_all(folder);
 }

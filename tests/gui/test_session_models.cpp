@@ -90,6 +90,7 @@ TEST_CASE("Sessions keep the trained model, its edited probe and the opened laye
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
     ui.window.open_file(path);
+    ui.window.finish_work();  // read off the window's thread: it lands here
     REQUIRE(ui.window.train.state.worker);
     ui.window.train.state.worker->wait_idle();
     ui.frame(4);
@@ -137,6 +138,7 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
         ui.window.open_file(path);
+        ui.window.finish_work();  // read off the window's thread: it lands here
         ui.frame(4);
         const ui::ModelViewState& m = ui.window.model.state;
         REQUIRE(m.model);
@@ -157,6 +159,7 @@ TEST_CASE("Sessions keep the GPT-2 folder, its sentence and the opened layer, an
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
         ui.window.open_file(path);
+        ui.window.finish_work();  // read off the window's thread: it lands here
         ui.frame(3);
         CHECK_FALSE(ui.window.model.state.model);
         // The session's scenario was the layer, kept by reference: the pipeline keeps what it showed.
@@ -198,6 +201,7 @@ TEST_CASE("Sessions keep a Gemma 3 folder as they keep GPT-2's: its sentence, th
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
     ui.window.open_file(path);
+    ui.window.finish_work();  // read off the window's thread: it lands here
     ui.frame(4);
     ui.window.finish_work();
     ui.frame(3);
@@ -319,6 +323,7 @@ TEST_CASE("Sessions keep the run's history: the curves the Train panel plots and
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
     ui.window.open_file(path);
+    ui.window.finish_work();  // read off the window's thread: it lands here
     REQUIRE(ui.window.train.state.worker);
     ui.window.train.state.worker->wait_idle();
     ui.frame(4);
@@ -549,6 +554,7 @@ TEST_CASE("A session's trained layer is checked against its model and its scenar
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
         ui.window.open_file(path);
+        ui.window.finish_work();  // read off the window's thread: it lands here
         REQUIRE(ui.window.train.state.worker);
         ui.window.train.state.worker->wait_idle();
         ui.frame(4);
@@ -582,6 +588,7 @@ TEST_CASE("A session's GPT-2 layer, head and ablated heads are checked against t
         { std::ofstream(path) << j.dump(); }
         ui.frame(2);
         ui.window.open_file(path);
+        ui.window.finish_work();  // read off the window's thread: it lands here
         ui.frame(4);
     };
     SECTION("a head and an ablated pair the model does not have: each said with its key and the model's range, and not used") {
@@ -645,6 +652,7 @@ TEST_CASE("A session whose trained model is at step 2^30 opens at once, paused a
     UiDriver ui(find_preset(default_preset_name())->scenario);
     ui.frame(2);
     ui.window.open_file(path);
+    ui.window.finish_work();  // read off the window's thread: it lands here
     REQUIRE(ui.window.train.state.worker);
     ui.window.train.state.worker->wait_idle();
     ui.frame(2);
@@ -806,6 +814,7 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
         ui.window.open_file(path);
+        ui.window.finish_work();  // read off the window's thread: it lands here
         ui.frame(4);
         ui.window.finish_work();
         ui.frame(3);
@@ -860,6 +869,7 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
         ui.window.open_file(path);
+        ui.window.finish_work();  // read off the window's thread: it lands here
         ui.frame(4);
         ui.window.finish_work();
         ui.frame(3);
@@ -878,6 +888,7 @@ TEST_CASE("A session with GPT-2 small's layer keeps the model by reference: unde
         UiDriver ui(find_preset(default_preset_name())->scenario);
         ui.frame(2);
         ui.window.open_file(path);
+        ui.window.finish_work();  // read off the window's thread: it lands here
         ui.frame(4);
         ui.window.finish_work();
         ui.frame(2);
