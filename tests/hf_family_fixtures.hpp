@@ -10,6 +10,7 @@
 //   llama_checkpoint    SmolLM2-135M       BF16   tied     one; GQA 6 : 2
 //   llama3_checkpoint   Llama-3.2-1B       F32    untied   two shards; head_dim ≠ d/H, llama3 rope_scaling
 //   mistral_checkpoint  Mistral-7B-v0.1    BF16   untied   one; every layer sliding (window 3), GQA 4 : 2
+//   ministral_checkpoint MinistralConfig   BF16   untied   one; layer_types: layer 1 sliding (window 3), layer 2 global
 //   qwen2_checkpoint    Qwen2.5-0.5B       F16    tied     one; Q/K/V biases, use_sliding_window false
 //   qwen3_checkpoint    Qwen3-0.6B         BF16   tied     one; QK-norm, head_dim ≠ d/H
 //   gemma2_checkpoint   gemma-2-2b         F32    tied     one; sandwich norms, soft-caps, sliding layer 0
@@ -290,6 +291,21 @@ inline FamilyCheckpoint mistral_checkpoint(std::uint64_t seed = 9) {
       "model_type": "mistral", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
       "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "sliding_window": 3, "tie_word_embeddings": false,
       "torch_dtype": "bfloat16", "transformers_version": "4.34.0.dev0", "use_cache": true, "vocab_size": 40})");
+    make_decoder_tensors(c, {40, 16, 4, 2, 4, 24, 2, false, false, false, false, false, false}, seed);
+    return c;
+}
+
+// A ministral config.json (MinistralConfig's keys, as transformers 4.57 writes them), scaled
+// down: layer 1 slides (window 3), layer 2 is global, GQA 4 : 2, untied, BF16.
+inline FamilyCheckpoint ministral_checkpoint(std::uint64_t seed = 31) {
+    FamilyCheckpoint c{"ministral", {}, {}, safetensors::Dtype::BF16, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["MinistralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2,
+      "head_dim": 4, "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02, "intermediate_size": 24,
+      "layer_types": ["sliding_attention", "full_attention"], "max_position_embeddings": 131072,
+      "model_type": "ministral", "num_attention_heads": 4, "num_hidden_layers": 2, "num_key_value_heads": 2,
+      "rms_norm_eps": 1e-05, "rope_theta": 100000000.0, "sliding_window": 3, "tie_word_embeddings": false,
+      "torch_dtype": "bfloat16", "transformers_version": "4.57.0", "use_cache": true, "vocab_size": 40})");
     make_decoder_tensors(c, {40, 16, 4, 2, 4, 24, 2, false, false, false, false, false, false}, seed);
     return c;
 }
@@ -1061,7 +1077,7 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
 }
 
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
-    return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
+    return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), ministral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
             qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), qwen3_next_checkpoint(), qwen3_5_checkpoint(), qwen3_5_moe_checkpoint(),
             neox_checkpoint(),

@@ -498,6 +498,31 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         CHECK(s.layers[0].window == 0);
         CHECK(s.layers[1].window == 0);
     }
+    SECTION("ministral: Mistral's decoder, its layers sliding as layer_types says, every layer without it, none with a null window") {
+        json config = ministral_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::llama);
+        CHECK(s.n_kv_heads == 2);
+        CHECK_FALSE(s.qkv_bias);  // MinistralAttention: Qwen2's without the q, k and v biases
+        CHECK_FALSE(s.o_bias);
+        CHECK_FALSE(s.tied_lm_head);
+        CHECK(s.layers[0].window == 3);
+        CHECK(s.layers[1].window == 0);
+        CHECK(s.layers[1].rope_theta == Approx(1e8));
+        config.erase("layer_types");  // MinistralConfig's default: every layer slides while sliding_window is set
+        s = spec_of(config);
+        CHECK(s.layers[0].window == 3);
+        CHECK(s.layers[1].window == 3);
+        config["sliding_window"] = nullptr;
+        s = spec_of(config);
+        CHECK(s.layers[0].window == 0);
+        CHECK(s.layers[1].window == 0);
+        config["layer_types"] = {"sliding_attention", "full_attention"};  // a sliding layer needs a window
+        CHECK_THAT(refusal_of(config), Contains("layer_types") && Contains("layer 0 is \"sliding_attention\" but sliding_window is null"));
+        config["sliding_window"] = 3;
+        config["layer_types"] = {"sliding_attention", "chunked_attention"};
+        CHECK_THAT(refusal_of(config), Contains("\"chunked_attention\" is not supported"));
+    }
     SECTION("llama (SmolLM2): GQA 6 : 2, RMSNorm, gated SiLU, tied") {
         const hf::ModelSpec s = spec_of(llama_checkpoint().config);
         CHECK(s.n_heads == 6);

@@ -109,6 +109,7 @@ void read_token_ids(const nlohmann::json& j, ModelSpec& spec, Faults& faults);
 void read_gpt2(ConfigReader& r, ModelSpec& spec);
 void read_llama(ConfigReader& r, ModelSpec& spec);
 void read_mistral(ConfigReader& r, ModelSpec& spec);
+void read_ministral(ConfigReader& r, ModelSpec& spec);
 void read_qwen2(ConfigReader& r, ModelSpec& spec);
 void read_qwen3(ConfigReader& r, ModelSpec& spec);
 void read_gemma(ConfigReader& r, ModelSpec& spec, bool gemma3);

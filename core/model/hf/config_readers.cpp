@@ -284,6 +284,15 @@ std::optional<std::vector<bool>> read_layer_types(ConfigReader& r, int n_layers,
     return kinds;
 }
 
+// The layers `sliding` marks slide by `window`; null (sliding_window: null) cannot slide any.
+void slide_layers(ConfigReader& r, ModelSpec& spec, const std::vector<bool>& sliding, std::optional<int> window) {
+    for (std::size_t l = 0; l < sliding.size() && l < spec.layers.size(); ++l) {
+        if (!sliding[l]) continue;
+        if (!window) r.fault("layer_types", "layer " + std::to_string(l) + " is \"sliding_attention\" but sliding_window is null");
+        else spec.layers[l].window = *window;
+    }
+}
+
 // A list of layer numbers (Qwen's mlp_only_layers, Llama 4's moe_layers) as one flag per layer;
 // nullopt when absent or null. An entry outside [0, n) is refused: it would be ignored.
 std::optional<std::vector<bool>> read_layer_list(ConfigReader& r, const char* key, int n) {
@@ -443,6 +452,18 @@ void read_mistral(ConfigReader& r, ModelSpec& spec) {
     read_llama_like(r, spec, {});
     const int window = r.integer("sliding_window", 1, 1 << 30, 0);
     for (LayerSpec& layer : spec.layers) layer.window = window;
+}
+
+// Ministral: Mistral's decoder, its layers sliding as layer_types says (MinistralConfig's
+// default: every layer while sliding_window is set, none while it is null).
+void read_ministral(ConfigReader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, {});
+    const int n = spec.n_layers;
+    const bool no_window = r.is_null("sliding_window");
+    const int window = r.integer("sliding_window", 1, 1 << 30, 4096);
+    std::vector<bool> sliding(static_cast<std::size_t>(std::max(n, 0)), !no_window);
+    if (const auto types = read_layer_types(r, n)) sliding = *types;
+    slide_layers(r, spec, sliding, no_window ? std::nullopt : std::optional<int>(window));
 }
 
 void read_qwen2(ConfigReader& r, ModelSpec& spec) {
@@ -860,14 +881,8 @@ void read_gpt_oss(ConfigReader& r, ModelSpec& spec) {
     std::vector<bool> sliding(static_cast<std::size_t>(std::max(n, 0)));
     for (int l = 0; l < n; ++l) sliding[static_cast<std::size_t>(l)] = (l + 1) % 2 != 0;  // GptOssConfig's default
     if (const auto types = read_layer_types(r, n)) sliding = *types;
-    for (int l = 0; l < n; ++l) {
-        LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
-        layer.moe = true;
-        if (!sliding[static_cast<std::size_t>(l)]) continue;
-        if (no_window)
-            r.fault("layer_types", "layer " + std::to_string(l) + " is \"sliding_attention\" but sliding_window is null");
-        layer.window = window;
-    }
+    slide_layers(r, spec, sliding, no_window ? std::nullopt : std::optional<int>(window));
+    for (LayerSpec& layer : spec.layers) layer.moe = true;
     const int experts = r.integer("num_local_experts", 1, kMaxExperts, 128);
     spec.experts.experts = experts;
     spec.experts.experts_per_token = read_experts_per_token(r, experts, "num_local_experts", 4);

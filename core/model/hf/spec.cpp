@@ -143,6 +143,10 @@ const std::vector<Family>& families() {
         {"mistral", "Mistral",
          {joined(kDecoderHonoured, {"head_dim", "sliding_window"}), joined(kCommonInformational, {"max_position_embeddings"})},
          read_mistral},
+        // MinistralConfig: Mistral's keys and layer_types (MinistralAttention: Qwen2's without biases)
+        {"ministral", "Ministral",
+         {joined(kDecoderHonoured, {"head_dim", "sliding_window", "layer_types"}), joined(kCommonInformational, {"max_position_embeddings"})},
+         read_ministral},
         // Qwen2Attention reads getattr(config, "head_dim", hidden_size // num_attention_heads)
         {"qwen2", "Qwen2",
          {joined(joined(kDecoderHonoured, kQwenWindow), {"use_mrope", "head_dim"}), joined(kCommonInformational, {"max_position_embeddings"})},
