@@ -36,8 +36,8 @@ public:
     // stands in for.
     std::function<const Scenario&()> work;
 
-    void offer(ViewContext shared, Offers& offers) override;
-    void update(ViewContext shared, HeatmapTextures& textures) override;
+    void offer(MapContext shared, Offers& offers) override;
+    void update(MapContext shared, HeatmapTextures& textures) override;
     // The path popup and the quit question (drawn right after the menu bar).
     void draw_prompts(EditContext shared);
     void ask(AskForPath ask);
@@ -88,15 +88,15 @@ public:
 
 // panel_lesson.cpp
 void ensure_lessons_loaded(LessonState& lesson);
-bool open_lesson(ViewContext state, LessonState& lesson, int index, int step);
-bool open_lesson_named(ViewContext state, LessonState& lesson, const std::string& file_or_name, int step);
-void lesson_next(ViewContext state, LessonState& lesson);
-void lesson_previous(ViewContext state, LessonState& lesson);
+bool open_lesson(MapContext state, LessonState& lesson, int index, int step);
+bool open_lesson_named(MapContext state, LessonState& lesson, const std::string& file_or_name, int step);
+void lesson_next(MapContext state, LessonState& lesson);
+void lesson_previous(MapContext state, LessonState& lesson);
 void leave_lesson(EditContext state, LessonState& lesson);
 const LessonStep* current_step(const LessonState& lesson);
 // The Lessons menu, the clicker's keys (→, Space, Page Down; ←, Page Up; Esc leaves) and the
 // "lesson mode" note.
-void offer_lessons(ViewContext state, LessonState& lesson, Offers& offers);
+void offer_lessons(MapContext state, LessonState& lesson, Offers& offers);
 // What the lesson text's buttons ask for; the frame carries it out (it changes the session).
 enum class LessonRequest { None, Previous, Next, Leave };
 LessonRequest draw_lesson_text(PanelContext state, const LessonState& lesson);
@@ -107,12 +107,12 @@ void draw_scaling_plot(PanelContext state, LessonState& lesson, ImVec2 avail);
 class LessonView final : public View {
 public:
     LessonState state;
-    void start(ViewContext shared, const cli::Options& options, const TestHooks& hooks) override;  // --lesson, --step
-    void offer(ViewContext shared, Offers& offers) override { offer_lessons(shared, state, offers); }
+    void start(MapContext shared, const cli::Options& options, const TestHooks& hooks) override;  // --lesson, --step
+    void offer(MapContext shared, Offers& offers) override { offer_lessons(shared, state, offers); }
     void keep(session_file::ViewChoices& view, session_file::Attachments& attached) const override;
     void sign(std::string& signature) const override;
-    void leave(ViewContext shared) override { leave_lesson(shared, state); }
-    void show(ViewContext shared, const session_file::ViewChoices& view) override;
+    void leave(MapContext shared) override { leave_lesson(shared, state); }
+    void show(MapContext shared, const session_file::ViewChoices& view) override;
     const Scenario* stands_in_for() const override { return state.saved ? &state.saved->scenario : nullptr; }
 };
 
@@ -122,9 +122,9 @@ void offer_articles(ArticlesState& articles, Offers& offers);  // View → Artic
 class ArticlesView final : public View {
 public:
     ArticlesState state;
-    void start(ViewContext, const cli::Options&, const TestHooks& hooks) override { state.open = state.open || hooks.open_articles; }
-    void offer(ViewContext, Offers& offers) override { offer_articles(state, offers); }
-    void draw_floating(ViewContext shared, HeatmapTextures&) override { draw_articles(shared, state); }
+    void start(MapContext, const cli::Options&, const TestHooks& hooks) override { state.open = state.open || hooks.open_articles; }
+    void offer(MapContext, Offers& offers) override { offer_articles(state, offers); }
+    void draw_floating(MapContext shared, HeatmapTextures&) override { draw_articles(shared, state); }
 };
 
 // panel_compare.cpp: View → Compare. prepare_compare runs before anything draws (a new B
@@ -135,10 +135,10 @@ void offer_compare(CompareState& compare, Offers& offers);  // View → Compare;
 class CompareView final : public View {
 public:
     CompareState state;
-    void start(ViewContext shared, const cli::Options& options, const TestHooks& hooks) override;
-    void offer(ViewContext, Offers& offers) override { offer_compare(state, offers); }
-    void update(ViewContext shared, HeatmapTextures& textures) override { prepare_compare(shared, state, textures); }
-    void draw_floating(ViewContext shared, HeatmapTextures& textures) override { draw_compare(shared, state, textures); }
+    void start(MapContext shared, const cli::Options& options, const TestHooks& hooks) override;
+    void offer(MapContext, Offers& offers) override { offer_compare(state, offers); }
+    void update(MapContext shared, HeatmapTextures& textures) override { prepare_compare(shared, state, textures); }
+    void draw_floating(MapContext shared, HeatmapTextures& textures) override { draw_compare(shared, state, textures); }
 };
 
 // panel_hand_check.cpp: right-click a cell → "Check my value".
@@ -148,8 +148,8 @@ void offer_hand_check(HandCheckState& check, Offers& offers);  // Esc closes it
 class HandCheckView final : public View {
 public:
     HandCheckState state;
-    void offer(ViewContext, Offers& offers) override { offer_hand_check(state, offers); }
-    void draw_floating(ViewContext shared, HeatmapTextures&) override {
+    void offer(MapContext, Offers& offers) override { offer_hand_check(state, offers); }
+    void draw_floating(MapContext shared, HeatmapTextures&) override {
         handle_hand_check_click(shared, state);
         draw_hand_check(shared, state);
     }

@@ -5,7 +5,7 @@
 // notices, the requests that span views, and where widgets and maps were drawn (the tests and
 // a screenshot's layout read those). The whole of it is the window's (and the Backend panel's
 // and the status line's, which drive and read the compute layer); a view is handed a part of
-// it (ViewContext, and the narrower parts below) and its own state, never another view's.
+// it (MapContext, and the narrower parts below) and its own state, never another view's.
 #include <functional>
 #include <map>
 #include <optional>
@@ -104,7 +104,16 @@ struct SaveSession {             // the session (scenario, view, models) written
 struct SessionLayerMade {        // a session's scenario kept as a model's layer, made once the model opened
     Scenario scenario;
 };
-using Request = std::variant<ShowInPipeline, AskForPath, OpenSession, SaveSession, SessionLayerMade>;
+// The tab to bring to the front, the head to show alone, the pipeline's step to scroll to: what
+// a view asks of the view options, which the window alone writes (before the tabs are drawn
+// when asked before them, else once every view has drawn). A session opened after it in the
+// same frame sets its own and drops it.
+struct ShowView {
+    std::optional<Pane> pane;
+    std::optional<int> head;                 // from 0; every head side by side turned off
+    std::optional<attn::Column> step;        // scrolled to once the scenario queued with it has run
+};
+using Request = std::variant<ShowInPipeline, AskForPath, OpenSession, SaveSession, SessionLayerMade, ShowView>;
 
 struct Context {
     edits::Session session;
@@ -161,8 +170,9 @@ private:
 // A panel that draws the session's matrices as cards (cards.hpp): EditContext, and the state
 // the cards share: what the pointer pointed at last frame and points at in this one, each
 // map's zoom and pan, the cell editor, the mask painter, which matrices hold NaN or ±∞, and
-// where each map is drawn this frame. It cannot reach the compute settings or the view
-// options. Every Context converts to one.
+// where each map is drawn this frame. It is what a view is handed (view.hpp): it cannot reach
+// the compute settings, and reads the view options without writing them (a view asks for the
+// tab, the head and the pipeline's step with a ShowView request). Every Context converts to one.
 struct MapContext : EditContext {
     const HoverState& hover;
     HoverState& hover_next;
@@ -174,16 +184,6 @@ struct MapContext : EditContext {
     MapContext(Context& c)  // NOLINT(google-explicit-constructor): a view's Context is one
         : EditContext(c), hover(c.hover), hover_next(c.hover_next), views(c.views), editor(c.editor), painter(c.painter),
           non_finite(c.non_finite), layout_next(c.layout_next) {}
-};
-
-// What a view is handed (view.hpp): MapContext, and the view options to change: which tab is
-// in front, the head shown, the step the pipeline scrolls to. The session it reads and pushes
-// to, as every panel does; the compute layer's settings, the fonts and presenter mode are the
-// window's alone. Every Context converts to one.
-struct ViewContext : MapContext {
-    ViewOptions& view;  // writable here: hides PanelContext's read-only `view`, the same options
-    ViewContext(Context& c)  // NOLINT(google-explicit-constructor): a view's Context is one
-        : MapContext(c), view(c.view) {}
 };
 
 }  // namespace attn::ui

@@ -245,7 +245,7 @@ void zoom_region(Context& state) {
     ImGui::BeginDisabled(busy);
     if (ImGui::Button("zoom")) {
         settings.region = draft;
-        state.view.jump_to = attn::Column::Softmax;  // the weights are what a zoom redraws
+        state.requests.push_back(ShowView{{}, {}, attn::Column::Softmax});  // the weights are what a zoom redraws
     }
     ImGui::EndDisabled();
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))

@@ -247,7 +247,7 @@ void offer_compare(CompareState& compare, Offers& offers) {
 
 namespace attn::ui {
 
-void CompareView::start(ViewContext, const cli::Options&, const TestHooks& hooks) {
+void CompareView::start(MapContext, const cli::Options&, const TestHooks& hooks) {
     if (!hooks.open_compare) return;
     state.open = true;
     state.toggles_b.mask = MaskKind::Causal;

@@ -63,7 +63,7 @@ void article_numbers(EditContext state, const Preset& preset) {
 // The preset the trace on screen was computed from, unedited — its title, description and
 // the article's numbers; or the one it was edited from, said so; or none. Read from the
 // trace's settings, never from the live scenario (which may be ahead of the trace).
-void presets_menu(ViewContext state) {
+void presets_menu(MapContext state, ViewOptions& view) {
     const TraceSettings& shown = state.session.trace.settings;
     const Preset* current = state.session.trace.ok ? find_preset(shown.preset) : nullptr;
     const Preset* edited_from = current == nullptr && state.session.trace.ok ? find_preset(shown.scenario_name) : nullptr;
@@ -79,7 +79,7 @@ void presets_menu(ViewContext state) {
             if (ImGui::Selectable(label.c_str(), selected)) {
                 state.push(edits::ReplaceScenario{p.scenario});
                 state.views.clear();
-                state.view.shown_head = 0;
+                view.shown_head = 0;
             }
             if (ImGui::IsItemHovered() && !p.description.empty()) ImGui::SetTooltip("%s", p.description.c_str());
         }
@@ -111,7 +111,7 @@ void presets_menu(ViewContext state) {
 
 // [SECTION] Heads
 
-void heads_controls(ViewContext state) {
+void heads_controls(MapContext state, ViewOptions& view) {
     const Scenario& s = state.session.scenario;
     const Trace& t = state.session.trace;
     const std::vector<int> choices = edits::head_choices(s);
@@ -152,12 +152,12 @@ void heads_controls(ViewContext state) {
     // below it (the next click lands where the user aimed).
     const int heads = t.ok ? t.heads : 1;
     ImGui::BeginDisabled(heads <= 1);
-    ImGui::Checkbox("all heads side by side", &state.view.all_heads);
+    ImGui::Checkbox("all heads side by side", &view.all_heads);
     record_item(state, "controls.all_heads", "all heads side by side");
-    ImGui::BeginDisabled(state.view.all_heads);
-    int shown = std::clamp(state.view.shown_head, 0, heads - 1) + 1;
+    ImGui::BeginDisabled(view.all_heads);
+    int shown = std::clamp(view.shown_head, 0, heads - 1) + 1;
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::SliderInt("##shown head", &shown, 1, std::max(1, heads), "showing head %d")) state.view.shown_head = shown - 1;
+    if (ImGui::SliderInt("##shown head", &shown, 1, std::max(1, heads), "showing head %d")) view.shown_head = shown - 1;
     ImGui::EndDisabled();
     ImGui::EndDisabled();
 }
@@ -623,8 +623,7 @@ void computation_controls(EditContext state) {
 
 // [SECTION] View
 
-void view_controls(ViewContext state) {
-    ViewOptions& view = state.view;
+void view_controls(PanelContext state, ViewOptions& view) {
     // The sliders stay in place, disabled while their box says they do not apply.
     ImGui::Checkbox("fit cells to the window", &view.auto_cell);
     record_item(state, "controls.fit_cells", "fit cells to the window");
@@ -657,15 +656,16 @@ void draw_controls(Context& state) {
     ImGui::TextUnformatted("Attention Lab");
     ImGui::PopFont();
     ImGui::Separator();
-    presets_menu(state);
+    // The side bar is where the view options are chosen: it is handed them to write.
+    presets_menu(state, state.view);
     ImGui::Separator();
-    heads_controls(state);
+    heads_controls(state, state.view);
     ImGui::Separator();
     mask_controls(state);
     ImGui::Separator();
     computation_controls(state);
     ImGui::Separator();
-    view_controls(state);
+    view_controls(state, state.view);
     draw_backend(state);
 }
 

@@ -81,7 +81,7 @@ AskForPath ask_session(FileAction action) {
 
 // [SECTION] Menus and keys
 
-void FilesView::offer(ViewContext shared, Offers& offers) {
+void FilesView::offer(MapContext shared, Offers& offers) {
     const edits::Session* s = &shared.session;  // the window's: alive while the offers are
     offers.sections.push_back({"File", [this] {
         return std::vector<MenuItem>{
@@ -125,7 +125,7 @@ void FilesView::offer(ViewContext shared, Offers& offers) {
     });
 }
 
-void FilesView::update(ViewContext shared, HeatmapTextures&) {
+void FilesView::update(MapContext shared, HeatmapTextures&) {
     if (!state.baseline) state.baseline = shared.session.scenario;  // what the app started with
     // What Export → Matrix pre-chooses: the last matrix clicked, else the last hovered.
     if (!shared.hover.matrix.empty() && shared.hover.matrix.rfind("compare.", 0) != 0) {

@@ -45,7 +45,7 @@ void ensure_lessons_loaded(LessonState& ls) {
 
 namespace {
 
-void show_step(ViewContext state, LessonState& ls) {
+void show_step(MapContext state, LessonState& ls) {
     const Lesson& lesson = ls.lessons[static_cast<size_t>(ls.active)];
     ls.step = std::clamp(ls.step, 0, std::max(0, static_cast<int>(lesson.steps.size()) - 1));
     // A step with "train" trains here, on the UI thread: a second at most (the loader bounds it).
@@ -53,11 +53,10 @@ void show_step(ViewContext state, LessonState& ls) {
     ls.has_facts = trains.has_value();
     Scenario scenario = trains ? trained_lesson_scenario(*trains, &ls.facts, &ls.trained) : scenario_at_step(lesson, ls.step);
     state.push(edits::ReplaceScenario{std::move(scenario), true});  // navigation: not undone
-    show_pane(state.view, Pane::Pipeline);  // the step's text is about the pipeline: never above another tab
-    if (const auto& training = lesson.steps[static_cast<size_t>(ls.step)].train) {
-        state.view.all_heads = false;
-        state.view.shown_head = training->head - 1;  // the head whose pattern the text explains
-    }
+    // The step's text is about the pipeline: never above another tab; a trained step's head, whose
+    // pattern the text explains, alone.
+    const auto& training = lesson.steps[static_cast<size_t>(ls.step)].train;
+    state.requests.push_back(ShowView{Pane::Pipeline, training ? std::optional<int>(training->head - 1) : std::nullopt, {}});
     ls.sharpness.clear();
     if (!lesson.steps.empty() && lesson.steps[static_cast<size_t>(ls.step)].stage == Stage::ScalingPlot) {
         // d_k from 1 to 512, 64 keys, 200 sampled rows: computed once, when the step opens.
@@ -69,7 +68,7 @@ void show_step(ViewContext state, LessonState& ls) {
 
 }  // namespace
 
-bool open_lesson(ViewContext state, LessonState& ls, int index, int step) {
+bool open_lesson(MapContext state, LessonState& ls, int index, int step) {
     ensure_lessons_loaded(ls);
     if (index < 0 || index >= static_cast<int>(ls.lessons.size())) return false;
     if (ls.active < 0) {
@@ -82,7 +81,7 @@ bool open_lesson(ViewContext state, LessonState& ls, int index, int step) {
     return true;
 }
 
-bool open_lesson_named(ViewContext state, LessonState& ls, const std::string& file_or_name, int step) {
+bool open_lesson_named(MapContext state, LessonState& ls, const std::string& file_or_name, int step) {
     ensure_lessons_loaded(ls);
     if (const int found = find_lesson(ls.lessons, file_or_name); found >= 0) return open_lesson(state, ls, found, step);
     std::error_code ec;
@@ -98,7 +97,7 @@ bool open_lesson_named(ViewContext state, LessonState& ls, const std::string& fi
     return false;
 }
 
-void lesson_next(ViewContext state, LessonState& ls) {
+void lesson_next(MapContext state, LessonState& ls) {
     if (ls.active < 0) return;
     const int last = static_cast<int>(ls.lessons[static_cast<size_t>(ls.active)].steps.size()) - 1;
     if (ls.step >= last) return;
@@ -106,7 +105,7 @@ void lesson_next(ViewContext state, LessonState& ls) {
     show_step(state, ls);
 }
 
-void lesson_previous(ViewContext state, LessonState& ls) {
+void lesson_previous(MapContext state, LessonState& ls) {
     if (ls.active < 0 || ls.step <= 0) return;
     --ls.step;
     show_step(state, ls);
@@ -440,7 +439,7 @@ LessonRequest draw_lesson_text(PanelContext state, const LessonState& ls) {
 
 // [SECTION] The Lessons menu and the clicker
 
-void offer_lessons(ViewContext state, LessonState& lesson, Offers& offers) {
+void offer_lessons(MapContext state, LessonState& lesson, Offers& offers) {
     offers.sections.push_back({"Lessons", [state, &lesson] {
         ensure_lessons_loaded(lesson);
         std::vector<MenuItem> items;
@@ -483,7 +482,7 @@ void offer_lessons(ViewContext state, LessonState& lesson, Offers& offers) {
 
 namespace attn::ui {
 
-void LessonView::start(ViewContext shared, const cli::Options& options, const TestHooks&) {
+void LessonView::start(MapContext shared, const cli::Options& options, const TestHooks&) {
     if (!options.lesson.empty()) open_lesson_named(shared, state, options.lesson, std::max(0, options.step - 1));
 }
 
@@ -498,7 +497,7 @@ void LessonView::sign(std::string& signature) const {
     signature += "|" + std::to_string(state.active) + "|" + std::to_string(state.step);
 }
 
-void LessonView::show(ViewContext shared, const session_file::ViewChoices& view) {
+void LessonView::show(MapContext shared, const session_file::ViewChoices& view) {
     if (!view.lesson.empty()) open_lesson_named(shared, state, view.lesson, view.step);
 }
 

@@ -201,7 +201,7 @@ namespace {
 
 // The checkpoint opened takes the place of the one on screen, with its first pass: one that
 // could not run is said (a sentence typed since it started runs as a job next frame).
-void install_model(ViewContext state, ModelViewState& m, compute::ModelOpened opened) {
+void install_model(MapContext state, ModelViewState& m, compute::ModelOpened opened) {
     // The jobs of the model it replaces are dropped, never waited for: each keeps the model it
     // reads alive until it ends, and a result of it that lands is not installed (collect_recomputes).
     if (m.jobs) m.jobs->cancel();
@@ -216,7 +216,7 @@ void install_model(ViewContext state, ModelViewState& m, compute::ModelOpened op
     m.model = std::make_shared<const lm::Model>(std::move(*opened.load.model));
     m.model_files = session_file::model_files(m.model->folder());
     m.open = true;
-    show_pane(state.view, Pane::Model);
+    state.requests.push_back(ShowView{Pane::Model, {}, {}});
     m.layer = -1;
     m.pass = ModelPass{};  // no head ablated but those the opening ran with
     ++m.revision;
@@ -252,7 +252,7 @@ void install_model(ViewContext state, ModelViewState& m, compute::ModelOpened op
 // What open_model_folder read, shown: a folder that held one checkpoint inside it said, a
 // folder that cannot be opened said fault by fault (the work and any model open are kept),
 // else the checkpoint installed with its first pass. False when nothing opened.
-bool install_opened(ViewContext state, ModelViewState& m, compute::ModelOpened opened) {
+bool install_opened(MapContext state, ModelViewState& m, compute::ModelOpened opened) {
     if (!opened.from_cache.empty())
         add_notice(state, opened.asked + ": the Hugging Face cache's snapshot, " + opened.folder, false);
     else if (opened.folder != opened.asked)
@@ -314,7 +314,7 @@ void restore_session_model(EditContext state, ModelViewState& m, const session_f
 
 // What follows an opening (model_state.hpp), once it has landed: `opened` false when nothing
 // could be opened (the errors were said).
-void carry_out(ViewContext state, ModelViewState& m, AfterOpening after, bool opened) {
+void carry_out(MapContext state, ModelViewState& m, AfterOpening after, bool opened) {
     if (!opened) {
         if (after.session)
             add_notice(state, "The session's model folder " + after.session->folder + " cannot be opened: the rest of the session is open without it" +
@@ -337,14 +337,14 @@ void carry_out(ViewContext state, ModelViewState& m, AfterOpening after, bool op
         }
     }
     if (after.session) restore_session_model(state, m, *after.session, after.scenario_name);
-    if (after.pane) show_pane(state.view, *after.pane);
+    if (after.pane) state.requests.push_back(ShowView{*after.pane, {}, {}});
 }
 
 // The sentence a model just opened runs first: the box's, or the articles' animal sentence.
 std::string first_sentence(const ModelViewState& m) { return m.sentence.empty() ? std::string(kDefaultSentence) : m.sentence; }
 
 // The opening under way, once it has landed: its "Opening…" line replaced by what came of it.
-void collect_opened_model(ViewContext state, ModelViewState& m) {
+void collect_opened_model(MapContext state, ModelViewState& m) {
     std::optional<compute::ModelOpened> landed = m.opening.take();
     if (!landed) return;
     compute::ModelOpened opened = std::move(*landed);
@@ -391,7 +391,7 @@ void restore_model(PanelContext state, ModelViewState& m, const session_file::Mo
     start_opening(state, m, choice.folder, AfterOpening{std::nullopt, {}, choice, scenario_name, pane}, ablated, choice.ids);
 }
 
-void open_model_layer(ViewContext state, ModelViewState& m, int layer, int head) {
+void open_model_layer(MapContext state, ModelViewState& m, int layer, int head) {
     if (m.jobs && m.jobs->busy()) {  // the pass on screen is about to change: opened once it has (update_model_view)
         m.layer_asked = std::pair{layer, head};
         return;
@@ -400,12 +400,11 @@ void open_model_layer(ViewContext state, ModelViewState& m, int layer, int head)
     if (!m.model || !m.pass.ok || layer < 0 || layer >= static_cast<int>(m.pass.layers.size())) return;
     m.head = head;
     m.sidebar_pick = {layer + 1, head + 1};  // the side bar's pickers start at what is open
-    show_pane(state.view, Pane::Pipeline);  // the layer's every step, where the user looks
-    // The first layer opened shows its weights; another one after it keeps the step in view.
-    if (m.layer < 0) state.view.jump_to = attn::Column::Softmax;
+    // The layer's every step, where the user looks, the head alone; the first layer opened shows
+    // its weights, another one after it keeps the step in view.
+    const std::optional<attn::Column> step = m.layer < 0 ? std::optional(attn::Column::Softmax) : std::nullopt;
     show_layer(state, m, layer);
-    state.view.all_heads = false;
-    state.view.shown_head = head;
+    state.requests.push_back(ShowView{Pane::Pipeline, head, step});
 }
 
 // [SECTION] Keeping the pass in step with the session
@@ -416,7 +415,7 @@ namespace {
 // then the layers from the lowest changed one recomputed. A layer open in the pipeline at or
 // after it is shown again (its input or its heads changed); one before it keeps its edits (the
 // stream after it is what changed).
-void apply_ablation(ViewContext state, ModelViewState& m) {
+void apply_ablation(MapContext state, ModelViewState& m) {
     if (m.ablation_toggles.empty() && m.expert_toggles.empty() && !m.restore_all_heads && !m.restore_all_experts) return;
     collect_recomputes(state, m);
     if (jobs_of(m).busy() || model_write_ahead(m)) return;  // the toggles wait for the job under way: the heads change on the pass it leaves
@@ -484,7 +483,7 @@ void follow_session(EditContext state, ModelViewState& m) {
 
 }  // namespace
 
-void update_model_view(ViewContext state, ModelViewState& m) {
+void update_model_view(MapContext state, ModelViewState& m) {
     collect_opened_model(state, m);
     if (!m.model) return;
     if (m.jobs) collect_recomputes(state, m);
@@ -629,7 +628,7 @@ std::string model_layer_input(const ModelViewState& m) {
     return text.substr(0, text.find(';'));  // what X is, without what attention reads of it
 }
 
-void draw_model_sentence(ViewContext state, ModelViewState& m) {
+void draw_model_sentence(MapContext state, ModelViewState& m) {
     const std::string text = m.model->family() + " layer " + std::to_string(m.layer + 1) + " of " + m.model->folder() + " on \"" +
                              m.computed_sentence + "\" (" + std::to_string(m.pass.tokens.size()) + " tokens)";
     ImGui::AlignTextToFramePadding();
@@ -638,7 +637,7 @@ void draw_model_sentence(ViewContext state, ModelViewState& m) {
     ImGui::SameLine();
     if (ImGui::SmallButton("edit the sentence in the model view")) {
         m.open = true;
-        show_pane(state.view, Pane::Model);
+        state.requests.push_back(ShowView{Pane::Model, {}, {}});
     }
     draw_recompute_under_way(state, m);  // under the sentence line, the button staying beside it
     const std::string input = layer_input_text(*m.model, m.layer);
@@ -1040,13 +1039,13 @@ void draw_model_view(MapContext state, ModelViewState& m, HeatmapTextures& textu
     }
 }
 
-void offer_model(ViewContext state, ModelViewState& m, Offers& offers) {
+void offer_model(MapContext state, ModelViewState& m, Offers& offers) {
     // A tab beside the pipeline while a model is open: choosing it shows it, again closes it.
     offers.sections.push_back({"View", [state, &m] {
         return std::vector<MenuItem>{{"Model view", "", m.open, m.model != nullptr,
                                       [state, &m] {
                                           m.open = !m.open;
-                                          show_pane(state.view, m.open ? Pane::Model : Pane::Pipeline);
+                                          state.requests.push_back(ShowView{m.open ? Pane::Model : Pane::Pipeline, {}, {}});
                                       },
                                       "menu.view.model", "", false}};
     }});
@@ -1054,7 +1053,7 @@ void offer_model(ViewContext state, ModelViewState& m, Offers& offers) {
 
 // [SECTION] The model view as a view
 
-void ModelView::start(ViewContext shared, const cli::Options& options, const TestHooks& hooks) {
+void ModelView::start(MapContext shared, const cli::Options& options, const TestHooks& hooks) {
     start_model(shared, state, options);  // attnlab --model DIR: the model view open
     // Toggled on the model once it has opened (an opening carries them), else now.
     std::vector<stack::HeadId>& toggles = state.after_opening ? state.after_opening->toggles : state.ablation_toggles;
@@ -1083,7 +1082,7 @@ void ModelView::start(ViewContext shared, const cli::Options& options, const Tes
     }
 }
 
-void ModelView::offer(ViewContext shared, Offers& offers) {
+void ModelView::offer(MapContext shared, Offers& offers) {
     offer_model(shared, state, offers);
     std::vector<Request>* requests = &shared.requests;  // the window's: alive while the offers are
     offers.sections.push_back({"File", [this, requests] {
@@ -1110,7 +1109,7 @@ void ModelView::offer(ViewContext shared, Offers& offers) {
     }, 10});
 }
 
-void ModelView::update(ViewContext shared, HeatmapTextures&) {
+void ModelView::update(MapContext shared, HeatmapTextures&) {
     // A download that ended while the popup was not there to show it: said, and the model opened.
     if (!state.in_popup && state.download && state.download->done()) {
         const hf::RepoId repo = state.download->repo();
@@ -1135,7 +1134,7 @@ void ModelView::sign(std::string& signature) const {
                  std::to_string(state.layer);
 }
 
-void ModelView::reopen(ViewContext shared, const session_file::SessionLoad& load, const std::string& scenario_name) {
+void ModelView::reopen(MapContext shared, const session_file::SessionLoad& load, const std::string& scenario_name) {
     if (!load.attached.model) return;
     // The tab the session showed, not the one a model opening asks for (the model's opening
     // shows it again when it lands).

@@ -30,17 +30,17 @@ bool model_work_under_way(const ModelViewState& model);
 void finish_model_work(ModelViewState& model);
 // The session's scenario becomes layer `layer`'s (its input the stream entering it), head
 // `head` shown (both from 0).
-void open_model_layer(ViewContext state, ModelViewState& model, int layer, int head);
+void open_model_layer(MapContext state, ModelViewState& model, int layer, int head);
 // Before drawing: a new sentence runs; an edit of the opened layer's scenario recomputes it
 // and the layers after it.
-void update_model_view(ViewContext state, ModelViewState& model);
+void update_model_view(MapContext state, ModelViewState& model);
 // The model view: the sentence, the top 5, the ablated heads, and its tabs (the layers ×
 // heads grid, Compare). Heatmap cards wider than kTextureCells draw through `textures`.
 void draw_model_view(MapContext state, ModelViewState& model, HeatmapTextures& textures);
-void offer_model(ViewContext state, ModelViewState& model, Offers& offers);  // View → Model view
+void offer_model(MapContext state, ModelViewState& model, Offers& offers);  // View → Model view
 // In place of the token bar while a model's layer is in the pipeline: which layer, the
 // sentence, and where to change it.
-void draw_model_sentence(ViewContext state, ModelViewState& model);
+void draw_model_sentence(MapContext state, ModelViewState& model);
 // While the model view is in front: the side bar's model controls (sentence, layer and head
 // to open, heads ablated) and, in place of the token bar, the model and its sentence.
 void draw_model_sidebar(PanelContext state, ModelViewState& model);
@@ -146,14 +146,14 @@ class ModelView final : public View {
 public:
     ModelViewState state;
     // attnlab --model (start_model), and the heads and Compare the test hooks ask for.
-    void start(ViewContext shared, const cli::Options& options, const TestHooks& hooks) override;
-    void offer(ViewContext shared, Offers& offers) override;
-    void update(ViewContext shared, HeatmapTextures& textures) override;
+    void start(MapContext shared, const cli::Options& options, const TestHooks& hooks) override;
+    void offer(MapContext shared, Offers& offers) override;
+    void update(MapContext shared, HeatmapTextures& textures) override;
     bool busy() const override;
     void finish_work() override;
     void keep(session_file::ViewChoices&, session_file::Attachments& attached) const override { attached.model = model_choice(state); }
     void sign(std::string& signature) const override;
-    void reopen(ViewContext shared, const session_file::SessionLoad& load, const std::string& scenario_name) override;
+    void reopen(MapContext shared, const session_file::SessionLoad& load, const std::string& scenario_name) override;
 };
 
 }  // namespace attn::ui

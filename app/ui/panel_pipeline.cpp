@@ -84,6 +84,7 @@ Card note(std::string title, std::string text) {
 struct Builder {
     const Trace& t;
     const ViewOptions& view;
+    std::optional<attn::Column> focus_step;  // the step drawn large (PipelineLayout::focus_step)
     const std::string& scenario_name;  // the session's scenario: cells outlined for it (ViewOptions::outlined_cells)
     std::vector<Column> columns;
 
@@ -153,7 +154,7 @@ struct Builder {
             column_for(attn::Column::Concat, std::string()).cards.push_back(note("no W_O", "the output is\nthe concatenation"));
         // The step chosen in the strip gets the room; by default, and with every head side by
         // side (a comparison of heads), the weights.
-        const attn::Column focus = view.focus_step && !view.all_heads ? *view.focus_step : attn::Column::Softmax;
+        const attn::Column focus = focus_step && !view.all_heads ? *focus_step : attn::Column::Softmax;
         for (auto& [key, column] : built) {
             column.stage = key.first;
             column.focused = key.first == focus;
@@ -645,23 +646,23 @@ void keep_step_in_view(PipelineLayout& layout, std::optional<attn::Column> asked
 
 }  // namespace
 
-void draw_pipeline(ViewContext state, PipelineLayout& pipeline_layout, HeatmapTextures& textures) {
+void draw_pipeline(MapContext state, PipelineLayout& pipeline_layout, HeatmapTextures& textures) {
     const Trace& t = state.session.trace;
     if (!t.ok) {
         ImGui::TextWrapped("Nothing to show yet: the scenario has not run (see the status bar).");
         return;
     }
-    Builder builder{t, state.view, state.session.scenario.name, {}};
+    Builder builder{t, state.view, pipeline_layout.focus_step, state.session.scenario.name, {}};
     builder.build();
     std::vector<Column>& columns = builder.columns;
     std::optional<attn::Column> asked = draw_stage_strip(state, columns, pipeline_layout);
-    if (asked) state.view.focus_step = asked;
+    if (asked) pipeline_layout.focus_step = asked;
     // A jump asked with a new scenario (a model's layer opened at its weights) waits for that
     // scenario's trace: taken on the trace still shown, it would scroll the old layout.
     const edits::Session& session = state.session;
-    if (state.view.jump_to && session.pending.empty() && (!session.dirty || !session.errors.empty())) {
-        if (!asked && session.errors.empty()) asked = state.view.jump_to;
-        state.view.jump_to.reset();
+    if (pipeline_layout.jump_to && session.pending.empty() && (!session.dirty || !session.errors.empty())) {
+        if (!asked && session.errors.empty()) asked = pipeline_layout.jump_to;
+        pipeline_layout.jump_to.reset();
     }
 
     ImGui::BeginChild("pipeline.cards", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
@@ -677,7 +678,7 @@ void draw_pipeline(ViewContext state, PipelineLayout& pipeline_layout, HeatmapTe
     char view_key[160];
     std::snprintf(view_key, sizeof view_key, "%.1f,%.1f,%d,%d,%.1f,%d,%d,%d", avail.x, avail.y, state.view.all_heads, state.view.auto_cell,
                   state.view.cell_size, state.view.show_identity_stages, state.view.shown_head,
-                  state.view.focus_step ? static_cast<int>(*state.view.focus_step) : -1);
+                  pipeline_layout.focus_step ? static_cast<int>(*pipeline_layout.focus_step) : -1);
     signature += view_key;
     PipelineLayout& cached = pipeline_layout;
     Arrangement layout;

@@ -1064,13 +1064,13 @@ void land_model_files(PanelContext state, TrainPanelState& p) {
                false, "load a trained model");
 }
 
-void offer_train(ViewContext state, TrainPanelState& panel, Offers& offers) {
+void offer_train(MapContext state, TrainPanelState& panel, Offers& offers) {
     // A tab beside the pipeline: choosing it shows it, choosing it again closes it.
     offers.sections.push_back({"View", [state, &panel] {
         return std::vector<MenuItem>{{"Train", "", panel.open, true,
                                       [state, &panel] {
                                           panel.open = !panel.open;
-                                          show_pane(state.view, panel.open ? Pane::Train : Pane::Pipeline);
+                                          state.requests.push_back(ShowView{panel.open ? Pane::Train : Pane::Pipeline, {}, {}});
                                       },
                                       "menu.view.train", "", false}};
     }});
@@ -1080,11 +1080,11 @@ void offer_train(ViewContext state, TrainPanelState& panel, Offers& offers) {
 
 namespace attn::ui {
 
-void TrainView::start(ViewContext shared, const cli::Options&, const TestHooks& hooks) {
+void TrainView::start(MapContext shared, const cli::Options&, const TestHooks& hooks) {
     // Screenshots of the Train panel (test_hooks.hpp).
     if (hooks.open_train) {
         state.open = true;
-        show_pane(shared.view, Pane::Train);
+        shared.requests.push_back(ShowView{Pane::Train, {}, {}});
     }
     if (hooks.train_steps > 0) train_now(state, hooks.train_steps);
     if (hooks.train_run && state.worker) state.worker->set_running(true);

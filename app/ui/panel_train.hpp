@@ -20,7 +20,7 @@ class HeatmapTextures;
 // The Train tab's content; poll_train takes the worker's newest progress, once a frame before
 // anything draws (the tab shown or not: a session saved then holds the run as it is).
 void draw_train(MapContext state, TrainPanelState& panel, HeatmapTextures& textures);
-void offer_train(ViewContext state, TrainPanelState& panel, Offers& offers);  // View → Train
+void offer_train(MapContext state, TrainPanelState& panel, Offers& offers);  // View → Train
 void poll_train(TrainPanelState& panel);
 // "Open layer ℓ in the pipeline", asked while the panel drew: carried out after it.
 void after_train_drawn(PanelContext state, TrainPanelState& panel);
@@ -59,14 +59,14 @@ void land_model_files(PanelContext state, TrainPanelState& panel);
 class TrainView final : public View {
 public:
     TrainPanelState state;
-    void start(ViewContext shared, const cli::Options& options, const TestHooks& hooks) override;  // the test hooks' runs
-    void offer(ViewContext shared, Offers& offers) override { offer_train(shared, state, offers); }
-    void update(ViewContext shared, HeatmapTextures&) override {
+    void start(MapContext shared, const cli::Options& options, const TestHooks& hooks) override;  // the test hooks' runs
+    void offer(MapContext shared, Offers& offers) override { offer_train(shared, state, offers); }
+    void update(MapContext shared, HeatmapTextures&) override {
         land_model_files(shared, state);      // Save model… or Load model…, done
         update_trained_layer(shared, state);  // an edit of the opened trained layer: the layers after it
         poll_train(state);                    // the worker's newest progress, the Train tab shown or not
     }
-    void draw_floating(ViewContext shared, HeatmapTextures&) override { after_train_drawn(shared, state); }
+    void draw_floating(MapContext shared, HeatmapTextures&) override { after_train_drawn(shared, state); }
     bool busy() const override {
         return (state.open && state.progress.running) || state.evaluating.running() || state.roles_job.running() ||
                state.reading_model.running() || state.writing_model.running();
@@ -81,10 +81,10 @@ public:
     }
     void keep(session_file::ViewChoices&, session_file::Attachments& attached) const override { attached.trained = trained_choice(state); }
     void sign(std::string& signature) const override;
-    void show(ViewContext, const session_file::ViewChoices& view) override {
+    void show(MapContext, const session_file::ViewChoices& view) override {
         if (view.pane == "train") state.open = true;  // its tab is there to be shown
     }
-    void reopen(ViewContext shared, const session_file::SessionLoad& load, const std::string& scenario_name) override {
+    void reopen(MapContext shared, const session_file::SessionLoad& load, const std::string& scenario_name) override {
         if (load.attached.trained) restore_trained(shared, state, *load.attached.trained, scenario_name);
     }
 };

@@ -9,19 +9,19 @@ namespace attn::ui {
 
 void draw_controls(Context& state);                               // panel_controls.cpp
 void draw_tokens(MapContext state, TokenEditor& tokens);                               // panel_tokens.cpp
-void draw_pipeline(ViewContext state, PipelineLayout& layout, HeatmapTextures& textures);    // panel_pipeline.cpp
+void draw_pipeline(MapContext state, PipelineLayout& layout, HeatmapTextures& textures);    // panel_pipeline.cpp
 void draw_status(Context& state);                                 // panel_status.cpp
 
 // The token bar and the pipeline as the window holds them (it places them in the main area).
 class TokensView final : public View {
 public:
     TokenEditor state;
-    void draw(ViewContext shared) { draw_tokens(shared, state); }
+    void draw(MapContext shared) { draw_tokens(shared, state); }
 };
 class PipelineView final : public View {
 public:
     PipelineLayout state;
-    void draw(ViewContext shared, HeatmapTextures& textures) { draw_pipeline(shared, state, textures); }
+    void draw(MapContext shared, HeatmapTextures& textures) { draw_pipeline(shared, state, textures); }
 };
 
 // Records the last item drawn (its rectangle and `text`) under `id` for the layout sidecar

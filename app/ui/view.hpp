@@ -21,13 +21,13 @@ public:
     virtual ~View() = default;
 
     // Once, before the first frame: what the command line (and the test hooks) ask of it.
-    virtual void start(ViewContext, const cli::Options&, const TestHooks&) {}
+    virtual void start(MapContext, const cli::Options&, const TestHooks&) {}
     // Each frame, first: its menu sections, keys and notes.
-    virtual void offer(ViewContext, Offers&) {}
+    virtual void offer(MapContext, Offers&) {}
     // Each frame, after the keys and before anything draws: what landed, edits to follow.
-    virtual void update(ViewContext, HeatmapTextures&) {}
+    virtual void update(MapContext, HeatmapTextures&) {}
     // Each frame, after the main window: its floating windows and popups.
-    virtual void draw_floating(ViewContext, HeatmapTextures&) {}
+    virtual void draw_floating(MapContext, HeatmapTextures&) {}
     // Work under way off the window's thread that will change the picture (the window keeps
     // redrawing while there is), and waiting for all of it (screenshots, tests).
     virtual bool busy() const { return false; }
@@ -41,9 +41,9 @@ public:
     // session's view, before its scenario is queued (a lesson step queues its own, which the
     // session's then replaces); `reopen` the models it kept, once the scenario
     // `scenario_name` is queued (each failure a notice, the rest stays open).
-    virtual void leave(ViewContext) {}
-    virtual void show(ViewContext, const session_file::ViewChoices&) {}
-    virtual void reopen(ViewContext, const session_file::SessionLoad&, const std::string& /*scenario_name*/) {}
+    virtual void leave(MapContext) {}
+    virtual void show(MapContext, const session_file::ViewChoices&) {}
+    virtual void reopen(MapContext, const session_file::SessionLoad&, const std::string& /*scenario_name*/) {}
     // The user's own scenario when the view shows another in its place (a lesson's step); null
     // otherwise. What a quit would lose is measured on it.
     virtual const Scenario* stands_in_for() const { return nullptr; }

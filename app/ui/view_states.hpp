@@ -50,6 +50,12 @@ struct PipelineLayout {
     float anchor_dx = 0, anchor_dy = 0;
     std::optional<attn::Column> jump;  // a step asked for, scrolled to for jump_frames more frames
     int jump_frames = 0;
+    // A step to scroll to once the scenario queued with it has run (a head opened at its weights,
+    // a session's step; ShowView::step); then it is `jump`.
+    std::optional<attn::Column> jump_to;
+    // The step drawn large with its numbers (one head shown): the one last chosen in the step
+    // strip; none: the weights, the step each preset teaches.
+    std::optional<attn::Column> focus_step;
 };
 
 // [SECTION] Classroom: lessons, presenter mode, article checks, files, compare

@@ -68,11 +68,6 @@ struct ViewOptions {
     // stream entering layer 3 …"), for its cells' tooltips; empty: the scenario's own
     // embeddings (given, edited, or derived from the tokens' text). Set by the window each frame.
     std::string x_meaning;
-    // A request: the pipeline scrolls to this step next frame (a head opened at its weights).
-    std::optional<attn::Column> jump_to;
-    // The step drawn large with its numbers (one head shown): the one last chosen in the
-    // pipeline's step strip; none: the weights, the step each preset teaches.
-    std::optional<attn::Column> focus_step;
     // Cells (query, key) outlined on the shown head's weights while the session's scenario is
     // the one named: the diagonal a head role's score reads, on the probe opened from the model
     // view's Head roles tab.

@@ -196,6 +196,7 @@ void Window::draw_frame(HeatmapTextures& textures) {
     // The main area: the pipeline, and beside it as tabs the model view and the Train panel
     // while they are open. Tabs keep their place: none can be lost off the screen, fold away or
     // hide another.
+    carry_out_leading_views();  // a tab asked for by a key, a menu, a model landed or a lesson's step: selected now
     const Pane shown = draw_pane_tabs();
     if (shown == Pane::Model) {
         ImGui::BeginChild("model", ImVec2(0, -status_h), false);
@@ -271,8 +272,8 @@ void Window::carry_out_requests() {
             }
             apply_session(std::move(show->scenario), view);
             if (show->at_weights) {
-                shared.view.jump_to = attn::Column::Softmax;
-                shared.view.focus_step.reset();  // the weights drawn large
+                pipeline.state.jump_to = attn::Column::Softmax;
+                pipeline.state.focus_step.reset();  // the weights drawn large
             }
         } else if (AskForPath* ask = std::get_if<AskForPath>(&request)) {
             files.ask(std::move(*ask));
@@ -282,9 +283,27 @@ void Window::carry_out_requests() {
             save_session(save->path);
         } else if (const SessionLayerMade* made = std::get_if<SessionLayerMade>(&request)) {
             files.layer_made(made->scenario);
-            if (step_awaited_) shared.view.jump_to = std::exchange(step_awaited_, std::nullopt);
+            if (step_awaited_) pipeline.state.jump_to = std::exchange(step_awaited_, std::nullopt);
+        } else if (const ShowView* show = std::get_if<ShowView>(&request)) {
+            show_view(*show);
         }
     }
+}
+
+void Window::carry_out_leading_views() {
+    std::vector<Request>& requests = shared.requests;
+    size_t views = 0;
+    for (; views < requests.size() && std::holds_alternative<ShowView>(requests[views]); ++views) show_view(std::get<ShowView>(requests[views]));
+    requests.erase(requests.begin(), requests.begin() + static_cast<std::ptrdiff_t>(views));
+}
+
+void Window::show_view(const ShowView& show) {
+    if (show.pane) show_pane(shared.view, *show.pane);
+    if (show.head) {
+        shared.view.all_heads = false;
+        shared.view.shown_head = *show.head;
+    }
+    if (show.step) pipeline.state.jump_to = show.step;
 }
 
 session_file::ViewChoices Window::view_choices() const {
@@ -295,9 +314,9 @@ session_file::ViewChoices Window::view_choices() const {
     v.pane = shared.view.pane == Pane::Model ? "model" : shared.view.pane == Pane::Train ? "train" : "pipeline";
     // Where the pipeline is scrolled, or will be once it is drawn again (a step asked for while
     // a lesson, presenter mode or another tab hides it, or awaiting a model's layer).
-    const std::optional<attn::Column> step = step_awaited_ ? step_awaited_ : shared.view.jump_to ? shared.view.jump_to : pipeline.state.anchor;
+    const std::optional<attn::Column> step = step_awaited_ ? step_awaited_ : pipeline.state.jump_to ? pipeline.state.jump_to : pipeline.state.anchor;
     if (step) v.pipeline_step = column_label(*step);
-    if (shared.view.focus_step) v.focus_step = column_label(*shared.view.focus_step);
+    if (pipeline.state.focus_step) v.focus_step = column_label(*pipeline.state.focus_step);
     session_file::Attachments unused;
     for (const View* view : views_) view->keep(v, unused);
     return v;
@@ -329,17 +348,21 @@ Pane pane_named(const std::string& name) { return name == "model" ? Pane::Model 
 }  // namespace
 
 void Window::apply_view(const session_file::ViewChoices& view, bool layer_awaited) {
+    // What the views asked of the view before the session (a lesson's step it opened) gives way to it.
+    shared.requests.erase(std::remove_if(shared.requests.begin(), shared.requests.end(),
+                                         [](const Request& r) { return std::holds_alternative<ShowView>(r); }),
+                          shared.requests.end());
     shared.view.shown_head = view.shown_head;
     shared.view.all_heads = view.all_heads;
     shared.presenter = view.presenter;
-    shared.view.focus_step = column_named(view.focus_step);
+    pipeline.state.focus_step = column_named(view.focus_step);
     show_pane(shared.view, pane_named(view.pane));
     // The step the pipeline was scrolled to: once the session's scenario runs (a model's layer,
     // once the model view has made it).
     step_awaited_.reset();
     if (const std::optional<attn::Column> step = column_named(view.pipeline_step)) {
         if (layer_awaited) step_awaited_ = step;
-        else shared.view.jump_to = step;
+        else pipeline.state.jump_to = step;
     }
 }
 

@@ -100,6 +100,8 @@ private:
     void offer(Offers& offers);  // the window's own: Edit (undo, redo), View → Presenter mode, F5
     Pane draw_pane_tabs();
     void carry_out_requests();
+    void carry_out_leading_views();        // the ShowView requests asked before any other kind
+    void show_view(const ShowView& show);  // the tab, the head, the pipeline's step asked for
     // The head shown, presenter mode, the tab, the pipeline's step; `layer_awaited`: the
     // session's scenario is a model's layer the model view makes later (its step waits for it).
     void apply_view(const session_file::ViewChoices& view, bool layer_awaited);

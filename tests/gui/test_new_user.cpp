@@ -775,3 +775,29 @@ TEST_CASE("a lesson step's view draws what its stage reads, then what it compute
         }
     }
 }
+
+TEST_CASE("A view asks for the tab, the head and the step (ShowView): the window sets them, and a session opened after the ask sets its own",
+          "[new-user][view]") {
+    UiDriver ui(find_preset("animal-was-tired")->scenario);
+    ui.frame(2);
+    REQUIRE(ui.window.shared.session.scenario.heads > 1);
+    ui.window.shared.view.all_heads = true;
+    ui.window.shared.requests.push_back(ui::ShowView{ui::Pane::Pipeline, 1, attn::Column::Projections});
+    CHECK(ui.window.shared.view.all_heads);  // asked: nothing set yet
+    ui.frame();
+    CHECK_FALSE(ui.window.shared.view.all_heads);
+    CHECK(ui.window.shared.view.shown_head == 1);
+    CHECK(ui.window.view_choices().shown_head == 1);
+
+    // A session opened after a view's ask, in the same frame: the session's head, not the ask's.
+    session_file::ViewChoices saved;
+    saved.shown_head = 0;
+    const std::string file = temp_path("show-view-session.json");
+    std::string error;
+    REQUIRE(session_file::save_session(file, ui.window.shared.session.scenario, saved, &error));
+    ui.window.shared.requests.push_back(ui::ShowView{{}, 1, {}});
+    ui.window.open_file(file);
+    ui.frame(2);
+    CHECK(ui.window.shared.view.shown_head == 0);
+    std::filesystem::remove(file);
+}
