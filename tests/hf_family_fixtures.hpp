@@ -36,7 +36,8 @@
 //                                                          model.visual.*, mtp.*; Qwen3-Next's layers, projections apart,
 //                                                          mrope_section, a dense MLP
 //   qwen3_5_moe_checkpoint Qwen3.5-35B-A3B BF16  untied   one; Qwen3.5's folder with 6 experts in every layer, 2 kept,
-//                                                          always renormalised, a gated shared expert
+//                                                          always renormalised, a gated shared expert; experts apart
+//                                                          (the published layout, fused: with_fused_experts)
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
 //
@@ -966,7 +967,9 @@ inline FamilyCheckpoint qwen3_5_checkpoint(std::uint64_t seed = 29) {
 // Qwen3.5-35B-A3B's folder as published (Qwen3_5MoeForConditionalGeneration), scaled down: Qwen3.5's
 // (qwen3_5_checkpoint) with a mixture in every layer: 6 experts of 12 (its 256 of 512), 2 kept (its 8),
 // always renormalised, beside a gated shared expert of 20; each expert's tensors apart
-// (mlp.experts.E.gate_proj, as save_pretrained writes them); no intermediate_size in its config.
+// (mlp.experts.E.gate_proj, as transformers 4 re-saves them: the published folder keeps each layer's
+// experts in two tensors, mlp.experts.gate_up_proj and down_proj, which test_hf_families.cpp's
+// with_fused_experts writes of this one); no intermediate_size in its config.
 inline FamilyCheckpoint qwen3_5_moe_checkpoint(std::uint64_t seed = 31) {
     FamilyCheckpoint c = qwen3_5_checkpoint(seed);
     c.label = "qwen3_5_moe";

@@ -2245,6 +2245,99 @@ TEST_CASE("gpt-oss as released: MXFP4 experts read in place give the pass of the
     CHECK_THAT(joined(hf::open_model(quantised, false).errors), Contains("gate_up_proj_scales' is missing"));
 }
 
+// The checkpoint with each layer's experts.E.gate_proj, up_proj and down_proj (transformers 4's
+// names) saved as transformers 5 keeps them: <module>.experts.gate_up_proj (E × 2·d_ff × d, each
+// expert's gate rows then its up rows) and down_proj (E × d × d_ff). The multi-token prediction
+// module's experts stay apart, as Qwen3.5-MoE publishes them.
+FamilyCheckpoint with_fused_experts(FamilyCheckpoint c) {
+    struct Parts {
+        std::map<int, const HfTensor*> gate, up, down;
+    };
+    std::map<std::string, Parts> layers;  // "model.layers.1.mlp.experts." → its experts' tensors
+    for (const auto& [name, t] : c.tensors) {
+        const std::size_t at = name.find(".experts.");
+        if (at == std::string::npos || name.rfind("mtp.", 0) == 0) continue;
+        const std::string stem = name.substr(0, at + 9), rest = name.substr(at + 9);
+        const std::size_t dot = rest.find('.');
+        if (dot == std::string::npos || rest.find_first_not_of("0123456789") != dot) continue;
+        const int e = std::stoi(rest.substr(0, dot));
+        const std::string part = rest.substr(dot + 1);
+        Parts& parts = layers[stem];
+        if (part == "gate_proj.weight") parts.gate[e] = &t;
+        else if (part == "up_proj.weight") parts.up[e] = &t;
+        else if (part == "down_proj.weight") parts.down[e] = &t;
+    }
+    HfTensors fused;
+    for (const auto& [stem, parts] : layers) {
+        const std::int64_t E = static_cast<std::int64_t>(parts.gate.size()), ff = parts.gate.at(0)->shape[0], d = parts.gate.at(0)->shape[1];
+        HfTensor gate_up{{E, 2 * ff, d}, {}}, down{{E, d, ff}, {}};
+        for (int e = 0; e < E; ++e) {
+            for (const HfTensor* t : {parts.gate.at(e), parts.up.at(e)}) gate_up.values.insert(gate_up.values.end(), t->values.begin(), t->values.end());
+            down.values.insert(down.values.end(), parts.down.at(e)->values.begin(), parts.down.at(e)->values.end());
+        }
+        fused[stem + "gate_up_proj"] = std::move(gate_up);
+        fused[stem + "down_proj"] = std::move(down);
+    }
+    for (auto it = c.tensors.begin(); it != c.tensors.end();) {
+        const std::size_t at = it->first.find(".experts.");
+        const bool per_expert = at != std::string::npos && layers.count(it->first.substr(0, at + 9));
+        it = per_expert ? c.tensors.erase(it) : std::next(it);
+    }
+    c.tensors.merge(fused);
+    return c;
+}
+
+TEST_CASE("experts saved as transformers 5 keeps them (gate_up_proj and down_proj of every expert, as Qwen3.5-MoE is published) "
+          "open as the experts.E tensors do, read in place",
+          "[families][weights]") {
+    const std::vector<int> ids = {1, 5, 3, 7, 2, 9, 4};
+    for (const FamilyCheckpoint& per_expert : {qwen3_5_moe_checkpoint(), qwen3_moe_checkpoint(), qwen2_moe_checkpoint(), deepseek_v3_checkpoint()}) {
+        INFO(per_expert.label);
+        const FamilyCheckpoint fused = with_fused_experts(per_expert);
+        REQUIRE(fused.tensors.size() < per_expert.tensors.size());
+        const hf::OpenedModel a = written_and_opened(per_expert, folder_for(per_expert.label + "_experts_apart"));
+        const hf::OpenedModel b = written_and_opened(fused, folder_for(per_expert.label + "_experts_fused"));
+        CHECK_FALSE(a.spec.experts.fused);
+        CHECK(b.spec.experts.fused);
+        bool some = false;
+        for (std::size_t l = 0; l < a.weights.layers.size(); ++l) {
+            const std::vector<hf::ExpertWeights>&x = a.weights.layers[l].experts, &y = b.weights.layers[l].experts;
+            REQUIRE(x.size() == y.size());
+            for (std::size_t e = 0; e < x.size(); ++e) {
+                some = true;
+                REQUIRE(y[e].w_gate.stored() != nullptr);  // a view of the file, not a copy
+                CHECK(y[e].w_gate.stored()->to_matrix() == x[e].w_gate.stored()->to_matrix());
+                CHECK(y[e].w_up.stored()->to_matrix() == x[e].w_up.stored()->to_matrix());
+                CHECK(y[e].w_down.stored()->to_matrix() == x[e].w_down.stored()->to_matrix());
+            }
+        }
+        CHECK(some);
+        // where a layer's expert weights come from, named as the folder stores them
+        bool named = false;
+        for (std::size_t l = 0; l < b.spec.layers.size(); ++l)
+            for (const auto& [key, stored] : hf::layer_weight_names(b.spec, static_cast<int>(l)))
+                if (key == "block.moe.experts.1.w_1") {
+                    CHECK_THAT(stored, Contains("experts.gate_up_proj[1][") && Contains("].T"));
+                    named = true;
+                }
+        CHECK(named);
+        const ModelPass pa = hf::forward_ids(a, ids), pb = hf::forward_ids(b, ids);
+        REQUIRE(pa.ok);
+        REQUIRE(pb.ok);
+        CHECK(pa.logits == pb.logits);
+    }
+    // A layer whose experts are neither way is refused, naming the fused tensor it lacks.
+    FamilyCheckpoint half = with_fused_experts(qwen3_moe_checkpoint());
+    std::string dropped;
+    for (const auto& [name, t] : half.tensors)
+        if (name.find("experts.down_proj") != std::string::npos) dropped = name;
+    half.tensors.erase(dropped);
+    write_family_checkpoint(folder_for("qwen3_moe_experts_half"), half);
+    const hf::OpenedModelLoad refused = hf::open_model(folder_for("qwen3_moe_experts_half"), false);
+    CHECK_FALSE(refused.model);
+    CHECK_THAT(joined(refused.errors), Contains("tensor '" + dropped + "' is missing"));
+}
+
 TEST_CASE("Phi-3 runs on the engine as its reference computes it with LongRoPE's short factors up to 4 tokens and its long ones beyond",
           "[families][engine]") {
     const FamilyCheckpoint c = phi3_checkpoint();

@@ -106,6 +106,12 @@ MixtureNames mixture_names(const ModelSpec& s) {
     return {"mlp", "gate_proj", "up_proj", "down_proj"};  // Qwen3-MoE
 }
 
+// Expert e's (rows × cols) slice of a stored (E·rows × cols) tensor of every expert, in place.
+StoredMatrix expert_slice(const StoredMatrix& all, std::int64_t e, std::int64_t rows) {
+    return StoredMatrix::as_stored(all.owner, all.bytes + static_cast<std::size_t>(e * rows * all.cols) * all.element_size(), all.dtype, rows,
+                                   all.cols);
+}
+
 // The shared expert's module: Qwen2-MoE's mlp.shared_expert, DeepSeek-V3's mlp.shared_experts.
 const char* shared_expert_module(const ModelSpec& s) { return s.tensors == TensorLayout::deepseek_v3 ? "mlp.shared_experts" : "mlp.shared_expert"; }
 
@@ -140,11 +146,6 @@ void gpt_oss_experts(RefList& r, const ModelSpec& s, const std::string& p, Layer
     r.vector(p + "mlp.router.bias", E, L.router_bias);
     L.experts.resize(static_cast<std::size_t>(experts));  // sized once: the refs below hold its elements
     std::vector<ExpertWeights>& x = L.experts;
-    // expert e's (rows × cols) slice of a stored (E·rows × cols) tensor, in place
-    const auto slice = [](const StoredMatrix& all, std::int64_t e, std::int64_t rows) {
-        return StoredMatrix::as_stored(all.owner, all.bytes + static_cast<std::size_t>(e * rows * all.cols) * all.element_size(), all.dtype,
-                                       rows, all.cols);
-    };
     // gate_up[..., ::2] and gate_up[..., 1::2] of an expert's (d × 2·d_ff) gate_up, however stored
     const auto split_gate_up = [eff](ExpertWeights& expert, const StoredMatrix& gate_up) {
         expert.w_gate = SharedMatrix(gate_up.columns(0, 1, 2, eff));
@@ -178,11 +179,11 @@ void gpt_oss_experts(RefList& r, const ModelSpec& s, const std::string& p, Layer
             }
         });
     } else {
-        r.matrix(p + "mlp.experts.gate_up_proj", {E, d, 2 * eff}, [&x, slice, split_gate_up, d](const StoredMatrix& all) {
-            for (std::size_t e = 0; e < x.size(); ++e) split_gate_up(x[e], slice(all, static_cast<std::int64_t>(e), d));  // (d × 2·d_ff)
+        r.matrix(p + "mlp.experts.gate_up_proj", {E, d, 2 * eff}, [&x, split_gate_up, d](const StoredMatrix& all) {
+            for (std::size_t e = 0; e < x.size(); ++e) split_gate_up(x[e], expert_slice(all, static_cast<std::int64_t>(e), d));  // (d × 2·d_ff)
         });
-        r.matrix(p + "mlp.experts.down_proj", {E, eff, d}, [&x, slice, eff](const StoredMatrix& all) {
-            for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(slice(all, static_cast<std::int64_t>(e), eff));
+        r.matrix(p + "mlp.experts.down_proj", {E, eff, d}, [&x, eff](const StoredMatrix& all) {
+            for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(expert_slice(all, static_cast<std::int64_t>(e), eff));
         });
     }
     r.add(p + "mlp.experts.gate_up_proj_bias", {E, 2 * eff}, [&x, eff](const std::vector<float>& v) {
@@ -219,20 +220,15 @@ void llama4_feed_forward(RefList& r, const ModelSpec& s, const std::string& p, b
     r.linear(f + "router.weight", E, d, L.router);
     L.experts.resize(static_cast<std::size_t>(E));  // sized once: the refs below hold its elements
     std::vector<ExpertWeights>& x = L.experts;
-    // expert e's (rows × cols) slice of a stored (E·rows × cols) tensor, in place
-    const auto slice = [](const StoredMatrix& all, std::int64_t e, std::int64_t rows) {
-        return StoredMatrix::as_stored(all.owner, all.bytes + static_cast<std::size_t>(e * rows * all.cols) * all.element_size(), all.dtype,
-                                       rows, all.cols);
-    };
-    r.matrix(f + "experts.gate_up_proj", {E, d, 2 * eff}, [&x, slice, d, eff](const StoredMatrix& all) {
+    r.matrix(f + "experts.gate_up_proj", {E, d, 2 * eff}, [&x, d, eff](const StoredMatrix& all) {
         for (std::size_t e = 0; e < x.size(); ++e) {
-            const StoredMatrix gate_up = slice(all, static_cast<std::int64_t>(e), d);  // (d × 2·d_ff)
+            const StoredMatrix gate_up = expert_slice(all, static_cast<std::int64_t>(e), d);  // (d × 2·d_ff)
             x[e].w_gate = SharedMatrix(gate_up.columns(0, eff, 2 * eff, eff));
             x[e].w_up = SharedMatrix(gate_up.columns(eff, eff, 2 * eff, eff));
         }
     });
-    r.matrix(f + "experts.down_proj", {E, eff, d}, [&x, slice, eff](const StoredMatrix& all) {
-        for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(slice(all, static_cast<std::int64_t>(e), eff));
+    r.matrix(f + "experts.down_proj", {E, eff, d}, [&x, eff](const StoredMatrix& all) {
+        for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(expert_slice(all, static_cast<std::int64_t>(e), eff));
     });
     r.linear(f + "shared_expert.gate_proj.weight", sff, d, L.shared_expert.w_gate);
     r.linear(f + "shared_expert.up_proj.weight", sff, d, L.shared_expert.w_up);
@@ -364,7 +360,20 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
             r.linear(p + n.module + ".gate.weight", experts, d, L.router);
             if (s.experts.sigmoid_grouped) r.vector(p + "mlp.gate.e_score_correction_bias", experts, L.choice_bias);
             L.experts.resize(static_cast<std::size_t>(experts));  // sized once: the refs below hold its elements
-            for (int e = 0; e < experts; ++e) {
+            if (s.experts.fused) {  // transformers 5: expert e's gate_up_proj[e] (2·d_ff × d) and down_proj[e] (d × d_ff), nn.Linear's
+                std::vector<ExpertWeights>& x = L.experts;
+                r.matrix(p + n.module + ".experts.gate_up_proj", {experts, 2 * eff, d}, [&x, eff](const StoredMatrix& all) {
+                    for (std::size_t e = 0; e < x.size(); ++e) {
+                        const StoredMatrix gate_up = expert_slice(all, static_cast<std::int64_t>(e), 2 * eff).transpose();  // (d × 2·d_ff)
+                        x[e].w_gate = SharedMatrix(gate_up.columns(0, eff, 2 * eff, eff));
+                        x[e].w_up = SharedMatrix(gate_up.columns(eff, eff, 2 * eff, eff));
+                    }
+                });
+                r.matrix(p + n.module + ".experts.down_proj", {experts, d, eff}, [&x, d](const StoredMatrix& all) {
+                    for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(expert_slice(all, static_cast<std::int64_t>(e), d).transpose());
+                });
+            }
+            for (int e = 0; e < experts && !s.experts.fused; ++e) {
                 ExpertWeights& x = L.experts[static_cast<std::size_t>(e)];
                 const std::string q_e = p + n.module + ".experts." + std::to_string(e) + ".";
                 r.linear(q_e + n.gate + ".weight", eff, d, x.w_gate);
@@ -722,8 +731,16 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
         const MixtureNames n = mixture_names(s);
         const std::string m = p + n.module + ".";
         names.push_back({"block.moe.router", m + "gate.weight.T"});
+        const std::string ff = std::to_string(s.experts.d_ff), ff2 = std::to_string(2 * s.experts.d_ff);
         for (int e = 0; e < s.experts.experts; ++e) {
             const std::string x = m + "experts." + std::to_string(e) + ".", k = "block.moe.experts." + std::to_string(e) + ".";
+            if (s.experts.fused) {  // transformers 5's: every expert in two tensors
+                const std::string at = "[" + std::to_string(e) + "]";
+                names.push_back({k + "w_gate", m + "experts.gate_up_proj" + at + "[0:" + ff + "].T"});
+                names.push_back({k + "w_1", m + "experts.gate_up_proj" + at + "[" + ff + ":" + ff2 + "].T"});
+                names.push_back({k + "w_2", m + "experts.down_proj" + at + ".T"});
+                continue;
+            }
             names.push_back({k + "w_gate", x + n.gate + ".weight.T"});
             names.push_back({k + "w_1", x + n.up + ".weight.T"});
             names.push_back({k + "w_2", x + n.down + ".weight.T"});
@@ -853,6 +870,13 @@ void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load) {
     if (spec.resaved_layout && !where.count(spec.tensor_prefix + "embed_tokens.weight") &&
         where.count(spec.resaved_layout->tensor_prefix + "embed_tokens.weight"))
         spec.use_resaved_layout();
+    // Experts saved as transformers 5 keeps them (Qwen3.5-MoE as published): every expert of a layer in
+    // two tensors, read in place of the experts.E.* of transformers 4
+    if (spec.experts.experts > 0 && spec.tensors != TensorLayout::gpt_oss && spec.tensors != TensorLayout::llama4) {
+        const std::string module = mixture_names(spec).module;
+        for (std::size_t l = 0; l < spec.layers.size() && !spec.experts.fused; ++l)
+            spec.experts.fused = spec.layers[l].moe && where.count(spec.tensor_prefix + "layers." + std::to_string(l) + "." + module + ".experts.gate_up_proj");
+    }
 
     Weights weights;
     RefList list = refs_of(spec, weights);
