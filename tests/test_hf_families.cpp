@@ -2246,9 +2246,10 @@ TEST_CASE("gpt-oss as released: MXFP4 experts read in place give the pass of the
 }
 
 // The checkpoint with each layer's experts.E.gate_proj, up_proj and down_proj (transformers 4's
-// names) saved as transformers 5 keeps them: <module>.experts.gate_up_proj (E × 2·d_ff × d, each
-// expert's gate rows then its up rows) and down_proj (E × d × d_ff). The multi-token prediction
-// module's experts stay apart, as Qwen3.5-MoE publishes them.
+// names; Mixtral's block_sparse_moe.experts.E.w1, w3, w2) saved as transformers 5 keeps them:
+// mlp.experts.gate_up_proj (E × 2·d_ff × d, each expert's gate rows then its up rows) and down_proj
+// (E × d × d_ff), Mixtral's router renamed mlp.gate. The multi-token prediction module's experts stay
+// apart, as Qwen3.5-MoE publishes them.
 FamilyCheckpoint with_fused_experts(FamilyCheckpoint c) {
     struct Parts {
         std::map<int, const HfTensor*> gate, up, down;
@@ -2263,9 +2264,9 @@ FamilyCheckpoint with_fused_experts(FamilyCheckpoint c) {
         const int e = std::stoi(rest.substr(0, dot));
         const std::string part = rest.substr(dot + 1);
         Parts& parts = layers[stem];
-        if (part == "gate_proj.weight") parts.gate[e] = &t;
-        else if (part == "up_proj.weight") parts.up[e] = &t;
-        else if (part == "down_proj.weight") parts.down[e] = &t;
+        if (part == "gate_proj.weight" || part == "w1.weight") parts.gate[e] = &t;
+        else if (part == "up_proj.weight" || part == "w3.weight") parts.up[e] = &t;
+        else if (part == "down_proj.weight" || part == "w2.weight") parts.down[e] = &t;
     }
     HfTensors fused;
     for (const auto& [stem, parts] : layers) {
@@ -2275,13 +2276,16 @@ FamilyCheckpoint with_fused_experts(FamilyCheckpoint c) {
             for (const HfTensor* t : {parts.gate.at(e), parts.up.at(e)}) gate_up.values.insert(gate_up.values.end(), t->values.begin(), t->values.end());
             down.values.insert(down.values.end(), parts.down.at(e)->values.begin(), parts.down.at(e)->values.end());
         }
-        fused[stem + "gate_up_proj"] = std::move(gate_up);
-        fused[stem + "down_proj"] = std::move(down);
+        const std::size_t mixtral = stem.find(".block_sparse_moe.");
+        const std::string module = mixtral == std::string::npos ? stem : stem.substr(0, mixtral) + ".mlp.experts.";
+        fused[module + "gate_up_proj"] = std::move(gate_up);
+        fused[module + "down_proj"] = std::move(down);
     }
     for (auto it = c.tensors.begin(); it != c.tensors.end();) {
-        const std::size_t at = it->first.find(".experts.");
+        const std::size_t at = it->first.find(".experts."), router = it->first.find(".block_sparse_moe.gate.");
+        if (router != std::string::npos) fused[it->first.substr(0, router) + ".mlp.gate." + it->first.substr(router + 23)] = it->second;
         const bool per_expert = at != std::string::npos && layers.count(it->first.substr(0, at + 9));
-        it = per_expert ? c.tensors.erase(it) : std::next(it);
+        it = per_expert || router != std::string::npos ? c.tensors.erase(it) : std::next(it);
     }
     c.tensors.merge(fused);
     return c;
@@ -2291,7 +2295,7 @@ TEST_CASE("experts saved as transformers 5 keeps them (gate_up_proj and down_pro
           "open as the experts.E tensors do, read in place",
           "[families][weights]") {
     const std::vector<int> ids = {1, 5, 3, 7, 2, 9, 4};
-    for (const FamilyCheckpoint& per_expert : {qwen3_5_moe_checkpoint(), qwen3_moe_checkpoint(), qwen2_moe_checkpoint(), deepseek_v3_checkpoint()}) {
+    for (const FamilyCheckpoint& per_expert : {qwen3_5_moe_checkpoint(), qwen3_moe_checkpoint(), qwen2_moe_checkpoint(), deepseek_v3_checkpoint(), mixtral_checkpoint()}) {
         INFO(per_expert.label);
         const FamilyCheckpoint fused = with_fused_experts(per_expert);
         REQUIRE(fused.tensors.size() < per_expert.tensors.size());

@@ -204,9 +204,9 @@ struct MixtureSpec {
     double swiglu_alpha = 1.702;
     bool mxfp4 = false;          // gpt-oss as published: the experts' weights stored as MXFP4 blocks and scales
     // Every expert of a layer in two tensors, as transformers 5 keeps them and Qwen3.5-MoE is published:
-    // <module>.experts.gate_up_proj (E × 2·d_ff × d: each expert's gate rows, then its up rows) and
-    // down_proj (E × d × d_ff), each expert's slice nn.Linear's (out × in). Set by the weights' reader
-    // when the folder holds them, in place of the experts.E.* tensors of transformers 4.
+    // mlp.experts.gate_up_proj (E × 2·d_ff × d: each expert's gate rows, then its up rows) and down_proj
+    // (E × d × d_ff), each expert's slice nn.Linear's (out × in); Mixtral's router then mlp.gate. Set by
+    // the weights' reader when the folder holds them, in place of the experts.E.* of transformers 4.
     bool fused = false;
     // Qwen2-MoE: a shared expert on every token (a gated MLP of shared_d_ff), added after the
     // routed ones, scaled by σ(x·shared_expert_gate) with shared_gate

@@ -102,7 +102,8 @@ struct MixtureNames {
     const char *module, *gate, *up, *down;
 };
 MixtureNames mixture_names(const ModelSpec& s) {
-    if (s.tensors == TensorLayout::mixtral) return {"block_sparse_moe", "w1", "w3", "w2"};
+    // transformers 5 keeps Mixtral's mixture as mlp (the router mlp.gate), its experts fused
+    if (s.tensors == TensorLayout::mixtral && !s.experts.fused) return {"block_sparse_moe", "w1", "w3", "w2"};
     return {"mlp", "gate_proj", "up_proj", "down_proj"};  // Qwen3-MoE
 }
 
@@ -870,12 +871,11 @@ void load_weights(const std::string& folder, ModelSpec& spec, ModelLoad& load) {
     if (spec.resaved_layout && !where.count(spec.tensor_prefix + "embed_tokens.weight") &&
         where.count(spec.resaved_layout->tensor_prefix + "embed_tokens.weight"))
         spec.use_resaved_layout();
-    // Experts saved as transformers 5 keeps them (Qwen3.5-MoE as published): every expert of a layer in
-    // two tensors, read in place of the experts.E.* of transformers 4
+    // Experts saved as transformers 5 keeps them (Qwen3.5-MoE as published; Mixtral's mixture renamed mlp
+    // there): every expert of a layer in two tensors, read in place of the experts.E.* of transformers 4
     if (spec.experts.experts > 0 && spec.tensors != TensorLayout::gpt_oss && spec.tensors != TensorLayout::llama4) {
-        const std::string module = mixture_names(spec).module;
         for (std::size_t l = 0; l < spec.layers.size() && !spec.experts.fused; ++l)
-            spec.experts.fused = spec.layers[l].moe && where.count(spec.tensor_prefix + "layers." + std::to_string(l) + "." + module + ".experts.gate_up_proj");
+            spec.experts.fused = spec.layers[l].moe && where.count(spec.tensor_prefix + "layers." + std::to_string(l) + ".mlp.experts.gate_up_proj");
     }
 
     Weights weights;
