@@ -43,11 +43,19 @@ std::size_t code_point_count(const std::string& text) {
     return n;
 }
 
+namespace {
+
+// The bytes of the character a byte leads, as its high bits announce: 1 to 4; 0 for a
+// continuation byte or 0xF8 and above.
+std::size_t lead_length(unsigned char c) { return c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0; }
+
+}  // namespace
+
 std::size_t utf8_length_at(const std::string& text, std::size_t i) {
     const auto* p = reinterpret_cast<const unsigned char*>(text.data());
     const std::size_t n = text.size();
     const unsigned char c = p[i];
-    const std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    const std::size_t length = lead_length(c);
     if (length == 0 || i + length > n || (length == 2 && c < 0xC2)) return 0;
     for (std::size_t k = 1; k < length; ++k)
         if ((p[i + k] & 0xC0) != 0x80) return 0;
@@ -91,8 +99,7 @@ std::size_t open_character(const std::string& text) {
     for (std::size_t back = 1; back <= 3 && back <= text.size(); ++back) {
         const unsigned char c = static_cast<unsigned char>(text[text.size() - back]);
         if ((c & 0xC0) == 0x80) continue;
-        const std::size_t announced = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-        return announced > back ? text.size() - back : text.size();
+        return lead_length(c) > back ? text.size() - back : text.size();
     }
     return text.size();
 }
