@@ -475,6 +475,7 @@ std::string format_layer_head(const Trace& t, int layer, int h) {
                                   : mask == MaskKind::Causal          ? "causal mask"
                                   : mask == MaskKind::SlidingWindow ? "sliding window of " + std::to_string(t.settings.window)
                                   : mask == MaskKind::Chunked       ? "chunked causal mask, chunks of " + std::to_string(t.settings.chunk)
+                                  : mask == MaskKind::Band          ? "bidirectional band: keys within \xC2\xB1" + std::to_string(t.settings.window)
                                   : mask == MaskKind::None          ? "no mask: every token sees every token"
                                                                     : std::string(to_string(mask)) + " mask";
     // the scale as the trace used it: Gemma's query_pre_attn_scalar, DeepSeek-V3's × mscale² are not 1/√d_k

@@ -449,10 +449,11 @@ bool set_mask_kind(const SetMaskKind& e, Scenario& s) {
         if (s.custom_mask.rows() != n_q || s.custom_mask.cols() != n_k) {
             // Start painting from the mask on screen, so switching to Custom changes nothing yet.
             MaskRule rule = mask_rule(s, n_k);
-            rule.window = std::max(1, rule.window);
+            if (rule.kind == MaskKind::SlidingWindow) rule.window = std::max(1, rule.window);
             s.custom_mask = mask_matrix(rule, n_q);
         }
     }
+    if (e.kind == MaskKind::SlidingWindow) s.window = std::max(1, s.window);  // a band's half-width may be 0
     s.mask = e.kind;
     return true;
 }
@@ -527,7 +528,8 @@ bool apply(const Edit& edit, Scenario& s) {
                 }
                 return assign(s.heads, e.heads);  // W_Q… stay (d_model × d_model); only the split changes
             } else if constexpr (std::is_same_v<E, SetMaskKind>) return set_mask_kind(e, s);
-            else if constexpr (std::is_same_v<E, SetWindow>) return e.window >= 1 && assign(s.window, e.window);
+            else if constexpr (std::is_same_v<E, SetWindow>)
+                return e.window >= (s.mask == MaskKind::Band ? 0 : 1) && assign(s.window, e.window);  // a band: keys on each side
             else if constexpr (std::is_same_v<E, SetChunk>) return e.chunk >= 1 && assign(s.chunk, e.chunk);
             else if constexpr (std::is_same_v<E, SetPadding>) return set_padding(e, s);
             else if constexpr (std::is_same_v<E, PaintMaskCell>) return paint_mask_cell(e, s);
@@ -609,6 +611,8 @@ bool apply(const Edit& edit, Scenario& s) {
                 block.gated = e.gated;
                 block.activation = e.activation;
                 if (e.layer_norm) block.layer_norm = *e.layer_norm;
+                // only a pre-norm block with norms can leave N₁ out (ModernBERT's first layer): another layout has it back
+                if (block.norm != NormPlacement::Pre || !block.layer_norm) block.attention_norm = true;
                 if (block.norm_kind == NormKind::RMSNorm)
                     for (LayerNormParams* n : {&block.norm_1, &block.norm_2, &block.norm_post_attention, &block.norm_post_feed_forward})
                         n->beta = Vector();

@@ -15,6 +15,7 @@
 #define MASK_SLIDING_WINDOW 3
 #define MASK_CUSTOM 4
 #define MASK_CHUNKED 5
+#define MASK_BAND 6
 
 layout(std430, binding = 5) readonly buffer KeyPadding { uint key_is_padding[]; };   // bit j: key j is padding
 layout(std430, binding = 6) readonly buffer CustomMask { uint custom_visible[]; };   // (n_q × custom_words) bits, 1 = visible
@@ -66,11 +67,13 @@ bool visible(int i, int j) {
         case MASK_SLIDING_WINDOW: return j <= i && j > i - window;  // the last w keys up to the query
         case MASK_CUSTOM: return bit_set(custom_visible[i * custom_words + (j >> 5)], j & 31);
         case MASK_CHUNKED: return j <= i && j >= i - i % chunk;     // the query's own chunk, up to it
+        case MASK_BAND: return j >= i - window && j <= i + window;  // w keys either side, and itself
     }
     return true;
 }
 
-// Causal, sliding window and chunked: each row sees one run of keys ending at the query.
+// Causal, sliding window and chunked: each row sees one run of keys ending at the query. (A band's
+// run goes past the query: it is decided per cell.)
 bool run_mask() { return mask_kind == MASK_CAUSAL || mask_kind == MASK_SLIDING_WINDOW || mask_kind == MASK_CHUNKED; }
 
 // Causal, sliding window and chunked: true when no query in [i0, i1) sees a key in [j0, j1)

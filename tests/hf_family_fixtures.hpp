@@ -40,6 +40,9 @@
 //                                                          (the published layout, fused: with_fused_experts)
 //   neox_checkpoint     pythia-70m         F16    untied   one; fused QKV, rotary_pct, parallel residual
 //   bert_checkpoint     bert-base-uncased  F32    tied     one; gamma/beta names, pooler and NSP head
+//   modernbert_checkpoint ModernBERT-base  F32    tied     one; fused Wqkv and Wi, no attn_norm in layer 0, LayerNorms
+//                                                          without a bias, layers 1 and 2 of 4 local (a band of ±2),
+//                                                          two RoPE bases, the MLM head and decoder.bias
 //
 // The values are drawn already rounded to the file's dtype, so reading them back is exact.
 //
@@ -149,8 +152,11 @@ inline void write_with_tokenizer(const std::string& folder, FamilyCheckpoint c, 
     const bool multimodal = c.config.contains("text_config");  // Qwen3.5's folder: the text model's config and tensors
     (multimodal ? c.config["text_config"] : c.config)["vocab_size"] = vocabulary;
     TensorMaker make(c, 99);
-    make(multimodal ? "model.language_model.embed_tokens.weight" : "model.embed_tokens.weight", {vocabulary, d_model}, scale);
+    const bool modernbert = c.tensors.count("model.embeddings.tok_embeddings.weight") != 0;
+    make(multimodal ? "model.language_model.embed_tokens.weight" : modernbert ? "model.embeddings.tok_embeddings.weight" : "model.embed_tokens.weight",
+         {vocabulary, d_model}, scale);
     if (c.tensors.count("lm_head.weight")) make("lm_head.weight", {vocabulary, d_model}, scale);  // an untied head of as many rows
+    if (c.tensors.count("decoder.bias")) make("decoder.bias", {vocabulary}, 0.3);                 // ModernBERT's decoder bias
     write_family_checkpoint(folder, c);
     std::filesystem::copy_file(tokenizer_json, std::filesystem::path(folder) / "tokenizer.json",
                                std::filesystem::copy_options::overwrite_existing);
@@ -1079,12 +1085,48 @@ inline FamilyCheckpoint bert_checkpoint(std::uint64_t seed = 8) {
     return c;
 }
 
+// ModernBERT-base's config.json as published (transformers 4.48), scaled down: every third layer global
+// (0 and 3 of 4), the others local with local_attention 4 (keys within ±2), RoPE bases 160000 and 10000;
+// its file's names, the decoder's weight tied to the embedding and not stored; F32.
+inline FamilyCheckpoint modernbert_checkpoint(std::uint64_t seed = 32) {
+    FamilyCheckpoint c{"modernbert", {}, {}, safetensors::Dtype::F32, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["ModernBertForMaskedLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 1,
+      "classifier_activation": "gelu", "classifier_bias": false, "classifier_dropout": 0.0, "classifier_pooling": "mean",
+      "cls_token_id": 1, "decoder_bias": true, "deterministic_flash_attn": false, "embedding_dropout": 0.0, "eos_token_id": 2,
+      "global_attn_every_n_layers": 3, "global_rope_theta": 160000.0, "gradient_checkpointing": false, "hidden_activation": "gelu",
+      "hidden_size": 16, "initializer_cutoff_factor": 2.0, "initializer_range": 0.02, "intermediate_size": 24, "layer_norm_eps": 1e-05,
+      "local_attention": 4, "local_rope_theta": 10000.0, "max_position_embeddings": 64, "mlp_bias": false, "mlp_dropout": 0.0,
+      "model_type": "modernbert", "norm_bias": false, "norm_eps": 1e-05, "num_attention_heads": 4, "num_hidden_layers": 4,
+      "pad_token_id": 3, "position_embedding_type": "absolute", "repad_logits_with_grad": false, "sep_token_id": 2,
+      "sparse_pred_ignore_index": -100, "sparse_prediction": false, "torch_dtype": "float32", "transformers_version": "4.48.0",
+      "vocab_size": 40})");
+    TensorMaker make(c, seed);
+    const std::int64_t d = 16, ff = 24, V = 40;
+    make("model.embeddings.tok_embeddings.weight", {V, d}, 1.0);
+    make("model.embeddings.norm.weight", {d}, 0.2, 1.0);
+    for (int l = 0; l < 4; ++l) {
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        if (l > 0) make(p + "attn_norm.weight", {d}, 0.2, 1.0);
+        make(p + "attn.Wqkv.weight", {3 * d, d}, 0.5);
+        make(p + "attn.Wo.weight", {d, d}, 0.4);
+        make(p + "mlp_norm.weight", {d}, 0.2, 1.0);
+        make(p + "mlp.Wi.weight", {2 * ff, d}, 0.4);
+        make(p + "mlp.Wo.weight", {d, ff}, 0.3);
+    }
+    make("model.final_norm.weight", {d}, 0.2, 1.0);
+    make("head.dense.weight", {d, d}, 0.4);
+    make("head.norm.weight", {d}, 0.2, 1.0);
+    make("decoder.bias", {V}, 0.3);
+    return c;
+}
+
 inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), ministral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
             qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), qwen3_next_checkpoint(), qwen3_5_checkpoint(), qwen3_5_moe_checkpoint(),
             neox_checkpoint(),
-            bert_checkpoint()};
+            bert_checkpoint(), modernbert_checkpoint()};
 }
 
 // Every tensor of a folder's safetensors file(s), as stored (for checkpoints written elsewhere).
@@ -1178,7 +1220,7 @@ inline std::vector<double> norm_row(const std::vector<double>& x, const hf::Norm
     return y;
 }
 inline Rows norm_rows(const Rows& x, const hf::NormSpec& spec, const HfTensors& t, const std::string& base) {
-    const HfTensor* bias = spec.kind == hf::NormKind::layer_norm ? &tensor(t, base + ".bias") : nullptr;
+    const HfTensor* bias = spec.kind == hf::NormKind::layer_norm && spec.bias ? &tensor(t, base + ".bias") : nullptr;  // ModernBERT: none
     Rows y;
     for (const auto& row : x) y.push_back(norm_row(row, spec, tensor(t, base + ".weight"), bias));
     return y;
@@ -1554,6 +1596,15 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
         q = linear(a, tensor(t, p + "query.weight"), &tensor(t, p + "query.bias"));
         k = linear(a, tensor(t, p + "key.weight"), &tensor(t, p + "key.bias"));
         v = linear(a, tensor(t, p + "value.weight"), &tensor(t, p + "value.bias"));
+    } else if (s.model_type == "modernbert") {
+        // Wqkv(x).view(n, 3, H, hd).unbind(1): the first d outputs are every head's q, then k, then v
+        const Rows qkv = linear(a, tensor(t, "layers." + l + ".attn.Wqkv.weight"), nullptr);
+        const std::size_t dw = static_cast<std::size_t>(s.d_model);
+        for (const auto& row : qkv) {
+            q.emplace_back(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(dw));
+            k.emplace_back(row.begin() + static_cast<std::ptrdiff_t>(dw), row.begin() + static_cast<std::ptrdiff_t>(2 * dw));
+            v.emplace_back(row.begin() + static_cast<std::ptrdiff_t>(2 * dw), row.end());
+        }
     } else if (s.model_type == "phi3") {
         // qkv[..., :q], qkv[..., q : q + kv], qkv[..., q + kv :]
         const Rows qkv = linear(a, tensor(t, "layers." + l + ".self_attn.qkv_proj.weight"), nullptr);
@@ -1615,6 +1666,12 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
             kh.push_back(head_row(k, i, kv_head, "k_norm"));
             vh.push_back(head_row(v, i, kv_head, nullptr));
         }
+        // a causal layer's window: i − j < W; a bidirectional one's (ModernBERT's local layers): |i − j| ≤ W
+        const auto see = [&ls](std::size_t i, std::size_t j) {
+            const int distance = static_cast<int>(i) - static_cast<int>(j);
+            if (!ls.causal) return ls.window == 0 || std::abs(distance) <= ls.window;
+            return distance >= 0 && (ls.window == 0 || distance < ls.window);
+        };
         Rows scores(n, std::vector<double>(n)), weights(n, std::vector<double>(n, 0.0));
         for (std::size_t i = 0; i < n; ++i) {
             // pass 1: scaled (and soft-capped) scores, the visible maximum
@@ -1625,7 +1682,7 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
                 double score = dot * s.attention_scale;
                 if (s.attn_logit_softcap > 0) score = s.attn_logit_softcap * std::tanh(score / s.attn_logit_softcap);
                 scores[i][j] = score;
-                const bool visible = (!ls.causal || j <= i) && (ls.window == 0 || static_cast<int>(i) - static_cast<int>(j) < ls.window);
+                const bool visible = see(i, j);
                 if (visible) max_score = std::max(max_score, score);
             }
             // pass 2: softmax over the visible keys (and the sink)
@@ -1636,7 +1693,7 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
                 sum += std::exp(sink - max_score);
             }
             for (std::size_t j = 0; j < n; ++j) {
-                const bool visible = (!ls.causal || j <= i) && (ls.window == 0 || static_cast<int>(i) - static_cast<int>(j) < ls.window);
+                const bool visible = see(i, j);
                 if (visible) sum += weights[i][j] = std::exp(scores[i][j] - max_score);
             }
             for (std::size_t j = 0; j < n; ++j) weights[i][j] /= sum;
@@ -1657,6 +1714,7 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
         const std::string p = "encoder.layer." + l + ".attention.output.dense";
         return linear(concat, tensor(t, p + ".weight"), &tensor(t, p + ".bias"));
     }
+    if (s.model_type == "modernbert") return linear(concat, tensor(t, "layers." + l + ".attn.Wo.weight"), nullptr);
     if (!gate.empty())  // Qwen3-Next: attn_output * torch.sigmoid(gate), then o_proj
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t c = 0; c < concat[i].size(); ++c) concat[i][c] /= 1.0 + std::exp(-gate[i][c]);
@@ -1704,10 +1762,12 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
         return linear(activated(linear(a, tensor(t, p + "intermediate.dense.weight"), &tensor(t, p + "intermediate.dense.bias")), s.activation),
                       tensor(t, p + "output.dense.weight"), &tensor(t, p + "output.dense.bias"));
     }
-    if (s.model_type == "phi3") {
-        // gate, up = gate_up_proj(x).chunk(2, dim=-1); down_proj(up * act_fn(gate))
+    if (s.model_type == "phi3" || s.model_type == "modernbert") {
+        // Phi-3: gate, up = gate_up_proj(x).chunk(2, dim=-1); down_proj(up * act_fn(gate))
+        // ModernBERT: input, gate = Wi(x).chunk(2, dim=-1); Wo(act(input) * gate): the activated half first as well
+        const bool modern = s.model_type == "modernbert";
         const std::string p = "layers." + l + ".mlp.";
-        const Rows fused = linear(a, tensor(t, p + "gate_up_proj.weight"), nullptr);
+        const Rows fused = linear(a, tensor(t, p + (modern ? "Wi.weight" : "gate_up_proj.weight")), nullptr);
         const std::size_t ff = static_cast<std::size_t>(s.d_ff);
         Rows product;
         for (const auto& row : fused) {
@@ -1715,7 +1775,7 @@ inline Rows reference_mlp(const hf::ModelSpec& s, const HfTensors& t, int layer,
             for (std::size_t j = 0; j < ff; ++j) out[j] = row[ff + j] * hf::activate(s.activation, row[j]);
             product.push_back(out);
         }
-        return linear(product, tensor(t, p + "down_proj.weight"), nullptr);
+        return linear(product, tensor(t, p + (modern ? "Wo.weight" : "down_proj.weight")), nullptr);
     }
     if (s.model_type == "gpt_oss") {
         // GptOssTopKRouter: logits x·Wᵀ + b, the top k, softmax over them; GptOssExperts: gate_up =
@@ -1900,6 +1960,8 @@ inline LayerNormNames layer_norm_names(const hf::ModelSpec& s, int layer) {
     if (s.model_type == "gpt2") return {"h." + l + ".ln_1", "", "h." + l + ".ln_2", ""};
     if (s.model_type == "bert")
         return {"", "encoder.layer." + l + ".attention.output.LayerNorm", "", "encoder.layer." + l + ".output.LayerNorm"};
+    if (s.model_type == "modernbert")  // ModernBertEncoderLayer: attn_norm is nn.Identity() in layer 0
+        return {layer == 0 ? "" : "layers." + l + ".attn_norm", "", "layers." + l + ".mlp_norm", ""};
     const std::string p = "layers." + l + ".";
     if (s.layout == hf::BlockLayout::sandwich)
         return {p + "input_layernorm", p + "post_attention_layernorm", p + "pre_feedforward_layernorm", p + "post_feedforward_layernorm"};
@@ -1912,7 +1974,8 @@ inline Reference reference_forward(const hf::ModelSpec& s, const HfTensors& t, c
                                    const std::vector<int>& token_types = {}) {
     const std::size_t n = ids.size(), d = static_cast<std::size_t>(s.d_model);
     const char* embedding = s.model_type == "gpt2" ? "wte.weight" : s.model_type == "gpt_neox" ? "embed_in.weight"
-                          : s.model_type == "bert" ? "embeddings.word_embeddings.weight" : "embed_tokens.weight";
+                          : s.model_type == "bert" ? "embeddings.word_embeddings.weight"
+                          : s.model_type == "modernbert" ? "embeddings.tok_embeddings.weight" : "embed_tokens.weight";
     const HfTensor& table = tensor(t, embedding);
     Rows x(n, std::vector<double>(d));
     for (std::size_t i = 0; i < n; ++i)
@@ -1926,13 +1989,13 @@ inline Reference reference_forward(const hf::ModelSpec& s, const HfTensors& t, c
                            tensor(t, "embeddings.token_type_embeddings.weight").values[type * d + j];
             }
         }
-    if (s.embedding_norm) x = norm_rows(x, s.norm, t, "embeddings.LayerNorm");
+    if (s.embedding_norm) x = norm_rows(x, s.norm, t, s.model_type == "modernbert" ? "embeddings.norm" : "embeddings.LayerNorm");
     Reference r;
     for (int layer = 0; layer < s.n_layers; ++layer) {
         const LayerNormNames names = layer_norm_names(s, layer);
         switch (s.layout) {
             case hf::BlockLayout::pre_norm: {
-                x = added(x, reference_attention(s, t, layer, norm_rows(x, s.norm, t, names.attn), r));
+                x = added(x, reference_attention(s, t, layer, names.attn.empty() ? x : norm_rows(x, s.norm, t, names.attn), r));
                 x = added(x, reference_mlp(s, t, layer, norm_rows(x, s.norm, t, names.mlp)));
                 break;
             }
@@ -1967,6 +2030,10 @@ inline Reference reference_forward(const hf::ModelSpec& s, const HfTensors& t, c
                                        &tensor(t, "cls.predictions.transform.dense.bias")), s.mlm_activation),
                       s.norm, t, "cls.predictions.transform.LayerNorm");
         bias = &tensor(t, "cls.predictions.bias");
+    } else if (s.model_type == "modernbert") {  // ModernBertForMaskedLM: decoder(head(final_norm(x)))
+        x = norm_rows(activated(linear(norm_rows(x, s.norm, t, "final_norm"), tensor(t, "head.dense.weight"), nullptr), s.mlm_activation),
+                      s.norm, t, "head.norm");
+        bias = &tensor(t, "decoder.bias");
     } else {
         x = norm_rows(x, s.norm, t, s.model_type == "gpt2" ? "ln_f" : s.model_type == "gpt_neox" ? "final_layer_norm" : "norm");
     }

@@ -853,6 +853,46 @@ TEST_CASE("a parallel residual adds attention and the feed-forward of the block'
     CHECK(gap(run(s).block.output, out) > 1e-3);
 }
 
+TEST_CASE("a pre-norm block without N₁ (ModernBERT's first layer): attention reads x as it is, the feed-forward LN₂ of x + attention", "[block][attention_norm]") {
+    Scenario s = random_block(71);
+    s.block.norm_1.gamma = normal_matrix(1, 8, 72, 0.3f);
+    s.block.norm_1.gamma.array() += 1.0f;
+    const Trace normed = run(s);
+    s.block.attention_norm = false;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    CHECK(t.block.norm1 == t.x_pe);  // what attention reads: x itself
+    CHECK(t.block.gamma_1.size() == 0);
+    CHECK(t.block.beta_1.size() == 0);
+    // attention of x, by hand: head 1's q from x·W_Q
+    Rows q = matmul(rows_of(t.x_pe), rows_of(s.w_q));
+    for (auto& row : q) row.resize(static_cast<size_t>(t.head[0].q.cols()));  // head 1's columns
+    for (Eigen::Index i = 0; i < t.head[0].q.rows(); ++i)
+        for (Eigen::Index c = 0; c < t.head[0].q.cols(); ++c) CHECK(t.head[0].q(i, c) == Approx(q[static_cast<size_t>(i)][static_cast<size_t>(c)]).margin(1e-5));
+    CHECK(gap(normed.head[0].q, q) > 1e-3);  // with N₁ the queries differ
+    // the feed-forward still reads LN₂(x + attention)
+    const Rows residual = add(rows_of(t.x_pe), rows_of(t.output));
+    CHECK(gap(t.block.norm2, layer_norm_ref(residual, list_of(s.block.norm_2.gamma), std::vector<double>(8, 0.0), 1e-5)) < 1e-5);
+    // the registry shows no norm-1 card's γ, and says attention reads the input as it is
+    const auto find_entry = [](const std::string& key) -> const MatrixEntry* {
+        for (const MatrixEntry& e : matrix_registry())
+            if (key == e.key) return &e;
+        return nullptr;
+    };
+    const MatrixEntry* gamma_1 = find_entry("block.gamma_1");
+    REQUIRE(gamma_1 != nullptr);
+    CHECK(gamma_1->get(t, nullptr) == nullptr);
+    CHECK(gamma_1->get(normed, nullptr) != nullptr);
+    CHECK(find_entry("block.norm1")->title(t, 0) == "no norm: the input as it is");
+    // a scenario file keeps it, and refuses it where the block has no N₁ to leave out
+    const ScenarioLoad back = scenario_from_json(scenario_to_json(s), "back");
+    REQUIRE(back.scenario);
+    CHECK_FALSE(back.scenario->block.attention_norm);
+    CHECK(trace_to_json(run(*back.scenario)) == trace_to_json(t));
+    s.block.norm = NormPlacement::Post;
+    CHECK(says(run(s).errors, "block attention_norm"));
+}
+
 TEST_CASE("Gemma's sandwich normalises each sublayer's output before its residual add, four norms each with its γ", "[block][sandwich]") {
     Scenario s = random_block(71);
     s.block.norm_kind = NormKind::RMSNorm;

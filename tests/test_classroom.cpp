@@ -474,20 +474,20 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     }
 }
 
-TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, the output gate, Gated DeltaNet, NoPE and its temperature, and five routers, each step showing its change") {
+TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, an encoder's band, sinks, the output gate, Gated DeltaNet, NoPE and its temperature, and five routers, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/12-since-2024.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 11);
+    REQUIRE(l.steps.size() == 12);
     // SmolLM3's NoPE layer: Llama's block with nothing turned, no step before RoPE
-    const Trace nope = run(scenario_at_step(l, 5));
+    const Trace nope = run(scenario_at_step(l, 6));
     REQUIRE(nope.ok);
     CHECK(nope.settings.positional == PositionalEncoding::None);
     CHECK(nope.kv_heads == 2);
     CHECK(nope.head[0].q_unrotated.size() == 0);
     // Qwen3-MoE: the same sentence, each token routed to 2 of 4 experts, their weights summing to 1
-    const Trace moe = run(scenario_at_step(l, 7));
+    const Trace moe = run(scenario_at_step(l, 8));
     REQUIRE(moe.ok);
     CHECK(moe.query_tokens == run(find_preset("block-2017")->scenario).query_tokens);
     CHECK(moe.settings.block.moe.experts == 4);
@@ -497,7 +497,7 @@ TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, t
         CHECK(moe.block.routing.row(i).sum() == Approx(1.0f).epsilon(1e-5));
     }
     // Qwen2-MoE: the same routing, not renormalised, and a shared expert every token takes a gated share of
-    const Trace shared = run(scenario_at_step(l, 8));
+    const Trace shared = run(scenario_at_step(l, 9));
     REQUIRE(shared.ok);
     CHECK(shared.query_tokens == moe.query_tokens);
     REQUIRE(shared.block.shared_gate_values.rows() == shared.n_queries);
@@ -509,7 +509,7 @@ TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, t
         CHECK(shared.block.shared_gate_values(i, 0) < 1.0f);
     }
     // gpt-oss: sinks take a share of each row, a window of 4, YaRN, the top 2 logits softmaxed
-    const Trace oss = run(scenario_at_step(l, 2));
+    const Trace oss = run(scenario_at_step(l, 3));
     REQUIRE(oss.ok);
     CHECK(oss.query_tokens == moe.query_tokens);
     CHECK(oss.settings.rope.scaling == RopeScalingKind::Yarn);
@@ -530,13 +530,22 @@ TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, t
     CHECK(mla.head[0].k.rightCols(2) == mla.head[3].k.rightCols(2));
     CHECK(mla.head[0].k.leftCols(4) != mla.head[3].k.leftCols(4));
     // and its router: σ scores, the choice 0 outside each token's 2 kept groups, weights summing to 2.5
-    const Trace grouped = run(scenario_at_step(l, 9));
+    const Trace grouped = run(scenario_at_step(l, 10));
     REQUIRE(grouped.ok);
     for (Eigen::Index i = 0; i < grouped.block.routing.rows(); ++i) {
         CHECK((grouped.block.router_choice.row(i).array() != 0.0f).count() == 4);
         CHECK((grouped.block.routing.row(i).array() > 0.0f).count() == 2);
         CHECK(grouped.block.routing.row(i).sum() == Approx(2.5f).epsilon(1e-5));
     }
+    // ModernBERT's local layer: a band of ±2, keys after the query seen as well as before
+    const Trace band = run(scenario_at_step(l, 2));
+    REQUIRE(band.ok);
+    CHECK(band.query_tokens == moe.query_tokens);
+    CHECK(band.settings.mask == MaskKind::Band);
+    CHECK(band.head[0].weights(4, 6) > 0.0f);
+    CHECK(band.head[0].weights(4, 2) > 0.0f);
+    CHECK(band.head[0].weights(4, 7) == 0.0f);
+    CHECK(band.head[0].weights(4, 1) == 0.0f);
     // Llama 4: chunks of 4 (the fifth token sees itself alone), then its global NoPE layer's τ, then its router
     const Trace chunked = run(scenario_at_step(l, 1));
     REQUIRE(chunked.ok);
@@ -545,22 +554,22 @@ TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, sinks, t
     CHECK(chunked.head[0].weights(4, 4) == Approx(1.0f));
     CHECK(chunked.head[0].weights(7, 3) == 0.0f);
     CHECK(chunked.head[0].weights(7, 4) > 0.0f);
-    const Trace tempered = run(scenario_at_step(l, 6));
+    const Trace tempered = run(scenario_at_step(l, 7));
     REQUIRE(tempered.ok);
     CHECK(tempered.settings.positional == PositionalEncoding::None);
     CHECK(tempered.temperature(1, 0) == 1.0f);
     CHECK(tempered.temperature(10, 0) > tempered.temperature(2, 0));
-    const Trace llama4 = run(scenario_at_step(l, 10));
+    const Trace llama4 = run(scenario_at_step(l, 11));
     REQUIRE(llama4.ok);
     CHECK(llama4.settings.block.moe.router_kind == RouterKind::TopKThenSigmoid);
     for (Eigen::Index i = 0; i < llama4.block.routing.rows(); ++i) CHECK((llama4.block.routing.row(i).array() > 0.0f).count() == 2);
     // Qwen3-Next: the output gate, head 2's nearly shut
-    const Trace gate = run(scenario_at_step(l, 3));
+    const Trace gate = run(scenario_at_step(l, 4));
     REQUIRE(gate.ok);
     CHECK(gate.settings.output_gate);
     CHECK(gate.output_gate.rightCols(4).maxCoeff() < gate.output_gate.leftCols(4).maxCoeff());
     // Qwen3-Next's Gated DeltaNet: no softmax; head 1's implied weights hug the diagonal, head 2's reach back
-    const Trace linear = run(scenario_at_step(l, 4));
+    const Trace linear = run(scenario_at_step(l, 5));
     REQUIRE(linear.ok);
     CHECK(linear.settings.delta_net);
     CHECK(linear.head[0].weights.size() == 0);

@@ -219,6 +219,24 @@ TEST_CASE("masks") {
     CHECK(fully_masked_rows(MaskRule{MaskKind::Padding, 1, 3, &padding}, 2).empty());
 }
 
+namespace {
+
+// Every block of the 13 × 13 mask: one block_hidden says is hidden has no visible cell (and, with `exact`,
+// every other has one), one block_visible says is visible has every cell visible.
+void check_blocks(const MaskRule& rule, const MaskMatrix& m, bool exact) {
+    for (int i0 = 0; i0 < 13; ++i0)
+        for (int i1 = i0 + 1; i1 <= 13; ++i1)
+            for (int j0 = 0; j0 < 13; ++j0)
+                for (int j1 = j0 + 1; j1 <= 13; ++j1) {
+                    const auto block = m.block(i0, j0, i1 - i0, j1 - j0);
+                    if (rule.block_hidden(i0, i1, j0, j1)) CHECK_FALSE(block.any());
+                    else if (exact) CHECK(block.any());
+                    if (rule.block_visible(i0, i1, j0, j1)) CHECK(block.all());
+                }
+}
+
+}  // namespace
+
 TEST_CASE("chunked mask: a query sees the keys of its own chunk up to itself, and its runs and blocks agree with it cell by cell") {
     for (int chunk : {1, 3, 4, 7, 20}) {
         INFO("chunk " << chunk);
@@ -229,14 +247,7 @@ TEST_CASE("chunked mask: a query sees the keys of its own chunk up to itself, an
         const MaskMatrix m = mask_matrix(rule, 13);
         for (int i = 0; i < 13; ++i)
             for (int j = 0; j < 13; ++j) CHECK(m(i, j) == (j <= i && j / chunk == i / chunk));  // Llama 4's chunked_overlay
-        for (int i0 = 0; i0 < 13; ++i0)
-            for (int i1 = i0 + 1; i1 <= 13; ++i1)
-                for (int j0 = 0; j0 < 13; ++j0)
-                    for (int j1 = j0 + 1; j1 <= 13; ++j1) {
-                        const auto block = m.block(i0, j0, i1 - i0, j1 - j0);
-                        if (rule.block_hidden(i0, i1, j0, j1)) CHECK_FALSE(block.any());
-                        if (rule.block_visible(i0, i1, j0, j1)) CHECK(block.all());
-                    }
+        check_blocks(rule, m, false);
         CHECK(fully_masked_rows(rule, 13).empty());  // every query sees itself
     }
     // the engine's scenario: chunks of 3 over 7 tokens, the fill where a key is in an earlier chunk
@@ -254,6 +265,42 @@ TEST_CASE("chunked mask: a query sees the keys of its own chunk up to itself, an
     CHECK(t.head[0].weights(6, 6) == Approx(1.0f));  // the first of its chunk sees itself alone
     s.chunk = 0;
     CHECK(any_error_contains(run(s), "chunk size is 0"));
+}
+
+TEST_CASE("band mask: a query sees the keys up to w positions on either side, and its runs and blocks agree with it cell by cell") {
+    for (int half : {0, 1, 2, 5, 20}) {
+        INFO("half-width " << half);
+        MaskRule rule;
+        rule.kind = MaskKind::Band;
+        rule.window = half;
+        rule.n_keys = 13;
+        const MaskMatrix m = mask_matrix(rule, 13);
+        for (int i = 0; i < 13; ++i)
+            for (int j = 0; j < 13; ++j) CHECK(m(i, j) == (std::abs(i - j) <= half));  // transformers' sliding_window_bidirectional_overlay
+        check_blocks(rule, m, true);  // a block is skipped exactly when nothing in it is seen
+        CHECK(fully_masked_rows(rule, 13).empty());  // every query sees itself
+    }
+    // the engine's scenario: ±2 over 7 tokens, later keys seen as well as earlier ones
+    Scenario s = three_words();
+    s.target.embeddings = Matrix::Random(7, s.d_model);
+    s.target.tokens.assign(7, "t");
+    s.mask = MaskKind::Band;
+    s.window = 2;
+    const Trace t = run(s);
+    REQUIRE(t.ok);
+    CHECK(t.visible(3, 5));
+    CHECK(t.visible(3, 1));
+    CHECK_FALSE(t.visible(3, 6));
+    CHECK_FALSE(t.visible(3, 0));
+    CHECK(t.head[0].masked_scores(0, 3) == -std::numeric_limits<float>::infinity());
+    CHECK(t.head[0].weights.row(0).sum() == Approx(1.0f));
+    CHECK(t.head[0].weights(0, 2) > 0.0f);  // a later key, within the band
+    s.window = 0;
+    const Trace own = run(s);
+    REQUIRE(own.ok);
+    CHECK(own.head[0].weights(4, 4) == Approx(1.0f));  // half-width 0: each query sees itself alone
+    s.window = -1;
+    CHECK(any_error_contains(run(s), "band half-width is -1"));
 }
 
 TEST_CASE("query temperature: each query × ln(⌊(p + 1)/floor_scale⌋ + 1)·attn_scale + 1 before its scores (Llama 4's NoPE layers)") {

@@ -378,6 +378,39 @@ void check_bert_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, const
     CHECK(w.lm_head.size() == 0);
 }
 
+// ModernBERT: Wqkv's rows Q, K, V and Wi's the activated half then the other, each a view of the file; no
+// attn_norm in layer 0 and no norm bias; the MLM head without a dense bias, the decoder's bias, the head tied.
+void check_modernbert_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, const hf::Weights& w) {
+    const Eigen::Index d = s.d_model, ff = s.d_ff;
+    check_same(w.token_embedding, stored(c, "model.embeddings.tok_embeddings.weight"), "tok_embeddings");
+    check_same(w.embedding_norm.weight, stored_vector(c, "model.embeddings.norm.weight"), "embeddings.norm");
+    CHECK(w.embedding_norm.bias.size() == 0);
+    for (int l = 0; l < s.n_layers; ++l) {
+        const hf::LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+        const std::string p = "model.layers." + std::to_string(l) + ".";
+        if (l == 0) CHECK(L.attn_norm.weight.size() == 0);
+        else check_same(L.attn_norm.weight, stored_vector(c, p + "attn_norm.weight"), p + "attn_norm");
+        CHECK(L.attn_norm.bias.size() == 0);
+        const Matrix qkv = stored(c, p + "attn.Wqkv.weight");  // (3d × d)
+        check_same(L.w_q, qkv.topRows(d).transpose(), p + "Wqkv (q)");
+        check_same(L.w_k, qkv.middleRows(d, d).transpose(), p + "Wqkv (k)");
+        check_same(L.w_v, qkv.bottomRows(d).transpose(), p + "Wqkv (v)");
+        check_same(L.w_o, stored(c, p + "attn.Wo.weight").transpose(), p + "attn.Wo");
+        check_same(L.mlp_norm.weight, stored_vector(c, p + "mlp_norm.weight"), p + "mlp_norm");
+        const Matrix wi = stored(c, p + "mlp.Wi.weight");  // (2ff × d)
+        check_same(L.w_gate, wi.topRows(ff).transpose(), p + "Wi (the activated half)");
+        check_same(L.w_up, wi.bottomRows(ff).transpose(), p + "Wi (the other half)");
+        check_same(L.w_down, stored(c, p + "mlp.Wo.weight").transpose(), p + "mlp.Wo");
+        CHECK(L.b_q.size() == 0);
+    }
+    check_same(w.final_norm.weight, stored_vector(c, "model.final_norm.weight"), "final_norm");
+    check_same(w.mlm_dense, stored(c, "head.dense.weight").transpose(), "head.dense");
+    CHECK(w.mlm_dense_bias.size() == 0);
+    check_same(w.mlm_norm.weight, stored_vector(c, "head.norm.weight"), "head.norm");
+    check_same(w.lm_head_bias, stored_vector(c, "decoder.bias"), "decoder.bias");
+    CHECK(w.lm_head.size() == 0);
+}
+
 }  // namespace
 
 // [SECTION] Reading back
@@ -398,6 +431,9 @@ TEST_CASE("every family's checkpoint, written in the Hugging Face layout, reads 
             } else if (s.model_type == "bert") {
                 check_bert_weights(c, s, *load.weights);
                 CHECK_THAT(joined(load.ignored), Contains("bert.pooler.dense.weight") && Contains("cls.seq_relationship.bias"));
+            } else if (s.model_type == "modernbert") {
+                check_modernbert_weights(c, s, *load.weights);
+                CHECK(load.ignored.empty());
             } else if (s.model_type == "deepseek_v3") {  // its multi-token prediction layer, read past as transformers does
                 check_decoder_weights(c, s, *load.weights);
                 CHECK(load.ignored == std::vector<std::string>{"model.layers.61.eh_proj.weight", "model.layers.61.enorm.weight"});
@@ -1477,6 +1513,51 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         with_mask["mask_token_id"] = 39;
         CHECK(spec_of(with_mask).mask_token_id == 39);
     }
+    SECTION("modernbert: bidirectional pre-norm, no attention norm in layer 0, a band of local_attention / 2 on two layers of three, a RoPE base each kind") {
+        json config = modernbert_checkpoint().config;
+        hf::ModelSpec s = spec_of(config);
+        CHECK(s.tensors == hf::TensorLayout::modernbert);
+        CHECK(s.layout == hf::BlockLayout::pre_norm);
+        CHECK(s.positions == hf::PositionKind::rope);
+        CHECK(s.rotary_dim == 4);
+        CHECK(s.mlp == hf::MlpKind::gated);
+        CHECK(s.activation == hf::Activation::gelu_exact);
+        CHECK(s.norm.kind == hf::NormKind::layer_norm);
+        CHECK_FALSE(s.norm.bias);
+        CHECK(s.embedding_norm);
+        CHECK(s.final_norm);
+        CHECK(s.head == hf::HeadKind::masked_lm);
+        CHECK(s.lm_head_bias);
+        CHECK_FALSE(s.mlm_dense_bias);
+        CHECK_FALSE(s.qkv_bias);
+        CHECK(s.attention_scale == Approx(0.5));
+        for (int l = 0; l < 4; ++l) {
+            INFO("layer " << l);
+            const hf::LayerSpec& layer = s.layers[static_cast<std::size_t>(l)];
+            CHECK_FALSE(layer.causal);
+            CHECK(layer.attn_norm == (l != 0));
+            const bool local = l % 3 != 0;  // global_attn_every_n_layers 3: layers 0 and 3 global
+            CHECK(layer.window == (local ? 2 : 0));
+            CHECK(layer.rope_theta == (local ? 10000.0 : 160000.0));
+        }
+        // transformers 5: layer_types and rope_parameters per kind of layer (which win over the old keys)
+        config["layer_types"] = {"full_attention", "full_attention", "sliding_attention", "full_attention"};
+        config["rope_parameters"] = {{"full_attention", {{"rope_type", "default"}, {"rope_theta", 1000.0}}},
+                                     {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 100.0}}}};
+        s = spec_of(config);
+        CHECK(s.layers[1].window == 0);
+        CHECK(s.layers[1].rope_theta == 1000.0);
+        CHECK(s.layers[2].window == 2);
+        CHECK(s.layers[2].rope_theta == 100.0);
+        config["rope_parameters"] = {{"local_attention", {{"rope_type", "default"}}}};
+        CHECK_THAT(refusal_of(config), Contains("rope_parameters") && Contains("'local_attention' is not a kind of layer"));
+        config.erase("rope_parameters");
+        config["mlp_bias"] = true;
+        CHECK_THAT(refusal_of(config), Contains("mlp_bias"));
+        config["mlp_bias"] = false;
+        config["unpad_inputs"] = true;  // a key no ModernBERT class reads is refused, naming it
+        CHECK_THAT(refusal_of(config), Contains("unpad_inputs"));
+    }
     SECTION("rope_parameters, as transformers 5 saves it, is read like rope_theta and rope_scaling") {
         json config = llama3_checkpoint().config;
         const json scaling = config["rope_scaling"];
@@ -1787,7 +1868,7 @@ Reference reference_of(const FamilyCheckpoint& c, const std::vector<int>& ids = 
 
 }  // namespace
 
-TEST_CASE("the reference's attention: rows sum to 1, causal and sliding masks, GQA's shared keys", "[families][reference]") {
+TEST_CASE("the reference's attention: rows sum to 1, causal, sliding and band masks, GQA's shared keys", "[families][reference]") {
     for (const FamilyCheckpoint& c : all_family_checkpoints()) {
         DYNAMIC_SECTION(c.label) {
             const hf::ModelSpec s = spec_of(c.config);
@@ -1808,9 +1889,12 @@ TEST_CASE("the reference's attention: rows sum to 1, causal and sliding masks, G
                         for (std::size_t j = 0; j < n; ++j) {
                             sum += w[i][j];
                             largest_weight = std::max(largest_weight, j < i ? w[i][j] : 0.0);
-                            // outside the window, or (Llama 4) in an earlier chunk
-                            const bool future = j > i, outside = (ls.window > 0 && static_cast<int>(i - std::min(i, j)) >= ls.window) ||
-                                                                 (ls.chunk > 0 && j / static_cast<std::size_t>(ls.chunk) != i / static_cast<std::size_t>(ls.chunk));
+                            // outside the window (ModernBERT's band: more than W away on either side), or (Llama 4) in an
+                            // earlier chunk
+                            const int distance = static_cast<int>(i) - static_cast<int>(j);
+                            const bool future = j > i,
+                                       outside = (ls.window > 0 && (ls.causal ? distance >= ls.window : std::abs(distance) > ls.window)) ||
+                                                 (ls.chunk > 0 && j / static_cast<std::size_t>(ls.chunk) != i / static_cast<std::size_t>(ls.chunk));
                             if ((ls.causal && future) || outside) CHECK(w[i][j] == 0.0);
                             else CHECK(w[i][j] > 0.0);
                         }

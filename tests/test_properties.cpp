@@ -29,7 +29,7 @@ float max_abs_diff(const Matrix& a, const Matrix& b) {
 }  // namespace
 
 TEST_CASE("every softmax row sums to 1 / whatever the mask") {
-    auto mask = GENERATE(MaskKind::None, MaskKind::Causal, MaskKind::SlidingWindow, MaskKind::Padding, MaskKind::Chunked);
+    auto mask = GENERATE(MaskKind::None, MaskKind::Causal, MaskKind::SlidingWindow, MaskKind::Padding, MaskKind::Chunked, MaskKind::Band);
     auto heads = GENERATE(1, 2, 4);
     Scenario s = random_sentence(9, 16, heads, 3);
     s.mask = mask;

@@ -71,6 +71,28 @@ TEST_CASE("the embedding format / with per-head weights") {
     CHECK(run(s).ok);
 }
 
+TEST_CASE("a band mask reads and writes its half-width, 0 included, and a band without one is refused") {
+    const ScenarioLoad load = scenario_from_text(
+        R"({"q": [[1,0],[0,1],[1,1]], "k": [[1,1],[1,0],[0,1]], "v": [[10,0],[0,10],[5,5]], "mask": "band", "window": 0})", "t");
+    REQUIRE(load.scenario);
+    CHECK(load.scenario->mask == MaskKind::Band);
+    CHECK(load.scenario->window == 0);
+    const Trace t = run(*load.scenario);
+    REQUIRE(t.ok);
+    CHECK(t.output(1, 0) == Approx(0.0f).margin(1e-6));  // each query sees itself alone: its own value row
+    CHECK(t.output(1, 1) == Approx(10.0f));
+    const ScenarioLoad back = scenario_from_text(scenario_to_json(*load.scenario).dump(), "back");
+    REQUIRE(back.scenario);
+    CHECK(back.scenario->mask == MaskKind::Band);
+    CHECK(back.scenario->window == 0);
+    const auto missing = scenario_from_text(R"({"q": [[1]], "k": [[1]], "v": [[1]], "mask": "band"})", "t");
+    CHECK_FALSE(missing.scenario);
+    CHECK_THAT(all_errors(missing), Contains("\"band\" needs its half-width"));
+    const auto closed = scenario_from_text(R"({"q": [[1]], "k": [[1]], "v": [[1]], "mask": "window", "window": 0})", "t");
+    CHECK_FALSE(closed.scenario);
+    CHECK_THAT(all_errors(closed), Contains("a sliding window holds at least 1 key"));
+}
+
 TEST_CASE("bad files say what and where") {
     SECTION("not JSON") {
         const auto load = scenario_from_text("{\"q\": [[1, 0],\n [0 1]]}", "bad.json");

@@ -11,7 +11,8 @@
 // YaRN, 4 fused experts with biases, the top 2 logits then softmax) and DIR/deepseek_v3
 // (DeepSeek-V3's: latent attention, a dense first layer, then 8 experts in 4 groups), DIR/llama4 and
 // DIR/qwen3_next (three Gated DeltaNet layers to one gated full layer) and DIR/qwen3_5 (Qwen3.5's
-// multimodal folder as published: text_config, model.language_model.*, a vision tower read past).
+// multimodal folder as published: text_config, model.language_model.*, a vision tower read past) and
+// DIR/modernbert (ModernBERT's encoder: two of its four layers local, a band of ±2; <mask> its mask token).
 #include <filesystem>
 #include <iostream>
 
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
     write_with_tokenizer(dir + "/mixtral", testing::families::mixtral_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/gpt_oss", testing::families::gpt_oss_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/deepseek_v3", testing::families::deepseek_v3_checkpoint(), 16, 1.0);
+    testing::families::FamilyCheckpoint modernbert = testing::families::modernbert_checkpoint();
+    modernbert.config["mask_token_id"] = 401;  // the byte-level tokenizer's <mask>
+    write_with_tokenizer(dir + "/modernbert", modernbert, 16, 1.0);
     write_with_tokenizer(dir + "/llama4", testing::families::llama4_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/qwen3_next", testing::families::qwen3_next_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/qwen3_5", testing::families::qwen3_5_checkpoint(), 16, 1.0);

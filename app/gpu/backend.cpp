@@ -562,7 +562,8 @@ bool Backend::Impl::plan_passes(const Scenario& s) {
     }
     static_assert(static_cast<int>(MaskKind::None) == 0 && static_cast<int>(MaskKind::Causal) == 1 &&
                       static_cast<int>(MaskKind::Padding) == 2 && static_cast<int>(MaskKind::SlidingWindow) == 3 &&
-                      static_cast<int>(MaskKind::Custom) == 4 && static_cast<int>(MaskKind::Chunked) == 5,
+                      static_cast<int>(MaskKind::Custom) == 4 && static_cast<int>(MaskKind::Chunked) == 5 &&
+                      static_cast<int>(MaskKind::Band) == 6,
                   "scores.glsl's MASK_* numbers follow MaskKind");
     const bool fill_minus_inf = std::isinf(s.masked_fill) && s.masked_fill < 0;
     const bool run_mask = fill_minus_inf && (s.mask == MaskKind::Causal || s.mask == MaskKind::SlidingWindow || s.mask == MaskKind::Chunked);

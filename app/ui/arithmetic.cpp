@@ -674,6 +674,10 @@ void explain_scores(const Trace& t, const TraceSettings& s, const Where& w, int 
                         : "chunked " + std::to_string(s.chunk) + ": key " + ix(c) + " is in an earlier chunk than query " + ix(r) + " (its chunk starts at " +
                               ix(r - r % std::max(s.chunk, 1)) + ")";
             break;
+        case MaskKind::Band:
+            why = "band \xC2\xB1" + std::to_string(s.window) + ": key " + ix(c) + " is " + std::to_string(std::abs(c - r)) +
+                  " positions from query " + ix(r) + ", beyond " + std::to_string(s.window);
+            break;
         case MaskKind::None: why = "masked"; break;
     }
     e.lines.push_back(why);

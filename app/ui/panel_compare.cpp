@@ -46,7 +46,8 @@ void draw_b_toggles(EditContext state, CompareState& c) {
     Toggles& t = c.toggles_b;
     optional_combo<MaskKind>("mask", t.mask,
                              {{"none", MaskKind::None}, {"causal", MaskKind::Causal}, {"padding", MaskKind::Padding},
-                              {"window", MaskKind::SlidingWindow}, {"chunked", MaskKind::Chunked}, {"custom", MaskKind::Custom}});
+                              {"window", MaskKind::SlidingWindow}, {"chunked", MaskKind::Chunked}, {"band", MaskKind::Band},
+                              {"custom", MaskKind::Custom}});
     ImGui::SameLine(0.0f, 18.0f);
     std::vector<std::pair<std::string, int>> head_names;
     for (int h : edits::head_choices(state.session.scenario)) head_names.emplace_back(std::to_string(h), h);

@@ -166,7 +166,8 @@ void heads_controls(MapContext state, ViewOptions& view) {
 
 void mask_controls(EditContext state) {
     const Scenario& s = state.session.scenario;
-    const MaskKind kinds[] = {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Chunked, MaskKind::Custom};
+    const MaskKind kinds[] = {MaskKind::None,    MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow,
+                              MaskKind::Chunked, MaskKind::Band,   MaskKind::Custom};
     ImGui::TextUnformatted("Mask");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
@@ -182,6 +183,13 @@ void mask_controls(EditContext state) {
         ImGui::SetNextItemWidth(-1);
         if (ImGui::SliderInt("##window", &window, 1, std::max(2, edits::key_count(s)), "window %d"))
             state.push(edits::SetWindow{window});
+    } else if (s.mask == MaskKind::Band) {
+        int half = s.window;
+        ImGui::SetNextItemWidth(-1);
+        if (ImGui::SliderInt("##band", &half, 0, std::max(1, edits::key_count(s)), "band \xC2\xB1%d"))
+            state.push(edits::SetWindow{half});
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("a query sees the keys up to %d positions before and after it, and itself (ModernBERT's local layers)", s.window);
     } else if (s.mask == MaskKind::Chunked) {
         int chunk = s.chunk;
         ImGui::SetNextItemWidth(-1);

@@ -535,6 +535,7 @@ std::string layer_input_text(const lm::Model& model, int layer) {
     std::string x;
     if (layer > 0) x = "X is the residual stream entering the layer (the previous block's output)";
     else if (spec.layout == hf::BlockLayout::post_norm) x = "X = LayerNorm(E[tokens] + P[positions] + T[type 0]), BERT's embeddings";
+    else if (spec.embedding_norm) x = "X = LayerNorm(E[tokens]), the token embeddings normalised (ModernBERT's embeddings.norm)";
     else if (spec.embedding_scale != 1.0f) x = "X = E[tokens]\xC2\xB7\xE2\x88\x9A" "d_model, the token embeddings scaled as Gemma scales them";
     else if (spec.positions == hf::PositionKind::learned_absolute)  // GPT-2: the position table is added in x₀, so the sum is X
         x = "X = E[tokens] + P[positions], the token and position embeddings added";
@@ -551,6 +552,8 @@ std::string layer_input_text(const lm::Model& model, int layer) {
     if (spec.layout == hf::BlockLayout::post_norm) return x + "; attention reads X itself (the norms come after each sublayer).";
     if (spec.layout == hf::BlockLayout::after_sublayers)
         return x + "; attention reads X itself: OLMo 2 normalises each sublayer's output, before the residual adds it.";
+    if (layer >= 0 && layer < static_cast<int>(spec.layers.size()) && !spec.layers[static_cast<size_t>(layer)].attn_norm)
+        return x + "; attention reads X itself: this layer has no norm before attention (ModernBERT's first), only LN\xE2\x82\x82 before the feed-forward.";
     return x + "; attention reads " + norm + ".";
 }
 
@@ -704,15 +707,18 @@ std::string model_shape_text(const lm::Model& model) {
     }
     text += ", head_dim " + std::to_string(c.head_dim) + ", d_model " + std::to_string(c.d_model) + ", vocabulary " + std::to_string(c.vocab_size);
     text += c.max_positions > 0 ? ", at most " + std::to_string(c.max_positions) + " tokens" : std::string();
+    const hf::ModelSpec& spec = model.opened().spec;
     int local = 0, window = 0;
+    bool band = false;  // ModernBERT's local layers: keys on both sides of the query
     for (int l = 0; l < c.layers; ++l)
         if (model.window(l) > 0) {
             ++local;
             window = model.window(l);
+            band = band || (l < static_cast<int>(spec.layers.size()) && !spec.layers[static_cast<std::size_t>(l)].causal);
         }
     if (local > 0)
-        text += "; " + std::to_string(local) + " local layers (window " + std::to_string(window) + ") and " + std::to_string(c.layers - local) + " global";
-    const hf::ModelSpec& spec = model.opened().spec;
+        text += "; " + std::to_string(local) + " local layers (" + (band ? "band \xC2\xB1" : "window ") + std::to_string(window) + ") and " +
+                std::to_string(c.layers - local) + " global";
     // Llama 4: chunked layers, a query temperature on the global NoPE ones
     int chunked = 0, chunk = 0;
     bool tempered = false;

@@ -34,6 +34,7 @@ std::string layer_kind(const Trace& layer) {
     if (layer.settings.delta_net) return "linear";  // Gated DeltaNet (Qwen3-Next): a recurrence, no softmax
     if (layer.settings.mask == MaskKind::SlidingWindow) return "local " + std::to_string(layer.settings.window);
     if (layer.settings.mask == MaskKind::Chunked) return "chunk " + std::to_string(layer.settings.chunk);
+    if (layer.settings.mask == MaskKind::Band) return "local \xC2\xB1" + std::to_string(layer.settings.window);
     return "global";
 }
 
@@ -213,6 +214,9 @@ std::string head_map_notes(const ModelViewState& m, const GridLayout& g, int l, 
         about += trace.settings.mask == MaskKind::Chunked
                      ? "\nchunked layer: each query sees the earlier keys of its own chunk of " + std::to_string(trace.settings.chunk) +
                            " tokens (itself included), none before it"
+                 : trace.settings.mask == MaskKind::Band
+                     ? "\nlocal layer: each query sees the keys up to " + std::to_string(trace.settings.window) +
+                           " positions before and after it (itself included)"
                  : local ? "\nlocal layer: each query sees its last " + std::to_string(model.window(l)) + " keys (itself included)"
                          : std::string("\nglobal layer: each query sees every earlier key");
     if (linear)

@@ -39,6 +39,7 @@ void mask_scores(const ScoreRule& rule, int i0, int j0, Matrix& tile) {
         case MaskKind::Causal:
         case MaskKind::SlidingWindow:
         case MaskKind::Chunked:
+        case MaskKind::Band:
             // Visible keys form one run per row: fill what lies outside it.
             for (int r = 0; r < rows; ++r) {
                 int run_first = 0, run_last = 0;

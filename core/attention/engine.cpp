@@ -623,8 +623,10 @@ void run_block(const Scenario& s, const Matrix& x, const Matrix& attention_outpu
     const int d_model = s.d_model;
     const int d_ff = o.d_ff > 0 ? o.d_ff : 4 * d_model;
     const LayerNormParams norm_1 = resolved_norm(o, o.norm_1, d_model), norm_2 = resolved_norm(o, o.norm_2, d_model);
-    b.gamma_1 = as_row(norm_1.gamma);
-    b.beta_1 = as_row(norm_1.beta);
+    if (o.attention_norm) {  // ModernBERT's first layer has no N₁: no γ₁ or β₁ to show
+        b.gamma_1 = as_row(norm_1.gamma);
+        b.beta_1 = as_row(norm_1.beta);
+    }
     b.gamma_2 = as_row(norm_2.gamma);
     b.beta_2 = as_row(norm_2.beta);
     const bool pre = o.norm == NormPlacement::Pre;
@@ -781,6 +783,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.block.gated = s.block.gated;
     settings.block.parallel_residual = s.block.parallel_residual;
     settings.block.sandwich_norm = s.block.sandwich_norm;
+    settings.block.attention_norm = s.block.attention_norm;
     // The mixture's switches (and its E router biases, which its tooltips write out), not its
     // weights: the whole of it but the router and the experts, so that no switch is left behind.
     settings.block.moe = s.block.moe;
@@ -806,7 +809,9 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         // A pre-norm block's attention reads LN₁(X + PE); in cross-attention the queries'
         // stream is normalised and the source is read as given (as a decoder reads its memory).
         if (has_block(s) && s.block.norm == NormPlacement::Pre) {
-            t.block.norm1 = s.block.layer_norm ? block_norm(s.block, t.x_pe, resolved_norm(s.block, s.block.norm_1, s.d_model)) : t.x_pe;
+            t.block.norm1 = s.block.layer_norm && s.block.attention_norm
+                                ? block_norm(s.block, t.x_pe, resolved_norm(s.block, s.block.norm_1, s.d_model))
+                                : t.x_pe;
         }
         const Matrix& queries_from = attention_input(t);
         const Matrix& keys_from = cross ? t.source_x_pe : queries_from;

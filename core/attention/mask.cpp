@@ -13,6 +13,7 @@ bool MaskRule::visible(int i, int j) const {
             return !(key_is_padding && j < static_cast<int>(key_is_padding->size()) && (*key_is_padding)[static_cast<size_t>(j)]);
         case MaskKind::Custom: return custom != nullptr && (*custom)(i, j);
         case MaskKind::Chunked: return j <= i && j >= chunk_start(i);   // the keys of the query's own chunk, up to it
+        case MaskKind::Band: return j >= i - window && j <= i + window;  // w keys either side of the query, and its own
     }
     return true;
 }
@@ -20,7 +21,10 @@ bool MaskRule::visible(int i, int j) const {
 void MaskRule::visible_run(int i, int& first, int& last) const {
     first = 0;
     last = n_keys;
-    if (kind == MaskKind::Causal || kind == MaskKind::SlidingWindow || kind == MaskKind::Chunked) {
+    if (kind == MaskKind::Band) {
+        first = std::clamp(i - window, 0, n_keys);
+        last = std::clamp(i + window + 1, first, n_keys);
+    } else if (kind == MaskKind::Causal || kind == MaskKind::SlidingWindow || kind == MaskKind::Chunked) {
         first = kind == MaskKind::Causal          ? 0
                 : kind == MaskKind::SlidingWindow ? std::clamp(i - window + 1, 0, n_keys)
                                                   : std::clamp(chunk_start(i), 0, n_keys);
@@ -40,6 +44,7 @@ bool MaskRule::block_hidden(int i0, int i1, int j0, int j1) const {
         case MaskKind::Custom: return false;  // checked per cell
         // after every query, or before the chunk of the first (chunk starts never fall as i grows)
         case MaskKind::Chunked: return j0 > i1 - 1 || j1 - 1 < chunk_start(i0);
+        case MaskKind::Band: return j0 > i1 - 1 + window || j1 - 1 < i0 - window;  // after the last query's band, or before the first's
     }
     return false;
 }
@@ -50,6 +55,7 @@ bool MaskRule::block_visible(int i0, int i1, int j0, int j1) const {
         case MaskKind::Causal: return j1 - 1 <= i0;                                  // every key at or before every query
         case MaskKind::SlidingWindow: return j1 - 1 <= i0 && j0 > i1 - 1 - window;  // and inside every query's window
         case MaskKind::Chunked: return j1 - 1 <= i0 && j0 >= chunk_start(i1 - 1);    // and in the last query's chunk
+        case MaskKind::Band: return j0 >= i1 - 1 - window && j1 - 1 <= i0 + window;  // inside every query's band
         default: return false;                                                      // checked per cell
     }
 }

@@ -13,18 +13,19 @@ namespace attn {
 
 struct MaskRule {
     MaskKind kind = MaskKind::None;
-    int window = 1;                                      // sliding window: i − w < j ≤ i
+    int window = 1;                                      // sliding window: i − w < j ≤ i; band: |i − j| ≤ w
     int n_keys = 0;
     const std::vector<bool>* key_is_padding = nullptr;   // one flag per key (validated), or empty: none
     const MaskMatrix* custom = nullptr;                  // (n_q × n_k), true = visible
     int chunk = 1;                                       // chunked: ⌊j/C⌋ = ⌊i/C⌋ and j ≤ i
 
     bool visible(int i, int j) const;
-    // Causal, sliding-window and chunked masks show each row one run of keys, [first, last): the
+    // Causal, sliding-window, chunked and band masks show each row one run of keys, [first, last): the
     // run of row i (clamped to [0, n_keys), possibly empty). Other kinds: [0, n_keys).
     void visible_run(int i, int& first, int& last) const;
     bool is_run() const {
-        return kind == MaskKind::Causal || kind == MaskKind::SlidingWindow || kind == MaskKind::Chunked || kind == MaskKind::None;
+        return kind == MaskKind::Causal || kind == MaskKind::SlidingWindow || kind == MaskKind::Chunked || kind == MaskKind::Band ||
+               kind == MaskKind::None;
     }
     // The first key of query i's chunk: i − i mod C.
     int chunk_start(int i) const { return i - i % chunk; }

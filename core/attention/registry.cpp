@@ -25,6 +25,7 @@ namespace {
 const char* const kTimes = "\xC3\x97";  // ×
 const char* const kDot = "\xC2\xB7";    // ·
 const char* const kMinus = "\xE2\x88\x92";  // −
+const char* const kPlusMinus = "\xC2\xB1";  // ±
 const char* const kArrow = "\xE2\x86\x92";
 const char* const kT = "\xE1\xB5\x80";  // ᵀ
 const char* const kSqrt = "\xE2\x88\x9A";
@@ -60,6 +61,10 @@ bool not_qk_normed(const Trace& t) { return !t.settings.qk_norm; }
 // What the feed-forward reads: LN₂ of pre-norm, LN₁'s output of post-norm.
 const Matrix& ffn_input(const Trace& t) { return pre_norm(t) ? t.block.norm2 : t.block.norm1; }
 
+// Whether attention reads N₁ of the stream: a pre-norm block with norms, unless it leaves N₁ out
+// (ModernBERT's first layer); a post-norm block's N₁ comes after attention, always there with norms.
+bool norm_1_on(const Trace& t) { return t.settings.block.layer_norm && (!pre_norm(t) || t.settings.block.attention_norm); }
+
 // The block's norm with its subscript: "LN₁", "RMSNorm₂", "RMSNorm".
 std::string norm_symbol(const Trace& t, const char* subscript) {
     return std::string(t.settings.block.norm_kind == NormKind::RMSNorm ? "RMSNorm" : "LN") + subscript;
@@ -91,7 +96,7 @@ std::string activation_name(const Trace& t) {
 // What the projections read, as a formula: "X", "(X+PE)", "LN₁(X+PE)".
 std::string projection_input(const Trace& t) {
     const std::string x = additive_positions(t) ? "(X+PE)" : "X";
-    if (pre_norm(t) && t.settings.block.layer_norm) return norm_symbol(t, kSub1) + (additive_positions(t) ? "(X+PE)" : "(X)");
+    if (pre_norm(t) && norm_1_on(t)) return norm_symbol(t, kSub1) + (additive_positions(t) ? "(X+PE)" : "(X)");
     return x;
 }
 
@@ -246,6 +251,7 @@ const Matrix& held(const Matrix& m) { return m; }
 // A norm's γ or β: only where the block normalises.
 #define NORM_GET(field) \
     [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && t.settings.block.layer_norm ? &t.block.field : nullptr; }
+#define NORM_1_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block && norm_1_on(t) ? &t.block.field : nullptr; }
 
 // The table's shorthand.
 using A = Axis;
@@ -280,7 +286,7 @@ void add_inputs(std::vector<MatrixEntry>& r) {
                  BLOCK_GET(norm1),
                  [](const Trace& t, int) {
                      const std::string n1 = norm_symbol(t, kSub1);
-                     if (!t.settings.block.layer_norm) return std::string(pre_norm(t) ? "no norm: the input as it is" : "x + attention (no norm)");
+                     if (!norm_1_on(t)) return std::string(pre_norm(t) ? "no norm: the input as it is" : "x + attention (no norm)");
                      return pre_norm(t) ? n1 + (additive_positions(t) ? "(X + PE)" : "(X)") + ": what attention reads"
                                         : n1 + "(X + attention)";
                  },
@@ -548,6 +554,7 @@ void add_head_scores(std::vector<MatrixEntry>& r) {
                  [](const Trace& t, int h) {
                      std::string title = prefix(t, h) + "mask: " + to_string(t.settings.mask);
                      if (t.settings.mask == MaskKind::SlidingWindow) title += " " + std::to_string(t.settings.window);
+                     if (t.settings.mask == MaskKind::Band) title += " " + std::string(kPlusMinus) + std::to_string(t.settings.window);
                      if (t.settings.mask == MaskKind::Chunked) title += " " + std::to_string(t.settings.chunk);
                      return title;
                  },
@@ -705,11 +712,11 @@ void add_block_norms(std::vector<MatrixEntry>& r) {
                  },
                  SHAPE_OF(block.residual), fixed_block});
     r.push_back({"block.gamma_1", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Gamma1, "norm 1 \xCE\xB3", Ar::BlockParameter,
-                 NORM_GET(gamma_1),
+                 NORM_1_GET(gamma_1),
                  [](const Trace& t, int) { return gamma_title(t, kSub1); }, SHAPE_OF(block.gamma_1),
                  [](const Trace& t) { return pre_norm(t) ? Column::AttentionInput : Column::Block; }});
     r.push_back({"block.beta_1", false, Stage::Block, A::Hidden, A::Dim, V::Signed, E::Beta1, "norm 1 \xCE\xB2", Ar::BlockParameter,
-                 NORM_GET(beta_1),
+                 NORM_1_GET(beta_1),
                  [](const Trace&, int) { return std::string("\xCE\xB2") + kSub1; }, SHAPE_OF(block.beta_1),
                  [](const Trace& t) { return pre_norm(t) ? Column::AttentionInput : Column::Block; }});
     r.push_back({"block.norm2", false, Stage::Block, A::Query, A::Dim, V::Signed, E::None, "norm 2", Ar::Norm2,

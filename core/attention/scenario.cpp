@@ -38,6 +38,7 @@ const char* to_string(MaskKind m) {
         case MaskKind::SlidingWindow: return "window";
         case MaskKind::Custom: return "custom";
         case MaskKind::Chunked: return "chunked";
+        case MaskKind::Band: return "band";
     }
     return "none";
 }
@@ -54,7 +55,7 @@ std::optional<PositionalEncoding> positional_from_string(const std::string& s) {
 }
 
 std::optional<MaskKind> mask_from_string(const std::string& s) {
-    for (auto m : {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom, MaskKind::Chunked})
+    for (auto m : {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom, MaskKind::Chunked, MaskKind::Band})
         if (s == to_string(m)) return m;
     if (s == "sliding_window" || s == "sliding-window") return MaskKind::SlidingWindow;
     return std::nullopt;
@@ -168,6 +169,9 @@ std::vector<BlockConflict> block_conflicts(const BlockOptions& b) {
         if (!b.feed_forward) conflicts.push_back({"parallel_residual", "there is no feed-forward to run beside attention: it needs \"feed_forward\": true"});
         if (b.sandwich_norm) conflicts.push_back({"parallel_residual", "Gemma's sandwich norms are sequential: choose one of parallel_residual and sandwich_norm"});
     }
+    if (!b.attention_norm && (!pre || !b.layer_norm))
+        conflicts.push_back({"attention_norm", "it leaves out the norm before attention of a pre-norm block with norms: it needs "
+                                               "\"norm\": \"pre\" and \"layer_norm\": true"});
     if (b.sandwich_norm) {
         if (!pre) conflicts.push_back({"sandwich_norm", "the sandwich adds norms after each sublayer of a pre-norm block: it needs \"norm\": \"pre\""});
     }

@@ -33,6 +33,7 @@ enum class MaskKind {
     SlidingWindow,  // causal window: i − w < j ≤ i
     Custom,         // custom_mask(i, j), true = visible
     Chunked,        // chunked causal (Llama 4's attention_chunk_size C): j ≤ i and ⌊j/C⌋ = ⌊i/C⌋
+    Band,           // bidirectional window (ModernBERT's local layers): |i − j| ≤ w, keys on both sides
 };
 
 enum class SoftmaxKind {
@@ -291,6 +292,9 @@ struct BlockOptions {
     // then y + N_post_ffn(FFN(y)).
     bool sandwich_norm = false;
     LayerNormParams norm_post_attention, norm_post_feed_forward;
+    // Pre-norm: false leaves N₁ out, attention reading the stream as it is; N₂ stays
+    // (ModernBERT's first layer, whose attn_norm is an identity): x + Attention(x), then y + FFN(N₂(y)).
+    bool attention_norm = true;
     // Routed experts in place of W_gate, W₁, W₂ (gated only): see MixtureOfExperts.
     MixtureOfExperts moe;
 };
@@ -326,7 +330,7 @@ struct Scenario {
     PositionalEncoding positional = PositionalEncoding::None;
     RopeOptions rope;                 // with Rotary
     MaskKind mask = MaskKind::None;
-    int window = 2;                   // sliding window size w ≥ 1
+    int window = 2;                   // sliding window size w ≥ 1; a band's half-width w ≥ 0
     int chunk = 4;                    // chunked mask: the chunk's size C ≥ 1
     MaskMatrix custom_mask;           // (n_q × n_k), true = visible
     float masked_fill = -std::numeric_limits<float>::infinity();  // or e.g. −1e9

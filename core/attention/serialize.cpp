@@ -515,6 +515,7 @@ void read_block(Reader& r, const json& b, BlockOptions& block) {
         else if (k == "w_gate") { if (auto m = r.matrix(*it, key)) block.w_gate = *m; }
         else if (k == "parallel_residual") { if (auto v = r.boolean(*it, key)) block.parallel_residual = *v; }
         else if (k == "sandwich_norm") { if (auto v = r.boolean(*it, key)) block.sandwich_norm = *v; }
+        else if (k == "attention_norm") { if (auto v = r.boolean(*it, key)) block.attention_norm = *v; }
         else if (k == "norm_post_attention") read_norm(r, *it, key, block.norm_post_attention);
         else if (k == "norm_post_feed_forward") read_norm(r, *it, key, block.norm_post_feed_forward);
         else if (k == "epsilon") { if (auto v = r.number(*it, "key '" + key + "'")) block.epsilon = *v; }
@@ -686,10 +687,10 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
             read_rope(r, j["rope"], s.rope);
     }
     if (j.contains("mask"))
-        if (auto m = r.choice(j["mask"], "mask", mask_from_string, "\"none\", \"causal\", \"padding\", \"window\", \"custom\", \"chunked\""))
+        if (auto m = r.choice(j["mask"], "mask", mask_from_string, "\"none\", \"causal\", \"padding\", \"window\", \"custom\", \"chunked\", \"band\""))
             s.mask = *m;
     if (j.contains("window"))
-        if (auto w = r.integer(j["window"], "window", 1, 1 << 30)) s.window = static_cast<int>(*w);
+        if (auto w = r.integer(j["window"], "window", 0, 1 << 30)) s.window = static_cast<int>(*w);  // a band's half-width may be 0
     if (j.contains("custom_mask"))
         if (auto m = read_custom_mask(r, j["custom_mask"])) s.custom_mask = *m;
     // A mask that needs a size or a matrix says so: no silent default stands in for it.
@@ -699,6 +700,10 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     }
     if (s.mask == MaskKind::SlidingWindow && !j.contains("window"))
         r.fail("key 'mask'", "\"window\" needs the window size: add \"window\": W (W ≥ 1 keys)");
+    if (s.mask == MaskKind::SlidingWindow && j.contains("window") && s.window < 1)
+        r.fail("key 'window'", "is " + std::to_string(s.window) + ": a sliding window holds at least 1 key");
+    if (s.mask == MaskKind::Band && !j.contains("window"))
+        r.fail("key 'mask'", "\"band\" needs its half-width: add \"window\": W (W ≥ 0 keys on each side; 64 in ModernBERT)");
     if (s.mask == MaskKind::Chunked && !j.contains("chunk"))
         r.fail("key 'mask'", "\"chunked\" needs the chunk's size: add \"chunk\": C (C ≥ 1 keys; 8192 in Llama 4)");
     if (s.mask == MaskKind::Custom && !j.contains("custom_mask"))
@@ -827,7 +832,8 @@ bool block_is_default(const BlockOptions& b) {
            b.norm_2.gamma.size() == 0 && b.norm_2.beta.size() == 0 && b.norm_kind == NormKind::LayerNorm &&
            !b.gamma_plus_one && !b.gated && b.w_gate.size() == 0 && !b.parallel_residual && !b.sandwich_norm &&
            b.norm_post_attention.gamma.size() == 0 && b.norm_post_attention.beta.size() == 0 &&
-           b.norm_post_feed_forward.gamma.size() == 0 && b.norm_post_feed_forward.beta.size() == 0 && !b.moe.routed();
+           b.norm_post_feed_forward.gamma.size() == 0 && b.norm_post_feed_forward.beta.size() == 0 && !b.moe.routed() &&
+           b.attention_norm;
 }
 
 json temperature_to_json(const QueryTemperature& t) {
@@ -890,6 +896,7 @@ json block_switches_to_json(const BlockOptions& b, bool every) {
     if (every || b.gated) j["gated"] = b.gated;
     if (every || b.parallel_residual) j["parallel_residual"] = b.parallel_residual;
     if (every || b.sandwich_norm) j["sandwich_norm"] = b.sandwich_norm;
+    if (every || !b.attention_norm) j["attention_norm"] = b.attention_norm;
     if (b.moe.routed()) j["moe"] = moe_to_json(b.moe, false);
     return j;
 }

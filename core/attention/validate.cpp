@@ -427,6 +427,10 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
             check_vector(errors, "b_G (the output gate)", s.output_gate.b_g, s.heads * value_dim_of(s));
         }
     }
+    if (s.mask == MaskKind::Band && s.window < 0)
+        errors.push_back("band half-width is " + std::to_string(s.window) + ": expected 0 or more (keys up to w on either side)");
+    if (s.mask == MaskKind::Band && s.attention == AttentionKind::Cross)
+        errors.push_back("a band mask counts the distance from a query to a key of the same sequence: it needs self-attention");
     if (s.mask == MaskKind::Chunked && s.chunk < 1)
         errors.push_back("chunk size is " + std::to_string(s.chunk) + ": expected at least 1");
     if (s.temperature.on() || s.temperature.floor_scale != 0.0f) {

@@ -263,7 +263,7 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
         x += additive_encoding(s.positional, position + 1, d, s.seed).row(position);
     const bool pre = has_block(s) && s.block.norm == NormPlacement::Pre;
-    const Matrix a = pre && s.block.layer_norm ? norm_row(s.block, x, s.block.norm_1) : x;  // what attention reads
+    const Matrix a = pre && s.block.layer_norm && s.block.attention_norm ? norm_row(s.block, x, s.block.norm_1) : x;  // what attention reads
 
     if (attention) {
         attention->weights.assign(static_cast<size_t>(heads), Vector());

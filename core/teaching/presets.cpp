@@ -633,6 +633,28 @@ Preset block_gemma3_preset() {
     return p;
 }
 
+Preset block_modernbert_preset() {
+    Preset p;
+    p.name = "block-modernbert";
+    p.title = "ModernBERT's local layer: a band of keys on both sides of each query";
+    p.description =
+        "ModernBERT (2024) is an encoder, like BERT: a token sees the tokens after it as well as before. Two layers of "
+        "every three are local: a query sees only the keys within w positions on either side, itself included "
+        "(|i \xE2\x88\x92 j| \xE2\x89\xA4 w; w = 64 in ModernBERT, 2 here), so the mask is a band along the diagonal and a "
+        "layer's cost grows with the length, not its square. Every third layer is global. RoPE in place of a position "
+        "table (base 10000 on the local layers, 160000 on the global ones), pre-norm LayerNorms without a bias, and a "
+        "GeGLU feed-forward (the exact GELU). Change the band's width beside the mask. Random weights.";
+    p.scenario = since_2017_block(p.name);
+    Scenario& s = p.scenario;
+    s.positional = PositionalEncoding::Rotary;
+    s.mask = MaskKind::Band;
+    s.window = 2;
+    s.block.norm = NormPlacement::Pre;
+    s.block.gated = true;
+    s.block.activation = Activation::GeluErf;
+    return p;
+}
+
 Preset block_olmo2_preset() {
     Preset p;
     p.name = "block-olmo2";
@@ -891,6 +913,7 @@ std::vector<Preset> make_presets() {
     all.push_back(block_gemma_preset());
     all.push_back(block_gemma3_preset());
     all.push_back(block_olmo2_preset());
+    all.push_back(block_modernbert_preset());
     all.push_back(block_phi3_preset());
     all.push_back(block_qwen3_moe_preset());
     all.push_back(block_qwen2_moe_preset());

@@ -656,7 +656,8 @@ TEST_CASE("GPU dispatches cover every block and head when the bound allows", "[g
 TEST_CASE("GPU mask rule: scores.glsl agrees with core's MaskRule cell for cell", "[gpu][rules]") {
     // Every mask kind through the attention pass with V = the identity: output row i of head
     // h is then the weights row, and each zero or non-zero says whether key j was visible.
-    for (MaskKind kind : {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom, MaskKind::Chunked}) {
+    for (MaskKind kind : {MaskKind::None, MaskKind::Causal, MaskKind::Padding, MaskKind::SlidingWindow, MaskKind::Custom, MaskKind::Chunked,
+                          MaskKind::Band}) {
         INFO("mask " << attn::to_string(kind));
         Scenario s;
         s.input = InputMode::Direct;

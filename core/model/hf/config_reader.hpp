@@ -127,5 +127,6 @@ void read_llama4(ConfigReader& r, ModelSpec& spec);
 void read_deepseek_v3(ConfigReader& r, ModelSpec& spec);
 void read_gpt_neox(ConfigReader& r, ModelSpec& spec);
 void read_bert(ConfigReader& r, ModelSpec& spec);
+void read_modernbert(ConfigReader& r, ModelSpec& spec);
 
 }  // namespace attn::hf

@@ -1129,4 +1129,88 @@ void read_bert(ConfigReader& r, ModelSpec& spec) {
 }
 
 
+// ModernBERT (ModernBertForMaskedLM): an encoder of pre-norm blocks. LayerNorms without a bias unless
+// norm_bias (the first layer's attention reads the embeddings' norm as it is: its attn_norm is an identity),
+// RoPE on the whole head, Q, K and V from one Wqkv, a GeGLU MLP (act(first half) ⊙ second half of Wi) and
+// no biases unless attention_bias / mlp_bias; then the final norm and BERT's MLM transform (dense, with
+// classifier_bias, classifier_activation, the norm) before the decoder tied to the embedding, with
+// decoder_bias. Layers are "full_attention" or "sliding_attention" (layer_types, else sliding unless ℓ is a
+// multiple of global_attn_every_n_layers); a sliding layer's query sees the keys within local_attention / 2
+// on either side (create_bidirectional_sliding_window_mask: |i − j| ≤ W). The RoPE bases: global_rope_theta
+// and local_rope_theta, or rope_parameters' "full_attention" and "sliding_attention" entries (which win, as
+// ModernBertConfig's setdefault has it); rope_scaling applies to both kinds.
+void read_modernbert(ConfigReader& r, ModelSpec& spec) {
+    spec.vocab_size = r.integer("vocab_size", 1, kMaxVocab, 50368);
+    spec.d_model = r.integer("hidden_size", 1, kMaxWidth, 768);
+    spec.d_ff = r.integer("intermediate_size", 1, 1 << 20, 1152);
+    spec.n_layers = r.integer("num_hidden_layers", 1, kMaxLayers, 22);
+    spec.n_heads = r.integer("num_attention_heads", 1, kMaxHeads, 12);
+    spec.n_kv_heads = spec.n_heads;
+    if (spec.n_heads > 0 && spec.d_model % spec.n_heads != 0)
+        r.fault("hidden_size " + std::to_string(spec.d_model) + " is not divisible by num_attention_heads " + std::to_string(spec.n_heads));
+    spec.head_dim = spec.n_heads > 0 ? spec.d_model / spec.n_heads : 0;
+    spec.rotary_dim = spec.head_dim;
+    spec.norm = {NormKind::layer_norm, false, r.number("norm_eps", 0, 1, 1e-5), r.flag("norm_bias", false)};
+    spec.activation = read_activation(r, "hidden_activation", "gelu");
+    spec.mlm_activation = read_activation(r, "classifier_activation", "gelu");
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    r.only("mlp_bias", false, "the engine's gated feed-forward has no biases, as every published ModernBERT");
+    spec.mlm_dense_bias = r.flag("classifier_bias", false);
+    spec.lm_head_bias = r.flag("decoder_bias", true);
+    spec.tied_lm_head = r.flag("tie_word_embeddings", true);
+    spec.positions = PositionKind::rope;
+    spec.mlp = MlpKind::gated;
+    spec.layout = BlockLayout::pre_norm;
+    spec.embedding_norm = true;
+    spec.final_norm = true;
+    spec.head = HeadKind::masked_lm;
+    spec.attention_scale = spec.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(spec.head_dim)) : 0;
+    // The RoPE of each kind of layer
+    double global_theta = r.number("global_rope_theta", 0, 1e12, 160000.0), local_theta = r.number("local_rope_theta", 0, 1e12, 10000.0);
+    RopeScaling global_scaling, local_scaling;
+    if (const json* scaling = r.find("rope_scaling")) {
+        global_scaling = read_rope_object(r, "rope_scaling", *scaling, global_theta, nullptr, false, false, false);
+        local_scaling = read_rope_object(r, "rope_scaling", *scaling, local_theta, nullptr, false, false, false);
+    }
+    if (const json* parameters = r.find("rope_parameters")) {
+        if (!parameters->is_object()) r.fault("rope_parameters", "expected {\"full_attention\": {…}, \"sliding_attention\": {…}}, found " + shown(*parameters));
+        else
+            for (const auto& [kind, object] : parameters->items()) {
+                const bool full = kind == "full_attention";
+                if (!full && kind != "sliding_attention") {
+                    r.fault("rope_parameters", "'" + printable(kind, 40) + "' is not a kind of layer; expected \"full_attention\" and "
+                                               "\"sliding_attention\", each with its RoPE");
+                    continue;
+                }
+                if (object.is_null()) continue;
+                if (!object.is_object()) {
+                    r.fault("rope_parameters", "'" + kind + "': expected an object such as {\"rope_type\": \"default\", \"rope_theta\": 10000}, found " +
+                                                   shown(object));
+                    continue;
+                }
+                (full ? global_scaling : local_scaling) =
+                    read_rope_object(r, "rope_parameters." + kind, object, full ? global_theta : local_theta, nullptr, false, false,
+                                     false);
+            }
+    }
+    const int half_window = r.integer("local_attention", 2, 1 << 30, 128) / 2;  // ModernBertConfig.sliding_window
+    uniform_layers(spec, global_theta, global_scaling);
+    std::optional<std::vector<bool>> sliding = read_layer_types(r, spec.n_layers);
+    const int every = r.integer("global_attn_every_n_layers", 1, kMaxLayers, 3);
+    if (!sliding) {
+        sliding.emplace();
+        for (int l = 0; l < spec.n_layers; ++l) sliding->push_back(l % every != 0);
+    }
+    for (int l = 0; l < spec.n_layers; ++l) {
+        LayerSpec& layer = spec.layers[static_cast<std::size_t>(l)];
+        layer.causal = false;
+        if ((*sliding)[static_cast<std::size_t>(l)]) {
+            layer.window = half_window;
+            layer.rope_theta = local_theta;
+            layer.rope_scaling = local_scaling;
+        }
+    }
+    if (!spec.layers.empty()) spec.layers[0].attn_norm = false;  // ModernBertEncoderLayer: attn_norm = nn.Identity() when layer_idx == 0
+}
+
 }  // namespace attn::hf

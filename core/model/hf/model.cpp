@@ -299,7 +299,8 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
         s.positional = PositionalEncoding::Rotary;
         s.rope = rope_options(spec, layer);
     }
-    s.mask = !ls.causal ? MaskKind::None : ls.window > 0 ? MaskKind::SlidingWindow : ls.chunk > 0 ? MaskKind::Chunked : MaskKind::Causal;
+    s.mask = !ls.causal ? (ls.window > 0 ? MaskKind::Band : MaskKind::None)  // BERT; ModernBERT's local layers: |i − j| ≤ W
+             : ls.window > 0 ? MaskKind::SlidingWindow : ls.chunk > 0 ? MaskKind::Chunked : MaskKind::Causal;
     if (ls.window > 0) s.window = ls.window;
     if (ls.chunk > 0) s.chunk = ls.chunk;  // Llama 4's chunked layers
     if (ls.temperature) s.temperature = {static_cast<float>(spec.temperature_floor_scale), static_cast<float>(spec.temperature_attn_scale)};
@@ -418,6 +419,7 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
             b.norm_1 = norm_params(w.attn_norm);
             b.norm_2 = norm_params(w.mlp_norm);
             b.parallel_residual = spec.layout == BlockLayout::parallel_residual;
+            b.attention_norm = ls.attn_norm;  // ModernBERT's first layer: attention reads the stream as it is
             b.sandwich_norm = spec.layout == BlockLayout::sandwich;
             if (b.sandwich_norm) {
                 b.norm_post_attention = norm_params(w.post_attn_norm);

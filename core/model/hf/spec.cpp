@@ -290,6 +290,24 @@ const std::vector<Family>& families() {
            "add_cross_attention", "tie_word_embeddings"},
           joined(kCommonInformational, {"hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout"})},
          read_bert, TensorLayout::bert},
+        {"modernbert", "ModernBERT",
+         {{"model_type", "vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+           "hidden_activation", "norm_eps", "norm_bias", "attention_bias", "mlp_bias", "classifier_bias", "classifier_activation",
+           "decoder_bias", "tie_word_embeddings", "local_attention", "global_attn_every_n_layers", "layer_types",
+           "global_rope_theta", "local_rope_theta", "rope_parameters", "rope_scaling"},
+          joined(kCommonInformational,
+                 {"max_position_embeddings", "cls_token_id", "initializer_cutoff_factor", "embedding_dropout", "mlp_dropout",
+                  "classifier_dropout",
+                  // the pooling of the sequence classifier; the MLM head reads each token
+                  "classifier_pooling",
+                  // which logits ModernBertForMaskedLM returns (only the masked rows), not their values
+                  "sparse_prediction", "sparse_pred_ignore_index", "repad_logits_with_grad",
+                  // flash attention's and torch.compile's settings; eager attention is read
+                  "deterministic_flash_attn", "reference_compile",
+                  // read by no ModernBERT class (the published configs carry them): norm_eps is the norms' ε, and the
+                  // positions are RoPE's
+                  "layer_norm_eps", "position_embedding_type"})},
+         read_modernbert, TensorLayout::modernbert},
     };
     return table;
 }

@@ -15,6 +15,10 @@
 //                                               a local RoPE base on the sliding ones
 //   gpt_neox      GPTNeoXForCausalLM            partial RoPE, fused per-head QKV, parallel residual (Pythia)
 //   bert          BertForMaskedLM               bidirectional, post-norm, token types, the MLM head
+//   modernbert    ModernBertForMaskedLM         bidirectional, pre-norm LayerNorms without a bias (none before the
+//                                               first layer's attention), RoPE, fused Wqkv, GeGLU; two layers of
+//                                               three local (a band of keys on both sides), a RoPE base each kind;
+//                                               the final norm, then BERT's MLM transform and a tied decoder
 //   olmo2         Olmo2ForCausalLM              Llama with norms after each sublayer only, QK-norm over
 //                                               the whole projection (every head at once)
 //   phi3          Phi3ForCausalLM               Llama with fused qkv_proj and gate_up_proj, partial RoPE,
@@ -51,6 +55,7 @@
 //
 // The block, for each layout (x: the residual stream (n × d); attn and mlp include their projections):
 //   pre_norm           x += attn(attn_norm(x));                 x += mlp(mlp_norm(x))
+//                      (ModernBERT's first layer: x += attn(x), its attn_norm an identity)
 //   parallel_residual  x  = x + attn(attn_norm(x)) + mlp(mlp_norm(x))
 //   sandwich (Gemma)   x += post_attn_norm(attn(attn_norm(x))); x += post_mlp_norm(mlp(mlp_norm(x)))
 //   post_norm (BERT)   x  = post_attn_norm(x + attn(x));        x  = post_mlp_norm(x + mlp(x))
@@ -66,7 +71,8 @@
 //   RMS-normed, a weight per head and dim, before the heads are split (OLMo 2)
 //   s = q·kᵀ·attention_scale; with attn_logit_softcap c: s → c·tanh(s/c); then the mask; softmax per row
 //   mask: key j is seen by query i when (not causal or j ≤ i) and (window == 0 or i − j < window)
-//         and (chunk == 0 or ⌊j/chunk⌋ = ⌊i/chunk⌋) (Llama 4's chunked layers)
+//         and (chunk == 0 or ⌊j/chunk⌋ = ⌊i/chunk⌋) (Llama 4's chunked layers); a bidirectional layer with a
+//         window (ModernBERT's local layers) sees |i − j| ≤ window, window = local_attention / 2
 //   Llama 4: on a NoPE layer with attn_temperature_tuning, q_i × (ln(⌊(i + 1)/floor_scale⌋ + 1)·attn_scale + 1);
 //   with use_qk_norm, on its RoPE layers, q and k RMS-normed without a weight after RoPE (a rotation keeps
 //   a row's length, so the engine's QK-norm before RoPE with a weight of ones is the same numbers)
@@ -133,7 +139,10 @@ enum class HeadKind { causal_lm, masked_lm };
 // in_proj_ba (per key head: its value heads' b, then their a), conv1d.weight (C × 1 × K), dt_bias,
 // A_log, norm.weight and out_proj; the experts Qwen2-MoE's (mlp.gate, mlp.experts.E.*, mlp.shared_expert,
 // mlp.shared_expert_gate). The multi-token prediction module (mtp.*) is read past, as transformers does.
-enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss, deepseek_v3, llama4, qwen3_next, qwen3_5 };
+// ModernBERT's: model.embeddings.tok_embeddings and norm, model.layers.N.attn_norm (none on layer 0), attn.Wqkv
+// (Q, K, V by rows), attn.Wo, mlp_norm, mlp.Wi (the activated half's rows, then the other's), mlp.Wo, model.final_norm,
+// head.dense, head.norm and decoder.bias (its weight tied to the embedding).
+enum class TensorLayout { llama, gpt2, gpt_neox, bert, phi3, mixtral, gpt_oss, deepseek_v3, llama4, qwen3_next, qwen3_5, modernbert };
 
 const char* to_string(NormKind kind);         // "layer_norm", "rms_norm"
 const char* to_string(Activation activation); // "gelu_tanh", "gelu_exact", "silu", "relu"
@@ -169,7 +178,8 @@ struct RopeScaling {
 
 // What differs from layer to layer.
 struct LayerSpec {
-    int window = 0;              // 0: every earlier key (global); W: keys j with i − j < W (sliding)
+    int window = 0;              // 0: every earlier key (global); W: keys j with i − j < W (sliding); a bidirectional
+                                 // layer's W: keys j with |i − j| ≤ W (ModernBERT's local layers)
     bool causal = true;          // false: BERT, every query sees every key
     double rope_theta = 10000;   // the RoPE base of this layer (Gemma 3: rope_local_base_freq on sliding layers)
     RopeScaling rope_scaling;    // Gemma 3 scales the global layers' RoPE only
@@ -179,6 +189,7 @@ struct LayerSpec {
     bool temperature = false;    // Llama 4: the queries × τ_i (ModelSpec::temperature_floor_scale, _attn_scale)
     bool qk_norm = false;        // Llama 4: a weightless RMSNorm of each head's q and k (use_qk_norm, on RoPE layers)
     bool linear = false;         // Qwen3-Next: a Gated DeltaNet layer (ModelSpec::linear) in place of softmax attention
+    bool attn_norm = true;       // false: attention reads the stream as it is (ModernBERT's first layer)
 };
 
 // Qwen3-Next's Gated DeltaNet layers (Qwen3NextGatedDeltaNet): the sizes of scenario.hpp's GatedDeltaNet.
@@ -317,6 +328,7 @@ struct ModelSpec {
     bool tied_lm_head = true;        // U = the token embedding; else the file's own LM head (V × d)
     bool final_norm = true;          // a norm on x_L before the head (BERT: none; its MLM transform has one)
     bool lm_head_bias = false;       // BERT's decoder bias
+    bool mlm_dense_bias = true;      // the MLM transform's dense has a bias (ModernBERT's classifier_bias)
     Activation mlm_activation = Activation::gelu_exact;   // BERT: the MLM transform's act (hidden_act)
 
     // Special tokens, when the config names them
@@ -379,7 +391,7 @@ const std::vector<Family>& families();                 // in the order messages 
 const Family* find_family(const std::string& model_type);  // nullptr: not a family read here
 const Family* find_multimodal(const std::string& model_type);  // the family whose Multimodal::model_type it is, or nullptr
 std::string family_name(const std::string& model_type);    // "Gemma 3"; an unknown model_type as it is
-std::string family_names();                            // "GPT-2, Llama, …, GPT-NeoX (Pythia) and BERT"
+std::string family_names();                            // "GPT-2, Llama, …, BERT and ModernBERT"
 const KeyLists* config_keys(const std::string& model_type);  // nullptr for an unknown model_type
 
 // config.json's text → the spec, or nullopt with "SOURCE: key 'K': …" messages appended to

@@ -489,6 +489,49 @@ RefList bert_refs(const ModelSpec& s, Weights& w) {
     return r;
 }
 
+// ModernBERT (ModernBertForMaskedLM): Wqkv's rows are Q's, K's, then V's (view(…, 3, H, head_dim)), Wi's the
+// activated half's, then the other's (Wi(x).chunk(2): act(input) ⊙ gate); no attn_norm in layer 0.
+RefList modernbert_refs(const ModelSpec& s, Weights& w) {
+    RefList r{"model.", {}};
+    const std::int64_t d = s.d_model, ff = s.d_ff;
+    const bool norm_bias = s.norm.bias;
+    r.table("embeddings.tok_embeddings.weight", s.vocab_size, d, w.token_embedding);
+    r.norm("embeddings.norm", d, w.embedding_norm, norm_bias);
+    for (int l = 0; l < s.n_layers; ++l) {
+        LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
+        const std::string p = "layers." + std::to_string(l) + ".";
+        if (s.layers[static_cast<std::size_t>(l)].attn_norm) r.norm(p + "attn_norm", d, L.attn_norm, norm_bias);
+        r.matrix(p + "attn.Wqkv.weight", {3 * d, d}, [&L, d](const StoredMatrix& stored) {
+            const StoredMatrix fused = stored.transpose();  // (d × 3·d)
+            L.w_q = SharedMatrix(fused.columns(0, d, 3 * d, d));
+            L.w_k = SharedMatrix(fused.columns(d, d, 3 * d, d));
+            L.w_v = SharedMatrix(fused.columns(2 * d, d, 3 * d, d));
+        });
+        if (s.qkv_bias)
+            r.add(p + "attn.Wqkv.bias", {3 * d}, [&L, d](const std::vector<float>& v) {
+                const Vector b = as_vector(v);
+                L.b_q = b.leftCols(d), L.b_k = b.middleCols(d, d), L.b_v = b.rightCols(d);
+            });
+        r.linear(p + "attn.Wo.weight", d, d, L.w_o);
+        if (s.o_bias) r.vector(p + "attn.Wo.bias", d, L.b_o);
+        r.norm(p + "mlp_norm", d, L.mlp_norm, norm_bias);
+        r.matrix(p + "mlp.Wi.weight", {2 * ff, d}, [&L, ff](const StoredMatrix& stored) {
+            const StoredMatrix fused = stored.transpose();  // (d × 2·ff)
+            L.w_gate = SharedMatrix(fused.columns(0, ff, 2 * ff, ff));
+            L.w_up = SharedMatrix(fused.columns(ff, ff, 2 * ff, ff));
+        });
+        r.linear(p + "mlp.Wo.weight", d, ff, L.w_down);
+    }
+    r.norm("final_norm", d, w.final_norm, norm_bias);
+    r.linear("head.dense.weight", d, d, w.mlm_dense, false);  // head.* and decoder.* have no prefix
+    if (s.mlm_dense_bias) r.vector("head.dense.bias", d, w.mlm_dense_bias, false);
+    r.vector("head.norm.weight", d, w.mlm_norm.weight, false);
+    if (norm_bias) r.vector("head.norm.bias", d, w.mlm_norm.bias, false);
+    if (s.lm_head_bias) r.vector("decoder.bias", s.vocab_size, w.lm_head_bias, false);
+    if (!s.tied_lm_head) r.table("decoder.weight", s.vocab_size, d, w.lm_head, false);
+    return r;
+}
+
 RefList gpt2_refs(const ModelSpec& s, Weights& w) {
     RefList r{"transformer.", {}};
     const std::int64_t d = s.d_model, ff = s.d_ff;
@@ -527,6 +570,7 @@ RefList refs_of(const ModelSpec& s, Weights& w) {
         case TensorLayout::gpt2: return gpt2_refs(s, w);
         case TensorLayout::gpt_neox: return neox_refs(s, w);
         case TensorLayout::bert: return bert_refs(s, w);
+        case TensorLayout::modernbert: return modernbert_refs(s, w);
         case TensorLayout::llama:
         case TensorLayout::phi3:
         case TensorLayout::mixtral:
@@ -544,6 +588,7 @@ std::vector<std::string> tied_head_names(const ModelSpec& s) {
     if (!s.tied_lm_head) return {};
     if (s.tensors == TensorLayout::gpt_neox) return {"embed_out.weight"};
     if (s.tensors == TensorLayout::bert) return {"cls.predictions.decoder.weight"};
+    if (s.tensors == TensorLayout::modernbert) return {"decoder.weight"};
     return {s.head_prefix + "lm_head.weight"};
 }
 
@@ -617,6 +662,8 @@ HeadTensorNames head_tensor_names(const ModelSpec& s) {
         case TensorLayout::gpt_neox: return {"gpt_neox.final_layer_norm", "gpt_neox.embed_in.weight", "embed_in",
                                              s.tied_lm_head ? "" : "embed_out.weight"};
         case TensorLayout::bert: return {"", "bert.embeddings.word_embeddings.weight", "word_embeddings", ""};
+        case TensorLayout::modernbert: return {"model.final_norm", "model.embeddings.tok_embeddings.weight", "tok_embeddings",
+                                               s.tied_lm_head ? "" : "decoder.weight"};
         default: return {s.tensor_prefix + "norm", s.tensor_prefix + "embed_tokens.weight", "embed_tokens", s.tied_lm_head ? "" : lm_head};
     }
 }
@@ -646,6 +693,14 @@ std::vector<std::pair<std::string, std::string>> layer_weight_names(const ModelS
         return {{"w_q", p + "attention.self.query.weight.T"}, {"w_k", p + "attention.self.key.weight.T"},
                 {"w_v", p + "attention.self.value.weight.T"}, {"w_o", p + "attention.output.dense.weight.T"},
                 {"block.w_1", p + "intermediate.dense.weight.T"}, {"block.w_2", p + "output.dense.weight.T"}};
+    }
+    if (s.tensors == TensorLayout::modernbert) {  // Q, K, V and the MLP's halves: slices of the fused rows
+        const std::string p = "model.layers." + l + ".", d = std::to_string(s.d_model), d2 = std::to_string(2 * s.d_model),
+                          d3 = std::to_string(3 * s.d_model), ff = std::to_string(s.d_ff), ff2 = std::to_string(2 * s.d_ff);
+        return {{"w_q", p + "attn.Wqkv.weight[0:" + d + "].T"}, {"w_k", p + "attn.Wqkv.weight[" + d + ":" + d2 + "].T"},
+                {"w_v", p + "attn.Wqkv.weight[" + d2 + ":" + d3 + "].T"}, {"w_o", p + "attn.Wo.weight.T"},
+                {"block.w_gate", p + "mlp.Wi.weight[0:" + ff + "].T"}, {"block.w_1", p + "mlp.Wi.weight[" + ff + ":" + ff2 + "].T"},
+                {"block.w_2", p + "mlp.Wo.weight.T"}};
     }
     if (s.tensors == TensorLayout::phi3) {  // Q, K, V and gate, up: slices of the fused rows
         const std::string p = "model.layers." + l + ".";
