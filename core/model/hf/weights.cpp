@@ -113,6 +113,14 @@ StoredMatrix expert_slice(const StoredMatrix& all, std::int64_t e, std::int64_t 
                                    all.cols);
 }
 
+// The gate and the up projection of a fused (d × 2·ff) view whose first ff columns are the gate's (the
+// activated half) and the next ff the up's (.chunk(2, dim=-1)): Phi-3's gate_up_proj, ModernBERT's Wi,
+// Llama 4's experts and those transformers 5 fuses.
+void gate_then_up(const StoredMatrix& fused, std::int64_t ff, SharedMatrix& gate, SharedMatrix& up) {
+    gate = SharedMatrix(fused.columns(0, ff, 2 * ff, ff));
+    up = SharedMatrix(fused.columns(ff, ff, 2 * ff, ff));
+}
+
 // The shared expert's module: Qwen2-MoE's mlp.shared_expert, DeepSeek-V3's mlp.shared_experts.
 const char* shared_expert_module(const ModelSpec& s) { return s.tensors == TensorLayout::deepseek_v3 ? "mlp.shared_experts" : "mlp.shared_expert"; }
 
@@ -222,11 +230,8 @@ void llama4_feed_forward(RefList& r, const ModelSpec& s, const std::string& p, b
     L.experts.resize(static_cast<std::size_t>(E));  // sized once: the refs below hold its elements
     std::vector<ExpertWeights>& x = L.experts;
     r.matrix(f + "experts.gate_up_proj", {E, d, 2 * eff}, [&x, d, eff](const StoredMatrix& all) {
-        for (std::size_t e = 0; e < x.size(); ++e) {
-            const StoredMatrix gate_up = expert_slice(all, static_cast<std::int64_t>(e), d);  // (d × 2·d_ff)
-            x[e].w_gate = SharedMatrix(gate_up.columns(0, eff, 2 * eff, eff));
-            x[e].w_up = SharedMatrix(gate_up.columns(eff, eff, 2 * eff, eff));
-        }
+        for (std::size_t e = 0; e < x.size(); ++e)
+            gate_then_up(expert_slice(all, static_cast<std::int64_t>(e), d), eff, x[e].w_gate, x[e].w_up);  // (d × 2·d_ff)
     });
     r.matrix(f + "experts.down_proj", {E, eff, d}, [&x, eff](const StoredMatrix& all) {
         for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(expert_slice(all, static_cast<std::int64_t>(e), eff));
@@ -364,22 +369,20 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
             if (s.experts.fused) {  // transformers 5: expert e's gate_up_proj[e] (2·d_ff × d) and down_proj[e] (d × d_ff), nn.Linear's
                 std::vector<ExpertWeights>& x = L.experts;
                 r.matrix(p + n.module + ".experts.gate_up_proj", {experts, 2 * eff, d}, [&x, eff](const StoredMatrix& all) {
-                    for (std::size_t e = 0; e < x.size(); ++e) {
-                        const StoredMatrix gate_up = expert_slice(all, static_cast<std::int64_t>(e), 2 * eff).transpose();  // (d × 2·d_ff)
-                        x[e].w_gate = SharedMatrix(gate_up.columns(0, eff, 2 * eff, eff));
-                        x[e].w_up = SharedMatrix(gate_up.columns(eff, eff, 2 * eff, eff));
-                    }
+                    for (std::size_t e = 0; e < x.size(); ++e)  // (d × 2·d_ff)
+                        gate_then_up(expert_slice(all, static_cast<std::int64_t>(e), 2 * eff).transpose(), eff, x[e].w_gate, x[e].w_up);
                 });
                 r.matrix(p + n.module + ".experts.down_proj", {experts, d, eff}, [&x, d](const StoredMatrix& all) {
                     for (std::size_t e = 0; e < x.size(); ++e) x[e].w_down = SharedMatrix(expert_slice(all, static_cast<std::int64_t>(e), d).transpose());
                 });
-            }
-            for (int e = 0; e < experts && !s.experts.fused; ++e) {
-                ExpertWeights& x = L.experts[static_cast<std::size_t>(e)];
-                const std::string q_e = p + n.module + ".experts." + std::to_string(e) + ".";
-                r.linear(q_e + n.gate + ".weight", eff, d, x.w_gate);
-                r.linear(q_e + n.up + ".weight", eff, d, x.w_up);
-                r.linear(q_e + n.down + ".weight", d, eff, x.w_down);
+            } else {  // transformers 4: each expert's three projections apart
+                for (int e = 0; e < experts; ++e) {
+                    ExpertWeights& x = L.experts[static_cast<std::size_t>(e)];
+                    const std::string q_e = p + n.module + ".experts." + std::to_string(e) + ".";
+                    r.linear(q_e + n.gate + ".weight", eff, d, x.w_gate);
+                    r.linear(q_e + n.up + ".weight", eff, d, x.w_up);
+                    r.linear(q_e + n.down + ".weight", d, eff, x.w_down);
+                }
             }
             if (s.experts.shared_d_ff > 0) {  // Qwen2MoeSparseMoeBlock.shared_expert and shared_expert_gate; DeepseekV3MoE.shared_experts
                 const std::int64_t sff = s.experts.shared_d_ff;
@@ -393,11 +396,8 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
         }
         if (phi3) {
             // gate_up_proj (2·ff × d): the first ff rows the gate's, the next ff up's (Phi3MLP: .chunk(2, dim=-1))
-            r.matrix(p + "mlp.gate_up_proj.weight", {2 * ff, d}, [&L, ff](const StoredMatrix& stored) {
-                const StoredMatrix fused = stored.transpose();  // (d × 2·ff)
-                L.w_gate = SharedMatrix(fused.columns(0, ff, 2 * ff, ff));
-                L.w_up = SharedMatrix(fused.columns(ff, ff, 2 * ff, ff));
-            });
+            r.matrix(p + "mlp.gate_up_proj.weight", {2 * ff, d},
+                     [&L, ff](const StoredMatrix& stored) { gate_then_up(stored.transpose(), ff, L.w_gate, L.w_up); });  // (d × 2·ff)
         } else {
             r.linear(p + "mlp.gate_proj.weight", ff, d, L.w_gate);
             r.linear(p + "mlp.up_proj.weight", ff, d, L.w_up);
@@ -515,11 +515,8 @@ RefList modernbert_refs(const ModelSpec& s, Weights& w) {
         r.linear(p + "attn.Wo.weight", d, d, L.w_o);
         if (s.o_bias) r.vector(p + "attn.Wo.bias", d, L.b_o);
         r.norm(p + "mlp_norm", d, L.mlp_norm, norm_bias);
-        r.matrix(p + "mlp.Wi.weight", {2 * ff, d}, [&L, ff](const StoredMatrix& stored) {
-            const StoredMatrix fused = stored.transpose();  // (d × 2·ff)
-            L.w_gate = SharedMatrix(fused.columns(0, ff, 2 * ff, ff));
-            L.w_up = SharedMatrix(fused.columns(ff, ff, 2 * ff, ff));
-        });
+        r.matrix(p + "mlp.Wi.weight", {2 * ff, d},
+                 [&L, ff](const StoredMatrix& stored) { gate_then_up(stored.transpose(), ff, L.w_gate, L.w_up); });  // (d × 2·ff)
         r.linear(p + "mlp.Wo.weight", d, ff, L.w_down);
     }
     r.norm("final_norm", d, w.final_norm, norm_bias);
