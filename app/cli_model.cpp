@@ -482,7 +482,16 @@ std::string format_layer_head(const Trace& t, int layer, int h) {
     const std::string scale = has_custom_scale(t) ? "scale " + format_value(t.scale, 6) + " (not 1/√" + std::to_string(t.d_k) + ")"
                                                   : "scale 1/√" + std::to_string(t.d_k);
     out << prefix << counted(t.n_queries, "token", "tokens") << ", d_k = " << t.d_k << (t.d_v != t.d_k ? ", d_v = " + std::to_string(t.d_v) : "")
-        << ", " << scale << ", " << mask_text << "\n\n";
+        << ", " << scale << ", " << mask_text << "\n";
+    if (t.settings.differential) {  // DiffLlama: this head's pair, λ, and what W_O reads
+        const DifferentialTrace& d = t.differential;
+        const int p = h % std::max(1, d.pairs);
+        out << prefix << "differential attention: pair " << p + 1 << " is heads " << p + 1 << " and " << p + d.pairs + 1 << " (this head's map is its "
+            << (h < d.pairs ? "first" : "second, \xC3\x97 \xCE\xBB taken from the first") << "); \xCE\xBB = " << format_value(d.lambda_1, 6) << " \xE2\x88\x92 "
+            << format_value(d.lambda_2, 6) << " + " << format_value(d.lambda_init, 6) << " = " << format_value(d.lambda, 6)
+            << "; its V is the pair's two values side by side, d_v = " << t.d_v << "\n";
+    }
+    out << "\n";
     out << format_head(t, h, prefix);
     if (t.has_block && t.settings.block.moe.routed()) {
         // A mixture of experts: each token's router probabilities, then the weights it kept.

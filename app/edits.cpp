@@ -512,6 +512,9 @@ bool apply(const Edit& edit, Scenario& s) {
                 const int k_width = qk_norm_length(s.qk_norm_whole, d_k, s.kv_heads > 0 ? s.kv_heads : e.heads);
                 if (s.q_norm.size() != 0 && s.q_norm.size() != q_width) s.q_norm = Vector();
                 if (s.k_norm.size() != 0 && s.k_norm.size() != k_width) s.k_norm = Vector();
+                // differential attention's λ vectors are d_k long: another width starts from zeros (λ = λ_init)
+                if (s.head_dim == 0 && s.differential.lambda_q1.size() != 0 && s.differential.lambda_q1.size() != d_k)
+                    s.differential.lambda_q1 = s.differential.lambda_k1 = s.differential.lambda_q2 = s.differential.lambda_k2 = Vector();
                 // the output gate's weights are one column per head and value dim: another width is seeded again
                 Scenario after = s;
                 after.heads = e.heads;
@@ -565,6 +568,17 @@ bool apply(const Edit& edit, Scenario& s) {
                 return true;
             }
             else if constexpr (std::is_same_v<E, SetOutputGate>) return assign(s.output_gate.on, e.on);
+            else if constexpr (std::is_same_v<E, SetDifferential>) {
+                if (e.on && (s.input != InputMode::Embeddings || s.latent.on() || s.delta_net.on || !std::isfinite(e.lambda_init))) return false;
+                if (s.differential.on == e.on && (!e.on || s.differential.lambda_init == e.lambda_init)) return false;
+                s.differential.on = e.on;
+                if (e.on) {
+                    s.differential.lambda_init = e.lambda_init;
+                    s.sinks = Vector();
+                    s.output_gate.on = false;
+                }
+                return true;
+            }
             else if constexpr (std::is_same_v<E, SetDeltaNet>) {
                 if (s.delta_net.on == e.on || s.input != InputMode::Embeddings || s.attention != AttentionKind::Self) return false;
                 s.delta_net = GatedDeltaNet{};
@@ -580,6 +594,7 @@ bool apply(const Edit& edit, Scenario& s) {
                 s.softcap = 0.0f;
                 s.score_scale = 0.0f;
                 s.output_gate.on = false;
+                s.differential.on = false;
                 s.temperature = QueryTemperature{};
                 s.latent = LatentAttention{};
                 s.kv_heads = 0;
@@ -648,6 +663,7 @@ bool apply(const Edit& edit, Scenario& s) {
                     s.w_k = s.w_v = Matrix();  // the latent makes K and V
                     s.b_k = s.b_v = Vector();
                     s.kv_heads = 0;
+                    s.differential.on = false;
                     s.head_dim = 0;
                     s.qk_norm = false;
                     s.q_norm = s.k_norm = Vector();
@@ -710,6 +726,7 @@ std::string describe(const Edit& edit) {
             else if constexpr (std::is_same_v<E, SetSoftcap>) return e.value == 0.0f ? std::string("turn soft-capping off") : "set the soft-cap";
             else if constexpr (std::is_same_v<E, SetSinks>) return e.sinks.size() == 0 ? "remove the attention sinks" : "set the sink logits";
             else if constexpr (std::is_same_v<E, SetOutputGate>) return e.on ? "gate the heads' outputs" : "remove the output gate";
+            else if constexpr (std::is_same_v<E, SetDifferential>) return e.on ? "pair the heads (differential attention)" : "unpair the heads";
             else if constexpr (std::is_same_v<E, SetDeltaNet>) return e.on ? "make the layer Gated DeltaNet" : "back to softmax attention";
             else if constexpr (std::is_same_v<E, SetTemperature>)
                 return e.temperature.on() ? "set the query temperature" : "remove the query temperature";

@@ -47,6 +47,10 @@ struct SetQKNorm { bool on = false; bool plus_one = false; bool whole = false; }
 struct SetSinks { Vector sinks; };
 struct SetTemperature { QueryTemperature temperature; };  // Llama 4's query temperature; floor_scale 0: off
 struct SetOutputGate { bool on = false; };  // gated attention (Qwen3-Next): its weights kept while off
+// Differential attention (DiffLlama): heads in pairs, λ_init as given; its λ vectors kept while off.
+// On, it drops what it has no place for (the sinks, the output gate); not with latent attention or
+// Gated DeltaNet, nor on direct Q, K, V.
+struct SetDifferential { bool on = false; float lambda_init = 0.8f; };
 // Gated DeltaNet (Qwen3-Next's linear layers) in place of softmax attention: on, it takes a causal mask,
 // no RoPE or ALiBi, and drops what it has no place for (QK-norm, sinks, the soft-cap, the output gate, the
 // temperature, latent attention), one key head of d_k = d_v; off, its sizes and weights go. W_Q, W_K, W_V
@@ -90,7 +94,7 @@ struct ReplaceScenario { Scenario scenario; bool navigation = false; };
 
 using Edit = std::variant<SetCell, SetTokens, InsertToken, DeleteToken, MoveToken, RenameToken, SetHeads,
                           SetMaskKind, SetWindow, SetChunk, SetPadding, PaintMaskCell, SetMaskedFill, SetScale, SetScoreScale, SetSoftcap, SetRope,
-                          SetQKNorm, SetSinks, SetTemperature, SetOutputGate, SetDeltaNet, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetLatent, SetSeed,
+                          SetQKNorm, SetSinks, SetTemperature, SetOutputGate, SetDifferential, SetDeltaNet, SetSoftmax, SetPositional, SetAttention, SetBlock, SetBlockDesign, SetMixture, SetLatent, SetSeed,
                           ReplaceScenario>;
 
 // Applies one edit. Returns true when the scenario changed; false (scenario untouched)

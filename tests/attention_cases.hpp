@@ -61,6 +61,7 @@ struct AttentionCase {
     int chunk = 4;             // the chunked mask's C
     QueryTemperature temperature;  // Llama 4's query temperature (self-attention of embeddings)
     bool output_gate = false;      // gated attention: the heads' outputs × σ(x·W_G + b_G)
+    bool differential = false;     // differential attention: heads in pairs, λ_init 0.5 and λ vectors of their own
     bool qk_norm = false, qk_norm_plus_one = false;  // QK-norm, with weights that are not the identity
     bool sinks = false;        // a sink logit per head: 2, −1, 0.5, 4, 2, −1, …
     bool every_key_padding = false;
@@ -73,6 +74,7 @@ struct AttentionCase {
     AttentionCase with_window(int w) const { AttentionCase c = *this; c.window = w; return c; }
     AttentionCase with_chunk(int size) const { AttentionCase c = *this; c.chunk = size; return c; }
     AttentionCase gated() const { AttentionCase c = *this; c.output_gate = true; return c; }
+    AttentionCase paired() const { AttentionCase c = *this; c.differential = true; return c; }
     AttentionCase tempered(float floor_scale, float attn_scale) const { AttentionCase c = *this; c.temperature = {floor_scale, attn_scale}; return c; }
     AttentionCase scaled_by(float f) const { AttentionCase c = *this; c.score_scale = f; return c; }
     AttentionCase capped_at(float cap) const { AttentionCase c = *this; c.softcap = cap; return c; }
@@ -205,6 +207,9 @@ inline std::vector<AttentionCase> attention_cases() {
         attention_case("causal, query temperature, QK-norm, sinks", M::Causal, P::None, 2, 100, 100, 8).tempered(8.0f, 0.1f).qk_normed(false).with_sinks(),
         // Qwen3-Next: the output gate (before W_O, on every backend's concat)
         attention_case("gated attention, causal, rope, grouped-query", M::Causal, P::Rotary, 4, 130, 130, 8).grouped(2).gated(),
+        // DiffLlama: each head reads its pair's values (2·d_k wide); the pairs' difference and norm before W_O
+        attention_case("differential attention, causal, rope, grouped-query", M::Causal, P::Rotary, 4, 130, 130, 8).grouped(2).paired(),
+        attention_case("differential attention, window, 6 heads, 300 tokens", M::SlidingWindow, P::None, 6, 300, 300, 16).with_window(40).paired(),
     };
     // Every mask × every position encoding on a short sequence.
     for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom, M::Chunked})
@@ -238,6 +243,18 @@ inline Scenario case_scenario(const AttentionCase& c, std::uint64_t seed = 7) {
     s.chunk = c.chunk;
     s.temperature = c.temperature;
     s.output_gate.on = c.output_gate;
+    if (c.differential) {  // λ = e^{Σ q1⊙k1} − e^{Σ q2⊙k2} + 0.5, with q·k sums of a few tenths
+        s.differential.on = true;
+        s.differential.lambda_init = 0.5f;
+        for (Vector* v : {&s.differential.lambda_q1, &s.differential.lambda_k1, &s.differential.lambda_q2, &s.differential.lambda_k2})
+            v->resize(c.d_k);
+        for (int i = 0; i < c.d_k; ++i) {
+            s.differential.lambda_q1(i) = 0.3f * std::sin(0.7f * static_cast<float>(i));
+            s.differential.lambda_k1(i) = 0.2f * std::cos(0.3f * static_cast<float>(i));
+            s.differential.lambda_q2(i) = -0.25f * std::cos(0.5f * static_cast<float>(i));
+            s.differential.lambda_k2(i) = 0.15f * std::sin(0.9f * static_cast<float>(i) + 1.0f);
+        }
+    }
     s.scale = c.scale;
     s.score_scale = c.score_scale;
     s.softcap = c.softcap;

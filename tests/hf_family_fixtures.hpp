@@ -302,6 +302,28 @@ inline FamilyCheckpoint mistral_checkpoint(std::uint64_t seed = 9) {
     return c;
 }
 
+// A diffllama config.json (DiffLlamaConfig's keys, as transformers writes them), scaled down: 4 heads
+// in 2 pairs on 2 K/V heads, biases on the projections, untied, F32, three layers (λ_init 0.2, 0.356, 0.471).
+inline FamilyCheckpoint diffllama_checkpoint(std::uint64_t seed = 33) {
+    FamilyCheckpoint c{"diffllama", {}, {}, safetensors::Dtype::F32, false};
+    c.config = nlohmann::json::parse(R"({
+      "architectures": ["DiffLlamaForCausalLM"], "attention_bias": true, "attention_dropout": 0.0, "bos_token_id": 1,
+      "eos_token_id": 2, "head_dim": 4, "hidden_act": "silu", "hidden_size": 16, "initializer_range": 0.02,
+      "intermediate_size": 24, "lambda_std_dev": 0.1, "max_position_embeddings": 2048, "model_type": "diffllama",
+      "num_attention_heads": 4, "num_hidden_layers": 3, "num_key_value_heads": 2, "pad_token_id": null,
+      "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 10000.0, "tie_word_embeddings": false,
+      "torch_dtype": "float32", "transformers_version": "4.48.0", "use_cache": true, "vocab_size": 40})");
+    DecoderShape shape{40, 16, 4, 2, 4, 24, 3};
+    shape.qkv_bias = shape.o_bias = true;
+    shape.tied = false;
+    make_decoder_tensors(c, shape, seed);
+    TensorMaker make(c, seed + 100);
+    for (int l = 0; l < 3; ++l)  // DiffLlamaAttention's λ vectors: normal(0, lambda_std_dev), here wider so λ moves
+        for (const char* name : {"lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"})
+            make("model.layers." + std::to_string(l) + ".self_attn." + name, {4}, 0.6);
+    return c;
+}
+
 // A ministral config.json (MinistralConfig's keys, as transformers 4.57 writes them), scaled
 // down: layer 1 slides (window 3), layer 2 is global, GQA 4 : 2, untied, BF16.
 inline FamilyCheckpoint ministral_checkpoint(std::uint64_t seed = 31) {
@@ -1125,7 +1147,7 @@ inline std::vector<FamilyCheckpoint> all_family_checkpoints() {
     return {llama_checkpoint(), llama3_checkpoint(), mistral_checkpoint(), ministral_checkpoint(), qwen2_checkpoint(), qwen3_checkpoint(),
             gemma2_checkpoint(), gemma3_checkpoint(), olmo2_checkpoint(), phi3_checkpoint(), smollm3_checkpoint(), qwen3_moe_checkpoint(),
             qwen2_moe_checkpoint(), mixtral_checkpoint(), gpt_oss_checkpoint(), deepseek_v3_checkpoint(), llama4_checkpoint(), qwen3_next_checkpoint(), qwen3_5_checkpoint(), qwen3_5_moe_checkpoint(),
-            neox_checkpoint(),
+            neox_checkpoint(), diffllama_checkpoint(),
             bert_checkpoint(), modernbert_checkpoint()};
 }
 
@@ -1715,6 +1737,39 @@ inline Rows reference_attention(const hf::ModelSpec& s, const HfTensors& t, int 
         return linear(concat, tensor(t, p + ".weight"), &tensor(t, p + ".bias"));
     }
     if (s.model_type == "modernbert") return linear(concat, tensor(t, "layers." + l + ".attn.Wo.weight"), nullptr);
+    if (s.differential) {
+        // DiffLlamaAttention, written out: λ = exp(Σ λ_q1·λ_k1) − exp(Σ λ_q2·λ_k2) + λ_init with
+        // λ_init = 0.8 − 0.6·e^(−0.3·layer); pair p (heads p and p + P) reads [V_p | V_{p+P}] with both
+        // of its maps; o = A_p·V' − λ·A_{p+P}·V', then (1 − λ_init)·o / √(mean(o²) + ε) into the pair's 2·hd columns
+        const int P = H / 2, group = H / s.n_kv_heads;
+        const std::string p = "layers." + l + ".self_attn.";
+        const auto term = [&](const char* qn, const char* kn) {
+            double sum = 0;
+            for (int c = 0; c < hd; ++c)
+                sum += tensor(t, p + qn).values[static_cast<std::size_t>(c)] * tensor(t, p + kn).values[static_cast<std::size_t>(c)];
+            return std::exp(sum);
+        };
+        const double lambda_init = 0.8 - 0.6 * std::exp(-0.3 * layer);
+        const double lambda = term("lambda_q1", "lambda_k1") - term("lambda_q2", "lambda_k2") + lambda_init;
+        const std::vector<Rows>& maps = r.attention.back();
+        for (std::size_t i = 0; i < n; ++i)
+            for (int pair = 0; pair < P; ++pair) {
+                std::vector<double> o(static_cast<std::size_t>(2 * hd), 0.0);
+                for (int half = 0; half < 2; ++half) {
+                    const int kv_head = (pair + half * P) / group;  // the values of head pair + half·P
+                    for (std::size_t j = 0; j < n; ++j) {
+                        const double w = maps[static_cast<std::size_t>(pair)][i][j] - lambda * maps[static_cast<std::size_t>(pair + P)][i][j];
+                        for (int c = 0; c < hd; ++c)
+                            o[static_cast<std::size_t>(half * hd + c)] += w * v[j][static_cast<std::size_t>(kv_head * hd + c)];
+                    }
+                }
+                double mean_square = 0;
+                for (double x : o) mean_square += x * x / (2.0 * hd);
+                for (int c = 0; c < 2 * hd; ++c)
+                    concat[i][static_cast<std::size_t>(pair * 2 * hd + c)] =
+                        (1.0 - lambda_init) * o[static_cast<std::size_t>(c)] / std::sqrt(mean_square + s.norm.epsilon);
+            }
+    }
     if (!gate.empty())  // Qwen3-Next: attn_output * torch.sigmoid(gate), then o_proj
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t c = 0; c < concat[i].size(); ++c) concat[i][c] /= 1.0 + std::exp(-gate[i][c]);

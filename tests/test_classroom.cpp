@@ -474,12 +474,21 @@ TEST_CASE("the since-2017 lesson walks one sentence through the 2017, GPT-2, Lla
     }
 }
 
-TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, an encoder's band, sinks, the output gate, Gated DeltaNet, NoPE and its temperature, and five routers, each step showing its change") {
+TEST_CASE("the since-2024 lesson goes on with the latent cache, chunks, an encoder's band, sinks, the output gate, Gated DeltaNet, NoPE and its temperature, five routers and differential pairs, each step showing its change") {
     const auto load = load_lesson_file(std::string(ATTNLAB_LESSONS_DIR) + "/12-since-2024.json");
     for (const std::string& e : load.errors) INFO(e);
     REQUIRE(load.lesson);
     const Lesson& l = *load.lesson;
-    REQUIRE(l.steps.size() == 12);
+    REQUIRE(l.steps.size() == 13);
+    // DiffLlama: 4 heads in 2 pairs, each head reading its pair's two values, the pairs normed before W_O
+    const Trace pairs = run(scenario_at_step(l, 12));
+    REQUIRE(pairs.ok);
+    CHECK(pairs.settings.differential);
+    CHECK(pairs.differential.pairs == 2);
+    CHECK(pairs.d_v == 2 * pairs.d_k);
+    CHECK(pairs.differential.lambda > 0.2f);  // λ_init 0.2 and exp(0.25) − exp(−0.01): about 0.49
+    CHECK(pairs.differential.normed.cols() == pairs.heads * pairs.d_k);
+    CHECK(pairs.query_tokens == run(find_preset("block-2017")->scenario).query_tokens);
     // SmolLM3's NoPE layer: Llama's block with nothing turned, no step before RoPE
     const Trace nope = run(scenario_at_step(l, 6));
     REQUIRE(nope.ok);

@@ -164,7 +164,7 @@ TEST_CASE("option --model refuses what it would ignore or cannot find, naming it
     CHECK(missing.code == 2);
     CHECK_THAT(missing.err, Contains("nothing: no such folder or file"));
     // The hint names every family the app reads, not GPT-2 alone.
-    CHECK_THAT(missing.err, Contains("--model takes a checkpoint folder of GPT-2, Llama, Mistral, Ministral, Qwen2, Qwen3, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Qwen2-MoE, Qwen3-Next, Qwen3.5, Qwen3.5-MoE, Mixtral, gpt-oss, DeepSeek-V3, Llama 4, GPT-NeoX (Pythia), BERT and ModernBERT"));
+    CHECK_THAT(missing.err, Contains("--model takes a checkpoint folder of GPT-2, Llama, DiffLlama, Mistral, Ministral, Qwen2, Qwen3, Gemma 2, Gemma 3, OLMo 2, Phi-3, SmolLM3, Qwen3-MoE, Qwen2-MoE, Qwen3-Next, Qwen3.5, Qwen3.5-MoE, Mixtral, gpt-oss, DeepSeek-V3, Llama 4, GPT-NeoX (Pythia), BERT and ModernBERT"));
     std::filesystem::remove("test_cli_model_errors/vocab.json");
     const Result no_vocab = run_cli({"--model", "test_cli_model_errors", "--text", "x", "--print"});
     CHECK(no_vocab.code == 2);

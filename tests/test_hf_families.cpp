@@ -293,6 +293,12 @@ void check_decoder_weights(const FamilyCheckpoint& c, const hf::ModelSpec& s, co
         if (s.o_bias) check_same(L.b_o, stored_vector(c, p + "self_attn.o_proj.bias"), p + "o_proj.bias");
         else CHECK(L.b_o.size() == 0);
         if (!s.sinks) CHECK(L.sinks.size() == 0);
+        if (s.differential)  // DiffLlama: its four λ vectors, head_dim each
+            for (const auto& [name, v] : {std::pair{"lambda_q1", &L.lambda_q1}, std::pair{"lambda_k1", &L.lambda_k1},
+                                          std::pair{"lambda_q2", &L.lambda_q2}, std::pair{"lambda_k2", &L.lambda_k2}})
+                check_same(*v, stored_vector(c, p + "self_attn." + name), p + "self_attn." + name);
+        else
+            CHECK(L.lambda_q1.size() == 0);
         if (s.qk_norm && !s.layers[static_cast<std::size_t>(l)].linear) {
             check_same(L.q_norm.weight, stored_vector(c, p + "self_attn.q_norm.weight"), p + "q_norm");
             check_same(L.k_norm.weight, stored_vector(c, p + "self_attn.k_norm.weight"), p + "k_norm");
@@ -1512,6 +1518,22 @@ TEST_CASE("each family's config.json gives its forward pass", "[families][spec]"
         json with_mask = bert_checkpoint().config;
         with_mask["mask_token_id"] = 39;
         CHECK(spec_of(with_mask).mask_token_id == 39);
+    }
+    SECTION("diffllama: Llama's decoder with its heads in differential pairs, biases on every projection, λ_init by layer") {
+        json config = diffllama_checkpoint().config;
+        const hf::ModelSpec s = spec_of(config);
+        CHECK(s.differential);
+        CHECK(s.qkv_bias);
+        CHECK(s.o_bias);
+        CHECK_FALSE(s.mlp_bias);
+        CHECK(s.n_heads == 4);
+        CHECK(s.n_kv_heads == 2);
+        config["num_attention_heads"] = 3;
+        config["num_key_value_heads"] = 3;
+        CHECK_THAT(refusal_of(config), Contains("num_attention_heads") && Contains("even number"));
+        config = diffllama_checkpoint().config;
+        config["mlp_bias"] = true;  // DiffLlamaMLP is Mistral's: no bias, and no key for one
+        CHECK_THAT(refusal_of(config), Contains("mlp_bias"));
     }
     SECTION("modernbert: bidirectional pre-norm, no attention norm in layer 0, a band of local_attention / 2 on two layers of three, a RoPE base each kind") {
         json config = modernbert_checkpoint().config;

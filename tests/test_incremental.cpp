@@ -54,9 +54,9 @@ TEST_CASE("every attention case: an edit of two tokens updated incrementally equ
     }
     // The update applies to self-attention on embeddings under the stable softmax.
     // Latent attention's keys come through its latent's norm, the output gate multiplies every
-    // head's row before W_O: the whole run again.
+    // head's row before W_O, differential attention norms each pair of heads together: the whole run again.
     const bool applies = c.inputs == testing::Inputs::Embeddings && !c.cross() && c.softmax == SoftmaxKind::Stable && c.latent.kv_rank == 0 &&
-                         !c.output_gate;
+                         !c.output_gate && !c.differential;
     if (!applies) {
         const Trace unchanged = trace;
         CHECK_FALSE(update_after_embedding_edit(before, after, trace));

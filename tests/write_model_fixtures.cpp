@@ -12,7 +12,8 @@
 // (DeepSeek-V3's: latent attention, a dense first layer, then 8 experts in 4 groups), DIR/llama4 and
 // DIR/qwen3_next (three Gated DeltaNet layers to one gated full layer) and DIR/qwen3_5 (Qwen3.5's
 // multimodal folder as published: text_config, model.language_model.*, a vision tower read past) and
-// DIR/modernbert (ModernBERT's encoder: two of its four layers local, a band of ±2; <mask> its mask token).
+// DIR/modernbert (ModernBERT's encoder: two of its four layers local, a band of ±2; <mask> its mask token) and
+// DIR/diffllama (DiffLlama's: 4 heads in 2 differential pairs, three layers).
 #include <filesystem>
 #include <iostream>
 
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     modernbert.config["mask_token_id"] = 401;  // the byte-level tokenizer's <mask>
     write_with_tokenizer(dir + "/modernbert", modernbert, 16, 1.0);
     write_with_tokenizer(dir + "/llama4", testing::families::llama4_checkpoint(), 16, 1.0);
+    write_with_tokenizer(dir + "/diffllama", testing::families::diffllama_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/qwen3_next", testing::families::qwen3_next_checkpoint(), 16, 1.0);
     write_with_tokenizer(dir + "/qwen3_5", testing::families::qwen3_5_checkpoint(), 16, 1.0);
     testing::families::write_gemma3_with_image_token(dir + "/gemma3", std::string(ATTNLAB_TEST_DATA) + "/tokenizers/bytelevel-roberta-prefix-space.json");

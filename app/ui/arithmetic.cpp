@@ -160,13 +160,18 @@ void explain_weight(const Trace& t, const Where& w, int r, int c, Explanation& e
     const std::string label = w.entry->label;
     const Matrix& m = *matrix_of(t, w);
     e.heading = label + "[" + ix(r) + "," + ix(c) + "] = " + num(m(r, c));
-    if (w.entry->arithmetic == Arithmetic::OutputWeight) {
+    if (w.entry->arithmetic == Arithmetic::OutputWeight && t.settings.differential) {
+        const int width = std::max(1, t.d_v), pairs = std::max(1, t.differential.pairs);
+        e.lines.push_back("row " + ix(r) + " reads normed column " + ix(r) + " (pair " + std::to_string(r / width + 1) + ": heads " +
+                          std::to_string(r / width + 1) + " and " + std::to_string(r / width + 1 + pairs) + "), column " + ix(c) +
+                          " writes output dimension " + ix(c));
+    } else if (w.entry->arithmetic == Arithmetic::OutputWeight) {
         const int d_v = std::max(1, t.d_v);
         e.lines.push_back("row " + ix(r) + " reads concat column " + ix(r) + " (head " +
                           std::to_string(r / d_v + 1) + "), column " + ix(c) + " writes output dimension " +
                           ix(c));
     } else {
-        const int d_k = std::max(1, w.entry->arithmetic == Arithmetic::ValueWeight ? t.d_v : t.d_k);
+        const int d_k = std::max(1, w.entry->arithmetic == Arithmetic::ValueWeight ? projected_value_dim(t) : t.d_k);
         const bool kv = w.entry->edit == Editable::WK || w.entry->edit == Editable::WV;
         if (kv && t.kv_heads > 0 && t.kv_heads != t.heads) {  // grouped-query attention
             const int g = c / d_k, group = t.heads / t.kv_heads;
@@ -265,10 +270,14 @@ void explain_projection(const Trace& t, const TraceSettings& s, const Where& w, 
     const std::string label = is_q ? "Q" : is_v ? "V" : "K";
     const Matrix& m = *matrix_of(t, w);
     const std::vector<std::string>& tokens = is_q ? t.query_tokens : t.key_tokens;
-    const int width = is_v ? t.d_v : t.d_k;
-    // K and V: the columns of the K/V head this query head reads (grouped-query attention).
-    const int column_head = !is_q && t.kv_heads > 0 ? w.head / (t.heads / t.kv_heads) : w.head;
-    const int global = column_head * width + c;
+    const int width = is_v ? projected_value_dim(t) : t.d_k;
+    // K and V: the columns of the K/V head this query head reads (grouped-query attention). A
+    // differential head's V is its pair's two side by side: column c < d_k is head p's, the rest head p + P's.
+    const int group = t.kv_heads > 0 ? std::max(1, t.heads / t.kv_heads) : 1;
+    const int pairs = std::max(1, t.differential.pairs);
+    const int read_head = is_v && s.differential ? w.head % pairs + (c < width ? 0 : pairs) : w.head;
+    const int column_head = !is_q && t.kv_heads > 0 ? read_head / group : read_head;
+    const int global = column_head * width + (is_v && s.differential ? c % width : c);
     e.heading = label + "[" + ix(r) + "," + ix(c) + "] (head " + std::to_string(w.head + 1) +
                 "), token " + quoted(tokens, r) + " = " + num(m(r, c));
     if (s.input == InputMode::Direct) {
@@ -478,6 +487,44 @@ void explain_temperature(const Trace& t, const TraceSettings& s, int r, Explanat
 }
 
 // Latent attention's own steps (scenario.hpp's LatentAttention) and weights.
+// Differential attention: λ from its vectors, a pair's difference, its RMSNorm.
+void explain_differential(const Trace& t, const Where& w, int r, int c, Explanation& e) {
+    const DifferentialTrace& d = t.differential;
+    const int width = std::max(1, t.d_v), pairs = std::max(1, d.pairs);
+    const std::string lambda = "\xCE\xBB";
+    switch (w.entry->arithmetic) {
+        case Arithmetic::DifferentialLambda: {
+            const Matrix& m = *matrix_of(t, w);
+            e.heading = std::string(w.entry->label) + "[" + ix(c) + "] = " + num(m(r, c));
+            e.lines.push_back(lambda + " = exp(\xCE\xA3 " + lambda + "_q1" + kTimes + lambda + "_k1) \xE2\x88\x92 exp(\xCE\xA3 " + lambda + "_q2" + kTimes +
+                              lambda + "_k2) + " + lambda + "_init");
+            e.lines.push_back("= " + num(d.lambda_1) + " \xE2\x88\x92 " + num(d.lambda_2) + " + " + num(d.lambda_init) + " = " + num(d.lambda));
+            e.lines.push_back("one " + lambda + " for every pair of the layer: how much of the second map to take away");
+            return;
+        }
+        case Arithmetic::DifferentialDifference: {
+            const int p = c / width;
+            const float first = t.concat(r, p * width + c % width), second = t.concat(r, (p + pairs) * width + c % width);
+            e.heading = "o[" + ix(r) + "," + ix(c) + "], pair " + std::to_string(p + 1) + " = " + num(d.difference(r, c));
+            e.lines.push_back("head " + std::to_string(p + 1) + "'s A" + kTimes + "V' " + num(first) + " \xE2\x88\x92 " + lambda + " " + num(d.lambda) + " " +
+                              kTimes + " head " + std::to_string(p + pairs + 1) + "'s A" + kTimes + "V' " + num(second) + " = " + num(d.difference(r, c)));
+            e.lines.push_back("what both maps give every key cancels; what the first gives more stays");
+            return;
+        }
+        case Arithmetic::DifferentialNormed: {
+            const int p = c / width;
+            const auto o = d.difference.row(r).segment(static_cast<Eigen::Index>(p) * width, width);
+            const float rms = std::sqrt(o.squaredNorm() / static_cast<float>(width) + t.settings.block.epsilon);
+            e.heading = "normed[" + ix(r) + "," + ix(c) + "], pair " + std::to_string(p + 1) + " = " + num(d.normed(r, c));
+            e.lines.push_back("(1 \xE2\x88\x92 " + lambda + "_init " + num(d.lambda_init) + ") " + kTimes + " o " + num(d.difference(r, c)) + " / rms " +
+                              num(rms) + " = " + num(d.normed(r, c)));
+            e.lines.push_back("rms over the pair's " + std::to_string(width) + " numbers: \xE2\x88\x9A(mean(o\xC2\xB2) + \xCE\xB5); W_O reads these");
+            return;
+        }
+        default: return;
+    }
+}
+
 void explain_latent(const Trace& t, const TraceSettings& s, const Where& w, int r, int c, Explanation& e) {
     const LatentAttention& l = s.latent;
     const LatentTrace& lt = t.latent;
@@ -790,10 +837,10 @@ void explain_output(const Trace& t, const Where& w, int r, int c, Explanation& e
         e.lines.push_back("no W_O in this scenario: the output is the concatenation");
         return;
     }
-    const bool gated = t.gated.size() != 0;  // gated attention: W_O reads the gated heads
-    e.lines.push_back(std::string(gated ? "gated[" : "concat[") + ix(r) + ",:] " + kTimes + " W_O[:," + ix(c) + "]" +
+    const OutputInput read = output_projection_input(t);  // the concat, or the gated heads or the normed pairs
+    e.lines.push_back(std::string(read.name) + "[" + ix(r) + ",:] " + kTimes + " W_O[:," + ix(c) + "]" +
                       (t.b_o.size() ? " + b_o[" + ix(c) + "]" : ""));
-    for (auto& line : product_terms(row_of(gated ? t.gated : t.concat, r), col_of(t.w_o, c), "= ")) e.lines.push_back(line);
+    for (auto& line : product_terms(row_of(read.m, r), col_of(t.w_o, c), "= ")) e.lines.push_back(line);
     if (t.b_o.size() != 0) e.lines.push_back("+ " + factor(t.b_o(0, c)));
     e.lines.push_back("= " + num(t.output(r, c)));
 }
@@ -1193,6 +1240,9 @@ Explanation explain_cell(const Trace& t, const std::string& matrix, int row, int
         case A::DeltaNormed:
         case A::DeltaGated:
         case A::DeltaParameter: explain_delta(t, w, row, col, e); break;
+        case A::DifferentialLambda:
+        case A::DifferentialDifference:
+        case A::DifferentialNormed: explain_differential(t, w, row, col, e); break;
     }
     if (e.heading.empty()) e.heading = display_name(matrix) + " = " + num((*m)(row, col));
     return e;

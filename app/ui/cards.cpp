@@ -58,7 +58,7 @@ HeatmapSpec card_spec(const Trace& t, const MatrixRef& ref, const Matrix& values
     const bool sliced = ed == Editable::WQ || ed == Editable::WK || ed == Editable::WV || ed == Editable::BQ || ed == Editable::BK ||
                         ed == Editable::BV;
     if (sliced && t.heads > 1 && band_head >= 0) {
-        const int width = ed == Editable::WV || ed == Editable::BV ? t.d_v : t.d_k;
+        const int width = ed == Editable::WV || ed == Editable::BV ? projected_value_dim(t) : t.d_k;
         const bool kv = ed == Editable::WK || ed == Editable::WV || ed == Editable::BK || ed == Editable::BV;
         const bool grouped = kv && t.kv_heads > 0 && t.kv_heads != t.heads;
         const int column_head = grouped ? band_head / (t.heads / t.kv_heads) : band_head;  // the K/V head the shown head reads

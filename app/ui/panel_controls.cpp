@@ -459,26 +459,44 @@ void computation_controls(EditContext state) {
                           "normalises each row of the whole projection, every head's numbers at once, with a weight per head "
                           "and dimension, and splits the heads after");
     // Qwen3-Next's two attentions on one line: softmax attention, gated by σ(x·W_G + b_G) before W_O, or Gated DeltaNet.
-    const char* qwen3_next[] = {"softmax", "softmax, output gate", "Gated DeltaNet (linear)"};
-    int kind = s.delta_net.on ? 2 : s.output_gate.on ? 1 : 0;
-    ImGui::TextUnformatted("Qwen3-Next");
+    // DiffLlama's differential pairs are a fourth kind: none of them goes with another.
+    const char* variants[] = {"softmax", "softmax, output gate", "Gated DeltaNet (linear)", "differential pairs (DiffLlama)"};
+    int kind = s.delta_net.on ? 2 : s.output_gate.on ? 1 : s.differential.on ? 3 : 0;
+    ImGui::TextUnformatted("Variant");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::Combo("##qwen3_next", &kind, qwen3_next, 3)) {
+    if (ImGui::Combo("##qwen3_next", &kind, variants, 4)) {
         if (kind != 2 && s.delta_net.on) state.push(edits::SetDeltaNet{false});
-        if (kind == 2) state.push(edits::SetDeltaNet{true});  // which drops the output gate
+        if (kind != 3 && s.differential.on) state.push(edits::SetDifferential{false});
+        if (kind == 2) state.push(edits::SetDeltaNet{true});  // which drops the output gate and the pairs
+        else if (kind == 3) state.push(edits::SetDifferential{true, s.differential.lambda_init});  // which drops the gate
         else if ((kind == 1) != s.output_gate.on) state.push(edits::SetOutputGate{kind == 1});
     }
-    record_item(state, "controls.qwen3_next", qwen3_next[kind]);
+    record_item(state, "controls.qwen3_next", variants[kind]);
     record_item(state, "controls.output_gate", kind == 1 ? "on" : "off");
     record_item(state, "controls.delta_net", kind == 2 ? "on" : "off");
+    record_item(state, "controls.differential", kind == 3 ? "on" : "off");
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("softmax, output gate: each head's output is multiplied, number by number, by \xCF\x83(x\xC2\xB7W_G + b_G) of its "
                           "token before W_O, so a head can write nothing for a token (gated attention, Qwen3-Next and Qwen3.5).\n"
                           "Gated DeltaNet: linear attention in place of the softmax (three of every four Qwen3-Next layers): each head "
                           "keeps a state S (d_k \xC3\x97 d_v) that every token fades by e^g, corrects towards its value by \xCE\xB2 (the "
                           "delta rule) and reads with its query; the implied weights card draws the A with o = A\xC2\xB7V. It takes a "
-                          "causal mask and no RoPE, and seeds W_Q, W_K, W_V and W_O again (their shapes change)");
+                          "causal mask and no RoPE, and seeds W_Q, W_K, W_V and W_O again (their shapes change).\n"
+                          "differential pairs: head p pairs with head p + H/2 (DiffLlama); both compute a softmax map, both read the "
+                          "pair's two values side by side, and the pair outputs the first map's reading \xE2\x88\x92 \xCE\xBB \xC3\x97 the "
+                          "second's, RMS-normed and \xC3\x97 (1 \xE2\x88\x92 \xCE\xBB_init) before W_O: weight both maps spread everywhere "
+                          "cancels. It needs an even number of heads; \xCE\xBB's four vectors are on their cards");
+    if (s.differential.on) {
+        float lambda_init = s.differential.lambda_init;
+        ImGui::SetNextItemWidth(field * 2.0f);
+        if (ImGui::InputFloat("\xCE\xBB_init##differential", &lambda_init, 0.0f, 0.0f, "%g", ImGuiInputTextFlags_EnterReturnsTrue))
+            state.push(edits::SetDifferential{true, lambda_init});
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("DiffLlama's layer \xE2\x84\x93 (from 0): 0.8 \xE2\x88\x92 0.6\xC2\xB7" "e^(\xE2\x88\x92" "0.3\xE2\x84\x93); "
+                              "\xCE\xBB = %g here", static_cast<double>(differential_lambda(s.differential)));
+    }
+
     // Llama 4's query temperature: each query × τ of its position (its NoPE layers).
     bool tempered = s.temperature.on();
     if (ImGui::Checkbox("query temperature (Llama 4)", &tempered))
@@ -503,6 +521,7 @@ void computation_controls(EditContext state) {
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("a learned logit b per head joins every softmax row's max and sum and is then dropped: "
                           "the row's weights sum to 1 \xE2\x88\x92 its sink weight");
+
     if (sinks && s.sinks.size() == s.heads) {
         for (int h = 0; h < s.heads; ++h) {
             float b = s.sinks(h);

@@ -730,6 +730,9 @@ std::string model_shape_text(const lm::Model& model) {
         text += "; " + std::to_string(chunked) + " chunked layers (a query sees its own chunk of " + std::to_string(chunk) + " tokens) and " +
                 std::to_string(c.layers - chunked) + " global";
     if (tempered) text += ", queries \xC3\x97 a temperature growing with position on the NoPE layers";
+    if (spec.differential && c.heads >= 2)  // DiffLlama: each pair's output is the difference of its two maps
+        text += "; differential attention: head p pairs with head p + " + std::to_string(c.heads / 2) +
+                " (the second map, \xC3\x97 \xCE\xBB, is taken from the first; " + std::to_string(c.heads / 2) + " outputs a layer)";
     int linear = 0;
     for (const hf::LayerSpec& layer : spec.layers) linear += layer.linear ? 1 : 0;
     if (linear > 0) {  // Qwen3-Next: Gated DeltaNet layers beside gated softmax ones

@@ -224,6 +224,15 @@ std::string head_map_notes(const ModelViewState& m, const GridLayout& g, int l, 
                  "and a row not summing to 1 (the colour is |A| over this head's largest, " + attn::format_value(map_scale(trace, h), 4) +
                  "); all it keeps is a state of " + std::to_string(trace.d_k) + " \xC3\x97 " + std::to_string(trace.d_v) +
                  " per head, whatever the length";
+    if (trace.settings.differential && trace.differential.pairs > 0) {  // DiffLlama: the pair this map belongs to
+        const int pairs = trace.differential.pairs, p = h % pairs;
+        about += "\ndifferential attention: pair " + std::to_string(p + 1) + " is heads " + std::to_string(p + 1) + " and " +
+                 std::to_string(p + pairs + 1) + "; this map is its " +
+                 (h < pairs ? std::string("first, from which ")
+                            : std::string("second, taken \xC3\x97 \xCE\xBB from the first; ")) +
+                 (h < pairs ? "\xCE\xBB \xC3\x97 head " + std::to_string(p + pairs + 1) + "'s is taken" : std::string("\xCE\xBB = ") + attn::format_value(trace.differential.lambda, 4)) +
+                 ". The pair writes one output: ablating either head silences both";
+    }
     if (h >= static_cast<int>(trace.head.size()))
         about += "\nthis layer has " + std::to_string(trace.head.size()) + " heads: there is no head " + std::to_string(h + 1);
     if (trace.settings.temperature.on())

@@ -126,6 +126,32 @@ Matrix delta_net_gated(const Matrix& concat, const Matrix& z, const Vector& norm
     return out.cwiseProduct(z.unaryExpr([](float v) { return v * sigmoid(v); }));  // ⊙ SiLU(z)
 }
 
+Matrix pair_values(const Matrix& v_per_head, int heads, int d_k) {
+    const int pairs = heads / 2;
+    Matrix paired(v_per_head.rows(), static_cast<Eigen::Index>(heads) * 2 * d_k);
+    for (int h = 0; h < heads; ++h) {  // torch.cat(torch.chunk(v, 2, dim=heads), dim=-1).repeat(1, 2, 1, 1)
+        const int p = h % pairs;
+        paired.middleCols(static_cast<Eigen::Index>(h) * 2 * d_k, d_k) = v_per_head.middleCols(static_cast<Eigen::Index>(p) * d_k, d_k);
+        paired.middleCols(static_cast<Eigen::Index>(h) * 2 * d_k + d_k, d_k) =
+            v_per_head.middleCols(static_cast<Eigen::Index>(p + pairs) * d_k, d_k);
+    }
+    return paired;
+}
+
+Matrix differential_pairs(const Matrix& read, int heads, int d_k, float lambda, float lambda_init, float epsilon, Matrix* difference) {
+    const int pairs = heads / 2, width = 2 * d_k;
+    Matrix diff(read.rows(), static_cast<Eigen::Index>(pairs) * width);
+    for (int p = 0; p < pairs; ++p)  // attn_output1 − λ·attn_output2: the first P heads against the last P
+        diff.middleCols(static_cast<Eigen::Index>(p) * width, width) =
+            read.middleCols(static_cast<Eigen::Index>(p) * width, width) - lambda * read.middleCols(static_cast<Eigen::Index>(p + pairs) * width, width);
+    Matrix out(diff.rows(), diff.cols());
+    for (int p = 0; p < pairs; ++p)  // (1 − λ_init)·RMSNorm(o_p), each pair alone, no weight
+        out.middleCols(static_cast<Eigen::Index>(p) * width, width) =
+            (1.0f - lambda_init) * rms_norm(diff.middleCols(static_cast<Eigen::Index>(p) * width, width), epsilon);
+    if (difference != nullptr) *difference = std::move(diff);
+    return out;
+}
+
 Matrix layer_norm(const Matrix& x, float epsilon, const LayerNormParams& params) {
     Matrix out(x.rows(), x.cols());
     for (Eigen::Index i = 0; i < x.rows(); ++i) {
@@ -309,7 +335,11 @@ void finish_trace(const Scenario& s, Trace& t) {
     }
     if (s.delta_net.on && s.input == InputMode::Embeddings)  // Gated DeltaNet: each head's RMSNorm, ⊙ SiLU(z)
         t.linear.gated = delta_net_gated(t.concat, t.linear.z, t.linear.norm.row(0), t.d_v, s.block.epsilon, &t.linear.normed);
-    const Matrix& heads_out = s.delta_net.on ? t.linear.gated : gated ? t.gated : t.concat;
+    if (s.differential.on && s.input == InputMode::Embeddings) {  // differential attention: each pair's difference, normed
+        DifferentialTrace& d = t.differential;
+        d.normed = differential_pairs(t.concat, t.heads, t.d_k, d.lambda, d.lambda_init, s.block.epsilon, &d.difference);
+    }
+    const Matrix& heads_out = output_projection_input(t).m;
     if (t.w_o.size() != 0) product_into(heads_out, t.w_o, t.output);  // (n_q, h·d_v)·(h·d_v, d_model) → (n_q, d_model)
     else t.output = heads_out;
     const MaskRule mask = mask_rule(s, t.n_keys);
@@ -754,7 +784,9 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     settings.temperature = s.temperature;
     settings.output_gate = s.output_gate.on;
     settings.delta_net = s.delta_net.on;
+    settings.differential = s.differential.on;
     t.linear = LinearTrace{};
+    t.differential = DifferentialTrace{};
     settings.masked_fill = s.masked_fill;
     settings.scale = s.scale;
     settings.score_scale = s.score_scale;
@@ -809,7 +841,7 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
         // A pre-norm block's attention reads LN₁(X + PE); in cross-attention the queries'
         // stream is normalised and the source is read as given (as a decoder reads its memory).
         if (has_block(s) && s.block.norm == NormPlacement::Pre) {
-            t.block.norm1 = s.block.layer_norm && s.block.attention_norm
+            t.block.norm1 = s.block.normalises_attention_input()
                                 ? block_norm(s.block, t.x_pe, resolved_norm(s.block, s.block.norm_1, s.d_model))
                                 : t.x_pe;
         }
@@ -924,6 +956,22 @@ void prepare_inputs(const Scenario& s, Trace& t, Matrix& q_all, Matrix& k_all, M
     if (t.kv_heads != t.heads) {
         k_all = repeat_kv_heads(k_all, t.kv_heads, t.heads / t.kv_heads, t.d_k);
         v_all = repeat_kv_heads(v_all, t.kv_heads, t.heads / t.kv_heads, t.d_v);
+    }
+    // Differential attention: each head reads its pair's values side by side, 2·d_k wide (d_v from here on)
+    if (s.differential.on && s.input == InputMode::Embeddings) {
+        DifferentialTrace& d = t.differential;
+        d.pairs = t.heads / 2;
+        d.lambda_init = s.differential.lambda_init;
+        const auto or_zeros = [&t](const Vector& v) { return v.size() != 0 ? Matrix(v) : Matrix(Matrix::Zero(1, t.d_k)); };
+        d.lambda_q1 = or_zeros(s.differential.lambda_q1);
+        d.lambda_k1 = or_zeros(s.differential.lambda_k1);
+        d.lambda_q2 = or_zeros(s.differential.lambda_q2);
+        d.lambda_k2 = or_zeros(s.differential.lambda_k2);
+        d.lambda_1 = differential_term(s.differential.lambda_q1, s.differential.lambda_k1);
+        d.lambda_2 = differential_term(s.differential.lambda_q2, s.differential.lambda_k2);
+        d.lambda = differential_lambda(s.differential);
+        v_all = pair_values(v_all, t.heads, t.d_v);
+        t.d_v *= 2;
     }
 }
 

@@ -89,6 +89,15 @@ void delta_net_inputs(const Scenario& scenario, const DeltaNetWeights& weights, 
 // when given, then ⊙ SiLU(z).
 Matrix delta_net_gated(const Matrix& concat, const Matrix& z, const Vector& norm, int d_v, float epsilon, Matrix* normed = nullptr);
 
+// Differential attention (scenario.hpp's DifferentialAttention). Each query head's values as its map
+// reads them, [V_p | V_{p+P}] with p = h mod H/2, from one V per query head (n × H·d_k → n × H·2·d_k).
+Matrix pair_values(const Matrix& v_per_head, int heads, int d_k);
+// What W_O reads from the maps' readings (`read`: n × H·2·d_k, head h's A_h·V'_h in its columns): each pair's
+// o_p = read_p − λ·read_{p+P} into `difference` when given, then (1 − λ_init)·RMSNorm(o_p) over its
+// 2·d_k numbers (n × H·d_k).
+Matrix differential_pairs(const Matrix& read, int heads, int d_k, float lambda, float lambda_init, float epsilon,
+                          Matrix* difference = nullptr);
+
 // [SECTION] Pieces shared by the backends (the GPU backend prepares and finishes a trace
 // with these and computes only the attention itself on the device).
 

@@ -19,7 +19,7 @@ namespace {
 // The rows of the target embeddings that differ, or nothing when anything else differs.
 std::optional<std::vector<int>> changed_rows(const Scenario& before, const Scenario& after, const Trace& trace) {
     if (!trace.ok || trace.detail != Detail::Full || after.input != InputMode::Embeddings ||
-        after.attention != AttentionKind::Self || after.latent.on() || after.output_gate.on || after.delta_net.on || before.delta_net.on || after.block.residual || after.block.layer_norm || (after.qk_norm && after.qk_norm_whole) ||
+        after.attention != AttentionKind::Self || after.latent.on() || after.output_gate.on || after.differential.on || before.differential.on || after.delta_net.on || before.delta_net.on || after.block.residual || after.block.layer_norm || (after.qk_norm && after.qk_norm_whole) ||
         after.block.feed_forward || after.softmax != SoftmaxKind::Stable || after.target.embeddings.size() == 0 ||
         after.b_q.size() != 0 || after.b_k.size() != 0 || after.b_v.size() != 0 || after.b_o.size() != 0 ||
         before.target.embeddings.rows() != after.target.embeddings.rows() ||

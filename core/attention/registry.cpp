@@ -63,7 +63,7 @@ const Matrix& ffn_input(const Trace& t) { return pre_norm(t) ? t.block.norm2 : t
 
 // Whether attention reads N₁ of the stream: a pre-norm block with norms, unless it leaves N₁ out
 // (ModernBERT's first layer); a post-norm block's N₁ comes after attention, always there with norms.
-bool norm_1_on(const Trace& t) { return t.settings.block.layer_norm && (!pre_norm(t) || t.settings.block.attention_norm); }
+bool norm_1_on(const Trace& t) { return t.settings.block.has_norm_1(); }
 
 // The block's norm with its subscript: "LN₁", "RMSNorm₂", "RMSNorm".
 std::string norm_symbol(const Trace& t, const char* subscript) {
@@ -129,6 +129,7 @@ std::string rope_words(const Trace& t) {
 
 bool latent(const Trace& t) { return t.settings.latent.on(); }
 bool delta_net(const Trace& t) { return t.settings.delta_net; }
+bool differential(const Trace& t) { return t.settings.differential; }
 bool latent_queries(const Trace& t) { return latent(t) && t.settings.latent.q_rank > 0; }
 
 // What a cache of this layer keeps a token, beside multi-head attention's K and V:
@@ -136,7 +137,7 @@ bool latent_queries(const Trace& t) { return latent(t) && t.settings.latent.q_ra
 std::string latent_cache_words(const Trace& t) {
     const LatentAttention& l = t.settings.latent;
     const long long latent_numbers = l.kv_rank + l.rope_dim;
-    const long long mha = static_cast<long long>(t.heads) * (t.d_k + t.d_v);
+    const long long mha = static_cast<long long>(t.heads) * (t.d_k + projected_value_dim(t));
     return "a cache keeps r_kv + d_rope = " + std::to_string(latent_numbers) + " numbers a token; multi-head attention's K and V: H" + kDot +
            "(d_k + d_v) = " + std::to_string(mha) + " (" + number(static_cast<double>(mha) / static_cast<double>(latent_numbers), 1) + kTimes + ")";
 }
@@ -174,6 +175,10 @@ std::string projection_title(const Trace& t, int h, const char* letter, const Ma
         if (letter[0] == 'Q') return prefix(t, h) + "q" + shared + " = L2norm(conv q) / \xE2\x88\x9A" "d_k";
         if (letter[0] == 'K') return prefix(t, h) + "k" + shared + " = L2norm(conv k)";
         return prefix(t, h) + "v = conv v";
+    }
+    if (differential(t) && letter[0] == 'V') {  // the pair's two values side by side
+        const int pairs = std::max(1, t.differential.pairs), p = h % pairs;
+        return prefix(t, h) + "V' = [V of head " + std::to_string(p + 1) + " | V of head " + std::to_string(p + pairs + 1) + "]: its pair's values";
     }
     const std::string shared = letter[0] == 'Q' ? std::string() : kv_note(t, h);
     if (t.settings.input == InputMode::Direct) return prefix(t, h) + letter + shared + " (given)";
@@ -247,6 +252,7 @@ const Matrix& held(const Matrix& m) { return m; }
 #define SHAPE_OF(field) [](const Trace& t, int) { return dims(t.field); }
 #define LATENT_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &held(t.latent.field); }
 #define LINEAR_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &held(t.linear.field); }
+#define DIFFERENTIAL_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return &held(t.differential.field); }
 #define BLOCK_GET(field) [](const Trace& t, const HeadTrace*) -> const Matrix* { return t.has_block ? &t.block.field : nullptr; }
 // A norm's γ or β: only where the block normalises.
 #define NORM_GET(field) \
@@ -492,6 +498,7 @@ void add_queries_keys_values(std::vector<MatrixEntry>& r) {
                      const HeadTrace* head = head_of(t, h);
                      if (!head) return std::string();
                      if (t.settings.input == InputMode::Direct || delta_net(t)) return dims(head->v);
+                     if (differential(t)) return dims(head->v) + ": 2" + kTimes + "d_k, each half " + projection_input(t) + kDot + "W_V's head columns";
                      if (latent(t)) return latent_projection_shape(t, h, 'V');
                      const Matrix& input = cross(t) ? t.source_x_pe : attention_input(t);
                      return paren(input) + kDot + "(" + std::to_string(input.cols()) + kTimes + std::to_string(t.d_v) + ") " +
@@ -654,6 +661,37 @@ void add_concat_and_output(std::vector<MatrixEntry>& r) {
                             kArrow + " " + dims(t.concat);
                  },
                  fixed_concat, [](const Trace& t) { return t.heads > 1; }});  // one head's concat is its output
+    // Differential attention (DiffLlama): λ from its four vectors, each pair's difference, and its norm.
+    r.push_back({"differential.lambda_q1", false, Stage::Concat, A::Hidden, A::Dim, V::Signed, E::None, "\xCE\xBB_q1", Ar::DifferentialLambda,
+                 DIFFERENTIAL_GET(lambda_q1), [](const Trace&, int) { return std::string("\xCE\xBB_q1  (\xCE\xBB_1 = exp(\xCE\xA3 \xCE\xBB_q1\xE2\x8A\x99\xCE\xBB_k1))"); },
+                 SHAPE_OF(differential.lambda_q1), fixed_concat});
+    r.push_back({"differential.lambda_k1", false, Stage::Concat, A::Hidden, A::Dim, V::Signed, E::None, "\xCE\xBB_k1", Ar::DifferentialLambda,
+                 DIFFERENTIAL_GET(lambda_k1), [](const Trace&, int) { return std::string("\xCE\xBB_k1"); }, SHAPE_OF(differential.lambda_k1), fixed_concat});
+    r.push_back({"differential.lambda_q2", false, Stage::Concat, A::Hidden, A::Dim, V::Signed, E::None, "\xCE\xBB_q2", Ar::DifferentialLambda,
+                 DIFFERENTIAL_GET(lambda_q2), [](const Trace&, int) { return std::string("\xCE\xBB_q2  (\xCE\xBB_2 = exp(\xCE\xA3 \xCE\xBB_q2\xE2\x8A\x99\xCE\xBB_k2))"); },
+                 SHAPE_OF(differential.lambda_q2), fixed_concat});
+    r.push_back({"differential.lambda_k2", false, Stage::Concat, A::Hidden, A::Dim, V::Signed, E::None, "\xCE\xBB_k2", Ar::DifferentialLambda,
+                 DIFFERENTIAL_GET(lambda_k2), [](const Trace&, int) { return std::string("\xCE\xBB_k2"); }, SHAPE_OF(differential.lambda_k2), fixed_concat});
+    r.push_back({"differential.difference", false, Stage::Concat, A::Query, A::Dim, V::Signed, E::None, "pair difference",
+                 Ar::DifferentialDifference, DIFFERENTIAL_GET(difference),
+                 [](const Trace& t, int) {
+                     const DifferentialTrace& d = t.differential;
+                     return "o_p = A_p" + std::string(kDot) + "V'_p \xE2\x88\x92 \xCE\xBB" + kDot + "A_(p+" + std::to_string(d.pairs) + ")" + kDot +
+                            "V'_p, \xCE\xBB = " + format_value(d.lambda_1, 4) + " \xE2\x88\x92 " + format_value(d.lambda_2, 4) + " + " +
+                            format_value(d.lambda_init, 4) + " = " + format_value(d.lambda, 4);
+                 },
+                 [](const Trace& t, int) {
+                     return dims(t.differential.difference) + ": " + std::to_string(t.differential.pairs) + " pairs of " + std::to_string(t.d_v) +
+                            " (head p and head p + " + std::to_string(t.differential.pairs) + ")";
+                 },
+                 fixed_concat});
+    r.push_back({"differential.normed", false, Stage::Concat, A::Query, A::Dim, V::Signed, E::None, "normed pairs",
+                 Ar::DifferentialNormed, DIFFERENTIAL_GET(normed),
+                 [](const Trace& t, int) {
+                     return "(1 \xE2\x88\x92 \xCE\xBB_init)" + std::string(kDot) + "RMSNorm(o_p), \xCE\xBB_init = " +
+                            format_value(t.differential.lambda_init, 4) + ": what W_O reads";
+                 },
+                 [](const Trace& t, int) { return dims(t.differential.normed) + ", over each pair's " + std::to_string(t.d_v); }, fixed_concat});
     // Gated attention (Qwen3-Next): W_G and b_G, the gate σ(x·W_G + b_G), and the heads' outputs gated.
     r.push_back({"w_g", false, Stage::Concat, A::Dim, A::Dim, V::Signed, E::GateW, "W_G", Ar::ValueWeight, TRACE_GET(w_g),
                  [](const Trace&, int) { return std::string("W_G  the output gate's weights"); }, SHAPE_OF(w_g), fixed_concat});
@@ -684,9 +722,9 @@ void add_concat_and_output(std::vector<MatrixEntry>& r) {
     r.push_back({"output", false, Stage::Final, A::Query, A::Dim, V::Signed, E::None, "output", Ar::Output,
                  TRACE_GET(output),
                  [](const Trace& t, int) {
-                     return std::string(t.gated.size() != 0 ? "output = gated" : "output = concat") + kDot + "W_O" + (t.b_o.size() ? " + b_o" : "");
+                     return "output = " + std::string(output_projection_input(t).name) + kDot + "W_O" + (t.b_o.size() ? " + b_o" : "");
                  },
-                 [](const Trace& t, int) { return product(t.gated.size() != 0 ? t.gated : t.concat, t.w_o, t.output); }, fixed_output,
+                 [](const Trace& t, int) { return product(output_projection_input(t).m, t.w_o, t.output); }, fixed_output,
                  [](const Trace& t) { return t.w_o.size() != 0; }});  // without W_O, the output is the concat
 }
 
@@ -973,7 +1011,18 @@ void teach_lesson_steps(std::vector<MatrixEntry>& r) {
              return heads;
          },
          nullptr},
-        {"output", false, [](const Trace& t) { return Reads{t.heads > 1 ? "concat" : "head0.output", "w_o", "b_o"}; }, nullptr},
+        // Differential attention: each pair's difference from the heads' readings and λ, then its norm
+        {"differential.difference", false,
+         [](const Trace&) {
+             return Reads{"concat", "differential.lambda_q1", "differential.lambda_k1", "differential.lambda_q2", "differential.lambda_k2"};
+         },
+         nullptr},
+        {"differential.normed", false, [](const Trace&) { return Reads{"differential.difference"}; }, nullptr},
+        {"output", false,
+         [](const Trace& t) {
+             return Reads{t.settings.differential ? "differential.normed" : t.heads > 1 ? "concat" : "head0.output", "w_o", "b_o"};
+         },
+         nullptr},
         // Each design's own steps where it has them: the sandwich's norms, the gate, up and their
         // product, a mixture's router probabilities and the weights each token kept.
         {"block.output", false,

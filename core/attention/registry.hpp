@@ -62,6 +62,8 @@ enum class Arithmetic {
     // Gated DeltaNet: the convolution then SiLU, β = σ(x·W_b), the decay g, an implied weight
     // A[t,j], the state, each head's RMSNorm and the gate SiLU(z); its weights and vectors
     DeltaConv, DeltaBeta, DeltaDecay, ImpliedWeight, DeltaState, DeltaNormed, DeltaGated, DeltaParameter,
+    // Differential attention: λ's vectors, a pair's difference o_p = read_p − λ·read_{p+P}, its RMSNorm
+    DifferentialLambda, DifferentialDifference, DifferentialNormed,
     BlockParameter,                          // γ, β, W_1, b_1, W_2, b_2, W_gate
 };
 

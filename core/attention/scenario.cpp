@@ -218,4 +218,15 @@ float query_temperature(const QueryTemperature& t, int position) {
     return std::log1p(steps) * t.attn_scale + 1.0f;
 }
 
+float differential_term(const Vector& lambda_q, const Vector& lambda_k) {
+    // torch.exp(torch.sum(λ_q·λ_k, dtype=float32)): the products summed in order, in float32
+    float sum = 0.0f;
+    for (Eigen::Index i = 0; i < std::min(lambda_q.size(), lambda_k.size()); ++i) sum += lambda_q(i) * lambda_k(i);
+    return std::exp(sum);
+}
+
+float differential_lambda(const DifferentialAttention& d) {
+    return differential_term(d.lambda_q1, d.lambda_k1) - differential_term(d.lambda_q2, d.lambda_k2) + d.lambda_init;
+}
+
 }  // namespace attn

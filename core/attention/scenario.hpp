@@ -251,6 +251,26 @@ struct GatedDeltaNet {
     Vector norm;             // the gated RMSNorm's w (1 × d_v); empty → ones
 };
 
+// Differential attention (DiffLlama; Ye et al. 2024, arXiv 2410.05258): the H softmax heads work in
+// P = H/2 pairs (p, p + P). Each head's map is an ordinary softmax, but head h reads the values of
+// both heads of its pair side by side, V'_h = [V_p | V_{p+P}] (n_k × 2·d_k, p = h mod P), and a pair
+// outputs the difference of its two maps' readings:
+//   λ     = exp(Σ λ_q1⊙λ_k1) − exp(Σ λ_q2⊙λ_k2) + λ_init          one number per layer
+//   o_p   = A_p·V'_p − λ·A_{p+P}·V'_p                              (n_q × 2·d_k)
+//   out_p = (1 − λ_init)·RMSNorm(o_p)                              over its 2·d_k numbers, the block's ε, no weight
+//   concat = [out_1 | … | out_P]                                   (n_q × H·d_k), which W_O reads
+// What the two maps share (weight spread over every key) cancels; what differs stays. W_V, the
+// cache and W_O keep d_v = d_k per head (value_dim_of); the trace's heads read 2·d_k (Trace::d_v).
+struct DifferentialAttention {
+    bool on = false;
+    float lambda_init = 0.8f;                           // DiffLlama: 0.8 − 0.6·e^(−0.3·ℓ) in layer ℓ (from 0)
+    Vector lambda_q1, lambda_k1, lambda_q2, lambda_k2;  // (1 × d_k) each; empty → zeros (λ = λ_init)
+};
+// exp(Σ λ_q⊙λ_k), in float32 as transformers computes it (an empty vector sums to 0: 1).
+float differential_term(const Vector& lambda_q, const Vector& lambda_k);
+// λ = exp(Σ λ_q1⊙λ_k1) − exp(Σ λ_q2⊙λ_k2) + λ_init.
+float differential_lambda(const DifferentialAttention& d);
+
 struct LatentAttention {
     int kv_rank = 0;    // r_kv (kv_lora_rank); 0: off, the usual W_Q, W_K, W_V
     int q_rank = 0;     // r_q (q_lora_rank); 0: q = x·W_Q
@@ -295,6 +315,10 @@ struct BlockOptions {
     // Pre-norm: false leaves N₁ out, attention reading the stream as it is; N₂ stays
     // (ModernBERT's first layer, whose attn_norm is an identity): x + Attention(x), then y + FFN(N₂(y)).
     bool attention_norm = true;
+    // Whether the block has an N₁: post-norm's after attention, pre-norm's before it unless left out.
+    bool has_norm_1() const { return layer_norm && (norm != NormPlacement::Pre || attention_norm); }
+    // Whether attention reads N₁ of the stream rather than the stream itself: pre-norm with its N₁.
+    bool normalises_attention_input() const { return norm == NormPlacement::Pre && layer_norm && attention_norm; }
     // Routed experts in place of W_gate, W₁, W₂ (gated only): see MixtureOfExperts.
     MixtureOfExperts moe;
 };
@@ -364,6 +388,7 @@ struct Scenario {
     QueryTemperature temperature;   // Llama 4's NoPE layers: queries × τ_i
     OutputGate output_gate;         // Qwen3-Next's gated attention: the heads' outputs × σ(x·W_G + b_G)
     GatedDeltaNet delta_net;        // Qwen3-Next's linear-attention layers in place of softmax attention
+    DifferentialAttention differential;  // DiffLlama: heads in pairs, the difference of their two maps
 
     BlockOptions block;
 };
@@ -379,6 +404,19 @@ inline int head_dim_of(const Scenario& s) {
     return plain_head_dim(s);
 }
 inline int value_dim_of(const Scenario& s) { return s.latent.on() ? s.latent.v_dim : s.delta_net.on ? plain_head_dim(s) : head_dim_of(s); }
+// The rows of W_O that head h's output meets, [begin, begin + count): [h·d_v, (h+1)·d_v), or in
+// differential attention its pair's, [p·2·d_k, (p+1)·2·d_k) with p = h mod H/2 (the two maps of a pair
+// share one output, normalised together).
+struct RowRange {
+    int begin = 0, count = 0;
+};
+inline RowRange output_rows_of(const Scenario& s, int h) {
+    if (s.differential.on && s.heads >= 2) {
+        const int pairs = s.heads / 2, width = 2 * head_dim_of(s);
+        return {(h % pairs) * width, width};
+    }
+    return {h * value_dim_of(s), value_dim_of(s)};
+}
 // Gated DeltaNet's H_k (its q and k heads), else 0.
 inline int delta_key_heads(const Scenario& s) { return !s.delta_net.on ? 0 : s.delta_net.key_heads > 0 ? s.delta_net.key_heads : s.heads; }
 // Gated DeltaNet's channels C = 2·H_k·d_k + H·d_v: q's, k's and v's, which its convolution mixes.

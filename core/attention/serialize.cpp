@@ -437,6 +437,29 @@ void read_output_gate(Reader& r, const json& j, OutputGate& gate) {
     }
 }
 
+// Differential attention: true, or {"lambda_init", "lambda_q1", "lambda_k1", "lambda_q2", "lambda_k2"}
+// (scenario.hpp's DifferentialAttention).
+void read_differential(Reader& r, const json& j, DifferentialAttention& d) {
+    if (j.is_boolean()) {
+        d.on = j.get<bool>();
+        return;
+    }
+    if (!j.is_object()) {
+        r.fail("key 'differential'", "expected true, false, or an object {\"lambda_init\", \"lambda_q1\", \"lambda_k1\", \"lambda_q2\", \"lambda_k2\"}");
+        return;
+    }
+    d.on = true;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string key = "differential." + it.key();
+        const std::string& k = it.key();
+        Vector* vector = k == "lambda_q1" ? &d.lambda_q1 : k == "lambda_k1" ? &d.lambda_k1 : k == "lambda_q2" ? &d.lambda_q2
+                       : k == "lambda_k2" ? &d.lambda_k2 : nullptr;
+        if (k == "lambda_init") { if (auto v = r.number(*it, "key '" + key + "'")) d.lambda_init = *v; }
+        else if (vector != nullptr) { if (auto v = r.vector(*it, key)) *vector = *v; }
+        else r.fail("key '" + key + "'", "unknown key: expected lambda_init, lambda_q1, lambda_k1, lambda_q2, lambda_k2");
+    }
+}
+
 // Gated DeltaNet: true, or {"key_heads", "key_dim", "conv_kernel", "w_z", "w_b", "w_a", "conv",
 // "a_log", "dt_bias", "norm"} (scenario.hpp's GatedDeltaNet).
 void read_delta_net(Reader& r, const json& j, GatedDeltaNet& n) {
@@ -566,7 +589,7 @@ const std::set<std::string>& known_keys() {
         "name", "q", "k", "v", "query_labels", "key_labels", "tokens", "text", "embeddings", "padding",
         "source_tokens", "source_text", "source_embeddings", "source_padding", "attention", "d_model", "heads", "kv_heads", "head_dim",
         "seed", "w_q", "w_k", "w_v", "w_o", "positional_encoding", "rope", "mask", "window", "chunk", "custom_mask", "masked_fill",
-        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "latent", "temperature", "output_gate", "delta_net", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
+        "scale", "score_scale", "softcap", "qk_norm", "qk_norm_plus_one", "qk_norm_whole", "q_norm", "k_norm", "sinks", "latent", "temperature", "output_gate", "delta_net", "differential", "softmax", "block", "format", "version", "b_q", "b_k", "b_v", "b_o"};
     return keys;
 }
 
@@ -735,6 +758,7 @@ ScenarioLoad scenario_from_json(const json& j, const std::string& source_name) {
     if (j.contains("temperature")) read_temperature(r, j["temperature"], s.temperature);
     if (j.contains("output_gate")) read_output_gate(r, j["output_gate"], s.output_gate);
     if (j.contains("delta_net")) read_delta_net(r, j["delta_net"], s.delta_net);
+    if (j.contains("differential")) read_differential(r, j["differential"], s.differential);
     if (j.contains("attention") && s.attention == AttentionKind::Cross && s.input == InputMode::Embeddings &&
         s.source.tokens.empty() && s.source.embeddings.size() == 0)
         r.fail("key 'attention'", "cross-attention needs a source sequence ('source_tokens', 'source_text' or 'source_embeddings')");
@@ -1011,6 +1035,15 @@ json scenario_to_json(const Scenario& s) {
         put_vector(net, "norm", n.norm);
         j["delta_net"] = net;
     }
+    if (s.differential.on) {
+        const DifferentialAttention& d = s.differential;
+        json diff = {{"lambda_init", d.lambda_init}};
+        put_vector(diff, "lambda_q1", d.lambda_q1);
+        put_vector(diff, "lambda_k1", d.lambda_k1);
+        put_vector(diff, "lambda_q2", d.lambda_q2);
+        put_vector(diff, "lambda_k2", d.lambda_k2);
+        j["differential"] = diff;
+    }
     j["softmax"] = to_string(s.softmax);
     if (!block_is_default(s.block)) j["block"] = block_to_json(s.block);
     return j;
@@ -1056,6 +1089,12 @@ json trace_to_json(const Trace& t, bool weights) {
     if (st.temperature.on()) j["settings"]["temperature"] = temperature_to_json(st.temperature);
     if (st.output_gate) j["settings"]["output_gate"] = true;
     if (st.delta_net) j["settings"]["delta_net"] = true;
+    if (st.differential) {  // each head's `weights` is one softmax map; pair p is heads p + 1 and p + 1 + P
+        const DifferentialTrace& d = t.differential;
+        j["settings"]["differential"] = true;
+        j["differential"] = {{"pairs", d.pairs}, {"lambda_init", d.lambda_init}, {"lambda_1", d.lambda_1}, {"lambda_2", d.lambda_2},
+                             {"lambda", d.lambda}};
+    }
     j["query_tokens"] = t.query_tokens;
     j["key_tokens"] = t.key_tokens;
     j["n_queries"] = t.n_queries;

@@ -133,6 +133,18 @@ struct LatentTrace {
     Matrix q_a_norm, kv_a_norm;                 // γ as used: ones unless given
 };
 
+// Differential attention's own steps (scenario.hpp's DifferentialAttention): empty when it is off. Each
+// head's map is its HeadTrace's weights, its v the pair's values [V_p | V_{p+P}] and its output A·V'.
+struct DifferentialTrace {
+    int pairs = 0;                       // P = H/2: pair p is heads p and p + P (0-based)
+    float lambda_init = 0.0f;
+    float lambda_1 = 0.0f, lambda_2 = 0.0f;  // exp(Σ λ_q1⊙λ_k1), exp(Σ λ_q2⊙λ_k2)
+    float lambda = 0.0f;                 // λ_1 − λ_2 + λ_init
+    Matrix lambda_q1, lambda_k1, lambda_q2, lambda_k2;  // (1 × d_k) each, as used
+    Matrix difference;                   // (n_q × P·2·d_k): pair p's o_p = A_p·V'_p − λ·A_{p+P}·V'_p in its columns
+    Matrix normed;                       // (1 − λ_init)·RMSNorm(o_p) per pair: what W_O reads
+};
+
 // Gated DeltaNet's own steps (scenario.hpp's GatedDeltaNet): empty when it is off. Each head's
 // q, k, v, implied weights, output and state are its HeadTrace.
 struct LinearTrace {
@@ -171,6 +183,7 @@ struct TraceSettings {
     int chunk = 0;                // the chunked mask's C
     QueryTemperature temperature; // Llama 4's query temperature (its τ per query: Trace::temperature)
     bool output_gate = false;     // gated attention (Trace::output_gate, gated)
+    bool differential = false;    // differential attention (Trace::differential)
     bool delta_net = false;       // Gated DeltaNet (Trace::linear): no softmax, the implied weights
     float masked_fill = 0.0f;
     bool scale = true;
@@ -235,6 +248,7 @@ struct Trace {
     Matrix output_gate;                  // (n_q × H·d_v)
     Matrix gated;                        // (n_q × H·d_v)
     LinearTrace linear;                  // Gated DeltaNet only: W_O reads linear.gated
+    DifferentialTrace differential;      // differential attention only: W_O reads differential.normed
     Matrix output;                       // concat · W_O (direct mode without W_O: concat)
 
     bool has_block = false;
@@ -265,5 +279,22 @@ std::uint64_t weight_version(const Trace& trace, const Matrix* values);
 const Matrix* find_matrix(const Trace& trace, const std::string& name);
 // The names find_matrix answers for this trace, in pipeline order.
 std::vector<std::string> matrix_names(const Trace& trace);
+
+// Each head's columns of W_V and rows of W_O: d_v, or in differential attention d_v / 2 (a head's map
+// reads its pair's two values side by side, 2·d_k wide; W_V, the cache and W_O keep d_k per head).
+inline int projected_value_dim(const Trace& t) { return t.settings.differential ? t.d_v / 2 : t.d_v; }
+
+// What W_O reads and its name: Gated DeltaNet's gated heads, differential attention's normed pairs,
+// gated attention's gated heads, or the concatenation.
+struct OutputInput {
+    const Matrix& m;
+    const char* name;
+};
+inline OutputInput output_projection_input(const Trace& t) {
+    if (t.linear.gated.size() != 0) return {t.linear.gated, "gated"};
+    if (t.differential.normed.size() != 0) return {t.differential.normed, "normed"};
+    if (t.gated.size() != 0) return {t.gated, "gated"};
+    return {t.concat, "concat"};
+}
 
 }  // namespace attn

@@ -220,6 +220,25 @@ void check_latent(std::vector<std::string>& errors, const Scenario& s) {
 
 // Gated DeltaNet (scenario.hpp's GatedDeltaNet): its sizes and weights, and the settings of
 // softmax attention it has no place for, which would be ignored.
+void check_differential(std::vector<std::string>& errors, const Scenario& s) {
+    const DifferentialAttention& d = s.differential;
+    if (!d.on) return;  // its λ vectors are kept while it is off (a scenario file writes them only while on)
+    const auto refuse = [&](bool given, const std::string& why) {
+        if (given) errors.push_back("differential attention " + why);
+    };
+    refuse(s.heads < 2 || s.heads % 2 != 0, "pairs its heads (p with p + H/2): it needs an even number of heads, not " + std::to_string(s.heads));
+    refuse(s.latent.on(), "and latent attention are two ways of reading the values: choose one");
+    refuse(s.delta_net.on, "subtracts two softmax maps; Gated DeltaNet has none: choose one");
+    refuse(s.output_gate.on, "normalises each pair's output itself: turn the sigmoid output gate off");
+    refuse(s.sinks.size() != 0, "has no sinks (a sink's share would change the two maps it subtracts): leave sinks out");
+    refuse(!std::isfinite(d.lambda_init), "\xCE\xBB_init is not a finite number");
+    const int d_k = head_dim_of(s);
+    check_vector(errors, "differential lambda_q1", d.lambda_q1, d_k);
+    check_vector(errors, "differential lambda_k1", d.lambda_k1, d_k);
+    check_vector(errors, "differential lambda_q2", d.lambda_q2, d_k);
+    check_vector(errors, "differential lambda_k2", d.lambda_k2, d_k);
+}
+
 void check_delta_net(std::vector<std::string>& errors, const Scenario& s) {
     const GatedDeltaNet& n = s.delta_net;
     if (!n.on) {
@@ -330,6 +349,7 @@ double full_trace_bytes(const Scenario& s) {
         floats += n_q * (2.0 * l.q_rank + 2.0 * l.kv_rank + 2.0 * l.rope_dim + heads * (l.nope_dim + l.v_dim));
     }
     if (s.output_gate.on) floats += 2.0 * n_q * heads * d_v;  // the gate and the gated heads
+    if (s.differential.on) floats += n_q * heads * d_v + (n_q + n_k) * heads * d_v + 2.0 * n_q * heads * d_v;  // wider v, output, concat; the pairs' steps
     const BlockOptions& b = s.block;
     if (b.residual || b.layer_norm || b.feed_forward) {
         const double d_ff = b.feed_forward ? (b.d_ff > 0 ? b.d_ff : 4.0 * d) : 0.0;
@@ -367,6 +387,7 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
         const int d_k = head_dim_of(s), d_v = value_dim_of(s), heads = std::max(1, s.heads), kv = std::max(1, kv_heads_of(s));
         check_latent(errors, s);
         check_delta_net(errors, s);
+        check_differential(errors, s);
         if (!s.delta_net.on) check_shape(errors, "W_Q", s.w_q, s.d_model, heads * d_k);
         if (!s.latent.on() && !s.delta_net.on) {
             check_shape(errors, "W_K", s.w_k, s.d_model, kv * d_k);
@@ -391,6 +412,8 @@ std::vector<std::string> validate(const Scenario& s, Detail detail) {
             errors.push_back("latent attention needs embeddings: it makes K and V from X, and direct input gives them as they are");
         if (s.delta_net.on)
             errors.push_back("Gated DeltaNet needs embeddings: it makes q, k, v, \xCE\xB2 and its decay from X, and direct input gives only Q, K, V");
+        if (s.differential.on)
+            errors.push_back("differential attention needs embeddings: it pairs the values it projects from X and normalises what W_O reads");
         const int heads = std::max(1, s.heads), kv = std::max(1, kv_heads_of(s));
         if (s.heads >= 1 && s.q.cols() % heads != 0)
             errors.push_back("q has " + std::to_string(s.q.cols()) + " columns: not divisible by " + std::to_string(s.heads) + " heads");

@@ -221,7 +221,10 @@ Matrix softmax_heads(const Scenario& s, int position, int length, const Matrix& 
 
     const float scale = !s.scale ? 1.0f : s.score_scale > 0.0f ? s.score_scale : 1.0f / std::sqrt(static_cast<float>(d_k));
     const int rows = cache.rows(), first = cache.first_position();
-    Matrix concat(1, heads * d_v);
+    // Differential attention: head h reads its pair's values side by side, [V_p | V_{p+P}] (2·d_v wide)
+    const bool differential = s.differential.on;
+    const int pairs = heads / 2, read_width = differential ? 2 * d_v : d_v;
+    Matrix concat(1, heads * read_width);
     if (attention) attention->first_position = first;  // after the append: a window or a chunk may have dropped rows
     // The heads read their own K/V blocks: shared among the threads once the cache is long
     // enough to pay for a region (each head's scores, weights and output its own).
@@ -241,7 +244,13 @@ Matrix softmax_heads(const Scenario& s, int position, int length, const Matrix& 
             for (int j = 0; j < rows; ++j) scores(0, j) = masked_score(rule, scores(0, j), position, first + j);
             if (sink != kMinusInfinity) softmax_rows_into(scores, s.softmax, sink, weights, sink_weights);
             else softmax_rows_into(scores, s.softmax, weights);
-            concat.middleCols(h * d_v, d_v).noalias() = weights * cache.v(g);  // (1, rows)·(rows, d_v)
+            if (differential) {  // (1, rows)·(rows, d_v) twice: the pair's first head's values, then its second's
+                const int p = h % pairs;
+                concat.middleCols(h * read_width, d_v).noalias() = weights * cache.v(p / group);
+                concat.middleCols(h * read_width + d_v, d_v).noalias() = weights * cache.v((p + pairs) / group);
+            } else {
+                concat.middleCols(h * d_v, d_v).noalias() = weights * cache.v(g);  // (1, rows)·(rows, d_v)
+            }
             if (attention) {
                 attention->weights[static_cast<size_t>(h)] = weights.row(0);
                 attention->sink[static_cast<size_t>(h)] = sink != kMinusInfinity ? sink_weights(0, 0) : 0.0f;
@@ -250,6 +259,8 @@ Matrix softmax_heads(const Scenario& s, int position, int length, const Matrix& 
     }
     errors.rethrow();
     if (s.output_gate.on) concat = concat.cwiseProduct(output_gate_values(a, gate_weight(s), s.output_gate.b_g, true));  // gated attention
+    if (differential)  // each pair's difference, normed: 1 × H·d_v again
+        return differential_pairs(concat, heads, d_v, differential_lambda(s.differential), s.differential.lambda_init, s.block.epsilon);
     return concat;
 }
 
@@ -263,7 +274,7 @@ Matrix decode_layer(const Scenario& s, int position, const Matrix& x_in, LayerCa
     if (s.positional == PositionalEncoding::Sinusoidal || s.positional == PositionalEncoding::Learned)
         x += additive_encoding(s.positional, position + 1, d, s.seed).row(position);
     const bool pre = has_block(s) && s.block.norm == NormPlacement::Pre;
-    const Matrix a = pre && s.block.layer_norm && s.block.attention_norm ? norm_row(s.block, x, s.block.norm_1) : x;  // what attention reads
+    const Matrix a = has_block(s) && s.block.normalises_attention_input() ? norm_row(s.block, x, s.block.norm_1) : x;  // what attention reads
 
     if (attention) {
         attention->weights.assign(static_cast<size_t>(heads), Vector());

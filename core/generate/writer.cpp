@@ -80,12 +80,15 @@ bool prefill(const Writer& w, const stack::Pass& pass, const std::vector<int>& i
         const int kv = cache.kv_heads(), group = t.heads / std::max(kv, 1);
         if (t.head.size() != static_cast<size_t>(t.heads) || t.n_queries != n || t.d_k != cache.key_dim())
             return refuse(why, "layer " + std::to_string(l + 1) + "'s trace keeps no K and V of every token");
-        Matrix k(n, kv * t.d_k), v(n, kv * t.d_v);
+        const int d_v = cache.value_dim();  // a differential head's v is its pair's two, 2·d_v wide
+        Matrix k(n, kv * t.d_k), v(n, kv * d_v);
         for (int g = 0; g < kv; ++g) {  // K/V head g: the K and V its first query head read
-            const HeadTrace& head = t.head[static_cast<size_t>(g * group)];
+            const int h = g * group;
+            const HeadTrace& head = t.head[static_cast<size_t>(h)];
             if (head.k.rows() != n || head.v.rows() != n) return refuse(why, "layer " + std::to_string(l + 1) + "'s trace keeps no K and V");
             k.middleCols(g * t.d_k, t.d_k) = head.k;
-            v.middleCols(g * t.d_v, t.d_v) = head.v;
+            // differential: query head h's own values are the left half of its pair's (h < P), else the right
+            v.middleCols(g * d_v, d_v) = !t.settings.differential ? head.v : h < t.heads / 2 ? head.v.leftCols(d_v) : head.v.rightCols(d_v);
         }
         cache.assign(k, v, 0);
     }

@@ -76,8 +76,18 @@ bool ablate_heads(Matrix& w_o, int d_k, const HeadSet& ablated, int layer) {
 
 bool ablate(Scenario& s, const Ablation& ablated, int layer) {
     bool changed = false;
-    // W_O stays shared with the family's weights unless a head of this layer is ablated
-    if (ablated_in_layer(ablated.heads, layer) > 0) changed = ablate_heads(s.w_o.edit(), value_dim_of(s), ablated.heads, layer);
+    // W_O stays shared with the family's weights unless a head of this layer is ablated. Head h meets
+    // the rows output_rows_of says: its own, or in differential attention its pair's (the two maps of a
+    // pair share one normed output, so ablating either silences the pair).
+    if (ablated_in_layer(ablated.heads, layer) > 0) {
+        Matrix& w_o = s.w_o.edit();
+        for (auto it = ablated.heads.lower_bound({layer, 0}); it != ablated.heads.end() && it->layer == layer; ++it) {
+            const RowRange rows = output_rows_of(s, it->head);
+            if (rows.begin + rows.count > w_o.rows()) continue;  // no head h in this layer (see ablate_heads)
+            w_o.middleRows(rows.begin, rows.count).setZero();
+            changed = true;
+        }
+    }
     std::vector<int>& dropped = s.block.moe.ablated;
     for (int e : experts_ablated_in_layer(ablated.experts, layer)) {
         const auto at = std::lower_bound(dropped.begin(), dropped.end(), e);
@@ -95,11 +105,10 @@ namespace {
 // Whether an ablated head of layer ℓ still has a nonzero row of W_O in the scenario, or an
 // ablated expert of it is not among the mixture's own ablated ones.
 bool needs_ablation(const Scenario& s, const Ablation& ablated, int layer) {
-    const int d_v = value_dim_of(s);  // head h's rows of W_O: [h·d_v, (h+1)·d_v)
-    for (auto it = ablated.heads.lower_bound({layer, 0}); it != ablated.heads.end() && it->layer == layer; ++it)
-        if ((static_cast<Eigen::Index>(it->head) + 1) * d_v <= s.w_o.rows() &&
-            !s.w_o->middleRows(static_cast<Eigen::Index>(it->head) * d_v, d_v).isZero(0.0f))
-            return true;
+    for (auto it = ablated.heads.lower_bound({layer, 0}); it != ablated.heads.end() && it->layer == layer; ++it) {
+        const RowRange rows = output_rows_of(s, it->head);  // head h's rows of W_O
+        if (rows.begin + rows.count <= s.w_o.rows() && !s.w_o->middleRows(rows.begin, rows.count).isZero(0.0f)) return true;
+    }
     for (int e : experts_ablated_in_layer(ablated.experts, layer))
         if (!s.block.moe.is_ablated(e)) return true;
     return false;

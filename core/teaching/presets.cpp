@@ -655,6 +655,30 @@ Preset block_modernbert_preset() {
     return p;
 }
 
+Preset block_diffllama_preset() {
+    Preset p;
+    p.name = "block-diffllama";
+    p.title = "DiffLlama's differential attention: each pair of heads takes one map from the other";
+    p.description =
+        "Differential attention (2024) pairs the heads: head p with head p + H/2. Both compute an ordinary softmax map, "
+        "both read the pair's two values side by side (2\xC2\xB7" "d\xE2\x82\x96 wide), and the pair outputs the first map's "
+        "reading minus \xCE\xBB times the second's. Weight that both maps spread over every key cancels, like the common "
+        "noise between two microphones; what the first map gives more stays. \xCE\xBB = exp(\xCE\xA3 \xCE\xBB_q1\xE2\x8A\x99\xCE\xBB_k1) "
+        "\xE2\x88\x92 exp(\xCE\xA3 \xCE\xBB_q2\xE2\x8A\x99\xCE\xBB_k2) + \xCE\xBB_init is learned per layer; each pair's output is "
+        "RMS-normed over its numbers and scaled by (1 \xE2\x88\x92 \xCE\xBB_init) before W_O. Llama's block around it: "
+        "RoPE, a causal mask, grouped-query attention, pre-norm RMSNorm, SwiGLU. Random weights.";
+    p.scenario = block_llama_preset().scenario;
+    Scenario& s = p.scenario;
+    s.name = p.name;
+    s.differential.on = true;
+    s.differential.lambda_init = 0.2f;  // DiffLlama's first layer: 0.8 − 0.6·e⁰
+    s.differential.lambda_q1 = rows({{0.3f, -0.2f, 0.4f, 0.1f}}).row(0);
+    s.differential.lambda_k1 = rows({{0.5f, 0.1f, 0.3f, -0.2f}}).row(0);
+    s.differential.lambda_q2 = rows({{-0.1f, 0.2f, 0.1f, 0.3f}}).row(0);
+    s.differential.lambda_k2 = rows({{0.2f, 0.4f, -0.3f, 0.1f}}).row(0);
+    return p;
+}
+
 Preset block_olmo2_preset() {
     Preset p;
     p.name = "block-olmo2";
@@ -914,6 +938,7 @@ std::vector<Preset> make_presets() {
     all.push_back(block_gemma3_preset());
     all.push_back(block_olmo2_preset());
     all.push_back(block_modernbert_preset());
+    all.push_back(block_diffllama_preset());
     all.push_back(block_phi3_preset());
     all.push_back(block_qwen3_moe_preset());
     all.push_back(block_qwen2_moe_preset());

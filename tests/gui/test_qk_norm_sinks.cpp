@@ -8,6 +8,7 @@
 
 #include "teaching/presets.hpp"
 #include "explained.hpp"
+#include "../joined.hpp"
 #include "ui/arithmetic.hpp"
 #include "ui_driver.hpp"
 
@@ -136,4 +137,46 @@ TEST_CASE("QK-norm's weights are edited in place and both steps are switched fro
     REQUIRE(heads == 2);
     CHECK(ui.window.shared.session.scenario.q_norm(d_k + 1) == 2.0f);
     CHECK(ui.window.shared.session.scenario.q_norm(1) == 1.0f);  // the first head's own weight, the identity's
+}
+
+TEST_CASE("differential attention in the window: its cards drawn, their tooltips with λ and the subtraction, and the pairs switched from the side bar", "[differential][layout][arithmetic][edit]") {
+    UiDriver ui(find_preset("block-diffllama")->scenario);
+    ui.frame(4);
+    const Trace& t = ui.window.shared.session.trace;
+    REQUIRE(t.ok);
+    for (const char* card : {"differential.difference", "differential.normed", "differential.lambda_q1", "head0.v"}) {
+        INFO(card);
+        const ui::HeatmapLayout* h = ui.heatmap(card);
+        REQUIRE(h != nullptr);
+        CHECK(h->cell_w >= 6.0f);
+    }
+    CHECK(ui.heatmap("head0.v")->cols == 2 * t.d_k);  // the pair's two values side by side
+    CHECK(ui.text("controls.differential") == "on");
+    // the difference: head 1's reading − λ × head 3's, the normed cell its RMS, V's second half head 3's K/V head
+    const std::string difference = joined(ui::explain_cell(t, "differential.difference", 2, 5));
+    CHECK_THAT(difference, Contains("pair 1") && Contains(format_value(t.concat(2, 5), 4)) && Contains(format_value(t.concat(2, 2 * 8 + 5), 4)) &&
+                               Contains(format_value(t.differential.lambda, 4)) && Contains(format_value(t.differential.difference(2, 5), 4)));
+    CHECK_THAT(joined(ui::explain_cell(t, "differential.normed", 1, 9)), Contains("pair 2") && Contains("rms"));
+    CHECK_THAT(joined(ui::explain_cell(t, "differential.lambda_q1", 0, 1)), Contains(format_value(t.differential.lambda_1, 4)));
+    CHECK_THAT(joined(ui::explain_cell(t, "head0.v", 3, 5)), Contains("W_V[:,6]"));  // head 3's values: K/V head 2, its column 2
+    CHECK_THAT(joined(ui::explain_cell(t, "output", 0, 0)), Contains("normed[1,:]"));
+
+    const Matrix t_lambda_q1 = t.differential.lambda_q1;  // the trace is replaced by the next run
+    ui.window.shared.session.push(edits::SetDifferential{false});
+    ui.frame(3);
+    REQUIRE(ui.window.shared.session.trace.ok);
+    CHECK(ui.window.shared.session.trace.differential.normed.size() == 0);
+    CHECK(ui.heatmap("differential.difference") == nullptr);
+    CHECK(ui.window.shared.session.trace.d_v == ui.window.shared.session.trace.d_k);
+    CHECK(ui.text("controls.differential") == "off");
+    ui.window.shared.session.push(edits::SetDifferential{true, 0.5f});  // on again: its λ vectors were kept
+    ui.frame(3);
+    const Trace& again = ui.window.shared.session.trace;
+    REQUIRE(again.ok);
+    CHECK(again.differential.lambda_init == 0.5f);
+    CHECK(again.differential.lambda_q1 == t_lambda_q1);
+    ui.window.shared.session.push(edits::SetOutputGate{true});  // a gate on the pairs has no place: said, the last good trace kept
+    ui.frame(3);
+    CHECK(ui.window.shared.session.trace.ok);
+    CHECK_THAT(attn::testing::joined(ui.window.shared.session.errors), Contains("differential attention") && Contains("output gate"));
 }

@@ -108,6 +108,7 @@ void read_token_ids(const nlohmann::json& j, ModelSpec& spec, Faults& faults);
 // Each family's reader: its keys into the spec, every fault a message.
 void read_gpt2(ConfigReader& r, ModelSpec& spec);
 void read_llama(ConfigReader& r, ModelSpec& spec);
+void read_diffllama(ConfigReader& r, ModelSpec& spec);
 void read_mistral(ConfigReader& r, ModelSpec& spec);
 void read_ministral(ConfigReader& r, ModelSpec& spec);
 void read_qwen2(ConfigReader& r, ModelSpec& spec);

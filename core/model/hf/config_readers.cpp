@@ -445,6 +445,18 @@ void read_llama(ConfigReader& r, ModelSpec& spec) {
                                       "trained with interleaved pairs would not run as it was trained");
 }
 
+// DiffLlama (DiffLlamaAttention): Llama's decoder whose heads work in pairs, p with p + H/2, each
+// pair's output the difference of its two softmax maps (scenario.hpp's DifferentialAttention), with
+// λ's four vectors per layer and λ_init = 0.8 − 0.6·e^(−0.3·ℓ); Mistral's MLP, without biases.
+void read_diffllama(ConfigReader& r, ModelSpec& spec) {
+    read_llama_like(r, spec, {});
+    spec.qkv_bias = spec.o_bias = r.flag("attention_bias", false);
+    spec.differential = true;
+    if (spec.n_heads % 2 != 0)
+        r.fault("num_attention_heads", std::to_string(spec.n_heads) + " heads: differential attention pairs head p with head p + H/2, "
+                                       "so it needs an even number");
+}
+
 // Mistral: Llama's decoder without biases; with sliding_window set every layer slides
 // (MistralModel masks with create_sliding_window_causal_mask: key j seen by query i when
 // i − j < W), with it null none does (Mistral v0.2 on).
@@ -1168,9 +1180,11 @@ void read_modernbert(ConfigReader& r, ModelSpec& spec) {
     // The RoPE of each kind of layer
     double global_theta = r.number("global_rope_theta", 0, 1e12, 160000.0), local_theta = r.number("local_rope_theta", 0, 1e12, 10000.0);
     RopeScaling global_scaling, local_scaling;
-    if (const json* scaling = r.find("rope_scaling")) {
+    if (const json* scaling = r.find("rope_scaling")) {  // read once (a fault named once), for both kinds
+        const double theta_before = global_theta;
         global_scaling = read_rope_object(r, "rope_scaling", *scaling, global_theta, nullptr, false, false, false);
-        local_scaling = read_rope_object(r, "rope_scaling", *scaling, local_theta, nullptr, false, false, false);
+        local_scaling = global_scaling;
+        if (global_theta != theta_before) local_theta = global_theta;  // a rope_theta inside it is both kinds'
     }
     if (const json* parameters = r.find("rope_parameters")) {
         if (!parameters->is_object()) r.fault("rope_parameters", "expected {\"full_attention\": {…}, \"sliding_attention\": {…}}, found " + shown(*parameters));

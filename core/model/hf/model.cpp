@@ -334,6 +334,14 @@ Scenario family_layer(const OpenedModel& m, const std::vector<std::string>* toke
     }
     s.score_scale = static_cast<float>(spec.attention_scale);
     s.softcap = static_cast<float>(spec.attn_logit_softcap);
+    if (spec.differential) {  // DiffLlama: the heads in pairs; λ_init = lambda_init_fn(layer_idx), in double, used as float32
+        s.differential.on = true;
+        s.differential.lambda_init = static_cast<float>(0.8 - 0.6 * std::exp(-0.3 * static_cast<double>(layer)));
+        s.differential.lambda_q1 = w.lambda_q1;
+        s.differential.lambda_k1 = w.lambda_k1;
+        s.differential.lambda_q2 = w.lambda_q2;
+        s.differential.lambda_k2 = w.lambda_k2;
+    }
     if (spec.output_gate && !ls.linear) {  // Qwen3-Next's full layers: each head's output × σ(x·W_G) before o_proj
         s.output_gate.on = true;
         s.output_gate.w_g = w.w_g;

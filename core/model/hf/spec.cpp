@@ -140,6 +140,13 @@ const std::vector<Family>& families() {
                   // nanotron's export marker
                   "is_llama_config"})},
          read_llama},
+        // DiffLlamaConfig: Llama's keys (no mlp_bias: its MLP is Mistral's) and lambda_std_dev
+        {"diffllama", "DiffLlama",
+         {joined(kDecoderHonoured, {"head_dim", "attention_bias"}),
+          joined(kCommonInformational, {"max_position_embeddings",
+                                        // how the λ vectors were first drawn: the checkpoint holds them
+                                        "lambda_std_dev"})},
+         read_diffllama},
         {"mistral", "Mistral",
          {joined(kDecoderHonoured, {"head_dim", "sliding_window"}), joined(kCommonInformational, {"max_position_embeddings"})},
          read_mistral},

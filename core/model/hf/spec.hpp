@@ -297,6 +297,7 @@ struct ModelSpec {
     bool qk_norm_whole = false;  // with qk_norm: over the whole projection, every head at once (OLMo 2)
     double attention_scale = 0;  // multiplies q·kᵀ: head_dim^−½, or query_pre_attn_scalar^−½ (Gemma)
     double attn_logit_softcap = 0;    // 0: none; c: s → c·tanh(s/c) before the mask (Gemma 2)
+    bool differential = false;   // DiffLlama: heads in pairs, the difference of their two maps (self_attn.lambda_q1, …)
     bool sinks = false;          // a learned logit per query head joins each row's softmax and is dropped (gpt-oss's self_attn.sinks)
     LatentSpec latent;           // DeepSeek-V3's latent attention (head_dim is then d_nope + d_rope; n_kv_heads = n_heads)
     double final_logit_softcap = 0;   // 0: none; c: logits → c·tanh(logits/c) (Gemma 2)

@@ -121,6 +121,19 @@ void gate_then_up(const StoredMatrix& fused, std::int64_t ff, SharedMatrix& gate
     up = SharedMatrix(fused.columns(ff, ff, 2 * ff, ff));
 }
 
+// W_Q, W_K and W_V as the three (d × d) column thirds of a fused (d × 3·d) view, [W_Q | W_K | W_V], and
+// their biases as the thirds of the fused bias: GPT-2's c_attn (a Conv1D, used as stored) and
+// ModernBERT's Wqkv (an nn.Linear, transposed).
+void q_k_v_thirds(const StoredMatrix& fused, std::int64_t d, LayerWeights& L) {
+    L.w_q = SharedMatrix(fused.columns(0, d, 3 * d, d));
+    L.w_k = SharedMatrix(fused.columns(d, d, 3 * d, d));
+    L.w_v = SharedMatrix(fused.columns(2 * d, d, 3 * d, d));
+}
+void q_k_v_bias_thirds(const std::vector<float>& fused, std::int64_t d, LayerWeights& L) {
+    const Vector b = as_vector(fused);
+    L.b_q = b.leftCols(d), L.b_k = b.middleCols(d, d), L.b_v = b.rightCols(d);
+}
+
 // The shared expert's module: Qwen2-MoE's mlp.shared_expert, DeepSeek-V3's mlp.shared_experts.
 const char* shared_expert_module(const ModelSpec& s) { return s.tensors == TensorLayout::deepseek_v3 ? "mlp.shared_experts" : "mlp.shared_expert"; }
 
@@ -338,6 +351,13 @@ RefList decoder_refs(const ModelSpec& s, Weights& w) {
         if (!linear) r.linear(p + "self_attn.o_proj.weight", d, s.latent.kv_rank > 0 ? i64(s.n_heads * s.latent.v_dim) : q, L.w_o);
         if (s.o_bias && !linear) r.vector(p + "self_attn.o_proj.bias", d, L.b_o);
         if (s.sinks) r.vector(p + "self_attn.sinks", s.n_heads, L.sinks);
+        if (s.differential) {  // DiffLlamaAttention's λ vectors, head_dim each
+            const std::int64_t hd = s.head_dim;
+            r.vector(p + "self_attn.lambda_q1", hd, L.lambda_q1);
+            r.vector(p + "self_attn.lambda_k1", hd, L.lambda_k1);
+            r.vector(p + "self_attn.lambda_q2", hd, L.lambda_q2);
+            r.vector(p + "self_attn.lambda_k2", hd, L.lambda_k2);
+        }
         if (gemma) {
             r.norm(p + "post_attention_layernorm", d, L.post_attn_norm, false);
             r.norm(p + "pre_feedforward_layernorm", d, L.mlp_norm, false);
@@ -501,17 +521,8 @@ RefList modernbert_refs(const ModelSpec& s, Weights& w) {
         LayerWeights& L = w.layers[static_cast<std::size_t>(l)];
         const std::string p = "layers." + std::to_string(l) + ".";
         if (s.layers[static_cast<std::size_t>(l)].attn_norm) r.norm(p + "attn_norm", d, L.attn_norm, norm_bias);
-        r.matrix(p + "attn.Wqkv.weight", {3 * d, d}, [&L, d](const StoredMatrix& stored) {
-            const StoredMatrix fused = stored.transpose();  // (d × 3·d)
-            L.w_q = SharedMatrix(fused.columns(0, d, 3 * d, d));
-            L.w_k = SharedMatrix(fused.columns(d, d, 3 * d, d));
-            L.w_v = SharedMatrix(fused.columns(2 * d, d, 3 * d, d));
-        });
-        if (s.qkv_bias)
-            r.add(p + "attn.Wqkv.bias", {3 * d}, [&L, d](const std::vector<float>& v) {
-                const Vector b = as_vector(v);
-                L.b_q = b.leftCols(d), L.b_k = b.middleCols(d, d), L.b_v = b.rightCols(d);
-            });
+        r.matrix(p + "attn.Wqkv.weight", {3 * d, d}, [&L, d](const StoredMatrix& stored) { q_k_v_thirds(stored.transpose(), d, L); });
+        if (s.qkv_bias) r.add(p + "attn.Wqkv.bias", {3 * d}, [&L, d](const std::vector<float>& v) { q_k_v_bias_thirds(v, d, L); });
         r.linear(p + "attn.Wo.weight", d, d, L.w_o);
         if (s.o_bias) r.vector(p + "attn.Wo.bias", d, L.b_o);
         r.norm(p + "mlp_norm", d, L.mlp_norm, norm_bias);
@@ -539,15 +550,8 @@ RefList gpt2_refs(const ModelSpec& s, Weights& w) {
         const std::string p = "h." + std::to_string(l) + ".";
         r.norm(p + "ln_1", d, L.attn_norm, true);
         // Conv1D (in × out): [W_Q | W_K | W_V] by columns
-        r.matrix(p + "attn.c_attn.weight", {d, 3 * d}, [&L, d](const StoredMatrix& c_attn) {
-            L.w_q = SharedMatrix(c_attn.columns(0, d, 3 * d, d));
-            L.w_k = SharedMatrix(c_attn.columns(d, d, 3 * d, d));
-            L.w_v = SharedMatrix(c_attn.columns(2 * d, d, 3 * d, d));
-        });
-        r.add(p + "attn.c_attn.bias", {3 * d}, [&L, d](const std::vector<float>& v) {
-            const Vector b = as_vector(v);
-            L.b_q = b.leftCols(d), L.b_k = b.middleCols(d, d), L.b_v = b.rightCols(d);
-        });
+        r.matrix(p + "attn.c_attn.weight", {d, 3 * d}, [&L, d](const StoredMatrix& c_attn) { q_k_v_thirds(c_attn, d, L); });
+        r.add(p + "attn.c_attn.bias", {3 * d}, [&L, d](const std::vector<float>& v) { q_k_v_bias_thirds(v, d, L); });
         r.table(p + "attn.c_proj.weight", d, d, L.w_o);
         r.vector(p + "attn.c_proj.bias", d, L.b_o);
         r.norm(p + "ln_2", d, L.mlp_norm, true);

@@ -102,6 +102,7 @@ struct LayerWeights {
     SharedMatrix shared_gate;          // and mlp.shared_expert_gate (1 × d, used as its transpose (d × 1))
     Vector choice_bias;                // DeepSeek-V3: mlp.gate.e_score_correction_bias (1 × E)
     Vector sinks;                      // with spec.sinks: self_attn.sinks (1 × H)
+    Vector lambda_q1, lambda_k1, lambda_q2, lambda_k2;  // with spec.differential: self_attn.lambda_* (1 × head_dim)
     // DeepSeek-V3's latent attention (spec.latent), in place of w_q (with q_lora_rank), w_k and w_v:
     // q_a_proj (d × r_q), q_a_layernorm, q_b_proj (r_q × H·(d_nope + d_rope)); kv_a_proj_with_mqa
     // (d × (r_kv + d_rope)), kv_a_layernorm, kv_b_proj (r_kv × H·(d_nope + d_v)), each used as its transpose
