@@ -127,7 +127,7 @@ void main() {
         const int cols = min(BK, key_end - j0);
         // Skip decisions are the same for the whole workgroup (uniform control flow).
         if (fill_is_minus_inf) {
-            if (run_mask() && j0 > i_last) break;
+            if (keys_ended(i_last, j0)) break;
             if (run_block_hidden(i0, i_last + 1, j0, j0 + cols)) continue;
             if (mask_kind == MASK_PADDING || mask_kind == MASK_CUSTOM) {
                 if (tid == 0) block_has_visible = 0u;

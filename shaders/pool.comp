@@ -66,8 +66,8 @@ void main() {
     float bin_max = 0.0;
     for (int j0 = key_begin; j0 < key_end; j0 += BK) {
         const int tile = min(BK, key_end - j0);
-        // With a −∞ fill, keys after every row of the workgroup weigh 0 (causal, window, chunked).
-        if (fill_is_minus_inf && run_mask() && j0 > i_last) break;
+        // With a −∞ fill, keys after every row of the workgroup weigh 0 (causal, window, chunked; past the band).
+        if (fill_is_minus_inf && keys_ended(i_last, j0)) break;
         for (int idx = tid; idx < BK * DK4; idx += PQ) {
             const int j = j0 + idx / DK4;
             k_tile[idx] = j < key_end ? k_rows[(h * n_k + j) * DK4 + idx % DK4] : vec4(0.0);

@@ -75,7 +75,7 @@ void main() {
         const int j_last = min(j0 + BK, key_end) - 1;
         // Skip decisions are the same for the whole workgroup (uniform control flow).
         if (fill_is_minus_inf) {
-            if (run_mask() && j0 > i_last) break;
+            if (keys_ended(i_last, j0)) break;
             if (run_block_hidden(i0, i_last + 1, j0, j_last + 1)) continue;
         }
         const int cb_lo = bin_of(j0, col_begin, cols, bins_cols);

@@ -76,14 +76,19 @@ bool visible(int i, int j) {
 // run goes past the query: it is decided per cell.)
 bool run_mask() { return mask_kind == MASK_CAUSAL || mask_kind == MASK_SLIDING_WINDOW || mask_kind == MASK_CHUNKED; }
 
-// Causal, sliding window and chunked: true when no query in [i0, i1) sees a key in [j0, j1)
-// (as MaskRule::block_hidden). Padding and custom are decided per cell.
+// Causal, sliding window, chunked and band: true when no query in [i0, i1) sees a key in [j0, j1)
+// (as MaskRule::block_hidden, exact). Padding and custom are decided per cell.
 bool run_block_hidden(int i0, int i1, int j0, int j1) {
     if (mask_kind == MASK_CAUSAL) return j0 > i1 - 1;
     if (mask_kind == MASK_SLIDING_WINDOW) return j0 > i1 - 1 || j1 - 1 <= i0 - window;
     if (mask_kind == MASK_CHUNKED) return j0 > i1 - 1 || j1 - 1 < i0 - i0 % chunk;
+    if (mask_kind == MASK_BAND) return j0 > i1 - 1 + window || j1 - 1 < i0 - window;  // past the last query's band, or before the first's
     return false;
 }
+
+// Whether no query up to i_last sees key j0 or any after it: past the query for a run mask, past
+// the last query's band for a band.
+bool keys_ended(int i_last, int j0) { return (run_mask() && j0 > i_last) || (mask_kind == MASK_BAND && j0 > i_last + window); }
 
 // Logit soft-capping, as core's capped_score. tanh is 1.0 in float from |x| ≈ 9 on: clamping
 // at 15 changes nothing, and keeps a driver's exp-based tanh from inf/inf.

@@ -210,9 +210,14 @@ inline std::vector<AttentionCase> attention_cases() {
         // DiffLlama: each head reads its pair's values (2·d_k wide); the pairs' difference and norm before W_O
         attention_case("differential attention, causal, rope, grouped-query", M::Causal, P::Rotary, 4, 130, 130, 8).grouped(2).paired(),
         attention_case("differential attention, window, 6 heads, 300 tokens", M::SlidingWindow, P::None, 6, 300, 300, 16).with_window(40).paired(),
+        // ModernBERT's local layers: a band of ±w across the kernels' query blocks and key tiles, the blocks past it
+        // skipped; ±1 and ±33 put a block's first key on the last query's band edge (64 query rows, 32 keys a block)
+        attention_case("band ±33, rope, 300 tokens", M::Band, P::Rotary, 2, 300, 300, 8).with_window(33),
+        attention_case("band ±1, 200 tokens", M::Band, P::None, 2, 200, 200, 8).with_window(1),
+        attention_case("band ±0, 130 tokens, −1e9 fill", M::Band, P::None, 2, 130, 130, 8).with_window(0).with_fill(minus_1e9),
     };
     // Every mask × every position encoding on a short sequence.
-    for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom, M::Chunked})
+    for (M mask : {M::None, M::Causal, M::Padding, M::SlidingWindow, M::Custom, M::Chunked, M::Band})
         for (P positional : {P::None, P::Sinusoidal, P::Learned, P::Rotary, P::ALiBi})
             cases.push_back(attention_case(std::string("40 tokens, ") + to_string(mask) + ", " + to_string(positional), mask,
                                            positional, 4, 40, 40, 8)
