@@ -11,6 +11,8 @@
 #include "attention/engine.hpp"
 #include "attention/serialize.hpp"
 #include "generate/decode.hpp"
+#include "joined.hpp"
+#include "plain_double.hpp"
 #include "model/stack.hpp"
 #include "tensor/random.hpp"
 
@@ -112,12 +114,6 @@ DiffPlain diff_plain(const Scenario& s) {
     return out;
 }
 
-double diff_gap(const Matrix& got, const Dense& want) {
-    REQUIRE(got.rows() == want.rows());
-    REQUIRE(got.cols() == want.cols());
-    return (got.cast<double>() - want).cwiseAbs().maxCoeff();
-}
-
 }  // namespace
 
 TEST_CASE("differential attention: the maps, λ, each pair's normed difference and the output as a plain loop in double computes them") {
@@ -125,17 +121,17 @@ TEST_CASE("differential attention: the maps, λ, each pair's normed difference a
     const Trace t = run(s);
     REQUIRE(t.ok);
     const DiffPlain want = diff_plain(s);
-    for (int h = 0; h < kDiffHeads; ++h) CHECK(diff_gap(t.head[static_cast<size_t>(h)].weights, want.maps[static_cast<size_t>(h)]) < 1e-6);
+    for (int h = 0; h < kDiffHeads; ++h) CHECK(testing::max_gap(t.head[static_cast<size_t>(h)].weights, want.maps[static_cast<size_t>(h)]) < 1e-6);
     CHECK(std::abs(t.differential.lambda - want.lambda) < 1e-6);
     CHECK(t.differential.pairs == 2);
     CHECK(t.d_v == 2 * kDiffHeadDim);  // a head's map reads its pair's two values
     CHECK(t.concat.cols() == kDiffHeads * 2 * kDiffHeadDim);
-    CHECK(diff_gap(t.differential.normed, want.normed) < 1e-5);
-    CHECK(diff_gap(t.output, want.output) < 1e-5);
+    CHECK(testing::max_gap(t.differential.normed, want.normed) < 1e-5);
+    CHECK(testing::max_gap(t.output, want.output) < 1e-5);
     // Head 2's values are [V of head 2 | V of head 4]: K/V head 1's, then K/V head 2's
     const Matrix v = s.target.embeddings * s.w_v.get();
-    CHECK(diff_gap(t.head[1].v.leftCols(kDiffHeadDim), as_dense(v.leftCols(kDiffHeadDim)).rowwise() + as_dense(s.b_v.leftCols(kDiffHeadDim)).row(0)) < 1e-6);
-    CHECK(diff_gap(t.head[1].v.rightCols(kDiffHeadDim), as_dense(v.rightCols(kDiffHeadDim)).rowwise() + as_dense(s.b_v.rightCols(kDiffHeadDim)).row(0)) < 1e-6);
+    CHECK(testing::max_gap(t.head[1].v.leftCols(kDiffHeadDim), as_dense(v.leftCols(kDiffHeadDim)).rowwise() + as_dense(s.b_v.leftCols(kDiffHeadDim)).row(0)) < 1e-6);
+    CHECK(testing::max_gap(t.head[1].v.rightCols(kDiffHeadDim), as_dense(v.rightCols(kDiffHeadDim)).rowwise() + as_dense(s.b_v.rightCols(kDiffHeadDim)).row(0)) < 1e-6);
     // A λ of 0 leaves each pair its first map's reading, normed
     Scenario plain_pairs = s;
     plain_pairs.differential.lambda_init = 0.0f;
@@ -144,7 +140,7 @@ TEST_CASE("differential attention: the maps, λ, each pair's normed difference a
     const Trace zero = run(plain_pairs);
     REQUIRE(zero.ok);
     CHECK(zero.differential.lambda == 0.0f);
-    CHECK(diff_gap(zero.differential.difference, as_dense(zero.concat.leftCols(2 * 2 * kDiffHeadDim))) == 0.0);
+    CHECK(testing::max_gap(zero.differential.difference, as_dense(zero.concat.leftCols(2 * 2 * kDiffHeadDim))) == 0.0);
 }
 
 TEST_CASE("differential attention: an output-only run and one token at a time with the cache give the full pass's output") {
@@ -176,10 +172,8 @@ TEST_CASE("differential attention: a scenario file keeps λ_init and its vectors
     CHECK((run(*back.scenario).output - run(s).output).cwiseAbs().maxCoeff() == 0.0f);
     const ScenarioLoad unknown = scenario_from_text(R"({"d_model": 4, "heads": 2, "differential": {"lambda": 0.5}})", "bad.json");
     REQUIRE_FALSE(unknown.errors.empty());
-    bool named = false;
-    for (const std::string& e : unknown.errors) named = named || e.find("'differential.lambda'") != std::string::npos;
     INFO(unknown.errors.front());
-    CHECK(named);
+    CHECK(testing::says(unknown.errors, "'differential.lambda'"));
 
     // Head 4 is pair 2's second map: its ablation zeroes pair 2's rows of W_O, [6, 12), as head 2's does
     for (int head : {1, 3}) {
@@ -193,18 +187,16 @@ TEST_CASE("differential attention: a scenario file keeps λ_init and its vectors
         const Trace t = run(ablated);
         REQUIRE(t.ok);
         const DiffPlain want = diff_plain(ablated);
-        CHECK(diff_gap(t.output, want.normed.leftCols(2 * kDiffHeadDim) * as_dense(s.w_o.get().topRows(2 * kDiffHeadDim))) < 1e-5);
+        CHECK(testing::max_gap(t.output, want.normed.leftCols(2 * kDiffHeadDim) * as_dense(s.w_o.get().topRows(2 * kDiffHeadDim))) < 1e-5);
     }
 }
 
 TEST_CASE("differential attention: an odd head count, latent attention, the output gate, sinks, direct input and λ vectors of the wrong length are refused by name") {
-    const auto refused = [](Scenario s, const std::string& word) {
+    const auto refused = [](const Scenario& s, const std::string& word) {
         const std::vector<std::string> errors = validate(s);
         REQUIRE_FALSE(errors.empty());
-        bool found = false;
-        for (const std::string& e : errors) found = found || e.find(word) != std::string::npos;
         INFO(errors.front());
-        CHECK(found);
+        CHECK(testing::says(errors, word));
     };
     const Scenario s = diff_scenario();
     REQUIRE(validate(s).empty());

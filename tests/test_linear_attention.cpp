@@ -12,6 +12,7 @@
 #include "attention/linear_attention.hpp"
 #include "tensor/random.hpp"
 #include "attention/serialize.hpp"
+#include "plain_double.hpp"
 
 using namespace attn;
 using Catch::Matchers::Contains;
@@ -136,12 +137,6 @@ Plain plain_delta(const Scenario& s) {
     return p;
 }
 
-double max_difference(const Matrix& a, const Dense& b) {
-    REQUIRE(a.rows() == b.rows());
-    REQUIRE(a.cols() == b.cols());
-    return (a.cast<double>() - b).cwiseAbs().maxCoeff();
-}
-
 }  // namespace
 
 TEST_CASE("Gated DeltaNet: every step and the layer's output as a plain loop in double computes them") {
@@ -150,23 +145,23 @@ TEST_CASE("Gated DeltaNet: every step and the layer's output as a plain loop in 
     REQUIRE(t.ok);
     CHECK(t.settings.delta_net);
     const Plain p = plain_delta(s);
-    CHECK(max_difference(t.linear.beta, p.beta) < 1e-5);
-    CHECK(max_difference(t.linear.decay, p.decay) < 1e-4);
+    CHECK(testing::max_gap(t.linear.beta, p.beta) < 1e-5);
+    CHECK(testing::max_gap(t.linear.decay, p.decay) < 1e-4);
     for (int h = 0; h < kHeads; ++h) {
         INFO("head " << h);
         const HeadTrace& head = t.head[static_cast<size_t>(h)];
-        CHECK(max_difference(head.q, p.q[static_cast<size_t>(h)]) < 1e-5);
-        CHECK(max_difference(head.k, p.k[static_cast<size_t>(h)]) < 1e-5);
-        CHECK(max_difference(head.v, p.v[static_cast<size_t>(h)]) < 1e-5);
-        CHECK(max_difference(head.output, p.heads_out.middleCols(h * kValueDim, kValueDim)) < 1e-5);
-        CHECK(max_difference(head.implied_weights, p.implied[static_cast<size_t>(h)]) < 1e-5);
+        CHECK(testing::max_gap(head.q, p.q[static_cast<size_t>(h)]) < 1e-5);
+        CHECK(testing::max_gap(head.k, p.k[static_cast<size_t>(h)]) < 1e-5);
+        CHECK(testing::max_gap(head.v, p.v[static_cast<size_t>(h)]) < 1e-5);
+        CHECK(testing::max_gap(head.output, p.heads_out.middleCols(h * kValueDim, kValueDim)) < 1e-5);
+        CHECK(testing::max_gap(head.implied_weights, p.implied[static_cast<size_t>(h)]) < 1e-5);
         // no softmax step: they stay empty, and the state is d_k × d_v whatever the length
         CHECK(head.weights.size() == 0);
         CHECK(head.scores.size() == 0);
         CHECK(head.state.rows() == kKeyDim);
         CHECK(head.state.cols() == kValueDim);
     }
-    CHECK(max_difference(t.output, p.output) < 1e-5);
+    CHECK(testing::max_gap(t.output, p.output) < 1e-5);
     // heads 0 and 1 read key head 0: one q and k, their own v
     CHECK(t.head[0].q == t.head[1].q);
     CHECK(t.head[0].q != t.head[2].q);
