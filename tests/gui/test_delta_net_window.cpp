@@ -46,6 +46,10 @@ TEST_CASE("the tooltips of a Gated DeltaNet layer write out its convolution, β,
     CHECK_THAT(testing::joined(ui::explain_cell(t, "head1.implied_weights", 2, 6)), Contains("has not read token 7"));
     CHECK_THAT(testing::joined(ui::explain_cell(t, "head0.state", 1, 2)), Contains("whole memory") && Contains("4\xC2\xB7" "4 numbers"));
     CHECK_THAT(testing::joined(ui::explain_cell(t, "linear.gated", 4, 5)), Contains("SiLU(z") && Contains(format_value(l.gated(4, 5), 4)));
+    // W_O reads the gated heads, not the concat: the output's terms are the gated row's numbers
+    const std::string output = testing::joined(ui::explain_cell(t, "output", 2, 1));
+    CHECK_THAT(output, Contains("gated[3,:]") && Contains(format_value(l.gated(2, 0), 4)));
+    CHECK_THAT(output, !Contains("concat[3,:]"));
 }
 
 TEST_CASE("the side bar turns a softmax layer into Gated DeltaNet and back", "[delta_net][edit]") {
