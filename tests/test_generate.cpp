@@ -9,6 +9,7 @@
 #include <set>
 
 #include "every_family.hpp"
+#include "hf_family_fixtures.hpp"
 #include "generate/model_writers.hpp"
 #include "generate/sampler.hpp"
 #include "generate/writer.hpp"
@@ -39,6 +40,30 @@ Matrix logits_of(std::initializer_list<float> probabilities) {
 float relative_gap(const Matrix& a, const Matrix& b) {
     const float scale = std::max(1.0f, b.cwiseAbs().maxCoeff());
     return (a - b).cwiseAbs().maxCoeff() / scale;
+}
+
+// The family fixture's pass over ids as a plain loop in double (hf_family_fixtures.hpp): what
+// two float32 passes are both roundings of.
+attn::testing::families::Reference generate_reference(const std::string& label, const std::vector<int>& ids) {
+    for (const attn::testing::families::FamilyCheckpoint& c : attn::testing::families::all_family_checkpoints()) {
+        if (c.label != label) continue;
+        std::vector<std::string> errors;
+        const std::optional<hf::ModelSpec> spec = hf::spec_from_config(c.config.dump(), "config.json", errors);
+        REQUIRE(spec);
+        return attn::testing::families::reference_forward(*spec, c.tensors, ids);
+    }
+    FAIL("no family fixture " << label);
+    return {};
+}
+
+// The largest |row − the reference's last row|, relative to the reference's scale (at least 1).
+float reference_gap(const Matrix& row, const std::vector<double>& reference) {
+    double gap = 0, scale = 1;
+    for (std::size_t j = 0; j < reference.size(); ++j) {
+        gap = std::max(gap, std::abs(static_cast<double>(row(0, static_cast<Eigen::Index>(j))) - reference[j]));
+        scale = std::max(scale, std::abs(reference[j]));
+    }
+    return static_cast<float>(gap / scale);
 }
 
 }  // namespace
@@ -191,7 +216,22 @@ TEST_CASE("writing: at every step of every family the cached logits equal a full
                 const ModelPass full = lm::forward_ids(model, writing.ids, ablated);
                 REQUIRE(full.ok);
                 INFO("step " << t + 1 << ", " << writing.ids.size() << " tokens");
-                CHECK(relative_gap(writing.logits, full.logits.bottomRows(1)) < 1e-5f);
+                // Two float32 passes, their sums in different orders: within 1e-5 of each other,
+                // except at a token whose sums round badly. There the cache must be no farther
+                // from the plain loop in double than the recompute is (Phi-3's 11th token here:
+                // the recompute's logits are 1.2e-5 from the plain loop's, the cache's 3.4e-6,
+                // and its heads' weights of layer 1 differ from the recompute's by 2e-5).
+                std::optional<attn::testing::families::Reference> reference;
+                const float gap = relative_gap(writing.logits, full.logits.bottomRows(1));
+                if (gap >= 1e-5f && label != "gpt2" && ablated.heads.empty() && ablated.experts.empty()) {
+                    reference = generate_reference(label, writing.ids);
+                    const float cached = reference_gap(writing.logits, reference->logits.back());
+                    const float recomputed = reference_gap(full.logits.bottomRows(1), reference->logits.back());
+                    INFO("cached " << cached << " and recomputed " << recomputed << " from the plain loop in double");
+                    CHECK(cached <= recomputed);
+                } else {
+                    CHECK(gap < 1e-5f);
+                }
                 // The new row of every head is the full run's last row of its weights.
                 const int n = static_cast<int>(writing.ids.size());
                 for (int l = 0; l < model.shape().layers; ++l) {
@@ -221,7 +261,13 @@ TEST_CASE("writing: at every step of every family the cached logits equal a full
                         REQUIRE(row.cols() == cache.rows());
                         for (int j = 0; j < n; ++j) {
                             const float cached = j >= a.first_position ? row(j - a.first_position) : 0.0f;
-                            CHECK(std::abs(cached - weights(n - 1, j)) < 1e-5f);
+                            if (reference) {
+                                const double truth = reference->attention[static_cast<size_t>(l)][static_cast<size_t>(h)][static_cast<size_t>(n - 1)]
+                                                                         [static_cast<size_t>(j)];
+                                CHECK(std::abs(cached - truth) <= std::max(1e-5, std::abs(weights(n - 1, j) - truth)));
+                            } else {
+                                CHECK(std::abs(cached - weights(n - 1, j)) < 1e-5f);
+                            }
                         }
                     }
                 }

@@ -257,9 +257,11 @@ inline float stored_at(const unsigned char* p, Eigen::Index i) {
 }
 
 // A one-row product reads each weight once, in runs as short as a row or a line of a 768-wide
-// matrix (1.5 KB in BF16). The hardware's prefetcher starts each new run cold, so each kernel
-// asks ahead for the run it reads next (the rows below, the line after next) while it reads this
-// one: the next run arrives as this one ends.
+// matrix (1.5 KB in BF16). Where the runs it reads one after another do not follow one another
+// in memory (four rows at a time, a row's run at a time), the hardware's prefetcher starts each
+// new run cold, so the kernel asks ahead for the run it reads next (the rows below) while it
+// reads this one: the next run arrives as this one ends. F32 and BF16 lines are one run
+// (line_products_share).
 constexpr std::size_t kCacheLine = 64;
 // How far ahead a line-by-line read asks: about the bytes one core has in flight.
 constexpr std::size_t kPrefetchBytes = 4096;
@@ -315,6 +317,33 @@ inline void prefetch_run(const unsigned char* p, std::size_t bytes) {
     for (std::size_t at = 0; at < bytes; at += kCacheLine) prefetch(p + at);
 }
 
+// Eight floats and eight 32-bit words as one value (GCC's and Clang's vector extensions: one
+// AVX register, or two SSE ones where the build targets no AVX). Local to the kernels below,
+// never passed to a function (that would change the calling convention with the target).
+using Floats8 = float __attribute__((vector_size(32)));
+using Words8 = std::uint32_t __attribute__((vector_size(32)));
+
+// The eight lanes of v summed as a tree.
+inline float lanes_sum(const Floats8& v) { return ((v[0] + v[4]) + (v[2] + v[6])) + ((v[1] + v[5]) + (v[3] + v[7])); }
+
+// x·line over k F32 elements: four accumulators of eight lanes (independent chains of
+// multiply-adds, 128 bytes of the line a step), summed as vectors, then their lanes as a tree.
+float f32_line_dot(const float* __restrict x, const unsigned char* __restrict line, Eigen::Index k) {
+    Floats8 acc[4] = {};
+    auto add_eight = [&](Eigen::Index r, Floats8& into) {  // elements r … r + 7
+        Floats8 w, xs;
+        std::memcpy(&w, line + 4 * r, sizeof w);
+        std::memcpy(&xs, x + r, sizeof xs);
+        into += xs * w;
+    };
+    Eigen::Index r = 0;
+    for (; r + 32 <= k; r += 32) add_eight(r, acc[0]), add_eight(r + 8, acc[1]), add_eight(r + 16, acc[2]), add_eight(r + 24, acc[3]);
+    for (; r + 8 <= k; r += 8) add_eight(r, acc[0]);
+    float sum = lanes_sum((acc[0] + acc[1]) + (acc[2] + acc[3]));
+    for (; r < k; ++r) sum += x[r] * stored_at<safetensors::Dtype::F32>(line, r);
+    return sum;
+}
+
 // x·line over k stored elements in `Lanes` partial sums, summed as a tree at the end (vector
 // adds, not a chain of dependent scalar ones).
 template <safetensors::Dtype D, int Lanes>
@@ -332,24 +361,78 @@ float dot_line_in(const float* __restrict x, const unsigned char* __restrict lin
     return sum;
 }
 
-// Lines this long and longer (a real model's: 576, 768, 1536 wide) are summed in 32 lanes, four
-// registers: four independent chains of multiply-adds. With two chains (16 lanes) each
-// multiply-add waits on the one before it in its chain (about 4 cycles): about 8 bytes of BF16 a
-// cycle a core, near what the memory gives two cores at its best (a SmolLM2-135M BF16 decode
-// step was 1.46–1.57 × its weight-read time, 1.38–1.42 × with 32 lanes, the same minutes).
-// Shorter lines keep 16 lanes: a few steps of the loop, where the wider tree costs as much.
+// F16 lines this long and longer are summed in 32 lanes (four independent chains of
+// multiply-adds), shorter ones (the tests' tiny models) in 16: a few steps of the loop, where the
+// wider tree costs as much.
 constexpr Eigen::Index kLongLine = 256;
 
-template <safetensors::Dtype D>
-float dot_line(const float* __restrict x, const unsigned char* __restrict line, Eigen::Index k) {
+float f16_line_dot(const float* __restrict x, const unsigned char* __restrict line, Eigen::Index k) {
+    constexpr safetensors::Dtype D = safetensors::Dtype::F16;
     return k >= kLongLine ? dot_line_in<D, 32>(x, line, k) : dot_line_in<D, 16>(x, line, k);
+}
+
+// The row x split into its even and odd elements, for BF16 lines read two elements a 32-bit word
+// (bf16_pairs_dot). Made once a product set, before the threads start.
+struct SplitRow {
+    std::vector<float> even, odd;  // x[0], x[2], …; x[1], x[3], …
+    explicit SplitRow(const Matrix& a = Matrix()) : even(static_cast<std::size_t>((a.size() + 1) / 2)), odd(static_cast<std::size_t>(a.size() / 2)) {
+        for (Eigen::Index i = 0; i < a.size(); ++i) (i % 2 == 0 ? even : odd)[static_cast<std::size_t>(i / 2)] = a(i);
+    }
+};
+
+inline float float_of_bits(std::uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+// x·line over k BF16 elements, read as 32-bit words of two: word j holds element 2j in its low
+// half and 2j + 1 in its high half, so that element 2j is the word shifted left by 16 and element
+// 2j + 1 the word with its low half cleared: one operation an element, where widening each
+// 16-bit element takes two (a zero-extension, then the shift). Each half meets its own x (the
+// even and odd elements of x, split once). Four accumulators of eight lanes, independent chains
+// of multiply-adds, 64 bytes of the line a step; summed as vectors, then their eight lanes as a
+// tree. With the elements widened one at a time (and 32 lanes summed through memory), a
+// SmolLM2-135M BF16 decode step's products ran at 25–28 GB/s on two cores where this kernel ran
+// at 31–40 GB/s, the same minutes (a memory that streamed 35–57 GB/s).
+float bf16_pairs_dot(const SplitRow& x, const unsigned char* __restrict line, Eigen::Index k) {
+    const float* __restrict even = x.even.data();
+    const float* __restrict odd = x.odd.data();
+    const Eigen::Index pairs = k / 2;
+    const Words8 high_half = {0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u};
+    Floats8 low_a = {}, high_a = {}, low_b = {}, high_b = {};
+    auto add_eight = [&](Eigen::Index j, Floats8& low, Floats8& high) {  // words j … j + 7
+        Words8 words;
+        Floats8 x_even, x_odd;
+        std::memcpy(&words, line + 4 * j, sizeof words);
+        std::memcpy(&x_even, even + j, sizeof x_even);
+        std::memcpy(&x_odd, odd + j, sizeof x_odd);
+        low += x_even * reinterpret_cast<Floats8>(words << 16);
+        high += x_odd * reinterpret_cast<Floats8>(words & high_half);
+    };
+    Eigen::Index j = 0;
+    for (; j + 16 <= pairs; j += 16) add_eight(j, low_a, high_a), add_eight(j + 8, low_b, high_b);
+    if (j + 8 <= pairs) add_eight(j, low_a, high_a), j += 8;
+    float sum = lanes_sum((low_a + high_a) + (low_b + high_b));
+    for (; j < pairs; ++j) {
+        std::uint32_t word;
+        std::memcpy(&word, line + 4 * j, 4);
+        sum += even[j] * float_of_bits(word << 16) + odd[j] * float_of_bits(word & 0xFFFF0000u);
+    }
+    if (k % 2 != 0) sum += even[static_cast<std::size_t>(pairs)] * stored_at<safetensors::Dtype::BF16>(line, k - 1);
+    return sum;
 }
 
 // This thread's share of out = x·b for a b stored as lines (column c is one stored line of k
 // elements: out[c] = x·line(c)), read in place and widened in registers. An orphaned
 // worksharing loop without a barrier: the caller's region runs the next product straight on.
+// F32 and BF16 lines are read in the order they lie with nothing asked for ahead: the lines of
+// a tensor follow one another, one run of memory the hardware's prefetcher follows, and asking
+// for the line after next as well made a SmolLM2-135M F32 decode step 17.6–18.3 ms where it
+// took 16.0–16.5 ms without (alternating runs, the same minutes). F16 lines, widened through a
+// table, keep the ask.
 template <safetensors::Dtype D>
-void line_products_share(const float* x, const StoredMatrix& b, float* out) {
+void line_products_share(const float* x, const SplitRow& split, const StoredMatrix& b, float* out) {
     const Eigen::Index k = b.rows, n = b.cols;
     const std::size_t size = b.element_size(), line_bytes = static_cast<std::size_t>(k) * size;
     const Eigen::Index ahead = static_cast<Eigen::Index>(std::max<std::size_t>(1, kPrefetchBytes / std::max<std::size_t>(line_bytes, 1)));
@@ -359,8 +442,14 @@ void line_products_share(const float* x, const StoredMatrix& b, float* out) {
 #pragma omp for schedule(static) nowait
     for (Eigen::Index c = 0; c < n; ++c) {
         const unsigned char* line = b.bytes + static_cast<std::size_t>(line_of(c) * b.stride) * size;
-        if (c + ahead < n) prefetch_run(b.bytes + static_cast<std::size_t>(line_of(c + ahead) * b.stride) * size, line_bytes);
-        out[c] = dot_line<D>(x, line, k);
+        if constexpr (D == safetensors::Dtype::BF16) {
+            out[c] = bf16_pairs_dot(split, line, k);
+        } else if constexpr (D == safetensors::Dtype::F32) {
+            out[c] = f32_line_dot(x, line, k);
+        } else {
+            if (c + ahead < n) prefetch_run(b.bytes + static_cast<std::size_t>(line_of(c + ahead) * b.stride) * size, line_bytes);
+            out[c] = f16_line_dot(x, line, k);
+        }
     }
 }
 
@@ -404,8 +493,8 @@ void row_products_share(const float* x, const StoredMatrix& b, float* acc) {
 }
 
 template <safetensors::Dtype D>
-void product_share(const float* x, const StoredMatrix& b, float* out, float* acc) {
-    if (b.transposed) line_products_share<D>(x, b, out);
+void product_share(const float* x, const SplitRow& split, const StoredMatrix& b, float* out, float* acc) {
+    if (b.transposed) line_products_share<D>(x, split, b, out);
     else row_products_share<D>(x, b, acc);
 }
 
@@ -483,6 +572,10 @@ void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduc
     const std::size_t stride = per_thread;
     std::vector<float> scratch(stride * static_cast<std::size_t>(threads), 0.0f);
     const float* x = a.data();
+    const bool bf16_lines = std::any_of(products.begin(), products.end(), [](const StoredRowProduct& p) {
+        return p.weight->transposed && p.weight->dtype == safetensors::Dtype::BF16;
+    });
+    const SplitRow split(bf16_lines ? a : Matrix());
 #pragma omp parallel num_threads(threads)
     {
         float* mine = scratch.data() + stride * static_cast<std::size_t>(omp_get_thread_num());
@@ -490,9 +583,9 @@ void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduc
             const StoredMatrix& b = *products[i].weight;
             float* out = products[i].out->data();
             switch (b.dtype) {
-                case safetensors::Dtype::F32: product_share<safetensors::Dtype::F32>(x, b, out, mine + acc_at[i]); break;
-                case safetensors::Dtype::BF16: product_share<safetensors::Dtype::BF16>(x, b, out, mine + acc_at[i]); break;
-                case safetensors::Dtype::F16: product_share<safetensors::Dtype::F16>(x, b, out, mine + acc_at[i]); break;
+                case safetensors::Dtype::F32: product_share<safetensors::Dtype::F32>(x, split, b, out, mine + acc_at[i]); break;
+                case safetensors::Dtype::BF16: product_share<safetensors::Dtype::BF16>(x, split, b, out, mine + acc_at[i]); break;
+                case safetensors::Dtype::F16: product_share<safetensors::Dtype::F16>(x, split, b, out, mine + acc_at[i]); break;
             }
         }
     }
