@@ -84,6 +84,10 @@ std::vector<Layout> layouts(Dtype dtype, std::size_t shift) {
     out.push_back({"nn.Linear used as its transpose", whole(linear, dtype).transpose(), linear.values.transpose()});
     const Bytes wide = stored_bytes(12, 600, dtype, 5, shift);  // in = 600: lines long enough for the 32-lane sums
     out.push_back({"a wide nn.Linear used as its transpose", whole(wide, dtype).transpose(), wide.values.transpose()});
+    // in = 45: lines of an odd length (BF16's last element outside its pairs), each line after
+    // the first starting half a word on from the one before
+    const Bytes odd = stored_bytes(9, 45, dtype, 6, shift);
+    out.push_back({"an nn.Linear of an odd width used as its transpose", whole(odd, dtype).transpose(), odd.values.transpose()});
     const Bytes c_attn = stored_bytes(20, 60, dtype, 3, shift);  // GPT-2's (d × 3d): W_K is columns [d, 2d)
     out.push_back({"GPT-2's W_K out of c_attn", whole(c_attn, dtype).columns(20, 20, 60, 20), c_attn.values.middleCols(20, 20)});
     // GPT-NeoX's fused (3·H·hd × d) with H = 3, hd = 8, d = 16: K of head h is rows [(3h + 1)·hd, …)
