@@ -566,7 +566,8 @@ void add_model_options(CLI::App& app, ModelOptions& m) {
     app.add_option("--sweep-token", m.sweep_token, "with --ablation-sweep: the id of the token whose log-probability is measured");
     app.add_option("--ablate", m.ablate,
                    "with --model (a checkpoint folder) and --text: L:H ablates head H of layer L (from 1; repeat for more): its rows "
-                   "of W_O zeroed, the layers after it, the prediction and what --generate writes follow");
+                   "of W_O zeroed, the layers after it, the prediction and what --generate writes follow (differential attention: "
+                   "the rows of its pair, head H and head H ± heads/2, which share one output)");
     app.add_option("--ablate-expert", m.ablate_expert,
                    "with --model (a checkpoint folder) and --text: L:E ablates expert E of layer L's mixture of experts (from 1; "
                    "repeat for more): the router still keeps it, its output is dropped");

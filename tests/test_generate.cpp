@@ -218,13 +218,19 @@ TEST_CASE("writing: at every step of every family the cached logits equal a full
                 INFO("step " << t + 1 << ", " << writing.ids.size() << " tokens");
                 // Two float32 passes, their sums in different orders: within 1e-5 of each other,
                 // except at a token whose sums round badly. There the cache must be no farther
-                // from the plain loop in double than the recompute is (Phi-3's 11th token here:
-                // the recompute's logits are 1.2e-5 from the plain loop's, the cache's 3.4e-6,
-                // and its heads' weights of layer 1 differ from the recompute's by 2e-5).
+                // from the plain loop in double than the recompute is (Phi-3's 11th token here, in
+                // the Release build with AVX2: the recompute's logits are 1.2e-5 from the plain
+                // loop's, the cache's 3.4e-6, and some weights of the two differ by 2e-5; in the
+                // sanitized build, without AVX2, the logits agree and some weights differ by 1e-5).
+                // (The same for a head's weights. Made when first needed, for a family fixture run whole.)
                 std::optional<attn::testing::families::Reference> reference;
+                auto plain_loop = [&]() -> const attn::testing::families::Reference* {
+                    if (label == "gpt2" || !ablated.heads.empty() || !ablated.experts.empty()) return nullptr;
+                    if (!reference) reference = generate_reference(label, writing.ids);
+                    return &*reference;
+                };
                 const float gap = relative_gap(writing.logits, full.logits.bottomRows(1));
-                if (gap >= 1e-5f && label != "gpt2" && ablated.heads.empty() && ablated.experts.empty()) {
-                    reference = generate_reference(label, writing.ids);
+                if (gap >= 1e-5f && plain_loop()) {
                     const float cached = reference_gap(writing.logits, reference->logits.back());
                     const float recomputed = reference_gap(full.logits.bottomRows(1), reference->logits.back());
                     INFO("cached " << cached << " and recomputed " << recomputed << " from the plain loop in double");
@@ -261,9 +267,10 @@ TEST_CASE("writing: at every step of every family the cached logits equal a full
                         REQUIRE(row.cols() == cache.rows());
                         for (int j = 0; j < n; ++j) {
                             const float cached = j >= a.first_position ? row(j - a.first_position) : 0.0f;
-                            if (reference) {
+                            if (std::abs(cached - weights(n - 1, j)) >= 1e-5f && plain_loop()) {
                                 const double truth = reference->attention[static_cast<size_t>(l)][static_cast<size_t>(h)][static_cast<size_t>(n - 1)]
                                                                          [static_cast<size_t>(j)];
+                                INFO("layer " << l + 1 << ", head " << h + 1 << ", key " << j + 1 << ": the plain loop's weight " << truth);
                                 CHECK(std::abs(cached - truth) <= std::max(1e-5, std::abs(weights(n - 1, j) - truth)));
                             } else {
                                 CHECK(std::abs(cached - weights(n - 1, j)) < 1e-5f);
