@@ -42,16 +42,11 @@ float relative_gap(const Matrix& a, const Matrix& b) {
     return (a - b).cwiseAbs().maxCoeff() / scale;
 }
 
-// The family fixture's pass over ids as a plain loop in double (hf_family_fixtures.hpp): what
-// two float32 passes are both roundings of.
-attn::testing::families::Reference generate_reference(const std::string& label, const std::vector<int>& ids) {
-    for (const attn::testing::families::FamilyCheckpoint& c : attn::testing::families::all_family_checkpoints()) {
-        if (c.label != label) continue;
-        std::vector<std::string> errors;
-        const std::optional<hf::ModelSpec> spec = hf::spec_from_config(c.config.dump(), "config.json", errors);
-        REQUIRE(spec);
-        return attn::testing::families::reference_forward(*spec, c.tensors, ids);
-    }
+// The model's pass over ids as a plain loop in double on its family fixture's weights
+// (hf_family_fixtures.hpp): what two float32 passes are both roundings of.
+attn::testing::families::Reference generate_reference(const lm::Model& model, const std::string& label, const std::vector<int>& ids) {
+    for (const attn::testing::families::FamilyCheckpoint& c : attn::testing::families::all_family_checkpoints())
+        if (c.label == label) return attn::testing::families::reference_forward(model.opened().spec, c.tensors, ids);
     FAIL("no family fixture " << label);
     return {};
 }
@@ -222,17 +217,18 @@ TEST_CASE("writing: at every step of every family the cached logits equal a full
                 // the Release build with AVX2: the recompute's logits are 1.2e-5 from the plain
                 // loop's, the cache's 3.4e-6, and some weights of the two differ by 2e-5; in the
                 // sanitized build, without AVX2, the logits agree and some weights differ by 1e-5).
-                // (The same for a head's weights. Made when first needed, for a family fixture run whole.)
+                // The same for each head's weights below. The plain loop is run when first needed,
+                // for a family fixture run whole.
                 std::optional<attn::testing::families::Reference> reference;
                 auto plain_loop = [&]() -> const attn::testing::families::Reference* {
                     if (label == "gpt2" || !ablated.heads.empty() || !ablated.experts.empty()) return nullptr;
-                    if (!reference) reference = generate_reference(label, writing.ids);
+                    if (!reference) reference = generate_reference(model, label, writing.ids);
                     return &*reference;
                 };
                 const float gap = relative_gap(writing.logits, full.logits.bottomRows(1));
-                if (gap >= 1e-5f && plain_loop()) {
-                    const float cached = reference_gap(writing.logits, reference->logits.back());
-                    const float recomputed = reference_gap(full.logits.bottomRows(1), reference->logits.back());
+                if (const attn::testing::families::Reference* truth = gap >= 1e-5f ? plain_loop() : nullptr) {
+                    const float cached = reference_gap(writing.logits, truth->logits.back());
+                    const float recomputed = reference_gap(full.logits.bottomRows(1), truth->logits.back());
                     INFO("cached " << cached << " and recomputed " << recomputed << " from the plain loop in double");
                     CHECK(cached <= recomputed);
                 } else {
@@ -267,9 +263,10 @@ TEST_CASE("writing: at every step of every family the cached logits equal a full
                         REQUIRE(row.cols() == cache.rows());
                         for (int j = 0; j < n; ++j) {
                             const float cached = j >= a.first_position ? row(j - a.first_position) : 0.0f;
-                            if (std::abs(cached - weights(n - 1, j)) >= 1e-5f && plain_loop()) {
-                                const double truth = reference->attention[static_cast<size_t>(l)][static_cast<size_t>(h)][static_cast<size_t>(n - 1)]
-                                                                         [static_cast<size_t>(j)];
+                            const bool apart = std::abs(cached - weights(n - 1, j)) >= 1e-5f;
+                            if (const attn::testing::families::Reference* plain = apart ? plain_loop() : nullptr) {
+                                const double truth =
+                                    plain->attention[static_cast<size_t>(l)][static_cast<size_t>(h)][static_cast<size_t>(n - 1)][static_cast<size_t>(j)];
                                 INFO("layer " << l + 1 << ", head " << h + 1 << ", key " << j + 1 << ": the plain loop's weight " << truth);
                                 CHECK(std::abs(cached - truth) <= std::max(1e-5, std::abs(weights(n - 1, j) - truth)));
                             } else {

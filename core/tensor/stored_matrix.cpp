@@ -380,12 +380,6 @@ struct SplitRow {
     }
 };
 
-inline float float_of_bits(std::uint32_t bits) {
-    float f;
-    std::memcpy(&f, &bits, 4);
-    return f;
-}
-
 // x·line over k BF16 elements, read as 32-bit words of two: word j holds element 2j in its low
 // half and 2j + 1 in its high half, so that element 2j is the word shifted left by 16 and element
 // 2j + 1 the word with its low half cleared: one operation an element, where widening each
@@ -393,8 +387,8 @@ inline float float_of_bits(std::uint32_t bits) {
 // even and odd elements of x, split once). Four accumulators of eight lanes, independent chains
 // of multiply-adds, 64 bytes of the line a step; summed as vectors, then their eight lanes as a
 // tree. With the elements widened one at a time (and 32 lanes summed through memory), a
-// SmolLM2-135M BF16 decode step's products ran at 25–28 GB/s on two cores where this kernel ran
-// at 31–40 GB/s, the same minutes (a memory that streamed 35–57 GB/s).
+// SmolLM2-135M BF16 decode step's products ran at 25–29 GB/s on two cores where this kernel runs
+// at 32–38 GB/s (docs/models.md, "Speed of writing").
 float bf16_pairs_dot(const SplitRow& x, const unsigned char* __restrict line, Eigen::Index k) {
     const float* __restrict even = x.even.data();
     const float* __restrict odd = x.odd.data();
@@ -414,12 +408,9 @@ float bf16_pairs_dot(const SplitRow& x, const unsigned char* __restrict line, Ei
     for (; j + 16 <= pairs; j += 16) add_eight(j, low_a, high_a), add_eight(j + 8, low_b, high_b);
     if (j + 8 <= pairs) add_eight(j, low_a, high_a), j += 8;
     float sum = lanes_sum((low_a + high_a) + (low_b + high_b));
-    for (; j < pairs; ++j) {
-        std::uint32_t word;
-        std::memcpy(&word, line + 4 * j, 4);
-        sum += even[j] * float_of_bits(word << 16) + odd[j] * float_of_bits(word & 0xFFFF0000u);
-    }
-    if (k % 2 != 0) sum += even[static_cast<std::size_t>(pairs)] * stored_at<safetensors::Dtype::BF16>(line, k - 1);
+    constexpr safetensors::Dtype D = safetensors::Dtype::BF16;
+    for (; j < pairs; ++j) sum += even[j] * stored_at<D>(line, 2 * j) + odd[j] * stored_at<D>(line, 2 * j + 1);
+    if (k % 2 != 0) sum += even[static_cast<std::size_t>(pairs)] * stored_at<D>(line, k - 1);
     return sum;
 }
 
