@@ -278,6 +278,32 @@ TEST_CASE("one row against several stored weights in one region is each product,
     }
 }
 
+TEST_CASE("one row's lines, shared among threads that take from each other's shares, are each summed once and the same every run",
+          "[stored][product]") {
+    // Lines stored as nn.Linear's (out × in), BF16 and F32, many small chunks of them: with more
+    // threads than cores, a thread whose share ends takes the back half of another's. Every line's
+    // value is written (the outputs start as NaN) and is the one a single thread sums.
+    for (const Dtype dtype : {Dtype::BF16, Dtype::F32}) {
+        INFO(safetensors::to_string(dtype));
+        const Eigen::Index k = 64;
+        const Bytes tall = stored_bytes(3001, k, dtype, 21), short_one = stored_bytes(257, k, dtype, 22);
+        const StoredMatrix lines = whole(tall, dtype).transpose(), few = whole(short_one, dtype).transpose();
+        const Matrix a = Matrix::Random(1, k);
+        std::vector<Matrix> one(2);
+        stored_row_products_into(a, {{&lines, &one[0]}, {&few, &one[1]}}, 1);
+        const Matrix expected = a * tall.values.transpose();
+        CHECK((one[0] - expected).cwiseAbs().maxCoeff() <= 1e-4 * std::max(1.0f, expected.cwiseAbs().maxCoeff()));
+        for (const int threads : {2, 3, 8})
+            for (int run = 0; run < 20; ++run) {
+                INFO(threads << " threads, run " << run);
+                std::vector<Matrix> out = {Matrix::Constant(1, 3001, std::nanf("")), Matrix::Constant(1, 257, std::nanf(""))};
+                stored_row_products_into(a, {{&lines, &out[0]}, {&few, &out[1]}}, threads);
+                REQUIRE(out[0] == one[0]);
+                REQUIRE(out[1] == one[1]);
+            }
+    }
+}
+
 TEST_CASE("a product from a stored matrix does not depend on how many threads share it", "[stored][product]") {
     const Bytes linear = stored_bytes(1000, 256, Dtype::BF16, 7);
     const SharedMatrix held(whole(linear, Dtype::BF16).transpose());

@@ -414,34 +414,102 @@ float bf16_pairs_dot(const SplitRow& x, const unsigned char* __restrict line, Ei
     return sum;
 }
 
-// This thread's share of out = x·b for a b stored as lines (column c is one stored line of k
-// elements: out[c] = x·line(c)), read in place and widened in registers. An orphaned
-// worksharing loop without a barrier: the caller's region runs the next product straight on.
+// A product's lines, shared among a region's threads. Each thread starts with its static share (a
+// contiguous range, as schedule(static) would give it) and takes lines from the front of its own
+// range, a chunk at a time; a thread whose range is empty takes the back half of the longest
+// range left and goes on from there. Threads run at different speeds on a shared memory bus:
+// with static shares alone, the thread that ended first waited 16 % of a SmolLM2-135M BF16 decode
+// step's product time for the other (docs/models.md, "Speed of writing"). Each line is still
+// summed by one call of one kernel, whichever thread takes it: the same sums every run.
+class LineRanges {
+  public:
+    LineRanges(Eigen::Index lines, int threads, Eigen::Index chunk) : ranges_(static_cast<std::size_t>(threads)), chunk_(std::max<Eigen::Index>(chunk, 1)) {
+        if (lines > Eigen::Index{0xFFFFFFFF}) throw std::length_error("a product of more than 2^32 lines");
+        for (int t = 0; t < threads; ++t)
+            ranges_[static_cast<std::size_t>(t)].range.store(pack(lines * t / threads, lines * (t + 1) / threads), std::memory_order_relaxed);
+    }
+
+    // The next lines of thread t: [begin, end); false once no range has any left.
+    bool next(int t, Eigen::Index& begin, Eigen::Index& end) {
+        std::atomic<std::uint64_t>& own = ranges_[static_cast<std::size_t>(t)].range;
+        for (;;) {
+            std::uint64_t r = own.load(std::memory_order_acquire);
+            if (front(r) < back(r)) {
+                const Eigen::Index taken = std::min(front(r) + chunk_, back(r));
+                if (!own.compare_exchange_weak(r, pack(taken, back(r)), std::memory_order_acq_rel)) continue;
+                begin = front(r), end = taken;
+                return true;
+            }
+            if (!take_half(t)) return false;
+        }
+    }
+
+  private:
+    // The back half of the longest other range becomes thread t's own (false: every range is empty).
+    bool take_half(int t) {
+        for (;;) {
+            std::size_t longest = 0;
+            Eigen::Index most = 0;
+            for (std::size_t v = 0; v < ranges_.size(); ++v) {
+                const std::uint64_t r = ranges_[v].range.load(std::memory_order_acquire);
+                if (static_cast<int>(v) != t && back(r) - front(r) > most) most = back(r) - front(r), longest = v;
+            }
+            if (most == 0) return false;
+            std::uint64_t r = ranges_[longest].range.load(std::memory_order_acquire);
+            if (back(r) <= front(r)) continue;
+            const Eigen::Index middle = front(r) + (back(r) - front(r)) / 2;  // one line left: it is taken whole
+            if (!ranges_[longest].range.compare_exchange_weak(r, pack(front(r), middle), std::memory_order_acq_rel)) continue;
+            ranges_[static_cast<std::size_t>(t)].range.store(pack(middle, back(r)), std::memory_order_release);
+            return true;
+        }
+    }
+    static std::uint64_t pack(Eigen::Index front, Eigen::Index back) {
+        return static_cast<std::uint64_t>(front) << 32 | static_cast<std::uint64_t>(back);
+    }
+    static Eigen::Index front(std::uint64_t r) { return static_cast<Eigen::Index>(r >> 32); }
+    static Eigen::Index back(std::uint64_t r) { return static_cast<Eigen::Index>(r & 0xFFFFFFFFu); }
+
+    struct alignas(64) Range {  // a cache line each: a thread's claims do not move the others' lines
+        std::atomic<std::uint64_t> range{0};
+    };
+    std::vector<Range> ranges_;
+    Eigen::Index chunk_;
+};
+
+// Lines a thread takes at a time: about 8 KB of them.
+Eigen::Index line_chunk(const StoredMatrix& b) {
+    return static_cast<Eigen::Index>(std::max<std::size_t>(1, 8192 / std::max<std::size_t>(static_cast<std::size_t>(b.rows) * b.element_size(), 1)));
+}
+
+// This thread's lines of out = x·b for a b stored as lines (column c is one stored line of k
+// elements: out[c] = x·line(c)), read in place and widened in registers, taken from `ranges`. No
+// barrier: the caller's region runs the next product straight on.
 // F32 and BF16 lines are read in the order they lie with nothing asked for ahead: the lines of
 // a tensor follow one another, one run of memory the hardware's prefetcher follows, and asking
 // for the line after next as well made a SmolLM2-135M F32 decode step 17.6–18.3 ms where it
 // took 16.0–16.5 ms without (alternating runs, the same minutes). F16 lines, widened through a
 // table, keep the ask.
 template <safetensors::Dtype D>
-void line_products_share(const float* x, const SplitRow& split, const StoredMatrix& b, float* out) {
+void line_products_share(const float* x, const SplitRow& split, const StoredMatrix& b, float* out, LineRanges& ranges) {
     const Eigen::Index k = b.rows, n = b.cols;
     const std::size_t size = b.element_size(), line_bytes = static_cast<std::size_t>(k) * size;
-    const Eigen::Index ahead = static_cast<Eigen::Index>(std::max<std::size_t>(1, kPrefetchBytes / std::max<std::size_t>(line_bytes, 1)));
     // A whole tensor's line c is line offset + c: no division a line (a few percent of a line's time).
     const bool whole = b.group == n;
     auto line_of = [&](Eigen::Index c) { return whole ? b.offset + c : b.line(c); };
-#pragma omp for schedule(static) nowait
-    for (Eigen::Index c = 0; c < n; ++c) {
-        const unsigned char* line = b.bytes + static_cast<std::size_t>(line_of(c) * b.stride) * size;
-        if constexpr (D == safetensors::Dtype::BF16) {
-            out[c] = bf16_pairs_dot(split, line, k);
-        } else if constexpr (D == safetensors::Dtype::F32) {
-            out[c] = f32_line_dot(x, line, k);
-        } else {
-            if (c + ahead < n) prefetch_run(b.bytes + static_cast<std::size_t>(line_of(c + ahead) * b.stride) * size, line_bytes);
-            out[c] = f16_line_dot(x, line, k);
+    auto line_at = [&](Eigen::Index c) { return b.bytes + static_cast<std::size_t>(line_of(c) * b.stride) * size; };
+    const int t = omp_get_thread_num();
+    for (Eigen::Index begin = 0, end = 0; ranges.next(t, begin, end);)
+        for (Eigen::Index c = begin; c < end; ++c) {
+            if constexpr (D == safetensors::Dtype::BF16) {
+                out[c] = bf16_pairs_dot(split, line_at(c), k);
+            } else if constexpr (D == safetensors::Dtype::F32) {
+                out[c] = f32_line_dot(x, line_at(c), k);
+            } else {
+                const Eigen::Index ahead = static_cast<Eigen::Index>(std::max<std::size_t>(1, kPrefetchBytes / std::max<std::size_t>(line_bytes, 1)));
+                if (c + ahead < n) prefetch_run(line_at(c + ahead), line_bytes);
+                out[c] = f16_line_dot(x, line_at(c), k);
+            }
         }
-    }
 }
 
 // This thread's share of x·b for a b stored as the engine's rows: its rows read straight
@@ -484,8 +552,8 @@ void row_products_share(const float* x, const StoredMatrix& b, float* acc) {
 }
 
 template <safetensors::Dtype D>
-void product_share(const float* x, const SplitRow& split, const StoredMatrix& b, float* out, float* acc) {
-    if (b.transposed) line_products_share<D>(x, split, b, out);
+void product_share(const float* x, const SplitRow& split, const StoredMatrix& b, float* out, float* acc, LineRanges* ranges) {
+    if (b.transposed) line_products_share<D>(x, split, b, out, *ranges);
     else row_products_share<D>(x, b, acc);
 }
 
@@ -567,6 +635,9 @@ void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduc
         return p.weight->transposed && p.weight->dtype == safetensors::Dtype::BF16;
     });
     const SplitRow split(bf16_lines ? a : Matrix());
+    std::vector<std::optional<LineRanges>> ranges(products.size());  // the lines of each product stored as lines
+    for (std::size_t i = 0; i < products.size(); ++i)
+        if (products[i].weight->transposed) ranges[i].emplace(products[i].weight->cols, threads, line_chunk(*products[i].weight));
 #pragma omp parallel num_threads(threads)
     {
         float* mine = scratch.data() + stride * static_cast<std::size_t>(omp_get_thread_num());
@@ -574,9 +645,9 @@ void stored_row_products_into(const Matrix& a, const std::vector<StoredRowProduc
             const StoredMatrix& b = *products[i].weight;
             float* out = products[i].out->data();
             switch (b.dtype) {
-                case safetensors::Dtype::F32: product_share<safetensors::Dtype::F32>(x, split, b, out, mine + acc_at[i]); break;
-                case safetensors::Dtype::BF16: product_share<safetensors::Dtype::BF16>(x, split, b, out, mine + acc_at[i]); break;
-                case safetensors::Dtype::F16: product_share<safetensors::Dtype::F16>(x, split, b, out, mine + acc_at[i]); break;
+                case safetensors::Dtype::F32: product_share<safetensors::Dtype::F32>(x, split, b, out, mine + acc_at[i], ranges[i] ? &*ranges[i] : nullptr); break;
+                case safetensors::Dtype::BF16: product_share<safetensors::Dtype::BF16>(x, split, b, out, mine + acc_at[i], ranges[i] ? &*ranges[i] : nullptr); break;
+                case safetensors::Dtype::F16: product_share<safetensors::Dtype::F16>(x, split, b, out, mine + acc_at[i], ranges[i] ? &*ranges[i] : nullptr); break;
             }
         }
     }
