@@ -497,6 +497,10 @@ void line_products_share(const float* x, const SplitRow& split, const StoredMatr
     const bool whole = b.group == n;
     auto line_of = [&](Eigen::Index c) { return whole ? b.offset + c : b.line(c); };
     auto line_at = [&](Eigen::Index c) { return b.bytes + static_cast<std::size_t>(line_of(c) * b.stride) * size; };
+    // F16 lines ask for the line this far ahead (lines); the others ask for none.
+    const Eigen::Index ahead = D != safetensors::Dtype::F16
+                                   ? 0
+                                   : static_cast<Eigen::Index>(std::max<std::size_t>(1, kPrefetchBytes / std::max<std::size_t>(line_bytes, 1)));
     const int t = omp_get_thread_num();
     for (Eigen::Index begin = 0, end = 0; ranges.next(t, begin, end);)
         for (Eigen::Index c = begin; c < end; ++c) {
@@ -505,7 +509,6 @@ void line_products_share(const float* x, const SplitRow& split, const StoredMatr
             } else if constexpr (D == safetensors::Dtype::F32) {
                 out[c] = f32_line_dot(x, line_at(c), k);
             } else {
-                const Eigen::Index ahead = static_cast<Eigen::Index>(std::max<std::size_t>(1, kPrefetchBytes / std::max<std::size_t>(line_bytes, 1)));
                 if (c + ahead < n) prefetch_run(line_at(c + ahead), line_bytes);
                 out[c] = f16_line_dot(x, line_at(c), k);
             }
