@@ -359,17 +359,20 @@ void draw_write_control(PanelContext state, ModelViewState& m) {
     ImGui::Checkbox("Greedy", &w.greedy);
     record_item(state, "model.write.greedy", w.greedy ? "on" : "off");
     if (!w.greedy) {
+        // each slider as wide as its widest label, with room to grab it (a fixed width clipped
+        // "temperature 1.20" at the window's font)
+        auto fit = [](const char* widest) { return ImGui::CalcTextSize(widest).x + 4.0f * ImGui::GetStyle().FramePadding.x; };
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(120.0f * scale);
+        ImGui::SetNextItemWidth(fit("temperature 0.00"));
         ImGui::SliderFloat("##model.write.temperature", &w.temperature, 0.05f, 3.0f, "temperature %.2f");
         record_item(state, "model.write.temperature", std::to_string(w.temperature));
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(100.0f * scale);
+        ImGui::SetNextItemWidth(fit("top-k 100"));
         ImGui::SliderInt("##model.write.top_k", &w.sampler.top_k, 0, 100, w.sampler.top_k == 0 ? "top-k off" : "top-k %d");
         w.sampler.top_k = std::max(0, w.sampler.top_k);
         record_item(state, "model.write.top_k", std::to_string(w.sampler.top_k));
         ImGui::SameLine();
-        ImGui::SetNextItemWidth(110.0f * scale);
+        ImGui::SetNextItemWidth(fit("top-p 0.00"));
         ImGui::SliderFloat("##model.write.top_p", &w.sampler.top_p, 0.01f, 1.0f, "top-p %.2f");
         w.sampler.top_p = std::clamp(w.sampler.top_p, 0.01f, 1.0f);
         record_item(state, "model.write.top_p", std::to_string(w.sampler.top_p));
